@@ -1,0 +1,92 @@
+// Command teamrun runs a team of agents described in agents.yaml and
+// checkpoints every task so that `--continue` resumes where it stopped.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version is set at link time: -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+// Exit codes of DESIGN §3.
+const (
+	exitOK          = 0
+	exitTaskFailed  = 1
+	exitUsage       = 2
+	exitHalted      = 3
+	exitLocked      = 4
+	exitStore       = 5
+	exitInterrupted = 130
+	exitTerminated  = 143
+)
+
+// exitError carries the process exit code of a command's failure.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitf(code int, format string, args ...any) error {
+	return &exitError{code: code, err: fmt.Errorf(format, args...)}
+}
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	app := newApp(stdin, stdout, stderr)
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(stderr, "teamrun:", ee.err)
+		}
+		return ee.code
+	}
+	// Anything else comes from flag parsing or a command without its own code.
+	fmt.Fprintln(stderr, "teamrun:", err)
+	return exitUsage
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:                 "teamrun",
+		Usage:                "run a team of agents from agents.yaml, checkpointed and resumable",
+		Version:              version,
+		Reader:               stdin,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		// Errors are printed once, by run, with their exit code.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands:       []*cli.Command{
+			// Each command lives in its own file as a constructor, e.g. validateCommand().
+		},
+	}
+}

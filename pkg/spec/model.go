@@ -1,0 +1,151 @@
+// Package spec loads a team from agents.yaml: the model every other package
+// works from, its validation, placeholders and fingerprints.
+package spec
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Process is how a team's tasks are scheduled.
+type Process string
+
+const (
+	Sequential Process = "sequential"
+	Workflow   Process = "workflow"
+)
+
+// HumanAgent is the reserved agent name of tasks that wait for a decision.
+const HumanAgent = "human"
+
+// Pos is a place in the YAML source, 1-based.
+type Pos struct {
+	Line, Column int
+}
+
+// Team is one agents.yaml, native or PraisonAI, after loading.
+type Team struct {
+	File      string // the path as given to Load
+	Name      string
+	Process   Process
+	Variables map[string]any // the shared state's initial values
+	VarOrder  []string       // Variables' keys in file order
+	LLM       *LLM           // the team's default; nil when absent
+	Agents    []*Agent       // file order
+	Tasks     []*Task        // file order: task i has id i
+	Warnings  []Diagnostic   // unsupported keys that were ignored, and the like
+}
+
+// LLM says which model an LLM agent talks to and how.
+type LLM struct {
+	Model       string   `json:"model"`
+	BaseURL     string   `json:"base_url,omitempty"`
+	APIKeyEnv   string   `json:"api_key_env,omitempty"` // the variable's name, never the key
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	Timeout     Duration `json:"timeout,omitempty"` // one request
+	Pos         Pos      `json:"-"`
+}
+
+// AgentKind tells the three kinds of agent apart.
+type AgentKind int
+
+const (
+	LLMAgent AgentKind = iota
+	CommandAgent
+	Human
+)
+
+func (k AgentKind) String() string {
+	switch k {
+	case LLMAgent:
+		return "llm"
+	case CommandAgent:
+		return "command"
+	case Human:
+		return "human"
+	}
+	return fmt.Sprintf("AgentKind(%d)", int(k))
+}
+
+// Agent is a member of the team. For an LLM agent LLM is resolved: its own,
+// else the team's. A command agent has exactly one of Shell and Command.
+type Agent struct {
+	Name         string
+	Kind         AgentKind
+	Role         string
+	Goal         string
+	Backstory    string
+	Instructions string
+	LLM          *LLM
+	Memory       bool
+	Shell        string   // run by /bin/sh -c
+	Command      []string // argv
+	Timeout      time.Duration
+	Pos          Pos
+}
+
+// Task is one unit of work. Description and ExpectedOutput hold the text as
+// written, placeholders included; Render fills them in.
+type Task struct {
+	Name           string
+	Description    string
+	ExpectedOutput string
+	Agent          string
+	Context        []string // as written; see Team.ContextOf for the effective one
+	HasContext     bool     // `context` was given, even empty
+	MaxRetries     int
+	RetryDelay     time.Duration
+	Timeout        time.Duration
+	OutputVariable string
+	Options        []string // for human tasks: the allowed decisions
+	Condition      []Route  // routing on the trimmed result, in file order
+	Pos            Pos
+}
+
+// Route sends a task's flow to Next when its trimmed result equals Value.
+type Route struct {
+	Value string
+	Next  []string
+}
+
+// Duration is a time.Duration that marshals as Go's duration text.
+type Duration time.Duration
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// Diagnostic is one error or warning about a spec, tied to its source.
+type Diagnostic struct {
+	File    string
+	Line    int
+	Column  int
+	Path    string // key path such as tasks.count.max_retries; may be empty
+	Message string
+}
+
+func (d Diagnostic) String() string {
+	var b strings.Builder
+	b.WriteString(d.File)
+	if d.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", d.Line, d.Column)
+	}
+	b.WriteString(": ")
+	if d.Path != "" {
+		b.WriteString(d.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(d.Message)
+	return b.String()
+}
+
+// ErrorList is every problem found in one spec, in source order.
+type ErrorList []Diagnostic
+
+func (l ErrorList) Error() string {
+	lines := make([]string, len(l))
+	for i, d := range l {
+		lines[i] = d.String()
+	}
+	return strings.Join(lines, "\n")
+}
