@@ -149,3 +149,17 @@ func (l ErrorList) Error() string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TaskDef is a task as a checkpoint sees it: placeholders rendered against
+// the initial shared state, its effective context resolved and its per-task
+// key computed. Team.TaskDefs builds them; the restore rules compare them.
+type TaskDef struct {
+	ID             int      `json:"id"`
+	Name           string   `json:"name"`
+	Agent          string   `json:"agent"`
+	Description    string   `json:"description"`
+	ExpectedOutput string   `json:"expected_output"`
+	Context        []string `json:"context,omitempty"` // effective: see Team.ContextOf
+	AgentKey       string   `json:"agent_key"`         // hash of the agent's full definition, never a secret
+	Key            string   `json:"key"`               // own fields + AgentKey + context tasks' Keys
+}
