@@ -1,0 +1,127 @@
+package main
+
+// Helpers shared by the commands that work on a project and its session
+// store without a spec file (session …) or with one (plan).
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/urfave/cli/v2"
+)
+
+// projectFlag is --project DIR: the folder whose .teamrun/ holds state.json,
+// audit.log and config.yml (DESIGN §5). Default: the current folder.
+func projectFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name:        "project",
+		Usage:       "the project `DIR` whose .teamrun/ holds state.json, audit.log and config.yml",
+		DefaultText: "the current folder",
+	}
+}
+
+// projectDir resolves --project, or the current folder, to an absolute path.
+func projectDir(c *cli.Context) (string, error) {
+	dir := c.String("project")
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", exitf(exitUsage, "--project %s: %v", dir, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", exitf(exitUsage, "--project %s: not a folder", dir)
+	}
+	return abs, nil
+}
+
+// jsonFlag is --json: machine-readable output on stdout.
+func jsonFlag(what string) cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print " + what + " as JSON"}
+}
+
+// isTerminal reports whether w is a terminal: then times are relative and
+// colour is allowed; elsewhere (cron, pipes) output is plain and exact.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+// formatWhen renders t relative to now for people at a terminal ("5m ago"),
+// and as RFC 3339 otherwise so that scripts can parse it.
+func formatWhen(t, now time.Time, tty bool) string {
+	if t.IsZero() {
+		return "-"
+	}
+	if !tty {
+		return t.UTC().Format(time.RFC3339)
+	}
+	return relative(now.Sub(t))
+}
+
+// relative is a short human duration such as "3h ago" or "in 2m".
+func relative(d time.Duration) string {
+	suffix := " ago"
+	prefix := ""
+	if d < 0 {
+		d = -d
+		prefix, suffix = "in ", ""
+	}
+	var s string
+	switch {
+	case d < 10*time.Second:
+		return "just now"
+	case d < time.Minute:
+		s = fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		s = fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		s = fmt.Sprintf("%dh", int(d/time.Hour))
+	case d < 60*24*time.Hour:
+		s = fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	case d < 2*365*24*time.Hour:
+		s = fmt.Sprintf("%dmo", int(d/(30*24*time.Hour)))
+	default:
+		s = fmt.Sprintf("%dy", int(d/(365*24*time.Hour)))
+	}
+	return prefix + s + suffix
+}
+
+// parseAge reads --older-than: a Go duration ("36h", "90m") or whole days
+// ("7d"), which is what people mean for session ages.
+func parseAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err == nil && days >= 0 {
+			return time.Duration(days) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a duration: use e.g. 7d, 36h or 90m", s)
+	}
+	return d, nil
+}
+
+// writeJSON prints v indented, one document followed by a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return withCode(exitStore, fmt.Errorf("writing JSON: %w", err))
+	}
+	return nil
+}
