@@ -1,0 +1,396 @@
+// Package llm is teamrun's client for OpenAI-compatible Chat Completions
+// servers (OpenAI, Ollama, vLLM, llama-server, LM Studio): the prompt an agent
+// sends, where it goes, and a call that survives a busy or flaky server.
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Defaults for a zero Client field.
+const (
+	DefaultMaxAttempts = 4
+	DefaultTimeout     = 5 * time.Minute // one request; local models on a CPU are slow
+	DefaultMaxBackoff  = 30 * time.Second
+
+	baseBackoff = 500 * time.Millisecond
+	// maxRetryAfter bounds a server's Retry-After so that a bogus value
+	// cannot park a run for hours; the task's own timeout still applies.
+	maxRetryAfter = 5 * time.Minute
+	// maxBody bounds what is read of an answer: far above any completion,
+	// far below what would hurt the process.
+	maxBody = 32 << 20
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Usage is the token count a server reports for one completion.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Request is one completion to ask for. A nil Temperature and a zero
+// MaxTokens leave the server's defaults.
+type Request struct {
+	Model       string
+	Messages    []Message
+	Temperature *float64
+	MaxTokens   int
+}
+
+// Response is the first choice's text, the usage and the model that answered.
+type Response struct {
+	Content string
+	Usage   Usage
+	Model   string
+}
+
+// Client talks to one OpenAI-compatible endpoint. The zero value of every
+// field but BaseURL is usable.
+type Client struct {
+	BaseURL     string // such as http://127.0.0.1:11434/v1; see ResolveEndpoint
+	APIKey      string // empty: no Authorization header (local servers)
+	HTTP        *http.Client
+	MaxAttempts int           // requests per Complete, retries included; 0 = DefaultMaxAttempts
+	Timeout     time.Duration // one request, body included; 0 = DefaultTimeout
+	MaxBackoff  time.Duration // cap of the computed backoff; 0 = DefaultMaxBackoff
+	// Sleep waits between attempts; nil waits on a timer. Tests replace it
+	// so that no test really waits. It must return ctx.Err() when ctx ends.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+type wireRequest struct {
+	Model       string    `json:"model"`
+	Messages    []Message `json:"messages"`
+	Temperature *float64  `json:"temperature,omitempty"`
+	MaxTokens   int       `json:"max_tokens,omitempty"`
+	Stream      bool      `json:"stream"`
+}
+
+type wireResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Message struct {
+			Content *string `json:"content"`
+		} `json:"message"`
+	} `json:"choices"`
+	Usage *Usage          `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// Complete sends req to {BaseURL}/chat/completions and returns the first
+// choice. HTTP 429, 5xx and transport failures (timeouts included) are
+// retried up to MaxAttempts with capped exponential backoff and jitter, or
+// after the server's Retry-After; other failures return at once. Every
+// failure is an *Error, except a cancelled ctx, which is returned at once
+// wrapping ctx.Err().
+func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
+	red := redactor(c.APIKey)
+	endpoint, shown, err := chatURL(c.BaseURL)
+	if err != nil {
+		return Response{}, &Error{Model: req.Model, URL: red.clean(shown), Message: red.clean(err.Error()), Attempts: 0}
+	}
+	shown = red.clean(shown)
+	fail := func(e *Error) *Error {
+		e.Model, e.URL = req.Model, shown
+		e.Message = red.clean(e.Message)
+		return e
+	}
+	if req.Model == "" {
+		return Response{}, fail(&Error{Message: "no model given: set llm.model for the agent or the team"})
+	}
+	body, err := json.Marshal(wireRequest{
+		Model: req.Model, Messages: req.Messages,
+		Temperature: req.Temperature, MaxTokens: req.MaxTokens,
+	})
+	if err != nil {
+		return Response{}, fail(&Error{Message: "encoding the request: " + err.Error(), Err: err})
+	}
+
+	attempts := c.MaxAttempts
+	if attempts < 1 {
+		attempts = DefaultMaxAttempts
+	}
+	var last *Error
+	for attempt := 1; ; attempt++ {
+		resp, retryAfter, e := c.attempt(ctx, endpoint, body)
+		if e == nil {
+			if resp.Model == "" {
+				resp.Model = req.Model
+			}
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return Response{}, canceled(ctx, req.Model, shown, last)
+		}
+		e.Attempts = attempt
+		last = fail(e)
+		if !last.Retryable {
+			return Response{}, last
+		}
+		if attempt >= attempts {
+			return Response{}, last
+		}
+		if err := c.sleep(ctx, c.backoff(attempt, retryAfter)); err != nil || ctx.Err() != nil {
+			return Response{}, canceled(ctx, req.Model, shown, last)
+		}
+	}
+}
+
+// attempt sends one request. retryAfter is the server's wish, or -1.
+func (c *Client) attempt(ctx context.Context, endpoint string, body []byte) (Response, time.Duration, *Error) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return Response{}, -1, &Error{Message: "building the request: " + err.Error(), Err: err}
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	hreq.Header.Set("User-Agent", "teamrun")
+	if c.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	hresp, err := hc.Do(hreq)
+	if err != nil {
+		return Response{}, -1, transportError(actx, timeout, err)
+	}
+	defer hresp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(hresp.Body, maxBody))
+	if err != nil {
+		return Response{}, -1, transportError(actx, timeout, fmt.Errorf("reading the answer: %w", err))
+	}
+
+	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
+		code := hresp.StatusCode
+		return Response{}, retryAfterOf(hresp.Header, time.Now()), &Error{
+			StatusCode: code,
+			Message:    serverMessage(data),
+			Retryable:  code == http.StatusTooManyRequests || code >= 500,
+		}
+	}
+	var wr wireResponse
+	if err := json.Unmarshal(data, &wr); err != nil {
+		return Response{}, -1, &Error{
+			StatusCode: hresp.StatusCode,
+			Message:    "the answer is not a Chat Completions response: " + snippet(data),
+			Err:        err,
+		}
+	}
+	if len(wr.Choices) == 0 {
+		msg := "the answer has no choices"
+		if m := errorField(wr.Error); m != "" {
+			msg += ": " + m
+		}
+		return Response{}, -1, &Error{StatusCode: hresp.StatusCode, Message: msg}
+	}
+	resp := Response{Model: wr.Model}
+	if p := wr.Choices[0].Message.Content; p != nil {
+		resp.Content = *p
+	}
+	if wr.Usage != nil {
+		resp.Usage = *wr.Usage
+	}
+	return resp, -1, nil
+}
+
+func transportError(actx context.Context, timeout time.Duration, err error) *Error {
+	if errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return &Error{
+			Message:   fmt.Sprintf("no complete answer within the request timeout of %s", timeout),
+			Retryable: true,
+			Err:       context.DeadlineExceeded,
+		}
+	}
+	// url.Error repeats the URL, which the *Error already names.
+	inner := err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		inner = ue.Err
+	}
+	return &Error{Message: inner.Error(), Retryable: true, Err: err}
+}
+
+// canceled reports a ctx that ended: the caller asked to stop, so there is
+// no retry, only what happened last.
+func canceled(ctx context.Context, model, shown string, last *Error) error {
+	err := ctx.Err()
+	if cause := context.Cause(ctx); cause != nil && cause != err {
+		err = fmt.Errorf("%w: %w", err, cause)
+	}
+	if last != nil {
+		return fmt.Errorf("model %q at %s: %w (after %d attempts; last: %s)", model, shown, err, last.Attempts, last.detail())
+	}
+	return fmt.Errorf("model %q at %s: %w", model, shown, err)
+}
+
+func (c *Client) sleep(ctx context.Context, d time.Duration) error {
+	if c.Sleep != nil {
+		return c.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// backoff is the wait after the attempt-th failure: the server's
+// Retry-After when it gave one (capped at maxRetryAfter), else exponential
+// from baseBackoff, capped at MaxBackoff, with the upper half jittered so
+// that parallel agents do not retry in lockstep.
+func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
+	if retryAfter >= 0 {
+		return min(retryAfter, maxRetryAfter)
+	}
+	limit := c.MaxBackoff
+	if limit <= 0 {
+		limit = DefaultMaxBackoff
+	}
+	d := baseBackoff
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// retryAfterOf reads retry-after-ms (OpenAI's) or Retry-After in seconds or
+// as an HTTP date; -1 when absent or unreadable.
+func retryAfterOf(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < float64(maxRetryAfter/time.Millisecond) {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return -1
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if s < 0 {
+			return -1
+		}
+		if s > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
+		}
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return -1
+}
+
+// chatURL is base + /chat/completions, and the same without credentials
+// or query, fit to show.
+func chatURL(base string) (endpoint, shown string, err error) {
+	u, err := url.Parse(strings.TrimSpace(base))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", showURL(u), fmt.Errorf("base URL %q is not an http or https URL such as http://127.0.0.1:11434/v1", showURL(u))
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions"
+	u.RawPath = ""
+	return u.String(), showURL(u), nil
+}
+
+func showURL(u *url.URL) string {
+	if u == nil {
+		return "(unparsable URL)"
+	}
+	c := *u
+	c.User = nil
+	c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = "", false, "", ""
+	return c.String()
+}
+
+// serverMessage pulls the error text out of an error body: OpenAI's
+// {"error":{"message"}}, or the {"error":"..."}, {"message"} and {"detail"}
+// that other servers send, else the start of the body itself.
+func serverMessage(data []byte) string {
+	var body struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(data, &body) == nil {
+		if m := errorField(body.Error); m != "" {
+			return m
+		}
+		if body.Message != "" {
+			return body.Message
+		}
+		if len(body.Detail) > 0 && string(body.Detail) != "null" {
+			var s string
+			if json.Unmarshal(body.Detail, &s) == nil {
+				return s
+			}
+			return snippet(body.Detail)
+		}
+	}
+	return snippet(data)
+}
+
+func errorField(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var obj struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
+		return obj.Message
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return ""
+}
+
+// snippet is the start of a body on one line, valid UTF-8, for a message.
+func snippet(data []byte) string {
+	const limit = 200
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(data), "?")), " ")
+	if len(s) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	if s == "" {
+		return "(empty body)"
+	}
+	return s
+}

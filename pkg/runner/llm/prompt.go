@@ -1,0 +1,104 @@
+package llm
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// DefaultBaseURL is used when neither the agent's llm nor $OPENAI_BASE_URL
+// names a server.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// ContextOutput is the output of a task that the current task reads.
+type ContextOutput struct {
+	Task, Output string
+}
+
+// BuildMessages is the conversation one task sends (DESIGN §2): a system
+// message from the agent's role, goal, backstory and instructions (already
+// rendered; empty ones left out, no system message when all are empty), then
+// the agent's earlier turns when it keeps memory, then the user message: the
+// description, the expected output and each context task's output under its
+// task's name.
+func BuildMessages(a *spec.Agent, description, expectedOutput string, context []ContextOutput, history []Message) []Message {
+	msgs := make([]Message, 0, len(history)+2)
+	if sys := systemPrompt(a); sys != "" {
+		msgs = append(msgs, Message{Role: "system", Content: sys})
+	}
+	msgs = append(msgs, history...)
+	return append(msgs, Message{Role: "user", Content: userPrompt(description, expectedOutput, context)})
+}
+
+func systemPrompt(a *spec.Agent) string {
+	if a == nil {
+		return ""
+	}
+	var lines []string
+	if role := strings.TrimSpace(a.Role); role != "" {
+		if !strings.HasSuffix(role, ".") && !strings.HasSuffix(role, "!") && !strings.HasSuffix(role, "?") {
+			role += "."
+		}
+		lines = append(lines, "You are "+role)
+	}
+	for _, f := range []struct{ label, text string }{
+		{"Your goal: ", a.Goal},
+		{"Backstory: ", a.Backstory},
+		{"Instructions: ", a.Instructions},
+	} {
+		if t := strings.TrimSpace(f.text); t != "" {
+			lines = append(lines, f.label+t)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func userPrompt(description, expectedOutput string, context []ContextOutput) string {
+	var parts []string
+	if d := strings.TrimSpace(description); d != "" {
+		parts = append(parts, d)
+	}
+	if e := strings.TrimSpace(expectedOutput); e != "" {
+		parts = append(parts, "Expected output: "+e)
+	}
+	for _, c := range context {
+		// An empty output is still shown: the model learns the task ran and said nothing.
+		parts = append(parts, fmt.Sprintf("Context from task %q:\n%s", c.Task, strings.TrimRight(c.Output, " \t\r\n")))
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// ResolveEndpoint says where an agent's requests go and with which key
+// (DESIGN §2): base_url from l, else $OPENAI_BASE_URL, else DefaultBaseURL;
+// the key from the variable l.APIKeyEnv names, else $OPENAI_API_KEY. An
+// empty key is allowed (local servers need none). A variable that
+// api_key_env names but that is unset or empty is an error naming the
+// variable, never a value. l may be nil; getenv nil means os.Getenv.
+func ResolveEndpoint(l *spec.LLM, getenv func(string) string) (baseURL, apiKey string, err error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var source string
+	if l != nil && strings.TrimSpace(l.BaseURL) != "" {
+		baseURL, source = strings.TrimSpace(l.BaseURL), "llm.base_url"
+	} else if v := strings.TrimSpace(getenv("OPENAI_BASE_URL")); v != "" {
+		baseURL, source = v, "$OPENAI_BASE_URL"
+	} else {
+		baseURL, source = DefaultBaseURL, "the default base URL"
+	}
+	if _, _, err := chatURL(baseURL); err != nil {
+		return "", "", fmt.Errorf("%s: %w", source, err)
+	}
+	baseURL = strings.TrimRight(baseURL, "/")
+
+	if l != nil && l.APIKeyEnv != "" {
+		apiKey = strings.TrimSpace(getenv(l.APIKeyEnv))
+		if apiKey == "" {
+			return "", "", fmt.Errorf("llm.api_key_env: the environment variable %s is not set or empty: export it, or drop api_key_env to use $OPENAI_API_KEY", l.APIKeyEnv)
+		}
+		return baseURL, apiKey, nil
+	}
+	return baseURL, strings.TrimSpace(getenv("OPENAI_API_KEY")), nil
+}
