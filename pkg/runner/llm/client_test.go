@@ -1,0 +1,610 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// seen is one request as the fake server received it.
+type seen struct {
+	Method, Path, Auth, ContentType string
+	Body                            map[string]json.RawMessage
+	Messages                        []Message
+}
+
+// fakeServer answers the i-th request (0-based) with reply(i, w, r) and
+// records every request.
+type fakeServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	reqs []seen
+}
+
+func newFakeServer(t *testing.T, reply func(i int, w http.ResponseWriter, r *http.Request)) *fakeServer {
+	t.Helper()
+	fs := &fakeServer{}
+	fs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		s := seen{Method: r.Method, Path: r.URL.Path, Auth: r.Header.Get("Authorization"), ContentType: r.Header.Get("Content-Type")}
+		if err := json.Unmarshal(data, &s.Body); err != nil {
+			t.Errorf("request body is not JSON: %v: %s", err, data)
+		}
+		if raw, ok := s.Body["messages"]; ok {
+			if err := json.Unmarshal(raw, &s.Messages); err != nil {
+				t.Errorf("messages: %v", err)
+			}
+		}
+		fs.mu.Lock()
+		i := len(fs.reqs)
+		fs.reqs = append(fs.reqs, s)
+		fs.mu.Unlock()
+		reply(i, w, r)
+	}))
+	t.Cleanup(fs.Close)
+	return fs
+}
+
+func (fs *fakeServer) requests() []seen {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return append([]seen(nil), fs.reqs...)
+}
+
+// okReply writes a Chat Completions answer.
+func okReply(w http.ResponseWriter, content string) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","model":"served-model","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":11,"completion_tokens":3,"total_tokens":14}}`, content)
+}
+
+func errReply(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, `{"error":{"message":%q,"type":"api_error","param":null,"code":null}}`, msg)
+}
+
+// fakeSleep records the waits and never really waits.
+type fakeSleep struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (f *fakeSleep) sleep(ctx context.Context, d time.Duration) error {
+	f.mu.Lock()
+	f.waits = append(f.waits, d)
+	f.mu.Unlock()
+	return ctx.Err()
+}
+
+func testClient(fs *fakeServer, sl *fakeSleep) *Client {
+	return &Client{BaseURL: fs.URL + "/v1", APIKey: "sk-test-key-123", MaxAttempts: 3, Sleep: sl.sleep}
+}
+
+var tinyReq = Request{Model: "m1", Messages: []Message{{Role: "user", Content: "hi"}}}
+
+func TestCompleteSendsRequestAndParsesAnswer(t *testing.T) {
+	temp := 0.25
+	tests := []struct {
+		name     string
+		key      string
+		req      Request
+		wantAuth string
+		wantKeys []string // top-level JSON keys of the body
+	}{
+		{
+			name: "key, temperature and max_tokens", key: "sk-abc",
+			req:      Request{Model: "gpt-x", Messages: []Message{{Role: "system", Content: "S"}, {Role: "user", Content: "U"}}, Temperature: &temp, MaxTokens: 64},
+			wantAuth: "Bearer sk-abc",
+			wantKeys: []string{"max_tokens", "messages", "model", "stream", "temperature"},
+		},
+		{
+			name: "no key sends no Authorization; defaults omitted", key: "",
+			req:      Request{Model: "local", Messages: []Message{{Role: "user", Content: "U"}}},
+			wantAuth: "",
+			wantKeys: []string{"messages", "model", "stream"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { okReply(w, "the answer") })
+			c := &Client{BaseURL: fs.URL + "/v1/", APIKey: tt.key, Sleep: (&fakeSleep{}).sleep}
+			resp, err := c.Complete(context.Background(), tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Response{Content: "the answer", Model: "served-model", Usage: Usage{PromptTokens: 11, CompletionTokens: 3, TotalTokens: 14}}
+			if resp != want {
+				t.Errorf("response = %+v, want %+v", resp, want)
+			}
+			reqs := fs.requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests, want 1", len(reqs))
+			}
+			r := reqs[0]
+			if r.Method != http.MethodPost || r.Path != "/v1/chat/completions" || r.ContentType != "application/json" {
+				t.Errorf("request = %s %s (%s), want POST /v1/chat/completions (application/json)", r.Method, r.Path, r.ContentType)
+			}
+			if r.Auth != tt.wantAuth {
+				t.Errorf("Authorization = %q, want %q", r.Auth, tt.wantAuth)
+			}
+			var keys []string
+			for k := range r.Body {
+				keys = append(keys, k)
+			}
+			if got, want := sortedJoin(keys), strings.Join(tt.wantKeys, ","); got != want {
+				t.Errorf("body keys = %s, want %s", got, want)
+			}
+			if string(r.Body["model"]) != fmt.Sprintf("%q", tt.req.Model) || string(r.Body["stream"]) != "false" {
+				t.Errorf("model = %s, stream = %s", r.Body["model"], r.Body["stream"])
+			}
+			if tt.req.Temperature != nil && string(r.Body["temperature"]) != "0.25" {
+				t.Errorf("temperature = %s", r.Body["temperature"])
+			}
+			if tt.req.MaxTokens != 0 && string(r.Body["max_tokens"]) != "64" {
+				t.Errorf("max_tokens = %s", r.Body["max_tokens"])
+			}
+			if fmt.Sprint(r.Messages) != fmt.Sprint(tt.req.Messages) {
+				t.Errorf("messages = %v, want %v", r.Messages, tt.req.Messages)
+			}
+		})
+	}
+}
+
+func sortedJoin(s []string) string {
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+func TestCompleteAnswerShapes(t *testing.T) {
+	tests := []struct {
+		name, body  string
+		want        Response
+		wantErr     string // substring; empty: success
+		wantPermErr bool
+	}{
+		{name: "null content (tool call) is empty text", body: `{"model":"m","choices":[{"message":{"role":"assistant","content":null}}]}`, want: Response{Model: "m"}},
+		{name: "no usage, no model", body: `{"choices":[{"message":{"content":"x"}}]}`, want: Response{Content: "x", Model: "m1"}},
+		{name: "empty choices", body: `{"model":"m","choices":[]}`, wantErr: "HTTP 200 OK: the answer has no choices"},
+		{name: "error inside a 200", body: `{"error":{"message":"overloaded"}}`, wantErr: "the answer has no choices: overloaded"},
+		{name: "not JSON", body: "<html>\n<b>proxy</b> page</html>", wantErr: "not a Chat Completions response: <html> <b>proxy</b> page</html>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { io.WriteString(w, tt.body) })
+			resp, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), tinyReq)
+			if tt.wantErr == "" {
+				if err != nil || resp != tt.want {
+					t.Fatalf("got %+v, %v; want %+v", resp, err, tt.want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
+			}
+			if !errors.Is(err, ErrPermanent) || errors.Is(err, ErrExhausted) {
+				t.Errorf("a malformed answer must be permanent: %v", err)
+			}
+			if n := len(fs.requests()); n != 1 {
+				t.Errorf("%d requests, want 1 (not retried)", n)
+			}
+		})
+	}
+}
+
+func TestCompleteRetries(t *testing.T) {
+	now := time.Now()
+	type step struct {
+		code   int               // 0: success
+		header map[string]string // response headers
+	}
+	tests := []struct {
+		name        string
+		steps       []step // one per request; the last repeats
+		maxAttempts int
+		wantReqs    int
+		wantErr     string // empty: success
+		wantKind    error  // ErrExhausted or ErrPermanent
+		checkWaits  func(t *testing.T, waits []time.Duration)
+	}{
+		{
+			name:  "429 with Retry-After seconds, then success",
+			steps: []step{{code: 429, header: map[string]string{"Retry-After": "7"}}, {}}, maxAttempts: 3, wantReqs: 2,
+			checkWaits: exactWaits(7 * time.Second),
+		},
+		{
+			name:  "429 with retry-after-ms, then success",
+			steps: []step{{code: 429, header: map[string]string{"Retry-After-Ms": "1500", "Retry-After": "2"}}, {}}, maxAttempts: 3, wantReqs: 2,
+			checkWaits: exactWaits(1500 * time.Millisecond),
+		},
+		{
+			name:  "503 with Retry-After date, then success",
+			steps: []step{{code: 503, header: map[string]string{"Retry-After": now.Add(10 * time.Second).UTC().Format(http.TimeFormat)}}, {}}, maxAttempts: 3, wantReqs: 2,
+			checkWaits: func(t *testing.T, waits []time.Duration) {
+				// HTTP dates have whole seconds, and time passes while the test runs.
+				if len(waits) != 1 || waits[0] > 10*time.Second || waits[0] < 5*time.Second {
+					t.Errorf("waits = %v, want one of about 10s", waits)
+				}
+			},
+		},
+		{
+			name:  "502 twice without Retry-After: jittered exponential backoff",
+			steps: []step{{code: 502}, {code: 502}, {}}, maxAttempts: 3, wantReqs: 3,
+			checkWaits: func(t *testing.T, waits []time.Duration) {
+				if len(waits) != 2 {
+					t.Fatalf("waits = %v, want 2", waits)
+				}
+				inRange(t, waits[0], 250*time.Millisecond, 500*time.Millisecond)
+				inRange(t, waits[1], 500*time.Millisecond, time.Second)
+			},
+		},
+		{
+			name:  "500 until the attempts are exhausted",
+			steps: []step{{code: 500}}, maxAttempts: 3, wantReqs: 3,
+			wantErr:  `model "m1" at URL/v1/chat/completions: HTTP 500 Internal Server Error: failure 3 (gave up after 3 attempts)`,
+			wantKind: ErrExhausted,
+		},
+		{
+			name:  "429 exhausted with one attempt",
+			steps: []step{{code: 429}}, maxAttempts: 1, wantReqs: 1,
+			wantErr:  `HTTP 429 Too Many Requests: failure 1 (gave up after 1 attempt)`,
+			wantKind: ErrExhausted,
+		},
+		{
+			name:  "400 is not retried",
+			steps: []step{{code: 400}, {}}, maxAttempts: 3, wantReqs: 1,
+			wantErr:  `model "m1" at URL/v1/chat/completions: HTTP 400 Bad Request: failure 1`,
+			wantKind: ErrPermanent,
+		},
+		{
+			name:  "401 is not retried",
+			steps: []step{{code: 401}, {}}, maxAttempts: 3, wantReqs: 1,
+			wantErr: `HTTP 401 Unauthorized: failure 1`, wantKind: ErrPermanent,
+		},
+		{
+			name:  "404 after a 500 is not retried further",
+			steps: []step{{code: 500}, {code: 404}, {}}, maxAttempts: 5, wantReqs: 2,
+			wantErr: `HTTP 404 Not Found: failure 2`, wantKind: ErrPermanent,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, func(i int, w http.ResponseWriter, _ *http.Request) {
+				s := tt.steps[min(i, len(tt.steps)-1)]
+				for k, v := range s.header {
+					w.Header().Set(k, v)
+				}
+				if s.code == 0 {
+					okReply(w, "done")
+					return
+				}
+				errReply(w, s.code, fmt.Sprintf("failure %d", i+1))
+			})
+			sl := &fakeSleep{}
+			c := testClient(fs, sl)
+			c.MaxAttempts = tt.maxAttempts
+			resp, err := c.Complete(context.Background(), tinyReq)
+			if n := len(fs.requests()); n != tt.wantReqs {
+				t.Errorf("%d requests, want %d", n, tt.wantReqs)
+			}
+			if len(sl.waits) != tt.wantReqs-1 {
+				t.Errorf("waits = %v, want %d", sl.waits, tt.wantReqs-1)
+			}
+			if tt.wantErr == "" {
+				if err != nil || resp.Content != "done" {
+					t.Fatalf("got %+v, %v; want success", resp, err)
+				}
+				if tt.checkWaits != nil {
+					tt.checkWaits(t, sl.waits)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error; want %q", tt.wantErr)
+			}
+			if got := strings.ReplaceAll(err.Error(), fs.URL, "URL"); !strings.Contains(got, tt.wantErr) {
+				t.Errorf("error = %s\nwant it to contain %s", got, tt.wantErr)
+			}
+			if !errors.Is(err, tt.wantKind) {
+				t.Errorf("errors.Is(err, %v) = false", tt.wantKind)
+			}
+			var le *Error
+			if !errors.As(err, &le) || le.Attempts != tt.wantReqs || le.Model != "m1" || le.StatusCode == 0 {
+				t.Errorf("errors.As: %+v", le)
+			}
+		})
+	}
+}
+
+func exactWaits(want ...time.Duration) func(t *testing.T, waits []time.Duration) {
+	return func(t *testing.T, waits []time.Duration) {
+		if fmt.Sprint(waits) != fmt.Sprint(want) {
+			t.Errorf("waits = %v, want %v", waits, want)
+		}
+	}
+}
+
+func inRange(t *testing.T, d, lo, hi time.Duration) {
+	t.Helper()
+	if d < lo || d > hi {
+		t.Errorf("wait %v not in [%v, %v]", d, lo, hi)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	c := &Client{MaxBackoff: 3 * time.Second}
+	tests := []struct {
+		attempt    int
+		retryAfter time.Duration
+		lo, hi     time.Duration
+	}{
+		{1, -1, 250 * time.Millisecond, 500 * time.Millisecond},
+		{2, -1, 500 * time.Millisecond, time.Second},
+		{3, -1, time.Second, 2 * time.Second},
+		{4, -1, 1500 * time.Millisecond, 3 * time.Second}, // capped at MaxBackoff
+		{60, -1, 1500 * time.Millisecond, 3 * time.Second},
+		{1, 0, 0, 0},
+		{2, 42 * time.Second, 42 * time.Second, 42 * time.Second}, // Retry-After beats MaxBackoff
+		{2, time.Hour, maxRetryAfter, maxRetryAfter},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("attempt %d retry-after %v", tt.attempt, tt.retryAfter), func(t *testing.T) {
+			// Jitter is random: every draw must stay in range.
+			for range 200 {
+				inRange(t, c.backoff(tt.attempt, tt.retryAfter), tt.lo, tt.hi)
+			}
+		})
+	}
+	if d := (&Client{}).backoff(100, -1); d > DefaultMaxBackoff || d < DefaultMaxBackoff/2 {
+		t.Errorf("default cap: %v", d)
+	}
+}
+
+func TestRetryAfterOf(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name   string
+		header map[string]string
+		want   time.Duration
+	}{
+		{"absent", nil, -1},
+		{"seconds", map[string]string{"Retry-After": "3"}, 3 * time.Second},
+		{"zero", map[string]string{"Retry-After": "0"}, 0},
+		{"negative", map[string]string{"Retry-After": "-3"}, -1},
+		{"huge", map[string]string{"Retry-After": "99999999999"}, maxRetryAfter},
+		{"date", map[string]string{"Retry-After": now.Add(90 * time.Second).Format(http.TimeFormat)}, 90 * time.Second},
+		{"date in the past", map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)}, 0},
+		{"garbage", map[string]string{"Retry-After": "soon"}, -1},
+		{"milliseconds", map[string]string{"Retry-After-Ms": "250"}, 250 * time.Millisecond},
+		{"bad milliseconds fall back", map[string]string{"Retry-After-Ms": "x", "Retry-After": "4"}, 4 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tt.header {
+				h.Set(k, v)
+			}
+			if got := retryAfterOf(h, now); got != tt.want {
+				t.Errorf("retryAfterOf = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCompleteRequestTimeout(t *testing.T) {
+	// The server never answers; each request ends at the client's timeout.
+	fs := newFakeServer(t, func(_ int, _ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	sl := &fakeSleep{}
+	c := testClient(fs, sl)
+	c.Timeout = 50 * time.Millisecond
+	c.MaxAttempts = 2
+	_, err := c.Complete(context.Background(), tinyReq)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := fmt.Sprintf(`model "m1" at %s/v1/chat/completions: no complete answer within the request timeout of 50ms (gave up after 2 attempts)`, fs.URL)
+	if err.Error() != want {
+		t.Errorf("error = %s\nwant    %s", err, want)
+	}
+	if !errors.Is(err, ErrExhausted) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("want ErrExhausted and DeadlineExceeded: %v", err)
+	}
+	if n := len(fs.requests()); n != 2 {
+		t.Errorf("%d requests, want 2 (a timeout is retried)", n)
+	}
+}
+
+func TestCompleteTransportError(t *testing.T) {
+	fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { okReply(w, "x") })
+	base := fs.URL
+	fs.Close() // nothing listens any more
+	sl := &fakeSleep{}
+	c := &Client{BaseURL: base + "/v1", MaxAttempts: 3, Sleep: sl.sleep}
+	_, err := c.Complete(context.Background(), tinyReq)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	var le *Error
+	if !errors.As(err, &le) || !le.Retryable || le.Attempts != 3 || le.StatusCode != 0 {
+		t.Fatalf("err = %#v", err)
+	}
+	if !errors.Is(err, ErrExhausted) || len(sl.waits) != 2 {
+		t.Errorf("want 3 attempts with 2 waits: %v, %v", err, sl.waits)
+	}
+	if strings.Count(err.Error(), base) != 1 || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("error should name the URL once and say why: %s", err)
+	}
+}
+
+func TestCompleteCancel(t *testing.T) {
+	t.Run("during the wait between attempts", func(t *testing.T) {
+		fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Retry-After", "3600")
+			errReply(w, 429, "slow down")
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c := testClient(fs, nil)
+		// This Sleep returns only when ctx ends: a client that ignored ctx would hang.
+		c.Sleep = func(ctx context.Context, d time.Duration) error {
+			cancel()
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		_, err := c.Complete(ctx, tinyReq)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if errors.Is(err, ErrExhausted) || errors.Is(err, ErrPermanent) {
+			t.Errorf("a cancel is neither exhausted nor permanent: %v", err)
+		}
+		if !strings.Contains(err.Error(), "after 1 attempts; last: HTTP 429 Too Many Requests: slow down") {
+			t.Errorf("err = %v", err)
+		}
+		if n := len(fs.requests()); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+	t.Run("during a request", func(t *testing.T) {
+		arrived := make(chan struct{})
+		fs := newFakeServer(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
+			close(arrived)
+			<-r.Context().Done()
+		})
+		ctx, cancel := context.WithCancelCause(context.Background())
+		go func() { <-arrived; cancel(errors.New("user pressed Ctrl-C")) }()
+		_, err := testClient(fs, &fakeSleep{}).Complete(ctx, tinyReq)
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "user pressed Ctrl-C") {
+			t.Fatalf("err = %v, want context.Canceled with its cause", err)
+		}
+		if n := len(fs.requests()); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+	t.Run("already cancelled", func(t *testing.T) {
+		fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { okReply(w, "x") })
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := testClient(fs, &fakeSleep{}).Complete(ctx, tinyReq)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("the default sleep ends with ctx", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := (&Client{}).sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+			t.Fatalf("sleep = %v", err)
+		}
+	})
+}
+
+func TestCompleteNeverLeaksKey(t *testing.T) {
+	const key = "sk-very-secret-0042"
+	// The server echoes the Authorization header into every message it sends.
+	echo := func(code int) func(int, http.ResponseWriter, *http.Request) {
+		return func(_ int, w http.ResponseWriter, r *http.Request) {
+			if code == 200 {
+				fmt.Fprintf(w, "not json, your header was %s", r.Header.Get("Authorization"))
+				return
+			}
+			errReply(w, code, "Incorrect API key provided: "+r.Header.Get("Authorization"))
+		}
+	}
+	tests := []struct {
+		name string
+		code int
+	}{{"401 permanent", 401}, {"500 exhausted", 500}, {"429 exhausted", 429}, {"bad 200 body", 200}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, echo(tt.code))
+			c := &Client{BaseURL: strings.Replace(fs.URL, "://", "://user:"+key+"@", 1) + "/v1?api-key=" + key, APIKey: key, MaxAttempts: 2, Sleep: (&fakeSleep{}).sleep}
+			_, err := c.Complete(context.Background(), tinyReq)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if r := fs.requests(); len(r) == 0 || r[0].Auth != "Bearer "+key {
+				t.Fatalf("the key was not sent: %+v", r)
+			}
+			var le *Error
+			errors.As(err, &le)
+			for _, s := range []string{err.Error(), fmt.Sprintf("%+v", le), fmt.Sprintf("%#v", le)} {
+				if strings.Contains(s, key) || strings.Contains(s, "0042") {
+					t.Errorf("the key leaked: %s", s)
+				}
+			}
+			if !strings.Contains(err.Error(), "[REDACTED]") && tt.code != 0 {
+				t.Errorf("the echoed key should show as [REDACTED]: %s", err)
+			}
+		})
+	}
+	t.Run("cancelled after a failure", func(t *testing.T) {
+		fs := newFakeServer(t, echo(500))
+		ctx, cancel := context.WithCancel(context.Background())
+		c := &Client{BaseURL: fs.URL, APIKey: key, Sleep: func(ctx context.Context, _ time.Duration) error { cancel(); return ctx.Err() }}
+		_, err := c.Complete(ctx, tinyReq)
+		if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "[REDACTED]") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+func TestCompleteBadInput(t *testing.T) {
+	tests := []struct {
+		name, base, model, want string
+	}{
+		{"no base URL", "", "m", `model "m" at : base URL "" is not an http or https URL`},
+		{"not http", "ftp://host/v1", "m", `base URL "ftp://host/v1" is not an http or https URL`},
+		{"no host", "http:///v1", "m", `is not an http or https URL`},
+		{"credentials hidden", "gopher://u:pw@host/x", "m", `base URL "gopher://host/x"`},
+		{"no model", "http://127.0.0.1:1/v1", "", `model "" at http://127.0.0.1:1/v1/chat/completions: no model given`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Client{BaseURL: tt.base, Sleep: (&fakeSleep{}).sleep}
+			_, err := c.Complete(context.Background(), Request{Model: tt.model})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "pw") {
+				t.Errorf("credentials leaked: %v", err)
+			}
+			if !errors.Is(err, ErrPermanent) {
+				t.Errorf("want ErrPermanent: %v", err)
+			}
+		})
+	}
+}
+
+func TestServerMessage(t *testing.T) {
+	long := strings.Repeat("é", 150)
+	tests := []struct{ body, want string }{
+		{`{"error":{"message":"model \"x\" not found","type":"api_error"}}`, `model "x" not found`},
+		{`{"error":"plain string"}`, "plain string"},
+		{`{"message":"top-level message"}`, "top-level message"},
+		{`{"detail":"fastapi detail"}`, "fastapi detail"},
+		{`{"detail":[{"loc":["body"],"msg":"bad"}]}`, `[{"loc":["body"],"msg":"bad"}]`},
+		{"<html>\n  Bad   Gateway\n</html>", "<html> Bad Gateway </html>"},
+		{"", "(empty body)"},
+		{"\xff\xfe oops", "? oops"},
+		{long, strings.Repeat("é", 100) + "…"},
+	}
+	for _, tt := range tests {
+		if got := serverMessage([]byte(tt.body)); got != tt.want {
+			t.Errorf("serverMessage(%q) = %q, want %q", tt.body, got, tt.want)
+		}
+	}
+}

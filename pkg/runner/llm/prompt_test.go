@@ -1,0 +1,177 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+func TestBuildMessages(t *testing.T) {
+	writer := &spec.Agent{
+		Name: "writer", Role: "Writer", Goal: "Write clear release notes about Go 1.26",
+		Backstory: "You have shipped many releases.", Instructions: "Draft the section.",
+	}
+	tests := []struct {
+		name        string
+		agent       *spec.Agent
+		description string
+		expected    string
+		context     []ContextOutput
+		history     []Message
+		want        []Message
+	}{
+		{
+			name: "full agent, no context", agent: writer,
+			description: "Write the intro about Go 1.26", expected: "200 words",
+			want: []Message{
+				{Role: "system", Content: "You are Writer.\nYour goal: Write clear release notes about Go 1.26\nBackstory: You have shipped many releases.\nInstructions: Draft the section."},
+				{Role: "user", Content: "Write the intro about Go 1.26\n\nExpected output: 200 words"},
+			},
+		},
+		{
+			name: "context outputs labelled with their task, in order", agent: writer,
+			description: "Count the words", expected: "",
+			context: []ContextOutput{{Task: "draft", Output: "Go 1.26 is out.\nIt is fast.\n"}, {Task: "empty", Output: ""}},
+			want: []Message{
+				{Role: "system", Content: "You are Writer.\nYour goal: Write clear release notes about Go 1.26\nBackstory: You have shipped many releases.\nInstructions: Draft the section."},
+				{Role: "user", Content: "Count the words\n\nContext from task \"draft\":\nGo 1.26 is out.\nIt is fast.\n\nContext from task \"empty\":\n"},
+			},
+		},
+		{
+			name:  "empty fields skipped; role with its own full stop",
+			agent: &spec.Agent{Role: "  a careful reviewer.  ", Instructions: "Answer approve or reject."},
+			description: "Review it", expected: "approve or reject",
+			want: []Message{
+				{Role: "system", Content: "You are a careful reviewer.\nInstructions: Answer approve or reject."},
+				{Role: "user", Content: "Review it\n\nExpected output: approve or reject"},
+			},
+		},
+		{
+			name: "no system message when the agent says nothing", agent: &spec.Agent{Name: "bare"},
+			description: "Say hi",
+			want:        []Message{{Role: "user", Content: "Say hi"}},
+		},
+		{
+			name: "memory: history between system and the new user message", agent: &spec.Agent{Goal: "Help"},
+			description: "Second task",
+			history:     []Message{{Role: "user", Content: "First task"}, {Role: "assistant", Content: "First answer"}},
+			want: []Message{
+				{Role: "system", Content: "Your goal: Help"},
+				{Role: "user", Content: "First task"},
+				{Role: "assistant", Content: "First answer"},
+				{Role: "user", Content: "Second task"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := BuildMessages(tt.agent, tt.description, tt.expected, tt.context, tt.history)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("BuildMessages =\n%#v\nwant\n%#v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPromptAndMemoryOverTheWire runs an agent with memory through two
+// tasks, checkpoints its conversation as JSON between them (as a resumed
+// run would read it back) and checks the exact messages the server received.
+func TestPromptAndMemoryOverTheWire(t *testing.T) {
+	answers := []string{"Go 1.26 is out.", "4"}
+	fs := newFakeServer(t, func(i int, w http.ResponseWriter, _ *http.Request) { okReply(w, answers[i]) })
+	agent := &spec.Agent{Name: "writer", Role: "Writer", Goal: "Write notes", Memory: true}
+	c := &Client{BaseURL: fs.URL + "/v1", Sleep: (&fakeSleep{}).sleep}
+
+	var history []Message
+	// Task 1: no context.
+	msgs := BuildMessages(agent, "Write the intro", "one line", nil, history)
+	r1, err := c.Complete(context.Background(), Request{Model: "m", Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	history = append(history, msgs[len(msgs)-1], Message{Role: "assistant", Content: r1.Content})
+
+	// The checkpoint holds the conversation; the resumed run reads it back.
+	saved, err := json.Marshal(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var restored []Message
+	if err := json.Unmarshal(saved, &restored); err != nil {
+		t.Fatal(err)
+	}
+
+	// Task 2 reads task 1's output as context and remembers the first turn.
+	msgs = BuildMessages(agent, "Count the words", "a number", []ContextOutput{{Task: "draft", Output: r1.Content}}, restored)
+	if _, err := c.Complete(context.Background(), Request{Model: "m", Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+
+	reqs := fs.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	system := Message{Role: "system", Content: "You are Writer.\nYour goal: Write notes"}
+	want1 := []Message{system, {Role: "user", Content: "Write the intro\n\nExpected output: one line"}}
+	want2 := []Message{
+		system,
+		{Role: "user", Content: "Write the intro\n\nExpected output: one line"},
+		{Role: "assistant", Content: "Go 1.26 is out."},
+		{Role: "user", Content: "Count the words\n\nExpected output: a number\n\nContext from task \"draft\":\nGo 1.26 is out."},
+	}
+	if !reflect.DeepEqual(reqs[0].Messages, want1) {
+		t.Errorf("task 1 sent\n%#v\nwant\n%#v", reqs[0].Messages, want1)
+	}
+	if !reflect.DeepEqual(reqs[1].Messages, want2) {
+		t.Errorf("task 2 sent\n%#v\nwant\n%#v", reqs[1].Messages, want2)
+	}
+}
+
+func TestResolveEndpoint(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	tests := []struct {
+		name     string
+		llm      *spec.LLM
+		getenv   func(string) string
+		wantBase string
+		wantKey  string
+		wantErr  string
+	}{
+		{name: "nothing set: OpenAI, no key", llm: &spec.LLM{Model: "gpt"}, getenv: env(), wantBase: DefaultBaseURL},
+		{name: "nil llm", getenv: env("OPENAI_API_KEY", "k0"), wantBase: DefaultBaseURL, wantKey: "k0"},
+		{name: "env base and key", llm: &spec.LLM{}, getenv: env("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1/", "OPENAI_API_KEY", " k1\n"), wantBase: "http://127.0.0.1:11434/v1", wantKey: "k1"},
+		{name: "agent base beats env", llm: &spec.LLM{BaseURL: "http://llm.local:8000/v1"}, getenv: env("OPENAI_BASE_URL", "http://other/v1"), wantBase: "http://llm.local:8000/v1"},
+		{name: "api_key_env beats OPENAI_API_KEY", llm: &spec.LLM{APIKeyEnv: "MY_KEY"}, getenv: env("MY_KEY", "mine", "OPENAI_API_KEY", "global"), wantBase: DefaultBaseURL, wantKey: "mine"},
+		{name: "api_key_env unset is an error naming it", llm: &spec.LLM{APIKeyEnv: "MY_KEY"}, getenv: env("OPENAI_API_KEY", "global"), wantErr: "llm.api_key_env: the environment variable MY_KEY is not set or empty"},
+		{name: "bad base_url", llm: &spec.LLM{BaseURL: "localhost:11434"}, getenv: env(), wantErr: `llm.base_url: base URL "localhost:11434" is not an http or https URL`},
+		{name: "bad env base", getenv: env("OPENAI_BASE_URL", "ftp://u:secret@x/v1"), wantErr: `$OPENAI_BASE_URL: base URL "ftp://x/v1" is not`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base, key, err := ResolveEndpoint(tt.llm, tt.getenv)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "global") || strings.Contains(err.Error(), "secret") {
+					t.Errorf("a secret leaked: %v", err)
+				}
+				return
+			}
+			if err != nil || base != tt.wantBase || key != tt.wantKey {
+				t.Errorf("got %q, %q, %v; want %q, %q", base, key, err, tt.wantBase, tt.wantKey)
+			}
+		})
+	}
+}

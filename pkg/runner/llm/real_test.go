@@ -1,0 +1,91 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// realClient talks to the OpenAI-compatible server named by
+// $OPENAI_BASE_URL: the local Ollama with tiny models that .ci/run starts
+// (../shared/llm). Without it these tests skip.
+func realClient(t *testing.T) *Client {
+	t.Helper()
+	if os.Getenv("OPENAI_BASE_URL") == "" {
+		t.Skip("OPENAI_BASE_URL is unset: start the local test server (../shared/llm/start-ollama.sh) to run the real-server tests")
+	}
+	base, key, err := ResolveEndpoint(nil, os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first answer loads the model; later ones take milliseconds.
+	return &Client{BaseURL: base, APIKey: key, MaxAttempts: 2, Timeout: 2 * time.Minute}
+}
+
+// Prompts stay tiny: for these models every byte is a token.
+var realAgent = &spec.Agent{Name: "a", Role: "Tester", Goal: "Answer"}
+
+func TestRealServerModels(t *testing.T) {
+	c := realClient(t)
+	tests := []struct{ model, want string }{
+		{"tiny", "Hello from the tiny test model."},
+		{"tiny-approve", "approve"},
+		{"tiny-reject", "reject"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model, func(t *testing.T) {
+			msgs := BuildMessages(realAgent, "Say hi", "a greeting", []ContextOutput{{Task: "prev", Output: "hi"}}, nil)
+			resp, err := c.Complete(context.Background(), Request{Model: tt.model, Messages: msgs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Routing compares the trimmed result, as the runner does.
+			if got := strings.TrimSpace(resp.Content); got != tt.want {
+				t.Errorf("answer = %q, want %q", got, tt.want)
+			}
+			if resp.Model != tt.model {
+				t.Errorf("model = %q, want %q", resp.Model, tt.model)
+			}
+			u := resp.Usage
+			if u.PromptTokens <= 0 || u.CompletionTokens <= 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+				t.Errorf("usage = %+v, want positive counts that add up", u)
+			}
+		})
+	}
+}
+
+func TestRealServerMemoryConversation(t *testing.T) {
+	c := realClient(t)
+	temp := 0.0
+	history := []Message{{Role: "user", Content: "First"}, {Role: "assistant", Content: "Hello from the tiny test model."}}
+	msgs := BuildMessages(realAgent, "Second", "", nil, history)
+	resp, err := c.Complete(context.Background(), Request{Model: "tiny", Messages: msgs, Temperature: &temp, MaxTokens: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Content != "Hello from the tiny test model." {
+		t.Errorf("answer = %q", resp.Content)
+	}
+}
+
+func TestRealServerUnknownModel(t *testing.T) {
+	c := realClient(t)
+	_, err := c.Complete(context.Background(), Request{Model: "no-such-model", Messages: []Message{{Role: "user", Content: "hi"}}})
+	if err == nil {
+		t.Fatal("no error for an unknown model")
+	}
+	var le *Error
+	if !errors.As(err, &le) || le.StatusCode != 404 || le.Attempts != 1 || !errors.Is(err, ErrPermanent) {
+		t.Fatalf("err = %v (%+v), want a permanent 404 after one attempt", err, le)
+	}
+	for _, want := range []string{`model "no-such-model"`, c.BaseURL + "/chat/completions", "HTTP 404 Not Found", "not found"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
