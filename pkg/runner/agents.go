@@ -1,0 +1,114 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// Agents dispatches a job to the executor for its agent's kind.
+type Agents struct {
+	Command Executor
+	LLM     Executor
+}
+
+func (a Agents) Execute(ctx context.Context, job *Job) (Result, error) {
+	switch job.Agent.Kind {
+	case spec.CommandAgent:
+		if a.Command != nil {
+			return a.Command.Execute(ctx, job)
+		}
+	case spec.LLMAgent:
+		if a.LLM != nil {
+			return a.LLM.Execute(ctx, job)
+		}
+	}
+	return Result{}, fmt.Errorf("no executor for %s agent %q", job.Agent.Kind, job.Agent.Name)
+}
+
+// Commands runs command agents (DESIGN §2): the rendered description on
+// stdin, stdout as the result, TEAMRUN_* in the environment.
+type Commands struct {
+	// TempDir holds the per-attempt context folders; "" means os.TempDir().
+	TempDir string
+	Groups  *Groups
+}
+
+func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
+	a := job.Agent
+	timeout := job.Task.Timeout
+	if timeout <= 0 {
+		timeout = a.Timeout
+	}
+	dir, err := os.MkdirTemp(c.TempDir, "teamrun-context-")
+	if err != nil {
+		return Result{}, fmt.Errorf("context folder: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	for _, co := range job.Context {
+		if err := os.WriteFile(filepath.Join(dir, fileName(co.Task)), []byte(co.Output.Raw), 0o600); err != nil {
+			return Result{}, fmt.Errorf("context folder: %w", err)
+		}
+	}
+	env := make([]string, 0, 4+len(job.State))
+	env = append(env,
+		"TEAMRUN_SESSION="+job.Session,
+		"TEAMRUN_TASK="+job.Task.Name,
+		"TEAMRUN_ATTEMPT="+strconv.Itoa(job.Attempt),
+		"TEAMRUN_CONTEXT_DIR="+dir,
+	)
+	for k, v := range job.State {
+		env = append(env, "TEAMRUN_VAR_"+EnvName(k)+"="+envValue(v))
+	}
+	out, err := RunCommand(ctx, c.Groups, CommandSpec{
+		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Timeout: timeout,
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Raw: string(out)}, nil
+}
+
+// EnvName is a variable's name as it appears after TEAMRUN_VAR_: upper
+// case, anything but letters, digits and _ replaced by _.
+func EnvName(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			return unicode.ToUpper(r)
+		default:
+			return '_'
+		}
+	}, name)
+}
+
+// envValue is a shared-state value as text: strings as they are, anything
+// else as JSON.
+func envValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// fileName keeps a task's name usable as a file name in the context folder.
+func fileName(task string) string {
+	if task == "" || task == "." || task == ".." || strings.ContainsAny(task, "/\x00") {
+		return strings.NewReplacer("/", "_", "\x00", "_").Replace(strings.Trim(task, ".")) + "_"
+	}
+	return task
+}

@@ -1,0 +1,199 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// stderrTail is how much of a failed command's stderr goes into its error.
+const stderrTail = 2048
+
+// CommandSpec is one attempt of a command agent, ready to start.
+type CommandSpec struct {
+	Shell   string   // run by /bin/sh -c when set
+	Argv    []string // run directly otherwise
+	Stdin   string
+	Env     []string // added to the runner's own environment
+	Dir     string
+	Timeout time.Duration // 0: none
+}
+
+// CommandError is a failed attempt of a command agent.
+type CommandError struct {
+	ExitCode int // -1 when killed by a signal or not started
+	TimedOut bool
+	Timeout  time.Duration
+	Stderr   string // the tail of stderr, trimmed
+	Err      error  // the underlying error
+}
+
+func (e *CommandError) Error() string {
+	var b strings.Builder
+	switch {
+	case e.TimedOut:
+		fmt.Fprintf(&b, "timed out after %s", e.Timeout)
+	case e.ExitCode >= 0:
+		fmt.Fprintf(&b, "exit status %d", e.ExitCode)
+	default:
+		b.WriteString(e.Err.Error())
+	}
+	if e.Stderr != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Stderr)
+	}
+	return b.String()
+}
+
+func (e *CommandError) Unwrap() error { return e.Err }
+
+// Groups tracks the process groups of running commands so that an
+// interrupt, even one that ends the process at once, leaves no orphans.
+type Groups struct {
+	mu   sync.Mutex
+	pgid map[int]struct{}
+}
+
+func (g *Groups) add(pid int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pgid == nil {
+		g.pgid = make(map[int]struct{})
+	}
+	g.pgid[pid] = struct{}{}
+}
+
+func (g *Groups) remove(pid int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.pgid, pid)
+}
+
+// KillAll sends SIGKILL to every running command's process group.
+func (g *Groups) KillAll() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for pid := range g.pgid {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+}
+
+// RunCommand runs one attempt of a command agent in its own process group
+// and returns its stdout. A timeout or a cancelled ctx kills the whole
+// group; a non-zero exit is a *CommandError carrying the tail of stderr.
+func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, error) {
+	parent := ctx
+	if cs.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cs.Timeout)
+		defer cancel()
+	}
+	var cmd *exec.Cmd
+	switch {
+	case cs.Shell != "":
+		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", cs.Shell)
+	case len(cs.Argv) > 0:
+		cmd = exec.CommandContext(ctx, cs.Argv[0], cs.Argv[1:]...)
+	default:
+		return nil, &CommandError{ExitCode: -1, Err: errors.New("the agent has neither shell nor command")}
+	}
+	// Own process group, so that the whole tree can be killed; Pdeathsig
+	// takes the child down with teamrun even on a kill -9 of teamrun.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error {
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	// A grandchild that keeps stdout open must not hold the task forever.
+	cmd.WaitDelay = 2 * time.Second
+	cmd.Dir = cs.Dir
+	if len(cs.Env) > 0 {
+		cmd.Env = append(os.Environ(), cs.Env...)
+	}
+	cmd.Stdin = strings.NewReader(cs.Stdin)
+	var stdout bytes.Buffer
+	stderr := &tailBuffer{max: stderrTail}
+	cmd.Stdout = &stdout
+	cmd.Stderr = stderr
+
+	if err := cmd.Start(); err != nil {
+		return nil, &CommandError{ExitCode: -1, Err: err}
+	}
+	pid := cmd.Process.Pid
+	groups.addIfSet(pid)
+	err := cmd.Wait()
+	if ctx.Err() != nil {
+		// Whatever the leader did, nothing of the group may outlive the task.
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	groups.removeIfSet(pid)
+	if err == nil {
+		return stdout.Bytes(), nil
+	}
+	ce := &CommandError{ExitCode: -1, Stderr: strings.TrimSpace(stderr.String()), Err: err}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.Exited() {
+		ce.ExitCode = ee.ExitCode()
+	}
+	switch {
+	case ctx.Err() != nil && parent.Err() == nil:
+		ce.TimedOut, ce.Timeout = true, cs.Timeout
+		ce.Err = context.DeadlineExceeded
+	case ctx.Err() != nil:
+		ce.Err = ctx.Err()
+	}
+	return stdout.Bytes(), ce
+}
+
+func (g *Groups) addIfSet(pid int) {
+	if g != nil {
+		g.add(pid)
+	}
+}
+
+func (g *Groups) removeIfSet(pid int) {
+	if g != nil {
+		g.remove(pid)
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	buf []byte
+	cut bool
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+		t.cut = true
+	}
+	return n, nil
+}
+
+func (t *tailBuffer) String() string {
+	b := t.buf
+	if len(b) > t.max {
+		b = b[len(b)-t.max:]
+		t.cut = true
+	}
+	if t.cut {
+		return "…" + string(b)
+	}
+	return string(b)
+}
+
+var _ io.Writer = (*tailBuffer)(nil)

@@ -1,0 +1,155 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+func TestRunCommand(t *testing.T) {
+	tests := []struct {
+		name     string
+		cs       CommandSpec
+		want     string
+		exit     int    // expected exit code when an error is expected
+		errHas   string // substring of the error
+		timedOut bool
+	}{
+		{name: "shell stdin to stdout", cs: CommandSpec{Shell: "tr a-z A-Z", Stdin: "hello"}, want: "HELLO"},
+		{name: "argv", cs: CommandSpec{Argv: []string{"printf", "%s-%s", "a", "b c"}}, want: "a-b c"},
+		{name: "env", cs: CommandSpec{Shell: `printf %s "$FOO"`, Env: []string{"FOO=bar"}}, want: "bar"},
+		{name: "non-zero exit with stderr", cs: CommandSpec{Shell: "echo partial; echo oops >&2; exit 3"}, want: "partial\n", exit: 3, errHas: "exit status 3: oops"},
+		{name: "missing program", cs: CommandSpec{Argv: []string{"/no/such/program"}}, exit: -1, errHas: "no such file"},
+		{name: "timeout", cs: CommandSpec{Shell: "sleep 30", Timeout: 50 * time.Millisecond}, exit: -1, errHas: "timed out after 50ms", timedOut: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := RunCommand(context.Background(), &Groups{}, tt.cs)
+			if string(out) != tt.want {
+				t.Errorf("stdout %q, want %q", out, tt.want)
+			}
+			if tt.errHas == "" {
+				if err != nil {
+					t.Fatalf("error %v", err)
+				}
+				return
+			}
+			var ce *CommandError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v (%T), want *CommandError", err, err)
+			}
+			if ce.ExitCode != tt.exit || ce.TimedOut != tt.timedOut || !strings.Contains(err.Error(), tt.errHas) {
+				t.Fatalf("error %q (exit %d, timed out %v), want exit %d containing %q", err, ce.ExitCode, ce.TimedOut, tt.exit, tt.errHas)
+			}
+		})
+	}
+}
+
+func TestStderrTail(t *testing.T) {
+	_, err := RunCommand(context.Background(), nil, CommandSpec{Shell: "head -c 100000 /dev/zero | tr '\\0' x >&2; echo END >&2; exit 1"})
+	msg := err.Error()
+	if !strings.HasSuffix(msg, "END") || len(msg) > stderrTail+64 || !strings.Contains(msg, "…") {
+		t.Fatalf("error of %d bytes, ending %q", len(msg), msg[max(0, len(msg)-20):])
+	}
+}
+
+// gone waits until pid is dead or a zombie; a slow machine only makes it
+// wait longer.
+func gone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+			if f := strings.Fields(string(b)); len(f) > 2 && f[2] == "Z" {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d outlived its task", pid)
+}
+
+func TestKillsTheWholeGroup(t *testing.T) {
+	for _, how := range []string{"timeout", "cancel"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			pidFile := filepath.Join(dir, "pid")
+			// The grandchild ignores nothing special: it only has to die with its group.
+			cs := CommandSpec{Shell: "sleep 60 & echo $! > " + pidFile + "; wait"}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if how == "timeout" {
+				cs.Timeout = 300 * time.Millisecond
+			} else {
+				go func() {
+					for {
+						if _, err := os.Stat(pidFile); err == nil {
+							cancel()
+							return
+						}
+						time.Sleep(5 * time.Millisecond)
+					}
+				}()
+			}
+			groups := &Groups{}
+			_, err := RunCommand(ctx, groups, cs)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if how == "cancel" && !errors.Is(err, context.Canceled) {
+				t.Fatalf("error %v, want context.Canceled", err)
+			}
+			b, rerr := os.ReadFile(pidFile)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			gone(t, pid)
+			if len(groups.pgid) != 0 {
+				t.Fatalf("groups still tracked: %v", groups.pgid)
+			}
+		})
+	}
+}
+
+func TestCommandsEnvironment(t *testing.T) {
+	c := &Commands{TempDir: t.TempDir()}
+	job := &Job{
+		Session: "s1", Attempt: 2,
+		Task:        &spec.Task{Name: "count"},
+		Agent:       &spec.Agent{Name: "counter", Kind: spec.CommandAgent, Shell: `cat; echo "|$TEAMRUN_SESSION|$TEAMRUN_TASK|$TEAMRUN_ATTEMPT|$TEAMRUN_VAR_TOPIC|$TEAMRUN_VAR_N|$TEAMRUN_VAR_MY_VAR|"; cat "$TEAMRUN_CONTEXT_DIR/draft"`},
+		Description: "the description\n",
+		Context:     []ContextOutput{{Task: "draft", Output: Output{Raw: "draft text"}}},
+		State:       map[string]any{"topic": "Go 1.26", "n": 3, "my-var": "x"},
+	}
+	res, err := c.Execute(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the description\n|s1|count|2|Go 1.26|3|x|\ndraft text"
+	if res.Raw != want {
+		t.Fatalf("result %q, want %q", res.Raw, want)
+	}
+	if left, _ := os.ReadDir(c.TempDir); len(left) != 0 {
+		t.Fatalf("context folder left behind: %v", left)
+	}
+}
+
+func TestEnvName(t *testing.T) {
+	for in, want := range map[string]string{"topic": "TOPIC", "my-var": "MY_VAR", "a.b": "A_B", "ünï": "_N_", "X9_y": "X9_Y"} {
+		if got := EnvName(in); got != want {
+			t.Errorf("EnvName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

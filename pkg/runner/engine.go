@@ -1,0 +1,649 @@
+// Package runner runs a team: it schedules the tasks of a spec.Team
+// (sequential or as a workflow DAG), runs their agents, hands every state
+// change to a Recorder before it moves on, and reports progress.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// Output is a task's output as later tasks read it (DESIGN §4); a restored
+// result is rebuilt into the same shape.
+type Output struct {
+	Description  string `json:"description"`
+	Raw          string `json:"raw"`
+	Agent        string `json:"agent"`
+	OutputFormat string `json:"output_format"`
+}
+
+// ContextOutput is the output of one context task, by name.
+type ContextOutput struct {
+	Task   string
+	Output Output
+}
+
+// Job is one attempt of one task, ready for its agent.
+type Job struct {
+	Session        string
+	Index          int
+	Task           *spec.Task
+	Agent          *spec.Agent
+	Description    string // rendered
+	ExpectedOutput string // rendered
+	Context        []ContextOutput
+	Attempt        int            // 1, 2, … counted across runs
+	State          map[string]any // a snapshot of the shared state; read only
+}
+
+// Result is what an agent produced.
+type Result struct {
+	Raw    string
+	Usage  *Usage
+	Memory json.RawMessage // the agent's conversation, when it keeps memory
+}
+
+// Executor runs one attempt of a task by a command or LLM agent.
+type Executor interface {
+	Execute(ctx context.Context, job *Job) (Result, error)
+}
+
+// Recorder makes an event durable. The engine does not go on before it
+// returns; an error stops the run (the store cannot be written).
+type Recorder interface {
+	Record(Event) error
+}
+
+// Observer shows events to the user.
+type Observer interface {
+	Observe(Event)
+}
+
+// Status is where a task stands within a run.
+type Status int
+
+const (
+	Pending Status = iota
+	Running
+	Completed
+	FailedStatus
+	SkippedStatus
+)
+
+// StoreError is a Recorder failure: the run stopped because its progress
+// could not be made durable.
+type StoreError struct{ Err error }
+
+func (e *StoreError) Error() string { return "cannot write the checkpoint: " + e.Err.Error() }
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// Engine runs one team once. Fill the fields, then call Run once.
+type Engine struct {
+	Session string
+	Team    *spec.Team
+	// Context holds each task's effective context as task indices
+	// (spec.Team.ContextOf).
+	Context [][]int
+	// Render fills {placeholders} from the shared state (spec.Render).
+	Render func(text string, state map[string]any) string
+	// State is the shared state; the engine updates it in place.
+	State map[string]any
+	// Restored holds the completed tasks a checkpoint gave back, by index.
+	Restored map[int]Output
+	// Attempts holds each task's attempts so far (nil: none).
+	Attempts []int
+	// Decisions holds the recorded human decisions, by task name.
+	Decisions   map[string]string
+	Executor    Executor
+	Recorder    Recorder
+	Observer    Observer
+	MaxParallel int // workflow only; <1 means 4
+	// ResumeCommand is printed in the summary; DecideCommand builds the
+	// command that records a decision (value "" means a placeholder).
+	ResumeCommand string
+	DecideCommand func(task, value string) string
+	// MaxBackoff caps the exponential retry delay; 0 means 5 minutes.
+	MaxBackoff time.Duration
+	// Sleep waits between attempts; nil means a timer that ctx cancels.
+	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
+
+	tasks    []taskState
+	deps     [][]int // what must be resolved before a task can start
+	gates    [][]int // tasks whose condition routes to this one
+	byName   map[string]int
+	recMu    sync.Mutex
+	storeErr error
+}
+
+type taskState struct {
+	status   Status
+	out      Output
+	attempts int
+	restored bool
+	chosen   []string // for a completed task with a condition: the route taken
+	err      string
+}
+
+type attemptDone struct {
+	i           int
+	desc        string // the rendered description the agent saw
+	res         Result
+	err         error
+	attempt     int
+	elapsed     time.Duration
+	interrupted bool
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+// record makes ev durable, then shows it. Once the store has failed,
+// nothing more is recorded.
+func (e *Engine) record(ev Event) error {
+	e.recMu.Lock()
+	if e.storeErr != nil {
+		e.recMu.Unlock()
+		return e.storeErr
+	}
+	ev.Session = e.Session
+	if ev.Time.IsZero() {
+		ev.Time = e.now()
+	}
+	if e.Recorder != nil {
+		if err := e.Recorder.Record(ev); err != nil {
+			e.storeErr = &StoreError{Err: err}
+			e.recMu.Unlock()
+			return e.storeErr
+		}
+	}
+	e.recMu.Unlock()
+	e.observe(ev)
+	return nil
+}
+
+func (e *Engine) observe(ev Event) {
+	if e.Observer == nil {
+		return
+	}
+	ev.Session = e.Session
+	if ev.Time.IsZero() {
+		ev.Time = e.now()
+	}
+	e.Observer.Observe(ev)
+}
+
+func (e *Engine) setup() error {
+	t := e.Team
+	n := len(t.Tasks)
+	if len(e.Context) != n {
+		return fmt.Errorf("runner: %d context lists for %d tasks", len(e.Context), n)
+	}
+	if e.State == nil {
+		e.State = map[string]any{}
+	}
+	if e.Render == nil {
+		e.Render = func(s string, _ map[string]any) string { return s }
+	}
+	e.byName = make(map[string]int, n)
+	for i, task := range t.Tasks {
+		e.byName[task.Name] = i
+	}
+	e.tasks = make([]taskState, n)
+	e.gates = make([][]int, n)
+	for j, task := range t.Tasks {
+		for _, r := range task.Condition {
+			for _, name := range r.Next {
+				if i, ok := e.byName[name]; ok && !slices.Contains(e.gates[i], j) {
+					e.gates[i] = append(e.gates[i], j)
+				}
+			}
+		}
+	}
+	e.deps = make([][]int, n)
+	for i := range n {
+		if t.Process == spec.Workflow {
+			d := slices.Clone(e.Context[i])
+			for _, g := range e.gates[i] {
+				if !slices.Contains(d, g) {
+					d = append(d, g)
+				}
+			}
+			e.deps[i] = d
+		} else if i > 0 {
+			e.deps[i] = []int{i - 1}
+		}
+		if i < len(e.Attempts) {
+			e.tasks[i].attempts = e.Attempts[i]
+		}
+	}
+	for i, out := range e.Restored {
+		if i < 0 || i >= n {
+			continue
+		}
+		st := &e.tasks[i]
+		if route, ok := e.route(i, out.Raw); ok {
+			st.status, st.out, st.restored, st.chosen = Completed, out, true, route
+		} else {
+			// The routes changed since (they are not in the fingerprint):
+			// the task decides again.
+			e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name,
+				Message: fmt.Sprintf("restored result of task %q matches none of its condition's values; running it again", t.Tasks[i].Name)})
+		}
+	}
+	return nil
+}
+
+// route picks the condition route for a result: ok is false when the task
+// has a condition and no value matches the trimmed result.
+func (e *Engine) route(i int, raw string) ([]string, bool) {
+	conds := e.Team.Tasks[i].Condition
+	if len(conds) == 0 {
+		return nil, true
+	}
+	v := strings.TrimSpace(raw)
+	for _, r := range conds {
+		if r.Value == v {
+			if r.Next == nil {
+				return []string{}, true
+			}
+			return r.Next, true
+		}
+	}
+	return nil, false
+}
+
+func routeValues(conds []spec.Route) string {
+	vs := make([]string, len(conds))
+	for k, r := range conds {
+		vs[k] = fmt.Sprintf("%q", r.Value)
+	}
+	return strings.Join(vs, ", ")
+}
+
+// Run runs every task that is not done yet and returns what happened. The
+// error is non-nil only when the checkpoint could not be written
+// (*StoreError) or the engine was given an inconsistent team.
+func (e *Engine) Run(ctx context.Context) (*Summary, error) {
+	start := e.now()
+	if err := e.setup(); err != nil {
+		return nil, err
+	}
+	for i := range e.tasks {
+		if e.tasks[i].restored {
+			e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
+				Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw})
+		}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	parallel := 1
+	if e.Team.Process == spec.Workflow {
+		parallel = e.MaxParallel
+		if parallel < 1 {
+			parallel = 4
+		}
+	}
+	results := make(chan attemptDone)
+	running := 0
+	var (
+		halt    *Halt
+		failed  bool
+		stuck   []string
+		outcome = Succeeded
+	)
+	stopping := func() bool {
+		return failed || halt != nil || ctx.Err() != nil || e.storeFailed()
+	}
+	for {
+		if !stopping() {
+			progressed := true
+			for progressed && !stopping() {
+				progressed = false
+				for i := range e.tasks {
+					if stopping() || running >= parallel {
+						break
+					}
+					if e.tasks[i].status != Pending || !e.ready(i) {
+						continue
+					}
+					if reason := e.skipReason(i); reason != "" {
+						e.tasks[i].status = SkippedStatus
+						_ = e.record(Event{Type: TaskSkipped, Index: i, Task: e.Team.Tasks[i].Name, Agent: e.Team.Tasks[i].Agent, Reason: reason})
+						progressed = true
+						continue
+					}
+					if e.agentOf(i).Kind == spec.Human {
+						if h, err := e.human(i); err != nil {
+							cancel()
+						} else if h != nil {
+							halt = h
+						} else if e.tasks[i].status == FailedStatus {
+							failed = true
+						}
+						progressed = true
+						continue
+					}
+					job := e.job(i)
+					e.tasks[i].status = Running
+					running++
+					go func() { results <- e.attempts(runCtx, job) }()
+				}
+			}
+		}
+		if running == 0 {
+			if !stopping() {
+				for i := range e.tasks {
+					if e.tasks[i].status == Pending {
+						stuck = append(stuck, e.Team.Tasks[i].Name)
+					}
+				}
+			}
+			break
+		}
+		d := <-results
+		running--
+		if e.storeFailed() {
+			e.tasks[d.i].status = Pending
+			cancel()
+			continue
+		}
+		if err := e.finish(d); err != nil {
+			cancel()
+			continue
+		}
+		if e.tasks[d.i].status == FailedStatus {
+			failed = true
+		}
+	}
+
+	switch {
+	case e.storeFailed():
+		outcome = StoreFailed
+	case ctx.Err() != nil:
+		outcome = Interrupted
+	case failed:
+		outcome = Failed
+	case halt != nil:
+		outcome = Halted
+	case len(stuck) > 0:
+		// Only a cycle through condition routes can get here; validation
+		// should have refused it.
+		outcome = Failed
+		e.observe(Event{Type: RunWarning, Index: -1, Message: "these tasks can never start (their dependencies form a cycle): " + strings.Join(stuck, ", ")})
+	}
+	sum := e.summary(outcome, e.now().Sub(start))
+	if halt != nil && outcome == Halted {
+		e.observe(Event{Type: RunHalted, Index: -1, Task: halt.Task, Halt: halt})
+	}
+	e.observe(Event{Type: RunFinished, Index: -1, Summary: sum, Elapsed: millis(e.now().Sub(start))})
+	if e.storeFailed() {
+		return sum, e.storeErr
+	}
+	return sum, nil
+}
+
+func (e *Engine) storeFailed() bool {
+	e.recMu.Lock()
+	defer e.recMu.Unlock()
+	return e.storeErr != nil
+}
+
+func (e *Engine) agentOf(i int) *spec.Agent {
+	name := e.Team.Tasks[i].Agent
+	if name == spec.HumanAgent {
+		return &spec.Agent{Name: name, Kind: spec.Human}
+	}
+	for _, a := range e.Team.Agents {
+		if a.Name == name {
+			return a
+		}
+	}
+	return &spec.Agent{Name: name, Kind: spec.Human}
+}
+
+// ready: every task this one waits for is completed or skipped.
+func (e *Engine) ready(i int) bool {
+	for _, d := range e.deps[i] {
+		if s := e.tasks[d].status; s != Completed && s != SkippedStatus {
+			return false
+		}
+	}
+	return true
+}
+
+// skipReason says why a ready task must not run, or "".
+func (e *Engine) skipReason(i int) string {
+	name := e.Team.Tasks[i].Name
+	for _, g := range e.gates[i] {
+		gs := e.tasks[g]
+		gname := e.Team.Tasks[g].Name
+		switch gs.status {
+		case SkippedStatus:
+			return fmt.Sprintf("%s was skipped", gname)
+		case Completed:
+			if !slices.Contains(gs.chosen, name) {
+				return fmt.Sprintf("%s routed %q elsewhere", gname, strings.TrimSpace(gs.out.Raw))
+			}
+		}
+	}
+	if e.Team.Process == spec.Workflow && len(e.Context[i]) > 0 {
+		for _, c := range e.Context[i] {
+			if e.tasks[c].status != SkippedStatus {
+				return ""
+			}
+		}
+		return "every task it reads was skipped"
+	}
+	return ""
+}
+
+func (e *Engine) contextOf(i int) []ContextOutput {
+	var out []ContextOutput
+	for _, c := range e.Context[i] {
+		if e.tasks[c].status == Completed {
+			out = append(out, ContextOutput{Task: e.Team.Tasks[c].Name, Output: e.tasks[c].out})
+		}
+	}
+	return out
+}
+
+func (e *Engine) job(i int) *Job {
+	t := e.Team.Tasks[i]
+	return &Job{
+		Session:        e.Session,
+		Index:          i,
+		Task:           t,
+		Agent:          e.agentOf(i),
+		Description:    e.Render(t.Description, e.State),
+		ExpectedOutput: e.Render(t.ExpectedOutput, e.State),
+		Context:        e.contextOf(i),
+		Attempt:        e.tasks[i].attempts + 1,
+		State:          maps.Clone(e.State),
+	}
+}
+
+// human completes a human task from its recorded decision, or returns the
+// halt that asks for one.
+func (e *Engine) human(i int) (*Halt, error) {
+	t := e.Team.Tasks[i]
+	desc := e.Render(t.Description, e.State)
+	value, ok := e.Decisions[t.Name]
+	if !ok {
+		h := &Halt{Session: e.Session, Task: t.Name, Description: desc, Options: t.Options}
+		if e.DecideCommand != nil {
+			h.Command = e.DecideCommand(t.Name, "")
+			for _, o := range t.Options {
+				h.Commands = append(h.Commands, e.DecideCommand(t.Name, o))
+			}
+		}
+		return h, nil
+	}
+	e.tasks[i].attempts++
+	attempt := e.tasks[i].attempts
+	var err error
+	if len(t.Options) > 0 && !slices.Contains(t.Options, value) {
+		err = fmt.Errorf("decision %q is not one of the options %s", value, strings.Join(t.Options, ", "))
+	} else if _, ok := e.route(i, value); !ok {
+		err = fmt.Errorf("decision %q matches none of the condition's values %s", value, routeValues(t.Condition))
+	}
+	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, err: err, attempt: attempt})
+}
+
+// attempts runs a task's attempts within one invocation: the first and up
+// to MaxRetries more, with capped exponential backoff between them.
+func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
+	t := job.Task
+	first := job.Attempt
+	for try := 0; ; try++ {
+		j := *job
+		j.Attempt = first + try
+		if err := e.record(Event{Type: TaskStarted, Index: j.Index, Task: t.Name, Agent: t.Agent, Attempt: j.Attempt, RetryCount: j.Attempt - 1}); err != nil {
+			return attemptDone{i: j.Index, err: err, attempt: j.Attempt}
+		}
+		start := e.now()
+		res, err := e.Executor.Execute(ctx, &j)
+		elapsed := e.now().Sub(start)
+		if err == nil {
+			if _, ok := e.route(j.Index, res.Raw); !ok {
+				err = fmt.Errorf("result %q matches none of the condition's values %s", truncate(strings.TrimSpace(res.Raw), 80), routeValues(t.Condition))
+			}
+		}
+		if err == nil {
+			return attemptDone{i: j.Index, desc: j.Description, res: res, attempt: j.Attempt, elapsed: elapsed}
+		}
+		if ctx.Err() != nil {
+			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, interrupted: true}
+		}
+		if try >= t.MaxRetries {
+			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed}
+		}
+		delay := e.backoff(t.RetryDelay, try)
+		if rerr := e.record(Event{Type: TaskRetrying, Index: j.Index, Task: t.Name, Agent: t.Agent, Attempt: j.Attempt, RetryCount: j.Attempt - 1,
+			Error: err.Error(), Delay: millis(delay), Elapsed: millis(elapsed)}); rerr != nil {
+			return attemptDone{i: j.Index, err: rerr, attempt: j.Attempt}
+		}
+		if err := e.sleep(ctx, delay); err != nil {
+			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, interrupted: true}
+		}
+	}
+}
+
+func (e *Engine) backoff(base time.Duration, try int) time.Duration {
+	limit := e.MaxBackoff
+	if limit <= 0 {
+		limit = 5 * time.Minute
+	}
+	if base <= 0 {
+		return 0
+	}
+	d := base
+	for range try {
+		d *= 2
+		if d >= limit {
+			return limit
+		}
+	}
+	return min(d, limit)
+}
+
+func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
+	if e.Sleep != nil {
+		return e.Sleep(ctx, d)
+	}
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// finish records how a task's attempts ended and updates the shared state.
+func (e *Engine) finish(d attemptDone) error {
+	st := &e.tasks[d.i]
+	t := e.Team.Tasks[d.i]
+	if d.attempt > st.attempts {
+		st.attempts = d.attempt
+	}
+	var se *StoreError
+	if errors.As(d.err, &se) {
+		st.status = Pending
+		return d.err
+	}
+	ev := Event{Index: d.i, Task: t.Name, Agent: t.Agent, Attempt: d.attempt, RetryCount: max(d.attempt-1, 0)}
+	if d.elapsed > 0 {
+		ev.Elapsed = millis(d.elapsed)
+	}
+	switch {
+	case d.interrupted:
+		st.status = Pending
+		ev.Type = TaskInterrupted
+		ev.Error = "interrupted"
+	case d.err != nil:
+		st.status = FailedStatus
+		st.err = d.err.Error()
+		ev.Type = TaskFailed
+		ev.Error = d.err.Error()
+	default:
+		route, _ := e.route(d.i, d.res.Raw)
+		st.status, st.chosen = Completed, route
+		st.out = Output{Description: d.desc, Raw: d.res.Raw, Agent: t.Agent, OutputFormat: "RAW"}
+		ev.Type = TaskCompleted
+		ev.Result = d.res.Raw
+		ev.Usage = d.res.Usage
+		ev.Memory = d.res.Memory
+		if t.OutputVariable != "" {
+			e.State[t.OutputVariable] = d.res.Raw
+			ev.OutputVariable = t.OutputVariable
+		}
+	}
+	return e.record(ev)
+}
+
+func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
+	s := &Summary{Session: e.Session, Outcome: outcome, Total: len(e.tasks), Resume: e.ResumeCommand, Elapsed: Millis(elapsed)}
+	for i, st := range e.tasks {
+		switch {
+		case st.status == Completed && st.restored:
+			s.Restored++
+		case st.status == Completed:
+			s.Ran++
+		case st.status == FailedStatus:
+			s.Failed++
+			s.FailedTasks = append(s.FailedTasks, e.Team.Tasks[i].Name)
+		case st.status == SkippedStatus:
+			s.Skipped++
+		default:
+			s.Pending++
+		}
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

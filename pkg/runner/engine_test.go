@@ -1,0 +1,517 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// fakeExec answers each job with fn and remembers what it was given.
+type fakeExec struct {
+	mu   sync.Mutex
+	jobs []Job
+	fn   func(ctx context.Context, j *Job) (Result, error)
+}
+
+func (f *fakeExec) Execute(ctx context.Context, j *Job) (Result, error) {
+	f.mu.Lock()
+	f.jobs = append(f.jobs, *j)
+	f.mu.Unlock()
+	if f.fn == nil {
+		return Result{Raw: "out:" + j.Task.Name}, nil
+	}
+	return f.fn(ctx, j)
+}
+
+func (f *fakeExec) ran() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var names []string
+	for _, j := range f.jobs {
+		names = append(names, j.Task.Name)
+	}
+	return names
+}
+
+// memRecorder keeps events; failAt makes the n-th Record fail (1-based).
+type memRecorder struct {
+	mu     sync.Mutex
+	events []Event
+	failAt int
+}
+
+func (m *memRecorder) Record(ev Event) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.failAt > 0 && len(m.events)+1 == m.failAt {
+		return errors.New("disk full")
+	}
+	m.events = append(m.events, ev)
+	return nil
+}
+
+func (m *memRecorder) lines() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, ev := range m.events {
+		out = append(out, fmt.Sprintf("%s %s %d", ev.Type, ev.Task, ev.Attempt))
+	}
+	return out
+}
+
+type taskOpt func(*spec.Task)
+
+func ctxOf(names ...string) taskOpt {
+	return func(t *spec.Task) { t.Context, t.HasContext = names, true }
+}
+func retries(n int, d time.Duration) taskOpt {
+	return func(t *spec.Task) { t.MaxRetries, t.RetryDelay = n, d }
+}
+func cond(value string, next ...string) taskOpt {
+	return func(t *spec.Task) { t.Condition = append(t.Condition, spec.Route{Value: value, Next: next}) }
+}
+func agent(name string) taskOpt { return func(t *spec.Task) { t.Agent = name } }
+func outVar(v string) taskOpt   { return func(t *spec.Task) { t.OutputVariable = v } }
+func options(o ...string) taskOpt {
+	return func(t *spec.Task) { t.Options = o }
+}
+
+func task(name string, opts ...taskOpt) *spec.Task {
+	t := &spec.Task{Name: name, Description: "do " + name, Agent: "worker"}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
+}
+
+// team builds a team and its effective context the way spec.ContextOf
+// defines it: sequential tasks without context read the previous task.
+func team(process spec.Process, tasks ...*spec.Task) (*spec.Team, [][]int) {
+	t := &spec.Team{Name: "t", Process: process, Tasks: tasks,
+		Agents: []*spec.Agent{{Name: "worker", Kind: spec.CommandAgent, Shell: "true"}}}
+	idx := map[string]int{}
+	for i, task := range tasks {
+		idx[task.Name] = i
+	}
+	ctx := make([][]int, len(tasks))
+	for i, task := range tasks {
+		switch {
+		case task.HasContext:
+			for _, c := range task.Context {
+				ctx[i] = append(ctx[i], idx[c])
+			}
+		case process == spec.Sequential && i > 0:
+			ctx[i] = []int{i - 1}
+		}
+	}
+	return t, ctx
+}
+
+func newEngine(tm *spec.Team, ctx [][]int, ex Executor, rec Recorder) *Engine {
+	return &Engine{
+		Session: "s1", Team: tm, Context: ctx, Executor: ex, Recorder: rec,
+		Sleep:         func(ctx context.Context, d time.Duration) error { return ctx.Err() },
+		DecideCommand: func(task, v string) string { return "teamrun session decide s1 " + task + " " + v },
+	}
+}
+
+func TestSequentialContextAndState(t *testing.T) {
+	tm, cx := team(spec.Sequential, task("a", outVar("first")), task("b"), task("c", ctxOf("a")))
+	ex := &fakeExec{}
+	rec := &memRecorder{}
+	e := newEngine(tm, cx, ex, rec)
+	e.State = map[string]any{"topic": "go"}
+	sum, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Outcome != Succeeded || sum.Ran != 3 || sum.Restored != 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	want := []string{"task_started a 1", "task_completed a 1", "task_started b 1", "task_completed b 1", "task_started c 1", "task_completed c 1"}
+	if got := rec.lines(); !slices.Equal(got, want) {
+		t.Fatalf("events\n got %q\nwant %q", got, want)
+	}
+	if got := e.State["first"]; got != "out:a" {
+		t.Fatalf("output_variable: state[first] = %v", got)
+	}
+	jb := ex.jobs[1]
+	if len(jb.Context) != 1 || jb.Context[0].Task != "a" || jb.Context[0].Output.Raw != "out:a" || jb.Context[0].Output.OutputFormat != "RAW" {
+		t.Fatalf("b's context = %+v, want a's output", jb.Context)
+	}
+	if jb.State["first"] != "out:a" {
+		t.Fatalf("b's state snapshot misses the output variable: %v", jb.State)
+	}
+	if jc := ex.jobs[2]; len(jc.Context) != 1 || jc.Context[0].Task != "a" {
+		t.Fatalf("c's context = %+v, want a", jc.Context)
+	}
+	if rec.events[1].OutputVariable != "first" {
+		t.Fatalf("completed event of a does not name its output variable: %+v", rec.events[1])
+	}
+}
+
+func TestSequentialFailureStops(t *testing.T) {
+	tm, cx := team(spec.Sequential, task("a"), task("b", retries(2, time.Second)), task("c"))
+	var delays []time.Duration
+	ex := &fakeExec{fn: func(_ context.Context, j *Job) (Result, error) {
+		if j.Task.Name == "b" {
+			return Result{}, errors.New("boom")
+		}
+		return Result{Raw: "ok"}, nil
+	}}
+	rec := &memRecorder{}
+	e := newEngine(tm, cx, ex, rec)
+	e.MaxBackoff = 3 * time.Second
+	e.Sleep = func(_ context.Context, d time.Duration) error { delays = append(delays, d); return nil }
+	sum, err := e.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Outcome != Failed || sum.Failed != 1 || sum.Pending != 1 || !slices.Equal(sum.FailedTasks, []string{"b"}) {
+		t.Fatalf("summary %+v", sum)
+	}
+	if got := ex.ran(); !slices.Equal(got, []string{"a", "b", "b", "b"}) {
+		t.Fatalf("ran %v", got)
+	}
+	if !slices.Equal(delays, []time.Duration{time.Second, 2 * time.Second}) {
+		t.Fatalf("delays %v", delays)
+	}
+	last := rec.events[len(rec.events)-1]
+	if last.Type != TaskFailed || last.Attempt != 3 || last.RetryCount != 2 || last.Error != "boom" {
+		t.Fatalf("last event %+v", last)
+	}
+}
+
+func TestBackoffCapped(t *testing.T) {
+	e := &Engine{MaxBackoff: 5 * time.Second}
+	tests := []struct {
+		base time.Duration
+		try  int
+		want time.Duration
+	}{
+		{0, 3, 0},
+		{time.Second, 0, time.Second},
+		{time.Second, 1, 2 * time.Second},
+		{time.Second, 2, 4 * time.Second},
+		{time.Second, 3, 5 * time.Second},
+		{time.Second, 60, 5 * time.Second},
+		{10 * time.Second, 0, 5 * time.Second},
+	}
+	for _, tt := range tests {
+		if got := e.backoff(tt.base, tt.try); got != tt.want {
+			t.Errorf("backoff(%v, %d) = %v, want %v", tt.base, tt.try, got, tt.want)
+		}
+	}
+}
+
+func TestRetrySucceedsAndAttemptsCountAcrossRuns(t *testing.T) {
+	tm, cx := team(spec.Sequential, task("a", retries(1, 0)))
+	ex := &fakeExec{fn: func(_ context.Context, j *Job) (Result, error) {
+		if j.Attempt == 3 {
+			return Result{}, errors.New("flaky")
+		}
+		return Result{Raw: fmt.Sprint(j.Attempt)}, nil
+	}}
+	rec := &memRecorder{}
+	e := newEngine(tm, cx, ex, rec)
+	e.Attempts = []int{2} // two attempts in earlier runs
+	sum, _ := e.Run(context.Background())
+	if sum.Outcome != Succeeded {
+		t.Fatalf("summary %+v", sum)
+	}
+	want := []string{"task_started a 3", "task_retrying a 3", "task_started a 4", "task_completed a 4"}
+	if got := rec.lines(); !slices.Equal(got, want) {
+		t.Fatalf("events\n got %q\nwant %q", got, want)
+	}
+	if rec.events[3].RetryCount != 3 || rec.events[3].Result != "4" {
+		t.Fatalf("completed %+v", rec.events[3])
+	}
+}
+
+func TestWorkflowMaxParallel(t *testing.T) {
+	var tasks []*spec.Task
+	for i := range 8 {
+		tasks = append(tasks, task(fmt.Sprintf("t%d", i), ctxOf()))
+	}
+	tasks = append(tasks, task("join", ctxOf("t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7")))
+	tm, cx := team(spec.Workflow, tasks...)
+	var cur, peak atomic.Int32
+	gate := make(chan struct{})
+	var once sync.Once
+	ex := &fakeExec{fn: func(_ context.Context, j *Job) (Result, error) {
+		n := cur.Add(1)
+		defer cur.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		if n == 3 {
+			once.Do(func() { close(gate) })
+		}
+		if j.Task.Name != "join" {
+			<-gate // hold until three run at once: proves parallelism
+		}
+		return Result{Raw: j.Task.Name}, nil
+	}}
+	e := newEngine(tm, cx, ex, &memRecorder{})
+	e.MaxParallel = 3
+	sum, err := e.Run(context.Background())
+	if err != nil || sum.Outcome != Succeeded || sum.Ran != 9 {
+		t.Fatalf("summary %+v, %v", sum, err)
+	}
+	if p := peak.Load(); p != 3 {
+		t.Fatalf("peak parallelism %d, want 3", p)
+	}
+	jobs := ex.jobs
+	if last := jobs[len(jobs)-1]; last.Task.Name != "join" || len(last.Context) != 8 {
+		t.Fatalf("join ran with context %d, last job %s", len(last.Context), last.Task.Name)
+	}
+}
+
+func routingTeam(process spec.Process) (*spec.Team, [][]int) {
+	return team(process,
+		task("draft", ctxOf()),
+		task("review", ctxOf("draft"), cond("approve", "publish"), cond("reject", "revise", "notify")),
+		task("publish", ctxOf("review")),
+		task("revise", ctxOf("review")),
+		task("notify", ctxOf("revise")),
+		task("final", ctxOf("publish", "revise")),
+	)
+}
+
+func TestConditionRouting(t *testing.T) {
+	tests := []struct {
+		name     string
+		process  spec.Process
+		decision string
+		ran      []string
+		skipped  []string
+	}{
+		{"workflow approve", spec.Workflow, "approve", []string{"draft", "review", "publish", "final"}, []string{"notify", "revise"}},
+		{"workflow reject", spec.Workflow, " reject\n", []string{"draft", "review", "revise", "notify", "final"}, []string{"publish"}},
+		{"sequential approve", spec.Sequential, "approve", []string{"draft", "review", "publish", "final"}, []string{"notify", "revise"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tm, cx := routingTeam(tt.process)
+			ex := &fakeExec{fn: func(_ context.Context, j *Job) (Result, error) {
+				if j.Task.Name == "review" {
+					return Result{Raw: tt.decision}, nil
+				}
+				return Result{Raw: j.Task.Name}, nil
+			}}
+			rec := &memRecorder{}
+			sum, err := newEngine(tm, cx, ex, rec).Run(context.Background())
+			if err != nil || sum.Outcome != Succeeded {
+				t.Fatalf("summary %+v, %v", sum, err)
+			}
+			got := ex.ran()
+			slices.Sort(got)
+			want := slices.Clone(tt.ran)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("ran %v, want %v", got, want)
+			}
+			var skipped []string
+			for _, ev := range rec.events {
+				if ev.Type == TaskSkipped {
+					skipped = append(skipped, ev.Task)
+				}
+			}
+			slices.Sort(skipped)
+			if !slices.Equal(skipped, tt.skipped) {
+				t.Fatalf("skipped %v, want %v", skipped, tt.skipped)
+			}
+			if sum.Skipped != len(tt.skipped) {
+				t.Fatalf("summary skipped %d", sum.Skipped)
+			}
+		})
+	}
+}
+
+func TestRouteMismatchFailsTheAttempt(t *testing.T) {
+	tm, cx := routingTeam(spec.Workflow)
+	ex := &fakeExec{fn: func(_ context.Context, j *Job) (Result, error) { return Result{Raw: "maybe"}, nil }}
+	sum, _ := newEngine(tm, cx, ex, &memRecorder{}).Run(context.Background())
+	if sum.Outcome != Failed || !slices.Equal(sum.FailedTasks, []string{"review"}) {
+		t.Fatalf("summary %+v", sum)
+	}
+}
+
+func TestRestoredResultsFeedContextAndRouting(t *testing.T) {
+	tm, cx := routingTeam(spec.Workflow)
+	ex := &fakeExec{}
+	rec := &memRecorder{}
+	e := newEngine(tm, cx, ex, rec)
+	e.Restored = map[int]Output{
+		0: {Description: "do draft", Raw: "the draft", Agent: "worker", OutputFormat: "RAW"},
+		1: {Description: "do review", Raw: "reject\n", Agent: "worker", OutputFormat: "RAW"},
+	}
+	sum, err := e.Run(context.Background())
+	if err != nil || sum.Outcome != Succeeded || sum.Restored != 2 || sum.Ran != 3 || sum.Skipped != 1 {
+		t.Fatalf("summary %+v, %v", sum, err)
+	}
+	got := ex.ran()
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"final", "notify", "revise"}) {
+		t.Fatalf("ran %v", got)
+	}
+	for _, j := range ex.jobs {
+		if j.Task.Name == "revise" && (len(j.Context) != 1 || j.Context[0].Output.Raw != "reject\n") {
+			t.Fatalf("revise's context %+v", j.Context)
+		}
+	}
+	for _, ev := range rec.events {
+		if ev.Task == "draft" || ev.Task == "review" {
+			t.Fatalf("a restored task was recorded again: %+v", ev)
+		}
+	}
+}
+
+func TestHumanHaltAndDecision(t *testing.T) {
+	mk := func() (*spec.Team, [][]int) {
+		return team(spec.Sequential,
+			task("draft"),
+			task("approve", agent(spec.HumanAgent), options("yes", "no"), cond("yes", "ship"), cond("no")),
+			task("ship"),
+		)
+	}
+	t.Run("halt", func(t *testing.T) {
+		tm, cx := mk()
+		ex := &fakeExec{}
+		rec := &memRecorder{}
+		e := newEngine(tm, cx, ex, rec)
+		var obs obsRecorder
+		e.Observer = &obs
+		sum, err := e.Run(context.Background())
+		if err != nil || sum.Outcome != Halted || sum.Ran != 1 || sum.Pending != 2 {
+			t.Fatalf("summary %+v, %v", sum, err)
+		}
+		h := obs.find(RunHalted).Halt
+		if h == nil || h.Task != "approve" || h.Session != "s1" || h.Description != "do approve" ||
+			!slices.Equal(h.Options, []string{"yes", "no"}) ||
+			!slices.Equal(h.Commands, []string{"teamrun session decide s1 approve yes", "teamrun session decide s1 approve no"}) {
+			t.Fatalf("halt %+v", h)
+		}
+	})
+	for _, tt := range []struct {
+		decision string
+		outcome  Outcome
+		ran      []string
+	}{
+		{"yes", Succeeded, []string{"ship"}},
+		{"no", Succeeded, nil},
+		{"maybe", Failed, nil},
+	} {
+		t.Run("decided "+tt.decision, func(t *testing.T) {
+			tm, cx := mk()
+			ex := &fakeExec{}
+			rec := &memRecorder{}
+			e := newEngine(tm, cx, ex, rec)
+			e.Restored = map[int]Output{0: {Raw: "d"}}
+			e.Decisions = map[string]string{"approve": tt.decision}
+			sum, err := e.Run(context.Background())
+			if err != nil || sum.Outcome != tt.outcome {
+				t.Fatalf("summary %+v, %v", sum, err)
+			}
+			if got := ex.ran(); !slices.Equal(got, tt.ran) {
+				t.Fatalf("ran %v, want %v", got, tt.ran)
+			}
+			if tt.outcome == Succeeded && (rec.events[0].Type != TaskCompleted || rec.events[0].Result != tt.decision) {
+				t.Fatalf("first event %+v", rec.events[0])
+			}
+		})
+	}
+}
+
+type obsRecorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (o *obsRecorder) Observe(ev Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.events = append(o.events, ev)
+}
+
+func (o *obsRecorder) find(tp EventType) Event {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, ev := range o.events {
+		if ev.Type == tp {
+			return ev
+		}
+	}
+	return Event{}
+}
+
+func TestInterruptRecordsNotCompleted(t *testing.T) {
+	tm, cx := team(spec.Workflow, task("a", ctxOf()), task("b", ctxOf()), task("c", ctxOf("a", "b")))
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{}, 2)
+	ex := &fakeExec{fn: func(ctx context.Context, j *Job) (Result, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return Result{}, ctx.Err()
+	}}
+	go func() { <-started; <-started; cancel() }()
+	rec := &memRecorder{}
+	sum, err := newEngine(tm, cx, ex, rec).Run(ctx)
+	if err != nil || sum.Outcome != Interrupted || sum.Pending != 3 || sum.Failed != 0 {
+		t.Fatalf("summary %+v, %v", sum, err)
+	}
+	n := 0
+	for _, ev := range rec.events {
+		if ev.Type == TaskInterrupted {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d interrupted events, want 2: %q", n, rec.lines())
+	}
+}
+
+func TestStoreFailureStops(t *testing.T) {
+	tm, cx := team(spec.Sequential, task("a"), task("b"), task("c"))
+	ex := &fakeExec{}
+	rec := &memRecorder{failAt: 4} // b's completion
+	sum, err := newEngine(tm, cx, ex, rec).Run(context.Background())
+	var se *StoreError
+	if !errors.As(err, &se) || sum.Outcome != StoreFailed {
+		t.Fatalf("err %v, summary %+v", err, sum)
+	}
+	if got := ex.ran(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("ran %v", got)
+	}
+}
+
+func TestRenderAtRunTime(t *testing.T) {
+	tm, cx := team(spec.Sequential, task("a", outVar("x")), task("b"))
+	tm.Tasks[1].Description = "use {x}"
+	ex := &fakeExec{}
+	e := newEngine(tm, cx, ex, &memRecorder{})
+	e.Render = func(s string, st map[string]any) string {
+		for k, v := range st {
+			s = strings.ReplaceAll(s, "{"+k+"}", fmt.Sprint(v))
+		}
+		return s
+	}
+	if _, err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := ex.jobs[1].Description; d != "use out:a" {
+		t.Fatalf("b's description %q", d)
+	}
+}

@@ -1,0 +1,103 @@
+package runner
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// EventType names a change the runner went through.
+type EventType string
+
+const (
+	RunStarted      EventType = "run_started"
+	TaskRestored    EventType = "task_restored"
+	TaskStarted     EventType = "task_started"
+	TaskRetrying    EventType = "task_retrying"
+	TaskCompleted   EventType = "task_completed"
+	TaskFailed      EventType = "task_failed"
+	TaskSkipped     EventType = "task_skipped"
+	TaskInterrupted EventType = "task_interrupted"
+	RunHalted       EventType = "halted"
+	RunWarning      EventType = "warning"
+	RunFinished     EventType = "run_finished"
+)
+
+// Usage is the tokens an LLM task consumed, summed over its requests.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Halt is what a run stopped for when a human decision is due.
+type Halt struct {
+	Session     string   `json:"session"`
+	Task        string   `json:"task"`
+	Description string   `json:"description"`
+	Options     []string `json:"options,omitempty"`
+	Command     string   `json:"command"`            // records a decision; VALUE is a placeholder
+	Commands    []string `json:"commands,omitempty"` // the exact command for each option
+}
+
+// Event is one step of a run. The engine hands each to its Recorder (the
+// checkpoint) before it goes on, and to its Observer (the user's output).
+type Event struct {
+	Time       time.Time `json:"time"`
+	Type       EventType `json:"event"`
+	Session    string    `json:"session,omitempty"`
+	Task       string    `json:"task,omitempty"`
+	Index      int       `json:"-"` // the task's position; -1 for run-level events
+	Agent      string    `json:"agent,omitempty"`
+	Attempt    int       `json:"attempt,omitempty"`
+	RetryCount int       `json:"retry_count,omitempty"`
+	Result     string    `json:"result,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+	Delay      *Millis   `json:"delay_ms,omitempty"`   // before the next attempt
+	Elapsed    *Millis   `json:"elapsed_ms,omitempty"` // of the attempt or the run
+	Usage      *Usage    `json:"usage,omitempty"`
+	// OutputVariable is set when the result also went into the shared state.
+	OutputVariable string `json:"output_variable,omitempty"`
+	// Memory is the agent's whole conversation after the task, for agents
+	// with memory: true. It is checkpointed, never printed.
+	Memory  json.RawMessage `json:"-"`
+	Halt    *Halt           `json:"halt,omitempty"`
+	Summary *Summary        `json:"summary,omitempty"`
+	Message string          `json:"message,omitempty"` // warnings
+}
+
+// Millis is a duration printed as whole milliseconds in JSON events.
+type Millis time.Duration
+
+func (m Millis) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(m).Milliseconds())
+}
+
+func millis(d time.Duration) *Millis { m := Millis(d); return &m }
+
+// Outcome is how a run ended.
+type Outcome string
+
+const (
+	Succeeded   Outcome = "succeeded"
+	Failed      Outcome = "failed"
+	Halted      Outcome = "halted"
+	Interrupted Outcome = "interrupted"
+	StoreFailed Outcome = "store_failed"
+)
+
+// Summary counts what a run did.
+type Summary struct {
+	Session  string  `json:"session"`
+	Outcome  Outcome `json:"outcome"`
+	Total    int     `json:"total"`
+	Restored int     `json:"restored"`
+	Ran      int     `json:"ran"`
+	Failed   int     `json:"failed"`
+	Skipped  int     `json:"skipped"`
+	Pending  int     `json:"pending"`        // not reached
+	Resume   string  `json:"resume_command"` // how to continue this session
+	Elapsed  Millis  `json:"elapsed_ms"`
+	// FailedTasks names the tasks that failed, in file order.
+	FailedTasks []string `json:"failed_tasks,omitempty"`
+}

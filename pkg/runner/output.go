@@ -1,0 +1,336 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-isatty"
+)
+
+// IO is where a run's output goes and what that place can show.
+type IO struct {
+	Out, Err   io.Writer
+	IsTerminal bool // Out is a terminal: live progress
+	Color      bool
+}
+
+// NewIO inspects out: a terminal gets live progress, and colour unless
+// NO_COLOR is set (to anything) or TERM is dumb.
+func NewIO(out, errw io.Writer, getenv func(string) string) IO {
+	io := IO{Out: out, Err: errw}
+	if f, ok := out.(*os.File); ok {
+		fd := f.Fd()
+		io.IsTerminal = isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
+	}
+	if io.IsTerminal && getenv("TERM") == "dumb" {
+		io.IsTerminal = false
+	}
+	_, noColor := lookup(getenv, "NO_COLOR")
+	io.Color = io.IsTerminal && !noColor
+	return io
+}
+
+func lookup(getenv func(string) string, key string) (string, bool) {
+	v := getenv(key)
+	return v, v != ""
+}
+
+// Mode picks the output format.
+type Mode int
+
+const (
+	ModeAuto  Mode = iota // live on a terminal, plain lines elsewhere
+	ModeJSON              // one JSON event per line
+	ModeQuiet             // warnings, halts and an unsuccessful summary only
+)
+
+// Reporter is an Observer that must be closed when the run ends.
+type Reporter interface {
+	Observer
+	Close()
+}
+
+// NewReporter returns the reporter for a mode and the IO's capabilities.
+func NewReporter(io IO, mode Mode) Reporter {
+	switch mode {
+	case ModeJSON:
+		return &jsonReporter{enc: json.NewEncoder(io.Out)}
+	case ModeQuiet:
+		return &textReporter{io: io, quiet: true}
+	}
+	if io.IsTerminal {
+		return newLiveReporter(io)
+	}
+	return &textReporter{io: io}
+}
+
+type jsonReporter struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func (r *jsonReporter) Observe(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ev.Time = ev.Time.UTC()
+	_ = r.enc.Encode(ev)
+}
+
+func (r *jsonReporter) Close() {}
+
+// textReporter writes plain timestamped lines, fit for cron mail and logs.
+type textReporter struct {
+	mu    sync.Mutex
+	io    IO
+	quiet bool
+}
+
+func (r *textReporter) Observe(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch ev.Type {
+	case RunWarning:
+		fmt.Fprintf(r.io.Err, "teamrun: warning: %s\n", ev.Message)
+		return
+	case RunHalted:
+		writeHalt(r.io.Out, ev.Halt, "")
+		return
+	case RunFinished:
+		if !r.quiet || ev.Summary.Outcome != Succeeded {
+			writeSummary(r.io.Out, ev.Summary, style{})
+		}
+		return
+	}
+	if r.quiet {
+		if ev.Type == TaskFailed {
+			fmt.Fprintf(r.io.Err, "teamrun: task %s failed: %s\n", ev.Task, ev.Error)
+		}
+		return
+	}
+	line := describe(ev, style{})
+	if line == "" {
+		return
+	}
+	fmt.Fprintf(r.io.Out, "%s %s\n", ev.Time.Format(time.RFC3339), line)
+}
+
+func (r *textReporter) Close() {}
+
+// style colours text on a terminal; its zero value leaves text plain.
+type style struct{ on bool }
+
+func (s style) paint(code, text string) string {
+	if !s.on {
+		return text
+	}
+	return "\x1b[" + code + "m" + text + "\x1b[0m"
+}
+func (s style) green(t string) string  { return s.paint("32", t) }
+func (s style) red(t string) string    { return s.paint("31", t) }
+func (s style) yellow(t string) string { return s.paint("33", t) }
+func (s style) dim(t string) string    { return s.paint("2", t) }
+func (s style) bold(t string) string   { return s.paint("1", t) }
+
+// describe is one event as a line of text, without time; "" to skip it.
+func describe(ev Event, s style) string {
+	el := ""
+	if ev.Elapsed != nil {
+		el = " in " + fmtDuration(time.Duration(*ev.Elapsed))
+	}
+	switch ev.Type {
+	case RunStarted:
+		return ev.Message
+	case TaskRestored:
+		return fmt.Sprintf("%s %s", s.dim("restored "), ev.Task)
+	case TaskStarted:
+		if ev.Attempt > 1 {
+			return fmt.Sprintf("started   %s (attempt %d)", ev.Task, ev.Attempt)
+		}
+		return fmt.Sprintf("started   %s", ev.Task)
+	case TaskRetrying:
+		return fmt.Sprintf("%s %s: attempt %d failed%s: %s; retrying in %s", s.yellow("retrying "), ev.Task, ev.Attempt, el,
+			oneLine(ev.Error), fmtDuration(time.Duration(*ev.Delay)))
+	case TaskCompleted:
+		u := ""
+		if ev.Usage != nil {
+			u = fmt.Sprintf(" (%d tokens)", ev.Usage.TotalTokens)
+		}
+		return fmt.Sprintf("%s %s%s%s", s.green("completed"), ev.Task, el, u)
+	case TaskFailed:
+		return fmt.Sprintf("%s %s%s (attempt %d): %s", s.red("failed   "), ev.Task, el, ev.Attempt, oneLine(ev.Error))
+	case TaskSkipped:
+		return fmt.Sprintf("%s %s: %s", s.dim("skipped  "), ev.Task, ev.Reason)
+	case TaskInterrupted:
+		return fmt.Sprintf("%s %s%s: not completed", s.yellow("stopped  "), ev.Task, el)
+	}
+	return ""
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " | ")), " ")
+}
+
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return d.String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(10 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+func writeHalt(w io.Writer, h *Halt, _ string) {
+	fmt.Fprintf(w, "halted: task %q needs a human decision\n", h.Task)
+	fmt.Fprintf(w, "  session: %s\n", h.Session)
+	fmt.Fprintf(w, "  task:    %s\n", h.Task)
+	desc := strings.ReplaceAll(strings.TrimSpace(h.Description), "\n", "\n           ")
+	fmt.Fprintf(w, "  asks:    %s\n", desc)
+	if len(h.Options) > 0 {
+		fmt.Fprintf(w, "  options: %s\n", strings.Join(h.Options, ", "))
+	}
+	if len(h.Commands) == 0 {
+		fmt.Fprintf(w, "  decide:  %s\n", h.Command)
+	}
+	for k, c := range h.Commands {
+		if k == 0 {
+			fmt.Fprintf(w, "  decide:  %s\n", c)
+		} else {
+			fmt.Fprintf(w, "           %s\n", c)
+		}
+	}
+}
+
+func writeSummary(w io.Writer, s *Summary, st style) {
+	var head string
+	switch s.Outcome {
+	case Succeeded:
+		head = st.green("done")
+	case Failed:
+		head = st.red("failed") + ": " + strings.Join(s.FailedTasks, ", ")
+		if len(s.FailedTasks) == 0 {
+			head = st.red("failed")
+		}
+	case Halted:
+		head = st.yellow("halted for a human decision")
+	case Interrupted:
+		head = st.yellow("interrupted") + ": checkpoint written"
+	case StoreFailed:
+		head = st.red("stopped") + ": the checkpoint could not be written"
+	}
+	fmt.Fprintf(w, "%s %s: %d restored, %d ran, %d failed, %d skipped", st.bold("summary"), head, s.Restored, s.Ran, s.Failed, s.Skipped)
+	if s.Pending > 0 {
+		fmt.Fprintf(w, ", %d not run", s.Pending)
+	}
+	fmt.Fprintf(w, " of %d tasks in %s\n", s.Total, fmtDuration(time.Duration(s.Elapsed)))
+	fmt.Fprintf(w, "session: %s\n", s.Session)
+	if s.Resume != "" {
+		fmt.Fprintf(w, "resume:  %s\n", s.Resume)
+	}
+}
+
+// liveReporter redraws a status line of the running tasks and their
+// elapsed time under the lines of finished steps.
+type liveReporter struct {
+	mu      sync.Mutex
+	io      IO
+	st      style
+	running map[string]time.Time
+	order   []string
+	drawn   bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func newLiveReporter(io IO) *liveReporter {
+	r := &liveReporter{io: io, st: style{on: io.Color}, running: map[string]time.Time{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go r.tick()
+	return r
+}
+
+func (r *liveReporter) tick() {
+	defer close(r.done)
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			r.redraw()
+			r.mu.Unlock()
+		}
+	}
+}
+
+func (r *liveReporter) clear() {
+	if r.drawn {
+		fmt.Fprint(r.io.Out, "\r\x1b[K")
+		r.drawn = false
+	}
+}
+
+func (r *liveReporter) redraw() {
+	r.clear()
+	if len(r.order) == 0 {
+		return
+	}
+	now := time.Now()
+	parts := make([]string, 0, len(r.order))
+	for _, name := range r.order {
+		parts = append(parts, fmt.Sprintf("%s %s", name, r.st.dim(fmtDuration(now.Sub(r.running[name]).Truncate(100*time.Millisecond)))))
+	}
+	line := "running: " + strings.Join(parts, ", ")
+	fmt.Fprint(r.io.Out, line)
+	r.drawn = true
+}
+
+func (r *liveReporter) Observe(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clear()
+	switch ev.Type {
+	case TaskStarted:
+		if _, ok := r.running[ev.Task]; !ok {
+			r.order = append(r.order, ev.Task)
+		}
+		r.running[ev.Task] = time.Now()
+	case TaskCompleted, TaskFailed, TaskInterrupted, TaskSkipped:
+		delete(r.running, ev.Task)
+		r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == ev.Task })
+	}
+	switch ev.Type {
+	case RunWarning:
+		fmt.Fprintf(r.io.Err, "%s %s\n", r.st.yellow("warning:"), ev.Message)
+	case RunHalted:
+		writeHalt(r.io.Out, ev.Halt, "")
+	case RunFinished:
+		writeSummary(r.io.Out, ev.Summary, r.st)
+	case TaskStarted:
+		// shown by the status line
+	default:
+		if line := describe(ev, r.st); line != "" {
+			fmt.Fprintln(r.io.Out, line)
+		}
+	}
+	r.redraw()
+}
+
+func (r *liveReporter) Close() {
+	close(r.stop)
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clear()
+}
