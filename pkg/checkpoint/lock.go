@@ -1,0 +1,155 @@
+package checkpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// HeldError says who holds a session. It wraps ErrLocked.
+type HeldError struct {
+	ID      string
+	PID     int
+	Host    string
+	Started time.Time
+	Waited  time.Duration // how long Lock waited before giving up; 0: it did not wait
+}
+
+func (e *HeldError) Error() string {
+	who := "another run"
+	if e.PID > 0 {
+		who = fmt.Sprintf("another run (pid %d on %s, started %s)", e.PID, e.Host, e.Started.Local().Format(time.RFC3339))
+	}
+	msg := fmt.Sprintf("session %s is held by %s", e.ID, who)
+	if e.Waited > 0 {
+		msg += fmt.Sprintf("; still held after waiting %s", e.Waited)
+	} else {
+		msg += "; wait for it to finish, or rerun with --wait"
+	}
+	return msg
+}
+
+func (e *HeldError) Unwrap() error { return ErrLocked }
+
+// Holder is what a lock file says about the run holding it.
+type Holder struct {
+	PID     int       `json:"pid"`
+	Host    string    `json:"host"`
+	Started time.Time `json:"started"`
+}
+
+// Lock is a held session lock: an flock on <id>.lock, so the kernel drops
+// it when its holder dies and nothing stale is left behind.
+type Lock struct {
+	store  *Store
+	id     string
+	f      *os.File
+	Holder Holder
+}
+
+// ID is the locked session's id.
+func (l *Lock) ID() string { return l.id }
+
+// Lock takes the session's exclusive lock. With wait 0 it fails at once
+// with a *HeldError naming the holder; otherwise it retries until wait has
+// passed or ctx is done.
+func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (*Lock, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	delay := 5 * time.Millisecond
+	for {
+		l, held, err := s.tryLock(id)
+		if err != nil || l != nil {
+			return l, err
+		}
+		left := wait - time.Since(start)
+		if left <= 0 {
+			if wait > 0 {
+				held.Waited = wait
+			}
+			return nil, held
+		}
+		t := time.NewTimer(min(delay, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("waiting for session %s: %w (%v)", id, ctx.Err(), held)
+		case <-t.C:
+		}
+		delay = min(delay*2, 200*time.Millisecond)
+	}
+}
+
+func (s *Store) tryLock(id string) (*Lock, *HeldError, error) {
+	path := s.lockPath(id)
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, nil, storeErr("create", path, err)
+		}
+		ok, err := flock(f)
+		if err != nil {
+			f.Close()
+			return nil, nil, storeErr("lock", path, err)
+		}
+		if !ok {
+			h := readHolder(f)
+			f.Close()
+			return nil, &HeldError{ID: id, PID: h.PID, Host: h.Host, Started: h.Started}, nil
+		}
+		// Delete removes lock files while holding them: make sure the file
+		// locked is still the one at the path, else try again.
+		fi, err1 := f.Stat()
+		pi, err2 := os.Stat(path)
+		if err1 != nil || err2 != nil || !os.SameFile(fi, pi) {
+			f.Close()
+			if err2 != nil && !errors.Is(err2, fs.ErrNotExist) {
+				return nil, nil, storeErr("lock", path, err2)
+			}
+			continue
+		}
+		host, _ := os.Hostname()
+		l := &Lock{store: s, id: id, f: f, Holder: Holder{PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)}}
+		b, _ := json.Marshal(l.Holder)
+		// Who holds it is advice for others; the flock is the lock.
+		if err := f.Truncate(0); err == nil {
+			_, _ = f.WriteAt(append(b, '\n'), 0)
+		}
+		return l, nil, nil
+	}
+}
+
+// readHolder reads the holder's note; a holder that has just taken the lock
+// may not have written it yet, so look again briefly.
+func readHolder(f *os.File) Holder {
+	var h Holder
+	for i := 0; i < 5; i++ {
+		buf := make([]byte, 512)
+		n, _ := f.ReadAt(buf, 0)
+		if n > 0 && json.Unmarshal(buf[:n], &h) == nil && h.PID > 0 {
+			return h
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return Holder{}
+}
+
+// Release drops the lock. Releasing twice is harmless.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	f := l.f
+	l.f = nil
+	// Closing the last descriptor drops the flock.
+	if err := f.Close(); err != nil {
+		return storeErr("unlock", l.store.lockPath(l.id), err)
+	}
+	return nil
+}

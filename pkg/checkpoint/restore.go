@@ -1,0 +1,306 @@
+package checkpoint
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// Reuse is the --reuse flag: what a mismatching task set may keep.
+type Reuse int
+
+const (
+	// ReuseStrict restores task outputs only when the whole task set matches.
+	ReuseStrict Reuse = iota
+	// ReuseUnchanged reuses every task whose key and upstream are unchanged.
+	ReuseUnchanged
+)
+
+// ParseReuse reads the --reuse flag's value.
+func ParseReuse(s string) (Reuse, error) {
+	switch s {
+	case "", "strict":
+		return ReuseStrict, nil
+	case "unchanged":
+		return ReuseUnchanged, nil
+	}
+	return 0, fmt.Errorf("--reuse %q: expected strict or unchanged", s)
+}
+
+func (r Reuse) String() string {
+	if r == ReuseUnchanged {
+		return "unchanged"
+	}
+	return "strict"
+}
+
+// RestoreKind says which restore rule applied.
+type RestoreKind int
+
+const (
+	RestoreNone    RestoreKind = iota // no session: nothing restored
+	RestoreFull                       // fingerprints match: everything restored
+	RestorePartial                    // mismatch: shared state only
+	RestorePerTask                    // mismatch with --reuse unchanged: unchanged tasks reused
+)
+
+func (k RestoreKind) String() string {
+	switch k {
+	case RestoreNone:
+		return "none"
+	case RestoreFull:
+		return "full"
+	case RestorePartial:
+		return "partial"
+	case RestorePerTask:
+		return "per-task"
+	}
+	return fmt.Sprintf("RestoreKind(%d)", int(k))
+}
+
+// TaskDiff is one way the spec's tasks differ from the checkpoint's.
+type TaskDiff struct {
+	Task   string   // the task's name
+	How    string   // "added", "removed" or "changed"
+	Fields []string // for "changed": which fields, e.g. description, agent, context
+}
+
+func (d TaskDiff) String() string {
+	if d.How == "changed" {
+		return fmt.Sprintf("task %q changed (%s)", d.Task, strings.Join(d.Fields, ", "))
+	}
+	return fmt.Sprintf("task %q %s", d.Task, d.How)
+}
+
+// Restored is what a run may take over from a session.
+type Restored struct {
+	Kind RestoreKind
+	// Tasks by name: every completed task that is reused (status completed,
+	// result, retry count, variables), and for the other tasks of the spec
+	// that the session knew, their attempt history with status pending or
+	// failed and no result. A task that was running comes back pending with
+	// its Attempts, so the next attempt number continues.
+	Tasks map[string]TaskRecord
+	// Reused lists the completed tasks taken over, in spec order.
+	Reused    []string
+	State     map[string]any
+	Decisions map[string]string
+	Memory    map[string][]Message
+	Diffs     []TaskDiff
+	Warnings  []string
+}
+
+// Done reports whether the named task was restored as completed.
+func (r *Restored) Done(task string) bool {
+	if r == nil {
+		return false
+	}
+	t, ok := r.Tasks[task]
+	return ok && t.Status == StatusCompleted
+}
+
+// Restore applies DESIGN §4 to a loaded session and the spec's current
+// task definitions. It does no I/O; sess may be nil (no session).
+func Restore(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse) *Restored {
+	r := &Restored{Kind: RestoreNone, Tasks: map[string]TaskRecord{}, State: map[string]any{},
+		Decisions: map[string]string{}, Memory: map[string][]Message{}}
+	if sess == nil {
+		return r
+	}
+	old := make(map[string]*TaskRecord, len(sess.Team.Tasks))
+	for i := range sess.Team.Tasks {
+		old[sess.Team.Tasks[i].Name] = &sess.Team.Tasks[i]
+	}
+	for k, v := range sess.Team.State {
+		r.State[k] = v
+	}
+
+	if fingerprint != "" && fingerprint == sess.Team.TasksFingerprint {
+		r.Kind = RestoreFull
+		keep := map[string]bool{}
+		for _, d := range defs {
+			t, ok := old[d.Name]
+			if !ok {
+				continue
+			}
+			r.Tasks[d.Name] = carried(*t, t.Status == StatusCompleted)
+			if t.Status == StatusCompleted {
+				r.Reused = append(r.Reused, d.Name)
+			}
+			keep[d.Name] = true
+		}
+		for k, v := range sess.Checkpoint.Decisions {
+			if keep[k] {
+				r.Decisions[k] = v
+			}
+		}
+		for a, msgs := range sess.Memory {
+			r.Memory[a] = append([]Message(nil), msgs...)
+		}
+		return r
+	}
+
+	r.Diffs = diffTasks(sess, defs, old)
+	reused := map[string]bool{}
+	if reuse == ReuseUnchanged {
+		r.Kind = RestorePerTask
+		// defs are in file order and context tasks come earlier in a valid
+		// spec; still, iterate to a fixed point so the order cannot matter.
+		for changed := true; changed; {
+			changed = false
+			for _, d := range defs {
+				if reused[d.Name] || !unchanged(d, old[d.Name]) {
+					continue
+				}
+				ok := true
+				for _, c := range d.Context {
+					if !reused[c] {
+						ok = false
+						break
+					}
+				}
+				if ok {
+					reused[d.Name] = true
+					changed = true
+				}
+			}
+		}
+	} else {
+		r.Kind = RestorePartial
+	}
+	unchangedDef := map[string]bool{}
+	for _, d := range defs {
+		t, ok := old[d.Name]
+		if !ok {
+			continue
+		}
+		if reused[d.Name] {
+			r.Tasks[d.Name] = carried(*t, true)
+			r.Reused = append(r.Reused, d.Name)
+		} else {
+			// Keep the attempt count (TEAMRUN_ATTEMPT counts across runs),
+			// never the output.
+			r.Tasks[d.Name] = TaskRecord{Name: t.Name, Status: StatusPending, Attempts: t.Attempts}
+		}
+		if t.Key != "" && t.Key == d.Key {
+			unchangedDef[d.Name] = true
+		}
+	}
+	// A decision is an input, not an output: it survives when its task's
+	// definition is unchanged.
+	for k, v := range sess.Checkpoint.Decisions {
+		if unchangedDef[k] {
+			r.Decisions[k] = v
+		}
+	}
+	// Only the turns produced for reused tasks are kept.
+	for a, msgs := range sess.Memory {
+		var kept []Message
+		for _, m := range msgs {
+			if m.Task != "" && reused[m.Task] {
+				kept = append(kept, m)
+			}
+		}
+		if len(kept) > 0 {
+			r.Memory[a] = kept
+		}
+	}
+	r.Warnings = append(r.Warnings, mismatchWarning(sess, fingerprint, r))
+	return r
+}
+
+// carried is a checkpoint record as a new run takes it over.
+func carried(t TaskRecord, completed bool) TaskRecord {
+	t.Variables = copyMap(t.Variables)
+	if completed {
+		return t
+	}
+	// running (the process died) and skipped (routing is recomputed from
+	// the restored results) both run again; failed keeps its error.
+	if t.Status != StatusFailed {
+		t.Status = StatusPending
+	}
+	t.Result = ""
+	t.Variables = nil
+	return t
+}
+
+// unchanged: completed in the checkpoint with the same per-task key, which
+// covers its own fields, its agent's definition and its context's keys.
+func unchanged(d spec.TaskDef, t *TaskRecord) bool {
+	return t != nil && t.Status == StatusCompleted && d.Key != "" && t.Key == d.Key
+}
+
+func diffTasks(sess *Session, defs []spec.TaskDef, old map[string]*TaskRecord) []TaskDiff {
+	var diffs []TaskDiff
+	inSpec := make(map[string]bool, len(defs))
+	for _, d := range defs {
+		inSpec[d.Name] = true
+		t, ok := old[d.Name]
+		if !ok {
+			diffs = append(diffs, TaskDiff{Task: d.Name, How: "added"})
+			continue
+		}
+		var f []string
+		if t.ID != d.ID {
+			f = append(f, "position")
+		}
+		if t.Agent != d.Agent {
+			f = append(f, "agent")
+		}
+		if t.Description != d.Description {
+			f = append(f, "description")
+		}
+		if t.ExpectedOutput != d.ExpectedOutput {
+			f = append(f, "expected_output")
+		}
+		if !slices.Equal(t.Context, d.Context) {
+			f = append(f, "context")
+		}
+		if t.Agent == d.Agent && t.AgentKey != d.AgentKey {
+			f = append(f, "agent definition")
+		}
+		if len(f) == 0 && t.Key != d.Key {
+			f = append(f, "key (an upstream task or a setting changed)")
+		}
+		if len(f) > 0 {
+			diffs = append(diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f})
+		}
+	}
+	for _, t := range sess.Team.Tasks {
+		if !inSpec[t.Name] {
+			diffs = append(diffs, TaskDiff{Task: t.Name, How: "removed"})
+		}
+	}
+	return diffs
+}
+
+func mismatchWarning(sess *Session, fingerprint string, r *Restored) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s was saved for a different task set (fingerprint %s, the spec's is %s)",
+		sess.ID, orNone(sess.Team.TasksFingerprint), orNone(fingerprint))
+	if len(r.Diffs) > 0 {
+		b.WriteString(": ")
+		for i, d := range r.Diffs {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(d.String())
+		}
+	}
+	if r.Kind == RestorePerTask {
+		fmt.Fprintf(&b, "; reused %d unchanged task(s), the rest and everything downstream of a change run again", len(r.Reused))
+	} else {
+		b.WriteString("; task outputs were not restored (the shared state was): the run starts from the first task; --reuse unchanged keeps the unchanged tasks")
+	}
+	return b.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,576 @@
+// Package checkpoint is teamrun's durable session store: one JSON snapshot
+// per session plus an append-only journal of task transitions, an exclusive
+// per-session lock, the restore rules of DESIGN §4 and the project files
+// (.teamrun/state.json, audit.log, config.yml).
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+	"unicode/utf8"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// FormatVersion is the session file format this package writes. Readers
+// accept every version up to it; a newer file is refused with advice.
+const FormatVersion = 1
+
+// Status is a task's state in a checkpoint.
+type Status string
+
+const (
+	StatusPending   Status = "pending"
+	StatusRunning   Status = "running"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusSkipped   Status = "skipped"
+)
+
+// Session is one session file: the snapshot with the journal folded in.
+// Field order is the JSON order; the small fields come first so List can
+// read a summary without decoding the tasks.
+type Session struct {
+	FormatVersion int       `json:"format_version"`
+	ID            string    `json:"session_id"`
+	SpecPath      string    `json:"spec_path"`
+	TeamName      string    `json:"team_name,omitempty"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+	// Summary is recomputed on every snapshot; it is what List shows.
+	Summary Counts `json:"summary"`
+	// Epoch names the journal generation that belongs to this snapshot;
+	// a journal with another epoch was already folded in and is ignored.
+	Epoch      string               `json:"journal_epoch,omitempty"`
+	Checkpoint Checkpoint           `json:"checkpoint"`
+	Team       TeamState            `json:"team"`
+	Memory     map[string][]Message `json:"memory,omitempty"`
+
+	index map[string]int // task name -> position in Team.Tasks
+}
+
+// Counts is the summary kept at the top of a session file.
+type Counts struct {
+	Done  int `json:"tasks_done"`
+	Total int `json:"tasks_total"`
+}
+
+// Checkpoint is where the run stands.
+type Checkpoint struct {
+	CurrentTask string            `json:"current_task"`
+	Decisions   map[string]string `json:"decisions"`
+	// MemorySummary is the number of messages kept per agent.
+	MemorySummary map[string]int `json:"memory_summary"`
+	Timestamp     time.Time      `json:"timestamp"`
+}
+
+// TeamState is the team payload of a session.
+type TeamState struct {
+	State            map[string]any `json:"state"`
+	Agents           []AgentRecord  `json:"agents"`
+	Process          string         `json:"process"`
+	Tasks            []TaskRecord   `json:"tasks"`
+	TasksFingerprint string         `json:"tasks_fingerprint"`
+}
+
+// AgentRecord is what a session keeps about an agent: never a secret.
+type AgentRecord struct {
+	Name   string `json:"name"`
+	Kind   string `json:"kind,omitempty"`
+	Key    string `json:"agent_key,omitempty"`
+	Memory bool   `json:"memory,omitempty"`
+}
+
+// Usage is what a task's attempt cost.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens,omitempty"`
+	CompletionTokens int `json:"completion_tokens,omitempty"`
+	TotalTokens      int `json:"total_tokens,omitempty"`
+}
+
+// Message is one turn of an agent's conversation. Task is the task it was
+// produced for, so a per-task restore keeps only the turns of reused tasks.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+	Task    string `json:"task,omitempty"`
+}
+
+// TaskRecord is one task in a checkpoint: its definition as compared by the
+// restore rules, and its state. Result and Error hold raw bytes; they are
+// stored base64 with a marker when they are not UTF-8.
+type TaskRecord struct {
+	ID             int            `json:"id"`
+	Name           string         `json:"name"`
+	Agent          string         `json:"agent"`
+	Description    string         `json:"description"`
+	ExpectedOutput string         `json:"expected_output"`
+	Key            string         `json:"key"`
+	AgentKey       string         `json:"agent_key"`
+	Context        []string       `json:"context"`
+	Status         Status         `json:"status"`
+	Result         string         `json:"result"`
+	RetryCount     int            `json:"retry_count"`
+	Attempts       int            `json:"attempts"`
+	Variables      map[string]any `json:"variables"`
+	Error          string         `json:"error,omitempty"`
+	StartedAt      *time.Time     `json:"started_at,omitempty"`
+	FinishedAt     *time.Time     `json:"finished_at,omitempty"`
+	Usage          *Usage         `json:"usage,omitempty"`
+}
+
+// NewTask is the pending record of a task definition.
+func NewTask(d spec.TaskDef) TaskRecord {
+	return TaskRecord{
+		ID: d.ID, Name: d.Name, Agent: d.Agent, Description: d.Description,
+		ExpectedOutput: d.ExpectedOutput, Key: d.Key, AgentKey: d.AgentKey,
+		Context: append([]string(nil), d.Context...), Status: StatusPending,
+	}
+}
+
+// NewSession builds a fresh session for a spec's tasks, all pending.
+func NewSession(id, specPath, teamName string, process spec.Process, defs []spec.TaskDef, fingerprint string, now time.Time) *Session {
+	s := &Session{
+		FormatVersion: FormatVersion, ID: id, SpecPath: specPath, TeamName: teamName,
+		CreatedAt: now.UTC(), UpdatedAt: now.UTC(),
+		Checkpoint: Checkpoint{Decisions: map[string]string{}, MemorySummary: map[string]int{}, Timestamp: now.UTC()},
+		Team: TeamState{State: map[string]any{}, Process: string(process), TasksFingerprint: fingerprint,
+			Tasks: make([]TaskRecord, 0, len(defs))},
+	}
+	for _, d := range defs {
+		s.Team.Tasks = append(s.Team.Tasks, NewTask(d))
+	}
+	s.reindex()
+	return s
+}
+
+// Continue builds the session for a new run of old's id from the spec's
+// current tasks and what Restore kept: tasks in defs order carrying their
+// restored records, the restored state, decisions and memory.
+func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskDef, fingerprint string, now time.Time) *Session {
+	s := NewSession(old.ID, old.SpecPath, old.TeamName, process, defs, fingerprint, now)
+	s.CreatedAt = old.CreatedAt
+	s.Team.Agents = old.Team.Agents
+	if r == nil {
+		return s
+	}
+	for i := range s.Team.Tasks {
+		t := &s.Team.Tasks[i]
+		if rec, ok := r.Tasks[t.Name]; ok {
+			def := *t
+			*t = rec
+			// The definition is today's; the state is the restored one.
+			t.ID, t.Agent, t.Description, t.ExpectedOutput = def.ID, def.Agent, def.Description, def.ExpectedOutput
+			t.Key, t.AgentKey, t.Context = def.Key, def.AgentKey, def.Context
+		}
+	}
+	for k, v := range r.State {
+		s.Team.State[k] = v
+	}
+	for k, v := range r.Decisions {
+		s.Checkpoint.Decisions[k] = v
+	}
+	if len(r.Memory) > 0 {
+		s.Memory = map[string][]Message{}
+		for a, msgs := range r.Memory {
+			s.Memory[a] = append([]Message(nil), msgs...)
+			s.Checkpoint.MemorySummary[a] = len(msgs)
+		}
+	}
+	return s
+}
+
+// Task returns the record of the named task.
+func (s *Session) Task(name string) (*TaskRecord, bool) {
+	if s.index == nil || len(s.index) != len(s.Team.Tasks) {
+		s.reindex()
+	}
+	i, ok := s.index[name]
+	if !ok {
+		return nil, false
+	}
+	return &s.Team.Tasks[i], true
+}
+
+func (s *Session) reindex() {
+	s.index = make(map[string]int, len(s.Team.Tasks))
+	for i, t := range s.Team.Tasks {
+		s.index[t.Name] = i
+	}
+}
+
+func (s *Session) counts() Counts {
+	c := Counts{Total: len(s.Team.Tasks)}
+	for _, t := range s.Team.Tasks {
+		if t.Status == StatusCompleted {
+			c.Done++
+		}
+	}
+	return c
+}
+
+// clone is a deep-enough copy for handing out: maps and slices are fresh.
+func (s *Session) clone() *Session {
+	c := *s
+	c.Team.Tasks = append([]TaskRecord(nil), s.Team.Tasks...)
+	c.Team.Agents = append([]AgentRecord(nil), s.Team.Agents...)
+	c.Team.State = copyMap(s.Team.State)
+	c.Checkpoint.Decisions = copyStrings(s.Checkpoint.Decisions)
+	c.Checkpoint.MemorySummary = map[string]int{}
+	for k, v := range s.Checkpoint.MemorySummary {
+		c.Checkpoint.MemorySummary[k] = v
+	}
+	if s.Memory != nil {
+		c.Memory = map[string][]Message{}
+		for k, v := range s.Memory {
+			c.Memory[k] = append([]Message(nil), v...)
+		}
+	}
+	c.index = nil
+	return &c
+}
+
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func copyStrings(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// ---- JSON-safe text: raw bytes that survive a JSON round trip ----
+
+// b64Key marks a string stored base64 because it is not UTF-8.
+const b64Key = "$base64"
+
+// text is a string that marshals as a JSON string when it is UTF-8 and as
+// {"$base64": "..."} otherwise, so it comes back byte for byte.
+type text string
+
+func (t text) MarshalJSON() ([]byte, error) {
+	if utf8.ValidString(string(t)) {
+		return marshalNoEscape(string(t))
+	}
+	return json.Marshal(map[string]string{b64Key: base64.StdEncoding.EncodeToString([]byte(t))})
+}
+
+func (t *text) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '{' {
+		var m map[string]string
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		enc, ok := m[b64Key]
+		if !ok || len(m) != 1 {
+			return fmt.Errorf("text object without a %q marker", b64Key)
+		}
+		raw, err := base64.StdEncoding.DecodeString(enc)
+		if err != nil {
+			return fmt.Errorf("bad %s text: %w", b64Key, err)
+		}
+		*t = text(raw)
+		return nil
+	}
+	if string(b) == "null" {
+		*t = ""
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*t = text(s)
+	return nil
+}
+
+// marshalNoEscape encodes v without HTML escaping, so results read as written.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+type taskRecordJSON TaskRecord
+
+type taskRecordWire struct {
+	taskRecordJSON
+	Result text `json:"result"`
+	Error  text `json:"error,omitempty"`
+}
+
+func (t TaskRecord) MarshalJSON() ([]byte, error) {
+	t.Variables = wireMap(t.Variables)
+	if t.Variables == nil {
+		t.Variables = map[string]any{}
+	}
+	return marshalNoEscape(taskRecordWire{taskRecordJSON: taskRecordJSON(t), Result: text(t.Result), Error: text(t.Error)})
+}
+
+type teamStateJSON TeamState
+
+func (t TeamState) MarshalJSON() ([]byte, error) {
+	t.State = wireMap(t.State)
+	if t.State == nil {
+		t.State = map[string]any{}
+	}
+	return marshalNoEscape(teamStateJSON(t))
+}
+
+func (t *TaskRecord) UnmarshalJSON(b []byte) error {
+	var w taskRecordWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*t = TaskRecord(w.taskRecordJSON)
+	t.Result, t.Error = string(w.Result), string(w.Error)
+	return nil
+}
+
+type messageJSON Message
+
+type messageWire struct {
+	messageJSON
+	Content text `json:"content"`
+}
+
+func (m Message) MarshalJSON() ([]byte, error) {
+	return marshalNoEscape(messageWire{messageJSON: messageJSON(m), Content: text(m.Content)})
+}
+
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var w messageWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*m = Message(w.messageJSON)
+	m.Content = string(w.Content)
+	return nil
+}
+
+// ---- values JSON may not hold: variables and shared state ----
+
+// safeValue returns v in a form encoding/json writes without loss: non-UTF-8
+// strings become base64 markers. ok is false when v cannot be written at all
+// (NaN, infinities, non-string map keys, unknown types that fail to encode).
+func safeValue(v any) (out any, ok bool) {
+	switch x := v.(type) {
+	case nil, bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
+		return x, true
+	case float32:
+		f := float64(x)
+		return x, !math.IsNaN(f) && !math.IsInf(f, 0)
+	case float64:
+		return x, !math.IsNaN(x) && !math.IsInf(x, 0)
+	case string:
+		if utf8.ValidString(x) {
+			return x, true
+		}
+		return map[string]any{b64Key: base64.StdEncoding.EncodeToString([]byte(x))}, true
+	case []any:
+		res := make([]any, len(x))
+		for i, e := range x {
+			var ok bool
+			if res[i], ok = safeValue(e); !ok {
+				return nil, false
+			}
+		}
+		return res, true
+	case map[string]any:
+		res := make(map[string]any, len(x))
+		for k, e := range x {
+			if !utf8.ValidString(k) {
+				return nil, false
+			}
+			var ok bool
+			if res[k], ok = safeValue(e); !ok {
+				return nil, false
+			}
+		}
+		return res, true
+	case []string:
+		res := make([]any, len(x))
+		for i, e := range x {
+			res[i], _ = safeValue(e)
+		}
+		return res, true
+	case map[string]string:
+		res := make(map[string]any, len(x))
+		for k, e := range x {
+			if !utf8.ValidString(k) {
+				return nil, false
+			}
+			res[k], _ = safeValue(e)
+		}
+		return res, true
+	case map[any]any:
+		// YAML mappings with non-string keys: JSON objects cannot hold them.
+		return nil, false
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return nil, false
+		}
+		var back any
+		if err := json.Unmarshal(b, &back); err != nil {
+			return nil, false
+		}
+		return back, true
+	}
+}
+
+// safeVariables degrades a task's variables field as a whole (DESIGN §4):
+// the in-memory value stays raw; wireValue converts it when it is written.
+func safeVariables(task string, vars map[string]any) (map[string]any, []string) {
+	if vars == nil {
+		return nil, nil
+	}
+	if _, ok := safeValue(vars); !ok {
+		return map[string]any{}, []string{fmt.Sprintf("task %q: its variables cannot be stored as JSON (NaN, infinity or a mapping with non-string keys); stored as {}", task)}
+	}
+	return vars, nil
+}
+
+// safeState degrades the shared state one key at a time.
+func safeState(state map[string]any) (map[string]any, []string) {
+	if state == nil {
+		return nil, nil
+	}
+	var warns []string
+	var bad []string
+	for k, v := range state {
+		if !utf8.ValidString(k) {
+			bad = append(bad, k)
+			continue
+		}
+		if _, ok := safeValue(v); !ok {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return state, nil
+	}
+	sort.Strings(bad)
+	out := copyMap(state)
+	for _, k := range bad {
+		if !utf8.ValidString(k) {
+			warns = append(warns, fmt.Sprintf("shared state key %q is not UTF-8; not stored", k))
+			delete(out, k)
+			continue
+		}
+		warns = append(warns, fmt.Sprintf("shared state %q cannot be stored as JSON (NaN, infinity or a mapping with non-string keys); stored as {}", k))
+		out[k] = map[string]any{}
+	}
+	return out, warns
+}
+
+// wireMap is m as written: already sanitized, so nothing fails here; a value
+// that still cannot be written degrades to {} rather than losing the file.
+func wireMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		w, ok := safeValue(v)
+		if !ok {
+			w = map[string]any{}
+		}
+		out[k] = w
+	}
+	return out
+}
+
+// plainValue undoes safeValue after decoding with UseNumber: base64 markers
+// become strings again and numbers become int64 when integral, else float64.
+func plainValue(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return x.String()
+	case []any:
+		for i, e := range x {
+			x[i] = plainValue(e)
+		}
+		return x
+	case map[string]any:
+		if len(x) == 1 {
+			if s, ok := x[b64Key].(string); ok {
+				if raw, err := base64.StdEncoding.DecodeString(s); err == nil {
+					return string(raw)
+				}
+			}
+		}
+		for k, e := range x {
+			x[k] = plainValue(e)
+		}
+		return x
+	}
+	return v
+}
+
+func plainMap(m map[string]any) map[string]any {
+	for k, v := range m {
+		m[k] = plainValue(v)
+	}
+	return m
+}
+
+// sanitize makes every field of s JSON-safe in place and says what degraded.
+func (s *Session) sanitize() []string {
+	var warns []string
+	var w []string
+	s.Team.State, w = safeState(s.Team.State)
+	warns = append(warns, w...)
+	for i := range s.Team.Tasks {
+		t := &s.Team.Tasks[i]
+		t.Variables, w = safeVariables(t.Name, t.Variables)
+		warns = append(warns, w...)
+	}
+	return warns
+}
+
+// normalize fixes up a decoded session: plain values, non-nil maps, index.
+func (s *Session) normalize() {
+	if s.Team.State == nil {
+		s.Team.State = map[string]any{}
+	}
+	plainMap(s.Team.State)
+	for i := range s.Team.Tasks {
+		if s.Team.Tasks[i].Variables != nil {
+			plainMap(s.Team.Tasks[i].Variables)
+		}
+		if s.Team.Tasks[i].Status == "" {
+			s.Team.Tasks[i].Status = StatusPending
+		}
+	}
+	if s.Checkpoint.Decisions == nil {
+		s.Checkpoint.Decisions = map[string]string{}
+	}
+	if s.Checkpoint.MemorySummary == nil {
+		s.Checkpoint.MemorySummary = map[string]int{}
+	}
+	s.reindex()
+}

@@ -1,0 +1,531 @@
+package checkpoint
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var (
+	// ErrNotFound: the store has no session with that id.
+	ErrNotFound = errors.New("session not found")
+	// ErrBadID: a session id breaks the id rule.
+	ErrBadID = errors.New("invalid session id")
+	// ErrLocked: another run holds the session (the CLI exits 4).
+	ErrLocked = errors.New("session is held by another run")
+	// ErrStore: the store cannot be read or written (the CLI exits 5).
+	ErrStore = errors.New("session store cannot be read or written")
+)
+
+// IDRule is the session id rule, as error messages state it.
+const IDRule = "1 to 128 characters of A-Z a-z 0-9 . _ -, not starting with a dot"
+
+// CorruptError is a session file (or its journal) that cannot be decoded.
+// Nothing ever overwrites or deletes it on its own.
+type CorruptError struct {
+	ID   string
+	Path string
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("session %s: %s is corrupt: %v; it was left untouched: move it out of the store to keep it, or remove it with `teamrun session delete %s`",
+		e.ID, e.Path, e.Err, e.ID)
+}
+
+func (e *CorruptError) Unwrap() []error { return []error{e.Err, ErrStore} }
+
+// StoreError is an I/O failure on a store file, with what to do about it.
+type StoreError struct {
+	Op   string // read, write, create, sync, rename, remove
+	Path string
+	Err  error
+}
+
+func (e *StoreError) Error() string {
+	return fmt.Sprintf("cannot %s %s: %v; %s", e.Op, e.Path, e.Err, advice(e.Err))
+}
+
+func (e *StoreError) Unwrap() []error { return []error{e.Err, ErrStore} }
+
+func advice(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "the disk is full: free some space, then rerun with --continue (nothing acknowledged is lost)"
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+		return "check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)"
+	}
+	return "check the disk and the folder, then rerun with --continue"
+}
+
+func storeErr(op, path string, err error) error {
+	var se *StoreError
+	if errors.As(err, &se) {
+		return err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return &StoreError{Op: op, Path: path, Err: err}
+}
+
+// Store is a session store: $TEAMRUN_HOME/sessions.
+type Store struct {
+	home string
+	dir  string
+}
+
+// DefaultHome is $TEAMRUN_HOME, else ~/.teamrun.
+func DefaultHome() (string, error) {
+	if h := os.Getenv("TEAMRUN_HOME"); h != "" {
+		return h, nil
+	}
+	u, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the session store: set TEAMRUN_HOME (%w)", err)
+	}
+	return filepath.Join(u, ".teamrun"), nil
+}
+
+// Open opens the store at home, creating home and home/sessions (0700).
+func Open(home string) (*Store, error) {
+	if home == "" {
+		return nil, fmt.Errorf("%w: empty store path", ErrStore)
+	}
+	abs, err := filepath.Abs(home)
+	if err != nil {
+		return nil, storeErr("open", home, err)
+	}
+	s := &Store{home: abs, dir: filepath.Join(abs, "sessions")}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, storeErr("create", s.dir, err)
+	}
+	return s, nil
+}
+
+// Home is the store's folder.
+func (s *Store) Home() string { return s.home }
+
+// Dir is the folder holding the session files.
+func (s *Store) Dir() string { return s.dir }
+
+// Path is the session file of id (whether or not it exists).
+func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+".json") }
+
+func (s *Store) journalPath(id string) string { return filepath.Join(s.dir, id+".journal") }
+func (s *Store) lockPath(id string) string    { return filepath.Join(s.dir, id+".lock") }
+
+// ValidateID checks the session id rule. Ids cannot hold a separator or
+// start with a dot, so a session's files always stay inside the store.
+func ValidateID(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: empty; an id is %s", ErrBadID, IDRule)
+	}
+	if len(id) > 128 {
+		return fmt.Errorf("%w: %d characters; an id is %s", ErrBadID, len(id), IDRule)
+	}
+	if id[0] == '.' {
+		return fmt.Errorf("%w %q: starts with a dot; an id is %s", ErrBadID, id, IDRule)
+	}
+	for i := 0; i < len(id); i++ {
+		if !idByte(id[i]) {
+			return fmt.Errorf("%w %q: character %q at %d; an id is %s", ErrBadID, id, id[i], i+1, IDRule)
+		}
+	}
+	return nil
+}
+
+func idByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
+// NewID is a fresh id <name>-<YYYYMMDD-HHMMSS>-<4 hex>, the name sanitised
+// to the id alphabet.
+func NewID(teamName string, now time.Time) string {
+	var b strings.Builder
+	for i := 0; i < len(teamName); i++ {
+		if c := teamName[i]; idByte(c) {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	name := strings.TrimLeft(b.String(), ".")
+	suffix := "-" + now.UTC().Format("20060102-150405") + "-" + randHex(2)
+	if max := 128 - len(suffix); len(name) > max {
+		name = name[:max]
+	}
+	if name == "" {
+		name = "session"
+	}
+	return name + suffix
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b)
+}
+
+// Exists reports whether the session file of id exists.
+func (s *Store) Exists(id string) (bool, error) {
+	if err := ValidateID(id); err != nil {
+		return false, err
+	}
+	_, err := os.Stat(s.Path(id))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, storeErr("read", s.Path(id), err)
+}
+
+func (s *Store) notFound(id string) error {
+	return fmt.Errorf("%w: no session %q in %s", ErrNotFound, id, s.dir)
+}
+
+// Load reads a session: its snapshot with its journal folded in.
+func (s *Store) Load(id string) (*Session, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	path := s.Path(id)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, s.notFound(id)
+		}
+		return nil, storeErr("read", path, err)
+	}
+	sess, err := decodeSession(data)
+	if err != nil {
+		return nil, &CorruptError{ID: id, Path: path, Err: err}
+	}
+	if sess.ID != id {
+		return nil, &CorruptError{ID: id, Path: path, Err: fmt.Errorf("it holds session %q", sess.ID)}
+	}
+	jpath := s.journalPath(id)
+	jdata, err := os.ReadFile(jpath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, storeErr("read", jpath, err)
+	}
+	if len(jdata) > 0 {
+		if _, err := foldJournal(sess, jdata); err != nil {
+			return nil, &CorruptError{ID: id, Path: jpath, Err: err}
+		}
+	}
+	sess.Summary = sess.counts()
+	return sess, nil
+}
+
+func decodeSession(data []byte) (*Session, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var sess Session
+	if err := dec.Decode(&sess); err != nil {
+		return nil, fmt.Errorf("not a session file: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("not a session file: data after the JSON object")
+	}
+	if err := checkVersion(sess.FormatVersion); err != nil {
+		return nil, err
+	}
+	if sess.ID == "" {
+		return nil, errors.New("no session_id")
+	}
+	sess.normalize()
+	return &sess, nil
+}
+
+func checkVersion(v int) error {
+	if v <= 0 {
+		return errors.New("no format_version: not a teamrun session file")
+	}
+	if v > FormatVersion {
+		return fmt.Errorf("format_version %d is newer than this teamrun reads (%d): upgrade teamrun", v, FormatVersion)
+	}
+	return nil
+}
+
+// Summary is one line of List.
+type Summary struct {
+	ID        string
+	SpecPath  string
+	TeamName  string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Done      int
+	Total     int
+	Path      string
+	Err       error // the session could not be read; the other fields may be empty
+}
+
+// List summarises every session in the store, sorted by id. It reads only
+// the head of each file unless a journal holds records not yet folded.
+// An unreadable session is listed with Err set rather than failing List.
+func (s *Store) List() ([]Summary, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, storeErr("read", s.dir, err)
+	}
+	journals := map[string]int64{}
+	var ids []string
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || e.IsDir() {
+			continue
+		}
+		if id, ok := strings.CutSuffix(name, ".json"); ok && ValidateID(id) == nil {
+			ids = append(ids, id)
+		} else if id, ok := strings.CutSuffix(name, ".journal"); ok {
+			if info, err := e.Info(); err == nil {
+				journals[id] = info.Size()
+			}
+		}
+	}
+	sort.Strings(ids)
+	out := make([]Summary, 0, len(ids))
+	for _, id := range ids {
+		sum := Summary{ID: id, Path: s.Path(id)}
+		var sess *Session
+		var err error
+		if journals[id] > 0 {
+			sess, err = s.Load(id)
+		} else {
+			sess, err = s.readHead(id)
+		}
+		if err != nil {
+			if errors.Is(err, ErrNotFound) {
+				continue // deleted meanwhile
+			}
+			sum.Err = err
+		} else {
+			sum.SpecPath, sum.TeamName = sess.SpecPath, sess.TeamName
+			sum.CreatedAt, sum.UpdatedAt = sess.CreatedAt, sess.UpdatedAt
+			sum.Done, sum.Total = sess.Summary.Done, sess.Summary.Total
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}
+
+// readHead decodes the fields before "summary" only; a file written in
+// another order falls back to a full Load.
+func (s *Store) readHead(id string) (*Session, error) {
+	path := s.Path(id)
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, s.notFound(id)
+		}
+		return nil, storeErr("read", path, err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 4096))
+	var sess Session
+	fail := func(err error) (*Session, error) {
+		return nil, &CorruptError{ID: id, Path: path, Err: fmt.Errorf("not a session file: %w", err)}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		if err == nil {
+			err = errors.New("not a JSON object")
+		}
+		return fail(err)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fail(err)
+		}
+		var dst any
+		switch tok {
+		case "format_version":
+			dst = &sess.FormatVersion
+		case "session_id":
+			dst = &sess.ID
+		case "spec_path":
+			dst = &sess.SpecPath
+		case "team_name":
+			dst = &sess.TeamName
+		case "created_at":
+			dst = &sess.CreatedAt
+		case "updated_at":
+			dst = &sess.UpdatedAt
+		case "summary":
+			dst = &sess.Summary
+		default:
+			return s.Load(id)
+		}
+		if err := dec.Decode(dst); err != nil {
+			return fail(err)
+		}
+		if tok == "summary" {
+			if err := checkVersion(sess.FormatVersion); err != nil {
+				return nil, &CorruptError{ID: id, Path: path, Err: err}
+			}
+			if sess.ID != id {
+				return s.Load(id)
+			}
+			return &sess, nil
+		}
+	}
+	return s.Load(id)
+}
+
+// Delete removes a session and its helper files. It refuses while a run
+// holds the session.
+func (s *Store) Delete(id string) error {
+	l, err := s.Lock(context.Background(), id, 0)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	found := false
+	for _, p := range []string{s.Path(id), s.journalPath(id)} {
+		err := os.Remove(p)
+		if err == nil {
+			found = true
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return storeErr("remove", p, err)
+		}
+	}
+	tmps, _ := filepath.Glob(filepath.Join(s.dir, "."+id+".json.tmp-*"))
+	for _, p := range tmps {
+		_ = os.Remove(p)
+	}
+	// Removing the lock file while holding it is safe: lockers check that
+	// the file they locked is still the one at the path.
+	if err := os.Remove(s.lockPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return storeErr("remove", s.lockPath(id), err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return err
+	}
+	if !found {
+		return s.notFound(id)
+	}
+	return nil
+}
+
+// Decide records checkpoint.decisions[task] = value under the session's
+// lock. It fails at once (ErrLocked) while a run holds the session.
+func (s *Store) Decide(ctx context.Context, id, task, value string) error {
+	l, err := s.Lock(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	sess, err := s.Load(id)
+	if err != nil {
+		return err
+	}
+	if _, ok := sess.Task(task); !ok {
+		return fmt.Errorf("session %s has no task %q", id, task)
+	}
+	now := time.Now().UTC()
+	sess.Checkpoint.Decisions[task] = value
+	sess.UpdatedAt, sess.Checkpoint.Timestamp = now, now
+	if _, _, err := s.writeSnapshot(sess); err != nil {
+		return err
+	}
+	// The snapshot now holds the journal's records under a new epoch.
+	if err := os.Remove(s.journalPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return storeErr("remove", s.journalPath(id), err)
+	}
+	return nil
+}
+
+// writeSnapshot writes sess atomically under a new epoch: temp file, fsync,
+// rename, fsync of the folder. renamed says whether the new file replaced the
+// old one (after that the old journal no longer applies).
+func (s *Store) writeSnapshot(sess *Session) (size int64, renamed bool, err error) {
+	old := sess.Epoch
+	sess.Epoch = randHex(8)
+	sess.FormatVersion = FormatVersion
+	sess.Summary = sess.counts()
+	defer func() {
+		if err != nil && !renamed {
+			sess.Epoch = old
+		}
+	}()
+	path := s.Path(sess.ID)
+	tmp, err := os.CreateTemp(s.dir, "."+sess.ID+".json.tmp-")
+	if err != nil {
+		return 0, false, storeErr("create", path, err)
+	}
+	tmpName := tmp.Name()
+	defer func() {
+		if !renamed {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return 0, false, storeErr("write", tmpName, err)
+	}
+	w := bufio.NewWriterSize(tmp, 1<<16)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(sess); err != nil {
+		var se *StoreError
+		if errors.As(err, &se) {
+			return 0, false, err
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return 0, false, storeErr("write", path, err)
+		}
+		return 0, false, fmt.Errorf("session %s cannot be encoded: %w", sess.ID, err)
+	}
+	if err := w.Flush(); err != nil {
+		return 0, false, storeErr("write", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return 0, false, storeErr("sync", path, err)
+	}
+	fi, err := tmp.Stat()
+	if err != nil {
+		return 0, false, storeErr("write", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return 0, false, storeErr("write", path, err)
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		return 0, false, storeErr("rename", path, err)
+	}
+	renamed = true
+	return fi.Size(), true, syncDir(s.dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return storeErr("sync", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return storeErr("sync", dir, err)
+	}
+	return nil
+}
