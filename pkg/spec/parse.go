@@ -1,0 +1,480 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+var (
+	identRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	nameRE     = regexp.MustCompile(`^[^./\s\x00-\x1f][^/\x00-\x1f]*$`)
+	durationRE = regexp.MustCompile(`^([0-9]+(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
+)
+
+// Load reads and parses the spec at path. A read error names the file; an
+// invalid spec is an ErrorList.
+func Load(path string) (*Team, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse loads a team from data, native or PraisonAI. file names the source
+// in messages. When the spec is invalid the error is an ErrorList holding
+// every problem found, in source order.
+func Parse(file string, data []byte) (*Team, error) {
+	root, diags := parseTree(file, data)
+	if len(diags) > 0 && root == nil {
+		return nil, diags
+	}
+	if root == nil || root.isNull() {
+		return nil, ErrorList{{File: file, Line: 1, Column: 1, Message: "the file is empty: expected a team with agents and tasks (see `teamrun schema`)"}}
+	}
+	if !root.isMap() {
+		return nil, ErrorList{{File: file, Line: root.pos.Line, Column: root.pos.Column,
+			Message: fmt.Sprintf("expected a mapping with agents and tasks at the top, got %s", root.describe())}}
+	}
+	b := &builder{file: file, team: &Team{File: file}}
+	b.diags = append(b.diags, diags...)
+	if isPraison(root) {
+		b.praison(root)
+	} else {
+		b.diags = append(b.diags, validateSchema(file, root)...)
+		b.native(root)
+	}
+	if len(b.diags) > 0 {
+		return nil, sortDiags(b.diags)
+	}
+	return b.team, nil
+}
+
+func sortDiags(l ErrorList) ErrorList {
+	sort.SliceStable(l, func(i, j int) bool {
+		if l[i].Line != l[j].Line {
+			return l[i].Line < l[j].Line
+		}
+		return l[i].Column < l[j].Column
+	})
+	out := l[:0]
+	seen := map[string]bool{}
+	for _, d := range l {
+		if k := d.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// builder turns a tree into a Team, collecting problems instead of stopping
+// at the first. It tolerates values of the wrong type: the schema check has
+// already reported them.
+type builder struct {
+	file  string
+	team  *Team
+	diags ErrorList
+	tasks []*tree // the source of each task, parallel to team.Tasks
+}
+
+func (b *builder) errorf(t *tree, p Pos, format string, args ...any) {
+	b.diags = append(b.diags, Diagnostic{File: b.file, Line: p.Line, Column: p.Column, Path: t.path, Message: fmt.Sprintf(format, args...)})
+}
+
+func (b *builder) warnf(t *tree, p Pos, format string, args ...any) {
+	b.team.Warnings = append(b.team.Warnings, Diagnostic{File: b.file, Line: p.Line, Column: p.Column, Path: t.path, Message: fmt.Sprintf(format, args...)})
+}
+
+func defaultName(file string) string {
+	base := filepath.Base(file)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+func (b *builder) native(root *tree) {
+	t := b.team
+	t.Name = defaultName(b.file)
+	if s, ok := root.get("name").str(); ok && s != "" {
+		t.Name = s
+	}
+	t.Process = Sequential
+	if s, ok := root.get("process").str(); ok && (s == string(Workflow)) {
+		t.Process = Workflow
+	}
+	b.variables(root.get("variables"))
+	if l := root.get("llm"); l != nil {
+		t.LLM = b.llm(l)
+	}
+	if ag := root.get("agents"); ag.isMap() {
+		for i, name := range ag.keys {
+			b.nativeAgent(name, ag.vals[i])
+		}
+	}
+	b.nativeTasks(root.get("tasks"))
+	b.check()
+}
+
+func (b *builder) variables(v *tree) {
+	t := b.team
+	t.Variables = map[string]any{}
+	if !v.isMap() {
+		return
+	}
+	for i, k := range v.keys {
+		if _, dup := t.Variables[k]; !dup {
+			t.VarOrder = append(t.VarOrder, k)
+		}
+		t.Variables[k] = v.vals[i].plain()
+	}
+}
+
+// llm reads a model name or an llm mapping.
+func (b *builder) llm(v *tree) *LLM {
+	l := &LLM{Pos: v.pos}
+	if s, ok := v.str(); ok {
+		l.Model = s
+		return l
+	}
+	if !v.isMap() {
+		return nil
+	}
+	l.Model, _ = v.get("model").str()
+	l.BaseURL, _ = v.get("base_url").str()
+	l.APIKeyEnv, _ = v.get("api_key_env").str()
+	if tv := v.get("temperature"); tv != nil {
+		switch x := tv.val().(type) {
+		case float64:
+			l.Temperature = &x
+		case int64:
+			f := float64(x)
+			l.Temperature = &f
+		}
+	}
+	if mt, ok := v.get("max_tokens").val().(int64); ok && mt > 0 && mt < 1<<31 {
+		l.MaxTokens = int(mt)
+	}
+	l.Timeout = Duration(b.duration(v.get("timeout")))
+	return l
+}
+
+// duration reads a Go duration the schema has already checked the shape of;
+// only values out of range are left to report.
+func (b *builder) duration(v *tree) time.Duration {
+	s, ok := v.str()
+	if !ok || !durationRE.MatchString(s) {
+		return 0
+	}
+	d, err := time.ParseDuration(strings.ReplaceAll(s, "μs", "µs"))
+	if err != nil {
+		b.errorf(v, v.pos, "expected a duration such as 30s, 5m or 1h30m, got %s: it is out of range", v.describe())
+		return 0
+	}
+	return d
+}
+
+func (b *builder) nativeAgent(name string, v *tree) {
+	a := &Agent{Name: name, Pos: v.kpos}
+	if name == HumanAgent {
+		b.errorf(v, v.kpos, "%q is reserved for tasks that wait for a human decision; rename this agent", HumanAgent)
+	}
+	a.Role, _ = v.get("role").str()
+	a.Goal, _ = v.get("goal").str()
+	a.Backstory, _ = v.get("backstory").str()
+	a.Instructions, _ = v.get("instructions").str()
+	if m, ok := v.get("memory").val().(bool); ok {
+		a.Memory = m
+	}
+	a.Timeout = b.duration(v.get("timeout"))
+	var kinds []string
+	if l := v.get("llm"); l != nil {
+		kinds = append(kinds, "llm")
+		a.LLM = b.llm(l)
+	}
+	if s := v.get("shell"); s != nil {
+		kinds = append(kinds, "shell")
+		a.Shell, _ = s.str()
+	}
+	if c := v.get("command"); c.isSeq() {
+		kinds = append(kinds, "command")
+		for _, it := range c.items {
+			s, _ := it.str()
+			a.Command = append(a.Command, s)
+		}
+	} else if c != nil {
+		kinds = append(kinds, "command")
+	}
+	switch {
+	case len(kinds) > 1:
+		b.errorf(v, v.kpos, "has %s: an agent is either an LLM agent (llm) or a command agent (shell or command), so keep exactly one", strings.Join(kinds, " and "))
+	case len(kinds) == 1 && kinds[0] == "llm":
+		a.Kind = LLMAgent
+	case len(kinds) == 1:
+		a.Kind = CommandAgent
+	case b.team.LLM != nil:
+		a.Kind = LLMAgent
+		cp := *b.team.LLM
+		a.LLM = &cp
+	default:
+		if v.isMap() {
+			b.errorf(v, v.kpos, "has no llm, shell or command: give it one, or set the team's llm")
+		}
+	}
+	b.team.Agents = append(b.team.Agents, a)
+}
+
+func (b *builder) nativeTasks(v *tree) {
+	switch {
+	case v.isMap():
+		for i, name := range v.keys {
+			b.task(name, v.vals[i])
+		}
+	case v.isSeq():
+		first := map[string]int{}
+		for _, it := range v.items {
+			nameT := it.get("name")
+			name, ok := nameT.str()
+			if !ok || name == "" {
+				continue // the schema reports it
+			}
+			if line, dup := first[name]; dup {
+				b.errorf(nameT, nameT.pos, "duplicate task name %q (first at line %d)", name, line)
+				continue
+			}
+			first[name] = nameT.pos.Line
+			it.path = "tasks." + name
+			b.task(name, it)
+		}
+	}
+}
+
+func (b *builder) task(name string, v *tree) {
+	tk := &Task{Name: name, Pos: v.kpos}
+	tk.Description, _ = v.get("description").str()
+	tk.ExpectedOutput, _ = v.get("expected_output").str()
+	tk.Agent, _ = v.get("agent").str()
+	if c := v.get("context"); c != nil {
+		tk.HasContext = true
+		if s, ok := c.str(); ok {
+			tk.Context = []string{s}
+		}
+		for _, it := range c.items {
+			if s, ok := it.str(); ok {
+				tk.Context = append(tk.Context, s)
+			}
+		}
+	}
+	if n, ok := v.get("max_retries").val().(int64); ok && n >= 0 {
+		if n > 1000 {
+			b.errorf(v.get("max_retries"), v.get("max_retries").pos, "expected at most 1000, got %s", v.get("max_retries").describe())
+		}
+		tk.MaxRetries = int(min(n, 1000))
+	}
+	tk.RetryDelay = b.duration(v.get("retry_delay"))
+	tk.Timeout = b.duration(v.get("timeout"))
+	tk.OutputVariable, _ = v.get("output_variable").str()
+	for _, it := range v.get("options").itemsOrNil() {
+		if s, ok := it.str(); ok {
+			tk.Options = append(tk.Options, s)
+		}
+	}
+	if c := v.get("condition"); c.isMap() {
+		for i, val := range c.keys {
+			r := Route{Value: val}
+			t := c.vals[i]
+			if s, ok := t.str(); ok {
+				r.Next = []string{s}
+			}
+			for _, it := range t.items {
+				if s, ok := it.str(); ok {
+					r.Next = append(r.Next, s)
+				}
+			}
+			tk.Condition = append(tk.Condition, r)
+		}
+	}
+	b.team.Tasks = append(b.team.Tasks, tk)
+	b.tasks = append(b.tasks, v)
+}
+
+func (t *tree) itemsOrNil() []*tree {
+	if t.isSeq() {
+		return t.items
+	}
+	return nil
+}
+
+// check applies the rules a schema cannot express: references resolve,
+// context has no cycle, routes and options agree.
+func (b *builder) check() {
+	t := b.team
+	if len(t.Tasks) == 0 {
+		return // the schema (or the PraisonAI loader) reports a team without tasks
+	}
+	index := make(map[string]int, len(t.Tasks))
+	for i, tk := range t.Tasks {
+		index[tk.Name] = i
+	}
+	var agentNames []string
+	for _, a := range t.Agents {
+		agentNames = append(agentNames, a.Name)
+	}
+	taskNames := make([]string, len(t.Tasks))
+	for i, tk := range t.Tasks {
+		taskNames[i] = tk.Name
+	}
+	for i, tk := range t.Tasks {
+		src := b.tasks[i]
+		if av := src.get("agent"); av != nil && tk.Agent != "" && tk.Agent != HumanAgent && t.Agent(tk.Agent) == nil {
+			b.errorf(av, av.pos, "%s", unknownRef("agent", tk.Agent, agentNames, "declare it under agents"))
+		}
+		if cv := src.get("context"); cv != nil {
+			items := cv.items
+			if !cv.isSeq() {
+				items = []*tree{cv}
+			}
+			for _, it := range items {
+				name, ok := it.str()
+				if !ok {
+					continue
+				}
+				j, found := index[name]
+				switch {
+				case !found:
+					b.errorf(it, it.pos, "%s", unknownRef("task", name, taskNames, "context names tasks of this file"))
+				case j == i:
+					b.errorf(it, it.pos, "a task cannot read its own output: remove %q from its context", name)
+				case j > i && t.Process != Workflow:
+					b.errorf(it, it.pos, "task %q comes later in the file; in a sequential team a task reads only tasks before it (use process: workflow for a DAG)", name)
+				}
+			}
+		}
+		cond := src.get("condition")
+		for ri, r := range tk.Condition {
+			rv := cond.vals[ri]
+			items := rv.items
+			if !rv.isSeq() {
+				items = []*tree{rv}
+			}
+			for _, it := range items {
+				name, ok := it.str()
+				if !ok {
+					continue
+				}
+				if j, found := index[name]; !found {
+					b.errorf(it, it.pos, "%s", unknownRef("task", name, taskNames, "a condition routes to tasks of this file"))
+				} else if j == i {
+					b.errorf(it, it.pos, "a task cannot route to itself")
+				}
+			}
+			if len(tk.Options) > 0 && !contains(tk.Options, r.Value) {
+				b.errorf(rv, rv.kpos, "%q is not one of the task's options (%s)", r.Value, strings.Join(tk.Options, ", "))
+			}
+		}
+		if ov := src.get("options"); ov != nil && len(tk.Options) > 0 && tk.Agent != HumanAgent && tk.Agent != "" {
+			b.errorf(ov, ov.kpos, "only a task whose agent is %q has options", HumanAgent)
+		}
+	}
+	b.checkCycles(index)
+}
+
+// checkCycles reports each context cycle once, at the first of its tasks.
+func (b *builder) checkCycles(index map[string]int) {
+	t := b.team
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make([]int, len(t.Tasks))
+	var stack []int
+	var visit func(i int) bool
+	reported := false
+	visit = func(i int) bool {
+		color[i] = grey
+		stack = append(stack, i)
+		for _, name := range t.Tasks[i].Context {
+			j, ok := index[name]
+			if !ok || j == i {
+				continue
+			}
+			if color[j] == grey {
+				// The cycle is the stack from j on.
+				start := 0
+				for k, s := range stack {
+					if s == j {
+						start = k
+					}
+				}
+				var names []string
+				first := stack[start]
+				for _, s := range stack[start:] {
+					names = append(names, t.Tasks[s].Name)
+					if s < first {
+						first = s
+					}
+				}
+				names = append(names, t.Tasks[j].Name)
+				src := b.tasks[first]
+				b.errorf(src, src.kpos, "context forms a cycle: %s", strings.Join(names, " -> "))
+				reported = true
+				return true
+			}
+			if color[j] == white && visit(j) {
+				return true
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[i] = black
+		return false
+	}
+	for i := range t.Tasks {
+		if color[i] == white && !reported {
+			stack = stack[:0]
+			visit(i)
+		}
+	}
+}
+
+func unknownRef(kind, name string, known []string, hint string) string {
+	msg := fmt.Sprintf("unknown %s %q", kind, name)
+	if m := closest(name, known); m != "" {
+		return msg + fmt.Sprintf(" (did you mean %q?)", m)
+	}
+	if len(known) > 0 && len(known) <= 8 {
+		return msg + fmt.Sprintf(" (known: %s)", strings.Join(known, ", "))
+	}
+	return msg + ": " + hint
+}
+
+// isPraison tells a PraisonAI file from a native one by keys only PraisonAI
+// uses; a native file with a typo stays native and gets a did-you-mean.
+func isPraison(root *tree) bool {
+	for _, k := range []string{"framework", "topic", "roles", "steps", "workflow", "dependencies", "config", "input", "type"} {
+		if root.get(k) != nil {
+			return true
+		}
+	}
+	ag := root.get("agents")
+	if ag.isSeq() {
+		return true
+	}
+	if ag.isMap() {
+		for _, v := range ag.vals {
+			if v.get("tasks") != nil {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,421 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+)
+
+// praisonDefaultModel is the model PraisonAI itself uses for a role
+// without llm, so a PraisonAI file means the same here.
+const praisonDefaultModel = "gpt-4o-mini"
+
+// praison loads the PraisonAI format: roles (or agents) with nested tasks,
+// or top-level tasks naming their agent. A key teamrun does not support is a
+// warning when the team still runs as written; a feature it cannot run is
+// one error naming it, and nothing else.
+func (b *builder) praison(root *tree) {
+	if d := praisonFatal(b.file, root); d != nil {
+		b.diags = ErrorList{*d}
+		return
+	}
+	t := b.team
+	t.Name = defaultName(b.file)
+	t.Process = Sequential
+	t.Variables = map[string]any{}
+	setVar := func(k string, v *tree) {
+		if _, dup := t.Variables[k]; !dup {
+			t.VarOrder = append(t.VarOrder, k)
+		}
+		t.Variables[k] = v.plain()
+	}
+	defaultMemory := false
+	// First pass: settings the agents inherit, wherever they are in the file.
+	if cfg := root.get("config"); cfg.isMap() {
+		for i, k := range cfg.keys {
+			v := cfg.vals[i]
+			switch k {
+			case "llm":
+				t.LLM = b.praisonLLM(v)
+			case "memory":
+				if m, ok := v.val().(bool); ok {
+					defaultMemory = m
+				} else {
+					b.praisonIgnored(v)
+				}
+			default:
+				b.praisonIgnored(v)
+			}
+		}
+	}
+	if l := root.get("llm"); l != nil {
+		t.LLM = b.praisonLLM(l)
+	}
+	for i, k := range root.keys {
+		v := root.vals[i]
+		switch k {
+		case "config", "llm", "roles", "agents", "tasks":
+			// handled above or below
+		case "name":
+			if s, ok := v.str(); ok && s != "" {
+				t.Name = s
+			} else {
+				b.errorf(v, v.pos, "expected string, got %s", v.describe())
+			}
+		case "process":
+			if s, _ := v.str(); s == string(Workflow) {
+				t.Process = Workflow
+			}
+		case "topic", "input":
+			if !v.isNull() {
+				setVar(k, v)
+			}
+		case "variables":
+			if v.isMap() {
+				for j, vk := range v.keys {
+					setVar(vk, v.vals[j])
+				}
+			} else if !v.isNull() {
+				b.errorf(v, v.pos, "expected a mapping, got %s", v.describe())
+			}
+		case "framework":
+			if s, _ := v.str(); s != "" && s != "praisonai" {
+				b.warnf(v, v.kpos, "%q is ignored: teamrun runs the team itself", s)
+			}
+		case "dependencies":
+			if len(v.items) > 0 || len(v.keys) > 0 {
+				b.warnf(v, v.kpos, "not supported, ignored: tasks run in file order, each reading the previous task's output (give a task context: to choose what it reads)")
+			}
+		default:
+			b.praisonIgnored(v)
+		}
+	}
+	roles := root.get("roles")
+	if roles == nil {
+		roles = root.get("agents")
+	} else if ag := root.get("agents"); ag != nil {
+		b.errorf(ag, ag.kpos, "both roles and agents are given: keep one")
+	}
+	switch {
+	case roles.isMap():
+		for i, name := range roles.keys {
+			b.praisonRole(name, roles.vals[i], false, defaultMemory)
+		}
+	case roles.isSeq():
+		for _, it := range roles.items {
+			nameT := it.get("name")
+			name, ok := nameT.str()
+			if !ok || name == "" {
+				b.errorf(it, it.pos, "an agent in a list needs a name")
+				continue
+			}
+			it.path = strings.SplitN(it.path, "[", 2)[0] + "." + name
+			b.praisonRole(name, it, true, defaultMemory)
+		}
+	case roles != nil && !roles.isNull():
+		b.errorf(roles, roles.pos, "expected a mapping of roles, got %s", roles.describe())
+	}
+	if tasks := root.get("tasks"); tasks != nil {
+		b.praisonTopTasks(tasks)
+	}
+	if len(t.Tasks) == 0 && len(b.diags) == 0 {
+		b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos.Line, Column: root.pos.Column,
+			Message: "the team has no tasks: give a role tasks (roles.NAME.tasks) or list them under tasks:"})
+	}
+	b.check()
+}
+
+// praisonFatal finds the first feature teamrun cannot run, if any.
+func praisonFatal(file string, root *tree) *Diagnostic {
+	at := func(v *tree, msg string) *Diagnostic {
+		return &Diagnostic{File: file, Line: v.kpos.Line, Column: v.kpos.Column, Path: v.path, Message: msg}
+	}
+	if s := root.get("steps"); s != nil {
+		return at(s, `PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`)
+	}
+	if w := root.get("workflow"); w.isMap() {
+		if s := w.get("steps"); s != nil {
+			return at(s, `PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`)
+		}
+	}
+	if ty := root.get("type"); ty != nil {
+		s, _ := ty.str()
+		return at(ty, fmt.Sprintf("PraisonAI %q workflows are not supported: declare the work as tasks (see teamrun schema)", s))
+	}
+	if p := root.get("process"); p != nil {
+		if s, ok := p.str(); !ok || (s != string(Sequential) && s != string(Workflow)) {
+			return at(p, fmt.Sprintf("process %s is not supported: use sequential or workflow", p.describe()))
+		}
+	}
+	roles := root.get("roles")
+	if roles == nil {
+		roles = root.get("agents")
+	}
+	var agents []*tree
+	agents = append(agents, roles.vals...)
+	agents = append(agents, roles.itemsOrNil()...)
+	for _, a := range agents {
+		if cb := a.get("cli_backend"); cb != nil && !cb.isNull() {
+			return at(cb, "CLI backends are not supported: use a command agent (shell: or command:) in the native format")
+		}
+	}
+	return nil
+}
+
+// praisonIgnored warns about a key teamrun does not support. A key without a
+// value (null, or an empty list) drops nothing, so it passes silently.
+func (b *builder) praisonIgnored(v *tree) {
+	if v.isNull() || (v.isSeq() && len(v.items) == 0) || (v.isMap() && len(v.keys) == 0) {
+		return
+	}
+	b.warnf(v, v.kpos, "not supported by teamrun, ignored")
+}
+
+func (b *builder) praisonLLM(v *tree) *LLM {
+	if s, ok := v.str(); ok && s != "" {
+		return &LLM{Model: s, Pos: v.pos}
+	}
+	if !v.isMap() {
+		b.errorf(v, v.pos, "expected a model name or a mapping with model, got %s", v.describe())
+		return nil
+	}
+	l := &LLM{Pos: v.pos}
+	for i, k := range v.keys {
+		f := v.vals[i]
+		s, isStr := f.str()
+		switch k {
+		case "model":
+			if !isStr || s == "" {
+				b.errorf(f, f.pos, "expected a model name, got %s", f.describe())
+			}
+			l.Model = s
+		case "base_url":
+			l.BaseURL = s
+		case "api_key_env":
+			l.APIKeyEnv = s
+		case "temperature":
+			switch x := f.val().(type) {
+			case float64:
+				l.Temperature = &x
+			case int64:
+				y := float64(x)
+				l.Temperature = &y
+			default:
+				b.praisonIgnored(f)
+			}
+		case "max_tokens":
+			if n, ok := f.val().(int64); ok && n > 0 && n < 1<<31 {
+				l.MaxTokens = int(n)
+			} else {
+				b.praisonIgnored(f)
+			}
+		case "api_key":
+			if !f.isNull() {
+				b.warnf(f, f.kpos, "ignored: teamrun never reads a key from the spec; set OPENAI_API_KEY, or name another variable in api_key_env")
+			}
+		default:
+			b.praisonIgnored(f)
+		}
+	}
+	if l.Model == "" {
+		if v.get("model") == nil {
+			b.errorf(v, v.kpos, "missing required key \"model\"")
+		}
+		return nil
+	}
+	return l
+}
+
+func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
+	a := &Agent{Name: name, Kind: LLMAgent, Memory: memory, Pos: v.kpos}
+	if name == HumanAgent {
+		b.errorf(v, v.kpos, "%q is reserved for tasks that wait for a human decision; rename this role", HumanAgent)
+	} else if !nameRE.MatchString(name) {
+		b.errorf(v, v.kpos, "expected a name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(name))
+	}
+	if b.team.Agent(name) != nil {
+		b.errorf(v, v.kpos, "duplicate agent %q", name)
+	}
+	if !v.isMap() {
+		b.errorf(v, v.pos, "expected a mapping, got %s", v.describe())
+		return
+	}
+	var tasks *tree
+	for i, k := range v.keys {
+		f := v.vals[i]
+		str := func(dst *string) {
+			if s, ok := f.str(); ok {
+				*dst = s
+			} else if !f.isNull() {
+				b.errorf(f, f.pos, "expected string, got %s", f.describe())
+			}
+		}
+		switch k {
+		case "role":
+			str(&a.Role)
+		case "goal":
+			str(&a.Goal)
+		case "backstory":
+			str(&a.Backstory)
+		case "instructions":
+			str(&a.Instructions)
+		case "llm":
+			if !f.isNull() {
+				a.LLM = b.praisonLLM(f)
+			}
+		case "model":
+			if a.LLM == nil && v.get("llm").isNull() {
+				var m string
+				str(&m)
+				if m != "" {
+					a.LLM = &LLM{Model: m, Pos: f.pos}
+				}
+			}
+		case "memory":
+			if m, ok := f.val().(bool); ok {
+				a.Memory = m
+			} else {
+				b.praisonIgnored(f)
+			}
+		case "name":
+			if !listed {
+				b.praisonIgnored(f)
+			}
+		case "tasks":
+			tasks = f
+		case "tools", "toolsets":
+			if hasTools(f) {
+				b.warnf(f, f.kpos, "not supported, ignored: the agent runs without tools")
+			}
+		default:
+			b.praisonIgnored(f)
+		}
+	}
+	if a.LLM == nil {
+		if b.team.LLM != nil {
+			cp := *b.team.LLM
+			a.LLM = &cp
+		} else {
+			a.LLM = &LLM{Model: praisonDefaultModel}
+		}
+	}
+	b.team.Agents = append(b.team.Agents, a)
+	switch {
+	case tasks.isMap():
+		for i, tn := range tasks.keys {
+			b.praisonTask(tn, tasks.vals[i], name)
+		}
+	case tasks.isSeq():
+		for _, it := range tasks.items {
+			tn, ok := it.get("name").str()
+			if !ok || tn == "" {
+				b.errorf(it, it.pos, "a task in a list needs a name")
+				continue
+			}
+			b.praisonTask(tn, it, name)
+		}
+	case tasks != nil && !tasks.isNull():
+		b.errorf(tasks, tasks.pos, "expected a mapping of tasks, got %s", tasks.describe())
+	}
+}
+
+// hasTools tells whether a tools list names any tool: PraisonAI files often
+// carry tools: [”] as a placeholder.
+func hasTools(v *tree) bool {
+	if v.isSeq() {
+		for _, it := range v.items {
+			if s, ok := it.str(); !(ok && s == "") && !it.isNull() {
+				return true
+			}
+		}
+		return false
+	}
+	return !v.isNull()
+}
+
+func (b *builder) praisonTopTasks(v *tree) {
+	switch {
+	case v.isMap():
+		for i, name := range v.keys {
+			f := v.vals[i]
+			agent, _ := f.get("agent").str()
+			if f.get("agent") == nil {
+				b.errorf(f, f.kpos, "missing required key \"agent\"")
+			}
+			b.praisonTask(name, f, agent)
+		}
+	case v.isSeq():
+		for _, it := range v.items {
+			name, ok := it.get("name").str()
+			if !ok || name == "" {
+				b.errorf(it, it.pos, "a task in a list needs a name")
+				continue
+			}
+			agent, _ := it.get("agent").str()
+			if it.get("agent") == nil {
+				b.errorf(it, it.pos, "missing required key \"agent\"")
+			}
+			b.praisonTask(name, it, agent)
+		}
+	case !v.isNull():
+		b.errorf(v, v.pos, "expected a mapping of tasks, got %s", v.describe())
+	}
+}
+
+func (b *builder) praisonTask(name string, v *tree, agent string) {
+	if i := b.team.TaskIndex(name); i >= 0 {
+		b.errorf(v, v.kpos, "duplicate task name %q (first at line %d)", name, b.team.Tasks[i].Pos.Line)
+		return
+	}
+	if !nameRE.MatchString(name) {
+		b.errorf(v, v.kpos, "expected a name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(name))
+	}
+	tk := &Task{Name: name, Agent: agent, Pos: v.kpos}
+	if !v.isMap() {
+		b.errorf(v, v.pos, "expected a mapping, got %s", v.describe())
+		return
+	}
+	if v.get("description") == nil {
+		b.errorf(v, v.kpos, "missing required key \"description\"")
+	}
+	for i, k := range v.keys {
+		f := v.vals[i]
+		str := func(dst *string) {
+			if s, ok := f.str(); ok {
+				*dst = s
+			} else if !f.isNull() {
+				b.errorf(f, f.pos, "expected string, got %s", f.describe())
+			}
+		}
+		switch k {
+		case "description":
+			str(&tk.Description)
+		case "expected_output":
+			str(&tk.ExpectedOutput)
+		case "agent", "name":
+			// read by the caller
+		case "context":
+			tk.HasContext = true
+			if s, ok := f.str(); ok {
+				tk.Context = []string{s}
+			} else if f.isSeq() {
+				for _, it := range f.items {
+					if s, ok := it.str(); ok {
+						tk.Context = append(tk.Context, s)
+					} else {
+						b.errorf(it, it.pos, "expected a task name, got %s", it.describe())
+					}
+				}
+			} else if !f.isNull() {
+				b.errorf(f, f.pos, "expected a list of task names, got %s", f.describe())
+			}
+		case "tools":
+			if hasTools(f) {
+				b.warnf(f, f.kpos, "not supported, ignored: the task runs without tools")
+			}
+		default:
+			b.praisonIgnored(f)
+		}
+	}
+	b.team.Tasks = append(b.team.Tasks, tk)
+	b.tasks = append(b.tasks, v)
+}

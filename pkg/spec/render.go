@@ -1,0 +1,233 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Render replaces each identifier-shaped {name} in text with the value of
+// name in state. Unknown names and anything else in braces (JSON, say) stay
+// as written. Strings go in as they are, numbers as YAML prints them, maps
+// and lists as JSON, null as the empty string.
+func Render(text string, state map[string]any) string {
+	if !strings.Contains(text, "{") {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c != '{' {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isIdentByte(text[j], j == i+1) {
+			j++
+		}
+		if j > i+1 && j < len(text) && text[j] == '}' {
+			if v, ok := state[text[i+1:j]]; ok {
+				b.WriteString(FormatValue(v))
+				i = j + 1
+				continue
+			}
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String()
+}
+
+func isIdentByte(c byte, first bool) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
+}
+
+// FormatValue formats a shared-state value the way Render inserts it.
+func FormatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case float64:
+		return yamlFloat(x, 64)
+	case float32:
+		return yamlFloat(float64(x), 32)
+	case map[string]any, []any, []string:
+		return string(canonicalJSON(x))
+	}
+	return fmt.Sprint(v)
+}
+
+// yamlFloat prints f as gopkg.in/yaml.v3 does.
+func yamlFloat(f float64, bits int) string {
+	switch {
+	case math.IsInf(f, 1):
+		return ".inf"
+	case math.IsInf(f, -1):
+		return "-.inf"
+	case math.IsNaN(f):
+		return ".nan"
+	}
+	return strconv.FormatFloat(f, 'g', -1, bits)
+}
+
+// InitialState is the shared state a run starts from: the team's variables
+// with the --var overrides applied, as a copy the caller may change.
+func (t *Team) InitialState(overrides map[string]string) map[string]any {
+	state := make(map[string]any, len(t.Variables)+len(overrides))
+	for k, v := range t.Variables {
+		state[k] = deepCopy(v)
+	}
+	for k, v := range overrides {
+		state[k] = v
+	}
+	return state
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = deepCopy(e)
+		}
+		return l
+	}
+	return v
+}
+
+// canonicalJSON encodes v with sorted keys, no spaces, no HTML escaping and
+// non-ASCII as UTF-8: the form DESIGN §4 hashes (Python's
+// json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)).
+func canonicalJSON(v any) []byte {
+	var b []byte
+	return appendJSON(b, v)
+}
+
+func appendJSON(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case string:
+		return appendJSONString(b, x)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case int:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10)
+	case uint64:
+		return strconv.AppendUint(b, x, 10)
+	case float32:
+		return appendJSONFloat(b, float64(x))
+	case float64:
+		return appendJSONFloat(b, x)
+	case []string:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, e)
+		}
+		return append(b, ']')
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSON(b, e)
+		}
+		return append(b, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sortStrings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendJSON(b, x[k])
+		}
+		return append(b, '}')
+	}
+	return appendJSONString(b, fmt.Sprint(v))
+}
+
+func appendJSONFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch c {
+			case '"':
+				b = append(b, '\\', '"')
+			case '\\':
+				b = append(b, '\\', '\\')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				if c < 0x20 {
+					b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+				} else {
+					b = append(b, c)
+				}
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}

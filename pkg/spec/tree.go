@@ -1,0 +1,406 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// tree is one YAML value with its place in the source, converted once from
+// yaml.Node so that the schema check, the model builder and the error
+// messages all see the same keys in the same order.
+type tree struct {
+	kind  yaml.Kind // MappingNode, SequenceNode or ScalarNode
+	tag   string    // resolved short tag of a scalar (!!str, !!int, ...)
+	value any       // a scalar's Go value: string, int64, float64, bool or nil
+	text  string    // a scalar's source text
+	keys  []string  // mapping keys, in file order
+	vals  []*tree   // mapping values, parallel to keys
+	items []*tree   // sequence items
+	pos   Pos       // where the value starts
+	kpos  Pos       // where its key starts (a sequence item: the item itself)
+	path  string    // display path, e.g. tasks.count.max_retries
+	ptr   string    // JSON pointer, e.g. /tasks/count/max_retries
+}
+
+// get returns the value of a mapping key, or nil.
+func (t *tree) get(key string) *tree {
+	if t == nil || t.kind != yaml.MappingNode {
+		return nil
+	}
+	for i, k := range t.keys {
+		if k == key {
+			return t.vals[i]
+		}
+	}
+	return nil
+}
+
+// val returns a scalar's value, or nil for a missing or non-scalar node.
+func (t *tree) val() any {
+	if t == nil {
+		return nil
+	}
+	return t.value
+}
+
+func (t *tree) isMap() bool { return t != nil && t.kind == yaml.MappingNode }
+func (t *tree) isSeq() bool { return t != nil && t.kind == yaml.SequenceNode }
+func (t *tree) isNull() bool {
+	return t == nil || (t.kind == yaml.ScalarNode && t.value == nil)
+}
+
+// str returns a scalar's string value.
+func (t *tree) str() (string, bool) {
+	if t == nil || t.kind != yaml.ScalarNode {
+		return "", false
+	}
+	s, ok := t.value.(string)
+	return s, ok
+}
+
+// describe names a value's type and shows it briefly, for "got ..." messages.
+func (t *tree) describe() string {
+	if t == nil {
+		return "nothing"
+	}
+	switch t.kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	switch v := t.value.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string " + quoteShort(v)
+	case bool:
+		return "boolean " + strconv.FormatBool(v)
+	case int64:
+		return "integer " + strconv.FormatInt(v, 10)
+	case float64:
+		return "number " + t.text
+	}
+	return t.text
+}
+
+func quoteShort(s string) string {
+	const max = 60
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// json converts the tree to the values encoding/json would produce, which is
+// what the schema validator accepts.
+func (t *tree) json() any {
+	switch t.kind {
+	case yaml.MappingNode:
+		m := make(map[string]any, len(t.keys))
+		for i, k := range t.keys {
+			m[k] = t.vals[i].json()
+		}
+		return m
+	case yaml.SequenceNode:
+		l := make([]any, len(t.items))
+		for i, it := range t.items {
+			l[i] = it.json()
+		}
+		return l
+	}
+	if f, ok := t.value.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		// JSON has no NaN or infinity; the text keeps the type error readable.
+		return t.text
+	}
+	return t.value
+}
+
+// plain converts the tree to plain Go values for variables: like json, but
+// NaN and infinities stay numbers.
+func (t *tree) plain() any {
+	switch t.kind {
+	case yaml.MappingNode:
+		m := make(map[string]any, len(t.keys))
+		for i, k := range t.keys {
+			m[k] = t.vals[i].plain()
+		}
+		return m
+	case yaml.SequenceNode:
+		l := make([]any, len(t.items))
+		for i, it := range t.items {
+			l[i] = it.plain()
+		}
+		return l
+	}
+	return t.value
+}
+
+// walk visits every node of the tree, parents first.
+func (t *tree) walk(f func(*tree)) {
+	f(t)
+	for _, v := range t.vals {
+		v.walk(f)
+	}
+	for _, it := range t.items {
+		it.walk(f)
+	}
+}
+
+// maxNodes bounds alias expansion ("billion laughs"): no real spec comes near.
+const maxNodes = 2_000_000
+
+type converter struct {
+	diags ErrorList
+	file  string
+	nodes int
+	depth int
+}
+
+var errTooBig = errors.New("too big")
+
+func (c *converter) errorf(p Pos, path, format string, args ...any) {
+	c.diags = append(c.diags, Diagnostic{File: c.file, Line: p.Line, Column: p.Column, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Column: n.Column} }
+
+// parseTree reads data as one YAML document. It returns a nil tree for an
+// empty document.
+func parseTree(file string, data []byte) (*tree, ErrorList) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, ErrorList{syntaxError(file, err)}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, nil
+	}
+	c := &converter{file: file}
+	root := doc.Content[0]
+	t, err := c.convert(root, "", "", posOf(root), map[*yaml.Node]bool{})
+	if err != nil {
+		return nil, ErrorList{{File: file, Line: root.Line, Column: root.Column, Message: "the document expands to too many values through aliases"}}
+	}
+	return t, c.diags
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+// syntaxError turns a yaml.v3 error into file:line:col form. yaml.v3 gives
+// the line but not the column, so the column is 1.
+func syntaxError(file string, err error) Diagnostic {
+	msg := err.Error()
+	line := 1
+	if m := yamlLineRE.FindStringSubmatch(strings.SplitN(msg, "\n", 2)[0]); m != nil {
+		if m[1] != "" {
+			line, _ = strconv.Atoi(m[1])
+		}
+		msg = m[2]
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			msg = m[2]
+		}
+	}
+	return Diagnostic{File: file, Line: line, Column: 1, Message: "invalid YAML: " + msg}
+}
+
+func joinPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+var ptrEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map[*yaml.Node]bool) (*tree, error) {
+	c.nodes++
+	if c.nodes > maxNodes {
+		return nil, errTooBig
+	}
+	pos := posOf(n)
+	for n.Kind == yaml.AliasNode {
+		if n.Alias == nil || active[n.Alias] {
+			c.errorf(pos, path, "alias refers to itself")
+			return &tree{kind: yaml.ScalarNode, tag: "!!null", pos: pos, kpos: kpos, path: path, ptr: ptr}, nil
+		}
+		n = n.Alias
+	}
+	active[n] = true
+	defer delete(active, n)
+	t := &tree{kind: n.Kind, pos: pos, kpos: kpos, path: path, ptr: ptr}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			t.kind, t.tag = yaml.ScalarNode, "!!null"
+			return t, nil
+		}
+		return c.convert(n.Content[0], path, ptr, kpos, active)
+	case yaml.MappingNode:
+		if err := c.mapping(t, n, active); err != nil {
+			return nil, err
+		}
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			ip := fmt.Sprintf("%s[%d]", path, i)
+			it, err := c.convert(item, ip, ptr+"/"+strconv.Itoa(i), posOf(item), active)
+			if err != nil {
+				return nil, err
+			}
+			t.items = append(t.items, it)
+		}
+	case yaml.ScalarNode:
+		c.scalar(t, n)
+	default:
+		t.kind, t.tag = yaml.ScalarNode, "!!null"
+	}
+	return t, nil
+}
+
+func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) error {
+	seen := map[string]Pos{}
+	type entry struct {
+		key  string
+		kpos Pos
+		val  *yaml.Node
+	}
+	var explicit, merged []entry
+	var mergeAt []int // index in explicit before which merged entries go
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		kp := posOf(kn)
+		for kn.Kind == yaml.AliasNode && kn.Alias != nil {
+			kn = kn.Alias
+		}
+		if kn.Kind != yaml.ScalarNode {
+			c.errorf(kp, t.path, "a mapping key must be a plain value, not %s", kindName(kn.Kind))
+			continue
+		}
+		if kn.ShortTag() == "!!merge" {
+			for _, m := range mergeSources(vn) {
+				for j := 0; j+1 < len(m.Content); j += 2 {
+					mk := m.Content[j]
+					if mk.Kind == yaml.ScalarNode {
+						merged = append(merged, entry{mk.Value, kp, m.Content[j+1]})
+						mergeAt = append(mergeAt, len(explicit))
+					}
+				}
+			}
+			continue
+		}
+		key := kn.Value
+		if first, dup := seen[key]; dup {
+			c.errorf(kp, joinPath(t.path, key), "duplicate key %q (first at line %d)", key, first.Line)
+			continue
+		}
+		seen[key] = kp
+		explicit = append(explicit, entry{key, kp, vn})
+	}
+	// Merged keys go where the "<<" was; explicit keys win over them.
+	add := func(e entry) error {
+		v, err := c.convert(e.val, joinPath(t.path, e.key), t.ptr+"/"+ptrEscaper.Replace(e.key), e.kpos, active)
+		if err != nil {
+			return err
+		}
+		t.keys = append(t.keys, e.key)
+		t.vals = append(t.vals, v)
+		return nil
+	}
+	mi := 0
+	for i := 0; i <= len(explicit); i++ {
+		for ; mi < len(merged) && mergeAt[mi] == i; mi++ {
+			e := merged[mi]
+			if _, ok := seen[e.key]; ok {
+				continue
+			}
+			seen[e.key] = e.kpos
+			if err := add(e); err != nil {
+				return err
+			}
+		}
+		if i < len(explicit) {
+			if err := add(explicit[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// mergeSources resolves the value of a "<<" key: a mapping or a list of them.
+func mergeSources(v *yaml.Node) []*yaml.Node {
+	for v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	switch v.Kind {
+	case yaml.MappingNode:
+		return []*yaml.Node{v}
+	case yaml.SequenceNode:
+		var out []*yaml.Node
+		for _, it := range v.Content {
+			for it.Kind == yaml.AliasNode && it.Alias != nil {
+				it = it.Alias
+			}
+			if it.Kind == yaml.MappingNode {
+				out = append(out, it)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return "a value"
+}
+
+func (c *converter) scalar(t *tree, n *yaml.Node) {
+	t.text = n.Value
+	t.tag = n.ShortTag()
+	switch t.tag {
+	case "!!str", "!!binary", "!!timestamp":
+		t.value = n.Value
+		return
+	case "!!null":
+		return
+	case "!!bool", "!!int", "!!float":
+		var v any
+		if err := n.Decode(&v); err != nil {
+			c.errorf(t.pos, t.path, "cannot read %q as %s", n.Value, strings.TrimPrefix(t.tag, "!!"))
+			t.value = n.Value
+			return
+		}
+		switch x := v.(type) {
+		case bool:
+			t.value = x
+		case int:
+			t.value = int64(x)
+		case int64:
+			t.value = x
+		case uint64:
+			t.value = float64(x)
+		case float64:
+			t.value = x
+		default:
+			t.value = n.Value
+		}
+		return
+	}
+	// A custom tag such as !foo: keep the text.
+	t.value = n.Value
+}
