@@ -371,6 +371,14 @@ func TestBackoff(t *testing.T) {
 	if d := (&Client{}).backoff(100, -1); d > DefaultMaxBackoff || d < DefaultMaxBackoff/2 {
 		t.Errorf("default cap: %v", d)
 	}
+	// Jitter: 50 draws over a 250ms range are never all alike.
+	seen := map[time.Duration]bool{}
+	for range 50 {
+		seen[c.backoff(1, -1)] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("backoff has no jitter: %v", seen)
+	}
 }
 
 func TestRetryAfterOf(t *testing.T) {

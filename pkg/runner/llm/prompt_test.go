@@ -43,8 +43,8 @@ func TestBuildMessages(t *testing.T) {
 			},
 		},
 		{
-			name:  "empty fields skipped; role with its own full stop",
-			agent: &spec.Agent{Role: "  a careful reviewer.  ", Instructions: "Answer approve or reject."},
+			name:        "empty fields skipped; role with its own full stop",
+			agent:       &spec.Agent{Role: "  a careful reviewer.  ", Instructions: "Answer approve or reject."},
 			description: "Review it", expected: "approve or reject",
 			want: []Message{
 				{Role: "system", Content: "You are a careful reviewer.\nInstructions: Answer approve or reject."},
