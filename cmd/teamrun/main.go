@@ -85,8 +85,11 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		HideHelpCommand:      true,
 		// Errors are printed once, by run, with their exit code.
 		ExitErrHandler: func(*cli.Context, error) {},
-		Commands:       []*cli.Command{
+		Commands: []*cli.Command{
 			// Each command lives in its own file as a constructor, e.g. validateCommand().
+			validateCommand(),
+			schemaCommand(),
+			fingerprintCommand(),
 		},
 	}
 }

@@ -58,10 +58,11 @@ func Parse(file string, data []byte) (*Team, error) {
 	if len(b.diags) > 0 {
 		return nil, sortDiags(b.diags)
 	}
+	b.team.Warnings = sortDiags(b.team.Warnings)
 	return b.team, nil
 }
 
-func sortDiags(l ErrorList) ErrorList {
+func sortDiags[L ~[]Diagnostic](l L) L {
 	sort.SliceStable(l, func(i, j int) bool {
 		if l[i].Line != l[j].Line {
 			return l[i].Line < l[j].Line

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+	"github.com/teamrun/teamrun/schemas"
+)
+
+func validateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "validate",
+		Usage:     "check specs against the schema and the meaning rules; nothing is run or written",
+		ArgsUsage: "FILE...",
+		Description: "Prints every problem as file:line:column: key: message on stderr and exits 2 when a\n" +
+			"spec is invalid; warnings (keys teamrun ignores) go to stderr too. Exit 0: all valid.",
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return exitf(exitUsage, "validate needs at least one FILE (try: teamrun validate agents.yaml)")
+			}
+			bad := 0
+			for _, path := range c.Args().Slice() {
+				team, err := spec.Load(path)
+				if err != nil {
+					bad++
+					printSpecError(c.App.ErrWriter, err)
+					continue
+				}
+				printSpecWarnings(c.App.ErrWriter, team)
+				fmt.Fprintf(c.App.Writer, "%s: valid (%s, %s, %s)\n", path,
+					specPlural(len(team.Agents), "agent"), specPlural(len(team.Tasks), "task"), team.Process)
+			}
+			if bad > 0 {
+				return exitf(exitUsage, "%s of %d invalid", specPlural(bad, "spec"), c.NArg())
+			}
+			return nil
+		},
+	}
+}
+
+func schemaCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "schema",
+		Usage: "print the JSON Schema (2020-12) of agents.yaml",
+		Description: "Editors can use it through a first line such as\n" +
+			"  # yaml-language-server: $schema=./agents.schema.json",
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return exitf(exitUsage, "schema takes no arguments")
+			}
+			_, err := c.App.Writer.Write(schemas.AgentsSchema)
+			return err
+		},
+	}
+}
+
+func fingerprintCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "fingerprint",
+		Usage:     "print the task-set fingerprint of a spec (16 hex digits)",
+		ArgsUsage: "FILE",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "var", Usage: "set a variable as `key=value` (as run does); repeatable"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return exitf(exitUsage, "fingerprint needs exactly one FILE")
+			}
+			vars, err := fingerprintVars(c.StringSlice("var"))
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			team, err := spec.Load(c.Args().First())
+			if err != nil {
+				printSpecError(c.App.ErrWriter, err)
+				return exitf(exitUsage, "%s is invalid", c.Args().First())
+			}
+			printSpecWarnings(c.App.ErrWriter, team)
+			fmt.Fprintln(c.App.Writer, team.Fingerprint(team.InitialState(vars)))
+			return nil
+		},
+	}
+}
+
+// parseVars reads --var key=value flags.
+func fingerprintVars(flags []string) (map[string]string, error) {
+	vars := map[string]string{}
+	for _, f := range flags {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--var %q: expected key=value", f)
+		}
+		vars[k] = v
+	}
+	return vars, nil
+}
+
+// printSpecError writes one line per problem of an invalid spec.
+func printSpecError(w io.Writer, err error) {
+	var list spec.ErrorList
+	if errors.As(err, &list) {
+		for _, d := range list {
+			fmt.Fprintln(w, d.String())
+		}
+		return
+	}
+	fmt.Fprintln(w, "teamrun:", err)
+}
+
+func printSpecWarnings(w io.Writer, team *spec.Team) {
+	for _, d := range team.Warnings {
+		fmt.Fprintln(w, "warning:", d.String())
+	}
+}
+
+func specPlural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
