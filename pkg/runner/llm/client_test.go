@@ -29,7 +29,7 @@ type fakeServer struct {
 	reqs []seen
 }
 
-func newFakeServer(t *testing.T, reply func(i int, w http.ResponseWriter, r *http.Request)) *fakeServer {
+func newFakeServer(t testing.TB, reply func(i int, w http.ResponseWriter, r *http.Request)) *fakeServer {
 	t.Helper()
 	fs := &fakeServer{}
 	fs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -102,3 +102,13 @@ func ResolveEndpoint(l *spec.LLM, getenv func(string) string) (baseURL, apiKey s
 	}
 	return baseURL, strings.TrimSpace(getenv("OPENAI_API_KEY")), nil
 }
+
+// Turn is what an agent with memory appends to its history after a task:
+// the user message it sent (the last of sent) and the answer it got.
+func Turn(sent []Message, answer string) []Message {
+	var turn []Message
+	if n := len(sent); n > 0 && sent[n-1].Role == "user" {
+		turn = append(turn, sent[n-1])
+	}
+	return append(turn, Message{Role: "assistant", Content: answer})
+}
