@@ -228,13 +228,13 @@ func transportError(actx context.Context, timeout time.Duration, err error) *Err
 			Err:       context.DeadlineExceeded,
 		}
 	}
-	// url.Error repeats the URL, which the *Error already names.
-	inner := err
+	// url.Error repeats the URL, query and all, which the *Error already
+	// names without credentials: keep only what it wraps.
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		inner = ue.Err
+		err = ue.Err
 	}
-	return &Error{Message: inner.Error(), Retryable: true, Err: err}
+	return &Error{Message: err.Error(), Retryable: true, Err: err}
 }
 
 // canceled reports a ctx that ended: the caller asked to stop, so there is
@@ -245,7 +245,7 @@ func canceled(ctx context.Context, model, shown string, last *Error) error {
 		err = fmt.Errorf("%w: %w", err, cause)
 	}
 	if last != nil {
-		return fmt.Errorf("model %q at %s: %w (after %d attempts; last: %s)", model, shown, err, last.Attempts, last.detail())
+		return fmt.Errorf("model %q at %s: %w (after %s; last: %s)", model, shown, err, attemptsText(last.Attempts), last.detail())
 	}
 	return fmt.Errorf("model %q at %s: %w", model, shown, err)
 }

@@ -479,7 +479,7 @@ func TestCompleteCancel(t *testing.T) {
 		if errors.Is(err, ErrExhausted) || errors.Is(err, ErrPermanent) {
 			t.Errorf("a cancel is neither exhausted nor permanent: %v", err)
 		}
-		if !strings.Contains(err.Error(), "after 1 attempts; last: HTTP 429 Too Many Requests: slow down") {
+		if !strings.Contains(err.Error(), "after 1 attempt; last: HTTP 429 Too Many Requests: slow down") {
 			t.Errorf("err = %v", err)
 		}
 		if n := len(fs.requests()); n != 1 {
@@ -559,6 +559,30 @@ func TestCompleteNeverLeaksKey(t *testing.T) {
 			}
 		})
 	}
+	t.Run("transport error with the key in the URL", func(t *testing.T) {
+		fs := newFakeServer(t, echo(200))
+		base := strings.Replace(fs.URL, "://", "://user:"+key+"@", 1) + "/v1?api-key=" + key
+		fs.Close()
+		c := &Client{BaseURL: base, APIKey: key, MaxAttempts: 1}
+		_, err := c.Complete(context.Background(), tinyReq)
+		if err == nil {
+			t.Fatal("no error")
+		}
+		// Not even the wrapped causes may carry it.
+		for e := error(err); e != nil; {
+			if strings.Contains(e.Error(), key) {
+				t.Errorf("the key leaked: %s", e)
+			}
+			switch u := e.(type) {
+			case interface{ Unwrap() []error }:
+				e = u.Unwrap()[len(u.Unwrap())-1]
+			case interface{ Unwrap() error }:
+				e = u.Unwrap()
+			default:
+				e = nil
+			}
+		}
+	})
 	t.Run("cancelled after a failure", func(t *testing.T) {
 		fs := newFakeServer(t, echo(500))
 		ctx, cancel := context.WithCancel(context.Background())

@@ -33,11 +33,7 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "model %q at %s: %s", e.Model, e.URL, e.detail())
 	if e.Retryable {
-		if e.Attempts == 1 {
-			b.WriteString(" (gave up after 1 attempt)")
-		} else {
-			fmt.Fprintf(&b, " (gave up after %d attempts)", e.Attempts)
-		}
+		fmt.Fprintf(&b, " (gave up after %s)", attemptsText(e.Attempts))
 	}
 	return b.String()
 }
@@ -74,4 +70,11 @@ func (r redactor) clean(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, string(r), "[REDACTED]")
+}
+
+func attemptsText(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", n)
 }
