@@ -467,7 +467,7 @@ func isPraison(root *tree) bool {
 		}
 	}
 	ag := root.get("agents")
-	if ag.isSeq() {
+	if ag.isSeq() && len(ag.items) > 0 && ag.items[0].isMap() {
 		return true
 	}
 	if ag.isMap() {

@@ -150,6 +150,9 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 
 	switch keyword {
 	case "type":
+		if w := defWords[parent]; w != "" {
+			return one(fmt.Sprintf("expected %s, got %s", w, at.describe()))
+		}
 		return one(fmt.Sprintf("expected %s, got %s", typeWords(want), at.describe()))
 	case "enum":
 		var opts []string
@@ -187,28 +190,23 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 		}
 		return out
 	case "pattern":
-		what := "a value matching " + fmt.Sprint(want)
-		switch parent {
-		case "/$defs/duration":
-			what = "a duration such as 30s, 5m or 1h30m"
-		case "/$defs/identifier":
-			what = "an identifier (letters, digits and _, not starting with a digit)"
-		case "/$defs/name":
-			what = "a name without slashes or control characters, not starting with a dot or a space"
+		what := defWords[parent]
+		if what == "" {
+			what = "a value matching " + fmt.Sprint(want)
 		}
 		if strings.Contains(leaf.KeywordLocation, "/propertyNames/") {
 			// The instance is the offending key itself: point at it.
-			return propertyNameDiag(file, leaf, at, index, what)
+			return propertyNameDiag(file, at, what)
 		}
 		return one(fmt.Sprintf("expected %s, got %s", what, at.describe()))
 	case "minLength":
 		if strings.Contains(leaf.KeywordLocation, "/propertyNames/") {
-			return propertyNameDiag(file, leaf, at, index, "a non-empty name")
+			return propertyNameDiag(file, at, "a non-empty name")
 		}
 		return one("must not be empty")
 	case "maxLength":
 		if strings.Contains(leaf.KeywordLocation, "/propertyNames/") {
-			return propertyNameDiag(file, leaf, at, index, fmt.Sprintf("a name of at most %v characters", want))
+			return propertyNameDiag(file, at, fmt.Sprintf("a name of at most %v characters", want))
 		}
 		return one(fmt.Sprintf("is longer than %v characters", want))
 	case "minItems", "minProperties":
@@ -226,33 +224,20 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 	return one("is not valid here")
 }
 
-// propertyNameDiag reports a bad mapping key. jsonschema/v5 reports it at the
-// object with the key in the keyword path; find the key by checking each.
-func propertyNameDiag(file string, leaf *jsonschema.ValidationError, obj *tree, index map[string]*tree, what string) []Diagnostic {
-	var out []Diagnostic
-	for i, k := range obj.keys {
-		if !strings.Contains(leaf.KeywordLocation, "/propertyNames/") {
-			break
-		}
-		if validName(obj, k) {
-			continue
-		}
-		v := obj.vals[i]
-		out = append(out, Diagnostic{File: file, Line: v.kpos.Line, Column: v.kpos.Column, Path: v.path,
-			Message: fmt.Sprintf("expected %s, got %s", what, quoteShort(k))})
-	}
-	if len(out) == 0 {
-		out = append(out, Diagnostic{File: file, Line: obj.pos.Line, Column: obj.pos.Column, Path: obj.path, Message: "has a key that is not allowed: expected " + what})
-	}
-	return out
+// propertyNameDiag reports a bad mapping key. jsonschema/v5 validates the
+// key at the location of its value, so that node knows where the key is.
+func propertyNameDiag(file string, at *tree, what string) []Diagnostic {
+	key := at.ptr[strings.LastIndexByte(at.ptr, '/')+1:]
+	key = strings.NewReplacer("~1", "/", "~0", "~").Replace(key)
+	return []Diagnostic{{File: file, Line: at.kpos.Line, Column: at.kpos.Column, Path: at.path,
+		Message: fmt.Sprintf("expected %s, got %s", what, quoteShort(key))}}
 }
 
-// validName mirrors the propertyNames rules of the schema.
-func validName(obj *tree, k string) bool {
-	if obj.ptr == "/variables" {
-		return identRE.MatchString(k)
-	}
-	return nameRE.MatchString(k) && len(k) <= 128
+// defWords says in words what the named definitions of the schema expect.
+var defWords = map[string]string{
+	"/$defs/duration":   "a duration such as 30s, 5m or 1h30m",
+	"/$defs/identifier": "an identifier (letters, digits and _, not starting with a digit)",
+	"/$defs/name":       "a name without slashes or control characters, not starting with a dot or a space",
 }
 
 func typeWords(v any) string {

@@ -299,7 +299,14 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 		}
 		key := kn.Value
 		if first, dup := seen[key]; dup {
-			c.errorf(kp, joinPath(t.path, key), "duplicate key %q (first at line %d)", key, first.Line)
+			what := "key"
+			switch t.path {
+			case "tasks":
+				what = "task name"
+			case "agents", "roles":
+				what = "agent name"
+			}
+			c.errorf(kp, joinPath(t.path, key), "duplicate %s %q (first at line %d)", what, key, first.Line)
 			continue
 		}
 		seen[key] = kp
