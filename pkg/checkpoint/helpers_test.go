@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -141,3 +143,7 @@ func runSession(t testing.TB, s *Store, id string, ds []spec.TaskDef, done int) 
 	}
 	return sess
 }
+
+var errENOSPC = syscall.ENOSPC
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

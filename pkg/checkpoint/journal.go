@@ -52,7 +52,7 @@ type recordWire struct {
 	Task       string         `json:"task,omitempty"`
 	Attempt    int            `json:"attempt,omitempty"`
 	Result     *text          `json:"result,omitempty"`
-	Variables  map[string]any `json:"variables,omitempty"`
+	Variables  map[string]any `json:"variables"` // {} and absent differ
 	Usage      *Usage         `json:"usage,omitempty"`
 	Error      *text          `json:"error,omitempty"`
 	RetryCount int            `json:"retry_count,omitempty"`

@@ -271,12 +271,10 @@ func (t *text) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '{' {
 		var m map[string]string
-		if err := json.Unmarshal(b, &m); err != nil {
-			return err
-		}
+		err := json.Unmarshal(b, &m)
 		enc, ok := m[b64Key]
-		if !ok || len(m) != 1 {
-			return fmt.Errorf("text object without a %q marker", b64Key)
+		if err != nil || !ok || len(m) != 1 {
+			return fmt.Errorf("expected a string or {%q: \"...\"}, a text stored with the base64 marker", b64Key)
 		}
 		raw, err := base64.StdEncoding.DecodeString(enc)
 		if err != nil {
@@ -336,7 +334,9 @@ func (t TeamState) MarshalJSON() ([]byte, error) {
 
 func (t *TaskRecord) UnmarshalJSON(b []byte) error {
 	var w taskRecordWire
-	if err := json.Unmarshal(b, &w); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // plainValue turns numbers back into int64 or float64
+	if err := dec.Decode(&w); err != nil {
 		return err
 	}
 	*t = TaskRecord(w.taskRecordJSON)

@@ -1,0 +1,756 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+func TestValidateID(t *testing.T) {
+	tests := []struct {
+		id string
+		ok bool
+	}{
+		{"a", true},
+		{"nightly-2026-11-30", true},
+		{"A.b_c-9", true},
+		{strings.Repeat("x", 128), true},
+		{strings.Repeat("x", 129), false},
+		{"", false},
+		{".hidden", false},
+		{".", false},
+		{"..", false},
+		{"../x", false},
+		{"a/b", false},
+		{"a\\b", false},
+		{"a b", false},
+		{"a\x00b", false},
+		{"é", false},
+		{"/abs", false},
+	}
+	for _, tc := range tests {
+		err := ValidateID(tc.id)
+		if (err == nil) != tc.ok {
+			t.Errorf("ValidateID(%q) = %v, want ok=%v", tc.id, err, tc.ok)
+		}
+		if err != nil && (!errors.Is(err, ErrBadID) || !strings.Contains(err.Error(), IDRule)) {
+			t.Errorf("ValidateID(%q): %v does not wrap ErrBadID with the rule", tc.id, err)
+		}
+	}
+}
+
+// Whatever the id, nothing outside the store is read, written or removed.
+func TestBadIDsTouchNothingOutside(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	s, err := Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bait files where a careless join would land.
+	for _, p := range []string{"x.json", "x.lock", "x.journal", "home/x.json", "home/sessions/.hidden.json", "b.json"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, p), []byte(`{"format_version":1,"session_id":"x"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := snapshotTree(t, root)
+	ids := []string{"../x", "../../x", ".hidden", "a/b", "", strings.Repeat("y", 129), "/tmp/x", "..", "x/../../x"}
+	ctx := context.Background()
+	for _, id := range ids {
+		if _, err := s.Exists(id); !errors.Is(err, ErrBadID) {
+			t.Errorf("Exists(%q): %v", id, err)
+		}
+		if _, err := s.Load(id); !errors.Is(err, ErrBadID) {
+			t.Errorf("Load(%q): %v", id, err)
+		}
+		if _, err := s.Lock(ctx, id, 0); !errors.Is(err, ErrBadID) {
+			t.Errorf("Lock(%q): %v", id, err)
+		}
+		if err := s.Delete(id); !errors.Is(err, ErrBadID) {
+			t.Errorf("Delete(%q): %v", id, err)
+		}
+		if err := s.Decide(ctx, id, "t", "v"); !errors.Is(err, ErrBadID) {
+			t.Errorf("Decide(%q): %v", id, err)
+		}
+		if _, err := s.Begin(&Lock{store: s, id: id}, &Session{ID: id}); !errors.Is(err, ErrBadID) {
+			t.Errorf("Begin(%q): %v", id, err)
+		}
+		if err := OpenProject(root).SetActive(id); !errors.Is(err, ErrBadID) {
+			t.Errorf("SetActive(%q): %v", id, err)
+		}
+	}
+	if after := snapshotTree(t, root); !equalTrees(before, after) {
+		t.Fatalf("files changed:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+func snapshotTree(t *testing.T, root string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			m[p] = string(b)
+		} else {
+			m[p] = "<dir>"
+		}
+		return nil
+	})
+	return m
+}
+
+func equalTrees(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestNewID(t *testing.T) {
+	re := regexp.MustCompile(`^(.*)-(\d{8}-\d{6})-[0-9a-f]{4}$`)
+	tests := []struct{ name, prefix string }{
+		{"release-notes", "release-notes"},
+		{"my team/ü", "my-team---"},
+		{"", "session"},
+		{"...dots", "dots"},
+		{strings.Repeat("n", 200), strings.Repeat("n", 107)},
+	}
+	for _, tc := range tests {
+		id := NewID(tc.name, t0)
+		if err := ValidateID(id); err != nil {
+			t.Errorf("NewID(%q) = %q: %v", tc.name, id, err)
+		}
+		m := re.FindStringSubmatch(id)
+		if m == nil || m[1] != tc.prefix || m[2] != "20261130-010203" {
+			t.Errorf("NewID(%q) = %q, want prefix %q and the time", tc.name, id, tc.prefix)
+		}
+	}
+	if NewID("a", t0) == NewID("a", t0) && NewID("a", t0) == NewID("a", t0) {
+		t.Error("NewID is not random")
+	}
+}
+
+func TestDefaultHome(t *testing.T) {
+	t.Setenv("TEAMRUN_HOME", "/srv/teamrun")
+	if h, err := DefaultHome(); err != nil || h != "/srv/teamrun" {
+		t.Fatalf("%q %v", h, err)
+	}
+	t.Setenv("TEAMRUN_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if h, err := DefaultHome(); err != nil || h != "/home/u/.teamrun" {
+		t.Fatalf("%q %v", h, err)
+	}
+}
+
+func mode(t *testing.T, p string) os.FileMode {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}
+
+func TestPermissions(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "store")
+	s, err := Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Home() != home {
+		t.Errorf("Home() = %q", s.Home())
+	}
+	l := mustLock(t, s, "p")
+	j := mustBegin(t, s, l, NewSession("p", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
+	record(t, j, complete("draft", "x")...)
+	for p, want := range map[string]os.FileMode{
+		home: 0o700, s.Dir(): 0o700, s.Path("p"): 0o600, s.journalPath("p"): 0o600, s.lockPath("p"): 0o600,
+	} {
+		if got := mode(t, p); got != want {
+			t.Errorf("%s: mode %04o, want %04o", p, got, want)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mode(t, s.Path("p")); got != 0o600 {
+		t.Errorf("after compaction: mode %04o", got)
+	}
+}
+
+func TestOpenError(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(f, nil, 0o600)
+	_, err := Open(filepath.Join(f, "home"))
+	if err == nil || !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), f) {
+		t.Fatalf("Open under a file: %v", err)
+	}
+}
+
+// The JSON payload of DESIGN §5, field by field.
+func TestSessionFileShape(t *testing.T) {
+	s := newStore(t)
+	sess := runSession(t, s, "shape", seed(), 2)
+	_ = sess
+	b, err := os.ReadFile(s.Path("shape"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := jsonUnmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"format_version", "session_id", "spec_path", "created_at", "updated_at", "checkpoint", "team"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("no %q in %s", k, b)
+		}
+	}
+	if _, ok := m["status"]; ok {
+		t.Error("a session has no status field")
+	}
+	cp := m["checkpoint"].(map[string]any)
+	for _, k := range []string{"current_task", "decisions", "memory_summary", "timestamp"} {
+		if _, ok := cp[k]; !ok {
+			t.Errorf("no checkpoint.%s", k)
+		}
+	}
+	team := m["team"].(map[string]any)
+	for _, k := range []string{"state", "agents", "process", "tasks", "tasks_fingerprint"} {
+		if _, ok := team[k]; !ok {
+			t.Errorf("no team.%s", k)
+		}
+	}
+	task := team["tasks"].([]any)[0].(map[string]any)
+	for _, k := range []string{"id", "name", "agent", "description", "expected_output", "key", "agent_key", "context",
+		"status", "result", "retry_count", "attempts", "variables", "started_at", "finished_at"} {
+		if _, ok := task[k]; !ok {
+			t.Errorf("no task.%s", k)
+		}
+	}
+	if task["status"] != "completed" || task["result"] != "out-draft" {
+		t.Errorf("task = %v", task)
+	}
+}
+
+func TestRoundTripBytes(t *testing.T) {
+	s := newStore(t)
+	l := mustLock(t, s, "bytes")
+	j := mustBegin(t, s, l, NewSession("bytes", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
+	results := map[string]string{
+		"draft":  "ok \xff\xfe binary \x00 <b>&</b>",
+		"polish": "plain UTF-8 ✓ with \"quotes\" and <html>",
+	}
+	record(t, j,
+		Record{Kind: TaskStarted, Task: "draft"},
+		Record{Kind: TaskCompleted, Task: "draft", Result: results["draft"], Variables: map[string]any{"n": 3, "big": int64(1) << 60, "f": 1.5, "s": "\xc3\x28"},
+			State: map[string]any{"words": "\xff", "list": []any{"a", 2}}, Usage: &Usage{TotalTokens: 42}},
+		Record{Kind: TaskStarted, Task: "polish"},
+		Record{Kind: TaskFailed, Task: "polish", Error: "stderr: \xfe oops", RetryCount: 1},
+		Record{Kind: TaskStarted, Task: "polish"},
+		Record{Kind: TaskCompleted, Task: "polish", Result: results["polish"]},
+		Record{Kind: MemoryAppended, Agent: "writer", Messages: []Message{{Role: "assistant", Content: "\xff raw", Task: "draft"}}},
+	)
+	check := func(when string, sess *Session) {
+		t.Helper()
+		for name, want := range results {
+			tr, ok := sess.Task(name)
+			if !ok || tr.Result != want || tr.Status != StatusCompleted {
+				t.Errorf("%s: %s = %q (%v), want %q", when, name, tr.Result, tr.Status, want)
+			}
+		}
+		d, _ := sess.Task("draft")
+		if d.Variables["n"] != int64(3) || d.Variables["big"] != int64(1)<<60 || d.Variables["f"] != 1.5 || d.Variables["s"] != "\xc3\x28" {
+			t.Errorf("%s: variables %#v", when, d.Variables)
+		}
+		if d.Usage == nil || d.Usage.TotalTokens != 42 {
+			t.Errorf("%s: usage %+v", when, d.Usage)
+		}
+		if sess.Team.State["words"] != "\xff" {
+			t.Errorf("%s: state %#v", when, sess.Team.State)
+		}
+		p, _ := sess.Task("polish")
+		if p.Attempts != 2 || p.RetryCount != 1 || p.Error != "" {
+			t.Errorf("%s: polish %+v", when, p)
+		}
+		if m := sess.Memory["writer"]; len(m) != 1 || m[0].Content != "\xff raw" || sess.Checkpoint.MemorySummary["writer"] != 1 {
+			t.Errorf("%s: memory %+v", when, sess.Memory)
+		}
+		if sess.Summary.Done != 2 || sess.Summary.Total != 2 {
+			t.Errorf("%s: summary %+v", when, sess.Summary)
+		}
+	}
+	// Before compaction the records come from the journal ...
+	sess, err := s.Load("bytes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("journal", sess)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.journalPath("bytes")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("journal left after Close: %v", err)
+	}
+	// ... after it, from the snapshot.
+	sess, err = s.Load("bytes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("snapshot", sess)
+	raw, _ := os.ReadFile(s.Path("bytes"))
+	if !strings.Contains(string(raw), `"$base64"`) {
+		t.Error("non-UTF-8 result not stored with the base64 marker")
+	}
+	if strings.Contains(string(raw), "\\u003c") {
+		t.Error("results are HTML-escaped")
+	}
+}
+
+func TestVariablesDegrade(t *testing.T) {
+	s := newStore(t)
+	l := mustLock(t, s, "deg")
+	j := mustBegin(t, s, l, NewSession("deg", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
+	tests := []struct {
+		name string
+		vars map[string]any
+		ok   bool
+	}{
+		{"nan", map[string]any{"x": math.NaN(), "y": 1}, false},
+		{"inf", map[string]any{"x": math.Inf(-1)}, false},
+		{"yaml map", map[string]any{"x": map[any]any{1: "one"}}, false},
+		{"nested nan", map[string]any{"x": []any{map[string]any{"z": math.Inf(1)}}}, false},
+		{"fine", map[string]any{"x": []any{1, "two", map[string]any{"three": true}}, "n": nil}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			record(t, j, Record{Kind: TaskStarted, Task: "draft"},
+				Record{Kind: TaskCompleted, Task: "draft", Result: "kept", Variables: tc.vars, State: map[string]any{"bad": math.NaN(), "good": "g"}})
+			warns := j.Warnings()
+			sess, err := s.Load("deg")
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, _ := sess.Task("draft")
+			if d.Result != "kept" {
+				t.Errorf("result lost: %q", d.Result)
+			}
+			if tc.ok {
+				if len(d.Variables) != len(tc.vars) || d.Variables["x"] == nil {
+					t.Errorf("variables = %#v", d.Variables)
+				}
+			} else {
+				if len(d.Variables) != 0 || d.Variables == nil {
+					t.Errorf("variables = %#v, want {}", d.Variables)
+				}
+				if !containsAll(warns, `task "draft"`, "stored as {}") {
+					t.Errorf("warnings %q", warns)
+				}
+			}
+			if sess.Team.State["good"] != "g" || len(sess.Team.State["bad"].(map[string]any)) != 0 {
+				t.Errorf("state = %#v", sess.Team.State)
+			}
+			if !containsAll(warns, `shared state "bad"`) {
+				t.Errorf("warnings %q", warns)
+			}
+			// The in-memory view agrees with the disk.
+			mem, _ := j.Task("draft")
+			if len(mem.Variables) != len(d.Variables) {
+				t.Errorf("memory %#v vs disk %#v", mem.Variables, d.Variables)
+			}
+		})
+	}
+	// Begin degrades a session's initial state the same way.
+	l2 := mustLock(t, s, "deg2")
+	sess := NewSession("deg2", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0)
+	sess.Team.State["topic"] = "Go"
+	sess.Team.State["weird"] = map[any]any{true: 1}
+	j2 := mustBegin(t, s, l2, sess)
+	if w := j2.Warnings(); !containsAll(w, `"weird"`) {
+		t.Errorf("Begin warnings %q", w)
+	}
+	got, err := s.Load("deg2")
+	if err != nil || got.Team.State["topic"] != "Go" {
+		t.Fatalf("%v %#v", err, got)
+	}
+	j.Close()
+	j2.Close()
+}
+
+func containsAll(list []string, parts ...string) bool {
+	all := strings.Join(list, "\n")
+	for _, p := range parts {
+		if !strings.Contains(all, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestLoadErrors(t *testing.T) {
+	s := newStore(t)
+	if _, err := s.Load("nope"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), s.Dir()) {
+		t.Errorf("missing: %v", err)
+	}
+	if ok, err := s.Exists("nope"); ok || err != nil {
+		t.Errorf("Exists: %v %v", ok, err)
+	}
+	tests := []struct {
+		name, snapshot, journal, want string
+	}{
+		{"not json", "{oops", "", "not a session file"},
+		{"empty", "", "", "not a session file"},
+		{"trailing", `{"format_version":1,"session_id":"bad"} x`, "", "after the JSON"},
+		{"no version", `{"session_id":"bad"}`, "", "format_version"},
+		{"newer", `{"format_version":99,"session_id":"bad"}`, "", "upgrade teamrun"},
+		{"other id", `{"format_version":1,"session_id":"other"}`, "", `holds session "other"`},
+		{"bad result", `{"format_version":1,"session_id":"bad","team":{"tasks":[{"name":"a","result":{"x":1}}]}}`, "", "marker"},
+		{"journal damaged mid-file", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
+			string(headerLine("e")) + "00000000 {}\n" + string(frame([]byte(`{"k":"state","at":"2026-01-01T00:00:00Z"}`))), "followed by valid records"},
+		{"journal bad record", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
+			string(headerLine("e")) + string(frame([]byte(`{"k":"explode","at":"2026-01-01T00:00:00Z"}`))), "unknown record kind"},
+		{"journal bad header", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`, string(frame([]byte(`{"hello":1}`))), "bad header"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			os.WriteFile(s.Path("bad"), []byte(tc.snapshot), 0o600)
+			os.Remove(s.journalPath("bad"))
+			if tc.journal != "" {
+				os.WriteFile(s.journalPath("bad"), []byte(tc.journal), 0o600)
+			}
+			_, err := s.Load("bad")
+			var ce *CorruptError
+			if !errors.As(err, &ce) || !errors.Is(err, ErrStore) {
+				t.Fatalf("err = %v, want a CorruptError", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "bad") ||
+				!strings.Contains(err.Error(), "left untouched") {
+				t.Errorf("err = %v, want it to name the file, say %q and what to do", err, tc.want)
+			}
+			wantFile := s.Path("bad")
+			if tc.journal != "" && strings.HasPrefix(tc.name, "journal") {
+				wantFile = s.journalPath("bad")
+			}
+			if ce.Path != wantFile || !strings.Contains(err.Error(), wantFile) {
+				t.Errorf("names %q, want %q", ce.Path, wantFile)
+			}
+			// Nothing touched it: List reports it, and it is still there as written.
+			list, err := s.List()
+			if err != nil || len(list) != 1 || list[0].Err == nil {
+				t.Errorf("List: %v %+v", err, list)
+			}
+			if b, _ := os.ReadFile(s.Path("bad")); string(b) != tc.snapshot {
+				t.Error("corrupt session was modified")
+			}
+		})
+	}
+}
+
+func TestLoadPermissionError(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads any file")
+	}
+	s := newStore(t)
+	runSession(t, s, "perm", seed(), 1)
+	os.Chmod(s.Path("perm"), 0)
+	_, err := s.Load("perm")
+	var se *StoreError
+	if !errors.As(err, &se) || !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), s.Path("perm")) ||
+		!strings.Contains(err.Error(), "permissions") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestStoreErrorAdvice(t *testing.T) {
+	for errno, want := range map[error]string{
+		errENOSPC: "disk is full", fs.ErrPermission: "permissions", errors.New("io"): "check the disk",
+	} {
+		err := storeErr("write", "/s/x.json", &fs.PathError{Op: "write", Path: "/s/x.json", Err: errno})
+		if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "/s/x.json") || !errors.Is(err, ErrStore) {
+			t.Errorf("%v: %v", errno, err)
+		}
+	}
+}
+
+// A crash between the snapshot's rename and the journal's restart leaves the
+// old journal beside the new snapshot: it must not be applied twice.
+func TestStaleJournalIgnored(t *testing.T) {
+	s := newStore(t)
+	l := mustLock(t, s, "st")
+	j := mustBegin(t, s, l, NewSession("st", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
+	record(t, j, Record{Kind: TaskStarted, Task: "draft"}, Record{Kind: TaskFailed, Task: "draft", Error: "x"})
+	old, _ := os.ReadFile(s.journalPath("st"))
+	record(t, j, Record{Kind: TaskStarted, Task: "draft"}, Record{Kind: TaskCompleted, Task: "draft", Result: "r"})
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(s.journalPath("st"), old, 0o600)
+	sess, err := s.Load("st")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := sess.Task("draft"); d.Status != StatusCompleted || d.Attempts != 2 {
+		t.Fatalf("stale journal applied: %+v", d)
+	}
+}
+
+func TestCompactionWhenJournalOutgrowsSnapshot(t *testing.T) {
+	s := newStore(t)
+	l := mustLock(t, s, "big")
+	ds := chain12()
+	j := mustBegin(t, s, l, NewSession("big", "a.yaml", "team", spec.Sequential, ds, fp(ds), t0))
+	epoch := j.sess.Epoch
+	res := strings.Repeat("r", 64<<10)
+	var compactions int
+	for i := 0; i < 40; i++ {
+		record(t, j, Record{Kind: TaskCompleted, Task: ds[i%12].Name, Result: res + string(rune('a'+i%26))})
+		if j.sess.Epoch != epoch {
+			compactions++
+			epoch = j.sess.Epoch
+		}
+	}
+	if compactions == 0 {
+		t.Fatal("the journal never compacted")
+	}
+	fi, _ := os.Stat(s.journalPath("big"))
+	si, _ := os.Stat(s.Path("big"))
+	if fi.Size() > 2*si.Size()+minCompact {
+		t.Errorf("journal %d bytes beside a %d-byte snapshot", fi.Size(), si.Size())
+	}
+	sess, err := s.Load("big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 28; i < 40; i++ {
+		if tr, _ := sess.Task(ds[i%12].Name); tr.Result != res+string(rune('a'+i%26)) {
+			t.Fatalf("%s lost its last result", ds[i%12].Name)
+		}
+	}
+	j.Close()
+}
+
+func TestListAndSummaries(t *testing.T) {
+	s := newStore(t)
+	runSession(t, s, "b-done", seed(), 2)
+	runSession(t, s, "a-twelve", chain12(), 5)
+	// A session in progress: its journal holds records the head does not count yet.
+	l := mustLock(t, s, "c-live")
+	j := mustBegin(t, s, l, NewSession("c-live", "/p/live.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
+	record(t, j, complete("draft", "x")...)
+	os.WriteFile(filepath.Join(s.Dir(), "d-bad.json"), []byte("garbage"), 0o600)
+	os.WriteFile(filepath.Join(s.Dir(), ".tmp.json"), []byte("x"), 0o600)
+	os.WriteFile(filepath.Join(s.Dir(), "notes.txt"), []byte("x"), 0o600)
+
+	list, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, x := range list {
+		ids = append(ids, x.ID)
+	}
+	if want := []string{"a-twelve", "b-done", "c-live", "d-bad"}; !sort.StringsAreSorted(ids) || strings.Join(ids, ",") != strings.Join(want, ",") {
+		t.Fatalf("ids %v, want %v", ids, want)
+	}
+	want := map[string][2]int{"a-twelve": {5, 12}, "b-done": {2, 2}, "c-live": {1, 2}}
+	for _, x := range list {
+		if x.ID == "d-bad" {
+			if x.Err == nil {
+				t.Error("corrupt session listed without error")
+			}
+			continue
+		}
+		if x.Err != nil || [2]int{x.Done, x.Total} != want[x.ID] || x.SpecPath == "" || x.UpdatedAt.IsZero() {
+			t.Errorf("%+v, want done/total %v", x, want[x.ID])
+		}
+	}
+	j.Close()
+}
+
+func TestDelete(t *testing.T) {
+	s := newStore(t)
+	runSession(t, s, "del", seed(), 1)
+	l := mustLock(t, s, "del")
+	if err := s.Delete("del"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Delete while locked: %v", err)
+	}
+	l.Release()
+	// Leave a journal and a temp file behind as a crash would.
+	os.WriteFile(s.journalPath("del"), []byte("x"), 0o600)
+	os.WriteFile(filepath.Join(s.Dir(), ".del.json.tmp-123"), []byte("x"), 0o600)
+	runSession(t, s, "keep", seed(), 1)
+	if err := s.Delete("del"); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(s.Dir())
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "del") {
+			t.Errorf("%s left behind", e.Name())
+		}
+	}
+	if ok, _ := s.Exists("keep"); !ok {
+		t.Error("Delete removed another session")
+	}
+	if err := s.Delete("del"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second Delete: %v", err)
+	}
+	// A lock taken on the deleted lock file's old inode is not a lock.
+	if l, err := s.Lock(context.Background(), "del", 0); err != nil {
+		t.Fatal(err)
+	} else {
+		l.Release()
+	}
+}
+
+func TestLockInProcess(t *testing.T) {
+	s := newStore(t)
+	l := mustLock(t, s, "lk")
+	_, err := s.Lock(context.Background(), "lk", 0)
+	var he *HeldError
+	if !errors.As(err, &he) || !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Lock: %v", err)
+	}
+	host, _ := os.Hostname()
+	if he.PID != os.Getpid() || he.Host != host || he.Started.IsZero() {
+		t.Errorf("holder %+v", he)
+	}
+	for _, part := range []string{"lk", "pid", host, "--wait"} {
+		if !strings.Contains(err.Error(), part) {
+			t.Errorf("%q lacks %q", err, part)
+		}
+	}
+	// Waiting: the lock comes free while we wait.
+	go func() { time.Sleep(50 * time.Millisecond); l.Release() }()
+	l2, err := s.Lock(context.Background(), "lk", time.Minute)
+	if err != nil {
+		t.Fatalf("waiting Lock: %v", err)
+	}
+	// Waiting that times out says so.
+	_, err = s.Lock(context.Background(), "lk", 30*time.Millisecond)
+	if !errors.As(err, &he) || he.Waited == 0 || !strings.Contains(err.Error(), "after waiting") {
+		t.Errorf("timed-out Lock: %v", err)
+	}
+	// A cancelled context ends the wait.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Lock(ctx, "lk", time.Minute); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled Lock: %v", err)
+	}
+	if err := l2.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Release(); err != nil {
+		t.Fatal("second Release:", err)
+	}
+	// Begin wants the session's own lock.
+	l3 := mustLock(t, s, "other")
+	if _, err := s.Begin(l3, NewSession("lk", "a", "t", spec.Sequential, seed(), "f", t0)); err == nil {
+		t.Error("Begin with another session's lock")
+	}
+}
+
+func TestDecide(t *testing.T) {
+	s := newStore(t)
+	ds := defs(taskSpec{name: "draft", desc: "d"}, taskSpec{name: "review", agent: "human", desc: "ok?", context: []string{"draft"}})
+	l := mustLock(t, s, "dec")
+	j := mustBegin(t, s, l, NewSession("dec", "a.yaml", "t", spec.Sequential, ds, fp(ds), t0))
+	record(t, j, complete("draft", "text")...)
+	ctx := context.Background()
+	if err := s.Decide(ctx, "dec", "review", "approve"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Decide during a run: %v", err)
+	}
+	// The run halted: it exits without compaction (a crash would do the same).
+	l.Release()
+	if err := s.Decide(ctx, "dec", "nope", "approve"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("unknown task: %v", err)
+	}
+	if err := s.Decide(ctx, "missing", "review", "approve"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown session: %v", err)
+	}
+	if err := s.Decide(ctx, "dec", "review", "approve"); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.Load("dec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Checkpoint.Decisions["review"] != "approve" {
+		t.Errorf("decisions %v", sess.Checkpoint.Decisions)
+	}
+	if d, _ := sess.Task("draft"); d.Result != "text" {
+		t.Errorf("the journal's records were lost: %+v", d)
+	}
+	// The next run consumes it.
+	l = mustLock(t, s, "dec")
+	j = mustBegin(t, s, l, sess)
+	record(t, j, Record{Kind: TaskCompleted, Task: "review", Result: "approve"}, Record{Kind: DecisionConsumed, Task: "review"})
+	j.Close()
+	sess, _ = s.Load("dec")
+	if len(sess.Checkpoint.Decisions) != 0 {
+		t.Errorf("decision not consumed: %v", sess.Checkpoint.Decisions)
+	}
+}
+
+func TestRecordValidation(t *testing.T) {
+	s := newStore(t)
+	l := mustLock(t, s, "v")
+	j := mustBegin(t, s, l, NewSession("v", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+	for _, r := range []Record{{Kind: "bogus"}, {Kind: TaskStarted}, {Kind: MemoryAppended}, {Kind: TaskFailed, Task: "x", RetryCount: -1}} {
+		if err := j.Record(r); err == nil {
+			t.Errorf("Record(%+v) accepted", r)
+		}
+	}
+	// A task the snapshot did not list is kept, not dropped.
+	record(t, j, complete("extra", "e")...)
+	record(t, j, Record{Kind: CurrentTask, Task: "polish"}, Record{Kind: StateChanged, State: map[string]any{"k": "v"}})
+	j.Close()
+	if err := j.Record(Record{Kind: StateChanged}); err == nil {
+		t.Error("Record after Close accepted")
+	}
+	sess, err := s.Load("v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := sess.Task("extra"); !ok || e.Result != "e" {
+		t.Error("extra task lost")
+	}
+	if sess.Checkpoint.CurrentTask != "polish" || sess.Team.State["k"] != "v" {
+		t.Errorf("checkpoint %+v state %v", sess.Checkpoint, sess.Team.State)
+	}
+}
+
+func TestSessionIsACopy(t *testing.T) {
+	s := newStore(t)
+	l := mustLock(t, s, "cp")
+	j := mustBegin(t, s, l, NewSession("cp", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+	view := j.Session()
+	view.Team.Tasks[0].Status = StatusCompleted
+	view.Team.State["x"] = 1
+	if tr, _ := j.Task("draft"); tr.Status != StatusPending {
+		t.Error("Session() shares its tasks")
+	}
+	if _, ok := j.Session().Team.State["x"]; ok {
+		t.Error("Session() shares its state")
+	}
+	j.Close()
+}
