@@ -90,6 +90,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			validateCommand(),
 			schemaCommand(),
 			fingerprintCommand(),
+			runCommand(),
 		},
 	}
 }

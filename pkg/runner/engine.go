@@ -5,7 +5,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -49,7 +49,7 @@ type Job struct {
 type Result struct {
 	Raw    string
 	Usage  *Usage
-	Memory json.RawMessage // the agent's conversation, when it keeps memory
+	Memory []checkpoint.Message // turns added to the agent's conversation, when it keeps memory
 }
 
 // Executor runs one attempt of a task by a command or LLM agent.
@@ -61,6 +61,12 @@ type Executor interface {
 // returns; an error stops the run (the store cannot be written).
 type Recorder interface {
 	Record(Event) error
+}
+
+// MemoryKeeper learns the turns of a completed task once they are durable,
+// so that the agent's next task sees them.
+type MemoryKeeper interface {
+	Remember(agent string, turns []checkpoint.Message)
 }
 
 // Observer shows events to the user.
@@ -104,6 +110,7 @@ type Engine struct {
 	// Decisions holds the recorded human decisions, by task name.
 	Decisions   map[string]string
 	Executor    Executor
+	Memory      MemoryKeeper // may be nil
 	Recorder    Recorder
 	Observer    Observer
 	MaxParallel int // workflow only; <1 means 4
@@ -388,7 +395,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	}
 	sum := e.summary(outcome, e.now().Sub(start))
 	if halt != nil && outcome == Halted {
-		e.observe(Event{Type: RunHalted, Index: -1, Task: halt.Task, Halt: halt})
+		// The halted task becomes the checkpoint's current task.
+		_ = e.record(Event{Type: RunHalted, Index: -1, Task: halt.Task, Halt: halt})
 	}
 	e.observe(Event{Type: RunFinished, Index: -1, Summary: sum, Elapsed: millis(e.now().Sub(start))})
 	if e.storeFailed() {
@@ -617,7 +625,13 @@ func (e *Engine) finish(d attemptDone) error {
 			ev.OutputVariable = t.OutputVariable
 		}
 	}
-	return e.record(ev)
+	if err := e.record(ev); err != nil {
+		return err
+	}
+	if len(ev.Memory) > 0 && e.Memory != nil {
+		e.Memory.Remember(t.Agent, ev.Memory)
+	}
+	return nil
 }
 
 func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {

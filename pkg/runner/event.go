@@ -3,6 +3,8 @@ package runner
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 // EventType names a change the runner went through.
@@ -58,12 +60,12 @@ type Event struct {
 	Usage      *Usage    `json:"usage,omitempty"`
 	// OutputVariable is set when the result also went into the shared state.
 	OutputVariable string `json:"output_variable,omitempty"`
-	// Memory is the agent's whole conversation after the task, for agents
-	// with memory: true. It is checkpointed, never printed.
-	Memory  json.RawMessage `json:"-"`
-	Halt    *Halt           `json:"halt,omitempty"`
-	Summary *Summary        `json:"summary,omitempty"`
-	Message string          `json:"message,omitempty"` // warnings
+	// Memory holds the turns a task added to its agent's conversation, for
+	// agents with memory: true. It is checkpointed, never printed.
+	Memory  []checkpoint.Message `json:"-"`
+	Halt    *Halt                `json:"halt,omitempty"`
+	Summary *Summary             `json:"summary,omitempty"`
+	Message string               `json:"message,omitempty"` // warnings
 }
 
 // Millis is a duration printed as whole milliseconds in JSON events.

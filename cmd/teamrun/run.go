@@ -1,0 +1,234 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// waitFlag is --wait[=DUR]: alone it waits as long as it takes.
+type waitFlag struct {
+	d   time.Duration
+	set bool
+}
+
+func (w *waitFlag) String() string {
+	if w == nil || !w.set {
+		return ""
+	}
+	return w.d.String()
+}
+
+func (w *waitFlag) Set(s string) error {
+	w.set = true
+	switch s {
+	case "true", "":
+		w.d = time.Duration(math.MaxInt64)
+		return nil
+	case "false":
+		w.set, w.d = false, 0
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("%q is not a duration (e.g. 30s, 5m)", s)
+	}
+	w.d = d
+	return nil
+}
+
+// IsBoolFlag lets --wait stand alone, while --wait=5m still takes a value.
+func (w *waitFlag) IsBoolFlag() bool { return true }
+
+// varsFlag collects --var key=value, keeping commas inside values.
+type varsFlag struct {
+	vals  map[string]string
+	order []string
+}
+
+func (v *varsFlag) String() string {
+	if v == nil {
+		return ""
+	}
+	parts := make([]string, 0, len(v.order))
+	for _, k := range v.order {
+		parts = append(parts, k+"="+v.vals[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func (v *varsFlag) Set(s string) error {
+	k, val, ok := strings.Cut(s, "=")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" {
+		return fmt.Errorf("%q: expected key=value", s)
+	}
+	if v.vals == nil {
+		v.vals = map[string]string{}
+	}
+	if _, seen := v.vals[k]; !seen {
+		v.order = append(v.order, k)
+	}
+	v.vals[k] = val
+	return nil
+}
+
+// runBoolFlags are run's flags that take no value; the others take one.
+var runBoolFlags = map[string]bool{"continue": true, "json": true, "quiet": true, "q": true, "wait": true}
+
+func runCommand() *cli.Command {
+	wait := &waitFlag{}
+	vars := &varsFlag{}
+	cmd := &cli.Command{
+		Name:      "run",
+		Usage:     "run a team, checkpointing every task; --continue resumes where it stopped",
+		ArgsUsage: "FILE",
+		Description: "Exit codes: 0 all tasks done, 1 a task failed, 2 bad usage or spec, 3 halted for a\n" +
+			"human decision, 4 the session is held by another run, 5 the session store failed,\n" +
+			"130/143 interrupted (the checkpoint is written; --continue resumes).",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "continue", Usage: "resume the session (--session, else the project's active one)"},
+			&cli.StringFlag{Name: "session", Usage: "the session `ID`"},
+			&cli.GenericFlag{Name: "var", Usage: "set a variable of the shared state (repeatable)", Value: vars, DefaultText: "`key=value`"},
+			&cli.IntFlag{Name: "max-parallel", Value: 4, Usage: "workflow: tasks run at once"},
+			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "on a changed task set: strict (restore nothing) or unchanged (reuse unchanged tasks)"},
+			&cli.GenericFlag{Name: "wait", Value: wait, Usage: "wait for a session held by another run (--wait, or --wait=DUR)", DefaultText: "fail at once"},
+			&cli.BoolFlag{Name: "json", Usage: "one JSON event per line on stdout"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "only warnings, errors, halts and an unsuccessful summary"},
+		},
+	}
+	cmd.Action = func(c *cli.Context) error {
+		// urfave/cli stops at the first argument; `run FILE --continue` is
+		// how people type it, so the flags that follow FILE count too.
+		args, err := setTrailingFlags(c)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		if args == nil {
+			return cli.ShowCommandHelp(c, cmd.Name)
+		}
+		switch len(args) {
+		case 0:
+			return exitf(exitUsage, "run needs the team's FILE (try: teamrun run agents.yaml)")
+		case 1:
+		default:
+			return exitf(exitUsage, "run takes one FILE, got %d arguments: %s", len(args), strings.Join(args, " "))
+		}
+		reuse, err := checkpoint.ParseReuse(c.String("reuse"))
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		if c.Int("max-parallel") < 1 {
+			return exitf(exitUsage, "--max-parallel %d: expected 1 or more", c.Int("max-parallel"))
+		}
+		if c.Bool("json") && c.Bool("quiet") {
+			return exitf(exitUsage, "--json and --quiet do not go together")
+		}
+		mode := runner.ModeAuto
+		switch {
+		case c.Bool("json"):
+			mode = runner.ModeJSON
+		case c.Bool("quiet"):
+			mode = runner.ModeQuiet
+		}
+		groups := &runner.Groups{}
+		ctx, interrupts := runner.WatchInterrupts(c.Context, groups, c.App.ErrWriter, os.Exit)
+		defer interrupts.Stop()
+		sum, err := runner.Run(ctx, runner.Options{
+			SpecPath:    args[0],
+			Continue:    c.Bool("continue"),
+			Session:     c.String("session"),
+			Vars:        vars.vals,
+			VarOrder:    vars.order,
+			MaxParallel: c.Int("max-parallel"),
+			Reuse:       reuse,
+			Wait:        wait.d,
+			Mode:        mode,
+			IO:          runner.NewIO(c.App.Writer, c.App.ErrWriter, os.Getenv),
+			Groups:      groups,
+		})
+		return runExit(sum, err, interrupts.Signal())
+	}
+	return cmd
+}
+
+// runExit maps a run's end to the exit codes of DESIGN §3.
+func runExit(sum *runner.Summary, err error, sig os.Signal) error {
+	var ue *runner.UsageError
+	var se *runner.StoreError
+	switch {
+	case err == nil:
+	case errors.As(err, &ue):
+		var list spec.ErrorList
+		if errors.As(err, &list) {
+			return exitf(exitUsage, "%s", list.Error())
+		}
+		return withCode(exitUsage, err)
+	case errors.Is(err, checkpoint.ErrBadID):
+		return withCode(exitUsage, err)
+	case errors.Is(err, checkpoint.ErrLocked):
+		return withCode(exitLocked, err)
+	case errors.As(err, &se), errors.Is(err, checkpoint.ErrStore):
+		return withCode(exitStore, err)
+	default:
+		return withCode(exitStore, err)
+	}
+	switch sum.Outcome {
+	case runner.Succeeded:
+		return nil
+	case runner.Failed:
+		return exitf(exitTaskFailed, "")
+	case runner.Halted:
+		return exitf(exitHalted, "")
+	case runner.Interrupted:
+		if sig != nil {
+			return exitf(runner.ExitCodeOf(sig), "")
+		}
+		return exitf(exitInterrupted, "")
+	}
+	return exitf(exitStore, "")
+}
+
+// setTrailingFlags applies the flags found among the arguments to c and
+// returns the other arguments; nil when help was asked for. "--" ends the
+// flags.
+func setTrailingFlags(c *cli.Context) ([]string, error) {
+	all := c.Args().Slice()
+	rest := []string{}
+	for i := 0; i < len(all); i++ {
+		a := all[i]
+		if a == "--" {
+			return append(rest, all[i+1:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			rest = append(rest, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case name == "help" || name == "h":
+			return nil, nil
+		case hasValue:
+		case runBoolFlags[name]:
+			value = "true"
+		case i+1 < len(all):
+			value = all[i+1]
+			i++
+		default:
+			return nil, fmt.Errorf("flag %s needs a value", a)
+		}
+		if err := c.Set(name, value); err != nil {
+			return nil, fmt.Errorf("invalid flag %s: %v", a, err)
+		}
+	}
+	return rest, nil
+}

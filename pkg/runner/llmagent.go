@@ -1,0 +1,128 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// LLMs runs LLM agents through an OpenAI-compatible server (DESIGN §2). It
+// keeps the conversation of every agent with memory: true; the engine feeds
+// it the turns once they are checkpointed (Remember).
+type LLMs struct {
+	Getenv func(string) string
+	Render func(text string, state map[string]any) string
+	HTTP   *http.Client
+	// MaxAttempts, Sleep and MaxBackoff tune the client's retries (tests).
+	MaxAttempts int
+	MaxBackoff  time.Duration
+	Sleep       func(ctx context.Context, d time.Duration) error
+
+	mu      sync.Mutex
+	memory  map[string][]checkpoint.Message
+	agentMu map[string]*sync.Mutex
+}
+
+// Restore gives the agents back the conversations a checkpoint kept.
+func (l *LLMs) Restore(memory map[string][]checkpoint.Message) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for a, msgs := range memory {
+		if l.memory == nil {
+			l.memory = map[string][]checkpoint.Message{}
+		}
+		l.memory[a] = append([]checkpoint.Message(nil), msgs...)
+	}
+}
+
+// Remember appends a completed task's turns to its agent's conversation.
+func (l *LLMs) Remember(agent string, turns []checkpoint.Message) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.memory == nil {
+		l.memory = map[string][]checkpoint.Message{}
+	}
+	l.memory[agent] = append(l.memory[agent], turns...)
+}
+
+func (l *LLMs) history(agent string) []llm.Message {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	msgs := l.memory[agent]
+	out := make([]llm.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = llm.Message{Role: m.Role, Content: m.Content}
+	}
+	return out
+}
+
+// lockAgent serialises the tasks of one memory agent, so that each sees
+// the turns of the one before.
+func (l *LLMs) lockAgent(agent string) func() {
+	l.mu.Lock()
+	if l.agentMu == nil {
+		l.agentMu = map[string]*sync.Mutex{}
+	}
+	m, ok := l.agentMu[agent]
+	if !ok {
+		m = &sync.Mutex{}
+		l.agentMu[agent] = m
+	}
+	l.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
+func (l *LLMs) Execute(ctx context.Context, job *Job) (Result, error) {
+	a := job.Agent
+	if a.LLM == nil || a.LLM.Model == "" {
+		return Result{}, fmt.Errorf("agent %q has no model: set llm for the agent or the team", a.Name)
+	}
+	base, key, err := llm.ResolveEndpoint(a.LLM, l.Getenv)
+	if err != nil {
+		return Result{}, fmt.Errorf("agent %q: %w", a.Name, err)
+	}
+	if a.Memory {
+		defer l.lockAgent(a.Name)()
+	}
+	render := l.Render
+	if render == nil {
+		render = spec.Render
+	}
+	ra := *a
+	ra.Role = render(a.Role, job.State)
+	ra.Goal = render(a.Goal, job.State)
+	ra.Backstory = render(a.Backstory, job.State)
+	ra.Instructions = render(a.Instructions, job.State)
+	cos := make([]llm.ContextOutput, len(job.Context))
+	for i, c := range job.Context {
+		cos[i] = llm.ContextOutput{Task: c.Task, Output: c.Output.Raw}
+	}
+	var hist []llm.Message
+	if a.Memory {
+		hist = l.history(a.Name)
+	}
+	msgs := llm.BuildMessages(&ra, job.Description, job.ExpectedOutput, cos, hist)
+	client := &llm.Client{BaseURL: base, APIKey: key, HTTP: l.HTTP, Timeout: time.Duration(a.LLM.Timeout),
+		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
+	resp, err := client.Complete(ctx, llm.Request{Model: a.LLM.Model, Messages: msgs,
+		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens})
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Raw: resp.Content, Usage: &Usage{PromptTokens: resp.Usage.PromptTokens,
+		CompletionTokens: resp.Usage.CompletionTokens, TotalTokens: resp.Usage.TotalTokens}}
+	if a.Memory {
+		res.Memory = []checkpoint.Message{
+			{Role: "user", Content: msgs[len(msgs)-1].Content, Task: job.Task.Name},
+			{Role: "assistant", Content: resp.Content, Task: job.Task.Name},
+		}
+	}
+	return res, nil
+}

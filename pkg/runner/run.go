@@ -1,0 +1,446 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// Options is one `teamrun run`.
+type Options struct {
+	SpecPath    string
+	Continue    bool
+	Session     string            // --session; "" picks one (DESIGN §5)
+	Vars        map[string]string // --var
+	VarOrder    []string          // --var keys as given, for the resume command
+	MaxParallel int
+	Reuse       checkpoint.Reuse
+	Wait        time.Duration // --wait; 0 fails at once when the session is held
+	Mode        Mode
+	IO          IO
+	Getenv      func(string) string // nil: os.Getenv
+	Home        string              // the session store; "" means checkpoint.DefaultHome
+	Groups      *Groups             // the running commands' process groups
+	HTTP        *http.Client        // for LLM agents; nil: a default client
+}
+
+// UsageError is bad usage or a bad spec: nothing was run or written.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// Run runs a team from its spec file with checkpoints, resuming a session
+// when asked. The summary says how the run ended; the error is a
+// *UsageError, a store failure (errors.Is checkpoint.ErrStore or a
+// *StoreError), or a held session (errors.Is checkpoint.ErrLocked).
+func Run(ctx context.Context, o Options) (*Summary, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	team, err := spec.Load(o.SpecPath)
+	if err != nil {
+		var el spec.ErrorList
+		if errors.As(err, &el) {
+			return nil, &UsageError{Err: err}
+		}
+		return nil, &UsageError{Err: err}
+	}
+	rep := NewReporter(o.IO, o.Mode)
+	defer rep.Close()
+	warn := func(msg string) { rep.Observe(Event{Time: time.Now(), Type: RunWarning, Index: -1, Message: msg}) }
+	for _, d := range team.Warnings {
+		warn(d.String())
+	}
+
+	state0 := team.InitialState(o.Vars)
+	project := checkpoint.OpenProject(filepath.Dir(o.SpecPath))
+	cfg, err := project.Config()
+	if err != nil {
+		if errors.Is(err, checkpoint.ErrStore) {
+			return nil, err
+		}
+		return nil, &UsageError{Err: err}
+	}
+	applyConfig(team, cfg)
+	if err := checkLLMAgents(team, getenv); err != nil {
+		return nil, err
+	}
+	defs := team.TaskDefs(state0)
+	fingerprint := spec.FingerprintOf(defs)
+
+	home := o.Home
+	if home == "" {
+		if home, err = checkpoint.DefaultHome(); err != nil {
+			return nil, fmt.Errorf("%w: %v", checkpoint.ErrStore, err)
+		}
+	}
+	store, err := checkpoint.Open(home)
+	if err != nil {
+		return nil, err
+	}
+	specAbs, err := filepath.Abs(o.SpecPath)
+	if err != nil {
+		specAbs = o.SpecPath
+	}
+
+	id, notes, err := pickSession(o, team, store, project, specAbs)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := store.Lock(ctx, id, o.Wait)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+
+	exists, err := store.Exists(id)
+	if err != nil {
+		return nil, err
+	}
+	if exists && !o.Continue {
+		return nil, usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, store.Dir())
+	}
+	now := time.Now()
+	var (
+		sess     *checkpoint.Session
+		restored *checkpoint.Restored
+		audit    = checkpoint.EventCreated
+	)
+	if exists {
+		old, err := store.Load(id)
+		if err != nil {
+			return nil, err
+		}
+		restored = checkpoint.Restore(old, defs, fingerprint, o.Reuse)
+		sess = checkpoint.Continue(old, restored, team.Process, defs, fingerprint, now)
+		sess.SpecPath = specAbs
+		audit = checkpoint.EventResumed
+	} else {
+		sess = checkpoint.NewSession(id, specAbs, team.Name, team.Process, defs, fingerprint, now)
+	}
+	// The state a run starts from: the checkpoint's (outputs of earlier
+	// tasks included), the spec's variables where the checkpoint has none,
+	// and --var over everything, as the fingerprint saw it.
+	state := make(map[string]any, len(state0)+len(sess.Team.State))
+	for k, v := range state0 {
+		state[k] = v
+	}
+	for k, v := range sess.Team.State {
+		if _, forced := o.Vars[k]; !forced {
+			state[k] = v
+		}
+	}
+	sess.Team.State = state
+	sess.Team.Agents = agentRecords(team, state0)
+
+	journal, err := store.Begin(lock, sess)
+	if err != nil {
+		return nil, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			journal.Close()
+		}
+	}()
+	if err := project.SetActive(id); err != nil {
+		return nil, err
+	}
+	if err := project.Audit(checkpoint.AuditRecord{Event: audit, Session: id, Store: store.Dir()}); err != nil {
+		return nil, err
+	}
+
+	resume := ResumeCommand(o, id)
+	start := Event{Time: time.Now(), Type: RunStarted, Index: -1, Session: id}
+	switch {
+	case restored == nil:
+		start.Message = fmt.Sprintf("session %s: new, %d tasks", id, len(defs))
+	default:
+		start.Message = fmt.Sprintf("session %s: resumed (%s restore), %d of %d tasks restored", id, restored.Kind, len(restored.Reused), len(defs))
+	}
+	for _, n := range notes {
+		warn(n)
+	}
+	if restored != nil {
+		for _, w := range restored.Warnings {
+			warn(w)
+		}
+	}
+	for _, w := range journal.Warnings() {
+		warn(w)
+	}
+	rep.Observe(start)
+
+	// What the engine takes over from the checkpoint.
+	e := &Engine{
+		Session:       id,
+		Team:          team,
+		Render:        spec.Render,
+		State:         state,
+		Decisions:     map[string]string{},
+		Restored:      map[int]Output{},
+		Attempts:      make([]int, len(defs)),
+		MaxParallel:   o.MaxParallel,
+		ResumeCommand: resume,
+		DecideCommand: func(task, value string) string {
+			if value == "" {
+				value = "VALUE"
+			} else {
+				value = shellQuote(value)
+			}
+			return fmt.Sprintf("teamrun session decide %s %s %s", id, shellQuote(task), value)
+		},
+		Observer: rep,
+	}
+	e.Context = make([][]int, len(team.Tasks))
+	for i := range team.Tasks {
+		for _, name := range team.ContextOf(i) {
+			if j := team.TaskIndex(name); j >= 0 {
+				e.Context[i] = append(e.Context[i], j)
+			}
+		}
+	}
+	for k, v := range sess.Checkpoint.Decisions {
+		e.Decisions[k] = v
+	}
+	for i, d := range defs {
+		rec, ok := sess.Task(d.Name)
+		if !ok {
+			continue
+		}
+		e.Attempts[i] = rec.Attempts
+		if rec.Status == checkpoint.StatusCompleted && restored.Done(d.Name) {
+			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}
+		}
+	}
+	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP}
+	llms.Restore(sess.Memory)
+	groups := o.Groups
+	if groups == nil {
+		groups = &Groups{}
+	}
+	e.Executor = Agents{Command: &Commands{Groups: groups}, LLM: llms}
+	e.Memory = llms
+	e.Recorder = &journalRecorder{j: journal, warn: warn}
+
+	sum, runErr := e.Run(ctx)
+
+	closed = true
+	cerr := journal.Close()
+	for _, w := range journal.Warnings() {
+		warn(w)
+	}
+	if sum != nil {
+		ev := map[Outcome]string{Succeeded: checkpoint.EventCompleted, Failed: checkpoint.EventFailed,
+			Halted: checkpoint.EventHalted, Interrupted: "interrupted", StoreFailed: checkpoint.EventFailed}[sum.Outcome]
+		if aerr := project.Audit(checkpoint.AuditRecord{Event: ev, Session: id, Store: store.Dir()}); aerr != nil && runErr == nil {
+			warn(fmt.Sprintf("audit log: %v", aerr))
+		}
+	}
+	if runErr != nil {
+		return sum, runErr
+	}
+	if cerr != nil {
+		// Every record is durable in the journal; only the compaction failed.
+		return sum, &StoreError{Err: cerr}
+	}
+	return sum, nil
+}
+
+// pickSession applies the session-id rules of DESIGN §5. notes are things
+// to tell the user.
+func pickSession(o Options, team *spec.Team, store *checkpoint.Store, project *checkpoint.Project, specAbs string) (string, []string, error) {
+	if o.Session != "" {
+		if err := checkpoint.ValidateID(o.Session); err != nil {
+			return "", nil, &UsageError{Err: fmt.Errorf("--session: %w", err)}
+		}
+		if o.Continue {
+			ok, err := store.Exists(o.Session)
+			if err != nil {
+				return "", nil, err
+			}
+			if !ok {
+				return o.Session, []string{fmt.Sprintf("no session %s in %s yet: starting it", o.Session, store.Dir())}, nil
+			}
+		}
+		return o.Session, nil, nil
+	}
+	fresh := checkpoint.NewID(team.Name, time.Now())
+	if !o.Continue {
+		return fresh, nil, nil
+	}
+	active, err := project.Active()
+	if err != nil {
+		return "", nil, err
+	}
+	if active == "" {
+		return fresh, []string{fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh)}, nil
+	}
+	ok, err := store.Exists(active)
+	if err != nil {
+		return "", nil, err
+	}
+	if ok {
+		return active, nil, nil
+	}
+	// The active session is not in this store (another TEAMRUN_HOME, or
+	// deleted): say so, audit it, then fall back.
+	notes := []string{fmt.Sprintf("%s names the active session %s, which is missing from %s", filepath.Join(project.Dir(), "state.json"), active, store.Dir())}
+	if err := project.Audit(checkpoint.AuditRecord{Event: checkpoint.EventMissing, Session: active, Store: store.Dir()}); err != nil {
+		return "", nil, err
+	}
+	list, err := store.List()
+	if err != nil {
+		return "", nil, err
+	}
+	var best *checkpoint.Summary
+	for i := range list {
+		s := &list[i]
+		if s.Err != nil || s.SpecPath != specAbs {
+			continue
+		}
+		if best == nil || s.UpdatedAt.After(best.UpdatedAt) {
+			best = s
+		}
+	}
+	if best != nil {
+		return best.ID, append(notes, fmt.Sprintf("continuing %s, the most recently updated session of %s in this store", best.ID, specAbs)), nil
+	}
+	return fresh, append(notes, fmt.Sprintf("no other session of %s in this store: starting %s", specAbs, fresh)), nil
+}
+
+// applyConfig gives LLM agents without any llm setting the project's default.
+func applyConfig(team *spec.Team, cfg checkpoint.Config) {
+	if cfg.LLM == nil || cfg.LLM.Model == "" {
+		return
+	}
+	for _, a := range team.Agents {
+		if a.Kind == spec.LLMAgent && a.LLM == nil {
+			a.LLM = &spec.LLM{Model: cfg.LLM.Model, BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv}
+		}
+	}
+}
+
+// checkLLMAgents refuses, before anything is written, a team whose LLM
+// agents have no model or name a key variable that is not set.
+func checkLLMAgents(team *spec.Team, getenv func(string) string) error {
+	used := map[string]bool{}
+	for _, t := range team.Tasks {
+		used[t.Agent] = true
+	}
+	var problems []string
+	for _, a := range team.Agents {
+		if a.Kind != spec.LLMAgent || !used[a.Name] {
+			continue
+		}
+		if a.LLM == nil || a.LLM.Model == "" {
+			problems = append(problems, fmt.Sprintf("%s: agents.%s: no model: set llm on the agent or the team (or llm.model in .teamrun/config.yml)", team.File, a.Name))
+			continue
+		}
+		if _, _, err := llm.ResolveEndpoint(a.LLM, getenv); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: agents.%s: %v", team.File, a.Name, err))
+		}
+	}
+	if len(problems) > 0 {
+		return &UsageError{Err: errors.New(strings.Join(problems, "\n"))}
+	}
+	return nil
+}
+
+func agentRecords(team *spec.Team, state map[string]any) []checkpoint.AgentRecord {
+	recs := make([]checkpoint.AgentRecord, 0, len(team.Agents))
+	for _, a := range team.Agents {
+		recs = append(recs, checkpoint.AgentRecord{Name: a.Name, Kind: a.Kind.String(), Key: team.AgentKey(a.Name, state), Memory: a.Memory})
+	}
+	return recs
+}
+
+// ResumeCommand is the command that continues session id of this run.
+func ResumeCommand(o Options, id string) string {
+	parts := []string{"teamrun", "run", shellQuote(o.SpecPath), "--continue", "--session", shellQuote(id)}
+	keys := o.VarOrder
+	if len(keys) == 0 {
+		for k := range o.Vars {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+	}
+	for _, k := range keys {
+		parts = append(parts, "--var", shellQuote(k+"="+o.Vars[k]))
+	}
+	if o.Reuse == checkpoint.ReuseUnchanged {
+		parts = append(parts, "--reuse", "unchanged")
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '+' || r == '@' ||
+			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// journalRecorder turns engine events into checkpoint records.
+type journalRecorder struct {
+	j    *checkpoint.Journal
+	warn func(string)
+}
+
+func (r *journalRecorder) Record(ev Event) error {
+	var recs []checkpoint.Record
+	switch ev.Type {
+	case TaskStarted:
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: ev.Task, Attempt: ev.Attempt, At: ev.Time})
+	case TaskRetrying, TaskFailed:
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, At: ev.Time})
+	case TaskInterrupted:
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: "interrupted before it completed", RetryCount: ev.RetryCount, At: ev.Time})
+	case TaskSkipped:
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: ev.Task, At: ev.Time})
+	case TaskCompleted:
+		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, RetryCount: ev.RetryCount, At: ev.Time}
+		if ev.Usage != nil {
+			rec.Usage = &checkpoint.Usage{PromptTokens: ev.Usage.PromptTokens, CompletionTokens: ev.Usage.CompletionTokens, TotalTokens: ev.Usage.TotalTokens}
+		}
+		if ev.OutputVariable != "" {
+			rec.Variables = map[string]any{ev.OutputVariable: ev.Result}
+			rec.State = rec.Variables
+		}
+		recs = append(recs, rec)
+		if len(ev.Memory) > 0 {
+			recs = append(recs, checkpoint.Record{Kind: checkpoint.MemoryAppended, Agent: ev.Agent, Messages: ev.Memory, At: ev.Time})
+		}
+	case RunHalted:
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.CurrentTask, Task: ev.Task, At: ev.Time})
+	}
+	for _, rec := range recs {
+		if err := r.j.Record(rec); err != nil {
+			return err
+		}
+	}
+	for _, w := range r.j.Warnings() {
+		r.warn(w)
+	}
+	return nil
+}
