@@ -1,0 +1,306 @@
+package checkpoint
+
+// Store administration for the session commands (list, show, prune, decide)
+// and the active-session fallback shared by run --continue, plan and show.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// EventDecided: a decision was recorded for a human task.
+const EventDecided = "decided"
+
+// Held reports who holds the session's lock without taking it for longer
+// than a probe and without creating anything: nil when no run holds it.
+// A session that never had a lock file is not held.
+func (s *Store) Held(id string) (*HeldError, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	path := s.lockPath(id)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeErr("read", path, err)
+	}
+	defer f.Close() // closing drops the probe's flock at once
+	ok, err := flock(f)
+	if err != nil {
+		return nil, storeErr("lock", path, err)
+	}
+	if ok {
+		return nil, nil
+	}
+	h := readHolder(f)
+	return &HeldError{ID: id, PID: h.PID, Host: h.Host, Started: h.Started}, nil
+}
+
+// Active is how a project's active session was resolved.
+type Active struct {
+	// ID is the session to use: the active one, or the one adopted in its
+	// place; "" when there is none (a run then starts a new session).
+	ID string
+	// Named is what state.json names, "" when nothing.
+	Named string
+	// Missing: state.json names a session this store lacks. The fact was
+	// audited (EventMissing) and Notes say so.
+	Missing bool
+	// Adopted: ID is the most recently updated session of the same spec,
+	// taken in place of the missing one.
+	Adopted bool
+	// Notes are the warnings to print on stderr, in order.
+	Notes []string
+}
+
+// ResolveActive finds the project's active session in s (DESIGN §5). When
+// state.json names a session absent from the store it warns, writes an
+// EventMissing audit record, and falls back to the most recently updated
+// session of specPath in this store, or to none. specPath is the spec's
+// absolute path; "" (commands without a spec) accepts any spec in the
+// project's folder.
+func ResolveActive(s *Store, p *Project, specPath string) (Active, error) {
+	named, err := p.Active()
+	if err != nil {
+		return Active{}, err
+	}
+	a := Active{Named: named}
+	if named == "" {
+		return a, nil
+	}
+	ok, err := s.Exists(named)
+	if err != nil {
+		return Active{}, err
+	}
+	if ok {
+		a.ID = named
+		return a, nil
+	}
+	a.Missing = true
+	a.Notes = append(a.Notes, fmt.Sprintf("%s names the active session %s, which is missing from %s",
+		filepath.Join(p.Dir(), "state.json"), named, s.Dir()))
+	detail := "state.json names it; not in this store"
+	best, err := latestOf(s, p, specPath)
+	if err != nil {
+		return Active{}, err
+	}
+	what := specPath
+	if what == "" {
+		what = "a spec in " + p.dir
+	}
+	if best != nil {
+		a.ID, a.Adopted = best.ID, true
+		a.Notes = append(a.Notes, fmt.Sprintf("falling back to %s, the most recently updated session of %s in this store", best.ID, what))
+		detail += "; fell back to " + best.ID
+	} else {
+		a.Notes = append(a.Notes, fmt.Sprintf("no other session of %s in this store", what))
+		detail += "; no other session of the spec in this store"
+	}
+	if err := p.Audit(AuditRecord{Event: EventMissing, Session: named, Store: s.Dir(), Detail: detail}); err != nil {
+		return Active{}, err
+	}
+	return a, nil
+}
+
+// latestOf is the most recently updated readable session of specPath (or,
+// for "", of any spec in p's folder).
+func latestOf(s *Store, p *Project, specPath string) (*Summary, error) {
+	list, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	var best *Summary
+	for i := range list {
+		sum := &list[i]
+		if sum.Err != nil {
+			continue
+		}
+		if specPath != "" && filepath.Clean(sum.SpecPath) != filepath.Clean(specPath) {
+			continue
+		}
+		if specPath == "" && filepath.Dir(filepath.Clean(sum.SpecPath)) != p.dir {
+			continue
+		}
+		if best == nil || sum.UpdatedAt.After(best.UpdatedAt) {
+			best = sum
+		}
+	}
+	return best, nil
+}
+
+// Absent is a session the project's audit log names but this store lacks.
+type Absent struct {
+	ID string `json:"id"`
+	// Created is the record that created it (or, when that was not kept,
+	// the first record naming it).
+	Created AuditRecord `json:"created"`
+	// Last is the latest record naming it.
+	Last AuditRecord `json:"last"`
+}
+
+// Describe says where the session was made, for "missing from" messages.
+func (a Absent) Describe() string {
+	r := a.Created
+	return fmt.Sprintf("audit.log: %s %s at %s in %s by %s (pid %d)",
+		r.Event, a.ID, r.Time.UTC().Format(time.RFC3339), r.Store, r.User, r.PID)
+}
+
+// AbsentSessions lists, in first-seen order, the sessions the audit
+// records name that have no file in s. Sessions whose latest record is their
+// removal (deleted, pruned) are gone on purpose and are left out; so are
+// records that name no valid id.
+func AbsentSessions(s *Store, recs []AuditRecord) ([]Absent, error) {
+	byID := map[string]*Absent{}
+	var order []string
+	for _, r := range recs {
+		if ValidateID(r.Session) != nil {
+			continue
+		}
+		a, ok := byID[r.Session]
+		if !ok {
+			a = &Absent{ID: r.Session, Created: r}
+			byID[r.Session] = a
+			order = append(order, r.Session)
+		} else if r.Event == EventCreated && a.Created.Event != EventCreated {
+			a.Created = r
+		}
+		a.Last = r
+	}
+	var out []Absent
+	for _, id := range order {
+		a := byID[id]
+		if a.Last.Event == EventDeleted || a.Last.Event == EventPruned {
+			continue
+		}
+		ok, err := s.Exists(id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			out = append(out, *a)
+		}
+	}
+	return out, nil
+}
+
+// FindAbsent is the audit knowledge of one id this store lacks; ok is
+// false when the audit log never named it or it was removed on purpose.
+func FindAbsent(s *Store, recs []AuditRecord, id string) (Absent, bool, error) {
+	var mine []AuditRecord
+	for _, r := range recs {
+		if r.Session == id {
+			mine = append(mine, r)
+		}
+	}
+	list, err := AbsentSessions(s, mine)
+	if err != nil || len(list) == 0 {
+		return Absent{}, false, err
+	}
+	return list[0], true, nil
+}
+
+// Stale is the outcome of Prune for one session older than the cut-off.
+type Stale struct {
+	Summary
+	Removed bool   // removed (or, in a dry run, would be)
+	Reason  string // why it was kept; "" when removed
+}
+
+// PruneOptions say what Prune removes.
+type PruneOptions struct {
+	Before time.Time // sessions last updated before this are stale
+	Active string    // the project's active session: always kept
+	DryRun bool      // report, remove nothing
+}
+
+// Prune removes the sessions last updated before opts.Before, except the
+// active session and those a run holds, and audits every removal in p. It
+// returns every stale session (removed or kept, with the reason) in id
+// order, and how many newer sessions it kept. An unreadable session is kept:
+// nothing corrupt is removed on its own.
+func Prune(s *Store, p *Project, opts PruneOptions) (stale []Stale, newer int, err error) {
+	list, err := s.List()
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, sum := range list {
+		if sum.Err != nil {
+			stale = append(stale, Stale{Summary: sum, Reason: fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", sum.Err, sum.ID)})
+			continue
+		}
+		if !sum.UpdatedAt.Before(opts.Before) {
+			newer++
+			continue
+		}
+		st := Stale{Summary: sum}
+		if sum.ID == opts.Active {
+			st.Reason = "the project's active session"
+			stale = append(stale, st)
+			continue
+		}
+		var held *HeldError
+		if opts.DryRun {
+			if held, err = s.Held(sum.ID); err != nil {
+				return stale, newer, err
+			}
+		} else if err := s.Delete(sum.ID); err != nil {
+			if !errors.As(err, &held) {
+				if errors.Is(err, ErrNotFound) {
+					continue // removed meanwhile by someone else
+				}
+				return stale, newer, err
+			}
+		}
+		if held != nil {
+			st.Reason = heldReason(held)
+		} else {
+			st.Removed = true
+			if !opts.DryRun {
+				detail := fmt.Sprintf("last updated %s, before %s", sum.UpdatedAt.UTC().Format(time.RFC3339), opts.Before.UTC().Format(time.RFC3339))
+				if err := p.Audit(AuditRecord{Event: EventPruned, Session: sum.ID, Store: s.Dir(), Detail: detail}); err != nil {
+					return append(stale, st), newer, err
+				}
+			}
+		}
+		stale = append(stale, st)
+	}
+	return stale, newer, nil
+}
+
+func heldReason(h *HeldError) string {
+	if h.PID > 0 {
+		return fmt.Sprintf("held by a run (pid %d on %s, started %s)", h.PID, h.Host, h.Started.UTC().Format(time.RFC3339))
+	}
+	return "held by a run"
+}
+
+// HumanTask checks that task is a human task of sess, for decide.
+func HumanTask(sess *Session, task string) error {
+	t, ok := sess.Task(task)
+	if !ok {
+		names := make([]string, 0, len(sess.Team.Tasks))
+		for _, t := range sess.Team.Tasks {
+			if t.Agent == spec.HumanAgent {
+				names = append(names, t.Name)
+			}
+		}
+		slices.Sort(names)
+		if len(names) == 0 {
+			return fmt.Errorf("session %s has no task %q, and no human task at all", sess.ID, task)
+		}
+		return fmt.Errorf("session %s has no task %q; its human tasks: %v", sess.ID, task, names)
+	}
+	if t.Agent != spec.HumanAgent {
+		return fmt.Errorf("task %q of session %s is done by agent %q, not by a human: only human tasks take decisions", task, sess.ID, t.Agent)
+	}
+	return nil
+}
