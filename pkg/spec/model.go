@@ -163,3 +163,16 @@ type TaskDef struct {
 	AgentKey       string   `json:"agent_key"`         // hash of the agent's full definition, never a secret
 	Key            string   `json:"key"`               // own fields + AgentKey + context tasks' Keys
 }
+
+// MarshalText writes d as Go's duration text, such as "1m30s".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText reads Go's duration text.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -168,10 +169,17 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 		return one(msg)
 	case "additionalProperties", "unevaluatedProperties":
 		allowed := cs.allowedKeys(parent)
+		patterns, _ := cs.lookup(parent + "/patternProperties").(map[string]any)
 		var out []Diagnostic
+	keys:
 		for i, k := range at.keys {
 			if contains(allowed, k) {
 				continue
+			}
+			for p := range patterns {
+				if re, err := regexp.Compile(p); err == nil && re.MatchString(k) {
+					continue keys
+				}
 			}
 			v := at.vals[i]
 			out = append(out, diag(v, v.kpos, unknownKeyMessage(k, allowed)))
