@@ -137,6 +137,38 @@ func latestOf(s *Store, p *Project, specPath string) (*Summary, error) {
 	return best, nil
 }
 
+// Entry is a session as list and prune see it.
+type Entry struct {
+	Summary
+	// Touched is when the session's files (snapshot or journal) were last
+	// written: its last update as the file system knows it, and what
+	// prune's age counts. Every checkpoint write moves it, and `touch`
+	// can keep a session from being pruned.
+	Touched time.Time
+}
+
+// Entries is List with each session's file time, sorted by id.
+func (s *Store) Entries() ([]Entry, error) {
+	list, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(list))
+	for _, sum := range list {
+		e := Entry{Summary: sum}
+		for _, p := range []string{s.Path(sum.ID), s.journalPath(sum.ID)} {
+			if fi, err := os.Stat(p); err == nil && fi.ModTime().After(e.Touched) {
+				e.Touched = fi.ModTime()
+			}
+		}
+		if e.Touched.IsZero() {
+			continue // removed since List read it
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 // Absent is a session the project's audit log names but this store lacks.
 type Absent struct {
 	ID string `json:"id"`
@@ -210,38 +242,38 @@ func FindAbsent(s *Store, recs []AuditRecord, id string) (Absent, bool, error) {
 
 // Stale is the outcome of Prune for one session older than the cut-off.
 type Stale struct {
-	Summary
+	Entry
 	Removed bool   // removed (or, in a dry run, would be)
 	Reason  string // why it was kept; "" when removed
 }
 
 // PruneOptions say what Prune removes.
 type PruneOptions struct {
-	Before time.Time // sessions last updated before this are stale
+	Before time.Time // sessions whose files were last written before this are stale
 	Active string    // the project's active session: always kept
 	DryRun bool      // report, remove nothing
 }
 
-// Prune removes the sessions last updated before opts.Before, except the
+// Prune removes the sessions whose files were last written before opts.Before, except the
 // active session and those a run holds, and audits every removal in p. It
 // returns every stale session (removed or kept, with the reason) in id
 // order, and how many newer sessions it kept. An unreadable session is kept:
 // nothing corrupt is removed on its own.
 func Prune(s *Store, p *Project, opts PruneOptions) (stale []Stale, newer int, err error) {
-	list, err := s.List()
+	list, err := s.Entries()
 	if err != nil {
 		return nil, 0, err
 	}
 	for _, sum := range list {
-		if sum.Err != nil {
-			stale = append(stale, Stale{Summary: sum, Reason: fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", sum.Err, sum.ID)})
-			continue
-		}
-		if !sum.UpdatedAt.Before(opts.Before) {
+		if !sum.Touched.Before(opts.Before) {
 			newer++
 			continue
 		}
-		st := Stale{Summary: sum}
+		if sum.Err != nil {
+			stale = append(stale, Stale{Entry: sum, Reason: fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", sum.Err, sum.ID)})
+			continue
+		}
+		st := Stale{Entry: sum}
 		if sum.ID == opts.Active {
 			st.Reason = "the project's active session"
 			stale = append(stale, st)
@@ -265,7 +297,7 @@ func Prune(s *Store, p *Project, opts PruneOptions) (stale []Stale, newer int, e
 		} else {
 			st.Removed = true
 			if !opts.DryRun {
-				detail := fmt.Sprintf("last updated %s, before %s", sum.UpdatedAt.UTC().Format(time.RFC3339), opts.Before.UTC().Format(time.RFC3339))
+				detail := fmt.Sprintf("last updated %s, before %s", sum.Touched.UTC().Format(time.RFC3339), opts.Before.UTC().Format(time.RFC3339))
 				if err := p.Audit(AuditRecord{Event: EventPruned, Session: sum.ID, Store: s.Dir(), Detail: detail}); err != nil {
 					return append(stale, st), newer, err
 				}

@@ -1,0 +1,296 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// adminSession writes a finished session of two tasks (a command task and
+// a human one) through the public API, as a run would.
+func adminSession(t testing.TB, s *Store, id, specPath string) {
+	t.Helper()
+	ds := []spec.TaskDef{
+		{ID: 0, Name: "build", Agent: "sh", Description: "build it", Key: "k0", AgentKey: "a0"},
+		{ID: 1, Name: "approve", Agent: spec.HumanAgent, Description: "ship?", Context: []string{"build"}, Key: "k1", AgentKey: "a1"},
+	}
+	sess := NewSession(id, specPath, "team", spec.Sequential, ds, spec.FingerprintOf(ds), time.Now())
+	l, err := s.Lock(context.Background(), id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	j, err := s.Begin(l, sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Record(Record{Kind: TaskCompleted, Task: "build", Result: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// age sets the file times of a session's files to d ago.
+func age(t *testing.T, s *Store, id string, d time.Duration) {
+	t.Helper()
+	when := time.Now().Add(-d)
+	for _, p := range []string{s.Path(id), s.journalPath(id)} {
+		if err := os.Chtimes(p, when, when); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+}
+
+func newAdmin(t *testing.T) (*Store, *Project, string) {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	return s, OpenProject(dir), filepath.Join(dir, "agents.yaml")
+}
+
+func TestHeld(t *testing.T) {
+	s, _, specPath := newAdmin(t)
+	adminSession(t, s, "a", specPath)
+	if h, err := s.Held("never-locked"); h != nil || err != nil {
+		t.Fatalf("Held(no lock file) = %v, %v", h, err)
+	}
+	if h, err := s.Held("a"); h != nil || err != nil {
+		t.Fatalf("Held(released) = %v, %v", h, err)
+	}
+	l, err := s.Lock(context.Background(), "a", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.Held("a")
+	if err != nil || h == nil || h.PID != os.Getpid() {
+		t.Fatalf("Held(locked) = %+v, %v; want the holder with our pid", h, err)
+	}
+	l.Release()
+	// The probe must not have taken the lock for good.
+	if l, err := s.Lock(context.Background(), "a", 0); err != nil {
+		t.Fatalf("lock after probes: %v", err)
+	} else {
+		l.Release()
+	}
+	if _, err := s.Held("../x"); !errors.Is(err, ErrBadID) {
+		t.Fatalf("Held(bad id) = %v, want ErrBadID", err)
+	}
+}
+
+func TestResolveActive(t *testing.T) {
+	s, p, specPath := newAdmin(t)
+	other := filepath.Join(filepath.Dir(specPath), "other.yaml")
+	elsewhere := filepath.Join(t.TempDir(), "agents.yaml")
+	adminSession(t, s, "old", specPath)
+	adminSession(t, s, "new", specPath)
+	adminSession(t, s, "neighbour", other)
+	adminSession(t, s, "far", elsewhere)
+	age(t, s, "old", time.Hour)
+
+	// Entries decides recency by file time, but latestOf by updated_at:
+	// make new's updated_at the latest by writing it last (it was).
+	tests := []struct {
+		name, active, spec string
+		wantID             string
+		missing, adopted   bool
+	}{
+		{name: "no state.json", active: "", spec: specPath},
+		{name: "present", active: "old", spec: specPath, wantID: "old"},
+		{name: "missing, same spec adopted", active: "gone", spec: specPath, wantID: "new", missing: true, adopted: true},
+		{name: "missing, no spec: any spec of the folder", active: "gone", spec: "", wantID: "neighbour", missing: true, adopted: true},
+		{name: "missing, nothing to adopt", active: "gone", spec: filepath.Join(t.TempDir(), "x.yaml"), missing: true},
+	}
+	audits := 0
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.active != "" {
+				if err := p.SetActive(tc.active); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, err := ResolveActive(s, p, tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.ID != tc.wantID || a.Missing != tc.missing || a.Adopted != tc.adopted || a.Named != tc.active {
+				t.Fatalf("got %+v, want id %q missing %v adopted %v", a, tc.wantID, tc.missing, tc.adopted)
+			}
+			recs, err := p.AuditRecords()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.missing {
+				audits++
+				if len(a.Notes) != 2 || !strings.Contains(a.Notes[0], "gone, which is missing from "+s.Dir()) {
+					t.Fatalf("notes %q", a.Notes)
+				}
+				last := recs[len(recs)-1]
+				if last.Event != EventMissing || last.Session != "gone" || last.Store != s.Dir() {
+					t.Fatalf("audit record %+v", last)
+				}
+			} else if len(a.Notes) != 0 {
+				t.Fatalf("unexpected notes %q", a.Notes)
+			}
+			if len(recs) != audits {
+				t.Fatalf("%d audit records, want %d", len(recs), audits)
+			}
+		})
+	}
+}
+
+func TestAbsentSessions(t *testing.T) {
+	s, _, specPath := newAdmin(t)
+	adminSession(t, s, "here", specPath)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := func(ev, id string, min int) AuditRecord {
+		return AuditRecord{Time: t0.Add(time.Duration(min) * time.Minute), Event: ev, Session: id, Store: "/a/sessions", PID: 7, User: "u"}
+	}
+	recs := []AuditRecord{
+		rec(EventResumed, "elsewhere", 0), // the creation was logged before the log was rotated
+		rec(EventCreated, "here", 1),
+		rec(EventCreated, "elsewhere2", 2),
+		rec(EventResumed, "elsewhere", 3),
+		rec(EventCreated, "deleted", 4),
+		rec(EventDeleted, "deleted", 5),
+		rec(EventCreated, "pruned", 6),
+		rec(EventPruned, "pruned", 7),
+		rec(EventMissing, "", 8),
+		rec(EventCreated, "../bad", 9),
+		rec(EventCreated, "elsewhere", 10),
+	}
+	got, err := AbsentSessions(s, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "elsewhere" || got[1].ID != "elsewhere2" {
+		t.Fatalf("got %+v", got)
+	}
+	if got[0].Created.Event != EventCreated || !got[0].Created.Time.Equal(t0.Add(10*time.Minute)) || !got[0].Last.Time.Equal(t0.Add(10*time.Minute)) {
+		t.Fatalf("elsewhere: created %+v last %+v", got[0].Created, got[0].Last)
+	}
+	if d := got[1].Describe(); d != "audit.log: created elsewhere2 at 2026-01-02T03:06:05Z in /a/sessions by u (pid 7)" {
+		t.Fatalf("Describe: %s", d)
+	}
+	if a, ok, err := FindAbsent(s, recs, "elsewhere2"); !ok || err != nil || a.ID != "elsewhere2" {
+		t.Fatalf("FindAbsent(elsewhere2) = %+v %v %v", a, ok, err)
+	}
+	for _, id := range []string{"here", "deleted", "never"} {
+		if _, ok, err := FindAbsent(s, recs, id); ok || err != nil {
+			t.Fatalf("FindAbsent(%s) = %v, %v; want not absent", id, ok, err)
+		}
+	}
+}
+
+func TestPrune(t *testing.T) {
+	for _, dry := range []bool{false, true} {
+		t.Run(map[bool]string{false: "real", true: "dry-run"}[dry], func(t *testing.T) {
+			s, p, specPath := newAdmin(t)
+			for _, id := range []string{"active", "locked", "old1", "old2", "fresh", "corrupt"} {
+				adminSession(t, s, id, specPath)
+			}
+			if err := os.WriteFile(s.Path("corrupt"), []byte("{not json"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{"active", "locked", "old1", "old2", "corrupt"} {
+				age(t, s, id, 40*24*time.Hour)
+			}
+			age(t, s, "fresh", 20*24*time.Hour)
+			l, err := s.Lock(context.Background(), "locked", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release()
+
+			stale, newer, err := Prune(s, p, PruneOptions{Before: time.Now().Add(-30 * 24 * time.Hour), Active: "active", DryRun: dry})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if newer != 1 {
+				t.Errorf("newer = %d, want 1 (fresh)", newer)
+			}
+			got := map[string]string{}
+			for _, st := range stale {
+				r := st.Reason
+				if st.Removed {
+					r = "removed"
+				}
+				got[st.ID] = r
+			}
+			want := map[string]string{"active": "the project's active session", "old1": "removed", "old2": "removed"}
+			for id, w := range want {
+				if got[id] != w {
+					t.Errorf("%s: %q, want %q", id, got[id], w)
+				}
+			}
+			if !strings.HasPrefix(got["locked"], "held by a run (pid ") {
+				t.Errorf("locked: %q", got["locked"])
+			}
+			if !strings.HasPrefix(got["corrupt"], "unreadable") {
+				t.Errorf("corrupt: %q", got["corrupt"])
+			}
+			if len(got) != 5 {
+				t.Errorf("stale = %v", got)
+			}
+			recs, err := p.AuditRecords()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range []string{"old1", "old2"} {
+				ok, _ := s.Exists(id)
+				if ok != dry {
+					t.Errorf("%s exists = %v after prune (dry run %v)", id, ok, dry)
+				}
+			}
+			for _, id := range []string{"active", "locked", "fresh", "corrupt"} {
+				if ok, _ := s.Exists(id); !ok {
+					t.Errorf("%s was removed", id)
+				}
+			}
+			wantAudits := 2
+			if dry {
+				wantAudits = 0
+			}
+			if len(recs) != wantAudits {
+				t.Fatalf("audit records %+v, want %d", recs, wantAudits)
+			}
+			for _, r := range recs {
+				if r.Event != EventPruned || r.Store != s.Dir() {
+					t.Errorf("audit %+v", r)
+				}
+			}
+			if _, err := os.Stat(s.journalPath("old1")); !dry && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("old1's journal left behind: %v", err)
+			}
+		})
+	}
+}
+
+func TestHumanTask(t *testing.T) {
+	s, _, specPath := newAdmin(t)
+	adminSession(t, s, "a", specPath)
+	sess, err := s.Load("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ task, want string }{
+		{"approve", ""},
+		{"build", `task "build" of session a is done by agent "sh", not by a human`},
+		{"nope", `session a has no task "nope"; its human tasks: [approve]`},
+	} {
+		err := HumanTask(sess, tc.task)
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("HumanTask(%s) = %v, want %q", tc.task, err, tc.want)
+		}
+	}
+}
