@@ -1,0 +1,130 @@
+package spec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestPraisonAICorpus runs every real PraisonAI file of the shared corpus:
+// each loads (warnings name file:line:col and key) or is refused with one
+// line naming the unsupported feature. The table is the golden outcome, so a
+// change of behaviour fails here.
+func TestPraisonAICorpus(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "corpus", "praisonai")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("corpus not available: %v", err)
+	}
+	tests := []struct {
+		file     string
+		refused  bool
+		tasks    int
+		warnings int
+		first    string // the error (refused) or the first warning (loads), exactly
+	}{
+		{"agents-scrapewebitetool.yaml", false, 3, 2, `agents-scrapewebitetool.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
+		{"agents_playbook__create-movie-agents.yaml", false, 3, 2, `agents_playbook__create-movie-agents.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
+		{"agents_playbook__finance-research.yaml", false, 3, 2, `agents_playbook__finance-research.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
+		{"examples__ag2__ag2_basic.yaml", false, 1, 1, `examples__ag2__ag2_basic.yaml:1:1: framework: "ag2" is ignored: teamrun runs the team itself`},
+		{"examples__ag2__ag2_bedrock.yaml", false, 1, 3, `examples__ag2__ag2_bedrock.yaml:1:1: framework: "ag2" is ignored: teamrun runs the team itself`},
+		{"examples__ag2__ag2_multi_agent.yaml", false, 2, 1, `examples__ag2__ag2_multi_agent.yaml:1:1: framework: "ag2" is ignored: teamrun runs the team itself`},
+		{"examples__cookbooks__yaml__aws_bedrock_agents.yaml", false, 3, 9, `examples__cookbooks__yaml__aws_bedrock_agents.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
+		{"examples__cookbooks__yaml__secondary_market_research_agents.yaml", false, 6, 19, `examples__cookbooks__yaml__secondary_market_research_agents.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
+		{"examples__python__tools__e2b__agents.yaml", false, 3, 6, `examples__python__tools__e2b__agents.yaml:9:5: agents.web_scraper.output_file: not supported by teamrun, ignored`},
+		{"examples__researchers.yml", false, 2, 3, `examples__researchers.yml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
+		{"examples__scientific_writing__agents.yaml", false, 3, 0, ``},
+		{"examples__yaml__agents_workflow.yaml", true, 0, 0, `examples__yaml__agents_workflow.yaml:81:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__cli_backend.yaml", true, 0, 0, `examples__yaml__cli_backend.yaml:8:5: roles.coder.cli_backend: CLI backends are not supported: use a command agent (shell: or command:) in the native format`},
+		{"examples__yaml__hybrid-workflow.yaml", true, 0, 0, `examples__yaml__hybrid-workflow.yaml:37:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__message_steering_example.yaml", false, 2, 5, `examples__yaml__message_steering_example.yaml:9:5: roles.researcher.message_steering: not supported by teamrun, ignored`},
+		{"examples__yaml__nested_workflow.yaml", true, 0, 0, `examples__yaml__nested_workflow.yaml:36:3: workflow.steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__teams__research-writer__agents.yaml", false, 2, 1, `examples__yaml__teams__research-writer__agents.yaml:32:1: dependencies: not supported, ignored: tasks run in file order, each reading the previous task's output (give a task context: to choose what it reads)`},
+		{"examples__yaml__toolsets_workflow.yaml", false, 5, 6, `examples__yaml__toolsets_workflow.yaml:18:5: agents.researcher.toolsets: not supported, ignored: the agent runs without tools`},
+		{"examples__yaml__video_heygen_elevenlabs.yaml", true, 0, 0, `examples__yaml__video_heygen_elevenlabs.yaml:62:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__workflows__complete_workflow.yaml", true, 0, 0, `examples__yaml__workflows__complete_workflow.yaml:78:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__workflows__evaluator_optimizer_workflow.yaml", true, 0, 0, `examples__yaml__workflows__evaluator_optimizer_workflow.yaml:35:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__workflows__loop_workflow.yaml", true, 0, 0, `examples__yaml__workflows__loop_workflow.yaml:35:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__workflows__parallel_workflow.yaml", true, 0, 0, `examples__yaml__workflows__parallel_workflow.yaml:36:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__workflows__remote_sandbox_workflow.yaml", true, 0, 0, `examples__yaml__workflows__remote_sandbox_workflow.yaml:40:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__workflows__routing_workflow.yaml", true, 0, 0, `examples__yaml__workflows__routing_workflow.yaml:42:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__workflows__simple_workflow.yaml", true, 0, 0, `examples__yaml__workflows__simple_workflow.yaml:24:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__workflows__workflow_robustness.yaml", true, 0, 0, `examples__yaml__workflows__workflow_robustness.yaml:42:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"src__praisonai-agents__tests__fixtures__multi_step_workflow.yaml", true, 0, 0, `src__praisonai-agents__tests__fixtures__multi_step_workflow.yaml:15:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"src__praisonai-agents__tests__fixtures__simple_agents.yaml", false, 1, 0, ``},
+		{"src__praisonai-rust__examples__workflow.yaml", true, 0, 0, `src__praisonai-rust__examples__workflow.yaml:37:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"src__praisonai__agents-advanced.yaml", false, 3, 12, `src__praisonai__agents-advanced.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
+		{"src__praisonai__agents.yaml", false, 2, 2, `src__praisonai__agents.yaml:13:5: roles.file_reader.tools: not supported, ignored: the agent runs without tools`},
+		{"src__praisonai__examples__python__frameworks__openai_agents__agents.yaml", false, 1, 1, `src__praisonai__examples__python__frameworks__openai_agents__agents.yaml:1:1: framework: "openai_agents" is ignored: teamrun runs the team itself`},
+		{"src__praisonai__examples__workflow_example.yaml", true, 0, 0, `src__praisonai__examples__workflow_example.yaml:52:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"src__praisonai__test_agents.yaml", false, 1, 2, `src__praisonai__test_agents.yaml:4:5: roles.researcher.name: not supported by teamrun, ignored`},
+		{"src__praisonai__tests__agents-advanced.yaml", false, 3, 7, `src__praisonai__tests__agents-advanced.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
+		{"src__praisonai__tests__agents.yaml", false, 2, 2, `src__praisonai__tests__agents.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
+		{"src__praisonai__tests__autogen-agents.yaml", false, 2, 2, `src__praisonai__tests__autogen-agents.yaml:1:1: framework: "autogen" is ignored: teamrun runs the team itself`},
+		{"src__praisonai__tests__inbuilt-tool-agents.yaml", false, 3, 2, `src__praisonai__tests__inbuilt-tool-agents.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
+		{"src__praisonai__tests__search-tool-agents.yaml", false, 3, 2, `src__praisonai__tests__search-tool-agents.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
+	}
+	want := map[string]bool{}
+	for _, tt := range tests {
+		want[tt.file] = true
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.y*ml"))
+	if len(files) < 40 {
+		t.Errorf("corpus has %d files, expected 40", len(files))
+	}
+	for _, f := range files {
+		if !want[filepath.Base(f)] {
+			t.Errorf("corpus file %s has no expected outcome in the table", filepath.Base(f))
+		}
+	}
+	located := regexp.MustCompile(`^[^:]+:\d+:\d+: [A-Za-z_.\[\]0-9-]+: `)
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			team, err := Load(filepath.Join(dir, tt.file))
+			if tt.refused {
+				var list ErrorList
+				if !errors.As(err, &list) {
+					t.Fatalf("want a refusal, got %v", err)
+				}
+				if len(list) != 1 || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("a refusal is exactly one line, got:\n%v", err)
+				}
+				got := strings.TrimPrefix(err.Error(), dir+string(filepath.Separator))
+				if got != tt.first {
+					t.Errorf("refusal:\n got %s\nwant %s", got, tt.first)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("want it to load, got:\n%v", err)
+			}
+			if len(team.Tasks) != tt.tasks {
+				t.Errorf("%d tasks, want %d", len(team.Tasks), tt.tasks)
+			}
+			if len(team.Warnings) != tt.warnings {
+				t.Errorf("%d warnings, want %d:\n%v", len(team.Warnings), tt.warnings, ErrorList(team.Warnings))
+			}
+			for _, w := range team.Warnings {
+				if !located.MatchString(w.String()) {
+					t.Errorf("warning does not name file:line:col and key: %s", w)
+				}
+			}
+			if len(team.Warnings) > 0 {
+				if got := strings.TrimPrefix(team.Warnings[0].String(), dir+string(filepath.Separator)); got != tt.first {
+					t.Errorf("first warning:\n got %s\nwant %s", got, tt.first)
+				}
+			}
+			for _, a := range team.Agents {
+				if a.Kind != LLMAgent || a.LLM == nil || a.LLM.Model == "" {
+					t.Errorf("role %s should be an LLM agent with a model: %+v", a.Name, a)
+				}
+			}
+			// A loaded team is usable: its fingerprint and keys compute.
+			if fp := team.Fingerprint(team.InitialState(nil)); len(fp) != 16 {
+				t.Errorf("fingerprint %q", fp)
+			}
+		})
+	}
+}
