@@ -1,0 +1,666 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+func sessionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "session",
+		Usage: "list, show, delete and prune sessions; record human decisions",
+		Description: "Sessions live in $TEAMRUN_HOME/sessions (default ~/.teamrun). The project — the\n" +
+			"current folder, or --project DIR — supplies the active session (.teamrun/state.json),\n" +
+			"the audit log and config.yml.\n\n" +
+			"Examples:\n" +
+			"   teamrun session list\n" +
+			"   teamrun session show nightly-2026-03-01\n" +
+			"   teamrun session prune --older-than 7d --dry-run",
+		Subcommands: []*cli.Command{
+			sessionListCommand(),
+			sessionShowCommand(),
+			sessionDeleteCommand(),
+			sessionPruneCommand(),
+			sessionDecideCommand(),
+		},
+	}
+}
+
+// admin is what every session subcommand works on.
+type admin struct {
+	store   *checkpoint.Store
+	project *checkpoint.Project
+	dir     string // the project folder
+}
+
+func openAdmin(c *cli.Context) (*admin, error) {
+	dir, err := projectDir(c)
+	if err != nil {
+		return nil, err
+	}
+	store, err := openStore()
+	if err != nil {
+		return nil, err
+	}
+	return &admin{store: store, project: checkpoint.OpenProject(dir), dir: dir}, nil
+}
+
+// openStore opens $TEAMRUN_HOME's store; failing that is exit 5.
+func openStore() (*checkpoint.Store, error) {
+	home, err := checkpoint.DefaultHome()
+	if err != nil {
+		return nil, exitf(exitStore, "session store: %v (set TEAMRUN_HOME)", err)
+	}
+	store, err := checkpoint.Open(home)
+	if err != nil {
+		return nil, withCode(exitStore, err)
+	}
+	return store, nil
+}
+
+// storeExit gives a checkpoint error its exit code (DESIGN §3).
+func storeExit(err error) error {
+	var held *checkpoint.HeldError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &held):
+		return withCode(exitLocked, errors.New(heldMessage(held)))
+	case errors.Is(err, checkpoint.ErrLocked):
+		return withCode(exitLocked, err)
+	case errors.Is(err, checkpoint.ErrBadID):
+		return withCode(exitUsage, err)
+	case errors.Is(err, checkpoint.ErrStore):
+		return withCode(exitStore, err)
+	}
+	return withCode(exitStore, err)
+}
+
+func heldMessage(h *checkpoint.HeldError) string {
+	if h.PID > 0 {
+		return fmt.Sprintf("session %s is held by a run (pid %d on %s, started %s): try again when it has finished",
+			h.ID, h.PID, h.Host, h.Started.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("session %s is held by a run: try again when it has finished", h.ID)
+}
+
+// load reads a session for show and decide. A session the audit log knows
+// but this store lacks is exit 5, naming both; an unknown one is exit 2.
+func (a *admin) load(c *cli.Context, id string) (*checkpoint.Session, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return nil, exitf(exitUsage, "session %q: %v (%s)", id, err, checkpoint.IDRule)
+	}
+	sess, err := a.store.Load(id)
+	if err == nil {
+		return sess, nil
+	}
+	if !errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, storeExit(err)
+	}
+	return nil, a.notFound(c, id)
+}
+
+func (a *admin) notFound(c *cli.Context, id string) error {
+	recs, aerr := a.project.AuditRecords()
+	if aerr != nil {
+		adminWarnf(c, "%v", aerr)
+	}
+	absent, ok, ferr := checkpoint.FindAbsent(a.store, recs, id)
+	if ferr != nil {
+		return storeExit(ferr)
+	}
+	if ok {
+		return exitf(exitStore, "session %s is missing from %s (another TEAMRUN_HOME?); %s", id, a.store.Dir(), absent.Describe())
+	}
+	return exitf(exitUsage, "no session %s in %s (`teamrun session list` shows them)", id, a.store.Dir())
+}
+
+func adminWarnf(c *cli.Context, format string, args ...any) {
+	fmt.Fprintf(c.App.ErrWriter, "teamrun: warning: "+format+"\n", args...)
+}
+
+func oneArg(c *cli.Context, what, example string) (string, error) {
+	if c.NArg() != 1 {
+		return "", exitf(exitUsage, "%s needs exactly one session ID (e.g. %s)", what, example)
+	}
+	return c.Args().First(), nil
+}
+
+// completeSessions offers the store's session ids to shell completion.
+func completeSessions(c *cli.Context) {
+	if c.NArg() > 0 {
+		return
+	}
+	store, err := openStore()
+	if err != nil {
+		return
+	}
+	list, err := store.List()
+	if err != nil {
+		return
+	}
+	for _, s := range list {
+		fmt.Fprintln(c.App.Writer, s.ID)
+	}
+}
+
+// ---- list
+
+type listJSON struct {
+	Store    string              `json:"store"`
+	Project  string              `json:"project"`
+	Active   string              `json:"active,omitempty"`
+	Sessions []listEntry         `json:"sessions"`
+	Missing  []checkpoint.Absent `json:"missing"`
+}
+
+type listEntry struct {
+	ID         string    `json:"id"`
+	Spec       string    `json:"spec"`
+	Team       string    `json:"team,omitempty"`
+	TasksDone  int       `json:"tasks_done"`
+	TasksTotal int       `json:"tasks_total"`
+	Created    time.Time `json:"created"`
+	Updated    time.Time `json:"updated"`
+	Active     bool      `json:"active"`
+	Error      string    `json:"error,omitempty"`
+}
+
+func sessionListCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "every session in the store; the project's active one marked with *",
+		Description: "Columns: id, spec, tasks done/total, last update (relative on a terminal,\n" +
+			"RFC 3339 otherwise). Below them, sessions this project's audit log names that have no\n" +
+			"file in this store, \"missing from <store>\" (made under another TEAMRUN_HOME).\n\n" +
+			"Examples:\n" +
+			"   teamrun session list\n" +
+			"   TEAMRUN_HOME=/srv/teamrun teamrun session list --project /srv/nightly --json",
+		Flags: []cli.Flag{projectFlag(), jsonFlag("the list")},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return exitf(exitUsage, "session list takes no arguments")
+			}
+			a, err := openAdmin(c)
+			if err != nil {
+				return err
+			}
+			entries, err := a.store.Entries()
+			if err != nil {
+				return storeExit(err)
+			}
+			active, err := a.project.Active()
+			if err != nil {
+				adminWarnf(c, "%v", err)
+			}
+			recs, err := a.project.AuditRecords()
+			if err != nil {
+				adminWarnf(c, "%v", err)
+			}
+			missing, err := checkpoint.AbsentSessions(a.store, recs)
+			if err != nil {
+				return storeExit(err)
+			}
+			out := listJSON{Store: a.store.Dir(), Project: a.dir, Active: active, Sessions: make([]listEntry, 0, len(entries)), Missing: missing}
+			if out.Missing == nil {
+				out.Missing = []checkpoint.Absent{}
+			}
+			for _, e := range entries {
+				le := listEntry{ID: e.ID, Spec: e.SpecPath, Team: e.TeamName, TasksDone: e.Done, TasksTotal: e.Total,
+					Created: e.CreatedAt, Updated: e.Touched, Active: e.ID == active}
+				if e.Err != nil {
+					le.Error = e.Err.Error()
+				}
+				out.Sessions = append(out.Sessions, le)
+			}
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, out)
+			}
+			return printList(c.App.Writer, out, time.Now(), isTerminal(c.App.Writer))
+		},
+	}
+}
+
+func printList(w io.Writer, l listJSON, now time.Time, tty bool) error {
+	if len(l.Sessions) == 0 {
+		fmt.Fprintf(w, "no sessions in %s\n", l.Store)
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  ID\tSPEC\tTASKS\tUPDATED")
+		for _, s := range l.Sessions {
+			mark := " "
+			if s.Active {
+				mark = "*"
+			}
+			if s.Error != "" {
+				fmt.Fprintf(tw, "%s %s\t(unreadable: %s)\t\t%s\n", mark, s.ID, s.Error, formatWhen(s.Updated, now, tty))
+				continue
+			}
+			fmt.Fprintf(tw, "%s %s\t%s\t%d/%d\t%s\n", mark, s.ID, s.Spec, s.TasksDone, s.TasksTotal, formatWhen(s.Updated, now, tty))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	for _, m := range l.Missing {
+		fmt.Fprintf(w, "! %s  missing from %s (%s)\n", m.ID, l.Store, m.Describe())
+	}
+	return nil
+}
+
+// ---- show
+
+func sessionShowCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "a session's checkpoint, fingerprint and tasks",
+		ArgsUsage: "[ID]",
+		Description: "Without ID, the project's active session. Shows the checkpoint (current task,\n" +
+			"decisions, memory summary, timestamp), the fingerprint, and every task with its status,\n" +
+			"attempts, duration and the start of its result. --json prints the whole session file.\n" +
+			"A session the audit log knows but this store lacks is exit 5, naming both stores.\n\n" +
+			"Examples:\n" +
+			"   teamrun session show\n" +
+			"   teamrun session show release-notes-20260301-101500-ab12 --json",
+		Flags:        []cli.Flag{projectFlag(), jsonFlag("the whole session")},
+		BashComplete: completeSessions,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 1 {
+				return exitf(exitUsage, "session show takes at most one session ID")
+			}
+			a, err := openAdmin(c)
+			if err != nil {
+				return err
+			}
+			id := c.Args().First()
+			if id == "" {
+				res, err := checkpoint.ResolveActive(a.store, a.project, "")
+				if err != nil {
+					return storeExit(err)
+				}
+				for _, n := range res.Notes {
+					adminWarnf(c, "%s", n)
+				}
+				if res.ID == "" {
+					if res.Missing {
+						return a.notFound(c, res.Named)
+					}
+					return exitf(exitUsage, "this project (%s) has no active session: name one, e.g. teamrun session show ID (`teamrun session list` shows them)", a.dir)
+				}
+				id = res.ID
+			}
+			sess, err := a.load(c, id)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, sess)
+			}
+			held, err := a.store.Held(id)
+			if err != nil {
+				adminWarnf(c, "%v", err)
+			}
+			active, _ := a.project.Active()
+			printSession(c.App.Writer, sess, held, id == active, time.Now(), isTerminal(c.App.Writer))
+			return nil
+		},
+	}
+}
+
+func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, active bool, now time.Time, tty bool) {
+	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	id := s.ID
+	if active {
+		id += " (active)"
+	}
+	fmt.Fprintf(kv, "session\t%s\n", id)
+	fmt.Fprintf(kv, "spec\t%s\n", s.SpecPath)
+	fmt.Fprintf(kv, "created\t%s\n", formatWhen(s.CreatedAt, now, tty))
+	fmt.Fprintf(kv, "updated\t%s\n", formatWhen(s.UpdatedAt, now, tty))
+	fmt.Fprintf(kv, "fingerprint\t%s\n", orDash(s.Team.TasksFingerprint))
+	fmt.Fprintf(kv, "process\t%s\n", orDash(s.Team.Process))
+	fmt.Fprintf(kv, "tasks\t%d/%d done\n", s.Summary.Done, s.Summary.Total)
+	if held != nil {
+		fmt.Fprintf(kv, "held by\tpid %d on %s since %s\n", held.PID, held.Host, formatWhen(held.Started, now, tty))
+	}
+	cp := s.Checkpoint
+	fmt.Fprintf(kv, "checkpoint\t%s\n", formatWhen(cp.Timestamp, now, tty))
+	fmt.Fprintf(kv, "  current task\t%s\n", orDash(cp.CurrentTask))
+	fmt.Fprintf(kv, "  decisions\t%s\n", joinMap(cp.Decisions, func(v string) string { return fmt.Sprintf("%q", v) }))
+	fmt.Fprintf(kv, "  memory\t%s\n", joinMap(cp.MemorySummary, func(n int) string { return countOf(n, "message") }))
+	kv.Flush()
+
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tAGENT\tSTATUS\tATTEMPTS\tDURATION\tRESULT")
+	for _, t := range s.Team.Tasks {
+		result := t.Result
+		if t.Status == checkpoint.StatusFailed && t.Error != "" {
+			result = "error: " + t.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.Name, t.Agent, t.Status, t.Attempts, taskDuration(t), resultPreview(result, 60))
+	}
+	tw.Flush()
+}
+
+func taskDuration(t checkpoint.TaskRecord) string {
+	if t.StartedAt == nil || t.FinishedAt == nil || t.FinishedAt.Before(*t.StartedAt) {
+		return "-"
+	}
+	d := t.FinishedAt.Sub(*t.StartedAt)
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// resultPreview is the start of a result on one line, quoted so that blanks and
+// control characters show.
+func resultPreview(s string, n int) string {
+	if s == "" {
+		return "-"
+	}
+	s = strings.TrimSpace(s)
+	r := []rune(s)
+	cut := len(r) > n
+	if cut {
+		r = r[:n]
+	}
+	q := fmt.Sprintf("%q", string(r))
+	if cut {
+		q += "…"
+	}
+	return q
+}
+
+func joinMap[V any](m map[string]V, f func(V) string) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + f(m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func countOf(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// ---- delete
+
+func sessionDeleteCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "delete",
+		Usage:     "remove a session and its helper files (journal, lock)",
+		ArgsUsage: "ID",
+		Description: "Refused with exit 4 while a run holds the session. The removal is audited.\n\n" +
+			"Example:\n" +
+			"   teamrun session delete release-notes-20260301-101500-ab12",
+		Flags:        []cli.Flag{projectFlag()},
+		BashComplete: completeSessions,
+		Action: func(c *cli.Context) error {
+			id, err := oneArg(c, "session delete", "teamrun session delete ID")
+			if err != nil {
+				return err
+			}
+			if err := checkpoint.ValidateID(id); err != nil {
+				return exitf(exitUsage, "session %q: %v (%s)", id, err, checkpoint.IDRule)
+			}
+			a, err := openAdmin(c)
+			if err != nil {
+				return err
+			}
+			if err := a.store.Delete(id); err != nil {
+				if errors.Is(err, checkpoint.ErrNotFound) {
+					return a.notFound(c, id)
+				}
+				return storeExit(err)
+			}
+			if err := a.project.Audit(checkpoint.AuditRecord{Event: checkpoint.EventDeleted, Session: id, Store: a.store.Dir()}); err != nil {
+				return storeExit(fmt.Errorf("session %s was deleted, but the audit log could not be written: %w", id, err))
+			}
+			fmt.Fprintf(c.App.Writer, "deleted session %s from %s\n", id, a.store.Dir())
+			return nil
+		},
+	}
+}
+
+// ---- prune
+
+type pruneJSON struct {
+	Store   string      `json:"store"`
+	Before  time.Time   `json:"before"`
+	DryRun  bool        `json:"dry_run"`
+	Removed []pruneItem `json:"removed"`
+	Kept    []pruneItem `json:"kept"`
+	Newer   int         `json:"newer_kept"`
+}
+
+type pruneItem struct {
+	ID      string    `json:"id"`
+	Updated time.Time `json:"updated"`
+	Reason  string    `json:"reason,omitempty"`
+}
+
+func sessionPruneCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "prune",
+		Usage: "remove sessions not updated for max_session_age_days (config.yml, default 30)",
+		Description: "Age counts from the last write of a session's files. Never removes the project's\n" +
+			"active session or one a run holds; each old session kept is listed with the reason.\n" +
+			"Every removal is written to the project's audit log.\n\n" +
+			"Examples:\n" +
+			"   teamrun session prune --dry-run\n" +
+			"   teamrun session prune --older-than 7d",
+		Flags: []cli.Flag{
+			projectFlag(),
+			&cli.StringFlag{Name: "older-than", Usage: "remove sessions older than `DUR` (e.g. 7d, 36h) instead of max_session_age_days"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed; remove nothing"},
+			jsonFlag("what was removed and kept"),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return exitf(exitUsage, "session prune takes no arguments (did you mean --older-than %s?)", c.Args().First())
+			}
+			a, err := openAdmin(c)
+			if err != nil {
+				return err
+			}
+			var age time.Duration
+			what := ""
+			if c.IsSet("older-than") {
+				if age, err = parseAge(c.String("older-than")); err != nil {
+					return exitf(exitUsage, "--older-than: %v", err)
+				}
+				what = "--older-than " + c.String("older-than")
+			} else {
+				cfg, err := a.project.Config()
+				if err != nil {
+					if errors.Is(err, checkpoint.ErrStore) {
+						return storeExit(err)
+					}
+					return withCode(exitUsage, err)
+				}
+				age = time.Duration(cfg.MaxSessionAgeDays) * 24 * time.Hour
+				what = fmt.Sprintf("max_session_age_days %d", cfg.MaxSessionAgeDays)
+			}
+			active, err := a.project.Active()
+			if err != nil {
+				// Not knowing the active session must not make it prunable.
+				return withCode(exitUsage, fmt.Errorf("%w; prune needs to know the active session", err))
+			}
+			now := time.Now()
+			stale, newer, perr := checkpoint.Prune(a.store, a.project, checkpoint.PruneOptions{Before: now.Add(-age), Active: active, DryRun: c.Bool("dry-run")})
+			out := pruneJSON{Store: a.store.Dir(), Before: now.Add(-age).UTC().Truncate(time.Second), DryRun: c.Bool("dry-run"),
+				Removed: []pruneItem{}, Kept: []pruneItem{}, Newer: newer}
+			for _, s := range stale {
+				it := pruneItem{ID: s.ID, Updated: s.Touched.UTC().Truncate(time.Second), Reason: s.Reason}
+				if s.Removed {
+					out.Removed = append(out.Removed, it)
+				} else {
+					out.Kept = append(out.Kept, it)
+				}
+			}
+			if c.Bool("json") {
+				if err := writeJSON(c.App.Writer, out); err != nil {
+					return err
+				}
+			} else {
+				printPrune(c.App.Writer, out, what, now, isTerminal(c.App.Writer))
+			}
+			return storeExit(perr)
+		},
+	}
+}
+
+func printPrune(w io.Writer, p pruneJSON, what string, now time.Time, tty bool) {
+	verb := "removed"
+	if p.DryRun {
+		verb = "would remove"
+	}
+	for _, it := range p.Removed {
+		fmt.Fprintf(w, "%s %s (last update %s)\n", verb, it.ID, formatWhen(it.Updated, now, tty))
+	}
+	for _, it := range p.Kept {
+		fmt.Fprintf(w, "kept %s (last update %s): %s\n", it.ID, formatWhen(it.Updated, now, tty), it.Reason)
+	}
+	fmt.Fprintf(w, "%s %s, kept %d old and %d newer (%s: before %s) in %s\n", verb, countOf(len(p.Removed), "session"),
+		len(p.Kept), p.Newer, what, p.Before.Format(time.RFC3339), p.Store)
+}
+
+// ---- decide
+
+func sessionDecideCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "decide",
+		Usage:     "record the decision a halted human task waits for",
+		ArgsUsage: "ID TASK VALUE",
+		Description: "VALUE must be one of the task's options when the spec lists them. The decision is\n" +
+			"stored in checkpoint.decisions and audited; the next `teamrun run FILE --continue`\n" +
+			"completes the human task with VALUE as its result.\n\n" +
+			"Example:\n" +
+			"   teamrun session decide release-notes-20260301-101500-ab12 review approve",
+		Flags: []cli.Flag{projectFlag()},
+		BashComplete: func(c *cli.Context) {
+			if c.NArg() == 0 {
+				completeSessions(c)
+				return
+			}
+			if c.NArg() != 1 {
+				return
+			}
+			store, err := openStore()
+			if err != nil {
+				return
+			}
+			if sess, err := store.Load(c.Args().First()); err == nil {
+				for _, t := range sess.Team.Tasks {
+					if t.Agent == spec.HumanAgent {
+						fmt.Fprintln(c.App.Writer, t.Name)
+					}
+				}
+			}
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 3 {
+				return exitf(exitUsage, "session decide needs ID TASK VALUE (e.g. teamrun session decide nightly review approve)")
+			}
+			id, task, value := c.Args().Get(0), c.Args().Get(1), c.Args().Get(2)
+			a, err := openAdmin(c)
+			if err != nil {
+				return err
+			}
+			sess, err := a.load(c, id)
+			if err != nil {
+				return err
+			}
+			if err := checkpoint.HumanTask(sess, task); err != nil {
+				return withCode(exitUsage, err)
+			}
+			if err := checkOptions(c, sess, task, value); err != nil {
+				return err
+			}
+			if rec, _ := sess.Task(task); rec != nil && rec.Status == checkpoint.StatusCompleted {
+				adminWarnf(c, "task %s already completed with %s: the decision only counts if it runs again", task, resultPreview(rec.Result, 40))
+			}
+			if err := a.store.Decide(c.Context, id, task, value); err != nil {
+				return storeExit(err)
+			}
+			if err := a.project.Audit(checkpoint.AuditRecord{Event: checkpoint.EventDecided, Session: id, Store: a.store.Dir(),
+				Detail: fmt.Sprintf("%s=%q", task, value)}); err != nil {
+				return storeExit(fmt.Errorf("the decision was recorded, but the audit log could not be written: %w", err))
+			}
+			fmt.Fprintf(c.App.Writer, "recorded decision %q for task %s of session %s\nresume: teamrun run %s --continue --session %s\n",
+				value, task, id, shellWord(sess.SpecPath), id)
+			return nil
+		},
+	}
+}
+
+// checkOptions holds VALUE to the task's options as the spec (the one the
+// next --continue runs) lists them.
+func checkOptions(c *cli.Context, sess *checkpoint.Session, task, value string) error {
+	team, err := spec.Load(sess.SpecPath)
+	if err != nil {
+		adminWarnf(c, "cannot read the session's spec to check the task's options (%v): recording %q unchecked", firstLineOf(err.Error()), value)
+		return nil
+	}
+	i := team.TaskIndex(task)
+	if i < 0 {
+		adminWarnf(c, "%s no longer has task %s: the next --continue will skip it", sess.SpecPath, task)
+		return nil
+	}
+	opts := team.Tasks[i].Options
+	if len(opts) > 0 && !slices.Contains(opts, value) {
+		return exitf(exitUsage, "%q is not an option of task %s (%s: tasks.%s.options: %s)", value, task, sess.SpecPath, task, strings.Join(opts, ", "))
+	}
+	return nil
+}
+
+func firstLineOf(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+// shellWord quotes s for a shell command line when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '_' || r == '-' || r == '+' || r == ':' || r == '@' || r == ',' || r == '=' ||
+			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
