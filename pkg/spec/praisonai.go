@@ -151,7 +151,9 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 		roles = root.get("agents")
 	}
 	var agents []*tree
-	agents = append(agents, roles.vals...)
+	if roles.isMap() {
+		agents = append(agents, roles.vals...)
+	}
 	agents = append(agents, roles.itemsOrNil()...)
 	for _, a := range agents {
 		if cb := a.get("cli_backend"); cb != nil && !cb.isNull() {

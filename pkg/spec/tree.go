@@ -203,6 +203,14 @@ func syntaxError(file string, err error) Diagnostic {
 		}
 		msg = m[2]
 	}
+	// yaml.v3 numbers parser errors from the 0-based line of their context
+	// (scanner errors it corrects itself), so those are one line short.
+	for _, p := range parserProblems {
+		if strings.HasPrefix(msg, p) {
+			line++
+			break
+		}
+	}
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		msg = te.Errors[0]
@@ -211,6 +219,19 @@ func syntaxError(file string, err error) Diagnostic {
 		}
 	}
 	return Diagnostic{File: file, Line: line, Column: 1, Message: "invalid YAML: " + msg}
+}
+
+var parserProblems = []string{
+	"did not find expected <document start>",
+	"did not find expected node content",
+	"did not find expected key",
+	"did not find expected '-' indicator",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found duplicate %TAG directive",
+	"found undefined tag handle",
 }
 
 func joinPath(parent, key string) string {
