@@ -461,10 +461,13 @@ func unknownRef(kind, name string, known []string, hint string) string {
 // isPraison tells a PraisonAI file from a native one by keys only PraisonAI
 // uses; a native file with a typo stays native and gets a did-you-mean.
 func isPraison(root *tree) bool {
-	for _, k := range []string{"framework", "topic", "roles", "steps", "workflow", "dependencies", "config", "input", "type"} {
+	for _, k := range []string{"framework", "topic", "roles", "steps", "workflow", "dependencies", "config", "input"} {
 		if root.get(k) != nil {
 			return true
 		}
+	}
+	if s, _ := root.get("type").str(); s == "job" || s == "hybrid" {
+		return true
 	}
 	ag := root.get("agents")
 	if ag.isSeq() && len(ag.items) > 0 && ag.items[0].isMap() {

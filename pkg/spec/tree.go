@@ -1,8 +1,10 @@
 package spec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -175,7 +177,20 @@ func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Column: n.Column} }
 // empty document.
 func parseTree(file string, data []byte) (*tree, ErrorList) {
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, ErrorList{syntaxError(file, err)}
+	}
+	// A second document would be silently ignored: say so instead.
+	var next yaml.Node
+	if err := dec.Decode(&next); err == nil {
+		at := Pos{Line: next.Line, Column: next.Column}
+		if len(next.Content) > 0 {
+			at = posOf(next.Content[0])
+		}
+		return nil, ErrorList{{File: file, Line: at.Line, Column: at.Column,
+			Message: "a second YAML document starts here: a spec is one document (remove the --- before it)"}}
+	} else if !errors.Is(err, io.EOF) {
 		return nil, ErrorList{syntaxError(file, err)}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
