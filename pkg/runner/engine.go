@@ -636,6 +636,17 @@ func (e *Engine) finish(d attemptDone) error {
 
 func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 	s := &Summary{Session: e.Session, Outcome: outcome, Total: len(e.tasks), Resume: e.ResumeCommand, Elapsed: Millis(elapsed)}
+	read := make([]bool, len(e.tasks))
+	for i := range e.tasks {
+		for _, c := range e.Context[i] {
+			read[c] = true
+		}
+	}
+	for i, st := range e.tasks {
+		if st.status == Completed && !read[i] {
+			s.Outputs = append(s.Outputs, TaskOutput{Task: e.Team.Tasks[i].Name, Result: st.out.Raw})
+		}
+	}
 	for i, st := range e.tasks {
 		switch {
 		case st.status == Completed && st.restored:

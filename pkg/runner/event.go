@@ -102,4 +102,13 @@ type Summary struct {
 	Elapsed  Millis  `json:"elapsed_ms"`
 	// FailedTasks names the tasks that failed, in file order.
 	FailedTasks []string `json:"failed_tasks,omitempty"`
+	// Outputs are the results of the completed tasks no other task reads:
+	// what the team produced.
+	Outputs []TaskOutput `json:"outputs,omitempty"`
+}
+
+// TaskOutput is one task's result.
+type TaskOutput struct {
+	Task   string `json:"task"`
+	Result string `json:"result"`
 }

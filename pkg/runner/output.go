@@ -210,7 +210,18 @@ func writeHalt(w io.Writer, h *Halt, _ string) {
 	}
 }
 
+func writeOutputs(w io.Writer, s *Summary, st style) {
+	for _, o := range s.Outputs {
+		fmt.Fprintf(w, "%s\n", st.bold("── output of "+o.Task+" ──"))
+		fmt.Fprint(w, o.Result)
+		if !strings.HasSuffix(o.Result, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+}
+
 func writeSummary(w io.Writer, s *Summary, st style) {
+	writeOutputs(w, s, st)
 	var head string
 	switch s.Outcome {
 	case Succeeded:
