@@ -129,11 +129,11 @@ func adminWarnf(c *cli.Context, format string, args ...any) {
 	fmt.Fprintf(c.App.ErrWriter, "teamrun: warning: "+format+"\n", args...)
 }
 
-func oneArg(c *cli.Context, what, example string) (string, error) {
-	if c.NArg() != 1 {
+func oneArg(args []string, what, example string) (string, error) {
+	if len(args) != 1 {
 		return "", exitf(exitUsage, "%s needs exactly one session ID (e.g. %s)", what, example)
 	}
-	return c.Args().First(), nil
+	return args[0], nil
 }
 
 // completeSessions offers the store's session ids to shell completion.
@@ -188,7 +188,14 @@ func sessionListCommand() *cli.Command {
 			"   TEAMRUN_HOME=/srv/teamrun teamrun session list --project /srv/nightly --json",
 		Flags: []cli.Flag{projectFlag(), jsonFlag("the list")},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
+			args, help, err := commandArgs(c)
+			if err != nil {
+				return err
+			}
+			if help {
+				return showHelp(c)
+			}
+			if len(args) > 0 {
 				return exitf(exitUsage, "session list takes no arguments")
 			}
 			a, err := openAdmin(c)
@@ -275,14 +282,24 @@ func sessionShowCommand() *cli.Command {
 		Flags:        []cli.Flag{projectFlag(), jsonFlag("the whole session")},
 		BashComplete: completeSessions,
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 1 {
+			args, help, err := commandArgs(c)
+			if err != nil {
+				return err
+			}
+			if help {
+				return showHelp(c)
+			}
+			if len(args) > 1 {
 				return exitf(exitUsage, "session show takes at most one session ID")
 			}
 			a, err := openAdmin(c)
 			if err != nil {
 				return err
 			}
-			id := c.Args().First()
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
 			if id == "" {
 				res, err := checkpoint.ResolveActive(a.store, a.project, "")
 				if err != nil {
@@ -429,7 +446,14 @@ func sessionDeleteCommand() *cli.Command {
 		Flags:        []cli.Flag{projectFlag()},
 		BashComplete: completeSessions,
 		Action: func(c *cli.Context) error {
-			id, err := oneArg(c, "session delete", "teamrun session delete ID")
+			args, help, err := commandArgs(c)
+			if err != nil {
+				return err
+			}
+			if help {
+				return showHelp(c)
+			}
+			id, err := oneArg(args, "session delete", "teamrun session delete ID")
 			if err != nil {
 				return err
 			}
@@ -489,8 +513,15 @@ func sessionPruneCommand() *cli.Command {
 			jsonFlag("what was removed and kept"),
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return exitf(exitUsage, "session prune takes no arguments (did you mean --older-than %s?)", c.Args().First())
+			args, help, err := commandArgs(c)
+			if err != nil {
+				return err
+			}
+			if help {
+				return showHelp(c)
+			}
+			if len(args) > 0 {
+				return exitf(exitUsage, "session prune takes no arguments (did you mean --older-than %s?)", args[0])
 			}
 			a, err := openAdmin(c)
 			if err != nil {
@@ -592,10 +623,17 @@ func sessionDecideCommand() *cli.Command {
 			}
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 3 {
+			args, help, err := commandArgs(c)
+			if err != nil {
+				return err
+			}
+			if help {
+				return showHelp(c)
+			}
+			if len(args) != 3 {
 				return exitf(exitUsage, "session decide needs ID TASK VALUE (e.g. teamrun session decide nightly review approve)")
 			}
-			id, task, value := c.Args().Get(0), c.Args().Get(1), c.Args().Get(2)
+			id, task, value := args[0], args[1], args[2]
 			a, err := openAdmin(c)
 			if err != nil {
 				return err

@@ -188,10 +188,12 @@ func (a Absent) Describe() string {
 
 // AbsentSessions lists, in first-seen order, the sessions the audit
 // records name that have no file in s. Sessions whose latest record is their
-// removal (deleted, pruned) are gone on purpose and are left out; so are
-// records that name no valid id.
+// removal (deleted, pruned) are gone on purpose and are left out — a later
+// "missing" record (state.json still naming one) does not bring them back;
+// records that name no valid id are ignored.
 func AbsentSessions(s *Store, recs []AuditRecord) ([]Absent, error) {
 	byID := map[string]*Absent{}
+	removed := map[string]bool{} // its latest record, "missing" ones aside, is its removal
 	var order []string
 	for _, r := range recs {
 		if ValidateID(r.Session) != nil {
@@ -206,11 +208,14 @@ func AbsentSessions(s *Store, recs []AuditRecord) ([]Absent, error) {
 			a.Created = r
 		}
 		a.Last = r
+		if r.Event != EventMissing {
+			removed[r.Session] = r.Event == EventDeleted || r.Event == EventPruned
+		}
 	}
 	var out []Absent
 	for _, id := range order {
 		a := byID[id]
-		if a.Last.Event == EventDeleted || a.Last.Event == EventPruned {
+		if removed[id] {
 			continue
 		}
 		ok, err := s.Exists(id)

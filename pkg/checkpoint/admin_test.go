@@ -163,6 +163,7 @@ func TestAbsentSessions(t *testing.T) {
 		rec(EventResumed, "elsewhere", 3),
 		rec(EventCreated, "deleted", 4),
 		rec(EventDeleted, "deleted", 5),
+		rec(EventMissing, "deleted", 5), // state.json still named it
 		rec(EventCreated, "pruned", 6),
 		rec(EventPruned, "pruned", 7),
 		rec(EventMissing, "", 8),

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/plan"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+func planCommand() *cli.Command {
+	vars := &varsFlag{}
+	return &cli.Command{
+		Name:      "plan",
+		Usage:     "say, per task, what `run --continue` would do now — restore, run or skip — and why",
+		ArgsUsage: "FILE",
+		Description: "Applies the resume rules to the session `run FILE --continue` would pick (or --session)\n" +
+			"and explains each task: fingerprint match; which task and field changed; added or\n" +
+			"removed tasks; downstream of a changed task; failed or interrupted last time; a pending\n" +
+			"decision. It writes nothing and takes no lock (only a missing active session is audited).\n\n" +
+			"Examples:\n" +
+			"   teamrun plan agents.yaml\n" +
+			"   teamrun plan agents.yaml --session nightly-2026-03-01 --reuse unchanged --json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "session", Usage: "the session `ID` (default: the project's active session)"},
+			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "as for run: strict or unchanged"},
+			&cli.GenericFlag{Name: "var", Usage: "set a variable as run would (repeatable)", Value: vars, DefaultText: "`key=value`"},
+			jsonFlag("the plan"),
+		},
+		Action: func(c *cli.Context) error {
+			args, help, err := commandArgs(c)
+			if err != nil {
+				return err
+			}
+			if help {
+				return showHelp(c)
+			}
+			if len(args) != 1 {
+				return exitf(exitUsage, "plan needs exactly one FILE (e.g. teamrun plan agents.yaml)")
+			}
+			path := args[0]
+			reuse, err := checkpoint.ParseReuse(c.String("reuse"))
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			team, err := spec.Load(path)
+			if err != nil {
+				printSpecError(c.App.ErrWriter, err)
+				return exitf(exitUsage, "%s is invalid", path)
+			}
+			printSpecWarnings(c.App.ErrWriter, team)
+			specAbs, err := filepath.Abs(path)
+			if err != nil {
+				return exitf(exitUsage, "%s: %v", path, err)
+			}
+			project := checkpoint.OpenProject(filepath.Dir(specAbs))
+			if err := plan.ApplyProjectLLM(team, project); err != nil {
+				if errors.Is(err, checkpoint.ErrStore) {
+					return storeExit(err)
+				}
+				return withCode(exitUsage, err)
+			}
+			defs := team.TaskDefs(team.InitialState(vars.vals))
+			fingerprint := spec.FingerprintOf(defs)
+			store, err := openStore()
+			if err != nil {
+				return err
+			}
+
+			var notes, warnings []string
+			id := c.String("session")
+			if c.IsSet("session") {
+				if err := checkpoint.ValidateID(id); err != nil {
+					return exitf(exitUsage, "--session %q: %v (%s)", id, err, checkpoint.IDRule)
+				}
+			} else {
+				res, err := checkpoint.ResolveActive(store, project, specAbs)
+				if err != nil {
+					return storeExit(err)
+				}
+				for _, n := range res.Notes {
+					adminWarnf(c, "%s", n)
+				}
+				warnings = res.Notes
+				id = res.ID
+				switch {
+				case res.Adopted:
+				case id != "":
+					notes = append(notes, fmt.Sprintf("session %s is the project's active session", id))
+				default:
+					notes = append(notes, "no active session: run --continue would start a new one")
+				}
+			}
+			var sess *checkpoint.Session
+			if id != "" {
+				sess, err = store.Load(id)
+				if errors.Is(err, checkpoint.ErrNotFound) {
+					notes = append(notes, fmt.Sprintf("session %s is not in %s: run --continue --session %s would start it", id, store.Dir(), id))
+					sess, err = nil, nil
+				}
+				if err != nil {
+					return storeExit(err)
+				}
+			}
+			p := plan.Make(team, defs, fingerprint, sess, reuse)
+			p.Spec, p.Notes, p.Warnings = path, notes, warnings
+			if c.Bool("json") {
+				return writeJSON(c.App.Writer, p)
+			}
+			printPlan(c.App.Writer, p)
+			return nil
+		},
+	}
+}
+
+func printPlan(w io.Writer, p *plan.Plan) {
+	fmt.Fprintf(w, "plan for %s (fingerprint %s)\n", p.Spec, p.Fingerprint)
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
+	switch p.Restore {
+	case "none":
+		fmt.Fprintln(w, "restore: none (no session): every task runs")
+	case "full":
+		fmt.Fprintf(w, "restore: full (session %s has the same fingerprint)\n", p.Session)
+	case "partial":
+		fmt.Fprintf(w, "restore: shared state only (session %s has fingerprint %s; --reuse strict)\n", p.Session, orDash(p.SessionFingerprint))
+	case "per-task":
+		fmt.Fprintf(w, "restore: unchanged tasks only (session %s has fingerprint %s; --reuse unchanged)\n", p.Session, orDash(p.SessionFingerprint))
+	}
+	if len(p.Changes) > 0 {
+		fmt.Fprintln(w, "changes since the checkpoint:")
+		for _, ch := range p.Changes {
+			fmt.Fprintf(w, "  %s\n", ch)
+		}
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tACTION\tWHY")
+	for _, s := range p.Steps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Task, s.Action, s.Reason)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\n%d to restore, %d to run, %d to skip\n", p.Count(plan.Restore), p.Count(plan.Run), p.Count(plan.Skip))
+}

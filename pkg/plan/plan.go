@@ -1,0 +1,330 @@
+// Package plan says, per task, what `teamrun run FILE --continue` would do
+// now — restore, run or skip — and why, without writing anything.
+package plan
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// Action is what a run would do with a task.
+type Action string
+
+const (
+	Restore Action = "restore" // its checkpointed result is taken over
+	Run     Action = "run"     // it runs (again)
+	Skip    Action = "skip"    // it does not run: routed away, or no longer in the file
+)
+
+// Step is one task's line of the plan.
+type Step struct {
+	Task   string `json:"task"`
+	Action Action `json:"action"`
+	Reason string `json:"reason"`
+	// LastStatus is the task's status in the session, "" when the session
+	// does not know it.
+	LastStatus checkpoint.Status `json:"last_status,omitempty"`
+	Attempts   int               `json:"attempts,omitempty"`
+	// Removed: in the checkpoint but no longer in the file.
+	Removed bool `json:"removed,omitempty"`
+}
+
+// Plan is the whole answer.
+type Plan struct {
+	Spec               string   `json:"spec"`
+	Session            string   `json:"session,omitempty"` // "" when a new session would start
+	Fingerprint        string   `json:"fingerprint"`
+	SessionFingerprint string   `json:"session_fingerprint,omitempty"`
+	Restore            string   `json:"restore"` // none, full, partial or per-task
+	Reuse              string   `json:"reuse"`
+	Changes            []string `json:"changes,omitempty"` // how the task set differs from the checkpoint's
+	Steps              []Step   `json:"tasks"`
+	Notes              []string `json:"notes,omitempty"`    // how the session was chosen
+	Warnings           []string `json:"warnings,omitempty"` // also printed on stderr
+}
+
+// Count returns how many steps take action a.
+func (p *Plan) Count(a Action) int {
+	n := 0
+	for _, s := range p.Steps {
+		if s.Action == a {
+			n++
+		}
+	}
+	return n
+}
+
+// Make applies the restore rules (checkpoint.Restore, as run does) to sess
+// and the spec's current tasks and explains the outcome per task. team's
+// tasks must be the ones defs were built from, in the same order; sess may
+// be nil (a new session).
+func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkpoint.Session, reuse checkpoint.Reuse) *Plan {
+	r := checkpoint.Restore(sess, defs, fingerprint, reuse)
+	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: reuse.String()}
+	old := map[string]*checkpoint.TaskRecord{}
+	if sess != nil {
+		p.Session = sess.ID
+		p.SessionFingerprint = sess.Team.TasksFingerprint
+		for i := range sess.Team.Tasks {
+			old[sess.Team.Tasks[i].Name] = &sess.Team.Tasks[i]
+		}
+	}
+	diffs := map[string]checkpoint.TaskDiff{}
+	for _, d := range r.Diffs {
+		diffs[d.Task] = d
+		p.Changes = append(p.Changes, d.String())
+	}
+	// Under --reuse strict, say which outputs --reuse unchanged would keep.
+	var lenient *checkpoint.Restored
+	if r.Kind == checkpoint.RestorePartial {
+		lenient = checkpoint.Restore(sess, defs, fingerprint, checkpoint.ReuseUnchanged)
+	}
+
+	byName := make(map[string]int, len(defs))
+	for i, d := range defs {
+		byName[d.Name] = i
+	}
+	// gates[i]: tasks whose condition routes to task i (as the runner builds them).
+	gates := make([][]int, len(defs))
+	for j := range defs {
+		for _, route := range taskAt(team, j).Condition {
+			for _, name := range route.Next {
+				if i, ok := byName[name]; ok && !slices.Contains(gates[i], j) {
+					gates[i] = append(gates[i], j)
+				}
+			}
+		}
+	}
+
+	acts := make([]Action, len(defs))
+	chosen := make([][]string, len(defs))
+	cause := make([]string, len(defs)) // the changed task upstream of i, if any
+	for i, d := range defs {
+		t := taskAt(team, i)
+		step := Step{Task: d.Name}
+		o := old[d.Name]
+		if o != nil {
+			step.LastStatus, step.Attempts = o.Status, o.Attempts
+		}
+		for _, c := range d.Context {
+			ci, ok := byName[c]
+			if !ok {
+				continue
+			}
+			if diff, ok := diffs[c]; ok && ownChange(diff) {
+				cause[i] = c
+				break
+			}
+			if cause[ci] != "" {
+				cause[i] = cause[ci]
+				break
+			}
+		}
+
+		switch {
+		case r.Done(d.Name):
+			rec := r.Tasks[d.Name]
+			if route, ok := routeOf(t, rec.Result); !ok {
+				step.Action = Run
+				step.Reason = fmt.Sprintf("its restored result %q matches none of its condition's values (%s): it decides again", strings.TrimSpace(rec.Result), values(t))
+			} else {
+				step.Action, chosen[i] = Restore, route
+				if r.Kind == checkpoint.RestoreFull {
+					step.Reason = fmt.Sprintf("fingerprint %s matches; completed last time", fingerprint)
+				} else {
+					step.Reason = "unchanged (its definition, its agent's and its context tasks'); completed last time"
+				}
+			}
+		default:
+			if why := skipReason(team, i, defs, gates, acts, chosen, r); why != "" {
+				step.Action, step.Reason = Skip, why
+				break
+			}
+			step.Action = Run
+			step.Reason = runReason(d, o, diffs, cause[i], r, lenient)
+			if t != nil && t.Agent == spec.HumanAgent {
+				if v, ok := r.Decisions[d.Name]; ok {
+					step.Reason += fmt.Sprintf("; decision %q recorded: the task completes with it", v)
+				} else {
+					id := p.Session
+					if id == "" {
+						id = "ID"
+					}
+					step.Reason += fmt.Sprintf("; no decision yet: the run halts here (exit 3) until `teamrun session decide %s %s VALUE`", id, d.Name)
+				}
+			}
+		}
+		acts[i] = step.Action
+		p.Steps = append(p.Steps, step)
+	}
+	if sess != nil {
+		for _, o := range sess.Team.Tasks {
+			if _, ok := byName[o.Name]; !ok {
+				p.Steps = append(p.Steps, Step{Task: o.Name, Action: Skip, Removed: true, LastStatus: o.Status, Attempts: o.Attempts,
+					Reason: "removed from the file: it is in the checkpoint only and is never run"})
+			}
+		}
+	}
+	return p
+}
+
+func taskAt(team *spec.Team, i int) *spec.Task {
+	if team == nil || i >= len(team.Tasks) {
+		return nil
+	}
+	return team.Tasks[i]
+}
+
+// ownChange: the task's own definition (or its agent's) changed, or it is
+// new; a change of its key alone comes from upstream.
+func ownChange(d checkpoint.TaskDiff) bool {
+	if d.How == "added" {
+		return true
+	}
+	for _, f := range d.Fields {
+		if !strings.HasPrefix(f, "key") {
+			return true
+		}
+	}
+	return false
+}
+
+func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkpoint.TaskDiff, cause string, r, lenient *checkpoint.Restored) string {
+	diff, changed := diffs[d.Name]
+	switch {
+	case changed && diff.How == "added":
+		return "added to the file since the checkpoint"
+	case changed && ownChange(diff):
+		var own []string
+		for _, f := range diff.Fields {
+			if !strings.HasPrefix(f, "key") {
+				own = append(own, strings.ReplaceAll(f, "_", " "))
+			}
+		}
+		return "changed since the checkpoint: " + strings.Join(own, ", ")
+	case cause != "" && o != nil && o.Status == checkpoint.StatusCompleted:
+		return fmt.Sprintf("downstream of changed task %s", cause)
+	case r.Kind == checkpoint.RestorePartial && o != nil && o.Status == checkpoint.StatusCompleted:
+		why := "completed last time, but the task set changed: --reuse strict restores no output"
+		if lenient != nil && lenient.Done(d.Name) {
+			return why + "; --reuse unchanged would restore this one"
+		}
+		return why
+	}
+	if o == nil {
+		if r.Kind == checkpoint.RestoreNone {
+			return "no checkpoint: new session"
+		}
+		return "not in the checkpoint"
+	}
+	switch o.Status {
+	case checkpoint.StatusFailed:
+		msg := fmt.Sprintf("failed last time (attempt %d)", o.Attempts)
+		if e := firstLine(o.Error); e != "" {
+			msg += ": " + e
+		}
+		return msg
+	case checkpoint.StatusRunning:
+		return fmt.Sprintf("interrupted last time (attempt %d was running)", o.Attempts)
+	case checkpoint.StatusSkipped:
+		return "skipped last time: routing is decided again"
+	case checkpoint.StatusCompleted:
+		// Completed but not restored: only an upstream change explains it.
+		if cause != "" {
+			return fmt.Sprintf("downstream of changed task %s", cause)
+		}
+		return "its output was not restored"
+	}
+	if o.Attempts > 0 {
+		return fmt.Sprintf("interrupted last time (after attempt %d)", o.Attempts)
+	}
+	return "not run yet"
+}
+
+// skipReason mirrors the runner: a task a gate routes elsewhere, or whose
+// gate is skipped, is skipped; in a workflow so is a task whose context
+// tasks are all skipped. Only what is known now (restored routes) counts.
+func skipReason(team *spec.Team, i int, defs []spec.TaskDef, gates [][]int, acts []Action, chosen [][]string, r *checkpoint.Restored) string {
+	name := defs[i].Name
+	for _, g := range gates[i] {
+		switch acts[g] {
+		case Skip:
+			return fmt.Sprintf("%s would be skipped", defs[g].Name)
+		case Restore:
+			if !slices.Contains(chosen[g], name) {
+				return fmt.Sprintf("%s's restored result %q routes elsewhere", defs[g].Name, strings.TrimSpace(r.Tasks[defs[g].Name].Result))
+			}
+		}
+	}
+	if team != nil && team.Process == spec.Workflow && len(defs[i].Context) > 0 {
+		for _, c := range defs[i].Context {
+			ci := slices.IndexFunc(defs, func(d spec.TaskDef) bool { return d.Name == c })
+			if ci < 0 || acts[ci] != Skip {
+				return ""
+			}
+		}
+		return "every task it reads would be skipped"
+	}
+	return ""
+}
+
+// routeOf picks the condition route for a result, as the runner does.
+func routeOf(t *spec.Task, raw string) ([]string, bool) {
+	if t == nil || len(t.Condition) == 0 {
+		return nil, true
+	}
+	v := strings.TrimSpace(raw)
+	for _, r := range t.Condition {
+		if r.Value == v {
+			return r.Next, true
+		}
+	}
+	return nil, false
+}
+
+func values(t *spec.Task) string {
+	vs := make([]string, len(t.Condition))
+	for k, r := range t.Condition {
+		vs[k] = fmt.Sprintf("%q", r.Value)
+	}
+	return strings.Join(vs, ", ")
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+// ApplyProjectLLM gives LLM agents without any llm setting the project's
+// default model, as run does, so that agent definitions (and so the per-task
+// keys) match what a run would compute. It reads config.yml only when it
+// exists: a plan writes nothing.
+func ApplyProjectLLM(team *spec.Team, p *checkpoint.Project) error {
+	if _, err := os.Stat(p.ConfigPath()); err != nil {
+		return nil
+	}
+	cfg, err := p.Config()
+	if err != nil {
+		return err
+	}
+	if cfg.LLM == nil || cfg.LLM.Model == "" {
+		return nil
+	}
+	for _, a := range team.Agents {
+		if a.Kind == spec.LLMAgent && a.LLM == nil {
+			a.LLM = &spec.LLM{Model: cfg.LLM.Model, BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv}
+		}
+	}
+	return nil
+}
