@@ -76,6 +76,7 @@ func TestInvalidSpecs(t *testing.T) {
 			`agents-list.yaml:6:12: tasks.draft.agent: unknown agent "writer": declare it under agents`,
 		}},
 		{"two-documents.yaml", []string{`two-documents.yaml:4:1: a second YAML document starts here: a spec is one document (remove the --- before it)`}},
+		{"alias-bomb.yaml", []string{`alias-bomb.yaml:1:1: the document expands to too many values through aliases`}},
 		{"many-errors.yaml", []string{
 			`many-errors.yaml:6:5: agents.writer.rol: unknown key "rol" (did you mean "role"?)`,
 			`many-errors.yaml:9:14: agents.counter.timeout: expected a duration such as 30s, 5m or 1h30m, got string "soon"`,

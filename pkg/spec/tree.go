@@ -155,14 +155,15 @@ func (t *tree) walk(f func(*tree)) {
 	}
 }
 
-// maxNodes bounds alias expansion ("billion laughs"): no real spec comes near.
-const maxNodes = 2_000_000
+// Alias expansion ("billion laughs") is bounded: a document may hold at most
+// baseNodes values plus two per byte of source. No real spec comes near.
+const baseNodes = 100_000
 
 type converter struct {
-	diags ErrorList
-	file  string
-	nodes int
-	depth int
+	diags    ErrorList
+	file     string
+	nodes    int
+	maxNodes int
 }
 
 var errTooBig = errors.New("too big")
@@ -196,7 +197,7 @@ func parseTree(file string, data []byte) (*tree, ErrorList) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, nil
 	}
-	c := &converter{file: file}
+	c := &converter{file: file, maxNodes: baseNodes + 2*len(data)}
 	root := doc.Content[0]
 	t, err := c.convert(root, "", "", posOf(root), map[*yaml.Node]bool{})
 	if err != nil {
@@ -260,7 +261,7 @@ var ptrEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map[*yaml.Node]bool) (*tree, error) {
 	c.nodes++
-	if c.nodes > maxNodes {
+	if c.nodes > c.maxNodes {
 		return nil, errTooBig
 	}
 	pos := posOf(n)
