@@ -24,3 +24,10 @@ func flock(f *os.File) (ok bool, err error) {
 		return false, err
 	}
 }
+
+// alive reports whether a process of this host exists: a lock note naming
+// a dead process is stale (its holder was killed) and is not reported.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -418,7 +418,7 @@ func (j *Journal) Record(r Record) error {
 	}
 	j.size += int64(len(line))
 	j.sess.apply(r)
-	if j.size > j.snapSize && j.size > minCompact {
+	if j.size > j.snapSize && j.size > j.store.compactMin {
 		if err := j.compact(); err != nil {
 			if j.err != nil {
 				// The record is on disk, but later ones could not be.

@@ -125,17 +125,19 @@ func (s *Store) tryLock(id string) (*Lock, *HeldError, error) {
 	}
 }
 
-// readHolder reads the holder's note; a holder that has just taken the lock
-// may not have written it yet, so look again briefly.
+// readHolder reads the holder's note. A holder that has just taken the lock
+// may not have written it yet, and a note of a killed process is stale, so
+// look again briefly.
 func readHolder(f *os.File) Holder {
-	var h Holder
-	for i := 0; i < 5; i++ {
+	host, _ := os.Hostname()
+	for i := 0; i < 50; i++ {
+		var h Holder
 		buf := make([]byte, 512)
 		n, _ := f.ReadAt(buf, 0)
-		if n > 0 && json.Unmarshal(buf[:n], &h) == nil && h.PID > 0 {
+		if n > 0 && json.Unmarshal(buf[:n], &h) == nil && h.PID > 0 && (h.Host != host || alive(h.PID)) {
 			return h
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 	return Holder{}
 }
@@ -147,6 +149,7 @@ func (l *Lock) Release() error {
 	}
 	f := l.f
 	l.f = nil
+	_ = f.Truncate(0) // the note would name a run that is gone
 	// Closing the last descriptor drops the flock.
 	if err := f.Close(); err != nil {
 		return storeErr("unlock", l.store.lockPath(l.id), err)

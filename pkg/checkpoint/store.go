@@ -91,6 +91,9 @@ func storeErr(op, path string, err error) error {
 type Store struct {
 	home string
 	dir  string
+	// compactMin is the journal size below which Record never compacts;
+	// tests lower it to compact often.
+	compactMin int64
 }
 
 // DefaultHome is $TEAMRUN_HOME, else ~/.teamrun.
@@ -114,7 +117,7 @@ func Open(home string) (*Store, error) {
 	if err != nil {
 		return nil, storeErr("open", home, err)
 	}
-	s := &Store{home: abs, dir: filepath.Join(abs, "sessions")}
+	s := &Store{home: abs, dir: filepath.Join(abs, "sessions"), compactMin: minCompact}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, storeErr("create", s.dir, err)
 	}

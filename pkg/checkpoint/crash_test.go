@@ -1,0 +1,373 @@
+package checkpoint
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the child process of the crash and lock
+// tests: TEAMRUN_CKPT_CHILD selects what it does instead of running tests.
+func TestMain(m *testing.M) {
+	switch os.Getenv("TEAMRUN_CKPT_CHILD") {
+	case "":
+		os.Exit(m.Run())
+	case "record":
+		exitChild(childRecord())
+	case "lock":
+		exitChild(childLock())
+	case "hold":
+		exitChild(childHold())
+	default:
+		exitChild(errors.New("unknown TEAMRUN_CKPT_CHILD"))
+	}
+}
+
+func exitChild(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(3)
+	}
+	os.Exit(0)
+}
+
+func childStore() (*Store, string, error) {
+	s, err := Open(os.Getenv("TEAMRUN_CKPT_HOME"))
+	if err != nil {
+		return nil, "", err
+	}
+	if n, err := strconv.Atoi(os.Getenv("TEAMRUN_CKPT_COMPACT")); err == nil {
+		s.compactMin = int64(n)
+	}
+	return s, os.Getenv("TEAMRUN_CKPT_ID"), nil
+}
+
+// crashResult is the result of transition k's task: deterministic, with
+// bytes that are not UTF-8, so a restore can be checked byte for byte.
+func crashResult(task int) string {
+	return fmt.Sprintf("result of t%d \xff\xfe %s", task, strings.Repeat(strconv.Itoa(task%10), 200+task%300))
+}
+
+// transitions counts what a session holds: two per completed task, one for
+// a task left running. ok is false when the tasks are not a gapless prefix
+// t0, t1, ... with the right results.
+func transitions(sess *Session) (n int, err error) {
+	for i, tr := range sess.Team.Tasks {
+		if tr.Name != fmt.Sprintf("t%d", i) {
+			return 0, fmt.Errorf("task %d is %q", i, tr.Name)
+		}
+		switch tr.Status {
+		case StatusCompleted:
+			if tr.Result != crashResult(i) {
+				return 0, fmt.Errorf("t%d: result differs: %q", i, tr.Result)
+			}
+			if n != 2*i {
+				return 0, fmt.Errorf("t%d completed after an unfinished task", i)
+			}
+			n += 2
+		case StatusRunning:
+			if i != len(sess.Team.Tasks)-1 {
+				return 0, fmt.Errorf("t%d running but not last", i)
+			}
+			n++
+		default:
+			return 0, fmt.Errorf("t%d: status %s", i, tr.Status)
+		}
+	}
+	return n, nil
+}
+
+// childRecord appends transitions forever, printing how many are durable
+// after each one, until it is killed. Now and then it compacts explicitly.
+func childRecord() error {
+	s, id, err := childStore()
+	if err != nil {
+		return err
+	}
+	l, err := s.Lock(context.Background(), id, 0)
+	if err != nil {
+		return err // a killed holder must not leave the lock behind
+	}
+	sess, err := s.Load(id)
+	if errors.Is(err, ErrNotFound) {
+		sess = NewSession(id, "crash.yaml", "crash", "sequential", nil, "fp", time.Now())
+	} else if err != nil {
+		return err
+	}
+	n, err := transitions(sess)
+	if err != nil {
+		return fmt.Errorf("loaded session is wrong: %w", err)
+	}
+	j, err := s.Begin(l, sess)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(os.Stdout)
+	for ; ; n++ {
+		task := n / 2
+		r := Record{Kind: TaskStarted, Task: fmt.Sprintf("t%d", task)}
+		if n%2 == 1 {
+			r = Record{Kind: TaskCompleted, Task: r.Task, Result: crashResult(task), Variables: map[string]any{"n": n}}
+		}
+		if err := j.Record(r); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%d\n", n+1)
+		if err := out.Flush(); err != nil {
+			return err
+		}
+		if rand.IntN(50) == 0 {
+			if err := j.Close(); err != nil {
+				return err
+			}
+			if j, err = s.Begin(l, j.Session()); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func childEnv(home, id string, extra ...string) []string {
+	return append(append(os.Environ(), "TEAMRUN_CKPT_HOME="+home, "TEAMRUN_CKPT_ID="+id), extra...)
+}
+
+// TestCrashKill really kills: a child records transitions in a loop and is
+// SIGKILLed at random moments; after each kill the session loads and holds
+// every transition the child acknowledged, with nothing lost before them.
+func TestCrashKill(t *testing.T) {
+	kills, budget := 200, 75*time.Second
+	if testing.Short() {
+		kills, budget = 20, 15*time.Second
+	}
+	home := t.TempDir()
+	s, err := Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "crash"
+	start := time.Now()
+	durable, killed, early := 0, 0, 0
+	for killed < kills && time.Since(start) < budget {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = childEnv(home, id, "TEAMRUN_CKPT_CHILD=record", "TEAMRUN_CKPT_COMPACT=8192")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		acks := make(chan int, 1<<16)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				if n, err := strconv.Atoi(sc.Text()); err == nil {
+					acks <- n
+				}
+			}
+			close(acks)
+		}()
+		acked := 0
+		if rand.IntN(4) == 0 {
+			// Anywhere: while starting, loading, beginning or recording.
+			time.Sleep(time.Duration(rand.IntN(15000)) * time.Microsecond)
+			early++
+		} else {
+			// While recording: after the first acknowledgement.
+			select {
+			case n, ok := <-acks:
+				if ok {
+					acked = n
+				}
+			case <-time.After(30 * time.Second):
+			}
+			time.Sleep(time.Duration(rand.IntN(20000)) * time.Microsecond)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		werr := cmd.Wait()
+		for n := range acks {
+			acked = max(acked, n)
+		}
+		var ee *exec.ExitError
+		if !errors.As(werr, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("kill %d: child ended by itself (%v): %s", killed, werr, stderr.String())
+		}
+		killed++
+		sess, err := s.Load(id)
+		if errors.Is(err, ErrNotFound) && acked == 0 && durable == 0 {
+			continue // killed before its first snapshot
+		}
+		if err != nil {
+			t.Fatalf("kill %d: session does not load: %v", killed, err)
+		}
+		n, err := transitions(sess)
+		if err != nil {
+			t.Fatalf("kill %d: %v", killed, err)
+		}
+		// Every acknowledged transition is there; at most the one being
+		// acknowledged when the kill came is extra; nothing went backwards.
+		if n < acked || n > max(acked, durable)+1 || n < durable {
+			t.Fatalf("kill %d: session holds %d transitions; child acknowledged %d, %d were durable before", killed, n, acked, durable)
+		}
+		durable = n
+	}
+	t.Logf("%d kills (%d at random moments) in %v; %d transitions durable", killed, early, time.Since(start).Round(time.Millisecond), durable)
+	if killed < kills {
+		t.Logf("time budget reached before %d kills (slow machine)", kills)
+	}
+}
+
+// childLock tries the lock once at an agreed instant: "won" and holds it
+// until stdin closes, or "held <pid>".
+func childLock() error {
+	s, id, err := childStore()
+	if err != nil {
+		return err
+	}
+	at, _ := strconv.ParseInt(os.Getenv("TEAMRUN_CKPT_AT"), 10, 64)
+	time.Sleep(time.Until(time.Unix(0, at)))
+	l, err := s.Lock(context.Background(), id, 0)
+	var he *HeldError
+	switch {
+	case err == nil:
+		fmt.Printf("won %d\n", os.Getpid())
+		io.Copy(io.Discard, os.Stdin)
+		return l.Release()
+	case errors.As(err, &he) && errors.Is(err, ErrLocked):
+		fmt.Printf("held %d\n", he.PID)
+		return nil
+	}
+	return err
+}
+
+// TestLockRace: 20 processes try to lock one session at the same instant;
+// exactly one wins each round, the others fail at once naming it.
+func TestLockRace(t *testing.T) {
+	rounds := 5
+	if testing.Short() {
+		rounds = 2
+	}
+	home := t.TempDir()
+	for round := 0; round < rounds; round++ {
+		id := fmt.Sprintf("race-%d", round%2) // reuse a lock file left by an earlier round
+		at := time.Now().Add(time.Second).UnixNano()
+		type child struct {
+			cmd   *exec.Cmd
+			stdin io.WriteCloser
+			line  chan string
+		}
+		var kids []child
+		for i := 0; i < 20; i++ {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = childEnv(home, id, "TEAMRUN_CKPT_CHILD=lock", fmt.Sprintf("TEAMRUN_CKPT_AT=%d", at))
+			cmd.Stderr = os.Stderr
+			stdin, _ := cmd.StdinPipe()
+			stdout, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			c := child{cmd: cmd, stdin: stdin, line: make(chan string, 1)}
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				sc.Scan()
+				c.line <- sc.Text()
+				io.Copy(io.Discard, stdout)
+			}()
+			kids = append(kids, c)
+		}
+		winners, winner := 0, 0
+		var held []int
+		for _, c := range kids {
+			f := strings.Fields(<-c.line)
+			if len(f) != 2 {
+				t.Fatalf("round %d: child said %q", round, f)
+			}
+			pid, _ := strconv.Atoi(f[1])
+			if f[0] == "won" {
+				winners++
+				winner = pid
+			} else {
+				held = append(held, pid)
+			}
+		}
+		if winners != 1 {
+			t.Fatalf("round %d: %d winners", round, winners)
+		}
+		unnamed := 0
+		for _, pid := range held {
+			switch pid {
+			case winner:
+			case 0:
+				unnamed++ // the winner had not written its note yet
+			default:
+				t.Errorf("round %d: a loser names pid %d, the winner is %d", round, pid, winner)
+			}
+		}
+		if unnamed > 0 {
+			t.Logf("round %d: %d losers could not name the holder", round, unnamed)
+		}
+		for _, c := range kids {
+			c.stdin.Close()
+			if err := c.cmd.Wait(); err != nil {
+				t.Fatalf("round %d: child %v", round, err)
+			}
+		}
+	}
+}
+
+func childHold() error {
+	s, id, err := childStore()
+	if err != nil {
+		return err
+	}
+	if _, err := s.Lock(context.Background(), id, 0); err != nil {
+		return err
+	}
+	fmt.Println("locked")
+	select {}
+}
+
+// A holder killed with SIGKILL leaves no stale lock: the next run gets it
+// at once.
+func TestKilledHolderLeavesNoLock(t *testing.T) {
+	home := t.TempDir()
+	s, err := Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = childEnv(home, "k", "TEAMRUN_CKPT_CHILD=hold")
+	cmd.Stderr = os.Stderr
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(stdout).ReadString('\n')
+	if line != "locked\n" {
+		t.Fatalf("child said %q", line)
+	}
+	_, err = s.Lock(context.Background(), "k", 0)
+	var he *HeldError
+	if !errors.As(err, &he) || he.PID != cmd.Process.Pid {
+		t.Fatalf("while the child holds it: %v", err)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	l, err := s.Lock(context.Background(), "k", 0)
+	if err != nil {
+		t.Fatalf("after the holder was killed: %v", err)
+	}
+	l.Release()
+}
