@@ -83,6 +83,7 @@ const (
 	Completed
 	FailedStatus
 	SkippedStatus
+	Waiting // a human task without a decision
 )
 
 // StoreError is a Recorder failure: the run stopped because its progress
@@ -308,13 +309,13 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	results := make(chan attemptDone)
 	running := 0
 	var (
-		halt    *Halt
+		halts   []*Halt
 		failed  bool
 		stuck   []string
 		outcome = Succeeded
 	)
 	stopping := func() bool {
-		return failed || halt != nil || ctx.Err() != nil || e.storeFailed()
+		return failed || ctx.Err() != nil || e.storeFailed()
 	}
 	for {
 		if !stopping() {
@@ -338,7 +339,10 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 						if h, err := e.human(i); err != nil {
 							cancel()
 						} else if h != nil {
-							halt = h
+							// Independent branches go on; what needs
+							// the decision waits for the next run.
+							e.tasks[i].status = Waiting
+							halts = append(halts, h)
 						} else if e.tasks[i].status == FailedStatus {
 							failed = true
 						}
@@ -353,7 +357,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			}
 		}
 		if running == 0 {
-			if !stopping() {
+			if !stopping() && len(halts) == 0 {
 				for i := range e.tasks {
 					if e.tasks[i].status == Pending {
 						stuck = append(stuck, e.Team.Tasks[i].Name)
@@ -385,7 +389,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		outcome = Interrupted
 	case failed:
 		outcome = Failed
-	case halt != nil:
+	case len(halts) > 0:
 		outcome = Halted
 	case len(stuck) > 0:
 		// Only a cycle through condition routes can get here; validation
@@ -394,9 +398,11 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		e.observe(Event{Type: RunWarning, Index: -1, Message: "these tasks can never start (their dependencies form a cycle): " + strings.Join(stuck, ", ")})
 	}
 	sum := e.summary(outcome, e.now().Sub(start))
-	if halt != nil && outcome == Halted {
+	if outcome == Halted {
 		// The halted task becomes the checkpoint's current task.
-		_ = e.record(Event{Type: RunHalted, Index: -1, Task: halt.Task, Halt: halt})
+		for _, h := range halts {
+			_ = e.record(Event{Type: RunHalted, Index: -1, Task: h.Task, Halt: h})
+		}
 	}
 	e.observe(Event{Type: RunFinished, Index: -1, Summary: sum, Elapsed: millis(e.now().Sub(start))})
 	if e.storeFailed() {
@@ -621,7 +627,9 @@ func (e *Engine) finish(d attemptDone) error {
 		ev.Usage = d.res.Usage
 		ev.Memory = d.res.Memory
 		if t.OutputVariable != "" {
-			e.State[t.OutputVariable] = d.res.Raw
+			// Like $(...) in a shell: the trailing newlines of a command's
+			// output would only get in the way of {placeholders}.
+			e.State[t.OutputVariable] = VariableValue(d.res.Raw)
 			ev.OutputVariable = t.OutputVariable
 		}
 	}
@@ -671,4 +679,10 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// VariableValue is what output_variable stores for a result: the result
+// without its trailing newlines.
+func VariableValue(raw string) string {
+	return strings.TrimRight(raw, "\r\n")
 }

@@ -424,7 +424,7 @@ func (r *journalRecorder) Record(ev Event) error {
 			rec.Usage = &checkpoint.Usage{PromptTokens: ev.Usage.PromptTokens, CompletionTokens: ev.Usage.CompletionTokens, TotalTokens: ev.Usage.TotalTokens}
 		}
 		if ev.OutputVariable != "" {
-			rec.Variables = map[string]any{ev.OutputVariable: ev.Result}
+			rec.Variables = map[string]any{ev.OutputVariable: VariableValue(ev.Result)}
 			rec.State = rec.Variables
 		}
 		recs = append(recs, rec)
