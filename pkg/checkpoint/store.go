@@ -333,8 +333,10 @@ func (s *Store) List() ([]Summary, error) {
 	return out, nil
 }
 
-// readHead decodes the fields before "summary" only; a file written in
-// another order falls back to a full Load.
+// readHead decodes the fields before "summary" only, from the first 4 KiB
+// of the file; a file written otherwise falls back to a full Load. The
+// bytes ,"summary":{ cannot occur inside a JSON string (a quote in a string
+// is escaped), so the first occurrence ends the head.
 func (s *Store) readHead(id string) (*Session, error) {
 	path := s.Path(id)
 	f, err := os.Open(path)
@@ -344,56 +346,28 @@ func (s *Store) readHead(id string) (*Session, error) {
 		}
 		return nil, storeErr("read", path, err)
 	}
-	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 4096))
+	buf := make([]byte, 4096)
+	n, err := io.ReadFull(f, buf)
+	f.Close()
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, storeErr("read", path, err)
+	}
+	buf = buf[:n]
+	const marker = `,"summary":{`
+	i := bytes.Index(buf, []byte(marker))
+	if i < 0 {
+		return s.Load(id)
+	}
+	end := bytes.IndexByte(buf[i+len(marker):], '}')
+	if end < 0 {
+		return s.Load(id)
+	}
+	head := append(buf[:i+len(marker)+end+1:i+len(marker)+end+1], '}')
 	var sess Session
-	fail := func(err error) (*Session, error) {
-		return nil, &CorruptError{ID: id, Path: path, Err: fmt.Errorf("not a session file: %w", err)}
+	if err := json.Unmarshal(head, &sess); err != nil || sess.ID != id || checkVersion(sess.FormatVersion) != nil {
+		return s.Load(id) // Load says what is wrong with it
 	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		if err == nil {
-			err = errors.New("not a JSON object")
-		}
-		return fail(err)
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return fail(err)
-		}
-		var dst any
-		switch tok {
-		case "format_version":
-			dst = &sess.FormatVersion
-		case "session_id":
-			dst = &sess.ID
-		case "spec_path":
-			dst = &sess.SpecPath
-		case "team_name":
-			dst = &sess.TeamName
-		case "created_at":
-			dst = &sess.CreatedAt
-		case "updated_at":
-			dst = &sess.UpdatedAt
-		case "summary":
-			dst = &sess.Summary
-		default:
-			return s.Load(id)
-		}
-		if err := dec.Decode(dst); err != nil {
-			return fail(err)
-		}
-		if tok == "summary" {
-			if err := checkVersion(sess.FormatVersion); err != nil {
-				return nil, &CorruptError{ID: id, Path: path, Err: err}
-			}
-			if sess.ID != id {
-				return s.Load(id)
-			}
-			return &sess, nil
-		}
-	}
-	return s.Load(id)
+	return &sess, nil
 }
 
 // Delete removes a session and its helper files. It refuses while a run

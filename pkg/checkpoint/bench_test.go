@@ -1,0 +1,134 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+var kib = strings.Repeat("x", 1023) + "\n"
+
+// bigSession is a session of n completed tasks with 1 KiB results.
+func bigSession(id string, n int) *Session {
+	ds := make([]spec.TaskDef, n)
+	for i := range ds {
+		ds[i] = spec.TaskDef{ID: i, Name: fmt.Sprintf("task-%05d", i), Agent: "writer", Description: "do it", Key: "k", AgentKey: "a"}
+	}
+	sess := NewSession(id, "/p/agents.yaml", "bench", spec.Sequential, ds, "fp", t0)
+	for i := range sess.Team.Tasks {
+		t := &sess.Team.Tasks[i]
+		t.Status, t.Result, t.Attempts = StatusCompleted, kib, 1
+	}
+	return sess
+}
+
+// BenchmarkRecord: one task transition (a completion with a 1 KiB result,
+// appended and fdatasync'd) after 10, 1,000 and 10,000 earlier tasks. The
+// cost per record includes the amortised compactions.
+func BenchmarkRecord(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		b.Run(fmt.Sprintf("after=%d", n), func(b *testing.B) {
+			s := newStore(b)
+			l := mustLock(b, s, "bench")
+			sess := bigSession("bench", n)
+			j := mustBegin(b, s, l, sess)
+			names := make([]string, n)
+			for i := range names {
+				names[i] = sess.Team.Tasks[i].Name
+			}
+			b.SetBytes(int64(len(kib)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := j.Record(Record{Kind: TaskCompleted, Task: names[i%n], Result: kib}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			j.Close()
+		})
+	}
+}
+
+// BenchmarkLoad10000: loading a 10,000-task session, compacted or with all
+// its tasks still in the journal (a run killed before compaction).
+func BenchmarkLoad10000(b *testing.B) {
+	s := newStore(b)
+	l := mustLock(b, s, "snap")
+	j := mustBegin(b, s, l, bigSession("snap", 10000))
+	if err := j.Close(); err != nil {
+		b.Fatal(err)
+	}
+	// The same tasks, recorded one by one into a journal that is not folded.
+	s.compactMin = 1 << 40
+	l2 := mustLock(b, s, "jour")
+	sess := bigSession("jour", 10000)
+	for i := range sess.Team.Tasks {
+		sess.Team.Tasks[i].Status, sess.Team.Tasks[i].Result = StatusPending, ""
+	}
+	j2 := mustBegin(b, s, l2, sess)
+	for _, t := range sess.Team.Tasks {
+		if err := j2.Record(Record{Kind: TaskCompleted, Task: t.Name, Result: kib}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, id := range []string{"snap", "jour"} {
+		name := map[string]string{"snap": "snapshot", "jour": "journal"}[id]
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				sess, err := s.Load(id)
+				if err != nil || sess.Summary.Done != 10000 {
+					b.Fatalf("%v %+v", err, sess.Summary)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFdatasync: the floor under Record: append 1 KiB and fdatasync,
+// on the same disk.
+func BenchmarkFdatasync(b *testing.B) {
+	f, err := os.OpenFile(filepath.Join(b.TempDir(), "f"), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	buf := []byte(kib)
+	b.SetBytes(int64(len(buf)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := f.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		if err := fdatasync(f); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkList10000: session list over 10,000 small sessions.
+func BenchmarkList10000(b *testing.B) {
+	s := newStore(b)
+	for i := 0; i < 10000; i++ {
+		sess := bigSession(fmt.Sprintf("s-%05d", i), 3)
+		sess.Summary = sess.counts()
+		data, err := json.Marshal(sess)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(s.Path(sess.ID), data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		list, err := s.List()
+		if err != nil || len(list) != 10000 || list[0].Done != 3 {
+			b.Fatalf("%v %d", err, len(list))
+		}
+	}
+}
