@@ -19,10 +19,16 @@ func hash16(b []byte) string {
 func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 	defs := make([]TaskDef, len(t.Tasks))
 	agentKeys := map[string]string{}
+	agents := make(map[string]*Agent, len(t.Agents))
+	for _, a := range t.Agents {
+		if _, dup := agents[a.Name]; !dup {
+			agents[a.Name] = a
+		}
+	}
 	for i, tk := range t.Tasks {
 		ak, ok := agentKeys[tk.Agent]
 		if !ok {
-			ak = t.agentKey(tk.Agent, state)
+			ak = agentKeyOf(tk.Agent, agents[tk.Agent], state)
 			agentKeys[tk.Agent] = ak
 		}
 		defs[i] = TaskDef{
@@ -116,10 +122,13 @@ func (t *Team) AgentKey(name string, state map[string]any) string {
 }
 
 func (t *Team) agentKey(name string, state map[string]any) string {
+	return agentKeyOf(name, t.Agent(name), state)
+}
+
+func agentKeyOf(name string, a *Agent, state map[string]any) string {
 	if name == HumanAgent {
 		return hash16(canonicalJSON(map[string]any{"kind": Human.String()}))
 	}
-	a := t.Agent(name)
 	if a == nil {
 		return hash16(canonicalJSON(map[string]any{"kind": "unknown", "name": name}))
 	}

@@ -47,7 +47,7 @@ func Parse(file string, data []byte) (*Team, error) {
 		return nil, ErrorList{{File: file, Line: root.pos.Line, Column: root.pos.Column,
 			Message: fmt.Sprintf("expected a mapping with agents and tasks at the top, got %s", root.describe())}}
 	}
-	b := &builder{file: file, team: &Team{File: file}}
+	b := &builder{file: file, team: &Team{File: file}, taskAt: map[string]int{}, agents: map[string]bool{}}
 	b.diags = append(b.diags, diags...)
 	if isPraison(root) {
 		b.praison(root)
@@ -84,10 +84,12 @@ func sortDiags[L ~[]Diagnostic](l L) L {
 // at the first. It tolerates values of the wrong type: the schema check has
 // already reported them.
 type builder struct {
-	file  string
-	team  *Team
-	diags ErrorList
-	tasks []*tree // the source of each task, parallel to team.Tasks
+	file   string
+	team   *Team
+	diags  ErrorList
+	tasks  []*tree        // the source of each task, parallel to team.Tasks
+	taskAt map[string]int // task name -> index, for PraisonAI duplicates
+	agents map[string]bool
 }
 
 func (b *builder) errorf(t *tree, p Pos, format string, args ...any) {
@@ -327,8 +329,10 @@ func (b *builder) check() {
 		index[tk.Name] = i
 	}
 	var agentNames []string
+	agentSet := make(map[string]bool, len(t.Agents))
 	for _, a := range t.Agents {
 		agentNames = append(agentNames, a.Name)
+		agentSet[a.Name] = true
 	}
 	taskNames := make([]string, len(t.Tasks))
 	for i, tk := range t.Tasks {
@@ -336,7 +340,7 @@ func (b *builder) check() {
 	}
 	for i, tk := range t.Tasks {
 		src := b.tasks[i]
-		if av := src.get("agent"); av != nil && tk.Agent != "" && tk.Agent != HumanAgent && t.Agent(tk.Agent) == nil {
+		if av := src.get("agent"); av != nil && tk.Agent != "" && tk.Agent != HumanAgent && !agentSet[tk.Agent] {
 			b.errorf(av, av.pos, "%s", unknownRef("agent", tk.Agent, agentNames, "declare it under agents"))
 		}
 		if cv := src.get("context"); cv != nil {

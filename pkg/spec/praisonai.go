@@ -234,9 +234,10 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 	} else if !nameRE.MatchString(name) {
 		b.errorf(v, v.kpos, "expected a name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(name))
 	}
-	if b.team.Agent(name) != nil {
+	if b.agents[name] {
 		b.errorf(v, v.kpos, "duplicate agent %q", name)
 	}
+	b.agents[name] = true
 	if !v.isMap() {
 		b.errorf(v, v.pos, "expected a mapping, got %s", v.describe())
 		return
@@ -364,7 +365,7 @@ func (b *builder) praisonTopTasks(v *tree) {
 }
 
 func (b *builder) praisonTask(name string, v *tree, agent string) {
-	if i := b.team.TaskIndex(name); i >= 0 {
+	if i, dup := b.taskAt[name]; dup {
 		b.errorf(v, v.kpos, "duplicate task name %q (first at line %d)", name, b.team.Tasks[i].Pos.Line)
 		return
 	}
@@ -418,6 +419,7 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 			b.praisonIgnored(f)
 		}
 	}
+	b.taskAt[name] = len(b.team.Tasks)
 	b.team.Tasks = append(b.team.Tasks, tk)
 	b.tasks = append(b.tasks, v)
 }

@@ -301,8 +301,15 @@ func unknownKeyMessage(key string, allowed []string) string {
 // closest returns the candidate nearest to s when it is near enough to be
 // a likely typo, else "".
 func closest(s string, candidates []string) string {
+	const maxLen = 64 // typos are in short names; long ones would cost O(n*m)
+	if len(s) > maxLen || len(candidates) > 1000 {
+		return ""
+	}
 	best, bestD := "", 1<<30
 	for _, c := range candidates {
+		if len(c) > maxLen || len(c)-len(s) > 3 || len(s)-len(c) > 3 {
+			continue
+		}
 		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
 			best, bestD = c, d
 		}
