@@ -138,6 +138,7 @@ func (s *Session) apply(r Record) {
 			// rather than lose an acknowledged record.
 			s.Team.Tasks = append(s.Team.Tasks, TaskRecord{ID: len(s.Team.Tasks), Name: r.Task, Status: StatusPending})
 			s.index[r.Task] = len(s.Team.Tasks) - 1
+			s.indexed = len(s.Team.Tasks)
 			t = &s.Team.Tasks[len(s.Team.Tasks)-1]
 		}
 	}

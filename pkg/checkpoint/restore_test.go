@@ -298,3 +298,13 @@ func TestContinueBuildsNextSession(t *testing.T) {
 		t.Fatalf("reload: %v %+v", err, got.Summary)
 	}
 }
+
+func TestRestoredOutput(t *testing.T) {
+	s := newStore(t)
+	sess := runSession(t, s, "o", seed(), 2)
+	r := Restore(sess, seed(), fp(seed()), ReuseStrict)
+	want := TaskOutput{Description: "Polish the draft", Raw: "out-polish", Agent: "writer", OutputFormat: "RAW"}
+	if got := r.Tasks["polish"].Output(); got != want {
+		t.Fatalf("%+v, want %+v", got, want)
+	}
+}

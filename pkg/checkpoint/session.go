@@ -51,7 +51,8 @@ type Session struct {
 	Team       TeamState            `json:"team"`
 	Memory     map[string][]Message `json:"memory,omitempty"`
 
-	index map[string]int // task name -> position in Team.Tasks
+	index   map[string]int // task name -> position in Team.Tasks
+	indexed int            // how many of Team.Tasks index covers
 }
 
 // Counts is the summary kept at the top of a session file.
@@ -124,6 +125,20 @@ type TaskRecord struct {
 	Usage          *Usage         `json:"usage,omitempty"`
 }
 
+// TaskOutput is a restored result rebuilt as a task output (DESIGN §4), so
+// later tasks' context and routing read it as if it had just been produced.
+type TaskOutput struct {
+	Description  string `json:"description"`
+	Raw          string `json:"raw"`
+	Agent        string `json:"agent"`
+	OutputFormat string `json:"output_format"`
+}
+
+// Output is t's result as a task output.
+func (t TaskRecord) Output() TaskOutput {
+	return TaskOutput{Description: t.Description, Raw: t.Result, Agent: t.Agent, OutputFormat: "RAW"}
+}
+
 // NewTask is the pending record of a task definition.
 func NewTask(d spec.TaskDef) TaskRecord {
 	return TaskRecord{
@@ -187,7 +202,7 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 
 // Task returns the record of the named task.
 func (s *Session) Task(name string) (*TaskRecord, bool) {
-	if s.index == nil || len(s.index) != len(s.Team.Tasks) {
+	if s.index == nil || s.indexed != len(s.Team.Tasks) {
 		s.reindex()
 	}
 	i, ok := s.index[name]
@@ -200,8 +215,11 @@ func (s *Session) Task(name string) (*TaskRecord, bool) {
 func (s *Session) reindex() {
 	s.index = make(map[string]int, len(s.Team.Tasks))
 	for i, t := range s.Team.Tasks {
-		s.index[t.Name] = i
+		if _, dup := s.index[t.Name]; !dup { // a hand-edited file may repeat a name
+			s.index[t.Name] = i
+		}
 	}
+	s.indexed = len(s.Team.Tasks)
 }
 
 func (s *Session) counts() Counts {
@@ -231,7 +249,7 @@ func (s *Session) clone() *Session {
 			c.Memory[k] = append([]Message(nil), v...)
 		}
 	}
-	c.index = nil
+	c.index, c.indexed = nil, 0
 	return &c
 }
 
