@@ -136,6 +136,12 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				step.Action, chosen[i] = Restore, route
 				if r.Kind == checkpoint.RestoreFull {
 					step.Reason = fmt.Sprintf("fingerprint %s matches; completed last time", fingerprint)
+					// The fingerprint covers neither the context nor agent
+					// definitions: say so when they changed, since the output
+					// is reused anyway.
+					if n := uncovered(d, o); n != "" {
+						step.Reason += fmt.Sprintf(" (%s changed since; the fingerprint does not cover it)", n)
+					}
 				} else {
 					step.Reason = "unchanged (its definition, its agent's and its context tasks'); completed last time"
 				}
@@ -171,6 +177,21 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 	}
 	return p
+}
+
+// uncovered names what changed in a task outside the fingerprint's fields.
+func uncovered(d spec.TaskDef, o *checkpoint.TaskRecord) string {
+	if o == nil {
+		return ""
+	}
+	var what []string
+	if o.Key != "" && !slices.Equal(o.Context, d.Context) {
+		what = append(what, "its context")
+	}
+	if o.AgentKey != "" && d.AgentKey != "" && o.AgentKey != d.AgentKey {
+		what = append(what, fmt.Sprintf("agent %s's definition", d.Agent))
+	}
+	return strings.Join(what, " and ")
 }
 
 func taskAt(team *spec.Team, i int) *spec.Task {
