@@ -28,9 +28,9 @@ const (
 	MemoryAppended   RecordKind = "memory"            // Agent, Messages
 )
 
-// Record is one transition. State may accompany any kind: its keys are set
-// in the shared state in the same durable step (a completion and its
-// output_variable land together).
+// Record is one transition. State and Agent+Messages may accompany any
+// kind: they are applied in the same durable step, so a completion, its
+// output_variable and the agent's new turns land together.
 type Record struct {
 	Kind       RecordKind
 	Task       string
@@ -111,6 +111,9 @@ func (r *Record) validate() error {
 	default:
 		return fmt.Errorf("unknown record kind %q", r.Kind)
 	}
+	if len(r.Messages) > 0 && r.Agent == "" {
+		return fmt.Errorf("%s record with messages but no agent", r.Kind)
+	}
 	if r.Attempt < 0 || r.RetryCount < 0 {
 		return fmt.Errorf("%s record of task %q: negative count", r.Kind, r.Task)
 	}
@@ -172,7 +175,10 @@ func (s *Session) apply(r Record) {
 		s.Checkpoint.Decisions[r.Task] = r.Value
 	case DecisionConsumed:
 		delete(s.Checkpoint.Decisions, r.Task)
-	case MemoryAppended:
+	}
+	// Messages may ride on any record (a completion and the turns that
+	// produced it land together); append-only, so O(size of the record).
+	if r.Agent != "" && len(r.Messages) > 0 {
 		if s.Memory == nil {
 			s.Memory = map[string][]Message{}
 		}

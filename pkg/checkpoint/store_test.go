@@ -754,3 +754,23 @@ func TestSessionIsACopy(t *testing.T) {
 	}
 	j.Close()
 }
+
+// A completion can carry the agent's turns: one durable step for both.
+func TestCompletionCarriesMemory(t *testing.T) {
+	s := newStore(t)
+	l := mustLock(t, s, "cm")
+	j := mustBegin(t, s, l, NewSession("cm", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+	record(t, j, Record{Kind: TaskStarted, Task: "draft"},
+		Record{Kind: TaskCompleted, Task: "draft", Result: "r", Agent: "writer", Messages: []Message{{Role: "user", Content: "q", Task: "draft"}, {Role: "assistant", Content: "r", Task: "draft"}}})
+	if err := j.Record(Record{Kind: TaskCompleted, Task: "draft", Messages: []Message{{Role: "user"}}}); err == nil {
+		t.Error("messages without an agent accepted")
+	}
+	sess, err := s.Load("cm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sess.Memory["writer"]) != 2 || sess.Checkpoint.MemorySummary["writer"] != 2 {
+		t.Fatalf("memory %+v", sess.Memory)
+	}
+	j.Close()
+}
