@@ -17,9 +17,10 @@ import (
 func planCommand() *cli.Command {
 	vars := &varsFlag{}
 	return &cli.Command{
-		Name:      "plan",
-		Usage:     "say, per task, what `run --continue` would do now — restore, run or skip — and why",
-		ArgsUsage: "FILE",
+		Name:            "plan",
+		HideHelpCommand: true, // session ids such as "h" stay arguments
+		Usage:           "say, per task, what `run --continue` would do now — restore, run or skip — and why",
+		ArgsUsage:       "FILE",
 		Description: "Applies the resume rules to the session `run FILE --continue` would pick (or --session)\n" +
 			"and explains each task: fingerprint match; which task and field changed; added or\n" +
 			"removed tasks; downstream of a changed task; failed or interrupted last time; a pending\n" +

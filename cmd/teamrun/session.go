@@ -178,8 +178,9 @@ type listEntry struct {
 
 func sessionListCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "list",
-		Usage: "every session in the store; the project's active one marked with *",
+		Name:            "list",
+		HideHelpCommand: true, // session ids such as "h" stay arguments
+		Usage:           "every session in the store; the project's active one marked with *",
 		Description: "Columns: id, spec, tasks done/total, last update (relative on a terminal,\n" +
 			"RFC 3339 otherwise). Below them, sessions this project's audit log names that have no\n" +
 			"file in this store, \"missing from <store>\" (made under another TEAMRUN_HOME).\n\n" +
@@ -269,9 +270,10 @@ func printList(w io.Writer, l listJSON, now time.Time, tty bool) error {
 
 func sessionShowCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "show",
-		Usage:     "a session's checkpoint, fingerprint and tasks",
-		ArgsUsage: "[ID]",
+		Name:            "show",
+		HideHelpCommand: true, // session ids such as "h" stay arguments
+		Usage:           "a session's checkpoint, fingerprint and tasks",
+		ArgsUsage:       "[ID]",
 		Description: "Without ID, the project's active session. Shows the checkpoint (current task,\n" +
 			"decisions, memory summary, timestamp), the fingerprint, and every task with its status,\n" +
 			"attempts, duration and the start of its result. --json prints the whole session file.\n" +
@@ -437,9 +439,10 @@ func countOf(n int, what string) string {
 
 func sessionDeleteCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "delete",
-		Usage:     "remove a session and its helper files (journal, lock)",
-		ArgsUsage: "ID",
+		Name:            "delete",
+		HideHelpCommand: true, // session ids such as "h" stay arguments
+		Usage:           "remove a session and its helper files (journal, lock)",
+		ArgsUsage:       "ID",
 		Description: "Refused with exit 4 while a run holds the session. The removal is audited.\n\n" +
 			"Example:\n" +
 			"   teamrun session delete release-notes-20260301-101500-ab12",
@@ -498,8 +501,9 @@ type pruneItem struct {
 
 func sessionPruneCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "prune",
-		Usage: "remove sessions not updated for max_session_age_days (config.yml, default 30)",
+		Name:            "prune",
+		HideHelpCommand: true, // session ids such as "h" stay arguments
+		Usage:           "remove sessions not updated for max_session_age_days (config.yml, default 30)",
 		Description: "Age counts from the last write of a session's files. Never removes the project's\n" +
 			"active session or one a run holds; each old session kept is listed with the reason.\n" +
 			"Every removal is written to the project's audit log.\n\n" +
@@ -593,9 +597,10 @@ func printPrune(w io.Writer, p pruneJSON, what string, now time.Time, tty bool) 
 
 func sessionDecideCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "decide",
-		Usage:     "record the decision a halted human task waits for",
-		ArgsUsage: "ID TASK VALUE",
+		Name:            "decide",
+		HideHelpCommand: true, // session ids such as "h" stay arguments
+		Usage:           "record the decision a halted human task waits for",
+		ArgsUsage:       "ID TASK VALUE",
 		Description: "VALUE must be one of the task's options when the spec lists them. The decision is\n" +
 			"stored in checkpoint.decisions and audited; the next `teamrun run FILE --continue`\n" +
 			"completes the human task with VALUE as its result.\n\n" +

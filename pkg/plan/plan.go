@@ -103,6 +103,10 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 
 	acts := make([]Action, len(defs))
 	chosen := make([][]string, len(defs))
+	// known[i]: task i's result is known now (restored, or a recorded
+	// decision), so chosen[i] is the route it takes.
+	known := make([]bool, len(defs))
+	results := make([]string, len(defs))
 	cause := make([]string, len(defs)) // the changed task upstream of i, if any
 	for i, d := range defs {
 		t := taskAt(team, i)
@@ -133,7 +137,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				step.Action = Run
 				step.Reason = fmt.Sprintf("its restored result %q matches none of its condition's values (%s): it decides again", strings.TrimSpace(rec.Result), values(t))
 			} else {
-				step.Action, chosen[i] = Restore, route
+				step.Action, chosen[i], known[i], results[i] = Restore, route, true, rec.Result
 				if r.Kind == checkpoint.RestoreFull {
 					step.Reason = fmt.Sprintf("fingerprint %s matches; completed last time", fingerprint)
 					// The fingerprint covers neither the context nor agent
@@ -147,15 +151,27 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				}
 			}
 		default:
-			if why := skipReason(team, i, defs, gates, acts, chosen, r); why != "" {
+			if why := skipReason(team, i, defs, gates, acts, known, chosen, results); why != "" {
 				step.Action, step.Reason = Skip, why
 				break
 			}
 			step.Action = Run
 			step.Reason = runReason(d, o, diffs, cause[i], r, lenient)
+			var open []string // gates whose route is not known yet
+			for _, g := range gates[i] {
+				if !known[g] {
+					open = append(open, defs[g].Name)
+				}
+			}
+			if len(open) > 0 {
+				step.Reason += fmt.Sprintf("; only if %s routes to it", strings.Join(open, " and "))
+			}
 			if t != nil && t.Agent == spec.HumanAgent {
 				if v, ok := r.Decisions[d.Name]; ok {
 					step.Reason += fmt.Sprintf("; decision %q recorded: the task completes with it", v)
+					if route, ok := routeOf(t, v); ok {
+						chosen[i], known[i], results[i] = route, true, v
+					}
 				} else {
 					id := p.Session
 					if id == "" {
@@ -251,7 +267,9 @@ func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkp
 		}
 		return msg
 	case checkpoint.StatusRunning:
-		return fmt.Sprintf("interrupted last time (attempt %d was running)", o.Attempts)
+		// plan takes no lock, not even to probe, so it cannot tell a dead
+		// run from a live one.
+		return fmt.Sprintf("interrupted last time (attempt %d was running), unless a run still holds the session", o.Attempts)
 	case checkpoint.StatusSkipped:
 		return "skipped last time: routing is decided again"
 	case checkpoint.StatusCompleted:
@@ -269,17 +287,20 @@ func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkp
 
 // skipReason mirrors the runner: a task a gate routes elsewhere, or whose
 // gate is skipped, is skipped; in a workflow so is a task whose context
-// tasks are all skipped. Only what is known now (restored routes) counts.
-func skipReason(team *spec.Team, i int, defs []spec.TaskDef, gates [][]int, acts []Action, chosen [][]string, r *checkpoint.Restored) string {
+// tasks are all skipped. Only what is known now (restored results, recorded
+// decisions) counts.
+func skipReason(team *spec.Team, i int, defs []spec.TaskDef, gates [][]int, acts []Action, known []bool, chosen [][]string, results []string) string {
 	name := defs[i].Name
 	for _, g := range gates[i] {
-		switch acts[g] {
-		case Skip:
+		switch {
+		case acts[g] == Skip:
 			return fmt.Sprintf("%s would be skipped", defs[g].Name)
-		case Restore:
-			if !slices.Contains(chosen[g], name) {
-				return fmt.Sprintf("%s's restored result %q routes elsewhere", defs[g].Name, strings.TrimSpace(r.Tasks[defs[g].Name].Result))
+		case known[g] && !slices.Contains(chosen[g], name):
+			what := "restored result"
+			if acts[g] != Restore {
+				what = "recorded decision"
 			}
+			return fmt.Sprintf("%s's %s %q routes elsewhere", defs[g].Name, what, strings.TrimSpace(results[g]))
 		}
 	}
 	if team != nil && team.Process == spec.Workflow && len(defs[i].Context) > 0 {
