@@ -774,3 +774,37 @@ func TestCompletionCarriesMemory(t *testing.T) {
 	}
 	j.Close()
 }
+
+// A failed append is reported, is not applied, and breaks nothing that was
+// acknowledged: the in-memory view and the disk agree on what was.
+func TestRecordWriteFailure(t *testing.T) {
+	s := newStore(t)
+	l := mustLock(t, s, "wf")
+	j := mustBegin(t, s, l, NewSession("wf", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+	record(t, j, complete("draft", "kept")...)
+	j.f.Close() // the disk goes away under the journal
+	err := j.Record(Record{Kind: TaskStarted, Task: "polish"})
+	if err == nil || !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), s.journalPath("wf")) {
+		t.Fatalf("Record on a dead file: %v", err)
+	}
+	if tr, _ := j.Task("polish"); tr.Status != StatusPending {
+		t.Errorf("a failed record was applied: %+v", tr)
+	}
+	if err := j.Record(Record{Kind: TaskStarted, Task: "polish"}); err == nil {
+		t.Error("a broken journal accepted a record")
+	}
+	// Close still folds every acknowledged record into the snapshot.
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.Load("wf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := sess.Task("draft"); d.Result != "kept" {
+		t.Errorf("acknowledged record lost: %+v", d)
+	}
+	if p, _ := sess.Task("polish"); p.Status != StatusPending {
+		t.Errorf("unacknowledged record written: %+v", p)
+	}
+}
