@@ -79,7 +79,7 @@ func (l *LLMs) lockAgent(agent string) func() {
 	return m.Unlock
 }
 
-func (l *LLMs) Execute(ctx context.Context, job *Job) (Result, error) {
+func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	a := job.Agent
 	if a.LLM == nil || a.LLM.Model == "" {
 		return Result{}, fmt.Errorf("agent %q has no model: set llm for the agent or the team", a.Name)
@@ -90,6 +90,17 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (Result, error) {
 	}
 	if a.Memory {
 		defer l.lockAgent(a.Name)()
+	}
+	if job.Task.Timeout > 0 {
+		parent := ctx
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, job.Task.Timeout)
+		defer cancel()
+		defer func() {
+			if err != nil && ctx.Err() != nil && parent.Err() == nil {
+				err = fmt.Errorf("timed out after %s: %w", job.Task.Timeout, err)
+			}
+		}()
 	}
 	render := l.Render
 	if render == nil {

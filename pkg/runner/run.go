@@ -149,18 +149,20 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	sess.Team.State = state
 	sess.Team.Agents = agentRecords(team, state0)
 
-	journal, err := store.Begin(lock, sess)
-	if err != nil {
-		return nil, err
-	}
-	closed := false
-	defer func() {
-		if !closed {
-			journal.Close()
+	// A full restore may have nothing left to do: then the session file
+	// stays as it is and the journal is only begun by the first record.
+	// Any other restore rewrites the session for today's task set at once.
+	rec := &journalRecorder{store: store, lock: lock, sess: sess, warn: warn}
+	defer rec.close()
+	if restored == nil || restored.Kind != checkpoint.RestoreFull {
+		if err := rec.begin(); err != nil {
+			return nil, err
 		}
-	}()
-	if err := project.SetActive(id); err != nil {
-		return nil, err
+	}
+	if active, aerr := project.Active(); aerr != nil || active != id {
+		if err := project.SetActive(id); err != nil {
+			return nil, err
+		}
 	}
 	if err := project.Audit(checkpoint.AuditRecord{Event: audit, Session: id, Store: store.Dir()}); err != nil {
 		return nil, err
@@ -181,9 +183,6 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		for _, w := range restored.Warnings {
 			warn(w)
 		}
-	}
-	for _, w := range journal.Warnings() {
-		warn(w)
 	}
 	rep.Observe(start)
 
@@ -237,15 +236,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	e.Executor = Agents{Command: &Commands{Groups: groups}, LLM: llms}
 	e.Memory = llms
-	e.Recorder = &journalRecorder{j: journal, warn: warn}
+	e.Recorder = rec
 
 	sum, runErr := e.Run(ctx)
 
-	closed = true
-	cerr := journal.Close()
-	for _, w := range journal.Warnings() {
-		warn(w)
-	}
+	cerr := rec.close()
 	if sum != nil {
 		ev := map[Outcome]string{Succeeded: checkpoint.EventCompleted, Failed: checkpoint.EventFailed,
 			Halted: checkpoint.EventHalted, Interrupted: "interrupted", StoreFailed: checkpoint.EventFailed}[sum.Outcome]
@@ -401,13 +396,50 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// journalRecorder turns engine events into checkpoint records.
+// journalRecorder turns engine events into checkpoint records. It begins
+// the session's journal when asked, or at its first record.
 type journalRecorder struct {
-	j    *checkpoint.Journal
-	warn func(string)
+	store *checkpoint.Store
+	lock  *checkpoint.Lock
+	sess  *checkpoint.Session
+	j     *checkpoint.Journal
+	warn  func(string)
+	done  bool
+}
+
+func (r *journalRecorder) begin() error {
+	j, err := r.store.Begin(r.lock, r.sess)
+	if err != nil {
+		return err
+	}
+	r.j = j
+	r.flushWarnings()
+	return nil
+}
+
+func (r *journalRecorder) flushWarnings() {
+	for _, w := range r.j.Warnings() {
+		r.warn(w)
+	}
+}
+
+// close compacts the journal into the session file, once.
+func (r *journalRecorder) close() error {
+	if r.j == nil || r.done {
+		return nil
+	}
+	r.done = true
+	err := r.j.Close()
+	r.flushWarnings()
+	return err
 }
 
 func (r *journalRecorder) Record(ev Event) error {
+	if r.j == nil {
+		if err := r.begin(); err != nil {
+			return err
+		}
+	}
 	var recs []checkpoint.Record
 	switch ev.Type {
 	case TaskStarted:
@@ -439,8 +471,6 @@ func (r *journalRecorder) Record(ev Event) error {
 			return err
 		}
 	}
-	for _, w := range r.j.Warnings() {
-		r.warn(w)
-	}
+	r.flushWarnings()
 	return nil
 }

@@ -1,0 +1,358 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+type chatRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+}
+
+// fakeLLM is an OpenAI-compatible server: answer decides each reply.
+type fakeLLM struct {
+	mu       sync.Mutex
+	requests []chatRequest
+	auth     []string
+	answer   func(n int, req chatRequest, w http.ResponseWriter) // n counts from 1
+}
+
+func (f *fakeLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" {
+		http.NotFound(w, r)
+		return
+	}
+	var req chatRequest
+	body, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(body, &req)
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	f.auth = append(f.auth, r.Header.Get("Authorization"))
+	n := len(f.requests)
+	f.mu.Unlock()
+	f.answer(n, req, w)
+}
+
+func reply(w http.ResponseWriter, content string) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":%q}}],"usage":{"prompt_tokens":11,"completion_tokens":3,"total_tokens":14}}`, content)
+}
+
+func (f *fakeLLM) request(i int) chatRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.requests[i]
+}
+
+func (f *fakeLLM) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.requests)
+}
+
+// runSpec writes spec (with BASE replaced by the server's URL) into a fresh
+// project and runs it in-process.
+type project struct {
+	dir, home string
+	env       map[string]string
+}
+
+func newProject(t *testing.T, server, yaml string) *project {
+	t.Helper()
+	p := &project{dir: t.TempDir(), env: map[string]string{}}
+	p.home = filepath.Join(p.dir, "home")
+	p.write(t, server, yaml)
+	return p
+}
+
+func (p *project) write(t *testing.T, server, yaml string) {
+	t.Helper()
+	yaml = strings.ReplaceAll(yaml, "BASE", server+"/v1")
+	if err := os.WriteFile(filepath.Join(p.dir, "team.yaml"), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (p *project) run(t *testing.T, cont bool) (*Summary, string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	sum, err := Run(context.Background(), Options{
+		SpecPath: filepath.Join(p.dir, "team.yaml"), Continue: cont, Session: "s1", Mode: ModeJSON,
+		IO: IO{Out: &out, Err: &out}, Home: p.home,
+		Getenv: func(k string) string { return p.env[k] },
+	})
+	return sum, out.String(), err
+}
+
+func (p *project) session(t *testing.T) *checkpoint.Session {
+	t.Helper()
+	st, err := checkpoint.Open(p.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := st.Load("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+const promptTeam = `
+variables:
+  topic: Go 1.26
+llm: {model: team-model, base_url: BASE}
+agents:
+  writer:
+    role: Writer
+    goal: Write about {topic}
+    backstory: Seasoned.
+    instructions: Be brief.
+  editor:
+    role: Editor
+    goal: Edit
+    llm: {model: editor-model, base_url: BASE, temperature: 0.5}
+tasks:
+  draft:
+    description: Draft the notes on {topic}
+    expected_output: 200 words
+    agent: writer
+  edit:
+    description: Edit the draft
+    agent: editor
+`
+
+func TestLLMPromptAndContext(t *testing.T) {
+	f := &fakeLLM{answer: func(n int, _ chatRequest, w http.ResponseWriter) { reply(w, fmt.Sprintf("answer %d", n)) }}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, promptTeam)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	draft, edit := f.request(0), f.request(1)
+	if draft.Model != "team-model" || edit.Model != "editor-model" {
+		t.Fatalf("models %q, %q", draft.Model, edit.Model)
+	}
+	if len(draft.Messages) != 2 || draft.Messages[0].Role != "system" || draft.Messages[1].Role != "user" {
+		t.Fatalf("draft messages %+v", draft.Messages)
+	}
+	for _, want := range []string{"Writer", "Write about Go 1.26", "Seasoned.", "Be brief."} {
+		if !strings.Contains(draft.Messages[0].Content, want) {
+			t.Errorf("system message %q lacks %q", draft.Messages[0].Content, want)
+		}
+	}
+	for _, want := range []string{"Draft the notes on Go 1.26", "200 words"} {
+		if !strings.Contains(draft.Messages[1].Content, want) {
+			t.Errorf("user message %q lacks %q", draft.Messages[1].Content, want)
+		}
+	}
+	// Sequential: edit reads draft's output.
+	if u := edit.Messages[len(edit.Messages)-1].Content; !strings.Contains(u, "Edit the draft") || !strings.Contains(u, "answer 1") {
+		t.Errorf("edit's user message %q lacks its description or draft's output", u)
+	}
+	sess := p.session(t)
+	tr, _ := sess.Task("draft")
+	if tr.Result != "answer 1" || tr.Usage == nil || tr.Usage.TotalTokens != 14 || tr.Usage.PromptTokens != 11 {
+		t.Fatalf("draft's record %+v, usage %+v", tr, tr.Usage)
+	}
+	if !strings.Contains(out, `"usage":{"prompt_tokens":11,"completion_tokens":3,"total_tokens":14}`) {
+		t.Errorf("no usage in the events:\n%s", out)
+	}
+}
+
+const memoryTeam = `
+llm: {model: m, base_url: BASE}
+agents:
+  editor:
+    role: Editor
+    memory: true
+tasks:
+  first:
+    description: first task
+    agent: editor
+  second:
+    description: second task
+    agent: editor
+`
+
+func TestLLMMemorySurvivesResume(t *testing.T) {
+	fail := true
+	f := &fakeLLM{answer: func(n int, req chatRequest, w http.ResponseWriter) {
+		last := req.Messages[len(req.Messages)-1].Content
+		if strings.Contains(last, "second task") && fail {
+			w.WriteHeader(http.StatusBadRequest) // permanent: the task fails, the run stops
+			fmt.Fprint(w, `{"error":{"message":"bad"}}`)
+			return
+		}
+		reply(w, "reply to "+strings.SplitN(last, "\n", 2)[0])
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, memoryTeam)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Failed {
+		t.Fatalf("first run: %v, %+v\n%s", err, sum, out)
+	}
+	sess := p.session(t)
+	if got := sess.Memory["editor"]; len(got) != 2 || got[1].Content != "reply to first task" || got[0].Task != "first" {
+		t.Fatalf("checkpointed memory %+v", got)
+	}
+	fail = false
+	n := f.count()
+	sum, out, err = p.run(t, true)
+	if err != nil || sum.Outcome != Succeeded || sum.Restored != 1 || sum.Ran != 1 {
+		t.Fatalf("resumed run: %v, %+v\n%s", err, sum, out)
+	}
+	req := f.request(n)
+	var roles []string
+	for _, m := range req.Messages {
+		roles = append(roles, m.Role)
+	}
+	if strings.Join(roles, ",") != "system,user,assistant,user" {
+		t.Fatalf("resumed request roles %v: %+v", roles, req.Messages)
+	}
+	if req.Messages[1].Content != "first task" || req.Messages[2].Content != "reply to first task" {
+		t.Fatalf("history %+v", req.Messages)
+	}
+	if got := p.session(t).Memory["editor"]; len(got) != 4 {
+		t.Fatalf("memory after the second task: %d messages", len(got))
+	}
+}
+
+const retryTeam = `
+llm: {model: m, base_url: BASE, api_key_env: MY_KEY}
+agents:
+  writer:
+    role: Writer
+tasks:
+  write:
+    description: write
+    agent: writer
+`
+
+const secret = "sk-test-SECRET-0123456789"
+
+func TestLLMRetriesAndErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		answer  func(n int, w http.ResponseWriter)
+		outcome Outcome
+		calls   int
+		errHas  string
+	}{
+		{"429 then success", func(n int, w http.ResponseWriter) {
+			if n == 1 {
+				w.Header().Set("Retry-After", "0")
+				w.WriteHeader(http.StatusTooManyRequests)
+				fmt.Fprint(w, `{"error":{"message":"slow down"}}`)
+				return
+			}
+			reply(w, "done")
+		}, Succeeded, 2, ""},
+		{"500 exhausted", func(n int, w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, `{"error":{"message":"overloaded"}}`)
+		}, Failed, 4, "HTTP 500 Internal Server Error: overloaded (gave up after 4 attempts)"},
+		{"401 names no key", func(n int, w http.ResponseWriter) {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s"}}`, secret)
+		}, Failed, 1, "HTTP 401"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeLLM{answer: func(n int, _ chatRequest, w http.ResponseWriter) { tt.answer(n, w) }}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, retryTeam)
+			p.env["MY_KEY"] = secret
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != tt.outcome {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			if f.count() != tt.calls {
+				t.Fatalf("%d requests, want %d", f.count(), tt.calls)
+			}
+			if f.auth[0] != "Bearer "+secret {
+				t.Fatalf("Authorization %q", f.auth[0])
+			}
+			tr, _ := p.session(t).Task("write")
+			if !strings.Contains(tr.Error, tt.errHas) {
+				t.Fatalf("task error %q, want it to contain %q", tr.Error, tt.errHas)
+			}
+			// The key reaches no checkpoint, log line, error or audit record.
+			files := []string{filepath.Join(p.home, "sessions", "s1.json"), filepath.Join(p.dir, ".teamrun", "audit.log")}
+			for _, path := range files {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if bytes.Contains(b, []byte(secret)) {
+					t.Errorf("%s holds the API key", path)
+				}
+			}
+			if strings.Contains(out, secret) {
+				t.Errorf("the output holds the API key:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestLLMTaskTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(&fakeLLM{answer: func(int, chatRequest, http.ResponseWriter) { <-release }})
+	defer srv.Close()
+	defer close(release)
+	l := &LLMs{MaxAttempts: 1, Getenv: func(string) string { return "" }}
+	job := &Job{
+		Task:  &spec.Task{Name: "slow", Timeout: 50 * time.Millisecond},
+		Agent: &spec.Agent{Name: "writer", Kind: spec.LLMAgent, LLM: &spec.LLM{Model: "m", BaseURL: srv.URL + "/v1"}},
+	}
+	_, err := l.Execute(context.Background(), job)
+	if err == nil || !strings.Contains(err.Error(), "timed out after 50ms") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestLLMRequestTimeoutRetried(t *testing.T) {
+	release := make(chan struct{})
+	f := &fakeLLM{answer: func(n int, _ chatRequest, w http.ResponseWriter) {
+		if n == 1 {
+			<-release
+			return
+		}
+		reply(w, "second time lucky")
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	defer close(release)
+	l := &LLMs{Getenv: func(string) string { return "" }, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}
+	job := &Job{
+		Task:  &spec.Task{Name: "t"},
+		Agent: &spec.Agent{Name: "writer", Kind: spec.LLMAgent, LLM: &spec.LLM{Model: "m", BaseURL: srv.URL + "/v1", Timeout: spec.Duration(50 * time.Millisecond)}},
+	}
+	res, err := l.Execute(context.Background(), job)
+	if err != nil || res.Raw != "second time lucky" || f.count() != 2 {
+		t.Fatalf("result %q, error %v, %d requests", res.Raw, err, f.count())
+	}
+}

@@ -1,0 +1,99 @@
+package runner
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// These tests talk to the real OpenAI-compatible server of ../shared/llm
+// (Ollama with tiny deterministic models), which .ci/run starts. Without
+// OPENAI_BASE_URL they skip.
+func realServer(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("OPENAI_BASE_URL")
+	if base == "" {
+		t.Skip("OPENAI_BASE_URL is not set: no real LLM server (see ../shared/llm/README.md)")
+	}
+	return strings.TrimSuffix(base, "/v1")
+}
+
+func TestRealLLMTiny(t *testing.T) {
+	base := realServer(t)
+	p := newProject(t, base, `
+llm: {model: tiny, base_url: BASE}
+agents:
+  writer:
+    role: Writer
+    memory: true
+tasks:
+  hello:
+    description: Say hello
+    agent: writer
+  again:
+    description: Say it again
+    agent: writer
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	sess := p.session(t)
+	for _, name := range []string{"hello", "again"} {
+		tr, _ := sess.Task(name)
+		if strings.TrimSpace(tr.Result) != "Hello from the tiny test model." {
+			t.Errorf("task %s: result %q", name, tr.Result)
+		}
+		if tr.Usage == nil || tr.Usage.TotalTokens == 0 {
+			t.Errorf("task %s: no token usage recorded", name)
+		}
+	}
+	if n := len(sess.Memory["writer"]); n != 4 {
+		t.Errorf("memory holds %d messages, want 4", n)
+	}
+}
+
+func TestRealLLMRouting(t *testing.T) {
+	base := realServer(t)
+	for _, verdict := range []string{"approve", "reject"} {
+		t.Run(verdict, func(t *testing.T) {
+			p := newProject(t, base, `
+process: workflow
+agents:
+  judge:
+    role: Judge
+    llm: {model: tiny-`+verdict+`, base_url: BASE}
+  say:
+    shell: 'echo "$TEAMRUN_TASK ran"'
+tasks:
+  review:
+    description: Approve or reject the draft. Answer with one word.
+    agent: judge
+    condition:
+      approve: [publish]
+      reject: [revise]
+  publish:
+    description: publish
+    agent: say
+    context: [review]
+  revise:
+    description: revise
+    agent: say
+    context: [review]
+`)
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Succeeded || sum.Ran != 2 || sum.Skipped != 1 {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			want := map[string]string{"approve": "publish", "reject": "revise"}[verdict]
+			if len(sum.Outputs) != 1 || sum.Outputs[0].Task != want {
+				t.Fatalf("outputs %+v, want only %s", sum.Outputs, want)
+			}
+			// Resumed, the restored verdict routes the same way.
+			sum, out, err = p.run(t, true)
+			if err != nil || sum.Restored != 2 || sum.Ran != 0 || sum.Skipped != 1 || sum.Outputs[0].Task != want {
+				t.Fatalf("resumed: %v, %+v\n%s", err, sum, out)
+			}
+		})
+	}
+}
