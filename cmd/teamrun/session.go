@@ -215,7 +215,11 @@ func sessionListCommand() *cli.Command {
 			if err != nil {
 				adminWarnf(c, "%v", err)
 			}
-			missing, err := checkpoint.AbsentSessions(a.store, recs)
+			have := make(map[string]bool, len(entries))
+			for _, e := range entries {
+				have[e.ID] = true
+			}
+			missing, err := checkpoint.AbsentSessions(a.store, recs, have)
 			if err != nil {
 				return storeExit(err)
 			}

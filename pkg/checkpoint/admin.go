@@ -10,6 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -147,26 +150,93 @@ type Entry struct {
 	Touched time.Time
 }
 
-// Entries is List with each session's file time, sorted by id.
+// Entries is List with each session's file time, sorted by id. It reads the
+// same heads as List, several at a time: listing a big store is bound by
+// opening files, not by decoding them.
 func (s *Store) Entries() ([]Entry, error) {
-	list, err := s.List()
+	dirents, err := os.ReadDir(s.dir)
 	if err != nil {
-		return nil, err
+		return nil, storeErr("read", s.dir, err)
 	}
-	out := make([]Entry, 0, len(list))
-	for _, sum := range list {
-		e := Entry{Summary: sum}
-		for _, p := range []string{s.Path(sum.ID), s.journalPath(sum.ID)} {
-			if fi, err := os.Stat(p); err == nil && fi.ModTime().After(e.Touched) {
-				e.Touched = fi.ModTime()
+	files := make(map[string]fs.DirEntry, len(dirents))
+	var ids []string
+	for _, d := range dirents {
+		name := d.Name()
+		files[name] = d
+		if strings.HasPrefix(name, ".") || d.IsDir() {
+			continue
+		}
+		if id, ok := strings.CutSuffix(name, ".json"); ok && ValidateID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	out := make([]Entry, len(ids))
+	keep := make([]bool, len(ids))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(8, len(ids)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				out[i], keep[i] = s.entry(ids[i], files)
 			}
-		}
-		if e.Touched.IsZero() {
-			continue // removed since List read it
-		}
-		out = append(out, e)
+		}()
 	}
-	return out, nil
+	for i := range ids {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	kept := out[:0]
+	for i, e := range out {
+		if keep[i] {
+			kept = append(kept, e)
+		}
+	}
+	return kept, nil
+}
+
+// entry summarises one session as List does: the head of its file, or the
+// whole session when its journal holds records not folded yet.
+func (s *Store) entry(id string, files map[string]fs.DirEntry) (Entry, bool) {
+	e := Entry{Summary: Summary{ID: id, Path: s.Path(id)}}
+	var journal int64
+	for _, name := range []string{id + ".json", id + ".journal"} {
+		d, ok := files[name]
+		if !ok {
+			continue
+		}
+		fi, err := d.Info()
+		if err != nil {
+			continue
+		}
+		if fi.ModTime().After(e.Touched) {
+			e.Touched = fi.ModTime()
+		}
+		if name == id+".journal" {
+			journal = fi.Size()
+		}
+	}
+	var sess *Session
+	var err error
+	if journal > 0 {
+		sess, err = s.Load(id)
+	} else {
+		sess, err = s.readHead(id)
+	}
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return e, false // deleted meanwhile
+		}
+		e.Err = err
+		return e, true
+	}
+	e.SpecPath, e.TeamName = sess.SpecPath, sess.TeamName
+	e.CreatedAt, e.UpdatedAt = sess.CreatedAt, sess.UpdatedAt
+	e.Done, e.Total = sess.Summary.Done, sess.Summary.Total
+	return e, true
 }
 
 // Absent is a session the project's audit log names but this store lacks.
@@ -191,7 +261,10 @@ func (a Absent) Describe() string {
 // removal (deleted, pruned) are gone on purpose and are left out — a later
 // "missing" record (state.json still naming one) does not bring them back;
 // records that name no valid id are ignored.
-func AbsentSessions(s *Store, recs []AuditRecord) ([]Absent, error) {
+//
+// have, when not nil, is the set of ids known to be in s (from Entries), which
+// spares a look-up per id.
+func AbsentSessions(s *Store, recs []AuditRecord, have map[string]bool) ([]Absent, error) {
 	byID := map[string]*Absent{}
 	removed := map[string]bool{} // its latest record, "missing" ones aside, is its removal
 	var order []string
@@ -218,9 +291,12 @@ func AbsentSessions(s *Store, recs []AuditRecord) ([]Absent, error) {
 		if removed[id] {
 			continue
 		}
-		ok, err := s.Exists(id)
-		if err != nil {
-			return nil, err
+		ok := have[id]
+		if have == nil {
+			var err error
+			if ok, err = s.Exists(id); err != nil {
+				return nil, err
+			}
 		}
 		if !ok {
 			out = append(out, *a)
@@ -238,7 +314,7 @@ func FindAbsent(s *Store, recs []AuditRecord, id string) (Absent, bool, error) {
 			mine = append(mine, r)
 		}
 	}
-	list, err := AbsentSessions(s, mine)
+	list, err := AbsentSessions(s, mine, nil)
 	if err != nil || len(list) == 0 {
 		return Absent{}, false, err
 	}

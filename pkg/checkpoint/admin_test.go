@@ -170,9 +170,21 @@ func TestAbsentSessions(t *testing.T) {
 		rec(EventCreated, "../bad", 9),
 		rec(EventCreated, "elsewhere", 10),
 	}
-	got, err := AbsentSessions(s, recs)
+	got, err := AbsentSessions(s, recs, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// With the ids known from Entries, the answer is the same.
+	entries, err := s.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, e := range entries {
+		have[e.ID] = true
+	}
+	if got2, err := AbsentSessions(s, recs, have); err != nil || len(got2) != len(got) || got2[0].ID != got[0].ID {
+		t.Fatalf("with have: %+v, %v; without: %+v", got2, err, got)
 	}
 	if len(got) != 2 || got[0].ID != "elsewhere" || got[1].ID != "elsewhere2" {
 		t.Fatalf("got %+v", got)
@@ -293,5 +305,61 @@ func TestHumanTask(t *testing.T) {
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("HumanTask(%s) = %v, want %q", tc.task, err, tc.want)
 		}
+	}
+}
+
+// Entries reads the store concurrently; it must say what List says.
+func TestEntriesMatchList(t *testing.T) {
+	s, _, specPath := newAdmin(t)
+	for _, id := range []string{"c", "a", "b"} {
+		adminSession(t, s, id, specPath)
+	}
+	// A session whose journal holds records not folded into the snapshot.
+	ds := []spec.TaskDef{{ID: 0, Name: "x", Agent: "sh", Description: "x", Key: "k"}, {ID: 1, Name: "y", Agent: "sh", Description: "y", Key: "k2"}}
+	sess := NewSession("journaled", specPath, "team", spec.Sequential, ds, spec.FingerprintOf(ds), time.Now())
+	l, err := s.Lock(context.Background(), "journaled", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := s.Begin(l, sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Record(Record{Kind: TaskCompleted, Task: "x", Result: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if err := os.WriteFile(s.Path("corrupt"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir(), ".hidden.json"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := s.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != len(list) || len(list) != 5 {
+		t.Fatalf("Entries %d, List %d (want 5)", len(entries), len(list))
+	}
+	for i, sum := range list {
+		e := entries[i]
+		if (e.Err == nil) != (sum.Err == nil) {
+			t.Fatalf("%s: Err %v vs %v", sum.ID, e.Err, sum.Err)
+		}
+		e.Err, sum.Err = nil, nil
+		if e.Summary != sum {
+			t.Errorf("Entries[%d] = %+v, List = %+v", i, e.Summary, sum)
+		}
+		if e.Touched.IsZero() {
+			t.Errorf("%s: no file time", e.ID)
+		}
+	}
+	if entries[4].ID != "journaled" || entries[4].Done != 1 || entries[4].Total != 2 {
+		t.Errorf("journaled: %+v", entries[4])
 	}
 }
