@@ -1,0 +1,221 @@
+package plan
+
+import (
+	"time"
+
+	"strings"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+const base = `
+process: workflow
+agents:
+  sh: {shell: cat}
+  other: {shell: cat}
+tasks:
+  fetch: {description: fetch, agent: sh}
+  build: {description: build, agent: sh, context: [fetch]}
+  gate:
+    description: ship?
+    agent: human
+    context: [build]
+    options: [yes, no]
+    condition: {"yes": [ship], "no": [fix]}
+  ship: {description: ship, agent: sh, context: [gate]}
+  fix: {description: fix, agent: sh, context: [gate]}
+  after: {description: after, agent: sh, context: [fix]}
+`
+
+type team struct {
+	t    *spec.Team
+	defs []spec.TaskDef
+	fp   string
+}
+
+func load(t *testing.T, yaml string) team {
+	t.Helper()
+	tm, err := spec.Parse("agents.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := tm.TaskDefs(tm.InitialState(nil))
+	return team{tm, defs, spec.FingerprintOf(defs)}
+}
+
+// rec sets a task's state in a session: status, result or error, attempts.
+type rec struct {
+	status   checkpoint.Status
+	result   string
+	attempts int
+}
+
+func session(tm team, recs map[string]rec, decisions map[string]string) *checkpoint.Session {
+	s := checkpoint.NewSession("s1", "/p/agents.yaml", "t", tm.t.Process, tm.defs, tm.fp, testTime)
+	for i := range s.Team.Tasks {
+		r, ok := recs[s.Team.Tasks[i].Name]
+		if !ok {
+			continue
+		}
+		t := &s.Team.Tasks[i]
+		t.Status, t.Attempts = r.status, r.attempts
+		if r.status == checkpoint.StatusFailed {
+			t.Error = r.result
+		} else {
+			t.Result = r.result
+		}
+	}
+	for k, v := range decisions {
+		s.Checkpoint.Decisions[k] = v
+	}
+	return s
+}
+
+func TestMake(t *testing.T) {
+	orig := load(t, base)
+	done := rec{checkpoint.StatusCompleted, "ok", 1}
+	allDone := map[string]rec{"fetch": done, "build": done, "gate": {checkpoint.StatusCompleted, "yes", 0}, "ship": done,
+		"fix": {checkpoint.StatusSkipped, "", 0}, "after": {checkpoint.StatusSkipped, "", 0}}
+	edit := func(from, to string) team { return load(t, strings.Replace(base, from, to, 1)) }
+
+	tests := []struct {
+		name    string
+		spec    team
+		sess    *checkpoint.Session
+		reuse   checkpoint.Reuse
+		kind    string
+		want    map[string]string // task: "action: reason prefix"
+		removed []string
+	}{
+		{
+			name: "no session", spec: orig, kind: "none",
+			want: map[string]string{
+				"fetch": "run: no checkpoint: new session",
+				"gate":  "run: no checkpoint: new session; no decision yet: the run halts here (exit 3) until `teamrun session decide ID gate VALUE`",
+				"ship":  "run: no checkpoint: new session; only if gate routes to it",
+			},
+		},
+		{
+			name: "failed, interrupted, pending decision", spec: orig, kind: "full",
+			sess: session(orig, map[string]rec{"fetch": done, "build": {checkpoint.StatusFailed, "exit status 3: boom\nmore", 2}}, nil),
+			want: map[string]string{
+				"fetch": "restore: fingerprint " + orig.fp + " matches; completed last time",
+				"build": "run: failed last time (attempt 2): exit status 3: boom",
+				"gate":  "run: not run yet; no decision yet: the run halts here (exit 3) until `teamrun session decide s1 gate VALUE`",
+				"ship":  "run: not run yet; only if gate routes to it",
+			},
+		},
+		{
+			name: "interrupted", spec: orig, kind: "full",
+			sess: session(orig, map[string]rec{"fetch": done, "build": {checkpoint.StatusRunning, "", 1}}, nil),
+			want: map[string]string{"build": "run: interrupted last time (attempt 1 was running)"},
+		},
+		{
+			name: "decision recorded routes", spec: orig, kind: "full",
+			sess: session(orig, map[string]rec{"fetch": done, "build": done}, map[string]string{"gate": "no"}),
+			want: map[string]string{
+				"gate":  `run: not run yet; decision "no" recorded: the task completes with it`,
+				"ship":  `skip: gate's recorded decision "no" routes elsewhere`,
+				"fix":   "run: not run yet",
+				"after": "run: not run yet",
+			},
+		},
+		{
+			name: "restored routes; skipped tasks stay skipped", spec: orig, kind: "full",
+			sess: session(orig, allDone, nil),
+			want: map[string]string{
+				"gate":  "restore: fingerprint",
+				"ship":  "restore: fingerprint",
+				"fix":   `skip: gate's restored result "yes" routes elsewhere`,
+				"after": "skip: every task it reads would be skipped",
+			},
+		},
+		{
+			name: "restored result matching no route decides again", spec: orig, kind: "full",
+			sess: session(orig, map[string]rec{"fetch": done, "build": done, "gate": {checkpoint.StatusCompleted, "maybe", 0}}, nil),
+			want: map[string]string{
+				"gate": `run: its restored result "maybe" matches none of its condition's values ("yes", "no")`,
+				"ship": "run: not run yet; only if gate routes to it",
+			},
+		},
+		{
+			name: "description changed, strict", spec: edit("build: {description: build,", "build: {description: build twice,"), kind: "partial",
+			sess: session(orig, allDone, nil),
+			want: map[string]string{
+				"fetch": "run: completed last time, but the task set changed: --reuse strict restores no output; --reuse unchanged would restore this one",
+				"build": "run: changed since the checkpoint: description",
+				"ship":  "run: downstream of changed task build",
+			},
+		},
+		{
+			name: "description changed, unchanged reused", spec: edit("build: {description: build,", "build: {description: build twice,"), kind: "per-task",
+			reuse: checkpoint.ReuseUnchanged, sess: session(orig, allDone, nil),
+			want: map[string]string{
+				"fetch": "restore: unchanged",
+				"build": "run: changed since the checkpoint: description",
+				"gate":  "run: downstream of changed task build; no decision yet",
+				"ship":  "run: downstream of changed task build; only if gate routes to it",
+			},
+		},
+		{
+			name: "agent changed", spec: edit("fetch: {description: fetch, agent: sh}", "fetch: {description: fetch, agent: other}"), kind: "per-task",
+			reuse: checkpoint.ReuseUnchanged, sess: session(orig, allDone, nil),
+			want: map[string]string{
+				"fetch": "run: changed since the checkpoint: agent",
+				"build": "run: downstream of changed task fetch",
+			},
+		},
+		{
+			name: "context changed only: the fingerprint still matches", spec: edit("build: {description: build, agent: sh, context: [fetch]}", "build: {description: build, agent: sh, context: []}"), kind: "full",
+			sess: session(orig, allDone, nil),
+			want: map[string]string{
+				"build": "restore: fingerprint " + orig.fp + " matches; completed last time (its context changed since; the fingerprint does not cover it)",
+			},
+		},
+		{
+			name: "task removed", spec: edit("  after: {description: after, agent: sh, context: [fix]}\n", ""), kind: "per-task",
+			reuse: checkpoint.ReuseUnchanged, sess: session(orig, allDone, nil),
+			want:    map[string]string{"fetch": "restore: unchanged", "after": "skip: removed from the file"},
+			removed: []string{"after"},
+		},
+		{
+			name: "task added", spec: edit("  after:", "  lint: {description: lint, agent: sh, context: [build]}\n  after:"), kind: "per-task",
+			reuse: checkpoint.ReuseUnchanged, sess: session(orig, allDone, nil),
+			want: map[string]string{"lint": "run: added to the file since the checkpoint", "fetch": "restore: unchanged"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Make(tc.spec.t, tc.spec.defs, tc.spec.fp, tc.sess, tc.reuse)
+			if p.Restore != tc.kind {
+				t.Fatalf("restore %s, want %s", p.Restore, tc.kind)
+			}
+			got := map[string]Step{}
+			for _, s := range p.Steps {
+				got[s.Task] = s
+			}
+			for task, want := range tc.want {
+				s, ok := got[task]
+				if !ok {
+					t.Errorf("no step for %s", task)
+					continue
+				}
+				if line := string(s.Action) + ": " + s.Reason; !strings.HasPrefix(line, want) {
+					t.Errorf("%s:\n got %s\nwant %s…", task, line, want)
+				}
+			}
+			for _, r := range tc.removed {
+				if !got[r].Removed {
+					t.Errorf("%s not marked removed", r)
+				}
+			}
+			if n := p.Count(Restore) + p.Count(Run) + p.Count(Skip); n != len(p.Steps) {
+				t.Errorf("counts %d of %d steps", n, len(p.Steps))
+			}
+		})
+	}
+}
+
+var testTime = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
