@@ -220,17 +220,22 @@ func (s *Store) Load(id string) (*Session, error) {
 		}
 		return nil, storeErr("read", path, err)
 	}
+	jpath := s.journalPath(id)
+	jdata, err := os.ReadFile(jpath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, storeErr("read", jpath, err)
+	}
+	return decodeFiles(id, path, data, jpath, jdata)
+}
+
+// decodeFiles is Load without the I/O: the snapshot with its journal folded.
+func decodeFiles(id, path string, data []byte, jpath string, jdata []byte) (*Session, error) {
 	sess, err := decodeSession(data)
 	if err != nil {
 		return nil, &CorruptError{ID: id, Path: path, Err: err}
 	}
 	if sess.ID != id {
 		return nil, &CorruptError{ID: id, Path: path, Err: fmt.Errorf("it holds session %q", sess.ID)}
-	}
-	jpath := s.journalPath(id)
-	jdata, err := os.ReadFile(jpath)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, storeErr("read", jpath, err)
 	}
 	if len(jdata) > 0 {
 		if _, err := foldJournal(sess, jdata); err != nil {
@@ -352,22 +357,30 @@ func (s *Store) readHead(id string) (*Session, error) {
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, storeErr("read", path, err)
 	}
-	buf = buf[:n]
+	if sess, ok := parseHead(id, buf[:n]); ok {
+		return sess, nil
+	}
+	return s.Load(id) // Load says what is wrong with it
+}
+
+// parseHead decodes a session's head from the start of its file.
+func parseHead(id string, buf []byte) (*Session, bool) {
 	const marker = `,"summary":{`
 	i := bytes.Index(buf, []byte(marker))
 	if i < 0 {
-		return s.Load(id)
+		return nil, false
 	}
 	end := bytes.IndexByte(buf[i+len(marker):], '}')
 	if end < 0 {
-		return s.Load(id)
+		return nil, false
 	}
-	head := append(buf[:i+len(marker)+end+1:i+len(marker)+end+1], '}')
+	cut := i + len(marker) + end + 1
+	head := append(buf[:cut:cut], '}')
 	var sess Session
 	if err := json.Unmarshal(head, &sess); err != nil || sess.ID != id || checkVersion(sess.FormatVersion) != nil {
-		return s.Load(id) // Load says what is wrong with it
+		return nil, false
 	}
-	return &sess, nil
+	return &sess, true
 }
 
 // Delete removes a session and its helper files. It refuses while a run
