@@ -1,8 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 func TestRelative(t *testing.T) {
@@ -69,6 +76,81 @@ func TestParseAge(t *testing.T) {
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("parseAge(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestPrintListTerminal(t *testing.T) {
+	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+	l := listJSON{Store: "/h/sessions", Sessions: []listEntry{
+		{ID: "a", Spec: "/p/agents.yaml", TasksDone: 9, TasksTotal: 12, Updated: now.Add(-3 * time.Hour), Active: true},
+		{ID: "bb", Spec: "/p/other.yaml", TasksDone: 1, TasksTotal: 1, Updated: now.Add(-50 * 24 * time.Hour)},
+	}, Missing: []checkpoint.Absent{{ID: "gone", Created: checkpoint.AuditRecord{Event: "created", Time: now, Store: "/x/sessions", User: "u", PID: 3}}}}
+	var tty, pipe strings.Builder
+	if err := printList(&tty, l, now, true); err != nil {
+		t.Fatal(err)
+	}
+	want := "  ID  SPEC            TASKS  UPDATED\n" +
+		"* a   /p/agents.yaml  9/12   3h ago\n" +
+		"  bb  /p/other.yaml   1/1    50d ago\n" +
+		"! gone  missing from /h/sessions (audit.log: created gone at 2026-03-04T12:00:00Z in /x/sessions by u (pid 3))\n"
+	if tty.String() != want {
+		t.Errorf("terminal:\n%s\nwant:\n%s", tty.String(), want)
+	}
+	if err := printList(&pipe, l, now, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(pipe.String(), "* a   /p/agents.yaml  9/12   2026-03-04T09:00:00Z\n") {
+		t.Errorf("pipe:\n%s", pipe.String())
+	}
+}
+
+func TestCommandArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		want     string // the arguments left, then the flags' values
+		help     bool
+		errMatch string
+	}{
+		{args: []string{"a.yaml"}, want: "[a.yaml] json=false session= vars="},
+		{args: []string{"a.yaml", "--json", "--session", "s1"}, want: "[a.yaml] json=true session=s1 vars="},
+		{args: []string{"--json", "a.yaml", "--session=s1"}, want: "[a.yaml] json=true session=s1 vars="},
+		{args: []string{"a.yaml", "--var", "k=v,w", "--var=x=1"}, want: "[a.yaml] json=false session= vars=k=v,w x=1"},
+		{args: []string{"a.yaml", "--", "--json"}, want: "[a.yaml --json] json=false session= vars="},
+		{args: []string{"a.yaml", "-h"}, help: true},
+		{args: []string{"a.yaml", "--nope"}, errMatch: "flag provided but not defined: --nope"},
+		{args: []string{"a.yaml", "--session"}, errMatch: "flag --session needs a value"},
+		{args: []string{"a.yaml", "--json=maybe"}, errMatch: `invalid value "maybe" for flag --json=maybe`},
+	} {
+		var got string
+		var help bool
+		var gotErr error
+		vars := &varsFlag{}
+		app := &cli.App{Name: "t", Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{{
+			Name: "plan",
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}, &cli.StringFlag{Name: "session"},
+				&cli.GenericFlag{Name: "var", Value: vars}},
+			Action: func(c *cli.Context) error {
+				var args []string
+				args, help, gotErr = commandArgs(c)
+				got = fmt.Sprintf("%v json=%v session=%s vars=%s", args, c.Bool("json"), c.String("session"), vars)
+				return nil
+			},
+		}}}
+		if err := app.Run(append([]string{"t", "plan"}, tc.args...)); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		switch {
+		case tc.errMatch != "":
+			if gotErr == nil || !strings.Contains(gotErr.Error(), tc.errMatch) {
+				t.Errorf("%v: error %v, want %q", tc.args, gotErr, tc.errMatch)
+			}
+		case tc.help:
+			if !help {
+				t.Errorf("%v: help not seen", tc.args)
+			}
+		case gotErr != nil || got != tc.want:
+			t.Errorf("%v: got %q, %v; want %q", tc.args, got, gotErr, tc.want)
 		}
 	}
 }
