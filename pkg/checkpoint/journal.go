@@ -340,6 +340,11 @@ func (s *Store) Begin(l *Lock, sess *Session) (*Journal, error) {
 	if l == nil || l.f == nil || l.id != sess.ID || l.store.dir != s.dir {
 		return nil, fmt.Errorf("checkpoint: Begin on session %s without holding its lock", sess.ID)
 	}
+	// Temp files of snapshots a killed run never renamed: garbage, and ours
+	// to remove since we hold the lock.
+	for _, p := range s.tempFiles(sess.ID) {
+		_ = os.Remove(p)
+	}
 	j := &Journal{store: s, lock: l, sess: sess, path: s.journalPath(sess.ID)}
 	j.warnings = append(j.warnings, sess.sanitize()...)
 	sess.normalize()

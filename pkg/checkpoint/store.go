@@ -121,6 +121,11 @@ func Open(home string) (*Store, error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, storeErr("create", s.dir, err)
 	}
+	// The sessions folder is teamrun's own: keep it private even when it
+	// was made by hand or by an older tool.
+	if fi, err := os.Stat(s.dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		_ = os.Chmod(s.dir, 0o700)
+	}
 	return s, nil
 }
 
@@ -400,8 +405,7 @@ func (s *Store) Delete(id string) error {
 			return storeErr("remove", p, err)
 		}
 	}
-	tmps, _ := filepath.Glob(filepath.Join(s.dir, "."+id+".json.tmp-*"))
-	for _, p := range tmps {
+	for _, p := range s.tempFiles(id) {
 		_ = os.Remove(p)
 	}
 	// Removing the lock file while holding it is safe: lockers check that
@@ -416,6 +420,21 @@ func (s *Store) Delete(id string) error {
 		return s.notFound(id)
 	}
 	return nil
+}
+
+// tempFiles are the snapshot temp files of id: .<id>.json.tmp-<digits>
+// (the digits keep session "a" from matching session "a.json.tmp-1"'s).
+func (s *Store) tempFiles(id string) []string {
+	prefix := "." + id + ".json.tmp-"
+	matches, _ := filepath.Glob(filepath.Join(s.dir, prefix+"*"))
+	var out []string
+	for _, m := range matches {
+		rest := strings.TrimPrefix(filepath.Base(m), prefix)
+		if rest != "" && strings.Trim(rest, "0123456789") == "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Decide records checkpoint.decisions[task] = value under the session's

@@ -808,3 +808,30 @@ func TestRecordWriteFailure(t *testing.T) {
 		t.Errorf("unacknowledged record written: %+v", p)
 	}
 }
+
+func TestOpenTightensSessionsFolder(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, "sessions"), 0o755)
+	os.Chmod(filepath.Join(home, "sessions"), 0o755)
+	s, err := Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(t, s.Dir()); m != 0o700 {
+		t.Fatalf("sessions folder %04o", m)
+	}
+	// Begin sweeps the temp files a killed snapshot write left.
+	tmp := filepath.Join(s.Dir(), ".tt.json.tmp-99")
+	os.WriteFile(tmp, []byte("half"), 0o600)
+	other := filepath.Join(s.Dir(), ".tt2.json.tmp-99")
+	os.WriteFile(other, []byte("half"), 0o600)
+	l := mustLock(t, s, "tt")
+	j := mustBegin(t, s, l, NewSession("tt", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+	if _, err := os.Stat(tmp); !errors.Is(err, fs.ErrNotExist) {
+		t.Error("temp file left")
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Error("another session's temp file removed")
+	}
+	j.Close()
+}
