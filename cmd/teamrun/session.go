@@ -26,6 +26,12 @@ func sessionCommand() *cli.Command {
 			"   teamrun session list\n" +
 			"   teamrun session show nightly-2026-03-01\n" +
 			"   teamrun session prune --older-than 7d --dry-run",
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cli.ShowSubcommandHelp(c)
+			}
+			return exitf(exitUsage, "unknown session command %q: use list, show, delete, prune or decide (teamrun session --help)", c.Args().First())
+		},
 		Subcommands: []*cli.Command{
 			sessionListCommand(),
 			sessionShowCommand(),
