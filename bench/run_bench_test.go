@@ -1,13 +1,14 @@
 // Package bench measures the whole teamrun binary against the floor of
 // what any checkpointing runner must pay per task.
 //
-//	go test ./bench -run '^$' -bench . -benchtime 3x
+//	go test ./bench -run '^$' -bench . -benchtime 5x
 //
 // Each iteration runs 1,000 trivial command tasks (shell: "true"):
 // BenchmarkFloor is 1,000 × (fork/exec of /bin/true + one fdatasync);
 // BenchmarkCold is `teamrun run` of a fresh session; BenchmarkRestored is
-// `teamrun run --continue` of a session whose 1,000 tasks are all done.
-// The ns/task metrics of Cold and Floor give the overhead ratio.
+// `teamrun run --continue` of a session whose 1,000 tasks are all done;
+// BenchmarkRatio alternates floor and cold runs and reports the median
+// ratio, which survives a noisy machine better than two separate figures.
 package bench
 
 import (
@@ -15,8 +16,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -57,29 +60,66 @@ func teamrun(b *testing.B, bin, home string, args ...string) {
 	}
 }
 
-// BenchmarkFloor: per task, fork/exec /bin/true and fdatasync one line.
-func BenchmarkFloor(b *testing.B) {
-	f, err := os.Create(filepath.Join(b.TempDir(), "journal"))
+// floor runs 1,000 × (fork/exec of /bin/true + one fdatasync of a line).
+func floor(b *testing.B, dir string) {
+	b.Helper()
+	f, err := os.Create(filepath.Join(dir, "journal"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.Close()
 	line := []byte(`{"k":"completed","task":"t123","result":""}` + "\n")
-	b.ResetTimer()
-	for range b.N {
-		for range tasks {
-			if err := exec.Command("/bin/true").Run(); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := f.Write(line); err != nil {
-				b.Fatal(err)
-			}
-			if err := unix.Fdatasync(int(f.Fd())); err != nil {
-				b.Fatal(err)
-			}
+	for range tasks {
+		if err := exec.Command("/bin/true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		if err := unix.Fdatasync(int(f.Fd())); err != nil {
+			b.Fatal(err)
 		}
 	}
+}
+
+func BenchmarkFloor(b *testing.B) {
+	dir := b.TempDir()
+	for range b.N {
+		floor(b, dir)
+	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tasks), "ns/task")
+}
+
+// BenchmarkRatio alternates the floor and a cold run so that both see the
+// same machine load, and reports the median of their ratios.
+func BenchmarkRatio(b *testing.B) {
+	dir := b.TempDir()
+	bin := build(b, dir)
+	spec := writeTeam(b, dir)
+	home := filepath.Join(dir, "home")
+	var ratios, floors, colds []float64
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		floor(b, dir)
+		t1 := time.Now()
+		teamrun(b, bin, home, "run", spec, "--quiet", "--session", fmt.Sprintf("ratio-%d", i))
+		t2 := time.Now()
+		fl, co := float64(t1.Sub(t0)), float64(t2.Sub(t1))
+		floors, colds, ratios = append(floors, fl), append(colds, co), append(ratios, co/fl)
+	}
+	b.ReportMetric(median(floors)/tasks, "floor-ns/task")
+	b.ReportMetric(median(colds)/tasks, "cold-ns/task")
+	b.ReportMetric(median(ratios), "ratio")
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func BenchmarkCold(b *testing.B) {

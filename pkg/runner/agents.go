@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -39,6 +40,67 @@ type Commands struct {
 	// TempDir holds the per-attempt context folders; "" means os.TempDir().
 	TempDir string
 	Groups  *Groups
+
+	mu   sync.Mutex
+	free []string // emptied context folders, ready for the next attempt
+	all  []string
+}
+
+// contextDir fills a folder, fresh or reused, with one file per context
+// task. Reusing folders saves a mkdir and an rmdir per task.
+func (c *Commands) contextDir(ctx []ContextOutput) (string, error) {
+	c.mu.Lock()
+	var dir string
+	if n := len(c.free); n > 0 {
+		dir, c.free = c.free[n-1], c.free[:n-1]
+	}
+	c.mu.Unlock()
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp(c.TempDir, "teamrun-context-"); err != nil {
+			return "", err
+		}
+		c.mu.Lock()
+		c.all = append(c.all, dir)
+		c.mu.Unlock()
+	}
+	for _, co := range ctx {
+		if err := os.WriteFile(filepath.Join(dir, fileName(co.Task)), []byte(co.Output.Raw), 0o600); err != nil {
+			c.release(dir)
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// release empties a context folder (whatever the command left in it) and
+// returns it to the pool; a folder that cannot be emptied is dropped.
+func (c *Commands) release(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err == nil {
+		for _, e := range entries {
+			if err = os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return
+	}
+	c.mu.Lock()
+	c.free = append(c.free, dir)
+	c.mu.Unlock()
+}
+
+// Close removes the context folders.
+func (c *Commands) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range c.all {
+		os.RemoveAll(d)
+	}
+	c.all, c.free = nil, nil
 }
 
 func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
@@ -47,16 +109,11 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if timeout <= 0 {
 		timeout = a.Timeout
 	}
-	dir, err := os.MkdirTemp(c.TempDir, "teamrun-context-")
+	dir, err := c.contextDir(job.Context)
 	if err != nil {
 		return Result{}, fmt.Errorf("context folder: %w", err)
 	}
-	defer os.RemoveAll(dir)
-	for _, co := range job.Context {
-		if err := os.WriteFile(filepath.Join(dir, fileName(co.Task)), []byte(co.Output.Raw), 0o600); err != nil {
-			return Result{}, fmt.Errorf("context folder: %w", err)
-		}
-	}
+	defer c.release(dir)
 	env := make([]string, 0, 4+len(job.State))
 	env = append(env,
 		"TEAMRUN_SESSION="+job.Session,

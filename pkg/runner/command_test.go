@@ -141,6 +141,7 @@ func TestCommandsEnvironment(t *testing.T) {
 	if res.Raw != want {
 		t.Fatalf("result %q, want %q", res.Raw, want)
 	}
+	c.Close()
 	if left, _ := os.ReadDir(c.TempDir); len(left) != 0 {
 		t.Fatalf("context folder left behind: %v", left)
 	}

@@ -207,10 +207,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		},
 		Observer: rep,
 	}
+	index := make(map[string]int, len(team.Tasks))
+	for i, t := range team.Tasks {
+		index[t.Name] = i
+	}
 	e.Context = make([][]int, len(team.Tasks))
 	for i := range team.Tasks {
-		for _, name := range team.ContextOf(i) {
-			if j := team.TaskIndex(name); j >= 0 {
+		for _, name := range defs[i].Context {
+			if j, ok := index[name]; ok {
 				e.Context[i] = append(e.Context[i], j)
 			}
 		}
@@ -234,7 +238,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if groups == nil {
 		groups = &Groups{}
 	}
-	e.Executor = Agents{Command: &Commands{Groups: groups}, LLM: llms}
+	commands := &Commands{Groups: groups}
+	defer commands.Close()
+	e.Executor = Agents{Command: commands, LLM: llms}
 	e.Memory = llms
 	e.Recorder = rec
 
