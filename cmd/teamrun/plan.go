@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -69,45 +71,9 @@ func planCommand() *cli.Command {
 			}
 			defs := team.TaskDefs(team.InitialState(vars.vals))
 			fingerprint := spec.FingerprintOf(defs)
-			store, err := openStore()
+			sess, notes, warnings, err := planSession(c, project, specAbs)
 			if err != nil {
 				return err
-			}
-
-			var notes, warnings []string
-			id := c.String("session")
-			if c.IsSet("session") {
-				if err := checkpoint.ValidateID(id); err != nil {
-					return exitf(exitUsage, "--session %q: %v (%s)", id, err, checkpoint.IDRule)
-				}
-			} else {
-				res, err := checkpoint.ResolveActive(store, project, specAbs)
-				if err != nil {
-					return storeExit(err)
-				}
-				for _, n := range res.Notes {
-					adminWarnf(c, "%s", n)
-				}
-				warnings = res.Notes
-				id = res.ID
-				switch {
-				case res.Adopted:
-				case id != "":
-					notes = append(notes, fmt.Sprintf("session %s is the project's active session", id))
-				default:
-					notes = append(notes, "no active session: run --continue would start a new one")
-				}
-			}
-			var sess *checkpoint.Session
-			if id != "" {
-				sess, err = store.Load(id)
-				if errors.Is(err, checkpoint.ErrNotFound) {
-					notes = append(notes, fmt.Sprintf("session %s is not in %s: run --continue --session %s would start it", id, store.Dir(), id))
-					sess, err = nil, nil
-				}
-				if err != nil {
-					return storeExit(err)
-				}
 			}
 			p := plan.Make(team, defs, fingerprint, sess, reuse)
 			p.Spec, p.Notes, p.Warnings = path, notes, warnings
@@ -118,6 +84,65 @@ func planCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// planSession finds the session run --continue would use, as run does. A
+// store that does not exist yet is not created: plan writes nothing.
+func planSession(c *cli.Context, project *checkpoint.Project, specAbs string) (sess *checkpoint.Session, notes, warnings []string, err error) {
+	id := c.String("session")
+	if c.IsSet("session") {
+		if err := checkpoint.ValidateID(id); err != nil {
+			return nil, nil, nil, exitf(exitUsage, "--session %q: %v (%s)", id, err, checkpoint.IDRule)
+		}
+	}
+	home, err := checkpoint.DefaultHome()
+	if err != nil {
+		return nil, nil, nil, exitf(exitStore, "session store: %v (set TEAMRUN_HOME)", err)
+	}
+	active, err := project.Active()
+	if err != nil {
+		return nil, nil, nil, withCode(exitUsage, err)
+	}
+	dir := filepath.Join(home, "sessions")
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) && (active == "" || c.IsSet("session")) {
+		if id != "" {
+			return nil, []string{fmt.Sprintf("session %s is not in %s: run --continue --session %s would start it", id, dir, id)}, nil, nil
+		}
+		return nil, []string{"no active session: run --continue would start a new one"}, nil, nil
+	}
+	store, err := openStore()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if !c.IsSet("session") {
+		res, err := checkpoint.ResolveActive(store, project, specAbs)
+		if err != nil {
+			return nil, nil, nil, storeExit(err)
+		}
+		for _, n := range res.Notes {
+			adminWarnf(c, "%s", n)
+		}
+		warnings = res.Notes
+		id = res.ID
+		switch {
+		case res.Adopted:
+		case id != "":
+			notes = append(notes, fmt.Sprintf("session %s is the project's active session", id))
+		default:
+			notes = append(notes, "no active session: run --continue would start a new one")
+		}
+	}
+	if id == "" {
+		return nil, notes, warnings, nil
+	}
+	sess, err = store.Load(id)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return nil, append(notes, fmt.Sprintf("session %s is not in %s: run --continue --session %s would start it", id, store.Dir(), id)), warnings, nil
+	}
+	if err != nil {
+		return nil, nil, nil, storeExit(err)
+	}
+	return sess, notes, warnings, nil
 }
 
 func printPlan(w io.Writer, p *plan.Plan) {
