@@ -298,9 +298,15 @@ func (r *liveReporter) redraw() {
 		return
 	}
 	now := time.Now()
-	parts := make([]string, 0, len(r.order))
-	for _, name := range r.order {
-		parts = append(parts, fmt.Sprintf("%s %s", name, r.st.dim(fmtDuration(now.Sub(r.running[name]).Truncate(100*time.Millisecond)))))
+	// One short line: a wrapped status line could not be redrawn in place.
+	const shown = 3
+	parts := make([]string, 0, shown+1)
+	for k, name := range r.order {
+		if k == shown {
+			parts = append(parts, fmt.Sprintf("%d more", len(r.order)-shown))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", truncate(name, 24), r.st.dim(fmtDuration(now.Sub(r.running[name]).Truncate(100*time.Millisecond)))))
 	}
 	line := "running: " + strings.Join(parts, ", ")
 	fmt.Fprint(r.io.Out, line)

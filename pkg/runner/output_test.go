@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNewIO(t *testing.T) {
+	var buf bytes.Buffer
+	io := NewIO(&buf, &buf, func(string) string { return "" })
+	if io.IsTerminal || io.Color {
+		t.Fatalf("a buffer is no terminal: %+v", io)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	ms := func(d time.Duration) *Millis { return millis(d) }
+	tests := []struct {
+		ev   Event
+		want string
+	}{
+		{Event{Type: TaskStarted, Task: "a", Attempt: 1}, "started   a"},
+		{Event{Type: TaskStarted, Task: "a", Attempt: 3}, "started   a (attempt 3)"},
+		{Event{Type: TaskCompleted, Task: "a", Elapsed: ms(1500 * time.Millisecond), Usage: &Usage{TotalTokens: 42}}, "completed a in 1.5s (42 tokens)"},
+		{Event{Type: TaskFailed, Task: "a", Attempt: 2, Elapsed: ms(3 * time.Millisecond), Error: "exit status 1:\nline one\nline two"}, "failed    a in 3ms (attempt 2): exit status 1: | line one | line two"},
+		{Event{Type: TaskRetrying, Task: "a", Attempt: 1, Error: "boom", Delay: ms(2 * time.Second)}, "retrying  a: attempt 1 failed: boom; retrying in 2s"},
+		{Event{Type: TaskSkipped, Task: "b", Reason: "review routed \"no\" elsewhere"}, "skipped   b: review routed \"no\" elsewhere"},
+		{Event{Type: TaskRestored, Task: "a"}, "restored  a"},
+		{Event{Type: TaskInterrupted, Task: "a"}, "stopped   a: not completed"},
+	}
+	for _, tt := range tests {
+		if got := describe(tt.ev, style{}); got != tt.want {
+			t.Errorf("describe(%s)\n got %q\nwant %q", tt.ev.Type, got, tt.want)
+		}
+	}
+	if got := describe(Event{Type: TaskCompleted, Task: "a"}, style{on: true}); got != "\x1b[32mcompleted\x1b[0m a" {
+		t.Errorf("coloured: %q", got)
+	}
+}
+
+func TestReporters(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	events := []Event{
+		{Time: at, Type: TaskStarted, Task: "a", Attempt: 1, Session: "s"},
+		{Time: at, Type: RunWarning, Message: "careful"},
+		{Time: at, Type: TaskCompleted, Task: "a", Result: "out", Session: "s"},
+		{Time: at, Type: RunFinished, Summary: &Summary{Session: "s", Outcome: Succeeded, Total: 1, Ran: 1, Resume: "teamrun run x.yaml --continue --session s",
+			Outputs: []TaskOutput{{Task: "a", Result: "out"}}}},
+	}
+	t.Run("plain", func(t *testing.T) {
+		var out, errw bytes.Buffer
+		r := NewReporter(IO{Out: &out, Err: &errw}, ModeAuto)
+		for _, ev := range events {
+			r.Observe(ev)
+		}
+		r.Close()
+		want := "2026-01-02T03:04:05Z started   a\n2026-01-02T03:04:05Z completed a\n── output of a ──\nout\n" +
+			"summary done: 0 restored, 1 ran, 0 failed, 0 skipped of 1 tasks in 0s\nsession: s\nresume:  teamrun run x.yaml --continue --session s\n"
+		if out.String() != want {
+			t.Fatalf("plain output:\n%s", out.String())
+		}
+		if errw.String() != "teamrun: warning: careful\n" {
+			t.Fatalf("stderr %q", errw.String())
+		}
+	})
+	t.Run("quiet", func(t *testing.T) {
+		var out, errw bytes.Buffer
+		r := NewReporter(IO{Out: &out, Err: &errw}, ModeQuiet)
+		for _, ev := range events {
+			r.Observe(ev)
+		}
+		if out.Len() != 0 || errw.String() != "teamrun: warning: careful\n" {
+			t.Fatalf("quiet success printed %q / %q", out.String(), errw.String())
+		}
+		r.Observe(Event{Type: RunFinished, Summary: &Summary{Session: "s", Outcome: Failed, FailedTasks: []string{"a"}}})
+		if !strings.Contains(out.String(), "summary failed: a:") {
+			t.Fatalf("quiet failure printed %q", out.String())
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		var out bytes.Buffer
+		r := NewReporter(IO{Out: &out, Err: &out}, ModeJSON)
+		for _, ev := range events {
+			r.Observe(ev)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != len(events) {
+			t.Fatalf("%d lines for %d events:\n%s", len(lines), len(events), out.String())
+		}
+		var first map[string]any
+		if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+			t.Fatal(err)
+		}
+		if first["event"] != "task_started" || first["task"] != "a" || first["time"] != "2026-01-02T03:04:05Z" || first["session"] != "s" {
+			t.Fatalf("first event %v", first)
+		}
+	})
+	t.Run("live", func(t *testing.T) {
+		var out bytes.Buffer
+		r := NewReporter(IO{Out: &out, Err: &out, IsTerminal: true, Color: true}, ModeAuto)
+		for _, ev := range events {
+			r.Observe(ev)
+		}
+		r.Close()
+		s := out.String()
+		for _, want := range []string{"running: a", "\r\x1b[K", "\x1b[32mcompleted\x1b[0m a", "\x1b[1msummary\x1b[0m \x1b[32mdone\x1b[0m"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("live output lacks %q:\n%q", want, s)
+			}
+		}
+	})
+}
