@@ -360,6 +360,12 @@ func Prune(s *Store, p *Project, opts PruneOptions) (stale []Stale, newer int, e
 			stale = append(stale, st)
 			continue
 		}
+		// Listing a big store takes a while: a run may have resumed and
+		// finished the session since. Look again right before removing.
+		if t := s.touched(sum.ID); !t.Before(opts.Before) {
+			newer++
+			continue
+		}
 		var held *HeldError
 		if opts.DryRun {
 			if held, err = s.Held(sum.ID); err != nil {
@@ -387,6 +393,18 @@ func Prune(s *Store, p *Project, opts PruneOptions) (stale []Stale, newer int, e
 		stale = append(stale, st)
 	}
 	return stale, newer, nil
+}
+
+// touched is the latest modification time of a session's files; zero when
+// none exists.
+func (s *Store) touched(id string) time.Time {
+	var t time.Time
+	for _, p := range []string{s.Path(id), s.journalPath(id)} {
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().After(t) {
+			t = fi.ModTime()
+		}
+	}
+	return t
 }
 
 func heldReason(h *HeldError) string {
