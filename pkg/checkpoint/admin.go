@@ -4,6 +4,8 @@ package checkpoint
 // and the active-session fallback shared by run --continue, plan and show.
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,9 +23,10 @@ import (
 // EventDecided: a decision was recorded for a human task.
 const EventDecided = "decided"
 
-// Held reports who holds the session's lock without taking it for longer
-// than a probe and without creating anything: nil when no run holds it.
-// A session that never had a lock file is not held.
+// Held reports who holds the session's lock without creating anything: nil
+// when no run holds it. A session that never had a lock file is not held.
+// The lock is probed (taken and dropped at once) only when the last holder
+// named in the lock file may still be alive.
 func (s *Store) Held(id string) (*HeldError, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
@@ -37,6 +40,17 @@ func (s *Store) Held(id string) (*HeldError, error) {
 		return nil, storeErr("read", path, err)
 	}
 	defer f.Close() // closing drops the probe's flock at once
+	// A probe that takes the flock, however briefly, could make a run that
+	// starts at that instant fail with exit 4. The note names the last
+	// holder: when that process is gone from this host, nobody holds the
+	// lock, and no probe is needed.
+	var note Holder
+	buf := make([]byte, 512)
+	if n, _ := f.ReadAt(buf, 0); n > 0 && json.Unmarshal(bytes.TrimSpace(buf[:n]), &note) == nil && note.PID > 0 {
+		if host, _ := os.Hostname(); host == note.Host && !processAlive(note.PID) {
+			return nil, nil
+		}
+	}
 	ok, err := flock(f)
 	if err != nil {
 		return nil, storeErr("lock", path, err)

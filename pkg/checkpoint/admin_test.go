@@ -2,8 +2,10 @@ package checkpoint
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -361,5 +363,49 @@ func TestEntriesMatchList(t *testing.T) {
 	}
 	if entries[4].ID != "journaled" || entries[4].Done != 1 || entries[4].Total != 2 {
 		t.Errorf("journaled: %+v", entries[4])
+	}
+}
+
+// Held trusts a note naming a process gone from this host, without probing;
+// a note naming a live process is checked with a probe.
+func TestHeldNote(t *testing.T) {
+	s, _, specPath := newAdmin(t)
+	adminSession(t, s, "a", specPath)
+	host, _ := os.Hostname()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no `true` to make a dead pid:", err)
+	}
+	dead := cmd.Process.Pid
+	f, err := os.OpenFile(s.lockPath("a"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// The flock is held (by f), but the note says its holder is dead: an
+	// impossible state that shows Held did not probe.
+	if ok, err := flock(f); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	write := func(h Holder) {
+		b, _ := json.Marshal(h)
+		if err := f.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(b, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(Holder{PID: dead, Host: host})
+	if h, err := s.Held("a"); h != nil || err != nil {
+		t.Fatalf("dead holder: Held = %+v, %v; want not held, unprobed", h, err)
+	}
+	write(Holder{PID: os.Getpid(), Host: host})
+	if h, err := s.Held("a"); err != nil || h == nil || h.PID != os.Getpid() {
+		t.Fatalf("live holder: Held = %+v, %v; want held", h, err)
+	}
+	write(Holder{PID: dead, Host: host + "-elsewhere"})
+	if h, err := s.Held("a"); err != nil || h == nil {
+		t.Fatalf("holder on another host: Held = %+v, %v; want probed and held", h, err)
 	}
 }
