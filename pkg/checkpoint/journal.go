@@ -337,7 +337,7 @@ func (s *Store) Begin(l *Lock, sess *Session) (*Journal, error) {
 	if err := ValidateID(sess.ID); err != nil {
 		return nil, err
 	}
-	if l == nil || l.f == nil || l.id != sess.ID || l.store.dir != s.dir {
+	if l == nil || !l.held() || l.id != sess.ID || l.store.dir != s.dir {
 		return nil, fmt.Errorf("checkpoint: Begin on session %s without holding its lock", sess.ID)
 	}
 	// Temp files of snapshots a killed run never renamed: garbage, and ours

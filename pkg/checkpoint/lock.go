@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -47,8 +48,15 @@ type Holder struct {
 type Lock struct {
 	store  *Store
 	id     string
+	mu     sync.Mutex // Release may race with a signal handler's Release
 	f      *os.File
 	Holder Holder
+}
+
+func (l *Lock) held() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f != nil
 }
 
 // ID is the locked session's id.
@@ -142,13 +150,19 @@ func readHolder(f *os.File) Holder {
 	return Holder{}
 }
 
-// Release drops the lock. Releasing twice is harmless.
+// Release drops the lock. Releasing twice, or from two goroutines, is
+// harmless.
 func (l *Lock) Release() error {
-	if l == nil || l.f == nil {
+	if l == nil {
 		return nil
 	}
+	l.mu.Lock()
 	f := l.f
 	l.f = nil
+	l.mu.Unlock()
+	if f == nil {
+		return nil
+	}
 	_ = f.Truncate(0) // the note would name a run that is gone
 	// Closing the last descriptor drops the flock.
 	if err := f.Close(); err != nil {

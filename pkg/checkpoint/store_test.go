@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -832,6 +833,42 @@ func TestOpenTightensSessionsFolder(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Error("another session's temp file removed")
+	}
+	j.Close()
+}
+
+// Parallel tasks of a workflow record at once: every record lands.
+func TestRecordConcurrent(t *testing.T) {
+	s := newStore(t)
+	ds := chain12()
+	l := mustLock(t, s, "par")
+	j := mustBegin(t, s, l, NewSession("par", "a.yaml", "t", spec.Workflow, ds, fp(ds), t0))
+	var wg sync.WaitGroup
+	for _, d := range ds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < 5; k++ {
+				if err := j.Record(Record{Kind: TaskStarted, Task: d.Name, State: map[string]any{d.Name: k}}); err != nil {
+					t.Error(err)
+				}
+				_ = j.Session()
+			}
+			if err := j.Record(Record{Kind: TaskCompleted, Task: d.Name, Result: "r-" + d.Name}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	sess, err := s.Load("par")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ds {
+		tr, _ := sess.Task(d.Name)
+		if tr.Status != StatusCompleted || tr.Result != "r-"+d.Name || tr.Attempts != 5 || sess.Team.State[d.Name] != int64(4) {
+			t.Errorf("%s: %+v state %v", d.Name, tr, sess.Team.State[d.Name])
+		}
 	}
 	j.Close()
 }
