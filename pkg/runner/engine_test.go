@@ -515,3 +515,34 @@ func TestRenderAtRunTime(t *testing.T) {
 		t.Fatalf("b's description %q", d)
 	}
 }
+
+func TestHaltLetsIndependentBranchesFinish(t *testing.T) {
+	tm, cx := team(spec.Workflow,
+		task("draft", ctxOf()),
+		task("ok", agent(spec.HumanAgent), ctxOf("draft")),
+		task("ship", ctxOf("ok")),
+		task("archive", ctxOf("draft")),
+	)
+	ex := &fakeExec{}
+	rec := &memRecorder{}
+	sum, err := newEngine(tm, cx, ex, rec).Run(context.Background())
+	if err != nil || sum.Outcome != Halted || sum.Ran != 2 || sum.Pending != 2 {
+		t.Fatalf("summary %+v, %v", sum, err)
+	}
+	got := ex.ran()
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"archive", "draft"}) {
+		t.Fatalf("ran %v", got)
+	}
+	if last := rec.events[len(rec.events)-1]; last.Type != RunHalted || last.Task != "ok" || last.Halt == nil {
+		t.Fatalf("last recorded event %+v, want the halt", last)
+	}
+}
+
+func TestVariableValue(t *testing.T) {
+	for in, want := range map[string]string{"42\n": "42", "a\r\n\n": "a", "  x  ": "  x  ", "": "", "a\nb\n": "a\nb"} {
+		if got := VariableValue(in); got != want {
+			t.Errorf("VariableValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -70,14 +70,21 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 
 	state0 := team.InitialState(o.Vars)
 	project := checkpoint.OpenProject(filepath.Dir(o.SpecPath))
-	cfg, err := project.Config()
-	if err != nil {
-		if errors.Is(err, checkpoint.ErrStore) {
-			return nil, err
+	// Nothing is written before the spec is known to be runnable: the
+	// config is only read here, and created with the session.
+	haveConfig := true
+	if _, err := os.Stat(project.ConfigPath()); errors.Is(err, os.ErrNotExist) {
+		haveConfig = false
+	} else {
+		cfg, err := project.Config()
+		if err != nil {
+			if errors.Is(err, checkpoint.ErrStore) {
+				return nil, err
+			}
+			return nil, &UsageError{Err: err}
 		}
-		return nil, &UsageError{Err: err}
+		applyConfig(team, cfg)
 	}
-	applyConfig(team, cfg)
 	if err := checkLLMAgents(team, getenv); err != nil {
 		return nil, err
 	}
@@ -166,6 +173,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	if err := project.Audit(checkpoint.AuditRecord{Event: audit, Session: id, Store: store.Dir()}); err != nil {
 		return nil, err
+	}
+	if !haveConfig {
+		if _, err := project.Config(); err != nil {
+			return nil, err
+		}
 	}
 
 	resume := ResumeCommand(o, id)

@@ -36,3 +36,25 @@ func BenchmarkRunRestored1000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRunCold200 runs 200 trivial command tasks in a fresh session
+// per iteration: fork/exec and two fdatasyncs (started, completed) a task.
+func BenchmarkRunCold200(b *testing.B) {
+	dir := b.TempDir()
+	var s strings.Builder
+	s.WriteString("name: bench\nagents:\n  t:\n    shell: \"true\"\ntasks:\n")
+	for i := range 200 {
+		fmt.Fprintf(&s, "  t%d:\n    description: task %d\n    agent: t\n", i, i)
+	}
+	path := filepath.Join(dir, "team.yaml")
+	if err := os.WriteFile(path, []byte(s.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for i := range b.N {
+		o := Options{SpecPath: path, Session: fmt.Sprintf("cold-%d", i), Mode: ModeQuiet, IO: IO{Out: io.Discard, Err: io.Discard}, Home: filepath.Join(dir, "home")}
+		if sum, err := Run(context.Background(), o); err != nil || sum.Ran != 200 {
+			b.Fatalf("run: %v %+v", err, sum)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*200), "ns/task")
+}
