@@ -167,6 +167,9 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 	var se *runner.StoreError
 	switch {
 	case err == nil:
+	case sig != nil:
+		// Interrupted before the run began (say, while waiting for a lock).
+		return withCode(runner.ExitCodeOf(sig), err)
 	case errors.As(err, &ue):
 		var list spec.ErrorList
 		if errors.As(err, &list) {
