@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"syscall"
@@ -127,6 +128,9 @@ func complete(task, result string) []Record {
 // and returns the loaded session.
 func runSession(t testing.TB, s *Store, id string, ds []spec.TaskDef, done int) *Session {
 	t.Helper()
+	if err := s.Delete(id); err != nil && !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
 	l := mustLock(t, s, id)
 	defer l.Release()
 	j := mustBegin(t, s, l, NewSession(id, "/p/agents.yaml", "team", spec.Sequential, ds, fp(ds), t0))

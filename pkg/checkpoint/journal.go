@@ -340,6 +340,15 @@ func (s *Store) Begin(l *Lock, sess *Session) (*Journal, error) {
 	if l == nil || !l.held() || l.id != sess.ID || l.store.dir != s.dir {
 		return nil, fmt.Errorf("checkpoint: Begin on session %s without holding its lock", sess.ID)
 	}
+	// A session that was not loaded from the store (no epoch) must not
+	// replace a file that is there: it may be another run's, or corrupt.
+	if sess.Epoch == "" {
+		if _, err := os.Lstat(s.Path(sess.ID)); err == nil {
+			return nil, fmt.Errorf("%w: session %s is already in %s; nothing was overwritten (load it and continue it instead)", ErrExists, sess.ID, s.dir)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, storeErr("read", s.Path(sess.ID), err)
+		}
+	}
 	// Temp files of snapshots a killed run never renamed: garbage, and ours
 	// to remove since we hold the lock.
 	for _, p := range s.tempFiles(sess.ID) {

@@ -170,6 +170,7 @@ func NewSession(id, specPath, teamName string, process spec.Process, defs []spec
 func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskDef, fingerprint string, now time.Time) *Session {
 	s := NewSession(old.ID, old.SpecPath, old.TeamName, process, defs, fingerprint, now)
 	s.CreatedAt = old.CreatedAt
+	s.Epoch = old.Epoch // a continuation: Begin may replace the file it came from
 	s.Team.Agents = old.Team.Agents
 	if r == nil {
 		return s

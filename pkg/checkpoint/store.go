@@ -26,6 +26,8 @@ var (
 	ErrBadID = errors.New("invalid session id")
 	// ErrLocked: another run holds the session (the CLI exits 4).
 	ErrLocked = errors.New("session is held by another run")
+	// ErrExists: Begin was given a new session whose id the store holds.
+	ErrExists = errors.New("session already exists")
 	// ErrStore: the store cannot be read or written (the CLI exits 5).
 	ErrStore = errors.New("session store cannot be read or written")
 )

@@ -872,3 +872,31 @@ func TestRecordConcurrent(t *testing.T) {
 	}
 	j.Close()
 }
+
+// A new session never replaces a file in the store, corrupt or not.
+func TestBeginNeverOverwrites(t *testing.T) {
+	s := newStore(t)
+	runSession(t, s, "ex", seed(), 1)
+	os.WriteFile(s.Path("bad"), []byte("{corrupt"), 0o600)
+	for _, id := range []string{"ex", "bad"} {
+		before, _ := os.ReadFile(s.Path(id))
+		l := mustLock(t, s, id)
+		_, err := s.Begin(l, NewSession(id, "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+		if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), id) {
+			t.Errorf("%s: Begin over an existing file: %v", id, err)
+		}
+		if after, _ := os.ReadFile(s.Path(id)); string(after) != string(before) {
+			t.Errorf("%s: file changed", id)
+		}
+		l.Release()
+	}
+	// A continuation of a loaded session may replace its file.
+	old, err := s.Load("ex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := mustLock(t, s, "ex")
+	r := Restore(old, seed(), fp(seed()), ReuseStrict)
+	j := mustBegin(t, s, l, Continue(old, r, spec.Sequential, seed(), fp(seed()), t0))
+	j.Close()
+}
