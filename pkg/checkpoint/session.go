@@ -306,6 +306,12 @@ func (t *text) UnmarshalJSON(b []byte) error {
 		*t = ""
 		return nil
 	}
+	// Fast path for the common case, a result without escapes.
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b[1:len(b)-1], '\\') < 0 &&
+		bytes.IndexByte(b[1:len(b)-1], '"') < 0 && utf8.Valid(b[1:len(b)-1]) {
+		*t = text(b[1 : len(b)-1])
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"math"
@@ -899,4 +900,17 @@ func TestBeginNeverOverwrites(t *testing.T) {
 	r := Restore(old, seed(), fp(seed()), ReuseStrict)
 	j := mustBegin(t, s, l, Continue(old, r, spec.Sequential, seed(), fp(seed()), t0))
 	j.Close()
+}
+
+func TestTextRoundTrip(t *testing.T) {
+	for _, s := range []string{"", "plain", "a\"b", `back\slash`, "nl\n\ttab", "\x00\x01\x1f", "é ✓ 😀", "\xff", "ok\xc3", "<&>", "\u2028", `{"$base64":"AA=="}`} {
+		b, err := text(s).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back text
+		if err := json.Unmarshal(b, &back); err != nil || string(back) != s {
+			t.Errorf("%q -> %s -> %q (%v)", s, b, back, err)
+		}
+	}
 }
