@@ -147,6 +147,13 @@ func commandArgs(c *cli.Context) (args []string, help bool, err error) {
 		}
 	}
 	all := c.Args().Slice()
+	// urfave/cli (the flag package) stops at the first argument that does
+	// not start with "-", and consumes a "--" it meets before any argument.
+	// So arguments that start with a flag-like word only follow such a "--":
+	// they are all arguments, as a session id such as "-x" (a valid id).
+	if len(all) > 0 && len(all[0]) > 1 && all[0][0] == '-' {
+		return all, false, nil
+	}
 	args = []string{}
 	for i := 0; i < len(all); i++ {
 		a := all[i]
