@@ -74,16 +74,16 @@ type Observer interface {
 	Observe(Event)
 }
 
-// Status is where a task stands within a run.
-type Status int
+// status is where a task stands within a run.
+type status int
 
 const (
-	Pending Status = iota
-	Running
-	Completed
-	FailedStatus
-	SkippedStatus
-	Waiting // a human task without a decision
+	stPending status = iota
+	stRunning
+	stCompleted
+	stFailed
+	stSkipped
+	stWaiting // a human task without a decision
 )
 
 // StoreError is a Recorder failure: the run stopped because its progress
@@ -134,7 +134,7 @@ type Engine struct {
 }
 
 type taskState struct {
-	status   Status
+	status   status
 	out      Output
 	attempts int
 	restored bool
@@ -244,7 +244,7 @@ func (e *Engine) setup() error {
 		}
 		st := &e.tasks[i]
 		if route, ok := e.route(i, out.Raw); ok {
-			st.status, st.out, st.restored, st.chosen = Completed, out, true, route
+			st.status, st.out, st.restored, st.chosen = stCompleted, out, true, route
 		} else {
 			// The routes changed since (they are not in the fingerprint):
 			// the task decides again.
@@ -326,11 +326,11 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 					if stopping() || running >= parallel {
 						break
 					}
-					if e.tasks[i].status != Pending || !e.ready(i) {
+					if e.tasks[i].status != stPending || !e.ready(i) {
 						continue
 					}
 					if reason := e.skipReason(i); reason != "" {
-						e.tasks[i].status = SkippedStatus
+						e.tasks[i].status = stSkipped
 						_ = e.record(Event{Type: TaskSkipped, Index: i, Task: e.Team.Tasks[i].Name, Agent: e.Team.Tasks[i].Agent, Reason: reason})
 						progressed = true
 						continue
@@ -341,16 +341,16 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 						} else if h != nil {
 							// Independent branches go on; what needs
 							// the decision waits for the next run.
-							e.tasks[i].status = Waiting
+							e.tasks[i].status = stWaiting
 							halts = append(halts, h)
-						} else if e.tasks[i].status == FailedStatus {
+						} else if e.tasks[i].status == stFailed {
 							failed = true
 						}
 						progressed = true
 						continue
 					}
 					job := e.job(i)
-					e.tasks[i].status = Running
+					e.tasks[i].status = stRunning
 					running++
 					go func() { results <- e.attempts(runCtx, job) }()
 				}
@@ -359,7 +359,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		if running == 0 {
 			if !stopping() && len(halts) == 0 {
 				for i := range e.tasks {
-					if e.tasks[i].status == Pending {
+					if e.tasks[i].status == stPending {
 						stuck = append(stuck, e.Team.Tasks[i].Name)
 					}
 				}
@@ -369,7 +369,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		d := <-results
 		running--
 		if e.storeFailed() {
-			e.tasks[d.i].status = Pending
+			e.tasks[d.i].status = stPending
 			cancel()
 			continue
 		}
@@ -377,7 +377,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			cancel()
 			continue
 		}
-		if e.tasks[d.i].status == FailedStatus {
+		if e.tasks[d.i].status == stFailed {
 			failed = true
 		}
 	}
@@ -433,7 +433,7 @@ func (e *Engine) agentOf(i int) *spec.Agent {
 // ready: every task this one waits for is completed or skipped.
 func (e *Engine) ready(i int) bool {
 	for _, d := range e.deps[i] {
-		if s := e.tasks[d].status; s != Completed && s != SkippedStatus {
+		if s := e.tasks[d].status; s != stCompleted && s != stSkipped {
 			return false
 		}
 	}
@@ -447,9 +447,9 @@ func (e *Engine) skipReason(i int) string {
 		gs := e.tasks[g]
 		gname := e.Team.Tasks[g].Name
 		switch gs.status {
-		case SkippedStatus:
+		case stSkipped:
 			return fmt.Sprintf("%s was skipped", gname)
-		case Completed:
+		case stCompleted:
 			if !slices.Contains(gs.chosen, name) {
 				return fmt.Sprintf("%s routed %q elsewhere", gname, strings.TrimSpace(gs.out.Raw))
 			}
@@ -457,7 +457,7 @@ func (e *Engine) skipReason(i int) string {
 	}
 	if e.Team.Process == spec.Workflow && len(e.Context[i]) > 0 {
 		for _, c := range e.Context[i] {
-			if e.tasks[c].status != SkippedStatus {
+			if e.tasks[c].status != stSkipped {
 				return ""
 			}
 		}
@@ -469,7 +469,7 @@ func (e *Engine) skipReason(i int) string {
 func (e *Engine) contextOf(i int) []ContextOutput {
 	var out []ContextOutput
 	for _, c := range e.Context[i] {
-		if e.tasks[c].status == Completed {
+		if e.tasks[c].status == stCompleted {
 			out = append(out, ContextOutput{Task: e.Team.Tasks[c].Name, Output: e.tasks[c].out})
 		}
 	}
@@ -601,7 +601,7 @@ func (e *Engine) finish(d attemptDone) error {
 	}
 	var se *StoreError
 	if errors.As(d.err, &se) {
-		st.status = Pending
+		st.status = stPending
 		return d.err
 	}
 	ev := Event{Index: d.i, Task: t.Name, Agent: t.Agent, Attempt: d.attempt, RetryCount: max(d.attempt-1, 0)}
@@ -610,17 +610,17 @@ func (e *Engine) finish(d attemptDone) error {
 	}
 	switch {
 	case d.interrupted:
-		st.status = Pending
+		st.status = stPending
 		ev.Type = TaskInterrupted
 		ev.Error = "interrupted"
 	case d.err != nil:
-		st.status = FailedStatus
+		st.status = stFailed
 		st.err = d.err.Error()
 		ev.Type = TaskFailed
 		ev.Error = d.err.Error()
 	default:
 		route, _ := e.route(d.i, d.res.Raw)
-		st.status, st.chosen = Completed, route
+		st.status, st.chosen = stCompleted, route
 		st.out = Output{Description: d.desc, Raw: d.res.Raw, Agent: t.Agent, OutputFormat: "RAW"}
 		ev.Type = TaskCompleted
 		ev.Result = d.res.Raw
@@ -651,20 +651,20 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 		}
 	}
 	for i, st := range e.tasks {
-		if st.status == Completed && !read[i] {
+		if st.status == stCompleted && !read[i] {
 			s.Outputs = append(s.Outputs, TaskOutput{Task: e.Team.Tasks[i].Name, Result: st.out.Raw})
 		}
 	}
 	for i, st := range e.tasks {
 		switch {
-		case st.status == Completed && st.restored:
+		case st.status == stCompleted && st.restored:
 			s.Restored++
-		case st.status == Completed:
+		case st.status == stCompleted:
 			s.Ran++
-		case st.status == FailedStatus:
+		case st.status == stFailed:
 			s.Failed++
 			s.FailedTasks = append(s.FailedTasks, e.Team.Tasks[i].Name)
-		case st.status == SkippedStatus:
+		case st.status == stSkipped:
 			s.Skipped++
 		default:
 			s.Pending++

@@ -23,22 +23,16 @@ type IO struct {
 // NewIO inspects out: a terminal gets live progress, and colour unless
 // NO_COLOR is set (to anything) or TERM is dumb.
 func NewIO(out, errw io.Writer, getenv func(string) string) IO {
-	io := IO{Out: out, Err: errw}
+	s := IO{Out: out, Err: errw}
 	if f, ok := out.(*os.File); ok {
 		fd := f.Fd()
-		io.IsTerminal = isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
+		s.IsTerminal = isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
 	}
-	if io.IsTerminal && getenv("TERM") == "dumb" {
-		io.IsTerminal = false
+	if s.IsTerminal && getenv("TERM") == "dumb" {
+		s.IsTerminal = false
 	}
-	_, noColor := lookup(getenv, "NO_COLOR")
-	io.Color = io.IsTerminal && !noColor
-	return io
-}
-
-func lookup(getenv func(string) string, key string) (string, bool) {
-	v := getenv(key)
-	return v, v != ""
+	s.Color = s.IsTerminal && getenv("NO_COLOR") == ""
+	return s
 }
 
 // Mode picks the output format.
@@ -57,17 +51,17 @@ type Reporter interface {
 }
 
 // NewReporter returns the reporter for a mode and the IO's capabilities.
-func NewReporter(io IO, mode Mode) Reporter {
+func NewReporter(s IO, mode Mode) Reporter {
 	switch mode {
 	case ModeJSON:
-		return &jsonReporter{enc: json.NewEncoder(io.Out)}
+		return &jsonReporter{enc: json.NewEncoder(s.Out)}
 	case ModeQuiet:
-		return &textReporter{io: io, quiet: true}
+		return &textReporter{io: s, quiet: true}
 	}
-	if io.IsTerminal {
-		return newLiveReporter(io)
+	if s.IsTerminal {
+		return newLiveReporter(s)
 	}
-	return &textReporter{io: io}
+	return &textReporter{io: s}
 }
 
 type jsonReporter struct {
@@ -262,8 +256,8 @@ type liveReporter struct {
 	done    chan struct{}
 }
 
-func newLiveReporter(io IO) *liveReporter {
-	r := &liveReporter{io: io, st: style{on: io.Color}, running: map[string]time.Time{},
+func newLiveReporter(s IO) *liveReporter {
+	r := &liveReporter{io: s, st: style{on: s.Color}, running: map[string]time.Time{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go r.tick()
 	return r
