@@ -98,10 +98,10 @@ func runCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "continue", Usage: "resume the session (--session, else the project's active one)"},
 			&cli.StringFlag{Name: "session", Usage: "the session `ID`"},
-			&cli.GenericFlag{Name: "var", Usage: "set a variable of the shared state (repeatable)", Value: vars, DefaultText: "`key=value`"},
-			&cli.IntFlag{Name: "max-parallel", Value: 4, Usage: "workflow: tasks run at once"},
-			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "on a changed task set: strict (restore nothing) or unchanged (reuse unchanged tasks)"},
-			&cli.GenericFlag{Name: "wait", Value: wait, Usage: "wait for a session held by another run (--wait, or --wait=DUR)", DefaultText: "fail at once"},
+			&cli.GenericFlag{Name: "var", Usage: "set `KEY=VALUE` in the shared state (repeatable)", Value: vars},
+			&cli.IntFlag{Name: "max-parallel", Value: 4, Usage: "workflow: at most `N` tasks at once"},
+			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "when the task set changed: strict (restore no output) or unchanged (reuse unchanged tasks); `MODE`: strict|unchanged"},
+			&cli.GenericFlag{Name: "wait", Value: wait, Usage: "when another run holds the session, wait for it (alone: as long as it takes; --wait=`DUR`: at most DUR)", DefaultText: "exit 4 at once"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON event per line on stdout"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "only warnings, errors, halts and an unsuccessful summary"},
 		},
@@ -114,6 +114,9 @@ func runCommand() *cli.Command {
 			return withCode(exitUsage, err)
 		}
 		if args == nil {
+			if lin := c.Lineage(); len(lin) > 1 {
+				return cli.ShowCommandHelp(lin[1], cmd.Name)
+			}
 			return cli.ShowCommandHelp(c, cmd.Name)
 		}
 		switch len(args) {
