@@ -91,14 +91,20 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	if a.Memory {
 		defer l.lockAgent(a.Name)()
 	}
-	if job.Task.Timeout > 0 {
+	// The task's timeout bounds the whole attempt, retries of the client
+	// included; llm.timeout bounds each request.
+	timeout := job.Task.Timeout
+	if timeout <= 0 {
+		timeout = a.Timeout
+	}
+	if timeout > 0 {
 		parent := ctx
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, job.Task.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 		defer func() {
 			if err != nil && ctx.Err() != nil && parent.Err() == nil {
-				err = fmt.Errorf("timed out after %s: %w", job.Task.Timeout, err)
+				err = fmt.Errorf("timed out after %s: %w", timeout, err)
 			}
 		}()
 	}
