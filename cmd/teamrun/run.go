@@ -175,8 +175,8 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 		return withCode(runner.ExitCodeOf(sig), err)
 	case errors.As(err, &ue):
 		var list spec.ErrorList
-		if errors.As(err, &list) {
-			return exitf(exitUsage, "%s", list.Error())
+		if errors.As(err, &list) && len(list) > 0 {
+			return exitf(exitUsage, "%s is invalid; nothing was run:\n%s", list[0].File, list.Error())
 		}
 		return withCode(exitUsage, err)
 	case errors.Is(err, checkpoint.ErrBadID):

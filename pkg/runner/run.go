@@ -55,11 +55,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	team, err := spec.Load(o.SpecPath)
 	if err != nil {
-		var el spec.ErrorList
-		if errors.As(err, &el) {
-			return nil, &UsageError{Err: err}
-		}
-		return nil, &UsageError{Err: err}
+		return nil, &UsageError{Err: err} // a spec.ErrorList, or an unreadable file
 	}
 	rep := NewReporter(o.IO, o.Mode)
 	defer rep.Close()
