@@ -448,6 +448,9 @@ func (s *Store) Decide(ctx context.Context, id, task, value string) error {
 	}
 	defer l.Release()
 	sess, err := s.Load(id)
+	if errors.Is(err, ErrNotFound) {
+		_ = os.Remove(s.lockPath(id)) // leave no litter for a session that is not there
+	}
 	if err != nil {
 		return err
 	}

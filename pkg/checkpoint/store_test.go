@@ -689,6 +689,9 @@ func TestDecide(t *testing.T) {
 	if err := s.Decide(ctx, "missing", "review", "approve"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown session: %v", err)
 	}
+	if _, err := os.Stat(s.lockPath("missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Decide on a missing session left a lock file: %v", err)
+	}
 	if err := s.Decide(ctx, "dec", "review", "approve"); err != nil {
 		t.Fatal(err)
 	}
