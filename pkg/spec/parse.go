@@ -380,6 +380,8 @@ func (b *builder) check() {
 					b.errorf(it, it.pos, "%s", unknownRef("task", name, taskNames, "a condition routes to tasks of this file"))
 				} else if j == i {
 					b.errorf(it, it.pos, "a task cannot route to itself")
+				} else if j < i && t.Process != Workflow {
+					b.errorf(it, it.pos, "task %q comes earlier in the file; in a sequential team it has run before %q decides, so a condition routes only to later tasks (move it after %q, or use process: workflow)", name, tk.Name, tk.Name)
 				}
 			}
 			if len(tk.Options) > 0 && !contains(tk.Options, r.Value) {
@@ -393,7 +395,10 @@ func (b *builder) check() {
 	b.checkCycles(index)
 }
 
-// checkCycles reports each context cycle once, at the first of its tasks.
+// checkCycles reports each dependency cycle once, at the first of its tasks.
+// A task waits for its context tasks and, in a workflow, for every task whose
+// condition routes to it (the route decides whether it runs), so a cycle may
+// go through condition routes too.
 func (b *builder) checkCycles(index map[string]int) {
 	t := b.team
 	const (
@@ -401,6 +406,37 @@ func (b *builder) checkCycles(index map[string]int) {
 		grey
 		black
 	)
+	// routedBy[j]: the tasks whose condition routes to task j (workflow only;
+	// a sequential team runs in file order and routes only forward).
+	routedBy := make(map[int][]int)
+	if t.Process == Workflow {
+		for i, tk := range t.Tasks {
+			for _, r := range tk.Condition {
+				for _, name := range r.Next {
+					if j, ok := index[name]; ok && j != i {
+						routedBy[j] = append(routedBy[j], i)
+					}
+				}
+			}
+		}
+	}
+	deps := func(i int) []int {
+		var out []int
+		for _, name := range t.Tasks[i].Context {
+			if j, ok := index[name]; ok && j != i {
+				out = append(out, j)
+			}
+		}
+		return append(out, routedBy[i]...)
+	}
+	isRoute := func(from, to int) bool { // from waits for to only because to routes to from
+		for _, name := range t.Tasks[from].Context {
+			if j, ok := index[name]; ok && j == to {
+				return false
+			}
+		}
+		return true
+	}
 	color := make([]int, len(t.Tasks))
 	var stack []int
 	var visit func(i int) bool
@@ -408,11 +444,7 @@ func (b *builder) checkCycles(index map[string]int) {
 	visit = func(i int) bool {
 		color[i] = grey
 		stack = append(stack, i)
-		for _, name := range t.Tasks[i].Context {
-			j, ok := index[name]
-			if !ok || j == i {
-				continue
-			}
+		for _, j := range deps(i) {
 			if color[j] == grey {
 				// The cycle is the stack from j on.
 				start := 0
@@ -430,8 +462,19 @@ func (b *builder) checkCycles(index map[string]int) {
 					}
 				}
 				names = append(names, t.Tasks[j].Name)
+				cycle := append(append([]int{}, stack[start:]...), j)
+				var routes []string
+				for k := 0; k+1 < len(cycle); k++ {
+					if isRoute(cycle[k], cycle[k+1]) {
+						routes = append(routes, fmt.Sprintf("%s waits for %s, whose condition routes to it", t.Tasks[cycle[k]].Name, t.Tasks[cycle[k+1]].Name))
+					}
+				}
 				src := b.tasks[first]
-				b.errorf(src, src.kpos, "context forms a cycle: %s", strings.Join(names, " -> "))
+				if len(routes) == 0 {
+					b.errorf(src, src.kpos, "context forms a cycle: %s", strings.Join(names, " -> "))
+				} else {
+					b.errorf(src, src.kpos, "context and condition form a cycle: %s (%s); none of these tasks could ever start", strings.Join(names, " -> "), strings.Join(routes, ", "))
+				}
 				reported = true
 				return true
 			}

@@ -56,6 +56,8 @@ func TestInvalidSpecs(t *testing.T) {
 		{"two-kinds.yaml", []string{`two-kinds.yaml:2:3: agents.w: has llm and shell: an agent is either an LLM agent (llm) or a command agent (shell or command), so keep exactly one`}},
 		{"no-kind.yaml", []string{`no-kind.yaml:2:3: agents.writer: has no llm, shell or command: give it one, or set the team's llm`}},
 		{"human-reserved.yaml", []string{`human-reserved.yaml:2:3: agents.human: "human" is reserved for tasks that wait for a human decision; rename this agent`}},
+		{"condition-cycle.yaml", []string{`condition-cycle.yaml:6:3: tasks.draft: context and condition form a cycle: draft -> review -> draft (draft waits for review, whose condition routes to it); none of these tasks could ever start`}},
+		{"condition-backward.yaml", []string{`condition-backward.yaml:14:16: tasks.review.condition.reject[0]: task "draft" comes earlier in the file; in a sequential team it has run before "review" decides, so a condition routes only to later tasks (move it after "review", or use process: workflow)`}},
 		{"condition-unknown-target.yaml", []string{`condition-unknown-target.yaml:12:16: tasks.review.condition.reject[0]: unknown task "revize" (did you mean "revise"?)`}},
 		{"options-not-human.yaml", []string{`options-not-human.yaml:8:5: tasks.review.options: only a task whose agent is "human" has options`}},
 		{"condition-not-in-options.yaml", []string{`condition-not-in-options.yaml:11:7: tasks.review.condition.approved: "approved" is not one of the task's options (approve, reject)`}},
