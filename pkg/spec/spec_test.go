@@ -32,6 +32,8 @@ func TestInvalidSpecs(t *testing.T) {
 		want []string // every line of the error, in order
 	}{
 		{"syntax-error.yaml", []string{`syntax-error.yaml:6:1: invalid YAML: found unexpected end of stream`}},
+		{"not-utf8.yaml", []string{`not-utf8.yaml:6:22: the file is not UTF-8: byte 0xE9 here is not part of a UTF-8 character (save the file as UTF-8)`}},
+		{"tab-indent.yaml", []string{`tab-indent.yaml:6:1: invalid YAML: found character that cannot start any token: a tab in the indentation (YAML indents with spaces only)`}},
 		{"empty.yaml", []string{"empty.yaml:1:1: the file is empty: expected a team with agents and tasks (see `teamrun schema`)"}},
 		{"top-level-list.yaml", []string{`top-level-list.yaml:1:1: expected a mapping with agents and tasks at the top, got a list`}},
 		{"unknown-top-key.yaml", []string{

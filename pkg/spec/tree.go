@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -177,10 +178,13 @@ func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Column: n.Column} }
 // parseTree reads data as one YAML document. It returns a nil tree for an
 // empty document.
 func parseTree(file string, data []byte) (*tree, ErrorList) {
+	if d, bad := notUTF8(file, data); bad {
+		return nil, ErrorList{d}
+	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, ErrorList{syntaxError(file, err)}
+		return nil, ErrorList{tabHint(syntaxError(file, err), data)}
 	}
 	// A second document would be silently ignored: say so instead.
 	var next yaml.Node
@@ -204,6 +208,49 @@ func parseTree(file string, data []byte) (*tree, ErrorList) {
 		return nil, ErrorList{{File: file, Line: root.Line, Column: root.Column, Message: "the document expands to too many values through aliases"}}
 	}
 	return t, c.diags
+}
+
+// notUTF8 reports the first byte that is not UTF-8, where yaml.v3 would say
+// "invalid trailing UTF-8 octet" at line 1. Files with a UTF-16 byte order
+// mark are left to yaml.v3, which reads them.
+func notUTF8(file string, data []byte) (Diagnostic, bool) {
+	if utf8.Valid(data) || bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF}) {
+		return Diagnostic{}, false
+	}
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return Diagnostic{File: file, Line: line, Column: col,
+				Message: fmt.Sprintf("the file is not UTF-8: byte 0x%02X here is not part of a UTF-8 character (save the file as UTF-8)", data[i])}, true
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += n
+	}
+	return Diagnostic{}, false
+}
+
+// tabHint points at the tab when yaml.v3 stops at one in a line's
+// indentation: YAML indents with spaces only.
+func tabHint(d Diagnostic, data []byte) Diagnostic {
+	if !strings.Contains(d.Message, "found character that cannot start any token") {
+		return d
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	if d.Line < 1 || d.Line > len(lines) {
+		return d
+	}
+	l := lines[d.Line-1]
+	indent := len(l) - len(bytes.TrimLeft(l, " \t"))
+	if i := bytes.IndexByte(l[:indent], '\t'); i >= 0 {
+		d.Column = i + 1
+		d.Message += ": a tab in the indentation (YAML indents with spaces only)"
+	}
+	return d
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
