@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -85,7 +84,7 @@ func (g *Groups) KillAll() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for pid := range g.pgid {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = killGroup(pid)
 	}
 }
 
@@ -108,12 +107,8 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, er
 	default:
 		return nil, &CommandError{ExitCode: -1, Err: errors.New("the agent has neither shell nor command")}
 	}
-	// Own process group, so that the whole tree can be killed; Pdeathsig
-	// takes the child down with teamrun even on a kill -9 of teamrun.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error {
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	cmd.SysProcAttr = procAttr()
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	// A grandchild that keeps stdout open must not hold the task forever.
 	cmd.WaitDelay = 2 * time.Second
 	cmd.Dir = cs.Dir
@@ -134,7 +129,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, er
 	err := cmd.Wait()
 	if ctx.Err() != nil {
 		// Whatever the leader did, nothing of the group may outlive the task.
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = killGroup(pid)
 	}
 	groups.removeIfSet(pid)
 	if err == nil {
