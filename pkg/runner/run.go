@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -49,6 +50,7 @@ func usagef(format string, args ...any) error {
 // *UsageError, a store failure (errors.Is checkpoint.ErrStore or a
 // *StoreError), or a held session (errors.Is checkpoint.ErrLocked).
 func Run(ctx context.Context, o Options) (*Summary, error) {
+	started := time.Now()
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -197,6 +199,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// What the engine takes over from the checkpoint.
 	e := &Engine{
 		Session:       id,
+		Started:       started,
 		Team:          team,
 		Render:        spec.Render,
 		State:         state,
@@ -301,22 +304,24 @@ func pickSession(o Options, team *spec.Team, store *checkpoint.Store, project *c
 	if active == "" {
 		return fresh, []string{fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh)}, nil
 	}
-	ok, err := store.Exists(active)
-	if err != nil {
-		return "", nil, err
-	}
-	if ok {
-		return active, nil, nil
-	}
-	// The active session is not in this store (another TEAMRUN_HOME, or
-	// deleted): say so, audit it, then fall back.
-	notes := []string{fmt.Sprintf("%s names the active session %s, which is missing from %s", filepath.Join(project.Dir(), "state.json"), active, store.Dir())}
-	if err := project.Audit(checkpoint.AuditRecord{Event: checkpoint.EventMissing, Session: active, Store: store.Dir()}); err != nil {
-		return "", nil, err
-	}
 	list, err := store.List()
 	if err != nil {
 		return "", nil, err
+	}
+	var notes []string
+	if i := slices.IndexFunc(list, func(s checkpoint.Summary) bool { return s.ID == active }); i < 0 {
+		// The active session is not in this store (another TEAMRUN_HOME,
+		// or deleted): say so, audit it, then fall back.
+		notes = append(notes, fmt.Sprintf("%s names the active session %s, which is missing from %s", filepath.Join(project.Dir(), "state.json"), active, store.Dir()))
+		if err := project.Audit(checkpoint.AuditRecord{Event: checkpoint.EventMissing, Session: active, Store: store.Dir()}); err != nil {
+			return "", nil, err
+		}
+	} else if s := list[i]; s.Err == nil && s.SpecPath != "" && s.SpecPath != specAbs {
+		// Another spec of the same folder ran last: its session is not
+		// this one's to take over.
+		notes = append(notes, fmt.Sprintf("the active session %s belongs to %s, not to this spec", active, s.SpecPath))
+	} else {
+		return active, nil, nil
 	}
 	var best *checkpoint.Summary
 	for i := range list {
