@@ -142,6 +142,13 @@ func planSession(c *cli.Context, project *checkpoint.Project, specAbs string) (s
 	if err != nil {
 		return nil, nil, nil, storeExit(err)
 	}
+	if sess.SpecPath != "" && filepath.Clean(sess.SpecPath) != filepath.Clean(specAbs) {
+		// Two specs in one folder share the active session: say that run
+		// --continue would carry the other spec's session over to this one.
+		w := fmt.Sprintf("session %s was saved for %s, not %s: run --continue would resume it with this file's tasks (pass --session ID to pick another session)", sess.ID, sess.SpecPath, specAbs)
+		adminWarnf(c, "%s", w)
+		warnings = append(warnings, w)
+	}
 	return sess, notes, warnings, nil
 }
 
