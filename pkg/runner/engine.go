@@ -323,14 +323,21 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	stopping := func() bool {
 		return failed || ctx.Err() != nil || e.storeFailed()
 	}
+	lo := 0 // tasks before lo are no longer pending
 	for {
 		if !stopping() {
 			progressed := true
 			for progressed && !stopping() {
 				progressed = false
-				for i := range e.tasks {
+				for lo < len(e.tasks) && e.tasks[lo].status != stPending {
+					lo++
+				}
+				for i := lo; i < len(e.tasks); i++ {
 					if stopping() || running >= parallel {
 						break
+					}
+					if e.Team.Process != spec.Workflow && i > lo {
+						break // sequential: only the first pending task can be next
 					}
 					if e.tasks[i].status != stPending || !e.ready(i) {
 						continue

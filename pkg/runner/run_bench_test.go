@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // BenchmarkRunRestored1000 is the in-process part of a fully restored
@@ -58,3 +60,29 @@ func BenchmarkRunCold200(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*200), "ns/task")
 }
+
+// BenchmarkEngine10000 is the scheduler alone: 10,000 sequential tasks with
+// an executor and a recorder that do nothing. Its cost per task must not
+// grow with the number of tasks.
+func BenchmarkEngine10000(b *testing.B) {
+	for _, process := range []spec.Process{spec.Sequential, spec.Workflow} {
+		b.Run(string(process), func(b *testing.B) {
+			var tasks []*spec.Task
+			for i := range 10000 {
+				tasks = append(tasks, task(fmt.Sprintf("t%d", i)))
+			}
+			tm, cx := team(process, tasks...)
+			for range b.N {
+				e := newEngine(tm, cx, &fakeExec{fn: func(context.Context, *Job) (Result, error) { return Result{}, nil }}, nopRecorder{})
+				if sum, err := e.Run(context.Background()); err != nil || sum.Ran != 10000 {
+					b.Fatalf("%v %+v", err, sum)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*10000), "ns/task")
+		})
+	}
+}
+
+type nopRecorder struct{}
+
+func (nopRecorder) Record(Event) error { return nil }
