@@ -101,7 +101,11 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, er
 	var cmd *exec.Cmd
 	switch {
 	case cs.Shell != "":
-		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", cs.Shell)
+		if argv, ok := simpleCommand(cs.Shell); ok {
+			cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+		} else {
+			cmd = exec.CommandContext(ctx, "/bin/sh", "-c", cs.Shell)
+		}
 	case len(cs.Argv) > 0:
 		cmd = exec.CommandContext(ctx, cs.Argv[0], cs.Argv[1:]...)
 	default:
@@ -192,3 +196,40 @@ func (t *tailBuffer) String() string {
 }
 
 var _ io.Writer = (*tailBuffer)(nil)
+
+// shellBuiltins are names a shell runs itself, differently from a program
+// of the same name or with an effect on the shell; such lines keep the
+// shell.
+var shellBuiltins = map[string]bool{
+	"alias": true, "bg": true, "break": true, "cd": true, "command": true, "continue": true,
+	"echo": true, "eval": true, "exec": true, "exit": true, "export": true, "fc": true,
+	"fg": true, "getopts": true, "hash": true, "jobs": true, "kill": true, "local": true,
+	"printf": true, "pwd": true, "read": true, "readonly": true, "return": true, "set": true,
+	"shift": true, "test": true, "times": true, "trap": true, "type": true, "ulimit": true,
+	"umask": true, "unalias": true, "unset": true, "wait": true,
+}
+
+// simpleCommand returns the argv of a shell line that /bin/sh would run as
+// one program with literal arguments: words of plain characters split by
+// blanks, the first neither an assignment nor a builtin, and found in PATH.
+// Such a line skips the shell, as make does, which saves a shell start per
+// task; anything else (quotes, $, globs, redirections, ;, |, newlines, …)
+// goes to /bin/sh -c.
+func simpleCommand(line string) ([]string, bool) {
+	for _, r := range line {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune(" \t-_./,:+@%=", r):
+		default:
+			return nil, false
+		}
+	}
+	words := strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' })
+	if len(words) == 0 || strings.Contains(words[0], "=") || shellBuiltins[words[0]] {
+		return nil, false
+	}
+	if _, err := exec.LookPath(words[0]); err != nil {
+		return nil, false // let the shell say "not found", as users know it
+	}
+	return words, true
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -151,6 +152,37 @@ func TestEnvName(t *testing.T) {
 	for in, want := range map[string]string{"topic": "TOPIC", "my-var": "MY_VAR", "a.b": "A_B", "ünï": "_N_", "X9_y": "X9_Y"} {
 		if got := EnvName(in); got != want {
 			t.Errorf("EnvName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSimpleCommand(t *testing.T) {
+	tests := []struct {
+		line string
+		want []string // nil: through /bin/sh -c
+	}{
+		{"true", []string{"true"}},
+		{"wc -w", []string{"wc", "-w"}},
+		{"  sort\t-u  ", []string{"sort", "-u"}},
+		{"sort -t, -k2 --key=1,1", []string{"sort", "-t,", "-k2", "--key=1,1"}},
+		{"", nil},
+		{"echo hi", nil},     // a builtin that differs from /bin/echo
+		{"exit 3", nil},      // a special builtin
+		{"FOO=1 env", nil},   // an assignment
+		{"cat $FILE", nil},   // expansion
+		{"cat *.txt", nil},   // glob
+		{"wc -w < in", nil},  // redirection
+		{"true; false", nil}, // a list
+		{"true\nfalse", nil}, // two commands
+		{"grep 'a b'", nil},  // quotes
+		{"tr a-z A-Z", []string{"tr", "a-z", "A-Z"}},
+		{"no-such-program-xyz", nil}, // the shell reports it
+		{"ls ~", nil},                // tilde expansion
+	}
+	for _, tt := range tests {
+		got, ok := simpleCommand(tt.line)
+		if ok != (tt.want != nil) || !slices.Equal(got, tt.want) {
+			t.Errorf("simpleCommand(%q) = %q, %v; want %q", tt.line, got, ok, tt.want)
 		}
 	}
 }
