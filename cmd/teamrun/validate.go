@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/plan"
 	"github.com/teamrun/teamrun/pkg/spec"
 	"github.com/teamrun/teamrun/schemas"
 )
@@ -32,6 +35,13 @@ func validateCommand() *cli.Command {
 					continue
 				}
 				printSpecWarnings(c.App.ErrWriter, team)
+				if problems := modelProblems(path, team); len(problems) > 0 {
+					bad++
+					for _, p := range problems {
+						fmt.Fprintln(c.App.ErrWriter, p)
+					}
+					continue
+				}
 				fmt.Fprintf(c.App.Writer, "%s: valid (%s, %s, %s)\n", path,
 					specPlural(len(team.Agents), "agent"), specPlural(len(team.Tasks), "task"), team.Process)
 			}
@@ -85,6 +95,34 @@ func fingerprintCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// modelProblems names the LLM agents, used by a task, that have no model
+// even after the project's config.yml default (llm.model), as run would refuse
+// them. It reads config.yml only when it exists: validate writes nothing.
+func modelProblems(path string, team *spec.Team) []string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return []string{fmt.Sprintf("teamrun: %s: %v", path, err)}
+	}
+	project := checkpoint.OpenProject(filepath.Dir(abs))
+	if err := plan.ApplyProjectLLM(team, project); err != nil {
+		return []string{"teamrun: " + err.Error()}
+	}
+	used := map[string]bool{}
+	for _, t := range team.Tasks {
+		used[t.Agent] = true
+	}
+	var out []string
+	for _, a := range team.Agents {
+		if a.Kind != spec.LLMAgent || !used[a.Name] || (a.LLM != nil && a.LLM.Model != "") {
+			continue
+		}
+		d := spec.Diagnostic{File: path, Line: a.Pos.Line, Column: a.Pos.Column, Path: "agents." + a.Name,
+			Message: fmt.Sprintf("no model: give it llm (or shell or command for a command agent), set the team's llm, or set llm.model in %s", project.ConfigPath())}
+		out = append(out, d.String())
+	}
+	return out
 }
 
 // parseVars reads --var key=value flags.

@@ -229,9 +229,10 @@ func (b *builder) nativeAgent(name string, v *tree) {
 		cp := *b.team.LLM
 		a.LLM = &cp
 	default:
-		if v.isMap() {
-			b.errorf(v, v.kpos, "has no llm, shell or command: give it one, or set the team's llm")
-		}
+		// An LLM agent that names no model: the project's config.yml may
+		// supply one (llm.model, DESIGN §5); run refuses it, before anything is
+		// written, when none does, and validate reports it.
+		a.Kind = LLMAgent
 	}
 	b.team.Agents = append(b.team.Agents, a)
 }

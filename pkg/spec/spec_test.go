@@ -57,7 +57,6 @@ func TestInvalidSpecs(t *testing.T) {
 		{"duplicate-task-list.yaml", []string{`duplicate-task-list.yaml:8:11: tasks[1].name: duplicate task name "draft" (first at line 5)`}},
 		{"duplicate-key.yaml", []string{`duplicate-key.yaml:4:5: agents.w.shell: duplicate key "shell" (first at line 3)`}},
 		{"two-kinds.yaml", []string{`two-kinds.yaml:2:3: agents.w: has llm and shell: an agent is either an LLM agent (llm) or a command agent (shell or command), so keep exactly one`}},
-		{"no-kind.yaml", []string{`no-kind.yaml:2:3: agents.writer: has no llm, shell or command: give it one, or set the team's llm`}},
 		{"human-reserved.yaml", []string{`human-reserved.yaml:2:3: agents.human: "human" is reserved for tasks that wait for a human decision; rename this agent`}},
 		{"condition-cycle.yaml", []string{`condition-cycle.yaml:6:3: tasks.draft: context and condition form a cycle: draft -> review -> draft (draft waits for review, whose condition routes to it); none of these tasks could ever start`}},
 		{"condition-backward.yaml", []string{`condition-backward.yaml:14:16: tasks.review.condition.reject[0]: task "draft" comes earlier in the file; in a sequential team it has run before "review" decides, so a condition routes only to later tasks (move it after "review", or use process: workflow)`}},
@@ -242,5 +241,37 @@ tasks:
 	}
 	if team.ContextOf(-1) != nil || team.ContextOf(99) != nil {
 		t.Error("ContextOf out of range must be nil")
+	}
+}
+
+// An agent with neither llm, shell nor command (and no team llm) is an LLM
+// agent without a model: the project's config.yml may give it one (llm.model);
+// validate and run refuse it when none does.
+func TestAgentWithoutModel(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		kind       AgentKind
+		model      string
+	}{
+		{"role only", "agents:\n  w:\n    role: Writer\ntasks:\n  t: {description: d, agent: w}\n", LLMAgent, ""},
+		{"empty mapping", "agents:\n  w: {}\ntasks:\n  t: {description: d, agent: w}\n", LLMAgent, ""},
+		{"team llm", "llm: m1\nagents:\n  w: {role: Writer}\ntasks:\n  t: {description: d, agent: w}\n", LLMAgent, "m1"},
+		{"shell", "agents:\n  w: {shell: cat}\ntasks:\n  t: {description: d, agent: w}\n", CommandAgent, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("a.yaml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := team.Agents[0]
+			model := ""
+			if a.LLM != nil {
+				model = a.LLM.Model
+			}
+			if a.Kind != tt.kind || model != tt.model {
+				t.Errorf("kind %v model %q, want %v %q", a.Kind, model, tt.kind, tt.model)
+			}
+		})
 	}
 }
