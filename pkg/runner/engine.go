@@ -134,6 +134,7 @@ type Engine struct {
 	byName   map[string]int
 	recMu    sync.Mutex
 	storeErr error
+	tokens   int // LLM tokens of the tasks completed in this run
 }
 
 type taskState struct {
@@ -638,6 +639,9 @@ func (e *Engine) finish(d attemptDone) error {
 		ev.Type = TaskCompleted
 		ev.Result = d.res.Raw
 		ev.Usage = d.res.Usage
+		if d.res.Usage != nil {
+			e.tokens += d.res.Usage.TotalTokens
+		}
 		ev.Memory = d.res.Memory
 		if t.OutputVariable != "" {
 			// Like $(...) in a shell: the trailing newlines of a command's
@@ -656,7 +660,7 @@ func (e *Engine) finish(d attemptDone) error {
 }
 
 func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
-	s := &Summary{Session: e.Session, Outcome: outcome, Total: len(e.tasks), Resume: e.ResumeCommand, Elapsed: Millis(elapsed)}
+	s := &Summary{Session: e.Session, Outcome: outcome, Total: len(e.tasks), Resume: e.ResumeCommand, Elapsed: Millis(elapsed), Tokens: e.tokens}
 	read := make([]bool, len(e.tasks))
 	for i := range e.tasks {
 		for _, c := range e.Context[i] {

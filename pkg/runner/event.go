@@ -100,6 +100,7 @@ type Summary struct {
 	Pending  int     `json:"pending"`        // not reached
 	Resume   string  `json:"resume_command"` // how to continue this session
 	Elapsed  Millis  `json:"elapsed_ms"`
+	Tokens   int     `json:"total_tokens,omitempty"` // LLM tokens of the tasks run now
 	// FailedTasks names the tasks that failed, in file order.
 	FailedTasks []string `json:"failed_tasks,omitempty"`
 	// Outputs are the results of the completed tasks no other task reads:

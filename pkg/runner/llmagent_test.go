@@ -175,6 +175,9 @@ func TestLLMPromptAndContext(t *testing.T) {
 	if tr.Result != "answer 1" || tr.Usage == nil || tr.Usage.TotalTokens != 14 || tr.Usage.PromptTokens != 11 {
 		t.Fatalf("draft's record %+v, usage %+v", tr, tr.Usage)
 	}
+	if sum.Tokens != 28 {
+		t.Errorf("summary counts %d tokens, want 28", sum.Tokens)
+	}
 	if !strings.Contains(out, `"usage":{"prompt_tokens":11,"completion_tokens":3,"total_tokens":14}`) {
 		t.Errorf("no usage in the events:\n%s", out)
 	}

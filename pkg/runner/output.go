@@ -236,7 +236,11 @@ func writeSummary(w io.Writer, s *Summary, st style) {
 	if s.Pending > 0 {
 		fmt.Fprintf(w, ", %d not run", s.Pending)
 	}
-	fmt.Fprintf(w, " of %d tasks in %s\n", s.Total, fmtDuration(time.Duration(s.Elapsed)))
+	fmt.Fprintf(w, " of %d tasks in %s", s.Total, fmtDuration(time.Duration(s.Elapsed)))
+	if s.Tokens > 0 {
+		fmt.Fprintf(w, ", %d LLM tokens", s.Tokens)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "session: %s\n", s.Session)
 	if s.Resume != "" {
 		fmt.Fprintf(w, "resume:  %s\n", s.Resume)
