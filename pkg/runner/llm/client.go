@@ -240,8 +240,8 @@ func transportError(actx context.Context, timeout time.Duration, err error) *Err
 // canceled reports a ctx that ended: the caller asked to stop, so there is
 // no retry, only what happened last.
 func canceled(ctx context.Context, model, shown string, last *Error) error {
-	err := ctx.Err()
-	if cause := context.Cause(ctx); cause != nil && cause != err {
+	var err error = stopped{ctx.Err()}
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
 		err = fmt.Errorf("%w: %w", err, cause)
 	}
 	if last != nil {
@@ -249,6 +249,19 @@ func canceled(ctx context.Context, model, shown string, last *Error) error {
 	}
 	return fmt.Errorf("model %q at %s: %w", model, shown, err)
 }
+
+// stopped is a ctx's end in words a user reads ("context deadline exceeded"
+// is Go's); errors.Is still matches context.Canceled or DeadlineExceeded.
+type stopped struct{ err error }
+
+func (s stopped) Error() string {
+	if errors.Is(s.err, context.DeadlineExceeded) {
+		return "stopped waiting for the answer: the time allowed ran out"
+	}
+	return "stopped waiting for the answer: the run was stopped"
+}
+
+func (s stopped) Unwrap() error { return s.err }
 
 func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 	if c.Sleep != nil {

@@ -638,3 +638,36 @@ func TestServerMessage(t *testing.T) {
 		}
 	}
 }
+
+// A ctx that ends reads as words, not as Go's "context deadline exceeded",
+// and still matches the context sentinel.
+func TestCanceledWording(t *testing.T) {
+	tests := []struct {
+		name   string
+		ctx    func() (context.Context, context.CancelFunc)
+		target error
+		want   string
+	}{
+		{"deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+		}, context.DeadlineExceeded, `model "m" at http://x/v1/chat/completions: stopped waiting for the answer: the time allowed ran out`},
+		{"cancel", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx, cancel
+		}, context.Canceled, `model "m" at http://x/v1/chat/completions: stopped waiting for the answer: the run was stopped`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			err := canceled(ctx, "m", "http://x/v1/chat/completions", nil)
+			if err.Error() != tt.want || !errors.Is(err, tt.target) {
+				t.Errorf("got %q (is %v: %v), want %q", err, tt.target, errors.Is(err, tt.target), tt.want)
+			}
+			if strings.Contains(err.Error(), "context") {
+				t.Errorf("Go's wording leaked: %v", err)
+			}
+		})
+	}
+}
