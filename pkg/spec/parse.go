@@ -90,6 +90,7 @@ type builder struct {
 	tasks  []*tree        // the source of each task, parallel to team.Tasks
 	taskAt map[string]int // task name -> index, for PraisonAI duplicates
 	agents map[string]bool
+	vars   *tree // the native variables mapping, for positions
 }
 
 func (b *builder) errorf(t *tree, p Pos, format string, args ...any) {
@@ -130,6 +131,7 @@ func (b *builder) native(root *tree) {
 
 func (b *builder) variables(v *tree) {
 	t := b.team
+	b.vars = v
 	t.Variables = map[string]any{}
 	if !v.isMap() {
 		return
@@ -403,6 +405,55 @@ func (b *builder) check() {
 		}
 	}
 	b.checkCycles(index)
+	b.checkEnvNames()
+}
+
+// checkEnvNames warns when two names of the shared state (variables and
+// output_variable) reach command agents as the same TEAMRUN_VAR_<NAME>
+// (upper case): the agents would see only one of them.
+func (b *builder) checkEnvNames() {
+	type named struct {
+		name string
+		at   *tree
+		pos  Pos
+	}
+	var names []named
+	if b.vars.isMap() {
+		for i, k := range b.vars.keys {
+			names = append(names, named{k, b.vars.vals[i], b.vars.vals[i].kpos})
+		}
+	}
+	for i, tk := range b.team.Tasks {
+		if ov := b.tasks[i].get("output_variable"); ov != nil && tk.OutputVariable != "" {
+			names = append(names, named{tk.OutputVariable, ov, ov.pos})
+		}
+	}
+	first := map[string]string{}
+	for _, n := range names {
+		env := envName(n.name)
+		prev, seen := first[env]
+		switch {
+		case !seen:
+			first[env] = n.name
+		case prev != n.name:
+			b.warnf(n.at, n.pos, "%q and %q both reach command agents as TEAMRUN_VAR_%s, so they see only one of them: rename one", prev, n.name, env)
+		}
+	}
+}
+
+// envName is a shared-state name after TEAMRUN_VAR_, as the runner makes it:
+// upper case, anything but ASCII letters, digits and _ replaced by _.
+func envName(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_':
+			return r
+		default:
+			return '_'
+		}
+	}, name)
 }
 
 // maxNameBytes is the longest file name most file systems take (NAME_MAX).

@@ -275,3 +275,34 @@ func TestAgentWithoutModel(t *testing.T) {
 		})
 	}
 }
+
+// Two shared-state names that differ only in case reach command agents as
+// one TEAMRUN_VAR_<NAME>: a warning says so; distinct names stay silent.
+func TestEnvNameCollisionWarning(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"variables", "variables: {topic: a, Topic: b}\nagents: {w: {shell: cat}}\ntasks:\n  t: {description: d, agent: w}\n",
+			[]string{`a.yaml:1:23: variables.Topic: "topic" and "Topic" both reach command agents as TEAMRUN_VAR_TOPIC, so they see only one of them: rename one`}},
+		{"output_variable", "variables: {words: x}\nagents: {w: {shell: cat}}\ntasks:\n  t: {description: d, agent: w, output_variable: Words}\n  u: {description: d, agent: w, output_variable: words}\n",
+			[]string{`a.yaml:4:50: tasks.t.output_variable: "words" and "Words" both reach command agents as TEAMRUN_VAR_WORDS, so they see only one of them: rename one`}},
+		{"same name twice is fine", "variables: {words: x}\nagents: {w: {shell: cat}}\ntasks:\n  t: {description: d, agent: w, output_variable: words}\n", nil},
+		{"distinct names", "variables: {a_b: 1, ab: 2}\nagents: {w: {shell: cat}}\ntasks:\n  t: {description: d, agent: w}\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("a.yaml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range team.Warnings {
+				got = append(got, w.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("warnings:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
