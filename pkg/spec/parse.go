@@ -216,6 +216,11 @@ func (b *builder) nativeAgent(name string, v *tree) {
 			s, _ := it.str()
 			a.Command = append(a.Command, s)
 		}
+		if len(c.items) > 0 {
+			if s, ok := c.items[0].str(); ok && strings.TrimSpace(s) == "" {
+				b.errorf(c.items[0], c.items[0].pos, "the program to run (the first item) is empty: name it, e.g. [wc, -w]")
+			}
+		}
 	} else if c != nil {
 		kinds = append(kinds, "command")
 	}
