@@ -99,7 +99,22 @@ func ResolveActive(s *Store, p *Project, specPath string) (Active, error) {
 		return Active{}, err
 	}
 	if ok {
-		a.ID = named
+		// Two specs in one folder share state.json: the other spec's
+		// session is not this one's to take over.
+		head, err := s.readHead(named)
+		if err != nil || specPath == "" || head.SpecPath == "" || filepath.Clean(head.SpecPath) == filepath.Clean(specPath) {
+			a.ID = named
+			return a, nil
+		}
+		a.Notes = append(a.Notes, fmt.Sprintf("the active session %s belongs to %s, not to this spec", named, head.SpecPath))
+		best, err := latestOf(s, p, specPath)
+		if err != nil {
+			return Active{}, err
+		}
+		if best != nil {
+			a.ID, a.Adopted = best.ID, true
+			a.Notes = append(a.Notes, fmt.Sprintf("continuing %s, the most recently updated session of %s in this store", best.ID, specPath))
+		}
 		return a, nil
 	}
 	a.Missing = true

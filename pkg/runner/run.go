@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -297,46 +296,22 @@ func pickSession(o Options, team *spec.Team, store *checkpoint.Store, project *c
 	if !o.Continue {
 		return fresh, nil, nil
 	}
-	active, err := project.Active()
+	act, err := checkpoint.ResolveActive(store, project, specAbs)
 	if err != nil {
 		return "", nil, err
 	}
-	if active == "" {
+	switch {
+	case act.ID != "":
+		return act.ID, act.Notes, nil
+	case act.Named == "":
 		return fresh, []string{fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh)}, nil
-	}
-	list, err := store.List()
-	if err != nil {
-		return "", nil, err
-	}
-	var notes []string
-	if i := slices.IndexFunc(list, func(s checkpoint.Summary) bool { return s.ID == active }); i < 0 {
-		// The active session is not in this store (another TEAMRUN_HOME,
-		// or deleted): say so, audit it, then fall back.
-		notes = append(notes, fmt.Sprintf("%s names the active session %s, which is missing from %s", filepath.Join(project.Dir(), "state.json"), active, store.Dir()))
-		if err := project.Audit(checkpoint.AuditRecord{Event: checkpoint.EventMissing, Session: active, Store: store.Dir()}); err != nil {
-			return "", nil, err
+	default:
+		notes := act.Notes
+		if n := len(notes); n > 0 {
+			notes[n-1] += ": starting " + fresh
 		}
-	} else if s := list[i]; s.Err == nil && s.SpecPath != "" && s.SpecPath != specAbs {
-		// Another spec of the same folder ran last: its session is not
-		// this one's to take over.
-		notes = append(notes, fmt.Sprintf("the active session %s belongs to %s, not to this spec", active, s.SpecPath))
-	} else {
-		return active, nil, nil
+		return fresh, notes, nil
 	}
-	var best *checkpoint.Summary
-	for i := range list {
-		s := &list[i]
-		if s.Err != nil || s.SpecPath != specAbs {
-			continue
-		}
-		if best == nil || s.UpdatedAt.After(best.UpdatedAt) {
-			best = s
-		}
-	}
-	if best != nil {
-		return best.ID, append(notes, fmt.Sprintf("continuing %s, the most recently updated session of %s in this store", best.ID, specAbs)), nil
-	}
-	return fresh, append(notes, fmt.Sprintf("no other session of %s in this store: starting %s", specAbs, fresh)), nil
 }
 
 // applyConfig gives LLM agents without any llm setting the project's default.
