@@ -290,6 +290,9 @@ func (b *builder) task(name string, v *tree) {
 			b.errorf(v.get("max_retries"), v.get("max_retries").pos, "expected at most 1000, got %s", v.get("max_retries").describe())
 		}
 		tk.MaxRetries = int(min(n, 1000))
+	} else if f, ok := v.get("max_retries").val().(float64); ok && f > 1000 {
+		// An integer too large for int64 arrives as a float: still too many.
+		b.errorf(v.get("max_retries"), v.get("max_retries").pos, "expected at most 1000, got %s", v.get("max_retries").describe())
 	}
 	tk.RetryDelay = b.duration(v.get("retry_delay"))
 	tk.Timeout = b.duration(v.get("timeout"))
