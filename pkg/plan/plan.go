@@ -360,13 +360,8 @@ func ApplyProjectLLM(team *spec.Team, p *checkpoint.Project) error {
 	if err != nil {
 		return err
 	}
-	if cfg.LLM == nil || cfg.LLM.Model == "" {
-		return nil
-	}
-	for _, a := range team.Agents {
-		if a.Kind == spec.LLMAgent && a.LLM == nil {
-			a.LLM = &spec.LLM{Model: cfg.LLM.Model, BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv}
-		}
+	if cfg.LLM != nil {
+		team.FillLLM(spec.LLM{Model: cfg.LLM.Model, BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv})
 	}
 	return nil
 }

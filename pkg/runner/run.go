@@ -80,7 +80,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			}
 			return nil, &UsageError{Err: err}
 		}
-		applyConfig(team, cfg)
+		if cfg.LLM != nil {
+			team.FillLLM(spec.LLM{Model: cfg.LLM.Model, BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv})
+		}
 	}
 	if err := checkLLMAgents(team, getenv); err != nil {
 		return nil, err
@@ -311,18 +313,6 @@ func pickSession(o Options, team *spec.Team, store *checkpoint.Store, project *c
 			notes[n-1] += ": starting " + fresh
 		}
 		return fresh, notes, nil
-	}
-}
-
-// applyConfig gives LLM agents without any llm setting the project's default.
-func applyConfig(team *spec.Team, cfg checkpoint.Config) {
-	if cfg.LLM == nil || cfg.LLM.Model == "" {
-		return
-	}
-	for _, a := range team.Agents {
-		if a.Kind == spec.LLMAgent && a.LLM == nil {
-			a.LLM = &spec.LLM{Model: cfg.LLM.Model, BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv}
-		}
 	}
 }
 

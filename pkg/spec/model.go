@@ -176,3 +176,17 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	*d = Duration(v)
 	return nil
 }
+
+// FillLLM gives l to the LLM agents that have no llm of their own nor the
+// team's: the project's config.yml default.
+func (t *Team) FillLLM(l LLM) {
+	if l.Model == "" {
+		return
+	}
+	for _, a := range t.Agents {
+		if a.Kind == LLMAgent && a.LLM == nil {
+			c := l
+			a.LLM = &c
+		}
+	}
+}
