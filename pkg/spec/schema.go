@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+	"gopkg.in/yaml.v3"
 
 	"github.com/teamrun/teamrun/schemas"
 )
@@ -45,6 +48,12 @@ var loadSchema = sync.OnceValues(func() (*compiled, error) {
 // validateSchema checks the native format against the embedded schema and
 // rewrites every failure in words a person can act on, at its YAML position.
 func validateSchema(file string, root *tree) ErrorList {
+	// The common case, a valid spec, is settled by a direct check of the
+	// tree; anything it does not accept goes to the full validator, which
+	// alone words the problems (and is the judge of what it doubts).
+	if fs := loadFastSchema(); fs != nil && fs.valid(root) {
+		return nil
+	}
 	cs, err := loadSchema()
 	if err != nil {
 		// A broken embedded schema is a build defect, not the user's.
@@ -349,4 +358,418 @@ func editDistance(a, b string) int {
 		}
 	}
 	return d[len(ra)][len(rb)]
+}
+
+// ---- the fast path: a direct check of the tree against the schema ----
+//
+// fastSchema interprets the keywords the embedded schema uses, straight on
+// the tree (no JSON conversion, no jsonschema compile). It is only ever
+// trusted to say "valid": whenever it is not sure (a keyword it does not
+// know, a float where an integer is wanted, NaN...) it says "invalid" and
+// the full validator decides. schema_fast_test.go checks it against
+// jsonschema on every spec of the test data and on mutations of them.
+
+type fastSchema struct {
+	always     *bool // a boolean schema
+	ref        *fastSchema
+	refPtr     string
+	types      []string
+	minLength  int // -1: none
+	maxLength  int
+	pattern    *regexp.Regexp
+	enum       []string
+	properties map[string]*fastSchema
+	patterns   []*regexp.Regexp // patternProperties keys, parallel to patSchemas
+	patSchemas []*fastSchema
+	addl       *fastSchema // additionalProperties
+	required   []string
+	propNames  *fastSchema
+	items      *fastSchema
+	minItems   int
+	minProps   int
+	minimum    *float64
+	maximum    *float64
+	unique     bool
+}
+
+// loadFastSchema is nil when the embedded schema uses a keyword the fast
+// path does not know: then every spec goes to the full validator.
+var loadFastSchema = sync.OnceValue(func() *fastSchema {
+	var doc map[string]any
+	if err := json.Unmarshal(schemas.AgentsSchema, &doc); err != nil {
+		return nil
+	}
+	b := &fastBuilder{doc: doc, byPtr: map[string]*fastSchema{}}
+	s := b.build(doc)
+	// Resolve the references; a target is built from the document on
+	// first use, and may add references of its own.
+	for len(b.refs) > 0 && !b.failed {
+		r := b.refs[0]
+		b.refs = b.refs[1:]
+		r.ref = b.target(r.refPtr)
+	}
+	if b.failed || s == nil {
+		return nil
+	}
+	return s
+})
+
+type fastBuilder struct {
+	doc    map[string]any
+	byPtr  map[string]*fastSchema
+	refs   []*fastSchema
+	failed bool
+}
+
+func (b *fastBuilder) build(v any) *fastSchema {
+	if b.failed {
+		return nil
+	}
+	if bl, ok := v.(bool); ok {
+		return &fastSchema{always: &bl, minLength: -1, maxLength: -1, minItems: -1, minProps: -1}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		b.failed = true
+		return nil
+	}
+	s := &fastSchema{minLength: -1, maxLength: -1, minItems: -1, minProps: -1}
+	intOf := func(x any) int {
+		f, ok := x.(float64)
+		if !ok || f < 0 || f != math.Trunc(f) || f > 1<<30 {
+			b.failed = true
+			return -1
+		}
+		return int(f)
+	}
+	for k, x := range m {
+		switch k {
+		case "$schema", "$id", "title", "description", "$defs", "$comment", "examples", "default":
+			// annotations; $defs are reached through $ref
+		case "$ref":
+			ptr, ok := x.(string)
+			if !ok || !strings.HasPrefix(ptr, "#") {
+				b.failed = true
+				break
+			}
+			s.refPtr = ptr[1:]
+			b.refs = append(b.refs, s)
+		case "type":
+			for _, t := range asList(x) {
+				ts, ok := t.(string)
+				if !ok {
+					b.failed = true
+				}
+				s.types = append(s.types, ts)
+			}
+		case "minLength":
+			s.minLength = intOf(x)
+		case "maxLength":
+			s.maxLength = intOf(x)
+		case "minItems":
+			s.minItems = intOf(x)
+		case "minProperties":
+			s.minProps = intOf(x)
+		case "pattern":
+			p, ok := x.(string)
+			re, err := regexp.Compile(p)
+			if !ok || err != nil {
+				b.failed = true
+				break
+			}
+			s.pattern = re
+		case "enum":
+			l, ok := x.([]any)
+			if !ok {
+				b.failed = true
+				break
+			}
+			for _, e := range l {
+				es, ok := e.(string)
+				if !ok {
+					b.failed = true
+				}
+				s.enum = append(s.enum, es)
+			}
+			if s.enum == nil {
+				s.enum = []string{}
+			}
+		case "properties":
+			pm, ok := x.(map[string]any)
+			if !ok {
+				b.failed = true
+				break
+			}
+			s.properties = map[string]*fastSchema{}
+			for name, sub := range pm {
+				s.properties[name] = b.build(sub)
+			}
+		case "patternProperties":
+			pm, ok := x.(map[string]any)
+			if !ok {
+				b.failed = true
+				break
+			}
+			for p, sub := range pm {
+				re, err := regexp.Compile(p)
+				if err != nil {
+					b.failed = true
+					break
+				}
+				s.patterns = append(s.patterns, re)
+				s.patSchemas = append(s.patSchemas, b.build(sub))
+			}
+		case "additionalProperties":
+			s.addl = b.build(x)
+		case "required":
+			l, ok := x.([]any)
+			if !ok {
+				b.failed = true
+				break
+			}
+			for _, e := range l {
+				es, ok := e.(string)
+				if !ok {
+					b.failed = true
+				}
+				s.required = append(s.required, es)
+			}
+		case "propertyNames":
+			s.propNames = b.build(x)
+		case "items":
+			s.items = b.build(x)
+		case "minimum", "maximum":
+			f, ok := x.(float64)
+			if !ok {
+				b.failed = true
+				break
+			}
+			if k == "minimum" {
+				s.minimum = &f
+			} else {
+				s.maximum = &f
+			}
+		case "uniqueItems":
+			u, ok := x.(bool)
+			if !ok {
+				b.failed = true
+			}
+			s.unique = u
+		default:
+			b.failed = true // a keyword this check does not know
+		}
+	}
+	if b.failed {
+		return nil
+	}
+	return s
+}
+
+func (b *fastBuilder) target(ptr string) *fastSchema {
+	if t, ok := b.byPtr[ptr]; ok {
+		return t
+	}
+	var cur any = b.doc
+	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		if seg == "" {
+			continue
+		}
+		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		m, ok := cur.(map[string]any)
+		if !ok {
+			b.failed = true
+			return nil
+		}
+		if cur, ok = m[seg]; !ok {
+			b.failed = true
+			return nil
+		}
+	}
+	if ptr == "" {
+		b.failed = true // a reference to the root: not used, not supported
+		return nil
+	}
+	t := b.build(cur)
+	b.byPtr[ptr] = t
+	return t
+}
+
+// fastKind is an instance's JSON type as the full validator sees it, or ""
+// when the fast path should not judge it.
+func fastKind(t *tree) string {
+	switch t.kind {
+	case yaml.MappingNode:
+		return "object"
+	case yaml.SequenceNode:
+		return "array"
+	}
+	switch v := t.value.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case int64:
+		return "integer"
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "" // the JSON form is the text: let the full check judge
+		}
+		return "number"
+	}
+	return ""
+}
+
+// valid reports whether t surely satisfies s; false means "not sure".
+func (s *fastSchema) valid(t *tree) bool {
+	return s.check(t, fastKind(t), 0)
+}
+
+func (s *fastSchema) check(t *tree, kind string, depth int) bool {
+	if s == nil || kind == "" || depth > 64 {
+		return false
+	}
+	if s.always != nil {
+		return *s.always
+	}
+	if len(s.types) > 0 {
+		ok := false
+		for _, ty := range s.types {
+			if ty == kind || (ty == "number" && kind == "integer") {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	if s.enum != nil {
+		str, isStr := t.value.(string)
+		if kind != "string" || !isStr || !contains(s.enum, str) {
+			return false
+		}
+	}
+	switch kind {
+	case "object":
+		if s.minProps >= 0 && len(t.keys) < s.minProps {
+			return false
+		}
+		for _, r := range s.required {
+			if t.get(r) == nil {
+				return false
+			}
+		}
+		for i, k := range t.keys {
+			v := t.vals[i]
+			vk := fastKind(v)
+			matched := false
+			if p, ok := s.properties[k]; ok {
+				matched = true
+				if !p.check(v, vk, depth+1) {
+					return false
+				}
+			}
+			for pi, re := range s.patterns {
+				if re.MatchString(k) {
+					matched = true
+					if !s.patSchemas[pi].check(v, vk, depth+1) {
+						return false
+					}
+				}
+			}
+			if s.propNames != nil && !s.propNames.checkString(k, depth+1) {
+				return false
+			}
+			if !matched && s.addl != nil && !s.addl.check(v, vk, depth+1) {
+				return false
+			}
+		}
+	case "array":
+		if s.minItems >= 0 && len(t.items) < s.minItems {
+			return false
+		}
+		if s.unique {
+			seen := make(map[string]bool, len(t.items))
+			for _, it := range t.items {
+				str, ok := it.str()
+				if !ok || fastKind(it) != "string" || seen[str] {
+					return false
+				}
+				seen[str] = true
+			}
+		}
+		if s.items != nil {
+			for _, it := range t.items {
+				if !s.items.check(it, fastKind(it), depth+1) {
+					return false
+				}
+			}
+		}
+	case "string":
+		str, _ := t.value.(string)
+		if !s.stringOK(str) {
+			return false
+		}
+	case "integer", "number":
+		var f float64
+		switch v := t.value.(type) {
+		case int64:
+			if v > 1<<53 || v < -(1<<53) {
+				return false // beyond exact float64 comparison: let the full check judge
+			}
+			f = float64(v)
+		case float64:
+			f = v
+		default:
+			return false
+		}
+		if s.minimum != nil && f < *s.minimum {
+			return false
+		}
+		if s.maximum != nil && f > *s.maximum {
+			return false
+		}
+	}
+	if s.refPtr != "" && !s.ref.check(t, kind, depth+1) {
+		return false
+	}
+	return true
+}
+
+// checkString checks a mapping key, which the validator sees as a string.
+func (s *fastSchema) checkString(str string, depth int) bool {
+	if s == nil || depth > 64 {
+		return false
+	}
+	if s.always != nil {
+		return *s.always
+	}
+	if len(s.types) > 0 && !contains(s.types, "string") {
+		return false
+	}
+	if s.enum != nil && !contains(s.enum, str) {
+		return false
+	}
+	if !s.stringOK(str) {
+		return false
+	}
+	if s.refPtr != "" && !s.ref.checkString(str, depth+1) {
+		return false
+	}
+	return true
+}
+
+func (s *fastSchema) stringOK(str string) bool {
+	if s.minLength >= 0 || s.maxLength >= 0 {
+		n := utf8.RuneCountInString(str)
+		if s.minLength >= 0 && n < s.minLength {
+			return false
+		}
+		if s.maxLength >= 0 && n > s.maxLength {
+			return false
+		}
+	}
+	return s.pattern == nil || s.pattern.MatchString(str)
 }
