@@ -97,7 +97,7 @@ func planSession(c *cli.Context, project *checkpoint.Project, specAbs string) (s
 	}
 	home, err := checkpoint.DefaultHome()
 	if err != nil {
-		return nil, nil, nil, exitf(exitStore, "session store: %v (set TEAMRUN_HOME)", err)
+		return nil, nil, nil, exitf(exitStore, "session store: %v", err) // the error says to set TEAMRUN_HOME
 	}
 	active, err := project.Active()
 	if err != nil {

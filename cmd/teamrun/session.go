@@ -65,7 +65,7 @@ func openAdmin(c *cli.Context) (*admin, error) {
 func openStore() (*checkpoint.Store, error) {
 	home, err := checkpoint.DefaultHome()
 	if err != nil {
-		return nil, exitf(exitStore, "session store: %v (set TEAMRUN_HOME)", err)
+		return nil, exitf(exitStore, "session store: %v", err) // the error says to set TEAMRUN_HOME
 	}
 	store, err := checkpoint.Open(home)
 	if err != nil {
