@@ -389,6 +389,17 @@ func Prune(s *Store, p *Project, opts PruneOptions) (stale []Stale, newer int, e
 			stale = append(stale, st)
 			continue
 		}
+		// One store serves every project (~/.teamrun by default): the
+		// active session of the project its spec lives in is kept too, so
+		// a prune here never takes the session another folder's --continue
+		// would resume.
+		if dir := filepath.Dir(filepath.Clean(sum.SpecPath)); sum.SpecPath != "" && dir != p.dir {
+			if other, err := OpenProject(dir).Active(); err == nil && other == sum.ID {
+				st.Reason = "the active session of the project in " + dir
+				stale = append(stale, st)
+				continue
+			}
+		}
 		// Listing a big store takes a while: a run may have resumed and
 		// finished the session since. Look again right before removing.
 		if t := s.touched(sum.ID); !t.Before(opts.Before) {
