@@ -253,15 +253,42 @@ func decodeFiles(id, path string, data []byte, jpath string, jdata []byte) (*Ses
 	return sess, nil
 }
 
+// sessionWire is a session as decoded in one pass: its tasks decode as
+// taskRecordWire straight from the file's decoder (whose UseNumber they
+// share), not through TaskRecord.UnmarshalJSON, which would scan each task
+// twice more with a decoder of its own.
+type sessionWire struct {
+	sessionJSON
+	Team teamStateWire `json:"team"`
+}
+
+type sessionJSON Session
+
+type teamStateWire struct {
+	teamStateJSON
+	Tasks []taskRecordWire `json:"tasks"`
+}
+
 func decodeSession(data []byte) (*Session, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var sess Session
-	if err := dec.Decode(&sess); err != nil {
+	var w sessionWire
+	if err := dec.Decode(&w); err != nil {
 		return nil, fmt.Errorf("not a session file: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("not a session file: data after the JSON object")
+	}
+	sess := Session(w.sessionJSON)
+	sess.Team = TeamState(w.Team.teamStateJSON)
+	sess.Team.Tasks = nil
+	if w.Team.Tasks != nil {
+		sess.Team.Tasks = make([]TaskRecord, len(w.Team.Tasks))
+		for i := range w.Team.Tasks {
+			t := &w.Team.Tasks[i]
+			sess.Team.Tasks[i] = TaskRecord(t.taskRecordJSON)
+			sess.Team.Tasks[i].Result, sess.Team.Tasks[i].Error = string(t.Result), string(t.Error)
+		}
 	}
 	if err := checkVersion(sess.FormatVersion); err != nil {
 		return nil, err
