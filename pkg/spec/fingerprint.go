@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -55,6 +56,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 		done
 	)
 	state2 := make([]int, len(defs))
+	var buf []byte
 	var key func(i int) string
 	key = func(i int) string {
 		switch state2[i] {
@@ -64,32 +66,14 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			return ""
 		}
 		state2[i] = busy
-		tk := t.Tasks[i]
-		var ctx []any
-		for _, name := range defs[i].Context {
-			ck := ""
+		ctxKeys := make([]string, len(defs[i].Context))
+		for c, name := range defs[i].Context {
 			if j, ok := index[name]; ok {
-				ck = key(j)
+				ctxKeys[c] = key(j)
 			}
-			ctx = append(ctx, map[string]any{"name": name, "key": ck})
 		}
-		var cond []any
-		for _, r := range tk.Condition {
-			cond = append(cond, map[string]any{"value": r.Value, "next": anyStrings(r.Next)})
-		}
-		defs[i].Key = hash16(canonicalJSON(map[string]any{
-			"name":            defs[i].Name,
-			"agent":           defs[i].Agent,
-			"agent_key":       defs[i].AgentKey,
-			"description":     defs[i].Description,
-			"expected_output": defs[i].ExpectedOutput,
-			"output_variable": tk.OutputVariable,
-			"options":         anyStrings(tk.Options),
-			"condition":       cond,
-			"max_retries":     tk.MaxRetries,
-			"timeout":         durationText(tk.Timeout),
-			"context":         ctx,
-		}))
+		buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], ctxKeys)
+		defs[i].Key = hash16(buf)
 		state2[i] = done
 		return defs[i].Key
 	}
@@ -162,17 +146,88 @@ func agentKeyOf(name string, a *Agent, state map[string]any) string {
 // CanonicalTasks is the JSON array DESIGN §4 hashes: per task, in file
 // order, {"agent","description","expected_output","id","name"}.
 func CanonicalTasks(defs []TaskDef) []byte {
-	list := make([]any, len(defs))
-	for i, d := range defs {
-		list[i] = map[string]any{
-			"agent":           d.Agent,
-			"description":     d.Description,
-			"expected_output": d.ExpectedOutput,
-			"id":              d.ID,
-			"name":            d.Name,
+	// canonicalJSON of a list of maps with these keys, written directly:
+	// the keys in sorted order (fingerprint_fast_test.go checks the bytes).
+	b := make([]byte, 0, 96*len(defs)+2)
+	b = append(b, '[')
+	for i := range defs {
+		d := &defs[i]
+		if i > 0 {
+			b = append(b, ',')
 		}
+		b = append(b, `{"agent":`...)
+		b = appendJSONString(b, d.Agent)
+		b = append(b, `,"description":`...)
+		b = appendJSONString(b, d.Description)
+		b = append(b, `,"expected_output":`...)
+		b = appendJSONString(b, d.ExpectedOutput)
+		b = append(b, `,"id":`...)
+		b = strconv.AppendInt(b, int64(d.ID), 10)
+		b = append(b, `,"name":`...)
+		b = appendJSONString(b, d.Name)
+		b = append(b, '}')
 	}
-	return canonicalJSON(list)
+	return append(b, ']')
+}
+
+// appendTaskKeyJSON appends the canonical JSON a task's key hashes:
+// canonicalJSON of {"agent", "agent_key", "condition": [{"next", "value"}],
+// "context": [{"key", "name"}], "description", "expected_output",
+// "max_retries", "name", "options", "output_variable", "timeout"}, written
+// directly in sorted key order (fingerprint_fast_test.go checks the bytes).
+func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte {
+	b = append(b, `{"agent":`...)
+	b = appendJSONString(b, d.Agent)
+	b = append(b, `,"agent_key":`...)
+	b = appendJSONString(b, d.AgentKey)
+	b = append(b, `,"condition":[`...)
+	for i, r := range tk.Condition {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"next":`...)
+		b = appendStringList(b, r.Next)
+		b = append(b, `,"value":`...)
+		b = appendJSONString(b, r.Value)
+		b = append(b, '}')
+	}
+	b = append(b, `],"context":[`...)
+	for i, name := range d.Context {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"key":`...)
+		b = appendJSONString(b, ctxKeys[i])
+		b = append(b, `,"name":`...)
+		b = appendJSONString(b, name)
+		b = append(b, '}')
+	}
+	b = append(b, `],"description":`...)
+	b = appendJSONString(b, d.Description)
+	b = append(b, `,"expected_output":`...)
+	b = appendJSONString(b, d.ExpectedOutput)
+	b = append(b, `,"max_retries":`...)
+	b = strconv.AppendInt(b, int64(tk.MaxRetries), 10)
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, d.Name)
+	b = append(b, `,"options":`...)
+	b = appendStringList(b, tk.Options)
+	b = append(b, `,"output_variable":`...)
+	b = appendJSONString(b, tk.OutputVariable)
+	b = append(b, `,"timeout":`...)
+	b = appendJSONString(b, durationText(tk.Timeout))
+	return append(b, '}')
+}
+
+func appendStringList(b []byte, l []string) []byte {
+	b = append(b, '[')
+	for i, s := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, s)
+	}
+	return append(b, ']')
 }
 
 // FingerprintOf is the task-set fingerprint of defs: the first 16 hex
