@@ -129,9 +129,10 @@ func TestProjectConfig(t *testing.T) {
 		{"empty", "", 0o600, "", 30},
 		{"group readable", "max_session_age_days: 7\n", 0o640, "chmod 600 " + path, 0},
 		{"world readable", "max_session_age_days: 7\n", 0o644, "chmod 600 " + path, 0},
-		{"unknown key", "max_session_age: 7\n", 0o600, "max_session_age", 0},
+		{"unknown key", "max_session_age: 7\n", 0o600, path + `:1:1: unknown key "max_session_age" (known: max_session_age_days, llm)`, 0},
 		{"negative", "max_session_age_days: -1\n", 0o600, "positive", 0},
-		{"not yaml", "max_session_age_days: [\n", 0o600, "config.yml", 0},
+		{"not yaml", "max_session_age_days: [\n", 0o600, path + ":1:1: not valid YAML: did not find expected node content", 0},
+		{"llm model name", "llm: tiny\n", 0o600, "", 30},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -153,5 +154,115 @@ func TestProjectConfig(t *testing.T) {
 	cfg, err = p.Config()
 	if err != nil || cfg.LLM == nil || cfg.LLM.Model != "m" || cfg.LLM.APIKeyEnv != "K" {
 		t.Fatalf("%+v %v", cfg, err)
+	}
+}
+
+// TestConfigErrors: every config.yml problem names the file, line, column
+// and key and says what is expected, in user terms (no Go or yaml.v3 type
+// names), all problems at once.
+func TestConfigErrors(t *testing.T) {
+	p := OpenProject(t.TempDir())
+	path := p.ConfigPath()
+	os.MkdirAll(p.Dir(), 0o700)
+	tests := []struct {
+		name, body string
+		want       []string // the lines of the error, after "path:"
+	}{
+		{"days not a number", "max_session_age_days: abc\n",
+			[]string{`1:23: max_session_age_days: expected a whole number of days, got "abc"`}},
+		{"days a fraction", "max_session_age_days: 1.5\n",
+			[]string{`1:23: max_session_age_days: expected a whole number of days, got "1.5"`}},
+		{"days a list", "max_session_age_days: [1]\n",
+			[]string{`1:23: max_session_age_days: expected a whole number of days, got a list`}},
+		{"days empty", "max_session_age_days:\n",
+			[]string{`1:22: max_session_age_days: expected a whole number of days, got nothing`}},
+		{"days zero", "max_session_age_days: 0\n",
+			[]string{`1:23: max_session_age_days: expected a positive number of days, got 0`}},
+		{"days overflow", "max_session_age_days: 200000\n",
+			[]string{`1:23: max_session_age_days: expected at most 106751 days, got 200000`}},
+		{"unknown key", "bogus: 1\n",
+			[]string{`1:1: unknown key "bogus" (known: max_session_age_days, llm)`}},
+		{"unknown llm key", "llm:\n  model: m\n  temprature: 1\n",
+			[]string{`3:3: unknown key "temprature" in llm (known: model, base_url, api_key_env)`}},
+		{"api key", "llm: {model: m, api_key: k}\n",
+			[]string{`1:17: llm.api_key: an API key never goes into config.yml: put it in an environment variable and name that variable in llm.api_key_env`}},
+		{"llm a list", "llm: [m]\n",
+			[]string{`1:6: llm: expected a model name, or a mapping with model, base_url and api_key_env; got a list`}},
+		{"llm model a mapping", "llm: {model: {name: m}}\n",
+			[]string{`1:14: llm.model: expected a text, got a mapping`}},
+		{"twice", "max_session_age_days: 3\nmax_session_age_days: 4\n",
+			[]string{`2:1: max_session_age_days: given twice (first at line 1): keep one`}},
+		{"not a mapping", "- 30\n",
+			[]string{"1:1: expected settings as `key: value` lines (max_session_age_days, llm), got a list"}},
+		{"several", "max_session_age_days: abc\nbogus: 1\nllm: {api_key: k}\n",
+			[]string{
+				`1:23: max_session_age_days: expected a whole number of days, got "abc"`,
+				`2:1: unknown key "bogus" (known: max_session_age_days, llm)`,
+				`3:7: llm.api_key: an API key never goes into config.yml: put it in an environment variable and name that variable in llm.api_key_env`,
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := p.ReadConfig()
+			if err == nil {
+				t.Fatal("no error")
+			}
+			want := make([]string, len(tc.want))
+			for i, w := range tc.want {
+				want[i] = path + ":" + w
+			}
+			if got := err.Error(); got != strings.Join(want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", got, strings.Join(want, "\n"))
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Path != path {
+				t.Errorf("not a *ConfigError: %#v", err)
+			}
+			if errors.Is(err, ErrStore) {
+				t.Error("a config mistake is not a store error")
+			}
+		})
+	}
+}
+
+// TestConfigLLM: llm is a mapping of defaults, or a model name alone as in
+// a spec.
+func TestConfigLLM(t *testing.T) {
+	p := OpenProject(t.TempDir())
+	os.MkdirAll(p.Dir(), 0o700)
+	for body, want := range map[string]*LLMDefault{
+		"llm: tiny\n": {Model: "tiny"},
+		"llm: {model: m, base_url: http://h/v1, api_key_env: K}\n": {Model: "m", BaseURL: "http://h/v1", APIKeyEnv: "K"},
+		"llm:\n":                              nil,
+		"# only a comment\n":                  nil,
+		"x: &d 7\nmax_session_age_days: *d\n": nil, // an alias resolves; x is still unknown
+	} {
+		os.WriteFile(p.ConfigPath(), []byte(body), 0o600)
+		cfg, err := p.ReadConfig()
+		if strings.HasPrefix(body, "x:") {
+			if err == nil || !strings.Contains(err.Error(), `unknown key "x"`) || cfg.MaxSessionAgeDays != 7 {
+				t.Errorf("%q: %+v %v", body, cfg, err)
+			}
+			continue
+		}
+		if err != nil || (want == nil) != (cfg.LLM == nil) || (want != nil && *want != *cfg.LLM) {
+			t.Errorf("%q: %+v %v", body, cfg.LLM, err)
+		}
+	}
+}
+
+// TestReadConfigWritesNothing: a missing config gives the defaults and is
+// not created (a dry run writes nothing).
+func TestReadConfigWritesNothing(t *testing.T) {
+	p := OpenProject(t.TempDir())
+	cfg, err := p.ReadConfig()
+	if err != nil || cfg.MaxSessionAgeDays != DefaultMaxSessionAgeDays || cfg.LLM != nil {
+		t.Fatalf("%+v %v", cfg, err)
+	}
+	if _, err := os.Stat(p.Dir()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadConfig created %s", p.Dir())
 	}
 }
