@@ -16,6 +16,11 @@ import (
 // stderrTail is how much of a failed command's stderr goes into its error.
 const stderrTail = 2048
 
+// outputGrace is how long the output of a command that has ended is still
+// read once its process group is dead. Only a process that left the group
+// (setsid) can hold it open longer; its output is not the task's.
+const outputGrace = 2 * time.Second
+
 // CommandSpec is one attempt of a command agent, ready to start.
 type CommandSpec struct {
 	Shell   string   // run by /bin/sh -c when set
@@ -113,29 +118,40 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, er
 	}
 	cmd.SysProcAttr = procAttr()
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	// A grandchild that keeps stdout open must not hold the task forever.
+	// Should the group kill fail, the leader itself is killed after this.
 	cmd.WaitDelay = 2 * time.Second
 	cmd.Dir = cs.Dir
 	if len(cs.Env) > 0 {
 		cmd.Env = append(os.Environ(), cs.Env...)
 	}
-	cmd.Stdin = strings.NewReader(cs.Stdin)
+	// The pipes are ours, not exec's: exec's Wait would wait for every
+	// holder of stdout, so a background child (`sleep 7 & echo hi`) would
+	// keep the task running after its command ended. With *os.File ends,
+	// Wait returns when the command exits; then its group is killed and
+	// the output read to the end.
+	p, err := newPipes()
+	if err != nil {
+		return nil, &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the command's pipes: %w", err)}
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, p.stdoutW, p.stderrW
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: stderrTail}
-	cmd.Stdout = &stdout
-	cmd.Stderr = stderr
 
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	p.closeChildEnds()
+	if err != nil {
+		p.closeOurEnds()
 		return nil, &CommandError{ExitCode: -1, Err: err}
 	}
 	pid := cmd.Process.Pid
 	groups.addIfSet(pid)
-	err := cmd.Wait()
-	if ctx.Err() != nil {
-		// Whatever the leader did, nothing of the group may outlive the task.
-		_ = killGroup(pid)
-	}
+	copied := p.copy(cs.Stdin, &stdout, stderr)
+	err = cmd.Wait()
+	// Whatever the command left behind in its group dies with it: nothing
+	// of a task outlives the task, and no leftover holds its output open.
+	killLeftovers(pid)
 	groups.removeIfSet(pid)
+	p.finish(copied, outputGrace)
 	if err == nil {
 		return stdout.Bytes(), nil
 	}
@@ -152,6 +168,91 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, er
 		ce.Err = ctx.Err()
 	}
 	return stdout.Bytes(), ce
+}
+
+// pipes are a command's stdin, stdout and stderr. The child's ends are
+// closed in teamrun once it has started, so that EOF on stdout means every
+// process holding it has ended.
+type pipes struct {
+	stdinR, stdinW   *os.File
+	stdoutR, stdoutW *os.File
+	stderrR, stderrW *os.File
+}
+
+func newPipes() (*pipes, error) {
+	var p pipes
+	var err error
+	if p.stdinR, p.stdinW, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if p.stdoutR, p.stdoutW, err = os.Pipe(); err != nil {
+		p.stdinR.Close()
+		p.stdinW.Close()
+		return nil, err
+	}
+	if p.stderrR, p.stderrW, err = os.Pipe(); err != nil {
+		p.closeChildEnds()
+		p.stdinW.Close()
+		p.stdoutR.Close()
+		return nil, err
+	}
+	return &p, nil
+}
+
+func (p *pipes) closeChildEnds() {
+	for _, f := range []*os.File{p.stdinR, p.stdoutW, p.stderrW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func (p *pipes) closeOurEnds() {
+	p.stdinW.Close()
+	p.stdoutR.Close()
+	p.stderrR.Close()
+}
+
+// copy feeds stdin and drains stdout and stderr; the channel closes when
+// all three are done.
+func (p *pipes) copy(stdin string, stdout, stderr io.Writer) <-chan struct{} {
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		// A command need not read all its input: EPIPE is no failure.
+		_, _ = io.WriteString(p.stdinW, stdin)
+		p.stdinW.Close()
+	}()
+	go func() {
+		defer wg.Done()
+		_, _ = io.Copy(stdout, p.stdoutR)
+	}()
+	go func() {
+		defer wg.Done()
+		_, _ = io.Copy(stderr, p.stderrR)
+	}()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	return done
+}
+
+// finish waits for the copies after the command's group is dead, at most
+// grace, then closes teamrun's ends, which ends any copy still blocked.
+func (p *pipes) finish(done <-chan struct{}, grace time.Duration) {
+	// Nobody in the group is left to read stdin.
+	p.stdinW.Close()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	p.closeOurEnds()
+	<-done
 }
 
 func (g *Groups) addIfSet(pid int) {

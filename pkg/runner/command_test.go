@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -30,6 +31,11 @@ func TestRunCommand(t *testing.T) {
 		{name: "non-zero exit with stderr", cs: CommandSpec{Shell: "echo partial; echo oops >&2; exit 3"}, want: "partial\n", exit: 3, errHas: "exit status 3: oops"},
 		{name: "missing program", cs: CommandSpec{Argv: []string{"/no/such/program"}}, exit: -1, errHas: "no such file"},
 		{name: "timeout", cs: CommandSpec{Shell: "sleep 30", Timeout: 50 * time.Millisecond}, exit: -1, errHas: "timed out after 50ms", timedOut: true},
+		// A background child keeps stdout open: the task still ends with
+		// the command, with what it printed (was exec's "WaitDelay expired").
+		{name: "background child holds stdout", cs: CommandSpec{Shell: "sleep 30 & echo hi"}, want: "hi\n"},
+		{name: "background child, failing", cs: CommandSpec{Shell: "sleep 30 & echo hi; echo bad >&2; exit 4"}, want: "hi\n", exit: 4, errHas: "exit status 4: bad"},
+		{name: "command does not read its input", cs: CommandSpec{Shell: "true", Stdin: strings.Repeat("x", 1<<20)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,6 +127,48 @@ func TestKillsTheWholeGroup(t *testing.T) {
 				t.Fatalf("groups still tracked: %v", groups.pgid)
 			}
 		})
+	}
+}
+
+// TestLeftoversDie: when a task's command ends, what it started in the
+// background dies with it, whether the command succeeded or not.
+func TestLeftoversDie(t *testing.T) {
+	for _, tail := range []string{"echo hi", "echo hi; exit 1"} {
+		t.Run(tail, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			out, _ := RunCommand(context.Background(), &Groups{}, CommandSpec{Shell: "sleep 60 & echo $! > " + pidFile + "; " + tail})
+			if string(out) != "hi\n" {
+				t.Fatalf("stdout %q, want %q", out, "hi\n")
+			}
+			b, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			gone(t, pid)
+		})
+	}
+}
+
+// TestOutsiderHoldsStdout: a process that left the task's group keeps
+// stdout open; the task still ends, after a bounded wait.
+func TestOutsiderHoldsStdout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits outputGrace")
+	}
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	out, err := RunCommand(context.Background(), &Groups{}, CommandSpec{
+		Shell: "setsid sh -c 'echo $$ > " + pidFile + "; exec sleep 60' & until [ -s " + pidFile + " ]; do sleep 0.01; done; echo hi"})
+	if b, rerr := os.ReadFile(pidFile); rerr == nil {
+		if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
+			defer syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	if err != nil || string(out) != "hi\n" {
+		t.Fatalf("stdout %q, error %v; want %q and no error", out, err, "hi\n")
 	}
 }
 

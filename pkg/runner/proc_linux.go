@@ -11,3 +11,8 @@ func procAttr() *syscall.SysProcAttr {
 
 // killGroup kills the process group led by pid.
 func killGroup(pid int) error { return syscall.Kill(-pid, syscall.SIGKILL) }
+
+// killLeftovers kills what is left of the process group of pid, whose
+// leader has been waited for. The group's id cannot have been reused
+// while any member lives, so this reaches only the task's processes.
+func killLeftovers(pid int) { _ = killGroup(pid) }
