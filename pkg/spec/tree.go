@@ -319,8 +319,12 @@ func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map
 		}
 		n = n.Alias
 	}
-	active[n] = true
-	defer delete(active, n)
+	// Only an anchored node can be an alias's target, so only those can
+	// close a cycle: the others need no bookkeeping.
+	if n.Anchor != "" {
+		active[n] = true
+		defer delete(active, n)
+	}
 	t := &tree{kind: n.Kind, pos: pos, kpos: kpos, path: path, ptr: ptr}
 	switch n.Kind {
 	case yaml.DocumentNode:
