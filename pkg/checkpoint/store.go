@@ -44,7 +44,7 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("session %s: %s is corrupt: %v; it was left untouched: move it out of the store to keep it, or remove it with `teamrun session delete %s`",
+	return fmt.Sprintf("session %s: %s is corrupt: %v; it was left untouched: restore it from a backup, or delete the session with `teamrun session delete %s`",
 		e.ID, e.Path, e.Err, e.ID)
 }
 
@@ -239,6 +239,9 @@ func (s *Store) Load(id string) (*Session, error) {
 func decodeFiles(id, path string, data []byte, jpath string, jdata []byte) (*Session, error) {
 	sess, err := decodeSession(data)
 	if err != nil {
+		if n, ok := errors.AsType[*errNewer](err); ok {
+			return nil, &NewerError{ID: id, Path: path, Version: n.version}
+		}
 		return nil, &CorruptError{ID: id, Path: path, Err: err}
 	}
 	if sess.ID != id {
@@ -274,7 +277,7 @@ func decodeSession(data []byte) (*Session, error) {
 	dec.UseNumber()
 	var w sessionWire
 	if err := dec.Decode(&w); err != nil {
-		return nil, fmt.Errorf("not a session file: %w", err)
+		return nil, decodeError(data, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("not a session file: data after the JSON object")
@@ -305,7 +308,7 @@ func checkVersion(v int) error {
 		return errors.New("no format_version: not a teamrun session file")
 	}
 	if v > FormatVersion {
-		return fmt.Errorf("format_version %d is newer than this teamrun reads (%d): upgrade teamrun", v, FormatVersion)
+		return &errNewer{version: v}
 	}
 	return nil
 }

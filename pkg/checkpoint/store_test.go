@@ -424,9 +424,8 @@ func TestLoadErrors(t *testing.T) {
 		{"empty", "", "", "not a session file"},
 		{"trailing", `{"format_version":1,"session_id":"bad"} x`, "", "after the JSON"},
 		{"no version", `{"session_id":"bad"}`, "", "format_version"},
-		{"newer", `{"format_version":99,"session_id":"bad"}`, "", "upgrade teamrun"},
 		{"other id", `{"format_version":1,"session_id":"other"}`, "", `holds session "other"`},
-		{"bad result", `{"format_version":1,"session_id":"bad","team":{"tasks":[{"name":"a","result":{"x":1}}]}}`, "", "marker"},
+		{"bad result", `{"format_version":1,"session_id":"bad","team":{"tasks":[{"name":"a","result":{"x":1}}]}}`, "", "team.tasks[0].result: expected a text"},
 		{"journal damaged mid-file", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
 			string(headerLine("e")) + "00000000 {}\n" + string(frame([]byte(`{"k":"state","at":"2026-01-01T00:00:00Z"}`))), "followed by valid records"},
 		{"journal bad record", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
@@ -914,6 +913,81 @@ func TestTextRoundTrip(t *testing.T) {
 		var back text
 		if err := json.Unmarshal(b, &back); err != nil || string(back) != s {
 			t.Errorf("%q -> %s -> %q (%v)", s, b, back, err)
+		}
+	}
+}
+
+// TestLoadShapeErrors: a session file that is JSON of the wrong shape is a
+// *CorruptError naming the file, the key path, what belongs there and what
+// to do; never the json package's Go type names.
+func TestLoadShapeErrors(t *testing.T) {
+	s := newStore(t)
+	const head = `{"format_version":1,"session_id":"bad",`
+	tests := []struct {
+		name, body, want string
+	}{
+		{"tasks a text", head + `"team":{"tasks":"notalist"}}`, `team.tasks: expected a list, got the text "notalist"`},
+		{"task a number", head + `"team":{"tasks":[{"name":"a"},7]}}`, `team.tasks[1]: expected an object, got the number 7`},
+		{"retry count a text", head + `"team":{"tasks":[{"name":"a","retry_count":"2"}]}}`, `team.tasks[0].retry_count: expected a whole number, got the text "2"`},
+		{"attempts a fraction", head + `"team":{"tasks":[{"name":"a","attempts":1.5}]}}`, `team.tasks[0].attempts: expected a whole number, got the number 1.5`},
+		{"time", head + `"created_at":"yesterday"}`, `created_at: expected a time such as 2026-03-01T10:15:00Z, got the text "yesterday"`},
+		{"started_at", head + `"team":{"tasks":[{"name":"a","started_at":5}]}}`, `team.tasks[0].started_at: expected a time such as 2026-03-01T10:15:00Z, got the number 5`},
+		{"decisions", head + `"checkpoint":{"decisions":{"review":true}}}`, `checkpoint.decisions.review: expected a text, got true`},
+		{"state a list", head + `"team":{"state":[1]}}`, `team.state: expected an object, got a list`},
+		{"memory content", head + `"memory":{"w":[{"role":"user","content":[]}]}}`, `memory.w[0].content: expected a text (or {"$base64": ...} for bytes that are not UTF-8), got a list`},
+		{"whole file a list", `[1,2]`, `expected an object, got a list`},
+		{"version a text", `{"format_version":"1","session_id":"bad"}`, `format_version: expected a whole number, got the text "1"`},
+		{"truncated", head + `"team":{"tasks":[`, `the JSON ends early (the file is cut short)`},
+		{"garbage", "{\n  \"format_version\": 1,\n  oops}", `not valid JSON at line 3, column 3`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			os.WriteFile(s.Path("bad"), []byte(tc.body), 0o600)
+			_, err := s.Load("bad")
+			var ce *CorruptError
+			if !errors.As(err, &ce) || !errors.Is(err, ErrStore) {
+				t.Fatalf("err = %v, want a CorruptError", err)
+			}
+			want := "session bad: " + s.Path("bad") + " is corrupt: not a session file: " + tc.want +
+				"; it was left untouched: restore it from a backup, or delete the session with `teamrun session delete bad`"
+			if err.Error() != want {
+				t.Errorf("got  %s\nwant %s", err, want)
+			}
+			if m := regexp.MustCompile(`Go |checkpoint\.[A-Z]|json: |\[\]|struct|unmarshal`).FindString(err.Error()); m != "" {
+				t.Errorf("Go-internal %q in %s", m, err)
+			}
+		})
+	}
+}
+
+// TestLoadNewer: a session written by a newer teamrun is not called corrupt:
+// the message says to upgrade, whatever the rest of the file looks like.
+func TestLoadNewer(t *testing.T) {
+	s := newStore(t)
+	for _, body := range []string{
+		`{"format_version":99,"session_id":"new"}`,
+		`{"format_version":99,"session_id":"new","team":{"tasks":"a new shape"}}`,
+	} {
+		os.WriteFile(s.Path("new"), []byte(body), 0o600)
+		_, err := s.Load("new")
+		var ne *NewerError
+		if !errors.As(err, &ne) || !errors.Is(err, ErrStore) || ne.Version != 99 {
+			t.Fatalf("%s: err = %#v, want a NewerError", body, err)
+		}
+		var ce *CorruptError
+		if errors.As(err, &ce) || strings.Contains(err.Error(), "corrupt") {
+			t.Errorf("%s: called corrupt: %v", body, err)
+		}
+		want := "session new: " + s.Path("new") + " was written by a newer teamrun (format 99; this one reads up to 1): upgrade teamrun; the file was left untouched"
+		if err.Error() != want {
+			t.Errorf("got  %s\nwant %s", err, want)
+		}
+		list, err := s.List()
+		if err != nil || len(list) != 1 || !errors.As(list[0].Err, &ne) {
+			t.Errorf("List: %v %+v", err, list)
+		}
+		if b, _ := os.ReadFile(s.Path("new")); string(b) != body {
+			t.Error("newer session was modified")
 		}
 	}
 }

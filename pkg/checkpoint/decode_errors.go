@@ -1,0 +1,321 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// NewerError is a session file written by a newer teamrun, in a format this
+// one cannot read. It is not corrupt: an upgrade reads it. Like a corrupt
+// file it is never overwritten.
+type NewerError struct {
+	ID      string
+	Path    string
+	Version int // the file's format_version
+}
+
+func (e *NewerError) Error() string {
+	return fmt.Sprintf("session %s: %s was written by a newer teamrun (format %d; this one reads up to %d): upgrade teamrun; the file was left untouched",
+		e.ID, e.Path, e.Version, FormatVersion)
+}
+
+// Unwrap: the session cannot be read, so it is a store error (exit 5).
+func (e *NewerError) Unwrap() error { return ErrStore }
+
+// errNewer is what decodeSession returns for a newer format; decodeFiles,
+// which knows the session and the file, turns it into a *NewerError.
+type errNewer struct{ version int }
+
+func (e *errNewer) Error() string {
+	return fmt.Sprintf("format_version %d is newer than this teamrun reads (%d): upgrade teamrun", e.version, FormatVersion)
+}
+
+// shapeError is a session file that is JSON but not of a session's shape,
+// worded for a user: the key path, what belongs there and what is there.
+type shapeError struct {
+	Path string // e.g. "team.tasks[2].result"; "" for the whole file
+	Want string
+	Got  string
+}
+
+func (e *shapeError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("expected %s, got %s", e.Want, e.Got)
+	}
+	return fmt.Sprintf("%s: expected %s, got %s", e.Path, e.Want, e.Got)
+}
+
+// decodeError explains why data did not decode as a session. The json
+// package's own messages name Go types and struct fields, which mean nothing
+// to a user, so a file that is JSON is walked again against the session's
+// shape to find the first value out of place. This runs only when decoding
+// has already failed, so the common path pays nothing for it.
+func decodeError(data []byte, err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		// Offset counts the bytes read, the offending one included.
+		line, col := lineCol(data, max(se.Offset-1, 0))
+		return fmt.Errorf("not a session file: not valid JSON at line %d, column %d", line, col)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		if len(bytes.TrimSpace(data)) == 0 {
+			return errors.New("not a session file: it is empty")
+		}
+		return errors.New("not a session file: the JSON ends early (the file is cut short)")
+	}
+	// A newer format may well have another shape: say "upgrade", not
+	// "corrupt".
+	var head struct {
+		Version json.Number `json:"format_version"`
+	}
+	if json.Unmarshal(data, &head) == nil {
+		if v, perr := head.Version.Int64(); perr == nil && v > FormatVersion {
+			return &errNewer{version: int(v)}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var tree any
+	if dec.Decode(&tree) == nil {
+		if serr := shapeOf(tree, reflect.TypeFor[sessionWire](), ""); serr != nil {
+			return fmt.Errorf("not a session file: %w", serr)
+		}
+	}
+	// The walk found nothing: fall back to what the json package knows,
+	// without its Go type names.
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("not a session file: %w", &shapeError{Path: te.Field, Want: wantOf(te.Type), Got: "a " + te.Value})
+	}
+	return errors.New("not a session file: it is JSON, but not of a session's shape")
+}
+
+// lineCol is the 1-based line and column of byte offset off in data.
+func lineCol(data []byte, off int64) (line, col int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line = 1 + bytes.Count(before, []byte("\n"))
+	if i := bytes.LastIndexByte(before, '\n'); i >= 0 {
+		before = before[i+1:]
+	}
+	return line, 1 + utf8.RuneCount(before)
+}
+
+// shapeOf checks a decoded JSON value v against the Go type t the session
+// decodes into, following encoding/json's rules (null fits anything, object
+// keys match field names case-insensitively, unknown keys are ignored), and
+// returns the first value that does not fit, with its path.
+func shapeOf(v any, t reflect.Type, path string) *shapeError {
+	if v == nil {
+		return nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t { // types whose UnmarshalJSON reads another shape
+	case reflect.TypeFor[Message]():
+		t = reflect.TypeFor[messageWire]()
+	case reflect.TypeFor[TaskRecord]():
+		t = reflect.TypeFor[taskRecordWire]()
+	}
+	bad := func() *shapeError { return &shapeError{Path: path, Want: wantOf(t), Got: gotOf(v)} }
+	switch t {
+	case reflect.TypeFor[time.Time]():
+		s, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			return bad()
+		}
+		return nil
+	case reflect.TypeFor[text]():
+		switch x := v.(type) {
+		case string:
+			return nil
+		case map[string]any:
+			if s, ok := x[b64Key].(string); ok && len(x) == 1 {
+				if _, err := base64.StdEncoding.DecodeString(s); err == nil {
+					return nil
+				}
+			}
+		}
+		return bad()
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return nil
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			return bad()
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			return bad()
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return bad()
+		}
+		if _, err := strconv.ParseInt(n.String(), 10, t.Bits()); err != nil {
+			return bad()
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return bad()
+		}
+		if _, err := strconv.ParseUint(n.String(), 10, t.Bits()); err != nil {
+			return bad()
+		}
+	case reflect.Float32, reflect.Float64:
+		if _, ok := v.(json.Number); !ok {
+			return bad()
+		}
+	case reflect.Slice:
+		list, ok := v.([]any)
+		if !ok {
+			return bad()
+		}
+		for i, e := range list {
+			if err := shapeOf(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return bad()
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if err := shapeOf(m[k], t.Elem(), joinKey(path, k)); err != nil {
+				return err
+			}
+		}
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return bad()
+		}
+		fields := jsonFields(t)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			ft, ok := fields[k]
+			if !ok {
+				for name, f := range fields {
+					if strings.EqualFold(name, k) {
+						ft, ok = f, true
+						break
+					}
+				}
+			}
+			if !ok {
+				continue // encoding/json ignores unknown keys
+			}
+			if err := shapeOf(m[k], ft, joinKey(path, k)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFields maps the JSON names of struct t's fields to their types, with
+// fields of embedded structs promoted unless an outer field has the name,
+// as encoding/json does.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	var embedded []reflect.Type
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			embedded = append(embedded, f.Type)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	for _, e := range embedded {
+		for name, ft := range jsonFields(e) {
+			if _, ok := out[name]; !ok {
+				out[name] = ft
+			}
+		}
+	}
+	return out
+}
+
+// wantOf says what JSON value type t takes, in user terms.
+func wantOf(t reflect.Type) string {
+	if t == nil {
+		return "another kind of value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t {
+	case reflect.TypeFor[time.Time]():
+		return "a time such as 2026-03-01T10:15:00Z"
+	case reflect.TypeFor[text]():
+		return fmt.Sprintf("a text (or {%q: ...} for bytes that are not UTF-8)", b64Key)
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a text"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another kind of value"
+}
+
+// gotOf describes a decoded JSON value, quoting short scalars.
+func gotOf(v any) string {
+	switch x := v.(type) {
+	case string:
+		if len(x) > 40 {
+			return "a text"
+		}
+		return "the text " + strconv.Quote(x)
+	case json.Number:
+		return "the number " + x.String()
+	case bool:
+		return strconv.FormatBool(x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return "null"
+}
