@@ -62,16 +62,39 @@ func (k RestoreKind) String() string {
 
 // TaskDiff is one way the spec's tasks differ from the checkpoint's.
 type TaskDiff struct {
-	Task   string   // the task's name
-	How    string   // "added", "removed" or "changed"
-	Fields []string // for "changed": which fields, e.g. description, agent, context
+	Task string // the task's name
+	How  string // "added", "removed" or "changed"
+	// Fields, for "changed": which fields, e.g. description, agent,
+	// context, "agent definition"; or only "key" when none of its own did
+	// and its per-task key differs all the same, because an upstream task
+	// or a setting changed.
+	Fields []string
 }
 
+// String says how the task differs in user terms, e.g.
+// `task "b": description changed`.
 func (d TaskDiff) String() string {
-	if d.How == "changed" {
-		return fmt.Sprintf("task %q changed (%s)", d.Task, strings.Join(d.Fields, ", "))
+	if d.How != "changed" {
+		return fmt.Sprintf("task %q %s", d.Task, d.How)
 	}
-	return fmt.Sprintf("task %q %s", d.Task, d.How)
+	var own []string
+	for _, f := range d.Fields {
+		switch f {
+		case "key":
+		case "agent definition":
+			own = append(own, "its agent's definition")
+		default:
+			own = append(own, strings.ReplaceAll(f, "_", " "))
+		}
+	}
+	if len(own) == 0 {
+		return fmt.Sprintf("task %q: an upstream task or a setting changed", d.Task)
+	}
+	what := own[len(own)-1]
+	if len(own) > 1 {
+		what = strings.Join(own[:len(own)-1], ", ") + " and " + what
+	}
+	return fmt.Sprintf("task %q: %s changed", d.Task, what)
 }
 
 // Restored is what a run may take over from a session.
@@ -263,7 +286,7 @@ func diffTasks(sess *Session, defs []spec.TaskDef, old map[string]*TaskRecord) [
 			f = append(f, "agent definition")
 		}
 		if len(f) == 0 && t.Key != d.Key {
-			f = append(f, "key (an upstream task or a setting changed)")
+			f = append(f, "key")
 		}
 		if len(f) > 0 {
 			diffs = append(diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f})

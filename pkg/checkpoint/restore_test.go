@@ -37,11 +37,11 @@ func TestRestoreSeed(t *testing.T) {
 		{"match half done", 1, base, ReuseStrict, RestoreFull, []string{"draft"}, nil},
 		{"match with reuse unchanged is still full", 2, base, ReuseUnchanged, RestoreFull, []string{"draft", "polish"}, nil},
 		{"polish edited strict", 2, editedPolish, ReuseStrict, RestorePartial, nil,
-			[]string{"session seed-1", `task "polish" changed (description)`, "not restored"}},
+			[]string{"session seed-1", `task "polish": description changed`, "not restored"}},
 		{"polish edited unchanged", 2, editedPolish, ReuseUnchanged, RestorePerTask, []string{"draft"},
-			[]string{"session seed-1", `task "polish" changed (description)`, "reused 1"}},
+			[]string{"session seed-1", `task "polish": description changed`, "reused 1"}},
 		{"draft edited unchanged invalidates polish", 2, editedDraft, ReuseUnchanged, RestorePerTask, nil,
-			[]string{`task "draft" changed (description)`, `task "polish" changed (key`}},
+			[]string{`task "draft": description changed`, `task "polish": an upstream task or a setting changed`}},
 		{"task added strict", 2, added, ReuseStrict, RestorePartial, nil, []string{`task "publish" added`}},
 		{"task added unchanged", 2, added, ReuseUnchanged, RestorePerTask, []string{"draft", "polish"}, []string{`task "publish" added`}},
 		{"task removed unchanged", 2, removed, ReuseUnchanged, RestorePerTask, []string{"draft"}, []string{`task "polish" removed`}},
@@ -306,5 +306,27 @@ func TestRestoredOutput(t *testing.T) {
 	want := TaskOutput{Description: "Polish the draft", Raw: "out-polish", Agent: "writer", OutputFormat: "RAW"}
 	if got := r.Tasks["polish"].Output(); got != want {
 		t.Fatalf("%+v, want %+v", got, want)
+	}
+}
+
+// TestTaskDiffString: the mismatch warning says how a task differs in user
+// terms, never an internal field name such as "key".
+func TestTaskDiffString(t *testing.T) {
+	tests := []struct {
+		diff TaskDiff
+		want string
+	}{
+		{TaskDiff{Task: "b", How: "changed", Fields: []string{"description"}}, `task "b": description changed`},
+		{TaskDiff{Task: "d", How: "changed", Fields: []string{"key"}}, `task "d": an upstream task or a setting changed`},
+		{TaskDiff{Task: "b", How: "changed", Fields: []string{"description", "expected_output"}}, `task "b": description and expected output changed`},
+		{TaskDiff{Task: "b", How: "changed", Fields: []string{"position", "agent", "context"}}, `task "b": position, agent and context changed`},
+		{TaskDiff{Task: "b", How: "changed", Fields: []string{"agent definition"}}, `task "b": its agent's definition changed`},
+		{TaskDiff{Task: "n", How: "added"}, `task "n" added`},
+		{TaskDiff{Task: "o", How: "removed"}, `task "o" removed`},
+	}
+	for _, tc := range tests {
+		if got := tc.diff.String(); got != tc.want {
+			t.Errorf("%+v: got %s, want %s", tc.diff, got, tc.want)
+		}
 	}
 }
