@@ -94,7 +94,8 @@ func runCommand() *cli.Command {
 		ArgsUsage: "FILE",
 		Description: "Exit codes: 0 all tasks done, 1 a task failed, 2 bad usage or spec, 3 halted for a\n" +
 			"human decision, 4 the session is held by another run, 5 the session store failed,\n" +
-			"130/143 interrupted (the checkpoint is written; --continue resumes).",
+			"129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the checkpoint is written;\n" +
+			"--continue resumes).",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "continue", Usage: "resume the session (--session, else the project's active one)"},
 			&cli.StringFlag{Name: "session", Usage: "the session `ID`"},

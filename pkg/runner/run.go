@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,6 +122,13 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	if exists && !o.Continue {
 		return nil, usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, store.Dir())
+	}
+	if exists {
+		// Before any task runs again: what a dead run left behind must
+		// not do the same work a second time, in parallel.
+		if pids := killOrphans(id); len(pids) > 0 {
+			notes = append(notes, orphansNote(id, pids))
+		}
 	}
 	now := time.Now()
 	var (
@@ -314,6 +322,19 @@ func pickSession(o Options, team *spec.Team, store *checkpoint.Store, project *c
 		}
 		return fresh, notes, nil
 	}
+}
+
+// orphansNote tells what killOrphans did.
+func orphansNote(id string, pids []int) string {
+	list := make([]string, len(pids))
+	for i, p := range pids {
+		list[i] = strconv.Itoa(p)
+	}
+	what := "process " + list[0] + " (and its process group)"
+	if len(pids) > 1 {
+		what = "processes " + strings.Join(list, ", ") + " (and their process groups)"
+	}
+	return fmt.Sprintf("killed %s left running by an earlier run of session %s that ended without stopping its tasks", what, id)
 }
 
 // checkLLMAgents refuses, before anything is written, a team whose LLM

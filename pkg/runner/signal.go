@@ -10,7 +10,7 @@ import (
 	"syscall"
 )
 
-// Interrupts turns SIGINT and SIGTERM into a cancelled context, so that a
+// Interrupts turns SIGINT, SIGTERM and SIGHUP into a cancelled context, so that a
 // run stops starting tasks, stops the running ones and writes its
 // checkpoint. A second signal kills the running commands' process groups
 // and calls exit at once: the checkpoint is valid at every instant.
@@ -22,13 +22,14 @@ type Interrupts struct {
 	cancel context.CancelFunc
 }
 
-// WatchInterrupts returns a context that ends at the first SIGINT or
-// SIGTERM. It ignores the parent's cancellation by signal (main's own
+// WatchInterrupts returns a context that ends at the first SIGINT, SIGTERM
+// or SIGHUP (a closed terminal or SSH connection must stop the run as
+// orderly as Ctrl-C, not kill teamrun and leave its tasks running). It ignores the parent's cancellation by signal (main's own
 // handler) so that it alone decides; exit is called on a second signal.
 func WatchInterrupts(parent context.Context, groups *Groups, stderr io.Writer, exit func(code int)) (context.Context, *Interrupts) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
 	in := &Interrupts{ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel}
-	signal.Notify(in.ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(in.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		var first os.Signal
 		select {
@@ -66,7 +67,8 @@ func (in *Interrupts) Stop() {
 	in.cancel()
 }
 
-// ExitCodeOf is 128 + the signal's number: 130 for SIGINT, 143 for SIGTERM.
+// ExitCodeOf is 128 + the signal's number: 130 for SIGINT, 143 for
+// SIGTERM, 129 for SIGHUP.
 func ExitCodeOf(s os.Signal) int {
 	if n, ok := s.(syscall.Signal); ok {
 		return 128 + int(n)
@@ -80,6 +82,8 @@ func signalName(s os.Signal) string {
 		return "interrupted (SIGINT)"
 	case syscall.SIGTERM:
 		return "terminated (SIGTERM)"
+	case syscall.SIGHUP:
+		return "hung up (SIGHUP)"
 	}
 	return s.String()
 }
