@@ -549,7 +549,9 @@ func sessionPruneCommand() *cli.Command {
 				}
 				what = "--older-than " + c.String("older-than")
 			} else {
-				cfg, err := a.project.Config()
+				// Read, never create: a prune (a dry run above all) writes
+				// nothing but its removals and their audit records.
+				cfg, err := a.project.ReadConfig()
 				if err != nil {
 					if errors.Is(err, checkpoint.ErrStore) {
 						return storeExit(err)
