@@ -40,10 +40,14 @@ type Commands struct {
 	// TempDir holds the per-attempt context folders; "" means os.TempDir().
 	TempDir string
 	Groups  *Groups
+	// Warn tells the user something; nil: nobody. Called from the
+	// goroutines of parallel tasks.
+	Warn func(msg string)
 
-	mu   sync.Mutex
-	free []string // emptied context folders, ready for the next attempt
-	all  []string
+	mu     sync.Mutex
+	free   []string // emptied context folders, ready for the next attempt
+	all    []string
+	warned map[string]bool // variables left out of the environment, with why
 }
 
 // contextDir fills a folder, fresh or reused, with one file per context
@@ -122,7 +126,15 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		"TEAMRUN_CONTEXT_DIR="+dir,
 	)
 	for k, v := range job.State {
-		env = append(env, "TEAMRUN_VAR_"+EnvName(k)+"="+envValue(v))
+		entry := "TEAMRUN_VAR_" + EnvName(k) + "=" + envValue(v)
+		if why := envEntryProblem(entry); why != "" {
+			// One variable the environment cannot carry must not stop every
+			// command task: leave it out, and say so once.
+			c.warnOnce(k+"\x00"+why, fmt.Sprintf("variable %q is not passed to commands as TEAMRUN_VAR_%s: %s; it stays in the shared state and in {%s} placeholders",
+				k, EnvName(k), why, k))
+			continue
+		}
+		env = append(env, entry)
 	}
 	out, err := RunCommand(ctx, c.Groups, CommandSpec{
 		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Timeout: timeout,
@@ -131,6 +143,41 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Raw: string(out)}, nil
+}
+
+// maxEnvEntry is the longest NAME=value string an environment can carry:
+// Linux refuses to start a program (E2BIG, "argument list too long") when
+// one string, its terminating NUL included, exceeds MAX_ARG_STRLEN (32
+// pages: 131072 bytes). Other systems get the same limit, so a team
+// behaves the same everywhere.
+const maxEnvEntry = 131072 - 1
+
+// envEntryProblem says why NAME=value cannot be put in a command's
+// environment; "" when it can.
+func envEntryProblem(entry string) string {
+	switch {
+	case strings.IndexByte(entry, 0) >= 0:
+		return "its value contains a NUL byte, which an environment variable cannot hold"
+	case len(entry) > maxEnvEntry:
+		return fmt.Sprintf("with its name it is %d bytes, over the 128 KiB one environment variable can hold", len(entry))
+	}
+	return ""
+}
+
+// warnOnce warns msg the first time key comes up.
+func (c *Commands) warnOnce(key, msg string) {
+	c.mu.Lock()
+	seen := c.warned[key]
+	if !seen {
+		if c.warned == nil {
+			c.warned = map[string]bool{}
+		}
+		c.warned[key] = true
+	}
+	c.mu.Unlock()
+	if !seen && c.Warn != nil {
+		c.Warn(msg)
+	}
 }
 
 // EnvName is a variable's name as it appears after TEAMRUN_VAR_: upper

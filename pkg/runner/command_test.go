@@ -196,6 +196,55 @@ func TestCommandsEnvironment(t *testing.T) {
 	}
 }
 
+// TestEnvLeftOut: a variable the environment cannot carry (a NUL byte, or
+// more than Linux's 128 KiB per string) is left out with one warning
+// naming it, and every other variable still arrives; was every command
+// task failing with exec's "environment variable contains NUL" or
+// "argument list too long".
+func TestEnvLeftOut(t *testing.T) {
+	// TEAMRUN_VAR_BIG= is 16 bytes: the longest value that fits.
+	fits := strings.Repeat("a", maxEnvEntry-16)
+	tests := []struct {
+		name  string
+		value any
+		warn  string // "" when the variable is passed
+	}{
+		{"nul", "a\x00b", "contains a NUL byte"},
+		{"nul in JSON", map[string]any{"k": "a\x00b"}, ""}, // JSON escapes it as \u0000
+		{"longest that fits", fits, ""},
+		{"one byte more", fits + "a", "over the 128 KiB"},
+		{"huge", strings.Repeat("a", 150000), "over the 128 KiB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var warnings []string
+			c := &Commands{TempDir: t.TempDir(), Warn: func(m string) { warnings = append(warnings, m) }}
+			defer c.Close()
+			job := &Job{
+				Session: "s1", Attempt: 1,
+				Task:  &spec.Task{Name: "t"},
+				Agent: &spec.Agent{Name: "a", Kind: spec.CommandAgent, Shell: `printf '%s|%s' "${#TEAMRUN_VAR_BIG}" "$TEAMRUN_VAR_OK"`},
+				State: map[string]any{"big": tt.value, "ok": "yes"},
+			}
+			for range 2 { // the warning comes once
+				res, err := c.Execute(context.Background(), job)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.HasSuffix(res.Raw, "|yes") || (tt.warn != "") != strings.HasPrefix(res.Raw, "0|") {
+					t.Fatalf("result %q: TEAMRUN_VAR_BIG should be passed: %v", truncate(res.Raw, 40), tt.warn == "")
+				}
+			}
+			switch {
+			case tt.warn == "" && len(warnings) > 0:
+				t.Fatalf("warnings %q", warnings)
+			case tt.warn != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tt.warn) || !strings.Contains(warnings[0], `variable "big" is not passed to commands as TEAMRUN_VAR_BIG`)):
+				t.Fatalf("warnings %q, want one naming big and saying %q", warnings, tt.warn)
+			}
+		})
+	}
+}
+
 func TestEnvName(t *testing.T) {
 	for in, want := range map[string]string{"topic": "TOPIC", "my-var": "MY_VAR", "a.b": "A_B", "ünï": "_N_", "X9_y": "X9_Y"} {
 		if got := EnvName(in); got != want {

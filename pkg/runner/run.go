@@ -258,7 +258,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if groups == nil {
 		groups = &Groups{}
 	}
-	commands := &Commands{Groups: groups}
+	commands := &Commands{Groups: groups, Warn: warn}
 	defer commands.Close()
 	e.Executor = Agents{Command: commands, LLM: llms}
 	e.Memory = llms
