@@ -355,13 +355,14 @@ func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map
 }
 
 func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) error {
-	seen := map[string]Pos{}
+	var seen posSet
 	type entry struct {
 		key  string
 		kpos Pos
 		val  *yaml.Node
 	}
-	var explicit, merged []entry
+	explicit := make([]entry, 0, len(n.Content)/2)
+	var merged []entry
 	var mergeAt []int // index in explicit before which merged entries go
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
@@ -386,7 +387,7 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 			continue
 		}
 		key := kn.Value
-		if first, dup := seen[key]; dup {
+		if first, dup := seen.get(key); dup {
 			what := "key"
 			switch t.path {
 			case "tasks":
@@ -397,12 +398,13 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 			c.errorf(kp, joinPath(t.path, key), "duplicate %s %q (first at line %d)", what, key, first.Line)
 			continue
 		}
-		seen[key] = kp
+		seen.set(key, kp)
 		explicit = append(explicit, entry{key, kp, vn})
 	}
 	// Merged keys go where the "<<" was; explicit keys win over them.
 	add := func(e entry) error {
-		v, err := c.convert(e.val, joinPath(t.path, e.key), t.ptr+"/"+ptrEscaper.Replace(e.key), e.kpos, active)
+		path, ptr := childPaths(t.path, t.ptr, e.key)
+		v, err := c.convert(e.val, path, ptr, e.kpos, active)
 		if err != nil {
 			return err
 		}
@@ -414,10 +416,10 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 	for i := 0; i <= len(explicit); i++ {
 		for ; mi < len(merged) && mergeAt[mi] == i; mi++ {
 			e := merged[mi]
-			if _, ok := seen[e.key]; ok {
+			if _, ok := seen.get(e.key); ok {
 				continue
 			}
-			seen[e.key] = e.kpos
+			seen.set(e.key, e.kpos)
 			if err := add(e); err != nil {
 				return err
 			}
@@ -429,6 +431,66 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 		}
 	}
 	return nil
+}
+
+// posSet is the keys of one mapping seen so far: kept inline while there
+// are a few (most mappings), in a map beyond.
+type posSet struct {
+	n     int
+	small [8]struct {
+		k string
+		p Pos
+	}
+	m map[string]Pos
+}
+
+func (s *posSet) get(k string) (Pos, bool) {
+	if s.m != nil {
+		p, ok := s.m[k]
+		return p, ok
+	}
+	for i := range s.n {
+		if s.small[i].k == k {
+			return s.small[i].p, true
+		}
+	}
+	return Pos{}, false
+}
+
+// set records a key that get did not find.
+func (s *posSet) set(k string, p Pos) {
+	if s.m == nil && s.n < len(s.small) {
+		s.small[s.n].k, s.small[s.n].p = k, p
+		s.n++
+		return
+	}
+	if s.m == nil {
+		s.m = make(map[string]Pos, 4*len(s.small))
+		for _, e := range s.small[:s.n] {
+			s.m[e.k] = e.p
+		}
+	}
+	s.m[k] = p
+}
+
+// childPaths are the display path and the JSON pointer of a mapping's
+// value, made in one allocation: joinPath(path, key) and
+// ptr + "/" + escaped key.
+func childPaths(path, ptr, key string) (string, string) {
+	esc := ptrEscaper.Replace(key)
+	var b strings.Builder
+	b.Grow(len(path) + 1 + len(key) + len(ptr) + 1 + len(esc))
+	if path != "" {
+		b.WriteString(path)
+		b.WriteByte('.')
+	}
+	b.WriteString(key)
+	n := b.Len()
+	b.WriteString(ptr)
+	b.WriteByte('/')
+	b.WriteString(esc)
+	s := b.String()
+	return s[:n], s[n:]
 }
 
 // mergeSources resolves the value of a "<<" key: a mapping or a list of them.
