@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -52,10 +54,13 @@ func TestStatField(t *testing.T) {
 // process of another session is left alone.
 func TestKillOrphans(t *testing.T) {
 	id := fmt.Sprintf("orphan-test-%d", os.Getpid())
-	start := func(session string) *exec.Cmd {
-		// The child clears its environment: only its group ties it to the task.
-		cmd := exec.Command("/bin/sh", "-c", "env -i /bin/sh -c 'sleep 60' & wait")
-		cmd.Env = append(os.Environ(), "TEAMRUN_SESSION="+session)
+	dir := t.TempDir()
+	start := func(session string) (leader *exec.Cmd, child int) {
+		// The child clears its environment: only its group ties it to the
+		// task. It writes its pid once it has.
+		pidFile := filepath.Join(dir, session)
+		cmd := exec.Command("/bin/sh", "-c", `env -i /bin/sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 60' "$PIDFILE" & wait`)
+		cmd.Env = append(os.Environ(), "TEAMRUN_SESSION="+session, "PIDFILE="+pidFile)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -64,57 +69,26 @@ func TestKillOrphans(t *testing.T) {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			_ = cmd.Wait()
 		})
-		return cmd
+		for range 3000 { // a slow machine only makes it wait longer
+			if b, err := os.ReadFile(pidFile); err == nil {
+				pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+				return cmd, pid
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatal("the child never started")
+		return nil, 0
 	}
-	ours := start(id)
-	other := start(id + "-other")
-	// Wait for the child: it is in the group once it runs sleep.
-	waitForGroupSize(t, ours.Process.Pid, 2)
+	ours, child := start(id)
+	other, _ := start(id + "-other")
 
 	found := killOrphans(id)
-	// The child may not have cleared its environment yet; then it is found too.
-	if !slices.Contains(found, ours.Process.Pid) || slices.Contains(found, other.Process.Pid) {
-		t.Fatalf("found %v, want %d and not %d", found, ours.Process.Pid, other.Process.Pid)
+	if !slices.Equal(found, []int{ours.Process.Pid}) {
+		t.Fatalf("found %v, want [%d]", found, ours.Process.Pid)
 	}
 	_ = ours.Wait()
-	waitForGroupSize(t, ours.Process.Pid, 0)
+	gone(t, child)
 	if err := syscall.Kill(other.Process.Pid, 0); err != nil {
 		t.Fatalf("the other session's process: %v", err)
 	}
-}
-
-// waitForGroupSize polls /proc until the group has n live members; a slow
-// machine only makes it wait longer.
-func waitForGroupSize(t *testing.T, pgid, n int) {
-	t.Helper()
-	var got int
-	for range 3000 {
-		got = 0
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			dir := filepath.Join("/proc", e.Name())
-			if processGroup(dir) == pgid && statState(dir) != "Z" {
-				got++
-			}
-		}
-		if got == n {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("group %d has %d live processes, want %d", pgid, got, n)
-}
-
-func statState(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "stat"))
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == ')' && i+3 <= len(s) {
-			return s[i+2 : i+3]
-		}
-	}
-	return ""
 }
