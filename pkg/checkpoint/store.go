@@ -276,11 +276,20 @@ func decodeSession(data []byte) (*Session, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var w sessionWire
+	// Room for the tasks up front (a task record is the only object with
+	// "expected_output"), so that decoding does not grow the slice a dozen
+	// times; a wrong guess costs only capacity.
+	if n := bytes.Count(data, []byte(`"expected_output":`)); n > 0 {
+		w.Team.Tasks = make([]taskRecordWire, 0, n)
+	}
 	if err := dec.Decode(&w); err != nil {
 		return nil, decodeError(data, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("not a session file: data after the JSON object")
+	}
+	if len(w.Team.Tasks) == 0 && cap(w.Team.Tasks) > 0 {
+		w.Team.Tasks = nil // no "tasks" key: the guess stayed unused ([] decodes to a new empty slice)
 	}
 	sess := Session(w.sessionJSON)
 	sess.Team = TeamState(w.Team.teamStateJSON)
