@@ -69,12 +69,14 @@ func planCommand() *cli.Command {
 				}
 				return withCode(exitUsage, err)
 			}
-			defs := team.TaskDefs(team.InitialState(vars.vals))
-			fingerprint := spec.FingerprintOf(defs)
 			sess, notes, warnings, err := planSession(c, project, specAbs)
 			if err != nil {
 				return err
 			}
+			// As run does: the texts are rendered from the state the
+			// session started from, with this invocation's --var over it.
+			defs := team.TaskDefs(checkpoint.StartState(sess, team, vars.vals))
+			fingerprint := spec.FingerprintOf(defs)
 			p := plan.Make(team, defs, fingerprint, sess, reuse)
 			p.Spec, p.Notes, p.Warnings = path, notes, warnings
 			if c.Bool("json") {

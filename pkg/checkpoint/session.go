@@ -72,7 +72,14 @@ type Checkpoint struct {
 
 // TeamState is the team payload of a session.
 type TeamState struct {
-	State            map[string]any `json:"state"`
+	State map[string]any `json:"state"`
+	// InitialState is the shared state the session's last run started
+	// from: the spec's variables and that run's --var, without what
+	// output_variable set since. The task definitions, and so
+	// TasksFingerprint, were rendered with it, and a resumed run renders
+	// them with it again (StartState). Absent in files written before it
+	// existed.
+	InitialState     map[string]any `json:"initial_state,omitempty"`
 	Agents           []AgentRecord  `json:"agents"`
 	Process          string         `json:"process"`
 	Tasks            []TaskRecord   `json:"tasks"`
@@ -201,6 +208,26 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 	return s
 }
 
+// StartState is the shared state a run of sess starts from, and renders
+// its task definitions (and so the fingerprint) with: the initial state
+// sess stored, the spec's variables it lacks, and this run's --var over
+// all. A run started with --var and resumed without it so renders the
+// very texts it fingerprinted (the checkpoint's state carries the --var
+// values, and renders the tasks). sess nil: a new session, the spec's
+// variables and --var.
+func StartState(sess *Session, team *spec.Team, overrides map[string]string) map[string]any {
+	state := team.InitialState(overrides)
+	if sess == nil {
+		return state
+	}
+	for k, v := range sess.Team.InitialState {
+		if _, forced := overrides[k]; !forced {
+			state[k] = v
+		}
+	}
+	return state
+}
+
 // Task returns the record of the named task.
 func (s *Session) Task(name string) (*TaskRecord, bool) {
 	if s.index == nil || s.indexed != len(s.Team.Tasks) {
@@ -239,6 +266,9 @@ func (s *Session) clone() *Session {
 	c.Team.Tasks = append([]TaskRecord(nil), s.Team.Tasks...)
 	c.Team.Agents = append([]AgentRecord(nil), s.Team.Agents...)
 	c.Team.State = copyMap(s.Team.State)
+	if s.Team.InitialState != nil {
+		c.Team.InitialState = copyMap(s.Team.InitialState)
+	}
 	c.Checkpoint.Decisions = copyStrings(s.Checkpoint.Decisions)
 	c.Checkpoint.MemorySummary = map[string]int{}
 	for k, v := range s.Checkpoint.MemorySummary {
@@ -351,6 +381,7 @@ type teamStateJSON TeamState
 
 func (t TeamState) MarshalJSON() ([]byte, error) {
 	t.State = wireMap(t.State)
+	t.InitialState = wireMap(t.InitialState)
 	if t.State == nil {
 		t.State = map[string]any{}
 	}
@@ -569,6 +600,14 @@ func (s *Session) sanitize() []string {
 	var w []string
 	s.Team.State, w = safeState(s.Team.State)
 	warns = append(warns, w...)
+	// A value the state cannot hold is left out of the initial state
+	// rather than stored as {}: the resumed run then takes the spec's
+	// value again, as the run that stored it did. State already warned.
+	for k, v := range s.Team.InitialState {
+		if _, ok := safeValue(v); !ok || !utf8.ValidString(k) {
+			delete(s.Team.InitialState, k)
+		}
+	}
 	for i := range s.Team.Tasks {
 		t := &s.Team.Tasks[i]
 		t.Variables, w = safeVariables(t.Name, t.Variables)
@@ -583,6 +622,7 @@ func (s *Session) normalize() {
 		s.Team.State = map[string]any{}
 	}
 	plainMap(s.Team.State)
+	plainMap(s.Team.InitialState)
 	for i := range s.Team.Tasks {
 		if s.Team.Tasks[i].Variables != nil {
 			plainMap(s.Team.Tasks[i].Variables)

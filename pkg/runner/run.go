@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -66,7 +67,6 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		warn(d.String())
 	}
 
-	state0 := team.InitialState(o.Vars)
 	project := checkpoint.OpenProject(filepath.Dir(o.SpecPath))
 	// Nothing is written before the spec is known to be runnable: the
 	// config is only read here, and created with the session.
@@ -88,9 +88,6 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := checkLLMAgents(team, getenv); err != nil {
 		return nil, err
 	}
-	defs := team.TaskDefs(state0)
-	fingerprint := spec.FingerprintOf(defs)
-
 	home := o.Home
 	if home == "" {
 		if home, err = checkpoint.DefaultHome(); err != nil {
@@ -132,15 +129,22 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	now := time.Now()
 	var (
-		sess     *checkpoint.Session
-		restored *checkpoint.Restored
-		audit    = checkpoint.EventCreated
+		old, sess *checkpoint.Session
+		restored  *checkpoint.Restored
+		audit     = checkpoint.EventCreated
 	)
 	if exists {
-		old, err := store.Load(id)
-		if err != nil {
+		if old, err = store.Load(id); err != nil {
 			return nil, err
 		}
+	}
+	// The task texts, and so the fingerprint, are rendered from the state
+	// the session started from, not from this invocation's --var alone: a
+	// run with --var resumed without it renders the same texts.
+	state0 := checkpoint.StartState(old, team, o.Vars)
+	defs := team.TaskDefs(state0)
+	fingerprint := spec.FingerprintOf(defs)
+	if exists {
 		restored = checkpoint.Restore(old, defs, fingerprint, o.Reuse)
 		sess = checkpoint.Continue(old, restored, team.Process, defs, fingerprint, now)
 		sess.SpecPath = specAbs
@@ -161,6 +165,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	sess.Team.State = state
+	sess.Team.InitialState = maps.Clone(state0)
 	sess.Team.Agents = agentRecords(team, state0)
 
 	// A full restore may have nothing left to do: then the session file
