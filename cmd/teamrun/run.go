@@ -131,6 +131,10 @@ func runCommand() *cli.Command {
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
+		// An empty --session is a bad id (DESIGN §5), not "pick one".
+		if c.IsSet("session") && c.String("session") == "" {
+			return withCode(exitUsage, fmt.Errorf("--session: %w", checkpoint.ValidateID("")))
+		}
 		if c.Int("max-parallel") < 1 {
 			return exitf(exitUsage, "--max-parallel %d: expected 1 or more", c.Int("max-parallel"))
 		}

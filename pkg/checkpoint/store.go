@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 var (
@@ -149,16 +150,27 @@ func ValidateID(id string) error {
 	if id == "" {
 		return fmt.Errorf("%w: empty; an id is %s", ErrBadID, IDRule)
 	}
-	if len(id) > 128 {
-		return fmt.Errorf("%w: %d characters; an id is %s", ErrBadID, len(id), IDRule)
+	// Positions and lengths count characters, as people read them: "é"
+	// is one character at 1, not the byte 'Ã'.
+	if n := utf8.RuneCountInString(id); n > 128 {
+		return fmt.Errorf("%w: %d characters; an id is %s", ErrBadID, n, IDRule)
 	}
 	if id[0] == '.' {
 		return fmt.Errorf("%w %q: starts with a dot; an id is %s", ErrBadID, id, IDRule)
 	}
-	for i := 0; i < len(id); i++ {
-		if !idByte(id[i]) {
-			return fmt.Errorf("%w %q: character %q at %d; an id is %s", ErrBadID, id, id[i], i+1, IDRule)
+	pos := 0
+	for i, r := range id {
+		pos++
+		if r < utf8.RuneSelf && idByte(byte(r)) {
+			continue
 		}
+		what := fmt.Sprintf("character %q", r)
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(id[i:]); size == 1 {
+				what = fmt.Sprintf("byte 0x%02X (not UTF-8)", id[i])
+			}
+		}
+		return fmt.Errorf("%w %q: %s at %d; an id is %s", ErrBadID, id, what, pos, IDRule)
 	}
 	return nil
 }
