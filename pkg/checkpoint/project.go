@@ -62,6 +62,56 @@ func (p *Project) mkdir() error {
 	return nil
 }
 
+// CheckWritable makes sure the run's session can be recorded in the project
+// before the session file is created: the .teamrun folder exists (it is
+// created when absent) and files can be made in it (state.json is replaced
+// by a rename), and audit.log, when there is one, can be appended to.
+// Otherwise a run would leave a session file in the store that no project
+// names and no audit record mentions.
+func (p *Project) CheckWritable() error {
+	if err := os.MkdirAll(p.Dir(), 0o700); err != nil {
+		return projectWriteErr("create", p.Dir(), err)
+	}
+	probe, err := os.CreateTemp(p.Dir(), ".probe-")
+	if err != nil {
+		return projectWriteErr("create files in", p.Dir(), err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	f, err := os.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND, 0)
+	switch {
+	case err == nil:
+		f.Close()
+	case !errors.Is(err, fs.ErrNotExist):
+		return projectWriteErr("write", p.auditPath(), err)
+	}
+	return nil
+}
+
+// ProjectWriteError: the project's .teamrun files cannot be written, found
+// before a run created anything. A store error (exit 5), but with its own
+// advice: there is no session to --continue.
+type ProjectWriteError struct {
+	Op   string
+	Path string
+	Err  error
+}
+
+func (e *ProjectWriteError) Error() string {
+	return fmt.Sprintf("cannot %s %s: %v; a run records its session in the project's .teamrun folder (state.json, audit.log): fix that folder's owner or permissions, then run again (no session was created and nothing was run)",
+		e.Op, e.Path, e.Err)
+}
+
+func (e *ProjectWriteError) Unwrap() []error { return []error{e.Err, ErrStore} }
+
+func projectWriteErr(op, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &ProjectWriteError{Op: op, Path: path, Err: err}
+}
+
 type projectState struct {
 	ActiveSession string `json:"active_session"`
 }

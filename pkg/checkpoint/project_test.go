@@ -266,3 +266,45 @@ func TestReadConfigWritesNothing(t *testing.T) {
 		t.Errorf("ReadConfig created %s", p.Dir())
 	}
 }
+
+// TestCheckWritable: a project whose files cannot be written is a store
+// error naming the file, found before any session is created. The cases
+// use a file or a folder in the way, which stops root too.
+func TestCheckWritable(t *testing.T) {
+	p := OpenProject(t.TempDir())
+	if err := p.CheckWritable(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(p.Dir()); mode(t, p.Dir()) != 0o700 || len(entries) != 0 {
+		t.Errorf(".teamrun mode %04o, left %v", mode(t, p.Dir()), entries)
+	}
+	if err := p.Audit(AuditRecord{Event: EventCreated, Session: "s", Store: "/store"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.CheckWritable(); err != nil {
+		t.Errorf("with an audit log: %v", err)
+	}
+
+	tests := []struct {
+		name  string
+		block func(p *Project) // puts something in the way
+		path  string           // the path the error must name
+	}{
+		{"teamrun is a file", func(p *Project) { os.WriteFile(p.Dir(), nil, 0o600) }, ".teamrun"},
+		{"audit.log is a folder", func(p *Project) { os.MkdirAll(p.auditPath(), 0o700) }, "audit.log"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := OpenProject(t.TempDir())
+			tc.block(p)
+			err := p.CheckWritable()
+			if !errors.Is(err, ErrStore) {
+				t.Fatalf("err = %v, want a store error", err)
+			}
+			var pe *ProjectWriteError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), "no session was created") {
+				t.Errorf("err = %v, want it to name %s and say no session was created", err, tc.path)
+			}
+		})
+	}
+}

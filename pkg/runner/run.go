@@ -120,6 +120,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if exists && !o.Continue {
 		return nil, usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, store.Dir())
 	}
+	// A session file the project cannot name (state.json, audit.log) would
+	// be an orphan in the store: check before the session is written.
+	if err := project.CheckWritable(); err != nil {
+		return nil, err
+	}
 	if exists {
 		// Before any task runs again: what a dead run left behind must
 		// not do the same work a second time, in parallel.
