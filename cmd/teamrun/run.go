@@ -72,6 +72,11 @@ func (v *varsFlag) Set(s string) error {
 	if !ok || k == "" {
 		return fmt.Errorf("%q: expected key=value", s)
 	}
+	// The same rule as the spec's variables: anything else could never be
+	// a {placeholder}, and would reach commands under a mangled name.
+	if !isIdentifier(k) {
+		return fmt.Errorf("%q: %q is not a variable name: use letters, digits and _, not starting with a digit", s, k)
+	}
 	if v.vals == nil {
 		v.vals = map[string]string{}
 	}
@@ -80,6 +85,21 @@ func (v *varsFlag) Set(s string) error {
 	}
 	v.vals[k] = val
 	return nil
+}
+
+// isIdentifier reports whether s is a variable name: ASCII letters, digits
+// and _, not starting with a digit.
+func isIdentifier(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 // runBoolFlags are run's flags that take no value; the others take one.

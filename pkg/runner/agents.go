@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,7 +127,10 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		"TEAMRUN_ATTEMPT="+strconv.Itoa(job.Attempt),
 		"TEAMRUN_CONTEXT_DIR="+dir,
 	)
-	for k, v := range job.State {
+	// In name order: when two names share one TEAMRUN_VAR_<NAME> (a
+	// warning at the start), the same one wins every time.
+	for _, k := range slices.Sorted(maps.Keys(job.State)) {
+		v := job.State[k]
 		entry := "TEAMRUN_VAR_" + EnvName(k) + "=" + envValue(v)
 		if why := envEntryProblem(entry); why != "" {
 			// One variable the environment cannot carry must not stop every

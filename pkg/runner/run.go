@@ -66,6 +66,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	for _, d := range team.Warnings {
 		warn(d.String())
 	}
+	for _, w := range varCollisions(team, o.Vars, o.VarOrder) {
+		warn(w)
+	}
 
 	project := checkpoint.OpenProject(filepath.Dir(o.SpecPath))
 	// Nothing is written before the spec is known to be runnable: the
