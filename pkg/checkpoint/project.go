@@ -445,8 +445,8 @@ func (d *configDecoder) llm(v *yaml.Node) *LLMDefault {
 	case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
 		return nil
 	case v.Kind == yaml.ScalarNode:
-		if strings.TrimSpace(v.Value) == "" {
-			d.errorf(v, key, "expected a model name, or a mapping with model, base_url and api_key_env; got an empty text")
+		if v.Tag != "!!str" || strings.TrimSpace(v.Value) == "" {
+			d.errorf(v, key, "expected a model name, or a mapping with model, base_url and api_key_env; got %s%s", describeNode(v), quoteHint(v))
 			return nil
 		}
 		return &LLMDefault{Model: v.Value}
@@ -457,8 +457,8 @@ func (d *configDecoder) llm(v *yaml.Node) *LLMDefault {
 	l := &LLMDefault{}
 	for k, val := range d.mapping(v, key, []string{"model", "base_url", "api_key_env"}) {
 		path := joinKey(key, k.Value)
-		if val.Kind != yaml.ScalarNode || val.Tag == "!!null" || strings.TrimSpace(val.Value) == "" {
-			d.errorf(val, path, "expected a text, got %s", describeNode(val))
+		if val.Kind != yaml.ScalarNode || val.Tag != "!!str" || strings.TrimSpace(val.Value) == "" {
+			d.errorf(val, path, "expected a text, got %s%s", describeNode(val), quoteHint(val))
 			continue
 		}
 		switch k.Value {
@@ -471,6 +471,14 @@ func (d *configDecoder) llm(v *yaml.Node) *LLMDefault {
 		}
 	}
 	return l
+}
+
+// quoteHint tells how to write a number or true/false meant as a text.
+func quoteHint(n *yaml.Node) string {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!str" || n.Tag == "!!null" {
+		return ""
+	}
+	return fmt.Sprintf(" (if that is meant as a text, quote it: %q)", n.Value)
 }
 
 func joinKey(prefix, key string) string {
@@ -501,6 +509,8 @@ func describeNode(n *yaml.Node) string {
 			return "nothing"
 		case strings.TrimSpace(n.Value) == "":
 			return "an empty text"
+		case n.Tag != "!!str":
+			return n.Value // a number or true/false, as written
 		}
 		return strconv.Quote(n.Value)
 	}
