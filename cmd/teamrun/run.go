@@ -183,6 +183,7 @@ func runCommand() *cli.Command {
 			Mode:        mode,
 			IO:          runner.NewIO(c.App.Writer, c.App.ErrWriter, os.Getenv),
 			Groups:      groups,
+			Started:     interrupts.Started,
 		})
 		return runExit(sum, err, interrupts.Signal())
 	}

@@ -34,6 +34,8 @@ type Options struct {
 	Home        string              // the session store; "" means checkpoint.DefaultHome
 	Groups      *Groups             // the running commands' process groups
 	HTTP        *http.Client        // for LLM agents; nil: a default client
+	// Started is called once the run holds its session's lock; nil: not.
+	Started func()
 }
 
 // UsageError is bad usage or a bad spec: nothing was run or written.
@@ -110,11 +112,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	lock, err := store.Lock(ctx, id, o.Wait)
+	lock, err := lockSession(ctx, store, id, o.Wait, warn)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
+	if o.Started != nil {
+		o.Started()
+	}
 
 	exists, err := store.Exists(id)
 	if err != nil {
@@ -295,6 +300,47 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return sum, &StoreError{Err: cerr}
 	}
 	return sum, nil
+}
+
+// WaitInterruptedError is a run interrupted while it waited (--wait) for
+// another run to release the session: nothing was changed. It unwraps to
+// the context's error.
+type WaitInterruptedError struct {
+	Held *checkpoint.HeldError // who held the session when the wait began
+	Err  error
+}
+
+func (e *WaitInterruptedError) Error() string {
+	return fmt.Sprintf("interrupted while waiting for session %s held by %s; nothing was changed", e.Held.ID, holder(e.Held))
+}
+
+// holder names the run holding a session.
+func holder(h *checkpoint.HeldError) string {
+	if h.PID <= 0 {
+		return "another run"
+	}
+	return fmt.Sprintf("pid %d on %s (started %s)", h.PID, h.Host, h.Started.Local().Format(time.RFC3339))
+}
+
+func (e *WaitInterruptedError) Unwrap() error { return e.Err }
+
+// lockSession takes the session's lock, waiting up to wait when another
+// run holds it. Interrupted while waiting, it says so plainly: the
+// store's "context canceled" and its advice to rerun with --wait would
+// read as nonsense to someone who just pressed Ctrl-C.
+func lockSession(ctx context.Context, store *checkpoint.Store, id string, wait time.Duration, warn func(string)) (*checkpoint.Lock, error) {
+	l, err := store.Lock(ctx, id, 0)
+	var held *checkpoint.HeldError
+	if wait <= 0 || !errors.As(err, &held) {
+		return l, err
+	}
+	// A run that waits says for whom, or it looks hung.
+	warn(fmt.Sprintf("session %s is held by %s; waiting for it to finish (--wait)", id, holder(held)))
+	l, err = store.Lock(ctx, id, wait)
+	if err != nil && ctx.Err() != nil {
+		return nil, &WaitInterruptedError{Held: held, Err: ctx.Err()}
+	}
+	return l, err
 }
 
 // pickSession applies the session-id rules of DESIGN §5. notes are things

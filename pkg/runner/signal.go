@@ -15,11 +15,13 @@ import (
 // checkpoint. A second signal kills the running commands' process groups
 // and calls exit at once: the checkpoint is valid at every instant.
 type Interrupts struct {
-	mu     sync.Mutex
-	sig    os.Signal
-	ch     chan os.Signal
-	done   chan struct{}
-	cancel context.CancelFunc
+	mu      sync.Mutex
+	sig     os.Signal
+	started bool // the run holds its session: there are tasks to stop
+	stderr  io.Writer
+	ch      chan os.Signal
+	done    chan struct{}
+	cancel  context.CancelFunc
 }
 
 // WatchInterrupts returns a context that ends at the first SIGINT, SIGTERM
@@ -28,7 +30,7 @@ type Interrupts struct {
 // handler) so that it alone decides; exit is called on a second signal.
 func WatchInterrupts(parent context.Context, groups *Groups, stderr io.Writer, exit func(code int)) (context.Context, *Interrupts) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
-	in := &Interrupts{ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel}
+	in := &Interrupts{ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel, stderr: stderr}
 	signal.Notify(in.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		var first os.Signal
@@ -39,8 +41,10 @@ func WatchInterrupts(parent context.Context, groups *Groups, stderr io.Writer, e
 		}
 		in.mu.Lock()
 		in.sig = first
+		if in.started {
+			in.stopping()
+		}
 		in.mu.Unlock()
-		fmt.Fprintf(stderr, "teamrun: %s: stopping the running tasks and writing the checkpoint (again to exit at once)\n", signalName(first))
 		cancel()
 		select {
 		case s := <-in.ch:
@@ -51,6 +55,25 @@ func WatchInterrupts(parent context.Context, groups *Groups, stderr io.Writer, e
 		}
 	}()
 	return ctx, in
+}
+
+// stopping says what the first signal does to a run under way. in.mu is
+// held.
+func (in *Interrupts) stopping() {
+	fmt.Fprintf(in.stderr, "teamrun: %s: stopping the running tasks and writing the checkpoint (again to exit at once)\n", signalName(in.sig))
+}
+
+// Started marks the run as under way: it holds its session. Before, a
+// signal has no tasks to stop and no checkpoint to write (the run ends
+// with its own message, such as while waiting for a lock); a signal that
+// came before the run got under way is told now.
+func (in *Interrupts) Started() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if !in.started && in.sig != nil {
+		in.stopping()
+	}
+	in.started = true
 }
 
 // Signal is the first signal received, or nil.
