@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -168,6 +169,7 @@ func runCommand() *cli.Command {
 		case c.Bool("quiet"):
 			mode = runner.ModeQuiet
 		}
+		runGC()
 		groups := &runner.Groups{}
 		ctx, interrupts := runner.WatchInterrupts(c.Context, groups, c.App.ErrWriter, os.Exit)
 		defer interrupts.Stop()
@@ -263,4 +265,17 @@ func setTrailingFlags(c *cli.Context) ([]string, error) {
 		}
 	}
 	return rest, nil
+}
+
+// runGC sets the collector for `teamrun run`, unless GOGC is set. A run
+// starts from an empty heap and loads the spec and the session: a few MB,
+// nearly all of it live until the run ends. At the default GOGC=100 the
+// collector runs cycle after cycle on a heap that only grows (about a tenth
+// of a restored 1,000-task run's CPU); at 400 it runs about once. Measured:
+// a restored 1,000-task run, same peak RSS (~18 MB); a 10,000-task run,
+// ~58 -> ~66 MB on start and ~52 -> ~87 MB on --continue.
+func runGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 }
