@@ -571,13 +571,19 @@ func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 	}
 }
 
+// DefaultRetryDelay is the first retry's delay when a task sets no
+// retry_delay. Retrying at once, back to back, rarely helps: what failed
+// (a server, a lock, the network) needs a moment, and DESIGN §2 promises
+// exponential backoff.
+const DefaultRetryDelay = time.Second
+
 func (e *Engine) backoff(base time.Duration, try int) time.Duration {
 	limit := e.MaxBackoff
 	if limit <= 0 {
 		limit = 5 * time.Minute
 	}
 	if base <= 0 {
-		return 0
+		base = DefaultRetryDelay
 	}
 	d := base
 	for range try {

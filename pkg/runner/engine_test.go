@@ -198,7 +198,9 @@ func TestBackoffCapped(t *testing.T) {
 		try  int
 		want time.Duration
 	}{
-		{0, 3, 0},
+		{0, 0, time.Second}, // no retry_delay: DefaultRetryDelay (was 0: back to back)
+		{0, 1, 2 * time.Second},
+		{0, 3, 5 * time.Second},
 		{time.Second, 0, time.Second},
 		{time.Second, 1, 2 * time.Second},
 		{time.Second, 2, 4 * time.Second},
