@@ -42,6 +42,10 @@ type Commands struct {
 	// TempDir holds the per-attempt context folders; "" means os.TempDir().
 	TempDir string
 	Groups  *Groups
+	// Store is the session store's folder, passed as TEAMRUN_STORE: with
+	// TEAMRUN_SESSION it tells the processes of this store's session from
+	// those of a namesake in another store (killOrphans).
+	Store string
 	// Warn tells the user something; nil: nobody. Called from the
 	// goroutines of parallel tasks.
 	Warn func(msg string)
@@ -120,13 +124,16 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		return Result{}, fmt.Errorf("context folder: %w", err)
 	}
 	defer c.release(dir)
-	env := make([]string, 0, 4+len(job.State))
+	env := make([]string, 0, 5+len(job.State))
 	env = append(env,
 		"TEAMRUN_SESSION="+job.Session,
 		"TEAMRUN_TASK="+job.Task.Name,
 		"TEAMRUN_ATTEMPT="+strconv.Itoa(job.Attempt),
 		"TEAMRUN_CONTEXT_DIR="+dir,
 	)
+	if c.Store != "" {
+		env = append(env, "TEAMRUN_STORE="+c.Store)
+	}
 	// In name order: when two names share one TEAMRUN_VAR_<NAME> (a
 	// warning at the start), the same one wins every time.
 	for _, k := range slices.Sorted(maps.Keys(job.State)) {

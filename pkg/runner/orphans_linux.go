@@ -11,13 +11,16 @@ import (
 )
 
 // killOrphans kills the process groups of the live processes, of this
-// user, whose environment says TEAMRUN_SESSION=session, and returns the
-// pids it found. The caller holds the session's lock, so such a process is
-// a leftover of a run that died without stopping its tasks (kill -9 of
+// user, whose environment says TEAMRUN_SESSION=session and
+// TEAMRUN_STORE=store, and returns the pids it found. The caller holds the
+// session's lock, so such a process is a leftover of a run that died
+// without stopping its tasks. (The lock is the store's: a session of the
+// same id in another store, say another TEAMRUN_HOME, may be running, so
+// the store must match too.) (kill -9 of
 // teamrun kills only each task's first process, through Pdeathsig; what
 // that process started lives on in the task's group). Resuming without
 // killing them would run the same work twice, in parallel.
-func killOrphans(session string) []int {
+func killOrphans(session, store string) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil // no /proc: nothing to find
@@ -31,7 +34,7 @@ func killOrphans(session string) []int {
 		ancestors[pid] = true
 	}
 	uid := uint32(os.Geteuid())
-	want := []byte("TEAMRUN_SESSION=" + session)
+	want := [][]byte{[]byte("TEAMRUN_SESSION=" + session), []byte("TEAMRUN_STORE=" + store)}
 	var found []int
 	groups := map[int]bool{}
 	for _, e := range entries {
@@ -48,7 +51,7 @@ func killOrphans(session string) []int {
 			continue // not ours to judge, nor to kill
 		}
 		env, err := os.ReadFile(filepath.Join(dir, "environ"))
-		if err != nil || !hasEnvEntry(env, want) {
+		if err != nil || !hasEnvEntry(env, want[0]) || !hasEnvEntry(env, want[1]) {
 			continue
 		}
 		pgid := processGroup(dir)

@@ -51,16 +51,18 @@ func TestStatField(t *testing.T) {
 
 // TestKillOrphans: a process left by a dead run of the session dies with
 // its group (a child that has no TEAMRUN_SESSION of its own too); a
-// process of another session is left alone.
+// process of another session, or of the same session id in another
+// store, is left alone.
 func TestKillOrphans(t *testing.T) {
 	id := fmt.Sprintf("orphan-test-%d", os.Getpid())
 	dir := t.TempDir()
-	start := func(session string) (leader *exec.Cmd, child int) {
+	store := filepath.Join(dir, "sessions")
+	start := func(name, session, store string) (leader *exec.Cmd, child int) {
 		// The child clears its environment: only its group ties it to the
 		// task. It writes its pid once it has.
-		pidFile := filepath.Join(dir, session)
+		pidFile := filepath.Join(dir, name)
 		cmd := exec.Command("/bin/sh", "-c", `env -i /bin/sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 60' "$PIDFILE" & wait`)
-		cmd.Env = append(os.Environ(), "TEAMRUN_SESSION="+session, "PIDFILE="+pidFile)
+		cmd.Env = append(os.Environ(), "TEAMRUN_SESSION="+session, "TEAMRUN_STORE="+store, "PIDFILE="+pidFile)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -79,16 +81,22 @@ func TestKillOrphans(t *testing.T) {
 		t.Fatal("the child never started")
 		return nil, 0
 	}
-	ours, child := start(id)
-	other, _ := start(id + "-other")
+	ours, child := start("ours", id, store)
+	others := []*exec.Cmd{}
+	for name, env := range map[string][2]string{"other-session": {id + "-other", store}, "other-store": {id, store + "2"}} {
+		cmd, _ := start(name, env[0], env[1])
+		others = append(others, cmd)
+	}
 
-	found := killOrphans(id)
+	found := killOrphans(id, store)
 	if !slices.Equal(found, []int{ours.Process.Pid}) {
 		t.Fatalf("found %v, want [%d]", found, ours.Process.Pid)
 	}
 	_ = ours.Wait()
 	gone(t, child)
-	if err := syscall.Kill(other.Process.Pid, 0); err != nil {
-		t.Fatalf("the other session's process: %v", err)
+	for _, o := range others {
+		if err := syscall.Kill(o.Process.Pid, 0); err != nil {
+			t.Fatalf("process %d of another session or store: %v", o.Process.Pid, err)
+		}
 	}
 }

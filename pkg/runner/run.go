@@ -136,7 +136,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if exists {
 		// Before any task runs again: what a dead run left behind must
 		// not do the same work a second time, in parallel.
-		if pids := killOrphans(id); len(pids) > 0 {
+		if pids := killOrphans(id, store.Dir()); len(pids) > 0 {
 			notes = append(notes, orphansNote(id, pids))
 		}
 	}
@@ -276,7 +276,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if groups == nil {
 		groups = &Groups{}
 	}
-	commands := &Commands{Groups: groups, Warn: warn}
+	commands := &Commands{Groups: groups, Warn: warn, Store: store.Dir()}
 	defer commands.Close()
 	e.Executor = Agents{Command: commands, LLM: llms}
 	e.Memory = llms
