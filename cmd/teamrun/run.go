@@ -103,9 +103,6 @@ func isIdentifier(s string) bool {
 	return s != ""
 }
 
-// runBoolFlags are run's flags that take no value; the others take one.
-var runBoolFlags = map[string]bool{"continue": true, "json": true, "quiet": true, "q": true, "wait": true}
-
 func runCommand() *cli.Command {
 	wait := &waitFlag{}
 	vars := &varsFlag{}
@@ -131,11 +128,11 @@ func runCommand() *cli.Command {
 	cmd.Action = func(c *cli.Context) error {
 		// urfave/cli stops at the first argument; `run FILE --continue` is
 		// how people type it, so the flags that follow FILE count too.
-		args, err := setTrailingFlags(c)
+		args, help, err := commandArgs(c)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return err
 		}
-		if args == nil {
+		if help {
 			if lin := c.Lineage(); len(lin) > 1 {
 				return cli.ShowCommandHelp(lin[1], cmd.Name)
 			}
@@ -230,41 +227,6 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 		return exitf(exitInterrupted, "")
 	}
 	return exitf(exitStore, "")
-}
-
-// setTrailingFlags applies the flags found among the arguments to c and
-// returns the other arguments; nil when help was asked for. "--" ends the
-// flags.
-func setTrailingFlags(c *cli.Context) ([]string, error) {
-	all := c.Args().Slice()
-	rest := []string{}
-	for i := 0; i < len(all); i++ {
-		a := all[i]
-		if a == "--" {
-			return append(rest, all[i+1:]...), nil
-		}
-		if len(a) < 2 || a[0] != '-' {
-			rest = append(rest, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch {
-		case name == "help" || name == "h":
-			return nil, nil
-		case hasValue:
-		case runBoolFlags[name]:
-			value = "true"
-		case i+1 < len(all):
-			value = all[i+1]
-			i++
-		default:
-			return nil, fmt.Errorf("flag %s needs a value", a)
-		}
-		if err := c.Set(name, value); err != nil {
-			return nil, fmt.Errorf("invalid flag %s: %v", a, err)
-		}
-	}
-	return rest, nil
 }
 
 // runGC sets the collector for `teamrun run`, unless GOGC is set. A run

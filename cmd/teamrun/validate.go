@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -70,28 +69,32 @@ func schemaCommand() *cli.Command {
 }
 
 func fingerprintCommand() *cli.Command {
+	vars := &varsFlag{}
 	return &cli.Command{
 		Name:      "fingerprint",
 		Usage:     "print the task-set fingerprint of a spec (16 hex digits)",
 		ArgsUsage: "FILE",
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "var", Usage: "set a variable as `key=value` (as run does); repeatable"},
+			&cli.GenericFlag{Name: "var", Usage: "set `KEY=VALUE` as run does (repeatable)", Value: vars},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
+			args, help, err := commandArgs(c)
+			if err != nil {
+				return err
+			}
+			if help {
+				return cli.ShowCommandHelp(c, "fingerprint")
+			}
+			if len(args) != 1 {
 				return exitf(exitUsage, "fingerprint needs exactly one FILE")
 			}
-			vars, err := fingerprintVars(c.StringSlice("var"))
-			if err != nil {
-				return withCode(exitUsage, err)
-			}
-			team, err := spec.Load(c.Args().First())
+			team, err := spec.Load(args[0])
 			if err != nil {
 				printSpecError(c.App.ErrWriter, err)
-				return exitf(exitUsage, "%s is invalid", c.Args().First())
+				return exitf(exitUsage, "%s is invalid", args[0])
 			}
 			printSpecWarnings(c.App.ErrWriter, team)
-			fmt.Fprintln(c.App.Writer, team.Fingerprint(team.InitialState(vars)))
+			fmt.Fprintln(c.App.Writer, team.Fingerprint(team.InitialState(vars.vals)))
 			return nil
 		},
 	}
@@ -123,19 +126,6 @@ func modelProblems(path string, team *spec.Team) []string {
 		out = append(out, d.String())
 	}
 	return out
-}
-
-// parseVars reads --var key=value flags.
-func fingerprintVars(flags []string) (map[string]string, error) {
-	vars := map[string]string{}
-	for _, f := range flags {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--var %q: expected key=value", f)
-		}
-		vars[k] = v
-	}
-	return vars, nil
 }
 
 // printSpecError writes one line per problem of an invalid spec.
