@@ -36,14 +36,7 @@ func planCommand() *cli.Command {
 			&cli.GenericFlag{Name: "var", Usage: "set a variable as run would (repeatable)", Value: vars, DefaultText: "`key=value`"},
 			jsonFlag("the plan"),
 		},
-		Action: func(c *cli.Context) error {
-			args, help, err := commandArgs(c)
-			if err != nil {
-				return err
-			}
-			if help {
-				return showHelp(c)
-			}
+		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) != 1 {
 				return exitf(exitUsage, "plan needs exactly one FILE (e.g. teamrun plan agents.yaml)")
 			}
@@ -84,7 +77,7 @@ func planCommand() *cli.Command {
 			}
 			printPlan(c.App.Writer, p)
 			return nil
-		},
+		}),
 	}
 }
 

@@ -192,3 +192,18 @@ func showHelp(c *cli.Context) error {
 	cli.HelpPrinter(c.App.Writer, cli.CommandHelpTemplate, c.Command)
 	return nil
 }
+
+// action adapts fn to urfave/cli: flags may follow the arguments
+// (commandArgs), and -h/--help among them shows the command's help.
+func action(fn func(c *cli.Context, args []string) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		args, help, err := commandArgs(c)
+		if err != nil {
+			return err
+		}
+		if help {
+			return showHelp(c)
+		}
+		return fn(c, args)
+	}
+}

@@ -194,14 +194,7 @@ func sessionListCommand() *cli.Command {
 			"   teamrun session list\n" +
 			"   TEAMRUN_HOME=/srv/teamrun teamrun session list --project /srv/nightly --json",
 		Flags: []cli.Flag{projectFlag(), jsonFlag("the list")},
-		Action: func(c *cli.Context) error {
-			args, help, err := commandArgs(c)
-			if err != nil {
-				return err
-			}
-			if help {
-				return showHelp(c)
-			}
+		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) > 0 {
 				return exitf(exitUsage, "session list takes no arguments")
 			}
@@ -245,7 +238,7 @@ func sessionListCommand() *cli.Command {
 				return writeJSON(c.App.Writer, out)
 			}
 			return printList(c.App.Writer, out, time.Now(), isTerminal(c.App.Writer))
-		},
+		}),
 	}
 }
 
@@ -293,14 +286,7 @@ func sessionShowCommand() *cli.Command {
 			"   teamrun session show release-notes-20260301-101500-ab12 --json",
 		Flags:        []cli.Flag{projectFlag(), jsonFlag("the whole session")},
 		BashComplete: completeSessions,
-		Action: func(c *cli.Context) error {
-			args, help, err := commandArgs(c)
-			if err != nil {
-				return err
-			}
-			if help {
-				return showHelp(c)
-			}
+		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) > 1 {
 				return exitf(exitUsage, "session show takes at most one session ID")
 			}
@@ -342,7 +328,7 @@ func sessionShowCommand() *cli.Command {
 			active, _ := a.project.Active()
 			printSession(c.App.Writer, sess, held, id == active, time.Now(), isTerminal(c.App.Writer))
 			return nil
-		},
+		}),
 	}
 }
 
@@ -458,14 +444,7 @@ func sessionDeleteCommand() *cli.Command {
 			"   teamrun session delete release-notes-20260301-101500-ab12",
 		Flags:        []cli.Flag{projectFlag()},
 		BashComplete: completeSessions,
-		Action: func(c *cli.Context) error {
-			args, help, err := commandArgs(c)
-			if err != nil {
-				return err
-			}
-			if help {
-				return showHelp(c)
-			}
+		Action: action(func(c *cli.Context, args []string) error {
 			id, err := oneArg(args, "session delete", "teamrun session delete ID")
 			if err != nil {
 				return err
@@ -488,7 +467,7 @@ func sessionDeleteCommand() *cli.Command {
 			}
 			fmt.Fprintf(c.App.Writer, "deleted session %s from %s\n", id, a.store.Dir())
 			return nil
-		},
+		}),
 	}
 }
 
@@ -526,14 +505,7 @@ func sessionPruneCommand() *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed; remove nothing"},
 			jsonFlag("what was removed and kept"),
 		},
-		Action: func(c *cli.Context) error {
-			args, help, err := commandArgs(c)
-			if err != nil {
-				return err
-			}
-			if help {
-				return showHelp(c)
-			}
+		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) > 0 {
 				return exitf(exitUsage, "session prune takes no arguments (did you mean --older-than %s?)", args[0])
 			}
@@ -586,7 +558,7 @@ func sessionPruneCommand() *cli.Command {
 				printPrune(c.App.Writer, out, what, now, isTerminal(c.App.Writer))
 			}
 			return storeExit(perr)
-		},
+		}),
 	}
 }
 
@@ -639,14 +611,7 @@ func sessionDecideCommand() *cli.Command {
 				}
 			}
 		},
-		Action: func(c *cli.Context) error {
-			args, help, err := commandArgs(c)
-			if err != nil {
-				return err
-			}
-			if help {
-				return showHelp(c)
-			}
+		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) != 3 {
 				return exitf(exitUsage, "session decide needs ID TASK VALUE (e.g. teamrun session decide nightly review approve)")
 			}
@@ -678,7 +643,7 @@ func sessionDecideCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "recorded decision %q for task %s of session %s\nresume: teamrun run %s --continue --session %s\n",
 				value, task, id, shellWord(sess.SpecPath), id)
 			return nil
-		},
+		}),
 	}
 }
 

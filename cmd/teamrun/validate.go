@@ -77,14 +77,7 @@ func fingerprintCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.GenericFlag{Name: "var", Usage: "set `KEY=VALUE` as run does (repeatable)", Value: vars},
 		},
-		Action: func(c *cli.Context) error {
-			args, help, err := commandArgs(c)
-			if err != nil {
-				return err
-			}
-			if help {
-				return cli.ShowCommandHelp(c, "fingerprint")
-			}
+		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) != 1 {
 				return exitf(exitUsage, "fingerprint needs exactly one FILE")
 			}
@@ -96,7 +89,7 @@ func fingerprintCommand() *cli.Command {
 			printSpecWarnings(c.App.ErrWriter, team)
 			fmt.Fprintln(c.App.Writer, team.Fingerprint(team.InitialState(vars.vals)))
 			return nil
-		},
+		}),
 	}
 }
 
