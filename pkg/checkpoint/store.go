@@ -228,23 +228,88 @@ func (s *Store) notFound(id string) error {
 
 // Load reads a session: its snapshot with its journal folded in.
 func (s *Store) Load(id string) (*Session, error) {
-	if err := ValidateID(id); err != nil {
+	data, jdata, err := s.readFiles(id)
+	if err != nil {
 		return nil, err
 	}
+	return decodeFiles(id, s.Path(id), data, s.journalPath(id), jdata)
+}
+
+// readFiles reads a session's snapshot and journal (nil when there is none).
+func (s *Store) readFiles(id string) (data, jdata []byte, err error) {
+	if err := ValidateID(id); err != nil {
+		return nil, nil, err
+	}
 	path := s.Path(id)
-	data, err := os.ReadFile(path)
+	data, err = os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, s.notFound(id)
+			return nil, nil, s.notFound(id)
 		}
-		return nil, storeErr("read", path, err)
+		return nil, nil, storeErr("read", path, err)
 	}
 	jpath := s.journalPath(id)
-	jdata, err := os.ReadFile(jpath)
+	jdata, err = os.ReadFile(jpath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, storeErr("read", jpath, err)
+		return nil, nil, storeErr("read", jpath, err)
 	}
-	return decodeFiles(id, path, data, jpath, jdata)
+	return data, jdata, nil
+}
+
+// Prefetch is a session read and decoded in the background, before its lock
+// is taken, so that the decoding overlaps a run's other start-up work (the
+// spec's parsing). It is only a guess: LoadPrefetched reads the files again
+// under the lock and keeps the decoded session only when they are byte for
+// byte the ones decoded.
+type Prefetch struct {
+	id          string
+	done        chan struct{}
+	data, jdata []byte
+	sess        *Session
+}
+
+// PrefetchSession starts reading session id of the store at home. It only
+// reads: nothing is created, and any problem is left to LoadPrefetched.
+func PrefetchSession(home, id string) *Prefetch {
+	if home == "" || ValidateID(id) != nil {
+		return nil
+	}
+	abs, err := filepath.Abs(home)
+	if err != nil {
+		return nil
+	}
+	s := &Store{home: abs, dir: filepath.Join(abs, "sessions")}
+	p := &Prefetch{id: id, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		data, jdata, err := s.readFiles(id)
+		if err != nil {
+			return
+		}
+		if sess, err := decodeFiles(id, s.Path(id), data, s.journalPath(id), jdata); err == nil {
+			p.data, p.jdata, p.sess = data, jdata, sess
+		}
+	}()
+	return p
+}
+
+// LoadPrefetched is Load, taking p's session when p read session id from
+// this store's files as they are now. p may be nil.
+func (s *Store) LoadPrefetched(id string, p *Prefetch) (*Session, error) {
+	if p == nil || p.id != id {
+		return s.Load(id)
+	}
+	data, jdata, err := s.readFiles(id)
+	if err != nil {
+		return nil, err
+	}
+	<-p.done
+	if p.sess != nil && bytes.Equal(data, p.data) && bytes.Equal(jdata, p.jdata) {
+		sess := p.sess
+		p.sess = nil // handed over once
+		return sess, nil
+	}
+	return decodeFiles(id, s.Path(id), data, s.journalPath(id), jdata)
 }
 
 // decodeFiles is Load without the I/O: the snapshot with its journal folded.

@@ -58,6 +58,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	pre := prefetchSession(o)
 	team, err := spec.Load(o.SpecPath)
 	if err != nil {
 		return nil, &UsageError{Err: err} // a spec.ErrorList, or an unreadable file
@@ -147,7 +148,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		audit     = checkpoint.EventCreated
 	)
 	if exists {
-		if old, err = store.Load(id); err != nil {
+		if old, err = store.LoadPrefetched(id, pre); err != nil {
 			return nil, err
 		}
 	}
@@ -341,6 +342,28 @@ func lockSession(ctx context.Context, store *checkpoint.Store, id string, wait t
 		return nil, &WaitInterruptedError{Held: held, Err: ctx.Err()}
 	}
 	return l, err
+}
+
+// prefetchSession starts decoding, on another core while the spec is
+// parsed, the session a --continue will most likely load: --session, else
+// the project's active one. Store.LoadPrefetched uses it only if the files,
+// read again under the session's lock, are the ones it decoded.
+func prefetchSession(o Options) *checkpoint.Prefetch {
+	if !o.Continue {
+		return nil
+	}
+	home := o.Home
+	if home == "" {
+		var err error
+		if home, err = checkpoint.DefaultHome(); err != nil {
+			return nil
+		}
+	}
+	id := o.Session
+	if id == "" {
+		id, _ = checkpoint.OpenProject(filepath.Dir(o.SpecPath)).Active()
+	}
+	return checkpoint.PrefetchSession(home, id)
 }
 
 // pickSession applies the session-id rules of DESIGN §5. notes are things
