@@ -1,11 +1,11 @@
 package spec
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
-	"math/big"
-	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/santhosh-tekuri/jsonschema/v5"
 	"gopkg.in/yaml.v3"
 
 	"github.com/teamrun/teamrun/schemas"
@@ -20,21 +21,11 @@ import (
 
 const schemaURL = "urn:teamrun:agents.schema.json"
 
-// compiled is the embedded schema, compiled once: the validator and the
-// raw document, which the error messages read expected values from.
+// compiled is the embedded schema, compiled once: both the validator and
+// the raw document, which the error messages read expected values from.
 type compiled struct {
-	schema *fastSchema
+	schema *jsonschema.Schema
 	doc    map[string]any
-}
-
-// schemaLeaf is one failed keyword, located as jsonschema (draft 2020-12)
-// locates it: the instance's JSON pointer, the keyword's absolute location
-// in the schema and the keyword path that led there. schema_fast_test.go
-// checks that the leaves are those santhosh-tekuri/jsonschema/v5 reports.
-type schemaLeaf struct {
-	InstanceLocation        string
-	AbsoluteKeywordLocation string
-	KeywordLocation         string
 }
 
 var loadSchema = sync.OnceValues(func() (*compiled, error) {
@@ -42,17 +33,14 @@ var loadSchema = sync.OnceValues(func() (*compiled, error) {
 	if err := json.Unmarshal(schemas.AgentsSchema, &doc); err != nil {
 		return nil, fmt.Errorf("embedded schema: %w", err)
 	}
-	b := &fastBuilder{doc: doc, byPtr: map[string]*fastSchema{}}
-	s := b.build(doc, "")
-	// Resolve the references; a target is built from the document on
-	// first use, and may add references of its own.
-	for len(b.refs) > 0 && !b.failed {
-		r := b.refs[0]
-		b.refs = b.refs[1:]
-		r.ref = b.target(r.refPtr)
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	if err := c.AddResource(schemaURL, bytes.NewReader(schemas.AgentsSchema)); err != nil {
+		return nil, fmt.Errorf("embedded schema: %w", err)
 	}
-	if b.failed || s == nil {
-		return nil, fmt.Errorf("embedded schema: %s", b.why)
+	s, err := c.Compile(schemaURL)
+	if err != nil {
+		return nil, fmt.Errorf("embedded schema: %w", err)
 	}
 	return &compiled{schema: s, doc: doc}, nil
 })
@@ -60,32 +48,47 @@ var loadSchema = sync.OnceValues(func() (*compiled, error) {
 // validateSchema checks the native format against the embedded schema and
 // rewrites every failure in words a person can act on, at its YAML position.
 func validateSchema(file string, root *tree) ErrorList {
+	// The common case, a valid spec, is settled by a direct check of the
+	// tree; anything it does not accept goes to the full validator, which
+	// alone words the problems (and is the judge of what it doubts).
+	if fs := loadFastSchema(); fs != nil && fs.valid(root) {
+		return nil
+	}
 	cs, err := loadSchema()
 	if err != nil {
 		// A broken embedded schema is a build defect, not the user's.
 		return ErrorList{{File: file, Message: "internal error: " + err.Error()}}
 	}
-	// The common case, a valid spec, is settled by a quick check that
-	// builds nothing; the full walk collects what failed.
-	if cs.schema.valid(root) {
-		return nil
-	}
-	var found []schemaLeaf
-	cs.schema.collect(root, jsonKind(root), jsonStr(root), root.ptr, "", &found)
-	if len(found) == 0 {
-		return nil
-	}
 	index := map[string]*tree{}
 	root.walk(func(t *tree) { index[t.ptr] = t })
+	err = cs.schema.Validate(root.json())
+	var ve *jsonschema.ValidationError
+	if err == nil || !errors.As(err, &ve) {
+		if err != nil {
+			return ErrorList{{File: file, Message: "internal error: schema validation failed"}}
+		}
+		return nil
+	}
 	var out ErrorList
 	seen := map[string]bool{}
-	for _, leaf := range found {
+	for _, leaf := range leaves(ve) {
 		for _, d := range cs.explain(file, leaf, index) {
 			if k := d.String(); !seen[k] {
 				seen[k] = true
 				out = append(out, d)
 			}
 		}
+	}
+	return out
+}
+
+func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(ve.Causes) == 0 {
+		return []*jsonschema.ValidationError{ve}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range ve.Causes {
+		out = append(out, leaves(c)...)
 	}
 	return out
 }
@@ -138,7 +141,7 @@ func (cs *compiled) allowedKeys(ptr string) []string {
 }
 
 // explain turns one failed keyword into diagnostics.
-func (cs *compiled) explain(file string, leaf schemaLeaf, index map[string]*tree) []Diagnostic {
+func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index map[string]*tree) []Diagnostic {
 	at := index[leaf.InstanceLocation]
 	if at == nil {
 		at = index[""]
@@ -238,8 +241,8 @@ func (cs *compiled) explain(file string, leaf schemaLeaf, index map[string]*tree
 	return one("is not valid here")
 }
 
-// propertyNameDiag reports a bad mapping key. The validator (as jsonschema
-// does) checks the key at the location of its value, so that node knows where the key is.
+// propertyNameDiag reports a bad mapping key. jsonschema/v5 validates the
+// key at the location of its value, so that node knows where the key is.
 func propertyNameDiag(file string, at *tree, what string) []Diagnostic {
 	key := at.ptr[strings.LastIndexByte(at.ptr, '/')+1:]
 	key = strings.NewReplacer("~1", "/", "~0", "~").Replace(key)
@@ -357,18 +360,17 @@ func editDistance(a, b string) int {
 	return d[len(ra)][len(rb)]
 }
 
-// ---- the validator: the embedded schema, interpreted on the tree ----
+// ---- the fast path: a direct check of the tree against the schema ----
 //
-// fastSchema interprets the keywords the embedded schema uses (draft
-// 2020-12 semantics, as santhosh-tekuri/jsonschema/v5 applies them) straight
-// on the tree, as its JSON form (tree.json). valid is a quick check that
-// only says "valid" when sure; collect finds every failed keyword. An
-// unknown keyword in the schema is a build defect: schema_fast_test.go
-// fails on it, and so does every validation.
+// fastSchema interprets the keywords the embedded schema uses, straight on
+// the tree (no JSON conversion, no jsonschema compile). It is only ever
+// trusted to say "valid": whenever it is not sure (a keyword it does not
+// know, a float where an integer is wanted, NaN...) it says "invalid" and
+// the full validator decides. schema_fast_test.go checks it against
+// jsonschema on every spec of the test data and on mutations of them.
 
 type fastSchema struct {
-	loc        string // the JSON pointer of this schema in the document
-	always     *bool  // a boolean schema
+	always     *bool // a boolean schema
 	ref        *fastSchema
 	refPtr     string
 	types      []string
@@ -390,37 +392,52 @@ type fastSchema struct {
 	unique     bool
 }
 
+// loadFastSchema is nil when the embedded schema uses a keyword the fast
+// path does not know: then every spec goes to the full validator.
+var loadFastSchema = sync.OnceValue(func() *fastSchema {
+	var doc map[string]any
+	if err := json.Unmarshal(schemas.AgentsSchema, &doc); err != nil {
+		return nil
+	}
+	b := &fastBuilder{doc: doc, byPtr: map[string]*fastSchema{}}
+	s := b.build(doc)
+	// Resolve the references; a target is built from the document on
+	// first use, and may add references of its own.
+	for len(b.refs) > 0 && !b.failed {
+		r := b.refs[0]
+		b.refs = b.refs[1:]
+		r.ref = b.target(r.refPtr)
+	}
+	if b.failed || s == nil {
+		return nil
+	}
+	return s
+})
+
 type fastBuilder struct {
 	doc    map[string]any
 	byPtr  map[string]*fastSchema
 	refs   []*fastSchema
 	failed bool
-	why    string
 }
 
-func (b *fastBuilder) fail(ptr, what string) {
-	if !b.failed {
-		b.failed, b.why = true, fmt.Sprintf("#%s: %s is not supported", ptr, what)
-	}
-}
-
-func (b *fastBuilder) build(v any, ptr string) *fastSchema {
+func (b *fastBuilder) build(v any) *fastSchema {
 	if b.failed {
 		return nil
 	}
 	if bl, ok := v.(bool); ok {
-		return &fastSchema{loc: ptr, always: &bl, minLength: -1, maxLength: -1, minItems: -1, minProps: -1}
+		return &fastSchema{always: &bl, minLength: -1, maxLength: -1, minItems: -1, minProps: -1}
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		b.fail(ptr, "a schema that is not an object")
+		b.failed = true
 		return nil
 	}
-	s := &fastSchema{loc: ptr, minLength: -1, maxLength: -1, minItems: -1, minProps: -1}
+	s := &fastSchema{minLength: -1, maxLength: -1, minItems: -1, minProps: -1}
 	intOf := func(x any) int {
 		f, ok := x.(float64)
 		if !ok || f < 0 || f != math.Trunc(f) || f > 1<<30 {
-			b.fail(ptr, "a count that is not a small natural number")
+			b.failed = true
 			return -1
 		}
 		return int(f)
@@ -432,7 +449,7 @@ func (b *fastBuilder) build(v any, ptr string) *fastSchema {
 		case "$ref":
 			ptr, ok := x.(string)
 			if !ok || !strings.HasPrefix(ptr, "#") {
-				b.fail(ptr, "the value of "+strconv.Quote(k))
+				b.failed = true
 				break
 			}
 			s.refPtr = ptr[1:]
@@ -441,7 +458,7 @@ func (b *fastBuilder) build(v any, ptr string) *fastSchema {
 			for _, t := range asList(x) {
 				ts, ok := t.(string)
 				if !ok {
-					b.fail(ptr, "the value of "+strconv.Quote(k))
+					b.failed = true
 				}
 				s.types = append(s.types, ts)
 			}
@@ -457,20 +474,20 @@ func (b *fastBuilder) build(v any, ptr string) *fastSchema {
 			p, ok := x.(string)
 			re, err := regexp.Compile(p)
 			if !ok || err != nil {
-				b.fail(ptr, "the value of "+strconv.Quote(k))
+				b.failed = true
 				break
 			}
 			s.pattern = re
 		case "enum":
 			l, ok := x.([]any)
 			if !ok {
-				b.fail(ptr, "the value of "+strconv.Quote(k))
+				b.failed = true
 				break
 			}
 			for _, e := range l {
 				es, ok := e.(string)
 				if !ok {
-					b.fail(ptr, "the value of "+strconv.Quote(k))
+					b.failed = true
 				}
 				s.enum = append(s.enum, es)
 			}
@@ -480,51 +497,51 @@ func (b *fastBuilder) build(v any, ptr string) *fastSchema {
 		case "properties":
 			pm, ok := x.(map[string]any)
 			if !ok {
-				b.fail(ptr, "the value of "+strconv.Quote(k))
+				b.failed = true
 				break
 			}
 			s.properties = map[string]*fastSchema{}
 			for name, sub := range pm {
-				s.properties[name] = b.build(sub, ptr+"/properties/"+pathToken(name))
+				s.properties[name] = b.build(sub)
 			}
 		case "patternProperties":
 			pm, ok := x.(map[string]any)
 			if !ok {
-				b.fail(ptr, "the value of "+strconv.Quote(k))
+				b.failed = true
 				break
 			}
 			for p, sub := range pm {
 				re, err := regexp.Compile(p)
 				if err != nil {
-					b.fail(ptr, "the value of "+strconv.Quote(k))
+					b.failed = true
 					break
 				}
 				s.patterns = append(s.patterns, re)
-				s.patSchemas = append(s.patSchemas, b.build(sub, ptr+"/patternProperties/"+pathToken(p)))
+				s.patSchemas = append(s.patSchemas, b.build(sub))
 			}
 		case "additionalProperties":
-			s.addl = b.build(x, ptr+"/additionalProperties")
+			s.addl = b.build(x)
 		case "required":
 			l, ok := x.([]any)
 			if !ok {
-				b.fail(ptr, "the value of "+strconv.Quote(k))
+				b.failed = true
 				break
 			}
 			for _, e := range l {
 				es, ok := e.(string)
 				if !ok {
-					b.fail(ptr, "the value of "+strconv.Quote(k))
+					b.failed = true
 				}
 				s.required = append(s.required, es)
 			}
 		case "propertyNames":
-			s.propNames = b.build(x, ptr+"/propertyNames")
+			s.propNames = b.build(x)
 		case "items":
-			s.items = b.build(x, ptr+"/items")
+			s.items = b.build(x)
 		case "minimum", "maximum":
 			f, ok := x.(float64)
 			if !ok {
-				b.fail(ptr, "the value of "+strconv.Quote(k))
+				b.failed = true
 				break
 			}
 			if k == "minimum" {
@@ -535,11 +552,11 @@ func (b *fastBuilder) build(v any, ptr string) *fastSchema {
 		case "uniqueItems":
 			u, ok := x.(bool)
 			if !ok {
-				b.fail(ptr, "the value of "+strconv.Quote(k))
+				b.failed = true
 			}
 			s.unique = u
 		default:
-			b.fail(ptr, "keyword "+strconv.Quote(k))
+			b.failed = true // a keyword this check does not know
 		}
 	}
 	if b.failed {
@@ -560,19 +577,19 @@ func (b *fastBuilder) target(ptr string) *fastSchema {
 		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
 		m, ok := cur.(map[string]any)
 		if !ok {
-			b.fail(ptr, "a reference outside the document")
+			b.failed = true
 			return nil
 		}
 		if cur, ok = m[seg]; !ok {
-			b.fail(ptr, "a reference outside the document")
+			b.failed = true
 			return nil
 		}
 	}
 	if ptr == "" {
-		b.fail(ptr, "a reference to the root")
+		b.failed = true // a reference to the root: not used, not supported
 		return nil
 	}
-	t := b.build(cur, ptr)
+	t := b.build(cur)
 	b.byPtr[ptr] = t
 	return t
 }
@@ -755,242 +772,4 @@ func (s *fastSchema) stringOK(str string) bool {
 		}
 	}
 	return s.pattern == nil || s.pattern.MatchString(str)
-}
-
-// ---- collect: every failed keyword ----
-
-// pathToken is a key as a segment of the pointers jsonschema reports:
-// JSON-pointer escaped, then URL-path escaped. (So a key that needs URL
-// escaping is not found in the tree's index, and its problems are reported
-// at the top of the file, as they were with jsonschema.)
-func pathToken(key string) string {
-	return url.PathEscape(ptrEscaper.Replace(key))
-}
-
-// jsonKind is t's JSON type as tree.json gives it: "number" for integers
-// too, and "string" for NaN and infinities (their text).
-func jsonKind(t *tree) string {
-	switch t.kind {
-	case yaml.MappingNode:
-		return "object"
-	case yaml.SequenceNode:
-		return "array"
-	}
-	switch v := t.value.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case int64:
-		return "number"
-	case float64:
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return "string"
-		}
-		return "number"
-	}
-	return "string"
-}
-
-// jsonStr is the JSON string t stands for, when jsonKind says "string".
-func jsonStr(t *tree) string {
-	if s, ok := t.value.(string); ok {
-		return s
-	}
-	if jsonKind(t) == "string" {
-		return t.text
-	}
-	return ""
-}
-
-// jsonRat is a number as jsonschema compares it: exactly, from its text.
-func jsonRat(t *tree) *big.Rat {
-	r, ok := new(big.Rat).SetString(fmt.Sprint(t.value))
-	if !ok {
-		return nil
-	}
-	return r
-}
-
-// jsonKey is a value's identity for uniqueItems: equal JSON values (numbers
-// by value) have equal keys.
-func jsonKey(t *tree, str string) string {
-	switch kind := jsonKind(t); kind {
-	case "string":
-		return "s" + strconv.Quote(str)
-	case "number":
-		if r := jsonRat(t); r != nil {
-			return "n" + r.RatString()
-		}
-		return "n?" + t.text
-	case "boolean":
-		return "b" + fmt.Sprint(t.value)
-	case "array":
-		var b strings.Builder
-		b.WriteString("a[")
-		for _, it := range t.items {
-			b.WriteString(jsonKey(it, jsonStr(it)))
-			b.WriteByte(',')
-		}
-		b.WriteByte(']')
-		return b.String()
-	case "object":
-		parts := make([]string, len(t.keys))
-		for i, k := range t.keys {
-			parts[i] = strconv.Quote(k) + ":" + jsonKey(t.vals[i], jsonStr(t.vals[i]))
-		}
-		sort.Strings(parts)
-		return "o{" + strings.Join(parts, ",") + "}"
-	}
-	return "z"
-}
-
-// collect appends the keywords of s that the instance fails: t (nil for a
-// mapping key, which is the string str), at instance pointer inst, reached
-// by keyword path kw.
-func (s *fastSchema) collect(t *tree, kind, str, inst, kw string, out *[]schemaLeaf) {
-	if s == nil {
-		return
-	}
-	leaf := func(keyword string) {
-		abs, k := s.loc, kw
-		if keyword != "" {
-			abs += "/" + keyword
-			k += "/" + keyword
-		}
-		*out = append(*out, schemaLeaf{InstanceLocation: inst, AbsoluteKeywordLocation: schemaURL + "#" + abs, KeywordLocation: k})
-	}
-	if s.always != nil {
-		if !*s.always {
-			leaf("")
-		}
-		return
-	}
-	if len(s.types) > 0 {
-		ok := false
-		for _, ty := range s.types {
-			if ty == kind {
-				ok = true
-				break
-			}
-			if ty == "integer" && kind == "number" {
-				if r := jsonRat(t); r != nil && r.IsInt() {
-					ok = true
-					break
-				}
-			}
-		}
-		if !ok {
-			leaf("type")
-			return
-		}
-	}
-	if s.enum != nil && (kind != "string" || !contains(s.enum, str)) {
-		leaf("enum")
-	}
-	switch kind {
-	case "object":
-		if s.minProps >= 0 && len(t.keys) < s.minProps {
-			leaf("minProperties")
-		}
-		for _, r := range s.required {
-			if t.get(r) == nil {
-				leaf("required")
-				break
-			}
-		}
-		for i, k := range t.keys {
-			if p, ok := s.properties[k]; ok {
-				v := t.vals[i]
-				p.collect(v, jsonKind(v), jsonStr(v), inst+"/"+pathToken(k), kw+"/properties/"+pathToken(k), out)
-			}
-		}
-		if s.propNames != nil {
-			for _, k := range t.keys {
-				s.propNames.collect(nil, "string", k, inst+"/"+pathToken(k), kw+"/propertyNames", out)
-			}
-		}
-		for pi, re := range s.patterns {
-			for i, k := range t.keys {
-				if re.MatchString(k) {
-					v := t.vals[i]
-					s.patSchemas[pi].collect(v, jsonKind(v), jsonStr(v), inst+"/"+pathToken(k), kw+"/patternProperties/"+pathToken(re.String()), out)
-				}
-			}
-		}
-		if s.addl != nil {
-			extra := false
-			for i, k := range t.keys {
-				if _, ok := s.properties[k]; ok {
-					continue
-				}
-				matched := false
-				for _, re := range s.patterns {
-					if re.MatchString(k) {
-						matched = true
-						break
-					}
-				}
-				if matched {
-					continue
-				}
-				if s.addl.always != nil {
-					// additionalProperties: true or false, a keyword of s.
-					extra = extra || !*s.addl.always
-					continue
-				}
-				v := t.vals[i]
-				s.addl.collect(v, jsonKind(v), jsonStr(v), inst+"/"+pathToken(k), kw+"/additionalProperties", out)
-			}
-			if extra {
-				leaf("additionalProperties")
-			}
-		}
-	case "array":
-		if s.minItems >= 0 && len(t.items) < s.minItems {
-			leaf("minItems")
-		}
-		if s.unique {
-			seen := make(map[string]bool, len(t.items))
-			for _, it := range t.items {
-				k := jsonKey(it, jsonStr(it))
-				if seen[k] {
-					leaf("uniqueItems")
-					break
-				}
-				seen[k] = true
-			}
-		}
-		if s.items != nil {
-			for i, it := range t.items {
-				s.items.collect(it, jsonKind(it), jsonStr(it), inst+"/"+strconv.Itoa(i), kw+"/items", out)
-			}
-		}
-	case "string":
-		if s.minLength >= 0 || s.maxLength >= 0 {
-			n := utf8.RuneCountInString(str)
-			if s.minLength >= 0 && n < s.minLength {
-				leaf("minLength")
-			}
-			if s.maxLength >= 0 && n > s.maxLength {
-				leaf("maxLength")
-			}
-		}
-		if s.pattern != nil && !s.pattern.MatchString(str) {
-			leaf("pattern")
-		}
-	case "number":
-		if s.minimum != nil || s.maximum != nil {
-			r := jsonRat(t)
-			if r != nil && s.minimum != nil && r.Cmp(new(big.Rat).SetFloat64(*s.minimum)) < 0 {
-				leaf("minimum")
-			}
-			if r != nil && s.maximum != nil && r.Cmp(new(big.Rat).SetFloat64(*s.maximum)) > 0 {
-				leaf("maximum")
-			}
-		}
-	}
-	if s.refPtr != "" {
-		s.ref.collect(t, kind, str, inst, kw+"/$ref", out)
-	}
 }
