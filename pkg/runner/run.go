@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -134,13 +135,6 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := project.CheckWritable(); err != nil {
 		return nil, err
 	}
-	if exists {
-		// Before any task runs again: what a dead run left behind must
-		// not do the same work a second time, in parallel.
-		if pids := killOrphans(id, store.Dir()); len(pids) > 0 {
-			notes = append(notes, orphansNote(id, pids))
-		}
-	}
 	now := time.Now()
 	var (
 		old, sess *checkpoint.Session
@@ -150,6 +144,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if exists {
 		if old, err = store.LoadPrefetched(id, pre); err != nil {
 			return nil, err
+		}
+		// Before any task runs again: what a dead run left behind must
+		// not do the same work a second time, in parallel. Only a task
+		// recorded as running can have left anything (a task's group is
+		// killed when it ends), so the /proc scan is skipped otherwise.
+		if slices.ContainsFunc(old.Team.Tasks, func(t checkpoint.TaskRecord) bool { return t.Status == checkpoint.StatusRunning }) {
+			if pids := killOrphans(id, store.Dir()); len(pids) > 0 {
+				notes = append(notes, orphansNote(id, pids))
+			}
 		}
 	}
 	// The task texts, and so the fingerprint, are rendered from the state
