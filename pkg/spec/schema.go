@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -143,6 +144,13 @@ func (cs *compiled) allowedKeys(ptr string) []string {
 // explain turns one failed keyword into diagnostics.
 func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index map[string]*tree) []Diagnostic {
 	at := index[leaf.InstanceLocation]
+	if at == nil {
+		// jsonschema URL-escapes the pointer's tokens ("my task" is
+		// "my%20task"); the index holds them as written.
+		if loc, err := url.PathUnescape(leaf.InstanceLocation); err == nil {
+			at = index[loc]
+		}
+	}
 	if at == nil {
 		at = index[""]
 	}

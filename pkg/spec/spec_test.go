@@ -77,6 +77,10 @@ func TestInvalidSpecs(t *testing.T) {
 		{"memory-string.yaml", []string{`memory-string.yaml:4:13: agents.w.memory: expected boolean (true or false), got string "sometimes"`}},
 		{"variables-bad-key.yaml", []string{`variables-bad-key.yaml:2:3: variables.release-name: expected an identifier (letters, digits and _, not starting with a digit), got "release-name"`}},
 		{"list-task-without-name.yaml", []string{`list-task-without-name.yaml:5:5: tasks[0]: missing required key "name"`}},
+		{"escaped-task-names.yaml", []string{
+			`escaped-task-names.yaml:3:52: tasks.my task.max_retries: expected integer, got string "many"`,
+			`escaped-task-names.yaml:4:46: tasks.é.max_retries: expected integer, got string "x"`,
+		}},
 		{"agents-list.yaml", []string{
 			`agents-list.yaml:2:3: agents: expected a mapping, got a list`,
 			`agents-list.yaml:6:12: tasks.draft.agent: unknown agent "writer": declare it under agents`,
