@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -141,7 +142,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, er
 	p.closeChildEnds()
 	if err != nil {
 		p.closeOurEnds()
-		return nil, &CommandError{ExitCode: -1, Err: err}
+		return nil, &CommandError{ExitCode: -1, Err: startError(cmd, err)}
 	}
 	pid := cmd.Process.Pid
 	groups.addIfSet(pid)
@@ -169,6 +170,35 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, er
 	}
 	return stdout.Bytes(), ce
 }
+
+// startError says why a command did not start in the user's terms, not
+// exec's ("exec: \"x\": executable file not found in $PATH"); the cause
+// stays reachable with errors.Is.
+func startError(cmd *exec.Cmd, err error) error {
+	name := cmd.Args[0]
+	var msg string
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		msg = fmt.Sprintf("command %q is not in PATH: install it, or give its full path", name)
+	case errors.Is(err, fs.ErrNotExist) && cmd.Dir != "":
+		msg = fmt.Sprintf("command %q or the folder %s does not exist: check the agent's command", name, cmd.Dir)
+	case errors.Is(err, fs.ErrNotExist):
+		msg = fmt.Sprintf("command %q does not exist: check the agent's command", name)
+	case errors.Is(err, fs.ErrPermission):
+		msg = fmt.Sprintf("command %q cannot be run (permission denied): make it executable (chmod +x)", name)
+	default:
+		return fmt.Errorf("command %q did not start: %w", name, err)
+	}
+	return &startErr{msg: msg, err: err}
+}
+
+type startErr struct {
+	msg string
+	err error
+}
+
+func (e *startErr) Error() string { return e.msg }
+func (e *startErr) Unwrap() error { return e.err }
 
 // pipes are a command's stdin, stdout and stderr. The child's ends are
 // closed in teamrun once it has started, so that EOF on stdout means every

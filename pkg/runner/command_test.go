@@ -29,7 +29,9 @@ func TestRunCommand(t *testing.T) {
 		{name: "argv", cs: CommandSpec{Argv: []string{"printf", "%s-%s", "a", "b c"}}, want: "a-b c"},
 		{name: "env", cs: CommandSpec{Shell: `printf %s "$FOO"`, Env: []string{"FOO=bar"}}, want: "bar"},
 		{name: "non-zero exit with stderr", cs: CommandSpec{Shell: "echo partial; echo oops >&2; exit 3"}, want: "partial\n", exit: 3, errHas: "exit status 3: oops"},
-		{name: "missing program", cs: CommandSpec{Argv: []string{"/no/such/program"}}, exit: -1, errHas: "no such file"},
+		{name: "missing program", cs: CommandSpec{Argv: []string{"/no/such/program"}}, exit: -1, errHas: `command "/no/such/program" does not exist: check the agent's command`},
+		// Not exec's `exec: "…": executable file not found in $PATH`.
+		{name: "program not in PATH", cs: CommandSpec{Argv: []string{"teamrun-no-such-program"}}, exit: -1, errHas: `command "teamrun-no-such-program" is not in PATH: install it, or give its full path`},
 		{name: "timeout", cs: CommandSpec{Shell: "sleep 30", Timeout: 50 * time.Millisecond}, exit: -1, errHas: "timed out after 50ms", timedOut: true},
 		// A background child keeps stdout open: the task still ends with
 		// the command, with what it printed (was exec's "WaitDelay expired").
