@@ -87,7 +87,7 @@ func planSession(c *cli.Context, project *checkpoint.Project, specAbs string) (s
 	id := c.String("session")
 	if c.IsSet("session") {
 		if err := checkpoint.ValidateID(id); err != nil {
-			return nil, nil, nil, exitf(exitUsage, "--session %q: %v (%s)", id, err, checkpoint.IDRule)
+			return nil, nil, nil, exitf(exitUsage, "--session: %w", err)
 		}
 	}
 	home, err := checkpoint.DefaultHome()

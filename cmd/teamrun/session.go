@@ -104,7 +104,7 @@ func heldMessage(h *checkpoint.HeldError) string {
 // but this store lacks is exit 5, naming both; an unknown one is exit 2.
 func (a *admin) load(c *cli.Context, id string) (*checkpoint.Session, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
-		return nil, exitf(exitUsage, "session %q: %v (%s)", id, err, checkpoint.IDRule)
+		return nil, withCode(exitUsage, err)
 	}
 	sess, err := a.store.Load(id)
 	if err == nil {
@@ -296,7 +296,11 @@ func sessionShowCommand() *cli.Command {
 			}
 			id := ""
 			if len(args) == 1 {
-				id = args[0]
+				// An empty id is a bad id (DESIGN §5), as run's --session '' is,
+				// not "show the active one".
+				if id = args[0]; id == "" {
+					return withCode(exitUsage, checkpoint.ValidateID(id))
+				}
 			}
 			if id == "" {
 				res, err := checkpoint.ResolveActive(a.store, a.project, "")
@@ -450,7 +454,7 @@ func sessionDeleteCommand() *cli.Command {
 				return err
 			}
 			if err := checkpoint.ValidateID(id); err != nil {
-				return exitf(exitUsage, "session %q: %v (%s)", id, err, checkpoint.IDRule)
+				return withCode(exitUsage, err)
 			}
 			a, err := openAdmin(c)
 			if err != nil {
