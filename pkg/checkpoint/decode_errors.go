@@ -63,42 +63,63 @@ func (e *shapeError) Error() string {
 // has already failed, so the common path pays nothing for it.
 func decodeError(data []byte, err error) error {
 	var se *json.SyntaxError
+	if !errors.As(err, &se) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		// A newer format may well have another shape: say "upgrade", not
+		// "corrupt".
+		var head struct {
+			Version json.Number `json:"format_version"`
+		}
+		if json.Unmarshal(data, &head) == nil {
+			if v, perr := head.Version.Int64(); perr == nil && v > FormatVersion {
+				return &errNewer{version: int(v)}
+			}
+		}
+	}
+	if p := jsonProblem(data, err, reflect.TypeFor[sessionWire]()); p != nil {
+		return fmt.Errorf("not a session file: %w", p)
+	}
+	return errors.New("not a session file: it is JSON, but not of a session's shape")
+}
+
+// jsonProblem says in user terms why data did not decode into a value of
+// type t (err is what the json package said): where the JSON is broken, or
+// the key path of the first value out of place. nil: it cannot tell.
+func jsonProblem(data []byte, err error, t reflect.Type) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// json.Unmarshal's "unexpected end of JSON input" is a syntax
+		// error too; a decoder tells it apart.
+		var v any
+		if derr := json.NewDecoder(bytes.NewReader(data)).Decode(&v); errors.Is(derr, io.EOF) || errors.Is(derr, io.ErrUnexpectedEOF) {
+			err = derr
+		}
+	}
 	switch {
 	case errors.As(err, &se):
 		// Offset counts the bytes read, the offending one included.
 		line, col := lineCol(data, max(se.Offset-1, 0))
-		return fmt.Errorf("not a session file: not valid JSON at line %d, column %d", line, col)
+		return fmt.Errorf("not valid JSON at line %d, column %d", line, col)
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		if len(bytes.TrimSpace(data)) == 0 {
-			return errors.New("not a session file: it is empty")
+			return errors.New("it is empty")
 		}
-		return errors.New("not a session file: the JSON ends early (the file is cut short)")
-	}
-	// A newer format may well have another shape: say "upgrade", not
-	// "corrupt".
-	var head struct {
-		Version json.Number `json:"format_version"`
-	}
-	if json.Unmarshal(data, &head) == nil {
-		if v, perr := head.Version.Int64(); perr == nil && v > FormatVersion {
-			return &errNewer{version: int(v)}
-		}
+		return errors.New("the JSON ends early (the file is cut short)")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var tree any
 	if dec.Decode(&tree) == nil {
-		if serr := shapeOf(tree, reflect.TypeFor[sessionWire](), ""); serr != nil {
-			return fmt.Errorf("not a session file: %w", serr)
+		if serr := shapeOf(tree, t, ""); serr != nil {
+			return serr
 		}
 	}
 	// The walk found nothing: fall back to what the json package knows,
 	// without its Go type names.
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Errorf("not a session file: %w", &shapeError{Path: te.Field, Want: wantOf(te.Type), Got: "a " + te.Value})
+		return &shapeError{Path: te.Field, Want: wantOf(te.Type), Got: "a " + te.Value}
 	}
-	return errors.New("not a session file: it is JSON, but not of a session's shape")
+	return nil
 }
 
 // lineCol is the 1-based line and column of byte offset off in data.
@@ -318,4 +339,12 @@ func gotOf(v any) string {
 		return "an object"
 	}
 	return "null"
+}
+
+// problem is jsonProblem, or the error fallback when it cannot tell.
+func problem(data []byte, err error, t reflect.Type, fallback string) error {
+	if p := jsonProblem(data, err, t); p != nil {
+		return p
+	}
+	return errors.New(fallback)
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -127,7 +128,7 @@ func (p *Project) Active() (string, error) {
 	}
 	var st projectState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return "", fmt.Errorf("%s is not valid JSON (%v): fix it or remove it (it only names the active session)", p.statePath(), err)
+		return "", fmt.Errorf("%s: %v: fix it or remove it (it only names the active session)", p.statePath(), problem(b, err, reflect.TypeFor[projectState](), "not the project's state"))
 	}
 	if st.ActiveSession != "" {
 		if err := ValidateID(st.ActiveSession); err != nil {
@@ -207,7 +208,7 @@ func (p *Project) AuditRecords() ([]AuditRecord, error) {
 	r := bufio.NewReader(f)
 	for line := 1; ; line++ {
 		b, err := r.ReadBytes('\n')
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return recs, nil // a last line without newline is a torn append
 		}
 		if err != nil {
@@ -218,7 +219,7 @@ func (p *Project) AuditRecords() ([]AuditRecord, error) {
 		}
 		var rec AuditRecord
 		if err := json.Unmarshal(b, &rec); err != nil {
-			return nil, fmt.Errorf("%s:%d: not an audit record (%v): fix or remove that line", p.auditPath(), line, err)
+			return nil, fmt.Errorf("%s:%d: not an audit record (%v): fix or remove that line", p.auditPath(), line, problem(b, err, reflect.TypeFor[AuditRecord](), "not of an audit record's shape"))
 		}
 		recs = append(recs, rec)
 	}

@@ -38,9 +38,16 @@ func TestProjectActive(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("temp files left: %v", entries)
 	}
-	for body, want := range map[string]string{"{": "not valid JSON", `{"active_session":"../x"}`: "active_session"} {
+	for body, want := range map[string]string{
+		"{":                         "state.json: the JSON ends early (the file is cut short): fix it or remove it",
+		"{]":                        "state.json: not valid JSON at line 1, column 2: fix it or remove it",
+		`{"active_session":"../x"}`: "active_session",
+		// Not the json package's "cannot unmarshal number into Go struct field".
+		`{"active_session":3}`: "state.json: active_session: expected a text, got the number 3: fix it or remove it",
+		`[]`:                   "state.json: expected an object, got a list: fix it or remove it",
+	} {
 		os.WriteFile(filepath.Join(p.Dir(), "state.json"), []byte(body), 0o600)
-		if _, err := p.Active(); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "state.json") {
+		if _, err := p.Active(); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
 			t.Errorf("%s: %v", body, err)
 		}
 	}
@@ -103,8 +110,12 @@ func TestProjectAudit(t *testing.T) {
 	}
 	// A damaged line in the middle is reported with its line number.
 	os.WriteFile(path, []byte("{\"event\":\"created\"}\nnot json\n{\"event\":\"halted\"}\n"), 0o600)
-	if _, err := p.AuditRecords(); err == nil || !strings.Contains(err.Error(), "audit.log:2") {
+	if _, err := p.AuditRecords(); err == nil || !strings.Contains(err.Error(), "audit.log:2: not an audit record (not valid JSON at line 1, column 2)") {
 		t.Errorf("damaged line: %v", err)
+	}
+	os.WriteFile(path, []byte("{\"event\":\"created\"}\n{\"pid\":\"12\"}\n"), 0o600)
+	if _, err := p.AuditRecords(); err == nil || !strings.Contains(err.Error(), "audit.log:2: not an audit record (pid: expected a whole number, got the text \"12\")") {
+		t.Errorf("line of another shape: %v", err)
 	}
 }
 
