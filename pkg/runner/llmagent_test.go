@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -304,7 +305,13 @@ func TestLLMRetriesAndErrors(t *testing.T) {
 				t.Fatalf("task error %q, want it to contain %q", tr.Error, tt.errHas)
 			}
 			// The key reaches no checkpoint, log line, error or audit record.
-			files := []string{filepath.Join(p.home, "sessions", "s1.json"), filepath.Join(p.dir, ".teamrun", "audit.log")}
+			// Every file of the store (session, journal, lock) and the project.
+			files, _ := filepath.Glob(filepath.Join(p.home, "sessions", "*"))
+			project, _ := filepath.Glob(filepath.Join(p.dir, ".teamrun", "*"))
+			files = append(files, project...)
+			if !slices.Contains(files, filepath.Join(p.home, "sessions", "s1.json")) || !slices.Contains(files, filepath.Join(p.dir, ".teamrun", "audit.log")) {
+				t.Fatalf("files %q: no session or audit log to check", files)
+			}
 			for _, path := range files {
 				b, err := os.ReadFile(path)
 				if err != nil {
