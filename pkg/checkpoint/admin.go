@@ -47,7 +47,7 @@ func (s *Store) Held(id string) (*HeldError, error) {
 	var note Holder
 	buf := make([]byte, 512)
 	if n, _ := f.ReadAt(buf, 0); n > 0 && json.Unmarshal(bytes.TrimSpace(buf[:n]), &note) == nil && note.PID > 0 {
-		if host, _ := os.Hostname(); host == note.Host && !processAlive(note.PID) {
+		if host, _ := os.Hostname(); host == note.Host && !alive(note.PID) {
 			return nil, nil
 		}
 	}

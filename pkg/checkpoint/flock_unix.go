@@ -25,8 +25,9 @@ func flock(f *os.File) (ok bool, err error) {
 	}
 }
 
-// alive reports whether a process of this host exists: a lock note naming
-// a dead process is stale (its holder was killed) and is not reported.
+// alive reports whether a process of this host exists (EPERM: it exists,
+// another user's): a lock note naming a dead process is stale (its holder
+// was killed) and is not reported, nor probed by Held.
 func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
