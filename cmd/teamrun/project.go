@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -105,6 +106,11 @@ func parseAge(s string) (time.Duration, error) {
 	if n, ok := strings.CutSuffix(s, "d"); ok {
 		days, err := strconv.Atoi(n)
 		if err == nil && days >= 0 {
+			// More days than a Duration holds would wrap around to an age
+			// of minutes: prune would remove sessions updated just now.
+			if maxDays := int(math.MaxInt64 / int64(24*time.Hour)); days > maxDays {
+				return 0, fmt.Errorf("%q is longer than teamrun can count: use at most %dd", s, maxDays)
+			}
 			return time.Duration(days) * 24 * time.Hour, nil
 		}
 	}

@@ -66,6 +66,10 @@ func TestParseAge(t *testing.T) {
 		{in: "-1h", bad: true},
 		{in: "soon", bad: true},
 		{in: "1.5d", bad: true},
+		{in: "106751d", want: 106751 * 24 * time.Hour},
+		// Would wrap around to a few minutes and prune every session.
+		{in: "106752d", bad: true},
+		{in: "200000d", bad: true},
 	} {
 		got, err := parseAge(tc.in)
 		if tc.bad {
