@@ -362,7 +362,7 @@ func decodeSession(data []byte) (*Session, error) {
 	if err := dec.Decode(&w); err != nil {
 		return nil, decodeError(data, err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("not a session file: data after the JSON object")
 	}
 	if len(w.Team.Tasks) == 0 && cap(w.Team.Tasks) > 0 {
@@ -477,7 +477,7 @@ func (s *Store) readHead(id string) (*Session, error) {
 	buf := make([]byte, 4096)
 	n, err := io.ReadFull(f, buf)
 	f.Close()
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, storeErr("read", path, err)
 	}
 	if sess, ok := parseHead(id, buf[:n]); ok {
