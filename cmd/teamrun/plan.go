@@ -96,7 +96,7 @@ func planSession(c *cli.Context, project *checkpoint.Project, specAbs string) (s
 	}
 	active, err := project.Active()
 	if err != nil {
-		return nil, nil, nil, withCode(exitUsage, err)
+		return nil, nil, nil, storeExit(err) // as run --continue exits
 	}
 	dir := filepath.Join(home, "sessions")
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) && (active == "" || c.IsSet("session")) {

@@ -540,7 +540,7 @@ func sessionPruneCommand() *cli.Command {
 			active, err := a.project.Active()
 			if err != nil {
 				// Not knowing the active session must not make it prunable.
-				return withCode(exitUsage, fmt.Errorf("%w; prune needs to know the active session", err))
+				return storeExit(fmt.Errorf("%w; prune needs to know the active session", err))
 			}
 			now := time.Now()
 			stale, newer, perr := checkpoint.Prune(a.store, a.project, checkpoint.PruneOptions{Before: now.Add(-age), Active: active, DryRun: c.Bool("dry-run")})
