@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -645,7 +646,7 @@ func sessionDecideCommand() *cli.Command {
 				return storeExit(fmt.Errorf("the decision was recorded, but the audit log could not be written: %w", err))
 			}
 			fmt.Fprintf(c.App.Writer, "recorded decision %q for task %s of session %s\nresume: teamrun run %s --continue --session %s\n",
-				value, task, id, shellWord(sess.SpecPath), id)
+				value, task, id, runner.ShellQuote(sess.SpecPath), id)
 			return nil
 		}),
 	}
@@ -676,15 +677,4 @@ func firstLineOf(s string) string {
 		return s[:i] + " …"
 	}
 	return s
-}
-
-// shellWord quotes s for a shell command line when it needs it.
-func shellWord(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == '.' || r == '_' || r == '-' || r == '+' || r == ':' || r == '@' || r == ',' || r == '=' ||
-			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -243,9 +243,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			if value == "" {
 				value = "VALUE"
 			} else {
-				value = shellQuote(value)
+				value = ShellQuote(value)
 			}
-			return fmt.Sprintf("teamrun session decide %s %s %s", id, shellQuote(task), value)
+			return fmt.Sprintf("teamrun session decide %s %s %s", id, ShellQuote(task), value)
 		},
 		Observer: rep,
 	}
@@ -458,7 +458,7 @@ func agentRecords(team *spec.Team, state map[string]any) []checkpoint.AgentRecor
 
 // ResumeCommand is the command that continues session id of this run.
 func ResumeCommand(o Options, id string) string {
-	parts := []string{"teamrun", "run", shellQuote(o.SpecPath), "--continue", "--session", shellQuote(id)}
+	parts := []string{"teamrun", "run", ShellQuote(o.SpecPath), "--continue", "--session", ShellQuote(id)}
 	keys := o.VarOrder
 	if len(keys) == 0 {
 		for k := range o.Vars {
@@ -467,7 +467,7 @@ func ResumeCommand(o Options, id string) string {
 		sort.Strings(keys)
 	}
 	for _, k := range keys {
-		parts = append(parts, "--var", shellQuote(k+"="+o.Vars[k]))
+		parts = append(parts, "--var", ShellQuote(k+"="+o.Vars[k]))
 	}
 	if o.Reuse == checkpoint.ReuseUnchanged {
 		parts = append(parts, "--reuse", "unchanged")
@@ -475,8 +475,9 @@ func ResumeCommand(o Options, id string) string {
 	return strings.Join(parts, " ")
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
+// ShellQuote quotes s for a POSIX shell when it needs it (resume and
+// decide commands that users paste).
+func ShellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '+' || r == '@' ||
 			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
