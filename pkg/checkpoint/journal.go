@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"os"
+	"reflect"
 	"sync"
 	"time"
 )
@@ -296,7 +297,7 @@ func foldJournal(sess *Session, data []byte) (int, error) {
 		dec.UseNumber()
 		var w recordWire
 		if err := dec.Decode(&w); err != nil {
-			return 0, fmt.Errorf("record %d: %w", i+1, err)
+			return 0, fmt.Errorf("record %d: %w", i+1, problem(p, err, reflect.TypeFor[recordWire](), "not a journal record"))
 		}
 		r := w.record()
 		if err := r.validate(); err != nil {

@@ -430,6 +430,9 @@ func TestLoadErrors(t *testing.T) {
 			string(headerLine("e")) + "00000000 {}\n" + string(frame([]byte(`{"k":"state","at":"2026-01-01T00:00:00Z"}`))), "followed by valid records"},
 		{"journal bad record", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
 			string(headerLine("e")) + string(frame([]byte(`{"k":"explode","at":"2026-01-01T00:00:00Z"}`))), "unknown record kind"},
+		// Not the json package's "cannot unmarshal string into Go struct field".
+		{"journal record of another shape", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
+			string(headerLine("e")) + string(frame([]byte(`{"k":"completed","task":"a","attempt":"2","at":"2026-01-01T00:00:00Z"}`))), "record 1: attempt: expected a whole number, got the text \"2\""},
 		{"journal bad header", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`, string(frame([]byte(`{"hello":1}`))), "bad header"},
 	}
 	for _, tc := range tests {
