@@ -13,13 +13,14 @@ import (
 	"os/user"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // Audit events.
@@ -324,8 +325,6 @@ func (p *Project) ReadConfig() (Config, error) {
 
 func defaultConfigValue() Config { return Config{MaxSessionAgeDays: DefaultMaxSessionAgeDays} }
 
-var configLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
-
 // parseConfig decodes config.yml through yaml.Node rather than into the
 // struct, so that every problem carries its line and column and is worded
 // for the user instead of by yaml.v3 (which names Go types). All problems
@@ -334,13 +333,7 @@ func parseConfig(path string, b []byte) (Config, error) {
 	cfg := defaultConfigValue()
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		line, msg := 1, err.Error()
-		if m := configLineRE.FindStringSubmatch(strings.SplitN(msg, "\n", 2)[0]); m != nil {
-			if m[1] != "" {
-				line, _ = strconv.Atoi(m[1])
-			}
-			msg = m[2]
-		}
+		line, msg := spec.YAMLError(err) // as a spec's: the same parser, the same line fix
 		return cfg, &ConfigError{Path: path, Line: line, Col: 1, Msg: "not valid YAML: " + msg}
 	}
 	if len(doc.Content) == 0 {

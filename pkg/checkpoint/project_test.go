@@ -209,6 +209,12 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`2:9: llm.model: expected a text, got nothing`}},
 		{"twice", "max_session_age_days: 3\nmax_session_age_days: 4\n",
 			[]string{`2:1: max_session_age_days: given twice (first at line 1): keep one`}},
+		// The line of the problem, as for a spec (yaml.v3 numbers parser
+		// errors one line short).
+		{"not YAML", "a: 1\nb: [1, 2\nc: 3\n",
+			[]string{`2:1: not valid YAML: did not find expected ',' or ']'`}},
+		{"not YAML, indented", "max_session_age_days: 30\nllm:\n  model: x\n bad: [1\n",
+			[]string{`4:1: not valid YAML: did not find expected key`}},
 		{"not a mapping", "- 30\n",
 			[]string{"1:1: expected settings as `key: value` lines (max_session_age_days, llm), got a list"}},
 		{"several", "max_session_age_days: abc\nbogus: 1\nllm: {api_key: k}\n",

@@ -258,8 +258,16 @@ var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 // syntaxError turns a yaml.v3 error into file:line:col form. yaml.v3 gives
 // the line but not the column, so the column is 1.
 func syntaxError(file string, err error) Diagnostic {
-	msg := err.Error()
-	line := 1
+	line, msg := YAMLError(err)
+	return Diagnostic{File: file, Line: line, Column: 1, Message: "invalid YAML: " + msg}
+}
+
+// YAMLError is the 1-based line (1 when yaml.v3 names none) and the message,
+// without yaml.v3's "yaml: line N:" prefix, of an error of yaml.v3's
+// parser; config.yml's errors go through it too.
+func YAMLError(err error) (line int, msg string) {
+	msg = err.Error()
+	line = 1
 	if m := yamlLineRE.FindStringSubmatch(strings.SplitN(msg, "\n", 2)[0]); m != nil {
 		if m[1] != "" {
 			line, _ = strconv.Atoi(m[1])
@@ -281,7 +289,7 @@ func syntaxError(file string, err error) Diagnostic {
 			msg = m[2]
 		}
 	}
-	return Diagnostic{File: file, Line: line, Column: 1, Message: "invalid YAML: " + msg}
+	return line, msg
 }
 
 var parserProblems = []string{
