@@ -333,7 +333,7 @@ func parseConfig(path string, b []byte) (Config, error) {
 	cfg := defaultConfigValue()
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		line, msg := spec.YAMLError(err) // as a spec's: the same parser, the same line fix
+		line, msg := spec.YAMLError(err, b) // as a spec's: the same parser, the same line fix
 		return cfg, &ConfigError{Path: path, Line: line, Col: 1, Msg: "not valid YAML: " + msg}
 	}
 	if len(doc.Content) == 0 {

@@ -32,6 +32,8 @@ func TestInvalidSpecs(t *testing.T) {
 		want []string // every line of the error, in order
 	}{
 		{"syntax-error.yaml", []string{`syntax-error.yaml:6:1: invalid YAML: found unexpected end of stream`}},
+		// At the end of the input: its last line, not the empty one after it.
+		{"syntax-error-at-end.yaml", []string{`syntax-error-at-end.yaml:2:1: invalid YAML: did not find expected node content`}},
 		{"not-utf8.yaml", []string{`not-utf8.yaml:6:22: the file is not UTF-8: byte 0xE9 here is not part of a UTF-8 character (save the file as UTF-8)`}},
 		{"tab-indent.yaml", []string{`tab-indent.yaml:6:1: invalid YAML: found character that cannot start any token: a tab in the indentation (YAML indents with spaces only)`}},
 		{"task-name-bytes.yaml", []string{`task-name-bytes.yaml:5:3: tasks.` + strings.Repeat("é", 128) + `: the task name is 256 bytes in UTF-8; a task's output is a file named after it in TEAMRUN_CONTEXT_DIR, where at most 255 bytes fit: shorten it`}},

@@ -184,7 +184,7 @@ func parseTree(file string, data []byte) (*tree, ErrorList) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, ErrorList{tabHint(syntaxError(file, err), data)}
+		return nil, ErrorList{tabHint(syntaxError(file, err, data), data)}
 	}
 	// A second document would be silently ignored: say so instead.
 	var next yaml.Node
@@ -196,7 +196,7 @@ func parseTree(file string, data []byte) (*tree, ErrorList) {
 		return nil, ErrorList{{File: file, Line: at.Line, Column: at.Column,
 			Message: "a second YAML document starts here: a spec is one document (remove the --- before it)"}}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, ErrorList{syntaxError(file, err)}
+		return nil, ErrorList{syntaxError(file, err, data)}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, nil
@@ -257,15 +257,25 @@ var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
 // syntaxError turns a yaml.v3 error into file:line:col form. yaml.v3 gives
 // the line but not the column, so the column is 1.
-func syntaxError(file string, err error) Diagnostic {
-	line, msg := YAMLError(err)
+func syntaxError(file string, err error, data []byte) Diagnostic {
+	line, msg := YAMLError(err, data)
 	return Diagnostic{File: file, Line: line, Column: 1, Message: "invalid YAML: " + msg}
 }
 
-// YAMLError is the 1-based line (1 when yaml.v3 names none) and the message,
-// without yaml.v3's "yaml: line N:" prefix, of an error of yaml.v3's
-// parser; config.yml's errors go through it too.
-func YAMLError(err error) (line int, msg string) {
+// YAMLError is the 1-based line (1 when yaml.v3 names none, never past
+// data's last line) and the message, without yaml.v3's "yaml: line N:"
+// prefix, of an error of yaml.v3's parser on data; config.yml's errors go
+// through it too.
+func YAMLError(err error, data []byte) (line int, msg string) {
+	defer func() {
+		// An error at the end of the input is on its last line, not on the
+		// empty one after its final newline.
+		last := bytes.Count(data, []byte("\n"))
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			last++
+		}
+		line = max(min(line, last), 1)
+	}()
 	msg = err.Error()
 	line = 1
 	if m := yamlLineRE.FindStringSubmatch(strings.SplitN(msg, "\n", 2)[0]); m != nil {
