@@ -47,6 +47,9 @@ func planCommand() *cli.Command {
 			}
 			team, err := spec.Load(path)
 			if err != nil {
+				if !isSpecErrorList(err) {
+					return withCode(exitUsage, err) // such as "cannot read FILE: ...", said once
+				}
 				printSpecError(c.App.ErrWriter, err)
 				return exitf(exitUsage, "%s is invalid", path)
 			}

@@ -83,6 +83,9 @@ func fingerprintCommand() *cli.Command {
 			}
 			team, err := spec.Load(args[0])
 			if err != nil {
+				if !isSpecErrorList(err) {
+					return withCode(exitUsage, err) // such as "cannot read FILE: ...", said once
+				}
 				printSpecError(c.App.ErrWriter, err)
 				return exitf(exitUsage, "%s is invalid", args[0])
 			}
@@ -119,6 +122,13 @@ func modelProblems(path string, team *spec.Team) []string {
 		out = append(out, d.String())
 	}
 	return out
+}
+
+// isSpecErrorList reports whether err lists a spec's problems, rather than
+// saying why it could not be read.
+func isSpecErrorList(err error) bool {
+	var list spec.ErrorList
+	return errors.As(err, &list)
 }
 
 // printSpecError writes one line per problem of an invalid spec.
