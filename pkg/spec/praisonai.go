@@ -245,13 +245,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 	var tasks *tree
 	for i, k := range v.keys {
 		f := v.vals[i]
-		str := func(dst *string) {
-			if s, ok := f.str(); ok {
-				*dst = s
-			} else if !f.isNull() {
-				b.errorf(f, f.pos, "expected string, got %s", f.describe())
-			}
-		}
+		str := func(dst *string) { b.praisonString(f, dst) }
 		switch k {
 		case "role":
 			str(&a.Role)
@@ -382,13 +376,7 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 	}
 	for i, k := range v.keys {
 		f := v.vals[i]
-		str := func(dst *string) {
-			if s, ok := f.str(); ok {
-				*dst = s
-			} else if !f.isNull() {
-				b.errorf(f, f.pos, "expected string, got %s", f.describe())
-			}
-		}
+		str := func(dst *string) { b.praisonString(f, dst) }
 		switch k {
 		case "description":
 			str(&tk.Description)
@@ -422,4 +410,13 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 	b.taskAt[name] = len(b.team.Tasks)
 	b.team.Tasks = append(b.team.Tasks, tk)
 	b.tasks = append(b.tasks, v)
+}
+
+// praisonString sets *dst from a string value; null leaves it as it is.
+func (b *builder) praisonString(f *tree, dst *string) {
+	if s, ok := f.str(); ok {
+		*dst = s
+	} else if !f.isNull() {
+		b.errorf(f, f.pos, "expected string, got %s", f.describe())
+	}
 }
