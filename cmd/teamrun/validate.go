@@ -108,17 +108,9 @@ func modelProblems(path string, team *spec.Team) []string {
 	if err := plan.ApplyProjectLLM(team, project); err != nil {
 		return []string{"teamrun: " + err.Error()}
 	}
-	used := map[string]bool{}
-	for _, t := range team.Tasks {
-		used[t.Agent] = true
-	}
 	var out []string
-	for _, a := range team.Agents {
-		if a.Kind != spec.LLMAgent || !used[a.Name] || (a.LLM != nil && a.LLM.Model != "") {
-			continue
-		}
-		d := spec.Diagnostic{File: path, Line: a.Pos.Line, Column: a.Pos.Column, Path: "agents." + a.Name,
-			Message: fmt.Sprintf("no model: give it llm (or shell or command for a command agent), set the team's llm, or set llm.model in %s", project.ConfigPath())}
+	for _, d := range team.WithoutModel(project.ConfigPath()) {
+		d.File = path
 		out = append(out, d.String())
 	}
 	return out

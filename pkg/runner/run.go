@@ -92,7 +92,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			team.FillLLM(spec.LLM{Model: cfg.LLM.Model, BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv})
 		}
 	}
-	if err := checkLLMAgents(team, getenv); err != nil {
+	if err := checkLLMAgents(team, project.ConfigPath(), getenv); err != nil {
 		return nil, err
 	}
 	home := o.Home
@@ -424,18 +424,17 @@ func orphansNote(id string, pids []int) string {
 
 // checkLLMAgents refuses, before anything is written, a team whose LLM
 // agents have no model or name a key variable that is not set.
-func checkLLMAgents(team *spec.Team, getenv func(string) string) error {
+func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) string) error {
+	var problems []string
+	for _, d := range team.WithoutModel(configPath) {
+		problems = append(problems, d.String())
+	}
 	used := map[string]bool{}
 	for _, t := range team.Tasks {
 		used[t.Agent] = true
 	}
-	var problems []string
 	for _, a := range team.Agents {
-		if a.Kind != spec.LLMAgent || !used[a.Name] {
-			continue
-		}
-		if a.LLM == nil || a.LLM.Model == "" {
-			problems = append(problems, fmt.Sprintf("%s: agents.%s: no model: set llm on the agent or the team (or llm.model in .teamrun/config.yml)", team.File, a.Name))
+		if a.Kind != spec.LLMAgent || a.LLM == nil || a.LLM.Model == "" || !used[a.Name] {
 			continue
 		}
 		if _, _, err := llm.ResolveEndpoint(a.LLM, getenv); err != nil {

@@ -190,3 +190,22 @@ func (t *Team) FillLLM(l LLM) {
 		}
 	}
 }
+
+// WithoutModel lists the LLM agents that some task uses but that have no
+// model, even after FillLLM: run refuses them and validate reports them.
+// configPath is where the user could set a default (llm.model).
+func (t *Team) WithoutModel(configPath string) []Diagnostic {
+	used := make(map[string]bool, len(t.Agents))
+	for _, tk := range t.Tasks {
+		used[tk.Agent] = true
+	}
+	var out []Diagnostic
+	for _, a := range t.Agents {
+		if a.Kind != LLMAgent || !used[a.Name] || (a.LLM != nil && a.LLM.Model != "") {
+			continue
+		}
+		out = append(out, Diagnostic{File: t.File, Line: a.Pos.Line, Column: a.Pos.Column, Path: "agents." + a.Name,
+			Message: "no model: give it llm (or shell or command for a command agent), set the team's llm, or set llm.model in " + configPath})
+	}
+	return out
+}
