@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -406,6 +407,18 @@ func (b *builder) check() {
 			}
 			if len(tk.Options) > 0 && !contains(tk.Options, r.Value) {
 				b.errorf(rv, rv.kpos, "%q is not one of the task's options (%s)", r.Value, strings.Join(tk.Options, ", "))
+			}
+		}
+		routesValid := !slices.ContainsFunc(tk.Condition, func(r Route) bool { return !contains(tk.Options, r.Value) })
+		if len(tk.Options) > 0 && len(tk.Condition) > 0 && routesValid {
+			// A decision that no route takes fails the task, again at every
+			// --continue: say so before anything runs. (A misspelt route is
+			// reported above; the options it leaves uncovered would be noise.)
+			for oi, o := range tk.Options {
+				if !slices.ContainsFunc(tk.Condition, func(r Route) bool { return r.Value == o }) {
+					it := src.get("options").items[oi]
+					b.errorf(it, it.pos, "option %q has no route in condition: deciding it would fail the task; add `%s: []` to route it nowhere", o, o)
+				}
 			}
 		}
 		if ov := src.get("options"); ov != nil && len(tk.Options) > 0 && tk.Agent != HumanAgent && tk.Agent != "" {
