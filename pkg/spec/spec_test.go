@@ -79,6 +79,10 @@ func TestInvalidSpecs(t *testing.T) {
 		{"memory-string.yaml", []string{`memory-string.yaml:4:13: agents.w.memory: expected boolean (true or false), got string "sometimes"`}},
 		{"variables-bad-key.yaml", []string{`variables-bad-key.yaml:2:3: variables.release-name: expected an identifier (letters, digits and _, not starting with a digit), got "release-name"`}},
 		{"list-task-without-name.yaml", []string{`list-task-without-name.yaml:5:5: tasks[0]: missing required key "name"`}},
+		{"merge-cycle.yaml", []string{
+			`merge-cycle.yaml:4:5: x-base.w: alias refers to itself`,
+			`merge-cycle.yaml:4:5: agents.w: alias refers to itself`,
+		}},
 		{"option-without-route.yaml", []string{
 			"option-without-route.yaml:6:24: tasks.gate.options[1]: option \"reject\" has no route in condition: deciding it would fail the task; add `reject: []` to route it nowhere",
 		}},

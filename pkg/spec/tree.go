@@ -394,6 +394,12 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 		}
 		if kn.ShortTag() == "!!merge" {
 			for _, m := range mergeSources(vn) {
+				if active[m] {
+					// Merging a mapping into itself would expand without
+					// end (until the node budget, slowly: paths grow too).
+					c.errorf(kp, t.path, "alias refers to itself")
+					continue
+				}
 				for j := 0; j+1 < len(m.Content); j += 2 {
 					mk := m.Content[j]
 					if mk.Kind == yaml.ScalarNode {
