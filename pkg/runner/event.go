@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
 )
 
 // EventType names a change the runner went through.
@@ -24,12 +25,8 @@ const (
 	RunFinished     EventType = "run_finished"
 )
 
-// Usage is the tokens an LLM task consumed, summed over its requests.
-type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
-}
+// Usage is the tokens an LLM task consumed, as the server counts them.
+type Usage = llm.Usage
 
 // Halt is what a run stopped for when a human decision is due.
 type Halt struct {

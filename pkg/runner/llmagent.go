@@ -133,8 +133,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Raw: resp.Content, Usage: &Usage{PromptTokens: resp.Usage.PromptTokens,
-		CompletionTokens: resp.Usage.CompletionTokens, TotalTokens: resp.Usage.TotalTokens}}
+	res := Result{Raw: resp.Content, Usage: &resp.Usage}
 	if a.Memory {
 		res.Memory = []checkpoint.Message{
 			{Role: "user", Content: msgs[len(msgs)-1].Content, Task: job.Task.Name},
