@@ -103,44 +103,30 @@ func quoteShort(s string) string {
 
 // json converts the tree to the values encoding/json would produce, which is
 // what the schema validator accepts.
-func (t *tree) json() any {
-	switch t.kind {
-	case yaml.MappingNode:
-		m := make(map[string]any, len(t.keys))
-		for i, k := range t.keys {
-			m[k] = t.vals[i].json()
-		}
-		return m
-	case yaml.SequenceNode:
-		l := make([]any, len(t.items))
-		for i, it := range t.items {
-			l[i] = it.json()
-		}
-		return l
-	}
-	if f, ok := t.value.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
-		// JSON has no NaN or infinity; the text keeps the type error readable.
-		return t.text
-	}
-	return t.value
-}
+func (t *tree) json() any { return t.values(true) }
 
 // plain converts the tree to plain Go values for variables: like json, but
 // NaN and infinities stay numbers.
-func (t *tree) plain() any {
+func (t *tree) plain() any { return t.values(false) }
+
+func (t *tree) values(finiteOnly bool) any {
 	switch t.kind {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(t.keys))
 		for i, k := range t.keys {
-			m[k] = t.vals[i].plain()
+			m[k] = t.vals[i].values(finiteOnly)
 		}
 		return m
 	case yaml.SequenceNode:
 		l := make([]any, len(t.items))
 		for i, it := range t.items {
-			l[i] = it.plain()
+			l[i] = it.values(finiteOnly)
 		}
 		return l
+	}
+	if f, ok := t.value.(float64); finiteOnly && ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		// JSON has no NaN or infinity; the text keeps the type error readable.
+		return t.text
 	}
 	return t.value
 }
