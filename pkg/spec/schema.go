@@ -429,6 +429,25 @@ type fastBuilder struct {
 	failed bool
 }
 
+// stringList reads a schema keyword's list of strings; anything else marks
+// the schema as one the fast path does not know.
+func (b *fastBuilder) stringList(x any) []string {
+	l, ok := x.([]any)
+	if !ok {
+		b.failed = true
+		return nil
+	}
+	out := make([]string, 0, len(l))
+	for _, e := range l {
+		es, ok := e.(string)
+		if !ok {
+			b.failed = true
+		}
+		out = append(out, es)
+	}
+	return out
+}
+
 func (b *fastBuilder) build(v any) *fastSchema {
 	if b.failed {
 		return nil
@@ -487,18 +506,7 @@ func (b *fastBuilder) build(v any) *fastSchema {
 			}
 			s.pattern = re
 		case "enum":
-			l, ok := x.([]any)
-			if !ok {
-				b.failed = true
-				break
-			}
-			for _, e := range l {
-				es, ok := e.(string)
-				if !ok {
-					b.failed = true
-				}
-				s.enum = append(s.enum, es)
-			}
+			s.enum = b.stringList(x)
 			if s.enum == nil {
 				s.enum = []string{}
 			}
@@ -530,18 +538,7 @@ func (b *fastBuilder) build(v any) *fastSchema {
 		case "additionalProperties":
 			s.addl = b.build(x)
 		case "required":
-			l, ok := x.([]any)
-			if !ok {
-				b.failed = true
-				break
-			}
-			for _, e := range l {
-				es, ok := e.(string)
-				if !ok {
-					b.failed = true
-				}
-				s.required = append(s.required, es)
-			}
+			s.required = b.stringList(x)
 		case "propertyNames":
 			s.propNames = b.build(x)
 		case "items":
