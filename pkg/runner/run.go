@@ -549,10 +549,13 @@ func (r *journalRecorder) Record(ev Event) error {
 			rec.Variables = map[string]any{ev.OutputVariable: VariableValue(ev.Result)}
 			rec.State = rec.Variables
 		}
-		recs = append(recs, rec)
 		if len(ev.Memory) > 0 {
-			recs = append(recs, checkpoint.Record{Kind: checkpoint.MemoryAppended, Agent: ev.Agent, Messages: ev.Memory, At: ev.Time})
+			// In the same record: a task never counts as completed while
+			// its agent's turns are missing from the memory, and one
+			// fdatasync covers both.
+			rec.Agent, rec.Messages = ev.Agent, ev.Memory
 		}
+		recs = append(recs, rec)
 	case RunHalted:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.CurrentTask, Task: ev.Task, At: ev.Time})
 	}
