@@ -92,7 +92,7 @@ func newStore(t testing.TB) *Store {
 	return s
 }
 
-func mustLock(t testing.TB, s *Store, id string) *Lock {
+func mustLock(t testing.TB, s *Store, id string) *FileLock {
 	t.Helper()
 	l, err := s.Lock(context.Background(), id, 0)
 	if err != nil {
@@ -102,7 +102,7 @@ func mustLock(t testing.TB, s *Store, id string) *Lock {
 	return l
 }
 
-func mustBegin(t testing.TB, s *Store, l *Lock, sess *Session) *Journal {
+func mustBegin(t testing.TB, s *Store, l *FileLock, sess *Session) *FileJournal {
 	t.Helper()
 	j, err := s.Begin(l, sess)
 	if err != nil {
@@ -111,7 +111,7 @@ func mustBegin(t testing.TB, s *Store, l *Lock, sess *Session) *Journal {
 	return j
 }
 
-func record(t testing.TB, j *Journal, recs ...Record) {
+func record(t testing.TB, j *FileJournal, recs ...Record) {
 	t.Helper()
 	for _, r := range recs {
 		if err := j.Record(r); err != nil {

@@ -310,11 +310,11 @@ func foldJournal(sess *Session, data []byte) (int, error) {
 
 // ---- writing ----
 
-// Journal appends a session's transitions. It is safe for concurrent use.
-type Journal struct {
+// FileJournal appends a session's transitions. It is safe for concurrent use.
+type FileJournal struct {
 	mu       sync.Mutex
 	store    *Store
-	lock     *Lock
+	lock     *FileLock
 	sess     *Session
 	f        *os.File
 	path     string
@@ -331,7 +331,7 @@ const minCompact = 256 << 10
 // Begin makes sess the session's snapshot (atomically) and opens its journal
 // for appends. l must hold sess's lock. The journal owns sess from now on:
 // read it through Session.
-func (s *Store) Begin(l *Lock, sess *Session) (*Journal, error) {
+func (s *Store) Begin(l *FileLock, sess *Session) (*FileJournal, error) {
 	if sess == nil {
 		return nil, errors.New("checkpoint: Begin without a session")
 	}
@@ -355,7 +355,7 @@ func (s *Store) Begin(l *Lock, sess *Session) (*Journal, error) {
 	for _, p := range s.tempFiles(sess.ID) {
 		_ = os.Remove(p)
 	}
-	j := &Journal{store: s, lock: l, sess: sess, path: s.journalPath(sess.ID)}
+	j := &FileJournal{store: s, lock: l, sess: sess, path: s.journalPath(sess.ID)}
 	j.warnings = append(j.warnings, sess.sanitize()...)
 	sess.normalize()
 	size, _, err := s.writeSnapshot(sess)
@@ -380,7 +380,7 @@ func (s *Store) Begin(l *Lock, sess *Session) (*Journal, error) {
 }
 
 // restart empties the journal and writes the header of the current epoch.
-func (j *Journal) restart() error {
+func (j *FileJournal) restart() error {
 	if err := j.f.Truncate(0); err != nil {
 		return storeErr("write", j.path, err)
 	}
@@ -398,7 +398,7 @@ func (j *Journal) restart() error {
 // Record appends one transition and returns once it is on disk
 // (fdatasync). Its cost does not depend on the records before it, except
 // for an occasional compaction when the journal outgrows the snapshot.
-func (j *Journal) Record(r Record) error {
+func (j *FileJournal) Record(r Record) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -454,7 +454,7 @@ func (j *Journal) Record(r Record) error {
 }
 
 // compact folds the journal into the snapshot and restarts the journal.
-func (j *Journal) compact() error {
+func (j *FileJournal) compact() error {
 	size, renamed, err := j.store.writeSnapshot(j.sess)
 	if err != nil {
 		if renamed {
@@ -474,14 +474,14 @@ func (j *Journal) compact() error {
 
 // Session is a copy of the folded view: the snapshot plus every
 // acknowledged record. It costs O(tasks); use Task for one task.
-func (j *Journal) Session() *Session {
+func (j *FileJournal) Session() *Session {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.sess.clone()
 }
 
 // Task is the current record of one task.
-func (j *Journal) Task(name string) (TaskRecord, bool) {
+func (j *FileJournal) Task(name string) (TaskRecord, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	t, ok := j.sess.Task(name)
@@ -493,7 +493,7 @@ func (j *Journal) Task(name string) (TaskRecord, bool) {
 
 // Warnings returns, and forgets, what degraded since the last call: fields
 // stored as {} because JSON cannot hold them, a postponed compaction.
-func (j *Journal) Warnings() []string {
+func (j *FileJournal) Warnings() []string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	w := j.warnings
@@ -504,7 +504,7 @@ func (j *Journal) Warnings() []string {
 // Close compacts: the folded session becomes the snapshot (temp file, fsync,
 // rename, fsync of the folder) and the journal is removed. The lock stays
 // held; release it separately.
-func (j *Journal) Close() error {
+func (j *FileJournal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {

@@ -43,9 +43,9 @@ type Holder struct {
 	Started time.Time `json:"started"`
 }
 
-// Lock is a held session lock: an flock on <id>.lock, so the kernel drops
+// FileLock is a held session lock: an flock on <id>.lock, so the kernel drops
 // it when its holder dies and nothing stale is left behind.
-type Lock struct {
+type FileLock struct {
 	store  *Store
 	id     string
 	mu     sync.Mutex // Release may race with a signal handler's Release
@@ -53,19 +53,19 @@ type Lock struct {
 	Holder Holder
 }
 
-func (l *Lock) held() bool {
+func (l *FileLock) held() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.f != nil
 }
 
 // ID is the locked session's id.
-func (l *Lock) ID() string { return l.id }
+func (l *FileLock) ID() string { return l.id }
 
 // Lock takes the session's exclusive lock. With wait 0 it fails at once
 // with a *HeldError naming the holder; otherwise it retries until wait has
 // passed or ctx is done.
-func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (*Lock, error) {
+func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (*FileLock, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (*Lock,
 	}
 }
 
-func (s *Store) tryLock(id string) (*Lock, *HeldError, error) {
+func (s *Store) tryLock(id string) (*FileLock, *HeldError, error) {
 	path := s.lockPath(id)
 	for {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
@@ -123,7 +123,7 @@ func (s *Store) tryLock(id string) (*Lock, *HeldError, error) {
 			continue
 		}
 		host, _ := os.Hostname()
-		l := &Lock{store: s, id: id, f: f, Holder: Holder{PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)}}
+		l := &FileLock{store: s, id: id, f: f, Holder: Holder{PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)}}
 		b, _ := json.Marshal(l.Holder)
 		// Who holds it is advice for others; the flock is the lock.
 		if err := f.Truncate(0); err == nil {
@@ -152,7 +152,7 @@ func readHolder(f *os.File) Holder {
 
 // Release drops the lock. Releasing twice, or from two goroutines, is
 // harmless.
-func (l *Lock) Release() error {
+func (l *FileLock) Release() error {
 	if l == nil {
 		return nil
 	}

@@ -87,7 +87,7 @@ func TestBadIDsTouchNothingOutside(t *testing.T) {
 		if err := s.Decide(ctx, id, "t", "v"); !errors.Is(err, ErrBadID) {
 			t.Errorf("Decide(%q): %v", id, err)
 		}
-		if _, err := s.Begin(&Lock{store: s, id: id}, &Session{ID: id}); !errors.Is(err, ErrBadID) {
+		if _, err := s.Begin(&FileLock{store: s, id: id}, &Session{ID: id}); !errors.Is(err, ErrBadID) {
 			t.Errorf("Begin(%q): %v", id, err)
 		}
 		if err := OpenProject(root).SetActive(id); !errors.Is(err, ErrBadID) {

@@ -332,7 +332,7 @@ func (e *WaitInterruptedError) Unwrap() error { return e.Err }
 // run holds it. Interrupted while waiting, it says so plainly: the
 // store's "context canceled" and its advice to rerun with --wait would
 // read as nonsense to someone who just pressed Ctrl-C.
-func lockSession(ctx context.Context, store *checkpoint.Store, id string, wait time.Duration, warn func(string)) (*checkpoint.Lock, error) {
+func lockSession(ctx context.Context, store *checkpoint.Store, id string, wait time.Duration, warn func(string)) (*checkpoint.FileLock, error) {
 	l, err := store.Lock(ctx, id, 0)
 	var held *checkpoint.HeldError
 	if wait <= 0 || !errors.As(err, &held) {
@@ -490,9 +490,9 @@ func ShellQuote(s string) string {
 // the session's journal when asked, or at its first record.
 type journalRecorder struct {
 	store *checkpoint.Store
-	lock  *checkpoint.Lock
+	lock  *checkpoint.FileLock
 	sess  *checkpoint.Session
-	j     *checkpoint.Journal
+	j     *checkpoint.FileJournal
 	warn  func(string)
 	done  bool
 }

@@ -1,0 +1,104 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Backend is where sessions live: their snapshots, their transitions and
+// their locks. It is the one interface the application layer uses; the
+// file store is the default implementation, an in-memory one serves tests,
+// and every implementation passes the same conformance suite.
+//
+// Errors: ErrNotFound for an id the store lacks, a *CorruptError or a
+// *NewerError for a session that cannot be read (never changed by the store
+// on its own), a *HeldError (wrapping ErrLocked) for a session another run
+// holds, and anything wrapping ErrStore when the store cannot be read or
+// written.
+type Backend interface {
+	// Location names the store in messages and audit records: a folder,
+	// or a URL without its password.
+	Location() string
+	// Lock takes the session's exclusive lock: one run per session. With
+	// wait 0 it fails at once with a *HeldError naming the holder;
+	// otherwise it retries until wait has passed or ctx is done. The lock
+	// dies with its holder (process death leaves nothing stale).
+	Lock(ctx context.Context, id string, wait time.Duration) (Lock, error)
+	// Held reports who holds the session without taking it: nil when no
+	// run does. It creates nothing.
+	Held(ctx context.Context, id string) (*HeldError, error)
+	// Exists reports whether the store has the session.
+	Exists(ctx context.Context, id string) (bool, error)
+	// Load reads a session with every acknowledged transition folded in.
+	Load(ctx context.Context, id string) (*Session, error)
+	// Begin makes sess the session's snapshot and opens its journal for
+	// transitions. l must hold sess's lock. A session that was not loaded
+	// from the store must not replace one that is there (ErrExists).
+	Begin(ctx context.Context, l Lock, sess *Session) (Journal, error)
+	// List summarises every session, sorted by id; an unreadable one is
+	// listed with Err set rather than failing List.
+	List(ctx context.Context) ([]Entry, error)
+	// Delete removes a session and everything kept beside it. It refuses
+	// (ErrLocked) while a run holds the session.
+	Delete(ctx context.Context, id string) error
+	// Close releases what the store holds open (connections); sessions
+	// and locks taken through it stay as they are until released.
+	Close() error
+}
+
+// Lock is a held session lock.
+type Lock interface {
+	ID() string
+	Holder() Holder
+	// Release drops the lock; releasing twice is harmless.
+	Release() error
+}
+
+// Journal records a session's transitions. It is safe for concurrent use.
+type Journal interface {
+	// Record returns once the transition is durable: a task counts as
+	// done only then.
+	Record(r Record) error
+	// Session is a copy of the folded view: the snapshot plus every
+	// acknowledged record.
+	Session() *Session
+	// Task is the current record of one task.
+	Task(name string) (TaskRecord, bool)
+	// Warnings returns, and forgets, what degraded since the last call.
+	Warnings() []string
+	// Close folds the transitions into the snapshot. The lock stays held.
+	Close() error
+}
+
+// EncodeRecord is a transition's payload as every backend stores it: the
+// JSON of one journal line, without its frame.
+func EncodeRecord(r Record) ([]byte, error) {
+	if err := r.validate(); err != nil {
+		return nil, err
+	}
+	if r.At.IsZero() {
+		r.At = time.Now()
+	}
+	return marshalNoEscape(r.wire())
+}
+
+// DecodeRecord reads a payload EncodeRecord wrote.
+func DecodeRecord(p []byte) (Record, error) {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	dec.UseNumber()
+	var w recordWire
+	if err := dec.Decode(&w); err != nil {
+		return Record{}, fmt.Errorf("not a journal record: %w", err)
+	}
+	r := w.record()
+	if err := r.validate(); err != nil {
+		return Record{}, err
+	}
+	return r, nil
+}
+
+// Apply folds one decoded transition into s, as every backend's Load does.
+func (s *Session) Apply(r Record) { s.apply(r) }
