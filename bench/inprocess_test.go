@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"io"
 	"os"
 
@@ -45,7 +46,7 @@ func restoredSession(b *testing.B) (specPath, home string) {
 	specPath = writeTeam(b, dir)
 	home = filepath.Join(dir, "home")
 	o := runner.Options{SpecPath: specPath, Session: "done", Mode: runner.ModeQuiet,
-		IO: runner.IO{Out: io.Discard, Err: io.Discard}, Home: home}
+		IO: iostreams.Test(nil, io.Discard, io.Discard), Home: home}
 	if sum, err := runner.Run(context.Background(), o); err != nil || sum.Outcome != runner.Succeeded {
 		b.Fatalf("first run: %v %+v", err, sum)
 	}
@@ -93,7 +94,7 @@ func BenchmarkInProcessSessionLoad(b *testing.B) {
 func BenchmarkInProcessRestored(b *testing.B) {
 	path, home := restoredSession(b)
 	o := runner.Options{SpecPath: path, Session: "done", Continue: true, Mode: runner.ModeQuiet,
-		IO: runner.IO{Out: io.Discard, Err: io.Discard}, Home: home}
+		IO: iostreams.Test(nil, io.Discard, io.Discard), Home: home}
 	b.ReportAllocs()
 	for b.Loop() {
 		if sum, err := runner.Run(context.Background(), o); err != nil || sum.Restored != tasks {

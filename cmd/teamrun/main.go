@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
 
 // version is set at link time: -ldflags "-X main.version=v1.2.3".
@@ -56,7 +58,7 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	app := newApp(stdin, stdout, stderr)
+	app := newApp(iostreams.System(stdin, stdout, stderr, os.Getenv))
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		return exitOK
@@ -73,14 +75,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+func newApp(ios *iostreams.IOStreams) *cli.App {
 	return &cli.App{
 		Name:                 "teamrun",
 		Usage:                "run a team of agents from agents.yaml, checkpointed and resumable",
 		Version:              version,
-		Reader:               stdin,
-		Writer:               stdout,
-		ErrWriter:            stderr,
+		Reader:               ios.In,
+		Writer:               ios.Out,
+		ErrWriter:            ios.ErrOut,
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 		// Errors are printed once, by run, with their exit code.
@@ -90,8 +92,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			validateCommand(),
 			schemaCommand(),
 			fingerprintCommand(),
-			runCommand(),
-			sessionCommand(),
+			runCommand(ios),
+			sessionCommand(ios),
 			planCommand(),
 		},
 	}

@@ -11,6 +11,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Tests that need the real binary in a place testscript does not give
+	// (a pseudo-terminal) run the test binary itself as teamrun.
+	if os.Getenv("TEAMRUN_TEST_AS_MAIN") == "1" {
+		os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	}
 	testscript.Main(m, map[string]func(){
 		"teamrun": func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 )
 
@@ -47,16 +46,6 @@ func projectDir(c *cli.Context) (string, error) {
 // jsonFlag is --json: machine-readable output on stdout.
 func jsonFlag(what string) cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print " + what + " as JSON"}
-}
-
-// isTerminal reports whether w is a terminal: then times are relative and
-// colour is allowed; elsewhere (cron, pipes) output is plain and exact.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
 // formatWhen renders t relative to now for people at a terminal ("5m ago"),

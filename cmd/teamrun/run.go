@@ -13,6 +13,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -103,7 +104,7 @@ func isIdentifier(s string) bool {
 	return s != ""
 }
 
-func runCommand() *cli.Command {
+func runCommand(ios *iostreams.IOStreams) *cli.Command {
 	wait := &waitFlag{}
 	vars := &varsFlag{}
 	cmd := &cli.Command{
@@ -167,8 +168,7 @@ func runCommand() *cli.Command {
 			mode = runner.ModeQuiet
 		}
 		runGC()
-		groups := &runner.Groups{}
-		ctx, interrupts := runner.WatchInterrupts(c.Context, groups, c.App.ErrWriter, os.Exit)
+		ctx, interrupts := runner.WatchInterrupts(c.Context, func(msg string) { fmt.Fprintln(ios.ErrOut, msg) })
 		defer interrupts.Stop()
 		sum, err := runner.Run(ctx, runner.Options{
 			SpecPath:    args[0],
@@ -180,9 +180,8 @@ func runCommand() *cli.Command {
 			Reuse:       reuse,
 			Wait:        wait.d,
 			Mode:        mode,
-			IO:          runner.NewIO(c.App.Writer, c.App.ErrWriter, os.Getenv),
-			Groups:      groups,
-			Started:     interrupts.Started,
+			IO:          ios,
+			Interrupts:  interrupts,
 		})
 		return runExit(sum, err, interrupts.Signal())
 	}

@@ -13,10 +13,11 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
-func sessionCommand() *cli.Command {
+func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{
 		Name:  "session",
 		Usage: "list, show, delete and prune sessions; record human decisions",
@@ -34,10 +35,10 @@ func sessionCommand() *cli.Command {
 			return exitf(exitUsage, "unknown session command %q: use list, show, delete, prune or decide (teamrun session --help)", c.Args().First())
 		},
 		Subcommands: []*cli.Command{
-			sessionListCommand(),
-			sessionShowCommand(),
+			sessionListCommand(ios),
+			sessionShowCommand(ios),
 			sessionDeleteCommand(),
-			sessionPruneCommand(),
+			sessionPruneCommand(ios),
 			sessionDecideCommand(),
 		},
 	}
@@ -183,7 +184,7 @@ type listEntry struct {
 	Error      string    `json:"error,omitempty"`
 }
 
-func sessionListCommand() *cli.Command {
+func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{
 		Name:            "list",
 		HideHelpCommand: true, // session ids such as "h" stay arguments
@@ -238,7 +239,7 @@ func sessionListCommand() *cli.Command {
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, out)
 			}
-			return printList(c.App.Writer, out, time.Now(), isTerminal(c.App.Writer))
+			return printList(c.App.Writer, out, time.Now(), ios.IsTerminal())
 		}),
 	}
 }
@@ -272,7 +273,7 @@ func printList(w io.Writer, l listJSON, now time.Time, tty bool) error {
 
 // ---- show
 
-func sessionShowCommand() *cli.Command {
+func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{
 		Name:            "show",
 		HideHelpCommand: true, // session ids such as "h" stay arguments
@@ -331,7 +332,7 @@ func sessionShowCommand() *cli.Command {
 				adminWarnf(c, "%v", err)
 			}
 			active, _ := a.project.Active()
-			printSession(c.App.Writer, sess, held, id == active, time.Now(), isTerminal(c.App.Writer))
+			printSession(c.App.Writer, sess, held, id == active, time.Now(), ios.IsTerminal())
 			return nil
 		}),
 	}
@@ -493,7 +494,7 @@ type pruneItem struct {
 	Reason  string    `json:"reason,omitempty"`
 }
 
-func sessionPruneCommand() *cli.Command {
+func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{
 		Name:            "prune",
 		HideHelpCommand: true, // session ids such as "h" stay arguments
@@ -560,7 +561,7 @@ func sessionPruneCommand() *cli.Command {
 					return err
 				}
 			} else {
-				printPrune(c.App.Writer, out, what, now, isTerminal(c.App.Writer))
+				printPrune(c.App.Writer, out, what, now, ios.IsTerminal())
 			}
 			return storeExit(perr)
 		}),

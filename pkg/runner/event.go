@@ -63,6 +63,8 @@ type Event struct {
 	Halt    *Halt                `json:"halt,omitempty"`
 	Summary *Summary             `json:"summary,omitempty"`
 	Message string               `json:"message,omitempty"` // warnings
+	// Tasks is, for run_started, how many tasks the team has.
+	Tasks int `json:"tasks,omitempty"`
 }
 
 // Millis is a duration printed as whole milliseconds in JSON events.

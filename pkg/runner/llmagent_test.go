@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -98,7 +99,7 @@ func (p *project) run(t *testing.T, cont bool) (*Summary, string, error) {
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), Options{
 		SpecPath: filepath.Join(p.dir, "team.yaml"), Continue: cont, Session: "s1", Mode: ModeJSON,
-		IO: IO{Out: &out, Err: &out}, Home: p.home,
+		IO: iostreams.Test(nil, &out, &out), Home: p.home,
 		Getenv: func(k string) string { return p.env[k] },
 	})
 	return sum, out.String(), err

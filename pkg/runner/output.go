@@ -4,36 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/mattn/go-isatty"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
-
-// IO is where a run's output goes and what that place can show.
-type IO struct {
-	Out, Err   io.Writer
-	IsTerminal bool // Out is a terminal: live progress
-	Color      bool
-}
-
-// NewIO inspects out: a terminal gets live progress, and colour unless
-// NO_COLOR is set (to anything) or TERM is dumb.
-func NewIO(out, errw io.Writer, getenv func(string) string) IO {
-	s := IO{Out: out, Err: errw}
-	if f, ok := out.(*os.File); ok {
-		fd := f.Fd()
-		s.IsTerminal = isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
-	}
-	if s.IsTerminal && getenv("TERM") == "dumb" {
-		s.IsTerminal = false
-	}
-	s.Color = s.IsTerminal && getenv("NO_COLOR") == ""
-	return s
-}
 
 // Mode picks the output format.
 type Mode int
@@ -47,26 +23,29 @@ const (
 // Reporter is an Observer that must be closed when the run ends.
 type Reporter interface {
 	Observer
+	// Notice prints a message for the user on stderr, on a line of its own.
+	Notice(msg string)
 	Close()
 }
 
-// NewReporter returns the reporter for a mode and the IO's capabilities.
-func NewReporter(s IO, mode Mode) Reporter {
+// NewReporter returns the reporter for a mode and what the streams can show.
+func NewReporter(s *iostreams.IOStreams, mode Mode) Reporter {
 	switch mode {
 	case ModeJSON:
-		return &jsonReporter{enc: json.NewEncoder(s.Out)}
+		return &jsonReporter{enc: json.NewEncoder(s.Out), errOut: s.ErrOut}
 	case ModeQuiet:
 		return &textReporter{io: s, quiet: true}
 	}
-	if s.IsTerminal {
+	if s.IsTerminal() {
 		return newLiveReporter(s)
 	}
 	return &textReporter{io: s}
 }
 
 type jsonReporter struct {
-	mu  sync.Mutex
-	enc *json.Encoder
+	mu     sync.Mutex
+	enc    *json.Encoder
+	errOut io.Writer
 }
 
 func (r *jsonReporter) Observe(ev Event) {
@@ -78,10 +57,12 @@ func (r *jsonReporter) Observe(ev Event) {
 
 func (r *jsonReporter) Close() {}
 
+func (r *jsonReporter) Notice(msg string) { fmt.Fprintln(r.errOut, msg) }
+
 // textReporter writes plain timestamped lines, fit for cron mail and logs.
 type textReporter struct {
 	mu    sync.Mutex
-	io    IO
+	io    *iostreams.IOStreams
 	quiet bool
 }
 
@@ -90,7 +71,7 @@ func (r *textReporter) Observe(ev Event) {
 	defer r.mu.Unlock()
 	switch ev.Type {
 	case RunWarning:
-		fmt.Fprintf(r.io.Err, "teamrun: warning: %s\n", ev.Message)
+		fmt.Fprintf(r.io.ErrOut, "teamrun: warning: %s\n", ev.Message)
 		return
 	case RunHalted:
 		writeHalt(r.io.Out, ev.Halt, "")
@@ -103,7 +84,7 @@ func (r *textReporter) Observe(ev Event) {
 	}
 	if r.quiet {
 		if ev.Type == TaskFailed {
-			fmt.Fprintf(r.io.Err, "teamrun: task %s failed: %s\n", ev.Task, ev.Error)
+			fmt.Fprintf(r.io.ErrOut, "teamrun: task %s failed: %s\n", ev.Task, ev.Error)
 		}
 		return
 	}
@@ -115,6 +96,12 @@ func (r *textReporter) Observe(ev Event) {
 }
 
 func (r *textReporter) Close() {}
+
+func (r *textReporter) Notice(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintln(r.io.ErrOut, msg)
+}
 
 // style colours text on a terminal; its zero value leaves text plain.
 type style struct{ on bool }
@@ -245,107 +232,4 @@ func writeSummary(w io.Writer, s *Summary, st style) {
 	if s.Resume != "" {
 		fmt.Fprintf(w, "resume:  %s\n", s.Resume)
 	}
-}
-
-// liveReporter redraws a status line of the running tasks and their
-// elapsed time under the lines of finished steps.
-type liveReporter struct {
-	mu      sync.Mutex
-	io      IO
-	st      style
-	running map[string]time.Time
-	order   []string
-	drawn   bool
-	stop    chan struct{}
-	done    chan struct{}
-}
-
-func newLiveReporter(s IO) *liveReporter {
-	r := &liveReporter{io: s, st: style{on: s.Color}, running: map[string]time.Time{},
-		stop: make(chan struct{}), done: make(chan struct{})}
-	go r.tick()
-	return r
-}
-
-func (r *liveReporter) tick() {
-	defer close(r.done)
-	t := time.NewTicker(200 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.stop:
-			return
-		case <-t.C:
-			r.mu.Lock()
-			r.redraw()
-			r.mu.Unlock()
-		}
-	}
-}
-
-func (r *liveReporter) clear() {
-	if r.drawn {
-		fmt.Fprint(r.io.Out, "\r\x1b[K")
-		r.drawn = false
-	}
-}
-
-func (r *liveReporter) redraw() {
-	r.clear()
-	if len(r.order) == 0 {
-		return
-	}
-	now := time.Now()
-	// One short line: a wrapped status line could not be redrawn in place.
-	const shown = 3
-	parts := make([]string, 0, shown+1)
-	for k, name := range r.order {
-		if k == shown {
-			parts = append(parts, fmt.Sprintf("%d more", len(r.order)-shown))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s %s", truncate(name, 24), r.st.dim(fmtDuration(now.Sub(r.running[name]).Truncate(100*time.Millisecond)))))
-	}
-	line := "running: " + strings.Join(parts, ", ")
-	fmt.Fprint(r.io.Out, line)
-	r.drawn = true
-}
-
-func (r *liveReporter) Observe(ev Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.clear()
-	switch ev.Type {
-	case TaskStarted:
-		if _, ok := r.running[ev.Task]; !ok {
-			r.order = append(r.order, ev.Task)
-		}
-		r.running[ev.Task] = time.Now()
-	case TaskCompleted, TaskFailed, TaskInterrupted, TaskSkipped:
-		delete(r.running, ev.Task)
-		r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == ev.Task })
-	}
-	switch ev.Type {
-	case RunWarning:
-		fmt.Fprintf(r.io.Err, "%s %s\n", r.st.yellow("warning:"), ev.Message)
-	case RunHalted:
-		writeHalt(r.io.Out, ev.Halt, "")
-	case RunFinished:
-		writeSummary(r.io.Out, ev.Summary, r.st)
-	case TaskStarted:
-		// shown by the status line
-	default:
-		if line := describe(ev, r.st); line != "" {
-			fmt.Fprintln(r.io.Out, line)
-		}
-	}
-	r.redraw()
-}
-
-func (r *liveReporter) Close() {
-	close(r.stop)
-	<-r.done
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.clear()
 }

@@ -2,19 +2,13 @@ package runner
 
 import (
 	"bytes"
+
 	"encoding/json"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"strings"
 	"testing"
 	"time"
 )
-
-func TestNewIO(t *testing.T) {
-	var buf bytes.Buffer
-	io := NewIO(&buf, &buf, func(string) string { return "" })
-	if io.IsTerminal || io.Color {
-		t.Fatalf("a buffer is no terminal: %+v", io)
-	}
-}
 
 func TestDescribe(t *testing.T) {
 	ms := func(d time.Duration) *Millis { return millis(d) }
@@ -52,7 +46,7 @@ func TestReporters(t *testing.T) {
 	}
 	t.Run("plain", func(t *testing.T) {
 		var out, errw bytes.Buffer
-		r := NewReporter(IO{Out: &out, Err: &errw}, ModeAuto)
+		r := NewReporter(iostreams.Test(nil, &out, &errw), ModeAuto)
 		for _, ev := range events {
 			r.Observe(ev)
 		}
@@ -68,7 +62,7 @@ func TestReporters(t *testing.T) {
 	})
 	t.Run("quiet", func(t *testing.T) {
 		var out, errw bytes.Buffer
-		r := NewReporter(IO{Out: &out, Err: &errw}, ModeQuiet)
+		r := NewReporter(iostreams.Test(nil, &out, &errw), ModeQuiet)
 		for _, ev := range events {
 			r.Observe(ev)
 		}
@@ -82,7 +76,7 @@ func TestReporters(t *testing.T) {
 	})
 	t.Run("json", func(t *testing.T) {
 		var out bytes.Buffer
-		r := NewReporter(IO{Out: &out, Err: &out}, ModeJSON)
+		r := NewReporter(iostreams.Test(nil, &out, &out), ModeJSON)
 		for _, ev := range events {
 			r.Observe(ev)
 		}
@@ -100,13 +94,15 @@ func TestReporters(t *testing.T) {
 	})
 	t.Run("live", func(t *testing.T) {
 		var out bytes.Buffer
-		r := NewReporter(IO{Out: &out, Err: &out, IsTerminal: true, Color: true}, ModeAuto)
-		for _, ev := range events {
+		ios := iostreams.Test(nil, &out, &out)
+		ios.SetTerminal(80, true)
+		r := NewReporter(ios, ModeAuto)
+		for _, ev := range append([]Event{{Time: at, Type: RunStarted, Tasks: 1}}, events...) {
 			r.Observe(ev)
 		}
 		r.Close()
 		s := out.String()
-		for _, want := range []string{"running: a", "\r\x1b[K", "\x1b[32mcompleted\x1b[0m a", "\x1b[1msummary\x1b[0m \x1b[32mdone\x1b[0m"} {
+		for _, want := range []string{"0/1 done, 1 running", "\n  a \x1b[2m", "\r\x1b[1A\x1b[J", "\x1b[32mcompleted\x1b[0m a", "\x1b[1msummary\x1b[0m \x1b[32mdone\x1b[0m"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("live output lacks %q:\n%q", want, s)
 			}

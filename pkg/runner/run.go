@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -30,13 +31,13 @@ type Options struct {
 	Reuse       checkpoint.Reuse
 	Wait        time.Duration // --wait; 0 fails at once when the session is held
 	Mode        Mode
-	IO          IO
+	IO          *iostreams.IOStreams
 	Getenv      func(string) string // nil: os.Getenv
 	Home        string              // the session store; "" means checkpoint.DefaultHome
-	Groups      *Groups             // the running commands' process groups
 	HTTP        *http.Client        // for LLM agents; nil: a default client
-	// Started is called once the run holds its session's lock; nil: not.
-	Started func()
+	// Interrupts turns signals into the run's cancellation (the context
+	// given to Run must be the one it returned); nil: no signal handling.
+	Interrupts *Interrupts
 }
 
 // UsageError is bad usage or a bad spec: nothing was run or written.
@@ -66,6 +67,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	rep := NewReporter(o.IO, o.Mode)
 	defer rep.Close()
+	if o.Interrupts != nil {
+		o.Interrupts.Say(rep.Notice)
+	}
 	warn := func(msg string) { rep.Observe(Event{Time: time.Now(), Type: RunWarning, Index: -1, Message: msg}) }
 	for _, d := range team.Warnings {
 		warn(d.String())
@@ -119,8 +123,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	defer lock.Release()
-	if o.Started != nil {
-		o.Started()
+	if o.Interrupts != nil {
+		o.Interrupts.Started()
 	}
 
 	exists, err := store.Exists(id)
@@ -210,7 +214,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 
 	resume := ResumeCommand(o, id)
-	start := Event{Time: time.Now(), Type: RunStarted, Index: -1, Session: id}
+	start := Event{Time: time.Now(), Type: RunStarted, Index: -1, Session: id, Tasks: len(defs)}
 	switch {
 	case restored == nil:
 		start.Message = fmt.Sprintf("session %s: new, %d tasks", id, len(defs))
@@ -276,9 +280,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP}
 	llms.Restore(sess.Memory)
-	groups := o.Groups
-	if groups == nil {
-		groups = &Groups{}
+	groups := &Groups{}
+	if o.Interrupts != nil {
+		groups = o.Interrupts.Groups()
 	}
 	commands := &Commands{Groups: groups, Warn: warn, Store: store.Dir()}
 	defer commands.Close()

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func BenchmarkRunRestored1000(b *testing.B) {
 	if err := os.WriteFile(path, []byte(s.String()), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	o := Options{SpecPath: path, Session: "done", Mode: ModeQuiet, IO: IO{Out: io.Discard, Err: io.Discard}, Home: filepath.Join(dir, "home")}
+	o := Options{SpecPath: path, Session: "done", Mode: ModeQuiet, IO: iostreams.Test(nil, io.Discard, io.Discard), Home: filepath.Join(dir, "home")}
 	if sum, err := Run(context.Background(), o); err != nil || sum.Outcome != Succeeded {
 		b.Fatalf("first run: %v %+v", err, sum)
 	}
@@ -53,7 +54,7 @@ func BenchmarkRunCold200(b *testing.B) {
 		b.Fatal(err)
 	}
 	for i := range b.N {
-		o := Options{SpecPath: path, Session: fmt.Sprintf("cold-%d", i), Mode: ModeQuiet, IO: IO{Out: io.Discard, Err: io.Discard}, Home: filepath.Join(dir, "home")}
+		o := Options{SpecPath: path, Session: fmt.Sprintf("cold-%d", i), Mode: ModeQuiet, IO: iostreams.Test(nil, io.Discard, io.Discard), Home: filepath.Join(dir, "home")}
 		if sum, err := Run(context.Background(), o); err != nil || sum.Ran != 200 {
 			b.Fatalf("run: %v %+v", err, sum)
 		}

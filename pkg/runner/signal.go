@@ -3,22 +3,27 @@ package runner
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"sync"
 	"syscall"
 )
 
-// Interrupts turns SIGINT, SIGTERM and SIGHUP into a cancelled context, so that a
-// run stops starting tasks, stops the running ones and writes its
-// checkpoint. A second signal kills the running commands' process groups
-// and calls exit at once: the checkpoint is valid at every instant.
+// Interrupts is the one place that handles SIGINT, SIGTERM and SIGHUP
+// during a run. The first signal cancels the run's context: the run stops
+// starting tasks, stops the running ones and writes its checkpoint. A
+// second signal also kills every running command's process group at once,
+// so that nothing the run waits for can keep it alive; the run still
+// returns through its ordinary path (the checkpoint closed, scratch folders
+// removed) and the command exits with the first signal's code. Nothing here
+// exits the process.
 type Interrupts struct {
+	groups *Groups
+
 	mu      sync.Mutex
 	sig     os.Signal
 	started bool // the run holds its session: there are tasks to stop
-	stderr  io.Writer
+	say     func(string)
 	ch      chan os.Signal
 	done    chan struct{}
 	cancel  context.CancelFunc
@@ -26,41 +31,66 @@ type Interrupts struct {
 
 // WatchInterrupts returns a context that ends at the first SIGINT, SIGTERM
 // or SIGHUP (a closed terminal or SSH connection must stop the run as
-// orderly as Ctrl-C, not kill teamrun and leave its tasks running). It ignores the parent's cancellation by signal (main's own
-// handler) so that it alone decides; exit is called on a second signal.
-func WatchInterrupts(parent context.Context, groups *Groups, stderr io.Writer, exit func(code int)) (context.Context, *Interrupts) {
+// orderly as Ctrl-C, not kill teamrun and leave its tasks running). It
+// ignores the parent's cancellation by signal (main's own handler) so that
+// it alone decides. say prints a notice for the user; the run replaces it
+// with its reporter's (Say) so notices start on a line of their own.
+func WatchInterrupts(parent context.Context, say func(string)) (context.Context, *Interrupts) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
-	in := &Interrupts{ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel, stderr: stderr}
+	in := &Interrupts{groups: &Groups{}, say: say, ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel}
 	signal.Notify(in.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		var first os.Signal
-		select {
-		case first = <-in.ch:
-		case <-in.done:
-			return
-		}
-		in.mu.Lock()
-		in.sig = first
-		if in.started {
-			in.stopping()
-		}
-		in.mu.Unlock()
-		cancel()
-		select {
-		case s := <-in.ch:
-			groups.KillAll()
-			fmt.Fprintf(stderr, "teamrun: %s again: exiting now; the checkpoint is valid, --continue resumes\n", signalName(s))
-			exit(ExitCodeOf(s))
-		case <-in.done:
-		}
-	}()
+	go in.watch()
 	return ctx, in
+}
+
+func (in *Interrupts) watch() {
+	var first os.Signal
+	select {
+	case first = <-in.ch:
+	case <-in.done:
+		return
+	}
+	in.mu.Lock()
+	in.sig = first
+	if in.started {
+		in.stopping()
+	}
+	in.mu.Unlock()
+	in.cancel()
+	select {
+	case s := <-in.ch:
+		in.groups.KillAll()
+		in.notice(fmt.Sprintf("teamrun: %s again: exiting now; the checkpoint is valid, --continue resumes", signalName(s)))
+	case <-in.done:
+	}
+}
+
+func (in *Interrupts) notice(msg string) {
+	in.mu.Lock()
+	say := in.say
+	in.mu.Unlock()
+	if say != nil {
+		say(msg)
+	}
 }
 
 // stopping says what the first signal does to a run under way. in.mu is
 // held.
 func (in *Interrupts) stopping() {
-	fmt.Fprintf(in.stderr, "teamrun: %s: stopping the running tasks and writing the checkpoint (again to exit at once)\n", signalName(in.sig))
+	if in.say != nil {
+		in.say(fmt.Sprintf("teamrun: %s: stopping the running tasks and writing the checkpoint (again to exit at once)", signalName(in.sig)))
+	}
+}
+
+// Groups are the process groups of the run's commands, which a second
+// signal kills.
+func (in *Interrupts) Groups() *Groups { return in.groups }
+
+// Say makes say the way notices reach the user from now on.
+func (in *Interrupts) Say(say func(string)) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.say = say
 }
 
 // Started marks the run as under way: it holds its session. Before, a

@@ -1,0 +1,88 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/creack/pty"
+
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
+)
+
+// The live display through a real pseudo-terminal of 80 columns, as a user
+// sees it: three tasks with long names run at once; no line may wrap (a
+// wrapped progress line leaves a stale copy at every redraw) and the final
+// screen shows every task once.
+func TestLiveDisplayOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	long := "summarise-the-quarterly-revenue-figures-for-the-region-"
+	spec := "process: workflow\nagents:\n  slow:\n    shell: sleep 0.7; echo ok\ntasks:\n"
+	var names []string
+	for _, region := range []string{"emea", "apac", "americas"} {
+		n := long + region
+		names = append(names, n)
+		spec += "  " + n + ":\n    description: x\n    agent: slow\n"
+	}
+	path := filepath.Join(dir, "team.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "run", path, "--max-parallel", "3")
+	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"), "TERM=xterm", "NO_COLOR=")
+	cmd.Dir = dir
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	var out bytes.Buffer
+	_, err = io.Copy(&out, f)
+	if err != nil && !errors.Is(err, syscall.EIO) { // EIO: the other side closed
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("teamrun: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "3 running") {
+		t.Fatalf("the live block never showed the three running tasks:\n%q", out.String())
+	}
+	// What the run shows while it runs must fit; the outputs and the
+	// summary after it are printed once, in full (a resume command is
+	// pasted, never cut), and may wrap.
+	live, _, _ := bytes.Cut(out.Bytes(), []byte("── output of"))
+	screen := &iostreams.Screen{Width: 80}
+	if _, err := screen.Write(live); err != nil {
+		t.Fatal(err)
+	}
+	if screen.Wrapped > 0 {
+		t.Errorf("%d lines wrapped at 80 columns:\n%s", screen.Wrapped, strings.Join(screen.Lines(), "\n"))
+	}
+	if _, err := screen.Write(out.Bytes()[len(live):]); err != nil {
+		t.Fatal(err)
+	}
+	lines := screen.Lines()
+	text := strings.Join(lines, "\n")
+	for _, n := range names {
+		region := n[len(long):]
+		c := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, "completed ") && strings.Contains(l, region+" in ") {
+				c++
+			}
+		}
+		if c != 1 {
+			t.Errorf("task ...%s completed %d times on the final screen:\n%s", region, c, text)
+		}
+	}
+	if strings.Contains(text, " done, ") || !strings.Contains(text, "summary done: 0 restored, 3 ran") {
+		t.Errorf("final screen:\n%s", text)
+	}
+}

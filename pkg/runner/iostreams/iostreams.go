@@ -1,0 +1,76 @@
+// Package iostreams is the one place that decides what the output can show:
+// a terminal or a pipe, colour, and the terminal's width. Every command
+// asks it instead of looking at file descriptors or the environment itself
+// (after the GitHub CLI's pkg/iostreams).
+package iostreams
+
+import (
+	"io"
+	"os"
+
+	"github.com/mattn/go-isatty"
+	"golang.org/x/term"
+)
+
+// DefaultWidth is the width assumed when a terminal does not say its own.
+const DefaultWidth = 80
+
+// IOStreams are a command's standard streams and what they can show.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+
+	terminal bool
+	color    bool
+	width    func() int
+}
+
+// System inspects out and the environment: a terminal gets live output,
+// and colour unless NO_COLOR is set (to anything); TERM=dumb is no
+// terminal at all (no cursor movement, no colour).
+func System(in io.Reader, out, errOut io.Writer, getenv func(string) string) *IOStreams {
+	s := &IOStreams{In: in, Out: out, ErrOut: errOut, width: func() int { return DefaultWidth }}
+	f, ok := out.(*os.File)
+	if !ok {
+		return s
+	}
+	fd := f.Fd()
+	s.terminal = (isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)) && getenv("TERM") != "dumb"
+	s.color = s.terminal && getenv("NO_COLOR") == ""
+	if s.terminal {
+		s.width = func() int {
+			// Asked at every redraw: the user may resize the window.
+			if w, _, err := term.GetSize(int(fd)); err == nil && w > 0 {
+				return w
+			}
+			return DefaultWidth
+		}
+	}
+	return s
+}
+
+// Test returns streams that are no terminal, for tests; the setters make
+// them look like one.
+func Test(in io.Reader, out, errOut io.Writer) *IOStreams {
+	return &IOStreams{In: in, Out: out, ErrOut: errOut, width: func() int { return DefaultWidth }}
+}
+
+// SetTerminal makes the streams a terminal of the given width, with or
+// without colour (for tests).
+func (s *IOStreams) SetTerminal(width int, color bool) {
+	s.terminal, s.color = true, color
+	s.width = func() int { return width }
+}
+
+// IsTerminal reports whether Out is an interactive terminal: live
+// progress, relative times. Elsewhere (cron, pipes) output is plain lines
+// with exact times.
+func (s *IOStreams) IsTerminal() bool { return s.terminal }
+
+// ColorEnabled reports whether output may use colour.
+func (s *IOStreams) ColorEnabled() bool { return s.color }
+
+// Width is the terminal's width in columns (DefaultWidth when Out is no
+// terminal or does not say).
+func (s *IOStreams) Width() int { return s.width() }

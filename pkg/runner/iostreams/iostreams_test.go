@@ -1,0 +1,72 @@
+package iostreams
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/creack/pty"
+)
+
+func TestSystem(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	var buf bytes.Buffer
+	if s := System(nil, &buf, &buf, env()); s.IsTerminal() || s.ColorEnabled() || s.Width() != DefaultWidth {
+		t.Errorf("a buffer: terminal %v colour %v width %d", s.IsTerminal(), s.ColorEnabled(), s.Width())
+	}
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	if err := pty.Setsize(ptmx, &pty.Winsize{Cols: 100, Rows: 30}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name            string
+		env             func(string) string
+		terminal, color bool
+	}{
+		{"xterm", env("TERM", "xterm"), true, true},
+		{"NO_COLOR", env("TERM", "xterm", "NO_COLOR", "1"), true, false},
+		{"TERM=dumb", env("TERM", "dumb"), false, false},
+	}
+	for _, tt := range tests {
+		s := System(nil, tty, tty, tt.env)
+		if s.IsTerminal() != tt.terminal || s.ColorEnabled() != tt.color {
+			t.Errorf("%s: terminal %v colour %v, want %v %v", tt.name, s.IsTerminal(), s.ColorEnabled(), tt.terminal, tt.color)
+		}
+		if tt.terminal && s.Width() != 100 {
+			t.Errorf("%s: width %d, want the terminal's 100", tt.name, s.Width())
+		}
+	}
+}
+
+func TestScreen(t *testing.T) {
+	s := &Screen{Width: 10}
+	s.Write([]byte("one\ntwo\x1b[1mbold\x1b[0m\nthree"))
+	s.Write([]byte("\r\x1b[1A\x1b[J"))
+	s.Write([]byte("2\n0123456789X"))
+	got := s.Lines()
+	want := []string{"one", "2", "0123456789", "X"}
+	if len(got) != len(want) {
+		t.Fatalf("lines %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("lines %q, want %q", got, want)
+		}
+	}
+	if s.Wrapped != 1 {
+		t.Errorf("Wrapped = %d, want 1", s.Wrapped)
+	}
+}

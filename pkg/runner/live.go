@@ -1,0 +1,216 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
+)
+
+// liveReporter keeps a block at the bottom of the terminal — an "N/M done"
+// line and one line per running task with its elapsed time — and prints
+// finished steps above it. Every line of the block is cut to the terminal's
+// width, so nothing wraps and the block is redrawn in place without stale
+// lines.
+type liveReporter struct {
+	mu       sync.Mutex
+	io       *iostreams.IOStreams
+	st       style
+	total    int
+	finished int
+	running  map[string]time.Time
+	order    []string
+	lines    int // lines of the block now on screen; the cursor ends its last
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// maxRunningLines bounds the block on small terminals and in wide workflows.
+const maxRunningLines = 8
+
+func newLiveReporter(s *iostreams.IOStreams) *liveReporter {
+	r := &liveReporter{io: s, st: style{on: s.ColorEnabled()}, running: map[string]time.Time{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go r.tick()
+	return r
+}
+
+func (r *liveReporter) tick() {
+	defer close(r.done)
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			r.clear()
+			r.draw()
+			r.mu.Unlock()
+		}
+	}
+}
+
+// clear erases the block: back to the start of its first line, then to the
+// end of the screen.
+func (r *liveReporter) clear() {
+	if r.lines == 0 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("\r")
+	for range r.lines - 1 {
+		b.WriteString("\x1b[1A")
+	}
+	b.WriteString("\x1b[J")
+	fmt.Fprint(r.io.Out, b.String())
+	r.lines = 0
+}
+
+// block is the block's lines, plain text, each at most width-1 columns (a
+// line filling the last column would wrap on some terminals).
+func (r *liveReporter) block(now time.Time, width int) []string {
+	if len(r.order) == 0 {
+		return nil
+	}
+	width = max(width-1, 20)
+	lines := []string{fit(fmt.Sprintf("%d/%d done, %d running", r.finished, r.total, len(r.order)), width)}
+	shown := r.order
+	if len(shown) > maxRunningLines {
+		shown = shown[:maxRunningLines-1]
+	}
+	for _, name := range shown {
+		el := fmtDuration(now.Sub(r.running[name]).Truncate(100 * time.Millisecond))
+		room := width - len("  ") - 1 - utf8.RuneCountInString(el)
+		lines = append(lines, "  "+shorten(name, room)+" "+el)
+	}
+	if len(shown) < len(r.order) {
+		lines = append(lines, fit(fmt.Sprintf("  … and %d more", len(r.order)-len(shown)), width))
+	}
+	return lines
+}
+
+func (r *liveReporter) draw() {
+	lines := r.block(time.Now(), r.io.Width())
+	if len(lines) == 0 {
+		return
+	}
+	for k, l := range lines {
+		if k == 0 {
+			lines[k] = r.st.bold(l)
+		} else if i := strings.LastIndexByte(l, ' '); i > 0 {
+			lines[k] = l[:i+1] + r.st.dim(l[i+1:])
+		}
+	}
+	fmt.Fprint(r.io.Out, strings.Join(lines, "\n"))
+	r.lines = len(lines)
+}
+
+func (r *liveReporter) Observe(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clear()
+	switch ev.Type {
+	case RunStarted:
+		r.total = ev.Tasks
+	case TaskStarted:
+		if _, ok := r.running[ev.Task]; !ok {
+			r.order = append(r.order, ev.Task)
+		}
+		r.running[ev.Task] = time.Now()
+	case TaskCompleted, TaskFailed, TaskInterrupted, TaskSkipped, TaskRestored:
+		if ev.Type != TaskInterrupted {
+			r.finished++
+		}
+		delete(r.running, ev.Task)
+		r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == ev.Task })
+	}
+	switch ev.Type {
+	case RunWarning:
+		fmt.Fprintf(r.io.ErrOut, "%s %s\n", r.st.yellow("warning:"), ev.Message)
+	case RunHalted:
+		writeHalt(r.io.Out, ev.Halt, "")
+	case RunFinished:
+		writeSummary(r.io.Out, ev.Summary, r.st)
+	case TaskStarted:
+		// shown in the block
+	default:
+		r.printStep(ev)
+	}
+	r.draw()
+}
+
+// printStep prints a finished step on one line that fits the width: a long
+// task name is shortened in the middle so that what happened to it stays
+// readable; an error follows in full on its own lines.
+func (r *liveReporter) printStep(ev Event) {
+	width := max(r.io.Width()-1, 20)
+	var msg string
+	if ev.Type == TaskFailed {
+		msg, ev.Error = ev.Error, ""
+	}
+	plain := describe(ev, style{})
+	if plain == "" {
+		return
+	}
+	if over := utf8.RuneCountInString(plain) - width; over > 0 {
+		ev.Task = shorten(ev.Task, max(utf8.RuneCountInString(ev.Task)-over, 9))
+	}
+	line := strings.TrimSuffix(describe(ev, r.st), ": ")
+	if ev.Type == TaskRetrying {
+		line = fit(describe(ev, style{}), width) // its reason inline, cut: the last attempt's error is printed in full
+	}
+	fmt.Fprintln(r.io.Out, line)
+	if msg = strings.TrimSpace(msg); msg != "" {
+		fmt.Fprintf(r.io.Out, "  %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
+	}
+}
+
+// Notice prints msg on a line of its own above the block (a Ctrl-C notice
+// must not end up glued to a progress line).
+func (r *liveReporter) Notice(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clear()
+	fmt.Fprintln(r.io.ErrOut, msg)
+	r.draw()
+}
+
+func (r *liveReporter) Close() {
+	close(r.stop)
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clear()
+}
+
+// fit cuts s to width columns (one rune, one column: task names and
+// counters are text, not wide glyphs).
+func fit(s string, width int) string {
+	if utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max(width-1, 0)]) + "…"
+}
+
+// shorten cuts a task name to width columns keeping its start and its end:
+// names that differ only at the end ("fetch-report-eu", "fetch-report-us")
+// stay distinct when cut, which cutting the end alone would lose.
+func shorten(name string, width int) string {
+	r := []rune(name)
+	if len(r) <= width {
+		return name
+	}
+	if width < 5 {
+		return fit(name, width)
+	}
+	tail := (width - 1) / 2
+	head := width - 1 - tail
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}

@@ -1,0 +1,104 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
+)
+
+func TestShorten(t *testing.T) {
+	tests := []struct {
+		name  string
+		width int
+		want  string
+	}{
+		{"short", 10, "short"},
+		{"fetch-the-quarterly-report-eu", 15, "fetch-t…port-eu"},
+		{"fetch-the-quarterly-report-us", 15, "fetch-t…port-us"},
+		{"abcdef", 4, "abc…"},
+		{"ünïcödé-name-here", 9, "ünïc…here"},
+	}
+	for _, tt := range tests {
+		got := shorten(tt.name, tt.width)
+		if got != tt.want {
+			t.Errorf("shorten(%q, %d) = %q, want %q", tt.name, tt.width, got, tt.want)
+		}
+		if n := len([]rune(got)); n > tt.width {
+			t.Errorf("shorten(%q, %d) is %d wide", tt.name, tt.width, n)
+		}
+	}
+}
+
+// The live block on an 80-column terminal: long names never wrap a line,
+// every redraw replaces the block in place, and the final screen shows each
+// task once, with no progress line left over.
+func TestLiveBlockFitsTheWidth(t *testing.T) {
+	for _, width := range []int{80, 72} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			screen := &iostreams.Screen{Width: width}
+			ios := iostreams.Test(nil, screen, screen)
+			ios.SetTerminal(width, true)
+			r := newLiveReporter(ios)
+			names := []string{
+				strings.Repeat("a-very-long-task-name-", 3) + "one",
+				strings.Repeat("a-very-long-task-name-", 3) + "two",
+				strings.Repeat("a-very-long-task-name-", 3) + "three",
+			}
+			r.Observe(Event{Type: RunStarted, Message: "session s: new, 3 tasks", Tasks: len(names)})
+			for _, n := range names {
+				r.Observe(Event{Type: TaskStarted, Task: n, Attempt: 1})
+			}
+			r.mu.Lock()
+			block := r.block(time.Now(), width)
+			r.mu.Unlock()
+			seen := map[string]bool{}
+			for _, l := range block {
+				if len([]rune(l)) >= width {
+					t.Errorf("block line %q is %d wide on a %d-column terminal", l, len([]rune(l)), width)
+				}
+				if seen[l] {
+					t.Errorf("two block lines read %q: cut names must stay distinct", l)
+				}
+				seen[l] = true
+			}
+			for range 5 { // what the ticker does
+				r.mu.Lock()
+				r.clear()
+				r.draw()
+				r.mu.Unlock()
+			}
+			r.Notice("teamrun: interrupted (SIGINT): stopping the running tasks")
+			for _, n := range names {
+				r.Observe(Event{Type: TaskCompleted, Task: n, Elapsed: millis(time.Second)})
+			}
+			r.Observe(Event{Type: RunFinished, Summary: &Summary{Session: "s", Outcome: Succeeded, Total: 3, Ran: 3}})
+			r.Close()
+			if screen.Wrapped > 0 {
+				t.Errorf("%d lines wrapped", screen.Wrapped)
+			}
+			lines := screen.Lines()
+			text := strings.Join(lines, "\n")
+			for _, n := range names {
+				tail := n[len(n)-8:] + " in 1s"
+				c := 0
+				for _, l := range lines {
+					if strings.HasPrefix(l, "completed ") && strings.HasSuffix(l, tail) {
+						c++
+					}
+				}
+				if c != 1 {
+					t.Errorf("%q completed %d times on the final screen:\n%s", n, c, text)
+				}
+			}
+			if strings.Contains(text, " done, ") {
+				t.Errorf("a progress line was left on the screen:\n%s", text)
+			}
+			if lines[1] != "teamrun: interrupted (SIGINT): stopping the running tasks" {
+				t.Errorf("the notice does not start a line of its own:\n%s", text)
+			}
+		})
+	}
+}
