@@ -183,9 +183,9 @@ type Entry struct {
 // same heads as List, several at a time: listing a big store is bound by
 // opening files, not by decoding them.
 func (s *Store) Entries() ([]Entry, error) {
-	dirents, err := os.ReadDir(s.dir)
+	dirents, err := s.readDir()
 	if err != nil {
-		return nil, storeErr("read", s.dir, err)
+		return nil, err
 	}
 	files := make(map[string]fs.DirEntry, len(dirents))
 	var ids []string

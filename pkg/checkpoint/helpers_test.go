@@ -89,6 +89,11 @@ func newStore(t testing.TB) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Most tests write session files by hand: the store's folder exists,
+	// as after its first run.
+	if err := s.makeDir(); err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 

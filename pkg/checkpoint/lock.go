@@ -96,6 +96,9 @@ func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (*FileL
 
 func (s *Store) tryLock(id string) (*FileLock, *HeldError, error) {
 	path := s.lockPath(id)
+	if err := s.makeDir(); err != nil {
+		return nil, nil, err
+	}
 	for {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {

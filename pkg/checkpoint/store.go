@@ -111,7 +111,9 @@ func DefaultHome() (string, error) {
 	return filepath.Join(u, ".teamrun"), nil
 }
 
-// Open opens the store at home, creating home and home/sessions (0700).
+// Open opens the store at home. It creates nothing: the folders are made
+// (0700) by the first write, so a command that fails on bad input leaves no
+// store behind.
 func Open(home string) (*Store, error) {
 	if home == "" {
 		return nil, fmt.Errorf("%w: empty store path", ErrStore)
@@ -120,16 +122,33 @@ func Open(home string) (*Store, error) {
 	if err != nil {
 		return nil, storeErr("open", home, err)
 	}
-	s := &Store{home: abs, dir: filepath.Join(abs, "sessions"), compactMin: minCompact}
+	return &Store{home: abs, dir: filepath.Join(abs, "sessions"), compactMin: minCompact}, nil
+}
+
+// makeDir creates home and home/sessions (0700) before a write.
+func (s *Store) makeDir() error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return nil, storeErr("create", s.dir, err)
+		return storeErr("create", s.dir, err)
 	}
 	// The sessions folder is teamrun's own: keep it private even when it
 	// was made by hand or by an older tool.
 	if fi, err := os.Stat(s.dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		_ = os.Chmod(s.dir, 0o700)
 	}
-	return s, nil
+	return nil
+}
+
+// readDir lists the sessions folder; a store nothing was written to yet
+// is empty.
+func (s *Store) readDir() ([]fs.DirEntry, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeErr("read", s.dir, err)
+	}
+	return entries, nil
 }
 
 // Home is the store's folder.
@@ -416,9 +435,9 @@ type Summary struct {
 // the head of each file unless a journal holds records not yet folded.
 // An unreadable session is listed with Err set rather than failing List.
 func (s *Store) List() ([]Summary, error) {
-	entries, err := os.ReadDir(s.dir)
+	entries, err := s.readDir()
 	if err != nil {
-		return nil, storeErr("read", s.dir, err)
+		return nil, err
 	}
 	journals := map[string]int64{}
 	var ids []string

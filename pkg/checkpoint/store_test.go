@@ -204,9 +204,14 @@ func TestPermissions(t *testing.T) {
 func TestOpenError(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(f, nil, 0o600)
-	_, err := Open(filepath.Join(f, "home"))
+	s, err := Open(filepath.Join(f, "home"))
+	if err != nil {
+		t.Fatalf("Open writes nothing, so it cannot fail here: %v", err)
+	}
+	// The first write says what is wrong with the path.
+	_, err = s.Lock(context.Background(), "x", 0)
 	if err == nil || !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), f) {
-		t.Fatalf("Open under a file: %v", err)
+		t.Fatalf("Lock under a file: %v", err)
 	}
 }
 
@@ -838,6 +843,8 @@ func TestOpenTightensSessionsFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The folder is teamrun's from the first write on (Open writes nothing).
+	mustLock(t, s, "probe").Release()
 	if m := mode(t, s.Dir()); m != 0o700 {
 		t.Fatalf("sessions folder %04o", m)
 	}
@@ -1006,5 +1013,29 @@ func TestLoadNewer(t *testing.T) {
 		if b, _ := os.ReadFile(s.Path("new")); string(b) != body {
 			t.Error("newer session was modified")
 		}
+	}
+}
+
+// Opening a store creates nothing (a command that exits 2 writes nothing);
+// reading an empty store works; the first lock makes the folder 0700.
+func TestOpenCreatesNothing(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	s, err := Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if list, err := s.List(); err != nil || len(list) != 0 {
+		t.Fatalf("List of an unwritten store: %v %v", list, err)
+	}
+	if _, err := s.Load("x"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Load: %v", err)
+	}
+	if _, err := os.Stat(home); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Open or a read created %s: %v", home, err)
+	}
+	l := mustLock(t, s, "x")
+	defer l.Release()
+	if fi, err := os.Stat(s.Dir()); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("sessions folder after the first lock: %v %v", fi, err)
 	}
 }
