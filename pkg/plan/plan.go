@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/schedule"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -89,27 +90,28 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	for i, d := range defs {
 		byName[d.Name] = i
 	}
-	// gates[i]: tasks whose condition routes to task i (as the runner builds them).
-	gates := make([][]int, len(defs))
-	for j := range defs {
-		for _, route := range taskAt(team, j).Condition {
-			for _, name := range route.Next {
-				if i, ok := byName[name]; ok && !slices.Contains(gates[i], j) {
-					gates[i] = append(gates[i], j)
-				}
-			}
+	// A dry run of the engine's own schedule: restored results and
+	// recorded decisions are known, everything that would run is not.
+	graph, err := schedule.New(team, schedule.Contexts(team, defs))
+	if err != nil {
+		// Only a team that does not match defs gets here.
+		p.Warnings = append(p.Warnings, err.Error())
+		return p
+	}
+	st := graph.NewState()
+	redo := make([]bool, len(defs)) // restored, but its result routes nowhere now
+	for i, d := range defs {
+		if r.Done(d.Name) && !st.Restore(i, r.Tasks[d.Name].Result) {
+			redo[i] = true
 		}
 	}
+	skipped := st.DryRun(func(i int) (string, bool) {
+		v, ok := r.Decisions[defs[i].Name]
+		return v, ok
+	})
 
-	acts := make([]Action, len(defs))
-	chosen := make([][]string, len(defs))
-	// known[i]: task i's result is known now (restored, or a recorded
-	// decision), so chosen[i] is the route it takes.
-	known := make([]bool, len(defs))
-	results := make([]string, len(defs))
 	cause := make([]string, len(defs)) // the changed task upstream of i, if any
 	for i, d := range defs {
-		t := taskAt(team, i)
 		step := Step{Task: d.Name}
 		o := old[d.Name]
 		if o != nil {
@@ -129,49 +131,44 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				break
 			}
 		}
-
+		why := skipped[i]
+		if why == nil && st.Status(i) == schedule.Pending {
+			// Not reached: it waits behind a decision. Say what it will do
+			// once the decision is in, as far as that is known now.
+			why = st.SkipReason(i)
+		}
 		switch {
+		case redo[i]:
+			step.Action = Run
+			step.Reason = fmt.Sprintf("its restored result %q matches none of its condition's values (%s): it decides again", strings.TrimSpace(r.Tasks[d.Name].Result), graph.RouteValues(i))
 		case r.Done(d.Name):
-			rec := r.Tasks[d.Name]
-			if route, ok := routeOf(t, rec.Result); !ok {
-				step.Action = Run
-				step.Reason = fmt.Sprintf("its restored result %q matches none of its condition's values (%s): it decides again", strings.TrimSpace(rec.Result), values(t))
-			} else {
-				step.Action, chosen[i], known[i], results[i] = Restore, route, true, rec.Result
-				if r.Kind == checkpoint.RestoreFull {
-					step.Reason = fmt.Sprintf("fingerprint %s matches; completed last time", fingerprint)
-					// The fingerprint covers neither the context nor agent
-					// definitions: say so when they changed, since the output
-					// is reused anyway.
-					if n := uncovered(d, o); n != "" {
-						step.Reason += fmt.Sprintf(" (%s changed since; the fingerprint does not cover it)", n)
-					}
-				} else {
-					step.Reason = "unchanged (its definition, its agent's and its context tasks'); completed last time"
+			step.Action = Restore
+			if r.Kind == checkpoint.RestoreFull {
+				step.Reason = fmt.Sprintf("fingerprint %s matches; completed last time", fingerprint)
+				// The fingerprint covers neither the context nor agent
+				// definitions: say so when they changed, since the output
+				// is reused anyway.
+				if n := uncovered(d, o); n != "" {
+					step.Reason += fmt.Sprintf(" (%s changed since; the fingerprint does not cover it)", n)
 				}
+			} else {
+				step.Reason = "unchanged (its definition, its agent's and its context tasks'); completed last time"
 			}
+		case why != nil:
+			step.Action, step.Reason = Skip, skipText(defs, r, why)
 		default:
-			if why := skipReason(team, i, defs, gates, acts, known, chosen, results); why != "" {
-				step.Action, step.Reason = Skip, why
-				break
-			}
 			step.Action = Run
 			step.Reason = runReason(d, o, diffs, cause[i], r, lenient)
 			var open []string // gates whose route is not known yet
-			for _, g := range gates[i] {
-				if !known[g] {
-					open = append(open, defs[g].Name)
-				}
+			for _, g := range st.OpenGates(i) {
+				open = append(open, defs[g].Name)
 			}
 			if len(open) > 0 {
 				step.Reason += fmt.Sprintf("; only if %s routes to it", strings.Join(open, " and "))
 			}
-			if t != nil && t.Agent == spec.HumanAgent {
+			if graph.Human(i) {
 				if v, ok := r.Decisions[d.Name]; ok {
 					step.Reason += fmt.Sprintf("; decision %q recorded: the task completes with it", v)
-					if route, ok := routeOf(t, v); ok {
-						chosen[i], known[i], results[i] = route, true, v
-					}
 				} else {
 					id := p.Session
 					if id == "" {
@@ -181,7 +178,6 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				}
 			}
 		}
-		acts[i] = step.Action
 		p.Steps = append(p.Steps, step)
 	}
 	if sess != nil {
@@ -208,13 +204,6 @@ func uncovered(d spec.TaskDef, o *checkpoint.TaskRecord) string {
 		what = append(what, fmt.Sprintf("agent %s's definition", d.Agent))
 	}
 	return strings.Join(what, " and ")
-}
-
-func taskAt(team *spec.Team, i int) *spec.Task {
-	if team == nil || i >= len(team.Tasks) {
-		return nil
-	}
-	return team.Tasks[i]
 }
 
 // ownChange: the task's own definition (or its agent's) changed, or it is
@@ -285,56 +274,21 @@ func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkp
 	return "not run yet"
 }
 
-// skipReason mirrors the runner: a task a gate routes elsewhere, or whose
-// gate is skipped, is skipped; in a workflow so is a task whose context
-// tasks are all skipped. Only what is known now (restored results, recorded
-// decisions) counts.
-func skipReason(team *spec.Team, i int, defs []spec.TaskDef, gates [][]int, acts []Action, known []bool, chosen [][]string, results []string) string {
-	name := defs[i].Name
-	for _, g := range gates[i] {
-		switch {
-		case acts[g] == Skip:
-			return fmt.Sprintf("%s would be skipped", defs[g].Name)
-		case known[g] && !slices.Contains(chosen[g], name):
-			what := "restored result"
-			if acts[g] != Restore {
-				what = "recorded decision"
-			}
-			return fmt.Sprintf("%s's %s %q routes elsewhere", defs[g].Name, what, strings.TrimSpace(results[g]))
+// skipText words a skip reason of the dry run.
+func skipText(defs []spec.TaskDef, r *checkpoint.Restored, why *schedule.Reason) string {
+	switch why.Cause {
+	case schedule.GateSkipped:
+		return fmt.Sprintf("%s would be skipped", defs[why.Gate].Name)
+	case schedule.RoutedElsewhere:
+		gate := defs[why.Gate].Name
+		what := "restored result"
+		if !r.Done(gate) {
+			what = "recorded decision"
 		}
-	}
-	if team != nil && team.Process == spec.Workflow && len(defs[i].Context) > 0 {
-		for _, c := range defs[i].Context {
-			ci := slices.IndexFunc(defs, func(d spec.TaskDef) bool { return d.Name == c })
-			if ci < 0 || acts[ci] != Skip {
-				return ""
-			}
-		}
+		return fmt.Sprintf("%s's %s %q routes elsewhere", gate, what, why.Value)
+	default:
 		return "every task it reads would be skipped"
 	}
-	return ""
-}
-
-// routeOf picks the condition route for a result, as the runner does.
-func routeOf(t *spec.Task, raw string) ([]string, bool) {
-	if t == nil || len(t.Condition) == 0 {
-		return nil, true
-	}
-	v := strings.TrimSpace(raw)
-	for _, r := range t.Condition {
-		if r.Value == v {
-			return r.Next, true
-		}
-	}
-	return nil, false
-}
-
-func values(t *spec.Task) string {
-	vs := make([]string, len(t.Condition))
-	for k, r := range t.Condition {
-		vs[k] = fmt.Sprintf("%q", r.Value)
-	}
-	return strings.Join(vs, ", ")
 }
 
 func firstLine(s string) string {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/schedule"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -74,18 +75,6 @@ type Observer interface {
 	Observe(Event)
 }
 
-// status is where a task stands within a run.
-type status int
-
-const (
-	stPending status = iota
-	stRunning
-	stCompleted
-	stFailed
-	stSkipped
-	stWaiting // a human task without a decision
-)
-
 // StoreError is a Recorder failure: the run stopped because its progress
 // could not be made durable.
 type StoreError struct{ Err error }
@@ -129,20 +118,17 @@ type Engine struct {
 	Started time.Time
 
 	tasks    []taskState
-	deps     [][]int // what must be resolved before a task can start
-	gates    [][]int // tasks whose condition routes to this one
-	byName   map[string]int
+	graph    *schedule.Graph
+	sched    *schedule.State // which task may go next: the one set of rules plan shares
 	recMu    sync.Mutex
 	storeErr error
 	tokens   int // LLM tokens of the tasks completed in this run
 }
 
 type taskState struct {
-	status   status
 	out      Output
 	attempts int
 	restored bool
-	chosen   []string // for a completed task with a condition: the route taken
 	err      string
 }
 
@@ -201,54 +187,28 @@ func (e *Engine) observe(ev Event) {
 func (e *Engine) setup() error {
 	t := e.Team
 	n := len(t.Tasks)
-	if len(e.Context) != n {
-		return fmt.Errorf("runner: %d context lists for %d tasks", len(e.Context), n)
+	g, err := schedule.New(t, e.Context)
+	if err != nil {
+		return fmt.Errorf("runner: %w", err)
 	}
+	e.graph, e.sched = g, g.NewState()
 	if e.State == nil {
 		e.State = map[string]any{}
 	}
 	if e.Render == nil {
 		e.Render = func(s string, _ map[string]any) string { return s }
 	}
-	e.byName = make(map[string]int, n)
-	for i, task := range t.Tasks {
-		e.byName[task.Name] = i
-	}
 	e.tasks = make([]taskState, n)
-	e.gates = make([][]int, n)
-	for j, task := range t.Tasks {
-		for _, r := range task.Condition {
-			for _, name := range r.Next {
-				if i, ok := e.byName[name]; ok && !slices.Contains(e.gates[i], j) {
-					e.gates[i] = append(e.gates[i], j)
-				}
-			}
-		}
+	for i := range min(n, len(e.Attempts)) {
+		e.tasks[i].attempts = e.Attempts[i]
 	}
-	e.deps = make([][]int, n)
-	for i := range n {
-		if t.Process == spec.Workflow {
-			d := slices.Clone(e.Context[i])
-			for _, g := range e.gates[i] {
-				if !slices.Contains(d, g) {
-					d = append(d, g)
-				}
-			}
-			e.deps[i] = d
-		} else if i > 0 {
-			e.deps[i] = []int{i - 1}
-		}
-		if i < len(e.Attempts) {
-			e.tasks[i].attempts = e.Attempts[i]
-		}
-	}
-	for i, out := range e.Restored {
+	for _, i := range slices.Sorted(maps.Keys(e.Restored)) {
 		if i < 0 || i >= n {
 			continue
 		}
-		st := &e.tasks[i]
-		if route, ok := e.route(i, out.Raw); ok {
-			st.status, st.out, st.restored, st.chosen = stCompleted, out, true, route
+		out := e.Restored[i]
+		if e.sched.Restore(i, out.Raw) {
+			e.tasks[i].out, e.tasks[i].restored = out, true
 		} else {
 			// The routes changed since (they are not in the fingerprint):
 			// the task decides again.
@@ -257,33 +217,6 @@ func (e *Engine) setup() error {
 		}
 	}
 	return nil
-}
-
-// route picks the condition route for a result: ok is false when the task
-// has a condition and no value matches the trimmed result.
-func (e *Engine) route(i int, raw string) ([]string, bool) {
-	conds := e.Team.Tasks[i].Condition
-	if len(conds) == 0 {
-		return nil, true
-	}
-	v := strings.TrimSpace(raw)
-	for _, r := range conds {
-		if r.Value == v {
-			if r.Next == nil {
-				return []string{}, true
-			}
-			return r.Next, true
-		}
-	}
-	return nil, false
-}
-
-func routeValues(conds []spec.Route) string {
-	vs := make([]string, len(conds))
-	for k, r := range conds {
-		vs[k] = fmt.Sprintf("%q", r.Value)
-	}
-	return strings.Join(vs, ", ")
 }
 
 // Run runs every task that is not done yet and returns what happened. The
@@ -324,47 +257,37 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	stopping := func() bool {
 		return failed || ctx.Err() != nil || e.storeFailed()
 	}
-	lo := 0 // tasks before lo are no longer pending
 	for {
 		if !stopping() {
 			progressed := true
 			for progressed && !stopping() {
 				progressed = false
-				for lo < len(e.tasks) && e.tasks[lo].status != stPending {
-					lo++
-				}
-				for i := lo; i < len(e.tasks); i++ {
+				for _, i := range e.sched.Ready() {
 					if stopping() || running >= parallel {
 						break
 					}
-					if e.Team.Process != spec.Workflow && i > lo {
-						break // sequential: only the first pending task can be next
-					}
-					if e.tasks[i].status != stPending || !e.ready(i) {
-						continue
-					}
-					if reason := e.skipReason(i); reason != "" {
-						e.tasks[i].status = stSkipped
-						_ = e.record(Event{Type: TaskSkipped, Index: i, Task: e.Team.Tasks[i].Name, Agent: e.Team.Tasks[i].Agent, Reason: reason})
+					if reason := e.sched.SkipReason(i); reason != nil {
+						e.sched.Skip(i)
+						_ = e.record(Event{Type: TaskSkipped, Index: i, Task: e.Team.Tasks[i].Name, Agent: e.Team.Tasks[i].Agent, Reason: e.skipText(reason)})
 						progressed = true
 						continue
 					}
-					if e.agentOf(i).Kind == spec.Human {
+					if e.graph.Human(i) {
 						if h, err := e.human(i); err != nil {
 							cancel()
 						} else if h != nil {
 							// Independent branches go on; what needs
 							// the decision waits for the next run.
-							e.tasks[i].status = stWaiting
+							e.sched.Wait(i)
 							halts = append(halts, h)
-						} else if e.tasks[i].status == stFailed {
+						} else if e.sched.Status(i) == schedule.Failed {
 							failed = true
 						}
 						progressed = true
 						continue
 					}
 					job := e.job(i)
-					e.tasks[i].status = stRunning
+					e.sched.Start(i)
 					running++
 					go func() { results <- e.attempts(runCtx, job) }()
 				}
@@ -372,10 +295,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		}
 		if running == 0 {
 			if !stopping() && len(halts) == 0 {
-				for i := range e.tasks {
-					if e.tasks[i].status == stPending {
-						stuck = append(stuck, e.Team.Tasks[i].Name)
-					}
+				for _, i := range e.sched.Pending() {
+					stuck = append(stuck, e.Team.Tasks[i].Name)
 				}
 			}
 			break
@@ -383,7 +304,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		d := <-results
 		running--
 		if e.storeFailed() {
-			e.tasks[d.i].status = stPending
+			e.sched.Reset(d.i)
 			cancel()
 			continue
 		}
@@ -391,7 +312,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			cancel()
 			continue
 		}
-		if e.tasks[d.i].status == stFailed {
+		if e.sched.Status(d.i) == schedule.Failed {
 			failed = true
 		}
 	}
@@ -444,46 +365,22 @@ func (e *Engine) agentOf(i int) *spec.Agent {
 	return &spec.Agent{Name: name, Kind: spec.Human}
 }
 
-// ready: every task this one waits for is completed or skipped.
-func (e *Engine) ready(i int) bool {
-	for _, d := range e.deps[i] {
-		if s := e.tasks[d].status; s != stCompleted && s != stSkipped {
-			return false
-		}
-	}
-	return true
-}
-
-// skipReason says why a ready task must not run, or "".
-func (e *Engine) skipReason(i int) string {
-	name := e.Team.Tasks[i].Name
-	for _, g := range e.gates[i] {
-		gs := e.tasks[g]
-		gname := e.Team.Tasks[g].Name
-		switch gs.status {
-		case stSkipped:
-			return fmt.Sprintf("%s was skipped", gname)
-		case stCompleted:
-			if !slices.Contains(gs.chosen, name) {
-				return fmt.Sprintf("%s routed %q elsewhere", gname, strings.TrimSpace(gs.out.Raw))
-			}
-		}
-	}
-	if e.Team.Process == spec.Workflow && len(e.Context[i]) > 0 {
-		for _, c := range e.Context[i] {
-			if e.tasks[c].status != stSkipped {
-				return ""
-			}
-		}
+// skipText words a skip reason for the events and the checkpoint.
+func (e *Engine) skipText(r *schedule.Reason) string {
+	switch r.Cause {
+	case schedule.GateSkipped:
+		return fmt.Sprintf("%s was skipped", e.Team.Tasks[r.Gate].Name)
+	case schedule.RoutedElsewhere:
+		return fmt.Sprintf("%s routed %q elsewhere", e.Team.Tasks[r.Gate].Name, r.Value)
+	default:
 		return "every task it reads was skipped"
 	}
-	return ""
 }
 
 func (e *Engine) contextOf(i int) []ContextOutput {
 	var out []ContextOutput
 	for _, c := range e.Context[i] {
-		if e.tasks[c].status == stCompleted {
+		if e.sched.Status(c) == schedule.Completed {
 			out = append(out, ContextOutput{Task: e.Team.Tasks[c].Name, Output: e.tasks[c].out})
 		}
 	}
@@ -523,12 +420,7 @@ func (e *Engine) human(i int) (*Halt, error) {
 	}
 	e.tasks[i].attempts++
 	attempt := e.tasks[i].attempts
-	var err error
-	if len(t.Options) > 0 && !slices.Contains(t.Options, value) {
-		err = fmt.Errorf("decision %q is not one of the options %s", value, strings.Join(t.Options, ", "))
-	} else if _, ok := e.route(i, value); !ok {
-		err = fmt.Errorf("decision %q matches none of the condition's values %s", value, routeValues(t.Condition))
-	}
+	err := e.graph.ValidDecision(i, value)
 	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, err: err, attempt: attempt})
 }
 
@@ -547,8 +439,8 @@ func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 		res, err := e.Executor.Execute(ctx, &j)
 		elapsed := e.now().Sub(start)
 		if err == nil {
-			if _, ok := e.route(j.Index, res.Raw); !ok {
-				err = fmt.Errorf("result %q matches none of the condition's values %s", truncate(strings.TrimSpace(res.Raw), 80), routeValues(t.Condition))
+			if _, ok := e.graph.Route(j.Index, res.Raw); !ok {
+				err = fmt.Errorf("result %q matches none of the condition's values %s", truncate(strings.TrimSpace(res.Raw), 80), e.graph.RouteValues(j.Index))
 			}
 		}
 		if err == nil {
@@ -621,7 +513,7 @@ func (e *Engine) finish(d attemptDone) error {
 	}
 	var se *StoreError
 	if errors.As(d.err, &se) {
-		st.status = stPending
+		e.sched.Reset(d.i)
 		return d.err
 	}
 	ev := Event{Index: d.i, Task: t.Name, Agent: t.Agent, Attempt: d.attempt, RetryCount: max(d.attempt-1, 0)}
@@ -630,17 +522,16 @@ func (e *Engine) finish(d attemptDone) error {
 	}
 	switch {
 	case d.interrupted:
-		st.status = stPending
+		e.sched.Reset(d.i)
 		ev.Type = TaskInterrupted
 		ev.Error = "interrupted"
 	case d.err != nil:
-		st.status = stFailed
+		e.sched.Fail(d.i)
 		st.err = d.err.Error()
 		ev.Type = TaskFailed
 		ev.Error = d.err.Error()
 	default:
-		route, _ := e.route(d.i, d.res.Raw)
-		st.status, st.chosen = stCompleted, route
+		e.sched.Complete(d.i, d.res.Raw)
 		st.out = Output{Description: d.desc, Raw: d.res.Raw, Agent: t.Agent, OutputFormat: "RAW"}
 		ev.Type = TaskCompleted
 		ev.Result = d.res.Raw
@@ -674,20 +565,21 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 		}
 	}
 	for i, st := range e.tasks {
-		if st.status == stCompleted && !read[i] {
+		if e.sched.Status(i) == schedule.Completed && !read[i] {
 			s.Outputs = append(s.Outputs, TaskOutput{Task: e.Team.Tasks[i].Name, Result: st.out.Raw})
 		}
 	}
 	for i, st := range e.tasks {
+		status := e.sched.Status(i)
 		switch {
-		case st.status == stCompleted && st.restored:
+		case status == schedule.Completed && st.restored:
 			s.Restored++
-		case st.status == stCompleted:
+		case status == schedule.Completed:
 			s.Ran++
-		case st.status == stFailed:
+		case status == schedule.Failed:
 			s.Failed++
 			s.FailedTasks = append(s.FailedTasks, e.Team.Tasks[i].Name)
-		case st.status == stSkipped:
+		case status == schedule.Skipped:
 			s.Skipped++
 		default:
 			s.Pending++

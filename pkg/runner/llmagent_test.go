@@ -367,3 +367,54 @@ func TestLLMRequestTimeoutRetried(t *testing.T) {
 		t.Fatalf("result %q, error %v, %d requests", res.Raw, err, f.count())
 	}
 }
+
+// A memory agent used by parallel tasks of a workflow: its tasks run one
+// after another in file order, each seeing the turns of the ones before,
+// and the checkpoint keeps the same conversation the requests carried.
+func TestLLMMemoryWorkflowTasksSeeEarlierTurns(t *testing.T) {
+	f := &fakeLLM{answer: func(n int, req chatRequest, w http.ResponseWriter) {
+		last := req.Messages[len(req.Messages)-1].Content
+		reply(w, "reply to "+strings.SplitN(last, "\n", 2)[0])
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, `
+process: workflow
+llm: {model: m, base_url: BASE}
+agents:
+  editor:
+    role: Editor
+    memory: true
+tasks:
+  one: {description: task one, agent: editor}
+  two: {description: task two, agent: editor}
+  three: {description: task three, agent: editor}
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded || sum.Ran != 3 {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	var sizes []int
+	var order []string
+	for i := range f.count() {
+		req := f.request(i)
+		sizes = append(sizes, len(req.Messages))
+		order = append(order, req.Messages[len(req.Messages)-1].Content)
+	}
+	if !slices.Equal(sizes, []int{2, 4, 6}) {
+		t.Fatalf("messages per request %v, want [2 4 6]", sizes)
+	}
+	if !slices.Equal(order, []string{"task one", "task two", "task three"}) {
+		t.Fatalf("requests in order %q, want file order", order)
+	}
+	last := f.request(2).Messages
+	mem := p.session(t).Memory["editor"]
+	if len(mem) != 6 {
+		t.Fatalf("checkpointed memory holds %d messages, want 6", len(mem))
+	}
+	for k, m := range mem[:4] {
+		if m.Role != last[k+1].Role || m.Content != last[k+1].Content {
+			t.Errorf("memory[%d] = %s %q; the last request had %s %q", k, m.Role, m.Content, last[k+1].Role, last[k+1].Content)
+		}
+	}
+}

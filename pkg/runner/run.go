@@ -17,6 +17,7 @@ import (
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
+	"github.com/teamrun/teamrun/pkg/runner/schedule"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -253,18 +254,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		},
 		Observer: rep,
 	}
-	index := make(map[string]int, len(team.Tasks))
-	for i, t := range team.Tasks {
-		index[t.Name] = i
-	}
-	e.Context = make([][]int, len(team.Tasks))
-	for i := range team.Tasks {
-		for _, name := range defs[i].Context {
-			if j, ok := index[name]; ok {
-				e.Context[i] = append(e.Context[i], j)
-			}
-		}
-	}
+	e.Context = schedule.Contexts(team, defs)
 	for k, v := range sess.Checkpoint.Decisions {
 		e.Decisions[k] = v
 	}

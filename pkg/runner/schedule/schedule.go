@@ -1,0 +1,405 @@
+// Package schedule holds the rules of which task may go next: the task
+// graph, dependency gating, condition routing, skip reasons, human tasks
+// waiting for a decision, and the order of the tasks that share an agent's
+// memory. It is pure data and rules: no I/O, no goroutines. The engine asks
+// it what may run next; plan asks it the same questions of a dry run, so
+// the two cannot drift apart.
+package schedule
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// Status is where a task stands.
+type Status int
+
+const (
+	Pending   Status = iota // not started (or interrupted): it may become ready
+	Running                 // an attempt is under way
+	Completed               // done, with a result (see State.Known)
+	Failed                  // its attempts are spent
+	Skipped                 // it does not run: see State.SkipReason
+	Waiting                 // a human task without a decision
+)
+
+// Graph is a team's tasks and what each waits for.
+type Graph struct {
+	team    *spec.Team
+	context [][]int // the tasks each task reads
+	deps    [][]int // what must be resolved before a task can start
+	gates   [][]int // tasks whose condition routes to this one
+}
+
+// Contexts turns each task definition's context names into task indices;
+// names that are not tasks of team are left out.
+func Contexts(team *spec.Team, defs []spec.TaskDef) [][]int {
+	index := make(map[string]int, len(team.Tasks))
+	for i, t := range team.Tasks {
+		index[t.Name] = i
+	}
+	out := make([][]int, len(team.Tasks))
+	for i := range min(len(defs), len(team.Tasks)) {
+		for _, name := range defs[i].Context {
+			if j, ok := index[name]; ok {
+				out[i] = append(out[i], j)
+			}
+		}
+	}
+	return out
+}
+
+// New builds the graph of team. context holds each task's effective context
+// as task indices (Contexts).
+//
+// A task waits for its context tasks and the tasks whose condition routes to
+// it in a workflow, for the task before it in a sequential team. In a
+// workflow, the tasks of one agent with memory: true also run one after
+// another, each seeing the turns of the ones before: in file order, unless a
+// task reads a later one (then in the first order the graph allows).
+func New(team *spec.Team, context [][]int) (*Graph, error) {
+	n := len(team.Tasks)
+	if len(context) != n {
+		return nil, fmt.Errorf("schedule: %d context lists for %d tasks", len(context), n)
+	}
+	g := &Graph{team: team, context: context, deps: make([][]int, n), gates: make([][]int, n)}
+	byName := make(map[string]int, n)
+	for i, t := range team.Tasks {
+		byName[t.Name] = i
+	}
+	for j, t := range team.Tasks {
+		for _, r := range t.Condition {
+			for _, name := range r.Next {
+				if i, ok := byName[name]; ok && !slices.Contains(g.gates[i], j) {
+					g.gates[i] = append(g.gates[i], j)
+				}
+			}
+		}
+	}
+	for i := range n {
+		if team.Process == spec.Workflow {
+			d := slices.Clone(context[i])
+			for _, gt := range g.gates[i] {
+				if !slices.Contains(d, gt) {
+					d = append(d, gt)
+				}
+			}
+			g.deps[i] = d
+		} else if i > 0 {
+			g.deps[i] = []int{i - 1}
+		}
+	}
+	if team.Process == spec.Workflow {
+		g.chainMemory()
+	}
+	return g, nil
+}
+
+// chainMemory makes each task of a memory agent wait for the one before it
+// in the graph's first topological order (file order breaks ties). Chaining
+// along a topological order cannot make a cycle.
+func (g *Graph) chainMemory() {
+	memory := map[string]bool{}
+	for _, a := range g.team.Agents {
+		if a.Memory {
+			memory[a.Name] = true
+		}
+	}
+	if len(memory) == 0 {
+		return
+	}
+	n := len(g.deps)
+	indeg := make([]int, n)
+	users := make([][]int, n)
+	for i, d := range g.deps {
+		indeg[i] = len(d)
+		for _, j := range d {
+			users[j] = append(users[j], i)
+		}
+	}
+	var ready []int // kept sorted: the smallest index goes first
+	for i := range n {
+		if indeg[i] == 0 {
+			ready = append(ready, i)
+		}
+	}
+	last := map[string]int{}
+	for len(ready) > 0 {
+		i := ready[0]
+		ready = ready[1:]
+		if a := g.team.Tasks[i].Agent; memory[a] {
+			if p, ok := last[a]; ok && !slices.Contains(g.deps[i], p) {
+				g.deps[i] = append(g.deps[i], p)
+			}
+			last[a] = i
+		}
+		for _, u := range users[i] {
+			if indeg[u]--; indeg[u] == 0 {
+				k, _ := slices.BinarySearch(ready, u)
+				ready = slices.Insert(ready, k, u)
+			}
+		}
+	}
+	// Tasks on a cycle were never reached: they can never start anyway,
+	// and the engine says so.
+}
+
+// Len is the number of tasks.
+func (g *Graph) Len() int { return len(g.deps) }
+
+// Context is the tasks task i reads, as indices.
+func (g *Graph) Context(i int) []int { return g.context[i] }
+
+// Gates is the tasks whose condition routes to task i.
+func (g *Graph) Gates(i int) []int { return g.gates[i] }
+
+// Human says whether task i is decided by a person.
+func (g *Graph) Human(i int) bool {
+	return g.team.Tasks[i].Agent == spec.HumanAgent || g.agentKind(i) == spec.Human
+}
+
+func (g *Graph) agentKind(i int) spec.AgentKind {
+	name := g.team.Tasks[i].Agent
+	for _, a := range g.team.Agents {
+		if a.Name == name {
+			return a.Kind
+		}
+	}
+	return spec.Human
+}
+
+// Route picks the condition route of task i for a result: ok is false when
+// the task has a condition and no value matches the trimmed result.
+func (g *Graph) Route(i int, raw string) (next []string, ok bool) {
+	conds := g.team.Tasks[i].Condition
+	if len(conds) == 0 {
+		return nil, true
+	}
+	v := strings.TrimSpace(raw)
+	for _, r := range conds {
+		if r.Value == v {
+			if r.Next == nil {
+				return []string{}, true
+			}
+			return r.Next, true
+		}
+	}
+	return nil, false
+}
+
+// RouteValues lists the values of task i's condition, quoted, for messages.
+func (g *Graph) RouteValues(i int) string {
+	conds := g.team.Tasks[i].Condition
+	vs := make([]string, len(conds))
+	for k, r := range conds {
+		vs[k] = fmt.Sprintf("%q", r.Value)
+	}
+	return strings.Join(vs, ", ")
+}
+
+// State is every task's status and, once completed, its result.
+type State struct {
+	g      *Graph
+	status []Status
+	result []string
+	known  []bool     // completed with a known result (a dry run may assume one)
+	chosen [][]string // the route a completed task with a known result took
+	lo     int        // tasks before lo are not pending
+}
+
+// NewState is the state where every task is pending.
+func (g *Graph) NewState() *State {
+	n := g.Len()
+	return &State{g: g, status: make([]Status, n), result: make([]string, n), known: make([]bool, n), chosen: make([][]string, n)}
+}
+
+// Status is where task i stands.
+func (s *State) Status(i int) Status { return s.status[i] }
+
+// Known says whether task i completed with a known result, and which.
+func (s *State) Known(i int) (string, bool) { return s.result[i], s.known[i] }
+
+// Restore takes over a checkpointed result. It returns false, and leaves
+// the task pending, when the result matches none of the condition's values
+// (the routes changed since): the task decides again.
+func (s *State) Restore(i int, raw string) bool {
+	if _, ok := s.g.Route(i, raw); !ok {
+		return false
+	}
+	s.Complete(i, raw)
+	return true
+}
+
+// Complete records task i's result; a result that matches no route leaves
+// the task without a route (the engine fails such an attempt first).
+func (s *State) Complete(i int, raw string) {
+	route, _ := s.g.Route(i, raw)
+	s.status[i], s.result[i], s.known[i], s.chosen[i] = Completed, raw, true, route
+}
+
+// Assume marks task i as one that runs in a dry run: completed, with a
+// result nobody knows yet, so no route is known either.
+func (s *State) Assume(i int) {
+	s.status[i], s.result[i], s.known[i], s.chosen[i] = Completed, "", false, nil
+}
+
+// Start, Fail, Skip, Wait and Reset move task i to Running, Failed,
+// Skipped, Waiting and (interrupted, or not recorded) Pending.
+func (s *State) Start(i int) { s.set(i, Running) }
+func (s *State) Fail(i int)  { s.set(i, Failed) }
+func (s *State) Skip(i int)  { s.set(i, Skipped) }
+func (s *State) Wait(i int)  { s.set(i, Waiting) }
+func (s *State) Reset(i int) {
+	s.set(i, Pending)
+	s.lo = min(s.lo, i)
+}
+
+func (s *State) set(i int, st Status) {
+	s.status[i], s.result[i], s.known[i], s.chosen[i] = st, "", false, nil
+}
+
+func resolved(st Status) bool { return st == Completed || st == Skipped }
+
+// Ready lists, in file order, the pending tasks that may go now: everything
+// they wait for is completed or skipped. Each is then either skipped
+// (SkipReason), waits for a decision (a human task), or starts. In a
+// sequential team only the first pending task can be ready.
+func (s *State) Ready() []int {
+	for s.lo < len(s.status) && s.status[s.lo] != Pending {
+		s.lo++
+	}
+	var out []int
+	for i := s.lo; i < len(s.status); i++ {
+		if s.g.team.Process != spec.Workflow && i > s.lo {
+			break
+		}
+		if s.status[i] == Pending && s.depsResolved(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (s *State) depsResolved(i int) bool {
+	for _, d := range s.g.deps[i] {
+		if !resolved(s.status[d]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Pending lists the tasks still pending, in file order.
+func (s *State) Pending() []int {
+	var out []int
+	for i, st := range s.status {
+		if st == Pending {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Cause is why a task does not run.
+type Cause int
+
+const (
+	RoutedElsewhere Cause = iota + 1 // a gate's result routes to other tasks
+	GateSkipped                      // a gate was skipped
+	ContextSkipped                   // a workflow task whose every context task was skipped
+)
+
+// Reason says why a task is skipped: Gate is the gate's index and Value its
+// trimmed result for RoutedElsewhere.
+type Reason struct {
+	Cause Cause
+	Gate  int
+	Value string
+}
+
+// SkipReason says why task i must not run, or nil. Only what the state
+// knows counts: a gate whose result is not known yet skips nothing.
+func (s *State) SkipReason(i int) *Reason {
+	name := s.g.team.Tasks[i].Name
+	for _, gt := range s.g.gates[i] {
+		switch {
+		case s.status[gt] == Skipped:
+			return &Reason{Cause: GateSkipped, Gate: gt}
+		case s.status[gt] == Completed && s.known[gt] && !slices.Contains(s.chosen[gt], name):
+			return &Reason{Cause: RoutedElsewhere, Gate: gt, Value: strings.TrimSpace(s.result[gt])}
+		}
+	}
+	if s.g.team.Process == spec.Workflow && len(s.g.context[i]) > 0 {
+		for _, c := range s.g.context[i] {
+			if s.status[c] != Skipped {
+				return nil
+			}
+		}
+		return &Reason{Cause: ContextSkipped, Gate: -1}
+	}
+	return nil
+}
+
+// OpenGates lists the gates of task i whose route is not known yet: the
+// task runs only if one of them routes to it.
+func (s *State) OpenGates(i int) []int {
+	var out []int
+	for _, gt := range s.g.gates[i] {
+		if !s.known[gt] {
+			out = append(out, gt)
+		}
+	}
+	return out
+}
+
+// DryRun plays the rest of a run on s without running anything: every task
+// that would start is assumed to complete with a result not known yet, a
+// human task completes with its decision when decide gives one (and waits
+// otherwise). It returns the skip reason of each task it skipped. What is
+// still pending afterwards waits behind a decision.
+func (s *State) DryRun(decide func(i int) (string, bool)) map[int]*Reason {
+	skipped := map[int]*Reason{}
+	for progressed := true; progressed; {
+		progressed = false
+		for _, i := range s.Ready() {
+			progressed = true
+			if r := s.SkipReason(i); r != nil {
+				s.Skip(i)
+				skipped[i] = r
+				continue
+			}
+			if s.g.Human(i) {
+				v, ok := decide(i)
+				switch {
+				case !ok:
+					s.Wait(i)
+				case s.validDecision(i, v):
+					s.Complete(i, v)
+				default:
+					s.Assume(i) // the run fails it: nothing is known
+				}
+				continue
+			}
+			s.Assume(i)
+		}
+	}
+	return skipped
+}
+
+// ValidDecision says why decision value cannot complete human task i, or
+// returns nil.
+func (g *Graph) ValidDecision(i int, value string) error {
+	t := g.team.Tasks[i]
+	if len(t.Options) > 0 && !slices.Contains(t.Options, value) {
+		return fmt.Errorf("decision %q is not one of the options %s", value, strings.Join(t.Options, ", "))
+	}
+	if _, ok := g.Route(i, value); !ok {
+		return fmt.Errorf("decision %q matches none of the condition's values %s", value, g.RouteValues(i))
+	}
+	return nil
+}
+
+func (s *State) validDecision(i int, v string) bool { return s.g.ValidDecision(i, v) == nil }

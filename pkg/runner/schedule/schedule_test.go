@@ -1,0 +1,300 @@
+package schedule
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// build parses a team and its graph, as the runner and plan build them.
+func build(t *testing.T, yaml string) (*spec.Team, *Graph) {
+	t.Helper()
+	tm, err := spec.Parse("agents.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(tm, Contexts(tm, tm.TaskDefs(tm.InitialState(nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm, g
+}
+
+func names(tm *spec.Team, is []int) string {
+	var out []string
+	for _, i := range is {
+		out = append(out, tm.Tasks[i].Name)
+	}
+	return strings.Join(out, ",")
+}
+
+func index(tm *spec.Team, name string) int {
+	return slices.IndexFunc(tm.Tasks, func(t *spec.Task) bool { return t.Name == name })
+}
+
+// step is one move on a state: "complete NAME RESULT", "skip NAME",
+// "start NAME", "wait NAME", "fail NAME", "reset NAME", "assume NAME".
+func apply(t *testing.T, tm *spec.Team, s *State, steps []string) {
+	t.Helper()
+	for _, st := range steps {
+		f := strings.SplitN(st, " ", 3)
+		i := index(tm, f[1])
+		if i < 0 {
+			t.Fatalf("no task %s", f[1])
+		}
+		switch f[0] {
+		case "complete":
+			s.Complete(i, f[2])
+		case "skip":
+			s.Skip(i)
+		case "start":
+			s.Start(i)
+		case "wait":
+			s.Wait(i)
+		case "fail":
+			s.Fail(i)
+		case "reset":
+			s.Reset(i)
+		case "assume":
+			s.Assume(i)
+		default:
+			t.Fatalf("bad step %q", st)
+		}
+	}
+}
+
+const sequential = `
+agents: {sh: {shell: cat}}
+tasks:
+  a: {description: a, agent: sh, condition: {"x": [b], "y": [c]}}
+  b: {description: b, agent: sh}
+  c: {description: c, agent: sh}
+  d: {description: d, agent: sh}
+`
+
+const workflow = `
+process: workflow
+agents:
+  sh: {shell: cat}
+  mem: {shell: cat, memory: true}
+tasks:
+  fetch: {description: fetch, agent: sh}
+  gate: {description: proceed, agent: sh, context: [fetch], condition: {"yes": [ship], "no": [fix]}}
+  ship: {description: ship, agent: sh, context: [gate]}
+  fix: {description: fix, agent: sh, context: [gate]}
+  after: {description: after, agent: sh, context: [fix]}
+  m1: {description: m1, agent: mem}
+  m2: {description: m2, agent: mem}
+  m3: {description: m3, agent: mem, context: [m4]}
+  m4: {description: m4, agent: mem}
+  ask: {description: ask, agent: human, options: [ok, no]}
+`
+
+func TestReadyAndSkip(t *testing.T) {
+	tests := []struct {
+		name  string
+		yaml  string
+		steps []string
+		ready string
+		skips map[string]string // task: its skip reason, "" for none
+	}{
+		{"sequential: only the first task", sequential, nil, "a", nil},
+		{"sequential: a running task holds the next", sequential, []string{"start a"}, "", nil},
+		{"sequential: routed elsewhere", sequential, []string{"complete a y"}, "b",
+			map[string]string{"b": "routed a y", "c": ""}},
+		{"sequential: after a skip", sequential, []string{"complete a y", "skip b"}, "c", map[string]string{"c": ""}},
+		{"sequential: waiting holds the rest", sequential, []string{"complete a x", "complete b ok", "complete c ok"}, "d", nil},
+		{"sequential: a failed task holds the rest", sequential, []string{"fail a"}, "", nil},
+		{"sequential: interrupted task is ready again", sequential, []string{"start a", "reset a"}, "a", nil},
+		{"workflow: roots, memory in file order", workflow, nil, "fetch,m1,ask", nil},
+		{"workflow: gate unknown holds its routes", workflow, []string{"complete fetch f"}, "gate,m1,ask", nil},
+		{"workflow: route", workflow, []string{"complete fetch f", "complete gate yes"}, "ship,fix,m1,ask",
+			map[string]string{"ship": "", "fix": "routed gate yes"}},
+		{"workflow: route with surrounding spaces", workflow, []string{"complete fetch f", "complete gate \n no \n"}, "ship,fix,m1,ask",
+			map[string]string{"ship": "routed gate no", "fix": ""}},
+		{"workflow: every context task skipped", workflow, []string{"complete fetch f", "complete gate yes", "skip fix"}, "ship,after,m1,ask",
+			map[string]string{"after": "context"}},
+		{"workflow: gate skipped", workflow, []string{"skip gate"}, "fetch,ship,fix,m1,ask",
+			map[string]string{"ship": "skipped gate", "fix": "skipped gate"}},
+		{"workflow: assumed gate routes nothing yet", workflow, []string{"complete fetch f", "assume gate"}, "ship,fix,m1,ask",
+			map[string]string{"ship": "", "fix": ""}},
+		{"workflow: memory tasks one after another", workflow, []string{"start m1"}, "fetch,ask", nil},
+		{"workflow: memory next in order", workflow, []string{"complete m1 r"}, "fetch,m2,ask", nil},
+		{"workflow: m4 before m3, which reads it", workflow, []string{"complete m1 r", "complete m2 r"}, "fetch,m4,ask", nil},
+		{"workflow: m3 after m4", workflow, []string{"complete m1 r", "complete m2 r", "complete m4 r"}, "fetch,m3,ask", nil},
+		{"workflow: a waiting human holds nothing else", workflow, []string{"wait ask"}, "fetch,m1", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tm, g := build(t, tt.yaml)
+			s := g.NewState()
+			apply(t, tm, s, tt.steps)
+			if got := names(tm, s.Ready()); got != tt.ready {
+				t.Errorf("ready %q, want %q", got, tt.ready)
+			}
+			for task, want := range tt.skips {
+				r := s.SkipReason(index(tm, task))
+				got := ""
+				if r != nil {
+					switch r.Cause {
+					case RoutedElsewhere:
+						got = fmt.Sprintf("routed %s %s", tm.Tasks[r.Gate].Name, r.Value)
+					case GateSkipped:
+						got = "skipped " + tm.Tasks[r.Gate].Name
+					case ContextSkipped:
+						got = "context"
+					}
+				}
+				if got != want {
+					t.Errorf("skip reason of %s: %q, want %q", task, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestRoute(t *testing.T) {
+	tm, g := build(t, `
+agents: {sh: {shell: cat}}
+tasks:
+  a: {description: a, agent: sh, condition: {"x": [b], "stop": []}}
+  b: {description: b, agent: sh}
+`)
+	a := index(tm, "a")
+	tests := []struct {
+		raw  string
+		next []string
+		ok   bool
+	}{
+		{"x", []string{"b"}, true},
+		{" x\n", []string{"b"}, true},
+		{"stop", []string{}, true},
+		{"X", nil, false},
+		{"", nil, false},
+	}
+	for _, tt := range tests {
+		next, ok := g.Route(a, tt.raw)
+		if ok != tt.ok || !slices.Equal(next, tt.next) || (ok && next == nil) {
+			t.Errorf("Route(%q) = %v, %v; want %v, %v", tt.raw, next, ok, tt.next, tt.ok)
+		}
+	}
+	if next, ok := g.Route(index(tm, "b"), "anything"); !ok || next != nil {
+		t.Errorf("a task without a condition routes nowhere in particular: %v, %v", next, ok)
+	}
+	if got := g.RouteValues(a); got != `"x", "stop"` {
+		t.Errorf("RouteValues = %s", got)
+	}
+	s := g.NewState()
+	if s.Restore(a, "nope") || s.Status(a) != Pending {
+		t.Error("a restored result that routes nowhere must leave the task pending")
+	}
+	if !s.Restore(a, "x") || s.Status(a) != Completed {
+		t.Error("a restored result that routes must complete the task")
+	}
+}
+
+func TestValidDecision(t *testing.T) {
+	tm, g := build(t, workflow+`  pick: {description: pick, agent: human, condition: {"a": [ship]}}
+`)
+	tests := []struct {
+		task, value string
+		want        string
+	}{
+		{"ask", "ok", ""},
+		{"ask", "maybe", "not one of the options"},
+		{"pick", "a", ""},
+		{"pick", "b", "matches none of the condition's values"},
+	}
+	for _, tt := range tests {
+		err := g.ValidDecision(index(tm, tt.task), tt.value)
+		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("ValidDecision(%s, %s) = %v, want %q", tt.task, tt.value, err, tt.want)
+		}
+	}
+}
+
+func TestDryRun(t *testing.T) {
+	tests := []struct {
+		name      string
+		restored  map[string]string
+		decisions map[string]string
+		skipped   string // skipped tasks, in file order
+		pending   string // still pending: behind a decision
+		known     string // completed with a known result
+	}{
+		{"nothing known", nil, nil, "", "", ""},
+		{"restored gate routes", map[string]string{"fetch": "f", "gate": "no"}, nil, "ship", "", "fetch,gate"},
+		{"restored gate routes the other way", map[string]string{"fetch": "f", "gate": "yes"}, nil, "fix,after", "", "fetch,gate"},
+		{"a decision completes a human task", nil, map[string]string{"ask": "ok"}, "", "", "ask"},
+		{"an invalid decision is not known", nil, map[string]string{"ask": "maybe"}, "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tm, g := build(t, workflow)
+			s := g.NewState()
+			for name, res := range tt.restored {
+				if !s.Restore(index(tm, name), res) {
+					t.Fatalf("restore %s", name)
+				}
+			}
+			skipped := s.DryRun(func(i int) (string, bool) {
+				v, ok := tt.decisions[tm.Tasks[i].Name]
+				return v, ok
+			})
+			var sk, known []int
+			for i := range tm.Tasks {
+				if _, ok := skipped[i]; ok {
+					sk = append(sk, i)
+					if s.Status(i) != Skipped {
+						t.Errorf("%s reported skipped but is %v", tm.Tasks[i].Name, s.Status(i))
+					}
+				}
+				if _, ok := s.Known(i); ok {
+					known = append(known, i)
+				}
+			}
+			if got := names(tm, sk); got != tt.skipped {
+				t.Errorf("skipped %q, want %q", got, tt.skipped)
+			}
+			if got := names(tm, s.Pending()); got != tt.pending {
+				t.Errorf("pending %q, want %q", got, tt.pending)
+			}
+			if got := names(tm, known); got != tt.known {
+				t.Errorf("known %q, want %q", got, tt.known)
+			}
+		})
+	}
+}
+
+func TestDryRunHaltHoldsDownstream(t *testing.T) {
+	tm, g := build(t, `
+process: workflow
+agents: {sh: {shell: cat}}
+tasks:
+  a: {description: a, agent: sh}
+  ask: {description: ask, agent: human, context: [a], condition: {"go": [b]}}
+  b: {description: b, agent: sh}
+  c: {description: c, agent: sh, context: [a]}
+`)
+	s := g.NewState()
+	s.DryRun(func(int) (string, bool) { return "", false })
+	if got := names(tm, s.Pending()); got != "b" {
+		t.Errorf("pending %q, want b (behind the decision)", got)
+	}
+	if s.Status(index(tm, "ask")) != Waiting || s.Status(index(tm, "c")) != Completed {
+		t.Errorf("ask %v, c %v", s.Status(index(tm, "ask")), s.Status(index(tm, "c")))
+	}
+	if got := names(tm, s.OpenGates(index(tm, "b"))); got != "ask" {
+		t.Errorf("open gates of b: %q", got)
+	}
+}
+
+func TestNewRefusesMismatchedContext(t *testing.T) {
+	tm, _ := build(t, sequential)
+	if _, err := New(tm, nil); err == nil {
+		t.Fatal("want an error for a context list that does not match the tasks")
+	}
+}
