@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -54,6 +56,9 @@ type Commands struct {
 	free   []string // emptied context folders, ready for the next attempt
 	all    []string
 	warned map[string]bool // variables left out of the environment, with why
+	// inherited is what teamrun's own environment costs against
+	// maxEnvTotal; 0: not measured yet.
+	inherited int
 }
 
 // contextDir fills a folder, fresh or reused, with one file per context
@@ -86,6 +91,10 @@ func (c *Commands) contextDir(ctx []ContextOutput) (string, error) {
 // release empties a context folder (whatever the command left in it) and
 // returns it to the pool; a folder that cannot be emptied is dropped.
 func (c *Commands) release(dir string) {
+	if err := os.Remove(varsFile(dir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		os.RemoveAll(dir)
+		return
+	}
 	entries, err := os.ReadDir(dir)
 	if err == nil {
 		for _, e := range entries {
@@ -109,6 +118,7 @@ func (c *Commands) Close() {
 	defer c.mu.Unlock()
 	for _, d := range c.all {
 		os.RemoveAll(d)
+		os.Remove(varsFile(d))
 	}
 	c.all, c.free = nil, nil
 }
@@ -124,7 +134,7 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		return Result{}, fmt.Errorf("context folder: %w", err)
 	}
 	defer c.release(dir)
-	env := make([]string, 0, 5+len(job.State))
+	env := make([]string, 0, 6+len(job.State))
 	env = append(env,
 		"TEAMRUN_SESSION="+job.Session,
 		"TEAMRUN_TASK="+job.Task.Name,
@@ -134,20 +144,15 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if c.Store != "" {
 		env = append(env, "TEAMRUN_STORE="+c.Store)
 	}
-	// In name order: when two names share one TEAMRUN_VAR_<NAME> (a
-	// warning at the start), the same one wins every time.
-	for _, k := range slices.Sorted(maps.Keys(job.State)) {
-		v := job.State[k]
-		entry := "TEAMRUN_VAR_" + EnvName(k) + "=" + envValue(v)
-		if why := envEntryProblem(entry); why != "" {
-			// One variable the environment cannot carry must not stop every
-			// command task: leave it out, and say so once.
-			c.warnOnce(k+"\x00"+why, fmt.Sprintf("variable %q is not passed to commands as TEAMRUN_VAR_%s: %s; it stays in the shared state and in {%s} placeholders",
-				k, EnvName(k), why, k))
-			continue
+	vars, spill := c.varEnv(job.State, env, "TEAMRUN_VARS_FILE="+varsFile(dir))
+	if len(spill) > 0 {
+		path, err := writeVarsFile(dir, job.State)
+		if err != nil {
+			return Result{}, fmt.Errorf("variables file: %w", err)
 		}
-		env = append(env, entry)
+		env = append(env, "TEAMRUN_VARS_FILE="+path)
 	}
+	env = append(env, vars...)
 	out, err := RunCommand(ctx, c.Groups, CommandSpec{
 		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Timeout: timeout,
 	})
@@ -163,6 +168,103 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 // pages: 131072 bytes). Other systems get the same limit, so a team
 // behaves the same everywhere.
 const maxEnvEntry = 131072 - 1
+
+// maxEnvTotal bounds a command's whole environment, teamrun's own
+// included. Linux refuses to start a program whose arguments and
+// environment together pass a quarter of the stack limit (2 MiB with the
+// usual 8 MiB); half of that leaves room for a long command line and a
+// smaller stack. Each string costs its bytes, its NUL and a pointer.
+const maxEnvTotal = 1 << 20
+
+func envCost(entry string) int { return len(entry) + 1 + 8 }
+
+// varEnv is the TEAMRUN_VAR_<NAME> entries of state that fit beside base,
+// varsEntry and the inherited environment, and the names of the variables left out
+// (spill), each said once: those go to the TEAMRUN_VARS_FILE instead, so a
+// team whose variables grow never stops being able to start its commands.
+func (c *Commands) varEnv(state map[string]any, base []string, varsEntry string) (env, spill []string) {
+	// The file's entry is counted in as if it were always needed.
+	budget := maxEnvTotal - c.inheritedEnvCost() - envCost(varsEntry)
+	for _, e := range base {
+		budget -= envCost(e)
+	}
+	var over []string
+	// In name order: when two names share one TEAMRUN_VAR_<NAME> (a
+	// warning at the start), the same one wins every time, and the same
+	// variables fit every time.
+	for _, k := range slices.Sorted(maps.Keys(state)) {
+		entry := "TEAMRUN_VAR_" + EnvName(k) + "=" + envValue(state[k])
+		if why := envEntryProblem(entry); why != "" {
+			// One variable the environment cannot carry must not stop every
+			// command task: leave it out, and say so once.
+			c.warnOnce(k+"\x00"+why, fmt.Sprintf("variable %q is not passed to commands as TEAMRUN_VAR_%s: %s; it stays in the shared state and in {%s} placeholders, and commands find it in the JSON file named by TEAMRUN_VARS_FILE",
+				k, EnvName(k), why, k))
+			spill = append(spill, k)
+			continue
+		}
+		if envCost(entry) > budget {
+			over = append(over, k)
+			continue
+		}
+		budget -= envCost(entry)
+		env = append(env, entry)
+	}
+	if len(over) > 0 {
+		c.warnOnce("\x00budget", fmt.Sprintf("variables %s are not passed to commands as TEAMRUN_VAR_<NAME>: with the others they would pass the %d KiB a command's environment may hold; commands find them (and every later variable that does not fit) in the JSON file named by TEAMRUN_VARS_FILE",
+			quoteList(over), maxEnvTotal>>10))
+		spill = append(spill, over...)
+	}
+	return env, spill
+}
+
+// inheritedEnvCost is what teamrun's own environment, which every command
+// inherits, costs against maxEnvTotal; read once.
+func (c *Commands) inheritedEnvCost() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inherited == 0 {
+		c.inherited = 1 // the environment may be empty
+		for _, e := range os.Environ() {
+			c.inherited += envCost(e)
+		}
+	}
+	return c.inherited
+}
+
+// writeVarsFile writes the whole shared state, as a JSON object keyed by
+// the variables' own names, beside the attempt's context folder (not in
+// it: that folder holds only context tasks' files).
+func writeVarsFile(dir string, state map[string]any) (string, error) {
+	obj := make(map[string]json.RawMessage, len(state))
+	for k, v := range state {
+		b, err := json.Marshal(v)
+		if err != nil {
+			// Not JSON (NaN, say): as the environment would have it.
+			b, _ = json.Marshal(envValue(v))
+		}
+		obj[k] = b
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return "", err
+	}
+	path := varsFile(dir)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// varsFile is where an attempt's TEAMRUN_VARS_FILE goes.
+func varsFile(contextDir string) string { return contextDir + ".vars.json" }
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
 
 // envEntryProblem says why NAME=value cannot be put in a command's
 // environment; "" when it can.

@@ -4,8 +4,10 @@ package spec
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Process is how a team's tasks are scheduled.
@@ -132,11 +134,22 @@ func (d Diagnostic) String() string {
 	}
 	b.WriteString(": ")
 	if d.Path != "" {
-		b.WriteString(d.Path)
+		b.WriteString(QuotePath(d.Path))
 		b.WriteString(": ")
 	}
 	b.WriteString(d.Message)
 	return b.String()
+}
+
+// QuotePath is a key path as messages print it: as it is, unless a key
+// in it holds a newline, a tab or another character that does not print,
+// which would break the message's line or hide where the key ends; then
+// Go-quoted, escapes and all.
+func QuotePath(path string) string {
+	if strings.IndexFunc(path, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return path
+	}
+	return strconv.Quote(path)
 }
 
 // ErrorList is every problem found in one spec, in source order.

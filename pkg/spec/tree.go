@@ -146,14 +146,26 @@ func (t *tree) walk(f func(*tree)) {
 // baseNodes values plus two per byte of source. No real spec comes near.
 const baseNodes = 100_000
 
+// MaxDepth is how deeply values may nest in a spec (the top-level mapping
+// is level 1). A session stores variables a few levels deeper than the spec
+// has them, and Go's JSON reader stops at 10,000 levels: a spec deeper
+// than this would run, then leave a session no later command can read.
+const MaxDepth = 256
+
 type converter struct {
 	diags    ErrorList
 	file     string
 	nodes    int
 	maxNodes int
+	depth    int    // of the value being converted
+	outer    string // the path of its ancestor at level 3, for messages
+	outerPos Pos    // where that ancestor's key is
 }
 
-var errTooBig = errors.New("too big")
+var (
+	errTooBig  = errors.New("too big")
+	errTooDeep = errors.New("too deep")
+)
 
 func (c *converter) errorf(p Pos, path, format string, args ...any) {
 	c.diags = append(c.diags, Diagnostic{File: c.file, Line: p.Line, Column: p.Column, Path: path, Message: fmt.Sprintf(format, args...)})
@@ -190,6 +202,9 @@ func parseTree(file string, data []byte) (*tree, ErrorList) {
 	c := &converter{file: file, maxNodes: baseNodes + 2*len(data)}
 	root := doc.Content[0]
 	t, err := c.convert(root, "", "", posOf(root), map[*yaml.Node]bool{})
+	if errors.Is(err, errTooDeep) {
+		return nil, c.diags
+	}
 	if err != nil {
 		return nil, ErrorList{{File: file, Line: root.Line, Column: root.Column, Message: "the document expands to too many values through aliases"}}
 	}
@@ -322,6 +337,20 @@ func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map
 			return &tree{kind: yaml.ScalarNode, tag: "!!null", pos: pos, kpos: kpos, path: path, ptr: ptr}, nil
 		}
 		n = n.Alias
+	}
+	if n.Kind != yaml.DocumentNode {
+		c.depth++
+		defer func() { c.depth-- }()
+		switch {
+		case c.depth <= 3:
+			c.outer, c.outerPos = path, kpos
+		case c.depth > MaxDepth:
+			// The full path would be MaxDepth segments long: name the key
+			// the user wrote near the top, and the line where it gets too deep.
+			c.errorf(c.outerPos, c.outer, "nests more than %d levels deep (level %d starts at line %d, column %d): that is teamrun's limit, so that its session can always be read back; flatten the value",
+				MaxDepth, c.depth, pos.Line, pos.Column)
+			return nil, errTooDeep
+		}
 	}
 	// Only an anchored node can be an alias's target, so only those can
 	// close a cycle: the others need no bookkeeping.
