@@ -367,3 +367,47 @@ func TestLLMRequestTimeoutRetried(t *testing.T) {
 		t.Fatalf("result %q, error %v, %d requests", res.Raw, err, f.count())
 	}
 }
+
+// 14.3: a server that echoes a long key so that it straddles the 200-character
+// cut of its error message leaves no piece of it in the session, the journal, the
+// audit log or the output.
+func TestLLMKeyFragmentNeverRecorded(t *testing.T) {
+	key := "sk-proj-" + strings.Repeat("Zq8Wm2Lp5Rt7Yx4Nb6Vc3", 8)[:151]
+	for _, at := range []int{150, 172, 190} {
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) {
+				w.WriteHeader(http.StatusUnauthorized)
+				// A proxy's plain-text page, as a gateway in front of a server sends.
+				fmt.Fprintf(w, "%sIncorrect API key provided: %s.\n", strings.Repeat("-", at-28), key)
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, retryTeam)
+			p.env["MY_KEY"] = key
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Failed || f.count() != 1 {
+				t.Fatalf("run: %v, %+v, %d requests\n%s", err, sum, f.count(), out)
+			}
+			files, _ := filepath.Glob(filepath.Join(p.home, "sessions", "*"))
+			project, _ := filepath.Glob(filepath.Join(p.dir, ".teamrun", "*"))
+			texts := map[string]string{"the output": out}
+			for _, path := range append(files, project...) {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				texts[path] = string(b)
+			}
+			if tr, _ := p.session(t).Task("write"); !strings.Contains(tr.Error, "HTTP 401") {
+				t.Fatalf("task error %q", tr.Error)
+			}
+			for name, text := range texts {
+				for i := 0; i+12 <= len(key); i++ {
+					if strings.Contains(text, key[i:i+12]) {
+						t.Fatalf("%s holds a piece of the key (%q)", name, key[i:i+12])
+					}
+				}
+			}
+		})
+	}
+}
