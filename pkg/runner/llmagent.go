@@ -129,7 +129,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	client := &llm.Client{BaseURL: base, APIKey: key, HTTP: l.HTTP, Timeout: time.Duration(a.LLM.Timeout),
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
 	resp, err := client.Complete(ctx, llm.Request{Model: a.LLM.Model, Messages: msgs,
-		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens})
+		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated})
 	if err != nil {
 		return Result{}, err
 	}

@@ -411,3 +411,51 @@ func TestLLMKeyFragmentNeverRecorded(t *testing.T) {
 		})
 	}
 }
+
+// An answer cut at max_tokens fails the task's attempt (so max_retries
+// apply) unless the task says on_truncated: accept.
+func TestLLMTruncatedAnswer(t *testing.T) {
+	const team = `
+llm: {model: m, base_url: BASE, max_tokens: 3}
+agents:
+  writer: {role: Writer}
+tasks:
+  write:
+    description: write
+    agent: writer
+    max_retries: 1
+    retry_delay: 1ms
+`
+	tests := []struct {
+		name, extra string
+		outcome     Outcome
+		calls       int
+	}{
+		{"fails, retried by the task", "", Failed, 2},
+		{"accepted", "    on_truncated: accept\n", Succeeded, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) {
+				fmt.Fprint(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":"Hello from the"},"finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`)
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, team+tt.extra)
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != tt.outcome || f.count() != tt.calls {
+				t.Fatalf("run: %v, %+v, %d requests\n%s", err, sum, f.count(), out)
+			}
+			tr, _ := p.session(t).Task("write")
+			if tt.outcome == Succeeded {
+				if tr.Result != "Hello from the" {
+					t.Errorf("result %q", tr.Result)
+				}
+				return
+			}
+			if tr.Result != "" || !strings.Contains(tr.Error, "the answer was cut at max_tokens=3; raise max_tokens") {
+				t.Errorf("record: result %q, error %q", tr.Result, tr.Error)
+			}
+		})
+	}
+}

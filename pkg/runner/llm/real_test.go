@@ -89,3 +89,19 @@ func TestRealServerUnknownModel(t *testing.T) {
 		}
 	}
 }
+
+// The real server cuts the answer at max_tokens: a failed attempt that
+// says so, not "Hello from the" as a result.
+func TestRealServerTruncated(t *testing.T) {
+	c := realClient(t)
+	req := Request{Model: "tiny", Messages: []Message{{Role: "user", Content: "hi"}}, MaxTokens: 3}
+	_, err := c.Complete(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "the answer was cut at max_tokens=3; raise max_tokens") || !errors.Is(err, ErrPermanent) {
+		t.Fatalf("err = %v, want the cut at max_tokens=3", err)
+	}
+	req.AcceptTruncated = true
+	resp, err := c.Complete(context.Background(), req)
+	if err != nil || resp.FinishReason != "length" || resp.Content == "" || strings.Contains(resp.Content, "model.") {
+		t.Fatalf("accepted: %+v, %v", resp, err)
+	}
+}
