@@ -19,12 +19,12 @@ func realClient(t *testing.T) *Client {
 	if os.Getenv("OPENAI_BASE_URL") == "" {
 		t.Skip("OPENAI_BASE_URL is unset: start the local test server (../shared/llm/start-ollama.sh) to run the real-server tests")
 	}
-	base, key, err := ResolveEndpoint(nil, os.Getenv)
+	ep, err := Resolve(nil, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The first answer loads the model; later ones take milliseconds.
-	return &Client{BaseURL: base, APIKey: key, MaxAttempts: 2, Timeout: 2 * time.Minute}
+	return &Client{BaseURL: ep.BaseURL, APIKey: ep.APIKey, MaxAttempts: 2, Timeout: 2 * time.Minute}
 }
 
 // Prompts stay tiny: for these models every byte is a token.
