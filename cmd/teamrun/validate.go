@@ -10,6 +10,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/plan"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/spec"
 	"github.com/teamrun/teamrun/schemas"
 )
@@ -97,8 +98,8 @@ func fingerprintCommand() *cli.Command {
 }
 
 // modelProblems names the LLM agents, used by a task, that have no model
-// even after the project's config.yml default (llm.model), as run would refuse
-// them. It reads config.yml only when it exists: validate writes nothing.
+// even after the project's config.yml default (llm.model), or whose model's
+// provider teamrun cannot send to, as run would refuse them. It reads config.yml only when it exists: validate writes nothing.
 func modelProblems(path string, team *spec.Team) []string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -109,7 +110,7 @@ func modelProblems(path string, team *spec.Team) []string {
 		return []string{"teamrun: " + err.Error()}
 	}
 	var out []string
-	for _, d := range team.WithoutModel(project.ConfigPath()) {
+	for _, d := range append(team.WithoutModel(project.ConfigPath()), llm.UnservedModels(team)...) {
 		d.File = path
 		out = append(out, d.String())
 	}

@@ -84,7 +84,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	if a.LLM == nil || a.LLM.Model == "" {
 		return Result{}, fmt.Errorf("agent %q has no model: set llm for the agent or the team", a.Name)
 	}
-	base, key, err := llm.ResolveEndpoint(a.LLM, l.Getenv)
+	ep, err := llm.Resolve(a.LLM, l.Getenv)
 	if err != nil {
 		return Result{}, fmt.Errorf("agent %q: %w", a.Name, err)
 	}
@@ -126,10 +126,10 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		hist = l.history(a.Name)
 	}
 	msgs := llm.BuildMessages(&ra, job.Description, job.ExpectedOutput, cos, hist)
-	client := &llm.Client{BaseURL: base, APIKey: key, HTTP: l.HTTP, Timeout: time.Duration(a.LLM.Timeout),
+	client := &llm.Client{BaseURL: ep.BaseURL, APIKey: ep.APIKey, HTTP: l.HTTP, Timeout: time.Duration(a.LLM.Timeout),
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
-	resp, err := client.Complete(ctx, llm.Request{Model: a.LLM.Model, Messages: msgs,
-		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens})
+	resp, err := client.Complete(ctx, llm.Request{Model: ep.Model, Messages: msgs,
+		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated})
 	if err != nil {
 		return Result{}, err
 	}

@@ -418,3 +418,95 @@ tasks:
 		}
 	}
 }
+
+// 14.3: a server that echoes a long key so that it straddles the 200-character
+// cut of its error message leaves no piece of it in the session, the journal, the
+// audit log or the output.
+func TestLLMKeyFragmentNeverRecorded(t *testing.T) {
+	key := "sk-proj-" + strings.Repeat("Zq8Wm2Lp5Rt7Yx4Nb6Vc3", 8)[:151]
+	for _, at := range []int{150, 172, 190} {
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) {
+				w.WriteHeader(http.StatusUnauthorized)
+				// A proxy's plain-text page, as a gateway in front of a server sends.
+				fmt.Fprintf(w, "%sIncorrect API key provided: %s.\n", strings.Repeat("-", at-28), key)
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, retryTeam)
+			p.env["MY_KEY"] = key
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Failed || f.count() != 1 {
+				t.Fatalf("run: %v, %+v, %d requests\n%s", err, sum, f.count(), out)
+			}
+			files, _ := filepath.Glob(filepath.Join(p.home, "sessions", "*"))
+			project, _ := filepath.Glob(filepath.Join(p.dir, ".teamrun", "*"))
+			texts := map[string]string{"the output": out}
+			for _, path := range append(files, project...) {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				texts[path] = string(b)
+			}
+			if tr, _ := p.session(t).Task("write"); !strings.Contains(tr.Error, "HTTP 401") {
+				t.Fatalf("task error %q", tr.Error)
+			}
+			for name, text := range texts {
+				for i := 0; i+12 <= len(key); i++ {
+					if strings.Contains(text, key[i:i+12]) {
+						t.Fatalf("%s holds a piece of the key (%q)", name, key[i:i+12])
+					}
+				}
+			}
+		})
+	}
+}
+
+// An answer cut at max_tokens fails the task's attempt (so max_retries
+// apply) unless the task says on_truncated: accept.
+func TestLLMTruncatedAnswer(t *testing.T) {
+	const team = `
+llm: {model: m, base_url: BASE, max_tokens: 3}
+agents:
+  writer: {role: Writer}
+tasks:
+  write:
+    description: write
+    agent: writer
+    max_retries: 1
+    retry_delay: 1ms
+`
+	tests := []struct {
+		name, extra string
+		outcome     Outcome
+		calls       int
+	}{
+		{"fails, retried by the task", "", Failed, 2},
+		{"accepted", "    on_truncated: accept\n", Succeeded, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) {
+				fmt.Fprint(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":"Hello from the"},"finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`)
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, team+tt.extra)
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != tt.outcome || f.count() != tt.calls {
+				t.Fatalf("run: %v, %+v, %d requests\n%s", err, sum, f.count(), out)
+			}
+			tr, _ := p.session(t).Task("write")
+			if tt.outcome == Succeeded {
+				if tr.Result != "Hello from the" {
+					t.Errorf("result %q", tr.Result)
+				}
+				return
+			}
+			if tr.Result != "" || !strings.Contains(tr.Error, "the answer was cut at max_tokens=3; raise max_tokens") {
+				t.Errorf("record: result %q, error %q", tr.Result, tr.Error)
+			}
+		})
+	}
+}

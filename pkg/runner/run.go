@@ -423,6 +423,9 @@ func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) stri
 	for _, d := range team.WithoutModel(configPath) {
 		problems = append(problems, d.String())
 	}
+	for _, d := range llm.UnservedModels(team) {
+		problems = append(problems, d.String())
+	}
 	used := map[string]bool{}
 	for _, t := range team.Tasks {
 		used[t.Agent] = true
@@ -431,7 +434,7 @@ func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) stri
 		if a.Kind != spec.LLMAgent || a.LLM == nil || a.LLM.Model == "" || !used[a.Name] {
 			continue
 		}
-		if _, _, err := llm.ResolveEndpoint(a.LLM, getenv); err != nil {
+		if _, err := llm.Resolve(a.LLM, getenv); err != nil && !errors.Is(err, llm.ErrUnserved) {
 			problems = append(problems, fmt.Sprintf("%s: agents.%s: %v", team.File, a.Name, err))
 		}
 	}

@@ -104,6 +104,10 @@ type Task struct {
 	Options        []string // for human tasks: the allowed decisions
 	Condition      []Route  // routing on the trimmed result, in file order
 	Pos            Pos
+
+	// AcceptTruncated is on_truncated: accept: an LLM answer cut at
+	// max_tokens is the result instead of a failed attempt.
+	AcceptTruncated bool `json:",omitempty"`
 }
 
 // Route sends a task's flow to Next when its trimmed result equals Value.

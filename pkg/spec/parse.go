@@ -298,6 +298,9 @@ func (b *builder) task(name string, v *tree) {
 	tk.RetryDelay = b.duration(v.get("retry_delay"))
 	tk.Timeout = b.duration(v.get("timeout"))
 	tk.OutputVariable, _ = v.get("output_variable").str()
+	if s, _ := v.get("on_truncated").str(); s == "accept" {
+		tk.AcceptTruncated = true
+	}
 	for _, it := range v.get("options").itemsOrNil() {
 		if s, ok := it.str(); ok {
 			tk.Options = append(tk.Options, s)

@@ -321,3 +321,34 @@ func TestEnvNameCollisionWarning(t *testing.T) {
 		})
 	}
 }
+
+func TestOnTruncated(t *testing.T) {
+	const base = "llm: tiny\nagents:\n  w: {}\ntasks:\n  a:\n    description: A\n    agent: w\n"
+	tests := []struct {
+		name, extra string
+		accept      bool
+		wantErr     string
+	}{
+		{"absent", "", false, ""},
+		{"accept", "    on_truncated: accept\n", true, ""},
+		{"fail", "    on_truncated: fail\n", false, ""},
+		{"other", "    on_truncated: keep\n", false, "tasks.a.on_truncated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("a.yaml", []byte(base+tt.extra))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to name %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := team.Tasks[0].AcceptTruncated; got != tt.accept {
+				t.Errorf("AcceptTruncated = %v, want %v", got, tt.accept)
+			}
+		})
+	}
+}

@@ -54,13 +54,17 @@ type Request struct {
 	Messages    []Message
 	Temperature *float64
 	MaxTokens   int
+	// AcceptTruncated takes an answer cut at max_tokens (finish_reason
+	// "length") as the result; otherwise it is a failed attempt.
+	AcceptTruncated bool
 }
 
 // Response is the first choice's text, the usage and the model that answered.
 type Response struct {
-	Content string
-	Usage   Usage
-	Model   string
+	Content      string
+	Usage        Usage
+	Model        string
+	FinishReason string // as the server said: stop, length, tool_calls, …; may be empty
 }
 
 // Client talks to one OpenAI-compatible endpoint. The zero value of every
@@ -90,18 +94,25 @@ type wireResponse struct {
 	Choices []struct {
 		Message struct {
 			Content *string `json:"content"`
+			Refusal *string `json:"refusal"`
 		} `json:"message"`
+		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *Usage          `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 
 // Complete sends req to {BaseURL}/chat/completions and returns the first
-// choice. HTTP 429, 5xx and transport failures (timeouts included) are
-// retried up to MaxAttempts with capped exponential backoff and jitter, or
-// after the server's Retry-After; other failures return at once. Every
-// failure is an *Error, except a cancelled ctx, which is returned at once
-// wrapping ctx.Err().
+// choice. What is retried follows OpenAI's own clients: a server's
+// x-should-retry header decides first; else HTTP 408, 409, 429, 5xx and
+// transport failures (timeouts included) are retried up to MaxAttempts,
+// after the server's Retry-After-Ms or Retry-After, else with capped
+// exponential backoff and jitter. A 429 that says the quota is used up is
+// permanent (see ErrQuota). An answer cut at max_tokens (unless
+// AcceptTruncated), stopped by a content filter or refused is a permanent
+// failure too: the same request would meet it again. Every failure is an
+// *Error, except a cancelled ctx, which is returned at once wrapping
+// ctx.Err().
 func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	red := redactor(c.APIKey)
 	endpoint, shown, err := chatURL(c.BaseURL)
@@ -131,7 +142,10 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	}
 	var last *Error
 	for attempt := 1; ; attempt++ {
-		resp, retryAfter, e := c.attempt(ctx, endpoint, body)
+		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red)
+		if e == nil {
+			e = checkFinish(resp, req)
+		}
 		if e == nil {
 			if resp.Model == "" {
 				resp.Model = req.Model
@@ -156,7 +170,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 }
 
 // attempt sends one request. retryAfter is the server's wish, or -1.
-func (c *Client) attempt(ctx context.Context, endpoint string, body []byte) (Response, time.Duration, *Error) {
+func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red redactor) (Response, time.Duration, *Error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -189,35 +203,89 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte) (Res
 
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
 		code := hresp.StatusCode
-		return Response{}, retryAfterOf(hresp.Header, time.Now()), &Error{
-			StatusCode: code,
-			Message:    serverMessage(data),
-			Retryable:  code == http.StatusTooManyRequests || code >= 500,
+		msg, errCode := serverMessage(data, red)
+		e := &Error{StatusCode: code, Message: msg, Retryable: shouldRetry(code, hresp.Header)}
+		if quotaCode(errCode) {
+			// Retrying cannot help, whatever the headers say: only the
+			// account's owner can, and each retry would fail the same way.
+			e.Retryable, e.Err = false, ErrQuota
+			e.Message += " (" + errCode + ": the account's quota or credit is used up; add credit or raise the limit, then run again — not retried)"
 		}
+		return Response{}, retryAfterOf(hresp.Header, time.Now()), e
 	}
 	var wr wireResponse
 	if err := json.Unmarshal(data, &wr); err != nil {
 		return Response{}, -1, &Error{
 			StatusCode: hresp.StatusCode,
-			Message:    "the answer is not a Chat Completions response: " + snippet(data),
+			Message:    "the answer is not a Chat Completions response: " + red.snippet(window(data)),
 			Err:        err,
 		}
 	}
 	if len(wr.Choices) == 0 {
 		msg := "the answer has no choices"
-		if m := errorField(wr.Error); m != "" {
-			msg += ": " + m
+		if m, _ := errorField(wr.Error); m != "" {
+			msg += ": " + red.snippet(m)
 		}
 		return Response{}, -1, &Error{StatusCode: hresp.StatusCode, Message: msg}
 	}
+	ch := wr.Choices[0]
 	resp := Response{Model: wr.Model}
-	if p := wr.Choices[0].Message.Content; p != nil {
+	if p := ch.Message.Content; p != nil {
 		resp.Content = *p
+	}
+	if p := ch.FinishReason; p != nil {
+		resp.FinishReason = *p
+	}
+	if p := ch.Message.Refusal; p != nil && strings.TrimSpace(*p) != "" {
+		return Response{}, -1, &Error{StatusCode: hresp.StatusCode,
+			Message: "the model refused to answer: " + red.snippet(*p)}
 	}
 	if wr.Usage != nil {
 		resp.Usage = *wr.Usage
 	}
 	return resp, -1, nil
+}
+
+// checkFinish fails an answer that did not finish: cut at max_tokens
+// (unless the task accepts that) or stopped by the server's content filter.
+func checkFinish(resp Response, req Request) *Error {
+	switch resp.FinishReason {
+	case "length":
+		if req.AcceptTruncated {
+			return nil
+		}
+		limit := "the server's default max_tokens (none set)"
+		if req.MaxTokens > 0 {
+			limit = fmt.Sprintf("max_tokens=%d", req.MaxTokens)
+		}
+		return &Error{StatusCode: http.StatusOK, Message: fmt.Sprintf("the answer was cut at %s; raise max_tokens, or set on_truncated: accept to keep cut answers", limit)}
+	case "content_filter":
+		return &Error{StatusCode: http.StatusOK, Message: "the server's content filter stopped the answer (finish_reason content_filter)"}
+	}
+	return nil
+}
+
+// shouldRetry is OpenAI's rule: the server's x-should-retry first, then
+// the status.
+func shouldRetry(code int, h http.Header) bool {
+	switch strings.ToLower(strings.TrimSpace(h.Get("X-Should-Retry"))) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return code == http.StatusRequestTimeout || code == http.StatusConflict ||
+		code == http.StatusTooManyRequests || code >= 500
+}
+
+// quotaCode tells the error codes (or types) that mean the account cannot
+// pay, as OpenAI and compatible servers send them with a 429.
+func quotaCode(code string) bool {
+	switch strings.ToLower(code) {
+	case "insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "quota_exceeded", "insufficient_balance", "payment_required":
+		return true
+	}
+	return false
 }
 
 func transportError(actx context.Context, timeout time.Duration, err error) *Error {
@@ -348,55 +416,77 @@ func showURL(u *url.URL) string {
 }
 
 // serverMessage pulls the error text out of an error body: OpenAI's
-// {"error":{"message"}}, or the {"error":"..."}, {"message"} and {"detail"}
-// that other servers send, else the start of the body itself.
-func serverMessage(data []byte) string {
+// {"error":{"message","code","type"}}, or the {"error":"..."}, {"message"}
+// and {"detail"} that other servers send, else the start of the body itself;
+// and the error's code (else its type) when it has one. The key is removed
+// before the text is cut to size, so no part of it survives the cut.
+func serverMessage(data []byte, red redactor) (msg, code string) {
 	var body struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
 		Detail  json.RawMessage `json:"detail"`
 	}
 	if json.Unmarshal(data, &body) == nil {
-		if m := errorField(body.Error); m != "" {
-			return m
-		}
-		if body.Message != "" {
-			return body.Message
-		}
-		if len(body.Detail) > 0 && string(body.Detail) != "null" {
-			var s string
-			if json.Unmarshal(body.Detail, &s) == nil {
-				return s
+		m, code := errorField(body.Error)
+		switch {
+		case m != "":
+		case body.Message != "":
+			m = body.Message
+		case len(body.Detail) > 0 && string(body.Detail) != "null":
+			if json.Unmarshal(body.Detail, &m) != nil {
+				m = string(body.Detail)
 			}
-			return snippet(body.Detail)
+		}
+		if m != "" {
+			return red.snippet(m), code
 		}
 	}
-	return snippet(data)
+	return red.snippet(window(data)), ""
 }
 
-func errorField(raw json.RawMessage) string {
+// errorField reads an "error" member: a string, or an object with a message
+// and a code (or type).
+func errorField(raw json.RawMessage) (msg, code string) {
 	if len(raw) == 0 {
-		return ""
+		return "", ""
 	}
 	var obj struct {
-		Message string `json:"message"`
+		Message string          `json:"message"`
+		Code    json.RawMessage `json:"code"`
+		Type    string          `json:"type"`
 	}
 	if json.Unmarshal(raw, &obj) == nil && obj.Message != "" {
-		return obj.Message
+		var c string
+		if json.Unmarshal(obj.Code, &c) != nil || c == "" {
+			c = obj.Type
+		}
+		return obj.Message, c
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s
+		return s, ""
 	}
-	return ""
+	return "", ""
 }
 
-// snippet is the start of a body on one line, valid UTF-8, for a message.
-func snippet(data []byte) string {
-	const limit = 200
-	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(data), "?")), " ")
-	if len(s) > limit {
-		cut := limit
+// snippetLimit is how much of a server's text a message shows.
+const snippetLimit = 200
+
+// windowLimit bounds the text a message is taken from: far more than
+// snippetLimit, so that whitespace snippet folds away cannot starve it,
+// and small enough that redacting it costs nothing.
+const windowLimit = 64 << 10
+
+func window(data []byte) string {
+	return string(data[:min(len(data), windowLimit)])
+}
+
+// snippet is the start of a text on one line, valid UTF-8, for a message.
+// Callers redact before they call it.
+func snippet(text string) string {
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(text, "?")), " ")
+	if len(s) > snippetLimit {
+		cut := snippetLimit
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}

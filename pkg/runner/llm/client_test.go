@@ -120,7 +120,7 @@ func TestCompleteSendsRequestAndParsesAnswer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := Response{Content: "the answer", Model: "served-model", Usage: Usage{PromptTokens: 11, CompletionTokens: 3, TotalTokens: 14}}
+			want := Response{Content: "the answer", Model: "served-model", FinishReason: "stop", Usage: Usage{PromptTokens: 11, CompletionTokens: 3, TotalTokens: 14}}
 			if resp != want {
 				t.Errorf("response = %+v, want %+v", resp, want)
 			}
@@ -271,6 +271,25 @@ func TestCompleteRetries(t *testing.T) {
 			wantErr: `HTTP 401 Unauthorized: failure 1`, wantKind: ErrPermanent,
 		},
 		{
+			name:  "408 and 409 are retried",
+			steps: []step{{code: 408}, {code: 409}, {}}, maxAttempts: 3, wantReqs: 3,
+		},
+		{
+			name:  "x-should-retry: false beats a 503",
+			steps: []step{{code: 503, header: map[string]string{"X-Should-Retry": "false"}}, {}}, maxAttempts: 3, wantReqs: 1,
+			wantErr: `HTTP 503 Service Unavailable: failure 1`, wantKind: ErrPermanent,
+		},
+		{
+			name:  "x-should-retry: true beats a 400",
+			steps: []step{{code: 400, header: map[string]string{"x-should-retry": "true", "Retry-After-Ms": "20"}}, {}}, maxAttempts: 3, wantReqs: 2,
+			checkWaits: exactWaits(20 * time.Millisecond),
+		},
+		{
+			name:  "x-should-retry: true exhausted",
+			steps: []step{{code: 404, header: map[string]string{"X-Should-Retry": "true"}}}, maxAttempts: 2, wantReqs: 2,
+			wantErr: `HTTP 404 Not Found: failure 2 (gave up after 2 attempts)`, wantKind: ErrExhausted,
+		},
+		{
 			name:  "404 after a 500 is not retried further",
 			steps: []step{{code: 500}, {code: 404}, {}}, maxAttempts: 5, wantReqs: 2,
 			wantErr: `HTTP 404 Not Found: failure 2`, wantKind: ErrPermanent,
@@ -320,6 +339,100 @@ func TestCompleteRetries(t *testing.T) {
 			var le *Error
 			if !errors.As(err, &le) || le.Attempts != tt.wantReqs || le.Model != "m1" || le.StatusCode == 0 {
 				t.Errorf("errors.As: %+v", le)
+			}
+		})
+	}
+}
+
+// A 429 that says the quota is used up is sent once, whatever the headers
+// invite, and says so plainly.
+func TestCompleteQuotaNotRetried(t *testing.T) {
+	tests := []struct{ name, body string }{
+		{"openai code", `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`},
+		{"type only", `{"error":{"message":"quota","type":"insufficient_quota","code":null}}`},
+		{"billing limit", `{"error":{"message":"Billing hard limit has been reached","code":"billing_hard_limit_reached"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Retry-After", "1")
+				w.Header().Set("X-Should-Retry", "true")
+				w.WriteHeader(http.StatusTooManyRequests)
+				io.WriteString(w, tt.body)
+			})
+			sl := &fakeSleep{}
+			c := testClient(fs, sl)
+			c.MaxAttempts = 5
+			_, err := c.Complete(context.Background(), tinyReq)
+			if n := len(fs.requests()); n != 1 || len(sl.waits) != 0 {
+				t.Fatalf("%d requests, waits %v; want exactly one request", n, sl.waits)
+			}
+			if !errors.Is(err, ErrQuota) || !errors.Is(err, ErrPermanent) || errors.Is(err, ErrExhausted) {
+				t.Fatalf("err = %v; want ErrQuota and ErrPermanent", err)
+			}
+			for _, want := range []string{"HTTP 429 Too Many Requests", "quota or credit is used up", "not retried"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+			if strings.Contains(err.Error(), "gave up after") {
+				t.Errorf("a quota error is no exhausted retry: %v", err)
+			}
+		})
+	}
+	// A plain rate limit (code rate_limit_exceeded) is still retried.
+	fs := newFakeServer(t, func(i int, w http.ResponseWriter, _ *http.Request) {
+		if i == 0 {
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`)
+			return
+		}
+		okReply(w, "ok")
+	})
+	if _, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), tinyReq); err != nil || len(fs.requests()) != 2 {
+		t.Fatalf("rate limit: %v after %d requests", err, len(fs.requests()))
+	}
+}
+
+// An answer that did not finish is a failed attempt, named, and not
+// retried by the client (the same request would end the same way).
+func TestCompleteUnfinishedAnswers(t *testing.T) {
+	answer := func(finish, extra string) string {
+		return `{"model":"m","choices":[{"message":{"role":"assistant","content":"Hello from the"` + extra + `},"finish_reason":"` + finish + `"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`
+	}
+	tests := []struct {
+		name, body string
+		req        Request
+		wantErr    string // empty: success
+	}{
+		{"length with max_tokens", answer("length", ""), Request{MaxTokens: 3}, "the answer was cut at max_tokens=3; raise max_tokens"},
+		{"length at the server's limit", answer("length", ""), Request{}, "the answer was cut at the server's default max_tokens (none set); raise max_tokens"},
+		{"length accepted", answer("length", ""), Request{MaxTokens: 3, AcceptTruncated: true}, ""},
+		{"stop", answer("stop", ""), Request{MaxTokens: 3}, ""},
+		{"content filter", answer("content_filter", ""), Request{}, "content filter stopped the answer"},
+		{"refusal", answer("stop", `,"refusal":"I can't help with that."`), Request{}, "the model refused to answer: I can't help with that."},
+		{"empty refusal is none", answer("stop", `,"refusal":null`), Request{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { io.WriteString(w, tt.body) })
+			req := tt.req
+			req.Model, req.Messages = "m1", tinyReq.Messages
+			resp, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), req)
+			if n := len(fs.requests()); n != 1 {
+				t.Errorf("%d requests, want 1", n)
+			}
+			if tt.wantErr == "" {
+				if err != nil || resp.Content != "Hello from the" {
+					t.Fatalf("got %+v, %v; want success", resp, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrPermanent) {
+				t.Fatalf("err = %v; want a permanent error containing %q", err, tt.wantErr)
+			}
+			if strings.Contains(err.Error(), "Hello from the") {
+				t.Errorf("the cut answer is no part of the error: %v", err)
 			}
 		})
 	}
@@ -592,6 +705,72 @@ func TestCompleteNeverLeaksKey(t *testing.T) {
 	})
 }
 
+// A key the server echoes is removed before its message is cut to size:
+// a 159-character key that straddles the cut leaves no fragment behind, and
+// a key echoed partly loses every long enough piece of it.
+func TestCompleteRedactsBeforeCutting(t *testing.T) {
+	key := "sk-proj-" + strings.Repeat("Ab3dE5gH7jK9mN1pQ3sT5vX7zB9", 6)[:151]
+	if len(key) != 159 {
+		t.Fatalf("key of %d characters", len(key))
+	}
+	type test struct {
+		name, body string
+		marked     bool // the [REDACTED] mark falls before the cut
+	}
+	var tests []test
+	for _, at := range []int{0, 41, 100, 150, 190, 199, 200, 201} {
+		pad := strings.Repeat("x", at)
+		tests = append(tests,
+			test{fmt.Sprintf("json message, key at %d", at), fmt.Sprintf(`{"error":{"message":"%sIncorrect API key provided: %s. See the docs."}}`, pad, key), at+28+10 <= 200},
+			test{fmt.Sprintf("plain body, key at %d", at), pad + key + " tail", at+10 <= 200},
+		)
+	}
+	tests = append(tests,
+		test{"partly echoed, masked in the middle", `{"error":{"message":"Incorrect API key provided: ` + key[:20] + `**********` + key[140:] + `"}}`, true},
+		test{"cut by the server itself", `{"error":{"message":"key ` + key[:120] + `"}}`, true},
+	)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusUnauthorized)
+				io.WriteString(w, tt.body)
+			})
+			c := testClient(fs, &fakeSleep{})
+			c.APIKey = key
+			_, err := c.Complete(context.Background(), tinyReq)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			for i := 0; i+minFragment <= len(key); i++ {
+				if strings.Contains(msg, key[i:i+minFragment]) {
+					t.Fatalf("a fragment of the key (%q at %d) leaked: %s", key[i:i+minFragment], i, msg)
+				}
+			}
+			if tt.marked && !strings.Contains(msg, "[REDACTED]") {
+				t.Errorf("no [REDACTED] where the key was: %s", msg)
+			}
+		})
+	}
+}
+
+func TestRedactorCleanAll(t *testing.T) {
+	tests := []struct{ key, in, want string }{
+		{"sk-abcdefghijklmnop", "key sk-abcdefghijklmnop here", "key [REDACTED] here"},
+		{"sk-abcdefghijklmnop", "key sk-abcdefg…", "key [REDACTED]…"},
+		{"sk-abcdefghijklmnop", "key sk-proj-****mnop here", "key sk-proj-****mnop here"}, // short pieces stay
+		{"sk-abcdefghijklmnop", "ijklmnop and hijklmno", "[REDACTED] and [REDACTED]"},
+		{"sk-abcdefghijklmnop", "no secret at all", "no secret at all"},
+		{"short", "short and shor", "[REDACTED] and shor"},
+		{"", "anything", "anything"},
+	}
+	for _, tt := range tests {
+		if got := redactor(tt.key).cleanAll(tt.in); got != tt.want {
+			t.Errorf("cleanAll(%q) with key %q = %q, want %q", tt.in, tt.key, got, tt.want)
+		}
+	}
+}
+
 func TestCompleteBadInput(t *testing.T) {
 	tests := []struct {
 		name, base, model, want string
@@ -633,7 +812,7 @@ func TestServerMessage(t *testing.T) {
 		{long, strings.Repeat("é", 100) + "…"},
 	}
 	for _, tt := range tests {
-		if got := serverMessage([]byte(tt.body)); got != tt.want {
+		if got, _ := serverMessage([]byte(tt.body), ""); got != tt.want {
 			t.Errorf("serverMessage(%q) = %q, want %q", tt.body, got, tt.want)
 		}
 	}

@@ -14,6 +14,9 @@ import (
 var (
 	ErrExhausted = errors.New("llm: retries exhausted")
 	ErrPermanent = errors.New("llm: permanent error")
+	// ErrQuota is a 429 that says the account cannot pay (OpenAI's
+	// insufficient_quota): permanent, never retried.
+	ErrQuota = errors.New("llm: quota used up")
 )
 
 // Error is a failed Complete call. Its text names the model, the endpoint
@@ -65,11 +68,54 @@ func (e *Error) Unwrap() []error {
 // redactor removes a secret from text that may reach a user.
 type redactor string
 
+const redacted = "[REDACTED]"
+
+// minFragment is the shortest piece of a key that cleanAll removes: a
+// server that echoes a key partly ("sk-proj-****…") or a message cut inside
+// one must not hand out most of it, while a few characters give nothing
+// away and would make ordinary words vanish.
+const minFragment = 8
+
 func (r redactor) clean(s string) string {
 	if r == "" {
 		return s
 	}
-	return strings.ReplaceAll(s, string(r), "[REDACTED]")
+	return strings.ReplaceAll(s, string(r), redacted)
+}
+
+// cleanAll removes the key and every run of at least minFragment
+// characters that also occurs in the key: for text a server wrote.
+func (r redactor) cleanAll(s string) string {
+	s = r.clean(s)
+	key := string(r)
+	if len(key) < minFragment || len(s) < minFragment {
+		return s
+	}
+	var b strings.Builder
+	last := 0 // s[:last] is copied or replaced
+	for i := 0; i+minFragment <= len(s); {
+		if !strings.Contains(key, s[i:i+minFragment]) {
+			i++
+			continue
+		}
+		j := i + minFragment
+		for j < len(s) && strings.Contains(key, s[i:j+1]) {
+			j++
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(redacted)
+		last, i = j, j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// snippet is the start of a server's text, redacted before it is cut.
+func (r redactor) snippet(text string) string {
+	return snippet(r.cleanAll(text[:min(len(text), windowLimit)]))
 }
 
 func attemptsText(n int) string {

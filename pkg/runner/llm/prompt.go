@@ -2,7 +2,6 @@ package llm
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -68,39 +67,6 @@ func userPrompt(description, expectedOutput string, context []ContextOutput) str
 		parts = append(parts, fmt.Sprintf("Context from task %q:\n%s", c.Task, strings.TrimRight(c.Output, " \t\r\n")))
 	}
 	return strings.Join(parts, "\n\n")
-}
-
-// ResolveEndpoint says where an agent's requests go and with which key
-// (DESIGN §2): base_url from l, else $OPENAI_BASE_URL, else DefaultBaseURL;
-// the key from the variable l.APIKeyEnv names, else $OPENAI_API_KEY. An
-// empty key is allowed (local servers need none). A variable that
-// api_key_env names but that is unset or empty is an error naming the
-// variable, never a value. l may be nil; getenv nil means os.Getenv.
-func ResolveEndpoint(l *spec.LLM, getenv func(string) string) (baseURL, apiKey string, err error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	var source string
-	if l != nil && strings.TrimSpace(l.BaseURL) != "" {
-		baseURL, source = strings.TrimSpace(l.BaseURL), "llm.base_url"
-	} else if v := strings.TrimSpace(getenv("OPENAI_BASE_URL")); v != "" {
-		baseURL, source = v, "$OPENAI_BASE_URL"
-	} else {
-		baseURL, source = DefaultBaseURL, "the default base URL"
-	}
-	if _, _, err := chatURL(baseURL); err != nil {
-		return "", "", fmt.Errorf("%s: %w", source, err)
-	}
-	baseURL = strings.TrimRight(baseURL, "/")
-
-	if l != nil && l.APIKeyEnv != "" {
-		apiKey = strings.TrimSpace(getenv(l.APIKeyEnv))
-		if apiKey == "" {
-			return "", "", fmt.Errorf("llm.api_key_env: the environment variable %s is not set or empty: export it, or drop api_key_env to use $OPENAI_API_KEY", l.APIKeyEnv)
-		}
-		return baseURL, apiKey, nil
-	}
-	return baseURL, strings.TrimSpace(getenv("OPENAI_API_KEY")), nil
 }
 
 // Turn is what an agent with memory appends to its history after a task:

@@ -150,7 +150,7 @@ func TestTurn(t *testing.T) {
 	}
 }
 
-func TestResolveEndpoint(t *testing.T) {
+func TestResolve(t *testing.T) {
 	env := func(kv ...string) func(string) string {
 		m := map[string]string{}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -165,6 +165,7 @@ func TestResolveEndpoint(t *testing.T) {
 		wantBase string
 		wantKey  string
 		wantErr  string
+		model    string // the name sent; empty: llm.Model unchanged
 	}{
 		{name: "nothing set: OpenAI, no key", llm: &spec.LLM{Model: "gpt"}, getenv: env(), wantBase: DefaultBaseURL},
 		{name: "nil llm", getenv: env("OPENAI_API_KEY", "k0"), wantBase: DefaultBaseURL, wantKey: "k0"},
@@ -174,10 +175,23 @@ func TestResolveEndpoint(t *testing.T) {
 		{name: "api_key_env unset is an error naming it", llm: &spec.LLM{APIKeyEnv: "MY_KEY"}, getenv: env("OPENAI_API_KEY", "global"), wantErr: "llm.api_key_env: the environment variable MY_KEY is not set or empty"},
 		{name: "bad base_url", llm: &spec.LLM{BaseURL: "localhost:11434"}, getenv: env(), wantErr: `llm.base_url: base URL "localhost:11434" is not an http or https URL`},
 		{name: "bad env base", getenv: env("OPENAI_BASE_URL", "ftp://u:secret@x/v1"), wantErr: `$OPENAI_BASE_URL: base URL "ftp://x/v1" is not`},
+		{name: "a slash that is no provider is sent as is", llm: &spec.LLM{Model: "Qwen/Qwen2.5-7B"}, getenv: env("OPENAI_BASE_URL", "http://vllm:8000/v1"), wantBase: "http://vllm:8000/v1"},
+		{name: "groq/ beats $OPENAI_BASE_URL", llm: &spec.LLM{Model: "groq/llama3-70b-8192"}, getenv: env("OPENAI_BASE_URL", "http://other/v1", "GROQ_API_KEY", "g", "OPENAI_API_KEY", "global"), wantBase: "https://api.groq.com/openai/v1", wantKey: "g", model: "llama3-70b-8192"},
+		{name: "openrouter/ strips only its own prefix", llm: &spec.LLM{Model: "openrouter/anthropic/claude-3.5-sonnet"}, getenv: env("OPENROUTER_API_KEY", "o"), wantBase: "https://openrouter.ai/api/v1", wantKey: "o", model: "anthropic/claude-3.5-sonnet"},
+		{name: "provider's second key variable", llm: &spec.LLM{Model: "gemini/gemini-2.0-flash"}, getenv: env("GOOGLE_API_KEY", "gk"), wantBase: "https://generativelanguage.googleapis.com/v1beta/openai", wantKey: "gk", model: "gemini-2.0-flash"},
+		{name: "provider without its key", llm: &spec.LLM{Model: "groq/llama3"}, getenv: env("OPENAI_API_KEY", "global"), wantErr: `model "groq/llama3": no key for groq: export GROQ_API_KEY, or name another variable in llm.api_key_env`},
+		{name: "base_url and api_key_env override a provider", llm: &spec.LLM{Model: "groq/llama3", BaseURL: "http://gw.local/v1", APIKeyEnv: "GW"}, getenv: env("GW", "w", "GROQ_API_KEY", "g"), wantBase: "http://gw.local/v1", wantKey: "w", model: "llama3"},
+		{name: "ollama/ needs no key", llm: &spec.LLM{Model: "ollama/llama3.2"}, getenv: env("OPENAI_API_KEY", "global"), wantBase: "http://127.0.0.1:11434/v1", model: "llama3.2"},
+		{name: "openai/ keeps $OPENAI_BASE_URL", llm: &spec.LLM{Model: "openai/gpt-4o"}, getenv: env("OPENAI_BASE_URL", "http://proxy/v1", "OPENAI_API_KEY", "k"), wantBase: "http://proxy/v1", wantKey: "k", model: "gpt-4o"},
+		{name: "bedrock/ is refused", llm: &spec.LLM{Model: "bedrock/anthropic.claude-v2"}, getenv: env(), wantErr: `model "bedrock/anthropic.claude-v2": AWS Bedrock signs requests`},
+		{name: "bedrock/ behind a proxy's base_url is sent as is", llm: &spec.LLM{Model: "bedrock/anthropic.claude-v2", BaseURL: "http://litellm:4000"}, getenv: env(), wantBase: "http://litellm:4000"},
+		{name: "azure/ without base_url is refused", llm: &spec.LLM{Model: "azure/my-gpt4o"}, getenv: env("AZURE_API_KEY", "a"), wantErr: "set llm.base_url to your resource's OpenAI-compatible URL"},
+		{name: "azure/ with base_url", llm: &spec.LLM{Model: "azure/my-gpt4o", BaseURL: "https://r.openai.azure.com/openai/v1"}, getenv: env("AZURE_API_KEY", "a"), wantBase: "https://r.openai.azure.com/openai/v1", wantKey: "a", model: "my-gpt4o"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			base, key, err := ResolveEndpoint(tt.llm, tt.getenv)
+			ep, err := Resolve(tt.llm, tt.getenv)
+			base, key := ep.BaseURL, ep.APIKey
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
@@ -189,6 +203,59 @@ func TestResolveEndpoint(t *testing.T) {
 			}
 			if err != nil || base != tt.wantBase || key != tt.wantKey {
 				t.Errorf("got %q, %q, %v; want %q, %q", base, key, err, tt.wantBase, tt.wantKey)
+			}
+			want := tt.model
+			if want == "" && tt.llm != nil {
+				want = tt.llm.Model
+			}
+			if ep.Model != want {
+				t.Errorf("model sent %q, want %q", ep.Model, want)
+			}
+		})
+	}
+}
+
+// Every provider prefix: its documented base URL and key variable.
+func TestProviders(t *testing.T) {
+	tests := []struct{ prefix, base, keyVar string }{
+		{"openai/", "https://api.openai.com/v1", "OPENAI_API_KEY"},
+		{"ollama/", "http://127.0.0.1:11434/v1", ""},
+		{"groq/", "https://api.groq.com/openai/v1", "GROQ_API_KEY"},
+		{"openrouter/", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"},
+		{"together/", "https://api.together.xyz/v1", "TOGETHER_API_KEY"},
+		{"together_ai/", "https://api.together.xyz/v1", "TOGETHER_API_KEY"},
+		{"deepseek/", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"},
+		{"mistral/", "https://api.mistral.ai/v1", "MISTRAL_API_KEY"},
+		{"fireworks_ai/", "https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY"},
+		{"xai/", "https://api.x.ai/v1", "XAI_API_KEY"},
+		{"gemini/", "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY"},
+		{"anthropic/", "https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"},
+		{"perplexity/", "https://api.perplexity.ai", "PERPLEXITY_API_KEY"},
+	}
+	if len(tests) != len(providers)-1 { // azure/ has no fixed endpoint: TestResolve
+		t.Errorf("%d providers, %d tested", len(providers), len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.prefix, func(t *testing.T) {
+			getenv := func(k string) string {
+				if k == tt.keyVar {
+					return "key-" + k
+				}
+				if k == "OPENAI_BASE_URL" && tt.prefix != "openai/" {
+					return "http://must-not-be-used/v1"
+				}
+				return ""
+			}
+			ep, err := Resolve(&spec.LLM{Model: tt.prefix + "some-model"}, getenv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantKey := ""
+			if tt.keyVar != "" {
+				wantKey = "key-" + tt.keyVar
+			}
+			if ep.BaseURL != tt.base || ep.APIKey != wantKey || ep.Model != "some-model" {
+				t.Errorf("got %+v; want %s, %q, some-model", ep, tt.base, wantKey)
 			}
 		})
 	}

@@ -19,12 +19,12 @@ func realClient(t *testing.T) *Client {
 	if os.Getenv("OPENAI_BASE_URL") == "" {
 		t.Skip("OPENAI_BASE_URL is unset: start the local test server (../shared/llm/start-ollama.sh) to run the real-server tests")
 	}
-	base, key, err := ResolveEndpoint(nil, os.Getenv)
+	ep, err := Resolve(nil, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The first answer loads the model; later ones take milliseconds.
-	return &Client{BaseURL: base, APIKey: key, MaxAttempts: 2, Timeout: 2 * time.Minute}
+	return &Client{BaseURL: ep.BaseURL, APIKey: ep.APIKey, MaxAttempts: 2, Timeout: 2 * time.Minute}
 }
 
 // Prompts stay tiny: for these models every byte is a token.
@@ -87,5 +87,21 @@ func TestRealServerUnknownModel(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
+	}
+}
+
+// The real server cuts the answer at max_tokens: a failed attempt that
+// says so, not "Hello from the" as a result.
+func TestRealServerTruncated(t *testing.T) {
+	c := realClient(t)
+	req := Request{Model: "tiny", Messages: []Message{{Role: "user", Content: "hi"}}, MaxTokens: 3}
+	_, err := c.Complete(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "the answer was cut at max_tokens=3; raise max_tokens") || !errors.Is(err, ErrPermanent) {
+		t.Fatalf("err = %v, want the cut at max_tokens=3", err)
+	}
+	req.AcceptTruncated = true
+	resp, err := c.Complete(context.Background(), req)
+	if err != nil || resp.FinishReason != "length" || resp.Content == "" || strings.Contains(resp.Content, "model.") {
+		t.Fatalf("accepted: %+v, %v", resp, err)
 	}
 }

@@ -1,0 +1,190 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// Provider is a service that a LiteLLM-style model prefix (groq/llama3-70b)
+// names: where its OpenAI-compatible endpoint is and which variables hold
+// its key, tried in order.
+type Provider struct {
+	Prefix  string // with the slash: "groq/"
+	BaseURL string
+	KeyEnv  []string // empty: the endpoint needs no key (a local server)
+}
+
+// providers are the prefixes teamrun serves, each with the base URL and key
+// variable its own documentation gives for the OpenAI-compatible API.
+var providers = []Provider{
+	{"openai/", DefaultBaseURL, []string{"OPENAI_API_KEY"}},
+	{"ollama/", "http://127.0.0.1:11434/v1", nil},
+	{"groq/", "https://api.groq.com/openai/v1", []string{"GROQ_API_KEY"}},
+	{"openrouter/", "https://openrouter.ai/api/v1", []string{"OPENROUTER_API_KEY"}},
+	{"together/", "https://api.together.xyz/v1", []string{"TOGETHER_API_KEY", "TOGETHERAI_API_KEY"}},
+	{"together_ai/", "https://api.together.xyz/v1", []string{"TOGETHER_API_KEY", "TOGETHERAI_API_KEY"}},
+	{"deepseek/", "https://api.deepseek.com/v1", []string{"DEEPSEEK_API_KEY"}},
+	{"mistral/", "https://api.mistral.ai/v1", []string{"MISTRAL_API_KEY"}},
+	{"fireworks_ai/", "https://api.fireworks.ai/inference/v1", []string{"FIREWORKS_API_KEY", "FIREWORKS_AI_API_KEY"}},
+	{"xai/", "https://api.x.ai/v1", []string{"XAI_API_KEY"}},
+	{"gemini/", "https://generativelanguage.googleapis.com/v1beta/openai", []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}},
+	{"anthropic/", "https://api.anthropic.com/v1", []string{"ANTHROPIC_API_KEY"}},
+	{"perplexity/", "https://api.perplexity.ai", []string{"PERPLEXITY_API_KEY", "PERPLEXITYAI_API_KEY"}},
+	// Azure has no fixed endpoint: each resource has its own, so base_url
+	// is required (see unserved).
+	{"azure/", "", []string{"AZURE_API_KEY", "AZURE_OPENAI_API_KEY"}},
+}
+
+// unserved are prefixes whose services speak no OpenAI-compatible API with
+// a plain key (AWS and Google Cloud sign requests; Hugging Face's router
+// differs per model): what to do instead.
+var unserved = map[string]string{
+	"bedrock/":     "AWS Bedrock signs requests with AWS credentials, which teamrun does not do: put an OpenAI-compatible proxy in front (such as LiteLLM's) and set llm.base_url to it",
+	"sagemaker/":   "SageMaker signs requests with AWS credentials, which teamrun does not do: put an OpenAI-compatible proxy in front and set llm.base_url to it",
+	"vertex_ai/":   "Vertex AI needs Google Cloud credentials, which teamrun does not do: use gemini/ with GEMINI_API_KEY, or set llm.base_url to an OpenAI-compatible proxy",
+	"huggingface/": "Hugging Face endpoints differ per model: set llm.base_url to the endpoint's OpenAI-compatible URL (it ends in /v1)",
+}
+
+// ErrUnserved is a model whose provider prefix teamrun cannot send to.
+var ErrUnserved = errors.New("llm: provider not served")
+
+// ProviderOf is the provider a model's prefix names, or false.
+func ProviderOf(model string) (Provider, bool) {
+	for _, p := range providers {
+		if strings.HasPrefix(model, p.Prefix) {
+			return p, true
+		}
+	}
+	return Provider{}, false
+}
+
+// checkServed says why a model cannot be served as l gives it, or nil.
+// With its own base_url any model is sent to it, prefix and all except a
+// served provider's: a proxy such as LiteLLM's expects bedrock/… as is.
+func checkServed(l *spec.LLM) error {
+	if l == nil || strings.TrimSpace(l.BaseURL) != "" {
+		return nil
+	}
+	for prefix, why := range unserved {
+		if strings.HasPrefix(l.Model, prefix) {
+			return fmt.Errorf("%w: model %q: %s", ErrUnserved, l.Model, why)
+		}
+	}
+	if strings.HasPrefix(l.Model, "azure/") {
+		return fmt.Errorf("%w: model %q: Azure has no common endpoint: set llm.base_url to your resource's OpenAI-compatible URL (https://RESOURCE.openai.azure.com/openai/v1) and export AZURE_API_KEY", ErrUnserved, l.Model)
+	}
+	return nil
+}
+
+// Endpoint is where one agent's requests go: the URL, the key and the model
+// name to send (without the provider prefix).
+type Endpoint struct {
+	BaseURL, APIKey, Model string
+}
+
+// Resolve says where an agent's requests go, with which key and under which
+// model name (DESIGN §2). A served provider prefix picks its base URL and
+// key variables and is removed from the model name; llm.base_url and
+// llm.api_key_env still override. Without a prefix: base_url from l, else
+// $OPENAI_BASE_URL, else DefaultBaseURL; the key from the variable
+// l.APIKeyEnv names, else $OPENAI_API_KEY (empty is fine: local servers need
+// none). A hosted provider's key that no variable holds, or a variable that
+// api_key_env names but that is unset, is an error naming the variable,
+// never a value. l may be nil; getenv nil means os.Getenv.
+func Resolve(l *spec.LLM, getenv func(string) string) (Endpoint, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var ep Endpoint
+	if l != nil {
+		ep.Model = l.Model
+	}
+	if err := checkServed(l); err != nil {
+		return Endpoint{}, err
+	}
+	prov, hasProv := ProviderOf(ep.Model)
+	if hasProv {
+		ep.Model = strings.TrimPrefix(ep.Model, prov.Prefix)
+		// openai/ only says what no prefix says: $OPENAI_BASE_URL still applies.
+		hasProv = prov.Prefix != "openai/"
+	}
+	var source string
+	switch {
+	case l != nil && strings.TrimSpace(l.BaseURL) != "":
+		ep.BaseURL, source = strings.TrimSpace(l.BaseURL), "llm.base_url"
+	case hasProv:
+		ep.BaseURL, source = prov.BaseURL, "the "+prov.Prefix+" base URL"
+	case strings.TrimSpace(getenv("OPENAI_BASE_URL")) != "":
+		ep.BaseURL, source = strings.TrimSpace(getenv("OPENAI_BASE_URL")), "$OPENAI_BASE_URL"
+	default:
+		ep.BaseURL, source = DefaultBaseURL, "the default base URL"
+	}
+	if _, _, err := chatURL(ep.BaseURL); err != nil {
+		return Endpoint{}, fmt.Errorf("%s: %w", source, err)
+	}
+	ep.BaseURL = strings.TrimRight(ep.BaseURL, "/")
+
+	switch {
+	case l != nil && l.APIKeyEnv != "":
+		ep.APIKey = strings.TrimSpace(getenv(l.APIKeyEnv))
+		if ep.APIKey == "" {
+			return Endpoint{}, fmt.Errorf("llm.api_key_env: the environment variable %s is not set or empty: export it, or drop api_key_env to use %s", l.APIKeyEnv, keyVarsText(prov, hasProv))
+		}
+	case hasProv:
+		for _, v := range prov.KeyEnv {
+			if ep.APIKey = strings.TrimSpace(getenv(v)); ep.APIKey != "" {
+				break
+			}
+		}
+		if ep.APIKey == "" && len(prov.KeyEnv) > 0 {
+			return Endpoint{}, fmt.Errorf("model %q: no key for %s: export %s, or name another variable in llm.api_key_env", l.Model, strings.TrimSuffix(prov.Prefix, "/"), prov.KeyEnv[0])
+		}
+	default:
+		ep.APIKey = strings.TrimSpace(getenv("OPENAI_API_KEY"))
+	}
+	return ep, nil
+}
+
+func keyVarsText(p Provider, ok bool) string {
+	if !ok {
+		return "$OPENAI_API_KEY"
+	}
+	if len(p.KeyEnv) == 0 {
+		return "no key"
+	}
+	return "$" + p.KeyEnv[0]
+}
+
+// UnservedModels lists the LLM agents, used by a task, whose model names a
+// provider teamrun cannot send to: validate and run refuse them before
+// anything is paid for. One line per llm mapping, however many agents
+// inherit it.
+func UnservedModels(t *spec.Team) []spec.Diagnostic {
+	used := make(map[string]bool, len(t.Tasks))
+	for _, tk := range t.Tasks {
+		used[tk.Agent] = true
+	}
+	seen := map[spec.Pos]bool{}
+	var out []spec.Diagnostic
+	for _, a := range t.Agents {
+		if a.Kind != spec.LLMAgent || a.LLM == nil || !used[a.Name] {
+			continue
+		}
+		err := checkServed(a.LLM)
+		if err == nil || (a.LLM.Pos != (spec.Pos{}) && seen[a.LLM.Pos]) {
+			continue
+		}
+		seen[a.LLM.Pos] = true
+		path := "agents." + a.Name + ".llm"
+		if t.LLM != nil && a.LLM.Pos == t.LLM.Pos {
+			path = "llm"
+		}
+		msg := strings.TrimPrefix(err.Error(), ErrUnserved.Error()+": ")
+		out = append(out, spec.Diagnostic{File: t.File, Line: a.LLM.Pos.Line, Column: a.LLM.Pos.Column, Path: path, Message: msg})
+	}
+	return out
+}
