@@ -92,6 +92,8 @@ type builder struct {
 	taskAt map[string]int // task name -> index, for PraisonAI duplicates
 	agents map[string]bool
 	vars   *tree // the native variables mapping, for positions
+	// schedule is a PraisonAI scheduler file's schedule: value.
+	schedule *tree
 }
 
 func (b *builder) errorf(t *tree, p Pos, format string, args ...any) {

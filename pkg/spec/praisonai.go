@@ -53,8 +53,12 @@ func (b *builder) praison(root *tree) {
 	for i, k := range root.keys {
 		v := root.vals[i]
 		switch k {
-		case "config", "llm", "roles", "agents", "tasks":
+		case "config", "llm", "roles", "agents", "tasks", "steps", "task":
 			// handled above or below
+		case "workflow":
+			b.praisonWorkflow(v, setVar)
+		case "schedule":
+			b.praisonSchedule(v)
 		case "name":
 			if s, ok := v.str(); ok && s != "" {
 				t.Name = s
@@ -62,8 +66,10 @@ func (b *builder) praison(root *tree) {
 				b.errorf(v, v.pos, "expected string, got %s", v.describe())
 			}
 		case "process":
-			if s, _ := v.str(); s == string(Workflow) {
-				t.Process = Workflow
+			if s, _ := v.str(); s == string(Workflow) && stepsOf(root) == nil {
+				// PraisonAI's workflow process is ordered steps, each fed the
+				// previous output: teamrun's sequential process, not its DAG.
+				b.warnf(v, v.kpos, "PraisonAI's workflow runs the tasks in order, each fed the previous output: teamrun runs them so (sequential); for a DAG of independent tasks use the native format")
 			}
 		case "topic", "input":
 			if !v.isNull() {
@@ -117,6 +123,19 @@ func (b *builder) praison(root *tree) {
 	if tasks := root.get("tasks"); tasks != nil {
 		b.praisonTopTasks(tasks)
 	}
+	if tv := root.get("task"); tv != nil {
+		b.praisonSchedulerTask(tv)
+	}
+	if steps := stepsOf(root); steps != nil {
+		if _, ok := t.Variables["input"]; !ok {
+			if tp, ok := t.Variables["topic"]; ok {
+				// PraisonAI: input is the workflow's input, topic its old name.
+				t.Variables["input"] = tp
+				t.VarOrder = append(t.VarOrder, "input")
+			}
+		}
+		b.praisonSteps(steps)
+	}
 	if len(t.Tasks) == 0 && len(b.diags) == 0 {
 		b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos.Line, Column: root.pos.Column,
 			Message: "the team has no tasks: give a role tasks (roles.NAME.tasks) or list them under tasks:"})
@@ -129,17 +148,14 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 	at := func(v *tree, msg string) *Diagnostic {
 		return &Diagnostic{File: file, Line: v.kpos.Line, Column: v.kpos.Column, Path: v.path, Message: msg}
 	}
-	if s := root.get("steps"); s != nil {
-		return at(s, `PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`)
-	}
-	if w := root.get("workflow"); w.isMap() {
-		if s := w.get("steps"); s != nil {
-			return at(s, `PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`)
-		}
-	}
 	if ty := root.get("type"); ty != nil {
 		s, _ := ty.str()
-		return at(ty, fmt.Sprintf("PraisonAI %q workflows are not supported: declare the work as tasks (see teamrun schema)", s))
+		return at(ty, fmt.Sprintf("PraisonAI %q workflows (run:, judge:, approve: steps) are not supported: use command agents (shell:) for run: and a human task for approve: in the native format", s))
+	}
+	if s := stepsOf(root); s != nil {
+		if d := stepsFatal(file, s); d != nil {
+			return d
+		}
 	}
 	if p := root.get("process"); p != nil {
 		if s, ok := p.str(); !ok || (s != string(Sequential) && s != string(Workflow)) {

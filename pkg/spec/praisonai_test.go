@@ -36,29 +36,29 @@ func TestPraisonAICorpus(t *testing.T) {
 		{"examples__python__tools__e2b__agents.yaml", false, 3, 6, `examples__python__tools__e2b__agents.yaml:9:5: agents.web_scraper.output_file: not supported by teamrun, ignored`},
 		{"examples__researchers.yml", false, 2, 3, `examples__researchers.yml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
 		{"examples__scientific_writing__agents.yaml", false, 3, 0, ``},
-		{"examples__yaml__agents_workflow.yaml", true, 0, 0, `examples__yaml__agents_workflow.yaml:81:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__agents_workflow.yaml", true, 0, 0, `examples__yaml__agents_workflow.yaml:104:5: steps[3].loop: loop steps are not supported yet: teamrun cannot run a step once per item in this release; write one step per item`},
 		{"examples__yaml__cli_backend.yaml", true, 0, 0, `examples__yaml__cli_backend.yaml:8:5: roles.coder.cli_backend: CLI backends are not supported: use a command agent (shell: or command:) in the native format`},
-		{"examples__yaml__hybrid-workflow.yaml", true, 0, 0, `examples__yaml__hybrid-workflow.yaml:37:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__hybrid-workflow.yaml", true, 0, 0, `examples__yaml__hybrid-workflow.yaml:11:1: type: PraisonAI "hybrid" workflows (run:, judge:, approve: steps) are not supported: use command agents (shell:) for run: and a human task for approve: in the native format`},
 		{"examples__yaml__message_steering_example.yaml", false, 2, 5, `examples__yaml__message_steering_example.yaml:9:5: roles.researcher.message_steering: not supported by teamrun, ignored`},
-		{"examples__yaml__nested_workflow.yaml", true, 0, 0, `examples__yaml__nested_workflow.yaml:36:3: workflow.steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__nested_workflow.yaml", true, 0, 0, `examples__yaml__nested_workflow.yaml:38:7: workflow.steps[0].loop: loop steps are not supported yet: teamrun cannot run a step once per item in this release; write one step per item`},
 		{"examples__yaml__teams__research-writer__agents.yaml", false, 2, 1, `examples__yaml__teams__research-writer__agents.yaml:32:1: dependencies: not supported, ignored: tasks run in file order, each reading the previous task's output (give a task context: to choose what it reads)`},
 		{"examples__yaml__toolsets_workflow.yaml", false, 5, 6, `examples__yaml__toolsets_workflow.yaml:18:5: agents.researcher.toolsets: not supported, ignored: the agent runs without tools`},
-		{"examples__yaml__video_heygen_elevenlabs.yaml", true, 0, 0, `examples__yaml__video_heygen_elevenlabs.yaml:62:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
-		{"examples__yaml__workflows__complete_workflow.yaml", true, 0, 0, `examples__yaml__workflows__complete_workflow.yaml:78:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
-		{"examples__yaml__workflows__evaluator_optimizer_workflow.yaml", true, 0, 0, `examples__yaml__workflows__evaluator_optimizer_workflow.yaml:35:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
-		{"examples__yaml__workflows__loop_workflow.yaml", true, 0, 0, `examples__yaml__workflows__loop_workflow.yaml:35:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
-		{"examples__yaml__workflows__parallel_workflow.yaml", true, 0, 0, `examples__yaml__workflows__parallel_workflow.yaml:36:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
-		{"examples__yaml__workflows__remote_sandbox_workflow.yaml", true, 0, 0, `examples__yaml__workflows__remote_sandbox_workflow.yaml:40:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
-		{"examples__yaml__workflows__routing_workflow.yaml", true, 0, 0, `examples__yaml__workflows__routing_workflow.yaml:42:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
-		{"examples__yaml__workflows__simple_workflow.yaml", true, 0, 0, `examples__yaml__workflows__simple_workflow.yaml:24:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
-		{"examples__yaml__workflows__workflow_robustness.yaml", true, 0, 0, `examples__yaml__workflows__workflow_robustness.yaml:42:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
-		{"src__praisonai-agents__tests__fixtures__multi_step_workflow.yaml", true, 0, 0, `src__praisonai-agents__tests__fixtures__multi_step_workflow.yaml:15:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"examples__yaml__video_heygen_elevenlabs.yaml", false, 4, 4, `examples__yaml__video_heygen_elevenlabs.yaml:27:5: agents.audio_generator.tools: not supported, ignored: the agent runs without tools`},
+		{"examples__yaml__workflows__complete_workflow.yaml", true, 0, 0, `examples__yaml__workflows__complete_workflow.yaml:101:5: steps[3].loop: loop steps are not supported yet: teamrun cannot run a step once per item in this release; write one step per item`},
+		{"examples__yaml__workflows__evaluator_optimizer_workflow.yaml", true, 0, 0, `examples__yaml__workflows__evaluator_optimizer_workflow.yaml:41:5: steps[1].repeat: repeat steps are not supported yet: teamrun cannot run a step again until its output says so in this release; write the iterations as steps`},
+		{"examples__yaml__workflows__loop_workflow.yaml", true, 0, 0, `examples__yaml__workflows__loop_workflow.yaml:38:5: steps[0].loop: loop steps are not supported yet: teamrun cannot run a step once per item in this release; write one step per item`},
+		{"examples__yaml__workflows__parallel_workflow.yaml", false, 4, 6, `examples__yaml__workflows__parallel_workflow.yaml:5:1: description: not supported by teamrun, ignored`},
+		{"examples__yaml__workflows__remote_sandbox_workflow.yaml", false, 2, 1, `examples__yaml__workflows__remote_sandbox_workflow.yaml:23:1: tools_run_on: not supported by teamrun, ignored`},
+		{"examples__yaml__workflows__routing_workflow.yaml", false, 5, 6, `examples__yaml__workflows__routing_workflow.yaml:5:1: description: not supported by teamrun, ignored`},
+		{"examples__yaml__workflows__simple_workflow.yaml", false, 2, 4, `examples__yaml__workflows__simple_workflow.yaml:5:1: description: not supported by teamrun, ignored`},
+		{"examples__yaml__workflows__workflow_robustness.yaml", false, 3, 6, `examples__yaml__workflows__workflow_robustness.yaml:11:1: description: not supported by teamrun, ignored`},
+		{"src__praisonai-agents__tests__fixtures__multi_step_workflow.yaml", false, 2, 0, ``},
 		{"src__praisonai-agents__tests__fixtures__simple_agents.yaml", false, 1, 0, ``},
-		{"src__praisonai-rust__examples__workflow.yaml", true, 0, 0, `src__praisonai-rust__examples__workflow.yaml:37:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"src__praisonai-rust__examples__workflow.yaml", false, 3, 1, `src__praisonai-rust__examples__workflow.yaml:16:5: agents[0].tools: not supported, ignored: the agent runs without tools`},
 		{"src__praisonai__agents-advanced.yaml", false, 3, 12, `src__praisonai__agents-advanced.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
 		{"src__praisonai__agents.yaml", false, 2, 2, `src__praisonai__agents.yaml:13:5: roles.file_reader.tools: not supported, ignored: the agent runs without tools`},
 		{"src__praisonai__examples__python__frameworks__openai_agents__agents.yaml", false, 1, 1, `src__praisonai__examples__python__frameworks__openai_agents__agents.yaml:1:1: framework: "openai_agents" is ignored: teamrun runs the team itself`},
-		{"src__praisonai__examples__workflow_example.yaml", true, 0, 0, `src__praisonai__examples__workflow_example.yaml:52:1: steps: PraisonAI "steps:" workflows are not supported: declare the work as tasks (see teamrun schema)`},
+		{"src__praisonai__examples__workflow_example.yaml", true, 0, 0, `src__praisonai__examples__workflow_example.yaml:86:5: steps[3].next_tasks: "review_task" loops back to an earlier step: teamrun runs a DAG of tasks, so route forward with condition: instead`},
 		{"src__praisonai__test_agents.yaml", false, 1, 2, `src__praisonai__test_agents.yaml:4:5: roles.researcher.name: not supported by teamrun, ignored`},
 		{"src__praisonai__tests__agents-advanced.yaml", false, 3, 7, `src__praisonai__tests__agents-advanced.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
 		{"src__praisonai__tests__agents.yaml", false, 2, 2, `src__praisonai__tests__agents.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
@@ -117,6 +117,13 @@ func TestPraisonAICorpus(t *testing.T) {
 				}
 			}
 			for _, a := range team.Agents {
+				if strings.HasPrefix(a.Name, "route:") || strings.HasPrefix(a.Name, "if:") {
+					// the command agents that route steps workflows
+					if a.Kind != CommandAgent || a.Shell == "" {
+						t.Errorf("router %s should be a command agent: %+v", a.Name, a)
+					}
+					continue
+				}
 				if a.Kind != LLMAgent || a.LLM == nil || a.LLM.Model == "" {
 					t.Errorf("role %s should be an LLM agent with a model: %+v", a.Name, a)
 				}

@@ -1,0 +1,167 @@
+package spec
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// PraisonAI scheduler files hold one task (a top-level task: string) for the
+// first agent, and a schedule: teamrun runs the task once, as one tick of
+// PraisonAI's scheduler, and says which crontab line would repeat it.
+
+// praisonSchedulerTask makes the top-level task: string a task of the
+// first agent, as PraisonAI's scheduler runs it.
+func (b *builder) praisonSchedulerTask(v *tree) {
+	s, ok := v.str()
+	if !ok || strings.TrimSpace(s) == "" {
+		b.errorf(v, v.pos, "expected the task as a string, got %s", v.describe())
+		return
+	}
+	if len(b.team.Agents) == 0 {
+		b.errorf(v, v.kpos, "the task needs an agent to run it: declare one under agents")
+		return
+	}
+	tk := &Task{Name: "task", Agent: b.team.Agents[0].Name, Description: convertTemplate(s), Pos: v.kpos}
+	if sc := b.scheduleMap(); sc != nil {
+		if f := sc.get("max_retries"); f != nil {
+			b.praisonRetries(f, tk)
+		}
+		if f := sc.get("timeout"); f != nil {
+			tk.Timeout = b.seconds(f)
+		}
+	}
+	if n := len(b.team.Agents); n > 1 {
+		var rest []string
+		for _, a := range b.team.Agents[1:] {
+			rest = append(rest, a.Name)
+		}
+		b.warnf(v, v.kpos, "only the first agent (%s) runs the task, as PraisonAI's scheduler does; %s do nothing", b.team.Agents[0].Name, strings.Join(rest, ", "))
+	}
+	b.addTask(tk, v)
+}
+
+// scheduleMap is the schedule: mapping, if the file has one; set by
+// praisonSchedule.
+func (b *builder) scheduleMap() *tree {
+	if b.schedule.isMap() {
+		return b.schedule
+	}
+	return nil
+}
+
+// praisonSchedule warns, in one line, that teamrun runs the team once and
+// shows the crontab line that would run it on the schedule.
+func (b *builder) praisonSchedule(v *tree) {
+	b.schedule = v
+	expr, ok := v.str()
+	if v.isMap() {
+		expr, ok = v.get("interval").str()
+		if !ok {
+			if n, isInt := v.get("interval").val().(int64); isInt {
+				expr, ok = strconv.FormatInt(n, 10), true
+			}
+		}
+	} else if n, isInt := v.val().(int64); isInt {
+		expr, ok = strconv.FormatInt(n, 10), true
+	}
+	if !ok || expr == "" {
+		b.warnf(v, v.kpos, "ignored: teamrun runs the team once; run it from cron to repeat it")
+		return
+	}
+	cron, note := cronLine(expr)
+	abs, err := filepath.Abs(b.file)
+	if err != nil {
+		abs = b.file
+	}
+	name := defaultName(b.file)
+	extra := ""
+	if v.isMap() {
+		var ignored []string
+		for _, k := range v.keys {
+			switch k {
+			case "interval", "max_retries", "timeout", "run_immediately":
+			default:
+				ignored = append(ignored, k)
+			}
+		}
+		if len(ignored) > 0 {
+			extra = "; " + strings.Join(ignored, ", ") + " not applied"
+		}
+	}
+	if cron == "" {
+		b.warnf(v, v.kpos, "%q is not run by teamrun (%s): teamrun runs the team once, now%s", expr, note, extra)
+		return
+	}
+	line := fmt.Sprintf("%s teamrun run %s --continue --session %s-$(date +\\%%F-\\%%H\\%%M)", cron, shQuote(abs), name)
+	if note != "" {
+		note = " (" + note + ")"
+	}
+	b.warnf(v, v.kpos, "teamrun runs the team once, now; to run it every %s%s, put this line in crontab: %s%s", strings.TrimPrefix(expr, "*/"), note, line, extra)
+}
+
+var intervalRE = regexp.MustCompile(`(?i)^\*?/?\*?(\d+)\s*(s|sec|seconds?|m|min|minutes?|h|hr|hours?)$`)
+
+// cronLine turns a PraisonAI schedule expression into the five cron fields;
+// note says what cron cannot do exactly. An empty line: no cron equivalent.
+func cronLine(expr string) (line, note string) {
+	e := strings.TrimSpace(expr)
+	switch strings.ToLower(e) {
+	case "hourly":
+		return "0 * * * *", ""
+	case "daily":
+		return "0 0 * * *", ""
+	case "weekly":
+		return "0 0 * * 0", ""
+	}
+	if strings.HasPrefix(strings.ToLower(e), "cron:") {
+		return strings.TrimSpace(e[5:]), ""
+	}
+	if strings.HasPrefix(strings.ToLower(e), "at:") || strings.HasPrefix(strings.ToLower(e), "in ") {
+		return "", "a one-time run; start it then with at(1) or a timer"
+	}
+	secs := 0
+	if m := intervalRE.FindStringSubmatch(e); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		switch strings.ToLower(m[2])[0] {
+		case 's':
+			secs = n
+		case 'm':
+			secs = n * 60
+		case 'h':
+			secs = n * 3600
+		}
+	} else if n, err := strconv.Atoi(e); err == nil {
+		secs = n
+	}
+	switch {
+	case secs <= 0:
+		return "", "not a schedule teamrun understands"
+	case secs < 60:
+		return "* * * * *", fmt.Sprintf("cron's floor is one minute, not %d seconds", secs)
+	case secs%86400 == 0 && secs/86400 == 1:
+		return "0 0 * * *", ""
+	case secs%3600 == 0 && secs < 86400:
+		if h := secs / 3600; h > 1 {
+			return fmt.Sprintf("0 */%d * * *", h), ""
+		}
+		return "0 * * * *", ""
+	case secs < 3600:
+		m := secs / 60
+		note := ""
+		if secs%60 != 0 {
+			note = fmt.Sprintf("cron counts whole minutes: every %d", m)
+		}
+		if m == 1 {
+			return "* * * * *", note
+		}
+		return fmt.Sprintf("*/%d * * * *", m), note
+	}
+	h := secs / 3600
+	if h >= 24 {
+		return "0 0 * * *", "cron runs it daily at most this simply"
+	}
+	return fmt.Sprintf("0 */%d * * *", h), "cron counts whole hours"
+}

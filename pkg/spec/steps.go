@@ -1,0 +1,655 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// PraisonAI "steps:" workflows map onto tasks: a step is a task fed the
+// previous step's output, as PraisonAI runs it; parallel, route and if
+// steps make the team a workflow DAG whose routing is done by small
+// command agents, so that a resumed run decides exactly as the first did.
+
+// stepsOf returns the steps list of a PraisonAI file (top-level steps: or
+// workflow.steps), or nil.
+func stepsOf(root *tree) *tree {
+	if s := root.get("steps"); s != nil {
+		return s
+	}
+	if w := root.get("workflow"); w.isMap() {
+		return w.get("steps")
+	}
+	return nil
+}
+
+// stepsFatal finds the first step teamrun cannot run, anywhere in the
+// steps tree: one line naming the key and what to use instead.
+func stepsFatal(file string, steps *tree) *Diagnostic {
+	at := func(v *tree, msg string) *Diagnostic {
+		return &Diagnostic{File: file, Line: v.kpos.Line, Column: v.kpos.Column, Path: v.path, Message: msg}
+	}
+	names := map[string]int{} // step name -> its order, for next_tasks loops
+	order := 0
+	var walk func(list *tree) *Diagnostic
+	walk = func(list *tree) *Diagnostic {
+		for _, st := range list.itemsOrNil() {
+			if !st.isMap() {
+				continue // reported when the step is built
+			}
+			order++
+			if n, ok := st.get("name").str(); ok {
+				names[n] = order
+			}
+			for _, k := range st.keys {
+				v := st.get(k)
+				switch k {
+				case "loop":
+					return at(v, "loop steps are not supported yet: teamrun cannot run a step once per item in this release; write one step per item")
+				case "repeat":
+					return at(v, "repeat steps are not supported yet: teamrun cannot run a step again until its output says so in this release; write the iterations as steps")
+				case "run":
+					return at(v, "shell steps (run:) are not supported: use a command agent (shell:) in the native format")
+				case "judge":
+					return at(v, "judge steps are not supported: use an LLM task that scores the file against the criteria")
+				case "approve":
+					return at(v, "approve steps are not supported here: use a task whose agent is human (it halts for `teamrun session decide`) in the native format")
+				case "workflow", "include":
+					return at(v, "nested workflows are not supported: write their steps in this file's steps")
+				case "parallel":
+					if d := walk(v); d != nil {
+						return d
+					}
+				case "if":
+					for _, b := range []string{"then", "else"} {
+						if d := walk(v.get(b)); d != nil {
+							return d
+						}
+					}
+				}
+			}
+		}
+		return nil
+	}
+	if d := walk(steps); d != nil {
+		return d
+	}
+	// A decision graph whose next_tasks go back to an earlier step loops:
+	// teamrun's workflow is a DAG.
+	order = 0
+	for _, st := range steps.itemsOrNil() {
+		order++
+		nt := st.get("next_tasks")
+		for _, it := range nt.itemsOrNil() {
+			if s, _ := it.str(); names[s] != 0 && names[s] <= order {
+				return at(nt, fmt.Sprintf("%q loops back to an earlier step: teamrun runs a DAG of tasks, so route forward with condition: instead", s))
+			}
+		}
+	}
+	return nil
+}
+
+// stepBuilder holds what mapping one steps list needs.
+type stepBuilder struct {
+	b        *builder
+	hasInput bool
+	dag      bool // a parallel, route or if step: the team runs as a workflow
+}
+
+func (b *builder) praisonSteps(steps *tree) {
+	if !steps.isSeq() {
+		b.errorf(steps, steps.pos, "expected a list of steps, got %s", steps.describe())
+		return
+	}
+	_, hasInput := b.team.Variables["input"]
+	sb := &stepBuilder{b: b, hasInput: hasInput}
+	var prev []string
+	for i, st := range steps.items {
+		prev = sb.step(st, stepName(st, fmt.Sprintf("step_%d", i+1)), prev)
+	}
+	if sb.dag {
+		b.team.Process = Workflow
+	}
+}
+
+func stepName(st *tree, fallback string) string {
+	if s, ok := st.get("name").str(); ok && s != "" {
+		return s
+	}
+	return fallback
+}
+
+// step maps one step, run after the tasks prev, and returns the tasks the
+// next step reads.
+func (sb *stepBuilder) step(st *tree, name string, prev []string) []string {
+	b := sb.b
+	if !st.isMap() {
+		b.errorf(st, st.pos, "expected a step (a mapping with agent and action), got %s", st.describe())
+		return prev
+	}
+	switch {
+	case st.get("parallel") != nil:
+		sb.dag = true
+		p := st.get("parallel")
+		if !p.isSeq() || len(p.items) == 0 {
+			b.errorf(p, p.pos, "expected a list of steps to run at once, got %s", p.describe())
+			return prev
+		}
+		sb.otherKeys(st, "parallel")
+		var outs []string
+		for k, sub := range p.items {
+			outs = append(outs, sb.step(sub, stepName(sub, fmt.Sprintf("%s_%d", name, k+1)), prev)...)
+		}
+		return outs
+	case st.get("route") != nil:
+		sb.dag = true
+		return sb.route(st, name, prev)
+	case st.get("if") != nil:
+		sb.dag = true
+		return sb.ifStep(st, name, prev)
+	}
+	return sb.agentStep(st, name, prev)
+}
+
+// otherKeys warns about the keys of a pattern step besides its pattern.
+func (sb *stepBuilder) otherKeys(st *tree, pattern string) {
+	for i, k := range st.keys {
+		if k != pattern && k != "name" {
+			sb.b.praisonIgnored(st.vals[i])
+		}
+	}
+}
+
+// addTask adds a task mapped from a step; src is where its errors point.
+func (b *builder) addTask(tk *Task, src *tree) {
+	if i, dup := b.taskAt[tk.Name]; dup {
+		b.errorf(src, src.kpos, "duplicate step name %q (first at line %d): give the steps different names", tk.Name, b.team.Tasks[i].Pos.Line)
+		return
+	}
+	if !nameRE.MatchString(tk.Name) {
+		b.errorf(src, src.kpos, "expected a step name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(tk.Name))
+	}
+	b.taskAt[tk.Name] = len(b.team.Tasks)
+	b.team.Tasks = append(b.team.Tasks, tk)
+	b.tasks = append(b.tasks, src)
+}
+
+func (sb *stepBuilder) agentStep(st *tree, name string, prev []string) []string {
+	b := sb.b
+	tk := &Task{Name: name, Pos: st.kpos, HasContext: true, Context: append([]string(nil), prev...)}
+	text := func(f *tree, dst *string) {
+		var s string
+		b.praisonString(f, &s)
+		*dst = convertTemplate(s)
+	}
+	for i, k := range st.keys {
+		f := st.vals[i]
+		switch k {
+		case "name":
+		case "agent":
+			if s, ok := f.str(); ok {
+				tk.Agent = s
+			} else if f.isMap() {
+				// An inline agent: it takes the step's name.
+				b.praisonRole(name, f, false, false)
+				tk.Agent = name
+			} else {
+				b.errorf(f, f.pos, "expected an agent's name, got %s", f.describe())
+			}
+		case "action", "description":
+			text(f, &tk.Description)
+		case "expected_output":
+			text(f, &tk.ExpectedOutput)
+		case "context":
+			tk.Context = nil
+			b.praisonContext(f, tk)
+		case "max_retries":
+			b.praisonRetries(f, tk)
+		case "retry_delay":
+			tk.RetryDelay = b.seconds(f)
+		case "timeout":
+			tk.Timeout = b.seconds(f)
+		case "output_variable":
+			b.praisonString(f, &tk.OutputVariable)
+		case "condition":
+			b.praisonCondition(f, tk)
+		case "task_type":
+			if s, _ := f.str(); s != "decision" || st.get("condition") == nil {
+				b.praisonIgnored(f)
+			}
+		case "skip_on_failure":
+			if v, _ := f.val().(bool); v {
+				b.warnf(f, f.kpos, "not supported, ignored: teamrun has no native equivalent, so a failed step fails the run (exit 1) after its retries; `--continue` runs it again")
+			}
+		case "output_file":
+			b.warnf(f, f.kpos, "not supported yet, ignored: the result is not written to a file; `teamrun session show` has it")
+		case "tools":
+			if hasTools(f) {
+				b.warnf(f, f.kpos, "not supported, ignored: the step runs without tools")
+			}
+		case "is_start":
+			// the first step starts anyway
+		case "next_tasks":
+			if len(f.items) > 0 {
+				b.warnf(f, f.kpos, "ignored: steps run in file order, each after the ones it reads (context:)")
+			}
+		default:
+			b.praisonIgnored(f)
+		}
+	}
+	if st.get("agent") == nil {
+		b.errorf(st, st.kpos, "missing required key \"agent\": name the agent that does this step")
+	}
+	if st.get("action") == nil && st.get("description") == nil {
+		if !sb.hasInput {
+			b.errorf(st, st.kpos, "missing required key \"action\": say what the agent should do")
+		}
+		tk.Description = "{input}" // PraisonAI gives such a step the workflow's input
+	}
+	b.addTask(tk, st)
+	return []string{name}
+}
+
+// route maps `route: {LABEL: [agents], default: [agents]}`: a task named
+// after the step picks the label, as PraisonAI does (the first label found
+// as a word in the previous output, case-insensitive; else default), and
+// its condition runs that label's agents, each fed the previous output.
+func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
+	b := sb.b
+	r := st.get("route")
+	sb.otherKeys(st, "route")
+	if !r.isMap() || len(r.keys) == 0 {
+		b.errorf(r, r.pos, "expected a mapping of labels to agents, got %s", r.describe())
+		return prev
+	}
+	if len(prev) != 1 {
+		b.errorf(r, r.kpos, "a route step routes on the output of the one step before it (a classifier): put such a step first")
+		return prev
+	}
+	agentName := "route:" + name
+	var labels []string
+	for _, l := range r.keys {
+		if l != "default" {
+			labels = append(labels, l)
+		}
+	}
+	var script strings.Builder
+	fmt.Fprintf(&script, "f=\"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(prev[0]))
+	for i, l := range labels {
+		kw := "elif"
+		if i == 0 {
+			kw = "if"
+		}
+		fmt.Fprintf(&script, "%s grep -qiwF -e %s \"$f\"; then echo %s\n", kw, shQuote(l), shQuote(l))
+	}
+	if len(labels) > 0 {
+		script.WriteString("else echo default; fi\n")
+	} else {
+		script.WriteString("echo default\n")
+	}
+	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos})
+	b.agents[agentName] = true
+	rt := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
+		Description: fmt.Sprintf("Pick the route for the output of %s: %s, else default", prev[0], strings.Join(labels, ", "))}
+	condTree := synthMap(r)
+	at := len(b.team.Tasks)
+	var outs []string
+	needSelf := r.get("default") == nil
+	desc := "Carry on from the previous step's output."
+	if sb.hasInput {
+		desc = "{input}"
+	}
+	for i, l := range r.keys {
+		v := r.vals[i]
+		items := v.itemsOrNil()
+		if _, ok := v.str(); ok {
+			items = []*tree{v}
+		} else if !v.isSeq() && !v.isNull() {
+			b.errorf(v, v.pos, "expected a list of agents, got %s", v.describe())
+		}
+		var branch []string
+		ctx := prev
+		for k, it := range items {
+			agent, ok := it.str()
+			if !ok {
+				b.errorf(it, it.pos, "expected an agent's name, got %s", it.describe())
+				continue
+			}
+			tn := name + "_" + l
+			if k > 0 {
+				tn = fmt.Sprintf("%s_%d", tn, k+1)
+			}
+			b.addTask(&Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos, HasContext: true, Context: ctx},
+				synthMap(it, "agent", it))
+			branch = append(branch, tn)
+			ctx = []string{tn}
+		}
+		if len(branch) == 0 {
+			needSelf = true
+		} else {
+			outs = append(outs, branch[len(branch)-1])
+		}
+		rt.Condition = append(rt.Condition, Route{Value: l, Next: branch})
+		condTree.keys = append(condTree.keys, l)
+		condTree.vals = append(condTree.vals, synthList(v, branch))
+	}
+	if r.get("default") == nil {
+		rt.Condition = append(rt.Condition, Route{Value: "default", Next: []string{}})
+		condTree.keys = append(condTree.keys, "default")
+		condTree.vals = append(condTree.vals, synthList(r, nil))
+	}
+	// The route task goes before its branches, so that file order is run order.
+	b.insertTask(rt, synthMap(st, "condition", condTree), at)
+	if needSelf {
+		// A label that runs nothing passes the classifier's output on.
+		outs = append(outs, prev...)
+	}
+	return outs
+}
+
+// insertTask adds tk at position at, before the tasks already added after it.
+func (b *builder) insertTask(tk *Task, src *tree, at int) {
+	if i, dup := b.taskAt[tk.Name]; dup {
+		b.errorf(src, src.kpos, "duplicate step name %q (first at line %d): give the steps different names", tk.Name, b.team.Tasks[i].Pos.Line)
+		return
+	}
+	if at < 0 || at > len(b.team.Tasks) {
+		at = len(b.team.Tasks)
+	}
+	b.team.Tasks = append(b.team.Tasks[:at], append([]*Task{tk}, b.team.Tasks[at:]...)...)
+	b.tasks = append(b.tasks[:at], append([]*tree{src}, b.tasks[at:]...)...)
+	for i := at; i < len(b.team.Tasks); i++ {
+		b.taskAt[b.team.Tasks[i].Name] = i
+	}
+}
+
+// condRE reads an if condition: a comparison of two operands, a contains
+// test, or a single operand's truth.
+var condRE = regexp.MustCompile(`^\s*(.+?)\s*(==|!=|>=|<=|>|<|\bcontains\b)\s*(.+?)\s*$`)
+
+// operandRE is a {{ VAR }} reference.
+var operandRE = regexp.MustCompile(`^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$`)
+
+// ifStep maps `if: {condition, then, else}`: a task named after the step
+// evaluates the comparison on the shared state when it runs (a command
+// agent reading TEAMRUN_VAR_<NAME>) and prints then or else; its condition
+// runs that branch's steps.
+func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
+	b := sb.b
+	c := st.get("if")
+	sb.otherKeys(st, "if")
+	if !c.isMap() {
+		b.errorf(c, c.pos, "expected a mapping with condition, then and else, got %s", c.describe())
+		return prev
+	}
+	condT := c.get("condition")
+	cond, ok := condT.str()
+	if !ok || strings.TrimSpace(cond) == "" {
+		b.errorf(c, c.kpos, "missing required key \"condition\", such as \"{{score}} >= 80\"")
+		return prev
+	}
+	script, err := conditionScript(cond)
+	if err != nil {
+		b.errorf(condT, condT.pos, "%v", err)
+		return prev
+	}
+	for _, k := range c.keys {
+		if k != "condition" && k != "then" && k != "else" {
+			b.praisonIgnored(c.get(k))
+		}
+	}
+	agentName := "if:" + name
+	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script, Pos: c.kpos})
+	b.agents[agentName] = true
+	it := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
+		Description: "Evaluate " + cond}
+	at := len(b.team.Tasks)
+	condTree := synthMap(c)
+	var outs []string
+	for _, br := range []string{"then", "else"} {
+		v := c.get(br)
+		before := len(b.team.Tasks)
+		branchPrev := prev
+		for k, sub := range v.itemsOrNil() {
+			branchPrev = sb.step(sub, stepName(sub, fmt.Sprintf("%s_%s_%d", name, br, k+1)), branchPrev)
+		}
+		if v != nil && !v.isSeq() && !v.isNull() {
+			b.errorf(v, v.pos, "expected a list of steps, got %s", v.describe())
+		}
+		var names []string
+		for _, t := range b.team.Tasks[before:] {
+			names = append(names, t.Name)
+		}
+		if len(names) == 0 {
+			outs = append(outs, name)
+		} else {
+			outs = append(outs, branchPrev...)
+		}
+		it.Condition = append(it.Condition, Route{Value: br, Next: names})
+		src := v
+		if src == nil {
+			src = c
+		}
+		condTree.keys = append(condTree.keys, br)
+		condTree.vals = append(condTree.vals, synthList(src, names))
+	}
+	b.insertTask(it, synthMap(st, "condition", condTree), at)
+	return dedup(outs)
+}
+
+func dedup(l []string) []string {
+	seen := map[string]bool{}
+	out := l[:0]
+	for _, s := range l {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// conditionScript turns a PraisonAI condition into a shell command that
+// prints then or else. Operands are {{VAR}} references (read from
+// TEAMRUN_VAR_<NAME> when the task runs) or literals; two numbers compare
+// as numbers, anything else as text.
+func conditionScript(cond string) (string, error) {
+	operand := func(s string) (string, error) {
+		s = strings.TrimSpace(s)
+		if m := operandRE.FindStringSubmatch(s); m != nil {
+			return fmt.Sprintf("\"${TEAMRUN_VAR_%s-}\"", envName(m[1])), nil
+		}
+		if strings.Contains(s, "{{") {
+			return "", fmt.Errorf("%q: an if condition compares variables ({{name}}) and literals; nested names such as {{item.score}} are not supported", s)
+		}
+		if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+			s = s[1 : len(s)-1]
+		}
+		return shQuote(s), nil
+	}
+	var a, op, bb string
+	m := condRE.FindStringSubmatch(cond)
+	if m != nil {
+		var err error
+		if a, err = operand(m[1]); err != nil {
+			return "", err
+		}
+		if bb, err = operand(m[3]); err != nil {
+			return "", err
+		}
+		op = m[2]
+	} else {
+		var err error
+		if a, err = operand(cond); err != nil {
+			return "", err
+		}
+		if !operandRE.MatchString(strings.TrimSpace(cond)) {
+			return "", fmt.Errorf("%q: expected a comparison such as \"{{score}} >= 80\", \"{{status}} == approved\" or a {{flag}}", cond)
+		}
+		bb, op = "''", "truthy"
+	}
+	var test string
+	switch op {
+	case "contains":
+		test = "r = index(a \"\", b \"\") > 0"
+	case "truthy":
+		test = "r = a != \"\" && a != \"0\" && tolower(a) != \"false\""
+	default:
+		test = "r = (a " + op + " b)"
+	}
+	prog := `function num(s) { return s ~ /^[ \t]*[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?[ \t]*$/ }
+BEGIN { a = ENVIRON["A"]; b = ENVIRON["B"]
+  if (num(a) && num(b)) { a += 0; b += 0 } else { a = a ""; b = b "" }
+  ` + test + `
+  exit !r }`
+	return fmt.Sprintf("if A=%s B=%s awk %s; then echo then; else echo else; fi\n", a, bb, shQuote(prog)), nil
+}
+
+// shQuote quotes s for /bin/sh.
+func shQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// templateRE finds {{ name }} placeholders.
+var templateRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
+
+// convertTemplate maps PraisonAI's {{VAR}} templating onto teamrun's {VAR}
+// placeholders. {{previous_output}} becomes a reference to the context
+// teamrun appends to the prompt, as the previous output is given there.
+func convertTemplate(s string) string {
+	return templateRE.ReplaceAllStringFunc(s, func(m string) string {
+		name := templateRE.FindStringSubmatch(m)[1]
+		if name == "previous_output" {
+			return "the previous step's output (below)"
+		}
+		return "{" + name + "}"
+	})
+}
+
+// seconds reads a PraisonAI duration: a number of seconds (a float is
+// fine) or Go's duration text.
+func (b *builder) seconds(f *tree) time.Duration {
+	switch x := f.val().(type) {
+	case int64:
+		if x >= 0 && x < 1<<33 {
+			return time.Duration(x) * time.Second
+		}
+	case float64:
+		if x >= 0 && x < 1<<33 {
+			return time.Duration(x * float64(time.Second))
+		}
+	case string:
+		if d, err := time.ParseDuration(x); err == nil && d >= 0 {
+			return d
+		}
+		if n, err := strconv.ParseFloat(x, 64); err == nil && n >= 0 && n < 1<<33 {
+			return time.Duration(n * float64(time.Second))
+		}
+	}
+	if !f.isNull() {
+		b.errorf(f, f.pos, "expected seconds (such as 1.5) or a duration (such as 30s), got %s", f.describe())
+	}
+	return 0
+}
+
+func (b *builder) praisonRetries(f *tree, tk *Task) {
+	n, ok := f.val().(int64)
+	if !ok || n < 0 || n > 1000 {
+		b.errorf(f, f.pos, "expected a number of retries from 0 to 1000, got %s", f.describe())
+		return
+	}
+	tk.MaxRetries = int(n)
+}
+
+func (b *builder) praisonContext(f *tree, tk *Task) {
+	tk.HasContext = true
+	if s, ok := f.str(); ok {
+		tk.Context = []string{s}
+	} else if f.isSeq() {
+		for _, it := range f.items {
+			if s, ok := it.str(); ok {
+				tk.Context = append(tk.Context, s)
+			} else {
+				b.errorf(it, it.pos, "expected a task name, got %s", it.describe())
+			}
+		}
+	} else if !f.isNull() {
+		b.errorf(f, f.pos, "expected a list of task names, got %s", f.describe())
+	}
+}
+
+// praisonCondition reads a native condition: {VALUE: [tasks]}.
+func (b *builder) praisonCondition(f *tree, tk *Task) {
+	if !f.isMap() {
+		b.errorf(f, f.pos, "expected a mapping of results to the tasks they run, got %s", f.describe())
+		return
+	}
+	for i, val := range f.keys {
+		r := Route{Value: val, Next: []string{}}
+		t := f.vals[i]
+		if s, ok := t.str(); ok {
+			r.Next = []string{s}
+		}
+		for _, it := range t.items {
+			if s, ok := it.str(); ok {
+				r.Next = append(r.Next, s)
+			}
+		}
+		tk.Condition = append(tk.Condition, r)
+	}
+}
+
+// synthMap makes a mapping tree at the place of at, for the checks that
+// read a task's source: keys and values alternate in kv.
+func synthMap(at *tree, kv ...any) *tree {
+	t := &tree{kind: yaml.MappingNode, pos: at.pos, kpos: at.kpos, path: at.path, ptr: at.ptr}
+	for i := 0; i+1 < len(kv); i += 2 {
+		t.keys = append(t.keys, kv[i].(string))
+		t.vals = append(t.vals, kv[i+1].(*tree))
+	}
+	return t
+}
+
+// synthList makes a list of task names at the place of at.
+func synthList(at *tree, names []string) *tree {
+	t := &tree{kind: yaml.SequenceNode, pos: at.pos, kpos: at.kpos, path: at.path, ptr: at.ptr}
+	for _, n := range names {
+		t.items = append(t.items, &tree{kind: yaml.ScalarNode, tag: "!!str", value: n, text: n, pos: at.pos, kpos: at.kpos, path: at.path})
+	}
+	return t
+}
+
+// praisonWorkflow reads the workflow: mapping of a steps file: its steps
+// are built later, its variables join the shared state.
+func (b *builder) praisonWorkflow(v *tree, setVar func(string, *tree)) {
+	if !v.isMap() {
+		b.praisonIgnored(v)
+		return
+	}
+	for i, k := range v.keys {
+		f := v.vals[i]
+		switch k {
+		case "steps":
+		case "variables":
+			if f.isMap() {
+				for j, vk := range f.keys {
+					setVar(vk, f.vals[j])
+				}
+			} else if !f.isNull() {
+				b.errorf(f, f.pos, "expected a mapping, got %s", f.describe())
+			}
+		case "name":
+			if s, ok := f.str(); ok && s != "" && b.team.Name == defaultName(b.file) {
+				b.team.Name = s
+			}
+		case "process":
+			// the steps decide: in order, or a DAG when they branch
+		default:
+			b.praisonIgnored(f)
+		}
+	}
+}
