@@ -16,9 +16,6 @@ import (
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
 
-// version is set at link time: -ldflags "-X main.version=v1.2.3".
-var version = "dev"
-
 // Exit codes of DESIGN §3.
 const (
 	exitOK          = 0
@@ -79,7 +76,7 @@ func newApp(ios *iostreams.IOStreams) *cli.App {
 	return &cli.App{
 		Name:                 "teamrun",
 		Usage:                "run a team of agents from agents.yaml, checkpointed and resumable",
-		Version:              version,
+		Version:              buildVersion(),
 		Reader:               ios.In,
 		Writer:               ios.Out,
 		ErrWriter:            ios.ErrOut,
