@@ -56,7 +56,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	app := newApp(iostreams.System(stdin, stdout, stderr, os.Getenv))
-	err := app.RunContext(ctx, args)
+	args, err := normalizeArgs(app.Commands, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -73,7 +76,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func newApp(ios *iostreams.IOStreams) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:                 "teamrun",
 		Usage:                "run a team of agents from agents.yaml, checkpointed and resumable",
 		Version:              buildVersion(),
@@ -81,9 +84,16 @@ func newApp(ios *iostreams.IOStreams) *cli.App {
 		Writer:               ios.Out,
 		ErrWriter:            ios.ErrOut,
 		EnableBashCompletion: true,
-		HideHelpCommand:      true,
+		Suggest:              true,
 		// Errors are printed once, by run, with their exit code.
 		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   usageError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cli.ShowAppHelp(c)
+			}
+			return unknownCommand(c, c.Args().First())
+		},
 		Commands: []*cli.Command{
 			// Each command lives in its own file as a constructor, e.g. validateCommand().
 			validateCommand(),
@@ -94,4 +104,6 @@ func newApp(ios *iostreams.IOStreams) *cli.App {
 			planCommand(),
 		},
 	}
+	wireCommands(app.Commands)
+	return app
 }
