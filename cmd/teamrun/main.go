@@ -16,9 +16,6 @@ import (
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
 
-// version is set at link time: -ldflags "-X main.version=v1.2.3".
-var version = "dev"
-
 // Exit codes of DESIGN §3.
 const (
 	exitOK          = 0
@@ -59,7 +56,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	app := newApp(iostreams.System(stdin, stdout, stderr, os.Getenv))
-	err := app.RunContext(ctx, args)
+	args, err := normalizeArgs(app.Commands, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -76,17 +76,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func newApp(ios *iostreams.IOStreams) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:                 "teamrun",
 		Usage:                "run a team of agents from agents.yaml, checkpointed and resumable",
-		Version:              version,
+		Version:              buildVersion(),
 		Reader:               ios.In,
 		Writer:               ios.Out,
 		ErrWriter:            ios.ErrOut,
 		EnableBashCompletion: true,
-		HideHelpCommand:      true,
+		Suggest:              true,
 		// Errors are printed once, by run, with their exit code.
 		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   usageError,
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return cli.ShowAppHelp(c)
+			}
+			return unknownCommand(c, c.Args().First())
+		},
 		Commands: []*cli.Command{
 			// Each command lives in its own file as a constructor, e.g. validateCommand().
 			validateCommand(),
@@ -97,4 +104,6 @@ func newApp(ios *iostreams.IOStreams) *cli.App {
 			planCommand(),
 		},
 	}
+	wireCommands(app.Commands)
+	return app
 }

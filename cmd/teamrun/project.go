@@ -121,84 +121,11 @@ func writeJSON(w io.Writer, v any) error {
 	return nil
 }
 
-// commandArgs lets flags follow the arguments (`teamrun plan agents.yaml
-// --json`, `teamrun session show ID --json`): urfave/cli stops at the first
-// argument, so the flags among the rest are applied here. help is true when
-// -h/--help was among them; "--" ends the flags.
-func commandArgs(c *cli.Context) (args []string, help bool, err error) {
-	takesNoValue := map[string]bool{}
-	for _, f := range c.Command.Flags {
-		isBool := false
-		switch f := f.(type) {
-		case *cli.BoolFlag:
-			isBool = true
-		case *cli.GenericFlag:
-			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-				isBool = true
-			}
-		}
-		for _, n := range f.Names() {
-			takesNoValue[n] = isBool
-		}
-	}
-	all := c.Args().Slice()
-	// urfave/cli (the flag package) stops at the first argument that does
-	// not start with "-", and consumes a "--" it meets before any argument.
-	// So arguments that start with a flag-like word only follow such a "--":
-	// they are all arguments, as a session id such as "-x" (a valid id).
-	if len(all) > 0 && len(all[0]) > 1 && all[0][0] == '-' {
-		return all, false, nil
-	}
-	args = []string{}
-	for i := 0; i < len(all); i++ {
-		a := all[i]
-		if a == "--" {
-			return append(args, all[i+1:]...), false, nil
-		}
-		if len(a) < 2 || a[0] != '-' {
-			args = append(args, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		isBool, known := takesNoValue[name]
-		switch {
-		case name == "help" || name == "h":
-			return nil, true, nil
-		case !known:
-			return nil, false, exitf(exitUsage, "flag provided but not defined: %s (see %s --help)", a, c.Command.HelpName)
-		case hasValue:
-		case isBool:
-			value = "true"
-		case i+1 < len(all):
-			value = all[i+1]
-			i++
-		default:
-			return nil, false, exitf(exitUsage, "flag %s needs a value", a)
-		}
-		if err := c.Set(name, value); err != nil {
-			return nil, false, exitf(exitUsage, "invalid value %q for flag %s: %v", value, a, err)
-		}
-	}
-	return args, false, nil
-}
-
-// showHelp prints a command's help, for -h after its arguments.
-func showHelp(c *cli.Context) error {
-	cli.HelpPrinter(c.App.Writer, cli.CommandHelpTemplate, c.Command)
-	return nil
-}
-
-// action adapts fn to urfave/cli: flags may follow the arguments
-// (commandArgs), and -h/--help among them shows the command's help.
+// action adapts fn to urfave/cli, giving it the command's arguments: by then
+// normalizeArgs has moved the flags that followed them (`teamrun plan
+// agents.yaml --json`) in front, and -h/--help anywhere shows the help.
 func action(fn func(c *cli.Context, args []string) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		args, help, err := commandArgs(c)
-		if err != nil {
-			return err
-		}
-		if help {
-			return showHelp(c)
-		}
-		return fn(c, args)
+		return fn(c, c.Args().Slice())
 	}
 }

@@ -109,6 +109,8 @@ func TestPrintListTerminal(t *testing.T) {
 	}
 }
 
+// TestCommandArgs: flags anywhere on the line, through normalizeArgs, as run
+// parses every command line.
 func TestCommandArgs(t *testing.T) {
 	for _, tc := range []struct {
 		args     []string
@@ -116,45 +118,50 @@ func TestCommandArgs(t *testing.T) {
 		help     bool
 		errMatch string
 	}{
-		{args: []string{"a.yaml"}, want: "[a.yaml] json=false session= vars="},
-		{args: []string{"a.yaml", "--json", "--session", "s1"}, want: "[a.yaml] json=true session=s1 vars="},
-		{args: []string{"--json", "a.yaml", "--session=s1"}, want: "[a.yaml] json=true session=s1 vars="},
-		{args: []string{"a.yaml", "--var", "k=v,w", "--var=x=1"}, want: "[a.yaml] json=false session= vars=k=v,w x=1"},
-		{args: []string{"a.yaml", "--", "--json"}, want: "[a.yaml --json] json=false session= vars="},
+		{args: []string{"a.yaml"}, want: "[a.yaml] json=false session= vars= wait="},
+		{args: []string{"a.yaml", "--json", "--session", "s1"}, want: "[a.yaml] json=true session=s1 vars= wait="},
+		{args: []string{"--json", "a.yaml", "--session=s1"}, want: "[a.yaml] json=true session=s1 vars= wait="},
+		{args: []string{"a.yaml", "--var", "k=v,w", "--var=x=1"}, want: "[a.yaml] json=false session= vars=k=v,w x=1 wait="},
+		{args: []string{"a.yaml", "--", "--json"}, want: "[a.yaml --json] json=false session= vars= wait="},
+		{args: []string{"--wait", "1s", "a.yaml"}, want: "[a.yaml] json=false session= vars= wait=1s"},
+		{args: []string{"a.yaml", "--wait=2m"}, want: "[a.yaml] json=false session= vars= wait=2m0s"},
+		{args: []string{"--wait", "a.yaml"}, want: "[a.yaml] json=false session= vars= wait=2562047h47m16.854775807s"},
 		{args: []string{"a.yaml", "-h"}, help: true},
-		{args: []string{"a.yaml", "--nope"}, errMatch: "flag provided but not defined: --nope"},
-		{args: []string{"a.yaml", "--session"}, errMatch: "flag --session needs a value"},
-		{args: []string{"a.yaml", "--json=maybe"}, errMatch: `invalid value "maybe" for flag --json=maybe`},
+		{args: []string{"--help", "a.yaml"}, help: true},
+		{args: []string{"a.yaml", "--nope"}, errMatch: "unknown flag --nope"},
+		{args: []string{"a.yaml", "--sesion", "x"}, errMatch: `Did you mean "--session"?`},
+		{args: []string{"a.yaml", "--session"}, errMatch: "--session needs a value"},
+		{args: []string{"a.yaml", "--json=maybe"}, errMatch: `--json=maybe: want true or false (or the flag alone), got maybe`},
 	} {
 		var got string
-		var help bool
-		var gotErr error
 		vars := &varsFlag{}
-		app := &cli.App{Name: "t", Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{{
+		wait := &waitFlag{}
+		var out strings.Builder
+		app := &cli.App{Name: "t", Writer: &out, ErrWriter: io.Discard, ExitErrHandler: func(*cli.Context, error) {}, Commands: []*cli.Command{{
 			Name: "plan",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}, &cli.StringFlag{Name: "session"},
-				&cli.GenericFlag{Name: "var", Value: vars}},
-			Action: func(c *cli.Context) error {
-				var args []string
-				args, help, gotErr = commandArgs(c)
-				got = fmt.Sprintf("%v json=%v session=%s vars=%s", args, c.Bool("json"), c.String("session"), vars)
+				&cli.GenericFlag{Name: "var", Value: vars}, &cli.GenericFlag{Name: "wait", Value: wait}},
+			Action: action(func(c *cli.Context, args []string) error {
+				got = fmt.Sprintf("%v json=%v session=%s vars=%s wait=%s", args, c.Bool("json"), c.String("session"), vars, wait)
 				return nil
-			},
+			}),
 		}}}
-		if err := app.Run(append([]string{"t", "plan"}, tc.args...)); err != nil {
-			t.Fatalf("%v: %v", tc.args, err)
+		wireCommands(app.Commands)
+		args, err := normalizeArgs(app.Commands, append([]string{"t", "plan"}, tc.args...))
+		if err == nil {
+			err = app.Run(args)
 		}
 		switch {
 		case tc.errMatch != "":
-			if gotErr == nil || !strings.Contains(gotErr.Error(), tc.errMatch) {
-				t.Errorf("%v: error %v, want %q", tc.args, gotErr, tc.errMatch)
+			if err == nil || !strings.Contains(err.Error(), tc.errMatch) {
+				t.Errorf("%v: error %v, want %q", tc.args, err, tc.errMatch)
 			}
 		case tc.help:
-			if !help {
-				t.Errorf("%v: help not seen", tc.args)
+			if err != nil || !strings.Contains(out.String(), "USAGE:") || got != "" {
+				t.Errorf("%v: help not shown (err %v, ran %q)", tc.args, err, got)
 			}
-		case gotErr != nil || got != tc.want:
-			t.Errorf("%v: got %q, %v; want %q", tc.args, got, gotErr, tc.want)
+		case err != nil || got != tc.want:
+			t.Errorf("%v: got %q, %v; want %q", tc.args, got, err, tc.want)
 		}
 	}
 }

@@ -107,6 +107,7 @@ func isIdentifier(s string) bool {
 func runCommand(ios *iostreams.IOStreams) *cli.Command {
 	wait := &waitFlag{}
 	vars := &varsFlag{}
+	maxParallel := &posIntFlag{n: 4}
 	cmd := &cli.Command{
 		Name:      "run",
 		Usage:     "run a team, checkpointing every task; --continue resumes where it stopped",
@@ -119,7 +120,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			&cli.BoolFlag{Name: "continue", Usage: "resume the session (--session, else the project's active one)"},
 			&cli.StringFlag{Name: "session", Usage: "the session `ID`"},
 			&cli.GenericFlag{Name: "var", Usage: "set `KEY=VALUE` in the shared state (repeatable)", Value: vars},
-			&cli.IntFlag{Name: "max-parallel", Value: 4, Usage: "workflow: at most `N` tasks at once"},
+			&cli.GenericFlag{Name: "max-parallel", Value: maxParallel, Usage: "workflow: at most `N` tasks at once"},
 			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "when the task set changed: strict (restore no output) or unchanged (reuse unchanged tasks); `MODE`: strict|unchanged"},
 			&cli.GenericFlag{Name: "wait", Value: wait, Usage: "when another run holds the session, wait for it (alone: as long as it takes; --wait=`DUR`: at most DUR)", DefaultText: "exit 4 at once"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON event per line on stdout"},
@@ -127,18 +128,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		},
 	}
 	cmd.Action = func(c *cli.Context) error {
-		// urfave/cli stops at the first argument; `run FILE --continue` is
-		// how people type it, so the flags that follow FILE count too.
-		args, help, err := commandArgs(c)
-		if err != nil {
-			return err
-		}
-		if help {
-			if lin := c.Lineage(); len(lin) > 1 {
-				return cli.ShowCommandHelp(lin[1], cmd.Name)
-			}
-			return cli.ShowCommandHelp(c, cmd.Name)
-		}
+		args := c.Args().Slice()
 		switch len(args) {
 		case 0:
 			return exitf(exitUsage, "run needs the team's FILE (try: teamrun run agents.yaml)")
@@ -153,9 +143,6 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		// An empty --session is a bad id (DESIGN §5), not "pick one".
 		if c.IsSet("session") && c.String("session") == "" {
 			return withCode(exitUsage, fmt.Errorf("--session: %w", checkpoint.ValidateID("")))
-		}
-		if c.Int("max-parallel") < 1 {
-			return exitf(exitUsage, "--max-parallel %d: expected 1 or more", c.Int("max-parallel"))
 		}
 		if c.Bool("json") && c.Bool("quiet") {
 			return exitf(exitUsage, "--json and --quiet do not go together")
@@ -176,7 +163,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			Session:     c.String("session"),
 			Vars:        vars.vals,
 			VarOrder:    vars.order,
-			MaxParallel: c.Int("max-parallel"),
+			MaxParallel: maxParallel.n,
 			Reuse:       reuse,
 			Wait:        wait.d,
 			Mode:        mode,

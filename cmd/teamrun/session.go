@@ -32,7 +32,7 @@ func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 			if c.NArg() == 0 {
 				return cli.ShowSubcommandHelp(c)
 			}
-			return exitf(exitUsage, "unknown session command %q: use list, show, delete, prune or decide (teamrun session --help)", c.Args().First())
+			return unknownSessionCommand(c, c.Args().First())
 		},
 		Subcommands: []*cli.Command{
 			sessionListCommand(ios),

@@ -1,0 +1,289 @@
+package main
+
+// The command-line conventions every command shares: flags anywhere on the
+// line, `teamrun help CMD`, did-you-mean for commands and flags, flag errors
+// that say what was expected. urfave/cli does the parsing, the suggestions and
+// the help; this file only puts the line into the shape it expects.
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+const completionFlag = "--generate-bash-completion"
+
+// flagKind is how a flag takes its value on the command line.
+type flagKind int
+
+const (
+	flagUnknown  flagKind = iota
+	flagBool              // --json
+	flagValue             // --session ID, --session=ID
+	flagOptional          // --wait, --wait=1m, --wait 1m (a value only if it parses)
+)
+
+// optionalValue is a flag value that may stand alone (IsBoolFlag) and may take
+// a value: Accepts says whether the next word on the line is that value.
+type optionalValue interface {
+	IsBoolFlag() bool
+	Accepts(s string) bool
+}
+
+// normalizeArgs rewrites a command line into the form urfave/cli parses (it
+// stops at the first argument): the flags of the command go first, the
+// arguments after a "--", so that `teamrun run agents.yaml --continue` and
+// `teamrun run --help agents.yaml` mean what they say. `help CMD…` becomes
+// `CMD… --help`, and `--wait 1s` becomes `--wait=1s`. A line for shell
+// completion is left alone: urfave/cli reads it as typed. With --help among
+// the flags the arguments are dropped: the help is the command's.
+func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
+	if len(args) < 2 || args[len(args)-1] == completionFlag {
+		return args, nil
+	}
+	out := []string{args[0]}
+	rest := args[1:]
+	// Global flags (--help, --version) before the command stay where they are.
+	for len(rest) > 0 && strings.HasPrefix(rest[0], "-") && rest[0] != "--" {
+		out = append(out, rest[0])
+		rest = rest[1:]
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	helpFor := false
+	if rest[0] == "help" || rest[0] == "h" {
+		if len(rest) == 1 || findCommand(cmds, rest[1]) == nil {
+			return append(out, rest...), nil // urfave/cli's help: the app's, or "No help topic", with a suggestion
+		}
+		helpFor, rest = true, rest[1:]
+	}
+	cmd := findCommand(cmds, rest[0])
+	if cmd == nil {
+		return append(out, rest...), nil
+	}
+	out = append(out, rest[0])
+	path := "teamrun " + rest[0]
+	rest = rest[1:]
+	for len(cmd.Subcommands) > 0 && len(rest) > 0 {
+		if rest[0] == "help" { // teamrun session help [list]
+			helpFor, rest = true, rest[1:]
+			continue
+		}
+		sub := findCommand(cmd.Subcommands, rest[0])
+		if sub == nil {
+			break
+		}
+		cmd = sub
+		out = append(out, rest[0])
+		path += " " + rest[0]
+		rest = rest[1:]
+	}
+	if helpFor {
+		return append(out, "--help"), nil
+	}
+	flags, pos, err := splitFlags(cmd, path, rest)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, flags...)
+	for _, f := range flags {
+		if f == "--help" || f == "-h" {
+			return out, nil
+		}
+	}
+	if len(pos) > 0 {
+		out = append(out, "--")
+		out = append(out, pos...)
+	}
+	return out, nil
+}
+
+// splitFlags separates a command's flags (with their values) from its
+// arguments; everything after "--" is an argument.
+func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []string, err error) {
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			return flags, append(pos, rest[i+1:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		kind, opt := kindOf(cmd, name)
+		switch {
+		case hasValue, kind == flagBool, kind == flagUnknown:
+			// An unknown flag is left for urfave/cli to refuse, with a suggestion.
+			flags = append(flags, a)
+		case kind == flagOptional:
+			if i+1 < len(rest) && opt.Accepts(rest[i+1]) {
+				flags = append(flags, a+"="+rest[i+1])
+				i++
+				continue
+			}
+			flags = append(flags, a)
+		case i+1 < len(rest):
+			flags = append(flags, a, rest[i+1])
+			i++
+		default:
+			return nil, nil, exitf(exitUsage, "%s needs a value (see %s --help)", a, path)
+		}
+	}
+	return flags, pos, nil
+}
+
+func kindOf(cmd *cli.Command, name string) (flagKind, optionalValue) {
+	if name == "help" || name == "h" {
+		return flagBool, nil
+	}
+	for _, f := range cmd.Flags {
+		if !hasName(f.Names(), name) {
+			continue
+		}
+		switch f := f.(type) {
+		case *cli.BoolFlag:
+			return flagBool, nil
+		case *cli.GenericFlag:
+			if o, ok := f.Value.(optionalValue); ok && o.IsBoolFlag() {
+				return flagOptional, o
+			}
+		}
+		return flagValue, nil
+	}
+	return flagUnknown, nil
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if hasName(c.Names(), name) {
+			return c
+		}
+	}
+	return nil
+}
+
+func hasName(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownCommand is the error for `teamrun runn`, with urfave/cli's
+// did-you-mean.
+func unknownCommand(c *cli.Context, name string) error {
+	return exitf(exitUsage, "unknown command %q.%s (teamrun --help lists the commands)", name, didYouMean(c, name))
+}
+
+// unknownSessionCommand is the error for `teamrun session lst`.
+func unknownSessionCommand(c *cli.Context, name string) error {
+	return exitf(exitUsage, "unknown session command %q: use list, show, delete, prune or decide.%s (teamrun session --help)", name, didYouMean(c, name))
+}
+
+// didYouMean is urfave/cli's suggestion for a mistyped subcommand of c's
+// command, led by a space, or "" (it never suggests "help": that is no fix).
+func didYouMean(c *cli.Context, name string) string {
+	if cli.SuggestCommand == nil {
+		return ""
+	}
+	s := cli.SuggestCommand(c.Command.Subcommands, name)
+	if s == "" || strings.Contains(s, `"help"`) || strings.Contains(s, `"h"`) {
+		return ""
+	}
+	return " " + s
+}
+
+var (
+	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	needsArgument = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+	invalidValue  = regexp.MustCompile(`^invalid value "(.*)" for flag -+([^:]*): (.*)$`)
+	invalidBool   = regexp.MustCompile(`^invalid boolean value "(.*)" for -+([^:]*): (.*)$`)
+)
+
+// usageError rewords urfave/cli's flag errors (those of the flag package):
+// the flag as it is typed, what was expected, and a did-you-mean for a flag
+// that does not exist. It replaces the full help urfave/cli prints to stdout.
+func usageError(c *cli.Context, err error, _ bool) error {
+	help := c.Command.HelpName
+	if help == "" {
+		help = c.App.Name
+	}
+	msg := err.Error()
+	if m := undefinedFlag.FindStringSubmatch(msg); m != nil {
+		hint := ""
+		if cli.SuggestFlag != nil {
+			if s := cli.SuggestFlag(c.Command.Flags, m[1], c.Command.HideHelp); s != "" {
+				hint = " " + fmt.Sprintf(cli.SuggestDidYouMeanTemplate, s)
+			}
+		}
+		return exitf(exitUsage, "unknown flag %s.%s (see %s --help)", dashed(m[1]), hint, help)
+	}
+	if m := needsArgument.FindStringSubmatch(msg); m != nil {
+		return exitf(exitUsage, "%s needs a value (see %s --help)", dashed(m[1]), help)
+	}
+	if m := invalidValue.FindStringSubmatch(msg); m != nil {
+		if strings.Contains(m[3], m[1]) { // the message names the value already
+			return exitf(exitUsage, "%s: %s", dashed(m[2]), m[3])
+		}
+		return exitf(exitUsage, "%s=%s: %s", dashed(m[2]), m[1], m[3])
+	}
+	if m := invalidBool.FindStringSubmatch(msg); m != nil {
+		if m[3] != "parse error" { // a flag that may stand alone, such as --wait, said why
+			return exitf(exitUsage, "%s: %s", dashed(m[2]), m[3])
+		}
+		return exitf(exitUsage, "%s=%s: want true or false (or the flag alone), got %s", dashed(m[2]), m[1], m[1])
+	}
+	return withCode(exitUsage, err)
+}
+
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// wireCommands gives every command the shared usage-error handler and
+// hides urfave/cli's per-command help subcommand (`teamrun help CMD` and
+// `CMD --help` cover it; a session id such as "h" stays an argument).
+func wireCommands(cmds []*cli.Command) {
+	for _, c := range cmds {
+		c.OnUsageError = usageError
+		c.HideHelpCommand = true
+		wireCommands(c.Subcommands)
+	}
+}
+
+// posIntFlag is a whole number ≥ 1 (--max-parallel).
+type posIntFlag struct{ n int }
+
+func (p *posIntFlag) String() string {
+	if p == nil {
+		return ""
+	}
+	return strconv.Itoa(p.n)
+}
+
+func (p *posIntFlag) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 {
+		return fmt.Errorf("want a whole number ≥ 1, got %s", s)
+	}
+	p.n = n
+	return nil
+}
+
+// Accepts reports whether s is a --wait duration, so that `--wait 1s` takes it
+// while `--wait agents.yaml` leaves the FILE alone.
+func (w *waitFlag) Accepts(s string) bool {
+	d, err := time.ParseDuration(s)
+	return err == nil && d >= 0
+}
