@@ -14,7 +14,6 @@ import (
 )
 
 var (
-	identRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	nameRE     = regexp.MustCompile(`^[^./\s\x00-\x1f][^/\x00-\x1f]*$`)
 	durationRE = regexp.MustCompile(`^([0-9]+(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
 )

@@ -68,13 +68,3 @@ func userPrompt(description, expectedOutput string, context []ContextOutput) str
 	}
 	return strings.Join(parts, "\n\n")
 }
-
-// Turn is what an agent with memory appends to its history after a task:
-// the user message it sent (the last of sent) and the answer it got.
-func Turn(sent []Message, answer string) []Message {
-	var turn []Message
-	if n := len(sent); n > 0 && sent[n-1].Role == "user" {
-		turn = append(turn, sent[n-1])
-	}
-	return append(turn, Message{Role: "assistant", Content: answer})
-}

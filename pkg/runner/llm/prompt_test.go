@@ -94,7 +94,7 @@ func TestPromptAndMemoryOverTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	history = append(history, Turn(msgs, r1.Content)...)
+	history = append(history, msgs[len(msgs)-1], Message{Role: "assistant", Content: r1.Content})
 
 	// The checkpoint holds the conversation; the resumed run reads it back.
 	saved, err := json.Marshal(history)
@@ -129,24 +129,6 @@ func TestPromptAndMemoryOverTheWire(t *testing.T) {
 	}
 	if !reflect.DeepEqual(reqs[1].Messages, want2) {
 		t.Errorf("task 2 sent\n%#v\nwant\n%#v", reqs[1].Messages, want2)
-	}
-}
-
-func TestTurn(t *testing.T) {
-	sys := Message{Role: "system", Content: "S"}
-	tests := []struct {
-		name string
-		sent []Message
-		want []Message
-	}{
-		{"system and user", []Message{sys, {Role: "user", Content: "U"}}, []Message{{Role: "user", Content: "U"}, {Role: "assistant", Content: "A"}}},
-		{"with history", []Message{sys, {Role: "user", Content: "U0"}, {Role: "assistant", Content: "A0"}, {Role: "user", Content: "U"}}, []Message{{Role: "user", Content: "U"}, {Role: "assistant", Content: "A"}}},
-		{"nothing sent", nil, []Message{{Role: "assistant", Content: "A"}}},
-	}
-	for _, tt := range tests {
-		if got := Turn(tt.sent, "A"); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("%s: Turn = %v, want %v", tt.name, got, tt.want)
-		}
 	}
 }
 
