@@ -13,6 +13,9 @@ func realServer(t *testing.T) string {
 	t.Helper()
 	base := os.Getenv("OPENAI_BASE_URL")
 	if base == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("OPENAI_BASE_URL is unset under CI=true: .ci/run must start the real LLM server")
+		}
 		t.Skip("OPENAI_BASE_URL is not set: no real LLM server (see ../shared/llm/README.md)")
 	}
 	return strings.TrimSuffix(base, "/v1")

@@ -17,6 +17,9 @@ import (
 func realClient(t *testing.T) *Client {
 	t.Helper()
 	if os.Getenv("OPENAI_BASE_URL") == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("OPENAI_BASE_URL is unset under CI=true: .ci/run must start the real LLM server")
+		}
 		t.Skip("OPENAI_BASE_URL is unset: start the local test server (../shared/llm/start-ollama.sh) to run the real-server tests")
 	}
 	ep, err := Resolve(nil, os.Getenv)
