@@ -95,7 +95,9 @@ func TestKillsTheWholeGroup(t *testing.T) {
 			dir := t.TempDir()
 			pidFile := filepath.Join(dir, "pid")
 			// The grandchild ignores nothing special: it only has to die with its group.
-			cs := CommandSpec{Shell: "sleep 60 & echo $! > " + pidFile + "; wait"}
+			// The pid reaches pidFile by a rename: the test never reads a
+			// file the shell has created but not yet written.
+			cs := CommandSpec{Shell: "sleep 60 & echo $! > " + pidFile + ".tmp && mv " + pidFile + ".tmp " + pidFile + "; wait"}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if how == "timeout" {
@@ -126,7 +128,10 @@ func TestKillsTheWholeGroup(t *testing.T) {
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+			if perr != nil || pid <= 0 {
+				t.Fatalf("pid file %q: %v", b, perr)
+			}
 			gone(t, pid)
 			if len(groups.pgid) != 0 {
 				t.Fatalf("groups still tracked: %v", groups.pgid)
