@@ -308,19 +308,7 @@ func (b *builder) task(name string, v *tree) {
 		}
 	}
 	if c := v.get("condition"); c.isMap() {
-		for i, val := range c.keys {
-			r := Route{Value: val}
-			t := c.vals[i]
-			if s, ok := t.str(); ok {
-				r.Next = []string{s}
-			}
-			for _, it := range t.items {
-				if s, ok := it.str(); ok {
-					r.Next = append(r.Next, s)
-				}
-			}
-			tk.Condition = append(tk.Condition, r)
-		}
+		tk.Condition = routesOf(c)
 	}
 	b.team.Tasks = append(b.team.Tasks, tk)
 	b.tasks = append(b.tasks, v)
@@ -617,4 +605,24 @@ func isPraison(root *tree) bool {
 		}
 	}
 	return false
+}
+
+// routesOf reads a condition mapping {VALUE: task or [tasks]} in file
+// order; a value with no task has a nil Next.
+func routesOf(c *tree) []Route {
+	routes := make([]Route, 0, len(c.keys))
+	for i, val := range c.keys {
+		r := Route{Value: val}
+		t := c.vals[i]
+		if s, ok := t.str(); ok {
+			r.Next = []string{s}
+		}
+		for _, it := range t.items {
+			if s, ok := it.str(); ok {
+				r.Next = append(r.Next, s)
+			}
+		}
+		routes = append(routes, r)
+	}
+	return routes
 }

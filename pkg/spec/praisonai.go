@@ -401,20 +401,7 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 		case "agent", "name":
 			// read by the caller
 		case "context":
-			tk.HasContext = true
-			if s, ok := f.str(); ok {
-				tk.Context = []string{s}
-			} else if f.isSeq() {
-				for _, it := range f.items {
-					if s, ok := it.str(); ok {
-						tk.Context = append(tk.Context, s)
-					} else {
-						b.errorf(it, it.pos, "expected a task name, got %s", it.describe())
-					}
-				}
-			} else if !f.isNull() {
-				b.errorf(f, f.pos, "expected a list of task names, got %s", f.describe())
-			}
+			b.praisonContext(f, tk)
 		case "tools":
 			if hasTools(f) {
 				b.warnf(f, f.kpos, "not supported, ignored: the task runs without tools")

@@ -565,6 +565,7 @@ func (b *builder) praisonRetries(f *tree, tk *Task) {
 	tk.MaxRetries = int(n)
 }
 
+// praisonContext reads a task's context: one task name or a list of them.
 func (b *builder) praisonContext(f *tree, tk *Task) {
 	tk.HasContext = true
 	if s, ok := f.str(); ok {
@@ -588,16 +589,9 @@ func (b *builder) praisonCondition(f *tree, tk *Task) {
 		b.errorf(f, f.pos, "expected a mapping of results to the tasks they run, got %s", f.describe())
 		return
 	}
-	for i, val := range f.keys {
-		r := Route{Value: val, Next: []string{}}
-		t := f.vals[i]
-		if s, ok := t.str(); ok {
-			r.Next = []string{s}
-		}
-		for _, it := range t.items {
-			if s, ok := it.str(); ok {
-				r.Next = append(r.Next, s)
-			}
+	for _, r := range routesOf(f) {
+		if r.Next == nil {
+			r.Next = []string{} // written down: the value routes nowhere
 		}
 		tk.Condition = append(tk.Condition, r)
 	}
