@@ -227,15 +227,7 @@ func TestEnvLeftOut(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var warnings []string
-			c := &Commands{TempDir: t.TempDir(), Warn: func(m string) { warnings = append(warnings, m) }}
-			defer c.Close()
-			job := &Job{
-				Session: "s1", Attempt: 1,
-				Task:  &spec.Task{Name: "t"},
-				Agent: &spec.Agent{Name: "a", Kind: spec.CommandAgent, Shell: `printf '%s|%s' "${#TEAMRUN_VAR_BIG}" "$TEAMRUN_VAR_OK"`},
-				State: map[string]any{"big": tt.value, "ok": "yes"},
-			}
+			c, job, warned := shellJob(t, `printf '%s|%s' "${#TEAMRUN_VAR_BIG}" "$TEAMRUN_VAR_OK"`, map[string]any{"big": tt.value, "ok": "yes"})
 			for range 2 { // the warning comes once
 				res, err := c.Execute(context.Background(), job)
 				if err != nil {
@@ -245,6 +237,7 @@ func TestEnvLeftOut(t *testing.T) {
 					t.Fatalf("result %q: TEAMRUN_VAR_BIG should be passed: %v", truncate(res.Raw, 40), tt.warn == "")
 				}
 			}
+			warnings := *warned
 			switch {
 			case tt.warn == "" && len(warnings) > 0:
 				t.Fatalf("warnings %q", warnings)
@@ -292,4 +285,20 @@ func TestSimpleCommand(t *testing.T) {
 			t.Errorf("simpleCommand(%q) = %q, %v; want %q", tt.line, got, ok, tt.want)
 		}
 	}
+}
+
+// shellJob is a command agent's job running shell with the shared state,
+// and the Commands that runs it; warnings collects what it warns.
+func shellJob(t *testing.T, shell string, state map[string]any) (*Commands, *Job, *[]string) {
+	t.Helper()
+	warnings := &[]string{}
+	c := &Commands{TempDir: t.TempDir(), Warn: func(m string) { *warnings = append(*warnings, m) }}
+	t.Cleanup(c.Close)
+	job := &Job{
+		Session: "s1", Attempt: 1,
+		Task:  &spec.Task{Name: "t"},
+		Agent: &spec.Agent{Name: "a", Kind: spec.CommandAgent, Shell: shell},
+		State: state,
+	}
+	return c, job, warnings
 }

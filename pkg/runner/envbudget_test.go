@@ -7,8 +7,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // TestEnvBudget: the variables together never make the environment too
@@ -36,15 +34,7 @@ func TestEnvBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var warnings []string
-			c := &Commands{TempDir: t.TempDir(), Warn: func(m string) { warnings = append(warnings, m) }}
-			defer c.Close()
-			job := &Job{
-				Session: "s1", Attempt: 1,
-				Task:  &spec.Task{Name: "t"},
-				Agent: &spec.Agent{Name: "a", Kind: spec.CommandAgent, Shell: `printf '%s|%s|' "$TEAMRUN_VAR_OK" "${TEAMRUN_VARS_FILE:+set}"; env | wc -c | tr -d ' \n'; printf '|'; [ -z "$TEAMRUN_VARS_FILE" ] || cat "$TEAMRUN_VARS_FILE"`},
-				State: tt.state,
-			}
+			c, job, warned := shellJob(t, `printf '%s|%s|' "$TEAMRUN_VAR_OK" "${TEAMRUN_VARS_FILE:+set}"; env | wc -c | tr -d ' \n'; printf '|'; [ -z "$TEAMRUN_VARS_FILE" ] || cat "$TEAMRUN_VARS_FILE"`, tt.state)
 			var file string
 			for range 2 { // the warning comes once
 				res, err := c.Execute(context.Background(), job)
@@ -79,6 +69,7 @@ func TestEnvBudget(t *testing.T) {
 					file = varsFile(c.all[0])
 				}
 			}
+			warnings := *warned
 			if len(warnings) != tt.warnings {
 				t.Fatalf("%d warnings, want %d: %q", len(warnings), tt.warnings, warnings)
 			}
