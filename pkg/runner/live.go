@@ -195,8 +195,7 @@ func fit(s string, width int) string {
 	if utf8.RuneCountInString(s) <= width {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:max(width-1, 0)]) + "…"
+	return truncate(s, max(width-1, 0))
 }
 
 // shorten cuts a task name to width columns keeping its start and its end:
