@@ -1,10 +1,7 @@
 package checkpoint
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 )
 
@@ -72,33 +69,3 @@ type Journal interface {
 	// Close folds the transitions into the snapshot. The lock stays held.
 	Close() error
 }
-
-// EncodeRecord is a transition's payload as every backend stores it: the
-// JSON of one journal line, without its frame.
-func EncodeRecord(r Record) ([]byte, error) {
-	if err := r.validate(); err != nil {
-		return nil, err
-	}
-	if r.At.IsZero() {
-		r.At = time.Now()
-	}
-	return marshalNoEscape(r.wire())
-}
-
-// DecodeRecord reads a payload EncodeRecord wrote.
-func DecodeRecord(p []byte) (Record, error) {
-	dec := json.NewDecoder(bytes.NewReader(p))
-	dec.UseNumber()
-	var w recordWire
-	if err := dec.Decode(&w); err != nil {
-		return Record{}, fmt.Errorf("not a journal record: %w", err)
-	}
-	r := w.record()
-	if err := r.validate(); err != nil {
-		return Record{}, err
-	}
-	return r, nil
-}
-
-// Apply folds one decoded transition into s, as every backend's Load does.
-func (s *Session) Apply(r Record) { s.apply(r) }

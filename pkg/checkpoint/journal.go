@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"os"
 	"reflect"
@@ -199,9 +198,12 @@ func (s *Session) apply(r Record) {
 // a torn write when no valid line follows it, and is ignored; anywhere else
 // it is corruption.
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
-
 const journalMagic = "teamrun-journal"
+
+// errForeignJournal: the journal beside a snapshot belongs to neither it nor
+// the journal it absorbed. Folding or ignoring it could restart acknowledged
+// work, so it is damage to look at, never a silent restart.
+var errForeignJournal = errors.New("it does not belong to the session's snapshot")
 
 type journalHeader struct {
 	Magic   string `json:"journal"`
@@ -211,7 +213,7 @@ type journalHeader struct {
 
 func frame(payload []byte) []byte {
 	line := make([]byte, 0, len(payload)+10)
-	line = fmt.Appendf(line, "%08x ", crc32.Checksum(payload, crcTable))
+	line = fmt.Appendf(line, "%08x ", Checksum(payload))
 	line = append(line, payload...)
 	return append(line, '\n')
 }
@@ -232,43 +234,37 @@ func unframe(line []byte) ([]byte, bool) {
 	}
 	payload := line[9:]
 	want := uint32(sum[0])<<24 | uint32(sum[1])<<16 | uint32(sum[2])<<8 | uint32(sum[3])
-	return payload, crc32.Checksum(payload, crcTable) == want
+	return payload, Checksum(payload) == want
 }
 
-// journalLines splits data into valid payloads, ignoring a torn tail.
+// journalLines splits data into valid payloads. Only the last line may be
+// incomplete, and only by a write cut short (it has no newline yet): such a
+// tail is a torn write and ignored, unless it is a whole record that lost
+// only its newline, which is kept (its bytes are on disk). A complete line
+// that fails its checksum is damage wherever it is: a crash cannot make one.
 // valid is the length of the prefix the payloads came from.
 func journalLines(data []byte) (payloads [][]byte, valid int, err error) {
 	off := 0
 	for off < len(data) {
 		nl := bytes.IndexByte(data[off:], '\n')
 		if nl < 0 {
-			break // incomplete last line: torn
+			tail := data[off:]
+			if payload, ok := unframe(tail); ok {
+				payloads = append(payloads, payload)
+				off = len(data)
+			} else if _, ok := unframe(tail[:len(tail)-1]); ok && len(tail) > 1 {
+				return nil, 0, fmt.Errorf("damaged record at byte %d (a whole record whose newline was changed)", off)
+			}
+			break
 		}
 		payload, ok := unframe(data[off : off+nl])
 		if !ok {
-			if anyValidLine(data[off+nl+1:]) {
-				return nil, 0, fmt.Errorf("damaged record at byte %d followed by valid records", off)
-			}
-			break // a torn write: nothing valid after it
+			return nil, 0, fmt.Errorf("damaged record at byte %d (it fails its checksum)", off)
 		}
 		payloads = append(payloads, payload)
 		off += nl + 1
 	}
 	return payloads, off, nil
-}
-
-func anyValidLine(data []byte) bool {
-	for len(data) > 0 {
-		nl := bytes.IndexByte(data, '\n')
-		if nl < 0 {
-			return false
-		}
-		if _, ok := unframe(data[:nl]); ok {
-			return true
-		}
-		data = data[nl+1:]
-	}
-	return false
 }
 
 // foldJournal applies the journal's records to sess when the journal
@@ -290,7 +286,10 @@ func foldJournal(sess *Session, data []byte) (int, error) {
 		return 0, err
 	}
 	if h.Epoch == "" || h.Epoch != sess.Epoch {
-		return 0, nil
+		if sess.FormatVersion >= 2 && h.Epoch != sess.FoldedEpoch {
+			return 0, fmt.Errorf("%w (journal epoch %q; the snapshot is at %q after %q)", errForeignJournal, h.Epoch, sess.Epoch, sess.FoldedEpoch)
+		}
+		return 0, nil // already folded into the snapshot
 	}
 	for i, p := range payloads[1:] {
 		dec := json.NewDecoder(bytes.NewReader(p))

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -19,7 +20,7 @@ import (
 
 // FormatVersion is the session file format this package writes. Readers
 // accept every version up to it; a newer file is refused with advice.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // Status is a task's state in a checkpoint.
 type Status string
@@ -46,10 +47,14 @@ type Session struct {
 	Summary Counts `json:"summary"`
 	// Epoch names the journal generation that belongs to this snapshot;
 	// a journal with another epoch was already folded in and is ignored.
-	Epoch      string               `json:"journal_epoch,omitempty"`
-	Checkpoint Checkpoint           `json:"checkpoint"`
-	Team       TeamState            `json:"team"`
-	Memory     map[string][]Message `json:"memory,omitempty"`
+	Epoch string `json:"journal_epoch,omitempty"`
+	// FoldedEpoch is the epoch of the journal this snapshot absorbed: a
+	// crash before that journal was restarted leaves it behind, already
+	// folded. A journal of any other epoch does not belong here (format 2).
+	FoldedEpoch string               `json:"folded_epoch,omitempty"`
+	Checkpoint  Checkpoint           `json:"checkpoint"`
+	Team        TeamState            `json:"team"`
+	Memory      map[string][]Message `json:"memory,omitempty"`
 
 	index   map[string]int // task name -> position in Team.Tasks
 	indexed int            // how many of Team.Tasks index covers
@@ -302,8 +307,25 @@ func copyStrings(m map[string]string) map[string]string {
 
 // ---- JSON-safe text: raw bytes that survive a JSON round trip ----
 
-// b64Key marks a string stored base64 because it is not UTF-8.
-const b64Key = "$base64"
+// b64Key marks a string stored base64 because it is not UTF-8; mapKey
+// wraps a user mapping whose only key starts with "$", so that no user value
+// ever reads as a marker (format 2 on).
+const (
+	b64Key = "$base64"
+	mapKey = "$map"
+)
+
+// escapeMarker wraps a user mapping that has the shape of a marker.
+func escapeMarker(m map[string]any) map[string]any {
+	if len(m) == 1 {
+		for k := range m {
+			if strings.HasPrefix(k, "$") {
+				return map[string]any{mapKey: m}
+			}
+		}
+	}
+	return m
+}
 
 // text is a string that marshals as a JSON string when it is UTF-8 and as
 // {"$base64": "..."} otherwise, so it comes back byte for byte.
@@ -460,7 +482,7 @@ func safeValue(v any) (out any, ok bool) {
 				return nil, false
 			}
 		}
-		return res, true
+		return escapeMarker(res), true
 	case []string:
 		res := make([]any, len(x))
 		for i, e := range x {
@@ -475,7 +497,7 @@ func safeValue(v any) (out any, ok bool) {
 			}
 			res[k], _ = safeValue(e)
 		}
-		return res, true
+		return escapeMarker(res), true
 	case map[any]any:
 		// YAML mappings with non-string keys: JSON objects cannot hold them.
 		return nil, false
@@ -577,6 +599,9 @@ func plainValue(v any) any {
 				if raw, err := base64.StdEncoding.DecodeString(s); err == nil {
 					return string(raw)
 				}
+			}
+			if m, ok := x[mapKey].(map[string]any); ok {
+				return plainMap(m)
 			}
 		}
 		for k, e := range x {

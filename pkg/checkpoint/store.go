@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -333,89 +332,20 @@ func (s *Store) LoadPrefetched(id string, p *Prefetch) (*Session, error) {
 
 // decodeFiles is Load without the I/O: the snapshot with its journal folded.
 func decodeFiles(id, path string, data []byte, jpath string, jdata []byte) (*Session, error) {
-	sess, err := decodeSession(data)
+	sess, err := DecodeSession(id, path, data)
 	if err != nil {
-		if n, ok := errors.AsType[*errNewer](err); ok {
-			return nil, &NewerError{ID: id, Path: path, Version: n.version}
-		}
-		return nil, &CorruptError{ID: id, Path: path, Err: err}
-	}
-	if sess.ID != id {
-		return nil, &CorruptError{ID: id, Path: path, Err: fmt.Errorf("it holds session %q", sess.ID)}
+		return nil, err
 	}
 	if len(jdata) > 0 {
 		if _, err := foldJournal(sess, jdata); err != nil {
+			if errors.Is(err, errForeignJournal) {
+				err = fmt.Errorf("%w: snapshot %s", err, path)
+			}
 			return nil, &CorruptError{ID: id, Path: jpath, Err: err}
 		}
 	}
-	sess.Summary = sess.counts()
+	sess.Summarize()
 	return sess, nil
-}
-
-// sessionWire is a session as decoded in one pass: its tasks decode as
-// taskRecordWire straight from the file's decoder (whose UseNumber they
-// share), not through TaskRecord.UnmarshalJSON, which would scan each task
-// twice more with a decoder of its own.
-type sessionWire struct {
-	sessionJSON
-	Team teamStateWire `json:"team"`
-}
-
-type sessionJSON Session
-
-type teamStateWire struct {
-	teamStateJSON
-	Tasks []taskRecordWire `json:"tasks"`
-}
-
-func decodeSession(data []byte) (*Session, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var w sessionWire
-	// Room for the tasks up front (a task record is the only object with
-	// "expected_output"), so that decoding does not grow the slice a dozen
-	// times; a wrong guess costs only capacity.
-	if n := bytes.Count(data, []byte(`"expected_output":`)); n > 0 {
-		w.Team.Tasks = make([]taskRecordWire, 0, n)
-	}
-	if err := dec.Decode(&w); err != nil {
-		return nil, decodeError(data, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("not a session file: data after the JSON object")
-	}
-	if len(w.Team.Tasks) == 0 && cap(w.Team.Tasks) > 0 {
-		w.Team.Tasks = nil // no "tasks" key: the guess stayed unused ([] decodes to a new empty slice)
-	}
-	sess := Session(w.sessionJSON)
-	sess.Team = TeamState(w.Team.teamStateJSON)
-	sess.Team.Tasks = nil
-	if w.Team.Tasks != nil {
-		sess.Team.Tasks = make([]TaskRecord, len(w.Team.Tasks))
-		for i := range w.Team.Tasks {
-			t := &w.Team.Tasks[i]
-			sess.Team.Tasks[i] = TaskRecord(t.taskRecordJSON)
-			sess.Team.Tasks[i].Result, sess.Team.Tasks[i].Error = string(t.Result), string(t.Error)
-		}
-	}
-	if err := checkVersion(sess.FormatVersion); err != nil {
-		return nil, err
-	}
-	if sess.ID == "" {
-		return nil, errors.New("no session_id")
-	}
-	sess.normalize()
-	return &sess, nil
-}
-
-func checkVersion(v int) error {
-	if v <= 0 {
-		return errors.New("no format_version: not a teamrun session file")
-	}
-	if v > FormatVersion {
-		return &errNewer{version: v}
-	}
-	return nil
 }
 
 // Summary is one line of List.
@@ -480,10 +410,11 @@ func (s *Store) List() ([]Summary, error) {
 	return out, nil
 }
 
-// readHead decodes the fields before "summary" only, from the first 4 KiB
-// of the file; a file written otherwise falls back to a full Load. The
-// bytes ,"summary":{ cannot occur inside a JSON string (a quote in a string
-// is escaped), so the first occurrence ends the head.
+// readHead decodes a session's head: the members before, and including,
+// "summary", which the format puts first (Session's field order). A JSON
+// decoder reads them as the file's first members and stops there, so List
+// does not read the tasks. A file that does not start that way falls back
+// to a full Load, which says what is wrong with it.
 func (s *Store) readHead(id string) (*Session, error) {
 	path := s.Path(id)
 	f, err := os.Open(path)
@@ -493,36 +424,54 @@ func (s *Store) readHead(id string) (*Session, error) {
 		}
 		return nil, storeErr("read", path, err)
 	}
-	buf := make([]byte, 4096)
-	n, err := io.ReadFull(f, buf)
+	sess, ok := parseHead(id, f)
 	f.Close()
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, storeErr("read", path, err)
-	}
-	if sess, ok := parseHead(id, buf[:n]); ok {
+	if ok {
 		return sess, nil
 	}
-	return s.Load(id) // Load says what is wrong with it
+	return s.Load(id)
 }
 
-// parseHead decodes a session's head from the start of its file.
-func parseHead(id string, buf []byte) (*Session, bool) {
-	const marker = `,"summary":{`
-	i := bytes.Index(buf, []byte(marker))
-	if i < 0 {
+// parseHead decodes the head members from the start of a session file.
+func parseHead(id string, r io.Reader) (*Session, bool) {
+	dec := json.NewDecoder(io.LimitReader(r, 64<<10))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, false
 	}
-	end := bytes.IndexByte(buf[i+len(marker):], '}')
-	if end < 0 {
-		return nil, false
-	}
-	cut := i + len(marker) + end + 1
-	head := append(buf[:cut:cut], '}')
 	var sess Session
-	if err := json.Unmarshal(head, &sess); err != nil || sess.ID != id || checkVersion(sess.FormatVersion) != nil {
-		return nil, false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		var dst any
+		switch key {
+		case "format_version":
+			dst = &sess.FormatVersion
+		case "session_id":
+			dst = &sess.ID
+		case "spec_path":
+			dst = &sess.SpecPath
+		case "team_name":
+			dst = &sess.TeamName
+		case "created_at":
+			dst = &sess.CreatedAt
+		case "updated_at":
+			dst = &sess.UpdatedAt
+		case "summary":
+			dst = &sess.Summary
+		default:
+			return nil, false // not the head layout
+		}
+		if err := dec.Decode(dst); err != nil {
+			return nil, false
+		}
+		if key == "summary" {
+			ok := sess.ID == id && checkVersion(sess.FormatVersion) == nil
+			return &sess, ok
+		}
 	}
-	return &sess, true
+	return nil, false
 }
 
 // Delete removes a session and its helper files. It refuses while a run
@@ -609,13 +558,11 @@ func (s *Store) Decide(ctx context.Context, id, task, value string) error {
 // rename, fsync of the folder. renamed says whether the new file replaced the
 // old one (after that the old journal no longer applies).
 func (s *Store) writeSnapshot(sess *Session) (size int64, renamed bool, err error) {
-	old := sess.Epoch
-	sess.Epoch = randHex(8)
-	sess.FormatVersion = FormatVersion
-	sess.Summary = sess.counts()
+	old, oldFolded := sess.Epoch, sess.FoldedEpoch
+	sess.Epoch, sess.FoldedEpoch = randHex(8), old
 	defer func() {
 		if err != nil && !renamed {
-			sess.Epoch = old
+			sess.Epoch, sess.FoldedEpoch = old, oldFolded
 		}
 	}()
 	path := s.Path(sess.ID)
@@ -633,21 +580,11 @@ func (s *Store) writeSnapshot(sess *Session) (size int64, renamed bool, err erro
 	if err := tmp.Chmod(0o600); err != nil {
 		return 0, false, storeErr("write", tmpName, err)
 	}
-	w := bufio.NewWriterSize(tmp, 1<<16)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(sess); err != nil {
-		var se *StoreError
-		if errors.As(err, &se) {
-			return 0, false, err
-		}
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return 0, false, storeErr("write", path, err)
-		}
-		return 0, false, fmt.Errorf("session %s cannot be encoded: %w", sess.ID, err)
+	data, err := EncodeSession(sess)
+	if err != nil {
+		return 0, false, err
 	}
-	if err := w.Flush(); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		return 0, false, storeErr("write", path, err)
 	}
 	if err := tmp.Sync(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -438,7 +439,7 @@ func TestLoadErrors(t *testing.T) {
 		{"other id", `{"format_version":1,"session_id":"other"}`, "", `holds session "other"`},
 		{"bad result", `{"format_version":1,"session_id":"bad","team":{"tasks":[{"name":"a","result":{"x":1}}]}}`, "", "team.tasks[0].result: expected a text"},
 		{"journal damaged mid-file", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
-			string(headerLine("e")) + "00000000 {}\n" + string(frame([]byte(`{"k":"state","at":"2026-01-01T00:00:00Z"}`))), "followed by valid records"},
+			string(headerLine("e")) + "00000000 {}\n" + string(frame([]byte(`{"k":"state","at":"2026-01-01T00:00:00Z"}`))), "fails its checksum"},
 		{"journal bad record", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
 			string(headerLine("e")) + string(frame([]byte(`{"k":"explode","at":"2026-01-01T00:00:00Z"}`))), "unknown record kind"},
 		// Not the json package's "cannot unmarshal string into Go struct field".
@@ -1008,7 +1009,7 @@ func TestLoadNewer(t *testing.T) {
 		if errors.As(err, &ce) || strings.Contains(err.Error(), "corrupt") {
 			t.Errorf("%s: called corrupt: %v", body, err)
 		}
-		want := "session new: " + s.Path("new") + " was written by a newer teamrun (format 99; this one reads up to 1): upgrade teamrun; the file was left untouched"
+		want := "session new: " + s.Path("new") + " was written by a newer teamrun (format 99; this one reads up to " + strconv.Itoa(FormatVersion) + "): upgrade teamrun; the file was left untouched"
 		if err.Error() != want {
 			t.Errorf("got  %s\nwant %s", err, want)
 		}

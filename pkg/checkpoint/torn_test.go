@@ -2,10 +2,11 @@ package checkpoint
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -48,7 +49,8 @@ func tornFixture(t testing.TB, s *Store, id string, n int) (snapshot, journal []
 }
 
 // The journal cut at every byte offset of its last records loads cleanly,
-// holding exactly the records that were whole; likewise with a tail of
+// holding exactly the records that were whole (a record cut only before its
+// newline is whole); likewise with a tail of
 // zeros or garbage (what a file system may leave after a crash).
 func TestTornJournal(t *testing.T) {
 	s := newStore(t)
@@ -65,6 +67,10 @@ func TestTornJournal(t *testing.T) {
 			}
 		}
 		for name, tail := range tails {
+			whole := whole
+			if tail == nil && whole < len(ends) && ends[whole]-1 == cut {
+				whole++ // a whole record that lost only its newline is on disk: kept
+			}
 			data := append(append([]byte{}, journal[:cut]...), tail...)
 			if err := os.WriteFile(s.journalPath("torn"), data, 0o600); err != nil {
 				t.Fatal(err)
@@ -81,13 +87,14 @@ func TestTornJournal(t *testing.T) {
 		}
 	}
 	t.Logf("%d cuts checked over %d bytes", checks, int64(len(journal))-from)
-	// A whole line with a bad checksum at the end is a torn write too ...
+	// A whole line with a bad checksum at the end is damage, not a torn
+	// write: a write cut short has no newline yet ...
 	bad := append(append([]byte{}, journal...), []byte("00000000 {\"k\":\"state\"}\n")...)
 	os.WriteFile(s.journalPath("torn"), bad, 0o600)
-	if sess, err := s.Load("torn"); err != nil || sess.Team.State["n"] != int64(n) {
-		t.Fatalf("bad last line: %v", err)
+	if _, err := s.Load("torn"); err == nil {
+		t.Fatalf("bad last line: loaded")
 	}
-	// ... but not when valid records follow it: that is corruption.
+	// ... and so it is when valid records follow it.
 	bad = append(append([]byte{}, journal[:ends[2]]...), []byte("00000000 x\n")...)
 	bad = append(bad, journal[ends[2]:]...)
 	os.WriteFile(s.journalPath("torn"), bad, 0o600)
@@ -128,7 +135,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(`{"format_version":1,"session_id":"fz","team":{"tasks":[{"name":"a"},{"name":"a"}],"state":{"n":1e999}}}`), []byte("00000000 \n"))
 	// The reader without the file I/O, so inputs run fast enough to explore.
 	f.Fuzz(func(t *testing.T, snap, jour []byte) {
-		parseHead("fz", snap)
+		parseHead("fz", bytes.NewReader(snap))
 		sess, err := decodeFiles("fz", "fz.json", snap, "fz.journal", jour)
 		if err != nil {
 			var ce *CorruptError
@@ -139,12 +146,108 @@ func FuzzLoad(f *testing.F) {
 		}
 		_ = Restore(sess, chain12(), "x", ReuseUnchanged)
 		sess.sanitize()
-		var buf bytes.Buffer
-		if err := json.NewEncoder(&buf).Encode(sess); err != nil {
+		data, err := EncodeSession(sess)
+		if err != nil {
 			t.Fatalf("a loaded session cannot be written: %v", err)
 		}
-		if _, err := decodeSession(buf.Bytes()); err != nil {
-			t.Fatalf("a written session cannot be read: %v\n%s", err, buf.Bytes())
+		if _, err := decodeSession(data); err != nil {
+			t.Fatalf("a written session cannot be read: %v\n%s", err, data)
 		}
 	})
+}
+
+// A journal that belongs neither to the snapshot nor to the journal it
+// absorbed is exit-5 damage naming both files, never a silent restart that
+// forgets acknowledged tasks (a flipped bit in an epoch did that).
+func TestForeignJournalIsCorrupt(t *testing.T) {
+	s := newStore(t)
+	snapshot, journal, _ := tornFixture(t, s, "fj", 8)
+	sess, err := s.Load("fj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		journal []byte
+	}{
+		{"another epoch, intact frames", append(headerLine("0123456789abcdef"), journal[len(headerLine(sess.Epoch)):]...)},
+		{"a flipped bit in the header's epoch", flipIn(journal, sess.Epoch)},
+	} {
+		if err := os.WriteFile(s.journalPath("fj"), tc.journal, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Load("fj")
+		var ce *CorruptError
+		if !errors.As(err, &ce) || ce.Path != s.journalPath("fj") {
+			t.Fatalf("%s: err = %v, want a CorruptError of the journal", tc.name, err)
+		}
+		if strings.HasPrefix(tc.name, "another") && !strings.Contains(err.Error(), s.Path("fj")) {
+			t.Errorf("%s: the error does not name the snapshot: %v", tc.name, err)
+		}
+		if got, _ := os.ReadFile(s.journalPath("fj")); !bytes.Equal(got, tc.journal) {
+			t.Errorf("%s: the journal was changed", tc.name)
+		}
+	}
+	// The snapshot's own epoch, flipped: its checksum says so.
+	if err := os.WriteFile(s.journalPath("fj"), journal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.Path("fj"), flipIn(snapshot, sess.Epoch), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ce *CorruptError
+	if _, err := s.Load("fj"); !errors.As(err, &ce) || ce.Path != s.Path("fj") {
+		t.Fatalf("flipped snapshot epoch: err = %v, want a CorruptError of the snapshot", err)
+	}
+}
+
+// flipIn flips one bit of the first occurrence of what in data.
+func flipIn(data []byte, what string) []byte {
+	out := bytes.Clone(data)
+	i := bytes.Index(out, []byte(what))
+	if i < 0 {
+		panic("flipIn: " + what + " not found")
+	}
+	out[i+3] ^= 0x01
+	return out
+}
+
+// Any changed byte of a journal of acknowledged records is damage (exit 5,
+// the file named and left as it was), never records silently dropped: every
+// complete line carries a checksum, and the only line a crash can leave
+// incomplete is the last one, before its newline.
+func TestJournalByteFlipsAreCorrupt(t *testing.T) {
+	s := newStore(t)
+	snapshot, journal, _ := tornFixture(t, s, "jf", 8)
+	clean, err := s.Load("jf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := clean.Team.State["n"]
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range journal {
+		flipped := bytes.Clone(journal)
+		flipped[i] ^= byte(1 + rng.IntN(255))
+		os.WriteFile(s.Path("jf"), snapshot, 0o600)
+		if err := os.WriteFile(s.journalPath("jf"), flipped, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		sess, err := s.Load("jf")
+		var ce *CorruptError
+		switch {
+		case errors.As(err, &ce):
+			if ce.Path != s.journalPath("jf") {
+				t.Fatalf("byte %d: the error names %s, not the journal", i, ce.Path)
+			}
+		case err != nil:
+			t.Fatalf("byte %d: %v, want a CorruptError", i, err)
+		case i == len(journal)-1 && sess.Team.State["n"] == want:
+			// The last newline: the whole last record is still on disk and kept.
+		default:
+			t.Fatalf("byte %d (%q) changed: loaded with n = %v (want %v or a CorruptError)", i, journal[i], sess.Team.State["n"], want)
+		}
+		if got, _ := os.ReadFile(s.journalPath("jf")); !bytes.Equal(got, flipped) {
+			t.Fatalf("byte %d: the journal was changed by Load", i)
+		}
+	}
 }

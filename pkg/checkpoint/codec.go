@@ -1,0 +1,231 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"reflect"
+	"time"
+)
+
+// The codec every backend shares: a session snapshot and a transition are
+// stored as the same bytes whatever holds them, so a session moves between
+// stores unchanged and one set of decoding rules (and error messages)
+// applies to all.
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// Checksum is the CRC-32C backends frame their records with.
+func Checksum(p []byte) uint32 { return crc32.Checksum(p, crcTable) }
+
+// A snapshot ends with its checksum, the last member of its JSON object:
+// ,"checksum":"crc32c-XXXXXXXX"}\n over every byte before it. It is a
+// fixed-size trailer, so a reader checks it without parsing, and the file
+// stays one JSON object that jq reads.
+const (
+	checksumOpen   = `,"checksum":"crc32c-`
+	checksumClose  = "\"}\n"
+	checksumLength = len(checksumOpen) + 8 + len(checksumClose)
+)
+
+// EncodeSession is sess as every backend stores it: JSON without HTML
+// escaping (results read as written), in the current format, its summary
+// recomputed, checksummed.
+func EncodeSession(sess *Session) ([]byte, error) {
+	sess.FormatVersion = FormatVersion
+	sess.Summary = sess.counts()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(sess); err != nil {
+		return nil, fmt.Errorf("session %s cannot be encoded: %w", sess.ID, err)
+	}
+	body := bytes.TrimRight(buf.Bytes(), "\n")
+	body = body[:len(body)-1] // the object's closing brace
+	out := make([]byte, 0, len(body)+checksumLength)
+	out = append(out, body...)
+	out = append(out, checksumOpen...)
+	out = fmt.Appendf(out, "%08x", Checksum(body))
+	return append(out, checksumClose...), nil
+}
+
+// DecodeSession reads what EncodeSession wrote (or an older format). id and
+// where (a file, a table row) name the session in errors, which are a
+// *CorruptError or a *NewerError. It folds no transitions: a backend applies
+// them (Apply) and then calls Summarize.
+func DecodeSession(id, where string, data []byte) (*Session, error) {
+	sess, err := decodeSession(data)
+	if err != nil {
+		if n, ok := errors.AsType[*errNewer](err); ok {
+			return nil, &NewerError{ID: id, Path: where, Version: n.version}
+		}
+		return nil, &CorruptError{ID: id, Path: where, Err: err}
+	}
+	if sess.ID != id {
+		return nil, &CorruptError{ID: id, Path: where, Err: fmt.Errorf("it holds session %q", sess.ID)}
+	}
+	return sess, nil
+}
+
+// verifyChecksum checks a snapshot's trailer. Format 1 had none; from
+// format 2 on a missing or wrong one is damage, never a good session.
+func verifyChecksum(data []byte) (body []byte, checked bool, err error) {
+	n := len(data)
+	if n < checksumLength || !bytes.HasPrefix(data[n-checksumLength:], []byte(checksumOpen)) || !bytes.HasSuffix(data, []byte(checksumClose)) {
+		return data, false, nil
+	}
+	body = data[:n-checksumLength]
+	hexSum := data[n-checksumLength+len(checksumOpen) : n-len(checksumClose)]
+	var want uint32
+	if _, err := fmt.Sscanf(string(hexSum), "%08x", &want); err != nil || len(hexSum) != 8 {
+		return nil, true, errors.New("its checksum is not readable: the file was changed or damaged")
+	}
+	if got := Checksum(body); got != want {
+		return nil, true, fmt.Errorf("its checksum does not match its content (crc32c %08x, recorded %08x): the file was changed or damaged", got, want)
+	}
+	return body, true, nil
+}
+
+// sessionWire is a session as decoded in one pass: its tasks decode as
+// taskRecordWire straight from the file's decoder (whose UseNumber they
+// share), not through TaskRecord.UnmarshalJSON, which would scan each task
+// twice more with a decoder of its own.
+type sessionWire struct {
+	sessionJSON
+	Team teamStateWire `json:"team"`
+}
+
+type sessionJSON Session
+
+type teamStateWire struct {
+	teamStateJSON
+	Tasks []taskRecordWire `json:"tasks"`
+}
+
+func decodeSession(data []byte) (*Session, error) {
+	_, checked, err := verifyChecksum(data)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var w sessionWire
+	// Room for the tasks up front (a task record is the only object with
+	// "expected_output"), so that decoding does not grow the slice a dozen
+	// times; a wrong guess costs only capacity.
+	if n := bytes.Count(data, []byte(`"expected_output":`)); n > 0 {
+		w.Team.Tasks = make([]taskRecordWire, 0, n)
+	}
+	if err := dec.Decode(&w); err != nil {
+		return nil, decodeError(data, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("not a session file: data after the JSON object")
+	}
+	if len(w.Team.Tasks) == 0 && cap(w.Team.Tasks) > 0 {
+		w.Team.Tasks = nil // no "tasks" key: the guess stayed unused ([] decodes to a new empty slice)
+	}
+	sess := Session(w.sessionJSON)
+	sess.Team = TeamState(w.Team.teamStateJSON)
+	sess.Team.Tasks = nil
+	if w.Team.Tasks != nil {
+		sess.Team.Tasks = make([]TaskRecord, len(w.Team.Tasks))
+		for i := range w.Team.Tasks {
+			t := &w.Team.Tasks[i]
+			sess.Team.Tasks[i] = TaskRecord(t.taskRecordJSON)
+			sess.Team.Tasks[i].Result, sess.Team.Tasks[i].Error = string(t.Result), string(t.Error)
+		}
+	}
+	if err := checkVersion(sess.FormatVersion); err != nil {
+		return nil, err
+	}
+	if sess.FormatVersion >= 2 && !checked {
+		return nil, errors.New("its checksum is missing: the file was cut or changed")
+	}
+	if sess.ID == "" {
+		return nil, errors.New("no session_id")
+	}
+	sess.normalize()
+	return &sess, nil
+}
+
+func checkVersion(v int) error {
+	if v <= 0 {
+		return errors.New("no format_version: not a teamrun session file")
+	}
+	if v > FormatVersion {
+		return &errNewer{version: v}
+	}
+	return nil
+}
+
+// PrepareRecord is r as a journal stores it: timestamped, validated, its
+// maps copied (the caller may reuse them) and made JSON-safe. The warnings
+// say what degraded (DESIGN §4: a value JSON cannot hold is stored as {}).
+func PrepareRecord(r Record) (Record, []string, error) {
+	if r.At.IsZero() {
+		r.At = time.Now().UTC()
+	}
+	if err := r.validate(); err != nil {
+		return Record{}, nil, err
+	}
+	if r.Variables != nil {
+		r.Variables = copyMap(r.Variables)
+	}
+	var warns, w []string
+	r.Variables, w = safeVariables(r.Task, r.Variables)
+	warns = append(warns, w...)
+	r.State, w = safeState(r.State)
+	warns = append(warns, w...)
+	return r, warns, nil
+}
+
+// EncodeRecord is a transition's payload as every backend stores it.
+func EncodeRecord(r Record) ([]byte, error) {
+	if err := r.validate(); err != nil {
+		return nil, err
+	}
+	if r.At.IsZero() {
+		r.At = time.Now().UTC()
+	}
+	p, err := marshalNoEscape(r.wire())
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode a %s record: %w", r.Kind, err)
+	}
+	return p, nil
+}
+
+// DecodeRecord reads a payload EncodeRecord wrote.
+func DecodeRecord(p []byte) (Record, error) {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	dec.UseNumber()
+	var w recordWire
+	if err := dec.Decode(&w); err != nil {
+		return Record{}, problem(p, err, reflect.TypeFor[recordWire](), "not a journal record")
+	}
+	r := w.record()
+	if err := r.validate(); err != nil {
+		return Record{}, err
+	}
+	return r, nil
+}
+
+// Apply folds one decoded transition into s, as every backend's Load does.
+func (s *Session) Apply(r Record) { s.apply(r) }
+
+// PrepareSnapshot makes a session JSON-safe and indexed before a backend
+// makes it a snapshot; the warnings say what degraded.
+func PrepareSnapshot(s *Session) []string {
+	w := s.sanitize()
+	s.normalize()
+	return w
+}
+
+// Summarize recomputes the summary a loaded session shows.
+func (s *Session) Summarize() { s.Summary = s.counts() }
+
+// Clone is a deep copy of s.
+func (s *Session) Clone() *Session { return s.clone() }
