@@ -2,14 +2,15 @@ package bench
 
 import (
 	"context"
-	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"io"
 	"os"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 
 	"path/filepath"
 	"testing"
 
-	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -79,13 +80,13 @@ func BenchmarkInProcessTaskDefs(b *testing.B) {
 
 func BenchmarkInProcessSessionLoad(b *testing.B) {
 	_, home := restoredSession(b)
-	store, err := checkpoint.Open(home)
+	store, err := stores.Open(context.Background(), home)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if sess, err := store.Load("done"); err != nil || sess.Summary.Done != tasks {
+		if sess, err := store.Load(context.Background(), "done"); err != nil || sess.Summary.Done != tasks {
 			b.Fatalf("%v", err)
 		}
 	}

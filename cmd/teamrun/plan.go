@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -13,6 +11,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/plan"
+	"github.com/teamrun/teamrun/pkg/runner"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -58,14 +57,10 @@ func planCommand() *cli.Command {
 			if err != nil {
 				return exitf(exitUsage, "%s: %v", path, err)
 			}
-			project := checkpoint.OpenProject(filepath.Dir(specAbs))
-			if err := plan.ApplyProjectLLM(team, project); err != nil {
-				if errors.Is(err, checkpoint.ErrStore) {
-					return storeExit(err)
-				}
+			if _, err := team.ApplyProjectConfig(spec.ConfigPath(filepath.Dir(specAbs))); err != nil {
 				return withCode(exitUsage, err)
 			}
-			sess, notes, warnings, err := planSession(c, project, specAbs)
+			sess, notes, warnings, err := planSession(c, team, specAbs)
 			if err != nil {
 				return err
 			}
@@ -84,58 +79,39 @@ func planCommand() *cli.Command {
 	}
 }
 
-// planSession finds the session run --continue would use, as run does. A
-// store that does not exist yet is not created: plan writes nothing.
-func planSession(c *cli.Context, project *checkpoint.Project, specAbs string) (sess *checkpoint.Session, notes, warnings []string, err error) {
-	id := c.String("session")
-	if c.IsSet("session") {
-		if err := checkpoint.ValidateID(id); err != nil {
-			return nil, nil, nil, exitf(exitUsage, "--session: %w", err)
-		}
-	}
-	home, err := checkpoint.DefaultHome()
-	if err != nil {
-		return nil, nil, nil, exitf(exitStore, "session store: %v", err) // the error says to set TEAMRUN_HOME
-	}
-	active, err := project.Active()
-	if err != nil {
-		return nil, nil, nil, storeExit(err) // as run --continue exits
-	}
-	dir := filepath.Join(home, "sessions")
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) && (active == "" || c.IsSet("session")) {
-		if id != "" {
-			return nil, []string{fmt.Sprintf("session %s is not in %s: run --continue --session %s would start it", id, dir, id)}, nil, nil
-		}
-		return nil, []string{"no active session: run --continue would start a new one"}, nil, nil
-	}
-	store, err := openStore()
+// planSession finds the session run --continue would use: the same
+// resolution as run's. It writes nothing but what run would audit.
+func planSession(c *cli.Context, team *spec.Team, specAbs string) (sess *checkpoint.Session, notes, warnings []string, err error) {
+	store, err := openStore(c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if !c.IsSet("session") {
-		res, err := checkpoint.ResolveActive(store, project, specAbs)
-		if err != nil {
-			return nil, nil, nil, storeExit(err)
+	defer store.Close()
+	project := store.Project(filepath.Dir(specAbs))
+	res, err := runner.ResolveSession(c.Context, store, project, specAbs, team.Name, c.String("session"), true)
+	if err != nil {
+		if runner.IsUsage(err) {
+			return nil, nil, nil, withCode(exitUsage, err)
 		}
+		return nil, nil, nil, storeExit(err)
+	}
+	if c.String("session") == "" {
 		for _, n := range res.Notes {
 			adminWarnf(c, "%s", n)
 		}
 		warnings = res.Notes
-		id = res.ID
-		switch {
-		case res.Adopted:
-		case id != "":
-			notes = append(notes, fmt.Sprintf("session %s is the project's active session", id))
-		default:
-			notes = append(notes, "no active session: run --continue would start a new one")
-		}
 	}
-	if id == "" {
-		return nil, notes, warnings, nil
+	switch {
+	case !res.Exists && c.String("session") != "":
+		return nil, []string{fmt.Sprintf("session %s is not in %s: run --continue --session %s would start it", res.ID, store.Location(), res.ID)}, warnings, nil
+	case !res.Exists:
+		return nil, []string{"no active session: run --continue would start a new one"}, warnings, nil
+	case res.Active:
+		notes = append(notes, fmt.Sprintf("session %s is the project's active session", res.ID))
 	}
-	sess, err = store.Load(id)
+	sess, err = store.Load(c.Context, res.ID)
 	if errors.Is(err, checkpoint.ErrNotFound) {
-		return nil, append(notes, fmt.Sprintf("session %s is not in %s: run --continue --session %s would start it", id, store.Dir(), id)), warnings, nil
+		return nil, append(notes, fmt.Sprintf("session %s is not in %s: run --continue --session %s would start it", res.ID, store.Location(), res.ID)), warnings, nil
 	}
 	if err != nil {
 		return nil, nil, nil, storeExit(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -46,8 +47,8 @@ func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 
 // admin is what every session subcommand works on.
 type admin struct {
-	store   *checkpoint.Store
-	project *checkpoint.Project
+	store   checkpoint.Backend
+	project checkpoint.ProjectState
 	dir     string // the project folder
 }
 
@@ -56,24 +57,31 @@ func openAdmin(c *cli.Context) (*admin, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := openStore()
+	store, err := openStore(c)
 	if err != nil {
 		return nil, err
 	}
-	return &admin{store: store, project: checkpoint.OpenProject(dir), dir: dir}, nil
+	return &admin{store: store, project: store.Project(dir), dir: dir}, nil
 }
 
-// openStore opens $TEAMRUN_HOME's store; failing that is exit 5.
-func openStore() (*checkpoint.Store, error) {
-	home, err := checkpoint.DefaultHome()
-	if err != nil {
-		return nil, exitf(exitStore, "session store: %v", err) // the error says to set TEAMRUN_HOME
-	}
-	store, err := checkpoint.Open(home)
+// openStore opens the store the command names (DESIGN §5); failing that is
+// exit 5.
+func openStore(c *cli.Context) (checkpoint.Backend, error) {
+	store, err := runner.OpenStore(c.Context, storeFlag(c), os.Getenv)
 	if err != nil {
 		return nil, withCode(exitStore, err)
 	}
 	return store, nil
+}
+
+// storeFlag is --store where the command has it.
+func storeFlag(c *cli.Context) string {
+	for _, cc := range c.Lineage() {
+		if cc.IsSet("store") {
+			return cc.String("store")
+		}
+	}
+	return ""
 }
 
 // storeExit gives a checkpoint error its exit code (DESIGN §3).
@@ -108,7 +116,7 @@ func (a *admin) load(c *cli.Context, id string) (*checkpoint.Session, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return nil, withCode(exitUsage, err)
 	}
-	sess, err := a.store.Load(id)
+	sess, err := a.store.Load(c.Context, id)
 	if err == nil {
 		return sess, nil
 	}
@@ -119,18 +127,18 @@ func (a *admin) load(c *cli.Context, id string) (*checkpoint.Session, error) {
 }
 
 func (a *admin) notFound(c *cli.Context, id string) error {
-	recs, aerr := a.project.AuditRecords()
+	recs, aerr := a.project.AuditRecords(c.Context)
 	if aerr != nil {
 		adminWarnf(c, "%v", aerr)
 	}
-	absent, ok, ferr := checkpoint.FindAbsent(a.store, recs, id)
+	absent, ok, ferr := checkpoint.FindAbsent(c.Context, a.store, recs, id)
 	if ferr != nil {
 		return storeExit(ferr)
 	}
 	if ok {
-		return exitf(exitStore, "session %s is missing from %s (another TEAMRUN_HOME?); %s", id, a.store.Dir(), absent.Describe())
+		return exitf(exitStore, "session %s is missing from %s (another TEAMRUN_HOME?); %s", id, a.store.Location(), absent.Describe())
 	}
-	return exitf(exitUsage, "no session %s in %s (`teamrun session list` shows them)", id, a.store.Dir())
+	return exitf(exitUsage, "no session %s in %s (`teamrun session list` shows them)", id, a.store.Location())
 }
 
 func adminWarnf(c *cli.Context, format string, args ...any) {
@@ -149,11 +157,11 @@ func completeSessions(c *cli.Context) {
 	if c.NArg() > 0 {
 		return
 	}
-	store, err := openStore()
+	store, err := openStore(c)
 	if err != nil {
 		return
 	}
-	list, err := store.List()
+	list, err := store.List(c.Context)
 	if err != nil {
 		return
 	}
@@ -204,15 +212,15 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			entries, err := a.store.Entries()
+			entries, err := a.store.List(c.Context)
 			if err != nil {
 				return storeExit(err)
 			}
-			active, err := a.project.Active()
+			active, err := a.project.Active(c.Context)
 			if err != nil {
 				adminWarnf(c, "%v", err)
 			}
-			recs, err := a.project.AuditRecords()
+			recs, err := a.project.AuditRecords(c.Context)
 			if err != nil {
 				adminWarnf(c, "%v", err)
 			}
@@ -220,11 +228,11 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 			for _, e := range entries {
 				have[e.ID] = true
 			}
-			missing, err := checkpoint.AbsentSessions(a.store, recs, have)
+			missing, err := checkpoint.AbsentSessions(c.Context, a.store, recs, have)
 			if err != nil {
 				return storeExit(err)
 			}
-			out := listJSON{Store: a.store.Dir(), Project: a.dir, Active: active, Sessions: make([]listEntry, 0, len(entries)), Missing: missing}
+			out := listJSON{Store: a.store.Location(), Project: a.dir, Active: active, Sessions: make([]listEntry, 0, len(entries)), Missing: missing}
 			if out.Missing == nil {
 				out.Missing = []checkpoint.Absent{}
 			}
@@ -305,7 +313,7 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 				}
 			}
 			if id == "" {
-				res, err := checkpoint.ResolveActive(a.store, a.project, "")
+				res, err := checkpoint.ResolveActive(c.Context, a.store, a.project, "")
 				if err != nil {
 					return storeExit(err)
 				}
@@ -327,11 +335,11 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, sess)
 			}
-			held, err := a.store.Held(id)
+			held, err := a.store.Held(c.Context, id)
 			if err != nil {
 				adminWarnf(c, "%v", err)
 			}
-			active, _ := a.project.Active()
+			active, _ := a.project.Active(c.Context)
 			printSession(c.App.Writer, sess, held, id == active, time.Now(), ios.IsTerminal())
 			return nil
 		}),
@@ -462,16 +470,16 @@ func sessionDeleteCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.store.Delete(id); err != nil {
+			if err := a.store.Delete(c.Context, id); err != nil {
 				if errors.Is(err, checkpoint.ErrNotFound) {
 					return a.notFound(c, id)
 				}
 				return storeExit(err)
 			}
-			if err := a.project.Audit(checkpoint.AuditRecord{Event: checkpoint.EventDeleted, Session: id, Store: a.store.Dir()}); err != nil {
+			if err := a.project.Audit(c.Context, checkpoint.AuditRecord{Event: checkpoint.EventDeleted, Session: id, Store: a.store.Location()}); err != nil {
 				return storeExit(fmt.Errorf("session %s was deleted, but the audit log could not be written: %w", id, err))
 			}
-			fmt.Fprintf(c.App.Writer, "deleted session %s from %s\n", id, a.store.Dir())
+			fmt.Fprintf(c.App.Writer, "deleted session %s from %s\n", id, a.store.Location())
 			return nil
 		}),
 	}
@@ -529,24 +537,21 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 			} else {
 				// Read, never create: a prune (a dry run above all) writes
 				// nothing but its removals and their audit records.
-				cfg, err := a.project.ReadConfig()
+				cfg, err := spec.ReadConfig(spec.ConfigPath(a.dir))
 				if err != nil {
-					if errors.Is(err, checkpoint.ErrStore) {
-						return storeExit(err)
-					}
 					return withCode(exitUsage, err)
 				}
 				age = time.Duration(cfg.MaxSessionAgeDays) * 24 * time.Hour
 				what = fmt.Sprintf("max_session_age_days %d", cfg.MaxSessionAgeDays)
 			}
-			active, err := a.project.Active()
+			active, err := a.project.Active(c.Context)
 			if err != nil {
 				// Not knowing the active session must not make it prunable.
 				return storeExit(fmt.Errorf("%w; prune needs to know the active session", err))
 			}
 			now := time.Now()
-			stale, newer, perr := checkpoint.Prune(a.store, a.project, checkpoint.PruneOptions{Before: now.Add(-age), Active: active, DryRun: c.Bool("dry-run")})
-			out := pruneJSON{Store: a.store.Dir(), Before: now.Add(-age).UTC().Truncate(time.Second), DryRun: c.Bool("dry-run"),
+			stale, newer, perr := checkpoint.Prune(c.Context, a.store, a.project, checkpoint.PruneOptions{Before: now.Add(-age), Active: active, DryRun: c.Bool("dry-run")})
+			out := pruneJSON{Store: a.store.Location(), Before: now.Add(-age).UTC().Truncate(time.Second), DryRun: c.Bool("dry-run"),
 				Removed: []pruneItem{}, Kept: []pruneItem{}, Newer: newer}
 			for _, s := range stale {
 				it := pruneItem{ID: s.ID, Updated: s.Touched.UTC().Truncate(time.Second), Reason: s.Reason}
@@ -605,11 +610,11 @@ func sessionDecideCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return
 			}
-			store, err := openStore()
+			store, err := openStore(c)
 			if err != nil {
 				return
 			}
-			if sess, err := store.Load(c.Args().First()); err == nil {
+			if sess, err := store.Load(c.Context, c.Args().First()); err == nil {
 				for _, t := range sess.Team.Tasks {
 					if t.Agent == spec.HumanAgent {
 						fmt.Fprintln(c.App.Writer, t.Name)
@@ -639,10 +644,10 @@ func sessionDecideCommand() *cli.Command {
 			if rec, _ := sess.Task(task); rec != nil && rec.Status == checkpoint.StatusCompleted {
 				adminWarnf(c, "task %s already completed with %s: the decision only counts if it runs again", task, resultPreview(rec.Result, 40))
 			}
-			if err := a.store.Decide(c.Context, id, task, value); err != nil {
+			if err := checkpoint.Decide(c.Context, a.store, id, task, value); err != nil {
 				return storeExit(err)
 			}
-			if err := a.project.Audit(checkpoint.AuditRecord{Event: checkpoint.EventDecided, Session: id, Store: a.store.Dir(),
+			if err := a.project.Audit(c.Context, checkpoint.AuditRecord{Event: checkpoint.EventDecided, Session: id, Store: a.store.Location(),
 				Detail: fmt.Sprintf("%s=%q", task, value)}); err != nil {
 				return storeExit(fmt.Errorf("the decision was recorded, but the audit log could not be written: %w", err))
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -20,7 +21,7 @@ import (
 func benchStore(b *testing.B, n int) (home, project string) {
 	b.Helper()
 	home, project = filepath.Join(b.TempDir(), "home"), b.TempDir()
-	store, err := checkpoint.Open(home)
+	store, err := stores.Open(context.Background(), home)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func benchStore(b *testing.B, n int) (home, project string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	j, err := store.Begin(l, sess)
+	j, err := store.Begin(context.Background(), l, sess)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,25 +48,26 @@ func benchStore(b *testing.B, n int) (home, project string) {
 		b.Fatal(err)
 	}
 	l.Release()
-	tmpl, err := os.ReadFile(store.Path("template"))
+	tmpl, err := store.Load(context.Background(), "template")
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := store.Delete("template"); err != nil {
+	if err := store.Delete(context.Background(), "template"); err != nil {
 		b.Fatal(err)
 	}
 	var audit bytes.Buffer
 	for i := range n {
 		id := fmt.Sprintf("bench-20260301-%06d-ab12", i)
-		data := bytes.Replace(tmpl, []byte(`"session_id":"template"`), []byte(`"session_id":"`+id+`"`), 1)
-		if bytes.Equal(data, tmpl) {
-			b.Fatal(`the template has no "session_id":"template"`)
+		tmpl.ID = id
+		data, err := checkpoint.EncodeSession(tmpl)
+		if err != nil {
+			b.Fatal(err)
 		}
-		if err := os.WriteFile(store.Path(id), data, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(store.Location(), id+".json"), data, 0o600); err != nil {
 			b.Fatal(err)
 		}
 		for _, ev := range []string{checkpoint.EventCreated, checkpoint.EventCompleted} {
-			fmt.Fprintf(&audit, `{"time":"2026-03-01T10:00:00Z","event":%q,"session":%q,"store":%q,"pid":1,"user":"u"}`+"\n", ev, id, store.Dir())
+			fmt.Fprintf(&audit, `{"time":"2026-03-01T10:00:00Z","event":%q,"session":%q,"store":%q,"pid":1,"user":"u"}`+"\n", ev, id, store.Location())
 		}
 	}
 	if err := os.MkdirAll(filepath.Join(project, ".teamrun"), 0o700); err != nil {

@@ -8,8 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/teamrun/teamrun/pkg/checkpoint"
-	"github.com/teamrun/teamrun/pkg/plan"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/spec"
 	"github.com/teamrun/teamrun/schemas"
@@ -105,12 +103,12 @@ func modelProblems(path string, team *spec.Team) []string {
 	if err != nil {
 		return []string{fmt.Sprintf("teamrun: %s: %v", path, err)}
 	}
-	project := checkpoint.OpenProject(filepath.Dir(abs))
-	if err := plan.ApplyProjectLLM(team, project); err != nil {
+	config := spec.ConfigPath(filepath.Dir(abs))
+	if _, err := team.ApplyProjectConfig(config); err != nil {
 		return []string{"teamrun: " + err.Error()}
 	}
 	var out []string
-	for _, d := range append(team.WithoutModel(project.ConfigPath()), llm.UnservedModels(team)...) {
+	for _, d := range append(team.WithoutModel(config), llm.UnservedModels(team)...) {
 		d.File = path
 		out = append(out, d.String())
 	}

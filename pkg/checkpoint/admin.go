@@ -4,17 +4,11 @@ package checkpoint
 // and the active-session fallback shared by run --continue, plan and show.
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -22,45 +16,6 @@ import (
 
 // EventDecided: a decision was recorded for a human task.
 const EventDecided = "decided"
-
-// Held reports who holds the session's lock without creating anything: nil
-// when no run holds it. A session that never had a lock file is not held.
-// The lock is probed (taken and dropped at once) only when the last holder
-// named in the lock file may still be alive.
-func (s *Store) Held(id string) (*HeldError, error) {
-	if err := ValidateID(id); err != nil {
-		return nil, err
-	}
-	path := s.lockPath(id)
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, storeErr("read", path, err)
-	}
-	defer f.Close() // closing drops the probe's flock at once
-	// A probe that takes the flock, however briefly, could make a run that
-	// starts at that instant fail with exit 4. The note names the last
-	// holder: when that process is gone from this host, nobody holds the
-	// lock, and no probe is needed.
-	var note Holder
-	buf := make([]byte, 512)
-	if n, _ := f.ReadAt(buf, 0); n > 0 && json.Unmarshal(bytes.TrimSpace(buf[:n]), &note) == nil && note.PID > 0 {
-		if host, _ := os.Hostname(); host == note.Host && !alive(note.PID) {
-			return nil, nil
-		}
-	}
-	ok, err := flock(f)
-	if err != nil {
-		return nil, storeErr("lock", path, err)
-	}
-	if ok {
-		return nil, nil
-	}
-	h := readHolder(f)
-	return &HeldError{ID: id, PID: h.PID, Host: h.Host, Started: h.Started}, nil
-}
 
 // Active is how a project's active session was resolved.
 type Active struct {
@@ -85,8 +40,8 @@ type Active struct {
 // session of specPath in this store, or to none. specPath is the spec's
 // absolute path; "" (commands without a spec) accepts any spec in the
 // project's folder.
-func ResolveActive(s *Store, p *Project, specPath string) (Active, error) {
-	named, err := p.Active()
+func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath string) (Active, error) {
+	named, err := p.Active(ctx)
 	if err != nil {
 		return Active{}, err
 	}
@@ -94,20 +49,20 @@ func ResolveActive(s *Store, p *Project, specPath string) (Active, error) {
 	if named == "" {
 		return a, nil
 	}
-	ok, err := s.Exists(named)
+	ok, err := s.Exists(ctx, named)
 	if err != nil {
 		return Active{}, err
 	}
 	if ok {
 		// Two specs in one folder share state.json: the other spec's
 		// session is not this one's to take over.
-		head, err := s.readHead(named)
+		head, err := s.Head(ctx, named)
 		if err != nil || specPath == "" || head.SpecPath == "" || filepath.Clean(head.SpecPath) == filepath.Clean(specPath) {
 			a.ID = named
 			return a, nil
 		}
 		a.Notes = append(a.Notes, fmt.Sprintf("the active session %s belongs to %s, not to this spec", named, head.SpecPath))
-		best, err := latestOf(s, p, specPath)
+		best, err := latestOf(ctx, s, p, specPath)
 		if err != nil {
 			return Active{}, err
 		}
@@ -119,15 +74,15 @@ func ResolveActive(s *Store, p *Project, specPath string) (Active, error) {
 	}
 	a.Missing = true
 	a.Notes = append(a.Notes, fmt.Sprintf("%s names the active session %s, which is missing from %s",
-		filepath.Join(p.Dir(), "state.json"), named, s.Dir()))
+		p.Where(), named, s.Location()))
 	detail := "state.json names it; not in this store"
-	best, err := latestOf(s, p, specPath)
+	best, err := latestOf(ctx, s, p, specPath)
 	if err != nil {
 		return Active{}, err
 	}
 	what := specPath
 	if what == "" {
-		what = "a spec in " + p.dir
+		what = "a spec in " + p.Dir()
 	}
 	if best != nil {
 		a.ID, a.Adopted = best.ID, true
@@ -137,7 +92,7 @@ func ResolveActive(s *Store, p *Project, specPath string) (Active, error) {
 		a.Notes = append(a.Notes, fmt.Sprintf("no other session of %s in this store", what))
 		detail += "; no other session of the spec in this store"
 	}
-	if err := p.Audit(AuditRecord{Event: EventMissing, Session: named, Store: s.Dir(), Detail: detail}); err != nil {
+	if err := p.Audit(ctx, AuditRecord{Event: EventMissing, Session: named, Store: s.Location(), Detail: detail}); err != nil {
 		return Active{}, err
 	}
 	return a, nil
@@ -145,12 +100,12 @@ func ResolveActive(s *Store, p *Project, specPath string) (Active, error) {
 
 // latestOf is the most recently updated readable session of specPath (or,
 // for "", of any spec in p's folder).
-func latestOf(s *Store, p *Project, specPath string) (*Summary, error) {
-	list, err := s.List()
+func latestOf(ctx context.Context, s Backend, p ProjectState, specPath string) (*Entry, error) {
+	list, err := s.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var best *Summary
+	var best *Entry
 	for i := range list {
 		sum := &list[i]
 		if sum.Err != nil {
@@ -159,7 +114,7 @@ func latestOf(s *Store, p *Project, specPath string) (*Summary, error) {
 		if specPath != "" && filepath.Clean(sum.SpecPath) != filepath.Clean(specPath) {
 			continue
 		}
-		if specPath == "" && filepath.Dir(filepath.Clean(sum.SpecPath)) != p.dir {
+		if specPath == "" && filepath.Dir(filepath.Clean(sum.SpecPath)) != p.Dir() {
 			continue
 		}
 		if best == nil || sum.UpdatedAt.After(best.UpdatedAt) {
@@ -177,95 +132,6 @@ type Entry struct {
 	// prune's age counts. Every checkpoint write moves it, and `touch`
 	// can keep a session from being pruned.
 	Touched time.Time
-}
-
-// Entries is List with each session's file time, sorted by id. It reads the
-// same heads as List, several at a time: listing a big store is bound by
-// opening files, not by decoding them.
-func (s *Store) Entries() ([]Entry, error) {
-	dirents, err := s.readDir()
-	if err != nil {
-		return nil, err
-	}
-	files := make(map[string]fs.DirEntry, len(dirents))
-	var ids []string
-	for _, d := range dirents {
-		name := d.Name()
-		files[name] = d
-		if strings.HasPrefix(name, ".") || d.IsDir() {
-			continue
-		}
-		if id, ok := strings.CutSuffix(name, ".json"); ok && ValidateID(id) == nil {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	out := make([]Entry, len(ids))
-	keep := make([]bool, len(ids))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range min(8, len(ids)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				out[i], keep[i] = s.entry(ids[i], files)
-			}
-		}()
-	}
-	for i := range ids {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	kept := out[:0]
-	for i, e := range out {
-		if keep[i] {
-			kept = append(kept, e)
-		}
-	}
-	return kept, nil
-}
-
-// entry summarises one session as List does: the head of its file, or the
-// whole session when its journal holds records not folded yet.
-func (s *Store) entry(id string, files map[string]fs.DirEntry) (Entry, bool) {
-	e := Entry{Summary: Summary{ID: id, Path: s.Path(id)}}
-	var journal int64
-	for _, name := range []string{id + ".json", id + ".journal"} {
-		d, ok := files[name]
-		if !ok {
-			continue
-		}
-		fi, err := d.Info()
-		if err != nil {
-			continue
-		}
-		if fi.ModTime().After(e.Touched) {
-			e.Touched = fi.ModTime()
-		}
-		if name == id+".journal" {
-			journal = fi.Size()
-		}
-	}
-	var sess *Session
-	var err error
-	if journal > 0 {
-		sess, err = s.Load(id)
-	} else {
-		sess, err = s.readHead(id)
-	}
-	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return e, false // deleted meanwhile
-		}
-		e.Err = err
-		return e, true
-	}
-	e.SpecPath, e.TeamName = sess.SpecPath, sess.TeamName
-	e.CreatedAt, e.UpdatedAt = sess.CreatedAt, sess.UpdatedAt
-	e.Done, e.Total = sess.Summary.Done, sess.Summary.Total
-	return e, true
 }
 
 // Absent is a session the project's audit log names but this store lacks.
@@ -293,7 +159,7 @@ func (a Absent) Describe() string {
 //
 // have, when not nil, is the set of ids known to be in s (from Entries), which
 // spares a look-up per id.
-func AbsentSessions(s *Store, recs []AuditRecord, have map[string]bool) ([]Absent, error) {
+func AbsentSessions(ctx context.Context, s Backend, recs []AuditRecord, have map[string]bool) ([]Absent, error) {
 	byID := map[string]*Absent{}
 	removed := map[string]bool{} // its latest record, "missing" ones aside, is its removal
 	var order []string
@@ -323,7 +189,7 @@ func AbsentSessions(s *Store, recs []AuditRecord, have map[string]bool) ([]Absen
 		ok := have[id]
 		if have == nil {
 			var err error
-			if ok, err = s.Exists(id); err != nil {
+			if ok, err = s.Exists(ctx, id); err != nil {
 				return nil, err
 			}
 		}
@@ -336,14 +202,14 @@ func AbsentSessions(s *Store, recs []AuditRecord, have map[string]bool) ([]Absen
 
 // FindAbsent is the audit knowledge of one id this store lacks; ok is
 // false when the audit log never named it or it was removed on purpose.
-func FindAbsent(s *Store, recs []AuditRecord, id string) (Absent, bool, error) {
+func FindAbsent(ctx context.Context, s Backend, recs []AuditRecord, id string) (Absent, bool, error) {
 	var mine []AuditRecord
 	for _, r := range recs {
 		if r.Session == id {
 			mine = append(mine, r)
 		}
 	}
-	list, err := AbsentSessions(s, mine, nil)
+	list, err := AbsentSessions(ctx, s, mine, nil)
 	if err != nil || len(list) == 0 {
 		return Absent{}, false, err
 	}
@@ -369,8 +235,8 @@ type PruneOptions struct {
 // returns every stale session (removed or kept, with the reason) in id
 // order, and how many newer sessions it kept. An unreadable session is kept:
 // nothing corrupt is removed on its own.
-func Prune(s *Store, p *Project, opts PruneOptions) (stale []Stale, newer int, err error) {
-	list, err := s.Entries()
+func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (stale []Stale, newer int, err error) {
+	list, err := s.List(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -393,8 +259,8 @@ func Prune(s *Store, p *Project, opts PruneOptions) (stale []Stale, newer int, e
 		// active session of the project its spec lives in is kept too, so
 		// a prune here never takes the session another folder's --continue
 		// would resume.
-		if dir := filepath.Dir(filepath.Clean(sum.SpecPath)); sum.SpecPath != "" && dir != p.dir {
-			if other, err := OpenProject(dir).Active(); err == nil && other == sum.ID {
+		if dir := filepath.Dir(filepath.Clean(sum.SpecPath)); sum.SpecPath != "" && dir != p.Dir() {
+			if other, err := s.Project(dir).Active(ctx); err == nil && other == sum.ID {
 				st.Reason = "the active session of the project in " + dir
 				stale = append(stale, st)
 				continue
@@ -402,16 +268,16 @@ func Prune(s *Store, p *Project, opts PruneOptions) (stale []Stale, newer int, e
 		}
 		// Listing a big store takes a while: a run may have resumed and
 		// finished the session since. Look again right before removing.
-		if t := s.touched(sum.ID); !t.Before(opts.Before) {
+		if now, err := s.Head(ctx, sum.ID); err == nil && !now.Touched.Before(opts.Before) {
 			newer++
 			continue
 		}
 		var held *HeldError
 		if opts.DryRun {
-			if held, err = s.Held(sum.ID); err != nil {
+			if held, err = s.Held(ctx, sum.ID); err != nil {
 				return stale, newer, err
 			}
-		} else if err := s.Delete(sum.ID); err != nil {
+		} else if err := s.Delete(ctx, sum.ID); err != nil {
 			if !errors.As(err, &held) {
 				if errors.Is(err, ErrNotFound) {
 					continue // removed meanwhile by someone else
@@ -425,7 +291,7 @@ func Prune(s *Store, p *Project, opts PruneOptions) (stale []Stale, newer int, e
 			st.Removed = true
 			if !opts.DryRun {
 				detail := fmt.Sprintf("last updated %s, before %s", sum.Touched.UTC().Format(time.RFC3339), opts.Before.UTC().Format(time.RFC3339))
-				if err := p.Audit(AuditRecord{Event: EventPruned, Session: sum.ID, Store: s.Dir(), Detail: detail}); err != nil {
+				if err := p.Audit(ctx, AuditRecord{Event: EventPruned, Session: sum.ID, Store: s.Location(), Detail: detail}); err != nil {
 					return append(stale, st), newer, err
 				}
 			}
@@ -433,18 +299,6 @@ func Prune(s *Store, p *Project, opts PruneOptions) (stale []Stale, newer int, e
 		stale = append(stale, st)
 	}
 	return stale, newer, nil
-}
-
-// touched is the latest modification time of a session's files; zero when
-// none exists.
-func (s *Store) touched(id string) time.Time {
-	var t time.Time
-	for _, p := range []string{s.Path(id), s.journalPath(id)} {
-		if fi, err := os.Stat(p); err == nil && fi.ModTime().After(t) {
-			t = fi.ModTime()
-		}
-	}
-	return t
 }
 
 func heldReason(h *HeldError) string {
@@ -474,4 +328,36 @@ func HumanTask(sess *Session, task string) error {
 		return fmt.Errorf("task %q of session %s is done by agent %q, not by a human: only human tasks take decisions", task, sess.ID, t.Agent)
 	}
 	return nil
+}
+
+// Decide records checkpoint.decisions[task] = value under the session's
+// lock, through the session's journal like any transition. It fails at once
+// (ErrLocked) while a run holds the session.
+func Decide(ctx context.Context, s Backend, id, task, value string) error {
+	// Looked up before locking so that deciding on a session that is not
+	// there leaves nothing behind (a lock takes a file in some stores).
+	if _, err := s.Head(ctx, id); err != nil {
+		return err
+	}
+	l, err := s.Lock(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	sess, err := s.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	if _, ok := sess.Task(task); !ok {
+		return fmt.Errorf("session %s has no task %q", id, task)
+	}
+	j, err := s.Begin(ctx, l, sess)
+	if err != nil {
+		return err
+	}
+	if err := j.Record(Record{Kind: DecisionRecorded, Task: task, Value: value}); err != nil {
+		j.Close()
+		return err
+	}
+	return j.Close()
 }

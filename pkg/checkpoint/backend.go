@@ -27,6 +27,8 @@ type Backend interface {
 	// Held reports who holds the session without taking it: nil when no
 	// run does. It creates nothing.
 	Held(ctx context.Context, id string) (*HeldError, error)
+	// Head is the session's entry without its tasks (what List shows of it).
+	Head(ctx context.Context, id string) (Entry, error)
 	// Exists reports whether the store has the session.
 	Exists(ctx context.Context, id string) (bool, error)
 	// Load reads a session with every acknowledged transition folded in.
@@ -41,6 +43,9 @@ type Backend interface {
 	// Delete removes a session and everything kept beside it. It refuses
 	// (ErrLocked) while a run holds the session.
 	Delete(ctx context.Context, id string) error
+	// Project is the state of the project whose spec folder is dir: its
+	// active session and audit log. Nothing is created until written.
+	Project(dir string) ProjectState
 	// Close releases what the store holds open (connections); sessions
 	// and locks taken through it stay as they are until released.
 	Close() error
@@ -68,4 +73,18 @@ type Journal interface {
 	Warnings() []string
 	// Close folds the transitions into the snapshot. The lock stays held.
 	Close() error
+}
+
+// ProjectState is a project's own state: the session `--continue` resumes
+// and the audit log of what happened to its sessions (DESIGN §5).
+type ProjectState interface {
+	// Dir is the project's spec folder.
+	Dir() string
+	// Where names the active-session record in messages (a state.json path).
+	Where() string
+	Active(ctx context.Context) (string, error)
+	SetActive(ctx context.Context, id string) error
+	// Audit appends rec, its time, pid and user filled in when zero.
+	Audit(ctx context.Context, rec AuditRecord) error
+	AuditRecords(ctx context.Context) ([]AuditRecord, error)
 }

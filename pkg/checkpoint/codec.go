@@ -139,7 +139,7 @@ func decodeSession(data []byte) (*Session, error) {
 			sess.Team.Tasks[i].Result, sess.Team.Tasks[i].Error = string(t.Result), string(t.Error)
 		}
 	}
-	if err := checkVersion(sess.FormatVersion); err != nil {
+	if err := CheckVersion(sess.FormatVersion); err != nil {
 		return nil, err
 	}
 	if sess.FormatVersion >= 2 && !checked {
@@ -152,7 +152,9 @@ func decodeSession(data []byte) (*Session, error) {
 	return &sess, nil
 }
 
-func checkVersion(v int) error {
+// CheckVersion checks a stored format version: a newer one than this teamrun
+// reads is an error saying so.
+func CheckVersion(v int) error {
 	if v <= 0 {
 		return errors.New("no format_version: not a teamrun session file")
 	}
@@ -204,7 +206,7 @@ func DecodeRecord(p []byte) (Record, error) {
 	dec.UseNumber()
 	var w recordWire
 	if err := dec.Decode(&w); err != nil {
-		return Record{}, problem(p, err, reflect.TypeFor[recordWire](), "not a journal record")
+		return Record{}, DecodeProblem(p, err, reflect.TypeFor[recordWire](), "not a journal record")
 	}
 	r := w.record()
 	if err := r.validate(); err != nil {

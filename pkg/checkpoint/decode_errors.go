@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // NewerError is a session file written by a newer teamrun, in a format this
@@ -223,7 +225,7 @@ func shapeOf(v any, t reflect.Type, path string) *shapeError {
 			return bad()
 		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if err := shapeOf(m[k], t.Elem(), joinKey(path, k)); err != nil {
+			if err := shapeOf(m[k], t.Elem(), spec.JoinKey(path, k)); err != nil {
 				return err
 			}
 		}
@@ -246,7 +248,7 @@ func shapeOf(v any, t reflect.Type, path string) *shapeError {
 			if !ok {
 				continue // encoding/json ignores unknown keys
 			}
-			if err := shapeOf(m[k], ft, joinKey(path, k)); err != nil {
+			if err := shapeOf(m[k], ft, spec.JoinKey(path, k)); err != nil {
 				return err
 			}
 		}
@@ -341,8 +343,10 @@ func gotOf(v any) string {
 	return "null"
 }
 
-// problem is jsonProblem, or the error fallback when it cannot tell.
-func problem(data []byte, err error, t reflect.Type, fallback string) error {
+// DecodeProblem says what is wrong with data, which failed to decode into a
+// t with err, in user terms (a key path, what was expected); fallback when
+// it cannot tell.
+func DecodeProblem(data []byte, err error, t reflect.Type, fallback string) error {
 	if p := jsonProblem(data, err, t); p != nil {
 		return p
 	}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"reflect"
@@ -87,6 +88,19 @@ func TestSnapshotByteFlipsAreAlwaysCorrupt(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), "s1.json") {
 			t.Errorf("the error does not name the file: %v", err)
+		}
+	}
+}
+
+func TestTextRoundTrip(t *testing.T) {
+	for _, s := range []string{"", "plain", "a\"b", `back\slash`, "nl\n\ttab", "\x00\x01\x1f", "é ✓ 😀", "\xff", "ok\xc3", "<&>", "\u2028", `{"$base64":"AA=="}`} {
+		b, err := text(s).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back text
+		if err := json.Unmarshal(b, &back); err != nil || string(back) != s {
+			t.Errorf("%q -> %s -> %q (%v)", s, b, back, err)
 		}
 	}
 }

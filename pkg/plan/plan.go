@@ -4,7 +4,6 @@ package plan
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -300,22 +299,4 @@ func firstLine(s string) string {
 		s = s[:117] + "..."
 	}
 	return s
-}
-
-// ApplyProjectLLM gives LLM agents without any llm setting the project's
-// default model, as run does, so that agent definitions (and so the per-task
-// keys) match what a run would compute. It reads config.yml only when it
-// exists: a plan writes nothing.
-func ApplyProjectLLM(team *spec.Team, p *checkpoint.Project) error {
-	if _, err := os.Stat(p.ConfigPath()); err != nil {
-		return nil
-	}
-	cfg, err := p.Config()
-	if err != nil {
-		return err
-	}
-	if cfg.LLM != nil {
-		team.FillLLM(spec.LLM{Model: cfg.LLM.Model, BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv})
-	}
-	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -107,11 +109,11 @@ func (p *project) run(t *testing.T, cont bool) (*Summary, string, error) {
 
 func (p *project) session(t *testing.T) *checkpoint.Session {
 	t.Helper()
-	st, err := checkpoint.Open(p.home)
+	st, err := stores.Open(context.Background(), p.home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := st.Load("s1")
+	sess, err := st.Load(context.Background(), "s1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
 )
 
 // TestLockSessionInterrupted: an interrupt while waiting for a held
 // session ends with a plain message naming the holder (F15: was
 // "context canceled" and advice to rerun with --wait).
 func TestLockSessionInterrupted(t *testing.T) {
-	store, err := checkpoint.Open(t.TempDir())
+	store, err := stores.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,10 +4,11 @@ import (
 	"bytes"
 
 	"encoding/json"
-	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
 
 func TestDescribe(t *testing.T) {

@@ -34,7 +34,7 @@ type Options struct {
 	Mode        Mode
 	IO          *iostreams.IOStreams
 	Getenv      func(string) string // nil: os.Getenv
-	Home        string              // the session store; "" means checkpoint.DefaultHome
+	Home        string              // the session store (--store); "" means $TEAMRUN_STORE, else $TEAMRUN_HOME
 	HTTP        *http.Client        // for LLM agents; nil: a default client
 	// Interrupts turns signals into the run's cancellation (the context
 	// given to Run must be the one it returned); nil: no signal handling.
@@ -46,6 +46,12 @@ type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
+
+// IsUsage reports whether err is bad usage or a bad spec (exit 2).
+func IsUsage(err error) bool {
+	var u *UsageError
+	return errors.As(err, &u)
+}
 
 func usagef(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
@@ -61,7 +67,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	pre := prefetchSession(o)
+	store, err := OpenStore(ctx, o.Home, getenv)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	prefetchSession(ctx, o, store)
 	team, err := spec.Load(o.SpecPath)
 	if err != nil {
 		return nil, &UsageError{Err: err} // a spec.ErrorList, or an unreadable file
@@ -79,35 +90,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		warn(w)
 	}
 
-	project := checkpoint.OpenProject(filepath.Dir(o.SpecPath))
+	project := store.Project(filepath.Dir(o.SpecPath))
+	configPath := spec.ConfigPath(project.Dir())
 	// Nothing is written before the spec is known to be runnable: the
 	// config is only read here, and created with the session.
-	haveConfig := true
-	if _, err := os.Stat(project.ConfigPath()); errors.Is(err, os.ErrNotExist) {
-		haveConfig = false
-	} else {
-		cfg, err := project.Config()
-		if err != nil {
-			if errors.Is(err, checkpoint.ErrStore) {
-				return nil, err
-			}
-			return nil, &UsageError{Err: err}
-		}
-		if cfg.LLM != nil {
-			team.FillLLM(spec.LLM{Model: cfg.LLM.Model, BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv})
-		}
-	}
-	if err := checkLLMAgents(team, project.ConfigPath(), getenv); err != nil {
-		return nil, err
-	}
-	home := o.Home
-	if home == "" {
-		if home, err = checkpoint.DefaultHome(); err != nil {
-			return nil, fmt.Errorf("%w: %v", checkpoint.ErrStore, err)
-		}
-	}
-	store, err := checkpoint.Open(home)
+	haveConfig, err := team.ApplyProjectConfig(configPath)
 	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	if err := checkLLMAgents(team, configPath, getenv); err != nil {
 		return nil, err
 	}
 	specAbs, err := filepath.Abs(o.SpecPath)
@@ -115,10 +106,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		specAbs = o.SpecPath
 	}
 
-	id, notes, err := pickSession(o, team, store, project, specAbs)
+	res, err := ResolveSession(ctx, store, project, specAbs, team.Name, o.Session, o.Continue)
 	if err != nil {
 		return nil, err
 	}
+	id, notes := res.ID, res.Notes
 	lock, err := lockSession(ctx, store, id, o.Wait, warn)
 	if err != nil {
 		return nil, err
@@ -128,17 +120,19 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		o.Interrupts.Started()
 	}
 
-	exists, err := store.Exists(id)
+	exists, err := store.Exists(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if exists && !o.Continue {
-		return nil, usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, store.Dir())
+		return nil, usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, store.Location())
 	}
 	// A session file the project cannot name (state.json, audit.log) would
 	// be an orphan in the store: check before the session is written.
-	if err := project.CheckWritable(); err != nil {
-		return nil, err
+	if p, ok := project.(interface{ CheckWritable() error }); ok {
+		if err := p.CheckWritable(); err != nil {
+			return nil, err
+		}
 	}
 	now := time.Now()
 	var (
@@ -147,7 +141,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		audit     = checkpoint.EventCreated
 	)
 	if exists {
-		if old, err = store.LoadPrefetched(id, pre); err != nil {
+		if old, err = store.Load(ctx, id); err != nil {
 			return nil, err
 		}
 		// Before any task runs again: what a dead run left behind must
@@ -155,7 +149,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		// recorded as running can have left anything (a task's group is
 		// killed when it ends), so the /proc scan is skipped otherwise.
 		if slices.ContainsFunc(old.Team.Tasks, func(t checkpoint.TaskRecord) bool { return t.Status == checkpoint.StatusRunning }) {
-			if pids := killOrphans(id, store.Dir()); len(pids) > 0 {
+			if pids := killOrphans(id, store.Location()); len(pids) > 0 {
 				notes = append(notes, orphansNote(id, pids))
 			}
 		}
@@ -193,23 +187,23 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// A full restore may have nothing left to do: then the session file
 	// stays as it is and the journal is only begun by the first record.
 	// Any other restore rewrites the session for today's task set at once.
-	rec := &journalRecorder{store: store, lock: lock, sess: sess, warn: warn}
+	rec := &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn}
 	defer rec.close()
 	if restored == nil || restored.Kind != checkpoint.RestoreFull {
 		if err := rec.begin(); err != nil {
 			return nil, err
 		}
 	}
-	if active, aerr := project.Active(); aerr != nil || active != id {
-		if err := project.SetActive(id); err != nil {
+	if active, aerr := project.Active(ctx); aerr != nil || active != id {
+		if err := project.SetActive(ctx, id); err != nil {
 			return nil, err
 		}
 	}
-	if err := project.Audit(checkpoint.AuditRecord{Event: audit, Session: id, Store: store.Dir()}); err != nil {
+	if err := project.Audit(ctx, checkpoint.AuditRecord{Event: audit, Session: id, Store: store.Location()}); err != nil {
 		return nil, err
 	}
 	if !haveConfig {
-		if _, err := project.Config(); err != nil {
+		if _, err := spec.EnsureConfig(configPath); err != nil {
 			return nil, err
 		}
 	}
@@ -274,7 +268,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Interrupts != nil {
 		groups = o.Interrupts.Groups()
 	}
-	commands := &Commands{Groups: groups, Warn: warn, Store: store.Dir()}
+	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location()}
 	defer commands.Close()
 	e.Executor = Agents{Command: commands, LLM: llms}
 	e.Memory = llms
@@ -286,7 +280,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if sum != nil {
 		ev := map[Outcome]string{Succeeded: checkpoint.EventCompleted, Failed: checkpoint.EventFailed,
 			Halted: checkpoint.EventHalted, Interrupted: "interrupted", StoreFailed: checkpoint.EventFailed}[sum.Outcome]
-		if aerr := project.Audit(checkpoint.AuditRecord{Event: ev, Session: id, Store: store.Dir()}); aerr != nil && runErr == nil {
+		if aerr := project.Audit(context.WithoutCancel(ctx), checkpoint.AuditRecord{Event: ev, Session: id, Store: store.Location()}); aerr != nil && runErr == nil {
 			warn(fmt.Sprintf("audit log: %v", aerr))
 		}
 	}
@@ -326,7 +320,7 @@ func (e *WaitInterruptedError) Unwrap() error { return e.Err }
 // run holds it. Interrupted while waiting, it says so plainly: the
 // store's "context canceled" and its advice to rerun with --wait would
 // read as nonsense to someone who just pressed Ctrl-C.
-func lockSession(ctx context.Context, store *checkpoint.Store, id string, wait time.Duration, warn func(string)) (*checkpoint.FileLock, error) {
+func lockSession(ctx context.Context, store checkpoint.Backend, id string, wait time.Duration, warn func(string)) (checkpoint.Lock, error) {
 	l, err := store.Lock(ctx, id, 0)
 	var held *checkpoint.HeldError
 	if wait <= 0 || !errors.As(err, &held) {
@@ -343,64 +337,18 @@ func lockSession(ctx context.Context, store *checkpoint.Store, id string, wait t
 
 // prefetchSession starts decoding, on another core while the spec is
 // parsed, the session a --continue will most likely load: --session, else
-// the project's active one. Store.LoadPrefetched uses it only if the files,
-// read again under the session's lock, are the ones it decoded.
-func prefetchSession(o Options) *checkpoint.Prefetch {
-	if !o.Continue {
-		return nil
-	}
-	home := o.Home
-	if home == "" {
-		var err error
-		if home, err = checkpoint.DefaultHome(); err != nil {
-			return nil
-		}
+// the project's active one, when the store can (the file store's Load
+// takes it only if the files it reads are the ones decoded).
+func prefetchSession(ctx context.Context, o Options, store checkpoint.Backend) {
+	p, ok := store.(interface{ Prefetch(id string) })
+	if !o.Continue || !ok {
+		return
 	}
 	id := o.Session
 	if id == "" {
-		id, _ = checkpoint.OpenProject(filepath.Dir(o.SpecPath)).Active()
+		id, _ = store.Project(filepath.Dir(o.SpecPath)).Active(ctx)
 	}
-	return checkpoint.PrefetchSession(home, id)
-}
-
-// pickSession applies the session-id rules of DESIGN §5. notes are things
-// to tell the user.
-func pickSession(o Options, team *spec.Team, store *checkpoint.Store, project *checkpoint.Project, specAbs string) (string, []string, error) {
-	if o.Session != "" {
-		if err := checkpoint.ValidateID(o.Session); err != nil {
-			return "", nil, &UsageError{Err: fmt.Errorf("--session: %w", err)}
-		}
-		if o.Continue {
-			ok, err := store.Exists(o.Session)
-			if err != nil {
-				return "", nil, err
-			}
-			if !ok {
-				return o.Session, []string{fmt.Sprintf("no session %s in %s yet: starting it", o.Session, store.Dir())}, nil
-			}
-		}
-		return o.Session, nil, nil
-	}
-	fresh := checkpoint.NewID(team.Name, time.Now())
-	if !o.Continue {
-		return fresh, nil, nil
-	}
-	act, err := checkpoint.ResolveActive(store, project, specAbs)
-	if err != nil {
-		return "", nil, err
-	}
-	switch {
-	case act.ID != "":
-		return act.ID, act.Notes, nil
-	case act.Named == "":
-		return fresh, []string{fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh)}, nil
-	default:
-		notes := act.Notes
-		if n := len(notes); n > 0 {
-			notes[n-1] += ": starting " + fresh
-		}
-		return fresh, notes, nil
-	}
+	p.Prefetch(id)
 }
 
 // orphansNote tells what killOrphans did.
@@ -486,16 +434,17 @@ func ShellQuote(s string) string {
 // journalRecorder turns engine events into checkpoint records. It begins
 // the session's journal when asked, or at its first record.
 type journalRecorder struct {
-	store *checkpoint.Store
-	lock  *checkpoint.FileLock
+	ctx   context.Context
+	store checkpoint.Backend
+	lock  checkpoint.Lock
 	sess  *checkpoint.Session
-	j     *checkpoint.FileJournal
+	j     checkpoint.Journal
 	warn  func(string)
 	done  bool
 }
 
 func (r *journalRecorder) begin() error {
-	j, err := r.store.Begin(r.lock, r.sess)
+	j, err := r.store.Begin(r.ctx, r.lock, r.sess)
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,13 @@ package runner
 import (
 	"context"
 	"fmt"
-	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 
 	"github.com/teamrun/teamrun/pkg/spec"
 )

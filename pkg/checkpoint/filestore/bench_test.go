@@ -1,4 +1,4 @@
-package checkpoint
+package filestore
 
 import (
 	"encoding/json"
@@ -8,21 +8,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 var kib = strings.Repeat("x", 1023) + "\n"
 
 // bigSession is a session of n completed tasks with 1 KiB results.
-func bigSession(id string, n int) *Session {
+func bigSession(id string, n int) *checkpoint.Session {
 	ds := make([]spec.TaskDef, n)
 	for i := range ds {
 		ds[i] = spec.TaskDef{ID: i, Name: fmt.Sprintf("task-%05d", i), Agent: "writer", Description: "do it", Key: "k", AgentKey: "a"}
 	}
-	sess := NewSession(id, "/p/agents.yaml", "bench", spec.Sequential, ds, "fp", t0)
+	sess := checkpoint.NewSession(id, "/p/agents.yaml", "bench", spec.Sequential, ds, "fp", t0)
 	for i := range sess.Team.Tasks {
 		t := &sess.Team.Tasks[i]
-		t.Status, t.Result, t.Attempts = StatusCompleted, kib, 1
+		t.Status, t.Result, t.Attempts = checkpoint.StatusCompleted, kib, 1
 	}
 	return sess
 }
@@ -44,7 +45,7 @@ func BenchmarkRecord(b *testing.B) {
 			b.SetBytes(int64(len(kib)))
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if err := j.Record(Record{Kind: TaskCompleted, Task: names[i%n], Result: kib}); err != nil {
+				if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: names[i%n], Result: kib}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -68,11 +69,11 @@ func BenchmarkLoad10000(b *testing.B) {
 	l2 := mustLock(b, s, "jour")
 	sess := bigSession("jour", 10000)
 	for i := range sess.Team.Tasks {
-		sess.Team.Tasks[i].Status, sess.Team.Tasks[i].Result = StatusPending, ""
+		sess.Team.Tasks[i].Status, sess.Team.Tasks[i].Result = checkpoint.StatusPending, ""
 	}
 	j2 := mustBegin(b, s, l2, sess)
 	for _, t := range sess.Team.Tasks {
-		if err := j2.Record(Record{Kind: TaskCompleted, Task: t.Name, Result: kib}); err != nil {
+		if err := j2.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: t.Name, Result: kib}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -80,7 +81,7 @@ func BenchmarkLoad10000(b *testing.B) {
 		name := map[string]string{"snap": "snapshot", "jour": "journal"}[id]
 		b.Run(name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				sess, err := s.Load(id)
+				sess, err := s.Load(bg, id)
 				if err != nil || sess.Summary.Done != 10000 {
 					b.Fatalf("%v %+v", err, sess.Summary)
 				}
@@ -115,7 +116,7 @@ func BenchmarkList10000(b *testing.B) {
 	s := newStore(b)
 	for i := 0; i < 10000; i++ {
 		sess := bigSession(fmt.Sprintf("s-%05d", i), 3)
-		sess.Summary = sess.counts()
+		sess.Summarize()
 		data, err := json.Marshal(sess)
 		if err != nil {
 			b.Fatal(err)
@@ -126,7 +127,7 @@ func BenchmarkList10000(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		list, err := s.List()
+		list, err := s.List(bg)
 		if err != nil || len(list) != 10000 || list[0].Done != 3 {
 			b.Fatalf("%v %d", err, len(list))
 		}

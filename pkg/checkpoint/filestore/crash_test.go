@@ -1,4 +1,4 @@
-package checkpoint
+package filestore
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 // The test binary doubles as the child process of the crash and lock
@@ -61,13 +63,13 @@ func crashResult(task int) string {
 // transitions counts what a session holds: two per completed task, one for
 // a task left running. ok is false when the tasks are not a gapless prefix
 // t0, t1, ... with the right results.
-func transitions(sess *Session) (n int, err error) {
+func transitions(sess *checkpoint.Session) (n int, err error) {
 	for i, tr := range sess.Team.Tasks {
 		if tr.Name != fmt.Sprintf("t%d", i) {
 			return 0, fmt.Errorf("task %d is %q", i, tr.Name)
 		}
 		switch tr.Status {
-		case StatusCompleted:
+		case checkpoint.StatusCompleted:
 			if tr.Result != crashResult(i) {
 				return 0, fmt.Errorf("t%d: result differs: %q", i, tr.Result)
 			}
@@ -75,7 +77,7 @@ func transitions(sess *Session) (n int, err error) {
 				return 0, fmt.Errorf("t%d completed after an unfinished task", i)
 			}
 			n += 2
-		case StatusRunning:
+		case checkpoint.StatusRunning:
 			if i != len(sess.Team.Tasks)-1 {
 				return 0, fmt.Errorf("t%d running but not last", i)
 			}
@@ -98,9 +100,9 @@ func childRecord() error {
 	if err != nil {
 		return err // a killed holder must not leave the lock behind
 	}
-	sess, err := s.Load(id)
-	if errors.Is(err, ErrNotFound) {
-		sess = NewSession(id, "crash.yaml", "crash", "sequential", nil, "fp", time.Now())
+	sess, err := s.Load(bg, id)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		sess = checkpoint.NewSession(id, "crash.yaml", "crash", "sequential", nil, "fp", time.Now())
 	} else if err != nil {
 		return err
 	}
@@ -108,16 +110,16 @@ func childRecord() error {
 	if err != nil {
 		return fmt.Errorf("loaded session is wrong: %w", err)
 	}
-	j, err := s.Begin(l, sess)
+	j, err := s.Begin(bg, l, sess)
 	if err != nil {
 		return err
 	}
 	out := bufio.NewWriter(os.Stdout)
 	for ; ; n++ {
 		task := n / 2
-		r := Record{Kind: TaskStarted, Task: fmt.Sprintf("t%d", task)}
+		r := checkpoint.Record{Kind: checkpoint.TaskStarted, Task: fmt.Sprintf("t%d", task)}
 		if n%2 == 1 {
-			r = Record{Kind: TaskCompleted, Task: r.Task, Result: crashResult(task), Variables: map[string]any{"n": n}}
+			r = checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: r.Task, Result: crashResult(task), Variables: map[string]any{"n": n}}
 		}
 		if err := j.Record(r); err != nil {
 			return err
@@ -130,7 +132,7 @@ func childRecord() error {
 			if err := j.Close(); err != nil {
 				return err
 			}
-			if j, err = s.Begin(l, j.Session()); err != nil {
+			if j, err = s.Begin(bg, l, j.Session()); err != nil {
 				return err
 			}
 		}
@@ -205,8 +207,8 @@ func TestCrashKill(t *testing.T) {
 			t.Fatalf("kill %d: child ended by itself (%v): %s", killed, werr, stderr.String())
 		}
 		killed++
-		sess, err := s.Load(id)
-		if errors.Is(err, ErrNotFound) && acked == 0 && durable == 0 {
+		sess, err := s.Load(bg, id)
+		if errors.Is(err, checkpoint.ErrNotFound) && acked == 0 && durable == 0 {
 			continue // killed before its first snapshot
 		}
 		if err != nil {
@@ -239,13 +241,13 @@ func childLock() error {
 	at, _ := strconv.ParseInt(os.Getenv("TEAMRUN_CKPT_AT"), 10, 64)
 	time.Sleep(time.Until(time.Unix(0, at)))
 	l, err := s.Lock(context.Background(), id, 0)
-	var he *HeldError
+	var he *checkpoint.HeldError
 	switch {
 	case err == nil:
 		fmt.Printf("won %d\n", os.Getpid())
 		io.Copy(io.Discard, os.Stdin)
 		return l.Release()
-	case errors.As(err, &he) && errors.Is(err, ErrLocked):
+	case errors.As(err, &he) && errors.Is(err, checkpoint.ErrLocked):
 		fmt.Printf("held %d\n", he.PID)
 		return nil
 	}
@@ -359,7 +361,7 @@ func TestKilledHolderLeavesNoLock(t *testing.T) {
 		t.Fatalf("child said %q", line)
 	}
 	_, err = s.Lock(context.Background(), "k", 0)
-	var he *HeldError
+	var he *checkpoint.HeldError
 	if !errors.As(err, &he) || he.PID != cmd.Process.Pid {
 		t.Fatalf("while the child holds it: %v", err)
 	}

@@ -1,131 +1,20 @@
-package checkpoint
+package spec
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
-func TestProjectActive(t *testing.T) {
-	dir := t.TempDir()
-	p := OpenProject(dir)
-	if id, err := p.Active(); err != nil || id != "" {
-		t.Fatalf("fresh project: %q %v", id, err)
-	}
-	if _, err := os.Stat(p.Dir()); !errors.Is(err, os.ErrNotExist) {
-		t.Error("reading created .teamrun")
-	}
-	for _, id := range []string{"one", "two"} {
-		if err := p.SetActive(id); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := p.Active(); err != nil || got != id {
-			t.Fatalf("Active() = %q %v, want %q", got, err, id)
-		}
-	}
-	b, _ := os.ReadFile(filepath.Join(dir, ".teamrun", "state.json"))
-	if strings.TrimSpace(string(b)) != `{"active_session":"two"}` {
-		t.Errorf("state.json = %s", b)
-	}
-	if mode(t, p.Dir()) != 0o700 || mode(t, filepath.Join(p.Dir(), "state.json")) != 0o600 {
-		t.Error("project file modes")
-	}
-	entries, _ := os.ReadDir(p.Dir())
-	if len(entries) != 1 {
-		t.Errorf("temp files left: %v", entries)
-	}
-	for body, want := range map[string]string{
-		"{":                         "state.json: the JSON ends early (the file is cut short): fix it or remove it",
-		"{]":                        "state.json: not valid JSON at line 1, column 2: fix it or remove it",
-		`{"active_session":"../x"}`: "active_session",
-		// Not the json package's "cannot unmarshal number into Go struct field".
-		`{"active_session":3}`: "state.json: active_session: expected a text, got the number 3: fix it or remove it",
-		`[]`:                   "state.json: expected an object, got a list: fix it or remove it",
-	} {
-		os.WriteFile(filepath.Join(p.Dir(), "state.json"), []byte(body), 0o600)
-		if _, err := p.Active(); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
-			t.Errorf("%s: %v", body, err)
-		}
-	}
-}
-
-func TestProjectAudit(t *testing.T) {
-	p := OpenProject(t.TempDir())
-	if recs, err := p.AuditRecords(); err != nil || recs != nil {
-		t.Fatalf("no log: %v %v", recs, err)
-	}
-	events := []string{EventCreated, EventResumed, EventCompleted, EventFailed, EventHalted, EventDeleted, EventPruned}
-	var wg sync.WaitGroup
-	for _, e := range events {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := p.Audit(AuditRecord{Event: e, Session: "s-" + e, Store: "/store"}); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	recs, err := p.AuditRecords()
-	if err != nil || len(recs) != len(events) {
-		t.Fatalf("%d records, %v", len(recs), err)
-	}
-	seen := map[string]bool{}
-	for _, r := range recs {
-		seen[r.Event] = true
-		if r.Session != "s-"+r.Event || r.Store != "/store" || r.PID != os.Getpid() || r.User == "" || r.Time.IsZero() {
-			t.Errorf("record %+v", r)
-		}
-	}
-	if len(seen) != len(events) {
-		t.Errorf("events %v", seen)
-	}
-	path := filepath.Join(p.Dir(), "audit.log")
-	if mode(t, path) != 0o600 {
-		t.Error("audit.log mode")
-	}
-	// Each line is one JSON object with the documented keys.
-	b, _ := os.ReadFile(path)
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range []string{"time", "event", "session", "store", "pid", "user"} {
-			if _, ok := m[k]; !ok {
-				t.Errorf("line %s lacks %s", line, k)
-			}
-		}
-	}
-	// A torn last line (a crash mid-append) is ignored.
-	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`{"event":"crea`)
-	f.Close()
-	if recs, err := p.AuditRecords(); err != nil || len(recs) != len(events) {
-		t.Fatalf("torn line: %d %v", len(recs), err)
-	}
-	// A damaged line in the middle is reported with its line number.
-	os.WriteFile(path, []byte("{\"event\":\"created\"}\nnot json\n{\"event\":\"halted\"}\n"), 0o600)
-	if _, err := p.AuditRecords(); err == nil || !strings.Contains(err.Error(), "audit.log:2: not an audit record (not valid JSON at line 1, column 2)") {
-		t.Errorf("damaged line: %v", err)
-	}
-	os.WriteFile(path, []byte("{\"event\":\"created\"}\n{\"pid\":\"12\"}\n"), 0o600)
-	if _, err := p.AuditRecords(); err == nil || !strings.Contains(err.Error(), "audit.log:2: not an audit record (pid: expected a whole number, got the text \"12\")") {
-		t.Errorf("line of another shape: %v", err)
-	}
-}
-
 func TestProjectConfig(t *testing.T) {
-	p := OpenProject(t.TempDir())
-	cfg, err := p.Config()
+	dir := t.TempDir()
+	path := ConfigPath(dir)
+	cfg, err := EnsureConfig(path)
 	if err != nil || cfg.MaxSessionAgeDays != 30 || cfg.LLM != nil {
 		t.Fatalf("%+v %v", cfg, err)
 	}
-	path := p.ConfigPath()
 	b, _ := os.ReadFile(path)
 	if !strings.Contains(string(b), "max_session_age_days: 30") || mode(t, path) != 0o600 {
 		t.Errorf("created config %q mode %04o", b, mode(t, path))
@@ -149,7 +38,7 @@ func TestProjectConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			os.WriteFile(path, []byte(tc.body), tc.perm)
 			os.Chmod(path, tc.perm)
-			cfg, err := p.Config()
+			cfg, err := EnsureConfig(path)
 			if tc.want == "" {
 				if err != nil || cfg.MaxSessionAgeDays != tc.days {
 					t.Fatalf("%+v %v", cfg, err)
@@ -162,7 +51,7 @@ func TestProjectConfig(t *testing.T) {
 		})
 	}
 	os.WriteFile(path, []byte("llm:\n  model: m\n  api_key_env: K\n"), 0o600)
-	cfg, err = p.Config()
+	cfg, err = EnsureConfig(path)
 	if err != nil || cfg.LLM == nil || cfg.LLM.Model != "m" || cfg.LLM.APIKeyEnv != "K" {
 		t.Fatalf("%+v %v", cfg, err)
 	}
@@ -172,9 +61,9 @@ func TestProjectConfig(t *testing.T) {
 // and key and says what is expected, in user terms (no Go or yaml.v3 type
 // names), all problems at once.
 func TestConfigErrors(t *testing.T) {
-	p := OpenProject(t.TempDir())
-	path := p.ConfigPath()
-	os.MkdirAll(p.Dir(), 0o700)
+	dir := t.TempDir()
+	path := ConfigPath(dir)
+	os.MkdirAll(filepath.Dir(path), 0o700)
 	tests := []struct {
 		name, body string
 		want       []string // the lines of the error, after "path:"
@@ -229,7 +118,7 @@ func TestConfigErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := p.ReadConfig()
+			_, err := ReadConfig(path)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -244,9 +133,6 @@ func TestConfigErrors(t *testing.T) {
 			if !errors.As(err, &ce) || ce.Path != path {
 				t.Errorf("not a *ConfigError: %#v", err)
 			}
-			if errors.Is(err, ErrStore) {
-				t.Error("a config mistake is not a store error")
-			}
 		})
 	}
 }
@@ -254,8 +140,9 @@ func TestConfigErrors(t *testing.T) {
 // TestConfigLLM: llm is a mapping of defaults, or a model name alone as in
 // a spec.
 func TestConfigLLM(t *testing.T) {
-	p := OpenProject(t.TempDir())
-	os.MkdirAll(p.Dir(), 0o700)
+	dir := t.TempDir()
+	path := ConfigPath(dir)
+	os.MkdirAll(filepath.Dir(path), 0o700)
 	for body, want := range map[string]*LLMDefault{
 		"llm: tiny\n": {Model: "tiny"},
 		"llm: {model: m, base_url: http://h/v1, api_key_env: K}\n": {Model: "m", BaseURL: "http://h/v1", APIKeyEnv: "K"},
@@ -263,8 +150,8 @@ func TestConfigLLM(t *testing.T) {
 		"# only a comment\n":                  nil,
 		"x: &d 7\nmax_session_age_days: *d\n": nil, // an alias resolves; x is still unknown
 	} {
-		os.WriteFile(p.ConfigPath(), []byte(body), 0o600)
-		cfg, err := p.ReadConfig()
+		os.WriteFile(path, []byte(body), 0o600)
+		cfg, err := ReadConfig(path)
 		if strings.HasPrefix(body, "x:") {
 			if err == nil || !strings.Contains(err.Error(), `unknown key "x"`) || cfg.MaxSessionAgeDays != 7 {
 				t.Errorf("%q: %+v %v", body, cfg, err)
@@ -280,54 +167,22 @@ func TestConfigLLM(t *testing.T) {
 // TestReadConfigWritesNothing: a missing config gives the defaults and is
 // not created (a dry run writes nothing).
 func TestReadConfigWritesNothing(t *testing.T) {
-	p := OpenProject(t.TempDir())
-	cfg, err := p.ReadConfig()
+	dir := t.TempDir()
+	path := ConfigPath(dir)
+	cfg, err := ReadConfig(path)
 	if err != nil || cfg.MaxSessionAgeDays != DefaultMaxSessionAgeDays || cfg.LLM != nil {
 		t.Fatalf("%+v %v", cfg, err)
 	}
-	if _, err := os.Stat(p.Dir()); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("ReadConfig created %s", p.Dir())
+	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadConfig created %s", filepath.Dir(path))
 	}
 }
 
-// TestCheckWritable: a project whose files cannot be written is a store
-// error naming the file, found before any session is created. The cases
-// use a file or a folder in the way, which stops root too.
-func TestCheckWritable(t *testing.T) {
-	p := OpenProject(t.TempDir())
-	if err := p.CheckWritable(); err != nil {
+func mode(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if entries, _ := os.ReadDir(p.Dir()); mode(t, p.Dir()) != 0o700 || len(entries) != 0 {
-		t.Errorf(".teamrun mode %04o, left %v", mode(t, p.Dir()), entries)
-	}
-	if err := p.Audit(AuditRecord{Event: EventCreated, Session: "s", Store: "/store"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.CheckWritable(); err != nil {
-		t.Errorf("with an audit log: %v", err)
-	}
-
-	tests := []struct {
-		name  string
-		block func(p *Project) // puts something in the way
-		path  string           // the path the error must name
-	}{
-		{"teamrun is a file", func(p *Project) { os.WriteFile(p.Dir(), nil, 0o600) }, ".teamrun"},
-		{"audit.log is a folder", func(p *Project) { os.MkdirAll(p.auditPath(), 0o700) }, "audit.log"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p := OpenProject(t.TempDir())
-			tc.block(p)
-			err := p.CheckWritable()
-			if !errors.Is(err, ErrStore) {
-				t.Fatalf("err = %v, want a store error", err)
-			}
-			var pe *ProjectWriteError
-			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), "no session was created") {
-				t.Errorf("err = %v, want it to name %s and say no session was created", err, tc.path)
-			}
-		})
-	}
+	return fi.Mode().Perm()
 }

@@ -1,4 +1,4 @@
-package checkpoint
+package filestore
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -19,12 +20,12 @@ func TestStartState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withInitial := func(m map[string]any) *Session {
-		return &Session{Team: TeamState{InitialState: m, State: map[string]any{"day": "ignored: output_variable state is not the start"}}}
+	withInitial := func(m map[string]any) *checkpoint.Session {
+		return &checkpoint.Session{Team: checkpoint.TeamState{InitialState: m, State: map[string]any{"day": "ignored: output_variable state is not the start"}}}
 	}
 	tests := []struct {
 		name string
-		sess *Session
+		sess *checkpoint.Session
 		vars map[string]string
 		want map[string]any
 	}{
@@ -39,7 +40,7 @@ func TestStartState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := StartState(tt.sess, team, tt.vars); !reflect.DeepEqual(got, tt.want) {
+			if got := checkpoint.StartState(tt.sess, team, tt.vars); !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("StartState = %v, want %v", got, tt.want)
 			}
 		})
@@ -66,7 +67,7 @@ func TestInitialStateRoundTrip(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			id := "init-" + string(rune('a'+i))
 			l := mustLock(t, s, id)
-			sess := NewSession(id, "/p/agents.yaml", "team", spec.Sequential, seed(), fp(seed()), t0)
+			sess := checkpoint.NewSession(id, "/p/agents.yaml", "team", spec.Sequential, seed(), fp(seed()), t0)
 			sess.Team.InitialState = tt.initial
 			j := mustBegin(t, s, l, sess)
 			if err := j.Close(); err != nil {
@@ -80,7 +81,7 @@ func TestInitialStateRoundTrip(t *testing.T) {
 			if has := strings.Contains(string(data), `"initial_state"`); has != (tt.want != nil) {
 				t.Fatalf("initial_state in the file: %v, want %v", has, tt.want != nil)
 			}
-			back, err := s.Load(id)
+			back, err := s.Load(bg, id)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package checkpoint
+package filestore
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package checkpoint
+package filestore
 
 import (
 	"context"
@@ -9,39 +9,9 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
-
-// HeldError says who holds a session. It wraps ErrLocked.
-type HeldError struct {
-	ID      string
-	PID     int
-	Host    string
-	Started time.Time
-	Waited  time.Duration // how long Lock waited before giving up; 0: it did not wait
-}
-
-func (e *HeldError) Error() string {
-	who := "another run"
-	if e.PID > 0 {
-		who = fmt.Sprintf("another run (pid %d on %s, started %s)", e.PID, e.Host, e.Started.Local().Format(time.RFC3339))
-	}
-	msg := fmt.Sprintf("session %s is held by %s", e.ID, who)
-	if e.Waited > 0 {
-		msg += fmt.Sprintf("; still held after waiting %s", e.Waited)
-	} else {
-		msg += "; wait for it to finish, or rerun with --wait"
-	}
-	return msg
-}
-
-func (e *HeldError) Unwrap() error { return ErrLocked }
-
-// Holder is what a lock file says about the run holding it.
-type Holder struct {
-	PID     int       `json:"pid"`
-	Host    string    `json:"host"`
-	Started time.Time `json:"started"`
-}
 
 // FileLock is a held session lock: an flock on <id>.lock, so the kernel drops
 // it when its holder dies and nothing stale is left behind.
@@ -50,8 +20,11 @@ type FileLock struct {
 	id     string
 	mu     sync.Mutex // Release may race with a signal handler's Release
 	f      *os.File
-	Holder Holder
+	holder checkpoint.Holder
 }
+
+// Holder is who holds the lock: this process.
+func (l *FileLock) Holder() checkpoint.Holder { return l.holder }
 
 func (l *FileLock) held() bool {
 	l.mu.Lock()
@@ -65,8 +38,16 @@ func (l *FileLock) ID() string { return l.id }
 // Lock takes the session's exclusive lock. With wait 0 it fails at once
 // with a *HeldError naming the holder; otherwise it retries until wait has
 // passed or ctx is done.
-func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (*FileLock, error) {
-	if err := ValidateID(id); err != nil {
+func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (checkpoint.Lock, error) {
+	l, err := s.lock(ctx, id, wait)
+	if err != nil {
+		return nil, err // not a typed nil
+	}
+	return l, nil
+}
+
+func (s *Store) lock(ctx context.Context, id string, wait time.Duration) (*FileLock, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -94,7 +75,7 @@ func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (*FileL
 	}
 }
 
-func (s *Store) tryLock(id string) (*FileLock, *HeldError, error) {
+func (s *Store) tryLock(id string) (*FileLock, *checkpoint.HeldError, error) {
 	path := s.lockPath(id)
 	if err := s.makeDir(); err != nil {
 		return nil, nil, err
@@ -112,7 +93,7 @@ func (s *Store) tryLock(id string) (*FileLock, *HeldError, error) {
 		if !ok {
 			h := readHolder(f)
 			f.Close()
-			return nil, &HeldError{ID: id, PID: h.PID, Host: h.Host, Started: h.Started}, nil
+			return nil, &checkpoint.HeldError{ID: id, PID: h.PID, Host: h.Host, Started: h.Started}, nil
 		}
 		// Delete removes lock files while holding them: make sure the file
 		// locked is still the one at the path, else try again.
@@ -126,8 +107,8 @@ func (s *Store) tryLock(id string) (*FileLock, *HeldError, error) {
 			continue
 		}
 		host, _ := os.Hostname()
-		l := &FileLock{store: s, id: id, f: f, Holder: Holder{PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)}}
-		b, _ := json.Marshal(l.Holder)
+		l := &FileLock{store: s, id: id, f: f, holder: checkpoint.Holder{PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)}}
+		b, _ := json.Marshal(l.holder)
 		// Who holds it is advice for others; the flock is the lock.
 		if err := f.Truncate(0); err == nil {
 			_, _ = f.WriteAt(append(b, '\n'), 0)
@@ -139,10 +120,10 @@ func (s *Store) tryLock(id string) (*FileLock, *HeldError, error) {
 // readHolder reads the holder's note. A holder that has just taken the lock
 // may not have written it yet, and a note of a killed process is stale, so
 // look again briefly.
-func readHolder(f *os.File) Holder {
+func readHolder(f *os.File) checkpoint.Holder {
 	host, _ := os.Hostname()
 	for i := 0; i < 50; i++ {
-		var h Holder
+		var h checkpoint.Holder
 		buf := make([]byte, 512)
 		n, _ := f.ReadAt(buf, 0)
 		if n > 0 && json.Unmarshal(buf[:n], &h) == nil && h.PID > 0 && (h.Host != host || alive(h.PID)) {
@@ -150,7 +131,7 @@ func readHolder(f *os.File) Holder {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return Holder{}
+	return checkpoint.Holder{}
 }
 
 // Release drops the lock. Releasing twice, or from two goroutines, is

@@ -1,4 +1,4 @@
-package checkpoint
+package filestore
 
 import (
 	"slices"
@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
-func reusedNames(r *Restored) []string { return append([]string{}, r.Reused...) }
+func reusedNames(r *checkpoint.Restored) []string { return append([]string{}, r.Reused...) }
 
 func TestRestoreSeed(t *testing.T) {
 	s := newStore(t)
@@ -28,29 +29,29 @@ func TestRestoreSeed(t *testing.T) {
 		name      string
 		done      int // tasks of base completed in the session
 		now       []spec.TaskDef
-		reuse     Reuse
-		kind      RestoreKind
+		reuse     checkpoint.Reuse
+		kind      checkpoint.RestoreKind
 		reused    []string
 		warnParts []string // each must appear in the single warning
 	}{
-		{"match full", 2, base, ReuseStrict, RestoreFull, []string{"draft", "polish"}, nil},
-		{"match half done", 1, base, ReuseStrict, RestoreFull, []string{"draft"}, nil},
-		{"match with reuse unchanged is still full", 2, base, ReuseUnchanged, RestoreFull, []string{"draft", "polish"}, nil},
-		{"polish edited strict", 2, editedPolish, ReuseStrict, RestorePartial, nil,
+		{"match full", 2, base, checkpoint.ReuseStrict, checkpoint.RestoreFull, []string{"draft", "polish"}, nil},
+		{"match half done", 1, base, checkpoint.ReuseStrict, checkpoint.RestoreFull, []string{"draft"}, nil},
+		{"match with reuse unchanged is still full", 2, base, checkpoint.ReuseUnchanged, checkpoint.RestoreFull, []string{"draft", "polish"}, nil},
+		{"polish edited strict", 2, editedPolish, checkpoint.ReuseStrict, checkpoint.RestorePartial, nil,
 			[]string{"session seed-1", `task "polish": description changed`, "not restored"}},
-		{"polish edited unchanged", 2, editedPolish, ReuseUnchanged, RestorePerTask, []string{"draft"},
+		{"polish edited unchanged", 2, editedPolish, checkpoint.ReuseUnchanged, checkpoint.RestorePerTask, []string{"draft"},
 			[]string{"session seed-1", `task "polish": description changed`, "reused 1"}},
-		{"draft edited unchanged invalidates polish", 2, editedDraft, ReuseUnchanged, RestorePerTask, nil,
+		{"draft edited unchanged invalidates polish", 2, editedDraft, checkpoint.ReuseUnchanged, checkpoint.RestorePerTask, nil,
 			[]string{`task "draft": description changed`, `task "polish": an upstream task or a setting changed`}},
-		{"task added strict", 2, added, ReuseStrict, RestorePartial, nil, []string{`task "publish" added`}},
-		{"task added unchanged", 2, added, ReuseUnchanged, RestorePerTask, []string{"draft", "polish"}, []string{`task "publish" added`}},
-		{"task removed unchanged", 2, removed, ReuseUnchanged, RestorePerTask, []string{"draft"}, []string{`task "polish" removed`}},
+		{"task added strict", 2, added, checkpoint.ReuseStrict, checkpoint.RestorePartial, nil, []string{`task "publish" added`}},
+		{"task added unchanged", 2, added, checkpoint.ReuseUnchanged, checkpoint.RestorePerTask, []string{"draft", "polish"}, []string{`task "publish" added`}},
+		{"task removed unchanged", 2, removed, checkpoint.ReuseUnchanged, checkpoint.RestorePerTask, []string{"draft"}, []string{`task "polish" removed`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			sess := runSession(t, s, "seed-1", base, tc.done)
 			sess.Team.State["topic"] = "Go"
-			r := Restore(sess, tc.now, fp(tc.now), tc.reuse)
+			r := checkpoint.Restore(sess, tc.now, fp(tc.now), tc.reuse)
 			if r.Kind != tc.kind {
 				t.Fatalf("kind = %v, want %v", r.Kind, tc.kind)
 			}
@@ -58,12 +59,12 @@ func TestRestoreSeed(t *testing.T) {
 				t.Errorf("reused = %v, want %v", got, tc.reused)
 			}
 			for _, name := range tc.reused {
-				if rec := r.Tasks[name]; rec.Status != StatusCompleted || rec.Result != "out-"+name {
+				if rec := r.Tasks[name]; rec.Status != checkpoint.StatusCompleted || rec.Result != "out-"+name {
 					t.Errorf("task %s restored as %+v", name, rec)
 				}
 			}
 			for name, rec := range r.Tasks {
-				if !slices.Contains(tc.reused, name) && (rec.Status == StatusCompleted || rec.Result != "") {
+				if !slices.Contains(tc.reused, name) && (rec.Status == checkpoint.StatusCompleted || rec.Result != "") {
 					t.Errorf("task %s: output not refused: %+v", name, rec)
 				}
 			}
@@ -93,14 +94,14 @@ func TestRestoreSeed(t *testing.T) {
 }
 
 func TestRestoreNone(t *testing.T) {
-	r := Restore(nil, seed(), fp(seed()), ReuseStrict)
-	if r.Kind != RestoreNone || len(r.Tasks) != 0 || r.Kind.String() != "none" {
+	r := checkpoint.Restore(nil, seed(), fp(seed()), checkpoint.ReuseStrict)
+	if r.Kind != checkpoint.RestoreNone || len(r.Tasks) != 0 || r.Kind.String() != "none" {
 		t.Fatalf("got %+v", r)
 	}
 }
 
 func TestRestoreKindString(t *testing.T) {
-	for k, want := range map[RestoreKind]string{RestoreNone: "none", RestoreFull: "full", RestorePartial: "partial", RestorePerTask: "per-task"} {
+	for k, want := range map[checkpoint.RestoreKind]string{checkpoint.RestoreNone: "none", checkpoint.RestoreFull: "full", checkpoint.RestorePartial: "partial", checkpoint.RestorePerTask: "per-task"} {
 		if k.String() != want {
 			t.Errorf("%d: %q", k, k.String())
 		}
@@ -114,22 +115,22 @@ func TestRestore12(t *testing.T) {
 		name   string
 		done   int
 		now    []spec.TaskDef
-		reuse  Reuse
-		kind   RestoreKind
+		reuse  checkpoint.Reuse
+		kind   checkpoint.RestoreKind
 		reused int // t01..t<reused> reused
 	}{
-		{"died on 9 resumes at 9", 8, base, ReuseStrict, RestoreFull, 8},
-		{"all done", 12, base, ReuseStrict, RestoreFull, 12},
-		{"t05 edited strict", 12, chain12(5), ReuseStrict, RestorePartial, 0},
-		{"t05 edited unchanged", 12, chain12(5), ReuseUnchanged, RestorePerTask, 4},
-		{"t12 edited unchanged", 12, chain12(12), ReuseUnchanged, RestorePerTask, 11},
-		{"t01 edited unchanged", 12, chain12(1), ReuseUnchanged, RestorePerTask, 0},
-		{"t10 edited, died on 9", 8, chain12(10), ReuseUnchanged, RestorePerTask, 8},
+		{"died on 9 resumes at 9", 8, base, checkpoint.ReuseStrict, checkpoint.RestoreFull, 8},
+		{"all done", 12, base, checkpoint.ReuseStrict, checkpoint.RestoreFull, 12},
+		{"t05 edited strict", 12, chain12(5), checkpoint.ReuseStrict, checkpoint.RestorePartial, 0},
+		{"t05 edited unchanged", 12, chain12(5), checkpoint.ReuseUnchanged, checkpoint.RestorePerTask, 4},
+		{"t12 edited unchanged", 12, chain12(12), checkpoint.ReuseUnchanged, checkpoint.RestorePerTask, 11},
+		{"t01 edited unchanged", 12, chain12(1), checkpoint.ReuseUnchanged, checkpoint.RestorePerTask, 0},
+		{"t10 edited, died on 9", 8, chain12(10), checkpoint.ReuseUnchanged, checkpoint.RestorePerTask, 8},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			sess := runSession(t, s, "twelve", base, tc.done)
-			r := Restore(sess, tc.now, fp(tc.now), tc.reuse)
+			r := checkpoint.Restore(sess, tc.now, fp(tc.now), tc.reuse)
 			if r.Kind != tc.kind {
 				t.Fatalf("kind %v, want %v", r.Kind, tc.kind)
 			}
@@ -162,7 +163,7 @@ func TestRestoreDAGDownstream(t *testing.T) {
 	}
 	sess := runSession(t, s, "dag", mk(false), 6)
 	now := mk(true)
-	r := Restore(sess, now, fp(now), ReuseUnchanged)
+	r := checkpoint.Restore(sess, now, fp(now), checkpoint.ReuseUnchanged)
 	got := reusedNames(r)
 	sort.Strings(got)
 	if want := []string{"a", "c", "f"}; !slices.Equal(got, want) {
@@ -170,8 +171,8 @@ func TestRestoreDAGDownstream(t *testing.T) {
 	}
 	// Even with an unchanged key, a task whose upstream re-runs is re-run.
 	sess2 := runSession(t, s, "dag2", mk(false), 6)
-	sess2.Team.Tasks[1].Status = StatusFailed // b failed last time, d/e somehow completed
-	r = Restore(sess2, mk(false), "other", ReuseUnchanged)
+	sess2.Team.Tasks[1].Status = checkpoint.StatusFailed // b failed last time, d/e somehow completed
+	r = checkpoint.Restore(sess2, mk(false), "other", checkpoint.ReuseUnchanged)
 	got = reusedNames(r)
 	sort.Strings(got)
 	if want := []string{"a", "c", "f"}; !slices.Equal(got, want) {
@@ -183,22 +184,22 @@ func TestRestoreRunningAndFailed(t *testing.T) {
 	s := newStore(t)
 	ds := chain12()
 	l := mustLock(t, s, "r")
-	j := mustBegin(t, s, l, NewSession("r", "p", "team", spec.Sequential, ds, fp(ds), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession("r", "p", "team", spec.Sequential, ds, fp(ds), t0))
 	record(t, j, complete("t01", "one")...)
-	record(t, j, Record{Kind: TaskStarted, Task: "t02"}, Record{Kind: TaskFailed, Task: "t02", Error: "boom", RetryCount: 2},
-		Record{Kind: TaskStarted, Task: "t02", Attempt: 4}) // died while running attempt 4
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t02"}, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: "t02", Error: "boom", RetryCount: 2},
+		checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t02", Attempt: 4}) // died while running attempt 4
 	sess := j.Session()
-	r := Restore(sess, ds, fp(ds), ReuseStrict)
-	if r.Kind != RestoreFull || !r.Done("t01") || r.Done("t02") {
+	r := checkpoint.Restore(sess, ds, fp(ds), checkpoint.ReuseStrict)
+	if r.Kind != checkpoint.RestoreFull || !r.Done("t01") || r.Done("t02") {
 		t.Fatalf("got %+v", r)
 	}
-	if got := r.Tasks["t02"]; got.Status != StatusPending || got.Attempts != 4 || got.Result != "" {
+	if got := r.Tasks["t02"]; got.Status != checkpoint.StatusPending || got.Attempts != 4 || got.Result != "" {
 		t.Fatalf("running task restored as %+v; want pending with attempts 4", got)
 	}
 	// A failed task stays failed (it runs again) and keeps its retry count.
-	record(t, j, Record{Kind: TaskFailed, Task: "t02", Error: "boom again", RetryCount: 3})
-	r = Restore(j.Session(), ds, fp(ds), ReuseStrict)
-	if got := r.Tasks["t02"]; got.Status != StatusFailed || got.RetryCount != 3 || got.Attempts != 4 {
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: "t02", Error: "boom again", RetryCount: 3})
+	r = checkpoint.Restore(j.Session(), ds, fp(ds), checkpoint.ReuseStrict)
+	if got := r.Tasks["t02"]; got.Status != checkpoint.StatusFailed || got.RetryCount != 3 || got.Attempts != 4 {
 		t.Fatalf("failed task restored as %+v", got)
 	}
 	if err := j.Close(); err != nil {
@@ -210,8 +211,8 @@ func TestRestoreUnknownTasksSkipped(t *testing.T) {
 	s := newStore(t)
 	sess := runSession(t, s, "u", chain12(), 12)
 	now := chain12()[:3]
-	for _, reuse := range []Reuse{ReuseStrict, ReuseUnchanged} {
-		r := Restore(sess, now, fp(now), reuse)
+	for _, reuse := range []checkpoint.Reuse{checkpoint.ReuseStrict, checkpoint.ReuseUnchanged} {
+		r := checkpoint.Restore(sess, now, fp(now), reuse)
 		for name := range r.Tasks {
 			if name > "t03" {
 				t.Errorf("%v: task %s not in the spec came back", reuse, name)
@@ -234,37 +235,37 @@ func TestRestoreDecisionsAndMemory(t *testing.T) {
 	ds := defs(taskSpec{name: "draft", desc: "d"}, taskSpec{name: "review", agent: "human", desc: "ok?", context: []string{"draft"}},
 		taskSpec{name: "publish", desc: "p", context: []string{"review"}})
 	l := mustLock(t, s, "m")
-	j := mustBegin(t, s, l, NewSession("m", "p", "team", spec.Sequential, ds, fp(ds), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession("m", "p", "team", spec.Sequential, ds, fp(ds), t0))
 	record(t, j, complete("draft", "text")...)
-	record(t, j, Record{Kind: MemoryAppended, Agent: "writer", Messages: []Message{{Role: "user", Content: "q", Task: "draft"}, {Role: "assistant", Content: "a", Task: "draft"}}},
-		Record{Kind: DecisionRecorded, Task: "review", Value: "approve"})
+	record(t, j, checkpoint.Record{Kind: checkpoint.MemoryAppended, Agent: "writer", Messages: []checkpoint.Message{{Role: "user", Content: "q", Task: "draft"}, {Role: "assistant", Content: "a", Task: "draft"}}},
+		checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: "review", Value: "approve"})
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
 	l.Release()
-	sess, err := s.Load("m")
+	sess, err := s.Load(bg, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Restore(sess, ds, fp(ds), ReuseStrict)
+	r := checkpoint.Restore(sess, ds, fp(ds), checkpoint.ReuseStrict)
 	if r.Decisions["review"] != "approve" || len(r.Memory["writer"]) != 2 {
 		t.Fatalf("full: decisions %v memory %v", r.Decisions, r.Memory)
 	}
 	// publish edited: draft reused with its memory, decision kept (its task is unchanged).
 	ds2 := defs(taskSpec{name: "draft", desc: "d"}, taskSpec{name: "review", agent: "human", desc: "ok?", context: []string{"draft"}},
 		taskSpec{name: "publish", desc: "p2", context: []string{"review"}})
-	r = Restore(sess, ds2, fp(ds2), ReuseUnchanged)
+	r = checkpoint.Restore(sess, ds2, fp(ds2), checkpoint.ReuseUnchanged)
 	if r.Decisions["review"] != "approve" || len(r.Memory["writer"]) != 2 || !r.Done("draft") {
 		t.Fatalf("per-task: decisions %v memory %v reused %v", r.Decisions, r.Memory, r.Reused)
 	}
-	r = Restore(sess, ds2, fp(ds2), ReuseStrict)
+	r = checkpoint.Restore(sess, ds2, fp(ds2), checkpoint.ReuseStrict)
 	if len(r.Memory) != 0 || r.Done("draft") {
 		t.Fatalf("partial kept outputs: memory %v reused %v", r.Memory, r.Reused)
 	}
 	// draft edited: its memory and the decision downstream of it go.
 	ds3 := defs(taskSpec{name: "draft", desc: "d2"}, taskSpec{name: "review", agent: "human", desc: "ok?", context: []string{"draft"}},
 		taskSpec{name: "publish", desc: "p", context: []string{"review"}})
-	r = Restore(sess, ds3, fp(ds3), ReuseUnchanged)
+	r = checkpoint.Restore(sess, ds3, fp(ds3), checkpoint.ReuseUnchanged)
 	if len(r.Decisions) != 0 || len(r.Memory) != 0 {
 		t.Fatalf("decisions %v memory %v survived an upstream change", r.Decisions, r.Memory)
 	}
@@ -275,13 +276,13 @@ func TestContinueBuildsNextSession(t *testing.T) {
 	base := chain12()
 	sess := runSession(t, s, "c", base, 8)
 	sess.Team.State["x"] = "y"
-	r := Restore(sess, base, fp(base), ReuseStrict)
-	next := Continue(sess, r, spec.Sequential, base, fp(base), t0.Add(time.Hour))
+	r := checkpoint.Restore(sess, base, fp(base), checkpoint.ReuseStrict)
+	next := checkpoint.Continue(sess, r, spec.Sequential, base, fp(base), t0.Add(time.Hour))
 	if next.CreatedAt != sess.CreatedAt || next.ID != "c" || next.Team.State["x"] != "y" {
 		t.Fatalf("next = %+v", next)
 	}
 	for i, tr := range next.Team.Tasks {
-		if (i < 8) != (tr.Status == StatusCompleted) {
+		if (i < 8) != (tr.Status == checkpoint.StatusCompleted) {
 			t.Errorf("%s: %s", tr.Name, tr.Status)
 		}
 		if tr.Key != base[i].Key {
@@ -293,7 +294,7 @@ func TestContinueBuildsNextSession(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Load("c")
+	got, err := s.Load(bg, "c")
 	if err != nil || got.Summary.Done != 8 || got.Summary.Total != 12 {
 		t.Fatalf("reload: %v %+v", err, got.Summary)
 	}
@@ -302,8 +303,8 @@ func TestContinueBuildsNextSession(t *testing.T) {
 func TestRestoredOutput(t *testing.T) {
 	s := newStore(t)
 	sess := runSession(t, s, "o", seed(), 2)
-	r := Restore(sess, seed(), fp(seed()), ReuseStrict)
-	want := TaskOutput{Description: "Polish the draft", Raw: "out-polish", Agent: "writer", OutputFormat: "RAW"}
+	r := checkpoint.Restore(sess, seed(), fp(seed()), checkpoint.ReuseStrict)
+	want := checkpoint.TaskOutput{Description: "Polish the draft", Raw: "out-polish", Agent: "writer", OutputFormat: "RAW"}
 	if got := r.Tasks["polish"].Output(); got != want {
 		t.Fatalf("%+v, want %+v", got, want)
 	}
@@ -313,16 +314,16 @@ func TestRestoredOutput(t *testing.T) {
 // terms, never an internal field name such as "key".
 func TestTaskDiffString(t *testing.T) {
 	tests := []struct {
-		diff TaskDiff
+		diff checkpoint.TaskDiff
 		want string
 	}{
-		{TaskDiff{Task: "b", How: "changed", Fields: []string{"description"}}, `task "b": description changed`},
-		{TaskDiff{Task: "d", How: "changed", Fields: []string{"key"}}, `task "d": an upstream task or a setting changed`},
-		{TaskDiff{Task: "b", How: "changed", Fields: []string{"description", "expected_output"}}, `task "b": description and expected output changed`},
-		{TaskDiff{Task: "b", How: "changed", Fields: []string{"position", "agent", "context"}}, `task "b": position, agent and context changed`},
-		{TaskDiff{Task: "b", How: "changed", Fields: []string{"agent definition"}}, `task "b": its agent's definition changed`},
-		{TaskDiff{Task: "n", How: "added"}, `task "n" added`},
-		{TaskDiff{Task: "o", How: "removed"}, `task "o" removed`},
+		{checkpoint.TaskDiff{Task: "b", How: "changed", Fields: []string{"description"}}, `task "b": description changed`},
+		{checkpoint.TaskDiff{Task: "d", How: "changed", Fields: []string{"key"}}, `task "d": an upstream task or a setting changed`},
+		{checkpoint.TaskDiff{Task: "b", How: "changed", Fields: []string{"description", "expected_output"}}, `task "b": description and expected output changed`},
+		{checkpoint.TaskDiff{Task: "b", How: "changed", Fields: []string{"position", "agent", "context"}}, `task "b": position, agent and context changed`},
+		{checkpoint.TaskDiff{Task: "b", How: "changed", Fields: []string{"agent definition"}}, `task "b": its agent's definition changed`},
+		{checkpoint.TaskDiff{Task: "n", How: "added"}, `task "n" added`},
+		{checkpoint.TaskDiff{Task: "o", How: "removed"}, `task "o" removed`},
 	}
 	for _, tc := range tests {
 		if got := tc.diff.String(); got != tc.want {

@@ -1,4 +1,4 @@
-package checkpoint
+package filestore
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -22,17 +23,17 @@ func adminSession(t testing.TB, s *Store, id, specPath string) {
 		{ID: 0, Name: "build", Agent: "sh", Description: "build it", Key: "k0", AgentKey: "a0"},
 		{ID: 1, Name: "approve", Agent: spec.HumanAgent, Description: "ship?", Context: []string{"build"}, Key: "k1", AgentKey: "a1"},
 	}
-	sess := NewSession(id, specPath, "team", spec.Sequential, ds, spec.FingerprintOf(ds), time.Now())
+	sess := checkpoint.NewSession(id, specPath, "team", spec.Sequential, ds, spec.FingerprintOf(ds), time.Now())
 	l, err := s.Lock(context.Background(), id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release()
-	j, err := s.Begin(l, sess)
+	j, err := s.Begin(bg, l, sess)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Record(Record{Kind: TaskCompleted, Task: "build", Result: "ok"}); err != nil {
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "build", Result: "ok"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Close(); err != nil {
@@ -64,17 +65,17 @@ func newAdmin(t *testing.T) (*Store, *Project, string) {
 func TestHeld(t *testing.T) {
 	s, _, specPath := newAdmin(t)
 	adminSession(t, s, "a", specPath)
-	if h, err := s.Held("never-locked"); h != nil || err != nil {
+	if h, err := s.Held(bg, "never-locked"); h != nil || err != nil {
 		t.Fatalf("Held(no lock file) = %v, %v", h, err)
 	}
-	if h, err := s.Held("a"); h != nil || err != nil {
+	if h, err := s.Held(bg, "a"); h != nil || err != nil {
 		t.Fatalf("Held(released) = %v, %v", h, err)
 	}
 	l, err := s.Lock(context.Background(), "a", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := s.Held("a")
+	h, err := s.Held(bg, "a")
 	if err != nil || h == nil || h.PID != os.Getpid() {
 		t.Fatalf("Held(locked) = %+v, %v; want the holder with our pid", h, err)
 	}
@@ -85,7 +86,7 @@ func TestHeld(t *testing.T) {
 	} else {
 		l.Release()
 	}
-	if _, err := s.Held("../x"); !errors.Is(err, ErrBadID) {
+	if _, err := s.Held(bg, "../x"); !errors.Is(err, checkpoint.ErrBadID) {
 		t.Fatalf("Held(bad id) = %v, want ErrBadID", err)
 	}
 }
@@ -117,18 +118,18 @@ func TestResolveActive(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.active != "" {
-				if err := p.SetActive(tc.active); err != nil {
+				if err := p.SetActive(bg, tc.active); err != nil {
 					t.Fatal(err)
 				}
 			}
-			a, err := ResolveActive(s, p, tc.spec)
+			a, err := checkpoint.ResolveActive(bg, s, p, tc.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if a.ID != tc.wantID || a.Missing != tc.missing || a.Adopted != tc.adopted || a.Named != tc.active {
 				t.Fatalf("got %+v, want id %q missing %v adopted %v", a, tc.wantID, tc.missing, tc.adopted)
 			}
-			recs, err := p.AuditRecords()
+			recs, err := p.AuditRecords(bg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +139,7 @@ func TestResolveActive(t *testing.T) {
 					t.Fatalf("notes %q", a.Notes)
 				}
 				last := recs[len(recs)-1]
-				if last.Event != EventMissing || last.Session != "gone" || last.Store != s.Dir() {
+				if last.Event != checkpoint.EventMissing || last.Session != "gone" || last.Store != s.Dir() {
 					t.Fatalf("audit record %+v", last)
 				}
 			} else if len(a.Notes) != 0 {
@@ -155,29 +156,29 @@ func TestAbsentSessions(t *testing.T) {
 	s, _, specPath := newAdmin(t)
 	adminSession(t, s, "here", specPath)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	rec := func(ev, id string, min int) AuditRecord {
-		return AuditRecord{Time: t0.Add(time.Duration(min) * time.Minute), Event: ev, Session: id, Store: "/a/sessions", PID: 7, User: "u"}
+	rec := func(ev, id string, min int) checkpoint.AuditRecord {
+		return checkpoint.AuditRecord{Time: t0.Add(time.Duration(min) * time.Minute), Event: ev, Session: id, Store: "/a/sessions", PID: 7, User: "u"}
 	}
-	recs := []AuditRecord{
-		rec(EventResumed, "elsewhere", 0), // the creation was logged before the log was rotated
-		rec(EventCreated, "here", 1),
-		rec(EventCreated, "elsewhere2", 2),
-		rec(EventResumed, "elsewhere", 3),
-		rec(EventCreated, "deleted", 4),
-		rec(EventDeleted, "deleted", 5),
-		rec(EventMissing, "deleted", 5), // state.json still named it
-		rec(EventCreated, "pruned", 6),
-		rec(EventPruned, "pruned", 7),
-		rec(EventMissing, "", 8),
-		rec(EventCreated, "../bad", 9),
-		rec(EventCreated, "elsewhere", 10),
+	recs := []checkpoint.AuditRecord{
+		rec(checkpoint.EventResumed, "elsewhere", 0), // the creation was logged before the log was rotated
+		rec(checkpoint.EventCreated, "here", 1),
+		rec(checkpoint.EventCreated, "elsewhere2", 2),
+		rec(checkpoint.EventResumed, "elsewhere", 3),
+		rec(checkpoint.EventCreated, "deleted", 4),
+		rec(checkpoint.EventDeleted, "deleted", 5),
+		rec(checkpoint.EventMissing, "deleted", 5), // state.json still named it
+		rec(checkpoint.EventCreated, "pruned", 6),
+		rec(checkpoint.EventPruned, "pruned", 7),
+		rec(checkpoint.EventMissing, "", 8),
+		rec(checkpoint.EventCreated, "../bad", 9),
+		rec(checkpoint.EventCreated, "elsewhere", 10),
 	}
-	got, err := AbsentSessions(s, recs, nil)
+	got, err := checkpoint.AbsentSessions(bg, s, recs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// With the ids known from Entries, the answer is the same.
-	entries, err := s.Entries()
+	entries, err := s.List(bg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,24 +186,24 @@ func TestAbsentSessions(t *testing.T) {
 	for _, e := range entries {
 		have[e.ID] = true
 	}
-	if got2, err := AbsentSessions(s, recs, have); err != nil || len(got2) != len(got) || got2[0].ID != got[0].ID {
+	if got2, err := checkpoint.AbsentSessions(bg, s, recs, have); err != nil || len(got2) != len(got) || got2[0].ID != got[0].ID {
 		t.Fatalf("with have: %+v, %v; without: %+v", got2, err, got)
 	}
 	if len(got) != 2 || got[0].ID != "elsewhere" || got[1].ID != "elsewhere2" {
 		t.Fatalf("got %+v", got)
 	}
-	if got[0].Created.Event != EventCreated || !got[0].Created.Time.Equal(t0.Add(10*time.Minute)) || !got[0].Last.Time.Equal(t0.Add(10*time.Minute)) {
+	if got[0].Created.Event != checkpoint.EventCreated || !got[0].Created.Time.Equal(t0.Add(10*time.Minute)) || !got[0].Last.Time.Equal(t0.Add(10*time.Minute)) {
 		t.Fatalf("elsewhere: created %+v last %+v", got[0].Created, got[0].Last)
 	}
 	if d := got[1].Describe(); d != "audit.log: created elsewhere2 at 2026-01-02T03:06:05Z in /a/sessions by u (pid 7)" {
 		t.Fatalf("Describe: %s", d)
 	}
-	if a, ok, err := FindAbsent(s, recs, "elsewhere2"); !ok || err != nil || a.ID != "elsewhere2" {
-		t.Fatalf("FindAbsent(elsewhere2) = %+v %v %v", a, ok, err)
+	if a, ok, err := checkpoint.FindAbsent(bg, s, recs, "elsewhere2"); !ok || err != nil || a.ID != "elsewhere2" {
+		t.Fatalf("FindAbsent(bg, elsewhere2) = %+v %v %v", a, ok, err)
 	}
 	for _, id := range []string{"here", "deleted", "never"} {
-		if _, ok, err := FindAbsent(s, recs, id); ok || err != nil {
-			t.Fatalf("FindAbsent(%s) = %v, %v; want not absent", id, ok, err)
+		if _, ok, err := checkpoint.FindAbsent(bg, s, recs, id); ok || err != nil {
+			t.Fatalf("FindAbsent(bg, %s) = %v, %v; want not absent", id, ok, err)
 		}
 	}
 }
@@ -227,7 +228,7 @@ func TestPrune(t *testing.T) {
 			}
 			defer l.Release()
 
-			stale, newer, err := Prune(s, p, PruneOptions{Before: time.Now().Add(-30 * 24 * time.Hour), Active: "active", DryRun: dry})
+			stale, newer, err := checkpoint.Prune(bg, s, p, checkpoint.PruneOptions{Before: time.Now().Add(-30 * 24 * time.Hour), Active: "active", DryRun: dry})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,18 +258,18 @@ func TestPrune(t *testing.T) {
 			if len(got) != 5 {
 				t.Errorf("stale = %v", got)
 			}
-			recs, err := p.AuditRecords()
+			recs, err := p.AuditRecords(bg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, id := range []string{"old1", "old2"} {
-				ok, _ := s.Exists(id)
+				ok, _ := s.Exists(bg, id)
 				if ok != dry {
 					t.Errorf("%s exists = %v after prune (dry run %v)", id, ok, dry)
 				}
 			}
 			for _, id := range []string{"active", "locked", "fresh", "corrupt"} {
-				if ok, _ := s.Exists(id); !ok {
+				if ok, _ := s.Exists(bg, id); !ok {
 					t.Errorf("%s was removed", id)
 				}
 			}
@@ -280,7 +281,7 @@ func TestPrune(t *testing.T) {
 				t.Fatalf("audit records %+v, want %d", recs, wantAudits)
 			}
 			for _, r := range recs {
-				if r.Event != EventPruned || r.Store != s.Dir() {
+				if r.Event != checkpoint.EventPruned || r.Store != s.Dir() {
 					t.Errorf("audit %+v", r)
 				}
 			}
@@ -294,7 +295,7 @@ func TestPrune(t *testing.T) {
 func TestHumanTask(t *testing.T) {
 	s, _, specPath := newAdmin(t)
 	adminSession(t, s, "a", specPath)
-	sess, err := s.Load("a")
+	sess, err := s.Load(bg, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +304,7 @@ func TestHumanTask(t *testing.T) {
 		{"build", `task "build" of session a is done by agent "sh", not by a human`},
 		{"nope", `session a has no task "nope"; its human tasks: [approve]`},
 	} {
-		err := HumanTask(sess, tc.task)
+		err := checkpoint.HumanTask(sess, tc.task)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("HumanTask(%s) = %v, want %q", tc.task, err, tc.want)
 		}
@@ -311,23 +312,23 @@ func TestHumanTask(t *testing.T) {
 }
 
 // Entries reads the store concurrently; it must say what List says.
-func TestEntriesMatchList(t *testing.T) {
+func TestHeadMatchesList(t *testing.T) {
 	s, _, specPath := newAdmin(t)
 	for _, id := range []string{"c", "a", "b"} {
 		adminSession(t, s, id, specPath)
 	}
 	// A session whose journal holds records not folded into the snapshot.
 	ds := []spec.TaskDef{{ID: 0, Name: "x", Agent: "sh", Description: "x", Key: "k"}, {ID: 1, Name: "y", Agent: "sh", Description: "y", Key: "k2"}}
-	sess := NewSession("journaled", specPath, "team", spec.Sequential, ds, spec.FingerprintOf(ds), time.Now())
+	sess := checkpoint.NewSession("journaled", specPath, "team", spec.Sequential, ds, spec.FingerprintOf(ds), time.Now())
 	l, err := s.Lock(context.Background(), "journaled", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := s.Begin(l, sess)
+	j, err := s.Begin(bg, l, sess)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Record(Record{Kind: TaskCompleted, Task: "x", Result: "done"}); err != nil {
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "x", Result: "done"}); err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
@@ -337,25 +338,24 @@ func TestEntriesMatchList(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.Dir(), ".hidden.json"), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	list, err := s.List()
+	entries, err := s.List(bg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := s.Entries()
-	if err != nil {
-		t.Fatal(err)
+	if len(entries) != 5 {
+		t.Fatalf("List has %d entries, want 5", len(entries))
 	}
-	if len(entries) != len(list) || len(list) != 5 {
-		t.Fatalf("Entries %d, List %d (want 5)", len(entries), len(list))
-	}
-	for i, sum := range list {
-		e := entries[i]
-		if (e.Err == nil) != (sum.Err == nil) {
-			t.Fatalf("%s: Err %v vs %v", sum.ID, e.Err, sum.Err)
+	for i, e := range entries {
+		head, err := s.Head(bg, e.ID)
+		if err != nil {
+			t.Fatal(err)
 		}
-		e.Err, sum.Err = nil, nil
-		if e.Summary != sum {
-			t.Errorf("Entries[%d] = %+v, List = %+v", i, e.Summary, sum)
+		if (e.Err == nil) != (head.Err == nil) {
+			t.Fatalf("%s: List's Err %v vs Head's %v", e.ID, e.Err, head.Err)
+		}
+		e.Err, head.Err = nil, nil
+		if head != e {
+			t.Errorf("List[%d] = %+v, Head = %+v", i, e, head)
 		}
 		if e.Touched.IsZero() {
 			t.Errorf("%s: no file time", e.ID)
@@ -387,7 +387,7 @@ func TestHeldNote(t *testing.T) {
 	if ok, err := flock(f); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
-	write := func(h Holder) {
+	write := func(h checkpoint.Holder) {
 		b, _ := json.Marshal(h)
 		if err := f.Truncate(0); err != nil {
 			t.Fatal(err)
@@ -396,16 +396,16 @@ func TestHeldNote(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(Holder{PID: dead, Host: host})
-	if h, err := s.Held("a"); h != nil || err != nil {
+	write(checkpoint.Holder{PID: dead, Host: host})
+	if h, err := s.Held(bg, "a"); h != nil || err != nil {
 		t.Fatalf("dead holder: Held = %+v, %v; want not held, unprobed", h, err)
 	}
-	write(Holder{PID: os.Getpid(), Host: host})
-	if h, err := s.Held("a"); err != nil || h == nil || h.PID != os.Getpid() {
+	write(checkpoint.Holder{PID: os.Getpid(), Host: host})
+	if h, err := s.Held(bg, "a"); err != nil || h == nil || h.PID != os.Getpid() {
 		t.Fatalf("live holder: Held = %+v, %v; want held", h, err)
 	}
-	write(Holder{PID: dead, Host: host + "-elsewhere"})
-	if h, err := s.Held("a"); err != nil || h == nil {
+	write(checkpoint.Holder{PID: dead, Host: host + "-elsewhere"})
+	if h, err := s.Held(bg, "a"); err != nil || h == nil {
 		t.Fatalf("holder on another host: Held = %+v, %v; want probed and held", h, err)
 	}
 }

@@ -1,4 +1,4 @@
-package checkpoint
+package filestore
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -17,20 +18,20 @@ import (
 func tornFixture(t testing.TB, s *Store, id string, n int) (snapshot, journal []byte, ends []int64) {
 	l := mustLock(t, s, id)
 	ds := chain12()
-	j := mustBegin(t, s, l, NewSession(id, "a.yaml", "t", spec.Sequential, ds, fp(ds), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession(id, "a.yaml", "t", spec.Sequential, ds, fp(ds), t0))
 	for i := 1; i <= n; i++ {
 		task := ds[i%12].Name
 		st := map[string]any{"n": i}
-		var r Record
+		var r checkpoint.Record
 		switch i % 4 {
 		case 0:
-			r = Record{Kind: TaskStarted, Task: task, State: st}
+			r = checkpoint.Record{Kind: checkpoint.TaskStarted, Task: task, State: st}
 		case 1:
-			r = Record{Kind: TaskCompleted, Task: task, Result: fmt.Sprintf("result %d \xff\n{\"json\": true}", i), Variables: map[string]any{"i": i}, State: st}
+			r = checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: task, Result: fmt.Sprintf("result %d \xff\n{\"json\": true}", i), Variables: map[string]any{"i": i}, State: st}
 		case 2:
-			r = Record{Kind: TaskFailed, Task: task, Error: "exit 1", RetryCount: i, State: st}
+			r = checkpoint.Record{Kind: checkpoint.TaskFailed, Task: task, Error: "exit 1", RetryCount: i, State: st}
 		case 3:
-			r = Record{Kind: MemoryAppended, Agent: "writer", Messages: []Message{{Role: "assistant", Content: "turn\n" + task}}, State: st}
+			r = checkpoint.Record{Kind: checkpoint.MemoryAppended, Agent: "writer", Messages: []checkpoint.Message{{Role: "assistant", Content: "turn\n" + task}}, State: st}
 		}
 		record(t, j, r)
 		fi, err := os.Stat(s.journalPath(id))
@@ -76,7 +77,7 @@ func TestTornJournal(t *testing.T) {
 				t.Fatal(err)
 			}
 			os.WriteFile(s.Path("torn"), snapshot, 0o600)
-			sess, err := s.Load("torn")
+			sess, err := s.Load(bg, "torn")
 			if err != nil {
 				t.Fatalf("cut at %d with tail %q: %v", cut, name, err)
 			}
@@ -91,14 +92,14 @@ func TestTornJournal(t *testing.T) {
 	// write: a write cut short has no newline yet ...
 	bad := append(append([]byte{}, journal...), []byte("00000000 {\"k\":\"state\"}\n")...)
 	os.WriteFile(s.journalPath("torn"), bad, 0o600)
-	if _, err := s.Load("torn"); err == nil {
+	if _, err := s.Load(bg, "torn"); err == nil {
 		t.Fatalf("bad last line: loaded")
 	}
 	// ... and so it is when valid records follow it.
 	bad = append(append([]byte{}, journal[:ends[2]]...), []byte("00000000 x\n")...)
 	bad = append(bad, journal[ends[2]:]...)
 	os.WriteFile(s.journalPath("torn"), bad, 0o600)
-	if _, err := s.Load("torn"); err == nil {
+	if _, err := s.Load(bg, "torn"); err == nil {
 		t.Fatal("damage before valid records was ignored")
 	}
 }
@@ -108,14 +109,14 @@ func TestTornThenResume(t *testing.T) {
 	s := newStore(t)
 	_, journal, ends := tornFixture(t, s, "tr", 8)
 	os.WriteFile(s.journalPath("tr"), journal[:ends[6]+5], 0o600)
-	sess, err := s.Load("tr")
+	sess, err := s.Load(bg, "tr")
 	if err != nil || sess.Team.State["n"] != int64(7) {
 		t.Fatalf("%v %v", err, sess)
 	}
 	l := mustLock(t, s, "tr")
 	j := mustBegin(t, s, l, sess)
-	record(t, j, Record{Kind: StateChanged, State: map[string]any{"n": 100}})
-	sess, err = s.Load("tr")
+	record(t, j, checkpoint.Record{Kind: checkpoint.StateChanged, State: map[string]any{"n": 100}})
+	sess, err = s.Load(bg, "tr")
 	if err != nil || sess.Team.State["n"] != int64(100) {
 		t.Fatalf("%v %v", err, sess.Team.State)
 	}
@@ -138,19 +139,19 @@ func FuzzLoad(f *testing.F) {
 		parseHead("fz", bytes.NewReader(snap))
 		sess, err := decodeFiles("fz", "fz.json", snap, "fz.journal", jour)
 		if err != nil {
-			var ce *CorruptError
+			var ce *checkpoint.CorruptError
 			if !errors.As(err, &ce) {
 				t.Fatalf("error is not a CorruptError: %v", err)
 			}
 			return
 		}
-		_ = Restore(sess, chain12(), "x", ReuseUnchanged)
-		sess.sanitize()
-		data, err := EncodeSession(sess)
+		_ = checkpoint.Restore(sess, chain12(), "x", checkpoint.ReuseUnchanged)
+		checkpoint.PrepareSnapshot(sess)
+		data, err := checkpoint.EncodeSession(sess)
 		if err != nil {
 			t.Fatalf("a loaded session cannot be written: %v", err)
 		}
-		if _, err := decodeSession(data); err != nil {
+		if _, err := checkpoint.DecodeSession("fz", "fz.json", data); err != nil {
 			t.Fatalf("a written session cannot be read: %v\n%s", err, data)
 		}
 	})
@@ -162,7 +163,7 @@ func FuzzLoad(f *testing.F) {
 func TestForeignJournalIsCorrupt(t *testing.T) {
 	s := newStore(t)
 	snapshot, journal, _ := tornFixture(t, s, "fj", 8)
-	sess, err := s.Load("fj")
+	sess, err := s.Load(bg, "fj")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,8 +177,8 @@ func TestForeignJournalIsCorrupt(t *testing.T) {
 		if err := os.WriteFile(s.journalPath("fj"), tc.journal, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := s.Load("fj")
-		var ce *CorruptError
+		_, err := s.Load(bg, "fj")
+		var ce *checkpoint.CorruptError
 		if !errors.As(err, &ce) || ce.Path != s.journalPath("fj") {
 			t.Fatalf("%s: err = %v, want a CorruptError of the journal", tc.name, err)
 		}
@@ -195,8 +196,8 @@ func TestForeignJournalIsCorrupt(t *testing.T) {
 	if err := os.WriteFile(s.Path("fj"), flipIn(snapshot, sess.Epoch), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var ce *CorruptError
-	if _, err := s.Load("fj"); !errors.As(err, &ce) || ce.Path != s.Path("fj") {
+	var ce *checkpoint.CorruptError
+	if _, err := s.Load(bg, "fj"); !errors.As(err, &ce) || ce.Path != s.Path("fj") {
 		t.Fatalf("flipped snapshot epoch: err = %v, want a CorruptError of the snapshot", err)
 	}
 }
@@ -219,7 +220,7 @@ func flipIn(data []byte, what string) []byte {
 func TestJournalByteFlipsAreCorrupt(t *testing.T) {
 	s := newStore(t)
 	snapshot, journal, _ := tornFixture(t, s, "jf", 8)
-	clean, err := s.Load("jf")
+	clean, err := s.Load(bg, "jf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,8 +233,8 @@ func TestJournalByteFlipsAreCorrupt(t *testing.T) {
 		if err := os.WriteFile(s.journalPath("jf"), flipped, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		sess, err := s.Load("jf")
-		var ce *CorruptError
+		sess, err := s.Load(bg, "jf")
+		var ce *checkpoint.CorruptError
 		switch {
 		case errors.As(err, &ce):
 			if ce.Path != s.journalPath("jf") {

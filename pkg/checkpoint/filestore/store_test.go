@@ -1,8 +1,7 @@
-package checkpoint
+package filestore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"math"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -42,11 +42,11 @@ func TestValidateID(t *testing.T) {
 		{"/abs", false},
 	}
 	for _, tc := range tests {
-		err := ValidateID(tc.id)
+		err := checkpoint.ValidateID(tc.id)
 		if (err == nil) != tc.ok {
 			t.Errorf("ValidateID(%q) = %v, want ok=%v", tc.id, err, tc.ok)
 		}
-		if err != nil && (!errors.Is(err, ErrBadID) || !strings.Contains(err.Error(), IDRule)) {
+		if err != nil && (!errors.Is(err, checkpoint.ErrBadID) || !strings.Contains(err.Error(), checkpoint.IDRule)) {
 			t.Errorf("ValidateID(%q): %v does not wrap ErrBadID with the rule", tc.id, err)
 		}
 	}
@@ -73,25 +73,25 @@ func TestBadIDsTouchNothingOutside(t *testing.T) {
 	ids := []string{"../x", "../../x", ".hidden", "a/b", "", strings.Repeat("y", 129), "/tmp/x", "..", "x/../../x"}
 	ctx := context.Background()
 	for _, id := range ids {
-		if _, err := s.Exists(id); !errors.Is(err, ErrBadID) {
+		if _, err := s.Exists(bg, id); !errors.Is(err, checkpoint.ErrBadID) {
 			t.Errorf("Exists(%q): %v", id, err)
 		}
-		if _, err := s.Load(id); !errors.Is(err, ErrBadID) {
+		if _, err := s.Load(bg, id); !errors.Is(err, checkpoint.ErrBadID) {
 			t.Errorf("Load(%q): %v", id, err)
 		}
-		if _, err := s.Lock(ctx, id, 0); !errors.Is(err, ErrBadID) {
+		if _, err := s.Lock(ctx, id, 0); !errors.Is(err, checkpoint.ErrBadID) {
 			t.Errorf("Lock(%q): %v", id, err)
 		}
-		if err := s.Delete(id); !errors.Is(err, ErrBadID) {
+		if err := s.Delete(bg, id); !errors.Is(err, checkpoint.ErrBadID) {
 			t.Errorf("Delete(%q): %v", id, err)
 		}
-		if err := s.Decide(ctx, id, "t", "v"); !errors.Is(err, ErrBadID) {
+		if err := checkpoint.Decide(bg, s, id, "t", "v"); !errors.Is(err, checkpoint.ErrBadID) {
 			t.Errorf("Decide(%q): %v", id, err)
 		}
-		if _, err := s.Begin(&FileLock{store: s, id: id}, &Session{ID: id}); !errors.Is(err, ErrBadID) {
+		if _, err := s.Begin(bg, &FileLock{store: s, id: id}, &checkpoint.Session{ID: id}); !errors.Is(err, checkpoint.ErrBadID) {
 			t.Errorf("Begin(%q): %v", id, err)
 		}
-		if err := OpenProject(root).SetActive(id); !errors.Is(err, ErrBadID) {
+		if err := OpenProject(root).SetActive(bg, id); !errors.Is(err, checkpoint.ErrBadID) {
 			t.Errorf("SetActive(%q): %v", id, err)
 		}
 	}
@@ -140,8 +140,8 @@ func TestNewID(t *testing.T) {
 		{strings.Repeat("n", 200), strings.Repeat("n", 107)},
 	}
 	for _, tc := range tests {
-		id := NewID(tc.name, t0)
-		if err := ValidateID(id); err != nil {
+		id := checkpoint.NewID(tc.name, t0)
+		if err := checkpoint.ValidateID(id); err != nil {
 			t.Errorf("NewID(%q) = %q: %v", tc.name, id, err)
 		}
 		m := re.FindStringSubmatch(id)
@@ -153,7 +153,7 @@ func TestNewID(t *testing.T) {
 	// pairs collide, so try a few).
 	seen := map[string]bool{}
 	for range 4 {
-		seen[NewID("a", t0)] = true
+		seen[checkpoint.NewID("a", t0)] = true
 	}
 	if len(seen) < 2 {
 		t.Error("NewID is not random")
@@ -162,12 +162,12 @@ func TestNewID(t *testing.T) {
 
 func TestDefaultHome(t *testing.T) {
 	t.Setenv("TEAMRUN_HOME", "/srv/teamrun")
-	if h, err := DefaultHome(); err != nil || h != "/srv/teamrun" {
+	if h, err := checkpoint.DefaultHome(); err != nil || h != "/srv/teamrun" {
 		t.Fatalf("%q %v", h, err)
 	}
 	t.Setenv("TEAMRUN_HOME", "")
 	t.Setenv("HOME", "/home/u")
-	if h, err := DefaultHome(); err != nil || h != "/home/u/.teamrun" {
+	if h, err := checkpoint.DefaultHome(); err != nil || h != "/home/u/.teamrun" {
 		t.Fatalf("%q %v", h, err)
 	}
 }
@@ -191,7 +191,7 @@ func TestPermissions(t *testing.T) {
 		t.Errorf("Home() = %q", s.Home())
 	}
 	l := mustLock(t, s, "p")
-	j := mustBegin(t, s, l, NewSession("p", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession("p", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
 	record(t, j, complete("draft", "x")...)
 	for p, want := range map[string]os.FileMode{
 		home: 0o700, s.Dir(): 0o700, s.Path("p"): 0o600, s.journalPath("p"): 0o600, s.lockPath("p"): 0o600,
@@ -217,7 +217,7 @@ func TestOpenError(t *testing.T) {
 	}
 	// The first write says what is wrong with the path.
 	_, err = s.Lock(context.Background(), "x", 0)
-	if err == nil || !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), f) {
+	if err == nil || !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), f) {
 		t.Fatalf("Lock under a file: %v", err)
 	}
 }
@@ -270,26 +270,26 @@ func TestSessionFileShape(t *testing.T) {
 func TestRoundTripBytes(t *testing.T) {
 	s := newStore(t)
 	l := mustLock(t, s, "bytes")
-	j := mustBegin(t, s, l, NewSession("bytes", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession("bytes", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
 	results := map[string]string{
 		"draft":  "ok \xff\xfe binary \x00 <b>&</b>",
 		"polish": "plain UTF-8 ✓ with \"quotes\" and <html>",
 	}
 	record(t, j,
-		Record{Kind: TaskStarted, Task: "draft"},
-		Record{Kind: TaskCompleted, Task: "draft", Result: results["draft"], Variables: map[string]any{"n": 3, "big": int64(1) << 60, "f": 1.5, "s": "\xc3\x28"},
-			State: map[string]any{"words": "\xff", "list": []any{"a", 2}}, Usage: &Usage{TotalTokens: 42}},
-		Record{Kind: TaskStarted, Task: "polish"},
-		Record{Kind: TaskFailed, Task: "polish", Error: "stderr: \xfe oops", RetryCount: 1},
-		Record{Kind: TaskStarted, Task: "polish"},
-		Record{Kind: TaskCompleted, Task: "polish", Result: results["polish"]},
-		Record{Kind: MemoryAppended, Agent: "writer", Messages: []Message{{Role: "assistant", Content: "\xff raw", Task: "draft"}}},
+		checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "draft"},
+		checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "draft", Result: results["draft"], Variables: map[string]any{"n": 3, "big": int64(1) << 60, "f": 1.5, "s": "\xc3\x28"},
+			State: map[string]any{"words": "\xff", "list": []any{"a", 2}}, Usage: &checkpoint.Usage{TotalTokens: 42}},
+		checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "polish"},
+		checkpoint.Record{Kind: checkpoint.TaskFailed, Task: "polish", Error: "stderr: \xfe oops", RetryCount: 1},
+		checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "polish"},
+		checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "polish", Result: results["polish"]},
+		checkpoint.Record{Kind: checkpoint.MemoryAppended, Agent: "writer", Messages: []checkpoint.Message{{Role: "assistant", Content: "\xff raw", Task: "draft"}}},
 	)
-	check := func(when string, sess *Session) {
+	check := func(when string, sess *checkpoint.Session) {
 		t.Helper()
 		for name, want := range results {
 			tr, ok := sess.Task(name)
-			if !ok || tr.Result != want || tr.Status != StatusCompleted {
+			if !ok || tr.Result != want || tr.Status != checkpoint.StatusCompleted {
 				t.Errorf("%s: %s = %q (%v), want %q", when, name, tr.Result, tr.Status, want)
 			}
 		}
@@ -315,7 +315,7 @@ func TestRoundTripBytes(t *testing.T) {
 		}
 	}
 	// Before compaction the records come from the journal ...
-	sess, err := s.Load("bytes")
+	sess, err := s.Load(bg, "bytes")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestRoundTripBytes(t *testing.T) {
 		t.Errorf("journal left after Close: %v", err)
 	}
 	// ... after it, from the snapshot.
-	sess, err = s.Load("bytes")
+	sess, err = s.Load(bg, "bytes")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestRoundTripBytes(t *testing.T) {
 func TestVariablesDegrade(t *testing.T) {
 	s := newStore(t)
 	l := mustLock(t, s, "deg")
-	j := mustBegin(t, s, l, NewSession("deg", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession("deg", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
 	tests := []struct {
 		name string
 		vars map[string]any
@@ -358,10 +358,10 @@ func TestVariablesDegrade(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			record(t, j, Record{Kind: TaskStarted, Task: "draft"},
-				Record{Kind: TaskCompleted, Task: "draft", Result: "kept", Variables: tc.vars, State: map[string]any{"bad": math.NaN(), "good": "g"}})
+			record(t, j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "draft"},
+				checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "draft", Result: "kept", Variables: tc.vars, State: map[string]any{"bad": math.NaN(), "good": "g"}})
 			warns := j.Warnings()
-			sess, err := s.Load("deg")
+			sess, err := s.Load(bg, "deg")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -396,14 +396,14 @@ func TestVariablesDegrade(t *testing.T) {
 	}
 	// Begin degrades a session's initial state the same way.
 	l2 := mustLock(t, s, "deg2")
-	sess := NewSession("deg2", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0)
+	sess := checkpoint.NewSession("deg2", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0)
 	sess.Team.State["topic"] = "Go"
 	sess.Team.State["weird"] = map[any]any{true: 1}
 	j2 := mustBegin(t, s, l2, sess)
 	if w := j2.Warnings(); !containsAll(w, `"weird"`) {
 		t.Errorf("Begin warnings %q", w)
 	}
-	got, err := s.Load("deg2")
+	got, err := s.Load(bg, "deg2")
 	if err != nil || got.Team.State["topic"] != "Go" {
 		t.Fatalf("%v %#v", err, got)
 	}
@@ -423,10 +423,10 @@ func containsAll(list []string, parts ...string) bool {
 
 func TestLoadErrors(t *testing.T) {
 	s := newStore(t)
-	if _, err := s.Load("nope"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), s.Dir()) {
+	if _, err := s.Load(bg, "nope"); !errors.Is(err, checkpoint.ErrNotFound) || !strings.Contains(err.Error(), s.Dir()) {
 		t.Errorf("missing: %v", err)
 	}
-	if ok, err := s.Exists("nope"); ok || err != nil {
+	if ok, err := s.Exists(bg, "nope"); ok || err != nil {
 		t.Errorf("Exists: %v %v", ok, err)
 	}
 	tests := []struct {
@@ -454,9 +454,9 @@ func TestLoadErrors(t *testing.T) {
 			if tc.journal != "" {
 				os.WriteFile(s.journalPath("bad"), []byte(tc.journal), 0o600)
 			}
-			_, err := s.Load("bad")
-			var ce *CorruptError
-			if !errors.As(err, &ce) || !errors.Is(err, ErrStore) {
+			_, err := s.Load(bg, "bad")
+			var ce *checkpoint.CorruptError
+			if !errors.As(err, &ce) || !errors.Is(err, checkpoint.ErrStore) {
 				t.Fatalf("err = %v, want a CorruptError", err)
 			}
 			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "bad") ||
@@ -471,7 +471,7 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("names %q, want %q", ce.Path, wantFile)
 			}
 			// Nothing touched it: List reports it, and it is still there as written.
-			list, err := s.List()
+			list, err := s.List(bg)
 			if err != nil || len(list) != 1 || list[0].Err == nil {
 				t.Errorf("List: %v %+v", err, list)
 			}
@@ -499,13 +499,13 @@ func TestLoadPermissionError(t *testing.T) {
 	} else {
 		os.Chmod(path, 0)
 	}
-	_, err := s.Load("perm")
-	var se *StoreError
-	if !errors.As(err, &se) || !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), path) ||
+	_, err := s.Load(bg, "perm")
+	var se *checkpoint.StoreError
+	if !errors.As(err, &se) || !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), path) ||
 		!strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v", err)
 	}
-	var ce *CorruptError
+	var ce *checkpoint.CorruptError
 	if errors.As(err, &ce) {
 		t.Fatalf("an unreadable file is called corrupt: %v", err)
 	}
@@ -516,7 +516,7 @@ func TestStoreErrorAdvice(t *testing.T) {
 		errENOSPC: "disk is full", fs.ErrPermission: "permissions", errors.New("io"): "check the disk",
 	} {
 		err := storeErr("write", "/s/x.json", &fs.PathError{Op: "write", Path: "/s/x.json", Err: errno})
-		if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "/s/x.json") || !errors.Is(err, ErrStore) {
+		if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "/s/x.json") || !errors.Is(err, checkpoint.ErrStore) {
 			t.Errorf("%v: %v", errno, err)
 		}
 	}
@@ -527,19 +527,19 @@ func TestStoreErrorAdvice(t *testing.T) {
 func TestStaleJournalIgnored(t *testing.T) {
 	s := newStore(t)
 	l := mustLock(t, s, "st")
-	j := mustBegin(t, s, l, NewSession("st", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
-	record(t, j, Record{Kind: TaskStarted, Task: "draft"}, Record{Kind: TaskFailed, Task: "draft", Error: "x"})
+	j := mustBegin(t, s, l, checkpoint.NewSession("st", "a.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "draft"}, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: "draft", Error: "x"})
 	old, _ := os.ReadFile(s.journalPath("st"))
-	record(t, j, Record{Kind: TaskStarted, Task: "draft"}, Record{Kind: TaskCompleted, Task: "draft", Result: "r"})
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "draft"}, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "draft", Result: "r"})
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(s.journalPath("st"), old, 0o600)
-	sess, err := s.Load("st")
+	sess, err := s.Load(bg, "st")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := sess.Task("draft"); d.Status != StatusCompleted || d.Attempts != 2 {
+	if d, _ := sess.Task("draft"); d.Status != checkpoint.StatusCompleted || d.Attempts != 2 {
 		t.Fatalf("stale journal applied: %+v", d)
 	}
 }
@@ -548,12 +548,12 @@ func TestCompactionWhenJournalOutgrowsSnapshot(t *testing.T) {
 	s := newStore(t)
 	l := mustLock(t, s, "big")
 	ds := chain12()
-	j := mustBegin(t, s, l, NewSession("big", "a.yaml", "team", spec.Sequential, ds, fp(ds), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession("big", "a.yaml", "team", spec.Sequential, ds, fp(ds), t0))
 	epoch := j.sess.Epoch
 	res := strings.Repeat("r", 64<<10)
 	var compactions int
 	for i := 0; i < 40; i++ {
-		record(t, j, Record{Kind: TaskCompleted, Task: ds[i%12].Name, Result: res + string(rune('a'+i%26))})
+		record(t, j, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ds[i%12].Name, Result: res + string(rune('a'+i%26))})
 		if j.sess.Epoch != epoch {
 			compactions++
 			epoch = j.sess.Epoch
@@ -567,7 +567,7 @@ func TestCompactionWhenJournalOutgrowsSnapshot(t *testing.T) {
 	if fi.Size() > 2*si.Size()+minCompact {
 		t.Errorf("journal %d bytes beside a %d-byte snapshot", fi.Size(), si.Size())
 	}
-	sess, err := s.Load("big")
+	sess, err := s.Load(bg, "big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -585,13 +585,13 @@ func TestListAndSummaries(t *testing.T) {
 	runSession(t, s, "a-twelve", chain12(), 5)
 	// A session in progress: its journal holds records the head does not count yet.
 	l := mustLock(t, s, "c-live")
-	j := mustBegin(t, s, l, NewSession("c-live", "/p/live.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession("c-live", "/p/live.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
 	record(t, j, complete("draft", "x")...)
 	os.WriteFile(filepath.Join(s.Dir(), "d-bad.json"), []byte("garbage"), 0o600)
 	os.WriteFile(filepath.Join(s.Dir(), ".tmp.json"), []byte("x"), 0o600)
 	os.WriteFile(filepath.Join(s.Dir(), "notes.txt"), []byte("x"), 0o600)
 
-	list, err := s.List()
+	list, err := s.List(bg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -621,7 +621,7 @@ func TestDelete(t *testing.T) {
 	s := newStore(t)
 	runSession(t, s, "del", seed(), 1)
 	l := mustLock(t, s, "del")
-	if err := s.Delete("del"); !errors.Is(err, ErrLocked) {
+	if err := s.Delete(bg, "del"); !errors.Is(err, checkpoint.ErrLocked) {
 		t.Fatalf("Delete while locked: %v", err)
 	}
 	l.Release()
@@ -629,7 +629,7 @@ func TestDelete(t *testing.T) {
 	os.WriteFile(s.journalPath("del"), []byte("x"), 0o600)
 	os.WriteFile(filepath.Join(s.Dir(), ".del.json.tmp-123"), []byte("x"), 0o600)
 	runSession(t, s, "keep", seed(), 1)
-	if err := s.Delete("del"); err != nil {
+	if err := s.Delete(bg, "del"); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(s.Dir())
@@ -638,10 +638,10 @@ func TestDelete(t *testing.T) {
 			t.Errorf("%s left behind", e.Name())
 		}
 	}
-	if ok, _ := s.Exists("keep"); !ok {
+	if ok, _ := s.Exists(bg, "keep"); !ok {
 		t.Error("Delete removed another session")
 	}
-	if err := s.Delete("del"); !errors.Is(err, ErrNotFound) {
+	if err := s.Delete(bg, "del"); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Errorf("second Delete: %v", err)
 	}
 	// A lock taken on the deleted lock file's old inode is not a lock.
@@ -656,8 +656,8 @@ func TestLockInProcess(t *testing.T) {
 	s := newStore(t)
 	l := mustLock(t, s, "lk")
 	_, err := s.Lock(context.Background(), "lk", 0)
-	var he *HeldError
-	if !errors.As(err, &he) || !errors.Is(err, ErrLocked) {
+	var he *checkpoint.HeldError
+	if !errors.As(err, &he) || !errors.Is(err, checkpoint.ErrLocked) {
 		t.Fatalf("second Lock: %v", err)
 	}
 	host, _ := os.Hostname()
@@ -694,7 +694,7 @@ func TestLockInProcess(t *testing.T) {
 	}
 	// Begin wants the session's own lock.
 	l3 := mustLock(t, s, "other")
-	if _, err := s.Begin(l3, NewSession("lk", "a", "t", spec.Sequential, seed(), "f", t0)); err == nil {
+	if _, err := s.Begin(bg, l3, checkpoint.NewSession("lk", "a", "t", spec.Sequential, seed(), "f", t0)); err == nil {
 		t.Error("Begin with another session's lock")
 	}
 }
@@ -703,27 +703,26 @@ func TestDecide(t *testing.T) {
 	s := newStore(t)
 	ds := defs(taskSpec{name: "draft", desc: "d"}, taskSpec{name: "review", agent: "human", desc: "ok?", context: []string{"draft"}})
 	l := mustLock(t, s, "dec")
-	j := mustBegin(t, s, l, NewSession("dec", "a.yaml", "t", spec.Sequential, ds, fp(ds), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession("dec", "a.yaml", "t", spec.Sequential, ds, fp(ds), t0))
 	record(t, j, complete("draft", "text")...)
-	ctx := context.Background()
-	if err := s.Decide(ctx, "dec", "review", "approve"); !errors.Is(err, ErrLocked) {
+	if err := checkpoint.Decide(bg, s, "dec", "review", "approve"); !errors.Is(err, checkpoint.ErrLocked) {
 		t.Fatalf("Decide during a run: %v", err)
 	}
 	// The run halted: it exits without compaction (a crash would do the same).
 	l.Release()
-	if err := s.Decide(ctx, "dec", "nope", "approve"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
+	if err := checkpoint.Decide(bg, s, "dec", "nope", "approve"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("unknown task: %v", err)
 	}
-	if err := s.Decide(ctx, "missing", "review", "approve"); !errors.Is(err, ErrNotFound) {
+	if err := checkpoint.Decide(bg, s, "missing", "review", "approve"); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Errorf("unknown session: %v", err)
 	}
 	if _, err := os.Stat(s.lockPath("missing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Decide on a missing session left a lock file: %v", err)
 	}
-	if err := s.Decide(ctx, "dec", "review", "approve"); err != nil {
+	if err := checkpoint.Decide(bg, s, "dec", "review", "approve"); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.Load("dec")
+	sess, err := s.Load(bg, "dec")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -736,9 +735,9 @@ func TestDecide(t *testing.T) {
 	// The next run consumes it.
 	l = mustLock(t, s, "dec")
 	j = mustBegin(t, s, l, sess)
-	record(t, j, Record{Kind: TaskCompleted, Task: "review", Result: "approve"}, Record{Kind: DecisionConsumed, Task: "review"})
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "review", Result: "approve"}, checkpoint.Record{Kind: checkpoint.DecisionConsumed, Task: "review"})
 	j.Close()
-	sess, _ = s.Load("dec")
+	sess, _ = s.Load(bg, "dec")
 	if len(sess.Checkpoint.Decisions) != 0 {
 		t.Errorf("decision not consumed: %v", sess.Checkpoint.Decisions)
 	}
@@ -747,20 +746,20 @@ func TestDecide(t *testing.T) {
 func TestRecordValidation(t *testing.T) {
 	s := newStore(t)
 	l := mustLock(t, s, "v")
-	j := mustBegin(t, s, l, NewSession("v", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
-	for _, r := range []Record{{Kind: "bogus"}, {Kind: TaskStarted}, {Kind: MemoryAppended}, {Kind: TaskFailed, Task: "x", RetryCount: -1}} {
+	j := mustBegin(t, s, l, checkpoint.NewSession("v", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+	for _, r := range []checkpoint.Record{{Kind: "bogus"}, {Kind: checkpoint.TaskStarted}, {Kind: checkpoint.MemoryAppended}, {Kind: checkpoint.TaskFailed, Task: "x", RetryCount: -1}} {
 		if err := j.Record(r); err == nil {
 			t.Errorf("Record(%+v) accepted", r)
 		}
 	}
 	// A task the snapshot did not list is kept, not dropped.
 	record(t, j, complete("extra", "e")...)
-	record(t, j, Record{Kind: CurrentTask, Task: "polish"}, Record{Kind: StateChanged, State: map[string]any{"k": "v"}})
+	record(t, j, checkpoint.Record{Kind: checkpoint.CurrentTask, Task: "polish"}, checkpoint.Record{Kind: checkpoint.StateChanged, State: map[string]any{"k": "v"}})
 	j.Close()
-	if err := j.Record(Record{Kind: StateChanged}); err == nil {
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.StateChanged}); err == nil {
 		t.Error("Record after Close accepted")
 	}
-	sess, err := s.Load("v")
+	sess, err := s.Load(bg, "v")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -775,11 +774,11 @@ func TestRecordValidation(t *testing.T) {
 func TestSessionIsACopy(t *testing.T) {
 	s := newStore(t)
 	l := mustLock(t, s, "cp")
-	j := mustBegin(t, s, l, NewSession("cp", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession("cp", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
 	view := j.Session()
-	view.Team.Tasks[0].Status = StatusCompleted
+	view.Team.Tasks[0].Status = checkpoint.StatusCompleted
 	view.Team.State["x"] = 1
-	if tr, _ := j.Task("draft"); tr.Status != StatusPending {
+	if tr, _ := j.Task("draft"); tr.Status != checkpoint.StatusPending {
 		t.Error("Session() shares its tasks")
 	}
 	if _, ok := j.Session().Team.State["x"]; ok {
@@ -792,13 +791,13 @@ func TestSessionIsACopy(t *testing.T) {
 func TestCompletionCarriesMemory(t *testing.T) {
 	s := newStore(t)
 	l := mustLock(t, s, "cm")
-	j := mustBegin(t, s, l, NewSession("cm", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
-	record(t, j, Record{Kind: TaskStarted, Task: "draft"},
-		Record{Kind: TaskCompleted, Task: "draft", Result: "r", Agent: "writer", Messages: []Message{{Role: "user", Content: "q", Task: "draft"}, {Role: "assistant", Content: "r", Task: "draft"}}})
-	if err := j.Record(Record{Kind: TaskCompleted, Task: "draft", Messages: []Message{{Role: "user"}}}); err == nil {
+	j := mustBegin(t, s, l, checkpoint.NewSession("cm", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "draft"},
+		checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "draft", Result: "r", Agent: "writer", Messages: []checkpoint.Message{{Role: "user", Content: "q", Task: "draft"}, {Role: "assistant", Content: "r", Task: "draft"}}})
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "draft", Messages: []checkpoint.Message{{Role: "user"}}}); err == nil {
 		t.Error("messages without an agent accepted")
 	}
-	sess, err := s.Load("cm")
+	sess, err := s.Load(bg, "cm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -813,31 +812,31 @@ func TestCompletionCarriesMemory(t *testing.T) {
 func TestRecordWriteFailure(t *testing.T) {
 	s := newStore(t)
 	l := mustLock(t, s, "wf")
-	j := mustBegin(t, s, l, NewSession("wf", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession("wf", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
 	record(t, j, complete("draft", "kept")...)
 	j.f.Close() // the disk goes away under the journal
-	err := j.Record(Record{Kind: TaskStarted, Task: "polish"})
-	if err == nil || !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), s.journalPath("wf")) {
+	err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "polish"})
+	if err == nil || !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), s.journalPath("wf")) {
 		t.Fatalf("Record on a dead file: %v", err)
 	}
-	if tr, _ := j.Task("polish"); tr.Status != StatusPending {
+	if tr, _ := j.Task("polish"); tr.Status != checkpoint.StatusPending {
 		t.Errorf("a failed record was applied: %+v", tr)
 	}
-	if err := j.Record(Record{Kind: TaskStarted, Task: "polish"}); err == nil {
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "polish"}); err == nil {
 		t.Error("a broken journal accepted a record")
 	}
 	// Close still folds every acknowledged record into the snapshot.
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.Load("wf")
+	sess, err := s.Load(bg, "wf")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d, _ := sess.Task("draft"); d.Result != "kept" {
 		t.Errorf("acknowledged record lost: %+v", d)
 	}
-	if p, _ := sess.Task("polish"); p.Status != StatusPending {
+	if p, _ := sess.Task("polish"); p.Status != checkpoint.StatusPending {
 		t.Errorf("unacknowledged record written: %+v", p)
 	}
 }
@@ -861,7 +860,7 @@ func TestOpenTightensSessionsFolder(t *testing.T) {
 	other := filepath.Join(s.Dir(), ".tt2.json.tmp-99")
 	os.WriteFile(other, []byte("half"), 0o600)
 	l := mustLock(t, s, "tt")
-	j := mustBegin(t, s, l, NewSession("tt", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession("tt", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
 	if _, err := os.Stat(tmp); !errors.Is(err, fs.ErrNotExist) {
 		t.Error("temp file left")
 	}
@@ -876,31 +875,31 @@ func TestRecordConcurrent(t *testing.T) {
 	s := newStore(t)
 	ds := chain12()
 	l := mustLock(t, s, "par")
-	j := mustBegin(t, s, l, NewSession("par", "a.yaml", "t", spec.Workflow, ds, fp(ds), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession("par", "a.yaml", "t", spec.Workflow, ds, fp(ds), t0))
 	var wg sync.WaitGroup
 	for _, d := range ds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for k := 0; k < 5; k++ {
-				if err := j.Record(Record{Kind: TaskStarted, Task: d.Name, State: map[string]any{d.Name: k}}); err != nil {
+				if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: d.Name, State: map[string]any{d.Name: k}}); err != nil {
 					t.Error(err)
 				}
 				_ = j.Session()
 			}
-			if err := j.Record(Record{Kind: TaskCompleted, Task: d.Name, Result: "r-" + d.Name}); err != nil {
+			if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: d.Name, Result: "r-" + d.Name}); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
 	wg.Wait()
-	sess, err := s.Load("par")
+	sess, err := s.Load(bg, "par")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range ds {
 		tr, _ := sess.Task(d.Name)
-		if tr.Status != StatusCompleted || tr.Result != "r-"+d.Name || tr.Attempts != 5 || sess.Team.State[d.Name] != int64(4) {
+		if tr.Status != checkpoint.StatusCompleted || tr.Result != "r-"+d.Name || tr.Attempts != 5 || sess.Team.State[d.Name] != int64(4) {
 			t.Errorf("%s: %+v state %v", d.Name, tr, sess.Team.State[d.Name])
 		}
 	}
@@ -915,8 +914,8 @@ func TestBeginNeverOverwrites(t *testing.T) {
 	for _, id := range []string{"ex", "bad"} {
 		before, _ := os.ReadFile(s.Path(id))
 		l := mustLock(t, s, id)
-		_, err := s.Begin(l, NewSession(id, "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
-		if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), id) {
+		_, err := s.Begin(bg, l, checkpoint.NewSession(id, "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+		if !errors.Is(err, checkpoint.ErrExists) || !strings.Contains(err.Error(), id) {
 			t.Errorf("%s: Begin over an existing file: %v", id, err)
 		}
 		if after, _ := os.ReadFile(s.Path(id)); string(after) != string(before) {
@@ -925,27 +924,14 @@ func TestBeginNeverOverwrites(t *testing.T) {
 		l.Release()
 	}
 	// A continuation of a loaded session may replace its file.
-	old, err := s.Load("ex")
+	old, err := s.Load(bg, "ex")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := mustLock(t, s, "ex")
-	r := Restore(old, seed(), fp(seed()), ReuseStrict)
-	j := mustBegin(t, s, l, Continue(old, r, spec.Sequential, seed(), fp(seed()), t0))
+	r := checkpoint.Restore(old, seed(), fp(seed()), checkpoint.ReuseStrict)
+	j := mustBegin(t, s, l, checkpoint.Continue(old, r, spec.Sequential, seed(), fp(seed()), t0))
 	j.Close()
-}
-
-func TestTextRoundTrip(t *testing.T) {
-	for _, s := range []string{"", "plain", "a\"b", `back\slash`, "nl\n\ttab", "\x00\x01\x1f", "é ✓ 😀", "\xff", "ok\xc3", "<&>", "\u2028", `{"$base64":"AA=="}`} {
-		b, err := text(s).MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back text
-		if err := json.Unmarshal(b, &back); err != nil || string(back) != s {
-			t.Errorf("%q -> %s -> %q (%v)", s, b, back, err)
-		}
-	}
 }
 
 // TestLoadShapeErrors: a session file that is JSON of the wrong shape is a
@@ -974,9 +960,9 @@ func TestLoadShapeErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			os.WriteFile(s.Path("bad"), []byte(tc.body), 0o600)
-			_, err := s.Load("bad")
-			var ce *CorruptError
-			if !errors.As(err, &ce) || !errors.Is(err, ErrStore) {
+			_, err := s.Load(bg, "bad")
+			var ce *checkpoint.CorruptError
+			if !errors.As(err, &ce) || !errors.Is(err, checkpoint.ErrStore) {
 				t.Fatalf("err = %v, want a CorruptError", err)
 			}
 			want := "session bad: " + s.Path("bad") + " is corrupt: not a session file: " + tc.want +
@@ -1000,20 +986,20 @@ func TestLoadNewer(t *testing.T) {
 		`{"format_version":99,"session_id":"new","team":{"tasks":"a new shape"}}`,
 	} {
 		os.WriteFile(s.Path("new"), []byte(body), 0o600)
-		_, err := s.Load("new")
-		var ne *NewerError
-		if !errors.As(err, &ne) || !errors.Is(err, ErrStore) || ne.Version != 99 {
+		_, err := s.Load(bg, "new")
+		var ne *checkpoint.NewerError
+		if !errors.As(err, &ne) || !errors.Is(err, checkpoint.ErrStore) || ne.Version != 99 {
 			t.Fatalf("%s: err = %#v, want a NewerError", body, err)
 		}
-		var ce *CorruptError
+		var ce *checkpoint.CorruptError
 		if errors.As(err, &ce) || strings.Contains(err.Error(), "corrupt") {
 			t.Errorf("%s: called corrupt: %v", body, err)
 		}
-		want := "session new: " + s.Path("new") + " was written by a newer teamrun (format 99; this one reads up to " + strconv.Itoa(FormatVersion) + "): upgrade teamrun; the file was left untouched"
+		want := "session new: " + s.Path("new") + " was written by a newer teamrun (format 99; this one reads up to " + strconv.Itoa(checkpoint.FormatVersion) + "): upgrade teamrun; the file was left untouched"
 		if err.Error() != want {
 			t.Errorf("got  %s\nwant %s", err, want)
 		}
-		list, err := s.List()
+		list, err := s.List(bg)
 		if err != nil || len(list) != 1 || !errors.As(list[0].Err, &ne) {
 			t.Errorf("List: %v %+v", err, list)
 		}
@@ -1031,10 +1017,10 @@ func TestOpenCreatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if list, err := s.List(); err != nil || len(list) != 0 {
+	if list, err := s.List(bg); err != nil || len(list) != 0 {
 		t.Fatalf("List of an unwritten store: %v %v", list, err)
 	}
-	if _, err := s.Load("x"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Load(bg, "x"); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Fatalf("Load: %v", err)
 	}
 	if _, err := os.Stat(home); !errors.Is(err, os.ErrNotExist) {

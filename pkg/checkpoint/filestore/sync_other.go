@@ -1,6 +1,6 @@
 //go:build !linux
 
-package checkpoint
+package filestore
 
 import "os"
 

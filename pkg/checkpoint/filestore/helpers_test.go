@@ -1,4 +1,4 @@
-package checkpoint
+package filestore
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -21,6 +22,9 @@ type taskSpec struct {
 	name, agent, desc string
 	context           []string
 }
+
+// bg is the context of calls that are never cancelled.
+var bg = context.Background()
 
 func defs(tasks ...taskSpec) []spec.TaskDef {
 	keys := map[string]string{}
@@ -99,7 +103,7 @@ func newStore(t testing.TB) *Store {
 
 func mustLock(t testing.TB, s *Store, id string) *FileLock {
 	t.Helper()
-	l, err := s.Lock(context.Background(), id, 0)
+	l, err := s.lock(bg, id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,16 +111,16 @@ func mustLock(t testing.TB, s *Store, id string) *FileLock {
 	return l
 }
 
-func mustBegin(t testing.TB, s *Store, l *FileLock, sess *Session) *FileJournal {
+func mustBegin(t testing.TB, s *Store, l *FileLock, sess *checkpoint.Session) *FileJournal {
 	t.Helper()
-	j, err := s.Begin(l, sess)
+	j, err := s.Begin(bg, l, sess)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return j
+	return j.(*FileJournal)
 }
 
-func record(t testing.TB, j *FileJournal, recs ...Record) {
+func record(t testing.TB, j *FileJournal, recs ...checkpoint.Record) {
 	t.Helper()
 	for _, r := range recs {
 		if err := j.Record(r); err != nil {
@@ -125,20 +129,20 @@ func record(t testing.TB, j *FileJournal, recs ...Record) {
 	}
 }
 
-func complete(task, result string) []Record {
-	return []Record{{Kind: TaskStarted, Task: task}, {Kind: TaskCompleted, Task: task, Result: result}}
+func complete(task, result string) []checkpoint.Record {
+	return []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: task}, {Kind: checkpoint.TaskCompleted, Task: task, Result: result}}
 }
 
 // runSession records a finished (or partly finished) run of ds in a store
 // and returns the loaded session.
-func runSession(t testing.TB, s *Store, id string, ds []spec.TaskDef, done int) *Session {
+func runSession(t testing.TB, s *Store, id string, ds []spec.TaskDef, done int) *checkpoint.Session {
 	t.Helper()
-	if err := s.Delete(id); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.Delete(bg, id); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Fatal(err)
 	}
 	l := mustLock(t, s, id)
 	defer l.Release()
-	j := mustBegin(t, s, l, NewSession(id, "/p/agents.yaml", "team", spec.Sequential, ds, fp(ds), t0))
+	j := mustBegin(t, s, l, checkpoint.NewSession(id, "/p/agents.yaml", "team", spec.Sequential, ds, fp(ds), t0))
 	for i, d := range ds[:done] {
 		record(t, j, complete(d.Name, "out-"+d.Name)...)
 		_ = i
@@ -146,7 +150,7 @@ func runSession(t testing.TB, s *Store, id string, ds []spec.TaskDef, done int) 
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.Load(id)
+	sess, err := s.Load(bg, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
-package checkpoint
+package filestore
 
 import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 // A prefetched session is used only when the files under the lock are the
@@ -12,39 +14,40 @@ func TestLoadPrefetched(t *testing.T) {
 	s := newStore(t)
 	l := mustLock(t, s, "p")
 	j := mustBegin(t, s, l, bigSession("p", 20))
-	record(t, j, Record{Kind: TaskStarted, Task: "task-00003"})
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "task-00003"})
 
-	same := func(t *testing.T, got *Session, err error) {
+	same := func(t *testing.T, got *checkpoint.Session, err error) {
 		t.Helper()
-		want, werr := s.Load("p")
+		want, werr := s.Load(bg, "p")
 		if err != nil || werr != nil {
 			t.Fatalf("LoadPrefetched: %v, Load: %v", err, werr)
 		}
-		got.index, want.index = nil, nil
-		if !reflect.DeepEqual(got, want) {
+		if !reflect.DeepEqual(got.Clone(), want.Clone()) {
 			t.Fatalf("LoadPrefetched differs from Load:\n%+v\n%+v", got.Team.Tasks[3], want.Team.Tasks[3])
 		}
 	}
 
 	t.Run("unchanged", func(t *testing.T) {
-		p := PrefetchSession(s.Home(), "p")
+		s.Prefetch("p")
+		p := s.prefetched
 		<-p.done
 		if p.sess == nil {
 			t.Fatal("nothing prefetched")
 		}
 		decoded := p.sess
-		got, err := s.LoadPrefetched("p", p)
+		got, err := s.Load(bg, "p")
 		if got != decoded {
 			t.Error("the prefetched session was not used")
 		}
 		same(t, got, err)
 	})
 	t.Run("changed after the prefetch", func(t *testing.T) {
-		p := PrefetchSession(s.Home(), "p")
+		s.Prefetch("p")
+		p := s.prefetched
 		<-p.done
 		stale := p.sess
-		record(t, j, Record{Kind: TaskCompleted, Task: "task-00003", Result: "new"})
-		got, err := s.LoadPrefetched("p", p)
+		record(t, j, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "task-00003", Result: "new"})
+		got, err := s.Load(bg, "p")
 		if got == stale {
 			t.Error("a stale prefetch was used")
 		}
@@ -54,16 +57,18 @@ func TestLoadPrefetched(t *testing.T) {
 		}
 	})
 	t.Run("another id, none, missing", func(t *testing.T) {
-		got, err := s.LoadPrefetched("p", PrefetchSession(s.Home(), "other"))
+		s.Prefetch("other")
+		got, err := s.Load(bg, "p")
 		same(t, got, err)
-		got, err = s.LoadPrefetched("p", nil)
+		got, err = s.Load(bg, "p")
 		same(t, got, err)
-		p := PrefetchSession(s.Home(), "missing")
-		if _, err := s.LoadPrefetched("missing", p); !errors.Is(err, ErrNotFound) {
+		s.Prefetch("missing")
+		if _, err := s.Load(bg, "missing"); !errors.Is(err, checkpoint.ErrNotFound) {
 			t.Errorf("missing session: %v", err)
 		}
-		if PrefetchSession(s.Home(), "../x") != nil || PrefetchSession("", "p") != nil {
-			t.Error("a bad id or no home is prefetched")
+		s.Prefetch("../x")
+		if s.prefetched != nil && s.prefetched.id == "../x" {
+			t.Error("a bad id is prefetched")
 		}
 	})
 	if err := j.Close(); err != nil {

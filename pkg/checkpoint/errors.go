@@ -1,0 +1,81 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+var (
+	// ErrNotFound: the store has no session with that id.
+	ErrNotFound = errors.New("session not found")
+	// ErrBadID: a session id breaks the id rule.
+	ErrBadID = errors.New("invalid session id")
+	// ErrLocked: another run holds the session (the CLI exits 4).
+	ErrLocked = errors.New("session is held by another run")
+	// ErrExists: Begin was given a new session whose id the store holds.
+	ErrExists = errors.New("session already exists")
+	// ErrStore: the store cannot be read or written (the CLI exits 5).
+	ErrStore = errors.New("session store cannot be read or written")
+)
+
+// IDRule is the session id rule, as error messages state it.
+const IDRule = "1 to 128 characters of A-Z a-z 0-9 . _ -, not starting with a dot"
+
+// CorruptError is a session file (or its journal) that cannot be decoded.
+// Nothing ever overwrites or deletes it on its own.
+type CorruptError struct {
+	ID   string
+	Path string
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("session %s: %s is corrupt: %v; it was left untouched: restore it from a backup, or delete the session with `teamrun session delete %s`",
+		e.ID, e.Path, e.Err, e.ID)
+}
+
+func (e *CorruptError) Unwrap() []error { return []error{e.Err, ErrStore} }
+
+// StoreError is an I/O failure on a store file, with what to do about it.
+type StoreError struct {
+	Op   string // read, write, create, sync, rename, remove
+	Path string
+	Err  error
+}
+
+func (e *StoreError) Error() string {
+	return fmt.Sprintf("cannot %s %s: %v; %s", e.Op, e.Path, e.Err, advice(e.Err))
+}
+
+func (e *StoreError) Unwrap() []error { return []error{e.Err, ErrStore} }
+
+func advice(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "the disk is full: free some space, then rerun with --continue (nothing acknowledged is lost)"
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+		return "check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)"
+	}
+	return "check the disk and the folder, then rerun with --continue"
+}
+
+// NewStoreError is StoreError for an operation on path, unwrapping the
+// os error so the message names the path once.
+func NewStoreError(op, path string, err error) error {
+	var se *StoreError
+	if errors.As(err, &se) {
+		return err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return &StoreError{Op: op, Path: path, Err: err}
+}

@@ -1,0 +1,165 @@
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// Held reports who holds the session's lock without creating anything: nil
+// when no run holds it. A session that never had a lock file is not held.
+// The lock is probed (taken and dropped at once) only when the last holder
+// named in the lock file may still be alive.
+func (s *Store) Held(_ context.Context, id string) (*checkpoint.HeldError, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return nil, err
+	}
+	path := s.lockPath(id)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeErr("read", path, err)
+	}
+	defer f.Close() // closing drops the probe's flock at once
+	// A probe that takes the flock, however briefly, could make a run that
+	// starts at that instant fail with exit 4. The note names the last
+	// holder: when that process is gone from this host, nobody holds the
+	// lock, and no probe is needed.
+	var note checkpoint.Holder
+	buf := make([]byte, 512)
+	if n, _ := f.ReadAt(buf, 0); n > 0 && json.Unmarshal(bytes.TrimSpace(buf[:n]), &note) == nil && note.PID > 0 {
+		if host, _ := os.Hostname(); host == note.Host && !alive(note.PID) {
+			return nil, nil
+		}
+	}
+	ok, err := flock(f)
+	if err != nil {
+		return nil, storeErr("lock", path, err)
+	}
+	if ok {
+		return nil, nil
+	}
+	h := readHolder(f)
+	return &checkpoint.HeldError{ID: id, PID: h.PID, Host: h.Host, Started: h.Started}, nil
+}
+
+// Entries is List with each session's file time, sorted by id. It reads the
+// same heads as List, several at a time: listing a big store is bound by
+// opening files, not by decoding them.
+func (s *Store) List(_ context.Context) ([]checkpoint.Entry, error) {
+	dirents, err := s.readDir()
+	if err != nil {
+		return nil, err
+	}
+	files := make(map[string]fs.DirEntry, len(dirents))
+	var ids []string
+	for _, d := range dirents {
+		name := d.Name()
+		files[name] = d
+		if strings.HasPrefix(name, ".") || d.IsDir() {
+			continue
+		}
+		if id, ok := strings.CutSuffix(name, ".json"); ok && checkpoint.ValidateID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	out := make([]checkpoint.Entry, len(ids))
+	keep := make([]bool, len(ids))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(8, len(ids)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				out[i], keep[i] = s.entry(ids[i], files)
+			}
+		}()
+	}
+	for i := range ids {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	kept := out[:0]
+	for i, e := range out {
+		if keep[i] {
+			kept = append(kept, e)
+		}
+	}
+	return kept, nil
+}
+
+// entry summarises one session as List does: the head of its file, or the
+// whole session when its journal holds records not folded yet.
+func (s *Store) entry(id string, files map[string]fs.DirEntry) (checkpoint.Entry, bool) {
+	e := checkpoint.Entry{Summary: checkpoint.Summary{ID: id, Path: s.Path(id)}}
+	var journal int64
+	for _, name := range []string{id + ".json", id + ".journal"} {
+		d, ok := files[name]
+		if !ok {
+			continue
+		}
+		fi, err := d.Info()
+		if err != nil {
+			continue
+		}
+		if fi.ModTime().After(e.Touched) {
+			e.Touched = fi.ModTime()
+		}
+		if name == id+".journal" {
+			journal = fi.Size()
+		}
+	}
+	var sess *checkpoint.Session
+	var err error
+	if journal > 0 {
+		sess, err = s.Load(context.Background(), id)
+	} else {
+		sess, err = s.readHead(id)
+	}
+	if err != nil {
+		if errors.Is(err, checkpoint.ErrNotFound) {
+			return e, false // deleted meanwhile
+		}
+		e.Err = err
+		return e, true
+	}
+	e.SpecPath, e.TeamName = sess.SpecPath, sess.TeamName
+	e.CreatedAt, e.UpdatedAt = sess.CreatedAt, sess.UpdatedAt
+	e.Done, e.Total = sess.Summary.Done, sess.Summary.Total
+	return e, true
+}
+
+// Head is the entry of one session, as List has it.
+func (s *Store) Head(_ context.Context, id string) (checkpoint.Entry, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return checkpoint.Entry{}, err
+	}
+	files := map[string]fs.DirEntry{}
+	for _, name := range []string{id + ".json", id + ".journal"} {
+		if fi, err := os.Lstat(filepath.Join(s.dir, name)); err == nil {
+			files[name] = fs.FileInfoToDirEntry(fi)
+		}
+	}
+	if files[id+".json"] == nil {
+		return checkpoint.Entry{}, s.notFound(id)
+	}
+	e, ok := s.entry(id, files)
+	if !ok {
+		return checkpoint.Entry{}, s.notFound(id)
+	}
+	return e, nil
+}

@@ -1,0 +1,246 @@
+package filestore
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// Project is the .teamrun folder beside a spec file.
+type Project struct {
+	dir string // the spec's folder
+}
+
+// OpenProject is the project of the spec folder dir. Nothing is created
+// until something is written.
+func OpenProject(dir string) *Project {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return &Project{dir: dir}
+}
+
+// Dir is the project's spec folder.
+func (p *Project) Dir() string { return p.dir }
+
+// Where is the project's state.json, which names its active session.
+func (p *Project) Where() string { return p.statePath() }
+
+// stateDir is the project's .teamrun folder.
+func (p *Project) stateDir() string { return filepath.Join(p.dir, ".teamrun") }
+
+func (p *Project) statePath() string { return filepath.Join(p.stateDir(), "state.json") }
+func (p *Project) auditPath() string { return filepath.Join(p.stateDir(), "audit.log") }
+
+func (p *Project) mkdir() error {
+	if err := os.MkdirAll(p.stateDir(), 0o700); err != nil {
+		return storeErr("create", p.stateDir(), err)
+	}
+	return nil
+}
+
+// CheckWritable makes sure the run's session can be recorded in the project
+// before the session file is created: the .teamrun folder exists (it is
+// created when absent) and files can be made in it (state.json is replaced
+// by a rename), and audit.log, when there is one, can be appended to.
+// Otherwise a run would leave a session file in the store that no project
+// names and no audit record mentions.
+func (p *Project) CheckWritable() error {
+	if err := os.MkdirAll(p.stateDir(), 0o700); err != nil {
+		return projectWriteErr("create", p.stateDir(), err)
+	}
+	probe, err := os.CreateTemp(p.stateDir(), ".probe-")
+	if err != nil {
+		return projectWriteErr("create files in", p.stateDir(), err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	f, err := os.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND, 0)
+	switch {
+	case err == nil:
+		f.Close()
+	case !errors.Is(err, fs.ErrNotExist):
+		return projectWriteErr("write", p.auditPath(), err)
+	}
+	return nil
+}
+
+// ProjectWriteError: the project's .teamrun files cannot be written, found
+// before a run created anything. A store error (exit 5), but with its own
+// advice: there is no session to --continue.
+type ProjectWriteError struct {
+	Op   string
+	Path string
+	Err  error
+}
+
+func (e *ProjectWriteError) Error() string {
+	return fmt.Sprintf("cannot %s %s: %v; a run records its session in the project's .teamrun folder (state.json, audit.log): fix that folder's owner or permissions, then run again (no session was created and nothing was run)",
+		e.Op, e.Path, e.Err)
+}
+
+func (e *ProjectWriteError) Unwrap() []error { return []error{e.Err, checkpoint.ErrStore} }
+
+func projectWriteErr(op, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &ProjectWriteError{Op: op, Path: path, Err: err}
+}
+
+type projectState struct {
+	ActiveSession string `json:"active_session"`
+}
+
+// Active is the project's active session id, "" when none is set.
+func (p *Project) Active(_ context.Context) (string, error) {
+	b, err := os.ReadFile(p.statePath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", storeErr("read", p.statePath(), err)
+	}
+	var st projectState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return "", fmt.Errorf("%s: %v: fix it or remove it (it only names the active session)", p.statePath(), checkpoint.DecodeProblem(b, err, reflect.TypeFor[projectState](), "not the project's state"))
+	}
+	if st.ActiveSession != "" {
+		if err := checkpoint.ValidateID(st.ActiveSession); err != nil {
+			return "", fmt.Errorf("%s: active_session: %w", p.statePath(), err)
+		}
+	}
+	return st.ActiveSession, nil
+}
+
+// SetActive makes id the active session (atomic write of state.json).
+func (p *Project) SetActive(_ context.Context, id string) error {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return err
+	}
+	if err := p.mkdir(); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(projectState{ActiveSession: id})
+	return writeFileAtomic(p.statePath(), append(b, '\n'))
+}
+
+// Audit appends rec (time, pid and user filled in when zero) as one JSON
+// line, in one write with O_APPEND so concurrent runs do not interleave.
+func (p *Project) Audit(_ context.Context, rec checkpoint.AuditRecord) error {
+	if rec.Time.IsZero() {
+		rec.Time = time.Now().UTC()
+	}
+	if rec.PID == 0 {
+		rec.PID = os.Getpid()
+	}
+	if rec.User == "" {
+		rec.User = currentUser()
+	}
+	if err := p.mkdir(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("audit record: %w", err)
+	}
+	f, err := os.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return storeErr("write", p.auditPath(), err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return storeErr("write", p.auditPath(), err)
+	}
+	if err := f.Sync(); err != nil {
+		return storeErr("sync", p.auditPath(), err)
+	}
+	return nil
+}
+
+// AuditRecords reads the audit log; a torn last line is ignored.
+func (p *Project) AuditRecords(_ context.Context) ([]checkpoint.AuditRecord, error) {
+	f, err := os.Open(p.auditPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeErr("read", p.auditPath(), err)
+	}
+	defer f.Close()
+	var recs []checkpoint.AuditRecord
+	r := bufio.NewReader(f)
+	for line := 1; ; line++ {
+		b, err := r.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			return recs, nil // a last line without newline is a torn append
+		}
+		if err != nil {
+			return nil, storeErr("read", p.auditPath(), err)
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		var rec checkpoint.AuditRecord
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return nil, fmt.Errorf("%s:%d: not an audit record (%v): fix or remove that line", p.auditPath(), line, checkpoint.DecodeProblem(b, err, reflect.TypeFor[checkpoint.AuditRecord](), "not of an audit record's shape"))
+		}
+		recs = append(recs, rec)
+	}
+}
+
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return strconv.Itoa(os.Getuid())
+}
+
+// writeFileAtomic replaces path with data: temp file, fsync, rename, fsync
+// of the folder. Readers see the old or the new file, never a mix.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return storeErr("create", path, err)
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return storeErr("write", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return storeErr("sync", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return storeErr("write", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		return storeErr("rename", path, err)
+	}
+	ok = true
+	return syncDir(dir)
+}

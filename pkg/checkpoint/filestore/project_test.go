@@ -1,0 +1,164 @@
+package filestore
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+func TestProjectActive(t *testing.T) {
+	dir := t.TempDir()
+	p := OpenProject(dir)
+	if id, err := p.Active(bg); err != nil || id != "" {
+		t.Fatalf("fresh project: %q %v", id, err)
+	}
+	if _, err := os.Stat(p.stateDir()); !errors.Is(err, os.ErrNotExist) {
+		t.Error("reading created .teamrun")
+	}
+	for _, id := range []string{"one", "two"} {
+		if err := p.SetActive(bg, id); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := p.Active(bg); err != nil || got != id {
+			t.Fatalf("Active() = %q %v, want %q", got, err, id)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, ".teamrun", "state.json"))
+	if strings.TrimSpace(string(b)) != `{"active_session":"two"}` {
+		t.Errorf("state.json = %s", b)
+	}
+	if mode(t, p.stateDir()) != 0o700 || mode(t, filepath.Join(p.stateDir(), "state.json")) != 0o600 {
+		t.Error("project file modes")
+	}
+	entries, _ := os.ReadDir(p.stateDir())
+	if len(entries) != 1 {
+		t.Errorf("temp files left: %v", entries)
+	}
+	for body, want := range map[string]string{
+		"{":                         "state.json: the JSON ends early (the file is cut short): fix it or remove it",
+		"{]":                        "state.json: not valid JSON at line 1, column 2: fix it or remove it",
+		`{"active_session":"../x"}`: "active_session",
+		// Not the json package's "cannot unmarshal number into Go struct field".
+		`{"active_session":3}`: "state.json: active_session: expected a text, got the number 3: fix it or remove it",
+		`[]`:                   "state.json: expected an object, got a list: fix it or remove it",
+	} {
+		os.WriteFile(filepath.Join(p.stateDir(), "state.json"), []byte(body), 0o600)
+		if _, err := p.Active(bg); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+}
+
+func TestProjectAudit(t *testing.T) {
+	p := OpenProject(t.TempDir())
+	if recs, err := p.AuditRecords(bg); err != nil || recs != nil {
+		t.Fatalf("no log: %v %v", recs, err)
+	}
+	events := []string{checkpoint.EventCreated, checkpoint.EventResumed, checkpoint.EventCompleted, checkpoint.EventFailed, checkpoint.EventHalted, checkpoint.EventDeleted, checkpoint.EventPruned}
+	var wg sync.WaitGroup
+	for _, e := range events {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.Audit(bg, checkpoint.AuditRecord{Event: e, Session: "s-" + e, Store: "/store"}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	recs, err := p.AuditRecords(bg)
+	if err != nil || len(recs) != len(events) {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		seen[r.Event] = true
+		if r.Session != "s-"+r.Event || r.Store != "/store" || r.PID != os.Getpid() || r.User == "" || r.Time.IsZero() {
+			t.Errorf("record %+v", r)
+		}
+	}
+	if len(seen) != len(events) {
+		t.Errorf("events %v", seen)
+	}
+	path := filepath.Join(p.stateDir(), "audit.log")
+	if mode(t, path) != 0o600 {
+		t.Error("audit.log mode")
+	}
+	// Each line is one JSON object with the documented keys.
+	b, _ := os.ReadFile(path)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"time", "event", "session", "store", "pid", "user"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("line %s lacks %s", line, k)
+			}
+		}
+	}
+	// A torn last line (a crash mid-append) is ignored.
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"event":"crea`)
+	f.Close()
+	if recs, err := p.AuditRecords(bg); err != nil || len(recs) != len(events) {
+		t.Fatalf("torn line: %d %v", len(recs), err)
+	}
+	// A damaged line in the middle is reported with its line number.
+	os.WriteFile(path, []byte("{\"event\":\"created\"}\nnot json\n{\"event\":\"halted\"}\n"), 0o600)
+	if _, err := p.AuditRecords(bg); err == nil || !strings.Contains(err.Error(), "audit.log:2: not an audit record (not valid JSON at line 1, column 2)") {
+		t.Errorf("damaged line: %v", err)
+	}
+	os.WriteFile(path, []byte("{\"event\":\"created\"}\n{\"pid\":\"12\"}\n"), 0o600)
+	if _, err := p.AuditRecords(bg); err == nil || !strings.Contains(err.Error(), "audit.log:2: not an audit record (pid: expected a whole number, got the text \"12\")") {
+		t.Errorf("line of another shape: %v", err)
+	}
+}
+
+// TestCheckWritable: a project whose files cannot be written is a store
+// error naming the file, found before any session is created. The cases
+// use a file or a folder in the way, which stops root too.
+func TestCheckWritable(t *testing.T) {
+	p := OpenProject(t.TempDir())
+	if err := p.CheckWritable(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(p.stateDir()); mode(t, p.stateDir()) != 0o700 || len(entries) != 0 {
+		t.Errorf(".teamrun mode %04o, left %v", mode(t, p.stateDir()), entries)
+	}
+	if err := p.Audit(bg, checkpoint.AuditRecord{Event: checkpoint.EventCreated, Session: "s", Store: "/store"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.CheckWritable(); err != nil {
+		t.Errorf("with an audit log: %v", err)
+	}
+
+	tests := []struct {
+		name  string
+		block func(p *Project) // puts something in the way
+		path  string           // the path the error must name
+	}{
+		{"teamrun is a file", func(p *Project) { os.WriteFile(p.stateDir(), nil, 0o600) }, ".teamrun"},
+		{"audit.log is a folder", func(p *Project) { os.MkdirAll(p.auditPath(), 0o700) }, "audit.log"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := OpenProject(t.TempDir())
+			tc.block(p)
+			err := p.CheckWritable()
+			if !errors.Is(err, checkpoint.ErrStore) {
+				t.Fatalf("err = %v, want a store error", err)
+			}
+			var pe *ProjectWriteError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), "no session was created") {
+				t.Errorf("err = %v, want it to name %s and say no session was created", err, tc.path)
+			}
+		})
+	}
+}

@@ -1,0 +1,394 @@
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// Store is a session store: $TEAMRUN_HOME/sessions.
+type Store struct {
+	home string
+	dir  string
+	// compactMin is the journal size below which Record never compacts;
+	// tests lower it to compact often.
+	compactMin int64
+
+	mu         sync.Mutex
+	prefetched *prefetch
+}
+
+var _ checkpoint.Backend = (*Store)(nil)
+
+// Location is the folder holding the session files, as messages and audit
+// records name the store.
+func (s *Store) Location() string { return s.dir }
+
+// Close holds nothing to release: every file is closed after use.
+func (s *Store) Close() error { return nil }
+
+// Project is the .teamrun folder of the spec folder dir.
+func (s *Store) Project(dir string) checkpoint.ProjectState { return OpenProject(dir) }
+
+// Open opens the store at home. It creates nothing: the folders are made
+// (0700) by the first write, so a command that fails on bad input leaves no
+// store behind.
+func Open(home string) (*Store, error) {
+	if home == "" {
+		return nil, fmt.Errorf("%w: empty store path", checkpoint.ErrStore)
+	}
+	abs, err := filepath.Abs(home)
+	if err != nil {
+		return nil, storeErr("open", home, err)
+	}
+	return &Store{home: abs, dir: filepath.Join(abs, "sessions"), compactMin: minCompact}, nil
+}
+
+// makeDir creates home and home/sessions (0700) before a write.
+func (s *Store) makeDir() error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return storeErr("create", s.dir, err)
+	}
+	// The sessions folder is teamrun's own: keep it private even when it
+	// was made by hand or by an older tool.
+	if fi, err := os.Stat(s.dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		_ = os.Chmod(s.dir, 0o700)
+	}
+	return nil
+}
+
+// readDir lists the sessions folder; a store nothing was written to yet
+// is empty.
+func (s *Store) readDir() ([]fs.DirEntry, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeErr("read", s.dir, err)
+	}
+	return entries, nil
+}
+
+// Home is the store's folder.
+func (s *Store) Home() string { return s.home }
+
+// Dir is the folder holding the session files.
+func (s *Store) Dir() string { return s.dir }
+
+// Path is the session file of id (whether or not it exists).
+func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+".json") }
+
+func (s *Store) journalPath(id string) string { return filepath.Join(s.dir, id+".journal") }
+func (s *Store) lockPath(id string) string    { return filepath.Join(s.dir, id+".lock") }
+
+// Exists reports whether the session file of id exists.
+func (s *Store) Exists(_ context.Context, id string) (bool, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return false, err
+	}
+	_, err := os.Stat(s.Path(id))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	}
+	return false, storeErr("read", s.Path(id), err)
+}
+
+func (s *Store) notFound(id string) error {
+	return fmt.Errorf("%w: no session %q in %s", checkpoint.ErrNotFound, id, s.dir)
+}
+
+// Load reads a session: its snapshot with its journal folded in.
+func (s *Store) Load(_ context.Context, id string) (*checkpoint.Session, error) {
+	data, jdata, err := s.readFiles(id)
+	if err != nil {
+		return nil, err
+	}
+	if sess := s.takePrefetched(id, data, jdata); sess != nil {
+		return sess, nil
+	}
+	return decodeFiles(id, s.Path(id), data, s.journalPath(id), jdata)
+}
+
+// readFiles reads a session's snapshot and journal (nil when there is none).
+func (s *Store) readFiles(id string) (data, jdata []byte, err error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return nil, nil, err
+	}
+	path := s.Path(id)
+	data, err = os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, s.notFound(id)
+		}
+		return nil, nil, storeErr("read", path, err)
+	}
+	jpath := s.journalPath(id)
+	jdata, err = os.ReadFile(jpath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, storeErr("read", jpath, err)
+	}
+	return data, jdata, nil
+}
+
+// prefetch is a session read and decoded in the background, before its
+// lock is taken, so that the decoding overlaps a run's other start-up work
+// (the spec's parsing). It is only a guess: Load reads the files again and
+// keeps the decoded session only when they are byte for byte the ones
+// decoded.
+type prefetch struct {
+	id          string
+	done        chan struct{}
+	data, jdata []byte
+	sess        *checkpoint.Session
+}
+
+// Prefetch starts reading session id for the next Load of it. It only
+// reads: nothing is created, and any problem is left to Load.
+func (s *Store) Prefetch(id string) {
+	if checkpoint.ValidateID(id) != nil {
+		return
+	}
+	p := &prefetch{id: id, done: make(chan struct{})}
+	s.mu.Lock()
+	s.prefetched = p
+	s.mu.Unlock()
+	go func() {
+		defer close(p.done)
+		data, jdata, err := s.readFiles(id)
+		if err != nil {
+			return
+		}
+		if sess, err := decodeFiles(id, s.Path(id), data, s.journalPath(id), jdata); err == nil {
+			p.data, p.jdata, p.sess = data, jdata, sess
+		}
+	}()
+}
+
+// takePrefetched is the prefetched session of id when it was decoded from
+// exactly data and jdata; it is handed over once.
+func (s *Store) takePrefetched(id string, data, jdata []byte) *checkpoint.Session {
+	s.mu.Lock()
+	p := s.prefetched
+	if p != nil && p.id == id {
+		s.prefetched = nil
+	}
+	s.mu.Unlock()
+	if p == nil || p.id != id {
+		return nil
+	}
+	<-p.done
+	if p.sess != nil && bytes.Equal(data, p.data) && bytes.Equal(jdata, p.jdata) {
+		return p.sess
+	}
+	return nil
+}
+
+// decodeFiles is Load without the I/O: the snapshot with its journal folded.
+func decodeFiles(id, path string, data []byte, jpath string, jdata []byte) (*checkpoint.Session, error) {
+	sess, err := checkpoint.DecodeSession(id, path, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(jdata) > 0 {
+		if _, err := foldJournal(sess, jdata); err != nil {
+			if errors.Is(err, errForeignJournal) {
+				err = fmt.Errorf("%w: snapshot %s", err, path)
+			}
+			return nil, &checkpoint.CorruptError{ID: id, Path: jpath, Err: err}
+		}
+	}
+	sess.Summarize()
+	return sess, nil
+}
+
+// readHead decodes a session's head: the members before, and including,
+// "summary", which the format puts first (Session's field order). A JSON
+// decoder reads them as the file's first members and stops there, so List
+// does not read the tasks. A file that does not start that way falls back
+// to a full Load, which says what is wrong with it.
+func (s *Store) readHead(id string) (*checkpoint.Session, error) {
+	path := s.Path(id)
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, s.notFound(id)
+		}
+		return nil, storeErr("read", path, err)
+	}
+	sess, ok := parseHead(id, f)
+	f.Close()
+	if ok {
+		return sess, nil
+	}
+	return s.Load(context.Background(), id)
+}
+
+// parseHead decodes the head members from the start of a session file.
+func parseHead(id string, r io.Reader) (*checkpoint.Session, bool) {
+	dec := json.NewDecoder(io.LimitReader(r, 64<<10))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	var sess checkpoint.Session
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		var dst any
+		switch key {
+		case "format_version":
+			dst = &sess.FormatVersion
+		case "session_id":
+			dst = &sess.ID
+		case "spec_path":
+			dst = &sess.SpecPath
+		case "team_name":
+			dst = &sess.TeamName
+		case "created_at":
+			dst = &sess.CreatedAt
+		case "updated_at":
+			dst = &sess.UpdatedAt
+		case "summary":
+			dst = &sess.Summary
+		default:
+			return nil, false // not the head layout
+		}
+		if err := dec.Decode(dst); err != nil {
+			return nil, false
+		}
+		if key == "summary" {
+			ok := sess.ID == id && checkpoint.CheckVersion(sess.FormatVersion) == nil
+			return &sess, ok
+		}
+	}
+	return nil, false
+}
+
+// Delete removes a session and its helper files. It refuses while a run
+// holds the session.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	l, err := s.lock(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	found := false
+	for _, p := range []string{s.Path(id), s.journalPath(id)} {
+		err := os.Remove(p)
+		if err == nil {
+			found = true
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return storeErr("remove", p, err)
+		}
+	}
+	for _, p := range s.tempFiles(id) {
+		_ = os.Remove(p)
+	}
+	// Removing the lock file while holding it is safe: lockers check that
+	// the file they locked is still the one at the path.
+	if err := os.Remove(s.lockPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return storeErr("remove", s.lockPath(id), err)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return err
+	}
+	if !found {
+		return s.notFound(id)
+	}
+	return nil
+}
+
+// tempFiles are the snapshot temp files of id: .<id>.json.tmp-<digits>
+// (the digits keep session "a" from matching session "a.json.tmp-1"'s).
+func (s *Store) tempFiles(id string) []string {
+	prefix := "." + id + ".json.tmp-"
+	matches, _ := filepath.Glob(filepath.Join(s.dir, prefix+"*"))
+	var out []string
+	for _, m := range matches {
+		rest := strings.TrimPrefix(filepath.Base(m), prefix)
+		if rest != "" && strings.Trim(rest, "0123456789") == "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// writeSnapshot writes sess atomically under a new epoch: temp file, fsync,
+// rename, fsync of the folder. renamed says whether the new file replaced the
+// old one (after that the old journal no longer applies).
+func (s *Store) writeSnapshot(sess *checkpoint.Session) (size int64, renamed bool, err error) {
+	old, oldFolded := sess.Epoch, sess.FoldedEpoch
+	sess.Epoch, sess.FoldedEpoch = checkpoint.RandHex(8), old
+	defer func() {
+		if err != nil && !renamed {
+			sess.Epoch, sess.FoldedEpoch = old, oldFolded
+		}
+	}()
+	path := s.Path(sess.ID)
+	tmp, err := os.CreateTemp(s.dir, "."+sess.ID+".json.tmp-")
+	if err != nil {
+		return 0, false, storeErr("create", path, err)
+	}
+	tmpName := tmp.Name()
+	defer func() {
+		if !renamed {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return 0, false, storeErr("write", tmpName, err)
+	}
+	data, err := checkpoint.EncodeSession(sess)
+	if err != nil {
+		return 0, false, err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return 0, false, storeErr("write", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return 0, false, storeErr("sync", path, err)
+	}
+	fi, err := tmp.Stat()
+	if err != nil {
+		return 0, false, storeErr("write", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return 0, false, storeErr("write", path, err)
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		return 0, false, storeErr("rename", path, err)
+	}
+	renamed = true
+	return fi.Size(), true, syncDir(s.dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return storeErr("sync", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return storeErr("sync", dir, err)
+	}
+	return nil
+}
+
+func storeErr(op, path string, err error) error { return checkpoint.NewStoreError(op, path, err) }

@@ -1,0 +1,101 @@
+package checkpoint
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultHome is $TEAMRUN_HOME, else ~/.teamrun.
+func DefaultHome() (string, error) {
+	if h := os.Getenv("TEAMRUN_HOME"); h != "" {
+		return h, nil
+	}
+	u, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the session store: set TEAMRUN_HOME (%w)", err)
+	}
+	return filepath.Join(u, ".teamrun"), nil
+}
+
+// ValidateID checks the session id rule. Ids cannot hold a separator or
+// start with a dot, so a session's files always stay inside the store.
+func ValidateID(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: empty; an id is %s", ErrBadID, IDRule)
+	}
+	// Positions and lengths count characters, as people read them: "é"
+	// is one character at 1, not the byte 'Ã'.
+	if n := utf8.RuneCountInString(id); n > 128 {
+		return fmt.Errorf("%w: %d characters; an id is %s", ErrBadID, n, IDRule)
+	}
+	if id[0] == '.' {
+		return fmt.Errorf("%w %q: starts with a dot; an id is %s", ErrBadID, id, IDRule)
+	}
+	pos := 0
+	for i, r := range id {
+		pos++
+		if r < utf8.RuneSelf && idByte(byte(r)) {
+			continue
+		}
+		what := fmt.Sprintf("character %q", r)
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(id[i:]); size == 1 {
+				what = fmt.Sprintf("byte 0x%02X (not UTF-8)", id[i])
+			}
+		}
+		return fmt.Errorf("%w %q: %s at %d; an id is %s", ErrBadID, id, what, pos, IDRule)
+	}
+	return nil
+}
+
+func idByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
+// NewID is a fresh id <name>-<YYYYMMDD-HHMMSS>-<4 hex>, the name sanitised
+// to the id alphabet.
+func NewID(teamName string, now time.Time) string {
+	var b strings.Builder
+	for i := 0; i < len(teamName); i++ {
+		if c := teamName[i]; idByte(c) {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	name := strings.TrimLeft(b.String(), ".")
+	suffix := "-" + now.UTC().Format("20060102-150405") + "-" + RandHex(2)
+	if max := 128 - len(suffix); len(name) > max {
+		name = name[:max]
+	}
+	if name == "" {
+		name = "session"
+	}
+	return name + suffix
+}
+
+// RandHex is n random bytes in hex.
+func RandHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b)
+}
+
+// Summary is one line of List.
+type Summary struct {
+	ID        string
+	SpecPath  string
+	TeamName  string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Done      int
+	Total     int
+	Path      string
+	Err       error // the session could not be read; the other fields may be empty
+}

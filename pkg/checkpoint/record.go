@@ -1,0 +1,184 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// RecordKind is the kind of a journal record.
+type RecordKind string
+
+const (
+	TaskStarted      RecordKind = "started"           // Task, Attempt (0: one more than before)
+	TaskCompleted    RecordKind = "completed"         // Task, Result, Variables, Usage
+	TaskFailed       RecordKind = "failed"            // Task, Error, RetryCount
+	TaskSkipped      RecordKind = "skipped"           // Task
+	StateChanged     RecordKind = "state"             // State (keys set)
+	CurrentTask      RecordKind = "current"           // Task
+	DecisionRecorded RecordKind = "decision"          // Task, Value
+	DecisionConsumed RecordKind = "decision_consumed" // Task
+	MemoryAppended   RecordKind = "memory"            // Agent, Messages
+)
+
+// Record is one transition. State and Agent+Messages may accompany any
+// kind: they are applied in the same durable step, so a completion, its
+// output_variable and the agent's new turns land together.
+type Record struct {
+	Kind       RecordKind
+	Task       string
+	Attempt    int
+	Result     string
+	Variables  map[string]any
+	Usage      *Usage
+	Error      string
+	RetryCount int
+	State      map[string]any
+	Value      string
+	Agent      string
+	Messages   []Message
+	At         time.Time // zero: now
+}
+
+type recordWire struct {
+	Kind       RecordKind     `json:"k"`
+	Task       string         `json:"task,omitempty"`
+	Attempt    int            `json:"attempt,omitempty"`
+	Result     *text          `json:"result,omitempty"`
+	Variables  map[string]any `json:"variables"` // {} and absent differ
+	Usage      *Usage         `json:"usage,omitempty"`
+	Error      *text          `json:"error,omitempty"`
+	RetryCount int            `json:"retry_count,omitempty"`
+	State      map[string]any `json:"state,omitempty"`
+	Value      *text          `json:"value,omitempty"`
+	Agent      string         `json:"agent,omitempty"`
+	Messages   []Message      `json:"messages,omitempty"`
+	At         time.Time      `json:"at"`
+}
+
+func optText(s string) *text {
+	if s == "" {
+		return nil
+	}
+	t := text(s)
+	return &t
+}
+
+func (t *text) str() string {
+	if t == nil {
+		return ""
+	}
+	return string(*t)
+}
+
+func (r Record) wire() recordWire {
+	return recordWire{Kind: r.Kind, Task: r.Task, Attempt: r.Attempt, Result: optText(r.Result),
+		Variables: wireMap(r.Variables), Usage: r.Usage, Error: optText(r.Error), RetryCount: r.RetryCount,
+		State: wireMap(r.State), Value: optText(r.Value), Agent: r.Agent, Messages: r.Messages, At: r.At}
+}
+
+func (w recordWire) record() Record {
+	r := Record{Kind: w.Kind, Task: w.Task, Attempt: w.Attempt, Result: w.Result.str(),
+		Variables: w.Variables, Usage: w.Usage, Error: w.Error.str(), RetryCount: w.RetryCount,
+		State: w.State, Value: w.Value.str(), Agent: w.Agent, Messages: w.Messages, At: w.At}
+	if r.Variables != nil {
+		plainMap(r.Variables)
+	}
+	if r.State != nil {
+		plainMap(r.State)
+	}
+	return r
+}
+
+func (r *Record) validate() error {
+	switch r.Kind {
+	case TaskStarted, TaskCompleted, TaskFailed, TaskSkipped, CurrentTask, DecisionRecorded, DecisionConsumed:
+		if r.Task == "" {
+			return fmt.Errorf("%s record without a task", r.Kind)
+		}
+	case StateChanged:
+	case MemoryAppended:
+		if r.Agent == "" {
+			return errors.New("memory record without an agent")
+		}
+	default:
+		return fmt.Errorf("unknown record kind %q", r.Kind)
+	}
+	if len(r.Messages) > 0 && r.Agent == "" {
+		return fmt.Errorf("%s record with messages but no agent", r.Kind)
+	}
+	if r.Attempt < 0 || r.RetryCount < 0 {
+		return fmt.Errorf("%s record of task %q: negative count", r.Kind, r.Task)
+	}
+	return nil
+}
+
+// apply folds one validated record into s; O(size of the record).
+func (s *Session) apply(r Record) {
+	at := r.At.UTC()
+	s.UpdatedAt, s.Checkpoint.Timestamp = at, at
+	if len(r.State) > 0 {
+		if s.Team.State == nil {
+			s.Team.State = map[string]any{}
+		}
+		for k, v := range r.State {
+			s.Team.State[k] = v
+		}
+	}
+	var t *TaskRecord
+	switch r.Kind {
+	case TaskStarted, TaskCompleted, TaskFailed, TaskSkipped:
+		var ok bool
+		if t, ok = s.Task(r.Task); !ok {
+			// A transition of a task the snapshot did not list: keep it
+			// rather than lose an acknowledged record.
+			s.Team.Tasks = append(s.Team.Tasks, TaskRecord{ID: len(s.Team.Tasks), Name: r.Task, Status: StatusPending})
+			s.index[r.Task] = len(s.Team.Tasks) - 1
+			s.indexed = len(s.Team.Tasks)
+			t = &s.Team.Tasks[len(s.Team.Tasks)-1]
+		}
+	}
+	switch r.Kind {
+	case TaskStarted:
+		if r.Attempt > 0 {
+			t.Attempts = r.Attempt
+		} else {
+			t.Attempts++
+		}
+		t.Status, t.Error, t.StartedAt, t.FinishedAt = StatusRunning, "", &at, nil
+		s.Checkpoint.CurrentTask = r.Task
+	case TaskCompleted:
+		t.Status, t.Result, t.Variables, t.Usage, t.Error, t.FinishedAt = StatusCompleted, r.Result, r.Variables, r.Usage, "", &at
+		if r.RetryCount > 0 {
+			t.RetryCount = r.RetryCount
+		}
+	case TaskFailed:
+		t.Status, t.Error, t.RetryCount, t.FinishedAt = StatusFailed, r.Error, r.RetryCount, &at
+		if r.Usage != nil {
+			t.Usage = r.Usage
+		}
+	case TaskSkipped:
+		t.Status, t.FinishedAt = StatusSkipped, &at
+	case CurrentTask:
+		s.Checkpoint.CurrentTask = r.Task
+	case DecisionRecorded:
+		if s.Checkpoint.Decisions == nil {
+			s.Checkpoint.Decisions = map[string]string{}
+		}
+		s.Checkpoint.Decisions[r.Task] = r.Value
+	case DecisionConsumed:
+		delete(s.Checkpoint.Decisions, r.Task)
+	}
+	// Messages may ride on any record (a completion and the turns that
+	// produced it land together); append-only, so O(size of the record).
+	if r.Agent != "" && len(r.Messages) > 0 {
+		if s.Memory == nil {
+			s.Memory = map[string][]Message{}
+		}
+		s.Memory[r.Agent] = append(s.Memory[r.Agent], r.Messages...)
+		if s.Checkpoint.MemorySummary == nil {
+			s.Checkpoint.MemorySummary = map[string]int{}
+		}
+		s.Checkpoint.MemorySummary[r.Agent] = len(s.Memory[r.Agent])
+	}
+}

@@ -1,0 +1,57 @@
+// Package stores opens the session store a configuration names: the one
+// place that knows every backend.
+package stores
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/filestore"
+)
+
+// Location is the store a command uses (DESIGN §5): flag (--store), else
+// $TEAMRUN_STORE, else $TEAMRUN_HOME, else ~/.teamrun.
+func Location(flag string, getenv func(string) string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if v := getenv("TEAMRUN_STORE"); v != "" {
+		return v, nil
+	}
+	if v := getenv("TEAMRUN_HOME"); v != "" {
+		return v, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", &noStoreError{err}
+	}
+	return filepath.Join(home, ".teamrun"), nil
+}
+
+// Open opens the store at location: a folder (or file:// URL) is the file
+// store. Opening creates nothing.
+func Open(_ context.Context, location string) (checkpoint.Backend, error) {
+	switch {
+	case strings.HasPrefix(location, "postgres://"), strings.HasPrefix(location, "postgresql://"):
+		return nil, fmt.Errorf("%w: PostgreSQL stores are not supported by this build of teamrun", checkpoint.ErrStore)
+	case strings.HasPrefix(location, "file://"):
+		location = strings.TrimPrefix(location, "file://")
+	case strings.Contains(location, "://"):
+		scheme, _, _ := strings.Cut(location, "://")
+		return nil, fmt.Errorf("%w: unknown store scheme %q: use a folder, file://PATH or postgres://…", checkpoint.ErrStore, scheme)
+	}
+	return filestore.Open(location)
+}
+
+// noStoreError: no store is configured and there is no home folder.
+type noStoreError struct{ err error }
+
+func (e *noStoreError) Error() string {
+	return fmt.Sprintf("session store: cannot find the session store: set TEAMRUN_HOME or TEAMRUN_STORE (%v)", e.err)
+}
+
+func (e *noStoreError) Unwrap() []error { return []error{e.err, checkpoint.ErrStore} }

@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
+)
+
+// Resolution is the session a run uses (DESIGN §5), as run, plan and the
+// session commands all decide it: one rule in one place.
+type Resolution struct {
+	ID      string   // the session to use
+	Exists  bool     // it is in the store; else a run starts it
+	Active  bool     // it is the session the project's state names
+	Adopted bool     // taken in place of a missing or foreign active session
+	Notes   []string // what to tell the user, in order
+}
+
+// ResolveSession applies the session-id rules: --session (session), else
+// with --continue (cont) the project's active session or the fallback of
+// checkpoint.ResolveActive, else a new id for teamName.
+func ResolveSession(ctx context.Context, store checkpoint.Backend, project checkpoint.ProjectState, specAbs, teamName, session string, cont bool) (Resolution, error) {
+	if session != "" {
+		if err := checkpoint.ValidateID(session); err != nil {
+			return Resolution{}, &UsageError{Err: fmt.Errorf("--session: %w", err)}
+		}
+		if !cont {
+			return Resolution{ID: session}, nil
+		}
+		ok, err := store.Exists(ctx, session)
+		if err != nil {
+			return Resolution{}, err
+		}
+		r := Resolution{ID: session, Exists: ok}
+		if !ok {
+			r.Notes = []string{fmt.Sprintf("no session %s in %s yet: starting it", session, store.Location())}
+		}
+		return r, nil
+	}
+	fresh := checkpoint.NewID(teamName, time.Now())
+	if !cont {
+		return Resolution{ID: fresh}, nil
+	}
+	act, err := checkpoint.ResolveActive(ctx, store, project, specAbs)
+	if err != nil {
+		return Resolution{}, err
+	}
+	switch {
+	case act.ID != "":
+		return Resolution{ID: act.ID, Exists: true, Active: !act.Adopted, Adopted: act.Adopted, Notes: act.Notes}, nil
+	case act.Named == "":
+		return Resolution{ID: fresh, Notes: []string{fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh)}}, nil
+	default:
+		notes := act.Notes
+		if n := len(notes); n > 0 {
+			notes[n-1] += ": starting " + fresh
+		}
+		return Resolution{ID: fresh, Notes: notes}, nil
+	}
+}
+
+// OpenStore opens the store a run or command uses: location (--store or
+// Options.Home), else $TEAMRUN_STORE, else $TEAMRUN_HOME, else ~/.teamrun.
+func OpenStore(ctx context.Context, location string, getenv func(string) string) (checkpoint.Backend, error) {
+	loc, err := stores.Location(location, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return stores.Open(ctx, loc)
+}

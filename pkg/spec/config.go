@@ -1,0 +1,313 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is a project's .teamrun/config.yml: settings beside the spec,
+// whatever store keeps the sessions.
+type Config struct {
+	MaxSessionAgeDays int
+	LLM               *LLMDefault
+}
+
+// LLMDefault is the project's default model settings; never a key itself.
+type LLMDefault struct {
+	Model     string
+	BaseURL   string
+	APIKeyEnv string
+}
+
+// DefaultMaxSessionAgeDays is what a new config says.
+const DefaultMaxSessionAgeDays = 30
+
+// maxSessionAgeDays is the most days a time.Duration can count: more would
+// wrap around to a negative age, and prune would take every session.
+const maxSessionAgeDays = int(math.MaxInt64 / int64(24*time.Hour))
+
+const defaultConfig = "# teamrun project settings\nmax_session_age_days: 30\n"
+
+// ConfigError is one problem in config.yml, at a line and column.
+type ConfigError struct {
+	Path      string
+	Line, Col int
+	Key       string // the key path, e.g. "llm.model"; "" for the file as a whole
+	Msg       string // what is wrong and what to do
+}
+
+func (e *ConfigError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("%s:%d:%d: %s", e.Path, e.Line, e.Col, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s: %s", e.Path, e.Line, e.Col, e.Key, e.Msg)
+}
+
+// ConfigPath is the project config of the spec folder dir.
+func ConfigPath(dir string) string { return filepath.Join(dir, ".teamrun", "config.yml") }
+
+// EnsureConfig reads a project's config.yml (ConfigPath), creating it
+// (0600, its folder 0700) when absent. A config that group or others can
+// access is refused with the fix.
+func EnsureConfig(path string) (Config, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return defaultConfigValue(), fmt.Errorf("cannot create %s: %w", filepath.Dir(path), err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			_, werr := f.WriteString(defaultConfig)
+			if cerr := f.Close(); werr == nil {
+				werr = cerr
+			}
+			if werr != nil {
+				os.Remove(path)
+				return defaultConfigValue(), fmt.Errorf("cannot write %s: %w", path, werr)
+			}
+			return defaultConfigValue(), nil
+		}
+		if !errors.Is(err, fs.ErrExist) { // else another run just made it
+			return defaultConfigValue(), fmt.Errorf("cannot create %s: %w", path, err)
+		}
+	}
+	return ReadConfig(path)
+}
+
+// ReadConfig reads a project's config.yml like EnsureConfig but never creates it:
+// without one the defaults apply. For commands that must write nothing,
+// such as a dry run.
+func ReadConfig(path string) (Config, error) {
+	cfg := defaultConfigValue()
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return cfg, fmt.Errorf("%s can be accessed by group or others (mode %04o); it may hold LLM settings: run `chmod 600 %s`", path, perm, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	return parseConfig(path, b)
+}
+
+func defaultConfigValue() Config { return Config{MaxSessionAgeDays: DefaultMaxSessionAgeDays} }
+
+// parseConfig decodes config.yml through yaml.Node rather than into the
+// struct, so that every problem carries its line and column and is worded
+// for the user instead of by yaml.v3 (which names Go types). All problems
+// are reported at once, joined.
+func parseConfig(path string, b []byte) (Config, error) {
+	cfg := defaultConfigValue()
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		line, msg := YAMLError(err, b) // as a spec's: the same parser, the same line fix
+		return cfg, &ConfigError{Path: path, Line: line, Col: 1, Msg: "not valid YAML: " + msg}
+	}
+	if len(doc.Content) == 0 {
+		return cfg, nil // empty, or only comments
+	}
+	d := configDecoder{path: path}
+	configKeys := []string{"max_session_age_days", "llm"}
+	root := resolveAlias(doc.Content[0])
+	switch {
+	case root.Kind == yaml.ScalarNode && root.Tag == "!!null":
+		return cfg, nil
+	case root.Kind != yaml.MappingNode:
+		d.errorf(root, "", "expected settings as `key: value` lines (%s), got %s", strings.Join(configKeys, ", "), describeNode(root))
+		return cfg, errors.Join(d.errs...)
+	}
+	for k, v := range d.mapping(root, "", configKeys) {
+		switch k.Value {
+		case "max_session_age_days":
+			if n, ok := d.days(v); ok {
+				cfg.MaxSessionAgeDays = n
+			}
+		case "llm":
+			cfg.LLM = d.llm(v)
+		}
+	}
+	return cfg, errors.Join(d.errs...)
+}
+
+// configDecoder collects config.yml's problems while it walks the nodes.
+type configDecoder struct {
+	path string
+	errs []error
+}
+
+func (d *configDecoder) errorf(n *yaml.Node, key, format string, args ...any) {
+	d.errs = append(d.errs, &ConfigError{Path: d.path, Line: n.Line, Col: n.Column, Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+// mapping yields m's known keys and their values; an unknown or repeated
+// key is a problem and is left out. prefix is the key path of m ("" at the
+// top).
+func (d *configDecoder) mapping(m *yaml.Node, prefix string, known []string) func(yield func(k, v *yaml.Node) bool) {
+	return func(yield func(k, v *yaml.Node) bool) {
+		seen := map[string]int{}
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k, v := resolveAlias(m.Content[i]), resolveAlias(m.Content[i+1])
+			path := JoinKey(prefix, k.Value)
+			switch {
+			case k.Kind != yaml.ScalarNode:
+				d.errorf(k, prefix, "a key must be a name (one of %s), got %s", strings.Join(known, ", "), describeNode(k))
+				continue
+			case prefix == "llm" && k.Value == "api_key":
+				d.errorf(k, path, "an API key never goes into config.yml: put it in an environment variable and name that variable in llm.api_key_env")
+				continue
+			case !slices.Contains(known, k.Value):
+				where := ""
+				if prefix != "" {
+					where = " in " + prefix
+				}
+				d.errorf(k, "", "unknown key %q%s (known: %s)", k.Value, where, strings.Join(known, ", "))
+				continue
+			}
+			if line, dup := seen[k.Value]; dup {
+				d.errorf(k, path, "given twice (first at line %d): keep one", line)
+				continue
+			}
+			seen[k.Value] = k.Line
+			if !yield(k, v) {
+				return
+			}
+		}
+	}
+}
+
+// days reads max_session_age_days: a whole, positive number of days.
+func (d *configDecoder) days(v *yaml.Node) (int, bool) {
+	const key = "max_session_age_days"
+	if v.Kind != yaml.ScalarNode || v.Tag != "!!int" {
+		got := describeNode(v)
+		if v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
+			got = strconv.Quote(v.Value)
+		}
+		d.errorf(v, key, "expected a whole number of days, got %s", got)
+		return 0, false
+	}
+	var n int64
+	if err := v.Decode(&n); err != nil || n > int64(maxSessionAgeDays) {
+		d.errorf(v, key, "expected at most %d days, got %s", maxSessionAgeDays, v.Value)
+		return 0, false
+	}
+	if n <= 0 {
+		d.errorf(v, key, "expected a positive number of days, got %d", n)
+		return 0, false
+	}
+	return int(n), true
+}
+
+// llm reads the default model settings: a mapping of model, base_url and
+// api_key_env, or a model name alone, as a spec's llm may be.
+func (d *configDecoder) llm(v *yaml.Node) *LLMDefault {
+	const key = "llm"
+	switch {
+	case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
+		return nil
+	case v.Kind == yaml.ScalarNode:
+		if v.Tag != "!!str" || strings.TrimSpace(v.Value) == "" {
+			d.errorf(v, key, "expected a model name, or a mapping with model, base_url and api_key_env; got %s%s", describeNode(v), quoteHint(v))
+			return nil
+		}
+		return &LLMDefault{Model: v.Value}
+	case v.Kind != yaml.MappingNode:
+		d.errorf(v, key, "expected a model name, or a mapping with model, base_url and api_key_env; got %s", describeNode(v))
+		return nil
+	}
+	l := &LLMDefault{}
+	for k, val := range d.mapping(v, key, []string{"model", "base_url", "api_key_env"}) {
+		path := JoinKey(key, k.Value)
+		if val.Kind != yaml.ScalarNode || val.Tag != "!!str" || strings.TrimSpace(val.Value) == "" {
+			d.errorf(val, path, "expected a text, got %s%s", describeNode(val), quoteHint(val))
+			continue
+		}
+		switch k.Value {
+		case "model":
+			l.Model = val.Value
+		case "base_url":
+			l.BaseURL = val.Value
+		case "api_key_env":
+			l.APIKeyEnv = val.Value
+		}
+	}
+	return l
+}
+
+// quoteHint tells how to write a number or true/false meant as a text.
+func quoteHint(n *yaml.Node) string {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!str" || n.Tag == "!!null" {
+		return ""
+	}
+	return fmt.Sprintf(" (if that is meant as a text, quote it: %q)", n.Value)
+}
+
+// JoinKey is the dotted key path of key under prefix, as messages print it.
+func JoinKey(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// resolveAlias follows a YAML alias (*name) to the node it names.
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// describeNode names a value's kind in user terms, for "got ..." texts.
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch {
+		case n.Tag == "!!null":
+			return "nothing"
+		case strings.TrimSpace(n.Value) == "":
+			return "an empty text"
+		case n.Tag != "!!str":
+			return n.Value // a number or true/false, as written
+		}
+		return strconv.Quote(n.Value)
+	}
+	return "an unknown value"
+}
+
+// ApplyProjectConfig gives LLM agents without any llm setting the default
+// model of the project config at path, as run, plan and validate all do, so
+// that agent definitions (and so the per-task keys) agree. It reads the
+// config only when it exists (found): it writes nothing.
+func (t *Team) ApplyProjectConfig(path string) (found bool, err error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	cfg, err := ReadConfig(path)
+	if err != nil {
+		return true, err
+	}
+	if cfg.LLM != nil {
+		t.FillLLM(LLM{Model: cfg.LLM.Model, BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv})
+	}
+	return true, nil
+}
