@@ -1,6 +1,11 @@
 package checkpoint
 
-import "time"
+import (
+	"os"
+	"os/user"
+	"strconv"
+	"time"
+)
 
 // Audit events.
 const (
@@ -24,4 +29,27 @@ type AuditRecord struct {
 	PID     int       `json:"pid"`
 	User    string    `json:"user"`
 	Detail  string    `json:"detail,omitempty"`
+}
+
+// Fill sets the time, pid and user of a record that has none.
+func (r *AuditRecord) Fill() {
+	if r.Time.IsZero() {
+		r.Time = time.Now().UTC()
+	}
+	if r.PID == 0 {
+		r.PID = os.Getpid()
+	}
+	if r.User == "" {
+		r.User = currentUser()
+	}
+}
+
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return strconv.Itoa(os.Getuid())
 }

@@ -229,5 +229,9 @@ func PrepareSnapshot(s *Session) []string {
 // Summarize recomputes the summary a loaded session shows.
 func (s *Session) Summarize() { s.Summary = s.counts() }
 
-// Clone is a deep copy of s.
-func (s *Session) Clone() *Session { return s.clone() }
+// Clone is a deep copy of s, its summary up to date.
+func (s *Session) Clone() *Session {
+	c := s.clone()
+	c.Summarize()
+	return c
+}

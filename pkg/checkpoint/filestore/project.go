@@ -10,11 +10,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/user"
 	"path/filepath"
 	"reflect"
-	"strconv"
-	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
@@ -142,15 +139,7 @@ func (p *Project) SetActive(_ context.Context, id string) error {
 // Audit appends rec (time, pid and user filled in when zero) as one JSON
 // line, in one write with O_APPEND so concurrent runs do not interleave.
 func (p *Project) Audit(_ context.Context, rec checkpoint.AuditRecord) error {
-	if rec.Time.IsZero() {
-		rec.Time = time.Now().UTC()
-	}
-	if rec.PID == 0 {
-		rec.PID = os.Getpid()
-	}
-	if rec.User == "" {
-		rec.User = currentUser()
-	}
+	rec.Fill()
 	if err := p.mkdir(); err != nil {
 		return err
 	}
@@ -201,16 +190,6 @@ func (p *Project) AuditRecords(_ context.Context) ([]checkpoint.AuditRecord, err
 		}
 		recs = append(recs, rec)
 	}
-}
-
-func currentUser() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	if u := os.Getenv("USER"); u != "" {
-		return u
-	}
-	return strconv.Itoa(os.Getuid())
 }
 
 // writeFileAtomic replaces path with data: temp file, fsync, rename, fsync

@@ -1,4 +1,4 @@
-package filestore
+package storetest
 
 import (
 	"bufio"
@@ -18,24 +18,23 @@ import (
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
-// The test binary doubles as the child process of the crash and lock
-// tests: TEAMRUN_CKPT_CHILD selects what it does instead of running tests.
-func TestMain(m *testing.M) {
-	switch os.Getenv("TEAMRUN_CKPT_CHILD") {
+// Main is TestMain for a backend's tests: the test binary doubles as the
+// child process of the cross-process tests, which TEAMRUN_STORETEST_CHILD
+// selects; open opens the store those children use.
+func Main(m *testing.M, open func(location string) (checkpoint.Backend, error)) {
+	var err error
+	switch os.Getenv("TEAMRUN_STORETEST_CHILD") {
 	case "":
 		os.Exit(m.Run())
 	case "record":
-		exitChild(childRecord())
+		err = childRecord(open)
 	case "lock":
-		exitChild(childLock())
+		err = childLock(open)
 	case "hold":
-		exitChild(childHold())
+		err = childHold(open)
 	default:
-		exitChild(errors.New("unknown TEAMRUN_CKPT_CHILD"))
+		err = errors.New("unknown TEAMRUN_STORETEST_CHILD")
 	}
-}
-
-func exitChild(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(3)
@@ -43,15 +42,12 @@ func exitChild(err error) {
 	os.Exit(0)
 }
 
-func childStore() (*Store, string, error) {
-	s, err := Open(os.Getenv("TEAMRUN_CKPT_HOME"))
+func childStore(open func(string) (checkpoint.Backend, error)) (checkpoint.Backend, string, error) {
+	s, err := open(os.Getenv("TEAMRUN_STORETEST_LOCATION"))
 	if err != nil {
 		return nil, "", err
 	}
-	if n, err := strconv.Atoi(os.Getenv("TEAMRUN_CKPT_COMPACT")); err == nil {
-		s.compactMin = int64(n)
-	}
-	return s, os.Getenv("TEAMRUN_CKPT_ID"), nil
+	return s, os.Getenv("TEAMRUN_STORETEST_ID"), nil
 }
 
 // crashResult is the result of transition k's task: deterministic, with
@@ -91,8 +87,8 @@ func transitions(sess *checkpoint.Session) (n int, err error) {
 
 // childRecord appends transitions forever, printing how many are durable
 // after each one, until it is killed. Now and then it compacts explicitly.
-func childRecord() error {
-	s, id, err := childStore()
+func childRecord(open func(string) (checkpoint.Backend, error)) error {
+	s, id, err := childStore(open)
 	if err != nil {
 		return err
 	}
@@ -139,29 +135,31 @@ func childRecord() error {
 	}
 }
 
-func childEnv(home, id string, extra ...string) []string {
-	return append(append(os.Environ(), "TEAMRUN_CKPT_HOME="+home, "TEAMRUN_CKPT_ID="+id), extra...)
+func (h Harness) childEnv(location, id string, extra ...string) []string {
+	env := append(os.Environ(), "TEAMRUN_STORETEST_LOCATION="+location, "TEAMRUN_STORETEST_ID="+id)
+	return append(append(env, h.ChildEnv...), extra...)
 }
 
 // TestCrashKill really kills: a child records transitions in a loop and is
 // SIGKILLed at random moments; after each kill the session loads and holds
 // every transition the child acknowledged, with nothing lost before them.
-func TestCrashKill(t *testing.T) {
+func testCrashKill(t *testing.T, h Harness) {
 	kills, budget := 200, 75*time.Second
 	if testing.Short() {
 		kills, budget = 20, 15*time.Second
 	}
-	home := t.TempDir()
-	s, err := Open(home)
+	home := h.Shared(t)
+	s, err := h.Open(home)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	const id = "crash"
 	start := time.Now()
 	durable, killed, early := 0, 0, 0
 	for killed < kills && time.Since(start) < budget {
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = childEnv(home, id, "TEAMRUN_CKPT_CHILD=record", "TEAMRUN_CKPT_COMPACT=8192")
+		cmd.Env = h.childEnv(home, id, "TEAMRUN_STORETEST_CHILD=record")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		stdout, err := cmd.StdoutPipe()
@@ -233,12 +231,12 @@ func TestCrashKill(t *testing.T) {
 
 // childLock tries the lock once at an agreed instant: "won" and holds it
 // until stdin closes, or "held <pid>".
-func childLock() error {
-	s, id, err := childStore()
+func childLock(open func(string) (checkpoint.Backend, error)) error {
+	s, id, err := childStore(open)
 	if err != nil {
 		return err
 	}
-	at, _ := strconv.ParseInt(os.Getenv("TEAMRUN_CKPT_AT"), 10, 64)
+	at, _ := strconv.ParseInt(os.Getenv("TEAMRUN_STORETEST_AT"), 10, 64)
 	time.Sleep(time.Until(time.Unix(0, at)))
 	l, err := s.Lock(context.Background(), id, 0)
 	var he *checkpoint.HeldError
@@ -256,12 +254,12 @@ func childLock() error {
 
 // TestLockRace: 20 processes try to lock one session at the same instant;
 // exactly one wins each round, the others fail at once naming it.
-func TestLockRace(t *testing.T) {
+func testLockRace(t *testing.T, h Harness) {
 	rounds := 5
 	if testing.Short() {
 		rounds = 2
 	}
-	home := t.TempDir()
+	home := h.Shared(t)
 	for round := 0; round < rounds; round++ {
 		id := fmt.Sprintf("race-%d", round%2) // reuse a lock file left by an earlier round
 		at := time.Now().Add(time.Second).UnixNano()
@@ -273,7 +271,7 @@ func TestLockRace(t *testing.T) {
 		var kids []child
 		for i := 0; i < 20; i++ {
 			cmd := exec.Command(os.Args[0])
-			cmd.Env = childEnv(home, id, "TEAMRUN_CKPT_CHILD=lock", fmt.Sprintf("TEAMRUN_CKPT_AT=%d", at))
+			cmd.Env = h.childEnv(home, id, "TEAMRUN_STORETEST_CHILD=lock", fmt.Sprintf("TEAMRUN_STORETEST_AT=%d", at))
 			cmd.Stderr = os.Stderr
 			stdin, _ := cmd.StdinPipe()
 			stdout, _ := cmd.StdoutPipe()
@@ -329,8 +327,8 @@ func TestLockRace(t *testing.T) {
 	}
 }
 
-func childHold() error {
-	s, id, err := childStore()
+func childHold(open func(string) (checkpoint.Backend, error)) error {
+	s, id, err := childStore(open)
 	if err != nil {
 		return err
 	}
@@ -343,14 +341,15 @@ func childHold() error {
 
 // A holder killed with SIGKILL leaves no stale lock: the next run gets it
 // at once.
-func TestKilledHolderLeavesNoLock(t *testing.T) {
-	home := t.TempDir()
-	s, err := Open(home)
+func testKilledHolder(t *testing.T, h Harness) {
+	home := h.Shared(t)
+	s, err := h.Open(home)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = childEnv(home, "k", "TEAMRUN_CKPT_CHILD=hold")
+	cmd.Env = h.childEnv(home, "k", "TEAMRUN_STORETEST_CHILD=hold")
 	cmd.Stderr = os.Stderr
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

@@ -1,0 +1,396 @@
+// Package memstore is a session store in memory, for tests: the same codec
+// and the same conformance suite as the stores that persist, nothing on
+// disk. Locks are per store value: they do not outlive the process.
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// Store is an in-memory session store. The zero value is not usable: call New.
+type Store struct {
+	mu       sync.Mutex
+	sessions map[string]*session
+	locks    map[string]*lock
+	projects map[string]*Project
+	wake     chan struct{} // closed and replaced when a lock is released
+}
+
+type session struct {
+	snapshot []byte   // checkpoint.EncodeSession
+	records  [][]byte // checkpoint.EncodeRecord, since the snapshot
+	touched  time.Time
+}
+
+var _ checkpoint.Backend = (*Store)(nil)
+
+// New is an empty store.
+func New() *Store {
+	return &Store{sessions: map[string]*session{}, locks: map[string]*lock{}, projects: map[string]*Project{}, wake: make(chan struct{})}
+}
+
+// Location names the store in messages.
+func (s *Store) Location() string { return fmt.Sprintf("memory:%p", s) }
+
+// Close releases nothing: the sessions live as long as the value.
+func (s *Store) Close() error { return nil }
+
+func (s *Store) notFound(id string) error {
+	return fmt.Errorf("%w: no session %q in %s", checkpoint.ErrNotFound, id, s.Location())
+}
+
+// Lock takes the session's lock, retrying until wait or ctx ends.
+func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (checkpoint.Lock, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		s.mu.Lock()
+		held := s.locks[id]
+		if held == nil {
+			host, _ := os.Hostname()
+			l := &lock{store: s, id: id, holder: checkpoint.Holder{PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)}}
+			s.locks[id] = l
+			s.mu.Unlock()
+			return l, nil
+		}
+		wake := s.wake
+		s.mu.Unlock()
+		he := &checkpoint.HeldError{ID: id, PID: held.holder.PID, Host: held.holder.Host, Started: held.holder.Started}
+		left := time.Until(deadline)
+		if left <= 0 {
+			if wait > 0 {
+				he.Waited = wait
+			}
+			return nil, he
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("waiting for session %s: %w (%v)", id, ctx.Err(), he)
+		case <-wake:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// Held says who holds the session.
+func (s *Store) Held(_ context.Context, id string) (*checkpoint.HeldError, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.locks[id]; l != nil {
+		return &checkpoint.HeldError{ID: id, PID: l.holder.PID, Host: l.holder.Host, Started: l.holder.Started}, nil
+	}
+	return nil, nil
+}
+
+// Exists reports whether the store has the session.
+func (s *Store) Exists(_ context.Context, id string) (bool, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id] != nil, nil
+}
+
+// Load decodes the snapshot and folds the records in.
+func (s *Store) Load(_ context.Context, id string) (*checkpoint.Session, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	e := s.sessions[id]
+	var snap []byte
+	var recs [][]byte
+	if e != nil {
+		snap, recs = e.snapshot, append([][]byte(nil), e.records...)
+	}
+	s.mu.Unlock()
+	if e == nil {
+		return nil, s.notFound(id)
+	}
+	return decode(id, s.Location(), snap, recs)
+}
+
+func decode(id, where string, snap []byte, recs [][]byte) (*checkpoint.Session, error) {
+	sess, err := checkpoint.DecodeSession(id, where, snap)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range recs {
+		r, err := checkpoint.DecodeRecord(p)
+		if err != nil {
+			return nil, &checkpoint.CorruptError{ID: id, Path: where, Err: fmt.Errorf("record %d: %w", i+1, err)}
+		}
+		sess.Apply(r)
+	}
+	sess.Summarize()
+	return sess, nil
+}
+
+// Head is the session's entry.
+func (s *Store) Head(ctx context.Context, id string) (checkpoint.Entry, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return checkpoint.Entry{}, err
+	}
+	s.mu.Lock()
+	e := s.sessions[id]
+	s.mu.Unlock()
+	if e == nil {
+		return checkpoint.Entry{}, s.notFound(id)
+	}
+	return s.entry(ctx, id), nil
+}
+
+func (s *Store) entry(ctx context.Context, id string) checkpoint.Entry {
+	s.mu.Lock()
+	touched := time.Time{}
+	if e := s.sessions[id]; e != nil {
+		touched = e.touched
+	}
+	s.mu.Unlock()
+	en := checkpoint.Entry{Summary: checkpoint.Summary{ID: id, Path: s.Location()}, Touched: touched}
+	sess, err := s.Load(ctx, id)
+	if err != nil {
+		en.Err = err
+		return en
+	}
+	en.SpecPath, en.TeamName = sess.SpecPath, sess.TeamName
+	en.CreatedAt, en.UpdatedAt = sess.CreatedAt, sess.UpdatedAt
+	en.Done, en.Total = sess.Summary.Done, sess.Summary.Total
+	return en
+}
+
+// List summarises every session, sorted by id.
+func (s *Store) List(ctx context.Context) ([]checkpoint.Entry, error) {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.sessions))
+	for id := range s.sessions {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	sort.Strings(ids)
+	out := make([]checkpoint.Entry, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, s.entry(ctx, id))
+	}
+	return out, nil
+}
+
+// Delete removes a session unless a run holds it.
+func (s *Store) Delete(_ context.Context, id string) error {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := s.locks[id]; l != nil {
+		return &checkpoint.HeldError{ID: id, PID: l.holder.PID, Host: l.holder.Host, Started: l.holder.Started}
+	}
+	if s.sessions[id] == nil {
+		return s.notFound(id)
+	}
+	delete(s.sessions, id)
+	return nil
+}
+
+// Begin stores sess as the snapshot and opens its journal.
+func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Session) (checkpoint.Journal, error) {
+	if sess == nil {
+		return nil, errors.New("memstore: Begin without a session")
+	}
+	l, _ := cl.(*lock)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l == nil || l.store != s || l.id != sess.ID || s.locks[sess.ID] != l {
+		return nil, fmt.Errorf("memstore: Begin on session %s without holding its lock", sess.ID)
+	}
+	// Epoch marks a session loaded from a store: only such a session may
+	// replace the one stored under its id.
+	if sess.Epoch == "" && s.sessions[sess.ID] != nil {
+		return nil, fmt.Errorf("%w: session %s is already in %s; nothing was overwritten", checkpoint.ErrExists, sess.ID, s.Location())
+	}
+	j := &journal{store: s, lock: l, sess: sess}
+	j.warnings = checkpoint.PrepareSnapshot(sess)
+	if err := j.snapshot(); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// Project is the in-memory state of the project of spec folder dir.
+func (s *Store) Project(dir string) checkpoint.ProjectState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.projects[dir]
+	if p == nil {
+		p = &Project{dir: dir}
+		s.projects[dir] = p
+	}
+	return p
+}
+
+type lock struct {
+	store  *Store
+	id     string
+	holder checkpoint.Holder
+	once   sync.Once
+}
+
+func (l *lock) ID() string                { return l.id }
+func (l *lock) Holder() checkpoint.Holder { return l.holder }
+
+func (l *lock) Release() error {
+	l.once.Do(func() {
+		s := l.store
+		s.mu.Lock()
+		if s.locks[l.id] == l {
+			delete(s.locks, l.id)
+		}
+		close(s.wake)
+		s.wake = make(chan struct{})
+		s.mu.Unlock()
+	})
+	return nil
+}
+
+type journal struct {
+	mu       sync.Mutex
+	store    *Store
+	lock     *lock
+	sess     *checkpoint.Session
+	warnings []string
+	closed   bool
+}
+
+// snapshot replaces the stored session with j.sess; store.mu is held.
+func (j *journal) snapshot() error {
+	j.sess.Epoch = checkpoint.RandHex(8)
+	data, err := checkpoint.EncodeSession(j.sess)
+	if err != nil {
+		return err
+	}
+	j.store.sessions[j.sess.ID] = &session{snapshot: data, touched: time.Now()}
+	return nil
+}
+
+func (j *journal) Record(r checkpoint.Record) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return fmt.Errorf("checkpoint: session %s: Record after Close", j.sess.ID)
+	}
+	r, w, err := checkpoint.PrepareRecord(r)
+	if err != nil {
+		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+	}
+	payload, err := checkpoint.EncodeRecord(r)
+	if err != nil {
+		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+	}
+	j.warnings = append(j.warnings, w...)
+	s := j.store
+	s.mu.Lock()
+	e := s.sessions[j.sess.ID]
+	if e == nil || s.locks[j.sess.ID] != j.lock {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: session %s was deleted or taken over", checkpoint.ErrStore, j.sess.ID)
+	}
+	e.records = append(e.records, payload)
+	e.touched = time.Now()
+	s.mu.Unlock()
+	j.sess.Apply(r)
+	return nil
+}
+
+func (j *journal) Session() *checkpoint.Session {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.sess.Clone()
+}
+
+func (j *journal) Task(name string) (checkpoint.TaskRecord, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	t, ok := j.sess.Task(name)
+	if !ok {
+		return checkpoint.TaskRecord{}, false
+	}
+	return *t, true
+}
+
+func (j *journal) Warnings() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	w := j.warnings
+	j.warnings = nil
+	return w
+}
+
+func (j *journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	j.store.mu.Lock()
+	defer j.store.mu.Unlock()
+	return j.snapshot()
+}
+
+// Project is a project's active session and audit log, in memory.
+type Project struct {
+	mu     sync.Mutex
+	dir    string
+	active string
+	audit  []checkpoint.AuditRecord
+}
+
+func (p *Project) Dir() string   { return p.dir }
+func (p *Project) Where() string { return "the memory store's state of " + p.dir }
+
+func (p *Project) Active(context.Context) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.active, nil
+}
+
+func (p *Project) SetActive(_ context.Context, id string) error {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.active = id
+	return nil
+}
+
+func (p *Project) Audit(_ context.Context, rec checkpoint.AuditRecord) error {
+	rec.Fill()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.audit = append(p.audit, rec)
+	return nil
+}
+
+func (p *Project) AuditRecords(context.Context) ([]checkpoint.AuditRecord, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]checkpoint.AuditRecord(nil), p.audit...), nil
+}

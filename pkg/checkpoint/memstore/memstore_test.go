@@ -1,0 +1,12 @@
+package memstore
+
+import (
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, storetest.Harness{New: func(*testing.T) checkpoint.Backend { return New() }})
+}

@@ -1,0 +1,546 @@
+// Package storetest is the conformance suite every session store passes
+// (restic style: one suite, every backend): transitions and restore, lock
+// exclusivity and release, list/prune/delete, payloads JSON cannot hold
+// as they are, and, for stores other processes can open, real SIGKILLs of
+// a process mid-journal and lock races between processes.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// Harness is how the suite gets stores of one backend.
+type Harness struct {
+	// New is an empty store.
+	New func(t *testing.T) checkpoint.Backend
+	// Shared, when set, is an empty store's location that other processes
+	// open too (with Open, from the test binary run again: see Main); the
+	// cross-process tests run only then.
+	Shared func(t *testing.T) string
+	// Open opens a Shared location, in this process or a child.
+	Open func(location string) (checkpoint.Backend, error)
+	// ChildEnv is added to the environment of the child processes.
+	ChildEnv []string
+}
+
+// Run runs the suite.
+func Run(t *testing.T, h Harness) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s checkpoint.Backend)
+	}{
+		{"Absent", testAbsent},
+		{"BadIDs", testBadIDs},
+		{"Transitions", testTransitions},
+		{"Restore", testRestore},
+		{"BeginNeverOverwrites", testBeginNeverOverwrites},
+		{"LockExclusive", testLockExclusive},
+		{"LockWait", testLockWait},
+		{"ConcurrentRecords", testConcurrentRecords},
+		{"Payloads", testPayloads},
+		{"ListDelete", testListDelete},
+		{"Prune", testPrune},
+		{"Decide", testDecide},
+		{"Project", testProject},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := h.New(t)
+			t.Cleanup(func() { s.Close() })
+			tc.fn(t, s)
+		})
+	}
+	if h.Shared != nil && h.Open != nil {
+		t.Run("CrashKill", func(t *testing.T) { testCrashKill(t, h) })
+		t.Run("LockRace", func(t *testing.T) { testLockRace(t, h) })
+		t.Run("KilledHolderLeavesNoLock", func(t *testing.T) { testKilledHolder(t, h) })
+	}
+}
+
+var bg = context.Background()
+
+// specPath is where the sessions' spec would be; nothing is written there.
+const specPath = "/nonexistent/teamrun-storetest/agents.yaml"
+
+func defs(n int) []spec.TaskDef {
+	out := make([]spec.TaskDef, n)
+	for i := range out {
+		name := fmt.Sprintf("t%02d", i)
+		out[i] = spec.TaskDef{ID: i, Name: name, Agent: "sh", Description: "step " + name, Key: "k" + name}
+		if i > 0 {
+			out[i].Context = []string{out[i-1].Name}
+		}
+	}
+	return out
+}
+
+func newSession(id string, ds []spec.TaskDef) *checkpoint.Session {
+	return checkpoint.NewSession(id, specPath, "team", spec.Sequential, ds, spec.FingerprintOf(ds), time.Now())
+}
+
+func lock(t *testing.T, s checkpoint.Backend, id string) checkpoint.Lock {
+	t.Helper()
+	l, err := s.Lock(bg, id, 0)
+	if err != nil {
+		t.Fatalf("Lock(%s): %v", id, err)
+	}
+	t.Cleanup(func() { l.Release() })
+	return l
+}
+
+func begin(t *testing.T, s checkpoint.Backend, l checkpoint.Lock, sess *checkpoint.Session) checkpoint.Journal {
+	t.Helper()
+	j, err := s.Begin(bg, l, sess)
+	if err != nil {
+		t.Fatalf("Begin(%s): %v", sess.ID, err)
+	}
+	return j
+}
+
+func record(t *testing.T, j checkpoint.Journal, recs ...checkpoint.Record) {
+	t.Helper()
+	for _, r := range recs {
+		if err := j.Record(r); err != nil {
+			t.Fatalf("Record(%s %s): %v", r.Kind, r.Task, err)
+		}
+	}
+}
+
+func complete(task, result string) []checkpoint.Record {
+	return []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: task}, {Kind: checkpoint.TaskCompleted, Task: task, Result: result}}
+}
+
+// finished stores a session of n tasks whose first done tasks completed.
+func finished(t *testing.T, s checkpoint.Backend, id string, n, done int) {
+	t.Helper()
+	l := lock(t, s, id)
+	ds := defs(n)
+	j := begin(t, s, l, newSession(id, ds))
+	for _, d := range ds[:done] {
+		record(t, j, complete(d.Name, "result of "+d.Name)...)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+}
+
+func load(t *testing.T, s checkpoint.Backend, id string) *checkpoint.Session {
+	t.Helper()
+	sess, err := s.Load(bg, id)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", id, err)
+	}
+	return sess
+}
+
+func testAbsent(t *testing.T, s checkpoint.Backend) {
+	if ok, err := s.Exists(bg, "nope"); ok || err != nil {
+		t.Errorf("Exists = %v, %v", ok, err)
+	}
+	if _, err := s.Load(bg, "nope"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Load: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Head(bg, "nope"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Head: %v, want ErrNotFound", err)
+	}
+	if h, err := s.Held(bg, "nope"); h != nil || err != nil {
+		t.Errorf("Held = %v, %v", h, err)
+	}
+	if err := s.Delete(bg, "nope"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Delete: %v, want ErrNotFound", err)
+	}
+	if list, err := s.List(bg); len(list) != 0 || err != nil {
+		t.Errorf("List = %v, %v", list, err)
+	}
+}
+
+func testBadIDs(t *testing.T, s checkpoint.Backend) {
+	for _, id := range []string{"", "../x", ".hidden", "a/b", strings.Repeat("x", 129)} {
+		if _, err := s.Lock(bg, id, 0); !errors.Is(err, checkpoint.ErrBadID) {
+			t.Errorf("Lock(%q): %v", id, err)
+		}
+		if _, err := s.Load(bg, id); !errors.Is(err, checkpoint.ErrBadID) {
+			t.Errorf("Load(%q): %v", id, err)
+		}
+		if _, err := s.Exists(bg, id); !errors.Is(err, checkpoint.ErrBadID) {
+			t.Errorf("Exists(%q): %v", id, err)
+		}
+	}
+}
+
+func testTransitions(t *testing.T, s checkpoint.Backend) {
+	ds := defs(4)
+	l := lock(t, s, "tr")
+	if l.ID() != "tr" || l.Holder().PID == 0 {
+		t.Errorf("lock %q holder %+v", l.ID(), l.Holder())
+	}
+	j := begin(t, s, l, newSession("tr", ds))
+	record(t, j, complete("t00", "first")...)
+	record(t, j,
+		checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t01"},
+		checkpoint.Record{Kind: checkpoint.TaskFailed, Task: "t01", Error: "exit 1", RetryCount: 1},
+		checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t01"},
+		checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t01", Result: "second", Variables: map[string]any{"v": "x"}, State: map[string]any{"v": "x"},
+			Agent: "writer", Messages: []checkpoint.Message{{Role: "assistant", Content: "second", Task: "t01"}}},
+		checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t02"},
+	)
+	// Every acknowledged record is in a Load while the journal is open ...
+	check := func(when string, sess *checkpoint.Session) {
+		t.Helper()
+		t0, _ := sess.Task("t00")
+		t1, _ := sess.Task("t01")
+		t2, _ := sess.Task("t02")
+		if t0.Status != checkpoint.StatusCompleted || t0.Result != "first" || t1.Status != checkpoint.StatusCompleted || t1.Result != "second" ||
+			t1.RetryCount != 1 || t2.Status != checkpoint.StatusRunning || sess.Team.State["v"] != "x" || len(sess.Memory["writer"]) != 1 {
+			t.Fatalf("%s: t00 %+v\nt01 %+v\nt02 %+v\nstate %v memory %v", when, t0, t1, t2, sess.Team.State, sess.Memory)
+		}
+		if sess.Summary.Done != 2 || sess.Summary.Total != 4 {
+			t.Errorf("%s: summary %+v", when, sess.Summary)
+		}
+	}
+	check("open journal", load(t, s, "tr"))
+	check("the journal's view", j.Session())
+	if tk, ok := j.Task("t01"); !ok || tk.Result != "second" {
+		t.Errorf("Task(t01) = %+v, %v", tk, ok)
+	}
+	// ... and after Close, which folds them into the snapshot.
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check("closed", load(t, s, "tr"))
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: "t03"}); err == nil {
+		t.Error("Record after Close succeeded")
+	}
+	// A continuation keeps everything and records on.
+	l.Release()
+	l = lock(t, s, "tr")
+	j = begin(t, s, l, load(t, s, "tr"))
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: "t03"})
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sess := load(t, s, "tr")
+	check("continued", sess)
+	if tk, _ := sess.Task("t03"); tk.Status != checkpoint.StatusSkipped {
+		t.Errorf("t03 %+v", tk)
+	}
+	if err := j.Record(checkpoint.Record{Kind: "bogus", Task: "t03"}); err == nil {
+		t.Error("a bogus record was accepted")
+	}
+}
+
+func testRestore(t *testing.T, s checkpoint.Backend) {
+	finished(t, s, "rs", 6, 4)
+	old := load(t, s, "rs")
+	ds := defs(6)
+	r := checkpoint.Restore(old, ds, spec.FingerprintOf(ds), checkpoint.ReuseStrict)
+	if r.Kind != checkpoint.RestoreFull {
+		t.Fatalf("same task set: restore %v, want full", r.Kind)
+	}
+	sess := checkpoint.Continue(old, r, spec.Sequential, ds, spec.FingerprintOf(ds), time.Now())
+	if tk, _ := sess.Task("t03"); tk.Status != checkpoint.StatusCompleted || tk.Result != "result of t03" {
+		t.Errorf("restored t03 %+v", tk)
+	}
+	if tk, _ := sess.Task("t04"); tk.Status == checkpoint.StatusCompleted {
+		t.Errorf("t04 was never done: %+v", tk)
+	}
+	changed := defs(6)
+	changed[2].Description = "another text"
+	changed[2].Key = "changed"
+	r = checkpoint.Restore(old, changed, spec.FingerprintOf(changed), checkpoint.ReuseUnchanged)
+	sess = checkpoint.Continue(old, r, spec.Sequential, changed, spec.FingerprintOf(changed), time.Now())
+	if tk, _ := sess.Task("t02"); tk.Status == checkpoint.StatusCompleted {
+		t.Errorf("a changed task's result was reused: %+v", tk)
+	}
+	if tk, _ := sess.Task("t01"); tk.Status != checkpoint.StatusCompleted {
+		t.Errorf("an unchanged task was not reused: %+v", tk)
+	}
+	l := lock(t, s, "rs")
+	j := begin(t, s, l, sess)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if tk, _ := load(t, s, "rs").Task("t02"); tk.Status == checkpoint.StatusCompleted {
+		t.Errorf("after Begin of the continuation: %+v", tk)
+	}
+}
+
+func testBeginNeverOverwrites(t *testing.T, s checkpoint.Backend) {
+	finished(t, s, "ex", 2, 2)
+	l := lock(t, s, "ex")
+	if _, err := s.Begin(bg, l, newSession("ex", defs(2))); !errors.Is(err, checkpoint.ErrExists) {
+		t.Fatalf("a new session over a stored one: %v, want ErrExists", err)
+	}
+	if sess := load(t, s, "ex"); sess.Summary.Done != 2 {
+		t.Errorf("the stored session changed: %+v", sess.Summary)
+	}
+	other := lock(t, s, "other")
+	if _, err := s.Begin(bg, other, newSession("ex", defs(2))); err == nil {
+		t.Error("Begin with another session's lock succeeded")
+	}
+}
+
+func testLockExclusive(t *testing.T, s checkpoint.Backend) {
+	l := lock(t, s, "lk")
+	_, err := s.Lock(bg, "lk", 0)
+	var he *checkpoint.HeldError
+	if !errors.As(err, &he) || !errors.Is(err, checkpoint.ErrLocked) || he.PID != l.Holder().PID {
+		t.Fatalf("second Lock: %v", err)
+	}
+	if h, err := s.Held(bg, "lk"); err != nil || h == nil || h.PID != l.Holder().PID {
+		t.Errorf("Held = %v, %v", h, err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(); err != nil {
+		t.Errorf("second Release: %v", err)
+	}
+	if h, err := s.Held(bg, "lk"); h != nil || err != nil {
+		t.Errorf("after Release, Held = %v, %v", h, err)
+	}
+	lock(t, s, "lk")
+}
+
+func testLockWait(t *testing.T, s checkpoint.Backend) {
+	l := lock(t, s, "w")
+	ctx, cancel := context.WithCancel(bg)
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	if _, err := s.Lock(ctx, "w", time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Lock interrupted while waiting: %v", err)
+	}
+	_, err := s.Lock(bg, "w", 30*time.Millisecond)
+	var he *checkpoint.HeldError
+	if !errors.As(err, &he) || he.Waited != 30*time.Millisecond {
+		t.Errorf("Lock with a short wait: %v", err)
+	}
+	go func() { time.Sleep(50 * time.Millisecond); l.Release() }()
+	l2, err := s.Lock(bg, "w", time.Minute)
+	if err != nil {
+		t.Fatalf("Lock waiting for a release: %v", err)
+	}
+	l2.Release()
+}
+
+func testConcurrentRecords(t *testing.T, s checkpoint.Backend) {
+	ds := defs(40)
+	l := lock(t, s, "par")
+	j := begin(t, s, l, newSession("par", ds))
+	var wg sync.WaitGroup
+	for _, d := range ds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, r := range complete(d.Name, "r"+d.Name) {
+				if err := j.Record(r); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := load(t, s, "par").Summary.Done; got != 40 {
+		t.Errorf("%d done, want 40", got)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := load(t, s, "par").Summary.Done; got != 40 {
+		t.Errorf("after Close %d done, want 40", got)
+	}
+}
+
+// testPayloads: bytes that are not UTF-8 come back byte for byte, values
+// JSON cannot hold are stored as {} with a warning (DESIGN §4), and user
+// values shaped like the store's markers are never read as markers.
+func testPayloads(t *testing.T, s checkpoint.Backend) {
+	l := lock(t, s, "pl")
+	j := begin(t, s, l, newSession("pl", defs(3)))
+	raw := "bytes \xff\xfe\x00 and \u2028 <&>"
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t00"},
+		checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t00", Result: raw, Variables: map[string]any{"v": raw, "m": map[string]any{"$base64": "aGk="}},
+			State: map[string]any{"v": raw, "m": map[string]any{"$base64": "aGk="}}})
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t01"},
+		checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t01", Result: "ok", Variables: map[string]any{"nan": math.NaN()}, State: map[string]any{"inf": math.Inf(1), "fine": int64(3)}})
+	warns := strings.Join(j.Warnings(), "\n")
+	if !strings.Contains(warns, `"t01"`) || !strings.Contains(warns, `"inf"`) {
+		t.Errorf("warnings do not name what degraded: %q", warns)
+	}
+	for _, when := range []string{"open", "closed"} {
+		if when == "closed" {
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sess := load(t, s, "pl")
+		t0, _ := sess.Task("t00")
+		if t0.Result != raw || t0.Variables["v"] != raw || sess.Team.State["v"] != raw {
+			t.Errorf("%s: raw bytes changed: %q %q %q", when, t0.Result, t0.Variables["v"], sess.Team.State["v"])
+		}
+		if want := map[string]any{"$base64": "aGk="}; !reflect.DeepEqual(t0.Variables["m"], want) || !reflect.DeepEqual(sess.Team.State["m"], want) {
+			t.Errorf("%s: a marker-shaped user value came back as %#v / %#v", when, t0.Variables["m"], sess.Team.State["m"])
+		}
+		t1, _ := sess.Task("t01")
+		if !reflect.DeepEqual(t1.Variables, map[string]any{}) || !reflect.DeepEqual(sess.Team.State["inf"], map[string]any{}) || sess.Team.State["fine"] != int64(3) {
+			t.Errorf("%s: NaN variables %#v, state %#v", when, t1.Variables, sess.Team.State)
+		}
+	}
+}
+
+func testListDelete(t *testing.T, s checkpoint.Backend) {
+	finished(t, s, "b", 3, 3)
+	finished(t, s, "a", 3, 1)
+	finished(t, s, "c", 2, 0)
+	list, err := s.List(bg)
+	if err != nil || len(list) != 3 {
+		t.Fatalf("List = %v, %v", list, err)
+	}
+	for i, want := range []struct {
+		id          string
+		done, total int
+	}{{"a", 1, 3}, {"b", 3, 3}, {"c", 0, 2}} {
+		e := list[i]
+		if e.ID != want.id || e.Done != want.done || e.Total != want.total || e.SpecPath != specPath || e.Err != nil || e.Touched.IsZero() {
+			t.Errorf("List[%d] = %+v, want %s %d/%d", i, e, want.id, want.done, want.total)
+		}
+		if h, err := s.Head(bg, e.ID); err != nil || h.ID != e.ID || h.Done != e.Done || h.Total != e.Total {
+			t.Errorf("Head(%s) = %+v, %v", e.ID, h, err)
+		}
+	}
+	l := lock(t, s, "b")
+	if err := s.Delete(bg, "b"); !errors.Is(err, checkpoint.ErrLocked) {
+		t.Errorf("Delete while held: %v", err)
+	}
+	l.Release()
+	if err := s.Delete(bg, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.Exists(bg, "b"); ok {
+		t.Error("deleted session still exists")
+	}
+	if list, _ := s.List(bg); len(list) != 2 {
+		t.Errorf("after Delete: %v", list)
+	}
+	// An id can be used again after a delete.
+	finished(t, s, "b", 1, 1)
+}
+
+func testPrune(t *testing.T, s checkpoint.Backend) {
+	for _, id := range []string{"old1", "old2", "active", "held"} {
+		finished(t, s, id, 1, 1)
+	}
+	p := s.Project(t.TempDir())
+	l := lock(t, s, "held")
+	cut := time.Now().Add(time.Hour) // everything is older than this
+	stale, newer, err := checkpoint.Prune(bg, s, p, checkpoint.PruneOptions{Before: cut, Active: "active", DryRun: true})
+	if err != nil || newer != 0 || len(stale) != 4 {
+		t.Fatalf("dry run: %v %d %v", stale, newer, err)
+	}
+	if list, _ := s.List(bg); len(list) != 4 {
+		t.Fatalf("a dry run removed sessions: %v", list)
+	}
+	stale, _, err = checkpoint.Prune(bg, s, p, checkpoint.PruneOptions{Before: cut, Active: "active"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := map[string]bool{}
+	for _, st := range stale {
+		removed[st.ID] = st.Removed
+	}
+	if !removed["old1"] || !removed["old2"] || removed["active"] || removed["held"] {
+		t.Errorf("prune removed %v", removed)
+	}
+	l.Release()
+	for id, want := range map[string]bool{"old1": false, "old2": false, "active": true, "held": true} {
+		if ok, _ := s.Exists(bg, id); ok != want {
+			t.Errorf("%s exists: %v, want %v", id, ok, want)
+		}
+	}
+	recs, _ := p.AuditRecords(bg)
+	pruned := 0
+	for _, r := range recs {
+		if r.Event == checkpoint.EventPruned {
+			pruned++
+		}
+	}
+	if pruned != 2 {
+		t.Errorf("%d prune audit records, want 2: %v", pruned, recs)
+	}
+	// Nothing older than the cut-off: nothing goes.
+	if stale, newer, err := checkpoint.Prune(bg, s, p, checkpoint.PruneOptions{Before: time.Now().Add(-time.Hour)}); len(stale) != 0 || newer != 2 || err != nil {
+		t.Errorf("prune of fresh sessions: %v %d %v", stale, newer, err)
+	}
+}
+
+func testDecide(t *testing.T, s checkpoint.Backend) {
+	ds := defs(2)
+	ds[1].Agent = spec.HumanAgent
+	l := lock(t, s, "dec")
+	j := begin(t, s, l, newSession("dec", ds))
+	record(t, j, complete("t00", "draft")...)
+	if err := checkpoint.Decide(bg, s, "dec", "t01", "approve"); !errors.Is(err, checkpoint.ErrLocked) {
+		t.Fatalf("Decide during a run: %v", err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	if err := checkpoint.Decide(bg, s, "dec", "t01", "approve"); err != nil {
+		t.Fatal(err)
+	}
+	sess := load(t, s, "dec")
+	if sess.Checkpoint.Decisions["t01"] != "approve" || sess.Summary.Done != 1 {
+		t.Errorf("decisions %v, summary %+v", sess.Checkpoint.Decisions, sess.Summary)
+	}
+	if err := checkpoint.Decide(bg, s, "dec", "nope", "x"); err == nil {
+		t.Error("a decision for an unknown task was accepted")
+	}
+	if err := checkpoint.Decide(bg, s, "missing", "t01", "x"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Decide on a missing session: %v", err)
+	}
+	if ok, _ := s.Exists(bg, "missing"); ok {
+		t.Error("Decide on a missing session created it")
+	}
+}
+
+func testProject(t *testing.T, s checkpoint.Backend) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	p := s.Project(dir)
+	if p.Dir() != dir || p.Where() == "" {
+		t.Errorf("Dir %q Where %q", p.Dir(), p.Where())
+	}
+	if id, err := p.Active(bg); id != "" || err != nil {
+		t.Errorf("fresh project: %q %v", id, err)
+	}
+	if err := p.SetActive(bg, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.Project(dir).Active(bg); id != "s1" || err != nil {
+		t.Errorf("Active = %q, %v", id, err)
+	}
+	if id, _ := s.Project(elsewhere).Active(bg); id != "" {
+		t.Errorf("another project sees %q", id)
+	}
+	for _, ev := range []string{checkpoint.EventCreated, checkpoint.EventCompleted} {
+		if err := p.Audit(bg, checkpoint.AuditRecord{Event: ev, Session: "s1", Store: s.Location()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := p.AuditRecords(bg)
+	if err != nil || len(recs) != 2 || recs[0].Event != checkpoint.EventCreated || recs[1].Event != checkpoint.EventCompleted ||
+		recs[0].PID == 0 || recs[0].User == "" || recs[0].Time.IsZero() {
+		t.Errorf("AuditRecords = %+v, %v", recs, err)
+	}
+}
