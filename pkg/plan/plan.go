@@ -109,6 +109,12 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		return v, ok
 	})
 
+	var waiting []string // human tasks the run halts at, undecided
+	for i, d := range defs {
+		if st.Status(i) == schedule.Waiting {
+			waiting = append(waiting, d.Name)
+		}
+	}
 	cause := make([]string, len(defs)) // the changed task upstream of i, if any
 	for i, d := range defs {
 		step := Step{Task: d.Name}
@@ -131,11 +137,14 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 		}
 		why := skipped[i]
+		behind := false // not reached this time: it waits behind a decision
 		if why == nil && st.Status(i) == schedule.Pending {
-			// Not reached: it waits behind a decision. Say what it will do
-			// once the decision is in, as far as that is known now.
+			// Say what it will do once the decision is in, as far as that
+			// is known now.
 			why = st.SkipReason(i)
+			behind = true
 		}
+		var open []string // gates whose route is not known yet
 		switch {
 		case redo[i]:
 			step.Action = Run
@@ -158,7 +167,6 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		default:
 			step.Action = Run
 			step.Reason = runReason(d, o, diffs, cause[i], r, lenient)
-			var open []string // gates whose route is not known yet
 			for _, g := range st.OpenGates(i) {
 				open = append(open, defs[g].Name)
 			}
@@ -175,6 +183,18 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 					}
 					step.Reason += fmt.Sprintf("; no decision yet: the run halts here (exit 3) until `teamrun session decide %s %s VALUE`", id, d.Name)
 				}
+			}
+		}
+		if behind {
+			// The decisions it waits for, unless "only if" named them.
+			var first []string
+			for _, w := range waiting {
+				if !slices.Contains(open, w) {
+					first = append(first, w)
+				}
+			}
+			if len(first) > 0 {
+				step.Reason += fmt.Sprintf("; after the decision of %s, which the run halts for first", strings.Join(first, " and "))
 			}
 		}
 		p.Steps = append(p.Steps, step)

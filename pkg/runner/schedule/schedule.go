@@ -343,15 +343,45 @@ func (s *State) SkipReason(i int) *Reason {
 	return nil
 }
 
-// OpenGates lists the gates of task i whose route is not known yet: the
-// task runs only if one of them routes to it.
+// OpenGates lists the gates whose route is not known yet and on which task
+// i depends: it runs only if they route its way. That is its own gates, the
+// open gates of those gates, and in a workflow, when every task it reads is
+// itself conditional, theirs (a task whose context was all skipped is
+// skipped too).
 func (s *State) OpenGates(i int) []int {
+	return s.openGates(i, map[int][]int{})
+}
+
+func (s *State) openGates(i int, memo map[int][]int) []int {
+	if v, ok := memo[i]; ok {
+		return v
+	}
+	memo[i] = nil // a cycle never runs; stop here
 	var out []int
 	for _, gt := range s.g.gates[i] {
 		if !s.known[gt] {
 			out = append(out, gt)
 		}
+		out = append(out, s.openGates(gt, memo)...)
 	}
+	if s.g.team.Process == spec.Workflow && len(s.g.context[i]) > 0 {
+		var upstream []int
+		conditional := true
+		for _, c := range s.g.context[i] {
+			oc := s.openGates(c, memo)
+			if len(oc) == 0 && s.status[c] != Skipped {
+				conditional = false // it reads a task that runs whatever is decided
+				break
+			}
+			upstream = append(upstream, oc...)
+		}
+		if conditional {
+			out = append(out, upstream...)
+		}
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	memo[i] = out
 	return out
 }
 

@@ -1,0 +1,295 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/plan"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// TestPlanMatchesRun is the property that plan and run share one schedule
+// and one restore decision: for random teams (sequential and workflow,
+// conditions, human tasks) left in random checkpoint states (failures, a
+// halt, decisions, edited tasks), the action `plan` reports for each task is
+// what `run --continue` then does with it.
+//
+// Memory agents are LLM agents, which this property test (command agents,
+// no server) does not generate; their ordering is the schedule package's
+// own test.
+func TestPlanMatchesRun(t *testing.T) {
+	teams := 60
+	if testing.Short() {
+		teams = 12
+	}
+	for seed := range teams {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed)) })
+	}
+}
+
+type genTeam struct {
+	workflow bool
+	n        int
+	human    map[int]bool
+	context  map[int][]int
+	routes   map[int][2][]int // a condition: the tasks value "a" and value "b" route to
+	version  map[int]int      // edits bump a task's description
+}
+
+func (g *genTeam) yaml(dir string) string {
+	var b strings.Builder
+	if g.workflow {
+		b.WriteString("process: workflow\n")
+	}
+	fmt.Fprintf(&b, "agents:\n  sh:\n    shell: 'cd %s; if [ -e \"fail-$TEAMRUN_TASK\" ]; then exit 1; fi; if [ -e \"out-$TEAMRUN_TASK\" ]; then cat \"out-$TEAMRUN_TASK\"; else echo \"$TEAMRUN_TASK\"; fi'\n", dir)
+	b.WriteString("tasks:\n")
+	for i := range g.n {
+		fmt.Fprintf(&b, "  t%d:\n    description: step %d version %d\n", i, i, g.version[i])
+		if g.human[i] {
+			b.WriteString("    agent: human\n    options: [a, b]\n")
+		} else {
+			b.WriteString("    agent: sh\n")
+		}
+		ctx := make([]string, 0, len(g.context[i]))
+		for _, c := range g.context[i] {
+			ctx = append(ctx, fmt.Sprintf("t%d", c))
+		}
+		fmt.Fprintf(&b, "    context: [%s]\n", strings.Join(ctx, ", "))
+		if r, ok := g.routes[i]; ok {
+			names := func(is []int) string {
+				out := make([]string, len(is))
+				for k, x := range is {
+					out[k] = fmt.Sprintf("t%d", x)
+				}
+				return "[" + strings.Join(out, ", ") + "]"
+			}
+			fmt.Fprintf(&b, "    condition:\n      a: %s\n      b: %s\n", names(r[0]), names(r[1]))
+		}
+	}
+	return b.String()
+}
+
+func newGenTeam(rng *rand.Rand) *genTeam {
+	g := &genTeam{workflow: rng.IntN(2) == 0, n: 3 + rng.IntN(5), human: map[int]bool{}, context: map[int][]int{}, routes: map[int][2][]int{}, version: map[int]int{}}
+	routed := map[int]bool{} // a task is routed by at most one condition
+	for i := range g.n {
+		if i > 0 && rng.IntN(5) == 0 {
+			g.human[i] = true
+		}
+		for c := range i {
+			if rng.IntN(3) == 0 {
+				g.context[i] = append(g.context[i], c)
+			}
+		}
+		if g.workflow && len(g.context[i]) == 0 && i > 0 && rng.IntN(2) == 0 {
+			g.context[i] = []int{rng.IntN(i)}
+		}
+	}
+	for i := range g.n - 1 {
+		if rng.IntN(3) != 0 {
+			continue
+		}
+		var r [2][]int
+		for j := i + 1; j < g.n; j++ {
+			if routed[j] || rng.IntN(2) == 0 {
+				continue
+			}
+			routed[j] = true
+			k := rng.IntN(2)
+			r[k] = append(r[k], j)
+			// A routed task reads its router, as real ones do.
+			if !contains(g.context[j], i) {
+				g.context[j] = append(g.context[j], i)
+			}
+		}
+		if len(r[0])+len(r[1]) > 0 {
+			g.routes[i] = r
+		}
+	}
+	return g
+}
+
+func contains(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func planMatchesRun(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0x7ea))
+	g := newGenTeam(rng)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	specPath := filepath.Join(dir, "team.yaml")
+	write := func(name, body string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("team.yaml", g.yaml(dir))
+	for i := range g.n {
+		if _, ok := g.routes[i]; ok && !g.human[i] {
+			write(fmt.Sprintf("out-t%d", i), []string{"a", "b"}[rng.IntN(2)]+"\n")
+		}
+		if rng.IntN(4) == 0 {
+			write(fmt.Sprintf("fail-t%d", i), "")
+		}
+	}
+	run := func(reuse checkpoint.Reuse, cont bool) []byte {
+		t.Helper()
+		var out bytes.Buffer
+		_, err := Run(context.Background(), Options{SpecPath: specPath, Continue: cont, Session: "s", Mode: ModeJSON, Reuse: reuse,
+			MaxParallel: 1 + rng.IntN(3), IO: iostreams.Test(nil, &out, &out), Home: home, Getenv: func(string) string { return "" }})
+		if IsUsage(err) {
+			t.Fatalf("the generated team is refused: %v\n%s", err, g.yaml(dir))
+		}
+		return out.Bytes()
+	}
+
+	// A random checkpoint state: a first run with some tasks failing, a
+	// human task halting it; perhaps a second, after some fixes.
+	run(checkpoint.ReuseStrict, false)
+	rounds := rng.IntN(2)
+	for range rounds {
+		decideSome(t, rng, home, g, 0.5)
+		clearFails(t, dir, rng, 0.5)
+		run(checkpoint.ReuseUnchanged, true)
+	}
+	// Edits, then everything fixed and every human task decided, so that
+	// the next run goes to the end.
+	for i := range g.n {
+		if rng.IntN(5) == 0 {
+			g.version[i]++
+		}
+	}
+	write("team.yaml", g.yaml(dir))
+	clearFails(t, dir, rng, 1)
+	decideSome(t, rng, home, g, 1)
+
+	reuse := []checkpoint.Reuse{checkpoint.ReuseStrict, checkpoint.ReuseUnchanged}[rng.IntN(2)]
+	p := planFor(t, specPath, home, reuse)
+	did := actions(t, run(reuse, true))
+	halts := false // the run stops at an undecided human task
+	for _, step := range p.Steps {
+		halts = halts || strings.Contains(step.Reason, "the run halts here")
+	}
+	for _, step := range p.Steps {
+		got := did[step.Task]
+		want := string(step.Action)
+		conditional := strings.Contains(step.Reason, "only if")
+		switch {
+		case got == want:
+		case conditional && step.Action == plan.Run && got == "skip":
+			// It runs only if a task that runs first routes to it.
+		case conditional && halts && got == "":
+			// Its route waits for a decision the run halts for.
+		case step.Removed && got == "":
+		case strings.Contains(step.Reason, "which the run halts for first") && got == "":
+			// Behind a halt: this run does not get to it yet.
+		default:
+			t.Errorf("task %s: plan says %s (%s), the run did %q\nplan: %+v\nrun: %v\nspec:\n%s", step.Task, step.Action, step.Reason, got, p.Steps, did, g.yaml(dir))
+		}
+	}
+}
+
+// decideSome records a decision for undecided human tasks (each with
+// probability p) as `teamrun session decide` does.
+func decideSome(t *testing.T, rng *rand.Rand, home string, g *genTeam, p float64) {
+	t.Helper()
+	store, err := OpenStore(context.Background(), home, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := store.Load(context.Background(), "s")
+	if err != nil {
+		return // the run did not get as far as a session
+	}
+	for i := range g.n {
+		name := fmt.Sprintf("t%d", i)
+		tk, ok := sess.Task(name)
+		if !g.human[i] || !ok || tk.Status == checkpoint.StatusCompleted || sess.Checkpoint.Decisions[name] != "" || rng.Float64() >= p {
+			continue
+		}
+		if err := checkpoint.Decide(context.Background(), store, "s", name, []string{"a", "b"}[rng.IntN(2)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func clearFails(t *testing.T, dir string, rng *rand.Rand, p float64) {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(dir, "fail-*"))
+	for _, m := range matches {
+		if rng.Float64() < p {
+			os.Remove(m)
+		}
+	}
+}
+
+func planFor(t *testing.T, specPath, home string, reuse checkpoint.Reuse) *plan.Plan {
+	t.Helper()
+	team, err := spec.Load(specPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := OpenStore(context.Background(), home, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := store.Load(context.Background(), "s")
+	if err != nil {
+		sess = nil
+	}
+	defs := team.TaskDefs(checkpoint.StartState(sess, team, nil))
+	return plan.Make(team, defs, spec.FingerprintOf(defs), sess, reuse)
+}
+
+// actions reads what a run did with each task from its JSON events.
+func actions(t *testing.T, out []byte) map[string]string {
+	t.Helper()
+	did := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev struct {
+			Event string `json:"event"`
+			Task  string `json:"task"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Task == "" {
+			continue
+		}
+		switch EventType(ev.Event) {
+		case TaskRestored:
+			did[ev.Task] = "restore"
+		case TaskStarted:
+			did[ev.Task] = "run"
+		case TaskSkipped:
+			if did[ev.Task] == "" {
+				did[ev.Task] = "skip"
+			}
+		case RunHalted:
+			if did[ev.Task] == "" {
+				did[ev.Task] = "run" // a human task waits for its decision, as plan says
+			}
+		case TaskCompleted:
+			if did[ev.Task] == "" {
+				did[ev.Task] = "run" // a human task completes with its decision
+			}
+		}
+	}
+	return did
+}
