@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/backoff"
 	"github.com/teamrun/teamrun/pkg/runner/schedule"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -477,14 +478,7 @@ func (e *Engine) backoff(base time.Duration, try int) time.Duration {
 	if base <= 0 {
 		base = DefaultRetryDelay
 	}
-	d := base
-	for range try {
-		d *= 2
-		if d >= limit {
-			return limit
-		}
-	}
-	return min(d, limit)
+	return backoff.Delay(base, limit, try+1)
 }
 
 func (e *Engine) sleep(ctx context.Context, d time.Duration) error {

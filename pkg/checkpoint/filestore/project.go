@@ -133,7 +133,8 @@ func (p *Project) SetActive(_ context.Context, id string) error {
 		return err
 	}
 	b, _ := json.Marshal(projectState{ActiveSession: id})
-	return writeFileAtomic(p.statePath(), append(b, '\n'))
+	_, err := writeAtomic(p.statePath(), append(b, '\n'))
+	return err
 }
 
 // Audit appends rec (time, pid and user filled in when zero) as one JSON
@@ -190,36 +191,4 @@ func (p *Project) AuditRecords(_ context.Context) ([]checkpoint.AuditRecord, err
 		}
 		recs = append(recs, rec)
 	}
-}
-
-// writeFileAtomic replaces path with data: temp file, fsync, rename, fsync
-// of the folder. Readers see the old or the new file, never a mix.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return storeErr("create", path, err)
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return storeErr("write", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return storeErr("sync", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return storeErr("write", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return storeErr("rename", path, err)
-	}
-	ok = true
-	return syncDir(dir)
 }

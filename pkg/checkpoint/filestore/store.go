@@ -340,43 +340,46 @@ func (s *Store) writeSnapshot(sess *checkpoint.Session) (size int64, renamed boo
 			sess.Epoch, sess.FoldedEpoch = old, oldFolded
 		}
 	}()
-	path := s.Path(sess.ID)
-	tmp, err := os.CreateTemp(s.dir, "."+sess.ID+".json.tmp-")
-	if err != nil {
-		return 0, false, storeErr("create", path, err)
-	}
-	tmpName := tmp.Name()
-	defer func() {
-		if !renamed {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return 0, false, storeErr("write", tmpName, err)
-	}
 	data, err := checkpoint.EncodeSession(sess)
 	if err != nil {
 		return 0, false, err
 	}
+	renamed, err = writeAtomic(s.Path(sess.ID), data)
+	return int64(len(data)), renamed, err
+}
+
+// writeAtomic replaces path with data so that a reader, or a crash at any
+// instant, sees the old file or the new, never a mix: a temp file beside it
+// (0600, made with O_EXCL, so a link planted at its name is never followed),
+// fsync, rename over path, fsync of the folder. renamed says the new file
+// replaced the old (only the folder's fsync can have failed then). Every
+// file teamrun replaces goes through here.
+func writeAtomic(path string, data []byte) (renamed bool, err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return false, storeErr("create", path, err)
+	}
+	name := tmp.Name()
+	defer func() {
+		if !renamed {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
 	if _, err := tmp.Write(data); err != nil {
-		return 0, false, storeErr("write", path, err)
+		return false, storeErr("write", path, err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return 0, false, storeErr("sync", path, err)
-	}
-	fi, err := tmp.Stat()
-	if err != nil {
-		return 0, false, storeErr("write", path, err)
+		return false, storeErr("sync", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return 0, false, storeErr("write", path, err)
+		return false, storeErr("write", path, err)
 	}
-	if err := os.Rename(tmpName, path); err != nil {
-		return 0, false, storeErr("rename", path, err)
+	if err := os.Rename(name, path); err != nil {
+		return false, storeErr("rename", path, err)
 	}
-	renamed = true
-	return fi.Size(), true, syncDir(s.dir)
+	return true, syncDir(dir)
 }
 
 func syncDir(dir string) error {
