@@ -34,9 +34,13 @@ type Team struct {
 	Variables map[string]any // the shared state's initial values
 	VarOrder  []string       // Variables' keys in file order
 	LLM       *LLM           // the team's default; nil when absent
-	Agents    []*Agent       // file order
-	Tasks     []*Task        // file order: task i has id i
-	Warnings  []Diagnostic   // unsupported keys that were ignored, and the like
+	// Models are the models: aliases by name, each a complete llm
+	// mapping (Alias set); wherever a model is named, an alias resolves
+	// to a copy of it.
+	Models   map[string]*LLM `json:",omitempty"`
+	Agents   []*Agent        // file order
+	Tasks    []*Task         // file order: task i has id i
+	Warnings []Diagnostic    // unsupported keys that were ignored, and the like
 }
 
 // LLM says which model an LLM agent talks to and how.
@@ -48,6 +52,23 @@ type LLM struct {
 	MaxTokens   int      `json:"max_tokens,omitempty"`
 	Timeout     Duration `json:"timeout,omitempty"` // one request
 	Pos         Pos      `json:"-"`
+	// Price is what the provider charges; nil: unknown. It changes no
+	// answer, so it is no part of the agent's definition (AgentKey).
+	Price *Price `json:"price,omitempty"`
+	// Alias is the models: entry this llm came from ("" when none), and
+	// AliasPos where that entry is defined: messages about the model
+	// point there, where it can be fixed.
+	Alias    string `json:"alias,omitempty"`
+	AliasPos Pos    `json:"-"`
+}
+
+// Price is a model's price in US dollars per million tokens. Cached
+// prompt tokens cost CachedInput when it is set, else Input: without a
+// discount the provider bills them as any prompt token.
+type Price struct {
+	Input       float64  `json:"input"`
+	CachedInput *float64 `json:"cached_input,omitempty"`
+	Output      float64  `json:"output"`
 }
 
 // AgentKind tells the three kinds of agent apart.
@@ -199,6 +220,19 @@ func (d *Duration) UnmarshalText(b []byte) error {
 func (t *Team) FillLLM(l LLM) {
 	if l.Model == "" {
 		return
+	}
+	// config.yml may name one of the spec's aliases; what it sets
+	// besides overrides the alias, as in the spec.
+	if a, ok := t.Models[l.Model]; ok {
+		c := *a
+		if l.BaseURL != "" {
+			c.BaseURL = l.BaseURL
+		}
+		if l.APIKeyEnv != "" {
+			c.APIKeyEnv = l.APIKeyEnv
+		}
+		c.Pos = l.Pos
+		l = c
 	}
 	for _, a := range t.Agents {
 		if a.Kind == LLMAgent && a.LLM == nil {

@@ -119,6 +119,7 @@ func (b *builder) native(root *tree) {
 		t.Process = Workflow
 	}
 	b.variables(root.get("variables"))
+	b.models(root.get("models"))
 	if l := root.get("llm"); l != nil {
 		t.LLM = b.llm(l)
 	}
@@ -146,19 +147,91 @@ func (b *builder) variables(v *tree) {
 	}
 }
 
-// llm reads a model name or an llm mapping.
+// models reads the top-level models: mapping of aliases. An alias names a
+// real model: one alias naming another would make a chain whose end is
+// hard to see, so it is an error.
+func (b *builder) models(v *tree) {
+	if !v.isMap() {
+		return
+	}
+	t := b.team
+	t.Models = make(map[string]*LLM, len(v.keys))
+	for i, name := range v.keys {
+		if l := b.llmFields(v.vals[i]); l != nil {
+			l.Alias, l.AliasPos = name, v.vals[i].kpos
+			t.Models[name] = l
+		}
+	}
+	for i, name := range v.keys {
+		l := t.Models[name]
+		if l == nil || l.Model == name {
+			continue
+		}
+		if _, ok := t.Models[l.Model]; ok {
+			m := v.vals[i]
+			if mt := m.get("model"); mt != nil {
+				m = mt
+			}
+			b.errorf(m, m.pos, "names the alias %q: an alias names a real model; copy %q's settings here instead", l.Model, l.Model)
+		}
+	}
+}
+
+// llm reads a model name or an llm mapping; a model that names one of the
+// models: aliases takes the alias's settings, under the ones the mapping
+// sets itself.
 func (b *builder) llm(v *tree) *LLM {
-	l := &LLM{Pos: v.pos}
+	var l *LLM
 	if s, ok := v.str(); ok {
-		l.Model = s
+		l = &LLM{Model: s}
+	} else if l = b.llmFields(v); l == nil {
+		return nil
+	}
+	l.Pos = v.pos
+	a, ok := b.team.Models[l.Model]
+	if !ok {
 		return l
 	}
+	r := *a
+	r.Pos = v.pos
+	if v.isMap() {
+		for _, k := range v.keys {
+			switch k {
+			case "base_url":
+				r.BaseURL = l.BaseURL
+			case "api_key_env":
+				r.APIKeyEnv = l.APIKeyEnv
+			case "temperature":
+				r.Temperature = l.Temperature
+			case "max_tokens":
+				r.MaxTokens = l.MaxTokens
+			case "timeout":
+				r.Timeout = l.Timeout
+			case "price":
+				r.Price = l.Price
+			}
+		}
+	}
+	return &r
+}
+
+// llmFields reads an llm mapping's fields as written.
+func (b *builder) llmFields(v *tree) *LLM {
 	if !v.isMap() {
 		return nil
 	}
+	l := &LLM{Pos: v.pos}
 	l.Model, _ = v.get("model").str()
 	l.BaseURL, _ = v.get("base_url").str()
 	l.APIKeyEnv, _ = v.get("api_key_env").str()
+	if p := v.get("price"); p.isMap() {
+		l.Price = &Price{}
+		l.Price.Input, _ = number(p.get("input"))
+		l.Price.Output, _ = number(p.get("output"))
+		if c, ok := number(p.get("cached_input")); ok {
+			l.Price.CachedInput = &c
+		}
+	}
 	if tv := v.get("temperature"); tv != nil {
 		switch x := tv.val().(type) {
 		case float64:
@@ -173,6 +246,17 @@ func (b *builder) llm(v *tree) *LLM {
 	}
 	l.Timeout = Duration(b.duration(v.get("timeout")))
 	return l
+}
+
+// number reads an integer or a float.
+func number(v *tree) (float64, bool) {
+	switch x := v.val().(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
 }
 
 // duration reads a Go duration the schema has already checked the shape of;

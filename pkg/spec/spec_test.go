@@ -96,6 +96,9 @@ func TestInvalidSpecs(t *testing.T) {
 		}},
 		{"two-documents.yaml", []string{`two-documents.yaml:4:1: a second YAML document starts here: a spec is one document (remove the --- before it)`}},
 		{"alias-bomb.yaml", []string{`alias-bomb.yaml:1:1: the document expands to too many values through aliases`}},
+		{"model-alias-chain.yaml", []string{`model-alias-chain.yaml:3:18: models.quick.model: names the alias "fast": an alias names a real model; copy "fast"'s settings here instead`}},
+		{"model-price-negative.yaml", []string{`model-price-negative.yaml:4:20: models.fast.price.input: expected at least 0, got integer -1`}},
+		{"model-price-missing-output.yaml", []string{`model-price-missing-output.yaml:4:5: models.fast.price: missing required key "output"`}},
 		{"many-errors.yaml", []string{
 			`many-errors.yaml:6:5: agents.writer.rol: unknown key "rol" (did you mean "role"?)`,
 			`many-errors.yaml:9:14: agents.counter.timeout: expected a duration such as 30s, 5m or 1h30m, got string "soon"`,
