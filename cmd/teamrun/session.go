@@ -359,6 +359,13 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 	fmt.Fprintf(kv, "fingerprint\t%s\n", orDash(s.Team.TasksFingerprint))
 	fmt.Fprintf(kv, "process\t%s\n", orDash(s.Team.Process))
 	fmt.Fprintf(kv, "tasks\t%d/%d done\n", s.Summary.Done, s.Summary.Total)
+	var used *checkpoint.Usage
+	for _, t := range s.Team.Tasks {
+		used = used.Plus(runnerTotals(t.Usage))
+	}
+	if used != nil && used.TotalTokens > 0 {
+		fmt.Fprintf(kv, "tokens\t%s\n", runner.UsageText(used))
+	}
 	if held != nil {
 		fmt.Fprintf(kv, "held by\tpid %d on %s since %s\n", held.PID, held.Host, formatWhen(held.Started, now, tty))
 	}
@@ -371,15 +378,39 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tAGENT\tSTATUS\tATTEMPTS\tDURATION\tRESULT")
+	// The TOKENS column only for sessions that used an LLM.
+	tokens := used != nil && used.TotalTokens > 0
+	if tokens {
+		fmt.Fprintln(tw, "TASK\tAGENT\tSTATUS\tATTEMPTS\tDURATION\tTOKENS\tRESULT")
+	} else {
+		fmt.Fprintln(tw, "TASK\tAGENT\tSTATUS\tATTEMPTS\tDURATION\tRESULT")
+	}
 	for _, t := range s.Team.Tasks {
 		result := t.Result
 		if t.Status == checkpoint.StatusFailed && t.Error != "" {
 			result = "error: " + t.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.Name, t.Agent, t.Status, t.Attempts, taskDuration(t), resultPreview(result, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t", t.Name, t.Agent, t.Status, t.Attempts, taskDuration(t))
+		if tokens {
+			u := "-"
+			if t.Usage != nil && t.Usage.TotalTokens > 0 {
+				u = runner.UsageText(t.Usage)
+			}
+			fmt.Fprintf(tw, "%s\t", u)
+		}
+		fmt.Fprintf(tw, "%s\n", resultPreview(result, 60))
 	}
 	tw.Flush()
+}
+
+// runnerTotals is u without its calls.
+func runnerTotals(u *checkpoint.Usage) *checkpoint.Usage {
+	if u == nil {
+		return nil
+	}
+	c := *u
+	c.Calls = nil
+	return &c
 }
 
 func taskDuration(t checkpoint.TaskRecord) string {

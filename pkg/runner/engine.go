@@ -97,6 +97,9 @@ type Engine struct {
 	Restored map[int]Output
 	// Attempts holds each task's attempts so far (nil: none).
 	Attempts []int
+	// PriorUsage holds what each task's LLM requests cost before this run
+	// (nil: none), for the session's totals in the summary.
+	PriorUsage []*Usage
 	// Decisions holds the recorded human decisions, by task name.
 	Decisions   map[string]string
 	Executor    Executor
@@ -122,7 +125,7 @@ type Engine struct {
 	sched    *schedule.State // which task may go next: the one set of rules plan shares
 	recMu    sync.Mutex
 	storeErr error
-	tokens   int // LLM tokens of the tasks completed in this run
+	used     *Usage // what this run's LLM requests cost, without calls; under recMu
 }
 
 type taskState struct {
@@ -140,6 +143,7 @@ type attemptDone struct {
 	attempt     int
 	elapsed     time.Duration
 	interrupted bool
+	usage       *Usage // of the last try (a success's is res.Usage)
 }
 
 func (e *Engine) now() time.Time {
@@ -167,6 +171,9 @@ func (e *Engine) record(ev Event) error {
 			e.recMu.Unlock()
 			return e.storeErr
 		}
+	}
+	if ev.Usage != nil {
+		e.used = totals(e.used.Plus(ev.Usage))
 	}
 	e.recMu.Unlock()
 	e.observe(ev)
@@ -438,6 +445,7 @@ func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 		start := e.now()
 		res, err := e.Executor.Execute(ctx, &j)
 		elapsed := e.now().Sub(start)
+		used := paidUsage(err)
 		if err == nil {
 			if _, ok := e.graph.Route(j.Index, res.Raw); !ok {
 				err = fmt.Errorf("result %q matches none of the condition's values %s", truncate(strings.TrimSpace(res.Raw), 80), e.graph.RouteValues(j.Index))
@@ -446,15 +454,18 @@ func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 		if err == nil {
 			return attemptDone{i: j.Index, desc: j.Description, res: res, attempt: j.Attempt, elapsed: elapsed}
 		}
+		if used == nil {
+			used = res.Usage // a success that routing refused was paid for too
+		}
 		if ctx.Err() != nil {
-			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, interrupted: true}
+			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, interrupted: true, usage: used}
 		}
 		if try >= t.MaxRetries {
-			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed}
+			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, usage: used}
 		}
 		delay := e.backoff(t.RetryDelay, try)
 		if rerr := e.record(Event{Type: TaskRetrying, Index: j.Index, Task: t.Name, Agent: t.Agent, Attempt: j.Attempt, RetryCount: j.Attempt - 1,
-			Error: err.Error(), Delay: millis(delay), Elapsed: millis(elapsed)}); rerr != nil {
+			Error: err.Error(), Delay: millis(delay), Elapsed: millis(elapsed), Usage: used}); rerr != nil {
 			return attemptDone{i: j.Index, err: rerr, attempt: j.Attempt}
 		}
 		if err := e.sleep(ctx, delay); err != nil {
@@ -525,20 +536,19 @@ func (e *Engine) finish(d attemptDone) error {
 		e.sched.Reset(d.i)
 		ev.Type = TaskInterrupted
 		ev.Error = "interrupted"
+		ev.Usage = d.usage
 	case d.err != nil:
 		e.sched.Fail(d.i)
 		st.err = d.err.Error()
 		ev.Type = TaskFailed
 		ev.Error = d.err.Error()
+		ev.Usage = d.usage
 	default:
 		e.sched.Complete(d.i, d.res.Raw)
 		st.out = Output{Description: d.desc, Raw: d.res.Raw, Agent: t.Agent, OutputFormat: "RAW"}
 		ev.Type = TaskCompleted
 		ev.Result = d.res.Raw
 		ev.Usage = d.res.Usage
-		if d.res.Usage != nil {
-			e.tokens += d.res.Usage.TotalTokens
-		}
 		ev.Memory = d.res.Memory
 		if t.OutputVariable != "" {
 			// Like $(...) in a shell: the trailing newlines of a command's
@@ -557,7 +567,25 @@ func (e *Engine) finish(d attemptDone) error {
 }
 
 func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
-	s := &Summary{Session: e.Session, Outcome: outcome, Total: len(e.tasks), Resume: e.ResumeCommand, Elapsed: Millis(elapsed), Tokens: e.tokens}
+	s := &Summary{Session: e.Session, Outcome: outcome, Total: len(e.tasks), Resume: e.ResumeCommand, Elapsed: Millis(elapsed)}
+	e.recMu.Lock()
+	s.Usage = e.used
+	e.recMu.Unlock()
+	if s.Usage != nil {
+		s.Tokens = s.Usage.TotalTokens
+	}
+	s.SessionUsage = s.Usage
+	for i, u := range e.PriorUsage {
+		if u == nil || i >= len(e.tasks) {
+			continue
+		}
+		s.SessionUsage = totals(s.SessionUsage.Plus(u))
+		if e.tasks[i].restored && i < len(e.Attempts) {
+			// What running it again would cost: the attempt that produced
+			// the result, not the failures before it.
+			s.RestoredUsage = totals(s.RestoredUsage.Plus(attemptUsage(u, e.Attempts[i])))
+		}
+	}
 	read := make([]bool, len(e.tasks))
 	for i := range e.tasks {
 		for _, c := range e.Context[i] {

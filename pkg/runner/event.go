@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
-	"github.com/teamrun/teamrun/pkg/runner/llm"
 )
 
 // EventType names a change the runner went through.
@@ -25,8 +24,9 @@ const (
 	RunFinished     EventType = "run_finished"
 )
 
-// Usage is the tokens an LLM task consumed, as the server counts them.
-type Usage = llm.Usage
+// Usage is the tokens an LLM task consumed, as the server counts them,
+// and what they cost.
+type Usage = checkpoint.Usage
 
 // Halt is what a run stopped for when a human decision is due.
 type Halt struct {
@@ -99,7 +99,14 @@ type Summary struct {
 	Pending  int     `json:"pending"`        // not reached
 	Resume   string  `json:"resume_command"` // how to continue this session
 	Elapsed  Millis  `json:"elapsed_ms"`
-	Tokens   int     `json:"total_tokens,omitempty"` // LLM tokens of the tasks run now
+	Tokens   int     `json:"total_tokens,omitempty"` // LLM tokens of this run (Usage.TotalTokens)
+	// Usage is what this run's LLM requests cost, failed ones included;
+	// SessionUsage the same for the whole session, this run included;
+	// RestoredUsage what the restored tasks had cost when they ran: paid
+	// once, not again. Their Calls are left out. nil: no LLM tokens.
+	Usage         *Usage `json:"usage,omitempty"`
+	SessionUsage  *Usage `json:"session_usage,omitempty"`
+	RestoredUsage *Usage `json:"restored_usage,omitempty"`
 	// FailedTasks names the tasks that failed, in file order.
 	FailedTasks []string `json:"failed_tasks,omitempty"`
 	// Outputs are the results of the completed tasks no other task reads:

@@ -131,9 +131,9 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	resp, err := client.Complete(ctx, llm.Request{Model: ep.Model, Messages: msgs,
 		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated})
 	if err != nil {
-		return Result{}, err
+		return Result{}, paid(err, usageOf(llm.CallsOf(err), a.LLM.Price, job.Attempt))
 	}
-	res := Result{Raw: resp.Content, Usage: &resp.Usage}
+	res := Result{Raw: resp.Content, Usage: usageOf(resp.Calls, a.LLM.Price, job.Attempt)}
 	if a.Memory {
 		res.Memory = []checkpoint.Message{
 			{Role: "user", Content: msgs[len(msgs)-1].Content, Task: job.Task.Name},

@@ -182,7 +182,7 @@ func TestLLMPromptAndContext(t *testing.T) {
 	if sum.Tokens != 28 {
 		t.Errorf("summary counts %d tokens, want 28", sum.Tokens)
 	}
-	if !strings.Contains(out, `"usage":{"prompt_tokens":11,"completion_tokens":3,"total_tokens":14}`) {
+	if !strings.Contains(out, `"usage":{"prompt_tokens":11,"completion_tokens":3,"total_tokens":14,"unpriced_tokens":14,"calls":[{"model":"m","attempt":1,"status":200,`) {
 		t.Errorf("no usage in the events:\n%s", out)
 	}
 }

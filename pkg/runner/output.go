@@ -139,8 +139,8 @@ func describe(ev Event, s style) string {
 			oneLine(ev.Error), fmtDuration(time.Duration(*ev.Delay)))
 	case TaskCompleted:
 		u := ""
-		if ev.Usage != nil {
-			u = fmt.Sprintf(" (%d tokens)", ev.Usage.TotalTokens)
+		if ev.Usage != nil && ev.Usage.TotalTokens > 0 {
+			u = fmt.Sprintf(" (%s tokens, %s)", thousands(ev.Usage.TotalTokens), CostText(ev.Usage))
 		}
 		return fmt.Sprintf("%s %s%s%s", s.green("completed"), ev.Task, el, u)
 	case TaskFailed:
@@ -201,6 +201,25 @@ func writeOutputs(w io.Writer, s *Summary, st style) {
 	}
 }
 
+// writeUsage says what this run's LLM requests cost, the session's, and
+// what a resume saved; nothing for a team that used no LLM tokens.
+func writeUsage(w io.Writer, s *Summary) {
+	if s.SessionUsage == nil || s.SessionUsage.TotalTokens == 0 {
+		return
+	}
+	fmt.Fprintf(w, "tokens:  this run %s; session %s\n", UsageText(s.Usage), UsageText(s.SessionUsage))
+	if r := s.RestoredUsage; r != nil && r.TotalTokens > 0 && s.Restored > 0 {
+		fmt.Fprintf(w, "restored %d %s whose %s tokens (%s) were not paid again\n", s.Restored, plural(s.Restored, "task"), thousands(r.TotalTokens), CostText(r))
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
 func writeSummary(w io.Writer, s *Summary, st style) {
 	writeOutputs(w, s, st)
 	var head string
@@ -224,10 +243,8 @@ func writeSummary(w io.Writer, s *Summary, st style) {
 		fmt.Fprintf(w, ", %d not run", s.Pending)
 	}
 	fmt.Fprintf(w, " of %d tasks in %s", s.Total, fmtDuration(time.Duration(s.Elapsed)))
-	if s.Tokens > 0 {
-		fmt.Fprintf(w, ", %d LLM tokens", s.Tokens)
-	}
 	fmt.Fprintln(w)
+	writeUsage(w, s)
 	fmt.Fprintf(w, "session: %s\n", s.Session)
 	if s.Resume != "" {
 		fmt.Fprintf(w, "resume:  %s\n", s.Resume)

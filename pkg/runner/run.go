@@ -236,6 +236,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		Decisions:     map[string]string{},
 		Restored:      map[int]Output{},
 		Attempts:      make([]int, len(defs)),
+		PriorUsage:    make([]*Usage, len(defs)),
 		MaxParallel:   o.MaxParallel,
 		ResumeCommand: resume,
 		DecideCommand: func(task, value string) string {
@@ -258,6 +259,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			continue
 		}
 		e.Attempts[i] = rec.Attempts
+		e.PriorUsage[i] = rec.Usage
 		if rec.Status == checkpoint.StatusCompleted && restored.Done(d.Name) {
 			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}
 		}
@@ -477,20 +479,20 @@ func (r *journalRecorder) Record(ev Event) error {
 		}
 	}
 	var recs []checkpoint.Record
+	// A task's usage is everything its requests cost in the session.
+	prev, _ := r.j.Task(ev.Task)
+	usage := prev.Usage.Plus(ev.Usage)
 	switch ev.Type {
 	case TaskStarted:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: ev.Task, Attempt: ev.Attempt, At: ev.Time})
 	case TaskRetrying, TaskFailed:
-		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, At: ev.Time})
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskInterrupted:
-		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: "interrupted before it completed", RetryCount: ev.RetryCount, At: ev.Time})
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: "interrupted before it completed", RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskSkipped:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: ev.Task, At: ev.Time})
 	case TaskCompleted:
-		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, RetryCount: ev.RetryCount, At: ev.Time}
-		if ev.Usage != nil {
-			rec.Usage = &checkpoint.Usage{PromptTokens: ev.Usage.PromptTokens, CompletionTokens: ev.Usage.CompletionTokens, TotalTokens: ev.Usage.TotalTokens}
-		}
+		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time}
 		if ev.OutputVariable != "" {
 			rec.Variables = map[string]any{ev.OutputVariable: VariableValue(ev.Result)}
 			rec.State = rec.Variables

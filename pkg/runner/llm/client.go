@@ -40,11 +40,54 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// Usage is the token count a server reports for one completion.
+// Usage is the token count a server reports for one completion. Cached
+// tokens are part of the prompt tokens, reasoning tokens part of the
+// completion tokens, as OpenAI counts them.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	CachedTokens     int `json:"cached_tokens,omitempty"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+}
+
+// Call is one HTTP request whose answer reported usage, whatever became
+// of it (a retried 500 with usage, a cut answer, the result).
+type Call struct {
+	Model    string // as the server named it, else as asked
+	Status   int    // HTTP status
+	Duration time.Duration
+	Usage    Usage
+}
+
+// wireUsage reads the usage member of the servers teamrun talks to: the
+// details objects of OpenAI (and vLLM, llama-server), DeepSeek's cache hits.
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
+}
+
+func (w *wireUsage) usage() Usage {
+	u := Usage{PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens, TotalTokens: w.TotalTokens,
+		CachedTokens: w.PromptCacheHitTokens}
+	if d := w.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
+		u.CachedTokens = d.CachedTokens
+	}
+	if d := w.CompletionTokensDetails; d != nil {
+		u.ReasoningTokens = d.ReasoningTokens
+	}
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	return u
 }
 
 // Request is one completion to ask for. A nil Temperature and a zero
@@ -62,9 +105,15 @@ type Request struct {
 // Response is the first choice's text, the usage and the model that answered.
 type Response struct {
 	Content      string
-	Usage        Usage
+	Usage        Usage // of the answer that is the result
 	Model        string
 	FinishReason string // as the server said: stop, length, tool_calls, …; may be empty
+	// Calls are the requests of this Complete that reported usage, the
+	// answer's last; Usage is the last one's.
+	Calls []Call
+
+	status   int  // the HTTP status of the answer
+	hasUsage bool // the answer reported usage
 }
 
 // Client talks to one OpenAI-compatible endpoint. The zero value of every
@@ -98,7 +147,7 @@ type wireResponse struct {
 		} `json:"message"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *Usage          `json:"usage"`
+	Usage *wireUsage      `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 
@@ -140,22 +189,33 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	if attempts < 1 {
 		attempts = DefaultMaxAttempts
 	}
-	var last *Error
+	var (
+		last  *Error
+		calls []Call
+	)
 	for attempt := 1; ; attempt++ {
+		start := time.Now()
 		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red)
+		if resp.Model == "" {
+			resp.Model = req.Model
+		}
+		if resp.hasUsage {
+			// Paid for whatever becomes of it: recorded before the answer
+			// is judged.
+			calls = append(calls, Call{Model: resp.Model, Status: resp.status, Duration: time.Since(start), Usage: resp.Usage})
+		}
 		if e == nil {
 			e = checkFinish(resp, req)
 		}
 		if e == nil {
-			if resp.Model == "" {
-				resp.Model = req.Model
-			}
+			resp.Calls = calls
 			return resp, nil
 		}
 		if ctx.Err() != nil {
 			return Response{}, canceled(ctx, req.Model, shown, last)
 		}
 		e.Attempts = attempt
+		e.Calls = calls
 		last = fail(e)
 		if !last.Retryable {
 			return Response{}, last
@@ -229,7 +289,10 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		return Response{}, -1, &Error{StatusCode: hresp.StatusCode, Message: msg}
 	}
 	ch := wr.Choices[0]
-	resp := Response{Model: wr.Model}
+	resp := Response{Model: wr.Model, status: hresp.StatusCode}
+	if wr.Usage != nil {
+		resp.Usage, resp.hasUsage = wr.Usage.usage(), true
+	}
 	if p := ch.Message.Content; p != nil {
 		resp.Content = *p
 	}
@@ -237,11 +300,9 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		resp.FinishReason = *p
 	}
 	if p := ch.Message.Refusal; p != nil && strings.TrimSpace(*p) != "" {
-		return Response{}, -1, &Error{StatusCode: hresp.StatusCode,
-			Message: "the model refused to answer: " + red.snippet(*p)}
-	}
-	if wr.Usage != nil {
-		resp.Usage = *wr.Usage
+		// A refusal is paid for too: its usage stays with the failure.
+		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage}, -1,
+			&Error{StatusCode: hresp.StatusCode, Message: "the model refused to answer: " + red.snippet(*p)}
 	}
 	return resp, -1, nil
 }
