@@ -44,6 +44,9 @@ type Job struct {
 	Context        []ContextOutput
 	Attempt        int            // 1, 2, … counted across runs
 	State          map[string]any // a snapshot of the shared state; read only
+	// OnDelta, when set, gets a streamed answer's text as it comes: a
+	// preview for the user, never the result.
+	OnDelta func(text string)
 }
 
 // Result is what an agent produced.
@@ -405,7 +408,11 @@ func (e *Engine) job(i int) *Job {
 		ExpectedOutput: e.Render(t.ExpectedOutput, e.State),
 		Context:        e.contextOf(i),
 		Attempt:        e.tasks[i].attempts + 1,
-		State:          maps.Clone(e.State),
+		OnDelta: func(text string) {
+			// To the user only: the recorder never sees a stream's pieces.
+			e.observe(Event{Time: e.now(), Type: TaskDelta, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Delta: text})
+		},
+		State: maps.Clone(e.State),
 	}
 }
 

@@ -19,9 +19,12 @@ const (
 	TaskFailed      EventType = "task_failed"
 	TaskSkipped     EventType = "task_skipped"
 	TaskInterrupted EventType = "task_interrupted"
-	RunHalted       EventType = "halted"
-	RunWarning      EventType = "warning"
-	RunFinished     EventType = "run_finished"
+	// TaskDelta is a piece of a streamed answer as it came: shown, never
+	// recorded (a stream that breaks off is no result).
+	TaskDelta   EventType = "task_delta"
+	RunHalted   EventType = "halted"
+	RunWarning  EventType = "warning"
+	RunFinished EventType = "run_finished"
 )
 
 // Usage is the tokens an LLM task consumed, as the server counts them,
@@ -63,6 +66,7 @@ type Event struct {
 	Halt    *Halt                `json:"halt,omitempty"`
 	Summary *Summary             `json:"summary,omitempty"`
 	Message string               `json:"message,omitempty"` // warnings
+	Delta   string               `json:"delta,omitempty"`   // task_delta: the text that came
 	// Tasks is, for run_started, how many tasks the team has.
 	Tasks int `json:"tasks,omitempty"`
 }

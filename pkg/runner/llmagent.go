@@ -129,7 +129,8 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	client := &llm.Client{BaseURL: ep.BaseURL, APIKey: ep.APIKey, HTTP: l.HTTP, Timeout: time.Duration(a.LLM.Timeout),
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
 	resp, err := client.Complete(ctx, llm.Request{Model: ep.Model, Messages: msgs,
-		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated})
+		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
+		Stream: a.LLM.Stream, IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: job.OnDelta})
 	if err != nil {
 		return Result{}, paid(err, usageOf(llm.CallsOf(err), a.LLM.Price, job.Attempt))
 	}

@@ -100,3 +100,33 @@ tasks:
 		})
 	}
 }
+
+// stream: true against the real server: the whole answer is the result
+// and the stream's usage is recorded.
+func TestRealLLMStream(t *testing.T) {
+	base := realServer(t)
+	p := newProject(t, base, `
+models:
+  tiny: {model: tiny, base_url: BASE, stream: true, price: {input: 1, output: 2}}
+llm: tiny
+agents:
+  writer: {role: Writer}
+tasks:
+  hello: {description: Say hello, agent: writer}
+`)
+	p.streamJSON = true
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	tr, _ := p.session(t).Task("hello")
+	if tr.Result != "Hello from the tiny test model." {
+		t.Errorf("result %q", tr.Result)
+	}
+	if u := tr.Usage; u == nil || u.PromptTokens == 0 || u.CompletionTokens == 0 || u.CostUSD <= 0 || len(u.Calls) != 1 {
+		t.Errorf("usage %+v: want the stream's usage, priced", tr.Usage)
+	}
+	if !strings.Contains(out, `"event":"task_delta"`) {
+		t.Errorf("no task_delta events:\n%s", out)
+	}
+}

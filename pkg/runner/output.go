@@ -28,6 +28,14 @@ type Reporter interface {
 	Close()
 }
 
+// StreamDeltas makes a --json reporter write task_delta events, the pieces
+// of streamed answers; other reporters are left as they are.
+func StreamDeltas(r Reporter) {
+	if jr, ok := r.(*jsonReporter); ok {
+		jr.deltas = true
+	}
+}
+
 // NewReporter returns the reporter for a mode and what the streams can show.
 func NewReporter(s *iostreams.IOStreams, mode Mode) Reporter {
 	switch mode {
@@ -46,9 +54,13 @@ type jsonReporter struct {
 	mu     sync.Mutex
 	enc    *json.Encoder
 	errOut io.Writer
+	deltas bool // --stream-json: task_delta events too
 }
 
 func (r *jsonReporter) Observe(ev Event) {
+	if ev.Type == TaskDelta && !r.deltas {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ev.Time = ev.Time.UTC()

@@ -32,6 +32,7 @@ type Options struct {
 	Reuse       checkpoint.Reuse
 	Wait        time.Duration // --wait; 0 fails at once when the session is held
 	Mode        Mode
+	StreamJSON  bool // with ModeJSON: task_delta events of streamed answers
 	IO          *iostreams.IOStreams
 	Getenv      func(string) string // nil: os.Getenv
 	Home        string              // the session store (--store); "" means $TEAMRUN_STORE, else $TEAMRUN_HOME
@@ -78,6 +79,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, &UsageError{Err: err} // a spec.ErrorList, or an unreadable file
 	}
 	rep := NewReporter(o.IO, o.Mode)
+	if o.StreamJSON {
+		StreamDeltas(rep)
+	}
 	defer rep.Close()
 	if o.Interrupts != nil {
 		o.Interrupts.Say(rep.Notice)

@@ -209,6 +209,10 @@ func (b *builder) llm(v *tree) *LLM {
 				r.Timeout = l.Timeout
 			case "price":
 				r.Price = l.Price
+			case "stream":
+				r.Stream = l.Stream
+			case "idle_timeout":
+				r.IdleTimeout = l.IdleTimeout
 			}
 		}
 	}
@@ -245,6 +249,8 @@ func (b *builder) llmFields(v *tree) *LLM {
 		l.MaxTokens = int(mt)
 	}
 	l.Timeout = Duration(b.duration(v.get("timeout")))
+	l.Stream, _ = v.get("stream").val().(bool)
+	l.IdleTimeout = Duration(b.duration(v.get("idle_timeout")))
 	return l
 }
 

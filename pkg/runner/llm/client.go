@@ -100,6 +100,13 @@ type Request struct {
 	// AcceptTruncated takes an answer cut at max_tokens (finish_reason
 	// "length") as the result; otherwise it is a failed attempt.
 	AcceptTruncated bool
+	// Stream asks for the answer as server-sent events (see stream.go),
+	// with usage; an attempt whose stream is silent for IdleTimeout (0:
+	// DefaultIdleTimeout) fails. OnDelta, when set, gets the text as it
+	// comes: a preview only, since a stream that breaks off is no result.
+	Stream      bool
+	IdleTimeout time.Duration
+	OnDelta     func(text string)
 }
 
 // Response is the first choice's text, the usage and the model that answered.
@@ -136,6 +143,13 @@ type wireRequest struct {
 	Temperature *float64  `json:"temperature,omitempty"`
 	MaxTokens   int       `json:"max_tokens,omitempty"`
 	Stream      bool      `json:"stream"`
+	// StreamOptions asks a stream for its usage in a last chunk: without
+	// it OpenAI's API counts nothing when streaming.
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 type wireResponse struct {
@@ -177,10 +191,19 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	if req.Model == "" {
 		return Response{}, fail(&Error{Message: "no model given: set llm.model for the agent or the team"})
 	}
-	body, err := json.Marshal(wireRequest{
+	wr := wireRequest{
 		Model: req.Model, Messages: req.Messages,
 		Temperature: req.Temperature, MaxTokens: req.MaxTokens,
-	})
+	}
+	var st *streaming
+	if req.Stream {
+		wr.Stream, wr.StreamOptions = true, &streamOptions{IncludeUsage: true}
+		st = &streaming{idle: req.IdleTimeout, onDelta: req.OnDelta}
+		if st.idle <= 0 {
+			st.idle = DefaultIdleTimeout
+		}
+	}
+	body, err := json.Marshal(wr)
 	if err != nil {
 		return Response{}, fail(&Error{Message: "encoding the request: " + err.Error(), Err: err})
 	}
@@ -195,7 +218,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	)
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
-		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red)
+		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red, st)
 		if resp.Model == "" {
 			resp.Model = req.Model
 		}
@@ -230,19 +253,26 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 }
 
 // attempt sends one request. retryAfter is the server's wish, or -1.
-func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red redactor) (Response, time.Duration, *Error) {
+func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red redactor, st *streaming) (Response, time.Duration, *Error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// A stream's idle timer ends the request with errIdle as the cause.
+	actx, cancelCause := context.WithCancelCause(actx)
+	defer cancelCause(nil)
 	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return Response{}, -1, &Error{Message: "building the request: " + err.Error(), Err: err}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
+	if st != nil {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
 	hreq.Header.Set("User-Agent", "teamrun")
 	if c.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)
@@ -256,6 +286,9 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		return Response{}, -1, transportError(actx, timeout, err)
 	}
 	defer hresp.Body.Close()
+	if st != nil && hresp.StatusCode >= 200 && hresp.StatusCode <= 299 && isEventStream(hresp.Header) {
+		return readStream(actx, cancelCause, timeout, hresp, st, red)
+	}
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, maxBody))
 	if err != nil {
 		return Response{}, -1, transportError(actx, timeout, fmt.Errorf("reading the answer: %w", err))
