@@ -217,13 +217,14 @@ func (e *Engine) setup() error {
 			continue
 		}
 		out := e.Restored[i]
-		if e.sched.Restore(i, out.Raw) {
+		why := e.graph.RestoreProblem(i, out.Raw)
+		if why == "" && e.sched.Restore(i, out.Raw) {
 			e.tasks[i].out, e.tasks[i].restored = out, true
 		} else {
-			// The routes changed since (they are not in the fingerprint):
-			// the task decides again.
+			// The routes or the schema changed since (they are not in
+			// the fingerprint): the task runs again.
 			e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name,
-				Message: fmt.Sprintf("restored result of task %q matches none of its condition's values; running it again", t.Tasks[i].Name)})
+				Message: fmt.Sprintf("task %q: %s; running it again", t.Tasks[i].Name, why)})
 		}
 	}
 	return nil
@@ -244,6 +245,9 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		if e.tasks[i].restored {
 			e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
 				Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw})
+			if w := restoreOutputFile(e.Team, e.Team.Tasks[i], e.tasks[i].out.Raw); w != "" {
+				e.observe(Event{Time: e.now(), Type: RunWarning, Index: -1, Session: e.Session, Message: w})
+			}
 		}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -454,9 +458,19 @@ func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 		elapsed := e.now().Sub(start)
 		used := paidUsage(err)
 		if err == nil {
+			// Whatever the agent: a model may ignore response_format, and
+			// a command's stdout is held to the same schema.
+			_, err = t.CheckOutput(res.Raw)
+		}
+		if err == nil {
 			if _, ok := e.graph.Route(j.Index, res.Raw); !ok {
 				err = fmt.Errorf("result %q matches none of the condition's values %s", truncate(strings.TrimSpace(res.Raw), 80), e.graph.RouteValues(j.Index))
 			}
+		}
+		if err == nil && t.OutputFile != "" {
+			// Before the completion is recorded: a crash in between runs
+			// the task again, which writes the file again.
+			err = writeOutputFile(outputPath(e.Team, t), res.Raw)
 		}
 		if err == nil {
 			return attemptDone{i: j.Index, desc: j.Description, res: res, attempt: j.Attempt, elapsed: elapsed}

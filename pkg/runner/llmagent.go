@@ -130,7 +130,8 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
 	resp, err := client.Complete(ctx, llm.Request{Model: ep.Model, Messages: msgs,
 		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
-		Stream: a.LLM.Stream, IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: job.OnDelta})
+		Stream: a.LLM.Stream, IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: job.OnDelta,
+		Schema: schemaObject(job.Task.OutputSchema), SchemaName: job.Task.Name})
 	if err != nil {
 		return Result{}, paid(err, usageOf(llm.CallsOf(err), a.LLM.Price, job.Attempt))
 	}

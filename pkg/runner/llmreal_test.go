@@ -130,3 +130,31 @@ tasks:
 		t.Errorf("no task_delta events:\n%s", out)
 	}
 }
+
+// output_schema against the real server: under response_format
+// tiny-approve's answer does not fit the schema (its JSON lacks the
+// required key): the attempt fails on the local check, naming the problem.
+func TestRealLLMOutputSchema(t *testing.T) {
+	base := realServer(t)
+	p := newProject(t, base, `
+llm: {model: tiny-approve, base_url: BASE}
+agents:
+  reviewer: {role: Reviewer}
+tasks:
+  review:
+    description: Review
+    agent: reviewer
+    output_schema: {type: object, required: [decision], additionalProperties: false}
+`)
+	sum, out, _ := p.run(t, false)
+	if sum == nil || sum.Outcome != Failed {
+		t.Fatalf("run: %+v\n%s", sum, out)
+	}
+	tr, _ := p.session(t).Task("review")
+	if !strings.Contains(tr.Error, `the result does not fit output_schema: `) {
+		t.Errorf("error %q", tr.Error)
+	}
+	if tr.Usage == nil || tr.Usage.TotalTokens == 0 {
+		t.Errorf("the failed attempt's usage was not recorded: %+v", tr.Usage)
+	}
+}

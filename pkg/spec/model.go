@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // Process is how a team's tasks are scheduled.
@@ -134,6 +136,14 @@ type Task struct {
 	// AcceptTruncated is on_truncated: accept: an LLM answer cut at
 	// max_tokens is the result instead of a failed attempt.
 	AcceptTruncated bool `json:",omitempty"`
+	// OutputSchema is output_schema as JSON values (nil: none): the result
+	// must be JSON that fits it (CheckOutput); LLM agents also ask for it.
+	OutputSchema any `json:",omitempty"`
+	// OutputFile is output_file as written: the result is also written
+	// there, relative to the spec's folder.
+	OutputFile string `json:",omitempty"`
+
+	schema *jsonschema.Schema // OutputSchema compiled
 }
 
 // Route sends a task's flow to Next when its trimmed result equals Value.

@@ -55,6 +55,7 @@ func Parse(file string, data []byte) (*Team, error) {
 		b.diags = append(b.diags, validateSchema(file, root)...)
 		b.native(root)
 	}
+	b.checkOutputFiles()
 	if len(b.diags) > 0 {
 		return nil, sortDiags(b.diags)
 	}
@@ -130,6 +131,34 @@ func (b *builder) native(root *tree) {
 	}
 	b.nativeTasks(root.get("tasks"))
 	b.check()
+}
+
+// checkOutputFiles refuses two tasks writing one output_file: the second
+// would silently replace the first's result.
+func (b *builder) checkOutputFiles() {
+	first := map[string]string{}
+	for i, tk := range b.team.Tasks {
+		if tk.OutputFile == "" {
+			continue
+		}
+		var fv *tree
+		if i < len(b.tasks) {
+			fv = b.tasks[i].get("output_file")
+		}
+		if fv == nil {
+			fv = &tree{pos: tk.Pos}
+		}
+		if strings.ContainsRune(tk.OutputFile, 0) {
+			b.errorf(fv, fv.pos, "a file name cannot hold a NUL byte")
+			continue
+		}
+		p := filepath.Clean(tk.OutputFile)
+		if other, dup := first[p]; dup {
+			b.errorf(fv, fv.pos, "task %q writes %s too: give each task its own output_file", other, tk.OutputFile)
+			continue
+		}
+		first[p] = tk.Name
+	}
 }
 
 func (b *builder) variables(v *tree) {
@@ -392,6 +421,17 @@ func (b *builder) task(name string, v *tree) {
 	if s, _ := v.get("on_truncated").str(); s == "accept" {
 		tk.AcceptTruncated = true
 	}
+	if sv := v.get("output_schema"); sv != nil {
+		if _, isBool := sv.val().(bool); sv.isMap() || isBool {
+			tk.OutputSchema = sv.json()
+			s, err := compileOutputSchema(name, tk.OutputSchema)
+			if err != nil {
+				b.errorf(sv, sv.pos, "not a JSON Schema teamrun can check results with: %s", strings.Join(strings.Fields(err.Error()), " "))
+			}
+			tk.schema = s
+		}
+	}
+	tk.OutputFile, _ = v.get("output_file").str()
 	for _, it := range v.get("options").itemsOrNil() {
 		if s, ok := it.str(); ok {
 			tk.Options = append(tk.Options, s)

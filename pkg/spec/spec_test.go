@@ -99,6 +99,9 @@ func TestInvalidSpecs(t *testing.T) {
 		{"model-alias-chain.yaml", []string{`model-alias-chain.yaml:3:18: models.quick.model: names the alias "fast": an alias names a real model; copy "fast"'s settings here instead`}},
 		{"model-price-negative.yaml", []string{`model-price-negative.yaml:4:20: models.fast.price.input: expected at least 0, got integer -1`}},
 		{"model-price-missing-output.yaml", []string{`model-price-missing-output.yaml:4:5: models.fast.price: missing required key "output"`}},
+		{"output-file-twice.yaml", []string{`output-file-twice.yaml:5:46: tasks.b.output_file: task "a" writes ./out/report.md too: give each task its own output_file`}},
+		{"output-schema-bad.yaml", []string{`output-schema-bad.yaml:7:20: tasks.a.output_schema: not a JSON Schema teamrun can check results with: at /type: value must be one of "array", "boolean", "integer", "null", "number", "object", "string"`}},
+		{"output-schema-remote-ref.yaml", []string{`output-schema-remote-ref.yaml:7:20: tasks.a.output_schema: not a JSON Schema teamrun can check results with: $ref "file:///etc/passwd" points outside the schema: only references within the schema itself are followed (move the definition under $defs)`}},
 		{"many-errors.yaml", []string{
 			`many-errors.yaml:6:5: agents.writer.rol: unknown key "rol" (did you mean "role"?)`,
 			`many-errors.yaml:9:14: agents.counter.timeout: expected a duration such as 30s, 5m or 1h30m, got string "soon"`,

@@ -107,6 +107,11 @@ type Request struct {
 	Stream      bool
 	IdleTimeout time.Duration
 	OnDelta     func(text string)
+	// Schema, a JSON Schema object, asks for an answer that fits it
+	// (response_format json_schema, named SchemaName). Servers differ in
+	// how well they keep to it: the caller checks the answer itself.
+	Schema     map[string]any
+	SchemaName string
 }
 
 // Response is the first choice's text, the usage and the model that answered.
@@ -145,7 +150,39 @@ type wireRequest struct {
 	Stream      bool      `json:"stream"`
 	// StreamOptions asks a stream for its usage in a last chunk: without
 	// it OpenAI's API counts nothing when streaming.
-	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+}
+
+type responseFormat struct {
+	Type       string         `json:"type"` // json_schema
+	JSONSchema jsonSchemaSpec `json:"json_schema"`
+}
+
+type jsonSchemaSpec struct {
+	Name   string         `json:"name"`
+	Schema map[string]any `json:"schema"`
+}
+
+// schemaName fits a name to what OpenAI accepts for a schema's name:
+// 1-64 of a-z, A-Z, 0-9, _ and -.
+func schemaName(s string) string {
+	out := []rune{}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			out = append(out, r)
+		default:
+			out = append(out, '_')
+		}
+		if len(out) == 64 {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return "result"
+	}
+	return string(out)
 }
 
 type streamOptions struct {
@@ -194,6 +231,9 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	wr := wireRequest{
 		Model: req.Model, Messages: req.Messages,
 		Temperature: req.Temperature, MaxTokens: req.MaxTokens,
+	}
+	if req.Schema != nil {
+		wr.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchemaSpec{Name: schemaName(req.SchemaName), Schema: req.Schema}}
 	}
 	var st *streaming
 	if req.Stream {

@@ -137,3 +137,20 @@ func TestRealServerStream(t *testing.T) {
 		t.Fatalf("err = %v (calls %+v), want the cut at max_tokens=3 with its usage", err, CallsOf(err))
 	}
 }
+
+// Ollama takes response_format and constrains the answer to JSON, but
+// these untrained models fill it with noise: the caller's local check is
+// what holds (see the runner's TestRealLLMOutputSchema); here the wire
+// takes the request and the answer turns into JSON.
+func TestRealServerResponseFormat(t *testing.T) {
+	c := realClient(t)
+	req := Request{Model: "tiny-approve", Messages: []Message{{Role: "user", Content: "hi"}},
+		Schema: map[string]any{"type": "object", "properties": map[string]any{"decision": map[string]any{"type": "string"}}, "required": []any{"decision"}}, SchemaName: "review"}
+	resp, err := c.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(strings.TrimSpace(resp.Content), "{") {
+		t.Errorf("answer = %q: response_format was not applied", resp.Content)
+	}
+}

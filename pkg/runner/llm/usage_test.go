@@ -73,3 +73,24 @@ func body(code int, s string) func(http.ResponseWriter) {
 		io.WriteString(w, s)
 	}
 }
+
+func TestCompleteSendsSchema(t *testing.T) {
+	fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { okReply(w, `{"a":1}`) })
+	req := tinyReq
+	req.Schema = map[string]any{"type": "object"}
+	req.SchemaName = "triage step/1"
+	if _, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	got := string(fs.requests()[0].Body["response_format"])
+	if want := `{"type":"json_schema","json_schema":{"name":"triage_step_1","schema":{"type":"object"}}}`; got != want {
+		t.Errorf("response_format = %s, want %s", got, want)
+	}
+	fs2 := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { okReply(w, "x") })
+	if _, err := testClient(fs2, &fakeSleep{}).Complete(context.Background(), tinyReq); err != nil {
+		t.Fatal(err)
+	}
+	if rf, ok := fs2.requests()[0].Body["response_format"]; ok {
+		t.Errorf("response_format %s sent without a schema", rf)
+	}
+}

@@ -1,0 +1,68 @@
+package runner
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestLLMOutputSchema checks that an LLM task's output_schema goes out as
+// response_format, that an answer that does not fit is a failed attempt
+// naming the problem (retried), and that one that fits is the result.
+func TestLLMOutputSchema(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		formats []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			ResponseFormat json.RawMessage `json:"response_format"`
+		}
+		data, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(data, &body)
+		mu.Lock()
+		formats = append(formats, string(body.ResponseFormat))
+		n := len(formats)
+		mu.Unlock()
+		if n == 1 {
+			reply(w, `{"severity": "medium"}`)
+			return
+		}
+		reply(w, `{"severity": "high"}`)
+	}))
+	defer srv.Close()
+	p := newProject(t, srv.URL, `
+llm: {model: m, base_url: BASE}
+agents:
+  w: {role: Triage}
+tasks:
+  triage:
+    description: Triage
+    agent: w
+    max_retries: 1
+    retry_delay: 1ms
+    output_schema: {type: object, properties: {severity: {enum: [low, high]}}, required: [severity]}
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v %+v\n%s", err, sum, out)
+	}
+	if len(formats) != 2 {
+		t.Fatalf("%d requests, want 2", len(formats))
+	}
+	want := `{"type":"json_schema","json_schema":{"name":"triage","schema":{"properties":{"severity":{"enum":["low","high"]}},"required":["severity"],"type":"object"}}}`
+	if formats[0] != want {
+		t.Errorf("response_format = %s, want %s", formats[0], want)
+	}
+	if !strings.Contains(out, `"event":"task_retrying"`) || !strings.Contains(out, `the result does not fit output_schema: at /severity: value must be one of \"low\", \"high\"`) {
+		t.Errorf("the first answer's failure is not said:\n%s", out)
+	}
+	tr, _ := p.session(t).Task("triage")
+	if tr.Result != `{"severity": "high"}` || tr.Usage == nil || len(tr.Usage.Calls) != 2 {
+		t.Errorf("record %+v (usage %+v)", tr, tr.Usage)
+	}
+}
