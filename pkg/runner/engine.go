@@ -300,6 +300,17 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 						progressed = true
 						continue
 					}
+					if e.agentOf(i).Kind == spec.LLMAgent {
+						if why := e.budgetReached(); why != "" {
+							// No LLM request once the budget is spent;
+							// command tasks and other branches go on.
+							e.sched.Wait(i)
+							halts = append(halts, &Halt{Session: e.Session, Task: e.Team.Tasks[i].Name, Budget: why, Command: e.ResumeCommand,
+								Description: e.Render(e.Team.Tasks[i].Description, e.State)})
+							progressed = true
+							continue
+						}
+					}
 					job := e.job(i)
 					e.sched.Start(i)
 					running++
@@ -595,12 +606,11 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 	if s.Usage != nil {
 		s.Tokens = s.Usage.TotalTokens
 	}
-	s.SessionUsage = s.Usage
+	s.SessionUsage = e.sessionUsage()
 	for i, u := range e.PriorUsage {
 		if u == nil || i >= len(e.tasks) {
 			continue
 		}
-		s.SessionUsage = totals(s.SessionUsage.Plus(u))
 		if e.tasks[i].restored && i < len(e.Attempts) {
 			// What running it again would cost: the attempt that produced
 			// the result, not the failures before it.

@@ -39,6 +39,9 @@ type Halt struct {
 	Options     []string `json:"options,omitempty"`
 	Command     string   `json:"command"`            // records a decision; VALUE is a placeholder
 	Commands    []string `json:"commands,omitempty"` // the exact command for each option
+	// Budget, when set, says that the session's budget is reached: the
+	// task waits for a larger one, not for a decision.
+	Budget string `json:"budget,omitempty"`
 }
 
 // Event is one step of a run. The engine hands each to its Recorder (the

@@ -183,6 +183,12 @@ func fmtDuration(d time.Duration) string {
 }
 
 func writeHalt(w io.Writer, h *Halt, _ string) {
+	if h.Budget != "" {
+		fmt.Fprintf(w, "halted: the session's budget is reached before task %q: %s\n", h.Task, h.Budget)
+		fmt.Fprintf(w, "  session: %s\n", h.Session)
+		fmt.Fprintf(w, "  raise:   set a larger budget (max_cost_usd, max_tokens) in the spec, then: %s\n", h.Command)
+		return
+	}
 	fmt.Fprintf(w, "halted: task %q needs a human decision\n", h.Task)
 	fmt.Fprintf(w, "  session: %s\n", h.Session)
 	fmt.Fprintf(w, "  task:    %s\n", h.Task)

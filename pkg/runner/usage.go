@@ -164,3 +164,40 @@ func thousands(n int) string {
 	}
 	return b.String()
 }
+
+// sessionUsage is what the session's LLM requests cost: before this run
+// and in it, without calls.
+func (e *Engine) sessionUsage() *Usage {
+	e.recMu.Lock()
+	s := e.used
+	e.recMu.Unlock()
+	for i, u := range e.PriorUsage {
+		if u != nil && i < len(e.Team.Tasks) {
+			s = totals(s.Plus(u))
+		}
+	}
+	return s
+}
+
+// budgetReached says how the session's spending has reached the team's
+// budget, "" while it is under it. The budget is checked before each LLM
+// task starts: a request's size is not known before it is answered, so a
+// task that starts under the budget may end over it, and tasks running at
+// once in a workflow may together.
+func (e *Engine) budgetReached() string {
+	b := e.Team.Budget
+	if b == nil {
+		return ""
+	}
+	u := e.sessionUsage()
+	if u == nil {
+		u = &Usage{}
+	}
+	switch {
+	case b.MaxTokens > 0 && u.TotalTokens >= b.MaxTokens:
+		return fmt.Sprintf("the session has used %s tokens, budget.max_tokens is %s", thousands(u.TotalTokens), thousands(b.MaxTokens))
+	case b.MaxCostUSD > 0 && u.CostUSD >= b.MaxCostUSD:
+		return fmt.Sprintf("the session has spent %s, budget.max_cost_usd is %s", dollars(u.CostUSD), dollars(b.MaxCostUSD))
+	}
+	return ""
+}

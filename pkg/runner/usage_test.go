@@ -159,3 +159,26 @@ func TestCostText(t *testing.T) {
 		}
 	}
 }
+
+func TestBudgetReached(t *testing.T) {
+	tests := []struct {
+		budget *spec.Budget
+		prior  []*Usage
+		run    *Usage
+		want   string // "" under the budget
+	}{
+		{nil, []*Usage{{TotalTokens: 1e9}}, nil, ""},
+		{&spec.Budget{MaxTokens: 100}, []*Usage{{TotalTokens: 60}}, &Usage{TotalTokens: 39}, ""},
+		{&spec.Budget{MaxTokens: 100}, []*Usage{{TotalTokens: 60}}, &Usage{TotalTokens: 40}, "the session has used 100 tokens, budget.max_tokens is 100"},
+		{&spec.Budget{MaxCostUSD: 0.5}, []*Usage{{TotalTokens: 9, CostUSD: 0.25}, nil}, &Usage{TotalTokens: 9, CostUSD: 0.2}, ""},
+		{&spec.Budget{MaxCostUSD: 0.5}, []*Usage{{TotalTokens: 9, CostUSD: 0.25}, {TotalTokens: 9, CostUSD: 0.25}}, nil, "the session has spent $0.50, budget.max_cost_usd is $0.50"},
+		// Unpriced tokens count for max_tokens only.
+		{&spec.Budget{MaxCostUSD: 0.5, MaxTokens: 1000}, []*Usage{{TotalTokens: 900, UnpricedTokens: 900}}, nil, ""},
+	}
+	for i, tt := range tests {
+		e := &Engine{Team: &spec.Team{Budget: tt.budget, Tasks: make([]*spec.Task, 2)}, PriorUsage: tt.prior, used: tt.run}
+		if got := e.budgetReached(); got != tt.want {
+			t.Errorf("%d: %q, want %q", i, got, tt.want)
+		}
+	}
+}

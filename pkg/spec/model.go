@@ -39,10 +39,12 @@ type Team struct {
 	// Models are the models: aliases by name, each a complete llm
 	// mapping (Alias set); wherever a model is named, an alias resolves
 	// to a copy of it.
-	Models   map[string]*LLM `json:",omitempty"`
-	Agents   []*Agent        // file order
-	Tasks    []*Task         // file order: task i has id i
-	Warnings []Diagnostic    // unsupported keys that were ignored, and the like
+	Models map[string]*LLM `json:",omitempty"`
+	// Budget bounds what the session spends on LLM requests; nil: no bound.
+	Budget   *Budget      `json:",omitempty"`
+	Agents   []*Agent     // file order
+	Tasks    []*Task      // file order: task i has id i
+	Warnings []Diagnostic // unsupported keys that were ignored, and the like
 }
 
 // LLM says which model an LLM agent talks to and how.
@@ -67,6 +69,13 @@ type LLM struct {
 	// point there, where it can be fixed.
 	Alias    string `json:"alias,omitempty"`
 	AliasPos Pos    `json:"-"`
+}
+
+// Budget is a session's spending limit; a zero field sets no limit.
+type Budget struct {
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
+	MaxTokens  int     `json:"max_tokens,omitempty"`
+	Pos        Pos     `json:"-"`
 }
 
 // Price is a model's price in US dollars per million tokens. Cached

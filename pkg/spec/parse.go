@@ -121,6 +121,14 @@ func (b *builder) native(root *tree) {
 	}
 	b.variables(root.get("variables"))
 	b.models(root.get("models"))
+	if bv := root.get("budget"); bv.isMap() {
+		bg := &Budget{Pos: bv.kpos}
+		bg.MaxCostUSD, _ = number(bv.get("max_cost_usd"))
+		if n, ok := bv.get("max_tokens").val().(int64); ok && n > 0 && n < 1<<53 {
+			bg.MaxTokens = int(n)
+		}
+		t.Budget = bg
+	}
 	if l := root.get("llm"); l != nil {
 		t.LLM = b.llm(l)
 	}
@@ -131,6 +139,30 @@ func (b *builder) native(root *tree) {
 	}
 	b.nativeTasks(root.get("tasks"))
 	b.check()
+	b.checkBudgetPrices(root.get("budget"))
+}
+
+// checkBudgetPrices warns when max_cost_usd cannot see what an agent
+// spends: a model without a price has an unknown cost.
+func (b *builder) checkBudgetPrices(bv *tree) {
+	t := b.team
+	if t.Budget == nil || t.Budget.MaxCostUSD <= 0 {
+		return
+	}
+	used := map[string]bool{}
+	for _, tk := range t.Tasks {
+		used[tk.Agent] = true
+	}
+	var unpriced []string
+	for _, a := range t.Agents {
+		if used[a.Name] && a.Kind == LLMAgent && (a.LLM == nil || a.LLM.Price == nil) {
+			unpriced = append(unpriced, a.Name)
+		}
+	}
+	if len(unpriced) > 0 {
+		mv := bv.get("max_cost_usd")
+		b.warnf(mv, mv.kpos, "agents %s have no price (llm.price, or a models: alias with one): their cost is unknown and max_cost_usd does not count it; max_tokens does", strings.Join(unpriced, ", "))
+	}
 }
 
 // checkOutputFiles refuses two tasks writing one output_file: the second
