@@ -2,6 +2,7 @@ package runner
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -156,5 +157,41 @@ tasks:
 	}
 	if tr.Usage == nil || tr.Usage.TotalTokens == 0 {
 		t.Errorf("the failed attempt's usage was not recorded: %+v", tr.Usage)
+	}
+}
+
+// examples/llm-costs.yaml runs offline against the real server, and its
+// resume says what it saved.
+func TestRealLLMCostsExample(t *testing.T) {
+	base := realServer(t)
+	data, err := os.ReadFile("../../examples/llm-costs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProject(t, base, string(data))
+	p.env["OPENAI_BASE_URL"] = base + "/v1"
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	if sum.Usage == nil || sum.Usage.TotalTokens == 0 || sum.Usage.CostUSD <= 0 || sum.Usage.UnpricedTokens != 0 {
+		t.Errorf("usage %+v: want priced tokens", sum.Usage)
+	}
+	got, err := os.ReadFile(filepath.Join(p.dir, "out", "draft.txt"))
+	if err != nil || string(got) != "Hello from the tiny test model." {
+		t.Errorf("output_file: %q, %v", got, err)
+	}
+	cnt, _ := p.session(t).Task("count")
+	if cnt.Result != `{"words": 6}` {
+		t.Errorf("count: %q", cnt.Result)
+	}
+	sum, out, err = p.run(t, true)
+	if err != nil || sum.Outcome != Succeeded || sum.Restored != 3 {
+		t.Fatalf("resume: %v, %+v\n%s", err, sum, out)
+	}
+	var b strings.Builder
+	writeUsage(&b, sum)
+	if !strings.Contains(b.String(), "restored 3 tasks whose ") || !strings.Contains(b.String(), " were not paid again") {
+		t.Errorf("summary:\n%s", b.String())
 	}
 }
