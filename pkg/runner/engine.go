@@ -47,6 +47,10 @@ type Job struct {
 	// OnDelta, when set, gets a streamed answer's text as it comes: a
 	// preview for the user, never the result.
 	OnDelta func(text string)
+	// Feedback is why this invocation's previous attempt was refused when
+	// the agent can correct it (a result that did not fit output_schema);
+	// "" otherwise.
+	Feedback string
 }
 
 // Result is what an agent produced.
@@ -458,9 +462,11 @@ func (e *Engine) human(i int) (*Halt, error) {
 func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 	t := job.Task
 	first := job.Attempt
+	feedback := ""
 	for try := 0; ; try++ {
 		j := *job
 		j.Attempt = first + try
+		j.Feedback = feedback
 		if err := e.record(Event{Type: TaskStarted, Index: j.Index, Task: t.Name, Agent: t.Agent, Attempt: j.Attempt, RetryCount: j.Attempt - 1}); err != nil {
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt}
 		}
@@ -494,6 +500,10 @@ func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 		}
 		if try >= t.MaxRetries {
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, usage: used}
+		}
+		feedback = ""
+		if errors.Is(err, spec.ErrOutputSchema) {
+			feedback = err.Error()
 		}
 		delay := e.backoff(t.RetryDelay, try)
 		if rerr := e.record(Event{Type: TaskRetrying, Index: j.Index, Task: t.Name, Agent: t.Agent, Attempt: j.Attempt, RetryCount: j.Attempt - 1,

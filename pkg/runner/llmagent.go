@@ -125,7 +125,13 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	if a.Memory {
 		hist = l.history(a.Name)
 	}
-	msgs := llm.BuildMessages(&ra, job.Description, job.ExpectedOutput, cos, hist)
+	desc := job.Description
+	if job.Feedback != "" {
+		// The retry says what was wrong: the same prompt would likely get
+		// the same misfit again.
+		desc += "\n\nYour previous answer was refused: " + job.Feedback + ". Answer again with only JSON that fits the schema."
+	}
+	msgs := llm.BuildMessages(&ra, desc, job.ExpectedOutput, cos, hist)
 	client := &llm.Client{BaseURL: ep.BaseURL, APIKey: ep.APIKey, HTTP: l.HTTP, Timeout: time.Duration(a.LLM.Timeout),
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
 	resp, err := client.Complete(ctx, llm.Request{Model: ep.Model, Messages: msgs,

@@ -17,15 +17,18 @@ func TestLLMOutputSchema(t *testing.T) {
 	var (
 		mu      sync.Mutex
 		formats []string
+		prompts []string // the last user message of each request
 	)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			ResponseFormat json.RawMessage `json:"response_format"`
+			Messages       []struct{ Content string }
 		}
 		data, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(data, &body)
 		mu.Lock()
 		formats = append(formats, string(body.ResponseFormat))
+		prompts = append(prompts, body.Messages[len(body.Messages)-1].Content)
 		n := len(formats)
 		mu.Unlock()
 		if n == 1 {
@@ -60,6 +63,12 @@ tasks:
 	}
 	if !strings.Contains(out, `"event":"task_retrying"`) || !strings.Contains(out, `the result does not fit output_schema: at /severity: value must be one of \"low\", \"high\"`) {
 		t.Errorf("the first answer's failure is not said:\n%s", out)
+	}
+	if strings.Contains(prompts[0], "refused") {
+		t.Errorf("the first prompt speaks of a refusal: %q", prompts[0])
+	}
+	if want := `Your previous answer was refused: the result does not fit output_schema: at /severity: value must be one of "low", "high". Answer again with only JSON that fits the schema.`; !strings.Contains(prompts[1], want) {
+		t.Errorf("the retry's prompt %q lacks %q", prompts[1], want)
 	}
 	tr, _ := p.session(t).Task("triage")
 	if tr.Result != `{"severity": "high"}` || tr.Usage == nil || len(tr.Usage.Calls) != 2 {

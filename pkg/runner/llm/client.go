@@ -362,7 +362,8 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		return Response{}, -1, &Error{StatusCode: hresp.StatusCode, Message: msg}
 	}
 	ch := wr.Choices[0]
-	resp := Response{Model: wr.Model, status: hresp.StatusCode}
+	// The model's name is recorded with the usage: no key may ride in it.
+	resp := Response{Model: red.clean(wr.Model), status: hresp.StatusCode}
 	if wr.Usage != nil {
 		resp.Usage, resp.hasUsage = wr.Usage.usage(), true
 	}

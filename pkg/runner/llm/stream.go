@@ -94,7 +94,7 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 			return
 		}
 		if ch.Model != "" {
-			resp.Model = ch.Model
+			resp.Model = red.clean(ch.Model) // recorded with the usage
 		}
 		if ch.Usage != nil {
 			resp.Usage, resp.hasUsage = ch.Usage.usage(), true

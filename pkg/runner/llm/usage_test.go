@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -92,5 +93,30 @@ func TestCompleteSendsSchema(t *testing.T) {
 	}
 	if rf, ok := fs2.requests()[0].Body["response_format"]; ok {
 		t.Errorf("response_format %s sent without a schema", rf)
+	}
+}
+
+// TestCallModelRedacted checks that a server echoing the key as the
+// model's name does not put it into the recorded calls.
+func TestCallModelRedacted(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+			const chunk = `{"model":"sk-test-key-123","choices":[{"delta":{"content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`
+			if stream {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "data: "+chunk+"\n\ndata: [DONE]\n\n")
+				return
+			}
+			body(200, `{"model":"sk-test-key-123","choices":[{"message":{"content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`)(w)
+		})
+		req := tinyReq
+		req.Stream = stream
+		resp, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Calls) != 1 || strings.Contains(resp.Calls[0].Model, "sk-test-key-123") || strings.Contains(resp.Model, "sk-test-key-123") {
+			t.Errorf("stream %v: the key is in the model's name: %+v", stream, resp.Calls)
+		}
 	}
 }
