@@ -595,8 +595,8 @@ func (e *Engine) finish(d attemptDone) error {
 		if t.OutputVariable != "" {
 			// Like $(...) in a shell: the trailing newlines of a command's
 			// output would only get in the way of {placeholders}.
-			e.State[t.OutputVariable] = VariableValue(d.res.Raw)
-			ev.OutputVariable = t.OutputVariable
+			ev.OutputVariable, ev.OutputValue = t.OutputVariable, OutputValue(t, d.res.Raw)
+			e.State[t.OutputVariable] = ev.OutputValue
 		}
 	}
 	if err := e.record(ev); err != nil {
@@ -665,8 +665,20 @@ func truncate(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// VariableValue is what output_variable stores for a result: the result
-// without its trailing newlines.
+// OutputValue is what output_variable stores for a task's result: with an
+// output_schema the parsed JSON value (the result fits it: the attempt was
+// checked), else VariableValue.
+func OutputValue(t *spec.Task, raw string) any {
+	if t.OutputSchema != nil {
+		if v, err := t.CheckOutput(raw); err == nil {
+			return v
+		}
+	}
+	return VariableValue(raw)
+}
+
+// VariableValue is what output_variable stores for a result without an
+// output_schema: the result without its trailing newlines.
 func VariableValue(raw string) string {
 	return strings.TrimRight(raw, "\r\n")
 }

@@ -63,6 +63,7 @@ type Event struct {
 	Usage      *Usage    `json:"usage,omitempty"`
 	// OutputVariable is set when the result also went into the shared state.
 	OutputVariable string `json:"output_variable,omitempty"`
+	OutputValue    any    `json:"-"` // what it holds now (OutputValue)
 	// Memory holds the turns a task added to its agent's conversation, for
 	// agents with memory: true. It is checkpointed, never printed.
 	Memory  []checkpoint.Message `json:"-"`

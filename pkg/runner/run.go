@@ -498,7 +498,7 @@ func (r *journalRecorder) Record(ev Event) error {
 	case TaskCompleted:
 		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time}
 		if ev.OutputVariable != "" {
-			rec.Variables = map[string]any{ev.OutputVariable: VariableValue(ev.Result)}
+			rec.Variables = map[string]any{ev.OutputVariable: ev.OutputValue}
 			rec.State = rec.Variables
 		}
 		if len(ev.Memory) > 0 {

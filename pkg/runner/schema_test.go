@@ -75,3 +75,51 @@ tasks:
 		t.Errorf("record %+v (usage %+v)", tr, tr.Usage)
 	}
 }
+
+// TestOutputVariableParsed checks that with an output_schema the shared
+// state holds the parsed result, in the run and after a restore, and that
+// placeholders see it as JSON.
+func TestOutputVariableParsed(t *testing.T) {
+	p := newProject(t, "", `
+agents:
+  c: {shell: cat}
+  echo: {shell: cat}
+tasks:
+  triage:
+    description: '{"severity": "high", "count": 2}'
+    agent: c
+    output_schema: {type: object}
+    output_variable: triage
+  n:
+    description: '7'
+    agent: c
+    output_schema: {type: integer}
+    output_variable: n
+  use:
+    description: 'got {triage} and {n}'
+    agent: echo
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v %+v\n%s", err, sum, out)
+	}
+	check := func(when string) {
+		sess := p.session(t)
+		tri, ok := sess.Team.State["triage"].(map[string]any)
+		if !ok || tri["severity"] != "high" || tri["count"] != int64(2) {
+			t.Errorf("%s: state triage = %#v, want the parsed object", when, sess.Team.State["triage"])
+		}
+		if n := sess.Team.State["n"]; n != int64(7) {
+			t.Errorf("%s: state n = %#v, want 7", when, n)
+		}
+		use, _ := sess.Task("use")
+		if use.Result != `got {"count":2,"severity":"high"} and 7` {
+			t.Errorf("%s: use = %q", when, use.Result)
+		}
+	}
+	check("after the run")
+	if sum, out, err := p.run(t, true); err != nil || sum.Restored != 3 {
+		t.Fatalf("resume: %v %+v\n%s", err, sum, out)
+	}
+	check("after the resume")
+}

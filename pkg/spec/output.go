@@ -97,7 +97,31 @@ func (tk *Task) CheckOutput(result string) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOutputSchema, err)
 	}
-	return v, nil
+	return plainJSON(v), nil
+}
+
+// plainJSON turns the json.Numbers of a decoded value into int64 or
+// float64, as every other value of the shared state holds numbers.
+func plainJSON(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return x.String()
+	case []any:
+		for i, e := range x {
+			x[i] = plainJSON(e)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = plainJSON(e)
+		}
+	}
+	return v
 }
 
 // preview is the start of a result on one line, for an error.
