@@ -481,7 +481,7 @@ func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 		}
 		if err == nil {
 			if _, ok := e.graph.Route(j.Index, res.Raw); !ok {
-				err = fmt.Errorf("result %q matches none of the condition's values %s", truncate(strings.TrimSpace(res.Raw), 80), e.graph.RouteValues(j.Index))
+				err = errors.New(e.graph.NoRoute(j.Index, res.Raw))
 			}
 		}
 		if err == nil && t.OutputFile != "" {

@@ -174,7 +174,7 @@ func CanonicalTasks(defs []TaskDef) []byte {
 // canonicalJSON of {"agent", "agent_key", "condition": [{"next", "value"}],
 // "context": [{"key", "name"}], "description", "expected_output",
 // "max_retries", "name", "options", "output_schema" (when set),
-// "output_variable", "timeout"}, written
+// "output_variable", "route_on" (when set), "timeout"}, written
 // directly in sorted key order (fingerprint_fast_test.go checks the bytes).
 func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte {
 	b = append(b, `{"agent":`...)
@@ -221,6 +221,10 @@ func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte 
 	}
 	b = append(b, `,"output_variable":`...)
 	b = appendJSONString(b, tk.OutputVariable)
+	if tk.RouteOn != "" {
+		b = append(b, `,"route_on":`...)
+		b = appendJSONString(b, tk.RouteOn)
+	}
 	b = append(b, `,"timeout":`...)
 	b = appendJSONString(b, durationText(tk.Timeout))
 	return append(b, '}')

@@ -50,6 +50,9 @@ func refTaskKeyJSON(tk *Task, d *TaskDef, ctxKeys []string) []byte {
 	if tk.OutputSchema != nil {
 		m["output_schema"] = tk.OutputSchema
 	}
+	if tk.RouteOn != "" {
+		m["route_on"] = tk.RouteOn
+	}
 	return canonicalJSON(m)
 }
 

@@ -151,6 +151,9 @@ type Task struct {
 	// OutputFile is output_file as written: the result is also written
 	// there, relative to the spec's folder.
 	OutputFile string `json:",omitempty"`
+	// RouteOn is route_on, a JSON pointer: Condition compares the value
+	// there of the result (RouteKey).
+	RouteOn string `json:",omitempty"`
 
 	schema *jsonschema.Schema // OutputSchema compiled
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -134,4 +135,41 @@ func preview(s string) string {
 		return "(empty)"
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// RouteKey is what the task's condition compares with its values: the
+// trimmed result, or with route_on the value at that JSON pointer of the
+// result (a string as it is, anything else as FormatValue prints it). The
+// error says why a result has no such value.
+func (tk *Task) RouteKey(raw string) (string, error) {
+	if tk.RouteOn == "" {
+		return strings.TrimSpace(raw), nil
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", fmt.Errorf("route_on %s: the result is not JSON: %s", tk.RouteOn, preview(raw))
+	}
+	v = plainJSON(v)
+	for _, seg := range strings.Split(tk.RouteOn, "/")[1:] {
+		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		switch c := v.(type) {
+		case map[string]any:
+			x, ok := c[seg]
+			if !ok {
+				return "", fmt.Errorf("route_on %s: the result has no %q", tk.RouteOn, seg)
+			}
+			v = x
+		case []any:
+			n, err := strconv.Atoi(seg)
+			if err != nil || n < 0 || n >= len(c) {
+				return "", fmt.Errorf("route_on %s: the result's list has no item %q", tk.RouteOn, seg)
+			}
+			v = c[n]
+		default:
+			return "", fmt.Errorf("route_on %s: the result has no %q (it is not an object or a list there)", tk.RouteOn, seg)
+		}
+	}
+	return FormatValue(v), nil
 }

@@ -63,7 +63,36 @@ func TestOutputSchemaKey(t *testing.T) {
 	if none == obj || obj == other {
 		t.Errorf("keys: none %s, object %s, array %s: a schema edit must change the key", none, obj, other)
 	}
+	if key(", condition: {a: []}, route_on: /a") == key(", condition: {a: []}, route_on: /b") {
+		t.Errorf("route_on is not part of the key")
+	}
 	if key(", output_file: x.md") != none {
 		t.Errorf("output_file changed the key: where a result is copied to changes no result")
+	}
+}
+
+func TestRouteKey(t *testing.T) {
+	tests := []struct {
+		on, raw, want, wantErr string
+	}{
+		{"", "  approve\n", "approve", ""},
+		{"/severity", `{"severity": "high"}`, "high", ""},
+		{"/a~1b/0", `{"a/b": [3, 4]}`, "3", ""},
+		{"/ok", `{"ok": true}`, "true", ""},
+		{"/n", `{"n": {"x": 1}}`, `{"x":1}`, ""},
+		{"/severity", `high`, "", `route_on /severity: the result is not JSON: "high"`},
+		{"/severity", `{"level": 1}`, "", `route_on /severity: the result has no "severity"`},
+		{"/list/5", `{"list": [1]}`, "", `route_on /list/5: the result's list has no item "5"`},
+		{"/a/b", `{"a": 1}`, "", `the result has no "b" (it is not an object or a list there)`},
+	}
+	for _, tt := range tests {
+		tk := &Task{RouteOn: tt.on}
+		got, err := tk.RouteKey(tt.raw)
+		switch {
+		case tt.wantErr == "" && (err != nil || got != tt.want):
+			t.Errorf("%s on %q: %q, %v; want %q", tt.on, tt.raw, got, err, tt.want)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%s on %q: err %v, want %q", tt.on, tt.raw, err, tt.wantErr)
+		}
 	}
 }

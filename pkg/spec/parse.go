@@ -464,6 +464,12 @@ func (b *builder) task(name string, v *tree) {
 		}
 	}
 	tk.OutputFile, _ = v.get("output_file").str()
+	if rv := v.get("route_on"); rv != nil {
+		tk.RouteOn, _ = rv.str()
+		if v.get("condition") == nil {
+			b.errorf(rv, rv.kpos, "route_on says where in the result condition looks: give the task a condition too")
+		}
+	}
 	for _, it := range v.get("options").itemsOrNil() {
 		if s, ok := it.str(); ok {
 			tk.Options = append(tk.Options, s)

@@ -102,6 +102,7 @@ func TestInvalidSpecs(t *testing.T) {
 		{"output-file-twice.yaml", []string{`output-file-twice.yaml:5:46: tasks.b.output_file: task "a" writes ./out/report.md too: give each task its own output_file`}},
 		{"output-schema-bad.yaml", []string{`output-schema-bad.yaml:7:20: tasks.a.output_schema: not a JSON Schema teamrun can check results with: at /type: value must be one of "array", "boolean", "integer", "null", "number", "object", "string"`}},
 		{"output-schema-remote-ref.yaml", []string{`output-schema-remote-ref.yaml:7:20: tasks.a.output_schema: not a JSON Schema teamrun can check results with: $ref "file:///etc/passwd" points outside the schema: only references within the schema itself are followed (move the definition under $defs)`}},
+		{"route-on-without-condition.yaml", []string{`route-on-without-condition.yaml:4:33: tasks.a.route_on: route_on says where in the result condition looks: give the task a condition too`}},
 		{"many-errors.yaml", []string{
 			`many-errors.yaml:6:5: agents.writer.rol: unknown key "rol" (did you mean "role"?)`,
 			`many-errors.yaml:9:14: agents.counter.timeout: expected a duration such as 30s, 5m or 1h30m, got string "soon"`,

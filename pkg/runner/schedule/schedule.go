@@ -178,7 +178,10 @@ func (g *Graph) Route(i int, raw string) (next []string, ok bool) {
 	if len(conds) == 0 {
 		return nil, true
 	}
-	v := strings.TrimSpace(raw)
+	v, err := g.team.Tasks[i].RouteKey(raw)
+	if err != nil {
+		return nil, false
+	}
 	for _, r := range conds {
 		if r.Value == v {
 			if r.Next == nil {
@@ -188,6 +191,21 @@ func (g *Graph) Route(i int, raw string) (next []string, ok bool) {
 		}
 	}
 	return nil, false
+}
+
+// NoRoute says why task i's result raw routes nowhere: "result %q
+// matches none of its condition's values (…)", or why route_on finds no
+// value in it.
+func (g *Graph) NoRoute(i int, raw string) string {
+	tk := g.team.Tasks[i]
+	key, err := tk.RouteKey(raw)
+	switch {
+	case err != nil:
+		return "result routes nowhere: " + err.Error()
+	case tk.RouteOn != "":
+		return fmt.Sprintf("result's %s, %q, matches none of its condition's values (%s)", tk.RouteOn, truncate(key, 80), g.RouteValues(i))
+	}
+	return fmt.Sprintf("result %q matches none of its condition's values (%s)", truncate(key, 80), g.RouteValues(i))
 }
 
 // RouteValues lists the values of task i's condition, quoted, for messages.
@@ -242,7 +260,7 @@ func (g *Graph) RestoreProblem(i int, raw string) string {
 		return "its restored result no longer fits output_schema (" + strings.TrimPrefix(err.Error(), spec.ErrOutputSchema.Error()+": ") + ")"
 	}
 	if _, ok := g.Route(i, raw); !ok {
-		return fmt.Sprintf("its restored result %q matches none of its condition's values (%s)", truncate(strings.TrimSpace(raw), 80), g.RouteValues(i))
+		return "its restored " + g.NoRoute(i, raw)
 	}
 	return ""
 }
