@@ -19,6 +19,8 @@ type LLMs struct {
 	Getenv func(string) string
 	Render func(text string, state map[string]any) string
 	HTTP   *http.Client
+	// Live is a run that shows live progress: stream: auto streams there.
+	Live bool
 	// MaxAttempts, Sleep and MaxBackoff tune the client's retries (tests).
 	MaxAttempts int
 	MaxBackoff  time.Duration
@@ -136,7 +138,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
 	resp, err := client.Complete(ctx, llm.Request{Model: ep.Model, Messages: msgs,
 		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
-		Stream: a.LLM.Stream, IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: job.OnDelta,
+		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: job.OnDelta,
 		Schema: schemaObject(job.Task.OutputSchema), SchemaName: job.Task.Name})
 	if err != nil {
 		return Result{}, paid(err, usageOf(llm.CallsOf(err), a.LLM.Price, job.Attempt))

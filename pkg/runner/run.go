@@ -268,7 +268,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}
 		}
 	}
-	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP}
+	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal()}
 	llms.Restore(sess.Memory)
 	groups := &Groups{}
 	if o.Interrupts != nil {

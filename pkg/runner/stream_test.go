@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +12,7 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 func sseReply(w http.ResponseWriter, events ...string) {
@@ -113,5 +117,42 @@ func TestLivePreview(t *testing.T) {
 	defer r.mu.Unlock()
 	if len(r.preview) != 0 {
 		t.Errorf("preview kept after the task ended: %v", r.preview)
+	}
+}
+
+// TestStreamAuto checks stream's three settings: auto streams only when
+// the run shows live progress; true and false hold either way.
+func TestStreamAuto(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		stream *bool
+		live   bool
+		want   bool
+	}{
+		{nil, true, true}, {nil, false, false},
+		{&yes, false, true}, {&no, true, false},
+	}
+	for _, tt := range tests {
+		var asked []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var body struct {
+				Stream json.RawMessage `json:"stream"`
+			}
+			data, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(data, &body)
+			asked = append(asked, string(body.Stream))
+			reply(w, "ok") // a server may answer a stream request in one piece
+		}))
+		l := &LLMs{Live: tt.live, Getenv: func(string) string { return "" }}
+		job := &Job{Task: &spec.Task{Name: "t"}, Agent: &spec.Agent{Name: "a", Kind: spec.LLMAgent,
+			LLM: &spec.LLM{Model: "m", BaseURL: srv.URL + "/v1", Stream: tt.stream}}, Attempt: 1}
+		res, err := l.Execute(context.Background(), job)
+		srv.Close()
+		if err != nil || res.Raw != "ok" {
+			t.Fatalf("%+v: %q, %v", tt, res.Raw, err)
+		}
+		if len(asked) != 1 || (asked[0] == "true") != tt.want {
+			t.Errorf("stream %v, live %v: asked stream=%v, want %v", tt.stream, tt.live, asked, tt.want)
+		}
 	}
 }

@@ -55,10 +55,11 @@ type LLM struct {
 	Temperature *float64 `json:"temperature,omitempty"`
 	MaxTokens   int      `json:"max_tokens,omitempty"`
 	Timeout     Duration `json:"timeout,omitempty"` // one request
-	// Stream asks for the answer as server-sent events; IdleTimeout is
-	// how long such a stream may be silent. Neither changes the answer,
+	// Stream asks for the answer as server-sent events: true always,
+	// false never, nil (auto) when the run shows live progress. IdleTimeout
+	// is how long such a stream may be silent. Neither changes the answer,
 	// so neither is part of the agent's definition (AgentKey).
-	Stream      bool     `json:"stream,omitempty"`
+	Stream      *bool    `json:"stream,omitempty"`
 	IdleTimeout Duration `json:"idle_timeout,omitempty"`
 	Pos         Pos      `json:"-"`
 	// Price is what the provider charges; nil: unknown. It changes no

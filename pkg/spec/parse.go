@@ -310,7 +310,9 @@ func (b *builder) llmFields(v *tree) *LLM {
 		l.MaxTokens = int(mt)
 	}
 	l.Timeout = Duration(b.duration(v.get("timeout")))
-	l.Stream, _ = v.get("stream").val().(bool)
+	if s, ok := v.get("stream").val().(bool); ok {
+		l.Stream = &s
+	}
 	l.IdleTimeout = Duration(b.duration(v.get("idle_timeout")))
 	return l
 }
