@@ -454,6 +454,12 @@ func (e *Engine) human(i int) (*Halt, error) {
 	e.tasks[i].attempts++
 	attempt := e.tasks[i].attempts
 	err := e.graph.ValidDecision(i, value)
+	if err == nil {
+		_, err = t.CheckOutput(value) // a decision is the task's result like any other
+	}
+	if err == nil && t.OutputFile != "" {
+		err = writeOutputFile(outputPath(e.Team, t), value)
+	}
 	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, err: err, attempt: attempt})
 }
 
