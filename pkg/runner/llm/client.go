@@ -52,7 +52,8 @@ type Usage struct {
 }
 
 // Call is one HTTP request whose answer reported usage, whatever became
-// of it (a retried 500 with usage, a cut answer, the result).
+// of it (the result, a cut answer, a refusal, a stream that broke off
+// after its usage chunk).
 type Call struct {
 	Model    string // as the server named it, else as asked
 	Status   int    // HTTP status
