@@ -281,6 +281,15 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		e.Attempts = attempt
 		e.Calls = calls
 		last = fail(e)
+		if wr.ResponseFormat != nil && refusesResponseFormat(last) {
+			// A server that does not take response_format: ask again
+			// without it, at once; the caller checks the answer anyway.
+			wr.ResponseFormat = nil
+			if body, err = json.Marshal(wr); err != nil {
+				return Response{}, fail(&Error{Message: "encoding the request: " + err.Error(), Err: err})
+			}
+			continue
+		}
 		if !last.Retryable {
 			return Response{}, last
 		}
@@ -399,6 +408,13 @@ func checkFinish(resp Response, req Request) *Error {
 		return &Error{StatusCode: http.StatusOK, Message: "the server's content filter stopped the answer (finish_reason content_filter)"}
 	}
 	return nil
+}
+
+// refusesResponseFormat tells a server's refusal of response_format (a
+// 400 or 422 that names it) from other bad requests.
+func refusesResponseFormat(e *Error) bool {
+	return (e.StatusCode == http.StatusBadRequest || e.StatusCode == http.StatusUnprocessableEntity) &&
+		(strings.Contains(strings.ToLower(e.Message), "response_format") || strings.Contains(strings.ToLower(e.Message), "json_schema"))
 }
 
 // shouldRetry is OpenAI's rule: the server's x-should-retry first, then

@@ -120,3 +120,39 @@ func TestCallModelRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseFormatRefused checks that a server refusing response_format
+// is asked again without it, once, and that other bad requests are not.
+func TestResponseFormatRefused(t *testing.T) {
+	tests := []struct {
+		name     string
+		refusal  string
+		wantReqs int
+		wantErr  bool
+	}{
+		{"names response_format", `{"error":{"message":"Unrecognized request argument supplied: response_format"}}`, 2, false},
+		{"names json_schema", `{"error":{"message":"json_schema is not supported by this model"}}`, 2, false},
+		{"another bad request", `{"error":{"message":"messages: too long"}}`, 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var fs *fakeServer
+			fs = newFakeServer(t, func(i int, w http.ResponseWriter, _ *http.Request) {
+				if _, ok := fs.requests()[i].Body["response_format"]; ok {
+					body(400, tt.refusal)(w)
+					return
+				}
+				okReply(w, `{"a":1}`)
+			})
+			req := tinyReq
+			req.Schema = map[string]any{"type": "object"}
+			_, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), req)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if n := len(fs.requests()); n != tt.wantReqs {
+				t.Errorf("%d requests, want %d", n, tt.wantReqs)
+			}
+		})
+	}
+}
