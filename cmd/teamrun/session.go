@@ -666,6 +666,11 @@ func sessionDecideCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if _, isTask := sess.Task(task); !isTask && task == "budget" {
+				// A halted budget is raised in the spec (for now), unless
+				// a human task has that name.
+				return exitf(exitUsage, "session %s: a budget is not raised by a decision yet: set a larger budget (budget.max_cost_usd, budget.max_tokens) in the spec, then run it with --continue", id)
+			}
 			if err := checkpoint.HumanTask(sess, task); err != nil {
 				return withCode(exitUsage, err)
 			}
