@@ -629,9 +629,12 @@ func sessionDecideCommand() *cli.Command {
 		ArgsUsage:       "ID TASK VALUE",
 		Description: "VALUE must be one of the task's options when the spec lists them. The decision is\n" +
 			"stored in checkpoint.decisions and audited; the next `teamrun run FILE --continue`\n" +
-			"completes the human task with VALUE as its result.\n\n" +
+			"completes the human task with VALUE as its result. TASK budget (when no task has that\n" +
+			"name) raises the budget of a session halted by it: raise=N adds N to the one limit the\n" +
+			"spec sets (dollars or tokens); max_cost_usd=X or max_tokens=N sets that limit.\n\n" +
 			"Example:\n" +
-			"   teamrun session decide release-notes-20260301-101500-ab12 review approve",
+			"   teamrun session decide release-notes-20260301-101500-ab12 review approve\n" +
+			"   teamrun session decide nightly budget raise=2",
 		Flags: []cli.Flag{projectFlag()},
 		BashComplete: func(c *cli.Context) {
 			if c.NArg() == 0 {
@@ -666,10 +669,8 @@ func sessionDecideCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if _, isTask := sess.Task(task); !isTask && task == "budget" {
-				// A halted budget is raised in the spec (for now), unless
-				// a human task has that name.
-				return exitf(exitUsage, "session %s: a budget is not raised by a decision yet: set a larger budget (budget.max_cost_usd, budget.max_tokens) in the spec, then run it with --continue", id)
+			if _, isTask := sess.Task(task); !isTask && task == runner.BudgetDecision {
+				return decideBudget(c, a, sess, value)
 			}
 			if err := checkpoint.HumanTask(sess, task); err != nil {
 				return withCode(exitUsage, err)
@@ -692,6 +693,30 @@ func sessionDecideCommand() *cli.Command {
 			return nil
 		}),
 	}
+}
+
+// decideBudget raises the budget of a session halted by it: `session
+// decide ID budget raise=N` (or max_cost_usd=X, max_tokens=N), checked
+// against the budget of the spec at the session's spec path.
+func decideBudget(c *cli.Context, a *admin, sess *checkpoint.Session, value string) error {
+	team, err := spec.Load(sess.SpecPath)
+	if err != nil {
+		return exitf(exitUsage, "session %s: cannot read its spec to raise the budget: %s", sess.ID, firstLineOf(err.Error()))
+	}
+	v, err := runner.RaisedBudget(team.Budget, sess.Checkpoint.Decisions[runner.BudgetDecision], value)
+	if err != nil {
+		return exitf(exitUsage, "session %s: budget %v (%s)", sess.ID, err, sess.SpecPath)
+	}
+	if err := runner.RecordBudget(c.Context, a.store, sess.ID, v); err != nil {
+		return storeExit(err)
+	}
+	if err := a.project.Audit(c.Context, checkpoint.AuditRecord{Event: checkpoint.EventDecided, Session: sess.ID, Store: a.store.Location(),
+		Detail: fmt.Sprintf("%s=%q", runner.BudgetDecision, v)}); err != nil {
+		return storeExit(fmt.Errorf("the budget was recorded, but the audit log could not be written: %w", err))
+	}
+	fmt.Fprintf(c.App.Writer, "recorded budget %s for session %s\nresume: teamrun run %s --continue --session %s\n",
+		v, sess.ID, runner.ShellQuote(sess.SpecPath), sess.ID)
+	return nil
 }
 
 // checkOptions holds VALUE to the task's options as the spec (the one the

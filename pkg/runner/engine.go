@@ -309,8 +309,12 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 							// No LLM request once the budget is spent;
 							// command tasks and other branches go on.
 							e.sched.Wait(i)
-							halts = append(halts, &Halt{Session: e.Session, Task: e.Team.Tasks[i].Name, Budget: why, Command: e.ResumeCommand,
-								Description: e.Render(e.Team.Tasks[i].Description, e.State)})
+							h := &Halt{Session: e.Session, Task: e.Team.Tasks[i].Name, Budget: why, Command: e.ResumeCommand,
+								Description: e.Render(e.Team.Tasks[i].Description, e.State)}
+							if e.DecideCommand != nil {
+								h.Commands = []string{e.DecideCommand(BudgetDecision, "raise=N")}
+							}
+							halts = append(halts, h)
 							progressed = true
 							continue
 						}

@@ -186,7 +186,10 @@ func writeHalt(w io.Writer, h *Halt, _ string) {
 	if h.Budget != "" {
 		fmt.Fprintf(w, "halted: the session's budget is reached before task %q: %s\n", h.Task, h.Budget)
 		fmt.Fprintf(w, "  session: %s\n", h.Session)
-		fmt.Fprintf(w, "  raise:   set a larger budget (max_cost_usd, max_tokens) in the spec, then: %s\n", h.Command)
+		for _, c := range h.Commands {
+			fmt.Fprintf(w, "  raise:   %s (or set a larger budget in the spec)\n", c)
+		}
+		fmt.Fprintf(w, "  then:    %s\n", h.Command)
 		return
 	}
 	fmt.Fprintf(w, "halted: task %q needs a human decision\n", h.Task)

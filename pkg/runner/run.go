@@ -167,6 +167,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if exists {
 		restored = checkpoint.Restore(old, defs, fingerprint, o.Reuse)
 		sess = checkpoint.Continue(old, restored, team.Process, defs, fingerprint, now)
+		if v, ok := old.Checkpoint.Decisions[BudgetDecision]; ok && team.TaskIndex(BudgetDecision) < 0 {
+			sess.Checkpoint.Decisions[BudgetDecision] = v // the session's, not a task's: Restore keeps only tasks'
+		}
 		sess.SpecPath = specAbs
 		audit = checkpoint.EventResumed
 	} else {

@@ -185,7 +185,7 @@ func (e *Engine) sessionUsage() *Usage {
 // task that starts under the budget may end over it, and tasks running at
 // once in a workflow may together.
 func (e *Engine) budgetReached() string {
-	b := e.Team.Budget
+	b := effectiveBudget(e.Team.Budget, e.Decisions[BudgetDecision])
 	if b == nil {
 		return ""
 	}
