@@ -1,10 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -34,6 +40,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
+			"fakellm":  cmdFakeLLM,
 		},
 	})
 }
@@ -59,4 +66,38 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdFakeLLM starts an OpenAI-compatible server for the rest of the
+// script and points OPENAI_BASE_URL at it. Each answer is "ok" with 1,000
+// prompt and 100 completion tokens, except that a request whose user
+// message contains the text of $WORK/fail.txt (when that file exists) gets
+// an answer cut at max_tokens, 100 + 10 tokens: a failed attempt that was
+// paid for.
+func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: fakellm")
+	}
+	failFile := ts.MkAbs("fail.txt")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &req)
+		last := ""
+		if n := len(req.Messages); n > 0 {
+			last = req.Messages[n-1].Content
+		}
+		content, finish, prompt, completion := "ok", "stop", 1000, 100
+		if f, err := os.ReadFile(failFile); err == nil && strings.Contains(last, strings.TrimSpace(string(f))) {
+			content, finish, prompt, completion = "cut", "length", 100, 10
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":%q}],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`,
+			content, finish, prompt, completion, prompt+completion)
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	ts.Setenv("OPENAI_API_KEY", "")
 }

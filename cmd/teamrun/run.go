@@ -124,6 +124,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "when the task set changed: strict (restore no output) or unchanged (reuse unchanged tasks); `MODE`: strict|unchanged"},
 			&cli.GenericFlag{Name: "wait", Value: wait, Usage: "when another run holds the session, wait for it (alone: as long as it takes; --wait=`DUR`: at most DUR)", DefaultText: "exit 4 at once"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON event per line on stdout"},
+			&cli.BoolFlag{Name: "stream-json", Usage: "with --json: also a task_delta event per piece of a streamed answer (llm.stream: true)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "only warnings, errors, halts and an unsuccessful summary"},
 		},
 	}
@@ -147,6 +148,9 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		if c.Bool("json") && c.Bool("quiet") {
 			return exitf(exitUsage, "--json and --quiet do not go together")
 		}
+		if c.Bool("stream-json") && !c.Bool("json") {
+			return exitf(exitUsage, "--stream-json adds events to --json: give both")
+		}
 		mode := runner.ModeAuto
 		switch {
 		case c.Bool("json"):
@@ -167,6 +171,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			Reuse:       reuse,
 			Wait:        wait.d,
 			Mode:        mode,
+			StreamJSON:  c.Bool("stream-json"),
 			IO:          ios,
 			Interrupts:  interrupts,
 		})

@@ -359,6 +359,13 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 	fmt.Fprintf(kv, "fingerprint\t%s\n", orDash(s.Team.TasksFingerprint))
 	fmt.Fprintf(kv, "process\t%s\n", orDash(s.Team.Process))
 	fmt.Fprintf(kv, "tasks\t%d/%d done\n", s.Summary.Done, s.Summary.Total)
+	var used *checkpoint.Usage
+	for _, t := range s.Team.Tasks {
+		used = used.Plus(runnerTotals(t.Usage))
+	}
+	if used != nil && used.TotalTokens > 0 {
+		fmt.Fprintf(kv, "tokens\t%s\n", runner.UsageText(used))
+	}
 	if held != nil {
 		fmt.Fprintf(kv, "held by\tpid %d on %s since %s\n", held.PID, held.Host, formatWhen(held.Started, now, tty))
 	}
@@ -371,15 +378,39 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tAGENT\tSTATUS\tATTEMPTS\tDURATION\tRESULT")
+	// The TOKENS column only for sessions that used an LLM.
+	tokens := used != nil && used.TotalTokens > 0
+	if tokens {
+		fmt.Fprintln(tw, "TASK\tAGENT\tSTATUS\tATTEMPTS\tDURATION\tTOKENS\tRESULT")
+	} else {
+		fmt.Fprintln(tw, "TASK\tAGENT\tSTATUS\tATTEMPTS\tDURATION\tRESULT")
+	}
 	for _, t := range s.Team.Tasks {
 		result := t.Result
 		if t.Status == checkpoint.StatusFailed && t.Error != "" {
 			result = "error: " + t.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.Name, t.Agent, t.Status, t.Attempts, taskDuration(t), resultPreview(result, 60))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t", t.Name, t.Agent, t.Status, t.Attempts, taskDuration(t))
+		if tokens {
+			u := "-"
+			if t.Usage != nil && t.Usage.TotalTokens > 0 {
+				u = runner.UsageText(t.Usage)
+			}
+			fmt.Fprintf(tw, "%s\t", u)
+		}
+		fmt.Fprintf(tw, "%s\n", resultPreview(result, 60))
 	}
 	tw.Flush()
+}
+
+// runnerTotals is u without its calls.
+func runnerTotals(u *checkpoint.Usage) *checkpoint.Usage {
+	if u == nil {
+		return nil
+	}
+	c := *u
+	c.Calls = nil
+	return &c
 }
 
 func taskDuration(t checkpoint.TaskRecord) string {
@@ -598,9 +629,12 @@ func sessionDecideCommand() *cli.Command {
 		ArgsUsage:       "ID TASK VALUE",
 		Description: "VALUE must be one of the task's options when the spec lists them. The decision is\n" +
 			"stored in checkpoint.decisions and audited; the next `teamrun run FILE --continue`\n" +
-			"completes the human task with VALUE as its result.\n\n" +
+			"completes the human task with VALUE as its result. TASK budget (when no task has that\n" +
+			"name) raises the budget of a session halted by it: raise=N adds N to the one limit the\n" +
+			"spec sets (dollars or tokens); max_cost_usd=X or max_tokens=N sets that limit.\n\n" +
 			"Example:\n" +
-			"   teamrun session decide release-notes-20260301-101500-ab12 review approve",
+			"   teamrun session decide release-notes-20260301-101500-ab12 review approve\n" +
+			"   teamrun session decide nightly budget raise=2",
 		Flags: []cli.Flag{projectFlag()},
 		BashComplete: func(c *cli.Context) {
 			if c.NArg() == 0 {
@@ -635,6 +669,9 @@ func sessionDecideCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if _, isTask := sess.Task(task); !isTask && task == runner.BudgetDecision {
+				return decideBudget(c, a, sess, value)
+			}
 			if err := checkpoint.HumanTask(sess, task); err != nil {
 				return withCode(exitUsage, err)
 			}
@@ -656,6 +693,30 @@ func sessionDecideCommand() *cli.Command {
 			return nil
 		}),
 	}
+}
+
+// decideBudget raises the budget of a session halted by it: `session
+// decide ID budget raise=N` (or max_cost_usd=X, max_tokens=N), checked
+// against the budget of the spec at the session's spec path.
+func decideBudget(c *cli.Context, a *admin, sess *checkpoint.Session, value string) error {
+	team, err := spec.Load(sess.SpecPath)
+	if err != nil {
+		return exitf(exitUsage, "session %s: cannot read its spec to raise the budget: %s", sess.ID, firstLineOf(err.Error()))
+	}
+	v, err := runner.RaisedBudget(team.Budget, sess.Checkpoint.Decisions[runner.BudgetDecision], value)
+	if err != nil {
+		return exitf(exitUsage, "session %s: budget %v (%s)", sess.ID, err, sess.SpecPath)
+	}
+	if err := runner.RecordBudget(c.Context, a.store, sess.ID, v); err != nil {
+		return storeExit(err)
+	}
+	if err := a.project.Audit(c.Context, checkpoint.AuditRecord{Event: checkpoint.EventDecided, Session: sess.ID, Store: a.store.Location(),
+		Detail: fmt.Sprintf("%s=%q", runner.BudgetDecision, v)}); err != nil {
+		return storeExit(fmt.Errorf("the budget was recorded, but the audit log could not be written: %w", err))
+	}
+	fmt.Fprintf(c.App.Writer, "recorded budget %s for session %s\nresume: teamrun run %s --continue --session %s\n",
+		v, sess.ID, runner.ShellQuote(sess.SpecPath), sess.ID)
+	return nil
 }
 
 // checkOptions holds VALUE to the task's options as the spec (the one the

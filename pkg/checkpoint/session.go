@@ -99,11 +99,55 @@ type AgentRecord struct {
 	Memory bool   `json:"memory,omitempty"`
 }
 
-// Usage is what a task's attempt cost.
+// Usage is what a task's LLM requests cost: the sums, and each request
+// that reported usage (Calls), failed and retried ones included.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens,omitempty"`
 	CompletionTokens int `json:"completion_tokens,omitempty"`
 	TotalTokens      int `json:"total_tokens,omitempty"`
+	CachedTokens     int `json:"cached_tokens,omitempty"`    // of the prompt tokens
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"` // of the completion tokens
+	// CostUSD is the cost of the priced calls; UnpricedTokens the tokens of
+	// calls whose model has no price, whose cost is unknown (never $0).
+	CostUSD        float64 `json:"cost_usd,omitempty"`
+	UnpricedTokens int     `json:"unpriced_tokens,omitempty"`
+	Calls          []Call  `json:"calls,omitempty"`
+}
+
+// Call is one HTTP request that reported usage.
+type Call struct {
+	Model            string   `json:"model"`
+	Attempt          int      `json:"attempt,omitempty"` // the task's attempt it belongs to
+	Status           int      `json:"status"`            // HTTP status
+	DurationMS       int64    `json:"duration_ms"`
+	PromptTokens     int      `json:"prompt_tokens"`
+	CompletionTokens int      `json:"completion_tokens"`
+	TotalTokens      int      `json:"total_tokens"`
+	CachedTokens     int      `json:"cached_tokens,omitempty"`
+	ReasoningTokens  int      `json:"reasoning_tokens,omitempty"`
+	CostUSD          *float64 `json:"cost_usd,omitempty"` // nil: the model has no price
+}
+
+// Plus is u and o together; either may be nil (nil and nil: nil).
+func (u *Usage) Plus(o *Usage) *Usage {
+	if u == nil && o == nil {
+		return nil
+	}
+	var s Usage
+	for _, x := range []*Usage{u, o} {
+		if x == nil {
+			continue
+		}
+		s.PromptTokens += x.PromptTokens
+		s.CompletionTokens += x.CompletionTokens
+		s.TotalTokens += x.TotalTokens
+		s.CachedTokens += x.CachedTokens
+		s.ReasoningTokens += x.ReasoningTokens
+		s.CostUSD += x.CostUSD
+		s.UnpricedTokens += x.UnpricedTokens
+		s.Calls = append(s.Calls, x.Calls...)
+	}
+	return &s
 }
 
 // Message is one turn of an agent's conversation. Task is the task it was

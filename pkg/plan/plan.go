@@ -148,7 +148,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		switch {
 		case redo[i]:
 			step.Action = Run
-			step.Reason = fmt.Sprintf("its restored result %q matches none of its condition's values (%s): it decides again", strings.TrimSpace(r.Tasks[d.Name].Result), graph.RouteValues(i))
+			step.Reason = graph.RestoreProblem(i, r.Tasks[d.Name].Result) + ": it runs again"
 		case r.Done(d.Name):
 			step.Action = Restore
 			if r.Kind == checkpoint.RestoreFull {

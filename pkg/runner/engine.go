@@ -45,6 +45,13 @@ type Job struct {
 	Context        []ContextOutput
 	Attempt        int            // 1, 2, … counted across runs
 	State          map[string]any // a snapshot of the shared state; read only
+	// OnDelta, when set, gets a streamed answer's text as it comes: a
+	// preview for the user, never the result.
+	OnDelta func(text string)
+	// Feedback is why this invocation's previous attempt was refused when
+	// the agent can correct it (a result that did not fit output_schema);
+	// "" otherwise.
+	Feedback string
 }
 
 // Result is what an agent produced.
@@ -98,6 +105,9 @@ type Engine struct {
 	Restored map[int]Output
 	// Attempts holds each task's attempts so far (nil: none).
 	Attempts []int
+	// PriorUsage holds what each task's LLM requests cost before this run
+	// (nil: none), for the session's totals in the summary.
+	PriorUsage []*Usage
 	// Decisions holds the recorded human decisions, by task name.
 	Decisions   map[string]string
 	Executor    Executor
@@ -123,7 +133,7 @@ type Engine struct {
 	sched    *schedule.State // which task may go next: the one set of rules plan shares
 	recMu    sync.Mutex
 	storeErr error
-	tokens   int // LLM tokens of the tasks completed in this run
+	used     *Usage // what this run's LLM requests cost, without calls; under recMu
 }
 
 type taskState struct {
@@ -141,6 +151,7 @@ type attemptDone struct {
 	attempt     int
 	elapsed     time.Duration
 	interrupted bool
+	usage       *Usage // of the last try (a success's is res.Usage)
 }
 
 func (e *Engine) now() time.Time {
@@ -168,6 +179,9 @@ func (e *Engine) record(ev Event) error {
 			e.recMu.Unlock()
 			return e.storeErr
 		}
+	}
+	if ev.Usage != nil {
+		e.used = totals(e.used.Plus(ev.Usage))
 	}
 	e.recMu.Unlock()
 	e.observe(ev)
@@ -208,13 +222,14 @@ func (e *Engine) setup() error {
 			continue
 		}
 		out := e.Restored[i]
-		if e.sched.Restore(i, out.Raw) {
+		why := e.graph.RestoreProblem(i, out.Raw)
+		if why == "" && e.sched.Restore(i, out.Raw) {
 			e.tasks[i].out, e.tasks[i].restored = out, true
 		} else {
-			// The routes changed since (they are not in the fingerprint):
-			// the task decides again.
+			// The routes or the schema changed since (they are not in
+			// the fingerprint): the task runs again.
 			e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name,
-				Message: fmt.Sprintf("restored result of task %q matches none of its condition's values; running it again", t.Tasks[i].Name)})
+				Message: fmt.Sprintf("task %q: %s; running it again", t.Tasks[i].Name, why)})
 		}
 	}
 	return nil
@@ -235,6 +250,9 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		if e.tasks[i].restored {
 			e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
 				Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw})
+			if w := restoreOutputFile(e.Team, e.Team.Tasks[i], e.tasks[i].out.Raw); w != "" {
+				e.observe(Event{Time: e.now(), Type: RunWarning, Index: -1, Session: e.Session, Message: w})
+			}
 		}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -286,6 +304,21 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 						}
 						progressed = true
 						continue
+					}
+					if e.agentOf(i).Kind == spec.LLMAgent {
+						if why := e.budgetReached(); why != "" {
+							// No LLM request once the budget is spent;
+							// command tasks and other branches go on.
+							e.sched.Wait(i)
+							h := &Halt{Session: e.Session, Task: e.Team.Tasks[i].Name, Budget: why, Command: e.ResumeCommand,
+								Description: e.Render(e.Team.Tasks[i].Description, e.State)}
+							if e.DecideCommand != nil {
+								h.Commands = []string{e.DecideCommand(BudgetDecision, "raise=N")}
+							}
+							halts = append(halts, h)
+							progressed = true
+							continue
+						}
 					}
 					job := e.job(i)
 					e.sched.Start(i)
@@ -399,7 +432,11 @@ func (e *Engine) job(i int) *Job {
 		ExpectedOutput: e.Render(t.ExpectedOutput, e.State),
 		Context:        e.contextOf(i),
 		Attempt:        e.tasks[i].attempts + 1,
-		State:          maps.Clone(e.State),
+		OnDelta: func(text string) {
+			// To the user only: the recorder never sees a stream's pieces.
+			e.observe(Event{Time: e.now(), Type: TaskDelta, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Delta: text})
+		},
+		State: maps.Clone(e.State),
 	}
 }
 
@@ -422,6 +459,12 @@ func (e *Engine) human(i int) (*Halt, error) {
 	e.tasks[i].attempts++
 	attempt := e.tasks[i].attempts
 	err := e.graph.ValidDecision(i, value)
+	if err == nil {
+		_, err = t.CheckOutput(value) // a decision is the task's result like any other
+	}
+	if err == nil && t.OutputFile != "" {
+		err = writeOutputFile(outputPath(e.Team, t), value)
+	}
 	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, err: err, attempt: attempt})
 }
 
@@ -430,32 +473,52 @@ func (e *Engine) human(i int) (*Halt, error) {
 func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 	t := job.Task
 	first := job.Attempt
+	feedback := ""
 	for try := 0; ; try++ {
 		j := *job
 		j.Attempt = first + try
+		j.Feedback = feedback
 		if err := e.record(Event{Type: TaskStarted, Index: j.Index, Task: t.Name, Agent: t.Agent, Attempt: j.Attempt, RetryCount: j.Attempt - 1}); err != nil {
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt}
 		}
 		start := e.now()
 		res, err := e.Executor.Execute(ctx, &j)
 		elapsed := e.now().Sub(start)
+		used := paidUsage(err)
+		if err == nil {
+			// Whatever the agent: a model may ignore response_format, and
+			// a command's stdout is held to the same schema.
+			_, err = t.CheckOutput(res.Raw)
+		}
 		if err == nil {
 			if _, ok := e.graph.Route(j.Index, res.Raw); !ok {
-				err = fmt.Errorf("result %q matches none of the condition's values %s", truncate(strings.TrimSpace(res.Raw), 80), e.graph.RouteValues(j.Index))
+				err = errors.New(e.graph.NoRoute(j.Index, res.Raw))
 			}
+		}
+		if err == nil && t.OutputFile != "" {
+			// Before the completion is recorded: a crash in between runs
+			// the task again, which writes the file again.
+			err = writeOutputFile(outputPath(e.Team, t), res.Raw)
 		}
 		if err == nil {
 			return attemptDone{i: j.Index, desc: j.Description, res: res, attempt: j.Attempt, elapsed: elapsed}
 		}
+		if used == nil {
+			used = res.Usage // a success that routing refused was paid for too
+		}
 		if ctx.Err() != nil {
-			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, interrupted: true}
+			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, interrupted: true, usage: used}
 		}
 		if try >= t.MaxRetries {
-			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed}
+			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, usage: used}
+		}
+		feedback = ""
+		if errors.Is(err, spec.ErrOutputSchema) {
+			feedback = err.Error()
 		}
 		delay := e.backoff(t.RetryDelay, try)
 		if rerr := e.record(Event{Type: TaskRetrying, Index: j.Index, Task: t.Name, Agent: t.Agent, Attempt: j.Attempt, RetryCount: j.Attempt - 1,
-			Error: err.Error(), Delay: millis(delay), Elapsed: millis(elapsed)}); rerr != nil {
+			Error: err.Error(), Delay: millis(delay), Elapsed: millis(elapsed), Usage: used}); rerr != nil {
 			return attemptDone{i: j.Index, err: rerr, attempt: j.Attempt}
 		}
 		if err := e.sleep(ctx, delay); err != nil {
@@ -519,26 +582,25 @@ func (e *Engine) finish(d attemptDone) error {
 		e.sched.Reset(d.i)
 		ev.Type = TaskInterrupted
 		ev.Error = "interrupted"
+		ev.Usage = d.usage
 	case d.err != nil:
 		e.sched.Fail(d.i)
 		st.err = d.err.Error()
 		ev.Type = TaskFailed
 		ev.Error = d.err.Error()
+		ev.Usage = d.usage
 	default:
 		e.sched.Complete(d.i, d.res.Raw)
 		st.out = Output{Description: d.desc, Raw: d.res.Raw, Agent: t.Agent, OutputFormat: "RAW"}
 		ev.Type = TaskCompleted
 		ev.Result = d.res.Raw
 		ev.Usage = d.res.Usage
-		if d.res.Usage != nil {
-			e.tokens += d.res.Usage.TotalTokens
-		}
 		ev.Memory = d.res.Memory
 		if t.OutputVariable != "" {
 			// Like $(...) in a shell: the trailing newlines of a command's
 			// output would only get in the way of {placeholders}.
-			e.State[t.OutputVariable] = VariableValue(d.res.Raw)
-			ev.OutputVariable = t.OutputVariable
+			ev.OutputVariable, ev.OutputValue = t.OutputVariable, OutputValue(t, d.res.Raw)
+			e.State[t.OutputVariable] = ev.OutputValue
 		}
 	}
 	if err := e.record(ev); err != nil {
@@ -551,7 +613,24 @@ func (e *Engine) finish(d attemptDone) error {
 }
 
 func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
-	s := &Summary{Session: e.Session, Outcome: outcome, Total: len(e.tasks), Resume: e.ResumeCommand, Elapsed: Millis(elapsed), Tokens: e.tokens}
+	s := &Summary{Session: e.Session, Outcome: outcome, Total: len(e.tasks), Resume: e.ResumeCommand, Elapsed: Millis(elapsed)}
+	e.recMu.Lock()
+	s.Usage = e.used
+	e.recMu.Unlock()
+	if s.Usage != nil {
+		s.Tokens = s.Usage.TotalTokens
+	}
+	s.SessionUsage = e.sessionUsage()
+	for i, u := range e.PriorUsage {
+		if u == nil || i >= len(e.tasks) {
+			continue
+		}
+		if e.tasks[i].restored && i < len(e.Attempts) {
+			// What running it again would cost: the attempt that produced
+			// the result, not the failures before it.
+			s.RestoredUsage = totals(s.RestoredUsage.Plus(attemptUsage(u, e.Attempts[i])))
+		}
+	}
 	read := make([]bool, len(e.tasks))
 	for i := range e.tasks {
 		for _, c := range e.Context[i] {
@@ -590,8 +669,20 @@ func truncate(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// VariableValue is what output_variable stores for a result: the result
-// without its trailing newlines.
+// OutputValue is what output_variable stores for a task's result: with an
+// output_schema the parsed JSON value (the result fits it: the attempt was
+// checked), else VariableValue.
+func OutputValue(t *spec.Task, raw string) any {
+	if t.OutputSchema != nil {
+		if v, err := t.CheckOutput(raw); err == nil {
+			return v
+		}
+	}
+	return VariableValue(raw)
+}
+
+// VariableValue is what output_variable stores for a result without an
+// output_schema: the result without its trailing newlines.
 func VariableValue(raw string) string {
 	return strings.TrimRight(raw, "\r\n")
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
-	"github.com/teamrun/teamrun/pkg/runner/llm"
 )
 
 // EventType names a change the runner went through.
@@ -20,13 +19,17 @@ const (
 	TaskFailed      EventType = "task_failed"
 	TaskSkipped     EventType = "task_skipped"
 	TaskInterrupted EventType = "task_interrupted"
-	RunHalted       EventType = "halted"
-	RunWarning      EventType = "warning"
-	RunFinished     EventType = "run_finished"
+	// TaskDelta is a piece of a streamed answer as it came: shown, never
+	// recorded (a stream that breaks off is no result).
+	TaskDelta   EventType = "task_delta"
+	RunHalted   EventType = "halted"
+	RunWarning  EventType = "warning"
+	RunFinished EventType = "run_finished"
 )
 
-// Usage is the tokens an LLM task consumed, as the server counts them.
-type Usage = llm.Usage
+// Usage is the tokens an LLM task consumed, as the server counts them,
+// and what they cost.
+type Usage = checkpoint.Usage
 
 // Halt is what a run stopped for when a human decision is due.
 type Halt struct {
@@ -36,6 +39,9 @@ type Halt struct {
 	Options     []string `json:"options,omitempty"`
 	Command     string   `json:"command"`            // records a decision; VALUE is a placeholder
 	Commands    []string `json:"commands,omitempty"` // the exact command for each option
+	// Budget, when set, says that the session's budget is reached: the
+	// task waits for a larger one, not for a decision.
+	Budget string `json:"budget,omitempty"`
 }
 
 // Event is one step of a run. The engine hands each to its Recorder (the
@@ -57,12 +63,14 @@ type Event struct {
 	Usage      *Usage    `json:"usage,omitempty"`
 	// OutputVariable is set when the result also went into the shared state.
 	OutputVariable string `json:"output_variable,omitempty"`
+	OutputValue    any    `json:"-"` // what it holds now (OutputValue)
 	// Memory holds the turns a task added to its agent's conversation, for
 	// agents with memory: true. It is checkpointed, never printed.
 	Memory  []checkpoint.Message `json:"-"`
 	Halt    *Halt                `json:"halt,omitempty"`
 	Summary *Summary             `json:"summary,omitempty"`
 	Message string               `json:"message,omitempty"` // warnings
+	Delta   string               `json:"delta,omitempty"`   // task_delta: the text that came
 	// Tasks is, for run_started, how many tasks the team has.
 	Tasks int `json:"tasks,omitempty"`
 }
@@ -99,7 +107,14 @@ type Summary struct {
 	Pending  int     `json:"pending"`        // not reached
 	Resume   string  `json:"resume_command"` // how to continue this session
 	Elapsed  Millis  `json:"elapsed_ms"`
-	Tokens   int     `json:"total_tokens,omitempty"` // LLM tokens of the tasks run now
+	Tokens   int     `json:"total_tokens,omitempty"` // LLM tokens of this run (Usage.TotalTokens)
+	// Usage is what this run's LLM requests cost, failed ones included;
+	// SessionUsage the same for the whole session, this run included;
+	// RestoredUsage what the restored tasks had cost when they ran: paid
+	// once, not again. Their Calls are left out. nil: no LLM tokens.
+	Usage         *Usage `json:"usage,omitempty"`
+	SessionUsage  *Usage `json:"session_usage,omitempty"`
+	RestoredUsage *Usage `json:"restored_usage,omitempty"`
 	// FailedTasks names the tasks that failed, in file order.
 	FailedTasks []string `json:"failed_tasks,omitempty"`
 	// Outputs are the results of the completed tasks no other task reads:

@@ -23,6 +23,7 @@ type liveReporter struct {
 	total    int
 	finished int
 	running  map[string]time.Time
+	preview  map[string]string // a streaming task's latest line of text
 	order    []string
 	lines    int // lines of the block now on screen; the cursor ends its last
 	stop     chan struct{}
@@ -33,7 +34,7 @@ type liveReporter struct {
 const maxRunningLines = 8
 
 func newLiveReporter(s *iostreams.IOStreams) *liveReporter {
-	r := &liveReporter{io: s, st: style{on: s.ColorEnabled()}, running: map[string]time.Time{},
+	r := &liveReporter{io: s, st: style{on: s.ColorEnabled()}, running: map[string]time.Time{}, preview: map[string]string{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go r.tick()
 	return r
@@ -88,6 +89,9 @@ func (r *liveReporter) block(now time.Time, width int) []string {
 		el := fmtDuration(now.Sub(r.running[name]).Truncate(100 * time.Millisecond))
 		room := width - len("  ") - 1 - utf8.RuneCountInString(el)
 		lines = append(lines, "  "+shorten(name, room)+" "+el)
+		if p := r.preview[name]; p != "" {
+			lines = append(lines, fitTail("    "+p, width))
+		}
 	}
 	if len(shown) < len(r.order) {
 		lines = append(lines, fit(fmt.Sprintf("  … and %d more", len(r.order)-len(shown)), width))
@@ -114,6 +118,12 @@ func (r *liveReporter) draw() {
 func (r *liveReporter) Observe(ev Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if ev.Type == TaskDelta {
+		// Shown under the task's line at the next tick: redrawing per
+		// token would only flicker.
+		r.preview[ev.Task] = lastLine(r.preview[ev.Task] + ev.Delta)
+		return
+	}
 	r.clear()
 	switch ev.Type {
 	case RunStarted:
@@ -123,11 +133,13 @@ func (r *liveReporter) Observe(ev Event) {
 			r.order = append(r.order, ev.Task)
 		}
 		r.running[ev.Task] = time.Now()
+		delete(r.preview, ev.Task) // a new attempt's text starts afresh
 	case TaskCompleted, TaskFailed, TaskInterrupted, TaskSkipped, TaskRestored:
 		if ev.Type != TaskInterrupted {
 			r.finished++
 		}
 		delete(r.running, ev.Task)
+		delete(r.preview, ev.Task)
 		r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == ev.Task })
 	}
 	switch ev.Type {
@@ -187,6 +199,34 @@ func (r *liveReporter) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.clear()
+}
+
+// lastLine is the text after s's last line break, without control
+// characters, bounded: the part of a streamed answer worth showing.
+func lastLine(s string) string {
+	if i := strings.LastIndexAny(s, "\r\n"); i >= 0 {
+		s = s[i+1:]
+	}
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > 512 {
+		s = string(r[len(r)-512:])
+	}
+	return s
+}
+
+// fitTail cuts s to width columns keeping its end, where a stream's newest
+// text is.
+func fitTail(s string, width int) string {
+	r := []rune(s)
+	if len(r) <= width {
+		return s
+	}
+	return "    …" + string(r[len(r)-max(width-5, 0):])
 }
 
 // fit cuts s to width columns (one rune, one column: task names and

@@ -19,6 +19,8 @@ type LLMs struct {
 	Getenv func(string) string
 	Render func(text string, state map[string]any) string
 	HTTP   *http.Client
+	// Live is a run that shows live progress: stream: auto streams there.
+	Live bool
 	// MaxAttempts, Sleep and MaxBackoff tune the client's retries (tests).
 	MaxAttempts int
 	MaxBackoff  time.Duration
@@ -125,15 +127,23 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	if a.Memory {
 		hist = l.history(a.Name)
 	}
-	msgs := llm.BuildMessages(&ra, job.Description, job.ExpectedOutput, cos, hist)
+	desc := job.Description
+	if job.Feedback != "" {
+		// The retry says what was wrong: the same prompt would likely get
+		// the same misfit again.
+		desc += "\n\nYour previous answer was refused: " + job.Feedback + ". Answer again with only JSON that fits the schema."
+	}
+	msgs := llm.BuildMessages(&ra, desc, job.ExpectedOutput, cos, hist)
 	client := &llm.Client{BaseURL: ep.BaseURL, APIKey: ep.APIKey, HTTP: l.HTTP, Timeout: time.Duration(a.LLM.Timeout),
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
 	resp, err := client.Complete(ctx, llm.Request{Model: ep.Model, Messages: msgs,
-		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated})
+		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
+		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: job.OnDelta,
+		Schema: schemaObject(job.Task.OutputSchema), SchemaName: job.Task.Name})
 	if err != nil {
-		return Result{}, err
+		return Result{}, paid(err, usageOf(llm.CallsOf(err), a.LLM.Price, job.Attempt))
 	}
-	res := Result{Raw: resp.Content, Usage: &resp.Usage}
+	res := Result{Raw: resp.Content, Usage: usageOf(resp.Calls, a.LLM.Price, job.Attempt)}
 	if a.Memory {
 		res.Memory = []checkpoint.Message{
 			{Role: "user", Content: msgs[len(msgs)-1].Content, Task: job.Task.Name},

@@ -76,8 +76,9 @@ func (f *fakeLLM) count() int {
 // runSpec writes spec (with BASE replaced by the server's URL) into a fresh
 // project and runs it in-process.
 type project struct {
-	dir, home string
-	env       map[string]string
+	dir, home  string
+	env        map[string]string
+	streamJSON bool
 }
 
 func newProject(t *testing.T, server, yaml string) *project {
@@ -100,11 +101,25 @@ func (p *project) run(t *testing.T, cont bool) (*Summary, string, error) {
 	t.Helper()
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), Options{
-		SpecPath: filepath.Join(p.dir, "team.yaml"), Continue: cont, Session: "s1", Mode: ModeJSON,
+		SpecPath: filepath.Join(p.dir, "team.yaml"), Continue: cont, Session: "s1", Mode: ModeJSON, StreamJSON: p.streamJSON,
 		IO: iostreams.Test(nil, &out, &out), Home: p.home,
 		Getenv: func(k string) string { return p.env[k] },
 	})
 	return sum, out.String(), err
+}
+
+// sessionFileBytes is everything the store keeps of session s1: its
+// snapshot and, if any, its journal.
+func (p *project) sessionFileBytes() ([]byte, error) {
+	var all []byte
+	for _, ext := range []string{".json", ".journal"} {
+		b, err := os.ReadFile(filepath.Join(p.home, "sessions", "s1"+ext))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		all = append(all, b...)
+	}
+	return all, nil
 }
 
 func (p *project) session(t *testing.T) *checkpoint.Session {
@@ -182,7 +197,7 @@ func TestLLMPromptAndContext(t *testing.T) {
 	if sum.Tokens != 28 {
 		t.Errorf("summary counts %d tokens, want 28", sum.Tokens)
 	}
-	if !strings.Contains(out, `"usage":{"prompt_tokens":11,"completion_tokens":3,"total_tokens":14}`) {
+	if !strings.Contains(out, `"usage":{"prompt_tokens":11,"completion_tokens":3,"total_tokens":14,"unpriced_tokens":14,"calls":[{"model":"m","attempt":1,"status":200,`) {
 		t.Errorf("no usage in the events:\n%s", out)
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -98,5 +99,99 @@ tasks:
 				t.Fatalf("resumed: %v, %+v\n%s", err, sum, out)
 			}
 		})
+	}
+}
+
+// stream: true against the real server: the whole answer is the result
+// and the stream's usage is recorded.
+func TestRealLLMStream(t *testing.T) {
+	base := realServer(t)
+	p := newProject(t, base, `
+models:
+  tiny: {model: tiny, base_url: BASE, stream: true, price: {input: 1, output: 2}}
+llm: tiny
+agents:
+  writer: {role: Writer}
+tasks:
+  hello: {description: Say hello, agent: writer}
+`)
+	p.streamJSON = true
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	tr, _ := p.session(t).Task("hello")
+	if tr.Result != "Hello from the tiny test model." {
+		t.Errorf("result %q", tr.Result)
+	}
+	if u := tr.Usage; u == nil || u.PromptTokens == 0 || u.CompletionTokens == 0 || u.CostUSD <= 0 || len(u.Calls) != 1 {
+		t.Errorf("usage %+v: want the stream's usage, priced", tr.Usage)
+	}
+	if !strings.Contains(out, `"event":"task_delta"`) {
+		t.Errorf("no task_delta events:\n%s", out)
+	}
+}
+
+// output_schema against the real server: under response_format
+// tiny-approve's answer does not fit the schema (its JSON lacks the
+// required key): the attempt fails on the local check, naming the problem.
+func TestRealLLMOutputSchema(t *testing.T) {
+	base := realServer(t)
+	p := newProject(t, base, `
+llm: {model: tiny-approve, base_url: BASE}
+agents:
+  reviewer: {role: Reviewer}
+tasks:
+  review:
+    description: Review
+    agent: reviewer
+    output_schema: {type: object, required: [decision], additionalProperties: false}
+`)
+	sum, out, _ := p.run(t, false)
+	if sum == nil || sum.Outcome != Failed {
+		t.Fatalf("run: %+v\n%s", sum, out)
+	}
+	tr, _ := p.session(t).Task("review")
+	if !strings.Contains(tr.Error, `the result does not fit output_schema: `) {
+		t.Errorf("error %q", tr.Error)
+	}
+	if tr.Usage == nil || tr.Usage.TotalTokens == 0 {
+		t.Errorf("the failed attempt's usage was not recorded: %+v", tr.Usage)
+	}
+}
+
+// examples/llm-costs.yaml runs offline against the real server, and its
+// resume says what it saved.
+func TestRealLLMCostsExample(t *testing.T) {
+	base := realServer(t)
+	data, err := os.ReadFile("../../examples/llm-costs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProject(t, base, string(data))
+	p.env["OPENAI_BASE_URL"] = base + "/v1"
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	if sum.Usage == nil || sum.Usage.TotalTokens == 0 || sum.Usage.CostUSD <= 0 || sum.Usage.UnpricedTokens != 0 {
+		t.Errorf("usage %+v: want priced tokens", sum.Usage)
+	}
+	got, err := os.ReadFile(filepath.Join(p.dir, "out", "draft.txt"))
+	if err != nil || string(got) != "Hello from the tiny test model." {
+		t.Errorf("output_file: %q, %v", got, err)
+	}
+	cnt, _ := p.session(t).Task("count")
+	if cnt.Result != `{"words": 6}` {
+		t.Errorf("count: %q", cnt.Result)
+	}
+	sum, out, err = p.run(t, true)
+	if err != nil || sum.Outcome != Succeeded || sum.Restored != 3 {
+		t.Fatalf("resume: %v, %+v\n%s", err, sum, out)
+	}
+	var b strings.Builder
+	writeUsage(&b, sum)
+	if !strings.Contains(b.String(), "restored 3 tasks whose ") || !strings.Contains(b.String(), " were not paid again") {
+		t.Errorf("summary:\n%s", b.String())
 	}
 }

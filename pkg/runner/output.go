@@ -28,6 +28,14 @@ type Reporter interface {
 	Close()
 }
 
+// StreamDeltas makes a --json reporter write task_delta events, the pieces
+// of streamed answers; other reporters are left as they are.
+func StreamDeltas(r Reporter) {
+	if jr, ok := r.(*jsonReporter); ok {
+		jr.deltas = true
+	}
+}
+
 // NewReporter returns the reporter for a mode and what the streams can show.
 func NewReporter(s *iostreams.IOStreams, mode Mode) Reporter {
 	switch mode {
@@ -46,9 +54,13 @@ type jsonReporter struct {
 	mu     sync.Mutex
 	enc    *json.Encoder
 	errOut io.Writer
+	deltas bool // --stream-json: task_delta events too
 }
 
 func (r *jsonReporter) Observe(ev Event) {
+	if ev.Type == TaskDelta && !r.deltas {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ev.Time = ev.Time.UTC()
@@ -139,8 +151,8 @@ func describe(ev Event, s style) string {
 			oneLine(ev.Error), fmtDuration(time.Duration(*ev.Delay)))
 	case TaskCompleted:
 		u := ""
-		if ev.Usage != nil {
-			u = fmt.Sprintf(" (%d tokens)", ev.Usage.TotalTokens)
+		if ev.Usage != nil && ev.Usage.TotalTokens > 0 {
+			u = fmt.Sprintf(" (%s tokens, %s)", thousands(ev.Usage.TotalTokens), CostText(ev.Usage))
 		}
 		return fmt.Sprintf("%s %s%s%s", s.green("completed"), ev.Task, el, u)
 	case TaskFailed:
@@ -171,6 +183,15 @@ func fmtDuration(d time.Duration) string {
 }
 
 func writeHalt(w io.Writer, h *Halt, _ string) {
+	if h.Budget != "" {
+		fmt.Fprintf(w, "halted: the session's budget is reached before task %q: %s\n", h.Task, h.Budget)
+		fmt.Fprintf(w, "  session: %s\n", h.Session)
+		for _, c := range h.Commands {
+			fmt.Fprintf(w, "  raise:   %s (or set a larger budget in the spec)\n", c)
+		}
+		fmt.Fprintf(w, "  then:    %s\n", h.Command)
+		return
+	}
 	fmt.Fprintf(w, "halted: task %q needs a human decision\n", h.Task)
 	fmt.Fprintf(w, "  session: %s\n", h.Session)
 	fmt.Fprintf(w, "  task:    %s\n", h.Task)
@@ -201,6 +222,25 @@ func writeOutputs(w io.Writer, s *Summary, st style) {
 	}
 }
 
+// writeUsage says what this run's LLM requests cost, the session's, and
+// what a resume saved; nothing for a team that used no LLM tokens.
+func writeUsage(w io.Writer, s *Summary) {
+	if s.SessionUsage == nil || s.SessionUsage.TotalTokens == 0 {
+		return
+	}
+	fmt.Fprintf(w, "tokens:  this run %s; session %s\n", UsageText(s.Usage), UsageText(s.SessionUsage))
+	if r := s.RestoredUsage; r != nil && r.TotalTokens > 0 && s.Restored > 0 {
+		fmt.Fprintf(w, "restored %d %s whose %s tokens (%s) were not paid again\n", s.Restored, plural(s.Restored, "task"), thousands(r.TotalTokens), CostText(r))
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
 func writeSummary(w io.Writer, s *Summary, st style) {
 	writeOutputs(w, s, st)
 	var head string
@@ -224,10 +264,8 @@ func writeSummary(w io.Writer, s *Summary, st style) {
 		fmt.Fprintf(w, ", %d not run", s.Pending)
 	}
 	fmt.Fprintf(w, " of %d tasks in %s", s.Total, fmtDuration(time.Duration(s.Elapsed)))
-	if s.Tokens > 0 {
-		fmt.Fprintf(w, ", %d LLM tokens", s.Tokens)
-	}
 	fmt.Fprintln(w)
+	writeUsage(w, s)
 	fmt.Fprintf(w, "session: %s\n", s.Session)
 	if s.Resume != "" {
 		fmt.Fprintf(w, "resume:  %s\n", s.Resume)

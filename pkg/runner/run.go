@@ -32,6 +32,7 @@ type Options struct {
 	Reuse       checkpoint.Reuse
 	Wait        time.Duration // --wait; 0 fails at once when the session is held
 	Mode        Mode
+	StreamJSON  bool // with ModeJSON: task_delta events of streamed answers
 	IO          *iostreams.IOStreams
 	Getenv      func(string) string // nil: os.Getenv
 	Home        string              // the session store (--store); "" means $TEAMRUN_STORE, else $TEAMRUN_HOME
@@ -78,6 +79,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, &UsageError{Err: err} // a spec.ErrorList, or an unreadable file
 	}
 	rep := NewReporter(o.IO, o.Mode)
+	if o.StreamJSON {
+		StreamDeltas(rep)
+	}
 	defer rep.Close()
 	if o.Interrupts != nil {
 		o.Interrupts.Say(rep.Notice)
@@ -163,6 +167,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if exists {
 		restored = checkpoint.Restore(old, defs, fingerprint, o.Reuse)
 		sess = checkpoint.Continue(old, restored, team.Process, defs, fingerprint, now)
+		if v, ok := old.Checkpoint.Decisions[BudgetDecision]; ok && team.TaskIndex(BudgetDecision) < 0 {
+			sess.Checkpoint.Decisions[BudgetDecision] = v // the session's, not a task's: Restore keeps only tasks'
+		}
 		sess.SpecPath = specAbs
 		audit = checkpoint.EventResumed
 	} else {
@@ -236,6 +243,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		Decisions:     map[string]string{},
 		Restored:      map[int]Output{},
 		Attempts:      make([]int, len(defs)),
+		PriorUsage:    make([]*Usage, len(defs)),
 		MaxParallel:   o.MaxParallel,
 		ResumeCommand: resume,
 		DecideCommand: func(task, value string) string {
@@ -258,11 +266,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			continue
 		}
 		e.Attempts[i] = rec.Attempts
+		e.PriorUsage[i] = rec.Usage
 		if rec.Status == checkpoint.StatusCompleted && restored.Done(d.Name) {
 			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}
 		}
 	}
-	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP}
+	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal()}
 	llms.Restore(sess.Memory)
 	groups := &Groups{}
 	if o.Interrupts != nil {
@@ -477,22 +486,22 @@ func (r *journalRecorder) Record(ev Event) error {
 		}
 	}
 	var recs []checkpoint.Record
+	// A task's usage is everything its requests cost in the session.
+	prev, _ := r.j.Task(ev.Task)
+	usage := prev.Usage.Plus(ev.Usage)
 	switch ev.Type {
 	case TaskStarted:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: ev.Task, Attempt: ev.Attempt, At: ev.Time})
 	case TaskRetrying, TaskFailed:
-		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, At: ev.Time})
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskInterrupted:
-		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: "interrupted before it completed", RetryCount: ev.RetryCount, At: ev.Time})
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: "interrupted before it completed", RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskSkipped:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: ev.Task, At: ev.Time})
 	case TaskCompleted:
-		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, RetryCount: ev.RetryCount, At: ev.Time}
-		if ev.Usage != nil {
-			rec.Usage = &checkpoint.Usage{PromptTokens: ev.Usage.PromptTokens, CompletionTokens: ev.Usage.CompletionTokens, TotalTokens: ev.Usage.TotalTokens}
-		}
+		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time}
 		if ev.OutputVariable != "" {
-			rec.Variables = map[string]any{ev.OutputVariable: VariableValue(ev.Result)}
+			rec.Variables = map[string]any{ev.OutputVariable: ev.OutputValue}
 			rec.State = rec.Variables
 		}
 		if len(ev.Memory) > 0 {

@@ -173,7 +173,8 @@ func CanonicalTasks(defs []TaskDef) []byte {
 // appendTaskKeyJSON appends the canonical JSON a task's key hashes:
 // canonicalJSON of {"agent", "agent_key", "condition": [{"next", "value"}],
 // "context": [{"key", "name"}], "description", "expected_output",
-// "max_retries", "name", "options", "output_variable", "timeout"}, written
+// "max_retries", "name", "options", "output_schema" (when set),
+// "output_variable", "route_on" (when set), "timeout"}, written
 // directly in sorted key order (fingerprint_fast_test.go checks the bytes).
 func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte {
 	b = append(b, `{"agent":`...)
@@ -212,8 +213,18 @@ func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte 
 	b = appendJSONString(b, d.Name)
 	b = append(b, `,"options":`...)
 	b = appendStringList(b, tk.Options)
+	if tk.OutputSchema != nil {
+		// Only when present, so that the keys of tasks without one, and
+		// the sessions that recorded them, stay as they were.
+		b = append(b, `,"output_schema":`...)
+		b = appendJSON(b, tk.OutputSchema)
+	}
 	b = append(b, `,"output_variable":`...)
 	b = appendJSONString(b, tk.OutputVariable)
+	if tk.RouteOn != "" {
+		b = append(b, `,"route_on":`...)
+		b = appendJSONString(b, tk.RouteOn)
+	}
 	b = append(b, `,"timeout":`...)
 	b = appendJSONString(b, durationText(tk.Timeout))
 	return append(b, '}')

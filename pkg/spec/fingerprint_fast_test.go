@@ -34,7 +34,7 @@ func refTaskKeyJSON(tk *Task, d *TaskDef, ctxKeys []string) []byte {
 	for _, r := range tk.Condition {
 		cond = append(cond, map[string]any{"value": r.Value, "next": anyStrings(r.Next)})
 	}
-	return canonicalJSON(map[string]any{
+	m := map[string]any{
 		"name":            d.Name,
 		"agent":           d.Agent,
 		"agent_key":       d.AgentKey,
@@ -46,7 +46,14 @@ func refTaskKeyJSON(tk *Task, d *TaskDef, ctxKeys []string) []byte {
 		"max_retries":     tk.MaxRetries,
 		"timeout":         durationText(tk.Timeout),
 		"context":         ctx,
-	})
+	}
+	if tk.OutputSchema != nil {
+		m["output_schema"] = tk.OutputSchema
+	}
+	if tk.RouteOn != "" {
+		m["route_on"] = tk.RouteOn
+	}
+	return canonicalJSON(m)
 }
 
 func checkDirectJSON(t *testing.T, name string, team *Team) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // Process is how a team's tasks are scheduled.
@@ -34,9 +36,15 @@ type Team struct {
 	Variables map[string]any // the shared state's initial values
 	VarOrder  []string       // Variables' keys in file order
 	LLM       *LLM           // the team's default; nil when absent
-	Agents    []*Agent       // file order
-	Tasks     []*Task        // file order: task i has id i
-	Warnings  []Diagnostic   // unsupported keys that were ignored, and the like
+	// Models are the models: aliases by name, each a complete llm
+	// mapping (Alias set); wherever a model is named, an alias resolves
+	// to a copy of it.
+	Models map[string]*LLM `json:",omitempty"`
+	// Budget bounds what the session spends on LLM requests; nil: no bound.
+	Budget   *Budget      `json:",omitempty"`
+	Agents   []*Agent     // file order
+	Tasks    []*Task      // file order: task i has id i
+	Warnings []Diagnostic // unsupported keys that were ignored, and the like
 }
 
 // LLM says which model an LLM agent talks to and how.
@@ -47,7 +55,37 @@ type LLM struct {
 	Temperature *float64 `json:"temperature,omitempty"`
 	MaxTokens   int      `json:"max_tokens,omitempty"`
 	Timeout     Duration `json:"timeout,omitempty"` // one request
+	// Stream asks for the answer as server-sent events: true always,
+	// false never, nil (auto) when the run shows live progress. IdleTimeout
+	// is how long such a stream may be silent. Neither changes the answer,
+	// so neither is part of the agent's definition (AgentKey).
+	Stream      *bool    `json:"stream,omitempty"`
+	IdleTimeout Duration `json:"idle_timeout,omitempty"`
 	Pos         Pos      `json:"-"`
+	// Price is what the provider charges; nil: unknown. It changes no
+	// answer, so it is no part of the agent's definition (AgentKey).
+	Price *Price `json:"price,omitempty"`
+	// Alias is the models: entry this llm came from ("" when none), and
+	// AliasPos where that entry is defined: messages about the model
+	// point there, where it can be fixed.
+	Alias    string `json:"alias,omitempty"`
+	AliasPos Pos    `json:"-"`
+}
+
+// Budget is a session's spending limit; a zero field sets no limit.
+type Budget struct {
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
+	MaxTokens  int     `json:"max_tokens,omitempty"`
+	Pos        Pos     `json:"-"`
+}
+
+// Price is a model's price in US dollars per million tokens. Cached
+// prompt tokens cost CachedInput when it is set, else Input: without a
+// discount the provider bills them as any prompt token.
+type Price struct {
+	Input       float64  `json:"input"`
+	CachedInput *float64 `json:"cached_input,omitempty"`
+	Output      float64  `json:"output"`
 }
 
 // AgentKind tells the three kinds of agent apart.
@@ -108,6 +146,17 @@ type Task struct {
 	// AcceptTruncated is on_truncated: accept: an LLM answer cut at
 	// max_tokens is the result instead of a failed attempt.
 	AcceptTruncated bool `json:",omitempty"`
+	// OutputSchema is output_schema as JSON values (nil: none): the result
+	// must be JSON that fits it (CheckOutput); LLM agents also ask for it.
+	OutputSchema any `json:",omitempty"`
+	// OutputFile is output_file as written: the result is also written
+	// there, relative to the spec's folder.
+	OutputFile string `json:",omitempty"`
+	// RouteOn is route_on, a JSON pointer: Condition compares the value
+	// there of the result (RouteKey).
+	RouteOn string `json:",omitempty"`
+
+	schema *jsonschema.Schema // OutputSchema compiled
 }
 
 // Route sends a task's flow to Next when its trimmed result equals Value.
@@ -199,6 +248,19 @@ func (d *Duration) UnmarshalText(b []byte) error {
 func (t *Team) FillLLM(l LLM) {
 	if l.Model == "" {
 		return
+	}
+	// config.yml may name one of the spec's aliases; what it sets
+	// besides overrides the alias, as in the spec.
+	if a, ok := t.Models[l.Model]; ok {
+		c := *a
+		if l.BaseURL != "" {
+			c.BaseURL = l.BaseURL
+		}
+		if l.APIKeyEnv != "" {
+			c.APIKeyEnv = l.APIKeyEnv
+		}
+		c.Pos = l.Pos
+		l = c
 	}
 	for _, a := range t.Agents {
 		if a.Kind == LLMAgent && a.LLM == nil {

@@ -55,6 +55,7 @@ func Parse(file string, data []byte) (*Team, error) {
 		b.diags = append(b.diags, validateSchema(file, root)...)
 		b.native(root)
 	}
+	b.checkOutputFiles()
 	if len(b.diags) > 0 {
 		return nil, sortDiags(b.diags)
 	}
@@ -119,6 +120,15 @@ func (b *builder) native(root *tree) {
 		t.Process = Workflow
 	}
 	b.variables(root.get("variables"))
+	b.models(root.get("models"))
+	if bv := root.get("budget"); bv.isMap() {
+		bg := &Budget{Pos: bv.kpos}
+		bg.MaxCostUSD, _ = number(bv.get("max_cost_usd"))
+		if n, ok := bv.get("max_tokens").val().(int64); ok && n > 0 && n < 1<<53 {
+			bg.MaxTokens = int(n)
+		}
+		t.Budget = bg
+	}
 	if l := root.get("llm"); l != nil {
 		t.LLM = b.llm(l)
 	}
@@ -129,6 +139,58 @@ func (b *builder) native(root *tree) {
 	}
 	b.nativeTasks(root.get("tasks"))
 	b.check()
+	b.checkBudgetPrices(root.get("budget"))
+}
+
+// checkBudgetPrices warns when max_cost_usd cannot see what an agent
+// spends: a model without a price has an unknown cost.
+func (b *builder) checkBudgetPrices(bv *tree) {
+	t := b.team
+	if t.Budget == nil || t.Budget.MaxCostUSD <= 0 {
+		return
+	}
+	used := map[string]bool{}
+	for _, tk := range t.Tasks {
+		used[tk.Agent] = true
+	}
+	var unpriced []string
+	for _, a := range t.Agents {
+		if used[a.Name] && a.Kind == LLMAgent && (a.LLM == nil || a.LLM.Price == nil) {
+			unpriced = append(unpriced, a.Name)
+		}
+	}
+	if len(unpriced) > 0 {
+		mv := bv.get("max_cost_usd")
+		b.warnf(mv, mv.kpos, "agents %s have no price (llm.price, or a models: alias with one): their cost is unknown and max_cost_usd does not count it; max_tokens does", strings.Join(unpriced, ", "))
+	}
+}
+
+// checkOutputFiles refuses two tasks writing one output_file: the second
+// would silently replace the first's result.
+func (b *builder) checkOutputFiles() {
+	first := map[string]string{}
+	for i, tk := range b.team.Tasks {
+		if tk.OutputFile == "" {
+			continue
+		}
+		var fv *tree
+		if i < len(b.tasks) {
+			fv = b.tasks[i].get("output_file")
+		}
+		if fv == nil {
+			fv = &tree{pos: tk.Pos}
+		}
+		if strings.ContainsRune(tk.OutputFile, 0) {
+			b.errorf(fv, fv.pos, "a file name cannot hold a NUL byte")
+			continue
+		}
+		p := filepath.Clean(tk.OutputFile)
+		if other, dup := first[p]; dup {
+			b.errorf(fv, fv.pos, "task %q writes %s too: give each task its own output_file", other, tk.OutputFile)
+			continue
+		}
+		first[p] = tk.Name
+	}
 }
 
 func (b *builder) variables(v *tree) {
@@ -146,19 +208,95 @@ func (b *builder) variables(v *tree) {
 	}
 }
 
-// llm reads a model name or an llm mapping.
+// models reads the top-level models: mapping of aliases. An alias names a
+// real model: one alias naming another would make a chain whose end is
+// hard to see, so it is an error.
+func (b *builder) models(v *tree) {
+	if !v.isMap() {
+		return
+	}
+	t := b.team
+	t.Models = make(map[string]*LLM, len(v.keys))
+	for i, name := range v.keys {
+		if l := b.llmFields(v.vals[i]); l != nil {
+			l.Alias, l.AliasPos = name, v.vals[i].kpos
+			t.Models[name] = l
+		}
+	}
+	for i, name := range v.keys {
+		l := t.Models[name]
+		if l == nil || l.Model == name {
+			continue
+		}
+		if _, ok := t.Models[l.Model]; ok {
+			m := v.vals[i]
+			if mt := m.get("model"); mt != nil {
+				m = mt
+			}
+			b.errorf(m, m.pos, "names the alias %q: an alias names a real model; copy %q's settings here instead", l.Model, l.Model)
+		}
+	}
+}
+
+// llm reads a model name or an llm mapping; a model that names one of the
+// models: aliases takes the alias's settings, under the ones the mapping
+// sets itself.
 func (b *builder) llm(v *tree) *LLM {
-	l := &LLM{Pos: v.pos}
+	var l *LLM
 	if s, ok := v.str(); ok {
-		l.Model = s
+		l = &LLM{Model: s}
+	} else if l = b.llmFields(v); l == nil {
+		return nil
+	}
+	l.Pos = v.pos
+	a, ok := b.team.Models[l.Model]
+	if !ok {
 		return l
 	}
+	r := *a
+	r.Pos = v.pos
+	if v.isMap() {
+		for _, k := range v.keys {
+			switch k {
+			case "base_url":
+				r.BaseURL = l.BaseURL
+			case "api_key_env":
+				r.APIKeyEnv = l.APIKeyEnv
+			case "temperature":
+				r.Temperature = l.Temperature
+			case "max_tokens":
+				r.MaxTokens = l.MaxTokens
+			case "timeout":
+				r.Timeout = l.Timeout
+			case "price":
+				r.Price = l.Price
+			case "stream":
+				r.Stream = l.Stream
+			case "idle_timeout":
+				r.IdleTimeout = l.IdleTimeout
+			}
+		}
+	}
+	return &r
+}
+
+// llmFields reads an llm mapping's fields as written.
+func (b *builder) llmFields(v *tree) *LLM {
 	if !v.isMap() {
 		return nil
 	}
+	l := &LLM{Pos: v.pos}
 	l.Model, _ = v.get("model").str()
 	l.BaseURL, _ = v.get("base_url").str()
 	l.APIKeyEnv, _ = v.get("api_key_env").str()
+	if p := v.get("price"); p.isMap() {
+		l.Price = &Price{}
+		l.Price.Input, _ = number(p.get("input"))
+		l.Price.Output, _ = number(p.get("output"))
+		if c, ok := number(p.get("cached_input")); ok {
+			l.Price.CachedInput = &c
+		}
+	}
 	if tv := v.get("temperature"); tv != nil {
 		switch x := tv.val().(type) {
 		case float64:
@@ -172,7 +310,22 @@ func (b *builder) llm(v *tree) *LLM {
 		l.MaxTokens = int(mt)
 	}
 	l.Timeout = Duration(b.duration(v.get("timeout")))
+	if s, ok := v.get("stream").val().(bool); ok {
+		l.Stream = &s
+	}
+	l.IdleTimeout = Duration(b.duration(v.get("idle_timeout")))
 	return l
+}
+
+// number reads an integer or a float.
+func number(v *tree) (float64, bool) {
+	switch x := v.val().(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
 }
 
 // duration reads a Go duration the schema has already checked the shape of;
@@ -301,6 +454,23 @@ func (b *builder) task(name string, v *tree) {
 	tk.OutputVariable, _ = v.get("output_variable").str()
 	if s, _ := v.get("on_truncated").str(); s == "accept" {
 		tk.AcceptTruncated = true
+	}
+	if sv := v.get("output_schema"); sv != nil {
+		if _, isBool := sv.val().(bool); sv.isMap() || isBool {
+			tk.OutputSchema = sv.json()
+			s, err := compileOutputSchema(name, tk.OutputSchema)
+			if err != nil {
+				b.errorf(sv, sv.pos, "not a JSON Schema teamrun can check results with: %s", strings.Join(strings.Fields(err.Error()), " "))
+			}
+			tk.schema = s
+		}
+	}
+	tk.OutputFile, _ = v.get("output_file").str()
+	if rv := v.get("route_on"); rv != nil {
+		tk.RouteOn, _ = rv.str()
+		if v.get("condition") == nil {
+			b.errorf(rv, rv.kpos, "route_on says where in the result condition looks: give the task a condition too")
+		}
 	}
 	for _, it := range v.get("options").itemsOrNil() {
 		if s, ok := it.str(); ok {

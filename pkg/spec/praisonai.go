@@ -402,6 +402,8 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 			// read by the caller
 		case "context":
 			b.praisonContext(f, tk)
+		case "output_file":
+			str(&tk.OutputFile)
 		case "tools":
 			if hasTools(f) {
 				b.warnf(f, f.kpos, "not supported, ignored: the task runs without tools")

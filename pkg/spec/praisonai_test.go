@@ -55,7 +55,7 @@ func TestPraisonAICorpus(t *testing.T) {
 		{"src__praisonai-agents__tests__fixtures__multi_step_workflow.yaml", false, 2, 0, ``},
 		{"src__praisonai-agents__tests__fixtures__simple_agents.yaml", false, 1, 0, ``},
 		{"src__praisonai-rust__examples__workflow.yaml", false, 3, 1, `src__praisonai-rust__examples__workflow.yaml:16:5: agents[0].tools: not supported, ignored: the agent runs without tools`},
-		{"src__praisonai__agents-advanced.yaml", false, 3, 12, `src__praisonai__agents-advanced.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
+		{"src__praisonai__agents-advanced.yaml", false, 3, 9, `src__praisonai__agents-advanced.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
 		{"src__praisonai__agents.yaml", false, 2, 2, `src__praisonai__agents.yaml:13:5: roles.file_reader.tools: not supported, ignored: the agent runs without tools`},
 		{"src__praisonai__examples__python__frameworks__openai_agents__agents.yaml", false, 1, 1, `src__praisonai__examples__python__frameworks__openai_agents__agents.yaml:1:1: framework: "openai_agents" is ignored: teamrun runs the team itself`},
 		{"src__praisonai__examples__workflow_example.yaml", true, 0, 0, `src__praisonai__examples__workflow_example.yaml:86:5: steps[3].next_tasks: "review_task" loops back to an earlier step: teamrun runs a DAG of tasks, so route forward with condition: instead`},

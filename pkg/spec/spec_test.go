@@ -96,6 +96,13 @@ func TestInvalidSpecs(t *testing.T) {
 		}},
 		{"two-documents.yaml", []string{`two-documents.yaml:4:1: a second YAML document starts here: a spec is one document (remove the --- before it)`}},
 		{"alias-bomb.yaml", []string{`alias-bomb.yaml:1:1: the document expands to too many values through aliases`}},
+		{"model-alias-chain.yaml", []string{`model-alias-chain.yaml:3:18: models.quick.model: names the alias "fast": an alias names a real model; copy "fast"'s settings here instead`}},
+		{"model-price-negative.yaml", []string{`model-price-negative.yaml:4:20: models.fast.price.input: expected at least 0, got integer -1`}},
+		{"model-price-missing-output.yaml", []string{`model-price-missing-output.yaml:4:5: models.fast.price: missing required key "output"`}},
+		{"output-file-twice.yaml", []string{`output-file-twice.yaml:5:46: tasks.b.output_file: task "a" writes ./out/report.md too: give each task its own output_file`}},
+		{"output-schema-bad.yaml", []string{`output-schema-bad.yaml:7:20: tasks.a.output_schema: not a JSON Schema teamrun can check results with: at /type: value must be one of "array", "boolean", "integer", "null", "number", "object", "string"`}},
+		{"output-schema-remote-ref.yaml", []string{`output-schema-remote-ref.yaml:7:20: tasks.a.output_schema: not a JSON Schema teamrun can check results with: $ref "file:///etc/passwd" points outside the schema: only references within the schema itself are followed (move the definition under $defs)`}},
+		{"route-on-without-condition.yaml", []string{`route-on-without-condition.yaml:4:33: tasks.a.route_on: route_on says where in the result condition looks: give the task a condition too`}},
 		{"many-errors.yaml", []string{
 			`many-errors.yaml:6:5: agents.writer.rol: unknown key "rol" (did you mean "role"?)`,
 			`many-errors.yaml:9:14: agents.counter.timeout: expected a duration such as 30s, 5m or 1h30m, got string "soon"`,
@@ -175,7 +182,7 @@ func TestValidSpecs(t *testing.T) {
 }
 
 func TestExamplesValidate(t *testing.T) {
-	for _, f := range []string{"../../examples/agents.yaml", "../../examples/llm-team.yaml"} {
+	for _, f := range []string{"../../examples/agents.yaml", "../../examples/llm-team.yaml", "../../examples/llm-costs.yaml"} {
 		team, err := Load(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)

@@ -226,7 +226,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string) []string 
 				b.warnf(f, f.kpos, "not supported, ignored: teamrun has no native equivalent, so a failed step fails the run (exit 1) after its retries; `--continue` runs it again")
 			}
 		case "output_file":
-			b.warnf(f, f.kpos, "not supported yet, ignored: the result is not written to a file; `teamrun session show` has it")
+			b.praisonString(f, &tk.OutputFile)
 		case "tools":
 			if hasTools(f) {
 				b.warnf(f, f.kpos, "not supported, ignored: the step runs without tools")

@@ -40,11 +40,55 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// Usage is the token count a server reports for one completion.
+// Usage is the token count a server reports for one completion. Cached
+// tokens are part of the prompt tokens, reasoning tokens part of the
+// completion tokens, as OpenAI counts them.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	CachedTokens     int `json:"cached_tokens,omitempty"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+}
+
+// Call is one HTTP request whose answer reported usage, whatever became
+// of it (the result, a cut answer, a refusal, a stream that broke off
+// after its usage chunk).
+type Call struct {
+	Model    string // as the server named it, else as asked
+	Status   int    // HTTP status
+	Duration time.Duration
+	Usage    Usage
+}
+
+// wireUsage reads the usage member of the servers teamrun talks to: the
+// details objects of OpenAI (and vLLM, llama-server), DeepSeek's cache hits.
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
+}
+
+func (w *wireUsage) usage() Usage {
+	u := Usage{PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens, TotalTokens: w.TotalTokens,
+		CachedTokens: w.PromptCacheHitTokens}
+	if d := w.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
+		u.CachedTokens = d.CachedTokens
+	}
+	if d := w.CompletionTokensDetails; d != nil {
+		u.ReasoningTokens = d.ReasoningTokens
+	}
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	return u
 }
 
 // Request is one completion to ask for. A nil Temperature and a zero
@@ -57,14 +101,32 @@ type Request struct {
 	// AcceptTruncated takes an answer cut at max_tokens (finish_reason
 	// "length") as the result; otherwise it is a failed attempt.
 	AcceptTruncated bool
+	// Stream asks for the answer as server-sent events (see stream.go),
+	// with usage; an attempt whose stream is silent for IdleTimeout (0:
+	// DefaultIdleTimeout) fails. OnDelta, when set, gets the text as it
+	// comes: a preview only, since a stream that breaks off is no result.
+	Stream      bool
+	IdleTimeout time.Duration
+	OnDelta     func(text string)
+	// Schema, a JSON Schema object, asks for an answer that fits it
+	// (response_format json_schema, named SchemaName). Servers differ in
+	// how well they keep to it: the caller checks the answer itself.
+	Schema     map[string]any
+	SchemaName string
 }
 
 // Response is the first choice's text, the usage and the model that answered.
 type Response struct {
 	Content      string
-	Usage        Usage
+	Usage        Usage // of the answer that is the result
 	Model        string
 	FinishReason string // as the server said: stop, length, tool_calls, …; may be empty
+	// Calls are the requests of this Complete that reported usage, the
+	// answer's last; Usage is the last one's.
+	Calls []Call
+
+	status   int  // the HTTP status of the answer
+	hasUsage bool // the answer reported usage
 }
 
 // Client talks to one OpenAI-compatible endpoint. The zero value of every
@@ -87,6 +149,45 @@ type wireRequest struct {
 	Temperature *float64  `json:"temperature,omitempty"`
 	MaxTokens   int       `json:"max_tokens,omitempty"`
 	Stream      bool      `json:"stream"`
+	// StreamOptions asks a stream for its usage in a last chunk: without
+	// it OpenAI's API counts nothing when streaming.
+	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+}
+
+type responseFormat struct {
+	Type       string         `json:"type"` // json_schema
+	JSONSchema jsonSchemaSpec `json:"json_schema"`
+}
+
+type jsonSchemaSpec struct {
+	Name   string         `json:"name"`
+	Schema map[string]any `json:"schema"`
+}
+
+// schemaName fits a name to what OpenAI accepts for a schema's name:
+// 1-64 of a-z, A-Z, 0-9, _ and -.
+func schemaName(s string) string {
+	out := []rune{}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			out = append(out, r)
+		default:
+			out = append(out, '_')
+		}
+		if len(out) == 64 {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return "result"
+	}
+	return string(out)
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 type wireResponse struct {
@@ -98,7 +199,7 @@ type wireResponse struct {
 		} `json:"message"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *Usage          `json:"usage"`
+	Usage *wireUsage      `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 
@@ -128,10 +229,22 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	if req.Model == "" {
 		return Response{}, fail(&Error{Message: "no model given: set llm.model for the agent or the team"})
 	}
-	body, err := json.Marshal(wireRequest{
+	wr := wireRequest{
 		Model: req.Model, Messages: req.Messages,
 		Temperature: req.Temperature, MaxTokens: req.MaxTokens,
-	})
+	}
+	if req.Schema != nil {
+		wr.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchemaSpec{Name: schemaName(req.SchemaName), Schema: req.Schema}}
+	}
+	var st *streaming
+	if req.Stream {
+		wr.Stream, wr.StreamOptions = true, &streamOptions{IncludeUsage: true}
+		st = &streaming{idle: req.IdleTimeout, onDelta: req.OnDelta}
+		if st.idle <= 0 {
+			st.idle = DefaultIdleTimeout
+		}
+	}
+	body, err := json.Marshal(wr)
 	if err != nil {
 		return Response{}, fail(&Error{Message: "encoding the request: " + err.Error(), Err: err})
 	}
@@ -140,23 +253,43 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	if attempts < 1 {
 		attempts = DefaultMaxAttempts
 	}
-	var last *Error
+	var (
+		last  *Error
+		calls []Call
+	)
 	for attempt := 1; ; attempt++ {
-		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red)
+		start := time.Now()
+		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red, st)
+		if resp.Model == "" {
+			resp.Model = req.Model
+		}
+		if resp.hasUsage {
+			// Paid for whatever becomes of it: recorded before the answer
+			// is judged.
+			calls = append(calls, Call{Model: resp.Model, Status: resp.status, Duration: time.Since(start), Usage: resp.Usage})
+		}
 		if e == nil {
 			e = checkFinish(resp, req)
 		}
 		if e == nil {
-			if resp.Model == "" {
-				resp.Model = req.Model
-			}
+			resp.Calls = calls
 			return resp, nil
 		}
 		if ctx.Err() != nil {
 			return Response{}, canceled(ctx, req.Model, shown, last)
 		}
 		e.Attempts = attempt
+		e.Calls = calls
 		last = fail(e)
+		if wr.ResponseFormat != nil && refusesResponseFormat(last) {
+			// A server that does not take response_format: ask again
+			// without it, at once; the caller checks the answer anyway.
+			wr.ResponseFormat = nil
+			if body, err = json.Marshal(wr); err != nil {
+				return Response{}, fail(&Error{Message: "encoding the request: " + err.Error(), Err: err})
+			}
+			continue
+		}
 		if !last.Retryable {
 			return Response{}, last
 		}
@@ -170,19 +303,26 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 }
 
 // attempt sends one request. retryAfter is the server's wish, or -1.
-func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red redactor) (Response, time.Duration, *Error) {
+func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red redactor, st *streaming) (Response, time.Duration, *Error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// A stream's idle timer ends the request with errIdle as the cause.
+	actx, cancelCause := context.WithCancelCause(actx)
+	defer cancelCause(nil)
 	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return Response{}, -1, &Error{Message: "building the request: " + err.Error(), Err: err}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
+	if st != nil {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
 	hreq.Header.Set("User-Agent", "teamrun")
 	if c.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)
@@ -196,6 +336,9 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		return Response{}, -1, transportError(actx, timeout, err)
 	}
 	defer hresp.Body.Close()
+	if st != nil && hresp.StatusCode >= 200 && hresp.StatusCode <= 299 && isEventStream(hresp.Header) {
+		return readStream(actx, cancelCause, timeout, hresp, st, red)
+	}
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, maxBody))
 	if err != nil {
 		return Response{}, -1, transportError(actx, timeout, fmt.Errorf("reading the answer: %w", err))
@@ -229,7 +372,11 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		return Response{}, -1, &Error{StatusCode: hresp.StatusCode, Message: msg}
 	}
 	ch := wr.Choices[0]
-	resp := Response{Model: wr.Model}
+	// The model's name is recorded with the usage: no key may ride in it.
+	resp := Response{Model: red.clean(wr.Model), status: hresp.StatusCode}
+	if wr.Usage != nil {
+		resp.Usage, resp.hasUsage = wr.Usage.usage(), true
+	}
 	if p := ch.Message.Content; p != nil {
 		resp.Content = *p
 	}
@@ -237,11 +384,9 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		resp.FinishReason = *p
 	}
 	if p := ch.Message.Refusal; p != nil && strings.TrimSpace(*p) != "" {
-		return Response{}, -1, &Error{StatusCode: hresp.StatusCode,
-			Message: "the model refused to answer: " + red.snippet(*p)}
-	}
-	if wr.Usage != nil {
-		resp.Usage = *wr.Usage
+		// A refusal is paid for too: its usage stays with the failure.
+		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage}, -1,
+			&Error{StatusCode: hresp.StatusCode, Message: "the model refused to answer: " + red.snippet(*p)}
 	}
 	return resp, -1, nil
 }
@@ -263,6 +408,13 @@ func checkFinish(resp Response, req Request) *Error {
 		return &Error{StatusCode: http.StatusOK, Message: "the server's content filter stopped the answer (finish_reason content_filter)"}
 	}
 	return nil
+}
+
+// refusesResponseFormat tells a server's refusal of response_format (a
+// 400 or 422 that names it) from other bad requests.
+func refusesResponseFormat(e *Error) bool {
+	return (e.StatusCode == http.StatusBadRequest || e.StatusCode == http.StatusUnprocessableEntity) &&
+		(strings.Contains(strings.ToLower(e.Message), "response_format") || strings.Contains(strings.ToLower(e.Message), "json_schema"))
 }
 
 // shouldRetry is OpenAI's rule: the server's x-should-retry first, then

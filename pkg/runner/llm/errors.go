@@ -30,6 +30,9 @@ type Error struct {
 	Attempts   int    // requests sent, retries included
 	Retryable  bool   // the last failure was transient (429, 5xx, transport): retries ran out
 	Err        error  // the underlying cause, if any (such as context.DeadlineExceeded)
+	// Calls are the requests that reported usage before it failed: they
+	// were paid for.
+	Calls []Call
 }
 
 func (e *Error) Error() string {
@@ -123,4 +126,14 @@ func attemptsText(n int) string {
 		return "1 attempt"
 	}
 	return fmt.Sprintf("%d attempts", n)
+}
+
+// CallsOf is the requests a failed Complete paid for: they count as usage
+// though no result came of them.
+func CallsOf(err error) []Call {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Calls
+	}
+	return nil
 }

@@ -175,16 +175,20 @@ func UnservedModels(t *spec.Team) []spec.Diagnostic {
 			continue
 		}
 		err := checkServed(a.LLM)
-		if err == nil || (a.LLM.Pos != (spec.Pos{}) && seen[a.LLM.Pos]) {
-			continue
-		}
-		seen[a.LLM.Pos] = true
-		path := "agents." + a.Name + ".llm"
-		if t.LLM != nil && a.LLM.Pos == t.LLM.Pos {
+		pos, path := a.LLM.Pos, "agents."+a.Name+".llm"
+		switch {
+		case a.LLM.Alias != "" && a.LLM.BaseURL == t.Models[a.LLM.Alias].BaseURL:
+			// The alias is where the model is set: fix it there.
+			pos, path = a.LLM.AliasPos, "models."+a.LLM.Alias
+		case t.LLM != nil && a.LLM.Pos == t.LLM.Pos:
 			path = "llm"
 		}
+		if err == nil || (pos != (spec.Pos{}) && seen[pos]) {
+			continue
+		}
+		seen[pos] = true
 		msg := strings.TrimPrefix(err.Error(), ErrUnserved.Error()+": ")
-		out = append(out, spec.Diagnostic{File: t.File, Line: a.LLM.Pos.Line, Column: a.LLM.Pos.Column, Path: path, Message: msg})
+		out = append(out, spec.Diagnostic{File: t.File, Line: pos.Line, Column: pos.Column, Path: path, Message: msg})
 	}
 	return out
 }

@@ -108,3 +108,49 @@ func TestRealServerTruncated(t *testing.T) {
 		t.Fatalf("accepted: %+v, %v", resp, err)
 	}
 }
+
+// The real server streams with include_usage: the answer comes in deltas
+// and its usage in the last chunk.
+func TestRealServerStream(t *testing.T) {
+	c := realClient(t)
+	var deltas []string
+	req := Request{Model: "tiny", Messages: []Message{{Role: "user", Content: "hi"}}, Stream: true,
+		OnDelta: func(s string) { deltas = append(deltas, s) }}
+	resp, err := c.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Content != "Hello from the tiny test model." || resp.FinishReason != "stop" {
+		t.Errorf("answer = %q (%s)", resp.Content, resp.FinishReason)
+	}
+	if len(deltas) < 2 || strings.Join(deltas, "") != resp.Content {
+		t.Errorf("deltas %q do not make the answer", deltas)
+	}
+	u := resp.Usage
+	if len(resp.Calls) != 1 || u.PromptTokens <= 0 || u.CompletionTokens <= 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+		t.Errorf("usage = %+v, calls %+v: want the stream's usage", u, resp.Calls)
+	}
+	// Cut short, a stream is a failed attempt too, with its usage paid.
+	req.MaxTokens, req.OnDelta = 3, nil
+	_, err = c.Complete(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "the answer was cut at max_tokens=3") || len(CallsOf(err)) != 1 {
+		t.Fatalf("err = %v (calls %+v), want the cut at max_tokens=3 with its usage", err, CallsOf(err))
+	}
+}
+
+// Ollama takes response_format and constrains the answer to JSON, but
+// these untrained models fill it with noise: the caller's local check is
+// what holds (see the runner's TestRealLLMOutputSchema); here the wire
+// takes the request and the answer turns into JSON.
+func TestRealServerResponseFormat(t *testing.T) {
+	c := realClient(t)
+	req := Request{Model: "tiny-approve", Messages: []Message{{Role: "user", Content: "hi"}},
+		Schema: map[string]any{"type": "object", "properties": map[string]any{"decision": map[string]any{"type": "string"}}, "required": []any{"decision"}}, SchemaName: "review"}
+	resp, err := c.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(strings.TrimSpace(resp.Content), "{") {
+		t.Errorf("answer = %q: response_format was not applied", resp.Content)
+	}
+}

@@ -178,7 +178,10 @@ func (g *Graph) Route(i int, raw string) (next []string, ok bool) {
 	if len(conds) == 0 {
 		return nil, true
 	}
-	v := strings.TrimSpace(raw)
+	v, err := g.team.Tasks[i].RouteKey(raw)
+	if err != nil {
+		return nil, false
+	}
 	for _, r := range conds {
 		if r.Value == v {
 			if r.Next == nil {
@@ -188,6 +191,21 @@ func (g *Graph) Route(i int, raw string) (next []string, ok bool) {
 		}
 	}
 	return nil, false
+}
+
+// NoRoute says why task i's result raw routes nowhere: "result %q
+// matches none of its condition's values (…)", or why route_on finds no
+// value in it.
+func (g *Graph) NoRoute(i int, raw string) string {
+	tk := g.team.Tasks[i]
+	key, err := tk.RouteKey(raw)
+	switch {
+	case err != nil:
+		return "result routes nowhere: " + err.Error()
+	case tk.RouteOn != "":
+		return fmt.Sprintf("result's %s, %q, matches none of its condition's values (%s)", tk.RouteOn, truncate(key, 80), g.RouteValues(i))
+	}
+	return fmt.Sprintf("result %q matches none of its condition's values (%s)", truncate(key, 80), g.RouteValues(i))
 }
 
 // RouteValues lists the values of task i's condition, quoted, for messages.
@@ -223,14 +241,36 @@ func (s *State) Status(i int) Status { return s.status[i] }
 func (s *State) Known(i int) (string, bool) { return s.result[i], s.known[i] }
 
 // Restore takes over a checkpointed result. It returns false, and leaves
-// the task pending, when the result matches none of the condition's values
-// (the routes changed since): the task decides again.
+// the task pending, when the result no longer fits the task (see
+// RestoreProblem): the task runs again.
 func (s *State) Restore(i int, raw string) bool {
-	if _, ok := s.g.Route(i, raw); !ok {
+	if s.g.RestoreProblem(i, raw) != "" {
 		return false
 	}
 	s.Complete(i, raw)
 	return true
+}
+
+// RestoreProblem says why a checkpointed result of task i cannot be
+// taken over as it is ("" when it can): it no longer fits the task's
+// output_schema, or it matches none of its condition's values. Neither is
+// in the fingerprint, so a full restore can meet either.
+func (g *Graph) RestoreProblem(i int, raw string) string {
+	if _, err := g.team.Tasks[i].CheckOutput(raw); err != nil {
+		return "its restored result no longer fits output_schema (" + strings.TrimPrefix(err.Error(), spec.ErrOutputSchema.Error()+": ") + ")"
+	}
+	if _, ok := g.Route(i, raw); !ok {
+		return "its restored " + g.NoRoute(i, raw)
+	}
+	return ""
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }
 
 // Complete records task i's result; a result that matches no route leaves

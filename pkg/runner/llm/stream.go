@@ -1,0 +1,162 @@
+package llm
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// DefaultIdleTimeout is how long a stream may be silent before its attempt
+// fails: generous, since a local model on a CPU can think for a while
+// between tokens, and far below the request's timeout.
+const DefaultIdleTimeout = time.Minute
+
+// ErrStalled is a stream that went silent for longer than its idle
+// timeout; its attempt failed and, like a timeout, is retried.
+var ErrStalled = errors.New("llm: stream stalled")
+
+// errIdle is the cause the idle timer ends a request with.
+var errIdle = errors.New("idle timeout")
+
+// streaming is how one Complete streams.
+type streaming struct {
+	idle    time.Duration
+	onDelta func(string)
+}
+
+func isEventStream(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "text/event-stream"
+}
+
+// wireChunk is one server-sent event of a streamed completion. The usage
+// chunk that stream_options.include_usage asks for has no choices: []
+// from OpenAI, null from vLLM.
+type wireChunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Delta struct {
+			Content *string `json:"content"`
+			Refusal *string `json:"refusal"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *wireUsage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// readStream reads a streamed answer to its end. Only a stream that ended
+// as the protocol says — [DONE], or at least a finish_reason before the
+// connection closed (some servers send no [DONE]) — is an answer; one
+// that broke off or went silent is a failed attempt, and its text, shown
+// to onDelta as it came, is dropped. Usage that arrived is kept either way:
+// it was paid for.
+func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout time.Duration, hresp *http.Response, st *streaming, red redactor) (Response, time.Duration, *Error) {
+	timer := time.AfterFunc(st.idle, func() { cancel(errIdle) })
+	defer timer.Stop()
+	br := bufio.NewReaderSize(io.LimitReader(hresp.Body, maxBody), 64<<10)
+	resp := Response{status: hresp.StatusCode}
+	var (
+		text, refusal strings.Builder
+		data          strings.Builder // the data lines of the event being read
+		done          bool
+		bad           *Error
+	)
+	fail := func(e *Error) (Response, time.Duration, *Error) {
+		e.StatusCode = hresp.StatusCode
+		// The usage that came is the one thing kept of a broken stream.
+		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage}, -1, e
+	}
+	dispatch := func() {
+		payload := data.String()
+		data.Reset()
+		if payload == "" || bad != nil {
+			return
+		}
+		if strings.TrimSpace(payload) == "[DONE]" {
+			done = true
+			return
+		}
+		var ch wireChunk
+		if err := json.Unmarshal([]byte(payload), &ch); err != nil {
+			bad = &Error{Message: "a stream event is not a Chat Completions chunk: " + red.snippet(window([]byte(payload))), Err: err}
+			return
+		}
+		if m, _ := errorField(ch.Error); m != "" {
+			bad = &Error{Message: "the server reported an error in the stream: " + red.snippet(m), Retryable: true}
+			return
+		}
+		if ch.Model != "" {
+			resp.Model = red.clean(ch.Model) // recorded with the usage
+		}
+		if ch.Usage != nil {
+			resp.Usage, resp.hasUsage = ch.Usage.usage(), true
+		}
+		if len(ch.Choices) == 0 {
+			return
+		}
+		c := ch.Choices[0]
+		if p := c.Delta.Content; p != nil && *p != "" {
+			text.WriteString(*p)
+			if st.onDelta != nil {
+				st.onDelta(*p)
+			}
+		}
+		if p := c.Delta.Refusal; p != nil {
+			refusal.WriteString(*p)
+		}
+		if p := c.FinishReason; p != nil && *p != "" {
+			resp.FinishReason = *p
+		}
+	}
+	for !done && bad == nil {
+		line, err := br.ReadString('\n')
+		timer.Reset(st.idle)
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "":
+			dispatch()
+		case strings.HasPrefix(line, "data:"):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		default:
+			// comments (":"), event:, id: and retry: lines say nothing here
+		}
+		if err == nil {
+			continue
+		}
+		dispatch() // an event the connection's end cut short of its blank line
+		if done || bad != nil {
+			break
+		}
+		switch {
+		case errors.Is(context.Cause(ctx), errIdle):
+			return fail(&Error{Message: fmt.Sprintf("the stream stalled: nothing came for %s (idle_timeout); the partial answer was dropped", st.idle),
+				Retryable: true, Err: ErrStalled})
+		case err != io.EOF:
+			e := transportError(ctx, timeout, fmt.Errorf("reading the stream: %w", err))
+			e.Message += "; the partial answer was dropped"
+			return fail(e)
+		case resp.FinishReason == "":
+			return fail(&Error{Message: "the stream ended before the answer did (no finish_reason, no [DONE]); the partial answer was dropped", Retryable: true})
+		}
+		done = true
+	}
+	if bad != nil {
+		return fail(bad)
+	}
+	if r := strings.TrimSpace(refusal.String()); r != "" {
+		return fail(&Error{Message: "the model refused to answer: " + red.snippet(r)})
+	}
+	resp.Content = text.String()
+	return resp, -1, nil
+}

@@ -1,0 +1,157 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// sse writes a streamed answer: each event as a data: line, flushed.
+func sse(w http.ResponseWriter, events ...string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	f, _ := w.(http.Flusher)
+	for _, e := range events {
+		fmt.Fprintf(w, "data: %s\n\n", e)
+		if f != nil {
+			f.Flush()
+		}
+	}
+}
+
+func delta(s string) string {
+	return fmt.Sprintf(`{"model":"served","choices":[{"index":0,"delta":{"content":%q},"finish_reason":null}]}`, s)
+}
+
+const (
+	finishStop   = `{"model":"served","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
+	usageChunk   = `{"model":"served","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}`
+	usageVLLM    = `{"model":"served","choices":null,"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}`
+	finishLength = `{"model":"served","choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`
+)
+
+func TestStream(t *testing.T) {
+	tests := []struct {
+		name      string
+		reply     func(i int, w http.ResponseWriter, r *http.Request)
+		want      string // the result; "" with wantErr
+		wantErr   string
+		wantReqs  int
+		wantUsage int // total tokens over the calls
+	}{
+		{name: "deltas, usage chunk, [DONE]", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, delta("Hel"), delta("lo"), finishStop, usageChunk, "[DONE]")
+		}, want: "Hello", wantReqs: 1, wantUsage: 9},
+		{name: "vLLM: choices null in the usage chunk", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, delta("Hi"), finishStop, usageVLLM, "[DONE]")
+		}, want: "Hi", wantReqs: 1, wantUsage: 9},
+		{name: "no [DONE] after a finish_reason is complete", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, delta("Hi"), finishStop, usageChunk)
+		}, want: "Hi", wantReqs: 1, wantUsage: 9},
+		{name: "a stream that breaks off is retried, its text dropped", reply: func(i int, w http.ResponseWriter, _ *http.Request) {
+			if i == 0 {
+				sse(w, delta("Partial ans"))
+				return
+			}
+			sse(w, delta("Whole"), finishStop, usageChunk, "[DONE]")
+		}, want: "Whole", wantReqs: 2, wantUsage: 9},
+		{name: "cut at max_tokens", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, delta("Hello from the"), finishLength, usageChunk, "[DONE]")
+		}, wantErr: "the answer was cut at", wantReqs: 1, wantUsage: 9},
+		{name: "an error event", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, delta("x"), `{"error":{"message":"model overloaded"}}`)
+		}, wantErr: "the server reported an error in the stream: model overloaded", wantReqs: 3},
+		{name: "an event that is not JSON", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, "<html>")
+		}, wantErr: "a stream event is not a Chat Completions chunk: <html>", wantReqs: 1},
+		{name: "a server that does not stream is read as usual", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			okReply(w, "plain")
+		}, want: "plain", wantReqs: 1, wantUsage: 14},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, tt.reply)
+			var mu sync.Mutex
+			var deltas []string
+			req := tinyReq
+			req.Stream = true
+			req.OnDelta = func(s string) { mu.Lock(); deltas = append(deltas, s); mu.Unlock() }
+			resp, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), req)
+			reqs := fs.requests()
+			if len(reqs) != tt.wantReqs {
+				t.Errorf("%d requests, want %d", len(reqs), tt.wantReqs)
+			}
+			for _, r := range reqs {
+				if string(r.Body["stream"]) != "true" || strings.ReplaceAll(string(r.Body["stream_options"]), " ", "") != `{"include_usage":true}` {
+					t.Errorf("request asks stream=%s stream_options=%s, want true and include_usage", r.Body["stream"], r.Body["stream_options"])
+				}
+			}
+			calls := resp.Calls
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				calls = CallsOf(err)
+			} else if err != nil || resp.Content != tt.want {
+				t.Fatalf("got %q, %v; want %q", resp.Content, err, tt.want)
+			}
+			total := 0
+			for _, c := range calls {
+				total += c.Usage.TotalTokens
+			}
+			if total != tt.wantUsage {
+				t.Errorf("usage over the calls %d, want %d (%+v)", total, tt.wantUsage, calls)
+			}
+			if tt.wantErr == "" && len(deltas) == 0 && strings.Contains(tt.name, "delta") {
+				t.Errorf("OnDelta never called")
+			}
+		})
+	}
+}
+
+// TestStreamStalled checks that a stream that goes silent fails its attempt
+// after the idle timeout (retried, as a timeout is) and that what it had
+// sent is no result.
+func TestStreamStalled(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	fs := newFakeServer(t, func(i int, w http.ResponseWriter, r *http.Request) {
+		if i == 0 {
+			sse(w, delta("The start of"))
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		sse(w, delta("fresh"), finishStop, usageChunk, "[DONE]")
+	})
+	req := tinyReq
+	req.Stream, req.IdleTimeout = true, 20*time.Millisecond
+	c := testClient(fs, &fakeSleep{})
+	resp, err := c.Complete(context.Background(), req)
+	if err != nil || resp.Content != "fresh" {
+		t.Fatalf("got %q, %v; want the second attempt's answer", resp.Content, err)
+	}
+
+	c.MaxAttempts = 1
+	fs2 := newFakeServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		sse(w, delta("The start of"))
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	c.BaseURL = fs2.URL + "/v1"
+	_, err = c.Complete(context.Background(), req)
+	if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "the stream stalled: nothing came for 20ms (idle_timeout); the partial answer was dropped") {
+		t.Fatalf("err = %v, want a stalled stream", err)
+	}
+	if !errors.Is(err, ErrExhausted) {
+		t.Errorf("a stall is transient: %v", err)
+	}
+}

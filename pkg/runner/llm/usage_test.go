@@ -1,0 +1,158 @@
+package llm
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestCompleteUsage checks that every answer that reported usage is a
+// call of the Complete, whether it became the result, was retried or
+// failed, and that the details objects are read.
+func TestCompleteUsage(t *testing.T) {
+	const (
+		detailed = `{"model":"served","choices":[{"message":{"content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120,"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":8}}}`
+		deepseek = `{"model":"ds","choices":[{"message":{"content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"prompt_cache_hit_tokens":4}}`
+		cut      = `{"model":"served","choices":[{"message":{"content":"Hello from the"},"finish_reason":"length"}],"usage":{"prompt_tokens":30,"completion_tokens":3,"total_tokens":33}}`
+		refused  = `{"model":"served","choices":[{"message":{"content":null,"refusal":"I can't help with that"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":6,"total_tokens":18}}`
+		noUsage  = `{"model":"served","choices":[{"message":{"content":"ok"},"finish_reason":"stop"}]}`
+	)
+	tests := []struct {
+		name    string
+		replies []func(w http.ResponseWriter) // one per request
+		wantErr bool
+		want    []Call // Duration not compared
+	}{
+		{"details", []func(http.ResponseWriter){body(200, detailed)}, false,
+			[]Call{{Model: "served", Status: 200, Usage: Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120, CachedTokens: 64, ReasoningTokens: 8}}}},
+		{"DeepSeek cache hits; total computed", []func(http.ResponseWriter){body(200, deepseek)}, false,
+			[]Call{{Model: "ds", Status: 200, Usage: Usage{PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12, CachedTokens: 4}}}},
+		{"a 503 reports none, the retry does", []func(http.ResponseWriter){body(503, `{"error":"busy"}`), body(200, detailed)}, false,
+			[]Call{{Model: "served", Status: 200, Usage: Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120, CachedTokens: 64, ReasoningTokens: 8}}}},
+		{"a cut answer is paid for", []func(http.ResponseWriter){body(200, cut)}, true,
+			[]Call{{Model: "served", Status: 200, Usage: Usage{PromptTokens: 30, CompletionTokens: 3, TotalTokens: 33}}}},
+		{"a refusal is paid for", []func(http.ResponseWriter){body(200, refused)}, true,
+			[]Call{{Model: "served", Status: 200, Usage: Usage{PromptTokens: 12, CompletionTokens: 6, TotalTokens: 18}}}},
+		{"no usage, no call", []func(http.ResponseWriter){body(200, noUsage)}, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, func(i int, w http.ResponseWriter, _ *http.Request) { tt.replies[min(i, len(tt.replies)-1)](w) })
+			resp, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), tinyReq)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want an error: %v", err, tt.wantErr)
+			}
+			got := resp.Calls
+			if err != nil {
+				got = CallsOf(err)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("calls = %+v, want %+v", got, tt.want)
+			}
+			for i := range got {
+				if got[i].Duration <= 0 {
+					t.Errorf("call %d has no duration", i)
+				}
+				got[i].Duration = 0
+				if got[i] != tt.want[i] {
+					t.Errorf("call %d = %+v, want %+v", i, got[i], tt.want[i])
+				}
+			}
+			if err == nil && len(tt.want) > 0 && resp.Usage != tt.want[len(tt.want)-1].Usage {
+				t.Errorf("Usage = %+v, want the last call's", resp.Usage)
+			}
+		})
+	}
+}
+
+func body(code int, s string) func(http.ResponseWriter) {
+	return func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		io.WriteString(w, s)
+	}
+}
+
+func TestCompleteSendsSchema(t *testing.T) {
+	fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { okReply(w, `{"a":1}`) })
+	req := tinyReq
+	req.Schema = map[string]any{"type": "object"}
+	req.SchemaName = "triage step/1"
+	if _, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	got := string(fs.requests()[0].Body["response_format"])
+	if want := `{"type":"json_schema","json_schema":{"name":"triage_step_1","schema":{"type":"object"}}}`; got != want {
+		t.Errorf("response_format = %s, want %s", got, want)
+	}
+	fs2 := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { okReply(w, "x") })
+	if _, err := testClient(fs2, &fakeSleep{}).Complete(context.Background(), tinyReq); err != nil {
+		t.Fatal(err)
+	}
+	if rf, ok := fs2.requests()[0].Body["response_format"]; ok {
+		t.Errorf("response_format %s sent without a schema", rf)
+	}
+}
+
+// TestCallModelRedacted checks that a server echoing the key as the
+// model's name does not put it into the recorded calls.
+func TestCallModelRedacted(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+			const chunk = `{"model":"sk-test-key-123","choices":[{"delta":{"content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`
+			if stream {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, "data: "+chunk+"\n\ndata: [DONE]\n\n")
+				return
+			}
+			body(200, `{"model":"sk-test-key-123","choices":[{"message":{"content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`)(w)
+		})
+		req := tinyReq
+		req.Stream = stream
+		resp, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Calls) != 1 || strings.Contains(resp.Calls[0].Model, "sk-test-key-123") || strings.Contains(resp.Model, "sk-test-key-123") {
+			t.Errorf("stream %v: the key is in the model's name: %+v", stream, resp.Calls)
+		}
+	}
+}
+
+// TestResponseFormatRefused checks that a server refusing response_format
+// is asked again without it, once, and that other bad requests are not.
+func TestResponseFormatRefused(t *testing.T) {
+	tests := []struct {
+		name     string
+		refusal  string
+		wantReqs int
+		wantErr  bool
+	}{
+		{"names response_format", `{"error":{"message":"Unrecognized request argument supplied: response_format"}}`, 2, false},
+		{"names json_schema", `{"error":{"message":"json_schema is not supported by this model"}}`, 2, false},
+		{"another bad request", `{"error":{"message":"messages: too long"}}`, 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var fs *fakeServer
+			fs = newFakeServer(t, func(i int, w http.ResponseWriter, _ *http.Request) {
+				if _, ok := fs.requests()[i].Body["response_format"]; ok {
+					body(400, tt.refusal)(w)
+					return
+				}
+				okReply(w, `{"a":1}`)
+			})
+			req := tinyReq
+			req.Schema = map[string]any{"type": "object"}
+			_, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), req)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if n := len(fs.requests()); n != tt.wantReqs {
+				t.Errorf("%d requests, want %d", n, tt.wantReqs)
+			}
+		})
+	}
+}

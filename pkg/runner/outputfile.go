@@ -1,0 +1,98 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// outputPath is where a task's output_file goes: relative to the spec's
+// folder, as every path in a spec is.
+func outputPath(team *spec.Team, tk *spec.Task) string {
+	if filepath.IsAbs(tk.OutputFile) {
+		return tk.OutputFile
+	}
+	return filepath.Join(filepath.Dir(team.File), tk.OutputFile)
+}
+
+// writeOutputFile writes a result to path atomically: a reader sees the
+// old file or the new one, never half of it, and a crash leaves no torn
+// file under the name.
+func writeOutputFile(path, result string) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output_file %s: %w", path, unwrapPath(err))
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("output_file %s: %w", path, unwrapPath(err))
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.WriteString(result); err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Close()
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("output_file %s: %w", path, unwrapPath(err))
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync() // the rename is durable with its folder; best effort
+		d.Close()
+	}
+	return nil
+}
+
+// unwrapPath drops a *PathError's operation and path, which the message
+// already names.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// restoreOutputFile writes a restored task's result to its output_file
+// when the file is missing, and says why when it cannot; "" when there is
+// nothing to say.
+func restoreOutputFile(team *spec.Team, tk *spec.Task, result string) string {
+	if tk.OutputFile == "" {
+		return ""
+	}
+	path := outputPath(team, tk)
+	if _, err := os.Lstat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return "" // there (or unknowable): a file the user edited is theirs
+	}
+	if err := writeOutputFile(path, result); err != nil {
+		return fmt.Sprintf("task %s was restored but its %v", tk.Name, err)
+	}
+	return ""
+}
+
+// schemaObject is an output_schema to send as response_format: only an
+// object schema can be (true and false are checked locally alone).
+func schemaObject(s any) map[string]any {
+	m, _ := s.(map[string]any)
+	return m
+}

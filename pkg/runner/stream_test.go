@@ -1,0 +1,158 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+func sseReply(w http.ResponseWriter, events ...string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, e := range events {
+		fmt.Fprintf(w, "data: %s\n\n", e)
+		w.(http.Flusher).Flush()
+	}
+}
+
+func sseDelta(s string) string {
+	return fmt.Sprintf(`{"model":"m","choices":[{"index":0,"delta":{"content":%q},"finish_reason":null}]}`, s)
+}
+
+const streamTeam = `
+llm: {model: m, base_url: BASE, stream: true, price: {input: 1, output: 1}}
+agents:
+  w: {role: Writer}
+tasks:
+  one: {description: One, agent: w, max_retries: 1, retry_delay: 1ms}
+`
+
+// TestStreamedTask checks that stream: true streams, that a stream that
+// breaks off is a failed request (retried by the client) whose text is never the result nor in
+// the checkpoint, and that its retry's whole answer is.
+func TestStreamedTask(t *testing.T) {
+	f := &fakeLLM{answer: func(n int, _ chatRequest, w http.ResponseWriter) {
+		if n == 1 {
+			sseReply(w, sseDelta("PARTIAL-"), sseDelta("ANSWER"))
+			return
+		}
+		sseReply(w, sseDelta("Whole "), sseDelta("answer."),
+			`{"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			`{"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`, "[DONE]")
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, streamTeam)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v %+v\n%s", err, sum, out)
+	}
+	if f.count() != 2 {
+		t.Fatalf("%d requests, want 2", f.count())
+	}
+	one, _ := p.session(t).Task("one")
+	if one.Result != "Whole answer." || one.Usage == nil || one.Usage.TotalTokens != 7 {
+		t.Errorf("record %+v (usage %+v)", one, one.Usage)
+	}
+	// The client retried the broken stream itself: nothing of it shows.
+	if strings.Contains(out, "PARTIAL") || strings.Contains(out, `"event":"task_delta"`) {
+		t.Errorf("the partial text, or task_delta events without --stream-json, in the output:\n%s", out)
+	}
+	data, err := p.sessionFileBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "PARTIAL") {
+		t.Errorf("the partial stream reached the checkpoint")
+	}
+}
+
+func TestStreamJSONDeltas(t *testing.T) {
+	f := &fakeLLM{answer: func(n int, _ chatRequest, w http.ResponseWriter) {
+		sseReply(w, sseDelta("Hel"), sseDelta("lo"), `{"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]")
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, streamTeam)
+	p.streamJSON = true
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v %+v\n%s", err, sum, out)
+	}
+	for _, want := range []string{`"event":"task_delta","session":"s1","task":"one","agent":"w","delta":"Hel"`, `"delta":"lo"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %s in:\n%s", want, out)
+		}
+	}
+}
+
+// TestLivePreview checks that the live block shows a streaming task's
+// newest line under it, cut to the width, and forgets it when the task ends.
+func TestLivePreview(t *testing.T) {
+	screen := &iostreams.Screen{Width: 40}
+	ios := iostreams.Test(nil, screen, screen)
+	ios.SetTerminal(40, true)
+	r := newLiveReporter(ios)
+	defer r.Close()
+	r.Observe(Event{Type: RunStarted, Tasks: 1})
+	r.Observe(Event{Type: TaskStarted, Task: "draft", Attempt: 1})
+	r.Observe(Event{Type: TaskDelta, Task: "draft", Delta: "first line\nsecond "})
+	r.Observe(Event{Type: TaskDelta, Task: "draft", Delta: "line, which is long enough to be cut at the width"})
+	r.mu.Lock()
+	block := r.block(time.Now(), 40)
+	r.mu.Unlock()
+	if len(block) != 3 || !strings.HasSuffix(block[2], "cut at the width") || !strings.HasPrefix(block[2], "    …") || len([]rune(block[2])) >= 40 {
+		t.Fatalf("block %q: want the newest text, cut at its start, under the task", block)
+	}
+	r.Observe(Event{Type: TaskCompleted, Task: "draft"})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.preview) != 0 {
+		t.Errorf("preview kept after the task ended: %v", r.preview)
+	}
+}
+
+// TestStreamAuto checks stream's three settings: auto streams only when
+// the run shows live progress; true and false hold either way.
+func TestStreamAuto(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		stream *bool
+		live   bool
+		want   bool
+	}{
+		{nil, true, true}, {nil, false, false},
+		{&yes, false, true}, {&no, true, false},
+	}
+	for _, tt := range tests {
+		var asked []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var body struct {
+				Stream json.RawMessage `json:"stream"`
+			}
+			data, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(data, &body)
+			asked = append(asked, string(body.Stream))
+			reply(w, "ok") // a server may answer a stream request in one piece
+		}))
+		l := &LLMs{Live: tt.live, Getenv: func(string) string { return "" }}
+		job := &Job{Task: &spec.Task{Name: "t"}, Agent: &spec.Agent{Name: "a", Kind: spec.LLMAgent,
+			LLM: &spec.LLM{Model: "m", BaseURL: srv.URL + "/v1", Stream: tt.stream}}, Attempt: 1}
+		res, err := l.Execute(context.Background(), job)
+		srv.Close()
+		if err != nil || res.Raw != "ok" {
+			t.Fatalf("%+v: %q, %v", tt, res.Raw, err)
+		}
+		if len(asked) != 1 || (asked[0] == "true") != tt.want {
+			t.Errorf("stream %v, live %v: asked stream=%v, want %v", tt.stream, tt.live, asked, tt.want)
+		}
+	}
+}

@@ -1,0 +1,203 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// usageOf is what an attempt's LLM requests cost: each call priced with
+// the agent's price (nil: the cost is unknown), summed.
+func usageOf(calls []llm.Call, price *spec.Price, attempt int) *Usage {
+	if len(calls) == 0 {
+		return nil
+	}
+	u := &Usage{Calls: make([]checkpoint.Call, 0, len(calls))}
+	for _, c := range calls {
+		cc := checkpoint.Call{Model: c.Model, Attempt: attempt, Status: c.Status, DurationMS: c.Duration.Milliseconds(),
+			PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens, TotalTokens: c.Usage.TotalTokens,
+			CachedTokens: c.Usage.CachedTokens, ReasoningTokens: c.Usage.ReasoningTokens}
+		u.PromptTokens += c.Usage.PromptTokens
+		u.CompletionTokens += c.Usage.CompletionTokens
+		u.TotalTokens += c.Usage.TotalTokens
+		u.CachedTokens += c.Usage.CachedTokens
+		u.ReasoningTokens += c.Usage.ReasoningTokens
+		if price != nil {
+			cost := costOf(c.Usage, price)
+			cc.CostUSD = &cost
+			u.CostUSD += cost
+		} else {
+			u.UnpricedTokens += c.Usage.TotalTokens
+		}
+		u.Calls = append(u.Calls, cc)
+	}
+	return u
+}
+
+// costOf prices one answer: cached prompt tokens at the cached price (the
+// input price without one), reasoning tokens as the completion tokens
+// they are part of.
+func costOf(u llm.Usage, p *spec.Price) float64 {
+	cached := min(u.CachedTokens, u.PromptTokens)
+	cachedPrice := p.Input
+	if p.CachedInput != nil {
+		cachedPrice = *p.CachedInput
+	}
+	return (float64(u.PromptTokens-cached)*p.Input + float64(cached)*cachedPrice + float64(u.CompletionTokens)*p.Output) / 1e6
+}
+
+// paidError is a failed attempt that had paid for LLM requests: the engine
+// records their usage with the failure.
+type paidError struct {
+	err   error
+	usage *Usage
+}
+
+func (e *paidError) Error() string { return e.err.Error() }
+func (e *paidError) Unwrap() error { return e.err }
+
+// paid wraps err with the usage it cost; nil usage leaves err as it is.
+func paid(err error, u *Usage) error {
+	if u == nil || err == nil {
+		return err
+	}
+	return &paidError{err: err, usage: u}
+}
+
+// paidUsage is what a failed attempt cost, or nil.
+func paidUsage(err error) *Usage {
+	var pe *paidError
+	if errors.As(err, &pe) {
+		return pe.usage
+	}
+	return nil
+}
+
+// attemptUsage is the part of u that one attempt's calls cost; all of u
+// when its calls do not say their attempt (or nil when none matches).
+func attemptUsage(u *Usage, attempt int) *Usage {
+	if u == nil || len(u.Calls) == 0 {
+		return u
+	}
+	var out *Usage
+	for _, c := range u.Calls {
+		if c.Attempt != attempt && c.Attempt != 0 {
+			continue
+		}
+		cu := &Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, TotalTokens: c.TotalTokens,
+			CachedTokens: c.CachedTokens, ReasoningTokens: c.ReasoningTokens}
+		if c.CostUSD != nil {
+			cu.CostUSD = *c.CostUSD
+		} else {
+			cu.UnpricedTokens = c.TotalTokens
+		}
+		out = out.Plus(cu)
+	}
+	return out
+}
+
+// totals is u without its calls: what a summary adds up.
+func totals(u *Usage) *Usage {
+	if u == nil {
+		return nil
+	}
+	c := *u
+	c.Calls = nil
+	return &c
+}
+
+// UsageText says what tokens cost in the summary's words: "51,200 tokens
+// ($0.0140)", with "cost unknown" for tokens of a model without a price,
+// never $0.
+func UsageText(u *Usage) string {
+	if u == nil || u.TotalTokens == 0 {
+		return "0 tokens"
+	}
+	return thousands(u.TotalTokens) + " tokens (" + CostText(u) + ")"
+}
+
+// CostText is u's cost: "$0.0140", "cost unknown", or "$0.0140 + cost
+// unknown for 1,200 tokens" when only some calls had a price.
+func CostText(u *Usage) string {
+	switch {
+	case u == nil || u.TotalTokens == 0:
+		return "$0"
+	case u.UnpricedTokens == 0:
+		return dollars(u.CostUSD)
+	case u.UnpricedTokens >= u.TotalTokens:
+		return "cost unknown"
+	}
+	return fmt.Sprintf("%s + cost unknown for %s tokens", dollars(u.CostUSD), thousands(u.UnpricedTokens))
+}
+
+// dollars shows a cost in cents above a dollar, else with the digits
+// that tell small costs apart (at most 7 decimals, trailing zeros cut).
+func dollars(v float64) string {
+	if v >= 1 {
+		return fmt.Sprintf("$%.2f", v)
+	}
+	t := strings.TrimRight(strconv.FormatFloat(v, 'f', 7, 64), "0")
+	if i := strings.IndexByte(t, '.'); len(t)-i-1 < 2 {
+		t += strings.Repeat("0", 2-(len(t)-i-1))
+	}
+	return "$" + t
+}
+
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// sessionUsage is what the session's LLM requests cost: before this run
+// and in it, without calls.
+func (e *Engine) sessionUsage() *Usage {
+	e.recMu.Lock()
+	s := e.used
+	e.recMu.Unlock()
+	for i, u := range e.PriorUsage {
+		if u != nil && i < len(e.Team.Tasks) {
+			s = totals(s.Plus(u))
+		}
+	}
+	return s
+}
+
+// budgetReached says how the session's spending has reached the team's
+// budget, "" while it is under it. The budget is checked before each LLM
+// task starts: a request's size is not known before it is answered, so a
+// task that starts under the budget may end over it, and tasks running at
+// once in a workflow may together.
+func (e *Engine) budgetReached() string {
+	b := effectiveBudget(e.Team.Budget, e.Decisions[BudgetDecision])
+	if b == nil {
+		return ""
+	}
+	u := e.sessionUsage()
+	if u == nil {
+		u = &Usage{}
+	}
+	switch {
+	case b.MaxTokens > 0 && u.TotalTokens >= b.MaxTokens:
+		return fmt.Sprintf("the session has used %s tokens, budget.max_tokens is %s", thousands(u.TotalTokens), thousands(b.MaxTokens))
+	case b.MaxCostUSD > 0 && u.CostUSD >= b.MaxCostUSD:
+		return fmt.Sprintf("the session has spent %s, budget.max_cost_usd is %s", dollars(u.CostUSD), dollars(b.MaxCostUSD))
+	}
+	return ""
+}

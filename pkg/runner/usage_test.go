@@ -1,0 +1,184 @@
+package runner
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/runner/llm"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+func usageReply(w http.ResponseWriter, content, finish string, prompt, cached, completion int) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"model":"served","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":%q}],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,"prompt_tokens_details":{"cached_tokens":%d}}}`,
+		content, finish, prompt, completion, prompt+completion, cached)
+}
+
+const pricedTeam = `
+models:
+  fast: {model: m, base_url: BASE, price: {input: 1, cached_input: 0.5, output: 4}}
+  free: {model: m, base_url: BASE}
+agents:
+  a: {role: A, llm: fast}
+  b: {role: B, llm: free}
+tasks:
+  one: {description: One, agent: a, max_retries: 1, retry_delay: 1ms}
+  two: {description: Two, agent: b}
+`
+
+// TestUsageRecorded checks that every request that reported usage is in
+// the task's record — the cut answer that was retried too — priced with
+// the alias's price, and that a model without a price has an unknown
+// cost, never $0.
+func TestUsageRecorded(t *testing.T) {
+	f := &fakeLLM{answer: func(n int, _ chatRequest, w http.ResponseWriter) {
+		switch n {
+		case 1:
+			usageReply(w, "Hello from the", "length", 1000, 0, 100)
+		case 2:
+			usageReply(w, "done", "stop", 1000, 800, 50)
+		default:
+			usageReply(w, "free", "stop", 10, 0, 5)
+		}
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, pricedTeam)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v %+v\n%s", err, sum, out)
+	}
+	one, _ := p.session(t).Task("one")
+	u := one.Usage
+	if u == nil || len(u.Calls) != 2 {
+		t.Fatalf("one's usage %+v: want both requests", u)
+	}
+	// 1000 prompt + 100 completion; then 200 + 800 cached prompt + 50.
+	wantCost := (1000*1.0+100*4.0)/1e6 + (200*1.0+800*0.5+50*4.0)/1e6
+	if u.TotalTokens != 2150 || u.CachedTokens != 800 || math.Abs(u.CostUSD-wantCost) > 1e-12 || u.UnpricedTokens != 0 {
+		t.Errorf("one's usage %+v, want 2150 tokens, 800 cached, $%g", u, wantCost)
+	}
+	if c := u.Calls[0]; c.Attempt != 1 || c.Status != 200 || c.Model != "served" || c.CostUSD == nil {
+		t.Errorf("first call %+v", c)
+	}
+	if c := u.Calls[1]; c.Attempt != 2 {
+		t.Errorf("second call %+v: want attempt 2", c)
+	}
+	two, _ := p.session(t).Task("two")
+	if two.Usage == nil || two.Usage.UnpricedTokens != 15 || two.Usage.CostUSD != 0 || two.Usage.Calls[0].CostUSD != nil {
+		t.Errorf("two's usage %+v: want 15 unpriced tokens", two.Usage)
+	}
+	if sum.Usage == nil || sum.Usage.TotalTokens != 2165 || sum.Usage.Calls != nil {
+		t.Errorf("summary usage %+v, want 2165 tokens without calls", sum.Usage)
+	}
+	if got, want := CostText(sum.Usage), "$0.0022 + cost unknown for 15 tokens"; got != want {
+		t.Errorf("cost text %q, want %q", got, want)
+	}
+}
+
+// TestUsageAcrossResume checks the session's totals over two invocations
+// and what the restored tasks saved.
+func TestUsageAcrossResume(t *testing.T) {
+	fail := true
+	f := &fakeLLM{answer: func(n int, req chatRequest, w http.ResponseWriter) {
+		if strings.Contains(req.Messages[len(req.Messages)-1].Content, "Two") && fail {
+			usageReply(w, "cut", "length", 100, 0, 10)
+			return
+		}
+		usageReply(w, "ok", "stop", 1000, 0, 100)
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, strings.ReplaceAll(pricedTeam, "llm: free", "llm: fast"))
+	sum, out, _ := p.run(t, false)
+	if sum == nil || sum.Outcome != Failed {
+		t.Fatalf("first run: %+v\n%s", sum, out)
+	}
+	fail = false
+	sum, out, err := p.run(t, true)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("second run: %v %+v\n%s", err, sum, out)
+	}
+	const one, cut, ok = 1100, 110, 1100
+	if sum.Usage.TotalTokens != ok || sum.SessionUsage.TotalTokens != one+cut+ok || sum.RestoredUsage.TotalTokens != one {
+		t.Errorf("run %+v, session %+v, restored %+v", sum.Usage, sum.SessionUsage, sum.RestoredUsage)
+	}
+	two, _ := p.session(t).Task("two")
+	if two.Usage.TotalTokens != cut+ok || len(two.Usage.Calls) != 2 {
+		t.Errorf("two's record %+v: want the failed attempt of the first run and the one that completed", two.Usage)
+	}
+	var b strings.Builder
+	writeUsage(&b, sum)
+	want := "tokens:  this run 1,100 tokens ($0.0014); session 2,310 tokens ($0.00294)\nrestored 1 task whose 1,100 tokens ($0.0014) were not paid again\n"
+	if b.String() != want {
+		t.Errorf("summary lines:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestCostOf(t *testing.T) {
+	half := 0.5
+	tests := []struct {
+		u    llm.Usage
+		p    spec.Price
+		want float64
+	}{
+		{llm.Usage{PromptTokens: 1e6, CompletionTokens: 1e6}, spec.Price{Input: 1, Output: 2}, 3},
+		{llm.Usage{PromptTokens: 1e6, CachedTokens: 1e6}, spec.Price{Input: 1, CachedInput: &half, Output: 2}, 0.5},
+		// Without a cached price, cached tokens cost what any prompt token does.
+		{llm.Usage{PromptTokens: 1e6, CachedTokens: 4e5}, spec.Price{Input: 1, Output: 2}, 1},
+		// A server counting more cached than prompt tokens is not trusted beyond the prompt.
+		{llm.Usage{PromptTokens: 1e6, CachedTokens: 2e6}, spec.Price{Input: 1, CachedInput: &half, Output: 2}, 0.5},
+	}
+	for i, tt := range tests {
+		if got := costOf(tt.u, &tt.p); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("%d: cost %g, want %g", i, got, tt.want)
+		}
+	}
+}
+
+func TestCostText(t *testing.T) {
+	tests := []struct {
+		u    *Usage
+		want string
+	}{
+		{nil, "$0"},
+		{&Usage{TotalTokens: 10, UnpricedTokens: 10}, "cost unknown"},
+		{&Usage{TotalTokens: 10}, "$0.00"},
+		{&Usage{TotalTokens: 51200, CostUSD: 0.014}, "$0.014"},
+		{&Usage{TotalTokens: 9, CostUSD: 0.0000004}, "$0.0000004"},
+		{&Usage{TotalTokens: 9, CostUSD: 123.456}, "$123.46"},
+		{&Usage{TotalTokens: 1500, CostUSD: 1.5, UnpricedTokens: 1200}, "$1.50 + cost unknown for 1,200 tokens"},
+	}
+	for _, tt := range tests {
+		if got := CostText(tt.u); got != tt.want {
+			t.Errorf("CostText(%+v) = %q, want %q", tt.u, got, tt.want)
+		}
+	}
+}
+
+func TestBudgetReached(t *testing.T) {
+	tests := []struct {
+		budget *spec.Budget
+		prior  []*Usage
+		run    *Usage
+		want   string // "" under the budget
+	}{
+		{nil, []*Usage{{TotalTokens: 1e9}}, nil, ""},
+		{&spec.Budget{MaxTokens: 100}, []*Usage{{TotalTokens: 60}}, &Usage{TotalTokens: 39}, ""},
+		{&spec.Budget{MaxTokens: 100}, []*Usage{{TotalTokens: 60}}, &Usage{TotalTokens: 40}, "the session has used 100 tokens, budget.max_tokens is 100"},
+		{&spec.Budget{MaxCostUSD: 0.5}, []*Usage{{TotalTokens: 9, CostUSD: 0.25}, nil}, &Usage{TotalTokens: 9, CostUSD: 0.2}, ""},
+		{&spec.Budget{MaxCostUSD: 0.5}, []*Usage{{TotalTokens: 9, CostUSD: 0.25}, {TotalTokens: 9, CostUSD: 0.25}}, nil, "the session has spent $0.50, budget.max_cost_usd is $0.50"},
+		// Unpriced tokens count for max_tokens only.
+		{&spec.Budget{MaxCostUSD: 0.5, MaxTokens: 1000}, []*Usage{{TotalTokens: 900, UnpricedTokens: 900}}, nil, ""},
+	}
+	for i, tt := range tests {
+		e := &Engine{Team: &spec.Team{Budget: tt.budget, Tasks: make([]*spec.Task, 2)}, PriorUsage: tt.prior, used: tt.run}
+		if got := e.budgetReached(); got != tt.want {
+			t.Errorf("%d: %q, want %q", i, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// ErrOutputSchema is a result that does not fit its task's output_schema.
+var ErrOutputSchema = errors.New("the result does not fit output_schema")
+
+// compileOutputSchema compiles a task's output_schema (draft 2020-12 unless
+// it says otherwise). References may only point inside the schema: a spec
+// must not make teamrun read files or the network to check a result.
+func compileOutputSchema(task string, schema any) (*jsonschema.Schema, error) {
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	url := "urn:teamrun:output_schema:" + task
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.LoadURL = func(s string) (io.ReadCloser, error) {
+		return nil, errRemoteRef{s}
+	}
+	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, schemaProblem(err)
+	}
+	return s, nil
+}
+
+type errRemoteRef struct{ url string }
+
+func (e errRemoteRef) Error() string {
+	return fmt.Sprintf("$ref %q points outside the schema: only references within the schema itself are followed (move the definition under $defs)", e.url)
+}
+
+// schemaProblem words a compile error without the library's URLs: where
+// in the schema, and what is wrong.
+func schemaProblem(err error) error {
+	var rr errRemoteRef
+	if errors.As(err, &rr) {
+		return rr
+	}
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		first := leaves(ve)[0]
+		at := first.InstanceLocation
+		if at == "" {
+			at = "the top"
+		}
+		return fmt.Errorf("at %s: %s", at, first.Message)
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "compilation failed: "); i >= 0 {
+		msg = msg[i+len("compilation failed: "):]
+	}
+	return errors.New(msg)
+}
+
+// CheckOutput checks a result against the task's output_schema and returns
+// the parsed value; without a schema it returns nil, nil. The error, which
+// wraps ErrOutputSchema, names the first problem and where it is, so a
+// retry (or a person) can act on it.
+func (tk *Task) CheckOutput(result string) (any, error) {
+	if tk.schema == nil {
+		return nil, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(result))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%w: it is not JSON (%v): %s", ErrOutputSchema, err, preview(result))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: it holds more than one JSON value: %s", ErrOutputSchema, preview(result))
+	}
+	err := tk.schema.Validate(v)
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		first := leaves(ve)[0]
+		at := first.InstanceLocation
+		if at == "" {
+			at = "the top"
+		}
+		return nil, fmt.Errorf("%w: at %s: %s", ErrOutputSchema, at, first.Message)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrOutputSchema, err)
+	}
+	return plainJSON(v), nil
+}
+
+// plainJSON turns the json.Numbers of a decoded value into int64 or
+// float64, as every other value of the shared state holds numbers.
+func plainJSON(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return x.String()
+	case []any:
+		for i, e := range x {
+			x[i] = plainJSON(e)
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = plainJSON(e)
+		}
+	}
+	return v
+}
+
+// preview is the start of a result on one line, for an error.
+func preview(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:80]) + "…"
+	}
+	if s == "" {
+		return "(empty)"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// RouteKey is what the task's condition compares with its values: the
+// trimmed result, or with route_on the value at that JSON pointer of the
+// result (a string as it is, anything else as FormatValue prints it). The
+// error says why a result has no such value.
+func (tk *Task) RouteKey(raw string) (string, error) {
+	if tk.RouteOn == "" {
+		return strings.TrimSpace(raw), nil
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", fmt.Errorf("route_on %s: the result is not JSON: %s", tk.RouteOn, preview(raw))
+	}
+	v = plainJSON(v)
+	for _, seg := range strings.Split(tk.RouteOn, "/")[1:] {
+		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		switch c := v.(type) {
+		case map[string]any:
+			x, ok := c[seg]
+			if !ok {
+				return "", fmt.Errorf("route_on %s: the result has no %q", tk.RouteOn, seg)
+			}
+			v = x
+		case []any:
+			n, err := strconv.Atoi(seg)
+			if err != nil || n < 0 || n >= len(c) {
+				return "", fmt.Errorf("route_on %s: the result's list has no item %q", tk.RouteOn, seg)
+			}
+			v = c[n]
+		default:
+			return "", fmt.Errorf("route_on %s: the result has no %q (it is not an object or a list there)", tk.RouteOn, seg)
+		}
+	}
+	return FormatValue(v), nil
+}
