@@ -334,8 +334,20 @@ func HumanTask(sess *Session, task string) error {
 // lock, through the session's journal like any transition. It fails at once
 // (ErrLocked) while a run holds the session.
 func Decide(ctx context.Context, s Backend, id, task, value string) error {
-	// Looked up before locking so that deciding on a session that is not
-	// there leaves nothing behind (a lock takes a file in some stores).
+	return RecordOne(ctx, s, id, Record{Kind: DecisionRecorded, Task: task, Value: value}, func(sess *Session) error {
+		if _, ok := sess.Task(task); !ok {
+			return fmt.Errorf("session %s has no task %q", id, task)
+		}
+		return nil
+	})
+}
+
+// RecordOne records one transition in a session no run holds: it takes the
+// lock at once (ErrLocked when a run holds it), loads the session, lets
+// check refuse (check may be nil), records r and folds it in. A session
+// that is not there is ErrNotFound, and nothing is created for it.
+func RecordOne(ctx context.Context, s Backend, id string, r Record, check func(*Session) error) error {
+	// Looked up before locking: a lock takes a file in some stores.
 	if _, err := s.Head(ctx, id); err != nil {
 		return err
 	}
@@ -348,14 +360,16 @@ func Decide(ctx context.Context, s Backend, id, task, value string) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := sess.Task(task); !ok {
-		return fmt.Errorf("session %s has no task %q", id, task)
+	if check != nil {
+		if err := check(sess); err != nil {
+			return err
+		}
 	}
 	j, err := s.Begin(ctx, l, sess)
 	if err != nil {
 		return err
 	}
-	if err := j.Record(Record{Kind: DecisionRecorded, Task: task, Value: value}); err != nil {
+	if err := j.Record(r); err != nil {
 		j.Close()
 		return err
 	}

@@ -127,22 +127,5 @@ func RaisedBudget(b *spec.Budget, recorded, value string) (string, error) {
 // under its lock, as a transition like any other. Unlike
 // checkpoint.Decide it takes no task: the budget is the session's.
 func RecordBudget(ctx context.Context, store checkpoint.Backend, id, value string) error {
-	l, err := store.Lock(ctx, id, 0)
-	if err != nil {
-		return err
-	}
-	defer l.Release()
-	sess, err := store.Load(ctx, id)
-	if err != nil {
-		return err
-	}
-	j, err := store.Begin(ctx, l, sess)
-	if err != nil {
-		return err
-	}
-	if err := j.Record(checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: BudgetDecision, Value: value}); err != nil {
-		j.Close()
-		return err
-	}
-	return j.Close()
+	return checkpoint.RecordOne(ctx, store, id, checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: BudgetDecision, Value: value}, nil)
 }

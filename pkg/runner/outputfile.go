@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -22,39 +23,17 @@ func outputPath(team *spec.Team, tk *spec.Task) string {
 // writeOutputFile writes a result to path atomically: a reader sees the
 // old file or the new one, never half of it, and a crash leaves no torn
 // file under the name.
-func writeOutputFile(path, result string) (err error) {
+func writeOutputFile(path, result string) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output_file %s: %w", path, unwrapPath(err))
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("output_file %s: %w", path, unwrapPath(err))
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+	if err := atomicfile.Write(path, []byte(result), 0o644); err != nil {
+		var ae *atomicfile.Error
+		if errors.As(err, &ae) {
+			return fmt.Errorf("output_file %s: cannot %s it: %w", path, ae.Op, ae.Err)
 		}
-	}()
-	if _, err = f.WriteString(result); err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Close()
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("output_file %s: %w", path, unwrapPath(err))
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync() // the rename is durable with its folder; best effort
-		d.Close()
+		return fmt.Errorf("output_file %s: %w", path, err)
 	}
 	return nil
 }

@@ -12,9 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 )
 
 // Store is a session store: $TEAMRUN_HOME/sessions.
@@ -348,47 +348,18 @@ func (s *Store) writeSnapshot(sess *checkpoint.Session) (size int64, renamed boo
 	return int64(len(data)), renamed, err
 }
 
-// writeAtomic replaces path with data so that a reader, or a crash at any
-// instant, sees the old file or the new, never a mix: a temp file beside it
-// (0600, made with O_EXCL, so a link planted at its name is never followed),
-// fsync, rename over path, fsync of the folder. renamed says the new file
-// replaced the old (only the folder's fsync can have failed then). Every
-// file teamrun replaces goes through here.
+// writeAtomic is atomicfile.Write (0600) with the store's errors.
 func writeAtomic(path string, data []byte) (renamed bool, err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return false, storeErr("create", path, err)
+	err = atomicfile.Write(path, data, 0o600)
+	var ae *atomicfile.Error
+	if errors.As(err, &ae) {
+		return ae.Renamed, storeErr(ae.Op, ae.Path, ae.Err)
 	}
-	name := tmp.Name()
-	defer func() {
-		if !renamed {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return false, storeErr("write", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return false, storeErr("sync", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return false, storeErr("write", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return false, storeErr("rename", path, err)
-	}
-	return true, syncDir(dir)
+	return err == nil, err
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return storeErr("sync", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return storeErr("sync", dir, err)
 	}
 	return nil

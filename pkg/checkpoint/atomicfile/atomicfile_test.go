@@ -1,0 +1,58 @@
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	for _, body := range []string{"first", "second, longer", ""} {
+		if err := Write(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != body {
+			t.Errorf("read %q, want %q", got, body)
+		}
+	}
+	if err := Write(path, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %04o, want 0644", fi.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("temp files left: %v", entries)
+	}
+}
+
+// A link at the target is replaced, its victim left as it was.
+func TestWriteReplacesALink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("precious"), 0o600)
+	path := filepath.Join(dir, "f")
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(path, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "precious" {
+		t.Errorf("the link's target was written: %q", got)
+	}
+	if fi, _ := os.Lstat(path); fi.Mode()&os.ModeSymlink != 0 {
+		t.Error("the link is still there")
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	err := Write(filepath.Join(t.TempDir(), "missing", "f"), []byte("x"), 0o600)
+	var ae *Error
+	if !errors.As(err, &ae) || ae.Op != "create" || ae.Renamed || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("err = %#v", err)
+	}
+}
