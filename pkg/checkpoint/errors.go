@@ -52,10 +52,15 @@ func (e *StoreError) Error() string {
 
 func (e *StoreError) Unwrap() []error { return []error{e.Err, ErrStore} }
 
+// LinkAdvice is what to do about a symbolic link where teamrun writes.
+const LinkAdvice = "it is a symbolic link, and teamrun never writes through one: remove the link (and find out who made it)"
+
 func advice(err error) string {
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return "the disk is full: free some space, then rerun with --continue (nothing acknowledged is lost)"
+	case errors.Is(err, syscall.ELOOP):
+		return LinkAdvice
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 		return "check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)"
 	}

@@ -24,7 +24,7 @@ func (s *Store) Held(_ context.Context, id string) (*checkpoint.HeldError, error
 		return nil, err
 	}
 	path := s.lockPath(id)
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := os.OpenFile(path, os.O_RDWR|noFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -14,3 +14,5 @@ func flock(f *os.File) (bool, error) {
 // alive cannot tell without Unix signals: assume alive, so that a note is
 // reported and Held probes the lock.
 func alive(pid int) bool { return true }
+
+const noFollow = 0

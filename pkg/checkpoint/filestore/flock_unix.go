@@ -32,3 +32,8 @@ func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// noFollow makes an open fail (ELOOP) on a symbolic link: teamrun never
+// writes through one (a cloned repository can ship .teamrun/audit.log as a
+// link to any file of the user's).
+const noFollow = syscall.O_NOFOLLOW

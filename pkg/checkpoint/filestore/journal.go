@@ -181,7 +181,7 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 		return nil, err
 	}
 	j.snapSize = size
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
 	if err != nil {
 		return nil, storeErr("create", j.path, err)
 	}

@@ -81,7 +81,7 @@ func (s *Store) tryLock(id string) (*FileLock, *checkpoint.HeldError, error) {
 		return nil, nil, err
 	}
 	for {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
 		if err != nil {
 			return nil, nil, storeErr("create", path, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"syscall"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
@@ -65,7 +66,7 @@ func (p *Project) CheckWritable() error {
 	}
 	probe.Close()
 	os.Remove(probe.Name())
-	f, err := os.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND|noFollow, 0)
 	switch {
 	case err == nil:
 		f.Close()
@@ -85,6 +86,9 @@ type ProjectWriteError struct {
 }
 
 func (e *ProjectWriteError) Error() string {
+	if errors.Is(e.Err, syscall.ELOOP) {
+		return fmt.Sprintf("cannot %s %s: %s, then run again (no session was created and nothing was run)", e.Op, e.Path, checkpoint.LinkAdvice)
+	}
 	return fmt.Sprintf("cannot %s %s: %v; a run records its session in the project's .teamrun folder (state.json, audit.log): fix that folder's owner or permissions, then run again (no session was created and nothing was run)",
 		e.Op, e.Path, e.Err)
 }
@@ -148,7 +152,7 @@ func (p *Project) Audit(_ context.Context, rec checkpoint.AuditRecord) error {
 	if err != nil {
 		return fmt.Errorf("audit record: %w", err)
 	}
-	f, err := os.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
 		return storeErr("write", p.auditPath(), err)
 	}

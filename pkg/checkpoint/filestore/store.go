@@ -62,7 +62,8 @@ func (s *Store) makeDir() error {
 	}
 	// The sessions folder is teamrun's own: keep it private even when it
 	// was made by hand or by an older tool.
-	if fi, err := os.Stat(s.dir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+	// A link there is the user's doing: its target is left alone.
+	if fi, err := os.Lstat(s.dir); err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 != 0 {
 		_ = os.Chmod(s.dir, 0o700)
 	}
 	return nil
