@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -41,6 +43,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
 			"fakellm":  cmdFakeLLM,
+			"flipeach": cmdFlipEach,
 		},
 	})
 }
@@ -65,6 +68,47 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdFlipEach runs `flipeach N FILE program [args...]`: N times, it changes
+// one random byte of FILE, runs the program, and fails unless it exits 5
+// naming FILE on stderr and leaving the damaged FILE exactly as it was; then
+// FILE is put back. A damaged session is never restored as good.
+func cmdFlipEach(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: flipeach N FILE program [args...]")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("flipeach: %q is not a number", args[0])
+	}
+	path := ts.MkAbs(args[1])
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		ts.Fatalf("flipeach: %v", err)
+	}
+	defer os.WriteFile(path, orig, 0o600)
+	rng := rand.New(rand.NewPCG(uint64(len(orig)), 1))
+	for range n {
+		damaged := bytes.Clone(orig)
+		i := rng.IntN(len(damaged))
+		damaged[i] ^= byte(1 + rng.IntN(255))
+		if err := os.WriteFile(path, damaged, 0o600); err != nil {
+			ts.Fatalf("flipeach: %v", err)
+		}
+		err := ts.Exec(args[2], args[3:]...)
+		stderr := ts.ReadFile("stderr")
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 5 {
+			ts.Fatalf("byte %d changed (%q -> %q): %s exited %v, want 5\n%s", i, orig[i], damaged[i], args[2], err, stderr)
+		}
+		if !strings.Contains(stderr, path) {
+			ts.Fatalf("byte %d changed: the error does not name %s:\n%s", i, path, stderr)
+		}
+		if now, _ := os.ReadFile(path); !bytes.Equal(now, damaged) {
+			ts.Fatalf("byte %d changed: %s was modified by the run", i, path)
+		}
 	}
 }
 
