@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
@@ -10,15 +9,12 @@ import (
 type RecordKind string
 
 const (
-	TaskStarted      RecordKind = "started"           // Task, Attempt (0: one more than before)
-	TaskCompleted    RecordKind = "completed"         // Task, Result, Variables, Usage
-	TaskFailed       RecordKind = "failed"            // Task, Error, RetryCount
-	TaskSkipped      RecordKind = "skipped"           // Task
-	StateChanged     RecordKind = "state"             // State (keys set)
-	CurrentTask      RecordKind = "current"           // Task
-	DecisionRecorded RecordKind = "decision"          // Task, Value
-	DecisionConsumed RecordKind = "decision_consumed" // Task
-	MemoryAppended   RecordKind = "memory"            // Agent, Messages
+	TaskStarted      RecordKind = "started"   // Task, Attempt (0: one more than before)
+	TaskCompleted    RecordKind = "completed" // Task, Result, Variables, Usage
+	TaskFailed       RecordKind = "failed"    // Task, Error, RetryCount
+	TaskSkipped      RecordKind = "skipped"   // Task
+	CurrentTask      RecordKind = "current"   // Task
+	DecisionRecorded RecordKind = "decision"  // Task, Value
 )
 
 // Record is one transition. State and Agent+Messages may accompany any
@@ -92,14 +88,9 @@ func (w recordWire) record() Record {
 
 func (r *Record) validate() error {
 	switch r.Kind {
-	case TaskStarted, TaskCompleted, TaskFailed, TaskSkipped, CurrentTask, DecisionRecorded, DecisionConsumed:
+	case TaskStarted, TaskCompleted, TaskFailed, TaskSkipped, CurrentTask, DecisionRecorded:
 		if r.Task == "" {
 			return fmt.Errorf("%s record without a task", r.Kind)
-		}
-	case StateChanged:
-	case MemoryAppended:
-		if r.Agent == "" {
-			return errors.New("memory record without an agent")
 		}
 	default:
 		return fmt.Errorf("unknown record kind %q", r.Kind)
@@ -166,8 +157,6 @@ func (s *Session) apply(r Record) {
 			s.Checkpoint.Decisions = map[string]string{}
 		}
 		s.Checkpoint.Decisions[r.Task] = r.Value
-	case DecisionConsumed:
-		delete(s.Checkpoint.Decisions, r.Task)
 	}
 	// Messages may ride on any record (a completion and the turns that
 	// produced it land together); append-only, so O(size of the record).

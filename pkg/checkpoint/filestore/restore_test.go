@@ -237,7 +237,7 @@ func TestRestoreDecisionsAndMemory(t *testing.T) {
 	l := mustLock(t, s, "m")
 	j := mustBegin(t, s, l, checkpoint.NewSession("m", "p", "team", spec.Sequential, ds, fp(ds), t0))
 	record(t, j, complete("draft", "text")...)
-	record(t, j, checkpoint.Record{Kind: checkpoint.MemoryAppended, Agent: "writer", Messages: []checkpoint.Message{{Role: "user", Content: "q", Task: "draft"}, {Role: "assistant", Content: "a", Task: "draft"}}},
+	record(t, j, checkpoint.Record{Kind: checkpoint.CurrentTask, Task: "draft", Agent: "writer", Messages: []checkpoint.Message{{Role: "user", Content: "q", Task: "draft"}, {Role: "assistant", Content: "a", Task: "draft"}}},
 		checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: "review", Value: "approve"})
 	if err := j.Close(); err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func tornFixture(t testing.TB, s *Store, id string, n int) (snapshot, journal []
 		case 2:
 			r = checkpoint.Record{Kind: checkpoint.TaskFailed, Task: task, Error: "exit 1", RetryCount: i, State: st}
 		case 3:
-			r = checkpoint.Record{Kind: checkpoint.MemoryAppended, Agent: "writer", Messages: []checkpoint.Message{{Role: "assistant", Content: "turn\n" + task}}, State: st}
+			r = checkpoint.Record{Kind: checkpoint.CurrentTask, Task: task, Agent: "writer", Messages: []checkpoint.Message{{Role: "assistant", Content: "turn\n" + task}}, State: st}
 		}
 		record(t, j, r)
 		fi, err := os.Stat(s.journalPath(id))
@@ -115,7 +115,7 @@ func TestTornThenResume(t *testing.T) {
 	}
 	l := mustLock(t, s, "tr")
 	j := mustBegin(t, s, l, sess)
-	record(t, j, checkpoint.Record{Kind: checkpoint.StateChanged, State: map[string]any{"n": 100}})
+	record(t, j, checkpoint.Record{Kind: checkpoint.CurrentTask, Task: "t01", State: map[string]any{"n": 100}})
 	sess, err = s.Load(bg, "tr")
 	if err != nil || sess.Team.State["n"] != int64(100) {
 		t.Fatalf("%v %v", err, sess.Team.State)
