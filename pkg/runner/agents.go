@@ -144,6 +144,10 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if c.Store != "" {
 		env = append(env, "TEAMRUN_STORE="+c.Store)
 	}
+	owner := slices.Clone(env[:2])
+	if c.Store != "" {
+		owner = append(owner, env[len(env)-1])
+	}
 	vars, spill := c.varEnv(job.State, env, "TEAMRUN_VARS_FILE="+varsFile(dir))
 	if len(spill) > 0 {
 		path, err := writeVarsFile(dir, job.State)
@@ -154,7 +158,7 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	}
 	env = append(env, vars...)
 	out, err := RunCommand(ctx, c.Groups, CommandSpec{
-		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Timeout: timeout,
+		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Timeout: timeout, Owner: owner,
 	})
 	if err != nil {
 		return Result{}, err

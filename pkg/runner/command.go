@@ -30,6 +30,10 @@ type CommandSpec struct {
 	Env     []string // added to the runner's own environment
 	Dir     string
 	Timeout time.Duration // 0: none
+	// Owner are entries of Env that every process the command starts
+	// carries unless it clears its environment: what tells, among the
+	// processes teamrun adopted as subreaper, the ones of this command.
+	Owner []string
 }
 
 // CommandError is a failed attempt of a command agent.
@@ -62,9 +66,86 @@ func (e *CommandError) Unwrap() error { return e.Err }
 
 // Groups tracks the process groups of running commands so that an
 // interrupt, even one that ends the process at once, leaves no orphans.
+// Once Subreap is called, it also kills, when a command ends, the
+// processes it left outside its group (setsid).
 type Groups struct {
 	mu   sync.Mutex
 	pgid map[int]struct{}
+
+	// start is held shared from a command's fork to its registration in
+	// pgid, and exclusively by a sweep of adopted processes: a sweep never
+	// sees a command os/exec has started but pgid does not name yet, so it
+	// never reaps (waits for) a process os/exec will wait for.
+	start     sync.RWMutex
+	subreaper bool
+}
+
+// Subreap makes teamrun the subreaper of the commands' processes (Linux;
+// elsewhere nothing): a process whose parent ends is adopted by teamrun,
+// and killed when its command ends, even if it left the command's process
+// group and session. Every child of teamrun that is not a running command
+// then counts as an adopted process, so only the teamrun process, which
+// starts no other, should call it. Close undoes it.
+func (g *Groups) Subreap() error {
+	if err := setSubreaper(true); err != nil {
+		return fmt.Errorf("cannot become the subreaper of the tasks: %w", err)
+	}
+	g.start.Lock()
+	g.subreaper = true
+	g.start.Unlock()
+	return nil
+}
+
+// Close kills whatever adopted process is left, then stops being the
+// subreaper.
+func (g *Groups) Close() {
+	if g == nil || !g.subreaperOn() {
+		return
+	}
+	g.sweep(nil)
+	g.start.Lock()
+	g.subreaper = false
+	g.start.Unlock()
+	_ = setSubreaper(false)
+}
+
+func (g *Groups) subreaperOn() bool {
+	g.start.RLock()
+	defer g.start.RUnlock()
+	return g.subreaper
+}
+
+// sweep kills the adopted processes of the command whose owner entries are
+// given, and, once no command runs, every adopted process: one that
+// cleared its environment can be told from no other command's.
+func (g *Groups) sweep(owner []string) {
+	if g == nil {
+		return
+	}
+	g.start.Lock()
+	defer g.start.Unlock()
+	if !g.subreaper {
+		return
+	}
+	g.mu.Lock()
+	running := make(map[int]bool, len(g.pgid))
+	for pid := range g.pgid {
+		running[pid] = true
+	}
+	g.mu.Unlock()
+	sweepAdopted(owner, running, len(running) == 0)
+}
+
+func (g *Groups) startLock() {
+	if g != nil {
+		g.start.RLock()
+	}
+}
+
+func (g *Groups) startUnlock() {
+	if g != nil {
+		g.start.RUnlock()
+	}
 }
 
 func (g *Groups) add(pid int) {
@@ -138,20 +219,25 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, er
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: stderrTail}
 
+	groups.startLock()
 	err = cmd.Start()
 	p.closeChildEnds()
 	if err != nil {
+		groups.startUnlock()
 		p.closeOurEnds()
 		return nil, &CommandError{ExitCode: -1, Err: startError(cmd, err)}
 	}
 	pid := cmd.Process.Pid
 	groups.addIfSet(pid)
+	groups.startUnlock()
 	copied := p.copy(cs.Stdin, &stdout, stderr)
 	err = cmd.Wait()
 	// Whatever the command left behind in its group dies with it: nothing
 	// of a task outlives the task, and no leftover holds its output open.
 	killLeftovers(pid)
 	groups.removeIfSet(pid)
+	// And what left the group, adopted by teamrun as its parent ended.
+	groups.sweep(cs.Owner)
 	p.finish(copied, outputGrace)
 	if err == nil {
 		return stdout.Bytes(), nil

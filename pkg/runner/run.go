@@ -40,6 +40,10 @@ type Options struct {
 	// Interrupts turns signals into the run's cancellation (the context
 	// given to Run must be the one it returned); nil: no signal handling.
 	Interrupts *Interrupts
+	// Subreaper makes this process the subreaper of the tasks' processes,
+	// so that none outlives its task (Groups.Subreap). Only a process
+	// that starts no children of its own, the teamrun command, may set it.
+	Subreaper bool
 }
 
 // UsageError is bad usage or a bad spec: nothing was run or written.
@@ -276,6 +280,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	groups := &Groups{}
 	if o.Interrupts != nil {
 		groups = o.Interrupts.Groups()
+	}
+	if o.Subreaper {
+		if err := groups.Subreap(); err != nil {
+			warn(err.Error())
+		}
+		defer groups.Close()
 	}
 	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location()}
 	defer commands.Close()
