@@ -302,3 +302,25 @@ func shellJob(t *testing.T, shell string, state map[string]any) (*Commands, *Job
 	}
 	return c, job, warnings
 }
+
+// TestScratchSymlinkRefused: a symlink in place of the scratch folder is
+// refused, and nothing is written where it points.
+func TestScratchSymlinkRefused(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.Mkdir(victim, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	scratch := filepath.Join(dir, "s.scratch")
+	if err := os.Symlink(victim, scratch); err != nil {
+		t.Fatal(err)
+	}
+	c, job, _ := shellJob(t, "echo hi", nil)
+	c.TempDir = scratch
+	if _, err := c.Execute(context.Background(), job); err == nil || !strings.Contains(err.Error(), "is not a folder") {
+		t.Fatalf("error %v, want a refusal naming the symlink", err)
+	}
+	if left, _ := os.ReadDir(victim); len(left) != 0 {
+		t.Fatalf("written through the symlink: %v", left)
+	}
+}

@@ -162,6 +162,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			}
 		}
 	}
+	// What a killed run left (its scratch, snapshot temp files) is litter
+	// now that its processes are gone: the lock makes it ours.
+	sweepScratch(store, lock, warn)
 	// The task texts, and so the fingerprint, are rendered from the state
 	// the session started from, not from this invocation's --var alone: a
 	// run with --var resumed without it renders the same texts.
@@ -287,7 +290,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 		defer groups.Close()
 	}
-	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location()}
+	defer sweepScratch(store, lock, warn)
+	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id)}
 	defer commands.Close()
 	e.Executor = Agents{Command: commands, LLM: llms}
 	e.Memory = llms
