@@ -183,11 +183,12 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	env = append(env, vars...)
 	out, err := RunCommand(ctx, c.Groups, CommandSpec{
 		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Timeout: timeout, Owner: owner,
+		Spool: c.TempDir,
 	})
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Raw: string(out)}, nil
+	return Result{Raw: out}, nil
 }
 
 // maxEnvEntry is the longest NAME=value string an environment can carry:

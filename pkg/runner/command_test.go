@@ -3,9 +3,11 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -322,5 +324,23 @@ func TestScratchSymlinkRefused(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(victim); len(left) != 0 {
 		t.Fatalf("written through the symlink: %v", left)
+	}
+}
+
+// TestOutputHeldOnce: a command's output is allocated once, at its size,
+// on its way to the result (was a growing buffer, up to twice the size,
+// then a copy of it as the result: 3×).
+func TestOutputHeldOnce(t *testing.T) {
+	const size = 32 << 20
+	c, job, _ := shellJob(t, fmt.Sprintf("head -c %d /dev/zero", size), nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := c.Execute(context.Background(), job)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(res.Raw) != size {
+		t.Fatalf("result of %d bytes, error %v; want %d bytes", len(res.Raw), err, size)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > size+size/4 {
+		t.Fatalf("%d MiB allocated for an output of %d MiB", got>>20, size>>20)
 	}
 }
