@@ -109,6 +109,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := checkLLMAgents(team, configPath, getenv); err != nil {
 		return nil, err
 	}
+	if h, ok := store.(homeWarner); ok {
+		if w := h.HomeWarning(); w != "" {
+			warn(w)
+		}
+	}
 	specAbs, err := filepath.Abs(o.SpecPath)
 	if err != nil {
 		specAbs = o.SpecPath

@@ -12,6 +12,12 @@ type scratchStore interface {
 	SweepScratch(l checkpoint.Lock) error
 }
 
+// homeWarner is a store whose folder may be open to other users (the file
+// store's $TEAMRUN_HOME made by hand): HomeWarning says so, or "".
+type homeWarner interface {
+	HomeWarning() string
+}
+
 // scratchDir is the folder of session id's scratch; "" means
 // os.TempDir().
 func scratchDir(store checkpoint.Backend, id string) string {
