@@ -101,14 +101,21 @@ func (c *Commands) makeTempDir() error {
 	if c.TempDir == "" || c.madeTemp {
 		return nil
 	}
-	err := os.Mkdir(c.TempDir, 0o700)
+	err := makePrivateDir(c.TempDir)
+	c.madeTemp = err == nil
+	return err
+}
+
+// makePrivateDir makes the scratch folder dir (0700) unless it is there;
+// a symlink in its place is refused.
+func makePrivateDir(dir string) error {
+	err := os.Mkdir(dir, 0o700)
 	if errors.Is(err, fs.ErrExist) {
-		if fi, lerr := os.Lstat(c.TempDir); lerr == nil && !fi.IsDir() {
-			return fmt.Errorf("%s is not a folder (a symlink?): remove it; teamrun keeps a run's scratch there", c.TempDir)
+		if fi, lerr := os.Lstat(dir); lerr == nil && !fi.IsDir() {
+			return fmt.Errorf("%s is not a folder (a symlink?): remove it; teamrun keeps a run's scratch there", dir)
 		}
 		err = nil
 	}
-	c.madeTemp = err == nil
 	return err
 }
 

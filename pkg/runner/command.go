@@ -81,6 +81,8 @@ type Groups struct {
 	// never reaps (waits for) a process os/exec will wait for.
 	start     sync.RWMutex
 	subreaper bool
+	// stop ends the recorder (Subreap); done says it has.
+	stop, done chan struct{}
 }
 
 // Subreap makes teamrun the subreaper of the commands' processes (Linux;
@@ -89,14 +91,45 @@ type Groups struct {
 // group and session. Every child of teamrun that is not a running command
 // then counts as an adopted process, so only the teamrun process, which
 // starts no other, should call it. Close undoes it.
-func (g *Groups) Subreap() error {
+//
+// While commands run, the processes below teamrun are written down in the
+// file record (when not ""), every recordEvery, so that the next run of
+// the session can kill them after a kill -9 of teamrun (killRecorded).
+func (g *Groups) Subreap(record string) error {
 	if err := setSubreaper(true); err != nil {
 		return fmt.Errorf("cannot become the subreaper of the tasks: %w", err)
 	}
 	g.start.Lock()
 	g.subreaper = true
 	g.start.Unlock()
+	if record != "" {
+		g.stop, g.done = make(chan struct{}), make(chan struct{})
+		go g.record(record)
+	}
 	return nil
+}
+
+// record writes down the processes below teamrun while commands run. A
+// failure to write is no reason to stop the run: only the sweep after a
+// kill -9 loses what it would have found.
+func (g *Groups) record(path string) {
+	defer close(g.done)
+	seen := map[int]uint64{}
+	t := time.NewTicker(recordEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
+		}
+		g.mu.Lock()
+		running := len(g.pgid) > 0
+		g.mu.Unlock()
+		if running {
+			_ = recordDescendants(path, seen)
+		}
+	}
 }
 
 // Close kills whatever adopted process is left, then stops being the
@@ -104,6 +137,10 @@ func (g *Groups) Subreap() error {
 func (g *Groups) Close() {
 	if g == nil || !g.subreaperOn() {
 		return
+	}
+	if g.stop != nil {
+		close(g.stop)
+		<-g.done
 	}
 	g.sweep(nil)
 	g.start.Lock()

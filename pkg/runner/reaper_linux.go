@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,6 +29,7 @@ func setSubreaper(on bool) error {
 // proc is one line of the process table.
 type proc struct {
 	ppid  int
+	pgrp  int
 	state byte
 	start uint64 // clock ticks after boot: with the pid, names the process across pid reuse
 }
@@ -53,7 +55,8 @@ func processTable() map[int]proc {
 }
 
 // readProc reads /proc/<pid>/stat: fields after the name, in parentheses
-// that may hold spaces, are state (0), ppid (1) and starttime (19).
+// that may hold spaces, are state (0), ppid (1), pgrp (2) and starttime
+// (19).
 func readProc(pid int) (proc, bool) {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
@@ -68,11 +71,12 @@ func readProc(pid int) (proc, bool) {
 		return proc{}, false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
-	start, err2 := strconv.ParseUint(f[19], 10, 64)
-	if err1 != nil || err2 != nil {
+	pgrp, err2 := strconv.Atoi(f[2])
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
 		return proc{}, false
 	}
-	return proc{ppid: ppid, state: f[0][0], start: start}, true
+	return proc{ppid: ppid, pgrp: pgrp, state: f[0][0], start: start}, true
 }
 
 // sweepAdopted kills the processes teamrun adopted as subreaper (its
@@ -186,4 +190,79 @@ func reapWithin(pid int, d time.Duration) {
 	for !reap(pid) && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// recordEvery is how often the processes below teamrun are written down
+// while commands run: a kill -9 of teamrun leaves its tasks' processes to
+// init, and the next run of the session kills the ones on record
+// (killRecorded), even those that cleared their environment and left
+// their group, which nothing else can tell apart.
+const recordEvery = time.Second
+
+// recordDescendants appends to path, as "pid start" lines, every process
+// below teamrun that is not written there yet; seen holds what is.
+func recordDescendants(path string, seen map[int]uint64) error {
+	table := processTable()
+	var b []byte
+	for _, pid := range subtree(table, os.Getpid())[1:] {
+		p := table[pid]
+		if s, ok := seen[pid]; ok && s == p.start {
+			continue
+		}
+		seen[pid] = p.start
+		b = fmt.Appendf(b, "%d %d\n", pid, p.start)
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	if err := makePrivateDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// killRecorded kills the processes on record in path (recordDescendants)
+// that still live with the same start time and owner, with their process
+// groups when they lead one, and returns their pids. An ancestor of this
+// run is spared: it started the run, it is no leftover.
+func killRecorded(path string, ancestors map[int]bool) []int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	uid := uint32(os.Geteuid())
+	self := os.Getpid()
+	var killed []int
+	for _, line := range strings.Split(string(data), "\n") {
+		var pid int
+		var start uint64
+		if n, _ := fmt.Sscanf(line, "%d %d", &pid, &start); n != 2 || pid <= 1 || pid == self || ancestors[pid] {
+			continue
+		}
+		p, ok := readProc(pid)
+		if !ok || p.start != start || p.state == 'Z' {
+			continue // gone, or the pid is another process's now
+		}
+		fi, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uid {
+			continue // not ours to kill
+		}
+		if p.pgrp == pid {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		killed = append(killed, pid)
+	}
+	return killed
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,7 +41,7 @@ func subreaping(t *testing.T) *Groups {
 		t.Skip("no setsid")
 	}
 	g := &Groups{}
-	if err := g.Subreap(); err != nil {
+	if err := g.Subreap(""); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(g.Close)
@@ -132,5 +133,70 @@ func TestSubreaperKeepsWait(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestKillRecorded: a process on record dies only while it is the one
+// recorded (same start time: not a reused pid) and no ancestor of the run.
+func TestKillRecorded(t *testing.T) {
+	start := func() (*exec.Cmd, proc) {
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		p, ok := readProc(cmd.Process.Pid)
+		if !ok {
+			t.Fatal("cannot read the process")
+		}
+		return cmd, p
+	}
+	victim, vp := start()
+	reused, rp := start()
+	spared, sp := start()
+	path := filepath.Join(t.TempDir(), "procs")
+	record := fmt.Sprintf("%d %d\n%d %d\n%d %d\nnot a line\n", victim.Process.Pid, vp.start, reused.Process.Pid, rp.start+1, spared.Process.Pid, sp.start)
+	if err := os.WriteFile(path, []byte(record), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := killRecorded(path, map[int]bool{spared.Process.Pid: true})
+	if len(got) != 1 || got[0] != victim.Process.Pid {
+		t.Fatalf("killed %v, want [%d]", got, victim.Process.Pid)
+	}
+	if err := victim.Wait(); err == nil {
+		t.Fatal("the recorded process was not killed")
+	}
+	for _, c := range []*exec.Cmd{reused, spared} {
+		if err := syscall.Kill(c.Process.Pid, 0); err != nil {
+			t.Fatalf("process %d killed: %v", c.Process.Pid, err)
+		}
+	}
+}
+
+// TestRecordDescendants: every process below this one is written down
+// once, with its start time.
+func TestRecordDescendants(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "sleep 60 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	path := filepath.Join(t.TempDir(), "scratch", "procs")
+	seen := map[int]uint64{}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(seen) < 2 && time.Now().Before(deadline) { // the shell, then its sleep
+		if err := recordDescendants(path, seen); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	p, _ := readProc(cmd.Process.Pid)
+	if !slices.Contains(lines, fmt.Sprintf("%d %d", cmd.Process.Pid, p.start)) || len(lines) != len(seen) {
+		t.Fatalf("record %q, want each of %v once", lines, seen)
 	}
 }

@@ -162,7 +162,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		// recorded as running can have left anything (a task's group is
 		// killed when it ends), so the /proc scan is skipped otherwise.
 		if slices.ContainsFunc(old.Team.Tasks, func(t checkpoint.TaskRecord) bool { return t.Status == checkpoint.StatusRunning }) {
-			if pids := killOrphans(id, store.Location()); len(pids) > 0 {
+			if pids := killOrphans(id, store.Location(), procsRecord(store, id)); len(pids) > 0 {
 				notes = append(notes, orphansNote(id, pids))
 			}
 		}
@@ -290,7 +290,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		groups = o.Interrupts.Groups()
 	}
 	if o.Subreaper {
-		if err := groups.Subreap(); err != nil {
+		if err := groups.Subreap(procsRecord(store, id)); err != nil {
 			warn(err.Error())
 		}
 		defer groups.Close()

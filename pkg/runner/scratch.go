@@ -1,6 +1,10 @@
 package runner
 
-import "github.com/teamrun/teamrun/pkg/checkpoint"
+import (
+	"path/filepath"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
 
 // scratchStore is a store that keeps each session's scratch (context
 // folders, variables files) beside the session's files, so that what a
@@ -36,4 +40,15 @@ func sweepScratch(store checkpoint.Backend, l checkpoint.Lock, warn func(string)
 			warn(err.Error())
 		}
 	}
+}
+
+// procsRecord is where a run of session id writes down its tasks'
+// processes (Groups.Subreap), for the next run's killOrphans; "" (no
+// record) when the store keeps no scratch.
+func procsRecord(store checkpoint.Backend, id string) string {
+	dir := scratchDir(store, id)
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "procs")
 }
