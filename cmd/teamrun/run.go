@@ -174,6 +174,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			StreamJSON:  c.Bool("stream-json"),
 			IO:          ios,
 			Interrupts:  interrupts,
+			Subreaper:   true, // this process starts no children but the tasks'
 		})
 		return runExit(sum, err, interrupts.Signal())
 	}

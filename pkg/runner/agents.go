@@ -41,7 +41,8 @@ func (a Agents) Execute(ctx context.Context, job *Job) (Result, error) {
 // Commands runs command agents (DESIGN §2): the rendered description on
 // stdin, stdout as the result, TEAMRUN_* in the environment.
 type Commands struct {
-	// TempDir holds the per-attempt context folders; "" means os.TempDir().
+	// TempDir holds the per-attempt context folders, made (0700) at the
+	// first; "" means os.TempDir().
 	TempDir string
 	Groups  *Groups
 	// Store is the session store's folder, passed as TEAMRUN_STORE: with
@@ -52,10 +53,11 @@ type Commands struct {
 	// goroutines of parallel tasks.
 	Warn func(msg string)
 
-	mu     sync.Mutex
-	free   []string // emptied context folders, ready for the next attempt
-	all    []string
-	warned map[string]bool // variables left out of the environment, with why
+	mu       sync.Mutex
+	madeTemp bool     // TempDir is there
+	free     []string // emptied context folders, ready for the next attempt
+	all      []string
+	warned   map[string]bool // variables left out of the environment, with why
 	// inherited is what teamrun's own environment costs against
 	// maxEnvTotal; 0: not measured yet.
 	inherited int
@@ -71,6 +73,9 @@ func (c *Commands) contextDir(ctx []ContextOutput) (string, error) {
 	}
 	c.mu.Unlock()
 	if dir == "" {
+		if err := c.makeTempDir(); err != nil {
+			return "", err
+		}
 		var err error
 		if dir, err = os.MkdirTemp(c.TempDir, "teamrun-context-"); err != nil {
 			return "", err
@@ -86,6 +91,32 @@ func (c *Commands) contextDir(ctx []ContextOutput) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// makeTempDir makes TempDir, once. One that is there must be a folder:
+// a symlink in its place would put the outputs wherever it points.
+func (c *Commands) makeTempDir() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.TempDir == "" || c.madeTemp {
+		return nil
+	}
+	err := makePrivateDir(c.TempDir)
+	c.madeTemp = err == nil
+	return err
+}
+
+// makePrivateDir makes the scratch folder dir (0700) unless it is there;
+// a symlink in its place is refused.
+func makePrivateDir(dir string) error {
+	err := os.Mkdir(dir, 0o700)
+	if errors.Is(err, fs.ErrExist) {
+		if fi, lerr := os.Lstat(dir); lerr == nil && !fi.IsDir() {
+			return fmt.Errorf("%s is not a folder (a symlink?): remove it; teamrun keeps a run's scratch there", dir)
+		}
+		err = nil
+	}
+	return err
 }
 
 // release empties a context folder (whatever the command left in it) and
@@ -144,6 +175,10 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if c.Store != "" {
 		env = append(env, "TEAMRUN_STORE="+c.Store)
 	}
+	owner := slices.Clone(env[:2])
+	if c.Store != "" {
+		owner = append(owner, env[len(env)-1])
+	}
 	vars, spill := c.varEnv(job.State, env, "TEAMRUN_VARS_FILE="+varsFile(dir))
 	if len(spill) > 0 {
 		path, err := writeVarsFile(dir, job.State)
@@ -154,12 +189,13 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	}
 	env = append(env, vars...)
 	out, err := RunCommand(ctx, c.Groups, CommandSpec{
-		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Timeout: timeout,
+		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Timeout: timeout, Owner: owner,
+		Spool: c.TempDir,
 	})
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Raw: string(out)}, nil
+	return Result{Raw: out}, nil
 }
 
 // maxEnvEntry is the longest NAME=value string an environment can carry:

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,9 +16,10 @@ import (
 // stderrTail is how much of a failed command's stderr goes into its error.
 const stderrTail = 2048
 
-// outputGrace is how long the output of a command that has ended is still
+// outputGrace is how long the stderr of a command that has ended is still
 // read once its process group is dead. Only a process that left the group
-// (setsid) can hold it open longer; its output is not the task's.
+// (setsid) and teamrun's reach can hold it open longer; its output is not
+// the task's.
 const outputGrace = 2 * time.Second
 
 // CommandSpec is one attempt of a command agent, ready to start.
@@ -30,6 +30,13 @@ type CommandSpec struct {
 	Env     []string // added to the runner's own environment
 	Dir     string
 	Timeout time.Duration // 0: none
+	// Spool is the folder of the file stdout goes to, unlinked at once;
+	// "" means os.TempDir().
+	Spool string
+	// Owner are entries of Env that every process the command starts
+	// carries unless it clears its environment: what tells, among the
+	// processes teamrun adopted as subreaper, the ones of this command.
+	Owner []string
 }
 
 // CommandError is a failed attempt of a command agent.
@@ -62,9 +69,123 @@ func (e *CommandError) Unwrap() error { return e.Err }
 
 // Groups tracks the process groups of running commands so that an
 // interrupt, even one that ends the process at once, leaves no orphans.
+// Once Subreap is called, it also kills, when a command ends, the
+// processes it left outside its group (setsid).
 type Groups struct {
 	mu   sync.Mutex
 	pgid map[int]struct{}
+
+	// start is held shared from a command's fork to its registration in
+	// pgid, and exclusively by a sweep of adopted processes: a sweep never
+	// sees a command os/exec has started but pgid does not name yet, so it
+	// never reaps (waits for) a process os/exec will wait for.
+	start     sync.RWMutex
+	subreaper bool
+	// stop ends the recorder (Subreap); done says it has.
+	stop, done chan struct{}
+}
+
+// Subreap makes teamrun the subreaper of the commands' processes (Linux;
+// elsewhere nothing): a process whose parent ends is adopted by teamrun,
+// and killed when its command ends, even if it left the command's process
+// group and session. Every child of teamrun that is not a running command
+// then counts as an adopted process, so only the teamrun process, which
+// starts no other, should call it. Close undoes it.
+//
+// While commands run, the processes below teamrun are written down in the
+// file record (when not ""), every recordEvery, so that the next run of
+// the session can kill them after a kill -9 of teamrun (killRecorded).
+func (g *Groups) Subreap(record string) error {
+	if err := setSubreaper(true); err != nil {
+		return fmt.Errorf("cannot become the subreaper of the tasks: %w", err)
+	}
+	g.start.Lock()
+	g.subreaper = true
+	g.start.Unlock()
+	if record != "" {
+		g.stop, g.done = make(chan struct{}), make(chan struct{})
+		go g.record(record)
+	}
+	return nil
+}
+
+// record writes down the processes below teamrun while commands run. A
+// failure to write is no reason to stop the run: only the sweep after a
+// kill -9 loses what it would have found.
+func (g *Groups) record(path string) {
+	defer close(g.done)
+	seen := map[int]uint64{}
+	t := time.NewTicker(recordEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
+		}
+		g.mu.Lock()
+		running := len(g.pgid) > 0
+		g.mu.Unlock()
+		if running {
+			_ = recordDescendants(path, seen)
+		}
+	}
+}
+
+// Close kills whatever adopted process is left, then stops being the
+// subreaper.
+func (g *Groups) Close() {
+	if g == nil || !g.subreaperOn() {
+		return
+	}
+	if g.stop != nil {
+		close(g.stop)
+		<-g.done
+	}
+	g.sweep(nil)
+	g.start.Lock()
+	g.subreaper = false
+	g.start.Unlock()
+	_ = setSubreaper(false)
+}
+
+func (g *Groups) subreaperOn() bool {
+	g.start.RLock()
+	defer g.start.RUnlock()
+	return g.subreaper
+}
+
+// sweep kills the adopted processes of the command whose owner entries are
+// given, and, once no command runs, every adopted process: one that
+// cleared its environment can be told from no other command's.
+func (g *Groups) sweep(owner []string) {
+	if g == nil {
+		return
+	}
+	g.start.Lock()
+	defer g.start.Unlock()
+	if !g.subreaper {
+		return
+	}
+	g.mu.Lock()
+	running := make(map[int]bool, len(g.pgid))
+	for pid := range g.pgid {
+		running[pid] = true
+	}
+	g.mu.Unlock()
+	sweepAdopted(owner, running, len(running) == 0)
+}
+
+func (g *Groups) startLock() {
+	if g != nil {
+		g.start.RLock()
+	}
+}
+
+func (g *Groups) startUnlock() {
+	if g != nil {
+		g.start.RUnlock()
+	}
 }
 
 func (g *Groups) add(pid int) {
@@ -97,7 +218,7 @@ func (g *Groups) KillAll() {
 // RunCommand runs one attempt of a command agent in its own process group
 // and returns its stdout. A timeout or a cancelled ctx kills the whole
 // group; a non-zero exit is a *CommandError carrying the tail of stderr.
-func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, error) {
+func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, error) {
 	parent := ctx
 	if cs.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -115,7 +236,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, er
 	case len(cs.Argv) > 0:
 		cmd = exec.CommandContext(ctx, cs.Argv[0], cs.Argv[1:]...)
 	default:
-		return nil, &CommandError{ExitCode: -1, Err: errors.New("the agent has neither shell nor command")}
+		return "", &CommandError{ExitCode: -1, Err: errors.New("the agent has neither shell nor command")}
 	}
 	cmd.SysProcAttr = procAttr()
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
@@ -126,35 +247,51 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, er
 		cmd.Env = append(os.Environ(), cs.Env...)
 	}
 	// The pipes are ours, not exec's: exec's Wait would wait for every
-	// holder of stdout, so a background child (`sleep 7 & echo hi`) would
+	// holder of stderr, so a background child (`sleep 7 & echo hi`) would
 	// keep the task running after its command ended. With *os.File ends,
 	// Wait returns when the command exits; then its group is killed and
-	// the output read to the end.
+	// stderr read to the end. stdout goes to a file, not through teamrun:
+	// read once, when the command has ended, into a string of its size,
+	// the output is in memory once, however large (a growing buffer would
+	// hold up to twice its size, and a copy of that as the result).
+	stdout, err := spool(cs.Spool)
+	if err != nil {
+		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the file for the command's output: %w", err)}
+	}
+	defer stdout.Close()
 	p, err := newPipes()
 	if err != nil {
-		return nil, &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the command's pipes: %w", err)}
+		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the command's pipes: %w", err)}
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, p.stdoutW, p.stderrW
-	var stdout bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, stdout, p.stderrW
 	stderr := &tailBuffer{max: stderrTail}
 
+	groups.startLock()
 	err = cmd.Start()
 	p.closeChildEnds()
 	if err != nil {
+		groups.startUnlock()
 		p.closeOurEnds()
-		return nil, &CommandError{ExitCode: -1, Err: startError(cmd, err)}
+		return "", &CommandError{ExitCode: -1, Err: startError(cmd, err)}
 	}
 	pid := cmd.Process.Pid
 	groups.addIfSet(pid)
-	copied := p.copy(cs.Stdin, &stdout, stderr)
+	groups.startUnlock()
+	copied := p.copy(cs.Stdin, stderr)
 	err = cmd.Wait()
 	// Whatever the command left behind in its group dies with it: nothing
 	// of a task outlives the task, and no leftover holds its output open.
 	killLeftovers(pid)
 	groups.removeIfSet(pid)
+	// And what left the group, adopted by teamrun as its parent ended.
+	groups.sweep(cs.Owner)
 	p.finish(copied, outputGrace)
+	out, rerr := readSpool(stdout)
+	if err == nil && rerr != nil {
+		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot read the command's output: %w", rerr)}
+	}
 	if err == nil {
-		return stdout.Bytes(), nil
+		return out, nil
 	}
 	ce := &CommandError{ExitCode: -1, Stderr: strings.TrimSpace(stderr.String()), Err: err}
 	var ee *exec.ExitError
@@ -168,7 +305,34 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, er
 	case ctx.Err() != nil:
 		ce.Err = ctx.Err()
 	}
-	return stdout.Bytes(), ce
+	return out, ce
+}
+
+// spool is a file for a command's stdout, already unlinked where the
+// system allows it: nothing is left behind, even by a kill -9.
+func spool(dir string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, "teamrun-stdout-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// readSpool reads what the command wrote to f, from the start, into a
+// string allocated once at its size.
+func readSpool(f *os.File) (string, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.Grow(int(fi.Size()))
+	_, err = io.Copy(&b, io.NewSectionReader(f, 0, fi.Size()))
+	return b.String(), err
 }
 
 // startError says why a command did not start in the user's terms, not
@@ -200,12 +364,11 @@ type startErr struct {
 func (e *startErr) Error() string { return e.msg }
 func (e *startErr) Unwrap() error { return e.err }
 
-// pipes are a command's stdin, stdout and stderr. The child's ends are
-// closed in teamrun once it has started, so that EOF on stdout means every
-// process holding it has ended.
+// pipes are a command's stdin and stderr. The child's ends are closed in
+// teamrun once it has started, so that EOF on stderr means every process
+// holding it has ended.
 type pipes struct {
 	stdinR, stdinW   *os.File
-	stdoutR, stdoutW *os.File
 	stderrR, stderrW *os.File
 }
 
@@ -215,22 +378,16 @@ func newPipes() (*pipes, error) {
 	if p.stdinR, p.stdinW, err = os.Pipe(); err != nil {
 		return nil, err
 	}
-	if p.stdoutR, p.stdoutW, err = os.Pipe(); err != nil {
+	if p.stderrR, p.stderrW, err = os.Pipe(); err != nil {
 		p.stdinR.Close()
 		p.stdinW.Close()
-		return nil, err
-	}
-	if p.stderrR, p.stderrW, err = os.Pipe(); err != nil {
-		p.closeChildEnds()
-		p.stdinW.Close()
-		p.stdoutR.Close()
 		return nil, err
 	}
 	return &p, nil
 }
 
 func (p *pipes) closeChildEnds() {
-	for _, f := range []*os.File{p.stdinR, p.stdoutW, p.stderrW} {
+	for _, f := range []*os.File{p.stdinR, p.stderrW} {
 		if f != nil {
 			f.Close()
 		}
@@ -239,24 +396,19 @@ func (p *pipes) closeChildEnds() {
 
 func (p *pipes) closeOurEnds() {
 	p.stdinW.Close()
-	p.stdoutR.Close()
 	p.stderrR.Close()
 }
 
-// copy feeds stdin and drains stdout and stderr; the channel closes when
-// all three are done.
-func (p *pipes) copy(stdin string, stdout, stderr io.Writer) <-chan struct{} {
+// copy feeds stdin and drains stderr; the channel closes when both are
+// done.
+func (p *pipes) copy(stdin string, stderr io.Writer) <-chan struct{} {
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		// A command need not read all its input: EPIPE is no failure.
 		_, _ = io.WriteString(p.stdinW, stdin)
 		p.stdinW.Close()
-	}()
-	go func() {
-		defer wg.Done()
-		_, _ = io.Copy(stdout, p.stdoutR)
 	}()
 	go func() {
 		defer wg.Done()

@@ -3,9 +3,11 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -301,4 +303,44 @@ func shellJob(t *testing.T, shell string, state map[string]any) (*Commands, *Job
 		State: state,
 	}
 	return c, job, warnings
+}
+
+// TestScratchSymlinkRefused: a symlink in place of the scratch folder is
+// refused, and nothing is written where it points.
+func TestScratchSymlinkRefused(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.Mkdir(victim, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	scratch := filepath.Join(dir, "s.scratch")
+	if err := os.Symlink(victim, scratch); err != nil {
+		t.Fatal(err)
+	}
+	c, job, _ := shellJob(t, "echo hi", nil)
+	c.TempDir = scratch
+	if _, err := c.Execute(context.Background(), job); err == nil || !strings.Contains(err.Error(), "is not a folder") {
+		t.Fatalf("error %v, want a refusal naming the symlink", err)
+	}
+	if left, _ := os.ReadDir(victim); len(left) != 0 {
+		t.Fatalf("written through the symlink: %v", left)
+	}
+}
+
+// TestOutputHeldOnce: a command's output is allocated once, at its size,
+// on its way to the result (was a growing buffer, up to twice the size,
+// then a copy of it as the result: 3×).
+func TestOutputHeldOnce(t *testing.T) {
+	const size = 32 << 20
+	c, job, _ := shellJob(t, fmt.Sprintf("head -c %d /dev/zero", size), nil)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := c.Execute(context.Background(), job)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(res.Raw) != size {
+		t.Fatalf("result of %d bytes, error %v; want %d bytes", len(res.Raw), err, size)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > size+size/4 {
+		t.Fatalf("%d MiB allocated for an output of %d MiB", got>>20, size>>20)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,7 +13,8 @@ import (
 
 // killOrphans kills the process groups of the live processes, of this
 // user, whose environment says TEAMRUN_SESSION=session and
-// TEAMRUN_STORE=store, and returns the pids it found. The caller holds the
+// TEAMRUN_STORE=store, and those the dead run wrote down in record
+// (killRecorded), and returns the pids it found. The caller holds the
 // session's lock, so such a process is a leftover of a run that died
 // without stopping its tasks. (The lock is the store's: a session of the
 // same id in another store, say another TEAMRUN_HOME, may be running, so
@@ -20,7 +22,7 @@ import (
 // teamrun kills only each task's first process, through Pdeathsig; what
 // that process started lives on in the task's group). Resuming without
 // killing them would run the same work twice, in parallel.
-func killOrphans(session, store string) []int {
+func killOrphans(session, store, record string) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil // no /proc: nothing to find
@@ -33,6 +35,7 @@ func killOrphans(session, store string) []int {
 	for pid := os.Getppid(); pid > 1 && !ancestors[pid]; pid = parentOf(pid) {
 		ancestors[pid] = true
 	}
+	recorded := killRecorded(record, ancestors)
 	uid := uint32(os.Geteuid())
 	want := [][]byte{[]byte("TEAMRUN_SESSION=" + session), []byte("TEAMRUN_STORE=" + store)}
 	var found []int
@@ -67,6 +70,11 @@ func killOrphans(session, store string) []int {
 	}
 	for pgid := range groups {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	for _, pid := range recorded {
+		if !slices.Contains(found, pid) {
+			found = append(found, pid)
+		}
 	}
 	sort.Ints(found)
 	return found

@@ -88,7 +88,7 @@ func TestKillOrphans(t *testing.T) {
 		others = append(others, cmd)
 	}
 
-	found := killOrphans(id, store)
+	found := killOrphans(id, store, "")
 	if !slices.Equal(found, []int{ours.Process.Pid}) {
 		t.Fatalf("found %v, want [%d]", found, ours.Process.Pid)
 	}

@@ -40,6 +40,10 @@ type Options struct {
 	// Interrupts turns signals into the run's cancellation (the context
 	// given to Run must be the one it returned); nil: no signal handling.
 	Interrupts *Interrupts
+	// Subreaper makes this process the subreaper of the tasks' processes,
+	// so that none outlives its task (Groups.Subreap). Only a process
+	// that starts no children of its own, the teamrun command, may set it.
+	Subreaper bool
 }
 
 // UsageError is bad usage or a bad spec: nothing was run or written.
@@ -105,6 +109,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := checkLLMAgents(team, configPath, getenv); err != nil {
 		return nil, err
 	}
+	if h, ok := store.(homeWarner); ok {
+		if w := h.HomeWarning(); w != "" {
+			warn(w)
+		}
+	}
 	specAbs, err := filepath.Abs(o.SpecPath)
 	if err != nil {
 		specAbs = o.SpecPath
@@ -153,11 +162,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		// recorded as running can have left anything (a task's group is
 		// killed when it ends), so the /proc scan is skipped otherwise.
 		if slices.ContainsFunc(old.Team.Tasks, func(t checkpoint.TaskRecord) bool { return t.Status == checkpoint.StatusRunning }) {
-			if pids := killOrphans(id, store.Location()); len(pids) > 0 {
+			if pids := killOrphans(id, store.Location(), procsRecord(store, id)); len(pids) > 0 {
 				notes = append(notes, orphansNote(id, pids))
 			}
 		}
 	}
+	// What a killed run left (its scratch, snapshot temp files) is litter
+	// now that its processes are gone: the lock makes it ours.
+	sweepScratch(store, lock, warn)
 	// The task texts, and so the fingerprint, are rendered from the state
 	// the session started from, not from this invocation's --var alone: a
 	// run with --var resumed without it renders the same texts.
@@ -277,7 +289,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Interrupts != nil {
 		groups = o.Interrupts.Groups()
 	}
-	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location()}
+	if o.Subreaper {
+		if err := groups.Subreap(procsRecord(store, id)); err != nil {
+			warn(err.Error())
+		}
+		defer groups.Close()
+	}
+	defer sweepScratch(store, lock, warn)
+	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id)}
 	defer commands.Close()
 	e.Executor = Agents{Command: commands, LLM: llms}
 	e.Memory = llms

@@ -1,0 +1,268 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// setSubreaper makes teamrun the subreaper of its descendants, or stops it:
+// a task's process whose parent dies is then re-parented to teamrun, not to
+// init, whatever session or group it moved to (setsid), so teamrun can
+// still find it and kill it when the task ends.
+func setSubreaper(on bool) error {
+	v := uintptr(0)
+	if on {
+		v = 1
+	}
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, v, 0, 0, 0)
+}
+
+// proc is one line of the process table.
+type proc struct {
+	ppid  int
+	pgrp  int
+	state byte
+	start uint64 // clock ticks after boot: with the pid, names the process across pid reuse
+}
+
+// processTable reads the pid, parent, state and start time of every
+// process in /proc.
+func processTable() map[int]proc {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	out := make(map[int]proc, len(entries))
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := readProc(pid); ok {
+			out[pid] = p
+		}
+	}
+	return out
+}
+
+// readProc reads /proc/<pid>/stat: fields after the name, in parentheses
+// that may hold spaces, are state (0), ppid (1), pgrp (2) and starttime
+// (19).
+func readProc(pid int) (proc, bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return proc{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return proc{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 || len(f[0]) != 1 {
+		return proc{}, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return proc{}, false
+	}
+	return proc{ppid: ppid, pgrp: pgrp, state: f[0][0], start: start}, true
+}
+
+// sweepAdopted kills the processes teamrun adopted as subreaper (its
+// children that are not running commands) whose environment holds every
+// entry of owner, or all of them when all is set, with everything below
+// them, and reaps them. The caller holds Groups.start exclusively, so no
+// command is between its fork and its registration in running.
+//
+// Reaping is why: an adopted process that ends stays a zombie until its
+// new parent waits for it. teamrun waits only for pids it knows are not
+// os/exec's (never wait4(-1), which would take a running command's exit
+// status from exec.Cmd.Wait and make it fail with ECHILD): a child of
+// teamrun that is not in running can only be an adopted one.
+func sweepAdopted(owner []string, running map[int]bool, all bool) {
+	self := os.Getpid()
+	want := make([][]byte, len(owner))
+	for i, o := range owner {
+		want[i] = []byte(o)
+	}
+	doomed := map[int]uint64{} // pid → start time, of everything decided to die
+	for range 64 {
+		table := processTable()
+		var kids, kill []int
+		for pid, p := range table {
+			if p.ppid == self && !running[pid] {
+				kids = append(kids, pid)
+			}
+		}
+		for _, k := range kids {
+			p := table[k]
+			if p.state == 'Z' {
+				reap(k)
+				continue
+			}
+			if s, ok := doomed[k]; ok && s == p.start {
+				kill = append(kill, k) // forked while its parent was killed
+				continue
+			}
+			if all || ownedBy(k, want) {
+				for _, d := range subtree(table, k) {
+					doomed[d] = table[d].start
+					kill = append(kill, d)
+				}
+			}
+		}
+		// A process forked by a doomed one after the last scan is doomed
+		// too: it is found under its parent in the next.
+		for pid, p := range table {
+			if s, ok := doomed[p.ppid]; ok && table[p.ppid].start == s {
+				if _, seen := doomed[pid]; !seen {
+					doomed[pid] = p.start
+					kill = append(kill, pid)
+				}
+			}
+		}
+		if len(kill) == 0 {
+			return
+		}
+		for _, pid := range kill {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		for _, k := range kids {
+			if _, ok := doomed[k]; ok {
+				reapWithin(k, 2*time.Second)
+			}
+		}
+	}
+}
+
+// subtree is root and every process below it in table.
+func subtree(table map[int]proc, root int) []int {
+	below := map[int][]int{}
+	for pid, p := range table {
+		below[p.ppid] = append(below[p.ppid], pid)
+	}
+	out := []int{root}
+	for i := 0; i < len(out); i++ {
+		out = append(out, below[out[i]]...)
+	}
+	return out
+}
+
+// ownedBy reports whether pid's environment holds every entry of want.
+func ownedBy(pid int, want [][]byte) bool {
+	if len(want) == 0 {
+		return false
+	}
+	env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+	if err != nil {
+		return false
+	}
+	for _, w := range want {
+		if !hasEnvEntry(env, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// reap waits for pid, an adopted child that has ended, without blocking.
+func reap(pid int) bool {
+	var ws syscall.WaitStatus
+	got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	return got == pid || errors.Is(err, syscall.ECHILD)
+}
+
+// reapWithin reaps pid, just sent SIGKILL, once it has died; a process
+// that takes longer (stuck in the kernel) is reaped by a later sweep.
+func reapWithin(pid int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for !reap(pid) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// recordEvery is how often the processes below teamrun are written down
+// while commands run: a kill -9 of teamrun leaves its tasks' processes to
+// init, and the next run of the session kills the ones on record
+// (killRecorded), even those that cleared their environment and left
+// their group, which nothing else can tell apart.
+const recordEvery = time.Second
+
+// recordDescendants appends to path, as "pid start" lines, every process
+// below teamrun that is not written there yet; seen holds what is.
+func recordDescendants(path string, seen map[int]uint64) error {
+	table := processTable()
+	var b []byte
+	for _, pid := range subtree(table, os.Getpid())[1:] {
+		p := table[pid]
+		if s, ok := seen[pid]; ok && s == p.start {
+			continue
+		}
+		seen[pid] = p.start
+		b = fmt.Appendf(b, "%d %d\n", pid, p.start)
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	if err := makePrivateDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// killRecorded kills the processes on record in path (recordDescendants)
+// that still live with the same start time and owner, with their process
+// groups when they lead one, and returns their pids. An ancestor of this
+// run is spared: it started the run, it is no leftover.
+func killRecorded(path string, ancestors map[int]bool) []int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	uid := uint32(os.Geteuid())
+	self := os.Getpid()
+	var killed []int
+	for _, line := range strings.Split(string(data), "\n") {
+		var pid int
+		var start uint64
+		if n, _ := fmt.Sscanf(line, "%d %d", &pid, &start); n != 2 || pid <= 1 || pid == self || ancestors[pid] {
+			continue
+		}
+		p, ok := readProc(pid)
+		if !ok || p.start != start || p.state == 'Z' {
+			continue // gone, or the pid is another process's now
+		}
+		fi, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uid {
+			continue // not ours to kill
+		}
+		if p.pgrp == pid {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		killed = append(killed, pid)
+	}
+	return killed
+}

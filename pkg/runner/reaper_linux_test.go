@@ -1,0 +1,202 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// reaped waits until pid no longer exists: dead and waited for, not a
+// zombie left to teamrun.
+func reaped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	state := "alive"
+	if p, ok := readProc(pid); ok && p.state == 'Z' {
+		state = "a zombie nobody reaped"
+	}
+	t.Fatalf("process %d outlived its task: %s", pid, state)
+}
+
+// subreaping makes the test process the subreaper for the test.
+func subreaping(t *testing.T) *Groups {
+	t.Helper()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	g := &Groups{}
+	if err := g.Subreap(""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Close)
+	return g
+}
+
+// TestSetsidGrandchildDies: a process that left the task's group and
+// session (setsid), with or without the task's environment, dies with the
+// task however it ends, and is reaped; was alive, re-parented to init.
+func TestSetsidGrandchildDies(t *testing.T) {
+	g := subreaping(t)
+	owner := []string{"TEAMRUN_SESSION=reap-test", "TEAMRUN_TASK=t"}
+	tests := []struct {
+		name    string
+		env     string // how the grandchild is started
+		tail    string
+		timeout time.Duration
+		cancel  bool
+	}{
+		{name: "success", env: "env", tail: "echo hi"},
+		{name: "failure", env: "env", tail: "exit 3"},
+		{name: "timeout", env: "env", tail: "sleep 60", timeout: time.Second},
+		{name: "cancel", env: "env", tail: "sleep 60", cancel: true},
+		{name: "no environment", env: "env -i", tail: "echo hi"},
+		// The setsid'd process is still a child of the live shell when the
+		// task is killed: adopted at that instant.
+		{name: "waiting parent", env: "env", tail: "wait", timeout: time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			shell := fmt.Sprintf(`setsid %s sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 300' %s &
+until [ -s %s ]; do sleep 0.01; done
+%s`, tt.env, pidFile, pidFile, tt.tail)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancel {
+				go func() {
+					for {
+						if _, err := os.Stat(pidFile); err == nil {
+							cancel()
+							return
+						}
+						time.Sleep(5 * time.Millisecond)
+					}
+				}()
+			}
+			env := append([]string{}, owner...)
+			_, _ = RunCommand(ctx, g, CommandSpec{Shell: shell, Env: env, Owner: owner, Timeout: tt.timeout})
+			b, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil || pid <= 0 {
+				t.Fatalf("pid file %q: %v", b, err)
+			}
+			reaped(t, pid)
+		})
+	}
+}
+
+// TestSubreaperKeepsWait: while adopted processes are swept and reaped,
+// every parallel command's own exit status still reaches exec's Wait (a
+// reaper that waited for any child would take some: "no child processes").
+func TestSubreaperKeepsWait(t *testing.T) {
+	g := subreaping(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owner := []string{"TEAMRUN_TASK=t" + strconv.Itoa(i)}
+			out, err := RunCommand(context.Background(), g, CommandSpec{
+				Shell: fmt.Sprintf("setsid sleep 0.0%d & echo %d; exit %d", i%10, i, i%3), Env: owner, Owner: owner})
+			var ce *CommandError
+			switch {
+			case i%3 == 0 && err != nil:
+				errs <- fmt.Errorf("command %d: %v", i, err)
+			case i%3 != 0 && (!errors.As(err, &ce) || ce.ExitCode != i%3):
+				errs <- fmt.Errorf("command %d: error %v, want exit status %d", i, err, i%3)
+			case string(out) != strconv.Itoa(i)+"\n":
+				errs <- fmt.Errorf("command %d: stdout %q", i, out)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestKillRecorded: a process on record dies only while it is the one
+// recorded (same start time: not a reused pid) and no ancestor of the run.
+func TestKillRecorded(t *testing.T) {
+	start := func() (*exec.Cmd, proc) {
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		p, ok := readProc(cmd.Process.Pid)
+		if !ok {
+			t.Fatal("cannot read the process")
+		}
+		return cmd, p
+	}
+	victim, vp := start()
+	reused, rp := start()
+	spared, sp := start()
+	path := filepath.Join(t.TempDir(), "procs")
+	record := fmt.Sprintf("%d %d\n%d %d\n%d %d\nnot a line\n", victim.Process.Pid, vp.start, reused.Process.Pid, rp.start+1, spared.Process.Pid, sp.start)
+	if err := os.WriteFile(path, []byte(record), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := killRecorded(path, map[int]bool{spared.Process.Pid: true})
+	if len(got) != 1 || got[0] != victim.Process.Pid {
+		t.Fatalf("killed %v, want [%d]", got, victim.Process.Pid)
+	}
+	if err := victim.Wait(); err == nil {
+		t.Fatal("the recorded process was not killed")
+	}
+	for _, c := range []*exec.Cmd{reused, spared} {
+		if err := syscall.Kill(c.Process.Pid, 0); err != nil {
+			t.Fatalf("process %d killed: %v", c.Process.Pid, err)
+		}
+	}
+}
+
+// TestRecordDescendants: every process below this one is written down
+// once, with its start time.
+func TestRecordDescendants(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "sleep 60 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	path := filepath.Join(t.TempDir(), "scratch", "procs")
+	seen := map[int]uint64{}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(seen) < 2 && time.Now().Before(deadline) { // the shell, then its sleep
+		if err := recordDescendants(path, seen); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	p, _ := readProc(cmd.Process.Pid)
+	if !slices.Contains(lines, fmt.Sprintf("%d %d", cmd.Process.Pid, p.start)) || len(lines) != len(seen) {
+		t.Fatalf("record %q, want each of %v once", lines, seen)
+	}
+}
