@@ -24,6 +24,7 @@ const (
 	TaskDelta   EventType = "task_delta"
 	RunHalted   EventType = "halted"
 	RunWarning  EventType = "warning"
+	RunInfo     EventType = "info" // worth saying, never worth a cron mail: --quiet drops it
 	RunFinished EventType = "run_finished"
 )
 
@@ -69,7 +70,7 @@ type Event struct {
 	Memory  []checkpoint.Message `json:"-"`
 	Halt    *Halt                `json:"halt,omitempty"`
 	Summary *Summary             `json:"summary,omitempty"`
-	Message string               `json:"message,omitempty"` // warnings
+	Message string               `json:"message,omitempty"` // warnings and info
 	Delta   string               `json:"delta,omitempty"`   // task_delta: the text that came
 	// Tasks is, for run_started, how many tasks the team has.
 	Tasks int `json:"tasks,omitempty"`

@@ -81,23 +81,38 @@ type textReporter struct {
 func (r *textReporter) Observe(ev Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// --quiet keeps stdout empty: what it prints at all is for stderr,
+	// which cron mails. Without it, a failure goes to stderr as well as
+	// into the log on stdout, so `run … >/dev/null` still tells of it.
+	alsoErr := !r.io.ErrSameAsOut()
 	switch ev.Type {
 	case RunWarning:
 		fmt.Fprintf(r.io.ErrOut, "teamrun: warning: %s\n", ev.Message)
 		return
 	case RunHalted:
-		writeHalt(r.io.Out, ev.Halt, "")
+		if r.quiet {
+			writeHalt(r.io.ErrOut, ev.Halt, "")
+		} else {
+			writeHalt(r.io.Out, ev.Halt, "")
+		}
 		return
 	case RunFinished:
-		if !r.quiet || ev.Summary.Outcome != Succeeded {
+		switch {
+		case ev.Summary.Outcome == Succeeded && r.quiet:
+		case r.quiet:
+			writeResult(r.io.ErrOut, ev.Summary, style{})
+		default:
 			writeSummary(r.io.Out, ev.Summary, style{})
+			if ev.Summary.Outcome != Succeeded && alsoErr {
+				writeResult(r.io.ErrOut, ev.Summary, style{})
+			}
 		}
 		return
 	}
+	if ev.Type == TaskFailed && (r.quiet || alsoErr) {
+		fmt.Fprintf(r.io.ErrOut, "teamrun: task %s failed: %s\n", ev.Task, ev.Error)
+	}
 	if r.quiet {
-		if ev.Type == TaskFailed {
-			fmt.Fprintf(r.io.ErrOut, "teamrun: task %s failed: %s\n", ev.Task, ev.Error)
-		}
 		return
 	}
 	line := describe(ev, style{})
@@ -139,6 +154,8 @@ func describe(ev Event, s style) string {
 	switch ev.Type {
 	case RunStarted:
 		return ev.Message
+	case RunInfo:
+		return "note: " + ev.Message
 	case TaskRestored:
 		return fmt.Sprintf("%s %s", s.dim("restored "), ev.Task)
 	case TaskStarted:
@@ -243,6 +260,12 @@ func plural(n int, word string) string {
 
 func writeSummary(w io.Writer, s *Summary, st style) {
 	writeOutputs(w, s, st)
+	writeResult(w, s, st)
+}
+
+// writeResult is the summary without the outputs: how the run ended, the
+// session and the command that resumes it.
+func writeResult(w io.Writer, s *Summary, st style) {
 	var head string
 	switch s.Outcome {
 	case Succeeded:

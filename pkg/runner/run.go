@@ -223,6 +223,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	default:
 		start.Message = fmt.Sprintf("session %s: resumed (%s restore), %d of %d tasks restored", id, restored.Kind, len(restored.Reused), len(defs))
 	}
+	if info := res.Info; info != "" {
+		rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Session: id, Message: info})
+	}
 	for _, n := range notes {
 		warn(n)
 	}
