@@ -157,16 +157,8 @@ func completeSessions(c *cli.Context) {
 	if c.NArg() > 0 {
 		return
 	}
-	store, err := openStore(c)
-	if err != nil {
-		return
-	}
-	list, err := store.List(c.Context)
-	if err != nil {
-		return
-	}
-	for _, s := range list {
-		fmt.Fprintln(c.App.Writer, s.ID)
+	for _, id := range sessionIDs(c) {
+		fmt.Fprintln(c.App.Writer, id)
 	}
 }
 
