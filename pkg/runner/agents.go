@@ -154,7 +154,7 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	}
 	env = append(env, vars...)
 	out, err := RunCommand(ctx, c.Groups, CommandSpec{
-		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Timeout: timeout,
+		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Dir: a.Dir, Timeout: timeout,
 	})
 	if err != nil {
 		return Result{}, err

@@ -377,10 +377,14 @@ func orphansNote(id string, pids []int) string {
 }
 
 // checkLLMAgents refuses, before anything is written, a team whose LLM
-// agents have no model or name a key variable that is not set.
+// agents have no model or name a key variable that is not set, or whose
+// command agents' dir: does not exist.
 func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) string) error {
 	var problems []string
 	for _, d := range team.WithoutModel(configPath) {
+		problems = append(problems, d.String())
+	}
+	for _, d := range team.MissingDirs() {
 		problems = append(problems, d.String())
 	}
 	for _, d := range llm.UnservedModels(team) {
