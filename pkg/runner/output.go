@@ -187,6 +187,10 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " | ")), " ")
 }
 
+// FormatDuration is how teamrun prints a duration everywhere (the run's
+// lines, the summary, session show).
+func FormatDuration(d time.Duration) string { return fmtDuration(d) }
+
 func fmtDuration(d time.Duration) string {
 	switch {
 	case d < time.Millisecond:

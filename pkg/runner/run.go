@@ -447,6 +447,10 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// InterruptedError is the error recorded for a task a signal stopped: it
+// tells an interrupted session from a failed one.
+const InterruptedError = "interrupted before it completed"
+
 // journalRecorder turns engine events into checkpoint records. It begins
 // the session's journal when asked, or at its first record.
 type journalRecorder struct {
@@ -502,7 +506,7 @@ func (r *journalRecorder) Record(ev Event) error {
 	case TaskRetrying, TaskFailed:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskInterrupted:
-		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: "interrupted before it completed", RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: InterruptedError, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskSkipped:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: ev.Task, At: ev.Time})
 	case TaskCompleted:
