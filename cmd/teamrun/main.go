@@ -106,6 +106,7 @@ func newApp(ios *iostreams.IOStreams) *cli.App {
 			sessionCommand(ios),
 			planCommand(),
 			completionCommand(),
+			initCommand(),
 		},
 	}
 	wireCommands(app.Commands)
