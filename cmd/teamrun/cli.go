@@ -198,7 +198,7 @@ func unknownCommand(c *cli.Context, name string) error {
 
 // unknownSessionCommand is the error for `teamrun session lst`.
 func unknownSessionCommand(c *cli.Context, name string) error {
-	return exitf(exitUsage, "unknown session command %q: use list, show, delete, prune or decide.%s (teamrun session --help)", name, didYouMean(c, name))
+	return exitf(exitUsage, "unknown session command %q: use list, show, delete, prune, decide or logs.%s (teamrun session --help)", name, didYouMean(c, name))
 }
 
 // didYouMean is urfave/cli's suggestion for a mistyped subcommand of c's

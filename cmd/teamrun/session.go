@@ -24,7 +24,7 @@ import (
 func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{
 		Name:  "session",
-		Usage: "list, show, delete and prune sessions; record human decisions",
+		Usage: "list, show, delete and prune sessions; record human decisions; show task output",
 		Description: "Sessions live in $TEAMRUN_HOME/sessions (default ~/.teamrun). The project — the\n" +
 			"current folder, or --project DIR — supplies the active session (.teamrun/state.json),\n" +
 			"the audit log and config.yml.\n\n" +
@@ -44,6 +44,7 @@ func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 			sessionDeleteCommand(),
 			sessionPruneCommand(ios),
 			sessionDecideCommand(),
+			sessionLogsCommand(),
 		},
 	}
 }
@@ -591,6 +592,7 @@ func sessionDeleteCommand() *cli.Command {
 				}
 				return storeExit(err)
 			}
+			removeLogs(c, runner.LogsRoot(a.store), id)
 			if err := a.project.Audit(c.Context, checkpoint.AuditRecord{Event: checkpoint.EventDeleted, Session: id, Store: a.store.Location()}); err != nil {
 				return storeExit(fmt.Errorf("session %s was deleted, but the audit log could not be written: %w", id, err))
 			}
@@ -670,6 +672,9 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 				Removed: []pruneItem{}, Kept: []pruneItem{}, Newer: newer}
 			for _, s := range stale {
 				it := pruneItem{ID: s.ID, Updated: s.Touched.UTC().Truncate(time.Second), Reason: s.Reason}
+				if s.Removed && !out.DryRun {
+					removeLogs(c, runner.LogsRoot(a.store), s.ID)
+				}
 				if s.Removed {
 					out.Removed = append(out.Removed, it)
 				} else {

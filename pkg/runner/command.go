@@ -30,6 +30,9 @@ type CommandSpec struct {
 	Env     []string // added to the runner's own environment
 	Dir     string
 	Timeout time.Duration // 0: none
+	// Stdout and Stderr, when set, get a copy of the output as it comes
+	// (the attempt's logs, --verbose).
+	Stdout, Stderr io.Writer
 }
 
 // CommandError is a failed attempt of a command agent.
@@ -146,7 +149,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) ([]byte, er
 	}
 	pid := cmd.Process.Pid
 	groups.addIfSet(pid)
-	copied := p.copy(cs.Stdin, &stdout, stderr)
+	copied := p.copy(cs.Stdin, multi(&stdout, cs.Stdout), multi(stderr, cs.Stderr))
 	err = cmd.Wait()
 	// Whatever the command left behind in its group dies with it: nothing
 	// of a task outlives the task, and no leftover holds its output open.

@@ -86,6 +86,9 @@ func (r *textReporter) Observe(ev Event) {
 	// into the log on stdout, so `run … >/dev/null` still tells of it.
 	alsoErr := !r.io.ErrSameAsOut()
 	switch ev.Type {
+	case TaskLine:
+		writeLine(r.io, ev, style{})
+		return
 	case RunWarning:
 		fmt.Fprintf(r.io.ErrOut, "teamrun: warning: %s\n", ev.Message)
 		return
@@ -111,6 +114,9 @@ func (r *textReporter) Observe(ev Event) {
 	}
 	if ev.Type == TaskFailed && (r.quiet || alsoErr) {
 		fmt.Fprintf(r.io.ErrOut, "teamrun: task %s failed: %s\n", ev.Task, ev.Error)
+		if ev.Logs != "" {
+			fmt.Fprintf(r.io.ErrOut, "  its output: %s\n", ev.Logs)
+		}
 	}
 	if r.quiet {
 		return
@@ -120,6 +126,9 @@ func (r *textReporter) Observe(ev Event) {
 		return
 	}
 	fmt.Fprintf(r.io.Out, "%s %s\n", ev.Time.Format(time.RFC3339), line)
+	if ev.Type == TaskFailed && ev.Logs != "" {
+		fmt.Fprintf(r.io.Out, "  its output: %s\n", ev.Logs)
+	}
 }
 
 func (r *textReporter) Close() {}
@@ -201,6 +210,16 @@ func fmtDuration(d time.Duration) string {
 		return d.Round(10 * time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
+}
+
+// writeLine is a line of a task's output (--verbose), prefixed with the
+// task's name as docker compose does: stdout to stdout, stderr to stderr.
+func writeLine(s *iostreams.IOStreams, ev Event, st style) {
+	w := s.Out
+	if ev.Stream == "stderr" {
+		w = s.ErrOut
+	}
+	fmt.Fprintf(w, "%s %s\n", st.dim(ev.Task+" |"), ev.Message)
 }
 
 func writeHalt(w io.Writer, h *Halt, _ string) {

@@ -33,6 +33,7 @@ type Options struct {
 	Wait        time.Duration // --wait; 0 fails at once when the session is held
 	Mode        Mode
 	StreamJSON  bool // with ModeJSON: task_delta events of streamed answers
+	Verbose     bool // stream each task's output lines, prefixed with its name
 	IO          *iostreams.IOStreams
 	Getenv      func(string) string // nil: os.Getenv
 	Home        string              // the session store (--store); "" means $TEAMRUN_STORE, else $TEAMRUN_HOME
@@ -257,7 +258,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			}
 			return fmt.Sprintf("teamrun session decide %s %s %s", id, ShellQuote(task), value)
 		},
-		Observer: rep,
+		Observer: logHints{Observer: rep, root: LogsRoot(store), session: id},
 	}
 	e.Context = schedule.Contexts(team, defs)
 	for k, v := range sess.Checkpoint.Decisions {
@@ -280,7 +281,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Interrupts != nil {
 		groups = o.Interrupts.Groups()
 	}
-	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location()}
+	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), Logs: LogsRoot(store), Session: id}
+	if o.Verbose {
+		commands.Line = func(task, stream, line string) {
+			rep.Observe(Event{Time: time.Now(), Type: TaskLine, Index: -1, Task: task, Stream: stream, Message: line})
+		}
+	}
 	defer commands.Close()
 	e.Executor = Agents{Command: commands, LLM: llms}
 	e.Memory = llms
