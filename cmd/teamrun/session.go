@@ -424,13 +424,13 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 				adminWarnf(c, "%v", err)
 			}
 			active, _ := a.project.Active(c.Context)
-			printSession(c.App.Writer, sess, held, id == active, time.Now(), ios.IsTerminal())
+			printSession(c.App.Writer, sess, held, id == active, time.Now(), ios.IsTerminal(), runner.LogsRoot(a.store))
 			return nil
 		}),
 	}
 }
 
-func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, active bool, now time.Time, tty bool) {
+func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, active bool, now time.Time, tty bool, logsRoot string) {
 	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	id := s.ID
 	if active {
@@ -485,7 +485,7 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 		fmt.Fprintf(tw, "%s\n", resultPreview(result, 60))
 	}
 	tw.Flush()
-	if spans := spansOf(s); len(spans) > 0 {
+	if spans := spansOf(s, logsRoot); len(spans) > 0 {
 		fmt.Fprintln(w)
 		printTimeline(w, spans, timelineWidth, tty)
 	}

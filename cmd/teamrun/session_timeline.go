@@ -1,6 +1,6 @@
 package main
 
-// session show's timeline: when each task ran, for how long and how it
+// session show's timeline: when each attempt ran, for how long and how it
 // ended, as bars on one time axis (a small Gantt chart).
 
 import (
@@ -23,11 +23,19 @@ type span struct {
 	outcome string
 }
 
-// spansOf are the recorded attempts of a session's tasks: the session file
-// keeps each task's last attempt (start, end, status).
-func spansOf(s *checkpoint.Session) []span {
+// spansOf are the recorded attempts of a session's tasks, in file order and
+// attempt order: the session file keeps each task's last attempt, and the
+// attempts that did not complete are kept beside the logs (root: LogsRoot;
+// "" has none).
+func spansOf(s *checkpoint.Session, root string) []span {
 	var out []span
 	for _, t := range s.Team.Tasks {
+		earlier := runner.Attempts(root, s.ID, t.Name)
+		for n := 1; n < t.Attempts; n++ {
+			if r, ok := earlier[n]; ok {
+				out = append(out, span{task: t.Name, attempt: n, start: r.Started, end: r.Finished, outcome: r.Outcome})
+			}
+		}
 		if t.StartedAt == nil {
 			continue
 		}
@@ -35,8 +43,11 @@ func spansOf(s *checkpoint.Session) []span {
 		if t.FinishedAt != nil && !t.FinishedAt.Before(*t.StartedAt) {
 			sp.end = *t.FinishedAt
 		}
-		if t.Status == checkpoint.StatusRunning {
+		switch {
+		case t.Status == checkpoint.StatusRunning:
 			sp.outcome = "no end recorded"
+		case t.Status == checkpoint.StatusFailed && t.Error == runner.InterruptedError:
+			sp.outcome = "interrupted"
 		}
 		out = append(out, sp)
 	}

@@ -203,7 +203,8 @@ func FormatDuration(d time.Duration) string { return fmtDuration(d) }
 func fmtDuration(d time.Duration) string {
 	switch {
 	case d < time.Millisecond:
-		return d.String()
+		// Whole microseconds: "219µs" beside "2ms", not "218.877µs".
+		return d.Round(time.Microsecond).String()
 	case d < time.Second:
 		return d.Round(time.Millisecond).String()
 	case d < time.Minute:

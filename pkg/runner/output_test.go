@@ -26,6 +26,8 @@ func TestDescribe(t *testing.T) {
 		{Event{Type: TaskSkipped, Task: "b", Reason: "review routed \"no\" elsewhere"}, "skipped   b: review routed \"no\" elsewhere"},
 		{Event{Type: TaskRestored, Task: "a"}, "restored  a"},
 		{Event{Type: TaskInterrupted, Task: "a"}, "stopped   a: not completed"},
+		{Event{Type: TaskCompleted, Task: "a", Elapsed: ms(991699 * time.Nanosecond)}, "completed a in 992µs"},
+		{Event{Type: TaskCompleted, Task: "a", Elapsed: ms(2*time.Millisecond + 400*time.Microsecond)}, "completed a in 2ms"},
 	}
 	for _, tt := range tests {
 		if got := describe(tt.ev, style{}); got != tt.want {
