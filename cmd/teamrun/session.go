@@ -424,13 +424,13 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 				adminWarnf(c, "%v", err)
 			}
 			active, _ := a.project.Active(c.Context)
-			printSession(c.App.Writer, sess, held, id == active, time.Now(), ios.IsTerminal(), runner.LogsRoot(a.store))
+			printSession(c.App.Writer, sess, held, id == active, time.Now(), ios.IsTerminal(), ios.Width(), runner.LogsRoot(a.store))
 			return nil
 		}),
 	}
 }
 
-func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, active bool, now time.Time, tty bool, logsRoot string) {
+func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, active bool, now time.Time, tty bool, width int, logsRoot string) {
 	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	id := s.ID
 	if active {
@@ -487,7 +487,7 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 	tw.Flush()
 	if spans := spansOf(s, logsRoot); len(spans) > 0 {
 		fmt.Fprintln(w)
-		printTimeline(w, spans, timelineWidth, tty)
+		printTimeline(w, spans, width, tty)
 	}
 }
 
@@ -500,10 +500,6 @@ func runnerTotals(u *checkpoint.Usage) *checkpoint.Usage {
 	c.Calls = nil
 	return &c
 }
-
-// timelineWidth is the bars' width: with the other columns, a timeline of
-// short task names fits 80 columns.
-const timelineWidth = 30
 
 func taskDuration(t checkpoint.TaskRecord) string {
 	if t.StartedAt == nil || t.FinishedAt == nil || t.FinishedAt.Before(*t.StartedAt) {

@@ -55,9 +55,10 @@ func spansOf(s *checkpoint.Session, root string) []span {
 }
 
 // printTimeline writes the spans as rows — task, attempt, start (from the
-// first start), duration, outcome — and a bar each, scaled to barWidth
-// columns between the first start and the last end.
-func printTimeline(w io.Writer, spans []span, barWidth int, tty bool) {
+// first start), duration, outcome — and a bar each on one axis from the
+// first start to the last end, as wide as lineWidth leaves room for (10 to
+// 60 columns).
+func printTimeline(w io.Writer, spans []span, lineWidth int, tty bool) {
 	if len(spans) == 0 {
 		return
 	}
@@ -84,14 +85,21 @@ func printTimeline(w io.Writer, spans []span, barWidth int, tty bool) {
 		if !sp.end.IsZero() {
 			dur = runner.FormatDuration(sp.end.Sub(sp.start))
 		}
-		rows = append(rows, []string{sp.task, fmt.Sprint(sp.attempt), "+" + runner.FormatDuration(sp.start.Sub(t0)), dur, sp.outcome,
-			bar(sp, t0, total, barWidth, full, open)})
+		rows = append(rows, []string{sp.task, fmt.Sprint(sp.attempt), "+" + runner.FormatDuration(sp.start.Sub(t0)), dur, sp.outcome, ""})
 	}
 	width := make([]int, len(rows[0]))
 	for _, r := range rows {
 		for i, c := range r {
 			width[i] = max(width[i], utf8.RuneCountInString(c))
 		}
+	}
+	used := 2 + 2 // the indent and the bar's two |
+	for _, n := range width[:len(width)-1] {
+		used += n + 2
+	}
+	barWidth := min(max(lineWidth-1-used, 10), 60)
+	for k, sp := range spans {
+		rows[k+1][len(width)-1] = bar(sp, t0, total, barWidth, full, open)
 	}
 	fmt.Fprintf(w, "timeline (from %s, %s in all):\n", t0.UTC().Format(time.RFC3339), runner.FormatDuration(total))
 	for _, r := range rows {

@@ -17,7 +17,7 @@ func TestTimeline(t *testing.T) {
 		{task: "died", attempt: 2, start: at(7.5), outcome: "no end recorded"},
 	}
 	var out bytes.Buffer
-	printTimeline(&out, spans, 10, false)
+	printTimeline(&out, spans, 78, false) // leaves 10 columns for the bars
 	want := `timeline (from 2026-03-01T10:00:00Z, 10s in all):
   TASK                ATTEMPT  START  DURATION  OUTCOME
   fetch               1        +0s    5s        completed        |#####     |
@@ -29,8 +29,18 @@ func TestTimeline(t *testing.T) {
 		t.Errorf("timeline:\n%s\nwant\n%s", out.String(), want)
 	}
 	out.Reset()
-	printTimeline(&out, spans[:1], 4, true)
-	if !strings.Contains(out.String(), "|████|") {
+	printTimeline(&out, spans[:1], 59, true)
+	if !strings.Contains(out.String(), "|██████████|") {
 		t.Errorf("a terminal gets block bars:\n%s", out.String())
+	}
+	for _, lw := range []int{40, 80, 200} {
+		out.Reset()
+		printTimeline(&out, spans, lw, false)
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n")[2:] {
+			n := len([]rune(l))
+			if lw >= 80 && n > lw-1 || n > max(lw-1, 78) {
+				t.Errorf("width %d: a line of %d columns: %q", lw, n, l)
+			}
+		}
 	}
 }
