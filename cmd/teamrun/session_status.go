@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -86,12 +85,13 @@ func parseStatuses(s string) (map[string]bool, error) {
 }
 
 // statusOf fills in the status of each entry (and its error, for a session
-// whose file cannot be decoded in full), several at a time: each is a full
-// load of the session and a look at its lock.
+// whose file cannot be decoded in full), several at a time: an unfinished
+// session is a full load and a look at its lock.
 func statusOf(ctx context.Context, store checkpoint.Backend, list []listEntry) {
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for range max(runtime.GOMAXPROCS(0), 1) {
+	// As the file store's List: opening files, not decoding, is the cost.
+	for range min(8, len(list)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
