@@ -258,7 +258,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			}
 			return fmt.Sprintf("teamrun session decide %s %s %s", id, ShellQuote(task), value)
 		},
-		Observer: logHints{Observer: rep, root: LogsRoot(store), session: id},
+		Observer: logHints{Observer: verboseDeltas(rep, o.Verbose), root: LogsRoot(store), session: id},
 	}
 	e.Context = schedule.Contexts(team, defs)
 	for k, v := range sess.Checkpoint.Decisions {

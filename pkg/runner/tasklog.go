@@ -249,3 +249,54 @@ func (h logHints) keep(ev Event) {
 		_ = os.WriteFile(path, data, 0o600)
 	}
 }
+
+// verboseDeltas is rep, showing streamed answers line by line when verbose.
+func verboseDeltas(rep Observer, verbose bool) Observer {
+	if !verbose {
+		return rep
+	}
+	return &deltaLines{Observer: rep}
+}
+
+// deltaLines shows, for --verbose, a streamed LLM answer as a command's
+// output is shown: line by line, prefixed with the task's name. The
+// pieces still reach the reporter (the live preview, --stream-json).
+type deltaLines struct {
+	Observer
+	mu    sync.Mutex
+	lines map[string]*lineWriter
+}
+
+func (d *deltaLines) Observe(ev Event) {
+	switch ev.Type {
+	case TaskDelta:
+		d.writer(ev).Write([]byte(ev.Delta))
+	case TaskRetrying, TaskCompleted, TaskFailed, TaskInterrupted:
+		// An attempt's last line without a newline comes when it ends.
+		d.mu.Lock()
+		w := d.lines[ev.Task]
+		delete(d.lines, ev.Task)
+		d.mu.Unlock()
+		if w != nil {
+			w.Close()
+		}
+	}
+	d.Observer.Observe(ev)
+}
+
+func (d *deltaLines) writer(ev Event) *lineWriter {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.lines == nil {
+		d.lines = map[string]*lineWriter{}
+	}
+	w := d.lines[ev.Task]
+	if w == nil {
+		task, session := ev.Task, ev.Session
+		w = &lineWriter{emit: func(l string) {
+			d.Observer.Observe(Event{Time: time.Now(), Type: TaskLine, Session: session, Index: -1, Task: task, Stream: "stdout", Message: l})
+		}}
+		d.lines[ev.Task] = w
+	}
+	return w
+}

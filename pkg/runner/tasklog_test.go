@@ -98,3 +98,39 @@ func TestReportLines(t *testing.T) {
 		}
 	})
 }
+
+type recordingObserver struct{ evs []Event }
+
+func (r *recordingObserver) Observe(ev Event) { r.evs = append(r.evs, ev) }
+
+func TestVerboseDeltas(t *testing.T) {
+	rec := &recordingObserver{}
+	if verboseDeltas(rec, false) != Observer(rec) {
+		t.Fatal("without --verbose the reporter is left as it is")
+	}
+	o := verboseDeltas(rec, true)
+	for _, ev := range []Event{
+		{Type: TaskDelta, Task: "write", Delta: "Hello, "},
+		{Type: TaskDelta, Task: "sum", Delta: "4"},
+		{Type: TaskDelta, Task: "write", Delta: "world.\nSecond"},
+		{Type: TaskDelta, Task: "write", Delta: " line"},
+		{Type: TaskCompleted, Task: "write"},
+		{Type: TaskFailed, Task: "sum"},
+	} {
+		o.Observe(ev)
+	}
+	var got []string
+	deltas := 0
+	for _, ev := range rec.evs {
+		switch ev.Type {
+		case TaskLine:
+			got = append(got, ev.Task+" | "+ev.Message)
+		case TaskDelta:
+			deltas++
+		}
+	}
+	want := []string{"write | Hello, world.", "write | Second line", "sum | 4"}
+	if !slices.Equal(got, want) || deltas != 4 {
+		t.Errorf("lines %q (want %q), %d deltas passed on (want 4)", got, want, deltas)
+	}
+}
