@@ -102,12 +102,11 @@ func statusOf(ctx context.Context, store checkpoint.Backend, list []listEntry) {
 					continue
 				}
 				if e.TasksTotal > 0 && e.TasksDone == e.TasksTotal {
-					// The head says so: no full load (most of a store is
-					// done, and listing 10,000 sessions stays fast).
+					// The head says so: no load and no look at the lock
+					// (most of a store is done). A run that goes on with a
+					// done session rewrites its head at once unless a full
+					// restore leaves it nothing to do.
 					e.Status = statusDone
-					if held, _ := store.Held(ctx, e.ID); held != nil {
-						e.Status = statusRunning
-					}
 					continue
 				}
 				sess, err := store.Load(ctx, e.ID)
