@@ -33,7 +33,8 @@ func completionCommand() *cli.Command {
 		Name:      "completion",
 		Usage:     "print the shell completion script for bash, zsh or fish",
 		ArgsUsage: "bash|zsh|fish",
-		Description: "Commands, flags, session ids and the task names of the FILE on the line complete.\n\n" +
+		Description: "Commands, flags, session ids, --reuse modes and a session's task names (session\n" +
+			"decide, session logs) complete; file names where a FILE goes.\n\n" +
 			"Install:\n" +
 			"   bash: echo 'source <(teamrun completion bash)' >> ~/.bashrc\n" +
 			"   zsh:  echo 'source <(teamrun completion zsh)' >> ~/.zshrc   (after compinit)\n" +
