@@ -35,6 +35,9 @@ func TestAgentDir(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
+		if b := team.Agent("b"); b != nil && team.WorkDir != b.Dir {
+			t.Errorf("%s: the team's folder %s, its agent without dir: runs in %s", tt.name, team.WorkDir, b.Dir)
+		}
 		for name, want := range tt.want {
 			if got := team.Agent(name).Dir; got != want {
 				t.Errorf("%s: agent %s runs in %s, want %s", tt.name, name, got, want)

@@ -44,7 +44,11 @@ type Team struct {
 	Budget *Budget `json:",omitempty"`
 	// Dir is `dir:` as written: where the agents' commands run; "" the
 	// spec's folder.
-	Dir      string       `json:",omitempty"`
+	Dir string `json:",omitempty"`
+	// WorkDir is the folder the team's commands run in unless an agent
+	// names its own (tools, say): Dir resolved against the spec's folder,
+	// absolute. Not in JSON: it depends on the machine.
+	WorkDir  string       `json:"-"`
 	Agents   []*Agent     // file order
 	Tasks    []*Task      // file order: task i has id i
 	Warnings []Diagnostic // unsupported keys that were ignored, and the like

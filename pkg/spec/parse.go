@@ -64,6 +64,7 @@ func Parse(file string, data []byte) (*Team, error) {
 	if abs, err := filepath.Abs(base); err == nil {
 		base = abs
 	}
+	b.team.WorkDir = workDir(base, b.team.Dir)
 	for _, a := range b.team.Agents {
 		a.Dir = workDir(base, a.dir)
 	}
