@@ -55,34 +55,15 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	if len(rest) == 0 {
 		return out, nil
 	}
-	helpFor := false
-	if rest[0] == "help" || rest[0] == "h" {
-		if len(rest) == 1 || findCommand(cmds, rest[1]) == nil {
-			return append(out, rest...), nil // urfave/cli's help: the app's, or "No help topic", with a suggestion
-		}
-		helpFor, rest = true, rest[1:]
+	if (rest[0] == "help" || rest[0] == "h") && (len(rest) == 1 || findCommand(cmds, rest[1]) == nil) {
+		return append(out, rest...), nil // urfave/cli's help: the app's, or "No help topic", with a suggestion
 	}
-	cmd := findCommand(cmds, rest[0])
+	cmd, names, rest, helpFor := commandAt(cmds, rest)
 	if cmd == nil {
 		return append(out, rest...), nil
 	}
-	out = append(out, rest[0])
-	path := "teamrun " + rest[0]
-	rest = rest[1:]
-	for len(cmd.Subcommands) > 0 && len(rest) > 0 {
-		if rest[0] == "help" { // teamrun session help [list]
-			helpFor, rest = true, rest[1:]
-			continue
-		}
-		sub := findCommand(cmd.Subcommands, rest[0])
-		if sub == nil {
-			break
-		}
-		cmd = sub
-		out = append(out, rest[0])
-		path += " " + rest[0]
-		rest = rest[1:]
-	}
+	out = append(out, names...)
+	path := "teamrun " + strings.Join(names, " ")
 	if helpFor {
 		return append(out, "--help"), nil
 	}
@@ -101,6 +82,38 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 		out = append(out, pos...)
 	}
 	return out, nil
+}
+
+// commandAt reads the command a line names (after the global flags): the
+// command, its names as typed ("session", "show"), the words after them, and
+// whether the line asks for its help (`help CMD…`, `session help list`). cmd
+// is nil, and rest the line, when the first word is no command.
+func commandAt(cmds []*cli.Command, line []string) (cmd *cli.Command, names, rest []string, help bool) {
+	rest = line
+	if len(rest) > 1 && (rest[0] == "help" || rest[0] == "h") && findCommand(cmds, rest[1]) != nil {
+		help, rest = true, rest[1:]
+	}
+	if len(rest) == 0 {
+		return nil, nil, line, false
+	}
+	if cmd = findCommand(cmds, rest[0]); cmd == nil {
+		return nil, nil, line, false
+	}
+	names, rest = []string{rest[0]}, rest[1:]
+	for len(cmd.Subcommands) > 0 && len(rest) > 0 {
+		if rest[0] == "help" { // teamrun session help [list]
+			help, rest = true, rest[1:]
+			continue
+		}
+		sub := findCommand(cmd.Subcommands, rest[0])
+		if sub == nil {
+			break
+		}
+		cmd = sub
+		names = append(names, rest[0])
+		rest = rest[1:]
+	}
+	return cmd, names, rest, help
 }
 
 // splitFlags separates a command's flags (with their values) from its
@@ -185,7 +198,7 @@ func unknownCommand(c *cli.Context, name string) error {
 
 // unknownSessionCommand is the error for `teamrun session lst`.
 func unknownSessionCommand(c *cli.Context, name string) error {
-	return exitf(exitUsage, "unknown session command %q: use list, show, delete, prune or decide.%s (teamrun session --help)", name, didYouMean(c, name))
+	return exitf(exitUsage, "unknown session command %q: use list, show, delete, prune, decide or logs.%s (teamrun session --help)", name, didYouMean(c, name))
 }
 
 // didYouMean is urfave/cli's suggestion for a mistyped subcommand of c's

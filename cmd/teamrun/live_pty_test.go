@@ -86,3 +86,58 @@ func TestLiveDisplayOnATerminal(t *testing.T) {
 		t.Errorf("final screen:\n%s", text)
 	}
 }
+
+// --verbose on a terminal: each task's lines are printed above the live
+// block as they come, each once, and the block leaves no stale line.
+func TestLiveVerboseOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	spec := "process: workflow\nagents:\n  talk:\n    shell: 'for i in 1 2 3; do echo \"$TEAMRUN_TASK line $i\"; sleep 0.3; done; echo \"$TEAMRUN_TASK warns\" >&2'\n" +
+		"tasks:\n  north:\n    description: x\n    agent: talk\n  south:\n    description: x\n    agent: talk\n"
+	path := filepath.Join(dir, "team.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "run", path, "-v")
+	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"), "TERM=xterm", "NO_COLOR=")
+	cmd.Dir = dir
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	var out bytes.Buffer
+	if _, err = io.Copy(&out, f); err != nil && !errors.Is(err, syscall.EIO) {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("teamrun: %v\n%s", err, out.String())
+	}
+	// The summary after the run may wrap (a resume command is never cut);
+	// what the run shows while it runs may not.
+	live, _, _ := bytes.Cut(out.Bytes(), []byte("── output of"))
+	screen := &iostreams.Screen{Width: 80}
+	if _, err := screen.Write(live); err != nil {
+		t.Fatal(err)
+	}
+	wrapped := screen.Wrapped
+	if _, err := screen.Write(out.Bytes()[len(live):]); err != nil {
+		t.Fatal(err)
+	}
+	lines := screen.Lines()
+	text := strings.Join(lines, "\n")
+	for _, task := range []string{"north", "south"} {
+		for _, want := range []string{task + " | " + task + " line 1", task + " | " + task + " line 3", task + " | " + task + " warns"} {
+			c := 0
+			for _, l := range lines {
+				if l == want {
+					c++
+				}
+			}
+			if c != 1 {
+				t.Errorf("%q is %d times on the final screen:\n%s", want, c, text)
+			}
+		}
+	}
+	if strings.Contains(text, " done, ") || wrapped > 0 {
+		t.Errorf("a stale block line or a wrapped line (%d) on the final screen:\n%s", wrapped, text)
+	}
+}

@@ -56,6 +56,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	app := newApp(iostreams.System(stdin, stdout, stderr, os.Getenv))
+	if n := len(args); n > 1 && args[n-1] == completionFlag {
+		wireCompletion(app.Commands, app.Commands, args[1:n-1])
+	}
 	args, err := normalizeArgs(app.Commands, args)
 	if err == nil {
 		err = app.RunContext(ctx, args)
@@ -102,6 +105,8 @@ func newApp(ios *iostreams.IOStreams) *cli.App {
 			runCommand(ios),
 			sessionCommand(ios),
 			planCommand(),
+			completionCommand(),
+			initCommand(),
 		},
 	}
 	wireCommands(app.Commands)

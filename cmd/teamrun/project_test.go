@@ -87,16 +87,19 @@ func TestParseAge(t *testing.T) {
 func TestPrintListTerminal(t *testing.T) {
 	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
 	l := listJSON{Store: "/h/sessions", Sessions: []listEntry{
-		{ID: "a", Spec: "/p/agents.yaml", TasksDone: 9, TasksTotal: 12, Updated: now.Add(-3 * time.Hour), Active: true},
-		{ID: "bb", Spec: "/p/other.yaml", TasksDone: 1, TasksTotal: 1, Updated: now.Add(-50 * 24 * time.Hour)},
+		{ID: "a", Spec: "/p/agents.yaml", TasksDone: 9, TasksTotal: 12, Status: statusInterrupted, Updated: now.Add(-3 * time.Hour), Active: true},
+		{ID: "c", Error: "session c: /h/sessions/c.json is corrupt: not a session file: not valid JSON at line 1, column 9; it was left untouched", Status: statusCorrupt},
+		{ID: "bb", Spec: "/p/other.yaml", TasksDone: 1, TasksTotal: 1, Status: statusDone, Updated: now.Add(-50 * 24 * time.Hour)},
 	}, Missing: []checkpoint.Absent{{ID: "gone", Created: checkpoint.AuditRecord{Event: "created", Time: now, Store: "/x/sessions", User: "u", PID: 3}}}}
 	var tty, pipe strings.Builder
 	if err := printList(&tty, l, now, true); err != nil {
 		t.Fatal(err)
 	}
-	want := "  ID  SPEC            TASKS  UPDATED\n" +
-		"* a   /p/agents.yaml  9/12   3h ago\n" +
-		"  bb  /p/other.yaml   1/1    50d ago\n" +
+	// The corrupt row is its id and one cell: it widens no column.
+	want := "  ID  STATUS       TASKS  UPDATED  SPEC\n" +
+		"* a   interrupted  9/12   3h ago   /p/agents.yaml\n" +
+		"  c   (corrupt: not a session file: not valid JSON at line 1, column 9)\n" +
+		"  bb  done         1/1    50d ago  /p/other.yaml\n" +
 		"! gone  missing from /h/sessions (audit.log: created gone at 2026-03-04T12:00:00Z in /x/sessions by u (pid 3))\n"
 	if tty.String() != want {
 		t.Errorf("terminal:\n%s\nwant:\n%s", tty.String(), want)
@@ -104,7 +107,7 @@ func TestPrintListTerminal(t *testing.T) {
 	if err := printList(&pipe, l, now, false); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(pipe.String(), "* a   /p/agents.yaml  9/12   2026-03-04T09:00:00Z\n") {
+	if !strings.Contains(pipe.String(), "* a   interrupted  9/12   2026-03-04T09:00:00Z  /p/agents.yaml\n") {
 		t.Errorf("pipe:\n%s", pipe.String())
 	}
 }

@@ -126,6 +126,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "one JSON event per line on stdout"},
 			&cli.BoolFlag{Name: "stream-json", Usage: "with --json: also a task_delta event per piece of a streamed answer (llm.stream: true)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "only warnings, errors, halts and an unsuccessful summary"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "stream each task's stdout and stderr lines as they come, prefixed with the task's name"},
 		},
 	}
 	cmd.Action = func(c *cli.Context) error {
@@ -151,6 +152,9 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		if c.Bool("stream-json") && !c.Bool("json") {
 			return exitf(exitUsage, "--stream-json adds events to --json: give both")
 		}
+		if c.Bool("verbose") && c.Bool("quiet") {
+			return exitf(exitUsage, "--verbose and --quiet do not go together")
+		}
 		mode := runner.ModeAuto
 		switch {
 		case c.Bool("json"):
@@ -172,6 +176,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			Wait:        wait.d,
 			Mode:        mode,
 			StreamJSON:  c.Bool("stream-json"),
+			Verbose:     c.Bool("verbose"),
 			IO:          ios,
 			Interrupts:  interrupts,
 			Subreaper:   true, // this process starts no children but the tasks'

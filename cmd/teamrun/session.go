@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,7 +24,7 @@ import (
 func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{
 		Name:  "session",
-		Usage: "list, show, delete and prune sessions; record human decisions",
+		Usage: "list, show, delete and prune sessions; record human decisions; show task output",
 		Description: "Sessions live in $TEAMRUN_HOME/sessions (default ~/.teamrun). The project — the\n" +
 			"current folder, or --project DIR — supplies the active session (.teamrun/state.json),\n" +
 			"the audit log and config.yml.\n\n" +
@@ -41,6 +44,7 @@ func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 			sessionDeleteCommand(),
 			sessionPruneCommand(ios),
 			sessionDecideCommand(),
+			sessionLogsCommand(),
 		},
 	}
 }
@@ -157,16 +161,8 @@ func completeSessions(c *cli.Context) {
 	if c.NArg() > 0 {
 		return
 	}
-	store, err := openStore(c)
-	if err != nil {
-		return
-	}
-	list, err := store.List(c.Context)
-	if err != nil {
-		return
-	}
-	for _, s := range list {
-		fmt.Fprintln(c.App.Writer, s.ID)
+	for _, id := range sessionIDs(c) {
+		fmt.Fprintln(c.App.Writer, id)
 	}
 }
 
@@ -186,6 +182,7 @@ type listEntry struct {
 	Team       string    `json:"team,omitempty"`
 	TasksDone  int       `json:"tasks_done"`
 	TasksTotal int       `json:"tasks_total"`
+	Status     string    `json:"status"` // done, partial, failed, halted, running, interrupted, corrupt
 	Created    time.Time `json:"created"`
 	Updated    time.Time `json:"updated"`
 	Active     bool      `json:"active"`
@@ -193,20 +190,44 @@ type listEntry struct {
 }
 
 func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
+	limit := &posIntFlag{}
 	return &cli.Command{
 		Name:            "list",
 		HideHelpCommand: true, // session ids such as "h" stay arguments
-		Usage:           "every session in the store; the project's active one marked with *",
-		Description: "Columns: id, spec, tasks done/total, last update (relative on a terminal,\n" +
-			"RFC 3339 otherwise). Below them, sessions this project's audit log names that have no\n" +
-			"file in this store, \"missing from <store>\" (made under another TEAMRUN_HOME).\n\n" +
+		Usage:           "every session in the store, newest first; the project's active one marked with *",
+		Description: "Columns: id, status, tasks done/total, last update (relative on a terminal, RFC 3339\n" +
+			"otherwise), spec. STATUS is done, partial (finished; routing skipped some tasks),\n" +
+			"failed, halted (waiting for a decision), running (a run holds it), interrupted\n" +
+			"(stopped before the end: Ctrl-C, kill -9, a crash) or corrupt. Below them, sessions\n" +
+			"this project's audit log names that have no file in this store, \"missing from\n" +
+			"<store>\" (made under another TEAMRUN_HOME).\n\n" +
 			"Examples:\n" +
-			"   teamrun session list\n" +
+			"   teamrun session list --status failed,interrupted\n" +
+			"   teamrun session list --spec agents.yaml --limit 5\n" +
 			"   TEAMRUN_HOME=/srv/teamrun teamrun session list --project /srv/nightly --json",
-		Flags: []cli.Flag{projectFlag(), jsonFlag("the list")},
+		Flags: []cli.Flag{projectFlag(), jsonFlag("the list"),
+			&cli.StringFlag{Name: "spec", Usage: "only the sessions of the spec `FILE`"},
+			&cli.StringFlag{Name: "status", Usage: "only sessions with this `STATUS` (several: comma-separated)"},
+			&cli.GenericFlag{Name: "limit", Value: limit, Usage: "at most `N` sessions, the newest", DefaultText: "all"},
+		},
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) > 0 {
 				return exitf(exitUsage, "session list takes no arguments")
+			}
+			var want map[string]bool
+			if c.IsSet("status") {
+				var err error
+				if want, err = parseStatuses(c.String("status")); err != nil {
+					return withCode(exitUsage, err)
+				}
+			}
+			specAbs := ""
+			if c.IsSet("spec") {
+				abs, err := filepath.Abs(c.String("spec"))
+				if err != nil {
+					return exitf(exitUsage, "--spec: %v", err)
+				}
+				specAbs = abs
 			}
 			a, err := openAdmin(c)
 			if err != nil {
@@ -233,10 +254,13 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 				return storeExit(err)
 			}
 			out := listJSON{Store: a.store.Location(), Project: a.dir, Active: active, Sessions: make([]listEntry, 0, len(entries)), Missing: missing}
-			if out.Missing == nil {
-				out.Missing = []checkpoint.Absent{}
+			if out.Missing == nil || want != nil || specAbs != "" {
+				out.Missing = []checkpoint.Absent{} // they have neither a status nor a spec to filter on
 			}
 			for _, e := range entries {
+				if specAbs != "" && e.SpecPath != specAbs {
+					continue
+				}
 				le := listEntry{ID: e.ID, Spec: e.SpecPath, Team: e.TeamName, TasksDone: e.Done, TasksTotal: e.Total,
 					Created: e.CreatedAt, Updated: e.Touched, Active: e.ID == active}
 				if e.Err != nil {
@@ -244,6 +268,7 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 				}
 				out.Sessions = append(out.Sessions, le)
 			}
+			out.Sessions = newestFirst(c.Context, a.store, out.Sessions, want, limit.n)
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, out)
 			}
@@ -252,25 +277,84 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 	}
 }
 
+// newestFirst sorts the sessions by last update, newest first (ties by id),
+// gives them their status and keeps those with a wanted status (nil: all),
+// at most limit of them (0: all). Without --status only the sessions shown
+// are loaded for their status.
+func newestFirst(ctx context.Context, store checkpoint.Backend, list []listEntry, want map[string]bool, limit int) []listEntry {
+	slices.SortStableFunc(list, func(a, b listEntry) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if want == nil && limit > 0 && len(list) > limit {
+		list = list[:limit]
+	}
+	statusOf(ctx, store, list)
+	if want != nil {
+		list = slices.DeleteFunc(list, func(e listEntry) bool { return !want[e.Status] })
+	}
+	if limit > 0 && len(list) > limit {
+		list = list[:limit]
+	}
+	return list
+}
+
+// corruptCell is a session that cannot be read, in one short cell: the
+// reason on one line, cut.
+func corruptCell(reason string) string {
+	// The store's message names the file and what to do at length; the
+	// cell keeps what is wrong.
+	if _, after, ok := strings.Cut(reason, " is corrupt: "); ok {
+		reason = after
+	}
+	if before, _, ok := strings.Cut(reason, "; "); ok {
+		reason = before
+	}
+	return "(corrupt: " + resultCut(oneLineText(reason), 60) + ")"
+}
+
 func printList(w io.Writer, l listJSON, now time.Time, tty bool) error {
 	if len(l.Sessions) == 0 {
 		fmt.Fprintf(w, "no sessions in %s\n", l.Store)
 	} else {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  ID\tSPEC\tTASKS\tUPDATED")
+		// Aligned by hand, not by tabwriter: a corrupt session's row is its
+		// id and one cell, which must neither widen the columns of the
+		// others nor break them into blocks.
+		rows := [][]string{{"ID", "STATUS", "TASKS", "UPDATED", "SPEC"}}
+		marks := []string{" "}
 		for _, s := range l.Sessions {
 			mark := " "
 			if s.Active {
 				mark = "*"
 			}
+			marks = append(marks, mark)
 			if s.Error != "" {
-				fmt.Fprintf(tw, "%s %s\t(unreadable: %s)\t\t%s\n", mark, s.ID, s.Error, formatWhen(s.Updated, now, tty))
+				rows = append(rows, []string{s.ID, corruptCell(s.Error)})
 				continue
 			}
-			fmt.Fprintf(tw, "%s %s\t%s\t%d/%d\t%s\n", mark, s.ID, s.Spec, s.TasksDone, s.TasksTotal, formatWhen(s.Updated, now, tty))
+			rows = append(rows, []string{s.ID, s.Status, fmt.Sprintf("%d/%d", s.TasksDone, s.TasksTotal), formatWhen(s.Updated, now, tty), s.Spec})
 		}
-		if err := tw.Flush(); err != nil {
-			return err
+		width := make([]int, 5)
+		for _, r := range rows {
+			for i, cell := range r {
+				if len(r) == len(width) || i == 0 {
+					width[i] = max(width[i], utf8.RuneCountInString(cell))
+				}
+			}
+		}
+		var b strings.Builder
+		for k, r := range rows {
+			b.Reset()
+			b.WriteString(marks[k] + " ")
+			for i, cell := range r {
+				b.WriteString(cell)
+				if i < len(r)-1 {
+					b.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(cell)+2))
+				}
+			}
+			fmt.Fprintln(w, b.String())
 		}
 	}
 	for _, m := range l.Missing {
@@ -340,13 +424,13 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 				adminWarnf(c, "%v", err)
 			}
 			active, _ := a.project.Active(c.Context)
-			printSession(c.App.Writer, sess, held, id == active, time.Now(), ios.IsTerminal())
+			printSession(c.App.Writer, sess, held, id == active, time.Now(), ios.IsTerminal(), ios.Width(), runner.LogsRoot(a.store))
 			return nil
 		}),
 	}
 }
 
-func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, active bool, now time.Time, tty bool) {
+func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, active bool, now time.Time, tty bool, width int, logsRoot string) {
 	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	id := s.ID
 	if active {
@@ -401,6 +485,10 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 		fmt.Fprintf(tw, "%s\n", resultPreview(result, 60))
 	}
 	tw.Flush()
+	if spans := spansOf(s, logsRoot); len(spans) > 0 {
+		fmt.Fprintln(w)
+		printTimeline(w, spans, width, tty)
+	}
 }
 
 // runnerTotals is u without its calls.
@@ -417,14 +505,7 @@ func taskDuration(t checkpoint.TaskRecord) string {
 	if t.StartedAt == nil || t.FinishedAt == nil || t.FinishedAt.Before(*t.StartedAt) {
 		return "-"
 	}
-	d := t.FinishedAt.Sub(*t.StartedAt)
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
+	return runner.FormatDuration(t.FinishedAt.Sub(*t.StartedAt))
 }
 
 // resultPreview is the start of a result on one line, quoted so that blanks and
@@ -507,6 +588,7 @@ func sessionDeleteCommand() *cli.Command {
 				}
 				return storeExit(err)
 			}
+			removeLogs(c, runner.LogsRoot(a.store), id)
 			if err := a.project.Audit(c.Context, checkpoint.AuditRecord{Event: checkpoint.EventDeleted, Session: id, Store: a.store.Location()}); err != nil {
 				return storeExit(fmt.Errorf("session %s was deleted, but the audit log could not be written: %w", id, err))
 			}
@@ -586,6 +668,9 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 				Removed: []pruneItem{}, Kept: []pruneItem{}, Newer: newer}
 			for _, s := range stale {
 				it := pruneItem{ID: s.ID, Updated: s.Touched.UTC().Truncate(time.Second), Reason: s.Reason}
+				if s.Removed && !out.DryRun {
+					removeLogs(c, runner.LogsRoot(a.store), s.ID)
+				}
 				if s.Removed {
 					out.Removed = append(out.Removed, it)
 				} else {

@@ -97,7 +97,8 @@ func fingerprintCommand() *cli.Command {
 
 // modelProblems names the LLM agents, used by a task, that have no model
 // even after the project's config.yml default (llm.model), or whose model's
-// provider teamrun cannot send to, as run would refuse them. It reads config.yml only when it exists: validate writes nothing.
+// provider teamrun cannot send to, and the dir: folders that do not exist,
+// as run would refuse them. It reads config.yml only when it exists: validate writes nothing.
 func modelProblems(path string, team *spec.Team) []string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -108,7 +109,8 @@ func modelProblems(path string, team *spec.Team) []string {
 		return []string{"teamrun: " + err.Error()}
 	}
 	var out []string
-	for _, d := range append(team.WithoutModel(config), llm.UnservedModels(team)...) {
+	problems := append(team.WithoutModel(config), llm.UnservedModels(team)...)
+	for _, d := range append(problems, team.MissingDirs()...) {
 		d.File = path
 		out = append(out, d.String())
 	}

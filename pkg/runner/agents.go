@@ -52,6 +52,13 @@ type Commands struct {
 	// Warn tells the user something; nil: nobody. Called from the
 	// goroutines of parallel tasks.
 	Warn func(msg string)
+	// Logs is the folder the attempts' logs go in (LogsRoot), with Session
+	// the session's id; "" keeps no logs.
+	Logs    string
+	Session string
+	// Line, when set, gets every line of a command's stdout and stderr as
+	// it comes (--verbose). Called from the goroutines of parallel tasks.
+	Line func(task, stream, line string)
 
 	mu       sync.Mutex
 	madeTemp bool     // TempDir is there
@@ -188,14 +195,36 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		env = append(env, "TEAMRUN_VARS_FILE="+path)
 	}
 	env = append(env, vars...)
+	sinks := c.sinks(job)
 	out, err := RunCommand(ctx, c.Groups, CommandSpec{
-		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Timeout: timeout, Owner: owner,
-		Spool: c.TempDir,
+		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Dir: a.Dir, Timeout: timeout, Owner: owner,
+		Spool: c.TempDir, Stdout: sinks.stdout, Stderr: sinks.stderr,
 	})
+	if cerr := sinks.close(); cerr != nil {
+		c.warnOnce("logs", fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, LogsDir(c.Logs, c.Session), cerr))
+	}
 	if err != nil {
 		return Result{}, err
 	}
 	return Result{Raw: out}, nil
+}
+
+// sinks opens an attempt's logs and its --verbose lines.
+func (c *Commands) sinks(job *Job) *outputSinks {
+	s := &outputSinks{}
+	if c.Session != "" && c.Logs != "" {
+		task := job.Task.Name
+		o := &attemptLog{path: LogPath(c.Logs, c.Session, task, job.Attempt, "stdout")}
+		e := &attemptLog{path: LogPath(c.Logs, c.Session, task, job.Attempt, "stderr")}
+		s.add(o, e, o, e)
+	}
+	if c.Line != nil {
+		task := job.Task.Name
+		o := &lineWriter{emit: func(l string) { c.Line(task, "stdout", l) }}
+		e := &lineWriter{emit: func(l string) { c.Line(task, "stderr", l) }}
+		s.add(o, e, o, e)
+	}
+	return s
 }
 
 // maxEnvEntry is the longest NAME=value string an environment can carry:

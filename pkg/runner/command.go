@@ -37,6 +37,9 @@ type CommandSpec struct {
 	// carries unless it clears its environment: what tells, among the
 	// processes teamrun adopted as subreaper, the ones of this command.
 	Owner []string
+	// Stdout and Stderr, when set, get a copy of the output as it comes
+	// (the attempt's logs, --verbose).
+	Stdout, Stderr io.Writer
 }
 
 // CommandError is a failed attempt of a command agent.
@@ -259,11 +262,16 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the file for the command's output: %w", err)}
 	}
 	defer stdout.Close()
-	p, err := newPipes()
+	p, err := newPipes(cs.Stdout != nil)
 	if err != nil {
 		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the command's pipes: %w", err)}
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, stdout, p.stderrW
+	if p.stdoutW != nil {
+		// A copy as it comes (logs, --verbose): through a pipe of ours,
+		// drained like stderr, into the file and the copy.
+		cmd.Stdout = p.stdoutW
+	}
 	stderr := &tailBuffer{max: stderrTail}
 
 	groups.startLock()
@@ -277,7 +285,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	pid := cmd.Process.Pid
 	groups.addIfSet(pid)
 	groups.startUnlock()
-	copied := p.copy(cs.Stdin, stderr)
+	copied := p.copy(cs.Stdin, multi(stdout, cs.Stdout), multi(stderr, cs.Stderr))
 	err = cmd.Wait()
 	// Whatever the command left behind in its group dies with it: nothing
 	// of a task outlives the task, and no leftover holds its output open.
@@ -370,9 +378,10 @@ func (e *startErr) Unwrap() error { return e.err }
 type pipes struct {
 	stdinR, stdinW   *os.File
 	stderrR, stderrW *os.File
+	stdoutR, stdoutW *os.File // only when stdout is copied as it comes
 }
 
-func newPipes() (*pipes, error) {
+func newPipes(stdout bool) (*pipes, error) {
 	var p pipes
 	var err error
 	if p.stdinR, p.stdinW, err = os.Pipe(); err != nil {
@@ -383,11 +392,18 @@ func newPipes() (*pipes, error) {
 		p.stdinW.Close()
 		return nil, err
 	}
+	if stdout {
+		if p.stdoutR, p.stdoutW, err = os.Pipe(); err != nil {
+			p.closeChildEnds()
+			p.closeOurEnds()
+			return nil, err
+		}
+	}
 	return &p, nil
 }
 
 func (p *pipes) closeChildEnds() {
-	for _, f := range []*os.File{p.stdinR, p.stderrW} {
+	for _, f := range []*os.File{p.stdinR, p.stderrW, p.stdoutW} {
 		if f != nil {
 			f.Close()
 		}
@@ -395,15 +411,25 @@ func (p *pipes) closeChildEnds() {
 }
 
 func (p *pipes) closeOurEnds() {
-	p.stdinW.Close()
-	p.stderrR.Close()
+	for _, f := range []*os.File{p.stdinW, p.stderrR, p.stdoutR} {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
-// copy feeds stdin and drains stderr; the channel closes when both are
-// done.
-func (p *pipes) copy(stdin string, stderr io.Writer) <-chan struct{} {
+// copy feeds stdin and drains stderr (and stdout, when it has a pipe);
+// the channel closes when all are done.
+func (p *pipes) copy(stdin string, stdout, stderr io.Writer) <-chan struct{} {
 	var wg sync.WaitGroup
 	wg.Add(2)
+	if p.stdoutR != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = io.Copy(stdout, p.stdoutR)
+		}()
+	}
 	go func() {
 		defer wg.Done()
 		// A command need not read all its input: EPIPE is no failure.

@@ -24,6 +24,8 @@ const (
 	TaskDelta   EventType = "task_delta"
 	RunHalted   EventType = "halted"
 	RunWarning  EventType = "warning"
+	RunInfo     EventType = "info"        // worth saying, never worth a cron mail: --quiet drops it
+	TaskLine    EventType = "task_output" // --verbose: a line of a command's stdout or stderr
 	RunFinished EventType = "run_finished"
 )
 
@@ -69,8 +71,12 @@ type Event struct {
 	Memory  []checkpoint.Message `json:"-"`
 	Halt    *Halt                `json:"halt,omitempty"`
 	Summary *Summary             `json:"summary,omitempty"`
-	Message string               `json:"message,omitempty"` // warnings
+	Message string               `json:"message,omitempty"` // warnings, info, a task_output's line
 	Delta   string               `json:"delta,omitempty"`   // task_delta: the text that came
+	Stream  string               `json:"stream,omitempty"`  // task_output: stdout or stderr
+	// Logs is, for a failed attempt whose output was kept, the command
+	// that shows it.
+	Logs string `json:"logs_command,omitempty"`
 	// Tasks is, for run_started, how many tasks the team has.
 	Tasks int `json:"tasks,omitempty"`
 }

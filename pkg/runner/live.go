@@ -143,6 +143,8 @@ func (r *liveReporter) Observe(ev Event) {
 		r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == ev.Task })
 	}
 	switch ev.Type {
+	case TaskLine:
+		writeLine(r.io, ev, r.st)
 	case RunWarning:
 		fmt.Fprintf(r.io.ErrOut, "%s %s\n", r.st.yellow("warning:"), ev.Message)
 	case RunHalted:
@@ -180,6 +182,9 @@ func (r *liveReporter) printStep(ev Event) {
 	fmt.Fprintln(r.io.Out, line)
 	if msg = strings.TrimSpace(msg); msg != "" {
 		fmt.Fprintf(r.io.Out, "  %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
+	}
+	if ev.Type == TaskFailed && ev.Logs != "" {
+		fmt.Fprintf(r.io.Out, "  %s\n", r.st.dim(fit("its output: "+ev.Logs, width-2)))
 	}
 }
 

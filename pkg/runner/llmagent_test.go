@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -324,7 +325,7 @@ func TestLLMRetriesAndErrors(t *testing.T) {
 			}
 			// The key reaches no checkpoint, log line, error or audit record.
 			// Every file of the store (session, journal, lock) and the project.
-			files, _ := filepath.Glob(filepath.Join(p.home, "sessions", "*"))
+			files := filesUnder(t, filepath.Join(p.home, "sessions")) // the attempts' records beside the session too
 			project, _ := filepath.Glob(filepath.Join(p.dir, ".teamrun", "*"))
 			files = append(files, project...)
 			if !slices.Contains(files, filepath.Join(p.home, "sessions", "s1.json")) || !slices.Contains(files, filepath.Join(p.dir, ".teamrun", "audit.log")) {
@@ -456,7 +457,7 @@ func TestLLMKeyFragmentNeverRecorded(t *testing.T) {
 			if err != nil || sum.Outcome != Failed || f.count() != 1 {
 				t.Fatalf("run: %v, %+v, %d requests\n%s", err, sum, f.count(), out)
 			}
-			files, _ := filepath.Glob(filepath.Join(p.home, "sessions", "*"))
+			files := filesUnder(t, filepath.Join(p.home, "sessions")) // the attempts' records beside the session too
 			project, _ := filepath.Glob(filepath.Join(p.dir, ".teamrun", "*"))
 			texts := map[string]string{"the output": out}
 			for _, path := range append(files, project...) {
@@ -526,4 +527,23 @@ tasks:
 			}
 		})
 	}
+}
+
+// filesUnder lists every file below dir, in its subfolders too.
+func filesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

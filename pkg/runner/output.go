@@ -81,23 +81,44 @@ type textReporter struct {
 func (r *textReporter) Observe(ev Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// --quiet keeps stdout empty: what it prints at all is for stderr,
+	// which cron mails. Without it, a failure goes to stderr as well as
+	// into the log on stdout, so `run … >/dev/null` still tells of it.
+	alsoErr := !r.io.ErrSameAsOut()
 	switch ev.Type {
+	case TaskLine:
+		writeLine(r.io, ev, style{})
+		return
 	case RunWarning:
 		fmt.Fprintf(r.io.ErrOut, "teamrun: warning: %s\n", ev.Message)
 		return
 	case RunHalted:
-		writeHalt(r.io.Out, ev.Halt, "")
+		if r.quiet {
+			writeHalt(r.io.ErrOut, ev.Halt, "")
+		} else {
+			writeHalt(r.io.Out, ev.Halt, "")
+		}
 		return
 	case RunFinished:
-		if !r.quiet || ev.Summary.Outcome != Succeeded {
+		switch {
+		case ev.Summary.Outcome == Succeeded && r.quiet:
+		case r.quiet:
+			writeResult(r.io.ErrOut, ev.Summary, style{})
+		default:
 			writeSummary(r.io.Out, ev.Summary, style{})
+			if ev.Summary.Outcome != Succeeded && alsoErr {
+				writeResult(r.io.ErrOut, ev.Summary, style{})
+			}
 		}
 		return
 	}
-	if r.quiet {
-		if ev.Type == TaskFailed {
-			fmt.Fprintf(r.io.ErrOut, "teamrun: task %s failed: %s\n", ev.Task, ev.Error)
+	if ev.Type == TaskFailed && (r.quiet || alsoErr) {
+		fmt.Fprintf(r.io.ErrOut, "teamrun: task %s failed: %s\n", ev.Task, ev.Error)
+		if ev.Logs != "" {
+			fmt.Fprintf(r.io.ErrOut, "  its output: %s\n", ev.Logs)
 		}
+	}
+	if r.quiet {
 		return
 	}
 	line := describe(ev, style{})
@@ -105,6 +126,9 @@ func (r *textReporter) Observe(ev Event) {
 		return
 	}
 	fmt.Fprintf(r.io.Out, "%s %s\n", ev.Time.Format(time.RFC3339), line)
+	if ev.Type == TaskFailed && ev.Logs != "" {
+		fmt.Fprintf(r.io.Out, "  its output: %s\n", ev.Logs)
+	}
 }
 
 func (r *textReporter) Close() {}
@@ -139,6 +163,8 @@ func describe(ev Event, s style) string {
 	switch ev.Type {
 	case RunStarted:
 		return ev.Message
+	case RunInfo:
+		return "note: " + ev.Message
 	case TaskRestored:
 		return fmt.Sprintf("%s %s", s.dim("restored "), ev.Task)
 	case TaskStarted:
@@ -170,16 +196,31 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " | ")), " ")
 }
 
+// FormatDuration is how teamrun prints a duration everywhere (the run's
+// lines, the summary, session show).
+func FormatDuration(d time.Duration) string { return fmtDuration(d) }
+
 func fmtDuration(d time.Duration) string {
 	switch {
 	case d < time.Millisecond:
-		return d.String()
+		// Whole microseconds: "219µs" beside "2ms", not "218.877µs".
+		return d.Round(time.Microsecond).String()
 	case d < time.Second:
 		return d.Round(time.Millisecond).String()
 	case d < time.Minute:
 		return d.Round(10 * time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
+}
+
+// writeLine is a line of a task's output (--verbose), prefixed with the
+// task's name as docker compose does: stdout to stdout, stderr to stderr.
+func writeLine(s *iostreams.IOStreams, ev Event, st style) {
+	w := s.Out
+	if ev.Stream == "stderr" {
+		w = s.ErrOut
+	}
+	fmt.Fprintf(w, "%s %s\n", st.dim(ev.Task+" |"), ev.Message)
 }
 
 func writeHalt(w io.Writer, h *Halt, _ string) {
@@ -243,6 +284,12 @@ func plural(n int, word string) string {
 
 func writeSummary(w io.Writer, s *Summary, st style) {
 	writeOutputs(w, s, st)
+	writeResult(w, s, st)
+}
+
+// writeResult is the summary without the outputs: how the run ended, the
+// session and the command that resumes it.
+func writeResult(w io.Writer, s *Summary, st style) {
 	var head string
 	switch s.Outcome {
 	case Succeeded:

@@ -26,6 +26,8 @@ func TestDescribe(t *testing.T) {
 		{Event{Type: TaskSkipped, Task: "b", Reason: "review routed \"no\" elsewhere"}, "skipped   b: review routed \"no\" elsewhere"},
 		{Event{Type: TaskRestored, Task: "a"}, "restored  a"},
 		{Event{Type: TaskInterrupted, Task: "a"}, "stopped   a: not completed"},
+		{Event{Type: TaskCompleted, Task: "a", Elapsed: ms(991699 * time.Nanosecond)}, "completed a in 992µs"},
+		{Event{Type: TaskCompleted, Task: "a", Elapsed: ms(2*time.Millisecond + 400*time.Microsecond)}, "completed a in 2ms"},
 	}
 	for _, tt := range tests {
 		if got := describe(tt.ev, style{}); got != tt.want {
@@ -71,9 +73,42 @@ func TestReporters(t *testing.T) {
 		if out.Len() != 0 || errw.String() != "teamrun: warning: careful\n" {
 			t.Fatalf("quiet success printed %q / %q", out.String(), errw.String())
 		}
-		r.Observe(Event{Type: RunFinished, Summary: &Summary{Session: "s", Outcome: Failed, FailedTasks: []string{"a"}}})
-		if !strings.Contains(out.String(), "summary failed: a:") {
-			t.Fatalf("quiet failure printed %q", out.String())
+		r.Observe(Event{Type: RunInfo, Message: "no session s yet: starting it"})
+		r.Observe(Event{Type: TaskFailed, Task: "a", Error: "boom"})
+		r.Observe(Event{Type: RunFinished, Summary: &Summary{Session: "s", Outcome: Failed, FailedTasks: []string{"a"},
+			Resume: "teamrun run x.yaml --continue --session s", Outputs: []TaskOutput{{Task: "b", Result: "out"}}}})
+		// stdout stays empty; stderr has the failure and how to resume, not the outputs.
+		want := "teamrun: warning: careful\nteamrun: task a failed: boom\nsummary failed: a: 0 restored, 0 ran, 0 failed, 0 skipped of 0 tasks in 0s\n" +
+			"session: s\nresume:  teamrun run x.yaml --continue --session s\n"
+		if out.Len() != 0 || errw.String() != want {
+			t.Fatalf("quiet failure printed %q / %q", out.String(), errw.String())
+		}
+	})
+	t.Run("plain failure", func(t *testing.T) {
+		fail := []Event{
+			{Time: at, Type: RunInfo, Message: "no session s yet: starting it"},
+			{Time: at, Type: TaskFailed, Task: "a", Attempt: 1, Error: "boom"},
+			{Time: at, Type: RunFinished, Summary: &Summary{Session: "s", Outcome: Failed, FailedTasks: []string{"a"}, Resume: "R"}},
+		}
+		log := "2026-01-02T03:04:05Z note: no session s yet: starting it\n2026-01-02T03:04:05Z failed    a (attempt 1): boom\n" +
+			"summary failed: a: 0 restored, 0 ran, 0 failed, 0 skipped of 0 tasks in 0s\nsession: s\nresume:  R\n"
+		alsoErr := "teamrun: task a failed: boom\nsummary failed: a: 0 restored, 0 ran, 0 failed, 0 skipped of 0 tasks in 0s\nsession: s\nresume:  R\n"
+		var out, errw bytes.Buffer
+		r := NewReporter(iostreams.Test(nil, &out, &errw), ModeAuto)
+		for _, ev := range fail {
+			r.Observe(ev)
+		}
+		if out.String() != log || errw.String() != alsoErr {
+			t.Fatalf("plain failure printed\n%q\n/ %q", out.String(), errw.String())
+		}
+		// One stream for both (2>&1): each line once.
+		var both bytes.Buffer
+		r = NewReporter(iostreams.Test(nil, &both, &both), ModeAuto)
+		for _, ev := range fail {
+			r.Observe(ev)
+		}
+		if both.String() != log {
+			t.Fatalf("one stream for both printed\n%q", both.String())
 		}
 	})
 	t.Run("json", func(t *testing.T) {

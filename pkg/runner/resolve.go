@@ -16,7 +16,10 @@ type Resolution struct {
 	Exists  bool     // it is in the store; else a run starts it
 	Active  bool     // it is the session the project's state names
 	Adopted bool     // taken in place of a missing or foreign active session
-	Notes   []string // what to tell the user, in order
+	Notes   []string // warnings for the user, in order
+	// Info is what a --continue that finds nothing to resume says: every
+	// first night of a cron job does, so it is no warning (--quiet drops it).
+	Info string
 }
 
 // ResolveSession applies the session-id rules: --session (session), else
@@ -36,7 +39,7 @@ func ResolveSession(ctx context.Context, store checkpoint.Backend, project check
 		}
 		r := Resolution{ID: session, Exists: ok}
 		if !ok {
-			r.Notes = []string{fmt.Sprintf("no session %s in %s yet: starting it", session, store.Location())}
+			r.Info = fmt.Sprintf("no session %s in %s yet: starting it", session, store.Location())
 		}
 		return r, nil
 	}
@@ -52,7 +55,7 @@ func ResolveSession(ctx context.Context, store checkpoint.Backend, project check
 	case act.ID != "":
 		return Resolution{ID: act.ID, Exists: true, Active: !act.Adopted, Adopted: act.Adopted, Notes: act.Notes}, nil
 	case act.Named == "":
-		return Resolution{ID: fresh, Notes: []string{fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh)}}, nil
+		return Resolution{ID: fresh, Info: fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh)}, nil
 	default:
 		notes := act.Notes
 		if n := len(notes); n > 0 {

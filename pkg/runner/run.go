@@ -33,6 +33,7 @@ type Options struct {
 	Wait        time.Duration // --wait; 0 fails at once when the session is held
 	Mode        Mode
 	StreamJSON  bool // with ModeJSON: task_delta events of streamed answers
+	Verbose     bool // stream each task's output lines, prefixed with its name
 	IO          *iostreams.IOStreams
 	Getenv      func(string) string // nil: os.Getenv
 	Home        string              // the session store (--store); "" means $TEAMRUN_STORE, else $TEAMRUN_HOME
@@ -235,6 +236,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	default:
 		start.Message = fmt.Sprintf("session %s: resumed (%s restore), %d of %d tasks restored", id, restored.Kind, len(restored.Reused), len(defs))
 	}
+	if info := res.Info; info != "" {
+		rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Session: id, Message: info})
+	}
 	for _, n := range notes {
 		warn(n)
 	}
@@ -266,7 +270,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			}
 			return fmt.Sprintf("teamrun session decide %s %s %s", id, ShellQuote(task), value)
 		},
-		Observer: rep,
+		Observer: logHints{Observer: verboseDeltas(rep, o.Verbose), root: LogsRoot(store), session: id},
 	}
 	e.Context = schedule.Contexts(team, defs)
 	for k, v := range sess.Checkpoint.Decisions {
@@ -296,7 +300,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		defer groups.Close()
 	}
 	defer sweepScratch(store, lock, warn)
-	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id)}
+	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id), Logs: LogsRoot(store), Session: id}
+	if o.Verbose {
+		commands.Line = func(task, stream, line string) {
+			rep.Observe(Event{Time: time.Now(), Type: TaskLine, Index: -1, Task: task, Stream: stream, Message: line})
+		}
+	}
 	defer commands.Close()
 	e.Executor = Agents{Command: commands, LLM: llms}
 	e.Memory = llms
@@ -393,10 +402,14 @@ func orphansNote(id string, pids []int) string {
 }
 
 // checkLLMAgents refuses, before anything is written, a team whose LLM
-// agents have no model or name a key variable that is not set.
+// agents have no model or name a key variable that is not set, or whose
+// command agents' dir: does not exist.
 func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) string) error {
 	var problems []string
 	for _, d := range team.WithoutModel(configPath) {
+		problems = append(problems, d.String())
+	}
+	for _, d := range team.MissingDirs() {
 		problems = append(problems, d.String())
 	}
 	for _, d := range llm.UnservedModels(team) {
@@ -459,6 +472,10 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// InterruptedError is the error recorded for a task a signal stopped: it
+// tells an interrupted session from a failed one.
+const InterruptedError = "interrupted before it completed"
+
 // journalRecorder turns engine events into checkpoint records. It begins
 // the session's journal when asked, or at its first record.
 type journalRecorder struct {
@@ -514,7 +531,7 @@ func (r *journalRecorder) Record(ev Event) error {
 	case TaskRetrying, TaskFailed:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskInterrupted:
-		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: "interrupted before it completed", RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: InterruptedError, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskSkipped:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: ev.Task, At: ev.Time})
 	case TaskCompleted:

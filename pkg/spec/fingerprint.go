@@ -100,7 +100,8 @@ func durationText(d time.Duration) string {
 
 // AgentKey hashes the full definition of the agent named name as it would
 // run with state: kind, prompts (rendered), llm settings (the name of the
-// key's variable, never a key), memory, command and timeout.
+// key's variable, never a key), memory, command, timeout and dir: as
+// written.
 func (t *Team) AgentKey(name string, state map[string]any) string {
 	return t.agentKey(name, state)
 }
@@ -126,6 +127,10 @@ func agentKeyOf(name string, a *Agent, state map[string]any) string {
 		"shell":        a.Shell,
 		"command":      anyStrings(a.Command),
 		"timeout":      durationText(a.Timeout),
+	}
+	if a.dir != "" {
+		// Only when given: the keys of agents without dir: stay as they were.
+		def["dir"] = a.dir
 	}
 	if a.LLM != nil {
 		l := map[string]any{

@@ -41,7 +41,14 @@ type Team struct {
 	// to a copy of it.
 	Models map[string]*LLM `json:",omitempty"`
 	// Budget bounds what the session spends on LLM requests; nil: no bound.
-	Budget   *Budget      `json:",omitempty"`
+	Budget *Budget `json:",omitempty"`
+	// Dir is `dir:` as written: where the agents' commands run; "" the
+	// spec's folder.
+	Dir string `json:",omitempty"`
+	// WorkDir is the folder the team's commands run in unless an agent
+	// names its own (tools, say): Dir resolved against the spec's folder,
+	// absolute. Not in JSON: it depends on the machine.
+	WorkDir  string       `json:"-"`
 	Agents   []*Agent     // file order
 	Tasks    []*Task      // file order: task i has id i
 	Warnings []Diagnostic // unsupported keys that were ignored, and the like
@@ -123,7 +130,19 @@ type Agent struct {
 	Shell        string   // run by /bin/sh -c
 	Command      []string // argv
 	Timeout      time.Duration
-	Pos          Pos
+	// Dir is the folder its commands run in, absolute: its `dir:`, else the
+	// team's, relative to the spec's folder; without either the spec's
+	// folder (as go-task runs in the Taskfile's). "" (an Agent not made by
+	// Load) is the process's own folder. Not in JSON: it depends on the
+	// machine.
+	Dir string `json:"-"`
+	// dir is the `dir:` that applies as written (the agent's, else the
+	// team's): it is part of the agent's definition, the absolute folder
+	// (which moves with the checkout) is not.
+	dir     string
+	dirPos  Pos
+	dirTeam bool // dir is the team's
+	Pos     Pos
 }
 
 // Task is one unit of work. Description and ExpectedOutput hold the text as

@@ -60,7 +60,24 @@ func Parse(file string, data []byte) (*Team, error) {
 		return nil, sortDiags(b.diags)
 	}
 	b.team.Warnings = sortDiags(b.team.Warnings)
+	base := filepath.Dir(file)
+	if abs, err := filepath.Abs(base); err == nil {
+		base = abs
+	}
+	b.team.WorkDir = workDir(base, b.team.Dir)
+	for _, a := range b.team.Agents {
+		a.Dir = workDir(base, a.dir)
+	}
 	return b.team, nil
+}
+
+// workDir is dir (as written in the spec) resolved against the spec's
+// folder base; "" is base itself.
+func workDir(base, dir string) string {
+	if filepath.IsAbs(dir) {
+		return filepath.Clean(dir)
+	}
+	return filepath.Join(base, dir)
 }
 
 func sortDiags[L ~[]Diagnostic](l L) L {
@@ -132,9 +149,19 @@ func (b *builder) native(root *tree) {
 	if l := root.get("llm"); l != nil {
 		t.LLM = b.llm(l)
 	}
+	var teamDirPos Pos
+	if d := root.get("dir"); d != nil {
+		t.Dir, _ = d.str()
+		teamDirPos = d.pos
+	}
 	if ag := root.get("agents"); ag.isMap() {
 		for i, name := range ag.keys {
 			b.nativeAgent(name, ag.vals[i])
+		}
+	}
+	for _, a := range t.Agents {
+		if a.dir == "" {
+			a.dir, a.dirPos, a.dirTeam = t.Dir, teamDirPos, t.Dir != ""
 		}
 	}
 	b.nativeTasks(root.get("tasks"))
@@ -356,6 +383,10 @@ func (b *builder) nativeAgent(name string, v *tree) {
 		a.Memory = m
 	}
 	a.Timeout = b.duration(v.get("timeout"))
+	if d := v.get("dir"); d != nil {
+		a.dir, _ = d.str()
+		a.dirPos = d.pos
+	}
 	var kinds []string
 	if l := v.get("llm"); l != nil {
 		kinds = append(kinds, "llm")

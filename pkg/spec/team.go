@@ -1,5 +1,10 @@
 package spec
 
+import (
+	"fmt"
+	"os"
+)
+
 // Agent returns the agent named name, or nil.
 func (t *Team) Agent(name string) *Agent {
 	for _, a := range t.Agents {
@@ -35,4 +40,36 @@ func (t *Team) ContextOf(i int) []string {
 		return []string{t.Tasks[i-1].Name}
 	}
 	return nil
+}
+
+// MissingDirs reports each `dir:` whose folder does not exist (or is no
+// folder), for the agents the tasks use: their commands could not start.
+func (t *Team) MissingDirs() []Diagnostic {
+	used := map[string]bool{}
+	for _, tk := range t.Tasks {
+		used[tk.Agent] = true
+	}
+	var out []Diagnostic
+	seen := map[Pos]bool{}
+	for _, a := range t.Agents {
+		if a.dir == "" || a.Kind != CommandAgent || !used[a.Name] || seen[a.dirPos] {
+			continue
+		}
+		fi, err := os.Stat(a.Dir)
+		if err == nil && fi.IsDir() {
+			continue
+		}
+		seen[a.dirPos] = true
+		what := "does not exist"
+		if err == nil {
+			what = "is not a folder"
+		}
+		path := "agents." + a.Name + ".dir"
+		if a.dirTeam {
+			path = "dir"
+		}
+		out = append(out, Diagnostic{File: t.File, Line: a.dirPos.Line, Column: a.dirPos.Column, Path: path,
+			Message: fmt.Sprintf("%s (%s) %s: create it, or fix dir", a.dir, a.Dir, what)})
+	}
+	return out
 }

@@ -176,6 +176,13 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	}
 	j := &FileJournal{store: s, lock: l, sess: sess, path: s.journalPath(sess.ID)}
 	j.warnings = append(j.warnings, checkpoint.PrepareSnapshot(sess)...)
+	// The new snapshot names sess's epoch as the one it absorbs. A journal
+	// of an older epoch (its records were folded before sess was loaded)
+	// would belong to neither after a crash right after the snapshot: empty
+	// it first; its records are in the snapshot already.
+	if err := s.dropStaleJournal(sess); err != nil {
+		return nil, err
+	}
 	size, _, err := s.writeSnapshot(sess)
 	if err != nil {
 		return nil, err
@@ -195,6 +202,41 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 		return nil, err
 	}
 	return j, nil
+}
+
+// dropStaleJournal empties the journal beside sess's snapshot unless it is
+// of sess's epoch (then its records are folded into sess, and the next
+// snapshot absorbs it by name).
+func (s *Store) dropStaleJournal(sess *checkpoint.Session) error {
+	path := s.journalPath(sess.ID)
+	f, err := os.OpenFile(path, os.O_RDWR|noFollow, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return storeErr("read", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := f.ReadAt(head, 0)
+	if nl := bytes.IndexByte(head[:n], '\n'); nl >= 0 && sess.Epoch != "" {
+		if payload, ok := unframe(head[:nl]); ok {
+			var h journalHeader
+			if json.Unmarshal(payload, &h) == nil && h.Epoch == sess.Epoch {
+				return nil
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := f.Truncate(0); err != nil {
+		return storeErr("write", path, err)
+	}
+	if err := fdatasync(f); err != nil {
+		return storeErr("sync", path, err)
+	}
+	return nil
 }
 
 // restart empties the journal and writes the header of the current epoch.

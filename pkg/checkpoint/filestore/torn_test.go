@@ -252,3 +252,38 @@ func TestJournalByteFlipsAreCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// A crash right after a compaction's snapshot leaves a journal of the epoch
+// that snapshot absorbed; a crash right after the next run's first snapshot
+// must not leave that journal two epochs behind, where it would read as a
+// foreign journal (exit 5) though nothing is wrong. Begin empties it first.
+// (Found by the whole-binary crash loop.)
+func TestStaleJournalAfterTwoCrashes(t *testing.T) {
+	s := newStore(t)
+	l := mustLock(t, s, "st")
+	j := mustBegin(t, s, l, checkpoint.NewSession("st", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
+	record(t, j, complete(seed()[0].Name, "one")...)
+	// Crash 1: a compaction's snapshot is renamed, its journal not restarted.
+	if _, _, err := s.writeSnapshot(j.sess); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.Load(bg, "st")
+	if err != nil {
+		t.Fatalf("after crash 1: %v", err)
+	}
+	// Crash 2: the next run's Begin renames its first snapshot and dies
+	// before it restarts the journal.
+	if err := s.dropStaleJournal(sess); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.writeSnapshot(sess); err != nil {
+		t.Fatal(err)
+	}
+	back, err := s.Load(bg, "st")
+	if err != nil {
+		t.Fatalf("after crash 2: %v", err)
+	}
+	if tk, _ := back.Task(seed()[0].Name); tk.Result != "one" {
+		t.Errorf("the acknowledged result is gone: %+v", tk)
+	}
+}

@@ -24,6 +24,9 @@ type IOStreams struct {
 	terminal bool
 	color    bool
 	width    func() int
+	// sameOut is set when ErrOut is the very file Out is (a terminal, or
+	// `2>&1`): a line meant for both is then written once.
+	sameOut bool
 }
 
 // System inspects out and the environment: a terminal gets live output,
@@ -34,6 +37,11 @@ func System(in io.Reader, out, errOut io.Writer, getenv func(string) string) *IO
 	f, ok := out.(*os.File)
 	if !ok {
 		return s
+	}
+	if ef, ok := errOut.(*os.File); ok {
+		fi, err1 := f.Stat()
+		ei, err2 := ef.Stat()
+		s.sameOut = err1 == nil && err2 == nil && os.SameFile(fi, ei)
 	}
 	fd := f.Fd()
 	s.terminal = (isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)) && getenv("TERM") != "dumb"
@@ -53,7 +61,7 @@ func System(in io.Reader, out, errOut io.Writer, getenv func(string) string) *IO
 // Test returns streams that are no terminal, for tests; the setters make
 // them look like one.
 func Test(in io.Reader, out, errOut io.Writer) *IOStreams {
-	return &IOStreams{In: in, Out: out, ErrOut: errOut, width: func() int { return DefaultWidth }}
+	return &IOStreams{In: in, Out: out, ErrOut: errOut, width: func() int { return DefaultWidth }, sameOut: out == errOut}
 }
 
 // SetTerminal makes the streams a terminal of the given width, with or
@@ -74,3 +82,7 @@ func (s *IOStreams) ColorEnabled() bool { return s.color }
 // Width is the terminal's width in columns (DefaultWidth when Out is no
 // terminal or does not say).
 func (s *IOStreams) Width() int { return s.width() }
+
+// ErrSameAsOut reports whether ErrOut and Out are one file (a terminal, or
+// `2>&1` into one pipe or log): what is written to both would show twice.
+func (s *IOStreams) ErrSameAsOut() bool { return s.sameOut }

@@ -2,6 +2,9 @@ package iostreams
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/creack/pty"
@@ -68,5 +71,43 @@ func TestScreen(t *testing.T) {
 	}
 	if s.Wrapped != 1 {
 		t.Errorf("Wrapped = %d, want 1", s.Wrapped)
+	}
+}
+
+func TestErrSameAsOut(t *testing.T) {
+	dir := t.TempDir()
+	open := func(name string) *os.File {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	log, other := open("log"), open("other")
+	again, err := os.OpenFile(log.Name(), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	var a, b bytes.Buffer
+	tests := []struct {
+		name     string
+		out, err io.Writer
+		same     bool
+	}{
+		{"one file twice (2>&1)", log, log, true},
+		{"the same file opened twice", log, again, true},
+		{"two files", log, other, false},
+		{"a file and a buffer", log, &a, false},
+		{"two buffers", &a, &b, false},
+	}
+	for _, tt := range tests {
+		if got := System(nil, tt.out, tt.err, func(string) string { return "" }).ErrSameAsOut(); got != tt.same {
+			t.Errorf("%s: ErrSameAsOut %v, want %v", tt.name, got, tt.same)
+		}
+	}
+	if !Test(nil, &a, &a).ErrSameAsOut() || Test(nil, &a, &b).ErrSameAsOut() {
+		t.Error("Test streams: one buffer for both is the same output, two are not")
 	}
 }

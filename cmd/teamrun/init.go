@@ -1,0 +1,90 @@
+package main
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/schemas"
+)
+
+//go:embed starter/agents.yaml
+var starterSpec []byte
+
+func initCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "init",
+		Usage:     "write a commented starter agents.yaml that runs offline",
+		ArgsUsage: "[FILE]",
+		Description: "Writes FILE (default agents.yaml) and, beside it, agents.schema.json for editors (the\n" +
+			"file's yaml-language-server line names it). An existing FILE is never overwritten\n" +
+			"(exit 2, nothing written); an existing agents.schema.json is left as it is.\n\n" +
+			"Examples:\n" +
+			"   teamrun init && teamrun run agents.yaml\n" +
+			"   teamrun init pipelines/nightly.yaml",
+		Action: action(func(c *cli.Context, args []string) error {
+			path := "agents.yaml"
+			switch len(args) {
+			case 0:
+			case 1:
+				path = args[0]
+			default:
+				return exitf(exitUsage, "init takes at most one FILE, got %d arguments", len(args))
+			}
+			dir := filepath.Dir(path)
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				return exitf(exitUsage, "init: %s is not a folder: create it first", dir)
+			}
+			// O_EXCL: a file that appears meanwhile is not overwritten either.
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if errors.Is(err, fs.ErrExist) {
+				return exitf(exitUsage, "init: %s already exists; nothing was written (remove it, or name another FILE: teamrun init FILE)", path)
+			}
+			if err != nil {
+				return exitf(exitStore, "init: %v", err)
+			}
+			_, err = f.Write(starterSpec)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				os.Remove(path)
+				return exitf(exitStore, "init: %v", err)
+			}
+			fmt.Fprintf(c.App.Writer, "wrote %s\n", path)
+			schema := filepath.Join(dir, "agents.schema.json")
+			switch err := writeNew(schema, schemas.AgentsSchema); {
+			case err == nil:
+				fmt.Fprintf(c.App.Writer, "wrote %s (the schema editors read)\n", schema)
+			case errors.Is(err, fs.ErrExist):
+				fmt.Fprintf(c.App.Writer, "kept %s as it is (`teamrun schema` prints this version's)\n", schema)
+			default:
+				adminWarnf(c, "%v: editors will not find the schema (`teamrun schema > %s` writes it)", err, schema)
+			}
+			fmt.Fprintf(c.App.Writer, "next: teamrun run %s\n", runner.ShellQuote(path))
+			return nil
+		}),
+	}
+}
+
+// writeNew writes a file that must not exist yet.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner"
+)
+
+func sessionLogsCommand() *cli.Command {
+	attempt := &posIntFlag{}
+	return &cli.Command{
+		Name:            "logs",
+		HideHelpCommand: true, // session ids such as "h" stay arguments
+		Usage:           "the stdout and stderr each attempt of a command agent wrote",
+		ArgsUsage:       "ID [TASK]",
+		Description: fmt.Sprintf("Every attempt's stdout and stderr are kept beside the session, the first %d MiB of\n"+
+			"each stream (a log cut there says so on its last line), and removed with it. Without\n"+
+			"TASK, every task's attempts in file order; --attempt N only that attempt.\n\n"+
+			"Examples:\n"+
+			"   teamrun session logs nightly-2026-03-01\n"+
+			"   teamrun session logs nightly-2026-03-01 fetch --attempt 2", runner.LogCap>>20),
+		Flags: []cli.Flag{projectFlag(),
+			&cli.GenericFlag{Name: "attempt", Value: attempt, Usage: "only attempt `N` (1, 2, … as run counts them)", DefaultText: "all"},
+		},
+		BashComplete: func(c *cli.Context) {
+			if c.NArg() == 0 {
+				completeSessions(c)
+				return
+			}
+			if c.NArg() != 1 {
+				return
+			}
+			store, err := openStore(c)
+			if err != nil {
+				return
+			}
+			defer store.Close()
+			if sess, err := store.Load(c.Context, c.Args().First()); err == nil {
+				for _, t := range sess.Team.Tasks {
+					fmt.Fprintln(c.App.Writer, t.Name)
+				}
+			}
+		},
+		Action: action(func(c *cli.Context, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return exitf(exitUsage, "session logs needs ID and at most one TASK (e.g. teamrun session logs ID fetch)")
+			}
+			a, err := openAdmin(c)
+			if err != nil {
+				return err
+			}
+			sess, err := a.load(c, args[0])
+			if err != nil {
+				return err
+			}
+			tasks := sess.Team.Tasks
+			if len(args) == 2 {
+				t, ok := sess.Task(args[1])
+				if !ok {
+					names := make([]string, len(tasks))
+					for i, t := range tasks {
+						names[i] = t.Name
+					}
+					return exitf(exitUsage, "session %s has no task %q (its tasks: %s)", sess.ID, args[1], strings.Join(names, ", "))
+				}
+				tasks = []checkpoint.TaskRecord{*t}
+				if attempt.n > t.Attempts {
+					return exitf(exitUsage, "task %s of session %s has run %s; there is no attempt %d", t.Name, sess.ID, countOf(t.Attempts, "attempt"), attempt.n)
+				}
+			}
+			root := runner.LogsRoot(a.store)
+			if root == "" {
+				return exitf(exitUsage, "session logs: %s keeps no task output (only the file store does)", a.store.Location())
+			}
+			return printLogs(c.App.Writer, root, sess.ID, tasks, attempt.n)
+		}),
+	}
+}
+
+// printLogs writes the kept output of the tasks' attempts (only attempt
+// only, when it is not 0), each stream under a header naming it.
+func printLogs(w io.Writer, storeDir, id string, tasks []checkpoint.TaskRecord, only int) error {
+	shown := 0
+	for _, t := range tasks {
+		for n := 1; n <= t.Attempts; n++ {
+			if only != 0 && n != only {
+				continue
+			}
+			shown++
+			any := false
+			for _, stream := range []string{"stdout", "stderr"} {
+				data, err := os.ReadFile(runner.LogPath(storeDir, id, t.Name, n, stream))
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				if err != nil {
+					return exitf(exitStore, "session logs: %v", err)
+				}
+				any = true
+				fmt.Fprintf(w, "── %s, attempt %d: %s ──\n", t.Name, n, stream)
+				w.Write(data)
+				if len(data) > 0 && data[len(data)-1] != '\n' {
+					fmt.Fprintln(w)
+				}
+			}
+			if !any {
+				fmt.Fprintf(w, "── %s, attempt %d: no output kept ──\n", t.Name, n)
+			}
+		}
+	}
+	if shown == 0 {
+		fmt.Fprintf(w, "no attempts have run in session %s\n", id)
+	}
+	return nil
+}
+
+// removeLogs removes a session's kept output, once the session is gone.
+func removeLogs(c *cli.Context, root, id string) {
+	if root == "" {
+		return
+	}
+	if err := os.RemoveAll(runner.LogsDir(root, id)); err != nil {
+		adminWarnf(c, "session %s was removed, but not its logs: %v", id, err)
+	}
+}

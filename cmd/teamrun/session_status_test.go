@@ -1,0 +1,51 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+func TestSessionStatus(t *testing.T) {
+	task := func(name, agent string, st checkpoint.Status, errText string) checkpoint.TaskRecord {
+		return checkpoint.TaskRecord{Name: name, Agent: agent, Status: st, Error: errText}
+	}
+	done := task("a", "sh", checkpoint.StatusCompleted, "")
+	tests := []struct {
+		name    string
+		tasks   []checkpoint.TaskRecord
+		current string
+		held    bool
+		want    string
+	}{
+		{"all completed", []checkpoint.TaskRecord{done, task("b", "sh", checkpoint.StatusCompleted, "")}, "", false, statusDone},
+		{"routing skipped one", []checkpoint.TaskRecord{done, task("b", "sh", checkpoint.StatusSkipped, "")}, "", false, statusPartial},
+		{"a failed task", []checkpoint.TaskRecord{done, task("b", "sh", checkpoint.StatusFailed, "exit status 1")}, "b", false, statusFailed},
+		{"interrupted by a signal", []checkpoint.TaskRecord{done, task("b", "sh", checkpoint.StatusFailed, runner.InterruptedError)}, "b", false, statusInterrupted},
+		{"killed while running", []checkpoint.TaskRecord{done, task("b", "sh", checkpoint.StatusRunning, "")}, "b", false, statusInterrupted},
+		{"held by a run", []checkpoint.TaskRecord{done, task("b", "sh", checkpoint.StatusRunning, "")}, "b", true, statusRunning},
+		{"waiting for a decision", []checkpoint.TaskRecord{done, task("gate", spec.HumanAgent, checkpoint.StatusPending, ""), task("c", "sh", checkpoint.StatusPending, "")}, "gate", false, statusHalted},
+		{"the decision taken, run on", []checkpoint.TaskRecord{done, task("gate", spec.HumanAgent, checkpoint.StatusCompleted, ""), task("c", "sh", checkpoint.StatusCompleted, "")}, "gate", false, statusDone},
+		{"a failure beats a halt", []checkpoint.TaskRecord{task("x", "sh", checkpoint.StatusFailed, "boom"), task("gate", spec.HumanAgent, checkpoint.StatusPending, "")}, "gate", false, statusFailed},
+		{"stopped before the end", []checkpoint.TaskRecord{done, task("b", "sh", checkpoint.StatusPending, "")}, "a", false, statusInterrupted},
+	}
+	for _, tt := range tests {
+		s := &checkpoint.Session{}
+		s.Team.Tasks = tt.tasks
+		s.Checkpoint.CurrentTask = tt.current
+		if got := sessionStatus(s, tt.held); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestCorruptCell(t *testing.T) {
+	long := "session c2: /home/u/.teamrun/sessions/c2.json is corrupt: not a session file: team.tasks: expected a list, got the text \"notalist\" and much more\nacross lines; it was left untouched: restore it"
+	got := corruptCell(long)
+	want := "(corrupt: not a session file: team.tasks: expected a list, got the te…)"
+	if got != want {
+		t.Errorf("corruptCell:\n got %q\nwant %q", got, want)
+	}
+}

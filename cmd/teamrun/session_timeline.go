@@ -1,0 +1,137 @@
+package main
+
+// session show's timeline: when each attempt ran, for how long and how it
+// ended, as bars on one time axis (a small Gantt chart).
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner"
+)
+
+// span is one attempt on the timeline.
+type span struct {
+	task    string
+	attempt int
+	start   time.Time
+	end     time.Time // zero: no end recorded (running, or the run died)
+	outcome string
+}
+
+// spansOf are the recorded attempts of a session's tasks, in file order and
+// attempt order: the session file keeps each task's last attempt, and the
+// attempts that did not complete are kept beside the logs (root: LogsRoot;
+// "" has none).
+func spansOf(s *checkpoint.Session, root string) []span {
+	var out []span
+	for _, t := range s.Team.Tasks {
+		earlier := runner.Attempts(root, s.ID, t.Name)
+		for n := 1; n < t.Attempts; n++ {
+			if r, ok := earlier[n]; ok {
+				out = append(out, span{task: t.Name, attempt: n, start: r.Started, end: r.Finished, outcome: r.Outcome})
+			}
+		}
+		if t.StartedAt == nil {
+			continue
+		}
+		sp := span{task: t.Name, attempt: t.Attempts, start: *t.StartedAt, outcome: string(t.Status)}
+		if t.FinishedAt != nil && !t.FinishedAt.Before(*t.StartedAt) {
+			sp.end = *t.FinishedAt
+		}
+		switch {
+		case t.Status == checkpoint.StatusRunning:
+			sp.outcome = "no end recorded"
+		case t.Status == checkpoint.StatusFailed && t.Error == runner.InterruptedError:
+			sp.outcome = "interrupted"
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// printTimeline writes the spans as rows — task, attempt, start (from the
+// first start), duration, outcome — and a bar each on one axis from the
+// first start to the last end, as wide as lineWidth leaves room for (10 to
+// 60 columns).
+func printTimeline(w io.Writer, spans []span, lineWidth int, tty bool) {
+	if len(spans) == 0 {
+		return
+	}
+	t0, t1 := spans[0].start, spans[0].start
+	for _, sp := range spans {
+		if sp.start.Before(t0) {
+			t0 = sp.start
+		}
+		if sp.start.After(t1) {
+			t1 = sp.start
+		}
+		if sp.end.After(t1) {
+			t1 = sp.end
+		}
+	}
+	total := t1.Sub(t0)
+	full, open := "#", "?"
+	if tty {
+		full, open = "█", "░"
+	}
+	rows := [][]string{{"TASK", "ATTEMPT", "START", "DURATION", "OUTCOME", ""}}
+	for _, sp := range spans {
+		dur := "-"
+		if !sp.end.IsZero() {
+			dur = runner.FormatDuration(sp.end.Sub(sp.start))
+		}
+		rows = append(rows, []string{sp.task, fmt.Sprint(sp.attempt), "+" + runner.FormatDuration(sp.start.Sub(t0)), dur, sp.outcome, ""})
+	}
+	width := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	used := 2 + 2 // the indent and the bar's two |
+	for _, n := range width[:len(width)-1] {
+		used += n + 2
+	}
+	barWidth := min(max(lineWidth-1-used, 10), 60)
+	for k, sp := range spans {
+		rows[k+1][len(width)-1] = bar(sp, t0, total, barWidth, full, open)
+	}
+	fmt.Fprintf(w, "timeline (from %s, %s in all):\n", t0.UTC().Format(time.RFC3339), runner.FormatDuration(total))
+	for _, r := range rows {
+		var b strings.Builder
+		b.WriteString("  ")
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2))
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// bar is sp on a time axis of width columns: spaces before its start, then
+// at least one column of full (or open, when no end was recorded: up to the
+// end of the axis).
+func bar(sp span, t0 time.Time, total time.Duration, width int, full, open string) string {
+	col := func(t time.Time) int {
+		if total <= 0 {
+			return 0
+		}
+		return int(int64(t.Sub(t0)) * int64(width) / int64(total))
+	}
+	from := min(col(sp.start), width-1)
+	if sp.end.IsZero() {
+		return "|" + strings.Repeat(" ", from) + strings.Repeat(open, width-from) + "|"
+	}
+	to := min(max(col(sp.end), from+1), width)
+	if total <= 0 {
+		to = width
+	}
+	return "|" + strings.Repeat(" ", from) + strings.Repeat(full, to-from) + strings.Repeat(" ", width-to) + "|"
+}

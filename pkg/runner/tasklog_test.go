@@ -1,0 +1,136 @@
+package runner
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
+)
+
+func TestLineWriter(t *testing.T) {
+	tests := []struct {
+		writes []string
+		want   []string
+	}{
+		{[]string{"one\ntwo\n"}, []string{"one", "two"}},
+		{[]string{"par", "tial\nrest"}, []string{"partial", "rest"}},
+		{[]string{"crlf\r\n", "\n"}, []string{"crlf", ""}},
+		{[]string{strings.Repeat("x", maxLine+5) + "\n"}, []string{strings.Repeat("x", maxLine), "xxxxx"}},
+		{nil, nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		w := &lineWriter{emit: func(l string) { got = append(got, l) }}
+		for _, s := range tt.writes {
+			w.Write([]byte(s))
+		}
+		w.Close()
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("writes %.60q: %d lines %.60q, want %d %.60q", tt.writes, len(got), got, len(tt.want), tt.want)
+		}
+	}
+}
+
+func TestAttemptLog(t *testing.T) {
+	dir := t.TempDir()
+	silent := &attemptLog{path: filepath.Join(dir, "s", "1.stdout")}
+	silent.Write(nil)
+	if err := silent.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(silent.path); !os.IsNotExist(err) {
+		t.Errorf("a silent stream made a file: %v", err)
+	}
+
+	big := &attemptLog{path: filepath.Join(dir, "b", "1.stdout")}
+	chunk := bytes.Repeat([]byte("y"), 300<<10)
+	for range 5 { // 1.5 MiB
+		if n, err := big.Write(chunk); n != len(chunk) || err != nil {
+			t.Fatalf("Write = %d, %v: a log never stops the command", n, err)
+		}
+	}
+	if err := big.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(big.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) != LogCap+len(logCutNote) || !bytes.HasSuffix(data, []byte(logCutNote)) {
+		t.Errorf("log of %d bytes, want the first %d and the cut note", len(data), LogCap)
+	}
+	fi, _ := os.Stat(filepath.Dir(big.path))
+	if fi.Mode().Perm() != 0o700 {
+		t.Errorf("logs folder mode %v, want 0700", fi.Mode().Perm())
+	}
+}
+
+func TestReportLines(t *testing.T) {
+	line := Event{Type: TaskLine, Task: "fetch", Stream: "stdout", Message: "got 3 rows"}
+	errLine := Event{Type: TaskLine, Task: "fetch", Stream: "stderr", Message: "slow"}
+	t.Run("plain", func(t *testing.T) {
+		var out, errw bytes.Buffer
+		r := NewReporter(iostreams.Test(nil, &out, &errw), ModeAuto)
+		r.Observe(line)
+		r.Observe(errLine)
+		r.Close()
+		if out.String() != "fetch | got 3 rows\n" || errw.String() != "fetch | slow\n" {
+			t.Errorf("plain: %q / %q", out.String(), errw.String())
+		}
+	})
+	t.Run("live", func(t *testing.T) {
+		var out bytes.Buffer
+		ios := iostreams.Test(nil, &out, &out)
+		ios.SetTerminal(40, false)
+		r := NewReporter(ios, ModeAuto)
+		r.Observe(Event{Type: RunStarted, Tasks: 1})
+		r.Observe(Event{Type: TaskStarted, Task: "fetch", Attempt: 1})
+		r.Observe(line)
+		r.Close()
+		screen := &iostreams.Screen{Width: 40}
+		screen.Write(out.Bytes())
+		if got := screen.Lines(); !slices.Contains(got, "fetch | got 3 rows") {
+			t.Errorf("live screen %q lacks the line", got)
+		}
+	})
+}
+
+type recordingObserver struct{ evs []Event }
+
+func (r *recordingObserver) Observe(ev Event) { r.evs = append(r.evs, ev) }
+
+func TestVerboseDeltas(t *testing.T) {
+	rec := &recordingObserver{}
+	if verboseDeltas(rec, false) != Observer(rec) {
+		t.Fatal("without --verbose the reporter is left as it is")
+	}
+	o := verboseDeltas(rec, true)
+	for _, ev := range []Event{
+		{Type: TaskDelta, Task: "write", Delta: "Hello, "},
+		{Type: TaskDelta, Task: "sum", Delta: "4"},
+		{Type: TaskDelta, Task: "write", Delta: "world.\nSecond"},
+		{Type: TaskDelta, Task: "write", Delta: " line"},
+		{Type: TaskCompleted, Task: "write"},
+		{Type: TaskFailed, Task: "sum"},
+	} {
+		o.Observe(ev)
+	}
+	var got []string
+	deltas := 0
+	for _, ev := range rec.evs {
+		switch ev.Type {
+		case TaskLine:
+			got = append(got, ev.Task+" | "+ev.Message)
+		case TaskDelta:
+			deltas++
+		}
+	}
+	want := []string{"write | Hello, world.", "write | Second line", "sum | 4"}
+	if !slices.Equal(got, want) || deltas != 4 {
+		t.Errorf("lines %q (want %q), %d deltas passed on (want 4)", got, want, deltas)
+	}
+}
