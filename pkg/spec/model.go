@@ -45,6 +45,8 @@ type Team struct {
 	Agents   []*Agent     // file order
 	Tasks    []*Task      // file order: task i has id i
 	Warnings []Diagnostic // unsupported keys that were ignored, and the like
+	Tools    []*Tool      `json:",omitempty"` // the top-level tools, file order
+	Allow    []string     `json:",omitempty"` // dangerous built-ins the spec opts in to (execute_command)
 }
 
 // LLM says which model an LLM agent talks to and how.
@@ -124,6 +126,10 @@ type Agent struct {
 	Command      []string // argv
 	Timeout      time.Duration
 	Pos          Pos
+	// Tools are what an LLM agent may call, resolved; MaxTurns bounds its
+	// tool loop (0: DefaultMaxTurns).
+	Tools    []*Tool `json:",omitempty"`
+	MaxTurns int     `json:",omitempty"`
 }
 
 // Task is one unit of work. Description and ExpectedOutput hold the text as

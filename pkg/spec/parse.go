@@ -132,6 +132,12 @@ func (b *builder) native(root *tree) {
 	if l := root.get("llm"); l != nil {
 		t.LLM = b.llm(l)
 	}
+	for _, it := range root.get("allow").itemsOrNil() {
+		if s, ok := it.str(); ok {
+			t.Allow = append(t.Allow, s)
+		}
+	}
+	b.tools(root.get("tools"))
 	if ag := root.get("agents"); ag.isMap() {
 		for i, name := range ag.keys {
 			b.nativeAgent(name, ag.vals[i])
@@ -395,6 +401,10 @@ func (b *builder) nativeAgent(name string, v *tree) {
 		// supply one (llm.model, DESIGN §5); run refuses it, before anything is
 		// written, when none does, and validate reports it.
 		a.Kind = LLMAgent
+	}
+	b.agentTools(a, v)
+	if n, ok := v.get("max_turns").val().(int64); ok && n > 0 {
+		a.MaxTurns = int(min(n, 1000))
 	}
 	b.team.Agents = append(b.team.Agents, a)
 }

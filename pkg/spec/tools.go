@@ -1,0 +1,253 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// DefaultMaxTurns bounds an agent's tool loop when it sets no max_turns:
+// model requests per attempt, the last one included.
+const DefaultMaxTurns = 10
+
+// ExecuteCommand is the built-in tool that runs any shell line the model
+// writes: only with allow: [execute_command].
+const ExecuteCommand = "execute_command"
+
+// Tool is a function an LLM agent may call: a command declared under the
+// top-level tools:, or one of teamrun's built-ins (Builtin set).
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments as written; Schema is
+	// it compiled, which validates a model's arguments before the tool runs.
+	Parameters map[string]any
+	Schema     *jsonschema.Schema `json:"-"`
+	Shell      string             // run by /bin/sh -c
+	Command    []string           // argv
+	Timeout    time.Duration
+	// Idempotent: running it again is safe when a crash hid whether it ran.
+	Idempotent bool
+	// Builtin names the built-in that runs the tool (read_file, ...); "" for
+	// a command tool.
+	Builtin string
+	Pos     Pos
+}
+
+// builtinTools are the tools teamrun runs itself, under the names
+// PraisonAI files use. Their parameters are the schemas the model sees.
+var builtinTools = []struct {
+	name, description, params string
+	idempotent                bool
+}{
+	{"read_file", "Read a text file of the project folder.",
+		`{"type":"object","properties":{"path":{"type":"string","description":"the file's path, relative to the project folder"}},"required":["path"]}`, true},
+	{"write_file", "Write a text file in the project folder, replacing it if it exists.",
+		`{"type":"object","properties":{"path":{"type":"string","description":"the file's path, relative to the project folder"},"content":{"type":"string"}},"required":["path","content"]}`, true},
+	{"list_files", "List the files of a folder of the project (default: the project folder itself).",
+		`{"type":"object","properties":{"path":{"type":"string","description":"a folder, relative to the project folder"}}}`, true},
+	{ExecuteCommand, "Run a shell command in the project folder; the result is its standard output.",
+		`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`, false},
+}
+
+// BuiltinTool returns the built-in tool of that name, or nil.
+func BuiltinTool(name string) *Tool {
+	for _, b := range builtinTools {
+		if b.name != name {
+			continue
+		}
+		var params map[string]any
+		_ = json.Unmarshal([]byte(b.params), &params)
+		s, err := compileParameters(params)
+		if err != nil {
+			return nil // a build defect: tools_test.go compiles every built-in
+		}
+		return &Tool{Name: b.name, Description: b.description, Parameters: params, Schema: s, Idempotent: b.idempotent, Builtin: b.name}
+	}
+	return nil
+}
+
+func builtinNames() []string {
+	out := make([]string, len(builtinTools))
+	for i, b := range builtinTools {
+		out[i] = b.name
+	}
+	return out
+}
+
+// compileParameters compiles a tool's parameters. A reference can name
+// only the schema itself: nothing is read from files or the network.
+func compileParameters(params map[string]any) (*jsonschema.Schema, error) {
+	data, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	const url = "urn:teamrun:tool-parameters.json"
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.LoadURL = func(s string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("%s: a tool's parameters cannot refer to other documents", s)
+	}
+	if err := c.AddResource(url, bytes.NewReader(data)); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
+// tools reads the native top-level tools mapping.
+func (b *builder) tools(v *tree) {
+	if !v.isMap() {
+		return
+	}
+	for i, name := range v.keys {
+		tv := v.vals[i]
+		if !tv.isMap() {
+			continue // the schema reports it
+		}
+		t := &Tool{Name: name, Pos: tv.kpos}
+		t.Description, _ = tv.get("description").str()
+		if s := tv.get("shell"); s != nil {
+			t.Shell, _ = s.str()
+		}
+		if c := tv.get("command"); c.isSeq() {
+			for _, it := range c.items {
+				s, _ := it.str()
+				t.Command = append(t.Command, s)
+			}
+			if len(c.items) > 0 {
+				if s, ok := c.items[0].str(); ok && strings.TrimSpace(s) == "" {
+					b.errorf(c.items[0], c.items[0].pos, "the program to run (the first item) is empty: name it, e.g. [date, -u]")
+				}
+			}
+		}
+		switch {
+		case tv.get("shell") != nil && tv.get("command") != nil:
+			b.errorf(tv, tv.kpos, "has shell and command: a tool runs exactly one of them, so keep one")
+		case tv.get("shell") == nil && tv.get("command") == nil:
+			b.errorf(tv, tv.kpos, "says nothing to run: give it shell (a line for /bin/sh) or command (an argv)")
+		}
+		t.Timeout = b.duration(tv.get("timeout"))
+		if idem, ok := tv.get("idempotent").val().(bool); ok {
+			t.Idempotent = idem
+		}
+		t.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
+		if p := tv.get("parameters"); p.isMap() {
+			params, _ := p.json().(map[string]any)
+			if typ, ok := params["type"]; ok && typ != "object" {
+				b.errorf(p, p.pos, "a tool's parameters describe an object (type: object), whose properties are the arguments; got type %v", typ)
+			} else {
+				t.Parameters = params
+			}
+		}
+		s, err := compileParameters(t.Parameters)
+		if err != nil {
+			at := tv.get("parameters")
+			if at == nil {
+				at = tv
+			}
+			b.errorf(at, at.pos, "not a valid JSON Schema: %s", schemaErrorText(err))
+		}
+		t.Schema = s
+		b.team.Tools = append(b.team.Tools, t)
+	}
+}
+
+// schemaErrorText is a compile error in the user's terms: where in the
+// parameters, and what is wrong, without the meta-schema's URLs.
+func schemaErrorText(err error) string {
+	var se *jsonschema.SchemaError
+	if errors.As(err, &se) && se.Err != nil {
+		err = se.Err
+	}
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		var parts []string
+		for _, l := range leaves(ve) {
+			at := l.InstanceLocation
+			if at == "" {
+				at = "/"
+			}
+			parts = append(parts, fmt.Sprintf("at %s: %s", at, l.Message))
+		}
+		return strings.Join(parts, "; ")
+	}
+	msg := strings.ReplaceAll(err.Error(), "urn:teamrun:tool-parameters.json#", "")
+	return strings.Join(strings.Fields(msg), " ")
+}
+
+// agentTools resolves the native tools list of an agent: declared tools,
+// then built-ins. An unknown name is an error with a did-you-mean.
+func (b *builder) agentTools(a *Agent, v *tree) {
+	tl := v.get("tools")
+	if tl == nil {
+		return
+	}
+	if a.Kind != LLMAgent {
+		b.errorf(tl, tl.kpos, "only an LLM agent calls tools: a command agent runs its own command")
+		return
+	}
+	known := make([]string, 0, len(b.team.Tools)+len(builtinTools))
+	for _, t := range b.team.Tools {
+		known = append(known, t.Name)
+	}
+	for _, n := range builtinNames() {
+		if !slices.Contains(known, n) {
+			known = append(known, n)
+		}
+	}
+	for _, it := range tl.itemsOrNil() {
+		name, ok := it.str()
+		if !ok {
+			continue
+		}
+		if t := b.team.Tool(name); t != nil {
+			a.Tools = append(a.Tools, t)
+			continue
+		}
+		t := BuiltinTool(name)
+		if t == nil {
+			b.errorf(it, it.pos, "%s", unknownRef("tool", name, known, "declare it under the top-level tools"))
+			continue
+		}
+		if t.Builtin == ExecuteCommand && !b.team.Allows(ExecuteCommand) {
+			b.errorf(it, it.pos, "execute_command runs any command the model writes: allow it with the top-level `allow: [execute_command]`, or declare a command tool for what the agent needs")
+			continue
+		}
+		a.Tools = append(a.Tools, t)
+	}
+}
+
+// Tool returns the top-level tool named name, or nil.
+func (t *Team) Tool(name string) *Tool {
+	for _, tl := range t.Tools {
+		if tl.Name == name {
+			return tl
+		}
+	}
+	return nil
+}
+
+// Allows reports whether the spec opts in to a dangerous built-in.
+func (t *Team) Allows(name string) bool { return slices.Contains(t.Allow, name) }
+
+// toolKeyDef is what an agent's key hashes of one tool: its whole
+// definition, so that editing a tool re-runs the tasks of its agents.
+func toolKeyDef(t *Tool) map[string]any {
+	return map[string]any{
+		"name":        t.Name,
+		"description": t.Description,
+		"parameters":  t.Parameters,
+		"shell":       t.Shell,
+		"command":     anyStrings(t.Command),
+		"timeout":     durationText(t.Timeout),
+		"idempotent":  t.Idempotent,
+		"builtin":     t.Builtin,
+	}
+}
