@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -160,12 +159,33 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if timeout <= 0 {
 		timeout = a.Timeout
 	}
+	env, owner, release, err := c.jobEnv(job)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	out, err := RunCommand(ctx, c.Groups, CommandSpec{
+		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Timeout: timeout, Owner: owner,
+		Spool: c.TempDir,
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Raw: out}, nil
+}
+
+// jobEnv is the TEAMRUN_* environment of a job's processes, the command
+// agent's or an LLM agent's tools': session, task, attempt, a context
+// folder with the context tasks' outputs, the shared state. owner are the
+// entries that tell the job's processes (CommandSpec.Owner); release
+// empties the folder for the next job.
+func (c *Commands) jobEnv(job *Job) (env, owner []string, release func(), err error) {
 	dir, err := c.contextDir(job.Context)
 	if err != nil {
-		return Result{}, fmt.Errorf("context folder: %w", err)
+		return nil, nil, nil, fmt.Errorf("context folder: %w", err)
 	}
-	defer c.release(dir)
-	env := make([]string, 0, 6+len(job.State))
+	release = func() { c.release(dir) }
+	env = make([]string, 0, 6+len(job.State))
 	env = append(env,
 		"TEAMRUN_SESSION="+job.Session,
 		"TEAMRUN_TASK="+job.Task.Name,
@@ -175,7 +195,7 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if c.Store != "" {
 		env = append(env, "TEAMRUN_STORE="+c.Store)
 	}
-	owner := slices.Clone(env[:2])
+	owner = slices.Clone(env[:2])
 	if c.Store != "" {
 		owner = append(owner, env[len(env)-1])
 	}
@@ -183,19 +203,12 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if len(spill) > 0 {
 		path, err := writeVarsFile(dir, job.State)
 		if err != nil {
-			return Result{}, fmt.Errorf("variables file: %w", err)
+			release()
+			return nil, nil, nil, fmt.Errorf("variables file: %w", err)
 		}
 		env = append(env, "TEAMRUN_VARS_FILE="+path)
 	}
-	env = append(env, vars...)
-	out, err := RunCommand(ctx, c.Groups, CommandSpec{
-		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Timeout: timeout, Owner: owner,
-		Spool: c.TempDir,
-	})
-	if err != nil {
-		return Result{}, err
-	}
-	return Result{Raw: out}, nil
+	return append(env, vars...), owner, release, nil
 }
 
 // maxEnvEntry is the longest NAME=value string an environment can carry:
@@ -332,16 +345,7 @@ func (c *Commands) warnOnce(key, msg string) {
 
 // EnvName is a variable's name as it appears after TEAMRUN_VAR_: upper
 // case, anything but letters, digits and _ replaced by _.
-func EnvName(name string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
-			return unicode.ToUpper(r)
-		default:
-			return '_'
-		}
-	}, name)
-}
+func EnvName(name string) string { return spec.EnvName(name) }
 
 // envValue is a shared-state value as text: strings as they are, anything
 // else as JSON.

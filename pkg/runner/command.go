@@ -37,6 +37,9 @@ type CommandSpec struct {
 	// carries unless it clears its environment: what tells, among the
 	// processes teamrun adopted as subreaper, the ones of this command.
 	Owner []string
+	// StdoutLimit reads at most this many bytes of stdout (0: all): a
+	// chatty tool's output stays in its spool file, not in memory.
+	StdoutLimit int
 }
 
 // CommandError is a failed attempt of a command agent.
@@ -286,7 +289,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	// And what left the group, adopted by teamrun as its parent ended.
 	groups.sweep(cs.Owner)
 	p.finish(copied, outputGrace)
-	out, rerr := readSpool(stdout)
+	out, rerr := readSpool(stdout, cs.StdoutLimit)
 	if err == nil && rerr != nil {
 		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot read the command's output: %w", rerr)}
 	}
@@ -323,15 +326,19 @@ func spool(dir string) (*os.File, error) {
 }
 
 // readSpool reads what the command wrote to f, from the start, into a
-// string allocated once at its size.
-func readSpool(f *os.File) (string, error) {
+// string allocated once at its size; at most limit bytes when limit > 0.
+func readSpool(f *os.File, limit int) (string, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return "", err
 	}
+	size := fi.Size()
+	if limit > 0 && size > int64(limit) {
+		size = int64(limit)
+	}
 	var b strings.Builder
-	b.Grow(int(fi.Size()))
-	_, err = io.Copy(&b, io.NewSectionReader(f, 0, fi.Size()))
+	b.Grow(int(size))
+	_, err = io.Copy(&b, io.NewSectionReader(f, 0, size))
 	return b.String(), err
 }
 

@@ -623,7 +623,7 @@ func (b *builder) checkEnvNames() {
 	}
 	first := map[string]string{}
 	for _, n := range names {
-		env := envName(n.name)
+		env := EnvName(n.name)
 		prev, seen := first[env]
 		switch {
 		case !seen:
@@ -634,9 +634,9 @@ func (b *builder) checkEnvNames() {
 	}
 }
 
-// envName is a shared-state name after TEAMRUN_VAR_, as the runner makes it:
+// EnvName is a name after TEAMRUN_VAR_ or TEAMRUN_ARG_, as the runner makes it:
 // upper case, anything but ASCII letters, digits and _ replaced by _.
-func envName(name string) string {
+func EnvName(name string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z':

@@ -461,7 +461,7 @@ func conditionScript(cond string) (string, error) {
 	operand := func(s string) (string, error) {
 		s = strings.TrimSpace(s)
 		if m := operandRE.FindStringSubmatch(s); m != nil {
-			return fmt.Sprintf("\"${TEAMRUN_VAR_%s-}\"", envName(m[1])), nil
+			return fmt.Sprintf("\"${TEAMRUN_VAR_%s-}\"", EnvName(m[1])), nil
 		}
 		if strings.Contains(s, "{{") {
 			return "", fmt.Errorf("%q: an if condition compares variables ({{name}}) and literals; nested names such as {{item.score}} are not supported", s)
