@@ -283,8 +283,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}
 		}
 	}
-	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal()}
+	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: filepath.Dir(specAbs)}
 	llms.Restore(sess.Memory)
+	llms.RestoreTools(sess.ToolLogs)
 	groups := &Groups{}
 	if o.Interrupts != nil {
 		groups = o.Interrupts.Groups()
@@ -298,6 +299,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	defer sweepScratch(store, lock, warn)
 	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id)}
 	defer commands.Close()
+	llms.Commands = commands
 	e.Executor = Agents{Command: commands, LLM: llms}
 	e.Memory = llms
 	e.Recorder = rec
@@ -532,6 +534,8 @@ func (r *journalRecorder) Record(ev Event) error {
 		recs = append(recs, rec)
 	case RunHalted:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.CurrentTask, Task: ev.Task, At: ev.Time})
+	case ToolTurn, ToolStarted, ToolResult, ToolEnded, ToolResumed:
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.RecordKind(ev.Type), Task: ev.Task, Attempt: ev.Attempt, Tool: ev.Tool, At: ev.Time})
 	}
 	for _, rec := range recs {
 		if err := r.j.Record(rec); err != nil {

@@ -62,8 +62,8 @@ type Set struct {
 	// Env is the task's TEAMRUN_* environment; each call adds its
 	// TEAMRUN_ARG_<NAME>.
 	Env []string
-	// Dir is the folder built-in file tools are confined to, and where
-	// command tools run.
+	// Dir is the folder the built-ins work in (the spec's): the file tools
+	// are confined to it. Command tools run where command agents do.
 	Dir string
 	// Allow lists dangerous built-ins the spec opted in to.
 	Allow []string
@@ -151,7 +151,7 @@ func (s *Set) command(ctx context.Context, t *spec.Tool, args map[string]any) ([
 		return nil, false, err
 	}
 	env := append(append([]string(nil), s.Env...), ArgEnv(args)...)
-	out, err := s.Run(ctx, Proc{Shell: t.Shell, Argv: t.Command, Stdin: string(stdin), Env: env, Dir: s.Dir,
+	out, err := s.Run(ctx, Proc{Shell: t.Shell, Argv: t.Command, Stdin: string(stdin), Env: env,
 		Timeout: t.Timeout, StdoutLimit: MaxOutput + 1})
 	cut := len(out) > MaxOutput
 	if cut {

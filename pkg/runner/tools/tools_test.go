@@ -35,11 +35,11 @@ func realRunner() tools.Runner {
 func TestCommandTool(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")
-	set := &tools.Set{Run: realRunner(), Dir: dir, Env: []string{"TEAMRUN_TASK=now", "TEAMRUN_SESSION=s1"}, Tools: loadTools(t, `
+	set := &tools.Set{Run: realRunner(), Dir: dir, Env: []string{"TEAMRUN_TASK=now", "TEAMRUN_SESSION=s1"}, Tools: loadTools(t, strings.ReplaceAll(`
 tools:
   echo_args:
     parameters: {type: object, properties: {zone: {type: string}, n: {type: integer}, flag: {type: boolean}, list: {type: array}}, required: [zone]}
-    shell: 'touch ran; echo "zone=$TEAMRUN_ARG_ZONE n=$TEAMRUN_ARG_N flag=$TEAMRUN_ARG_FLAG list=${TEAMRUN_ARG_LIST-unset} task=$TEAMRUN_TASK session=$TEAMRUN_SESSION"; cat'
+    shell: 'touch MARKER; echo "zone=$TEAMRUN_ARG_ZONE n=$TEAMRUN_ARG_N flag=$TEAMRUN_ARG_FLAG list=${TEAMRUN_ARG_LIST-unset} task=$TEAMRUN_TASK session=$TEAMRUN_SESSION"; cat'
   fails:
     shell: 'echo partial; echo broken >&2; exit 3'
   slow:
@@ -47,7 +47,7 @@ tools:
     timeout: 100ms
   chatty:
     command: [head, -c, "100000", /dev/zero]
-`)}
+`, "MARKER", marker))}
 	tests := []struct {
 		name, tool, args string
 		wantErr          bool
