@@ -261,3 +261,31 @@ tasks:
 		t.Errorf("record %+v", tr)
 	}
 }
+
+// The built-in file tools work in the spec's folder and refuse paths
+// that leave it.
+func TestToolLoopBuiltins(t *testing.T) {
+	f := &toolLLM{script: func(n int, _ toolRequest) string {
+		switch n {
+		case 1:
+			return calls("w", "write_file", `{"path":"out/notes.txt","content":"hi"}`, "r", "read_file", `{"path":"../../etc/passwd"}`)
+		}
+		return answer("written")
+	}}
+	p, _ := toolProject(t, f, `
+agents:
+  a: {llm: {model: m, base_url: BASE}, tools: [write_file, read_file]}
+tasks:
+  t: {description: d, agent: a}
+`)
+	if sum, out, err := p.run(t, false); err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.dir, "out", "notes.txt")); err != nil || string(b) != "hi" {
+		t.Errorf("written file: %q, %v", b, err)
+	}
+	c := p.session(t).ToolLogs["t"].Turns[0].Calls[1]
+	if !c.IsError || !strings.Contains(c.Result, "is outside the folder the file tools may use") {
+		t.Errorf("read outside: %+v", c)
+	}
+}

@@ -71,6 +71,14 @@ func (b *builder) praison(root *tree) {
 				// previous output: teamrun's sequential process, not its DAG.
 				b.warnf(v, v.kpos, "PraisonAI's workflow runs the tasks in order, each fed the previous output: teamrun runs them so (sequential); for a DAG of independent tasks use the native format")
 			}
+		case "allow":
+			for _, it := range v.itemsOrNil() {
+				if s, ok := it.str(); ok && s == ExecuteCommand {
+					t.Allow = append(t.Allow, s)
+				} else {
+					b.praisonIgnored(it)
+				}
+			}
 		case "topic", "input":
 			if !v.isNull() {
 				setVar(k, v)
@@ -295,9 +303,11 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 			}
 		case "tasks":
 			tasks = f
-		case "tools", "toolsets":
+		case "tools":
+			b.praisonTools(a, f)
+		case "toolsets":
 			if hasTools(f) {
-				b.warnf(f, f.kpos, "not supported, ignored: the agent runs without tools")
+				b.warnf(f, f.kpos, "not supported, ignored: the agent runs without these toolsets (list its tools under tools)")
 			}
 		default:
 			b.praisonIgnored(f)
@@ -405,9 +415,7 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 		case "output_file":
 			str(&tk.OutputFile)
 		case "tools":
-			if hasTools(f) {
-				b.warnf(f, f.kpos, "not supported, ignored: the task runs without tools")
-			}
+			b.praisonTools(b.team.Agent(agent), f)
 		default:
 			b.praisonIgnored(f)
 		}

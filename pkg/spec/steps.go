@@ -228,9 +228,8 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string) []string 
 		case "output_file":
 			b.praisonString(f, &tk.OutputFile)
 		case "tools":
-			if hasTools(f) {
-				b.warnf(f, f.kpos, "not supported, ignored: the step runs without tools")
-			}
+			agent, _ := st.get("agent").str()
+			b.praisonTools(b.team.Agent(agent), f)
 		case "is_start":
 			// the first step starts anyway
 		case "next_tasks":

@@ -251,3 +251,65 @@ func toolKeyDef(t *Tool) map[string]any {
 		"builtin":     t.Builtin,
 	}
 }
+
+// praisonTools gives a PraisonAI agent (a task's or step's tools go to its
+// agent) the built-ins its tools list names: read_file, write_file and
+// list_files, and execute_command when the file allows it. Any other name
+// (a Python function, a CrewAI class) is a warning naming the tool and the
+// native declaration that would provide it.
+func (b *builder) praisonTools(a *Agent, v *tree) {
+	if !hasTools(v) {
+		return
+	}
+	items := v.itemsOrNil()
+	if !v.isSeq() {
+		items = []*tree{v}
+	}
+	for _, it := range items {
+		name, ok := it.str()
+		if !ok || name == "" {
+			if !ok && !it.isNull() {
+				b.warnf(it, it.pos, "not supported, ignored: a tool is named by a string")
+			}
+			continue
+		}
+		t := BuiltinTool(name)
+		switch {
+		case t != nil && t.Builtin == ExecuteCommand && !b.team.Allows(ExecuteCommand):
+			b.warnf(it, it.pos, "tool %q is not given to the agent: it runs any command the model writes; allow it with the top-level `allow: [execute_command]`, or declare a command tool in the native format", name)
+		case t != nil && a != nil:
+			if !slices.ContainsFunc(a.Tools, func(x *Tool) bool { return x.Name == name }) {
+				a.Tools = append(a.Tools, t)
+			}
+		case t != nil:
+			b.warnf(it, it.pos, "tool %q is ignored: its task's agent is not declared", name)
+		default:
+			id := toolIdentifier(name)
+			b.warnf(it, it.pos, "tool %q is not available in teamrun, ignored: the agent runs without it; in the native format a command tool provides it: `tools: {%s: {description: ..., parameters: {type: object, properties: {query: {type: string}}}, command: [./%s]}}` and the agent's `tools: [%s]`", name, id, id, id)
+		}
+	}
+}
+
+// toolIdentifier is name as a native tool name: snake case, [A-Za-z0-9_-].
+func toolIdentifier(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			if i > 0 && b.Len() > 0 && !strings.HasSuffix(b.String(), "_") {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r - 'A' + 'a')
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			if b.Len() > 0 && !strings.HasSuffix(b.String(), "_") {
+				b.WriteByte('_')
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return "my_tool"
+	}
+	return strings.Trim(b.String(), "_")
+}
