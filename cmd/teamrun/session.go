@@ -293,8 +293,10 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 			"A session the audit log knows but this store lacks is exit 5, naming both stores.\n\n" +
 			"Examples:\n" +
 			"   teamrun session show\n" +
-			"   teamrun session show release-notes-20260301-101500-ab12 --json",
-		Flags:        []cli.Flag{projectFlag(), jsonFlag("the whole session")},
+			"   teamrun session show release-notes-20260301-101500-ab12 --json\n" +
+			"   teamrun session show release-notes-20260301-101500-ab12 --task draft",
+		Flags: []cli.Flag{projectFlag(), jsonFlag("the whole session"),
+			&cli.StringFlag{Name: "task", Usage: "show one `TASK` with its tool calls: turn, tool, arguments, duration, result size, replayed on a resume"}},
 		BashComplete: completeSessions,
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) > 1 {
@@ -331,6 +333,9 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 			sess, err := a.load(c, id)
 			if err != nil {
 				return err
+			}
+			if task := c.String("task"); c.IsSet("task") {
+				return showTask(c.App.Writer, sess, task, c.Bool("json"))
 			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, sess)

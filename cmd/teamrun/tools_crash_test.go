@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -202,6 +203,9 @@ func TestToolCrashNotIdempotent(t *testing.T) {
 				t.Fatalf("the halted run ran the tool (%d runs) or asked the model (%d requests)", p.runs(t), len(f.requests()))
 			}
 
+			if out, _ := p.teamrun(t, "session", "show", "s1", "--task", "work"); !strings.Contains(out, "unknown: started, no result recorded") {
+				t.Errorf("session show --task does not show the unsettled call:\n%s", out)
+			}
 			if out, code := p.teamrun(t, "session", "decide", "s1", "work", "maybe"); code != 2 || !strings.Contains(out, "decide rerun, fail, unknown") {
 				t.Errorf("a bad decision: exit %d\n%s", code, out)
 			}
@@ -285,5 +289,14 @@ func TestToolCrashAfterResult(t *testing.T) {
 	}
 	if !strings.Contains(reqs[2], `"tool_call_id":"c1"`) || !strings.Contains(reqs[2], `charged 5`) {
 		t.Errorf("the resumed request lacks the recorded result: %s", reqs[2])
+	}
+	// session show --task: the call, its size, and that it was replayed.
+	out, code = p.teamrun(t, "session", "show", "s1", "--task", "work")
+	row := regexp.MustCompile(`(?m)^1\s+charge\s+\{"amount":5\}\s+\S+\s+10 bytes\s+yes \(1\)$`)
+	if code != 0 || !row.MatchString(out) || !strings.Contains(out, "1 turns with 1 calls (attempt 1), ended: completed; resumed 1 times") {
+		t.Errorf("session show --task: exit %d\n%s", code, out)
+	}
+	if out, code := p.teamrun(t, "session", "show", "s1", "--task", "wrok"); code != 2 || !strings.Contains(out, `has no task "wrok"; its tasks: work`) {
+		t.Errorf("an unknown task: exit %d\n%s", code, out)
 	}
 }
