@@ -241,3 +241,25 @@ tasks:
 		t.Errorf("journaled arguments %q", c.Arguments)
 	}
 }
+
+// examples/tools.yaml runs as the README says, against the real server.
+func TestRealLLMToolsExample(t *testing.T) {
+	base := realServer(t)
+	example, err := os.ReadFile("../../examples/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProject(t, base, string(example))
+	p.env["OPENAI_BASE_URL"] = base + "/v1"
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	sess := p.session(t)
+	if tr, _ := sess.Task("now"); strings.TrimSpace(tr.Result) != "The time is noon." {
+		t.Errorf("result %q", tr.Result)
+	}
+	if lg := sess.ToolLogs["now"]; lg == nil || lg.Turns[0].Calls[0].Tool != "get_time" || !lg.Turns[0].Calls[0].Done {
+		t.Errorf("tool log %+v", lg)
+	}
+}
