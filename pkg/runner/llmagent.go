@@ -149,7 +149,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		Schema: schemaObject(job.Task.OutputSchema), SchemaName: job.Task.Name}
 	var content string
 	var calls []llm.Call // every request that reported usage, the tool loop's turns included
-	if len(a.Tools) > 0 {
+	if len(a.Tools) > 0 || len(a.MCP) > 0 {
 		content, calls, err = l.runTools(ctx, job, client, req)
 	} else {
 		var resp llm.Response

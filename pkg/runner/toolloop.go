@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -86,6 +87,40 @@ func (l *LLMs) toolSet(job *Job) (*tools.Set, func(), error) {
 	return set, release, nil
 }
 
+// connectMCP starts or reaches the agent's MCP servers for one attempt
+// and adds their allowed tools to set. A stdio server runs in its own
+// process group, as a command agent does, and dies with the attempt.
+func (l *LLMs) connectMCP(ctx context.Context, job *Job, set *tools.Set) (*tools.MCP, error) {
+	var groups *Groups
+	if l.Commands != nil {
+		groups = l.Commands.Groups
+	}
+	getenv := l.Getenv
+	m, listed, err := tools.ConnectMCP(ctx, job.Agent.MCP, tools.MCPOptions{
+		Prepare: func(cmd *exec.Cmd) { cmd.SysProcAttr = procAttr() },
+		Started: groups.addIfSet,
+		Ended: func(pid int) {
+			killLeftovers(pid)
+			groups.removeIfSet(pid)
+		},
+		Getenv: getenv, Env: set.Env, HTTP: l.HTTP,
+	})
+	if err != nil {
+		return nil, err
+	}
+	all := append([]*spec.Tool(nil), set.Tools...)
+	for _, t := range listed {
+		if prev := set.Tool(t.Name); prev != nil {
+			m.Close()
+			return nil, fmt.Errorf("agent %q gets two tools named %s (MCP server %s lists one): the model could not tell them apart; leave one out of the server's tools allow-list", job.Agent.Name, t.Name, t.MCP)
+		}
+		all = append(all, t)
+		set.Tools = all
+	}
+	set.Tools, set.MCP = all, m
+	return m, nil
+}
+
 // loop is one attempt of an LLM agent with tools: the model's turns and
 // its tool calls, in the order given, until it answers without calling a
 // tool or max_turns is reached. Every step is journaled before the next:
@@ -114,7 +149,14 @@ func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req l
 	// come in pieces the stream reader does not assemble.
 	req.Stream, req.OnDelta = false, nil
 	defer release()
-	for _, t := range job.Agent.Tools {
+	if len(job.Agent.MCP) > 0 {
+		m, err := l.connectMCP(ctx, job, set)
+		if err != nil {
+			return "", nil, err
+		}
+		defer m.Close()
+	}
+	for _, t := range set.Tools {
 		params := t.Parameters
 		if params == nil {
 			params = map[string]any{"type": "object", "properties": map[string]any{}}

@@ -153,6 +153,13 @@ func agentKeyOf(name string, a *Agent, state map[string]any) string {
 	if a.MaxTurns > 0 {
 		def["max_turns"] = a.MaxTurns
 	}
+	if len(a.MCP) > 0 {
+		servers := make([]any, len(a.MCP))
+		for i, m := range a.MCP {
+			servers[i] = mcpKeyDef(m)
+		}
+		def["mcp"] = servers
+	}
 	return hash16(canonicalJSON(def))
 }
 

@@ -47,6 +47,7 @@ type Team struct {
 	Warnings []Diagnostic // unsupported keys that were ignored, and the like
 	Tools    []*Tool      `json:",omitempty"` // the top-level tools, file order
 	Allow    []string     `json:",omitempty"` // dangerous built-ins the spec opts in to (execute_command)
+	MCP      []*MCPServer `json:",omitempty"` // mcp.servers, file order
 }
 
 // LLM says which model an LLM agent talks to and how.
@@ -130,6 +131,8 @@ type Agent struct {
 	// tool loop (0: DefaultMaxTurns).
 	Tools    []*Tool `json:",omitempty"`
 	MaxTurns int     `json:",omitempty"`
+	// MCP are the servers whose (allowed) tools the agent also gets.
+	MCP []*MCPServer `json:",omitempty"`
 }
 
 // Task is one unit of work. Description and ExpectedOutput hold the text as

@@ -71,6 +71,8 @@ func (b *builder) praison(root *tree) {
 				// previous output: teamrun's sequential process, not its DAG.
 				b.warnf(v, v.kpos, "PraisonAI's workflow runs the tasks in order, each fed the previous output: teamrun runs them so (sequential); for a DAG of independent tasks use the native format")
 			}
+		case "mcp":
+			b.mcpServers(v)
 		case "allow":
 			for _, it := range v.itemsOrNil() {
 				if s, ok := it.str(); ok && s == ExecuteCommand {
@@ -147,6 +149,12 @@ func (b *builder) praison(root *tree) {
 	if len(t.Tasks) == 0 && len(b.diags) == 0 {
 		b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos.Line, Column: root.pos.Column,
 			Message: "the team has no tasks: give a role tasks (roles.NAME.tasks) or list them under tasks:"})
+	}
+	// PraisonAI's top-level MCP servers serve every agent.
+	for _, a := range t.Agents {
+		if a.Kind == LLMAgent {
+			a.MCP = append(a.MCP, t.MCP...)
+		}
 	}
 	b.check()
 }

@@ -38,7 +38,9 @@ type Tool struct {
 	// Builtin names the built-in that runs the tool (read_file, ...); "" for
 	// a command tool.
 	Builtin string
-	Pos     Pos
+	// MCP names the server of a tool an MCP server listed.
+	MCP string `json:",omitempty"`
+	Pos Pos
 }
 
 // builtinTools are the tools teamrun runs itself, under the names
@@ -80,6 +82,12 @@ func builtinNames() []string {
 		out[i] = b.name
 	}
 	return out
+}
+
+// CompileParameters compiles a tool's parameters (an MCP server's tools
+// are compiled when the server lists them).
+func CompileParameters(params map[string]any) (*jsonschema.Schema, error) {
+	return compileParameters(params)
 }
 
 // compileParameters compiles a tool's parameters. A reference can name
@@ -202,6 +210,9 @@ func (b *builder) agentTools(a *Agent, v *tree) {
 			known = append(known, n)
 		}
 	}
+	for _, m := range b.team.MCP {
+		known = append(known, m.Name)
+	}
 	for _, it := range tl.itemsOrNil() {
 		name, ok := it.str()
 		if !ok {
@@ -209,6 +220,10 @@ func (b *builder) agentTools(a *Agent, v *tree) {
 		}
 		if t := b.team.Tool(name); t != nil {
 			a.Tools = append(a.Tools, t)
+			continue
+		}
+		if m := b.team.MCPServer(name); m != nil {
+			a.MCP = append(a.MCP, m)
 			continue
 		}
 		t := BuiltinTool(name)

@@ -219,3 +219,106 @@ func TestAgentKeyWithoutToolsUnchanged(t *testing.T) {
 		t.Errorf("agent key %s, want %s", got, want)
 	}
 }
+
+func TestMCPServersLoad(t *testing.T) {
+	team, err := Parse("agents.yaml", []byte(`
+mcp:
+  servers:
+    files:
+      command: [mcp-files, --root, .]
+      env: {LEVEL: debug}
+      tools: [read, list]
+      idempotent: [read, list]
+    search:
+      url: http://127.0.0.1:9000/mcp
+      headers: {Authorization: SEARCH_TOKEN}
+agents:
+  a: {llm: m, tools: [files, search]}
+tasks:
+  t: {description: d, agent: a}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := team.Agent("a")
+	if len(a.MCP) != 2 || len(a.Tools) != 0 {
+		t.Fatalf("agent MCP %+v, tools %+v", a.MCP, a.Tools)
+	}
+	files, search := a.MCP[0], a.MCP[1]
+	if strings.Join(files.Command, " ") != "mcp-files --root ." || files.Env["LEVEL"] != "debug" || !files.Allows("read") || files.Allows("write") || !files.IsIdempotent("list") {
+		t.Errorf("files %+v", files)
+	}
+	if search.URL == "" || search.Headers["Authorization"] != "SEARCH_TOKEN" || !search.Allows("anything") || search.IsIdempotent("anything") {
+		t.Errorf("search %+v", search)
+	}
+	edited, err := Parse("agents.yaml", []byte(strings.Replace(`
+mcp: {servers: {files: {command: [mcp-files], idempotent: [read]}}}
+agents:
+  a: {llm: m, tools: [files]}
+tasks:
+  t: {description: d, agent: a}
+`, "idempotent: [read]", "idempotent: []", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := Parse("agents.yaml", []byte(`
+mcp: {servers: {files: {command: [mcp-files], idempotent: [read]}}}
+agents:
+  a: {llm: m, tools: [files]}
+tasks:
+  t: {description: d, agent: a}
+`))
+	if edited.AgentKey("a", nil) == orig.AgentKey("a", nil) || edited.Fingerprint(nil) != orig.Fingerprint(nil) {
+		t.Error("an MCP server's definition belongs to the agent's key, not the fingerprint")
+	}
+}
+
+func TestMCPServersInvalid(t *testing.T) {
+	tests := []struct{ name, spec, want string }{
+		{"command and url", `mcp: {servers: {s: {command: [x], url: "http://h"}}}`, "mcp.servers.s: has command and url"},
+		{"neither", `mcp: {servers: {s: {tools: [a]}}}`, "mcp.servers.s: says neither how to start it"},
+		{"misspelt server", `mcp: {servers: {files: {command: [x]}}}`, `unknown tool "flies" (did you mean "files"?)`},
+		{"header value written down", `mcp: {servers: {s: {url: "http://h", headers: {Authorization: "Bearer abc"}}}}`, "mcp.servers.s.headers.Authorization: expected an identifier"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("agents.yaml", []byte(tc.spec+"\nagents:\n  a: {llm: m, tools: [flies]}\ntasks:\n  t: {description: d, agent: a}\n"))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// PraisonAI's mcp: {servers: {NAME: {command, args, env}}} serves every agent.
+func TestPraisonAIMCP(t *testing.T) {
+	team, err := Parse("agents.yaml", []byte(`
+framework: praisonai
+topic: files
+mcp:
+  servers:
+    fs:
+      command: npx
+      args: [-y, "@modelcontextprotocol/server-filesystem", /tmp]
+      env: {DEBUG: "1"}
+roles:
+  reader:
+    role: Reader
+    goal: Read
+    backstory: Reads.
+    tasks:
+      read: {description: Read the files, expected_output: a list}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := team.Agent("reader")
+	if len(a.MCP) != 1 || strings.Join(a.MCP[0].Command, " ") != "npx -y @modelcontextprotocol/server-filesystem /tmp" || a.MCP[0].Env["DEBUG"] != "1" {
+		t.Fatalf("agent MCP %+v", a.MCP)
+	}
+	for _, w := range team.Warnings {
+		if strings.Contains(w.Path, "mcp") {
+			t.Errorf("mcp warned: %s", w)
+		}
+	}
+}

@@ -67,6 +67,8 @@ type Set struct {
 	Dir string
 	// Allow lists dangerous built-ins the spec opted in to.
 	Allow []string
+	// MCP is the attempt's MCP sessions, for tools whose MCP is set.
+	MCP *MCP
 }
 
 // Tool returns the tool named name, or nil.
@@ -123,9 +125,12 @@ func (s *Set) Execute(ctx context.Context, t *spec.Tool, args map[string]any) (R
 	var out []byte
 	var cut bool
 	var err error
-	if t.Builtin != "" {
+	switch {
+	case t.MCP != "":
+		out, cut, err = s.MCP.Call(ctx, t.MCP, t.Name, args)
+	case t.Builtin != "":
 		out, cut, err = s.builtin(ctx, t, args)
-	} else {
+	default:
 		out, cut, err = s.command(ctx, t, args)
 	}
 	if ctx.Err() != nil {
