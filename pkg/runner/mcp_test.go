@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -142,5 +144,64 @@ func TestMCPToolPendingAfterCrash(t *testing.T) {
 				t.Fatalf("got %+v, %v; echo ran %q; %d requests", res, err, b, f.count())
 			}
 		})
+	}
+}
+
+// A streamable HTTP server gets its headers from the named environment
+// variables; the value never appears in the spec.
+func TestMCPHTTPHeaders(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "http", Version: "1"}, nil)
+	var mu sync.Mutex
+	var seen []string
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you are " + req.Extra.Header.Get("Authorization")}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		return s
+	}, nil)
+	mcpSrv := httptest.NewServer(h)
+	defer mcpSrv.Close()
+	f := &toolLLM{script: func(n int, _ toolRequest) string {
+		if n == 1 {
+			return calls("c1", "whoami", `{}`)
+		}
+		return answer("done")
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, fmt.Sprintf(`
+mcp:
+  servers:
+    remote: {url: %q, headers: {Authorization: REMOTE_TOKEN}}
+agents:
+  a: {llm: {model: m, base_url: BASE}, tools: [remote]}
+tasks:
+  t: {description: d, agent: a}
+`, mcpSrv.URL))
+	p.env["REMOTE_TOKEN"] = "Bearer t0ken"
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	c := p.session(t).ToolLogs["t"].Turns[0].Calls[0]
+	mu.Lock()
+	defer mu.Unlock()
+	if c.Result != "you are Bearer t0ken" || len(seen) == 0 || seen[0] != "Bearer t0ken" {
+		t.Errorf("result %q, headers seen %q", c.Result, seen)
+	}
+	spec, _ := os.ReadFile(p.dir + "/team.yaml")
+	if strings.Contains(string(spec), "t0ken") {
+		t.Error("the token is in the spec")
+	}
+	// Without the variable, the attempt fails naming it, not the value.
+	delete(p.env, "REMOTE_TOKEN")
+	p2 := newProject(t, srv.URL, string(spec))
+	sum, _, err = p2.run(t, false)
+	tr, _ := p2.session(t).Task("t")
+	if err != nil || sum.Outcome != Failed || !strings.Contains(tr.Error, "header Authorization comes from $REMOTE_TOKEN, which is not set") {
+		t.Errorf("without the variable: %v, %+v, %q", err, sum, tr.Error)
 	}
 }
