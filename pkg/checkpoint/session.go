@@ -99,6 +99,9 @@ type AgentRecord struct {
 	Kind   string `json:"kind,omitempty"`
 	Key    string `json:"agent_key,omitempty"`
 	Memory bool   `json:"memory,omitempty"`
+	// Tools holds a key per tool (and "mcp:SERVER" per MCP server) of an
+	// LLM agent, so that plan can say which one changed.
+	Tools map[string]string `json:"tools,omitempty"`
 }
 
 // Usage is what a task's LLM requests cost: the sums, and each request

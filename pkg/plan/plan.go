@@ -74,6 +74,12 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			old[sess.Team.Tasks[i].Name] = &sess.Team.Tasks[i]
 		}
 	}
+	oldTools := map[string]map[string]string{}
+	if sess != nil {
+		for _, a := range sess.Team.Agents {
+			oldTools[a.Name] = a.Tools
+		}
+	}
 	diffs := map[string]checkpoint.TaskDiff{}
 	for _, d := range r.Diffs {
 		diffs[d.Task] = d
@@ -195,6 +201,12 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 			if len(first) > 0 {
 				step.Reason += fmt.Sprintf("; after the decision of %s, which the run halts for first", strings.Join(first, " and "))
+			}
+		}
+		if o != nil && o.AgentKey != "" && o.AgentKey != d.AgentKey {
+			// The agent's key covers its tools: say which of them changed.
+			if n := spec.ToolChanges(oldTools[d.Agent], team.ToolKeys(d.Agent)); n != "" {
+				step.Reason += fmt.Sprintf(" (agent %s: %s)", d.Agent, n)
 			}
 		}
 		p.Steps = append(p.Steps, step)

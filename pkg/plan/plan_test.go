@@ -219,3 +219,54 @@ func TestMake(t *testing.T) {
 }
 
 var testTime = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+
+const toolsBase = `
+tools:
+  get_time: {description: time, shell: date, idempotent: true}
+  note: {shell: 'cat >> notes'}
+agents:
+  clock: {llm: m, tools: [get_time, note]}
+tasks:
+  now: {description: what time is it, agent: clock}
+`
+
+// plan says which of an agent's tools changed when its definition did.
+func TestPlanNamesChangedTool(t *testing.T) {
+	old := load(t, toolsBase)
+	sess := session(old, map[string]rec{"now": {status: checkpoint.StatusCompleted, result: "noon", attempts: 1}}, nil)
+	for _, a := range old.t.Agents {
+		sess.Team.Agents = append(sess.Team.Agents, checkpoint.AgentRecord{Name: a.Name, Key: old.t.AgentKey(a.Name, nil), Tools: old.t.ToolKeys(a.Name)})
+	}
+	tests := []struct{ name, yaml, want string }{
+		{"a tool edited", strings.Replace(toolsBase, "shell: date", "shell: date -u", 1), "(agent clock: tool get_time changed)"},
+		{"a tool removed", strings.Replace(toolsBase, "tools: [get_time, note]", "tools: [get_time]", 1), "(agent clock: tool note removed)"},
+		{"a built-in added", strings.Replace(toolsBase, "tools: [get_time, note]", "tools: [get_time, note, read_file]", 1), "(agent clock: tool read_file added)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			now := load(t, tc.yaml)
+			if now.fp != old.fp {
+				t.Fatal("a tool edit changed the task-set fingerprint")
+			}
+			for _, reuse := range []checkpoint.Reuse{checkpoint.ReuseStrict, checkpoint.ReuseUnchanged} {
+				p := Make(now.t, now.defs, now.fp, sess, reuse)
+				if len(p.Steps) != 1 || !strings.Contains(p.Steps[0].Reason, tc.want) {
+					t.Errorf("reuse %s: steps %+v, want the reason to say %q", reuse, p.Steps, tc.want)
+				}
+			}
+			// The fingerprint matches, so the result is restored (with the
+			// note); once the task set changes too, --reuse unchanged re-runs
+			// the task whose agent's tool changed.
+			grown := load(t, tc.yaml+"  later: {description: later, agent: clock}\n")
+			p := Make(grown.t, grown.defs, grown.fp, sess, checkpoint.ReuseUnchanged)
+			if p.Steps[0].Action != Run || !strings.Contains(p.Steps[0].Reason, "agent definition") || !strings.Contains(p.Steps[0].Reason, tc.want) {
+				t.Errorf("--reuse unchanged: %+v", p.Steps[0])
+			}
+		})
+	}
+	// Unchanged: nothing said.
+	p := Make(old.t, old.defs, old.fp, sess, checkpoint.ReuseUnchanged)
+	if strings.Contains(p.Steps[0].Reason, "tool") {
+		t.Errorf("unchanged tools: %q", p.Steps[0].Reason)
+	}
+}

@@ -425,7 +425,7 @@ func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) stri
 func agentRecords(team *spec.Team, state map[string]any) []checkpoint.AgentRecord {
 	recs := make([]checkpoint.AgentRecord, 0, len(team.Agents))
 	for _, a := range team.Agents {
-		recs = append(recs, checkpoint.AgentRecord{Name: a.Name, Kind: a.Kind.String(), Key: team.AgentKey(a.Name, state), Memory: a.Memory})
+		recs = append(recs, checkpoint.AgentRecord{Name: a.Name, Kind: a.Kind.String(), Key: team.AgentKey(a.Name, state), Memory: a.Memory, Tools: team.ToolKeys(a.Name)})
 	}
 	return recs
 }

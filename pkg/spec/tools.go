@@ -328,3 +328,57 @@ func toolIdentifier(name string) string {
 	}
 	return strings.Trim(b.String(), "_")
 }
+
+// ToolKeys is a key per tool of the named agent (and "mcp:SERVER" per MCP
+// server it uses): what a checkpoint keeps so that plan can say which tool
+// changed when the agent's key did. nil for an agent without tools.
+func (t *Team) ToolKeys(agent string) map[string]string {
+	a := t.Agent(agent)
+	if a == nil || len(a.Tools)+len(a.MCP) == 0 {
+		return nil
+	}
+	keys := make(map[string]string, len(a.Tools)+len(a.MCP))
+	for _, tl := range a.Tools {
+		keys[tl.Name] = hash16(canonicalJSON(toolKeyDef(tl)))
+	}
+	for _, m := range a.MCP {
+		keys["mcp:"+m.Name] = hash16(canonicalJSON(mcpKeyDef(m)))
+	}
+	return keys
+}
+
+// ToolChanges words how an agent's tools differ from the keys a checkpoint
+// kept: "tool get_time changed", "tool x added", "MCP server s removed";
+// "" when they do not (or the checkpoint kept none).
+func ToolChanges(old, now map[string]string) string {
+	var out []string
+	word := func(name string) string {
+		if s, ok := strings.CutPrefix(name, "mcp:"); ok {
+			return "MCP server " + s
+		}
+		return "tool " + name
+	}
+	names := make([]string, 0, len(old)+len(now))
+	for n := range old {
+		names = append(names, n)
+	}
+	for n := range now {
+		if _, ok := old[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		o, inOld := old[n]
+		k, inNow := now[n]
+		switch {
+		case inOld && !inNow:
+			out = append(out, word(n)+" removed")
+		case !inOld && inNow:
+			out = append(out, word(n)+" added")
+		case o != k:
+			out = append(out, word(n)+" changed")
+		}
+	}
+	return strings.Join(out, ", ")
+}
