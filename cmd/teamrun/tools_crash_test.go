@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // crashLLM is the model of the crash tests: its first answer calls
@@ -131,7 +134,7 @@ func (p *crashProject) crash(t *testing.T, ready func() bool) {
 		t.Fatal(err)
 	}
 	for i := 0; !ready(); i++ {
-		if i > 2400 {
+		if i > 1200 {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			_ = cmd.Wait()
 			t.Fatalf("the run never got to the point of the crash:\n%s", out.String())
@@ -298,5 +301,74 @@ func TestToolCrashAfterResult(t *testing.T) {
 	}
 	if out, code := p.teamrun(t, "session", "show", "s1", "--task", "wrok"); code != 2 || !strings.Contains(out, `has no task "wrok"; its tasks: work`) {
 		t.Errorf("an unknown task: exit %d\n%s", code, out)
+	}
+}
+
+type chargeArgs struct {
+	Amount int `json:"amount"`
+}
+
+// serveCrashMCP serves charge over stdio: like the shell tool of these
+// tests, it logs each call to $CRASH_DIR/runs and, the first time, blocks
+// after touching ready.
+func serveCrashMCP() {
+	dir := os.Getenv("CRASH_DIR")
+	s := mcp.NewServer(&mcp.Implementation{Name: "crash", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "charge", Description: "Charge the customer"}, func(_ context.Context, _ *mcp.CallToolRequest, in chargeArgs) (*mcp.CallToolResult, any, error) {
+		if f, err := os.OpenFile(filepath.Join(dir, "runs"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintln(f, in.Amount)
+			f.Close()
+		}
+		if _, err := os.Stat(filepath.Join(dir, "ready")); err != nil {
+			_ = os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644)
+			time.Sleep(2 * time.Minute)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("charged %d", in.Amount)}}}, nil, nil
+	})
+	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// kill -9 while an MCP tool runs follows the rule of command tools: a
+// tool the server's entry does not declare idempotent halts the resumed
+// run; a declared one runs again.
+func TestToolCrashMCP(t *testing.T) {
+	for _, idempotent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("idempotent=%v", idempotent), func(t *testing.T) {
+			f := &crashLLM{}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			dir := t.TempDir()
+			idem := ""
+			if idempotent {
+				idem = "charge"
+			}
+			p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+			spec := fmt.Sprintf(`
+mcp:
+  servers:
+    billing:
+      command: [%q]
+      env: {TEAMRUN_TEST_MCP_SERVER: "1", CRASH_DIR: %q}
+      idempotent: [%s]
+agents:
+  clerk: {role: Clerk, llm: {model: m, base_url: %s/v1}, tools: [billing]}
+tasks:
+  work: {description: Charge the customer 5, agent: clerk}
+`, os.Args[0], dir, idem, srv.URL)
+			if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p.crash(t, p.exists("ready"))
+			out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+			if !idempotent {
+				if code != 3 || !strings.Contains(out, `halted: task "work": a call of tool charge needs a decision`) || p.runs(t) != 1 {
+					t.Fatalf("exit %d, %d runs:\n%s", code, p.runs(t), out)
+				}
+				return
+			}
+			if code != 0 || !strings.Contains(out, "charged: charged 5") || p.runs(t) != 2 {
+				t.Fatalf("exit %d, %d runs:\n%s", code, p.runs(t), out)
+			}
+		})
 	}
 }

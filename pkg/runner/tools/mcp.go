@@ -17,6 +17,17 @@ import (
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
+// HandshakeTimeout bounds starting or reaching a server and listing its
+// tools.
+const HandshakeTimeout = 30 * time.Second
+
+func handshakeErr(ctx context.Context, limit time.Duration, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("no answer to the MCP handshake within %s (is it an MCP server on stdin and stdout?)", limit)
+	}
+	return err
+}
+
 // MCPOptions say how an attempt reaches its MCP servers.
 type MCPOptions struct {
 	// Prepare readies a stdio server's command before it starts (its own
@@ -28,6 +39,8 @@ type MCPOptions struct {
 	Getenv  func(string) string // header values; nil: os.Getenv
 	Env     []string            // the task's TEAMRUN_* environment, for stdio servers
 	HTTP    *http.Client
+	// HandshakeTimeout: 0 means the package's HandshakeTimeout.
+	HandshakeTimeout time.Duration
 }
 
 // MCP is the open sessions of one attempt's MCP servers.
@@ -44,13 +57,22 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 	m := &MCP{sessions: map[string]*mcp.ClientSession{}, opts: opts}
 	var out []*spec.Tool
 	for _, s := range servers {
-		cs, err := m.connect(ctx, s)
+		// A server that never finishes its handshake must not hang the
+		// attempt: the session itself outlives this context.
+		limit := opts.HandshakeTimeout
+		if limit <= 0 {
+			limit = HandshakeTimeout
+		}
+		hctx, cancel := context.WithTimeout(ctx, limit)
+		cs, err := m.connect(hctx, s)
 		if err != nil {
+			cancel()
 			m.Close()
-			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, err)
+			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, handshakeErr(hctx, limit, err))
 		}
 		m.sessions[s.Name] = cs
-		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{})
+		res, err := cs.ListTools(hctx, &mcp.ListToolsParams{})
+		cancel()
 		if err != nil {
 			m.Close()
 			return nil, nil, fmt.Errorf("MCP server %s: listing its tools: %w", s.Name, err)
