@@ -203,6 +203,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				step.Reason += fmt.Sprintf("; after the decision of %s, which the run halts for first", strings.Join(first, " and "))
 			}
 		}
+		if step.Action == Run && sess != nil && o != nil && o.Key == d.Key {
+			step.Reason += toolLoopNote(team, d, sess, r.Decisions[d.Name])
+		}
 		if o != nil && o.AgentKey != "" && o.AgentKey != d.AgentKey {
 			// The agent's key covers its tools: say which of them changed.
 			if n := spec.ToolChanges(oldTools[d.Agent], team.ToolKeys(d.Agent)); n != "" {
@@ -331,4 +334,39 @@ func firstLine(s string) string {
 		s = s[:117] + "..."
 	}
 	return s
+}
+
+// toolLoopNote says how a task's unfinished tool loop resumes: its recorded
+// turns are replayed, and a call that a crash left without its result
+// halts the run unless its tool is idempotent or a decision is recorded.
+func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, decision string) string {
+	lg := sess.ToolLogs[d.Name]
+	if !lg.Resumable() {
+		return ""
+	}
+	note := fmt.Sprintf("; its tool loop resumes after turn %d (recorded results are replayed, not run again)", len(lg.Turns))
+	c := lg.PendingCall()
+	if c == nil {
+		return note
+	}
+	idempotent := false
+	if a := team.Agent(d.Agent); a != nil {
+		for _, t := range a.Tools {
+			if t.Name == c.Tool {
+				idempotent = t.Idempotent
+			}
+		}
+		for _, m := range a.MCP {
+			if m.Allows(c.Tool) && m.IsIdempotent(c.Tool) {
+				idempotent = true
+			}
+		}
+	}
+	switch {
+	case idempotent:
+		return note + fmt.Sprintf("; tool %s was started without a recorded result and is idempotent: it runs again", c.Tool)
+	case slices.Contains(checkpoint.ToolDecisions, decision):
+		return note + fmt.Sprintf("; tool %s was started without a recorded result: decision %q recorded", c.Tool, decision)
+	}
+	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `teamrun session decide %s %s rerun|fail|unknown`", c.Tool, c.Arguments, sess.ID, d.Name)
 }

@@ -270,3 +270,31 @@ func TestPlanNamesChangedTool(t *testing.T) {
 		t.Errorf("unchanged tools: %q", p.Steps[0].Reason)
 	}
 }
+
+// plan says how an unfinished tool loop resumes, and that a call a crash
+// left without its result halts the run unless its tool is idempotent.
+func TestPlanToolLoop(t *testing.T) {
+	tm := load(t, toolsBase)
+	for _, tc := range []struct{ tool, decision, want string }{
+		{"get_time", "", "tool get_time was started without a recorded result and is idempotent: it runs again"},
+		{"note", "", "the run halts here (exit 3) until `teamrun session decide s1 now rerun|fail|unknown`"},
+		{"note", "unknown", `decision "unknown" recorded`},
+	} {
+		t.Run(tc.tool+tc.decision, func(t *testing.T) {
+			sess := session(tm, map[string]rec{"now": {status: checkpoint.StatusRunning, attempts: 1}}, nil)
+			for _, r := range []checkpoint.Record{
+				{Kind: checkpoint.ToolTurnRecorded, Task: "now", Attempt: 1, Tool: &checkpoint.ToolStep{Turn: 1, Calls: []checkpoint.ToolCall{{ID: "c1", Tool: tc.tool, Arguments: `{}`}}}},
+				{Kind: checkpoint.ToolStarted, Task: "now", Tool: &checkpoint.ToolStep{Turn: 1, Call: "c1"}},
+			} {
+				sess.Apply(r)
+			}
+			if tc.decision != "" {
+				sess.Apply(checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: "now", Value: tc.decision})
+			}
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.ReuseStrict)
+			if r := p.Steps[0].Reason; p.Steps[0].Action != Run || !strings.Contains(r, "its tool loop resumes after turn 1") || !strings.Contains(r, tc.want) {
+				t.Errorf("step %+v", p.Steps[0])
+			}
+		})
+	}
+}
