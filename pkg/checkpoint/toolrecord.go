@@ -41,6 +41,9 @@ type ToolStep struct {
 	Decision string     `json:"decision,omitempty"` // the decision this step settles, consumed with it
 	Reason   string     `json:"reason,omitempty"`
 	Name     string     `json:"name,omitempty"` // a start's or result's tool, for readers of the journal
+	// MCP holds, on a loop's first turn and on a resume, the digest of each
+	// MCP server's tool list as the model was offered it.
+	MCP map[string]string `json:"mcp,omitempty"`
 }
 
 // ToolCall is one call of a model turn and what became of it.
@@ -77,6 +80,9 @@ type ToolLog struct {
 	// an ended log is shown, never resumed.
 	Ended   string `json:"ended,omitempty"`
 	Resumes int    `json:"resumes,omitempty"`
+	// MCP is the digest of each MCP server's tool list when the loop last
+	// started or resumed.
+	MCP map[string]string `json:"mcp,omitempty"`
 }
 
 // Resumable reports whether a run should continue this log.
@@ -112,6 +118,12 @@ func (l *ToolLog) PendingCall() *ToolCall {
 
 func (l *ToolLog) clone() *ToolLog {
 	c := *l
+	if l.MCP != nil {
+		c.MCP = make(map[string]string, len(l.MCP))
+		for k, v := range l.MCP {
+			c.MCP[k] = v
+		}
+	}
 	c.Turns = make([]ToolTurn, len(l.Turns))
 	for i, t := range l.Turns {
 		t.Calls = append([]ToolCall(nil), t.Calls...)
@@ -180,6 +192,9 @@ func ApplyTool(log *ToolLog, r Record) *ToolLog {
 			return log
 		}
 		log.Turns = append(log.Turns, ToolTurn{Turn: st.Turn, Content: st.Content, Calls: append([]ToolCall(nil), st.Calls...)})
+		if st.MCP != nil {
+			log.MCP = st.MCP
+		}
 	case ToolStarted:
 		if c := log.Find(st.Turn, st.Call); c != nil {
 			c.Starts++
@@ -205,6 +220,9 @@ func ApplyTool(log *ToolLog, r Record) *ToolLog {
 	case ToolLoopResumed:
 		if log != nil {
 			log.Resumes++
+			if st.MCP != nil {
+				log.MCP = st.MCP
+			}
 			for ti := 0; ti < min(st.Turn, len(log.Turns)); ti++ {
 				for ci := range log.Turns[ti].Calls {
 					if c := &log.Turns[ti].Calls[ci]; c.Done {

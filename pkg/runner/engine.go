@@ -57,6 +57,7 @@ type Job struct {
 	// decision for a tool call a crash left without its result.
 	Record   func(checkpoint.Record) error
 	Decision string
+	Warn     func(msg string) // tells the user; nil: nobody
 }
 
 // Result is what an agent produced.
@@ -450,6 +451,9 @@ func (e *Engine) job(i int) *Job {
 		State:    maps.Clone(e.State),
 		Record:   func(r checkpoint.Record) error { return e.recordTool(i, r) },
 		Decision: e.Decisions[t.Name],
+		Warn: func(msg string) {
+			e.observe(Event{Type: RunWarning, Index: i, Task: t.Name, Message: msg})
+		},
 	}
 }
 

@@ -98,6 +98,10 @@ func TestMCPTools(t *testing.T) {
 	if !calls[1].IsError || !strings.Contains(calls[1].Result, `there is no tool "secret"`) {
 		t.Errorf("secret's result %+v", calls[1])
 	}
+	// The tool list the model was offered is recorded by its digest.
+	if d := p.session(t).ToolLogs["t"].MCP["testsrv"]; len(d) != 16 {
+		t.Errorf("recorded digest %q", d)
+	}
 }
 
 // A crash between an MCP tool's start and its result follows the rule of
@@ -125,9 +129,13 @@ func TestMCPToolPendingAfterCrash(t *testing.T) {
 			} {
 				lg = checkpoint.ApplyTool(lg, r)
 			}
+			// Recorded with another tool list: the resume says so.
+			lg.MCP = map[string]string{"testsrv": "0123456789abcdef"}
 			l := &LLMs{Getenv: func(string) string { return "" }}
 			l.RestoreTools(map[string]*checkpoint.ToolLog{"t": lg})
-			job := &Job{Session: "s1", Task: team.Tasks[0], Agent: team.Agent("a"), Description: "d", Attempt: 2}
+			var warned []string
+			job := &Job{Session: "s1", Task: team.Tasks[0], Agent: team.Agent("a"), Description: "d", Attempt: 2,
+				Warn: func(m string) { warned = append(warned, m) }}
 			res, err := l.Execute(context.Background(), job)
 			b, _ := os.ReadFile(log)
 			if !idempotent {
@@ -142,6 +150,9 @@ func TestMCPToolPendingAfterCrash(t *testing.T) {
 			}
 			if err != nil || res.Raw != "done" || string(b) != "pay\n" || f.count() != 1 {
 				t.Fatalf("got %+v, %v; echo ran %q; %d requests", res, err, b, f.count())
+			}
+			if len(warned) != 1 || !strings.Contains(warned[0], "the tool list of MCP server testsrv changed since the recorded turns") {
+				t.Errorf("warnings %q", warned)
 			}
 		})
 	}

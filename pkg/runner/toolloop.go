@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,7 +136,8 @@ type loop struct {
 	client *llm.Client
 	req    llm.Request
 	log    *checkpoint.ToolLog
-	calls  []llm.Call // the requests that reported usage, every turn's
+	calls  []llm.Call        // the requests that reported usage, every turn's
+	mcp    map[string]string // MCP servers' tool list digests
 }
 
 // runTools runs the loop; calls are every request that reported usage, a
@@ -164,6 +166,9 @@ func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req l
 		req.Tools = append(req.Tools, llm.Tool{Type: "function", Function: llm.ToolFunction{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
 	lp := &loop{l: l, job: job, set: set, client: client, req: req}
+	if set.MCP != nil {
+		lp.mcp = set.MCP.Digests
+	}
 	if lg := l.toolLog(job.Task.Name); lg.Resumable() {
 		lp.log = lg
 	}
@@ -192,7 +197,10 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 	msgs := append([]llm.Message(nil), lp.req.Messages...)
 	turn := 0
 	if lp.log.Resumable() {
-		if err := lp.record(checkpoint.ToolLoopResumed, checkpoint.ToolStep{Turn: len(lp.log.Turns)}); err != nil {
+		if changed := mcpChanges(lp.log.MCP, lp.mcp); changed != "" && lp.job.Warn != nil {
+			lp.job.Warn(fmt.Sprintf("task %s: the tool list of MCP server %s changed since the recorded turns; they are replayed as recorded", lp.job.Task.Name, changed))
+		}
+		if err := lp.record(checkpoint.ToolLoopResumed, checkpoint.ToolStep{Turn: len(lp.log.Turns), MCP: lp.mcp}); err != nil {
 			return "", err
 		}
 		for ti := range lp.log.Turns {
@@ -233,7 +241,11 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 			}
 			return "", lp.end(fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, strings.Join(names, ", "), a.Name))
 		}
-		if err := lp.record(checkpoint.ToolTurnRecorded, checkpoint.ToolStep{Turn: turn, Content: resp.Content, Calls: calls}); err != nil {
+		step := checkpoint.ToolStep{Turn: turn, Content: resp.Content, Calls: calls}
+		if turn == 1 {
+			step.MCP = lp.mcp
+		}
+		if err := lp.record(checkpoint.ToolTurnRecorded, step); err != nil {
 			return "", err
 		}
 		msgs = append(msgs, assistantTurn(resp.Content, calls))
@@ -347,4 +359,17 @@ func (e *Engine) toolHalt(err error) *Halt {
 		}
 	}
 	return h
+}
+
+// mcpChanges names the servers whose recorded tool list digest differs
+// from today's; "" when none does (or nothing was recorded).
+func mcpChanges(recorded, now map[string]string) string {
+	var out []string
+	for name, d := range recorded {
+		if cur, ok := now[name]; ok && cur != d {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,13 +50,16 @@ type MCP struct {
 	sessions map[string]*mcp.ClientSession
 	opts     MCPOptions
 	pids     []int
+	// Digests holds, per server, the SHA-256 (16 hex digits) of the tool
+	// list the model is offered: names, descriptions and schemas.
+	Digests map[string]string
 }
 
 // ConnectMCP starts (stdio) or reaches (HTTP) each server and lists its
 // tools: those its allow-list keeps, with the server's schemas compiled
 // and the idempotent ones marked. Close the MCP when the attempt ends.
 func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions) (*MCP, []*spec.Tool, error) {
-	m := &MCP{sessions: map[string]*mcp.ClientSession{}, opts: opts}
+	m := &MCP{sessions: map[string]*mcp.ClientSession{}, opts: opts, Digests: map[string]string{}}
 	var out []*spec.Tool
 	for _, s := range servers {
 		// A server that never finishes its handshake must not hang the
@@ -77,9 +82,17 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 			m.Close()
 			return nil, nil, fmt.Errorf("MCP server %s: listing its tools: %w", s.Name, err)
 		}
+		h := sha256.New()
 		for _, t := range res.Tools {
 			if !s.Allows(t.Name) {
 				continue
+			}
+			if b, err := json.Marshal(struct {
+				Name, Description string
+				Schema            any
+			}{t.Name, t.Description, t.InputSchema}); err == nil {
+				h.Write(b)
+				h.Write([]byte{'\n'})
 			}
 			st := &spec.Tool{Name: t.Name, Description: t.Description, MCP: s.Name, Idempotent: s.IsIdempotent(t.Name)}
 			if b, err := json.Marshal(t.InputSchema); err == nil {
@@ -92,6 +105,7 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 			st.Schema, _ = spec.CompileParameters(st.Parameters)
 			out = append(out, st)
 		}
+		m.Digests[s.Name] = hex.EncodeToString(h.Sum(nil)[:8])
 	}
 	return m, out, nil
 }
