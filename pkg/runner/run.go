@@ -283,7 +283,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}
 		}
 	}
-	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: filepath.Dir(specAbs)}
+	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(specAbs)}
 	llms.Restore(sess.Memory)
 	llms.RestoreTools(sess.ToolLogs)
 	groups := &Groups{}

@@ -229,8 +229,25 @@ func TestToolLoopJournal(t *testing.T) {
 		return answer("noted")
 	}}
 	p, _ := toolProject(t, f, toolTeam)
-	if sum, out, err := p.run(t, false); err != nil || sum.Outcome != Succeeded {
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
 		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	// --json shows each step, in the journal's order.
+	var kinds []string
+	for _, line := range strings.Split(out, "\n") {
+		var ev struct {
+			Event string `json:"event"`
+			Tool  *struct {
+				Name string `json:"name"`
+			} `json:"tool"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && strings.HasPrefix(ev.Event, "tool_") && ev.Tool != nil {
+			kinds = append(kinds, ev.Event+":"+ev.Tool.Name)
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "tool_turn: tool_start:note tool_result:note" {
+		t.Errorf("tool events %q", got)
 	}
 	lg := p.session(t).ToolLogs["work"]
 	if lg == nil || len(lg.Turns) != 1 || lg.Ended != "completed" {
@@ -262,8 +279,8 @@ tasks:
 	}
 }
 
-// The built-in file tools work in the spec's folder and refuse paths
-// that leave it.
+// The built-in file tools work in the workdir (in the spec's folder) and
+// refuse paths that leave it.
 func TestToolLoopBuiltins(t *testing.T) {
 	f := &toolLLM{script: func(n int, _ toolRequest) string {
 		switch n {
@@ -273,6 +290,7 @@ func TestToolLoopBuiltins(t *testing.T) {
 		return answer("written")
 	}}
 	p, _ := toolProject(t, f, `
+workdir: work
 agents:
   a: {llm: {model: m, base_url: BASE}, tools: [write_file, read_file]}
 tasks:
@@ -281,7 +299,7 @@ tasks:
 	if sum, out, err := p.run(t, false); err != nil || sum.Outcome != Succeeded {
 		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
 	}
-	if b, err := os.ReadFile(filepath.Join(p.dir, "out", "notes.txt")); err != nil || string(b) != "hi" {
+	if b, err := os.ReadFile(filepath.Join(p.dir, "work", "out", "notes.txt")); err != nil || string(b) != "hi" {
 		t.Errorf("written file: %q, %v", b, err)
 	}
 	c := p.session(t).ToolLogs["t"].Turns[0].Calls[1]

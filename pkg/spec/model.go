@@ -48,6 +48,9 @@ type Team struct {
 	Tools    []*Tool      `json:",omitempty"` // the top-level tools, file order
 	Allow    []string     `json:",omitempty"` // dangerous built-ins the spec opts in to (execute_command)
 	MCP      []*MCPServer `json:",omitempty"` // mcp.servers, file order
+	// Workdir is the folder of the built-in file tools, relative to the
+	// spec's folder; "" is that folder itself.
+	Workdir string `json:",omitempty"`
 }
 
 // LLM says which model an LLM agent talks to and how.

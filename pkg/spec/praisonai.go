@@ -73,6 +73,8 @@ func (b *builder) praison(root *tree) {
 			}
 		case "mcp":
 			b.mcpServers(v)
+		case "workdir":
+			b.workdir(v)
 		case "allow":
 			for _, it := range v.itemsOrNil() {
 				if s, ok := it.str(); ok && s == ExecuteCommand {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -40,7 +41,9 @@ type Tool struct {
 	Builtin string
 	// MCP names the server of a tool an MCP server listed.
 	MCP string `json:",omitempty"`
-	Pos Pos
+	// Workdir is the team's workdir for a built-in (its key covers it).
+	Workdir string `json:",omitempty"`
+	Pos     Pos
 }
 
 // builtinTools are the tools teamrun runs itself, under the names
@@ -231,6 +234,7 @@ func (b *builder) agentTools(a *Agent, v *tree) {
 			b.errorf(it, it.pos, "%s", unknownRef("tool", name, known, "declare it under the top-level tools"))
 			continue
 		}
+		t.Workdir = b.team.Workdir
 		if t.Builtin == ExecuteCommand && !b.team.Allows(ExecuteCommand) {
 			b.errorf(it, it.pos, "execute_command runs any command the model writes: allow it with the top-level `allow: [execute_command]`, or declare a command tool for what the agent needs")
 			continue
@@ -255,7 +259,7 @@ func (t *Team) Allows(name string) bool { return slices.Contains(t.Allow, name) 
 // toolKeyDef is what an agent's key hashes of one tool: its whole
 // definition, so that editing a tool re-runs the tasks of its agents.
 func toolKeyDef(t *Tool) map[string]any {
-	return map[string]any{
+	def := map[string]any{
 		"name":        t.Name,
 		"description": t.Description,
 		"parameters":  t.Parameters,
@@ -265,6 +269,10 @@ func toolKeyDef(t *Tool) map[string]any {
 		"idempotent":  t.Idempotent,
 		"builtin":     t.Builtin,
 	}
+	if t.Workdir != "" {
+		def["workdir"] = t.Workdir
+	}
+	return def
 }
 
 // praisonTools gives a PraisonAI agent (a task's or step's tools go to its
@@ -293,6 +301,7 @@ func (b *builder) praisonTools(a *Agent, v *tree) {
 		case t != nil && t.Builtin == ExecuteCommand && !b.team.Allows(ExecuteCommand):
 			b.warnf(it, it.pos, "tool %q is not given to the agent: it runs any command the model writes; allow it with the top-level `allow: [execute_command]`, or declare a command tool in the native format", name)
 		case t != nil && a != nil:
+			t.Workdir = b.team.Workdir
 			if !slices.ContainsFunc(a.Tools, func(x *Tool) bool { return x.Name == name }) {
 				a.Tools = append(a.Tools, t)
 			}
@@ -381,4 +390,24 @@ func ToolChanges(old, now map[string]string) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// workdir reads the folder of the built-in file tools: relative, and
+// inside the spec's folder, so that the spec alone says what they reach.
+func (b *builder) workdir(v *tree) {
+	s, ok := v.str()
+	if !ok || s == "" {
+		return
+	}
+	if c := filepath.Clean(s); !filepath.IsLocal(c) {
+		b.errorf(v, v.pos, "workdir %q leaves the spec's folder: give a folder inside it, relative to it", s)
+		return
+	}
+	b.team.Workdir = filepath.Clean(s)
+}
+
+// ToolDir is the folder the built-in file tools of a team from specPath
+// work in.
+func (t *Team) ToolDir(specPath string) string {
+	return filepath.Join(filepath.Dir(specPath), t.Workdir)
 }

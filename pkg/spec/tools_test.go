@@ -322,3 +322,22 @@ roles:
 		}
 	}
 }
+
+func TestWorkdir(t *testing.T) {
+	src := "workdir: data\nagents:\n  a: {llm: m, tools: [read_file]}\ntasks:\n  t: {description: d, agent: a}\n"
+	team, err := Parse("agents.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := team.ToolDir("/p/agents.yaml"); got != "/p/data" {
+		t.Errorf("ToolDir %q", got)
+	}
+	other, _ := Parse("agents.yaml", []byte(strings.Replace(src, "workdir: data", "workdir: out", 1)))
+	if other.AgentKey("a", nil) == team.AgentKey("a", nil) {
+		t.Error("the workdir of an agent's file tools is not in its key")
+	}
+	if _, err := Parse("agents.yaml", []byte(strings.Replace(src, "workdir: data", "workdir: ../elsewhere", 1))); err == nil ||
+		!strings.Contains(err.Error(), `agents.yaml:1:10: workdir: workdir "../elsewhere" leaves the spec's folder`) {
+		t.Errorf("err %v", err)
+	}
+}

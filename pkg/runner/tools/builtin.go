@@ -41,6 +41,12 @@ func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([
 	if p = filepath.Clean(p); !filepath.IsLocal(p) {
 		return nil, false, fmt.Errorf("path %q is outside the folder the file tools may use (%s): give a path relative to it", str("path"), s.Dir)
 	}
+	if t.Builtin == "write_file" {
+		// A workdir that does not exist yet is made by the first write.
+		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+			return nil, false, fmt.Errorf("cannot create the folder %s: %w", s.Dir, pathErr(err))
+		}
+	}
 	root, err := os.OpenRoot(s.Dir)
 	if err != nil {
 		return nil, false, fmt.Errorf("cannot open the folder %s: %w", s.Dir, pathErr(err))
