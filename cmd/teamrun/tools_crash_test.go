@@ -364,6 +364,12 @@ tasks:
 				if code != 3 || !strings.Contains(out, `halted: task "work": a call of tool charge needs a decision`) || p.runs(t) != 1 {
 					t.Fatalf("exit %d, %d runs:\n%s", code, p.runs(t), out)
 				}
+				// plan lists the server's tools (unchanged) and says the run halts.
+				out, code = p.teamrun(t, "plan", p.spec, "--session", "s1")
+				if code != 0 || !strings.Contains(out, "its tool loop resumes after turn 1") || !strings.Contains(out, "the run halts here (exit 3)") ||
+					strings.Contains(out, "lists other tools") || strings.Contains(out, "cannot list") || p.runs(t) != 1 {
+					t.Errorf("plan: exit %d, %d runs:\n%s", code, p.runs(t), out)
+				}
 				return
 			}
 			if code != 0 || !strings.Contains(out, "charged: charged 5") || p.runs(t) != 2 {

@@ -373,3 +373,19 @@ func mcpChanges(recorded, now map[string]string) string {
 	slices.Sort(out)
 	return strings.Join(out, ", ")
 }
+
+// MCPDigest lists an MCP server's tools as an attempt would (a stdio
+// server in its own process group, ended right after) and returns the
+// digest a run records of them; plan compares it with the checkpoint's.
+func MCPDigest(ctx context.Context, s *spec.MCPServer, getenv func(string) string) (string, error) {
+	m, _, err := tools.ConnectMCP(ctx, []*spec.MCPServer{s}, tools.MCPOptions{
+		Prepare: func(cmd *exec.Cmd) { cmd.SysProcAttr = procAttr() },
+		Ended:   killLeftovers,
+		Getenv:  getenv,
+	})
+	if err != nil {
+		return "", err
+	}
+	defer m.Close()
+	return m.Digests[s.Name], nil
+}
