@@ -89,7 +89,8 @@ tools:
 agents:
   clerk: {role: Clerk, llm: {model: m, base_url: %[2]s/v1}, tools: [charge]}
 tasks:
-  work: {description: Charge the customer 5, agent: clerk}
+  # Retries: a decided fail must still not start the loop afresh.
+  work: {description: Charge the customer 5, agent: clerk, max_retries: 2, retry_delay: 10ms}
 `, dir, base, idempotent)
 	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
 	if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
@@ -221,6 +222,9 @@ func TestToolCrashNotIdempotent(t *testing.T) {
 			}
 			if p.runs(t) != tc.runs {
 				t.Errorf("the tool ran %d times, want %d", p.runs(t), tc.runs)
+			}
+			if tc.decision == "fail" && len(f.requests()) != 1 {
+				t.Errorf("a decided fail asked the model again (%d requests): it was retried", len(f.requests()))
 			}
 			reqs := f.requests()
 			if tc.toolMsg != "" && (len(reqs) != 2 || !strings.Contains(reqs[1], `"tool_call_id":"c1"`) || !strings.Contains(reqs[1], tc.toolMsg)) {

@@ -529,7 +529,8 @@ func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 		if ctx.Err() != nil {
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, interrupted: true, usage: used}
 		}
-		if try >= t.MaxRetries {
+		var decided *DecidedFailError
+		if try >= t.MaxRetries || errors.As(err, &decided) {
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, usage: used}
 		}
 		feedback = ""

@@ -27,6 +27,15 @@ func (e *ToolHaltError) Error() string {
 		e.Task, e.Tool, e.Arguments)
 }
 
+// DecidedFailError is the attempt that `decide ... fail` ended: it is not
+// retried in this run (a retry would start the loop afresh and could run
+// the call again); a later --continue runs the task anew.
+type DecidedFailError struct{ Tool, Arguments string }
+
+func (e *DecidedFailError) Error() string {
+	return fmt.Sprintf("tool %s (%s) was started by an earlier run that ended before its result was recorded; decided: fail", e.Tool, e.Arguments)
+}
+
 // toolRunner starts a tool's process as a command agent's: RunCommand, in
 // its own process group, known to groups for interrupts, marked as the
 // task's by owner, its stdout spooled in spool.
@@ -290,7 +299,7 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 			res := tools.Result{IsError: true, Content: "error: the outcome of this call is unknown: teamrun stopped while it ran, and it was not run again. Check its effect before you call it again."}
 			return res, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: res.Content, IsError: true, Decision: checkpoint.DecideUnknown})
 		case checkpoint.DecideFail:
-			cause := fmt.Errorf("tool %s (%s) was started by an earlier run that ended before its result was recorded; decided: fail", c.Tool, c.Arguments)
+			cause := &DecidedFailError{Tool: c.Tool, Arguments: c.Arguments}
 			if err := lp.record(checkpoint.ToolLoopEnded, checkpoint.ToolStep{Reason: cause.Error(), Decision: checkpoint.DecideFail}); err != nil {
 				return tools.Result{}, err
 			}
