@@ -43,6 +43,9 @@ type toolLLM struct {
 	mu     sync.Mutex
 	reqs   []toolRequest
 	script func(n int, req toolRequest) string
+	// fail, when set, makes answer n an HTTP 400 (permanent: no retry by
+	// the client) instead.
+	fail func(n int) bool
 }
 
 func (f *toolLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -57,6 +60,11 @@ func (f *toolLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := len(f.reqs)
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
+	if f.fail != nil && f.fail(n) {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error":{"message":"bad request"}}`)
+		return
+	}
 	fmt.Fprintf(w, `{"model":"m","choices":[{"message":%s,"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`, f.script(n, req))
 }
 
@@ -305,5 +313,31 @@ tasks:
 	c := p.session(t).ToolLogs["t"].Turns[0].Calls[1]
 	if !c.IsError || !strings.Contains(c.Result, "is outside the folder the file tools may use") {
 		t.Errorf("read outside: %+v", c)
+	}
+}
+
+// An attempt that failed on the model's server is retried by resuming its
+// loop: the recorded result is replayed, the tool is not run again.
+func TestToolLoopRetryResumes(t *testing.T) {
+	f := &toolLLM{fail: func(n int) bool { return n == 2 }, script: func(n int, _ toolRequest) string {
+		if n == 1 {
+			return calls("c1", "note", `{"text":"once"}`)
+		}
+		return answer("noted once")
+	}}
+	p, logPath := toolProject(t, f, strings.Replace(toolTeam, "agent: clerk}", "agent: clerk, max_retries: 1, retry_delay: 1ms}", 1))
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	if got := readLog(t, logPath); got != "once\n" {
+		t.Errorf("the tool ran %q, want once", got)
+	}
+	last := f.request(2)
+	if n := len(last.Messages); n < 2 || last.Messages[n-1].Role != "tool" || last.Messages[n-1].ToolCallID != "c1" {
+		t.Errorf("the retry's request does not carry the recorded result: %+v", last.Messages)
+	}
+	if tr, _ := p.session(t).Task("work"); tr.Result != "noted once" || tr.Attempts != 2 {
+		t.Errorf("record %+v", tr)
 	}
 }
