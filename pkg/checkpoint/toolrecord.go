@@ -26,8 +26,9 @@ const (
 	DecideUnknown = "unknown" // tell the model the outcome is unknown; do not repeat the call
 )
 
-// ToolDecisions are the values decide takes for a tool call.
-var ToolDecisions = []string{DecideRerun, DecideFail, DecideUnknown}
+// ToolDecisions are the values decide takes for a tool call, in the order
+// they are offered.
+func ToolDecisions() []string { return []string{DecideRerun, DecideFail, DecideUnknown} }
 
 // ToolStep is the payload of a tool record.
 type ToolStep struct {

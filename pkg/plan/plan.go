@@ -367,7 +367,7 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, dec
 	switch {
 	case idempotent:
 		return note + fmt.Sprintf("; tool %s was started without a recorded result and is idempotent: it runs again", c.Tool)
-	case slices.Contains(checkpoint.ToolDecisions, decision):
+	case slices.Contains(checkpoint.ToolDecisions(), decision):
 		return note + fmt.Sprintf("; tool %s was started without a recorded result: decision %q recorded", c.Tool, decision)
 	}
 	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `teamrun session decide %s %s rerun|fail|unknown`", c.Tool, c.Arguments, sess.ID, d.Name)

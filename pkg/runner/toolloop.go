@@ -359,7 +359,7 @@ func (e *Engine) toolHalt(err error) *Halt {
 	if !errors.As(err, &th) {
 		return nil
 	}
-	h := &Halt{Session: e.Session, Task: th.Task, Tool: th.Tool, Arguments: th.Arguments, Options: checkpoint.ToolDecisions,
+	h := &Halt{Session: e.Session, Task: th.Task, Tool: th.Tool, Arguments: th.Arguments, Options: checkpoint.ToolDecisions(),
 		Description: fmt.Sprintf("tool %s was started with %s, but the run ended before its result was recorded, and it is not idempotent: did it take effect?", th.Tool, th.Arguments)}
 	if e.DecideCommand != nil {
 		h.Command = e.DecideCommand(th.Task, "")

@@ -46,25 +46,30 @@ type Tool struct {
 	Pos     Pos
 }
 
-// builtinTools are the tools teamrun runs itself, under the names
-// PraisonAI files use. Their parameters are the schemas the model sees.
-var builtinTools = []struct {
+// builtin is one of the tools teamrun runs itself.
+type builtin struct {
 	name, description, params string
 	idempotent                bool
-}{
-	{"read_file", "Read a text file of the project folder.",
-		`{"type":"object","properties":{"path":{"type":"string","description":"the file's path, relative to the project folder"}},"required":["path"]}`, true},
-	{"write_file", "Write a text file in the project folder, replacing it if it exists.",
-		`{"type":"object","properties":{"path":{"type":"string","description":"the file's path, relative to the project folder"},"content":{"type":"string"}},"required":["path","content"]}`, true},
-	{"list_files", "List the files of a folder of the project (default: the project folder itself).",
-		`{"type":"object","properties":{"path":{"type":"string","description":"a folder, relative to the project folder"}}}`, true},
-	{ExecuteCommand, "Run a shell command in the project folder; the result is its standard output.",
-		`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`, false},
+}
+
+// builtinTools are the tools teamrun runs itself, under the names
+// PraisonAI files use. Their parameters are the schemas the model sees.
+func builtinTools() []builtin {
+	return []builtin{
+		{"read_file", "Read a text file of the project folder.",
+			`{"type":"object","properties":{"path":{"type":"string","description":"the file's path, relative to the project folder"}},"required":["path"]}`, true},
+		{"write_file", "Write a text file in the project folder, replacing it if it exists.",
+			`{"type":"object","properties":{"path":{"type":"string","description":"the file's path, relative to the project folder"},"content":{"type":"string"}},"required":["path","content"]}`, true},
+		{"list_files", "List the files of a folder of the project (default: the project folder itself).",
+			`{"type":"object","properties":{"path":{"type":"string","description":"a folder, relative to the project folder"}}}`, true},
+		{ExecuteCommand, "Run a shell command in the project folder; the result is its standard output.",
+			`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`, false},
+	}
 }
 
 // BuiltinTool returns the built-in tool of that name, or nil.
 func BuiltinTool(name string) *Tool {
-	for _, b := range builtinTools {
+	for _, b := range builtinTools() {
 		if b.name != name {
 			continue
 		}
@@ -80,8 +85,9 @@ func BuiltinTool(name string) *Tool {
 }
 
 func builtinNames() []string {
-	out := make([]string, len(builtinTools))
-	for i, b := range builtinTools {
+	table := builtinTools()
+	out := make([]string, len(table))
+	for i, b := range table {
 		out[i] = b.name
 	}
 	return out
@@ -204,7 +210,7 @@ func (b *builder) agentTools(a *Agent, v *tree) {
 		b.errorf(tl, tl.kpos, "only an LLM agent calls tools: a command agent runs its own command")
 		return
 	}
-	known := make([]string, 0, len(b.team.Tools)+len(builtinTools))
+	known := make([]string, 0, len(b.team.Tools)+4)
 	for _, t := range b.team.Tools {
 		known = append(known, t.Name)
 	}
