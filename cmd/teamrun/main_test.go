@@ -21,6 +21,12 @@ import (
 func TestMain(m *testing.M) {
 	// Tests that need the real binary in a place testscript does not give
 	// (a pseudo-terminal) run the test binary itself as teamrun.
+	// The MCP crash tests run it as a stdio MCP server (tools_crash_test.go),
+	// started by a teamrun that is this binary too: checked first.
+	if os.Getenv("TEAMRUN_TEST_MCP_SERVER") == "1" {
+		serveCrashMCP()
+		os.Exit(0)
+	}
 	if os.Getenv("TEAMRUN_TEST_AS_MAIN") == "1" {
 		os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -70,6 +72,11 @@ func planCommand() *cli.Command {
 			fingerprint := spec.FingerprintOf(defs)
 			p := plan.Make(team, defs, fingerprint, sess, reuse)
 			p.Spec, p.Notes, p.Warnings = path, notes, warnings
+			if len(team.MCP) > 0 {
+				p.NoteMCP(c.Context, team, sess, func(ctx context.Context, s *spec.MCPServer) (string, error) {
+					return runner.MCPDigest(ctx, s, os.Getenv)
+				})
+			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, p)
 			}

@@ -113,7 +113,8 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		Usage:     "run a team, checkpointing every task; --continue resumes where it stopped",
 		ArgsUsage: "FILE",
 		Description: "Exit codes: 0 all tasks done, 1 a task failed, 2 bad usage or spec, 3 halted for a\n" +
-			"human decision, 4 the session is held by another run, 5 the session store failed,\n" +
+			"human decision (or at a tool call a crash left unsettled), 4 the session is held by\n" +
+			"another run, 5 the session store failed,\n" +
 			"129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the checkpoint is written;\n" +
 			"--continue resumes).",
 		Flags: []cli.Flag{

@@ -377,8 +377,10 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 			"A session the audit log knows but this store lacks is exit 5, naming both stores.\n\n" +
 			"Examples:\n" +
 			"   teamrun session show\n" +
-			"   teamrun session show release-notes-20260301-101500-ab12 --json",
-		Flags:        []cli.Flag{projectFlag(), jsonFlag("the whole session")},
+			"   teamrun session show release-notes-20260301-101500-ab12 --json\n" +
+			"   teamrun session show release-notes-20260301-101500-ab12 --task draft",
+		Flags: []cli.Flag{projectFlag(), jsonFlag("the whole session"),
+			&cli.StringFlag{Name: "task", Usage: "show one `TASK` with its tool calls: turn, tool, arguments, duration, result size, replayed on a resume"}},
 		BashComplete: completeSessions,
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) > 1 {
@@ -415,6 +417,9 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 			sess, err := a.load(c, id)
 			if err != nil {
 				return err
+			}
+			if task := c.String("task"); c.IsSet("task") {
+				return showTask(c.App.Writer, sess, task, c.Bool("json"))
 			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, sess)
@@ -710,13 +715,16 @@ func sessionDecideCommand() *cli.Command {
 	return &cli.Command{
 		Name:            "decide",
 		HideHelpCommand: true, // session ids such as "h" stay arguments
-		Usage:           "record the decision a halted human task waits for",
+		Usage:           "record the decision a halted human task, or a tool call a crash left unsettled, waits for",
 		ArgsUsage:       "ID TASK VALUE",
 		Description: "VALUE must be one of the task's options when the spec lists them. The decision is\n" +
 			"stored in checkpoint.decisions and audited; the next `teamrun run FILE --continue`\n" +
 			"completes the human task with VALUE as its result. TASK budget (when no task has that\n" +
 			"name) raises the budget of a session halted by it: raise=N adds N to the one limit the\n" +
 			"spec sets (dollars or tokens); max_cost_usd=X or max_tokens=N sets that limit.\n\n" +
+			"A task halted at a tool call whose outcome a crash hid (a tool that is not idempotent)\n" +
+			"takes rerun (run the call again), fail (fail the task's attempt) or unknown (tell the\n" +
+			"model the outcome is unknown; the call is not repeated).\n\n" +
 			"Example:\n" +
 			"   teamrun session decide release-notes-20260301-101500-ab12 review approve\n" +
 			"   teamrun session decide nightly budget raise=2",
@@ -757,10 +765,14 @@ func sessionDecideCommand() *cli.Command {
 			if _, isTask := sess.Task(task); !isTask && task == runner.BudgetDecision {
 				return decideBudget(c, a, sess, value)
 			}
-			if err := checkpoint.HumanTask(sess, task); err != nil {
+			if call, terr := checkpoint.PendingToolCall(sess, task); terr == nil {
+				// A tool call a crash left without its result (issue 10).
+				if !slices.Contains(checkpoint.ToolDecisions(), value) {
+					return exitf(exitUsage, "task %s waits for a decision on its call of tool %s with %s: decide %s", task, call.Tool, call.Arguments, strings.Join(checkpoint.ToolDecisions(), ", "))
+				}
+			} else if err := checkpoint.HumanTask(sess, task); err != nil {
 				return withCode(exitUsage, err)
-			}
-			if err := checkOptions(c, sess, task, value); err != nil {
+			} else if err := checkOptions(c, sess, task, value); err != nil {
 				return err
 			}
 			if rec, _ := sess.Task(task); rec != nil && rec.Status == checkpoint.StatusCompleted {

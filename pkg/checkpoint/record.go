@@ -33,6 +33,7 @@ type Record struct {
 	Value      string
 	Agent      string
 	Messages   []Message
+	Tool       *ToolStep // the tool records' payload (toolrecord.go)
 	At         time.Time // zero: now
 }
 
@@ -49,6 +50,7 @@ type recordWire struct {
 	Value      *text          `json:"value,omitempty"`
 	Agent      string         `json:"agent,omitempty"`
 	Messages   []Message      `json:"messages,omitempty"`
+	Tool       *ToolStep      `json:"tool,omitempty"`
 	At         time.Time      `json:"at"`
 }
 
@@ -70,13 +72,13 @@ func (t *text) str() string {
 func (r Record) wire() recordWire {
 	return recordWire{Kind: r.Kind, Task: r.Task, Attempt: r.Attempt, Result: optText(r.Result),
 		Variables: wireMap(r.Variables), Usage: r.Usage, Error: optText(r.Error), RetryCount: r.RetryCount,
-		State: wireMap(r.State), Value: optText(r.Value), Agent: r.Agent, Messages: r.Messages, At: r.At}
+		State: wireMap(r.State), Value: optText(r.Value), Agent: r.Agent, Messages: r.Messages, Tool: r.Tool, At: r.At}
 }
 
 func (w recordWire) record() Record {
 	r := Record{Kind: w.Kind, Task: w.Task, Attempt: w.Attempt, Result: w.Result.str(),
 		Variables: w.Variables, Usage: w.Usage, Error: w.Error.str(), RetryCount: w.RetryCount,
-		State: w.State, Value: w.Value.str(), Agent: w.Agent, Messages: w.Messages, At: w.At}
+		State: w.State, Value: w.Value.str(), Agent: w.Agent, Messages: w.Messages, Tool: w.Tool, At: w.At}
 	if r.Variables != nil {
 		plainMap(r.Variables)
 	}
@@ -91,6 +93,10 @@ func (r *Record) validate() error {
 	case TaskStarted, TaskCompleted, TaskFailed, TaskSkipped, CurrentTask, DecisionRecorded:
 		if r.Task == "" {
 			return fmt.Errorf("%s record without a task", r.Kind)
+		}
+	case ToolTurnRecorded, ToolStarted, ToolFinished, ToolLoopEnded, ToolLoopResumed:
+		if err := r.validateTool(); err != nil {
+			return err
 		}
 	default:
 		return fmt.Errorf("unknown record kind %q", r.Kind)
@@ -143,6 +149,7 @@ func (s *Session) apply(r Record) {
 		if r.RetryCount > 0 {
 			t.RetryCount = r.RetryCount
 		}
+		s.endToolLog(r.Task, "completed")
 	case TaskFailed:
 		t.Status, t.Error, t.RetryCount, t.FinishedAt = StatusFailed, r.Error, r.RetryCount, &at
 		if r.Usage != nil {
@@ -157,6 +164,8 @@ func (s *Session) apply(r Record) {
 			s.Checkpoint.Decisions = map[string]string{}
 		}
 		s.Checkpoint.Decisions[r.Task] = r.Value
+	case ToolTurnRecorded, ToolStarted, ToolFinished, ToolLoopEnded, ToolLoopResumed:
+		s.applyTool(r)
 	}
 	// Messages may ride on any record (a completion and the turns that
 	// produced it land together); append-only, so O(size of the record).

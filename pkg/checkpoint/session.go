@@ -55,6 +55,8 @@ type Session struct {
 	Checkpoint  Checkpoint           `json:"checkpoint"`
 	Team        TeamState            `json:"team"`
 	Memory      map[string][]Message `json:"memory,omitempty"`
+	// ToolLogs holds each task's tool loop, by task name (toolrecord.go).
+	ToolLogs map[string]*ToolLog `json:"tool_logs,omitempty"`
 
 	index   map[string]int // task name -> position in Team.Tasks
 	indexed int            // how many of Team.Tasks index covers
@@ -97,6 +99,9 @@ type AgentRecord struct {
 	Kind   string `json:"kind,omitempty"`
 	Key    string `json:"agent_key,omitempty"`
 	Memory bool   `json:"memory,omitempty"`
+	// Tools holds a key per tool (and "mcp:SERVER" per MCP server) of an
+	// LLM agent, so that plan can say which one changed.
+	Tools map[string]string `json:"tools,omitempty"`
 }
 
 // Usage is what a task's LLM requests cost: the sums, and each request
@@ -228,6 +233,11 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 	s.CreatedAt = old.CreatedAt
 	s.Epoch = old.Epoch // a continuation: Begin may replace the file it came from
 	s.Team.Agents = old.Team.Agents
+	keys := make(map[string]string, len(defs))
+	for _, d := range defs {
+		keys[d.Name] = d.Key
+	}
+	s.ToolLogs = carryToolLogs(old, keys)
 	if r == nil {
 		return s
 	}
@@ -329,6 +339,7 @@ func (s *Session) clone() *Session {
 			c.Memory[k] = append([]Message(nil), v...)
 		}
 	}
+	c.ToolLogs = cloneToolLogs(s.ToolLogs)
 	c.index, c.indexed = nil, 0
 	return &c
 }

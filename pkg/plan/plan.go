@@ -3,7 +3,9 @@
 package plan
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -72,6 +74,12 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		p.SessionFingerprint = sess.Team.TasksFingerprint
 		for i := range sess.Team.Tasks {
 			old[sess.Team.Tasks[i].Name] = &sess.Team.Tasks[i]
+		}
+	}
+	oldTools := map[string]map[string]string{}
+	if sess != nil {
+		for _, a := range sess.Team.Agents {
+			oldTools[a.Name] = a.Tools
 		}
 	}
 	diffs := map[string]checkpoint.TaskDiff{}
@@ -197,6 +205,15 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				step.Reason += fmt.Sprintf("; after the decision of %s, which the run halts for first", strings.Join(first, " and "))
 			}
 		}
+		if step.Action == Run && sess != nil && o != nil && o.Key == d.Key {
+			step.Reason += toolLoopNote(team, d, sess, r.Decisions[d.Name])
+		}
+		if o != nil && o.AgentKey != "" && o.AgentKey != d.AgentKey {
+			// The agent's key covers its tools: say which of them changed.
+			if n := spec.ToolChanges(oldTools[d.Agent], team.ToolKeys(d.Agent)); n != "" {
+				step.Reason += fmt.Sprintf(" (agent %s: %s)", d.Agent, n)
+			}
+		}
 		p.Steps = append(p.Steps, step)
 	}
 	if sess != nil {
@@ -319,4 +336,84 @@ func firstLine(s string) string {
 		s = s[:117] + "..."
 	}
 	return s
+}
+
+// toolLoopNote says how a task's unfinished tool loop resumes: its recorded
+// turns are replayed, and a call that a crash left without its result
+// halts the run unless its tool is idempotent or a decision is recorded.
+func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, decision string) string {
+	lg := sess.ToolLogs[d.Name]
+	if !lg.Resumable() {
+		return ""
+	}
+	note := fmt.Sprintf("; its tool loop resumes after turn %d (recorded results are replayed, not run again)", len(lg.Turns))
+	c := lg.PendingCall()
+	if c == nil {
+		return note
+	}
+	idempotent := false
+	if a := team.Agent(d.Agent); a != nil {
+		for _, t := range a.Tools {
+			if t.Name == c.Tool {
+				idempotent = t.Idempotent
+			}
+		}
+		for _, m := range a.MCP {
+			if m.Allows(c.Tool) && m.IsIdempotent(c.Tool) {
+				idempotent = true
+			}
+		}
+	}
+	switch {
+	case idempotent:
+		return note + fmt.Sprintf("; tool %s was started without a recorded result and is idempotent: it runs again", c.Tool)
+	case slices.Contains(checkpoint.ToolDecisions(), decision):
+		return note + fmt.Sprintf("; tool %s was started without a recorded result: decision %q recorded", c.Tool, decision)
+	}
+	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `teamrun session decide %s %s rerun|fail|unknown`", c.Tool, c.Arguments, sess.ID, d.Name)
+}
+
+// MCPLister returns the digest of the tool list an MCP server offers now,
+// as a run would record it (runner.MCPDigest).
+type MCPLister func(ctx context.Context, s *spec.MCPServer) (string, error)
+
+// NoteMCP adds to each task whose tool loop recorded MCP servers' tool
+// lists whether a server now lists other tools. A server that cannot be
+// listed is a warning; each is listed once.
+func (p *Plan) NoteMCP(ctx context.Context, team *spec.Team, sess *checkpoint.Session, list MCPLister) {
+	if sess == nil || list == nil {
+		return
+	}
+	now := map[string]string{}
+	failed := map[string]bool{}
+	for i := range p.Steps {
+		step := &p.Steps[i]
+		lg := sess.ToolLogs[step.Task]
+		if lg == nil || len(lg.MCP) == 0 {
+			continue
+		}
+		var changed []string
+		for _, name := range slices.Sorted(maps.Keys(lg.MCP)) {
+			s := team.MCPServer(name)
+			if s == nil || failed[name] {
+				continue
+			}
+			d, ok := now[name]
+			if !ok {
+				var err error
+				if d, err = list(ctx, s); err != nil {
+					failed[name] = true
+					p.Warnings = append(p.Warnings, fmt.Sprintf("cannot list the tools of MCP server %s to compare them with the checkpoint's: %v", name, err))
+					continue
+				}
+				now[name] = d
+			}
+			if d != lg.MCP[name] {
+				changed = append(changed, name)
+			}
+		}
+		if len(changed) > 0 {
+			step.Reason += fmt.Sprintf("; MCP server %s lists other tools than when its tool loop last ran", strings.Join(changed, " and "))
+		}
+	}
 }

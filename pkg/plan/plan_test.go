@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	"strings"
@@ -219,3 +221,128 @@ func TestMake(t *testing.T) {
 }
 
 var testTime = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+
+const toolsBase = `
+tools:
+  get_time: {description: time, shell: date, idempotent: true}
+  note: {shell: 'cat >> notes'}
+agents:
+  clock: {llm: m, tools: [get_time, note]}
+tasks:
+  now: {description: what time is it, agent: clock}
+`
+
+// plan says which of an agent's tools changed when its definition did.
+func TestPlanNamesChangedTool(t *testing.T) {
+	old := load(t, toolsBase)
+	sess := session(old, map[string]rec{"now": {status: checkpoint.StatusCompleted, result: "noon", attempts: 1}}, nil)
+	for _, a := range old.t.Agents {
+		sess.Team.Agents = append(sess.Team.Agents, checkpoint.AgentRecord{Name: a.Name, Key: old.t.AgentKey(a.Name, nil), Tools: old.t.ToolKeys(a.Name)})
+	}
+	tests := []struct{ name, yaml, want string }{
+		{"a tool edited", strings.Replace(toolsBase, "shell: date", "shell: date -u", 1), "(agent clock: tool get_time changed)"},
+		{"a tool removed", strings.Replace(toolsBase, "tools: [get_time, note]", "tools: [get_time]", 1), "(agent clock: tool note removed)"},
+		{"a built-in added", strings.Replace(toolsBase, "tools: [get_time, note]", "tools: [get_time, note, read_file]", 1), "(agent clock: tool read_file added)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			now := load(t, tc.yaml)
+			if now.fp != old.fp {
+				t.Fatal("a tool edit changed the task-set fingerprint")
+			}
+			for _, reuse := range []checkpoint.Reuse{checkpoint.ReuseStrict, checkpoint.ReuseUnchanged} {
+				p := Make(now.t, now.defs, now.fp, sess, reuse)
+				if len(p.Steps) != 1 || !strings.Contains(p.Steps[0].Reason, tc.want) {
+					t.Errorf("reuse %s: steps %+v, want the reason to say %q", reuse, p.Steps, tc.want)
+				}
+			}
+			// The fingerprint matches, so the result is restored (with the
+			// note); once the task set changes too, --reuse unchanged re-runs
+			// the task whose agent's tool changed.
+			grown := load(t, tc.yaml+"  later: {description: later, agent: clock}\n")
+			p := Make(grown.t, grown.defs, grown.fp, sess, checkpoint.ReuseUnchanged)
+			if p.Steps[0].Action != Run || !strings.Contains(p.Steps[0].Reason, "agent definition") || !strings.Contains(p.Steps[0].Reason, tc.want) {
+				t.Errorf("--reuse unchanged: %+v", p.Steps[0])
+			}
+		})
+	}
+	// Unchanged: nothing said.
+	p := Make(old.t, old.defs, old.fp, sess, checkpoint.ReuseUnchanged)
+	if strings.Contains(p.Steps[0].Reason, "tool") {
+		t.Errorf("unchanged tools: %q", p.Steps[0].Reason)
+	}
+}
+
+// plan says how an unfinished tool loop resumes, and that a call a crash
+// left without its result halts the run unless its tool is idempotent.
+func TestPlanToolLoop(t *testing.T) {
+	tm := load(t, toolsBase)
+	for _, tc := range []struct{ tool, decision, want string }{
+		{"get_time", "", "tool get_time was started without a recorded result and is idempotent: it runs again"},
+		{"note", "", "the run halts here (exit 3) until `teamrun session decide s1 now rerun|fail|unknown`"},
+		{"note", "unknown", `decision "unknown" recorded`},
+	} {
+		t.Run(tc.tool+tc.decision, func(t *testing.T) {
+			sess := session(tm, map[string]rec{"now": {status: checkpoint.StatusRunning, attempts: 1}}, nil)
+			for _, r := range []checkpoint.Record{
+				{Kind: checkpoint.ToolTurnRecorded, Task: "now", Attempt: 1, Tool: &checkpoint.ToolStep{Turn: 1, Calls: []checkpoint.ToolCall{{ID: "c1", Tool: tc.tool, Arguments: `{}`}}}},
+				{Kind: checkpoint.ToolStarted, Task: "now", Tool: &checkpoint.ToolStep{Turn: 1, Call: "c1"}},
+			} {
+				sess.Apply(r)
+			}
+			if tc.decision != "" {
+				sess.Apply(checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: "now", Value: tc.decision})
+			}
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.ReuseStrict)
+			if r := p.Steps[0].Reason; p.Steps[0].Action != Run || !strings.Contains(r, "its tool loop resumes after turn 1") || !strings.Contains(r, tc.want) {
+				t.Errorf("step %+v", p.Steps[0])
+			}
+		})
+	}
+}
+
+func TestPlanNoteMCP(t *testing.T) {
+	tm := load(t, `
+mcp: {servers: {srv: {command: [srv]}, gone: {command: [gone]}}}
+agents:
+  a: {llm: m, tools: [srv, gone]}
+tasks:
+  t: {description: d, agent: a}
+`)
+	sess := session(tm, map[string]rec{"t": {status: checkpoint.StatusRunning, attempts: 1}}, nil)
+	sess.Apply(checkpoint.Record{Kind: checkpoint.ToolTurnRecorded, Task: "t", Attempt: 1, Tool: &checkpoint.ToolStep{Turn: 1,
+		Calls: []checkpoint.ToolCall{{ID: "c1", Tool: "x"}}, MCP: map[string]string{"srv": "aaaa", "gone": "cccc"}}})
+	for _, tc := range []struct {
+		name, digest, want, warn string
+		fail                     bool
+	}{
+		{"changed", "bbbb", "; MCP server srv lists other tools than when its tool loop last ran", "", false},
+		{"unchanged", "aaaa", "", "", false},
+		{"unreachable", "", "", "cannot list the tools of MCP server srv", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.ReuseStrict)
+			calls := 0
+			p.NoteMCP(context.Background(), tm.t, sess, func(_ context.Context, s *spec.MCPServer) (string, error) {
+				calls++
+				if s.Name == "gone" {
+					return "cccc", nil
+				}
+				if tc.fail {
+					return "", errors.New("no such program")
+				}
+				return tc.digest, nil
+			})
+			r := p.Steps[0].Reason
+			if (tc.want != "") != strings.Contains(r, "lists other tools") || (tc.want != "" && !strings.Contains(r, tc.want)) {
+				t.Errorf("reason %q, want %q", r, tc.want)
+			}
+			if tc.warn != "" && (len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], tc.warn)) {
+				t.Errorf("warnings %q", p.Warnings)
+			}
+			if calls != 2 {
+				t.Errorf("%d listings, want one per server", calls)
+			}
+		})
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -167,34 +166,11 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if timeout <= 0 {
 		timeout = a.Timeout
 	}
-	dir, err := c.contextDir(job.Context)
+	env, owner, release, err := c.jobEnv(job)
 	if err != nil {
-		return Result{}, fmt.Errorf("context folder: %w", err)
+		return Result{}, err
 	}
-	defer c.release(dir)
-	env := make([]string, 0, 6+len(job.State))
-	env = append(env,
-		"TEAMRUN_SESSION="+job.Session,
-		"TEAMRUN_TASK="+job.Task.Name,
-		"TEAMRUN_ATTEMPT="+strconv.Itoa(job.Attempt),
-		"TEAMRUN_CONTEXT_DIR="+dir,
-	)
-	if c.Store != "" {
-		env = append(env, "TEAMRUN_STORE="+c.Store)
-	}
-	owner := slices.Clone(env[:2])
-	if c.Store != "" {
-		owner = append(owner, env[len(env)-1])
-	}
-	vars, spill := c.varEnv(job.State, env, "TEAMRUN_VARS_FILE="+varsFile(dir))
-	if len(spill) > 0 {
-		path, err := writeVarsFile(dir, job.State)
-		if err != nil {
-			return Result{}, fmt.Errorf("variables file: %w", err)
-		}
-		env = append(env, "TEAMRUN_VARS_FILE="+path)
-	}
-	env = append(env, vars...)
+	defer release()
 	sinks := c.sinks(job)
 	out, err := RunCommand(ctx, c.Groups, CommandSpec{
 		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Dir: a.Dir, Timeout: timeout, Owner: owner,
@@ -207,6 +183,43 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Raw: out}, nil
+}
+
+// jobEnv is the TEAMRUN_* environment of a job's processes, the command
+// agent's or an LLM agent's tools': session, task, attempt, a context
+// folder with the context tasks' outputs, the shared state. owner are the
+// entries that tell the job's processes (CommandSpec.Owner); release
+// empties the folder for the next job.
+func (c *Commands) jobEnv(job *Job) (env, owner []string, release func(), err error) {
+	dir, err := c.contextDir(job.Context)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("context folder: %w", err)
+	}
+	release = func() { c.release(dir) }
+	env = make([]string, 0, 6+len(job.State))
+	env = append(env,
+		"TEAMRUN_SESSION="+job.Session,
+		"TEAMRUN_TASK="+job.Task.Name,
+		"TEAMRUN_ATTEMPT="+strconv.Itoa(job.Attempt),
+		"TEAMRUN_CONTEXT_DIR="+dir,
+	)
+	if c.Store != "" {
+		env = append(env, "TEAMRUN_STORE="+c.Store)
+	}
+	owner = slices.Clone(env[:2])
+	if c.Store != "" {
+		owner = append(owner, env[len(env)-1])
+	}
+	vars, spill := c.varEnv(job.State, env, "TEAMRUN_VARS_FILE="+varsFile(dir))
+	if len(spill) > 0 {
+		path, err := writeVarsFile(dir, job.State)
+		if err != nil {
+			release()
+			return nil, nil, nil, fmt.Errorf("variables file: %w", err)
+		}
+		env = append(env, "TEAMRUN_VARS_FILE="+path)
+	}
+	return append(env, vars...), owner, release, nil
 }
 
 // sinks opens an attempt's logs and its --verbose lines.
@@ -361,16 +374,7 @@ func (c *Commands) warnOnce(key, msg string) {
 
 // EnvName is a variable's name as it appears after TEAMRUN_VAR_: upper
 // case, anything but letters, digits and _ replaced by _.
-func EnvName(name string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
-			return unicode.ToUpper(r)
-		default:
-			return '_'
-		}
-	}, name)
-}
+func EnvName(name string) string { return spec.EnvName(name) }
 
 // envValue is a shared-state value as text: strings as they are, anything
 // else as JSON.

@@ -40,6 +40,9 @@ type CommandSpec struct {
 	// Stdout and Stderr, when set, get a copy of the output as it comes
 	// (the attempt's logs, --verbose).
 	Stdout, Stderr io.Writer
+	// StdoutLimit reads at most this many bytes of stdout (0: all): a
+	// chatty tool's output stays in its spool file, not in memory.
+	StdoutLimit int
 }
 
 // CommandError is a failed attempt of a command agent.
@@ -294,7 +297,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	// And what left the group, adopted by teamrun as its parent ended.
 	groups.sweep(cs.Owner)
 	p.finish(copied, outputGrace)
-	out, rerr := readSpool(stdout)
+	out, rerr := readSpool(stdout, cs.StdoutLimit)
 	if err == nil && rerr != nil {
 		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot read the command's output: %w", rerr)}
 	}
@@ -331,15 +334,19 @@ func spool(dir string) (*os.File, error) {
 }
 
 // readSpool reads what the command wrote to f, from the start, into a
-// string allocated once at its size.
-func readSpool(f *os.File) (string, error) {
+// string allocated once at its size; at most limit bytes when limit > 0.
+func readSpool(f *os.File, limit int) (string, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return "", err
 	}
+	size := fi.Size()
+	if limit > 0 && size > int64(limit) {
+		size = int64(limit)
+	}
 	var b strings.Builder
-	b.Grow(int(fi.Size()))
-	_, err = io.Copy(&b, io.NewSectionReader(f, 0, fi.Size()))
+	b.Grow(int(size))
+	_, err = io.Copy(&b, io.NewSectionReader(f, 0, size))
 	return b.String(), err
 }
 

@@ -52,6 +52,12 @@ type Job struct {
 	// the agent can correct it (a result that did not fit output_schema);
 	// "" otherwise.
 	Feedback string
+	// Record makes a step of an LLM agent's tool loop durable before the
+	// loop goes on (nil: nothing is recorded). Decision is the recorded
+	// decision for a tool call a crash left without its result.
+	Record   func(checkpoint.Record) error
+	Decision string
+	Warn     func(msg string) // tells the user; nil: nobody
 }
 
 // Result is what an agent produced.
@@ -144,6 +150,7 @@ type taskState struct {
 }
 
 type attemptDone struct {
+	halt        *Halt // the attempt stopped at a tool call that needs a decision
 	i           int
 	desc        string // the rendered description the agent saw
 	res         Result
@@ -342,6 +349,11 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			cancel()
 			continue
 		}
+		if d.halt != nil {
+			e.sched.Wait(d.i)
+			halts = append(halts, d.halt)
+			continue
+		}
 		if err := e.finish(d); err != nil {
 			cancel()
 			continue
@@ -436,7 +448,12 @@ func (e *Engine) job(i int) *Job {
 			// To the user only: the recorder never sees a stream's pieces.
 			e.observe(Event{Time: e.now(), Type: TaskDelta, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Delta: text})
 		},
-		State: maps.Clone(e.State),
+		State:    maps.Clone(e.State),
+		Record:   func(r checkpoint.Record) error { return e.recordTool(i, r) },
+		Decision: e.Decisions[t.Name],
+		Warn: func(msg string) {
+			e.observe(Event{Type: RunWarning, Index: i, Task: t.Name, Message: msg})
+		},
 	}
 }
 
@@ -506,10 +523,14 @@ func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 		if used == nil {
 			used = res.Usage // a success that routing refused was paid for too
 		}
+		if h := e.toolHalt(err); h != nil {
+			return attemptDone{i: j.Index, halt: h, attempt: j.Attempt, elapsed: elapsed, usage: used}
+		}
 		if ctx.Err() != nil {
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, interrupted: true, usage: used}
 		}
-		if try >= t.MaxRetries {
+		var decided *DecidedFailError
+		if try >= t.MaxRetries || errors.As(err, &decided) {
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, usage: used}
 		}
 		feedback = ""

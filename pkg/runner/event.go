@@ -27,6 +27,12 @@ const (
 	RunInfo     EventType = "info"        // worth saying, never worth a cron mail: --quiet drops it
 	TaskLine    EventType = "task_output" // --verbose: a line of a command's stdout or stderr
 	RunFinished EventType = "run_finished"
+	// The steps of an LLM agent's tool loop; their names are the journal's.
+	ToolTurn    EventType = EventType(checkpoint.ToolTurnRecorded)
+	ToolStarted EventType = EventType(checkpoint.ToolStarted)
+	ToolResult  EventType = EventType(checkpoint.ToolFinished)
+	ToolEnded   EventType = EventType(checkpoint.ToolLoopEnded)
+	ToolResumed EventType = EventType(checkpoint.ToolLoopResumed)
 )
 
 // Usage is the tokens an LLM task consumed, as the server counts them,
@@ -44,6 +50,9 @@ type Halt struct {
 	// Budget, when set, says that the session's budget is reached: the
 	// task waits for a larger one, not for a decision.
 	Budget string `json:"budget,omitempty"`
+	// Tool and Arguments name the call a tool halt is about.
+	Tool      string `json:"tool,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
 }
 
 // Event is one step of a run. The engine hands each to its Recorder (the
@@ -79,6 +88,8 @@ type Event struct {
 	Logs string `json:"logs_command,omitempty"`
 	// Tasks is, for run_started, how many tasks the team has.
 	Tasks int `json:"tasks,omitempty"`
+	// Tool is a tool loop step's payload, as journaled.
+	Tool *checkpoint.ToolStep `json:"tool,omitempty"`
 }
 
 // Millis is a duration printed as whole milliseconds in JSON events.

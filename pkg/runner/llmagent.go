@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,10 +26,16 @@ type LLMs struct {
 	MaxAttempts int
 	MaxBackoff  time.Duration
 	Sleep       func(ctx context.Context, d time.Duration) error
+	// Commands gives tools their processes' environment and process
+	// groups, as command agents get them; Dir is the folder the built-in
+	// file tools are confined to (the spec's).
+	Commands *Commands
+	Dir      string
 
-	mu      sync.Mutex
-	memory  map[string][]checkpoint.Message
-	agentMu map[string]*sync.Mutex
+	mu       sync.Mutex
+	memory   map[string][]checkpoint.Message
+	agentMu  map[string]*sync.Mutex
+	toolLogs map[string]*checkpoint.ToolLog // each task's tool loop (toolloop.go)
 }
 
 // Restore gives the agents back the conversations a checkpoint kept.
@@ -136,18 +143,33 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	msgs := llm.BuildMessages(&ra, desc, job.ExpectedOutput, cos, hist)
 	client := &llm.Client{BaseURL: ep.BaseURL, APIKey: ep.APIKey, HTTP: l.HTTP, Timeout: time.Duration(a.LLM.Timeout),
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
-	resp, err := client.Complete(ctx, llm.Request{Model: ep.Model, Messages: msgs,
+	req := llm.Request{Model: ep.Model, Messages: msgs,
 		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
 		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: job.OnDelta,
-		Schema: schemaObject(job.Task.OutputSchema), SchemaName: job.Task.Name})
-	if err != nil {
-		return Result{}, paid(err, usageOf(llm.CallsOf(err), a.LLM.Price, job.Attempt))
+		Schema: schemaObject(job.Task.OutputSchema), SchemaName: job.Task.Name}
+	var content string
+	var calls []llm.Call // every request that reported usage, the tool loop's turns included
+	if len(a.Tools) > 0 || len(a.MCP) > 0 {
+		content, calls, err = l.runTools(ctx, job, client, req)
+	} else {
+		var resp llm.Response
+		resp, err = client.Complete(ctx, req)
+		content, calls = resp.Content, resp.Calls
+		if err != nil {
+			calls = llm.CallsOf(err)
+		} else if len(resp.ToolCalls) > 0 && strings.TrimSpace(resp.Content) == "" {
+			// A reply of only tool calls is no answer, least of all an empty one.
+			err = fmt.Errorf("the model answered only with a call of tool %s, but agent %q has no tools: give it tools (see `teamrun schema`), or use a model that answers in text", resp.ToolCalls[0].Function.Name, a.Name)
+		}
 	}
-	res := Result{Raw: resp.Content, Usage: usageOf(resp.Calls, a.LLM.Price, job.Attempt)}
+	if err != nil {
+		return Result{}, paid(err, usageOf(calls, a.LLM.Price, job.Attempt))
+	}
+	res := Result{Raw: content, Usage: usageOf(calls, a.LLM.Price, job.Attempt)}
 	if a.Memory {
 		res.Memory = []checkpoint.Message{
 			{Role: "user", Content: msgs[len(msgs)-1].Content, Task: job.Task.Name},
-			{Role: "assistant", Content: resp.Content, Task: job.Task.Name},
+			{Role: "assistant", Content: content, Task: job.Task.Name},
 		}
 	}
 	return res, nil

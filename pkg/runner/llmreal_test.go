@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,5 +194,72 @@ func TestRealLLMCostsExample(t *testing.T) {
 	writeUsage(&b, sum)
 	if !strings.Contains(b.String(), "restored 3 tasks whose ") || !strings.Contains(b.String(), " were not paid again") {
 		t.Errorf("summary:\n%s", b.String())
+	}
+}
+
+// tiny-tools first calls get_time({"zone":"UTC"}), then answers "The time
+// is noon." once it has the tool's result.
+func TestRealLLMTools(t *testing.T) {
+	base := realServer(t)
+	dir := t.TempDir()
+	p := newProject(t, base, `
+tools:
+  get_time:
+    description: Current time in an IANA time zone
+    parameters: {type: object, properties: {zone: {type: string}}, required: [zone]}
+    shell: 'echo "$TEAMRUN_ARG_ZONE" >> `+dir+`/calls; TZ="$TEAMRUN_ARG_ZONE" date +%H:%M'
+    timeout: 10s
+    idempotent: true
+agents:
+  clock: {role: Timekeeper, llm: {model: tiny-tools, base_url: BASE}, tools: [get_time], max_turns: 8}
+tasks:
+  now: {description: "What time is it in UTC?", agent: clock}
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	calls, err := os.ReadFile(dir + "/calls")
+	if err != nil || string(calls) != "UTC\n" {
+		t.Fatalf("the tool ran with %q (%v), want exactly once with UTC", calls, err)
+	}
+	sess := p.session(t)
+	tr, _ := sess.Task("now")
+	if strings.TrimSpace(tr.Result) != "The time is noon." {
+		t.Errorf("result %q", tr.Result)
+	}
+	lg := sess.ToolLogs["now"]
+	if lg == nil || len(lg.Turns) != 1 || len(lg.Turns[0].Calls) != 1 {
+		t.Fatalf("journal's tool log %+v", lg)
+	}
+	c := lg.Turns[0].Calls[0]
+	if c.Tool != "get_time" || c.Starts != 1 || !c.Done || c.IsError || strings.TrimSpace(c.Result) == "" {
+		t.Errorf("journaled call %+v", c)
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil || args["zone"] != "UTC" {
+		t.Errorf("journaled arguments %q", c.Arguments)
+	}
+}
+
+// examples/tools.yaml runs as the README says, against the real server.
+func TestRealLLMToolsExample(t *testing.T) {
+	base := realServer(t)
+	example, err := os.ReadFile("../../examples/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProject(t, base, string(example))
+	p.env["OPENAI_BASE_URL"] = base + "/v1"
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	sess := p.session(t)
+	if tr, _ := sess.Task("now"); strings.TrimSpace(tr.Result) != "The time is noon." {
+		t.Errorf("result %q", tr.Result)
+	}
+	if lg := sess.ToolLogs["now"]; lg == nil || lg.Turns[0].Calls[0].Tool != "get_time" || !lg.Turns[0].Calls[0].Done {
+		t.Errorf("tool log %+v", lg)
 	}
 }

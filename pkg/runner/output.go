@@ -187,6 +187,20 @@ func describe(ev Event, s style) string {
 		return fmt.Sprintf("%s %s: %s", s.dim("skipped  "), ev.Task, ev.Reason)
 	case TaskInterrupted:
 		return fmt.Sprintf("%s %s%s: not completed", s.yellow("stopped  "), ev.Task, el)
+	case ToolResult:
+		if ev.Tool == nil {
+			return ""
+		}
+		what := fmt.Sprintf("%d bytes", len(ev.Tool.Result))
+		if ev.Tool.IsError {
+			what = "error: " + truncate(oneLine(strings.TrimPrefix(ev.Tool.Result, "error: ")), 80)
+		}
+		return fmt.Sprintf("%s %s: %s (turn %d): %s", s.dim("tool     "), ev.Task, ev.Tool.Name, ev.Tool.Turn, what)
+	case ToolResumed:
+		if ev.Tool == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s %s: tool loop resumed after turn %d; recorded results replayed, not run again", s.dim("resumed  "), ev.Task, ev.Tool.Turn)
 	}
 	return ""
 }
@@ -233,7 +247,11 @@ func writeHalt(w io.Writer, h *Halt, _ string) {
 		fmt.Fprintf(w, "  then:    %s\n", h.Command)
 		return
 	}
-	fmt.Fprintf(w, "halted: task %q needs a human decision\n", h.Task)
+	if h.Tool != "" {
+		fmt.Fprintf(w, "halted: task %q: a call of tool %s needs a decision\n", h.Task, h.Tool)
+	} else {
+		fmt.Fprintf(w, "halted: task %q needs a human decision\n", h.Task)
+	}
 	fmt.Fprintf(w, "  session: %s\n", h.Session)
 	fmt.Fprintf(w, "  task:    %s\n", h.Task)
 	desc := strings.ReplaceAll(strings.TrimSpace(h.Description), "\n", "\n           ")

@@ -287,8 +287,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}
 		}
 	}
-	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal()}
+	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(specAbs)}
 	llms.Restore(sess.Memory)
+	llms.RestoreTools(sess.ToolLogs)
 	groups := &Groups{}
 	if o.Interrupts != nil {
 		groups = o.Interrupts.Groups()
@@ -307,6 +308,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	defer commands.Close()
+	llms.Commands = commands
 	e.Executor = Agents{Command: commands, LLM: llms}
 	e.Memory = llms
 	e.Recorder = rec
@@ -436,7 +438,7 @@ func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) stri
 func agentRecords(team *spec.Team, state map[string]any) []checkpoint.AgentRecord {
 	recs := make([]checkpoint.AgentRecord, 0, len(team.Agents))
 	for _, a := range team.Agents {
-		recs = append(recs, checkpoint.AgentRecord{Name: a.Name, Kind: a.Kind.String(), Key: team.AgentKey(a.Name, state), Memory: a.Memory})
+		recs = append(recs, checkpoint.AgentRecord{Name: a.Name, Kind: a.Kind.String(), Key: team.AgentKey(a.Name, state), Memory: a.Memory, Tools: team.ToolKeys(a.Name)})
 	}
 	return recs
 }
@@ -549,6 +551,8 @@ func (r *journalRecorder) Record(ev Event) error {
 		recs = append(recs, rec)
 	case RunHalted:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.CurrentTask, Task: ev.Task, At: ev.Time})
+	case ToolTurn, ToolStarted, ToolResult, ToolEnded, ToolResumed:
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.RecordKind(ev.Type), Task: ev.Task, Attempt: ev.Attempt, Tool: ev.Tool, At: ev.Time})
 	}
 	for _, rec := range recs {
 		if err := r.j.Record(rec); err != nil {

@@ -101,7 +101,7 @@ func durationText(d time.Duration) string {
 // AgentKey hashes the full definition of the agent named name as it would
 // run with state: kind, prompts (rendered), llm settings (the name of the
 // key's variable, never a key), memory, command, timeout and dir: as
-// written.
+// written, and the full definition of its tools and max_turns.
 func (t *Team) AgentKey(name string, state map[string]any) string {
 	return t.agentKey(name, state)
 }
@@ -144,6 +144,25 @@ func agentKeyOf(name string, a *Agent, state map[string]any) string {
 			l["temperature"] = *a.LLM.Temperature
 		}
 		def["llm"] = l
+	}
+	// Only when set, so that the keys of agents without tools stay those
+	// earlier versions stored.
+	if len(a.Tools) > 0 {
+		tools := make([]any, len(a.Tools))
+		for i, t := range a.Tools {
+			tools[i] = toolKeyDef(t)
+		}
+		def["tools"] = tools
+	}
+	if a.MaxTurns > 0 {
+		def["max_turns"] = a.MaxTurns
+	}
+	if len(a.MCP) > 0 {
+		servers := make([]any, len(a.MCP))
+		for i, m := range a.MCP {
+			servers[i] = mcpKeyDef(m)
+		}
+		def["mcp"] = servers
 	}
 	return hash16(canonicalJSON(def))
 }

@@ -52,6 +52,12 @@ type Team struct {
 	Agents   []*Agent     // file order
 	Tasks    []*Task      // file order: task i has id i
 	Warnings []Diagnostic // unsupported keys that were ignored, and the like
+	Tools    []*Tool      `json:",omitempty"` // the top-level tools, file order
+	Allow    []string     `json:",omitempty"` // dangerous built-ins the spec opts in to (execute_command)
+	MCP      []*MCPServer `json:",omitempty"` // mcp.servers, file order
+	// Workdir is the folder of the built-in file tools, relative to the
+	// spec's folder; "" is that folder itself.
+	Workdir string `json:",omitempty"`
 }
 
 // LLM says which model an LLM agent talks to and how.
@@ -143,6 +149,12 @@ type Agent struct {
 	dirPos  Pos
 	dirTeam bool // dir is the team's
 	Pos     Pos
+	// Tools are what an LLM agent may call, resolved; MaxTurns bounds its
+	// tool loop (0: DefaultMaxTurns).
+	Tools    []*Tool `json:",omitempty"`
+	MaxTurns int     `json:",omitempty"`
+	// MCP are the servers whose (allowed) tools the agent also gets.
+	MCP []*MCPServer `json:",omitempty"`
 }
 
 // Task is one unit of work. Description and ExpectedOutput hold the text as

@@ -154,6 +154,14 @@ func (b *builder) native(root *tree) {
 		t.Dir, _ = d.str()
 		teamDirPos = d.pos
 	}
+	for _, it := range root.get("allow").itemsOrNil() {
+		if s, ok := it.str(); ok {
+			t.Allow = append(t.Allow, s)
+		}
+	}
+	b.tools(root.get("tools"))
+	b.mcpServers(root.get("mcp"))
+	b.workdir(root.get("workdir"))
 	if ag := root.get("agents"); ag.isMap() {
 		for i, name := range ag.keys {
 			b.nativeAgent(name, ag.vals[i])
@@ -427,6 +435,10 @@ func (b *builder) nativeAgent(name string, v *tree) {
 		// written, when none does, and validate reports it.
 		a.Kind = LLMAgent
 	}
+	b.agentTools(a, v)
+	if n, ok := v.get("max_turns").val().(int64); ok && n > 0 {
+		a.MaxTurns = int(min(n, 1000))
+	}
 	b.team.Agents = append(b.team.Agents, a)
 }
 
@@ -644,7 +656,7 @@ func (b *builder) checkEnvNames() {
 	}
 	first := map[string]string{}
 	for _, n := range names {
-		env := envName(n.name)
+		env := EnvName(n.name)
 		prev, seen := first[env]
 		switch {
 		case !seen:
@@ -655,9 +667,9 @@ func (b *builder) checkEnvNames() {
 	}
 }
 
-// envName is a shared-state name after TEAMRUN_VAR_, as the runner makes it:
+// EnvName is a name after TEAMRUN_VAR_ or TEAMRUN_ARG_, as the runner makes it:
 // upper case, anything but ASCII letters, digits and _ replaced by _.
-func envName(name string) string {
+func EnvName(name string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z':

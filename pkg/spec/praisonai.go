@@ -71,6 +71,18 @@ func (b *builder) praison(root *tree) {
 				// previous output: teamrun's sequential process, not its DAG.
 				b.warnf(v, v.kpos, "PraisonAI's workflow runs the tasks in order, each fed the previous output: teamrun runs them so (sequential); for a DAG of independent tasks use the native format")
 			}
+		case "mcp":
+			b.mcpServers(v)
+		case "workdir":
+			b.workdir(v)
+		case "allow":
+			for _, it := range v.itemsOrNil() {
+				if s, ok := it.str(); ok && s == ExecuteCommand {
+					t.Allow = append(t.Allow, s)
+				} else {
+					b.praisonIgnored(it)
+				}
+			}
 		case "topic", "input":
 			if !v.isNull() {
 				setVar(k, v)
@@ -139,6 +151,12 @@ func (b *builder) praison(root *tree) {
 	if len(t.Tasks) == 0 && len(b.diags) == 0 {
 		b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos.Line, Column: root.pos.Column,
 			Message: "the team has no tasks: give a role tasks (roles.NAME.tasks) or list them under tasks:"})
+	}
+	// PraisonAI's top-level MCP servers serve every agent.
+	for _, a := range t.Agents {
+		if a.Kind == LLMAgent {
+			a.MCP = append(a.MCP, t.MCP...)
+		}
 	}
 	b.check()
 }
@@ -295,9 +313,11 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 			}
 		case "tasks":
 			tasks = f
-		case "tools", "toolsets":
+		case "tools":
+			b.praisonTools(a, f)
+		case "toolsets":
 			if hasTools(f) {
-				b.warnf(f, f.kpos, "not supported, ignored: the agent runs without tools")
+				b.warnf(f, f.kpos, "not supported, ignored: the agent runs without these toolsets (list its tools under tools)")
 			}
 		default:
 			b.praisonIgnored(f)
@@ -405,9 +425,7 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 		case "output_file":
 			str(&tk.OutputFile)
 		case "tools":
-			if hasTools(f) {
-				b.warnf(f, f.kpos, "not supported, ignored: the task runs without tools")
-			}
+			b.praisonTools(b.team.Agent(agent), f)
 		default:
 			b.praisonIgnored(f)
 		}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -39,11 +40,11 @@ func TestPraisonAICorpus(t *testing.T) {
 		{"examples__yaml__agents_workflow.yaml", true, 0, 0, `examples__yaml__agents_workflow.yaml:104:5: steps[3].loop: loop steps are not supported yet: teamrun cannot run a step once per item in this release; write one step per item`},
 		{"examples__yaml__cli_backend.yaml", true, 0, 0, `examples__yaml__cli_backend.yaml:8:5: roles.coder.cli_backend: CLI backends are not supported: use a command agent (shell: or command:) in the native format`},
 		{"examples__yaml__hybrid-workflow.yaml", true, 0, 0, `examples__yaml__hybrid-workflow.yaml:11:1: type: PraisonAI "hybrid" workflows (run:, judge:, approve: steps) are not supported: use command agents (shell:) for run: and a human task for approve: in the native format`},
-		{"examples__yaml__message_steering_example.yaml", false, 2, 5, `examples__yaml__message_steering_example.yaml:9:5: roles.researcher.message_steering: not supported by teamrun, ignored`},
+		{"examples__yaml__message_steering_example.yaml", false, 2, 4, `examples__yaml__message_steering_example.yaml:9:5: roles.researcher.message_steering: not supported by teamrun, ignored`},
 		{"examples__yaml__nested_workflow.yaml", true, 0, 0, `examples__yaml__nested_workflow.yaml:38:7: workflow.steps[0].loop: loop steps are not supported yet: teamrun cannot run a step once per item in this release; write one step per item`},
 		{"examples__yaml__teams__research-writer__agents.yaml", false, 2, 1, `examples__yaml__teams__research-writer__agents.yaml:32:1: dependencies: not supported, ignored: tasks run in file order, each reading the previous task's output (give a task context: to choose what it reads)`},
-		{"examples__yaml__toolsets_workflow.yaml", false, 5, 6, `examples__yaml__toolsets_workflow.yaml:18:5: agents.researcher.toolsets: not supported, ignored: the agent runs without tools`},
-		{"examples__yaml__video_heygen_elevenlabs.yaml", false, 4, 4, `examples__yaml__video_heygen_elevenlabs.yaml:27:5: agents.audio_generator.tools: not supported, ignored: the agent runs without tools`},
+		{"examples__yaml__toolsets_workflow.yaml", false, 5, 5, `examples__yaml__toolsets_workflow.yaml:18:5: agents.researcher.toolsets: not supported, ignored: the agent runs without these toolsets (list its tools under tools)`},
+		{"examples__yaml__video_heygen_elevenlabs.yaml", false, 4, 4, "examples__yaml__video_heygen_elevenlabs.yaml:28:9: agents.audio_generator.tools[0]: tool \"elevenlabs_speak_to_file\" is not available in teamrun, ignored: the agent runs without it; in the native format a command tool provides it: " + "`tools: {elevenlabs_speak_to_file: {description: ..., parameters: {type: object, properties: {query: {type: string}}}, command: [./elevenlabs_speak_to_file]}}` and the agent's `tools: [elevenlabs_speak_to_file]`"},
 		{"examples__yaml__workflows__complete_workflow.yaml", true, 0, 0, `examples__yaml__workflows__complete_workflow.yaml:101:5: steps[3].loop: loop steps are not supported yet: teamrun cannot run a step once per item in this release; write one step per item`},
 		{"examples__yaml__workflows__evaluator_optimizer_workflow.yaml", true, 0, 0, `examples__yaml__workflows__evaluator_optimizer_workflow.yaml:41:5: steps[1].repeat: repeat steps are not supported yet: teamrun cannot run a step again until its output says so in this release; write the iterations as steps`},
 		{"examples__yaml__workflows__loop_workflow.yaml", true, 0, 0, `examples__yaml__workflows__loop_workflow.yaml:38:5: steps[0].loop: loop steps are not supported yet: teamrun cannot run a step once per item in this release; write one step per item`},
@@ -54,12 +55,12 @@ func TestPraisonAICorpus(t *testing.T) {
 		{"examples__yaml__workflows__workflow_robustness.yaml", false, 3, 6, `examples__yaml__workflows__workflow_robustness.yaml:11:1: description: not supported by teamrun, ignored`},
 		{"src__praisonai-agents__tests__fixtures__multi_step_workflow.yaml", false, 2, 0, ``},
 		{"src__praisonai-agents__tests__fixtures__simple_agents.yaml", false, 1, 0, ``},
-		{"src__praisonai-rust__examples__workflow.yaml", false, 3, 1, `src__praisonai-rust__examples__workflow.yaml:16:5: agents[0].tools: not supported, ignored: the agent runs without tools`},
+		{"src__praisonai-rust__examples__workflow.yaml", false, 3, 1, "src__praisonai-rust__examples__workflow.yaml:17:9: agents[0].tools[0]: tool \"search_web\" is not available in teamrun, ignored: the agent runs without it; in the native format a command tool provides it: " + "`tools: {search_web: {description: ..., parameters: {type: object, properties: {query: {type: string}}}, command: [./search_web]}}` and the agent's `tools: [search_web]`"},
 		{"src__praisonai__agents-advanced.yaml", false, 3, 9, `src__praisonai__agents-advanced.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
-		{"src__praisonai__agents.yaml", false, 2, 2, `src__praisonai__agents.yaml:13:5: roles.file_reader.tools: not supported, ignored: the agent runs without tools`},
+		{"src__praisonai__agents.yaml", false, 2, 1, "src__praisonai__agents.yaml:25:7: roles.command_executor.tools[0]: tool \"execute_command\" is not given to the agent: it runs any command the model writes; allow it with the top-level `allow: [execute_command]`, or declare a command tool in the native format"},
 		{"src__praisonai__examples__python__frameworks__openai_agents__agents.yaml", false, 1, 1, `src__praisonai__examples__python__frameworks__openai_agents__agents.yaml:1:1: framework: "openai_agents" is ignored: teamrun runs the team itself`},
 		{"src__praisonai__examples__workflow_example.yaml", true, 0, 0, `src__praisonai__examples__workflow_example.yaml:86:5: steps[3].next_tasks: "review_task" loops back to an earlier step: teamrun runs a DAG of tasks, so route forward with condition: instead`},
-		{"src__praisonai__test_agents.yaml", false, 1, 2, `src__praisonai__test_agents.yaml:4:5: roles.researcher.name: not supported by teamrun, ignored`},
+		{"src__praisonai__test_agents.yaml", false, 1, 4, `src__praisonai__test_agents.yaml:4:5: roles.researcher.name: not supported by teamrun, ignored`},
 		{"src__praisonai__tests__agents-advanced.yaml", false, 3, 7, `src__praisonai__tests__agents-advanced.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
 		{"src__praisonai__tests__agents.yaml", false, 2, 2, `src__praisonai__tests__agents.yaml:1:1: framework: "crewai" is ignored: teamrun runs the team itself`},
 		{"src__praisonai__tests__autogen-agents.yaml", false, 2, 2, `src__praisonai__tests__autogen-agents.yaml:1:1: framework: "autogen" is ignored: teamrun runs the team itself`},
@@ -131,6 +132,48 @@ func TestPraisonAICorpus(t *testing.T) {
 			// A loaded team is usable: its fingerprint and keys compute.
 			if fp := team.Fingerprint(team.InitialState(nil)); len(fp) != 16 {
 				t.Errorf("fingerprint %q", fp)
+			}
+		})
+	}
+}
+
+// The corpus files whose agents use read_file or write_file load with those
+// built-ins; the other tools each get a warning naming them.
+func TestPraisonAICorpusTools(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "corpus", "praisonai")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("corpus not available: %v", err)
+	}
+	tests := []struct {
+		file   string
+		tools  map[string]string // agent -> its tools, comma-separated
+		warned []string          // tools named by a warning
+	}{
+		{"examples__yaml__message_steering_example.yaml", map[string]string{"researcher": "write_file", "writer": "read_file,write_file"}, []string{"internet_search"}},
+		{"examples__yaml__toolsets_workflow.yaml", map[string]string{"analyst": "read_file,write_file", "researcher": ""}, nil},
+		{"src__praisonai__agents.yaml", map[string]string{"file_reader": "read_file", "command_executor": "write_file"}, []string{"execute_command"}},
+		{"src__praisonai__test_agents.yaml", map[string]string{"researcher": ""}, []string{"search_web", "get_weather", "calculate"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			team, err := Load(filepath.Join(dir, tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for agent, want := range tt.tools {
+				var names []string
+				for _, tl := range team.Agent(agent).Tools {
+					names = append(names, tl.Name)
+				}
+				if got := strings.Join(names, ","); got != want {
+					t.Errorf("agent %s has tools %q, want %q", agent, got, want)
+				}
+			}
+			all := ErrorList(team.Warnings).Error()
+			for _, w := range tt.warned {
+				if !strings.Contains(all, fmt.Sprintf("tool %q", w)) {
+					t.Errorf("no warning names tool %s:\n%s", w, all)
+				}
 			}
 		})
 	}

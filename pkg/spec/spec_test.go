@@ -182,7 +182,7 @@ func TestValidSpecs(t *testing.T) {
 }
 
 func TestExamplesValidate(t *testing.T) {
-	for _, f := range []string{"../../examples/agents.yaml", "../../examples/llm-team.yaml", "../../examples/llm-costs.yaml"} {
+	for _, f := range []string{"../../examples/agents.yaml", "../../examples/llm-team.yaml", "../../examples/llm-costs.yaml", "../../examples/tools.yaml"} {
 		team, err := Load(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)

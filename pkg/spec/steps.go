@@ -228,9 +228,8 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string) []string 
 		case "output_file":
 			b.praisonString(f, &tk.OutputFile)
 		case "tools":
-			if hasTools(f) {
-				b.warnf(f, f.kpos, "not supported, ignored: the step runs without tools")
-			}
+			agent, _ := st.get("agent").str()
+			b.praisonTools(b.team.Agent(agent), f)
 		case "is_start":
 			// the first step starts anyway
 		case "next_tasks":
@@ -461,7 +460,7 @@ func conditionScript(cond string) (string, error) {
 	operand := func(s string) (string, error) {
 		s = strings.TrimSpace(s)
 		if m := operandRE.FindStringSubmatch(s); m != nil {
-			return fmt.Sprintf("\"${TEAMRUN_VAR_%s-}\"", envName(m[1])), nil
+			return fmt.Sprintf("\"${TEAMRUN_VAR_%s-}\"", EnvName(m[1])), nil
 		}
 		if strings.Contains(s, "{{") {
 			return "", fmt.Errorf("%q: an if condition compares variables ({{name}}) and literals; nested names such as {{item.score}} are not supported", s)

@@ -38,6 +38,10 @@ const (
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are an assistant turn's calls; ToolCallID answers one of
+	// them in a message of role tool (tools.go).
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
 }
 
 // Usage is the token count a server reports for one completion. Cached
@@ -113,6 +117,9 @@ type Request struct {
 	// how well they keep to it: the caller checks the answer itself.
 	Schema     map[string]any
 	SchemaName string
+	// Tools are offered to the model (tools.go); none: a plain
+	// completion. A request with tools is never streamed.
+	Tools []Tool
 }
 
 // Response is the first choice's text, the usage and the model that answered.
@@ -125,8 +132,9 @@ type Response struct {
 	// answer's last; Usage is the last one's.
 	Calls []Call
 
-	status   int  // the HTTP status of the answer
-	hasUsage bool // the answer reported usage
+	status    int  // the HTTP status of the answer
+	hasUsage  bool // the answer reported usage
+	ToolCalls []ToolCall
 }
 
 // Client talks to one OpenAI-compatible endpoint. The zero value of every
@@ -153,6 +161,7 @@ type wireRequest struct {
 	// it OpenAI's API counts nothing when streaming.
 	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
 	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+	Tools          []Tool          `json:"tools,omitempty"`
 }
 
 type responseFormat struct {
@@ -194,8 +203,9 @@ type wireResponse struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Message struct {
-			Content *string `json:"content"`
-			Refusal *string `json:"refusal"`
+			Content   *string    `json:"content"`
+			Refusal   *string    `json:"refusal"`
+			ToolCalls []ToolCall `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
@@ -231,7 +241,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	}
 	wr := wireRequest{
 		Model: req.Model, Messages: req.Messages,
-		Temperature: req.Temperature, MaxTokens: req.MaxTokens,
+		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Tools: req.Tools,
 	}
 	if req.Schema != nil {
 		wr.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchemaSpec{Name: schemaName(req.SchemaName), Schema: req.Schema}}
@@ -373,7 +383,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	}
 	ch := wr.Choices[0]
 	// The model's name is recorded with the usage: no key may ride in it.
-	resp := Response{Model: red.clean(wr.Model), status: hresp.StatusCode}
+	resp := Response{Model: red.clean(wr.Model), status: hresp.StatusCode, ToolCalls: ch.Message.ToolCalls}
 	if wr.Usage != nil {
 		resp.Usage, resp.hasUsage = wr.Usage.usage(), true
 	}

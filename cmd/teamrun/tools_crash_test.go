@@ -1,0 +1,384 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// crashLLM is the model of the crash tests: its first answer calls
+// charge({"amount":5}); any later one answers with the tool's result.
+// It counts the requests; with blockSecond it holds the second request
+// open until the client goes away, so that the test can kill teamrun
+// after the tool's result is on disk and before the answer.
+type crashLLM struct {
+	mu          sync.Mutex
+	bodies      []string
+	blockSecond bool
+	second      chan struct{}
+}
+
+func (f *crashLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, string(body))
+	n := len(f.bodies)
+	block := f.blockSecond && n == 2
+	f.mu.Unlock()
+	if block {
+		close(f.second)
+		<-r.Context().Done()
+		return
+	}
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &req)
+	w.Header().Set("Content-Type", "application/json")
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role != "tool" {
+		fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"charge","arguments":"{\"amount\":5}"}}]},"finish_reason":"tool_calls"}]}`)
+		return
+	}
+	answer, _ := json.Marshal("charged: " + strings.TrimSpace(last.Content))
+	fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":%s},"finish_reason":"stop"}]}`, answer)
+}
+
+func (f *crashLLM) requests() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.bodies...)
+}
+
+type crashProject struct {
+	dir  string
+	spec string
+}
+
+// newCrashProject writes a team whose charge tool logs each run to runs
+// and, the first time, blocks (after touching ready) until it is killed.
+func newCrashProject(t *testing.T, base string, idempotent bool) *crashProject {
+	t.Helper()
+	dir := t.TempDir()
+	spec := fmt.Sprintf(`
+tools:
+  charge:
+    description: Charge the customer
+    parameters: {type: object, properties: {amount: {type: integer}}, required: [amount]}
+    shell: 'echo "$TEAMRUN_ARG_AMOUNT" >> %[1]s/runs; if [ ! -e %[1]s/ready ]; then touch %[1]s/ready; exec sleep 120; fi; echo "charged $TEAMRUN_ARG_AMOUNT"'
+    idempotent: %[3]v
+agents:
+  clerk: {role: Clerk, llm: {model: m, base_url: %[2]s/v1}, tools: [charge]}
+tasks:
+  # Retries: a decided fail must still not start the loop afresh.
+  work: {description: Charge the customer 5, agent: clerk, max_retries: 2, retry_delay: 10ms}
+`, dir, base, idempotent)
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (p *crashProject) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(p.dir, "home"), "NO_COLOR=1")
+	cmd.Dir = p.dir
+	return cmd
+}
+
+// teamrun runs the binary to its end: its output and exit code.
+func (p *crashProject) teamrun(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := p.command(args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), 0
+}
+
+// crash starts a run and kills its whole process group with SIGKILL once
+// ready says so.
+func (p *crashProject) crash(t *testing.T, ready func() bool) {
+	t.Helper()
+	cmd := p.command("run", p.spec, "--session", "s1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; !ready(); i++ {
+		if i > 1200 {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			t.Fatalf("the run never got to the point of the crash:\n%s", out.String())
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+}
+
+func (p *crashProject) runs(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(p.dir, "runs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+func (p *crashProject) exists(name string) func() bool {
+	return func() bool {
+		_, err := os.Stat(filepath.Join(p.dir, name))
+		return err == nil
+	}
+}
+
+// kill -9 while a tool that is not idempotent runs: --continue halts with
+// exit 3 and the decide commands, without running it or asking the model;
+// each decision then settles the call.
+func TestToolCrashNotIdempotent(t *testing.T) {
+	tests := []struct {
+		decision string
+		code     int
+		runs     int    // of the tool, in all
+		has      string // in the last run's output
+		toolMsg  string // in the model's last request
+	}{
+		{"unknown", 0, 1, "charged: error: the outcome of this call is unknown", "the outcome of this call is unknown"},
+		{"rerun", 0, 2, "charged: charged 5", "charged 5"},
+		{"fail", 1, 1, "decided: fail", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.decision, func(t *testing.T) {
+			f := &crashLLM{}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newCrashProject(t, srv.URL, false)
+			p.crash(t, p.exists("ready"))
+			if n := len(f.requests()); n != 1 {
+				t.Fatalf("%d model requests before the crash, want 1", n)
+			}
+
+			out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+			if code != 3 {
+				t.Fatalf("--continue exited %d, want 3 (halted):\n%s", code, out)
+			}
+			for _, want := range []string{
+				`halted: task "work": a call of tool charge needs a decision`,
+				`tool charge was started with {"amount":5}`,
+				"teamrun session decide s1 work rerun", "teamrun session decide s1 work fail", "teamrun session decide s1 work unknown",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the halt lacks %q:\n%s", want, out)
+				}
+			}
+			if p.runs(t) != 1 || len(f.requests()) != 1 {
+				t.Fatalf("the halted run ran the tool (%d runs) or asked the model (%d requests)", p.runs(t), len(f.requests()))
+			}
+
+			if out, _ := p.teamrun(t, "session", "show", "s1", "--task", "work"); !strings.Contains(out, "unknown: started, no result recorded") {
+				t.Errorf("session show --task does not show the unsettled call:\n%s", out)
+			}
+			if out, code := p.teamrun(t, "session", "decide", "s1", "work", "maybe"); code != 2 || !strings.Contains(out, "decide rerun, fail, unknown") {
+				t.Errorf("a bad decision: exit %d\n%s", code, out)
+			}
+			if out, code := p.teamrun(t, "session", "decide", "s1", "work", tc.decision); code != 0 {
+				t.Fatalf("decide: exit %d\n%s", code, out)
+			}
+			out, code = p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+			if code != tc.code || !strings.Contains(out, tc.has) {
+				t.Fatalf("after deciding %s: exit %d, want %d and %q:\n%s", tc.decision, code, tc.code, tc.has, out)
+			}
+			if p.runs(t) != tc.runs {
+				t.Errorf("the tool ran %d times, want %d", p.runs(t), tc.runs)
+			}
+			if tc.decision == "fail" && len(f.requests()) != 1 {
+				t.Errorf("a decided fail asked the model again (%d requests): it was retried", len(f.requests()))
+			}
+			reqs := f.requests()
+			if tc.toolMsg != "" && (len(reqs) != 2 || !strings.Contains(reqs[1], `"tool_call_id":"c1"`) || !strings.Contains(reqs[1], tc.toolMsg)) {
+				t.Errorf("%d requests; the last: %s", len(reqs), reqs[len(reqs)-1])
+			}
+			if tc.decision != "fail" {
+				// Settled: another --continue runs nothing.
+				if out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1"); code != 0 || !strings.Contains(out, "1 restored, 0 ran") {
+					t.Errorf("a second --continue: exit %d\n%s", code, out)
+				}
+			}
+		})
+	}
+}
+
+// kill -9 while an idempotent tool runs: --continue runs it again and
+// finishes.
+func TestToolCrashIdempotent(t *testing.T) {
+	f := &crashLLM{}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newCrashProject(t, srv.URL, true)
+	p.crash(t, p.exists("ready"))
+	out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+	if code != 0 || !strings.Contains(out, "summary done") {
+		t.Fatalf("--continue: exit %d\n%s", code, out)
+	}
+	if p.runs(t) != 2 || len(f.requests()) != 2 {
+		t.Errorf("%d tool runs and %d model requests, want 2 and 2", p.runs(t), len(f.requests()))
+	}
+	if !strings.Contains(out, "charged: charged 5") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+// kill -9 once the tool's result is on disk, while the model is asked
+// again: --continue does not run the tool again and makes exactly one more
+// model request, which carries the recorded result under its call's id.
+func TestToolCrashAfterResult(t *testing.T) {
+	f := &crashLLM{blockSecond: true, second: make(chan struct{})}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newCrashProject(t, srv.URL, false)
+	// The tool must not block this time: it finds ready already there.
+	if err := os.WriteFile(filepath.Join(p.dir, "ready"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.crash(t, func() bool {
+		select {
+		case <-f.second:
+			return true
+		default:
+			return false
+		}
+	})
+	if p.runs(t) != 1 || len(f.requests()) != 2 {
+		t.Fatalf("before the crash: %d tool runs, %d requests", p.runs(t), len(f.requests()))
+	}
+	out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+	if code != 0 || !strings.Contains(out, "charged: charged 5") {
+		t.Fatalf("--continue: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "tool loop resumed after turn 1; recorded results replayed, not run again") {
+		t.Errorf("the resume is not said:\n%s", out)
+	}
+	reqs := f.requests()
+	if p.runs(t) != 1 || len(reqs) != 3 {
+		t.Fatalf("%d tool runs and %d model requests, want 1 and 3", p.runs(t), len(reqs))
+	}
+	if !strings.Contains(reqs[2], `"tool_call_id":"c1"`) || !strings.Contains(reqs[2], `charged 5`) {
+		t.Errorf("the resumed request lacks the recorded result: %s", reqs[2])
+	}
+	// session show --task: the call, its size, and that it was replayed.
+	out, code = p.teamrun(t, "session", "show", "s1", "--task", "work")
+	row := regexp.MustCompile(`(?m)^1\s+charge\s+\{"amount":5\}\s+\S+\s+10 bytes\s+yes \(1\)$`)
+	if code != 0 || !row.MatchString(out) || !strings.Contains(out, "1 turns with 1 calls (attempt 1), ended: completed; resumed 1 times") {
+		t.Errorf("session show --task: exit %d\n%s", code, out)
+	}
+	if out, code := p.teamrun(t, "session", "show", "s1", "--task", "wrok"); code != 2 || !strings.Contains(out, `has no task "wrok"; its tasks: work`) {
+		t.Errorf("an unknown task: exit %d\n%s", code, out)
+	}
+}
+
+type chargeArgs struct {
+	Amount int `json:"amount"`
+}
+
+// serveCrashMCP serves charge over stdio: like the shell tool of these
+// tests, it logs each call to $CRASH_DIR/runs and, the first time, blocks
+// after touching ready.
+func serveCrashMCP() {
+	dir := os.Getenv("CRASH_DIR")
+	s := mcp.NewServer(&mcp.Implementation{Name: "crash", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "charge", Description: "Charge the customer"}, func(_ context.Context, _ *mcp.CallToolRequest, in chargeArgs) (*mcp.CallToolResult, any, error) {
+		if f, err := os.OpenFile(filepath.Join(dir, "runs"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintln(f, in.Amount)
+			f.Close()
+		}
+		if _, err := os.Stat(filepath.Join(dir, "ready")); err != nil {
+			_ = os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644)
+			time.Sleep(2 * time.Minute)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("charged %d", in.Amount)}}}, nil, nil
+	})
+	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// kill -9 while an MCP tool runs follows the rule of command tools: a
+// tool the server's entry does not declare idempotent halts the resumed
+// run; a declared one runs again.
+func TestToolCrashMCP(t *testing.T) {
+	for _, idempotent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("idempotent=%v", idempotent), func(t *testing.T) {
+			f := &crashLLM{}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			dir := t.TempDir()
+			idem := ""
+			if idempotent {
+				idem = "charge"
+			}
+			p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+			spec := fmt.Sprintf(`
+mcp:
+  servers:
+    billing:
+      command: [%q]
+      env: {TEAMRUN_TEST_MCP_SERVER: "1", CRASH_DIR: %q}
+      idempotent: [%s]
+agents:
+  clerk: {role: Clerk, llm: {model: m, base_url: %s/v1}, tools: [billing]}
+tasks:
+  work: {description: Charge the customer 5, agent: clerk}
+`, os.Args[0], dir, idem, srv.URL)
+			if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p.crash(t, p.exists("ready"))
+			out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+			if !idempotent {
+				if code != 3 || !strings.Contains(out, `halted: task "work": a call of tool charge needs a decision`) || p.runs(t) != 1 {
+					t.Fatalf("exit %d, %d runs:\n%s", code, p.runs(t), out)
+				}
+				// plan lists the server's tools (unchanged) and says the run halts.
+				out, code = p.teamrun(t, "plan", p.spec, "--session", "s1")
+				if code != 0 || !strings.Contains(out, "its tool loop resumes after turn 1") || !strings.Contains(out, "the run halts here (exit 3)") ||
+					strings.Contains(out, "lists other tools") || strings.Contains(out, "cannot list") || p.runs(t) != 1 {
+					t.Errorf("plan: exit %d, %d runs:\n%s", code, p.runs(t), out)
+				}
+				return
+			}
+			if code != 0 || !strings.Contains(out, "charged: charged 5") || p.runs(t) != 2 {
+				t.Fatalf("exit %d, %d runs:\n%s", code, p.runs(t), out)
+			}
+		})
+	}
+}

@@ -1,0 +1,288 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The records of an LLM agent's tool loop (issue 10). The model turn that
+// asks for tools is durable before any of them runs, then each tool's
+// start, then its result: a resumed run replays what is recorded and never
+// runs a call again whose start is recorded without its result, unless the
+// tool is idempotent or a decision says so.
+const (
+	ToolTurnRecorded RecordKind = "tool_turn"   // Task, Attempt, Tool{Turn, Content, Calls}
+	ToolStarted      RecordKind = "tool_start"  // Task, Tool{Turn, Call, Decision}
+	ToolFinished     RecordKind = "tool_result" // Task, Tool{Turn, Call, Result, IsError, Millis, Decision}
+	ToolLoopEnded    RecordKind = "tool_end"    // Task, Tool{Reason, Decision}: the next attempt starts afresh
+	ToolLoopResumed  RecordKind = "tool_resume" // Task, Tool{Turn}: a run replayed the log up to Turn
+)
+
+// Tool decisions: `teamrun session decide ID TASK VALUE` on a task halted
+// at a call whose outcome a crash hid.
+const (
+	DecideRerun   = "rerun"   // run the call again
+	DecideFail    = "fail"    // fail the task's attempt
+	DecideUnknown = "unknown" // tell the model the outcome is unknown; do not repeat the call
+)
+
+// ToolDecisions are the values decide takes for a tool call, in the order
+// they are offered.
+func ToolDecisions() []string { return []string{DecideRerun, DecideFail, DecideUnknown} }
+
+// ToolStep is the payload of a tool record.
+type ToolStep struct {
+	Turn     int        `json:"turn,omitempty"`
+	Content  string     `json:"content,omitempty"` // the model's text beside its calls
+	Calls    []ToolCall `json:"calls,omitempty"`   // a turn's calls, exactly as the model made them
+	Call     string     `json:"call,omitempty"`    // the id of the call a start or result is about
+	Result   string     `json:"result,omitempty"`
+	IsError  bool       `json:"is_error,omitempty"`
+	Millis   int64      `json:"ms,omitempty"`
+	Decision string     `json:"decision,omitempty"` // the decision this step settles, consumed with it
+	Reason   string     `json:"reason,omitempty"`
+	Name     string     `json:"name,omitempty"` // a start's or result's tool, for readers of the journal
+	// MCP holds, on a loop's first turn and on a resume, the digest of each
+	// MCP server's tool list as the model was offered it.
+	MCP map[string]string `json:"mcp,omitempty"`
+}
+
+// ToolCall is one call of a model turn and what became of it.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
+	Starts    int    `json:"starts,omitempty"` // recorded starts: more than one after an idempotent rerun
+	Done      bool   `json:"done,omitempty"`
+	Result    string `json:"result,omitempty"`
+	IsError   bool   `json:"is_error,omitempty"`
+	Millis    int64  `json:"ms,omitempty"`
+	Decision  string `json:"decision,omitempty"`
+	// Replays counts the resumed runs that gave the model the recorded
+	// result instead of running the call.
+	Replays int `json:"replays,omitempty"`
+}
+
+// Pending reports a call that was started but whose result is not known.
+func (c *ToolCall) Pending() bool { return c.Starts > 0 && !c.Done }
+
+// ToolTurn is one model turn that asked for tools.
+type ToolTurn struct {
+	Turn    int        `json:"turn"`
+	Content string     `json:"content,omitempty"`
+	Calls   []ToolCall `json:"calls"`
+}
+
+// ToolLog is a task's tool loop: the turns of its latest attempt.
+type ToolLog struct {
+	Attempt int        `json:"attempt"`
+	Turns   []ToolTurn `json:"turns"`
+	// Ended says why the loop ended (completed, max_turns, decided fail);
+	// an ended log is shown, never resumed.
+	Ended   string `json:"ended,omitempty"`
+	Resumes int    `json:"resumes,omitempty"`
+	// MCP is the digest of each MCP server's tool list when the loop last
+	// started or resumed.
+	MCP map[string]string `json:"mcp,omitempty"`
+}
+
+// Resumable reports whether a run should continue this log.
+func (l *ToolLog) Resumable() bool { return l != nil && l.Ended == "" && len(l.Turns) > 0 }
+
+// Find returns the call with that id in turn, or nil.
+func (l *ToolLog) Find(turn int, id string) *ToolCall {
+	if l == nil || turn < 1 || turn > len(l.Turns) {
+		return nil
+	}
+	for i := range l.Turns[turn-1].Calls {
+		if c := &l.Turns[turn-1].Calls[i]; c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// PendingCall is the first call started without a result, or nil.
+func (l *ToolLog) PendingCall() *ToolCall {
+	if !l.Resumable() {
+		return nil
+	}
+	for ti := range l.Turns {
+		for ci := range l.Turns[ti].Calls {
+			if c := &l.Turns[ti].Calls[ci]; c.Pending() {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func (l *ToolLog) clone() *ToolLog {
+	c := *l
+	if l.MCP != nil {
+		c.MCP = make(map[string]string, len(l.MCP))
+		for k, v := range l.MCP {
+			c.MCP[k] = v
+		}
+	}
+	c.Turns = make([]ToolTurn, len(l.Turns))
+	for i, t := range l.Turns {
+		t.Calls = append([]ToolCall(nil), t.Calls...)
+		c.Turns[i] = t
+	}
+	return &c
+}
+
+// Clone is a copy the caller may change.
+func (l *ToolLog) Clone() *ToolLog {
+	if l == nil {
+		return nil
+	}
+	return l.clone()
+}
+
+func (r *Record) validateTool() error {
+	if r.Task == "" {
+		return fmt.Errorf("%s record without a task", r.Kind)
+	}
+	if r.Tool == nil {
+		return fmt.Errorf("%s record of task %q without its tool step", r.Kind, r.Task)
+	}
+	switch r.Kind {
+	case ToolTurnRecorded:
+		if r.Tool.Turn < 1 || len(r.Tool.Calls) == 0 {
+			return fmt.Errorf("tool_turn record of task %q without a turn number or calls", r.Task)
+		}
+	case ToolStarted, ToolFinished:
+		if r.Tool.Turn < 1 || r.Tool.Call == "" {
+			return fmt.Errorf("%s record of task %q without its turn and call", r.Kind, r.Task)
+		}
+	}
+	return nil
+}
+
+// applyTool folds a tool record into s; a decision it settles is consumed.
+func (s *Session) applyTool(r Record) {
+	if r.Tool.Decision != "" {
+		delete(s.Checkpoint.Decisions, r.Task)
+	}
+	if l := ApplyTool(s.ToolLogs[r.Task], r); l != nil {
+		if s.ToolLogs == nil {
+			s.ToolLogs = map[string]*ToolLog{}
+		}
+		s.ToolLogs[r.Task] = l
+	}
+}
+
+// ApplyTool folds a validated tool record into log and returns the log: a
+// new one when the record is a loop's first turn. A record about a turn or
+// a call the log does not have is ignored: it can only follow a log that a
+// newer first turn replaced. The runner keeps its own view of a running
+// loop with it, so both read the records the same way.
+func ApplyTool(log *ToolLog, r Record) *ToolLog {
+	st := r.Tool
+	if st == nil {
+		return log
+	}
+	switch r.Kind {
+	case ToolTurnRecorded:
+		if st.Turn == 1 || log == nil {
+			log = &ToolLog{Attempt: r.Attempt}
+		}
+		if st.Turn != len(log.Turns)+1 {
+			return log
+		}
+		log.Turns = append(log.Turns, ToolTurn{Turn: st.Turn, Content: st.Content, Calls: append([]ToolCall(nil), st.Calls...)})
+		if st.MCP != nil {
+			log.MCP = st.MCP
+		}
+	case ToolStarted:
+		if c := log.Find(st.Turn, st.Call); c != nil {
+			c.Starts++
+			c.Done = false
+			if st.Decision != "" {
+				c.Decision = st.Decision
+			}
+		}
+	case ToolFinished:
+		if c := log.Find(st.Turn, st.Call); c != nil {
+			c.Done, c.Result, c.IsError, c.Millis = true, st.Result, st.IsError, st.Millis
+			if st.Decision != "" {
+				c.Decision = st.Decision
+			}
+		}
+	case ToolLoopEnded:
+		if log != nil {
+			log.Ended = st.Reason
+			if log.Ended == "" {
+				log.Ended = "ended"
+			}
+		}
+	case ToolLoopResumed:
+		if log != nil {
+			log.Resumes++
+			if st.MCP != nil {
+				log.MCP = st.MCP
+			}
+			for ti := 0; ti < min(st.Turn, len(log.Turns)); ti++ {
+				for ci := range log.Turns[ti].Calls {
+					if c := &log.Turns[ti].Calls[ci]; c.Done {
+						c.Replays++
+					}
+				}
+			}
+		}
+	}
+	return log
+}
+
+// endToolLog marks a task's log as ended: a completed task's loop is over.
+func (s *Session) endToolLog(task, reason string) {
+	if l := s.ToolLogs[task]; l != nil && l.Ended == "" {
+		l.Ended = reason
+	}
+}
+
+// carryToolLogs keeps, for a continued session, the logs of the tasks
+// whose definition (their agent's and tools' included) is unchanged: a
+// resumed loop replays only what the same definition produced.
+func carryToolLogs(old *Session, keyOf map[string]string) map[string]*ToolLog {
+	var out map[string]*ToolLog
+	for task, l := range old.ToolLogs {
+		t, ok := old.Task(task)
+		if !ok || l == nil || t.Key == "" || keyOf[task] != t.Key {
+			continue
+		}
+		if out == nil {
+			out = map[string]*ToolLog{}
+		}
+		out[task] = l.clone()
+	}
+	return out
+}
+
+func cloneToolLogs(m map[string]*ToolLog) map[string]*ToolLog {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]*ToolLog, len(m))
+	for k, l := range m {
+		if l != nil {
+			out[k] = l.clone()
+		}
+	}
+	return out
+}
+
+// ErrNoToolCall is decide on a task without a call waiting for a decision.
+var ErrNoToolCall = errors.New("no tool call waits for a decision")
+
+// PendingToolCall is the call of task that a decision would settle: started
+// in a crashed run, its result unknown.
+func PendingToolCall(sess *Session, task string) (*ToolCall, error) {
+	c := sess.ToolLogs[task].PendingCall()
+	if c == nil {
+		return nil, fmt.Errorf("task %q of session %s: %w", task, sess.ID, ErrNoToolCall)
+	}
+	return c, nil
+}

@@ -1,0 +1,218 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// TestMain lets the test binary serve as a stdio MCP server, so that the
+// MCP tests need nothing installed (no npx).
+func TestMain(m *testing.M) {
+	if os.Getenv("TEAMRUN_TEST_MCP_SERVER") == "1" {
+		serveTestMCP()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type echoArgs struct {
+	Text string `json:"text" jsonschema:"what to echo"`
+}
+
+// serveTestMCP serves echo (it logs each call to $MCP_LOG and answers
+// with the text and the task it ran for) and secret, over stdin/stdout.
+func serveTestMCP() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo a text"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+		f, err := os.OpenFile(os.Getenv("MCP_LOG"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(f, in.Text)
+			f.Close()
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("echo %s for %s (%s)", in.Text, os.Getenv("TEAMRUN_TASK"), os.Getenv("GREETING"))}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "secret", Description: "Not for agents"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the secret"}}}, nil, nil
+	})
+	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+func mcpTeam(t *testing.T, idempotent string) (string, string) {
+	t.Helper()
+	log := t.TempDir() + "/mcp.log"
+	return fmt.Sprintf(`
+mcp:
+  servers:
+    testsrv:
+      command: [%q]
+      env: {TEAMRUN_TEST_MCP_SERVER: "1", MCP_LOG: %q, GREETING: hello}
+      tools: [echo]
+      idempotent: [%s]
+agents:
+  a: {llm: {model: m, base_url: BASE}, tools: [testsrv]}
+tasks:
+  t: {description: d, agent: a}
+`, os.Args[0], log, idempotent), log
+}
+
+// A stdio MCP server's allowed tools are offered and called; the others
+// are neither offered nor callable.
+func TestMCPTools(t *testing.T) {
+	yaml, log := mcpTeam(t, "")
+	f := &toolLLM{script: func(n int, _ toolRequest) string {
+		if n == 1 {
+			return calls("c1", "echo", `{"text":"hi"}`, "c2", "secret", `{}`)
+		}
+		return answer("done")
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, yaml)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	first := f.request(0)
+	if len(first.Tools) != 1 || first.Tools[0].Function.Name != "echo" || first.Tools[0].Function.Parameters["type"] != "object" {
+		t.Errorf("offered tools %+v", first.Tools)
+	}
+	if b, _ := os.ReadFile(log); string(b) != "hi\n" {
+		t.Errorf("echo ran %q", b)
+	}
+	calls := p.session(t).ToolLogs["t"].Turns[0].Calls
+	if calls[0].Result != "echo hi for t (hello)" || calls[0].IsError {
+		t.Errorf("echo's result %+v", calls[0])
+	}
+	if !calls[1].IsError || !strings.Contains(calls[1].Result, `there is no tool "secret"`) {
+		t.Errorf("secret's result %+v", calls[1])
+	}
+	// The tool list the model was offered is recorded by its digest.
+	if d := p.session(t).ToolLogs["t"].MCP["testsrv"]; len(d) != 16 {
+		t.Errorf("recorded digest %q", d)
+	}
+}
+
+// A crash between an MCP tool's start and its result follows the rule of
+// every tool: run again only when the server declares it idempotent.
+func TestMCPToolPendingAfterCrash(t *testing.T) {
+	for _, idempotent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("idempotent=%v", idempotent), func(t *testing.T) {
+			names := ""
+			if idempotent {
+				names = "echo"
+			}
+			yaml, log := mcpTeam(t, names)
+			f := &toolLLM{script: func(int, toolRequest) string { return answer("done") }}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			team, err := spec.Parse("team.yaml", []byte(strings.ReplaceAll(yaml, "BASE", srv.URL+"/v1")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What a run killed while echo ran leaves in the journal.
+			var lg *checkpoint.ToolLog
+			for _, r := range []checkpoint.Record{
+				{Kind: checkpoint.ToolTurnRecorded, Task: "t", Attempt: 1, Tool: &checkpoint.ToolStep{Turn: 1, Calls: []checkpoint.ToolCall{{ID: "c1", Tool: "echo", Arguments: `{"text":"pay"}`}}}},
+				{Kind: checkpoint.ToolStarted, Task: "t", Tool: &checkpoint.ToolStep{Turn: 1, Call: "c1", Name: "echo"}},
+			} {
+				lg = checkpoint.ApplyTool(lg, r)
+			}
+			// Recorded with another tool list: the resume says so.
+			lg.MCP = map[string]string{"testsrv": "0123456789abcdef"}
+			l := &LLMs{Getenv: func(string) string { return "" }}
+			l.RestoreTools(map[string]*checkpoint.ToolLog{"t": lg})
+			var warned []string
+			job := &Job{Session: "s1", Task: team.Tasks[0], Agent: team.Agent("a"), Description: "d", Attempt: 2,
+				Warn: func(m string) { warned = append(warned, m) }}
+			res, err := l.Execute(context.Background(), job)
+			b, _ := os.ReadFile(log)
+			if !idempotent {
+				var th *ToolHaltError
+				if !errors.As(err, &th) || th.Tool != "echo" || th.Arguments != `{"text":"pay"}` {
+					t.Fatalf("got %+v, %v; want a tool halt", res, err)
+				}
+				if len(b) != 0 || f.count() != 0 {
+					t.Errorf("the halt ran echo (%q) or asked the model (%d)", b, f.count())
+				}
+				return
+			}
+			if err != nil || res.Raw != "done" || string(b) != "pay\n" || f.count() != 1 {
+				t.Fatalf("got %+v, %v; echo ran %q; %d requests", res, err, b, f.count())
+			}
+			if len(warned) != 1 || !strings.Contains(warned[0], "the tool list of MCP server testsrv changed since the recorded turns") {
+				t.Errorf("warnings %q", warned)
+			}
+		})
+	}
+}
+
+// A streamable HTTP server gets its headers from the named environment
+// variables; the value never appears in the spec.
+func TestMCPHTTPHeaders(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "http", Version: "1"}, nil)
+	var mu sync.Mutex
+	var seen []string
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you are " + req.Extra.Header.Get("Authorization")}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		return s
+	}, nil)
+	mcpSrv := httptest.NewServer(h)
+	defer mcpSrv.Close()
+	f := &toolLLM{script: func(n int, _ toolRequest) string {
+		if n == 1 {
+			return calls("c1", "whoami", `{}`)
+		}
+		return answer("done")
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, fmt.Sprintf(`
+mcp:
+  servers:
+    remote: {url: %q, headers: {Authorization: REMOTE_TOKEN}}
+agents:
+  a: {llm: {model: m, base_url: BASE}, tools: [remote]}
+tasks:
+  t: {description: d, agent: a}
+`, mcpSrv.URL))
+	p.env["REMOTE_TOKEN"] = "Bearer t0ken"
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	c := p.session(t).ToolLogs["t"].Turns[0].Calls[0]
+	mu.Lock()
+	defer mu.Unlock()
+	if c.Result != "you are Bearer t0ken" || len(seen) == 0 || seen[0] != "Bearer t0ken" {
+		t.Errorf("result %q, headers seen %q", c.Result, seen)
+	}
+	spec, _ := os.ReadFile(p.dir + "/team.yaml")
+	if strings.Contains(string(spec), "t0ken") {
+		t.Error("the token is in the spec")
+	}
+	// Without the variable, the attempt fails naming it, not the value.
+	delete(p.env, "REMOTE_TOKEN")
+	p2 := newProject(t, srv.URL, string(spec))
+	sum, _, err = p2.run(t, false)
+	tr, _ := p2.session(t).Task("t")
+	if err != nil || sum.Outcome != Failed || !strings.Contains(tr.Error, "header Authorization comes from $REMOTE_TOKEN, which is not set") {
+		t.Errorf("without the variable: %v, %+v, %q", err, sum, tr.Error)
+	}
+}

@@ -1,0 +1,400 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
+	"github.com/teamrun/teamrun/pkg/runner/tools"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// ToolHaltError stops a task at a tool call whose outcome a crash hid: its
+// start is recorded, its result is not, and the tool is not idempotent.
+// The engine turns it into a halt that `teamrun session decide` settles.
+type ToolHaltError struct {
+	Task, Tool, Arguments, Call string
+}
+
+func (e *ToolHaltError) Error() string {
+	return fmt.Sprintf("task %q: tool %s was started with %s by an earlier run that ended before its result was recorded; it is not idempotent, so it is not run again without a decision (rerun, fail or unknown)",
+		e.Task, e.Tool, e.Arguments)
+}
+
+// DecidedFailError is the attempt that `decide ... fail` ended: it is not
+// retried in this run (a retry would start the loop afresh and could run
+// the call again); a later --continue runs the task anew.
+type DecidedFailError struct{ Tool, Arguments string }
+
+func (e *DecidedFailError) Error() string {
+	return fmt.Sprintf("tool %s (%s) was started by an earlier run that ended before its result was recorded; decided: fail", e.Tool, e.Arguments)
+}
+
+// toolRunner starts a tool's process as a command agent's: RunCommand, in
+// its own process group, known to groups for interrupts, marked as the
+// task's by owner, its stdout spooled in spool.
+func toolRunner(groups *Groups, owner []string, spool string) tools.Runner {
+	return func(ctx context.Context, p tools.Proc) ([]byte, error) {
+		out, err := RunCommand(ctx, groups, CommandSpec{Shell: p.Shell, Argv: p.Argv, Stdin: p.Stdin, Env: p.Env,
+			Dir: p.Dir, Timeout: p.Timeout, StdoutLimit: p.StdoutLimit, Owner: owner, Spool: spool})
+		return []byte(out), err
+	}
+}
+
+// RestoreTools gives the agents back the tool loops a checkpoint kept, so
+// that a task resumes its loop where the last run left it.
+func (l *LLMs) RestoreTools(logs map[string]*checkpoint.ToolLog) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for task, lg := range logs {
+		if l.toolLogs == nil {
+			l.toolLogs = map[string]*checkpoint.ToolLog{}
+		}
+		l.toolLogs[task] = lg.Clone()
+	}
+}
+
+func (l *LLMs) toolLog(task string) *checkpoint.ToolLog {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.toolLogs[task].Clone()
+}
+
+func (l *LLMs) setToolLog(task string, lg *checkpoint.ToolLog) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.toolLogs == nil {
+		l.toolLogs = map[string]*checkpoint.ToolLog{}
+	}
+	l.toolLogs[task] = lg
+}
+
+// toolSet is the tools of one attempt: the agent's, with the task's
+// TEAMRUN_* environment. release frees the attempt's context folder.
+func (l *LLMs) toolSet(job *Job) (*tools.Set, func(), error) {
+	set := &tools.Set{Tools: job.Agent.Tools, Dir: l.Dir, CommandDir: job.Agent.Dir}
+	for _, t := range job.Agent.Tools {
+		if t.Builtin == spec.ExecuteCommand {
+			set.Allow = append(set.Allow, spec.ExecuteCommand) // the spec's loader checked allow:
+		}
+	}
+	cmds := l.Commands
+	if cmds == nil {
+		cmds = &Commands{}
+	}
+	env, owner, release, err := cmds.jobEnv(job)
+	if err != nil {
+		return nil, nil, err
+	}
+	set.Env = env
+	set.Run = toolRunner(cmds.Groups, owner, cmds.TempDir)
+	return set, release, nil
+}
+
+// connectMCP starts or reaches the agent's MCP servers for one attempt
+// and adds their allowed tools to set. A stdio server runs in its own
+// process group, as a command agent does, and dies with the attempt.
+func (l *LLMs) connectMCP(ctx context.Context, job *Job, set *tools.Set) (*tools.MCP, error) {
+	var groups *Groups
+	if l.Commands != nil {
+		groups = l.Commands.Groups
+	}
+	getenv := l.Getenv
+	m, listed, err := tools.ConnectMCP(ctx, job.Agent.MCP, tools.MCPOptions{
+		Prepare: func(cmd *exec.Cmd) { cmd.SysProcAttr = procAttr() },
+		Started: groups.addIfSet,
+		Ended: func(pid int) {
+			killLeftovers(pid)
+			groups.removeIfSet(pid)
+		},
+		Getenv: getenv, Env: set.Env, HTTP: l.HTTP,
+	})
+	if err != nil {
+		return nil, err
+	}
+	all := append([]*spec.Tool(nil), set.Tools...)
+	for _, t := range listed {
+		if prev := set.Tool(t.Name); prev != nil {
+			m.Close()
+			return nil, fmt.Errorf("agent %q gets two tools named %s (MCP server %s lists one): the model could not tell them apart; leave one out of the server's tools allow-list", job.Agent.Name, t.Name, t.MCP)
+		}
+		all = append(all, t)
+		set.Tools = all
+	}
+	set.Tools, set.MCP = all, m
+	return m, nil
+}
+
+// loop is one attempt of an LLM agent with tools: the model's turns and
+// its tool calls, in the order given, until it answers without calling a
+// tool or max_turns is reached. Every step is journaled before the next:
+// the turn before its calls run, each call's start before it runs, its
+// result once it has one. A log a crashed or interrupted attempt left is
+// replayed first: recorded results go back to the model as they were and
+// are never run again.
+type loop struct {
+	l      *LLMs
+	job    *Job
+	set    *tools.Set
+	client *llm.Client
+	req    llm.Request
+	log    *checkpoint.ToolLog
+	calls  []llm.Call        // the requests that reported usage, every turn's
+	mcp    map[string]string // MCP servers' tool list digests
+}
+
+// runTools runs the loop; calls are every request that reported usage, a
+// failed one's included.
+func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req llm.Request) (string, []llm.Call, error) {
+	set, release, err := l.toolSet(job)
+	if err != nil {
+		return "", nil, err
+	}
+	// The loop reads whole answers: a streamed turn's tool calls would
+	// come in pieces the stream reader does not assemble.
+	req.Stream, req.OnDelta = false, nil
+	defer release()
+	if len(job.Agent.MCP) > 0 {
+		m, err := l.connectMCP(ctx, job, set)
+		if err != nil {
+			return "", nil, err
+		}
+		defer m.Close()
+	}
+	for _, t := range set.Tools {
+		params := t.Parameters
+		if params == nil {
+			params = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		req.Tools = append(req.Tools, llm.Tool{Type: "function", Function: llm.ToolFunction{Name: t.Name, Description: t.Description, Parameters: params}})
+	}
+	lp := &loop{l: l, job: job, set: set, client: client, req: req}
+	if set.MCP != nil {
+		lp.mcp = set.MCP.Digests
+	}
+	if lg := l.toolLog(job.Task.Name); lg.Resumable() {
+		lp.log = lg
+	}
+	content, err := lp.run(ctx)
+	return content, lp.calls, err
+}
+
+func (lp *loop) record(kind checkpoint.RecordKind, step checkpoint.ToolStep) error {
+	r := checkpoint.Record{Kind: kind, Task: lp.job.Task.Name, Attempt: lp.job.Attempt, Tool: &step}
+	if lp.job.Record != nil {
+		if err := lp.job.Record(r); err != nil {
+			return err
+		}
+	}
+	lp.log = checkpoint.ApplyTool(lp.log, r)
+	lp.l.setToolLog(lp.job.Task.Name, lp.log)
+	return nil
+}
+
+func (lp *loop) run(ctx context.Context) (string, error) {
+	a := lp.job.Agent
+	maxTurns := a.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = spec.DefaultMaxTurns
+	}
+	msgs := append([]llm.Message(nil), lp.req.Messages...)
+	turn := 0
+	if lp.log.Resumable() {
+		if changed := mcpChanges(lp.log.MCP, lp.mcp); changed != "" && lp.job.Warn != nil {
+			lp.job.Warn(fmt.Sprintf("task %s: the tool list of MCP server %s changed since the recorded turns; they are replayed as recorded", lp.job.Task.Name, changed))
+		}
+		if err := lp.record(checkpoint.ToolLoopResumed, checkpoint.ToolStep{Turn: len(lp.log.Turns), MCP: lp.mcp}); err != nil {
+			return "", err
+		}
+		for ti := range lp.log.Turns {
+			t := lp.log.Turns[ti]
+			turn = t.Turn
+			msgs = append(msgs, assistantTurn(t.Content, t.Calls))
+			for _, c := range t.Calls {
+				res, err := lp.settle(ctx, t.Turn, c)
+				if err != nil {
+					return "", err
+				}
+				msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: c.ID, Content: res.Content})
+			}
+		}
+	}
+	for {
+		if turn >= maxTurns {
+			return "", lp.end(fmt.Errorf("max_turns (%d) reached: the model kept calling tools without answering; raise max_turns of agent %q, or make the task simpler", maxTurns, a.Name))
+		}
+		req := lp.req
+		req.Messages = msgs
+		resp, err := lp.client.Complete(ctx, req)
+		if err != nil {
+			lp.calls = append(lp.calls, llm.CallsOf(err)...)
+			return "", err // the log stays open: the next attempt resumes it
+		}
+		lp.calls = append(lp.calls, resp.Calls...)
+		turn++
+		if len(resp.ToolCalls) == 0 {
+			return resp.Content, nil
+		}
+		calls := callsOf(turn, resp.ToolCalls)
+		if turn >= maxTurns {
+			// Its results would never be read: nothing of this turn runs.
+			names := make([]string, len(calls))
+			for i, c := range calls {
+				names[i] = c.Tool
+			}
+			return "", lp.end(fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, strings.Join(names, ", "), a.Name))
+		}
+		step := checkpoint.ToolStep{Turn: turn, Content: resp.Content, Calls: calls}
+		if turn == 1 {
+			step.MCP = lp.mcp
+		}
+		if err := lp.record(checkpoint.ToolTurnRecorded, step); err != nil {
+			return "", err
+		}
+		msgs = append(msgs, assistantTurn(resp.Content, calls))
+		for _, c := range calls {
+			res, err := lp.settle(ctx, turn, c)
+			if err != nil {
+				return "", err
+			}
+			msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: c.ID, Content: res.Content})
+		}
+	}
+}
+
+// end closes the log (the next attempt starts afresh) and fails the attempt.
+func (lp *loop) end(cause error) error {
+	if err := lp.record(checkpoint.ToolLoopEnded, checkpoint.ToolStep{Reason: cause.Error()}); err != nil {
+		return err
+	}
+	return cause
+}
+
+// settle gives one call its result: the recorded one, else by running it,
+// unless it was started before without a recorded result; then the tool's
+// idempotency or the user's decision rules.
+func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (tools.Result, error) {
+	if rc := lp.log.Find(turn, c.ID); rc != nil {
+		c = *rc
+	}
+	if c.Done {
+		return tools.Result{Content: c.Result, IsError: c.IsError}, nil
+	}
+	tool, args, bad := lp.set.Check(tools.Call{ID: c.ID, Name: c.Tool, Arguments: c.Arguments})
+	if bad != nil {
+		return *bad, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: bad.Content, IsError: true})
+	}
+	decision := ""
+	if c.Pending() && !tool.Idempotent {
+		switch lp.job.Decision {
+		case checkpoint.DecideRerun:
+			decision = checkpoint.DecideRerun
+		case checkpoint.DecideUnknown:
+			res := tools.Result{IsError: true, Content: "error: the outcome of this call is unknown: teamrun stopped while it ran, and it was not run again. Check its effect before you call it again."}
+			return res, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: res.Content, IsError: true, Decision: checkpoint.DecideUnknown})
+		case checkpoint.DecideFail:
+			cause := &DecidedFailError{Tool: c.Tool, Arguments: c.Arguments}
+			if err := lp.record(checkpoint.ToolLoopEnded, checkpoint.ToolStep{Reason: cause.Error(), Decision: checkpoint.DecideFail}); err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{}, cause
+		default:
+			return tools.Result{}, &ToolHaltError{Task: lp.job.Task.Name, Tool: c.Tool, Arguments: c.Arguments, Call: c.ID}
+		}
+	}
+	if err := lp.record(checkpoint.ToolStarted, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Decision: decision}); err != nil {
+		return tools.Result{}, err
+	}
+	start := time.Now()
+	res, err := lp.set.Execute(ctx, tool, args)
+	if err != nil {
+		return tools.Result{}, err // stopped: the start stands without a result
+	}
+	return res, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool,
+		Result: res.Content, IsError: res.IsError, Millis: time.Since(start).Milliseconds()})
+}
+
+// callsOf is a turn's calls as journaled; a call without an id (some
+// servers send none) or with one the turn already used gets its own, so
+// that every result answers exactly one call.
+func callsOf(turn int, tcs []llm.ToolCall) []checkpoint.ToolCall {
+	out := make([]checkpoint.ToolCall, len(tcs))
+	seen := map[string]bool{}
+	for i, tc := range tcs {
+		id := tc.ID
+		if id == "" || seen[id] {
+			id = fmt.Sprintf("call_%d_%d", turn, i+1)
+		}
+		seen[id] = true
+		out[i] = checkpoint.ToolCall{ID: id, Tool: tc.Function.Name, Arguments: tc.Function.Arguments}
+	}
+	return out
+}
+
+// assistantTurn is a recorded turn as the model sent it.
+func assistantTurn(content string, calls []checkpoint.ToolCall) llm.Message {
+	m := llm.Message{Role: "assistant", Content: content}
+	for _, c := range calls {
+		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: c.ID, Type: "function", Function: llm.FunctionCall{Name: c.Tool, Arguments: c.Arguments}})
+	}
+	return m
+}
+
+// recordTool makes a tool loop's step durable, as an event.
+func (e *Engine) recordTool(i int, r checkpoint.Record) error {
+	t := e.Team.Tasks[i]
+	return e.record(Event{Type: EventType(r.Kind), Index: i, Task: t.Name, Agent: t.Agent, Attempt: r.Attempt, Tool: r.Tool})
+}
+
+// toolHalt is the halt for an attempt stopped at a tool call that needs a
+// decision, or nil.
+func (e *Engine) toolHalt(err error) *Halt {
+	var th *ToolHaltError
+	if !errors.As(err, &th) {
+		return nil
+	}
+	h := &Halt{Session: e.Session, Task: th.Task, Tool: th.Tool, Arguments: th.Arguments, Options: checkpoint.ToolDecisions(),
+		Description: fmt.Sprintf("tool %s was started with %s, but the run ended before its result was recorded, and it is not idempotent: did it take effect?", th.Tool, th.Arguments)}
+	if e.DecideCommand != nil {
+		h.Command = e.DecideCommand(th.Task, "")
+		for _, o := range h.Options {
+			h.Commands = append(h.Commands, e.DecideCommand(th.Task, o))
+		}
+	}
+	return h
+}
+
+// mcpChanges names the servers whose recorded tool list digest differs
+// from today's; "" when none does (or nothing was recorded).
+func mcpChanges(recorded, now map[string]string) string {
+	var out []string
+	for name, d := range recorded {
+		if cur, ok := now[name]; ok && cur != d {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// MCPDigest lists an MCP server's tools as an attempt would (a stdio
+// server in its own process group, ended right after) and returns the
+// digest a run records of them; plan compares it with the checkpoint's.
+func MCPDigest(ctx context.Context, s *spec.MCPServer, getenv func(string) string) (string, error) {
+	m, _, err := tools.ConnectMCP(ctx, []*spec.MCPServer{s}, tools.MCPOptions{
+		Prepare: func(cmd *exec.Cmd) { cmd.SysProcAttr = procAttr() },
+		Ended:   killLeftovers,
+		Getenv:  getenv,
+	})
+	if err != nil {
+		return "", err
+	}
+	defer m.Close()
+	return m.Digests[s.Name], nil
+}

@@ -1,0 +1,343 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// toolRequest is what the fake server reads of a request with tools.
+type toolRequest struct {
+	Tools []struct {
+		Function struct {
+			Name       string         `json:"name"`
+			Parameters map[string]any `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
+	Messages []struct {
+		Role       string `json:"role"`
+		Content    string `json:"content"`
+		ToolCallID string `json:"tool_call_id"`
+		ToolCalls  []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	} `json:"messages"`
+}
+
+// toolLLM is an OpenAI-compatible server whose answer n (from 1) is
+// script(n, request): a JSON message.
+type toolLLM struct {
+	mu     sync.Mutex
+	reqs   []toolRequest
+	script func(n int, req toolRequest) string
+	// fail, when set, makes answer n an HTTP 400 (permanent: no retry by
+	// the client) instead.
+	fail func(n int) bool
+}
+
+func (f *toolLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req toolRequest
+	body, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.reqs = append(f.reqs, req)
+	n := len(f.reqs)
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if f.fail != nil && f.fail(n) {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error":{"message":"bad request"}}`)
+		return
+	}
+	fmt.Fprintf(w, `{"model":"m","choices":[{"message":%s,"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`, f.script(n, req))
+}
+
+func (f *toolLLM) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.reqs)
+}
+
+func (f *toolLLM) request(i int) toolRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reqs[i]
+}
+
+// calls is an assistant message of only tool calls (content null), each
+// given as id, name, arguments.
+func calls(c ...string) string {
+	var parts []string
+	for i := 0; i+2 < len(c); i += 3 {
+		args, _ := json.Marshal(c[i+2])
+		parts = append(parts, fmt.Sprintf(`{"id":%q,"type":"function","function":{"name":%q,"arguments":%s}}`, c[i], c[i+1], args))
+	}
+	return `{"role":"assistant","content":null,"tool_calls":[` + strings.Join(parts, ",") + `]}`
+}
+
+func answer(s string) string { return fmt.Sprintf(`{"role":"assistant","content":%q}`, s) }
+
+// toolTeam: tools that append to LOG (a file), so tests see what ran and
+// in which order.
+const toolTeam = `
+tools:
+  note:
+    description: Append a note
+    parameters: {type: object, properties: {text: {type: string}}, required: [text]}
+    shell: 'printf "%s\n" "$TEAMRUN_ARG_TEXT" >> LOG; echo "noted $TEAMRUN_ARG_TEXT for $TEAMRUN_TASK"'
+    idempotent: true
+  broken:
+    shell: 'echo "it broke" >&2; exit 4'
+agents:
+  clerk: {role: Clerk, llm: {model: m, base_url: BASE}, tools: [note, broken], max_turns: 3}
+tasks:
+  work: {description: Take notes, agent: clerk}
+`
+
+func toolProject(t *testing.T, f *toolLLM, yaml string) (*project, string) {
+	t.Helper()
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "log")
+	return newProject(t, srv.URL, strings.ReplaceAll(yaml, "LOG", logPath)), logPath
+}
+
+func readLog(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestToolLoop(t *testing.T) {
+	tests := []struct {
+		name    string
+		script  func(n int, req toolRequest) string
+		outcome Outcome
+		result  string
+		log     string
+		// toolMsgs are the tool messages of the last request, in order.
+		toolMsgs []string
+		requests int
+		errHas   string
+	}{
+		{"several calls in one turn, in order", func(n int, _ toolRequest) string {
+			if n == 1 {
+				return calls("c1", "note", `{"text":"first"}`, "c2", "note", `{"text":"second"}`)
+			}
+			return answer("two notes taken")
+		}, Succeeded, "two notes taken", "first\nsecond\n",
+			[]string{"c1:noted first for work\n", "c2:noted second for work\n"}, 2, ""},
+		{"arguments that fail the schema go back as an error", func(n int, _ toolRequest) string {
+			if n == 1 {
+				return calls("c1", "note", `{"txt":"x"}`)
+			}
+			return answer("sorry")
+		}, Succeeded, "sorry", "", []string{"c1:error: the arguments of note do not match its parameters"}, 2, ""},
+		{"a tool that exits non-zero is an error result", func(n int, _ toolRequest) string {
+			if n == 1 {
+				return calls("c1", "broken", `{}`)
+			}
+			return answer("it failed")
+		}, Succeeded, "it failed", "", []string{"c1:error: exit status 4: it broke"}, 2, ""},
+		{"an unknown tool from the model", func(n int, _ toolRequest) string {
+			if n == 1 {
+				return calls("c1", "erase_disk", `{}`)
+			}
+			return answer("ok")
+		}, Succeeded, "ok", "", []string{`c1:error: there is no tool "erase_disk"; the tools are: note, broken`}, 2, ""},
+		{"max_turns reached", func(n int, _ toolRequest) string {
+			return calls(fmt.Sprintf("c%d", n), "note", fmt.Sprintf(`{"text":"n%d"}`, n))
+		}, Failed, "", "n1\nn2\n", nil, 3, "max_turns (3) reached: turn 3 still called note instead of answering"},
+		{"calls without ids get their own", func(n int, _ toolRequest) string {
+			if n == 1 {
+				return calls("", "note", `{"text":"a"}`, "", "note", `{"text":"b"}`)
+			}
+			return answer("done")
+		}, Succeeded, "done", "a\nb\n", []string{"call_1_1:noted a for work\n", "call_1_2:noted b for work\n"}, 2, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &toolLLM{script: tc.script}
+			p, logPath := toolProject(t, f, toolTeam)
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != tc.outcome {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			if f.count() != tc.requests {
+				t.Errorf("%d model requests, want %d", f.count(), tc.requests)
+			}
+			if got := readLog(t, logPath); got != tc.log {
+				t.Errorf("tools ran %q, want %q", got, tc.log)
+			}
+			first := f.request(0)
+			if len(first.Tools) != 2 || first.Tools[0].Function.Name != "note" || first.Tools[0].Function.Parameters["required"] == nil {
+				t.Errorf("tools offered: %+v", first.Tools)
+			}
+			tr, _ := p.session(t).Task("work")
+			if tr.Result != tc.result {
+				t.Errorf("result %q, want %q", tr.Result, tc.result)
+			}
+			if tc.errHas != "" && !strings.Contains(tr.Error, tc.errHas) {
+				t.Errorf("error %q lacks %q", tr.Error, tc.errHas)
+			}
+			if tc.toolMsgs == nil {
+				return
+			}
+			last := f.request(f.count() - 1)
+			var got []string
+			for i, m := range last.Messages {
+				if m.Role == "tool" {
+					got = append(got, m.ToolCallID+":"+m.Content)
+				}
+				if m.Role == "assistant" && len(m.ToolCalls) == 0 {
+					t.Errorf("message %d: an assistant turn without its tool calls", i)
+				}
+			}
+			if len(got) != len(tc.toolMsgs) {
+				t.Fatalf("tool messages %q, want %q", got, tc.toolMsgs)
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tc.toolMsgs[i]) {
+					t.Errorf("tool message %d: %q, want it to start %q", i, got[i], tc.toolMsgs[i])
+				}
+			}
+			if sum.Tokens != 12*tc.requests {
+				t.Errorf("tokens %d, want every turn's: %d", sum.Tokens, 12*tc.requests)
+			}
+		})
+	}
+}
+
+// The journal holds the turn, each start and each result, in order.
+func TestToolLoopJournal(t *testing.T) {
+	f := &toolLLM{script: func(n int, _ toolRequest) string {
+		if n == 1 {
+			return calls("c1", "note", `{"text":"x"}`)
+		}
+		return answer("noted")
+	}}
+	p, _ := toolProject(t, f, toolTeam)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	// --json shows each step, in the journal's order.
+	var kinds []string
+	for _, line := range strings.Split(out, "\n") {
+		var ev struct {
+			Event string `json:"event"`
+			Tool  *struct {
+				Name string `json:"name"`
+			} `json:"tool"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && strings.HasPrefix(ev.Event, "tool_") && ev.Tool != nil {
+			kinds = append(kinds, ev.Event+":"+ev.Tool.Name)
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "tool_turn: tool_start:note tool_result:note" {
+		t.Errorf("tool events %q", got)
+	}
+	lg := p.session(t).ToolLogs["work"]
+	if lg == nil || len(lg.Turns) != 1 || lg.Ended != "completed" {
+		t.Fatalf("tool log %+v", lg)
+	}
+	c := lg.Turns[0].Calls[0]
+	if c.ID != "c1" || c.Tool != "note" || c.Arguments != `{"text":"x"}` || c.Starts != 1 || !c.Done || c.Result != "noted x for work\n" {
+		t.Errorf("call %+v", c)
+	}
+}
+
+// A reply of only tool calls to an agent without tools is a failed
+// attempt, never an empty result.
+func TestToolCallsWithoutTools(t *testing.T) {
+	f := &toolLLM{script: func(n int, _ toolRequest) string { return calls("c1", "code_interpret", `{}`) }}
+	p, _ := toolProject(t, f, `
+agents:
+  a: {llm: {model: m, base_url: BASE}}
+tasks:
+  t: {description: d, agent: a}
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Failed {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	tr, _ := p.session(t).Task("t")
+	if tr.Status != checkpoint.StatusFailed || !strings.Contains(tr.Error, `the model answered only with a call of tool code_interpret, but agent "a" has no tools`) {
+		t.Errorf("record %+v", tr)
+	}
+}
+
+// The built-in file tools work in the workdir (in the spec's folder) and
+// refuse paths that leave it.
+func TestToolLoopBuiltins(t *testing.T) {
+	f := &toolLLM{script: func(n int, _ toolRequest) string {
+		switch n {
+		case 1:
+			return calls("w", "write_file", `{"path":"out/notes.txt","content":"hi"}`, "r", "read_file", `{"path":"../../etc/passwd"}`)
+		}
+		return answer("written")
+	}}
+	p, _ := toolProject(t, f, `
+workdir: work
+agents:
+  a: {llm: {model: m, base_url: BASE}, tools: [write_file, read_file]}
+tasks:
+  t: {description: d, agent: a}
+`)
+	if sum, out, err := p.run(t, false); err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.dir, "work", "out", "notes.txt")); err != nil || string(b) != "hi" {
+		t.Errorf("written file: %q, %v", b, err)
+	}
+	c := p.session(t).ToolLogs["t"].Turns[0].Calls[1]
+	if !c.IsError || !strings.Contains(c.Result, "is outside the folder the file tools may use") {
+		t.Errorf("read outside: %+v", c)
+	}
+}
+
+// An attempt that failed on the model's server is retried by resuming its
+// loop: the recorded result is replayed, the tool is not run again.
+func TestToolLoopRetryResumes(t *testing.T) {
+	f := &toolLLM{fail: func(n int) bool { return n == 2 }, script: func(n int, _ toolRequest) string {
+		if n == 1 {
+			return calls("c1", "note", `{"text":"once"}`)
+		}
+		return answer("noted once")
+	}}
+	p, logPath := toolProject(t, f, strings.Replace(toolTeam, "agent: clerk}", "agent: clerk, max_retries: 1, retry_delay: 1ms}", 1))
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	if got := readLog(t, logPath); got != "once\n" {
+		t.Errorf("the tool ran %q, want once", got)
+	}
+	last := f.request(2)
+	if n := len(last.Messages); n < 2 || last.Messages[n-1].Role != "tool" || last.Messages[n-1].ToolCallID != "c1" {
+		t.Errorf("the retry's request does not carry the recorded result: %+v", last.Messages)
+	}
+	if tr, _ := p.session(t).Task("work"); tr.Result != "noted once" || tr.Attempts != 2 {
+		t.Errorf("record %+v", tr)
+	}
+}

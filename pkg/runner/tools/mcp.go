@@ -1,0 +1,230 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// HandshakeTimeout bounds starting or reaching a server and listing its
+// tools.
+const HandshakeTimeout = 30 * time.Second
+
+func handshakeErr(ctx context.Context, limit time.Duration, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("no answer to the MCP handshake within %s (is it an MCP server on stdin and stdout?)", limit)
+	}
+	return err
+}
+
+// MCPOptions say how an attempt reaches its MCP servers.
+type MCPOptions struct {
+	// Prepare readies a stdio server's command before it starts (its own
+	// process group, as command agents get); Started learns its pid, Ended
+	// that it was closed.
+	Prepare func(cmd *exec.Cmd)
+	Started func(pid int)
+	Ended   func(pid int)
+	Getenv  func(string) string // header values; nil: os.Getenv
+	Env     []string            // the task's TEAMRUN_* environment, for stdio servers
+	HTTP    *http.Client
+	// HandshakeTimeout: 0 means the package's HandshakeTimeout.
+	HandshakeTimeout time.Duration
+}
+
+// MCP is the open sessions of one attempt's MCP servers.
+type MCP struct {
+	sessions map[string]*mcp.ClientSession
+	opts     MCPOptions
+	pids     []int
+	// Digests holds, per server, the SHA-256 (16 hex digits) of the tool
+	// list the model is offered: names, descriptions and schemas.
+	Digests map[string]string
+}
+
+// ConnectMCP starts (stdio) or reaches (HTTP) each server and lists its
+// tools: those its allow-list keeps, with the server's schemas compiled
+// and the idempotent ones marked. Close the MCP when the attempt ends.
+func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions) (*MCP, []*spec.Tool, error) {
+	m := &MCP{sessions: map[string]*mcp.ClientSession{}, opts: opts, Digests: map[string]string{}}
+	var out []*spec.Tool
+	for _, s := range servers {
+		// A server that never finishes its handshake must not hang the
+		// attempt: the session itself outlives this context.
+		limit := opts.HandshakeTimeout
+		if limit <= 0 {
+			limit = HandshakeTimeout
+		}
+		hctx, cancel := context.WithTimeout(ctx, limit)
+		cs, err := m.connect(hctx, s)
+		if err != nil {
+			cancel()
+			m.Close()
+			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, handshakeErr(hctx, limit, err))
+		}
+		m.sessions[s.Name] = cs
+		res, err := cs.ListTools(hctx, &mcp.ListToolsParams{})
+		cancel()
+		if err != nil {
+			m.Close()
+			return nil, nil, fmt.Errorf("MCP server %s: listing its tools: %w", s.Name, err)
+		}
+		h := sha256.New()
+		for _, t := range res.Tools {
+			if !s.Allows(t.Name) {
+				continue
+			}
+			if b, err := json.Marshal(struct {
+				Name, Description string
+				Schema            any
+			}{t.Name, t.Description, t.InputSchema}); err == nil {
+				h.Write(b)
+				h.Write([]byte{'\n'})
+			}
+			st := &spec.Tool{Name: t.Name, Description: t.Description, MCP: s.Name, Idempotent: s.IsIdempotent(t.Name)}
+			if b, err := json.Marshal(t.InputSchema); err == nil {
+				_ = json.Unmarshal(b, &st.Parameters)
+			}
+			if st.Parameters == nil {
+				st.Parameters = map[string]any{"type": "object"}
+			}
+			// A schema teamrun cannot compile leaves the checking to the server.
+			st.Schema, _ = spec.CompileParameters(st.Parameters)
+			out = append(out, st)
+		}
+		m.Digests[s.Name] = hex.EncodeToString(h.Sum(nil)[:8])
+	}
+	return m, out, nil
+}
+
+func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "teamrun", Version: "1"}, nil)
+	if s.URL != "" {
+		hc := m.opts.HTTP
+		if hc == nil {
+			hc = &http.Client{}
+		}
+		getenv := m.opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		headers := http.Header{}
+		for h, env := range s.Headers {
+			v := getenv(env)
+			if v == "" {
+				return nil, fmt.Errorf("header %s comes from $%s, which is not set", h, env)
+			}
+			headers.Set(h, v)
+		}
+		c := *hc
+		c.Transport = headerTransport{base: hc.Transport, headers: headers}
+		return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &c}, nil)
+	}
+	cmd := exec.Command(s.Command[0], s.Command[1:]...)
+	env := append(os.Environ(), m.opts.Env...)
+	keys := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+s.Env[k])
+	}
+	cmd.Env = env
+	if m.opts.Prepare != nil {
+		m.opts.Prepare(cmd)
+	}
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	if cmd.Process != nil {
+		m.pids = append(m.pids, cmd.Process.Pid)
+		if m.opts.Started != nil {
+			m.opts.Started(cmd.Process.Pid)
+		}
+	}
+	return cs, err
+}
+
+// Call runs a tool of a server. Only a stopped ctx is an error; a tool
+// that fails, or a server that cannot answer, is an error result.
+func (m *MCP) Call(ctx context.Context, server, tool string, args map[string]any) ([]byte, bool, error) {
+	cs := m.sessions[server]
+	if cs == nil {
+		return nil, false, fmt.Errorf("MCP server %s is not connected", server)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return nil, false, fmt.Errorf("MCP server %s: %w", server, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		switch x := c.(type) {
+		case *mcp.TextContent:
+			b.WriteString(x.Text)
+		default:
+			if j, err := json.Marshal(c); err == nil {
+				b.Write(j)
+			}
+		}
+	}
+	if b.Len() == 0 && res.StructuredContent != nil {
+		if j, err := json.Marshal(res.StructuredContent); err == nil {
+			b.Write(j)
+		}
+	}
+	out := []byte(b.String())
+	cut := len(out) > MaxOutput
+	if cut {
+		out = out[:MaxOutput]
+	}
+	if res.IsError {
+		return out, cut, errors.New("the MCP tool reported an error")
+	}
+	return out, cut, nil
+}
+
+// Close ends every session: a stdio server gets its stdin closed, then
+// SIGTERM; what is left of its process group goes with Ended.
+func (m *MCP) Close() {
+	if m == nil {
+		return
+	}
+	for _, cs := range m.sessions {
+		_ = cs.Close()
+	}
+	if m.opts.Ended != nil {
+		for _, pid := range m.pids {
+			m.opts.Ended(pid)
+		}
+	}
+}
+
+// headerTransport adds the server's headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers http.Header
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header[k] = v
+	}
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return base.RoundTrip(r)
+}

@@ -1,0 +1,227 @@
+// Package tools runs the tools an LLM agent calls: command tools declared
+// in agents.yaml and teamrun's built-ins. A call that cannot succeed (an
+// unknown tool, arguments that fail the schema, a non-zero exit, a
+// timeout) is an error result the model reads, never a failed task; only
+// the run being stopped is an error.
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// MaxOutput is how much of a tool's output goes back to the model; more is
+// cut, and the result says so.
+const MaxOutput = 32 << 10
+
+// Call is one tool call of a model turn.
+type Call struct {
+	ID        string
+	Name      string
+	Arguments string // JSON text, as the model wrote it
+}
+
+// Result is what the model reads back for a call.
+type Result struct {
+	Content string
+	IsError bool
+}
+
+// Proc is one run of a command tool. The runner's RunCommand runs it, in
+// its own process group with the timeout and interrupt rules of command
+// agents.
+type Proc struct {
+	Shell       string
+	Argv        []string
+	Stdin       string
+	Env         []string
+	Dir         string
+	Timeout     time.Duration
+	StdoutLimit int
+}
+
+// Runner runs a Proc and returns its stdout; a non-zero exit, a timeout or
+// a failed start is an error whose text the model may read.
+type Runner func(ctx context.Context, p Proc) ([]byte, error)
+
+// Set is the tools of one attempt of one task.
+type Set struct {
+	Tools []*spec.Tool
+	Run   Runner
+	// Env is the task's TEAMRUN_* environment; each call adds its
+	// TEAMRUN_ARG_<NAME>.
+	Env []string
+	// Dir is the folder the built-ins work in (the spec's): the file tools
+	// are confined to it.
+	Dir string
+	// CommandDir is where command tools run: where the agent's commands
+	// would (its dir:, else the team's, else the spec's folder).
+	CommandDir string
+	// Allow lists dangerous built-ins the spec opted in to.
+	Allow []string
+	// MCP is the attempt's MCP sessions, for tools whose MCP is set.
+	MCP *MCP
+}
+
+// Tool returns the tool named name, or nil.
+func (s *Set) Tool(name string) *spec.Tool {
+	for _, t := range s.Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Check validates a call before anything runs: the tool exists and its
+// arguments satisfy its parameters. The error is the result to give the
+// model instead; args are the decoded arguments.
+func (s *Set) Check(c Call) (t *spec.Tool, args map[string]any, bad *Result) {
+	t = s.Tool(c.Name)
+	if t == nil {
+		names := make([]string, len(s.Tools))
+		for i, t := range s.Tools {
+			names[i] = t.Name
+		}
+		return nil, nil, &Result{IsError: true, Content: fmt.Sprintf("error: there is no tool %q; the tools are: %s", c.Name, strings.Join(names, ", "))}
+	}
+	text := strings.TrimSpace(c.Arguments)
+	if text == "" {
+		text = "{}"
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber() // exact integers for the schema's integer checks
+	var v any
+	err := dec.Decode(&v)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value")
+	}
+	if err != nil {
+		return t, nil, &Result{IsError: true, Content: fmt.Sprintf("error: the arguments of %s are not JSON (%v); call it again with a JSON object", c.Name, err)}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return t, nil, &Result{IsError: true, Content: fmt.Sprintf("error: the arguments of %s must be a JSON object", c.Name)}
+	}
+	if t.Schema != nil {
+		if err := t.Schema.Validate(obj); err != nil {
+			return t, nil, &Result{IsError: true, Content: fmt.Sprintf("error: the arguments of %s do not match its parameters: %s; call it again with valid arguments", c.Name, validationText(err))}
+		}
+	}
+	return t, obj, nil
+}
+
+// Execute runs a call that Check accepted. The error is non-nil only when
+// ctx ended (the run is stopping): then nothing is known of the outcome.
+func (s *Set) Execute(ctx context.Context, t *spec.Tool, args map[string]any) (Result, error) {
+	var out []byte
+	var cut bool
+	var err error
+	switch {
+	case t.MCP != "":
+		out, cut, err = s.MCP.Call(ctx, t.MCP, t.Name, args)
+	case t.Builtin != "":
+		out, cut, err = s.builtin(ctx, t, args)
+	default:
+		out, cut, err = s.command(ctx, t, args)
+	}
+	if ctx.Err() != nil {
+		return Result{}, fmt.Errorf("tool %s: %w", t.Name, ctx.Err())
+	}
+	content := string(bytes.ToValidUTF8(out, []byte("?")))
+	if cut {
+		content += fmt.Sprintf("\n[teamrun: the output was cut at %d bytes]", MaxOutput)
+	}
+	if err != nil {
+		msg := "error: " + err.Error()
+		if strings.TrimSpace(content) != "" {
+			msg += "\noutput:\n" + content
+		}
+		return Result{IsError: true, Content: msg}, nil
+	}
+	return Result{Content: content}, nil
+}
+
+func (s *Set) command(ctx context.Context, t *spec.Tool, args map[string]any) ([]byte, bool, error) {
+	stdin, err := json.Marshal(args)
+	if err != nil {
+		return nil, false, err
+	}
+	env := append(append([]string(nil), s.Env...), ArgEnv(args)...)
+	out, err := s.Run(ctx, Proc{Shell: t.Shell, Argv: t.Command, Stdin: string(stdin), Env: env,
+		Dir: s.CommandDir, Timeout: t.Timeout, StdoutLimit: MaxOutput + 1})
+	cut := len(out) > MaxOutput
+	if cut {
+		out = out[:MaxOutput]
+	}
+	return out, cut, err
+}
+
+// ArgEnv is TEAMRUN_ARG_<NAME>=value for each top-level scalar argument,
+// in name order: strings as they are, numbers and booleans as JSON.
+func ArgEnv(args map[string]any) []string {
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var env []string
+	for _, k := range keys {
+		var v string
+		switch x := args[k].(type) {
+		case string:
+			v = x
+		case json.Number:
+			v = x.String()
+		case bool:
+			v = strconv.FormatBool(x)
+		case float64:
+			v = strconv.FormatFloat(x, 'g', -1, 64)
+		case int64:
+			v = strconv.FormatInt(x, 10)
+		default:
+			continue // lists, objects and null: on stdin only
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			continue
+		}
+		env = append(env, "TEAMRUN_ARG_"+spec.EnvName(k)+"="+v)
+	}
+	return env
+}
+
+// validationText is a validation failure as the model reads it: each
+// problem with where it is in the arguments.
+func validationText(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var parts []string
+	var walk func(v *jsonschema.ValidationError)
+	walk = func(v *jsonschema.ValidationError) {
+		if len(v.Causes) == 0 {
+			at := v.InstanceLocation
+			if at == "" {
+				at = "/"
+			}
+			parts = append(parts, fmt.Sprintf("at %s: %s", at, v.Message))
+		}
+		for _, c := range v.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return strings.Join(parts, "; ")
+}

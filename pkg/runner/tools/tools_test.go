@@ -1,0 +1,161 @@
+package tools_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/tools"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// loadTools loads the top-level tools of a spec, as the runner gets them.
+func loadTools(t *testing.T, yaml string) []*spec.Tool {
+	t.Helper()
+	team, err := spec.Parse("agents.yaml", []byte(yaml+"agents:\n  a: {llm: m}\ntasks:\n  t: {description: d, agent: a}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return team.Tools
+}
+
+func realRunner() tools.Runner {
+	return func(ctx context.Context, p tools.Proc) ([]byte, error) {
+		out, err := runner.RunCommand(ctx, nil, runner.CommandSpec{Shell: p.Shell, Argv: p.Argv, Stdin: p.Stdin, Env: p.Env,
+			Dir: p.Dir, Timeout: p.Timeout, StdoutLimit: p.StdoutLimit})
+		return []byte(out), err
+	}
+}
+
+func TestCommandTool(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	set := &tools.Set{Run: realRunner(), Dir: dir, Env: []string{"TEAMRUN_TASK=now", "TEAMRUN_SESSION=s1"}, Tools: loadTools(t, strings.ReplaceAll(`
+tools:
+  echo_args:
+    parameters: {type: object, properties: {zone: {type: string}, n: {type: integer}, flag: {type: boolean}, list: {type: array}}, required: [zone]}
+    shell: 'touch MARKER; echo "zone=$TEAMRUN_ARG_ZONE n=$TEAMRUN_ARG_N flag=$TEAMRUN_ARG_FLAG list=${TEAMRUN_ARG_LIST-unset} task=$TEAMRUN_TASK session=$TEAMRUN_SESSION"; cat'
+  fails:
+    shell: 'echo partial; echo broken >&2; exit 3'
+  slow:
+    shell: 'sleep 5'
+    timeout: 100ms
+  chatty:
+    command: [head, -c, "100000", /dev/zero]
+`, "MARKER", marker))}
+	tests := []struct {
+		name, tool, args string
+		wantErr          bool
+		want             []string
+		ran              bool
+	}{
+		{"arguments on stdin and in the environment", "echo_args", `{"zone":"UTC","n":3,"flag":true,"list":[1]}`, false,
+			[]string{"zone=UTC n=3 flag=true list=unset task=now session=s1", `{"flag":true,"list":[1],"n":3,"zone":"UTC"}`}, true},
+		{"arguments that fail the schema", "echo_args", `{"zone":7}`, true,
+			[]string{"do not match its parameters", "at /zone"}, false},
+		{"a required argument missing", "echo_args", `{}`, true, []string{"missing properties: 'zone'"}, false},
+		{"arguments that are not JSON", "echo_args", `{"zone":`, true, []string{"are not JSON"}, false},
+		{"arguments that are not an object", "echo_args", `["UTC"]`, true, []string{"must be a JSON object"}, false},
+		{"an unknown tool", "get_tme", `{}`, true, []string{`there is no tool "get_tme"; the tools are: echo_args, fails, slow, chatty`}, false},
+		{"a non-zero exit", "fails", ``, true, []string{"exit status 3: broken", "output:\npartial"}, false},
+		{"a timeout", "slow", `{}`, true, []string{"timed out after 100ms"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(marker)
+			res := call(t, set, tc.tool, tc.args)
+			if res.IsError != tc.wantErr {
+				t.Errorf("IsError %v, want %v: %s", res.IsError, tc.wantErr, res.Content)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(res.Content, w) {
+					t.Errorf("result %q lacks %q", res.Content, w)
+				}
+			}
+			if _, err := os.Stat(marker); (err == nil) != tc.ran {
+				t.Errorf("the tool ran: %v, want %v", err == nil, tc.ran)
+			}
+		})
+	}
+	t.Run("output capped", func(t *testing.T) {
+		res := call(t, set, "chatty", "")
+		if res.IsError || len(res.Content) > tools.MaxOutput+100 || !strings.Contains(res.Content, "[teamrun: the output was cut at 32768 bytes]") {
+			t.Errorf("IsError %v, %d bytes, tail %q", res.IsError, len(res.Content), res.Content[max(0, len(res.Content)-60):])
+		}
+	})
+	t.Run("a stopped run is no result", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		tl, args, bad := set.Check(tools.Call{Name: "slow", Arguments: "{}"})
+		if bad != nil {
+			t.Fatal(bad.Content)
+		}
+		go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+		if _, err := set.Execute(ctx, tl, args); !errors.Is(err, context.Canceled) {
+			t.Errorf("err %v, want context.Canceled", err)
+		}
+	})
+}
+
+func call(t *testing.T, set *tools.Set, name, args string) tools.Result {
+	t.Helper()
+	tl, parsed, bad := set.Check(tools.Call{ID: "c1", Name: name, Arguments: args})
+	if bad != nil {
+		return *bad
+	}
+	res, err := set.Execute(context.Background(), tl, parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestBuiltinFileTools(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cret"), 0o600)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o600)
+	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "link"))
+	var builtins []*spec.Tool
+	for _, n := range []string{"read_file", "write_file", "list_files", "execute_command"} {
+		builtins = append(builtins, spec.BuiltinTool(n))
+	}
+	set := &tools.Set{Run: realRunner(), Dir: dir, Tools: builtins}
+	tests := []struct {
+		name, tool, args string
+		wantErr          bool
+		want             string
+	}{
+		{"read", "read_file", `{"path":"notes.txt"}`, false, "hello"},
+		{"write in a new folder", "write_file", `{"path":"out/report.md","content":"# Report"}`, false, "wrote 8 bytes to out/report.md"},
+		{"read what was written", "read_file", `{"path":"out/report.md"}`, false, "# Report"},
+		{"list", "list_files", `{}`, false, "link\nnotes.txt\nout/\n"},
+		{"read outside by ..", "read_file", `{"path":"../secret"}`, true, "is outside the folder the file tools may use"},
+		{"write outside by an absolute path", "write_file", `{"path":"` + filepath.Join(outside, "x") + `","content":"x"}`, true, "is outside the folder"},
+		{"read outside by a symbolic link", "read_file", `{"path":"link"}`, true, "cannot read link"},
+		{"a missing file", "read_file", `{"path":"nope.txt"}`, true, "cannot read nope.txt: no such file or directory"},
+		{"execute_command without allow", "execute_command", `{"command":"echo hi"}`, true, "not allowed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, set, tc.tool, tc.args)
+			if res.IsError != tc.wantErr || !strings.Contains(res.Content, tc.want) {
+				t.Errorf("IsError %v, content %q; want IsError %v and %q", res.IsError, res.Content, tc.wantErr, tc.want)
+			}
+			if strings.Contains(res.Content, "s3cret") {
+				t.Error("a file outside the folder was read")
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x")); err == nil {
+		t.Error("a file outside the folder was written")
+	}
+	set.Allow = []string{"execute_command"}
+	if res := call(t, set, "execute_command", `{"command":"echo hi; pwd"}`); res.IsError || res.Content != "hi\n"+dir+"\n" {
+		t.Errorf("execute_command with allow: %+v", res)
+	}
+}
