@@ -49,7 +49,12 @@ func parseURL(raw string) (*config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: the store URL %s cannot be read: %v; it looks like postgres://user@host:5432/db", checkpoint.ErrStore, redactRaw(raw), redactURLError(err))
 	}
-	q := u.Query()
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		// u.Query() would drop the bad pair silently (a schema= with a
+		// semicolon would become the default schema).
+		return nil, fmt.Errorf("%w: the parameters of the store URL %s cannot be read: %v", checkpoint.ErrStore, redacted(u), err)
+	}
 	c := &config{schema: DefaultSchema, lease: DefaultLease}
 	if v := q.Get("schema"); v != "" || q.Has("schema") {
 		if !schemaRule.MatchString(v) {

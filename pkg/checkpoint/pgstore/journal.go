@@ -48,11 +48,11 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 		return nil, fmt.Errorf("pgstore: Begin on session %s without holding its lock in %s", sess.ID, s.cfg.location)
 	}
 	j := &Journal{store: s, lock: l, sess: sess}
-	j.warnings = append(j.warnings, sess.Prepare()...)
 	fresh := sess.Epoch == ""
 	epoch := sess.Epoch
 	sess.Epoch = newEpoch()
-	snap, err := checkpoint.EncodeSnapshot(sess)
+	sess.Summary = counts(sess)
+	snap, err := encodeSession(sess)
 	if err != nil {
 		sess.Epoch = epoch
 		return nil, err
@@ -125,14 +125,17 @@ func (j *Journal) Record(r checkpoint.Record) error {
 	if j.err != nil {
 		return j.err
 	}
-	r, w, err := checkpoint.PrepareRecord(r)
-	if err != nil {
-		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+	if r.At.IsZero() {
+		r.At = time.Now().UTC()
 	}
-	j.warnings = append(j.warnings, w...)
 	payload, err := checkpoint.EncodeRecord(r)
 	if err != nil {
-		return fmt.Errorf("checkpoint: session %s: cannot encode a %s record: %w", j.sess.ID, r.Kind, err)
+		return fmt.Errorf("checkpoint: session %s: cannot record a %s transition: %w", j.sess.ID, r.Kind, err)
+	}
+	// Fold what Load will read back, not the caller's record: the same
+	// values, and maps the caller cannot change afterwards.
+	if r, err = checkpoint.DecodeRecord(payload); err != nil {
+		return fmt.Errorf("checkpoint: session %s: a %s transition does not read back: %w", j.sess.ID, r.Kind, err)
 	}
 	done := j.done + j.doneDelta(r)
 	seq := j.seq + 1
@@ -196,7 +199,8 @@ func (j *Journal) doneDelta(r checkpoint.Record) int {
 
 // compact folds the transitions into the snapshot in one transaction.
 func (j *Journal) compact(ctx context.Context) error {
-	snap, err := checkpoint.EncodeSnapshot(j.sess)
+	j.sess.Summary = counts(j.sess)
+	snap, err := encodeSession(j.sess)
 	if err != nil {
 		return err
 	}
@@ -229,7 +233,36 @@ func (j *Journal) compact(ctx context.Context) error {
 func (j *Journal) Session() *checkpoint.Session {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.sess.Clone()
+	c, err := clone(j.sess)
+	if err != nil {
+		// Everything in it encoded once already (Begin, Record), so this
+		// does not happen; should it, a shallow copy beats no view.
+		j.warnings = append(j.warnings, fmt.Sprintf("session %s: its view could not be copied: %v", j.sess.ID, err))
+		shallow := *j.sess
+		return &shallow
+	}
+	return c
+}
+
+// clone is a copy of sess that shares nothing with it: through the codec,
+// so it is exactly what a Load would return.
+func clone(sess *checkpoint.Session) (*checkpoint.Session, error) {
+	b, err := encodeSession(sess)
+	if err != nil {
+		return nil, err
+	}
+	return decodeSession(sess.ID, "a copy", b)
+}
+
+// counts is the session's summary: how many of its tasks completed.
+func counts(sess *checkpoint.Session) checkpoint.Counts {
+	c := checkpoint.Counts{Total: len(sess.Team.Tasks)}
+	for _, t := range sess.Team.Tasks {
+		if t.Status == checkpoint.StatusCompleted {
+			c.Done++
+		}
+	}
+	return c
 }
 
 // Task is the current record of one task.
