@@ -4,8 +4,8 @@
 #   eval "$(.ci/pg.sh start)"   # exports TEAMRUN_TEST_PG_URL, TEAMRUN_TEST_PG_DIR, TEAMRUN_TEST_PG_CTL
 #   .ci/pg.sh stop "$TEAMRUN_TEST_PG_DIR"
 # initdb refuses root, so as root the cluster runs as the postgres user in a
-# temp folder it owns. The fault tests restart the cluster with
-# $TEAMRUN_TEST_PG_CTL (a pg_ctl command line for this cluster).
+# temp folder it owns. The restart test starts a cluster of its own and restarts it with
+# its TEAMRUN_TEST_PG_CTL (a pg_ctl command line for that cluster).
 set -euo pipefail
 
 cmd=${1:-start}

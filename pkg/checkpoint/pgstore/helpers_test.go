@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -32,17 +33,41 @@ func serverURL(t testing.TB) string {
 	return u
 }
 
-// pgCtl is the pg_ctl command line of the test cluster, for the restart test.
-func pgCtl(t testing.TB) string {
+// ownCluster starts a cluster of this test's own with .ci/pg.sh, for a test
+// that restarts its server: the shared one keeps serving other packages'
+// tests meanwhile. It returns the cluster's URL and pg_ctl command line.
+func ownCluster(t testing.TB) (url, ctl string) {
 	t.Helper()
-	c := os.Getenv("TEAMRUN_TEST_PG_CTL")
-	if c == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("TEAMRUN_TEST_PG_CTL is unset under CI=true: .ci/pg.sh start exports it")
+	serverURL(t) // the same skip rule: no PostgreSQL here, no test
+	out, err := exec.Command("bash", "../../../.ci/pg.sh", "start").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf(".ci/pg.sh start: %v\n%s", err, ee.Stderr)
 		}
-		t.Skip("no TEAMRUN_TEST_PG_CTL: the restart test needs the cluster's pg_ctl (.ci/pg.sh start)")
+		t.Fatalf(".ci/pg.sh start: %v", err)
 	}
-	return c
+	env := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
+		if ok {
+			env[k] = v
+		}
+	}
+	unquote := func(v string) string {
+		out, err := exec.Command("bash", "-c", "printf %s "+v).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	dir := unquote(env["TEAMRUN_TEST_PG_DIR"])
+	t.Cleanup(func() {
+		if out, err := exec.Command("bash", "../../../.ci/pg.sh", "stop", dir).CombinedOutput(); err != nil {
+			t.Logf(".ci/pg.sh stop: %v\n%s", err, out)
+		}
+	})
+	return unquote(env["TEAMRUN_TEST_PG_URL"]), unquote(env["TEAMRUN_TEST_PG_CTL"])
 }
 
 // withParams is raw with query parameters set.

@@ -425,8 +425,10 @@ func TestHeartbeatKeepsLockWithinLease(t *testing.T) {
 }
 
 func TestRestartImmediateKeepsAcknowledged(t *testing.T) {
-	raw := testStoreURL(t)
-	ctl := pgCtl(t)
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	raw, ctl := ownCluster(t)
 	s := openStore(t, raw)
 	ctx := context.Background()
 	const n = 400
