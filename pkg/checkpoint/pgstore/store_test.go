@@ -526,3 +526,31 @@ func TestOpenErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestConcurrentOpenMigratesOnce(t *testing.T) {
+	raw := testStoreURL(t)
+	ctx := context.Background()
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			s, err := Open(ctx, raw)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Errorf("Open racing on a fresh schema: %v", err)
+		}
+	}
+	s := openStore(t, raw)
+	var n, v int
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*), max(version) FROM {s}.schema_version`)).Scan(&n, &v); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || v != SchemaVersion {
+		t.Errorf("schema_version has %d rows, version %d; want one row at %d", n, v, SchemaVersion)
+	}
+}
