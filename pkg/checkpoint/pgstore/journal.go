@@ -48,11 +48,11 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 		return nil, fmt.Errorf("pgstore: Begin on session %s without holding its lock in %s", sess.ID, s.cfg.location)
 	}
 	j := &Journal{store: s, lock: l, sess: sess}
+	j.warnings = append(j.warnings, checkpoint.PrepareSnapshot(sess)...)
 	fresh := sess.Epoch == ""
 	epoch := sess.Epoch
 	sess.Epoch = newEpoch()
-	sess.Summary = counts(sess)
-	snap, err := encodeSession(sess)
+	snap, err := checkpoint.EncodeSession(sess)
 	if err != nil {
 		sess.Epoch = epoch
 		return nil, err
@@ -125,17 +125,14 @@ func (j *Journal) Record(r checkpoint.Record) error {
 	if j.err != nil {
 		return j.err
 	}
-	if r.At.IsZero() {
-		r.At = time.Now().UTC()
+	r, w, err := checkpoint.PrepareRecord(r)
+	if err != nil {
+		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
 	}
+	j.warnings = append(j.warnings, w...)
 	payload, err := checkpoint.EncodeRecord(r)
 	if err != nil {
-		return fmt.Errorf("checkpoint: session %s: cannot record a %s transition: %w", j.sess.ID, r.Kind, err)
-	}
-	// Fold what Load will read back, not the caller's record: the same
-	// values, and maps the caller cannot change afterwards.
-	if r, err = checkpoint.DecodeRecord(payload); err != nil {
-		return fmt.Errorf("checkpoint: session %s: a %s transition does not read back: %w", j.sess.ID, r.Kind, err)
+		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
 	}
 	done := j.done + j.doneDelta(r)
 	seq := j.seq + 1
@@ -199,8 +196,7 @@ func (j *Journal) doneDelta(r checkpoint.Record) int {
 
 // compact folds the transitions into the snapshot in one transaction.
 func (j *Journal) compact(ctx context.Context) error {
-	j.sess.Summary = counts(j.sess)
-	snap, err := encodeSession(j.sess)
+	snap, err := checkpoint.EncodeSession(j.sess)
 	if err != nil {
 		return err
 	}
@@ -247,22 +243,11 @@ func (j *Journal) Session() *checkpoint.Session {
 // clone is a copy of sess that shares nothing with it: through the codec,
 // so it is exactly what a Load would return.
 func clone(sess *checkpoint.Session) (*checkpoint.Session, error) {
-	b, err := encodeSession(sess)
+	b, err := checkpoint.EncodeSession(sess)
 	if err != nil {
 		return nil, err
 	}
-	return decodeSession(sess.ID, "a copy", b)
-}
-
-// counts is the session's summary: how many of its tasks completed.
-func counts(sess *checkpoint.Session) checkpoint.Counts {
-	c := checkpoint.Counts{Total: len(sess.Team.Tasks)}
-	for _, t := range sess.Team.Tasks {
-		if t.Status == checkpoint.StatusCompleted {
-			c.Done++
-		}
-	}
-	return c
+	return checkpoint.DecodeSession(sess.ID, "a copy", b)
 }
 
 // Task is the current record of one task.

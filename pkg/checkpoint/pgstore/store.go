@@ -251,7 +251,7 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 	if err != nil {
 		return nil, s.cfg.fail("read session "+id, err)
 	}
-	sess, err := decodeSession(id, s.where(id), snap)
+	sess, err := checkpoint.DecodeSession(id, s.where(id), snap)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +275,7 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 	if err := rows.Err(); err != nil {
 		return nil, s.cfg.fail("read session "+id, err)
 	}
-	sess.Summary = counts(sess)
+	sess.Summarize()
 	return sess, nil
 }
 
