@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -552,5 +553,36 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	}
 	if n != 1 || v != SchemaVersion {
 		t.Errorf("schema_version has %d rows, version %d; want one row at %d", n, v, SchemaVersion)
+	}
+}
+
+func TestRecordDegradesLikeTheFileStore(t *testing.T) {
+	s := openStore(t, testStoreURL(t))
+	_, j := begin(t, s, "values", 2)
+	vars := map[string]any{"marker": map[string]any{"$base64": "aGk="}, "big": int64(1) << 60}
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t001", Result: "\xff\xfe", Variables: vars}); err != nil {
+		t.Fatal(err)
+	}
+	vars["big"] = "changed by the caller afterwards"
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t002", Variables: map[string]any{"nan": math.NaN()}}); err != nil {
+		t.Fatal(err)
+	}
+	if w := j.Warnings(); len(w) != 1 || !strings.Contains(w[0], `task "t002": its variables cannot be stored as JSON`) {
+		t.Errorf("warnings %q, want one about t002's variables", w)
+	}
+	got, err := s.Load(context.Background(), "values")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := got.Task("t001")
+	m, ok := tr.Variables["marker"].(map[string]any)
+	if tr.Result != "\xff\xfe" || !ok || m["$base64"] != "aGk=" || tr.Variables["big"] != int64(1)<<60 {
+		t.Errorf("read back %q %#v", tr.Result, tr.Variables)
+	}
+	if t2, _ := got.Task("t002"); len(t2.Variables) != 0 || t2.Variables == nil {
+		t.Errorf("t002's variables %#v, want {}", t2.Variables)
+	}
+	if v, _ := j.Task("t001"); v.Variables["big"] != int64(1)<<60 {
+		t.Errorf("the journal's view follows the caller's map: %#v", v.Variables)
 	}
 }
