@@ -286,7 +286,10 @@ func (l *Lock) Release() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_, _ = conn.Exec(ctx, l.store.q(`DELETE FROM {s}.holders WHERE session_id = $1 AND owner_generation = $2`), l.id, l.gen)
-		// Closing the connection drops the advisory lock.
+		// Unlock before closing: the server ends a closed connection's
+		// backend, and so its locks, a moment later, and a Held or Lock
+		// right after Release must see the session free.
+		_, _ = conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, l.store.key("session", l.id))
 		_ = conn.Close(ctx)
 	}
 	return nil

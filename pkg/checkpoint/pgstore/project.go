@@ -32,14 +32,32 @@ func ProjectKey(specDir string) (string, error) {
 // database under its key, so the spec folder may be read-only.
 type Project struct {
 	store *Store
+	dir   string
 	key   string
 }
 
-// Project is the project named key in this store.
-func (s *Store) Project(key string) *Project { return &Project{store: s, key: key} }
+var _ checkpoint.ProjectState = (*Project)(nil)
+
+// Project is the state of the project whose spec folder is dir, under its
+// ProjectKey.
+func (s *Store) Project(dir string) checkpoint.ProjectState {
+	key, err := ProjectKey(dir)
+	if err != nil {
+		key = dir // only when the working directory is gone; the key stays stable for an absolute dir
+	}
+	return &Project{store: s, dir: dir, key: key}
+}
+
+// Dir is the project's spec folder.
+func (p *Project) Dir() string { return p.dir }
 
 // Key is the project's key.
 func (p *Project) Key() string { return p.key }
+
+// Where names the project's row in messages.
+func (p *Project) Where() string {
+	return fmt.Sprintf("%s (%s.projects, project %s)", p.store.cfg.location, p.store.cfg.schema, p.key)
+}
 
 // Active is the project's active session id, "" when none is set.
 func (p *Project) Active(ctx context.Context) (string, error) {

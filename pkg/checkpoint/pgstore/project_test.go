@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ func TestProjectKey(t *testing.T) {
 func TestProjectState(t *testing.T) {
 	s := openStore(t, testStoreURL(t))
 	ctx := context.Background()
+	t.Setenv("TEAMRUN_PROJECT", "")
 	a, b := s.Project("/specs/a"), s.Project("/specs/b")
 	if id, err := a.Active(ctx); err != nil || id != "" {
 		t.Fatalf("Active of a new project = %q, %v", id, err)
@@ -74,5 +76,21 @@ func TestProjectState(t *testing.T) {
 	gotB, err := b.AuditRecords(ctx)
 	if err != nil || len(gotB) != 1 || gotB[0].PID == 0 || gotB[0].Time.IsZero() {
 		t.Errorf("AuditRecords(b) = %+v, %v; want one record with its pid and time filled in", gotB, err)
+	}
+}
+
+func TestProjectKeySharedAcrossFolders(t *testing.T) {
+	s := openStore(t, testStoreURL(t))
+	ctx := context.Background()
+	t.Setenv("TEAMRUN_PROJECT", "nightly")
+	a, b := s.Project("/mnt/pod-a/spec"), s.Project("/mnt/pod-b/spec")
+	if err := a.SetActive(ctx, "night-1"); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := b.Active(ctx); err != nil || id != "night-1" {
+		t.Errorf("another folder of project nightly sees %q, %v", id, err)
+	}
+	if a.Dir() != "/mnt/pod-a/spec" || !strings.Contains(a.Where(), "project nightly") {
+		t.Errorf("Dir %q Where %q", a.Dir(), a.Where())
 	}
 }

@@ -279,28 +279,46 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 	return sess, nil
 }
 
+// entryColumns are what List and Head read: the sessions row, no snapshot.
+const entryColumns = `id, spec_path, team_name, created_at, updated_at, tasks_done, tasks_total`
+
+func (s *Store) scanEntry(row pgx.Row) (checkpoint.Entry, error) {
+	var e checkpoint.Entry
+	if err := row.Scan(&e.ID, &e.SpecPath, &e.TeamName, &e.CreatedAt, &e.UpdatedAt, &e.Done, &e.Total); err != nil {
+		return e, err
+	}
+	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
+	e.Path = s.where(e.ID)
+	e.Touched = e.UpdatedAt
+	return e, nil
+}
+
 // List summarises every session from the sessions table alone, sorted by id.
 func (s *Store) List(ctx context.Context) ([]checkpoint.Entry, error) {
-	rows, err := s.pool.Query(ctx, s.q(`SELECT id, spec_path, team_name, created_at, updated_at, tasks_done, tasks_total FROM {s}.sessions ORDER BY id`))
+	rows, err := s.pool.Query(ctx, s.q(`SELECT `+entryColumns+` FROM {s}.sessions ORDER BY id`))
 	if err != nil {
 		return nil, s.cfg.fail("list sessions", err)
 	}
-	defer rows.Close()
-	var out []checkpoint.Entry
-	for rows.Next() {
-		var e checkpoint.Entry
-		if err := rows.Scan(&e.ID, &e.SpecPath, &e.TeamName, &e.CreatedAt, &e.UpdatedAt, &e.Done, &e.Total); err != nil {
-			return nil, s.cfg.fail("list sessions", err)
-		}
-		e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
-		e.Path = s.where(e.ID)
-		e.Touched = e.UpdatedAt
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.Entry, error) { return s.scanEntry(r) })
+	if err != nil {
 		return nil, s.cfg.fail("list sessions", err)
 	}
 	return out, nil
+}
+
+// Head is the session's entry, from its sessions row.
+func (s *Store) Head(ctx context.Context, id string) (checkpoint.Entry, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return checkpoint.Entry{}, err
+	}
+	e, err := s.scanEntry(s.pool.QueryRow(ctx, s.q(`SELECT `+entryColumns+` FROM {s}.sessions WHERE id = $1`), id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return checkpoint.Entry{}, s.notFound(id)
+	}
+	if err != nil {
+		return checkpoint.Entry{}, s.cfg.fail("read session "+id, err)
+	}
+	return e, nil
 }
 
 // Delete removes a session and its transitions under its lock: it refuses

@@ -127,6 +127,12 @@ func TestRoundTrip(t *testing.T) {
 	if left != 0 {
 		t.Errorf("Close left %d transitions unfolded", left)
 	}
+	if h, err := s.Head(ctx, "night-1"); err != nil || h.ID != "night-1" || h.Done != 1 || h.Total != 3 || h.SpecPath != "/specs/agents.yaml" || h.Touched.IsZero() {
+		t.Errorf("Head = %+v, %v", h, err)
+	}
+	if _, err := s.Head(ctx, "nope"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Head of a missing session = %v, want ErrNotFound", err)
+	}
 	if ok, err := s.Exists(ctx, "night-1"); err != nil || !ok {
 		t.Errorf("Exists = %v, %v", ok, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/filestore"
 	"github.com/teamrun/teamrun/pkg/checkpoint/pgstore"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -79,9 +80,30 @@ func seed(t *testing.T, b checkpoint.Backend, id string) {
 	// The journal stays open: Export folds what was acknowledged.
 }
 
+func fileBackend(t *testing.T) checkpoint.Backend {
+	s, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func TestExportImport(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		from, to func(*testing.T) checkpoint.Backend
+	}{
+		{"file to file", fileBackend, fileBackend},
+		{"file to PostgreSQL", fileBackend, pgBackend},
+		{"PostgreSQL to file", pgBackend, fileBackend},
+		{"PostgreSQL to PostgreSQL", pgBackend, pgBackend},
+	} {
+		t.Run(tt.name, func(t *testing.T) { exportImport(t, tt.from(t), tt.to(t)) })
+	}
+}
+
+func exportImport(t *testing.T, from, to checkpoint.Backend) {
 	ctx := context.Background()
-	from, to := pgBackend(t), pgBackend(t)
 	seed(t, from, "night-1")
 	doc, err := Export(ctx, from, "night-1")
 	if err != nil {
