@@ -22,9 +22,10 @@ func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{
 		Name:  "session",
 		Usage: "list, show, delete and prune sessions; record human decisions",
-		Description: "Sessions live in $TEAMRUN_HOME/sessions (default ~/.teamrun). The project — the\n" +
-			"current folder, or --project DIR — supplies the active session (.teamrun/state.json),\n" +
-			"the audit log and config.yml.\n\n" +
+		Description: "Sessions live in the store: --store URL, else $TEAMRUN_STORE, else $TEAMRUN_HOME/sessions\n" +
+			"(default ~/.teamrun). The project — the current folder, or --project DIR — supplies the\n" +
+			"active session and the audit log (.teamrun/state.json and audit.log, or the database's\n" +
+			"with a PostgreSQL store) and config.yml.\n\n" +
 			"Examples:\n" +
 			"   teamrun session list\n" +
 			"   teamrun session show nightly-2026-03-01\n" +
@@ -41,6 +42,8 @@ func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 			sessionDeleteCommand(),
 			sessionPruneCommand(ios),
 			sessionDecideCommand(),
+			sessionExportCommand(),
+			sessionImportCommand(),
 		},
 	}
 }
@@ -203,7 +206,7 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 			"Examples:\n" +
 			"   teamrun session list\n" +
 			"   TEAMRUN_HOME=/srv/teamrun teamrun session list --project /srv/nightly --json",
-		Flags: []cli.Flag{projectFlag(), jsonFlag("the list")},
+		Flags: []cli.Flag{projectFlag(), storeFlagDef(), jsonFlag("the list")},
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) > 0 {
 				return exitf(exitUsage, "session list takes no arguments")
@@ -294,7 +297,7 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 			"Examples:\n" +
 			"   teamrun session show\n" +
 			"   teamrun session show release-notes-20260301-101500-ab12 --json",
-		Flags:        []cli.Flag{projectFlag(), jsonFlag("the whole session")},
+		Flags:        []cli.Flag{projectFlag(), storeFlagDef(), jsonFlag("the whole session")},
 		BashComplete: completeSessions,
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) > 1 {
@@ -487,7 +490,7 @@ func sessionDeleteCommand() *cli.Command {
 		Description: "Refused with exit 4 while a run holds the session. The removal is audited.\n\n" +
 			"Example:\n" +
 			"   teamrun session delete release-notes-20260301-101500-ab12",
-		Flags:        []cli.Flag{projectFlag()},
+		Flags:        []cli.Flag{projectFlag(), storeFlagDef()},
 		BashComplete: completeSessions,
 		Action: action(func(c *cli.Context, args []string) error {
 			id, err := oneArg(args, "session delete", "teamrun session delete ID")
@@ -546,6 +549,7 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 			"   teamrun session prune --older-than 7d",
 		Flags: []cli.Flag{
 			projectFlag(),
+			storeFlagDef(),
 			&cli.StringFlag{Name: "older-than", Usage: "remove sessions older than `DUR` (e.g. 7d, 36h) instead of max_session_age_days"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed; remove nothing"},
 			jsonFlag("what was removed and kept"),
@@ -635,7 +639,7 @@ func sessionDecideCommand() *cli.Command {
 			"Example:\n" +
 			"   teamrun session decide release-notes-20260301-101500-ab12 review approve\n" +
 			"   teamrun session decide nightly budget raise=2",
-		Flags: []cli.Flag{projectFlag()},
+		Flags: []cli.Flag{projectFlag(), storeFlagDef()},
 		BashComplete: func(c *cli.Context) {
 			if c.NArg() == 0 {
 				completeSessions(c)

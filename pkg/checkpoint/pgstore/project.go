@@ -41,9 +41,12 @@ var _ checkpoint.ProjectState = (*Project)(nil)
 // Project is the state of the project whose spec folder is dir, under its
 // ProjectKey.
 func (s *Store) Project(dir string) checkpoint.ProjectState {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs // as the file store's project: messages name the folder absolutely
+	}
 	key, err := ProjectKey(dir)
 	if err != nil {
-		key = dir // only when the working directory is gone; the key stays stable for an absolute dir
+		key = dir
 	}
 	return &Project{store: s, dir: dir, key: key}
 }

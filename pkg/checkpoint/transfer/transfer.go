@@ -32,14 +32,14 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&head); err != nil || head.ID == "" {
-		return "", fmt.Errorf("%s is not a session that teamrun session export wrote (no session_id)", where)
+		return "", &DocumentError{fmt.Errorf("%s is not a session that teamrun session export wrote (no session_id)", where)}
 	}
 	if err := checkpoint.ValidateID(head.ID); err != nil {
-		return "", fmt.Errorf("%s: session_id: %w", where, err)
+		return "", &DocumentError{fmt.Errorf("%s: session_id: %w", where, err)}
 	}
 	sess, err := checkpoint.DecodeSession(head.ID, where, data)
 	if err != nil {
-		return "", err
+		return "", &DocumentError{err}
 	}
 	l, err := b.Lock(ctx, sess.ID, 0)
 	if err != nil {
@@ -60,3 +60,10 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 	}
 	return sess.ID, nil
 }
+
+// DocumentError: the document given to Import is not a readable session
+// (the store was not touched).
+type DocumentError struct{ Err error }
+
+func (e *DocumentError) Error() string { return e.Err.Error() }
+func (e *DocumentError) Unwrap() error { return e.Err }

@@ -154,6 +154,10 @@ func TestImportRefuses(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Import = %v, want %q", err, tt.want)
 			}
+			var de *DocumentError
+			if bad := tt.name != "held"; errors.As(err, &de) != bad {
+				t.Errorf("Import = %v: a DocumentError is %v, want %v", err, !bad, bad)
+			}
 		})
 	}
 }
