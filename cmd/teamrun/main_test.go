@@ -99,6 +99,13 @@ func TestScriptsPostgres(t *testing.T) {
 		s.Close()
 		pw, _ := u.User.Password()
 		env.Setenv("PGPASSWORD_TEST", pw)
+		// For the fault scripts: the schema, the server as psql reaches
+		// it, and the store with a wrong password.
+		env.Setenv("PG_SCHEMA", schema)
+		env.Setenv("PG_ADMIN_URL", raw)
+		bad := su
+		bad.User = url.UserPassword(u.User.Username(), "wrong-"+pw)
+		env.Setenv("PG_BAD_PASSWORD_URL", bad.String())
 		return nil
 	}))
 }
