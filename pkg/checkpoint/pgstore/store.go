@@ -166,8 +166,16 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, s.key("migrate", "")); err != nil {
 		return s.cfg.fail("lock the schema for migration", err)
 	}
-	if _, err := tx.Exec(ctx, s.q(`CREATE SCHEMA IF NOT EXISTS {s}`)); err != nil {
-		return s.cfg.fail("create schema "+s.cfg.schema, err)
+	// CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when
+	// the schema is there: a user given a schema of its own has not.
+	var have bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, s.cfg.schema).Scan(&have); err != nil {
+		return s.cfg.fail("read the schemas", err)
+	}
+	if !have {
+		if _, err := tx.Exec(ctx, s.q(`CREATE SCHEMA {s}`)); err != nil {
+			return s.cfg.fail("create schema "+s.cfg.schema, err)
+		}
 	}
 	if _, err := tx.Exec(ctx, s.q(`CREATE TABLE IF NOT EXISTS {s}.schema_version (version integer NOT NULL)`)); err != nil {
 		return s.cfg.fail("create "+s.cfg.schema+".schema_version", err)

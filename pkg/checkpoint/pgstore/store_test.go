@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -590,5 +591,36 @@ func TestRecordDegradesLikeTheFileStore(t *testing.T) {
 	}
 	if v, _ := j.Task("t001"); v.Variables["big"] != int64(1)<<60 {
 		t.Errorf("the journal's view follows the caller's map: %#v", v.Variables)
+	}
+}
+
+// TestOwnSchemaWithoutCreateOnDatabase: a user given a schema of its own,
+// and no CREATE on the database, can use it; another schema is refused
+// with what to grant.
+func TestOwnSchemaWithoutCreateOnDatabase(t *testing.T) {
+	raw := serverURL(t)
+	role := randomName("r_")
+	schema := randomName("t_")
+	adminExec(t, raw, `CREATE ROLE `+role+` LOGIN PASSWORD 'pw-`+role+`'`)
+	t.Cleanup(func() {
+		dropSchema(t, raw, schema)
+		adminExec(t, raw, `DROP ROLE IF EXISTS `+role)
+	})
+	adminExec(t, raw, `CREATE SCHEMA `+schema+` AUTHORIZATION `+role)
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(role, "pw-"+role)
+	as := u.String()
+	s := openStore(t, withParams(t, as, "schema", schema))
+	l, j := begin(t, s, "mine", 1)
+	if err := complete(j, "t001", "ok"); err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	_, err = Open(context.Background(), withParams(t, as, "schema", randomName("t_")))
+	if !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), "42501") || !strings.Contains(err.Error(), "CREATE on the database, or create the schema for it") {
+		t.Errorf("a schema the user may not create: %v", err)
 	}
 }
