@@ -62,24 +62,9 @@ func TestScriptsPostgres(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var schemas []string
-	t.Cleanup(func() {
-		ctx := context.Background()
-		c, err := pgx.Connect(ctx, raw)
-		if err != nil {
-			t.Logf("dropping the scripts' schemas: %v", err)
-			return
-		}
-		defer c.Close(ctx)
-		for _, s := range schemas {
-			if _, err := c.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s}.Sanitize()+" CASCADE"); err != nil {
-				t.Logf("drop schema %s: %v", s, err)
-			}
-		}
-	})
+	t.Cleanup(func() { dropSchemas(t, raw, schemas) })
 	testscript.Run(t, scriptParams(true, func(env *testscript.Env) error {
-		b := make([]byte, 6)
-		_, _ = crand.Read(b)
-		schema := "s_" + hex.EncodeToString(b)
+		schema := randomSchema()
 		mu.Lock()
 		schemas = append(schemas, schema)
 		mu.Unlock()
@@ -108,6 +93,28 @@ func TestScriptsPostgres(t *testing.T) {
 		env.Setenv("PG_BAD_PASSWORD_URL", bad.String())
 		return nil
 	}))
+}
+
+func randomSchema() string {
+	b := make([]byte, 6)
+	_, _ = crand.Read(b)
+	return "s_" + hex.EncodeToString(b)
+}
+
+// dropSchemas removes the tests' schemas from the server at raw.
+func dropSchemas(t *testing.T, raw string, schemas []string) {
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, raw)
+	if err != nil {
+		t.Logf("dropping the tests' schemas: %v", err)
+		return
+	}
+	defer c.Close(ctx)
+	for _, s := range schemas {
+		if _, err := c.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s}.Sanitize()+" CASCADE"); err != nil {
+			t.Logf("drop schema %s: %v", s, err)
+		}
+	}
 }
 
 // scriptParams are the scripts' settings; pg says the store is PostgreSQL
