@@ -36,8 +36,10 @@ func TestKubernetesCronJobExample(t *testing.T) {
 									Name      string
 									Value     string
 									ValueFrom struct {
-										FieldRef     struct{ FieldPath string `yaml:"fieldPath"` } `yaml:"fieldRef"`
-										SecretKeyRef struct{ Name, Key string }                 `yaml:"secretKeyRef"`
+										FieldRef struct {
+											FieldPath string `yaml:"fieldPath"`
+										} `yaml:"fieldRef"`
+										SecretKeyRef struct{ Name, Key string } `yaml:"secretKeyRef"`
 									} `yaml:"valueFrom"`
 								}
 							}
