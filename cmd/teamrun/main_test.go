@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,13 +12,18 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint/pgstore"
 )
 
 func TestMain(m *testing.M) {
@@ -38,20 +46,111 @@ func TestMain(m *testing.M) {
 // TestScripts runs the end-to-end CLI tests in testdata/script against the
 // real binary, the way users run it.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
+	testscript.Run(t, scriptParams(false, nil))
+}
+
+// TestScriptsPostgres runs the same scripts with the sessions in a real
+// PostgreSQL (TEAMRUN_STORE, a schema of each script's own), so every
+// script about sessions holds for both stores. A script about the file
+// store's own files says `[pgstore] skip`. Without TEAMRUN_TEST_PG_URL it
+// skips, except under CI=true.
+func TestScriptsPostgres(t *testing.T) {
+	raw := os.Getenv("TEAMRUN_TEST_PG_URL")
+	if raw == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("TEAMRUN_TEST_PG_URL is unset under CI=true: start a cluster with eval \"$(.ci/pg.sh start)\"")
+		}
+		t.Skip("no PostgreSQL: set TEAMRUN_TEST_PG_URL (eval \"$(.ci/pg.sh start)\")")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var schemas []string
+	t.Cleanup(func() { dropSchemas(t, raw, schemas) })
+	testscript.Run(t, scriptParams(true, func(env *testscript.Env) error {
+		schema := randomSchema()
+		mu.Lock()
+		schemas = append(schemas, schema)
+		mu.Unlock()
+		su := *u
+		q := su.Query()
+		q.Set("schema", schema)
+		su.RawQuery = q.Encode()
+		env.Setenv("TEAMRUN_STORE", su.String())
+		// STORE is what the store calls itself in messages: its URL
+		// without the password; PGPASSWORD_TEST is that password, which no
+		// output may show.
+		s, err := pgstore.Open(context.Background(), su.String())
+		if err != nil {
+			return err
+		}
+		env.Setenv("STORE", s.Location())
+		s.Close()
+		pw, _ := u.User.Password()
+		env.Setenv("PGPASSWORD_TEST", pw)
+		// For the fault scripts: the schema, the server as psql reaches
+		// it, and the store with a wrong password.
+		env.Setenv("PG_SCHEMA", schema)
+		env.Setenv("PG_ADMIN_URL", raw)
+		bad := su
+		bad.User = url.UserPassword(u.User.Username(), "wrong-"+pw)
+		env.Setenv("PG_BAD_PASSWORD_URL", bad.String())
+		return nil
+	}))
+}
+
+func randomSchema() string {
+	b := make([]byte, 6)
+	_, _ = crand.Read(b)
+	return "s_" + hex.EncodeToString(b)
+}
+
+// dropSchemas removes the tests' schemas from the server at raw.
+func dropSchemas(t *testing.T, raw string, schemas []string) {
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, raw)
+	if err != nil {
+		t.Logf("dropping the tests' schemas: %v", err)
+		return
+	}
+	defer c.Close(ctx)
+	for _, s := range schemas {
+		if _, err := c.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{s}.Sanitize()+" CASCADE"); err != nil {
+			t.Logf("drop schema %s: %v", s, err)
+		}
+	}
+}
+
+// scriptParams are the scripts' settings; pg says the store is PostgreSQL
+// (the [pgstore] condition).
+func scriptParams(pg bool, setup func(*testscript.Env) error) testscript.Params {
+	return testscript.Params{
 		Dir:                 "../../testdata/script",
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TEAMRUN_HOME", env.WorkDir+"/.teamrun-home")
+			env.Setenv("STORE", env.WorkDir+"/.teamrun-home/sessions")
+			env.Setenv("PGPASSWORD_TEST", "no password in the file store")
 			env.Setenv("NO_COLOR", "1")
+			if setup != nil {
+				return setup(env)
+			}
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "pgstore" {
+				return pg, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
 			"fakellm":  cmdFakeLLM,
 			"flipeach": cmdFlipEach,
 		},
-	})
+	}
 }
 
 // cmdExitcode runs `exitcode N prog args...` and fails unless prog exits

@@ -35,6 +35,7 @@ func planCommand() *cli.Command {
 			&cli.StringFlag{Name: "session", Usage: "the session `ID` (default: the project's active session)"},
 			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "as for run: strict or unchanged"},
 			&cli.GenericFlag{Name: "var", Usage: "set a variable as run would (repeatable)", Value: vars, DefaultText: "`key=value`"},
+			storeFlagDef(),
 			jsonFlag("the plan"),
 		},
 		Action: action(func(c *cli.Context, args []string) error {

@@ -27,6 +27,16 @@ func projectFlag() cli.Flag {
 	}
 }
 
+// storeFlagDef is --store URL, on every command that reads sessions; it is
+// read by storeFlag. The default chain is stores.Location's.
+func storeFlagDef() cli.Flag {
+	return &cli.StringFlag{
+		Name:        "store",
+		Usage:       "the session store `URL`: a folder, file://PATH or postgres://user@host/db (a password from ~/.pgpass or PGPASSWORD)",
+		DefaultText: "$TEAMRUN_STORE, else $TEAMRUN_HOME, else ~/.teamrun",
+	}
+}
+
 // projectDir resolves --project, or the current folder, to an absolute path.
 func projectDir(c *cli.Context) (string, error) {
 	dir := c.String("project")

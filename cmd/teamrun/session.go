@@ -25,9 +25,10 @@ func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{
 		Name:  "session",
 		Usage: "list, show, delete and prune sessions; record human decisions; show task output",
-		Description: "Sessions live in $TEAMRUN_HOME/sessions (default ~/.teamrun). The project — the\n" +
-			"current folder, or --project DIR — supplies the active session (.teamrun/state.json),\n" +
-			"the audit log and config.yml.\n\n" +
+		Description: "Sessions live in the store: --store URL, else $TEAMRUN_STORE, else $TEAMRUN_HOME/sessions\n" +
+			"(default ~/.teamrun). The project — the current folder, or --project DIR — supplies the\n" +
+			"active session and the audit log (.teamrun/state.json and audit.log, or the database's\n" +
+			"with a PostgreSQL store) and config.yml.\n\n" +
 			"Examples:\n" +
 			"   teamrun session list\n" +
 			"   teamrun session show nightly-2026-03-01\n" +
@@ -45,6 +46,8 @@ func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 			sessionPruneCommand(ios),
 			sessionDecideCommand(),
 			sessionLogsCommand(),
+			sessionExportCommand(),
+			sessionImportCommand(),
 		},
 	}
 }
@@ -205,7 +208,7 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 			"   teamrun session list --status failed,interrupted\n" +
 			"   teamrun session list --spec agents.yaml --limit 5\n" +
 			"   TEAMRUN_HOME=/srv/teamrun teamrun session list --project /srv/nightly --json",
-		Flags: []cli.Flag{projectFlag(), jsonFlag("the list"),
+		Flags: []cli.Flag{projectFlag(), storeFlagDef(), jsonFlag("the list"),
 			&cli.StringFlag{Name: "spec", Usage: "only the sessions of the spec `FILE`"},
 			&cli.StringFlag{Name: "status", Usage: "only sessions with this `STATUS` (several: comma-separated)"},
 			&cli.GenericFlag{Name: "limit", Value: limit, Usage: "at most `N` sessions, the newest", DefaultText: "all"},
@@ -379,7 +382,7 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 			"   teamrun session show\n" +
 			"   teamrun session show release-notes-20260301-101500-ab12 --json\n" +
 			"   teamrun session show release-notes-20260301-101500-ab12 --task draft",
-		Flags: []cli.Flag{projectFlag(), jsonFlag("the whole session"),
+		Flags: []cli.Flag{projectFlag(), storeFlagDef(), jsonFlag("the whole session"),
 			&cli.StringFlag{Name: "task", Usage: "show one `TASK` with its tool calls: turn, tool, arguments, duration, result size, replayed on a resume"}},
 		BashComplete: completeSessions,
 		Action: action(func(c *cli.Context, args []string) error {
@@ -573,7 +576,7 @@ func sessionDeleteCommand() *cli.Command {
 		Description: "Refused with exit 4 while a run holds the session. The removal is audited.\n\n" +
 			"Example:\n" +
 			"   teamrun session delete release-notes-20260301-101500-ab12",
-		Flags:        []cli.Flag{projectFlag()},
+		Flags:        []cli.Flag{projectFlag(), storeFlagDef()},
 		BashComplete: completeSessions,
 		Action: action(func(c *cli.Context, args []string) error {
 			id, err := oneArg(args, "session delete", "teamrun session delete ID")
@@ -633,6 +636,7 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 			"   teamrun session prune --older-than 7d",
 		Flags: []cli.Flag{
 			projectFlag(),
+			storeFlagDef(),
 			&cli.StringFlag{Name: "older-than", Usage: "remove sessions older than `DUR` (e.g. 7d, 36h) instead of max_session_age_days"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed; remove nothing"},
 			jsonFlag("what was removed and kept"),
@@ -728,7 +732,7 @@ func sessionDecideCommand() *cli.Command {
 			"Example:\n" +
 			"   teamrun session decide release-notes-20260301-101500-ab12 review approve\n" +
 			"   teamrun session decide nightly budget raise=2",
-		Flags: []cli.Flag{projectFlag()},
+		Flags: []cli.Flag{projectFlag(), storeFlagDef()},
 		BashComplete: func(c *cli.Context) {
 			if c.NArg() == 0 {
 				completeSessions(c)

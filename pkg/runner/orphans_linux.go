@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // killOrphans kills the process groups of the live processes, of this
@@ -77,7 +78,26 @@ func killOrphans(session, store, record string) []int {
 		}
 	}
 	sort.Ints(found)
+	waitDead(found, 3*time.Second)
 	return found
+}
+
+// waitDead waits, at most limit, until every pid is gone or a zombie: a
+// SIGKILLed process dies a moment later, and the task that runs again
+// must not meet the copy it replaces.
+func waitDead(pids []int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for _, pid := range pids {
+		dir := filepath.Join("/proc", strconv.Itoa(pid))
+		for time.Now().Before(deadline) {
+			b, err := os.ReadFile(filepath.Join(dir, "stat"))
+			i := bytes.LastIndexByte(b, ')')
+			if err != nil || i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X' {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
 }
 
 // hasEnvEntry reports whether the NUL-separated environment holds the

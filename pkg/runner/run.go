@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/runner/schedule"
@@ -78,6 +79,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	defer store.Close()
+	o.Home = stores.Shown(o.Home) // the resume command names it: never a password
 	prefetchSession(ctx, o, store)
 	team, err := spec.Load(o.SpecPath)
 	if err != nil {
@@ -222,7 +224,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := project.Audit(ctx, checkpoint.AuditRecord{Event: audit, Session: id, Store: store.Location()}); err != nil {
 		return nil, err
 	}
-	if !haveConfig {
+	// A project kept in its folder gets a default config.yml; one kept in
+	// a database leaves the folder as it is (it may be read-only).
+	if _, inFolder := project.(interface{ CheckWritable() error }); inFolder && !haveConfig {
 		if _, err := spec.EnsureConfig(configPath); err != nil {
 			return nil, err
 		}
@@ -458,6 +462,9 @@ func ResumeCommand(o Options, id string) string {
 	}
 	if o.Reuse == checkpoint.ReuseUnchanged {
 		parts = append(parts, "--reuse", "unchanged")
+	}
+	if o.Home != "" {
+		parts = append(parts, "--store", ShellQuote(o.Home))
 	}
 	return strings.Join(parts, " ")
 }

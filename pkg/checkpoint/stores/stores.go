@@ -5,12 +5,14 @@ package stores
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/filestore"
+	"github.com/teamrun/teamrun/pkg/checkpoint/pgstore"
 )
 
 // Location is the store a command uses (DESIGN §5): flag (--store), else
@@ -32,12 +34,17 @@ func Location(flag string, getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".teamrun"), nil
 }
 
-// Open opens the store at location: a folder (or file:// URL) is the file
-// store. Opening creates nothing.
-func Open(_ context.Context, location string) (checkpoint.Backend, error) {
+// Open opens the store at location: a postgres:// or postgresql:// URL is
+// the PostgreSQL store (which creates or migrates its schema), a folder (or
+// file:// URL) the file store, which creates nothing.
+func Open(ctx context.Context, location string) (checkpoint.Backend, error) {
 	switch {
-	case strings.HasPrefix(location, "postgres://"), strings.HasPrefix(location, "postgresql://"):
-		return nil, fmt.Errorf("%w: PostgreSQL stores are not supported by this build of teamrun", checkpoint.ErrStore)
+	case pgstore.IsURL(location):
+		s, err := pgstore.Open(ctx, location)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return s, nil
 	case strings.HasPrefix(location, "file://"):
 		location = strings.TrimPrefix(location, "file://")
 	case strings.Contains(location, "://"):
@@ -45,6 +52,27 @@ func Open(_ context.Context, location string) (checkpoint.Backend, error) {
 		return nil, fmt.Errorf("%w: unknown store scheme %q: use a folder, file://PATH or postgres://…", checkpoint.ErrStore, scheme)
 	}
 	return filestore.Open(location)
+}
+
+// Shown is location as a message or a command line may show it: a URL
+// without its password (in the user part or as a parameter).
+func Shown(location string) string {
+	if !strings.Contains(location, "://") {
+		return location
+	}
+	u, err := url.Parse(location)
+	if err != nil {
+		scheme, _, _ := strings.Cut(location, "://")
+		return scheme + "://…"
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Del("password")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }
 
 // noStoreError: no store is configured and there is no home folder.

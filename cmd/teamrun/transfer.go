@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/transfer"
+)
+
+func sessionExportCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "export",
+		HideHelpCommand: true, // session ids such as "h" stay arguments
+		Usage:           "write a session as one JSON document, to move it to another store",
+		ArgsUsage:       "ID",
+		Description: "The document is the session with every completed transition folded in; `session\n" +
+			"import` reads it into any store (a folder or PostgreSQL).\n\n" +
+			"Example:\n" +
+			"   teamrun session export nightly-1 --output nightly-1.json\n" +
+			"   teamrun session import nightly-1.json --store postgres://teamrun@db/teamrun",
+		Flags: []cli.Flag{projectFlag(), storeFlagDef(),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (mode 0600) instead of stdout"}},
+		BashComplete: completeSessions,
+		Action: action(func(c *cli.Context, args []string) error {
+			id, err := oneArg(args, "session export", "teamrun session export ID")
+			if err != nil {
+				return err
+			}
+			a, err := openAdmin(c)
+			if err != nil {
+				return err
+			}
+			if err := checkpoint.ValidateID(id); err != nil {
+				return withCode(exitUsage, err)
+			}
+			doc, err := transfer.Export(c.Context, a.store, id)
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				return a.notFound(c, id)
+			}
+			if err != nil {
+				return storeExit(err)
+			}
+			out := c.String("output")
+			if out == "" {
+				_, err := c.App.Writer.Write(doc)
+				return err
+			}
+			if err := os.WriteFile(out, doc, 0o600); err != nil {
+				return exitf(exitStore, "cannot write %s: %v", out, errors.Unwrap(err))
+			}
+			fmt.Fprintf(c.App.ErrWriter, "exported session %s from %s to %s\n", id, a.store.Location(), out)
+			return nil
+		}),
+	}
+}
+
+func sessionImportCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "import",
+		HideHelpCommand: true,
+		Usage:           "read a session that `session export` wrote into this store",
+		ArgsUsage:       "FILE",
+		Description: "The session keeps its id; a store that already has that id is left alone (exit 2:\n" +
+			"delete it there first). FILE - reads stdin. The import is audited.\n\n" +
+			"Example:\n" +
+			"   teamrun session import nightly-1.json --store postgres://teamrun@db/teamrun",
+		Flags: []cli.Flag{projectFlag(), storeFlagDef()},
+		Action: action(func(c *cli.Context, args []string) error {
+			if len(args) != 1 {
+				return exitf(exitUsage, "session import needs exactly one FILE (e.g. teamrun session import nightly-1.json)")
+			}
+			file := args[0]
+			var data []byte
+			var err error
+			if file == "-" {
+				file = "stdin"
+				data, err = io.ReadAll(c.App.Reader)
+			} else {
+				data, err = os.ReadFile(file)
+			}
+			if err != nil {
+				return exitf(exitUsage, "cannot read %s: %v", file, errors.Unwrap(err))
+			}
+			a, err := openAdmin(c)
+			if err != nil {
+				return err
+			}
+			id, err := transfer.Import(c.Context, a.store, file, data)
+			var de *transfer.DocumentError
+			switch {
+			case errors.As(err, &de), errors.Is(err, checkpoint.ErrExists):
+				return withCode(exitUsage, err)
+			case err != nil:
+				return storeExit(err)
+			}
+			if err := a.project.Audit(c.Context, checkpoint.AuditRecord{Event: checkpoint.EventCreated, Session: id, Store: a.store.Location(),
+				Detail: "imported from " + file}); err != nil {
+				return storeExit(fmt.Errorf("session %s was imported, but the audit log could not be written: %w", id, err))
+			}
+			fmt.Fprintf(c.App.Writer, "imported session %s into %s\n", id, a.store.Location())
+			return nil
+		}),
+	}
+}

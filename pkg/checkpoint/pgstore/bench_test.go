@@ -1,0 +1,41 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// BenchmarkRecord is one durable transition (a COMMIT with
+// synchronous_commit=on) on the test server, in a 1,000-task session.
+func BenchmarkRecord(b *testing.B) {
+	s := openStore(b, testStoreURL(b))
+	_, j := begin(b, s, "bench", 1000)
+	result := string(make([]byte, 1024))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		task := fmt.Sprintf("t%03d", i%1000+1)
+		if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: task, Result: result}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoad1000 loads a 1,000-task session, half of it in transitions.
+func BenchmarkLoad1000(b *testing.B) {
+	s := openStore(b, testStoreURL(b))
+	_, j := begin(b, s, "bench", 1000)
+	for i := 1; i <= 1000; i++ {
+		if err := complete(j, fmt.Sprintf("t%03d", i), "done"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Load(context.Background(), "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package pgstore
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// DefaultSchema holds teamrun's tables unless the URL says schema=.
+const DefaultSchema = "teamrun"
+
+// DefaultLease is how long a run may be silent before the server drops
+// its connection and so its lock; lease= in the URL changes it.
+const DefaultLease = 30 * time.Second
+
+// MinLease keeps the heartbeat (a third of the lease) above a second.
+const MinLease = 3 * time.Second
+
+var schemaRule = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// IsURL reports whether loc names a PostgreSQL store.
+func IsURL(loc string) bool {
+	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://")
+}
+
+// config is a store URL taken apart: what pgx connects with, and teamrun's
+// own parameters, which the server never sees.
+type config struct {
+	conn     *pgx.ConnConfig
+	schema   string
+	lease    time.Duration
+	location string // the URL without password, for messages
+	password string // to scrub from messages
+}
+
+func parseURL(raw string) (*config, error) {
+	if !IsURL(raw) {
+		return nil, fmt.Errorf("%w: %q is not a postgres:// or postgresql:// URL", checkpoint.ErrStore, redactRaw(raw))
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the store URL %s cannot be read: %v; it looks like postgres://user@host:5432/db", checkpoint.ErrStore, redactRaw(raw), redactURLError(err))
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		// u.Query() would drop the bad pair silently (a schema= with a
+		// semicolon would become the default schema).
+		return nil, fmt.Errorf("%w: the parameters of the store URL %s cannot be read: %v", checkpoint.ErrStore, redacted(u), err)
+	}
+	c := &config{schema: DefaultSchema, lease: DefaultLease}
+	if v := q.Get("schema"); v != "" || q.Has("schema") {
+		if !schemaRule.MatchString(v) {
+			return nil, fmt.Errorf("%w: schema=%q in the store URL: a schema name is 1 to 63 of a-z 0-9 _, not starting with a digit", checkpoint.ErrStore, v)
+		}
+		c.schema = v
+	}
+	if q.Has("lease") {
+		d, err := time.ParseDuration(q.Get("lease"))
+		if err != nil || d < MinLease {
+			return nil, fmt.Errorf("%w: lease=%q in the store URL: a duration of at least %s, such as 30s", checkpoint.ErrStore, q.Get("lease"), MinLease)
+		}
+		c.lease = d
+	}
+	q.Del("schema")
+	q.Del("lease")
+	u.RawQuery = q.Encode()
+	c.conn, err = pgx.ParseConfig(u.String())
+	if err != nil {
+		return nil, fmt.Errorf("%w: the store URL %s: %v", checkpoint.ErrStore, redacted(u), scrub(err.Error(), passwordOf(u)))
+	}
+	c.password = c.conn.Password
+	if c.conn.ConnectTimeout == 0 {
+		c.conn.ConnectTimeout = 10 * time.Second
+	}
+	// A transition is acknowledged when its COMMIT returns: make sure no
+	// server or role default weakens that.
+	c.conn.RuntimeParams["synchronous_commit"] = "on"
+	if c.conn.RuntimeParams["application_name"] == "" {
+		c.conn.RuntimeParams["application_name"] = "teamrun"
+	}
+	loc := *u
+	lq := loc.Query()
+	lq.Del("password")
+	lq.Del("sslpassword")
+	if c.schema != DefaultSchema {
+		lq.Set("schema", c.schema)
+	}
+	loc.RawQuery = lq.Encode()
+	c.location = redacted(&loc)
+	return c, nil
+}
+
+func passwordOf(u *url.URL) string {
+	if p, ok := u.User.Password(); ok {
+		return p
+	}
+	return u.Query().Get("password")
+}
+
+// redacted is u without its password.
+func redacted(u *url.URL) string {
+	c := *u
+	if c.User != nil {
+		c.User = url.User(c.User.Username())
+	}
+	return c.String()
+}
+
+// redactRaw drops what may be a password from a URL that does not parse.
+func redactRaw(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return "(the store URL)"
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		user, _, _ := strings.Cut(rest[:at], ":")
+		rest = user + "@" + rest[at+1:]
+	}
+	return scheme + "://" + rest
+}
+
+func redactURLError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+func scrub(msg, password string) string {
+	if password == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, password, "********")
+}
+
+// Error is a PostgreSQL store operation that failed. It wraps the cause and
+// checkpoint.ErrStore (exit 5).
+type Error struct {
+	Location string
+	Op       string // what teamrun was doing
+	Msg      string // the cause, password scrubbed
+	Advice   string
+	Err      error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("PostgreSQL store %s: %s: %s; %s", e.Location, e.Op, e.Msg, e.Advice)
+}
+
+func (e *Error) Unwrap() []error { return []error{e.Err, checkpoint.ErrStore} }
+
+func (c *config) fail(op string, err error) error {
+	var se *Error
+	if errors.As(err, &se) {
+		return err
+	}
+	return &Error{Location: c.location, Op: op, Msg: scrub(err.Error(), c.password), Advice: advice(err), Err: err}
+}
+
+func advice(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "28P01" || pe.Code == "28000":
+			return "check the user and password (in the URL, PGPASSWORD or ~/.pgpass)"
+		case pe.Code == "3D000":
+			return "create that database, or name another in the URL"
+		case pe.Code == "42501":
+			return "grant the user the rights on the database and schema teamrun uses (CREATE on the database, or create the schema for it)"
+		case strings.HasPrefix(pe.Code, "57P"), strings.HasPrefix(pe.Code, "08"):
+			return "the server went away: when it is back, rerun with --continue (nothing acknowledged is lost)"
+		}
+		return "check the server's log, then rerun with --continue (nothing acknowledged is lost)"
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return "check that the server is running and reachable from here, and the store URL (--store, TEAMRUN_STORE)"
+	}
+	return "check the server and the network, then rerun with --continue (nothing acknowledged is lost)"
+}

@@ -1,0 +1,294 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// Journal records a session's transitions as rows of the transitions
+// table, each committed (synchronous_commit=on) before Record returns.
+type Journal struct {
+	mu       sync.Mutex
+	store    *Store
+	lock     *Lock
+	sess     *checkpoint.Session
+	seq      int64 // last acknowledged transition
+	snapSeq  int64 // last transition folded into the snapshot
+	snapSize int
+	pending  int // bytes of transitions since the snapshot
+	done     int // tasks completed, as the sessions row says
+	warnings []string
+	err      error // set once a write failed: the journal's rows are unknown
+	closed   bool
+}
+
+var _ checkpoint.Journal = (*Journal)(nil)
+
+// Begin makes sess the session's snapshot and opens its journal. l must
+// hold sess's lock; a session not loaded from the store (no epoch) never
+// replaces one that is there (checkpoint.ErrExists).
+func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.Session) (checkpoint.Journal, error) {
+	if sess == nil {
+		return nil, errors.New("pgstore: Begin without a session")
+	}
+	if err := checkpoint.ValidateID(sess.ID); err != nil {
+		return nil, err
+	}
+	l, ok := cl.(*Lock)
+	if !ok || l == nil || l.store != s || l.id != sess.ID {
+		return nil, fmt.Errorf("pgstore: Begin on session %s without holding its lock in %s", sess.ID, s.cfg.location)
+	}
+	j := &Journal{store: s, lock: l, sess: sess}
+	j.warnings = append(j.warnings, checkpoint.PrepareSnapshot(sess)...)
+	fresh := sess.Epoch == ""
+	epoch := sess.Epoch
+	sess.Epoch = newEpoch()
+	snap, err := checkpoint.EncodeSession(sess)
+	if err != nil {
+		sess.Epoch = epoch
+		return nil, err
+	}
+	var exists bool
+	err = l.do(ctx, func(c *pgx.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			var last int64
+			err := tx.QueryRow(ctx, s.q(`SELECT last_seq FROM {s}.sessions WHERE id = $1 FOR UPDATE`), sess.ID).Scan(&last)
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				last = 0
+			case err != nil:
+				return err
+			case fresh:
+				exists = true
+				return nil
+			}
+			// The new snapshot holds everything: older transitions go.
+			if _, err := tx.Exec(ctx, s.q(`DELETE FROM {s}.transitions WHERE session_id = $1`), sess.ID); err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.sessions AS t (id, spec_path, team_name, created_at, updated_at,
+					tasks_done, tasks_total, fingerprint, snapshot, snapshot_seq, last_seq, owner_generation)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)
+				ON CONFLICT (id) DO UPDATE SET spec_path = excluded.spec_path, team_name = excluded.team_name,
+					created_at = excluded.created_at, updated_at = excluded.updated_at, tasks_done = excluded.tasks_done,
+					tasks_total = excluded.tasks_total, fingerprint = excluded.fingerprint, snapshot = excluded.snapshot,
+					snapshot_seq = excluded.snapshot_seq, last_seq = excluded.last_seq
+				WHERE t.owner_generation = excluded.owner_generation`),
+				sess.ID, sess.SpecPath, sess.TeamName, sess.CreatedAt, sess.UpdatedAt, sess.Summary.Done, sess.Summary.Total,
+				sess.Team.TasksFingerprint, snap, last, l.gen)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() != 1 {
+				return errFenced
+			}
+			j.seq, j.snapSeq = last, last
+			return nil
+		})
+	})
+	if err != nil {
+		sess.Epoch = epoch
+		return nil, err
+	}
+	if exists {
+		sess.Epoch = epoch
+		return nil, fmt.Errorf("%w: session %s is already in %s; nothing was overwritten (load it and continue it instead)", checkpoint.ErrExists, sess.ID, s.cfg.location)
+	}
+	j.snapSize, j.done = len(snap), sess.Summary.Done
+	return j, nil
+}
+
+func newEpoch() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b)
+}
+
+// Record commits one transition, fenced by the lock's owner generation:
+// it returns once COMMIT has returned, or with an error wrapping
+// checkpoint.ErrStore, after which the journal never writes again.
+func (j *Journal) Record(r checkpoint.Record) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return fmt.Errorf("pgstore: session %s: Record after Close", j.sess.ID)
+	}
+	if j.err != nil {
+		return j.err
+	}
+	r, w, err := checkpoint.PrepareRecord(r)
+	if err != nil {
+		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+	}
+	j.warnings = append(j.warnings, w...)
+	payload, err := checkpoint.EncodeRecord(r)
+	if err != nil {
+		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+	}
+	done := j.done + j.doneDelta(r)
+	seq := j.seq + 1
+	ctx := context.Background()
+	err = j.lock.do(ctx, func(c *pgx.Conn) error {
+		// One statement, so one round trip and its own transaction: the
+		// row update matches only while this run owns the session.
+		tag, err := c.Exec(ctx, j.store.q(`WITH s AS (
+				UPDATE {s}.sessions SET last_seq = $3, updated_at = $4, tasks_done = $5
+				WHERE id = $1 AND owner_generation = $2 AND last_seq = $3 - 1 RETURNING id)
+			INSERT INTO {s}.transitions (session_id, seq, owner_generation, record) SELECT id, $3, $2, $6 FROM s`),
+			j.sess.ID, j.lock.gen, seq, r.At.UTC(), done, payload)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() != 1 {
+			return errFenced
+		}
+		return nil
+	})
+	if err != nil {
+		j.err = err
+		return err
+	}
+	j.seq, j.done = seq, done
+	j.pending += len(payload)
+	j.sess.Apply(r)
+	if j.pending > j.snapSize && j.pending > j.store.minCompact {
+		if err := j.compact(ctx); err != nil {
+			if errors.Is(err, ErrLost) {
+				j.err = err
+				return err
+			}
+			j.warnings = append(j.warnings, fmt.Sprintf("compaction of session %s postponed: %v", j.sess.ID, err))
+			j.snapSize = j.pending * 2 // retry later, not on every record
+		}
+	}
+	return nil
+}
+
+// doneDelta is how r changes the count of completed tasks.
+func (j *Journal) doneDelta(r checkpoint.Record) int {
+	switch r.Kind {
+	case checkpoint.TaskStarted, checkpoint.TaskCompleted, checkpoint.TaskFailed, checkpoint.TaskSkipped:
+	default:
+		return 0
+	}
+	was := false
+	if t, ok := j.sess.Task(r.Task); ok {
+		was = t.Status == checkpoint.StatusCompleted
+	}
+	now := r.Kind == checkpoint.TaskCompleted
+	switch {
+	case now && !was:
+		return 1
+	case was && !now:
+		return -1
+	}
+	return 0
+}
+
+// compact folds the transitions into the snapshot in one transaction.
+func (j *Journal) compact(ctx context.Context) error {
+	snap, err := checkpoint.EncodeSession(j.sess)
+	if err != nil {
+		return err
+	}
+	seq := j.seq
+	err = j.lock.do(ctx, func(c *pgx.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, j.store.q(`UPDATE {s}.sessions SET snapshot = $3, snapshot_seq = $4, tasks_done = $5,
+					tasks_total = $6, updated_at = $7
+				WHERE id = $1 AND owner_generation = $2 AND last_seq = $4`),
+				j.sess.ID, j.lock.gen, snap, seq, j.sess.Summary.Done, j.sess.Summary.Total, j.sess.UpdatedAt)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() != 1 {
+				return errFenced
+			}
+			_, err = tx.Exec(ctx, j.store.q(`DELETE FROM {s}.transitions WHERE session_id = $1 AND seq <= $2`), j.sess.ID, seq)
+			return err
+		})
+	})
+	if err != nil {
+		return err
+	}
+	j.snapSeq, j.snapSize, j.pending = seq, len(snap), 0
+	j.done = j.sess.Summary.Done
+	return nil
+}
+
+// Session is a copy of the folded view.
+func (j *Journal) Session() *checkpoint.Session {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	c, err := clone(j.sess)
+	if err != nil {
+		// Everything in it encoded once already (Begin, Record), so this
+		// does not happen; should it, a shallow copy beats no view.
+		j.warnings = append(j.warnings, fmt.Sprintf("session %s: its view could not be copied: %v", j.sess.ID, err))
+		shallow := *j.sess
+		return &shallow
+	}
+	return c
+}
+
+// clone is a copy of sess that shares nothing with it: through the codec,
+// so it is exactly what a Load would return.
+func clone(sess *checkpoint.Session) (*checkpoint.Session, error) {
+	b, err := checkpoint.EncodeSession(sess)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.DecodeSession(sess.ID, "a copy", b)
+}
+
+// Task is the current record of one task.
+func (j *Journal) Task(name string) (checkpoint.TaskRecord, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	t, ok := j.sess.Task(name)
+	if !ok {
+		return checkpoint.TaskRecord{}, false
+	}
+	return *t, true
+}
+
+// Warnings returns, and forgets, what degraded since the last call.
+func (j *Journal) Warnings() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	w := j.warnings
+	j.warnings = nil
+	return w
+}
+
+// Close folds the transitions into the snapshot; the lock stays held. After
+// a lost lock it writes nothing (the acknowledged rows are all there).
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	if j.err != nil {
+		if errors.Is(j.err, ErrLost) {
+			return j.err
+		}
+		return nil
+	}
+	if j.seq == j.snapSeq {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return j.compact(ctx)
+}

@@ -1,0 +1,337 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// ErrLost: the run's lock is gone — its connection was lost or another run
+// took the session over. It wraps checkpoint.ErrStore (exit 5); the run
+// never writes again.
+var ErrLost = fmt.Errorf("%w: the run lost its session", checkpoint.ErrStore)
+
+// Lock is a session lock: an advisory lock on a connection of its own, so
+// it dies with the connection (kill -9, OOM, node loss,
+// pg_terminate_backend). The server drops a connection silent for longer
+// than the lease (idle_session_timeout, TCP keepalives), and a heartbeat
+// keeps a live run's connection well inside it. Every write of the run goes
+// through this connection and carries the owner generation taken with the
+// lock.
+type Lock struct {
+	store  *Store
+	id     string
+	holder checkpoint.Holder
+	gen    int64
+
+	mu   sync.Mutex // one statement at a time on conn
+	conn *pgx.Conn
+	lost error // set once: why the lock is gone
+	busy time.Time
+
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+var _ checkpoint.Lock = (*Lock)(nil)
+
+// ID is the locked session's id.
+func (l *Lock) ID() string { return l.id }
+
+// Holder says who holds the lock: this run.
+func (l *Lock) Holder() checkpoint.Holder { return l.holder }
+
+// Generation is the owner generation the lock took.
+func (l *Lock) Generation() int64 { return l.gen }
+
+// Lock takes the session's lock. With wait 0 it fails at once with a
+// *checkpoint.HeldError naming the holder; otherwise it polls until wait
+// has passed or ctx is done.
+func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (checkpoint.Lock, error) {
+	l, err := s.lock(ctx, id, wait)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (s *Store) lock(ctx context.Context, id string, wait time.Duration) (*Lock, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return nil, err
+	}
+	conn, err := s.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	delay := 10 * time.Millisecond
+	for {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, s.key("session", id)).Scan(&ok); err != nil {
+			conn.Close(context.Background())
+			return nil, s.cfg.fail("lock session "+id, err)
+		}
+		if ok {
+			l, err := s.claim(ctx, conn, id)
+			if err != nil {
+				conn.Close(context.Background())
+				return nil, err
+			}
+			return l, nil
+		}
+		held, err := s.holder(ctx, id, true)
+		if err != nil {
+			conn.Close(context.Background())
+			return nil, err
+		}
+		if held == nil {
+			continue // released meanwhile: try again at once
+		}
+		left := wait - time.Since(start)
+		if left <= 0 {
+			conn.Close(context.Background())
+			if wait > 0 {
+				held.Waited = wait
+			}
+			return nil, held
+		}
+		t := time.NewTimer(min(delay, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("waiting for session %s: %w (%v)", id, ctx.Err(), held)
+		case <-t.C:
+		}
+		delay = min(delay*2, 250*time.Millisecond)
+	}
+}
+
+// dial opens a lock connection: its own, with the lease as the server's
+// idle_session_timeout and as the TCP keepalive budget on both ends.
+func (s *Store) dial(ctx context.Context) (*pgx.Conn, error) {
+	cc := s.cfg.conn.Copy()
+	lease := s.cfg.lease
+	secs := func(d time.Duration) string { return strconv.Itoa(max(1, int(d/time.Second))) }
+	cc.RuntimeParams["idle_session_timeout"] = strconv.FormatInt(lease.Milliseconds(), 10)
+	cc.RuntimeParams["tcp_keepalives_idle"] = secs(lease / 3)
+	cc.RuntimeParams["tcp_keepalives_interval"] = secs(lease / 6)
+	cc.RuntimeParams["tcp_keepalives_count"] = "3"
+	cc.RuntimeParams["tcp_user_timeout"] = strconv.FormatInt(lease.Milliseconds(), 10)
+	d := &net.Dialer{Timeout: cc.ConnectTimeout, KeepAlive: lease / 3}
+	cc.DialFunc = d.DialContext
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return nil, s.cfg.fail("connect", err)
+	}
+	return conn, nil
+}
+
+// claim records the new holder and moves the session's owner generation to
+// a fresh one: from now on writes of any earlier holder are refused.
+func (s *Store) claim(ctx context.Context, conn *pgx.Conn, id string) (*Lock, error) {
+	host, _ := os.Hostname()
+	h := checkpoint.Holder{PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)}
+	var gen int64
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, s.q(`SELECT nextval('{s}.generations')`)).Scan(&gen); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.holders (session_id, owner_generation, host, pid, started, backend_pid)
+			VALUES ($1, $2, $3, $4, $5, pg_backend_pid())
+			ON CONFLICT (session_id) DO UPDATE SET owner_generation = excluded.owner_generation, host = excluded.host,
+				pid = excluded.pid, started = excluded.started, backend_pid = excluded.backend_pid`),
+			id, gen, h.Host, h.PID, h.Started); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, s.q(`UPDATE {s}.sessions SET owner_generation = $2 WHERE id = $1`), id, gen)
+		return err
+	})
+	if err != nil {
+		return nil, s.cfg.fail("lock session "+id, err)
+	}
+	l := &Lock{store: s, id: id, holder: h, gen: gen, conn: conn, busy: time.Now(),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go l.heartbeat()
+	return l, nil
+}
+
+// heartbeat keeps the connection inside the lease; when it fails the lock
+// is lost and every later write is refused.
+func (l *Lock) heartbeat() {
+	defer close(l.done)
+	every := l.store.cfg.lease / 3
+	t := time.NewTicker(every / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		l.mu.Lock()
+		if l.conn == nil || l.lost != nil {
+			l.mu.Unlock()
+			return
+		}
+		if time.Since(l.busy) >= every {
+			ctx, cancel := context.WithTimeout(context.Background(), every)
+			_, err := l.conn.Exec(ctx, `SELECT 1`)
+			cancel()
+			if err != nil {
+				l.loseLocked(err)
+			} else {
+				l.busy = time.Now()
+			}
+		}
+		l.mu.Unlock()
+	}
+}
+
+// loseLocked marks the lock lost because of err and closes its
+// connection (the server drops the advisory lock with it). l.mu is held.
+func (l *Lock) loseLocked(err error) {
+	if l.lost != nil {
+		return
+	}
+	l.lost = &Error{Location: l.store.cfg.location, Op: "session " + l.id,
+		Msg:    "the connection holding the session's lock was lost (" + scrub(err.Error(), l.store.cfg.password) + ")",
+		Advice: "this run stops writing; another run may take the session over: rerun with --continue (nothing acknowledged is lost)",
+		Err:    errors.Join(ErrLost, err)}
+	if l.conn != nil {
+		l.conn.Close(context.Background())
+	}
+}
+
+// takenOver marks the lock lost because another run owns the session now.
+func (l *Lock) takenOver() error {
+	if l.lost == nil {
+		l.lost = &Error{Location: l.store.cfg.location, Op: "session " + l.id,
+			Msg:    fmt.Sprintf("the session was taken over by another run (this run's owner generation %d is no longer the session's)", l.gen),
+			Advice: "this run stops writing; see `teamrun session show " + l.id + "`",
+			Err:    ErrLost}
+		if l.conn != nil {
+			l.conn.Close(context.Background())
+		}
+	}
+	return l.lost
+}
+
+// do runs f on the lock's connection, unless the lock is lost; a failure of
+// the connection loses the lock.
+func (l *Lock) do(ctx context.Context, f func(*pgx.Conn) error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost != nil {
+		return l.lost
+	}
+	if l.conn == nil {
+		return fmt.Errorf("%w: session %s: its lock was released", checkpoint.ErrStore, l.id)
+	}
+	err := f(l.conn)
+	switch {
+	case err == nil:
+	case errors.Is(err, errFenced):
+		return l.takenOver()
+	case l.conn.IsClosed() || connLost(err):
+		l.loseLocked(err)
+		return l.lost
+	default:
+		return l.store.cfg.fail("write session "+l.id, err)
+	}
+	l.busy = time.Now()
+	return nil
+}
+
+// connLost says err ended the connection: anything but an SQL error the
+// server sent and survived.
+func connLost(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return true
+	}
+	return pe.Severity == "FATAL" || pe.Severity == "PANIC" || strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "08")
+}
+
+// errFenced: a write matched no row of this run's generation.
+var errFenced = errors.New("fenced")
+
+// Release drops the lock and closes its connection; twice is harmless.
+func (l *Lock) Release() error {
+	if l == nil {
+		return nil
+	}
+	l.once.Do(func() { close(l.stop) })
+	<-l.done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn == nil {
+		return nil
+	}
+	conn := l.conn
+	l.conn = nil
+	if l.lost == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = conn.Exec(ctx, l.store.q(`DELETE FROM {s}.holders WHERE session_id = $1 AND owner_generation = $2`), l.id, l.gen)
+		// Unlock before closing: the server ends a closed connection's
+		// backend, and so its locks, a moment later, and a Held or Lock
+		// right after Release must see the session free.
+		_, _ = conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, l.store.key("session", l.id))
+		_ = conn.Close(ctx)
+	}
+	return nil
+}
+
+// Held reports who holds the session without taking or creating anything:
+// nil when no run does. It reads pg_locks, so a probe never makes a run
+// starting at that instant fail.
+func (s *Store) Held(ctx context.Context, id string) (*checkpoint.HeldError, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return nil, err
+	}
+	return s.holder(ctx, id, false)
+}
+
+// holder is who holds id's advisory lock. A holder that has just taken the
+// lock may not have written its row yet: with settle, look again briefly.
+func (s *Store) holder(ctx context.Context, id string, settle bool) (*checkpoint.HeldError, error) {
+	k := uint64(s.key("session", id))
+	for i := 0; ; i++ {
+		var backend int32
+		var host *string
+		var pid *int32
+		var started *time.Time
+		err := s.pool.QueryRow(ctx, s.q(`SELECT l.pid, h.host, h.pid, h.started
+			FROM pg_locks l LEFT JOIN {s}.holders h ON h.session_id = $1 AND h.backend_pid = l.pid
+			WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+				AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+				AND l.classid::bigint = $2 AND l.objid::bigint = $3
+			LIMIT 1`), id, int64(k>>32), int64(k&0xffffffff)).Scan(&backend, &host, &pid, &started)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, s.cfg.fail("read who holds session "+id, err)
+		}
+		if host != nil {
+			return &checkpoint.HeldError{ID: id, PID: int(*pid), Host: *host, Started: started.UTC()}, nil
+		}
+		if !settle || i >= 20 {
+			return &checkpoint.HeldError{ID: id}, nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,130 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// ProjectKey names a project in the database: TEAMRUN_PROJECT when set
+// (so pods that mount the spec at different paths share one project), else
+// the spec folder's absolute path.
+func ProjectKey(specDir string) (string, error) {
+	if k := os.Getenv("TEAMRUN_PROJECT"); k != "" {
+		return k, nil
+	}
+	abs, err := filepath.Abs(specDir)
+	if err != nil {
+		return "", fmt.Errorf("the project folder %s: %w; set TEAMRUN_PROJECT to name the project", specDir, err)
+	}
+	return abs, nil
+}
+
+// Project is a project's active session and audit log kept in the
+// database under its key, so the spec folder may be read-only.
+type Project struct {
+	store *Store
+	dir   string
+	key   string
+}
+
+var _ checkpoint.ProjectState = (*Project)(nil)
+
+// Project is the state of the project whose spec folder is dir, under its
+// ProjectKey.
+func (s *Store) Project(dir string) checkpoint.ProjectState {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs // as the file store's project: messages name the folder absolutely
+	}
+	key, err := ProjectKey(dir)
+	if err != nil {
+		key = dir
+	}
+	return &Project{store: s, dir: dir, key: key}
+}
+
+// Dir is the project's spec folder.
+func (p *Project) Dir() string { return p.dir }
+
+// Key is the project's key.
+func (p *Project) Key() string { return p.key }
+
+// Where names the project's row in messages.
+func (p *Project) Where() string {
+	return fmt.Sprintf("%s (%s.projects, project %s)", p.store.cfg.location, p.store.cfg.schema, p.key)
+}
+
+// Active is the project's active session id, "" when none is set.
+func (p *Project) Active(ctx context.Context) (string, error) {
+	var id string
+	err := p.store.pool.QueryRow(ctx, p.store.q(`SELECT active_session FROM {s}.projects WHERE project_key = $1`), p.key).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", p.store.cfg.fail("read the active session of project "+p.key, err)
+	}
+	return id, nil
+}
+
+// SetActive makes id the project's active session.
+func (p *Project) SetActive(ctx context.Context, id string) error {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return err
+	}
+	_, err := p.store.pool.Exec(ctx, p.store.q(`INSERT INTO {s}.projects (project_key, active_session, updated_at) VALUES ($1, $2, now())
+		ON CONFLICT (project_key) DO UPDATE SET active_session = excluded.active_session, updated_at = excluded.updated_at`), p.key, id)
+	if err != nil {
+		return p.store.cfg.fail("set the active session of project "+p.key, err)
+	}
+	return nil
+}
+
+// Audit appends rec, its time, pid and user filled in when zero, as the
+// file log does; it returns once committed.
+func (p *Project) Audit(ctx context.Context, rec checkpoint.AuditRecord) error {
+	if rec.Time.IsZero() {
+		rec.Time = time.Now().UTC()
+	}
+	if rec.PID == 0 {
+		rec.PID = os.Getpid()
+	}
+	if rec.User == "" {
+		if u, err := user.Current(); err == nil {
+			rec.User = u.Username
+		}
+	}
+	_, err := p.store.pool.Exec(ctx, p.store.q(`INSERT INTO {s}.audit (project_key, at, event, session_id, store, pid, username, detail)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`), p.key, rec.Time, rec.Event, rec.Session, rec.Store, rec.PID, rec.User, rec.Detail)
+	if err != nil {
+		return p.store.cfg.fail("write the audit of project "+p.key, err)
+	}
+	return nil
+}
+
+// AuditRecords is the project's audit log, oldest first.
+func (p *Project) AuditRecords(ctx context.Context) ([]checkpoint.AuditRecord, error) {
+	rows, err := p.store.pool.Query(ctx, p.store.q(`SELECT at, event, session_id, store, pid, username, detail
+		FROM {s}.audit WHERE project_key = $1 ORDER BY id`), p.key)
+	if err != nil {
+		return nil, p.store.cfg.fail("read the audit of project "+p.key, err)
+	}
+	recs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.AuditRecord, error) {
+		var rec checkpoint.AuditRecord
+		err := r.Scan(&rec.Time, &rec.Event, &rec.Session, &rec.Store, &rec.PID, &rec.User, &rec.Detail)
+		rec.Time = rec.Time.UTC()
+		return rec, err
+	})
+	if err != nil {
+		return nil, p.store.cfg.fail("read the audit of project "+p.key, err)
+	}
+	return recs, nil
+}

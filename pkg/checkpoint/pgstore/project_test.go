@@ -1,0 +1,96 @@
+package pgstore
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+func TestProjectKey(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct{ env, dir, want string }{
+		{env: "nightly", dir: dir, want: "nightly"},
+		{env: "", dir: dir, want: dir},
+		{env: "", dir: ".", want: func() string { a, _ := filepath.Abs("."); return a }()},
+	}
+	for _, tt := range tests {
+		t.Setenv("TEAMRUN_PROJECT", tt.env)
+		got, err := ProjectKey(tt.dir)
+		if err != nil || got != tt.want {
+			t.Errorf("TEAMRUN_PROJECT=%q ProjectKey(%q) = %q, %v; want %q", tt.env, tt.dir, got, err, tt.want)
+		}
+	}
+}
+
+func TestProjectState(t *testing.T) {
+	s := openStore(t, testStoreURL(t))
+	ctx := context.Background()
+	t.Setenv("TEAMRUN_PROJECT", "")
+	a, b := s.Project("/specs/a"), s.Project("/specs/b")
+	if id, err := a.Active(ctx); err != nil || id != "" {
+		t.Fatalf("Active of a new project = %q, %v", id, err)
+	}
+	for _, id := range []string{"first", "second"} {
+		if err := a.SetActive(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.SetActive(ctx, "other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetActive(ctx, "../evil"); err == nil {
+		t.Error("SetActive took an invalid id")
+	}
+	if id, err := a.Active(ctx); err != nil || id != "second" {
+		t.Errorf("Active(a) = %q, %v; want second", id, err)
+	}
+	if id, err := b.Active(ctx); err != nil || id != "other" {
+		t.Errorf("Active(b) = %q, %v; want other", id, err)
+	}
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	want := []checkpoint.AuditRecord{
+		{Time: at, Event: "started", Session: "first", Store: s.Location(), PID: 7, User: "ci"},
+		{Time: at.Add(time.Second), Event: checkpoint.EventDecided, Session: "first", Store: s.Location(), PID: 8, User: "ci", Detail: "review=approve"},
+	}
+	for _, rec := range want {
+		if err := a.Audit(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Audit(ctx, checkpoint.AuditRecord{Event: "started", Session: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.AuditRecords(ctx)
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("AuditRecords(a) = %+v, %v", got, err)
+	}
+	for i := range want {
+		if !got[i].Time.Equal(want[i].Time) || got[i].Event != want[i].Event || got[i].Detail != want[i].Detail || got[i].PID != want[i].PID {
+			t.Errorf("record %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	gotB, err := b.AuditRecords(ctx)
+	if err != nil || len(gotB) != 1 || gotB[0].PID == 0 || gotB[0].Time.IsZero() {
+		t.Errorf("AuditRecords(b) = %+v, %v; want one record with its pid and time filled in", gotB, err)
+	}
+}
+
+func TestProjectKeySharedAcrossFolders(t *testing.T) {
+	s := openStore(t, testStoreURL(t))
+	ctx := context.Background()
+	t.Setenv("TEAMRUN_PROJECT", "nightly")
+	a, b := s.Project("/mnt/pod-a/spec"), s.Project("/mnt/pod-b/spec")
+	if err := a.SetActive(ctx, "night-1"); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := b.Active(ctx); err != nil || id != "night-1" {
+		t.Errorf("another folder of project nightly sees %q, %v", id, err)
+	}
+	if a.Dir() != "/mnt/pod-a/spec" || !strings.Contains(a.Where(), "project nightly") {
+		t.Errorf("Dir %q Where %q", a.Dir(), a.Where())
+	}
+}

@@ -1,0 +1,353 @@
+// Package pgstore is the PostgreSQL session store: sessions, transitions,
+// locks, the project's active session and its audit in one database, so any
+// host can resume a session and one run per session holds across hosts.
+//
+// The lock is an advisory lock on the run's own connection (it dies with
+// the connection); every write carries the owner generation taken with the
+// lock and is refused once another run has taken the session over.
+package pgstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// SchemaVersion is the newest schema this teamrun knows.
+const SchemaVersion = 1
+
+// migrations[i] brings the schema from version i to i+1. {s} is the schema.
+var migrations = []string{
+	`CREATE SEQUENCE {s}.generations;
+	CREATE TABLE {s}.sessions (
+		id text PRIMARY KEY,
+		spec_path text NOT NULL,
+		team_name text NOT NULL,
+		created_at timestamptz NOT NULL,
+		updated_at timestamptz NOT NULL,
+		tasks_done integer NOT NULL,
+		tasks_total integer NOT NULL,
+		fingerprint text NOT NULL,
+		snapshot bytea NOT NULL,
+		snapshot_seq bigint NOT NULL,
+		last_seq bigint NOT NULL,
+		owner_generation bigint NOT NULL
+	);
+	CREATE TABLE {s}.transitions (
+		session_id text NOT NULL REFERENCES {s}.sessions (id) ON DELETE CASCADE,
+		seq bigint NOT NULL,
+		owner_generation bigint NOT NULL,
+		record bytea NOT NULL,
+		PRIMARY KEY (session_id, seq)
+	);
+	CREATE TABLE {s}.holders (
+		session_id text PRIMARY KEY,
+		owner_generation bigint NOT NULL,
+		host text NOT NULL,
+		pid integer NOT NULL,
+		started timestamptz NOT NULL,
+		backend_pid integer NOT NULL
+	);
+	CREATE TABLE {s}.projects (
+		project_key text PRIMARY KEY,
+		active_session text NOT NULL,
+		updated_at timestamptz NOT NULL
+	);
+	CREATE TABLE {s}.audit (
+		id bigserial PRIMARY KEY,
+		project_key text NOT NULL,
+		at timestamptz NOT NULL,
+		event text NOT NULL,
+		session_id text NOT NULL,
+		store text NOT NULL,
+		pid integer NOT NULL,
+		username text NOT NULL,
+		detail text NOT NULL
+	);
+	CREATE INDEX ON {s}.audit (project_key, id);`,
+}
+
+// migrationsUsed keeps the list and the constant together.
+var _ = [1]struct{}{}[len(migrations)-SchemaVersion]
+
+// Store is a PostgreSQL session store. It implements checkpoint.Backend.
+type Store struct {
+	cfg  *config
+	pool *pgxpool.Pool
+	// minCompact is the transitions' size below which Record never
+	// compacts; tests lower it.
+	minCompact int
+}
+
+var _ checkpoint.Backend = (*Store)(nil)
+
+// Open connects to the store at rawURL (postgres:// or postgresql://),
+// creating or migrating its schema. Standard PG* variables and ~/.pgpass
+// fill in what the URL leaves out.
+func Open(ctx context.Context, rawURL string) (*Store, error) {
+	cfg, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	pcfg, err := pgxpool.ParseConfig("")
+	if err != nil {
+		return nil, cfg.fail("configure", err)
+	}
+	pcfg.ConnConfig = cfg.conn.Copy()
+	pcfg.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, cfg.fail("connect", err)
+	}
+	s := &Store{cfg: cfg, pool: pool, minCompact: 256 << 10}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Location is the store's URL without its password.
+func (s *Store) Location() string { return s.cfg.location }
+
+// Schema is the schema holding the store's tables.
+func (s *Store) Schema() string { return s.cfg.schema }
+
+// Lease is how long a silent run keeps its lock.
+func (s *Store) Lease() time.Duration { return s.cfg.lease }
+
+// Close closes the store's pool. Locks live on their own connections.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// q fills the schema into a statement.
+func (s *Store) q(sql string) string {
+	return strings.ReplaceAll(sql, "{s}", pgx.Identifier{s.cfg.schema}.Sanitize())
+}
+
+// key is the advisory lock key of a name in this store's schema: 64 bits
+// of SHA-256, so two sessions never share a lock in practice.
+func (s *Store) key(kind, name string) int64 {
+	h := sha256.Sum256([]byte("teamrun\x00" + kind + "\x00" + s.cfg.schema + "\x00" + name))
+	return int64(binary.BigEndian.Uint64(h[:8]))
+}
+
+// migrate creates or upgrades the schema under an advisory lock, so two
+// runs starting at once on a fresh database do not race.
+func (s *Store) migrate(ctx context.Context) error {
+	var v int
+	err := s.pool.QueryRow(ctx, s.q(`SELECT version FROM {s}.schema_version`)).Scan(&v)
+	if err == nil && v == SchemaVersion {
+		return nil
+	}
+	if err != nil && !isUndefinedTable(err) && !errors.Is(err, pgx.ErrNoRows) {
+		return s.cfg.fail("connect", err)
+	}
+	if err == nil && v > SchemaVersion {
+		return s.newer(v)
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return s.cfg.fail("connect", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, s.key("migrate", "")); err != nil {
+		return s.cfg.fail("lock the schema for migration", err)
+	}
+	// CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when
+	// the schema is there: a user given a schema of its own has not.
+	var have bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, s.cfg.schema).Scan(&have); err != nil {
+		return s.cfg.fail("read the schemas", err)
+	}
+	if !have {
+		if _, err := tx.Exec(ctx, s.q(`CREATE SCHEMA {s}`)); err != nil {
+			return s.cfg.fail("create schema "+s.cfg.schema, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, s.q(`CREATE TABLE IF NOT EXISTS {s}.schema_version (version integer NOT NULL)`)); err != nil {
+		return s.cfg.fail("create "+s.cfg.schema+".schema_version", err)
+	}
+	v = 0
+	err = tx.QueryRow(ctx, s.q(`SELECT version FROM {s}.schema_version`)).Scan(&v)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return s.cfg.fail("read the schema version", err)
+	}
+	if v > SchemaVersion {
+		return s.newer(v)
+	}
+	for i := v; i < SchemaVersion; i++ {
+		if _, err := tx.Exec(ctx, s.q(migrations[i])); err != nil {
+			return s.cfg.fail(fmt.Sprintf("migrate schema %s from version %d to %d", s.cfg.schema, i, i+1), err)
+		}
+	}
+	if _, err := tx.Exec(ctx, s.q(`DELETE FROM {s}.schema_version`)); err != nil {
+		return s.cfg.fail("write the schema version", err)
+	}
+	if _, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.schema_version (version) VALUES ($1)`), SchemaVersion); err != nil {
+		return s.cfg.fail("write the schema version", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return s.cfg.fail("migrate schema "+s.cfg.schema, err)
+	}
+	return nil
+}
+
+func (s *Store) newer(v int) error {
+	return &Error{Location: s.cfg.location, Op: "open",
+		Msg:    fmt.Sprintf("schema %s is at version %d, newer than this teamrun knows (%d)", s.cfg.schema, v, SchemaVersion),
+		Advice: "upgrade teamrun on this host; nothing was changed", Err: errNewerSchema}
+}
+
+var errNewerSchema = errors.New("newer schema")
+
+func isUndefinedTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "42P01" || pe.Code == "3F000")
+}
+
+func (s *Store) notFound(id string) error {
+	return fmt.Errorf("%w: no session %q in %s", checkpoint.ErrNotFound, id, s.cfg.location)
+}
+
+// where names a session's row in messages.
+func (s *Store) where(id string) string {
+	return fmt.Sprintf("%s (%s.sessions, id %s)", s.cfg.location, s.cfg.schema, id)
+}
+
+// Exists reports whether the store has the session.
+func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return false, err
+	}
+	var ok bool
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT EXISTS (SELECT 1 FROM {s}.sessions WHERE id = $1)`), id).Scan(&ok); err != nil {
+		return false, s.cfg.fail("read session "+id, err)
+	}
+	return ok, nil
+}
+
+// Load reads a session with every acknowledged transition folded in, in
+// one snapshot of the database (a compaction cannot fall between the two).
+func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return nil, err
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, s.cfg.fail("read session "+id, err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // read-only
+	var snap []byte
+	var from int64
+	err = tx.QueryRow(ctx, s.q(`SELECT snapshot, snapshot_seq FROM {s}.sessions WHERE id = $1`), id).Scan(&snap, &from)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, s.notFound(id)
+	}
+	if err != nil {
+		return nil, s.cfg.fail("read session "+id, err)
+	}
+	sess, err := checkpoint.DecodeSession(id, s.where(id), snap)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, s.q(`SELECT seq, record FROM {s}.transitions WHERE session_id = $1 AND seq > $2 ORDER BY seq`), id, from)
+	if err != nil {
+		return nil, s.cfg.fail("read session "+id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var rec []byte
+		if err := rows.Scan(&seq, &rec); err != nil {
+			return nil, s.cfg.fail("read session "+id, err)
+		}
+		r, err := checkpoint.DecodeRecord(rec)
+		if err != nil {
+			return nil, &checkpoint.CorruptError{ID: id, Path: fmt.Sprintf("transition %d in %s (%s.transitions)", seq, s.cfg.location, s.cfg.schema), Err: err}
+		}
+		sess.Apply(r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.cfg.fail("read session "+id, err)
+	}
+	sess.Summarize()
+	return sess, nil
+}
+
+// entryColumns are what List and Head read: the sessions row, no snapshot.
+const entryColumns = `id, spec_path, team_name, created_at, updated_at, tasks_done, tasks_total`
+
+func (s *Store) scanEntry(row pgx.Row) (checkpoint.Entry, error) {
+	var e checkpoint.Entry
+	if err := row.Scan(&e.ID, &e.SpecPath, &e.TeamName, &e.CreatedAt, &e.UpdatedAt, &e.Done, &e.Total); err != nil {
+		return e, err
+	}
+	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
+	e.Path = s.where(e.ID)
+	e.Touched = e.UpdatedAt
+	return e, nil
+}
+
+// List summarises every session from the sessions table alone, sorted by id.
+func (s *Store) List(ctx context.Context) ([]checkpoint.Entry, error) {
+	rows, err := s.pool.Query(ctx, s.q(`SELECT `+entryColumns+` FROM {s}.sessions ORDER BY id`))
+	if err != nil {
+		return nil, s.cfg.fail("list sessions", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.Entry, error) { return s.scanEntry(r) })
+	if err != nil {
+		return nil, s.cfg.fail("list sessions", err)
+	}
+	return out, nil
+}
+
+// Head is the session's entry, from its sessions row.
+func (s *Store) Head(ctx context.Context, id string) (checkpoint.Entry, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return checkpoint.Entry{}, err
+	}
+	e, err := s.scanEntry(s.pool.QueryRow(ctx, s.q(`SELECT `+entryColumns+` FROM {s}.sessions WHERE id = $1`), id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return checkpoint.Entry{}, s.notFound(id)
+	}
+	if err != nil {
+		return checkpoint.Entry{}, s.cfg.fail("read session "+id, err)
+	}
+	return e, nil
+}
+
+// Delete removes a session and its transitions under its lock: it refuses
+// (a *HeldError) while a run holds the session.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	l, err := s.lock(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	var n int64
+	err = l.do(ctx, func(c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, s.q(`DELETE FROM {s}.sessions WHERE id = $1 AND owner_generation = $2`), id, l.gen)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return s.notFound(id)
+	}
+	return nil
+}

@@ -1,0 +1,626 @@
+package pgstore
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+func TestParseURL(t *testing.T) {
+	t.Setenv("PGPASSWORD", "")
+	tests := []struct {
+		name, raw    string
+		wantErr      string
+		schema       string
+		lease        time.Duration
+		location     string
+		serverParams []string // must not reach the server
+	}{
+		{name: "defaults", raw: "postgres://u:secret@db:5432/app",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app"},
+		{name: "postgresql scheme, own params stripped", raw: "postgresql://u:secret@db/app?schema=nightly&lease=45s&sslmode=disable",
+			schema: "nightly", lease: 45 * time.Second, location: "postgresql://u@db/app?schema=nightly&sslmode=disable",
+			serverParams: []string{"schema", "lease"}},
+		{name: "password as a parameter", raw: "postgres://db/app?user=u&password=secret",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://db/app?user=u"},
+		{name: "lease too short", raw: "postgres://u:secret@db/app?lease=1s", wantErr: `lease="1s" in the store URL: a duration of at least 3s`},
+		{name: "lease not a duration", raw: "postgres://u:secret@db/app?lease=soon", wantErr: `lease="soon"`},
+		{name: "bad schema", raw: "postgres://u:secret@db/app?schema=Robert%27)DROP", wantErr: "a schema name is 1 to 63 of a-z 0-9 _"},
+		{name: "semicolon in the parameters", raw: "postgres://u:secret@db/app?schema=a;b", wantErr: "parameters of the store URL postgres://u@db/app?schema=a;b cannot be read"},
+		{name: "not postgres", raw: "mysql://u:secret@db/app", wantErr: "is not a postgres:// or postgresql:// URL"},
+		{name: "unparsable keeps the password out", raw: "postgres://u:secret@db:port/app", wantErr: "cannot be read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseURL(tt.raw)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				if !errors.Is(err, checkpoint.ErrStore) {
+					t.Errorf("%v does not wrap checkpoint.ErrStore", err)
+				}
+				if strings.Contains(err.Error(), "secret") {
+					t.Errorf("the message shows the password: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.schema != tt.schema || c.lease != tt.lease || c.location != tt.location {
+				t.Errorf("schema %q lease %s location %q, want %q %s %q", c.schema, c.lease, c.location, tt.schema, tt.lease, tt.location)
+			}
+			if c.conn.Password != "secret" {
+				t.Errorf("password %q did not reach the connection config", c.conn.Password)
+			}
+			for _, p := range tt.serverParams {
+				if _, ok := c.conn.RuntimeParams[p]; ok {
+					t.Errorf("teamrun's parameter %s reaches the server", p)
+				}
+			}
+			if c.conn.RuntimeParams["synchronous_commit"] != "on" {
+				t.Errorf("synchronous_commit = %q, want on", c.conn.RuntimeParams["synchronous_commit"])
+			}
+		})
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	l, j := begin(t, s, "night-1", 3)
+	if err := complete(j, "t001", "draft\x00with a NUL and \"quotes\""); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t002"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: "t003", Value: "approve"}); err != nil {
+		t.Fatal(err)
+	}
+	// Before Close: Load folds the transitions into the snapshot.
+	check := func(when string) {
+		t.Helper()
+		got, err := s.Load(ctx, "night-1")
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		t1, _ := got.Task("t001")
+		t2, _ := got.Task("t002")
+		t3, _ := got.Task("t003")
+		if t1.Status != checkpoint.StatusCompleted || t1.Result != "draft\x00with a NUL and \"quotes\"" || t1.Variables["n"] != "t001" {
+			t.Errorf("%s: t001 = %+v", when, t1)
+		}
+		if t2.Status != checkpoint.StatusRunning || t2.Attempts != 1 || t3.Status != checkpoint.StatusPending {
+			t.Errorf("%s: t002 %s/%d, t003 %s", when, t2.Status, t2.Attempts, t3.Status)
+		}
+		if got.Checkpoint.Decisions["t003"] != "approve" || got.Summary != (checkpoint.Counts{Done: 1, Total: 3}) {
+			t.Errorf("%s: decisions %v summary %+v", when, got.Checkpoint.Decisions, got.Summary)
+		}
+		view := j.Session()
+		if v1, _ := view.Task("t001"); v1.Result != t1.Result || v1.Status != t1.Status {
+			t.Errorf("%s: the journal's view %+v differs from Load's %+v", when, v1, t1)
+		}
+	}
+	check("journal open")
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check("journal closed")
+	var left int
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.transitions`)).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("Close left %d transitions unfolded", left)
+	}
+	if h, err := s.Head(ctx, "night-1"); err != nil || h.ID != "night-1" || h.Done != 1 || h.Total != 3 || h.SpecPath != "/specs/agents.yaml" || h.Touched.IsZero() {
+		t.Errorf("Head = %+v, %v", h, err)
+	}
+	if _, err := s.Head(ctx, "nope"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Head of a missing session = %v, want ErrNotFound", err)
+	}
+	if ok, err := s.Exists(ctx, "night-1"); err != nil || !ok {
+		t.Errorf("Exists = %v, %v", ok, err)
+	}
+	list, err := s.List(ctx)
+	if err != nil || len(list) != 1 || list[0].ID != "night-1" || list[0].Done != 1 || list[0].Total != 3 || list[0].TeamName != "team" {
+		t.Fatalf("List = %+v, %v", list, err)
+	}
+	if err := s.Delete(ctx, "night-1"); !errors.Is(err, checkpoint.ErrLocked) {
+		t.Errorf("Delete while held = %v, want ErrLocked", err)
+	}
+	l.Release()
+	if err := s.Delete(ctx, "night-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ctx, "night-1"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Load after Delete = %v, want ErrNotFound", err)
+	}
+	if err := s.Delete(ctx, "night-1"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Delete twice = %v, want ErrNotFound", err)
+	}
+}
+
+func TestCompactionKeepsEveryRecord(t *testing.T) {
+	s := openStore(t, testStoreURL(t))
+	s.minCompact = 1 // compact as often as the size rule allows
+	ctx := context.Background()
+	_, j := begin(t, s, "many", 40)
+	for i := 1; i <= 40; i++ {
+		if err := complete(j, fmt.Sprintf("t%03d", i), strings.Repeat("x", i*50)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var snapSeq, lastSeq int64
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT snapshot_seq, last_seq FROM {s}.sessions WHERE id = 'many'`)).Scan(&snapSeq, &lastSeq); err != nil {
+		t.Fatal(err)
+	}
+	if snapSeq == 0 || lastSeq != 80 {
+		t.Errorf("snapshot_seq %d last_seq %d: no compaction ran before Close, or a record is missing", snapSeq, lastSeq)
+	}
+	got, err := s.Load(ctx, "many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 40; i++ {
+		tr, _ := got.Task(fmt.Sprintf("t%03d", i))
+		if tr.Status != checkpoint.StatusCompleted || len(tr.Result) != i*50 {
+			t.Fatalf("t%03d: %s, %d bytes", i, tr.Status, len(tr.Result))
+		}
+	}
+}
+
+func TestBeginNeverReplacesAnotherSession(t *testing.T) {
+	s := openStore(t, testStoreURL(t))
+	ctx := context.Background()
+	l, j := begin(t, s, "dup", 2)
+	if err := complete(j, "t001", "kept"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Begin(ctx, l, newSession("dup", 2)); !errors.Is(err, checkpoint.ErrExists) {
+		t.Fatalf("a fresh session over a stored one: %v, want ErrExists", err)
+	}
+	// A continuation (loaded from the store) may replace it.
+	old, err := s.Load(ctx, "dup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j2, err := s.Begin(ctx, l, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr, _ := j2.Task("t001"); tr.Result != "kept" {
+		t.Errorf("the continued session lost t001: %+v", tr)
+	}
+}
+
+func TestLockHeldNamesHolder(t *testing.T) {
+	s := openStore(t, testStoreURL(t))
+	ctx := context.Background()
+	if h, err := s.Held(ctx, "one"); err != nil || h != nil {
+		t.Fatalf("Held on a free session = %v, %v", h, err)
+	}
+	l, _ := begin(t, s, "one", 1)
+	host, _ := os.Hostname()
+	for _, wait := range []time.Duration{0, 300 * time.Millisecond} {
+		_, err := s.Lock(ctx, "one", wait)
+		var he *checkpoint.HeldError
+		if !errors.As(err, &he) || !errors.Is(err, checkpoint.ErrLocked) {
+			t.Fatalf("second Lock (wait %s) = %v, want a HeldError", wait, err)
+		}
+		if he.PID != os.Getpid() || he.Host != host || !he.Started.Equal(l.Holder().Started) || he.Waited != wait {
+			t.Errorf("HeldError %+v, want pid %d host %s started %s waited %s", he, os.Getpid(), host, l.Holder().Started, wait)
+		}
+	}
+	if h, err := s.Held(ctx, "one"); err != nil || h == nil || h.PID != os.Getpid() {
+		t.Errorf("Held = %+v, %v", h, err)
+	}
+	// A waiting Lock gets the session once the holder lets go.
+	got := make(chan error, 1)
+	go func() {
+		l2, err := s.Lock(ctx, "one", time.Minute)
+		if err == nil {
+			l2.Release()
+		}
+		got <- err
+	}()
+	l.Release()
+	if err := <-got; err != nil {
+		t.Fatalf("a waiting Lock after Release: %v", err)
+	}
+	if h, err := s.Held(ctx, "one"); err != nil || h != nil {
+		t.Errorf("Held after Release = %v, %v", h, err)
+	}
+}
+
+// TestRaceChild is one of TestTenProcessesOneWins's racers, not a test.
+func TestRaceChild(t *testing.T) {
+	if os.Getenv("PGSTORE_RACE_CHILD") != "1" {
+		t.Skip("a helper process of TestTenProcessesOneWins")
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, os.Getenv("PGSTORE_RACE_URL"))
+	if err != nil {
+		fmt.Println("error", err)
+		return
+	}
+	defer s.Close()
+	in := bufio.NewReader(os.Stdin)
+	fmt.Println("ready")
+	if _, err := in.ReadString('\n'); err != nil {
+		fmt.Println("error", err)
+		return
+	}
+	l, err := s.Lock(ctx, "race", 0)
+	var he *checkpoint.HeldError
+	switch {
+	case err == nil:
+		fmt.Println("won")
+		_, _ = io.Copy(io.Discard, in) // hold until the parent closes stdin
+		l.Release()
+	case errors.As(err, &he):
+		fmt.Println("held", he.PID)
+	default:
+		fmt.Println("error", err)
+	}
+}
+
+func TestTenProcessesOneWins(t *testing.T) {
+	raw := testStoreURL(t)
+	openStore(t, raw) // create the schema before the race
+	type racer struct {
+		cmd   *exec.Cmd
+		stdin io.WriteCloser
+		out   *bufio.Reader
+	}
+	var rs []racer
+	for range 10 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestRaceChild$", "-test.v=false")
+		cmd.Env = append(os.Environ(), "PGSTORE_RACE_CHILD=1", "PGSTORE_RACE_URL="+raw)
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r := racer{cmd, stdin, bufio.NewReader(stdout)}
+		rs = append(rs, r)
+		t.Cleanup(func() { r.stdin.Close(); r.cmd.Process.Kill(); r.cmd.Wait() })
+	}
+	for i, r := range rs {
+		if line, err := r.out.ReadString('\n'); line != "ready\n" {
+			t.Fatalf("racer %d: %q %v", i, line, err)
+		}
+	}
+	for _, r := range rs {
+		fmt.Fprintln(r.stdin, "go")
+	}
+	won, winnerPID := -1, 0
+	var held []string
+	for i, r := range rs {
+		line, err := r.out.ReadString('\n')
+		switch {
+		case line == "won\n":
+			if won >= 0 {
+				t.Errorf("racers %d and %d both won", won, i)
+			}
+			won, winnerPID = i, r.cmd.Process.Pid
+		case strings.HasPrefix(line, "held "):
+			held = append(held, strings.TrimSpace(strings.TrimPrefix(line, "held ")))
+		default:
+			t.Errorf("racer %d: %q %v", i, line, err)
+		}
+	}
+	if won < 0 || len(held) != 9 {
+		t.Fatalf("winner %d, %d held: want exactly one winner and nine refused", won, len(held))
+	}
+	for _, pid := range held {
+		if pid != fmt.Sprint(winnerPID) {
+			t.Errorf("a loser was told pid %s holds the session, the winner is %d", pid, winnerPID)
+		}
+	}
+}
+
+func TestStaleGenerationRefused(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	l, j := begin(t, s, "fenced", 3)
+	if err := complete(j, "t001", "one"); err != nil {
+		t.Fatal(err)
+	}
+	// Another run owns the session now (its generation is newer), while
+	// this run's connection and advisory lock are still up.
+	adminExec(t, raw, `UPDATE `+s.cfg.schema+`.sessions SET owner_generation = owner_generation + 1000 WHERE id = 'fenced'`)
+	err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t002"})
+	if !errors.Is(err, checkpoint.ErrStore) || !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "taken over by another run") {
+		t.Fatalf("a stale-generation write = %v, want it refused as taken over", err)
+	}
+	noPassword(t, raw, err.Error())
+	// It never writes again, not even on Close.
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t003"}); !errors.Is(err, ErrLost) {
+		t.Errorf("a second write after the takeover = %v", err)
+	}
+	if err := j.Close(); !errors.Is(err, ErrLost) {
+		t.Errorf("Close after the takeover = %v, want ErrLost", err)
+	}
+	var last int64
+	if err := s.pool.QueryRow(context.Background(), s.q(`SELECT last_seq FROM {s}.sessions WHERE id = 'fenced'`)).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	if last != 2 {
+		t.Errorf("last_seq %d after the takeover, want the 2 acknowledged records", last)
+	}
+	_ = l
+}
+
+func TestTerminatedHolderIsTakenOver(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	l, j := begin(t, s, "term", 3)
+	if err := complete(j, "t001", "acknowledged"); err != nil {
+		t.Fatal(err)
+	}
+	adminExec(t, raw, `SELECT pg_terminate_backend($1)`, backendPID(t, l))
+	// A second run takes over at once: the lock died with the connection.
+	// (The issue's bound: well under a second.)
+	l2, err := s.Lock(ctx, "term", time.Second)
+	if err != nil {
+		t.Fatalf("taking over a terminated holder: %v", err)
+	}
+	defer l2.Release()
+	err = j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t002"})
+	if !errors.Is(err, checkpoint.ErrStore) || !errors.Is(err, ErrLost) {
+		t.Fatalf("the terminated holder's next write = %v, want ErrLost", err)
+	}
+	noPassword(t, raw, err.Error())
+	old, err := s.Load(ctx, "term")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr, _ := old.Task("t001"); tr.Status != checkpoint.StatusCompleted {
+		t.Errorf("t001 is %s after the takeover, want the acknowledged completion", tr.Status)
+	}
+	j2, err := s.Begin(ctx, l2, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := complete(j2, "t002", "by the new run"); err != nil {
+		t.Fatal(err)
+	}
+	// The old run stays refused once the new one writes.
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t003"}); !errors.Is(err, ErrLost) {
+		t.Errorf("the old run's write after the takeover = %v", err)
+	}
+}
+
+func TestHeartbeatKeepsLockWithinLease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits two leases")
+	}
+	raw := testStoreURL(t, "lease", "3s")
+	s := openStore(t, raw)
+	_, j := begin(t, s, "idle", 2)
+	// Silent for twice the lease: the heartbeat keeps the connection,
+	// which the server's idle_session_timeout would otherwise drop.
+	time.Sleep(2 * s.Lease())
+	if err := complete(j, "t001", "after a pause"); err != nil {
+		t.Fatalf("a write after a silent pause: %v", err)
+	}
+}
+
+func TestRestartImmediateKeepsAcknowledged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	raw, ctl := ownCluster(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	const n = 400
+	_, j := begin(t, s, "restart", n)
+	var mu sync.Mutex
+	var acked []string
+	failed := make(chan error, 1)
+	started := make(chan struct{})
+	go func() {
+		for i := 1; i <= n; i++ {
+			name := fmt.Sprintf("t%03d", i)
+			if err := complete(j, name, "r"+name); err != nil {
+				failed <- err
+				return
+			}
+			mu.Lock()
+			acked = append(acked, name)
+			if len(acked) == 20 {
+				close(started)
+			}
+			mu.Unlock()
+		}
+		failed <- nil
+	}()
+	<-started
+	shell(t, ctl+" restart -m immediate -w -t 60")
+	err := <-failed
+	if err == nil {
+		t.Skip("every record landed before the restart: nothing was interrupted")
+	}
+	if !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), "rerun with --continue") {
+		t.Fatalf("the write the restart cut = %v, want a store error saying what to do", err)
+	}
+	noPassword(t, raw, err.Error())
+	s2 := openStore(t, raw)
+	got, err := s2.Load(ctx, "restart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, name := range acked {
+		if tr, _ := got.Task(name); tr.Status != checkpoint.StatusCompleted || tr.Result != "r"+name {
+			t.Fatalf("acknowledged %s is %s after the crash", name, tr.Status)
+		}
+	}
+	t.Logf("%d of %d tasks acknowledged before the restart; all survived", len(acked), n)
+	// The session can be taken and continued at once.
+	l2, err := s2.Lock(ctx, "restart", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Release()
+	if _, err := s2.Begin(ctx, l2, got); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	raw := serverURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	wrong := strings.Replace(raw, "teamrun:", "teamrun:wrong", 1)
+	if wrong == raw {
+		t.Fatalf("cannot build a wrong password from %s", redactRaw(raw))
+	}
+	newer := testStoreURL(t)
+	s := openStore(t, newer)
+	adminExec(t, newer, `UPDATE `+s.cfg.schema+`.schema_version SET version = 99`)
+	tests := []struct {
+		name, url string
+		want      []string
+	}{
+		{"unreachable", "postgres://teamrun:hunter2x@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=5",
+			[]string{"postgres://teamrun@127.0.0.1:1/postgres", "check that the server is running and reachable"}},
+		{"bad password", wrong, []string{"check the user and password"}},
+		{"newer schema", newer, []string{"version 99, newer than this teamrun knows (1)", "upgrade teamrun"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Open(ctx, tt.url)
+			if err == nil {
+				t.Fatal("Open succeeded")
+			}
+			if !errors.Is(err, checkpoint.ErrStore) {
+				t.Errorf("%v does not wrap checkpoint.ErrStore", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%v\ndoes not say %q", err, w)
+				}
+			}
+			noPassword(t, tt.url, err.Error())
+			noPassword(t, raw, err.Error())
+		})
+	}
+}
+
+func TestConcurrentOpenMigratesOnce(t *testing.T) {
+	raw := testStoreURL(t)
+	ctx := context.Background()
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			s, err := Open(ctx, raw)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Errorf("Open racing on a fresh schema: %v", err)
+		}
+	}
+	s := openStore(t, raw)
+	var n, v int
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*), max(version) FROM {s}.schema_version`)).Scan(&n, &v); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || v != SchemaVersion {
+		t.Errorf("schema_version has %d rows, version %d; want one row at %d", n, v, SchemaVersion)
+	}
+}
+
+func TestRecordDegradesLikeTheFileStore(t *testing.T) {
+	s := openStore(t, testStoreURL(t))
+	_, j := begin(t, s, "values", 2)
+	vars := map[string]any{"marker": map[string]any{"$base64": "aGk="}, "big": int64(1) << 60}
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t001", Result: "\xff\xfe", Variables: vars}); err != nil {
+		t.Fatal(err)
+	}
+	vars["big"] = "changed by the caller afterwards"
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t002", Variables: map[string]any{"nan": math.NaN()}}); err != nil {
+		t.Fatal(err)
+	}
+	if w := j.Warnings(); len(w) != 1 || !strings.Contains(w[0], `task "t002": its variables cannot be stored as JSON`) {
+		t.Errorf("warnings %q, want one about t002's variables", w)
+	}
+	got, err := s.Load(context.Background(), "values")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := got.Task("t001")
+	m, ok := tr.Variables["marker"].(map[string]any)
+	if tr.Result != "\xff\xfe" || !ok || m["$base64"] != "aGk=" || tr.Variables["big"] != int64(1)<<60 {
+		t.Errorf("read back %q %#v", tr.Result, tr.Variables)
+	}
+	if t2, _ := got.Task("t002"); len(t2.Variables) != 0 || t2.Variables == nil {
+		t.Errorf("t002's variables %#v, want {}", t2.Variables)
+	}
+	if v, _ := j.Task("t001"); v.Variables["big"] != int64(1)<<60 {
+		t.Errorf("the journal's view follows the caller's map: %#v", v.Variables)
+	}
+}
+
+// TestOwnSchemaWithoutCreateOnDatabase: a user given a schema of its own,
+// and no CREATE on the database, can use it; another schema is refused
+// with what to grant.
+func TestOwnSchemaWithoutCreateOnDatabase(t *testing.T) {
+	raw := serverURL(t)
+	role := randomName("r_")
+	schema := randomName("t_")
+	adminExec(t, raw, `CREATE ROLE `+role+` LOGIN PASSWORD 'pw-`+role+`'`)
+	t.Cleanup(func() {
+		dropSchema(t, raw, schema)
+		adminExec(t, raw, `DROP ROLE IF EXISTS `+role)
+	})
+	adminExec(t, raw, `CREATE SCHEMA `+schema+` AUTHORIZATION `+role)
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(role, "pw-"+role)
+	as := u.String()
+	s := openStore(t, withParams(t, as, "schema", schema))
+	l, j := begin(t, s, "mine", 1)
+	if err := complete(j, "t001", "ok"); err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	_, err = Open(context.Background(), withParams(t, as, "schema", randomName("t_")))
+	if !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), "42501") || !strings.Contains(err.Error(), "CREATE on the database, or create the schema for it") {
+		t.Errorf("a schema the user may not create: %v", err)
+	}
+}

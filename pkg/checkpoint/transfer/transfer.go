@@ -1,0 +1,69 @@
+// Package transfer moves a session between stores as one JSON document:
+// the snapshot every backend stores (checkpoint.EncodeSession), with every
+// acknowledged transition folded in. Any backend exports; any imports.
+package transfer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// Export is session id of b as one JSON document.
+func Export(ctx context.Context, b checkpoint.Backend, id string) ([]byte, error) {
+	sess, err := b.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.EncodeSession(sess)
+}
+
+// Import stores the session in data (what Export wrote; where names it in
+// errors) in b under its own id, and returns that id. It never replaces a
+// session b has (checkpoint.ErrExists), and refuses while a run holds the
+// id (a *checkpoint.HeldError).
+func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte) (string, error) {
+	var head struct {
+		ID string `json:"session_id"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&head); err != nil || head.ID == "" {
+		return "", &DocumentError{fmt.Errorf("%s is not a session that teamrun session export wrote (no session_id)", where)}
+	}
+	if err := checkpoint.ValidateID(head.ID); err != nil {
+		return "", &DocumentError{fmt.Errorf("%s: session_id: %w", where, err)}
+	}
+	sess, err := checkpoint.DecodeSession(head.ID, where, data)
+	if err != nil {
+		return "", &DocumentError{err}
+	}
+	l, err := b.Lock(ctx, sess.ID, 0)
+	if err != nil {
+		return "", err
+	}
+	defer l.Release()
+	// Not loaded from b: Begin refuses to replace a session b already has.
+	sess.Epoch, sess.FoldedEpoch = "", ""
+	j, err := b.Begin(ctx, l, sess)
+	if err != nil {
+		if errors.Is(err, checkpoint.ErrExists) {
+			return "", fmt.Errorf("%w: session %s is already in %s; delete it there first (teamrun session delete %s) to replace it", checkpoint.ErrExists, sess.ID, b.Location(), sess.ID)
+		}
+		return "", err
+	}
+	if err := j.Close(); err != nil {
+		return "", err
+	}
+	return sess.ID, nil
+}
+
+// DocumentError: the document given to Import is not a readable session
+// (the store was not touched).
+type DocumentError struct{ Err error }
+
+func (e *DocumentError) Error() string { return e.Err.Error() }
+func (e *DocumentError) Unwrap() error { return e.Err }

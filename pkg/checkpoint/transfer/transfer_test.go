@@ -1,0 +1,163 @@
+package transfer
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/filestore"
+	"github.com/teamrun/teamrun/pkg/checkpoint/pgstore"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// pgBackend is a PostgreSQL store in a schema of its own, dropped at the
+// end; skipped without TEAMRUN_TEST_PG_URL except under CI=true.
+func pgBackend(t *testing.T) checkpoint.Backend {
+	t.Helper()
+	raw := os.Getenv("TEAMRUN_TEST_PG_URL")
+	if raw == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("TEAMRUN_TEST_PG_URL is unset under CI=true")
+		}
+		t.Skip("no PostgreSQL: set TEAMRUN_TEST_PG_URL (eval \"$(.ci/pg.sh start)\")")
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "x_" + hex.EncodeToString(b)
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("schema", schema)
+	u.RawQuery = q.Encode()
+	ctx := context.Background()
+	s, err := pgstore.Open(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Close()
+		if c, err := pgx.Connect(ctx, raw); err == nil {
+			_, _ = c.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
+			c.Close(ctx)
+		}
+	})
+	return s
+}
+
+func seed(t *testing.T, b checkpoint.Backend, id string) {
+	t.Helper()
+	ctx := context.Background()
+	defs := []spec.TaskDef{{ID: 0, Name: "draft", Agent: "w", Key: "k1"}, {ID: 1, Name: "polish", Agent: "w", Key: "k2"}}
+	l, err := b.Lock(ctx, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	j, err := b.Begin(ctx, l, checkpoint.NewSession(id, "/s/agents.yaml", "team", spec.Sequential, defs, "fp", time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []checkpoint.Record{
+		{Kind: checkpoint.TaskStarted, Task: "draft"},
+		{Kind: checkpoint.TaskCompleted, Task: "draft", Result: "bytes \xff kept", Variables: map[string]any{"n": int64(3)}},
+		{Kind: checkpoint.DecisionRecorded, Task: "polish", Value: "approve"},
+	} {
+		if err := j.Record(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The journal stays open: Export folds what was acknowledged.
+}
+
+func fileBackend(t *testing.T) checkpoint.Backend {
+	s, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestExportImport(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		from, to func(*testing.T) checkpoint.Backend
+	}{
+		{"file to file", fileBackend, fileBackend},
+		{"file to PostgreSQL", fileBackend, pgBackend},
+		{"PostgreSQL to file", pgBackend, fileBackend},
+		{"PostgreSQL to PostgreSQL", pgBackend, pgBackend},
+	} {
+		t.Run(tt.name, func(t *testing.T) { exportImport(t, tt.from(t), tt.to(t)) })
+	}
+}
+
+func exportImport(t *testing.T, from, to checkpoint.Backend) {
+	ctx := context.Background()
+	seed(t, from, "night-1")
+	doc, err := Export(ctx, from, "night-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := Import(ctx, to, "night-1.json", doc)
+	if err != nil || id != "night-1" {
+		t.Fatalf("Import = %q, %v", id, err)
+	}
+	got, err := to.Load(ctx, "night-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := got.Task("draft")
+	if d.Status != checkpoint.StatusCompleted || d.Result != "bytes \xff kept" || d.Variables["n"] != int64(3) ||
+		got.Checkpoint.Decisions["polish"] != "approve" || got.Summary.Done != 1 {
+		t.Errorf("imported %+v, decisions %v, summary %+v", d, got.Checkpoint.Decisions, got.Summary)
+	}
+	again, err := Export(ctx, to, "night-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Import(ctx, to, "night-1.json", again); !errors.Is(err, checkpoint.ErrExists) || !strings.Contains(err.Error(), "teamrun session delete night-1") {
+		t.Errorf("importing over a stored session = %v, want ErrExists saying what to do", err)
+	}
+}
+
+func TestImportRefuses(t *testing.T) {
+	ctx := context.Background()
+	to := pgBackend(t)
+	seed(t, to, "held")
+	held, err := to.Lock(ctx, "held2", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	tests := []struct {
+		name, doc, want string
+	}{
+		{"not json", "hello", "f.json is not a session that teamrun session export wrote"},
+		{"bad id", `{"session_id":"../evil"}`, "f.json: session_id:"},
+		{"damaged", `{"format_version":2,"session_id":"x","checksum":"crc32c-00000000"}` + "\n", "f.json is corrupt: its checksum does not match its content"},
+		{"held", `{"format_version":1,"session_id":"held2","spec_path":"a","team":{"tasks":[]}}`, "held by another run"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Import(ctx, to, "f.json", []byte(tt.doc))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Import = %v, want %q", err, tt.want)
+			}
+			var de *DocumentError
+			if bad := tt.name != "held"; errors.As(err, &de) != bad {
+				t.Errorf("Import = %v: a DocumentError is %v, want %v", err, !bad, bad)
+			}
+		})
+	}
+}
