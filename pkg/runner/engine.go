@@ -64,7 +64,7 @@ type Job struct {
 type Result struct {
 	Raw    string
 	Usage  *Usage
-	Memory []checkpoint.Message // turns added to the agent's conversation, when it keeps memory
+	Memory []Turn // turns added to the agent's conversation, when it keeps memory
 }
 
 // Executor runs one attempt of a task by a command or LLM agent.
@@ -81,7 +81,7 @@ type Recorder interface {
 // MemoryKeeper learns the turns of a completed task once they are durable,
 // so that the agent's next task sees them.
 type MemoryKeeper interface {
-	Remember(agent string, turns []checkpoint.Message)
+	Remember(agent string, turns []Turn)
 }
 
 // Observer shows events to the user.

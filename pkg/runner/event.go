@@ -35,6 +35,16 @@ const (
 	ToolResumed EventType = EventType(checkpoint.ToolLoopResumed)
 )
 
+// Turn is one message of an agent's conversation, as the engine keeps it;
+// Task is the task it was produced for, so that a per-task restore keeps
+// only the turns of the tasks it reuses. The checkpoint stores it as a
+// checkpoint.Message (run.go converts at the boundary).
+type Turn struct {
+	Role    string
+	Content string
+	Task    string
+}
+
 // Usage is the tokens an LLM task consumed, as the server counts them,
 // and what they cost.
 type Usage = checkpoint.Usage
@@ -77,12 +87,12 @@ type Event struct {
 	OutputValue    any    `json:"-"` // what it holds now (OutputValue)
 	// Memory holds the turns a task added to its agent's conversation, for
 	// agents with memory: true. It is checkpointed, never printed.
-	Memory  []checkpoint.Message `json:"-"`
-	Halt    *Halt                `json:"halt,omitempty"`
-	Summary *Summary             `json:"summary,omitempty"`
-	Message string               `json:"message,omitempty"` // warnings, info, a task_output's line
-	Delta   string               `json:"delta,omitempty"`   // task_delta: the text that came
-	Stream  string               `json:"stream,omitempty"`  // task_output: stdout or stderr
+	Memory  []Turn   `json:"-"`
+	Halt    *Halt    `json:"halt,omitempty"`
+	Summary *Summary `json:"summary,omitempty"`
+	Message string   `json:"message,omitempty"` // warnings, info, a task_output's line
+	Delta   string   `json:"delta,omitempty"`   // task_delta: the text that came
+	Stream  string   `json:"stream,omitempty"`  // task_output: stdout or stderr
 	// Logs is, for a failed attempt whose output was kept, the command
 	// that shows it.
 	Logs string `json:"logs_command,omitempty"`

@@ -33,29 +33,28 @@ type LLMs struct {
 	Dir      string
 
 	mu       sync.Mutex
-	memory   map[string][]checkpoint.Message
-	agentMu  map[string]*sync.Mutex
+	memory   map[string][]Turn
 	toolLogs map[string]*checkpoint.ToolLog // each task's tool loop (toolloop.go)
 }
 
 // Restore gives the agents back the conversations a checkpoint kept.
-func (l *LLMs) Restore(memory map[string][]checkpoint.Message) {
+func (l *LLMs) Restore(memory map[string][]Turn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for a, msgs := range memory {
 		if l.memory == nil {
-			l.memory = map[string][]checkpoint.Message{}
+			l.memory = map[string][]Turn{}
 		}
-		l.memory[a] = append([]checkpoint.Message(nil), msgs...)
+		l.memory[a] = append([]Turn(nil), msgs...)
 	}
 }
 
 // Remember appends a completed task's turns to its agent's conversation.
-func (l *LLMs) Remember(agent string, turns []checkpoint.Message) {
+func (l *LLMs) Remember(agent string, turns []Turn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.memory == nil {
-		l.memory = map[string][]checkpoint.Message{}
+		l.memory = map[string][]Turn{}
 	}
 	l.memory[agent] = append(l.memory[agent], turns...)
 }
@@ -71,23 +70,6 @@ func (l *LLMs) history(agent string) []llm.Message {
 	return out
 }
 
-// lockAgent serialises the tasks of one memory agent, so that each sees
-// the turns of the one before.
-func (l *LLMs) lockAgent(agent string) func() {
-	l.mu.Lock()
-	if l.agentMu == nil {
-		l.agentMu = map[string]*sync.Mutex{}
-	}
-	m, ok := l.agentMu[agent]
-	if !ok {
-		m = &sync.Mutex{}
-		l.agentMu[agent] = m
-	}
-	l.mu.Unlock()
-	m.Lock()
-	return m.Unlock
-}
-
 func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	a := job.Agent
 	if a.LLM == nil || a.LLM.Model == "" {
@@ -96,9 +78,6 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	ep, err := llm.Resolve(a.LLM, l.Getenv)
 	if err != nil {
 		return Result{}, fmt.Errorf("agent %q: %w", a.Name, err)
-	}
-	if a.Memory {
-		defer l.lockAgent(a.Name)()
 	}
 	// The task's timeout bounds the whole attempt, retries of the client
 	// included; llm.timeout bounds each request.
@@ -167,7 +146,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	}
 	res := Result{Raw: content, Usage: usageOf(calls, a.LLM.Price, job.Attempt)}
 	if a.Memory {
-		res.Memory = []checkpoint.Message{
+		res.Memory = []Turn{
 			{Role: "user", Content: msgs[len(msgs)-1].Content, Task: job.Task.Name},
 			{Role: "assistant", Content: content, Task: job.Task.Name},
 		}

@@ -292,7 +292,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(specAbs)}
-	llms.Restore(sess.Memory)
+	llms.Restore(turnsOf(sess.Memory))
 	llms.RestoreTools(sess.ToolLogs)
 	groups := &Groups{}
 	if o.Interrupts != nil {
@@ -553,7 +553,7 @@ func (r *journalRecorder) Record(ev Event) error {
 			// In the same record: a task never counts as completed while
 			// its agent's turns are missing from the memory, and one
 			// fdatasync covers both.
-			rec.Agent, rec.Messages = ev.Agent, ev.Memory
+			rec.Agent, rec.Messages = ev.Agent, messagesOf(ev.Memory)
 		}
 		recs = append(recs, rec)
 	case RunHalted:
@@ -568,4 +568,26 @@ func (r *journalRecorder) Record(ev Event) error {
 	}
 	r.flushWarnings()
 	return nil
+}
+
+// turnsOf and messagesOf convert an agent's conversation between the
+// checkpoint's type and the engine's.
+func turnsOf(memory map[string][]checkpoint.Message) map[string][]Turn {
+	out := make(map[string][]Turn, len(memory))
+	for agent, msgs := range memory {
+		turns := make([]Turn, len(msgs))
+		for i, m := range msgs {
+			turns[i] = Turn{Role: m.Role, Content: m.Content, Task: m.Task}
+		}
+		out[agent] = turns
+	}
+	return out
+}
+
+func messagesOf(turns []Turn) []checkpoint.Message {
+	out := make([]checkpoint.Message, len(turns))
+	for i, t := range turns {
+		out[i] = checkpoint.Message{Role: t.Role, Content: t.Content, Task: t.Task}
+	}
+	return out
 }
