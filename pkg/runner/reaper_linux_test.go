@@ -200,3 +200,34 @@ func TestRecordDescendants(t *testing.T) {
 		t.Fatalf("record %q, want each of %v once", lines, seen)
 	}
 }
+
+// TestHasChildren: the sweep's fast path sees a child, running or ended
+// and not yet waited for, and leaves its exit status to its waiter.
+func TestHasChildren(t *testing.T) {
+	if hasChildren() {
+		t.Skip("the test process already has children")
+	}
+	cmd := exec.Command("sh", "-c", "exit 7")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !hasChildren() {
+		t.Fatal("a running child not seen")
+	}
+	for range 3000 { // until it has ended; a slow machine only makes it wait longer
+		if p, ok := readProc(cmd.Process.Pid); !ok || p.state == 'Z' {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !hasChildren() {
+		t.Fatal("an ended child not seen")
+	}
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Fatalf("Wait: %v, want exit status 7 (hasChildren must not reap)", err)
+	}
+	if hasChildren() {
+		t.Fatal("a child seen after it was waited for")
+	}
+}
