@@ -231,3 +231,61 @@ func TestHasChildren(t *testing.T) {
 		t.Fatal("a child seen after it was waited for")
 	}
 }
+
+// TestSweepWhileOthersRun: in a workflow, a command's adopted process that
+// carries its environment dies when that command ends, though another
+// command still runs; one that cleared its environment cannot be told
+// from the other command's, and dies when no command runs any more.
+func TestSweepWhileOthersRun(t *testing.T) {
+	g := subreaping(t)
+	dir := t.TempDir()
+	pidOf := func(name string) int {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	grandchild := func(env, name string) string {
+		p := filepath.Join(dir, name)
+		return fmt.Sprintf(`setsid %s sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 300' %s &
+until [ -s %s ]; do sleep 0.01; done
+`, env, p, p)
+	}
+	release := filepath.Join(dir, "release")
+	otherDone := make(chan error, 1)
+	go func() {
+		owner := []string{"TEAMRUN_TASK=other"}
+		_, err := RunCommand(context.Background(), g, CommandSpec{Env: owner, Owner: owner,
+			Shell: "touch " + filepath.Join(dir, "other-running") + "; until [ -e " + release + " ]; do sleep 0.01; done"})
+		otherDone <- err
+	}()
+	for range 3000 {
+		if _, err := os.Stat(filepath.Join(dir, "other-running")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	owner := []string{"TEAMRUN_TASK=mine"}
+	if _, err := RunCommand(context.Background(), g, CommandSpec{Env: owner, Owner: owner,
+		Shell: grandchild("env", "marked") + grandchild("env -i", "bare") + "echo hi"}); err != nil {
+		t.Fatal(err)
+	}
+	reaped(t, pidOf("marked"))
+	bare := pidOf("bare")
+	if err := syscall.Kill(bare, 0); err != nil {
+		t.Fatalf("the unmarked process died while another command ran: %v", err)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-otherDone; err != nil {
+		t.Fatal(err)
+	}
+	reaped(t, bare)
+}
