@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // killOrphans kills the process groups of the live processes, of this
@@ -76,8 +77,26 @@ func killOrphans(session, store, record string) []int {
 			found = append(found, pid)
 		}
 	}
+	// SIGKILL is not death yet: the task must not start again while the
+	// old copy still runs.
+	waitGone(found, 10*time.Second)
 	sort.Ints(found)
 	return found
+}
+
+// waitGone waits, at most limit, until each of pids has ended (gone, or a
+// zombie). A process stuck in the kernel may take longer: then the run goes
+// on rather than hang.
+func waitGone(pids []int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for _, pid := range pids {
+		first, ok := readProc(pid)
+		for ok && first.state != 'Z' && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+			p, alive := readProc(pid)
+			ok = alive && p.start == first.start && p.state != 'Z'
+		}
+	}
 }
 
 // hasEnvEntry reports whether the NUL-separated environment holds the
