@@ -289,3 +289,31 @@ until [ -s %s ]; do sleep 0.01; done
 	}
 	reaped(t, bare)
 }
+
+// TestSweepHeld: a child being started outside RunCommand (an MCP server,
+// registered only after its handshake) is not taken for an adopted
+// process: no sweep runs while it is held.
+func TestSweepHeld(t *testing.T) {
+	g := subreaping(t)
+	server := exec.Command("sleep", "60")
+	g.hold(1)
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = server.Process.Kill(); _ = server.Wait() })
+	if _, err := RunCommand(context.Background(), g, CommandSpec{Shell: "setsid true & wait; echo hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(server.Process.Pid, 0); err != nil {
+		t.Fatalf("the server being started was swept: %v", err)
+	}
+	g.addIfSet(server.Process.Pid)
+	g.hold(-1)
+	if _, err := RunCommand(context.Background(), g, CommandSpec{Shell: "echo hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(server.Process.Pid, 0); err != nil {
+		t.Fatalf("the registered server was swept: %v", err)
+	}
+	g.removeIfSet(server.Process.Pid)
+}
