@@ -80,6 +80,11 @@ func (e *CommandError) Unwrap() error { return e.Err }
 type Groups struct {
 	mu   sync.Mutex
 	pgid map[int]struct{}
+	// held counts processes being started outside RunCommand (MCP
+	// servers: forked deep in a client's Connect, registered only once it
+	// returns); no sweep runs meanwhile, as one could take such a server
+	// for an adopted process.
+	held int
 
 	// start is held shared from a command's fork to its registration in
 	// pgid, and exclusively by a sweep of adopted processes: a sweep never
@@ -174,12 +179,28 @@ func (g *Groups) sweep(owner []string) {
 		return
 	}
 	g.mu.Lock()
+	held := g.held > 0
 	running := make(map[int]bool, len(g.pgid))
 	for pid := range g.pgid {
 		running[pid] = true
 	}
 	g.mu.Unlock()
+	if held {
+		return // the next sweep, or Close's, finds what this one would have
+	}
 	sweepAdopted(owner, running, len(running) == 0)
+}
+
+// hold keeps sweeps off while n processes are started outside RunCommand
+// (n < 0 releases): they are children of teamrun that Groups does not
+// know yet.
+func (g *Groups) hold(n int) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.held += n
+	g.mu.Unlock()
 }
 
 func (g *Groups) startLock() {

@@ -77,25 +77,24 @@ func killOrphans(session, store, record string) []int {
 			found = append(found, pid)
 		}
 	}
+	// SIGKILL is not death yet: the task must not start again while the
+	// old copy still runs.
+	waitGone(found, 10*time.Second)
 	sort.Ints(found)
-	waitDead(found, 3*time.Second)
 	return found
 }
 
-// waitDead waits, at most limit, until every pid is gone or a zombie: a
-// SIGKILLed process dies a moment later, and the task that runs again
-// must not meet the copy it replaces.
-func waitDead(pids []int, limit time.Duration) {
+// waitGone waits, at most limit, until each of pids has ended (gone, or a
+// zombie). A process stuck in the kernel may take longer: then the run goes
+// on rather than hang.
+func waitGone(pids []int, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for _, pid := range pids {
-		dir := filepath.Join("/proc", strconv.Itoa(pid))
-		for time.Now().Before(deadline) {
-			b, err := os.ReadFile(filepath.Join(dir, "stat"))
-			i := bytes.LastIndexByte(b, ')')
-			if err != nil || i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X' {
-				break
-			}
-			time.Sleep(2 * time.Millisecond)
+		first, ok := readProc(pid)
+		for ok && first.state != 'Z' && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+			p, alive := readProc(pid)
+			ok = alive && p.start == first.start && p.state != 'Z'
 		}
 	}
 }

@@ -100,3 +100,28 @@ func TestKillOrphans(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitGone: killOrphans returns only once what it killed has ended,
+// so that the task it runs again never runs beside its old copy; a
+// process that does not end holds the run at most the limit.
+func TestWaitGone(t *testing.T) {
+	start := func() *exec.Cmd {
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	killed, alive := start(), start()
+	if err := killed.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitGone([]int{killed.Process.Pid, alive.Process.Pid}, 100*time.Millisecond)
+	if p, ok := readProc(killed.Process.Pid); ok && p.state != 'Z' {
+		t.Fatalf("process %d still running (state %c) after waitGone", killed.Process.Pid, p.state)
+	}
+	if err := syscall.Kill(alive.Process.Pid, 0); err != nil {
+		t.Fatalf("a process that was not killed: %v", err)
+	}
+}

@@ -91,6 +91,9 @@ func readProc(pid int) (proc, bool) {
 // status from exec.Cmd.Wait and make it fail with ECHILD): a child of
 // teamrun that is not in running can only be an adopted one.
 func sweepAdopted(owner []string, running map[int]bool, all bool) {
+	if !hasChildren() {
+		return // nothing adopted: the /proc scan (slow on a busy machine) is not needed
+	}
 	self := os.Getpid()
 	want := make([][]byte, len(owner))
 	for i, o := range owner {
@@ -144,6 +147,14 @@ func sweepAdopted(owner []string, running map[int]bool, all bool) {
 			}
 		}
 	}
+}
+
+// hasChildren reports whether teamrun has any child, running or ended,
+// without waiting for one (WNOWAIT leaves an ended one to its waiter).
+func hasChildren() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return !errors.Is(err, unix.ECHILD)
 }
 
 // subtree is root and every process below it in table.

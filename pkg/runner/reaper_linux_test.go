@@ -200,3 +200,120 @@ func TestRecordDescendants(t *testing.T) {
 		t.Fatalf("record %q, want each of %v once", lines, seen)
 	}
 }
+
+// TestHasChildren: the sweep's fast path sees a child, running or ended
+// and not yet waited for, and leaves its exit status to its waiter.
+func TestHasChildren(t *testing.T) {
+	if hasChildren() {
+		t.Skip("the test process already has children")
+	}
+	cmd := exec.Command("sh", "-c", "exit 7")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !hasChildren() {
+		t.Fatal("a running child not seen")
+	}
+	for range 3000 { // until it has ended; a slow machine only makes it wait longer
+		if p, ok := readProc(cmd.Process.Pid); !ok || p.state == 'Z' {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !hasChildren() {
+		t.Fatal("an ended child not seen")
+	}
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Fatalf("Wait: %v, want exit status 7 (hasChildren must not reap)", err)
+	}
+	if hasChildren() {
+		t.Fatal("a child seen after it was waited for")
+	}
+}
+
+// TestSweepWhileOthersRun: in a workflow, a command's adopted process that
+// carries its environment dies when that command ends, though another
+// command still runs; one that cleared its environment cannot be told
+// from the other command's, and dies when no command runs any more.
+func TestSweepWhileOthersRun(t *testing.T) {
+	g := subreaping(t)
+	dir := t.TempDir()
+	pidOf := func(name string) int {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	grandchild := func(env, name string) string {
+		p := filepath.Join(dir, name)
+		return fmt.Sprintf(`setsid %s sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 300' %s &
+until [ -s %s ]; do sleep 0.01; done
+`, env, p, p)
+	}
+	release := filepath.Join(dir, "release")
+	otherDone := make(chan error, 1)
+	go func() {
+		owner := []string{"TEAMRUN_TASK=other"}
+		_, err := RunCommand(context.Background(), g, CommandSpec{Env: owner, Owner: owner,
+			Shell: "touch " + filepath.Join(dir, "other-running") + "; until [ -e " + release + " ]; do sleep 0.01; done"})
+		otherDone <- err
+	}()
+	for range 3000 {
+		if _, err := os.Stat(filepath.Join(dir, "other-running")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	owner := []string{"TEAMRUN_TASK=mine"}
+	if _, err := RunCommand(context.Background(), g, CommandSpec{Env: owner, Owner: owner,
+		Shell: grandchild("env", "marked") + grandchild("env -i", "bare") + "echo hi"}); err != nil {
+		t.Fatal(err)
+	}
+	reaped(t, pidOf("marked"))
+	bare := pidOf("bare")
+	if err := syscall.Kill(bare, 0); err != nil {
+		t.Fatalf("the unmarked process died while another command ran: %v", err)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-otherDone; err != nil {
+		t.Fatal(err)
+	}
+	reaped(t, bare)
+}
+
+// TestSweepHeld: a child being started outside RunCommand (an MCP server,
+// registered only after its handshake) is not taken for an adopted
+// process: no sweep runs while it is held.
+func TestSweepHeld(t *testing.T) {
+	g := subreaping(t)
+	server := exec.Command("sleep", "60")
+	g.hold(1)
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = server.Process.Kill(); _ = server.Wait() })
+	if _, err := RunCommand(context.Background(), g, CommandSpec{Shell: "setsid true & wait; echo hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(server.Process.Pid, 0); err != nil {
+		t.Fatalf("the server being started was swept: %v", err)
+	}
+	g.addIfSet(server.Process.Pid)
+	g.hold(-1)
+	if _, err := RunCommand(context.Background(), g, CommandSpec{Shell: "echo hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(server.Process.Pid, 0); err != nil {
+		t.Fatalf("the registered server was swept: %v", err)
+	}
+	g.removeIfSet(server.Process.Pid)
+}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -106,8 +107,17 @@ func (l *LLMs) connectMCP(ctx context.Context, job *Job, set *tools.Set) (*tools
 		groups = l.Commands.Groups
 	}
 	getenv := l.Getenv
+	// A stdio server is forked inside Connect and registered only after
+	// its handshake: until then no sweep may take it for an adopted
+	// process (and kill it, or wait for it in its transport's place).
+	var prepared atomic.Int32
+	defer func() { groups.hold(-int(prepared.Load())) }()
 	m, listed, err := tools.ConnectMCP(ctx, job.Agent.MCP, tools.MCPOptions{
-		Prepare: func(cmd *exec.Cmd) { cmd.SysProcAttr = procAttr() },
+		Prepare: func(cmd *exec.Cmd) {
+			cmd.SysProcAttr = procAttr()
+			groups.hold(1)
+			prepared.Add(1)
+		},
 		Started: groups.addIfSet,
 		Ended: func(pid int) {
 			killLeftovers(pid)
