@@ -126,6 +126,9 @@ func isSpecErrorList(err error) bool {
 
 // printSpecError writes one line per problem of an invalid spec.
 func printSpecError(w io.Writer, err error) {
+	for _, d := range spec.WarningsOf(err) {
+		fmt.Fprintln(w, "warning:", d.String())
+	}
 	var list spec.ErrorList
 	if errors.As(err, &list) {
 		for _, d := range list {

@@ -3,6 +3,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -245,6 +246,26 @@ func (l ErrorList) Error() string {
 		lines[i] = d.String()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Refusal is an invalid spec whose loading also produced warnings: they
+// often explain the error (a key ignored, then "no tasks"), so they travel
+// with it. errors.As still finds the ErrorList.
+type Refusal struct {
+	Errors   ErrorList
+	Warnings []Diagnostic
+}
+
+func (r *Refusal) Error() string { return r.Errors.Error() }
+func (r *Refusal) Unwrap() error { return r.Errors }
+
+// WarningsOf returns the warnings that came with a refused spec, if any.
+func WarningsOf(err error) []Diagnostic {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r.Warnings
+	}
+	return nil
 }
 
 // TaskDef is a task as a checkpoint sees it: placeholders rendered against

@@ -47,6 +47,9 @@ func Parse(file string, data []byte) (*Team, error) {
 		return nil, ErrorList{{File: file, Line: root.pos.Line, Column: root.pos.Column,
 			Message: fmt.Sprintf("expected a mapping with agents and tasks at the top, got %s", root.describe())}}
 	}
+	if d := notATeam(file, root); d != nil {
+		return nil, ErrorList{*d}
+	}
 	b := &builder{file: file, team: &Team{File: file}, taskAt: map[string]int{}, agents: map[string]bool{}}
 	b.diags = append(b.diags, diags...)
 	if isPraison(root) {
@@ -56,10 +59,13 @@ func Parse(file string, data []byte) (*Team, error) {
 		b.native(root)
 	}
 	b.checkOutputFiles()
+	b.team.Warnings = groupWarnings(sortDiags(b.team.Warnings))
 	if len(b.diags) > 0 {
+		if len(b.team.Warnings) > 0 {
+			return nil, &Refusal{Errors: sortDiags(b.diags), Warnings: b.team.Warnings}
+		}
 		return nil, sortDiags(b.diags)
 	}
-	b.team.Warnings = sortDiags(b.team.Warnings)
 	base := filepath.Dir(file)
 	if abs, err := filepath.Abs(base); err == nil {
 		base = abs
