@@ -33,6 +33,7 @@ func validateCommand() *cli.Command {
 					continue
 				}
 				printSpecWarnings(c.App.ErrWriter, team)
+				printPlaceholderWarnings(c.App.ErrWriter, team, nil)
 				if problems := modelProblems(path, team); len(problems) > 0 {
 					bad++
 					for _, p := range problems {
@@ -141,6 +142,14 @@ func printSpecError(w io.Writer, err error) {
 
 func printSpecWarnings(w io.Writer, team *spec.Team) {
 	for _, d := range team.Warnings {
+		fmt.Fprintln(w, "warning:", d.String())
+	}
+}
+
+// printPlaceholderWarnings warns about the {name}s nothing defines, given
+// the state a run would start from (nil: the file's variables only).
+func printPlaceholderWarnings(w io.Writer, team *spec.Team, state map[string]any) {
+	for _, d := range team.UndefinedPlaceholders(state) {
 		fmt.Fprintln(w, "warning:", d.String())
 	}
 }

@@ -59,6 +59,18 @@ type Team struct {
 	// Workdir is the folder of the built-in file tools, relative to the
 	// spec's folder; "" is that folder itself.
 	Workdir string `json:",omitempty"`
+	// Placeholders are the {name}s the rendered texts hold, where written:
+	// whether each is defined depends on --var, so they are checked when
+	// the variables are known (UndefinedPlaceholders).
+	Placeholders []PlaceholderUse `json:"-"`
+}
+
+// PlaceholderUse is one {name} (or PraisonAI {{name}}) in a text teamrun
+// renders, at the place it is written.
+type PlaceholderUse struct {
+	Name string
+	Pos  Pos
+	Path string // the key holding the text, e.g. tasks.write.description
 }
 
 // LLM says which model an LLM agent talks to and how.

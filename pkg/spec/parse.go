@@ -74,6 +74,7 @@ func Parse(file string, data []byte) (*Team, error) {
 	for _, a := range b.team.Agents {
 		a.Dir = workDir(base, a.dir)
 	}
+	b.collectPlaceholders(data)
 	return b.team, nil
 }
 
