@@ -71,6 +71,9 @@ func planCommand() *cli.Command {
 			// session started from, with this invocation's --var over it.
 			state0 := checkpoint.StartState(sess, team, vars.vals)
 			printPlaceholderWarnings(c.App.ErrWriter, team, state0)
+			if team, err = team.Expand(state0); err != nil {
+				return withCode(exitUsage, err)
+			}
 			defs := team.TaskDefs(state0)
 			fingerprint := spec.FingerprintOf(defs)
 			p := plan.Make(team, defs, fingerprint, sess, reuse)

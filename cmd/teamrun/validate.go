@@ -90,7 +90,11 @@ func fingerprintCommand() *cli.Command {
 				return exitf(exitUsage, "%s is invalid", args[0])
 			}
 			printSpecWarnings(c.App.ErrWriter, team)
-			fmt.Fprintln(c.App.Writer, team.Fingerprint(team.InitialState(vars.vals)))
+			state := team.InitialState(vars.vals)
+			if team, err = team.Expand(state); err != nil {
+				return withCode(exitUsage, err) // as run would refuse it
+			}
+			fmt.Fprintln(c.App.Writer, team.Fingerprint(state))
 			return nil
 		}),
 	}

@@ -177,6 +177,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// the session started from, not from this invocation's --var alone: a
 	// run with --var resumed without it renders the same texts.
 	state0 := checkpoint.StartState(old, team, o.Vars)
+	if team, err = team.Expand(state0); err != nil {
+		return nil, &UsageError{Err: err} // foreach over something not a list
+	}
 	for _, d := range team.UndefinedPlaceholders(state0) {
 		warn(d.String())
 	}

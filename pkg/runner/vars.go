@@ -49,8 +49,8 @@ func varCollisions(team *spec.Team, vars map[string]string, order []string) []st
 	return warns
 }
 
-// unusedVars warns about a --var that no placeholder names and no command
-// mentions: it changes nothing the agents read, which is most often a typo
+// unusedVars warns about a --var that no placeholder or foreach names and
+// no command mentions: it changes nothing the agents read, which is most often a typo
 // of a variable's name. A command may still read it from its environment
 // (TEAMRUN_VAR_<NAME>, TEAMRUN_VARS_FILE) through a script, so the warning
 // says so when the team has command agents.
@@ -61,6 +61,11 @@ func unusedVars(team *spec.Team, vars map[string]string, order []string) []strin
 	used := map[string]bool{}
 	for _, u := range team.Placeholders {
 		used[u.Name] = true
+	}
+	for _, t := range team.Tasks {
+		if t.Foreach != nil {
+			used[t.Foreach.Over] = true
+		}
 	}
 	var commands []string
 	for _, a := range team.Agents {

@@ -121,6 +121,9 @@ const (
 	LLMAgent AgentKind = iota
 	CommandAgent
 	Human
+	// JoinAgent is teamrun's own: it joins a foreach task's instance
+	// results into one JSON array. Expand adds it; no file declares it.
+	JoinAgent
 )
 
 func (k AgentKind) String() string {
@@ -131,6 +134,8 @@ func (k AgentKind) String() string {
 		return "command"
 	case Human:
 		return "human"
+	case JoinAgent:
+		return "join"
 	}
 	return fmt.Sprintf("AgentKind(%d)", int(k))
 }
@@ -196,6 +201,12 @@ type Task struct {
 	// OutputFile is output_file as written: the result is also written
 	// there, relative to the spec's folder.
 	OutputFile string `json:",omitempty"`
+	// Foreach runs the task once per item of a list (Team.Expand); nil:
+	// once.
+	Foreach *Foreach `json:",omitempty"`
+	// ForeachOf is, on an instance or the join of an expanded task, the
+	// name of the task as declared.
+	ForeachOf string `json:",omitempty"`
 	// RouteOn is route_on, a JSON pointer: Condition compares the value
 	// there of the result (RouteKey).
 	RouteOn string `json:",omitempty"`

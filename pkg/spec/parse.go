@@ -181,6 +181,7 @@ func (b *builder) native(root *tree) {
 	}
 	b.nativeTasks(root.get("tasks"))
 	b.check()
+	b.checkForeach()
 	b.checkBudgetPrices(root.get("budget"))
 }
 
@@ -502,6 +503,7 @@ func (b *builder) task(name string, v *tree) {
 	tk.RetryDelay = b.duration(v.get("retry_delay"))
 	tk.Timeout = b.duration(v.get("timeout"))
 	tk.OutputVariable, _ = v.get("output_variable").str()
+	tk.Foreach = b.foreach(v.get("foreach"))
 	if s, _ := v.get("on_truncated").str(); s == "accept" {
 		tk.AcceptTruncated = true
 	}

@@ -23,15 +23,18 @@ func (b *builder) collectPlaceholders(data []byte) {
 		}
 		return from
 	}
-	add := func(text string, from Pos, path string) {
+	add := func(text string, from Pos, path string, bound string) {
 		for _, n := range placeholderNames(text) {
+			if n == bound {
+				continue // a foreach item, bound in each instance
+			}
 			b.team.Placeholders = append(b.team.Placeholders, PlaceholderUse{Name: n, Pos: find(n, from), Path: path})
 		}
 	}
 	for _, a := range b.team.Agents {
 		p := "agents." + a.Name
 		for _, f := range []struct{ key, text string }{{"role", a.Role}, {"goal", a.Goal}, {"backstory", a.Backstory}, {"instructions", a.Instructions}} {
-			add(f.text, a.Pos, p+"."+f.key)
+			add(f.text, a.Pos, p+"."+f.key, "")
 		}
 	}
 	for i, tk := range b.team.Tasks {
@@ -50,7 +53,11 @@ func (b *builder) collectPlaceholders(data []byte) {
 					break
 				}
 			}
-			add(f.text, at, path)
+			bound := ""
+			if tk.Foreach != nil {
+				bound = tk.Foreach.As
+			}
+			add(f.text, at, path, bound)
 		}
 	}
 	slices.SortStableFunc(b.team.Placeholders, func(x, y PlaceholderUse) int {
