@@ -45,6 +45,9 @@ func (b *builder) checkForeach() {
 			continue
 		}
 		fv := b.tasks[i].get("foreach")
+		if fv == nil {
+			fv = b.tasks[i].get("loop") // a PraisonAI step's
+		}
 		switch {
 		case tk.Agent == HumanAgent:
 			b.errorf(fv, fv.kpos, "a human task cannot run once per item: give the decision one task")

@@ -159,6 +159,7 @@ func (b *builder) praison(root *tree) {
 		}
 	}
 	b.check()
+	b.checkForeach()
 }
 
 // praisonFatal finds the first feature teamrun cannot run, if any.
