@@ -92,3 +92,39 @@ func TestRefusalKeepsWarnings(t *testing.T) {
 		t.Error("a plain ErrorList has no warnings")
 	}
 }
+
+// TestPraisonTaskNativeKeys: keys teamrun supports natively are honoured in
+// a PraisonAI role's tasks, not called unsupported; a role's model: next to
+// llm: is a warning, not dropped silently.
+func TestPraisonTaskNativeKeys(t *testing.T) {
+	src := `framework: praisonai
+roles:
+  a:
+    role: A
+    llm: gpt-4o
+    model: gpt-3.5
+    tasks:
+      classify:
+        description: Classify
+        max_retries: 2
+        retry_delay: 1.5
+        output_variable: label
+        condition:
+          good: [write]
+          bad: []
+      write:
+        description: Write about {label}
+`
+	team, err := Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := team.Tasks[0]
+	if c.MaxRetries != 2 || c.RetryDelay.Seconds() != 1.5 || c.OutputVariable != "label" || len(c.Condition) != 2 {
+		t.Errorf("classify = %+v", c)
+	}
+	want := "f.yaml:6:5: roles.a.model: ignored: llm: (line 5) sets the model; keep one of them"
+	if got := ErrorList(team.Warnings).Error(); got != want {
+		t.Errorf("warnings:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -295,7 +295,9 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 				a.LLM = b.praisonLLM(f)
 			}
 		case "model":
-			if a.LLM == nil && v.get("llm").isNull() {
+			if l := v.get("llm"); !l.isNull() {
+				b.warnf(f, f.kpos, "ignored: llm: (line %d) sets the model; keep one of them", l.kpos.Line)
+			} else if a.LLM == nil {
 				var m string
 				str(&m)
 				if m != "" {
@@ -425,6 +427,14 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 			b.praisonContext(f, tk)
 		case "output_file":
 			str(&tk.OutputFile)
+		case "max_retries":
+			b.praisonRetries(f, tk)
+		case "retry_delay":
+			tk.RetryDelay = b.seconds(f)
+		case "output_variable":
+			str(&tk.OutputVariable)
+		case "condition":
+			b.praisonCondition(f, tk)
 		case "tools":
 			b.praisonTools(b.team.Agent(agent), f)
 		default:
