@@ -128,3 +128,38 @@ roles:
 		t.Errorf("warnings:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestPraisonNestedTaskAgentName: a nested task's agent: and name: that
+// disagree with where it is are warnings, never dropped silently.
+func TestPraisonNestedTaskAgentName(t *testing.T) {
+	src := `framework: praisonai
+roles:
+  a:
+    role: A
+    tasks:
+      t1:
+        name: first
+        agent: b
+        description: d
+      t2:
+        name: t2
+        agent: a
+        description: d
+  b:
+    role: B
+`
+	team, err := Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`f.yaml:7:9: roles.a.tasks.t1.name: ignored: the task is named "t1", its key; rename the key to name it "first"`,
+		`f.yaml:8:9: roles.a.tasks.t1.agent: ignored: the task is under role "a", which runs it; move it under "b" (or to top-level tasks:) for "b" to run it`,
+	}
+	if got := ErrorList(team.Warnings).Error(); got != strings.Join(want, "\n") {
+		t.Errorf("warnings:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+	if team.Tasks[0].Agent != "a" {
+		t.Errorf("t1 runs with %q", team.Tasks[0].Agent)
+	}
+}
