@@ -14,9 +14,18 @@ import (
 // line at or after the text's start that holds it, in either spelling.
 func (b *builder) collectPlaceholders(data []byte) {
 	lines := strings.Split(string(data), "\n")
-	find := func(name string, from Pos) Pos {
-		re := regexp.MustCompile(`\{\{\s*` + name + `\s*\}\}|\{` + name + `\}`)
-		for l := max(from.Line, 1); l <= len(lines); l++ {
+	res := map[string]*regexp.Regexp{}
+	// A text spans a few source lines more than it has newlines (folding,
+	// an agent's other keys): the search stops there, so a big spec costs
+	// no more per placeholder than a small one; not found, the text's
+	// start is near enough.
+	find := func(name string, from Pos, span int) Pos {
+		re := res[name]
+		if re == nil {
+			re = regexp.MustCompile(`\{\{\s*` + name + `\s*\}\}|\{` + name + `\}`)
+			res[name] = re
+		}
+		for l := max(from.Line, 1); l <= len(lines) && l <= from.Line+span; l++ {
 			if loc := re.FindStringIndex(lines[l-1]); loc != nil {
 				return Pos{Line: l, Column: loc[0] + 1}
 			}
@@ -28,7 +37,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if n == bound {
 				continue // a foreach item, bound in each instance
 			}
-			b.team.Placeholders = append(b.team.Placeholders, PlaceholderUse{Name: n, Pos: find(n, from), Path: path})
+			b.team.Placeholders = append(b.team.Placeholders, PlaceholderUse{Name: n, Pos: find(n, from, 2*strings.Count(text, "\n")+64), Path: path})
 		}
 	}
 	for _, a := range b.team.Agents {
