@@ -133,3 +133,25 @@ func TestForeachRefused(t *testing.T) {
 		t.Errorf("warnings %v", ErrorList(team.Warnings))
 	}
 }
+
+// TestExpandForeachWorkflow: in a workflow the instances read only the
+// task's own context, so they are independent and run in parallel.
+func TestExpandForeachWorkflow(t *testing.T) {
+	src := "process: workflow\nvariables: {xs: [a, b, c]}\nagents: {w: {shell: cat}}\ntasks:\n  t: {description: '{item}', agent: w, foreach: {over: xs}}\n  u: {description: u, agent: w, context: [t]}\n"
+	team, err := Parse("a.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := team.Expand(team.InitialState(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if c := x.ContextOf(i); len(c) != 0 || x.Tasks[i].Description != []string{"a", "b", "c"}[i] {
+			t.Errorf("%s: context %q, description %q", x.Tasks[i].Name, c, x.Tasks[i].Description)
+		}
+	}
+	if c := x.ContextOf(4); !slices.Equal(c, []string{"t"}) {
+		t.Errorf("u reads %q", c)
+	}
+}
