@@ -69,7 +69,12 @@ func planCommand() *cli.Command {
 			}
 			// As run does: the texts are rendered from the state the
 			// session started from, with this invocation's --var over it.
-			defs := team.TaskDefs(checkpoint.StartState(sess, team, vars.vals))
+			state0 := checkpoint.StartState(sess, team, vars.vals)
+			printPlaceholderWarnings(c.App.ErrWriter, team, state0)
+			if team, err = team.Expand(state0); err != nil {
+				return withCode(exitUsage, err)
+			}
+			defs := team.TaskDefs(state0)
 			fingerprint := spec.FingerprintOf(defs)
 			p := plan.Make(team, defs, fingerprint, sess, reuse)
 			p.Spec, p.Notes, p.Warnings = path, notes, warnings

@@ -201,7 +201,11 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 	case errors.As(err, &ue):
 		var list spec.ErrorList
 		if errors.As(err, &list) && len(list) > 0 {
-			return exitf(exitUsage, "%s is invalid; nothing was run:\n%s", list[0].File, list.Error())
+			msg := list.Error()
+			for _, d := range spec.WarningsOf(err) {
+				msg += "\nwarning: " + d.String()
+			}
+			return exitf(exitUsage, "%s is invalid; nothing was run:\n%s", list[0].File, msg)
 		}
 		return withCode(exitUsage, err)
 	case errors.Is(err, checkpoint.ErrBadID):

@@ -33,6 +33,7 @@ func validateCommand() *cli.Command {
 					continue
 				}
 				printSpecWarnings(c.App.ErrWriter, team)
+				printPlaceholderWarnings(c.App.ErrWriter, team, nil)
 				if problems := modelProblems(path, team); len(problems) > 0 {
 					bad++
 					for _, p := range problems {
@@ -89,7 +90,11 @@ func fingerprintCommand() *cli.Command {
 				return exitf(exitUsage, "%s is invalid", args[0])
 			}
 			printSpecWarnings(c.App.ErrWriter, team)
-			fmt.Fprintln(c.App.Writer, team.Fingerprint(team.InitialState(vars.vals)))
+			state := team.InitialState(vars.vals)
+			if team, err = team.Expand(state); err != nil {
+				return withCode(exitUsage, err) // as run would refuse it
+			}
+			fmt.Fprintln(c.App.Writer, team.Fingerprint(state))
 			return nil
 		}),
 	}
@@ -126,6 +131,9 @@ func isSpecErrorList(err error) bool {
 
 // printSpecError writes one line per problem of an invalid spec.
 func printSpecError(w io.Writer, err error) {
+	for _, d := range spec.WarningsOf(err) {
+		fmt.Fprintln(w, "warning:", d.String())
+	}
 	var list spec.ErrorList
 	if errors.As(err, &list) {
 		for _, d := range list {
@@ -138,6 +146,14 @@ func printSpecError(w io.Writer, err error) {
 
 func printSpecWarnings(w io.Writer, team *spec.Team) {
 	for _, d := range team.Warnings {
+		fmt.Fprintln(w, "warning:", d.String())
+	}
+}
+
+// printPlaceholderWarnings warns about the {name}s nothing defines, given
+// the state a run would start from (nil: the file's variables only).
+func printPlaceholderWarnings(w io.Writer, team *spec.Team, state map[string]any) {
+	for _, d := range team.UndefinedPlaceholders(state) {
 		fmt.Fprintln(w, "warning:", d.String())
 	}
 }

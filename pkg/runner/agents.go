@@ -33,8 +33,24 @@ func (a Agents) Execute(ctx context.Context, job *Job) (Result, error) {
 		if a.LLM != nil {
 			return a.LLM.Execute(ctx, job)
 		}
+	case spec.JoinAgent:
+		return joinResults(job)
 	}
 	return Result{}, fmt.Errorf("no executor for %s agent %q", job.Agent.Kind, job.Agent.Name)
+}
+
+// joinResults is a foreach task's result: its instances' results, in item
+// order, as a JSON array of strings.
+func joinResults(job *Job) (Result, error) {
+	raws := make([]string, len(job.Context))
+	for i, c := range job.Context {
+		raws[i] = c.Output.Raw
+	}
+	b, err := json.Marshal(raws)
+	if err != nil {
+		return Result{}, fmt.Errorf("joining the results of %s: %w", job.Task.Name, err)
+	}
+	return Result{Raw: string(b)}, nil
 }
 
 // Commands runs command agents (DESIGN §2): the rendered description on

@@ -97,7 +97,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	for _, d := range team.Warnings {
 		warn(d.String())
 	}
-	for _, w := range varCollisions(team, o.Vars, o.VarOrder) {
+	for _, w := range append(varCollisions(team, o.Vars, o.VarOrder), unusedVars(team, o.Vars, o.VarOrder)...) {
 		warn(w)
 	}
 
@@ -177,6 +177,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// the session started from, not from this invocation's --var alone: a
 	// run with --var resumed without it renders the same texts.
 	state0 := checkpoint.StartState(old, team, o.Vars)
+	if team, err = team.Expand(state0); err != nil {
+		return nil, &UsageError{Err: err} // foreach over something not a list
+	}
+	for _, d := range team.UndefinedPlaceholders(state0) {
+		warn(d.String())
+	}
 	defs := team.TaskDefs(state0)
 	fingerprint := spec.FingerprintOf(defs)
 	if exists {

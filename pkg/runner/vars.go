@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -44,6 +45,64 @@ func varCollisions(team *spec.Team, vars map[string]string, order []string) []st
 			warned[a.name+"\x00"+b.name] = true
 			warns = append(warns, fmt.Sprintf("%s and %s both reach command agents as TEAMRUN_VAR_%s, so they see only one of them: rename one", a.from, b.from, env))
 		}
+	}
+	return warns
+}
+
+// unusedVars warns about a --var that no placeholder or foreach names and
+// no command mentions: it changes nothing the agents read, which is most often a typo
+// of a variable's name. A command may still read it from its environment
+// (TEAMRUN_VAR_<NAME>, TEAMRUN_VARS_FILE) through a script, so the warning
+// says so when the team has command agents.
+func unusedVars(team *spec.Team, vars map[string]string, order []string) []string {
+	if len(order) == 0 {
+		order = slices.Sorted(maps.Keys(vars))
+	}
+	used := map[string]bool{}
+	for _, u := range team.Placeholders {
+		used[u.Name] = true
+	}
+	for _, t := range team.Tasks {
+		if t.Foreach != nil {
+			used[t.Foreach.Over] = true
+		}
+	}
+	var commands []string
+	for _, a := range team.Agents {
+		if a.Kind == spec.CommandAgent {
+			commands = append(commands, a.Shell+"\x00"+strings.Join(a.Command, "\x00"))
+		}
+	}
+	mentioned := func(k string) bool {
+		for _, c := range commands {
+			if strings.Contains(c, "TEAMRUN_VAR_"+EnvName(k)) || strings.Contains(c, "TEAMRUN_VARS_FILE") {
+				return true
+			}
+		}
+		return false
+	}
+	var known []string
+	for k := range team.Defined(nil) {
+		known = append(known, k)
+	}
+	slices.Sort(known)
+	var warns []string
+	seen := map[string]bool{}
+	for _, k := range order {
+		if _, ok := vars[k]; !ok || seen[k] || used[k] || mentioned(k) {
+			continue
+		}
+		seen[k] = true
+		msg := fmt.Sprintf("--var %s: no placeholder {%s} uses it", k, k)
+		if len(commands) > 0 {
+			msg += fmt.Sprintf(" and no command mentions TEAMRUN_VAR_%s (a script a command runs may still read it)", EnvName(k))
+		} else {
+			msg += ", so it changes nothing"
+		}
+		if len(known) > 0 {
+			msg += "; the team's variables: " + strings.Join(known, ", ")
+		}
+		warns = append(warns, msg)
 	}
 	return warns
 }

@@ -36,3 +36,36 @@ func TestVarCollisions(t *testing.T) {
 		})
 	}
 }
+
+// TestUnusedVars: a --var nothing reads is a warning; one a placeholder or
+// a command names is not.
+func TestUnusedVars(t *testing.T) {
+	llmTeam := "variables: {topic: Go}\nagents: {w: {llm: m}}\ntasks:\n  a: {description: 'About {topic}', agent: w}\n"
+	cmdTeam := "agents: {c: {shell: 'echo $TEAMRUN_VAR_WHO'}}\ntasks:\n  a: {description: a, agent: c}\n"
+	tests := []struct {
+		name, src string
+		vars      []string
+		want      []string
+	}{
+		{"used by a placeholder", llmTeam, []string{"topic"}, nil},
+		{"unused, LLM team", llmTeam, []string{"topik"}, []string{"--var topik: no placeholder {topik} uses it, so it changes nothing; the team's variables: topic"}},
+		{"used by a command", cmdTeam, []string{"who"}, nil},
+		{"used by a foreach", "agents: {w: {llm: m}}\ntasks:\n  a: {description: 'About {item}', agent: w, foreach: {over: topics}}\n", []string{"topics"}, nil},
+		{"unused, command team", cmdTeam, []string{"what"}, []string{"--var what: no placeholder {what} uses it and no command mentions TEAMRUN_VAR_WHAT (a script a command runs may still read it)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := spec.Parse("agents.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			vars := map[string]string{}
+			for _, k := range tt.vars {
+				vars[k] = "v"
+			}
+			if got := unusedVars(team, vars, tt.vars); !slices.Equal(got, tt.want) {
+				t.Fatalf("got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -58,6 +59,18 @@ type Team struct {
 	// Workdir is the folder of the built-in file tools, relative to the
 	// spec's folder; "" is that folder itself.
 	Workdir string `json:",omitempty"`
+	// Placeholders are the {name}s the rendered texts hold, where written:
+	// whether each is defined depends on --var, so they are checked when
+	// the variables are known (UndefinedPlaceholders).
+	Placeholders []PlaceholderUse `json:"-"`
+}
+
+// PlaceholderUse is one {name} (or PraisonAI {{name}}) in a text teamrun
+// renders, at the place it is written.
+type PlaceholderUse struct {
+	Name string
+	Pos  Pos
+	Path string // the key holding the text, e.g. tasks.write.description
 }
 
 // LLM says which model an LLM agent talks to and how.
@@ -108,6 +121,9 @@ const (
 	LLMAgent AgentKind = iota
 	CommandAgent
 	Human
+	// JoinAgent is teamrun's own: it joins a foreach task's instance
+	// results into one JSON array. Expand adds it; no file declares it.
+	JoinAgent
 )
 
 func (k AgentKind) String() string {
@@ -118,6 +134,8 @@ func (k AgentKind) String() string {
 		return "command"
 	case Human:
 		return "human"
+	case JoinAgent:
+		return "join"
 	}
 	return fmt.Sprintf("AgentKind(%d)", int(k))
 }
@@ -183,6 +201,12 @@ type Task struct {
 	// OutputFile is output_file as written: the result is also written
 	// there, relative to the spec's folder.
 	OutputFile string `json:",omitempty"`
+	// Foreach runs the task once per item of a list (Team.Expand); nil:
+	// once.
+	Foreach *Foreach `json:",omitempty"`
+	// ForeachOf is, on an instance or the join of an expanded task, the
+	// name of the task as declared.
+	ForeachOf string `json:",omitempty"`
 	// RouteOn is route_on, a JSON pointer: Condition compares the value
 	// there of the result (RouteKey).
 	RouteOn string `json:",omitempty"`
@@ -245,6 +269,26 @@ func (l ErrorList) Error() string {
 		lines[i] = d.String()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Refusal is an invalid spec whose loading also produced warnings: they
+// often explain the error (a key ignored, then "no tasks"), so they travel
+// with it. errors.As still finds the ErrorList.
+type Refusal struct {
+	Errors   ErrorList
+	Warnings []Diagnostic
+}
+
+func (r *Refusal) Error() string { return r.Errors.Error() }
+func (r *Refusal) Unwrap() error { return r.Errors }
+
+// WarningsOf returns the warnings that came with a refused spec, if any.
+func WarningsOf(err error) []Diagnostic {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r.Warnings
+	}
+	return nil
 }
 
 // TaskDef is a task as a checkpoint sees it: placeholders rendered against

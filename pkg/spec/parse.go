@@ -47,6 +47,9 @@ func Parse(file string, data []byte) (*Team, error) {
 		return nil, ErrorList{{File: file, Line: root.pos.Line, Column: root.pos.Column,
 			Message: fmt.Sprintf("expected a mapping with agents and tasks at the top, got %s", root.describe())}}
 	}
+	if d := notATeam(file, root); d != nil {
+		return nil, ErrorList{*d}
+	}
 	b := &builder{file: file, team: &Team{File: file}, taskAt: map[string]int{}, agents: map[string]bool{}}
 	b.diags = append(b.diags, diags...)
 	if isPraison(root) {
@@ -56,10 +59,13 @@ func Parse(file string, data []byte) (*Team, error) {
 		b.native(root)
 	}
 	b.checkOutputFiles()
+	b.team.Warnings = groupWarnings(sortDiags(b.team.Warnings))
 	if len(b.diags) > 0 {
+		if len(b.team.Warnings) > 0 {
+			return nil, &Refusal{Errors: sortDiags(b.diags), Warnings: b.team.Warnings}
+		}
 		return nil, sortDiags(b.diags)
 	}
-	b.team.Warnings = sortDiags(b.team.Warnings)
 	base := filepath.Dir(file)
 	if abs, err := filepath.Abs(base); err == nil {
 		base = abs
@@ -68,6 +74,7 @@ func Parse(file string, data []byte) (*Team, error) {
 	for _, a := range b.team.Agents {
 		a.Dir = workDir(base, a.dir)
 	}
+	b.collectPlaceholders(data)
 	return b.team, nil
 }
 
@@ -174,6 +181,7 @@ func (b *builder) native(root *tree) {
 	}
 	b.nativeTasks(root.get("tasks"))
 	b.check()
+	b.checkForeach()
 	b.checkBudgetPrices(root.get("budget"))
 }
 
@@ -495,6 +503,7 @@ func (b *builder) task(name string, v *tree) {
 	tk.RetryDelay = b.duration(v.get("retry_delay"))
 	tk.Timeout = b.duration(v.get("timeout"))
 	tk.OutputVariable, _ = v.get("output_variable").str()
+	tk.Foreach = b.foreach(v.get("foreach"))
 	if s, _ := v.get("on_truncated").str(); s == "accept" {
 		tk.AcceptTruncated = true
 	}

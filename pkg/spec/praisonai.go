@@ -159,6 +159,7 @@ func (b *builder) praison(root *tree) {
 		}
 	}
 	b.check()
+	b.checkForeach()
 }
 
 // praisonFatal finds the first feature teamrun cannot run, if any.
@@ -294,7 +295,9 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 				a.LLM = b.praisonLLM(f)
 			}
 		case "model":
-			if a.LLM == nil && v.get("llm").isNull() {
+			if l := v.get("llm"); !l.isNull() {
+				b.warnf(f, f.kpos, "ignored: llm: (line %d) sets the model; keep one of them", l.kpos.Line)
+			} else if a.LLM == nil {
 				var m string
 				str(&m)
 				if m != "" {
@@ -335,7 +338,14 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 	switch {
 	case tasks.isMap():
 		for i, tn := range tasks.keys {
-			b.praisonTask(tn, tasks.vals[i], name)
+			tv := tasks.vals[i]
+			if nv := tv.get("name"); nv != nil {
+				if s, _ := nv.str(); s != "" && s != tn {
+					b.warnf(nv, nv.kpos, "ignored: the task is named %q, its key; rename the key to name it %q", tn, s)
+				}
+			}
+			b.nestedAgent(tv, name)
+			b.praisonTask(tn, tv, name)
 		}
 	case tasks.isSeq():
 		for _, it := range tasks.items {
@@ -344,10 +354,21 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 				b.errorf(it, it.pos, "a task in a list needs a name")
 				continue
 			}
+			b.nestedAgent(it, name)
 			b.praisonTask(tn, it, name)
 		}
 	case tasks != nil && !tasks.isNull():
 		b.errorf(tasks, tasks.pos, "expected a mapping of tasks, got %s", tasks.describe())
+	}
+}
+
+// nestedAgent warns when a task under a role names another agent: the
+// role runs it, as in PraisonAI.
+func (b *builder) nestedAgent(tv *tree, role string) {
+	if av := tv.get("agent"); av != nil {
+		if s, _ := av.str(); s != "" && s != role {
+			b.warnf(av, av.kpos, "ignored: the task is under role %q, which runs it; move it under %q (or to top-level tasks:) for %q to run it", role, s, s)
+		}
 	}
 }
 
@@ -424,6 +445,14 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 			b.praisonContext(f, tk)
 		case "output_file":
 			str(&tk.OutputFile)
+		case "max_retries":
+			b.praisonRetries(f, tk)
+		case "retry_delay":
+			tk.RetryDelay = b.seconds(f)
+		case "output_variable":
+			str(&tk.OutputVariable)
+		case "condition":
+			b.praisonCondition(f, tk)
 		case "tools":
 			b.praisonTools(b.team.Agent(agent), f)
 		default:

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -25,14 +26,10 @@ func Render(text string, state map[string]any) string {
 			i++
 			continue
 		}
-		j := i + 1
-		for j < len(text) && isIdentByte(text[j], j == i+1) {
-			j++
-		}
-		if j > i+1 && j < len(text) && text[j] == '}' {
-			if v, ok := state[text[i+1:j]]; ok {
+		if name, end := placeholderAt(text, i); end > 0 {
+			if v, ok := state[name]; ok {
 				b.WriteString(FormatValue(v))
-				i = j + 1
+				i = end
 				continue
 			}
 		}
@@ -40,6 +37,42 @@ func Render(text string, state map[string]any) string {
 		i++
 	}
 	return b.String()
+}
+
+// placeholderAt reads the {name} starting at text[i] (a '{'): its name and
+// the index just past it, or end 0 when there is none. Render and the
+// placeholder check share it, so they agree on what a placeholder is.
+func placeholderAt(text string, i int) (name string, end int) {
+	j := i + 1
+	for j < len(text) && isIdentByte(text[j], j == i+1) {
+		j++
+	}
+	if j > i+1 && j < len(text) && text[j] == '}' {
+		return text[i+1 : j], j + 1
+	}
+	return "", 0
+}
+
+// placeholderNames lists the {name}s of text in order, each once.
+func placeholderNames(text string) []string {
+	var names []string
+	for i := strings.IndexByte(text, '{'); i >= 0 && i < len(text); {
+		name, end := placeholderAt(text, i)
+		if end > 0 {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+			i = end
+		} else {
+			i++
+		}
+		k := strings.IndexByte(text[i:], '{')
+		if k < 0 {
+			break
+		}
+		i += k
+	}
+	return names
 }
 
 func isIdentByte(c byte, first bool) bool {

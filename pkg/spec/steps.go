@@ -49,7 +49,14 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 				v := st.get(k)
 				switch k {
 				case "loop":
-					return at(v, "loop steps are not supported yet: teamrun cannot run a step once per item in this release; write one step per item")
+					// A loop on an agent step over a variable is foreach;
+					// a loop of steps, or over a template, is not yet.
+					if v.get("steps") != nil || st.get("agent") == nil {
+						return at(v, "a loop of steps is not supported yet: give the loop one agent step (agent:, action:, loop: {over: VAR}), which runs once per item as foreach does")
+					}
+					if o, _ := v.get("over").str(); !identRE.MatchString(o) {
+						return at(v, fmt.Sprintf("loop over %s is not supported: loop over a list variable's name (loop: {over: VAR}), which runs once per item as foreach does", v.get("over").describe()))
+					}
 				case "repeat":
 					return at(v, "repeat steps are not supported yet: teamrun cannot run a step again until its output says so in this release; write the iterations as steps")
 				case "run":
@@ -227,6 +234,13 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string) []string 
 			}
 		case "output_file":
 			b.praisonString(f, &tk.OutputFile)
+		case "loop":
+			// PraisonAI's loop: {over, var_name} is teamrun's foreach.
+			tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos}
+			tk.Foreach.Over, _ = f.get("over").str()
+			if s, ok := f.get("var_name").str(); ok && identRE.MatchString(s) {
+				tk.Foreach.As = s
+			}
 		case "tools":
 			agent, _ := st.get("agent").str()
 			b.praisonTools(b.team.Agent(agent), f)
@@ -512,6 +526,9 @@ BEGIN { a = ENVIRON["A"]; b = ENVIRON["B"]
 func shQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// identRE is a variable's name.
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // templateRE finds {{ name }} placeholders.
 var templateRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)

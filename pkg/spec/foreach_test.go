@@ -1,0 +1,157 @@
+package spec
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestExpandForeach(t *testing.T) {
+	src := `variables:
+  topics: [go, rust]
+agents:
+  w: {shell: cat}
+tasks:
+  intro: {description: Intro, agent: w}
+  research:
+    description: Research {topic} for {who}
+    expected_output: Notes on {topic}
+    agent: w
+    foreach: {over: topics, as: topic}
+    output_variable: notes
+    output_file: notes.json
+  summary: {description: Sum up, agent: w}
+`
+	team, err := Parse("a.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		state     map[string]any
+		names     []string
+		descs     []string
+		contexts  [][]string
+		wantError string
+	}{
+		{"a list variable", team.InitialState(nil),
+			[]string{"intro", "research[0]", "research[1]", "research", "summary"},
+			[]string{"Intro", "Research go for {who}", "Research rust for {who}", "the results of research[0..1] as a JSON array", "Sum up"},
+			[][]string{nil, {"intro"}, {"intro"}, {"research[0]", "research[1]"}, {"research"}}, ""},
+		{"a --var JSON array", team.InitialState(map[string]string{"topics": `["a", 1, {"k": "v"}]`}),
+			[]string{"intro", "research[0]", "research[1]", "research[2]", "research", "summary"},
+			[]string{"Intro", "Research a for {who}", "Research 1 for {who}", `Research {"k":"v"} for {who}`, "the results of research[0..2] as a JSON array", "Sum up"},
+			nil, ""},
+		{"an empty list", map[string]any{"topics": []any{}},
+			[]string{"intro", "research", "summary"}, nil, [][]string{nil, nil, {"research"}}, ""},
+		{"not a list", map[string]any{"topics": "go"}, nil, nil, nil,
+			`a.yaml:11:5: tasks.research.foreach: foreach over topics: expected a list (or a JSON array such as '["a", "b"]'), got "go"`},
+		{"no such variable", map[string]any{}, nil, nil, nil,
+			`a.yaml:11:5: tasks.research.foreach: foreach over topics: no variable topics; set it under variables: or with --var topics='["a", "b"]'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x, err := team.Expand(tt.state)
+			if tt.wantError != "" {
+				if err == nil || err.Error() != tt.wantError {
+					t.Fatalf("err = %v, want %s", err, tt.wantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names, descs []string
+			for _, tk := range x.Tasks {
+				names, descs = append(names, tk.Name), append(descs, tk.Description)
+			}
+			if !slices.Equal(names, tt.names) {
+				t.Errorf("tasks %q, want %q", names, tt.names)
+			}
+			if tt.descs != nil && !slices.Equal(descs, tt.descs) {
+				t.Errorf("descriptions %q, want %q", descs, tt.descs)
+			}
+			for i, want := range tt.contexts {
+				if got := x.ContextOf(i); !slices.Equal(got, want) {
+					t.Errorf("context of %s = %q, want %q", names[i], got, want)
+				}
+			}
+			join := x.Tasks[x.TaskIndex("research")]
+			if join.OutputVariable != "notes" || join.OutputFile != "notes.json" || join.ForeachOf != "research" {
+				t.Errorf("the join task carries output_variable and output_file: %+v", join)
+			}
+			for _, tk := range x.Tasks {
+				if strings.HasPrefix(tk.Name, "research[") && (tk.OutputVariable != "" || tk.OutputFile != "") {
+					t.Errorf("instance %s writes the task's output", tk.Name)
+				}
+			}
+			if a := x.Agents[len(x.Agents)-1]; a.Kind != JoinAgent || a.Name != "foreach:research" {
+				t.Errorf("join agent %+v", a)
+			}
+			// One item's edit changes only that instance's key.
+			if tt.name == "a list variable" {
+				y, _ := team.Expand(map[string]any{"topics": []any{"go", "zig"}})
+				dx, dy := x.TaskDefs(nil), y.TaskDefs(nil)
+				for i := range dx {
+					changed := dx[i].Key != dy[i].Key
+					want := dx[i].Name == "research[1]" || dx[i].Name == "research" || dx[i].Name == "summary"
+					if changed != want {
+						t.Errorf("%s: key changed %v, want %v", dx[i].Name, changed, want)
+					}
+				}
+			}
+		})
+	}
+	if same, _ := (&Team{Tasks: []*Task{{Name: "a"}}}).Expand(nil); same == nil || len(same.Tasks) != 1 {
+		t.Error("a team without foreach expands to itself")
+	}
+}
+
+func TestForeachRefused(t *testing.T) {
+	head := "agents: {w: {shell: cat}}\ntasks:\n"
+	tests := []struct{ name, tasks, want string }{
+		{"human", "  d: {description: \"ok?\", agent: human, options: [yes, no], foreach: {over: xs}}\n", "a human task cannot run once per item"},
+		{"condition", "  a: {description: a, agent: w, foreach: {over: xs}, condition: {x: [b]}}\n  b: {description: b, agent: w}\n", "a foreach task cannot route"},
+		{"an output_variable", "  a: {description: a, agent: w, output_variable: xs}\n  b: {description: b, agent: w, foreach: {over: xs}}\n", `xs is task "a"'s output_variable`},
+		{"unknown key", "  a: {description: a, agent: w, foreach: {over: xs, var_name: y}}\n", `unknown key "var_name"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("a.yaml", []byte(head+tt.tasks))
+			var list ErrorList
+			if !errors.As(err, &list) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+	team, err := Parse("a.yaml", []byte(head+"  a: {description: a, agent: w, foreach: {over: xs}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(team.Warnings) != 1 || !strings.Contains(team.Warnings[0].Message, "the run needs --var xs=") {
+		t.Errorf("warnings %v", ErrorList(team.Warnings))
+	}
+}
+
+// TestExpandForeachWorkflow: in a workflow the instances read only the
+// task's own context, so they are independent and run in parallel.
+func TestExpandForeachWorkflow(t *testing.T) {
+	src := "process: workflow\nvariables: {xs: [a, b, c]}\nagents: {w: {shell: cat}}\ntasks:\n  t: {description: '{item}', agent: w, foreach: {over: xs}}\n  u: {description: u, agent: w, context: [t]}\n"
+	team, err := Parse("a.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := team.Expand(team.InitialState(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if c := x.ContextOf(i); len(c) != 0 || x.Tasks[i].Description != []string{"a", "b", "c"}[i] {
+			t.Errorf("%s: context %q, description %q", x.Tasks[i].Name, c, x.Tasks[i].Description)
+		}
+	}
+	if c := x.ContextOf(4); !slices.Equal(c, []string{"t"}) {
+		t.Errorf("u reads %q", c)
+	}
+}

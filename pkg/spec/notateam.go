@@ -1,0 +1,148 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+)
+
+// teamKeys are the top-level keys of either format that a team is made of
+// or configured with; a file with mostly other keys is not a team.
+var teamKeys = map[string]bool{
+	// native (schemas/agents.schema.json)
+	"name": true, "process": true, "variables": true, "models": true, "budget": true,
+	"llm": true, "agents": true, "tasks": true,
+	// PraisonAI
+	"framework": true, "topic": true, "input": true, "roles": true, "steps": true,
+	"workflow": true, "task": true, "schedule": true, "config": true, "dependencies": true,
+	"type": true, "description": true,
+}
+
+// notATeam recognises files that are something other than a team — an API
+// server, a bot gateway, a benchmark job, a recipe manifest, another tool's
+// values — and says so in one line: reporting each of their keys as unknown
+// would hide what is wrong, and no edit of those keys would make them run.
+func notATeam(file string, root *tree) *Diagnostic {
+	at := func(v *tree, msg string) *Diagnostic {
+		return &Diagnostic{File: file, Line: v.kpos.Line, Column: v.kpos.Column, Path: v.path, Message: msg}
+	}
+	top := &tree{pos: root.pos, kpos: root.pos}
+	if hasAnyTask(root) {
+		return nil
+	}
+	for _, k := range []string{"gateway", "channels"} {
+		if v := root.get(k); v != nil {
+			return at(v, "this is a chat-bot gateway configuration (gateway:/channels: route messages to agents), not a team: teamrun runs a team's tasks to an end and answers no chat; a team has agents and tasks (see `teamrun schema`)")
+		}
+	}
+	ag := root.get("agents")
+	if s, ok := ag.str(); ok && s != "" {
+		return at(ag, fmt.Sprintf("this is a recipe manifest (agents: names the file %s), not a team: run that file instead (teamrun run %s)", quoteShort(s), s))
+	}
+	for _, it := range ag.itemsOrNil() {
+		if it.get("import_path") != nil || it.get("model_name") != nil {
+			return at(ag, "this is a benchmark job configuration (agents listed by import_path/model_name), not a team: teamrun runs agents.yaml teams with tasks (see `teamrun schema`)")
+		}
+	}
+	if d := root.get("deploy"); d != nil {
+		return at(d, "this file serves agents as an API (deploy:); teamrun runs tasks: give the agents tasks (tasks: with description and agent) to run them here")
+	}
+	var unknown []string
+	for _, k := range root.keys {
+		if !teamKeys[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) >= 3 && 2*len(unknown) > len(root.keys) {
+		shown := unknown
+		if len(shown) > 4 {
+			shown = append(shown[:4:4], "…")
+		}
+		return at(top, fmt.Sprintf("this is not a team: most top-level keys (%s) are not agents.yaml keys, so it looks like another tool's configuration (such as Helm values); teamrun runs a file with agents and tasks (see `teamrun schema`)", strings.Join(shown, ", ")))
+	}
+	return nil
+}
+
+// hasAnyTask tells whether the file defines work in any shape teamrun
+// reads: top-level tasks, steps, a scheduler task, or tasks under a role.
+func hasAnyTask(root *tree) bool {
+	if v := root.get("tasks"); v != nil && !v.isNull() {
+		return true
+	}
+	if stepsOf(root) != nil || root.get("task") != nil {
+		return true
+	}
+	for _, k := range []string{"roles", "agents"} {
+		r := root.get(k)
+		var members []*tree
+		if r.isMap() {
+			members = r.vals
+		}
+		members = append(members, r.itemsOrNil()...)
+		for _, m := range members {
+			if m.get("tasks") != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// groupWarnings folds the same warning about the same key in several
+// agents or tasks ("verbose" ignored in six roles) into one line at the
+// first, listing the lines: six copies bury the warnings that differ.
+func groupWarnings(ws []Diagnostic) []Diagnostic {
+	type key struct{ leaf, msg string }
+	leafOf := func(d Diagnostic) string {
+		p := d.Path
+		if i := strings.LastIndexByte(p, '.'); i >= 0 {
+			return p[i+1:]
+		}
+		return ""
+	}
+	count := map[key]int{}
+	for _, d := range ws {
+		if l := leafOf(d); l != "" {
+			count[key{l, d.Message}]++
+		}
+	}
+	out := ws[:0:0]
+	done := map[key]bool{}
+	for _, d := range ws {
+		k := key{leafOf(d), d.Message}
+		if k.leaf == "" || count[k] < 2 {
+			out = append(out, d)
+			continue
+		}
+		if done[k] {
+			continue
+		}
+		done[k] = true
+		var lines []string
+		kind := ""
+		for _, o := range ws {
+			if leafOf(o) != k.leaf || o.Message != k.msg {
+				continue
+			}
+			lines = append(lines, fmt.Sprint(o.Line))
+			k := "places"
+			switch {
+			case strings.Contains(o.Path, "tasks"):
+				k = "tasks"
+			case strings.HasPrefix(o.Path, "roles") || strings.HasPrefix(o.Path, "agents"):
+				k = "agents"
+			case strings.HasPrefix(o.Path, "steps") || strings.HasPrefix(o.Path, "workflow"):
+				k = "steps"
+			}
+			if kind == "" {
+				kind = k
+			} else if kind != k {
+				kind = "places"
+			}
+		}
+		g := d
+		g.Path = k.leaf
+		g.Message = fmt.Sprintf("%s (in %d %s, lines %s)", d.Message, len(lines), kind, strings.Join(lines, ", "))
+		out = append(out, g)
+	}
+	return out
+}
