@@ -134,3 +134,28 @@ func TestVerboseDeltas(t *testing.T) {
 		t.Errorf("lines %q (want %q), %d deltas passed on (want 4)", got, want, deltas)
 	}
 }
+
+func TestAttemptLogNoSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "precious")
+	if err := os.WriteFile(target, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "logs", "1.stdout")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	l := &attemptLog{path: path}
+	if n, err := l.Write([]byte("output")); n != 6 || err != nil {
+		t.Fatalf("Write = %d, %v: a log never stops the command", n, err)
+	}
+	if err := l.Close(); err == nil {
+		t.Error("a log path that is a symbolic link was written without an error")
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep me" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+}
