@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -157,5 +158,37 @@ func TestAttemptLogNoSymlink(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(target); string(b) != "keep me" {
 		t.Errorf("the link's target was written: %q", b)
+	}
+}
+
+// onFirst calls f at the first byte written to it.
+type onFirst struct {
+	buf  bytes.Buffer
+	f    func()
+	seen bool
+}
+
+func (o *onFirst) Write(p []byte) (int, error) {
+	if !o.seen && len(p) > 0 {
+		o.seen = true
+		o.f()
+	}
+	return o.buf.Write(p)
+}
+
+// A command's stdout goes to its spool file; its copy (logs, --verbose)
+// still comes while the command runs: the command here writes "b" only
+// once the copy has seen its "a".
+func TestStdoutCopyIsLive(t *testing.T) {
+	dir := t.TempDir()
+	goFile := filepath.Join(dir, "go")
+	sink := &onFirst{f: func() { os.WriteFile(goFile, nil, 0o600) }}
+	script := `printf a; i=0; while [ ! -e "$GO" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; if [ -e "$GO" ]; then printf b; else printf late; fi`
+	out, err := RunCommand(context.Background(), nil, CommandSpec{Shell: script, Env: []string{"GO=" + goFile}, Spool: dir, Stdout: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "ab" || sink.buf.String() != "ab" {
+		t.Errorf("result %q, copy %q; want both \"ab\" (the copy saw nothing while the command ran?)", out, sink.buf.String())
 	}
 }
