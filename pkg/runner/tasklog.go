@@ -63,7 +63,7 @@ func (l *attemptLog) Write(p []byte) (int, error) {
 		}
 		// Attempt numbers never recur (a crashed attempt's successor has
 		// the next one), so a file of the same name is a leftover.
-		if l.f, l.werr = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600); l.werr != nil {
+		if l.f, l.werr = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600); l.werr != nil {
 			return len(p), nil
 		}
 	}
@@ -245,9 +245,15 @@ func (h logHints) keep(ev Event) {
 		return
 	}
 	path := LogPath(h.root, h.session, ev.Task, ev.Attempt, "json")
-	if os.MkdirAll(filepath.Dir(path), 0o700) == nil {
-		_ = os.WriteFile(path, data, 0o600)
+	if os.MkdirAll(filepath.Dir(path), 0o700) != nil {
+		return
 	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600)
+	if err != nil {
+		return
+	}
+	_, _ = f.Write(data)
+	_ = f.Close()
 }
 
 // verboseDeltas is rep, showing streamed answers line by line when verbose.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,5 +133,62 @@ func TestVerboseDeltas(t *testing.T) {
 	want := []string{"write | Hello, world.", "write | Second line", "sum | 4"}
 	if !slices.Equal(got, want) || deltas != 4 {
 		t.Errorf("lines %q (want %q), %d deltas passed on (want 4)", got, want, deltas)
+	}
+}
+
+func TestAttemptLogNoSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "precious")
+	if err := os.WriteFile(target, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "logs", "1.stdout")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, path); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	l := &attemptLog{path: path}
+	if n, err := l.Write([]byte("output")); n != 6 || err != nil {
+		t.Fatalf("Write = %d, %v: a log never stops the command", n, err)
+	}
+	if err := l.Close(); err == nil {
+		t.Error("a log path that is a symbolic link was written without an error")
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep me" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+}
+
+// onFirst calls f at the first byte written to it.
+type onFirst struct {
+	buf  bytes.Buffer
+	f    func()
+	seen bool
+}
+
+func (o *onFirst) Write(p []byte) (int, error) {
+	if !o.seen && len(p) > 0 {
+		o.seen = true
+		o.f()
+	}
+	return o.buf.Write(p)
+}
+
+// A command's stdout goes to its spool file; its copy (logs, --verbose)
+// still comes while the command runs: the command here writes "b" only
+// once the copy has seen its "a".
+func TestStdoutCopyIsLive(t *testing.T) {
+	dir := t.TempDir()
+	goFile := filepath.Join(dir, "go")
+	sink := &onFirst{f: func() { os.WriteFile(goFile, nil, 0o600) }}
+	script := `printf a; i=0; while [ ! -e "$GO" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; if [ -e "$GO" ]; then printf b; else printf late; fi`
+	out, err := RunCommand(context.Background(), nil, CommandSpec{Shell: script, Env: []string{"GO=" + goFile}, Spool: dir, Stdout: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "ab" || sink.buf.String() != "ab" {
+		t.Errorf("result %q, copy %q; want both \"ab\" (the copy saw nothing while the command ran?)", out, sink.buf.String())
 	}
 }
