@@ -190,7 +190,7 @@ func TestMake(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Make(tc.spec.t, tc.spec.defs, tc.spec.fp, tc.sess, tc.reuse)
+			p := Make(tc.spec.t, tc.spec.defs, tc.spec.fp, tc.sess, checkpoint.Choice{Reuse: tc.reuse})
 			if p.Restore != tc.kind {
 				t.Fatalf("restore %s, want %s", p.Restore, tc.kind)
 			}

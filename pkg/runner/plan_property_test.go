@@ -255,7 +255,7 @@ func planFor(t *testing.T, specPath, home string, reuse checkpoint.Reuse) *plan.
 		sess = nil
 	}
 	defs := team.TaskDefs(checkpoint.StartState(sess, team, nil))
-	return plan.Make(team, defs, spec.FingerprintOf(defs), sess, reuse)
+	return plan.Make(team, defs, spec.FingerprintOf(defs), sess, checkpoint.Choice{Reuse: reuse})
 }
 
 // actions reads what a run did with each task from its JSON events.
