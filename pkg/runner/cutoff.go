@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -51,11 +52,13 @@ func (e *Engine) cutOff(i int) (Output, string, bool) {
 		return Output{}, "", false
 	}
 	var reran []string
-	for _, d := range e.graph.Deps(i) {
+	// What it waits for and what it reads (in a sequential team a task may
+	// read an earlier task than the one it waits for).
+	for _, d := range append(slices.Clone(e.graph.Deps(i)), e.Context[i]...) {
 		if !e.asRecorded(d) {
 			return Output{}, "", false
 		}
-		if !e.tasks[d].restored || e.tasks[d].cutoff {
+		if (!e.tasks[d].restored || e.tasks[d].cutoff) && !slices.Contains(reran, e.Team.Tasks[d].Name) {
 			reran = append(reran, e.Team.Tasks[d].Name)
 		}
 	}
