@@ -258,7 +258,9 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 		}
 		again[d.Name] = true
 		r.Recorded[d.Name] = t.Result
-		r.Tasks[d.Name] = TaskRecord{Name: t.Name, Status: StatusPending, Attempts: t.Attempts}
+		rec := runsAgain(t)
+		rec.Usage = t.Usage // what it cost stays the session's: it was paid
+		r.Tasks[d.Name] = rec
 		r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
 	}
 	// The turns of tasks that run again go, as for a changed task.
@@ -374,7 +376,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		} else {
 			// Keep the attempt count (TEAMRUN_ATTEMPT counts across runs),
 			// never the output.
-			r.Tasks[d.Name] = TaskRecord{Name: t.Name, Status: StatusPending, Attempts: t.Attempts}
+			r.Tasks[d.Name] = runsAgain(*t)
 		}
 		if t.Key != "" && t.Key == d.Key {
 			unchangedDef[d.Name] = true
@@ -404,6 +406,16 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep: the recorded output of %s is kept although its definition changed", strings.Join(r.Kept, ", ")))
 	}
 	return r
+}
+
+// runsAgain is the pending record of a task that runs again: its attempt
+// count and history go on, and its last result becomes the previous one.
+func runsAgain(t TaskRecord) TaskRecord {
+	prev := t.Previous
+	if t.Status == StatusCompleted {
+		prev = t.Result
+	}
+	return TaskRecord{Name: t.Name, Status: StatusPending, Attempts: t.Attempts, History: slices.Clone(t.History), Previous: prev}
 }
 
 // carried is a checkpoint record as a new run takes it over.
