@@ -217,6 +217,20 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
 		r.rerun(sess, defs, ch)
 	}
+	var held []string
+	for _, d := range defs {
+		if _, ok := r.Held[d.Name]; ok {
+			held = append(held, d.Name)
+		}
+	}
+	if len(held) > 0 {
+		they, reads, its := "they", "read", "their recorded results are"
+		if len(held) == 1 {
+			they, reads, its = "it", "reads", "its recorded result is"
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("early cut-off: %s will run only if what %s %s changes; otherwise %s reused",
+			strings.Join(held, ", "), they, reads, its))
+	}
 	return r
 }
 
@@ -234,7 +248,6 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 	for _, k := range ch.Keep {
 		kept[k] = true
 	}
-	r.Held, r.Recorded = map[string]TaskRecord{}, map[string]string{}
 	again := map[string]bool{} // not reused any more: forced or held
 	for _, d := range defs {
 		t, ok := r.Tasks[d.Name]
@@ -273,23 +286,13 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 		}
 	}
 	if len(r.Rerun) > 0 {
-		w := fmt.Sprintf("re-running %s on request", strings.Join(r.Rerun, ", "))
-		if len(r.Held) > 0 {
-			var held []string
-			for _, d := range defs {
-				if _, ok := r.Held[d.Name]; ok {
-					held = append(held, d.Name)
-				}
-			}
-			w += fmt.Sprintf("; %s run again only if what they read changes (early cut-off)", strings.Join(held, ", "))
-		}
-		r.Warnings = append(r.Warnings, w)
+		r.Warnings = append(r.Warnings, fmt.Sprintf("re-running %s on request", strings.Join(r.Rerun, ", ")))
 	}
 }
 
 func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse, keep []string) *Restored {
 	r := &Restored{Kind: RestoreNone, Tasks: map[string]TaskRecord{}, State: map[string]any{},
-		Decisions: map[string]string{}, Memory: map[string][]Message{}}
+		Decisions: map[string]string{}, Memory: map[string][]Message{}, Held: map[string]TaskRecord{}, Recorded: map[string]string{}}
 	if sess == nil {
 		return r
 	}
@@ -361,6 +364,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 				}
 			}
 		}
+		r.holdDownstream(defs, old, reused)
 	} else {
 		r.Kind = RestorePartial
 	}
@@ -406,6 +410,39 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep: the recorded output of %s is kept although its definition changed", strings.Join(r.Kept, ", ")))
 	}
 	return r
+}
+
+// holdDownstream, under --reuse unchanged, holds the completed tasks whose
+// own definition is unchanged but which are not reused because a task they
+// read changed: each may be cut off once what it reads has run again. It
+// records the result of every completed task that runs again, to compare.
+func (r *Restored) holdDownstream(defs []spec.TaskDef, old map[string]*TaskRecord, reused map[string]bool) {
+	for _, d := range defs {
+		if t := old[d.Name]; t != nil && t.Status == StatusCompleted && !reused[d.Name] {
+			r.Recorded[d.Name] = t.Result
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, d := range defs {
+			t := old[d.Name]
+			if _, ok := r.Held[d.Name]; ok || reused[d.Name] || t == nil || t.Status != StatusCompleted ||
+				t.OwnKey == "" || t.OwnKey != d.OwnKey || len(d.Context) == 0 {
+				continue
+			}
+			ok := true
+			for _, c := range d.Context {
+				if _, was := r.Recorded[c]; !reused[c] && !was {
+					ok = false // it reads a task with no recorded result to compare with
+					break
+				}
+			}
+			if ok {
+				r.Held[d.Name] = carried(*t, true)
+				changed = true
+			}
+		}
+	}
 }
 
 // runsAgain is the pending record of a task that runs again: its attempt

@@ -16,7 +16,7 @@ import (
 func chain(edited ...string) []spec.TaskDef {
 	var ds []spec.TaskDef
 	for i, n := range []string{"a", "b", "c", "d", "x"} {
-		d := spec.TaskDef{ID: i, Name: n, Agent: "w", Description: n, Key: "k-" + n}
+		d := spec.TaskDef{ID: i, Name: n, Agent: "w", Description: n, Key: "k-" + n, OwnKey: "own-" + n}
 		switch n {
 		case "a":
 		case "x":
@@ -27,6 +27,7 @@ func chain(edited ...string) []spec.TaskDef {
 		if slices.Contains(edited, n) {
 			d.Description += " edited"
 			d.Key += "-edited"
+			d.OwnKey += "-edited"
 		}
 		if len(d.Context) > 0 {
 			d.Key += "<" + ds[slices.IndexFunc(ds, func(p spec.TaskDef) bool { return p.Name == d.Context[0] })].Key // as spec's keys cover their context's
@@ -71,18 +72,23 @@ func TestRestoreChoice(t *testing.T) {
 		{name: "nothing asked: full restore", now: chain(), fp: "fp", reused: []string{"a", "b", "c", "d", "x"}},
 		{name: "rerun b holds what reads it", now: chain(), fp: "fp", ch: checkpoint.Choice{Rerun: []string{"b"}},
 			reused: []string{"a", "x"}, rerun: []string{"b"}, held: []string{"c", "d"},
-			warnings: []string{"re-running b on request; c, d run again only if what they read changes"}},
+			warnings: []string{"re-running b on request", "early cut-off: c, d will run only if what they read changes; otherwise their recorded results are reused"}},
 		{name: "rerun-from b forces everything downstream", now: chain(), fp: "fp", ch: checkpoint.Choice{RerunFrom: []string{"b"}},
 			reused: []string{"a", "x"}, rerun: []string{"b", "c", "d"}},
 		{name: "rerun a and c", now: chain(), fp: "fp", ch: checkpoint.Choice{Rerun: []string{"a", "c"}},
 			rerun: []string{"a", "c"}, held: []string{"b", "d", "x"}},
 		{name: "keep pins a changed task (unchanged reuse)", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Keep: []string{"b"}},
-			reused: []string{"a", "b", "x"}, kept: []string{"b"},
+			reused: []string{"a", "b", "x"}, kept: []string{"b"}, held: []string{"c", "d"},
 			warnings: []string{"--keep: the recorded output of b is kept although its definition changed"}},
+		{name: "an edited task holds what reads it (unchanged reuse)", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged},
+			reused: []string{"a", "x"}, held: []string{"c", "d"}},
+		{name: "an edited task under strict holds nothing", now: chain("b"), fp: "fp2"},
+		{name: "a task whose own definition changed is not held", now: chain("b", "c"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged},
+			reused: []string{"a", "x"}, held: []string{"d"}},
 		{name: "keep under strict keeps only it", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Keep: []string{"b"}},
 			reused: []string{"b"}, kept: []string{"b"}},
 		{name: "keep of an unchanged task is no news", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Keep: []string{"a"}},
-			reused: []string{"a", "x"}},
+			reused: []string{"a", "x"}, held: []string{"c", "d"}},
 		{name: "keep stops the hold below it", now: chain(), fp: "fp", ch: checkpoint.Choice{Rerun: []string{"b"}, Keep: []string{"c"}},
 			reused: []string{"a", "c", "d", "x"}, rerun: []string{"b"}},
 		{name: "rerun of a changed task under unchanged reuse", now: chain("d"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Rerun: []string{"a"}},

@@ -176,6 +176,7 @@ type TaskRecord struct {
 	ExpectedOutput string         `json:"expected_output"`
 	Key            string         `json:"key"`
 	AgentKey       string         `json:"agent_key"`
+	OwnKey         string         `json:"own_key,omitempty"` // spec.TaskDef.OwnKey; "" in older sessions
 	Context        []string       `json:"context"`
 	Status         Status         `json:"status"`
 	Result         string         `json:"result"`
@@ -227,7 +228,7 @@ func (t TaskRecord) Output() TaskOutput {
 func NewTask(d spec.TaskDef) TaskRecord {
 	return TaskRecord{
 		ID: d.ID, Name: d.Name, Agent: d.Agent, Description: d.Description,
-		ExpectedOutput: d.ExpectedOutput, Key: d.Key, AgentKey: d.AgentKey,
+		ExpectedOutput: d.ExpectedOutput, Key: d.Key, AgentKey: d.AgentKey, OwnKey: d.OwnKey,
 		Context: append([]string(nil), d.Context...), Status: StatusPending,
 	}
 }
@@ -271,7 +272,7 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 			*t = rec
 			// The definition is today's; the state is the restored one.
 			t.ID, t.Agent, t.Description, t.ExpectedOutput = def.ID, def.Agent, def.Description, def.ExpectedOutput
-			t.Key, t.AgentKey, t.Context = def.Key, def.AgentKey, def.Context
+			t.Key, t.AgentKey, t.OwnKey, t.Context = def.Key, def.AgentKey, def.OwnKey, def.Context
 		}
 	}
 	for k, v := range r.State {

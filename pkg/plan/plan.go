@@ -184,8 +184,16 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			step.Action, step.Reason = Skip, skipText(defs, r, why)
 		default:
 			step.Action = Run
-			step.Reason = rerunReason(d, ch, r)
-			if step.Reason == "" {
+			_, changed := diffs[d.Name]
+			held := heldReason(d, r)
+			switch forced := forcedReason(d, ch, r); {
+			case forced != "":
+				step.Reason = forced
+			case held != "" && !changed && cause[i] == "":
+				step.Reason = "completed last time; " + held
+			case held != "":
+				step.Reason = runReason(d, o, diffs, cause[i], r, lenient) + "; " + held
+			default:
 				step.Reason = runReason(d, o, diffs, cause[i], r, lenient)
 			}
 			for _, g := range st.OpenGates(i) {
@@ -240,29 +248,34 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	return p
 }
 
-// rerunReason explains a completed task that runs again because of
-// --rerun or --rerun-from, or that the early cut-off may spare; "" for
+// forcedReason explains a completed task that runs again because of
+// --rerun or --rerun-from; "" for any other task.
+func forcedReason(d spec.TaskDef, ch checkpoint.Choice, r *checkpoint.Restored) string {
+	if !slices.Contains(r.Rerun, d.Name) {
+		return ""
+	}
+	switch {
+	case slices.Contains(ch.Rerun, d.Name):
+		return "completed last time; run again on request (--rerun)"
+	case slices.Contains(ch.RerunFrom, d.Name):
+		return "completed last time; run again on request (--rerun-from)"
+	}
+	return "completed last time; run again as downstream of --rerun-from " + strings.Join(ch.RerunFrom, ", ")
+}
+
+// heldReason says that the early cut-off may spare a held task; "" for
 // any other task.
-func rerunReason(d spec.TaskDef, ch checkpoint.Choice, r *checkpoint.Restored) string {
-	if slices.Contains(r.Rerun, d.Name) {
-		switch {
-		case slices.Contains(ch.Rerun, d.Name):
-			return "completed last time; run again on request (--rerun)"
-		case slices.Contains(ch.RerunFrom, d.Name):
-			return "completed last time; run again on request (--rerun-from)"
-		}
-		return "completed last time; run again as downstream of --rerun-from " + strings.Join(ch.RerunFrom, ", ")
+func heldReason(d spec.TaskDef, r *checkpoint.Restored) string {
+	if _, ok := r.Held[d.Name]; !ok {
+		return ""
 	}
-	if _, ok := r.Held[d.Name]; ok {
-		var reads []string
-		for _, c := range d.Context {
-			if _, again := r.Recorded[c]; again {
-				reads = append(reads, c)
-			}
+	var reads []string
+	for _, c := range d.Context {
+		if _, again := r.Recorded[c]; again {
+			reads = append(reads, c)
 		}
-		return fmt.Sprintf("completed last time; will run only if %s's output changes (else its recorded result is reused: early cut-off)", strings.Join(reads, " or "))
 	}
-	return ""
+	return fmt.Sprintf("will run only if %s's output changes (else its recorded result is reused: early cut-off)", strings.Join(reads, " or "))
 }
 
 // uncovered names what changed in a task outside the fingerprint's fields.

@@ -157,8 +157,8 @@ func TestMake(t *testing.T) {
 			want: map[string]string{
 				"fetch": "restore: unchanged",
 				"build": "run: changed since the checkpoint: description",
-				"gate":  "run: downstream of changed task build; no decision yet",
-				"ship":  "run: downstream of changed task build; only if gate routes to it",
+				"gate":  "run: downstream of changed task build; will run only if build's output changes (else its recorded result is reused: early cut-off); no decision yet",
+				"ship":  "run: downstream of changed task build; will run only if gate's output changes (else its recorded result is reused: early cut-off); only if gate routes to it",
 			},
 		},
 		{
