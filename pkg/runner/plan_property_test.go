@@ -199,7 +199,35 @@ func planMatchesRun(t *testing.T, seed uint64) {
 		}
 	}
 	p := planFor(t, specPath, home, ch)
+	before := results(t, home)
 	did := actions(t, run(ch, true))
+	after := results(t, home)
+	// A task the early cut-off reused must read only what came out as
+	// recorded: its context, the task before it (sequential), its routers.
+	for i := range g.n {
+		name := fmt.Sprintf("t%d", i)
+		if did[name] != "reused" {
+			continue
+		}
+		if after[name] != before[name] {
+			t.Errorf("task %s was reused with result %q, recorded %q", name, after[name], before[name])
+		}
+		reads := append([]int(nil), g.context[i]...)
+		if !g.workflow && i > 0 {
+			reads = append(reads, i-1)
+		}
+		for j, r := range g.routes {
+			if contains(r[0], i) || contains(r[1], i) {
+				reads = append(reads, j)
+			}
+		}
+		for _, c := range reads {
+			cn := fmt.Sprintf("t%d", c)
+			if after[cn] != before[cn] {
+				t.Errorf("task %s was reused (early cut-off) though %s, which it reads, changed from %q to %q\nspec:\n%s", name, cn, before[cn], after[cn], g.yaml(dir))
+			}
+		}
+	}
 	halts := false // the run stops at an undecided human task
 	for _, step := range p.Steps {
 		halts = halts || strings.Contains(step.Reason, "the run halts here")
@@ -275,6 +303,27 @@ func planFor(t *testing.T, specPath, home string, ch checkpoint.Choice) *plan.Pl
 	}
 	defs := team.TaskDefs(checkpoint.StartState(sess, team, nil))
 	return plan.Make(team, defs, spec.FingerprintOf(defs), sess, ch)
+}
+
+// results are the session's completed results by task ("" for the rest).
+func results(t *testing.T, home string) map[string]string {
+	t.Helper()
+	store, err := OpenStore(context.Background(), home, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	out := map[string]string{}
+	sess, err := store.Load(context.Background(), "s")
+	if err != nil {
+		return out
+	}
+	for _, tk := range sess.Team.Tasks {
+		if tk.Status == checkpoint.StatusCompleted {
+			out[tk.Name] = tk.Result
+		}
+	}
+	return out
 }
 
 // actions reads what a run did with each task from its JSON events.
