@@ -380,7 +380,11 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		} else {
 			// Keep the attempt count (TEAMRUN_ATTEMPT counts across runs),
 			// never the output.
-			r.Tasks[d.Name] = runsAgain(*t)
+			rec := runsAgain(*t)
+			if _, held := r.Held[d.Name]; held {
+				rec.Usage = t.Usage // a cut-off keeps what it cost, as a reuse does
+			}
+			r.Tasks[d.Name] = rec
 		}
 		if t.Key != "" && t.Key == d.Key {
 			unchangedDef[d.Name] = true

@@ -44,6 +44,7 @@ func finished() *checkpoint.Session {
 	for i := range s.Team.Tasks {
 		t := &s.Team.Tasks[i]
 		t.Status, t.Result, t.Attempts = checkpoint.StatusCompleted, t.Name+"\n", 1
+		t.Usage = &checkpoint.Usage{TotalTokens: 10}
 	}
 	return s
 }
@@ -111,8 +112,11 @@ func TestRestoreChoice(t *testing.T) {
 				t.Errorf("kept = %v, want %v", r.Kept, tc.kept)
 			}
 			for _, n := range append(slices.Clone(tc.rerun), tc.held...) {
-				if r.Done(n) || r.Tasks[n].Attempts != 1 || r.Recorded[n] != n+"\n" {
-					t.Errorf("%s: done %v, attempts %d, recorded %q; want pending with its attempts and its recorded result", n, r.Done(n), r.Tasks[n].Attempts, r.Recorded[n])
+				if r.Done(n) || r.Tasks[n].Attempts != 1 || r.Recorded[n] != n+"\n" || r.Tasks[n].Previous != n+"\n" {
+					t.Errorf("%s: done %v, attempts %d, recorded %q, previous %q; want pending with its attempts and its recorded result", n, r.Done(n), r.Tasks[n].Attempts, r.Recorded[n], r.Tasks[n].Previous)
+				}
+				if u := r.Tasks[n].Usage; u == nil || u.TotalTokens != 10 {
+					t.Errorf("%s: usage %+v, want what it cost kept (10 tokens)", n, u)
 				}
 			}
 			all := strings.Join(r.Warnings, "\n")
