@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,7 +25,11 @@ func sessionTask(sess *checkpoint.Session, name string) (*checkpoint.TaskRecord,
 	for i, t := range sess.Team.Tasks {
 		names[i] = t.Name
 	}
-	return nil, exitf(exitUsage, "session %s: %s", sess.ID, spec.UnknownTask(name, names))
+	msg := fmt.Sprintf("session %s has no task %q; its tasks: %s", sess.ID, name, strings.Join(names, ", "))
+	if m := spec.ClosestTask(name, names); m != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", m)
+	}
+	return nil, exitf(exitUsage, "%s", msg)
 }
 
 // printTaskHistory is the attempts part of `session show ID --task T`.

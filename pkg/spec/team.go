@@ -80,6 +80,9 @@ func UnknownTask(name string, tasks []string) string {
 	return unknownRef("task", name, tasks, "see the tasks of the file")
 }
 
+// ClosestTask is the task name of tasks that name is likely a typo of, or "".
+func ClosestTask(name string, tasks []string) string { return closest(name, tasks) }
+
 // TaskNames lists the tasks' names in file order.
 func (t *Team) TaskNames() []string {
 	names := make([]string, len(t.Tasks))
