@@ -30,14 +30,15 @@ func planCommand() *cli.Command {
 			"decision. It writes nothing and takes no lock (only a missing active session is audited).\n\n" +
 			"Examples:\n" +
 			"   teamrun plan agents.yaml\n" +
-			"   teamrun plan agents.yaml --session nightly-2026-03-01 --reuse unchanged --json",
-		Flags: []cli.Flag{
+			"   teamrun plan agents.yaml --session nightly-2026-03-01 --reuse unchanged --json\n" +
+			"   teamrun plan agents.yaml --rerun review",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "session", Usage: "the session `ID` (default: the project's active session)"},
 			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "as for run: strict or unchanged"},
 			&cli.GenericFlag{Name: "var", Usage: "set a variable as run would (repeatable)", Value: vars, DefaultText: "`key=value`"},
 			storeFlagDef(),
 			jsonFlag("the plan"),
-		},
+		}, rerunFlags()...),
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) != 1 {
 				return exitf(exitUsage, "plan needs exactly one FILE (e.g. teamrun plan agents.yaml)")
@@ -54,6 +55,10 @@ func planCommand() *cli.Command {
 				}
 				printSpecError(c.App.ErrWriter, err)
 				return exitf(exitUsage, "%s is invalid", path)
+			}
+			ch := checkpoint.Choice{Reuse: reuse, Rerun: taskList(c, "rerun"), RerunFrom: taskList(c, "rerun-from"), Keep: taskList(c, "keep")}
+			if err := ch.Check(team.TaskNames()); err != nil {
+				return exitf(exitUsage, "%s: %v", path, err)
 			}
 			printSpecWarnings(c.App.ErrWriter, team)
 			specAbs, err := filepath.Abs(path)
@@ -76,7 +81,7 @@ func planCommand() *cli.Command {
 			}
 			defs := team.TaskDefs(state0)
 			fingerprint := spec.FingerprintOf(defs)
-			p := plan.Make(team, defs, fingerprint, sess, reuse)
+			p := plan.Make(team, defs, fingerprint, sess, ch)
 			p.Spec, p.Notes, p.Warnings = path, notes, warnings
 			if len(team.MCP) > 0 {
 				p.NoteMCP(c.Context, team, sess, func(ctx context.Context, s *spec.MCPServer) (string, error) {

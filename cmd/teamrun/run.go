@@ -131,6 +131,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "stream each task's stdout and stderr lines as they come, prefixed with the task's name"},
 		},
 	}
+	cmd.Flags = append(cmd.Flags, rerunFlags()...)
 	cmd.Action = func(c *cli.Context) error {
 		args := c.Args().Slice()
 		switch len(args) {
@@ -175,6 +176,9 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			VarOrder:    vars.order,
 			MaxParallel: maxParallel.n,
 			Reuse:       reuse,
+			Rerun:       taskList(c, "rerun"),
+			RerunFrom:   taskList(c, "rerun-from"),
+			Keep:        taskList(c, "keep"),
 			Wait:        wait.d,
 			Home:        storeFlag(c),
 			Mode:        mode,
@@ -187,6 +191,29 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		return runExit(sum, err, interrupts.Signal())
 	}
 	return cmd
+}
+
+// rerunFlags are --rerun, --rerun-from and --keep, for run and plan alike
+// (checkpoint.Choice); each takes TASK[,TASK…] and repeats.
+func rerunFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "rerun", Usage: "with --continue: run `TASK`[,TASK…] again though done; what reads it is reused if its output comes out unchanged"},
+		&cli.StringSliceFlag{Name: "rerun-from", Usage: "with --continue: run `TASK` and everything downstream of it again"},
+		&cli.StringSliceFlag{Name: "keep", Usage: "with --continue: keep `TASK`'s recorded output even though its definition changed"},
+	}
+}
+
+// taskList is a --rerun, --rerun-from or --keep flag's task names.
+func taskList(c *cli.Context, flag string) []string {
+	var out []string
+	for _, v := range c.StringSlice(flag) {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // runExit maps a run's end to the exit codes of DESIGN §3.

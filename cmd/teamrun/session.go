@@ -48,6 +48,7 @@ func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 			sessionLogsCommand(),
 			sessionExportCommand(),
 			sessionImportCommand(),
+			sessionDiffCommand(ios),
 		},
 	}
 }
@@ -376,14 +377,15 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 		ArgsUsage:       "[ID]",
 		Description: "Without ID, the project's active session. Shows the checkpoint (current task,\n" +
 			"decisions, memory summary, timestamp), the fingerprint, and every task with its status,\n" +
-			"attempts, duration and the start of its result. --json prints the whole session file.\n" +
+			"attempts, duration and the start of its result. --json prints the whole session file;\n" +
+			"--task TASK lists that task's attempts instead (`session diff ID TASK` compares results).\n" +
 			"A session the audit log knows but this store lacks is exit 5, naming both stores.\n\n" +
 			"Examples:\n" +
 			"   teamrun session show\n" +
 			"   teamrun session show release-notes-20260301-101500-ab12 --json\n" +
 			"   teamrun session show release-notes-20260301-101500-ab12 --task draft",
 		Flags: []cli.Flag{projectFlag(), storeFlagDef(), jsonFlag("the whole session"),
-			&cli.StringFlag{Name: "task", Usage: "show one `TASK` with its tool calls: turn, tool, arguments, duration, result size, replayed on a resume"}},
+			&cli.StringFlag{Name: "task", Usage: "show one `TASK`: its tool calls (turn, tool, arguments, duration, result size, replayed on a resume) and its attempts (start, duration, outcome, result digest, tokens)"}},
 		BashComplete: completeSessions,
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) > 1 {
@@ -422,7 +424,15 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 				return err
 			}
 			if task := c.String("task"); c.IsSet("task") {
-				return showTask(c.App.Writer, sess, task, c.Bool("json"))
+				t, err := sessionTask(sess, task)
+				if err != nil {
+					return err
+				}
+				if err := showTask(c.App.Writer, sess, task, c.Bool("json")); err != nil || c.Bool("json") {
+					return err
+				}
+				printTaskHistory(c.App.Writer, sess, t, time.Now(), ios.IsTerminal())
+				return nil
 			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, sess)

@@ -136,7 +136,7 @@ func decodeSession(data []byte) (*Session, error) {
 		for i := range w.Team.Tasks {
 			t := &w.Team.Tasks[i]
 			sess.Team.Tasks[i] = TaskRecord(t.taskRecordJSON)
-			sess.Team.Tasks[i].Result, sess.Team.Tasks[i].Error = string(t.Result), string(t.Error)
+			sess.Team.Tasks[i].Result, sess.Team.Tasks[i].Error, sess.Team.Tasks[i].Previous = string(t.Result), string(t.Error), string(t.Previous)
 		}
 	}
 	if err := CheckVersion(sess.FormatVersion); err != nil {

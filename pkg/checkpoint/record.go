@@ -143,6 +143,7 @@ func (s *Session) apply(r Record) {
 			t.Attempts++
 		}
 		t.Status, t.Error, t.StartedAt, t.FinishedAt = StatusRunning, "", &at, nil
+		t.History = append(t.History, Attempt{N: t.Attempts, Start: at, Outcome: StatusRunning})
 		s.Checkpoint.CurrentTask = r.Task
 	case TaskCompleted:
 		t.Status, t.Result, t.Variables, t.Usage, t.Error, t.FinishedAt = StatusCompleted, r.Result, r.Variables, r.Usage, "", &at
@@ -150,8 +151,10 @@ func (s *Session) apply(r Record) {
 			t.RetryCount = r.RetryCount
 		}
 		s.endToolLog(r.Task, "completed")
+		t.endAttempt(at, StatusCompleted, r.Result)
 	case TaskFailed:
 		t.Status, t.Error, t.RetryCount, t.FinishedAt = StatusFailed, r.Error, r.RetryCount, &at
+		t.endAttempt(at, StatusFailed, "")
 		if r.Usage != nil {
 			t.Usage = r.Usage
 		}
@@ -178,5 +181,19 @@ func (s *Session) apply(r Record) {
 			s.Checkpoint.MemorySummary = map[string]int{}
 		}
 		s.Checkpoint.MemorySummary[r.Agent] = len(s.Memory[r.Agent])
+	}
+}
+
+// endAttempt closes the attempt under way, if any (a decision or an early
+// cut-off completes a task without one).
+func (t *TaskRecord) endAttempt(at time.Time, outcome Status, result string) {
+	n := len(t.History)
+	if n == 0 || t.History[n-1].End != nil {
+		return
+	}
+	a := &t.History[n-1]
+	a.End, a.Outcome = &at, outcome
+	if outcome == StatusCompleted {
+		a.Digest = Digest(result)
 	}
 }

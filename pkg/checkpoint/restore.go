@@ -113,6 +113,86 @@ type Restored struct {
 	Memory    map[string][]Message
 	Diffs     []TaskDiff
 	Warnings  []string
+	// Rerun lists, in spec order, the completed tasks that run again
+	// because --rerun or --rerun-from asked for it.
+	Rerun []string
+	// Kept lists the tasks --keep pinned although their definition changed.
+	Kept []string
+	// Held are completed tasks that would have been reused but read
+	// (through context) a task that runs again: each is reused after all,
+	// with its recorded result, when what it reads comes out byte-identical
+	// to what was recorded (early cut-off); else it runs.
+	Held map[string]TaskRecord
+	// Recorded holds the recorded result of every completed task that runs
+	// again (Rerun and Held), for the early cut-off's comparison.
+	Recorded map[string]string
+}
+
+// Choice is what the user asks of a restore beyond the DESIGN §4 rules:
+// --reuse, --rerun, --rerun-from and --keep.
+type Choice struct {
+	Reuse     Reuse
+	Rerun     []string // run again though done; what reads them may be cut off
+	RerunFrom []string // run again with everything downstream, no cut-off
+	Keep      []string // keep the recorded output though the definition changed
+}
+
+// Check refuses a choice that names a task the spec does not have (with a
+// did-you-mean) or both keeps and re-runs a task. tasks are the spec's
+// task names.
+func (c Choice) Check(tasks []string) error {
+	known := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		known[t] = true
+	}
+	for _, f := range []struct {
+		flag  string
+		names []string
+	}{{"--rerun", c.Rerun}, {"--rerun-from", c.RerunFrom}, {"--keep", c.Keep}} {
+		for _, n := range f.names {
+			if !known[n] {
+				return fmt.Errorf("%s: %s", f.flag, spec.UnknownTask(n, tasks))
+			}
+		}
+	}
+	for _, k := range c.Keep {
+		if slices.Contains(c.Rerun, k) || slices.Contains(c.RerunFrom, k) {
+			return fmt.Errorf("--keep %s and --rerun %s contradict each other: keep its output or run it again, not both", k, k)
+		}
+	}
+	return nil
+}
+
+// Downstream lists name and every task that reads it, directly or through
+// others (context), in defs order.
+func Downstream(defs []spec.TaskDef, names []string) []string {
+	in := map[string]bool{}
+	for _, n := range names {
+		in[n] = true
+	}
+	// defs are in file order and a task reads earlier ones in a valid spec;
+	// a fixed point keeps any order right.
+	for changed := true; changed; {
+		changed = false
+		for _, d := range defs {
+			if in[d.Name] {
+				continue
+			}
+			for _, c := range d.Context {
+				if in[c] {
+					in[d.Name], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	var out []string
+	for _, d := range defs {
+		if in[d.Name] {
+			out = append(out, d.Name)
+		}
+	}
+	return out
 }
 
 // Done reports whether the named task was restored as completed.
@@ -127,8 +207,92 @@ func (r *Restored) Done(task string) bool {
 // Restore applies DESIGN §4 to a loaded session and the spec's current
 // task definitions. It does no I/O; sess may be nil (no session).
 func Restore(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse) *Restored {
+	return RestoreChoice(sess, defs, fingerprint, Choice{Reuse: reuse})
+}
+
+// RestoreChoice is Restore with what the user chose to run again or keep:
+// the one place run and plan both take the per-task decision from.
+func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Choice) *Restored {
+	r := restoreRules(sess, defs, fingerprint, ch.Reuse, ch.Keep)
+	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
+		r.rerun(sess, defs, ch)
+	}
+	var held []string
+	for _, d := range defs {
+		if _, ok := r.Held[d.Name]; ok {
+			held = append(held, d.Name)
+		}
+	}
+	if len(held) > 0 {
+		they, reads, its := "they", "read", "their recorded results are"
+		if len(held) == 1 {
+			they, reads, its = "it", "reads", "its recorded result is"
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("early cut-off: %s will run only if what %s %s changes; otherwise %s reused",
+			strings.Join(held, ", "), they, reads, its))
+	}
+	return r
+}
+
+// rerun turns the restored tasks that --rerun and --rerun-from name back
+// into pending ones, and holds what reads them for the early cut-off.
+func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
+	forced := map[string]bool{}
+	for _, n := range ch.Rerun {
+		forced[n] = true
+	}
+	for _, n := range Downstream(defs, ch.RerunFrom) {
+		forced[n] = true
+	}
+	kept := map[string]bool{}
+	for _, k := range ch.Keep {
+		kept[k] = true
+	}
+	again := map[string]bool{} // not reused any more: forced or held
+	for _, d := range defs {
+		t, ok := r.Tasks[d.Name]
+		if !ok || !r.Done(d.Name) {
+			continue
+		}
+		reads := false
+		for _, c := range d.Context {
+			if again[c] {
+				reads = true
+				break
+			}
+		}
+		switch {
+		case forced[d.Name]:
+			r.Rerun = append(r.Rerun, d.Name)
+		case reads && !kept[d.Name]:
+			r.Held[d.Name] = t
+		default:
+			continue
+		}
+		again[d.Name] = true
+		r.Recorded[d.Name] = t.Result
+		rec := runsAgain(t)
+		rec.Usage = t.Usage // what it cost stays the session's: it was paid
+		r.Tasks[d.Name] = rec
+		r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
+	}
+	// The turns of tasks that run again go, as for a changed task.
+	for a, msgs := range r.Memory {
+		kept := slices.DeleteFunc(slices.Clone(msgs), func(m Message) bool { return again[m.Task] })
+		if len(kept) == 0 {
+			delete(r.Memory, a)
+		} else {
+			r.Memory[a] = kept
+		}
+	}
+	if len(r.Rerun) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("re-running %s on request", strings.Join(r.Rerun, ", ")))
+	}
+}
+
+func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse, keep []string) *Restored {
 	r := &Restored{Kind: RestoreNone, Tasks: map[string]TaskRecord{}, State: map[string]any{},
-		Decisions: map[string]string{}, Memory: map[string][]Message{}}
+		Decisions: map[string]string{}, Memory: map[string][]Message{}, Held: map[string]TaskRecord{}, Recorded: map[string]string{}}
 	if sess == nil {
 		return r
 	}
@@ -167,6 +331,16 @@ func Restore(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse
 
 	r.Diffs = diffTasks(sess, defs, old)
 	reused := map[string]bool{}
+	// --keep pins a completed task's output whatever changed in it; what
+	// reads it is decided by the usual rules.
+	for _, d := range defs {
+		if t := old[d.Name]; slices.Contains(keep, d.Name) && t != nil && t.Status == StatusCompleted {
+			reused[d.Name] = true
+			if !unchanged(d, t) {
+				r.Kept = append(r.Kept, d.Name)
+			}
+		}
+	}
 	if reuse == ReuseUnchanged {
 		r.Kind = RestorePerTask
 		// defs are in file order and context tasks come earlier in a valid
@@ -190,6 +364,7 @@ func Restore(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse
 				}
 			}
 		}
+		r.holdDownstream(defs, old, reused)
 	} else {
 		r.Kind = RestorePartial
 	}
@@ -205,7 +380,11 @@ func Restore(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse
 		} else {
 			// Keep the attempt count (TEAMRUN_ATTEMPT counts across runs),
 			// never the output.
-			r.Tasks[d.Name] = TaskRecord{Name: t.Name, Status: StatusPending, Attempts: t.Attempts}
+			rec := runsAgain(*t)
+			if _, held := r.Held[d.Name]; held {
+				rec.Usage = t.Usage // a cut-off keeps what it cost, as a reuse does
+			}
+			r.Tasks[d.Name] = rec
 		}
 		if t.Key != "" && t.Key == d.Key {
 			unchangedDef[d.Name] = true
@@ -231,7 +410,53 @@ func Restore(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse
 		}
 	}
 	r.Warnings = append(r.Warnings, mismatchWarning(sess, fingerprint, r))
+	if len(r.Kept) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep: the recorded output of %s is kept although its definition changed", strings.Join(r.Kept, ", ")))
+	}
 	return r
+}
+
+// holdDownstream, under --reuse unchanged, holds the completed tasks whose
+// own definition is unchanged but which are not reused because a task they
+// read changed: each may be cut off once what it reads has run again. It
+// records the result of every completed task that runs again, to compare.
+func (r *Restored) holdDownstream(defs []spec.TaskDef, old map[string]*TaskRecord, reused map[string]bool) {
+	for _, d := range defs {
+		if t := old[d.Name]; t != nil && t.Status == StatusCompleted && !reused[d.Name] {
+			r.Recorded[d.Name] = t.Result
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, d := range defs {
+			t := old[d.Name]
+			if _, ok := r.Held[d.Name]; ok || reused[d.Name] || t == nil || t.Status != StatusCompleted ||
+				t.OwnKey == "" || t.OwnKey != d.OwnKey || len(d.Context) == 0 {
+				continue
+			}
+			ok := true
+			for _, c := range d.Context {
+				if _, was := r.Recorded[c]; !reused[c] && !was {
+					ok = false // it reads a task with no recorded result to compare with
+					break
+				}
+			}
+			if ok {
+				r.Held[d.Name] = carried(*t, true)
+				changed = true
+			}
+		}
+	}
+}
+
+// runsAgain is the pending record of a task that runs again: its attempt
+// count and history go on, and its last result becomes the previous one.
+func runsAgain(t TaskRecord) TaskRecord {
+	prev := t.Previous
+	if t.Status == StatusCompleted {
+		prev = t.Result
+	}
+	return TaskRecord{Name: t.Name, Status: StatusPending, Attempts: t.Attempts, History: slices.Clone(t.History), Previous: prev}
 }
 
 // carried is a checkpoint record as a new run takes it over.

@@ -6,7 +6,9 @@ package checkpoint
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -174,6 +176,7 @@ type TaskRecord struct {
 	ExpectedOutput string         `json:"expected_output"`
 	Key            string         `json:"key"`
 	AgentKey       string         `json:"agent_key"`
+	OwnKey         string         `json:"own_key,omitempty"` // spec.TaskDef.OwnKey; "" in older sessions
 	Context        []string       `json:"context"`
 	Status         Status         `json:"status"`
 	Result         string         `json:"result"`
@@ -184,6 +187,27 @@ type TaskRecord struct {
 	StartedAt      *time.Time     `json:"started_at,omitempty"`
 	FinishedAt     *time.Time     `json:"finished_at,omitempty"`
 	Usage          *Usage         `json:"usage,omitempty"`
+	// History is every attempt of the task in the session, oldest first;
+	// Previous the result it had before it ran again (--rerun, a changed
+	// definition), for `session diff`.
+	History  []Attempt `json:"history,omitempty"`
+	Previous string    `json:"previous_result,omitempty"`
+}
+
+// Attempt is one attempt of a task as the session's history keeps it. Its
+// LLM usage is the task's Usage.Calls of the same attempt number.
+type Attempt struct {
+	N       int        `json:"n"`
+	Start   time.Time  `json:"start"`
+	End     *time.Time `json:"end,omitempty"`
+	Outcome Status     `json:"outcome"`                 // running, completed or failed
+	Digest  string     `json:"result_digest,omitempty"` // sha256 of the result, when completed
+}
+
+// Digest is the history's digest of a result.
+func Digest(result string) string {
+	sum := sha256.Sum256([]byte(result))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // TaskOutput is a restored result rebuilt as a task output (DESIGN §4), so
@@ -204,7 +228,7 @@ func (t TaskRecord) Output() TaskOutput {
 func NewTask(d spec.TaskDef) TaskRecord {
 	return TaskRecord{
 		ID: d.ID, Name: d.Name, Agent: d.Agent, Description: d.Description,
-		ExpectedOutput: d.ExpectedOutput, Key: d.Key, AgentKey: d.AgentKey,
+		ExpectedOutput: d.ExpectedOutput, Key: d.Key, AgentKey: d.AgentKey, OwnKey: d.OwnKey,
 		Context: append([]string(nil), d.Context...), Status: StatusPending,
 	}
 }
@@ -248,7 +272,7 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 			*t = rec
 			// The definition is today's; the state is the restored one.
 			t.ID, t.Agent, t.Description, t.ExpectedOutput = def.ID, def.Agent, def.Description, def.ExpectedOutput
-			t.Key, t.AgentKey, t.Context = def.Key, def.AgentKey, def.Context
+			t.Key, t.AgentKey, t.OwnKey, t.Context = def.Key, def.AgentKey, def.OwnKey, def.Context
 		}
 	}
 	for k, v := range r.State {
@@ -442,8 +466,9 @@ type taskRecordJSON TaskRecord
 
 type taskRecordWire struct {
 	taskRecordJSON
-	Result text `json:"result"`
-	Error  text `json:"error,omitempty"`
+	Result   text `json:"result"`
+	Error    text `json:"error,omitempty"`
+	Previous text `json:"previous_result,omitempty"`
 }
 
 func (t TaskRecord) MarshalJSON() ([]byte, error) {
@@ -451,7 +476,7 @@ func (t TaskRecord) MarshalJSON() ([]byte, error) {
 	if t.Variables == nil {
 		t.Variables = map[string]any{}
 	}
-	return marshalNoEscape(taskRecordWire{taskRecordJSON: taskRecordJSON(t), Result: text(t.Result), Error: text(t.Error)})
+	return marshalNoEscape(taskRecordWire{taskRecordJSON: taskRecordJSON(t), Result: text(t.Result), Error: text(t.Error), Previous: text(t.Previous)})
 }
 
 type teamStateJSON TeamState
@@ -473,7 +498,7 @@ func (t *TaskRecord) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*t = TaskRecord(w.taskRecordJSON)
-	t.Result, t.Error = string(w.Result), string(w.Error)
+	t.Result, t.Error, t.Previous = string(w.Result), string(w.Error), string(w.Previous)
 	return nil
 }
 

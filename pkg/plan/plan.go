@@ -45,6 +45,8 @@ type Plan struct {
 	Restore            string   `json:"restore"` // none, full, partial or per-task
 	Reuse              string   `json:"reuse"`
 	Changes            []string `json:"changes,omitempty"` // how the task set differs from the checkpoint's
+	Rerun              []string `json:"rerun,omitempty"`   // completed tasks run again on request
+	Kept               []string `json:"kept,omitempty"`    // tasks --keep restores although they changed
 	Steps              []Step   `json:"tasks"`
 	Notes              []string `json:"notes,omitempty"`    // how the session was chosen
 	Warnings           []string `json:"warnings,omitempty"` // also printed on stderr
@@ -65,9 +67,12 @@ func (p *Plan) Count(a Action) int {
 // and the spec's current tasks and explains the outcome per task. team's
 // tasks must be the ones defs were built from, in the same order; sess may
 // be nil (a new session).
-func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkpoint.Session, reuse checkpoint.Reuse) *Plan {
-	r := checkpoint.Restore(sess, defs, fingerprint, reuse)
-	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: reuse.String()}
+//
+// ch is what the user chose (--reuse, --rerun, --rerun-from, --keep), as
+// run takes it: checkpoint.RestoreChoice decides for both.
+func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkpoint.Session, ch checkpoint.Choice) *Plan {
+	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)
+	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept}
 	old := map[string]*checkpoint.TaskRecord{}
 	if sess != nil {
 		p.Session = sess.ID
@@ -90,7 +95,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	// Under --reuse strict, say which outputs --reuse unchanged would keep.
 	var lenient *checkpoint.Restored
 	if r.Kind == checkpoint.RestorePartial {
-		lenient = checkpoint.Restore(sess, defs, fingerprint, checkpoint.ReuseUnchanged)
+		lc := ch
+		lc.Reuse = checkpoint.ReuseUnchanged
+		lenient = checkpoint.RestoreChoice(sess, defs, fingerprint, lc)
 	}
 
 	byName := make(map[string]int, len(defs))
@@ -170,11 +177,25 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			} else {
 				step.Reason = "unchanged (its definition, its agent's and its context tasks'); completed last time"
 			}
+			if slices.Contains(r.Kept, d.Name) {
+				step.Reason = "kept (--keep) although it changed since the checkpoint; completed last time"
+			}
 		case why != nil:
 			step.Action, step.Reason = Skip, skipText(defs, r, why)
 		default:
 			step.Action = Run
-			step.Reason = runReason(d, o, diffs, cause[i], r, lenient)
+			_, changed := diffs[d.Name]
+			held := heldReason(d, r)
+			switch forced := forcedReason(d, ch, r); {
+			case forced != "":
+				step.Reason = forced
+			case held != "" && !changed && cause[i] == "":
+				step.Reason = "completed last time; " + held
+			case held != "":
+				step.Reason = runReason(d, o, diffs, cause[i], r, lenient) + "; " + held
+			default:
+				step.Reason = runReason(d, o, diffs, cause[i], r, lenient)
+			}
 			for _, g := range st.OpenGates(i) {
 				open = append(open, defs[g].Name)
 			}
@@ -225,6 +246,36 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 	}
 	return p
+}
+
+// forcedReason explains a completed task that runs again because of
+// --rerun or --rerun-from; "" for any other task.
+func forcedReason(d spec.TaskDef, ch checkpoint.Choice, r *checkpoint.Restored) string {
+	if !slices.Contains(r.Rerun, d.Name) {
+		return ""
+	}
+	switch {
+	case slices.Contains(ch.Rerun, d.Name):
+		return "completed last time; run again on request (--rerun)"
+	case slices.Contains(ch.RerunFrom, d.Name):
+		return "completed last time; run again on request (--rerun-from)"
+	}
+	return "completed last time; run again as downstream of --rerun-from " + strings.Join(ch.RerunFrom, ", ")
+}
+
+// heldReason says that the early cut-off may spare a held task; "" for
+// any other task.
+func heldReason(d spec.TaskDef, r *checkpoint.Restored) string {
+	if _, ok := r.Held[d.Name]; !ok {
+		return ""
+	}
+	var reads []string
+	for _, c := range d.Context {
+		if _, again := r.Recorded[c]; again {
+			reads = append(reads, c)
+		}
+	}
+	return fmt.Sprintf("will run only if %s's output changes (else its recorded result is reused: early cut-off)", strings.Join(reads, " or "))
 }
 
 // uncovered names what changed in a task outside the fingerprint's fields.

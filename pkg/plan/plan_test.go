@@ -157,8 +157,8 @@ func TestMake(t *testing.T) {
 			want: map[string]string{
 				"fetch": "restore: unchanged",
 				"build": "run: changed since the checkpoint: description",
-				"gate":  "run: downstream of changed task build; no decision yet",
-				"ship":  "run: downstream of changed task build; only if gate routes to it",
+				"gate":  "run: downstream of changed task build; will run only if build's output changes (else its recorded result is reused: early cut-off); no decision yet",
+				"ship":  "run: downstream of changed task build; will run only if gate's output changes (else its recorded result is reused: early cut-off); only if gate routes to it",
 			},
 		},
 		{
@@ -190,7 +190,7 @@ func TestMake(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Make(tc.spec.t, tc.spec.defs, tc.spec.fp, tc.sess, tc.reuse)
+			p := Make(tc.spec.t, tc.spec.defs, tc.spec.fp, tc.sess, checkpoint.Choice{Reuse: tc.reuse})
 			if p.Restore != tc.kind {
 				t.Fatalf("restore %s, want %s", p.Restore, tc.kind)
 			}
@@ -251,7 +251,7 @@ func TestPlanNamesChangedTool(t *testing.T) {
 				t.Fatal("a tool edit changed the task-set fingerprint")
 			}
 			for _, reuse := range []checkpoint.Reuse{checkpoint.ReuseStrict, checkpoint.ReuseUnchanged} {
-				p := Make(now.t, now.defs, now.fp, sess, reuse)
+				p := Make(now.t, now.defs, now.fp, sess, checkpoint.Choice{Reuse: reuse})
 				if len(p.Steps) != 1 || !strings.Contains(p.Steps[0].Reason, tc.want) {
 					t.Errorf("reuse %s: steps %+v, want the reason to say %q", reuse, p.Steps, tc.want)
 				}
@@ -260,14 +260,14 @@ func TestPlanNamesChangedTool(t *testing.T) {
 			// note); once the task set changes too, --reuse unchanged re-runs
 			// the task whose agent's tool changed.
 			grown := load(t, tc.yaml+"  later: {description: later, agent: clock}\n")
-			p := Make(grown.t, grown.defs, grown.fp, sess, checkpoint.ReuseUnchanged)
+			p := Make(grown.t, grown.defs, grown.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged})
 			if p.Steps[0].Action != Run || !strings.Contains(p.Steps[0].Reason, "agent definition") || !strings.Contains(p.Steps[0].Reason, tc.want) {
 				t.Errorf("--reuse unchanged: %+v", p.Steps[0])
 			}
 		})
 	}
 	// Unchanged: nothing said.
-	p := Make(old.t, old.defs, old.fp, sess, checkpoint.ReuseUnchanged)
+	p := Make(old.t, old.defs, old.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged})
 	if strings.Contains(p.Steps[0].Reason, "tool") {
 		t.Errorf("unchanged tools: %q", p.Steps[0].Reason)
 	}
@@ -293,7 +293,7 @@ func TestPlanToolLoop(t *testing.T) {
 			if tc.decision != "" {
 				sess.Apply(checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: "now", Value: tc.decision})
 			}
-			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.ReuseStrict)
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict})
 			if r := p.Steps[0].Reason; p.Steps[0].Action != Run || !strings.Contains(r, "its tool loop resumes after turn 1") || !strings.Contains(r, tc.want) {
 				t.Errorf("step %+v", p.Steps[0])
 			}
@@ -321,7 +321,7 @@ tasks:
 		{"unreachable", "", "", "cannot list the tools of MCP server srv", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.ReuseStrict)
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict})
 			calls := 0
 			p.NoteMCP(context.Background(), tm.t, sess, func(_ context.Context, s *spec.MCPServer) (string, error) {
 				calls++

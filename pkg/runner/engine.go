@@ -109,6 +109,15 @@ type Engine struct {
 	State map[string]any
 	// Restored holds the completed tasks a checkpoint gave back, by index.
 	Restored map[int]Output
+	// Held holds completed tasks that read a task running again: each
+	// takes over its recorded output when what it reads comes out as
+	// recorded (early cut-off). Recorded is the recorded result of each
+	// task that runs again, to compare with.
+	Held     map[int]Output
+	Recorded map[int]string
+	// Kept names the tasks --keep restored although they changed, for
+	// the summary.
+	Kept []string
 	// Attempts holds each task's attempts so far (nil: none).
 	Attempts []int
 	// PriorUsage holds what each task's LLM requests cost before this run
@@ -146,6 +155,7 @@ type taskState struct {
 	out      Output
 	attempts int
 	restored bool
+	cutoff   bool // restored by the early cut-off
 	err      string
 }
 
@@ -295,6 +305,13 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 					if reason := e.sched.SkipReason(i); reason != nil {
 						e.sched.Skip(i)
 						_ = e.record(Event{Type: TaskSkipped, Index: i, Task: e.Team.Tasks[i].Name, Agent: e.Team.Tasks[i].Agent, Reason: e.skipText(reason)})
+						progressed = true
+						continue
+					}
+					if out, why, ok := e.cutOff(i); ok {
+						if err := e.reuse(i, out, why); err != nil {
+							cancel()
+						}
 						progressed = true
 						continue
 					}
@@ -634,7 +651,7 @@ func (e *Engine) finish(d attemptDone) error {
 }
 
 func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
-	s := &Summary{Session: e.Session, Outcome: outcome, Total: len(e.tasks), Resume: e.ResumeCommand, Elapsed: Millis(elapsed)}
+	s := &Summary{Session: e.Session, Outcome: outcome, Total: len(e.tasks), Resume: e.ResumeCommand, Elapsed: Millis(elapsed), Kept: e.Kept}
 	e.recMu.Lock()
 	s.Usage = e.used
 	e.recMu.Unlock()
@@ -668,6 +685,9 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 		switch {
 		case status == schedule.Completed && st.restored:
 			s.Restored++
+			if st.cutoff {
+				s.CutOff++
+			}
 		case status == schedule.Completed:
 			s.Ran++
 		case status == schedule.Failed:

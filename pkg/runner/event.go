@@ -19,6 +19,9 @@ const (
 	TaskFailed      EventType = "task_failed"
 	TaskSkipped     EventType = "task_skipped"
 	TaskInterrupted EventType = "task_interrupted"
+	// TaskReused is a task held back by a re-run upstream whose inputs came
+	// out byte-identical: its recorded result is taken over (early cut-off).
+	TaskReused EventType = "task_reused"
 	// TaskDelta is a piece of a streamed answer as it came: shown, never
 	// recorded (a stream that breaks off is no result).
 	TaskDelta   EventType = "task_delta"
@@ -147,6 +150,11 @@ type Summary struct {
 	// Outputs are the results of the completed tasks no other task reads:
 	// what the team produced.
 	Outputs []TaskOutput `json:"outputs,omitempty"`
+	// CutOff counts the restored tasks that would have run again but for
+	// the early cut-off (a re-run task's output came out unchanged).
+	CutOff int `json:"cut_off,omitempty"`
+	// Kept names the tasks --keep restored although their definition changed.
+	Kept []string `json:"kept,omitempty"`
 }
 
 // TaskOutput is one task's result.

@@ -134,7 +134,7 @@ func (r *liveReporter) Observe(ev Event) {
 		}
 		r.running[ev.Task] = time.Now()
 		delete(r.preview, ev.Task) // a new attempt's text starts afresh
-	case TaskCompleted, TaskFailed, TaskInterrupted, TaskSkipped, TaskRestored:
+	case TaskCompleted, TaskFailed, TaskInterrupted, TaskSkipped, TaskRestored, TaskReused:
 		if ev.Type != TaskInterrupted {
 			r.finished++
 		}

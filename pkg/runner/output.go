@@ -167,6 +167,8 @@ func describe(ev Event, s style) string {
 		return "note: " + ev.Message
 	case TaskRestored:
 		return fmt.Sprintf("%s %s", s.dim("restored "), ev.Task)
+	case TaskReused:
+		return fmt.Sprintf("%s %s: %s (early cut-off)", s.dim("reused   "), ev.Task, ev.Reason)
 	case TaskStarted:
 		if ev.Attempt > 1 {
 			return fmt.Sprintf("started   %s (attempt %d)", ev.Task, ev.Attempt)
@@ -329,6 +331,12 @@ func writeResult(w io.Writer, s *Summary, st style) {
 		fmt.Fprintf(w, ", %d not run", s.Pending)
 	}
 	fmt.Fprintf(w, " of %d tasks in %s", s.Total, fmtDuration(time.Duration(s.Elapsed)))
+	if s.CutOff > 0 {
+		fmt.Fprintf(w, "; the early cut-off saved %d %s", s.CutOff, plural(s.CutOff, "task"))
+	}
+	if len(s.Kept) > 0 {
+		fmt.Fprintf(w, "; kept (--keep) although changed: %s", strings.Join(s.Kept, ", "))
+	}
 	fmt.Fprintln(w)
 	writeUsage(w, s)
 	fmt.Fprintf(w, "session: %s\n", s.Session)

@@ -149,10 +149,11 @@ func planMatchesRun(t *testing.T, seed uint64) {
 			write(fmt.Sprintf("fail-t%d", i), "")
 		}
 	}
-	run := func(reuse checkpoint.Reuse, cont bool) []byte {
+	run := func(ch checkpoint.Choice, cont bool) []byte {
 		t.Helper()
 		var out bytes.Buffer
-		_, err := Run(context.Background(), Options{SpecPath: specPath, Continue: cont, Session: "s", Mode: ModeJSON, Reuse: reuse,
+		_, err := Run(context.Background(), Options{SpecPath: specPath, Continue: cont, Session: "s", Mode: ModeJSON, Reuse: ch.Reuse,
+			Rerun: ch.Rerun, RerunFrom: ch.RerunFrom, Keep: ch.Keep,
 			MaxParallel: 1 + rng.IntN(3), IO: iostreams.Test(nil, &out, &out), Home: home, Getenv: func(string) string { return "" }})
 		if IsUsage(err) {
 			t.Fatalf("the generated team is refused: %v\n%s", err, g.yaml(dir))
@@ -162,12 +163,12 @@ func planMatchesRun(t *testing.T, seed uint64) {
 
 	// A random checkpoint state: a first run with some tasks failing, a
 	// human task halting it; perhaps a second, after some fixes.
-	run(checkpoint.ReuseStrict, false)
+	run(checkpoint.Choice{}, false)
 	rounds := rng.IntN(2)
 	for range rounds {
 		decideSome(t, rng, home, g, 0.5)
 		clearFails(t, dir, rng, 0.5)
-		run(checkpoint.ReuseUnchanged, true)
+		run(checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged}, true)
 	}
 	// Edits, then everything fixed and every human task decided, so that
 	// the next run goes to the end.
@@ -180,9 +181,53 @@ func planMatchesRun(t *testing.T, seed uint64) {
 	clearFails(t, dir, rng, 1)
 	decideSome(t, rng, home, g, 1)
 
-	reuse := []checkpoint.Reuse{checkpoint.ReuseStrict, checkpoint.ReuseUnchanged}[rng.IntN(2)]
-	p := planFor(t, specPath, home, reuse)
-	did := actions(t, run(reuse, true))
+	ch := checkpoint.Choice{Reuse: []checkpoint.Reuse{checkpoint.ReuseStrict, checkpoint.ReuseUnchanged}[rng.IntN(2)]}
+	// What the user asks to run again or keep, and outputs that change
+	// (or not) when a task runs again: the early cut-off's two cases.
+	for i := range g.n {
+		name := fmt.Sprintf("t%d", i)
+		switch rng.IntN(8) {
+		case 0:
+			ch.Rerun = append(ch.Rerun, name)
+		case 1:
+			ch.RerunFrom = append(ch.RerunFrom, name)
+		case 2:
+			ch.Keep = append(ch.Keep, name)
+		}
+		if _, routes := g.routes[i]; !routes && rng.IntN(3) == 0 {
+			write("out-"+name, "changed\n")
+		}
+	}
+	p := planFor(t, specPath, home, ch)
+	before := results(t, home)
+	did := actions(t, run(ch, true))
+	after := results(t, home)
+	// A task the early cut-off reused must read only what came out as
+	// recorded: its context, the task before it (sequential), its routers.
+	for i := range g.n {
+		name := fmt.Sprintf("t%d", i)
+		if did[name] != "reused" {
+			continue
+		}
+		if after[name] != before[name] {
+			t.Errorf("task %s was reused with result %q, recorded %q", name, after[name], before[name])
+		}
+		reads := append([]int(nil), g.context[i]...)
+		if !g.workflow && i > 0 {
+			reads = append(reads, i-1)
+		}
+		for j, r := range g.routes {
+			if contains(r[0], i) || contains(r[1], i) {
+				reads = append(reads, j)
+			}
+		}
+		for _, c := range reads {
+			cn := fmt.Sprintf("t%d", c)
+			if after[cn] != before[cn] {
+				t.Errorf("task %s was reused (early cut-off) though %s, which it reads, changed from %q to %q\nspec:\n%s", name, cn, before[cn], after[cn], g.yaml(dir))
+			}
+		}
+	}
 	halts := false // the run stops at an undecided human task
 	for _, step := range p.Steps {
 		halts = halts || strings.Contains(step.Reason, "the run halts here")
@@ -198,6 +243,8 @@ func planMatchesRun(t *testing.T, seed uint64) {
 		case conditional && halts && got == "":
 			// Its route waits for a decision the run halts for.
 		case step.Removed && got == "":
+		case strings.Contains(step.Reason, "will run only if") && got == "reused":
+			// Early cut-off: what it reads came out as recorded.
 		case strings.Contains(step.Reason, "which the run halts for first") && got == "":
 			// Behind a halt: this run does not get to it yet.
 		default:
@@ -240,7 +287,7 @@ func clearFails(t *testing.T, dir string, rng *rand.Rand, p float64) {
 	}
 }
 
-func planFor(t *testing.T, specPath, home string, reuse checkpoint.Reuse) *plan.Plan {
+func planFor(t *testing.T, specPath, home string, ch checkpoint.Choice) *plan.Plan {
 	t.Helper()
 	team, err := spec.Load(specPath)
 	if err != nil {
@@ -255,7 +302,28 @@ func planFor(t *testing.T, specPath, home string, reuse checkpoint.Reuse) *plan.
 		sess = nil
 	}
 	defs := team.TaskDefs(checkpoint.StartState(sess, team, nil))
-	return plan.Make(team, defs, spec.FingerprintOf(defs), sess, reuse)
+	return plan.Make(team, defs, spec.FingerprintOf(defs), sess, ch)
+}
+
+// results are the session's completed results by task ("" for the rest).
+func results(t *testing.T, home string) map[string]string {
+	t.Helper()
+	store, err := OpenStore(context.Background(), home, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	out := map[string]string{}
+	sess, err := store.Load(context.Background(), "s")
+	if err != nil {
+		return out
+	}
+	for _, tk := range sess.Team.Tasks {
+		if tk.Status == checkpoint.StatusCompleted {
+			out[tk.Name] = tk.Result
+		}
+	}
+	return out
 }
 
 // actions reads what a run did with each task from its JSON events.
@@ -275,6 +343,8 @@ func actions(t *testing.T, out []byte) map[string]string {
 		switch EventType(ev.Event) {
 		case TaskRestored:
 			did[ev.Task] = "restore"
+		case TaskReused:
+			did[ev.Task] = "reused"
 		case TaskStarted:
 			did[ev.Task] = "run"
 		case TaskSkipped:

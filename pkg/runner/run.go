@@ -46,6 +46,9 @@ type Options struct {
 	// so that none outlives its task (Groups.Subreap). Only a process
 	// that starts no children of its own, the teamrun command, may set it.
 	Subreaper bool
+	// Rerun, RerunFrom and Keep are --rerun, --rerun-from and --keep
+	// (checkpoint.Choice); they need Continue.
+	Rerun, RerunFrom, Keep []string
 }
 
 // UsageError is bad usage or a bad spec: nothing was run or written.
@@ -84,6 +87,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	team, err := spec.Load(o.SpecPath)
 	if err != nil {
 		return nil, &UsageError{Err: err} // a spec.ErrorList, or an unreadable file
+	}
+	choice := checkpoint.Choice{Reuse: o.Reuse, Rerun: o.Rerun, RerunFrom: o.RerunFrom, Keep: o.Keep}
+	if err := checkChoice(choice, team, o.Continue); err != nil {
+		return nil, err
 	}
 	rep := NewReporter(o.IO, o.Mode)
 	if o.StreamJSON {
@@ -186,7 +193,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	defs := team.TaskDefs(state0)
 	fingerprint := spec.FingerprintOf(defs)
 	if exists {
-		restored = checkpoint.Restore(old, defs, fingerprint, o.Reuse)
+		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)
 		sess = checkpoint.Continue(old, restored, team.Process, defs, fingerprint, now)
 		if v, ok := old.Checkpoint.Decisions[BudgetDecision]; ok && team.TaskIndex(BudgetDecision) < 0 {
 			sess.Checkpoint.Decisions[BudgetDecision] = v // the session's, not a task's: Restore keeps only tasks'
@@ -283,6 +290,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		Observer: logHints{Observer: verboseDeltas(rep, o.Verbose), root: LogsRoot(store), session: id},
 	}
 	e.Context = schedule.Contexts(team, defs)
+	e.Held, e.Recorded = cutoffInputs(restored, defs)
+	if restored != nil {
+		e.Kept = restored.Kept
+	}
 	for k, v := range sess.Checkpoint.Decisions {
 		e.Decisions[k] = v
 	}
@@ -549,6 +560,13 @@ func (r *journalRecorder) Record(ev Event) error {
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: InterruptedError, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskSkipped:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: ev.Task, At: ev.Time})
+	case TaskReused:
+		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, Usage: prev.Usage, At: ev.Time}
+		if ev.OutputVariable != "" {
+			rec.Variables = map[string]any{ev.OutputVariable: ev.OutputValue}
+			rec.State = rec.Variables
+		}
+		recs = append(recs, rec)
 	case TaskCompleted:
 		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time}
 		if ev.OutputVariable != "" {

@@ -80,6 +80,10 @@ func paidUsage(err error) *Usage {
 
 // attemptUsage is the part of u that one attempt's calls cost; all of u
 // when its calls do not say their attempt (or nil when none matches).
+// AttemptUsage is what the given attempt of a task with usage u cost
+// (its Calls of that attempt); u itself when it lists no calls.
+func AttemptUsage(u *Usage, attempt int) *Usage { return attemptUsage(u, attempt) }
+
 func attemptUsage(u *Usage, attempt int) *Usage {
 	if u == nil || len(u.Calls) == 0 {
 		return u

@@ -74,6 +74,9 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 		}
 		buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], ctxKeys)
 		defs[i].Key = hash16(buf)
+		clear(ctxKeys)
+		buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], ctxKeys)
+		defs[i].OwnKey = hash16(buf)
 		state2[i] = done
 		return defs[i].Key
 	}

@@ -303,6 +303,11 @@ type TaskDef struct {
 	Context        []string `json:"context,omitempty"` // effective: see Team.ContextOf
 	AgentKey       string   `json:"agent_key"`         // hash of the agent's full definition, never a secret
 	Key            string   `json:"key"`               // own fields + AgentKey + context tasks' Keys
+	// OwnKey is Key without the context tasks' keys (their names stay): it
+	// changes only with the task's own definition or its agent's, so a task
+	// whose upstream changed can still be reused when what it reads comes
+	// out the same (the early cut-off).
+	OwnKey string `json:"-"`
 }
 
 // MarshalText writes d as Go's duration text, such as "1m30s".

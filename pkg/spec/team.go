@@ -73,3 +73,21 @@ func (t *Team) MissingDirs() []Diagnostic {
 	}
 	return out
 }
+
+// UnknownTask words a task name that is not one of tasks, with a
+// did-you-mean when one is close (as the spec's own errors do).
+func UnknownTask(name string, tasks []string) string {
+	return unknownRef("task", name, tasks, "see the tasks of the file")
+}
+
+// ClosestTask is the task name of tasks that name is likely a typo of, or "".
+func ClosestTask(name string, tasks []string) string { return closest(name, tasks) }
+
+// TaskNames lists the tasks' names in file order.
+func (t *Team) TaskNames() []string {
+	names := make([]string, len(t.Tasks))
+	for i, tk := range t.Tasks {
+		names[i] = tk.Name
+	}
+	return names
+}

@@ -153,6 +153,10 @@ func (g *Graph) Len() int { return len(g.deps) }
 // Context is the tasks task i reads, as indices.
 func (g *Graph) Context(i int) []int { return g.context[i] }
 
+// Deps is what task i waits for: its context, the tasks routing to it,
+// the task before it in a sequential team, its memory agent's previous task.
+func (g *Graph) Deps(i int) []int { return g.deps[i] }
+
 // Gates is the tasks whose condition routes to task i.
 func (g *Graph) Gates(i int) []int { return g.gates[i] }
 

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
+	"github.com/teamrun/teamrun/pkg/spec"
+	"github.com/teamrun/teamrun/pkg/textdiff"
+)
+
+// sessionTask is the named task of sess, or exit 2 with a did-you-mean.
+func sessionTask(sess *checkpoint.Session, name string) (*checkpoint.TaskRecord, error) {
+	if t, ok := sess.Task(name); ok {
+		return t, nil
+	}
+	names := make([]string, len(sess.Team.Tasks))
+	for i, t := range sess.Team.Tasks {
+		names[i] = t.Name
+	}
+	msg := fmt.Sprintf("session %s has no task %q; its tasks: %s", sess.ID, name, strings.Join(names, ", "))
+	if m := spec.ClosestTask(name, names); m != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", m)
+	}
+	return nil, exitf(exitUsage, "%s", msg)
+}
+
+// printTaskHistory is the attempts part of `session show ID --task T`.
+func printTaskHistory(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskRecord, now time.Time, tty bool) {
+	fmt.Fprintf(w, "\nattempts of %s (%d):\n", t.Name, t.Attempts)
+	if len(t.History) == 0 {
+		fmt.Fprintln(w, "no attempt history (the session was written before teamrun kept one)")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ATTEMPT\tSTARTED\tDURATION\tOUTCOME\tRESULT DIGEST\tTOKENS")
+	for _, a := range t.History {
+		dur, digest, tokens := "-", orDash(a.Digest), "-"
+		if a.End != nil && !a.End.Before(a.Start) {
+			dur = a.End.Sub(a.Start).Round(time.Millisecond).String()
+		}
+		if len(digest) > len("sha256:")+16 {
+			digest = digest[:len("sha256:")+16]
+		}
+		if u := runner.AttemptUsage(t.Usage, a.N); u != nil && u.TotalTokens > 0 && t.Usage != nil && len(t.Usage.Calls) > 0 {
+			tokens = runner.UsageText(u)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.N, formatWhen(a.Start, now, tty), dur, a.Outcome, digest, tokens)
+	}
+	tw.Flush()
+	if t.Previous != "" {
+		fmt.Fprintf(w, "an earlier result is kept: teamrun session diff %s %s\n", s.ID, t.Name)
+	}
+}
+
+func sessionDiffCommand(ios *iostreams.IOStreams) *cli.Command {
+	return &cli.Command{
+		Name:            "diff",
+		HideHelpCommand: true,
+		Usage:           "how a task's latest result differs from the one before it (a unified diff)",
+		ArgsUsage:       "ID TASK",
+		Description: "Compares the task's result with the result it had before it last ran again\n" +
+			"(--rerun, --rerun-from, or a changed definition). Exit 0 with no output when they are\n" +
+			"byte-identical; exit 2 when the task has no earlier result.\n\n" +
+			"Example:\n" +
+			"   teamrun session diff nightly-2026-03-01 review",
+		Flags:        []cli.Flag{projectFlag(), storeFlagDef()},
+		BashComplete: completeSessions,
+		Action: action(func(c *cli.Context, args []string) error {
+			if len(args) != 2 {
+				return exitf(exitUsage, "session diff takes a session ID and a TASK (e.g. teamrun session diff ID review)")
+			}
+			a, err := openAdmin(c)
+			if err != nil {
+				return err
+			}
+			sess, err := a.load(c, args[0])
+			if err != nil {
+				return err
+			}
+			t, err := sessionTask(sess, args[1])
+			if err != nil {
+				return err
+			}
+			if t.Status != checkpoint.StatusCompleted {
+				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (teamrun session show %s --task %s lists its attempts)", t.Name, sess.ID, t.Status, sess.ID, t.Name)
+			}
+			if t.Previous == "" && len(completedAttempts(t)) < 2 {
+				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (teamrun run FILE --continue --rerun %s runs it again)", t.Name, sess.ID, t.Name)
+			}
+			fmt.Fprint(ios.Out, textdiff.Unified(t.Name+" (previous)", t.Name+" (latest)", t.Previous, t.Result, 3))
+			return nil
+		}),
+	}
+}
+
+// completedAttempts lists the attempts of t that completed.
+func completedAttempts(t *checkpoint.TaskRecord) []checkpoint.Attempt {
+	var out []checkpoint.Attempt
+	for _, a := range t.History {
+		if a.Outcome == checkpoint.StatusCompleted {
+			out = append(out, a)
+		}
+	}
+	return out
+}

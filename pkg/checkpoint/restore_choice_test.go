@@ -1,0 +1,167 @@
+package checkpoint_test
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// chain is a -> b -> c -> d, each reading the one before, plus x reading a
+// only; edited names the tasks whose key differs from the checkpoint's.
+func chain(edited ...string) []spec.TaskDef {
+	var ds []spec.TaskDef
+	for i, n := range []string{"a", "b", "c", "d", "x"} {
+		d := spec.TaskDef{ID: i, Name: n, Agent: "w", Description: n, Key: "k-" + n, OwnKey: "own-" + n}
+		switch n {
+		case "a":
+		case "x":
+			d.Context = []string{"a"}
+		default:
+			d.Context = []string{ds[i-1].Name}
+		}
+		if slices.Contains(edited, n) {
+			d.Description += " edited"
+			d.Key += "-edited"
+			d.OwnKey += "-edited"
+		}
+		if len(d.Context) > 0 {
+			d.Key += "<" + ds[slices.IndexFunc(ds, func(p spec.TaskDef) bool { return p.Name == d.Context[0] })].Key // as spec's keys cover their context's
+		}
+		ds = append(ds, d)
+	}
+	return ds
+}
+
+// finished is a session where every task of chain() completed with its
+// name as the result.
+func finished() *checkpoint.Session {
+	s := checkpoint.NewSession("s", "team.yaml", "t", spec.Sequential, chain(), "fp", time.Unix(0, 0))
+	for i := range s.Team.Tasks {
+		t := &s.Team.Tasks[i]
+		t.Status, t.Result, t.Attempts = checkpoint.StatusCompleted, t.Name+"\n", 1
+		t.Usage = &checkpoint.Usage{TotalTokens: 10}
+	}
+	return s
+}
+
+func heldNames(r *checkpoint.Restored) []string {
+	var out []string
+	for n := range r.Held {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestRestoreChoice(t *testing.T) {
+	tests := []struct {
+		name     string
+		now      []spec.TaskDef
+		fp       string
+		ch       checkpoint.Choice
+		reused   []string
+		rerun    []string
+		held     []string
+		kept     []string
+		warnings []string // each must be in some warning
+	}{
+		{name: "nothing asked: full restore", now: chain(), fp: "fp", reused: []string{"a", "b", "c", "d", "x"}},
+		{name: "rerun b holds what reads it", now: chain(), fp: "fp", ch: checkpoint.Choice{Rerun: []string{"b"}},
+			reused: []string{"a", "x"}, rerun: []string{"b"}, held: []string{"c", "d"},
+			warnings: []string{"re-running b on request", "early cut-off: c, d will run only if what they read changes; otherwise their recorded results are reused"}},
+		{name: "rerun-from b forces everything downstream", now: chain(), fp: "fp", ch: checkpoint.Choice{RerunFrom: []string{"b"}},
+			reused: []string{"a", "x"}, rerun: []string{"b", "c", "d"}},
+		{name: "rerun a and c", now: chain(), fp: "fp", ch: checkpoint.Choice{Rerun: []string{"a", "c"}},
+			rerun: []string{"a", "c"}, held: []string{"b", "d", "x"}},
+		{name: "keep pins a changed task (unchanged reuse)", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Keep: []string{"b"}},
+			reused: []string{"a", "b", "x"}, kept: []string{"b"}, held: []string{"c", "d"},
+			warnings: []string{"--keep: the recorded output of b is kept although its definition changed"}},
+		{name: "an edited task holds what reads it (unchanged reuse)", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged},
+			reused: []string{"a", "x"}, held: []string{"c", "d"}},
+		{name: "an edited task under strict holds nothing", now: chain("b"), fp: "fp2"},
+		{name: "a task whose own definition changed is not held", now: chain("b", "c"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged},
+			reused: []string{"a", "x"}, held: []string{"d"}},
+		{name: "keep under strict keeps only it", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Keep: []string{"b"}},
+			reused: []string{"b"}, kept: []string{"b"}},
+		{name: "keep of an unchanged task is no news", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Keep: []string{"a"}},
+			reused: []string{"a", "x"}, held: []string{"c", "d"}},
+		{name: "keep stops the hold below it", now: chain(), fp: "fp", ch: checkpoint.Choice{Rerun: []string{"b"}, Keep: []string{"c"}},
+			reused: []string{"a", "c", "d", "x"}, rerun: []string{"b"}},
+		{name: "rerun of a changed task under unchanged reuse", now: chain("d"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Rerun: []string{"a"}},
+			rerun: []string{"a"}, held: []string{"b", "c", "x"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sess := finished()
+			r := checkpoint.RestoreChoice(sess, tc.now, tc.fp, tc.ch)
+			if !slices.Equal(r.Reused, tc.reused) {
+				t.Errorf("reused = %v, want %v", r.Reused, tc.reused)
+			}
+			if !slices.Equal(r.Rerun, tc.rerun) {
+				t.Errorf("rerun = %v, want %v", r.Rerun, tc.rerun)
+			}
+			if got := heldNames(r); !slices.Equal(got, tc.held) {
+				t.Errorf("held = %v, want %v", got, tc.held)
+			}
+			if !slices.Equal(r.Kept, tc.kept) {
+				t.Errorf("kept = %v, want %v", r.Kept, tc.kept)
+			}
+			for _, n := range append(slices.Clone(tc.rerun), tc.held...) {
+				if r.Done(n) || r.Tasks[n].Attempts != 1 || r.Recorded[n] != n+"\n" || r.Tasks[n].Previous != n+"\n" {
+					t.Errorf("%s: done %v, attempts %d, recorded %q, previous %q; want pending with its attempts and its recorded result", n, r.Done(n), r.Tasks[n].Attempts, r.Recorded[n], r.Tasks[n].Previous)
+				}
+				if u := r.Tasks[n].Usage; u == nil || u.TotalTokens != 10 {
+					t.Errorf("%s: usage %+v, want what it cost kept (10 tokens)", n, u)
+				}
+			}
+			all := strings.Join(r.Warnings, "\n")
+			for _, w := range tc.warnings {
+				if !strings.Contains(all, w) {
+					t.Errorf("warnings %q lack %q", r.Warnings, w)
+				}
+			}
+		})
+	}
+}
+
+func TestChoiceCheck(t *testing.T) {
+	names := []string{"draft", "review", "publish"}
+	tests := []struct {
+		ch   checkpoint.Choice
+		want string // "" for no error
+	}{
+		{checkpoint.Choice{Rerun: []string{"draft", "review"}, RerunFrom: []string{"review"}, Keep: []string{"publish"}}, ""},
+		{checkpoint.Choice{Rerun: []string{"reveiw"}}, `--rerun: unknown task "reveiw" (did you mean "review"?)`},
+		{checkpoint.Choice{RerunFrom: []string{"zzzzzz"}}, `--rerun-from: unknown task "zzzzzz" (known: draft, review, publish)`},
+		{checkpoint.Choice{Keep: []string{"drafts"}}, `--keep: unknown task "drafts" (did you mean "draft"?)`},
+		{checkpoint.Choice{Rerun: []string{"draft"}, Keep: []string{"draft"}}, "contradict"},
+	}
+	for _, tc := range tests {
+		err := tc.ch.Check(names)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: %v", tc.ch, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: error %v, want %q", tc.ch, err, tc.want)
+		}
+	}
+}
+
+func TestDownstream(t *testing.T) {
+	ds := chain()
+	for _, tc := range []struct{ from, want []string }{
+		{[]string{"b"}, []string{"b", "c", "d"}},
+		{[]string{"a"}, []string{"a", "b", "c", "d", "x"}},
+		{[]string{"x", "c"}, []string{"c", "d", "x"}},
+		{nil, nil},
+	} {
+		if got := checkpoint.Downstream(ds, tc.from); !slices.Equal(got, tc.want) {
+			t.Errorf("Downstream(%v) = %v, want %v", tc.from, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/schedule"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// cutoffInputs is what the engine needs of a restore for the early cut-off:
+// the held tasks' recorded outputs and the recorded result of every task
+// that runs again, by index.
+func cutoffInputs(r *checkpoint.Restored, defs []spec.TaskDef) (held map[int]Output, recorded map[int]string) {
+	held, recorded = map[int]Output{}, map[int]string{}
+	if r == nil {
+		return held, recorded
+	}
+	for i, d := range defs {
+		if t, ok := r.Held[d.Name]; ok {
+			held[i] = Output{Description: d.Description, Raw: t.Result, Agent: d.Agent, OutputFormat: "RAW"}
+		}
+		if v, ok := r.Recorded[d.Name]; ok {
+			recorded[i] = v
+		}
+	}
+	return held, recorded
+}
+
+// asRecorded says whether task i stands as the checkpoint had it: restored
+// (or cut off), or run again with a byte-identical result.
+func (e *Engine) asRecorded(i int) bool {
+	if e.sched.Status(i) != schedule.Completed {
+		return false
+	}
+	if e.tasks[i].restored {
+		return true
+	}
+	v, ok := e.Recorded[i]
+	return ok && v == e.tasks[i].out.Raw
+}
+
+// cutOff says whether held task i may take over its recorded output now,
+// and says why: everything it waits for stands as recorded, and so does
+// every task whose output_variable its texts name. An agent with memory
+// is never cut off: the turns of its recorded answer were not kept.
+func (e *Engine) cutOff(i int) (Output, string, bool) {
+	out, ok := e.Held[i]
+	if !ok || e.agentOf(i).Memory || e.graph.RestoreProblem(i, out.Raw) != "" {
+		return Output{}, "", false
+	}
+	var reran []string
+	// What it waits for and what it reads (in a sequential team a task may
+	// read an earlier task than the one it waits for).
+	for _, d := range append(slices.Clone(e.graph.Deps(i)), e.Context[i]...) {
+		if !e.asRecorded(d) {
+			return Output{}, "", false
+		}
+		if (!e.tasks[d].restored || e.tasks[d].cutoff) && !slices.Contains(reran, e.Team.Tasks[d].Name) {
+			reran = append(reran, e.Team.Tasks[d].Name)
+		}
+	}
+	t := e.Team.Tasks[i]
+	for j, o := range e.Team.Tasks {
+		if o.OutputVariable == "" || j == i {
+			continue
+		}
+		ph := "{" + o.OutputVariable
+		if (strings.Contains(t.Description, ph) || strings.Contains(t.ExpectedOutput, ph)) && !e.asRecorded(j) {
+			return Output{}, "", false
+		}
+	}
+	why := "what it reads is unchanged"
+	if len(reran) > 0 {
+		why = fmt.Sprintf("the output of %s came out unchanged", strings.Join(reran, ", "))
+	}
+	return out, why, true
+}
+
+// reuse completes held task i with its recorded output (early cut-off).
+func (e *Engine) reuse(i int, out Output, why string) error {
+	t := e.Team.Tasks[i]
+	e.sched.Complete(i, out.Raw)
+	e.tasks[i].out, e.tasks[i].restored, e.tasks[i].cutoff = out, true, true
+	ev := Event{Type: TaskReused, Index: i, Task: t.Name, Agent: t.Agent, Result: out.Raw, Reason: why}
+	if t.OutputVariable != "" {
+		ev.OutputVariable, ev.OutputValue = t.OutputVariable, OutputValue(t, out.Raw)
+		e.State[t.OutputVariable] = ev.OutputValue
+	}
+	return e.record(ev)
+}
+
+// checkChoice refuses, before anything is written, --rerun, --rerun-from
+// or --keep without --continue or naming a task the spec does not have.
+func checkChoice(c checkpoint.Choice, team *spec.Team, cont bool) error {
+	if !cont && len(c.Rerun)+len(c.RerunFrom)+len(c.Keep) > 0 {
+		return usagef("--rerun, --rerun-from and --keep choose what a resumed session runs again: add --continue")
+	}
+	if err := c.Check(team.TaskNames()); err != nil {
+		return &UsageError{Err: fmt.Errorf("%s: %w", team.File, err)}
+	}
+	return nil
+}
