@@ -100,6 +100,12 @@ func (s *Store) lock(ctx context.Context, id string, wait time.Duration) (*Lock,
 			continue // released meanwhile: try again at once
 		}
 		left := wait - time.Since(start)
+		if left <= 0 && time.Since(start) < deadHolderGrace && deadHere(held) {
+			// The holder died on this host a moment ago: the server drops
+			// its backend, and so the lock, as soon as it sees the socket
+			// close. Let it, rather than report a dead run as the holder.
+			left = deadHolderGrace - time.Since(start)
+		}
 		if left <= 0 {
 			conn.Close(context.Background())
 			if wait > 0 {
@@ -118,6 +124,10 @@ func (s *Store) lock(ctx context.Context, id string, wait time.Duration) (*Lock,
 		delay = min(delay*2, 250*time.Millisecond)
 	}
 }
+
+// deadHolderGrace bounds how long Lock gives the server to notice that a
+// holder on this host died.
+const deadHolderGrace = 5 * time.Second
 
 // dial opens a lock connection: its own, with the lease as the server's
 // idle_session_timeout and as the TCP keepalive budget on both ends.
