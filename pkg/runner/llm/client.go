@@ -10,13 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/teamrun/teamrun/pkg/runner/backoff"
 )
 
 // Defaults for a zero Client field.
@@ -519,13 +520,7 @@ func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
 	if limit <= 0 {
 		limit = DefaultMaxBackoff
 	}
-	d := baseBackoff
-	for i := 1; i < attempt && d < limit; i++ {
-		d *= 2
-	}
-	d = min(d, limit)
-	half := d / 2
-	return half + rand.N(d-half+1)
+	return backoff.Jitter(backoff.Delay(baseBackoff, limit, attempt))
 }
 
 // retryAfterOf reads retry-after-ms (OpenAI's) or Retry-After in seconds or
