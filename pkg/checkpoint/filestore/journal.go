@@ -259,6 +259,12 @@ func (j *FileJournal) restart() error {
 // (fdatasync). Its cost does not depend on the records before it, except
 // for an occasional compaction when the journal outgrows the snapshot.
 func (j *FileJournal) Record(r checkpoint.Record) error {
+	return j.RecordBatch([]checkpoint.Record{r})
+}
+
+// RecordBatch appends rs in one write and returns once they are on disk:
+// one fdatasync for all of them.
+func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -267,17 +273,22 @@ func (j *FileJournal) Record(r checkpoint.Record) error {
 	if j.err != nil {
 		return j.err
 	}
-	r, w, err := checkpoint.PrepareRecord(r)
-	if err != nil {
-		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+	var buf []byte
+	prepared := make([]checkpoint.Record, len(rs))
+	for i, r := range rs {
+		r, w, err := checkpoint.PrepareRecord(r)
+		if err != nil {
+			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+		}
+		j.warnings = append(j.warnings, w...)
+		payload, err := checkpoint.EncodeRecord(r)
+		if err != nil {
+			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+		}
+		prepared[i] = r
+		buf = append(buf, frame(payload)...)
 	}
-	j.warnings = append(j.warnings, w...)
-	payload, err := checkpoint.EncodeRecord(r)
-	if err != nil {
-		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
-	}
-	line := frame(payload)
-	if _, err := j.f.Write(line); err != nil {
+	if _, err := j.f.Write(buf); err != nil {
 		// Cut a partial line so the next record does not follow garbage.
 		if terr := j.f.Truncate(j.size); terr != nil {
 			j.err = storeErr("write", j.path, err)
@@ -289,12 +300,14 @@ func (j *FileJournal) Record(r checkpoint.Record) error {
 		j.err = storeErr("sync", j.path, err)
 		return j.err
 	}
-	j.size += int64(len(line))
-	j.sess.Apply(r)
+	j.size += int64(len(buf))
+	for _, r := range prepared {
+		j.sess.Apply(r)
+	}
 	if j.size > j.snapSize && j.size > j.store.compactMin {
 		if err := j.compact(); err != nil {
 			if j.err != nil {
-				// The record is on disk, but later ones could not be.
+				// The records are on disk, but later ones could not be.
 				return j.err
 			}
 			j.warnings = append(j.warnings, fmt.Sprintf("compaction of session %s postponed: %v", j.sess.ID, err))
