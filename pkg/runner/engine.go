@@ -78,6 +78,16 @@ type Recorder interface {
 	Record(Event) error
 }
 
+// Stager is a Recorder that can hold an event back: a staged event becomes
+// durable with the next Record, in the same sync, or with Flush. The engine
+// stages a completion only when the next thing it does is a Record or a
+// Flush, and shows the event only once that returned, so nothing is
+// acknowledged before it is durable.
+type Stager interface {
+	Stage(Event) error
+	Flush() error
+}
+
 // MemoryKeeper learns the turns of a completed task once they are durable,
 // so that the agent's next task sees them.
 type MemoryKeeper interface {
@@ -148,6 +158,7 @@ type Engine struct {
 	sched    *schedule.State // which task may go next: the one set of rules plan shares
 	recMu    sync.Mutex
 	storeErr error
+	staged   []Event // staged, not yet durable nor shown; under recMu
 	used     *Usage // what this run's LLM requests cost, without calls; under recMu
 }
 
@@ -197,12 +208,71 @@ func (e *Engine) record(ev Event) error {
 			return e.storeErr
 		}
 	}
-	if ev.Usage != nil {
-		e.used = totals(e.used.Plus(ev.Usage))
+	e.ackLocked(append(e.takeStagedLocked(), ev))
+	return nil
+}
+
+// stage records ev with the next record, or at flush, when the Recorder
+// can (a Stager); otherwise at once.
+func (e *Engine) stage(ev Event) error {
+	st, ok := e.Recorder.(Stager)
+	if !ok {
+		return e.record(ev)
+	}
+	e.recMu.Lock()
+	if e.storeErr != nil {
+		e.recMu.Unlock()
+		return e.storeErr
+	}
+	ev.Session = e.Session
+	if ev.Time.IsZero() {
+		ev.Time = e.now()
+	}
+	if err := st.Stage(ev); err != nil {
+		e.storeErr = &StoreError{Err: err}
+		e.recMu.Unlock()
+		return e.storeErr
+	}
+	e.staged = append(e.staged, ev)
+	e.recMu.Unlock()
+	return nil
+}
+
+// flush makes what was staged durable, then shows it.
+func (e *Engine) flush() error {
+	e.recMu.Lock()
+	if e.storeErr != nil || len(e.staged) == 0 {
+		err := e.storeErr
+		e.recMu.Unlock()
+		return err
+	}
+	if err := e.Recorder.(Stager).Flush(); err != nil {
+		e.storeErr = &StoreError{Err: err}
+		e.recMu.Unlock()
+		return e.storeErr
+	}
+	e.ackLocked(e.takeStagedLocked())
+	return nil
+}
+
+func (e *Engine) takeStagedLocked() []Event {
+	evs := e.staged
+	e.staged = nil
+	return evs
+}
+
+// ackLocked counts and shows durable events; it unlocks recMu first
+// thing after the counting, so that observers never run under it.
+func (e *Engine) ackLocked(evs []Event) {
+	for _, ev := range evs {
+		if ev.Usage != nil {
+			e.used = totals(e.used.Plus(ev.Usage))
+		}
 	}
 	e.recMu.Unlock()
-	e.observe(ev)
-	return nil
+	for _, ev := range evs {
+		e.observe(ev)
+	}
 }
 
 func (e *Engine) observe(ev Event) {
@@ -352,6 +422,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			}
 		}
 		if running == 0 {
+			// Nothing started that would carry a staged completion.
+			_ = e.flush()
 			if !stopping() && len(halts) == 0 {
 				for _, i := range e.sched.Pending() {
 					stuck = append(stuck, e.Team.Tasks[i].Name)
@@ -371,7 +443,10 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			halts = append(halts, d.halt)
 			continue
 		}
-		if err := e.finish(d); err != nil {
+		// With nothing else in flight, the next record follows at once
+		// (the next task's start, or the flush when none starts): the
+		// completion goes with it, one sync for both.
+		if err := e.finish(d, running == 0); err != nil {
 			cancel()
 			continue
 		}
@@ -499,7 +574,7 @@ func (e *Engine) human(i int) (*Halt, error) {
 	if err == nil && t.OutputFile != "" {
 		err = writeOutputFile(outputPath(e.Team, t), value)
 	}
-	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, err: err, attempt: attempt})
+	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, err: err, attempt: attempt}, false)
 }
 
 // attempts runs a task's attempts within one invocation: the first and up
@@ -600,7 +675,8 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // finish records how a task's attempts ended and updates the shared state.
-func (e *Engine) finish(d attemptDone) error {
+// With stage, a completion is staged (see Stager) rather than recorded.
+func (e *Engine) finish(d attemptDone, stage bool) error {
 	st := &e.tasks[d.i]
 	t := e.Team.Tasks[d.i]
 	if d.attempt > st.attempts {
@@ -641,9 +717,15 @@ func (e *Engine) finish(d attemptDone) error {
 			e.State[t.OutputVariable] = ev.OutputValue
 		}
 	}
-	if err := e.record(ev); err != nil {
+	record := e.record
+	if stage && ev.Type == TaskCompleted {
+		record = e.stage
+	}
+	if err := record(ev); err != nil {
 		return err
 	}
+	// A staged completion's turns are learnt now: only a task whose
+	// start (the sync that carries the completion) was recorded reads them.
 	if len(ev.Memory) > 0 && e.Memory != nil {
 		e.Memory.Remember(t.Agent, ev.Memory)
 	}

@@ -512,6 +512,9 @@ type journalRecorder struct {
 	j     checkpoint.Journal
 	warn  func(string)
 	done  bool
+	// staged are records the next Record or Flush makes durable with its
+	// own, in one sync (Stager).
+	staged []checkpoint.Record
 }
 
 func (r *journalRecorder) begin() error {
@@ -536,15 +539,57 @@ func (r *journalRecorder) close() error {
 		return nil
 	}
 	r.done = true
-	err := r.j.Close()
+	err := r.Flush()
+	if cerr := r.j.Close(); err == nil {
+		err = cerr
+	}
+	r.flushWarnings()
+	return err
+}
+
+// Stage keeps ev's records for the next Record or Flush.
+func (r *journalRecorder) Stage(ev Event) error {
+	recs, err := r.records(ev)
+	r.staged = append(r.staged, recs...)
+	return err
+}
+
+// Flush makes the staged records durable.
+func (r *journalRecorder) Flush() error {
+	if len(r.staged) == 0 {
+		return nil
+	}
+	recs := r.staged
+	r.staged = nil
+	err := checkpoint.RecordAll(r.j, recs...)
 	r.flushWarnings()
 	return err
 }
 
 func (r *journalRecorder) Record(ev Event) error {
+	recs, err := r.records(ev)
+	if err != nil {
+		return err
+	}
+	recs = append(r.staged, recs...)
+	r.staged = nil
+	err = checkpoint.RecordAll(r.j, recs...)
+	r.flushWarnings()
+	return err
+}
+
+// records are ev's checkpoint records; they begin the journal if need be.
+func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 	if r.j == nil {
 		if err := r.begin(); err != nil {
-			return err
+			return nil, err
+		}
+	}
+	// The usage below adds up over the task's records: one still staged
+	// must be folded in first.
+	if slices.ContainsFunc(r.staged, func(s checkpoint.Record) bool { return s.Task == ev.Task }) {
+		if err := r.Flush(); err != nil {
+			return nil, err
 		}
 	}
 	var recs []checkpoint.Record
@@ -585,13 +630,7 @@ func (r *journalRecorder) Record(ev Event) error {
 	case ToolTurn, ToolStarted, ToolResult, ToolEnded, ToolResumed:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.RecordKind(ev.Type), Task: ev.Task, Attempt: ev.Attempt, Tool: ev.Tool, At: ev.Time})
 	}
-	for _, rec := range recs {
-		if err := r.j.Record(rec); err != nil {
-			return err
-		}
-	}
-	r.flushWarnings()
-	return nil
+	return recs, nil
 }
 
 // turnsOf and messagesOf convert an agent's conversation between the
