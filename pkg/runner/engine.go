@@ -159,7 +159,7 @@ type Engine struct {
 	recMu    sync.Mutex
 	storeErr error
 	staged   []Event // staged, not yet durable nor shown; under recMu
-	used     *Usage // what this run's LLM requests cost, without calls; under recMu
+	used     *Usage  // what this run's LLM requests cost, without calls; under recMu
 }
 
 type taskState struct {
