@@ -73,7 +73,8 @@ type Executor interface {
 }
 
 // Recorder makes an event durable. The engine does not go on before it
-// returns; an error stops the run (the store cannot be written).
+// returns; an error stops the run (the store cannot be written). Tasks
+// running side by side call it concurrently.
 type Recorder interface {
 	Record(Event) error
 }
@@ -202,10 +203,25 @@ func (e *Engine) record(ev Event) error {
 		ev.Time = e.now()
 	}
 	if e.Recorder != nil {
-		if err := e.Recorder.Record(ev); err != nil {
-			e.storeErr = &StoreError{Err: err}
+		// Without a staged event to carry, tasks running side by side
+		// record at the same time, so that the journal can sync their
+		// records together (group commit). A staged event is only ever
+		// there when no task runs, so nothing can stage meanwhile.
+		free := len(e.staged) == 0
+		if free {
 			e.recMu.Unlock()
-			return e.storeErr
+		}
+		err := e.Recorder.Record(ev)
+		if free {
+			e.recMu.Lock()
+		}
+		if err != nil {
+			if e.storeErr == nil {
+				e.storeErr = &StoreError{Err: err}
+			}
+			err := e.storeErr
+			e.recMu.Unlock()
+			return err
 		}
 	}
 	e.ackLocked(append(e.takeStagedLocked(), ev))
