@@ -205,11 +205,17 @@ func (e *Engine) record(ev Event) error {
 	if e.Recorder != nil {
 		// Without a staged event to carry, tasks running side by side
 		// record at the same time, so that the journal can sync their
-		// records together (group commit). A staged event is only ever
-		// there when no task runs, so nothing can stage meanwhile.
+		// records together (group commit). One that carries staged events
+		// holds recMu, so that no event is staged meanwhile and the
+		// events it shows are exactly those its sync made durable. (An
+		// event staged while a free record runs may ride along with it
+		// unseen; it is shown by the next flush, late but not early.)
+		var carried []Event
 		free := len(e.staged) == 0
 		if free {
 			e.recMu.Unlock()
+		} else {
+			carried = e.takeStagedLocked()
 		}
 		err := e.Recorder.Record(ev)
 		if free {
@@ -223,13 +229,16 @@ func (e *Engine) record(ev Event) error {
 			e.recMu.Unlock()
 			return err
 		}
+		e.ackLocked(append(carried, ev))
+		return nil
 	}
-	e.ackLocked(append(e.takeStagedLocked(), ev))
+	e.ackLocked([]Event{ev})
 	return nil
 }
 
 // stage records ev with the next record, or at flush, when the Recorder
-// can (a Stager); otherwise at once.
+// can (a Stager); otherwise at once. The main loop flushes when the
+// scheduling pass that follows starts no task whose start would carry ev.
 func (e *Engine) stage(ev Event) error {
 	st, ok := e.Recorder.(Stager)
 	if !ok {
@@ -380,6 +389,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		return failed || ctx.Err() != nil || e.storeFailed()
 	}
 	for {
+		started := 0
 		if !stopping() {
 			progressed := true
 			for progressed && !stopping() {
@@ -433,13 +443,17 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 					job := e.job(i)
 					e.sched.Start(i)
 					running++
+					started++
 					go func() { results <- e.attempts(runCtx, job) }()
 				}
 			}
 		}
-		if running == 0 {
-			// Nothing started that would carry a staged completion.
+		if started == 0 {
+			// No task's start will carry a staged completion: it is made
+			// durable, and shown, before the engine waits or ends.
 			_ = e.flush()
+		}
+		if running == 0 {
 			if !stopping() && len(halts) == 0 {
 				for _, i := range e.sched.Pending() {
 					stuck = append(stuck, e.Team.Tasks[i].Name)
@@ -459,10 +473,10 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			halts = append(halts, d.halt)
 			continue
 		}
-		// With nothing else in flight, the next record follows at once
-		// (the next task's start, or the flush when none starts): the
+		// The next record follows at once (the start of the task that
+		// takes the freed slot, or the flush when none starts): the
 		// completion goes with it, one sync for both.
-		if err := e.finish(d, running == 0); err != nil {
+		if err := e.finish(d, true); err != nil {
 			cancel()
 			continue
 		}

@@ -144,3 +144,40 @@ func TestParallelCompletionsNotStaged(t *testing.T) {
 		t.Fatalf("batches %q: a's completion waited", rec.batches)
 	}
 }
+
+// In a workflow, the completion that frees a slot goes with the start of
+// the task that takes it.
+func TestParallelCompletionCarriedByNextStart(t *testing.T) {
+	tm, cx := team(spec.Workflow, task("a", ctxOf()), task("b", ctxOf()), task("c", ctxOf()))
+	bStarted, cStarted := make(chan struct{}), make(chan struct{})
+	ex := &fakeExec{fn: func(_ context.Context, j *Job) (Result, error) {
+		switch j.Task.Name {
+		case "a":
+			<-bStarted // a ends while b runs
+		case "b":
+			close(bStarted)
+			<-cStarted // b runs until c took a's slot
+		case "c":
+			close(cStarted)
+		}
+		return Result{Raw: "ok"}, nil
+	}}
+	rec := &stagingRecorder{}
+	obs := &syncObserver{rec: rec}
+	e := newEngine(tm, cx, ex, rec)
+	e.Observer = obs
+	e.MaxParallel = 2
+	if sum, err := e.Run(context.Background()); err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	if !slices.ContainsFunc(rec.batches, func(b []string) bool {
+		return slices.Equal(b, []string{"task_completed a", "task_started c"})
+	}) {
+		t.Fatalf("batches %q: a's completion did not go with c's start", rec.batches)
+	}
+	for _, b := range rec.batches {
+		if len(b) == 0 {
+			t.Fatalf("an empty sync: %q", rec.batches)
+		}
+	}
+}
