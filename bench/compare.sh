@@ -62,6 +62,7 @@ team "$WORK/v/team.yaml" 10 sequential 'command: ["true"]'
 
 export NO_COLOR=1
 home=$WORK/home
+rm -rf "$home" # a fresh store: the done sessions below are made anew
 trun() { TEAMRUN_HOME=$home "$teamrun" "$@" >/dev/null; }
 
 # A fully done session of each size, for the restore and plan figures.
