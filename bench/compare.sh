@@ -5,6 +5,7 @@
 #   bash bench/compare.sh                  # 5 rounds, 1,000 and 10,000 tasks
 #   ROUNDS=7 BIG=0 bash bench/compare.sh   # 7 rounds, skip the 10,000-task figures
 #   TEAMRUN=/path/to/teamrun bash bench/compare.sh   # measure another build
+#   BASELINE=/path/to/old/teamrun bash bench/compare.sh  # and an older build in the same rounds
 #
 # Builds teamrun from this checkout, go-task v3.54.0 from the module proxy
 # and the floor programs (bench/floor, bench/hello) into $WORK (a temp dir).
@@ -90,6 +91,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	add gotask "$(ms "$bin/task" --silent --taskfile "$WORK/gotask/Taskfile.yml")"
 	add wf_p1 "$(ms trun run "$WORK/wf/team.yaml" --quiet --max-parallel 1 --session "wf1-$r")"
 	add wf_p8 "$(ms trun run "$WORK/wf/team.yaml" --quiet --max-parallel 8 --session "wf8-$r")"
+	if [ -n "${BASELINE:-}" ]; then
+		add base_cmd_cold "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/cmd/team.yaml" --quiet --session "bcmd-$r")"
+		add base_wf_p1 "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/wf/team.yaml" --quiet --max-parallel 1 --session "bwf1-$r")"
+		add base_wf_p8 "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/wf/team.yaml" --quiet --max-parallel 8 --session "bwf8-$r")"
+	fi
 	add restored1k "$(ms trun run "$WORK/cmd/team.yaml" --quiet --continue --session done1k)"
 	add plan1k "$(ms trun plan "$WORK/cmd/team.yaml" --session done1k)"
 	add hello "$(ms "$bin/hello")"
@@ -102,7 +108,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		add rss10k_restore "$(TEAMRUN_HOME=$home "$bin/floor" rss "$teamrun" run "$WORK/big/team.yaml" --quiet --continue --session done10k | tail -1)"
 	fi
 	# Each round's sessions are deleted so the store stays the same size.
-	rm -f "$home"/sessions/{cmd,sh,wf1,wf8,big,rss}-"$r".*
+	rm -rf "$home"/sessions/{cmd,sh,wf1,wf8,big,rss,bcmd,bwf1,bwf8}-"$r".*
 done
 
 m() { median "${S[$1]}"; }
@@ -117,6 +123,12 @@ printf '%-64s %s\n' \
 	"plan of that session, ms" "$(m plan1k)" \
 	"teamrun --version / Go hello-world ($(m version) / $(m hello))" "$(ratio version hello)" \
 	"validate 10-task spec / Go hello-world ($(m validate10) / $(m hello))" "$(ratio validate10 hello)"
+if [ -n "${BASELINE:-}" ]; then
+	printf '%-64s %s\n' \
+		"baseline: 1,000 cold / direct floor ($(m base_cmd_cold) / $(m floor_direct))" "$(ratio base_cmd_cold floor_direct)" \
+		"baseline: workflow --max-parallel 8 / 1 ($(m base_wf_p8) / $(m base_wf_p1))" "$(ratio base_wf_p8 base_wf_p1)" \
+		"this build's 1,000 cold / the baseline's" "$(ratio cmd_cold base_cmd_cold)"
+fi
 if [ "$BIG" = 1 ]; then
 	printf '%-64s %s\n' \
 		"fully restored 10,000-task rerun, ms" "$(m restored10k)" \
