@@ -88,3 +88,28 @@ type ProjectState interface {
 	Audit(ctx context.Context, rec AuditRecord) error
 	AuditRecords(ctx context.Context) ([]AuditRecord, error)
 }
+
+// BatchJournal is a Journal that makes several transitions durable together,
+// with one write and one sync: a sequential run records task N's completion
+// and task N+1's start at once. It is optional; RecordAll falls back to one
+// Record each.
+type BatchJournal interface {
+	Journal
+	// RecordBatch returns once every record of rs is durable, in order. On
+	// an error none of them is acknowledged (a crash may still leave a
+	// prefix of them on disk, as it may leave one unacknowledged record).
+	RecordBatch(rs []Record) error
+}
+
+// RecordAll makes rs durable, with one sync when j is a BatchJournal.
+func RecordAll(j Journal, rs ...Record) error {
+	if b, ok := j.(BatchJournal); ok && len(rs) > 1 {
+		return b.RecordBatch(rs)
+	}
+	for _, r := range rs {
+		if err := j.Record(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}

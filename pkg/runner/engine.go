@@ -73,9 +73,20 @@ type Executor interface {
 }
 
 // Recorder makes an event durable. The engine does not go on before it
-// returns; an error stops the run (the store cannot be written).
+// returns; an error stops the run (the store cannot be written). Tasks
+// running side by side call it concurrently.
 type Recorder interface {
 	Record(Event) error
+}
+
+// Stager is a Recorder that can hold an event back: a staged event becomes
+// durable with the next Record, in the same sync, or with Flush. The engine
+// stages a completion only when the next thing it does is a Record or a
+// Flush, and shows the event only once that returned, so nothing is
+// acknowledged before it is durable.
+type Stager interface {
+	Stage(Event) error
+	Flush() error
 }
 
 // MemoryKeeper learns the turns of a completed task once they are durable,
@@ -148,7 +159,8 @@ type Engine struct {
 	sched    *schedule.State // which task may go next: the one set of rules plan shares
 	recMu    sync.Mutex
 	storeErr error
-	used     *Usage // what this run's LLM requests cost, without calls; under recMu
+	staged   []Event // staged, not yet durable nor shown; under recMu
+	used     *Usage  // what this run's LLM requests cost, without calls; under recMu
 }
 
 type taskState struct {
@@ -191,18 +203,101 @@ func (e *Engine) record(ev Event) error {
 		ev.Time = e.now()
 	}
 	if e.Recorder != nil {
-		if err := e.Recorder.Record(ev); err != nil {
-			e.storeErr = &StoreError{Err: err}
+		// Without a staged event to carry, tasks running side by side
+		// record at the same time, so that the journal can sync their
+		// records together (group commit). One that carries staged events
+		// holds recMu, so that no event is staged meanwhile and the
+		// events it shows are exactly those its sync made durable. (An
+		// event staged while a free record runs may ride along with it
+		// unseen; it is shown by the next flush, late but not early.)
+		var carried []Event
+		free := len(e.staged) == 0
+		if free {
 			e.recMu.Unlock()
-			return e.storeErr
+		} else {
+			carried = e.takeStagedLocked()
+		}
+		err := e.Recorder.Record(ev)
+		if free {
+			e.recMu.Lock()
+		}
+		if err != nil {
+			if e.storeErr == nil {
+				e.storeErr = &StoreError{Err: err}
+			}
+			err := e.storeErr
+			e.recMu.Unlock()
+			return err
+		}
+		e.ackLocked(append(carried, ev))
+		return nil
+	}
+	e.ackLocked([]Event{ev})
+	return nil
+}
+
+// stage records ev with the next record, or at flush, when the Recorder
+// can (a Stager); otherwise at once. The main loop flushes when the
+// scheduling pass that follows starts no task whose start would carry ev.
+func (e *Engine) stage(ev Event) error {
+	st, ok := e.Recorder.(Stager)
+	if !ok {
+		return e.record(ev)
+	}
+	e.recMu.Lock()
+	if e.storeErr != nil {
+		e.recMu.Unlock()
+		return e.storeErr
+	}
+	ev.Session = e.Session
+	if ev.Time.IsZero() {
+		ev.Time = e.now()
+	}
+	if err := st.Stage(ev); err != nil {
+		e.storeErr = &StoreError{Err: err}
+		e.recMu.Unlock()
+		return e.storeErr
+	}
+	e.staged = append(e.staged, ev)
+	e.recMu.Unlock()
+	return nil
+}
+
+// flush makes what was staged durable, then shows it.
+func (e *Engine) flush() error {
+	e.recMu.Lock()
+	if e.storeErr != nil || len(e.staged) == 0 {
+		err := e.storeErr
+		e.recMu.Unlock()
+		return err
+	}
+	if err := e.Recorder.(Stager).Flush(); err != nil {
+		e.storeErr = &StoreError{Err: err}
+		e.recMu.Unlock()
+		return e.storeErr
+	}
+	e.ackLocked(e.takeStagedLocked())
+	return nil
+}
+
+func (e *Engine) takeStagedLocked() []Event {
+	evs := e.staged
+	e.staged = nil
+	return evs
+}
+
+// ackLocked counts and shows durable events; it unlocks recMu first
+// thing after the counting, so that observers never run under it.
+func (e *Engine) ackLocked(evs []Event) {
+	for _, ev := range evs {
+		if ev.Usage != nil {
+			e.used = totals(e.used.Plus(ev.Usage))
 		}
 	}
-	if ev.Usage != nil {
-		e.used = totals(e.used.Plus(ev.Usage))
-	}
 	e.recMu.Unlock()
-	e.observe(ev)
-	return nil
+	for _, ev := range evs {
+		e.observe(ev)
+	}
 }
 
 func (e *Engine) observe(ev Event) {
@@ -294,6 +389,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		return failed || ctx.Err() != nil || e.storeFailed()
 	}
 	for {
+		started := 0
 		if !stopping() {
 			progressed := true
 			for progressed && !stopping() {
@@ -347,9 +443,15 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 					job := e.job(i)
 					e.sched.Start(i)
 					running++
+					started++
 					go func() { results <- e.attempts(runCtx, job) }()
 				}
 			}
+		}
+		if started == 0 {
+			// No task's start will carry a staged completion: it is made
+			// durable, and shown, before the engine waits or ends.
+			_ = e.flush()
 		}
 		if running == 0 {
 			if !stopping() && len(halts) == 0 {
@@ -371,7 +473,10 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			halts = append(halts, d.halt)
 			continue
 		}
-		if err := e.finish(d); err != nil {
+		// The next record follows at once (the start of the task that
+		// takes the freed slot, or the flush when none starts): the
+		// completion goes with it, one sync for both.
+		if err := e.finish(d, true); err != nil {
 			cancel()
 			continue
 		}
@@ -499,7 +604,7 @@ func (e *Engine) human(i int) (*Halt, error) {
 	if err == nil && t.OutputFile != "" {
 		err = writeOutputFile(outputPath(e.Team, t), value)
 	}
-	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, err: err, attempt: attempt})
+	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, err: err, attempt: attempt}, false)
 }
 
 // attempts runs a task's attempts within one invocation: the first and up
@@ -600,7 +705,8 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // finish records how a task's attempts ended and updates the shared state.
-func (e *Engine) finish(d attemptDone) error {
+// With stage, a completion is staged (see Stager) rather than recorded.
+func (e *Engine) finish(d attemptDone, stage bool) error {
 	st := &e.tasks[d.i]
 	t := e.Team.Tasks[d.i]
 	if d.attempt > st.attempts {
@@ -641,9 +747,15 @@ func (e *Engine) finish(d attemptDone) error {
 			e.State[t.OutputVariable] = ev.OutputValue
 		}
 	}
-	if err := e.record(ev); err != nil {
+	record := e.record
+	if stage && ev.Type == TaskCompleted {
+		record = e.stage
+	}
+	if err := record(ev); err != nil {
 		return err
 	}
+	// A staged completion's turns are learnt now: only a task whose
+	// start (the sync that carries the completion) was recorded reads them.
 	if len(ev.Memory) > 0 && e.Memory != nil {
 		e.Memory.Remember(t.Agent, ev.Memory)
 	}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -503,8 +504,11 @@ func ShellQuote(s string) string {
 const InterruptedError = "interrupted before it completed"
 
 // journalRecorder turns engine events into checkpoint records. It begins
-// the session's journal when asked, or at its first record.
+// the session's journal when asked, or at its first record. It is safe for
+// concurrent use: records of tasks running side by side meet in the
+// journal, which syncs them together (group commit).
 type journalRecorder struct {
+	mu    sync.Mutex // guards j's beginning and staged
 	ctx   context.Context
 	store checkpoint.Backend
 	lock  checkpoint.Lock
@@ -512,6 +516,9 @@ type journalRecorder struct {
 	j     checkpoint.Journal
 	warn  func(string)
 	done  bool
+	// staged are records the next Record or Flush makes durable with its
+	// own, in one sync (Stager).
+	staged []checkpoint.Record
 }
 
 func (r *journalRecorder) begin() error {
@@ -536,21 +543,70 @@ func (r *journalRecorder) close() error {
 		return nil
 	}
 	r.done = true
-	err := r.j.Close()
+	err := r.Flush() // the engine flushed already; this only guards
+	if cerr := r.j.Close(); err == nil {
+		err = cerr
+	}
 	r.flushWarnings()
 	return err
 }
 
-func (r *journalRecorder) Record(ev Event) error {
-	if r.j == nil {
-		if err := r.begin(); err != nil {
+// Stage keeps ev's records for the next Record or Flush.
+func (r *journalRecorder) Stage(ev Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	recs, err := r.records(ev)
+	r.staged = append(r.staged, recs...)
+	return err
+}
+
+// Flush makes the staged records durable.
+func (r *journalRecorder) Flush() error { return r.write(nil) }
+
+func (r *journalRecorder) Record(ev Event) error { return r.write(&ev) }
+
+// write makes the staged records and ev's durable together.
+func (r *journalRecorder) write(ev *Event) error {
+	r.mu.Lock()
+	var recs []checkpoint.Record
+	if ev != nil {
+		var err error
+		if recs, err = r.records(*ev); err != nil {
+			r.mu.Unlock()
 			return err
 		}
 	}
+	recs = append(r.staged, recs...)
+	r.staged = nil
+	j := r.j
+	r.mu.Unlock()
+	if len(recs) == 0 {
+		return nil
+	}
+	err := checkpoint.RecordAll(j, recs...)
+	r.flushWarnings()
+	return err
+}
+
+// records are ev's checkpoint records; they begin the journal if need be.
+// r.mu is held.
+func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
+	if r.j == nil {
+		if err := r.begin(); err != nil {
+			return nil, err
+		}
+	}
 	var recs []checkpoint.Record
-	// A task's usage is everything its requests cost in the session.
+	// A task's usage is everything its requests cost in the session,
+	// a staged record of it included.
 	prev, _ := r.j.Task(ev.Task)
-	usage := prev.Usage.Plus(ev.Usage)
+	usage := prev.Usage
+	for _, s := range r.staged {
+		if s.Task == ev.Task && s.Usage != nil {
+			usage = s.Usage
+		}
+	}
+	usage = usage.Plus(ev.Usage)
 	switch ev.Type {
 	case TaskStarted:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: ev.Task, Attempt: ev.Attempt, At: ev.Time})
@@ -585,13 +641,7 @@ func (r *journalRecorder) Record(ev Event) error {
 	case ToolTurn, ToolStarted, ToolResult, ToolEnded, ToolResumed:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.RecordKind(ev.Type), Task: ev.Task, Attempt: ev.Attempt, Tool: ev.Tool, At: ev.Time})
 	}
-	for _, rec := range recs {
-		if err := r.j.Record(rec); err != nil {
-			return err
-		}
-	}
-	r.flushWarnings()
-	return nil
+	return recs, nil
 }
 
 // turnsOf and messagesOf convert an agent's conversation between the

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -132,4 +134,31 @@ func BenchmarkList10000(b *testing.B) {
 			b.Fatalf("%v %d", err, len(list))
 		}
 	}
+}
+
+// BenchmarkRecordParallel: 8 writers record completions (1 KiB results) at
+// once, as a workflow's tasks do; group commit lets records that arrive
+// during a sync share the next one. syncs/record is below 1 when they do.
+func BenchmarkRecordParallel(b *testing.B) {
+	s := newStore(b)
+	var syncs atomic.Int64
+	s.datasync = func(f *os.File) error { syncs.Add(1); return fdatasync(f) }
+	l := mustLock(b, s, "bench")
+	sess := bigSession("bench", 1000)
+	j := mustBegin(b, s, l, sess)
+	b.SetParallelism(8 / max(1, runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: sess.Team.Tasks[i%1000].Name, Result: kib}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(syncs.Load())/float64(n.Load()), "syncs/record")
+	j.Close()
 }

@@ -141,6 +141,26 @@ type FileJournal struct {
 	warnings []string
 	err      error // set when the journal's state on disk is unknown
 	closed   bool
+
+	// Group commit: batches that arrive while a sync is in flight queue
+	// up and share the next write and sync, which the first of them leads.
+	syncing bool
+	queue   []*batch
+	idle    *sync.Cond // signalled when no sync is in flight; on mu
+}
+
+// batch is one RecordBatch call waiting for its sync.
+type batch struct {
+	buf     []byte
+	records []checkpoint.Record
+	done    chan batchDone
+}
+
+// batchDone ends a wait: the batch is durable (err nil), failed, or its
+// caller is to lead the next sync.
+type batchDone struct {
+	err  error
+	lead bool
 }
 
 // minCompact keeps small sessions from compacting on every few records.
@@ -175,6 +195,7 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 		_ = os.Remove(p)
 	}
 	j := &FileJournal{store: s, lock: l, sess: sess, path: s.journalPath(sess.ID)}
+	j.idle = sync.NewCond(&j.mu)
 	j.warnings = append(j.warnings, checkpoint.PrepareSnapshot(sess)...)
 	// The new snapshot names sess's epoch as the one it absorbs. A journal
 	// of an older epoch (its records were folded before sess was loaded)
@@ -259,6 +280,14 @@ func (j *FileJournal) restart() error {
 // (fdatasync). Its cost does not depend on the records before it, except
 // for an occasional compaction when the journal outgrows the snapshot.
 func (j *FileJournal) Record(r checkpoint.Record) error {
+	return j.RecordBatch([]checkpoint.Record{r})
+}
+
+// RecordBatch appends rs in one write and returns once they are on disk:
+// one fdatasync for all of them. Batches of concurrent callers that arrive
+// while a sync is in flight share the next one (group commit); none
+// returns before its records are durable.
+func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -267,39 +296,112 @@ func (j *FileJournal) Record(r checkpoint.Record) error {
 	if j.err != nil {
 		return j.err
 	}
-	r, w, err := checkpoint.PrepareRecord(r)
-	if err != nil {
-		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+	b := &batch{records: make([]checkpoint.Record, len(rs))}
+	for i, r := range rs {
+		r, w, err := checkpoint.PrepareRecord(r)
+		if err != nil {
+			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+		}
+		j.warnings = append(j.warnings, w...)
+		payload, err := checkpoint.EncodeRecord(r)
+		if err != nil {
+			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+		}
+		b.records[i] = r
+		b.buf = append(b.buf, frame(payload)...)
 	}
-	j.warnings = append(j.warnings, w...)
-	payload, err := checkpoint.EncodeRecord(r)
-	if err != nil {
-		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+	if j.syncing {
+		b.done = make(chan batchDone, 1)
+		j.queue = append(j.queue, b)
+		j.mu.Unlock()
+		d := <-b.done
+		j.mu.Lock()
+		if !d.lead {
+			return d.err
+		}
+		// Led by us now: everything queued so far, us first.
+	} else {
+		j.queue = append([]*batch{b}, j.queue...)
 	}
-	line := frame(payload)
-	if _, err := j.f.Write(line); err != nil {
+	return j.lead(b)
+}
+
+// lead writes and syncs every queued batch at once (mu held, released
+// during the I/O), answers the others, and hands the lead to the first
+// batch that queued meanwhile. It returns own's result.
+func (j *FileJournal) lead(own *batch) error {
+	group := j.queue
+	j.queue = nil
+	j.syncing = true
+	var buf []byte
+	for _, b := range group {
+		buf = append(buf, b.buf...)
+	}
+	err := j.err
+	if err == nil {
+		j.mu.Unlock()
+		err = j.write(buf)
+		j.mu.Lock()
+	}
+	if err == nil {
+		for _, b := range group {
+			for _, r := range b.records {
+				j.sess.Apply(r)
+			}
+		}
+		err = j.maybeCompact()
+	}
+	for _, b := range group {
+		if b != own {
+			b.done <- batchDone{err: err}
+		}
+	}
+	if len(j.queue) > 0 {
+		j.queue[0].done <- batchDone{lead: true}
+	} else {
+		j.syncing = false
+		j.idle.Broadcast()
+	}
+	return err
+}
+
+// write appends buf and syncs it; mu is not held, only the leader writes.
+func (j *FileJournal) write(buf []byte) error {
+	if _, err := j.f.Write(buf); err != nil {
 		// Cut a partial line so the next record does not follow garbage.
+		j.mu.Lock()
+		defer j.mu.Unlock()
 		if terr := j.f.Truncate(j.size); terr != nil {
 			j.err = storeErr("write", j.path, err)
 		}
 		return storeErr("write", j.path, err)
 	}
-	if err := fdatasync(j.f); err != nil {
+	if err := j.store.datasync(j.f); err != nil {
 		// After a failed sync nothing is known about the file: stop here.
+		j.mu.Lock()
+		defer j.mu.Unlock()
 		j.err = storeErr("sync", j.path, err)
 		return j.err
 	}
-	j.size += int64(len(line))
-	j.sess.Apply(r)
-	if j.size > j.snapSize && j.size > j.store.compactMin {
-		if err := j.compact(); err != nil {
-			if j.err != nil {
-				// The record is on disk, but later ones could not be.
-				return j.err
-			}
-			j.warnings = append(j.warnings, fmt.Sprintf("compaction of session %s postponed: %v", j.sess.ID, err))
-			j.snapSize = j.size * 2 // retry later, not on every record
+	j.mu.Lock()
+	j.size += int64(len(buf))
+	j.mu.Unlock()
+	return nil
+}
+
+// maybeCompact compacts when the journal outgrew the snapshot. An error
+// is returned only when records can no longer be appended; the records
+// just written are durable either way.
+func (j *FileJournal) maybeCompact() error {
+	if j.size <= j.snapSize || j.size <= j.store.compactMin {
+		return nil
+	}
+	if err := j.compact(); err != nil {
+		if j.err != nil {
+			return j.err
 		}
+		j.warnings = append(j.warnings, fmt.Sprintf("compaction of session %s postponed: %v", j.sess.ID, err))
+		j.snapSize = j.size * 2 // retry later, not on every record
 	}
 	return nil
 }
@@ -360,6 +462,9 @@ func (j *FileJournal) Close() error {
 	defer j.mu.Unlock()
 	if j.closed {
 		return nil
+	}
+	for j.syncing {
+		j.idle.Wait()
 	}
 	j.closed = true
 	defer j.f.Close()

@@ -24,6 +24,9 @@ type Store struct {
 	// compactMin is the journal size below which Record never compacts;
 	// tests lower it to compact often.
 	compactMin int64
+	// datasync makes a journal's appends durable (fdatasync); tests
+	// replace it to hold a sync in flight.
+	datasync func(*os.File) error
 
 	mu         sync.Mutex
 	prefetched *prefetch
@@ -52,7 +55,7 @@ func Open(home string) (*Store, error) {
 	if err != nil {
 		return nil, storeErr("open", home, err)
 	}
-	return &Store{home: abs, dir: filepath.Join(abs, "sessions"), compactMin: minCompact}, nil
+	return &Store{home: abs, dir: filepath.Join(abs, "sessions"), compactMin: minCompact, datasync: fdatasync}, nil
 }
 
 // makeDir creates home and home/sessions (0700) before a write.

@@ -290,20 +290,32 @@ func (j *journal) snapshot() error {
 }
 
 func (j *journal) Record(r checkpoint.Record) error {
+	return j.RecordBatch([]checkpoint.Record{r})
+}
+
+// RecordBatch keeps rs together: all of them or, on an error, none.
+func (j *journal) RecordBatch(rs []checkpoint.Record) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
 		return fmt.Errorf("checkpoint: session %s: Record after Close", j.sess.ID)
 	}
-	r, w, err := checkpoint.PrepareRecord(r)
-	if err != nil {
-		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+	prepared := make([]checkpoint.Record, len(rs))
+	payloads := make([][]byte, len(rs))
+	var warnings []string
+	for i, r := range rs {
+		r, w, err := checkpoint.PrepareRecord(r)
+		if err != nil {
+			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+		}
+		payload, err := checkpoint.EncodeRecord(r)
+		if err != nil {
+			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+		}
+		prepared[i], payloads[i] = r, payload
+		warnings = append(warnings, w...)
 	}
-	payload, err := checkpoint.EncodeRecord(r)
-	if err != nil {
-		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
-	}
-	j.warnings = append(j.warnings, w...)
+	j.warnings = append(j.warnings, warnings...)
 	s := j.store
 	s.mu.Lock()
 	e := s.sessions[j.sess.ID]
@@ -311,10 +323,12 @@ func (j *journal) Record(r checkpoint.Record) error {
 		s.mu.Unlock()
 		return fmt.Errorf("%w: session %s was deleted or taken over", checkpoint.ErrStore, j.sess.ID)
 	}
-	e.records = append(e.records, payload)
+	e.records = append(e.records, payloads...)
 	e.touched = time.Now()
 	s.mu.Unlock()
-	j.sess.Apply(r)
+	for _, r := range prepared {
+		j.sess.Apply(r)
+	}
 	return nil
 }
 

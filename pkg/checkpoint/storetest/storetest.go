@@ -43,6 +43,7 @@ func Run(t *testing.T, h Harness) {
 		{"Absent", testAbsent},
 		{"BadIDs", testBadIDs},
 		{"Transitions", testTransitions},
+		{"Batch", testBatch},
 		{"Restore", testRestore},
 		{"BeginNeverOverwrites", testBeginNeverOverwrites},
 		{"LockExclusive", testLockExclusive},
@@ -238,6 +239,36 @@ func testTransitions(t *testing.T, s checkpoint.Backend) {
 	}
 	if err := j.Record(checkpoint.Record{Kind: "bogus", Task: "t03"}); err == nil {
 		t.Error("a bogus record was accepted")
+	}
+}
+
+// testBatch: RecordAll makes a batch durable as a whole; a batch with a bad
+// record is refused whole, nothing of it acknowledged.
+func testBatch(t *testing.T, s checkpoint.Backend) {
+	ds := defs(3)
+	l := lock(t, s, "batch")
+	j := begin(t, s, l, newSession("batch", ds))
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t00"})
+	if err := checkpoint.RecordAll(j,
+		checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t00", Result: "first"},
+		checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t01"}); err != nil {
+		t.Fatal(err)
+	}
+	err := checkpoint.RecordAll(j,
+		checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t01", Result: "second"},
+		checkpoint.Record{Kind: "bogus", Task: "t02"})
+	if err == nil {
+		t.Fatal("a batch with a bogus record was accepted")
+	}
+	for when, sess := range map[string]*checkpoint.Session{"view": j.Session(), "load": load(t, s, "batch")} {
+		t0, _ := sess.Task("t00")
+		t1, _ := sess.Task("t01")
+		if t0.Status != checkpoint.StatusCompleted || t0.Result != "first" || t1.Status != checkpoint.StatusRunning {
+			t.Errorf("%s: t00 %+v\nt01 %+v", when, t0, t1)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# compare.sh: teamrun side by side with the physical floor and go-task, in
+# one interleaved run on this machine; prints medians and their ratios.
+#
+#   bash bench/compare.sh                  # 5 rounds, 1,000 and 10,000 tasks
+#   ROUNDS=7 BIG=0 bash bench/compare.sh   # 7 rounds, skip the 10,000-task figures
+#   TEAMRUN=/path/to/teamrun bash bench/compare.sh   # measure another build
+#   BASELINE=/path/to/old/teamrun bash bench/compare.sh  # and an older build in the same rounds
+#
+# Builds teamrun from this checkout, go-task v3.54.0 from the module proxy
+# and the floor programs (bench/floor, bench/hello) into $WORK (a temp dir).
+# Every round runs each contender once, in the same order, so that all of
+# them see the same machine load; a figure is the median over the rounds.
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-5}
+BIG=${BIG:-1}
+N=1000
+NBIG=10000
+root=$(cd "$(dirname "$0")/.." && pwd)
+WORK=${WORK:-$(mktemp -d)}
+bin=$WORK/bin
+mkdir -p "$bin"
+
+echo "building into $WORK ..." >&2
+(cd "$root" && go build -o "$bin/floor" ./bench/floor && go build -o "$bin/hello" ./bench/hello)
+[ -x "$bin/task" ] || GOBIN=$bin go install github.com/go-task/task/v3/cmd/task@v3.54.0
+teamrun=${TEAMRUN:-$bin/teamrun}
+[ -n "${TEAMRUN:-}" ] || (cd "$root" && go build -o "$teamrun" ./cmd/teamrun)
+
+# ---- the teams ----
+team() { # team FILE N PROCESS AGENT-LINE [CONTEXT-LINE]
+	local file=$1 n=$2 process=$3 agent=$4 ctx=${5:-}
+	{
+		echo "name: bench"
+		echo "process: $process"
+		echo "agents:"
+		echo "  t:"
+		echo "    $agent"
+		echo "tasks:"
+		for ((i = 0; i < n; i++)); do
+			echo "  t$i:"
+			echo "    description: task $i"
+			echo "    agent: t"
+			if [ -n "$ctx" ]; then echo "    $ctx"; fi
+		done
+	} >"$file"
+}
+mkdir -p "$WORK"/{cmd,sh,wf,big,v,gotask}
+team "$WORK/cmd/team.yaml" $N sequential 'command: ["true"]'
+team "$WORK/sh/team.yaml" $N sequential 'shell: "true"'
+team "$WORK/wf/team.yaml" $N workflow 'command: ["true"]' 'context: []'
+team "$WORK/big/team.yaml" $NBIG sequential 'command: ["true"]'
+team "$WORK/v/team.yaml" 10 sequential 'command: ["true"]'
+{
+	echo "version: '3'"
+	echo "tasks:"
+	echo "  default:"
+	echo "    cmds:"
+	for ((i = 0; i < N; i++)); do echo "      - task: t$i"; done
+	for ((i = 0; i < N; i++)); do printf '  t%d:\n    cmds: ["true"]\n' "$i"; done
+} >"$WORK/gotask/Taskfile.yml"
+
+export NO_COLOR=1
+home=$WORK/home
+rm -rf "$home" # a fresh store: the done sessions below are made anew
+trun() { TEAMRUN_HOME=$home "$teamrun" "$@" >/dev/null; }
+
+# A fully done session of each size, for the restore and plan figures.
+trun run "$WORK/cmd/team.yaml" --quiet --session done1k
+if [ "$BIG" = 1 ]; then trun run "$WORK/big/team.yaml" --quiet --session done10k; fi
+
+# ms CMD…: wall time of CMD in milliseconds (fractional).
+ms() {
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@" >/dev/null
+	t1=$(date +%s%N)
+	echo "scale=3; ($t1 - $t0) / 1000000" | bc
+}
+declare -A S # name -> space-separated samples
+add() { S[$1]="${S[$1]:-} $2"; }
+median() { tr -s ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+for ((r = 1; r <= ROUNDS; r++)); do
+	echo "round $r/$ROUNDS ..." >&2
+	add floor_direct "$(ms "$bin/floor" direct $N "$WORK")"
+	add cmd_cold "$(ms trun run "$WORK/cmd/team.yaml" --quiet --session "cmd-$r")"
+	add floor_sh "$(ms "$bin/floor" sh $N "$WORK")"
+	add sh_cold "$(ms trun run "$WORK/sh/team.yaml" --quiet --session "sh-$r")"
+	add gotask "$(ms "$bin/task" --silent --taskfile "$WORK/gotask/Taskfile.yml")"
+	add wf_p1 "$(ms trun run "$WORK/wf/team.yaml" --quiet --max-parallel 1 --session "wf1-$r")"
+	add wf_p8 "$(ms trun run "$WORK/wf/team.yaml" --quiet --max-parallel 8 --session "wf8-$r")"
+	if [ -n "${BASELINE:-}" ]; then
+		add base_cmd_cold "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/cmd/team.yaml" --quiet --session "bcmd-$r")"
+		add base_wf_p1 "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/wf/team.yaml" --quiet --max-parallel 1 --session "bwf1-$r")"
+		add base_wf_p8 "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/wf/team.yaml" --quiet --max-parallel 8 --session "bwf8-$r")"
+	fi
+	add restored1k "$(ms trun run "$WORK/cmd/team.yaml" --quiet --continue --session done1k)"
+	add plan1k "$(ms trun plan "$WORK/cmd/team.yaml" --session done1k)"
+	add hello "$(ms "$bin/hello")"
+	add version "$(ms "$teamrun" --version)"
+	add validate10 "$(ms "$teamrun" validate "$WORK/v/team.yaml")"
+	if [ "$BIG" = 1 ]; then
+		add big_cold "$(ms trun run "$WORK/big/team.yaml" --quiet --session "big-$r")"
+		add restored10k "$(ms trun run "$WORK/big/team.yaml" --quiet --continue --session done10k)"
+		add rss10k "$(TEAMRUN_HOME=$home "$bin/floor" rss "$teamrun" run "$WORK/big/team.yaml" --quiet --session "rss-$r" | tail -1)"
+		add rss10k_restore "$(TEAMRUN_HOME=$home "$bin/floor" rss "$teamrun" run "$WORK/big/team.yaml" --quiet --continue --session done10k | tail -1)"
+	fi
+	# Each round's sessions are deleted so the store stays the same size.
+	rm -rf "$home"/sessions/{cmd,sh,wf1,wf8,big,rss,bcmd,bwf1,bwf8}-"$r".*
+done
+
+m() { median "${S[$1]}"; }
+ratio() { echo "scale=3; $(m "$1") / $(m "$2")" | bc; }
+printf '\nmedians of %d interleaved rounds (ms unless stated)\n' "$ROUNDS"
+printf '%-64s %s\n' \
+	"1,000 command: [true] cold / direct floor ($(m cmd_cold) / $(m floor_direct))" "$(ratio cmd_cold floor_direct)" \
+	"1,000 shell: \"true\" cold / sh -c true floor ($(m sh_cold) / $(m floor_sh))" "$(ratio sh_cold floor_sh)" \
+	"1,000 cold / go-task 1,000 true ($(m cmd_cold) / $(m gotask))" "$(ratio cmd_cold gotask)" \
+	"workflow 1,000 --max-parallel 8 / 1 ($(m wf_p8) / $(m wf_p1))" "$(ratio wf_p8 wf_p1)" \
+	"fully restored 1,000-task rerun, ms" "$(m restored1k)" \
+	"plan of that session, ms" "$(m plan1k)" \
+	"teamrun --version / Go hello-world ($(m version) / $(m hello))" "$(ratio version hello)" \
+	"validate 10-task spec / Go hello-world ($(m validate10) / $(m hello))" "$(ratio validate10 hello)"
+if [ -n "${BASELINE:-}" ]; then
+	printf '%-64s %s\n' \
+		"baseline: 1,000 cold / direct floor ($(m base_cmd_cold) / $(m floor_direct))" "$(ratio base_cmd_cold floor_direct)" \
+		"baseline: workflow --max-parallel 8 / 1 ($(m base_wf_p8) / $(m base_wf_p1))" "$(ratio base_wf_p8 base_wf_p1)" \
+		"this build's 1,000 cold / the baseline's" "$(ratio cmd_cold base_cmd_cold)"
+fi
+if [ "$BIG" = 1 ]; then
+	printf '%-64s %s\n' \
+		"fully restored 10,000-task rerun, ms" "$(m restored10k)" \
+		"per-task cost cold, 10,000 / 1,000 ($(m big_cold) / $(m cmd_cold))" "$(echo "scale=3; $(m big_cold) / $NBIG / ($(m cmd_cold) / $N)" | bc)" \
+		"peak RSS, 10,000-task run, MiB" "$(echo "scale=1; $(m rss10k) / 1024" | bc)" \
+		"peak RSS, its full restore, MiB" "$(echo "scale=1; $(m rss10k_restore) / 1024" | bc)"
+fi
