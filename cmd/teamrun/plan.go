@@ -74,14 +74,13 @@ func planCommand() *cli.Command {
 			}
 			// As run does: the texts are rendered from the state the
 			// session started from, with this invocation's --var over it.
-			state0 := checkpoint.StartState(sess, team, vars.vals)
-			printPlaceholderWarnings(c.App.ErrWriter, team, state0)
-			if team, err = team.Expand(state0); err != nil {
+			set, err := runner.TaskSetOf(team, sess, vars.vals)
+			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			defs := team.TaskDefs(state0)
-			fingerprint := spec.FingerprintOf(defs)
-			p := plan.Make(team, defs, fingerprint, sess, ch)
+			printPlaceholderWarnings(c.App.ErrWriter, team, set.State)
+			team = set.Team
+			p := plan.Make(team, set.Defs, set.Fingerprint, sess, ch)
 			p.Spec, p.Notes, p.Warnings = path, notes, warnings
 			if len(team.MCP) > 0 {
 				p.NoteMCP(c.Context, team, sess, func(ctx context.Context, s *spec.MCPServer) (string, error) {

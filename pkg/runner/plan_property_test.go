@@ -301,8 +301,11 @@ func planFor(t *testing.T, specPath, home string, ch checkpoint.Choice) *plan.Pl
 	if err != nil {
 		sess = nil
 	}
-	defs := team.TaskDefs(checkpoint.StartState(sess, team, nil))
-	return plan.Make(team, defs, spec.FingerprintOf(defs), sess, ch)
+	set, err := TaskSetOf(team, sess, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan.Make(set.Team, set.Defs, set.Fingerprint, sess, ch)
 }
 
 // results are the session's completed results by task ("" for the rest).

@@ -184,15 +184,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// The task texts, and so the fingerprint, are rendered from the state
 	// the session started from, not from this invocation's --var alone: a
 	// run with --var resumed without it renders the same texts.
-	state0 := checkpoint.StartState(old, team, o.Vars)
-	if team, err = team.Expand(state0); err != nil {
-		return nil, &UsageError{Err: err} // foreach over something not a list
+	set, err := TaskSetOf(team, old, o.Vars)
+	if err != nil {
+		return nil, err
 	}
+	team, state0, defs, fingerprint := set.Team, set.State, set.Defs, set.Fingerprint
 	for _, d := range team.UndefinedPlaceholders(state0) {
 		warn(d.String())
 	}
-	defs := team.TaskDefs(state0)
-	fingerprint := spec.FingerprintOf(defs)
 	if exists {
 		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)
 		sess = checkpoint.Continue(old, restored, team.Process, defs, fingerprint, now)
