@@ -106,6 +106,13 @@ func RecordAll(j Journal, rs ...Record) error {
 	if b, ok := j.(BatchJournal); ok && len(rs) > 1 {
 		return b.RecordBatch(rs)
 	}
+	// One at a time, the batch is still refused whole: every record is
+	// checked before the first is written.
+	for _, r := range rs {
+		if _, _, err := PrepareRecord(r); err != nil {
+			return err
+		}
+	}
 	for _, r := range rs {
 		if err := j.Record(r); err != nil {
 			return err
