@@ -661,13 +661,7 @@ func wireMap(m map[string]any) map[string]any {
 func plainValue(v any) any {
 	switch x := v.(type) {
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		if f, err := x.Float64(); err == nil {
-			return f
-		}
-		return x.String()
+		return spec.PlainNumber(x)
 	case []any:
 		for i, e := range x {
 			x[i] = plainValue(e)

@@ -101,18 +101,24 @@ func (tk *Task) CheckOutput(result string) (any, error) {
 	return plainJSON(v), nil
 }
 
+// PlainNumber is a decoded JSON number as the shared state holds numbers:
+// int64 when integral, else float64 (its text when it fits neither).
+func PlainNumber(n json.Number) any {
+	if i, err := n.Int64(); err == nil {
+		return i
+	}
+	if f, err := n.Float64(); err == nil {
+		return f
+	}
+	return n.String()
+}
+
 // plainJSON turns the json.Numbers of a decoded value into int64 or
 // float64, as every other value of the shared state holds numbers.
 func plainJSON(v any) any {
 	switch x := v.(type) {
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		if f, err := x.Float64(); err == nil {
-			return f
-		}
-		return x.String()
+		return PlainNumber(x)
 	case []any:
 		for i, e := range x {
 			x[i] = plainJSON(e)
