@@ -78,13 +78,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	store, err := OpenStore(ctx, o.Home, getenv)
-	if err != nil {
-		return nil, err
+	// The store is opened first, so that a file store can decode the
+	// session while the spec is parsed (prefetch); its error waits until
+	// the spec is known to be runnable: a typo is exit 2 whatever the store.
+	store, storeErr := OpenStore(ctx, o.Home, getenv)
+	if storeErr == nil {
+		defer store.Close()
+		prefetchSession(ctx, o, store)
 	}
-	defer store.Close()
 	o.Home = stores.Shown(o.Home) // the resume command names it: never a password
-	prefetchSession(ctx, o, store)
 	team, err := spec.Load(o.SpecPath)
 	if err != nil {
 		return nil, &UsageError{Err: err} // a spec.ErrorList, or an unreadable file
@@ -109,8 +111,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		warn(w)
 	}
 
-	project := store.Project(filepath.Dir(o.SpecPath))
-	configPath := spec.ConfigPath(project.Dir())
+	specAbs, err := filepath.Abs(o.SpecPath)
+	if err != nil {
+		specAbs = o.SpecPath
+	}
+	configPath := spec.ConfigPath(filepath.Dir(specAbs))
 	// Nothing is written before the spec is known to be runnable: the
 	// config is only read here, and created with the session.
 	haveConfig, err := team.ApplyProjectConfig(configPath)
@@ -120,14 +125,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := checkLLMAgents(team, configPath, getenv); err != nil {
 		return nil, err
 	}
+	if storeErr != nil {
+		return nil, storeErr
+	}
+	project := store.Project(filepath.Dir(o.SpecPath))
 	if h, ok := store.(homeWarner); ok {
 		if w := h.HomeWarning(); w != "" {
 			warn(w)
 		}
-	}
-	specAbs, err := filepath.Abs(o.SpecPath)
-	if err != nil {
-		specAbs = o.SpecPath
 	}
 
 	res, err := ResolveSession(ctx, store, project, specAbs, team.Name, o.Session, o.Continue)
