@@ -88,14 +88,23 @@ func parseURL(raw string) (*config, error) {
 	}
 	loc := *u
 	lq := loc.Query()
-	lq.Del("password")
-	lq.Del("sslpassword")
 	if c.schema != DefaultSchema {
 		lq.Set("schema", c.schema)
 	}
 	loc.RawQuery = lq.Encode()
 	c.location = redacted(&loc)
 	return c, nil
+}
+
+// Shown is a store URL as a message or a command line may show it: without
+// its password, in the user part or as a parameter.
+func Shown(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		scheme, _, _ := strings.Cut(raw, "://")
+		return scheme + "://…" // on a command line: nothing of it, to be safe
+	}
+	return redacted(u)
 }
 
 func passwordOf(u *url.URL) string {
@@ -110,6 +119,11 @@ func redacted(u *url.URL) string {
 	c := *u
 	if c.User != nil {
 		c.User = url.User(c.User.Username())
+	}
+	if q := c.Query(); q.Has("password") || q.Has("sslpassword") {
+		q.Del("password")
+		q.Del("sslpassword")
+		c.RawQuery = q.Encode()
 	}
 	return c.String()
 }

@@ -5,7 +5,6 @@ package stores
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,24 +54,12 @@ func Open(ctx context.Context, location string) (checkpoint.Backend, error) {
 }
 
 // Shown is location as a message or a command line may show it: a URL
-// without its password (in the user part or as a parameter).
+// without its password (pgstore's rule, the one for store URLs).
 func Shown(location string) string {
-	if !strings.Contains(location, "://") {
-		return location
+	if strings.Contains(location, "://") {
+		return pgstore.Shown(location)
 	}
-	u, err := url.Parse(location)
-	if err != nil {
-		scheme, _, _ := strings.Cut(location, "://")
-		return scheme + "://…"
-	}
-	if u.User != nil {
-		u.User = url.User(u.User.Username())
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Del("password")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
+	return location
 }
 
 // noStoreError: no store is configured and there is no home folder.
