@@ -60,13 +60,14 @@ func planCommand() *cli.Command {
 			if err := ch.Check(team.TaskNames()); err != nil {
 				return exitf(exitUsage, "%s: %v", path, err)
 			}
-			printSpecWarnings(c.App.ErrWriter, team)
 			specAbs, err := filepath.Abs(path)
 			if err != nil {
 				return exitf(exitUsage, "%s: %v", path, err)
 			}
-			if _, err := team.ApplyProjectConfig(spec.ConfigPath(filepath.Dir(specAbs))); err != nil {
-				return withCode(exitUsage, err)
+			_, cerr := team.ApplyProjectConfig(spec.ConfigPath(filepath.Dir(specAbs)))
+			printSpecWarnings(c.App.ErrWriter, team) // after the config: its prices may settle one
+			if cerr != nil {
+				return withCode(exitUsage, cerr)
 			}
 			sess, notes, warnings, err := planSession(c, team, specAbs)
 			if err != nil {

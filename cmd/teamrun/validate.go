@@ -32,9 +32,11 @@ func validateCommand() *cli.Command {
 					printSpecError(c.App.ErrWriter, err)
 					continue
 				}
+				// The config's prices may settle a warning: it is read first.
+				problems := modelProblems(path, team)
 				printSpecWarnings(c.App.ErrWriter, team)
 				printPlaceholderWarnings(c.App.ErrWriter, team, nil)
-				if problems := modelProblems(path, team); len(problems) > 0 {
+				if len(problems) > 0 {
 					bad++
 					for _, p := range problems {
 						fmt.Fprintln(c.App.ErrWriter, p)

@@ -104,23 +104,23 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		o.Interrupts.Say(rep.Notice)
 	}
 	warn := func(msg string) { rep.Observe(Event{Time: time.Now(), Type: RunWarning, Index: -1, Message: msg}) }
-	for _, d := range team.Warnings {
-		warn(d.String())
-	}
-	for _, w := range append(varCollisions(team, o.Vars, o.VarOrder), unusedVars(team, o.Vars, o.VarOrder)...) {
-		warn(w)
-	}
-
 	specAbs, err := filepath.Abs(o.SpecPath)
 	if err != nil {
 		specAbs = o.SpecPath
 	}
 	configPath := spec.ConfigPath(filepath.Dir(specAbs))
 	// Nothing is written before the spec is known to be runnable: the
-	// config is only read here, and created with the session.
-	haveConfig, err := team.ApplyProjectConfig(configPath)
-	if err != nil {
-		return nil, &UsageError{Err: err}
+	// config is only read here, and created with the session. It is read
+	// before the spec's warnings are said: its prices may settle one.
+	haveConfig, configErr := team.ApplyProjectConfig(configPath)
+	for _, d := range team.Warnings {
+		warn(d.String())
+	}
+	for _, w := range append(varCollisions(team, o.Vars, o.VarOrder), unusedVars(team, o.Vars, o.VarOrder)...) {
+		warn(w)
+	}
+	if configErr != nil {
+		return nil, &UsageError{Err: configErr}
 	}
 	if err := checkLLMAgents(team, configPath, getenv); err != nil {
 		return nil, err

@@ -20,6 +20,9 @@ import (
 type Config struct {
 	MaxSessionAgeDays int
 	LLM               *LLMDefault
+	// Prices are per model name (as an llm names it, or a models: alias):
+	// what an agent whose spec gives no price costs.
+	Prices map[string]*Price
 }
 
 // LLMDefault is the project's default model settings; never a key itself.
@@ -122,7 +125,7 @@ func parseConfig(path string, b []byte) (Config, error) {
 		return cfg, nil // empty, or only comments
 	}
 	d := configDecoder{path: path}
-	configKeys := []string{"max_session_age_days", "llm"}
+	configKeys := []string{"max_session_age_days", "llm", "prices"}
 	root := resolveAlias(doc.Content[0])
 	switch {
 	case root.Kind == yaml.ScalarNode && root.Tag == "!!null":
@@ -139,9 +142,85 @@ func parseConfig(path string, b []byte) (Config, error) {
 			}
 		case "llm":
 			cfg.LLM = d.llm(v)
+		case "prices":
+			cfg.Prices = d.prices(v)
 		}
 	}
 	return cfg, errors.Join(d.errs...)
+}
+
+// prices reads `prices:`, a mapping of model names to {input, output,
+// cached_input}: US dollars per million tokens, as a spec's llm.price.
+func (d *configDecoder) prices(v *yaml.Node) map[string]*Price {
+	const key = "prices"
+	switch {
+	case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
+		return nil
+	case v.Kind != yaml.MappingNode:
+		d.errorf(v, key, "expected model names, each with {input: N, output: N} in US dollars per million tokens; got %s", describeNode(v))
+		return nil
+	}
+	out := map[string]*Price{}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, pv := resolveAlias(v.Content[i]), resolveAlias(v.Content[i+1])
+		if k.Kind != yaml.ScalarNode || strings.TrimSpace(k.Value) == "" {
+			d.errorf(k, key, "a key must be a model name, got %s", describeNode(k))
+			continue
+		}
+		path := JoinKey(key, k.Value)
+		if line, dup := seen[k.Value]; dup {
+			d.errorf(k, path, "given twice (first at line %d): keep one", line)
+			continue
+		}
+		seen[k.Value] = k.Line
+		if pv.Kind != yaml.MappingNode {
+			d.errorf(pv, path, "expected {input: N, output: N} in US dollars per million tokens (cached_input optional), got %s", describeNode(pv))
+			continue
+		}
+		p, ok := &Price{}, true
+		var have []string
+		for pk, nv := range d.mapping(pv, path, []string{"input", "output", "cached_input"}) {
+			n, good := d.dollars(nv, JoinKey(path, pk.Value))
+			if !good {
+				ok = false
+				continue
+			}
+			have = append(have, pk.Value)
+			switch pk.Value {
+			case "input":
+				p.Input = n
+			case "output":
+				p.Output = n
+			case "cached_input":
+				p.CachedInput = &n
+			}
+		}
+		for _, req := range []string{"input", "output"} {
+			if !slices.Contains(have, req) && ok {
+				d.errorf(pv, path, "missing required key %q (US dollars per million tokens)", req)
+				ok = false
+			}
+		}
+		if ok {
+			out[k.Value] = p
+		}
+	}
+	return out
+}
+
+// dollars reads a price: a number of at least 0.
+func (d *configDecoder) dollars(v *yaml.Node, key string) (float64, bool) {
+	var f float64
+	if v.Kind != yaml.ScalarNode || (v.Tag != "!!int" && v.Tag != "!!float") || v.Decode(&f) != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		d.errorf(v, key, "expected a number of US dollars per million tokens, got %s", describeNode(v))
+		return 0, false
+	}
+	if f < 0 {
+		d.errorf(v, key, "expected at least 0, got %s", v.Value)
+		return 0, false
+	}
+	return f, true
 }
 
 // configDecoder collects config.yml's problems while it walks the nodes.
@@ -309,5 +388,37 @@ func (t *Team) ApplyProjectConfig(path string) (found bool, err error) {
 	if cfg.LLM != nil {
 		t.FillLLM(LLM{Model: cfg.LLM.Model, BaseURL: cfg.LLM.BaseURL, APIKeyEnv: cfg.LLM.APIKeyEnv})
 	}
+	t.FillPrices(cfg.Prices)
 	return true, nil
+}
+
+// FillPrices gives LLM agents whose spec sets no price the one prices
+// names for their alias, else for their model: the spec's own price
+// wins. The budget's warning about unpriced agents then names those left.
+func (t *Team) FillPrices(prices map[string]*Price) {
+	if len(prices) == 0 {
+		return
+	}
+	for _, a := range t.Agents {
+		if a.Kind != LLMAgent || a.LLM == nil || a.LLM.Price != nil {
+			continue
+		}
+		p, ok := prices[a.LLM.Alias]
+		if !ok || a.LLM.Alias == "" {
+			p, ok = prices[a.LLM.Model]
+		}
+		if ok {
+			c := *a.LLM // an llm may be shared with other agents
+			pc := *p
+			c.Price = &pc
+			a.LLM = &c
+		}
+	}
+	msg, still := t.unpricedWarning()
+	t.Warnings = slices.DeleteFunc(t.Warnings, func(d Diagnostic) bool { return d.Path == budgetPricesPath && !still })
+	for i := range t.Warnings {
+		if t.Warnings[i].Path == budgetPricesPath {
+			t.Warnings[i].Message = msg
+		}
+	}
 }

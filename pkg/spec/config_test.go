@@ -29,7 +29,7 @@ func TestProjectConfig(t *testing.T) {
 		{"empty", "", 0o600, "", 30},
 		{"group readable", "max_session_age_days: 7\n", 0o640, "chmod 600 " + path, 0},
 		{"world readable", "max_session_age_days: 7\n", 0o644, "chmod 600 " + path, 0},
-		{"unknown key", "max_session_age: 7\n", 0o600, path + `:1:1: unknown key "max_session_age" (known: max_session_age_days, llm)`, 0},
+		{"unknown key", "max_session_age: 7\n", 0o600, path + `:1:1: unknown key "max_session_age" (known: max_session_age_days, llm, prices)`, 0},
 		{"negative", "max_session_age_days: -1\n", 0o600, "positive", 0},
 		{"not yaml", "max_session_age_days: [\n", 0o600, path + ":1:1: not valid YAML: did not find expected node content", 0},
 		{"llm model name", "llm: tiny\n", 0o600, "", 30},
@@ -81,7 +81,7 @@ func TestConfigErrors(t *testing.T) {
 		{"days overflow", "max_session_age_days: 200000\n",
 			[]string{`1:23: max_session_age_days: expected at most 106751 days, got 200000`}},
 		{"unknown key", "bogus: 1\n",
-			[]string{`1:1: unknown key "bogus" (known: max_session_age_days, llm)`}},
+			[]string{`1:1: unknown key "bogus" (known: max_session_age_days, llm, prices)`}},
 		{"unknown llm key", "llm:\n  model: m\n  temprature: 1\n",
 			[]string{`3:3: unknown key "temprature" in llm (known: model, base_url, api_key_env)`}},
 		{"api key", "llm: {model: m, api_key: k}\n",
@@ -96,6 +96,21 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`2:10: llm.model: expected a text, got true (if that is meant as a text, quote it: "true")`}},
 		{"llm model empty", "llm:\n  model:\n",
 			[]string{`2:9: llm.model: expected a text, got nothing`}},
+		{"prices a list", "prices: [1]\n",
+			[]string{`1:9: prices: expected model names, each with {input: N, output: N} in US dollars per million tokens; got a list`}},
+		{"price a number", "prices:\n  gpt-4o: 5\n",
+			[]string{`2:11: prices.gpt-4o: expected {input: N, output: N} in US dollars per million tokens (cached_input optional), got 5`}},
+		{"price without output", "prices:\n  gpt-4o: {input: 2.5}\n",
+			[]string{`2:11: prices.gpt-4o: missing required key "output" (US dollars per million tokens)`}},
+		{"price negative", "prices:\n  gpt-4o: {input: -1, output: 10}\n",
+			[]string{`2:19: prices.gpt-4o.input: expected at least 0, got -1`}},
+		{"price a text", "prices:\n  gpt-4o: {input: cheap, output: 10}\n",
+			[]string{`2:19: prices.gpt-4o.input: expected a number of US dollars per million tokens, got "cheap"`}},
+		{"price unknown key", "prices:\n  gpt-4o: {input: 1, outptu: 10}\n",
+			[]string{`2:22: unknown key "outptu" in prices.gpt-4o (known: input, output, cached_input)`,
+				`2:11: prices.gpt-4o: missing required key "output" (US dollars per million tokens)`}},
+		{"price twice", "prices:\n  m: {input: 1, output: 2}\n  m: {input: 1, output: 2}\n",
+			[]string{`3:3: prices.m: given twice (first at line 2): keep one`}},
 		{"twice", "max_session_age_days: 3\nmax_session_age_days: 4\n",
 			[]string{`2:1: max_session_age_days: given twice (first at line 1): keep one`}},
 		// The line of the problem, as for a spec (yaml.v3 numbers parser
@@ -105,11 +120,11 @@ func TestConfigErrors(t *testing.T) {
 		{"not YAML, indented", "max_session_age_days: 30\nllm:\n  model: x\n bad: [1\n",
 			[]string{`4:1: not valid YAML: did not find expected key`}},
 		{"not a mapping", "- 30\n",
-			[]string{"1:1: expected settings as `key: value` lines (max_session_age_days, llm), got a list"}},
+			[]string{"1:1: expected settings as `key: value` lines (max_session_age_days, llm, prices), got a list"}},
 		{"several", "max_session_age_days: abc\nbogus: 1\nllm: {api_key: k}\n",
 			[]string{
 				`1:23: max_session_age_days: expected a whole number of days, got "abc"`,
-				`2:1: unknown key "bogus" (known: max_session_age_days, llm)`,
+				`2:1: unknown key "bogus" (known: max_session_age_days, llm, prices)`,
 				`3:7: llm.api_key: an API key never goes into config.yml: put it in an environment variable and name that variable in llm.api_key_env`,
 			}},
 	}
@@ -161,6 +176,58 @@ func TestConfigLLM(t *testing.T) {
 		if err != nil || (want == nil) != (cfg.LLM == nil) || (want != nil && *want != *cfg.LLM) {
 			t.Errorf("%q: %+v %v", body, cfg.LLM, err)
 		}
+	}
+}
+
+// TestConfigPrices: prices: gives agents without a price in the spec the
+// config's, by alias or model name; the spec's own price wins, and the
+// budget's warning about unpriced agents names only those left.
+func TestConfigPrices(t *testing.T) {
+	dir := t.TempDir()
+	path := ConfigPath(dir)
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	os.WriteFile(path, []byte("prices:\n  gpt-4o-mini: {input: 0.15, cached_input: 0.075, output: 0.6}\n  fast: {input: 1, output: 2}\n"), 0o600)
+	specPath := filepath.Join(dir, "team.yaml")
+	os.WriteFile(specPath, []byte(`models:
+  fast: {model: other}
+  own: {model: gpt-4o-mini, price: {input: 9, output: 9}}
+budget: {max_cost_usd: 1}
+agents:
+  byname: {role: A, llm: gpt-4o-mini}
+  byalias: {role: B, llm: fast}
+  spec: {role: C, llm: own}
+  none: {role: D, llm: unpriced-model}
+tasks:
+  a: {description: A, agent: byname}
+  b: {description: B, agent: byalias}
+  c: {description: C, agent: spec}
+  d: {description: D, agent: none}
+`), 0o600)
+	team, err := Load(specPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(team.Warnings) != 1 || !strings.Contains(team.Warnings[0].Message, "agents byname, byalias, none have no price") {
+		t.Fatalf("warnings before the config: %v", team.Warnings)
+	}
+	if _, err := team.ApplyProjectConfig(path); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]*Price{"byname": {Input: 0.15, Output: 0.6}, "byalias": {Input: 1, Output: 2}, "spec": {Input: 9, Output: 9}, "none": nil}
+	for _, a := range team.Agents {
+		w := want[a.Name]
+		got := a.LLM.Price
+		if (w == nil) != (got == nil) || (w != nil && (got.Input != w.Input || got.Output != w.Output)) {
+			t.Errorf("agent %s: price %+v, want %+v", a.Name, got, w)
+		}
+	}
+	for _, a := range team.Agents {
+		if a.Name == "byname" && (a.LLM.Price.CachedInput == nil || *a.LLM.Price.CachedInput != 0.075) {
+			t.Errorf("cached_input not taken: %+v", a.LLM.Price)
+		}
+	}
+	if len(team.Warnings) != 1 || !strings.Contains(team.Warnings[0].Message, "agents none have no price") || team.Warnings[0].Line != 4 {
+		t.Errorf("warnings after the config: %v", team.Warnings)
 	}
 }
 

@@ -188,9 +188,20 @@ func (b *builder) native(root *tree) {
 // checkBudgetPrices warns when max_cost_usd cannot see what an agent
 // spends: a model without a price has an unknown cost.
 func (b *builder) checkBudgetPrices(bv *tree) {
-	t := b.team
+	if msg, ok := b.team.unpricedWarning(); ok {
+		mv := bv.get("max_cost_usd")
+		b.warnf(mv, mv.kpos, "%s", msg)
+	}
+}
+
+// budgetPricesPath is the key of the warning about unpriced agents.
+const budgetPricesPath = "budget.max_cost_usd"
+
+// unpricedWarning says that agents some task uses have no price while
+// the budget counts dollars; false when there is nothing to say.
+func (t *Team) unpricedWarning() (string, bool) {
 	if t.Budget == nil || t.Budget.MaxCostUSD <= 0 {
-		return
+		return "", false
 	}
 	used := map[string]bool{}
 	for _, tk := range t.Tasks {
@@ -202,10 +213,10 @@ func (b *builder) checkBudgetPrices(bv *tree) {
 			unpriced = append(unpriced, a.Name)
 		}
 	}
-	if len(unpriced) > 0 {
-		mv := bv.get("max_cost_usd")
-		b.warnf(mv, mv.kpos, "agents %s have no price (llm.price, or a models: alias with one): their cost is unknown and max_cost_usd does not count it; max_tokens does", strings.Join(unpriced, ", "))
+	if len(unpriced) == 0 {
+		return "", false
 	}
+	return fmt.Sprintf("agents %s have no price (llm.price, a models: alias with one, or prices: in .teamrun/config.yml): their cost is unknown and max_cost_usd does not count it; max_tokens does", strings.Join(unpriced, ", ")), true
 }
 
 // checkOutputFiles refuses two tasks writing one output_file: the second
