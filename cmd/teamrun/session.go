@@ -488,11 +488,15 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 		fmt.Fprintln(tw, "TASK\tAGENT\tSTATUS\tATTEMPTS\tDURATION\tRESULT")
 	}
 	for _, t := range s.Team.Tasks {
-		result := t.Result
-		if t.Status == checkpoint.StatusFailed && t.Error != "" {
+		result, status := t.Result, string(t.Status)
+		switch {
+		case t.Status == checkpoint.StatusFailed && runner.HaltedTask(t.Error):
+			// Recorded as a failure, it is a wait: said as what it is.
+			status, result = statusHalted, t.Error
+		case t.Status == checkpoint.StatusFailed && t.Error != "":
 			result = "error: " + t.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t", t.Name, t.Agent, t.Status, t.Attempts, taskDuration(t))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t", t.Name, t.Agent, status, t.Attempts, taskDuration(t))
 		if tokens {
 			u := "-"
 			if t.Usage != nil && t.Usage.TotalTokens > 0 {

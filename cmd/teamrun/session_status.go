@@ -33,15 +33,18 @@ func sessionStatus(s *checkpoint.Session, held bool) string {
 	if held {
 		return statusRunning
 	}
-	var failed, interrupted, skipped, open bool
+	var failed, interrupted, skipped, open, toolHalt bool
 	for _, t := range s.Team.Tasks {
 		switch t.Status {
 		case checkpoint.StatusRunning:
 			interrupted = true // recorded as running, and nobody runs it: its run died
 		case checkpoint.StatusFailed:
-			if t.Error == runner.InterruptedError {
+			switch {
+			case t.Error == runner.InterruptedError:
 				interrupted = true
-			} else {
+			case runner.HaltedTask(t.Error):
+				toolHalt = true // waits at a tool call for a decision
+			default:
 				failed = true
 			}
 		case checkpoint.StatusSkipped:
@@ -59,7 +62,7 @@ func sessionStatus(s *checkpoint.Session, held bool) string {
 	}
 	// A halt is recorded as the current task; a task started after it
 	// would have moved it.
-	if t, ok := s.Task(s.Checkpoint.CurrentTask); ok && t.Agent == spec.HumanAgent && t.Status != checkpoint.StatusCompleted {
+	if t, ok := s.Task(s.Checkpoint.CurrentTask); toolHalt || ok && t.Agent == spec.HumanAgent && t.Status != checkpoint.StatusCompleted {
 		return statusHalted
 	}
 	switch {

@@ -206,6 +206,24 @@ func TestToolCrashNotIdempotent(t *testing.T) {
 			if p.runs(t) != 1 || len(f.requests()) != 1 {
 				t.Fatalf("the halted run ran the tool (%d runs) or asked the model (%d requests)", p.runs(t), len(f.requests()))
 			}
+			// The summary names the call and the decide line, not a
+			// "human decision"; the checkpoint has the task waiting, not
+			// running (which `session list` would call interrupted).
+			if !strings.Contains(out, `summary halted for a decision on task work's call of tool charge with {"amount":5} (teamrun session decide s1 work rerun|fail|unknown)`) ||
+				strings.Contains(out, "human decision") {
+				t.Errorf("the summary does not name the tool call:\n%s", out)
+
+			}
+			if out, _ := p.teamrun(t, "session", "show", "s1"); !regexp.MustCompile(`(?m)^work +\S+ +halted +2 `).MatchString(out) ||
+				!strings.Contains(out, "halted for a decision: tool charge") {
+				t.Errorf("session show does not show work halted:\n%s", out)
+			}
+			if out, _ := p.teamrun(t, "session", "list", "--status", "halted"); !strings.Contains(out, "s1") {
+				t.Errorf("session list does not list s1 as halted:\n%s", out)
+			}
+			if out, _ := p.teamrun(t, "session", "show", "s1", "--json"); strings.Contains(out, `"status": "running"`) || strings.Contains(out, `"status":"running"`) {
+				t.Errorf("the halted task is recorded as running:\n%s", out)
+			}
 
 			if out, _ := p.teamrun(t, "session", "show", "s1", "--task", "work"); !strings.Contains(out, "unknown: started, no result recorded") {
 				t.Errorf("session show --task does not show the unsettled call:\n%s", out)

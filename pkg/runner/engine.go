@@ -469,6 +469,22 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			continue
 		}
 		if d.halt != nil {
+			// The attempt ends here, what it paid recorded with it: the
+			// task is no longer running but waits for the decision.
+			t := e.Team.Tasks[d.i]
+			if d.attempt > e.tasks[d.i].attempts {
+				e.tasks[d.i].attempts = d.attempt
+			}
+			ev := Event{Type: TaskHalted, Index: d.i, Task: t.Name, Agent: t.Agent, Attempt: d.attempt, RetryCount: max(d.attempt-1, 0),
+				Error: haltedError(d.halt), Usage: d.usage}
+			if d.elapsed > 0 {
+				ev.Elapsed = millis(d.elapsed)
+			}
+			if err := e.record(ev); err != nil {
+				e.sched.Reset(d.i)
+				cancel()
+				continue
+			}
 			e.sched.Wait(d.i)
 			halts = append(halts, d.halt)
 			continue
@@ -502,6 +518,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	}
 	sum := e.summary(outcome, e.now().Sub(start))
 	if outcome == Halted {
+		sum.Halts = halts
 		// The halted task becomes the checkpoint's current task.
 		for _, h := range halts {
 			_ = e.record(Event{Type: RunHalted, Index: -1, Task: h.Task, Halt: h})

@@ -19,6 +19,9 @@ const (
 	TaskFailed      EventType = "task_failed"
 	TaskSkipped     EventType = "task_skipped"
 	TaskInterrupted EventType = "task_interrupted"
+	// TaskHalted is an attempt stopped at a tool call that needs a
+	// decision: the task waits for `session decide`, as a human task does.
+	TaskHalted EventType = "task_halted"
 	// TaskReused is a task held back by a re-run upstream whose inputs came
 	// out byte-identical: its recorded result is taken over (early cut-off).
 	TaskReused EventType = "task_reused"
@@ -155,6 +158,8 @@ type Summary struct {
 	CutOff int `json:"cut_off,omitempty"`
 	// Kept names the tasks --keep restored although their definition changed.
 	Kept []string `json:"kept,omitempty"`
+	// Halts are what a halted run waits for, each as its halted event says.
+	Halts []*Halt `json:"halts,omitempty"`
 }
 
 // TaskOutput is one task's result.

@@ -134,8 +134,8 @@ func (r *liveReporter) Observe(ev Event) {
 		}
 		r.running[ev.Task] = time.Now()
 		delete(r.preview, ev.Task) // a new attempt's text starts afresh
-	case TaskCompleted, TaskFailed, TaskInterrupted, TaskSkipped, TaskRestored, TaskReused:
-		if ev.Type != TaskInterrupted {
+	case TaskCompleted, TaskFailed, TaskInterrupted, TaskHalted, TaskSkipped, TaskRestored, TaskReused:
+		if ev.Type != TaskInterrupted && ev.Type != TaskHalted {
 			r.finished++
 		}
 		delete(r.running, ev.Task)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -189,6 +190,8 @@ func describe(ev Event, s style) string {
 		return fmt.Sprintf("%s %s: %s", s.dim("skipped  "), ev.Task, ev.Reason)
 	case TaskInterrupted:
 		return fmt.Sprintf("%s %s%s: not completed", s.yellow("stopped  "), ev.Task, el)
+	case TaskHalted:
+		return fmt.Sprintf("%s %s%s: %s", s.yellow("halted   "), ev.Task, el, strings.TrimPrefix(ev.Error, haltedPrefix))
 	case ToolResult:
 		if ev.Tool == nil {
 			return ""
@@ -273,6 +276,36 @@ func writeHalt(w io.Writer, h *Halt, _ string) {
 	}
 }
 
+// haltText says what a halted run waits for: "halted for a human
+// decision", for a decision on a tool call (which one, and the command),
+// or for a larger budget.
+func haltText(halts []*Halt) string {
+	var parts []string
+	add := func(p string) {
+		if !slices.Contains(parts, p) { // each task a budget held back says the same
+			parts = append(parts, p)
+		}
+	}
+	for _, h := range halts {
+		switch {
+		case h.Budget != "":
+			p := "a larger budget"
+			if len(h.Commands) > 0 {
+				p += " (" + h.Commands[0] + ")"
+			}
+			add(p)
+		case h.Tool != "":
+			add(fmt.Sprintf("a decision on task %s's call of tool %s with %s (%s)", h.Task, h.Tool, h.Arguments, h.decideText()))
+		default:
+			add("a human decision")
+		}
+	}
+	if len(parts) == 0 {
+		return "halted for a human decision"
+	}
+	return "halted for " + strings.Join(parts, " and ")
+}
+
 func writeOutputs(w io.Writer, s *Summary, st style) {
 	for _, o := range s.Outputs {
 		fmt.Fprintf(w, "%s\n", st.bold("── output of "+o.Task+" ──"))
@@ -320,7 +353,7 @@ func writeResult(w io.Writer, s *Summary, st style) {
 			head = st.red("failed")
 		}
 	case Halted:
-		head = st.yellow("halted for a human decision")
+		head = st.yellow(haltText(s.Halts))
 	case Interrupted:
 		head = st.yellow("interrupted") + ": checkpoint written"
 	case StoreFailed:

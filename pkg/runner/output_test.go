@@ -146,3 +146,28 @@ func TestReporters(t *testing.T) {
 		}
 	})
 }
+
+// TestHaltText: the summary says what a halted run waits for, each kind of
+// halt in its own words.
+func TestHaltText(t *testing.T) {
+	human := &Halt{Task: "approve", Command: "teamrun session decide s approve VALUE", Options: []string{"yes", "no"}}
+	tool := &Halt{Task: "work", Tool: "charge", Arguments: `{"amount":5}`, Command: "teamrun session decide s work VALUE", Options: []string{"rerun", "fail", "unknown"}}
+	budget := &Halt{Task: "three", Budget: "the session has used 10 tokens", Commands: []string{"teamrun session decide s budget raise=N"}}
+	budget2 := &Halt{Task: "four", Budget: "the session has used 10 tokens", Commands: []string{"teamrun session decide s budget raise=N"}}
+	tests := []struct {
+		name  string
+		halts []*Halt
+		want  string
+	}{
+		{"none recorded", nil, "halted for a human decision"},
+		{"human", []*Halt{human}, "halted for a human decision"},
+		{"tool", []*Halt{tool}, `halted for a decision on task work's call of tool charge with {"amount":5} (teamrun session decide s work rerun|fail|unknown)`},
+		{"budget, two tasks", []*Halt{budget, budget2}, "halted for a larger budget (teamrun session decide s budget raise=N)"},
+		{"human and tool", []*Halt{human, tool}, `halted for a human decision and a decision on task work's call of tool charge with {"amount":5} (teamrun session decide s work rerun|fail|unknown)`},
+	}
+	for _, tc := range tests {
+		if got := haltText(tc.halts); got != tc.want {
+			t.Errorf("%s: got\n%s\nwant\n%s", tc.name, got, tc.want)
+		}
+	}
+}

@@ -507,6 +507,33 @@ func ShellQuote(s string) string {
 // tells an interrupted session from a failed one.
 const InterruptedError = "interrupted before it completed"
 
+// haltedPrefix begins the error recorded for a task halted at a tool call
+// (a failed record, as an interrupted one is: the checkpoint has no status
+// of its own for it): HaltedTask tells it from a failure.
+const haltedPrefix = "halted for a decision: "
+
+// HaltedTask says whether a task's recorded error is a tool halt's.
+func HaltedTask(recordedError string) bool { return strings.HasPrefix(recordedError, haltedPrefix) }
+
+// haltedError is what a tool halt records as the task's error: the call and
+// the command that settles it.
+func haltedError(h *Halt) string {
+	s := haltedPrefix + fmt.Sprintf("tool %s was started with %s without a recorded result", h.Tool, h.Arguments)
+	if c := h.decideText(); c != "" {
+		s += "; settle it with " + c
+	}
+	return s
+}
+
+// decideText is the halt's decide command with its options in place of
+// the VALUE placeholder: "teamrun session decide s1 work rerun|fail|unknown".
+func (h *Halt) decideText() string {
+	if c, ok := strings.CutSuffix(h.Command, " VALUE"); ok && len(h.Options) > 0 {
+		return c + " " + strings.Join(h.Options, "|")
+	}
+	return h.Command
+}
+
 // journalRecorder turns engine events into checkpoint records. It begins
 // the session's journal when asked, or at its first record. It is safe for
 // concurrent use: records of tasks running side by side meet in the
@@ -618,6 +645,8 @@ func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskInterrupted:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: InterruptedError, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
+	case TaskHalted:
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskSkipped:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: ev.Task, At: ev.Time})
 	case TaskReused:

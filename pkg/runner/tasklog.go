@@ -277,7 +277,7 @@ func (d *deltaLines) Observe(ev Event) {
 	switch ev.Type {
 	case TaskDelta:
 		d.writer(ev).Write([]byte(ev.Delta))
-	case TaskRetrying, TaskCompleted, TaskFailed, TaskInterrupted:
+	case TaskRetrying, TaskCompleted, TaskFailed, TaskInterrupted, TaskHalted:
 		// An attempt's last line without a newline comes when it ends.
 		d.mu.Lock()
 		w := d.lines[ev.Task]
