@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -128,4 +129,175 @@ func RaisedBudget(b *spec.Budget, recorded, value string) (string, error) {
 // checkpoint.Decide it takes no task: the budget is the session's.
 func RecordBudget(ctx context.Context, store checkpoint.Backend, id, value string) error {
 	return checkpoint.RecordOne(ctx, store, id, checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: BudgetDecision, Value: value}, nil)
+}
+
+// BudgetError refuses an LLM request: the session's budget is spent. The
+// engine halts the task (exit 3) instead of failing it.
+type BudgetError struct{ Why string }
+
+func (e *BudgetError) Error() string { return "the session's budget is reached: " + e.Why }
+
+// overBudget says how spent has reached b, "" while it is under it.
+func overBudget(b *spec.Budget, spent *Usage) string {
+	u := spent
+	if u == nil {
+		u = &Usage{}
+	}
+	switch {
+	case b.MaxTokens > 0 && u.TotalTokens >= b.MaxTokens:
+		return fmt.Sprintf("the session has used %s tokens, budget.max_tokens is %s", thousands(u.TotalTokens), thousands(b.MaxTokens))
+	case b.MaxCostUSD > 0 && u.CostUSD >= b.MaxCostUSD:
+		return fmt.Sprintf("the session has spent %s, budget.max_cost_usd is %s", dollars(u.CostUSD), dollars(b.MaxCostUSD))
+	}
+	return ""
+}
+
+// budgetHalt is the halt of task i held back by the budget.
+func (e *Engine) budgetHalt(i int, why string) *Halt {
+	h := &Halt{Session: e.Session, Task: e.Team.Tasks[i].Name, Budget: why, Command: e.ResumeCommand,
+		Description: e.Render(e.Team.Tasks[i].Description, e.State)}
+	if e.DecideCommand != nil {
+		h.Commands = []string{e.DecideCommand(BudgetDecision, "raise=N")}
+	}
+	return h
+}
+
+// reservation is what an LLM request under way may still cost: its worst
+// case, or, without one (no max_tokens), all that is left of the budget.
+type reservation struct {
+	tokens int
+	cost   float64
+	all    bool
+}
+
+// promptBytesPerToken is how many bytes of a request a prompt token is
+// taken to be: fewer than tokenizers give English text (about 4) or CJK
+// (3 per character, often a token each), so the worst case errs high.
+const promptBytesPerToken = 3
+
+// reserveFor is a request's worst case: its body as prompt tokens
+// (promptBytesPerToken) plus max_tokens, priced with price (nil: its
+// cost is unknown, which max_cost_usd does not count).
+func reserveFor(requestBytes, maxTokens int, price *spec.Price) reservation {
+	if maxTokens <= 0 {
+		return reservation{all: true}
+	}
+	prompt := requestBytes/promptBytesPerToken + 1
+	r := reservation{tokens: prompt + maxTokens}
+	if price != nil {
+		r.cost = (float64(prompt)*price.Input + float64(maxTokens)*price.Output) / 1e6
+	}
+	return r
+}
+
+// admits is the rule for one more request under budget b, given what the
+// session spent and the requests under way: refused (why) once spent has
+// reached b; else admitted when its worst case and theirs fit in what is
+// left, or, for a request without a worst case, when none is under way;
+// else it waits (false, "") for one to end.
+func admits(b *spec.Budget, spent *Usage, inflight map[int]reservation, r reservation) (ok bool, why string) {
+	if why := overBudget(b, spent); why != "" {
+		return false, why
+	}
+	if r.all {
+		return len(inflight) == 0, ""
+	}
+	u := spent
+	if u == nil {
+		u = &Usage{}
+	}
+	tokens, cost := u.TotalTokens+r.tokens, u.CostUSD+r.cost
+	for _, o := range inflight {
+		if o.all {
+			return false, ""
+		}
+		tokens += o.tokens
+		cost += o.cost
+	}
+	overTokens, overCost := b.MaxTokens > 0 && tokens > b.MaxTokens, b.MaxCostUSD > 0 && cost > b.MaxCostUSD
+	switch {
+	case (overTokens || overCost) && len(inflight) > 0:
+		return false, "" // what is under way may leave room
+	case overTokens:
+		return false, fmt.Sprintf("the session has used %s tokens and the next request may use up to %s more (its prompt and max_tokens), budget.max_tokens is %s",
+			thousands(u.TotalTokens), thousands(r.tokens), thousands(b.MaxTokens))
+	case overCost:
+		return false, fmt.Sprintf("the session has spent %s and the next request may cost up to %s more (its prompt and max_tokens), budget.max_cost_usd is %s",
+			dollars(u.CostUSD), dollars(r.cost), dollars(b.MaxCostUSD))
+	}
+	return true, ""
+}
+
+// admitter is task i's Job.Admit; nil without a budget.
+func (e *Engine) admitter(i int) func(ctx context.Context, r reservation) (func(*Usage), error) {
+	if e.Team.Budget == nil {
+		return nil
+	}
+	return func(ctx context.Context, r reservation) (func(*Usage), error) { return e.admit(ctx, i, r) }
+}
+
+// admit holds back one LLM request of task i until admits lets it go, and
+// returns what to call with its usage once it is answered. One mutex
+// (recMu) orders every check, so that requests of tasks running side by
+// side never pass it on the same remainder.
+func (e *Engine) admit(ctx context.Context, i int, r reservation) (func(*Usage), error) {
+	b := effectiveBudget(e.Team.Budget, e.Decisions[BudgetDecision])
+	if b == nil {
+		return func(*Usage) {}, nil
+	}
+	e.recMu.Lock()
+	if e.admitted == nil {
+		e.admitted = sync.NewCond(&e.recMu)
+	}
+	cond := e.admitted
+	stop := context.AfterFunc(ctx, func() {
+		e.recMu.Lock()
+		cond.Broadcast()
+		e.recMu.Unlock()
+	})
+	defer stop()
+	for {
+		if err := ctx.Err(); err != nil {
+			e.recMu.Unlock()
+			return nil, err
+		}
+		ok, why := admits(b, e.sessionUsageLocked(true), e.inflight, r)
+		if why != "" {
+			e.recMu.Unlock()
+			return nil, &BudgetError{Why: why}
+		}
+		if ok {
+			break
+		}
+		cond.Wait()
+	}
+	if e.inflight == nil {
+		e.inflight = map[int]reservation{}
+	}
+	id := e.nextRes
+	e.nextRes++
+	e.inflight[id] = r
+	e.recMu.Unlock()
+	return func(u *Usage) {
+		e.recMu.Lock()
+		defer e.recMu.Unlock()
+		delete(e.inflight, id)
+		if u != nil {
+			if e.pending == nil {
+				e.pending = map[int]*Usage{}
+			}
+			e.pending[i] = totals(e.pending[i].Plus(u))
+		}
+		cond.Broadcast()
+	}, nil
+}
+
+// endsAttempt tells the events that record an attempt's end, and with it
+// what all its requests cost.
+func endsAttempt(t EventType) bool {
+	switch t {
+	case TaskRetrying, TaskFailed, TaskCompleted, TaskInterrupted, TaskHalted:
+		return true
+	}
+	return false
 }

@@ -1,9 +1,17 @@
 package runner
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -60,5 +68,171 @@ func TestEffectiveBudget(t *testing.T) {
 	}
 	if effectiveBudget(nil, "max_tokens=5") != nil {
 		t.Errorf("a raise alone made a budget")
+	}
+}
+
+// TestAdmits: the rule for one more request under a budget.
+func TestAdmits(t *testing.T) {
+	tokens := &spec.Budget{MaxTokens: 1000}
+	dollars := &spec.Budget{MaxCostUSD: 1}
+	tests := []struct {
+		name     string
+		b        *spec.Budget
+		spent    *Usage
+		inflight map[int]reservation
+		r        reservation
+		ok       bool
+		refused  bool
+	}{
+		{"nothing spent, none under way", tokens, nil, nil, reservation{tokens: 500}, true, false},
+		{"spent reaches the budget", tokens, &Usage{TotalTokens: 1000}, nil, reservation{all: true}, false, true},
+		{"no worst case, none under way", tokens, &Usage{TotalTokens: 900}, nil, reservation{all: true}, true, false},
+		{"no worst case waits for one under way", tokens, nil, map[int]reservation{1: {tokens: 10}}, reservation{all: true}, false, false},
+		{"one without a worst case under way: wait", tokens, nil, map[int]reservation{1: {all: true}}, reservation{tokens: 10}, false, false},
+		{"both fit", tokens, &Usage{TotalTokens: 100}, map[int]reservation{1: {tokens: 400}}, reservation{tokens: 500}, true, false},
+		{"together they would cross: wait", tokens, &Usage{TotalTokens: 100}, map[int]reservation{1: {tokens: 500}}, reservation{tokens: 500}, false, false},
+		{"alone it would cross: refused", tokens, &Usage{TotalTokens: 600}, nil, reservation{tokens: 500}, false, true},
+		{"dollars: fits", dollars, &Usage{TotalTokens: 5, CostUSD: 0.5}, nil, reservation{tokens: 5, cost: 0.4}, true, false},
+		{"dollars: would cross", dollars, &Usage{TotalTokens: 5, CostUSD: 0.5}, nil, reservation{tokens: 5, cost: 0.6}, false, true},
+		{"dollars: an unpriced request is not counted", dollars, &Usage{TotalTokens: 5, CostUSD: 0.5}, nil, reservation{tokens: 1e6}, true, false},
+	}
+	for _, tc := range tests {
+		ok, why := admits(tc.b, tc.spent, tc.inflight, tc.r)
+		if ok != tc.ok || (why != "") != tc.refused {
+			t.Errorf("%s: admits = %v, %q; want %v, refused %v", tc.name, ok, why, tc.ok, tc.refused)
+		}
+	}
+	if r := reserveFor(300, 0, nil); !r.all {
+		t.Errorf("without max_tokens: %+v, want the whole remainder", r)
+	}
+	if r := reserveFor(300, 50, &spec.Price{Input: 1, Output: 2}); r.tokens != 151 || r.cost != (101*1+50*2)/1e6 {
+		t.Errorf("reserveFor(300, 50) = %+v", r)
+	}
+}
+
+// A budget is checked before every request: a tool loop whose next turn
+// would cross it halts (exit 3) before that request, with the turns paid
+// so far recorded; a raise resumes the loop where it stopped.
+func TestBudgetBeforeEveryRequest(t *testing.T) {
+	tests := []struct {
+		name, llm, budget string
+		wantWhy           string
+	}{
+		// 1,002 tokens a request: 2,004 spent after two turns reaches 2,004.
+		{"spent reaches it", "{model: m, base_url: BASE}", "{max_tokens: 2004}", "the session has used 2,004 tokens, budget.max_tokens is 2,004"},
+		// 2,004 of 2,100 spent: the third turn's worst case (its prompt,
+		// far over 300 bytes, and max_tokens) does not fit in the 96 left.
+		{"the next turn's worst case would cross it", "{model: m, base_url: BASE, max_tokens: 5}", "{max_tokens: 2100}",
+			"the session has used 2,004 tokens and the next request may use up to"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &toolLLM{script: func(n int, _ toolRequest) string {
+				if n <= 2 {
+					return calls(fmt.Sprintf("c%d", n), "note", fmt.Sprintf(`{"text":"n%d"}`, n))
+				}
+				return answer("done")
+			}, prompt: 1000}
+			team := strings.Replace(toolTeam, "max_turns: 3", "max_turns: 5", 1)
+			team = strings.Replace(team, "{model: m, base_url: BASE}", tc.llm, 1)
+			p, logPath := toolProject(t, f, "budget: "+tc.budget+"\n"+team)
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Halted {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			if f.count() != 2 {
+				t.Fatalf("%d requests, want 2: the third would cross the budget\n%s", f.count(), out)
+			}
+			if !strings.Contains(out, `"event":"task_halted"`) || !strings.Contains(out, tc.wantWhy) {
+				t.Errorf("no task_halted event naming %q:\n%s", tc.wantWhy, out)
+			}
+			tr, _ := p.session(t).Task("work")
+			if tr.Status != checkpoint.StatusFailed || !HaltedTask(tr.Error) || tr.Usage == nil || tr.Usage.TotalTokens != 2004 {
+				t.Errorf("checkpoint: %s %q usage %+v; want halted with the two turns' 2,004 tokens", tr.Status, tr.Error, tr.Usage)
+			}
+			if got := readLog(t, logPath); got != "n1\nn2\n" {
+				t.Errorf("tools ran %q", got)
+			}
+			st, err := stores.Open(context.Background(), p.home)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := RecordBudget(context.Background(), st, "s1", "max_tokens=10000"); err != nil {
+				t.Fatal(err)
+			}
+			sum, out, err = p.run(t, true)
+			if err != nil || sum.Outcome != Succeeded || f.count() != 3 {
+				t.Fatalf("after the raise: %v, %+v, %d requests (want 3: the loop resumes at turn 3)\n%s", err, sum, f.count(), out)
+			}
+			if got := readLog(t, logPath); got != "n1\nn2\n" {
+				t.Errorf("the resumed loop ran tools again: %q", got)
+			}
+		})
+	}
+}
+
+// Tasks running side by side never pass the budget's check on the same
+// remainder: a request without a worst case (no max_tokens) waits for the
+// one under way, and is refused once that one has spent the budget.
+func TestBudgetParallelTasks(t *testing.T) {
+	f := &toolLLM{script: func(int, toolRequest) string { return answer("ok") }}
+	p, _ := toolProject(t, f, `process: workflow
+budget: {max_tokens: 10}
+agents:
+  w: {role: Writer, llm: {model: m, base_url: BASE}}
+tasks:
+  a: {description: A, agent: w}
+  b: {description: B, agent: w}
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Halted || sum.Ran != 1 {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	if f.count() != 1 {
+		t.Errorf("%d requests, want 1: the second started on a budget the first spent\n%s", f.count(), out)
+	}
+	if !strings.Contains(out, "the session has used 12 tokens, budget.max_tokens is 10") {
+		t.Errorf("the halt does not say why:\n%s", out)
+	}
+}
+
+// Requests whose worst case fits together still run side by side.
+func TestBudgetParallelWithinBudget(t *testing.T) {
+	var mu sync.Mutex
+	in, most := 0, 0
+	both := make(chan struct{})
+	f := &toolLLM{script: func(int, toolRequest) string { return answer("ok") }}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		in++
+		most = max(most, in)
+		if in == 2 {
+			close(both)
+		}
+		mu.Unlock()
+		select { // the first waits for the second, if it comes
+		case <-both:
+		case <-time.After(5 * time.Second):
+		}
+		f.ServeHTTP(w, r)
+		mu.Lock()
+		in--
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	p := newProject(t, srv.URL, `process: workflow
+budget: {max_tokens: 100000}
+agents:
+  w: {role: Writer, llm: {model: m, base_url: BASE, max_tokens: 50}}
+tasks:
+  a: {description: A, agent: w}
+  b: {description: B, agent: w}
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	if most != 2 {
+		t.Errorf("at most %d requests at once, want 2: requests that fit together were serialized", most)
 	}
 }

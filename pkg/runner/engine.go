@@ -58,6 +58,11 @@ type Job struct {
 	Record   func(checkpoint.Record) error
 	Decision string
 	Warn     func(msg string) // tells the user; nil: nobody
+	// Admit, when the team has a budget, is asked before every LLM
+	// request with its worst case (budget.go): it waits while requests
+	// under way may need what is left, and refuses with a *BudgetError
+	// once the budget is spent. done takes what the request reported.
+	Admit func(ctx context.Context, r reservation) (done func(*Usage), err error)
 }
 
 // Result is what an agent produced.
@@ -161,6 +166,13 @@ type Engine struct {
 	storeErr error
 	staged   []Event // staged, not yet durable nor shown; under recMu
 	used     *Usage  // what this run's LLM requests cost, without calls; under recMu
+	// The budget's gate (budget.go), under recMu: what each task's
+	// answered requests cost before its attempt's event is durable (then
+	// it is in used), and the requests under way.
+	pending  map[int]*Usage
+	inflight map[int]reservation
+	nextRes  int
+	admitted *sync.Cond // on recMu: a request ended or usage was counted
 }
 
 type taskState struct {
@@ -293,6 +305,13 @@ func (e *Engine) ackLocked(evs []Event) {
 		if ev.Usage != nil {
 			e.used = totals(e.used.Plus(ev.Usage))
 		}
+		if endsAttempt(ev.Type) {
+			// The attempt's usage, every request of it, is in used now.
+			delete(e.pending, ev.Index)
+		}
+	}
+	if e.admitted != nil {
+		e.admitted.Broadcast()
 	}
 	e.recMu.Unlock()
 	for _, ev := range evs {
@@ -430,12 +449,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 							// No LLM request once the budget is spent;
 							// command tasks and other branches go on.
 							e.sched.Wait(i)
-							h := &Halt{Session: e.Session, Task: e.Team.Tasks[i].Name, Budget: why, Command: e.ResumeCommand,
-								Description: e.Render(e.Team.Tasks[i].Description, e.State)}
-							if e.DecideCommand != nil {
-								h.Commands = []string{e.DecideCommand(BudgetDecision, "raise=N")}
-							}
-							halts = append(halts, h)
+							halts = append(halts, e.budgetHalt(i, why))
 							progressed = true
 							continue
 						}
@@ -593,6 +607,7 @@ func (e *Engine) job(i int) *Job {
 		Warn: func(msg string) {
 			e.observe(Event{Type: RunWarning, Index: i, Task: t.Name, Message: msg})
 		},
+		Admit: e.admitter(i),
 	}
 }
 
@@ -664,6 +679,11 @@ func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 		}
 		if h := e.toolHalt(err); h != nil {
 			return attemptDone{i: j.Index, halt: h, attempt: j.Attempt, elapsed: elapsed, usage: used}
+		}
+		var be *BudgetError
+		if errors.As(err, &be) && ctx.Err() == nil {
+			// Not retried: the budget is as spent on the next try.
+			return attemptDone{i: j.Index, halt: e.budgetHalt(j.Index, be.Why), attempt: j.Attempt, elapsed: elapsed, usage: used}
 		}
 		if ctx.Err() != nil {
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, interrupted: true, usage: used}

@@ -122,6 +122,22 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	msgs := llm.BuildMessages(&ra, desc, job.ExpectedOutput, cos, hist)
 	client := &llm.Client{BaseURL: ep.BaseURL, APIKey: ep.APIKey, HTTP: l.HTTP, Timeout: time.Duration(a.LLM.Timeout),
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
+	if job.Admit != nil {
+		// The budget sees every request, each retry and tool turn too.
+		client.Admit = func(ctx context.Context, requestBytes int) (func(*llm.Usage), error) {
+			done, err := job.Admit(ctx, reserveFor(requestBytes, a.LLM.MaxTokens, a.LLM.Price))
+			if err != nil {
+				return nil, err
+			}
+			return func(u *llm.Usage) {
+				if u == nil {
+					done(nil)
+					return
+				}
+				done(totals(usageOf([]llm.Call{{Usage: *u}}, a.LLM.Price, 0)))
+			}, nil
+		}
+	}
 	req := llm.Request{Model: ep.Model, Messages: msgs,
 		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
 		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: job.OnDelta,

@@ -515,9 +515,16 @@ const haltedPrefix = "halted for a decision: "
 // HaltedTask says whether a task's recorded error is a tool halt's.
 func HaltedTask(recordedError string) bool { return strings.HasPrefix(recordedError, haltedPrefix) }
 
-// haltedError is what a tool halt records as the task's error: the call and
-// the command that settles it.
+// haltedError is what a halt in the middle of a task records as its
+// error: the tool call or the budget, and the command that settles it.
 func haltedError(h *Halt) string {
+	if h.Budget != "" {
+		s := haltedPrefix + "the session's budget is reached before its next LLM request: " + h.Budget
+		if len(h.Commands) > 0 {
+			s += "; raise it with " + h.Commands[0]
+		}
+		return s
+	}
 	s := haltedPrefix + fmt.Sprintf("tool %s was started with %s without a recorded result", h.Tool, h.Arguments)
 	if c := h.decideText(); c != "" {
 		s += "; settle it with " + c

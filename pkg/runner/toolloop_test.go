@@ -46,6 +46,8 @@ type toolLLM struct {
 	// fail, when set, makes answer n an HTTP 400 (permanent: no retry by
 	// the client) instead.
 	fail func(n int) bool
+	// prompt is the prompt tokens every answer reports; 0: 10.
+	prompt int
 }
 
 func (f *toolLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -65,7 +67,11 @@ func (f *toolLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"error":{"message":"bad request"}}`)
 		return
 	}
-	fmt.Fprintf(w, `{"model":"m","choices":[{"message":%s,"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`, f.script(n, req))
+	prompt := f.prompt
+	if prompt == 0 {
+		prompt = 10
+	}
+	fmt.Fprintf(w, `{"model":"m","choices":[{"message":%s,"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":2,"total_tokens":%d}}`, f.script(n, req), prompt, prompt+2)
 }
 
 func (f *toolLLM) count() int {

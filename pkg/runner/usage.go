@@ -173,10 +173,21 @@ func thousands(n int) string {
 // and in it, without calls.
 func (e *Engine) sessionUsage() *Usage {
 	e.recMu.Lock()
+	defer e.recMu.Unlock()
+	return e.sessionUsageLocked(false)
+}
+
+// sessionUsageLocked is sessionUsage under recMu; with pending, the
+// requests answered in attempts not yet recorded count too.
+func (e *Engine) sessionUsageLocked(pending bool) *Usage {
 	s := e.used
-	e.recMu.Unlock()
 	for i, u := range e.PriorUsage {
 		if u != nil && i < len(e.Team.Tasks) {
+			s = totals(s.Plus(u))
+		}
+	}
+	if pending {
+		for _, u := range e.pending {
 			s = totals(s.Plus(u))
 		}
 	}
@@ -184,24 +195,15 @@ func (e *Engine) sessionUsage() *Usage {
 }
 
 // budgetReached says how the session's spending has reached the team's
-// budget, "" while it is under it. The budget is checked before each LLM
-// task starts: a request's size is not known before it is answered, so a
-// task that starts under the budget may end over it, and tasks running at
-// once in a workflow may together.
+// budget, "" while it is under it: checked before each LLM task starts,
+// and before each of its requests (admit).
 func (e *Engine) budgetReached() string {
 	b := effectiveBudget(e.Team.Budget, e.Decisions[BudgetDecision])
 	if b == nil {
 		return ""
 	}
-	u := e.sessionUsage()
-	if u == nil {
-		u = &Usage{}
-	}
-	switch {
-	case b.MaxTokens > 0 && u.TotalTokens >= b.MaxTokens:
-		return fmt.Sprintf("the session has used %s tokens, budget.max_tokens is %s", thousands(u.TotalTokens), thousands(b.MaxTokens))
-	case b.MaxCostUSD > 0 && u.CostUSD >= b.MaxCostUSD:
-		return fmt.Sprintf("the session has spent %s, budget.max_cost_usd is %s", dollars(u.CostUSD), dollars(b.MaxCostUSD))
-	}
-	return ""
+	e.recMu.Lock()
+	u := e.sessionUsageLocked(true)
+	e.recMu.Unlock()
+	return overBudget(b, u)
 }

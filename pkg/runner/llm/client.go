@@ -150,6 +150,11 @@ type Client struct {
 	// Sleep waits between attempts; nil waits on a timer. Tests replace it
 	// so that no test really waits. It must return ctx.Err() when ctx ends.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Admit, when set, is asked before every request, retries included,
+	// with the size of its body: an error refuses it and ends Complete
+	// with that error (wrapped in an *Error). done gets the usage the
+	// answer reported (nil: none) once the request is over.
+	Admit func(ctx context.Context, requestBytes int) (done func(*Usage), err error)
 }
 
 type wireRequest struct {
@@ -269,8 +274,28 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		calls []Call
 	)
 	for attempt := 1; ; attempt++ {
+		var done func(*Usage)
+		if c.Admit != nil {
+			d, err := c.Admit(ctx, len(body))
+			if err != nil {
+				if ctx.Err() != nil {
+					return Response{}, canceled(ctx, req.Model, shown, last)
+				}
+				// Not sent: what came before it was paid for.
+				return Response{}, fail(&Error{Message: err.Error(), Err: err, Attempts: attempt - 1, Calls: calls})
+			}
+			done = d
+		}
 		start := time.Now()
 		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red, st)
+		if done != nil {
+			if resp.hasUsage {
+				u := resp.Usage
+				done(&u)
+			} else {
+				done(nil)
+			}
+		}
 		if resp.Model == "" {
 			resp.Model = req.Model
 		}

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -152,6 +153,65 @@ func TestResponseFormatRefused(t *testing.T) {
 			}
 			if n := len(fs.requests()); n != tt.wantReqs {
 				t.Errorf("%d requests, want %d", n, tt.wantReqs)
+			}
+		})
+	}
+}
+
+// TestCompleteAdmit: Admit is asked before every request, retries
+// included, and hears each one's usage; a refusal ends Complete before the
+// request is sent, with the calls paid before it and the refusal's error.
+func TestCompleteAdmit(t *testing.T) {
+	cut := `{"model":"served","choices":[{"message":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":3,"total_tokens":33}}`
+	refusal := errors.New("no more")
+	tests := []struct {
+		name     string
+		replies  []func(http.ResponseWriter)
+		refuseAt int // the admission refused (1-based); 0: none
+		sent     int
+		heard    []*Usage // what done got, in order
+		wantErr  error
+		calls    int
+	}{
+		{"each retry is admitted", []func(http.ResponseWriter){body(503, `{"error":"busy"}`), body(200, cut)}, 0, 2,
+			[]*Usage{nil, {PromptTokens: 30, CompletionTokens: 3, TotalTokens: 33}}, nil, 1},
+		{"a refused retry is not sent", []func(http.ResponseWriter){body(503, `{"error":"busy"}`), body(200, cut)}, 2, 1,
+			[]*Usage{nil}, refusal, 0},
+		{"refused at once", []func(http.ResponseWriter){body(200, cut)}, 1, 0, nil, refusal, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, func(i int, w http.ResponseWriter, _ *http.Request) { tt.replies[min(i, len(tt.replies)-1)](w) })
+			c := testClient(fs, &fakeSleep{})
+			var heard []*Usage
+			asked := 0
+			c.Admit = func(_ context.Context, n int) (func(*Usage), error) {
+				asked++
+				if n <= 0 {
+					t.Errorf("request size %d", n)
+				}
+				if asked == tt.refuseAt {
+					return nil, refusal
+				}
+				return func(u *Usage) { heard = append(heard, u) }, nil
+			}
+			_, err := c.Complete(context.Background(), tinyReq)
+			if len(fs.requests()) != tt.sent {
+				t.Errorf("%d requests sent, want %d", len(fs.requests()), tt.sent)
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) || tt.wantErr == nil && err != nil {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if err != nil && len(CallsOf(err)) != tt.calls {
+				t.Errorf("calls of the error: %+v, want %d", CallsOf(err), tt.calls)
+			}
+			if len(heard) != len(tt.heard) {
+				t.Fatalf("done heard %v, want %v", heard, tt.heard)
+			}
+			for i := range heard {
+				if (heard[i] == nil) != (tt.heard[i] == nil) || heard[i] != nil && *heard[i] != *tt.heard[i] {
+					t.Errorf("done %d: %+v, want %+v", i, heard[i], tt.heard[i])
+				}
 			}
 		})
 	}
