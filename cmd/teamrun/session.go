@@ -465,7 +465,7 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 	for _, t := range s.Team.Tasks {
 		used = used.Plus(runnerTotals(t.Usage))
 	}
-	if used != nil && used.TotalTokens > 0 {
+	if runner.HasUsage(used) {
 		fmt.Fprintf(kv, "tokens\t%s\n", runner.UsageText(used))
 	}
 	if held != nil {
@@ -481,7 +481,7 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	// The TOKENS column only for sessions that used an LLM.
-	tokens := used != nil && used.TotalTokens > 0
+	tokens := runner.HasUsage(used)
 	if tokens {
 		fmt.Fprintln(tw, "TASK\tAGENT\tSTATUS\tATTEMPTS\tDURATION\tTOKENS\tRESULT")
 	} else {
@@ -499,7 +499,7 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t", t.Name, t.Agent, status, t.Attempts, taskDuration(t))
 		if tokens {
 			u := "-"
-			if t.Usage != nil && t.Usage.TotalTokens > 0 {
+			if runner.HasUsage(t.Usage) {
 				u = runner.UsageText(t.Usage)
 			}
 			fmt.Fprintf(tw, "%s\t", u)

@@ -49,7 +49,7 @@ func printTaskHistory(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskReco
 		if len(digest) > len("sha256:")+16 {
 			digest = digest[:len("sha256:")+16]
 		}
-		if u := runner.AttemptUsage(t.Usage, a.N); u != nil && u.TotalTokens > 0 && t.Usage != nil && len(t.Usage.Calls) > 0 {
+		if u := runner.AttemptUsage(t.Usage, a.N); runner.HasUsage(u) && t.Usage != nil && len(t.Usage.Calls) > 0 {
 			tokens = runner.UsageText(u)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.N, formatWhen(a.Start, now, tty), dur, a.Outcome, digest, tokens)

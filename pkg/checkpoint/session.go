@@ -118,10 +118,13 @@ type Usage struct {
 	// calls whose model has no price, whose cost is unknown (never $0).
 	CostUSD        float64 `json:"cost_usd,omitempty"`
 	UnpricedTokens int     `json:"unpriced_tokens,omitempty"`
-	Calls          []Call  `json:"calls,omitempty"`
+	// UnknownRequests counts requests cut off (Ctrl-C, a timeout) before
+	// they reported usage: paid for, perhaps, but by how much is unknown.
+	UnknownRequests int    `json:"unknown_requests,omitempty"`
+	Calls           []Call `json:"calls,omitempty"`
 }
 
-// Call is one HTTP request that reported usage.
+// Call is one HTTP request that reported usage, or that was cut off.
 type Call struct {
 	Model            string   `json:"model"`
 	Attempt          int      `json:"attempt,omitempty"` // the task's attempt it belongs to
@@ -133,6 +136,11 @@ type Call struct {
 	CachedTokens     int      `json:"cached_tokens,omitempty"`
 	ReasoningTokens  int      `json:"reasoning_tokens,omitempty"`
 	CostUSD          *float64 `json:"cost_usd,omitempty"` // nil: the model has no price
+	// Outcome is "interrupted" for a request cut off by Ctrl-C or a
+	// timeout, whose tokens are those a stream reported before, or
+	// unknown (UsageUnknown); "" for an answered one.
+	Outcome      string `json:"outcome,omitempty"`
+	UsageUnknown bool   `json:"usage_unknown,omitempty"`
 }
 
 // Plus is u and o together; either may be nil (nil and nil: nil).
@@ -152,6 +160,7 @@ func (u *Usage) Plus(o *Usage) *Usage {
 		s.ReasoningTokens += x.ReasoningTokens
 		s.CostUSD += x.CostUSD
 		s.UnpricedTokens += x.UnpricedTokens
+		s.UnknownRequests += x.UnknownRequests
 		s.Calls = append(s.Calls, x.Calls...)
 	}
 	return &s

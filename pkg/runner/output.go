@@ -183,13 +183,20 @@ func describe(ev Event, s style) string {
 		if ev.Usage != nil && ev.Usage.TotalTokens > 0 {
 			u = fmt.Sprintf(" (%s tokens, %s)", thousands(ev.Usage.TotalTokens), CostText(ev.Usage))
 		}
+		if ev.Usage != nil && ev.Usage.UnknownRequests > 0 {
+			u += " (" + UsageText(ev.Usage) + ")"
+		}
 		return fmt.Sprintf("%s %s%s%s", s.green("completed"), ev.Task, el, u)
 	case TaskFailed:
 		return fmt.Sprintf("%s %s%s (attempt %d): %s", s.red("failed   "), ev.Task, el, ev.Attempt, oneLine(ev.Error))
 	case TaskSkipped:
 		return fmt.Sprintf("%s %s: %s", s.dim("skipped  "), ev.Task, ev.Reason)
 	case TaskInterrupted:
-		return fmt.Sprintf("%s %s%s: not completed", s.yellow("stopped  "), ev.Task, el)
+		u := ""
+		if HasUsage(ev.Usage) {
+			u = " (" + UsageText(ev.Usage) + ")"
+		}
+		return fmt.Sprintf("%s %s%s: not completed%s", s.yellow("stopped  "), ev.Task, el, u)
 	case TaskHalted:
 		return fmt.Sprintf("%s %s%s: %s", s.yellow("halted   "), ev.Task, el, strings.TrimPrefix(ev.Error, haltedPrefix))
 	case ToolResult:
@@ -319,7 +326,7 @@ func writeOutputs(w io.Writer, s *Summary, st style) {
 // writeUsage says what this run's LLM requests cost, the session's, and
 // what a resume saved; nothing for a team that used no LLM tokens.
 func writeUsage(w io.Writer, s *Summary) {
-	if s.SessionUsage == nil || s.SessionUsage.TotalTokens == 0 {
+	if !HasUsage(s.SessionUsage) {
 		return
 	}
 	fmt.Fprintf(w, "tokens:  this run %s; session %s\n", UsageText(s.Usage), UsageText(s.SessionUsage))

@@ -27,17 +27,30 @@ func usageOf(calls []llm.Call, price *spec.Price, attempt int) *Usage {
 		u.TotalTokens += c.Usage.TotalTokens
 		u.CachedTokens += c.Usage.CachedTokens
 		u.ReasoningTokens += c.Usage.ReasoningTokens
-		if price != nil {
+		if price != nil && !c.UsageUnknown {
 			cost := costOf(c.Usage, price)
 			cc.CostUSD = &cost
 			u.CostUSD += cost
 		} else {
 			u.UnpricedTokens += c.Usage.TotalTokens
 		}
+		if c.CutOff {
+			cc.Outcome = CallInterrupted
+		}
+		if c.UsageUnknown {
+			// No tokens came, so none are counted: the request is, as one
+			// whose cost is unknown, never as $0.
+			cc.UsageUnknown, cc.CostUSD = true, nil
+			u.UnknownRequests++
+		}
 		u.Calls = append(u.Calls, cc)
 	}
 	return u
 }
+
+// CallInterrupted is the outcome of a request cut off by Ctrl-C or a
+// timeout.
+const CallInterrupted = "interrupted"
 
 // costOf prices one answer: cached prompt tokens at the cached price (the
 // input price without one), reasoning tokens as the completion tokens
@@ -95,7 +108,9 @@ func attemptUsage(u *Usage, attempt int) *Usage {
 		}
 		cu := &Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, TotalTokens: c.TotalTokens,
 			CachedTokens: c.CachedTokens, ReasoningTokens: c.ReasoningTokens}
-		if c.CostUSD != nil {
+		if c.UsageUnknown {
+			cu.UnknownRequests = 1
+		} else if c.CostUSD != nil {
 			cu.CostUSD = *c.CostUSD
 		} else {
 			cu.UnpricedTokens = c.TotalTokens
@@ -117,13 +132,28 @@ func totals(u *Usage) *Usage {
 
 // UsageText says what tokens cost in the summary's words: "51,200 tokens
 // ($0.0140)", with "cost unknown" for tokens of a model without a price,
-// never $0.
+// never $0, and what is unknown of requests cut off before they reported
+// usage: "51,200 tokens ($0.0140) + 1 interrupted request of unknown usage".
 func UsageText(u *Usage) string {
-	if u == nil || u.TotalTokens == 0 {
+	if !HasUsage(u) {
 		return "0 tokens"
 	}
-	return thousands(u.TotalTokens) + " tokens (" + CostText(u) + ")"
+	var s string
+	if u.TotalTokens > 0 {
+		s = thousands(u.TotalTokens) + " tokens (" + CostText(u) + ")"
+	}
+	if n := u.UnknownRequests; n > 0 {
+		if s != "" {
+			s += " + "
+		}
+		s += fmt.Sprintf("%d interrupted %s of unknown usage", n, plural(n, "request"))
+	}
+	return s
 }
+
+// HasUsage says whether u counts any LLM request: tokens, or requests cut
+// off before they said how many.
+func HasUsage(u *Usage) bool { return u != nil && (u.TotalTokens > 0 || u.UnknownRequests > 0) }
 
 // CostText is u's cost: "$0.0140", "cost unknown", or "$0.0140 + cost
 // unknown for 1,200 tokens" when only some calls had a price.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -180,5 +181,34 @@ func TestBudgetReached(t *testing.T) {
 		if got := e.budgetReached(); got != tt.want {
 			t.Errorf("%d: %q, want %q", i, got, tt.want)
 		}
+	}
+}
+
+// A request the task's timeout cuts off is recorded as interrupted, its
+// usage unknown: the summary says so instead of counting it as 0 tokens.
+func TestTimedOutRequestRecorded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		<-r.Context().Done() // no answer before the task's timeout
+	}))
+	t.Cleanup(srv.Close)
+	p := newProject(t, srv.URL, `agents:
+  w: {role: Writer, llm: {model: m, base_url: BASE}}
+tasks:
+  one: {description: Write, agent: w, timeout: 50ms}
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Failed {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	if sum.Usage == nil || sum.Usage.UnknownRequests != 1 || UsageText(sum.Usage) != "1 interrupted request of unknown usage" {
+		t.Errorf("summary usage %+v (%q), want 1 request of unknown usage", sum.Usage, UsageText(sum.Usage))
+	}
+	tr, _ := p.session(t).Task("one")
+	if tr.Usage == nil || len(tr.Usage.Calls) != 1 {
+		t.Fatalf("recorded usage %+v, want the cut-off request", tr.Usage)
+	}
+	if c := tr.Usage.Calls[0]; c.Outcome != CallInterrupted || !c.UsageUnknown || c.CostUSD != nil || c.Model != "m" {
+		t.Errorf("recorded call %+v, want interrupted with unknown usage", c)
 	}
 }

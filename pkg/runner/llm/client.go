@@ -58,12 +58,16 @@ type Usage struct {
 
 // Call is one HTTP request whose answer reported usage, whatever became
 // of it (the result, a cut answer, a refusal, a stream that broke off
-// after its usage chunk).
+// after its usage chunk), or that teamrun cut off before it ended.
 type Call struct {
 	Model    string // as the server named it, else as asked
-	Status   int    // HTTP status
+	Status   int    // HTTP status; 0 when none came
 	Duration time.Duration
 	Usage    Usage
+	// CutOff is a request that teamrun cut off (Ctrl-C, a timeout, a
+	// stalled stream); UsageUnknown that no usage came before: Usage is
+	// zero, but the request may have been billed.
+	CutOff, UsageUnknown bool
 }
 
 // wireUsage reads the usage member of the servers teamrun talks to: the
@@ -279,7 +283,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			d, err := c.Admit(ctx, len(body))
 			if err != nil {
 				if ctx.Err() != nil {
-					return Response{}, canceled(ctx, req.Model, shown, last)
+					return Response{}, canceled(ctx, req.Model, shown, last, calls)
 				}
 				// Not sent: what came before it was paid for.
 				return Response{}, fail(&Error{Message: err.Error(), Err: err, Attempts: attempt - 1, Calls: calls})
@@ -299,10 +303,14 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		if resp.Model == "" {
 			resp.Model = req.Model
 		}
-		if resp.hasUsage {
+		// Cut off by us (Ctrl-C, a timeout, a stalled stream): the server
+		// may bill it all the same.
+		cut := e != nil && (ctx.Err() != nil || errors.Is(e.Err, context.DeadlineExceeded) || errors.Is(e.Err, ErrStalled))
+		if resp.hasUsage || cut {
 			// Paid for whatever becomes of it: recorded before the answer
 			// is judged.
-			calls = append(calls, Call{Model: resp.Model, Status: resp.status, Duration: time.Since(start), Usage: resp.Usage})
+			calls = append(calls, Call{Model: resp.Model, Status: resp.status, Duration: time.Since(start), Usage: resp.Usage,
+				CutOff: cut, UsageUnknown: !resp.hasUsage})
 		}
 		if e == nil {
 			e = checkFinish(resp, req)
@@ -312,7 +320,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			return resp, nil
 		}
 		if ctx.Err() != nil {
-			return Response{}, canceled(ctx, req.Model, shown, last)
+			return Response{}, canceled(ctx, req.Model, shown, last, calls)
 		}
 		e.Attempts = attempt
 		e.Calls = calls
@@ -333,7 +341,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			return Response{}, last
 		}
 		if err := c.sleep(ctx, c.backoff(attempt, retryAfter)); err != nil || ctx.Err() != nil {
-			return Response{}, canceled(ctx, req.Model, shown, last)
+			return Response{}, canceled(ctx, req.Model, shown, last, calls)
 		}
 	}
 }
@@ -494,17 +502,32 @@ func transportError(actx context.Context, timeout time.Duration, err error) *Err
 }
 
 // canceled reports a ctx that ended: the caller asked to stop, so there is
-// no retry, only what happened last.
-func canceled(ctx context.Context, model, shown string, last *Error) error {
+// no retry, only what happened last; calls are the requests it paid for,
+// the one cut off included (CallsOf).
+func canceled(ctx context.Context, model, shown string, last *Error, calls []Call) error {
 	var err error = stopped{ctx.Err()}
 	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
 		err = fmt.Errorf("%w: %w", err, cause)
 	}
 	if last != nil {
-		return fmt.Errorf("model %q at %s: %w (after %s; last: %s)", model, shown, err, attemptsText(last.Attempts), last.detail())
+		err = fmt.Errorf("model %q at %s: %w (after %s; last: %s)", model, shown, err, attemptsText(last.Attempts), last.detail())
+	} else {
+		err = fmt.Errorf("model %q at %s: %w", model, shown, err)
 	}
-	return fmt.Errorf("model %q at %s: %w", model, shown, err)
+	if len(calls) == 0 {
+		return err
+	}
+	return &stoppedCalls{err: err, calls: calls}
 }
+
+// stoppedCalls is a stopped Complete with the requests it paid for.
+type stoppedCalls struct {
+	err   error
+	calls []Call
+}
+
+func (s *stoppedCalls) Error() string { return s.err.Error() }
+func (s *stoppedCalls) Unwrap() error { return s.err }
 
 // stopped is a ctx's end in words a user reads ("context deadline exceeded"
 // is Go's); errors.Is still matches context.Canceled or DeadlineExceeded.

@@ -846,7 +846,7 @@ func TestCanceledWording(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := tt.ctx()
 			defer cancel()
-			err := canceled(ctx, "m", "http://x/v1/chat/completions", nil)
+			err := canceled(ctx, "m", "http://x/v1/chat/completions", nil, nil)
 			if err.Error() != tt.want || !errors.Is(err, tt.target) {
 				t.Errorf("got %q (is %v: %v), want %q", err, tt.target, errors.Is(err, tt.target), tt.want)
 			}

@@ -135,5 +135,9 @@ func CallsOf(err error) []Call {
 	if errors.As(err, &e) {
 		return e.Calls
 	}
+	var s *stoppedCalls
+	if errors.As(err, &s) {
+		return s.calls
+	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCompleteUsage checks that every answer that reported usage is a
@@ -212,6 +213,65 @@ func TestCompleteAdmit(t *testing.T) {
 				if (heard[i] == nil) != (tt.heard[i] == nil) || heard[i] != nil && *heard[i] != *tt.heard[i] {
 					t.Errorf("done %d: %+v, want %+v", i, heard[i], tt.heard[i])
 				}
+			}
+		})
+	}
+}
+
+// TestCompleteCutOffCall: a request that a cancelled ctx or a request
+// timeout cuts off is a call too, marked so, its usage unknown unless a
+// stream had reported it; the calls before it stay with the error.
+func TestCompleteCutOffCall(t *testing.T) {
+	usageChunk := `data: {"model":"m","choices":[{"delta":{"content":"Hel"}}],"usage":{"prompt_tokens":40,"completion_tokens":2,"total_tokens":42}}` + "\n\n"
+	tests := []struct {
+		name    string
+		stream  bool
+		timeout bool // the request's timeout, not the caller, cuts it off
+		want    Usage
+		unknown bool
+	}{
+		{"cancelled, no usage", false, false, Usage{}, true},
+		{"cancelled, a stream had reported usage", true, false, Usage{PromptTokens: 40, CompletionTokens: 2, TotalTokens: 42}, false},
+		{"the request's timeout", false, true, Usage{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			fs := newFakeServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+				if tt.stream {
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, usageChunk)
+					w.(http.Flusher).Flush()
+				}
+				if !tt.timeout && !tt.stream {
+					cancel()
+				}
+				<-r.Context().Done()
+			})
+			c := testClient(fs, &fakeSleep{})
+			c.MaxAttempts = 1
+			if tt.timeout {
+				c.Timeout = 20 * time.Millisecond
+			}
+			req := tinyReq
+			if tt.stream {
+				// Cut off once the chunk, usage and all, was read.
+				req.Stream, req.OnDelta = true, func(string) { cancel() }
+			}
+			_, err := c.Complete(ctx, req)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			calls := CallsOf(err)
+			if len(calls) != 1 {
+				t.Fatalf("calls %+v, want the cut-off one (err %v)", calls, err)
+			}
+			if c := calls[0]; !c.CutOff || c.UsageUnknown != tt.unknown || c.Usage != tt.want || c.Duration <= 0 {
+				t.Errorf("call %+v, want cut off, usage %+v (unknown %v)", c, tt.want, tt.unknown)
+			}
+			if !tt.timeout && !errors.Is(err, context.Canceled) {
+				t.Errorf("err %v does not match context.Canceled", err)
 			}
 		})
 	}
