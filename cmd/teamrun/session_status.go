@@ -61,8 +61,10 @@ func sessionStatus(s *checkpoint.Session, held bool) string {
 		return statusFailed
 	}
 	// A halt is recorded as the current task; a task started after it
-	// would have moved it.
-	if t, ok := s.Task(s.Checkpoint.CurrentTask); toolHalt || ok && t.Agent == spec.HumanAgent && t.Status != checkpoint.StatusCompleted {
+	// would have moved it. Only a halt makes a task current that has not
+	// started: a human task, or an LLM task the budget held back.
+	t, ok := s.Task(s.Checkpoint.CurrentTask)
+	if toolHalt || ok && (t.Agent == spec.HumanAgent && t.Status != checkpoint.StatusCompleted || t.Status == checkpoint.StatusPending) {
 		return statusHalted
 	}
 	switch {

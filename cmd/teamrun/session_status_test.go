@@ -29,6 +29,9 @@ func TestSessionStatus(t *testing.T) {
 		{"waiting for a decision", []checkpoint.TaskRecord{done, task("gate", spec.HumanAgent, checkpoint.StatusPending, ""), task("c", "sh", checkpoint.StatusPending, "")}, "gate", false, statusHalted},
 		{"the decision taken, run on", []checkpoint.TaskRecord{done, task("gate", spec.HumanAgent, checkpoint.StatusCompleted, ""), task("c", "sh", checkpoint.StatusCompleted, "")}, "gate", false, statusDone},
 		{"a failure beats a halt", []checkpoint.TaskRecord{task("x", "sh", checkpoint.StatusFailed, "boom"), task("gate", spec.HumanAgent, checkpoint.StatusPending, "")}, "gate", false, statusFailed},
+		{"halted at a tool call", []checkpoint.TaskRecord{done, task("b", "llm", checkpoint.StatusFailed, "halted for a decision: tool charge was started with {}"), task("c", "sh", checkpoint.StatusPending, "")}, "b", false, statusHalted},
+		{"a failure beats a tool halt", []checkpoint.TaskRecord{task("x", "sh", checkpoint.StatusFailed, "boom"), task("b", "llm", checkpoint.StatusFailed, "halted for a decision: tool charge was started with {}")}, "b", false, statusFailed},
+		{"the budget held an LLM task back", []checkpoint.TaskRecord{done, task("b", "llm", checkpoint.StatusPending, "")}, "b", false, statusHalted},
 		{"stopped before the end", []checkpoint.TaskRecord{done, task("b", "sh", checkpoint.StatusPending, "")}, "a", false, statusInterrupted},
 	}
 	for _, tt := range tests {
