@@ -488,11 +488,10 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 		fmt.Fprintln(tw, "TASK\tAGENT\tSTATUS\tATTEMPTS\tDURATION\tRESULT")
 	}
 	for _, t := range s.Team.Tasks {
-		result, status := t.Result, string(t.Status)
+		result, status := t.Result, shownStatus(t)
 		switch {
-		case t.Status == checkpoint.StatusFailed && runner.HaltedTask(t.Error):
-			// Recorded as a failure, it is a wait: said as what it is.
-			status, result = statusHalted, t.Error
+		case status == statusHalted:
+			result = t.Error // what it waits for
 		case t.Status == checkpoint.StatusFailed && t.Error != "":
 			result = "error: " + t.Error
 		}
@@ -511,6 +510,16 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 		fmt.Fprintln(w)
 		printTimeline(w, spans, width, tty)
 	}
+}
+
+// shownStatus is a task's status as session show says it: a task halted
+// in the middle (a tool call, the budget) is recorded as a failure, but it
+// waits, and is said to.
+func shownStatus(t checkpoint.TaskRecord) string {
+	if t.Status == checkpoint.StatusFailed && runner.HaltedTask(t.Error) {
+		return statusHalted
+	}
+	return string(t.Status)
 }
 
 // runnerTotals is u without its calls.

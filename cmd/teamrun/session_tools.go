@@ -36,7 +36,7 @@ func showTask(w io.Writer, s *checkpoint.Session, name string, asJSON bool) erro
 	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(kv, "task\t%s\n", t.Name)
 	fmt.Fprintf(kv, "agent\t%s\n", t.Agent)
-	fmt.Fprintf(kv, "status\t%s (attempts: %d)\n", t.Status, t.Attempts)
+	fmt.Fprintf(kv, "status\t%s (attempts: %d)\n", shownStatus(*t), t.Attempts)
 	if lg == nil {
 		fmt.Fprintf(kv, "tool calls\tnone\n")
 		return kv.Flush()

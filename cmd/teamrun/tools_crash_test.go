@@ -225,7 +225,8 @@ func TestToolCrashNotIdempotent(t *testing.T) {
 				t.Errorf("the halted task is recorded as running:\n%s", out)
 			}
 
-			if out, _ := p.teamrun(t, "session", "show", "s1", "--task", "work"); !strings.Contains(out, "unknown: started, no result recorded") {
+			if out, _ := p.teamrun(t, "session", "show", "s1", "--task", "work"); !strings.Contains(out, "unknown: started, no result recorded") ||
+				!regexp.MustCompile(`(?m)^status +halted \(attempts: 2\)`).MatchString(out) {
 				t.Errorf("session show --task does not show the unsettled call:\n%s", out)
 			}
 			if out, code := p.teamrun(t, "session", "decide", "s1", "work", "maybe"); code != 2 || !strings.Contains(out, "decide rerun, fail, unknown") {
