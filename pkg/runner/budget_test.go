@@ -212,7 +212,7 @@ func TestBudgetParallelWithinBudget(t *testing.T) {
 		mu.Unlock()
 		select { // the first waits for the second, if it comes
 		case <-both:
-		case <-time.After(5 * time.Second):
+		case <-time.After(20 * time.Second):
 		}
 		f.ServeHTTP(w, r)
 		mu.Lock()
