@@ -516,7 +516,7 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 // in the middle (a tool call, the budget) is recorded as a failure, but it
 // waits, and is said to.
 func shownStatus(t checkpoint.TaskRecord) string {
-	if t.Status == checkpoint.StatusFailed && runner.HaltedTask(t.Error) {
+	if t.Status == checkpoint.StatusFailed && checkpoint.HaltedError(t.Error) {
 		return statusHalted
 	}
 	return string(t.Status)

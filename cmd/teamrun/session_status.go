@@ -42,7 +42,7 @@ func sessionStatus(s *checkpoint.Session, held bool) string {
 			switch {
 			case t.Error == runner.InterruptedError:
 				interrupted = true
-			case runner.HaltedTask(t.Error):
+			case checkpoint.HaltedError(t.Error):
 				toolHalt = true // waits at a tool call for a decision
 			default:
 				failed = true

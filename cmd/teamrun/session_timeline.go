@@ -48,7 +48,7 @@ func spansOf(s *checkpoint.Session, root string) []span {
 			sp.outcome = "no end recorded"
 		case t.Status == checkpoint.StatusFailed && t.Error == runner.InterruptedError:
 			sp.outcome = "interrupted"
-		case t.Status == checkpoint.StatusFailed && runner.HaltedTask(t.Error):
+		case t.Status == checkpoint.StatusFailed && checkpoint.HaltedError(t.Error):
 			sp.outcome = statusHalted
 		}
 		out = append(out, sp)

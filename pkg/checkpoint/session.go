@@ -106,6 +106,15 @@ type AgentRecord struct {
 	Tools map[string]string `json:"tools,omitempty"`
 }
 
+// HaltedErrorPrefix begins the error recorded for a task halted in the
+// middle, at a tool call or by the budget: a failed record, as an
+// interrupted one is, since a wait has no status of its own. HaltedError
+// tells it from a failure.
+const HaltedErrorPrefix = "halted for a decision: "
+
+// HaltedError says whether a task's recorded error is a halt's.
+func HaltedError(recorded string) bool { return strings.HasPrefix(recorded, HaltedErrorPrefix) }
+
 // Usage is what a task's LLM requests cost: the sums, and each request
 // that reported usage (Calls), failed and retried ones included.
 type Usage struct {

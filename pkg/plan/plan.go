@@ -338,7 +338,10 @@ func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkp
 	switch o.Status {
 	case checkpoint.StatusFailed:
 		msg := fmt.Sprintf("failed last time (attempt %d)", o.Attempts)
-		if e := firstLine(o.Error); e != "" {
+		if checkpoint.HaltedError(o.Error) {
+			msg = fmt.Sprintf("halted last time (attempt %d)", o.Attempts) // a wait, recorded as a failure
+		}
+		if e := strings.TrimPrefix(firstLine(o.Error), checkpoint.HaltedErrorPrefix); e != "" {
 			msg += ": " + e
 		}
 		return msg

@@ -110,6 +110,11 @@ func TestMake(t *testing.T) {
 			},
 		},
 		{
+			name: "halted in the middle (a tool call, the budget)", spec: orig, kind: "full",
+			sess: session(orig, map[string]rec{"fetch": done, "build": {checkpoint.StatusFailed, checkpoint.HaltedErrorPrefix + "the session's budget is reached before its next LLM request", 2}}, nil),
+			want: map[string]string{"build": "run: halted last time (attempt 2): the session's budget is reached before its next LLM request"},
+		},
+		{
 			name: "interrupted", spec: orig, kind: "full",
 			sess: session(orig, map[string]rec{"fetch": done, "build": {checkpoint.StatusRunning, "", 1}}, nil),
 			want: map[string]string{"build": "run: interrupted last time (attempt 1 was running)"},

@@ -147,7 +147,7 @@ func TestBudgetBeforeEveryRequest(t *testing.T) {
 				t.Errorf("no task_halted event naming %q:\n%s", tc.wantWhy, out)
 			}
 			tr, _ := p.session(t).Task("work")
-			if tr.Status != checkpoint.StatusFailed || !HaltedTask(tr.Error) || tr.Usage == nil || tr.Usage.TotalTokens != 2004 {
+			if tr.Status != checkpoint.StatusFailed || !checkpoint.HaltedError(tr.Error) || tr.Usage == nil || tr.Usage.TotalTokens != 2004 {
 				t.Errorf("checkpoint: %s %q usage %+v; want halted with the two turns' 2,004 tokens", tr.Status, tr.Error, tr.Usage)
 			}
 			if got := readLog(t, logPath); got != "n1\nn2\n" {

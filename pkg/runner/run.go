@@ -507,14 +507,9 @@ func ShellQuote(s string) string {
 // tells an interrupted session from a failed one.
 const InterruptedError = "interrupted before it completed"
 
-// haltedPrefix begins the error recorded for a task halted in the middle,
-// at a tool call or by the budget (a failed record, as an interrupted one
-// is: the checkpoint has no status of its own for a wait): HaltedTask
-// tells it from a failure.
-const haltedPrefix = "halted for a decision: "
-
-// HaltedTask says whether a task's recorded error is a halt's.
-func HaltedTask(recordedError string) bool { return strings.HasPrefix(recordedError, haltedPrefix) }
+// haltedPrefix begins the error recorded for a task halted in the middle
+// (checkpoint.HaltedError).
+const haltedPrefix = checkpoint.HaltedErrorPrefix
 
 // haltedError is what a halt in the middle of a task records as its
 // error: the tool call or the budget, and the command that settles it.
