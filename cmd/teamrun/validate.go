@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/pkg/runner"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/spec"
 	"github.com/teamrun/teamrun/schemas"
@@ -92,11 +93,12 @@ func fingerprintCommand() *cli.Command {
 				return exitf(exitUsage, "%s is invalid", args[0])
 			}
 			printSpecWarnings(c.App.ErrWriter, team)
-			state := team.InitialState(vars.vals)
-			if team, err = team.Expand(state); err != nil {
-				return withCode(exitUsage, err) // as run would refuse it
+			// A new session's task set, as run computes it (and refuses it).
+			set, err := runner.TaskSetOf(team, nil, vars.vals)
+			if err != nil {
+				return withCode(exitUsage, err)
 			}
-			fmt.Fprintln(c.App.Writer, team.Fingerprint(state))
+			fmt.Fprintln(c.App.Writer, set.Fingerprint)
 			return nil
 		}),
 	}

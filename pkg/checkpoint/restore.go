@@ -306,10 +306,15 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 
 	if fingerprint != "" && fingerprint == sess.Team.TasksFingerprint {
 		r.Kind = RestoreFull
+		again := r.changedInstances(defs, old)
 		keep := map[string]bool{}
 		for _, d := range defs {
 			t, ok := old[d.Name]
 			if !ok {
+				continue
+			}
+			if again[d.Name] {
+				r.Tasks[d.Name] = runsAgain(*t)
 				continue
 			}
 			r.Tasks[d.Name] = carried(*t, t.Status == StatusCompleted)
@@ -324,7 +329,9 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 			}
 		}
 		for a, msgs := range sess.Memory {
-			r.Memory[a] = append([]Message(nil), msgs...)
+			if kept := slices.DeleteFunc(slices.Clone(msgs), func(m Message) bool { return again[m.Task] }); len(kept) > 0 {
+				r.Memory[a] = kept
+			}
 		}
 		return r
 	}
@@ -414,6 +421,48 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep: the recorded output of %s is kept although its definition changed", strings.Join(r.Kept, ", ")))
 	}
 	return r
+}
+
+// changedInstances is, under a fingerprint match, what runs again because
+// the fingerprint cannot see it: a foreach instance, a repeat iteration or
+// their join whose rendered definition (its item, what it joins) differs
+// from the recorded one, and every task downstream of one. Each such instance or join is
+// one of r.Diffs, so that plan and the warning say why.
+func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRecord) map[string]bool {
+	var changed []string
+	for _, d := range defs {
+		t := old[d.Name]
+		if d.ExpandedFrom == "" || t == nil {
+			continue
+		}
+		var f []string
+		if t.Agent != d.Agent {
+			f = append(f, "agent")
+		}
+		if t.Description != d.Description {
+			f = append(f, "description")
+		}
+		if t.ExpectedOutput != d.ExpectedOutput {
+			f = append(f, "expected_output")
+		}
+		if !slices.Equal(t.Context, d.Context) {
+			f = append(f, "context")
+		}
+		if len(f) > 0 {
+			changed = append(changed, d.Name)
+			r.Diffs = append(r.Diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f})
+		}
+	}
+	again := map[string]bool{}
+	for _, n := range Downstream(defs, changed) {
+		if t := old[n]; t != nil && t.Status == StatusCompleted {
+			again[n] = true
+		}
+	}
+	if len(changed) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s changed since the checkpoint (a foreach item, or what a join reads): it runs again, with what reads it", strings.Join(changed, ", ")))
+	}
+	return again
 }
 
 // holdDownstream, under --reuse unchanged, holds the completed tasks whose

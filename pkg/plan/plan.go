@@ -196,11 +196,20 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			default:
 				step.Reason = runReason(d, o, diffs, cause[i], r, lenient)
 			}
+			var iterations []string // repeat iterations whose result is not known yet
 			for _, g := range st.OpenGates(i) {
-				open = append(open, defs[g].Name)
+				if graph.EndsRepeat(g) {
+					iterations = append(iterations, defs[g].Name)
+				} else {
+					open = append(open, defs[g].Name)
+				}
 			}
 			if len(open) > 0 {
 				step.Reason += fmt.Sprintf("; only if %s routes to it", strings.Join(open, " and "))
+			}
+			if len(iterations) > 0 {
+				_, until := graph.Until(i)
+				step.Reason += fmt.Sprintf("; only if the result of %s does not contain %q", strings.Join(iterations, " and "), until)
 			}
 			if graph.Human(i) {
 				if v, ok := r.Decisions[d.Name]; ok {
@@ -376,6 +385,9 @@ func skipText(defs []spec.TaskDef, r *checkpoint.Restored, why *schedule.Reason)
 			what = "recorded decision"
 		}
 		return fmt.Sprintf("%s's %s %q routes elsewhere", gate, what, why.Value)
+	case schedule.RepeatDone:
+		gate := defs[why.Gate].Name
+		return fmt.Sprintf("%s's restored result contains %q: the repeat is done", gate, why.Value)
 	default:
 		return "every task it reads would be skipped"
 	}

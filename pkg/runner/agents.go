@@ -40,8 +40,15 @@ func (a Agents) Execute(ctx context.Context, job *Job) (Result, error) {
 }
 
 // joinResults is a foreach task's result: its instances' results, in item
-// order, as a JSON array of strings.
+// order, as a JSON array of strings; a repeat task's is its last
+// iteration's that ran (the context holds only completed tasks).
 func joinResults(job *Job) (Result, error) {
+	if job.Task.RepeatOf != "" {
+		if len(job.Context) == 0 {
+			return Result{}, fmt.Errorf("joining %s: no iteration completed", job.Task.Name)
+		}
+		return Result{Raw: job.Context[len(job.Context)-1].Output.Raw}, nil
+	}
 	raws := make([]string, len(job.Context))
 	for i, c := range job.Context {
 		raws[i] = c.Output.Raw

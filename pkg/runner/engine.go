@@ -571,6 +571,8 @@ func (e *Engine) skipText(r *schedule.Reason) string {
 		return fmt.Sprintf("%s was skipped", e.Team.Tasks[r.Gate].Name)
 	case schedule.RoutedElsewhere:
 		return fmt.Sprintf("%s routed %q elsewhere", e.Team.Tasks[r.Gate].Name, r.Value)
+	case schedule.RepeatDone:
+		return fmt.Sprintf("%s's result contains %q: the repeat is done", e.Team.Tasks[r.Gate].Name, r.Value)
 	default:
 		return "every task it reads was skipped"
 	}
@@ -588,14 +590,26 @@ func (e *Engine) contextOf(i int) []ContextOutput {
 
 func (e *Engine) job(i int) *Job {
 	t := e.Team.Tasks[i]
+	ctx := e.contextOf(i)
+	state := e.State
+	if t.Iteration > 0 {
+		// A repeat iteration's {previous_output}: the output of the last
+		// task it reads, the iteration before it from the second on.
+		prev := ""
+		if len(ctx) > 0 {
+			prev = ctx[len(ctx)-1].Output.Raw
+		}
+		state = maps.Clone(e.State)
+		state[spec.PreviousOutput] = prev
+	}
 	return &Job{
 		Session:        e.Session,
 		Index:          i,
 		Task:           t,
 		Agent:          e.agentOf(i),
-		Description:    e.Render(t.Description, e.State),
-		ExpectedOutput: e.Render(t.ExpectedOutput, e.State),
-		Context:        e.contextOf(i),
+		Description:    e.Render(t.Description, state),
+		ExpectedOutput: e.Render(t.ExpectedOutput, state),
+		Context:        ctx,
 		Attempt:        e.tasks[i].attempts + 1,
 		OnDelta: func(text string) {
 			// To the user only: the recorder never sees a stream's pieces.

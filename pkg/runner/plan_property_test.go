@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,6 +45,11 @@ type genTeam struct {
 	context  map[int][]int
 	routes   map[int][2][]int // a condition: the tasks value "a" and value "b" route to
 	version  map[int]int      // edits bump a task's description
+	// loop is the task that runs once per item of items (foreach), -1
+	// for none; an edit of an item comes as --var items=JSON (vars).
+	loop  int
+	items []string
+	vars  map[string]string
 }
 
 func (g *genTeam) yaml(dir string) string {
@@ -51,10 +57,16 @@ func (g *genTeam) yaml(dir string) string {
 	if g.workflow {
 		b.WriteString("process: workflow\n")
 	}
+	if g.loop >= 0 {
+		fmt.Fprintf(&b, "variables:\n  items: [%s]\n", strings.Join(g.items, ", "))
+	}
 	fmt.Fprintf(&b, "agents:\n  sh:\n    shell: 'cd %s; if [ -e \"fail-$TEAMRUN_TASK\" ]; then exit 1; fi; if [ -e \"out-$TEAMRUN_TASK\" ]; then cat \"out-$TEAMRUN_TASK\"; else echo \"$TEAMRUN_TASK\"; fi'\n", dir)
 	b.WriteString("tasks:\n")
 	for i := range g.n {
 		fmt.Fprintf(&b, "  t%d:\n    description: step %d version %d\n", i, i, g.version[i])
+		if i == g.loop {
+			b.WriteString("    foreach: {over: items, as: it}\n    expected_output: 'item {it}'\n")
+		}
 		if g.human[i] {
 			b.WriteString("    agent: human\n    options: [a, b]\n")
 		} else {
@@ -116,6 +128,20 @@ func newGenTeam(rng *rand.Rand) *genTeam {
 			g.routes[i] = r
 		}
 	}
+	// A foreach task can neither be human nor route; one that is routed to
+	// is left out too.
+	g.loop = -1
+	if rng.IntN(2) == 0 {
+		for i := range g.n {
+			if _, r := g.routes[i]; !g.human[i] && !r && !routed[i] {
+				g.loop = i
+				break
+			}
+		}
+	}
+	for k := range 1 + rng.IntN(3) {
+		g.items = append(g.items, fmt.Sprintf("i%d", k))
+	}
 	return g
 }
 
@@ -152,7 +178,7 @@ func planMatchesRun(t *testing.T, seed uint64) {
 	run := func(ch checkpoint.Choice, cont bool) []byte {
 		t.Helper()
 		var out bytes.Buffer
-		_, err := Run(context.Background(), Options{SpecPath: specPath, Continue: cont, Session: "s", Mode: ModeJSON, Reuse: ch.Reuse,
+		_, err := Run(context.Background(), Options{SpecPath: specPath, Continue: cont, Session: "s", Mode: ModeJSON, Reuse: ch.Reuse, Vars: g.vars,
 			Rerun: ch.Rerun, RerunFrom: ch.RerunFrom, Keep: ch.Keep,
 			MaxParallel: 1 + rng.IntN(3), IO: iostreams.Test(nil, &out, &out), Home: home, Getenv: func(string) string { return "" }})
 		if IsUsage(err) {
@@ -178,6 +204,21 @@ func planMatchesRun(t *testing.T, seed uint64) {
 		}
 	}
 	write("team.yaml", g.yaml(dir))
+	if g.loop >= 0 && rng.IntN(2) == 0 {
+		// On resume the list comes from --var: an item edited, one more
+		// or one less.
+		items := slices.Clone(g.items)
+		switch rng.IntN(3) {
+		case 0:
+			items[rng.IntN(len(items))] = "edited"
+		case 1:
+			items = append(items, "added")
+		default:
+			items = items[:len(items)-1]
+		}
+		b, _ := json.Marshal(items)
+		g.vars = map[string]string{"items": string(b)}
+	}
 	clearFails(t, dir, rng, 1)
 	decideSome(t, rng, home, g, 1)
 
@@ -198,7 +239,7 @@ func planMatchesRun(t *testing.T, seed uint64) {
 			write("out-"+name, "changed\n")
 		}
 	}
-	p := planFor(t, specPath, home, ch)
+	p := planFor(t, specPath, home, ch, g.vars)
 	before := results(t, home)
 	did := actions(t, run(ch, true))
 	after := results(t, home)
@@ -287,7 +328,7 @@ func clearFails(t *testing.T, dir string, rng *rand.Rand, p float64) {
 	}
 }
 
-func planFor(t *testing.T, specPath, home string, ch checkpoint.Choice) *plan.Plan {
+func planFor(t *testing.T, specPath, home string, ch checkpoint.Choice, vars map[string]string) *plan.Plan {
 	t.Helper()
 	team, err := spec.Load(specPath)
 	if err != nil {
@@ -301,7 +342,7 @@ func planFor(t *testing.T, specPath, home string, ch checkpoint.Choice) *plan.Pl
 	if err != nil {
 		sess = nil
 	}
-	set, err := TaskSetOf(team, sess, nil)
+	set, err := TaskSetOf(team, sess, vars)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,13 @@ import (
 
 // TaskSet is the task set a run works on, as run and plan both compute it:
 // the texts rendered from the state the session started from (State, with
-// this invocation's --var over it), foreach expanded, and their
-// fingerprint.
+// this invocation's --var over it), foreach expanded, and the fingerprint.
+//
+// The fingerprint is over the tasks as declared (DESIGN §4), not over the
+// instances: a foreach task is one entry, its {as} placeholder unrendered,
+// so a list known only later (or another list) leaves it as it is; each
+// instance is then restored only if its own rendered definition, item
+// included, is the recorded one (checkpoint.Restore).
 type TaskSet struct {
 	Team        *spec.Team // the team with foreach instances expanded
 	State       map[string]any
@@ -25,6 +30,5 @@ func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string)
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	defs := expanded.TaskDefs(state)
-	return &TaskSet{Team: expanded, State: state, Defs: defs, Fingerprint: spec.FingerprintOf(defs)}, nil
+	return &TaskSet{Team: expanded, State: state, Defs: expanded.TaskDefs(state), Fingerprint: team.Fingerprint(state)}, nil
 }

@@ -40,6 +40,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			ExpectedOutput: Render(tk.ExpectedOutput, state),
 			Context:        t.ContextOf(i),
 			AgentKey:       ak,
+			ExpandedFrom:   tk.ForeachOf + tk.RepeatOf,
 		}
 	}
 	index := make(map[string]int, len(defs))
@@ -201,7 +202,7 @@ func CanonicalTasks(defs []TaskDef) []byte {
 // canonicalJSON of {"agent", "agent_key", "condition": [{"next", "value"}],
 // "context": [{"key", "name"}], "description", "expected_output",
 // "max_retries", "name", "options", "output_schema" (when set),
-// "output_variable", "route_on" (when set), "timeout"}, written
+// "output_variable", "route_on" (when set), "timeout", "until" (when set)}, written
 // directly in sorted key order (fingerprint_fast_test.go checks the bytes).
 func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte {
 	b = append(b, `{"agent":`...)
@@ -254,6 +255,11 @@ func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte 
 	}
 	b = append(b, `,"timeout":`...)
 	b = appendJSONString(b, durationText(tk.Timeout))
+	if tk.Until != "" {
+		// Only on repeat iterations: other keys stay as they were.
+		b = append(b, `,"until":`...)
+		b = appendJSONString(b, tk.Until)
+	}
 	return append(b, '}')
 }
 

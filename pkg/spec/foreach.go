@@ -86,7 +86,8 @@ func InstanceName(name string, i int) string { return fmt.Sprintf("%s[%d]", name
 
 // Expand returns the team with each foreach task replaced by its
 // instances, in item order, then a join task under the task's own name
-// whose result is the JSON array of theirs: later tasks, context and
+// whose result is the JSON array of theirs (a repeat task: by its
+// iterations, then a join whose result is the last one's, expandRepeat): later tasks, context and
 // output_variable see the task as before. Each instance is a task of its
 // own, so it is checkpointed, restored and (under --reuse unchanged)
 // reused on its own, its item part of its rendered definition. A team
@@ -94,7 +95,7 @@ func InstanceName(name string, i int) string { return fmt.Sprintf("%s[%d]", name
 func (t *Team) Expand(state map[string]any) (*Team, error) {
 	has := false
 	for _, tk := range t.Tasks {
-		has = has || tk.Foreach != nil
+		has = has || tk.Foreach != nil || tk.Repeat != nil
 	}
 	if !has {
 		return t, nil
@@ -107,6 +108,12 @@ func (t *Team) Expand(state map[string]any) (*Team, error) {
 		taken[tk.Name] = true
 	}
 	for i, tk := range t.Tasks {
+		if tk.Repeat != nil {
+			if err := t.expandRepeat(&out, i, taken); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if tk.Foreach == nil {
 			out.Tasks = append(out.Tasks, tk)
 			continue

@@ -207,6 +207,16 @@ type Task struct {
 	// ForeachOf is, on an instance or the join of an expanded task, the
 	// name of the task as declared.
 	ForeachOf string `json:",omitempty"`
+	// Repeat runs the task again, fed its previous output, until its
+	// result says so (Team.Expand); nil: once.
+	Repeat *Repeat `json:",omitempty"`
+	// RepeatOf is, on an iteration or the join of an expanded repeat, the
+	// name of the task as declared; Iteration numbers an iteration from 1
+	// (0 on the join), and Until is, from the second iteration on, the text
+	// whose presence in the previous iteration's result skips it.
+	RepeatOf  string `json:",omitempty"`
+	Iteration int    `json:",omitempty"`
+	Until     string `json:",omitempty"`
 	// RouteOn is route_on, a JSON pointer: Condition compares the value
 	// there of the result (RouteKey).
 	RouteOn string `json:",omitempty"`
@@ -308,6 +318,11 @@ type TaskDef struct {
 	// whose upstream changed can still be reused when what it reads comes
 	// out the same (the early cut-off).
 	OwnKey string `json:"-"`
+	// ExpandedFrom is, for a foreach instance, a repeat iteration or their
+	// join (Task.ForeachOf, Task.RepeatOf), the task as declared: the
+	// fingerprint, over the declared tasks, does not see its item or its
+	// number of iterations, so a restore compares its own definition.
+	ExpandedFrom string `json:"-"`
 }
 
 // MarshalText writes d as Go's duration text, such as "1m30s".

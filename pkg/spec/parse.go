@@ -182,6 +182,7 @@ func (b *builder) native(root *tree) {
 	b.nativeTasks(root.get("tasks"))
 	b.check()
 	b.checkForeach()
+	b.checkRepeat()
 	b.checkBudgetPrices(root.get("budget"))
 }
 
@@ -515,6 +516,7 @@ func (b *builder) task(name string, v *tree) {
 	tk.Timeout = b.duration(v.get("timeout"))
 	tk.OutputVariable, _ = v.get("output_variable").str()
 	tk.Foreach = b.foreach(v.get("foreach"))
+	tk.Repeat = b.repeat(v.get("repeat"))
 	if s, _ := v.get("on_truncated").str(); s == "accept" {
 		tk.AcceptTruncated = true
 	}

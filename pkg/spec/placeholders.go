@@ -32,10 +32,10 @@ func (b *builder) collectPlaceholders(data []byte) {
 		}
 		return from
 	}
-	add := func(text string, from Pos, path string, bound string) {
+	add := func(text string, from Pos, path string, bound ...string) {
 		for _, n := range placeholderNames(text) {
-			if n == bound {
-				continue // a foreach item, bound in each instance
+			if slices.Contains(bound, n) {
+				continue // a foreach item or a repeat's previous output, bound in each
 			}
 			b.team.Placeholders = append(b.team.Placeholders, PlaceholderUse{Name: n, Pos: find(n, from, 2*strings.Count(text, "\n")+64), Path: path})
 		}
@@ -62,11 +62,14 @@ func (b *builder) collectPlaceholders(data []byte) {
 					break
 				}
 			}
-			bound := ""
+			var bound []string
 			if tk.Foreach != nil {
-				bound = tk.Foreach.As
+				bound = append(bound, tk.Foreach.As)
 			}
-			add(f.text, at, path, bound)
+			if tk.Repeat != nil {
+				bound = append(bound, PreviousOutput)
+			}
+			add(f.text, at, path, bound...)
 		}
 	}
 	slices.SortStableFunc(b.team.Placeholders, func(x, y PlaceholderUse) int {

@@ -160,6 +160,7 @@ func (b *builder) praison(root *tree) {
 	}
 	b.check()
 	b.checkForeach()
+	b.checkRepeat()
 }
 
 // praisonFatal finds the first feature teamrun cannot run, if any.

@@ -32,6 +32,10 @@ type Graph struct {
 	context [][]int // the tasks each task reads
 	deps    [][]int // what must be resolved before a task can start
 	gates   [][]int // tasks whose condition routes to this one
+	// until is, for a repeat iteration after the first, the iteration
+	// before it (-1 otherwise): its result containing the repeat's text
+	// (Task.Until) skips this one.
+	until []int
 }
 
 // Contexts turns each task definition's context names into task indices;
@@ -65,10 +69,18 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 	if len(context) != n {
 		return nil, fmt.Errorf("schedule: %d context lists for %d tasks", len(context), n)
 	}
-	g := &Graph{team: team, context: context, deps: make([][]int, n), gates: make([][]int, n)}
+	g := &Graph{team: team, context: context, deps: make([][]int, n), gates: make([][]int, n), until: make([]int, n)}
 	byName := make(map[string]int, n)
 	for i, t := range team.Tasks {
 		byName[t.Name] = i
+	}
+	for i, t := range team.Tasks {
+		g.until[i] = -1
+		if t.Until != "" && t.Iteration > 1 {
+			if p, ok := byName[spec.IterationName(t.RepeatOf, t.Iteration-1)]; ok {
+				g.until[i] = p
+			}
+		}
 	}
 	for j, t := range team.Tasks {
 		for _, r := range t.Condition {
@@ -159,6 +171,28 @@ func (g *Graph) Deps(i int) []int { return g.deps[i] }
 
 // Gates is the tasks whose condition routes to task i.
 func (g *Graph) Gates(i int) []int { return g.gates[i] }
+
+// Until is, for a repeat iteration after the first, the iteration before
+// it and the text whose presence in its result ends the repeat; -1 and ""
+// for any other task.
+func (g *Graph) Until(i int) (int, string) {
+	if p := g.until[i]; p >= 0 {
+		return p, g.team.Tasks[i].Until
+	}
+	return -1, ""
+}
+
+// EndsRepeat says whether task i's result may end a repeat: it is an
+// iteration another one follows, with an until text.
+func (g *Graph) EndsRepeat(i int) bool {
+	return slices.Contains(g.until, i)
+}
+
+// UntilMet says whether result raw of an iteration ends a repeat whose
+// text is until: it contains it, case-insensitively.
+func UntilMet(raw, until string) bool {
+	return until != "" && strings.Contains(strings.ToLower(raw), strings.ToLower(until))
+}
 
 // Human says whether task i is decided by a person.
 func (g *Graph) Human(i int) bool {
@@ -354,6 +388,7 @@ const (
 	RoutedElsewhere Cause = iota + 1 // a gate's result routes to other tasks
 	GateSkipped                      // a gate was skipped
 	ContextSkipped                   // a workflow task whose every context task was skipped
+	RepeatDone                       // a repeat iteration after one whose result has the until text (Value)
 )
 
 // Reason says why a task is skipped: Gate is the gate's index and Value its
@@ -368,6 +403,14 @@ type Reason struct {
 // knows counts: a gate whose result is not known yet skips nothing.
 func (s *State) SkipReason(i int) *Reason {
 	name := s.g.team.Tasks[i].Name
+	if p, until := s.g.Until(i); p >= 0 {
+		switch {
+		case s.status[p] == Skipped:
+			return &Reason{Cause: GateSkipped, Gate: p}
+		case s.status[p] == Completed && s.known[p] && UntilMet(s.result[p], until):
+			return &Reason{Cause: RepeatDone, Gate: p, Value: until}
+		}
+	}
 	for _, gt := range s.g.gates[i] {
 		switch {
 		case s.status[gt] == Skipped:
@@ -402,7 +445,11 @@ func (s *State) openGates(i int, memo map[int][]int) []int {
 	}
 	memo[i] = nil // a cycle never runs; stop here
 	var out []int
-	for _, gt := range s.g.gates[i] {
+	gates := s.g.gates[i]
+	if p := s.g.until[i]; p >= 0 {
+		gates = append(slices.Clone(gates), p)
+	}
+	for _, gt := range gates {
 		if !s.known[gt] {
 			out = append(out, gt)
 		}

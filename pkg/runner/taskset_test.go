@@ -1,0 +1,99 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+const foreachTeam = `variables:
+  topics: [alpha, beta, gamma]
+agents:
+  sh:
+    shell: cat
+tasks:
+  research:
+    description: '{topic}'
+    agent: sh
+    foreach: {over: topics, as: topic}
+  summary:
+    description: summary
+    agent: sh
+`
+
+// completedSession is a session whose every task of set completed, saved
+// with fingerprint fp.
+func completedSession(set *TaskSet, fp string) *checkpoint.Session {
+	sess := checkpoint.NewSession("s", "team.yaml", "team", set.Team.Process, set.Defs, fp, time.Now())
+	for i := range sess.Team.Tasks {
+		sess.Team.Tasks[i].Status, sess.Team.Tasks[i].Result = checkpoint.StatusCompleted, "r"
+	}
+	return sess
+}
+
+// TestTaskSetForeachFingerprint: the fingerprint is over the declared tasks,
+// so another list keeps it; a full restore then reuses only the instances
+// whose rendered definition is the recorded one. A session saved under the
+// earlier rule (fingerprint over the instances) is a mismatch whose
+// --reuse unchanged still reuses every task.
+func TestTaskSetForeachFingerprint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "team.yaml")
+	if err := os.WriteFile(path, []byte(foreachTeam), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	team, err := spec.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := TaskSetOf(team, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Fingerprint != team.Fingerprint(set.State) {
+		t.Errorf("fingerprint %s is not the declared tasks' %s", set.Fingerprint, team.Fingerprint(set.State))
+	}
+	edited, err := TaskSetOf(team, nil, map[string]string{"topics": `["alpha","BETA","gamma","delta"]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edited.Fingerprint != set.Fingerprint {
+		t.Errorf("another list changed the fingerprint: %s, was %s", edited.Fingerprint, set.Fingerprint)
+	}
+
+	tests := []struct {
+		name     string
+		sessFP   string
+		reuse    checkpoint.Reuse
+		defs     *TaskSet
+		kind     checkpoint.RestoreKind
+		reused   []string
+		warnings int
+	}{
+		{"same list", set.Fingerprint, checkpoint.ReuseStrict, set, checkpoint.RestoreFull,
+			[]string{"research[0]", "research[1]", "research[2]", "research", "summary"}, 0},
+		{"an item edited, one added", set.Fingerprint, checkpoint.ReuseStrict, edited, checkpoint.RestoreFull,
+			[]string{"research[0]", "research[2]"}, 1},
+		{"earlier rule, strict", spec.FingerprintOf(set.Defs), checkpoint.ReuseStrict, set, checkpoint.RestorePartial, nil, 1},
+		{"earlier rule, unchanged", spec.FingerprintOf(set.Defs), checkpoint.ReuseUnchanged, set, checkpoint.RestorePerTask,
+			[]string{"research[0]", "research[1]", "research[2]", "research", "summary"}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := checkpoint.RestoreChoice(completedSession(set, tt.sessFP), tt.defs.Defs, tt.defs.Fingerprint, checkpoint.Choice{Reuse: tt.reuse})
+			if r.Kind != tt.kind {
+				t.Errorf("restore %s, want %s", r.Kind, tt.kind)
+			}
+			if !slices.Equal(r.Reused, tt.reused) {
+				t.Errorf("reused %v, want %v", r.Reused, tt.reused)
+			}
+			if len(r.Warnings) != tt.warnings {
+				t.Errorf("warnings %q, want %d", r.Warnings, tt.warnings)
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Repeat is a task's repeat: it runs again, fed its previous output, until
+// its result contains Until (case-insensitive; "" never) or it has run
+// MaxIterations times.
+type Repeat struct {
+	Until         string
+	MaxIterations int
+	Pos           Pos
+}
+
+// Bounds of max_iterations: every iteration is a task of its own.
+const (
+	DefaultMaxIterations = 10
+	MaxIterationsLimit   = 100
+)
+
+// PreviousOutput is the placeholder a repeat iteration's texts may hold:
+// the output of the last task it reads, the previous iteration's from the
+// second on.
+const PreviousOutput = "previous_output"
+
+// repeat reads a task's repeat: (native) or a PraisonAI step's; the schema
+// reported a shape that is not a mapping.
+func (b *builder) repeat(v *tree) *Repeat {
+	if !v.isMap() {
+		return nil
+	}
+	r := &Repeat{MaxIterations: DefaultMaxIterations, Pos: v.kpos}
+	if u := v.get("until"); u != nil {
+		if s, ok := u.str(); ok {
+			r.Until = s
+		} else if !u.isNull() {
+			b.errorf(u, u.pos, "expected the text that ends the repeat, got %s", u.describe())
+		}
+	}
+	if m := v.get("max_iterations"); m != nil {
+		n, ok := m.val().(int64)
+		if !ok || n < 1 || n > MaxIterationsLimit {
+			b.errorf(m, m.pos, "expected a number of iterations from 1 to %d, got %s", MaxIterationsLimit, m.describe())
+		} else {
+			r.MaxIterations = int(n)
+		}
+	}
+	return r
+}
+
+// checkRepeat refuses what a repeat task cannot combine with.
+func (b *builder) checkRepeat() {
+	for i, tk := range b.team.Tasks {
+		if tk.Repeat == nil {
+			continue
+		}
+		rv := b.tasks[i].get("repeat")
+		switch {
+		case tk.Foreach != nil:
+			b.errorf(rv, rv.kpos, "a task cannot both repeat and run once per item (foreach): repeat a task that reads the foreach task's results")
+		case tk.Agent == HumanAgent:
+			b.errorf(rv, rv.kpos, "a human task cannot repeat: a decision is taken once")
+		case len(tk.Condition) > 0:
+			b.errorf(rv, rv.kpos, "a repeat task cannot route (condition): route on a task after it, which reads its last iteration's result")
+		}
+	}
+}
+
+// IterationName is the name of iteration k (from 1) of task name.
+func IterationName(name string, k int) string { return fmt.Sprintf("%s#%d", name, k) }
+
+// expandRepeat appends to out the iterations of repeat task tk (at i in
+// t), then the join under its own name whose result is the last
+// iteration's that ran. Iteration k reads what the task reads and, from
+// the second on, iteration k-1; it is skipped once an iteration's result
+// contains Until (schedule), so the ones after are skipped too.
+func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
+	tk := t.Tasks[i]
+	n := tk.Repeat.MaxIterations
+	ctx := t.ContextOf(i)
+	join := &Task{Name: tk.Name, Agent: "repeat:" + tk.Name, HasContext: true, Pos: tk.Pos,
+		Description:    fmt.Sprintf("the result of the last iteration of %s#1..%d that ran", tk.Name, n),
+		OutputVariable: tk.OutputVariable, OutputFile: tk.OutputFile, RepeatOf: tk.Name}
+	for k := 1; k <= n; k++ {
+		name := IterationName(tk.Name, k)
+		if taken[name] {
+			return fmt.Errorf("%s:%d:%d: tasks.%s: iteration %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, tk.Name, name)
+		}
+		it := *tk
+		it.Name, it.Repeat, it.RepeatOf, it.Iteration = name, nil, tk.Name, k
+		it.Context, it.HasContext = slices.Clone(ctx), true
+		if k > 1 {
+			prev := IterationName(tk.Name, k-1)
+			it.Context = append(slices.DeleteFunc(it.Context, func(c string) bool { return c == prev }), prev)
+			it.Until = tk.Repeat.Until
+		}
+		it.OutputVariable, it.OutputFile = "", ""
+		out.Tasks = append(out.Tasks, &it)
+		join.Context = append(join.Context, name)
+	}
+	out.Tasks = append(out.Tasks, join)
+	out.Agents = append(out.Agents, &Agent{Name: join.Agent, Kind: JoinAgent, Pos: tk.Pos})
+	return nil
+}
