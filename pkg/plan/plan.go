@@ -197,9 +197,10 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				step.Reason = runReason(d, o, diffs, cause[i], r, lenient)
 			}
 			var iterations []string // repeat iterations whose result is not known yet
+			until := ""
 			for _, g := range st.OpenGates(i) {
-				if graph.EndsRepeat(g) {
-					iterations = append(iterations, defs[g].Name)
+				if text, ends := graph.EndsRepeat(g); ends {
+					iterations, until = append(iterations, defs[g].Name), text
 				} else {
 					open = append(open, defs[g].Name)
 				}
@@ -208,8 +209,11 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				step.Reason += fmt.Sprintf("; only if %s routes to it", strings.Join(open, " and "))
 			}
 			if len(iterations) > 0 {
-				_, until := graph.Until(i)
-				step.Reason += fmt.Sprintf("; only if the result of %s does not contain %q", strings.Join(iterations, " and "), until)
+				if len(iterations) == 1 {
+					step.Reason += fmt.Sprintf("; only if %s's result does not contain %q", iterations[0], until)
+				} else {
+					step.Reason += fmt.Sprintf("; only if none of %s has %q in its result", strings.Join(iterations, ", "), until)
+				}
 			}
 			if graph.Human(i) {
 				if v, ok := r.Decisions[d.Name]; ok {

@@ -50,6 +50,9 @@ type genTeam struct {
 	loop  int
 	items []string
 	vars  map[string]string
+	// rep is the task that repeats (until "stop", at most 3 times), -1
+	// for none; an iteration's out- file may say stop.
+	rep int
 }
 
 func (g *genTeam) yaml(dir string) string {
@@ -66,6 +69,9 @@ func (g *genTeam) yaml(dir string) string {
 		fmt.Fprintf(&b, "  t%d:\n    description: step %d version %d\n", i, i, g.version[i])
 		if i == g.loop {
 			b.WriteString("    foreach: {over: items, as: it}\n    expected_output: 'item {it}'\n")
+		}
+		if i == g.rep {
+			b.WriteString("    repeat: {until: stop, max_iterations: 3}\n")
 		}
 		if g.human[i] {
 			b.WriteString("    agent: human\n    options: [a, b]\n")
@@ -130,13 +136,17 @@ func newGenTeam(rng *rand.Rand) *genTeam {
 	}
 	// A foreach task can neither be human nor route; one that is routed to
 	// is left out too.
-	g.loop = -1
-	if rng.IntN(2) == 0 {
-		for i := range g.n {
-			if _, r := g.routes[i]; !g.human[i] && !r && !routed[i] {
-				g.loop = i
-				break
-			}
+	g.loop, g.rep = -1, -1
+	loops := rng.IntN(2) == 0
+	for i := range g.n {
+		if _, r := g.routes[i]; g.human[i] || r || routed[i] {
+			continue
+		}
+		switch {
+		case loops && g.loop < 0:
+			g.loop = i
+		case g.rep < 0 && rng.IntN(2) == 0:
+			g.rep = i
 		}
 	}
 	for k := range 1 + rng.IntN(3) {
@@ -173,6 +183,16 @@ func planMatchesRun(t *testing.T, seed uint64) {
 		}
 		if rng.IntN(4) == 0 {
 			write(fmt.Sprintf("fail-t%d", i), "")
+		}
+	}
+	if g.rep >= 0 {
+		for k := 1; k <= 3; k++ {
+			switch rng.IntN(4) {
+			case 0:
+				write(fmt.Sprintf("out-t%d#%d", g.rep, k), "Stop here\n")
+			case 1:
+				write(fmt.Sprintf("fail-t%d#%d", g.rep, k), "")
+			}
 		}
 	}
 	run := func(ch checkpoint.Choice, cont bool) []byte {

@@ -516,7 +516,7 @@ func (b *builder) task(name string, v *tree) {
 	tk.Timeout = b.duration(v.get("timeout"))
 	tk.OutputVariable, _ = v.get("output_variable").str()
 	tk.Foreach = b.foreach(v.get("foreach"))
-	tk.Repeat = b.repeat(v.get("repeat"))
+	tk.Repeat = b.repeat(v.get("repeat"), false)
 	if s, _ := v.get("on_truncated").str(); s == "accept" {
 		tk.AcceptTruncated = true
 	}

@@ -25,23 +25,29 @@ const (
 // second on.
 const PreviousOutput = "previous_output"
 
-// repeat reads a task's repeat: (native) or a PraisonAI step's; the schema
-// reported a shape that is not a mapping.
-func (b *builder) repeat(v *tree) *Repeat {
+// repeat reads a task's repeat: (native: the schema checked its shape) or
+// a PraisonAI step's (check: no schema did).
+func (b *builder) repeat(v *tree, check bool) *Repeat {
 	if !v.isMap() {
+		if check && v != nil && !v.isNull() {
+			b.errorf(v, v.pos, "expected a mapping such as {until: TEXT, max_iterations: N}, got %s", v.describe())
+		}
 		return nil
 	}
 	r := &Repeat{MaxIterations: DefaultMaxIterations, Pos: v.kpos}
 	if u := v.get("until"); u != nil {
 		if s, ok := u.str(); ok {
 			r.Until = s
-		} else if !u.isNull() {
+		} else if check && !u.isNull() {
 			b.errorf(u, u.pos, "expected the text that ends the repeat, got %s", u.describe())
 		}
 	}
 	if m := v.get("max_iterations"); m != nil {
 		n, ok := m.val().(int64)
 		if !ok || n < 1 || n > MaxIterationsLimit {
+			if !check {
+				return r // the schema reported it
+			}
 			b.errorf(m, m.pos, "expected a number of iterations from 1 to %d, got %s", MaxIterationsLimit, m.describe())
 		} else {
 			r.MaxIterations = int(n)

@@ -58,7 +58,11 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 						return at(v, fmt.Sprintf("loop over %s is not supported: loop over a list variable's name (loop: {over: VAR}), which runs once per item as foreach does", v.get("over").describe()))
 					}
 				case "repeat":
-					return at(v, "repeat steps are not supported yet: teamrun cannot run a step again until its output says so in this release; write the iterations as steps")
+					// A repeat on an agent step is the native repeat; a
+					// repeat of steps is not yet.
+					if v.get("steps") != nil || st.get("agent") == nil {
+						return at(v, "a repeat of steps is not supported yet: give the repeat one agent step (agent:, action:, repeat: {until: TEXT, max_iterations: N}), which runs again until its result contains TEXT")
+					}
 				case "run":
 					return at(v, "shell steps (run:) are not supported: use a command agent (shell:) in the native format")
 				case "judge":
@@ -240,6 +244,14 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string) []string 
 			tk.Foreach.Over, _ = f.get("over").str()
 			if s, ok := f.get("var_name").str(); ok && identRE.MatchString(s) {
 				tk.Foreach.As = s
+			}
+		case "repeat":
+			// PraisonAI's repeat: {until, max_iterations} is teamrun's.
+			tk.Repeat = b.repeat(f, true)
+			for _, k := range f.keys {
+				if k != "until" && k != "max_iterations" {
+					b.praisonIgnored(f.get(k))
+				}
 			}
 		case "tools":
 			agent, _ := st.get("agent").str()

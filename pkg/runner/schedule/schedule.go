@@ -183,9 +183,12 @@ func (g *Graph) Until(i int) (int, string) {
 }
 
 // EndsRepeat says whether task i's result may end a repeat: it is an
-// iteration another one follows, with an until text.
-func (g *Graph) EndsRepeat(i int) bool {
-	return slices.Contains(g.until, i)
+// iteration another one follows, with an until text, which it returns.
+func (g *Graph) EndsRepeat(i int) (string, bool) {
+	if k := slices.Index(g.until, i); k >= 0 {
+		return g.team.Tasks[k].Until, true
+	}
+	return "", false
 }
 
 // UntilMet says whether result raw of an iteration ends a repeat whose
@@ -459,7 +462,12 @@ func (s *State) openGates(i int, memo map[int][]int) []int {
 		var upstream []int
 		conditional := true
 		for _, c := range s.g.context[i] {
-			oc := s.openGates(c, memo)
+			// An iteration that i reads itself cannot skip i by ending
+			// the repeat: i still reads it (a repeat's join).
+			oc := slices.DeleteFunc(slices.Clone(s.openGates(c, memo)), func(gt int) bool {
+				_, ends := s.g.EndsRepeat(gt)
+				return ends && slices.Contains(s.g.context[i], gt)
+			})
 			if len(oc) == 0 && s.status[c] != Skipped {
 				conditional = false // it reads a task that runs whatever is decided
 				break

@@ -298,3 +298,59 @@ func TestNewRefusesMismatchedContext(t *testing.T) {
 		t.Fatal("want an error for a context list that does not match the tasks")
 	}
 }
+
+// TestRepeatUntil: an iteration after one whose result contains the until
+// text (case-insensitively) is skipped, and so is every one after it; an
+// iteration whose predecessor's result is not known yet is open, but not
+// for the join, which reads the predecessor itself.
+func TestRepeatUntil(t *testing.T) {
+	for _, process := range []string{"sequential", "workflow"} {
+		t.Run(process, func(t *testing.T) {
+			src := "process: " + process + "\nagents: {w: {shell: cat}}\ntasks:\n  d: {description: d, agent: w, repeat: {until: Done, max_iterations: 3}}\n  e: {description: e, agent: w, context: [d]}\n"
+			tm, err := spec.Parse("agents.yaml", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tm, err = tm.Expand(nil); err != nil {
+				t.Fatal(err)
+			}
+			g, err := New(tm, Contexts(tm, tm.TaskDefs(nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, text := g.Until(index(tm, "d#2")); p != index(tm, "d#1") || text != "Done" {
+				t.Errorf("Until(d#2) = %d, %q", p, text)
+			}
+			if p, _ := g.Until(index(tm, "d#1")); p != -1 {
+				t.Errorf("d#1 has an until gate %d", p)
+			}
+			s := g.NewState()
+			s.Assume(index(tm, "d#1"))
+			if got := names(tm, s.OpenGates(index(tm, "d#2"))); got != "d#1" {
+				t.Errorf("open gates of d#2 = %q, want d#1", got)
+			}
+			s.Assume(index(tm, "d#2"))
+			if got := names(tm, s.OpenGates(index(tm, "d"))); got != "" {
+				t.Errorf("open gates of the join = %q, want none", got)
+			}
+
+			s = g.NewState()
+			apply(t, tm, s, []string{"complete d#1 not yet"})
+			if r := s.SkipReason(index(tm, "d#2")); r != nil {
+				t.Errorf("d#2 skipped after a result without the text: %+v", r)
+			}
+			apply(t, tm, s, []string{"complete d#2 all DONE."})
+			r := s.SkipReason(index(tm, "d#3"))
+			if r == nil || r.Cause != RepeatDone || r.Gate != index(tm, "d#2") || r.Value != "Done" {
+				t.Fatalf("d#3: %+v, want RepeatDone after d#2", r)
+			}
+			s.Skip(index(tm, "d#3"))
+			if !slices.Contains(s.Ready(), index(tm, "d")) || s.SkipReason(index(tm, "d")) != nil {
+				t.Errorf("the join is not ready to run after the repeat ended: ready %q", names(tm, s.Ready()))
+			}
+		})
+	}
+	if UntilMet("anything", "") {
+		t.Error("an empty until text ends a repeat")
+	}
+}

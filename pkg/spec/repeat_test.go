@@ -1,0 +1,149 @@
+package spec
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestExpandRepeat(t *testing.T) {
+	src := `agents:
+  w: {shell: cat}
+tasks:
+  intro: {description: Intro, agent: w}
+  draft:
+    description: 'Improve: {previous_output}'
+    agent: w
+    repeat: {until: Approved, max_iterations: 3}
+    output_variable: final
+    output_file: final.txt
+  publish: {description: '{final}', agent: w}
+`
+	team, err := Parse("a.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(team.Warnings) != 0 {
+		t.Errorf("{previous_output} of a repeat task is bound, yet warned about: %v", ErrorList(team.Warnings))
+	}
+	x, err := team.Expand(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNames := []string{"intro", "draft#1", "draft#2", "draft#3", "draft", "publish"}
+	wantCtx := [][]string{nil, {"intro"}, {"intro", "draft#1"}, {"intro", "draft#2"}, {"draft#1", "draft#2", "draft#3"}, {"draft"}}
+	wantUntil := []string{"", "", "Approved", "Approved", "", ""}
+	var names []string
+	for i, tk := range x.Tasks {
+		names = append(names, tk.Name)
+		if got := x.ContextOf(i); i < len(wantCtx) && !slices.Equal(got, wantCtx[i]) {
+			t.Errorf("context of %s = %q, want %q", tk.Name, got, wantCtx[i])
+		}
+		if i < len(wantUntil) && tk.Until != wantUntil[i] {
+			t.Errorf("%s: until %q, want %q", tk.Name, tk.Until, wantUntil[i])
+		}
+		if strings.HasPrefix(tk.Name, "draft#") && (tk.OutputVariable != "" || tk.OutputFile != "" || tk.Repeat != nil || tk.RepeatOf != "draft") {
+			t.Errorf("iteration %s: %+v", tk.Name, tk)
+		}
+	}
+	if !slices.Equal(names, wantNames) {
+		t.Fatalf("tasks %q, want %q", names, wantNames)
+	}
+	join := x.Tasks[4]
+	if join.OutputVariable != "final" || join.OutputFile != "final.txt" || join.RepeatOf != "draft" || join.Iteration != 0 {
+		t.Errorf("the join carries the task's outputs: %+v", join)
+	}
+	if a := x.Agents[len(x.Agents)-1]; a.Kind != JoinAgent || a.Name != "repeat:draft" {
+		t.Errorf("join agent %+v", a)
+	}
+	// The fingerprint is over the declared tasks: max_iterations is not in it.
+	more, err := Parse("a.yaml", []byte(strings.Replace(src, "max_iterations: 3", "max_iterations: 4", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if team.Fingerprint(nil) != more.Fingerprint(nil) {
+		t.Error("max_iterations changed the fingerprint")
+	}
+	// until is in an iteration's key, from the second on.
+	other, err := Parse("a.yaml", []byte(strings.Replace(src, "until: Approved", "until: Done", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, _ := other.Expand(nil)
+	dx, dy := x.TaskDefs(nil), y.TaskDefs(nil)
+	for i := range dx {
+		if changed, want := dx[i].OwnKey != dy[i].OwnKey, dx[i].Name == "draft#2" || dx[i].Name == "draft#3"; changed != want {
+			t.Errorf("%s: own key changed %v, want %v", dx[i].Name, changed, want)
+		}
+	}
+}
+
+func TestRepeatDefaultsAndPlaceholders(t *testing.T) {
+	team, err := Parse("a.yaml", []byte("agents: {w: {shell: cat}}\ntasks:\n  a: {description: a, agent: w, repeat: {}}\n  b: {description: '{previous_output}', agent: w}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := team.Tasks[0].Repeat; r == nil || r.MaxIterations != DefaultMaxIterations || r.Until != "" {
+		t.Errorf("repeat: {} is %+v, want %d iterations without until", r, DefaultMaxIterations)
+	}
+	if d := team.UndefinedPlaceholders(nil); len(d) != 1 || d[0].Path != "tasks.b.description" {
+		t.Errorf("{previous_output} outside a repeat: %v, want one warning on tasks.b", ErrorList(d))
+	}
+}
+
+func TestRepeatRefused(t *testing.T) {
+	head := "variables: {xs: [a]}\nagents: {w: {shell: cat}}\ntasks:\n"
+	tests := []struct{ name, tasks, want string }{
+		{"zero iterations", "  a: {description: a, agent: w, repeat: {max_iterations: 0}}\n", "tasks.a.repeat.max_iterations: expected at least 1"},
+		{"too many", "  a: {description: a, agent: w, repeat: {max_iterations: 101}}\n", "tasks.a.repeat.max_iterations: expected at most 100"},
+		{"not a mapping", "  a: {description: a, agent: w, repeat: 3}\n", "tasks.a.repeat: expected a mapping"},
+		{"unknown key", "  a: {description: a, agent: w, repeat: {until: x, steps: []}}\n", `unknown key "steps"`},
+		{"foreach", "  a: {description: a, agent: w, repeat: {until: x}, foreach: {over: xs}}\n", "cannot both repeat and run once per item"},
+		{"human", "  d: {description: \"ok?\", agent: human, options: [yes, no], repeat: {until: yes}}\n", "a human task cannot repeat"},
+		{"condition", "  a: {description: a, agent: w, repeat: {until: x}, condition: {x: [b]}}\n  b: {description: b, agent: w}\n", "a repeat task cannot route"},
+		{"a name taken", "  a: {description: a, agent: w, repeat: {max_iterations: 2}}\n  'a#2': {description: b, agent: w}\n", "iteration a#2 has the name of another task"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("a.yaml", []byte(head+tt.tasks))
+			if err == nil {
+				_, err = team.Expand(team.InitialState(nil))
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one containing %q", err, tt.want)
+			}
+			if strings.Count(err.Error(), "\n") > 0 {
+				t.Errorf("more than one line: %v", err)
+			}
+		})
+	}
+}
+
+// TestPraisonAIRepeatStep: a PraisonAI step's repeat: {until,
+// max_iterations} is the native repeat; a repeat of steps, or a bad count,
+// is refused in one line.
+func TestPraisonAIRepeatStep(t *testing.T) {
+	head := "framework: praisonai\nagents:\n  gen: {role: Writer, goal: write, backstory: b}\n  ev: {role: Judge, goal: judge, backstory: b}\nsteps:\n  - agent: gen\n    action: Write\n"
+	team, err := Parse("p.yaml", []byte(head+"  - agent: ev\n    action: 'Evaluate: {{previous_output}}'\n    repeat: {until: approved, max_iterations: 3}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := team.Tasks[1].Repeat; r == nil || r.Until != "approved" || r.MaxIterations != 3 {
+		t.Fatalf("repeat %+v", r)
+	}
+	tests := []struct{ name, step, want string }{
+		{"a repeat of steps", "  - repeat: {until: x, steps: [{agent: ev, action: a}]}\n", "a repeat of steps is not supported yet"},
+		{"zero", "  - agent: ev\n    action: a\n    repeat: {until: x, max_iterations: 0}\n", "max_iterations: expected a number of iterations from 1 to 100, got integer 0"},
+		{"not a mapping", "  - agent: ev\n    action: a\n    repeat: twice\n", "repeat: expected a mapping such as {until: TEXT, max_iterations: N}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("p.yaml", []byte(head+tt.step))
+			var list ErrorList
+			if !errors.As(err, &list) || len(list) != 1 || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one error containing %q", err, tt.want)
+			}
+		})
+	}
+}
