@@ -306,7 +306,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 
 	if fingerprint != "" && fingerprint == sess.Team.TasksFingerprint {
 		r.Kind = RestoreFull
-		again := r.changedInstances(defs, old)
+		again := r.changedInstances(defs, old, keep)
 		keep := map[string]bool{}
 		for _, d := range defs {
 			t, ok := old[d.Name]
@@ -428,7 +428,10 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 // their join whose rendered definition (its item, what it joins) differs
 // from the recorded one, and every task downstream of one. Each such instance or join is
 // one of r.Diffs, so that plan and the warning say why.
-func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRecord) map[string]bool {
+//
+// A task kept (--keep) stays restored, and what reads only it is not run
+// again for it.
+func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRecord, keep []string) map[string]bool {
 	var changed []string
 	for _, d := range defs {
 		t := old[d.Name]
@@ -453,9 +456,27 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 			r.Diffs = append(r.Diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f})
 		}
 	}
+	in := map[string]bool{}
+	for _, n := range changed {
+		in[n] = !slices.Contains(keep, n)
+	}
+	for grew := true; grew; {
+		grew = false
+		for _, d := range defs {
+			if in[d.Name] || slices.Contains(keep, d.Name) {
+				continue
+			}
+			for _, c := range d.Context {
+				if in[c] {
+					in[d.Name], grew = true, true
+					break
+				}
+			}
+		}
+	}
 	again := map[string]bool{}
-	for _, n := range Downstream(defs, changed) {
-		if t := old[n]; t != nil && t.Status == StatusCompleted {
+	for n, yes := range in {
+		if t := old[n]; yes && t != nil && t.Status == StatusCompleted {
 			again[n] = true
 		}
 	}

@@ -227,6 +227,15 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				}
 			}
 		}
+		if tk := team.Tasks[i]; tk.ExpandsWhen != "" && step.Action == Run {
+			step.Reason += fmt.Sprintf("; expands when %s finishes (foreach over its output_variable %s): its instances are made then", tk.ExpandsWhen, team.Tasks[team.TaskIndex(tk.ExpandsWhen)].OutputVariable)
+		} else if len(tk.After) > 0 && tk.ExpandsWhen == "" {
+			// Made from the producer's recorded list: if it runs again,
+			// its output decides the instances anew.
+			if k, ok := byName[tk.After[0]]; ok && k < len(p.Steps) && p.Steps[k].Action == Run {
+				step.Reason += fmt.Sprintf("; made from %s's recorded output, which it replaces: if the list changes, the run expands again", tk.After[0])
+			}
+		}
 		if behind {
 			// The decisions it waits for, unless "only if" named them.
 			var first []string

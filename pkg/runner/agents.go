@@ -40,9 +40,13 @@ func (a Agents) Execute(ctx context.Context, job *Job) (Result, error) {
 }
 
 // joinResults is a foreach task's result: its instances' results, in item
-// order, as a JSON array of strings; a repeat task's is its last
+// order, as a JSON array of strings (none: a foreach whose producer was
+// skipped has no list, so "[]"); a repeat task's is its last
 // iteration's that ran (the context holds only completed tasks).
 func joinResults(job *Job) (Result, error) {
+	if job.Task.JoinError != "" {
+		return Result{}, errors.New(job.Task.JoinError)
+	}
 	if job.Task.RepeatOf != "" {
 		if len(job.Context) == 0 {
 			return Result{}, fmt.Errorf("joining %s: no iteration completed", job.Task.Name)

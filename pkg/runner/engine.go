@@ -158,10 +158,24 @@ type Engine struct {
 	// Started is when the run began, for the summary's elapsed time; zero
 	// means when Run was called.
 	Started time.Time
+	// Regrow says whether a completed task's output_variable value makes
+	// the task set expand again (a foreach over it whose instances were
+	// not made from that value); nil: never. Then the engine starts
+	// nothing more, lets what runs finish, and returns with Grew set and
+	// no run_finished: the caller expands and runs the next pass.
+	Regrow func(variable string, value any) bool
+	// Grew is set by Run when the pass ended so.
+	Grew bool
+	// RanBefore names the tasks an earlier pass of this invocation
+	// completed: restored now, they count as run, not restored. UsedBefore
+	// is what those passes' LLM requests cost.
+	RanBefore  map[string]bool
+	UsedBefore *Usage
 
 	tasks    []taskState
 	graph    *schedule.Graph
 	sched    *schedule.State // which task may go next: the one set of rules plan shares
+	grow     bool            // a completed task's output asks for a new expansion (Regrow)
 	recMu    sync.Mutex
 	storeErr error
 	staged   []Event // staged, not yet durable nor shown; under recMu
@@ -344,6 +358,7 @@ func (e *Engine) setup() error {
 	if e.Render == nil {
 		e.Render = func(s string, _ map[string]any) string { return s }
 	}
+	e.used = e.UsedBefore
 	e.tasks = make([]taskState, n)
 	for i := range min(n, len(e.Attempts)) {
 		e.tasks[i].attempts = e.Attempts[i]
@@ -378,7 +393,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	for i := range e.tasks {
-		if e.tasks[i].restored {
+		if e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name] {
 			e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
 				Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw})
 			if w := restoreOutputFile(e.Team, e.Team.Tasks[i], e.tasks[i].out.Raw); w != "" {
@@ -405,7 +420,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		outcome = Succeeded
 	)
 	stopping := func() bool {
-		return failed || ctx.Err() != nil || e.storeFailed()
+		return failed || e.grow || ctx.Err() != nil || e.storeFailed()
 	}
 	for {
 		started := 0
@@ -515,6 +530,12 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		}
 	}
 
+	if e.grow && !failed && ctx.Err() == nil && !e.storeFailed() {
+		// Not the end: the caller expands the task set and goes on, so
+		// neither the halts nor the summary are this pass's to tell.
+		e.Grew = true
+		return e.summary(Succeeded, e.now().Sub(start)), nil
+	}
 	switch {
 	case e.storeFailed():
 		outcome = StoreFailed
@@ -796,6 +817,9 @@ func (e *Engine) finish(d attemptDone, stage bool) error {
 			// output would only get in the way of {placeholders}.
 			ev.OutputVariable, ev.OutputValue = t.OutputVariable, OutputValue(t, d.res.Raw)
 			e.State[t.OutputVariable] = ev.OutputValue
+			if e.Regrow != nil && e.Regrow(t.OutputVariable, ev.OutputValue) {
+				e.grow = true
+			}
 		}
 	}
 	record := e.record
@@ -846,7 +870,7 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 	for i, st := range e.tasks {
 		status := e.sched.Status(i)
 		switch {
-		case status == schedule.Completed && st.restored:
+		case status == schedule.Completed && st.restored && !e.RanBefore[e.Team.Tasks[i].Name]:
 			s.Restored++
 			if st.cutoff {
 				s.CutOff++

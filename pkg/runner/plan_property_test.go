@@ -50,6 +50,9 @@ type genTeam struct {
 	loop  int
 	items []string
 	vars  map[string]string
+	// producer is the task whose output (its out- file, a JSON array) is
+	// items, -1 when items is a variable: the foreach expands at run time.
+	producer int
 	// rep is the task that repeats (until "stop", at most 3 times), -1
 	// for none; an iteration's out- file may say stop.
 	rep int
@@ -60,7 +63,7 @@ func (g *genTeam) yaml(dir string) string {
 	if g.workflow {
 		b.WriteString("process: workflow\n")
 	}
-	if g.loop >= 0 {
+	if g.loop >= 0 && g.producer < 0 {
 		fmt.Fprintf(&b, "variables:\n  items: [%s]\n", strings.Join(g.items, ", "))
 	}
 	fmt.Fprintf(&b, "agents:\n  sh:\n    shell: 'cd %s; if [ -e \"fail-$TEAMRUN_TASK\" ]; then exit 1; fi; if [ -e \"out-$TEAMRUN_TASK\" ]; then cat \"out-$TEAMRUN_TASK\"; else echo \"$TEAMRUN_TASK\"; fi'\n", dir)
@@ -69,6 +72,9 @@ func (g *genTeam) yaml(dir string) string {
 		fmt.Fprintf(&b, "  t%d:\n    description: step %d version %d\n", i, i, g.version[i])
 		if i == g.loop {
 			b.WriteString("    foreach: {over: items, as: it}\n    expected_output: 'item {it}'\n")
+		}
+		if i == g.producer {
+			b.WriteString("    output_variable: items\n")
 		}
 		if i == g.rep {
 			b.WriteString("    repeat: {until: stop, max_iterations: 3}\n")
@@ -136,16 +142,23 @@ func newGenTeam(rng *rand.Rand) *genTeam {
 	}
 	// A foreach task can neither be human nor route; one that is routed to
 	// is left out too.
-	g.loop, g.rep = -1, -1
-	loops := rng.IntN(2) == 0
+	g.loop, g.rep, g.producer = -1, -1, -1
+	var free []int // tasks that may loop, repeat or make the list
 	for i := range g.n {
-		if _, r := g.routes[i]; g.human[i] || r || routed[i] {
-			continue
+		if _, r := g.routes[i]; !g.human[i] && !r && !routed[i] {
+			free = append(free, i)
 		}
-		switch {
-		case loops && g.loop < 0:
-			g.loop = i
-		case g.rep < 0 && rng.IntN(2) == 0:
+	}
+	if len(free) > 0 && rng.IntN(2) == 0 {
+		// The list is a variable, or (one time in two) the output of an
+		// earlier task.
+		if len(free) > 1 && rng.IntN(2) == 0 {
+			g.producer, free = free[0], free[1:]
+		}
+		g.loop, free = free[0], free[1:]
+	}
+	for _, i := range free {
+		if g.rep < 0 && rng.IntN(2) == 0 {
 			g.rep = i
 		}
 	}
@@ -184,6 +197,13 @@ func planMatchesRun(t *testing.T, seed uint64) {
 		if rng.IntN(4) == 0 {
 			write(fmt.Sprintf("fail-t%d", i), "")
 		}
+	}
+	list := func(items []string) string {
+		b, _ := json.Marshal(items)
+		return string(b) + "\n"
+	}
+	if g.producer >= 0 {
+		write(fmt.Sprintf("out-t%d", g.producer), list(g.items))
 	}
 	if g.rep >= 0 {
 		for k := 1; k <= 3; k++ {
@@ -236,8 +256,13 @@ func planMatchesRun(t *testing.T, seed uint64) {
 		default:
 			items = items[:len(items)-1]
 		}
-		b, _ := json.Marshal(items)
-		g.vars = map[string]string{"items": string(b)}
+		if g.producer >= 0 {
+			// The producer's next output, if it runs again.
+			write(fmt.Sprintf("out-t%d", g.producer), list(items))
+		} else {
+			b, _ := json.Marshal(items)
+			g.vars = map[string]string{"items": string(b)}
+		}
 	}
 	clearFails(t, dir, rng, 1)
 	decideSome(t, rng, home, g, 1)
@@ -256,7 +281,11 @@ func planMatchesRun(t *testing.T, seed uint64) {
 			ch.Keep = append(ch.Keep, name)
 		}
 		if _, routes := g.routes[i]; !routes && rng.IntN(3) == 0 {
-			write("out-"+name, "changed\n")
+			if i == g.producer {
+				write("out-"+name, list([]string{"changed", "i0"}))
+			} else {
+				write("out-"+name, "changed\n")
+			}
 		}
 	}
 	p := planFor(t, specPath, home, ch, g.vars)
@@ -282,8 +311,21 @@ func planMatchesRun(t *testing.T, seed uint64) {
 				reads = append(reads, j)
 			}
 		}
+		var names []string
 		for _, c := range reads {
-			cn := fmt.Sprintf("t%d", c)
+			names = append(names, fmt.Sprintf("t%d", c))
+		}
+		if i == g.loop || i == g.rep {
+			// The join reads its instances or iterations, not the task's
+			// context (they do).
+			names = nil
+			for n := range after {
+				if strings.HasPrefix(n, name+"[") || strings.HasPrefix(n, name+"#") {
+					names = append(names, n)
+				}
+			}
+		}
+		for _, cn := range names {
 			if after[cn] != before[cn] {
 				t.Errorf("task %s was reused (early cut-off) though %s, which it reads, changed from %q to %q\nspec:\n%s", name, cn, before[cn], after[cn], g.yaml(dir))
 			}
@@ -306,6 +348,9 @@ func planMatchesRun(t *testing.T, seed uint64) {
 		case step.Removed && got == "":
 		case strings.Contains(step.Reason, "will run only if") && got == "reused":
 			// Early cut-off: what it reads came out as recorded.
+		case strings.Contains(step.Reason, "if the list changes, the run expands again"):
+			// Its producer runs first: the instances are made anew from
+			// its output, which plan cannot know.
 		case strings.Contains(step.Reason, "which the run halts for first") && got == "":
 			// Behind a halt: this run does not get to it yet.
 		default:

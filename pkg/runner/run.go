@@ -165,9 +165,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	now := time.Now()
 	var (
-		old, sess *checkpoint.Session
-		restored  *checkpoint.Restored
-		audit     = checkpoint.EventCreated
+		old   *checkpoint.Session
+		audit = checkpoint.EventCreated
 	)
 	if exists {
 		if old, err = store.Load(ctx, id); err != nil {
@@ -186,16 +185,86 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// What a killed run left (its scratch, snapshot temp files) is litter
 	// now that its processes are gone: the lock makes it ours.
 	sweepScratch(store, lock, warn)
+	groups := &Groups{}
+	if o.Interrupts != nil {
+		groups = o.Interrupts.Groups()
+	}
+	if o.Subreaper {
+		if err := groups.Subreap(procsRecord(store, id)); err != nil {
+			warn(err.Error())
+		}
+		defer groups.Close()
+	}
+	defer sweepScratch(store, lock, warn)
+	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id), Logs: LogsRoot(store), Session: id}
+	if o.Verbose {
+		commands.Line = func(task, stream, line string) {
+			rep.Observe(Event{Time: time.Now(), Type: TaskLine, Index: -1, Task: task, Stream: stream, Message: line})
+		}
+	}
+	defer commands.Close()
+
+	// A pass runs the task set as far as it is known. A foreach over a
+	// task's output_variable is expanded when that task finishes: the pass
+	// ends there, the session is loaded back as --continue loads it, and
+	// the next pass runs the task set expanded with the list, what is done
+	// restored (the fingerprint, over the declared tasks, is the same).
+	p := &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv,
+		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}}
+	for n := 0; ; n++ {
+		sum, grew, err := p.run(ctx, team, old, exists, choice, res, notes, audit, n, now)
+		if err != nil || !grew {
+			return sum, err
+		}
+		if old, err = store.Load(ctx, id); err != nil {
+			return nil, err
+		}
+		exists, now = true, time.Now()
+		// What the user chose to run again ran in the first pass; what
+		// they chose to keep stays kept.
+		choice = checkpoint.Choice{Reuse: o.Reuse, Keep: o.Keep}
+	}
+}
+
+// pass is what the passes of one run share.
+type pass struct {
+	o          Options
+	store      checkpoint.Backend
+	lock       checkpoint.Lock
+	project    checkpoint.ProjectState
+	id         string
+	rep        Reporter
+	warn       func(string)
+	getenv     func(string) string
+	specAbs    string
+	haveConfig bool
+	started    time.Time
+	commands   *Commands
+	ranBefore  map[string]bool // tasks an earlier pass completed
+	usedBefore *Usage          // what earlier passes' LLM requests cost
+}
+
+// run runs pass n of the declared team on session old (exists: in the
+// store); grew reports that the pass ended for a new expansion.
+func (p *pass) run(ctx context.Context, declared *spec.Team, old *checkpoint.Session, exists bool, choice checkpoint.Choice,
+	res Resolution, notes []string, audit string, n int, now time.Time) (*Summary, bool, error) {
+	o, store, lock, project, id, rep, warn := p.o, p.store, p.lock, p.project, p.id, p.rep, p.warn
+	var (
+		sess     *checkpoint.Session
+		restored *checkpoint.Restored
+	)
 	// The task texts, and so the fingerprint, are rendered from the state
 	// the session started from, not from this invocation's --var alone: a
 	// run with --var resumed without it renders the same texts.
-	set, err := TaskSetOf(team, old, o.Vars)
+	set, err := TaskSetOf(declared, old, o.Vars)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	team, state0, defs, fingerprint := set.Team, set.State, set.Defs, set.Fingerprint
-	for _, d := range team.UndefinedPlaceholders(state0) {
-		warn(d.String())
+	if n == 0 {
+		for _, d := range team.UndefinedPlaceholders(state0) {
+			warn(d.String())
+		}
 	}
 	if exists {
 		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)
@@ -203,10 +272,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		if v, ok := old.Checkpoint.Decisions[BudgetDecision]; ok && team.TaskIndex(BudgetDecision) < 0 {
 			sess.Checkpoint.Decisions[BudgetDecision] = v // the session's, not a task's: Restore keeps only tasks'
 		}
-		sess.SpecPath = specAbs
+		sess.SpecPath = p.specAbs
 		audit = checkpoint.EventResumed
 	} else {
-		sess = checkpoint.NewSession(id, specAbs, team.Name, team.Process, defs, fingerprint, now)
+		sess = checkpoint.NewSession(id, p.specAbs, team.Name, team.Process, defs, fingerprint, now)
 	}
 	// The state a run starts from: the checkpoint's (outputs of earlier
 	// tasks included), the spec's variables where the checkpoint has none,
@@ -231,26 +300,35 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	defer rec.close()
 	if restored == nil || restored.Kind != checkpoint.RestoreFull {
 		if err := rec.begin(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
+	}
+	if n > 0 {
+		// The run goes on: say what the expansion made, nothing else anew.
+		for _, tk := range team.Tasks {
+			if tk.ForeachOf != "" && tk.ForeachOf == tk.Name && len(tk.After) > 0 && !p.ranBefore[tk.Name] {
+				rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Session: id,
+					Message: fmt.Sprintf("foreach %s: %d instance(s) from the output of %s", tk.Name, len(tk.Context), tk.After[0])})
+			}
+		}
+		return p.engine(ctx, set, state, sess, restored, rec)
 	}
 	if active, aerr := project.Active(ctx); aerr != nil || active != id {
 		if err := project.SetActive(ctx, id); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if err := project.Audit(ctx, checkpoint.AuditRecord{Event: audit, Session: id, Store: store.Location()}); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// A project kept in its folder gets a default config.yml; one kept in
 	// a database leaves the folder as it is (it may be read-only).
-	if _, inFolder := project.(interface{ CheckWritable() error }); inFolder && !haveConfig {
-		if _, err := spec.EnsureConfig(configPath); err != nil {
-			return nil, err
+	if _, inFolder := project.(interface{ CheckWritable() error }); inFolder && !p.haveConfig {
+		if _, err := spec.EnsureConfig(spec.ConfigPath(filepath.Dir(p.specAbs))); err != nil {
+			return nil, false, err
 		}
 	}
 
-	resume := ResumeCommand(o, id)
 	start := Event{Time: time.Now(), Type: RunStarted, Index: -1, Session: id, Tasks: len(defs)}
 	switch {
 	case restored == nil:
@@ -270,11 +348,18 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	rep.Observe(start)
+	return p.engine(ctx, set, state, sess, restored, rec)
+}
 
+// engine runs the engine on one pass's task set.
+func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, sess *checkpoint.Session,
+	restored *checkpoint.Restored, rec *journalRecorder) (*Summary, bool, error) {
+	o, store, id, rep := p.o, p.store, p.id, p.rep
+	team, defs := set.Team, set.Defs
 	// What the engine takes over from the checkpoint.
 	e := &Engine{
 		Session:       id,
-		Started:       started,
+		Started:       p.started,
 		Team:          team,
 		Render:        spec.Render,
 		State:         state,
@@ -283,7 +368,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		Attempts:      make([]int, len(defs)),
 		PriorUsage:    make([]*Usage, len(defs)),
 		MaxParallel:   o.MaxParallel,
-		ResumeCommand: resume,
+		ResumeCommand: ResumeCommand(o, id),
 		DecideCommand: func(task, value string) string {
 			if value == "" {
 				value = "VALUE"
@@ -292,7 +377,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			}
 			return fmt.Sprintf("teamrun session decide %s %s %s", id, ShellQuote(task), value)
 		},
-		Observer: logHints{Observer: verboseDeltas(rep, o.Verbose), root: LogsRoot(store), session: id},
+		Observer:   logHints{Observer: verboseDeltas(rep, o.Verbose), root: LogsRoot(store), session: id},
+		Regrow:     regrowOf(set),
+		RanBefore:  p.ranBefore,
+		UsedBefore: p.usedBefore,
 	}
 	e.Context = schedule.Contexts(team, defs)
 	e.Held, e.Recorded = cutoffInputs(restored, defs)
@@ -313,50 +401,58 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}
 		}
 	}
-	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(specAbs)}
+	llms := &LLMs{Getenv: p.getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(p.specAbs)}
 	llms.Restore(turnsOf(sess.Memory))
 	llms.RestoreTools(sess.ToolLogs)
-	groups := &Groups{}
-	if o.Interrupts != nil {
-		groups = o.Interrupts.Groups()
-	}
-	if o.Subreaper {
-		if err := groups.Subreap(procsRecord(store, id)); err != nil {
-			warn(err.Error())
-		}
-		defer groups.Close()
-	}
-	defer sweepScratch(store, lock, warn)
-	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id), Logs: LogsRoot(store), Session: id}
-	if o.Verbose {
-		commands.Line = func(task, stream, line string) {
-			rep.Observe(Event{Time: time.Now(), Type: TaskLine, Index: -1, Task: task, Stream: stream, Message: line})
-		}
-	}
-	defer commands.Close()
-	llms.Commands = commands
-	e.Executor = Agents{Command: commands, LLM: llms}
+	llms.Commands = p.commands
+	e.Executor = Agents{Command: p.commands, LLM: llms}
 	e.Memory = llms
 	e.Recorder = rec
 
 	sum, runErr := e.Run(ctx)
 
 	cerr := rec.close()
+	if e.Grew && runErr == nil && cerr == nil {
+		for i, d := range defs {
+			if e.sched.Status(i) == schedule.Completed && !e.tasks[i].restored {
+				p.ranBefore[d.Name] = true
+			}
+		}
+		p.usedBefore = sum.Usage
+		return sum, true, nil
+	}
 	if sum != nil {
 		ev := map[Outcome]string{Succeeded: checkpoint.EventCompleted, Failed: checkpoint.EventFailed,
 			Halted: checkpoint.EventHalted, Interrupted: "interrupted", StoreFailed: checkpoint.EventFailed}[sum.Outcome]
-		if aerr := project.Audit(context.WithoutCancel(ctx), checkpoint.AuditRecord{Event: ev, Session: id, Store: store.Location()}); aerr != nil && runErr == nil {
-			warn(fmt.Sprintf("audit log: %v", aerr))
+		if aerr := p.project.Audit(context.WithoutCancel(ctx), checkpoint.AuditRecord{Event: ev, Session: id, Store: store.Location()}); aerr != nil && runErr == nil {
+			p.warn(fmt.Sprintf("audit log: %v", aerr))
 		}
 	}
 	if runErr != nil {
-		return sum, runErr
+		return sum, false, runErr
 	}
 	if cerr != nil {
 		// Every record is durable in the journal; only the compaction failed.
-		return sum, &StoreError{Err: cerr}
+		return sum, false, &StoreError{Err: cerr}
 	}
-	return sum, nil
+	return sum, false, nil
+}
+
+// regrowOf is the Engine's Regrow for a pass of set: a foreach over a
+// task's output_variable expands again when that task completes with
+// another value than the one its instances were made from, or when there
+// were none yet (the foreach was deferred).
+func regrowOf(set *TaskSet) func(string, any) bool {
+	if len(set.Dynamic) == 0 {
+		return nil
+	}
+	return func(variable string, value any) bool {
+		if !set.Dynamic[variable] {
+			return false
+		}
+		used, ok := set.Produced[variable]
+		return !ok || spec.FormatValue(used) != spec.FormatValue(value)
+	}
 }
 
 // WaitInterruptedError is a run interrupted while it waited (--wait) for

@@ -19,6 +19,10 @@ type TaskSet struct {
 	State       map[string]any
 	Defs        []spec.TaskDef
 	Fingerprint string
+	// Dynamic names the output variables a foreach runs over; Produced
+	// holds those whose value the expansion used (Produced).
+	Dynamic  map[string]bool
+	Produced map[string]any
 }
 
 // TaskSetOf computes the task set of team for session old (nil: a new
@@ -26,9 +30,53 @@ type TaskSet struct {
 // that is not a list).
 func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string) (*TaskSet, error) {
 	state := checkpoint.StartState(old, team, vars)
-	expanded, err := team.Expand(state)
+	produced := Produced(team, old)
+	expanded, err := team.ExpandWith(state, produced)
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	return &TaskSet{Team: expanded, State: state, Defs: expanded.TaskDefs(state), Fingerprint: team.Fingerprint(state)}, nil
+	set := &TaskSet{Team: expanded, State: state, Defs: expanded.TaskDefs(state), Fingerprint: team.Fingerprint(state), Produced: produced}
+	for _, tk := range team.Tasks {
+		if tk.Foreach != nil && team.Producer(tk.Foreach) != "" {
+			if set.Dynamic == nil {
+				set.Dynamic = map[string]bool{}
+			}
+			set.Dynamic[tk.Foreach.Over] = true
+		}
+	}
+	return set, nil
+}
+
+// Produced is what a foreach over a task's output_variable runs over: the
+// values old (nil: none) holds of the output variables of its completed
+// tasks. A producer that has not completed leaves its foreach deferred.
+func Produced(team *spec.Team, old *checkpoint.Session) map[string]any {
+	if old == nil {
+		return nil
+	}
+	var out map[string]any
+	for _, tk := range team.Tasks {
+		if tk.Foreach == nil {
+			continue
+		}
+		p := team.Producer(tk.Foreach)
+		if p == "" {
+			continue
+		}
+		rec, ok := old.Task(p)
+		if !ok || rec.Status != checkpoint.StatusCompleted {
+			continue
+		}
+		v, has := rec.Variables[tk.Foreach.Over]
+		if !has {
+			if v, has = old.Team.State[tk.Foreach.Over]; !has {
+				continue
+			}
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[tk.Foreach.Over] = v
+	}
+	return out
 }

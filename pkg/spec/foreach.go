@@ -34,9 +34,13 @@ func (b *builder) foreach(v *tree) *Foreach {
 func (b *builder) checkForeach() {
 	t := b.team
 	outputs := map[string]string{}
-	for _, tk := range t.Tasks {
+	producer := map[string]int{} // output_variable -> the index of its task
+	for i, tk := range t.Tasks {
 		if tk.OutputVariable != "" {
 			outputs[tk.OutputVariable] = tk.Name
+			if _, dup := producer[tk.OutputVariable]; !dup {
+				producer[tk.OutputVariable] = i
+			}
 		}
 	}
 	for i, tk := range t.Tasks {
@@ -53,8 +57,8 @@ func (b *builder) checkForeach() {
 			b.errorf(fv, fv.kpos, "a human task cannot run once per item: give the decision one task")
 		case len(tk.Condition) > 0:
 			b.errorf(fv, fv.kpos, "a foreach task cannot route (condition): route on a task after it, which reads the JSON array of results")
-		case outputs[f.Over] != "":
-			b.errorf(fv.get("over"), fv.get("over").pos, "%s is task %q's output_variable: foreach runs over a list known when the run starts (a variable, or --var %s='[...]'); a list made during the run is not supported yet", f.Over, outputs[f.Over], f.Over)
+		case outputs[f.Over] != "" && producer[f.Over] >= i:
+			b.errorf(fv.get("over"), fv.get("over").pos, "%s is the output_variable of task %q, which comes after (or is) this one: move the task that makes the list before the foreach task", f.Over, outputs[f.Over])
 		}
 		if _, ok := t.Variables[f.Over]; !ok && outputs[f.Over] == "" {
 			b.warnf(fv.get("over"), fv.get("over").pos, "no variable %s: the run needs --var %s='[\"a\", \"b\"]' (a JSON array)", f.Over, f.Over)
@@ -84,6 +88,17 @@ func ForeachItems(f *Foreach, state map[string]any) ([]any, error) {
 // InstanceName is the name of item i's instance of task name.
 func InstanceName(name string, i int) string { return fmt.Sprintf("%s[%d]", name, i) }
 
+// Producer is the task whose output_variable foreach f runs over ("" when
+// the list is a variable known when the run starts).
+func (t *Team) Producer(f *Foreach) string {
+	for _, tk := range t.Tasks {
+		if tk.OutputVariable == f.Over && tk.Foreach == nil {
+			return tk.Name
+		}
+	}
+	return ""
+}
+
 // Expand returns the team with each foreach task replaced by its
 // instances, in item order, then a join task under the task's own name
 // whose result is the JSON array of theirs (a repeat task: by its
@@ -92,7 +107,18 @@ func InstanceName(name string, i int) string { return fmt.Sprintf("%s[%d]", name
 // own, so it is checkpointed, restored and (under --reuse unchanged)
 // reused on its own, its item part of its rendered definition. A team
 // without foreach is returned as it is.
-func (t *Team) Expand(state map[string]any) (*Team, error) {
+//
+// A foreach over an earlier task's output_variable (its producer) takes
+// its list from produced, the values of the output variables of the tasks
+// completed so far. Without one the task is deferred: no instances yet, a
+// join that waits for the producer (ExpandsWhen); once the producer
+// finishes, the run expands again. Its instances also wait for the
+// producer (After), whatever their context. A value that is not a list
+// gives a join that fails, saying so (JoinError): the run fails there.
+func (t *Team) Expand(state map[string]any) (*Team, error) { return t.ExpandWith(state, nil) }
+
+// ExpandWith is Expand with the output variables produced so far.
+func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 	has := false
 	for _, tk := range t.Tasks {
 		has = has || tk.Foreach != nil || tk.Repeat != nil
@@ -118,14 +144,30 @@ func (t *Team) Expand(state map[string]any) (*Team, error) {
 			out.Tasks = append(out.Tasks, tk)
 			continue
 		}
-		items, err := ForeachItems(tk.Foreach, state)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d:%d: tasks.%s.foreach: %w", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, tk.Name, err)
-		}
 		ctx := t.ContextOf(i)
 		join := &Task{Name: tk.Name, Agent: "foreach:" + tk.Name, HasContext: true, Pos: tk.Pos,
-			Description:    fmt.Sprintf("the results of %s[0..%d] as a JSON array", tk.Name, len(items)-1),
 			OutputVariable: tk.OutputVariable, OutputFile: tk.OutputFile, ForeachOf: tk.Name}
+		var items []any
+		var err error
+		if p := t.Producer(tk.Foreach); p != "" {
+			join.After = []string{p}
+			v, ok := produced[tk.Foreach.Over]
+			switch {
+			case !ok:
+				join.ExpandsWhen = p
+				join.Description = fmt.Sprintf("the results of %s[…] as a JSON array, its instances made when %s finishes", tk.Name, p)
+			default:
+				if items, err = ForeachItems(tk.Foreach, map[string]any{tk.Foreach.Over: v}); err != nil {
+					join.JoinError = fmt.Sprintf("%s:%d:%d: tasks.%s.foreach: %v (the output of task %s)", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, tk.Name, err, p)
+					join.Description = fmt.Sprintf("the results of %s[…]: %s's output is not a list", tk.Name, p)
+				}
+			}
+		} else if items, err = ForeachItems(tk.Foreach, state); err != nil {
+			return nil, fmt.Errorf("%s:%d:%d: tasks.%s.foreach: %w", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, tk.Name, err)
+		}
+		if join.Description == "" {
+			join.Description = fmt.Sprintf("the results of %s[0..%d] as a JSON array", tk.Name, len(items)-1)
+		}
 		for k, item := range items {
 			name := InstanceName(tk.Name, k)
 			if taken[name] {
@@ -138,6 +180,7 @@ func (t *Team) Expand(state map[string]any) (*Team, error) {
 			inst.ExpectedOutput = Render(tk.ExpectedOutput, bind)
 			inst.Context, inst.HasContext = ctx, true
 			inst.OutputVariable, inst.OutputFile = "", ""
+			inst.After = join.After
 			out.Tasks = append(out.Tasks, &inst)
 			join.Context = append(join.Context, name)
 		}

@@ -113,7 +113,8 @@ func TestForeachRefused(t *testing.T) {
 	tests := []struct{ name, tasks, want string }{
 		{"human", "  d: {description: \"ok?\", agent: human, options: [yes, no], foreach: {over: xs}}\n", "a human task cannot run once per item"},
 		{"condition", "  a: {description: a, agent: w, foreach: {over: xs}, condition: {x: [b]}}\n  b: {description: b, agent: w}\n", "a foreach task cannot route"},
-		{"an output_variable", "  a: {description: a, agent: w, output_variable: xs}\n  b: {description: b, agent: w, foreach: {over: xs}}\n", `xs is task "a"'s output_variable`},
+		{"a later task's output_variable", "  b: {description: b, agent: w, foreach: {over: xs}}\n  a: {description: a, agent: w, output_variable: xs}\n", `xs is the output_variable of task "a", which comes after (or is) this one: move the task that makes the list before the foreach task`},
+		{"its own output_variable", "  b: {description: b, agent: w, foreach: {over: xs}, output_variable: xs}\n", `xs is the output_variable of task "b", which comes after (or is) this one`},
 		{"unknown key", "  a: {description: a, agent: w, foreach: {over: xs, var_name: y}}\n", `unknown key "var_name"`},
 	}
 	for _, tt := range tests {

@@ -207,6 +207,14 @@ type Task struct {
 	// ForeachOf is, on an instance or the join of an expanded task, the
 	// name of the task as declared.
 	ForeachOf string `json:",omitempty"`
+	// After is, on the instances and join of a foreach over a task's
+	// output_variable, that task: they wait for it, whatever they read.
+	After []string `json:",omitempty"`
+	// ExpandsWhen is, on the join of such a foreach whose list is not
+	// known yet, the task whose finish expands it; JoinError, when that
+	// task's output is not a list, why the join fails.
+	ExpandsWhen string `json:",omitempty"`
+	JoinError   string `json:",omitempty"`
 	// Repeat runs the task again, fed its previous output, until its
 	// result says so (Team.Expand); nil: once.
 	Repeat *Repeat `json:",omitempty"`

@@ -59,8 +59,8 @@ func Contexts(team *spec.Team, defs []spec.TaskDef) [][]int {
 // New builds the graph of team. context holds each task's effective context
 // as task indices (Contexts).
 //
-// A task waits for its context tasks and the tasks whose condition routes to
-// it in a workflow, for the task before it in a sequential team. In a
+// A task waits for its context tasks, the tasks whose condition routes to
+// it and those it comes After in a workflow, for the task before it in a sequential team. In a
 // workflow, the tasks of one agent with memory: true also run one after
 // another, each seeing the turns of the ones before: in file order, unless a
 // task reads a later one (then in the first order the graph allows).
@@ -97,6 +97,12 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 			for _, gt := range g.gates[i] {
 				if !slices.Contains(d, gt) {
 					d = append(d, gt)
+				}
+			}
+			// A foreach over a task's output waits for that task.
+			for _, name := range team.Tasks[i].After {
+				if a, ok := byName[name]; ok && !slices.Contains(d, a) {
+					d = append(d, a)
 				}
 			}
 			g.deps[i] = d
