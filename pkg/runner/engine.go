@@ -358,7 +358,6 @@ func (e *Engine) setup() error {
 	if e.Render == nil {
 		e.Render = func(s string, _ map[string]any) string { return s }
 	}
-	e.used = e.UsedBefore
 	e.tasks = make([]taskState, n)
 	for i := range min(n, len(e.Attempts)) {
 		e.tasks[i].attempts = e.Attempts[i]
@@ -842,6 +841,11 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 	e.recMu.Lock()
 	s.Usage = e.used
 	e.recMu.Unlock()
+	if e.UsedBefore != nil {
+		// The session's usage has the earlier passes' already (their
+		// tasks' records): only this run's total adds them.
+		s.Usage = totals(e.UsedBefore.Plus(s.Usage))
+	}
 	if s.Usage != nil {
 		s.Tokens = s.Usage.TotalTokens
 	}
@@ -850,7 +854,7 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 		if u == nil || i >= len(e.tasks) {
 			continue
 		}
-		if e.tasks[i].restored && i < len(e.Attempts) {
+		if e.tasks[i].restored && i < len(e.Attempts) && !e.RanBefore[e.Team.Tasks[i].Name] {
 			// What running it again would cost: the attempt that produced
 			// the result, not the failures before it.
 			s.RestoredUsage = totals(s.RestoredUsage.Plus(attemptUsage(u, e.Attempts[i])))
