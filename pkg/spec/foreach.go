@@ -92,7 +92,7 @@ func InstanceName(name string, i int) string { return fmt.Sprintf("%s[%d]", name
 // the list is a variable known when the run starts).
 func (t *Team) Producer(f *Foreach) string {
 	for _, tk := range t.Tasks {
-		if tk.OutputVariable == f.Over && tk.Foreach == nil {
+		if tk.OutputVariable == f.Over && tk.Foreach != f {
 			return tk.Name
 		}
 	}

@@ -69,3 +69,27 @@ tasks:
 		})
 	}
 }
+
+// TestExpandForeachOverForeach: a foreach over the results of another
+// foreach (its JSON array) waits for that one's join.
+func TestExpandForeachOverForeach(t *testing.T) {
+	src := "variables: {xs: [a, b]}\nagents: {w: {shell: cat}}\ntasks:\n  first: {description: '{item}', agent: w, foreach: {over: xs}, output_variable: ys}\n  second: {description: 'again {item}', agent: w, foreach: {over: ys}}\n"
+	team, err := Parse("a.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := team.ExpandWith(team.InitialState(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := x.Tasks[x.TaskIndex("second")]; j.ExpandsWhen != "first" {
+		t.Errorf("second expands when %q, want first", j.ExpandsWhen)
+	}
+	x, err = team.ExpandWith(team.InitialState(nil), map[string]any{"ys": `["a!","b!"]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := x.TaskIndex("second[1]"); i < 0 || x.Tasks[i].Description != "again b!" {
+		t.Errorf("tasks %v", x.TaskNames())
+	}
+}
