@@ -185,6 +185,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// What a killed run left (its scratch, snapshot temp files) is litter
 	// now that its processes are gone: the lock makes it ours.
 	sweepScratch(store, lock, warn)
+	// The task texts, and so the fingerprint, are rendered from the state
+	// the session started from, not from this invocation's --var alone: a
+	// run with --var resumed without it renders the same texts. Computed
+	// before the subreaper is set up: bad usage leaves nothing behind.
+	set, err := TaskSetOf(team, old, o.Vars)
+	if err != nil {
+		return nil, err
+	}
 	groups := &Groups{}
 	if o.Interrupts != nil {
 		groups = o.Interrupts.Groups()
@@ -212,11 +220,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	p := &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv,
 		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}}
 	for n := 0; ; n++ {
-		sum, grew, err := p.run(ctx, team, old, exists, choice, res, notes, audit, n, now)
+		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
 		if err != nil || !grew {
 			return sum, err
 		}
 		if old, err = store.Load(ctx, id); err != nil {
+			return nil, err
+		}
+		if set, err = TaskSetOf(team, old, o.Vars); err != nil {
 			return nil, err
 		}
 		exists, now = true, time.Now()
@@ -244,22 +255,15 @@ type pass struct {
 	usedBefore *Usage          // what earlier passes' LLM requests cost
 }
 
-// run runs pass n of the declared team on session old (exists: in the
-// store); grew reports that the pass ended for a new expansion.
-func (p *pass) run(ctx context.Context, declared *spec.Team, old *checkpoint.Session, exists bool, choice checkpoint.Choice,
+// run runs pass n on task set set of session old (exists: in the store);
+// grew reports that the pass ended for a new expansion.
+func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, exists bool, choice checkpoint.Choice,
 	res Resolution, notes []string, audit string, n int, now time.Time) (*Summary, bool, error) {
 	o, store, lock, project, id, rep, warn := p.o, p.store, p.lock, p.project, p.id, p.rep, p.warn
 	var (
 		sess     *checkpoint.Session
 		restored *checkpoint.Restored
 	)
-	// The task texts, and so the fingerprint, are rendered from the state
-	// the session started from, not from this invocation's --var alone: a
-	// run with --var resumed without it renders the same texts.
-	set, err := TaskSetOf(declared, old, o.Vars)
-	if err != nil {
-		return nil, false, err
-	}
 	team, state0, defs, fingerprint := set.Team, set.State, set.Defs, set.Fingerprint
 	if n == 0 {
 		for _, d := range team.UndefinedPlaceholders(state0) {
