@@ -1,0 +1,68 @@
+package checkpoint_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// foreachDefs is a foreach t over items (t[0], t[1], … joined by t), then
+// u reading t and v reading u; edit changes item k's text.
+func foreachDefs(items ...string) []spec.TaskDef {
+	var ds []spec.TaskDef
+	var join []string
+	for k, it := range items {
+		n := spec.InstanceName("t", k)
+		ds = append(ds, spec.TaskDef{ID: k, Name: n, Agent: "w", Description: "do " + it, Key: "k-" + it, ExpandedFrom: "t"})
+		join = append(join, n)
+	}
+	ds = append(ds, spec.TaskDef{ID: len(ds), Name: "t", Agent: "foreach:t", Description: "join", Context: join, Key: "k-join", ExpandedFrom: "t"},
+		spec.TaskDef{ID: len(ds) + 1, Name: "u", Agent: "w", Description: "u", Context: []string{"t"}, Key: "k-u"},
+		spec.TaskDef{ID: len(ds) + 2, Name: "v", Agent: "w", Description: "v", Context: []string{"u"}, Key: "k-v"})
+	return ds
+}
+
+// TestFullRestoreChangedInstances: under a fingerprint match (over the
+// declared tasks, so the items are not in it), an instance whose rendered
+// definition changed runs again with what reads it; --keep pins a task
+// and spares what reads only it.
+func TestFullRestoreChangedInstances(t *testing.T) {
+	old := checkpoint.NewSession("s", "team.yaml", "team", spec.Sequential, foreachDefs("a", "b", "c"), "fp", time.Now())
+	for i := range old.Team.Tasks {
+		old.Team.Tasks[i].Status, old.Team.Tasks[i].Result = checkpoint.StatusCompleted, "r"
+	}
+	tests := []struct {
+		name   string
+		items  []string
+		keep   []string
+		reused []string
+	}{
+		{"same items", []string{"a", "b", "c"}, nil, []string{"t[0]", "t[1]", "t[2]", "t", "u", "v"}},
+		{"one item edited", []string{"a", "B", "c"}, nil, []string{"t[0]", "t[2]"}},
+		{"one item more", []string{"a", "b", "c", "d"}, nil, []string{"t[0]", "t[1]", "t[2]"}},
+		{"one item less", []string{"a", "b"}, nil, []string{"t[0]", "t[1]"}},
+		{"edited, u kept", []string{"a", "B", "c"}, []string{"u"}, []string{"t[0]", "t[2]", "u", "v"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := checkpoint.RestoreChoice(old, foreachDefs(tt.items...), "fp", checkpoint.Choice{Keep: tt.keep})
+			if r.Kind != checkpoint.RestoreFull {
+				t.Fatalf("restore %s, want full", r.Kind)
+			}
+			if !slices.Equal(r.Reused, tt.reused) {
+				t.Errorf("reused %v, want %v", r.Reused, tt.reused)
+			}
+			for _, n := range []string{"t", "u", "v"} {
+				if slices.Contains(tt.reused, n) != r.Done(n) {
+					t.Errorf("%s: done %v", n, r.Done(n))
+				}
+			}
+			if changed := !slices.Equal(tt.reused, tests[0].reused); changed != (len(r.Warnings) == 1) {
+				t.Errorf("warnings %q", r.Warnings)
+			}
+		})
+	}
+}
