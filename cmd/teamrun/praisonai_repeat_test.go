@@ -82,3 +82,80 @@ func TestPraisonAIEvaluatorOptimizerRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestPraisonAICompleteWorkflowRuns runs the corpus's complete workflow
+// (classify, route, parallel, loop, aggregate, then an evaluator that
+// repeats until "approved", at most twice) against an OpenAI-compatible
+// test server: every agent is asked, the loop once per topic, and the
+// evaluator twice, its second request fed its first answer.
+func TestPraisonAICompleteWorkflowRuns(t *testing.T) {
+	src := filepath.Join("..", "..", "..", "shared", "corpus", "praisonai", "examples__yaml__workflows__complete_workflow.yaml")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Skipf("corpus not available: %v", err)
+	}
+	var mu sync.Mutex
+	asked := map[string][]string{} // by the role in the system message
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Role, Content string } `json:"messages"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &req)
+		role := "?"
+		for _, known := range []string{"Request Classifier", "Research Analyst", "Technical Expert", "Creative Writer", "Market Analyst", "Competitor Analyst", "Synthesizer", "Quality Evaluator"} {
+			if strings.Contains(req.Messages[0].Content, known) {
+				role = known
+			}
+		}
+		last := req.Messages[len(req.Messages)-1].Content
+		mu.Lock()
+		asked[role] = append(asked[role], last)
+		n := len(asked[role])
+		mu.Unlock()
+		answer := "findings of " + role
+		switch {
+		case role == "Request Classifier":
+			answer = "research"
+		case role == "Quality Evaluator" && n == 1:
+			answer = "Needs more depth on costs"
+		case role == "Quality Evaluator":
+			answer = "APPROVED"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, answer)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "complete.yaml"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("TEAMRUN_HOME", filepath.Join(dir, "home"))
+	t.Setenv("NO_COLOR", "1")
+	t.Chdir(dir)
+	var out, errb bytes.Buffer
+	if code := run([]string{"teamrun", "run", "complete.yaml", "--session", "s", "--var", "input=trends in AI"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	for role, n := range map[string]int{"Request Classifier": 1, "Market Analyst": 1, "Competitor Analyst": 1, "Synthesizer": 1, "Quality Evaluator": 2,
+		"Research Analyst": 4, // routed to (default), then once per topic
+		"Technical Expert": 0, "Creative Writer": 0} {
+		if len(asked[role]) != n {
+			t.Errorf("%s asked %d times, want %d: %q", role, len(asked[role]), n, asked[role])
+		}
+	}
+	topics := strings.Join(asked["Research Analyst"], "\n")
+	for _, topic := range []string{"Research Machine Learning", "Research Neural Networks", "Research Natural Language Processing"} {
+		if !strings.Contains(topics, topic) {
+			t.Errorf("no loop request %q among the researcher's:\n%s", topic, topics)
+		}
+	}
+	if ev := asked["Quality Evaluator"]; len(ev) == 2 && !strings.Contains(ev[1], "Needs more depth on costs") {
+		t.Errorf("the evaluator's second iteration is not fed its first answer:\n%s", ev[1])
+	}
+	if !strings.Contains(out.String(), "APPROVED") {
+		t.Errorf("the run's output is not the last iteration's:\n%s", out.String())
+	}
+}
