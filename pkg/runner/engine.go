@@ -865,6 +865,12 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 		for _, c := range e.Context[i] {
 			read[c] = true
 		}
+		// The list a foreach ran over is read by it, not an output.
+		for _, a := range e.Team.Tasks[i].After {
+			if j := e.Team.TaskIndex(a); j >= 0 {
+				read[j] = true
+			}
+		}
 	}
 	for i, st := range e.tasks {
 		if e.sched.Status(i) == schedule.Completed && !read[i] {
