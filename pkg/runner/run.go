@@ -205,6 +205,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 		sess.SpecPath = specAbs
 		audit = checkpoint.EventResumed
+		// A result stored out of line counts as restored only once it
+		// reads back as written: a damaged blob is exit 5, before
+		// anything is written.
+		if err := verifyBlobs(ctx, blobsOf(store), sess, restored); err != nil {
+			return nil, err
+		}
 	} else {
 		sess = checkpoint.NewSession(id, specAbs, team.Name, team.Process, defs, fingerprint, now)
 	}
@@ -295,7 +301,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		Observer: logHints{Observer: verboseDeltas(rep, o.Verbose), root: LogsRoot(store), session: id},
 	}
 	e.Context = schedule.Contexts(team, defs)
-	e.Held, e.Recorded = cutoffInputs(restored, defs)
+	e.Blobs = blobOpener(blobsOf(store), id)
+	e.Held, e.Recorded = cutoffInputs(restored, defs, e.Blobs)
 	if restored != nil {
 		e.Kept = restored.Kept
 	}
@@ -310,7 +317,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		e.Attempts[i] = rec.Attempts
 		e.PriorUsage[i] = rec.Usage
 		if rec.Status == checkpoint.StatusCompleted && restored.Done(d.Name) {
-			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}
+			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}.withBlob(rec.Blob, e.Blobs)
 		}
 	}
 	llms := &LLMs{Getenv: getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(specAbs)}
@@ -327,7 +334,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		defer groups.Close()
 	}
 	defer sweepScratch(store, lock, warn)
-	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id), Logs: LogsRoot(store), Session: id}
+	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id), Logs: LogsRoot(store), Session: id, Blobs: blobsOf(store)}
 	if o.Verbose {
 		commands.Line = func(task, stream, line string) {
 			rep.Observe(Event{Time: time.Now(), Type: TaskLine, Index: -1, Task: task, Stream: stream, Message: line})
@@ -653,14 +660,14 @@ func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 	case TaskSkipped:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: ev.Task, At: ev.Time})
 	case TaskReused:
-		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, Usage: prev.Usage, At: ev.Time}
+		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, Blob: ev.ResultBlob, Usage: prev.Usage, At: ev.Time}
 		if ev.OutputVariable != "" {
 			rec.Variables = map[string]any{ev.OutputVariable: ev.OutputValue}
 			rec.State = rec.Variables
 		}
 		recs = append(recs, rec)
 	case TaskCompleted:
-		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time}
+		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, Blob: ev.ResultBlob, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time}
 		if ev.OutputVariable != "" {
 			rec.Variables = map[string]any{ev.OutputVariable: ev.OutputValue}
 			rec.State = rec.Variables

@@ -209,6 +209,10 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 		return nil, err
 	}
 	j.snapSize = size
+	// The snapshot is written: a blob it does not name is no task's result.
+	if err := s.sweepBlobs(sess.ID, sess.Blobs()); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
 	if err != nil {
 		return nil, storeErr("create", j.path, err)
