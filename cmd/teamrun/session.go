@@ -439,7 +439,7 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 			}
 			previews, err := blobPreviews(c.Context, a.store, sess)
 			if err != nil {
-				return err
+				return storeExit(err)
 			}
 			held, err := a.store.Held(c.Context, id)
 			if err != nil {

@@ -104,6 +104,10 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 		return nil, fmt.Errorf("%w: session %s is already in %s; nothing was overwritten (load it and continue it instead)", checkpoint.ErrExists, sess.ID, s.cfg.location)
 	}
 	j.snapSize, j.done = len(snap), sess.Summary.Done
+	// The snapshot is committed: a blob it does not name is no task's result.
+	if err := s.sweepBlobs(ctx, sess.ID, sess.Blobs()); err != nil {
+		return nil, err
+	}
 	return j, nil
 }
 
