@@ -92,3 +92,28 @@ func TestVerifyBlob(t *testing.T) {
 		})
 	}
 }
+
+func TestOutcomeSame(t *testing.T) {
+	big := strings.Repeat("q", 10)
+	b := &Blob{Digest: Digest(big), Size: 10}
+	other := &Blob{Digest: Digest("other"), Size: 5}
+	tests := []struct {
+		name string
+		a, b Outcome
+		same bool
+	}{
+		{"equal texts", Outcome{Text: "a"}, Outcome{Text: "a"}, true},
+		{"other texts", Outcome{Text: "a"}, Outcome{Text: "b"}, false},
+		{"same blob", Outcome{Blob: b}, Outcome{Blob: &Blob{Digest: b.Digest, Size: 10}}, true},
+		{"other blob", Outcome{Blob: b}, Outcome{Blob: other}, false},
+		{"blob and its text", Outcome{Blob: b}, Outcome{Text: big}, true},
+		{"text and its blob", Outcome{Text: big}, Outcome{Blob: b}, true},
+		{"blob and another text", Outcome{Blob: b}, Outcome{Text: big + "!"}, false},
+		{"empty and blob", Outcome{}, Outcome{Blob: b}, false},
+	}
+	for _, tc := range tests {
+		if got := tc.a.Same(tc.b); got != tc.same {
+			t.Errorf("%s: Same = %v, want %v", tc.name, got, tc.same)
+		}
+	}
+}

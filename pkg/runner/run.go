@@ -659,6 +659,20 @@ func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskSkipped:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: ev.Task, At: ev.Time})
+	case TaskReused, TaskCompleted:
+		// Whatever produced it (an LLM, a foreach's join): a result over
+		// the threshold is stored out of line, durable before the record.
+		if ev.ResultBlob == nil && len(ev.Result) > checkpoint.BlobThreshold {
+			if bs := blobsOf(r.store); bs != nil {
+				b, err := bs.PutBlob(r.ctx, r.sess.ID, strings.NewReader(ev.Result))
+				if err != nil {
+					return nil, err
+				}
+				ev.Result, ev.ResultBlob = "", &b
+			}
+		}
+	}
+	switch ev.Type {
 	case TaskReused:
 		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, Blob: ev.ResultBlob, Usage: prev.Usage, At: ev.Time}
 		if ev.OutputVariable != "" {
