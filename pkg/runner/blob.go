@@ -156,3 +156,34 @@ func verifyBlobs(ctx context.Context, bs blobStore, sess *checkpoint.Session, r 
 	}
 	return nil
 }
+
+// ReadBlobs prepares sess for a dry run (plan) as a run would read it:
+// every result stored out of line of a completed task is read to its end
+// (a damaged one is the error run would stop with), and those the engine
+// reads as text (readsResult) are put in line, so that routing and
+// output_schema decide as in a run.
+func ReadBlobs(ctx context.Context, store checkpoint.Backend, team *spec.Team, sess *checkpoint.Session) error {
+	open := blobOpener(blobsOf(store), sess.ID)
+	for i := range sess.Team.Tasks {
+		t := &sess.Team.Tasks[i]
+		if t.Blob == nil || t.Status != checkpoint.StatusCompleted {
+			continue
+		}
+		if open == nil {
+			return fmt.Errorf("%w: session %s holds results stored out of line, which this store cannot read", checkpoint.ErrStore, sess.ID)
+		}
+		out := Output{}.withBlob(t.Blob, open)
+		if k := team.TaskIndex(t.Name); k >= 0 && readsResult(team.Tasks[k]) {
+			text, err := out.Text(ctx)
+			if err != nil {
+				return err
+			}
+			t.Result, t.Blob = text, nil
+			continue
+		}
+		if err := out.Verify(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
