@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -110,13 +109,6 @@ func resultText(ctx context.Context, t *spec.Task, out Output) (string, error) {
 		return out.Raw, nil
 	}
 	return out.Text(ctx)
-}
-
-// isDamage says whether err is a stored result that does not read back
-// as it was written.
-func isDamage(err error) bool {
-	var ce *checkpoint.CorruptError
-	return errors.As(err, &ce)
 }
 
 // blobsOf is store's blob part, nil when it keeps none.
