@@ -107,10 +107,15 @@ type readCloser struct {
 // record that would have named it. The caller holds the session's lock.
 func (s *Store) sweepBlobs(id string, keep map[string]checkpoint.Blob) error {
 	dir := s.BlobDir(id)
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
+	// Never through a link: its target's files are not ours to remove.
+	if fi, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil
+	} else if err != nil {
+		return storeErr("read", dir, err)
+	} else if !fi.IsDir() {
+		return storeErr("read", dir, fmt.Errorf("not a folder: %s", checkpoint.LinkAdvice))
 	}
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return storeErr("read", dir, err)
 	}
