@@ -78,7 +78,7 @@ var migrations = []string{
 	// 2: results stored out of line (blob.go), a row per chunk. Not
 	// tied to sessions: a blob is written before the record naming it,
 	// and an import stores its blobs before its session.
-	`CREATE TABLE {s}.blobs (
+	`CREATE TABLE IF NOT EXISTS {s}.blobs (
 		session_id text NOT NULL,
 		digest text NOT NULL,
 		chunk integer NOT NULL,
