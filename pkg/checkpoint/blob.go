@@ -76,6 +76,17 @@ func (s *Session) Blobs() map[string]Blob {
 	return out
 }
 
+// formatOf is the format sess is written in: 3 when it refers to a blob
+// (an older teamrun then says it is newer, rather than damaged), else 2.
+func formatOf(s *Session) int {
+	for _, t := range s.Team.Tasks {
+		if t.Blob != nil || t.PreviousBlob != nil {
+			return 3
+		}
+	}
+	return 2
+}
+
 // BlobWriter hashes and counts what is written through it, for a store
 // that copies a blob while it names it.
 type BlobWriter struct {

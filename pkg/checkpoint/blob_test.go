@@ -28,6 +28,15 @@ func TestBlobReferenceRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Format 3 only with a blob: older teamruns call it newer, not damaged,
+	// and still read sessions without one.
+	if got.FormatVersion != 3 || !strings.HasPrefix(string(data), `{"format_version":3,`) {
+		t.Errorf("a session with a blob is format %d, want 3", got.FormatVersion)
+	}
+	plain, err := EncodeSession(NewSession("s2", "/x/agents.yaml", "t", spec.Sequential, ds, "fp", time.Now()))
+	if err != nil || !strings.HasPrefix(string(plain), `{"format_version":2,`) {
+		t.Errorf("a session without blobs: %.40s, %v; want format 2", plain, err)
+	}
 	a, _ := got.Task("a")
 	if a.Blob == nil || *a.Blob != *b || a.Result != "" || a.History[0].Digest != b.Digest {
 		t.Fatalf("a = %+v, want the reference %+v", a, b)

@@ -35,7 +35,7 @@ const (
 // escaping (results read as written), in the current format, its summary
 // recomputed, checksummed.
 func EncodeSession(sess *Session) ([]byte, error) {
-	sess.FormatVersion = FormatVersion
+	sess.FormatVersion = formatOf(sess)
 	sess.Summary = sess.counts()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

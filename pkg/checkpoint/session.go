@@ -20,9 +20,11 @@ import (
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
-// FormatVersion is the session file format this package writes. Readers
-// accept every version up to it; a newer file is refused with advice.
-const FormatVersion = 2
+// FormatVersion is the newest session file format this package reads and
+// writes; a newer file is refused with advice. Format 3 is a session with
+// results stored out of line (blobs); one without any is still written as
+// format 2, which older teamruns read.
+const FormatVersion = 3
 
 // Status is a task's state in a checkpoint.
 type Status string

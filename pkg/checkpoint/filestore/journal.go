@@ -42,7 +42,8 @@ func frame(payload []byte) []byte {
 }
 
 func headerLine(epoch string) []byte {
-	b, _ := json.Marshal(journalHeader{Magic: journalMagic, Version: checkpoint.FormatVersion, Epoch: epoch})
+	// Version 2: the journal's own format, which format 3 did not change.
+	b, _ := json.Marshal(journalHeader{Magic: journalMagic, Version: 2, Epoch: epoch})
 	return frame(b)
 }
 
