@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -95,18 +96,30 @@ func TestRunCommandLargeOutput(t *testing.T) {
 		{"at the threshold", n, 0, false},
 		{"over it", n + 1, 0, true},
 		{"over it with a limit", n + 1, 100, false},
+		{"over it, failed", -(n + 1), 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got int64 = -1
+			shell := "head -c " + strconv.Itoa(tc.size) + " /dev/zero"
+			if tc.size < 0 {
+				shell = "head -c " + strconv.Itoa(-tc.size) + " /dev/zero; exit 3"
+			}
 			out, err := RunCommand(context.Background(), &Groups{}, CommandSpec{
-				Shell: "head -c " + strconv.Itoa(tc.size) + " /dev/zero", Spool: t.TempDir(), StdoutLimit: tc.limit,
+				Shell: shell, Spool: t.TempDir(), StdoutLimit: tc.limit,
 				Large: func(r io.Reader) error {
 					var err error
 					got, err = io.Copy(io.Discard, r)
 					return err
 				},
 			})
+			if tc.size < 0 {
+				var ce *CommandError
+				if !errors.As(err, &ce) || ce.ExitCode != 3 || out != "" || got >= 0 {
+					t.Fatalf("a failed command: %v, %d bytes returned, Large got %d; want its error and nothing read", err, len(out), got)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -332,7 +332,13 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 			return "", nil
 		}
 	}
-	out, rerr := readSpool(stdout, cs.StdoutLimit)
+	var out string
+	var rerr error
+	// A failed command agent's stdout is nobody's result: it stays in its
+	// file (and its log), not in memory.
+	if err == nil || cs.Large == nil {
+		out, rerr = readSpool(stdout, cs.StdoutLimit)
+	}
 	if err == nil && rerr != nil {
 		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot read the command's output: %w", rerr)}
 	}
