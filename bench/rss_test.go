@@ -12,7 +12,8 @@ import (
 
 // Peak memory (issue 14, item 9): the whole binary's peak RSS, from the
 // kernel's rusage of the finished process, for a task whose output is
-// 200 MB and for --continue of a session whose spec is 100 MB.
+// 200 MB (run, and --continue restoring it) and for --continue of a
+// session whose spec is 100 MB.
 //
 //	go test ./bench -run '^$' -bench RSS -benchtime 1x
 //
@@ -44,12 +45,15 @@ func BenchmarkRSSOutput200MB(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "team.yaml"), []byte(spec), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	var peak int64
+	var peak, cont int64
 	for i := range b.N {
 		home := filepath.Join(dir, fmt.Sprintf("home%d", i))
 		peak = max(peak, peakRSS(b, bin, home, dir, "run", "team.yaml", "--session", "big"))
+		// Restored: the blob is read back (checked, then printed).
+		cont = max(cont, peakRSS(b, bin, home, dir, "run", "team.yaml", "--continue", "--session", "big"))
 	}
 	b.ReportMetric(float64(peak)/1e6, "peak-MB")
+	b.ReportMetric(float64(cont)/1e6, "continue-peak-MB")
 	b.ReportMetric(size/1e6, "out-MB")
 }
 

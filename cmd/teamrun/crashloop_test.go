@@ -20,7 +20,9 @@ import (
 // often each task ran. Finished work is never run twice: a task runs again
 // only when a kill interrupted it, so the runs beyond one per task are at
 // most the tasks that were running at the kills. The final session holds
-// every task's result, byte for byte.
+// every task's result, byte for byte. In the large team every result is
+// over 1 MiB, stored out of line: a record never names a blob a kill lost
+// (a resumed run would stop with exit 5).
 func TestCrashLoopBinary(t *testing.T) {
 	kills := 240
 	if testing.Short() {
@@ -39,17 +41,19 @@ func TestCrashLoopBinary(t *testing.T) {
 	}
 	for _, team := range teams {
 		t.Run(team.name, func(t *testing.T) {
-			crashLoop(t, team.workflow, team.parallel, kills/len(teams))
+			crashLoop(t, team.workflow, team.parallel, kills/len(teams), false)
 		})
 	}
+	// On top of the kills above.
+	t.Run("large workflow", func(t *testing.T) { crashLoop(t, true, 4, kills/4, true) })
 }
 
 // crashLoop kills runs of fresh sessions until kills kills are done.
-func crashLoop(t *testing.T, workflow bool, parallel, kills int) {
+func crashLoop(t *testing.T, workflow bool, parallel, kills int, large bool) {
 	start := time.Now()
 	total, sessions := 0, 0
 	for total < kills {
-		total += crashSession(t, workflow, parallel, kills-total)
+		total += crashSession(t, workflow, parallel, kills-total, large)
 		sessions++
 	}
 	t.Logf("%d kills over %d sessions in %v", total, sessions, time.Since(start).Round(time.Millisecond))
@@ -57,7 +61,7 @@ func crashLoop(t *testing.T, workflow bool, parallel, kills int) {
 
 // crashSession kills runs of one session (at most kills times) until one
 // finishes by itself, checks what survived and returns the kills.
-func crashSession(t *testing.T, workflow bool, parallel, kills int) int {
+func crashSession(t *testing.T, workflow bool, parallel, kills int, large bool) int {
 	dir := t.TempDir()
 	const tasks = 24
 	var spec strings.Builder
@@ -65,7 +69,11 @@ func crashSession(t *testing.T, workflow bool, parallel, kills int) int {
 		spec.WriteString("process: workflow\n")
 	}
 	// The task's work: a side effect, a moment of work, a result.
-	fmt.Fprintf(&spec, "agents:\n  w:\n    shell: 'echo \"$TEAMRUN_TASK\" >> %s/effects.log; sleep 0.02; echo \"result of $TEAMRUN_TASK\"'\ntasks:\n", dir)
+	pad := ""
+	if large {
+		pad = "head -c 1100000 /dev/zero | tr \"\\0\" x; "
+	}
+	fmt.Fprintf(&spec, "agents:\n  w:\n    shell: 'echo \"$TEAMRUN_TASK\" >> %s/effects.log; sleep 0.02; %secho \"result of $TEAMRUN_TASK\"'\ntasks:\n", dir, pad)
 	for i := range tasks {
 		fmt.Fprintf(&spec, "  t%02d:\n    description: step %d\n    agent: w\n", i, i)
 		if workflow && i >= 4 {
@@ -134,11 +142,13 @@ func crashSession(t *testing.T, workflow bool, parallel, kills int) int {
 	if limit := killed * (parallel + 1); extra > limit {
 		t.Errorf("%d runs beyond one per task after %d kills (at most %d): finished work ran again: %v", extra, killed, limit, runs)
 	}
-	show := exec.Command(os.Args[0], "session", "show", "s", "--json")
+	// The whole session, results stored out of line included (and
+	// checked).
+	show := exec.Command(os.Args[0], "session", "export", "s")
 	show.Env, show.Dir = env, dir
 	out, err := show.Output()
 	if err != nil {
-		t.Fatalf("session show: %v", err)
+		t.Fatalf("session export: %v", err)
 	}
 	for i := range tasks {
 		if want := fmt.Sprintf("result of t%02d", i); !bytes.Contains(out, []byte(want)) {

@@ -134,6 +134,9 @@ func planSession(c *cli.Context, team *spec.Team, specAbs string) (sess *checkpo
 	if err != nil {
 		return nil, nil, nil, storeExit(err)
 	}
+	if err := runner.ReadBlobs(c.Context, store, team, sess); err != nil {
+		return nil, nil, nil, storeExit(err)
+	}
 	if sess.SpecPath != "" && filepath.Clean(sess.SpecPath) != filepath.Clean(specAbs) {
 		// Two specs in one folder share the active session: say that run
 		// --continue would carry the other spec's session over to this one.

@@ -437,18 +437,22 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, sess)
 			}
+			previews, err := blobPreviews(c.Context, a.store, sess)
+			if err != nil {
+				return storeExit(err)
+			}
 			held, err := a.store.Held(c.Context, id)
 			if err != nil {
 				adminWarnf(c, "%v", err)
 			}
 			active, _ := a.project.Active(c.Context)
-			printSession(c.App.Writer, sess, held, id == active, time.Now(), ios.IsTerminal(), ios.Width(), runner.LogsRoot(a.store))
+			printSession(c.App.Writer, sess, held, previews, id == active, time.Now(), ios.IsTerminal(), ios.Width(), runner.LogsRoot(a.store))
 			return nil
 		}),
 	}
 }
 
-func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, active bool, now time.Time, tty bool, width int, logsRoot string) {
+func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, previews map[string]string, active bool, now time.Time, tty bool, width int, logsRoot string) {
 	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	id := s.ID
 	if active {
@@ -502,6 +506,10 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 				u = runner.UsageText(t.Usage)
 			}
 			fmt.Fprintf(tw, "%s\t", u)
+		}
+		if p, ok := previews[t.Name]; ok && t.Status == checkpoint.StatusCompleted {
+			fmt.Fprintf(tw, "%s\n", p)
+			continue
 		}
 		fmt.Fprintf(tw, "%s\n", resultPreview(result, 60))
 	}
@@ -868,4 +876,36 @@ func firstLineOf(s string) string {
 		return s[:i] + " …"
 	}
 	return s
+}
+
+// blobPreviews are the RESULT column of the tasks whose result is stored
+// out of line: its start and its size. Each blob is read to its end, so a
+// damaged one is an error naming its file (exit 5), never shown as good.
+func blobPreviews(ctx context.Context, store checkpoint.Backend, s *checkpoint.Session) (map[string]string, error) {
+	bs, _ := store.(checkpoint.BlobStore)
+	out := map[string]string{}
+	for _, t := range s.Team.Tasks {
+		if t.Blob == nil || t.Status != checkpoint.StatusCompleted {
+			continue
+		}
+		head, size, err := checkpoint.Preview(ctx, bs, s.ID, t, 240)
+		if err != nil {
+			return nil, err
+		}
+		out[t.Name] = fmt.Sprintf("%s (%s, stored out of line)", resultPreview(head, 40), sizeText(size))
+	}
+	return out, nil
+}
+
+// sizeText is a size in bytes as people read it.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -55,7 +55,7 @@ func printTaskHistory(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskReco
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.N, formatWhen(a.Start, now, tty), dur, a.Outcome, digest, tokens)
 	}
 	tw.Flush()
-	if t.Previous != "" {
+	if t.Previous != "" || t.PreviousBlob != nil {
 		fmt.Fprintf(w, "an earlier result is kept: teamrun session diff %s %s\n", s.ID, t.Name)
 	}
 }
@@ -92,8 +92,18 @@ func sessionDiffCommand(ios *iostreams.IOStreams) *cli.Command {
 			if t.Status != checkpoint.StatusCompleted {
 				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (teamrun session show %s --task %s lists its attempts)", t.Name, sess.ID, t.Status, sess.ID, t.Name)
 			}
-			if t.Previous == "" && len(completedAttempts(t)) < 2 {
+			if t.Previous == "" && t.PreviousBlob == nil && len(completedAttempts(t)) < 2 {
 				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (teamrun run FILE --continue --rerun %s runs it again)", t.Name, sess.ID, t.Name)
+			}
+			if t.Blob != nil || t.PreviousBlob != nil {
+				// Results stored out of line are not diffed in memory:
+				// their digests say whether they differ.
+				prev := checkpoint.Outcome{Text: t.Previous, Blob: t.PreviousBlob}
+				if !prev.Same(t.Outcome()) {
+					fmt.Fprintf(ios.Out, "the results differ: previous %s, latest %s (over %d bytes, a result is stored out of line and not diffed)\n",
+						outcomeText(prev), outcomeText(t.Outcome()), checkpoint.BlobThreshold)
+				}
+				return nil
 			}
 			fmt.Fprint(ios.Out, textdiff.Unified(t.Name+" (previous)", t.Name+" (latest)", t.Previous, t.Result, 3))
 			return nil
@@ -110,4 +120,12 @@ func completedAttempts(t *checkpoint.TaskRecord) []checkpoint.Attempt {
 		}
 	}
 	return out
+}
+
+// outcomeText names a result by its digest and size.
+func outcomeText(o checkpoint.Outcome) string {
+	if o.Blob != nil {
+		return fmt.Sprintf("%s (%s)", o.Blob.Digest, sizeText(o.Blob.Size))
+	}
+	return fmt.Sprintf("%s (%s)", checkpoint.Digest(o.Text), sizeText(int64(len(o.Text))))
 }

@@ -35,7 +35,7 @@ const (
 // escaping (results read as written), in the current format, its summary
 // recomputed, checksummed.
 func EncodeSession(sess *Session) ([]byte, error) {
-	sess.FormatVersion = FormatVersion
+	sess.FormatVersion = formatOf(sess)
 	sess.Summary = sess.counts()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -134,9 +134,7 @@ func decodeSession(data []byte) (*Session, error) {
 	if w.Team.Tasks != nil {
 		sess.Team.Tasks = make([]TaskRecord, len(w.Team.Tasks))
 		for i := range w.Team.Tasks {
-			t := &w.Team.Tasks[i]
-			sess.Team.Tasks[i] = TaskRecord(t.taskRecordJSON)
-			sess.Team.Tasks[i].Result, sess.Team.Tasks[i].Error, sess.Team.Tasks[i].Previous = string(t.Result), string(t.Error), string(t.Previous)
+			sess.Team.Tasks[i] = w.Team.Tasks[i].record()
 		}
 	}
 	if err := CheckVersion(sess.FormatVersion); err != nil {

@@ -177,6 +177,15 @@ func shapeOf(v any, t reflect.Type, path string) *shapeError {
 			}
 		}
 		return bad()
+	case reflect.TypeFor[result]():
+		if m, ok := v.(map[string]any); ok && m[blobKey] != nil {
+			var r result
+			if b, err := json.Marshal(m); err != nil || r.UnmarshalJSON(b) != nil {
+				return bad()
+			}
+			return nil
+		}
+		return shapeOf(v, reflect.TypeFor[text](), path)
 	}
 	switch t.Kind() {
 	case reflect.Interface:
@@ -304,6 +313,8 @@ func wantOf(t reflect.Type) string {
 		return "a time such as 2026-03-01T10:15:00Z"
 	case reflect.TypeFor[text]():
 		return fmt.Sprintf("a text (or {%q: ...} for bytes that are not UTF-8)", b64Key)
+	case reflect.TypeFor[result]():
+		return fmt.Sprintf("a text (or {%q: ...} for bytes that are not UTF-8, or {%q: \"sha256:...\", \"size\": N} for a result stored out of line)", b64Key, blobKey)
 	}
 	switch t.Kind() {
 	case reflect.String:

@@ -25,6 +25,7 @@ type Record struct {
 	Task       string
 	Attempt    int
 	Result     string
+	Blob       *Blob // a result stored out of line (PutBlob first); Result is then ""
 	Variables  map[string]any
 	Usage      *Usage
 	Error      string
@@ -41,7 +42,7 @@ type recordWire struct {
 	Kind       RecordKind     `json:"k"`
 	Task       string         `json:"task,omitempty"`
 	Attempt    int            `json:"attempt,omitempty"`
-	Result     *text          `json:"result,omitempty"`
+	Result     *result        `json:"result,omitempty"`
 	Variables  map[string]any `json:"variables"` // {} and absent differ
 	Usage      *Usage         `json:"usage,omitempty"`
 	Error      *text          `json:"error,omitempty"`
@@ -70,15 +71,22 @@ func (t *text) str() string {
 }
 
 func (r Record) wire() recordWire {
-	return recordWire{Kind: r.Kind, Task: r.Task, Attempt: r.Attempt, Result: optText(r.Result),
+	var res *result
+	if r.Result != "" || r.Blob != nil {
+		res = &result{text: text(r.Result), blob: r.Blob}
+	}
+	return recordWire{Kind: r.Kind, Task: r.Task, Attempt: r.Attempt, Result: res,
 		Variables: wireMap(r.Variables), Usage: r.Usage, Error: optText(r.Error), RetryCount: r.RetryCount,
 		State: wireMap(r.State), Value: optText(r.Value), Agent: r.Agent, Messages: r.Messages, Tool: r.Tool, At: r.At}
 }
 
 func (w recordWire) record() Record {
-	r := Record{Kind: w.Kind, Task: w.Task, Attempt: w.Attempt, Result: w.Result.str(),
+	r := Record{Kind: w.Kind, Task: w.Task, Attempt: w.Attempt,
 		Variables: w.Variables, Usage: w.Usage, Error: w.Error.str(), RetryCount: w.RetryCount,
 		State: w.State, Value: w.Value.str(), Agent: w.Agent, Messages: w.Messages, Tool: w.Tool, At: w.At}
+	if w.Result != nil {
+		r.Result, r.Blob = string(w.Result.text), w.Result.blob
+	}
 	if r.Variables != nil {
 		plainMap(r.Variables)
 	}
@@ -103,6 +111,14 @@ func (r *Record) validate() error {
 	}
 	if len(r.Messages) > 0 && r.Agent == "" {
 		return fmt.Errorf("%s record with messages but no agent", r.Kind)
+	}
+	if r.Blob != nil {
+		if r.Kind != TaskCompleted || r.Result != "" {
+			return fmt.Errorf("%s record of task %q: a blob reference is a completed task's whole result", r.Kind, r.Task)
+		}
+		if err := r.Blob.Valid(); err != nil {
+			return fmt.Errorf("%s record of task %q: %w", r.Kind, r.Task, err)
+		}
 	}
 	if r.Attempt < 0 || r.RetryCount < 0 {
 		return fmt.Errorf("%s record of task %q: negative count", r.Kind, r.Task)
@@ -146,15 +162,15 @@ func (s *Session) apply(r Record) {
 		t.History = append(t.History, Attempt{N: t.Attempts, Start: at, Outcome: StatusRunning})
 		s.Checkpoint.CurrentTask = r.Task
 	case TaskCompleted:
-		t.Status, t.Result, t.Variables, t.Usage, t.Error, t.FinishedAt = StatusCompleted, r.Result, r.Variables, r.Usage, "", &at
+		t.Status, t.Result, t.Blob, t.Variables, t.Usage, t.Error, t.FinishedAt = StatusCompleted, r.Result, r.Blob, r.Variables, r.Usage, "", &at
 		if r.RetryCount > 0 {
 			t.RetryCount = r.RetryCount
 		}
 		s.endToolLog(r.Task, "completed")
-		t.endAttempt(at, StatusCompleted, r.Result)
+		t.endAttempt(at, StatusCompleted, r.Result, r.Blob)
 	case TaskFailed:
 		t.Status, t.Error, t.RetryCount, t.FinishedAt = StatusFailed, r.Error, r.RetryCount, &at
-		t.endAttempt(at, StatusFailed, "")
+		t.endAttempt(at, StatusFailed, "", nil)
 		if r.Usage != nil {
 			t.Usage = r.Usage
 		}
@@ -186,14 +202,17 @@ func (s *Session) apply(r Record) {
 
 // endAttempt closes the attempt under way, if any (a decision or an early
 // cut-off completes a task without one).
-func (t *TaskRecord) endAttempt(at time.Time, outcome Status, result string) {
+func (t *TaskRecord) endAttempt(at time.Time, outcome Status, result string, blob *Blob) {
 	n := len(t.History)
 	if n == 0 || t.History[n-1].End != nil {
 		return
 	}
 	a := &t.History[n-1]
 	a.End, a.Outcome = &at, outcome
-	if outcome == StatusCompleted {
+	switch {
+	case outcome == StatusCompleted && blob != nil:
+		a.Digest = blob.Digest // the same sha256 Digest would compute
+	case outcome == StatusCompleted:
 		a.Digest = Digest(result)
 	}
 }

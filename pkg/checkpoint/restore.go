@@ -125,7 +125,7 @@ type Restored struct {
 	Held map[string]TaskRecord
 	// Recorded holds the recorded result of every completed task that runs
 	// again (Rerun and Held), for the early cut-off's comparison.
-	Recorded map[string]string
+	Recorded map[string]Outcome
 }
 
 // Choice is what the user asks of a restore beyond the DESIGN §4 rules:
@@ -270,7 +270,7 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 			continue
 		}
 		again[d.Name] = true
-		r.Recorded[d.Name] = t.Result
+		r.Recorded[d.Name] = t.Outcome()
 		rec := runsAgain(t)
 		rec.Usage = t.Usage // what it cost stays the session's: it was paid
 		r.Tasks[d.Name] = rec
@@ -292,7 +292,7 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 
 func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse, keep []string) *Restored {
 	r := &Restored{Kind: RestoreNone, Tasks: map[string]TaskRecord{}, State: map[string]any{},
-		Decisions: map[string]string{}, Memory: map[string][]Message{}, Held: map[string]TaskRecord{}, Recorded: map[string]string{}}
+		Decisions: map[string]string{}, Memory: map[string][]Message{}, Held: map[string]TaskRecord{}, Recorded: map[string]Outcome{}}
 	if sess == nil {
 		return r
 	}
@@ -493,7 +493,7 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 func (r *Restored) holdDownstream(defs []spec.TaskDef, old map[string]*TaskRecord, reused map[string]bool) {
 	for _, d := range defs {
 		if t := old[d.Name]; t != nil && t.Status == StatusCompleted && !reused[d.Name] {
-			r.Recorded[d.Name] = t.Result
+			r.Recorded[d.Name] = t.Outcome()
 		}
 	}
 	for changed := true; changed; {
@@ -522,11 +522,11 @@ func (r *Restored) holdDownstream(defs []spec.TaskDef, old map[string]*TaskRecor
 // runsAgain is the pending record of a task that runs again: its attempt
 // count and history go on, and its last result becomes the previous one.
 func runsAgain(t TaskRecord) TaskRecord {
-	prev := t.Previous
+	prev, prevBlob := t.Previous, t.PreviousBlob
 	if t.Status == StatusCompleted {
-		prev = t.Result
+		prev, prevBlob = t.Result, t.Blob
 	}
-	return TaskRecord{Name: t.Name, Status: StatusPending, Attempts: t.Attempts, History: slices.Clone(t.History), Previous: prev}
+	return TaskRecord{Name: t.Name, Status: StatusPending, Attempts: t.Attempts, History: slices.Clone(t.History), Previous: prev, PreviousBlob: prevBlob}
 }
 
 // carried is a checkpoint record as a new run takes it over.
@@ -540,7 +540,7 @@ func carried(t TaskRecord, completed bool) TaskRecord {
 	if t.Status != StatusFailed {
 		t.Status = StatusPending
 	}
-	t.Result = ""
+	t.Result, t.Blob = "", nil
 	t.Variables = nil
 	return t
 }

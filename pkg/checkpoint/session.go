@@ -20,9 +20,11 @@ import (
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
-// FormatVersion is the session file format this package writes. Readers
-// accept every version up to it; a newer file is refused with advice.
-const FormatVersion = 2
+// FormatVersion is the newest session file format this package reads and
+// writes; a newer file is refused with advice. Format 3 is a session with
+// results stored out of line (blobs); one without any is still written as
+// format 2, which older teamruns read.
+const FormatVersion = 3
 
 // Status is a task's state in a checkpoint.
 type Status string
@@ -210,6 +212,10 @@ type TaskRecord struct {
 	// definition), for `session diff`.
 	History  []Attempt `json:"history,omitempty"`
 	Previous string    `json:"previous_result,omitempty"`
+	// Blob is set, and Result empty, for a result stored out of line
+	// (over BlobThreshold); PreviousBlob likewise for Previous.
+	Blob         *Blob `json:"-"`
+	PreviousBlob *Blob `json:"-"`
 }
 
 // Attempt is one attempt of a task as the session's history keeps it. Its
@@ -237,7 +243,8 @@ type TaskOutput struct {
 	OutputFormat string `json:"output_format"`
 }
 
-// Output is t's result as a task output.
+// Output is t's result as a task output (Raw empty for a result stored
+// out of line).
 func (t TaskRecord) Output() TaskOutput {
 	return TaskOutput{Description: t.Description, Raw: t.Result, Agent: t.Agent, OutputFormat: "RAW"}
 }
@@ -484,9 +491,29 @@ type taskRecordJSON TaskRecord
 
 type taskRecordWire struct {
 	taskRecordJSON
-	Result   text `json:"result"`
-	Error    text `json:"error,omitempty"`
-	Previous text `json:"previous_result,omitempty"`
+	Result   result  `json:"result"`
+	Error    text    `json:"error,omitempty"`
+	Previous *result `json:"previous_result,omitempty"`
+}
+
+// wire is t's result fields as stored.
+func (t *TaskRecord) wire() taskRecordWire {
+	w := taskRecordWire{taskRecordJSON: taskRecordJSON(*t), Result: result{text: text(t.Result), blob: t.Blob}, Error: text(t.Error)}
+	if t.Previous != "" || t.PreviousBlob != nil {
+		w.Previous = &result{text: text(t.Previous), blob: t.PreviousBlob}
+	}
+	return w
+}
+
+// record is the task a wire form holds.
+func (w *taskRecordWire) record() TaskRecord {
+	t := TaskRecord(w.taskRecordJSON)
+	t.Result, t.Blob, t.Error = string(w.Result.text), w.Result.blob, string(w.Error)
+	t.Previous, t.PreviousBlob = "", nil
+	if w.Previous != nil {
+		t.Previous, t.PreviousBlob = string(w.Previous.text), w.Previous.blob
+	}
+	return t
 }
 
 func (t TaskRecord) MarshalJSON() ([]byte, error) {
@@ -494,7 +521,7 @@ func (t TaskRecord) MarshalJSON() ([]byte, error) {
 	if t.Variables == nil {
 		t.Variables = map[string]any{}
 	}
-	return marshalNoEscape(taskRecordWire{taskRecordJSON: taskRecordJSON(t), Result: text(t.Result), Error: text(t.Error), Previous: text(t.Previous)})
+	return marshalNoEscape(t.wire())
 }
 
 type teamStateJSON TeamState
@@ -515,8 +542,7 @@ func (t *TaskRecord) UnmarshalJSON(b []byte) error {
 	if err := dec.Decode(&w); err != nil {
 		return err
 	}
-	*t = TaskRecord(w.taskRecordJSON)
-	t.Result, t.Error, t.Previous = string(w.Result), string(w.Error), string(w.Previous)
+	*t = w.record()
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -34,7 +36,7 @@ func (a Agents) Execute(ctx context.Context, job *Job) (Result, error) {
 			return a.LLM.Execute(ctx, job)
 		}
 	case spec.JoinAgent:
-		return joinResults(job)
+		return joinResults(ctx, job)
 	}
 	return Result{}, fmt.Errorf("no executor for %s agent %q", job.Agent.Kind, job.Agent.Name)
 }
@@ -42,8 +44,9 @@ func (a Agents) Execute(ctx context.Context, job *Job) (Result, error) {
 // joinResults is a foreach task's result: its instances' results, in item
 // order, as a JSON array of strings (none: a foreach whose producer was
 // skipped has no list, so "[]"); a repeat task's is its last
-// iteration's that ran (the context holds only completed tasks).
-func joinResults(job *Job) (Result, error) {
+// iteration's that ran (the context holds only completed tasks), stored
+// out of line if that one was.
+func joinResults(ctx context.Context, job *Job) (Result, error) {
 	if job.Task.JoinError != "" {
 		return Result{}, errors.New(job.Task.JoinError)
 	}
@@ -51,11 +54,15 @@ func joinResults(job *Job) (Result, error) {
 		if len(job.Context) == 0 {
 			return Result{}, fmt.Errorf("joining %s: no iteration completed", job.Task.Name)
 		}
-		return Result{Raw: job.Context[len(job.Context)-1].Output.Raw}, nil
+		last := job.Context[len(job.Context)-1].Output
+		return Result{Raw: last.Raw, Blob: last.Blob}, nil
 	}
 	raws := make([]string, len(job.Context))
 	for i, c := range job.Context {
-		raws[i] = c.Output.Raw
+		var err error
+		if raws[i], err = c.Output.Text(ctx); err != nil {
+			return Result{}, fmt.Errorf("joining the results of %s: %w", job.Task.Name, err)
+		}
 	}
 	b, err := json.Marshal(raws)
 	if err != nil {
@@ -85,6 +92,9 @@ type Commands struct {
 	// Line, when set, gets every line of a command's stdout and stderr as
 	// it comes (--verbose). Called from the goroutines of parallel tasks.
 	Line func(task, stream, line string)
+	// Blobs, when set, keeps a stdout over checkpoint.BlobThreshold out
+	// of line (streamed from its spool file), as session Session's.
+	Blobs blobStore
 
 	mu       sync.Mutex
 	madeTemp bool     // TempDir is there
@@ -98,7 +108,7 @@ type Commands struct {
 
 // contextDir fills a folder, fresh or reused, with one file per context
 // task. Reusing folders saves a mkdir and an rmdir per task.
-func (c *Commands) contextDir(ctx []ContextOutput) (string, error) {
+func (c *Commands) contextDir(ctx context.Context, outs []ContextOutput) (string, error) {
 	c.mu.Lock()
 	var dir string
 	if n := len(c.free); n > 0 {
@@ -117,8 +127,8 @@ func (c *Commands) contextDir(ctx []ContextOutput) (string, error) {
 		c.all = append(c.all, dir)
 		c.mu.Unlock()
 	}
-	for _, co := range ctx {
-		if err := os.WriteFile(filepath.Join(dir, fileName(co.Task)), []byte(co.Output.Raw), 0o600); err != nil {
+	for _, co := range outs {
+		if err := writeContextFile(ctx, filepath.Join(dir, fileName(co.Task)), co.Output); err != nil {
 			c.release(dir)
 			return "", err
 		}
@@ -193,15 +203,26 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if timeout <= 0 {
 		timeout = a.Timeout
 	}
-	env, owner, release, err := c.jobEnv(job)
+	env, owner, release, err := c.jobEnv(ctx, job)
 	if err != nil {
 		return Result{}, err
 	}
 	defer release()
 	sinks := c.sinks(job)
+	var blob *checkpoint.Blob
+	var large func(io.Reader) error
+	if c.Blobs != nil && c.Session != "" {
+		// Streamed from the spool file into the store, durable before the
+		// completion that names it is recorded.
+		large = func(r io.Reader) error {
+			b, err := c.Blobs.PutBlob(ctx, c.Session, r)
+			blob = &b
+			return err
+		}
+	}
 	out, err := RunCommand(ctx, c.Groups, CommandSpec{
 		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Dir: a.Dir, Timeout: timeout, Owner: owner,
-		Spool: c.TempDir, Stdout: sinks.stdout, Stderr: sinks.stderr,
+		Spool: c.TempDir, Stdout: sinks.stdout, Stderr: sinks.stderr, Large: large,
 	})
 	if cerr := sinks.close(); cerr != nil {
 		c.warnOnce("logs", fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, LogsDir(c.Logs, c.Session), cerr))
@@ -209,7 +230,7 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Raw: out}, nil
+	return Result{Raw: out, Blob: blob}, nil
 }
 
 // jobEnv is the TEAMRUN_* environment of a job's processes, the command
@@ -217,8 +238,8 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 // folder with the context tasks' outputs, the shared state. owner are the
 // entries that tell the job's processes (CommandSpec.Owner); release
 // empties the folder for the next job.
-func (c *Commands) jobEnv(job *Job) (env, owner []string, release func(), err error) {
-	dir, err := c.contextDir(job.Context)
+func (c *Commands) jobEnv(ctx context.Context, job *Job) (env, owner []string, release func(), err error) {
+	dir, err := c.contextDir(ctx, job.Context)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("context folder: %w", err)
 	}
@@ -425,4 +446,23 @@ func fileName(task string) string {
 		return strings.NewReplacer("/", "_", "\x00", "_").Replace(strings.Trim(task, ".")) + "_"
 	}
 	return task
+}
+
+// writeContextFile writes a context task's output to path (0600), copied
+// from its blob when it is stored out of line: never whole in memory.
+func writeContextFile(ctx context.Context, path string, out Output) error {
+	rc, err := out.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, rc); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

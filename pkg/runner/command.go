@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 // stderrTail is how much of a failed command's stderr goes into its error.
@@ -43,6 +45,10 @@ type CommandSpec struct {
 	// StdoutLimit reads at most this many bytes of stdout (0: all): a
 	// chatty tool's output stays in its spool file, not in memory.
 	StdoutLimit int
+	// Large, when set, takes a successful command's stdout over
+	// checkpoint.BlobThreshold from the spool file, instead of memory;
+	// RunCommand then returns "". Its error stops the run (StoreError).
+	Large func(r io.Reader) error
 }
 
 // CommandError is a failed attempt of a command agent.
@@ -318,7 +324,21 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	// And what left the group, adopted by teamrun as its parent ended.
 	groups.sweep(cs.Owner)
 	p.finish(copied, outputGrace)
-	out, rerr := readSpool(stdout, cs.StdoutLimit)
+	if err == nil && cs.Large != nil && cs.StdoutLimit == 0 {
+		if fi, serr := stdout.Stat(); serr == nil && fi.Size() > checkpoint.BlobThreshold {
+			if lerr := cs.Large(io.NewSectionReader(stdout, 0, fi.Size())); lerr != nil {
+				return "", &StoreError{Err: lerr}
+			}
+			return "", nil
+		}
+	}
+	var out string
+	var rerr error
+	// A failed command agent's stdout is nobody's result: it stays in its
+	// file (and its log), not in memory.
+	if err == nil || cs.Large == nil {
+		out, rerr = readSpool(stdout, cs.StdoutLimit)
+	}
 	if err == nil && rerr != nil {
 		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot read the command's output: %w", rerr)}
 	}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,14 +14,14 @@ import (
 // cutoffInputs is what the engine needs of a restore for the early cut-off:
 // the held tasks' recorded outputs and the recorded result of every task
 // that runs again, by index.
-func cutoffInputs(r *checkpoint.Restored, defs []spec.TaskDef) (held map[int]Output, recorded map[int]string) {
-	held, recorded = map[int]Output{}, map[int]string{}
+func cutoffInputs(r *checkpoint.Restored, defs []spec.TaskDef, open BlobOpener) (held map[int]Output, recorded map[int]checkpoint.Outcome) {
+	held, recorded = map[int]Output{}, map[int]checkpoint.Outcome{}
 	if r == nil {
 		return held, recorded
 	}
 	for i, d := range defs {
 		if t, ok := r.Held[d.Name]; ok {
-			held[i] = Output{Description: d.Description, Raw: t.Result, Agent: d.Agent, OutputFormat: "RAW"}
+			held[i] = Output{Description: d.Description, Raw: t.Result, Agent: d.Agent, OutputFormat: "RAW"}.withBlob(t.Blob, open)
 		}
 		if v, ok := r.Recorded[d.Name]; ok {
 			recorded[i] = v
@@ -39,24 +40,28 @@ func (e *Engine) asRecorded(i int) bool {
 		return true
 	}
 	v, ok := e.Recorded[i]
-	return ok && v == e.tasks[i].out.Raw
+	return ok && v.Same(e.tasks[i].out.outcome())
 }
 
 // cutOff says whether held task i may take over its recorded output now,
 // and says why: everything it waits for stands as recorded, and so does
 // every task whose output_variable its texts name. An agent with memory
 // is never cut off: the turns of its recorded answer were not kept.
-func (e *Engine) cutOff(i int) (Output, string, bool) {
+func (e *Engine) cutOff(ctx context.Context, i int) (Output, string, string, bool) {
 	out, ok := e.Held[i]
-	if !ok || e.agentOf(i).Memory || e.graph.RestoreProblem(i, out.Raw) != "" {
-		return Output{}, "", false
+	if !ok || e.agentOf(i).Memory {
+		return Output{}, "", "", false
+	}
+	text, err := resultText(ctx, e.Team.Tasks[i], out)
+	if err != nil || e.graph.RestoreProblem(i, text) != "" {
+		return Output{}, "", "", false // unreadable: it runs again
 	}
 	var reran []string
 	// What it waits for and what it reads (in a sequential team a task may
 	// read an earlier task than the one it waits for).
 	for _, d := range append(slices.Clone(e.graph.Deps(i)), e.Context[i]...) {
 		if !e.asRecorded(d) {
-			return Output{}, "", false
+			return Output{}, "", "", false
 		}
 		if (!e.tasks[d].restored || e.tasks[d].cutoff) && !slices.Contains(reran, e.Team.Tasks[d].Name) {
 			reran = append(reran, e.Team.Tasks[d].Name)
@@ -69,24 +74,24 @@ func (e *Engine) cutOff(i int) (Output, string, bool) {
 		}
 		ph := "{" + o.OutputVariable
 		if (strings.Contains(t.Description, ph) || strings.Contains(t.ExpectedOutput, ph)) && !e.asRecorded(j) {
-			return Output{}, "", false
+			return Output{}, "", "", false
 		}
 	}
 	why := "what it reads is unchanged"
 	if len(reran) > 0 {
 		why = fmt.Sprintf("the output of %s came out unchanged", strings.Join(reran, ", "))
 	}
-	return out, why, true
+	return out, text, why, true
 }
 
 // reuse completes held task i with its recorded output (early cut-off).
-func (e *Engine) reuse(i int, out Output, why string) error {
+func (e *Engine) reuse(i int, out Output, text, why string) error {
 	t := e.Team.Tasks[i]
-	e.sched.Complete(i, out.Raw)
+	e.sched.Complete(i, text)
 	e.tasks[i].out, e.tasks[i].restored, e.tasks[i].cutoff = out, true, true
-	ev := Event{Type: TaskReused, Index: i, Task: t.Name, Agent: t.Agent, Result: out.Raw, Reason: why}
+	ev := Event{Type: TaskReused, Index: i, Task: t.Name, Agent: t.Agent, Result: out.Raw, ResultBlob: out.Blob, Reason: why}
 	if t.OutputVariable != "" {
-		ev.OutputVariable, ev.OutputValue = t.OutputVariable, OutputValue(t, out.Raw)
+		ev.OutputVariable, ev.OutputValue = t.OutputVariable, OutputValue(t, text)
 		e.State[t.OutputVariable] = ev.OutputValue
 	}
 	return e.record(ev)

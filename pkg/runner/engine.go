@@ -26,6 +26,10 @@ type Output struct {
 	Raw          string `json:"raw"`
 	Agent        string `json:"agent"`
 	OutputFormat string `json:"output_format"`
+	// Blob is set, and Raw empty, for a result stored out of line (over
+	// checkpoint.BlobThreshold); Open, Text and Verify read it.
+	Blob *checkpoint.Blob `json:"-"`
+	open BlobOpener
 }
 
 // ContextOutput is the output of one context task, by name.
@@ -67,7 +71,10 @@ type Job struct {
 
 // Result is what an agent produced.
 type Result struct {
-	Raw    string
+	Raw string
+	// Blob is a result stored out of line (Raw is then ""): a command's
+	// large output goes from its spool file to the store, not to memory.
+	Blob   *checkpoint.Blob
 	Usage  *Usage
 	Memory []Turn // turns added to the agent's conversation, when it keeps memory
 }
@@ -130,7 +137,10 @@ type Engine struct {
 	// recorded (early cut-off). Recorded is the recorded result of each
 	// task that runs again, to compare with.
 	Held     map[int]Output
-	Recorded map[int]string
+	Recorded map[int]checkpoint.Outcome
+	// Blobs reads the results stored out of line; nil: the store keeps
+	// none.
+	Blobs BlobOpener
 	// Kept names the tasks --keep restored although they changed, for
 	// the summary.
 	Kept []string
@@ -202,6 +212,7 @@ type attemptDone struct {
 	i           int
 	desc        string // the rendered description the agent saw
 	res         Result
+	text        string // the result as the engine reads it (resultText)
 	err         error
 	attempt     int
 	elapsed     time.Duration
@@ -344,7 +355,7 @@ func (e *Engine) observe(ev Event) {
 	e.Observer.Observe(ev)
 }
 
-func (e *Engine) setup() error {
+func (e *Engine) setup(ctx context.Context) error {
 	t := e.Team
 	n := len(t.Tasks)
 	g, err := schedule.New(t, e.Context)
@@ -367,8 +378,12 @@ func (e *Engine) setup() error {
 			continue
 		}
 		out := e.Restored[i]
-		why := e.graph.RestoreProblem(i, out.Raw)
-		if why == "" && e.sched.Restore(i, out.Raw) {
+		raw, err := resultText(ctx, t.Tasks[i], out)
+		if err != nil {
+			return err // run verified it: the store failed since
+		}
+		why := e.graph.RestoreProblem(i, raw)
+		if why == "" && e.sched.Restore(i, raw) {
 			e.tasks[i].out, e.tasks[i].restored = out, true
 		} else {
 			// The routes or the schema changed since (they are not in
@@ -388,14 +403,14 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	if start.IsZero() {
 		start = e.now()
 	}
-	if err := e.setup(); err != nil {
+	if err := e.setup(ctx); err != nil {
 		return nil, err
 	}
 	for i := range e.tasks {
 		if e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name] {
 			e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
-				Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw})
-			if w := restoreOutputFile(e.Team, e.Team.Tasks[i], e.tasks[i].out.Raw); w != "" {
+				Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw, ResultBlob: e.tasks[i].out.Blob})
+			if w := restoreOutputFile(ctx, e.Team, e.Team.Tasks[i], e.tasks[i].out); w != "" {
 				e.observe(Event{Time: e.now(), Type: RunWarning, Index: -1, Session: e.Session, Message: w})
 			}
 		}
@@ -437,8 +452,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 						progressed = true
 						continue
 					}
-					if out, why, ok := e.cutOff(i); ok {
-						if err := e.reuse(i, out, why); err != nil {
+					if out, text, why, ok := e.cutOff(runCtx, i); ok {
+						if err := e.reuse(i, out, text, why); err != nil {
 							cancel()
 						}
 						progressed = true
@@ -668,9 +683,9 @@ func (e *Engine) human(i int) (*Halt, error) {
 		_, err = t.CheckOutput(value) // a decision is the task's result like any other
 	}
 	if err == nil && t.OutputFile != "" {
-		err = writeOutputFile(outputPath(e.Team, t), value)
+		err = writeOutputFile(outputPath(e.Team, t), strings.NewReader(value))
 	}
-	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, err: err, attempt: attempt}, false)
+	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, text: value, err: err, attempt: attempt}, false)
 }
 
 // attempts runs a task's attempts within one invocation: the first and up
@@ -690,23 +705,28 @@ func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 		res, err := e.Executor.Execute(ctx, &j)
 		elapsed := e.now().Sub(start)
 		used := paidUsage(err)
+		out := e.output(j.Description, t, res)
+		text := res.Raw
+		if err == nil {
+			text, err = resultText(ctx, t, out)
+		}
 		if err == nil {
 			// Whatever the agent: a model may ignore response_format, and
 			// a command's stdout is held to the same schema.
-			_, err = t.CheckOutput(res.Raw)
+			_, err = t.CheckOutput(text)
 		}
 		if err == nil {
-			if _, ok := e.graph.Route(j.Index, res.Raw); !ok {
-				err = errors.New(e.graph.NoRoute(j.Index, res.Raw))
+			if _, ok := e.graph.Route(j.Index, text); !ok {
+				err = errors.New(e.graph.NoRoute(j.Index, text))
 			}
 		}
 		if err == nil && t.OutputFile != "" {
 			// Before the completion is recorded: a crash in between runs
 			// the task again, which writes the file again.
-			err = writeOutputFile(outputPath(e.Team, t), res.Raw)
+			err = writeOutput(ctx, outputPath(e.Team, t), out)
 		}
 		if err == nil {
-			return attemptDone{i: j.Index, desc: j.Description, res: res, attempt: j.Attempt, elapsed: elapsed}
+			return attemptDone{i: j.Index, desc: j.Description, res: res, text: text, attempt: j.Attempt, elapsed: elapsed}
 		}
 		if used == nil {
 			used = res.Usage // a success that routing refused was paid for too
@@ -805,16 +825,16 @@ func (e *Engine) finish(d attemptDone, stage bool) error {
 		ev.Error = d.err.Error()
 		ev.Usage = d.usage
 	default:
-		e.sched.Complete(d.i, d.res.Raw)
-		st.out = Output{Description: d.desc, Raw: d.res.Raw, Agent: t.Agent, OutputFormat: "RAW"}
+		e.sched.Complete(d.i, d.text)
+		st.out = e.output(d.desc, t, d.res)
 		ev.Type = TaskCompleted
-		ev.Result = d.res.Raw
+		ev.Result, ev.ResultBlob = d.res.Raw, d.res.Blob
 		ev.Usage = d.res.Usage
 		ev.Memory = d.res.Memory
 		if t.OutputVariable != "" {
 			// Like $(...) in a shell: the trailing newlines of a command's
 			// output would only get in the way of {placeholders}.
-			ev.OutputVariable, ev.OutputValue = t.OutputVariable, OutputValue(t, d.res.Raw)
+			ev.OutputVariable, ev.OutputValue = t.OutputVariable, OutputValue(t, d.text)
 			e.State[t.OutputVariable] = ev.OutputValue
 			if e.Regrow != nil && e.Regrow(t.OutputVariable, ev.OutputValue) {
 				e.grow = true
@@ -874,7 +894,7 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 	}
 	for i, st := range e.tasks {
 		if e.sched.Status(i) == schedule.Completed && !read[i] {
-			s.Outputs = append(s.Outputs, TaskOutput{Task: e.Team.Tasks[i].Name, Result: st.out.Raw})
+			s.Outputs = append(s.Outputs, TaskOutput{Task: e.Team.Tasks[i].Name, Result: st.out.Raw, ResultBlob: st.out.Blob, out: st.out})
 		}
 	}
 	for i, st := range e.tasks {
@@ -923,4 +943,9 @@ func OutputValue(t *spec.Task, raw string) any {
 // output_schema: the result without its trailing newlines.
 func VariableValue(raw string) string {
 	return strings.TrimRight(raw, "\r\n")
+}
+
+// output is what task t's agent produced as later tasks read it.
+func (e *Engine) output(desc string, t *spec.Task, res Result) Output {
+	return Output{Description: desc, Raw: res.Raw, Agent: t.Agent, OutputFormat: "RAW"}.withBlob(res.Blob, e.Blobs)
 }

@@ -83,11 +83,14 @@ type Event struct {
 	Attempt    int       `json:"attempt,omitempty"`
 	RetryCount int       `json:"retry_count,omitempty"`
 	Result     string    `json:"result,omitempty"`
-	Error      string    `json:"error,omitempty"`
-	Reason     string    `json:"reason,omitempty"`
-	Delay      *Millis   `json:"delay_ms,omitempty"`   // before the next attempt
-	Elapsed    *Millis   `json:"elapsed_ms,omitempty"` // of the attempt or the run
-	Usage      *Usage    `json:"usage,omitempty"`
+	// ResultBlob is a result stored out of line (Result is then ""): its
+	// sha256 and size.
+	ResultBlob *checkpoint.Blob `json:"result_blob,omitempty"`
+	Error      string           `json:"error,omitempty"`
+	Reason     string           `json:"reason,omitempty"`
+	Delay      *Millis          `json:"delay_ms,omitempty"`   // before the next attempt
+	Elapsed    *Millis          `json:"elapsed_ms,omitempty"` // of the attempt or the run
+	Usage      *Usage           `json:"usage,omitempty"`
 	// OutputVariable is set when the result also went into the shared state.
 	OutputVariable string `json:"output_variable,omitempty"`
 	OutputValue    any    `json:"-"` // what it holds now (OutputValue)
@@ -166,4 +169,8 @@ type Summary struct {
 type TaskOutput struct {
 	Task   string `json:"task"`
 	Result string `json:"result"`
+	// ResultBlob is a result stored out of line (Result is then ""),
+	// printed from the store.
+	ResultBlob *checkpoint.Blob `json:"result_blob,omitempty"`
+	out        Output
 }

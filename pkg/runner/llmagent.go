@@ -107,7 +107,13 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	ra.Instructions = render(a.Instructions, job.State)
 	cos := make([]llm.ContextOutput, len(job.Context))
 	for i, c := range job.Context {
-		cos[i] = llm.ContextOutput{Task: c.Task, Output: c.Output.Raw}
+		// A prompt holds its context whole: a result stored out of line
+		// is read into memory here (README: Limits).
+		text, err := c.Output.Text(ctx)
+		if err != nil {
+			return Result{}, fmt.Errorf("the output of context task %s: %w", c.Task, err)
+		}
+		cos[i] = llm.ContextOutput{Task: c.Task, Output: text}
 	}
 	var hist []llm.Message
 	if a.Memory {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -316,6 +317,10 @@ func haltText(halts []*Halt) string {
 func writeOutputs(w io.Writer, s *Summary, st style) {
 	for _, o := range s.Outputs {
 		fmt.Fprintf(w, "%s\n", st.bold("── output of "+o.Task+" ──"))
+		if o.ResultBlob != nil {
+			writeBlobOutput(w, o)
+			continue
+		}
 		fmt.Fprint(w, o.Result)
 		if !strings.HasSuffix(o.Result, "\n") {
 			fmt.Fprintln(w)
@@ -383,4 +388,35 @@ func writeResult(w io.Writer, s *Summary, st style) {
 	if s.Resume != "" {
 		fmt.Fprintf(w, "resume:  %s\n", s.Resume)
 	}
+}
+
+// writeBlobOutput copies a result stored out of line from the store to w,
+// never whole in memory.
+func writeBlobOutput(w io.Writer, o TaskOutput) {
+	// The summary is printed after the run's context is done with.
+	rc, err := o.out.Open(context.Background())
+	if err == nil {
+		last := &lastByte{w: w}
+		_, err = io.Copy(last, rc)
+		rc.Close()
+		if err == nil && last.b != '\n' {
+			fmt.Fprintln(w)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(w, "\n(the output of %s cannot be read: %v)\n", o.Task, err)
+	}
+}
+
+// lastByte is a writer that remembers the last byte through it.
+type lastByte struct {
+	w io.Writer
+	b byte
+}
+
+func (l *lastByte) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		l.b = p[len(p)-1]
+	}
+	return l.w.Write(p)
 }

@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,12 +25,12 @@ func outputPath(team *spec.Team, tk *spec.Task) string {
 // writeOutputFile writes a result to path atomically: a reader sees the
 // old file or the new one, never half of it, and a crash leaves no torn
 // file under the name.
-func writeOutputFile(path, result string) error {
+func writeOutputFile(path string, result io.Reader) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output_file %s: %w", path, unwrapPath(err))
 	}
-	if err := atomicfile.Write(path, []byte(result), 0o644); err != nil {
+	if err := atomicfile.WriteFrom(path, result, 0o644); err != nil {
 		var ae *atomicfile.Error
 		if errors.As(err, &ae) {
 			return fmt.Errorf("output_file %s: cannot %s it: %w", path, ae.Op, ae.Err)
@@ -55,7 +57,7 @@ func unwrapPath(err error) error {
 // restoreOutputFile writes a restored task's result to its output_file
 // when the file is missing, and says why when it cannot; "" when there is
 // nothing to say.
-func restoreOutputFile(team *spec.Team, tk *spec.Task, result string) string {
+func restoreOutputFile(ctx context.Context, team *spec.Team, tk *spec.Task, out Output) string {
 	if tk.OutputFile == "" {
 		return ""
 	}
@@ -63,10 +65,21 @@ func restoreOutputFile(team *spec.Team, tk *spec.Task, result string) string {
 	if _, err := os.Lstat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return "" // there (or unknowable): a file the user edited is theirs
 	}
-	if err := writeOutputFile(path, result); err != nil {
+	if err := writeOutput(ctx, path, out); err != nil {
 		return fmt.Sprintf("task %s was restored but its %v", tk.Name, err)
 	}
 	return ""
+}
+
+// writeOutput writes out to the output_file path, streamed from its blob
+// when it is stored out of line.
+func writeOutput(ctx context.Context, path string, out Output) error {
+	rc, err := out.Open(ctx)
+	if err != nil {
+		return fmt.Errorf("output_file %s: %w", path, err)
+	}
+	defer rc.Close()
+	return writeOutputFile(path, rc)
 }
 
 // schemaObject is an output_schema to send as response_format: only an

@@ -204,7 +204,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		defer groups.Close()
 	}
 	defer sweepScratch(store, lock, warn)
-	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id), Logs: LogsRoot(store), Session: id}
+	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id), Logs: LogsRoot(store), Session: id, Blobs: blobsOf(store)}
 	if o.Verbose {
 		commands.Line = func(task, stream, line string) {
 			rep.Observe(Event{Time: time.Now(), Type: TaskLine, Index: -1, Task: task, Stream: stream, Message: line})
@@ -278,6 +278,14 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 		sess.SpecPath = p.specAbs
 		audit = checkpoint.EventResumed
+		// A result stored out of line counts as restored only once it
+		// reads back as written: a damaged blob is exit 5, before
+		// anything is written. A later pass restores what this run wrote.
+		if n == 0 {
+			if err := verifyBlobs(ctx, blobsOf(store), sess, restored); err != nil {
+				return nil, false, err
+			}
+		}
 	} else {
 		sess = checkpoint.NewSession(id, p.specAbs, team.Name, team.Process, defs, fingerprint, now)
 	}
@@ -387,7 +395,8 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		UsedBefore: p.usedBefore,
 	}
 	e.Context = schedule.Contexts(team, defs)
-	e.Held, e.Recorded = cutoffInputs(restored, defs)
+	e.Blobs = blobOpener(blobsOf(store), id)
+	e.Held, e.Recorded = cutoffInputs(restored, defs, e.Blobs)
 	if restored != nil {
 		e.Kept = restored.Kept
 	}
@@ -402,7 +411,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		e.Attempts[i] = rec.Attempts
 		e.PriorUsage[i] = rec.Usage
 		if rec.Status == checkpoint.StatusCompleted && restored.Done(d.Name) {
-			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}
+			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}.withBlob(rec.Blob, e.Blobs)
 		}
 	}
 	llms := &LLMs{Getenv: p.getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(p.specAbs)}
@@ -752,15 +761,29 @@ func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskSkipped:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: ev.Task, At: ev.Time})
+	case TaskReused, TaskCompleted:
+		// Whatever produced it (an LLM, a foreach's join): a result over
+		// the threshold is stored out of line, durable before the record.
+		if ev.ResultBlob == nil && len(ev.Result) > checkpoint.BlobThreshold {
+			if bs := blobsOf(r.store); bs != nil {
+				b, err := bs.PutBlob(r.ctx, r.sess.ID, strings.NewReader(ev.Result))
+				if err != nil {
+					return nil, err
+				}
+				ev.Result, ev.ResultBlob = "", &b
+			}
+		}
+	}
+	switch ev.Type {
 	case TaskReused:
-		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, Usage: prev.Usage, At: ev.Time}
+		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, Blob: ev.ResultBlob, Usage: prev.Usage, At: ev.Time}
 		if ev.OutputVariable != "" {
 			rec.Variables = map[string]any{ev.OutputVariable: ev.OutputValue}
 			rec.State = rec.Variables
 		}
 		recs = append(recs, rec)
 	case TaskCompleted:
-		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time}
+		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, Blob: ev.ResultBlob, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time}
 		if ev.OutputVariable != "" {
 			rec.Variables = map[string]any{ev.OutputVariable: ev.OutputValue}
 			rec.State = rec.Variables

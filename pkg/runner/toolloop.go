@@ -78,7 +78,7 @@ func (l *LLMs) setToolLog(task string, lg *checkpoint.ToolLog) {
 
 // toolSet is the tools of one attempt: the agent's, with the task's
 // TEAMRUN_* environment. release frees the attempt's context folder.
-func (l *LLMs) toolSet(job *Job) (*tools.Set, func(), error) {
+func (l *LLMs) toolSet(ctx context.Context, job *Job) (*tools.Set, func(), error) {
 	set := &tools.Set{Tools: job.Agent.Tools, Dir: l.Dir, CommandDir: job.Agent.Dir}
 	for _, t := range job.Agent.Tools {
 		if t.Builtin == spec.ExecuteCommand {
@@ -89,7 +89,7 @@ func (l *LLMs) toolSet(job *Job) (*tools.Set, func(), error) {
 	if cmds == nil {
 		cmds = &Commands{}
 	}
-	env, owner, release, err := cmds.jobEnv(job)
+	env, owner, release, err := cmds.jobEnv(ctx, job)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,7 +162,7 @@ type loop struct {
 // runTools runs the loop; calls are every request that reported usage, a
 // failed one's included.
 func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req llm.Request) (string, []llm.Call, error) {
-	set, release, err := l.toolSet(job)
+	set, release, err := l.toolSet(ctx, job)
 	if err != nil {
 		return "", nil, err
 	}

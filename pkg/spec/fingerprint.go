@@ -1,8 +1,10 @@
 package spec
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"sort"
 	"strconv"
 	"time"
@@ -174,9 +176,18 @@ func agentKeyOf(name string, a *Agent, state map[string]any) string {
 // CanonicalTasks is the JSON array DESIGN §4 hashes: per task, in file
 // order, {"agent","description","expected_output","id","name"}.
 func CanonicalTasks(defs []TaskDef) []byte {
+	var b bytes.Buffer
+	writeCanonicalTasks(&b, defs)
+	return b.Bytes()
+}
+
+// writeCanonicalTasks writes CanonicalTasks to w a task at a time, so that
+// the fingerprint of a large spec is hashed without a copy of every task
+// text in memory.
+func writeCanonicalTasks(w io.Writer, defs []TaskDef) {
 	// canonicalJSON of a list of maps with these keys, written directly:
 	// the keys in sorted order (fingerprint_fast_test.go checks the bytes).
-	b := make([]byte, 0, 96*len(defs)+2)
+	b := make([]byte, 0, 256)
 	b = append(b, '[')
 	for i := range defs {
 		d := &defs[i]
@@ -194,8 +205,10 @@ func CanonicalTasks(defs []TaskDef) []byte {
 		b = append(b, `,"name":`...)
 		b = appendJSONString(b, d.Name)
 		b = append(b, '}')
+		w.Write(b)
+		b = b[:0]
 	}
-	return append(b, ']')
+	w.Write(append(b, ']'))
 }
 
 // appendTaskKeyJSON appends the canonical JSON a task's key hashes:
@@ -278,7 +291,9 @@ func appendStringList(b []byte, l []string) []byte {
 // digits of the SHA-256 of CanonicalTasks. A checkpoint recomputes it from
 // its stored defs.
 func FingerprintOf(defs []TaskDef) string {
-	return hash16(CanonicalTasks(defs))
+	h := sha256.New()
+	writeCanonicalTasks(h, defs)
+	return hex.EncodeToString(h.Sum(nil)[:8]) // hash16 of CanonicalTasks
 }
 
 // Fingerprint is the task-set fingerprint of the team as it runs with state.

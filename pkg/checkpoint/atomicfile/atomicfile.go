@@ -6,7 +6,9 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,6 +44,12 @@ func fail(op, path string, err error, renamed bool) *Error {
 // file is created with O_EXCL, so a link planted at its name is never
 // followed; a link at path itself is replaced, never written through.
 func Write(path string, data []byte, perm fs.FileMode) error {
+	return WriteFrom(path, bytes.NewReader(data), perm)
+}
+
+// WriteFrom is Write of what r yields, copied as it comes (a large result
+// is never whole in memory). An error of r is a failed write.
+func WriteFrom(path string, r io.Reader, perm fs.FileMode) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
 	if err != nil {
@@ -55,7 +63,7 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 			os.Remove(name)
 		}
 	}()
-	if _, err := tmp.Write(data); err != nil {
+	if _, err := io.Copy(tmp, r); err != nil {
 		return fail("write", path, err, false)
 	}
 	if perm != 0o600 { // CreateTemp's own mode

@@ -31,5 +31,16 @@ func TestConformance(t *testing.T) {
 		Shared:   func(t *testing.T) string { return t.TempDir() },
 		Open:     openForTest,
 		ChildEnv: []string{"TEAMRUN_CKPT_COMPACT=8192"},
+		DamageBlob: func(t *testing.T, s checkpoint.Backend, id string, b checkpoint.Blob) {
+			path := s.(*Store).BlobPath(id, b)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data[len(data)/2] ^= 1
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
 	})
 }

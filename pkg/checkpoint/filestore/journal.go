@@ -42,7 +42,8 @@ func frame(payload []byte) []byte {
 }
 
 func headerLine(epoch string) []byte {
-	b, _ := json.Marshal(journalHeader{Magic: journalMagic, Version: checkpoint.FormatVersion, Epoch: epoch})
+	// Version 2: the journal's own format, which format 3 did not change.
+	b, _ := json.Marshal(journalHeader{Magic: journalMagic, Version: 2, Epoch: epoch})
 	return frame(b)
 }
 
@@ -209,6 +210,11 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 		return nil, err
 	}
 	j.snapSize = size
+	// The snapshot is written: a blob it does not name is no task's result.
+	// One left behind costs only space: say so and go on.
+	if err := s.sweepBlobs(sess.ID, sess.Blobs()); err != nil {
+		j.warnings = append(j.warnings, fmt.Sprintf("results no task names were left in place: %v", err))
+	}
 	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
 	if err != nil {
 		return nil, storeErr("create", j.path, err)

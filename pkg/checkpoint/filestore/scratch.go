@@ -42,3 +42,12 @@ func (s *Store) sweepScratch(id string) error {
 	}
 	return nil
 }
+
+// removeBlobs removes the session's blob folder, with the session.
+func (s *Store) removeBlobs(id string) error {
+	dir := s.BlobDir(id)
+	if err := os.RemoveAll(dir); err != nil {
+		return storeErr("remove", dir, fmt.Errorf("the results of session %s stored out of line: %w", id, err))
+	}
+	return nil
+}

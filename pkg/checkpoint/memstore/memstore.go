@@ -4,9 +4,11 @@
 package memstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"sync"
@@ -21,7 +23,8 @@ type Store struct {
 	sessions map[string]*session
 	locks    map[string]*lock
 	projects map[string]*Project
-	wake     chan struct{} // closed and replaced when a lock is released
+	blobs    map[string]map[string][]byte // session -> sha256 hex -> bytes
+	wake     chan struct{}                // closed and replaced when a lock is released
 }
 
 type session struct {
@@ -34,7 +37,7 @@ var _ checkpoint.Backend = (*Store)(nil)
 
 // New is an empty store.
 func New() *Store {
-	return &Store{sessions: map[string]*session{}, locks: map[string]*lock{}, projects: map[string]*Project{}, wake: make(chan struct{})}
+	return &Store{sessions: map[string]*session{}, locks: map[string]*lock{}, projects: map[string]*Project{}, blobs: map[string]map[string][]byte{}, wake: make(chan struct{})}
 }
 
 // Location names the store in messages.
@@ -206,6 +209,7 @@ func (s *Store) Delete(_ context.Context, id string) error {
 		return s.notFound(id)
 	}
 	delete(s.sessions, id)
+	delete(s.blobs, id)
 	return nil
 }
 
@@ -229,6 +233,14 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	j.warnings = checkpoint.PrepareSnapshot(sess)
 	if err := j.snapshot(); err != nil {
 		return nil, err
+	}
+	// As the file store: a blob the new snapshot does not name is no
+	// task's result.
+	keep := sess.Blobs()
+	for h := range s.blobs[sess.ID] {
+		if _, ok := keep["sha256:"+h]; !ok {
+			delete(s.blobs[sess.ID], h)
+		}
 	}
 	return j, nil
 }
@@ -407,4 +419,57 @@ func (p *Project) AuditRecords(context.Context) ([]checkpoint.AuditRecord, error
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]checkpoint.AuditRecord(nil), p.audit...), nil
+}
+
+var _ checkpoint.BlobStore = (*Store)(nil)
+
+// PutBlob keeps what r yields as a blob of session id.
+func (s *Store) PutBlob(_ context.Context, id string, r io.Reader) (checkpoint.Blob, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return checkpoint.Blob{}, err
+	}
+	var buf bytes.Buffer
+	w := checkpoint.NewBlobWriter()
+	if _, err := io.Copy(io.MultiWriter(&buf, w), r); err != nil {
+		return checkpoint.Blob{}, fmt.Errorf("%w: a blob of session %s: %w", checkpoint.ErrStore, id, err)
+	}
+	b := w.Blob()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.blobs[id] == nil {
+		s.blobs[id] = map[string][]byte{}
+	}
+	s.blobs[id][b.Hex()] = buf.Bytes()
+	return b, nil
+}
+
+// OpenBlob reads blob b of session id, checked as it is read.
+func (s *Store) OpenBlob(_ context.Context, id string, b checkpoint.Blob) (io.ReadCloser, error) {
+	where := s.BlobWhere(id, b)
+	s.mu.Lock()
+	data, ok := s.blobs[id][b.Hex()]
+	s.mu.Unlock()
+	if !ok {
+		return nil, &checkpoint.CorruptError{ID: id, Path: where, Err: errors.New("a result stored out of line is missing")}
+	}
+	return io.NopCloser(checkpoint.VerifyBlob(bytes.NewReader(data), b, id, where)), nil
+}
+
+// BlobWhere names blob b of session id in messages.
+func (s *Store) BlobWhere(id string, b checkpoint.Blob) string {
+	return fmt.Sprintf("%s: blob %s of session %s", s.Location(), b.Hex(), id)
+}
+
+// DamageBlob flips a byte of a stored blob, for tests of damage.
+func (s *Store) DamageBlob(id string, b checkpoint.Blob) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	data, ok := s.blobs[id][b.Hex()]
+	if !ok || len(data) == 0 {
+		return false
+	}
+	c := bytes.Clone(data)
+	c[len(c)/2] ^= 1
+	s.blobs[id][b.Hex()] = c
+	return true
 }

@@ -8,5 +8,12 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, storetest.Harness{New: func(*testing.T) checkpoint.Backend { return New() }})
+	storetest.Run(t, storetest.Harness{
+		New: func(*testing.T) checkpoint.Backend { return New() },
+		DamageBlob: func(t *testing.T, s checkpoint.Backend, id string, b checkpoint.Blob) {
+			if !s.(*Store).DamageBlob(id, b) {
+				t.Fatalf("no blob %s to damage", b.Digest)
+			}
+		},
+	})
 }

@@ -32,5 +32,12 @@ func TestConformance(t *testing.T) {
 		Shared:   func(t *testing.T) string { return testStoreURL(t) },
 		Open:     openForTest,
 		ChildEnv: []string{"TEAMRUN_PG_COMPACT=8192"},
+		DamageBlob: func(t *testing.T, b checkpoint.Backend, id string, blob checkpoint.Blob) {
+			s := b.(*Store)
+			tag, err := s.pool.Exec(context.Background(), s.q(`UPDATE {s}.blobs SET data = overlay(data placing '\x00'::bytea from 10) WHERE session_id = $1 AND digest = $2 AND chunk = 0`), id, blob.Hex())
+			if err != nil || tag.RowsAffected() != 1 {
+				t.Fatalf("damaging blob %s: %v (%d rows)", blob.Digest, err, tag.RowsAffected())
+			}
+		},
 	})
 }

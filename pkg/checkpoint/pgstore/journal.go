@@ -104,6 +104,11 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 		return nil, fmt.Errorf("%w: session %s is already in %s; nothing was overwritten (load it and continue it instead)", checkpoint.ErrExists, sess.ID, s.cfg.location)
 	}
 	j.snapSize, j.done = len(snap), sess.Summary.Done
+	// The snapshot is committed: a blob it does not name is no task's result.
+	// One left behind costs only space: say so and go on.
+	if err := s.sweepBlobs(ctx, sess.ID, sess.Blobs()); err != nil {
+		j.warnings = append(j.warnings, fmt.Sprintf("results no task names were left in place: %v", err))
+	}
 	return j, nil
 }
 

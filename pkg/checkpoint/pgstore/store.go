@@ -24,7 +24,7 @@ import (
 )
 
 // SchemaVersion is the newest schema this teamrun knows.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations[i] brings the schema from version i to i+1. {s} is the schema.
 var migrations = []string{
@@ -75,6 +75,16 @@ var migrations = []string{
 		detail text NOT NULL
 	);
 	CREATE INDEX ON {s}.audit (project_key, id);`,
+	// 2: results stored out of line (blob.go), a row per chunk. Not
+	// tied to sessions: a blob is written before the record naming it,
+	// and an import stores its blobs before its session.
+	`CREATE TABLE IF NOT EXISTS {s}.blobs (
+		session_id text NOT NULL,
+		digest text NOT NULL,
+		chunk integer NOT NULL,
+		data bytea NOT NULL,
+		PRIMARY KEY (session_id, digest, chunk)
+	);`,
 }
 
 // migrationsUsed keeps the list and the constant together.
@@ -349,5 +359,5 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if n == 0 {
 		return s.notFound(id)
 	}
-	return nil
+	return s.sweepBlobs(ctx, id, nil)
 }

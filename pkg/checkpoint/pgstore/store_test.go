@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -513,7 +514,7 @@ func TestOpenErrors(t *testing.T) {
 		{"unreachable", "postgres://teamrun:hunter2x@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=5",
 			[]string{"postgres://teamrun@127.0.0.1:1/postgres", "check that the server is running and reachable"}},
 		{"bad password", wrong, []string{"check the user and password"}},
-		{"newer schema", newer, []string{"version 99, newer than this teamrun knows (1)", "upgrade teamrun"}},
+		{"newer schema", newer, []string{"version 99, newer than this teamrun knows (" + strconv.Itoa(SchemaVersion) + ")", "upgrade teamrun"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

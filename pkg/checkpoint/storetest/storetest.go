@@ -32,6 +32,9 @@ type Harness struct {
 	Open func(location string) (checkpoint.Backend, error)
 	// ChildEnv is added to the environment of the child processes.
 	ChildEnv []string
+	// DamageBlob, when set, changes a byte of a stored blob (the Blobs
+	// case then checks that it is found).
+	DamageBlob func(t *testing.T, s checkpoint.Backend, id string, b checkpoint.Blob)
 }
 
 // Run runs the suite.
@@ -62,6 +65,7 @@ func Run(t *testing.T, h Harness) {
 			tc.fn(t, s)
 		})
 	}
+	t.Run("Blobs", func(t *testing.T) { testBlobs(t, h) })
 	if h.Shared != nil && h.Open != nil {
 		t.Run("CrashKill", func(t *testing.T) { testCrashKill(t, h) })
 		t.Run("LockRace", func(t *testing.T) { testLockRace(t, h) })

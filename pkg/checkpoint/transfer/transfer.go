@@ -19,6 +19,12 @@ func Export(ctx context.Context, b checkpoint.Backend, id string) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
+	// Results stored out of line travel in the document: it is the whole
+	// session, whatever store reads it.
+	bs, _ := b.(checkpoint.BlobStore)
+	if err := checkpoint.InlineBlobs(ctx, bs, sess); err != nil {
+		return nil, err
+	}
 	return checkpoint.EncodeSession(sess)
 }
 
@@ -41,11 +47,27 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 	if err != nil {
 		return "", &DocumentError{err}
 	}
+	for _, t := range sess.Team.Tasks {
+		if t.Blob != nil || t.PreviousBlob != nil {
+			return "", &DocumentError{fmt.Errorf("%s: task %s refers to a result stored out of line in another store; export the session with teamrun session export, which puts it in the document", where, t.Name)}
+		}
+	}
 	l, err := b.Lock(ctx, sess.ID, 0)
 	if err != nil {
 		return "", err
 	}
 	defer l.Release()
+	// Exists before the blobs: they go beside a session only when it is
+	// imported.
+	if ok, err := b.Exists(ctx, sess.ID); err != nil {
+		return "", err
+	} else if ok {
+		return "", fmt.Errorf("%w: session %s is already in %s; delete it there first (teamrun session delete %s) to replace it", checkpoint.ErrExists, sess.ID, b.Location(), sess.ID)
+	}
+	bs, _ := b.(checkpoint.BlobStore)
+	if err := checkpoint.OutlineBlobs(ctx, bs, sess); err != nil {
+		return "", err
+	}
 	// Not loaded from b: Begin refuses to replace a session b already has.
 	sess.Epoch, sess.FoldedEpoch = "", ""
 	j, err := b.Begin(ctx, l, sess)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/filestore"
+	"github.com/teamrun/teamrun/pkg/checkpoint/memstore"
 	"github.com/teamrun/teamrun/pkg/checkpoint/pgstore"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -161,3 +162,68 @@ func TestImportRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A result stored out of line travels in the document and is stored out
+// of line again by a store that can; one that cannot keeps it in line.
+func TestExportImportBlobs(t *testing.T) {
+	big := strings.Repeat("large output\n", checkpoint.BlobThreshold/13+1) + "\xff"
+	for _, tt := range []struct {
+		name     string
+		from, to func(*testing.T) checkpoint.Backend
+	}{
+		{"file to memory", fileBackend, memBackend},
+		{"memory to file", memBackend, fileBackend},
+		{"file to PostgreSQL", fileBackend, pgBackend},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			from, to := tt.from(t), tt.to(t)
+			bs := from.(checkpoint.BlobStore)
+			l, err := from.Lock(ctx, "big", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defs := []spec.TaskDef{{ID: 0, Name: "out", Agent: "w", Key: "k1"}}
+			j, err := from.Begin(ctx, l, checkpoint.NewSession("big", "/s/agents.yaml", "team", spec.Sequential, defs, "fp", time.Now()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := bs.PutBlob(ctx, "big", strings.NewReader(big))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := checkpoint.RecordAll(j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "out"}, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "out", Blob: &b}); err != nil {
+				t.Fatal(err)
+			}
+			j.Close()
+			l.Release()
+			doc, err := Export(ctx, from, "big")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Import(ctx, to, "big.json", doc); err != nil {
+				t.Fatal(err)
+			}
+			got, err := to.Load(ctx, "big")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tk, _ := got.Task("out")
+			text := tk.Result
+			if tbs, ok := to.(checkpoint.BlobStore); ok {
+				if tk.Blob == nil || *tk.Blob != b || tk.Result != "" {
+					t.Fatalf("imported into a store with blobs: blob %+v, %d bytes in line; want %+v", tk.Blob, len(tk.Result), b)
+				}
+				text, err = checkpoint.ReadBlob(ctx, tbs, "big", b)
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if text != big {
+				t.Fatalf("imported result: %d bytes, want the %d exported", len(text), len(big))
+			}
+		})
+	}
+}
+
+func memBackend(*testing.T) checkpoint.Backend { return memstore.New() }
