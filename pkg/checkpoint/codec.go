@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"reflect"
+	"sync"
 	"time"
 )
 
@@ -16,10 +17,12 @@ import (
 // stores unchanged and one set of decoding rules (and error messages)
 // applies to all.
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
+// crcTable is made on first use: its tables cost start-up (package init)
+// in every command, --version included.
+var crcTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // Checksum is the CRC-32C backends frame their records with.
-func Checksum(p []byte) uint32 { return crc32.Checksum(p, crcTable) }
+func Checksum(p []byte) uint32 { return crc32.Checksum(p, crcTable()) }
 
 // A snapshot ends with its checksum, the last member of its JSON object:
 // ,"checksum":"crc32c-XXXXXXXX"}\n over every byte before it. It is a
