@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -215,10 +216,10 @@ func didYouMean(c *cli.Context, name string) string {
 }
 
 var (
-	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
-	needsArgument = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
-	invalidValue  = regexp.MustCompile(`^invalid value "(.*)" for flag -+([^:]*): (.*)$`)
-	invalidBool   = regexp.MustCompile(`^invalid boolean value "(.*)" for -+([^:]*): (.*)$`)
+	undefinedFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag provided but not defined: -+(.*)$`) })
+	needsArgument = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^flag needs an argument: -+(.*)$`) })
+	invalidValue  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^invalid value "(.*)" for flag -+([^:]*): (.*)$`) })
+	invalidBool   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^invalid boolean value "(.*)" for -+([^:]*): (.*)$`) })
 )
 
 // usageError rewords urfave/cli's flag errors (those of the flag package):
@@ -230,7 +231,7 @@ func usageError(c *cli.Context, err error, _ bool) error {
 		help = c.App.Name
 	}
 	msg := err.Error()
-	if m := undefinedFlag.FindStringSubmatch(msg); m != nil {
+	if m := undefinedFlag().FindStringSubmatch(msg); m != nil {
 		hint := ""
 		if cli.SuggestFlag != nil {
 			if s := cli.SuggestFlag(c.Command.Flags, m[1], c.Command.HideHelp); s != "" {
@@ -239,16 +240,16 @@ func usageError(c *cli.Context, err error, _ bool) error {
 		}
 		return exitf(exitUsage, "unknown flag %s.%s (see %s --help)", dashed(m[1]), hint, help)
 	}
-	if m := needsArgument.FindStringSubmatch(msg); m != nil {
+	if m := needsArgument().FindStringSubmatch(msg); m != nil {
 		return exitf(exitUsage, "%s needs a value (see %s --help)", dashed(m[1]), help)
 	}
-	if m := invalidValue.FindStringSubmatch(msg); m != nil {
+	if m := invalidValue().FindStringSubmatch(msg); m != nil {
 		if strings.Contains(m[3], m[1]) { // the message names the value already
 			return exitf(exitUsage, "%s: %s", dashed(m[2]), m[3])
 		}
 		return exitf(exitUsage, "%s=%s: %s", dashed(m[2]), m[1], m[3])
 	}
-	if m := invalidBool.FindStringSubmatch(msg); m != nil {
+	if m := invalidBool().FindStringSubmatch(msg); m != nil {
 		if m[3] != "parse error" { // a flag that may stand alone, such as --wait, said why
 			return exitf(exitUsage, "%s: %s", dashed(m[2]), m[3])
 		}

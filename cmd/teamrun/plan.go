@@ -48,6 +48,13 @@ func planCommand() *cli.Command {
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
+			// As run does: the session is decoded while the spec is
+			// parsed; a store error waits until the spec is known good.
+			store, storeErr := openStore(c)
+			if storeErr == nil {
+				defer store.Close()
+				runner.PrefetchSession(c.Context, store, path, c.String("session"))
+			}
 			team, err := spec.Load(path)
 			if err != nil {
 				if !isSpecErrorList(err) {
@@ -69,7 +76,10 @@ func planCommand() *cli.Command {
 			if cerr != nil {
 				return withCode(exitUsage, cerr)
 			}
-			sess, notes, warnings, err := planSession(c, team, specAbs)
+			if storeErr != nil {
+				return storeErr
+			}
+			sess, notes, warnings, err := planSession(c, store, team, specAbs)
 			if err != nil {
 				return err
 			}
@@ -99,12 +109,7 @@ func planCommand() *cli.Command {
 
 // planSession finds the session run --continue would use: the same
 // resolution as run's. It writes nothing but what run would audit.
-func planSession(c *cli.Context, team *spec.Team, specAbs string) (sess *checkpoint.Session, notes, warnings []string, err error) {
-	store, err := openStore(c)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer store.Close()
+func planSession(c *cli.Context, store checkpoint.Backend, team *spec.Team, specAbs string) (sess *checkpoint.Session, notes, warnings []string, err error) {
 	project := store.Project(filepath.Dir(specAbs))
 	res, err := runner.ResolveSession(c.Context, store, project, specAbs, team.Name, c.String("session"), true)
 	if err != nil {

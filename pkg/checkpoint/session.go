@@ -55,10 +55,15 @@ type Session struct {
 	// FoldedEpoch is the epoch of the journal this snapshot absorbed: a
 	// crash before that journal was restarted leaves it behind, already
 	// folded. A journal of any other epoch does not belong here (format 2).
-	FoldedEpoch string               `json:"folded_epoch,omitempty"`
-	Checkpoint  Checkpoint           `json:"checkpoint"`
-	Team        TeamState            `json:"team"`
-	Memory      map[string][]Message `json:"memory,omitempty"`
+	FoldedEpoch string `json:"folded_epoch,omitempty"`
+	// FoldedRecords, when set, says the snapshot absorbed only the first
+	// FoldedRecords records of that journal: a compaction written beside a
+	// run that kept recording. A crash before the journal moved to the new
+	// epoch leaves the old one, whose later records are still to apply.
+	FoldedRecords int                  `json:"folded_records,omitempty"`
+	Checkpoint    Checkpoint           `json:"checkpoint"`
+	Team          TeamState            `json:"team"`
+	Memory        map[string][]Message `json:"memory,omitempty"`
 	// ToolLogs holds each task's tool loop, by task name (toolrecord.go).
 	ToolLogs map[string]*ToolLog `json:"tool_logs,omitempty"`
 
@@ -372,6 +377,12 @@ func (s *Session) counts() Counts {
 func (s *Session) clone() *Session {
 	c := *s
 	c.Team.Tasks = append([]TaskRecord(nil), s.Team.Tasks...)
+	for i := range c.Team.Tasks {
+		// Apply closes the last attempt in place: the copy needs its own.
+		if h := c.Team.Tasks[i].History; h != nil {
+			c.Team.Tasks[i].History = append([]Attempt(nil), h...)
+		}
+	}
 	c.Team.Agents = append([]AgentRecord(nil), s.Team.Agents...)
 	c.Team.State = copyMap(s.Team.State)
 	if s.Team.InitialState != nil {

@@ -385,11 +385,23 @@ func readSpool(f *os.File, limit int) (string, error) {
 	if limit > 0 && size > int64(limit) {
 		size = int64(limit)
 	}
+	if size == 0 {
+		return "", nil
+	}
 	var b strings.Builder
 	b.Grow(int(size))
-	_, err = io.Copy(&b, io.NewSectionReader(f, 0, size))
+	// io.Copy would allocate 32 KiB per task, whatever the output's size.
+	_, err = io.CopyBuffer(&b, onlyReader{io.NewSectionReader(f, 0, size)}, make([]byte, min(size, copyBuf)))
 	return b.String(), err
 }
+
+// copyBuf bounds the buffers that move a command's output: io.Copy's own
+// is 32 KiB per call, three calls per task, almost always for a few bytes.
+const copyBuf = 8 << 10
+
+// onlyReader hides a file's WriteTo, through which io.CopyBuffer would
+// ignore the buffer it is given and allocate 32 KiB of its own.
+type onlyReader struct{ io.Reader }
 
 // startError says why a command did not start in the user's terms, not
 // exec's ("exec: \"x\": executable file not found in $PATH"); the cause
@@ -475,7 +487,7 @@ func (p *pipes) copy(stdin string, stdout, stderr io.Writer) <-chan struct{} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = io.Copy(stdout, p.stdoutR)
+			_, _ = io.CopyBuffer(stdout, onlyReader{p.stdoutR}, make([]byte, copyBuf))
 		}()
 	}
 	go func() {
@@ -486,7 +498,7 @@ func (p *pipes) copy(stdin string, stdout, stderr io.Writer) <-chan struct{} {
 	}()
 	go func() {
 		defer wg.Done()
-		_, _ = io.Copy(stderr, p.stderrR)
+		_, _ = io.CopyBuffer(stderr, onlyReader{p.stderrR}, make([]byte, copyBuf))
 	}()
 	done := make(chan struct{})
 	go func() {

@@ -344,3 +344,32 @@ func TestOutputHeldOnce(t *testing.T) {
 		t.Fatalf("%d MiB allocated for an output of %d MiB", got>>20, size>>20)
 	}
 }
+
+// A command that prints nothing costs its output no 32 KiB buffers (io.Copy
+// allocates one per call unless given one: stdout, stderr and the spool
+// read each took one, three per task).
+func TestRunCommandSmallOutputAllocatesLittle(t *testing.T) {
+	if _, err := exec.LookPath("true"); err != nil {
+		t.Skip("no true")
+	}
+	cs := CommandSpec{Argv: []string{"true"}, Spool: t.TempDir()}
+	run := func() {
+		if _, err := RunCommand(context.Background(), nil, cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run()
+	const n = 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range n {
+		run()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 64<<10 {
+		t.Errorf("a silent command allocated %d bytes (want ≤ 64 KiB)", per)
+	} else {
+		t.Logf("a silent command allocated %d bytes", per)
+	}
+}

@@ -84,7 +84,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	store, storeErr := OpenStore(ctx, o.Home, getenv)
 	if storeErr == nil {
 		defer store.Close()
-		prefetchSession(ctx, o, store)
+		if o.Continue {
+			PrefetchSession(ctx, store, o.SpecPath, o.Session)
+		}
 	}
 	o.Home = stores.Shown(o.Home) // the resume command names it: never a password
 	team, err := spec.Load(o.SpecPath)
@@ -509,18 +511,17 @@ func lockSession(ctx context.Context, store checkpoint.Backend, id string, wait 
 	return l, err
 }
 
-// prefetchSession starts decoding, on another core while the spec is
-// parsed, the session a --continue will most likely load: --session, else
-// the project's active one, when the store can (the file store's Load
-// takes it only if the files it reads are the ones decoded).
-func prefetchSession(ctx context.Context, o Options, store checkpoint.Backend) {
+// PrefetchSession starts decoding, on another core while the spec is
+// parsed, the session a --continue (or a plan) of specPath will most likely
+// load: id, else the project's active one, when the store can (the file
+// store's Load takes it only if the files it reads are the ones decoded).
+func PrefetchSession(ctx context.Context, store checkpoint.Backend, specPath, id string) {
 	p, ok := store.(interface{ Prefetch(id string) })
-	if !o.Continue || !ok {
+	if !ok {
 		return
 	}
-	id := o.Session
 	if id == "" {
-		id, _ = store.Project(filepath.Dir(o.SpecPath)).Active(ctx)
+		id, _ = store.Project(filepath.Dir(specPath)).Active(ctx)
 	}
 	p.Prefetch(id)
 }

@@ -10,12 +10,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
 var (
-	nameRE     = regexp.MustCompile(`^[^./\s\x00-\x1f][^/\x00-\x1f]*$`)
-	durationRE = regexp.MustCompile(`^([0-9]+(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
+	nameRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[^./\s\x00-\x1f][^/\x00-\x1f]*$`) })
+	durationRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`) })
 )
 
 // Load reads and parses the spec at path. A read error names the file; an
@@ -387,7 +388,7 @@ func number(v *tree) (float64, bool) {
 // only values out of range are left to report.
 func (b *builder) duration(v *tree) time.Duration {
 	s, ok := v.str()
-	if !ok || !durationRE.MatchString(s) {
+	if !ok || !durationRE().MatchString(s) {
 		return 0
 	}
 	d, err := time.ParseDuration(strings.ReplaceAll(s, "μs", "µs"))

@@ -267,7 +267,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 	a := &Agent{Name: name, Kind: LLMAgent, Memory: memory, Pos: v.kpos}
 	if name == HumanAgent {
 		b.errorf(v, v.kpos, "%q is reserved for tasks that wait for a human decision; rename this role", HumanAgent)
-	} else if !nameRE.MatchString(name) {
+	} else if !nameRE().MatchString(name) {
 		b.errorf(v, v.kpos, "expected a name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(name))
 	}
 	if b.agents[name] {
@@ -421,7 +421,7 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 		b.errorf(v, v.kpos, "duplicate task name %q (first at line %d)", name, b.team.Tasks[i].Pos.Line)
 		return
 	}
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		b.errorf(v, v.kpos, "expected a name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(name))
 	}
 	tk := &Task{Name: name, Agent: agent, Pos: v.kpos}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // PraisonAI scheduler files hold one task (a top-level task: string) for the
@@ -102,7 +103,9 @@ func (b *builder) praisonSchedule(v *tree) {
 	b.warnf(v, v.kpos, "teamrun runs the team once, now; to run it every %s%s, put this line in crontab: %s%s", strings.TrimPrefix(expr, "*/"), note, line, extra)
 }
 
-var intervalRE = regexp.MustCompile(`(?i)^\*?/?\*?(\d+)\s*(s|sec|seconds?|m|min|minutes?|h|hr|hours?)$`)
+var intervalRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^\*?/?\*?(\d+)\s*(s|sec|seconds?|m|min|minutes?|h|hr|hours?)$`)
+})
 
 // cronLine turns a PraisonAI schedule expression into the five cron fields;
 // note says what cron cannot do exactly. An empty line: no cron equivalent.
@@ -123,7 +126,7 @@ func cronLine(expr string) (line, note string) {
 		return "", "a one-time run; start it then with at(1) or a timer"
 	}
 	secs := 0
-	if m := intervalRE.FindStringSubmatch(e); m != nil {
+	if m := intervalRE().FindStringSubmatch(e); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		switch strings.ToLower(m[2])[0] {
 		case 's':

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -54,7 +55,7 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 					if v.get("steps") != nil || st.get("agent") == nil {
 						return at(v, "a loop of steps is not supported yet: give the loop one agent step (agent:, action:, loop: {over: VAR}), which runs once per item as foreach does")
 					}
-					if o, _ := v.get("over").str(); !identRE.MatchString(o) {
+					if o, _ := v.get("over").str(); !identRE().MatchString(o) {
 						return at(v, fmt.Sprintf("loop over %s is not supported: loop over a list variable's name (loop: {over: VAR}), which runs once per item as foreach does", v.get("over").describe()))
 					}
 				case "repeat":
@@ -181,7 +182,7 @@ func (b *builder) addTask(tk *Task, src *tree) {
 		b.errorf(src, src.kpos, "duplicate step name %q (first at line %d): give the steps different names", tk.Name, b.team.Tasks[i].Pos.Line)
 		return
 	}
-	if !nameRE.MatchString(tk.Name) {
+	if !nameRE().MatchString(tk.Name) {
 		b.errorf(src, src.kpos, "expected a step name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(tk.Name))
 	}
 	b.taskAt[tk.Name] = len(b.team.Tasks)
@@ -242,7 +243,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string) []string 
 			// PraisonAI's loop: {over, var_name} is teamrun's foreach.
 			tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos}
 			tk.Foreach.Over, _ = f.get("over").str()
-			if s, ok := f.get("var_name").str(); ok && identRE.MatchString(s) {
+			if s, ok := f.get("var_name").str(); ok && identRE().MatchString(s) {
 				tk.Foreach.As = s
 			}
 		case "repeat":
@@ -394,10 +395,12 @@ func (b *builder) insertTask(tk *Task, src *tree, at int) {
 
 // condRE reads an if condition: a comparison of two operands, a contains
 // test, or a single operand's truth.
-var condRE = regexp.MustCompile(`^\s*(.+?)\s*(==|!=|>=|<=|>|<|\bcontains\b)\s*(.+?)\s*$`)
+var condRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(.+?)\s*(==|!=|>=|<=|>|<|\bcontains\b)\s*(.+?)\s*$`)
+})
 
 // operandRE is a {{ VAR }} reference.
-var operandRE = regexp.MustCompile(`^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$`)
+var operandRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$`) })
 
 // ifStep maps `if: {condition, then, else}`: a task named after the step
 // evaluates the comparison on the shared state when it runs (a command
@@ -485,7 +488,7 @@ func dedup(l []string) []string {
 func conditionScript(cond string) (string, error) {
 	operand := func(s string) (string, error) {
 		s = strings.TrimSpace(s)
-		if m := operandRE.FindStringSubmatch(s); m != nil {
+		if m := operandRE().FindStringSubmatch(s); m != nil {
 			return fmt.Sprintf("\"${TEAMRUN_VAR_%s-}\"", EnvName(m[1])), nil
 		}
 		if strings.Contains(s, "{{") {
@@ -497,7 +500,7 @@ func conditionScript(cond string) (string, error) {
 		return shQuote(s), nil
 	}
 	var a, op, bb string
-	m := condRE.FindStringSubmatch(cond)
+	m := condRE().FindStringSubmatch(cond)
 	if m != nil {
 		var err error
 		if a, err = operand(m[1]); err != nil {
@@ -512,7 +515,7 @@ func conditionScript(cond string) (string, error) {
 		if a, err = operand(cond); err != nil {
 			return "", err
 		}
-		if !operandRE.MatchString(strings.TrimSpace(cond)) {
+		if !operandRE().MatchString(strings.TrimSpace(cond)) {
 			return "", fmt.Errorf("%q: expected a comparison such as \"{{score}} >= 80\", \"{{status}} == approved\" or a {{flag}}", cond)
 		}
 		bb, op = "''", "truthy"
@@ -540,17 +543,17 @@ func shQuote(s string) string {
 }
 
 // identRE is a variable's name.
-var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // templateRE finds {{ name }} placeholders.
-var templateRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
+var templateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`) })
 
 // convertTemplate maps PraisonAI's {{VAR}} templating onto teamrun's {VAR}
 // placeholders. {{previous_output}} becomes a reference to the context
 // teamrun appends to the prompt, as the previous output is given there.
 func convertTemplate(s string) string {
-	return templateRE.ReplaceAllStringFunc(s, func(m string) string {
-		name := templateRE.FindStringSubmatch(m)[1]
+	return templateRE().ReplaceAllStringFunc(s, func(m string) string {
+		name := templateRE().FindStringSubmatch(m)[1]
 		if name == "previous_output" {
 			return "the previous step's output (below)"
 		}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -254,7 +255,7 @@ func tabHint(d Diagnostic, data []byte) Diagnostic {
 	return d
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
 
 // syntaxError turns a yaml.v3 error into file:line:col form. yaml.v3 gives
 // the line but not the column, so the column is 1.
@@ -279,7 +280,7 @@ func YAMLError(err error, data []byte) (line int, msg string) {
 	}()
 	msg = err.Error()
 	line = 1
-	if m := yamlLineRE.FindStringSubmatch(strings.SplitN(msg, "\n", 2)[0]); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(strings.SplitN(msg, "\n", 2)[0]); m != nil {
 		if m[1] != "" {
 			line, _ = strconv.Atoi(m[1])
 		}
@@ -296,7 +297,7 @@ func YAMLError(err error, data []byte) (line int, msg string) {
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		msg = te.Errors[0]
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if m := yamlLineRE().FindStringSubmatch(msg); m != nil {
 			msg = m[2]
 		}
 	}

@@ -50,42 +50,80 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 // WriteFrom is Write of what r yields, copied as it comes (a large result
 // is never whole in memory). An error of r is a failed write.
 func WriteFrom(path string, r io.Reader, perm fs.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
+	st, err := StageFrom(path, r, perm)
 	if err != nil {
-		return fail("create", path, err, false)
+		return err
 	}
-	name := tmp.Name()
-	renamed := false
-	defer func() {
-		if !renamed {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if _, err := io.Copy(tmp, r); err != nil {
-		return fail("write", path, err, false)
+	if err := st.Rename(); err != nil {
+		return err
 	}
-	if perm != 0o600 { // CreateTemp's own mode
-		if err := tmp.Chmod(perm); err != nil {
-			return fail("write", path, err, false)
-		}
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail("sync", path, err, false)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail("write", path, err, false)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return fail("rename", path, err, false)
-	}
-	renamed = true
-	if err := SyncDir(dir); err != nil {
-		return fail("sync", dir, err, true)
+	if err := SyncDir(filepath.Dir(path)); err != nil {
+		return fail("sync", filepath.Dir(path), err, true)
 	}
 	return nil
 }
+
+// Staged is the first half of Write: data durable in a temp file beside
+// its target, not yet renamed over it. A writer that must replace two
+// files in a given order, with one folder sync, stages both first.
+type Staged struct {
+	tmp, path string
+}
+
+// Stage writes data to a temp file beside path (O_EXCL, mode perm) and
+// fsyncs it; path is untouched until Rename.
+func Stage(path string, data []byte, perm fs.FileMode) (*Staged, error) {
+	return StageFrom(path, bytes.NewReader(data), perm)
+}
+
+// StageFrom is Stage of what r yields, copied as it comes.
+func StageFrom(path string, r io.Reader, perm fs.FileMode) (*Staged, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return nil, fail("create", path, err, false)
+	}
+	st := &Staged{tmp: tmp.Name(), path: path}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(st.tmp)
+		}
+	}()
+	if _, err := io.Copy(tmp, r); err != nil {
+		return nil, fail("write", path, err, false)
+	}
+	if perm != 0o600 { // CreateTemp's own mode
+		if err := tmp.Chmod(perm); err != nil {
+			return nil, fail("write", path, err, false)
+		}
+	}
+	if err := tmp.Sync(); err != nil {
+		return nil, fail("sync", path, err, false)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, fail("write", path, err, false)
+	}
+	ok = true
+	return st, nil
+}
+
+// Temp is the staged file's name, for a writer that appends to it (and
+// syncs) before the rename.
+func (st *Staged) Temp() string { return st.tmp }
+
+// Rename puts the staged file at its path; the folder is not synced (see
+// SyncDir). On failure the temp file is removed.
+func (st *Staged) Rename() error {
+	if err := os.Rename(st.tmp, st.path); err != nil {
+		os.Remove(st.tmp)
+		return fail("rename", st.path, err, false)
+	}
+	return nil
+}
+
+// Remove abandons the staged file.
+func (st *Staged) Remove() { os.Remove(st.tmp) }
 
 // SyncDir makes a folder's entries (a rename, a new or removed file)
 // durable. File systems that cannot sync a folder (EINVAL) are left be.

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 )
 
 // ---- the journal file ----
@@ -109,22 +110,39 @@ func foldJournal(sess *checkpoint.Session, data []byte) (int, error) {
 	if err := checkpoint.CheckVersion(h.Version); err != nil {
 		return 0, err
 	}
-	if h.Epoch == "" || h.Epoch != sess.Epoch {
-		if sess.FormatVersion >= 2 && h.Epoch != sess.FoldedEpoch {
-			return 0, fmt.Errorf("%w (journal epoch %q; the snapshot is at %q after %q)", errForeignJournal, h.Epoch, sess.Epoch, sess.FoldedEpoch)
-		}
-		return 0, nil // already folded into the snapshot
+	skip, err := foldedPart(sess, h.Epoch, len(payloads)-1)
+	if err != nil || skip < 0 {
+		return 0, err
 	}
-	for i, p := range payloads[1:] {
-		dec := json.NewDecoder(bytes.NewReader(p))
-		dec.UseNumber()
+	for i, p := range payloads[1+skip:] {
 		r, err := checkpoint.DecodeRecord(p)
 		if err != nil {
-			return 0, fmt.Errorf("record %d: %w", i+1, err)
+			return 0, fmt.Errorf("record %d: %w", skip+i+1, err)
 		}
 		sess.Apply(r)
 	}
-	return len(payloads) - 1, nil
+	return len(payloads) - 1 - skip, nil
+}
+
+// foldedPart is how many of the n records of a journal of epoch are in
+// sess's snapshot already: 0 for the snapshot's own journal, -1 for one it
+// absorbed whole, its FoldedRecords for one a compaction absorbed while the
+// run went on recording (a crash between the snapshot's rename and the
+// journal's leaves it; the rest of its records are still to apply).
+func foldedPart(sess *checkpoint.Session, epoch string, n int) (int, error) {
+	if epoch != "" && epoch == sess.Epoch {
+		return 0, nil
+	}
+	if sess.FormatVersion >= 2 && epoch != sess.FoldedEpoch {
+		return 0, fmt.Errorf("%w (journal epoch %q; the snapshot is at %q after %q)", errForeignJournal, epoch, sess.Epoch, sess.FoldedEpoch)
+	}
+	if epoch == "" || sess.FoldedRecords == 0 {
+		return -1, nil // already folded into the snapshot
+	}
+	if n < sess.FoldedRecords {
+		return 0, fmt.Errorf("it has %d records where its snapshot absorbed %d: records were lost", n, sess.FoldedRecords)
+	}
+	return sess.FoldedRecords, nil
 }
 
 // ---- writing ----
@@ -138,6 +156,7 @@ type FileJournal struct {
 	f        *os.File
 	path     string
 	size     int64 // bytes of valid journal on disk
+	records  int   // records in the journal after its header
 	snapSize int64
 	warnings []string
 	err      error // set when the journal's state on disk is unknown
@@ -148,6 +167,12 @@ type FileJournal struct {
 	syncing bool
 	queue   []*batch
 	idle    *sync.Cond // signalled when no sync is in flight; on mu
+
+	// Compaction runs beside the records (compactBehind): compacting
+	// while it does; slotWanted, when set, is closed by the leader that
+	// hands it the sync slot for the switch to the new journal.
+	compacting bool
+	slotWanted chan struct{}
 }
 
 // batch is one RecordBatch call waiting for its sync.
@@ -252,6 +277,9 @@ func (s *Store) dropStaleJournal(sess *checkpoint.Session) error {
 			if json.Unmarshal(payload, &h) == nil && h.Epoch == sess.Epoch {
 				return nil
 			}
+			if h.Epoch != "" && h.Epoch == sess.FoldedEpoch && sess.FoldedRecords > 0 {
+				return s.finishSwitch(sess, path)
+			}
 		}
 	}
 	if n == 0 {
@@ -266,6 +294,30 @@ func (s *Store) dropStaleJournal(sess *checkpoint.Session) error {
 	return nil
 }
 
+// finishSwitch ends a compaction a crash cut short between the renames:
+// the old journal's records after the snapshot's FoldedRecords move into
+// a journal of the snapshot's epoch, replacing the old one atomically.
+// Emptying it instead would lose them if the next snapshot never lands.
+func (s *Store) finishSwitch(sess *checkpoint.Session, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return storeErr("read", path, err)
+	}
+	payloads, _, err := journalLines(data)
+	if err == nil && len(payloads)-1 < sess.FoldedRecords {
+		err = fmt.Errorf("it has %d records where its snapshot absorbed %d: records were lost", len(payloads)-1, sess.FoldedRecords)
+	}
+	if err != nil {
+		return &checkpoint.CorruptError{ID: sess.ID, Path: path, Err: err}
+	}
+	buf := headerLine(sess.Epoch)
+	for _, p := range payloads[1+sess.FoldedRecords:] {
+		buf = append(buf, frame(p)...)
+	}
+	_, err = writeAtomic(path, buf)
+	return err
+}
+
 // restart empties the journal and writes the header of the current epoch.
 func (j *FileJournal) restart() error {
 	if err := j.f.Truncate(0); err != nil {
@@ -278,7 +330,7 @@ func (j *FileJournal) restart() error {
 	if err := fdatasync(j.f); err != nil {
 		return storeErr("sync", j.path, err)
 	}
-	j.size = int64(len(h))
+	j.size, j.records = int64(len(h)), 0
 	return nil
 }
 
@@ -316,6 +368,18 @@ func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 		b.records[i] = r
 		b.buf = append(b.buf, frame(payload)...)
 	}
+	// A compaction runs beside the records, but the journal may not run
+	// away from it: past twice the snapshot, a batch waits for it (only
+	// records large next to the whole session ever get here).
+	for j.compacting && j.err == nil && j.size+int64(len(b.buf)) > 2*j.snapSize+j.store.compactMin {
+		j.idle.Wait()
+	}
+	if j.closed {
+		return fmt.Errorf("checkpoint: session %s: Record after Close", j.sess.ID)
+	}
+	if j.err != nil {
+		return j.err
+	}
 	if j.syncing {
 		b.done = make(chan batchDone, 1)
 		j.queue = append(j.queue, b)
@@ -340,8 +404,10 @@ func (j *FileJournal) lead(own *batch) error {
 	j.queue = nil
 	j.syncing = true
 	var buf []byte
+	n := 0
 	for _, b := range group {
 		buf = append(buf, b.buf...)
+		n += len(b.records)
 	}
 	err := j.err
 	if err == nil {
@@ -350,25 +416,36 @@ func (j *FileJournal) lead(own *batch) error {
 		j.mu.Lock()
 	}
 	if err == nil {
+		j.records += n
 		for _, b := range group {
 			for _, r := range b.records {
 				j.sess.Apply(r)
 			}
 		}
-		err = j.maybeCompact()
+		j.maybeCompact()
 	}
 	for _, b := range group {
 		if b != own {
 			b.done <- batchDone{err: err}
 		}
 	}
-	if len(j.queue) > 0 {
+	j.handOver()
+	return err
+}
+
+// handOver passes the sync slot on (mu held): to a compaction waiting to
+// switch journals, else to the first batch that queued, else it is free.
+func (j *FileJournal) handOver() {
+	switch {
+	case j.slotWanted != nil:
+		close(j.slotWanted)
+		j.slotWanted = nil
+	case len(j.queue) > 0:
 		j.queue[0].done <- batchDone{lead: true}
-	} else {
+	default:
 		j.syncing = false
 		j.idle.Broadcast()
 	}
-	return err
 }
 
 // write appends buf and syncs it; mu is not held, only the leader writes.
@@ -395,40 +472,151 @@ func (j *FileJournal) write(buf []byte) error {
 	return nil
 }
 
-// maybeCompact compacts when the journal outgrew the snapshot. An error
-// is returned only when records can no longer be appended; the records
-// just written are durable either way.
-func (j *FileJournal) maybeCompact() error {
-	if j.size <= j.snapSize || j.size <= j.store.compactMin {
-		return nil
+// maybeCompact starts a compaction (mu held) when the journal outgrew the
+// snapshot. The snapshot is encoded and written beside the records, from
+// a copy of the session as it stands: Record never waits for it.
+func (j *FileJournal) maybeCompact() {
+	if j.compacting || j.size <= j.snapSize || j.size <= j.store.compactMin {
+		return
 	}
-	if err := j.compact(); err != nil {
-		if j.err != nil {
-			return j.err
-		}
+	c := &compaction{snap: j.sess.Clone(), records: j.records, offset: j.size}
+	j.compacting = true
+	go j.compactBehind(c)
+}
+
+func (s *Store) step(name string) {
+	if s.compactStep != nil {
+		s.compactStep(name)
+	}
+}
+
+// compaction is a snapshot of the session after the journal's first
+// records (offset bytes into it), on its way to replace the old one.
+type compaction struct {
+	snap    *checkpoint.Session
+	records int
+	offset  int64
+}
+
+// compactBehind runs a compaction and records how it ended: a failure
+// before the snapshot's rename only postpones the next one.
+func (j *FileJournal) compactBehind(c *compaction) {
+	err := j.compactSwitch(c)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.compacting = false
+	if err != nil && j.err == nil {
 		j.warnings = append(j.warnings, fmt.Sprintf("compaction of session %s postponed: %v", j.sess.ID, err))
 		j.snapSize = j.size * 2 // retry later, not on every record
 	}
-	return nil
+	j.idle.Broadcast()
 }
 
-// compact folds the journal into the snapshot and restarts the journal.
-func (j *FileJournal) compact() error {
-	size, renamed, err := j.store.writeSnapshot(j.sess)
+// compactSwitch writes c's snapshot under a new epoch that absorbs the
+// journal's first c.records records, then, holding the sync slot so no
+// record is written meanwhile, moves the records after them into a journal
+// of the new epoch: snapshot renamed first, journal second, folder synced,
+// all before the next record is acknowledged. A crash between the renames
+// leaves the new snapshot beside the old journal, whose later records it
+// names (FoldedRecords) for Load to apply; nothing is lost at any instant.
+func (j *FileJournal) compactSwitch(c *compaction) (err error) {
+	s, id := j.store, c.snap.ID
+	oldEpoch := c.snap.Epoch
+	c.snap.Epoch, c.snap.FoldedEpoch, c.snap.FoldedRecords = checkpoint.RandHex(8), oldEpoch, c.records
+	data, err := checkpoint.EncodeSession(c.snap)
 	if err != nil {
-		if renamed {
+		return err
+	}
+	snap, err := atomicfile.Stage(s.Path(id), data, 0o600)
+	if err != nil {
+		return atomicErr(err)
+	}
+	defer func() {
+		if err != nil {
+			snap.Remove()
+		}
+	}()
+	// Most of the tail is copied before taking the slot; the rest after.
+	j.mu.Lock()
+	upto := j.size
+	j.mu.Unlock()
+	tail := make([]byte, upto-c.offset)
+	if _, err := j.f.ReadAt(tail, c.offset); err != nil {
+		return storeErr("read", j.path, err)
+	}
+	jst, err := atomicfile.Stage(j.path, append(headerLine(c.snap.Epoch), tail...), 0o600)
+	if err != nil {
+		return atomicErr(err)
+	}
+	defer func() {
+		if err != nil {
+			jst.Remove()
+		}
+	}()
+	nf, err := os.OpenFile(jst.Temp(), os.O_RDWR|os.O_APPEND|noFollow, 0)
+	if err != nil {
+		return storeErr("create", j.path, err)
+	}
+	defer func() {
+		if err != nil {
+			nf.Close()
+		}
+	}()
+
+	s.step("staged")
+	// The switch, holding the sync slot.
+	j.mu.Lock()
+	if j.syncing {
+		ready := make(chan struct{})
+		j.slotWanted = ready
+		j.mu.Unlock()
+		<-ready
+		j.mu.Lock()
+	}
+	j.syncing = true
+	end, records, failed := j.size, j.records, j.err
+	j.mu.Unlock()
+	renamed := false
+	defer func() {
+		j.mu.Lock()
+		if err != nil && renamed {
+			// The snapshot moved on but the journal did not follow:
+			// appending now would write records no reader applies.
 			j.err = err
 		}
-		return err
+		if err == nil {
+			j.f.Close()
+			j.f, j.size, j.records = nf, int64(len(headerLine(c.snap.Epoch)))+end-c.offset, records-c.records
+			j.snapSize = int64(len(data))
+			j.sess.Epoch, j.sess.FoldedEpoch, j.sess.FoldedRecords = c.snap.Epoch, oldEpoch, c.records
+		}
+		j.handOver()
+		j.mu.Unlock()
+	}()
+	if failed != nil {
+		return failed
 	}
-	j.snapSize = size
-	if err := j.restart(); err != nil {
-		// The snapshot moved to a new epoch but the journal did not follow:
-		// appending now would write records no reader applies.
-		j.err = err
-		return err
+	if end > upto {
+		rest := make([]byte, end-upto)
+		if _, err := j.f.ReadAt(rest, upto); err != nil {
+			return storeErr("read", j.path, err)
+		}
+		if _, err := nf.Write(rest); err != nil {
+			return storeErr("write", j.path, err)
+		}
+		if err := s.datasync(nf); err != nil {
+			return storeErr("sync", j.path, err)
+		}
 	}
-	return nil
+	if err := snap.Rename(); err != nil {
+		return atomicErr(err)
+	}
+	renamed = true
+	s.step("renamed")
+	if err := jst.Rename(); err != nil {
+		return atomicErr(err)
+	}
+	return syncDir(s.dir)
 }
 
 // Session is a copy of the folded view: the snapshot plus every
@@ -469,7 +657,7 @@ func (j *FileJournal) Close() error {
 	if j.closed {
 		return nil
 	}
-	for j.syncing {
+	for j.syncing || j.compacting {
 		j.idle.Wait()
 	}
 	j.closed = true

@@ -27,6 +27,11 @@ type Store struct {
 	// datasync makes a journal's appends durable (fdatasync); tests
 	// replace it to hold a sync in flight.
 	datasync func(*os.File) error
+	// compactStep, when set, is called at a background compaction's steps
+	// ("staged": both files written, before the switch; "renamed": between
+	// the snapshot's rename and the journal's); tests hold a compaction
+	// there or take a crash image of the folder.
+	compactStep func(step string)
 
 	mu         sync.Mutex
 	prefetched *prefetch
@@ -324,16 +329,18 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// tempFiles are the snapshot temp files of id: .<id>.json.tmp-<digits>
-// (the digits keep session "a" from matching session "a.json.tmp-1"'s).
+// tempFiles are the temp files of id's snapshots and journals that were
+// never renamed: .<id>.json.tmp-<digits>, .<id>.journal.tmp-<digits> (the
+// digits keep session "a" from matching session "a.json.tmp-1"'s).
 func (s *Store) tempFiles(id string) []string {
-	prefix := "." + id + ".json.tmp-"
-	matches, _ := filepath.Glob(filepath.Join(s.dir, prefix+"*"))
 	var out []string
-	for _, m := range matches {
-		rest := strings.TrimPrefix(filepath.Base(m), prefix)
-		if rest != "" && strings.Trim(rest, "0123456789") == "" {
-			out = append(out, m)
+	for _, prefix := range []string{"." + id + ".json.tmp-", "." + id + ".journal.tmp-"} {
+		matches, _ := filepath.Glob(filepath.Join(s.dir, prefix+"*"))
+		for _, m := range matches {
+			rest := strings.TrimPrefix(filepath.Base(m), prefix)
+			if rest != "" && strings.Trim(rest, "0123456789") == "" {
+				out = append(out, m)
+			}
 		}
 	}
 	return out
@@ -343,11 +350,11 @@ func (s *Store) tempFiles(id string) []string {
 // rename, fsync of the folder. renamed says whether the new file replaced the
 // old one (after that the old journal no longer applies).
 func (s *Store) writeSnapshot(sess *checkpoint.Session) (size int64, renamed bool, err error) {
-	old, oldFolded := sess.Epoch, sess.FoldedEpoch
-	sess.Epoch, sess.FoldedEpoch = checkpoint.RandHex(8), old
+	old, oldFolded, oldRecords := sess.Epoch, sess.FoldedEpoch, sess.FoldedRecords
+	sess.Epoch, sess.FoldedEpoch, sess.FoldedRecords = checkpoint.RandHex(8), old, 0
 	defer func() {
 		if err != nil && !renamed {
-			sess.Epoch, sess.FoldedEpoch = old, oldFolded
+			sess.Epoch, sess.FoldedEpoch, sess.FoldedRecords = old, oldFolded, oldRecords
 		}
 	}()
 	data, err := checkpoint.EncodeSession(sess)
@@ -363,9 +370,18 @@ func writeAtomic(path string, data []byte) (renamed bool, err error) {
 	err = atomicfile.Write(path, data, 0o600)
 	var ae *atomicfile.Error
 	if errors.As(err, &ae) {
-		return ae.Renamed, storeErr(ae.Op, ae.Path, ae.Err)
+		return ae.Renamed, atomicErr(err)
 	}
 	return err == nil, err
+}
+
+// atomicErr is an atomicfile error as the store words it.
+func atomicErr(err error) error {
+	var ae *atomicfile.Error
+	if errors.As(err, &ae) {
+		return storeErr(ae.Op, ae.Path, ae.Err)
+	}
+	return err
 }
 
 func syncDir(dir string) error {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,7 +25,7 @@ const DefaultLease = 30 * time.Second
 // MinLease keeps the heartbeat (a third of the lease) above a second.
 const MinLease = 3 * time.Second
 
-var schemaRule = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+var schemaRule = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
 
 // IsURL reports whether loc names a PostgreSQL store.
 func IsURL(loc string) bool {
@@ -57,7 +58,7 @@ func parseURL(raw string) (*config, error) {
 	}
 	c := &config{schema: DefaultSchema, lease: DefaultLease}
 	if v := q.Get("schema"); v != "" || q.Has("schema") {
-		if !schemaRule.MatchString(v) {
+		if !schemaRule().MatchString(v) {
 			return nil, fmt.Errorf("%w: schema=%q in the store URL: a schema name is 1 to 63 of a-z 0-9 _, not starting with a digit", checkpoint.ErrStore, v)
 		}
 		c.schema = v

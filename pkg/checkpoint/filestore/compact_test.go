@@ -1,0 +1,325 @@
+package filestore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// crashImage copies the store's files as they are on disk now into a new
+// store: what a SIGKILL at this instant leaves behind.
+func crashImage(t *testing.T, s *Store) *Store {
+	t.Helper()
+	img := newStore(t)
+	if err := img.makeDir(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(s.dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(img.dir, e.Name()), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return img
+}
+
+// waitCompacted waits until no compaction is under way.
+func waitCompacted(j *FileJournal) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.compacting {
+		j.idle.Wait()
+	}
+}
+
+// snapshotHead is the epoch members of a session file.
+func snapshotHead(t *testing.T, path string) (epoch, folded string, records int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h struct {
+		Epoch   string `json:"journal_epoch"`
+		Folded  string `json:"folded_epoch"`
+		Records int    `json:"folded_records"`
+	}
+	if err := json.Unmarshal(data, &h); err != nil {
+		t.Fatal(err)
+	}
+	return h.Epoch, h.Folded, h.Records
+}
+
+// journalHead is a journal file's epoch and its number of records.
+func journalHead(t *testing.T, path string) (string, int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloads, _, err := journalLines(data)
+	if err != nil || len(payloads) == 0 {
+		t.Fatalf("journal %s: %v", path, err)
+	}
+	var h journalHeader
+	if err := json.Unmarshal(payloads[0], &h); err != nil {
+		t.Fatal(err)
+	}
+	return h.Epoch, len(payloads) - 1
+}
+
+// recordUntil records completions (1 KiB results, cycling over names)
+// until a compaction starts, then waits for it to reach held; want
+// collects each task's last result.
+func recordUntil(t *testing.T, j *FileJournal, names []string, held <-chan struct{}, want map[string]string) int {
+	t.Helper()
+	for i := 0; i < 100000; i++ {
+		name := names[i%len(names)]
+		res := fmt.Sprintf("%06d %s", i, kib)
+		record(t, j, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: name, Result: res})
+		want[name] = res
+		j.mu.Lock()
+		started := j.compacting
+		j.mu.Unlock()
+		if started {
+			<-held
+			return i + 1
+		}
+	}
+	t.Fatal("the journal never compacted")
+	return 0
+}
+
+// compactTeam is a session of 100 done tasks with 1 KiB results (a
+// snapshot of ~130 KiB, so that records written during a compaction stay
+// well within the journal's allowance) and its task names.
+func compactTeam(t *testing.T, s *Store, id string) (*FileJournal, []string) {
+	sess := bigSession(id, 100)
+	names := make([]string, len(sess.Team.Tasks))
+	for i := range names {
+		names[i] = sess.Team.Tasks[i].Name
+	}
+	return mustBegin(t, s, mustLock(t, s, id), sess), names
+}
+
+func checkResults(t *testing.T, sess *checkpoint.Session, want map[string]string) {
+	t.Helper()
+	for name, res := range want {
+		if tk, ok := sess.Task(name); !ok || tk.Result != res {
+			t.Fatalf("%s lost its acknowledged result (has %.10q, want %.10q)", name, tk.Result, res)
+		}
+	}
+}
+
+// Compaction runs beside the records: while its snapshot is written (held
+// here), Record goes on appending and returns; the records written
+// meanwhile move into the new epoch's journal with the switch.
+func TestCompactionDoesNotStallRecord(t *testing.T) {
+	s := newStore(t)
+	s.compactMin = 1
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.compactStep = func(step string) {
+		if step == "staged" {
+			once.Do(func() { close(held); <-release })
+		}
+	}
+	j, names := compactTeam(t, s, "bg")
+	oldEpoch := j.sess.Epoch
+	want := map[string]string{}
+	n := recordUntil(t, j, names, held, want)
+
+	// Held mid-compaction: records still go through.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := n; i < n+5; i++ {
+			name := names[i%len(names)]
+			res := fmt.Sprintf("during %d", i)
+			if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: name, Result: res}); err != nil {
+				t.Error(err)
+				return
+			}
+			want[name] = res
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute): // a deadlock guard, not a timing check
+		close(release)
+		t.Fatal("Record waited for the compaction's snapshot")
+	}
+	// A crash now leaves the old snapshot and journal: all there.
+	back, err := crashImage(t, s).Load(bg, "bg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResults(t, back, want)
+
+	close(release)
+	waitCompacted(j)
+	epoch, folded, absorbed := snapshotHead(t, s.Path("bg"))
+	jepoch, records := journalHead(t, s.journalPath("bg"))
+	if epoch == oldEpoch || folded != oldEpoch || jepoch != epoch {
+		t.Fatalf("epochs after the switch: snapshot %q after %q, journal %q (was %q)", epoch, folded, jepoch, oldEpoch)
+	}
+	if absorbed == 0 || records < 5 {
+		t.Errorf("the snapshot absorbed %d records, the new journal holds %d (want ≥ 5 written during the compaction)", absorbed, records)
+	}
+	if w := j.Warnings(); len(w) > 0 {
+		t.Errorf("warnings: %v", w)
+	}
+	back, err = s.Load(bg, "bg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResults(t, back, want)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if back, err = s.Load(bg, "bg"); err != nil {
+		t.Fatal(err)
+	}
+	checkResults(t, back, want)
+	if tmp := s.tempFiles("bg"); len(tmp) > 0 {
+		t.Errorf("temp files left: %v", tmp)
+	}
+}
+
+// A crash between the compaction's two renames leaves the new snapshot
+// beside the old journal, which holds records the snapshot does not (they
+// arrived while it was written). Load applies them; the next run's Begin
+// moves them into a journal of its epoch before anything can drop them,
+// even when it crashes right after its own first snapshot.
+func TestCrashBetweenCompactionRenames(t *testing.T) {
+	s := newStore(t)
+	s.compactMin = 1
+	held, release := make(chan struct{}), make(chan struct{})
+	var img *Store
+	var once sync.Once
+	s.compactStep = func(step string) {
+		switch step {
+		case "staged":
+			once.Do(func() { close(held); <-release })
+		case "renamed":
+			if img == nil {
+				img = crashImage(t, s)
+			}
+		}
+	}
+	j, names := compactTeam(t, s, "mid")
+	want := map[string]string{}
+	n := recordUntil(t, j, names, held, want)
+	for i := n; i < n+3; i++ {
+		name := names[i%len(names)]
+		res := fmt.Sprintf("during %d", i)
+		record(t, j, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: name, Result: res})
+		want[name] = res
+	}
+	close(release)
+	waitCompacted(j)
+	if img == nil {
+		t.Fatal("the compaction never reached its renames")
+	}
+	j.Close()
+
+	epoch, folded, absorbed := snapshotHead(t, img.Path("mid"))
+	jepoch, records := journalHead(t, img.journalPath("mid"))
+	if jepoch != folded || absorbed == 0 || records < absorbed+3 {
+		t.Fatalf("not the window under test: snapshot %q after %q absorbing %d; journal %q with %d records", epoch, folded, absorbed, jepoch, records)
+	}
+	sess, err := img.Load(bg, "mid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResults(t, sess, want)
+
+	// Crash 2: the next run's Begin gets as far as its first snapshot.
+	sess2, err := img.Load(bg, "mid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := img.dropStaleJournal(sess2); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := img.writeSnapshot(sess2); err != nil {
+		t.Fatal(err)
+	}
+	back, err := img.Load(bg, "mid")
+	if err != nil {
+		t.Fatalf("after crash 2: %v", err)
+	}
+	checkResults(t, back, want)
+
+	// And a run that goes on from there keeps everything.
+	l2 := mustLock(t, img, "mid")
+	j2 := mustBegin(t, img, l2, back)
+	record(t, j2, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: names[0], Result: "last"})
+	want[names[0]] = "last"
+	if err := j2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if back, err = img.Load(bg, "mid"); err != nil {
+		t.Fatal(err)
+	}
+	checkResults(t, back, want)
+}
+
+// The old journal beside a snapshot that absorbed part of it must still
+// hold that part: fewer records is damage, never a silent restart.
+func TestFoldedJournalTooShort(t *testing.T) {
+	s := newStore(t)
+	ds := seed()
+	l := mustLock(t, s, "short")
+	j := mustBegin(t, s, l, checkpoint.NewSession("short", "a.yaml", "t", spec.Sequential, ds, fp(ds), t0))
+	record(t, j, complete(ds[0].Name, "one")...)
+	journal, err := os.ReadFile(s.journalPath("short"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A snapshot that claims to have absorbed three of the journal's two records.
+	sess := j.Session()
+	sess.FoldedRecords = 0
+	if _, _, err := s.writeSnapshot(sess); err != nil {
+		t.Fatal(err)
+	}
+	sess.FoldedRecords = 3
+	data, err := checkpoint.EncodeSession(sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.Path("short"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.journalPath("short"), journal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Load(bg, "short")
+	var ce *checkpoint.CorruptError
+	if !errors.As(err, &ce) || ce.Path != s.journalPath("short") || !strings.Contains(err.Error(), "records were lost") {
+		t.Fatalf("Load: %v", err)
+	}
+	if got, _ := os.ReadFile(s.journalPath("short")); !bytes.Equal(got, journal) {
+		t.Error("the damaged journal was changed")
+	}
+}
