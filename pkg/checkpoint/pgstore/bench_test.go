@@ -39,3 +39,30 @@ func BenchmarkLoad1000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBareCommit is the floor BenchmarkRecord is measured against: one
+// autocommitted one-row INSERT (a COMMIT that flushes its WAL,
+// synchronous_commit=on) on one connection to the same server.
+func BenchmarkBareCommit(b *testing.B) {
+	ctx := context.Background()
+	c, err := admin(ctx, serverURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(ctx)
+	table := randomName("floor_")
+	if _, err := c.Exec(ctx, `CREATE TABLE `+table+` (n bigint, b bytea)`); err != nil {
+		b.Fatal(err)
+	}
+	defer c.Exec(ctx, `DROP TABLE `+table) //nolint:errcheck // best effort
+	if _, err := c.Exec(ctx, `SET synchronous_commit = on`); err != nil {
+		b.Fatal(err)
+	}
+	payload := make([]byte, 1024)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := c.Exec(ctx, `INSERT INTO `+table+` VALUES ($1, $2)`, i, payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

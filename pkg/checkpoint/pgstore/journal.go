@@ -31,7 +31,7 @@ type Journal struct {
 	closed   bool
 }
 
-var _ checkpoint.Journal = (*Journal)(nil)
+var _ checkpoint.BatchJournal = (*Journal)(nil)
 
 // Begin makes sess the session's snapshot and opens its journal. l must
 // hold sess's lock; a session not loaded from the store (no epoch) never
@@ -122,6 +122,15 @@ func newEpoch() string {
 // it returns once COMMIT has returned, or with an error wrapping
 // checkpoint.ErrStore, after which the journal never writes again.
 func (j *Journal) Record(r checkpoint.Record) error {
+	return j.RecordBatch([]checkpoint.Record{r})
+}
+
+// RecordBatch commits rs in one statement, so in one transaction and one
+// round trip: a sequential run pays one COMMIT per task, as the file store
+// pays one fdatasync. It returns once that COMMIT has returned; on an error
+// none of rs is acknowledged and the journal never writes again (a record
+// that cannot be encoded refuses the batch before anything is written).
+func (j *Journal) RecordBatch(rs []checkpoint.Record) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -130,30 +139,46 @@ func (j *Journal) Record(r checkpoint.Record) error {
 	if j.err != nil {
 		return j.err
 	}
-	r, w, err := checkpoint.PrepareRecord(r)
-	if err != nil {
-		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+	if len(rs) == 0 {
+		return nil
 	}
-	j.warnings = append(j.warnings, w...)
-	payload, err := checkpoint.EncodeRecord(r)
-	if err != nil {
-		return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+	prepared := make([]checkpoint.Record, len(rs))
+	payloads := make([][]byte, len(rs))
+	var warnings []string
+	size := 0
+	for i, r := range rs {
+		r, w, err := checkpoint.PrepareRecord(r)
+		if err != nil {
+			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+		}
+		warnings = append(warnings, w...)
+		payload, err := checkpoint.EncodeRecord(r)
+		if err != nil {
+			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
+		}
+		prepared[i], payloads[i] = r, payload
+		size += len(payload)
 	}
-	done := j.done + j.doneDelta(r)
-	seq := j.seq + 1
+	j.warnings = append(j.warnings, warnings...)
+	done := j.done + j.doneDelta(prepared)
+	first := j.seq + 1
+	last := j.seq + int64(len(rs))
+	at := prepared[len(prepared)-1].At.UTC()
 	ctx := context.Background()
-	err = j.lock.do(ctx, func(c *pgx.Conn) error {
-		// One statement, so one round trip and its own transaction: the
-		// row update matches only while this run owns the session.
+	err := j.lock.do(ctx, func(c *pgx.Conn) error {
+		// One statement, so its own transaction: the sessions row matches
+		// only while this run owns the session and no transition of it is
+		// missing, and the rows go in only with it.
 		tag, err := c.Exec(ctx, j.store.q(`WITH s AS (
-				UPDATE {s}.sessions SET last_seq = $3, updated_at = $4, tasks_done = $5
+				UPDATE {s}.sessions SET last_seq = $4, updated_at = $5, tasks_done = $6
 				WHERE id = $1 AND owner_generation = $2 AND last_seq = $3 - 1 RETURNING id)
-			INSERT INTO {s}.transitions (session_id, seq, owner_generation, record) SELECT id, $3, $2, $6 FROM s`),
-			j.sess.ID, j.lock.gen, seq, r.At.UTC(), done, payload)
+			INSERT INTO {s}.transitions (session_id, seq, owner_generation, record)
+				SELECT s.id, $3 + u.n - 1, $2, u.record FROM s, unnest($7::bytea[]) WITH ORDINALITY AS u(record, n)`),
+			j.sess.ID, j.lock.gen, first, last, at, done, payloads)
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() != 1 {
+		if tag.RowsAffected() != int64(len(rs)) {
 			return errFenced
 		}
 		return nil
@@ -162,9 +187,11 @@ func (j *Journal) Record(r checkpoint.Record) error {
 		j.err = err
 		return err
 	}
-	j.seq, j.done = seq, done
-	j.pending += len(payload)
-	j.sess.Apply(r)
+	j.seq, j.done = last, done
+	j.pending += size
+	for _, r := range prepared {
+		j.sess.Apply(r)
+	}
 	if j.pending > j.snapSize && j.pending > j.store.minCompact {
 		if err := j.compact(ctx); err != nil {
 			if errors.Is(err, ErrLost) {
@@ -178,25 +205,32 @@ func (j *Journal) Record(r checkpoint.Record) error {
 	return nil
 }
 
-// doneDelta is how r changes the count of completed tasks.
-func (j *Journal) doneDelta(r checkpoint.Record) int {
-	switch r.Kind {
-	case checkpoint.TaskStarted, checkpoint.TaskCompleted, checkpoint.TaskFailed, checkpoint.TaskSkipped:
-	default:
-		return 0
+// doneDelta is how rs, in order, change the count of completed tasks.
+func (j *Journal) doneDelta(rs []checkpoint.Record) int {
+	completed := map[string]bool{} // tasks rs changed so far
+	delta := 0
+	for _, r := range rs {
+		switch r.Kind {
+		case checkpoint.TaskStarted, checkpoint.TaskCompleted, checkpoint.TaskFailed, checkpoint.TaskSkipped:
+		default:
+			continue
+		}
+		was, seen := completed[r.Task]
+		if !seen {
+			if t, ok := j.sess.Task(r.Task); ok {
+				was = t.Status == checkpoint.StatusCompleted
+			}
+		}
+		now := r.Kind == checkpoint.TaskCompleted
+		completed[r.Task] = now
+		switch {
+		case now && !was:
+			delta++
+		case was && !now:
+			delta--
+		}
 	}
-	was := false
-	if t, ok := j.sess.Task(r.Task); ok {
-		was = t.Status == checkpoint.StatusCompleted
-	}
-	now := r.Kind == checkpoint.TaskCompleted
-	switch {
-	case now && !was:
-		return 1
-	case was && !now:
-		return -1
-	}
-	return 0
+	return delta
 }
 
 // compact folds the transitions into the snapshot in one transaction.

@@ -625,3 +625,65 @@ func TestOwnSchemaWithoutCreateOnDatabase(t *testing.T) {
 		t.Errorf("a schema the user may not create: %v", err)
 	}
 }
+
+// TestBatchIsOneTransaction: RecordAll on pgstore commits a batch in one
+// transaction (one COMMIT per task in a sequential run), keeps tasks_done
+// exact through records of one task in one batch, and a stale generation
+// refuses a batch whole.
+func TestBatchIsOneTransaction(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	_, j := begin(t, s, "batch", 3)
+	if _, ok := j.(checkpoint.BatchJournal); !ok {
+		t.Fatal("the pgstore journal is not a checkpoint.BatchJournal")
+	}
+	steps := []struct {
+		recs []checkpoint.Record
+		done int
+	}{
+		{[]checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "t001"}}, 0},
+		{[]checkpoint.Record{{Kind: checkpoint.TaskCompleted, Task: "t001", Result: "one"}, {Kind: checkpoint.TaskStarted, Task: "t002"}}, 1},
+		// Completed then started again in one batch: no longer completed.
+		{[]checkpoint.Record{{Kind: checkpoint.TaskCompleted, Task: "t002", Result: "two"}, {Kind: checkpoint.TaskStarted, Task: "t002"}, {Kind: checkpoint.TaskStarted, Task: "t003"}}, 1},
+		{[]checkpoint.Record{{Kind: checkpoint.TaskCompleted, Task: "t002", Result: "two"}, {Kind: checkpoint.TaskCompleted, Task: "t003", Result: "three"}}, 3},
+	}
+	seq := 0
+	for i, st := range steps {
+		if err := checkpoint.RecordAll(j, st.recs...); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		var txs, rows, done int
+		if err := s.pool.QueryRow(ctx, s.q(`SELECT count(DISTINCT xmin::text), count(*),
+				(SELECT tasks_done FROM {s}.sessions WHERE id = 'batch')
+			FROM {s}.transitions WHERE session_id = 'batch' AND seq > $1`), seq).Scan(&txs, &rows, &done); err != nil {
+			t.Fatal(err)
+		}
+		if txs != 1 || rows != len(st.recs) {
+			t.Errorf("step %d: %d records in %d transactions, want %d in one", i, rows, txs, len(st.recs))
+		}
+		if done != st.done {
+			t.Errorf("step %d: tasks_done %d, want %d", i, done, st.done)
+		}
+		seq += len(st.recs)
+	}
+	sess, err := s.Load(ctx, "batch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Summary.Done != 3 {
+		t.Errorf("loaded %d done, want 3", sess.Summary.Done)
+	}
+	adminExec(t, raw, `UPDATE `+s.cfg.schema+`.sessions SET owner_generation = owner_generation + 1000 WHERE id = 'batch'`)
+	err = checkpoint.RecordAll(j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t001"}, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t002"})
+	if !errors.Is(err, ErrLost) {
+		t.Fatalf("a batch of a stale generation = %v, want ErrLost", err)
+	}
+	var n int
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.transitions WHERE session_id = 'batch'`)).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != seq {
+		t.Errorf("%d transitions after a refused batch, want the %d acknowledged", n, seq)
+	}
+}
