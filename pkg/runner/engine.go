@@ -119,6 +119,14 @@ type StoreError struct{ Err error }
 func (e *StoreError) Error() string { return "cannot write the checkpoint: " + e.Err.Error() }
 func (e *StoreError) Unwrap() error { return e.Err }
 
+// Losable is a session lock that can be lost while the run goes on (a
+// database store's: its connection broke, or another run took the session
+// over). Lost is closed then, and LostErr says why.
+type Losable interface {
+	Lost() <-chan struct{}
+	LostErr() error
+}
+
 // Engine runs one team once. Fill the fields, then call Run once.
 type Engine struct {
 	Session string
@@ -150,10 +158,13 @@ type Engine struct {
 	// (nil: none), for the session's totals in the summary.
 	PriorUsage []*Usage
 	// Decisions holds the recorded human decisions, by task name.
-	Decisions   map[string]string
-	Executor    Executor
-	Memory      MemoryKeeper // may be nil
-	Recorder    Recorder
+	Decisions map[string]string
+	Executor  Executor
+	Memory    MemoryKeeper // may be nil
+	Recorder  Recorder
+	// Lock, when it can be lost, stops the run the moment it is: the
+	// running tasks are cancelled and nothing more is recorded.
+	Lock        Losable
 	Observer    Observer
 	MaxParallel int // workflow only; <1 means 4
 	// ResumeCommand is printed in the summary; DecideCommand builds the
@@ -417,6 +428,9 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if e.Lock != nil {
+		go e.watchLock(runCtx, cancel)
+	}
 
 	parallel := 1
 	if e.Team.Process == spec.Workflow {
@@ -578,6 +592,27 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		return sum, e.storeErr
 	}
 	return sum, nil
+}
+
+// watchLock fails the store and cancels the run once the lock is lost,
+// rather than at the next record: a long task would otherwise go on for a
+// run that may no longer write.
+func (e *Engine) watchLock(ctx context.Context, cancel context.CancelFunc) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-e.Lock.Lost():
+	}
+	err := e.Lock.LostErr()
+	if err == nil {
+		err = errors.New("the session's lock was lost")
+	}
+	e.recMu.Lock()
+	if e.storeErr == nil {
+		e.storeErr = &StoreError{Err: err}
+	}
+	e.recMu.Unlock()
+	cancel()
 }
 
 func (e *Engine) storeFailed() bool {

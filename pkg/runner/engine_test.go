@@ -499,6 +499,58 @@ func TestStoreFailureStops(t *testing.T) {
 	}
 }
 
+// lostLock is a Losable whose loss the test triggers.
+type lostLock struct {
+	gone chan struct{}
+	once sync.Once
+}
+
+func (l *lostLock) Lost() <-chan struct{} { return l.gone }
+func (l *lostLock) LostErr() error {
+	select {
+	case <-l.gone:
+		return errors.New("the session was taken over by another run")
+	default:
+		return nil
+	}
+}
+func (l *lostLock) lose() { l.once.Do(func() { close(l.gone) }) }
+
+// TestLostLockStopsTheRun: the run stops the moment its lock is lost, not
+// when the running task ends: the task is cancelled, nothing more is
+// recorded, and the run fails with the lock's reason.
+func TestLostLockStopsTheRun(t *testing.T) {
+	tm, cx := team(spec.Sequential, task("a"), task("long"), task("c"))
+	lock := &lostLock{gone: make(chan struct{})}
+	ex := &fakeExec{fn: func(ctx context.Context, j *Job) (Result, error) {
+		if j.Task.Name != "long" {
+			return Result{Raw: "ok"}, nil
+		}
+		lock.lose()
+		select {
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		case <-time.After(time.Minute):
+			return Result{Raw: "finished after all"}, nil
+		}
+	}}
+	rec := &memRecorder{}
+	e := newEngine(tm, cx, ex, rec)
+	e.Lock = lock
+	sum, err := e.Run(context.Background())
+	var se *StoreError
+	if !errors.As(err, &se) || sum.Outcome != StoreFailed || !strings.Contains(err.Error(), "taken over") {
+		t.Fatalf("err %v, summary %+v", err, sum)
+	}
+	want := []string{"task_started a 1", "task_completed a 1", "task_started long 1"}
+	if got := rec.lines(); !slices.Equal(got, want) {
+		t.Errorf("recorded %q, want %q (nothing after the loss)", got, want)
+	}
+	if got := ex.ran(); !slices.Equal(got, []string{"a", "long"}) {
+		t.Errorf("ran %v", got)
+	}
+}
+
 func TestRenderAtRunTime(t *testing.T) {
 	tm, cx := team(spec.Sequential, task("a", outVar("x")), task("b"))
 	tm.Tasks[1].Description = "use {x}"

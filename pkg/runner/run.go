@@ -423,6 +423,9 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 	e.Executor = Agents{Command: p.commands, LLM: llms}
 	e.Memory = llms
 	e.Recorder = rec
+	if l, ok := p.lock.(Losable); ok {
+		e.Lock = l
+	}
 
 	sum, runErr := e.Run(ctx)
 

@@ -39,6 +39,9 @@ type Lock struct {
 	conn *pgx.Conn
 	lost error // set once: why the lock is gone
 	busy time.Time
+	// gone is closed when lost is set, so that the run notices a lost lock
+	// at once (Lost), not at its next write.
+	gone chan struct{}
 
 	stop chan struct{}
 	done chan struct{}
@@ -173,17 +176,32 @@ func (s *Store) claim(ctx context.Context, conn *pgx.Conn, id string) (*Lock, er
 		return nil, s.cfg.fail("lock session "+id, err)
 	}
 	l := &Lock{store: s, id: id, holder: h, gen: gen, conn: conn, busy: time.Now(),
-		stop: make(chan struct{}), done: make(chan struct{})}
+		gone: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.heartbeat()
 	return l, nil
 }
 
-// heartbeat keeps the connection inside the lease; when it fails the lock
-// is lost and every later write is refused.
+// Lost is closed once the lock is lost: the heartbeat failed, the
+// connection broke, or another run took the session over. The run then
+// stops its tasks; LostErr says why.
+func (l *Lock) Lost() <-chan struct{} { return l.gone }
+
+// LostErr is why the lock was lost (it wraps ErrLost), nil while it holds.
+func (l *Lock) LostErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
+// heartbeat keeps the connection inside the lease and checks that the
+// session is still this run's: a run whose connection was terminated, or
+// whose session another run owns now, learns it within a third of the
+// lease even while no task ends. When the check fails the lock is lost and
+// every later write is refused.
 func (l *Lock) heartbeat() {
 	defer close(l.done)
-	every := l.store.cfg.lease / 3
-	t := time.NewTicker(every / 2)
+	every := l.store.cfg.lease / 6
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -197,12 +215,19 @@ func (l *Lock) heartbeat() {
 			return
 		}
 		if time.Since(l.busy) >= every {
-			ctx, cancel := context.WithTimeout(context.Background(), every)
-			_, err := l.conn.Exec(ctx, `SELECT 1`)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*every)
+			var ours bool
+			// Ours while the holders row is of this generation and the
+			// session, once written, too.
+			err := l.conn.QueryRow(ctx, l.store.q(`SELECT EXISTS (SELECT 1 FROM {s}.holders WHERE session_id = $1 AND owner_generation = $2)
+				AND NOT EXISTS (SELECT 1 FROM {s}.sessions WHERE id = $1 AND owner_generation <> $2)`), l.id, l.gen).Scan(&ours)
 			cancel()
-			if err != nil {
+			switch {
+			case err != nil:
 				l.loseLocked(err)
-			} else {
+			case !ours:
+				l.takenOverLocked()
+			default:
 				l.busy = time.Now()
 			}
 		}
@@ -216,27 +241,32 @@ func (l *Lock) loseLocked(err error) {
 	if l.lost != nil {
 		return
 	}
-	l.lost = &Error{Location: l.store.cfg.location, Op: "session " + l.id,
+	l.setLostLocked(&Error{Location: l.store.cfg.location, Op: "session " + l.id,
 		Msg:    "the connection holding the session's lock was lost (" + scrub(err.Error(), l.store.cfg.password) + ")",
 		Advice: "this run stops writing; another run may take the session over: rerun with --continue (nothing acknowledged is lost)",
-		Err:    errors.Join(ErrLost, err)}
+		Err:    errors.Join(ErrLost, err)})
+}
+
+// takenOverLocked marks the lock lost because another run owns the
+// session now. l.mu is held.
+func (l *Lock) takenOverLocked() error {
+	if l.lost == nil {
+		l.setLostLocked(&Error{Location: l.store.cfg.location, Op: "session " + l.id,
+			Msg:    fmt.Sprintf("the session was taken over by another run (this run's owner generation %d is no longer the session's)", l.gen),
+			Advice: "this run stops writing; see `teamrun session show " + l.id + "`",
+			Err:    ErrLost})
+	}
+	return l.lost
+}
+
+// setLostLocked records why the lock is gone, closes its connection and
+// tells Lost's readers. l.mu is held.
+func (l *Lock) setLostLocked(err error) {
+	l.lost = err
 	if l.conn != nil {
 		l.conn.Close(context.Background())
 	}
-}
-
-// takenOver marks the lock lost because another run owns the session now.
-func (l *Lock) takenOver() error {
-	if l.lost == nil {
-		l.lost = &Error{Location: l.store.cfg.location, Op: "session " + l.id,
-			Msg:    fmt.Sprintf("the session was taken over by another run (this run's owner generation %d is no longer the session's)", l.gen),
-			Advice: "this run stops writing; see `teamrun session show " + l.id + "`",
-			Err:    ErrLost}
-		if l.conn != nil {
-			l.conn.Close(context.Background())
-		}
-	}
-	return l.lost
+	close(l.gone)
 }
 
 // do runs f on the lock's connection, unless the lock is lost; a failure of
@@ -254,7 +284,7 @@ func (l *Lock) do(ctx context.Context, f func(*pgx.Conn) error) error {
 	switch {
 	case err == nil:
 	case errors.Is(err, errFenced):
-		return l.takenOver()
+		return l.takenOverLocked()
 	case l.conn.IsClosed() || connLost(err):
 		l.loseLocked(err)
 		return l.lost
