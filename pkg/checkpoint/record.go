@@ -9,7 +9,7 @@ import (
 type RecordKind string
 
 const (
-	TaskStarted      RecordKind = "started"   // Task, Attempt (0: one more than before)
+	TaskStarted      RecordKind = "started"   // Task, Attempt (0: one more than before), Host, PGID
 	TaskCompleted    RecordKind = "completed" // Task, Result, Variables, Usage
 	TaskFailed       RecordKind = "failed"    // Task, Error, RetryCount
 	TaskSkipped      RecordKind = "skipped"   // Task
@@ -35,7 +35,12 @@ type Record struct {
 	Agent      string
 	Messages   []Message
 	Tool       *ToolStep // the tool records' payload (toolrecord.go)
-	At         time.Time // zero: now
+	// Host and PGID, on a started record, say where the task runs: the
+	// host name and the process group of the run that started it, so that
+	// a run on another host can say where it may still be running.
+	Host string
+	PGID int
+	At   time.Time // zero: now
 }
 
 type recordWire struct {
@@ -52,6 +57,8 @@ type recordWire struct {
 	Agent      string         `json:"agent,omitempty"`
 	Messages   []Message      `json:"messages,omitempty"`
 	Tool       *ToolStep      `json:"tool,omitempty"`
+	Host       string         `json:"host,omitempty"` // absent in older sessions
+	PGID       int            `json:"pgid,omitempty"`
 	At         time.Time      `json:"at"`
 }
 
@@ -77,13 +84,13 @@ func (r Record) wire() recordWire {
 	}
 	return recordWire{Kind: r.Kind, Task: r.Task, Attempt: r.Attempt, Result: res,
 		Variables: wireMap(r.Variables), Usage: r.Usage, Error: optText(r.Error), RetryCount: r.RetryCount,
-		State: wireMap(r.State), Value: optText(r.Value), Agent: r.Agent, Messages: r.Messages, Tool: r.Tool, At: r.At}
+		State: wireMap(r.State), Value: optText(r.Value), Agent: r.Agent, Messages: r.Messages, Tool: r.Tool, Host: r.Host, PGID: r.PGID, At: r.At}
 }
 
 func (w recordWire) record() Record {
 	r := Record{Kind: w.Kind, Task: w.Task, Attempt: w.Attempt,
 		Variables: w.Variables, Usage: w.Usage, Error: w.Error.str(), RetryCount: w.RetryCount,
-		State: w.State, Value: w.Value.str(), Agent: w.Agent, Messages: w.Messages, Tool: w.Tool, At: w.At}
+		State: w.State, Value: w.Value.str(), Agent: w.Agent, Messages: w.Messages, Tool: w.Tool, Host: w.Host, PGID: w.PGID, At: w.At}
 	if w.Result != nil {
 		r.Result, r.Blob = string(w.Result.text), w.Result.blob
 	}
@@ -120,7 +127,7 @@ func (r *Record) validate() error {
 			return fmt.Errorf("%s record of task %q: %w", r.Kind, r.Task, err)
 		}
 	}
-	if r.Attempt < 0 || r.RetryCount < 0 {
+	if r.Attempt < 0 || r.RetryCount < 0 || r.PGID < 0 {
 		return fmt.Errorf("%s record of task %q: negative count", r.Kind, r.Task)
 	}
 	return nil
@@ -159,10 +166,12 @@ func (s *Session) apply(r Record) {
 			t.Attempts++
 		}
 		t.Status, t.Error, t.StartedAt, t.FinishedAt = StatusRunning, "", &at, nil
+		t.Host, t.PGID = r.Host, r.PGID
 		t.History = append(t.History, Attempt{N: t.Attempts, Start: at, Outcome: StatusRunning})
 		s.Checkpoint.CurrentTask = r.Task
 	case TaskCompleted:
 		t.Status, t.Result, t.Blob, t.Variables, t.Usage, t.Error, t.FinishedAt = StatusCompleted, r.Result, r.Blob, r.Variables, r.Usage, "", &at
+		t.Host, t.PGID = "", 0
 		if r.RetryCount > 0 {
 			t.RetryCount = r.RetryCount
 		}
@@ -170,12 +179,14 @@ func (s *Session) apply(r Record) {
 		t.endAttempt(at, StatusCompleted, r.Result, r.Blob)
 	case TaskFailed:
 		t.Status, t.Error, t.RetryCount, t.FinishedAt = StatusFailed, r.Error, r.RetryCount, &at
+		t.Host, t.PGID = "", 0
 		t.endAttempt(at, StatusFailed, "", nil)
 		if r.Usage != nil {
 			t.Usage = r.Usage
 		}
 	case TaskSkipped:
 		t.Status, t.FinishedAt = StatusSkipped, &at
+		t.Host, t.PGID = "", 0
 	case CurrentTask:
 		s.Checkpoint.CurrentTask = r.Task
 	case DecisionRecorded:

@@ -221,6 +221,10 @@ type TaskRecord struct {
 	// (over BlobThreshold); PreviousBlob likewise for Previous.
 	Blob         *Blob `json:"-"`
 	PreviousBlob *Blob `json:"-"`
+	// Host and PGID say, while the task runs, the host and process group
+	// of the run that started it (absent in older sessions).
+	Host string `json:"host,omitempty"`
+	PGID int    `json:"pgid,omitempty"`
 }
 
 // Attempt is one attempt of a task as the session's history keeps it. Its

@@ -15,3 +15,6 @@ func killGroup(pid int) error { return syscall.Kill(-pid, syscall.SIGKILL) }
 // leader has been waited for. The group's id cannot have been reused
 // while any member lives, so this reaches only the task's processes.
 func killLeftovers(pid int) { _ = killGroup(pid) }
+
+// runGroup is this run's process group, for started records.
+func runGroup() int { return syscall.Getpgrp() }

@@ -170,6 +170,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		old   *checkpoint.Session
 		audit = checkpoint.EventCreated
 	)
+	host, _ := os.Hostname() // on started records, and to tell another host's tasks
 	if exists {
 		if old, err = store.Load(ctx, id); err != nil {
 			return nil, err
@@ -182,6 +183,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			if pids := killOrphans(id, store.Location(), procsRecord(store, id)); len(pids) > 0 {
 				notes = append(notes, orphansNote(id, pids))
 			}
+			notes = append(notes, elsewhereNotes(old, host)...)
 		}
 	}
 	// What a killed run left (its scratch, snapshot temp files) is litter
@@ -219,7 +221,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// ends there, the session is loaded back as --continue loads it, and
 	// the next pass runs the task set expanded with the list, what is done
 	// restored (the fingerprint, over the declared tasks, is the same).
-	p := &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv,
+	p := &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host,
 		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}}
 	for n := 0; ; n++ {
 		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
@@ -249,6 +251,7 @@ type pass struct {
 	rep        Reporter
 	warn       func(string)
 	getenv     func(string) string
+	host       string // this host's name, on started records
 	specAbs    string
 	haveConfig bool
 	started    time.Time
@@ -310,7 +313,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	// A full restore may have nothing left to do: then the session file
 	// stays as it is and the journal is only begun by the first record.
 	// Any other restore rewrites the session for today's task set at once.
-	rec := &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn}
+	rec := &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: p.host, pgid: runGroup()}
 	defer rec.close()
 	if restored == nil || restored.Kind != checkpoint.RestoreFull {
 		if err := rec.begin(); err != nil {
@@ -666,6 +669,9 @@ type journalRecorder struct {
 	// staged are records the next Record or Flush makes durable with its
 	// own, in one sync (Stager).
 	staged []checkpoint.Record
+	// host and pgid go on every started record (checkpoint.Record).
+	host string
+	pgid int
 }
 
 func (r *journalRecorder) begin() error {
@@ -756,7 +762,7 @@ func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 	usage = usage.Plus(ev.Usage)
 	switch ev.Type {
 	case TaskStarted:
-		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: ev.Task, Attempt: ev.Attempt, At: ev.Time})
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: ev.Task, Attempt: ev.Attempt, Host: r.host, PGID: r.pgid, At: ev.Time})
 	case TaskRetrying, TaskFailed:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskInterrupted:

@@ -1,0 +1,27 @@
+package runner
+
+import (
+	"fmt"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// elsewhereNotes name each task that old, a session whose run ended without
+// stopping its tasks, has on record as running on another host than host:
+// its processes may still run there, out of reach of the orphan sweep
+// (which sees this host's processes only), and the task runs again here. A
+// task started by an older teamrun (no host on record) gets no note.
+func elsewhereNotes(old *checkpoint.Session, host string) []string {
+	var notes []string
+	for _, t := range old.Team.Tasks {
+		if t.Status != checkpoint.StatusRunning || t.Host == "" || t.Host == host {
+			continue
+		}
+		where := "host " + t.Host
+		if t.PGID > 0 {
+			where += fmt.Sprintf(" (pgid %d)", t.PGID)
+		}
+		notes = append(notes, fmt.Sprintf("task %s may still be running on %s; teamrun cannot stop it there; running it again", t.Name, where))
+	}
+	return notes
+}

@@ -1,0 +1,61 @@
+package runner
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+func TestElsewhereNotes(t *testing.T) {
+	defs := []spec.TaskDef{{ID: 0, Name: "a", Key: "ka"}, {ID: 1, Name: "b", Key: "kb"}}
+	cases := []struct {
+		name string
+		recs []checkpoint.Record
+		want []string
+	}{
+		{"running on another host", []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "a", Host: "node-a", PGID: 321}},
+			[]string{"task a may still be running on host node-a (pgid 321); teamrun cannot stop it there; running it again"}},
+		{"no process group on record", []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "a", Host: "node-a"}},
+			[]string{"task a may still be running on host node-a; teamrun cannot stop it there; running it again"}},
+		{"running on this host: the orphan sweep's", []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "a", Host: "here", PGID: 321}}, nil},
+		{"started by an older teamrun", []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "a"}}, nil},
+		{"ended there", []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "a", Host: "node-a", PGID: 1},
+			{Kind: checkpoint.TaskCompleted, Task: "a", Result: "ok"}}, nil},
+		{"two, one of them elsewhere", []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "a", Host: "here", PGID: 5},
+			{Kind: checkpoint.TaskStarted, Task: "b", Host: "node-b", PGID: 6}},
+			[]string{"task b may still be running on host node-b (pgid 6); teamrun cannot stop it there; running it again"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := checkpoint.NewSession("s1", "/x/team.yaml", "team", spec.Workflow, defs, "fp", time.Unix(0, 0))
+			for _, r := range c.recs {
+				s.Apply(r)
+			}
+			if got := elsewhereNotes(s, "here"); !slices.Equal(got, c.want) {
+				t.Errorf("notes %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestStartedRecordsCarryHost: the run's started records name this host
+// and the run's process group.
+func TestStartedRecordsCarryHost(t *testing.T) {
+	r := &journalRecorder{host: "node-x", pgid: 99}
+	r.j = fakeTasks{}
+	recs, err := r.records(Event{Type: TaskStarted, Task: "a", Attempt: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Host != "node-x" || recs[0].PGID != 99 {
+		t.Fatalf("records %+v", recs)
+	}
+}
+
+// fakeTasks is a journal that knows no task yet.
+type fakeTasks struct{ checkpoint.Journal }
+
+func (fakeTasks) Task(string) (checkpoint.TaskRecord, bool) { return checkpoint.TaskRecord{}, false }
