@@ -55,6 +55,32 @@ func TestScripts(t *testing.T) {
 // store's own files says `[pgstore] skip`. Without TEAMRUN_TEST_PG_URL it
 // skips, except under CI=true.
 func TestScriptsPostgres(t *testing.T) {
+	testscript.Run(t, postgresParams(t))
+}
+
+// TestPostgresLoop is the issue's done-when: the kill -9 / resume-elsewhere
+// script and the 10-way race pass 20 times in a row. It takes a while, so
+// -short skips it.
+func TestPostgresLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the 20-round loop of the PostgreSQL fault scripts")
+	}
+	p := postgresParams(t)
+	// Files are read only when Dir is empty.
+	p.Files = []string{p.Dir + "/pgstore_resume_elsewhere.txtar", p.Dir + "/pgstore_race.txtar"}
+	p.Dir = ""
+	for i := range 20 {
+		ok := t.Run(fmt.Sprintf("round%02d", i+1), func(t *testing.T) { testscript.Run(t, p) })
+		if !ok {
+			t.Fatalf("round %d of 20 failed", i+1)
+		}
+	}
+}
+
+// postgresParams are the scripts' settings with the sessions in a real
+// PostgreSQL: each script gets a schema of its own, dropped at the end.
+// Without TEAMRUN_TEST_PG_URL the test skips, except under CI=true.
+func postgresParams(t *testing.T) testscript.Params {
 	raw := os.Getenv("TEAMRUN_TEST_PG_URL")
 	if raw == "" {
 		if os.Getenv("CI") == "true" {
@@ -69,7 +95,7 @@ func TestScriptsPostgres(t *testing.T) {
 	var mu sync.Mutex
 	var schemas []string
 	t.Cleanup(func() { dropSchemas(t, raw, schemas) })
-	testscript.Run(t, scriptParams(true, func(env *testscript.Env) error {
+	return scriptParams(true, func(env *testscript.Env) error {
 		schema := randomSchema()
 		mu.Lock()
 		schemas = append(schemas, schema)
@@ -98,7 +124,7 @@ func TestScriptsPostgres(t *testing.T) {
 		bad.User = url.UserPassword(u.User.Username(), "wrong-"+pw)
 		env.Setenv("PG_BAD_PASSWORD_URL", bad.String())
 		return nil
-	}))
+	})
 }
 
 func randomSchema() string {
