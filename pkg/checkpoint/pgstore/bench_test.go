@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -71,4 +73,26 @@ func BenchmarkBareCommit(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkRecordParallel is 8 writers recording at once in a 1,000-task
+// session: with group commit they share COMMITs (commits/record < 1).
+func BenchmarkRecordParallel(b *testing.B) {
+	s := openStore(b, testStoreURL(b))
+	_, j := begin(b, s, "bench", 1000)
+	var writes, n atomic.Int64
+	s.beforeWrite = func() { writes.Add(1) }
+	b.SetParallelism(8 / max(1, runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: fmt.Sprintf("t%03d", i%1000+1), Result: "ok"}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(writes.Load())/float64(n.Load()), "commits/record")
 }

@@ -29,6 +29,28 @@ type Journal struct {
 	warnings []string
 	err      error // set once a write failed: the journal's rows are unknown
 	closed   bool
+
+	// Group commit: batches that arrive while a write is in flight queue
+	// up and go together in the next statement, which the first of them
+	// leads (as in the file store).
+	writing bool
+	queue   []*batch
+	idle    *sync.Cond // signalled when no write is in flight; on mu
+}
+
+// batch is one RecordBatch call's records, encoded, waiting for its write.
+type batch struct {
+	records  []checkpoint.Record
+	payloads [][]byte
+	size     int
+	done     chan batchDone
+}
+
+// batchDone ends a wait: the batch is durable (err nil), failed, or its
+// caller is to lead the next write.
+type batchDone struct {
+	err  error
+	lead bool
 }
 
 var _ checkpoint.BatchJournal = (*Journal)(nil)
@@ -48,6 +70,7 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 		return nil, fmt.Errorf("pgstore: Begin on session %s without holding its lock in %s", sess.ID, s.cfg.location)
 	}
 	j := &Journal{store: s, lock: l, sess: sess}
+	j.idle = sync.NewCond(&j.mu)
 	j.warnings = append(j.warnings, checkpoint.PrepareSnapshot(sess)...)
 	fresh := sess.Epoch == ""
 	epoch := sess.Epoch
@@ -127,9 +150,11 @@ func (j *Journal) Record(r checkpoint.Record) error {
 
 // RecordBatch commits rs in one statement, so in one transaction and one
 // round trip: a sequential run pays one COMMIT per task, as the file store
-// pays one fdatasync. It returns once that COMMIT has returned; on an error
-// none of rs is acknowledged and the journal never writes again (a record
-// that cannot be encoded refuses the batch before anything is written).
+// pays one fdatasync. Batches of concurrent callers that arrive while a
+// write is in flight share the next statement (group commit). It returns
+// once the COMMIT holding rs has returned; on an error none of rs is
+// acknowledged and the journal never writes again (a record that cannot be
+// encoded refuses its batch before anything is written).
 func (j *Journal) RecordBatch(rs []checkpoint.Record) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -142,10 +167,8 @@ func (j *Journal) RecordBatch(rs []checkpoint.Record) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	prepared := make([]checkpoint.Record, len(rs))
-	payloads := make([][]byte, len(rs))
+	b := &batch{records: make([]checkpoint.Record, len(rs)), payloads: make([][]byte, len(rs))}
 	var warnings []string
-	size := 0
 	for i, r := range rs {
 		r, w, err := checkpoint.PrepareRecord(r)
 		if err != nil {
@@ -156,19 +179,84 @@ func (j *Journal) RecordBatch(rs []checkpoint.Record) error {
 		if err != nil {
 			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
 		}
-		prepared[i], payloads[i] = r, payload
-		size += len(payload)
+		b.records[i], b.payloads[i] = r, payload
+		b.size += len(payload)
 	}
 	j.warnings = append(j.warnings, warnings...)
-	done := j.done + j.doneDelta(prepared)
-	first := j.seq + 1
-	last := j.seq + int64(len(rs))
-	at := prepared[len(prepared)-1].At.UTC()
+	if j.writing {
+		b.done = make(chan batchDone, 1)
+		j.queue = append(j.queue, b)
+		j.mu.Unlock()
+		d := <-b.done
+		j.mu.Lock()
+		if !d.lead {
+			return d.err
+		}
+		// Led by us now: everything queued so far, us first.
+	} else {
+		j.queue = append([]*batch{b}, j.queue...)
+	}
+	return j.lead(b)
+}
+
+// lead writes every queued batch in one statement (mu held, released
+// during the round trip), answers the others, and hands the lead to the
+// first batch that queued meanwhile. It returns own's result.
+func (j *Journal) lead(own *batch) error {
+	group := j.queue
+	j.queue = nil
+	j.writing = true
+	var recs []checkpoint.Record
+	var payloads [][]byte
+	size := 0
+	for _, b := range group {
+		recs = append(recs, b.records...)
+		payloads = append(payloads, b.payloads...)
+		size += b.size
+	}
+	err := j.err
+	if err == nil {
+		done := j.done + j.doneDelta(recs)
+		first, last := j.seq+1, j.seq+int64(len(recs))
+		at := recs[len(recs)-1].At.UTC()
+		j.mu.Unlock()
+		err = j.write(first, last, at, done, payloads)
+		j.mu.Lock()
+		if err != nil {
+			j.err = err
+		} else {
+			j.seq, j.done = last, done
+			j.pending += size
+			for _, r := range recs {
+				j.sess.Apply(r)
+			}
+			err = j.maybeCompact()
+		}
+	}
+	for _, b := range group {
+		if b != own {
+			b.done <- batchDone{err: err}
+		}
+	}
+	if len(j.queue) > 0 {
+		j.queue[0].done <- batchDone{lead: true}
+	} else {
+		j.writing = false
+		j.idle.Broadcast()
+	}
+	return err
+}
+
+// write inserts transitions first..last in one statement, so in its own
+// transaction: the sessions row matches only while this run owns the
+// session and no transition of it is missing, and the rows go in only
+// with it.
+func (j *Journal) write(first, last int64, at time.Time, done int, payloads [][]byte) error {
 	ctx := context.Background()
-	err := j.lock.do(ctx, func(c *pgx.Conn) error {
-		// One statement, so its own transaction: the sessions row matches
-		// only while this run owns the session and no transition of it is
-		// missing, and the rows go in only with it.
+	if j.store.beforeWrite != nil {
+		j.store.beforeWrite()
+	}
+	return j.lock.do(ctx, func(c *pgx.Conn) error {
 		tag, err := c.Exec(ctx, j.store.q(`WITH s AS (
 				UPDATE {s}.sessions SET last_seq = $4, updated_at = $5, tasks_done = $6
 				WHERE id = $1 AND owner_generation = $2 AND last_seq = $3 - 1 RETURNING id)
@@ -178,29 +266,27 @@ func (j *Journal) RecordBatch(rs []checkpoint.Record) error {
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() != int64(len(rs)) {
+		if tag.RowsAffected() != int64(len(payloads)) {
 			return errFenced
 		}
 		return nil
 	})
-	if err != nil {
-		j.err = err
-		return err
+}
+
+// maybeCompact folds the transitions into the snapshot once they outgrow
+// it. mu is held. Only a lost lock fails the write; any other failure is
+// a warning, and the compaction waits until the transitions doubled.
+func (j *Journal) maybeCompact() error {
+	if j.pending <= j.snapSize || j.pending <= j.store.minCompact {
+		return nil
 	}
-	j.seq, j.done = last, done
-	j.pending += size
-	for _, r := range prepared {
-		j.sess.Apply(r)
-	}
-	if j.pending > j.snapSize && j.pending > j.store.minCompact {
-		if err := j.compact(ctx); err != nil {
-			if errors.Is(err, ErrLost) {
-				j.err = err
-				return err
-			}
-			j.warnings = append(j.warnings, fmt.Sprintf("compaction of session %s postponed: %v", j.sess.ID, err))
-			j.snapSize = j.pending * 2 // retry later, not on every record
+	if err := j.compact(context.Background()); err != nil {
+		if errors.Is(err, ErrLost) {
+			j.err = err
+			return err
 		}
+		j.warnings = append(j.warnings, fmt.Sprintf("compaction of session %s postponed: %v", j.sess.ID, err))
+		j.snapSize = j.pending * 2 // retry later, not on every record
 	}
 	return nil
 }
@@ -318,6 +404,9 @@ func (j *Journal) Close() error {
 		return nil
 	}
 	j.closed = true
+	for j.writing {
+		j.idle.Wait()
+	}
 	if j.err != nil {
 		if errors.Is(j.err, ErrLost) {
 			return j.err

@@ -97,6 +97,9 @@ type Store struct {
 	// minCompact is the transitions' size below which Record never
 	// compacts; tests lower it.
 	minCompact int
+	// beforeWrite, when set, runs before each journal write; tests hold a
+	// write in flight with it.
+	beforeWrite func()
 }
 
 var _ checkpoint.Backend = (*Store)(nil)

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -685,5 +686,71 @@ func TestBatchIsOneTransaction(t *testing.T) {
 	}
 	if n != seq {
 		t.Errorf("%d transitions after a refused batch, want the %d acknowledged", n, seq)
+	}
+}
+
+// TestGroupCommit: batches of concurrent callers that arrive while a write
+// is in flight share the next statement, one COMMIT for all of them, and
+// none returns before its records are committed.
+func TestGroupCommit(t *testing.T) {
+	const n = 8
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	_, j := begin(t, s, "group", n)
+	hold := make(chan struct{})
+	var writes atomic.Int32
+	s.beforeWrite = func() {
+		if writes.Add(1) == 1 {
+			<-hold // the first write stays in flight until the rest queued
+		}
+	}
+	pj := j.(*Journal)
+	errs := make(chan error, n)
+	record := func(i int) {
+		errs <- checkpoint.RecordAll(j, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: fmt.Sprintf("t%03d", i+1), Result: "ok"})
+	}
+	go record(0)
+	for writes.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	for i := 1; i < n; i++ {
+		go record(i)
+	}
+	for queued := 0; queued < n-1; {
+		time.Sleep(time.Millisecond)
+		pj.mu.Lock()
+		queued = len(pj.queue)
+		pj.mu.Unlock()
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("a record returned while the first write was held: %v", err)
+	default:
+	}
+	close(hold)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var txs, rows, done int
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(DISTINCT xmin::text), count(*),
+			(SELECT tasks_done FROM {s}.sessions WHERE id = 'group')
+		FROM {s}.transitions WHERE session_id = 'group'`)).Scan(&txs, &rows, &done); err != nil {
+		t.Fatal(err)
+	}
+	if txs != 2 || rows != n || done != n || writes.Load() != 2 {
+		t.Errorf("%d records in %d transactions (%d writes), %d done: want %d in 2, all done", rows, txs, writes.Load(), done, n)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.Load(ctx, "group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Summary.Done != n {
+		t.Errorf("loaded %d done, want %d", sess.Summary.Done, n)
 	}
 }
