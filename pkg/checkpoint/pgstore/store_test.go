@@ -754,3 +754,36 @@ func TestGroupCommit(t *testing.T) {
 		t.Errorf("loaded %d done, want %d", sess.Summary.Done, n)
 	}
 }
+
+// TestSnapshotCompressedWithLZ4: the run's writes compress the snapshot
+// with lz4 where the server has it (pglz, the default, made compaction
+// the larger part of a run's write cost).
+func TestSnapshotCompressedWithLZ4(t *testing.T) {
+	raw := testStoreURL(t)
+	ctx := context.Background()
+	c, err := admin(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, `SET default_toast_compression = lz4`); err != nil {
+		t.Skipf("this server has no lz4: %v", err)
+	}
+	s := openStore(t, raw)
+	_, j := begin(t, s, "lz4", 50)
+	for i := 1; i <= 50; i++ {
+		if err := complete(j, fmt.Sprintf("t%03d", i), strings.Repeat("a result worth compressing ", 20)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var method *string
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT pg_column_compression(snapshot) FROM {s}.sessions WHERE id = 'lz4'`)).Scan(&method); err != nil {
+		t.Fatal(err)
+	}
+	if method == nil || *method != "lz4" {
+		t.Errorf("the snapshot's compression is %v, want lz4", method)
+	}
+}
