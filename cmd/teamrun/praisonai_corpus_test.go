@@ -308,8 +308,8 @@ func TestPraisonAIStepsRun(t *testing.T) {
 	// Every steps file of the corpus is here, or refused for a shape no
 	// release will run (listed in pkg/spec's corpus table).
 	refused := map[string]bool{
-		"examples__yaml__hybrid-workflow.yaml":           true, // run:/judge:/approve: steps
-		"examples__yaml__nested_workflow.yaml":           true, // a loop of steps
+		"examples__yaml__hybrid-workflow.yaml":            true, // run:/judge:/approve: steps
+		"examples__yaml__nested_workflow.yaml":            true, // a loop of steps
 		"src__praisonai__examples__workflow_example.yaml": true, // next_tasks loops back
 	}
 	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.y*ml"))
