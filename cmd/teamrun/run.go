@@ -230,7 +230,7 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 		if errors.As(err, &list) && len(list) > 0 {
 			msg := list.Error()
 			for _, d := range spec.WarningsOf(err) {
-				msg += "\nwarning: " + d.String()
+				msg += "\n" + runner.WarningLine(d.String())
 			}
 			return exitf(exitUsage, "%s is invalid; nothing was run:\n%s", list[0].File, msg)
 		}

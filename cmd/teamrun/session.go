@@ -150,7 +150,7 @@ func (a *admin) notFound(c *cli.Context, id string) error {
 }
 
 func adminWarnf(c *cli.Context, format string, args ...any) {
-	fmt.Fprintf(c.App.ErrWriter, "teamrun: warning: "+format+"\n", args...)
+	fmt.Fprintln(c.App.ErrWriter, runner.WarningLine(fmt.Sprintf(format, args...)))
 }
 
 func oneArg(args []string, what, example string) (string, error) {

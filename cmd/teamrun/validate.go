@@ -136,7 +136,7 @@ func isSpecErrorList(err error) bool {
 // printSpecError writes one line per problem of an invalid spec.
 func printSpecError(w io.Writer, err error) {
 	for _, d := range spec.WarningsOf(err) {
-		fmt.Fprintln(w, "warning:", d.String())
+		fmt.Fprintln(w, runner.WarningLine(d.String()))
 	}
 	var list spec.ErrorList
 	if errors.As(err, &list) {
@@ -150,7 +150,7 @@ func printSpecError(w io.Writer, err error) {
 
 func printSpecWarnings(w io.Writer, team *spec.Team) {
 	for _, d := range team.Warnings {
-		fmt.Fprintln(w, "warning:", d.String())
+		fmt.Fprintln(w, runner.WarningLine(d.String()))
 	}
 }
 
@@ -158,7 +158,7 @@ func printSpecWarnings(w io.Writer, team *spec.Team) {
 // the state a run would start from (nil: the file's variables only).
 func printPlaceholderWarnings(w io.Writer, team *spec.Team, state map[string]any) {
 	for _, d := range team.UndefinedPlaceholders(state) {
-		fmt.Fprintln(w, "warning:", d.String())
+		fmt.Fprintln(w, runner.WarningLine(d.String()))
 	}
 }
 

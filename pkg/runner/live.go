@@ -146,7 +146,7 @@ func (r *liveReporter) Observe(ev Event) {
 	case TaskLine:
 		writeLine(r.io, ev, r.st)
 	case RunWarning:
-		fmt.Fprintf(r.io.ErrOut, "%s %s\n", r.st.yellow("warning:"), ev.Message)
+		fmt.Fprintln(r.io.ErrOut, warningLine(r.st, ev.Message))
 	case RunHalted:
 		writeHalt(r.io.Out, ev.Halt, "")
 	case RunFinished:

@@ -92,7 +92,7 @@ func (r *textReporter) Observe(ev Event) {
 		writeLine(r.io, ev, style{})
 		return
 	case RunWarning:
-		fmt.Fprintf(r.io.ErrOut, "teamrun: warning: %s\n", ev.Message)
+		fmt.Fprintln(r.io.ErrOut, WarningLine(ev.Message))
 		return
 	case RunHalted:
 		if r.quiet {
@@ -139,6 +139,15 @@ func (r *textReporter) Notice(msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fmt.Fprintln(r.io.ErrOut, msg)
+}
+
+// WarningLine is a warning as every command prints it: the errors' prefix
+// ("teamrun: "), then "warning: ". One rule, so that validate, plan, run
+// and session never differ.
+func WarningLine(msg string) string { return warningLine(style{}, msg) }
+
+func warningLine(s style, msg string) string {
+	return "teamrun: " + s.yellow("warning:") + " " + msg
 }
 
 // style colours text on a terminal; its zero value leaves text plain.
