@@ -147,7 +147,7 @@ func overBudget(b *spec.Budget, spent *Usage) string {
 	case b.MaxTokens > 0 && u.TotalTokens >= b.MaxTokens:
 		return fmt.Sprintf("the session has used %s tokens, budget.max_tokens is %s", thousands(u.TotalTokens), thousands(b.MaxTokens))
 	case b.MaxCostUSD > 0 && u.CostUSD >= b.MaxCostUSD:
-		return fmt.Sprintf("the session has spent %s, budget.max_cost_usd is %s", dollars(u.CostUSD), dollars(b.MaxCostUSD))
+		return fmt.Sprintf("the session has spent %s, %s is %s", dollars(u.CostUSD), b.CostKey(), dollars(b.MaxCostUSD))
 	}
 	return ""
 }

@@ -173,6 +173,8 @@ func TestBudgetReached(t *testing.T) {
 		{&spec.Budget{MaxTokens: 100}, []*Usage{{TotalTokens: 60}}, &Usage{TotalTokens: 40}, "the session has used 100 tokens, budget.max_tokens is 100"},
 		{&spec.Budget{MaxCostUSD: 0.5}, []*Usage{{TotalTokens: 9, CostUSD: 0.25}, nil}, &Usage{TotalTokens: 9, CostUSD: 0.2}, ""},
 		{&spec.Budget{MaxCostUSD: 0.5}, []*Usage{{TotalTokens: 9, CostUSD: 0.25}, {TotalTokens: 9, CostUSD: 0.25}}, nil, "the session has spent $0.50, budget.max_cost_usd is $0.50"},
+		// A PraisonAI scheduler's max_cost is named as the file names it.
+		{&spec.Budget{MaxCostUSD: 1, Key: "schedule.max_cost"}, []*Usage{{TotalTokens: 9, CostUSD: 1.25}}, nil, "the session has spent $1.25, schedule.max_cost is $1.00"},
 		// Unpriced tokens count for max_tokens only.
 		{&spec.Budget{MaxCostUSD: 0.5, MaxTokens: 1000}, []*Usage{{TotalTokens: 900, UnpricedTokens: 900}}, nil, ""},
 	}

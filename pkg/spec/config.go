@@ -414,10 +414,14 @@ func (t *Team) FillPrices(prices map[string]*Price) {
 			a.LLM = &c
 		}
 	}
+	if t.Budget == nil {
+		return
+	}
 	msg, still := t.unpricedWarning()
-	t.Warnings = slices.DeleteFunc(t.Warnings, func(d Diagnostic) bool { return d.Path == budgetPricesPath && !still })
+	key := t.Budget.CostKey()
+	t.Warnings = slices.DeleteFunc(t.Warnings, func(d Diagnostic) bool { return d.Path == key && !still })
 	for i := range t.Warnings {
-		if t.Warnings[i].Path == budgetPricesPath {
+		if t.Warnings[i].Path == key {
 			t.Warnings[i].Message = msg
 		}
 	}

@@ -103,6 +103,17 @@ type Budget struct {
 	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
 	MaxTokens  int     `json:"max_tokens,omitempty"`
 	Pos        Pos     `json:"-"`
+	// Key is the key that set MaxCostUSD when it is not budget.max_cost_usd
+	// (a PraisonAI scheduler's schedule.max_cost), for messages.
+	Key string `json:"-"`
+}
+
+// CostKey is the key that sets the budget's dollars, as messages name it.
+func (b *Budget) CostKey() string {
+	if b.Key != "" {
+		return b.Key
+	}
+	return "budget.max_cost_usd"
 }
 
 // Price is a model's price in US dollars per million tokens. Cached

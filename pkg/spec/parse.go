@@ -184,23 +184,21 @@ func (b *builder) native(root *tree) {
 	b.check()
 	b.checkForeach()
 	b.checkRepeat()
-	b.checkBudgetPrices(root.get("budget"))
+	b.checkBudgetPrices(root.get("budget").get("max_cost_usd"))
 }
 
-// checkBudgetPrices warns when max_cost_usd cannot see what an agent
-// spends: a model without a price has an unknown cost.
-func (b *builder) checkBudgetPrices(bv *tree) {
+// checkBudgetPrices warns at mv, the key that sets the budget's dollars,
+// when they cannot see what an agent spends: a model without a price has
+// an unknown cost.
+func (b *builder) checkBudgetPrices(mv *tree) {
 	if msg, ok := b.team.unpricedWarning(); ok {
-		mv := bv.get("max_cost_usd")
 		b.warnf(mv, mv.kpos, "%s", msg)
 	}
 }
 
-// budgetPricesPath is the key of the warning about unpriced agents.
-const budgetPricesPath = "budget.max_cost_usd"
-
 // unpricedWarning says that agents some task uses have no price while
-// the budget counts dollars; false when there is nothing to say.
+// the budget counts dollars; false when there is nothing to say. Its
+// warning's key is the budget's CostKey.
 func (t *Team) unpricedWarning() (string, bool) {
 	if t.Budget == nil || t.Budget.MaxCostUSD <= 0 {
 		return "", false
@@ -218,7 +216,12 @@ func (t *Team) unpricedWarning() (string, bool) {
 	if len(unpriced) == 0 {
 		return "", false
 	}
-	return fmt.Sprintf("agents %s have no price (llm.price, a models: alias with one, or prices: in .teamrun/config.yml): their cost is unknown and max_cost_usd does not count it; max_tokens does", strings.Join(unpriced, ", ")), true
+	fix, also := "llm.price, a models: alias with one, or prices: in .teamrun/config.yml", "; max_tokens does"
+	if t.Budget.Key != "" {
+		// A PraisonAI scheduler's max_cost: that format has no prices.
+		fix, also = "prices: in .teamrun/config.yml; a PraisonAI file sets none", ""
+	}
+	return fmt.Sprintf("agents %s have no price (%s): their cost is unknown and %s does not count it%s", strings.Join(unpriced, ", "), fix, t.Budget.CostKey(), also), true
 }
 
 // checkOutputFiles refuses two tasks writing one output_file: the second

@@ -161,6 +161,9 @@ func (b *builder) praison(root *tree) {
 	b.check()
 	b.checkForeach()
 	b.checkRepeat()
+	if bg := t.Budget; bg != nil {
+		b.checkBudgetPrices(b.schedule.get(strings.TrimPrefix(bg.Key, "schedule.")))
+	}
 }
 
 // praisonFatal finds the first feature teamrun cannot run, if any.

@@ -90,7 +90,20 @@ func TestPraisonAICorpus(t *testing.T) {
 					t.Fatalf("want a refusal, got %v", err)
 				}
 				if len(list) != 1 || strings.Contains(err.Error(), "\n") {
-					t.Fatalf("a refusal is exactly one line, got:\n%v", err)
+					t.Fatalf("a refusal is exactly one error line, got:\n%v", err)
+				}
+				// What validate and run print: the warnings said with it,
+				// then the error; at most two lines, the error naming the
+				// key of the feature.
+				lines := len(list)
+				for _, w := range WarningsOf(err) {
+					lines += 1 + strings.Count(w.String(), "\n")
+				}
+				if lines > 2 {
+					t.Errorf("refused in %d lines, want at most 2:\n%v\n%v", lines, ErrorList(WarningsOf(err)), err)
+				}
+				if !located.MatchString(list[0].String()) {
+					t.Errorf("the refusal does not name file:line:col and the key: %s", list[0])
 				}
 				got := strings.TrimPrefix(err.Error(), dir+string(filepath.Separator))
 				if got != tt.first {

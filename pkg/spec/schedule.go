@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -81,15 +82,20 @@ func (b *builder) praisonSchedule(v *tree) {
 	extra := ""
 	if v.isMap() {
 		var ignored []string
-		for _, k := range v.keys {
+		for i, k := range v.keys {
 			switch k {
 			case "interval", "max_retries", "timeout", "run_immediately":
+			case "max_cost", "max_cost_usd":
+				if bg := b.scheduleBudget(v.vals[i], k); bg != nil {
+					// cron starts a new session each time: the budget is per run.
+					extra += fmt.Sprintf("; schedule.%s is each run's budget ($%.2f a session)", k, bg.MaxCostUSD)
+				}
 			default:
 				ignored = append(ignored, k)
 			}
 		}
 		if len(ignored) > 0 {
-			extra = "; " + strings.Join(ignored, ", ") + " not applied"
+			extra += "; " + strings.Join(ignored, ", ") + " not applied"
 		}
 	}
 	if cron == "" {
@@ -101,6 +107,22 @@ func (b *builder) praisonSchedule(v *tree) {
 		note = " (" + note + ")"
 	}
 	b.warnf(v, v.kpos, "teamrun runs the team once, now; to run it every %s%s, put this line in crontab: %s%s", strings.TrimPrefix(expr, "*/"), note, line, extra)
+}
+
+// scheduleBudget makes the scheduler's max_cost (US dollars, PraisonAI's
+// cost limit) the session's budget.
+func (b *builder) scheduleBudget(f *tree, key string) *Budget {
+	x, ok := number(f)
+	if s, isStr := f.str(); isStr {
+		n, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimSpace(s), "$"), 64)
+		x, ok = n, err == nil
+	}
+	if !ok || !(x > 0) || math.IsInf(x, 0) {
+		b.errorf(f, f.pos, "expected a positive number of US dollars (such as 1.50), got %s", f.describe())
+		return nil
+	}
+	b.team.Budget = &Budget{MaxCostUSD: x, Pos: f.kpos, Key: "schedule." + key}
+	return b.team.Budget
 }
 
 var intervalRE = sync.OnceValue(func() *regexp.Regexp {
