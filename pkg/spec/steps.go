@@ -394,9 +394,9 @@ func (b *builder) insertTask(tk *Task, src *tree, at int) {
 }
 
 // condRE reads an if condition: a comparison of two operands, a contains
-// test, or a single operand's truth.
+// or in test, or a single operand's truth.
 var condRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*(.+?)\s*(==|!=|>=|<=|>|<|\bcontains\b)\s*(.+?)\s*$`)
+	return regexp.MustCompile(`^\s*(.+?)\s*(==|!=|>=|<=|>|<|\bcontains\b|\bin\b)\s*(.+?)\s*$`)
 })
 
 // operandRE is a {{ VAR }} reference.
@@ -420,7 +420,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		b.errorf(c, c.kpos, "missing required key \"condition\", such as \"{{score}} >= 80\"")
 		return prev
 	}
-	script, err := conditionScript(cond)
+	script, err := conditionScript(cond, prev)
 	if err != nil {
 		b.errorf(condT, condT.pos, "%v", err)
 		return prev
@@ -482,13 +482,27 @@ func dedup(l []string) []string {
 }
 
 // conditionScript turns a PraisonAI condition into a shell command that
-// prints then or else. Operands are {{VAR}} references (read from
-// TEAMRUN_VAR_<NAME> when the task runs) or literals; two numbers compare
-// as numbers, anything else as text.
-func conditionScript(cond string) (string, error) {
+// prints then or else, meaning what PraisonAI's evaluator makes of it.
+// Operands are {{VAR}} references (read from TEAMRUN_VAR_<NAME> when the
+// task runs), {{previous_output}} (the outputs of prev, the steps before
+// it, from the context folder) or literals; both are trimmed. Two numbers
+// compare as numbers, anything else as text; contains and in ignore case;
+// an ordering with nothing on its left is false; a lone operand is true
+// unless empty or "false".
+func conditionScript(cond string, prev []string) (string, error) {
 	operand := func(s string) (string, error) {
 		s = strings.TrimSpace(s)
 		if m := operandRE().FindStringSubmatch(s); m != nil {
+			if m[1] == "previous_output" {
+				files := make([]string, len(prev))
+				for i, p := range prev {
+					files[i] = "\"$TEAMRUN_CONTEXT_DIR\"/" + shQuote(p)
+				}
+				if len(files) == 0 {
+					return "''", nil
+				}
+				return "\"$(cat " + strings.Join(files, " ") + " 2>/dev/null)\"", nil
+			}
 			return fmt.Sprintf("\"${TEAMRUN_VAR_%s-}\"", EnvName(m[1])), nil
 		}
 		if strings.Contains(s, "{{") {
@@ -516,21 +530,26 @@ func conditionScript(cond string) (string, error) {
 			return "", err
 		}
 		if !operandRE().MatchString(strings.TrimSpace(cond)) {
-			return "", fmt.Errorf("%q: expected a comparison such as \"{{score}} >= 80\", \"{{status}} == approved\" or a {{flag}}", cond)
+			return "", fmt.Errorf("%q: expected a comparison such as \"{{score}} >= 80\", \"{{status}} == approved\", \"{{status}} contains done\", \"error in {{message}}\" or a {{flag}}", cond)
 		}
 		bb, op = "''", "truthy"
 	}
 	var test string
 	switch op {
 	case "contains":
-		test = "r = index(a \"\", b \"\") > 0"
+		test = "r = index(tolower(a \"\"), tolower(b \"\")) > 0"
+	case "in":
+		test = "r = index(tolower(b \"\"), tolower(a \"\")) > 0"
 	case "truthy":
-		test = "r = a != \"\" && a != \"0\" && tolower(a) != \"false\""
-	default:
+		test = "r = a != \"\" && tolower(a) != \"false\""
+	case "==", "!=":
 		test = "r = (a " + op + " b)"
+	default:
+		test = "r = (a \"\" != \"\") && (a " + op + " b)"
 	}
-	prog := `function num(s) { return s ~ /^[ \t]*[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?[ \t]*$/ }
-BEGIN { a = ENVIRON["A"]; b = ENVIRON["B"]
+	prog := `function trim(s) { gsub(/^[ \t\r\n]+|[ \t\r\n]+$/, "", s); return s }
+function num(s) { return s ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
+BEGIN { a = trim(ENVIRON["A"]); b = trim(ENVIRON["B"])
   if (num(a) && num(b)) { a += 0; b += 0 } else { a = a ""; b = b "" }
   ` + test + `
   exit !r }`
