@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -35,8 +36,15 @@ type asked struct {
 // proves that it read that step's output.
 type fakeModel struct {
 	rules []reply
-	mu    sync.Mutex
-	reqs  []asked
+	// together are texts of prompts that must be in flight at once (steps
+	// that run in parallel): each such request is held until all have
+	// come, or a few seconds have passed, which apart records.
+	together []string
+	mu       sync.Mutex
+	reqs     []asked
+	arrived  int
+	all      chan struct{}
+	apart    bool
 }
 
 type reply struct{ when, answer string }
@@ -68,7 +76,27 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.reqs = append(f.reqs, a)
+	held := false
+	for _, tg := range f.together {
+		if strings.Contains(a.user, tg) {
+			held = true
+			f.arrived++
+			if f.arrived == len(f.together) {
+				close(f.all)
+			}
+			break
+		}
+	}
 	f.mu.Unlock()
+	if held {
+		select {
+		case <-f.all:
+		case <-time.After(5 * time.Second):
+			f.mu.Lock()
+			f.apart = true
+			f.mu.Unlock()
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, a.answer)
 }
@@ -110,6 +138,7 @@ type step struct {
 // extra arguments and returns the exit code and the output.
 func runPraison(t *testing.T, src string, f *fakeModel, args ...string) (int, string) {
 	t.Helper()
+	f.all = make(chan struct{})
 	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Skipf("corpus not available: %v", err)
@@ -193,7 +222,8 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		// the routing file's classifier answers from its prompt
 		poem = "Write a poem about the ocean"
 		// not in the corpus: testdata/praisonai
-		gateFile = "gate_workflow.yaml"
+		gateFile         = "gate_workflow.yaml"
+		parallelLoopFile = "parallel_loop.yaml"
 	)
 	gate := []reply{
 		{"Score this draft: a weak draft", "41"},
@@ -213,6 +243,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		pending  string // the refusal that keeps it from running
 		args     []string
 		rules    []reply
+		together []string // prompts that run at once
 		want     []step
 		progress []string // lines of the run's output, in this order
 	}{
@@ -244,7 +275,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 			{2, "Video Generator", `- avatar_id: "YOUR_AVATAR_ID"`, []int{1}},
 			{3, "Video Monitor", "Wait for the video to complete.", []int{2}},
 		}},
-		{file: "examples__yaml__workflows__parallel_workflow.yaml", want: []step{
+		{file: "examples__yaml__workflows__parallel_workflow.yaml", together: []string{"Research market trends", "Research competitors", "Research customer needs"}, want: []step{
 			{0, "Market Research Analyst", "Research market trends for: AI-powered customer service solutions", nil},
 			{0, "Competitive Intelligence Analyst", "Research competitors for: AI-powered customer service solutions", nil},
 			{0, "Customer Research Analyst", "Research customer needs for: AI-powered customer service solutions", nil},
@@ -276,6 +307,12 @@ func TestPraisonAIStepsRun(t *testing.T) {
 
 		// Shapes the corpus lacks: an if: on an output variable, a route
 		// without default, and a step after each reading the branch that ran.
+		{name: "parallel_loop", file: parallelLoopFile, together: []string{"Describe Lisbon", "Describe Oslo", "Describe Quito"}, want: []step{
+			{0, "Travel Guide", "Describe Lisbon in one line", nil},
+			{0, "Travel Guide", "Describe Oslo in one line", nil},
+			{0, "Travel Guide", "Describe Quito in one line", nil},
+			{1, "Editor", "Join the descriptions", []int{0, 1, 2}},
+		}, progress: []string{"completed step_2"}},
 		{name: "gate_then_blog", file: gateFile, rules: gate, want: []step{
 			{0, "Draft Scorer", "Score this draft: a draft about tides", nil},
 			{1, "Publisher", "Publish the draft: a draft about tides", []int{0}},
@@ -328,8 +365,8 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			src := filepath.Join(corpusDir, tt.file)
-			if tt.file == gateFile {
-				src = filepath.Join("..", "..", "testdata", "praisonai", gateFile)
+			if tt.file == gateFile || tt.file == parallelLoopFile {
+				src = filepath.Join("..", "..", "testdata", "praisonai", tt.file)
 			}
 			if tt.pending != "" {
 				_, err := spec.Load(src)
@@ -339,12 +376,15 @@ func TestPraisonAIStepsRun(t *testing.T) {
 				}
 				t.Skipf("pending: refused with %q", tt.pending)
 			}
-			f := &fakeModel{rules: tt.rules}
+			f := &fakeModel{rules: tt.rules, together: tt.together}
 			code, out := runPraison(t, src, f, tt.args...)
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, out)
 			}
 			checkSteps(t, f.requests(), tt.want)
+			if f.apart {
+				t.Errorf("the steps %q did not run at once", tt.together)
+			}
 			rest := out
 			for _, p := range tt.progress {
 				i := strings.Index(rest, p)

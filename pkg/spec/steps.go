@@ -240,12 +240,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string) []string 
 		case "output_file":
 			b.praisonString(f, &tk.OutputFile)
 		case "loop":
-			// PraisonAI's loop: {over, var_name} is teamrun's foreach.
-			tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos}
-			tk.Foreach.Over, _ = f.get("over").str()
-			if s, ok := f.get("var_name").str(); ok && identRE().MatchString(s) {
-				tk.Foreach.As = s
-			}
+			sb.loop(f, tk)
 		case "repeat":
 			// PraisonAI's repeat: {until, max_iterations} is teamrun's.
 			tk.Repeat = b.repeat(f, true)
@@ -271,13 +266,60 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string) []string 
 		b.errorf(st, st.kpos, "missing required key \"agent\": name the agent that does this step")
 	}
 	if st.get("action") == nil && st.get("description") == nil {
-		if !sb.hasInput {
+		tk.Description = sb.noAction(len(prev) == 0)
+		if tk.Description == "" {
 			b.errorf(st, st.kpos, "missing required key \"action\": say what the agent should do")
 		}
-		tk.Description = "{input}" // PraisonAI gives such a step the workflow's input
 	}
 	b.addTask(tk, st)
 	return []string{name}
+}
+
+// carryOn is the description of a step without action that PraisonAI
+// feeds the previous output: teamrun appends that output as context.
+const carryOn = "Carry on from the previous step's output."
+
+// noAction is what a step without action does, as PraisonAI runs it: the
+// first step takes the workflow's input, a later one the previous output.
+// "" when there is neither.
+func (sb *stepBuilder) noAction(first bool) string {
+	switch {
+	case !first:
+		return carryOn
+	case sb.hasInput:
+		return "{input}"
+	}
+	return ""
+}
+
+// loop maps PraisonAI's loop: {over, var_name} onto foreach; parallel: true
+// runs the instances at once, which teamrun's workflow process does.
+func (sb *stepBuilder) loop(f *tree, tk *Task) {
+	b := sb.b
+	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos}
+	for i, k := range f.keys {
+		v := f.vals[i]
+		switch k {
+		case "over":
+			tk.Foreach.Over, _ = v.str()
+		case "var_name":
+			if s, ok := v.str(); ok && identRE().MatchString(s) {
+				tk.Foreach.As = s
+			} else {
+				b.errorf(v, v.pos, "expected a variable name, got %s", v.describe())
+			}
+		case "parallel":
+			if p, ok := v.val().(bool); !ok {
+				b.errorf(v, v.pos, "expected true or false, got %s", v.describe())
+			} else if p {
+				sb.dag = true
+			}
+		case "max_workers":
+			b.warnf(v, v.kpos, "ignored: --max-parallel (default 4) bounds how many instances run at once")
+		default:
+			b.praisonIgnored(v)
+		}
+	}
 }
 
 // route maps `route: {LABEL: [agents], default: [agents]}`: a task named
@@ -325,10 +367,6 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	at := len(b.team.Tasks)
 	var outs []string
 	needSelf := r.get("default") == nil
-	desc := "Carry on from the previous step's output."
-	if sb.hasInput {
-		desc = "{input}"
-	}
 	for i, l := range r.keys {
 		v := r.vals[i]
 		items := v.itemsOrNil()
@@ -348,6 +386,12 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			tn := name + "_" + l
 			if k > 0 {
 				tn = fmt.Sprintf("%s_%d", tn, k+1)
+			}
+			// As PraisonAI runs a branch: its first agent takes the input,
+			// each later one the output before it.
+			desc := sb.noAction(k == 0)
+			if desc == "" {
+				desc = carryOn
 			}
 			b.addTask(&Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos, HasContext: true, Context: ctx},
 				synthMap(it, "agent", it))

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,67 @@ func TestConditionScriptRefused(t *testing.T) {
 		if _, err := conditionScript(cond, nil); err == nil {
 			t.Errorf("%s: accepted", cond)
 		}
+	}
+}
+
+// How steps map onto tasks, where PraisonAI's meaning needs care.
+func TestPraisonStepsMapping(t *testing.T) {
+	const agents = "agents:\n  a: {role: A, llm: m}\n  b: {role: B, llm: m}\n"
+	tests := []struct {
+		name     string
+		src      string
+		err      string            // the one error, when refused
+		descs    map[string]string // task -> description
+		process  Process
+		warnings []string // texts some warning holds
+	}{
+		{name: "a later step without action is fed the previous output",
+			src:   agents + "steps:\n  - {agent: a, action: Do it}\n  - {agent: b}\n",
+			descs: map[string]string{"step_1": "Do it", "step_2": "Carry on from the previous step's output."}, process: Sequential},
+		{name: "the first step without action takes the input",
+			src:   "input: tides\n" + agents + "steps:\n  - {agent: a}\n  - {agent: b}\n",
+			descs: map[string]string{"step_1": "{input}", "step_2": "Carry on from the previous step's output."}, process: Sequential},
+		{name: "the first step needs an action or an input",
+			src: agents + "steps:\n  - {agent: a}\n", err: `missing required key "action"`},
+		{name: "a parallel loop runs its instances at once",
+			src:     "variables: {xs: [p, q]}\n" + agents + "steps:\n  - {agent: a, action: \"Do {{item}}\", loop: {over: xs, parallel: true, max_workers: 2}}\n",
+			descs:   map[string]string{"step_1": "Do {item}"},
+			process: Workflow, warnings: []string{"steps[0].loop.max_workers: ignored: --max-parallel (default 4) bounds how many instances run at once"}},
+		{name: "a sequential loop",
+			src:     "variables: {xs: [p, q]}\n" + agents + "steps:\n  - {agent: a, action: \"Do {{x}}\", loop: {over: xs, var_name: x, parallel: false, notes: n}}\n",
+			descs:   map[string]string{"step_1": "Do {x}"},
+			process: Sequential, warnings: []string{"steps[0].loop.notes: not supported by teamrun, ignored"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("steps.yaml", []byte(tt.src))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("want error %q, got %v", tt.err, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, want := range tt.descs {
+				i := slices.Index(team.TaskNames(), name)
+				if i < 0 {
+					t.Fatalf("no task %s in %v", name, team.TaskNames())
+				}
+				if got := team.Tasks[i].Description; got != want {
+					t.Errorf("%s: description %q, want %q", name, got, want)
+				}
+			}
+			if team.Process != tt.process {
+				t.Errorf("process %s, want %s", team.Process, tt.process)
+			}
+			all := ErrorList(team.Warnings).Error()
+			for _, w := range tt.warnings {
+				if !strings.Contains(all, w) {
+					t.Errorf("no warning says %q:\n%s", w, all)
+				}
+			}
+		})
 	}
 }
