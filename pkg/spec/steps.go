@@ -121,7 +121,7 @@ func (b *builder) praisonSteps(steps *tree) {
 	sb := &stepBuilder{b: b, hasInput: hasInput}
 	var prev []string
 	for i, st := range steps.items {
-		prev = sb.step(st, stepName(st, fmt.Sprintf("step_%d", i+1)), prev)
+		prev = sb.step(st, stepName(st, fmt.Sprintf("step_%d", i+1)), prev, i == 0)
 	}
 	if sb.dag {
 		b.team.Process = Workflow
@@ -136,8 +136,9 @@ func stepName(st *tree, fallback string) string {
 }
 
 // step maps one step, run after the tasks prev, and returns the tasks the
-// next step reads.
-func (sb *stepBuilder) step(st *tree, name string, prev []string) []string {
+// next step reads; first: it is the first of its list (of steps, of a
+// parallel, of a branch).
+func (sb *stepBuilder) step(st *tree, name string, prev []string, first bool) []string {
 	b := sb.b
 	if !st.isMap() {
 		b.errorf(st, st.pos, "expected a step (a mapping with agent and action), got %s", st.describe())
@@ -154,7 +155,7 @@ func (sb *stepBuilder) step(st *tree, name string, prev []string) []string {
 		sb.otherKeys(st, "parallel")
 		var outs []string
 		for k, sub := range p.items {
-			outs = append(outs, sb.step(sub, stepName(sub, fmt.Sprintf("%s_%d", name, k+1)), prev)...)
+			outs = append(outs, sb.step(sub, stepName(sub, fmt.Sprintf("%s_%d", name, k+1)), prev, k == 0)...)
 		}
 		return outs
 	case st.get("route") != nil:
@@ -164,7 +165,7 @@ func (sb *stepBuilder) step(st *tree, name string, prev []string) []string {
 		sb.dag = true
 		return sb.ifStep(st, name, prev)
 	}
-	return sb.agentStep(st, name, prev)
+	return sb.agentStep(st, name, prev, first)
 }
 
 // otherKeys warns about the keys of a pattern step besides its pattern.
@@ -190,7 +191,7 @@ func (b *builder) addTask(tk *Task, src *tree) {
 	b.tasks = append(b.tasks, src)
 }
 
-func (sb *stepBuilder) agentStep(st *tree, name string, prev []string) []string {
+func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first bool) []string {
 	b := sb.b
 	tk := &Task{Name: name, Pos: st.kpos, HasContext: true, Context: append([]string(nil), prev...)}
 	text := func(f *tree, dst *string) {
@@ -266,7 +267,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string) []string 
 		b.errorf(st, st.kpos, "missing required key \"agent\": name the agent that does this step")
 	}
 	if st.get("action") == nil && st.get("description") == nil {
-		tk.Description = sb.noAction(len(prev) == 0)
+		tk.Description = sb.noAction(first, len(prev) > 0)
 		if tk.Description == "" {
 			b.errorf(st, st.kpos, "missing required key \"action\": say what the agent should do")
 		}
@@ -280,14 +281,15 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string) []string 
 const carryOn = "Carry on from the previous step's output."
 
 // noAction is what a step without action does, as PraisonAI runs it: the
-// first step takes the workflow's input, a later one the previous output.
-// "" when there is neither.
-func (sb *stepBuilder) noAction(first bool) string {
+// first of its list takes the workflow's input, a later one the previous
+// output (which teamrun appends as context either way). "" when there is
+// neither.
+func (sb *stepBuilder) noAction(first, hasPrev bool) string {
 	switch {
-	case !first:
-		return carryOn
-	case sb.hasInput:
+	case first && sb.hasInput:
 		return "{input}"
+	case hasPrev:
+		return carryOn
 	}
 	return ""
 }
@@ -389,10 +391,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			}
 			// As PraisonAI runs a branch: its first agent takes the input,
 			// each later one the output before it.
-			desc := sb.noAction(k == 0)
-			if desc == "" {
-				desc = carryOn
-			}
+			desc := sb.noAction(k == 0, true)
 			b.addTask(&Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos, HasContext: true, Context: ctx},
 				synthMap(it, "agent", it))
 			branch = append(branch, tn)
@@ -487,7 +486,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		before := len(b.team.Tasks)
 		branchPrev := prev
 		for k, sub := range v.itemsOrNil() {
-			branchPrev = sb.step(sub, stepName(sub, fmt.Sprintf("%s_%s_%d", name, br, k+1)), branchPrev)
+			branchPrev = sb.step(sub, stepName(sub, fmt.Sprintf("%s_%s_%d", name, br, k+1)), branchPrev, k == 0)
 		}
 		if v != nil && !v.isSeq() && !v.isNull() {
 			b.errorf(v, v.pos, "expected a list of steps, got %s", v.describe())
