@@ -92,12 +92,18 @@ func planCommand() *cli.Command {
 			printPlaceholderWarnings(c.App.ErrWriter, team, set.State)
 			team = set.Team
 			p := plan.Make(team, set.Defs, set.Fingerprint, sess, ch)
-			p.Spec, p.Notes, p.Warnings = path, notes, warnings
+			p.Spec, p.Notes = path, notes
 			if len(team.MCP) > 0 {
 				p.NoteMCP(c.Context, team, sess, func(ctx context.Context, s *spec.MCPServer) (string, error) {
 					return runner.MCPDigest(ctx, s, os.Getenv)
 				})
 			}
+			// The plan's own warnings go to stderr as every warning does;
+			// the session's were printed when they were found.
+			for _, w := range p.Warnings {
+				fmt.Fprintln(c.App.ErrWriter, runner.WarningLine(w))
+			}
+			p.Warnings = append(warnings, p.Warnings...)
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, p)
 			}

@@ -393,6 +393,16 @@ tasks:
 					strings.Contains(out, "lists other tools") || strings.Contains(out, "cannot list") || p.runs(t) != 1 {
 					t.Errorf("plan: exit %d, %d runs:\n%s", code, p.runs(t), out)
 				}
+				// A server that cannot be listed now is a warning of plan's
+				// own, printed as every warning is.
+				gone := strings.Replace(spec, fmt.Sprintf("command: [%q]", os.Args[0]), `command: ["/nonexistent/mcp-server"]`, 1)
+				if err := os.WriteFile(p.spec, []byte(gone), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out, code = p.teamrun(t, "plan", p.spec, "--session", "s1")
+				if code != 0 || !strings.Contains(out, "teamrun: warning: cannot list the tools of MCP server billing") {
+					t.Errorf("plan with the server gone: exit %d\n%s", code, out)
+				}
 				return
 			}
 			if code != 0 || !strings.Contains(out, "charged: charged 5") || p.runs(t) != 2 {
