@@ -40,7 +40,11 @@ func (b *builder) praisonSchedulerTask(v *tree) {
 		for _, a := range b.team.Agents[1:] {
 			rest = append(rest, a.Name)
 		}
-		b.warnf(v, v.kpos, "only the first agent (%s) runs the task, as PraisonAI's scheduler does; %s do nothing", b.team.Agents[0].Name, strings.Join(rest, ", "))
+		verb := "do"
+		if len(rest) == 1 {
+			verb = "does"
+		}
+		b.warnf(v, v.kpos, "only the first agent (%s) runs the task, as PraisonAI's scheduler does; %s %s nothing", b.team.Agents[0].Name, strings.Join(rest, ", "), verb)
 	}
 	b.addTask(tk, v)
 }
@@ -106,7 +110,22 @@ func (b *builder) praisonSchedule(v *tree) {
 	if note != "" {
 		note = " (" + note + ")"
 	}
-	b.warnf(v, v.kpos, "teamrun runs the team once, now; to run it every %s%s, put this line in crontab: %s%s", strings.TrimPrefix(expr, "*/"), note, line, extra)
+	b.warnf(v, v.kpos, "teamrun runs the team once, now; to run it %s%s, put this line in crontab: %s%s", scheduleWords(expr), note, line, extra)
+}
+
+// scheduleWords says how often expr runs, for "to run it ...".
+func scheduleWords(expr string) string {
+	e := strings.TrimSpace(expr)
+	switch l := strings.ToLower(e); {
+	case l == "hourly" || l == "daily" || l == "weekly":
+		return l
+	case strings.HasPrefix(l, "cron:"):
+		return "on the schedule " + strings.TrimSpace(e[5:])
+	}
+	if _, err := strconv.Atoi(e); err == nil {
+		return "every " + e + " seconds"
+	}
+	return "every " + strings.TrimPrefix(e, "*/")
 }
 
 // scheduleBudget makes the scheduler's max_cost (US dollars, PraisonAI's
