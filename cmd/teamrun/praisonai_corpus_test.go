@@ -38,7 +38,8 @@ type fakeModel struct {
 	rules []reply
 	// together are texts of prompts that must be in flight at once (steps
 	// that run in parallel): each such request is held until all have
-	// come, or a few seconds have passed, which apart records.
+	// come, or ten seconds have passed (apart records that: a slow machine
+	// still starts parallel steps well within it).
 	together []string
 	mu       sync.Mutex
 	reqs     []asked
@@ -99,7 +100,7 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if held {
 		select {
 		case <-f.all:
-		case <-time.After(5 * time.Second):
+		case <-time.After(10 * time.Second):
 			f.mu.Lock()
 			f.apart = true
 			f.mu.Unlock()
