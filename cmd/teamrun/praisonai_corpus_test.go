@@ -50,10 +50,12 @@ type fakeModel struct {
 }
 
 // reply answers a prompt holding when; with times, only its first times
-// such prompts (an evaluator that approves the second draft).
+// such prompts (an evaluator that approves the second draft). With status,
+// the answer is that HTTP error instead (a failed attempt).
 type reply struct {
 	when, answer string
 	times        int
+	status       int
 }
 
 func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -66,6 +68,7 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var a asked
+	status := 0
 	for _, m := range req.Messages {
 		switch m.Role {
 		case "system":
@@ -79,7 +82,7 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for i := range f.rules {
 		rl := &f.rules[i]
 		if strings.Contains(a.user, rl.when) && (rl.times == 0 || f.uses[i] < rl.times) {
-			a.answer = rl.answer
+			a.answer, status = rl.answer, rl.status
 			f.uses[i]++
 			break
 		}
@@ -107,6 +110,11 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if status != 0 {
+		w.WriteHeader(status)
+		fmt.Fprintf(w, `{"error":{"message":%q}}`, a.answer)
+		return
+	}
 	fmt.Fprintf(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, a.answer)
 }
 
@@ -239,16 +247,16 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		repeatPending = "repeat steps are not supported yet"
 	)
 	gate := []reply{
-		{"Score this draft: a weak draft", "41", 0},
-		{"Score this draft:", "92", 0},
-		{"answer of Reviser", "newsletter", 0},
-		{"answer of Publisher to: Publish the draft: a draft for nobody", "neither", 0},
-		{"Pick a channel for:", "blog", 0},
+		{"Score this draft: a weak draft", "41", 0, 0},
+		{"Score this draft:", "92", 0, 0},
+		{"answer of Reviser", "newsletter", 0, 0},
+		{"answer of Publisher to: Publish the draft: a draft for nobody", "neither", 0, 0},
+		{"Pick a channel for:", "blog", 0, 0},
 	}
 	classify := []reply{
-		{"Classify this request: " + poem, "creative", 0},
-		{"Classify this request: How do I fix a Go compile error", "Technical.", 0},
-		{"Classify this request:", "general", 0},
+		{"Classify this request: " + poem, "creative", 0, 0},
+		{"Classify this request: How do I fix a Go compile error", "Technical.", 0, 0},
+		{"Classify this request:", "general", 0, 0},
 	}
 	tests := []struct {
 		name     string // the subtest; the file's name when empty
@@ -277,11 +285,16 @@ func TestPraisonAIStepsRun(t *testing.T) {
 			{0, "File Writer", "Use write_file to put exactly 'hello from step 1' in /workspace/note.txt", nil},
 			{1, "File Reader", "Use read_file on /workspace/note.txt and report its exact contents", []int{0}},
 		}},
-		{file: "examples__yaml__workflows__workflow_robustness.yaml", want: []step{
-			{0, "Research Expert", "Research the latest trends in AI agents and autonomous systems for 2025\n\nExpected output: A comprehensive summary of key AI agent trends", nil},
-			{1, "Data Enricher", "Enrich the research with real-world examples and use cases\n\nExpected output: Research enriched with practical examples", []int{0}},
-			{2, "Content Writer", "Write a well-structured summary based on the research\n\nExpected output: A polished, engaging summary paragraph", []int{1}},
-		}},
+		// max_retries and retry_delay (a float of seconds) carry over: the
+		// research step fails once, waits a second and runs again.
+		{file: "examples__yaml__workflows__workflow_robustness.yaml",
+			rules: []reply{{"Research the latest trends", "the model is overloaded", 1, http.StatusBadRequest}},
+			want: []step{
+				{0, "Research Expert", "Research the latest trends in AI agents and autonomous systems for 2025\n\nExpected output: A comprehensive summary of key AI agent trends", nil},
+				{1, "Research Expert", "Research the latest trends in AI agents and autonomous systems for 2025\n\nExpected output: A comprehensive summary of key AI agent trends", nil},
+				{2, "Data Enricher", "Enrich the research with real-world examples and use cases\n\nExpected output: Research enriched with practical examples", []int{1}},
+				{3, "Content Writer", "Write a well-structured summary based on the research\n\nExpected output: A polished, engaging summary paragraph", []int{2}},
+			}, progress: []string{"retrying  step_1: attempt 1 failed", "the model is overloaded; retrying in 1s", "started   step_1 (attempt 2)", "completed step_1"}},
 		{file: "examples__yaml__video_heygen_elevenlabs.yaml", want: []step{
 			{0, "Audio Generator", `Generate speech audio for this text: "Welcome to PraisonAI! Build powerful AI agents in just three lines of code.`, nil},
 			{1, "Asset Uploader", `Upload the audio file at "/tmp/workflow_speech.mp3" to HeyGen.`, []int{0}},
@@ -350,7 +363,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		// repeat: the evaluator runs again, fed its previous answer, until
 		// an answer says approved.
 		{file: "examples__yaml__workflows__evaluator_optimizer_workflow.yaml", pending: repeatPending, args: []string{"--var", "input=a haiku"},
-			rules: []reply{{"Evaluate this content", "NEEDS IMPROVEMENT: more imagery", 1}, {"Evaluate this content", "Approved: clear and vivid", 0}},
+			rules: []reply{{"Evaluate this content", "NEEDS IMPROVEMENT: more imagery", 1, 0}, {"Evaluate this content", "Approved: clear and vivid", 0, 0}},
 			want: []step{
 				{0, "Content Generator", "Generate content for: a haiku", nil},
 				{1, "Content Evaluator", "Evaluate this content and provide feedback", []int{0}},
@@ -359,8 +372,8 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		// Every pattern in one file: classify, route (to a label), parallel,
 		// loop, then a repeat until the synthesis says comprehensive.
 		{file: "examples__yaml__agents_workflow.yaml", pending: repeatPending,
-			rules: []reply{{"Classify this request: AI trends", "technical", 0},
-				{"Synthesize all research findings", "a first synthesis", 1}, {"Synthesize all research findings", "the comprehensive report", 0}},
+			rules: []reply{{"Classify this request: AI trends", "technical", 0, 0},
+				{"Synthesize all research findings", "a first synthesis", 1, 0}, {"Synthesize all research findings", "the comprehensive report", 0, 0}},
 			want: []step{
 				{0, "Request Classifier", "Classify this request: AI trends", nil},
 				{1, "Technical Expert", "Research AI trends and create a comprehensive report", []int{0}},
@@ -373,7 +386,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 				{5, "Synthesizer", "Synthesize all research findings into a comprehensive report", []int{7}},
 			}, progress: []string{"skipped   routing_default", "completed routing_technical", "completed step_4[2]", "completed step_5#1", "completed step_5#2"}},
 		{file: "examples__yaml__workflows__complete_workflow.yaml", pending: repeatPending,
-			rules: []reply{{"Classify: AI trends", "research", 0}, {"Evaluate the report quality", "APPROVED", 0}},
+			rules: []reply{{"Classify: AI trends", "research", 0, 0}, {"Evaluate the report quality", "APPROVED", 0, 0}},
 			want: []step{
 				{0, "Request Classifier", "Classify: AI trends", nil},
 				{1, "Research Analyst", "AI trends\n\nContext from task \"step_1\"", []int{0}},
