@@ -21,6 +21,8 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	corpus, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "corpus", "praisonai", "*.y*ml"))
+	ours, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "praisonai", "*.yaml")) // if:, route, parallel loop
+	corpus = append(corpus, ours...)
 	for _, file := range corpus {
 		if data, err := os.ReadFile(file); err == nil {
 			f.Add(data)
