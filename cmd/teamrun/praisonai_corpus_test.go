@@ -403,8 +403,8 @@ func TestPraisonAIStepsRun(t *testing.T) {
 	for _, tt := range tests {
 		covered[tt.file] = true
 	}
-	// Every steps file of the corpus is here, or refused for a shape no
-	// release will run (listed in pkg/spec's corpus table).
+	// Every steps file of the corpus is here, or refused for a shape
+	// teamrun does not run (pkg/spec's corpus table has the refusals).
 	refused := map[string]bool{
 		"examples__yaml__hybrid-workflow.yaml":            true, // run:/judge:/approve: steps
 		"examples__yaml__nested_workflow.yaml":            true, // a loop of steps
