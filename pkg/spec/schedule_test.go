@@ -89,3 +89,20 @@ func TestBudgetCostKey(t *testing.T) {
 		t.Errorf("CostKey %q", k)
 	}
 }
+
+// config.yml prices reach a scheduler file's agents: the warning that
+// max_cost counts nothing goes once they have one.
+func TestSchedulerBudgetPrices(t *testing.T) {
+	src := "framework: praisonai\nagents:\n  - {name: monitor, llm: m}\ntask: Check AI news\nschedule: {interval: hourly, max_cost: 1}\n"
+	team, err := Parse("sched.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ErrorList(team.Warnings).Error(), "schedule.max_cost: agents monitor have no price") {
+		t.Fatalf("no unpriced warning:\n%v", ErrorList(team.Warnings))
+	}
+	team.FillPrices(map[string]*Price{"m": {Input: 1, Output: 2}})
+	if w := ErrorList(team.Warnings).Error(); strings.Contains(w, "have no price") {
+		t.Errorf("the warning stays once the model has a price:\n%s", w)
+	}
+}
