@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,8 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // corpusDir is the shared folder of real PraisonAI files.
@@ -228,10 +225,7 @@ func checkSteps(t *testing.T, got []asked, want []step) {
 // can run against the fake model server, and asserts from the recorded
 // requests the step order, what each step reads (parallel joins, a
 // summary of all loop instances), which branch a route took, and the
-// progress lines. A file that cannot run yet is pending with the refusal
-// that stops it: while it is refused so, its row is skipped; the day it
-// loads, the row runs (its expectations were checked against the branch
-// that adds repeat:).
+// progress lines, repeat iterations included.
 func TestPraisonAIStepsRun(t *testing.T) {
 	if _, err := os.Stat(corpusDir); err != nil {
 		t.Skipf("corpus not available: %v", err)
@@ -243,8 +237,6 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		// not in the corpus: testdata/praisonai
 		gateFile         = "gate_workflow.yaml"
 		parallelLoopFile = "parallel_loop.yaml"
-		// what refuses repeat: until the branch that runs it lands
-		repeatPending = "repeat steps are not supported yet"
 	)
 	gate := []reply{
 		{"Score this draft: a weak draft", "41", 0, 0},
@@ -261,7 +253,6 @@ func TestPraisonAIStepsRun(t *testing.T) {
 	tests := []struct {
 		name     string // the subtest; the file's name when empty
 		file     string
-		pending  string // the refusal that keeps it from running yet
 		args     []string
 		rules    []reply
 		together []string // prompts that run at once
@@ -362,7 +353,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 
 		// repeat: the evaluator runs again, fed its previous answer, until
 		// an answer says approved.
-		{file: "examples__yaml__workflows__evaluator_optimizer_workflow.yaml", pending: repeatPending, args: []string{"--var", "input=a haiku"},
+		{file: "examples__yaml__workflows__evaluator_optimizer_workflow.yaml", args: []string{"--var", "input=a haiku"},
 			rules: []reply{{"Evaluate this content", "NEEDS IMPROVEMENT: more imagery", 1, 0}, {"Evaluate this content", "Approved: clear and vivid", 0, 0}},
 			want: []step{
 				{0, "Content Generator", "Generate content for: a haiku", nil},
@@ -371,7 +362,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 			}, progress: []string{"completed step_2#1", "completed step_2#2", `skipped   step_2#3: step_2#2's result contains "approved": the repeat is done`, "Approved: clear and vivid"}},
 		// Every pattern in one file: classify, route (to a label), parallel,
 		// loop, then a repeat until the synthesis says comprehensive.
-		{file: "examples__yaml__agents_workflow.yaml", pending: repeatPending,
+		{file: "examples__yaml__agents_workflow.yaml",
 			rules: []reply{{"Classify this request: AI trends", "technical", 0, 0},
 				{"Synthesize all research findings", "a first synthesis", 1, 0}, {"Synthesize all research findings", "the comprehensive report", 0, 0}},
 			want: []step{
@@ -385,7 +376,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 				{4, "Synthesizer", "Synthesize all research findings into a comprehensive report", []int{4, 5, 6}},
 				{5, "Synthesizer", "Synthesize all research findings into a comprehensive report", []int{7}},
 			}, progress: []string{"skipped   routing_default", "completed routing_technical", "completed step_4[2]", "completed step_5#1", "completed step_5#2"}},
-		{file: "examples__yaml__workflows__complete_workflow.yaml", pending: repeatPending,
+		{file: "examples__yaml__workflows__complete_workflow.yaml",
 			rules: []reply{{"Classify: AI trends", "research", 0, 0}, {"Evaluate the report quality", "APPROVED", 0, 0}},
 			want: []step{
 				{0, "Request Classifier", "Classify: AI trends", nil},
@@ -415,7 +406,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		data, _ := os.ReadFile(f)
 		if bytes.Contains(data, []byte("\nsteps:")) || bytes.Contains(data, []byte("\n  steps:")) {
 			if b := filepath.Base(f); !covered[b] && !refused[b] {
-				t.Errorf("steps file %s is neither run nor pending here", b)
+				t.Errorf("steps file %s is neither run here nor refused", b)
 			}
 		}
 	}
@@ -428,15 +419,6 @@ func TestPraisonAIStepsRun(t *testing.T) {
 			src := filepath.Join(corpusDir, tt.file)
 			if tt.file == gateFile || tt.file == parallelLoopFile {
 				src = filepath.Join("..", "..", "testdata", "praisonai", tt.file)
-			}
-			if tt.pending != "" {
-				if _, err := spec.Load(src); err != nil {
-					var list spec.ErrorList
-					if !errors.As(err, &list) || !strings.Contains(err.Error(), tt.pending) {
-						t.Fatalf("pending on %q, but loading gives %v", tt.pending, err)
-					}
-					t.Skipf("pending: refused with %q", tt.pending)
-				}
 			}
 			f := &fakeModel{rules: tt.rules, together: tt.together}
 			code, out := runPraison(t, src, f, tt.args...)
