@@ -446,13 +446,13 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 				adminWarnf(c, "%v", err)
 			}
 			active, _ := a.project.Active(c.Context)
-			printSession(c.App.Writer, sess, held, previews, id == active, time.Now(), ios.IsTerminal(), ios.Width(), runner.LogsRoot(a.store))
+			printSession(c.App.Writer, sess, held, previews, id == active, time.Now(), ios.IsTerminal(), ios.Width())
 			return nil
 		}),
 	}
 }
 
-func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, previews map[string]string, active bool, now time.Time, tty bool, width int, logsRoot string) {
+func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, previews map[string]string, active bool, now time.Time, tty bool, width int) {
 	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	id := s.ID
 	if active {
@@ -514,7 +514,7 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 		fmt.Fprintf(tw, "%s\n", resultPreview(result, 60))
 	}
 	tw.Flush()
-	if spans := spansOf(s, logsRoot); len(spans) > 0 {
+	if spans := spansOf(s); len(spans) > 0 {
 		fmt.Fprintln(w)
 		printTimeline(w, spans, width, tty)
 	}

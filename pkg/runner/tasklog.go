@@ -5,7 +5,6 @@ package runner
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -171,54 +170,14 @@ func (s *outputSinks) close() error {
 	return first
 }
 
-// AttemptRecord is an attempt that did not complete, kept beside its logs
-// (<attempt>.json) for session show's timeline: the session file keeps only
-// a task's last attempt.
-type AttemptRecord struct {
-	Attempt  int       `json:"attempt"`
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
-	Outcome  string    `json:"outcome"` // failed, interrupted
-	Error    string    `json:"error,omitempty"`
-}
-
-// Attempts reads the kept records of a task's attempts that did not
-// complete, by attempt number; none when there are none.
-func Attempts(root, id, task string) map[int]AttemptRecord {
-	out := map[int]AttemptRecord{}
-	if root == "" {
-		return out
-	}
-	files, _ := filepath.Glob(filepath.Join(LogsDir(root, id), fileName(task), "*.json"))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		var r AttemptRecord
-		if json.Unmarshal(data, &r) == nil && r.Attempt > 0 {
-			out[r.Attempt] = r
-		}
-	}
-	return out
-}
-
 // logHints tells, on a failed attempt, the command that shows its kept
-// output, when it kept any; and keeps an AttemptRecord of every attempt that
-// did not complete (only those: a run of tasks that succeed writes nothing
-// more).
+// output, when it kept any.
 type logHints struct {
 	Observer
 	root, session string // root: LogsRoot; "" keeps none
 }
 
 func (h logHints) Observe(ev Event) {
-	if h.root != "" && ev.Attempt > 0 {
-		switch ev.Type {
-		case TaskFailed, TaskRetrying, TaskInterrupted:
-			h.keep(ev)
-		}
-	}
 	if ev.Type == TaskFailed && ev.Attempt > 0 && h.root != "" {
 		for _, stream := range []string{"stderr", "stdout"} {
 			if _, err := os.Stat(LogPath(h.root, h.session, ev.Task, ev.Attempt, stream)); err == nil {
@@ -228,32 +187,6 @@ func (h logHints) Observe(ev Event) {
 		}
 	}
 	h.Observer.Observe(ev)
-}
-
-// keep writes ev's AttemptRecord; it is a courtesy to the timeline, so a
-// failure to write it is no failure of the run.
-func (h logHints) keep(ev Event) {
-	r := AttemptRecord{Attempt: ev.Attempt, Finished: ev.Time.UTC(), Started: ev.Time.UTC(), Outcome: "failed", Error: ev.Error}
-	if ev.Elapsed != nil {
-		r.Started = ev.Time.Add(-time.Duration(*ev.Elapsed)).UTC()
-	}
-	if ev.Type == TaskInterrupted {
-		r.Outcome, r.Error = "interrupted", ""
-	}
-	data, err := json.Marshal(r)
-	if err != nil {
-		return
-	}
-	path := LogPath(h.root, h.session, ev.Task, ev.Attempt, "json")
-	if os.MkdirAll(filepath.Dir(path), 0o700) != nil {
-		return
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600)
-	if err != nil {
-		return
-	}
-	_, _ = f.Write(data)
-	_ = f.Close()
 }
 
 // verboseDeltas is rep, showing streamed answers line by line when verbose.
