@@ -627,7 +627,7 @@ func sessionDeleteCommand() *cli.Command {
 				}
 				return storeExit(err)
 			}
-			removeLogs(c, runner.LogsRoot(a.store), id)
+			removeLocal(c, a.store, id)
 			if err := a.project.Audit(c.Context, checkpoint.AuditRecord{Event: checkpoint.EventDeleted, Session: id, Store: a.store.Location()}); err != nil {
 				return storeExit(fmt.Errorf("session %s was deleted, but the audit log could not be written: %w", id, err))
 			}
@@ -709,7 +709,7 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 			for _, s := range stale {
 				it := pruneItem{ID: s.ID, Updated: s.Touched.UTC().Truncate(time.Second), Reason: s.Reason}
 				if s.Removed && !out.DryRun {
-					removeLogs(c, runner.LogsRoot(a.store), s.ID)
+					removeLocal(c, a.store, s.ID)
 				}
 				if s.Removed {
 					out.Removed = append(out.Removed, it)

@@ -122,12 +122,15 @@ func printLogs(w io.Writer, storeDir, id string, tasks []checkpoint.TaskRecord, 
 	return nil
 }
 
-// removeLogs removes a session's kept output, once the session is gone.
-func removeLogs(c *cli.Context, root, id string) {
-	if root == "" {
-		return
+// removeLocal removes what a deleted session kept on this machine outside
+// its store's own records: its logs and its scratch.
+func removeLocal(c *cli.Context, store checkpoint.Backend, id string) {
+	if root := runner.LogsRoot(store); root != "" {
+		if err := os.RemoveAll(runner.LogsDir(root, id)); err != nil {
+			adminWarnf(c, "session %s was removed, but not its logs: %v", id, err)
+		}
 	}
-	if err := os.RemoveAll(runner.LogsDir(root, id)); err != nil {
-		adminWarnf(c, "session %s was removed, but not its logs: %v", id, err)
+	if err := runner.RemoveScratch(store, id); err != nil {
+		adminWarnf(c, "session %s was removed, but not its scratch on this machine: %v", id, err)
 	}
 }

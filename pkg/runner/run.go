@@ -150,6 +150,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Interrupts != nil {
 		o.Interrupts.Started()
 	}
+	scratch := scratchOf(store)
 
 	exists, err := store.Exists(ctx, id)
 	if err != nil {
@@ -180,7 +181,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		// recorded as running can have left anything (a task's group is
 		// killed when it ends), so the /proc scan is skipped otherwise.
 		if slices.ContainsFunc(old.Team.Tasks, func(t checkpoint.TaskRecord) bool { return t.Status == checkpoint.StatusRunning }) {
-			if pids := killOrphans(id, store.Location(), procsRecord(store, id)); len(pids) > 0 {
+			if pids := killOrphans(id, store.Location(), procsRecord(scratch, id)); len(pids) > 0 {
 				notes = append(notes, orphansNote(id, pids))
 			}
 			notes = append(notes, elsewhereNotes(old, host)...)
@@ -188,7 +189,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	// What a killed run left (its scratch, snapshot temp files) is litter
 	// now that its processes are gone: the lock makes it ours.
-	sweepScratch(store, lock, warn)
+	sweepScratch(scratch, lock, warn)
 	// The task texts, and so the fingerprint, are rendered from the state
 	// the session started from, not from this invocation's --var alone: a
 	// run with --var resumed without it renders the same texts. Computed
@@ -202,13 +203,13 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		groups = o.Interrupts.Groups()
 	}
 	if o.Subreaper {
-		if err := groups.Subreap(procsRecord(store, id)); err != nil {
+		if err := groups.Subreap(procsRecord(scratch, id)); err != nil {
 			warn(err.Error())
 		}
 		defer groups.Close()
 	}
-	defer sweepScratch(store, lock, warn)
-	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id), Logs: LogsRoot(store), Session: id, Blobs: blobsOf(store)}
+	defer sweepScratch(scratch, lock, warn)
+	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(scratch, id), Logs: LogsRoot(store), Session: id, Blobs: blobsOf(store)}
 	if o.Verbose {
 		commands.Line = func(task, stream, line string) {
 			rep.Observe(Event{Time: time.Now(), Type: TaskLine, Index: -1, Task: task, Stream: stream, Message: line})
