@@ -123,6 +123,7 @@ func postgresParams(t *testing.T) testscript.Params {
 		// For the fault scripts: the schema, the server as psql reaches
 		// it, and the store with a wrong password.
 		env.Setenv("PG_SCHEMA", schema)
+		env.Setenv("PG_SCHEMA_VERSION", strconv.Itoa(pgstore.SchemaVersion))
 		env.Setenv("PG_ADMIN_URL", raw)
 		bad := su
 		bad.User = url.UserPassword(u.User.Username(), "wrong-"+pw)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // ScratchFolders are the sessions' scratch folders (context folders,
@@ -39,4 +40,13 @@ func (f ScratchFolders) Sweep(id string) error {
 func LocalScratch(cacheDir, location string) ScratchFolders {
 	sum := sha256.Sum256([]byte(location))
 	return ScratchFolders{Root: filepath.Join(cacheDir, "teamrun", "scratch", hex.EncodeToString(sum[:8]))}
+}
+
+// TaskFileName is a task's name as a file name (a context file, a log
+// folder): unchanged unless it holds a slash or NUL or is a dot name.
+func TaskFileName(task string) string {
+	if task == "" || task == "." || task == ".." || strings.ContainsAny(task, "/\x00") {
+		return strings.NewReplacer("/", "_", "\x00", "_").Replace(strings.Trim(task, ".")) + "_"
+	}
+	return task
 }

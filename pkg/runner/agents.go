@@ -85,9 +85,13 @@ type Commands struct {
 	// Warn tells the user something; nil: nobody. Called from the
 	// goroutines of parallel tasks.
 	Warn func(msg string)
-	// Logs is the folder the attempts' logs go in (LogsRoot), with Session
-	// the session's id; "" keeps no logs.
-	Logs    string
+	// Logs keeps the attempts' output of session Session (nil: none is
+	// kept), LogsCtx the context its writes use (they outlive a cancelled
+	// run: an interrupted attempt's output is kept too), and Kept learns
+	// which attempts' output was kept.
+	Logs    logStore
+	LogsCtx context.Context
+	Kept    *keptLogs
 	Session string
 	// Line, when set, gets every line of a command's stdout and stderr as
 	// it comes (--verbose). Called from the goroutines of parallel tasks.
@@ -225,7 +229,7 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		Spool: c.TempDir, Stdout: sinks.stdout, Stderr: sinks.stderr, Large: large,
 	})
 	if cerr := sinks.close(); cerr != nil {
-		c.warnOnce("logs", fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, LogsDir(c.Logs, c.Session), cerr))
+		c.warnOnce("logs", fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, c.Store, cerr))
 	}
 	if err != nil {
 		return Result{}, err
@@ -273,10 +277,18 @@ func (c *Commands) jobEnv(ctx context.Context, job *Job) (env, owner []string, r
 // sinks opens an attempt's logs and its --verbose lines.
 func (c *Commands) sinks(job *Job) *outputSinks {
 	s := &outputSinks{}
-	if c.Session != "" && c.Logs != "" {
-		task := job.Task.Name
-		o := &attemptLog{path: LogPath(c.Logs, c.Session, task, job.Attempt, "stdout")}
-		e := &attemptLog{path: LogPath(c.Logs, c.Session, task, job.Attempt, "stderr")}
+	if c.Session != "" && c.Logs != nil {
+		task, attempt := job.Task.Name, job.Attempt
+		ctx := c.LogsCtx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		kept := func() { c.Kept.add(task, attempt) }
+		if c.Kept == nil {
+			kept = nil
+		}
+		o := &attemptLog{w: c.Logs.AttemptLog(ctx, c.Session, task, attempt, "stdout"), kept: kept}
+		e := &attemptLog{w: c.Logs.AttemptLog(ctx, c.Session, task, attempt, "stderr"), kept: kept}
 		s.add(o, e, o, e)
 	}
 	if c.Line != nil {
@@ -441,12 +453,7 @@ func envValue(v any) string {
 }
 
 // fileName keeps a task's name usable as a file name in the context folder.
-func fileName(task string) string {
-	if task == "" || task == "." || task == ".." || strings.ContainsAny(task, "/\x00") {
-		return strings.NewReplacer("/", "_", "\x00", "_").Replace(strings.Trim(task, ".")) + "_"
-	}
-	return task
-}
+func fileName(task string) string { return checkpoint.TaskFileName(task) }
 
 // writeContextFile writes a context task's output to path (0600), copied
 // from its blob when it is stored out of line: never whole in memory.

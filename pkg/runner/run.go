@@ -209,7 +209,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		defer groups.Close()
 	}
 	defer sweepScratch(scratch, lock, warn)
-	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(scratch, id), Logs: LogsRoot(store), Session: id, Blobs: blobsOf(store)}
+	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(scratch, id),
+		Logs: logsOf(store), LogsCtx: context.WithoutCancel(ctx), Kept: &keptLogs{}, Session: id, Blobs: blobsOf(store)}
 	if o.Verbose {
 		commands.Line = func(task, stream, line string) {
 			rep.Observe(Event{Time: time.Now(), Type: TaskLine, Index: -1, Task: task, Stream: stream, Message: line})
@@ -395,7 +396,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 			}
 			return fmt.Sprintf("teamrun session decide %s %s %s", id, ShellQuote(task), value)
 		},
-		Observer:   logHints{Observer: verboseDeltas(rep, o.Verbose), root: LogsRoot(store), session: id},
+		Observer:   logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id},
 		Regrow:     regrowOf(set),
 		RanBefore:  p.ranBefore,
 		UsedBefore: p.usedBefore,

@@ -5,11 +5,9 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -23,73 +21,92 @@ const LogCap = 1 << 20
 // logCutNote ends a log that reached LogCap.
 var logCutNote = fmt.Sprintf("\n[teamrun: cut here: a log keeps the first %d bytes (1 MiB) of each stream]\n", LogCap)
 
-// LogsRoot is the folder the attempts' logs of a store's sessions go in:
-// the file store's own folder, beside the session files; "" for a store
-// that is no local folder (no logs are kept).
-func LogsRoot(store checkpoint.Backend) string {
-	if d, ok := store.(interface{ Dir() string }); ok {
-		return d.Dir()
+// logStore is a store that keeps the attempts' output: the file store in
+// files beside the session, PostgreSQL in its logs table. A store without
+// it keeps none.
+type logStore interface {
+	// AttemptLog is where one stream ("stdout" or "stderr") of an attempt
+	// of session id's task goes; it is kept when Close returns nil. It
+	// gets at most LogCap bytes and the cut note (attemptLog caps).
+	AttemptLog(ctx context.Context, id, task string, attempt int, stream string) io.WriteCloser
+}
+
+// logsOf is store's log keeping; nil: none.
+func logsOf(store checkpoint.Backend) logStore {
+	if l, ok := store.(logStore); ok {
+		return l
 	}
-	return ""
+	return nil
 }
 
-// LogsDir is the folder beside a session's file holding its attempts' logs:
-// <store>/<id>.logs/<task>/<attempt>.stdout and .stderr.
-func LogsDir(storeDir, id string) string { return filepath.Join(storeDir, id+".logs") }
-
-// LogPath is the file of one stream ("stdout" or "stderr") of an attempt.
-func LogPath(storeDir, id, task string, attempt int, stream string) string {
-	return filepath.Join(LogsDir(storeDir, id), fileName(task), strconv.Itoa(attempt)+"."+stream)
-}
-
-// attemptLog writes one stream of an attempt to its file, up to LogCap.
-// The file is made at the first byte: a silent command costs no file.
+// attemptLog caps one stream of an attempt at LogCap on its way to the
+// store, which gets nothing for a silent stream; a stream cut there ends
+// with logCutNote. kept, when set, is told of a log kept.
 type attemptLog struct {
-	path string
-	f    *os.File
+	w    io.WriteCloser
 	n    int
 	cut  bool
 	werr error
+	kept func()
 }
 
 func (l *attemptLog) Write(p []byte) (int, error) {
 	if l.cut || l.werr != nil || len(p) == 0 {
 		return len(p), nil // the command's output is never blocked by its log
 	}
-	if l.f == nil {
-		if l.werr = os.MkdirAll(filepath.Dir(l.path), 0o700); l.werr != nil {
-			return len(p), nil
-		}
-		// Attempt numbers never recur (a crashed attempt's successor has
-		// the next one), so a file of the same name is a leftover.
-		if l.f, l.werr = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600); l.werr != nil {
-			return len(p), nil
-		}
-	}
 	keep := p
 	if room := LogCap - l.n; len(keep) > room {
 		keep, l.cut = keep[:room], true
 	}
-	if _, err := l.f.Write(keep); err != nil {
+	if _, err := l.w.Write(keep); err != nil {
 		l.werr = err
 		return len(p), nil
 	}
 	l.n += len(keep)
 	if l.cut {
-		_, l.werr = io.WriteString(l.f, logCutNote)
+		_, l.werr = io.WriteString(l.w, logCutNote)
 	}
 	return len(p), nil
 }
 
 func (l *attemptLog) Close() error {
-	var err error
-	if l.f != nil {
-		err = l.f.Close()
-	}
+	err := l.w.Close()
 	if l.werr != nil {
 		return l.werr
 	}
+	if err == nil && l.n > 0 && l.kept != nil {
+		l.kept()
+	}
 	return err
+}
+
+// keptLogs are the attempts whose output was kept, for logHints.
+type keptLogs struct {
+	mu sync.Mutex
+	m  map[keptKey]bool
+}
+
+type keptKey struct {
+	task    string
+	attempt int
+}
+
+func (k *keptLogs) add(task string, attempt int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[keptKey]bool{}
+	}
+	k.m[keptKey{task, attempt}] = true
+}
+
+func (k *keptLogs) has(task string, attempt int) bool {
+	if k == nil {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.m[keptKey{task, attempt}]
 }
 
 // lineWriter hands each complete line written to it to emit, without its
@@ -174,17 +191,13 @@ func (s *outputSinks) close() error {
 // output, when it kept any.
 type logHints struct {
 	Observer
-	root, session string // root: LogsRoot; "" keeps none
+	kept    *keptLogs
+	session string
 }
 
 func (h logHints) Observe(ev Event) {
-	if ev.Type == TaskFailed && ev.Attempt > 0 && h.root != "" {
-		for _, stream := range []string{"stderr", "stdout"} {
-			if _, err := os.Stat(LogPath(h.root, h.session, ev.Task, ev.Attempt, stream)); err == nil {
-				ev.Logs = fmt.Sprintf("teamrun session logs %s %s --attempt %d", ShellQuote(h.session), ShellQuote(ev.Task), ev.Attempt)
-				break
-			}
-		}
+	if ev.Type == TaskFailed && ev.Attempt > 0 && h.kept.has(ev.Task, ev.Attempt) {
+		ev.Logs = fmt.Sprintf("teamrun session logs %s %s --attempt %d", ShellQuote(h.session), ShellQuote(ev.Task), ev.Attempt)
 	}
 	h.Observer.Observe(ev)
 }
