@@ -85,20 +85,22 @@ type Commands struct {
 	// Warn tells the user something; nil: nobody. Called from the
 	// goroutines of parallel tasks.
 	Warn func(msg string)
-	// Logs keeps the attempts' output of session Session (nil: none is
-	// kept), LogsCtx the context its writes use (they outlive a cancelled
-	// run: an interrupted attempt's output is kept too), and Kept learns
-	// which attempts' output was kept.
+	// Logs keeps the attempts' output of the session Lock holds (nil:
+	// none is kept), LogsCtx the context its writes use (they outlive a
+	// cancelled run: an interrupted attempt's output is kept too), and
+	// Kept learns which attempts' output was kept.
 	Logs    logStore
+	Lock    checkpoint.Lock
 	LogsCtx context.Context
 	Kept    *keptLogs
-	Session string
 	// Line, when set, gets every line of a command's stdout and stderr as
 	// it comes (--verbose). Called from the goroutines of parallel tasks.
 	Line func(task, stream, line string)
 	// Blobs, when set, keeps a stdout over checkpoint.BlobThreshold out
 	// of line (streamed from its spool file), as session Session's.
 	Blobs blobStore
+	// Session is the id of the session the commands run for.
+	Session string
 
 	mu       sync.Mutex
 	madeTemp bool     // TempDir is there
@@ -277,7 +279,7 @@ func (c *Commands) jobEnv(ctx context.Context, job *Job) (env, owner []string, r
 // sinks opens an attempt's logs and its --verbose lines.
 func (c *Commands) sinks(job *Job) *outputSinks {
 	s := &outputSinks{}
-	if c.Session != "" && c.Logs != nil {
+	if c.Lock != nil && c.Logs != nil {
 		task, attempt := job.Task.Name, job.Attempt
 		ctx := c.LogsCtx
 		if ctx == nil {
@@ -287,8 +289,8 @@ func (c *Commands) sinks(job *Job) *outputSinks {
 		if c.Kept == nil {
 			kept = nil
 		}
-		o := &attemptLog{w: c.Logs.AttemptLog(ctx, c.Session, task, attempt, "stdout"), kept: kept}
-		e := &attemptLog{w: c.Logs.AttemptLog(ctx, c.Session, task, attempt, "stderr"), kept: kept}
+		o := &attemptLog{w: c.Logs.AttemptLog(ctx, c.Lock, task, attempt, "stdout"), kept: kept}
+		e := &attemptLog{w: c.Logs.AttemptLog(ctx, c.Lock, task, attempt, "stderr"), kept: kept}
 		s.add(o, e, o, e)
 	}
 	if c.Line != nil {

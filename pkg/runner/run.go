@@ -210,7 +210,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	defer sweepScratch(scratch, lock, warn)
 	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(scratch, id),
-		Logs: logsOf(store), LogsCtx: context.WithoutCancel(ctx), Kept: &keptLogs{}, Session: id, Blobs: blobsOf(store)}
+		Logs: logsOf(store), Lock: lock, LogsCtx: context.WithoutCancel(ctx), Kept: &keptLogs{}, Session: id, Blobs: blobsOf(store)}
 	if o.Verbose {
 		commands.Line = func(task, stream, line string) {
 			rep.Observe(Event{Time: time.Now(), Type: TaskLine, Index: -1, Task: task, Stream: stream, Message: line})

@@ -26,9 +26,10 @@ var logCutNote = fmt.Sprintf("\n[teamrun: cut here: a log keeps the first %d byt
 // it keeps none.
 type logStore interface {
 	// AttemptLog is where one stream ("stdout" or "stderr") of an attempt
-	// of session id's task goes; it is kept when Close returns nil. It
-	// gets at most LogCap bytes and the cut note (attemptLog caps).
-	AttemptLog(ctx context.Context, id, task string, attempt int, stream string) io.WriteCloser
+	// of a task of the session l holds goes; it is kept when Close returns
+	// nil, and refused once another run owns the session. It gets at most
+	// LogCap bytes and the cut note (attemptLog caps).
+	AttemptLog(ctx context.Context, l checkpoint.Lock, task string, attempt int, stream string) io.WriteCloser
 }
 
 // logsOf is store's log keeping; nil: none.

@@ -20,11 +20,11 @@ func (s *Store) logPath(id, task string, attempt int, stream string) string {
 }
 
 // AttemptLog is the file of one stream ("stdout" or "stderr") of an
-// attempt, written as the output comes (what a killed run's attempt wrote
-// is kept): made (0600, never through a symbolic link) at the first byte,
-// so a silent stream costs no file.
-func (s *Store) AttemptLog(_ context.Context, id, task string, attempt int, stream string) io.WriteCloser {
-	return &logFile{path: s.logPath(id, task, attempt, stream)}
+// attempt of the session l holds, written as the output comes (what a
+// killed run's attempt wrote is kept): made (0600, never through a
+// symbolic link) at the first byte, so a silent stream costs no file.
+func (s *Store) AttemptLog(_ context.Context, l checkpoint.Lock, task string, attempt int, stream string) io.WriteCloser {
+	return &logFile{path: s.logPath(l.ID(), task, attempt, stream)}
 }
 
 // ReadLog is what was kept of one stream of an attempt; an error wrapping

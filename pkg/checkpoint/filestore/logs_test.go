@@ -11,7 +11,8 @@ import (
 // symbolic link is never written through.
 func TestAttemptLogFiles(t *testing.T) {
 	s := newStore(t)
-	w := s.AttemptLog(bg, "a", "t/1", 1, "stdout")
+	l := mustLock(t, s, "a")
+	w := s.AttemptLog(bg, l, "t/1", 1, "stdout")
 	if _, err := io.WriteString(w, "out"); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestAttemptLogFiles(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Skipf("no symbolic links here: %v", err)
 	}
-	w = s.AttemptLog(bg, "a", "t/1", 2, "stdout")
+	w = s.AttemptLog(bg, l, "t/1", 2, "stdout")
 	if _, err := io.WriteString(w, "output"); err == nil {
 		t.Error("a log path that is a symbolic link was written without an error")
 	}

@@ -594,7 +594,7 @@ func testProject(t *testing.T, s checkpoint.Backend) {
 
 // logKeeper is a store that keeps the attempts' output.
 type logKeeper interface {
-	AttemptLog(ctx context.Context, id, task string, attempt int, stream string) io.WriteCloser
+	AttemptLog(ctx context.Context, l checkpoint.Lock, task string, attempt int, stream string) io.WriteCloser
 	ReadLog(ctx context.Context, id, task string, attempt int, stream string) ([]byte, error)
 }
 
@@ -608,9 +608,10 @@ func testLogs(t *testing.T, s checkpoint.Backend) {
 	}
 	finished(t, s, "lg", 2, 1)
 	finished(t, s, "other", 1, 1)
+	locks := map[string]checkpoint.Lock{"lg": lock(t, s, "lg"), "other": lock(t, s, "other")}
 	keep := func(id, task string, attempt int, stream string, chunks ...string) {
 		t.Helper()
-		w := lk.AttemptLog(bg, id, task, attempt, stream)
+		w := lk.AttemptLog(bg, locks[id], task, attempt, stream)
 		for _, c := range chunks {
 			if _, err := io.WriteString(w, c); err != nil {
 				t.Fatalf("write the %s of %s/%s/%d: %v", stream, id, task, attempt, err)
@@ -651,6 +652,7 @@ func testLogs(t *testing.T, s checkpoint.Backend) {
 			t.Errorf("ReadLog(%s %s %d %s) = %q, %v; want %q", tt.id, tt.task, tt.attempt, tt.stream, got, err, tt.want)
 		}
 	}
+	locks["lg"].Release()
 	if err := s.Delete(bg, "lg"); err != nil {
 		t.Fatal(err)
 	}
