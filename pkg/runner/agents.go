@@ -134,7 +134,7 @@ func (c *Commands) contextDir(ctx context.Context, outs []ContextOutput) (string
 		c.mu.Unlock()
 	}
 	for _, co := range outs {
-		if err := writeContextFile(ctx, filepath.Join(dir, fileName(co.Task)), co.Output); err != nil {
+		if err := writeContextFile(ctx, filepath.Join(dir, checkpoint.TaskFileName(co.Task)), co.Output); err != nil {
 			c.release(dir)
 			return "", err
 		}
@@ -286,9 +286,6 @@ func (c *Commands) sinks(job *Job) *outputSinks {
 			ctx = context.Background()
 		}
 		kept := func() { c.Kept.add(task, attempt) }
-		if c.Kept == nil {
-			kept = nil
-		}
 		o := &attemptLog{w: c.Logs.AttemptLog(ctx, c.Lock, task, attempt, "stdout"), kept: kept}
 		e := &attemptLog{w: c.Logs.AttemptLog(ctx, c.Lock, task, attempt, "stderr"), kept: kept}
 		s.add(o, e, o, e)
@@ -453,9 +450,6 @@ func envValue(v any) string {
 	}
 	return string(b)
 }
-
-// fileName keeps a task's name usable as a file name in the context folder.
-func fileName(task string) string { return checkpoint.TaskFileName(task) }
 
 // writeContextFile writes a context task's output to path (0600), copied
 // from its blob when it is stored out of line: never whole in memory.

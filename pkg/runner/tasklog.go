@@ -93,6 +93,9 @@ type keptKey struct {
 }
 
 func (k *keptLogs) add(task string, attempt int) {
+	if k == nil {
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.m == nil {
