@@ -628,6 +628,12 @@ func testLogs(t *testing.T, s checkpoint.Backend) {
 	keep("lg", "t01", 1, "stdout")     // silent: nothing kept
 	keep("lg", "t01", 1, "stderr", "") // an empty write too
 	keep("other", "t00", 1, "stdout", "other's")
+	// The session goes on (a resumed run, a new snapshot): its logs stay.
+	j := begin(t, s, locks["lg"], load(t, s, "lg"))
+	record(t, j, complete("t01", "done")...)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		id, task string
 		attempt  int
