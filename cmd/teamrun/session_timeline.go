@@ -44,19 +44,27 @@ func spansOf(s *checkpoint.Session) []span {
 
 // spanOf is attempt a of task on the timeline.
 func spanOf(task string, a checkpoint.Attempt) span {
-	sp := span{task: task, attempt: a.N, start: a.Start, outcome: string(a.Outcome)}
+	sp := span{task: task, attempt: a.N, start: a.Start, outcome: attemptOutcome(a)}
 	if a.End != nil && !a.End.Before(a.Start) {
 		sp.end = *a.End
 	}
+	return sp
+}
+
+// attemptOutcome is how attempt a ended, as session show says it: an
+// attempt a signal stopped is interrupted, and one that halted for a
+// decision halted, not failed; one without an end is still running, or
+// its run died.
+func attemptOutcome(a checkpoint.Attempt) string {
 	switch {
 	case a.Outcome == checkpoint.StatusRunning:
-		sp.outcome = "no end recorded"
+		return "no end recorded"
 	case a.Outcome == checkpoint.StatusFailed && a.Error == runner.InterruptedError:
-		sp.outcome = "interrupted"
+		return "interrupted"
 	case a.Outcome == checkpoint.StatusFailed && checkpoint.HaltedError(a.Error):
-		sp.outcome = statusHalted
+		return statusHalted
 	}
-	return sp
+	return string(a.Outcome)
 }
 
 // printTimeline writes the spans as rows — task, attempt, start (from the
