@@ -3,17 +3,23 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
-// A schema at version 1 (before the logs table) keeps its sessions when a
-// newer teamrun opens it, and gets the logs table.
+// A schema from before the logs table keeps its sessions when a newer
+// teamrun opens it, and gets the logs table.
 func TestMigrateToLogs(t *testing.T) {
+	before := slices.IndexFunc(migrations, func(m string) bool { return strings.Contains(m, "CREATE TABLE {s}.logs") })
+	if before < 0 {
+		t.Fatal("no migration creates the logs table")
+	}
 	raw := testStoreURL(t)
 	s := openStore(t, raw)
 	l, j := begin(t, s, "old", 2)
@@ -22,7 +28,13 @@ func TestMigrateToLogs(t *testing.T) {
 	}
 	l.Release()
 	s.Close()
-	adminExec(t, raw, `DROP TABLE `+s.cfg.schema+`.logs; UPDATE `+s.cfg.schema+`.schema_version SET version = 1`)
+	// Undo the migrations from the logs table's on (the schema as an older
+	// teamrun left it); only the logs table's is undone here, so it must
+	// be the last.
+	if before != len(migrations)-1 {
+		t.Fatalf("the logs table's migration is %d of %d: undo the later ones here too", before+1, len(migrations))
+	}
+	adminExec(t, raw, fmt.Sprintf(`DROP TABLE %[1]s.logs; UPDATE %[1]s.schema_version SET version = %[2]d`, s.cfg.schema, before))
 
 	s = openStore(t, raw)
 	ctx := context.Background()
