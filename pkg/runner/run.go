@@ -150,7 +150,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Interrupts != nil {
 		o.Interrupts.Started()
 	}
-	scratch := scratchOf(store)
+	scratch := scratchOf(store, warn)
 
 	exists, err := store.Exists(ctx, id)
 	if err != nil {
@@ -208,7 +208,15 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 		defer groups.Close()
 	}
-	defer sweepScratch(scratch, lock, warn)
+	// A run that lost the store may have lost the session to another run,
+	// which now uses the same scratch (PostgreSQL: another run on this
+	// host took over): it leaves the sweep to the session's next run.
+	var p *pass
+	defer func() {
+		if p == nil || !p.lostStore {
+			sweepScratch(scratch, lock, warn)
+		}
+	}()
 	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(scratch, id),
 		Logs: logsOf(store), Lock: lock, LogsCtx: context.WithoutCancel(ctx), Kept: &keptLogs{}, Session: id, Blobs: blobsOf(store)}
 	if o.Verbose {
@@ -223,7 +231,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// ends there, the session is loaded back as --continue loads it, and
 	// the next pass runs the task set expanded with the list, what is done
 	// restored (the fingerprint, over the declared tasks, is the same).
-	p := &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host,
+	p = &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host,
 		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}}
 	for n := 0; ; n++ {
 		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
@@ -260,6 +268,7 @@ type pass struct {
 	commands   *Commands
 	ranBefore  map[string]bool // tasks an earlier pass completed
 	usedBefore *Usage          // what earlier passes' LLM requests cost
+	lostStore  bool            // a pass ended for a store failure
 }
 
 // run runs pass n on task set set of session old (exists: in the store);
@@ -433,6 +442,9 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 	}
 
 	sum, runErr := e.Run(ctx)
+	if sum != nil && sum.Outcome == StoreFailed {
+		p.lostStore = true
+	}
 
 	cerr := rec.close()
 	if e.Grew && runErr == nil && cerr == nil {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -32,20 +33,20 @@ func (s localScratch) ScratchDir(id string) string { return s.Dir(id) }
 func (s localScratch) SweepScratch(l checkpoint.Lock) error { return s.Sweep(l.ID()) }
 
 // scratchOf is where store's sessions keep their scratch; nil when there
-// is no such folder (no cache folder: HOME unset), and os.TempDir() takes
-// its place, unswept.
-func scratchOf(store checkpoint.Backend) scratchStore {
+// is no such folder (no cache folder, or one that cannot be made), and
+// os.TempDir() takes its place, unswept: warn says so.
+func scratchOf(store checkpoint.Backend, warn func(string)) scratchStore {
 	if s, ok := store.(scratchStore); ok {
 		return s
 	}
-	f, ok := localScratchOf(store)
-	if !ok {
-		return nil
+	f, err := localScratchOf(store)
+	if err == nil {
+		// The root is made here, 0700, so that a run's own folder is the
+		// one made lazily (makePrivateDir).
+		err = os.MkdirAll(f.Root, 0o700)
 	}
-	// The root is made here, 0700, so that a run's own folder is the
-	// one made lazily (makePrivateDir); one that cannot be made is
-	// os.TempDir() again.
-	if os.MkdirAll(f.Root, 0o700) != nil {
+	if err != nil {
+		warn(fmt.Sprintf("no local folder for this run's scratch (%v): its context folders go to %s, and what a killed run leaves is not swept; set XDG_CACHE_HOME (or HOME) to a writable folder", err, os.TempDir()))
 		return nil
 	}
 	return localScratch{f}
@@ -58,21 +59,21 @@ func RemoveScratch(store checkpoint.Backend, id string) error {
 	if _, own := store.(scratchStore); own {
 		return nil
 	}
-	f, ok := localScratchOf(store)
-	if !ok {
+	f, err := localScratchOf(store)
+	if err != nil {
 		return nil // nothing was ever kept there
 	}
 	return f.Sweep(id)
 }
 
-// localScratchOf is the local scratch of store's sessions; none without
-// a cache folder (HOME unset).
-func localScratchOf(store checkpoint.Backend) (checkpoint.ScratchFolders, bool) {
+// localScratchOf is the local scratch of store's sessions; an error
+// without a cache folder (HOME unset).
+func localScratchOf(store checkpoint.Backend) (checkpoint.ScratchFolders, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
-		return checkpoint.ScratchFolders{}, false
+		return checkpoint.ScratchFolders{}, err
 	}
-	return checkpoint.LocalScratch(cache, store.Location()), true
+	return checkpoint.LocalScratch(cache, store.Location()), nil
 }
 
 // scratchDir is the folder of session id's scratch; "" means

@@ -20,7 +20,7 @@ func TestLocalScratch(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", cache)
 	ctx := context.Background()
 	a, b := memstore.New(), memstore.New()
-	sa, sb := scratchOf(a), scratchOf(b)
+	sa, sb := scratchOf(a, noWarn(t)), scratchOf(b, noWarn(t))
 	if sa == nil || sb == nil {
 		t.Fatal("no local scratch for a memory store")
 	}
@@ -78,7 +78,7 @@ func TestFileStoreScratch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := scratchDir(scratchOf(s), "s1"); !strings.HasPrefix(d, dir) {
+	if d := scratchDir(scratchOf(s, noWarn(t)), "s1"); !strings.HasPrefix(d, dir) {
 		t.Errorf("scratch %s, want it in %s", d, dir)
 	}
 	if err := RemoveScratch(s, "s1"); err != nil {
@@ -102,5 +102,32 @@ func TestLocalScratchKey(t *testing.T) {
 		if strings.Contains(r, "u@") || strings.Contains(r, "schema") {
 			t.Errorf("the root %s shows the location", r)
 		}
+	}
+}
+
+func noWarn(t *testing.T) func(string) {
+	return func(msg string) { t.Errorf("warning: %s", msg) }
+}
+
+// Without a cache folder that can be made, the scratch is os.TempDir()
+// again (no record, no sweep), and the run is told so.
+func TestLocalScratchUnavailable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, env := range map[string][2]string{"cache is a file": {file, "/nonexistent"}, "no HOME": {"", ""}} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("XDG_CACHE_HOME", env[0])
+			t.Setenv("HOME", env[1])
+			var warnings []string
+			s := scratchOf(memstore.New(), func(m string) { warnings = append(warnings, m) })
+			if s != nil || scratchDir(s, "s1") != "" || procsRecord(s, "s1") != "" {
+				t.Errorf("scratch %v, want none", s)
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0], "XDG_CACHE_HOME") {
+				t.Errorf("warnings %q", warnings)
+			}
+		})
 	}
 }
