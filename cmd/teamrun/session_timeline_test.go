@@ -57,17 +57,19 @@ func TestSpansOf(t *testing.T) {
 		want []span
 	}{
 		{"every attempt from the history",
-			checkpoint.TaskRecord{Name: "t", Status: checkpoint.StatusCompleted, Attempts: 4, StartedAt: at(9), FinishedAt: at(10), History: []checkpoint.Attempt{
+			checkpoint.TaskRecord{Name: "t", Status: checkpoint.StatusCompleted, Attempts: 5, StartedAt: at(9), FinishedAt: at(10), History: []checkpoint.Attempt{
 				{N: 1, Start: *at(0), End: at(1), Outcome: checkpoint.StatusFailed, Error: "exit status 3"},
 				{N: 2, Start: *at(2), End: at(3), Outcome: checkpoint.StatusFailed, Error: runner.InterruptedError},
 				{N: 3, Start: *at(4), Outcome: checkpoint.StatusRunning},
-				{N: 4, Start: *at(9), End: at(10), Outcome: checkpoint.StatusCompleted},
+				{N: 4, Start: *at(5), End: at(6), Outcome: checkpoint.StatusFailed, Error: checkpoint.HaltedErrorPrefix + "tool charge"},
+				{N: 5, Start: *at(9), End: at(10), Outcome: checkpoint.StatusCompleted},
 			}},
 			[]span{
 				{task: "t", attempt: 1, start: *at(0), end: *at(1), outcome: "failed"},
 				{task: "t", attempt: 2, start: *at(2), end: *at(3), outcome: "interrupted"},
 				{task: "t", attempt: 3, start: *at(4), outcome: "no end recorded"},
-				{task: "t", attempt: 4, start: *at(9), end: *at(10), outcome: "completed"},
+				{task: "t", attempt: 4, start: *at(5), end: *at(6), outcome: "halted"},
+				{task: "t", attempt: 5, start: *at(9), end: *at(10), outcome: "completed"},
 			}},
 		{"an end before the start is no end",
 			checkpoint.TaskRecord{Name: "t", Attempts: 1, History: []checkpoint.Attempt{{N: 1, Start: *at(5), End: at(4), Outcome: checkpoint.StatusFailed}}},
