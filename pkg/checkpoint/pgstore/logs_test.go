@@ -16,7 +16,7 @@ import (
 // A schema from before the logs table keeps its sessions when a newer
 // teamrun opens it, and gets the logs table.
 func TestMigrateToLogs(t *testing.T) {
-	before := slices.IndexFunc(migrations, func(m string) bool { return strings.Contains(m, "CREATE TABLE {s}.logs") })
+	before := slices.IndexFunc(migrations, func(m string) bool { return strings.Contains(m, "{s}.logs (") })
 	if before < 0 {
 		t.Fatal("no migration creates the logs table")
 	}
