@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/pgstore"
 )
 
@@ -113,12 +114,16 @@ func postgresParams(t *testing.T) testscript.Params {
 			return err
 		}
 		env.Setenv("STORE", s.Location())
+		// SCRATCH holds the sessions' <id>.scratch folders: on this
+		// machine, below the cache folder, for a store that is no folder.
+		env.Setenv("SCRATCH", checkpoint.LocalScratch(env.WorkDir+"/.cache", s.Location()).Root)
 		s.Close()
 		pw, _ := u.User.Password()
 		env.Setenv("PGPASSWORD_TEST", pw)
 		// For the fault scripts: the schema, the server as psql reaches
 		// it, and the store with a wrong password.
 		env.Setenv("PG_SCHEMA", schema)
+		env.Setenv("PG_SCHEMA_VERSION", strconv.Itoa(pgstore.SchemaVersion))
 		env.Setenv("PG_ADMIN_URL", raw)
 		bad := su
 		bad.User = url.UserPassword(u.User.Username(), "wrong-"+pw)
@@ -158,6 +163,9 @@ func scriptParams(pg bool, setup func(*testscript.Env) error) testscript.Params 
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TEAMRUN_HOME", env.WorkDir+"/.teamrun-home")
 			env.Setenv("STORE", env.WorkDir+"/.teamrun-home/sessions")
+			env.Setenv("SCRATCH", env.WorkDir+"/.teamrun-home/sessions")
+			// The cache folder (os.UserCacheDir) is the script's own.
+			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/.cache")
 			env.Setenv("PGPASSWORD_TEST", "no password in the file store")
 			env.Setenv("NO_COLOR", "1")
 			if setup != nil {

@@ -446,13 +446,13 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 				adminWarnf(c, "%v", err)
 			}
 			active, _ := a.project.Active(c.Context)
-			printSession(c.App.Writer, sess, held, previews, id == active, time.Now(), ios.IsTerminal(), ios.Width(), runner.LogsRoot(a.store))
+			printSession(c.App.Writer, sess, held, previews, id == active, time.Now(), ios.IsTerminal(), ios.Width())
 			return nil
 		}),
 	}
 }
 
-func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, previews map[string]string, active bool, now time.Time, tty bool, width int, logsRoot string) {
+func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, previews map[string]string, active bool, now time.Time, tty bool, width int) {
 	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	id := s.ID
 	if active {
@@ -514,7 +514,7 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 		fmt.Fprintf(tw, "%s\n", resultPreview(result, 60))
 	}
 	tw.Flush()
-	if spans := spansOf(s, logsRoot); len(spans) > 0 {
+	if spans := spansOf(s); len(spans) > 0 {
 		fmt.Fprintln(w)
 		printTimeline(w, spans, width, tty)
 	}
@@ -627,7 +627,7 @@ func sessionDeleteCommand() *cli.Command {
 				}
 				return storeExit(err)
 			}
-			removeLogs(c, runner.LogsRoot(a.store), id)
+			removeLocal(c, a.store, id)
 			if err := a.project.Audit(c.Context, checkpoint.AuditRecord{Event: checkpoint.EventDeleted, Session: id, Store: a.store.Location()}); err != nil {
 				return storeExit(fmt.Errorf("session %s was deleted, but the audit log could not be written: %w", id, err))
 			}
@@ -709,7 +709,7 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 			for _, s := range stale {
 				it := pruneItem{ID: s.ID, Updated: s.Touched.UTC().Truncate(time.Second), Reason: s.Reason}
 				if s.Removed && !out.DryRun {
-					removeLogs(c, runner.LogsRoot(a.store), s.ID)
+					removeLocal(c, a.store, s.ID)
 				}
 				if s.Removed {
 					out.Removed = append(out.Removed, it)

@@ -52,7 +52,7 @@ func printTaskHistory(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskReco
 		if u := runner.AttemptUsage(t.Usage, a.N); runner.HasUsage(u) && t.Usage != nil && len(t.Usage.Calls) > 0 {
 			tokens = runner.UsageText(u)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.N, formatWhen(a.Start, now, tty), dur, a.Outcome, digest, tokens)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.N, formatWhen(a.Start, now, tty), dur, attemptOutcome(a), digest, tokens)
 	}
 	tw.Flush()
 	if t.Previous != "" || t.PreviousBlob != nil {

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -21,7 +21,7 @@ func sessionLogsCommand() *cli.Command {
 		HideHelpCommand: true, // session ids such as "h" stay arguments
 		Usage:           "the stdout and stderr each attempt of a command agent wrote",
 		ArgsUsage:       "ID [TASK]",
-		Description: fmt.Sprintf("Every attempt's stdout and stderr are kept beside the session, the first %d MiB of\n"+
+		Description: fmt.Sprintf("Every attempt's stdout and stderr are kept with the session, the first %d MiB of\n"+
 			"each stream (a log cut there says so on its last line), and removed with it. Without\n"+
 			"TASK, every task's attempts in file order; --attempt N only that attempt.\n\n"+
 			"Examples:\n"+
@@ -76,18 +76,26 @@ func sessionLogsCommand() *cli.Command {
 					return exitf(exitUsage, "task %s of session %s has run %s; there is no attempt %d", t.Name, sess.ID, countOf(t.Attempts, "attempt"), attempt.n)
 				}
 			}
-			root := runner.LogsRoot(a.store)
-			if root == "" {
-				return exitf(exitUsage, "session logs: %s keeps no task output (only the file store does)", a.store.Location())
+			logs, ok := a.store.(logReader)
+			if !ok {
+				return exitf(exitUsage, "session logs: %s keeps no task output", a.store.Location())
 			}
-			return printLogs(c.App.Writer, root, sess.ID, tasks, attempt.n)
+			return printLogs(c.Context, c.App.Writer, logs, sess.ID, tasks, attempt.n)
 		}),
 	}
 }
 
+// logReader is a store that keeps the attempts' output (the file store,
+// PostgreSQL).
+type logReader interface {
+	// ReadLog is one stream of an attempt; an error wrapping
+	// fs.ErrNotExist when none was kept.
+	ReadLog(ctx context.Context, id, task string, attempt int, stream string) ([]byte, error)
+}
+
 // printLogs writes the kept output of the tasks' attempts (only attempt
 // only, when it is not 0), each stream under a header naming it.
-func printLogs(w io.Writer, storeDir, id string, tasks []checkpoint.TaskRecord, only int) error {
+func printLogs(ctx context.Context, w io.Writer, logs logReader, id string, tasks []checkpoint.TaskRecord, only int) error {
 	shown := 0
 	for _, t := range tasks {
 		for n := 1; n <= t.Attempts; n++ {
@@ -97,12 +105,12 @@ func printLogs(w io.Writer, storeDir, id string, tasks []checkpoint.TaskRecord, 
 			shown++
 			any := false
 			for _, stream := range []string{"stdout", "stderr"} {
-				data, err := os.ReadFile(runner.LogPath(storeDir, id, t.Name, n, stream))
+				data, err := logs.ReadLog(ctx, id, t.Name, n, stream)
 				if errors.Is(err, fs.ErrNotExist) {
 					continue
 				}
 				if err != nil {
-					return exitf(exitStore, "session logs: %v", err)
+					return storeExit(fmt.Errorf("session logs: %w", err))
 				}
 				any = true
 				fmt.Fprintf(w, "── %s, attempt %d: %s ──\n", t.Name, n, stream)
@@ -122,12 +130,10 @@ func printLogs(w io.Writer, storeDir, id string, tasks []checkpoint.TaskRecord, 
 	return nil
 }
 
-// removeLogs removes a session's kept output, once the session is gone.
-func removeLogs(c *cli.Context, root, id string) {
-	if root == "" {
-		return
-	}
-	if err := os.RemoveAll(runner.LogsDir(root, id)); err != nil {
-		adminWarnf(c, "session %s was removed, but not its logs: %v", id, err)
+// removeLocal removes what a deleted session kept on this machine outside
+// its store (its logs go with the session): the scratch of its runs.
+func removeLocal(c *cli.Context, store checkpoint.Backend, id string) {
+	if err := runner.RemoveScratch(store, id); err != nil {
+		adminWarnf(c, "session %s was removed, but not its scratch on this machine: %v", id, err)
 	}
 }

@@ -23,37 +23,48 @@ type span struct {
 	outcome string
 }
 
-// spansOf are the recorded attempts of a session's tasks, in file order and
-// attempt order: the session file keeps each task's last attempt, and the
-// attempts that did not complete are kept beside the logs (root: LogsRoot;
-// "" has none).
-func spansOf(s *checkpoint.Session, root string) []span {
+// spansOf are the attempts of a session's tasks, in file order and
+// attempt order, from the session's attempt history; a session written
+// before teamrun kept one shows each task's last attempt.
+func spansOf(s *checkpoint.Session) []span {
 	var out []span
 	for _, t := range s.Team.Tasks {
-		earlier := runner.Attempts(root, s.ID, t.Name)
-		for n := 1; n < t.Attempts; n++ {
-			if r, ok := earlier[n]; ok {
-				out = append(out, span{task: t.Name, attempt: n, start: r.Started, end: r.Finished, outcome: r.Outcome})
+		if len(t.History) == 0 {
+			if t.StartedAt != nil {
+				out = append(out, spanOf(t.Name, checkpoint.Attempt{N: t.Attempts, Start: *t.StartedAt, End: t.FinishedAt, Outcome: t.Status, Error: t.Error}))
 			}
-		}
-		if t.StartedAt == nil {
 			continue
 		}
-		sp := span{task: t.Name, attempt: t.Attempts, start: *t.StartedAt, outcome: string(t.Status)}
-		if t.FinishedAt != nil && !t.FinishedAt.Before(*t.StartedAt) {
-			sp.end = *t.FinishedAt
+		for _, a := range t.History {
+			out = append(out, spanOf(t.Name, a))
 		}
-		switch {
-		case t.Status == checkpoint.StatusRunning:
-			sp.outcome = "no end recorded"
-		case t.Status == checkpoint.StatusFailed && t.Error == runner.InterruptedError:
-			sp.outcome = "interrupted"
-		case t.Status == checkpoint.StatusFailed && checkpoint.HaltedError(t.Error):
-			sp.outcome = statusHalted
-		}
-		out = append(out, sp)
 	}
 	return out
+}
+
+// spanOf is attempt a of task on the timeline.
+func spanOf(task string, a checkpoint.Attempt) span {
+	sp := span{task: task, attempt: a.N, start: a.Start, outcome: attemptOutcome(a)}
+	if a.End != nil && !a.End.Before(a.Start) {
+		sp.end = *a.End
+	}
+	return sp
+}
+
+// attemptOutcome is how attempt a ended, as session show says it: an
+// attempt a signal stopped is interrupted, and one that halted for a
+// decision halted, not failed; one without an end is still running, or
+// its run died.
+func attemptOutcome(a checkpoint.Attempt) string {
+	switch {
+	case a.Outcome == checkpoint.StatusRunning:
+		return "no end recorded"
+	case a.Outcome == checkpoint.StatusFailed && a.Error == runner.InterruptedError:
+		return "interrupted"
+	case a.Outcome == checkpoint.StatusFailed && checkpoint.HaltedError(a.Error):
+		return statusHalted
+	}
+	return string(a.Outcome)
 }
 
 // printTimeline writes the spans as rows — task, attempt, start (from the

@@ -235,6 +235,9 @@ type Attempt struct {
 	End     *time.Time `json:"end,omitempty"`
 	Outcome Status     `json:"outcome"`                 // running, completed or failed
 	Digest  string     `json:"result_digest,omitempty"` // sha256 of the result, when completed
+	// Error is why a failed attempt failed (the timeline tells an
+	// interrupted attempt from a failed one by it).
+	Error string `json:"error,omitempty"`
 }
 
 // Digest is the history's digest of a result.

@@ -85,16 +85,22 @@ type Commands struct {
 	// Warn tells the user something; nil: nobody. Called from the
 	// goroutines of parallel tasks.
 	Warn func(msg string)
-	// Logs is the folder the attempts' logs go in (LogsRoot), with Session
-	// the session's id; "" keeps no logs.
-	Logs    string
-	Session string
+	// Logs keeps the attempts' output of the session Lock holds (nil:
+	// none is kept), LogsCtx the context its writes use (they outlive a
+	// cancelled run: an interrupted attempt's output is kept too), and
+	// Kept learns which attempts' output was kept.
+	Logs    logStore
+	Lock    checkpoint.Lock
+	LogsCtx context.Context
+	Kept    *keptLogs
 	// Line, when set, gets every line of a command's stdout and stderr as
 	// it comes (--verbose). Called from the goroutines of parallel tasks.
 	Line func(task, stream, line string)
 	// Blobs, when set, keeps a stdout over checkpoint.BlobThreshold out
 	// of line (streamed from its spool file), as session Session's.
 	Blobs blobStore
+	// Session is the id of the session the commands run for.
+	Session string
 
 	mu       sync.Mutex
 	madeTemp bool     // TempDir is there
@@ -128,7 +134,7 @@ func (c *Commands) contextDir(ctx context.Context, outs []ContextOutput) (string
 		c.mu.Unlock()
 	}
 	for _, co := range outs {
-		if err := writeContextFile(ctx, filepath.Join(dir, fileName(co.Task)), co.Output); err != nil {
+		if err := writeContextFile(ctx, filepath.Join(dir, checkpoint.TaskFileName(co.Task)), co.Output); err != nil {
 			c.release(dir)
 			return "", err
 		}
@@ -225,7 +231,7 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		Spool: c.TempDir, Stdout: sinks.stdout, Stderr: sinks.stderr, Large: large,
 	})
 	if cerr := sinks.close(); cerr != nil {
-		c.warnOnce("logs", fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, LogsDir(c.Logs, c.Session), cerr))
+		c.warnOnce("logs", fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, c.Store, cerr))
 	}
 	if err != nil {
 		return Result{}, err
@@ -273,10 +279,15 @@ func (c *Commands) jobEnv(ctx context.Context, job *Job) (env, owner []string, r
 // sinks opens an attempt's logs and its --verbose lines.
 func (c *Commands) sinks(job *Job) *outputSinks {
 	s := &outputSinks{}
-	if c.Session != "" && c.Logs != "" {
-		task := job.Task.Name
-		o := &attemptLog{path: LogPath(c.Logs, c.Session, task, job.Attempt, "stdout")}
-		e := &attemptLog{path: LogPath(c.Logs, c.Session, task, job.Attempt, "stderr")}
+	if c.Lock != nil && c.Logs != nil {
+		task, attempt := job.Task.Name, job.Attempt
+		ctx := c.LogsCtx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		kept := func() { c.Kept.add(task, attempt) }
+		o := &attemptLog{w: c.Logs.AttemptLog(ctx, c.Lock, task, attempt, "stdout"), kept: kept}
+		e := &attemptLog{w: c.Logs.AttemptLog(ctx, c.Lock, task, attempt, "stderr"), kept: kept}
 		s.add(o, e, o, e)
 	}
 	if c.Line != nil {
@@ -438,14 +449,6 @@ func envValue(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
-}
-
-// fileName keeps a task's name usable as a file name in the context folder.
-func fileName(task string) string {
-	if task == "" || task == "." || task == ".." || strings.ContainsAny(task, "/\x00") {
-		return strings.NewReplacer("/", "_", "\x00", "_").Replace(strings.Trim(task, ".")) + "_"
-	}
-	return task
 }
 
 // writeContextFile writes a context task's output to path (0600), copied

@@ -150,6 +150,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Interrupts != nil {
 		o.Interrupts.Started()
 	}
+	scratch := scratchOf(store, warn)
 
 	exists, err := store.Exists(ctx, id)
 	if err != nil {
@@ -180,7 +181,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		// recorded as running can have left anything (a task's group is
 		// killed when it ends), so the /proc scan is skipped otherwise.
 		if slices.ContainsFunc(old.Team.Tasks, func(t checkpoint.TaskRecord) bool { return t.Status == checkpoint.StatusRunning }) {
-			if pids := killOrphans(id, store.Location(), procsRecord(store, id)); len(pids) > 0 {
+			if pids := killOrphans(id, store.Location(), procsRecord(scratch, id)); len(pids) > 0 {
 				notes = append(notes, orphansNote(id, pids))
 			}
 			notes = append(notes, elsewhereNotes(old, host)...)
@@ -188,7 +189,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	// What a killed run left (its scratch, snapshot temp files) is litter
 	// now that its processes are gone: the lock makes it ours.
-	sweepScratch(store, lock, warn)
+	sweepScratch(scratch, lock, warn)
 	// The task texts, and so the fingerprint, are rendered from the state
 	// the session started from, not from this invocation's --var alone: a
 	// run with --var resumed without it renders the same texts. Computed
@@ -202,13 +203,22 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		groups = o.Interrupts.Groups()
 	}
 	if o.Subreaper {
-		if err := groups.Subreap(procsRecord(store, id)); err != nil {
+		if err := groups.Subreap(procsRecord(scratch, id)); err != nil {
 			warn(err.Error())
 		}
 		defer groups.Close()
 	}
-	defer sweepScratch(store, lock, warn)
-	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(store, id), Logs: LogsRoot(store), Session: id, Blobs: blobsOf(store)}
+	// A run that lost the store may have lost the session to another run,
+	// which now uses the same scratch (PostgreSQL: another run on this
+	// host took over): it leaves the sweep to the session's next run.
+	var p *pass
+	defer func() {
+		if p == nil || !p.lostStore {
+			sweepScratch(scratch, lock, warn)
+		}
+	}()
+	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(scratch, id),
+		Logs: logsOf(store), Lock: lock, LogsCtx: context.WithoutCancel(ctx), Kept: &keptLogs{}, Session: id, Blobs: blobsOf(store)}
 	if o.Verbose {
 		commands.Line = func(task, stream, line string) {
 			rep.Observe(Event{Time: time.Now(), Type: TaskLine, Index: -1, Task: task, Stream: stream, Message: line})
@@ -221,7 +231,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// ends there, the session is loaded back as --continue loads it, and
 	// the next pass runs the task set expanded with the list, what is done
 	// restored (the fingerprint, over the declared tasks, is the same).
-	p := &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host,
+	p = &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host,
 		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}}
 	for n := 0; ; n++ {
 		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
@@ -258,6 +268,7 @@ type pass struct {
 	commands   *Commands
 	ranBefore  map[string]bool // tasks an earlier pass completed
 	usedBefore *Usage          // what earlier passes' LLM requests cost
+	lostStore  bool            // a pass ended for a store failure
 }
 
 // run runs pass n on task set set of session old (exists: in the store);
@@ -394,7 +405,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 			}
 			return fmt.Sprintf("teamrun session decide %s %s %s", id, ShellQuote(task), value)
 		},
-		Observer:   logHints{Observer: verboseDeltas(rep, o.Verbose), root: LogsRoot(store), session: id},
+		Observer:   logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id},
 		Regrow:     regrowOf(set),
 		RanBefore:  p.ranBefore,
 		UsedBefore: p.usedBefore,
@@ -431,6 +442,9 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 	}
 
 	sum, runErr := e.Run(ctx)
+	if sum != nil && sum.Outcome == StoreFailed {
+		p.lostStore = true
+	}
 
 	cerr := rec.close()
 	if e.Grew && runErr == nil && cerr == nil {

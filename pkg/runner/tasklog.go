@@ -5,12 +5,9 @@ package runner
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -24,73 +21,96 @@ const LogCap = 1 << 20
 // logCutNote ends a log that reached LogCap.
 var logCutNote = fmt.Sprintf("\n[teamrun: cut here: a log keeps the first %d bytes (1 MiB) of each stream]\n", LogCap)
 
-// LogsRoot is the folder the attempts' logs of a store's sessions go in:
-// the file store's own folder, beside the session files; "" for a store
-// that is no local folder (no logs are kept).
-func LogsRoot(store checkpoint.Backend) string {
-	if d, ok := store.(interface{ Dir() string }); ok {
-		return d.Dir()
+// logStore is a store that keeps the attempts' output: the file store in
+// files beside the session, PostgreSQL in its logs table. A store without
+// it keeps none.
+type logStore interface {
+	// AttemptLog is where one stream ("stdout" or "stderr") of an attempt
+	// of a task of the session l holds goes; it is kept when Close returns
+	// nil, and refused once another run owns the session. It gets at most
+	// LogCap bytes and the cut note (attemptLog caps).
+	AttemptLog(ctx context.Context, l checkpoint.Lock, task string, attempt int, stream string) io.WriteCloser
+}
+
+// logsOf is store's log keeping; nil: none.
+func logsOf(store checkpoint.Backend) logStore {
+	if l, ok := store.(logStore); ok {
+		return l
 	}
-	return ""
+	return nil
 }
 
-// LogsDir is the folder beside a session's file holding its attempts' logs:
-// <store>/<id>.logs/<task>/<attempt>.stdout and .stderr.
-func LogsDir(storeDir, id string) string { return filepath.Join(storeDir, id+".logs") }
-
-// LogPath is the file of one stream ("stdout" or "stderr") of an attempt.
-func LogPath(storeDir, id, task string, attempt int, stream string) string {
-	return filepath.Join(LogsDir(storeDir, id), fileName(task), strconv.Itoa(attempt)+"."+stream)
-}
-
-// attemptLog writes one stream of an attempt to its file, up to LogCap.
-// The file is made at the first byte: a silent command costs no file.
+// attemptLog caps one stream of an attempt at LogCap on its way to the
+// store, which gets nothing for a silent stream; a stream cut there ends
+// with logCutNote. kept, when set, is told of a log kept.
 type attemptLog struct {
-	path string
-	f    *os.File
+	w    io.WriteCloser
 	n    int
 	cut  bool
 	werr error
+	kept func()
 }
 
 func (l *attemptLog) Write(p []byte) (int, error) {
 	if l.cut || l.werr != nil || len(p) == 0 {
 		return len(p), nil // the command's output is never blocked by its log
 	}
-	if l.f == nil {
-		if l.werr = os.MkdirAll(filepath.Dir(l.path), 0o700); l.werr != nil {
-			return len(p), nil
-		}
-		// Attempt numbers never recur (a crashed attempt's successor has
-		// the next one), so a file of the same name is a leftover.
-		if l.f, l.werr = os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600); l.werr != nil {
-			return len(p), nil
-		}
-	}
 	keep := p
 	if room := LogCap - l.n; len(keep) > room {
 		keep, l.cut = keep[:room], true
 	}
-	if _, err := l.f.Write(keep); err != nil {
+	if _, err := l.w.Write(keep); err != nil {
 		l.werr = err
 		return len(p), nil
 	}
 	l.n += len(keep)
 	if l.cut {
-		_, l.werr = io.WriteString(l.f, logCutNote)
+		_, l.werr = io.WriteString(l.w, logCutNote)
 	}
 	return len(p), nil
 }
 
 func (l *attemptLog) Close() error {
-	var err error
-	if l.f != nil {
-		err = l.f.Close()
-	}
+	err := l.w.Close()
 	if l.werr != nil {
 		return l.werr
 	}
+	if err == nil && l.n > 0 && l.kept != nil {
+		l.kept()
+	}
 	return err
+}
+
+// keptLogs are the attempts whose output was kept, for logHints.
+type keptLogs struct {
+	mu sync.Mutex
+	m  map[keptKey]bool
+}
+
+type keptKey struct {
+	task    string
+	attempt int
+}
+
+func (k *keptLogs) add(task string, attempt int) {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[keptKey]bool{}
+	}
+	k.m[keptKey{task, attempt}] = true
+}
+
+func (k *keptLogs) has(task string, attempt int) bool {
+	if k == nil {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.m[keptKey{task, attempt}]
 }
 
 // lineWriter hands each complete line written to it to emit, without its
@@ -171,89 +191,19 @@ func (s *outputSinks) close() error {
 	return first
 }
 
-// AttemptRecord is an attempt that did not complete, kept beside its logs
-// (<attempt>.json) for session show's timeline: the session file keeps only
-// a task's last attempt.
-type AttemptRecord struct {
-	Attempt  int       `json:"attempt"`
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
-	Outcome  string    `json:"outcome"` // failed, interrupted
-	Error    string    `json:"error,omitempty"`
-}
-
-// Attempts reads the kept records of a task's attempts that did not
-// complete, by attempt number; none when there are none.
-func Attempts(root, id, task string) map[int]AttemptRecord {
-	out := map[int]AttemptRecord{}
-	if root == "" {
-		return out
-	}
-	files, _ := filepath.Glob(filepath.Join(LogsDir(root, id), fileName(task), "*.json"))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		var r AttemptRecord
-		if json.Unmarshal(data, &r) == nil && r.Attempt > 0 {
-			out[r.Attempt] = r
-		}
-	}
-	return out
-}
-
 // logHints tells, on a failed attempt, the command that shows its kept
-// output, when it kept any; and keeps an AttemptRecord of every attempt that
-// did not complete (only those: a run of tasks that succeed writes nothing
-// more).
+// output, when it kept any.
 type logHints struct {
 	Observer
-	root, session string // root: LogsRoot; "" keeps none
+	kept    *keptLogs
+	session string
 }
 
 func (h logHints) Observe(ev Event) {
-	if h.root != "" && ev.Attempt > 0 {
-		switch ev.Type {
-		case TaskFailed, TaskRetrying, TaskInterrupted:
-			h.keep(ev)
-		}
-	}
-	if ev.Type == TaskFailed && ev.Attempt > 0 && h.root != "" {
-		for _, stream := range []string{"stderr", "stdout"} {
-			if _, err := os.Stat(LogPath(h.root, h.session, ev.Task, ev.Attempt, stream)); err == nil {
-				ev.Logs = fmt.Sprintf("teamrun session logs %s %s --attempt %d", ShellQuote(h.session), ShellQuote(ev.Task), ev.Attempt)
-				break
-			}
-		}
+	if ev.Type == TaskFailed && ev.Attempt > 0 && h.kept.has(ev.Task, ev.Attempt) {
+		ev.Logs = fmt.Sprintf("teamrun session logs %s %s --attempt %d", ShellQuote(h.session), ShellQuote(ev.Task), ev.Attempt)
 	}
 	h.Observer.Observe(ev)
-}
-
-// keep writes ev's AttemptRecord; it is a courtesy to the timeline, so a
-// failure to write it is no failure of the run.
-func (h logHints) keep(ev Event) {
-	r := AttemptRecord{Attempt: ev.Attempt, Finished: ev.Time.UTC(), Started: ev.Time.UTC(), Outcome: "failed", Error: ev.Error}
-	if ev.Elapsed != nil {
-		r.Started = ev.Time.Add(-time.Duration(*ev.Elapsed)).UTC()
-	}
-	if ev.Type == TaskInterrupted {
-		r.Outcome, r.Error = "interrupted", ""
-	}
-	data, err := json.Marshal(r)
-	if err != nil {
-		return
-	}
-	path := LogPath(h.root, h.session, ev.Task, ev.Attempt, "json")
-	if os.MkdirAll(filepath.Dir(path), 0o700) != nil {
-		return
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600)
-	if err != nil {
-		return
-	}
-	_, _ = f.Write(data)
-	_ = f.Close()
 }
 
 // verboseDeltas is rep, showing streamed answers line by line when verbose.

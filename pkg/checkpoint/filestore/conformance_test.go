@@ -42,5 +42,6 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		Logs: true,
 	})
 }

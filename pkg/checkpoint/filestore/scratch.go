@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
@@ -14,7 +13,9 @@ import (
 // folders, variables files): <store>/sessions/<id>.scratch, the session's
 // own, so that what a killed run left there is found and removed by the
 // next run of the session, or with the session. List skips folders.
-func (s *Store) ScratchDir(id string) string { return filepath.Join(s.dir, id+".scratch") }
+func (s *Store) ScratchDir(id string) string { return s.scratch().Dir(id) }
+
+func (s *Store) scratch() checkpoint.ScratchFolders { return checkpoint.ScratchFolders{Root: s.dir} }
 
 // SweepScratch removes what earlier runs of l's session left beside its
 // files: the scratch folder and the temp files of snapshots never renamed
@@ -35,12 +36,7 @@ func (s *Store) sweepScratch(id string) error {
 			return storeErr("remove", p, err)
 		}
 	}
-	// RemoveAll removes a symlink put in the folder's place, not its target.
-	dir := s.ScratchDir(id)
-	if err := os.RemoveAll(dir); err != nil {
-		return storeErr("remove", dir, fmt.Errorf("the scratch folder of session %s: %w", id, err))
-	}
-	return nil
+	return s.scratch().Sweep(id)
 }
 
 // removeBlobs removes the session's blob folder, with the session.

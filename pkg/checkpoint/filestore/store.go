@@ -315,6 +315,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := s.removeBlobs(id); err != nil {
 		return err
 	}
+	if err := s.removeLogs(id); err != nil {
+		return err
+	}
 	// Removing the lock file while holding it is safe: lockers check that
 	// the file they locked is still the one at the path.
 	if err := os.Remove(s.lockPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {

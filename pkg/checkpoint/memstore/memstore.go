@@ -31,6 +31,7 @@ type session struct {
 	snapshot []byte   // checkpoint.EncodeSession
 	records  [][]byte // checkpoint.EncodeRecord, since the snapshot
 	touched  time.Time
+	logs     map[logKey][]byte // the attempts' output (logs.go)
 }
 
 var _ checkpoint.Backend = (*Store)(nil)
@@ -297,7 +298,11 @@ func (j *journal) snapshot() error {
 	if err != nil {
 		return err
 	}
-	j.store.sessions[j.sess.ID] = &session{snapshot: data, touched: time.Now()}
+	var logs map[logKey][]byte // a new snapshot of the session keeps its logs
+	if old := j.store.sessions[j.sess.ID]; old != nil {
+		logs = old.logs
+	}
+	j.store.sessions[j.sess.ID] = &session{snapshot: data, touched: time.Now(), logs: logs}
 	return nil
 }
 

@@ -9,7 +9,8 @@ import (
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
-		New: func(*testing.T) checkpoint.Backend { return New() },
+		New:  func(*testing.T) checkpoint.Backend { return New() },
+		Logs: true,
 		DamageBlob: func(t *testing.T, s checkpoint.Backend, id string, b checkpoint.Blob) {
 			if !s.(*Store).DamageBlob(id, b) {
 				t.Fatalf("no blob %s to damage", b.Digest)

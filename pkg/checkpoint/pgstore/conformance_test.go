@@ -39,5 +39,6 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("damaging blob %s: %v (%d rows)", blob.Digest, err, tag.RowsAffected())
 			}
 		},
+		Logs: true,
 	})
 }

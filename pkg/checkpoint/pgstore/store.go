@@ -24,7 +24,7 @@ import (
 )
 
 // SchemaVersion is the newest schema this teamrun knows.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[i] brings the schema from version i to i+1. {s} is the schema.
 var migrations = []string{
@@ -84,6 +84,15 @@ var migrations = []string{
 		chunk integer NOT NULL,
 		data bytea NOT NULL,
 		PRIMARY KEY (session_id, digest, chunk)
+	);`,
+	// 3: the attempts' output (logs.go), gone with the session.
+	`CREATE TABLE IF NOT EXISTS {s}.logs (
+		session_id text NOT NULL REFERENCES {s}.sessions (id) ON DELETE CASCADE,
+		task text NOT NULL,
+		attempt integer NOT NULL,
+		stream text NOT NULL CHECK (stream IN ('stdout', 'stderr')),
+		bytes bytea NOT NULL,
+		PRIMARY KEY (session_id, task, attempt, stream)
 	);`,
 }
 

@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"reflect"
 	"strings"
@@ -35,6 +37,9 @@ type Harness struct {
 	// DamageBlob, when set, changes a byte of a stored blob (the Blobs
 	// case then checks that it is found).
 	DamageBlob func(t *testing.T, s checkpoint.Backend, id string, b checkpoint.Blob)
+	// Logs says the store keeps the attempts' output (AttemptLog,
+	// ReadLog); the Logs case fails when it does not.
+	Logs bool
 }
 
 // Run runs the suite.
@@ -66,6 +71,13 @@ func Run(t *testing.T, h Harness) {
 		})
 	}
 	t.Run("Blobs", func(t *testing.T) { testBlobs(t, h) })
+	if h.Logs {
+		t.Run("Logs", func(t *testing.T) {
+			s := h.New(t)
+			t.Cleanup(func() { s.Close() })
+			testLogs(t, s)
+		})
+	}
 	if h.Shared != nil && h.Open != nil {
 		t.Run("CrashKill", func(t *testing.T) { testCrashKill(t, h) })
 		t.Run("LockRace", func(t *testing.T) { testLockRace(t, h) })
@@ -577,5 +589,88 @@ func testProject(t *testing.T, s checkpoint.Backend) {
 	if err != nil || len(recs) != 2 || recs[0].Event != checkpoint.EventCreated || recs[1].Event != checkpoint.EventCompleted ||
 		recs[0].PID == 0 || recs[0].User == "" || recs[0].Time.IsZero() {
 		t.Errorf("AuditRecords = %+v, %v", recs, err)
+	}
+}
+
+// logKeeper is a store that keeps the attempts' output.
+type logKeeper interface {
+	AttemptLog(ctx context.Context, l checkpoint.Lock, task string, attempt int, stream string) io.WriteCloser
+	ReadLog(ctx context.Context, id, task string, attempt int, stream string) ([]byte, error)
+}
+
+// testLogs: each stream of each attempt is kept as written, whatever its
+// bytes; a silent stream keeps nothing; the logs go with their session and
+// only with it.
+func testLogs(t *testing.T, s checkpoint.Backend) {
+	lk, ok := s.(logKeeper)
+	if !ok {
+		t.Fatalf("%T keeps no attempts' output (no AttemptLog/ReadLog)", s)
+	}
+	finished(t, s, "lg", 2, 1)
+	finished(t, s, "other", 1, 1)
+	locks := map[string]checkpoint.Lock{"lg": lock(t, s, "lg"), "other": lock(t, s, "other")}
+	keep := func(id, task string, attempt int, stream string, chunks ...string) {
+		t.Helper()
+		w := lk.AttemptLog(bg, locks[id], task, attempt, stream)
+		for _, c := range chunks {
+			if _, err := io.WriteString(w, c); err != nil {
+				t.Fatalf("write the %s of %s/%s/%d: %v", stream, id, task, attempt, err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatalf("keep the %s of %s/%s/%d: %v", stream, id, task, attempt, err)
+		}
+	}
+	binary := "not \xff UTF-8 \x00 and a NUL\n"
+	keep("lg", "t00", 1, "stdout", "hello\n", "no newline")
+	keep("lg", "t00", 1, "stderr", "a warning\n")
+	keep("lg", "t00", 2, "stdout", binary)
+	keep("lg", "t01", 1, "stdout")     // silent: nothing kept
+	keep("lg", "t01", 1, "stderr", "") // an empty write too
+	keep("other", "t00", 1, "stdout", "other's")
+	// The session goes on (a resumed run, a new snapshot): its logs stay.
+	j := begin(t, s, locks["lg"], load(t, s, "lg"))
+	record(t, j, complete("t01", "done")...)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		id, task string
+		attempt  int
+		stream   string
+		want     string // "" : none kept
+	}{
+		{"lg", "t00", 1, "stdout", "hello\nno newline"},
+		{"lg", "t00", 1, "stderr", "a warning\n"},
+		{"lg", "t00", 2, "stdout", binary},
+		{"lg", "t00", 2, "stderr", ""},
+		{"lg", "t00", 3, "stdout", ""},
+		{"lg", "t01", 1, "stdout", ""},
+		{"lg", "t01", 1, "stderr", ""},
+		{"lg", "nope", 1, "stdout", ""},
+		{"other", "t00", 1, "stdout", "other's"},
+	} {
+		got, err := lk.ReadLog(bg, tt.id, tt.task, tt.attempt, tt.stream)
+		switch {
+		case tt.want == "" && !errors.Is(err, fs.ErrNotExist):
+			t.Errorf("ReadLog(%s %s %d %s) = %q, %v; want fs.ErrNotExist", tt.id, tt.task, tt.attempt, tt.stream, got, err)
+		case tt.want != "" && (err != nil || string(got) != tt.want):
+			t.Errorf("ReadLog(%s %s %d %s) = %q, %v; want %q", tt.id, tt.task, tt.attempt, tt.stream, got, err, tt.want)
+		}
+	}
+	locks["lg"].Release()
+	if err := s.Delete(bg, "lg"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := lk.ReadLog(bg, "lg", "t00", 1, "stdout"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after Delete: ReadLog = %q, %v", got, err)
+	}
+	// A new session of the same id starts without the old one's logs.
+	finished(t, s, "lg", 1, 0)
+	if got, err := lk.ReadLog(bg, "lg", "t00", 2, "stdout"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a new session lg: ReadLog = %q, %v", got, err)
+	}
+	if got, err := lk.ReadLog(bg, "other", "t00", 1, "stdout"); err != nil || string(got) != "other's" {
+		t.Errorf("another session's log after Delete: %q, %v", got, err)
 	}
 }

@@ -1,0 +1,84 @@
+package filestore
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
+
+// LogsDir is the folder beside a session's file holding its attempts'
+// output: <store>/<id>.logs/<task>/<attempt>.stdout and .stderr. List skips
+// folders; Delete removes it with the session.
+func (s *Store) LogsDir(id string) string { return filepath.Join(s.dir, id+".logs") }
+
+func (s *Store) logPath(id, task string, attempt int, stream string) string {
+	return filepath.Join(s.LogsDir(id), checkpoint.TaskFileName(task), strconv.Itoa(attempt)+"."+stream)
+}
+
+// AttemptLog is the file of one stream ("stdout" or "stderr") of an
+// attempt of the session l holds, written as the output comes (what a
+// killed run's attempt wrote is kept): made (0600, never through a
+// symbolic link) at the first byte, so a silent stream costs no file.
+func (s *Store) AttemptLog(_ context.Context, l checkpoint.Lock, task string, attempt int, stream string) io.WriteCloser {
+	return &logFile{path: s.logPath(l.ID(), task, attempt, stream)}
+}
+
+// ReadLog is what was kept of one stream of an attempt; an error wrapping
+// fs.ErrNotExist when nothing was.
+func (s *Store) ReadLog(_ context.Context, id, task string, attempt int, stream string) ([]byte, error) {
+	p := s.logPath(id, task, attempt, stream)
+	f, err := os.OpenFile(p, os.O_RDONLY|noFollow, 0)
+	if err != nil {
+		return nil, storeErr("read", p, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, storeErr("read", p, err)
+	}
+	return data, nil
+}
+
+// removeLogs removes a session's kept output (RemoveAll removes a
+// symlink in the folder's place, not its target).
+func (s *Store) removeLogs(id string) error {
+	if err := os.RemoveAll(s.LogsDir(id)); err != nil {
+		return storeErr("remove", s.LogsDir(id), err)
+	}
+	return nil
+}
+
+type logFile struct {
+	path string
+	f    *os.File
+}
+
+func (l *logFile) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if l.f == nil {
+		if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+			return 0, err
+		}
+		// Attempt numbers never recur (a crashed attempt's successor has
+		// the next one), so a file of the same name is a leftover.
+		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600)
+		if err != nil {
+			return 0, err
+		}
+		l.f = f
+	}
+	return l.f.Write(p)
+}
+
+func (l *logFile) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
+}

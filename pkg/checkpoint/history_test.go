@@ -1,0 +1,47 @@
+package checkpoint
+
+import (
+	"testing"
+	"time"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// The history keeps why each failed attempt failed, for the timeline.
+func TestHistoryKeepsFailures(t *testing.T) {
+	defs := []spec.TaskDef{{ID: 0, Name: "work", Agent: "sh", Key: "k1"}}
+	s := NewSession("s1", "/x/team.yaml", "team", spec.Sequential, defs, "fp", time.Unix(0, 0))
+	at := func(n int) time.Time { return time.Unix(int64(n), 0).UTC() }
+	for _, r := range []Record{
+		{Kind: TaskStarted, Task: "work", Attempt: 1, At: at(1)},
+		{Kind: TaskFailed, Task: "work", Error: "exit status 3", At: at(2)},
+		{Kind: TaskStarted, Task: "work", Attempt: 2, At: at(3)},
+		{Kind: TaskFailed, Task: "work", Error: "interrupted", At: at(4)},
+		{Kind: TaskStarted, Task: "work", Attempt: 3, At: at(5)},
+		{Kind: TaskCompleted, Task: "work", Result: "ok", At: at(6)},
+	} {
+		p, err := EncodeRecord(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := DecodeRecord(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Apply(back)
+	}
+	tr, _ := s.Task("work")
+	want := []struct {
+		outcome Status
+		err     string
+	}{{StatusFailed, "exit status 3"}, {StatusFailed, "interrupted"}, {StatusCompleted, ""}}
+	if len(tr.History) != len(want) {
+		t.Fatalf("history %+v", tr.History)
+	}
+	for i, w := range want {
+		a := tr.History[i]
+		if a.N != i+1 || a.Outcome != w.outcome || a.Error != w.err || a.End == nil || !a.End.Equal(at(2*i+2)) {
+			t.Errorf("attempt %d: %+v, want outcome %s error %q", i+1, a, w.outcome, w.err)
+		}
+	}
+}

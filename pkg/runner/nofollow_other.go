@@ -1,6 +1,0 @@
-//go:build !unix
-
-package runner
-
-// noFollow: no such open flag here.
-const noFollow = 0

@@ -1,0 +1,133 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/memstore"
+	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
+)
+
+// A store that is no local folder keeps its sessions' scratch below the
+// user's cache folder, one folder per store; the next run's sweep and
+// RemoveScratch remove one session's and nothing else.
+func TestLocalScratch(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	ctx := context.Background()
+	a, b := memstore.New(), memstore.New()
+	sa, sb := scratchOf(a, noWarn(t)), scratchOf(b, noWarn(t))
+	if sa == nil || sb == nil {
+		t.Fatal("no local scratch for a memory store")
+	}
+	root := filepath.Join(cache, "teamrun", "scratch")
+	da, db := scratchDir(sa, "s1"), scratchDir(sb, "s1")
+	if filepath.Dir(filepath.Dir(da)) != root || filepath.Base(da) != "s1.scratch" || da == db {
+		t.Fatalf("scratch folders %s and %s: want two stores' own below %s", da, db, root)
+	}
+	if fi, err := os.Stat(filepath.Dir(da)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the store's scratch root: %v, %v; want a 0700 folder", fi, err)
+	}
+	if _, err := os.Stat(da); err == nil {
+		t.Fatal("the session's folder is made before a run needs it")
+	}
+	if procsRecord(sa, "s1") != filepath.Join(da, "procs") {
+		t.Errorf("procs record %s, want it in %s", procsRecord(sa, "s1"), da)
+	}
+	for _, d := range []string{da, db, scratchDir(sa, "s2")} {
+		if err := os.MkdirAll(filepath.Join(d, "teamrun-context-1"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := a.Lock(ctx, "s1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweepScratch(sa, l, func(msg string) { t.Errorf("warning: %s", msg) })
+	l.Release()
+	if _, err := os.Stat(da); !os.IsNotExist(err) {
+		t.Errorf("%s after the sweep: %v", da, err)
+	}
+	for _, d := range []string{db, scratchDir(sa, "s2")} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("another session's scratch %s: %v", d, err)
+		}
+	}
+	if err := RemoveScratch(a, "s2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(scratchDir(sa, "s2")); !os.IsNotExist(err) {
+		t.Errorf("s2's scratch after RemoveScratch: %v", err)
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Errorf("the other store's scratch: %v", err)
+	}
+}
+
+// The file store's scratch is its own, beside its session files; nothing
+// of it goes to the cache folder.
+func TestFileStoreScratch(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	dir := t.TempDir()
+	s, err := stores.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := scratchDir(scratchOf(s, noWarn(t)), "s1"); !strings.HasPrefix(d, dir) {
+		t.Errorf("scratch %s, want it in %s", d, dir)
+	}
+	if err := RemoveScratch(s, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(cache); len(entries) != 0 {
+		t.Errorf("the cache folder has %v", entries)
+	}
+}
+
+// The key of a store's local scratch is its own: another schema or server
+// is another folder, and a password never names one.
+func TestLocalScratchKey(t *testing.T) {
+	roots := map[string]bool{}
+	for _, loc := range []string{"postgres://u@h:5432/db?schema=a", "postgres://u@h:5432/db?schema=b", "postgres://u@other:5432/db?schema=a"} {
+		r := checkpoint.LocalScratch("/c", loc).Root
+		if roots[r] {
+			t.Errorf("%s shares its scratch root %s", loc, r)
+		}
+		roots[r] = true
+		if strings.Contains(r, "u@") || strings.Contains(r, "schema") {
+			t.Errorf("the root %s shows the location", r)
+		}
+	}
+}
+
+func noWarn(t *testing.T) func(string) {
+	return func(msg string) { t.Errorf("warning: %s", msg) }
+}
+
+// Without a cache folder that can be made, the scratch is os.TempDir()
+// again (no record, no sweep), and the run is told so.
+func TestLocalScratchUnavailable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, env := range map[string][2]string{"cache is a file": {file, "/nonexistent"}, "no HOME": {"", ""}} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("XDG_CACHE_HOME", env[0])
+			t.Setenv("HOME", env[1])
+			var warnings []string
+			s := scratchOf(memstore.New(), func(m string) { warnings = append(warnings, m) })
+			if s != nil || scratchDir(s, "s1") != "" || procsRecord(s, "s1") != "" {
+				t.Errorf("scratch %v, want none", s)
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0], "XDG_CACHE_HOME") {
+				t.Errorf("warnings %q", warnings)
+			}
+		})
+	}
+}
