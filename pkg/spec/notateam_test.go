@@ -67,8 +67,8 @@ func TestGroupedWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"f.yaml:5:5: verbose: not supported by teamrun, ignored (in 2 agents, lines 5, 11)",
-		"f.yaml:12:5: roles.b.cache: not supported by teamrun, ignored",
+		"f.yaml:5:5: verbose: not supported by teamrun, ignored: progress looks the same either way; teamrun run -v shows each task's lines (in 2 agents, lines 5, 11)",
+		"f.yaml:12:5: roles.b.cache: not supported by teamrun, ignored: every request is sent anew; a finished task is restored from the session instead",
 	}
 	if got := ErrorList(team.Warnings).Error(); got != strings.Join(want, "\n") {
 		t.Errorf("warnings:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
@@ -85,7 +85,7 @@ func TestRefusalKeepsWarnings(t *testing.T) {
 		t.Fatalf("want one error, got %v", err)
 	}
 	ws := WarningsOf(err)
-	if len(ws) != 1 || ws[0].String() != "f.yaml:5:5: roles.a.task: not supported by teamrun, ignored" {
+	if len(ws) != 1 || ws[0].String() != "f.yaml:5:5: roles.a.task: not supported by teamrun, ignored: nothing reads it (a misspelt key? the schema lists the keys teamrun reads)" {
 		t.Errorf("warnings with the refusal: %v", ErrorList(ws))
 	}
 	if WarningsOf(ErrorList{{Message: "x"}}) != nil {

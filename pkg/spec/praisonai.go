@@ -208,7 +208,51 @@ func (b *builder) praisonIgnored(v *tree) {
 	if v.isNull() || (v.isSeq() && len(v.items) == 0) || (v.isMap() && len(v.keys) == 0) {
 		return
 	}
-	b.warnf(v, v.kpos, "not supported by teamrun, ignored")
+	b.warnf(v, v.kpos, "not supported by teamrun, ignored: %s", ignoredEffect(v.path))
+}
+
+// ignoredEffect says what ignoring PraisonAI key path means for the run,
+// and the native construct where one exists.
+func ignoredEffect(path string) string {
+	key := path[strings.LastIndexByte(path, '.')+1:]
+	if i := strings.IndexByte(key, '['); i >= 0 {
+		key = key[:i]
+	}
+	switch key {
+	case "verbose":
+		return "progress looks the same either way; teamrun run -v shows each task's lines"
+	case "allow_delegation":
+		return "agents never hand work to each other; give that work a task of its own"
+	case "cache":
+		return "every request is sent anew; a finished task is restored from the session instead"
+	case "planning", "reasoning", "self_reflect", "min_reflect", "max_reflect", "reflect_llm":
+		return "no planning or reflection step runs; add a task (or a repeat: with until:) for it"
+	case "function_calling_llm":
+		return "tool calls use the agent's own llm"
+	case "callbacks", "callback", "step_callback":
+		return "no Python callback runs; a command task after it can do that work"
+	case "memory", "memory_config", "history":
+		return "no memory beyond what each task is given (its context, the previous output); a native agent with memory: true keeps its conversation in the session"
+	case "async_execution":
+		return "tasks run in order; process: workflow runs independent tasks side by side"
+	case "output_file":
+		return "only a task's output_file is written: set it on the task"
+	case "aws_region", "api_type", "api_version":
+		return "teamrun calls only OpenAI-compatible endpoints: set llm.base_url (a proxy such as LiteLLM's)"
+	case "max_iter", "max_execution_time", "max_rpm":
+		return "the run has no such limit; a task's timeout:, an agent's max_turns: or a budget: bounds it"
+	case "name", "description":
+		return "a label only: the key that holds it names the agent or the team"
+	case "tools_run_on":
+		return "tools run on this machine, where teamrun runs"
+	case "message_steering":
+		return "no message is steered into an agent while it runs"
+	case "context":
+		return "an agent reads no context of its own: a task's or step's context: lists what it reads"
+	case "config":
+		return "nothing runs differently"
+	}
+	return "nothing reads it (a misspelt key? the schema lists the keys teamrun reads)"
 }
 
 func (b *builder) praisonLLM(v *tree) *LLM {
