@@ -234,7 +234,7 @@ func ignoredEffect(path string) string {
 	case "memory", "memory_config", "history":
 		return "no memory beyond what each task is given (its context, the previous output); a native agent with memory: true keeps its conversation in the session"
 	case "async_execution":
-		return "tasks run in order; process: workflow runs independent tasks side by side"
+		return "tasks run in order; in the native format, process: workflow runs independent tasks side by side"
 	case "output_file":
 		return "only a task's output_file is written: set it on the task"
 	case "aws_region", "api_type", "api_version":
