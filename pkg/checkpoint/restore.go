@@ -438,20 +438,7 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 		if d.ExpandedFrom == "" || t == nil {
 			continue
 		}
-		var f []string
-		if t.Agent != d.Agent {
-			f = append(f, "agent")
-		}
-		if t.Description != d.Description {
-			f = append(f, "description")
-		}
-		if t.ExpectedOutput != d.ExpectedOutput {
-			f = append(f, "expected_output")
-		}
-		if !slices.Equal(t.Context, d.Context) {
-			f = append(f, "context")
-		}
-		if len(f) > 0 {
+		if f := definitionChanges(nil, t, d); len(f) > 0 {
 			changed = append(changed, d.Name)
 			r.Diffs = append(r.Diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f})
 		}
@@ -551,6 +538,25 @@ func unchanged(d spec.TaskDef, t *TaskRecord) bool {
 	return t != nil && t.Status == StatusCompleted && d.Key != "" && t.Key == d.Key
 }
 
+// definitionChanges appends to f the fields of d's definition that differ
+// from the recorded t's: its agent, rendered description and expected
+// output, and context.
+func definitionChanges(f []string, t *TaskRecord, d spec.TaskDef) []string {
+	if t.Agent != d.Agent {
+		f = append(f, "agent")
+	}
+	if t.Description != d.Description {
+		f = append(f, "description")
+	}
+	if t.ExpectedOutput != d.ExpectedOutput {
+		f = append(f, "expected_output")
+	}
+	if !slices.Equal(t.Context, d.Context) {
+		f = append(f, "context")
+	}
+	return f
+}
+
 func diffTasks(sess *Session, defs []spec.TaskDef, old map[string]*TaskRecord) []TaskDiff {
 	var diffs []TaskDiff
 	inSpec := make(map[string]bool, len(defs))
@@ -565,18 +571,7 @@ func diffTasks(sess *Session, defs []spec.TaskDef, old map[string]*TaskRecord) [
 		if t.ID != d.ID {
 			f = append(f, "position")
 		}
-		if t.Agent != d.Agent {
-			f = append(f, "agent")
-		}
-		if t.Description != d.Description {
-			f = append(f, "description")
-		}
-		if t.ExpectedOutput != d.ExpectedOutput {
-			f = append(f, "expected_output")
-		}
-		if !slices.Equal(t.Context, d.Context) {
-			f = append(f, "context")
-		}
+		f = definitionChanges(f, t, d)
 		if t.Agent == d.Agent && t.AgentKey != d.AgentKey {
 			f = append(f, "agent definition")
 		}
