@@ -354,25 +354,7 @@ func (j *Journal) compact(ctx context.Context) error {
 func (j *Journal) Session() *checkpoint.Session {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	c, err := clone(j.sess)
-	if err != nil {
-		// Everything in it encoded once already (Begin, Record), so this
-		// does not happen; should it, a shallow copy beats no view.
-		j.warnings = append(j.warnings, fmt.Sprintf("session %s: its view could not be copied: %v", j.sess.ID, err))
-		shallow := *j.sess
-		return &shallow
-	}
-	return c
-}
-
-// clone is a copy of sess that shares nothing with it: through the codec,
-// so it is exactly what a Load would return.
-func clone(sess *checkpoint.Session) (*checkpoint.Session, error) {
-	b, err := checkpoint.EncodeSession(sess)
-	if err != nil {
-		return nil, err
-	}
-	return checkpoint.DecodeSession(sess.ID, "a copy", b)
+	return j.sess.Clone()
 }
 
 // Task is the current record of one task.
