@@ -102,9 +102,10 @@ type Commands struct {
 	// Session is the id of the session the commands run for.
 	Session string
 
+	paths    pathCache
 	mu       sync.Mutex
-	madeTemp bool     // TempDir is there
-	free     []string // emptied context folders, ready for the next attempt
+	madeTemp bool            // TempDir is there
+	free     []contextFolder // emptied context folders, ready for the next attempt
 	all      []string
 	warned   map[string]bool // variables left out of the environment, with why
 	// inherited is what teamrun's own environment costs against
@@ -112,34 +113,73 @@ type Commands struct {
 	inherited int
 }
 
+// contextFolder is a context folder and the files of the last job's
+// context tasks left in it, to be rewritten for the next job's: renaming
+// and rewriting a file costs far less than removing it and creating
+// another (on ext4, a new inode beside many just deleted is slow).
+type contextFolder struct {
+	dir   string
+	spare []string
+}
+
 // contextDir fills a folder, fresh or reused, with one file per context
 // task. Reusing folders saves a mkdir and an rmdir per task.
-func (c *Commands) contextDir(ctx context.Context, outs []ContextOutput) (string, error) {
+func (c *Commands) contextDir(ctx context.Context, outs []ContextOutput) (contextFolder, error) {
 	c.mu.Lock()
-	var dir string
+	var f contextFolder
 	if n := len(c.free); n > 0 {
-		dir, c.free = c.free[n-1], c.free[:n-1]
+		f, c.free = c.free[n-1], c.free[:n-1]
 	}
 	c.mu.Unlock()
-	if dir == "" {
+	if f.dir == "" {
 		if err := c.makeTempDir(); err != nil {
-			return "", err
+			return f, err
 		}
-		var err error
-		if dir, err = os.MkdirTemp(c.TempDir, "teamrun-context-"); err != nil {
-			return "", err
+		dir, err := os.MkdirTemp(c.TempDir, "teamrun-context-")
+		if err != nil {
+			return f, err
 		}
+		f.dir = dir
 		c.mu.Lock()
 		c.all = append(c.all, dir)
 		c.mu.Unlock()
 	}
-	for _, co := range outs {
-		if err := writeContextFile(ctx, filepath.Join(dir, checkpoint.TaskFileName(co.Task)), co.Output); err != nil {
-			c.release(dir)
-			return "", err
+	names := make([]string, len(outs))
+	for i, co := range outs {
+		names[i] = checkpoint.TaskFileName(co.Task)
+	}
+	// A spare of a name this job wants is rewritten; the others are
+	// renamed to the names still missing, and what is left removed.
+	spare := make(map[string]bool, len(f.spare))
+	for _, n := range f.spare {
+		spare[n] = true
+	}
+	var others []string
+	for _, n := range f.spare {
+		if !slices.Contains(names, n) {
+			others = append(others, n)
 		}
 	}
-	return dir, nil
+	f.spare = nil
+	for i, co := range outs {
+		path := filepath.Join(f.dir, names[i])
+		if !spare[names[i]] && len(others) > 0 {
+			old := filepath.Join(f.dir, others[len(others)-1])
+			others = others[:len(others)-1]
+			if os.Rename(old, path) != nil {
+				os.Remove(old)
+			}
+		}
+		if err := writeContextFile(ctx, path, co.Output); err != nil {
+			c.release(f, names, false)
+			return f, err
+		}
+	}
+	for _, n := range others {
+		os.Remove(filepath.Join(f.dir, n))
+	}
+	f.spare = names
+	return f, nil
 }
 
 // makeTempDir makes TempDir, once. One that is there must be a folder:
@@ -168,27 +208,39 @@ func makePrivateDir(dir string) error {
 	return err
 }
 
-// release empties a context folder (whatever the command left in it) and
-// returns it to the pool; a folder that cannot be emptied is dropped.
-func (c *Commands) release(dir string) {
-	if err := os.Remove(varsFile(dir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		os.RemoveAll(dir)
-		return
+// release empties a context folder of whatever the command left in it,
+// but the files teamrun wrote there (wrote), kept as spares while they
+// are plain files with no other link; it returns the folder to the pool,
+// with its variables file removed when the job had one. A folder that
+// cannot be emptied is dropped.
+func (c *Commands) release(f contextFolder, wrote []string, vars bool) {
+	if vars {
+		if err := os.Remove(varsFile(f.dir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			os.RemoveAll(f.dir)
+			return
+		}
 	}
-	entries, err := os.ReadDir(dir)
+	f.spare = f.spare[:0]
+	entries, err := os.ReadDir(f.dir)
 	if err == nil {
 		for _, e := range entries {
-			if err = os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			if e.Type().IsRegular() && slices.Contains(wrote, e.Name()) {
+				if fi, ierr := e.Info(); ierr == nil && singleLink(fi) {
+					f.spare = append(f.spare, e.Name())
+					continue
+				}
+			}
+			if err = os.RemoveAll(filepath.Join(f.dir, e.Name())); err != nil {
 				break
 			}
 		}
 	}
 	if err != nil {
-		os.RemoveAll(dir)
+		os.RemoveAll(f.dir)
 		return
 	}
 	c.mu.Lock()
-	c.free = append(c.free, dir)
+	c.free = append(c.free, f)
 	c.mu.Unlock()
 }
 
@@ -228,7 +280,7 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	}
 	out, err := RunCommand(ctx, c.Groups, CommandSpec{
 		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Dir: a.Dir, Timeout: timeout, Owner: owner,
-		Spool: c.TempDir, Stdout: sinks.stdout, Stderr: sinks.stderr, Large: large,
+		Spool: c.TempDir, Stdout: sinks.stdout, Stderr: sinks.stderr, Large: large, Paths: &c.paths,
 	})
 	if cerr := sinks.close(); cerr != nil {
 		c.warnOnce("logs", fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, c.Store, cerr))
@@ -245,11 +297,13 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 // entries that tell the job's processes (CommandSpec.Owner); release
 // empties the folder for the next job.
 func (c *Commands) jobEnv(ctx context.Context, job *Job) (env, owner []string, release func(), err error) {
-	dir, err := c.contextDir(ctx, job.Context)
+	folder, err := c.contextDir(ctx, job.Context)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("context folder: %w", err)
 	}
-	release = func() { c.release(dir) }
+	dir := folder.dir
+	spilled := false
+	release = func() { c.release(folder, folder.spare, spilled) }
 	env = make([]string, 0, 6+len(job.State))
 	env = append(env,
 		"TEAMRUN_SESSION="+job.Session,
@@ -266,6 +320,7 @@ func (c *Commands) jobEnv(ctx context.Context, job *Job) (env, owner []string, r
 	}
 	vars, spill := c.varEnv(job.State, env, "TEAMRUN_VARS_FILE="+varsFile(dir))
 	if len(spill) > 0 {
+		spilled = true
 		path, err := writeVarsFile(dir, job.State)
 		if err != nil {
 			release()
@@ -459,7 +514,7 @@ func writeContextFile(ctx context.Context, path string, out Output) error {
 		return err
 	}
 	defer rc.Close()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := createPlain(path)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -45,6 +46,8 @@ type CommandSpec struct {
 	// StdoutLimit reads at most this many bytes of stdout (0: all): a
 	// chatty tool's output stays in its spool file, not in memory.
 	StdoutLimit int
+	// Paths, when set, remembers where PATH had the commands run so far.
+	Paths *pathCache
 	// Large, when set, takes a successful command's stdout over
 	// checkpoint.BlobThreshold from the spool file, instead of memory;
 	// RunCommand then returns "". Its error stops the run (StoreError).
@@ -258,54 +261,70 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 		ctx, cancel = context.WithTimeout(ctx, cs.Timeout)
 		defer cancel()
 	}
-	var cmd *exec.Cmd
+	var name string
+	var args []string
 	switch {
 	case cs.Shell != "":
-		if argv, ok := simpleCommand(cs.Shell); ok {
-			cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+		if argv, ok := simpleCommand(cs.Paths, cs.Shell); ok {
+			name, args = argv[0], argv[1:]
 		} else {
-			cmd = exec.CommandContext(ctx, "/bin/sh", "-c", cs.Shell)
+			name, args = "/bin/sh", []string{"-c", cs.Shell}
 		}
 	case len(cs.Argv) > 0:
-		cmd = exec.CommandContext(ctx, cs.Argv[0], cs.Argv[1:]...)
+		name, args = cs.Argv[0], cs.Argv[1:]
 	default:
 		return "", &CommandError{ExitCode: -1, Err: errors.New("the agent has neither shell nor command")}
 	}
-	cmd.SysProcAttr = procAttr()
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	// Should the group kill fail, the leader itself is killed after this.
-	cmd.WaitDelay = 2 * time.Second
-	cmd.Dir = cs.Dir
+	var env []string
 	if len(cs.Env) > 0 {
-		cmd.Env = append(os.Environ(), cs.Env...)
+		env = append(os.Environ(), cs.Env...)
 	}
 	// The pipes are ours, not exec's: exec's Wait would wait for every
 	// holder of stderr, so a background child (`sleep 7 & echo hi`) would
 	// keep the task running after its command ended. With *os.File ends,
 	// Wait returns when the command exits; then its group is killed and
-	// stderr read to the end. stdout goes to a file, not through teamrun:
-	// read once, when the command has ended, into a string of its size,
-	// the output is in memory once, however large (a growing buffer would
-	// hold up to twice its size, and a copy of that as the result).
-	stdout, err := spool(cs.Spool)
-	if err != nil {
-		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the file for the command's output: %w", err)}
+	// stderr read to the end. stdout goes to a file (past a short output,
+	// when it is copied as it comes), not into a growing buffer: read once,
+	// when the command has ended, into a string of its size, the output is
+	// in memory once, however large (a growing buffer would hold up to
+	// twice its size, and a copy of that as the result).
+	stdout := &stdoutSpool{dir: cs.Spool}
+	defer stdout.close()
+	if cs.Stdout == nil {
+		if _, err := stdout.direct(); err != nil {
+			return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the file for the command's output: %w", err)}
+		}
 	}
-	defer stdout.Close()
-	p, err := newPipes(cs.Stdout != nil)
+	p, err := newPipes(cs.Stdin, cs.Stdout != nil)
 	if err != nil {
 		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the command's pipes: %w", err)}
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, stdout, p.stderrW
+	childStdout := stdout.f
 	if p.stdoutW != nil {
 		// A copy as it comes (logs, --verbose): through a pipe of ours,
-		// drained like stderr, into the file and the copy.
-		cmd.Stdout = p.stdoutW
+		// drained like stderr, into the spool and the copy.
+		childStdout = p.stdoutW
 	}
+	newCmd := func() *exec.Cmd {
+		cmd := cs.Paths.command(name, args...)
+		cmd.SysProcAttr = procAttr()
+		cmd.Dir, cmd.Env = cs.Dir, env
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, childStdout, p.stderrW
+		return cmd
+	}
+	cmd := newCmd()
 	stderr := &tailBuffer{max: stderrTail}
 
 	groups.startLock()
-	err = cmd.Start()
+	if err = ctx.Err(); err == nil {
+		err = cmd.Start()
+		if errors.Is(err, fs.ErrNotExist) && !strings.Contains(name, "/") {
+			// Gone from where PATH had it earlier in the run?
+			cs.Paths.forget(name)
+			cmd = newCmd()
+			err = cmd.Start()
+		}
+	}
 	p.closeChildEnds()
 	if err != nil {
 		groups.startUnlock()
@@ -315,8 +334,19 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	pid := cmd.Process.Pid
 	groups.addIfSet(pid)
 	groups.startUnlock()
+	// A timeout or a cancelled run kills the whole group; should that
+	// fail, the leader itself. (exec.CommandContext would do this from a
+	// goroutine of its own per command.)
+	stopKill := context.AfterFunc(ctx, func() {
+		if killGroup(pid) != nil {
+			_ = cmd.Process.Kill()
+		}
+	})
 	copied := p.copy(cs.Stdin, multi(stdout, cs.Stdout), multi(stderr, cs.Stderr))
 	err = cmd.Wait()
+	if !stopKill() && err == nil {
+		err = ctx.Err() // killed, yet it exited 0: it did not finish
+	}
 	// Whatever the command left behind in its group dies with it: nothing
 	// of a task outlives the task, and no leftover holds its output open.
 	killLeftovers(pid)
@@ -324,9 +354,12 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	// And what left the group, adopted by teamrun as its parent ended.
 	groups.sweep(cs.Owner)
 	p.finish(copied, outputGrace)
+	if err == nil && stdout.err != nil {
+		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot keep the command's output in %s: %w", displayDir(cs.Spool), stdout.err)}
+	}
 	if err == nil && cs.Large != nil && cs.StdoutLimit == 0 {
-		if fi, serr := stdout.Stat(); serr == nil && fi.Size() > checkpoint.BlobThreshold {
-			if lerr := cs.Large(io.NewSectionReader(stdout, 0, fi.Size())); lerr != nil {
+		if n, serr := stdout.size(); serr == nil && n > checkpoint.BlobThreshold {
+			if lerr := cs.Large(stdout.reader(n)); lerr != nil {
 				return "", &StoreError{Err: lerr}
 			}
 			return "", nil
@@ -337,7 +370,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	// A failed command agent's stdout is nobody's result: it stays in its
 	// file (and its log), not in memory.
 	if err == nil || cs.Large == nil {
-		out, rerr = readSpool(stdout, cs.StdoutLimit)
+		out, rerr = stdout.text(cs.StdoutLimit)
 	}
 	if err == nil && rerr != nil {
 		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot read the command's output: %w", rerr)}
@@ -360,9 +393,9 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	return out, ce
 }
 
-// spool is a file for a command's stdout, already unlinked where the
+// namedSpool is a file for a command's stdout, already unlinked where the
 // system allows it: nothing is left behind, even by a kill -9.
-func spool(dir string) (*os.File, error) {
+func namedSpool(dir string) (*os.File, error) {
 	f, err := os.CreateTemp(dir, "teamrun-stdout-")
 	if err != nil {
 		return nil, err
@@ -372,6 +405,13 @@ func spool(dir string) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+func displayDir(dir string) string {
+	if dir == "" {
+		return os.TempDir()
+	}
+	return dir
 }
 
 // readSpool reads what the command wrote to f, from the start, into a
@@ -436,24 +476,34 @@ func (e *startErr) Unwrap() error { return e.err }
 // teamrun once it has started, so that EOF on stderr means every process
 // holding it has ended.
 type pipes struct {
-	stdinR, stdinW   *os.File
+	stdinR, stdinW   *os.File // stdinW is nil once a short stdin is written
 	stderrR, stderrW *os.File
 	stdoutR, stdoutW *os.File // only when stdout is copied as it comes
 }
 
-func newPipes(stdout bool) (*pipes, error) {
+func newPipes(stdin string, stdout bool) (*pipes, error) {
 	var p pipes
 	var err error
-	if p.stdinR, p.stdinW, err = os.Pipe(); err != nil {
+	short := len(stdin) <= shortStdin
+	if p.stdinR, p.stdinW, err = childPipe(true, !short); err != nil {
 		return nil, err
 	}
-	if p.stderrR, p.stderrW, err = os.Pipe(); err != nil {
-		p.stdinR.Close()
+	if short {
+		_, err = io.WriteString(p.stdinW, stdin)
 		p.stdinW.Close()
+		p.stdinW = nil
+		if err != nil {
+			p.stdinR.Close()
+			return nil, err
+		}
+	}
+	if p.stderrW, p.stderrR, err = childPipe(false, true); err != nil {
+		p.closeChildEnds()
+		p.closeOurEnds()
 		return nil, err
 	}
 	if stdout {
-		if p.stdoutR, p.stdoutW, err = os.Pipe(); err != nil {
+		if p.stdoutW, p.stdoutR, err = childPipe(false, true); err != nil {
 			p.closeChildEnds()
 			p.closeOurEnds()
 			return nil, err
@@ -478,32 +528,36 @@ func (p *pipes) closeOurEnds() {
 	}
 }
 
-// copy feeds stdin and drains stderr (and stdout, when it has a pipe);
-// the channel closes when all are done.
+// copy feeds a long stdin and drains stderr (and stdout, when it has a
+// pipe); the channel closes when all are done, by the last copy to end.
 func (p *pipes) copy(stdin string, stdout, stderr io.Writer) <-chan struct{} {
-	var wg sync.WaitGroup
-	wg.Add(2)
+	done := make(chan struct{})
+	var left atomic.Int32
+	left.Store(1)
+	end := func() {
+		if left.Add(-1) == 0 {
+			close(done)
+		}
+	}
 	if p.stdoutR != nil {
-		wg.Add(1)
+		left.Add(1)
 		go func() {
-			defer wg.Done()
+			defer end()
 			_, _ = io.CopyBuffer(stdout, onlyReader{p.stdoutR}, make([]byte, copyBuf))
 		}()
 	}
+	if p.stdinW != nil {
+		left.Add(1)
+		go func() {
+			defer end()
+			// A command need not read all its input: EPIPE is no failure.
+			_, _ = io.WriteString(p.stdinW, stdin)
+			p.stdinW.Close()
+		}()
+	}
 	go func() {
-		defer wg.Done()
-		// A command need not read all its input: EPIPE is no failure.
-		_, _ = io.WriteString(p.stdinW, stdin)
-		p.stdinW.Close()
-	}()
-	go func() {
-		defer wg.Done()
+		defer end()
 		_, _ = io.CopyBuffer(stderr, onlyReader{p.stderrR}, make([]byte, copyBuf))
-	}()
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
 	}()
 	return done
 }
@@ -512,7 +566,15 @@ func (p *pipes) copy(stdin string, stdout, stderr io.Writer) <-chan struct{} {
 // grace, then closes teamrun's ends, which ends any copy still blocked.
 func (p *pipes) finish(done <-chan struct{}, grace time.Duration) {
 	// Nobody in the group is left to read stdin.
-	p.stdinW.Close()
+	if p.stdinW != nil {
+		p.stdinW.Close()
+	}
+	select {
+	case <-done:
+		p.closeOurEnds()
+		return
+	default:
+	}
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -584,7 +646,7 @@ var shellBuiltins = map[string]bool{
 // Such a line skips the shell, as make does, which saves a shell start per
 // task; anything else (quotes, $, globs, redirections, ;, |, newlines, …)
 // goes to /bin/sh -c.
-func simpleCommand(line string) ([]string, bool) {
+func simpleCommand(paths *pathCache, line string) ([]string, bool) {
 	for _, r := range line {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
@@ -597,7 +659,7 @@ func simpleCommand(line string) ([]string, bool) {
 	if len(words) == 0 || strings.Contains(words[0], "=") || shellBuiltins[words[0]] {
 		return nil, false
 	}
-	if _, err := exec.LookPath(words[0]); err != nil {
+	if _, err := paths.look(words[0]); err != nil {
 		return nil, false // let the shell say "not found", as users know it
 	}
 	return words, true

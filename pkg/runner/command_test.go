@@ -282,7 +282,7 @@ func TestSimpleCommand(t *testing.T) {
 		{"ls ~", nil},                // tilde expansion
 	}
 	for _, tt := range tests {
-		got, ok := simpleCommand(tt.line)
+		got, ok := simpleCommand(nil, tt.line)
 		if ok != (tt.want != nil) || !slices.Equal(got, tt.want) {
 			t.Errorf("simpleCommand(%q) = %q, %v; want %q", tt.line, got, ok, tt.want)
 		}

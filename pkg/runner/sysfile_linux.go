@@ -1,0 +1,81 @@
+package runner
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// On Linux os.OpenFile and os.Pipe try to register every file with the
+// network poller, five fcntl/epoll_ctl calls each that a regular file or
+// a child's end of a pipe only undoes (epoll refuses regular files; exec
+// makes a child's ends blocking again). A task opens several of them; these
+// open them plainly, outside the poller.
+
+// shortStdin is what a new, empty pipe surely takes without blocking (a
+// pipe is never smaller than a page): a description this short is written
+// before the command starts, with no goroutine.
+const shortStdin = 4096
+
+// createPlain creates or truncates path for writing, outside the poller;
+// a symbolic link in its place is refused.
+func createPlain(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// spool is a file for a command's stdout that has no name at all
+// (O_TMPFILE): nothing is left behind, even by a kill -9, and it costs one
+// system call. File systems without O_TMPFILE get a named file, unlinked
+// at once.
+func spool(dir string) (*os.File, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		return os.NewFile(uintptr(fd), filepath.Join(dir, "(stdout)")), nil
+	}
+	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return namedSpool(dir)
+}
+
+// childPipe is a pipe between teamrun and a command: the command's end
+// (its stdin's read end when childReads, else its stderr's or stdout's
+// write end) is blocking and outside the poller, as exec would leave it;
+// teamrun's end is in the poller when poll is set, so that closing it
+// ends a copy blocked on it.
+func childPipe(childReads, poll bool) (child, ours *os.File, err error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	c, o := fds[1], fds[0]
+	if childReads {
+		c, o = fds[0], fds[1]
+	}
+	if poll {
+		if err := unix.SetNonblock(o, true); err != nil {
+			unix.Close(c)
+			unix.Close(o)
+			return nil, nil, os.NewSyscallError("fcntl", err)
+		}
+	}
+	// os.NewFile puts a non-blocking descriptor in the poller.
+	return os.NewFile(uintptr(c), "|child"), os.NewFile(uintptr(o), "|teamrun"), nil
+}
+
+// singleLink tells a file no other name links to, which teamrun may
+// rewrite without touching anybody else's.
+func singleLink(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink == 1
+}
