@@ -317,3 +317,26 @@ func TestSweepHeld(t *testing.T) {
 	}
 	g.removeIfSet(server.Process.Pid)
 }
+
+// onlyChildren tells a running command's process from an adopted one
+// through the threads' children lists, where the kernel keeps them.
+func TestOnlyChildren(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(os.Getpid()) + "/children"); err != nil {
+		t.Skip("this kernel keeps no children lists:", err)
+	}
+	if !onlyChildren(nil) {
+		t.Fatal("with no child, onlyChildren is false")
+	}
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	if !onlyChildren(map[int]bool{pid: true}) {
+		t.Errorf("child %d, known as running: onlyChildren is false", pid)
+	}
+	if onlyChildren(map[int]bool{pid + 1: true}) || onlyChildren(nil) {
+		t.Errorf("child %d, not known as running: onlyChildren is true", pid)
+	}
+}
