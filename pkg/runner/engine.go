@@ -440,6 +440,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		}
 	}
 	results := make(chan attemptDone)
+	var inline []attemptDone
 	running := 0
 	var (
 		halts   []*Halt
@@ -501,7 +502,13 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 					e.sched.Start(i)
 					running++
 					started++
-					go func() { results <- e.attempts(runCtx, job) }()
+					if parallel == 1 {
+						// One at a time: on this goroutine, no hand-off
+						// to another and back for every task.
+						inline = append(inline, e.attempts(runCtx, job))
+					} else {
+						go func() { results <- e.attempts(runCtx, job) }()
+					}
 				}
 			}
 		}
@@ -518,7 +525,12 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			}
 			break
 		}
-		d := <-results
+		var d attemptDone
+		if len(inline) > 0 {
+			d, inline = inline[0], inline[1:]
+		} else {
+			d = <-results
+		}
 		running--
 		if e.storeFailed() {
 			e.sched.Reset(d.i)
