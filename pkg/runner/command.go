@@ -46,6 +46,9 @@ type CommandSpec struct {
 	// StdoutLimit reads at most this many bytes of stdout (0: all): a
 	// chatty tool's output stays in its spool file, not in memory.
 	StdoutLimit int
+	// copyByGoroutines copies stdout and stderr with a goroutine each, as
+	// systems without drain do (for tests of that path).
+	copyByGoroutines bool
 	// Paths, when set, remembers where PATH had the commands run so far.
 	Paths *pathCache
 	// Large, when set, takes a successful command's stdout over
@@ -295,7 +298,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 			return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the file for the command's output: %w", err)}
 		}
 	}
-	p, err := newPipes(cs.Stdin, cs.Stdout != nil)
+	p, err := newPipes(cs.Stdin, cs.Stdout != nil, !cs.copyByGoroutines)
 	if err != nil {
 		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the command's pipes: %w", err)}
 	}
@@ -342,17 +345,33 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 			_ = cmd.Process.Kill()
 		}
 	})
-	copied := p.copy(cs.Stdin, multi(stdout, cs.Stdout), multi(stderr, cs.Stderr))
-	err = cmd.Wait()
-	if !stopKill() && err == nil {
-		err = ctx.Err() // killed, yet it exited 0: it did not finish
+	// ended follows the leader's end (Wait's err).
+	ended := func(err error) error {
+		if !stopKill() && err == nil {
+			err = ctx.Err() // killed, yet it exited 0: it did not finish
+		}
+		// Whatever the command left behind in its group dies with it:
+		// nothing of a task outlives the task, and no leftover holds its
+		// output open.
+		killLeftovers(pid)
+		groups.removeIfSet(pid)
+		// And what left the group, adopted by teamrun as its parent ended.
+		groups.sweep(cs.Owner)
+		return err
 	}
-	// Whatever the command left behind in its group dies with it: nothing
-	// of a task outlives the task, and no leftover holds its output open.
-	killLeftovers(pid)
-	groups.removeIfSet(pid)
-	// And what left the group, adopted by teamrun as its parent ended.
-	groups.sweep(cs.Owner)
+	outW, errW := multi(stdout, cs.Stdout), multi(stderr, cs.Stderr)
+	pidfd := -1
+	if p.drained() {
+		if pidfd, err = openPidfd(pid); err != nil {
+			p.undrain()
+		}
+	}
+	copied := p.copy(cs.Stdin, outW, errW)
+	if p.drained() {
+		err = drain(pidfd, cmd, p.outFd, p.errFd, outW, errW, outputGrace, ended)
+	} else {
+		err = ended(cmd.Wait())
+	}
 	p.finish(copied, outputGrace)
 	if err == nil && stdout.err != nil {
 		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot keep the command's output in %s: %w", displayDir(cs.Spool), stdout.err)}
@@ -472,17 +491,22 @@ type startErr struct {
 func (e *startErr) Error() string { return e.msg }
 func (e *startErr) Unwrap() error { return e.err }
 
-// pipes are a command's stdin and stderr. The child's ends are closed in
-// teamrun once it has started, so that EOF on stderr means every process
-// holding it has ended.
+// pipes are a command's stdin, stderr and, when it is copied as it comes,
+// stdout. The child's ends are closed in teamrun once it has started, so
+// that EOF on stderr means every process holding it has ended. teamrun's
+// ends of stdout and stderr are either *os.File read by a goroutine each
+// (copy) or bare descriptors that drain reads (outFd, errFd: -1 unused).
 type pipes struct {
 	stdinR, stdinW   *os.File // stdinW is nil once a short stdin is written
 	stderrR, stderrW *os.File
-	stdoutR, stdoutW *os.File // only when stdout is copied as it comes
+	stdoutR, stdoutW *os.File
+	outFd, errFd     int
 }
 
-func newPipes(stdin string, stdout bool) (*pipes, error) {
-	var p pipes
+// newPipes makes the pipes, for drain when drained is set (and the system
+// has it).
+func newPipes(stdin string, stdout, drained bool) (*pipes, error) {
+	p := pipes{outFd: -1, errFd: -1}
 	var err error
 	short := len(stdin) <= shortStdin
 	if p.stdinR, p.stdinW, err = childPipe(true, !short); err != nil {
@@ -497,19 +521,41 @@ func newPipes(stdin string, stdout bool) (*pipes, error) {
 			return nil, err
 		}
 	}
-	if p.stderrW, p.stderrR, err = childPipe(false, true); err != nil {
+	stream := func() (child, ours *os.File, fd int, err error) {
+		if drained {
+			if child, fd, err = drainPipe(); err == nil {
+				return child, nil, fd, nil
+			}
+		}
+		child, ours, err = childPipe(false, true)
+		return child, ours, -1, err
+	}
+	if p.stderrW, p.stderrR, p.errFd, err = stream(); err != nil {
 		p.closeChildEnds()
 		p.closeOurEnds()
 		return nil, err
 	}
 	if stdout {
-		if p.stdoutW, p.stdoutR, err = childPipe(false, true); err != nil {
+		if p.stdoutW, p.stdoutR, p.outFd, err = stream(); err != nil {
 			p.closeChildEnds()
 			p.closeOurEnds()
 			return nil, err
 		}
 	}
 	return &p, nil
+}
+
+// drained tells whether drain is to read stdout and stderr.
+func (p *pipes) drained() bool { return p.errFd >= 0 }
+
+// undrain gives the bare descriptors to Go's poller, for copy.
+func (p *pipes) undrain() {
+	if p.errFd >= 0 {
+		p.stderrR, p.errFd = os.NewFile(uintptr(p.errFd), "|teamrun"), -1
+	}
+	if p.outFd >= 0 {
+		p.stdoutR, p.outFd = os.NewFile(uintptr(p.outFd), "|teamrun"), -1
+	}
 }
 
 func (p *pipes) closeChildEnds() {
@@ -526,10 +572,17 @@ func (p *pipes) closeOurEnds() {
 			f.Close()
 		}
 	}
+	for _, fd := range []*int{&p.errFd, &p.outFd} {
+		if *fd >= 0 {
+			closeFd(*fd)
+			*fd = -1
+		}
+	}
 }
 
-// copy feeds a long stdin and drains stderr (and stdout, when it has a
-// pipe); the channel closes when all are done, by the last copy to end.
+// copy feeds a long stdin and drains stderr and stdout where they are
+// *os.File ends; the channel closes when all are done, by the last copy
+// to end (at once when there is none).
 func (p *pipes) copy(stdin string, stdout, stderr io.Writer) <-chan struct{} {
 	done := make(chan struct{})
 	var left atomic.Int32
@@ -539,12 +592,17 @@ func (p *pipes) copy(stdin string, stdout, stderr io.Writer) <-chan struct{} {
 			close(done)
 		}
 	}
-	if p.stdoutR != nil {
-		left.Add(1)
-		go func() {
-			defer end()
-			_, _ = io.CopyBuffer(stdout, onlyReader{p.stdoutR}, make([]byte, copyBuf))
-		}()
+	for _, s := range []struct {
+		r *os.File
+		w io.Writer
+	}{{p.stdoutR, stdout}, {p.stderrR, stderr}} {
+		if s.r != nil {
+			left.Add(1)
+			go func() {
+				defer end()
+				_, _ = io.CopyBuffer(s.w, onlyReader{s.r}, make([]byte, copyBuf))
+			}()
+		}
 	}
 	if p.stdinW != nil {
 		left.Add(1)
@@ -555,10 +613,7 @@ func (p *pipes) copy(stdin string, stdout, stderr io.Writer) <-chan struct{} {
 			p.stdinW.Close()
 		}()
 	}
-	go func() {
-		defer end()
-		_, _ = io.CopyBuffer(stderr, onlyReader{p.stderrR}, make([]byte, copyBuf))
-	}()
+	end()
 	return done
 }
 

@@ -42,33 +42,38 @@ func TestRunCommand(t *testing.T) {
 		{name: "command does not read its input", cs: CommandSpec{Shell: "true", Stdin: strings.Repeat("x", 1<<20)}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out, err := RunCommand(context.Background(), &Groups{}, tt.cs)
-			if string(out) != tt.want {
-				t.Errorf("stdout %q, want %q", out, tt.want)
-			}
-			if tt.errHas == "" {
-				if err != nil {
-					t.Fatalf("error %v", err)
+		for _, goroutines := range []bool{false, true} {
+			tt.cs.copyByGoroutines = goroutines
+			t.Run(fmt.Sprintf("%s/goroutines=%v", tt.name, goroutines), func(t *testing.T) {
+				out, err := RunCommand(context.Background(), &Groups{}, tt.cs)
+				if string(out) != tt.want {
+					t.Errorf("stdout %q, want %q", out, tt.want)
 				}
-				return
-			}
-			var ce *CommandError
-			if !errors.As(err, &ce) {
-				t.Fatalf("error %v (%T), want *CommandError", err, err)
-			}
-			if ce.ExitCode != tt.exit || ce.TimedOut != tt.timedOut || !strings.Contains(err.Error(), tt.errHas) {
-				t.Fatalf("error %q (exit %d, timed out %v), want exit %d containing %q", err, ce.ExitCode, ce.TimedOut, tt.exit, tt.errHas)
-			}
-		})
+				if tt.errHas == "" {
+					if err != nil {
+						t.Fatalf("error %v", err)
+					}
+					return
+				}
+				var ce *CommandError
+				if !errors.As(err, &ce) {
+					t.Fatalf("error %v (%T), want *CommandError", err, err)
+				}
+				if ce.ExitCode != tt.exit || ce.TimedOut != tt.timedOut || !strings.Contains(err.Error(), tt.errHas) {
+					t.Fatalf("error %q (exit %d, timed out %v), want exit %d containing %q", err, ce.ExitCode, ce.TimedOut, tt.exit, tt.errHas)
+				}
+			})
+		}
 	}
 }
 
 func TestStderrTail(t *testing.T) {
-	_, err := RunCommand(context.Background(), nil, CommandSpec{Shell: "head -c 100000 /dev/zero | tr '\\0' x >&2; echo END >&2; exit 1"})
-	msg := err.Error()
-	if !strings.HasSuffix(msg, "END") || len(msg) > stderrTail+64 || !strings.Contains(msg, "…") {
-		t.Fatalf("error of %d bytes, ending %q", len(msg), msg[max(0, len(msg)-20):])
+	for _, goroutines := range []bool{false, true} {
+		_, err := RunCommand(context.Background(), nil, CommandSpec{Shell: "head -c 100000 /dev/zero | tr '\\0' x >&2; echo END >&2; exit 1", copyByGoroutines: goroutines})
+		msg := err.Error()
+		if !strings.HasSuffix(msg, "END") || len(msg) > stderrTail+64 || !strings.Contains(msg, "…") {
+			t.Fatalf("goroutines=%v: error of %d bytes, ending %q", goroutines, len(msg), msg[max(0, len(msg)-20):])
+		}
 	}
 }
 
@@ -171,16 +176,20 @@ func TestOutsiderHoldsStdout(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid")
 	}
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	out, err := RunCommand(context.Background(), &Groups{}, CommandSpec{
-		Shell: "setsid sh -c 'echo $$ > " + pidFile + "; exec sleep 60' & until [ -s " + pidFile + " ]; do sleep 0.01; done; echo hi"})
-	if b, rerr := os.ReadFile(pidFile); rerr == nil {
-		if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
-			defer syscall.Kill(pid, syscall.SIGKILL)
+	for _, goroutines := range []bool{false, true} {
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		var copied strings.Builder // stdout through a pipe too
+		out, err := RunCommand(context.Background(), &Groups{}, CommandSpec{
+			Shell:  "setsid sh -c 'echo $$ > " + pidFile + "; exec sleep 60' & until [ -s " + pidFile + " ]; do sleep 0.01; done; echo hi",
+			Stdout: &copied, copyByGoroutines: goroutines})
+		if b, rerr := os.ReadFile(pidFile); rerr == nil {
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
+				defer syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
-	}
-	if err != nil || string(out) != "hi\n" {
-		t.Fatalf("stdout %q, error %v; want %q and no error", out, err, "hi\n")
+		if err != nil || string(out) != "hi\n" || copied.String() != "hi\n" {
+			t.Fatalf("goroutines=%v: stdout %q (copied %q), error %v; want %q and no error", goroutines, out, copied.String(), err, "hi\n")
+		}
 	}
 }
 

@@ -29,25 +29,27 @@ func TestStdoutCopiedAsItComes(t *testing.T) {
 		{"far past it", 5 * stdoutInMemory, shortStdin + 1},
 		{"long stdin", 3, 4 * shortStdin},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			stdin := strings.Repeat("i", tt.stdin)
-			var copied bytes.Buffer
-			dir := t.TempDir()
-			out, err := RunCommand(context.Background(), nil, CommandSpec{
-				Shell: fmt.Sprintf("cat; head -c %d /dev/zero | tr '\\0' o", tt.size),
-				Stdin: stdin, Spool: dir, Stdout: &copied,
+		for _, goroutines := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/goroutines=%v", tt.name, goroutines), func(t *testing.T) {
+				stdin := strings.Repeat("i", tt.stdin)
+				var copied bytes.Buffer
+				dir := t.TempDir()
+				out, err := RunCommand(context.Background(), nil, CommandSpec{
+					Shell: fmt.Sprintf("cat; head -c %d /dev/zero | tr '\\0' o", tt.size),
+					Stdin: stdin, Spool: dir, Stdout: &copied, copyByGoroutines: goroutines,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := stdin + strings.Repeat("o", tt.size)
+				if out != want || copied.String() != want {
+					t.Fatalf("result %d bytes, copy %d bytes; want %d bytes each", len(out), copied.Len(), len(want))
+				}
+				if left, _ := os.ReadDir(dir); len(left) != 0 {
+					t.Fatalf("spool files left behind: %v", left)
+				}
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := stdin + strings.Repeat("o", tt.size)
-			if out != want || copied.String() != want {
-				t.Fatalf("result %d bytes, copy %d bytes; want %d bytes each", len(out), copied.Len(), len(want))
-			}
-			if left, _ := os.ReadDir(dir); len(left) != 0 {
-				t.Fatalf("spool files left behind: %v", left)
-			}
-		})
+		}
 	}
 }
 
