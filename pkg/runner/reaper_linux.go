@@ -205,7 +205,9 @@ func readSmall(path string, buf []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n == 0 {
+		if n == 0 || len(b) < cap(b) {
+			// /proc fills a read as far as the file goes: a short one
+			// is its end, and a read more would only say so.
 			return b, nil
 		}
 	}
