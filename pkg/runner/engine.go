@@ -441,6 +441,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	}
 	results := make(chan attemptDone)
 	var inline []attemptDone
+	var starting []*Job
 	running := 0
 	var (
 		halts   []*Halt
@@ -450,6 +451,45 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	)
 	stopping := func() bool {
 		return failed || e.grow || ctx.Err() != nil || e.storeFailed()
+	}
+	handle := func(d attemptDone) {
+		running--
+		if e.storeFailed() {
+			e.sched.Reset(d.i)
+			cancel()
+			return
+		}
+		if d.halt != nil {
+			// The attempt ends here, what it paid recorded with it: the
+			// task is no longer running but waits for the decision.
+			t := e.Team.Tasks[d.i]
+			if d.attempt > e.tasks[d.i].attempts {
+				e.tasks[d.i].attempts = d.attempt
+			}
+			ev := Event{Type: TaskHalted, Index: d.i, Task: t.Name, Agent: t.Agent, Attempt: d.attempt, RetryCount: max(d.attempt-1, 0),
+				Error: haltedError(d.halt), Usage: d.usage}
+			if d.elapsed > 0 {
+				ev.Elapsed = millis(d.elapsed)
+			}
+			if err := e.record(ev); err != nil {
+				e.sched.Reset(d.i)
+				cancel()
+				return
+			}
+			e.sched.Wait(d.i)
+			halts = append(halts, d.halt)
+			return
+		}
+		// The next record follows at once (the start of the task that
+		// takes the freed slot, or the flush when none starts): the
+		// completion goes with it, one sync for both.
+		if err := e.finish(d, true); err != nil {
+			cancel()
+			return
+		}
+		if e.sched.Status(d.i) == schedule.Failed {
+			failed = true
+		}
 	}
 	for {
 		started := 0
@@ -502,16 +542,32 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 					e.sched.Start(i)
 					running++
 					started++
-					if parallel == 1 {
-						// One at a time: on this goroutine, no hand-off
-						// to another and back for every task.
-						inline = append(inline, e.attempts(runCtx, job))
-					} else {
-						go func() { results <- e.attempts(runCtx, job) }()
-					}
+					starting = append(starting, job)
 				}
 			}
 		}
+		switch {
+		case len(starting) == 1 && parallel == 1:
+			// One at a time: on this goroutine, no hand-off to another
+			// and back for every task.
+			inline = append(inline, e.attempts(runCtx, starting[0], false))
+		case len(starting) == 1:
+			job := starting[0]
+			go func() { results <- e.attempts(runCtx, job, false) }()
+		case len(starting) > 1:
+			if err := e.startAll(starting); err != nil {
+				for _, job := range starting {
+					e.sched.Reset(job.Index)
+				}
+				running -= len(starting)
+				cancel()
+				break
+			}
+			for _, job := range starting {
+				go func() { results <- e.attempts(runCtx, job, true) }()
+			}
+		}
+		starting = starting[:0]
 		if started == 0 {
 			// No task's start will carry a staged completion: it is made
 			// durable, and shown, before the engine waits or ends.
@@ -531,42 +587,18 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		} else {
 			d = <-results
 		}
-		running--
-		if e.storeFailed() {
-			e.sched.Reset(d.i)
-			cancel()
-			continue
-		}
-		if d.halt != nil {
-			// The attempt ends here, what it paid recorded with it: the
-			// task is no longer running but waits for the decision.
-			t := e.Team.Tasks[d.i]
-			if d.attempt > e.tasks[d.i].attempts {
-				e.tasks[d.i].attempts = d.attempt
+		handle(d)
+		// What else has ended meanwhile is handled now too, so that the
+		// tasks that take the freed slots start together: their starts
+		// and these completions are made durable by one sync.
+	drained:
+		for running > 0 && len(inline) == 0 {
+			select {
+			case d := <-results:
+				handle(d)
+			default:
+				break drained
 			}
-			ev := Event{Type: TaskHalted, Index: d.i, Task: t.Name, Agent: t.Agent, Attempt: d.attempt, RetryCount: max(d.attempt-1, 0),
-				Error: haltedError(d.halt), Usage: d.usage}
-			if d.elapsed > 0 {
-				ev.Elapsed = millis(d.elapsed)
-			}
-			if err := e.record(ev); err != nil {
-				e.sched.Reset(d.i)
-				cancel()
-				continue
-			}
-			e.sched.Wait(d.i)
-			halts = append(halts, d.halt)
-			continue
-		}
-		// The next record follows at once (the start of the task that
-		// takes the freed slot, or the flush when none starts): the
-		// completion goes with it, one sync for both.
-		if err := e.finish(d, true); err != nil {
-			cancel()
-			continue
-		}
-		if e.sched.Status(d.i) == schedule.Failed {
-			failed = true
 		}
 	}
 
@@ -737,7 +769,8 @@ func (e *Engine) human(i int) (*Halt, error) {
 
 // attempts runs a task's attempts within one invocation: the first and up
 // to MaxRetries more, with capped exponential backoff between them.
-func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
+// started says the first attempt's start is recorded already (startAll).
+func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDone {
 	t := job.Task
 	first := job.Attempt
 	feedback := ""
@@ -745,8 +778,10 @@ func (e *Engine) attempts(ctx context.Context, job *Job) attemptDone {
 		j := *job
 		j.Attempt = first + try
 		j.Feedback = feedback
-		if err := e.record(Event{Type: TaskStarted, Index: j.Index, Task: t.Name, Agent: t.Agent, Attempt: j.Attempt, RetryCount: j.Attempt - 1}); err != nil {
-			return attemptDone{i: j.Index, err: err, attempt: j.Attempt}
+		if try > 0 || !started {
+			if err := e.record(startedEvent(&j)); err != nil {
+				return attemptDone{i: j.Index, err: err, attempt: j.Attempt}
+			}
 		}
 		start := e.now()
 		res, err := e.Executor.Execute(ctx, &j)
@@ -840,6 +875,23 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+func startedEvent(j *Job) Event {
+	t := j.Task
+	return Event{Type: TaskStarted, Index: j.Index, Task: t.Name, Agent: t.Agent, Attempt: j.Attempt, RetryCount: j.Attempt - 1}
+}
+
+// startAll records the starts of jobs, about to run side by side, with
+// the completions staged before them: one sync for all, where each start
+// recorded by its own goroutine would wait for the one before.
+func (e *Engine) startAll(jobs []*Job) error {
+	for _, j := range jobs {
+		if err := e.stage(startedEvent(j)); err != nil {
+			return err
+		}
+	}
+	return e.flush()
 }
 
 // finish records how a task's attempts ended and updates the shared state.

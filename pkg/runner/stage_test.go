@@ -181,3 +181,27 @@ func TestParallelCompletionCarriedByNextStart(t *testing.T) {
 		}
 	}
 }
+
+// Tasks that start together, side by side, are made durable by one sync
+// (each recording its own start waited for the one before it).
+func TestParallelStartsShareASync(t *testing.T) {
+	tm, cx := team(spec.Workflow, task("a", ctxOf()), task("b", ctxOf()), task("c", ctxOf()), task("d", ctxOf()), task("e", ctxOf("a", "b", "c", "d")))
+	rec := &stagingRecorder{}
+	obs := &syncObserver{rec: rec}
+	e := newEngine(tm, cx, &fakeExec{}, rec)
+	e.Observer = obs
+	e.MaxParallel = 4
+	if sum, err := e.Run(context.Background()); err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("%v %+v", err, sum)
+	}
+	first := []string{"task_started a", "task_started b", "task_started c", "task_started d"}
+	if len(rec.batches) == 0 || !slices.Equal(rec.batches[0], first) {
+		t.Fatalf("syncs %q; want the first to be %q", rec.batches, first)
+	}
+	// None is shown before that sync.
+	for _, s := range obs.shown[:4] {
+		if !strings.HasSuffix(s, "after 1") {
+			t.Fatalf("shown %q", obs.shown)
+		}
+	}
+}
