@@ -60,12 +60,9 @@ func (p *Project) CheckWritable() error {
 	if err := os.MkdirAll(p.stateDir(), 0o700); err != nil {
 		return projectWriteErr("create", p.stateDir(), err)
 	}
-	probe, err := os.CreateTemp(p.stateDir(), ".probe-")
-	if err != nil {
-		return projectWriteErr("create files in", p.stateDir(), err)
+	if err := canCreateIn(p.stateDir()); err != nil {
+		return projectWriteErr("create files in", p.stateDir(), &fs.PathError{Op: "access", Path: p.stateDir(), Err: err})
 	}
-	probe.Close()
-	os.Remove(probe.Name())
 	f, err := os.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND|noFollow, 0)
 	switch {
 	case err == nil:
