@@ -101,7 +101,9 @@ func (cs *compiled) lookup(ptr string) any {
 		if seg == "" {
 			continue
 		}
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		if strings.Contains(seg, "~") { // a Replacer is costly to make, and few segments need it
+			seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		}
 		switch c := cur.(type) {
 		case map[string]any:
 			cur = c[seg]
@@ -573,7 +575,9 @@ func (b *fastBuilder) target(ptr string) *fastSchema {
 		if seg == "" {
 			continue
 		}
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		if strings.Contains(seg, "~") { // a Replacer is costly to make, and few segments need it
+			seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		}
 		m, ok := cur.(map[string]any)
 		if !ok {
 			b.failed = true
