@@ -39,21 +39,84 @@ const (
 // escaping (results read as written), in the current format, its summary
 // recomputed, checksummed.
 func EncodeSession(sess *Session) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := WriteSession(&buf, sess); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteSession writes to w the bytes EncodeSession returns, a task record
+// at a time: a 10,000-task snapshot is never whole in memory (encoding it
+// at once held its 6 MB three times over, as the encoder's buffer, the
+// team's nested one and the copy with the checksum). It returns the number
+// of bytes written. w is written in pieces; give it a buffer of its own
+// when it is a file.
+func WriteSession(w io.Writer, sess *Session) (int64, error) {
 	sess.FormatVersion = formatOf(sess)
 	sess.Summary = sess.counts()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(sess); err != nil {
-		return nil, fmt.Errorf("session %s cannot be encoded: %w", sess.ID, err)
+	// Everything but the tasks is encoded at once, the tasks' place held
+	// by a marker no other value can contain (an unguessable fingerprint
+	// right after an empty task list); then the tasks are written into it.
+	head := *sess
+	nonce := RandHex(16)
+	head.Team.Tasks, head.Team.TasksFingerprint = []TaskRecord{}, nonce
+	data, err := marshalNoEscape(&head)
+	if err != nil {
+		return 0, fmt.Errorf("session %s cannot be encoded: %w", sess.ID, err)
 	}
-	body := bytes.TrimRight(buf.Bytes(), "\n")
-	body = body[:len(body)-1] // the object's closing brace
-	out := make([]byte, 0, len(body)+checksumLength)
-	out = append(out, body...)
-	out = append(out, checksumOpen...)
-	out = fmt.Appendf(out, "%08x", Checksum(body))
-	return append(out, checksumClose...), nil
+	mark := []byte(`"tasks":[],"tasks_fingerprint":"` + nonce + `"`)
+	i := bytes.Index(data, mark)
+	if i < 0 || len(data) < i+len(mark)+1 {
+		return 0, fmt.Errorf("session %s cannot be encoded: its task list has no place", sess.ID)
+	}
+	fp, err := marshalNoEscape(sess.Team.TasksFingerprint)
+	if err != nil {
+		return 0, fmt.Errorf("session %s cannot be encoded: %w", sess.ID, err)
+	}
+	cw := &checksumWriter{w: w}
+	cw.write(data[:i+len(`"tasks":`)])
+	if sess.Team.Tasks == nil {
+		cw.write([]byte("null"))
+	} else {
+		cw.write([]byte("["))
+		for k := range sess.Team.Tasks {
+			if k > 0 {
+				cw.write([]byte(","))
+			}
+			p, err := sess.Team.Tasks[k].MarshalJSON()
+			if err != nil {
+				return cw.n, fmt.Errorf("session %s cannot be encoded: task %s: %w", sess.ID, sess.Team.Tasks[k].Name, err)
+			}
+			cw.write(p)
+		}
+		cw.write([]byte("]"))
+	}
+	cw.write([]byte(`,"tasks_fingerprint":`))
+	cw.write(fp)
+	cw.write(data[i+len(mark) : len(data)-1]) // up to the object's closing brace
+	sum := cw.sum
+	cw.write(fmt.Appendf([]byte(checksumOpen), "%08x"+checksumClose, sum))
+	return cw.n, cw.err
+}
+
+// checksumWriter counts and checksums what it passes to w, keeping w's
+// first error.
+type checksumWriter struct {
+	w   io.Writer
+	sum uint32
+	n   int64
+	err error
+}
+
+func (c *checksumWriter) write(p []byte) {
+	if c.err != nil {
+		return
+	}
+	c.sum = crc32.Update(c.sum, crcTable(), p)
+	var n int
+	n, c.err = c.w.Write(p)
+	c.n += int64(n)
 }
 
 // DecodeSession reads what EncodeSession wrote (or an older format). id and

@@ -47,6 +47,10 @@ type Options struct {
 	// so that none outlives its task (Groups.Subreap). Only a process
 	// that starts no children of its own, the teamrun command, may set it.
 	Subreaper bool
+	// Loaded, when set, is called once the spec and the session are
+	// loaded, just before the first task runs: the teamrun command tunes
+	// the collector for the run's steady heap then (runGC).
+	Loaded func()
 	// Rerun, RerunFrom and Keep are --rerun, --rerun-from and --keep
 	// (checkpoint.Choice); they need Continue.
 	Rerun, RerunFrom, Keep []string
@@ -376,6 +380,9 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 	}
 	rep.Observe(start)
+	if o.Loaded != nil {
+		o.Loaded()
+	}
 	return p.engine(ctx, set, state, sess, restored, rec)
 }
 

@@ -52,16 +52,19 @@ func (b *builder) checkForeach() {
 		if fv == nil {
 			fv = b.tasks[i].get("loop") // a PraisonAI step's
 		}
+		over := fv.get("over")
 		switch {
 		case tk.Agent == HumanAgent:
 			b.errorf(fv, fv.kpos, "a human task cannot run once per item: give the decision one task")
 		case len(tk.Condition) > 0:
 			b.errorf(fv, fv.kpos, "a foreach task cannot route (condition): route on a task after it, which reads the JSON array of results")
+		case over == nil:
+			// No over: the schema says so, and there is nothing to check.
 		case outputs[f.Over] != "" && producer[f.Over] >= i:
-			b.errorf(fv.get("over"), fv.get("over").pos, "%s is the output_variable of task %q, which comes after (or is) this one: move the task that makes the list before the foreach task", f.Over, outputs[f.Over])
+			b.errorf(over, over.pos, "%s is the output_variable of task %q, which comes after (or is) this one: move the task that makes the list before the foreach task", f.Over, outputs[f.Over])
 		}
-		if _, ok := t.Variables[f.Over]; !ok && outputs[f.Over] == "" {
-			b.warnf(fv.get("over"), fv.get("over").pos, "no variable %s: the run needs --var %s='[\"a\", \"b\"]' (a JSON array)", f.Over, f.Over)
+		if _, ok := t.Variables[f.Over]; !ok && outputs[f.Over] == "" && over != nil {
+			b.warnf(over, over.pos, "no variable %s: the run needs --var %s='[\"a\", \"b\"]' (a JSON array)", f.Over, f.Over)
 		}
 	}
 }

@@ -116,6 +116,9 @@ func TestForeachRefused(t *testing.T) {
 		{"a later task's output_variable", "  b: {description: b, agent: w, foreach: {over: xs}}\n  a: {description: a, agent: w, output_variable: xs}\n", `xs is the output_variable of task "a", which comes after (or is) this one: move the task that makes the list before the foreach task`},
 		{"its own output_variable", "  b: {description: b, agent: w, foreach: {over: xs}, output_variable: xs}\n", `xs is the output_variable of task "b", which comes after (or is) this one`},
 		{"unknown key", "  a: {description: a, agent: w, foreach: {over: xs, var_name: y}}\n", `unknown key "var_name"`},
+		// No over: the schema's error, not a panic.
+		{"no over", "  a: {description: a, agent: w, foreach: {from: xs}}\n", `missing required key "over"`},
+		{"no over, and routing", "  a: {description: a, agent: w, foreach: {from: xs}, condition: {x: [b]}}\n  b: {description: b, agent: w}\n", "a foreach task cannot route"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

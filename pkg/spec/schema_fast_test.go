@@ -199,3 +199,35 @@ func TestFastSchemaKeepsMessages(t *testing.T) {
 		}
 	}
 }
+
+// A pattern is compiled when a value reaches it: one that does not compile
+// makes the fast check doubt only the specs that reach it (the full
+// validator then judges), not refuse the fast path for every spec.
+func TestFastSchemaPatternsOnUse(t *testing.T) {
+	doc := map[string]any{"type": "object", "properties": map[string]any{
+		"name": map[string]any{"type": "string", "pattern": "^[a-z]+$"},
+		"bad":  map[string]any{"type": "string", "pattern": "("},
+	}, "patternProperties": map[string]any{"^x-": true}}
+	b := &fastBuilder{doc: doc, byPtr: map[string]*fastSchema{}}
+	fs := b.build(doc)
+	if b.failed || fs == nil {
+		t.Fatal("the schema was refused")
+	}
+	for _, tt := range []struct {
+		yaml string
+		want bool
+	}{
+		{"name: abc\n", true},
+		{"name: ABC\n", false},
+		{"x-anchor: 1\nname: abc\n", true},
+		{"bad: anything\n", false}, // reaches the pattern that does not compile
+	} {
+		root, diags := parseTree("a.yaml", []byte(tt.yaml))
+		if len(diags) > 0 {
+			t.Fatal(diags)
+		}
+		if got := fs.valid(root); got != tt.want {
+			t.Errorf("%q: valid = %v, want %v", tt.yaml, got, tt.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@
 package atomicfile
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -50,7 +51,12 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 // WriteFrom is Write of what r yields, copied as it comes (a large result
 // is never whole in memory). An error of r is a failed write.
 func WriteFrom(path string, r io.Reader, perm fs.FileMode) error {
-	st, err := StageFrom(path, r, perm)
+	return WriteWith(path, copyFrom(r), perm)
+}
+
+// WriteWith is Write of what write writes (StageWith).
+func WriteWith(path string, write func(io.Writer) error, perm fs.FileMode) error {
+	st, err := StageWith(path, write, perm)
 	if err != nil {
 		return err
 	}
@@ -78,6 +84,20 @@ func Stage(path string, data []byte, perm fs.FileMode) (*Staged, error) {
 
 // StageFrom is Stage of what r yields, copied as it comes.
 func StageFrom(path string, r io.Reader, perm fs.FileMode) (*Staged, error) {
+	return StageWith(path, copyFrom(r), perm)
+}
+
+func copyFrom(r io.Reader) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := io.Copy(w, r)
+		return err
+	}
+}
+
+// StageWith is Stage of what write writes, through a buffer (an encoder
+// that writes in small pieces streams to the file without holding it
+// whole). An error of write is a failed write.
+func StageWith(path string, write func(io.Writer) error, perm fs.FileMode) (*Staged, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return nil, fail("create", path, err, false)
@@ -90,7 +110,11 @@ func StageFrom(path string, r io.Reader, perm fs.FileMode) (*Staged, error) {
 			os.Remove(st.tmp)
 		}
 	}()
-	if _, err := io.Copy(tmp, r); err != nil {
+	bw := bufio.NewWriterSize(tmp, 64<<10)
+	if err := write(bw); err != nil {
+		return nil, fail("write", path, err, false)
+	}
+	if err := bw.Flush(); err != nil {
 		return nil, fail("write", path, err, false)
 	}
 	if perm != 0o600 { // CreateTemp's own mode

@@ -2,8 +2,11 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -54,5 +57,39 @@ func TestWriteErrors(t *testing.T) {
 	var ae *Error
 	if !errors.As(err, &ae) || ae.Op != "create" || ae.Renamed || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("err = %#v", err)
+	}
+}
+
+// WriteWith streams what its function writes in pieces; the function's
+// error leaves the old file and no temp file.
+func TestWriteWith(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := WriteWith(path, func(w io.Writer) error {
+		for i := range 100_000 {
+			fmt.Fprintf(w, "%d,", i)
+		}
+		return nil
+	}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(got), "0,1,2,") || !strings.HasSuffix(string(got), ",99999,") {
+		t.Errorf("read %.20q…%q", got, got[max(0, len(got)-20):])
+	}
+	boom := errors.New("boom")
+	err := WriteWith(path, func(w io.Writer) error {
+		w.Write([]byte("partial"))
+		return boom
+	}, 0o600)
+	var ae *Error
+	if !errors.Is(err, boom) || !errors.As(err, &ae) || ae.Op != "write" || ae.Renamed {
+		t.Errorf("err = %#v", err)
+	}
+	if again, _ := os.ReadFile(path); string(again) != string(got) {
+		t.Error("a failed write changed the file")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("temp files left: %v", entries)
 	}
 }

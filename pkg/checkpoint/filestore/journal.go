@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -523,11 +524,11 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 	s, id := j.store, c.snap.ID
 	oldEpoch := c.snap.Epoch
 	c.snap.Epoch, c.snap.FoldedEpoch, c.snap.FoldedRecords = checkpoint.RandHex(8), oldEpoch, c.records
-	data, err := checkpoint.EncodeSession(c.snap)
-	if err != nil {
+	var size int64
+	snap, err := atomicfile.StageWith(s.Path(id), func(w io.Writer) error {
+		size, err = checkpoint.WriteSession(w, c.snap)
 		return err
-	}
-	snap, err := atomicfile.Stage(s.Path(id), data, 0o600)
+	}, 0o600)
 	if err != nil {
 		return atomicErr(err)
 	}
@@ -587,7 +588,7 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 		if err == nil {
 			j.f.Close()
 			j.f, j.size, j.records = nf, int64(len(headerLine(c.snap.Epoch)))+end-c.offset, records-c.records
-			j.snapSize = int64(len(data))
+			j.snapSize = size
 			j.sess.Epoch, j.sess.FoldedEpoch, j.sess.FoldedRecords = c.snap.Epoch, oldEpoch, c.records
 		}
 		j.handOver()

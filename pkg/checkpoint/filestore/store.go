@@ -360,17 +360,25 @@ func (s *Store) writeSnapshot(sess *checkpoint.Session) (size int64, renamed boo
 			sess.Epoch, sess.FoldedEpoch, sess.FoldedRecords = old, oldFolded, oldRecords
 		}
 	}()
-	data, err := checkpoint.EncodeSession(sess)
-	if err != nil {
-		return 0, false, err
-	}
-	renamed, err = writeAtomic(s.Path(sess.ID), data)
-	return int64(len(data)), renamed, err
+	// Streamed to the file: a large session is never encoded whole.
+	renamed, err = writeAtomicWith(s.Path(sess.ID), func(w io.Writer) error {
+		size, err = checkpoint.WriteSession(w, sess)
+		return err
+	})
+	return size, renamed, err
 }
 
 // writeAtomic is atomicfile.Write (0600) with the store's errors.
 func writeAtomic(path string, data []byte) (renamed bool, err error) {
-	err = atomicfile.Write(path, data, 0o600)
+	return writeAtomicWith(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomicWith is atomicfile.WriteWith (0600) with the store's errors.
+func writeAtomicWith(path string, write func(io.Writer) error) (renamed bool, err error) {
+	err = atomicfile.WriteWith(path, write, 0o600)
 	var ae *atomicfile.Error
 	if errors.As(err, &ae) {
 		return ae.Renamed, atomicErr(err)

@@ -1,0 +1,54 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
+)
+
+// Options.Loaded is called once per run, after the spec and session are
+// loaded and before the first task runs; a foreach expansion (a later pass)
+// does not call it again.
+func TestLoadedCalledOnceBeforeTheFirstTask(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	spec := `name: t
+agents:
+  w: {shell: "touch ` + mark + `; echo '[\"x\",\"y\"]'"}
+  each: {command: ["true"]}
+tasks:
+  list: {description: list, agent: w, output_variable: xs}
+  per:
+    description: "{item}"
+    agent: each
+    foreach: {over: xs}
+`
+	if err := os.WriteFile(filepath.Join(dir, "team.yaml"), []byte(spec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cont := range []bool{false, true} {
+		calls, ranBefore := 0, false
+		var out bytes.Buffer
+		sum, err := Run(context.Background(), Options{
+			SpecPath: filepath.Join(dir, "team.yaml"), Continue: cont, Session: "s1", Mode: ModeJSON,
+			IO: iostreams.Test(nil, &out, &out), Home: filepath.Join(dir, "home"), Getenv: func(string) string { return "" },
+			Loaded: func() {
+				calls++
+				if _, err := os.Stat(mark); err == nil {
+					ranBefore = true
+				}
+			},
+		})
+		if err != nil || sum.Outcome != Succeeded {
+			t.Fatalf("continue=%v: %v, %+v\n%s", cont, err, sum, out.String())
+		}
+		if calls != 1 || ranBefore {
+			t.Errorf("continue=%v: Loaded called %d times (want 1), after a task ran: %v", cont, calls, ranBefore)
+		}
+		os.Remove(mark)
+	}
+}
