@@ -1,0 +1,352 @@
+package spec
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// fastTree reads the plain block YAML most specs are written in (block
+// mappings and sequences of one-line scalars, quoted or not, and one-line
+// flow lists) straight into the tree that parseTree makes through
+// yaml.v3's node tree: a 10,000-task spec is parsed in a fraction of the
+// time and memory. Scalars are typed by converter.scalar, through yaml.v3's
+// own resolution. It takes only a document it reads to the end without
+// doubt: anything else (a tab, a comment after a value it cannot place, a
+// block scalar, an anchor, an alias, a tag, a merge key, a multi-line
+// scalar, a key it would report as a duplicate, a deeper nesting than
+// fastDepth, a second document) is ok false, and parseTree reads the file
+// with yaml.v3 as before, which also words every error.
+func fastTree(file string, data []byte) (*tree, bool) {
+	p := fastParser{c: &converter{file: file}}
+	if !utf8.Valid(data) || !p.split(data) || len(p.lines) == 0 || p.lines[0].indent != 0 {
+		return nil, false
+	}
+	root, ok := p.block(0, "", "", Pos{Line: p.lines[0].num, Column: 1}, 1)
+	if !ok || p.li != len(p.lines) || len(p.c.diags) > 0 || root.kind != yaml.MappingNode {
+		return nil, false
+	}
+	return root, true
+}
+
+// fastDepth bounds the nesting fastTree reads (far below MaxDepth, whose
+// message parseTree words).
+const fastDepth = 64
+
+type fastLine struct {
+	num    int    // 1-based line number
+	indent int    // spaces before text
+	text   []byte // the line after its indentation, not empty, not a comment
+}
+
+type fastParser struct {
+	c     *converter
+	lines []fastLine
+	li    int // the line being read
+}
+
+// split cuts data into its lines with content; it refuses what it does not
+// read: tabs, carriage returns, directives and document markers.
+func (p *fastParser) split(data []byte) bool {
+	if bytes.IndexByte(data, '\t') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
+		return false
+	}
+	p.lines = make([]fastLine, 0, bytes.Count(data, []byte{'\n'})+1)
+	for num := 1; len(data) > 0; num++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		indent := 0
+		for indent < len(line) && line[indent] == ' ' {
+			indent++
+		}
+		text := line[indent:]
+		if len(text) == 0 || text[0] == '#' {
+			continue
+		}
+		if indent == 0 && (text[0] == '%' || bytes.HasPrefix(text, []byte("---")) || bytes.HasPrefix(text, []byte("..."))) {
+			return false
+		}
+		p.lines = append(p.lines, fastLine{num: num, indent: indent, text: bytes.TrimRight(text, " ")})
+	}
+	return true
+}
+
+// seqEntry reports whether text starts a block sequence entry.
+func seqEntry(text []byte) bool {
+	return text[0] == '-' && (len(text) == 1 || text[1] == ' ')
+}
+
+// block reads the mapping or sequence whose first line is p.li, at indent.
+func (p *fastParser) block(indent int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
+	if depth > fastDepth {
+		return nil, false
+	}
+	if seqEntry(p.lines[p.li].text) {
+		return p.sequence(indent, path, ptr, kpos, depth)
+	}
+	return p.mapping(indent, path, ptr, kpos, depth)
+}
+
+// key splits "key: rest" (or "key:"); the key is a plain word of letters,
+// digits and _ - . / that yaml.v3 reads as it is written.
+func key(text []byte) (k, rest []byte, restAt int, ok bool) {
+	i := 0
+	for i < len(text) {
+		c := text[i]
+		if c == ':' {
+			break
+		}
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/') {
+			return nil, nil, 0, false
+		}
+		i++
+	}
+	if i == 0 || i == len(text) || text[0] == '-' || text[0] == '.' || (i+1 < len(text) && text[i+1] != ' ') {
+		return nil, nil, 0, false
+	}
+	j := i + 1
+	for j < len(text) && text[j] == ' ' {
+		j++
+	}
+	return text[:i], text[j:], j, true
+}
+
+func (p *fastParser) mapping(indent int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
+	first := p.lines[p.li]
+	t := &tree{kind: yaml.MappingNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path, ptr: ptr}
+	var seen posSet
+	for p.li < len(p.lines) && p.lines[p.li].indent == indent {
+		ln := p.lines[p.li]
+		k, rest, restAt, ok := key(ln.text)
+		if !ok {
+			return nil, false
+		}
+		name := string(k)
+		kp := Pos{Line: ln.num, Column: indent + 1}
+		if _, dup := seen.get(name); dup {
+			return nil, false // parseTree says where the first one is
+		}
+		seen.set(name, kp)
+		cpath, cptr := childPaths(path, ptr, name)
+		var v *tree
+		if len(rest) == 0 || rest[0] == '#' {
+			p.li++
+			switch {
+			case p.li < len(p.lines) && p.lines[p.li].indent > indent:
+				v, ok = p.block(p.lines[p.li].indent, cpath, cptr, kp, depth+1)
+			case p.li < len(p.lines) && p.lines[p.li].indent == indent && seqEntry(p.lines[p.li].text):
+				v, ok = p.sequence(indent, cpath, cptr, kp, depth+1)
+			default:
+				return nil, false // a null value: left to yaml.v3, which places it
+			}
+		} else {
+			v, ok = p.inline(rest, ln.num, indent+1+restAt, cpath, cptr, kp)
+			p.li++
+			if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent {
+				return nil, false // a scalar that goes on, or an error
+			}
+		}
+		if !ok {
+			return nil, false
+		}
+		t.keys = append(t.keys, name)
+		t.vals = append(t.vals, v)
+	}
+	return t, true
+}
+
+func (p *fastParser) sequence(indent int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
+	first := p.lines[p.li]
+	t := &tree{kind: yaml.SequenceNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path, ptr: ptr}
+	for i := 0; p.li < len(p.lines) && p.lines[p.li].indent == indent && seqEntry(p.lines[p.li].text); i++ {
+		ln := &p.lines[p.li]
+		ipath, iptr := path+"["+strconv.Itoa(i)+"]", ptr+"/"+strconv.Itoa(i)
+		rest := ln.text[1:]
+		s := 0
+		for s < len(rest) && rest[s] == ' ' {
+			s++
+		}
+		rest = rest[s:]
+		var (
+			v  *tree
+			ok bool
+		)
+		at := Pos{Line: ln.num, Column: indent + 2 + s}
+		switch {
+		case len(rest) == 0 || rest[0] == '#':
+			return nil, false // the item is on the next lines, or null: left to yaml.v3
+		case seqEntry(rest):
+			return nil, false
+		default:
+			if _, _, _, isKey := key(rest); isKey {
+				// "- key: value": a mapping whose keys line up with this one.
+				ln.indent, ln.text = indent+1+s, rest
+				v, ok = p.mapping(ln.indent, ipath, iptr, at, depth+1)
+				if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent && p.lines[p.li].indent != ln.indent {
+					return nil, false
+				}
+			} else {
+				v, ok = p.inline(rest, ln.num, at.Column, ipath, iptr, at)
+				p.li++
+				if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent {
+					return nil, false
+				}
+			}
+		}
+		if !ok {
+			return nil, false
+		}
+		v.kpos = v.pos
+		t.items = append(t.items, v)
+	}
+	return t, true
+}
+
+// inline reads a value written on its key's line: a scalar, [] or {}, or
+// a flow list of scalars.
+func (p *fastParser) inline(text []byte, line, col int, path, ptr string, kpos Pos) (*tree, bool) {
+	switch text[0] {
+	case '[':
+		return p.flowList(text, line, col, path, ptr, kpos)
+	case '{':
+		if rest, ok := afterValue(bytes.TrimLeft(text[1:], " "), '}'); ok && rest {
+			return &tree{kind: yaml.MappingNode, pos: Pos{Line: line, Column: col}, kpos: kpos, path: path, ptr: ptr}, true
+		}
+		return nil, false
+	}
+	t, n, ok := p.scalar(text, line, col, path, ptr, kpos, false)
+	if !ok || !onlyComment(text[n:]) {
+		return nil, false
+	}
+	return t, true
+}
+
+// afterValue checks that text starts with c and holds nothing after it
+// but a comment.
+func afterValue(text []byte, c byte) (bool, bool) {
+	if len(text) == 0 || text[0] != c {
+		return false, false
+	}
+	return onlyComment(text[1:]), true
+}
+
+// onlyComment reports whether text is empty, or white space and a comment.
+func onlyComment(text []byte) bool {
+	t := bytes.TrimLeft(text, " ")
+	return len(t) == 0 || (t[0] == '#' && len(t) < len(text))
+}
+
+// scalar reads one scalar at the start of text, returning how many bytes
+// it took. In a flow list (flow) a plain scalar ends at , or ].
+func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos Pos, flow bool) (*tree, int, bool) {
+	n := yaml.Node{Kind: yaml.ScalarNode}
+	var used int
+	switch c := text[0]; {
+	case c == '"':
+		end := bytes.IndexByte(text[1:], '"')
+		if end < 0 || bytes.IndexByte(text[1:1+end], '\\') >= 0 {
+			return nil, 0, false
+		}
+		n.Style, n.Value, used = yaml.DoubleQuotedStyle, string(text[1:1+end]), end+2
+	case c == '\'':
+		var b []byte
+		i := 1
+		for {
+			j := bytes.IndexByte(text[i:], '\'')
+			if j < 0 {
+				return nil, 0, false
+			}
+			b = append(b, text[i:i+j]...)
+			i += j + 1
+			if i < len(text) && text[i] == '\'' {
+				b = append(b, '\'')
+				i++
+				continue
+			}
+			break
+		}
+		n.Style, n.Value, used = yaml.SingleQuotedStyle, string(b), i
+	case bytes.IndexByte([]byte("[]{},#&*!|>%@`\"'"), c) >= 0,
+		(c == '-' || c == '?' || c == ':') && (len(text) == 1 || text[1] == ' ' || (flow && text[1] == ',')):
+		return nil, 0, false
+	default:
+		end := len(text)
+		for i := 0; i < len(text); i++ {
+			switch text[i] {
+			case ':':
+				if flow || i+1 == len(text) || text[i+1] == ' ' {
+					return nil, 0, false
+				}
+			case '#':
+				if text[i-1] == ' ' {
+					end = i
+				}
+			case ',', '[', ']', '{', '}':
+				if flow {
+					end = i
+				}
+			}
+			if end != len(text) {
+				break
+			}
+		}
+		v := bytes.TrimRight(text[:end], " ")
+		if len(v) == 0 {
+			return nil, 0, false
+		}
+		n.Value, used = string(v), len(v)
+	}
+	if n.Style != 0 && used < len(text) && text[used] != ' ' && !(flow && (text[used] == ',' || text[used] == ']')) {
+		return nil, 0, false
+	}
+	t := &tree{kind: yaml.ScalarNode, pos: Pos{Line: line, Column: col}, kpos: kpos, path: path, ptr: ptr}
+	p.c.scalar(t, &n)
+	return t, used, true
+}
+
+// flowList reads [a, "b", 'c'] on one line.
+func (p *fastParser) flowList(text []byte, line, col int, path, ptr string, kpos Pos) (*tree, bool) {
+	t := &tree{kind: yaml.SequenceNode, pos: Pos{Line: line, Column: col}, kpos: kpos, path: path, ptr: ptr}
+	i := 1
+	skip := func() {
+		for i < len(text) && text[i] == ' ' {
+			i++
+		}
+	}
+	skip()
+	if i < len(text) && text[i] == ']' {
+		return t, onlyComment(text[i+1:])
+	}
+	for n := 0; ; n++ {
+		skip()
+		if i >= len(text) {
+			return nil, false
+		}
+		it, used, ok := p.scalar(text[i:], line, col+i, fmt.Sprintf("%s[%d]", path, n), ptr+"/"+strconv.Itoa(n), Pos{}, true)
+		if !ok {
+			return nil, false
+		}
+		it.kpos = it.pos
+		t.items = append(t.items, it)
+		i += used
+		skip()
+		if i >= len(text) {
+			return nil, false
+		}
+		switch text[i] {
+		case ',':
+			i++
+		case ']':
+			return t, onlyComment(text[i+1:])
+		default:
+			return nil, false
+		}
+	}
+}
