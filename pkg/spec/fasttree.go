@@ -45,7 +45,8 @@ type fastLine struct {
 type fastParser struct {
 	c     *converter
 	lines []fastLine
-	li    int // the line being read
+	li    int       // the line being read
+	node  yaml.Node // the scalar being typed, one for all: a node each would be garbage
 }
 
 // split cuts data into its lines with content; it refuses what it does not
@@ -246,7 +247,8 @@ func onlyComment(text []byte) bool {
 // scalar reads one scalar at the start of text, returning how many bytes
 // it took. In a flow list (flow) a plain scalar ends at , or ].
 func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos Pos, flow bool) (*tree, int, bool) {
-	n := yaml.Node{Kind: yaml.ScalarNode}
+	n := &p.node
+	*n = yaml.Node{Kind: yaml.ScalarNode}
 	var used int
 	switch c := text[0]; {
 	case c == '"':
@@ -307,7 +309,7 @@ func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos P
 		return nil, 0, false
 	}
 	t := &tree{kind: yaml.ScalarNode, pos: Pos{Line: line, Column: col}, kpos: kpos, path: path, ptr: ptr}
-	p.c.scalar(t, &n)
+	p.c.scalar(t, n)
 	return t, used, true
 }
 
