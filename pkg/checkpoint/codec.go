@@ -163,6 +163,10 @@ func verifyChecksum(data []byte) (body []byte, checked bool, err error) {
 type sessionWire struct {
 	sessionJSON
 	Team teamStateWire `json:"team"`
+	// records are the tasks as fastSession decodes them, straight into
+	// TaskRecords (non-nil when it read a "tasks" list); Team.Tasks then
+	// stays empty.
+	records []TaskRecord
 }
 
 type sessionJSON Session
@@ -206,8 +210,8 @@ func decodeSession(data []byte) (*Session, error) {
 	}
 	sess := Session(w.sessionJSON)
 	sess.Team = TeamState(w.Team.teamStateJSON)
-	sess.Team.Tasks = nil
-	if w.Team.Tasks != nil {
+	sess.Team.Tasks = w.records
+	if w.records == nil && w.Team.Tasks != nil {
 		sess.Team.Tasks = make([]TaskRecord, len(w.Team.Tasks))
 		for i := range w.Team.Tasks {
 			sess.Team.Tasks[i] = w.Team.Tasks[i].record()

@@ -54,23 +54,25 @@ func fastDecode(data []byte, w *sessionWire) (*scanner, error) {
 			}
 			sawTasks = true
 			start := 0
-			w.Team.Tasks = w.Team.Tasks[:0]
-			if w.Team.Tasks == nil {
-				w.Team.Tasks = []taskRecordWire{} // as encoding/json decodes []
-			}
+			w.records = []TaskRecord{} // as encoding/json decodes []
+			var tw taskRecordWire
 			in := interner{}
 			return s.array(func() error {
-				if len(w.Team.Tasks) == 1 && cap(w.Team.Tasks) == 1 {
+				if len(w.records) == 1 && cap(w.records) == 1 {
 					// Room for the rest, guessed from the first task's
 					// size: the slice is not grown a dozen times.
 					first := s.i - start
-					w.Team.Tasks = slices.Grow(w.Team.Tasks, (len(data)-s.i)/max(first, 64)+1)
+					w.records = slices.Grow(w.records, (len(data)-s.i)/max(first, 64)+1)
 				}
-				if len(w.Team.Tasks) == 0 {
+				if len(w.records) == 0 {
 					start = s.i
 				}
-				w.Team.Tasks = append(w.Team.Tasks, taskRecordWire{})
-				return s.task(&w.Team.Tasks[len(w.Team.Tasks)-1], in)
+				tw = taskRecordWire{}
+				if err := s.task(&tw, in); err != nil {
+					return err
+				}
+				w.records = append(w.records, tw.record())
+				return nil
 			})
 		})
 	})
