@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -103,9 +104,10 @@ func (in interner) of(b []byte) string {
 }
 
 type scanner struct {
-	data  []byte
-	i     int
-	whole int // tasks decoded whole by encoding/json
+	data   []byte
+	i      int
+	whole  int // tasks decoded whole by encoding/json
+	fields int // values decoded by encoding/json
 }
 
 func (s *scanner) ws() {
@@ -224,6 +226,71 @@ func (s *scanner) plainString() (b []byte, ok bool) {
 	return nil, false
 }
 
+// stringValue reads a string at s.i after white space: a plain one as
+// plainString does (interned when in is not nil), one with the escapes
+// encoding/json writes for text (\n \t \r \b \f \" \\ \/) unescaped as it
+// would. A \u escape, a control character or a byte that is not UTF-8 is
+// ok false, s.i unchanged: encoding/json reads those.
+func (s *scanner) stringValue(in interner) (string, bool) {
+	if b, ok := s.plainString(); ok {
+		if in != nil {
+			return in.of(b), true
+		}
+		return string(b), true
+	}
+	d := s.data
+	if s.i >= len(d) || d[s.i] != '"' {
+		return "", false
+	}
+	var out strings.Builder
+	ascii := true
+	from := s.i + 1 // the plain bytes not yet copied
+	for j := s.i + 1; j < len(d); j++ {
+		c := d[j]
+		switch {
+		case c == '"':
+			out.Write(d[from:j])
+			str := out.String()
+			if !ascii && !utf8.ValidString(str) {
+				return "", false
+			}
+			s.i = j + 1
+			return str, true
+		case c == '\\':
+			if j+1 >= len(d) {
+				return "", false
+			}
+			if out.Len() == 0 {
+				out.Grow(j - s.i + 64)
+			}
+			out.Write(d[from:j])
+			j++
+			switch d[j] {
+			case '"', '\\', '/':
+				out.WriteByte(d[j])
+			case 'n':
+				out.WriteByte('\n')
+			case 't':
+				out.WriteByte('\t')
+			case 'r':
+				out.WriteByte('\r')
+			case 'b':
+				out.WriteByte('\b')
+			case 'f':
+				out.WriteByte('\f')
+			default:
+				return "", false
+			}
+			from = j + 1
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return "", false
+}
+
 // skip passes over one value, returning its bytes. It only finds where
 // the value ends: encoding/json reads (and so checks) what it returns.
 func (s *scanner) skip() ([]byte, error) {
@@ -317,12 +384,8 @@ func (s *scanner) literal(word string) bool {
 // str reads a string field: a plain string or null (which leaves it, as
 // encoding/json does), else encoding/json decodes it.
 func (s *scanner) str(p *string, in interner) error {
-	if b, ok := s.plainString(); ok {
-		if in != nil {
-			*p = in.of(b)
-		} else {
-			*p = string(b)
-		}
+	if v, ok := s.stringValue(in); ok {
+		*p = v
 		return nil
 	}
 	if s.literal("null") {
@@ -393,6 +456,7 @@ func (s *scanner) whenPtr(p **time.Time) error {
 
 // generic decodes the value at s.i with encoding/json.
 func (s *scanner) generic(into any) error {
+	s.fields++
 	raw, err := s.skip()
 	if err != nil {
 		return err
@@ -558,11 +622,11 @@ func (s *scanner) strings(p *[]string, in interner) error {
 	start := s.i
 	l := []string{}
 	err := s.array(func() error {
-		b, ok := s.plainString()
+		v, ok := s.stringValue(nil)
 		if !ok {
 			return errFastGiveUp
 		}
-		l = append(l, string(b))
+		l = append(l, v)
 		return nil
 	})
 	if err != nil {
@@ -576,8 +640,8 @@ func (s *scanner) strings(p *[]string, in interner) error {
 // text reads a result: a plain string, else result's own decoding (a
 // blob reference, a base64 text, escapes).
 func (s *scanner) text(p *result) error {
-	if b, ok := s.plainString(); ok {
-		p.text = text(b)
+	if v, ok := s.stringValue(nil); ok {
+		p.text = text(v)
 		return nil
 	}
 	return s.generic(p)
@@ -585,8 +649,8 @@ func (s *scanner) text(p *result) error {
 
 // textOnly reads an error text.
 func (s *scanner) textOnly(p *text) error {
-	if b, ok := s.plainString(); ok {
-		*p = text(b)
+	if v, ok := s.stringValue(nil); ok {
+		*p = text(v)
 		return nil
 	}
 	return s.generic(p)

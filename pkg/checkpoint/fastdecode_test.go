@@ -104,6 +104,37 @@ func TestFastSessionMatchesOnePass(t *testing.T) {
 	}
 }
 
+// Results as commands print them (a trailing newline, quotes, tabs,
+// backslashes) are read by the fast decoder itself, not handed to
+// encoding/json a value at a time.
+func TestFastSessionReadsEscapes(t *testing.T) {
+	ds := []spec.TaskDef{{ID: 0, Name: "a", Agent: "w", Key: "k0", Description: "say \"hi\"\tthen\\ go/on\r\n"}, {ID: 1, Name: "b", Agent: "w", Key: "k1", Context: []string{"a"}}}
+	sess := NewSession("s1", "/p/agents.yaml", "team", spec.Sequential, ds, "fp", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	for _, d := range ds {
+		sess.Apply(Record{Kind: TaskStarted, Task: d.Name, At: time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC)})
+		sess.Apply(Record{Kind: TaskCompleted, Task: d.Name, Result: "line one\n\"two\"\t\\ three\b\f ünï\n", At: time.Date(2026, 1, 2, 3, 4, 7, 0, time.UTC)})
+	}
+	data, err := EncodeSession(sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := onePass(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got sessionWire
+	s, err := fastDecode(data, &got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("differs:\n one-pass %+v\n fast     %+v", want, got)
+	}
+	if s.fields != 0 || s.whole != 0 {
+		t.Errorf("%d values and %d tasks went to encoding/json, want none", s.fields, s.whole)
+	}
+}
+
 // Whatever a file is changed into, the fast decoder either refuses it
 // (and the other decoders take over) or decodes what one Decode does; it
 // never takes a file encoding/json refuses.
