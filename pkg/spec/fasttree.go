@@ -2,7 +2,6 @@ package spec
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 	"unicode/utf8"
 
@@ -148,7 +147,7 @@ func (p *fastParser) mapping(indent int, path, ptr string, kpos Pos, depth int) 
 				return nil, false // a null value: left to yaml.v3, which places it
 			}
 		} else {
-			v, ok = p.inline(rest, ln.num, indent+1+restAt, cpath, cptr, kp)
+			v, ok = p.inline(rest, ln.num, indent+1+restAt, cpath, cptr, kp, depth+1)
 			p.li++
 			if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent {
 				return nil, false // a scalar that goes on, or an error
@@ -194,7 +193,7 @@ func (p *fastParser) sequence(indent int, path, ptr string, kpos Pos, depth int)
 					return nil, false
 				}
 			} else {
-				v, ok = p.inline(rest, ln.num, at.Column, ipath, iptr, at)
+				v, ok = p.inline(rest, ln.num, at.Column, ipath, iptr, at, depth+1)
 				p.li++
 				if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent {
 					return nil, false
@@ -212,30 +211,21 @@ func (p *fastParser) sequence(indent int, path, ptr string, kpos Pos, depth int)
 
 // inline reads a value written on its key's line: a scalar, [] or {}, or
 // a flow list of scalars.
-func (p *fastParser) inline(text []byte, line, col int, path, ptr string, kpos Pos) (*tree, bool) {
-	switch text[0] {
-	case '[':
-		return p.flowList(text, line, col, path, ptr, kpos)
-	case '{':
-		if rest, ok := afterValue(bytes.TrimLeft(text[1:], " "), '}'); ok && rest {
-			return &tree{kind: yaml.MappingNode, pos: Pos{Line: line, Column: col}, kpos: kpos, path: path, ptr: ptr}, true
-		}
-		return nil, false
+func (p *fastParser) inline(text []byte, line, col int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
+	var (
+		t  *tree
+		n  int
+		ok bool
+	)
+	if text[0] == '[' || text[0] == '{' {
+		t, n, ok = p.flow(text, 0, line, col, path, ptr, kpos, depth)
+	} else {
+		t, n, ok = p.scalar(text, line, col, path, ptr, kpos, false)
 	}
-	t, n, ok := p.scalar(text, line, col, path, ptr, kpos, false)
 	if !ok || !onlyComment(text[n:]) {
 		return nil, false
 	}
 	return t, true
-}
-
-// afterValue checks that text starts with c and holds nothing after it
-// but a comment.
-func afterValue(text []byte, c byte) (bool, bool) {
-	if len(text) == 0 || text[0] != c {
-		return false, false
-	}
-	return onlyComment(text[1:]), true
 }
 
 // onlyComment reports whether text is empty, or white space and a comment.
@@ -305,7 +295,7 @@ func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos P
 		}
 		n.Value, used = string(v), len(v)
 	}
-	if n.Style != 0 && used < len(text) && text[used] != ' ' && !(flow && (text[used] == ',' || text[used] == ']')) {
+	if n.Style != 0 && used < len(text) && text[used] != ' ' && !(flow && (text[used] == ',' || text[used] == ']' || text[used] == '}')) {
 		return nil, 0, false
 	}
 	t := &tree{kind: yaml.ScalarNode, pos: Pos{Line: line, Column: col}, kpos: kpos, path: path, ptr: ptr}
@@ -313,42 +303,92 @@ func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos P
 	return t, used, true
 }
 
-// flowList reads [a, "b", 'c'] on one line.
-func (p *fastParser) flowList(text []byte, line, col int, path, ptr string, kpos Pos) (*tree, bool) {
-	t := &tree{kind: yaml.SequenceNode, pos: Pos{Line: line, Column: col}, kpos: kpos, path: path, ptr: ptr}
-	i := 1
+// flow reads a flow list or mapping that starts at text[i] and ends on
+// the same line ([a, "b"], {k: v, l: [x]}), returning where it ends;
+// text[0] is at column col.
+func (p *fastParser) flow(text []byte, i, line, col int, path, ptr string, kpos Pos, depth int) (*tree, int, bool) {
+	if depth > fastDepth {
+		return nil, 0, false
+	}
+	open := text[i]
+	kind, end := yaml.SequenceNode, byte(']')
+	if open == '{' {
+		kind, end = yaml.MappingNode, '}'
+	}
+	t := &tree{kind: kind, pos: Pos{Line: line, Column: col + i}, kpos: kpos, path: path, ptr: ptr}
+	i++
 	skip := func() {
 		for i < len(text) && text[i] == ' ' {
 			i++
 		}
 	}
 	skip()
-	if i < len(text) && text[i] == ']' {
-		return t, onlyComment(text[i+1:])
+	if i < len(text) && text[i] == end {
+		return t, i + 1, true
 	}
+	var seen posSet
 	for n := 0; ; n++ {
 		skip()
 		if i >= len(text) {
-			return nil, false
+			return nil, 0, false
 		}
-		it, used, ok := p.scalar(text[i:], line, col+i, fmt.Sprintf("%s[%d]", path, n), ptr+"/"+strconv.Itoa(n), Pos{}, true)
+		var (
+			it        *tree
+			ok        bool
+			cpath     string
+			cptr      string
+			name      string
+			itemStart = Pos{Line: line, Column: col + i}
+		)
+		if kind == yaml.MappingNode {
+			k, _, restAt, isKey := key(text[i:])
+			if !isKey || restAt <= len(k) {
+				return nil, 0, false // not "key: value": left to yaml.v3
+			}
+			name = string(k)
+			if _, dup := seen.get(name); dup {
+				return nil, 0, false
+			}
+			seen.set(name, itemStart)
+			cpath, cptr = childPaths(path, ptr, name)
+			i += restAt
+		} else {
+			cpath, cptr = path+"["+strconv.Itoa(n)+"]", ptr+"/"+strconv.Itoa(n)
+		}
+		if i >= len(text) {
+			return nil, 0, false
+		}
+		kp := itemStart
+		if text[i] == '[' || text[i] == '{' {
+			var next int
+			it, next, ok = p.flow(text, i, line, col, cpath, cptr, kp, depth+1)
+			i = next
+		} else {
+			var used int
+			it, used, ok = p.scalar(text[i:], line, col+i, cpath, cptr, kp, true)
+			i += used
+		}
 		if !ok {
-			return nil, false
+			return nil, 0, false
 		}
-		it.kpos = it.pos
-		t.items = append(t.items, it)
-		i += used
+		if kind == yaml.MappingNode {
+			t.keys = append(t.keys, name)
+			t.vals = append(t.vals, it)
+		} else {
+			it.kpos = it.pos
+			t.items = append(t.items, it)
+		}
 		skip()
 		if i >= len(text) {
-			return nil, false
+			return nil, 0, false
 		}
 		switch text[i] {
 		case ',':
 			i++
-		case ']':
-			return t, onlyComment(text[i+1:])
+		case end:
+			return t, i + 1, true
 		default:
-			return nil, false
+			return nil, 0, false
 		}
 	}
 }

@@ -50,6 +50,8 @@ process: sequential   # a comment
 tags: [a, "b c", 'it''s', 12, true, null, ~, 1.5]
 empty: []
 none: {}
+vars: {topic: Go, n: 1, q: 'x', r: "y", l: [a, {b: c}], e: {}, f: [], t: true}
+agents: {w: {shell: cat, timeout: 10s}}
 flags:
   on: yes
   off: False
