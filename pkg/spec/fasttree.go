@@ -21,7 +21,7 @@ import (
 // with yaml.v3 as before, which also words every error.
 func fastTree(file string, data []byte) (*tree, bool) {
 	p := fastParser{c: &converter{file: file}}
-	if !utf8.Valid(data) || !p.split(data) || len(p.lines) == 0 || p.lines[0].indent != 0 {
+	if !printable(data) || !p.split(data) || len(p.lines) == 0 || p.lines[0].indent != 0 {
 		return nil, false
 	}
 	root, ok := p.block(0, "", "", Pos{Line: p.lines[0].num, Column: 1}, 1)
@@ -29,6 +29,32 @@ func fastTree(file string, data []byte) (*tree, bool) {
 		return nil, false
 	}
 	return root, true
+}
+
+// printable reports whether data is UTF-8 of only the characters fastTree
+// reads as yaml.v3 does: no control characters (an error to yaml.v3), no
+// line breaks but \n.
+func printable(data []byte) bool {
+	for i := 0; i < len(data); {
+		c := data[i]
+		if c < utf8.RuneSelf {
+			if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7F {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return false
+		}
+		// NEL, LS and PS break lines in YAML; a BOM inside is an error.
+		if !(r >= 0xA0 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000) || r == 0xFEFF || r == 0x2028 || r == 0x2029 {
+			return false
+		}
+		i += n
+	}
+	return true
 }
 
 // fastDepth bounds the nesting fastTree reads (far below MaxDepth, whose
@@ -108,7 +134,9 @@ func key(text []byte) (k, rest []byte, restAt int, ok bool) {
 		}
 		i++
 	}
-	if i == 0 || i == len(text) || text[0] == '-' || text[0] == '.' || (i+1 < len(text) && text[i+1] != ' ') {
+	// A plain key longer than 1,024 characters is an error to YAML: such
+	// keys are left to yaml.v3, which says so.
+	if i == 0 || i > 512 || i == len(text) || text[0] == '-' || text[0] == '.' || (i+1 < len(text) && text[i+1] != ' ') {
 		return nil, nil, 0, false
 	}
 	j := i + 1
@@ -290,7 +318,7 @@ func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos P
 			}
 		}
 		v := bytes.TrimRight(text[:end], " ")
-		if len(v) == 0 {
+		if len(v) == 0 || string(v) == "<<" { // yaml.v3 tags a plain << as a merge key
 			return nil, 0, false
 		}
 		n.Value, used = string(v), len(v)

@@ -157,3 +157,26 @@ func dumpTree(t *tree) string {
 	walk(t, "\n")
 	return b.String()
 }
+
+// FuzzFastTree: whatever fastTree takes, yaml.v3's path takes without a
+// diagnostic and makes the same tree of.
+//
+//	go test -run '^$' -fuzz FuzzFastTree ./pkg/spec
+func FuzzFastTree(f *testing.F) {
+	f.Add([]byte(shapes))
+	f.Add(benchSpec(3))
+	f.Add([]byte("tasks:\n  - name: a\n    description: x\n  - name: b\n    agent: w\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := fastTree("f", data)
+		if !ok {
+			return
+		}
+		slow, diags := parseTreeYAML("f", data)
+		if len(diags) > 0 {
+			t.Fatalf("fastTree took a file yaml.v3's path reports: %v\n%q", diags, data)
+		}
+		if !reflect.DeepEqual(slow, fast) {
+			t.Fatalf("trees differ:\n yaml.v3 %s\n fast    %s\n%q", dumpTree(slow), dumpTree(fast), data)
+		}
+	})
+}
