@@ -191,3 +191,25 @@ func TestDecodeSessionAfterFastGivesUp(t *testing.T) {
 		t.Errorf("differs:\n got  %+v\n want %+v", sess.Team, want.Team)
 	}
 }
+
+// FuzzFastSession: whatever the fast decoder takes, one encoding/json
+// Decode takes too and decodes the same.
+//
+//	go test -run '^$' -fuzz FuzzFastSession ./pkg/checkpoint
+func FuzzFastSession(f *testing.F) {
+	f.Add([]byte(`{"session_id":"s1","team":{"tasks":[{"id":1,"name":"x","status":"completed","result":"r\n\"q\"","history":[{"n":1,"start":"2026-01-02T03:04:05Z","end":null,"outcome":"completed"}],"context":["a"],"variables":{},"attempts":2,"started_at":"2026-01-02T03:04:05.5Z"}],"state":{}},"checkpoint":{"decisions":{}}}`))
+	f.Add([]byte(`{"session_id":"s1","team":{"tasks":[{"name":"x","history":[{"n":1,"start":"2026-01-02T03:04:05Z"}],"context":["a\n"],"variables":{}}]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got sessionWire
+		if _, err := fastDecode(data, &got); err != nil {
+			return
+		}
+		want, err := onePass(string(data))
+		if err != nil {
+			t.Fatalf("fast decoder took a file encoding/json refuses (%v): %q", err, data)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("differs:\n one-pass %+v\n fast     %+v\n%q", want, got, data)
+		}
+	})
+}
