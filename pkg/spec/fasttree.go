@@ -149,7 +149,20 @@ func key(text []byte) (k, rest []byte, restAt int, ok bool) {
 func (p *fastParser) mapping(indent int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
 	first := p.lines[p.li]
 	t := &tree{kind: yaml.MappingNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path, ptr: ptr}
+	// Room for every key up front (the lines at this indent before one
+	// further out): the tasks of a 10,000-task spec are one mapping, grown
+	// a key at a time it copies its keys, values and key set over and over.
+	n := 0
+	for j := p.li; j < len(p.lines) && p.lines[j].indent >= indent; j++ {
+		if p.lines[j].indent == indent {
+			n++
+		}
+	}
+	t.keys, t.vals = make([]string, 0, n), make([]*tree, 0, n)
 	var seen posSet
+	if n > len(seen.small) {
+		seen.m = make(map[string]Pos, n)
+	}
 	for p.li < len(p.lines) && p.lines[p.li].indent == indent {
 		ln := p.lines[p.li]
 		k, rest, restAt, ok := key(ln.text)
