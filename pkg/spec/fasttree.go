@@ -307,7 +307,7 @@ func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos P
 		}
 		n.Style, n.Value, used = yaml.SingleQuotedStyle, string(b), i
 	case bytes.IndexByte([]byte("[]{},#&*!|>%@`\"'"), c) >= 0,
-		(c == '-' || c == '?' || c == ':') && (len(text) == 1 || text[1] == ' ' || (flow && text[1] == ',')):
+		(c == '-' || c == '?' || c == ':') && (len(text) == 1 || text[1] == ' ' || (flow && bytes.IndexByte([]byte(",[]{}"), text[1]) >= 0)):
 		return nil, 0, false
 	default:
 		end := len(text)
@@ -315,6 +315,10 @@ func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos P
 			switch text[i] {
 			case ':':
 				if flow || i+1 == len(text) || text[i+1] == ' ' {
+					return nil, 0, false
+				}
+			case '?':
+				if flow { // libyaml ends a flow plain scalar there
 					return nil, 0, false
 				}
 			case '#':
