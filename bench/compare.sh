@@ -6,6 +6,7 @@
 #   ROUNDS=7 BIG=0 bash bench/compare.sh   # 7 rounds, skip the 10,000-task figures
 #   TEAMRUN=/path/to/teamrun bash bench/compare.sh   # measure another build
 #   BASELINE=/path/to/old/teamrun bash bench/compare.sh  # and an older build in the same rounds
+#   ONLY=restore BASELINE=... bash bench/compare.sh  # only the restore, plan and restore-RSS figures (no cold runs)
 #
 # Builds teamrun from this checkout, go-task v3.54.0 from the module proxy
 # and the floor programs (bench/floor, bench/hello) into $WORK (a temp dir).
@@ -24,7 +25,7 @@ mkdir -p "$bin"
 
 echo "building into $WORK ..." >&2
 (cd "$root" && go build -o "$bin/floor" ./bench/floor && go build -o "$bin/hello" ./bench/hello)
-[ -x "$bin/task" ] || GOBIN=$bin go install github.com/go-task/task/v3/cmd/task@v3.54.0
+[ "${ONLY:-}" = restore ] || [ -x "$bin/task" ] || GOBIN=$bin go install github.com/go-task/task/v3/cmd/task@v3.54.0
 teamrun=${TEAMRUN:-$bin/teamrun}
 [ -n "${TEAMRUN:-}" ] || (cd "$root" && go build -o "$teamrun" ./cmd/teamrun)
 
@@ -84,6 +85,7 @@ median() { tr -s ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END 
 
 for ((r = 1; r <= ROUNDS; r++)); do
 	echo "round $r/$ROUNDS ..." >&2
+	if [ "${ONLY:-}" != restore ]; then
 	add floor_direct "$(ms "$bin/floor" direct $N "$WORK")"
 	add cmd_cold "$(ms trun run "$WORK/cmd/team.yaml" --quiet --session "cmd-$r")"
 	add floor_sh "$(ms "$bin/floor" sh $N "$WORK")"
@@ -96,16 +98,27 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		add base_wf_p1 "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/wf/team.yaml" --quiet --max-parallel 1 --session "bwf1-$r")"
 		add base_wf_p8 "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/wf/team.yaml" --quiet --max-parallel 8 --session "bwf8-$r")"
 	fi
+	fi
 	add restored1k "$(ms trun run "$WORK/cmd/team.yaml" --quiet --continue --session done1k)"
 	add plan1k "$(ms trun plan "$WORK/cmd/team.yaml" --session done1k)"
+	if [ -n "${BASELINE:-}" ]; then
+		add base_restored1k "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/cmd/team.yaml" --quiet --continue --session done1k)"
+		add base_plan1k "$(ms env TEAMRUN_HOME="$home" "$BASELINE" plan "$WORK/cmd/team.yaml" --session done1k)"
+	fi
 	add hello "$(ms "$bin/hello")"
 	add version "$(ms "$teamrun" --version)"
 	add validate10 "$(ms "$teamrun" validate "$WORK/v/team.yaml")"
 	if [ "$BIG" = 1 ]; then
-		add big_cold "$(ms trun run "$WORK/big/team.yaml" --quiet --session "big-$r")"
+		if [ "${ONLY:-}" != restore ]; then
+			add big_cold "$(ms trun run "$WORK/big/team.yaml" --quiet --session "big-$r")"
+			add rss10k "$(TEAMRUN_HOME=$home "$bin/floor" rss "$teamrun" run "$WORK/big/team.yaml" --quiet --session "rss-$r" | tail -1)"
+		fi
 		add restored10k "$(ms trun run "$WORK/big/team.yaml" --quiet --continue --session done10k)"
-		add rss10k "$(TEAMRUN_HOME=$home "$bin/floor" rss "$teamrun" run "$WORK/big/team.yaml" --quiet --session "rss-$r" | tail -1)"
 		add rss10k_restore "$(TEAMRUN_HOME=$home "$bin/floor" rss "$teamrun" run "$WORK/big/team.yaml" --quiet --continue --session done10k | tail -1)"
+		if [ -n "${BASELINE:-}" ]; then
+			add base_restored10k "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/big/team.yaml" --quiet --continue --session done10k)"
+			add base_rss10k_restore "$(TEAMRUN_HOME=$home "$bin/floor" rss "$BASELINE" run "$WORK/big/team.yaml" --quiet --continue --session done10k | tail -1)"
+		fi
 	fi
 	# Each round's sessions are deleted so the store stays the same size.
 	rm -rf "$home"/sessions/{cmd,sh,wf1,wf8,big,rss,bcmd,bwf1,bwf8}-"$r".*
@@ -114,6 +127,27 @@ done
 m() { median "${S[$1]}"; }
 ratio() { echo "scale=3; $(m "$1") / $(m "$2")" | bc; }
 printf '\nmedians of %d interleaved rounds (ms unless stated)\n' "$ROUNDS"
+if [ "${ONLY:-}" = restore ]; then
+	printf '%-64s %s\n' \
+		"fully restored 1,000-task rerun, ms" "$(m restored1k)" \
+		"plan of that session, ms" "$(m plan1k)"
+	if [ "$BIG" = 1 ]; then
+		printf '%-64s %s\n' \
+			"fully restored 10,000-task rerun, ms" "$(m restored10k)" \
+			"peak RSS, its full restore, MiB" "$(echo "scale=1; $(m rss10k_restore) / 1024" | bc)"
+	fi
+	if [ -n "${BASELINE:-}" ]; then
+		printf '%-64s %s\n' \
+			"baseline: fully restored 1,000-task rerun, ms" "$(m base_restored1k)" \
+			"baseline: plan of that session, ms" "$(m base_plan1k)"
+		if [ "$BIG" = 1 ]; then
+			printf '%-64s %s\n' \
+				"baseline: fully restored 10,000-task rerun, ms" "$(m base_restored10k)" \
+				"baseline: peak RSS, its full restore, MiB" "$(echo "scale=1; $(m base_rss10k_restore) / 1024" | bc)"
+		fi
+	fi
+	exit 0
+fi
 printf '%-64s %s\n' \
 	"1,000 command: [true] cold / direct floor ($(m cmd_cold) / $(m floor_direct))" "$(ratio cmd_cold floor_direct)" \
 	"1,000 shell: \"true\" cold / sh -c true floor ($(m sh_cold) / $(m floor_sh))" "$(ratio sh_cold floor_sh)" \
@@ -127,7 +161,14 @@ if [ -n "${BASELINE:-}" ]; then
 	printf '%-64s %s\n' \
 		"baseline: 1,000 cold / direct floor ($(m base_cmd_cold) / $(m floor_direct))" "$(ratio base_cmd_cold floor_direct)" \
 		"baseline: workflow --max-parallel 8 / 1 ($(m base_wf_p8) / $(m base_wf_p1))" "$(ratio base_wf_p8 base_wf_p1)" \
-		"this build's 1,000 cold / the baseline's" "$(ratio cmd_cold base_cmd_cold)"
+		"this build's 1,000 cold / the baseline's" "$(ratio cmd_cold base_cmd_cold)" \
+		"baseline: fully restored 1,000-task rerun, ms" "$(m base_restored1k)" \
+		"baseline: plan of that session, ms" "$(m base_plan1k)"
+	if [ "$BIG" = 1 ]; then
+		printf '%-64s %s\n' \
+			"baseline: fully restored 10,000-task rerun, ms" "$(m base_restored10k)" \
+			"baseline: peak RSS, its full restore, MiB" "$(echo "scale=1; $(m base_rss10k_restore) / 1024" | bc)"
+	fi
 fi
 if [ "$BIG" = 1 ]; then
 	printf '%-64s %s\n' \

@@ -78,6 +78,28 @@ func BenchmarkInProcessTaskDefs(b *testing.B) {
 	}
 }
 
+func BenchmarkInProcessTaskSet(b *testing.B) {
+	path, home := restoredSession(b)
+	team, err := spec.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := stores.Open(context.Background(), home)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sess, err := store.Load(context.Background(), "done")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := runner.TaskSetOf(team, sess, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkInProcessSessionLoad(b *testing.B) {
 	_, home := restoredSession(b)
 	store, err := stores.Open(context.Background(), home)

@@ -163,6 +163,10 @@ func verifyChecksum(data []byte) (body []byte, checked bool, err error) {
 type sessionWire struct {
 	sessionJSON
 	Team teamStateWire `json:"team"`
+	// records are the tasks as fastSession decodes them, straight into
+	// TaskRecords (non-nil when it read a "tasks" list); Team.Tasks then
+	// stays empty.
+	records []TaskRecord
 }
 
 type sessionJSON Session
@@ -178,22 +182,27 @@ func decodeSession(data []byte) (*Session, error) {
 		return nil, err
 	}
 	var w sessionWire
-	// Room for the tasks up front (a task record is the only object with
-	// "expected_output"), so that decoding does not grow the slice a dozen
-	// times; a wrong guess costs only capacity.
-	if n := bytes.Count(data, []byte(`"expected_output":`)); n > 0 {
-		w.Team.Tasks = make([]taskRecordWire, 0, n)
-	}
-	if streamSession(data, &w) != nil {
-		// The one-pass decoder words what is wrong (where, which key).
+	if fastSession(data, &w) != nil {
+		// What the fast decoder filled in before it gave up is dropped:
+		// decoding into it again would merge maps.
 		w = sessionWire{}
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.UseNumber()
-		if err := dec.Decode(&w); err != nil {
-			return nil, decodeError(data, err)
+		// Room for the tasks up front (a task record is the only object with
+		// "expected_output"), so that decoding does not grow the slice a dozen
+		// times; a wrong guess costs only capacity.
+		if n := bytes.Count(data, []byte(`"expected_output":`)); n > 0 {
+			w.Team.Tasks = make([]taskRecordWire, 0, n)
 		}
-		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-			return nil, errors.New("not a session file: data after the JSON object")
+		if streamSession(data, &w) != nil {
+			// The one-pass decoder words what is wrong (where, which key).
+			w = sessionWire{}
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.UseNumber()
+			if err := dec.Decode(&w); err != nil {
+				return nil, decodeError(data, err)
+			}
+			if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+				return nil, errors.New("not a session file: data after the JSON object")
+			}
 		}
 	}
 	if len(w.Team.Tasks) == 0 && cap(w.Team.Tasks) > 0 {
@@ -201,8 +210,8 @@ func decodeSession(data []byte) (*Session, error) {
 	}
 	sess := Session(w.sessionJSON)
 	sess.Team = TeamState(w.Team.teamStateJSON)
-	sess.Team.Tasks = nil
-	if w.Team.Tasks != nil {
+	sess.Team.Tasks = w.records
+	if w.records == nil && w.Team.Tasks != nil {
 		sess.Team.Tasks = make([]TaskRecord, len(w.Team.Tasks))
 		for i := range w.Team.Tasks {
 			sess.Team.Tasks[i] = w.Team.Tasks[i].record()

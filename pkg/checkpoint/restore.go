@@ -296,6 +296,9 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 	if sess == nil {
 		return r
 	}
+	// Room for every task at once: a map of records grown a task at a
+	// time copies them over and over.
+	r.Tasks = make(map[string]TaskRecord, len(defs))
 	old := make(map[string]*TaskRecord, len(sess.Team.Tasks))
 	for i := range sess.Team.Tasks {
 		old[sess.Team.Tasks[i].Name] = &sess.Team.Tasks[i]
@@ -307,7 +310,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 	if fingerprint != "" && fingerprint == sess.Team.TasksFingerprint {
 		r.Kind = RestoreFull
 		again := r.changedInstances(defs, old, keep)
-		keep := map[string]bool{}
+		keep := make(map[string]bool, len(defs))
 		for _, d := range defs {
 			t, ok := old[d.Name]
 			if !ok {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -384,11 +383,11 @@ func (e *Engine) setup(ctx context.Context) error {
 	for i := range min(n, len(e.Attempts)) {
 		e.tasks[i].attempts = e.Attempts[i]
 	}
-	for _, i := range slices.Sorted(maps.Keys(e.Restored)) {
-		if i < 0 || i >= n {
+	for i := range n { // in task order; indices outside the team are ignored
+		out, ok := e.Restored[i]
+		if !ok {
 			continue
 		}
-		out := e.Restored[i]
 		raw, err := resultText(ctx, t.Tasks[i], out)
 		if err != nil {
 			return err // run verified it: the store failed since

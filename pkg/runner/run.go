@@ -399,7 +399,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		Render:        spec.Render,
 		State:         state,
 		Decisions:     map[string]string{},
-		Restored:      map[int]Output{},
+		Restored:      make(map[int]Output, len(defs)),
 		Attempts:      make([]int, len(defs)),
 		PriorUsage:    make([]*Usage, len(defs)),
 		MaxParallel:   o.MaxParallel,

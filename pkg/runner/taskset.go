@@ -35,7 +35,14 @@ func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string)
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	set := &TaskSet{Team: expanded, State: state, Defs: expanded.TaskDefs(state), Fingerprint: team.Fingerprint(state), Produced: produced}
+	set := &TaskSet{Team: expanded, State: state, Defs: expanded.TaskDefs(state), Produced: produced}
+	if expanded == team {
+		// Nothing expanded: the declared tasks are the defs just made, and
+		// rendering and hashing them a second time would cost as much again.
+		set.Fingerprint = spec.FingerprintOf(set.Defs)
+	} else {
+		set.Fingerprint = team.Fingerprint(state)
+	}
 	for _, tk := range team.Tasks {
 		if tk.Foreach != nil && team.Producer(tk.Foreach) != "" {
 			if set.Dynamic == nil {

@@ -97,3 +97,29 @@ func TestTaskSetForeachFingerprint(t *testing.T) {
 		})
 	}
 }
+
+// Without a foreach or repeat the task set's defs are the declared tasks:
+// its fingerprint, made from them, is the team's, with and without a
+// session and --var.
+func TestTaskSetPlainFingerprint(t *testing.T) {
+	team, err := spec.Parse("agents.yaml", []byte("variables: {topic: Go}\nagents: {w: {shell: cat}}\ntasks:\n  a: {description: 'on {topic}', agent: w}\n  b: {description: b, agent: w, context: [a]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := TaskSetOf(team, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		old  *checkpoint.Session
+		vars map[string]string
+	}{"new": {}, "--var": {vars: map[string]string{"topic": "Rust"}}, "session": {old: completedSession(first, first.Fingerprint)}} {
+		set, err := TaskSetOf(team, tc.old, tc.vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := team.Fingerprint(set.State); set.Fingerprint != want || want == "" {
+			t.Errorf("%s: fingerprint %q, want the team's %q", name, set.Fingerprint, want)
+		}
+	}
+}

@@ -13,13 +13,16 @@ import (
 // instructions) at the line and column it is written: the first source
 // line at or after the text's start that holds it, in either spelling.
 func (b *builder) collectPlaceholders(data []byte) {
-	lines := strings.Split(string(data), "\n")
+	var lines []string // split on the first placeholder: most specs have few or none
 	res := map[string]*regexp.Regexp{}
 	// A text spans a few source lines more than it has newlines (folding,
 	// an agent's other keys): the search stops there, so a big spec costs
 	// no more per placeholder than a small one; not found, the text's
 	// start is near enough.
 	find := func(name string, from Pos, span int) Pos {
+		if lines == nil {
+			lines = strings.Split(string(data), "\n")
+		}
 		re := res[name]
 		if re == nil {
 			re = regexp.MustCompile(`\{\{\s*` + name + `\s*\}\}|\{` + name + `\}`)
@@ -55,6 +58,9 @@ func (b *builder) collectPlaceholders(data []byte) {
 			keys []string
 			text string
 		}{{[]string{"description", "action"}, tk.Description}, {[]string{"expected_output"}, tk.ExpectedOutput}} {
+			if strings.IndexByte(f.text, '{') < 0 {
+				continue // no placeholder: its place is not looked up
+			}
 			at, path := src.pos, src.path+"."+f.keys[0]
 			for _, k := range f.keys {
 				if v := src.get(k); v != nil {

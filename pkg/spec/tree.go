@@ -180,6 +180,14 @@ func parseTree(file string, data []byte) (*tree, ErrorList) {
 	if d, bad := notUTF8(file, data); bad {
 		return nil, ErrorList{d}
 	}
+	if t, ok := fastTree(file, data); ok {
+		return t, nil
+	}
+	return parseTreeYAML(file, data)
+}
+
+// parseTreeYAML is parseTree through yaml.v3's node tree.
+func parseTreeYAML(file string, data []byte) (*tree, ErrorList) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {

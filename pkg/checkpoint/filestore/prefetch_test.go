@@ -1,7 +1,9 @@
 package filestore
 
 import (
+	"bytes"
 	"errors"
+	"os"
 	"reflect"
 	"testing"
 
@@ -54,6 +56,21 @@ func TestLoadPrefetched(t *testing.T) {
 		same(t, got, err)
 		if tk, _ := got.Task("task-00003"); tk.Result != "new" {
 			t.Errorf("result %q, want the record written after the prefetch", tk.Result)
+		}
+	})
+	t.Run("snapshot changed in place, same size", func(t *testing.T) {
+		s.Prefetch("p")
+		p := s.prefetched
+		<-p.done
+		data := bytes.Clone(p.data)
+		i := bytes.Index(data, []byte("task-00003"))
+		data[i] = 'T' // the checksum no longer matches: Load must say so
+		if err := os.WriteFile(s.Path("p"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		defer os.WriteFile(s.Path("p"), p.data, 0o600)
+		if got, err := s.Load(bg, "p"); !errors.As(err, new(*checkpoint.CorruptError)) {
+			t.Errorf("Load of a changed snapshot: %v, %v; want a CorruptError, not the prefetch", got != nil, err)
 		}
 	})
 	t.Run("another id, none, missing", func(t *testing.T) {

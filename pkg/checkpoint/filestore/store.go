@@ -123,12 +123,12 @@ func (s *Store) notFound(id string) error {
 
 // Load reads a session: its snapshot with its journal folded in.
 func (s *Store) Load(_ context.Context, id string) (*checkpoint.Session, error) {
+	if sess := s.takePrefetched(id); sess != nil {
+		return sess, nil
+	}
 	data, jdata, err := s.readFiles(id)
 	if err != nil {
 		return nil, err
-	}
-	if sess := s.takePrefetched(id, data, jdata); sess != nil {
-		return sess, nil
 	}
 	return decodeFiles(id, s.Path(id), data, s.journalPath(id), jdata)
 }
@@ -188,9 +188,11 @@ func (s *Store) Prefetch(id string) {
 	}()
 }
 
-// takePrefetched is the prefetched session of id when it was decoded from
-// exactly data and jdata; it is handed over once.
-func (s *Store) takePrefetched(id string, data, jdata []byte) *checkpoint.Session {
+// takePrefetched is the prefetched session of id when its files are now
+// byte for byte the ones it was decoded from; it is handed over once. The
+// files are compared as they are read, a chunk at a time: a second copy
+// of a 6 MB session would only be garbage.
+func (s *Store) takePrefetched(id string) *checkpoint.Session {
 	s.mu.Lock()
 	p := s.prefetched
 	if p != nil && p.id == id {
@@ -201,10 +203,43 @@ func (s *Store) takePrefetched(id string, data, jdata []byte) *checkpoint.Sessio
 		return nil
 	}
 	<-p.done
-	if p.sess != nil && bytes.Equal(data, p.data) && bytes.Equal(jdata, p.jdata) {
-		return p.sess
+	if p.sess == nil || checkpoint.ValidateID(id) != nil || !sameContent(s.Path(id), p.data) || !sameContent(s.journalPath(id), p.jdata) {
+		return nil
 	}
-	return nil
+	return p.sess
+}
+
+// sameContent reports whether the file at path holds exactly want; a file
+// that does not exist holds nil. Any error is false: Load reads it again.
+func sameContent(path string, want []byte) bool {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return want == nil
+	}
+	if err != nil || want == nil {
+		if f != nil {
+			f.Close()
+		}
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() != int64(len(want)) {
+		return false
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := io.ReadFull(f, buf)
+		if n > len(want) || !bytes.Equal(buf[:n], want[:n]) {
+			return false
+		}
+		want = want[n:]
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return len(want) == 0
+		case err != nil:
+			return false
+		}
+	}
 }
 
 // decodeFiles is Load without the I/O: the snapshot with its journal folded.

@@ -1,0 +1,731 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// fastSession decodes a session file as streamSession does, into the same
+// structs, but reads the task records (most of the file) with a scanner of
+// its own instead of reflection: the canonical form EncodeSession writes,
+// field by field. Whatever it does not know in a task (a key it does not
+// expect, an escape in a string, a number that is not a plain integer, a
+// usage, a blob reference) is decoded by encoding/json, the value alone or
+// the whole task; every other member of the session is decoded as
+// streamSession decodes it. It accepts no file that streamSession rejects:
+// anything it cannot place is an error, and then decodeSession falls back
+// to the decoders that word it.
+func fastSession(data []byte, w *sessionWire) error {
+	_, err := fastDecode(data, w)
+	return err
+}
+
+// fastDecode is fastSession, and its scanner, which tests ask how many
+// tasks it decoded whole with encoding/json.
+func fastDecode(data []byte, w *sessionWire) (*scanner, error) {
+	s := &scanner{data: data}
+	var sawTeam bool
+	err := s.object(func(key []byte) error {
+		if string(key) != "team" {
+			if bytes.EqualFold(key, []byte("team")) {
+				return errFastGiveUp // another spelling: leave the key matching to encoding/json
+			}
+			return s.member(key, w)
+		}
+		if sawTeam || s.peek() != '{' {
+			return errFastGiveUp
+		}
+		sawTeam = true
+		var sawTasks bool
+		return s.object(func(key []byte) error {
+			if string(key) != "tasks" {
+				if bytes.EqualFold(key, []byte("tasks")) {
+					return errFastGiveUp
+				}
+				return s.member(key, &w.Team)
+			}
+			if sawTasks || s.peek() != '[' {
+				return errFastGiveUp
+			}
+			sawTasks = true
+			start := 0
+			w.records = []TaskRecord{} // as encoding/json decodes []
+			var tw taskRecordWire
+			in := interner{}
+			return s.array(func() error {
+				if len(w.records) == 1 && cap(w.records) == 1 {
+					// Room for the rest, guessed from the first task's
+					// size: the slice is not grown a dozen times.
+					first := s.i - start
+					w.records = slices.Grow(w.records, (len(data)-s.i)/max(first, 64)+1)
+				}
+				if len(w.records) == 0 {
+					start = s.i
+				}
+				tw = taskRecordWire{}
+				if err := s.task(&tw, in); err != nil {
+					return err
+				}
+				w.records = append(w.records, tw.record())
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		return s, err
+	}
+	s.ws()
+	if s.i != len(data) {
+		return s, errors.New("data after the JSON object")
+	}
+	return s, nil
+}
+
+// errFastGiveUp: the fast decoder leaves the file to the others.
+var errFastGiveUp = errors.New("not in the canonical form")
+
+// interner shares the copies of the strings many tasks repeat (agent,
+// status, digests), so that 10,000 tasks do not hold 10,000 copies.
+type interner map[string]string
+
+func (in interner) of(b []byte) string {
+	if s, ok := in[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	in[s] = s
+	return s
+}
+
+type scanner struct {
+	data   []byte
+	i      int
+	whole  int // tasks decoded whole by encoding/json
+	fields int // values decoded by encoding/json
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek is the next byte after white space, 0 at the end.
+func (s *scanner) peek() byte {
+	s.ws()
+	if s.i < len(s.data) {
+		return s.data[s.i]
+	}
+	return 0
+}
+
+func (s *scanner) expect(c byte) error {
+	if s.peek() != c {
+		return errFastGiveUp
+	}
+	s.i++
+	return nil
+}
+
+// object walks an object's members: member(key) reads the value.
+func (s *scanner) object(member func(key []byte) error) error {
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	if s.peek() == '}' {
+		s.i++
+		return nil
+	}
+	for {
+		key, ok := s.plainString()
+		if !ok {
+			return errFastGiveUp
+		}
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		s.ws()
+		if err := member(key); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return errFastGiveUp
+		}
+	}
+}
+
+// array walks an array's items: item reads one.
+func (s *scanner) array(item func() error) error {
+	if err := s.expect('['); err != nil {
+		return err
+	}
+	if s.peek() == ']' {
+		s.i++
+		return nil
+	}
+	for {
+		s.ws()
+		if err := item(); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return nil
+		default:
+			return errFastGiveUp
+		}
+	}
+}
+
+// plainString reads a string without escapes, control characters or
+// bytes that are not UTF-8 (which encoding/json would change), at s.i
+// after white space; ok is false, s.i unchanged, for any other value.
+func (s *scanner) plainString() (b []byte, ok bool) {
+	s.ws()
+	d := s.data
+	if s.i >= len(d) || d[s.i] != '"' {
+		return nil, false
+	}
+	ascii := true
+	for j := s.i + 1; j < len(d); j++ {
+		c := d[j]
+		switch {
+		case c == '"':
+			b = d[s.i+1 : j]
+			if !ascii && !utf8.Valid(b) {
+				return nil, false
+			}
+			s.i = j + 1
+			return b, true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, false
+}
+
+// stringValue reads a string at s.i after white space: a plain one as
+// plainString does (interned when in is not nil), one with the escapes
+// encoding/json writes for text (\n \t \r \b \f \" \\ \/) unescaped as it
+// would. A \u escape, a control character or a byte that is not UTF-8 is
+// ok false, s.i unchanged: encoding/json reads those.
+func (s *scanner) stringValue(in interner) (string, bool) {
+	if b, ok := s.plainString(); ok {
+		if in != nil {
+			return in.of(b), true
+		}
+		return string(b), true
+	}
+	d := s.data
+	if s.i >= len(d) || d[s.i] != '"' {
+		return "", false
+	}
+	var out strings.Builder
+	ascii := true
+	from := s.i + 1 // the plain bytes not yet copied
+	for j := s.i + 1; j < len(d); j++ {
+		c := d[j]
+		switch {
+		case c == '"':
+			out.Write(d[from:j])
+			str := out.String()
+			if !ascii && !utf8.ValidString(str) {
+				return "", false
+			}
+			s.i = j + 1
+			return str, true
+		case c == '\\':
+			if j+1 >= len(d) {
+				return "", false
+			}
+			if out.Len() == 0 {
+				out.Grow(j - s.i + 64)
+			}
+			out.Write(d[from:j])
+			j++
+			switch d[j] {
+			case '"', '\\', '/':
+				out.WriteByte(d[j])
+			case 'n':
+				out.WriteByte('\n')
+			case 't':
+				out.WriteByte('\t')
+			case 'r':
+				out.WriteByte('\r')
+			case 'b':
+				out.WriteByte('\b')
+			case 'f':
+				out.WriteByte('\f')
+			default:
+				return "", false
+			}
+			from = j + 1
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return "", false
+}
+
+// skip passes over one value, returning its bytes. It only finds where
+// the value ends: encoding/json reads (and so checks) what it returns.
+func (s *scanner) skip() ([]byte, error) {
+	s.ws()
+	d, start, depth := s.data, s.i, 0
+	for s.i < len(d) {
+		c := d[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			for s.i < len(d) && d[s.i] != '"' {
+				if d[s.i] == '\\' {
+					s.i++
+				}
+				s.i++
+			}
+			if s.i >= len(d) {
+				return nil, errFastGiveUp
+			}
+			s.i++
+		case c == '{' || c == '[':
+			depth++
+			s.i++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return nil, errFastGiveUp
+			}
+			depth--
+			s.i++
+		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return nil, errFastGiveUp
+		default:
+			s.i++
+			// A literal (number, true, false, null) ends where a
+			// delimiter starts.
+			if depth == 0 && (s.i == len(d) || bytes.IndexByte([]byte(",}] \t\n\r"), d[s.i]) >= 0) {
+				return d[start:s.i], nil
+			}
+			continue
+		}
+		if depth == 0 {
+			return d[start:s.i], nil
+		}
+	}
+	return nil, errFastGiveUp
+}
+
+// member decodes the member key of the value at s.i into into as the
+// object {key: value}, as streamObject does.
+func (s *scanner) member(key []byte, into any) error {
+	raw, err := s.skip()
+	if err != nil {
+		return err
+	}
+	one := make([]byte, 0, len(key)+len(raw)+5)
+	one = append(append(append(append(append(one, '{', '"'), key...), '"', ':'), raw...), '}')
+	return decodeNumbers(one, into)
+}
+
+// decodeNumbers is one value decoded by encoding/json as the session's
+// decoder does it (numbers kept as json.Number), and nothing after it.
+func decodeNumbers(raw []byte, into any) error {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if err := d.Decode(into); err != nil {
+		return err
+	}
+	if d.More() {
+		return errFastGiveUp
+	}
+	return nil
+}
+
+// literal reports whether the bytes at s.i are word, a whole literal.
+func (s *scanner) literal(word string) bool {
+	d := s.data
+	if !bytes.HasPrefix(d[s.i:], []byte(word)) {
+		return false
+	}
+	if j := s.i + len(word); j < len(d) {
+		switch d[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+		default:
+			return false
+		}
+	}
+	s.i += len(word)
+	return true
+}
+
+// str reads a string field: a plain string or null (which leaves it, as
+// encoding/json does), else encoding/json decodes it.
+func (s *scanner) str(p *string, in interner) error {
+	if v, ok := s.stringValue(in); ok {
+		*p = v
+		return nil
+	}
+	if s.literal("null") {
+		return nil
+	}
+	return s.generic(p)
+}
+
+// integer reads an int field: a plain integer or null, else encoding/json
+// decodes it (and refuses what it refuses).
+func (s *scanner) integer(p *int) error {
+	d, j := s.data, s.i
+	if s.literal("null") {
+		return nil
+	}
+	if j < len(d) && d[j] == '-' {
+		j++
+	}
+	digits := j
+	for j < len(d) && d[j] >= '0' && d[j] <= '9' {
+		j++
+	}
+	if j == digits || j-digits > 18 || (d[digits] == '0' && j-digits > 1) {
+		return s.generic(p)
+	}
+	if j < len(d) {
+		switch d[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+		default:
+			return s.generic(p)
+		}
+	}
+	n, err := strconv.ParseInt(string(d[s.i:j]), 10, 64)
+	if err != nil {
+		return s.generic(p)
+	}
+	*p, s.i = int(n), j
+	return nil
+}
+
+// when reads a time: a plain string goes to time.Time's own UnmarshalJSON,
+// as encoding/json would hand it over.
+func (s *scanner) when(p *time.Time) error {
+	start := s.i
+	if _, ok := s.plainString(); ok {
+		return p.UnmarshalJSON(s.data[start:s.i])
+	}
+	return s.generic(p)
+}
+
+// whenPtr reads a *time.Time: null is nil.
+func (s *scanner) whenPtr(p **time.Time) error {
+	if s.literal("null") {
+		*p = nil
+		return nil
+	}
+	start := s.i
+	if _, ok := s.plainString(); ok {
+		t := new(time.Time)
+		if err := t.UnmarshalJSON(s.data[start:s.i]); err != nil {
+			return err
+		}
+		*p = t
+		return nil
+	}
+	return s.generic(p)
+}
+
+// generic decodes the value at s.i with encoding/json.
+func (s *scanner) generic(into any) error {
+	s.fields++
+	raw, err := s.skip()
+	if err != nil {
+		return err
+	}
+	return decodeNumbers(raw, into)
+}
+
+// field bits: a key seen twice is left to encoding/json (which merges).
+const (
+	fID = 1 << iota
+	fName
+	fAgent
+	fDescription
+	fExpected
+	fKey
+	fAgentKey
+	fOwnKey
+	fContext
+	fStatus
+	fResult
+	fRetry
+	fAttempts
+	fVariables
+	fError
+	fStarted
+	fFinished
+	fUsage
+	fHistory
+	fPrevious
+	fHost
+	fPGID
+)
+
+// task reads one task record; one it cannot read field by field is decoded
+// whole by encoding/json, as streamSession decodes it.
+func (s *scanner) task(t *taskRecordWire, in interner) error {
+	start := s.i
+	if err := s.taskFields(t, in); err == nil {
+		return nil
+	}
+	*t = taskRecordWire{}
+	s.i = start
+	s.whole++
+	return s.generic(t)
+}
+
+func (s *scanner) taskFields(t *taskRecordWire, in interner) error {
+	var seen uint32
+	once := func(bit uint32) error {
+		if seen&bit != 0 {
+			return errFastGiveUp
+		}
+		seen |= bit
+		return nil
+	}
+	return s.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "id":
+			if err = once(fID); err == nil {
+				err = s.integer(&t.ID)
+			}
+		case "name":
+			if err = once(fName); err == nil {
+				err = s.str(&t.Name, nil)
+			}
+		case "agent":
+			if err = once(fAgent); err == nil {
+				err = s.str(&t.Agent, in)
+			}
+		case "description":
+			if err = once(fDescription); err == nil {
+				err = s.str(&t.Description, nil)
+			}
+		case "expected_output":
+			if err = once(fExpected); err == nil {
+				err = s.str(&t.ExpectedOutput, in)
+			}
+		case "key":
+			if err = once(fKey); err == nil {
+				err = s.str(&t.Key, nil)
+			}
+		case "agent_key":
+			if err = once(fAgentKey); err == nil {
+				err = s.str(&t.AgentKey, in)
+			}
+		case "own_key":
+			if err = once(fOwnKey); err == nil {
+				err = s.str(&t.OwnKey, nil)
+			}
+		case "context":
+			if err = once(fContext); err == nil {
+				err = s.strings(&t.Context, in)
+			}
+		case "status":
+			if err = once(fStatus); err == nil {
+				err = s.str((*string)(&t.Status), in)
+			}
+		case "result":
+			if err = once(fResult); err == nil {
+				err = s.text(&t.Result)
+			}
+		case "retry_count":
+			if err = once(fRetry); err == nil {
+				err = s.integer(&t.RetryCount)
+			}
+		case "attempts":
+			if err = once(fAttempts); err == nil {
+				err = s.integer(&t.Attempts)
+			}
+		case "variables":
+			if err = once(fVariables); err == nil {
+				err = s.variables(&t.Variables)
+			}
+		case "error":
+			if err = once(fError); err == nil {
+				err = s.textOnly(&t.Error)
+			}
+		case "started_at":
+			if err = once(fStarted); err == nil {
+				err = s.whenPtr(&t.StartedAt)
+			}
+		case "finished_at":
+			if err = once(fFinished); err == nil {
+				err = s.whenPtr(&t.FinishedAt)
+			}
+		case "usage":
+			if err = once(fUsage); err == nil {
+				err = s.generic(&t.Usage)
+			}
+		case "history":
+			if err = once(fHistory); err == nil {
+				err = s.history(&t.History, in)
+			}
+		case "previous_result":
+			if err = once(fPrevious); err == nil {
+				err = s.generic(&t.Previous)
+			}
+		case "host":
+			if err = once(fHost); err == nil {
+				err = s.str(&t.Host, in)
+			}
+		case "pgid":
+			if err = once(fPGID); err == nil {
+				err = s.integer(&t.PGID)
+			}
+		default:
+			err = errFastGiveUp // unknown, or another spelling of a known key
+		}
+		return err
+	})
+}
+
+// strings reads a list of strings: null is nil, [] an empty list.
+func (s *scanner) strings(p *[]string, in interner) error {
+	if s.literal("null") {
+		*p = nil
+		return nil
+	}
+	if s.peek() != '[' {
+		return s.generic(p)
+	}
+	start := s.i
+	l := []string{}
+	err := s.array(func() error {
+		v, ok := s.stringValue(nil)
+		if !ok {
+			return errFastGiveUp
+		}
+		l = append(l, v)
+		return nil
+	})
+	if err != nil {
+		s.i = start
+		return s.generic(p)
+	}
+	*p = l
+	return nil
+}
+
+// text reads a result: a plain string, else result's own decoding (a
+// blob reference, a base64 text, escapes).
+func (s *scanner) text(p *result) error {
+	if v, ok := s.stringValue(nil); ok {
+		p.text = text(v)
+		return nil
+	}
+	return s.generic(p)
+}
+
+// textOnly reads an error text.
+func (s *scanner) textOnly(p *text) error {
+	if v, ok := s.stringValue(nil); ok {
+		*p = text(v)
+		return nil
+	}
+	return s.generic(p)
+}
+
+// variables reads a task's variables: {} (the common case) or null here,
+// anything else by encoding/json.
+func (s *scanner) variables(p *map[string]any) error {
+	if s.literal("null") {
+		*p = nil
+		return nil
+	}
+	if s.peek() == '{' {
+		j := s.i + 1
+		for j < len(s.data) && (s.data[j] == ' ' || s.data[j] == '\n' || s.data[j] == '\t' || s.data[j] == '\r') {
+			j++
+		}
+		if j < len(s.data) && s.data[j] == '}' {
+			s.i = j + 1
+			if *p == nil {
+				*p = map[string]any{}
+			}
+			return nil
+		}
+	}
+	return s.generic(p)
+}
+
+// history reads a task's attempts; a list it cannot read attempt by
+// attempt is decoded whole by encoding/json.
+func (s *scanner) history(p *[]Attempt, in interner) error {
+	if s.literal("null") {
+		*p = nil
+		return nil
+	}
+	start := s.i
+	l := []Attempt{}
+	err := s.array(func() error {
+		l = append(l, Attempt{})
+		return s.attempt(&l[len(l)-1], in)
+	})
+	if err != nil {
+		s.i = start
+		*p = nil
+		return s.generic(p)
+	}
+	*p = l
+	return nil
+}
+
+func (s *scanner) attempt(a *Attempt, in interner) error {
+	var seen uint32
+	return s.object(func(key []byte) error {
+		bit := uint32(0)
+		var err error
+		switch string(key) {
+		case "n":
+			bit, err = 1, s.integer(&a.N)
+		case "start":
+			bit, err = 2, s.when(&a.Start)
+		case "end":
+			bit, err = 4, s.whenPtr(&a.End)
+		case "outcome":
+			bit, err = 8, s.str((*string)(&a.Outcome), in)
+		case "result_digest":
+			bit, err = 16, s.str(&a.Digest, in)
+		case "error":
+			bit, err = 32, s.str(&a.Error, nil)
+		default:
+			return errFastGiveUp
+		}
+		if seen&bit != 0 {
+			return errFastGiveUp
+		}
+		seen |= bit
+		return err
+	})
+}

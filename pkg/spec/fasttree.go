@@ -1,0 +1,439 @@
+package spec
+
+import (
+	"bytes"
+	"strconv"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// fastTree reads the plain block YAML most specs are written in (block
+// mappings and sequences of one-line scalars, quoted or not, and one-line
+// flow lists) straight into the tree that parseTree makes through
+// yaml.v3's node tree: a 10,000-task spec is parsed in a fraction of the
+// time and memory. Scalars are typed by converter.scalar, through yaml.v3's
+// own resolution. It takes only a document it reads to the end without
+// doubt: anything else (a tab, a comment after a value it cannot place, a
+// block scalar, an anchor, an alias, a tag, a merge key, a multi-line
+// scalar, a key it would report as a duplicate, a deeper nesting than
+// fastDepth, a second document) is ok false, and parseTree reads the file
+// with yaml.v3 as before, which also words every error.
+func fastTree(file string, data []byte) (*tree, bool) {
+	p := fastParser{c: &converter{file: file}}
+	if !printable(data) || !p.split(data) || len(p.lines) == 0 || p.lines[0].indent != 0 {
+		return nil, false
+	}
+	root, ok := p.block(0, "", "", Pos{Line: p.lines[0].num, Column: 1}, 1)
+	if !ok || p.li != len(p.lines) || len(p.c.diags) > 0 || root.kind != yaml.MappingNode {
+		return nil, false
+	}
+	return root, true
+}
+
+// printable reports whether data is UTF-8 of only the characters fastTree
+// reads as yaml.v3 does: no control characters (an error to yaml.v3), no
+// line breaks but \n.
+func printable(data []byte) bool {
+	for i := 0; i < len(data); {
+		c := data[i]
+		if c < utf8.RuneSelf {
+			if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7F {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return false
+		}
+		// NEL, LS and PS break lines in YAML; a BOM inside is an error.
+		if !(r >= 0xA0 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000) || r == 0xFEFF || r == 0x2028 || r == 0x2029 {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// fastDepth bounds the nesting fastTree reads (far below MaxDepth, whose
+// message parseTree words).
+const fastDepth = 64
+
+type fastLine struct {
+	num    int    // 1-based line number
+	indent int    // spaces before text
+	text   []byte // the line after its indentation, not empty, not a comment
+}
+
+type fastParser struct {
+	c     *converter
+	lines []fastLine
+	li    int       // the line being read
+	node  yaml.Node // the scalar being typed, one for all: a node each would be garbage
+}
+
+// split cuts data into its lines with content; it refuses what it does not
+// read: tabs, carriage returns, directives and document markers.
+func (p *fastParser) split(data []byte) bool {
+	if bytes.IndexByte(data, '\t') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
+		return false
+	}
+	p.lines = make([]fastLine, 0, bytes.Count(data, []byte{'\n'})+1)
+	for num := 1; len(data) > 0; num++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		indent := 0
+		for indent < len(line) && line[indent] == ' ' {
+			indent++
+		}
+		text := line[indent:]
+		if len(text) == 0 || text[0] == '#' {
+			continue
+		}
+		if indent == 0 && (text[0] == '%' || bytes.HasPrefix(text, []byte("---")) || bytes.HasPrefix(text, []byte("..."))) {
+			return false
+		}
+		p.lines = append(p.lines, fastLine{num: num, indent: indent, text: bytes.TrimRight(text, " ")})
+	}
+	return true
+}
+
+// seqEntry reports whether text starts a block sequence entry.
+func seqEntry(text []byte) bool {
+	return text[0] == '-' && (len(text) == 1 || text[1] == ' ')
+}
+
+// block reads the mapping or sequence whose first line is p.li, at indent.
+func (p *fastParser) block(indent int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
+	if depth > fastDepth {
+		return nil, false
+	}
+	if seqEntry(p.lines[p.li].text) {
+		return p.sequence(indent, path, ptr, kpos, depth)
+	}
+	return p.mapping(indent, path, ptr, kpos, depth)
+}
+
+// key splits "key: rest" (or "key:"); the key is a plain word of letters,
+// digits and _ - . / that yaml.v3 reads as it is written.
+func key(text []byte) (k, rest []byte, restAt int, ok bool) {
+	i := 0
+	for i < len(text) {
+		c := text[i]
+		if c == ':' {
+			break
+		}
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/') {
+			return nil, nil, 0, false
+		}
+		i++
+	}
+	// A plain key longer than 1,024 characters is an error to YAML: such
+	// keys are left to yaml.v3, which says so.
+	if i == 0 || i > 512 || i == len(text) || text[0] == '-' || text[0] == '.' || (i+1 < len(text) && text[i+1] != ' ') {
+		return nil, nil, 0, false
+	}
+	j := i + 1
+	for j < len(text) && text[j] == ' ' {
+		j++
+	}
+	return text[:i], text[j:], j, true
+}
+
+func (p *fastParser) mapping(indent int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
+	first := p.lines[p.li]
+	t := &tree{kind: yaml.MappingNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path, ptr: ptr}
+	// Room for every key up front (the lines at this indent before one
+	// further out): the tasks of a 10,000-task spec are one mapping, grown
+	// a key at a time it copies its keys, values and key set over and over.
+	n := 0
+	for j := p.li; j < len(p.lines) && p.lines[j].indent >= indent; j++ {
+		if p.lines[j].indent == indent {
+			n++
+		}
+	}
+	t.keys, t.vals = make([]string, 0, n), make([]*tree, 0, n)
+	var seen posSet
+	if n > len(seen.small) {
+		seen.m = make(map[string]Pos, n)
+	}
+	for p.li < len(p.lines) && p.lines[p.li].indent == indent {
+		ln := p.lines[p.li]
+		k, rest, restAt, ok := key(ln.text)
+		if !ok {
+			return nil, false
+		}
+		name := string(k)
+		kp := Pos{Line: ln.num, Column: indent + 1}
+		if _, dup := seen.get(name); dup {
+			return nil, false // parseTree says where the first one is
+		}
+		seen.set(name, kp)
+		cpath, cptr := childPaths(path, ptr, name)
+		var v *tree
+		if len(rest) == 0 || rest[0] == '#' {
+			p.li++
+			switch {
+			case p.li < len(p.lines) && p.lines[p.li].indent > indent:
+				v, ok = p.block(p.lines[p.li].indent, cpath, cptr, kp, depth+1)
+			case p.li < len(p.lines) && p.lines[p.li].indent == indent && seqEntry(p.lines[p.li].text):
+				v, ok = p.sequence(indent, cpath, cptr, kp, depth+1)
+			default:
+				return nil, false // a null value: left to yaml.v3, which places it
+			}
+		} else {
+			v, ok = p.inline(rest, ln.num, indent+1+restAt, cpath, cptr, kp, depth+1)
+			p.li++
+			if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent {
+				return nil, false // a scalar that goes on, or an error
+			}
+		}
+		if !ok {
+			return nil, false
+		}
+		t.keys = append(t.keys, name)
+		t.vals = append(t.vals, v)
+	}
+	return t, true
+}
+
+func (p *fastParser) sequence(indent int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
+	first := p.lines[p.li]
+	t := &tree{kind: yaml.SequenceNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path, ptr: ptr}
+	for i := 0; p.li < len(p.lines) && p.lines[p.li].indent == indent && seqEntry(p.lines[p.li].text); i++ {
+		ln := &p.lines[p.li]
+		ipath, iptr := path+"["+strconv.Itoa(i)+"]", ptr+"/"+strconv.Itoa(i)
+		rest := ln.text[1:]
+		s := 0
+		for s < len(rest) && rest[s] == ' ' {
+			s++
+		}
+		rest = rest[s:]
+		var (
+			v  *tree
+			ok bool
+		)
+		at := Pos{Line: ln.num, Column: indent + 2 + s}
+		switch {
+		case len(rest) == 0 || rest[0] == '#':
+			return nil, false // the item is on the next lines, or null: left to yaml.v3
+		case seqEntry(rest):
+			return nil, false
+		default:
+			if _, _, _, isKey := key(rest); isKey {
+				// "- key: value": a mapping whose keys line up with this one.
+				ln.indent, ln.text = indent+1+s, rest
+				v, ok = p.mapping(ln.indent, ipath, iptr, at, depth+1)
+				if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent && p.lines[p.li].indent != ln.indent {
+					return nil, false
+				}
+			} else {
+				v, ok = p.inline(rest, ln.num, at.Column, ipath, iptr, at, depth+1)
+				p.li++
+				if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent {
+					return nil, false
+				}
+			}
+		}
+		if !ok {
+			return nil, false
+		}
+		v.kpos = v.pos
+		t.items = append(t.items, v)
+	}
+	return t, true
+}
+
+// inline reads a value written on its key's line: a scalar, [] or {}, or
+// a flow list of scalars.
+func (p *fastParser) inline(text []byte, line, col int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
+	var (
+		t  *tree
+		n  int
+		ok bool
+	)
+	if text[0] == '[' || text[0] == '{' {
+		t, n, ok = p.flow(text, 0, line, col, path, ptr, kpos, depth)
+	} else {
+		t, n, ok = p.scalar(text, line, col, path, ptr, kpos, false)
+	}
+	if !ok || !onlyComment(text[n:]) {
+		return nil, false
+	}
+	return t, true
+}
+
+// onlyComment reports whether text is empty, or white space and a comment.
+func onlyComment(text []byte) bool {
+	t := bytes.TrimLeft(text, " ")
+	return len(t) == 0 || (t[0] == '#' && len(t) < len(text))
+}
+
+// scalar reads one scalar at the start of text, returning how many bytes
+// it took. In a flow list (flow) a plain scalar ends at , or ].
+func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos Pos, flow bool) (*tree, int, bool) {
+	n := &p.node
+	*n = yaml.Node{Kind: yaml.ScalarNode}
+	var used int
+	switch c := text[0]; {
+	case c == '"':
+		end := bytes.IndexByte(text[1:], '"')
+		if end < 0 || bytes.IndexByte(text[1:1+end], '\\') >= 0 {
+			return nil, 0, false
+		}
+		n.Style, n.Value, used = yaml.DoubleQuotedStyle, string(text[1:1+end]), end+2
+	case c == '\'':
+		var b []byte
+		i := 1
+		for {
+			j := bytes.IndexByte(text[i:], '\'')
+			if j < 0 {
+				return nil, 0, false
+			}
+			b = append(b, text[i:i+j]...)
+			i += j + 1
+			if i < len(text) && text[i] == '\'' {
+				b = append(b, '\'')
+				i++
+				continue
+			}
+			break
+		}
+		n.Style, n.Value, used = yaml.SingleQuotedStyle, string(b), i
+	case bytes.IndexByte([]byte("[]{},#&*!|>%@`\"'"), c) >= 0,
+		(c == '-' || c == '?' || c == ':') && (len(text) == 1 || text[1] == ' ' || (flow && bytes.IndexByte([]byte(",[]{}"), text[1]) >= 0)):
+		return nil, 0, false
+	default:
+		end := len(text)
+		for i := 0; i < len(text); i++ {
+			switch text[i] {
+			case ':':
+				if flow || i+1 == len(text) || text[i+1] == ' ' {
+					return nil, 0, false
+				}
+			case '?':
+				if flow { // libyaml ends a flow plain scalar there
+					return nil, 0, false
+				}
+			case '#':
+				if text[i-1] == ' ' {
+					end = i
+				}
+			case ',', '[', ']', '{', '}':
+				if flow {
+					end = i
+				}
+			}
+			if end != len(text) {
+				break
+			}
+		}
+		v := bytes.TrimRight(text[:end], " ")
+		if len(v) == 0 || string(v) == "<<" { // yaml.v3 tags a plain << as a merge key
+			return nil, 0, false
+		}
+		n.Value, used = string(v), len(v)
+	}
+	if n.Style != 0 && used < len(text) && text[used] != ' ' && !(flow && (text[used] == ',' || text[used] == ']' || text[used] == '}')) {
+		return nil, 0, false
+	}
+	t := &tree{kind: yaml.ScalarNode, pos: Pos{Line: line, Column: col}, kpos: kpos, path: path, ptr: ptr}
+	p.c.scalar(t, n)
+	return t, used, true
+}
+
+// flow reads a flow list or mapping that starts at text[i] and ends on
+// the same line ([a, "b"], {k: v, l: [x]}), returning where it ends;
+// text[0] is at column col.
+func (p *fastParser) flow(text []byte, i, line, col int, path, ptr string, kpos Pos, depth int) (*tree, int, bool) {
+	if depth > fastDepth {
+		return nil, 0, false
+	}
+	open := text[i]
+	kind, end := yaml.SequenceNode, byte(']')
+	if open == '{' {
+		kind, end = yaml.MappingNode, '}'
+	}
+	t := &tree{kind: kind, pos: Pos{Line: line, Column: col + i}, kpos: kpos, path: path, ptr: ptr}
+	i++
+	skip := func() {
+		for i < len(text) && text[i] == ' ' {
+			i++
+		}
+	}
+	skip()
+	if i < len(text) && text[i] == end {
+		return t, i + 1, true
+	}
+	var seen posSet
+	for n := 0; ; n++ {
+		skip()
+		if i >= len(text) {
+			return nil, 0, false
+		}
+		var (
+			it        *tree
+			ok        bool
+			cpath     string
+			cptr      string
+			name      string
+			itemStart = Pos{Line: line, Column: col + i}
+		)
+		if kind == yaml.MappingNode {
+			k, _, restAt, isKey := key(text[i:])
+			if !isKey || restAt <= len(k) {
+				return nil, 0, false // not "key: value": left to yaml.v3
+			}
+			name = string(k)
+			if _, dup := seen.get(name); dup {
+				return nil, 0, false
+			}
+			seen.set(name, itemStart)
+			cpath, cptr = childPaths(path, ptr, name)
+			i += restAt
+		} else {
+			cpath, cptr = path+"["+strconv.Itoa(n)+"]", ptr+"/"+strconv.Itoa(n)
+		}
+		if i >= len(text) {
+			return nil, 0, false
+		}
+		kp := itemStart
+		if text[i] == '[' || text[i] == '{' {
+			var next int
+			it, next, ok = p.flow(text, i, line, col, cpath, cptr, kp, depth+1)
+			i = next
+		} else {
+			var used int
+			it, used, ok = p.scalar(text[i:], line, col+i, cpath, cptr, kp, true)
+			i += used
+		}
+		if !ok {
+			return nil, 0, false
+		}
+		if kind == yaml.MappingNode {
+			t.keys = append(t.keys, name)
+			t.vals = append(t.vals, it)
+		} else {
+			it.kpos = it.pos
+			t.items = append(t.items, it)
+		}
+		skip()
+		if i >= len(text) {
+			return nil, 0, false
+		}
+		switch text[i] {
+		case ',':
+			i++
+		case end:
+			return t, i + 1, true
+		default:
+			return nil, 0, false
+		}
+	}
+}

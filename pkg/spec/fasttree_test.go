@@ -1,0 +1,182 @@
+package spec
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// specCorpus is every YAML file of the repository's specs and examples.
+func specCorpus(t *testing.T) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, glob := range []string{"../../testdata/spec/*/*.yaml", "../../examples/*.yaml", "../../examples/*/*.yaml", "../../testdata/*/*.yaml"} {
+		files, err := filepath.Glob(glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[f] = data
+		}
+	}
+	if len(out) < 20 {
+		t.Fatalf("only %d spec files found", len(out))
+	}
+	return out
+}
+
+// benchSpec is the shape of bench/compare.sh's teams.
+func benchSpec(n int) []byte {
+	var b strings.Builder
+	b.WriteString("name: bench\nprocess: sequential\nagents:\n  t:\n    command: [\"true\"]\ntasks:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  t%d:\n    description: task %d\n    agent: t\n", i, i)
+	}
+	return []byte(b.String())
+}
+
+// shapes is a spec-like file with every shape fastTree reads.
+const shapes = `# a comment
+name: "quoted # not a comment"
+version: 1
+process: sequential   # a comment
+tags: [a, "b c", 'it''s', 12, true, null, ~, 1.5]
+empty: []
+none: {}
+vars: {topic: Go, n: 1, q: 'x', r: "y", l: [a, {b: c}], e: {}, f: [], t: true}
+agents: {w: {shell: cat, timeout: 10s}}
+flags:
+  on: yes
+  off: False
+  num: -12
+  hex: 0x1F
+  float: 1e3
+  date: 2001-12-14
+  tilde: ~
+  url: http://example.com/a#b
+  colon: a:b
+  dash: -x
+list:
+- one
+- two: 2
+  three: 3
+-   four
+`
+
+// fastTree makes the tree yaml.v3's path makes, wherever it takes a file;
+// it takes the plain specs, and leaves a file with any problem to yaml.v3.
+func TestFastTreeMatchesYAML(t *testing.T) {
+	files := specCorpus(t)
+	files["bench"] = benchSpec(20)
+	files["shapes"] = []byte(shapes)
+	files["compact"] = []byte("tasks:\n  - name: a\n    description: x\n  - name: b\n    agent: w\n")
+	var taken int
+	for name, data := range files {
+		slow, sdiags := parseTreeYAML(name, data)
+		fast, ok := fastTree(name, data)
+		if !ok {
+			continue
+		}
+		taken++
+		if len(sdiags) > 0 {
+			t.Errorf("%s: fastTree took a file yaml.v3's path reports: %v", name, sdiags)
+			continue
+		}
+		if !reflect.DeepEqual(slow, fast) {
+			t.Errorf("%s: trees differ:\n yaml.v3 %s\n fast    %s", name, dumpTree(slow), dumpTree(fast))
+		}
+	}
+	t.Logf("fastTree took %d of %d files", taken, len(files))
+	if taken < len(files)/2 {
+		t.Errorf("fastTree took only %d of %d files", taken, len(files))
+	}
+	for _, name := range []string{"bench", "compact", "shapes"} {
+		if _, ok := fastTree(name, files[name]); !ok {
+			t.Errorf("fastTree did not take %s", name)
+		}
+	}
+}
+
+// Whatever a spec is changed into, fastTree either leaves it to yaml.v3 or
+// makes the tree yaml.v3's path makes without a diagnostic.
+func TestFastTreeNeverDisagrees(t *testing.T) {
+	bases := []string{string(benchSpec(2)) + "    tags: [x, 'y', \"z\"]\nlist:\n- a: 1\n  b: two # c\n- 'q'\n", shapes}
+	repl := []string{"", " ", "  ", "\n", ":", "-", "#", "'", `"`, "[", "]", ",", "{", "}", "&", "*", "!", "|", "0", "a", "\t", "~", "%", "\\"}
+	var taken int
+	for _, base := range bases {
+		for i := 0; i <= len(base); i++ {
+			for _, r := range repl {
+				data := base[:i] + r
+				if i < len(base) {
+					data += base[i+1:]
+				}
+				fast, ok := fastTree("m", []byte(data))
+				if !ok {
+					continue
+				}
+				taken++
+				slow, sdiags := parseTreeYAML("m", []byte(data))
+				if len(sdiags) > 0 {
+					t.Fatalf("byte %d → %q: fastTree took a file yaml.v3's path reports: %v\n%s", i, r, sdiags, data)
+				}
+				if !reflect.DeepEqual(slow, fast) {
+					t.Fatalf("byte %d → %q: trees differ:\n yaml.v3 %s\n fast    %s\n%s", i, r, dumpTree(slow), dumpTree(fast), data)
+				}
+			}
+		}
+	}
+	t.Logf("%d variants taken and equal", taken)
+	if taken == 0 {
+		t.Error("no variant taken: the comparison tests nothing")
+	}
+}
+
+func dumpTree(t *tree) string {
+	if t == nil {
+		return "nil"
+	}
+	var b strings.Builder
+	var walk func(t *tree, indent string)
+	walk = func(t *tree, indent string) {
+		fmt.Fprintf(&b, "%skind=%d tag=%s value=%#v text=%q pos=%v kpos=%v path=%q ptr=%q\n", indent, t.kind, t.tag, t.value, t.text, t.pos, t.kpos, t.path, t.ptr)
+		for i, k := range t.keys {
+			fmt.Fprintf(&b, "%s key %q:\n", indent, k)
+			walk(t.vals[i], indent+"   ")
+		}
+		for _, it := range t.items {
+			walk(it, indent+"  - ")
+		}
+	}
+	walk(t, "\n")
+	return b.String()
+}
+
+// FuzzFastTree: whatever fastTree takes, yaml.v3's path takes without a
+// diagnostic and makes the same tree of.
+//
+//	go test -run '^$' -fuzz FuzzFastTree ./pkg/spec
+func FuzzFastTree(f *testing.F) {
+	f.Add([]byte(shapes))
+	f.Add(benchSpec(3))
+	f.Add([]byte("tasks:\n  - name: a\n    description: x\n  - name: b\n    agent: w\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, ok := fastTree("f", data)
+		if !ok {
+			return
+		}
+		slow, diags := parseTreeYAML("f", data)
+		if len(diags) > 0 {
+			t.Fatalf("fastTree took a file yaml.v3's path reports: %v\n%q", diags, data)
+		}
+		if !reflect.DeepEqual(slow, fast) {
+			t.Fatalf("trees differ:\n yaml.v3 %s\n fast    %s\n%q", dumpTree(slow), dumpTree(fast), data)
+		}
+	})
+}
