@@ -152,6 +152,7 @@ printf '%-64s %s\n' \
 	"1,000 command: [true] cold / direct floor ($(m cmd_cold) / $(m floor_direct))" "$(ratio cmd_cold floor_direct)" \
 	"1,000 shell: \"true\" cold / sh -c true floor ($(m sh_cold) / $(m floor_sh))" "$(ratio sh_cold floor_sh)" \
 	"1,000 cold / go-task 1,000 true ($(m cmd_cold) / $(m gotask))" "$(ratio cmd_cold gotask)" \
+	"  the direct floor itself / go-task (no durable runner goes below)" "$(ratio floor_direct gotask)" \
 	"workflow 1,000 --max-parallel 8 / 1 ($(m wf_p8) / $(m wf_p1))" "$(ratio wf_p8 wf_p1)" \
 	"fully restored 1,000-task rerun, ms" "$(m restored1k)" \
 	"plan of that session, ms" "$(m plan1k)" \
