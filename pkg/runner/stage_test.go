@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -19,6 +20,7 @@ type stagingRecorder struct {
 	staged  []string
 	batches [][]string
 	failAt  int
+	onSync  func(batch []string) // called with each sync's records, under mu
 }
 
 func (s *stagingRecorder) Stage(ev Event) error {
@@ -34,6 +36,9 @@ func (s *stagingRecorder) sync(extra ...string) error {
 	}
 	s.batches = append(s.batches, append(s.staged, extra...))
 	s.staged = nil
+	if s.onSync != nil {
+		s.onSync(s.batches[len(s.batches)-1])
+	}
 	return nil
 }
 
@@ -126,13 +131,20 @@ func TestParallelCompletionsNotStaged(t *testing.T) {
 	var once sync.Once
 	ex := &fakeExec{fn: func(_ context.Context, j *Job) (Result, error) {
 		if j.Task.Name == "b" {
-			<-release // b ends only after a's completion was recorded
-		} else {
-			defer once.Do(func() { close(release) })
+			// b ends only after a's completion was recorded; should that
+			// never come, the batches below say so instead of a hang.
+			select {
+			case <-release:
+			case <-time.After(30 * time.Second):
+			}
 		}
 		return Result{Raw: "ok"}, nil
 	}}
-	rec := &stagingRecorder{}
+	rec := &stagingRecorder{onSync: func(batch []string) {
+		if slices.Contains(batch, "task_completed a") {
+			once.Do(func() { close(release) })
+		}
+	}}
 	e := newEngine(tm, cx, ex, rec)
 	e.MaxParallel = 2
 	if sum, err := e.Run(context.Background()); err != nil || sum.Outcome != Succeeded {
