@@ -113,13 +113,13 @@ type Commands struct {
 	inherited int
 }
 
-// contextFolder is a context folder and the files of the last job's
-// context tasks left in it, to be rewritten for the next job's: renaming
-// and rewriting a file costs far less than removing it and creating
-// another (on ext4, a new inode beside many just deleted is slow).
+// contextFolder is a context folder and the files teamrun wrote in it for
+// its last job, spares to be rewritten for the next job's: renaming and
+// rewriting a file costs far less than removing it and creating another
+// (on ext4, a new inode beside many just deleted is slow).
 type contextFolder struct {
 	dir   string
-	spare []string
+	files map[string]bool
 }
 
 // contextDir fills a folder, fresh or reused, with one file per context
@@ -145,22 +145,21 @@ func (c *Commands) contextDir(ctx context.Context, outs []ContextOutput) (contex
 		c.mu.Unlock()
 	}
 	names := make([]string, len(outs))
+	want := make(map[string]bool, len(outs))
 	for i, co := range outs {
 		names[i] = checkpoint.TaskFileName(co.Task)
+		want[names[i]] = true
 	}
 	// A spare of a name this job wants is rewritten; the others are
 	// renamed to the names still missing, and what is left removed.
-	spare := make(map[string]bool, len(f.spare))
-	for _, n := range f.spare {
-		spare[n] = true
-	}
 	var others []string
-	for _, n := range f.spare {
-		if !slices.Contains(names, n) {
+	for n := range f.files {
+		if !want[n] {
 			others = append(others, n)
 		}
 	}
-	f.spare = nil
+	spare := f.files
+	f.files = want
 	for i, co := range outs {
 		path := filepath.Join(f.dir, names[i])
 		if !spare[names[i]] && len(others) > 0 {
@@ -171,14 +170,13 @@ func (c *Commands) contextDir(ctx context.Context, outs []ContextOutput) (contex
 			}
 		}
 		if err := writeContextFile(ctx, path, co.Output); err != nil {
-			c.release(f, names, false)
+			c.release(f, false)
 			return f, err
 		}
 	}
 	for _, n := range others {
 		os.Remove(filepath.Join(f.dir, n))
 	}
-	f.spare = names
 	return f, nil
 }
 
@@ -209,24 +207,25 @@ func makePrivateDir(dir string) error {
 }
 
 // release empties a context folder of whatever the command left in it,
-// but the files teamrun wrote there (wrote), kept as spares while they
+// but the files teamrun wrote there (f.files), kept as spares while they
 // are plain files with no other link; it returns the folder to the pool,
 // with its variables file removed when the job had one. A folder that
 // cannot be emptied is dropped.
-func (c *Commands) release(f contextFolder, wrote []string, vars bool) {
+func (c *Commands) release(f contextFolder, vars bool) {
 	if vars {
 		if err := os.Remove(varsFile(f.dir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			os.RemoveAll(f.dir)
 			return
 		}
 	}
-	f.spare = f.spare[:0]
+	wrote := f.files
+	f.files = make(map[string]bool, len(wrote))
 	entries, err := os.ReadDir(f.dir)
 	if err == nil {
 		for _, e := range entries {
-			if e.Type().IsRegular() && slices.Contains(wrote, e.Name()) {
+			if e.Type().IsRegular() && wrote[e.Name()] {
 				if fi, ierr := e.Info(); ierr == nil && singleLink(fi) {
-					f.spare = append(f.spare, e.Name())
+					f.files[e.Name()] = true
 					continue
 				}
 			}
@@ -303,7 +302,7 @@ func (c *Commands) jobEnv(ctx context.Context, job *Job) (env, owner []string, r
 	}
 	dir := folder.dir
 	spilled := false
-	release = func() { c.release(folder, folder.spare, spilled) }
+	release = func() { c.release(folder, spilled) }
 	env = make([]string, 0, 6+len(job.State))
 	env = append(env,
 		"TEAMRUN_SESSION="+job.Session,

@@ -294,7 +294,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	stdout := &stdoutSpool{dir: cs.Spool}
 	defer stdout.close()
 	if cs.Stdout == nil {
-		if _, err := stdout.direct(); err != nil {
+		if err := stdout.direct(); err != nil {
 			return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the file for the command's output: %w", err)}
 		}
 	}
@@ -374,7 +374,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	}
 	p.finish(copied, outputGrace)
 	if err == nil && stdout.err != nil {
-		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot keep the command's output in %s: %w", displayDir(cs.Spool), stdout.err)}
+		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot keep the command's output in %s: %w", spoolDir(cs.Spool), stdout.err)}
 	}
 	if err == nil && cs.Large != nil && cs.StdoutLimit == 0 {
 		if n, serr := stdout.size(); serr == nil && n > checkpoint.BlobThreshold {
@@ -426,7 +426,8 @@ func namedSpool(dir string) (*os.File, error) {
 	return f, nil
 }
 
-func displayDir(dir string) string {
+// spoolDir is the folder spool files go to: dir, or os.TempDir() for "".
+func spoolDir(dir string) string {
 	if dir == "" {
 		return os.TempDir()
 	}

@@ -13,16 +13,11 @@ import (
 // drainPipe is a pipe for a command's stdout or stderr whose teamrun end
 // is a bare non-blocking descriptor, read by drain, outside Go's poller.
 func drainPipe() (child *os.File, ours int, err error) {
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		return nil, -1, os.NewSyscallError("pipe2", err)
+	c, o, err := rawPipe(false, true)
+	if err != nil {
+		return nil, -1, err
 	}
-	if err := unix.SetNonblock(fds[0], true); err != nil {
-		unix.Close(fds[0])
-		unix.Close(fds[1])
-		return nil, -1, os.NewSyscallError("fcntl", err)
-	}
-	return os.NewFile(uintptr(fds[1]), "|child"), fds[0], nil
+	return os.NewFile(uintptr(c), "|child"), o, nil
 }
 
 func closeFd(fd int) { unix.Close(fd) }

@@ -439,8 +439,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		}
 	}
 	results := make(chan attemptDone)
-	var inline []attemptDone
-	var starting []*Job
+	var inline *attemptDone // the sequential attempt, run on this goroutine
 	running := 0
 	var (
 		halts   []*Halt
@@ -491,7 +490,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		}
 	}
 	for {
-		started := 0
+		var starting []*Job
 		if !stopping() {
 			progressed := true
 			for progressed && !stopping() {
@@ -540,7 +539,6 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 					job := e.job(i)
 					e.sched.Start(i)
 					running++
-					started++
 					starting = append(starting, job)
 				}
 			}
@@ -549,7 +547,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		case len(starting) == 1 && parallel == 1:
 			// One at a time: on this goroutine, no hand-off to another
 			// and back for every task.
-			inline = append(inline, e.attempts(runCtx, starting[0], false))
+			d := e.attempts(runCtx, starting[0], false)
+			inline = &d
 		case len(starting) == 1:
 			job := starting[0]
 			go func() { results <- e.attempts(runCtx, job, false) }()
@@ -566,8 +565,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 				go func() { results <- e.attempts(runCtx, job, true) }()
 			}
 		}
-		starting = starting[:0]
-		if started == 0 {
+		if len(starting) == 0 {
 			// No task's start will carry a staged completion: it is made
 			// durable, and shown, before the engine waits or ends.
 			_ = e.flush()
@@ -581,8 +579,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			break
 		}
 		var d attemptDone
-		if len(inline) > 0 {
-			d, inline = inline[0], inline[1:]
+		if inline != nil {
+			d, inline = *inline, nil
 		} else {
 			d = <-results
 		}
@@ -591,7 +589,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		// tasks that take the freed slots start together: their starts
 		// and these completions are made durable by one sync.
 	drained:
-		for running > 0 && len(inline) == 0 {
+		for running > 0 {
 			select {
 			case d := <-results:
 				handle(d)

@@ -24,10 +24,10 @@ type stdoutSpool struct {
 }
 
 // direct gives the spool its file at once, for the command to write to.
-func (s *stdoutSpool) direct() (*os.File, error) {
+func (s *stdoutSpool) direct() error {
 	f, err := spool(s.dir)
 	s.f = f
-	return f, err
+	return err
 }
 
 // Write never fails, so that the command's output is always drained (a

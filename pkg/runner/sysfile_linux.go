@@ -35,9 +35,7 @@ func createPlain(path string) (*os.File, error) {
 // system call. File systems without O_TMPFILE get a named file, unlinked
 // at once.
 func spool(dir string) (*os.File, error) {
-	if dir == "" {
-		dir = os.TempDir()
-	}
+	dir = spoolDir(dir)
 	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
 	if err == nil {
 		return os.NewFile(uintptr(fd), filepath.Join(dir, "(stdout)")), nil
@@ -54,23 +52,33 @@ func spool(dir string) (*os.File, error) {
 // teamrun's end is in the poller when poll is set, so that closing it
 // ends a copy blocked on it.
 func childPipe(childReads, poll bool) (child, ours *os.File, err error) {
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		return nil, nil, os.NewSyscallError("pipe2", err)
-	}
-	c, o := fds[1], fds[0]
-	if childReads {
-		c, o = fds[0], fds[1]
-	}
-	if poll {
-		if err := unix.SetNonblock(o, true); err != nil {
-			unix.Close(c)
-			unix.Close(o)
-			return nil, nil, os.NewSyscallError("fcntl", err)
-		}
+	c, o, err := rawPipe(childReads, poll)
+	if err != nil {
+		return nil, nil, err
 	}
 	// os.NewFile puts a non-blocking descriptor in the poller.
 	return os.NewFile(uintptr(c), "|child"), os.NewFile(uintptr(o), "|teamrun"), nil
+}
+
+// rawPipe is pipe2's two descriptors, the command's end and teamrun's,
+// teamrun's non-blocking when nonblock is set.
+func rawPipe(childReads, nonblock bool) (child, ours int, err error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return -1, -1, os.NewSyscallError("pipe2", err)
+	}
+	child, ours = fds[1], fds[0]
+	if childReads {
+		child, ours = fds[0], fds[1]
+	}
+	if nonblock {
+		if err := unix.SetNonblock(ours, true); err != nil {
+			unix.Close(child)
+			unix.Close(ours)
+			return -1, -1, os.NewSyscallError("fcntl", err)
+		}
+	}
+	return child, ours, nil
 }
 
 // singleLink tells a file no other name links to, which teamrun may
