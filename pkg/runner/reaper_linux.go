@@ -58,7 +58,7 @@ func processTable() map[int]proc {
 // that may hold spaces, are state (0), ppid (1), pgrp (2) and starttime
 // (19).
 func readProc(pid int) (proc, bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	b, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", make([]byte, 0, 512))
 	if err != nil {
 		return proc{}, false
 	}
