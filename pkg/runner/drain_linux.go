@@ -62,8 +62,11 @@ func drain(pidfd int, cmd *exec.Cmd, out, errp int, outW, errW io.Writer, grace 
 		}
 		if _, perr := unix.Poll(fds, timeout); perr != nil && !errors.Is(perr, unix.EINTR) {
 			// Cannot wait this way any longer: what is left of the
-			// command ends as if its grace had run out.
+			// command ends as if its grace had run out; one still
+			// running is killed first, as its output is no longer read
+			// (it could block on a full pipe and Wait never return).
 			if !exited {
+				_ = killGroup(cmd.Process.Pid)
 				err = ended(cmd.Wait())
 			}
 			return err
