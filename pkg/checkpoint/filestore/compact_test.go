@@ -139,7 +139,7 @@ func TestCompactionDoesNotStallRecord(t *testing.T) {
 	s.compactMin = 1
 	held, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	s.compactStep = func(step string) {
+	s.testStep = func(step string) {
 		if step == "staged" {
 			once.Do(func() { close(held); <-release })
 		}
@@ -217,7 +217,7 @@ func TestCrashBetweenCompactionRenames(t *testing.T) {
 	held, release := make(chan struct{}), make(chan struct{})
 	var img *Store
 	var once sync.Once
-	s.compactStep = func(step string) {
+	s.testStep = func(step string) {
 		switch step {
 		case "staged":
 			once.Do(func() { close(held); <-release })
@@ -322,4 +322,46 @@ func TestFoldedJournalTooShort(t *testing.T) {
 	if got, _ := os.ReadFile(s.journalPath("short")); !bytes.Equal(got, journal) {
 		t.Error("the damaged journal was changed")
 	}
+}
+
+// A reader beside a live run: a compaction that replaces both files
+// between the reader's snapshot read and its journal read must not make
+// the session look corrupt (the journal is the newer snapshot's); Load
+// reads the pair again and has every acknowledged result.
+func TestLoadDuringCompaction(t *testing.T) {
+	s := newStore(t)
+	j, names := compactTeam(t, s, "live")
+	defer j.Close()
+	want := map[string]string{}
+	for i := 0; i < 20; i++ {
+		res := fmt.Sprintf("before %d", i)
+		record(t, j, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: names[i], Result: res})
+		want[names[i]] = res
+	}
+	oldEpoch := j.sess.Epoch
+	reads := 0
+	s.testStep = func(step string) {
+		if step != "snapshot read" {
+			return
+		}
+		reads++
+		if reads == 1 {
+			s.compactMin = 1
+			held := make(chan struct{})
+			close(held)
+			recordUntil(t, j, names, held, want)
+			waitCompacted(j)
+		}
+	}
+	sess, err := s.Load(bg, "live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Session().Epoch == oldEpoch {
+		t.Fatal("no compaction ran between the reads")
+	}
+	if reads < 2 {
+		t.Fatalf("the pair was read %d time(s); a replaced snapshot was not noticed", reads)
+	}
+	checkResults(t, sess, want)
 }

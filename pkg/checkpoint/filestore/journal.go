@@ -486,8 +486,8 @@ func (j *FileJournal) maybeCompact() {
 }
 
 func (s *Store) step(name string) {
-	if s.compactStep != nil {
-		s.compactStep(name)
+	if s.testStep != nil {
+		s.testStep(name)
 	}
 }
 

@@ -27,11 +27,12 @@ type Store struct {
 	// datasync makes a journal's appends durable (fdatasync); tests
 	// replace it to hold a sync in flight.
 	datasync func(*os.File) error
-	// compactStep, when set, is called at a background compaction's steps
-	// ("staged": both files written, before the switch; "renamed": between
-	// the snapshot's rename and the journal's); tests hold a compaction
-	// there or take a crash image of the folder.
-	compactStep func(step string)
+	// testStep, when set, is called at the steps tests interleave with: a
+	// background compaction's ("staged": both files written, before the
+	// switch; "renamed": between the snapshot's rename and the journal's)
+	// and a read's ("snapshot read": before its journal is read). Tests
+	// hold a step there or take a crash image of the folder.
+	testStep func(step string)
 
 	mu         sync.Mutex
 	prefetched *prefetch
@@ -134,24 +135,53 @@ func (s *Store) Load(_ context.Context, id string) (*checkpoint.Session, error) 
 }
 
 // readFiles reads a session's snapshot and journal (nil when there is none).
+// A run that compacts meanwhile renames a new snapshot and then a new
+// journal into place; a journal read after the snapshot was replaced can
+// belong to the newer one, so the pair is read again until the snapshot
+// read is still the one in place once the journal has been read.
 func (s *Store) readFiles(id string) (data, jdata []byte, err error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return nil, nil, err
 	}
-	path := s.Path(id)
-	data, err = os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, s.notFound(id)
+	path, jpath := s.Path(id), s.journalPath(id)
+	for attempt := 0; ; attempt++ {
+		var snap fs.FileInfo
+		data, snap, err = readWithInfo(path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, nil, s.notFound(id)
+			}
+			return nil, nil, storeErr("read", path, err)
 		}
-		return nil, nil, storeErr("read", path, err)
+		s.step("snapshot read")
+		jdata, err = os.ReadFile(jpath)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, storeErr("read", jpath, err)
+		}
+		now, err := os.Stat(path)
+		if err == nil && os.SameFile(snap, now) || attempt == maxReadAttempts-1 {
+			return data, jdata, nil
+		}
 	}
-	jpath := s.journalPath(id)
-	jdata, err = os.ReadFile(jpath)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, storeErr("read", jpath, err)
+}
+
+// maxReadAttempts bounds readFiles against a run compacting without pause;
+// after them the last pair read is decoded and any mismatch reported.
+const maxReadAttempts = 8
+
+// readWithInfo reads the file at path with the identity of what it read.
+func readWithInfo(path string) ([]byte, fs.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
 	}
-	return data, jdata, nil
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := io.ReadAll(f)
+	return data, fi, err
 }
 
 // prefetch is a session read and decoded in the background, before its

@@ -549,14 +549,14 @@ func TestCompactionWhenJournalOutgrowsSnapshot(t *testing.T) {
 	l := mustLock(t, s, "big")
 	ds := chain12()
 	j := mustBegin(t, s, l, checkpoint.NewSession("big", "a.yaml", "team", spec.Sequential, ds, fp(ds), t0))
-	epoch := j.sess.Epoch
+	epoch := j.Session().Epoch
 	res := strings.Repeat("r", 64<<10)
 	var compactions int
 	for i := 0; i < 40; i++ {
 		record(t, j, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ds[i%12].Name, Result: res + string(rune('a'+i%26))})
-		if j.sess.Epoch != epoch {
+		if j.Session().Epoch != epoch {
 			compactions++
-			epoch = j.sess.Epoch
+			epoch = j.Session().Epoch
 		}
 	}
 	if compactions == 0 {
