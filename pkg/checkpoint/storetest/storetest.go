@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,6 +58,7 @@ func Run(t *testing.T, h Harness) {
 		{"LockExclusive", testLockExclusive},
 		{"LockWait", testLockWait},
 		{"ConcurrentRecords", testConcurrentRecords},
+		{"ReadBesideRun", testReadBesideRun},
 		{"Payloads", testPayloads},
 		{"ListDelete", testListDelete},
 		{"Prune", testPrune},
@@ -406,6 +408,76 @@ func testConcurrentRecords(t *testing.T, s checkpoint.Backend) {
 	}
 	if got := load(t, s, "par").Summary.Done; got != 40 {
 		t.Errorf("after Close %d done, want 40", got)
+	}
+}
+
+// testReadBesideRun: a reader (session show, session list) beside a live
+// run that records enough to compact several times never sees the session
+// as damaged, and always sees at least what was acknowledged before it
+// started reading.
+func testReadBesideRun(t *testing.T, s checkpoint.Backend) {
+	const tasks, records = 20, 400
+	ds := defs(tasks)
+	l := lock(t, s, "live")
+	j := begin(t, s, l, newSession("live", ds))
+	pad := strings.Repeat("x", 4<<10)
+	var acked atomic.Int64
+	acked.Store(-1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range records {
+			r := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ds[i%tasks].Name, Result: fmt.Sprintf("%06d %s", i, pad)}
+			if err := j.Record(r); err != nil {
+				t.Error(err)
+				return
+			}
+			acked.Store(int64(i))
+		}
+	}()
+	reads := 0
+	for running := true; running && !t.Failed(); reads++ {
+		select {
+		case <-done:
+			running = false // one more read after the last record
+		default:
+		}
+		readBeside(t, s, "live", reads, acked.Load(), func(i int64) string { return ds[i%tasks].Name })
+	}
+	<-done
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d reads beside %d records", reads, records)
+}
+
+// readBeside is one read of testReadBesideRun: Load and List must not
+// fail, and the task of record acked (the last one acknowledged before the
+// read began; -1 for none) holds that record or a later one.
+func readBeside(t *testing.T, s checkpoint.Backend, id string, n int, acked int64, task func(int64) string) {
+	t.Helper()
+	sess, err := s.Load(bg, id)
+	if err != nil {
+		t.Errorf("read %d, beside the run: %v", n, err)
+		return
+	}
+	if acked >= 0 {
+		tk, _ := sess.Task(task(acked))
+		var got int64 = -1
+		fmt.Sscanf(tk.Result, "%d", &got)
+		if got < acked {
+			t.Errorf("read %d: %s holds record %d, but record %d was acknowledged before the read", n, task(acked), got, acked)
+		}
+	}
+	list, err := s.List(bg)
+	if err != nil {
+		t.Errorf("list %d, beside the run: %v", n, err)
+		return
+	}
+	for _, e := range list {
+		if e.Err != nil {
+			t.Errorf("list %d, beside the run: %s: %v", n, e.ID, e.Err)
+		}
 	}
 }
 
