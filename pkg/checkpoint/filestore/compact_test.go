@@ -365,3 +365,47 @@ func TestLoadDuringCompaction(t *testing.T) {
 	}
 	checkResults(t, sess, want)
 }
+
+// Close does not sync the journal's removal: a crash can bring the journal
+// back beside the final snapshot. It must change nothing: Load ignores it
+// (the snapshot absorbed it whole) and the next run empties it.
+func TestJournalBackAfterClose(t *testing.T) {
+	s := newStore(t)
+	l := mustLock(t, s, "back")
+	ds := chain12()
+	j := mustBegin(t, s, l, checkpoint.NewSession("back", "a.yaml", "team", spec.Sequential, ds, fp(ds), t0))
+	for _, d := range ds[:5] {
+		record(t, j, complete(d.Name, "r "+d.Name)...)
+	}
+	old, err := os.ReadFile(s.journalPath("back"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.journalPath("back")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("journal still there after Close: %v", err)
+	}
+	if err := os.WriteFile(s.journalPath("back"), old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.Load(bg, "back")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Summary.Done != 5 {
+		t.Fatalf("%d done beside the old journal, want 5", sess.Summary.Done)
+	}
+	// The next run: Begin empties the stale journal, its records go on.
+	j2 := mustBegin(t, s, l, sess)
+	record(t, j2, complete(ds[5].Name, "r "+ds[5].Name)...)
+	again, err := s.Load(bg, "back")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Summary.Done != 6 {
+		t.Fatalf("%d done after the next run's record, want 6", again.Summary.Done)
+	}
+	j2.Close()
+}
