@@ -409,3 +409,30 @@ func TestJournalBackAfterClose(t *testing.T) {
 	}
 	j2.Close()
 }
+
+// Begin makes the journal's name before the snapshot's rename, so that one
+// folder sync covers both. A crash between them leaves an empty journal and
+// no snapshot: no session, and a new run of it starts as if none were there.
+func TestEmptyJournalWithoutSnapshot(t *testing.T) {
+	s := newStore(t)
+	if err := s.makeDir(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.journalPath("early"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(bg, "early"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Fatalf("Load beside an empty journal: %v, want not found", err)
+	}
+	ds := chain12()
+	j := mustBegin(t, s, mustLock(t, s, "early"), checkpoint.NewSession("early", "a.yaml", "team", spec.Sequential, ds, fp(ds), t0))
+	record(t, j, complete(ds[0].Name, "r")...)
+	sess, err := s.Load(bg, "early")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Summary.Done != 1 {
+		t.Fatalf("%d done, want 1", sess.Summary.Done)
+	}
+	j.Close()
+}

@@ -231,26 +231,30 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	if err := s.dropStaleJournal(sess); err != nil {
 		return nil, err
 	}
+	// The journal's name is made before the snapshot's rename, so that the
+	// folder's sync after it makes both names durable. Its content is not
+	// touched until the snapshot is in place: until then it is what the
+	// old snapshot (or none) expects.
+	_, statErr := os.Lstat(j.path)
+	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
+	if err != nil {
+		return nil, storeErr("create", j.path, err)
+	}
 	size, _, err := s.writeSnapshot(sess)
 	if err != nil {
+		f.Close()
+		if errors.Is(statErr, fs.ErrNotExist) {
+			_ = os.Remove(j.path) // ours, and empty
+		}
 		return nil, err
 	}
-	j.snapSize = size
+	j.f, j.snapSize = f, size
 	// The snapshot is written: a blob it does not name is no task's result.
 	// One left behind costs only space: say so and go on.
 	if err := s.sweepBlobs(sess.ID, sess.Blobs()); err != nil {
 		j.warnings = append(j.warnings, fmt.Sprintf("results no task names were left in place: %v", err))
 	}
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
-	if err != nil {
-		return nil, storeErr("create", j.path, err)
-	}
-	j.f = f
 	if err := j.restart(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := syncDir(s.dir); err != nil {
 		f.Close()
 		return nil, err
 	}
