@@ -194,10 +194,12 @@ func TestTimedOutRequestRecorded(t *testing.T) {
 		<-r.Context().Done() // no answer before the task's timeout
 	}))
 	t.Cleanup(srv.Close)
+	// The timeout only ends a request that is never answered: 1s, so that
+	// the request is sent before it even on a loaded machine.
 	p := newProject(t, srv.URL, `agents:
   w: {role: Writer, llm: {model: m, base_url: BASE}}
 tasks:
-  one: {description: Write, agent: w, timeout: 50ms}
+  one: {description: Write, agent: w, timeout: 1s}
 `)
 	sum, out, err := p.run(t, false)
 	if err != nil || sum.Outcome != Failed {
