@@ -138,15 +138,18 @@ func (s *Store) Load(_ context.Context, id string) (*checkpoint.Session, error) 
 // A run that compacts meanwhile renames a new snapshot and then a new
 // journal into place; a journal read after the snapshot was replaced can
 // belong to the newer one, so the pair is read again until the snapshot
-// read is still the one in place once the journal has been read.
+// in place before the reads is still in place after them (a snapshot is
+// only ever replaced by a rename, so that is the one read).
 func (s *Store) readFiles(id string) (data, jdata []byte, err error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return nil, nil, err
 	}
 	path, jpath := s.Path(id), s.journalPath(id)
 	for attempt := 0; ; attempt++ {
-		var snap fs.FileInfo
-		data, snap, err = readWithInfo(path)
+		snap, err := os.Stat(path)
+		if err == nil {
+			data, err = os.ReadFile(path)
+		}
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, nil, s.notFound(id)
@@ -168,21 +171,6 @@ func (s *Store) readFiles(id string) (data, jdata []byte, err error) {
 // maxReadAttempts bounds readFiles against a run compacting without pause;
 // after them the last pair read is decoded and any mismatch reported.
 const maxReadAttempts = 8
-
-// readWithInfo reads the file at path with the identity of what it read.
-func readWithInfo(path string) ([]byte, fs.FileInfo, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	data, err := io.ReadAll(f)
-	return data, fi, err
-}
 
 // prefetch is a session read and decoded in the background, before its
 // lock is taken, so that the decoding overlaps a run's other start-up work
