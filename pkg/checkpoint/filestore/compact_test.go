@@ -390,23 +390,11 @@ func TestJournalBackAfterClose(t *testing.T) {
 	if err := os.WriteFile(s.journalPath("back"), old, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := s.Load(bg, "back")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sess.Summary.Done != 5 {
-		t.Fatalf("%d done beside the old journal, want 5", sess.Summary.Done)
-	}
+	sess := loadDone(t, s, "back", 5)
 	// The next run: Begin empties the stale journal, its records go on.
 	j2 := mustBegin(t, s, l, sess)
 	record(t, j2, complete(ds[5].Name, "r "+ds[5].Name)...)
-	again, err := s.Load(bg, "back")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again.Summary.Done != 6 {
-		t.Fatalf("%d done after the next run's record, want 6", again.Summary.Done)
-	}
+	loadDone(t, s, "back", 6)
 	j2.Close()
 }
 
@@ -427,12 +415,19 @@ func TestEmptyJournalWithoutSnapshot(t *testing.T) {
 	ds := chain12()
 	j := mustBegin(t, s, mustLock(t, s, "early"), checkpoint.NewSession("early", "a.yaml", "team", spec.Sequential, ds, fp(ds), t0))
 	record(t, j, complete(ds[0].Name, "r")...)
-	sess, err := s.Load(bg, "early")
+	loadDone(t, s, "early", 1)
+	j.Close()
+}
+
+// loadDone loads session id and checks that it has done tasks done.
+func loadDone(t *testing.T, s *Store, id string, done int) *checkpoint.Session {
+	t.Helper()
+	sess, err := s.Load(bg, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sess.Summary.Done != 1 {
-		t.Fatalf("%d done, want 1", sess.Summary.Done)
+	if sess.Summary.Done != done {
+		t.Fatalf("session %s: %d tasks done, want %d", id, sess.Summary.Done, done)
 	}
-	j.Close()
+	return sess
 }
