@@ -259,7 +259,7 @@ func TestCrashBetweenCompactionRenames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := img.dropStaleJournal(sess2); err != nil {
+	if _, err := img.dropStaleJournal(sess2); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := img.writeSnapshot(sess2); err != nil {

@@ -228,14 +228,14 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	// of an older epoch (its records were folded before sess was loaded)
 	// would belong to neither after a crash right after the snapshot: empty
 	// it first; its records are in the snapshot already.
-	if err := s.dropStaleJournal(sess); err != nil {
+	existed, err := s.dropStaleJournal(sess)
+	if err != nil {
 		return nil, err
 	}
 	// The journal's name is made before the snapshot's rename, so that the
 	// folder's sync after it makes both names durable. Its content is not
 	// touched until the snapshot is in place: until then it is what the
 	// old snapshot (or none) expects.
-	_, statErr := os.Lstat(j.path)
 	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
 	if err != nil {
 		return nil, storeErr("create", j.path, err)
@@ -243,7 +243,7 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	size, _, err := s.writeSnapshot(sess)
 	if err != nil {
 		f.Close()
-		if errors.Is(statErr, fs.ErrNotExist) {
+		if !existed {
 			_ = os.Remove(j.path) // ours, and empty
 		}
 		return nil, err
@@ -263,15 +263,15 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 
 // dropStaleJournal empties the journal beside sess's snapshot unless it is
 // of sess's epoch (then its records are folded into sess, and the next
-// snapshot absorbs it by name).
-func (s *Store) dropStaleJournal(sess *checkpoint.Session) error {
+// snapshot absorbs it by name). It says whether there was a journal.
+func (s *Store) dropStaleJournal(sess *checkpoint.Session) (existed bool, err error) {
 	path := s.journalPath(sess.ID)
 	f, err := os.OpenFile(path, os.O_RDWR|noFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return storeErr("read", path, err)
+		return false, storeErr("read", path, err)
 	}
 	defer f.Close()
 	head := make([]byte, 512)
@@ -280,23 +280,23 @@ func (s *Store) dropStaleJournal(sess *checkpoint.Session) error {
 		if payload, ok := unframe(head[:nl]); ok {
 			var h journalHeader
 			if json.Unmarshal(payload, &h) == nil && h.Epoch == sess.Epoch {
-				return nil
+				return true, nil
 			}
 			if h.Epoch != "" && h.Epoch == sess.FoldedEpoch && sess.FoldedRecords > 0 {
-				return s.finishSwitch(sess, path)
+				return true, s.finishSwitch(sess, path)
 			}
 		}
 	}
 	if n == 0 {
-		return nil
+		return true, nil
 	}
 	if err := f.Truncate(0); err != nil {
-		return storeErr("write", path, err)
+		return true, storeErr("write", path, err)
 	}
 	if err := fdatasync(f); err != nil {
-		return storeErr("sync", path, err)
+		return true, storeErr("sync", path, err)
 	}
-	return nil
+	return true, nil
 }
 
 // finishSwitch ends a compaction a crash cut short between the renames:

@@ -273,7 +273,7 @@ func TestStaleJournalAfterTwoCrashes(t *testing.T) {
 	}
 	// Crash 2: the next run's Begin renames its first snapshot and dies
 	// before it restarts the journal.
-	if err := s.dropStaleJournal(sess); err != nil {
+	if _, err := s.dropStaleJournal(sess); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.writeSnapshot(sess); err != nil {
