@@ -25,6 +25,28 @@ mkdir -p "$bin"
 
 echo "building into $WORK ..." >&2
 (cd "$root" && go build -o "$bin/floor" ./bench/floor && go build -o "$bin/hello" ./bench/hello)
+
+# depsprobe NAME EXCLUDE: a hello-world that links every package outside
+# teamrun itself that teamrun links, but EXCLUDE (an ERE); their
+# package inits run as in teamrun. Its start-up is the floor those
+# libraries set: teamrun's own code cannot start faster than it. The
+# program is written into $WORK and laid over the module with -overlay,
+# so the checkout is never touched.
+depsprobe() {
+	local name=$1 exclude=$2 src=$WORK/$1/main.go pkgs
+	mkdir -p "$WORK/$name"
+	pkgs=$(cd "$root" && go list -deps ./cmd/teamrun |
+		grep -v -E '^(github.com/teamrun/|vendor/)|(^|/)internal(/|$)' | grep -v -E "$exclude")
+	{
+		printf 'package main\n\nimport (\n\t"fmt"\n'
+		for p in $pkgs; do printf '\t_ "%s"\n' "$p"; done
+		printf ')\n\nfunc main() { fmt.Println("hello") }\n'
+	} >"$src"
+	printf '{"Replace":{"%s":"%s"}}' "$root/bench/$name/main.go" "$src" >"$WORK/$name/overlay.json"
+	(cd "$root" && go build -overlay "$WORK/$name/overlay.json" -o "$bin/$name" "./bench/$name")
+}
+depsprobe deps '^$'
+depsprobe depslean 'santhosh-tekuri/jsonschema|urfave/cli|russross/blackfriday|cpuguy83/go-md2man'
 [ "${ONLY:-}" = restore ] || [ -x "$bin/task" ] || GOBIN=$bin go install github.com/go-task/task/v3/cmd/task@v3.54.0
 teamrun=${TEAMRUN:-$bin/teamrun}
 [ -n "${TEAMRUN:-}" ] || (cd "$root" && go build -o "$teamrun" ./cmd/teamrun)
@@ -71,13 +93,16 @@ trun() { TEAMRUN_HOME=$home "$teamrun" "$@" >/dev/null; }
 trun run "$WORK/cmd/team.yaml" --quiet --session done1k
 if [ "$BIG" = 1 ]; then trun run "$WORK/big/team.yaml" --quiet --session done10k; fi
 
-# ms CMD…: wall time of CMD in milliseconds (fractional).
+# ms CMD…: wall time of CMD in milliseconds (fractional). The clock is
+# bash's own EPOCHREALTIME, read without starting a process, so that the
+# figure holds only CMD (a `date` on each side added a process start to
+# every sample, which flattered the start-up ratios).
 ms() {
 	local t0 t1
-	t0=$(date +%s%N)
+	t0=$EPOCHREALTIME
 	"$@" >/dev/null
-	t1=$(date +%s%N)
-	echo "scale=3; ($t1 - $t0) / 1000000" | bc
+	t1=$EPOCHREALTIME
+	echo "scale=3; (${t1/[.,]/} - ${t0/[.,]/}) / 1000" | bc
 }
 declare -A S # name -> space-separated samples
 add() { S[$1]="${S[$1]:-} $2"; }
@@ -107,6 +132,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	fi
 	add hello "$(ms "$bin/hello")"
 	add version "$(ms "$teamrun" --version)"
+	add deps "$(ms "$bin/deps")"
+	add depslean "$(ms "$bin/depslean")"
 	add validate10 "$(ms "$teamrun" validate "$WORK/v/team.yaml")"
 	if [ "$BIG" = 1 ]; then
 		if [ "${ONLY:-}" != restore ]; then
@@ -157,6 +184,8 @@ printf '%-64s %s\n' \
 	"fully restored 1,000-task rerun, ms" "$(m restored1k)" \
 	"plan of that session, ms" "$(m plan1k)" \
 	"teamrun --version / Go hello-world ($(m version) / $(m hello))" "$(ratio version hello)" \
+	"  hello-world linking teamrun's libraries / hello-world ($(m deps))" "$(ratio deps hello)" \
+	"  the same without jsonschema/v5 and urfave/cli ($(m depslean))" "$(ratio depslean hello)" \
 	"validate 10-task spec / Go hello-world ($(m validate10) / $(m hello))" "$(ratio validate10 hello)"
 if [ -n "${BASELINE:-}" ]; then
 	printf '%-64s %s\n' \
