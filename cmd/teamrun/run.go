@@ -268,15 +268,12 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 // the CPU of GOGC=400); at 200 it costs the same as 400 (1.02x) and holds
 // the heap to three times what is live, not five (a 10,000-task spec's
 // load: 50 MB of heap at 400 for 11 MB live). Running the tasks then
-// allocates little garbage around a heap that grows only by the session's
-// records, so from there on the target is half the default: a collection
-// per 50% of growth, not 100%, costs no time that shows (1,000 tasks: wall
-// ratio 1.00 against GOGC=100, farm-bench, 9 pairs) and takes a 10,000-task
-// run's peak RSS from 52 to 44 MiB.
+// allocates garbage around a heap that no longer grows, so from there on
+// it is the default again.
 func runGC() (loaded func()) {
 	if os.Getenv("GOGC") != "" {
 		return nil
 	}
 	debug.SetGCPercent(200)
-	return func() { debug.SetGCPercent(50) }
+	return func() { debug.SetGCPercent(100) }
 }
