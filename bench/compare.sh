@@ -14,6 +14,10 @@
 # them see the same machine load; a figure is the median over the rounds.
 set -euo pipefail
 
+if [ -z "${EPOCHREALTIME:-}" ]; then
+	echo "compare.sh: needs bash 5 or later (its clock, EPOCHREALTIME); this is bash $BASH_VERSION" >&2
+	exit 2
+fi
 ROUNDS=${ROUNDS:-5}
 BIG=${BIG:-1}
 N=1000
