@@ -165,7 +165,7 @@ func (c *Commands) contextDir(ctx context.Context, outs []ContextOutput) (contex
 		if !spare[names[i]] && len(others) > 0 {
 			old := filepath.Join(f.dir, others[len(others)-1])
 			others = others[:len(others)-1]
-			if os.Rename(old, path) != nil {
+			if renameFile(old, path) != nil {
 				os.Remove(old)
 			}
 		}
@@ -508,6 +508,9 @@ func envValue(v any) string {
 // writeContextFile writes a context task's output to path (0600), copied
 // from its blob when it is stored out of line: never whole in memory.
 func writeContextFile(ctx context.Context, path string, out Output) error {
+	if out.Blob == nil {
+		return writePlain(path, out.Raw)
+	}
 	rc, err := out.Open(ctx)
 	if err != nil {
 		return err

@@ -11,6 +11,20 @@ func createPlain(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 }
 
+func writePlain(path, data string) error {
+	f, err := createPlain(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func renameFile(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
+
 func spool(dir string) (*os.File, error) { return namedSpool(dir) }
 
 func childPipe(childReads, poll bool) (child, ours *os.File, err error) {
