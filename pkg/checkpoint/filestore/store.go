@@ -146,10 +146,8 @@ func (s *Store) readFiles(id string) (data, jdata []byte, err error) {
 	}
 	path, jpath := s.Path(id), s.journalPath(id)
 	for attempt := 0; ; attempt++ {
-		snap, err := os.Stat(path)
-		if err == nil {
-			data, err = os.ReadFile(path)
-		}
+		var snap fs.FileInfo
+		data, snap, err = readWithInfo(path)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, nil, s.notFound(id)
@@ -166,6 +164,26 @@ func (s *Store) readFiles(id string) (data, jdata []byte, err error) {
 			return data, jdata, nil
 		}
 	}
+}
+
+// readWithInfo is os.ReadFile that also returns the read file's FileInfo:
+// the identity of the very file read, taken from its descriptor.
+func readWithInfo(path string) ([]byte, fs.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	var b bytes.Buffer
+	b.Grow(int(fi.Size()) + bytes.MinRead) // read at its size, never regrown
+	if _, err := b.ReadFrom(f); err != nil {
+		return nil, nil, err
+	}
+	return b.Bytes(), fi, nil
 }
 
 // maxReadAttempts bounds readFiles against a run compacting without pause;
