@@ -24,20 +24,29 @@ const shortStdin = 4096
 // createPlain creates or truncates path for writing, outside the poller;
 // a symbolic link in its place is refused.
 func createPlain(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	fd, err := openPlain(path)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// writePlain writes data to path as createPlain opens it, through the
+// openPlain is createPlain's descriptor, without the *os.File.
+func openPlain(path string) (int, error) {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return fd, nil
+}
+
+// writePlain writes data to path, opened as createPlain opens it, through the
 // file descriptor alone: a context file is written once and closed, and an
 // *os.File around it cost a fcntl and a finalizer per task.
 func writePlain(path, data string) error {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+	fd, err := openPlain(path)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
+		return err
 	}
 	// The string's own bytes, as os.File.WriteString passes them: a copy
 	// of an output up to a mebibyte would be garbage.
