@@ -49,8 +49,10 @@ depsprobe() {
 	printf '{"Replace":{"%s":"%s"}}' "$root/bench/$name/main.go" "$src" >"$WORK/$name/overlay.json"
 	(cd "$root" && go build -overlay "$WORK/$name/overlay.json" -o "$bin/$name" "./bench/$name")
 }
-depsprobe deps '^$'
-depsprobe depslean 'santhosh-tekuri/jsonschema|urfave/cli|russross/blackfriday|cpuguy83/go-md2man'
+if [ "${ONLY:-}" != restore ]; then
+	depsprobe deps '^$'
+	depsprobe depslean 'santhosh-tekuri/jsonschema|urfave/cli|russross/blackfriday|cpuguy83/go-md2man'
+fi
 [ "${ONLY:-}" = restore ] || [ -x "$bin/task" ] || GOBIN=$bin go install github.com/go-task/task/v3/cmd/task@v3.54.0
 teamrun=${TEAMRUN:-$bin/teamrun}
 [ -n "${TEAMRUN:-}" ] || (cd "$root" && go build -o "$teamrun" ./cmd/teamrun)
@@ -136,8 +138,10 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	fi
 	add hello "$(ms "$bin/hello")"
 	add version "$(ms "$teamrun" --version)"
-	add deps "$(ms "$bin/deps")"
-	add depslean "$(ms "$bin/depslean")"
+	if [ "${ONLY:-}" != restore ]; then
+		add deps "$(ms "$bin/deps")"
+		add depslean "$(ms "$bin/depslean")"
+	fi
 	add validate10 "$(ms "$teamrun" validate "$WORK/v/team.yaml")"
 	if [ "$BIG" = 1 ]; then
 		if [ "${ONLY:-}" != restore ]; then
