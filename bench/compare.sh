@@ -99,60 +99,79 @@ trun() { TEAMRUN_HOME=$home "$teamrun" "$@" >/dev/null; }
 trun run "$WORK/cmd/team.yaml" --quiet --session done1k
 if [ "$BIG" = 1 ]; then trun run "$WORK/big/team.yaml" --quiet --session done10k; fi
 
-# ms CMD…: wall time of CMD in milliseconds (fractional). The clock is
-# bash's own EPOCHREALTIME, read without starting a process, so that the
-# figure holds only CMD (a `date` on each side added a process start to
-# every sample, which flattered the start-up ratios).
-ms() {
-	local t0 t1
-	t0=$EPOCHREALTIME
-	"$@" >/dev/null
-	t1=$EPOCHREALTIME
-	echo "scale=3; (${t1/[.,]/} - ${t0/[.,]/}) / 1000" | bc
-}
 declare -A S # name -> space-separated samples
 add() { S[$1]="${S[$1]:-} $2"; }
+# failed CMD… STATUS: a contender that fails is not timed; its figure
+# would be that of an error. (A command inside $(…) does not stop the
+# script under set -e, so the sampling below runs in the script's shell.)
+failed() {
+	local status=${*: -1}
+	echo "compare.sh: exit status $status from: ${*:1:$#-1}" >&2
+	exit 1
+}
+# ms NAME CMD…: adds to NAME the wall time of CMD in milliseconds
+# (fractional). The clock is bash's own EPOCHREALTIME, read without
+# starting a process, so that the figure holds only CMD (a `date` on each
+# side added a process start to every sample, which flattered the
+# start-up ratios).
+ms() {
+	local name=$1 t0 t1 status=0
+	shift
+	t0=$EPOCHREALTIME
+	"$@" >/dev/null || status=$?
+	t1=$EPOCHREALTIME
+	[ "$status" = 0 ] || failed "$@" "$status"
+	add "$name" "$(echo "scale=3; (${t1/[.,]/} - ${t0/[.,]/}) / 1000" | bc)"
+}
+# rss NAME CMD…: adds to NAME the peak RSS of CMD in KiB.
+rss() {
+	local name=$1 out status=0
+	shift
+	out=$(TEAMRUN_HOME=$home "$bin/floor" rss "$@") || status=$?
+	[ "$status" = 0 ] || failed "$@" "$status"
+	add "$name" "$(tail -1 <<<"$out")"
+}
 median() { tr -s ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 for ((r = 1; r <= ROUNDS; r++)); do
 	echo "round $r/$ROUNDS ..." >&2
 	if [ "${ONLY:-}" != restore ]; then
-	add floor_direct "$(ms "$bin/floor" direct $N "$WORK")"
-	add cmd_cold "$(ms trun run "$WORK/cmd/team.yaml" --quiet --session "cmd-$r")"
-	add floor_sh "$(ms "$bin/floor" sh $N "$WORK")"
-	add sh_cold "$(ms trun run "$WORK/sh/team.yaml" --quiet --session "sh-$r")"
-	add gotask "$(ms "$bin/task" --silent --taskfile "$WORK/gotask/Taskfile.yml")"
-	add wf_p1 "$(ms trun run "$WORK/wf/team.yaml" --quiet --max-parallel 1 --session "wf1-$r")"
-	add wf_p8 "$(ms trun run "$WORK/wf/team.yaml" --quiet --max-parallel 8 --session "wf8-$r")"
+	ms floor_direct "$bin/floor" direct $N "$WORK"
+	ms cmd_cold trun run "$WORK/cmd/team.yaml" --quiet --session "cmd-$r"
+	ms floor_sh "$bin/floor" sh $N "$WORK"
+	ms sh_cold trun run "$WORK/sh/team.yaml" --quiet --session "sh-$r"
+	ms gotask "$bin/task" --silent --taskfile "$WORK/gotask/Taskfile.yml"
+	ms wf_p1 trun run "$WORK/wf/team.yaml" --quiet --max-parallel 1 --session "wf1-$r"
+	ms wf_p8 trun run "$WORK/wf/team.yaml" --quiet --max-parallel 8 --session "wf8-$r"
 	if [ -n "${BASELINE:-}" ]; then
-		add base_cmd_cold "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/cmd/team.yaml" --quiet --session "bcmd-$r")"
-		add base_wf_p1 "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/wf/team.yaml" --quiet --max-parallel 1 --session "bwf1-$r")"
-		add base_wf_p8 "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/wf/team.yaml" --quiet --max-parallel 8 --session "bwf8-$r")"
+		ms base_cmd_cold env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/cmd/team.yaml" --quiet --session "bcmd-$r"
+		ms base_wf_p1 env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/wf/team.yaml" --quiet --max-parallel 1 --session "bwf1-$r"
+		ms base_wf_p8 env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/wf/team.yaml" --quiet --max-parallel 8 --session "bwf8-$r"
 	fi
 	fi
-	add restored1k "$(ms trun run "$WORK/cmd/team.yaml" --quiet --continue --session done1k)"
-	add plan1k "$(ms trun plan "$WORK/cmd/team.yaml" --session done1k)"
+	ms restored1k trun run "$WORK/cmd/team.yaml" --quiet --continue --session done1k
+	ms plan1k trun plan "$WORK/cmd/team.yaml" --session done1k
 	if [ -n "${BASELINE:-}" ]; then
-		add base_restored1k "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/cmd/team.yaml" --quiet --continue --session done1k)"
-		add base_plan1k "$(ms env TEAMRUN_HOME="$home" "$BASELINE" plan "$WORK/cmd/team.yaml" --session done1k)"
+		ms base_restored1k env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/cmd/team.yaml" --quiet --continue --session done1k
+		ms base_plan1k env TEAMRUN_HOME="$home" "$BASELINE" plan "$WORK/cmd/team.yaml" --session done1k
 	fi
-	add hello "$(ms "$bin/hello")"
-	add version "$(ms "$teamrun" --version)"
+	ms hello "$bin/hello"
+	ms version "$teamrun" --version
 	if [ "${ONLY:-}" != restore ]; then
-		add deps "$(ms "$bin/deps")"
-		add depslean "$(ms "$bin/depslean")"
+		ms deps "$bin/deps"
+		ms depslean "$bin/depslean"
 	fi
-	add validate10 "$(ms "$teamrun" validate "$WORK/v/team.yaml")"
+	ms validate10 "$teamrun" validate "$WORK/v/team.yaml"
 	if [ "$BIG" = 1 ]; then
 		if [ "${ONLY:-}" != restore ]; then
-			add big_cold "$(ms trun run "$WORK/big/team.yaml" --quiet --session "big-$r")"
-			add rss10k "$(TEAMRUN_HOME=$home "$bin/floor" rss "$teamrun" run "$WORK/big/team.yaml" --quiet --session "rss-$r" | tail -1)"
+			ms big_cold trun run "$WORK/big/team.yaml" --quiet --session "big-$r"
+			rss rss10k "$teamrun" run "$WORK/big/team.yaml" --quiet --session "rss-$r"
 		fi
-		add restored10k "$(ms trun run "$WORK/big/team.yaml" --quiet --continue --session done10k)"
-		add rss10k_restore "$(TEAMRUN_HOME=$home "$bin/floor" rss "$teamrun" run "$WORK/big/team.yaml" --quiet --continue --session done10k | tail -1)"
+		ms restored10k trun run "$WORK/big/team.yaml" --quiet --continue --session done10k
+		rss rss10k_restore "$teamrun" run "$WORK/big/team.yaml" --quiet --continue --session done10k
 		if [ -n "${BASELINE:-}" ]; then
-			add base_restored10k "$(ms env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/big/team.yaml" --quiet --continue --session done10k)"
-			add base_rss10k_restore "$(TEAMRUN_HOME=$home "$bin/floor" rss "$BASELINE" run "$WORK/big/team.yaml" --quiet --continue --session done10k | tail -1)"
+			ms base_restored10k env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/big/team.yaml" --quiet --continue --session done10k
+			rss base_rss10k_restore "$BASELINE" run "$WORK/big/team.yaml" --quiet --continue --session done10k
 		fi
 	fi
 	# Each round's sessions are deleted so the store stays the same size.
