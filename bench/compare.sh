@@ -101,12 +101,13 @@ if [ "$BIG" = 1 ]; then trun run "$WORK/big/team.yaml" --quiet --session done10k
 
 declare -A S # name -> space-separated samples
 add() { S[$1]="${S[$1]:-} $2"; }
-# failed CMD… STATUS: a contender that fails is not timed; its figure
+# failed STATUS CMD…: a contender that fails is not timed; its figure
 # would be that of an error. (A command inside $(…) does not stop the
 # script under set -e, so the sampling below runs in the script's shell.)
 failed() {
-	local status=${*: -1}
-	echo "compare.sh: exit status $status from: ${*:1:$#-1}" >&2
+	local status=$1
+	shift
+	echo "compare.sh: exit status $status from: $*" >&2
 	exit 1
 }
 # ms NAME CMD…: adds to NAME the wall time of CMD in milliseconds
@@ -115,20 +116,18 @@ failed() {
 # side added a process start to every sample, which flattered the
 # start-up ratios).
 ms() {
-	local name=$1 t0 t1 status=0
+	local name=$1 t0 t1
 	shift
 	t0=$EPOCHREALTIME
-	"$@" >/dev/null || status=$?
+	"$@" >/dev/null || failed $? "$@"
 	t1=$EPOCHREALTIME
-	[ "$status" = 0 ] || failed "$@" "$status"
 	add "$name" "$(echo "scale=3; (${t1/[.,]/} - ${t0/[.,]/}) / 1000" | bc)"
 }
 # rss NAME CMD…: adds to NAME the peak RSS of CMD in KiB.
 rss() {
-	local name=$1 out status=0
+	local name=$1 out
 	shift
-	out=$(TEAMRUN_HOME=$home "$bin/floor" rss "$@") || status=$?
-	[ "$status" = 0 ] || failed "$@" "$status"
+	out=$(TEAMRUN_HOME=$home "$bin/floor" rss "$@") || failed $? "$@"
 	add "$name" "$(tail -1 <<<"$out")"
 }
 median() { tr -s ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
