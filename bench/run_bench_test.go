@@ -27,7 +27,7 @@ import (
 const tasks = 1000
 
 // build compiles teamrun once per benchmark into dir.
-func build(b *testing.B, dir string) string {
+func build(b testing.TB, dir string) string {
 	b.Helper()
 	bin := filepath.Join(dir, "teamrun")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/teamrun/teamrun/cmd/teamrun")
