@@ -165,7 +165,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		case c.Bool("quiet"):
 			mode = runner.ModeQuiet
 		}
-		gcLoaded := runGC()
+		gcLoaded := loadingGC()
 		ctx, interrupts := runner.WatchInterrupts(c.Context, func(msg string) { fmt.Fprintln(ios.ErrOut, msg) })
 		defer interrupts.Stop()
 		sum, err := runner.Run(ctx, runner.Options{
@@ -261,16 +261,18 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 	return exitf(exitStore, "")
 }
 
-// runGC sets the collector for `teamrun run`, unless GOGC is set, and
-// returns what to call once the spec and session are loaded. Loading grows
-// a heap that stays live: at the default GOGC=100 the collector runs cycle
-// after cycle on it (a restored 1,000-task run, nearly all loading: 1.24x
-// the CPU of GOGC=400); at 200 it costs the same as 400 (1.02x) and holds
-// the heap to three times what is live, not five (a 10,000-task spec's
-// load: 50 MB of heap at 400 for 11 MB live). Running the tasks then
-// allocates garbage around a heap that no longer grows, so from there on
-// it is the default again.
-func runGC() (loaded func()) {
+// loadingGC sets the collector for a command that loads a spec and a
+// session (run, plan, validate), unless GOGC is set, and returns what to
+// call once they are loaded. Loading grows a heap that stays live: at the
+// default GOGC=100 the collector runs cycle after cycle on it (a restored
+// 1,000-task run, nearly all loading: 1.24x the CPU of GOGC=400; its plan
+// 1.11x the wall time of GOGC=200); at 200 it costs the same as 400
+// (1.02x) and holds the heap to three times what is live, not five (a
+// 10,000-task spec's load: 50 MB of heap at 400 for 11 MB live). Running
+// the tasks then allocates garbage around a heap that no longer grows, so
+// from there on it is the default again; plan and validate end with the
+// loading, and never call loaded.
+func loadingGC() (loaded func()) {
 	if os.Getenv("GOGC") != "" {
 		return nil
 	}

@@ -25,6 +25,7 @@ func validateCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return exitf(exitUsage, "validate needs at least one FILE (try: teamrun validate agents.yaml)")
 			}
+			loadingGC()
 			bad := 0
 			for _, path := range c.Args().Slice() {
 				team, err := spec.Load(path)

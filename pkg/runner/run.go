@@ -49,7 +49,7 @@ type Options struct {
 	Subreaper bool
 	// Loaded, when set, is called once the spec and the session are
 	// loaded, just before the first task runs: the teamrun command tunes
-	// the collector for the run's steady heap then (runGC).
+	// the collector for the run's steady heap then (loadingGC in cmd/teamrun).
 	Loaded func()
 	// Rerun, RerunFrom and Keep are --rerun, --rerun-from and --keep
 	// (checkpoint.Choice); they need Continue.
