@@ -81,14 +81,24 @@ team "$WORK/sh/team.yaml" $N sequential 'shell: "true"'
 team "$WORK/wf/team.yaml" $N workflow 'command: ["true"]' 'context: []'
 team "$WORK/big/team.yaml" $NBIG sequential 'command: ["true"]'
 team "$WORK/v/team.yaml" 10 sequential 'command: ["true"]'
-{
-	echo "version: '3'"
-	echo "tasks:"
-	echo "  default:"
-	echo "    cmds:"
-	for ((i = 0; i < N; i++)); do echo "      - task: t$i"; done
-	for ((i = 0; i < N; i++)); do printf '  t%d:\n    cmds: ["true"]\n' "$i"; done
-} >"$WORK/gotask/Taskfile.yml"
+# taskfile FILE CMD: go-task's 1,000 tasks running CMD. go-task runs its
+# cmds in a shell interpreter of its own (mvdan.cc/sh), whose `true` is a
+# builtin: Taskfile.yml starts no process at all (strace: one execve for
+# the whole run); Taskfile-exec.yml's /bin/true is a process per task, as
+# teamrun's are.
+taskfile() {
+	local file=$1 cmd=$2
+	{
+		echo "version: '3'"
+		echo "tasks:"
+		echo "  default:"
+		echo "    cmds:"
+		for ((i = 0; i < N; i++)); do echo "      - task: t$i"; done
+		for ((i = 0; i < N; i++)); do printf '  t%d:\n    cmds: ["%s"]\n' "$i" "$cmd"; done
+	} >"$file"
+}
+taskfile "$WORK/gotask/Taskfile.yml" true
+taskfile "$WORK/gotask/Taskfile-exec.yml" /bin/true
 
 export NO_COLOR=1
 home=$WORK/home
@@ -140,6 +150,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	ms floor_sh "$bin/floor" sh $N "$WORK"
 	ms sh_cold trun run "$WORK/sh/team.yaml" --quiet --session "sh-$r"
 	ms gotask "$bin/task" --silent --taskfile "$WORK/gotask/Taskfile.yml"
+	ms gotask_exec "$bin/task" --silent --taskfile "$WORK/gotask/Taskfile-exec.yml"
 	ms wf_p1 trun run "$WORK/wf/team.yaml" --quiet --max-parallel 1 --session "wf1-$r"
 	ms wf_p8 trun run "$WORK/wf/team.yaml" --quiet --max-parallel 8 --session "wf8-$r"
 	if [ -n "${BASELINE:-}" ]; then
@@ -205,7 +216,8 @@ printf '%-64s %s\n' \
 	"1,000 command: [true] cold / direct floor ($(m cmd_cold) / $(m floor_direct))" "$(ratio cmd_cold floor_direct)" \
 	"1,000 shell: \"true\" cold / sh -c true floor ($(m sh_cold) / $(m floor_sh))" "$(ratio sh_cold floor_sh)" \
 	"1,000 cold / go-task 1,000 true ($(m cmd_cold) / $(m gotask))" "$(ratio cmd_cold gotask)" \
-	"  the direct floor itself / go-task (no durable runner goes below)" "$(ratio floor_direct gotask)" \
+	"  the direct floor itself / go-task (its true starts no process)" "$(ratio floor_direct gotask)" \
+	"1,000 cold / go-task 1,000 /bin/true, a process each ($(m gotask_exec))" "$(ratio cmd_cold gotask_exec)" \
 	"workflow 1,000 --max-parallel 8 / 1 ($(m wf_p8) / $(m wf_p1))" "$(ratio wf_p8 wf_p1)" \
 	"fully restored 1,000-task rerun, ms" "$(m restored1k)" \
 	"plan of that session, ms" "$(m plan1k)" \
