@@ -266,7 +266,7 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 // call once they are loaded. Loading grows a heap that stays live: at the
 // default GOGC=100 the collector runs cycle after cycle on it (a restored
 // 1,000-task run, nearly all loading: 1.24x the CPU of GOGC=400; its plan
-// 1.11x the wall time of GOGC=200); at 200 it costs the same as 400
+// 1.12x the wall time of GOGC=200); at 200 it costs the same as 400
 // (1.02x) and holds the heap to three times what is live, not five (a
 // 10,000-task spec's load: 50 MB of heap at 400 for 11 MB live). Running
 // the tasks then allocates garbage around a heap that no longer grows, so
