@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/teamrun/teamrun/internal/testenv"
 )
 
 // compare.sh quotes a figure only for a contender that succeeded: one that
@@ -15,14 +17,8 @@ import (
 // figures alone (ONLY=restore) need neither go-task nor the start-up
 // probes, so the script runs here in a few seconds.
 func TestCompareStopsAtAFailingContender(t *testing.T) {
-	for _, tool := range []string{"bash", "bc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("compare.sh needs %s", tool)
-			}
-			t.Skipf("compare.sh needs %s", tool)
-		}
-	}
+	testenv.LookPath(t, "bash")
+	testenv.LookPath(t, "bc")
 	dir := t.TempDir()
 	bin := build(t, dir)
 	for _, tc := range []struct {

@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/teamrun/teamrun/internal/testenv"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/pgstore"
 )
@@ -82,13 +83,7 @@ func TestPostgresLoop(t *testing.T) {
 // PostgreSQL: each script gets a schema of its own, dropped at the end.
 // Without TEAMRUN_TEST_PG_URL the test skips, except under CI=true.
 func postgresParams(t *testing.T) testscript.Params {
-	raw := os.Getenv("TEAMRUN_TEST_PG_URL")
-	if raw == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("TEAMRUN_TEST_PG_URL is unset under CI=true: start a cluster with eval \"$(.ci/pg.sh start)\"")
-		}
-		t.Skip("no PostgreSQL: set TEAMRUN_TEST_PG_URL (eval \"$(.ci/pg.sh start)\")")
-	}
+	raw := testenv.PostgresURL(t)
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/teamrun/teamrun/internal/testenv"
 )
 
 // These tests talk to the real OpenAI-compatible server of ../shared/llm
@@ -13,14 +15,7 @@ import (
 // OPENAI_BASE_URL they skip.
 func realServer(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv("OPENAI_BASE_URL")
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("OPENAI_BASE_URL is unset under CI=true: .ci/run must start the real LLM server")
-		}
-		t.Skip("OPENAI_BASE_URL is not set: no real LLM server (see ../shared/llm/README.md)")
-	}
-	return strings.TrimSuffix(base, "/v1")
+	return strings.TrimSuffix(testenv.LLMBaseURL(t), "/v1")
 }
 
 func TestRealLLMTiny(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/teamrun/teamrun/internal/testenv"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -23,14 +23,7 @@ import (
 // it the test skips, except under CI=true, where it fails.
 func serverURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv("TEAMRUN_TEST_PG_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("TEAMRUN_TEST_PG_URL is unset under CI=true: start a cluster with eval \"$(.ci/pg.sh start)\"")
-		}
-		t.Skip("no PostgreSQL: set TEAMRUN_TEST_PG_URL (eval \"$(.ci/pg.sh start)\")")
-	}
-	return u
+	return testenv.PostgresURL(t)
 }
 
 // ownCluster starts a cluster of this test's own with .ci/pg.sh, for a test

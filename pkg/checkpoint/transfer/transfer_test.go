@@ -6,13 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/teamrun/teamrun/internal/testenv"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/filestore"
 	"github.com/teamrun/teamrun/pkg/checkpoint/memstore"
@@ -24,13 +24,7 @@ import (
 // end; skipped without TEAMRUN_TEST_PG_URL except under CI=true.
 func pgBackend(t *testing.T) checkpoint.Backend {
 	t.Helper()
-	raw := os.Getenv("TEAMRUN_TEST_PG_URL")
-	if raw == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("TEAMRUN_TEST_PG_URL is unset under CI=true")
-		}
-		t.Skip("no PostgreSQL: set TEAMRUN_TEST_PG_URL (eval \"$(.ci/pg.sh start)\")")
-	}
+	raw := testenv.PostgresURL(t)
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	schema := "x_" + hex.EncodeToString(b)

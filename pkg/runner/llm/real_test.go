@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamrun/teamrun/internal/testenv"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -16,12 +17,7 @@ import (
 // (../shared/llm). Without it these tests skip.
 func realClient(t *testing.T) *Client {
 	t.Helper()
-	if os.Getenv("OPENAI_BASE_URL") == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("OPENAI_BASE_URL is unset under CI=true: .ci/run must start the real LLM server")
-		}
-		t.Skip("OPENAI_BASE_URL is unset: start the local test server (../shared/llm/start-ollama.sh) to run the real-server tests")
-	}
+	testenv.LLMBaseURL(t)
 	ep, err := Resolve(nil, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
