@@ -12,11 +12,9 @@ type recorder struct {
 	skipped, failed string
 }
 
-func (r *recorder) Helper()                          {}
-func (r *recorder) Skipf(format string, args ...any) { r.skipped = format }
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.failed = format
-}
+func (r *recorder) Helper()                           {}
+func (r *recorder) Skipf(format string, args ...any)  { r.skipped = format }
+func (r *recorder) Fatalf(format string, args ...any) { r.failed = format }
 
 func TestGetenv(t *testing.T) {
 	for _, tc := range []struct {
