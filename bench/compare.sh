@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # compare.sh: teamrun side by side with the physical floor and go-task, in
-# one interleaved run on this machine; prints medians and their ratios.
+# one interleaved run on this machine; prints medians, their ratios, and
+# the range of the rounds' own ratios (how far the machine moved meanwhile).
 #
 #   bash bench/compare.sh                  # 5 rounds, 1,000 and 10,000 tasks
 #   ROUNDS=7 BIG=0 bash bench/compare.sh   # 7 rounds, skip the 10,000-task figures
@@ -190,6 +191,13 @@ done
 
 m() { median "${S[$1]}"; }
 ratio() { echo "scale=3; $(m "$1") / $(m "$2")" | bc; }
+# spread A B: the lowest and highest of the rounds' own ratios A/B (both
+# ran in the same round, under the same load): how far one machine moves
+# within this run, beside the ratio of the medians above.
+spread() {
+	paste <(tr -s ' ' '\n' <<<"${S[$1]}" | sed '/^$/d') <(tr -s ' ' '\n' <<<"${S[$2]}" | sed '/^$/d') |
+		awk 'NR == 1 || $1 / $2 < lo { lo = $1 / $2 } NR == 1 || $1 / $2 > hi { hi = $1 / $2 } END { printf "%.3f to %.3f\n", lo, hi }'
+}
 printf '\nmedians of %d interleaved rounds (ms unless stated)\n' "$ROUNDS"
 if [ "${ONLY:-}" = restore ]; then
 	printf '%-64s %s\n' \
@@ -245,3 +253,10 @@ if [ "$BIG" = 1 ]; then
 		"peak RSS, 10,000-task run, MiB" "$(echo "scale=1; $(m rss10k) / 1024" | bc)" \
 		"peak RSS, its full restore, MiB" "$(echo "scale=1; $(m rss10k_restore) / 1024" | bc)"
 fi
+printf '\nthe same ratios round by round, lowest to highest\n'
+printf '%-64s %s\n' \
+	"1,000 command: [true] cold / direct floor" "$(spread cmd_cold floor_direct)" \
+	"1,000 shell: \"true\" cold / sh -c true floor" "$(spread sh_cold floor_sh)" \
+	"1,000 cold / go-task 1,000 /bin/true" "$(spread cmd_cold gotask_exec)" \
+	"workflow 1,000 --max-parallel 8 / 1" "$(spread wf_p8 wf_p1)" \
+	"teamrun --version / Go hello-world" "$(spread version hello)"
