@@ -141,7 +141,8 @@ rss() {
 	out=$(TEAMRUN_HOME=$home "$bin/floor" rss "$@") || failed $? "$@"
 	add "$name" "$(tail -1 <<<"$out")"
 }
-median() { tr -s ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+# samples NAME: NAME's samples, one a line, in the order of the rounds.
+samples() { tr -s ' ' '\n' <<<"${S[$1]}" | sed '/^$/d'; }
 
 for ((r = 1; r <= ROUNDS; r++)); do
 	echo "round $r/$ROUNDS ..." >&2
@@ -189,13 +190,13 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	rm -rf "$home"/sessions/{cmd,sh,wf1,wf8,big,rss,bcmd,bwf1,bwf8}-"$r".*
 done
 
-m() { median "${S[$1]}"; }
+m() { samples "$1" | sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 ratio() { echo "scale=3; $(m "$1") / $(m "$2")" | bc; }
 # spread A B: the lowest and highest of the rounds' own ratios A/B (both
 # ran in the same round, under the same load): how far one machine moves
 # within this run, beside the ratio of the medians above.
 spread() {
-	paste <(tr -s ' ' '\n' <<<"${S[$1]}" | sed '/^$/d') <(tr -s ' ' '\n' <<<"${S[$2]}" | sed '/^$/d') |
+	paste <(samples "$1") <(samples "$2") |
 		awk 'NR == 1 || $1 / $2 < lo { lo = $1 / $2 } NR == 1 || $1 / $2 > hi { hi = $1 / $2 } END { printf "%.3f to %.3f\n", lo, hi }'
 }
 printf '\nmedians of %d interleaved rounds (ms unless stated)\n' "$ROUNDS"
