@@ -339,6 +339,9 @@ func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos P
 			return nil, 0, false
 		}
 		n.Value, used = string(v), len(v)
+		if plainWord(v) {
+			n.Tag = "!!str" // as yaml.v3's parser tags it, without its resolver's call
+		}
 	}
 	if n.Style != 0 && used < len(text) && text[used] != ' ' && !(flow && (text[used] == ',' || text[used] == ']' || text[used] == '}')) {
 		return nil, 0, false
@@ -436,4 +439,26 @@ func (p *fastParser) flow(text []byte, i, line, col int, path, ptr string, kpos 
 			return nil, 0, false
 		}
 	}
+}
+
+// plainWord reports whether yaml.v3 resolves the plain scalar v to !!str
+// by its first byte alone: one its resolver gives no hint for, or one of
+// yYnNtTfFoO that does not spell true, false or null (the words its
+// resolver looks up; "yes", "on" and the like are strings to yaml.v3).
+// Anything else (a digit, a sign, a dot, ~) is left to the resolver.
+func plainWord(v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
+	switch c := v[0]; {
+	case c >= '0' && c <= '9', c == '+', c == '-', c == '.', c == '~':
+		return false
+	case bytes.IndexByte([]byte("yYnNtTfFoO"), c) < 0:
+		return true
+	}
+	switch string(v) {
+	case "true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL":
+		return false
+	}
+	return true
 }

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // specCorpus is every YAML file of the repository's specs and examples.
@@ -179,4 +181,38 @@ func FuzzFastTree(f *testing.F) {
 			t.Fatalf("trees differ:\n yaml.v3 %s\n fast    %s\n%q", dumpTree(slow), dumpTree(fast), data)
 		}
 	})
+}
+
+// plainWord may only say !!str where yaml.v3's resolver says it: every
+// first byte, with the endings that make its special words.
+func TestPlainWordAgreesWithYAML(t *testing.T) {
+	ends := []string{"", "rue", "RUE", "alse", "ALSE", "ull", "ULL", "es", "n", "ff", "x", "0", ".5", "e3", " word", "nf", "an"}
+	var words int
+	for c := 0x20; c < 0x100; c++ {
+		for _, end := range ends {
+			v := string([]byte{byte(c)}) + end
+			if c >= 0x80 {
+				v = "é" + end
+			}
+			got := plainWord([]byte(v))
+			want := (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag() == "!!str"
+			if got && !want {
+				t.Errorf("plainWord(%q) = true; yaml.v3 resolves it to %s", v, (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag())
+			}
+			if got {
+				words++
+			}
+		}
+	}
+	for _, v := range []string{"task 0", "yes", "on", "Null value", "tRUE", "Writer", "nil"} {
+		if !plainWord([]byte(v)) {
+			t.Errorf("plainWord(%q) = false: yaml.v3 reads it as a string by its first byte", v)
+		}
+	}
+	for _, v := range []string{"true", "False", "NULL", "~", "12", "-1", ".inf", "+3", ""} {
+		if plainWord([]byte(v)) {
+			t.Errorf("plainWord(%q) = true: yaml.v3 does not read it as a string", v)
+		}
+	}
+	t.Logf("%d plain words typed without the resolver", words)
 }
