@@ -590,10 +590,7 @@ func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) stri
 	for _, d := range llm.UnservedModels(team) {
 		problems = append(problems, d.String())
 	}
-	used := map[string]bool{}
-	for _, t := range team.Tasks {
-		used[t.Agent] = true
-	}
+	used := team.UsedAgents()
 	for _, a := range team.Agents {
 		if a.Kind != spec.LLMAgent || a.LLM == nil || a.LLM.Model == "" || !used[a.Name] {
 			continue

@@ -388,10 +388,7 @@ func (t *Team) FillLLM(l LLM) {
 // model, even after FillLLM: run refuses them and validate reports them.
 // configPath is where the user could set a default (llm.model).
 func (t *Team) WithoutModel(configPath string) []Diagnostic {
-	used := make(map[string]bool, len(t.Agents))
-	for _, tk := range t.Tasks {
-		used[tk.Agent] = true
-	}
+	used := t.UsedAgents()
 	var out []Diagnostic
 	for _, a := range t.Agents {
 		if a.Kind != LLMAgent || !used[a.Name] || (a.LLM != nil && a.LLM.Model != "") {

@@ -203,10 +203,7 @@ func (t *Team) unpricedWarning() (string, bool) {
 	if t.Budget == nil || t.Budget.MaxCostUSD <= 0 {
 		return "", false
 	}
-	used := map[string]bool{}
-	for _, tk := range t.Tasks {
-		used[tk.Agent] = true
-	}
+	used := t.UsedAgents()
 	var unpriced []string
 	for _, a := range t.Agents {
 		if used[a.Name] && a.Kind == LLMAgent && (a.LLM == nil || a.LLM.Price == nil) {

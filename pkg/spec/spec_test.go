@@ -359,3 +359,15 @@ func TestOnTruncated(t *testing.T) {
 		})
 	}
 }
+
+func TestUsedAgents(t *testing.T) {
+	team, err := Parse("used.yaml", []byte("agents:\n  a: {command: [\"true\"]}\n  b: {command: [\"true\"]}\n  c: {command: [\"true\"]}\n"+
+		"tasks:\n  one: {description: x, agent: a}\n  two: {description: y, agent: c}\n  three: {description: z, agent: a}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := team.UsedAgents()
+	if len(got) != 2 || !got["a"] || !got["c"] || got["b"] {
+		t.Errorf("UsedAgents() = %v, want a and c", got)
+	}
+}

@@ -15,6 +15,16 @@ func (t *Team) Agent(name string) *Agent {
 	return nil
 }
 
+// UsedAgents is the set of agents some task names: the checks of agents'
+// settings look only at these, as an agent no task uses never runs.
+func (t *Team) UsedAgents() map[string]bool {
+	used := make(map[string]bool, len(t.Agents))
+	for _, tk := range t.Tasks {
+		used[tk.Agent] = true
+	}
+	return used
+}
+
 // TaskIndex returns the position of the task named name, or -1.
 func (t *Team) TaskIndex(name string) int {
 	for i, tk := range t.Tasks {
@@ -45,10 +55,7 @@ func (t *Team) ContextOf(i int) []string {
 // MissingDirs reports each `dir:` whose folder does not exist (or is no
 // folder), for the agents the tasks use: their commands could not start.
 func (t *Team) MissingDirs() []Diagnostic {
-	used := map[string]bool{}
-	for _, tk := range t.Tasks {
-		used[tk.Agent] = true
-	}
+	used := t.UsedAgents()
 	var out []Diagnostic
 	seen := map[Pos]bool{}
 	for _, a := range t.Agents {

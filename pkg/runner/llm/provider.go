@@ -164,10 +164,7 @@ func keyVarsText(p Provider, ok bool) string {
 // anything is paid for. One line per llm mapping, however many agents
 // inherit it.
 func UnservedModels(t *spec.Team) []spec.Diagnostic {
-	used := make(map[string]bool, len(t.Tasks))
-	for _, tk := range t.Tasks {
-		used[tk.Agent] = true
-	}
+	used := t.UsedAgents()
 	seen := map[spec.Pos]bool{}
 	var out []spec.Diagnostic
 	for _, a := range t.Agents {
