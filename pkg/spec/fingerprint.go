@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -58,6 +59,21 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 		busy
 		done
 	)
+	// A task's own key reads no other task's: a large team has them
+	// hashed beside the keys, on another core.
+	own := func(from, to int) {
+		var buf []byte
+		for i := from; i < to; i++ {
+			buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], make([]string, len(defs[i].Context)))
+			defs[i].OwnKey = hash16(buf)
+		}
+	}
+	var owned sync.WaitGroup
+	if len(defs) >= parallelKeys {
+		owned.Go(func() { own(0, len(defs)) })
+	} else {
+		own(0, len(defs))
+	}
 	state2 := make([]int, len(defs))
 	var buf []byte
 	var key func(i int) string
@@ -77,17 +93,20 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 		}
 		buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], ctxKeys)
 		defs[i].Key = hash16(buf)
-		clear(ctxKeys)
-		buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], ctxKeys)
-		defs[i].OwnKey = hash16(buf)
 		state2[i] = done
 		return defs[i].Key
 	}
 	for i := range defs {
 		key(i)
 	}
+	owned.Wait()
 	return defs
 }
+
+// parallelKeys is the team size from which TaskDefs hashes the own keys
+// on a goroutine of their own: below it, starting one costs more than
+// the hashing it takes off.
+const parallelKeys = 256
 
 func anyStrings(s []string) []any {
 	out := make([]any, len(s))

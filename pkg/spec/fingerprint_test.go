@@ -2,6 +2,7 @@ package spec
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -44,5 +45,38 @@ func TestFingerprintVectors(t *testing.T) {
 				t.Errorf("FingerprintOf = %s, want %s", got, c.Fingerprint)
 			}
 		})
+	}
+}
+
+// A team of parallelKeys tasks or more has its own keys hashed on a
+// goroutine of its own: every key is the one the sequential path gives.
+func TestTaskDefsParallelKeysMatchSequential(t *testing.T) {
+	spec := func(n int) []byte {
+		b := []byte("agents:\n  w: {command: [\"true\"]}\ntasks:\n")
+		for i := range n {
+			b = fmt.Appendf(b, "  t%d: {description: \"step %d\", agent: w", i, i)
+			if i >= 2 {
+				b = fmt.Appendf(b, ", context: [t%d, t%d]", i-1, i/2)
+			}
+			b = append(b, "}\n"...)
+		}
+		return b
+	}
+	load := func(n int) []TaskDef {
+		team, err := Parse("keys.yaml", spec(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return team.TaskDefs(team.InitialState(nil))
+	}
+	small, large := load(parallelKeys-1), load(parallelKeys+50)
+	for i, d := range small {
+		l := large[i]
+		if d.Key == "" || d.OwnKey == "" || d.Key == d.OwnKey && len(d.Context) > 0 {
+			t.Fatalf("task %d: key %q, own key %q", i, d.Key, d.OwnKey)
+		}
+		if l.Key != d.Key || l.OwnKey != d.OwnKey {
+			t.Errorf("task %d: %d tasks give key %s / own %s, %d tasks %s / %s", i, len(large), l.Key, l.OwnKey, len(small), d.Key, d.OwnKey)
+		}
 	}
 }
