@@ -310,7 +310,6 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 	if fingerprint != "" && fingerprint == sess.Team.TasksFingerprint {
 		r.Kind = RestoreFull
 		again := r.changedInstances(defs, old, keep)
-		keep := make(map[string]bool, len(defs))
 		for _, d := range defs {
 			t, ok := old[d.Name]
 			if !ok {
@@ -324,10 +323,10 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 			if t.Status == StatusCompleted {
 				r.Reused = append(r.Reused, d.Name)
 			}
-			keep[d.Name] = true
 		}
+		// A decision stays with its task when the task is carried over.
 		for k, v := range sess.Checkpoint.Decisions {
-			if keep[k] {
+			if _, ok := r.Tasks[k]; ok && !again[k] {
 				r.Decisions[k] = v
 			}
 		}

@@ -33,7 +33,9 @@ func TestFullRestoreChangedInstances(t *testing.T) {
 	old := checkpoint.NewSession("s", "team.yaml", "team", spec.Sequential, foreachDefs("a", "b", "c"), "fp", time.Now())
 	for i := range old.Team.Tasks {
 		old.Team.Tasks[i].Status, old.Team.Tasks[i].Result = checkpoint.StatusCompleted, "r"
+		old.Checkpoint.Decisions[old.Team.Tasks[i].Name] = "approve"
 	}
+	old.Checkpoint.Decisions["gone"] = "approve" // a task no longer in the spec
 	tests := []struct {
 		name   string
 		items  []string
@@ -60,9 +62,22 @@ func TestFullRestoreChangedInstances(t *testing.T) {
 					t.Errorf("%s: done %v", n, r.Done(n))
 				}
 			}
+			// A decision stays with a task carried over, and only then.
+			var decided []string
+			for n := range r.Decisions {
+				decided = append(decided, n)
+			}
+			if !sameSet(decided, tt.reused) {
+				t.Errorf("decisions kept for %v, want %v", decided, tt.reused)
+			}
 			if changed := !slices.Equal(tt.reused, tests[0].reused); changed != (len(r.Warnings) == 1) {
 				t.Errorf("warnings %q", r.Warnings)
 			}
 		})
 	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
+	return slices.Equal(a, b)
 }

@@ -294,11 +294,7 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 	s.CreatedAt = old.CreatedAt
 	s.Epoch = old.Epoch // a continuation: Begin may replace the file it came from
 	s.Team.Agents = old.Team.Agents
-	keys := make(map[string]string, len(defs))
-	for _, d := range defs {
-		keys[d.Name] = d.Key
-	}
-	s.ToolLogs = carryToolLogs(old, keys)
+	s.ToolLogs = carryToolLogs(old, s)
 	if r == nil {
 		return s
 	}

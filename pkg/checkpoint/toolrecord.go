@@ -245,12 +245,14 @@ func (s *Session) endToolLog(task, reason string) {
 
 // carryToolLogs keeps, for a continued session, the logs of the tasks
 // whose definition (their agent's and tools' included) is unchanged: a
-// resumed loop replays only what the same definition produced.
-func carryToolLogs(old *Session, keyOf map[string]string) map[string]*ToolLog {
+// resumed loop replays only what the same definition produced. next
+// holds today's definitions (their keys).
+func carryToolLogs(old, next *Session) map[string]*ToolLog {
 	var out map[string]*ToolLog
 	for task, l := range old.ToolLogs {
 		t, ok := old.Task(task)
-		if !ok || l == nil || t.Key == "" || keyOf[task] != t.Key {
+		n, now := next.Task(task)
+		if !ok || !now || l == nil || t.Key == "" || n.Key != t.Key {
 			continue
 		}
 		if out == nil {
