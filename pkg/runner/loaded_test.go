@@ -12,7 +12,8 @@ import (
 
 // Options.Loaded is called once per run, after the spec and session are
 // loaded and before the first task runs; a foreach expansion (a later pass)
-// does not call it again.
+// does not call it again, and a run that restores every task, running
+// none, does not call it at all.
 func TestLoadedCalledOnceBeforeTheFirstTask(t *testing.T) {
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "ran")
@@ -46,8 +47,15 @@ tasks:
 		if err != nil || sum.Outcome != Succeeded {
 			t.Fatalf("continue=%v: %v, %+v\n%s", cont, err, sum, out.String())
 		}
-		if calls != 1 || ranBefore {
-			t.Errorf("continue=%v: Loaded called %d times (want 1), after a task ran: %v", cont, calls, ranBefore)
+		want := 1
+		if cont {
+			want = 0 // the session is done: every task is restored, none runs
+			if sum.Ran != 0 || sum.Restored == 0 {
+				t.Fatalf("continue of a done session ran %d tasks, restored %d", sum.Ran, sum.Restored)
+			}
+		}
+		if calls != want || ranBefore {
+			t.Errorf("continue=%v: Loaded called %d times (want %d), after a task ran: %v", cont, calls, want, ranBefore)
 		}
 		os.Remove(mark)
 	}

@@ -48,8 +48,9 @@ type Options struct {
 	// that starts no children of its own, the teamrun command, may set it.
 	Subreaper bool
 	// Loaded, when set, is called once the spec and the session are
-	// loaded, just before the first task runs: the teamrun command tunes
-	// the collector for the run's steady heap then (loadingGC in cmd/teamrun).
+	// loaded, just before the first task runs, and not at all when every
+	// task is restored: the teamrun command tunes the collector for the
+	// run's steady heap then (loadingGC in cmd/teamrun).
 	Loaded func()
 	// Rerun, RerunFrom and Keep are --rerun, --rerun-from and --keep
 	// (checkpoint.Choice); they need Continue.
@@ -380,7 +381,8 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 	}
 	rep.Observe(start)
-	if o.Loaded != nil {
+	// A run that restores every task runs none: it ends with the loading.
+	if o.Loaded != nil && restoredCount(restored) < len(defs) {
 		o.Loaded()
 	}
 	return p.engine(ctx, set, state, sess, restored, rec)

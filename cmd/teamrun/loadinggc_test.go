@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+// gcSettings reads GOGC, the memory limit and the collections so far
+// without changing any of them.
+func gcSettings() (percent, limit, cycles int64) {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64()), int64(s[2].Value.Uint64())
+}
+
+// TestLoadingGC: while loading nothing is collected until the heap
+// reaches loadingHeap; the first collection there turns to GOGC=200
+// with the limit as it was, and loaded turns to the default; GOGC in
+// the environment leaves all of it alone.
+func TestLoadingGC(t *testing.T) {
+	percent0, limit0, _ := gcSettings()
+	t.Cleanup(func() {
+		debug.SetGCPercent(int(percent0))
+		debug.SetMemoryLimit(limit0)
+	})
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")
+
+	loaded := loadingGC()
+	if p, l, _ := gcSettings(); p != -1 || l != loadingHeap {
+		t.Fatalf("while loading: GOGC %d, limit %d; want off and %d", p, l, loadingHeap)
+	}
+	loaded()
+	if p, l, _ := gcSettings(); p != 100 || l != limit0 {
+		t.Fatalf("once loaded: GOGC %d, limit %d; want 100 and %d", p, l, limit0)
+	}
+
+	// A load that outgrows the bound: the collection the limit forces
+	// turns the collector back on.
+	loadingGC()
+	_, _, before := gcSettings()
+	var held [][]byte
+	for range 2 * loadingHeap / (1 << 20) {
+		held = append(held, make([]byte, 1<<20))
+	}
+	_, _, after := gcSettings()
+	if after == before {
+		t.Fatalf("%d MiB held and no collection under a limit of %d MiB", len(held), loadingHeap>>20)
+	}
+	// The cleanup runs on a goroutine of its own, soon after; the bound
+	// only keeps a broken build from hanging until the test timeout.
+	for i := 0; ; i++ {
+		p, l, _ := gcSettings()
+		if p == 200 && l == limit0 {
+			break
+		}
+		if i == 10000 {
+			t.Fatalf("after the collection at the bound: GOGC %d, limit %d; want 200 and %d", p, l, limit0)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	runtime.KeepAlive(held)
+
+	t.Setenv("GOGC", "50")
+	debug.SetGCPercent(50)
+	if loadingGC() != nil {
+		t.Error("loadingGC with GOGC set returned something to call")
+	}
+	if p, l, _ := gcSettings(); p != 50 || l != limit0 {
+		t.Errorf("GOGC=50 in the environment: GOGC %d, limit %d", p, l)
+	}
+}
