@@ -49,7 +49,7 @@ func planCommand() *cli.Command {
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			loadingGC()
+			loadingGC(path)
 			// As run does: the session is decoded while the spec is
 			// parsed; a store error waits until the spec is known good.
 			store, storeErr := openStore(c)

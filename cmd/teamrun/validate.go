@@ -25,7 +25,7 @@ func validateCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return exitf(exitUsage, "validate needs at least one FILE (try: teamrun validate agents.yaml)")
 			}
-			loadingGC()
+			loadingGC(c.Args().Slice()...)
 			bad := 0
 			for _, path := range c.Args().Slice() {
 				team, err := spec.Load(path)
