@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -40,7 +41,7 @@ func TestLoadingHugePages(t *testing.T) {
 			if err := os.WriteFile(spec, make([]byte, tc.specBytes), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			before := smaps(t, 0)
+			before := readSmaps(t)
 			loaded := loadingGC(spec)
 			// 16 MiB of fresh heap in small objects, as loading allocates it.
 			held := make([][]byte, 4096)
@@ -48,39 +49,44 @@ func TestLoadingHugePages(t *testing.T) {
 				held[i] = make([]byte, 4096)
 				held[i][0] = 1
 			}
-			at := uintptr(unsafe.Pointer(&held[len(held)/2][0]))
-			during := smaps(t, at)
-			if asked := strings.Contains(during.flags, " hg"); asked != tc.huge {
-				t.Errorf("the heap allocated while loading is in a mapping with flags %q: huge pages asked for %v, want %v", during.flags, asked, tc.huge)
+			during := readSmaps(t)
+			// A few may land in free pages the heap had below: most may not.
+			asked := during.count(held, " hg")
+			if tc.huge && asked < len(held)*3/4 || !tc.huge && asked > 0 {
+				t.Errorf("%d of %d objects allocated while loading are in mappings that ask for huge pages, want %s; where they are:\n%s",
+					asked, len(held), map[bool]string{true: "at least 3/4", false: "none"}[tc.huge], during.where(held))
 			}
 			if grown := during.anonHuge - before.anonHuge; tc.huge && grown < size {
 				t.Errorf("16 MiB allocated and touched, %d bytes more of huge pages: want at least one of %d", grown, size)
 			}
 			loaded()
-			if after := smaps(t, at); tc.huge && !strings.Contains(after.flags, " nh") {
-				t.Errorf("once loaded, the mapping's flags are %q: huge pages still asked for", after.flags)
+			if still := readSmaps(t).count(held, " hg"); still > 0 {
+				t.Errorf("once loaded, %d of %d objects are in mappings that still ask for huge pages", still, len(held))
 			}
 			runtime.KeepAlive(held)
 		})
 	}
 }
 
-type smapsInfo struct {
-	anonHuge int    // AnonHugePages of the whole process, in bytes
-	flags    string // VmFlags of the mapping holding the address asked for
+// smaps is what /proc/self/smaps says of the process's mappings.
+type smaps struct {
+	anonHuge int // AnonHugePages of all mappings, in bytes
+	maps     []mapping
 }
 
-// smaps reads /proc/self/smaps: the huge pages of all mappings, and the
-// flags of the one holding at (0: none).
-func smaps(t *testing.T, at uintptr) smapsInfo {
+type mapping struct {
+	lo, hi uintptr
+	flags  string // VmFlags, each with a space before it
+}
+
+func readSmaps(t *testing.T) smaps {
 	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var info smapsInfo
-	holds := false
+	var s smaps
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
@@ -90,16 +96,54 @@ func smaps(t *testing.T, at uintptr) smapsInfo {
 			lo, hi, _ := strings.Cut(fields[0], "-")
 			l, _ := strconv.ParseUint(lo, 16, 64)
 			h, _ := strconv.ParseUint(hi, 16, 64)
-			holds = uint64(at) >= l && uint64(at) < h
+			s.maps = append(s.maps, mapping{lo: uintptr(l), hi: uintptr(h)})
 		case strings.HasPrefix(line, "AnonHugePages:") && len(fields) == 3:
 			kb, _ := strconv.Atoi(fields[1])
-			info.anonHuge += kb << 10
-		case strings.HasPrefix(line, "VmFlags:") && holds:
-			info.flags = strings.TrimPrefix(line, "VmFlags:")
+			s.anonHuge += kb << 10
+		case strings.HasPrefix(line, "VmFlags:") && len(s.maps) > 0:
+			s.maps[len(s.maps)-1].flags = strings.TrimPrefix(line, "VmFlags:")
 		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return info
+	return s
+}
+
+// count is how many of objs are in mappings with flag.
+func (s smaps) count(objs [][]byte, flag string) int {
+	n := 0
+	for _, o := range objs {
+		at := uintptr(unsafe.Pointer(unsafe.SliceData(o)))
+		for _, m := range s.maps {
+			if at >= m.lo && at < m.hi {
+				if strings.Contains(m.flags, flag) {
+					n++
+				}
+				break
+			}
+		}
+	}
+	return n
+}
+
+// where says which mappings hold objs, and which ask for huge pages.
+func (s smaps) where(objs [][]byte) string {
+	held := make(map[mapping]int)
+	for _, o := range objs {
+		at := uintptr(unsafe.Pointer(unsafe.SliceData(o)))
+		for _, m := range s.maps {
+			if at >= m.lo && at < m.hi {
+				held[m]++
+				break
+			}
+		}
+	}
+	var b strings.Builder
+	for _, m := range s.maps {
+		if held[m] > 0 || strings.Contains(m.flags, " hg") {
+			fmt.Fprintf(&b, "%x-%x %d objects, flags%s\n", m.lo, m.hi, held[m], m.flags)
+		}
+	}
+	return b.String()
 }
