@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -19,6 +20,14 @@ import (
 // that run teamrun in this one change them.
 func ownProcess(t *testing.T, env ...string) bool {
 	t.Helper()
+	return ownProcesses(t, 1, env...)
+}
+
+// ownProcesses is ownProcess for a test that holds in most processes, not
+// all: it passes when one of tries fresh processes passes it, and logs
+// the ones that did not.
+func ownProcesses(t *testing.T, tries int, env ...string) bool {
+	t.Helper()
 	if os.Getenv("TEAMRUN_TEST_OWN_PROCESS") == t.Name() {
 		return true
 	}
@@ -26,12 +35,20 @@ func ownProcess(t *testing.T, env ...string) bool {
 	for i, l := range levels {
 		levels[i] = "^" + regexp.QuoteMeta(l) + "$"
 	}
-	cmd := exec.Command(os.Args[0], "-test.run="+strings.Join(levels, "/"), "-test.v")
-	cmd.Env = append(append(os.Environ(), env...), "TEAMRUN_TEST_OWN_PROCESS="+t.Name())
-	out, err := cmd.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+t.Name()+" ")) {
-		t.Errorf("in a process of its own: %v\n%s", err, out)
+	var failed []string
+	for range tries {
+		cmd := exec.Command(os.Args[0], "-test.run="+strings.Join(levels, "/"), "-test.v")
+		cmd.Env = append(append(os.Environ(), env...), "TEAMRUN_TEST_OWN_PROCESS="+t.Name())
+		out, err := cmd.CombinedOutput()
+		if err == nil && bytes.Contains(out, []byte("--- PASS: "+t.Name()+" ")) {
+			for _, f := range failed {
+				t.Logf("passed in a process of its own after failing in another: %s", f)
+			}
+			return false
+		}
+		failed = append(failed, fmt.Sprintf("%v\n%s", err, out))
 	}
+	t.Errorf("in %d processes of its own: %s", tries, strings.Join(failed, "\n"))
 	return false
 }
 
