@@ -40,7 +40,7 @@ func TestLoadingHugePages(t *testing.T) {
 		{"large spec, GODEBUG=disablethp=1", hugeLoadFrom, "madvdontneed=1,disablethp=1", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if !ownProcesses(t, 3, "GODEBUG="+tc.godebug, "GOGC=") {
+			if !ownProcess(t, 3, "GODEBUG="+tc.godebug, "GOGC=") {
 				return
 			}
 			spec := filepath.Join(t.TempDir(), "agents.yaml")

@@ -17,16 +17,10 @@ import (
 // ownProcess runs the calling test again in a process of its own, with
 // env added, and reports whether this is that process. The collector's
 // settings and the heap's layout are the process's own, and the tests
-// that run teamrun in this one change them.
-func ownProcess(t *testing.T, env ...string) bool {
-	t.Helper()
-	return ownProcesses(t, 1, env...)
-}
-
-// ownProcesses is ownProcess for a test that holds in most processes, not
-// all: it passes when one of tries fresh processes passes it, and logs
-// the ones that did not.
-func ownProcesses(t *testing.T, tries int, env ...string) bool {
+// that run teamrun in this one change them. A test that holds in most
+// processes, not all, passes when one of tries fresh processes passes it;
+// the ones that did not are logged.
+func ownProcess(t *testing.T, tries int, env ...string) bool {
 	t.Helper()
 	if os.Getenv("TEAMRUN_TEST_OWN_PROCESS") == t.Name() {
 		return true
@@ -65,7 +59,7 @@ func gcSettings() (percent, limit, cycles int64) {
 // with the limit as it was, and loaded turns to the default; GOGC in
 // the environment leaves the collector alone.
 func TestLoadingGC(t *testing.T) {
-	if !ownProcess(t) {
+	if !ownProcess(t, 1) {
 		return
 	}
 	percent0, limit0, _ := gcSettings()
