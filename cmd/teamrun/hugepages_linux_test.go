@@ -21,7 +21,7 @@ import (
 // A case passes when one of three processes passes it: Go randomizes
 // where its heap begins, and in one CI run of the whole suite the object
 // checked then (one, not all) was outside the huge-page mapping, which
-// ~750 runs since have not shown again (nor 300 runs of the binary: its
+// ~600 runs since have not shown again (nor 300 runs of the binary: its
 // loading of a 10,000-task spec faulted 1,436-2,167 times, against 5,360
 // without huge pages).
 func TestLoadingHugePages(t *testing.T) {
