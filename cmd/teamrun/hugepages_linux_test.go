@@ -14,8 +14,8 @@ import (
 
 // TestLoadingHugePages: loading a spec of hugeLoadFrom bytes or more
 // allocates in memory the kernel backs with huge pages, and stops asking
-// for them once loaded; a smaller spec's loading does not ask, nor does
-// any under GODEBUG=disablethp=1. Each case runs in a process of its own,
+// for them once loaded, GOGC set or not; a smaller spec's loading does
+// not ask, nor does any under GODEBUG=disablethp=1. Each case runs in a process of its own,
 // as teamrun does: in this one, other tests leave free heap below where
 // the huge pages are asked for, and the allocator would fill that first.
 // A case passes when one of three processes passes it: Go randomizes
@@ -30,17 +30,18 @@ func TestLoadingHugePages(t *testing.T) {
 		t.Skip("this kernel gives no transparent huge pages on request (/sys/kernel/mm/transparent_hugepage/enabled is not madvise): nothing to ask for")
 	}
 	for _, tc := range []struct {
-		name      string
-		specBytes int
-		godebug   string
-		huge      bool
+		name          string
+		specBytes     int
+		godebug, gogc string
+		huge          bool
 	}{
-		{"small spec", 4 << 10, "", false},
-		{"large spec", hugeLoadFrom, "", true},
-		{"large spec, GODEBUG=disablethp=1", hugeLoadFrom, "madvdontneed=1,disablethp=1", false},
+		{"small spec", 4 << 10, "", "", false},
+		{"large spec", hugeLoadFrom, "", "", true},
+		{"large spec, GOGC=50", hugeLoadFrom, "", "50", true},
+		{"large spec, GODEBUG=disablethp=1", hugeLoadFrom, "madvdontneed=1,disablethp=1", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if !ownProcess(t, 3, "GODEBUG="+tc.godebug, "GOGC=") {
+			if !ownProcess(t, 3, "GODEBUG="+tc.godebug, "GOGC="+tc.gogc) {
 				return
 			}
 			spec := filepath.Join(t.TempDir(), "agents.yaml")
@@ -120,14 +121,8 @@ func readSmaps(t *testing.T) smaps {
 func (s smaps) count(objs [][]byte, flag string) int {
 	n := 0
 	for _, o := range objs {
-		at := uintptr(unsafe.Pointer(unsafe.SliceData(o)))
-		for _, m := range s.maps {
-			if at >= m.lo && at < m.hi {
-				if strings.Contains(m.flags, flag) {
-					n++
-				}
-				break
-			}
+		if m, ok := s.holding(o); ok && strings.Contains(m.flags, flag) {
+			n++
 		}
 	}
 	return n
@@ -137,12 +132,8 @@ func (s smaps) count(objs [][]byte, flag string) int {
 func (s smaps) where(objs [][]byte) string {
 	held := make(map[mapping]int)
 	for _, o := range objs {
-		at := uintptr(unsafe.Pointer(unsafe.SliceData(o)))
-		for _, m := range s.maps {
-			if at >= m.lo && at < m.hi {
-				held[m]++
-				break
-			}
+		if m, ok := s.holding(o); ok {
+			held[m]++
 		}
 	}
 	var b strings.Builder
@@ -152,4 +143,15 @@ func (s smaps) where(objs [][]byte) string {
 		}
 	}
 	return b.String()
+}
+
+// holding is the mapping that holds obj.
+func (s smaps) holding(obj []byte) (mapping, bool) {
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(obj)))
+	for _, m := range s.maps {
+		if at >= m.lo && at < m.hi {
+			return m, true
+		}
+	}
+	return mapping{}, false
 }
