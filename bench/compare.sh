@@ -13,6 +13,9 @@
 # and the floor programs (bench/floor, bench/hello) into $WORK (a temp dir).
 # Every round runs each contender once, in the same order, so that all of
 # them see the same machine load; a figure is the median over the rounds.
+# The workflow ratio has a floor of its own: the direct floor with 8 tasks
+# at once (their syncs shared) against one at a time, which is what this
+# machine's cores give to starting processes in parallel.
 set -euo pipefail
 
 if [ -z "${EPOCHREALTIME:-}" ]; then
@@ -155,6 +158,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	ms gotask_exec "$bin/task" --silent --taskfile "$WORK/gotask/Taskfile-exec.yml"
 	ms wf_p1 trun run "$WORK/wf/team.yaml" --quiet --max-parallel 1 --session "wf1-$r"
 	ms wf_p8 trun run "$WORK/wf/team.yaml" --quiet --max-parallel 8 --session "wf8-$r"
+	ms floor_direct8 "$bin/floor" direct $N "$WORK" 8
 	if [ -n "${BASELINE:-}" ]; then
 		ms base_cmd_cold env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/cmd/team.yaml" --quiet --session "bcmd-$r"
 		ms base_wf_p1 env TEAMRUN_HOME="$home" "$BASELINE" run "$WORK/wf/team.yaml" --quiet --max-parallel 1 --session "bwf1-$r"
@@ -228,6 +232,7 @@ printf '%-64s %s\n' \
 	"  the direct floor itself / go-task (its true starts no process)" "$(ratio floor_direct gotask)" \
 	"1,000 cold / go-task 1,000 /bin/true, a process each ($(m gotask_exec))" "$(ratio cmd_cold gotask_exec)" \
 	"workflow 1,000 --max-parallel 8 / 1 ($(m wf_p8) / $(m wf_p1))" "$(ratio wf_p8 wf_p1)" \
+	"  the direct floor, 8 at once / one at a time ($(m floor_direct8))" "$(ratio floor_direct8 floor_direct)" \
 	"fully restored 1,000-task rerun, ms" "$(m restored1k)" \
 	"plan of that session, ms" "$(m plan1k)" \
 	"teamrun --version / Go hello-world ($(m version) / $(m hello))" "$(ratio version hello)" \
@@ -260,4 +265,5 @@ printf '%-64s %s\n' \
 	"1,000 shell: \"true\" cold / sh -c true floor" "$(spread sh_cold floor_sh)" \
 	"1,000 cold / go-task 1,000 /bin/true" "$(spread cmd_cold gotask_exec)" \
 	"workflow 1,000 --max-parallel 8 / 1" "$(spread wf_p8 wf_p1)" \
+	"the direct floor, 8 at once / one at a time" "$(spread floor_direct8 floor_direct)" \
 	"teamrun --version / Go hello-world" "$(spread version hello)"
