@@ -1,18 +1,20 @@
 package bench
 
 import (
-	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/teamrun/teamrun/bench/floors"
 )
 
 const llmTasks = 200
@@ -53,44 +55,33 @@ func writeLLMTeam(b *testing.B, dir, baseURL string) string {
 // fdatasync of a line, per task.
 func llmFloor(b *testing.B, dir, baseURL string) {
 	b.Helper()
-	f, err := os.Create(filepath.Join(dir, "llm-journal"))
+	j, err := floors.Create(filepath.Join(dir, "llm-journal"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
-	body := []byte(`{"model":"m","messages":[{"role":"system","content":"You are Writer. Answer"},` +
-		`{"role":"user","content":"task 1"}]}`)
-	line := []byte(`{"k":"completed","task":"t123","result":"done"}` + "\n")
-	client := &http.Client{}
-	for range llmTasks {
-		resp, err := client.Post(baseURL+"/chat/completions", "application/json", bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if _, err := f.Write(line); err != nil {
-			b.Fatal(err)
-		}
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
-			b.Fatal(err)
-		}
+	defer j.Close()
+	if err := floors.LLM(context.Background(), baseURL, llmTasks, j); err != nil {
+		b.Fatal(err)
 	}
 }
 
 // BenchmarkLLMRatio alternates the floor with `teamrun run` of 200
 // sequential LLM tasks against the same instant server and reports the
-// median ratio (issue 15's "LLM ratio").
+// median ratio (issue 15's "LLM ratio"). The floor runs inside the
+// benchmark, its process started and its connection open; process-ratio
+// is the like-for-like reading, against the same floor as a process of
+// its own (bench/floor llm), which starts as teamrun does.
 //
 //	go test ./bench -run '^$' -bench LLMRatio -benchtime 5x
 func BenchmarkLLMRatio(b *testing.B) {
 	dir := b.TempDir()
 	bin := build(b, dir)
+	floorBin := goBuild(b, dir, "bench/floor")
 	srv := instantLLM(b)
 	spec := writeLLMTeam(b, dir, srv.URL+"/v1")
 	home := filepath.Join(dir, "home")
 	b.Setenv("BENCH_KEY", "bench-key")
-	var ratios, floors, runs []float64
+	var ratios, processRatios, floorsIn, floorsOut, runs []float64
 	b.ResetTimer()
 	for i := range b.N {
 		t0 := time.Now()
@@ -98,10 +89,17 @@ func BenchmarkLLMRatio(b *testing.B) {
 		t1 := time.Now()
 		teamrun(b, bin, home, "run", spec, "--quiet", "--session", fmt.Sprintf("llm-%d", i))
 		t2 := time.Now()
-		fl, ru := float64(t1.Sub(t0)), float64(t2.Sub(t1))
-		floors, runs, ratios = append(floors, fl), append(runs, ru), append(ratios, ru/fl)
+		if out, err := exec.Command(floorBin, "llm", strconv.Itoa(llmTasks), srv.URL+"/v1", dir).CombinedOutput(); err != nil {
+			b.Fatalf("floor llm: %v\n%s", err, out)
+		}
+		t3 := time.Now()
+		in, ru, out := float64(t1.Sub(t0)), float64(t2.Sub(t1)), float64(t3.Sub(t2))
+		floorsIn, runs, floorsOut = append(floorsIn, in), append(runs, ru), append(floorsOut, out)
+		ratios, processRatios = append(ratios, ru/in), append(processRatios, ru/out)
 	}
-	b.ReportMetric(median(floors)/llmTasks, "floor-ns/task")
+	b.ReportMetric(median(floorsIn)/llmTasks, "floor-ns/task")
+	b.ReportMetric(median(floorsOut)/llmTasks, "floor-process-ns/task")
 	b.ReportMetric(median(runs)/llmTasks, "run-ns/task")
 	b.ReportMetric(median(ratios), "ratio")
+	b.ReportMetric(median(processRatios), "process-ratio")
 }

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/teamrun/teamrun/bench/floors"
 )
 
 const tasks = 1000
@@ -29,8 +29,14 @@ const tasks = 1000
 // build compiles teamrun once per benchmark into dir.
 func build(b testing.TB, dir string) string {
 	b.Helper()
-	bin := filepath.Join(dir, "teamrun")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/teamrun/teamrun/cmd/teamrun")
+	return goBuild(b, dir, "cmd/teamrun")
+}
+
+// goBuild compiles the module's command pkg into dir.
+func goBuild(b testing.TB, dir, pkg string) string {
+	b.Helper()
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/teamrun/teamrun/"+pkg)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -63,22 +69,13 @@ func teamrun(b *testing.B, bin, home string, args ...string) {
 // floor runs 1,000 × (fork/exec of /bin/true + one fdatasync of a line).
 func floor(b *testing.B, dir string) {
 	b.Helper()
-	f, err := os.Create(filepath.Join(dir, "journal"))
+	j, err := floors.Create(filepath.Join(dir, "journal"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
-	line := []byte(`{"k":"completed","task":"t123","result":""}` + "\n")
-	for range tasks {
-		if err := exec.Command("/bin/true").Run(); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := f.Write(line); err != nil {
-			b.Fatal(err)
-		}
-		if err := unix.Fdatasync(int(f.Fd())); err != nil {
-			b.Fatal(err)
-		}
+	defer j.Close()
+	if err := floors.Exec(tasks, 1, []string{"/bin/true"}, j); err != nil {
+		b.Fatal(err)
 	}
 }
 

@@ -1,24 +1,24 @@
-// Command floor is what any durable runner must pay per task, for
-// bench/compare.sh:
+// Command floor is what any durable runner must pay per task (package
+// floors), for bench/compare.sh and the benchmarks of package bench:
 //
-//	floor direct N DIR [P]  N × (fork/exec /bin/true + append a line + fdatasync),
-//	                        P at a time (default 1): a line written while a
-//	                        sync is in flight waits for the next one, which
-//	                        covers every line before it (group commit)
-//	floor sh N DIR          N × (sh -c true + append a line + fdatasync)
+//	floor direct N DIR [P]  N × (fork/exec /bin/true + a journal line made durable),
+//	                        P at a time (default 1), their syncs shared
+//	floor sh N DIR          N × (sh -c true + a journal line made durable)
+//	floor llm N URL DIR     N × (a chat completion request to URL + a journal line made durable)
 //	floor rss CMD ARG…      run CMD and print its peak RSS in KiB
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/teamrun/teamrun/bench/floors"
 )
 
 func main() {
@@ -27,6 +27,8 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+var errUsage = errors.New("usage: floor direct N DIR [P], floor sh N DIR, floor llm N URL DIR, or floor rss CMD ARG…")
 
 func run(args []string) error {
 	if len(args) >= 2 && args[0] == "rss" {
@@ -42,101 +44,35 @@ func run(args []string) error {
 		fmt.Println(ru.Maxrss) // KiB on Linux
 		return nil
 	}
-	usage := fmt.Errorf("usage: floor direct N DIR [P], floor sh N DIR, or floor rss CMD ARG…")
-	if len(args) < 3 || (args[0] != "direct" && args[0] != "sh") || len(args) > 4 || (args[0] == "sh" && len(args) == 4) {
-		return usage
+	if len(args) < 3 {
+		return errUsage
 	}
 	n, err := strconv.Atoi(args[1])
-	if err != nil {
-		return err
+	if err != nil || n < 0 {
+		return errUsage
 	}
-	parallel := 1
-	if len(args) == 4 {
+	parallel, dir := 1, args[2]
+	switch {
+	case args[0] == "llm" && len(args) == 4:
+		dir = args[3]
+	case args[0] == "direct" && len(args) == 4:
 		if parallel, err = strconv.Atoi(args[3]); err != nil || parallel < 1 {
-			return usage
+			return errUsage
 		}
+	case (args[0] == "direct" || args[0] == "sh") && len(args) == 3:
+	default:
+		return errUsage
 	}
-	f, err := os.Create(filepath.Join(args[2], "floor.journal"))
+	j, err := floors.Create(filepath.Join(dir, "floor.journal"))
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	argv := []string{"/bin/true"}
-	if args[0] == "sh" {
-		argv = []string{"/bin/sh", "-c", "true"}
+	defer j.Close()
+	switch args[0] {
+	case "llm":
+		return floors.LLM(context.Background(), args[2], n, j)
+	case "sh":
+		return floors.Exec(n, 1, []string{"/bin/sh", "-c", "true"}, j)
 	}
-	j := &journal{f: f}
-	j.synced.L = &j.mu
-	tasks := make(chan struct{})
-	errs := make(chan error, parallel)
-	for range parallel {
-		go func() {
-			for range tasks {
-				if err := exec.Command(argv[0], argv[1:]...).Run(); err != nil {
-					errs <- err
-					return
-				}
-				if err := j.commit(); err != nil {
-					errs <- err
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
-	for range n {
-		select {
-		case tasks <- struct{}{}:
-		case err := <-errs:
-			return err // a worker failed
-		}
-	}
-	close(tasks)
-	for range parallel {
-		if err := <-errs; err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// journal is an append-only file whose every line is durable before
-// commit returns, one fdatasync shared by all lines written meanwhile.
-type journal struct {
-	f       *os.File
-	mu      sync.Mutex
-	synced  sync.Cond
-	written int // lines written
-	durable int // lines covered by a finished sync
-	syncing bool
-}
-
-const line = `{"k":"completed","task":"t123","result":""}` + "\n"
-
-func (j *journal) commit() error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if _, err := j.f.WriteString(line); err != nil {
-		return err
-	}
-	j.written++
-	mine := j.written
-	for j.durable < mine {
-		if j.syncing {
-			j.synced.Wait()
-			continue
-		}
-		j.syncing = true
-		upto := j.written
-		j.mu.Unlock()
-		err := unix.Fdatasync(int(j.f.Fd()))
-		j.mu.Lock()
-		j.syncing = false
-		j.synced.Broadcast()
-		if err != nil {
-			return err
-		}
-		j.durable = upto
-	}
-	return nil
+	return floors.Exec(n, parallel, []string{"/bin/true"}, j)
 }

@@ -2,50 +2,67 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-// The floor's every task leaves its line in the journal, one at a time or
-// eight at once; a bad count of workers is a usage error, not a hang.
-func TestDirectWritesALinePerTask(t *testing.T) {
+// Each floor leaves a journal line per task; a malformed command line is
+// a usage error, not a run.
+func TestFloorModes(t *testing.T) {
 	if _, err := os.Stat("/bin/true"); err != nil {
 		t.Skip("no /bin/true")
 	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	const dir = "DIR" // replaced by a fresh folder
 	for _, tc := range []struct {
-		args    []string
-		lines   int
-		wantErr bool
+		args  []string
+		lines int
+		usage bool
 	}{
-		{[]string{"direct", "30"}, 30, false},
-		{[]string{"direct", "30", "", "1"}, 30, false},
-		{[]string{"direct", "30", "", "8"}, 30, false},
-		{[]string{"direct", "3", "", "40"}, 3, false}, // more workers than tasks
-		{[]string{"direct", "30", "", "0"}, 0, true},
-		{[]string{"sh", "30", "", "8"}, 0, true}, // the sh floor is one at a time
+		{[]string{"direct", "30", dir}, 30, false},
+		{[]string{"direct", "30", dir, "8"}, 30, false},
+		{[]string{"sh", "5", dir}, 5, false},
+		{[]string{"llm", "7", srv.URL, dir}, 7, false},
+		{[]string{"direct", "30", dir, "0"}, 0, true},
+		{[]string{"direct", "-1", dir}, 0, true},
+		{[]string{"sh", "30", dir, "8"}, 0, true}, // the sh floor is one at a time
+		{[]string{"llm", "7", dir}, 0, true},
+		{[]string{"direct", "30"}, 0, true},
+		{[]string{"fork", "30", dir}, 0, true},
+		{nil, 0, true},
 	} {
-		dir := t.TempDir()
+		d := t.TempDir()
 		args := append([]string(nil), tc.args...)
-		if len(args) == 2 {
-			args = append(args, dir)
-		} else {
-			args[2] = dir
+		for i := range args {
+			if args[i] == dir {
+				args[i] = d
+			}
 		}
 		err := run(args)
-		if (err != nil) != tc.wantErr {
-			t.Errorf("floor %v: %v, want error: %v", tc.args, err, tc.wantErr)
+		if tc.usage {
+			if !errors.Is(err, errUsage) {
+				t.Errorf("floor %q: %v, want the usage", tc.args, err)
+			}
 			continue
 		}
-		if tc.wantErr {
+		if err != nil {
+			t.Errorf("floor %q: %v", tc.args, err)
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "floor.journal"))
+		b, err := os.ReadFile(filepath.Join(d, "floor.journal"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := bytes.Count(b, []byte("\n")); n != tc.lines {
-			t.Errorf("floor %v: %d lines in the journal, want %d", tc.args, n, tc.lines)
+			t.Errorf("floor %q: %d lines in the journal, want %d", tc.args, n, tc.lines)
 		}
 	}
 }
