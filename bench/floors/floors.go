@@ -6,13 +6,13 @@
 package floors
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -100,20 +100,23 @@ func Exec(n, parallel int, argv []string, j *Journal) error {
 			errs <- nil
 		}()
 	}
-	for range n {
+	var first error
+	reported := 0 // workers that sent their end on errs
+	for sent := 0; sent < n && first == nil; {
 		select {
 		case tasks <- struct{}{}:
-		case err := <-errs: // a worker stops early only on an error
-			return err
+			sent++
+		case first = <-errs: // a worker stops early only on an error
+			reported++
 		}
 	}
 	close(tasks)
-	for range parallel {
-		if err := <-errs; err != nil {
-			return err
+	for ; reported < parallel; reported++ {
+		if err := <-errs; err != nil && first == nil {
+			first = err
 		}
 	}
-	return nil
+	return first
 }
 
 // ChatBody is a chat completion request of the size a short task's is.
@@ -125,7 +128,7 @@ const ChatBody = `{"model":"m","messages":[{"role":"system","content":"You are W
 func LLM(ctx context.Context, baseURL string, n int, j *Journal) error {
 	client := &http.Client{}
 	for range n {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/chat/completions", bytes.NewReader([]byte(ChatBody)))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/chat/completions", strings.NewReader(ChatBody))
 		if err != nil {
 			return err
 		}
