@@ -51,15 +51,22 @@ func run(args []string) error {
 	if err != nil || n < 0 {
 		return errUsage
 	}
-	parallel, dir := 1, args[2]
+	var floor func(*floors.Journal) error
+	dir := args[2]
 	switch {
 	case args[0] == "llm" && len(args) == 4:
 		dir = args[3]
-	case args[0] == "direct" && len(args) == 4:
-		if parallel, err = strconv.Atoi(args[3]); err != nil || parallel < 1 {
-			return errUsage
+		floor = func(j *floors.Journal) error { return floors.LLM(context.Background(), args[2], n, j) }
+	case args[0] == "sh" && len(args) == 3:
+		floor = func(j *floors.Journal) error { return floors.Exec(n, 1, []string{"/bin/sh", "-c", "true"}, j) }
+	case args[0] == "direct" && (len(args) == 3 || len(args) == 4):
+		parallel := 1
+		if len(args) == 4 {
+			if parallel, err = strconv.Atoi(args[3]); err != nil || parallel < 1 {
+				return errUsage
+			}
 		}
-	case (args[0] == "direct" || args[0] == "sh") && len(args) == 3:
+		floor = func(j *floors.Journal) error { return floors.Exec(n, parallel, []string{"/bin/true"}, j) }
 	default:
 		return errUsage
 	}
@@ -68,11 +75,5 @@ func run(args []string) error {
 		return err
 	}
 	defer j.Close()
-	switch args[0] {
-	case "llm":
-		return floors.LLM(context.Background(), args[2], n, j)
-	case "sh":
-		return floors.Exec(n, 1, []string{"/bin/sh", "-c", "true"}, j)
-	}
-	return floors.Exec(n, parallel, []string{"/bin/true"}, j)
+	return floor(j)
 }

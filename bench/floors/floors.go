@@ -18,9 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Line is the journal line a task's completion costs: about the size of
+// line is the journal line a task's completion costs: about the size of
 // teamrun's completed record of a task with an empty result.
-const Line = `{"k":"completed","task":"t123","result":""}` + "\n"
+const line = `{"k":"completed","task":"t123","result":""}` + "\n"
 
 // Journal is an append-only file whose every line is durable before
 // Commit returns; lines written while a sync is in flight wait for the
@@ -48,11 +48,11 @@ func Create(path string) (*Journal, error) {
 // Close closes the journal's file.
 func (j *Journal) Close() error { return j.f.Close() }
 
-// Commit appends Line and returns once it is durable.
+// Commit appends line and returns once it is durable.
 func (j *Journal) Commit() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if _, err := j.f.WriteString(Line); err != nil {
+	if _, err := j.f.WriteString(line); err != nil {
 		return err
 	}
 	j.written++
@@ -119,8 +119,8 @@ func Exec(n, parallel int, argv []string, j *Journal) error {
 	return first
 }
 
-// ChatBody is a chat completion request of the size a short task's is.
-const ChatBody = `{"model":"m","messages":[{"role":"system","content":"You are Writer. Answer"},` +
+// chatBody is a chat completion request of the size a short task's is.
+const chatBody = `{"model":"m","messages":[{"role":"system","content":"You are Writer. Answer"},` +
 	`{"role":"user","content":"task 1"}]}`
 
 // LLM makes n chat completion requests to baseURL one after the other,
@@ -128,7 +128,7 @@ const ChatBody = `{"model":"m","messages":[{"role":"system","content":"You are W
 func LLM(ctx context.Context, baseURL string, n int, j *Journal) error {
 	client := &http.Client{}
 	for range n {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/chat/completions", strings.NewReader(ChatBody))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/chat/completions", strings.NewReader(chatBody))
 		if err != nil {
 			return err
 		}

@@ -19,14 +19,14 @@ func lines(t *testing.T, path string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(b, bytes.Repeat([]byte(Line), bytes.Count(b, []byte("\n")))) {
+	if !bytes.Equal(b, bytes.Repeat([]byte(line), bytes.Count(b, []byte("\n")))) {
 		t.Fatalf("%s holds something else than whole lines: %q", path, b)
 	}
 	return bytes.Count(b, []byte("\n"))
 }
 
 // Every commit leaves its whole line, however many commit at once.
-func TestJournalCommitsEveryLine(t *testing.T) {
+func TestJournalCommitsEveryline(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "j")
 	j, err := Create(path)
 	if err != nil {
@@ -121,7 +121,7 @@ func TestLLM(t *testing.T) {
 	if n := lines(t, path); n != 5 {
 		t.Errorf("%d lines, want 5 (one per answered request)", n)
 	}
-	want := "POST /v1/chat/completions " + ChatBody
+	want := "POST /v1/chat/completions " + chatBody
 	if len(bodies) != 5 || bodies[0] != want || bodies[4] != want {
 		t.Errorf("requests: %q, want 5 of %q", bodies, want)
 	}
