@@ -47,7 +47,7 @@ func drain(pidfd int, cmd *exec.Cmd, out, errp int, outW, errW io.Writer, grace 
 			writers = append(writers, s.w)
 		}
 	}
-	buf := make([]byte, copyBuf)
+	var buf []byte // only once there is output: most commands print little or nothing
 	open := len(fds) - 1
 	exited := false
 	var deadline time.Time
@@ -80,6 +80,16 @@ func drain(pidfd int, cmd *exec.Cmd, out, errp int, outW, errW io.Writer, grace 
 		for i := 1; i < len(fds); i++ {
 			if fds[i].Fd < 0 || fds[i].Revents == 0 {
 				continue
+			}
+			// A pipe whose writers are gone with nothing left in it polls
+			// POLLHUP without POLLIN: its end, no read needed.
+			if fds[i].Revents&unix.POLLIN == 0 {
+				fds[i].Fd = -1
+				open--
+				continue
+			}
+			if buf == nil {
+				buf = make([]byte, copyBuf)
 			}
 			if !readAvailable(int(fds[i].Fd), buf, writers[i]) {
 				fds[i].Fd = -1
