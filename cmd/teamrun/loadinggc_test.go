@@ -116,3 +116,64 @@ func TestLoadingGC(t *testing.T) {
 		t.Errorf("GOGC=50 in the environment, once loaded: GOGC %d, limit %d", p, l)
 	}
 }
+
+func TestGCPercentFor(t *testing.T) {
+	for _, tc := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 100},
+		{4 << 20, 100},   // up to 4 MiB: the default
+		{5 << 20, 80},    // 4 MiB of room
+		{8 << 20, 50},    // 4 MiB of room
+		{16 << 20, 25},   // a quarter
+		{100 << 20, 25},  // a quarter
+		{1 << 40, 25},    // never below
+		{1<<20 + 1, 100}, // small: the default
+	} {
+		if got := gcPercentFor(tc.live); got != tc.want {
+			t.Errorf("gcPercentFor(%d) = %d, want %d", tc.live, got, tc.want)
+		}
+	}
+}
+
+// TestRunningGC: once the tasks run, every collection sets GOGC from what
+// it found live (gcPercentFor): a large live heap tightens it, and the
+// same heap freed loosens it again, which only a collector that re-arms
+// itself after each collection can do.
+func TestRunningGC(t *testing.T) {
+	if !ownProcess(t, 1) {
+		return
+	}
+	percent0, _, _ := gcSettings()
+	t.Cleanup(func() { debug.SetGCPercent(int(percent0)) })
+	debug.SetGCPercent(50)
+	runningGC()
+	if p, _, _ := gcSettings(); p != 100 {
+		t.Fatalf("GOGC %d as the tasks start, want 100", p)
+	}
+	// waitPercent collects until GOGC is want; the bound only keeps a
+	// broken build from hanging until the test timeout.
+	waitPercent := func(want int64, live string) {
+		t.Helper()
+		for i := 0; ; i++ {
+			runtime.GC()
+			if p, _, _ := gcSettings(); p == want {
+				return
+			}
+			if i == 1000 {
+				p, _, _ := gcSettings()
+				t.Fatalf("with %s live: GOGC %d, want %d", live, p, want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	held := make([][]byte, 32<<20/4096)
+	for i := range held {
+		held[i] = make([]byte, 4096)
+	}
+	waitPercent(25, "32 MiB")
+	runtime.KeepAlive(held)
+	held = nil
+	waitPercent(100, "nearly nothing")
+}
