@@ -308,8 +308,9 @@ func loadingGC(paths ...string) (loaded func()) {
 }
 
 // runningGC sets the collector for running the tasks, and keeps it set
-// after every collection: the heap may grow past what is live by a
-// quarter of it, and by at least 4 MiB. GOGC's default (100) lets a heap
+// after every collection (gcPercentFor): past 4 MiB live, the heap may
+// grow by 4 MiB, or by a quarter of what is live when that is more; below,
+// by what is live, the default. GOGC's default (100) lets a heap
 // that only grows with the run reach twice what is live between
 // collections: a 10,000-task run's 15 MB of records made a 30 MB heap
 // at its end, its peak RSS. Under this rule that run peaks at 44.8 MiB,
