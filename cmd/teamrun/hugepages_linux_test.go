@@ -12,8 +12,9 @@ import (
 	"unsafe"
 )
 
-// TestLoadingHugePages: loading a spec of hugeLoadFrom bytes or more
-// allocates in memory the kernel backs with huge pages, and stops asking
+// TestLoadingHugePages: loading a spec of hugeLoadFrom bytes or more, a
+// new run's (newRunGC) or any other (loadingGC), allocates in memory the
+// kernel backs with huge pages, and stops asking
 // for them once loaded, GOGC set or not; a smaller spec's loading does
 // not ask, nor does any under GODEBUG=disablethp=1. Each case runs in a process of its own,
 // as teamrun does: in this one, other tests leave free heap below where
@@ -34,11 +35,14 @@ func TestLoadingHugePages(t *testing.T) {
 		specBytes     int
 		godebug, gogc string
 		huge          bool
+		load          func(...string) func()
 	}{
-		{"small spec", 4 << 10, "", "", false},
-		{"large spec", hugeLoadFrom, "", "", true},
-		{"large spec, GOGC=50", hugeLoadFrom, "", "50", true},
-		{"large spec, GODEBUG=disablethp=1", hugeLoadFrom, "madvdontneed=1,disablethp=1", "", false},
+		{"small spec", 4 << 10, "", "", false, loadingGC},
+		{"large spec", hugeLoadFrom, "", "", true, loadingGC},
+		{"large spec, a new run", hugeLoadFrom, "", "", true, newRunGC},
+		{"large spec, GOGC=50", hugeLoadFrom, "", "50", true, loadingGC},
+		{"large spec, GODEBUG=disablethp=1", hugeLoadFrom, "madvdontneed=1,disablethp=1", "", false, loadingGC},
+		{"large spec, a new run, GODEBUG=disablethp=1", hugeLoadFrom, "madvdontneed=1,disablethp=1", "", false, newRunGC},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !ownProcess(t, 3, "GODEBUG="+tc.godebug, "GOGC="+tc.gogc) {
@@ -49,7 +53,7 @@ func TestLoadingHugePages(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := readSmaps(t)
-			loaded := loadingGC(spec)
+			loaded := tc.load(spec)
 			// 16 MiB of fresh heap in small objects, as loading allocates it.
 			held := make([][]byte, 4096)
 			for i := range held {

@@ -177,3 +177,42 @@ func TestRunningGC(t *testing.T) {
 	held = nil
 	waitPercent(100, "nearly nothing")
 }
+
+// TestNewRunGC: a run that starts a new session collects while it loads,
+// by runningGC's rule, under the memory limit it had; GOGC in the
+// environment leaves the collector alone.
+func TestNewRunGC(t *testing.T) {
+	if !ownProcess(t, 1) {
+		return
+	}
+	percent0, limit0, _ := gcSettings()
+	t.Cleanup(func() { debug.SetGCPercent(int(percent0)) })
+
+	// First, as runningGC stays armed in this process once started.
+	t.Setenv("GOGC", "50")
+	debug.SetGCPercent(50)
+	newRunGC()()
+	if p, l, _ := gcSettings(); p != 50 || l != limit0 {
+		t.Errorf("GOGC=50 in the environment: GOGC %d, limit %d", p, l)
+	}
+
+	os.Unsetenv("GOGC")
+	loaded := newRunGC()
+	if p, l, _ := gcSettings(); p != 100 || l != limit0 {
+		t.Fatalf("while loading: GOGC %d, limit %d; want 100 and %d", p, l, limit0)
+	}
+	_, _, before := gcSettings()
+	var held [][]byte
+	for range 16 {
+		held = append(held, make([]byte, 1<<20))
+	}
+	if _, _, after := gcSettings(); after == before {
+		t.Errorf("16 MiB allocated while loading and no collection")
+	}
+	runtime.KeepAlive(held)
+	loaded()
+	// runningGC's, set by whichever collection came last.
+	if p, l, _ := gcSettings(); p < 25 || p > 100 || l != limit0 {
+		t.Errorf("once loaded: GOGC %d, limit %d; want 25 to 100 and %d", p, l, limit0)
+	}
+}
