@@ -288,7 +288,7 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 func loadingGC(paths ...string) (loaded func()) {
 	limit := debug.SetMemoryLimit(-1) // GOMEMLIMIT's, else none
 	huge := loadingHugePages(limit, paths)
-	if os.Getenv("GOGC") != "" {
+	if gogcGiven() {
 		return huge
 	}
 	var once sync.Once
@@ -317,11 +317,15 @@ func loadingGC(paths ...string) (loaded func()) {
 // peaks at 15 MB, not 27.
 func newRunGC(paths ...string) (loaded func()) {
 	huge := loadingHugePages(debug.SetMemoryLimit(-1), paths)
-	if os.Getenv("GOGC") == "" {
+	if !gogcGiven() {
 		runningGC()
 	}
 	return huge
 }
+
+// gogcGiven reports whether GOGC is in the environment: it overrides
+// loadingGC's, newRunGC's and runningGC's rules.
+func gogcGiven() bool { return os.Getenv("GOGC") != "" }
 
 // loadingHugePages is hugeLoadingHeap for loading the files at paths
 // under a memory limit of limit: a no-op below hugeLoadFrom bytes.
