@@ -270,8 +270,8 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 
 // loadingGC sets the collector for a command that loads the specs at
 // paths and a session (run --continue, plan, validate), unless GOGC is
-// set, and returns what to call once they are loaded. Loading grows a heap that
-// stays live, and most loads are small: until the heap first reaches
+// set, and returns what to call once they are loaded. Loading grows a
+// heap that stays live, and most loads are small: until the heap first reaches
 // loadingHeap nothing is collected at all (a restored 1,000 / 10,000-task
 // run would collect one / three times for nothing it could give back: its
 // peak RSS is the same). A load that grows past it (a very large spec) is
@@ -339,15 +339,14 @@ func loadingHugePages(limit int64, paths []string) (done func()) {
 // runningGC sets the collector for running the tasks, and keeps it set
 // after every collection (gcPercentFor): past 4 MiB live, the heap may
 // grow by 4 MiB, or by a quarter of what is live when that is more; below,
-// by what is live, the default. GOGC's default (100) lets a heap
-// that only grows with the run reach twice what is live between
-// collections: a 10,000-task run's 15 MB of records made a 30 MB heap
-// at its end, its peak RSS. Under this rule that run peaks at 44.8 MiB,
-// not 51.6, in 1.04x the time (farm-bench, 8 pairs; 41.4 with newRunGC's
-// loading, whose peak it then was); a run whose live
-// heap stays under 4 MiB (a team of up to about 3,000 tasks) runs at the
-// default as before: GOGC=50 for every heap made a 1,000-task workflow
-// at --max-parallel 8 take 1.13x the time.
+// by what is live, the default. The default lets a heap that only grows
+// with the run reach twice what is live between collections: a
+// 10,000-task run's 15 MB of records made a 30 MB heap at its end, its
+// peak RSS. Under this rule that run peaks at 44.8 MiB, not 51.6, in
+// 1.04x the time (farm-bench, 8 pairs), and at 41.2 with newRunGC's
+// loading. A team of up to about 3,000 tasks stays under 4 MiB live and
+// runs at the default as before: GOGC=50 for every heap made a 1,000-task
+// workflow at --max-parallel 8 take 1.13x the time.
 func runningGC() {
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	percent := 100
