@@ -467,9 +467,9 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 
 	cerr := rec.close()
 	if e.Grew && runErr == nil && cerr == nil {
-		for i, d := range defs {
+		for i, tk := range team.Tasks {
 			if e.sched.Status(i) == schedule.Completed && !e.tasks[i].restored {
-				p.ranBefore[d.Name] = true
+				p.ranBefore[tk.Name] = true
 			}
 		}
 		p.usedBefore = sum.Usage
