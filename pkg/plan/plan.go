@@ -227,13 +227,13 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				}
 			}
 		}
-		if tk := team.Tasks[i]; tk.ExpandsWhen != "" && step.Action == Run {
-			step.Reason += fmt.Sprintf("; expands when %s finishes (foreach over its output_variable %s): its instances are made then", tk.ExpandsWhen, team.Tasks[team.TaskIndex(tk.ExpandsWhen)].OutputVariable)
-		} else if len(tk.After) > 0 && tk.ExpandsWhen == "" {
+		if x := team.Tasks[i].Expanded(); x.ExpandsWhen != "" && step.Action == Run {
+			step.Reason += fmt.Sprintf("; expands when %s finishes (foreach over its output_variable %s): its instances are made then", x.ExpandsWhen, team.Tasks[team.TaskIndex(x.ExpandsWhen)].OutputVariable)
+		} else if len(x.After) > 0 && x.ExpandsWhen == "" {
 			// Made from the producer's recorded list: if it runs again,
 			// its output decides the instances anew.
-			if k, ok := byName[tk.After[0]]; ok && k < len(p.Steps) && p.Steps[k].Action == Run {
-				step.Reason += fmt.Sprintf("; made from %s's recorded output, which it replaces: if the list changes, the run expands again", tk.After[0])
+			if k, ok := byName[x.After[0]]; ok && k < len(p.Steps) && p.Steps[k].Action == Run {
+				step.Reason += fmt.Sprintf("; made from %s's recorded output, which it replaces: if the list changes, the run expands again", x.After[0])
 			}
 		}
 		if behind {

@@ -47,10 +47,11 @@ func (a Agents) Execute(ctx context.Context, job *Job) (Result, error) {
 // iteration's that ran (the context holds only completed tasks), stored
 // out of line if that one was.
 func joinResults(ctx context.Context, job *Job) (Result, error) {
-	if job.Task.JoinError != "" {
-		return Result{}, errors.New(job.Task.JoinError)
+	x := job.Task.Expanded()
+	if x.JoinError != "" {
+		return Result{}, errors.New(x.JoinError)
 	}
-	if job.Task.RepeatOf != "" {
+	if x.RepeatOf != "" {
 		if len(job.Context) == 0 {
 			return Result{}, fmt.Errorf("joining %s: no iteration completed", job.Task.Name)
 		}

@@ -703,7 +703,7 @@ func (e *Engine) job(i int) *Job {
 	t := e.Team.Tasks[i]
 	ctx := e.contextOf(i)
 	state := e.State
-	if t.Iteration > 0 {
+	if t.Expanded().Iteration > 0 {
 		// A repeat iteration's {previous_output}: the output of the last
 		// task it reads, the iteration before it from the second on.
 		prev := ""
@@ -982,7 +982,7 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 			read[c] = true
 		}
 		// The list a foreach ran over is read by it, not an output.
-		for _, a := range e.Team.Tasks[i].After {
+		for _, a := range e.Team.Tasks[i].Expanded().After {
 			if j := e.Team.TaskIndex(a); j >= 0 {
 				read[j] = true
 			}

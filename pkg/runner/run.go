@@ -339,9 +339,9 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	if n > 0 {
 		// The run goes on: say what the expansion made, nothing else anew.
 		for _, tk := range team.Tasks {
-			if tk.ForeachOf != "" && tk.ForeachOf == tk.Name && len(tk.After) > 0 && !p.ranBefore[tk.Name] {
+			if x := tk.Expanded(); x.ForeachOf == tk.Name && len(x.After) > 0 && !p.ranBefore[tk.Name] {
 				rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Session: id,
-					Message: fmt.Sprintf("foreach %s: %d instance(s) from the output of %s", tk.Name, len(tk.Context), tk.After[0])})
+					Message: fmt.Sprintf("foreach %s: %d instance(s) from the output of %s", tk.Name, len(tk.Context), x.After[0])})
 			}
 		}
 		return p.engine(ctx, set, state, sess, restored, rec)

@@ -43,7 +43,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			ExpectedOutput: Render(tk.ExpectedOutput, state),
 			Context:        t.ContextOf(i),
 			AgentKey:       ak,
-			ExpandedFrom:   tk.ForeachOf + tk.RepeatOf,
+			ExpandedFrom:   tk.Expanded().ForeachOf + tk.Expanded().RepeatOf,
 		}
 	}
 	index := make(map[string]int, len(defs))
@@ -287,10 +287,10 @@ func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte 
 	}
 	b = append(b, `,"timeout":`...)
 	b = appendJSONString(b, durationText(tk.Timeout))
-	if tk.Until != "" {
+	if until := tk.Expanded().Until; until != "" {
 		// Only on repeat iterations: other keys stay as they were.
 		b = append(b, `,"until":`...)
-		b = appendJSONString(b, tk.Until)
+		b = appendJSONString(b, until)
 	}
 	return append(b, '}')
 }

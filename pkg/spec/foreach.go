@@ -149,19 +149,19 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 		}
 		ctx := t.ContextOf(i)
 		join := &Task{Name: tk.Name, Agent: "foreach:" + tk.Name, HasContext: true, Pos: tk.Pos,
-			OutputVariable: tk.OutputVariable, OutputFile: tk.OutputFile, ForeachOf: tk.Name}
+			OutputVariable: tk.OutputVariable, OutputFile: tk.OutputFile, Expansion: &Expansion{ForeachOf: tk.Name}}
 		var items []any
 		var err error
 		if p := t.Producer(tk.Foreach); p != "" {
-			join.After = []string{p}
+			join.Expansion.After = []string{p}
 			v, ok := produced[tk.Foreach.Over]
 			switch {
 			case !ok:
-				join.ExpandsWhen = p
+				join.Expansion.ExpandsWhen = p
 				join.Description = fmt.Sprintf("the results of %s[…] as a JSON array, its instances made when %s finishes", tk.Name, p)
 			default:
 				if items, err = ForeachItems(tk.Foreach, map[string]any{tk.Foreach.Over: v}); err != nil {
-					join.JoinError = fmt.Sprintf("%s:%d:%d: tasks.%s.foreach: %v (the output of task %s)", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, tk.Name, err, p)
+					join.Expansion.JoinError = fmt.Sprintf("%s:%d:%d: tasks.%s.foreach: %v (the output of task %s)", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, tk.Name, err, p)
 					join.Description = fmt.Sprintf("the results of %s[…]: %s's output is not a list", tk.Name, p)
 				}
 			}
@@ -178,12 +178,12 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 			}
 			bind := map[string]any{tk.Foreach.As: item}
 			inst := *tk
-			inst.Name, inst.Foreach, inst.ForeachOf = name, nil, tk.Name
+			inst.Name, inst.Foreach = name, nil
+			inst.Expansion = &Expansion{ForeachOf: tk.Name, After: join.Expansion.After}
 			inst.Description = Render(tk.Description, bind)
 			inst.ExpectedOutput = Render(tk.ExpectedOutput, bind)
 			inst.Context, inst.HasContext = ctx, true
 			inst.OutputVariable, inst.OutputFile = "", ""
-			inst.After = join.After
 			out.Tasks = append(out.Tasks, &inst)
 			join.Context = append(join.Context, name)
 		}

@@ -52,8 +52,8 @@ tasks:
 			var names []string
 			for _, tk := range x.Tasks {
 				names = append(names, tk.Name)
-				if strings.HasPrefix(tk.Name, "research") && !slices.Equal(tk.After, []string{"list"}) {
-					t.Errorf("%s does not wait for list: after %q", tk.Name, tk.After)
+				if strings.HasPrefix(tk.Name, "research") && !slices.Equal(tk.Expanded().After, []string{"list"}) {
+					t.Errorf("%s does not wait for list: after %q", tk.Name, tk.Expanded().After)
 				}
 				if strings.HasPrefix(tk.Name, "research[") && !slices.Equal(tk.Context, []string{"other"}) {
 					t.Errorf("%s reads %q, want its task's context", tk.Name, tk.Context)
@@ -62,7 +62,7 @@ tasks:
 			if !slices.Equal(names, tt.names) {
 				t.Errorf("tasks %q, want %q", names, tt.names)
 			}
-			join := x.Tasks[x.TaskIndex("research")]
+			join := x.Tasks[x.TaskIndex("research")].Expanded()
 			if join.ExpandsWhen != tt.expandsWhen || join.JoinError != tt.joinError {
 				t.Errorf("join: expands when %q, error %q; want %q, %q", join.ExpandsWhen, join.JoinError, tt.expandsWhen, tt.joinError)
 			}
@@ -82,7 +82,7 @@ func TestExpandForeachOverForeach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j := x.Tasks[x.TaskIndex("second")]; j.ExpandsWhen != "first" {
+	if j := x.Tasks[x.TaskIndex("second")].Expanded(); j.ExpandsWhen != "first" {
 		t.Errorf("second expands when %q, want first", j.ExpandsWhen)
 	}
 	x, err = team.ExpandWith(team.InitialState(nil), map[string]any{"ys": `["a!","b!"]`})

@@ -78,7 +78,7 @@ tasks:
 				}
 			}
 			join := x.Tasks[x.TaskIndex("research")]
-			if join.OutputVariable != "notes" || join.OutputFile != "notes.json" || join.ForeachOf != "research" {
+			if join.OutputVariable != "notes" || join.OutputFile != "notes.json" || join.Expanded().ForeachOf != "research" {
 				t.Errorf("the join task carries output_variable and output_file: %+v", join)
 			}
 			for _, tk := range x.Tasks {

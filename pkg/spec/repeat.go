@@ -88,19 +88,20 @@ func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
 	ctx := t.ContextOf(i)
 	join := &Task{Name: tk.Name, Agent: "repeat:" + tk.Name, HasContext: true, Pos: tk.Pos,
 		Description:    fmt.Sprintf("the result of the last iteration of %s#1..%d that ran", tk.Name, n),
-		OutputVariable: tk.OutputVariable, OutputFile: tk.OutputFile, RepeatOf: tk.Name}
+		OutputVariable: tk.OutputVariable, OutputFile: tk.OutputFile, Expansion: &Expansion{RepeatOf: tk.Name}}
 	for k := 1; k <= n; k++ {
 		name := IterationName(tk.Name, k)
 		if taken[name] {
 			return fmt.Errorf("%s:%d:%d: tasks.%s: iteration %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, tk.Name, name)
 		}
 		it := *tk
-		it.Name, it.Repeat, it.RepeatOf, it.Iteration = name, nil, tk.Name, k
+		it.Name, it.Repeat = name, nil
+		it.Expansion = &Expansion{RepeatOf: tk.Name, Iteration: k}
 		it.Context, it.HasContext = slices.Clone(ctx), true
 		if k > 1 {
 			prev := IterationName(tk.Name, k-1)
 			it.Context = append(slices.DeleteFunc(it.Context, func(c string) bool { return c == prev }), prev)
-			it.Until = tk.Repeat.Until
+			it.Expansion.Until = tk.Repeat.Until
 		}
 		it.OutputVariable, it.OutputFile = "", ""
 		out.Tasks = append(out.Tasks, &it)

@@ -76,8 +76,8 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 	}
 	for i, t := range team.Tasks {
 		g.until[i] = -1
-		if t.Until != "" && t.Iteration > 1 {
-			if p, ok := byName[spec.IterationName(t.RepeatOf, t.Iteration-1)]; ok {
+		if x := t.Expansion; x != nil && x.Until != "" && x.Iteration > 1 {
+			if p, ok := byName[spec.IterationName(x.RepeatOf, x.Iteration-1)]; ok {
 				g.until[i] = p
 			}
 		}
@@ -100,7 +100,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 				}
 			}
 			// A foreach over a task's output waits for that task.
-			for _, name := range team.Tasks[i].After {
+			for _, name := range team.Tasks[i].Expanded().After {
 				if a, ok := byName[name]; ok && !slices.Contains(d, a) {
 					d = append(d, a)
 				}
@@ -183,7 +183,7 @@ func (g *Graph) Gates(i int) []int { return g.gates[i] }
 // for any other task.
 func (g *Graph) Until(i int) (int, string) {
 	if p := g.until[i]; p >= 0 {
-		return p, g.team.Tasks[i].Until
+		return p, g.team.Tasks[i].Expansion.Until
 	}
 	return -1, ""
 }
@@ -192,7 +192,7 @@ func (g *Graph) Until(i int) (int, string) {
 // iteration another one follows, with an until text, which it returns.
 func (g *Graph) EndsRepeat(i int) (string, bool) {
 	if k := slices.Index(g.until, i); k >= 0 {
-		return g.team.Tasks[k].Until, true
+		return g.team.Tasks[k].Expansion.Until, true
 	}
 	return "", false
 }
