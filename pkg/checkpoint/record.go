@@ -176,11 +176,11 @@ func (s *Session) apply(r Record) {
 			t.RetryCount = r.RetryCount
 		}
 		s.endToolLog(r.Task, "completed")
-		t.endAttempt(at, StatusCompleted, r.Result, r.Blob, "")
+		t.endAttempt(t.FinishedAt, StatusCompleted, r.Result, r.Blob, "")
 	case TaskFailed:
 		t.Status, t.Error, t.RetryCount, t.FinishedAt = StatusFailed, r.Error, r.RetryCount, &at
 		t.Host, t.PGID = "", 0
-		t.endAttempt(at, StatusFailed, "", nil, r.Error)
+		t.endAttempt(t.FinishedAt, StatusFailed, "", nil, r.Error)
 		if r.Usage != nil {
 			t.Usage = r.Usage
 		}
@@ -212,14 +212,16 @@ func (s *Session) apply(r Record) {
 }
 
 // endAttempt closes the attempt under way, if any (a decision or an early
-// cut-off completes a task without one).
-func (t *TaskRecord) endAttempt(at time.Time, outcome Status, result string, blob *Blob, why string) {
+// cut-off completes a task without one), at end: the task's FinishedAt,
+// one time shared rather than a copy a task (neither is ever written
+// through).
+func (t *TaskRecord) endAttempt(end *time.Time, outcome Status, result string, blob *Blob, why string) {
 	n := len(t.History)
 	if n == 0 || t.History[n-1].End != nil {
 		return
 	}
 	a := &t.History[n-1]
-	a.End, a.Outcome, a.Error = &at, outcome, why
+	a.End, a.Outcome, a.Error = end, outcome, why
 	switch {
 	case outcome == StatusCompleted && blob != nil:
 		a.Digest = blob.Digest // the same sha256 Digest would compute
