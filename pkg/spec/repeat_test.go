@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -145,5 +146,76 @@ func TestPraisonAIRepeatStep(t *testing.T) {
 				t.Errorf("err = %v, want one error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestExpandRecordsWhatMadeEachTask: every task Team.Expand makes carries
+// an Expansion of its own, saying what made it; a task as declared carries
+// none, and expanding leaves the declared team as it was, so it expands
+// the same again.
+func TestExpandRecordsWhatMadeEachTask(t *testing.T) {
+	src := `process: workflow
+agents:
+  w: {shell: cat}
+tasks:
+  list: {description: List, agent: w, output_variable: topics}
+  research:
+    description: Research {topic}
+    agent: w
+    foreach: {over: topics, as: topic}
+  draft:
+    description: 'Improve: {previous_output}'
+    agent: w
+    repeat: {until: Approved, max_iterations: 2}
+`
+	team, err := Parse("a.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	produced := map[string]any{"topics": []any{"go", "zig"}}
+	want := map[string]Expansion{
+		"list":        {},
+		"research[0]": {ForeachOf: "research", After: []string{"list"}},
+		"research[1]": {ForeachOf: "research", After: []string{"list"}},
+		"research":    {ForeachOf: "research", After: []string{"list"}},
+		"draft#1":     {RepeatOf: "draft", Iteration: 1},
+		"draft#2":     {RepeatOf: "draft", Iteration: 2, Until: "Approved"},
+		"draft":       {RepeatOf: "draft"},
+	}
+	for round := 1; round <= 2; round++ {
+		x, err := team.ExpandWith(team.InitialState(nil), produced)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[*Expansion]string{}
+		var names []string
+		for _, tk := range x.Tasks {
+			names = append(names, tk.Name)
+			w, ok := want[tk.Name]
+			if !ok {
+				t.Errorf("round %d: unexpected task %s", round, tk.Name)
+				continue
+			}
+			if got := tk.Expanded(); !reflect.DeepEqual(got, w) {
+				t.Errorf("round %d: %s was made by %+v, want %+v", round, tk.Name, got, w)
+			}
+			if (tk.Expansion == nil) != (tk.Name == "list") {
+				t.Errorf("round %d: %s: Expansion %v", round, tk.Name, tk.Expansion)
+			}
+			if tk.Expansion != nil {
+				if other, dup := seen[tk.Expansion]; dup {
+					t.Errorf("round %d: %s shares its Expansion with %s", round, tk.Name, other)
+				}
+				seen[tk.Expansion] = tk.Name
+			}
+		}
+		if len(names) != len(want) {
+			t.Errorf("round %d: tasks %q, want %d", round, names, len(want))
+		}
+		for _, tk := range team.Tasks {
+			if tk.Expansion != nil {
+				t.Errorf("round %d: declared task %s got an Expansion: %+v", round, tk.Name, *tk.Expansion)
+			}
+		}
 	}
 }
