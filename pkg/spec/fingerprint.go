@@ -35,6 +35,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			ak = agentKeyOf(tk.Agent, agents[tk.Agent], state)
 			agentKeys[tk.Agent] = ak
 		}
+		x := tk.Expanded()
 		defs[i] = TaskDef{
 			ID:             i,
 			Name:           tk.Name,
@@ -43,7 +44,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			ExpectedOutput: Render(tk.ExpectedOutput, state),
 			Context:        t.ContextOf(i),
 			AgentKey:       ak,
-			ExpandedFrom:   tk.Expanded().ForeachOf + tk.Expanded().RepeatOf,
+			ExpandedFrom:   x.ForeachOf + x.RepeatOf,
 		}
 	}
 	index := make(map[string]int, len(defs))
