@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -91,17 +89,7 @@ func (p *Project) SetActive(ctx context.Context, id string) error {
 // Audit appends rec, its time, pid and user filled in when zero, as the
 // file log does; it returns once committed.
 func (p *Project) Audit(ctx context.Context, rec checkpoint.AuditRecord) error {
-	if rec.Time.IsZero() {
-		rec.Time = time.Now().UTC()
-	}
-	if rec.PID == 0 {
-		rec.PID = os.Getpid()
-	}
-	if rec.User == "" {
-		if u, err := user.Current(); err == nil {
-			rec.User = u.Username
-		}
-	}
+	rec.Fill()
 	_, err := p.store.pool.Exec(ctx, p.store.q(`INSERT INTO {s}.audit (project_key, at, event, session_id, store, pid, username, detail)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`), p.key, rec.Time, rec.Event, rec.Session, rec.Store, rec.PID, rec.User, rec.Detail)
 	if err != nil {
