@@ -312,11 +312,11 @@ func loadingGC(paths ...string) (loaded func()) {
 	}
 }
 
-// newRunGC is loadingGC for a run that starts a new session (no
-// --continue): it restores nothing, so its loading is the spec's alone,
-// and collecting that costs nothing next to running the tasks (a cold
-// 1,000-task run: 0.95x the time, farm-bench, 15 pairs). runningGC's rule
-// holds from the start: a 10,000-task spec's parse tree is collected
+// newRunGC sets the collector, in loadingGC's place, for a run that
+// starts a new session (no --continue): it restores nothing, so its
+// loading is the spec's alone, and collecting that costs nothing next to
+// running the tasks (a cold 1,000-task run: 0.95x the time, farm-bench,
+// 15 pairs). runningGC's rule holds from the start: a 10,000-task spec's parse tree is collected
 // before the session and the engine are built, and the loading's heap
 // peaks at 15 MB, not 27. Nor does it load into huge pages: they save a
 // few milliseconds of page faults, nothing next to starting the tasks, and
