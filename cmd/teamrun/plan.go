@@ -73,10 +73,19 @@ func planCommand() *cli.Command {
 			if err != nil {
 				return exitf(exitUsage, "%s: %v", path, err)
 			}
-			_, cerr := team.ApplyProjectConfig(spec.ConfigPath(filepath.Dir(specAbs)))
+			config := spec.ConfigPath(filepath.Dir(specAbs))
+			_, cerr := team.ApplyProjectConfig(config)
 			printSpecWarnings(c.App.ErrWriter, team) // after the config: its prices may settle one
 			if cerr != nil {
 				return withCode(exitUsage, cerr)
+			}
+			// What run would refuse, plan refuses: it would run nothing.
+			if problems := runner.SpecProblems(team, config); len(problems) > 0 {
+				for _, d := range problems {
+					d.File = path
+					fmt.Fprintln(c.App.ErrWriter, d.String())
+				}
+				return exitf(exitUsage, "%s is invalid", path)
 			}
 			if storeErr != nil {
 				return storeErr

@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamrun/teamrun/pkg/runner"
-	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/spec"
 	"github.com/teamrun/teamrun/schemas"
 )
@@ -105,10 +104,10 @@ func fingerprintCommand() *cli.Command {
 	}
 }
 
-// modelProblems names the LLM agents, used by a task, that have no model
-// even after the project's config.yml default (llm.model), or whose model's
-// provider teamrun cannot send to, and the dir: folders that do not exist,
-// as run would refuse them. It reads config.yml only when it exists: validate writes nothing.
+// modelProblems is runner.SpecProblems after the project's config.yml
+// (its llm.model default), each naming the file as path: what run and
+// plan refuse. It reads config.yml only when it exists: validate writes
+// nothing.
 func modelProblems(path string, team *spec.Team) []string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -119,8 +118,7 @@ func modelProblems(path string, team *spec.Team) []string {
 		return []string{"teamrun: " + err.Error()}
 	}
 	var out []string
-	problems := append(team.WithoutModel(config), llm.UnservedModels(team)...)
-	for _, d := range append(problems, team.MissingDirs()...) {
+	for _, d := range runner.SpecProblems(team, config) {
 		d.File = path
 		out = append(out, d.String())
 	}

@@ -578,18 +578,21 @@ func orphansNote(id string, pids []int) string {
 	return fmt.Sprintf("killed %s left running by an earlier run of session %s that ended without stopping its tasks", what, id)
 }
 
-// checkLLMAgents refuses, before anything is written, a team whose LLM
-// agents have no model or name a key variable that is not set, or whose
-// command agents' dir: does not exist.
+// SpecProblems is what refuses team before anything runs, whatever the
+// environment: LLM agents that some task uses and that have no model even
+// after the project's config at configPath, models whose provider teamrun
+// cannot send to, and dir: folders that do not exist. run, plan and
+// validate all refuse a team on them (exit 2).
+func SpecProblems(team *spec.Team, configPath string) []spec.Diagnostic {
+	problems := append(team.WithoutModel(configPath), llm.UnservedModels(team)...)
+	return append(problems, team.MissingDirs()...)
+}
+
+// checkLLMAgents refuses, before anything is written, a team with
+// SpecProblems or whose LLM agents name a key variable that is not set.
 func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) string) error {
 	var problems []string
-	for _, d := range team.WithoutModel(configPath) {
-		problems = append(problems, d.String())
-	}
-	for _, d := range team.MissingDirs() {
-		problems = append(problems, d.String())
-	}
-	for _, d := range llm.UnservedModels(team) {
+	for _, d := range SpecProblems(team, configPath) {
 		problems = append(problems, d.String())
 	}
 	used := team.UsedAgents()
