@@ -601,7 +601,7 @@ func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) stri
 			continue
 		}
 		if _, err := llm.Resolve(a.LLM, getenv); err != nil && !errors.Is(err, llm.ErrUnserved) {
-			problems = append(problems, fmt.Sprintf("%s: agents.%s: %v", team.File, a.Name, err))
+			problems = append(problems, fmt.Sprintf("%s: %s: %v", team.File, a.KeyPath(), err))
 		}
 	}
 	if len(problems) > 0 {

@@ -178,6 +178,9 @@ type Agent struct {
 	dirPos  Pos
 	dirTeam bool // dir is the team's
 	Pos     Pos
+	// path is where the agent is declared, as errors name it
+	// (agents.NAME, roles.NAME, roles[0]); see KeyPath.
+	path string
 	// Tools are what an LLM agent may call, resolved; MaxTurns bounds its
 	// tool loop (0: DefaultMaxTurns).
 	Tools    []*Tool `json:",omitempty"`
@@ -402,6 +405,15 @@ func (t *Team) FillLLM(l LLM) {
 	}
 }
 
+// KeyPath is the key path errors name the agent by: where it is declared
+// (roles.NAME in a PraisonAI file), else agents.NAME.
+func (a *Agent) KeyPath() string {
+	if a.path != "" {
+		return a.path
+	}
+	return "agents." + a.Name
+}
+
 // WithoutModel lists the LLM agents that some task uses but that have no
 // model, even after FillLLM: run refuses them and validate reports them.
 // configPath is where the user could set a default (llm.model).
@@ -412,7 +424,7 @@ func (t *Team) WithoutModel(configPath string) []Diagnostic {
 		if a.Kind != LLMAgent || !used[a.Name] || (a.LLM != nil && a.LLM.Model != "") {
 			continue
 		}
-		out = append(out, Diagnostic{File: t.File, Line: a.Pos.Line, Column: a.Pos.Column, Path: "agents." + a.Name,
+		out = append(out, Diagnostic{File: t.File, Line: a.Pos.Line, Column: a.Pos.Column, Path: a.KeyPath(),
 			Message: "no model: give it llm (or shell or command for a command agent), set the team's llm, or set llm.model in " + configPath})
 	}
 	return out

@@ -400,7 +400,7 @@ func (b *builder) duration(v *tree) time.Duration {
 }
 
 func (b *builder) nativeAgent(name string, v *tree) {
-	a := &Agent{Name: name, Pos: v.kpos}
+	a := &Agent{Name: name, Pos: v.kpos, path: v.path}
 	if name == HumanAgent {
 		b.errorf(v, v.kpos, "%q is reserved for tasks that wait for a human decision; rename this agent", HumanAgent)
 	}

@@ -44,7 +44,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 		}
 	}
 	for _, a := range b.team.Agents {
-		p := "agents." + a.Name
+		p := a.KeyPath()
 		for _, f := range []struct{ key, text string }{{"role", a.Role}, {"goal", a.Goal}, {"backstory", a.Backstory}, {"instructions", a.Instructions}} {
 			add(f.text, a.Pos, p+"."+f.key, "")
 		}

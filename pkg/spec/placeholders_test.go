@@ -33,6 +33,15 @@ steps:
   - agent: r
     action: "Research {{ input }} and {{inputs}}, then {{previous_output}}"
 `
+	roles := `topic: AI
+roles:
+  w:
+    role: W
+    goal: Write for {audience}
+    tasks:
+      t:
+        description: About {topic}
+`
 	tests := []struct {
 		name, file, src string
 		vars            map[string]any
@@ -45,6 +54,9 @@ steps:
 			`a.yaml:17:23: tasks.write.expected_output: {json}: nothing defines json (variables:, an output_variable or --var json=VALUE), so the text keeps it as written; known: notes, topic`,
 		}},
 		{"a --var defines it", "a.yaml", native, map[string]any{"audience": "x", "topik": "y", "json": "z"}, nil},
+		{"roles: name the agent where it is declared", "r.yaml", roles, nil, []string{
+			`r.yaml:5:21: roles.w.goal: {audience}: nothing defines audience (variables:, an output_variable or --var audience=VALUE), so the text keeps it as written; known: topic`,
+		}},
 		{"praisonai {{ }}", "p.yaml", praison, nil, []string{
 			`p.yaml:8:39: steps[0].action: {inputs}: nothing defines inputs (variables:, an output_variable or --var inputs=VALUE), so the text keeps it as written (did you mean "input"?); known: input`,
 		}},

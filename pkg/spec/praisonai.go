@@ -311,7 +311,7 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 }
 
 func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
-	a := &Agent{Name: name, Kind: LLMAgent, Memory: memory, Pos: v.kpos}
+	a := &Agent{Name: name, Kind: LLMAgent, Memory: memory, Pos: v.kpos, path: v.path}
 	if name == HumanAgent {
 		b.errorf(v, v.kpos, "%q is reserved for tasks that wait for a human decision; rename this role", HumanAgent)
 	} else if !nameRE().MatchString(name) {

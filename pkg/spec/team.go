@@ -71,7 +71,7 @@ func (t *Team) MissingDirs() []Diagnostic {
 		if err == nil {
 			what = "is not a folder"
 		}
-		path := "agents." + a.Name + ".dir"
+		path := a.KeyPath() + ".dir"
 		if a.dirTeam {
 			path = "dir"
 		}

@@ -172,7 +172,7 @@ func UnservedModels(t *spec.Team) []spec.Diagnostic {
 			continue
 		}
 		err := checkServed(a.LLM)
-		pos, path := a.LLM.Pos, "agents."+a.Name+".llm"
+		pos, path := a.LLM.Pos, a.KeyPath()+".llm"
 		switch {
 		case a.LLM.Alias != "" && a.LLM.BaseURL == t.Models[a.LLM.Alias].BaseURL:
 			// The alias is where the model is set: fix it there.
