@@ -44,8 +44,11 @@ func (t *Team) MCPServer(name string) *MCPServer {
 
 // mcpServers reads mcp: {servers: {NAME: {...}}}, native and PraisonAI
 // alike: command as an argv or as a program with args:, env, url, headers
-// (header: VARIABLE), tools (the allow-list) and idempotent.
-func (b *builder) mcpServers(v *tree) {
+// (header: VARIABLE), tools (the allow-list) and idempotent. A PraisonAI
+// server may also say enabled: false (it is not started) and describe
+// itself; any other key of one is said to be ignored, as the schema says
+// it of a native one.
+func (b *builder) mcpServers(v *tree, praison bool) {
 	servers := v.get("servers")
 	if !servers.isMap() {
 		return // the schema (native) reports it; PraisonAI: nothing to load
@@ -54,6 +57,22 @@ func (b *builder) mcpServers(v *tree) {
 		sv := servers.vals[i]
 		if !sv.isMap() {
 			continue
+		}
+		if praison {
+			for j, k := range sv.keys {
+				if !slices.Contains(mcpServerKeys, k) {
+					b.praisonIgnored(sv.vals[j])
+				}
+			}
+			if e := sv.get("enabled"); e != nil && !e.isNull() {
+				on, ok := e.val().(bool)
+				if !ok {
+					b.errorf(e, e.pos, "expected true or false, got %s", e.describe())
+				}
+				if !on {
+					continue
+				}
+			}
 		}
 		m := &MCPServer{Name: name, Pos: sv.kpos}
 		switch c := sv.get("command"); {
@@ -99,6 +118,10 @@ func (b *builder) mcpServers(v *tree) {
 		b.team.MCP = append(b.team.MCP, m)
 	}
 }
+
+// mcpServerKeys are the keys of a PraisonAI MCP server that teamrun reads
+// (description only documents it).
+var mcpServerKeys = []string{"command", "args", "env", "url", "headers", "tools", "idempotent", "enabled", "description"}
 
 func stringMap(v *tree) map[string]string {
 	if !v.isMap() {

@@ -43,6 +43,9 @@ func notATeam(file string, root *tree) *Diagnostic {
 			return at(ag, "this is a benchmark job configuration (agents listed by import_path/model_name), not a team: teamrun runs agents.yaml teams with tasks (see `teamrun schema`)")
 		}
 	}
+	if a := root.get("agent"); a.isMap() {
+		return at(a, "this is a single agent (agent:) with no task: PraisonAI answers prompts with it, teamrun runs a team's tasks to an end; declare it under agents: and say what it should do (steps: [{agent: NAME, action: WHAT}], or tasks:, see `teamrun schema`)")
+	}
 	if d := root.get("deploy"); d != nil {
 		return at(d, "this file serves agents as an API (deploy:); teamrun runs tasks: give the agents tasks (tasks: with description and agent) to run them here")
 	}

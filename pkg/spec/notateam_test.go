@@ -28,6 +28,8 @@ func TestNotATeam(t *testing.T) {
 			`f.yaml:3:1: agents: this is a recipe manifest (agents: names the file "agents.yaml"), not a team: run that file instead (teamrun run agents.yaml)`},
 		{"helm values", "replicaCount: 2\nimage:\n  tag: latest\nservice:\n  port: 80\ningress:\n  enabled: false\nresources: {}\n",
 			"f.yaml:1:1: this is not a team: most top-level keys (replicaCount, image, service, ingress, …) are not agents.yaml keys, so it looks like another tool's configuration (such as Helm values); teamrun runs a file with agents and tasks (see `teamrun schema`)"},
+		{"single agent", "agent:\n  name: helper\n  instructions: Help.\nmcp:\n  servers:\n    time: {command: npx}\n",
+			"f.yaml:1:1: agent: this is a single agent (agent:) with no task: PraisonAI answers prompts with it, teamrun runs a team's tasks to an end; declare it under agents: and say what it should do (steps: [{agent: NAME, action: WHAT}], or tasks:, see `teamrun schema`)"},
 		// A team is a team whatever else it carries.
 		{"deploy next to tasks", "agents:\n  a:\n    shell: echo hi\ntasks:\n  t:\n    agent: a\n    description: d\ndeploy:\n  port: 1\n", ""},
 		{"role tasks next to deploy", "framework: praisonai\nroles:\n  r:\n    role: R\n    tasks:\n      t:\n        description: d\ndeploy:\n  port: 1\n", ""},

@@ -168,7 +168,7 @@ func (b *builder) native(root *tree) {
 		}
 	}
 	b.tools(root.get("tools"))
-	b.mcpServers(root.get("mcp"))
+	b.mcpServers(root.get("mcp"), false)
 	b.workdir(root.get("workdir"))
 	if ag := root.get("agents"); ag.isMap() {
 		for i, name := range ag.keys {

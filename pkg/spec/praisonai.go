@@ -72,7 +72,7 @@ func (b *builder) praison(root *tree) {
 				b.warnf(v, v.kpos, "PraisonAI's workflow runs the tasks in order, each fed the previous output: teamrun runs them so (sequential); for a DAG of independent tasks use the native format")
 			}
 		case "mcp":
-			b.mcpServers(v)
+			b.mcpServers(v, true)
 		case "workdir":
 			b.workdir(v)
 		case "allow":

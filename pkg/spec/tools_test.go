@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -301,6 +302,11 @@ mcp:
       command: npx
       args: [-y, "@modelcontextprotocol/server-filesystem", /tmp]
       env: {DEBUG: "1"}
+      enabled: true
+      description: Files
+    time:
+      command: npx
+      enabled: false
 roles:
   reader:
     role: Reader
@@ -314,12 +320,35 @@ roles:
 	}
 	a := team.Agent("reader")
 	if len(a.MCP) != 1 || strings.Join(a.MCP[0].Command, " ") != "npx -y @modelcontextprotocol/server-filesystem /tmp" || a.MCP[0].Env["DEBUG"] != "1" {
-		t.Fatalf("agent MCP %+v", a.MCP)
+		t.Fatalf("agent MCP %+v (the disabled server must not be there)", a.MCP)
+	}
+	if team.MCPServer("time") != nil {
+		t.Error("a server with enabled: false is loaded")
 	}
 	for _, w := range team.Warnings {
 		if strings.Contains(w.Path, "mcp") {
 			t.Errorf("mcp warned: %s", w)
 		}
+	}
+}
+
+// A PraisonAI MCP server's key that teamrun does not read is said, never
+// dropped in silence; enabled: must be true or false.
+func TestPraisonAIMCPKeys(t *testing.T) {
+	src := "steps:\n  - {agent: a, action: hi}\nagents:\n  a: {role: A, llm: m}\nmcp:\n  servers:\n    fs: {command: npx, timeout_s: 5%s}\n"
+	team, err := Parse("p.yaml", []byte(fmt.Sprintf(src, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, w := range team.Warnings {
+		said = append(said, w.String())
+	}
+	if want := "p.yaml:7:24: mcp.servers.fs.timeout_s: not supported by teamrun, ignored"; !strings.Contains(strings.Join(said, "\n"), want) {
+		t.Errorf("warnings %q, want one starting %q", said, want)
+	}
+	if _, err := Parse("p.yaml", []byte(fmt.Sprintf(src, ", enabled: nope"))); err == nil || !strings.Contains(err.Error(), `mcp.servers.fs.enabled: expected true or false, got string "nope"`) {
+		t.Errorf("err %v", err)
 	}
 }
 
