@@ -443,7 +443,7 @@ func (s *State) SkipReason(i int) *Reason {
 // i depends: it runs only if they route its way. That is its own gates, the
 // open gates of those gates, and in a workflow, when every task it reads is
 // itself conditional, theirs (a task whose context was all skipped is
-// skipped too).
+// skipped too), unless whichever way their gate routes one of them runs.
 func (s *State) OpenGates(i int) []int {
 	return s.openGates(i, map[int][]int{})
 }
@@ -480,7 +480,7 @@ func (s *State) openGates(i int, memo map[int][]int) []int {
 			}
 			upstream = append(upstream, oc...)
 		}
-		if conditional {
+		if conditional && !s.runsAnyRoute(s.g.context[i], memo) {
 			out = append(out, upstream...)
 		}
 	}
@@ -488,6 +488,30 @@ func (s *State) openGates(i int, memo map[int][]int) []int {
 	out = slices.Compact(out)
 	memo[i] = out
 	return out
+}
+
+// runsAnyRoute reports whether one of the tasks ctx runs whichever way
+// their one open gate routes: each waits on that gate alone, and each of its
+// routes runs one of them (the branches of a route step with a default, all
+// read by the step after it). A result no route takes fails the gate, which
+// then runs none.
+func (s *State) runsAnyRoute(ctx []int, memo map[int][]int) bool {
+	gate := -1
+	covered := map[int]bool{}
+	for _, c := range ctx {
+		oc := s.openGates(c, memo)
+		if len(oc) != 1 || (gate >= 0 && oc[0] != gate) {
+			return false
+		}
+		gate = oc[0]
+		for k, r := range s.g.team.Tasks[gate].Condition {
+			if slices.Contains(r.Next, s.g.team.Tasks[c].Name) {
+				covered[k] = true
+			}
+		}
+	}
+	routes := len(s.g.team.Tasks[max(gate, 0)].Condition)
+	return gate >= 0 && routes > 0 && len(covered) == routes
 }
 
 // DryRun plays the rest of a run on s without running anything: every task

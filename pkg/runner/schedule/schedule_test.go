@@ -354,3 +354,51 @@ func TestRepeatUntil(t *testing.T) {
 		t.Error("an empty until text ends a repeat")
 	}
 }
+
+// A task that reads the branches of one gate waits on it only if some route
+// of it runs none of them: a result no route takes fails the gate instead.
+func TestOpenGatesOfJoinedBranches(t *testing.T) {
+	const branches = `  a: {description: a, agent: sh, context: [g]}
+  b: {description: b, agent: sh, context: [g]}
+  d: {description: d, agent: sh, context: [g]}
+`
+	tests := []struct {
+		name, condition, reads, want string
+	}{
+		{"every route runs one it reads", `{"yes": [a], "no": [b]}`, "[a, b]", ""},
+		{"a route that runs neither", `{"yes": [a], "no": [b], "maybe": [d]}`, "[a, b]", "g"},
+		{"one branch only", `{"yes": [a], "no": [b]}`, "[a]", "g"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tm, g := build(t, "process: workflow\nagents: {sh: {shell: cat}}\ntasks:\n"+
+				"  g: {description: g, agent: sh, condition: "+tt.condition+"}\n"+branches+
+				"  c: {description: c, agent: sh, context: "+tt.reads+"}\n")
+			if got := names(tm, g.NewState().OpenGates(index(tm, "c"))); got != tt.want {
+				t.Errorf("open gates of c: %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// A PraisonAI route step with a default: the step after it always runs.
+	tm, g := build(t, `agents:
+  c: {role: C, llm: m}
+  x: {role: X, llm: m}
+  y: {role: Y, llm: m}
+steps:
+  - agent: c
+    action: classify
+  - name: r
+    route:
+      tech: [x, y]
+      default: [y]
+  - agent: y
+    action: summarize
+`)
+	s := g.NewState()
+	if got := names(tm, s.OpenGates(index(tm, "step_3"))); got != "" {
+		t.Errorf("open gates of the step after a route with a default: %q, want none", got)
+	}
+	if got := names(tm, s.OpenGates(index(tm, "r_tech_2"))); got != "r" {
+		t.Errorf("open gates of a branch: %q, want r", got)
+	}
+}
