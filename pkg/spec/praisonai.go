@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -22,10 +23,15 @@ func (b *builder) praison(root *tree) {
 	t.Name = defaultName(b.file)
 	t.Process = Sequential
 	t.Variables = map[string]any{}
+	setBy := map[string]*tree{}
 	setVar := func(k string, v *tree) {
-		if _, dup := t.Variables[k]; !dup {
+		if first, dup := setBy[k]; !dup {
 			t.VarOrder = append(t.VarOrder, k)
+		} else if !reflect.DeepEqual(first.plain(), v.plain()) {
+			// topic: and variables.topic, say: both are the variable topic.
+			b.warnf(v, v.kpos, "sets the variable %s, as %s (line %d) does, to another value: this one, later in the file, is used; keep one", k, first.path, first.kpos.Line)
 		}
+		setBy[k] = v
 		t.Variables[k] = v.plain()
 	}
 	defaultMemory := false
@@ -231,7 +237,9 @@ func ignoredEffect(path string) string {
 		return "tool calls use the agent's own llm"
 	case "callbacks", "callback", "step_callback":
 		return "no Python callback runs; a command task after it can do that work"
-	case "memory", "memory_config", "history":
+	case "history":
+		return "teamrun keeps that trace always: each task's attempts, tool calls and outputs are in the session (teamrun session show ID --task TASK, teamrun session logs ID)"
+	case "memory", "memory_config":
 		return "no memory beyond what each task is given (its context, the previous output); a native agent with memory: true keeps its conversation in the session"
 	case "async_execution":
 		return "tasks run in order; in the native format, process: workflow runs independent tasks side by side"

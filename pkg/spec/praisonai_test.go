@@ -191,3 +191,37 @@ func TestPraisonAICorpusTools(t *testing.T) {
 		})
 	}
 }
+
+// PraisonAI's history: is an execution trace for debugging, not memory:
+// the warning says teamrun keeps that trace anyway.
+func TestPraisonAIHistoryWarning(t *testing.T) {
+	team, err := Parse("w.yaml", []byte("history: true\nagents:\n  a: {role: A, llm: m}\nsteps:\n  - agent: a\n    action: hi\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "w.yaml:1:1: history: not supported by teamrun, ignored: teamrun keeps that trace always: each task's attempts, tool calls and outputs are in the session"
+	if len(team.Warnings) != 1 || !strings.HasPrefix(team.Warnings[0].String(), want) {
+		t.Errorf("warnings %v, want one starting %q", team.Warnings, want)
+	}
+}
+
+// topic: and variables.topic are one variable: two values are said, and the
+// later one in the file is used; the same value twice is no conflict.
+func TestPraisonAIVariableSetTwice(t *testing.T) {
+	for _, tt := range []struct{ second, want string }{
+		{"B", "t.yaml:3:3: variables.topic: sets the variable topic, as topic (line 1) does, to another value: this one, later in the file, is used; keep one"},
+		{"A", ""},
+	} {
+		team, err := Parse("t.yaml", []byte("topic: A\nvariables:\n  topic: "+tt.second+"\nagents:\n  a: {role: A, llm: m}\nsteps:\n  - agent: a\n    action: about {{topic}}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var said []string
+		for _, w := range team.Warnings {
+			said = append(said, w.String())
+		}
+		if got := strings.Join(said, "\n"); got != tt.want || team.Variables["topic"] != tt.second {
+			t.Errorf("second %s: warnings %q, topic %v; want %q, %s", tt.second, got, team.Variables["topic"], tt.want, tt.second)
+		}
+	}
+}
