@@ -186,6 +186,9 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 			return d
 		}
 	}
+	if inc := root.get("includes"); inc != nil && !inc.isNull() {
+		return at(inc, "nested workflows are not supported: write their steps in this file's steps")
+	}
 	if p := root.get("process"); p != nil {
 		if s, ok := p.str(); !ok || (s != string(Sequential) && s != string(Workflow)) {
 			return at(p, fmt.Sprintf("process %s is not supported: use sequential or workflow", p.describe()))
@@ -203,6 +206,11 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 	for _, a := range agents {
 		if cb := a.get("cli_backend"); cb != nil && !cb.isNull() {
 			return at(cb, "CLI backends are not supported: use a command agent (shell: or command:) in the native format")
+		}
+		// agent: names the class PraisonAI makes the agent of; Agent is
+		// its chat agent, which is what teamrun runs.
+		if class, ok := a.get("agent").str(); ok && class != "" && class != "Agent" {
+			return at(a.get("agent"), fmt.Sprintf("%s agents are not supported: teamrun runs chat agents, and %s's media or document work needs its own API; call that from a command agent (shell: or command:) in the native format", quoteShort(class), class))
 		}
 	}
 	return nil
@@ -256,7 +264,16 @@ func ignoredEffect(path string) string {
 	case "message_steering":
 		return "no message is steered into an agent while it runs"
 	case "context":
+		if path == "context" {
+			return "teamrun compacts no context: each task is given the outputs it reads in full"
+		}
 		return "an agent reads no context of its own: a task's or step's context: lists what it reads"
+	case "output_json", "output_pydantic":
+		return "the result is not checked as JSON; in the native format a task's output_schema: (a JSON Schema) asks for JSON and checks it"
+	case "handoff", "handoffs":
+		return "agents never hand the conversation to each other; a route: step (or a task's condition:) picks the agent that goes on"
+	case "tool_choice":
+		return "the model chooses its tool calls itself"
 	case "config":
 		return "nothing runs differently"
 	}
@@ -370,6 +387,8 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 			if !listed {
 				b.praisonIgnored(f)
 			}
+		case "agent":
+			// Agent, PraisonAI's chat agent (praisonFatal refuses others).
 		case "tasks":
 			tasks = f
 		case "tools":

@@ -192,16 +192,60 @@ func TestPraisonAICorpusTools(t *testing.T) {
 	}
 }
 
-// PraisonAI's history: is an execution trace for debugging, not memory:
-// the warning says teamrun keeps that trace anyway.
-func TestPraisonAIHistoryWarning(t *testing.T) {
-	team, err := Parse("w.yaml", []byte("history: true\nagents:\n  a: {role: A, llm: m}\nsteps:\n  - agent: a\n    action: hi\n"))
-	if err != nil {
-		t.Fatal(err)
+// A PraisonAI key teamrun does not read is one warning saying what
+// ignoring it means there, never "a misspelt key?" for a key PraisonAI
+// documents; agent: Agent (its chat agent) is what teamrun runs anyway.
+func TestPraisonAIKeyWarnings(t *testing.T) {
+	const steps = "steps:\n  - agent: a\n    action: hi\n"
+	tests := []struct{ name, src, want string }{
+		{"history is a trace", "history: true\nagents:\n  a: {role: A, llm: m}\n" + steps,
+			"w.yaml:1:1: history: not supported by teamrun, ignored: teamrun keeps that trace always: each task's attempts, tool calls and outputs are in the session"},
+		{"top-level context is compaction", "context: true\nagents:\n  a: {role: A, llm: m}\n" + steps,
+			"w.yaml:1:1: context: not supported by teamrun, ignored: teamrun compacts no context: each task is given the outputs it reads in full"},
+		{"an agent's context", "agents:\n  a: {role: A, llm: m, context: true}\n" + steps,
+			"w.yaml:2:24: agents.a.context: not supported by teamrun, ignored: an agent reads no context of its own"},
+		{"output_json", "agents:\n  a: {role: A, llm: m}\n" + steps + "    output_json: {type: object}\n",
+			"w.yaml:6:5: steps[0].output_json: not supported by teamrun, ignored: the result is not checked as JSON; in the native format a task's output_schema:"},
+		{"handoff", "agents:\n  a: {role: A, llm: m, handoff: [b]}\n" + steps,
+			"w.yaml:2:24: agents.a.handoff: not supported by teamrun, ignored: agents never hand the conversation to each other"},
+		{"tool_choice", "agents:\n  a: {role: A, llm: m, tool_choice: auto}\n" + steps,
+			"w.yaml:2:24: agents.a.tool_choice: not supported by teamrun, ignored: the model chooses its tool calls itself"},
+		{"agent: Agent", "agents:\n  a: {agent: Agent, role: A, llm: m}\n" + steps, ""},
 	}
-	want := "w.yaml:1:1: history: not supported by teamrun, ignored: teamrun keeps that trace always: each task's attempts, tool calls and outputs are in the session"
-	if len(team.Warnings) != 1 || !strings.HasPrefix(team.Warnings[0].String(), want) {
-		t.Errorf("warnings %v, want one starting %q", team.Warnings, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("w.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var said []string
+			for _, w := range team.Warnings {
+				said = append(said, w.String())
+			}
+			if got := strings.Join(said, "\n"); tt.want == "" && got != "" || !strings.HasPrefix(got, tt.want) || tt.want != "" && len(said) != 1 {
+				t.Errorf("warnings:\n%s\nwant one starting:\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+// What teamrun cannot run in a PraisonAI file is refused in one line naming
+// the key.
+func TestPraisonAIRefusedInOneLine(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"includes", "framework: praisonai\nroles:\n  a:\n    role: A\n    tasks:\n      t: {description: d}\nincludes:\n  - other-recipe\n",
+			"r.yaml:7:1: includes: nested workflows are not supported: write their steps in this file's steps"},
+		{"a media agent", "agents:\n  d:\n    agent: VideoAgent\n    role: Director\nsteps:\n  - agent: d\n    action: film it\n",
+			`r.yaml:3:5: agents.d.agent: "VideoAgent" agents are not supported: teamrun runs chat agents, and VideoAgent's media or document work needs its own API; call that from a command agent (shell: or command:) in the native format`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("r.yaml", []byte(tt.src))
+			var list ErrorList
+			if !errors.As(err, &list) || len(list) != 1 || list[0].String() != tt.want {
+				t.Errorf("err:\n%v\nwant exactly:\n%s", err, tt.want)
+			}
+		})
 	}
 }
 
