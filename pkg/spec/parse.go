@@ -119,6 +119,9 @@ type builder struct {
 	vars   *tree // the native variables mapping, for positions
 	// schedule is a PraisonAI scheduler file's schedule: value.
 	schedule *tree
+	// steps are a PraisonAI file's steps, which PraisonAI runs instead of
+	// its roles' tasks.
+	steps *tree
 }
 
 func (b *builder) errorf(t *tree, p Pos, format string, args ...any) {

@@ -119,6 +119,7 @@ func (b *builder) praison(root *tree) {
 	} else if ag := root.get("agents"); ag != nil {
 		b.errorf(ag, ag.kpos, "both roles and agents are given: keep one")
 	}
+	b.steps = stepsOf(root)
 	switch {
 	case roles.isMap():
 		for i, name := range roles.keys {
@@ -410,6 +411,10 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 		}
 	}
 	b.team.Agents = append(b.team.Agents, a)
+	if b.steps != nil && tasks != nil && (len(tasks.keys) > 0 || len(tasks.items) > 0) {
+		b.warnf(tasks, tasks.kpos, "ignored: the file has steps: (line %d), and PraisonAI then runs its steps, not its roles' tasks; make these tasks steps to run them", b.steps.kpos.Line)
+		return
+	}
 	switch {
 	case tasks.isMap():
 		for i, tn := range tasks.keys {

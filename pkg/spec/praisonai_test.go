@@ -269,3 +269,30 @@ func TestPraisonAIVariableSetTwice(t *testing.T) {
 		}
 	}
 }
+
+// A file with steps: runs its steps, as PraisonAI's workflow does; its
+// roles' tasks are said to be ignored (even one named as a step is).
+func TestPraisonAIStepsOverRoleTasks(t *testing.T) {
+	team, err := Parse("s.yaml", []byte(`framework: praisonai
+roles:
+  a:
+    role: A
+    llm: m
+    tasks:
+      work: {description: role task}
+steps:
+  - name: work
+    agent: a
+    action: step action
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(team.Tasks) != 1 || team.Tasks[0].Description != "step action" {
+		t.Errorf("tasks %+v, want the step alone", team.Tasks)
+	}
+	want := "s.yaml:6:5: roles.a.tasks: ignored: the file has steps: (line 8), and PraisonAI then runs its steps, not its roles' tasks; make these tasks steps to run them"
+	if len(team.Warnings) != 1 || team.Warnings[0].String() != want {
+		t.Errorf("warnings %v, want %q", team.Warnings, want)
+	}
+}
