@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -49,11 +50,17 @@ func notATeam(file string, root *tree) *Diagnostic {
 	if d := root.get("deploy"); d != nil {
 		return at(d, "this file serves agents as an API (deploy:); teamrun runs tasks: give the agents tasks (tasks: with description and agent) to run them here")
 	}
+	if crewAIAgents(root) {
+		return at(top, "this is a CrewAI agents file (each top-level key an agent with role, goal and backstory), not a team: CrewAI keeps the tasks in a tasks.yaml beside it; teamrun runs one file with both: put the agents under roles: and give each its tasks (roles.NAME.tasks)")
+	}
 	var unknown []string
 	for _, k := range root.keys {
 		if !teamKeys[k] {
 			unknown = append(unknown, k)
 		}
+	}
+	if ag := root.get("agents"); len(unknown) == 0 && praisonAgentsOnly(ag) {
+		return at(ag, "these agents have no task: PraisonAI makes one from each agent's instructions, teamrun runs the tasks a file writes down: give each agent a step (steps: [{agent: NAME, action: WHAT}]) or a task (tasks:, see `teamrun schema`)")
 	}
 	if len(unknown) >= 3 && 2*len(unknown) > len(root.keys) {
 		shown := unknown
@@ -63,6 +70,44 @@ func notATeam(file string, root *tree) *Diagnostic {
 		return at(top, fmt.Sprintf("this is not a team: most top-level keys (%s) are not agents.yaml keys, so it looks like another tool's configuration (such as Helm values); teamrun runs a file with agents and tasks (see `teamrun schema`)", strings.Join(shown, ", ")))
 	}
 	return nil
+}
+
+// crewAIAgents reports whether root is a CrewAI config/agents.yaml: every
+// top-level key, none of them a team's, an agent with a role and a goal or
+// backstory.
+func crewAIAgents(root *tree) bool {
+	for i, k := range root.keys {
+		v := root.vals[i]
+		if teamKeys[k] || !v.isMap() || v.get("role") == nil || (v.get("goal") == nil && v.get("backstory") == nil) {
+			return false
+		}
+	}
+	return len(root.keys) > 0
+}
+
+// nativeAgentKeys are the keys of an agent in schemas/agents.schema.json
+// (TestNativeAgentKeys holds them to it).
+var nativeAgentKeys = []string{"backstory", "command", "dir", "goal", "instructions", "llm", "max_turns", "memory", "role", "shell", "timeout", "tools"}
+
+// praisonAgentsOnly reports whether agents, in a file with no task, are
+// PraisonAI's (one of them has a key the native format has not), which
+// PraisonAI gives a task each from their instructions.
+func praisonAgentsOnly(agents *tree) bool {
+	members := agents.itemsOrNil()
+	if agents.isMap() {
+		members = agents.vals
+	}
+	for _, m := range members {
+		if !m.isMap() {
+			continue
+		}
+		for _, k := range m.keys {
+			if !slices.Contains(nativeAgentKeys, k) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasAnyTask tells whether the file defines work in any shape teamrun

@@ -1,9 +1,14 @@
 package spec
 
 import (
+	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/teamrun/teamrun/schemas"
 )
 
 // TestNotATeam: files that are not teams are refused in one line saying
@@ -30,6 +35,12 @@ func TestNotATeam(t *testing.T) {
 			"f.yaml:1:1: this is not a team: most top-level keys (replicaCount, image, service, ingress, …) are not agents.yaml keys, so it looks like another tool's configuration (such as Helm values); teamrun runs a file with agents and tasks (see `teamrun schema`)"},
 		{"single agent", "agent:\n  name: helper\n  instructions: Help.\nmcp:\n  servers:\n    time: {command: npx}\n",
 			"f.yaml:1:1: agent: this is a single agent (agent:) with no task: PraisonAI answers prompts with it, teamrun runs a team's tasks to an end; declare it under agents: and say what it should do (steps: [{agent: NAME, action: WHAT}], or tasks:, see `teamrun schema`)"},
+		{"CrewAI agents file", "researcher:\n  role: Researcher\n  goal: g\n  backstory: b\nwriter:\n  role: Writer\n  goal: g\n",
+			"f.yaml:1:1: this is a CrewAI agents file (each top-level key an agent with role, goal and backstory), not a team: CrewAI keeps the tasks in a tasks.yaml beside it; teamrun runs one file with both: put the agents under roles: and give each its tasks (roles.NAME.tasks)"},
+		{"PraisonAI agents with no task", "agents:\n  mapper:\n    name: Mapper\n    instructions: Map it.\n    verbose: true\n",
+			"f.yaml:1:1: agents: these agents have no task: PraisonAI makes one from each agent's instructions, teamrun runs the tasks a file writes down: give each agent a step (steps: [{agent: NAME, action: WHAT}]) or a task (tasks:, see `teamrun schema`)"},
+		// A native file without tasks keeps the schema's errors.
+		{"native agents with no task", "agents:\n  a:\n    shell: echo\n", ""},
 		// A team is a team whatever else it carries.
 		{"deploy next to tasks", "agents:\n  a:\n    shell: echo hi\ntasks:\n  t:\n    agent: a\n    description: d\ndeploy:\n  port: 1\n", ""},
 		{"role tasks next to deploy", "framework: praisonai\nroles:\n  r:\n    role: R\n    tasks:\n      t:\n        description: d\ndeploy:\n  port: 1\n", ""},
@@ -163,5 +174,22 @@ roles:
 	}
 	if team.Tasks[0].Agent != "a" {
 		t.Errorf("t1 runs with %q", team.Tasks[0].Agent)
+	}
+}
+
+// nativeAgentKeys, which tell PraisonAI's agents from native ones, are the
+// schema's.
+func TestNativeAgentKeys(t *testing.T) {
+	var doc struct {
+		Defs map[string]struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(schemas.AgentsSchema, &doc); err != nil {
+		t.Fatal(err)
+	}
+	keys := slices.Sorted(maps.Keys(doc.Defs["agent"].Properties))
+	if len(keys) == 0 || !slices.Equal(keys, nativeAgentKeys) {
+		t.Errorf("the schema's agent keys %v, nativeAgentKeys %v", keys, nativeAgentKeys)
 	}
 }
