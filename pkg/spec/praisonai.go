@@ -145,15 +145,16 @@ func (b *builder) praison(root *tree) {
 	if tv := root.get("task"); tv != nil {
 		b.praisonSchedulerTask(tv)
 	}
-	if steps := stepsOf(root); steps != nil {
-		if _, ok := t.Variables["input"]; !ok {
-			if tp, ok := t.Variables["topic"]; ok {
-				// PraisonAI: input is the workflow's input, topic its old name.
-				t.Variables["input"] = tp
-				t.VarOrder = append(t.VarOrder, "input")
-			}
+	// PraisonAI: input is the workflow's input, topic its old name; a
+	// file of roles gets it when a text reads it.
+	if _, ok := t.Variables["input"]; !ok && (b.steps != nil || readsInput(t)) {
+		if tp, ok := t.Variables["topic"]; ok {
+			t.Variables["input"] = tp
+			t.VarOrder = append(t.VarOrder, "input")
 		}
-		b.praisonSteps(steps)
+	}
+	if b.steps != nil {
+		b.praisonSteps(b.steps)
 	}
 	if len(t.Tasks) == 0 && len(b.diags) == 0 {
 		b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos.Line, Column: root.pos.Column,
@@ -171,6 +172,24 @@ func (b *builder) praison(root *tree) {
 	if bg := t.Budget; bg != nil {
 		b.checkBudgetPrices(b.schedule.get(strings.TrimPrefix(bg.Key, "schedule.")))
 	}
+}
+
+// readsInput reports whether a text of t's agents or tasks has an {input}
+// placeholder.
+func readsInput(t *Team) bool {
+	for _, a := range t.Agents {
+		for _, s := range []string{a.Role, a.Goal, a.Backstory, a.Instructions} {
+			if strings.Contains(s, "{input}") {
+				return true
+			}
+		}
+	}
+	for _, tk := range t.Tasks {
+		if strings.Contains(tk.Description, "{input}") || strings.Contains(tk.ExpectedOutput, "{input}") {
+			return true
+		}
+	}
+	return false
 }
 
 // praisonFatal finds the first feature teamrun cannot run, if any.
@@ -514,11 +533,13 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 	for i, k := range v.keys {
 		f := v.vals[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
+		// {{VAR}} and {{previous_output}}, as in steps.
+		text := func(dst *string) { str(dst); *dst = convertTemplate(*dst) }
 		switch k {
 		case "description":
-			str(&tk.Description)
+			text(&tk.Description)
 		case "expected_output":
-			str(&tk.ExpectedOutput)
+			text(&tk.ExpectedOutput)
 		case "agent", "name":
 			// read by the caller
 		case "context":

@@ -296,3 +296,39 @@ steps:
 		t.Errorf("warnings %v, want %q", team.Warnings, want)
 	}
 }
+
+// A role's task reads {{input}} (topic: when input: is not given) and
+// {{previous_output}} as a step does; a file that reads no input gets none.
+func TestPraisonAIRoleTaskTemplates(t *testing.T) {
+	src := `framework: praisonai
+topic: AI
+roles:
+  a:
+    role: A
+    llm: m
+    tasks:
+      t1: {description: "Research {{input}}"}
+      t2: {description: "Improve: {{previous_output}}", expected_output: "{{ topic }} notes"}
+`
+	team, err := Parse("r.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(team.Warnings) != 0 || team.Variables["input"] != "AI" {
+		t.Errorf("warnings %v, input %v", team.Warnings, team.Variables["input"])
+	}
+	defs := team.TaskDefs(team.InitialState(nil))
+	if got := defs[0].Description; got != "Research AI" {
+		t.Errorf("t1 %q", got)
+	}
+	if got := defs[1].Description + " / " + defs[1].ExpectedOutput; got != "Improve: the previous step's output (below) / AI notes" {
+		t.Errorf("t2 %q", got)
+	}
+	plain, err := Parse("r.yaml", []byte(strings.ReplaceAll(src, "{{input}}", "it")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plain.Variables["input"]; ok {
+		t.Error("input set in a file that never reads it")
+	}
+}
