@@ -237,6 +237,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		// not in the corpus: testdata/praisonai
 		gateFile         = "gate_workflow.yaml"
 		parallelLoopFile = "parallel_loop.yaml"
+		stepOutputsFile  = "step_outputs.yaml"
 	)
 	gate := []reply{
 		{"Score this draft: a weak draft", "41", 0, 0},
@@ -324,6 +325,14 @@ func TestPraisonAIStepsRun(t *testing.T) {
 
 		// Shapes the corpus lacks: an if: on an output variable, a route
 		// without default, and a step after each reading the branch that ran.
+		{name: "step_outputs", file: stepOutputsFile, rules: []reply{
+			{"Analyze the module", "the module leaks", 0, 0},
+			{"Review this analysis", "close the file", 0, 0},
+		}, want: []step{
+			{0, "Code Analyzer", "Analyze the module", nil},
+			{1, "Code Reviewer", "Review this analysis: the module leaks", []int{0}},
+			{2, "Code Fixer", "Fix what the review found (close the file), knowing the module leaks", []int{1}},
+		}},
 		{name: "parallel_loop", file: parallelLoopFile, together: []string{"Describe Lisbon", "Describe Oslo", "Describe Quito"}, want: []step{
 			{0, "Travel Guide", "Describe Lisbon in one line", nil},
 			{0, "Travel Guide", "Describe Oslo in one line", nil},
@@ -417,7 +426,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			src := filepath.Join(corpusDir, tt.file)
-			if tt.file == gateFile || tt.file == parallelLoopFile {
+			if tt.file == gateFile || tt.file == parallelLoopFile || tt.file == stepOutputsFile {
 				src = filepath.Join("..", "..", "testdata", "praisonai", tt.file)
 			}
 			f := &fakeModel{rules: tt.rules, together: tt.together}

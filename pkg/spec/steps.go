@@ -110,6 +110,10 @@ type stepBuilder struct {
 	b        *builder
 	hasInput bool
 	dag      bool // a parallel, route or if step: the team runs as a workflow
+	// byName is the agent steps' tasks, in file order, under the name
+	// PraisonAI keeps their output as, NAME_output: the step's name, else
+	// its agent's.
+	byName map[string][]*Task
 }
 
 func (b *builder) praisonSteps(steps *tree) {
@@ -118,13 +122,46 @@ func (b *builder) praisonSteps(steps *tree) {
 		return
 	}
 	_, hasInput := b.team.Variables["input"]
-	sb := &stepBuilder{b: b, hasInput: hasInput}
+	sb := &stepBuilder{b: b, hasInput: hasInput, byName: map[string][]*Task{}}
+	from := len(b.team.Tasks)
 	var prev []string
 	for i, st := range steps.items {
 		prev = sb.step(st, stepName(st, fmt.Sprintf("step_%d", i+1)), prev, i == 0)
 	}
 	if sb.dag {
 		b.team.Process = Workflow
+	}
+	sb.bindStepOutputs(b.team.Tasks[from:])
+}
+
+// bindStepOutputs gives {NAME_output} placeholders, PraisonAI's name for
+// the output of the step NAME (an unnamed step's: its agent's), their value:
+// the last such step before the reader stores its result as that variable
+// (or, when it already has an output_variable, the placeholder reads that
+// one). A name that is a variable already, or no earlier step's, is left as
+// written.
+func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
+	seen := map[*Task]bool{}
+	for _, tk := range tasks {
+		for _, dst := range []*string{&tk.Description, &tk.ExpectedOutput} {
+			for _, v := range placeholderNames(*dst) {
+				name, ok := strings.CutSuffix(v, "_output")
+				var src *Task // the last such step before tk
+				for _, s := range sb.byName[name] {
+					if seen[s] {
+						src = s
+					}
+				}
+				if _, isVar := sb.b.team.Variables[v]; !ok || isVar || src == nil || src.Foreach != nil || src.Repeat != nil {
+					continue
+				}
+				if src.OutputVariable == "" {
+					src.OutputVariable = v
+				}
+				*dst = strings.ReplaceAll(*dst, "{"+v+"}", "{"+src.OutputVariable+"}")
+			}
+		}
+		seen[tk] = true
 	}
 }
 
@@ -273,6 +310,11 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		}
 	}
 	b.addTask(tk, st)
+	key := stepName(st, "")
+	if key == "" {
+		key = tk.Agent
+	}
+	sb.byName[key] = append(sb.byName[key], tk)
 	return []string{name}
 }
 

@@ -136,3 +136,34 @@ func TestPraisonStepsMapping(t *testing.T) {
 		})
 	}
 }
+
+// {{NAME_output}} reads an earlier step's output: the step keeps it as that
+// variable, or the placeholder reads the output_variable it already has. A
+// later step's, a variable's or an unknown name's stays as written.
+func TestStepOutputPlaceholders(t *testing.T) {
+	team, err := Parse("s.yaml", []byte(`variables: {given_output: x}
+agents:
+  a: {role: A, llm: m}
+  b: {role: B, llm: m}
+steps:
+  - agent: a
+    action: "first {{b_output}}"
+  - name: second
+    agent: b
+    action: "read {{a_output}}"
+    output_variable: notes
+  - agent: a
+    action: "{{second_output}} {{given_output}} {{nobody_output}}"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range team.Tasks {
+		got = append(got, tk.OutputVariable+"|"+tk.Description)
+	}
+	want := []string{"a_output|first {b_output}", "notes|read {a_output}", "|{notes} {given_output} {nobody_output}"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
