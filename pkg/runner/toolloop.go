@@ -326,6 +326,9 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 	if err != nil {
 		return tools.Result{}, err // stopped: the start stands without a result
 	}
+	// A tool runs in teamrun's environment: what it prints of the key
+	// reaches neither the session nor the model (DESIGN §2).
+	res.Content = llm.RedactKey(lp.client.APIKey, res.Content)
 	return res, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool,
 		Result: res.Content, IsError: res.IsError, Millis: time.Since(start).Milliseconds()})
 }

@@ -347,3 +347,44 @@ func TestToolLoopRetryResumes(t *testing.T) {
 		t.Errorf("record %+v", tr)
 	}
 }
+
+// A tool's output that holds the agent's API key reaches neither the model
+// nor the session: tools run in teamrun's environment, key included.
+func TestToolResultKeyRedacted(t *testing.T) {
+	const key = "sk-test-0123456789abcdef"
+	f := &toolLLM{script: func(n int, _ toolRequest) string {
+		if n == 1 {
+			return calls("c1", "env", `{}`)
+		}
+		return answer("done")
+	}}
+	p, _ := toolProject(t, f, `
+tools:
+  env:
+    shell: 'echo "OPENAI_API_KEY=`+key+`"; echo "half: `+key[:12]+`"'
+agents:
+  clerk: {role: Clerk, llm: {model: m, base_url: BASE}, tools: [env]}
+tasks:
+  work: {description: Look around, agent: clerk}
+`)
+	p.env["OPENAI_API_KEY"] = key
+	if sum, out, err := p.run(t, false); err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	var sent string
+	for _, m := range f.request(1).Messages {
+		if m.Role == "tool" {
+			sent = m.Content
+		}
+	}
+	if sent != "OPENAI_API_KEY=[REDACTED]\nhalf: [REDACTED]\n" {
+		t.Errorf("the model was sent %q", sent)
+	}
+	b, err := p.sessionFileBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), key[:8]) {
+		t.Error("the session holds the key")
+	}
+}

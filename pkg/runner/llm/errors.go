@@ -79,6 +79,17 @@ const redacted = "[REDACTED]"
 // away and would make ordinary words vanish.
 const minFragment = 8
 
+// RedactKey removes key, and any run of minFragment or more of its
+// characters, from text a tool or a server wrote, before it is kept or
+// sent on. A key shorter than minFragment (a local server's "ollama")
+// guards nothing and is left alone: removing it would cut ordinary words.
+func RedactKey(key, text string) string {
+	if len(key) < minFragment {
+		return text
+	}
+	return redactor(key).cleanAll(text)
+}
+
 func (r redactor) clean(s string) string {
 	if r == "" {
 		return s
