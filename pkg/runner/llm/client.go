@@ -305,7 +305,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		}
 		// Cut off by us (Ctrl-C, a timeout, a stalled stream): the server
 		// may bill it all the same.
-		cut := e != nil && (ctx.Err() != nil || errors.Is(e.Err, context.DeadlineExceeded) || errors.Is(e.Err, ErrStalled))
+		cut := e != nil && (ctx.Err() != nil || errors.Is(e.Err, context.DeadlineExceeded) || errors.Is(e.Err, ErrStalled) || e.unread)
 		if resp.hasUsage || cut {
 			// Paid for whatever becomes of it: recorded before the answer
 			// is judged.
@@ -383,9 +383,12 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	if st != nil && hresp.StatusCode >= 200 && hresp.StatusCode <= 299 && isEventStream(hresp.Header) {
 		return readStream(actx, cancelCause, timeout, hresp, st, red)
 	}
-	data, err := io.ReadAll(io.LimitReader(hresp.Body, maxBody))
+	data, err := io.ReadAll(io.LimitReader(hresp.Body, maxBody+1))
 	if err != nil {
 		return Response{}, -1, transportError(actx, timeout, fmt.Errorf("reading the answer: %w", err))
+	}
+	if len(data) > maxBody {
+		return Response{}, -1, tooLong(hresp.StatusCode)
 	}
 
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
@@ -413,7 +416,12 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		if m, _ := errorField(wr.Error); m != "" {
 			msg += ": " + red.snippet(m)
 		}
-		return Response{}, -1, &Error{StatusCode: hresp.StatusCode, Message: msg}
+		// Usage it reported was paid for all the same.
+		var failed Response
+		if wr.Usage != nil {
+			failed = Response{Model: red.clean(wr.Model), Usage: wr.Usage.usage(), status: hresp.StatusCode, hasUsage: true}
+		}
+		return failed, -1, &Error{StatusCode: hresp.StatusCode, Message: msg}
 	}
 	ch := wr.Choices[0]
 	// The model's name is recorded with the usage: no key may ride in it.
@@ -433,6 +441,13 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 			&Error{StatusCode: hresp.StatusCode, Message: "the model refused to answer: " + red.snippet(*p)}
 	}
 	return resp, -1, nil
+}
+
+// tooLong is an answer over maxBody: not read further, not retried (the
+// same request would bring the same answer).
+func tooLong(status int) *Error {
+	return &Error{StatusCode: status, unread: true,
+		Message: fmt.Sprintf("the answer is over %d MiB, more than teamrun reads of one: ask for a shorter one (llm.max_tokens, or the prompt)", maxBody>>20)}
 }
 
 // checkFinish fails an answer that did not finish: cut at max_tokens

@@ -181,12 +181,18 @@ func TestCompleteAnswerShapes(t *testing.T) {
 		want        Response
 		wantErr     string // substring; empty: success
 		wantPermErr bool
+		wantTokens  int // of the failed request, when it reported usage
+		wantUnknown bool
 	}{
 		{name: "null content (tool call) is empty text", body: `{"model":"m","choices":[{"message":{"role":"assistant","content":null}}]}`, want: Response{Model: "m"}},
 		{name: "no usage, no model", body: `{"choices":[{"message":{"content":"x"}}]}`, want: Response{Content: "x", Model: "m1"}},
 		{name: "empty choices", body: `{"model":"m","choices":[]}`, wantErr: "HTTP 200 OK: the answer has no choices"},
 		{name: "error inside a 200", body: `{"error":{"message":"overloaded"}}`, wantErr: "the answer has no choices: overloaded"},
 		{name: "not JSON", body: "<html>\n<b>proxy</b> page</html>", wantErr: "not a Chat Completions response: <html> <b>proxy</b> page</html>"},
+		{name: "no choices, but usage: paid for", body: `{"model":"m","choices":[],"usage":{"prompt_tokens":6,"completion_tokens":2,"total_tokens":8}}`,
+			wantErr: "the answer has no choices", wantTokens: 8},
+		{name: "over 32 MiB", body: `{"model":"m","choices":[{"message":{"content":"` + strings.Repeat("x", maxBody) + `"}}]}`,
+			wantErr: "HTTP 200 OK: the answer is over 32 MiB, more than teamrun reads of one: ask for a shorter one", wantUnknown: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,6 +212,15 @@ func TestCompleteAnswerShapes(t *testing.T) {
 			}
 			if n := len(fs.requests()); n != 1 {
 				t.Errorf("%d requests, want 1 (not retried)", n)
+			}
+			calls := CallsOf(err)
+			tokens, unknown := 0, false
+			for _, c := range calls {
+				tokens += c.Usage.TotalTokens
+				unknown = unknown || c.UsageUnknown
+			}
+			if tokens != tt.wantTokens || unknown != tt.wantUnknown {
+				t.Errorf("calls %+v: tokens %d, unknown %v; want %d, %v", calls, tokens, unknown, tt.wantTokens, tt.wantUnknown)
 			}
 		})
 	}

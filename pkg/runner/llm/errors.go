@@ -33,6 +33,10 @@ type Error struct {
 	// Calls are the requests that reported usage before it failed: they
 	// were paid for.
 	Calls []Call
+	// unread is an answer that came but was not read to its end (a stream
+	// that broke off, an answer over maxBody): the server may bill it, as
+	// a request teamrun cut off.
+	unread bool
 }
 
 func (e *Error) Error() string {

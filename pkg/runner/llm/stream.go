@@ -61,7 +61,8 @@ type wireChunk struct {
 func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout time.Duration, hresp *http.Response, st *streaming, red redactor) (Response, time.Duration, *Error) {
 	timer := time.AfterFunc(st.idle, func() { cancel(errIdle) })
 	defer timer.Stop()
-	br := bufio.NewReaderSize(io.LimitReader(hresp.Body, maxBody), 64<<10)
+	body := &io.LimitedReader{R: hresp.Body, N: maxBody + 1}
+	br := bufio.NewReaderSize(body, 64<<10)
 	resp := Response{status: hresp.StatusCode}
 	var (
 		text, refusal strings.Builder
@@ -71,6 +72,7 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 	)
 	fail := func(e *Error) (Response, time.Duration, *Error) {
 		e.StatusCode = hresp.StatusCode
+		e.unread = e.unread || e.Retryable // broke off
 		// The usage that came is the one thing kept of a broken stream.
 		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage}, -1, e
 	}
@@ -134,7 +136,15 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		if err == nil {
 			continue
 		}
-		dispatch() // an event the connection's end cut short of its blank line
+		if body.N <= 0 {
+			return fail(tooLong(hresp.StatusCode))
+		}
+		// An event without its blank line: complete if it parses (a server
+		// may end so), else cut short by the connection's end, and dropped.
+		if p := strings.TrimSpace(data.String()); p != "" && p != "[DONE]" && !json.Valid([]byte(p)) {
+			data.Reset()
+		}
+		dispatch()
 		if done || bad != nil {
 			break
 		}

@@ -42,6 +42,9 @@ func TestStream(t *testing.T) {
 		wantErr   string
 		wantReqs  int
 		wantUsage int // total tokens over the calls
+		// wantUnknown counts the calls recorded as of unknown usage: a
+		// stream that broke off may be billed.
+		wantUnknown int
 	}{
 		{name: "deltas, usage chunk, [DONE]", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, delta("Hel"), delta("lo"), finishStop, usageChunk, "[DONE]")
@@ -58,13 +61,25 @@ func TestStream(t *testing.T) {
 				return
 			}
 			sse(w, delta("Whole"), finishStop, usageChunk, "[DONE]")
-		}, want: "Whole", wantReqs: 2, wantUsage: 9},
+		}, want: "Whole", wantReqs: 2, wantUsage: 9, wantUnknown: 1},
+		{name: "an event cut inside its data line is dropped, the stream retried", reply: func(i int, w http.ResponseWriter, _ *http.Request) {
+			if i == 0 {
+				sse(w, delta("Part"))
+				fmt.Fprint(w, `data: {"id":"c1","choi`)
+				return
+			}
+			sse(w, delta("Whole"), finishStop, usageChunk, "[DONE]")
+		}, want: "Whole", wantReqs: 2, wantUsage: 9, wantUnknown: 1},
+		{name: "a last event without its blank line is read", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, delta("Hi"), finishStop)
+			fmt.Fprint(w, "data: "+usageChunk)
+		}, want: "Hi", wantReqs: 1, wantUsage: 9},
 		{name: "cut at max_tokens", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, delta("Hello from the"), finishLength, usageChunk, "[DONE]")
 		}, wantErr: "the answer was cut at", wantReqs: 1, wantUsage: 9},
 		{name: "an error event", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, delta("x"), `{"error":{"message":"model overloaded"}}`)
-		}, wantErr: "the server reported an error in the stream: model overloaded", wantReqs: 3},
+		}, wantErr: "the server reported an error in the stream: model overloaded", wantReqs: 3, wantUnknown: 3},
 		{name: "an event that is not JSON", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, "<html>")
 		}, wantErr: "a stream event is not a Chat Completions chunk: <html>", wantReqs: 1},
@@ -99,9 +114,15 @@ func TestStream(t *testing.T) {
 			} else if err != nil || resp.Content != tt.want {
 				t.Fatalf("got %q, %v; want %q", resp.Content, err, tt.want)
 			}
-			total := 0
+			total, unknown := 0, 0
 			for _, c := range calls {
 				total += c.Usage.TotalTokens
+				if c.UsageUnknown {
+					unknown++
+				}
+			}
+			if unknown != tt.wantUnknown {
+				t.Errorf("%d calls of unknown usage, want %d (%+v)", unknown, tt.wantUnknown, calls)
 			}
 			if total != tt.wantUsage {
 				t.Errorf("usage over the calls %d, want %d (%+v)", total, tt.wantUsage, calls)
