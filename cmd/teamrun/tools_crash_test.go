@@ -56,12 +56,15 @@ func (f *crashLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	last := req.Messages[len(req.Messages)-1]
 	if last.Role != "tool" {
-		fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"charge","arguments":"{\"amount\":5}"}}]},"finish_reason":"tool_calls"}]}`)
+		fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"charge","arguments":"{\"amount\":5}"}}]},"finish_reason":"tool_calls"}],`+crashUsage+`}`)
 		return
 	}
 	answer, _ := json.Marshal("charged: " + strings.TrimSpace(last.Content))
-	fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":%s},"finish_reason":"stop"}]}`, answer)
+	fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],%s}`, answer, crashUsage)
 }
+
+// crashUsage is what every answer of crashLLM reports: 12 tokens.
+const crashUsage = `"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}`
 
 func (f *crashLLM) requests() []string {
 	f.mu.Lock()
@@ -308,6 +311,12 @@ func TestToolCrashAfterResult(t *testing.T) {
 	}
 	if !strings.Contains(out, "tool loop resumed after turn 1; recorded results replayed, not run again") {
 		t.Errorf("the resume is not said:\n%s", out)
+	}
+	// The turn the killed run recorded was paid for: the session counts
+	// it (it would otherwise be lost with the attempt), this run the new
+	// request alone.
+	if !strings.Contains(out, "tokens:  this run 12 tokens (cost unknown); session 24 tokens (cost unknown)") {
+		t.Errorf("the tokens of the recorded turn are lost:\n%s", out)
 	}
 	reqs := f.requests()
 	if p.runs(t) != 1 || len(reqs) != 3 {

@@ -195,6 +195,11 @@ func (s *Session) apply(r Record) {
 		}
 		s.Checkpoint.Decisions[r.Task] = r.Value
 	case ToolTurnRecorded, ToolStarted, ToolFinished, ToolLoopEnded, ToolLoopResumed:
+		if r.Tool != nil && r.Tool.Usage != nil && r.Kind == ToolTurnRecorded {
+			if t, ok := s.Task(r.Task); ok {
+				t.Usage = t.Usage.Plus(r.Tool.Usage)
+			}
+		}
 		s.applyTool(r)
 	}
 	// Messages may ride on any record (a completion and the turns that

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -157,6 +158,49 @@ type Call struct {
 	// unknown (UsageUnknown); "" for an answered one.
 	Outcome      string `json:"outcome,omitempty"`
 	UsageUnknown bool   `json:"usage_unknown,omitempty"`
+}
+
+// Usage is what c adds to a usage: its tokens and its cost, or its tokens
+// as unpriced (its model has no price), or one request of unknown usage.
+func (c Call) Usage() *Usage {
+	u := &Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, TotalTokens: c.TotalTokens,
+		CachedTokens: c.CachedTokens, ReasoningTokens: c.ReasoningTokens}
+	switch {
+	case c.UsageUnknown:
+		u.UnknownRequests = 1
+	case c.CostUSD != nil:
+		u.CostUSD = *c.CostUSD
+	default:
+		u.UnpricedTokens = c.TotalTokens
+	}
+	return u
+}
+
+// WithoutAttempt is u less its calls of attempt n: the turns of a tool
+// loop record their requests as they go, and the attempt's end record
+// carries them all again.
+func (u *Usage) WithoutAttempt(n int) *Usage {
+	if u == nil || n <= 0 || !slices.ContainsFunc(u.Calls, func(c Call) bool { return c.Attempt == n }) {
+		return u
+	}
+	out := *u
+	out.Calls = nil
+	for _, c := range u.Calls {
+		if c.Attempt != n {
+			out.Calls = append(out.Calls, c)
+			continue
+		}
+		cu := c.Usage()
+		out.PromptTokens -= cu.PromptTokens
+		out.CompletionTokens -= cu.CompletionTokens
+		out.TotalTokens -= cu.TotalTokens
+		out.CachedTokens -= cu.CachedTokens
+		out.ReasoningTokens -= cu.ReasoningTokens
+		out.CostUSD -= cu.CostUSD
+		out.UnpricedTokens -= cu.UnpricedTokens
+		out.UnknownRequests -= cu.UnknownRequests
+	}
+	return &out
 }
 
 // Plus is u and o together; either may be nil (nil and nil: nil).

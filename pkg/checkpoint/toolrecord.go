@@ -45,6 +45,10 @@ type ToolStep struct {
 	// MCP holds, on a loop's first turn and on a resume, the digest of each
 	// MCP server's tool list as the model was offered it.
 	MCP map[string]string `json:"mcp,omitempty"`
+	// Usage is, on a turn, what its requests cost: counted in the task's
+	// usage when the turn is, so that a crash before the attempt's end
+	// loses none of it.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // ToolCall is one call of a model turn and what became of it.

@@ -792,6 +792,11 @@ func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 			usage = s.Usage
 		}
 	}
+	if endsAttempt(ev.Type) {
+		// It carries every request of the attempt, those its tool
+		// loop's turns recorded as they went included.
+		usage = usage.WithoutAttempt(ev.Attempt)
+	}
 	usage = usage.Plus(ev.Usage)
 	switch ev.Type {
 	case TaskStarted:

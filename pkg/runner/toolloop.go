@@ -260,7 +260,7 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 			}
 			return "", lp.end(fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, strings.Join(names, ", "), a.Name))
 		}
-		step := checkpoint.ToolStep{Turn: turn, Content: resp.Content, Calls: calls}
+		step := checkpoint.ToolStep{Turn: turn, Content: resp.Content, Calls: calls, Usage: usageOf(resp.Calls, a.LLM.Price, lp.job.Attempt)}
 		if turn == 1 {
 			step.MCP = lp.mcp
 		}

@@ -203,6 +203,11 @@ func TestToolLoop(t *testing.T) {
 			if tr.Result != tc.result {
 				t.Errorf("result %q, want %q", tr.Result, tc.result)
 			}
+			// The turns record their requests as they go, the attempt's
+			// end all of them: each counts once.
+			if tr.Usage == nil || tr.Usage.TotalTokens != 12*tc.requests || len(tr.Usage.Calls) != tc.requests {
+				t.Errorf("the task's usage %+v, want %d tokens in %d calls", tr.Usage, 12*tc.requests, tc.requests)
+			}
 			if tc.errHas != "" && !strings.Contains(tr.Error, tc.errHas) {
 				t.Errorf("error %q lacks %q", tr.Error, tc.errHas)
 			}

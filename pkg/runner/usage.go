@@ -106,16 +106,7 @@ func attemptUsage(u *Usage, attempt int) *Usage {
 		if c.Attempt != attempt && c.Attempt != 0 {
 			continue
 		}
-		cu := &Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, TotalTokens: c.TotalTokens,
-			CachedTokens: c.CachedTokens, ReasoningTokens: c.ReasoningTokens}
-		if c.UsageUnknown {
-			cu.UnknownRequests = 1
-		} else if c.CostUSD != nil {
-			cu.CostUSD = *c.CostUSD
-		} else {
-			cu.UnpricedTokens = c.TotalTokens
-		}
-		out = out.Plus(cu)
+		out = out.Plus(c.Usage())
 	}
 	return out
 }
