@@ -272,6 +272,16 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			newer++
 			continue
 		}
+		// The list read heads only: a session damaged past its head is
+		// found by loading it, and kept.
+		if _, err := s.Load(ctx, sum.ID); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				continue // removed meanwhile by someone else
+			}
+			st.Reason = fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", err, sum.ID)
+			stale = append(stale, st)
+			continue
+		}
 		var held *HeldError
 		if opts.DryRun {
 			if held, err = s.Held(ctx, sum.ID); err != nil {
