@@ -59,17 +59,19 @@ func idByte(c byte) bool {
 }
 
 // NewID is a fresh id <name>-<YYYYMMDD-HHMMSS>-<4 hex>, the name sanitised
-// to the id alphabet.
+// to the id alphabet: a run of other characters is one '-', and the name
+// starts with neither a dot nor a '-' (an id the commands teamrun prints
+// would take for a flag).
 func NewID(teamName string, now time.Time) string {
 	var b strings.Builder
 	for i := 0; i < len(teamName); i++ {
 		if c := teamName[i]; idByte(c) {
 			b.WriteByte(c)
-		} else {
+		} else if !strings.HasSuffix(b.String(), "-") {
 			b.WriteByte('-')
 		}
 	}
-	name := strings.TrimLeft(b.String(), ".")
+	name := strings.TrimRight(strings.TrimLeft(b.String(), ".-"), "-")
 	suffix := "-" + now.UTC().Format("20060102-150405") + "-" + RandHex(2)
 	if max := 128 - len(suffix); len(name) > max {
 		name = name[:max]

@@ -134,9 +134,14 @@ func TestNewID(t *testing.T) {
 	re := regexp.MustCompile(`^(.*)-(\d{8}-\d{6})-[0-9a-f]{4}$`)
 	tests := []struct{ name, prefix string }{
 		{"release-notes", "release-notes"},
-		{"my team/ü", "my-team---"},
+		{"my team/ü", "my-team"},
 		{"", "session"},
 		{"...dots", "dots"},
+		// Never a leading '-': the commands teamrun prints would read the
+		// id as a flag.
+		{"отчёт", "session"},
+		{"---", "session"},
+		{"-x- y", "x-y"},
 		{strings.Repeat("n", 200), strings.Repeat("n", 107)},
 	}
 	for _, tc := range tests {
