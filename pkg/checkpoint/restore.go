@@ -116,8 +116,9 @@ type Restored struct {
 	// Rerun lists, in spec order, the completed tasks that run again
 	// because --rerun or --rerun-from asked for it.
 	Rerun []string
-	// Kept lists the tasks --keep pinned although their definition changed.
-	Kept []string
+	// Kept lists the tasks --keep pinned although their definition changed;
+	// KeptDownstream those it pinned although --rerun-from reaches them.
+	Kept, KeptDownstream []string
 	// Held are completed tasks that would have been reused but read
 	// (through context) a task that runs again: each is reused after all,
 	// with its recorded result, when what it reads comes out byte-identical
@@ -237,16 +238,26 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 // rerun turns the restored tasks that --rerun and --rerun-from name back
 // into pending ones, and holds what reads them for the early cut-off.
 func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
+	kept := map[string]bool{}
+	for _, k := range ch.Keep {
+		kept[k] = true
+	}
 	forced := map[string]bool{}
 	for _, n := range ch.Rerun {
 		forced[n] = true
 	}
+	var keptDown []string
 	for _, n := range Downstream(defs, ch.RerunFrom) {
+		if kept[n] && !slices.Contains(ch.RerunFrom, n) {
+			// Check refuses --keep of a task --rerun-from names; one
+			// downstream of it is kept, and that is said.
+			keptDown = append(keptDown, n)
+			continue
+		}
 		forced[n] = true
 	}
-	kept := map[string]bool{}
-	for _, k := range ch.Keep {
-		kept[k] = true
+	if r.KeptDownstream = keptDown; len(keptDown) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept, though downstream of --rerun-from %s", strings.Join(keptDown, ", "), strings.Join(ch.RerunFrom, ", ")))
 	}
 	again := map[string]bool{} // not reused any more: forced or held
 	for _, d := range defs {

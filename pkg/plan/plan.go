@@ -180,6 +180,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			if slices.Contains(r.Kept, d.Name) {
 				step.Reason = "kept (--keep) although it changed since the checkpoint; completed last time"
 			}
+			if slices.Contains(r.KeptDownstream, d.Name) {
+				step.Reason += fmt.Sprintf("; kept (--keep), though downstream of --rerun-from %s", strings.Join(ch.RerunFrom, ", "))
+			}
 		case why != nil:
 			step.Action, step.Reason = Skip, skipText(defs, r, why)
 		default:
