@@ -147,6 +147,13 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	id, notes := res.ID, res.Notes
+	if !o.Continue {
+		// Said again under the lock; asked first, so that a bad
+		// --session writes no lock file (exit 2: nothing written).
+		if exists, err := store.Exists(ctx, id); err == nil && exists {
+			return nil, usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, store.Location())
+		}
+	}
 	lock, err := lockSession(ctx, store, id, o.Wait, warn)
 	if err != nil {
 		return nil, err
@@ -180,6 +187,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if exists {
 		if old, err = store.Load(ctx, id); err != nil {
 			return nil, err
+		}
+		if old.SpecPath != "" && filepath.Clean(old.SpecPath) != filepath.Clean(specAbs) {
+			// As plan says it: the session named is resumed with this
+			// file's tasks, and the other file's outputs go.
+			notes = append(notes, fmt.Sprintf("session %s was saved for %s, not %s: resuming it with this file's tasks (pass --session ID to pick another session)", id, old.SpecPath, specAbs))
 		}
 		// Before any task runs again: what a dead run left behind must
 		// not do the same work a second time, in parallel. Only a task
