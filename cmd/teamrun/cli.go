@@ -197,9 +197,20 @@ func unknownCommand(c *cli.Context, name string) error {
 	return exitf(exitUsage, "unknown command %q.%s (teamrun --help lists the commands)", name, didYouMean(c, name))
 }
 
-// unknownSessionCommand is the error for `teamrun session lst`.
+// unknownSessionCommand is the error for `teamrun session lst`, naming
+// the subcommands there are.
 func unknownSessionCommand(c *cli.Context, name string) error {
-	return exitf(exitUsage, "unknown session command %q: use list, show, delete, prune, decide or logs.%s (teamrun session --help)", name, didYouMean(c, name))
+	var names []string
+	for _, sc := range c.Command.Subcommands {
+		if !sc.Hidden {
+			names = append(names, sc.Name)
+		}
+	}
+	use := strings.Join(names, ", ")
+	if n := len(names); n > 1 {
+		use = strings.Join(names[:n-1], ", ") + " or " + names[n-1]
+	}
+	return exitf(exitUsage, "unknown session command %q: use %s.%s (teamrun session --help)", name, use, didYouMean(c, name))
 }
 
 // didYouMean is urfave/cli's suggestion for a mistyped subcommand of c's
