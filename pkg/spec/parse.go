@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ var (
 // Load reads and parses the spec at path. A read error names the file; an
 // invalid spec is an ErrorList.
 func Load(path string) (*Team, error) {
-	data, err := os.ReadFile(path)
+	data, err := readSpec(path)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -31,6 +32,31 @@ func Load(path string) (*Team, error) {
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}
 	return Parse(path, data)
+}
+
+// MaxSpecBytes bounds what Load reads: above any team written by hand or
+// made (380,000 tasks take 50 MB), and a stop to reading /dev/zero, say.
+const MaxSpecBytes = 64 << 20
+
+var errSpecTooLarge = fmt.Errorf("it is over %d MiB, more than any team file: check the path", MaxSpecBytes>>20)
+
+func readSpec(path string) ([]byte, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		if fi.Size() > MaxSpecBytes {
+			return nil, errSpecTooLarge
+		}
+		return os.ReadFile(path)
+	}
+	f, err := os.Open(path) // a pipe or a device: read it up to the bound
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+	if err == nil && len(data) > MaxSpecBytes {
+		return nil, errSpecTooLarge
+	}
+	return data, err
 }
 
 // Parse loads a team from data, native or PraisonAI. file names the source

@@ -371,3 +371,26 @@ func TestUsedAgents(t *testing.T) {
 		t.Errorf("UsedAgents() = %v, want a and c", got)
 	}
 }
+
+// Load reads at most MaxSpecBytes, of a file or of a device or pipe: a path
+// to something else is an error naming it, not an exhausted memory.
+func TestLoadTooLarge(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxSpecBytes + 1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f.Close()
+	paths := []string{big}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		paths = append(paths, "/dev/zero")
+	}
+	for _, p := range paths {
+		if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "cannot read "+p+": it is over 64 MiB") {
+			t.Errorf("Load(%s): %v", p, err)
+		}
+	}
+}
