@@ -147,12 +147,17 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	id, notes := res.ID, res.Notes
-	if !o.Continue {
-		// Said again under the lock; asked first, so that a bad
-		// --session writes no lock file (exit 2: nothing written).
-		if exists, err := store.Exists(ctx, id); err == nil && exists {
-			return nil, usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, store.Location())
+	// What makes this bad usage is asked before the lock is taken, so that
+	// exit 2 writes nothing, and again under it: a session to be made
+	// must not exist, and its task set comes from the spec and --var
+	// alone (a --var foreach list that is not one, say).
+	var newSet *TaskSet
+	if exists, err := store.Exists(ctx, id); err == nil && !exists {
+		if newSet, err = TaskSetOf(team, nil, o.Vars); err != nil {
+			return nil, err
 		}
+	} else if err == nil && !o.Continue {
+		return nil, usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, store.Location())
 	}
 	lock, err := lockSession(ctx, store, id, o.Wait, warn)
 	if err != nil {
@@ -211,9 +216,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// the session started from, not from this invocation's --var alone: a
 	// run with --var resumed without it renders the same texts. Computed
 	// before the subreaper is set up: bad usage leaves nothing behind.
-	set, err := TaskSetOf(team, old, o.Vars)
-	if err != nil {
-		return nil, err
+	set := newSet
+	if old != nil || set == nil {
+		if set, err = TaskSetOf(team, old, o.Vars); err != nil {
+			return nil, err
+		}
 	}
 	groups := &Groups{}
 	if o.Interrupts != nil {
