@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -53,8 +54,14 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	ctx := context.Background()
+	if writes(args) {
+		// They finish what they write before they stop; the others
+		// stop at once, as any program does, a blocked read included.
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+	}
 	app := newApp(iostreams.System(stdin, stdout, stderr, os.Getenv))
 	if n := len(args); n > 1 && args[n-1] == completionFlag {
 		wireCompletion(app.Commands, app.Commands, args[1:n-1])
@@ -76,6 +83,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Anything else comes from flag parsing or a command without its own code.
 	fmt.Fprintln(stderr, "teamrun:", err)
 	return exitUsage
+}
+
+// writes reports whether args name a command that writes (run, session,
+// init) and so catches SIGINT and SIGTERM to end what it writes first.
+func writes(args []string) bool {
+	for _, a := range args[1:] {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		return a == "run" || a == "session" || a == "init"
+	}
+	return false
 }
 
 func newApp(ios *iostreams.IOStreams) *cli.App {
