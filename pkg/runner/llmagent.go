@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -57,6 +59,19 @@ func (l *LLMs) Remember(agent string, turns []Turn) {
 		l.memory = map[string][]Turn{}
 	}
 	l.memory[agent] = append(l.memory[agent], turns...)
+}
+
+// keyRefused adds to a 401 or 403 which variable held the key the server
+// refused (its value is never shown), or that none was sent.
+func keyRefused(err error, ep llm.Endpoint) error {
+	var le *llm.Error
+	if !errors.As(err, &le) || (le.StatusCode != http.StatusUnauthorized && le.StatusCode != http.StatusForbidden) {
+		return err
+	}
+	if ep.APIKey == "" {
+		return fmt.Errorf("%w (no key was sent: export %s, or name the variable that holds it in llm.api_key_env)", err, cmp.Or(ep.KeyVar, "OPENAI_API_KEY"))
+	}
+	return fmt.Errorf("%w (the key came from $%s: check it, or name another variable in llm.api_key_env)", err, ep.KeyVar)
 }
 
 func (l *LLMs) history(agent string) []llm.Message {
@@ -164,7 +179,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		}
 	}
 	if err != nil {
-		return Result{}, paid(err, usageOf(calls, a.LLM.Price, job.Attempt))
+		return Result{}, paid(keyRefused(err, ep), usageOf(calls, a.LLM.Price, job.Attempt))
 	}
 	res := Result{Raw: content, Usage: usageOf(calls, a.LLM.Price, job.Attempt)}
 	if a.Memory {

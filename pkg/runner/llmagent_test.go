@@ -300,7 +300,7 @@ func TestLLMRetriesAndErrors(t *testing.T) {
 		{"401 names no key", func(n int, w http.ResponseWriter) {
 			w.WriteHeader(http.StatusUnauthorized)
 			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s"}}`, secret)
-		}, Failed, 1, "HTTP 401"},
+		}, Failed, 1, "HTTP 401 Unauthorized: Incorrect API key provided: [REDACTED] (the key came from $MY_KEY: check it, or name another variable in llm.api_key_env)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -84,6 +84,9 @@ func checkServed(l *spec.LLM) error {
 // name to send (without the provider prefix).
 type Endpoint struct {
 	BaseURL, APIKey, Model string
+	// KeyVar is the environment variable the key comes from ("" when
+	// none would give one), for the hint on a refused key.
+	KeyVar string
 }
 
 // Resolve says where an agent's requests go, with which key and under which
@@ -130,13 +133,14 @@ func Resolve(l *spec.LLM, getenv func(string) string) (Endpoint, error) {
 
 	switch {
 	case l != nil && l.APIKeyEnv != "":
-		ep.APIKey = strings.TrimSpace(getenv(l.APIKeyEnv))
+		ep.APIKey, ep.KeyVar = strings.TrimSpace(getenv(l.APIKeyEnv)), l.APIKeyEnv
 		if ep.APIKey == "" {
 			return Endpoint{}, fmt.Errorf("llm.api_key_env: the environment variable %s is not set or empty: export it, or drop api_key_env to use %s", l.APIKeyEnv, keyVarsText(prov, hasProv))
 		}
 	case hasProv:
 		for _, v := range prov.KeyEnv {
 			if ep.APIKey = strings.TrimSpace(getenv(v)); ep.APIKey != "" {
+				ep.KeyVar = v
 				break
 			}
 		}
@@ -144,7 +148,7 @@ func Resolve(l *spec.LLM, getenv func(string) string) (Endpoint, error) {
 			return Endpoint{}, fmt.Errorf("model %q: no key for %s: export %s, or name another variable in llm.api_key_env", l.Model, strings.TrimSuffix(prov.Prefix, "/"), prov.KeyEnv[0])
 		}
 	default:
-		ep.APIKey = strings.TrimSpace(getenv("OPENAI_API_KEY"))
+		ep.APIKey, ep.KeyVar = strings.TrimSpace(getenv("OPENAI_API_KEY")), "OPENAI_API_KEY"
 	}
 	return ep, nil
 }
