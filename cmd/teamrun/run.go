@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -142,7 +143,12 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			return exitf(exitUsage, "run needs the team's FILE (try: teamrun run agents.yaml)")
 		case 1:
 		default:
-			return exitf(exitUsage, "run takes one FILE, got %d arguments: %s", len(args), strings.Join(args, " "))
+			hint := ""
+			if _, err := strconv.ParseFloat(args[len(args)-1], 64); err == nil && c.IsSet("wait") {
+				// --wait 5: the flag takes only a duration with its unit.
+				hint = fmt.Sprintf(" (a wait is a duration with its unit: --wait=%ss)", args[len(args)-1])
+			}
+			return exitf(exitUsage, "run takes one FILE, got %d arguments: %s%s", len(args), strings.Join(args, " "), hint)
 		}
 		reuse, err := checkpoint.ParseReuse(c.String("reuse"))
 		if err != nil {
