@@ -157,7 +157,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			return nil, err
 		}
 	} else if err == nil && !o.Continue {
-		return nil, usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, store.Location())
+		// One a run holds is said to be held (exit 4), under the lock.
+		if held, err := store.Held(ctx, id); err == nil && held == nil {
+			return nil, usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, store.Location())
+		}
 	}
 	lock, err := lockSession(ctx, store, id, o.Wait, warn)
 	if err != nil {
