@@ -81,7 +81,7 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 		return nil, err
 	}
 	var exists bool
-	err = l.do(ctx, func(c *pgx.Conn) error {
+	err = l.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 			var last int64
 			err := tx.QueryRow(ctx, s.q(`SELECT last_seq FROM {s}.sessions WHERE id = $1 FOR UPDATE`), sess.ID).Scan(&last)
@@ -256,7 +256,7 @@ func (j *Journal) write(first, last int64, at time.Time, done int, payloads [][]
 	if j.store.beforeWrite != nil {
 		j.store.beforeWrite()
 	}
-	return j.lock.do(ctx, func(c *pgx.Conn) error {
+	return j.lock.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
 		tag, err := c.Exec(ctx, j.store.q(`WITH s AS (
 				UPDATE {s}.sessions SET last_seq = $4, updated_at = $5, tasks_done = $6
 				WHERE id = $1 AND owner_generation = $2 AND last_seq = $3 - 1 RETURNING id)
@@ -326,7 +326,7 @@ func (j *Journal) compact(ctx context.Context) error {
 		return err
 	}
 	seq := j.seq
-	err = j.lock.do(ctx, func(c *pgx.Conn) error {
+	err = j.lock.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
 			tag, err := tx.Exec(ctx, j.store.q(`UPDATE {s}.sessions SET snapshot = $3, snapshot_seq = $4, tasks_done = $5,
 					tasks_total = $6, updated_at = $7

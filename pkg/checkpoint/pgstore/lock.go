@@ -283,7 +283,7 @@ func (l *Lock) setLostLocked(err error) {
 
 // do runs f on the lock's connection, unless the lock is lost; a failure of
 // the connection loses the lock.
-func (l *Lock) do(ctx context.Context, f func(*pgx.Conn) error) error {
+func (l *Lock) do(ctx context.Context, f func(context.Context, *pgx.Conn) error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lost != nil {
@@ -292,7 +292,13 @@ func (l *Lock) do(ctx context.Context, f func(*pgx.Conn) error) error {
 	if l.conn == nil {
 		return fmt.Errorf("%w: session %s: its lock was released", checkpoint.ErrStore, l.id)
 	}
-	err := f(l.conn)
+	// A server that stops answering must not hold the run (nor, through
+	// l.mu, the heartbeat) past half the lease: then the write fails, the
+	// connection closes and the lock is lost, before another run can take
+	// the session over while this one's tasks still run.
+	ctx, cancel := context.WithTimeout(ctx, l.store.cfg.lease/2)
+	defer cancel()
+	err := f(ctx, l.conn)
 	switch {
 	case err == nil:
 	case errors.Is(err, errFenced):

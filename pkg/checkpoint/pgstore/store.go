@@ -360,7 +360,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	defer l.Release()
 	var n int64
-	err = l.do(ctx, func(c *pgx.Conn) error {
+	err = l.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
 		tag, err := c.Exec(ctx, s.q(`DELETE FROM {s}.sessions WHERE id = $1 AND owner_generation = $2`), id, l.gen)
 		n = tag.RowsAffected()
 		return err

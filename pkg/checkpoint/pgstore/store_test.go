@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -785,5 +786,33 @@ func TestSnapshotCompressedWithLZ4(t *testing.T) {
 	}
 	if method == nil || *method != "lz4" {
 		t.Errorf("the snapshot's compression is %v, want lz4", method)
+	}
+}
+
+// A holder whose server stops answering (its backend stopped, as in a
+// network partition) does not wait on it for good: the write fails within
+// half the lease, and the lock is lost, before another run could take the
+// session over while this one's tasks still run.
+func TestFrozenServerLosesLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits half a lease")
+	}
+	raw := testStoreURL(t, "lease", "3s")
+	s := openStore(t, raw)
+	l, j := begin(t, s, "frozen", 3)
+	pid := int(backendPID(t, l))
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Skipf("cannot stop the server's backend %d (a server elsewhere, or another user's): %v", pid, err)
+	}
+	defer syscall.Kill(pid, syscall.SIGCONT)
+	err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t001"}) // before the fix: blocked here
+	if !errors.Is(err, ErrLost) || !errors.Is(err, checkpoint.ErrStore) {
+		t.Fatalf("a write to a server that does not answer = %v, want ErrLost", err)
+	}
+	noPassword(t, raw, err.Error())
+	select {
+	case <-l.Lost():
+	default:
+		t.Error("the lock is not lost")
 	}
 }
