@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint/transfer"
 )
 
@@ -24,7 +25,7 @@ func sessionExportCommand() *cli.Command {
 			"   teamrun session export nightly-1 --output nightly-1.json\n" +
 			"   teamrun session import nightly-1.json --store postgres://teamrun@db/teamrun",
 		Flags: []cli.Flag{projectFlag(), storeFlagDef(),
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (mode 0600) instead of stdout"}},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (mode 0600) instead of stdout (-: stdout)"}},
 		BashComplete: completeSessions,
 		Action: action(func(c *cli.Context, args []string) error {
 			id, err := oneArg(args, "session export", "teamrun session export ID")
@@ -46,12 +47,13 @@ func sessionExportCommand() *cli.Command {
 				return storeExit(err)
 			}
 			out := c.String("output")
-			if out == "" {
+			if out == "" || out == "-" { // "-": stdout, as import's "-" is stdin
 				_, err := c.App.Writer.Write(doc)
 				return err
 			}
-			if err := os.WriteFile(out, doc, 0o600); err != nil {
-				return exitf(exitStore, "cannot write %s: %v", out, errors.Unwrap(err))
+			// Whole or not at all: an interrupted export leaves no half a document.
+			if err := atomicfile.Write(out, doc, 0o600); err != nil {
+				return exitf(exitStore, "%v", err)
 			}
 			fmt.Fprintf(c.App.ErrWriter, "exported session %s from %s to %s\n", id, a.store.Location(), out)
 			return nil
