@@ -207,8 +207,9 @@ func (l *Lock) LostErr() error {
 // heartbeat keeps the connection inside the lease and checks that the
 // session is still this run's: a run whose connection was terminated, or
 // whose session another run owns now, learns it within a third of the
-// lease (half when the server stops answering: the check's timeout) even
-// while no task ends. When the check fails the lock is lost and every
+// lease (two thirds when the server stops answering: a tick after a recent
+// write is skipped, and the check's timeout is a third) even while no task
+// ends. When the check fails the lock is lost and every
 // later write is refused.
 func (l *Lock) heartbeat() {
 	defer close(l.done)
