@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -102,6 +103,10 @@ type Commands struct {
 	Blobs blobStore
 	// Session is the id of the session the commands run for.
 	Session string
+	// Keys are the API keys the team's LLM agents use: a command gets
+	// teamrun's environment, and what its result holds of them is
+	// redacted before it is recorded (DESIGN §2).
+	Keys []string
 
 	paths    pathCache
 	mu       sync.Mutex
@@ -288,6 +293,9 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	for _, k := range c.Keys {
+		out = llm.RedactKey(k, out)
+	}
 	return Result{Raw: out, Blob: blob}, nil
 }
 
@@ -341,8 +349,8 @@ func (c *Commands) sinks(job *Job) *outputSinks {
 			ctx = context.Background()
 		}
 		kept := func() { c.Kept.add(task, attempt) }
-		o := &attemptLog{w: c.Logs.AttemptLog(ctx, c.Lock, task, attempt, "stdout"), kept: kept}
-		e := &attemptLog{w: c.Logs.AttemptLog(ctx, c.Lock, task, attempt, "stderr"), kept: kept}
+		o := &attemptLog{w: redacting(c.Logs.AttemptLog(ctx, c.Lock, task, attempt, "stdout"), c.Keys), kept: kept}
+		e := &attemptLog{w: redacting(c.Logs.AttemptLog(ctx, c.Lock, task, attempt, "stderr"), c.Keys), kept: kept}
 		s.add(o, e, o, e)
 	}
 	if c.Line != nil {

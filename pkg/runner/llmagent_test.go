@@ -547,3 +547,46 @@ func filesUnder(t *testing.T, dir string) []string {
 	}
 	return files
 }
+
+// A command agent runs in teamrun's environment: what its result holds of
+// the key an LLM agent of the team uses is redacted before it is recorded,
+// and the task that reads it gets it redacted too.
+func TestCommandResultKeyRedacted(t *testing.T) {
+	const key = "sk-test-0123456789abcdef"
+	f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) { reply(w, "summary") }}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, `
+llm: {model: m, base_url: BASE, api_key_env: MY_KEY}
+agents:
+  env: {shell: 'echo "key=$MY_KEY"'}
+  writer: {role: Writer}
+tasks:
+  look: {description: look, agent: env}
+  write: {description: write, agent: writer}
+`)
+	p.env["MY_KEY"] = key
+	t.Setenv("MY_KEY", key) // the command's environment is the process's
+	if sum, out, err := p.run(t, false); err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	if tr, _ := p.session(t).Task("look"); tr.Result != "key=[REDACTED]\n" {
+		t.Errorf("result %q", tr.Result)
+	}
+	if got := fmt.Sprint(f.request(0).Messages); strings.Contains(got, key[:8]) || !strings.Contains(got, "key=[REDACTED]") {
+		t.Errorf("the LLM task was sent %s", got)
+	}
+	b, err := p.sessionFileBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), key[:8]) {
+		t.Error("the session holds the key")
+	}
+	// Nor does any file beside it: the attempt's kept output included.
+	for _, path := range filesUnder(t, filepath.Join(p.home, "sessions")) {
+		if b, err := os.ReadFile(path); err != nil || strings.Contains(string(b), key[:8]) {
+			t.Errorf("%s holds the key (%v)", path, err)
+		}
+	}
+}

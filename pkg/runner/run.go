@@ -245,7 +245,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}()
 	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(scratch, id),
-		Logs: logsOf(store), Lock: lock, LogsCtx: context.WithoutCancel(ctx), Kept: &keptLogs{}, Session: id, Blobs: blobsOf(store)}
+		Logs: logsOf(store), Lock: lock, LogsCtx: context.WithoutCancel(ctx), Kept: &keptLogs{}, Session: id, Blobs: blobsOf(store),
+		Keys: teamKeys(team, getenv)}
 	if o.Verbose {
 		commands.Line = func(task, stream, line string) {
 			rep.Observe(Event{Time: time.Now(), Type: TaskLine, Index: -1, Task: task, Stream: stream, Message: line})
@@ -630,6 +631,22 @@ func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) stri
 		return &UsageError{Err: errors.New(strings.Join(problems, "\n"))}
 	}
 	return nil
+}
+
+// teamKeys are the API keys of the LLM agents the team's tasks use, each
+// once.
+func teamKeys(team *spec.Team, getenv func(string) string) []string {
+	used := team.UsedAgents()
+	var keys []string
+	for _, a := range team.Agents {
+		if a.Kind != spec.LLMAgent || a.LLM == nil || !used[a.Name] {
+			continue
+		}
+		if ep, err := llm.Resolve(a.LLM, getenv); err == nil && ep.APIKey != "" && !slices.Contains(keys, ep.APIKey) {
+			keys = append(keys, ep.APIKey)
+		}
+	}
+	return keys
 }
 
 func agentRecords(team *spec.Team, state map[string]any) []checkpoint.AgentRecord {

@@ -6,12 +6,16 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
 )
 
 // LogCap is how much of each stream of an attempt is kept; the rest is cut
@@ -43,6 +47,64 @@ func logsOf(store checkpoint.Backend) logStore {
 // attemptLog caps one stream of an attempt at LogCap on its way to the
 // store, which gets nothing for a silent stream; a stream cut there ends
 // with logCutNote. kept, when set, is told of a log kept.
+// redacting is w with what is written of keys redacted (llm.RedactKey);
+// w itself when there are none.
+func redacting(w io.WriteCloser, keys []string) io.WriteCloser {
+	longest := 0
+	for _, k := range keys {
+		longest = max(longest, len(k))
+	}
+	if longest == 0 {
+		return w
+	}
+	return &redactingWriter{w: w, keys: keys, held: longest - 1}
+}
+
+// redactingWriter holds back the end of each write that could begin a
+// key until the next write or Close, so that a key a command writes in
+// pieces is caught whole.
+type redactingWriter struct {
+	w     io.WriteCloser
+	keys  []string
+	held  int // the longest key's length less one: the most held back
+	tail  string
+	wrote error
+}
+
+func (r *redactingWriter) Write(p []byte) (int, error) {
+	s := r.tail + string(p)
+	for _, k := range r.keys {
+		s = strings.ReplaceAll(s, k, llm.Redacted)
+	}
+	cut := len(s)
+	for n := min(r.held, len(s)); n > 0; n-- {
+		if slices.ContainsFunc(r.keys, func(k string) bool { return strings.HasPrefix(k, s[len(s)-n:]) }) {
+			cut = len(s) - n
+			break
+		}
+	}
+	r.tail = s[cut:]
+	r.emit(s[:cut])
+	return len(p), r.wrote
+}
+
+// emit writes s with what is left of the keys in it (a piece the command
+// echoed) redacted too.
+func (r *redactingWriter) emit(s string) {
+	for _, k := range r.keys {
+		s = llm.RedactKey(k, s)
+	}
+	if s != "" && r.wrote == nil {
+		_, r.wrote = io.WriteString(r.w, s)
+	}
+}
+
+func (r *redactingWriter) Close() error {
+	r.emit(r.tail)
+	r.tail = ""
+	return errors.Join(r.wrote, r.w.Close())
+}
+
 type attemptLog struct {
 	w    io.WriteCloser
 	n    int

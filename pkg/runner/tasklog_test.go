@@ -185,3 +185,34 @@ func TestStdoutCopyIsLive(t *testing.T) {
 		t.Errorf("result %q, copy %q; want both \"ab\" (the copy saw nothing while the command ran?)", out, sink.buf.String())
 	}
 }
+
+type closingBuffer struct{ bytes.Buffer }
+
+func (*closingBuffer) Close() error { return nil }
+
+// A key a command writes in pieces is redacted in its log all the same.
+func TestRedactingWriterAcrossWrites(t *testing.T) {
+	const key = "sk-test-0123456789abcdef"
+	for _, pieces := range [][]string{
+		{"key=" + key + "\n"},
+		{"key=sk-test-01", "23456789abcdef\n"},
+		{"k", "ey=sk-", "test-0123456789abcde", "f", "\n"},
+	} {
+		var b closingBuffer
+		w := redacting(&b, []string{key})
+		for _, p := range pieces {
+			if n, err := w.Write([]byte(p)); n != len(p) || err != nil {
+				t.Fatalf("write %q: %d, %v", p, n, err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != "key=[REDACTED]\n" {
+			t.Errorf("%q logged %q", pieces, b.String())
+		}
+	}
+	if w := redacting(&closingBuffer{}, nil); w == nil {
+		t.Error("no writer without keys")
+	}
+}

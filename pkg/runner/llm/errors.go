@@ -75,7 +75,10 @@ func (e *Error) Unwrap() []error {
 // redactor removes a secret from text that may reach a user.
 type redactor string
 
-const redacted = "[REDACTED]"
+// Redacted stands where a key was.
+const Redacted = "[REDACTED]"
+
+const redacted = Redacted
 
 // minFragment is the shortest piece of a key that cleanAll removes: a
 // server that echoes a key partly ("sk-proj-****…") or a message cut inside
