@@ -278,6 +278,8 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		// Streamed from the spool file into the store, durable before the
 		// completion that names it is recorded.
 		large = func(r io.Reader) error {
+			r, stop := c.redactedReader(r)
+			defer stop()
 			b, err := c.Blobs.PutBlob(ctx, c.Session, r)
 			blob = &b
 			return err
@@ -291,12 +293,52 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		c.warnOnce("logs", fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, c.Store, cerr))
 	}
 	if err != nil {
-		return Result{}, err
+		return Result{}, redactedErr(err, c.Keys)
 	}
 	for _, k := range c.Keys {
 		out = llm.RedactKey(k, out)
 	}
 	return Result{Raw: out, Blob: blob}, nil
+}
+
+// redactedReader is r with c.Keys redacted (a redacting writer fed from
+// it); stop ends the copy once the reader is no longer read.
+func (c *Commands) redactedReader(r io.Reader) (io.Reader, func()) {
+	if len(c.Keys) == 0 {
+		return r, func() {}
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		w := redacting(pw, c.Keys)
+		if _, err := io.Copy(w, r); err != nil {
+			pw.CloseWithError(err)
+			return
+		}
+		pw.CloseWithError(w.Close())
+	}()
+	return pr, func() { pr.Close() }
+}
+
+// redactedError is an error whose text held a key: errors.Is and As still
+// see the error, its text has the key redacted (a command's stderr tail).
+type redactedError struct {
+	text string
+	err  error
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func redactedErr(err error, keys []string) error {
+	text := err.Error()
+	red := text
+	for _, k := range keys {
+		red = llm.RedactKey(k, red)
+	}
+	if red == text {
+		return err
+	}
+	return &redactedError{text: red, err: err}
 }
 
 // jobEnv is the TEAMRUN_* environment of a job's processes, the command

@@ -548,9 +548,10 @@ func filesUnder(t *testing.T, dir string) []string {
 	return files
 }
 
-// A command agent runs in teamrun's environment: what its result holds of
-// the key an LLM agent of the team uses is redacted before it is recorded,
-// and the task that reads it gets it redacted too.
+// A command agent runs in teamrun's environment: what its result, its
+// kept output and its error hold of the key an LLM agent of the team uses
+// is redacted before it is recorded, and the task that reads its result
+// gets it redacted too. A result kept out of line (over 1 MiB) as well.
 func TestCommandResultKeyRedacted(t *testing.T) {
 	const key = "sk-test-0123456789abcdef"
 	f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) { reply(w, "summary") }}
@@ -560,30 +561,34 @@ func TestCommandResultKeyRedacted(t *testing.T) {
 llm: {model: m, base_url: BASE, api_key_env: MY_KEY}
 agents:
   env: {shell: 'echo "key=$MY_KEY"'}
+  big: {shell: 'head -c 1100000 /dev/zero | tr "\\0" x; echo "key=$MY_KEY"'}
+  oops: {shell: 'echo "key=$MY_KEY" >&2; exit 3'}
   writer: {role: Writer}
 tasks:
   look: {description: look, agent: env}
-  write: {description: write, agent: writer}
+  large: {description: large, agent: big}
+  write: {description: write, agent: writer, context: [look]}
+  fail: {description: fail, agent: oops}
 `)
 	p.env["MY_KEY"] = key
-	t.Setenv("MY_KEY", key) // the command's environment is the process's
-	if sum, out, err := p.run(t, false); err != nil || sum.Outcome != Succeeded {
+	t.Setenv("MY_KEY", key) // the commands' environment is the process's
+	if sum, out, err := p.run(t, false); err != nil || sum.Outcome != Failed {
 		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
 	}
-	if tr, _ := p.session(t).Task("look"); tr.Result != "key=[REDACTED]\n" {
+	sess := p.session(t)
+	if tr, _ := sess.Task("look"); tr.Result != "key=[REDACTED]\n" {
 		t.Errorf("result %q", tr.Result)
+	}
+	if tr, _ := sess.Task("fail"); !strings.Contains(tr.Error, "key=[REDACTED]") {
+		t.Errorf("error %q", tr.Error)
+	}
+	if tr, _ := sess.Task("large"); tr.Blob == nil {
+		t.Error("the large result is not kept out of line: the test does not test that")
 	}
 	if got := fmt.Sprint(f.request(0).Messages); strings.Contains(got, key[:8]) || !strings.Contains(got, "key=[REDACTED]") {
 		t.Errorf("the LLM task was sent %s", got)
 	}
-	b, err := p.sessionFileBytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(b), key[:8]) {
-		t.Error("the session holds the key")
-	}
-	// Nor does any file beside it: the attempt's kept output included.
+	// No file of the store holds it: session, journal, kept output, blobs.
 	for _, path := range filesUnder(t, filepath.Join(p.home, "sessions")) {
 		if b, err := os.ReadFile(path); err != nil || strings.Contains(string(b), key[:8]) {
 			t.Errorf("%s holds the key (%v)", path, err)
