@@ -295,10 +295,7 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if err != nil {
 		return Result{}, redactedErr(err, c.Keys)
 	}
-	for _, k := range c.Keys {
-		out = llm.RedactKey(k, out)
-	}
-	return Result{Raw: out, Blob: blob}, nil
+	return Result{Raw: llm.RedactKeys(out, c.Keys...), Blob: blob}, nil
 }
 
 // redactedReader is r with c.Keys redacted (a redacting writer fed from
@@ -331,10 +328,7 @@ func (e *redactedError) Unwrap() error { return e.err }
 
 func redactedErr(err error, keys []string) error {
 	text := err.Error()
-	red := text
-	for _, k := range keys {
-		red = llm.RedactKey(k, red)
-	}
+	red := llm.RedactKeys(text, keys...)
 	if red == text {
 		return err
 	}

@@ -618,11 +618,7 @@ func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) stri
 	for _, d := range SpecProblems(team, configPath) {
 		problems = append(problems, d.String())
 	}
-	used := team.UsedAgents()
-	for _, a := range team.Agents {
-		if a.Kind != spec.LLMAgent || a.LLM == nil || a.LLM.Model == "" || !used[a.Name] {
-			continue
-		}
+	for _, a := range usedLLMAgents(team) {
 		if _, err := llm.Resolve(a.LLM, getenv); err != nil && !errors.Is(err, llm.ErrUnserved) {
 			problems = append(problems, fmt.Sprintf("%s: %s: %v", team.File, a.KeyPath(), err))
 		}
@@ -636,17 +632,26 @@ func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) stri
 // teamKeys are the API keys of the LLM agents the team's tasks use, each
 // once.
 func teamKeys(team *spec.Team, getenv func(string) string) []string {
-	used := team.UsedAgents()
 	var keys []string
-	for _, a := range team.Agents {
-		if a.Kind != spec.LLMAgent || a.LLM == nil || !used[a.Name] {
-			continue
-		}
+	for _, a := range usedLLMAgents(team) {
 		if ep, err := llm.Resolve(a.LLM, getenv); err == nil && ep.APIKey != "" && !slices.Contains(keys, ep.APIKey) {
 			keys = append(keys, ep.APIKey)
 		}
 	}
 	return keys
+}
+
+// usedLLMAgents are the LLM agents with a model that some task uses: those
+// whose keys a run checks and redacts.
+func usedLLMAgents(team *spec.Team) []*spec.Agent {
+	used := team.UsedAgents()
+	var out []*spec.Agent
+	for _, a := range team.Agents {
+		if a.Kind == spec.LLMAgent && a.LLM != nil && a.LLM.Model != "" && used[a.Name] {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func agentRecords(team *spec.Team, state map[string]any) []checkpoint.AgentRecord {

@@ -44,10 +44,7 @@ func logsOf(store checkpoint.Backend) logStore {
 	return nil
 }
 
-// attemptLog caps one stream of an attempt at LogCap on its way to the
-// store, which gets nothing for a silent stream; a stream cut there ends
-// with logCutNote. kept, when set, is told of a log kept.
-// redacting is w with what is written of keys redacted (llm.RedactKey);
+// redacting is w with what is written of keys redacted (llm.RedactKeys);
 // w itself when there are none.
 func redacting(w io.WriteCloser, keys []string) io.WriteCloser {
 	longest := 0
@@ -91,9 +88,7 @@ func (r *redactingWriter) Write(p []byte) (int, error) {
 // emit writes s with what is left of the keys in it (a piece the command
 // echoed) redacted too.
 func (r *redactingWriter) emit(s string) {
-	for _, k := range r.keys {
-		s = llm.RedactKey(k, s)
-	}
+	s = llm.RedactKeys(s, r.keys...)
 	if s != "" && r.wrote == nil {
 		_, r.wrote = io.WriteString(r.w, s)
 	}
@@ -105,6 +100,9 @@ func (r *redactingWriter) Close() error {
 	return errors.Join(r.wrote, r.w.Close())
 }
 
+// attemptLog caps one stream of an attempt at LogCap on its way to the
+// store, which gets nothing for a silent stream; a stream cut there ends
+// with logCutNote. kept, when set, is told of a log kept.
 type attemptLog struct {
 	w    io.WriteCloser
 	n    int

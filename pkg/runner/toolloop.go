@@ -78,6 +78,14 @@ func (l *LLMs) setToolLog(task string, lg *checkpoint.ToolLog) {
 
 // toolSet is the tools of one attempt: the agent's, with the task's
 // TEAMRUN_* environment. release frees the attempt's context folder.
+// keys are the team's keys its commands' output is redacted of.
+func (l *LLMs) keys() []string {
+	if l.Commands == nil {
+		return nil
+	}
+	return l.Commands.Keys
+}
+
 func (l *LLMs) toolSet(ctx context.Context, job *Job) (*tools.Set, func(), error) {
 	set := &tools.Set{Tools: job.Agent.Tools, Dir: l.Dir, CommandDir: job.Agent.Dir}
 	for _, t := range job.Agent.Tools {
@@ -326,9 +334,10 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 	if err != nil {
 		return tools.Result{}, err // stopped: the start stands without a result
 	}
-	// A tool runs in teamrun's environment: what it prints of the key
-	// reaches neither the session nor the model (DESIGN §2).
-	res.Content = llm.RedactKey(lp.client.APIKey, res.Content)
+	// A tool runs in teamrun's environment, as a command does: what it
+	// prints of the team's keys reaches neither the session nor the model
+	// (DESIGN §2).
+	res.Content = llm.RedactKeys(llm.RedactKey(lp.client.APIKey, res.Content), lp.l.keys()...)
 	return res, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool,
 		Result: res.Content, IsError: res.IsError, Millis: time.Since(start).Milliseconds()})
 }

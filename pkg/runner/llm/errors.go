@@ -97,6 +97,14 @@ func RedactKey(key, text string) string {
 	return redactor(key).cleanAll(text)
 }
 
+// RedactKeys is RedactKey of every key in turn.
+func RedactKeys(text string, keys ...string) string {
+	for _, k := range keys {
+		text = RedactKey(k, text)
+	}
+	return text
+}
+
 func (r redactor) clean(s string) string {
 	if r == "" {
 		return s
