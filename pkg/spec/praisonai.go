@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -177,19 +178,14 @@ func (b *builder) praison(root *tree) {
 // readsInput reports whether a text of t's agents or tasks has an {input}
 // placeholder.
 func readsInput(t *Team) bool {
+	var texts []string
 	for _, a := range t.Agents {
-		for _, s := range []string{a.Role, a.Goal, a.Backstory, a.Instructions} {
-			if strings.Contains(s, "{input}") {
-				return true
-			}
-		}
+		texts = append(texts, a.Role, a.Goal, a.Backstory, a.Instructions)
 	}
 	for _, tk := range t.Tasks {
-		if strings.Contains(tk.Description, "{input}") || strings.Contains(tk.ExpectedOutput, "{input}") {
-			return true
-		}
+		texts = append(texts, tk.Description, tk.ExpectedOutput)
 	}
-	return false
+	return slices.ContainsFunc(texts, func(s string) bool { return slices.Contains(placeholderNames(s), "input") })
 }
 
 // praisonFatal finds the first feature teamrun cannot run, if any.
@@ -374,15 +370,17 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 	for i, k := range v.keys {
 		f := v.vals[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
+		// {{VAR}} as in tasks and steps.
+		text := func(dst *string) { str(dst); *dst = convertTemplate(*dst) }
 		switch k {
 		case "role":
-			str(&a.Role)
+			text(&a.Role)
 		case "goal":
-			str(&a.Goal)
+			text(&a.Goal)
 		case "backstory":
-			str(&a.Backstory)
+			text(&a.Backstory)
 		case "instructions":
-			str(&a.Instructions)
+			text(&a.Instructions)
 		case "llm":
 			if !f.isNull() {
 				a.LLM = b.praisonLLM(f)

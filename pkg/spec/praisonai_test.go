@@ -305,6 +305,7 @@ topic: AI
 roles:
   a:
     role: A
+    goal: "Study {{input}}"
     llm: m
     tasks:
       t1: {description: "Research {{input}}"}
@@ -317,7 +318,11 @@ roles:
 	if len(team.Warnings) != 0 || team.Variables["input"] != "AI" {
 		t.Errorf("warnings %v, input %v", team.Warnings, team.Variables["input"])
 	}
-	defs := team.TaskDefs(team.InitialState(nil))
+	state := team.InitialState(nil)
+	if got := Render(team.Agents[0].Goal, state); got != "Study AI" {
+		t.Errorf("goal %q", got) // {{input}} kept its outer braces: "{AI}"
+	}
+	defs := team.TaskDefs(state)
 	if got := defs[0].Description; got != "Research AI" {
 		t.Errorf("t1 %q", got)
 	}
