@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -80,11 +81,8 @@ func planCommand() *cli.Command {
 				return withCode(exitUsage, cerr)
 			}
 			// What run would refuse, plan refuses: it would run nothing.
-			if problems := runner.SpecProblems(team, config); len(problems) > 0 {
-				for _, d := range problems {
-					d.File = path
-					fmt.Fprintln(c.App.ErrWriter, d.String())
-				}
+			if problems := specProblems(path, team, config); len(problems) > 0 {
+				fmt.Fprintln(c.App.ErrWriter, strings.Join(problems, "\n"))
 				return exitf(exitUsage, "%s is invalid", path)
 			}
 			if storeErr != nil {

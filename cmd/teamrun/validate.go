@@ -117,6 +117,13 @@ func modelProblems(path string, team *spec.Team) []string {
 	if _, err := team.ApplyProjectConfig(config); err != nil {
 		return []string{"teamrun: " + err.Error()}
 	}
+	return specProblems(path, team, config)
+}
+
+// specProblems is runner.SpecProblems with config applied, one line each,
+// naming the file as path (as given, not absolute): what validate reports
+// and plan refuses.
+func specProblems(path string, team *spec.Team, config string) []string {
 	var out []string
 	for _, d := range runner.SpecProblems(team, config) {
 		d.File = path
