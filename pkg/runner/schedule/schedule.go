@@ -510,8 +510,11 @@ func (s *State) runsAnyRoute(ctx []int, memo map[int][]int) bool {
 			}
 		}
 	}
-	routes := len(s.g.team.Tasks[max(gate, 0)].Condition)
-	return gate >= 0 && routes > 0 && len(covered) == routes
+	if gate < 0 {
+		return false
+	}
+	routes := len(s.g.team.Tasks[gate].Condition)
+	return routes > 0 && len(covered) == routes
 }
 
 // DryRun plays the rest of a run on s without running anything: every task
