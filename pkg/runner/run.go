@@ -159,7 +159,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	} else if err == nil && !o.Continue {
 		// One a run holds is said to be held (exit 4), under the lock.
 		if held, err := store.Held(ctx, id); err == nil && held == nil {
-			return nil, usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, store.Location())
+			return nil, existsError(id, store.Location())
 		}
 	}
 	lock, err := lockSession(ctx, store, id, o.Wait, warn)
@@ -177,7 +177,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	if exists && !o.Continue {
-		return nil, usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, store.Location())
+		return nil, existsError(id, store.Location())
 	}
 	// A session file the project cannot name (state.json, audit.log) would
 	// be an orphan in the store: check before the session is written.
@@ -627,6 +627,12 @@ func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) stri
 		return &UsageError{Err: errors.New(strings.Join(problems, "\n"))}
 	}
 	return nil
+}
+
+// existsError refuses a new session under an id the store has (DESIGN §5:
+// nothing is overwritten).
+func existsError(id, location string) error {
+	return usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, location)
 }
 
 // teamKeys are the API keys of the LLM agents the team's tasks use, each
