@@ -250,7 +250,7 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 			return exitf(exitUsage, "%s is invalid; nothing was run:\n%s", list[0].File, msg)
 		}
 		return withCode(exitUsage, err)
-	case errors.Is(err, checkpoint.ErrBadID):
+	case errors.Is(err, checkpoint.ErrBadID), errors.Is(err, checkpoint.ErrBadLocation):
 		return withCode(exitUsage, err)
 	case errors.Is(err, checkpoint.ErrLocked):
 		return withCode(exitLocked, err)

@@ -73,11 +73,11 @@ func openAdmin(c *cli.Context) (*admin, error) {
 }
 
 // openStore opens the store the command names (DESIGN §5); failing that is
-// exit 5.
+// exit 5, a malformed location exit 2.
 func openStore(c *cli.Context) (checkpoint.Backend, error) {
 	store, err := runner.OpenStore(c.Context, storeFlag(c), os.Getenv)
 	if err != nil {
-		return nil, withCode(exitStore, err)
+		return nil, storeExit(err)
 	}
 	return store, nil
 }
@@ -102,7 +102,7 @@ func storeExit(err error) error {
 		return withCode(exitLocked, errors.New(heldMessage(held)))
 	case errors.Is(err, checkpoint.ErrLocked):
 		return withCode(exitLocked, err)
-	case errors.Is(err, checkpoint.ErrBadID):
+	case errors.Is(err, checkpoint.ErrBadID), errors.Is(err, checkpoint.ErrBadLocation):
 		return withCode(exitUsage, err)
 	case errors.Is(err, checkpoint.ErrStore):
 		return withCode(exitStore, err)

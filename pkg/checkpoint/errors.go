@@ -19,6 +19,9 @@ var (
 	ErrExists = errors.New("session already exists")
 	// ErrStore: the store cannot be read or written (the CLI exits 5).
 	ErrStore = errors.New("session store cannot be read or written")
+	// ErrBadLocation: the store's location (--store, TEAMRUN_STORE) is
+	// malformed, a mistake of usage (the CLI exits 2): nothing was opened.
+	ErrBadLocation = errors.New("bad session store location")
 )
 
 // IDRule is the session id rule, as error messages state it.

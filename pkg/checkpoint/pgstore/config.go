@@ -44,38 +44,39 @@ type config struct {
 
 func parseURL(raw string) (*config, error) {
 	if !IsURL(raw) {
-		return nil, fmt.Errorf("%w: %q is not a postgres:// or postgresql:// URL", checkpoint.ErrStore, redactRaw(raw))
+		return nil, fmt.Errorf("%w: %q is not a postgres:// or postgresql:// URL", checkpoint.ErrBadLocation, redactRaw(raw))
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the store URL %s cannot be read: %v; it looks like postgres://user@host:5432/db", checkpoint.ErrStore, redactRaw(raw), redactURLError(err))
+		return nil, fmt.Errorf("%w: the store URL %s cannot be read: %v; it looks like postgres://user@host:5432/db", checkpoint.ErrBadLocation, redactRaw(raw), redactURLError(err))
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
 		// u.Query() would drop the bad pair silently (a schema= with a
 		// semicolon would become the default schema).
-		return nil, fmt.Errorf("%w: the parameters of the store URL %s cannot be read: %v", checkpoint.ErrStore, redacted(u), err)
+		return nil, fmt.Errorf("%w: the parameters of the store URL %s cannot be read: %v", checkpoint.ErrBadLocation, redacted(u), err)
 	}
 	c := &config{schema: DefaultSchema, lease: DefaultLease}
 	if v := q.Get("schema"); v != "" || q.Has("schema") {
 		if !schemaRule().MatchString(v) {
-			return nil, fmt.Errorf("%w: schema=%q in the store URL: a schema name is 1 to 63 of a-z 0-9 _, not starting with a digit", checkpoint.ErrStore, v)
+			return nil, fmt.Errorf("%w: schema=%q in the store URL: a schema name is 1 to 63 of a-z 0-9 _, not starting with a digit", checkpoint.ErrBadLocation, v)
 		}
 		c.schema = v
 	}
 	if q.Has("lease") {
 		d, err := time.ParseDuration(q.Get("lease"))
 		if err != nil || d < MinLease {
-			return nil, fmt.Errorf("%w: lease=%q in the store URL: a duration of at least %s, such as 30s", checkpoint.ErrStore, q.Get("lease"), MinLease)
+			return nil, fmt.Errorf("%w: lease=%q in the store URL: a duration of at least %s, such as 30s", checkpoint.ErrBadLocation, q.Get("lease"), MinLease)
 		}
 		c.lease = d
 	}
 	q.Del("schema")
 	q.Del("lease")
 	u.RawQuery = q.Encode()
-	c.conn, err = pgx.ParseConfig(u.String())
+	c.conn, err = pgx.ParseConfig(connString(u))
 	if err != nil {
-		return nil, fmt.Errorf("%w: the store URL %s: %v", checkpoint.ErrStore, redacted(u), scrub(err.Error(), passwordOf(u)))
+		return nil, fmt.Errorf("%w: the store URL %s: %s; it looks like postgres://user:password@host:5432/db?sslmode=require",
+			checkpoint.ErrBadLocation, redacted(u), scrub(parseProblem(err), passwordOf(u)))
 	}
 	c.password = c.conn.Password
 	if c.conn.ConnectTimeout == 0 {
@@ -126,7 +127,7 @@ func redacted(u *url.URL) string {
 		q.Del("sslpassword")
 		c.RawQuery = q.Encode()
 	}
-	return c.String()
+	return connString(&c)
 }
 
 // redactRaw drops what may be a password from a URL that does not parse.
@@ -150,8 +151,34 @@ func redactURLError(err error) string {
 	return err.Error()
 }
 
+// connString is u as text, for pgx and for messages. url.URL drops the "//" of a URL with no host
+// ("postgres://" becomes "postgres:"), which pgx would then read as
+// keyword=value settings; libpq reads it as all defaults.
+func connString(u *url.URL) string {
+	s := u.String()
+	if rest, ok := strings.CutPrefix(s, u.Scheme+":"); ok && !strings.HasPrefix(rest, "//") {
+		return u.Scheme + "://" + rest
+	}
+	return s
+}
+
+// parseProblem is what pgx found wrong in a URL, without the URL it
+// quotes ("cannot parse `postgres://…`: invalid port"): the message names
+// the URL once, redacted our way.
+func parseProblem(err error) string {
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(msg, "`: "); ok && strings.HasPrefix(msg, "cannot parse `") {
+		return rest
+	}
+	return msg
+}
+
+// scrub removes password from msg. A password shorter than minScrubbed is
+// left: it cannot be told from the words around it (scrubbing "p" would
+// mangle every word with a p); pgx masks the password of a URL it quotes.
 func scrub(msg, password string) string {
-	if password == "" {
+	const minScrubbed = 4
+	if len(password) < minScrubbed {
 		return msg
 	}
 	return strings.ReplaceAll(msg, password, "********")

@@ -44,6 +44,13 @@ func TestParseURL(t *testing.T) {
 		{name: "semicolon in the parameters", raw: "postgres://u:secret@db/app?schema=a;b", wantErr: "parameters of the store URL postgres://u@db/app?schema=a;b cannot be read"},
 		{name: "not postgres", raw: "mysql://u:secret@db/app", wantErr: "is not a postgres:// or postgresql:// URL"},
 		{name: "unparsable keeps the password out", raw: "postgres://u:secret@db:port/app", wantErr: "cannot be read"},
+		{name: "no host is libpq's defaults", raw: "postgres://?password=secret&sslmode=disable",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://?sslmode=disable"},
+		{name: "port out of range", raw: "postgres://u:secret@db:99999/app",
+			wantErr: "the store URL postgres://u@db:99999/app: invalid port; it looks like postgres://user:password@host:5432/db"},
+		{name: "bad sslmode", raw: "postgres://u:secret@db/app?sslmode=bogus", wantErr: "sslmode is invalid"},
+		{name: "one-letter password leaves the words whole", raw: "postgres://u:p@db/app?connect_timeout=abc",
+			wantErr: `the store URL postgres://u@db/app?connect_timeout=abc: invalid connect_timeout (strconv.ParseInt: parsing "abc"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,8 +59,8 @@ func TestParseURL(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
 				}
-				if !errors.Is(err, checkpoint.ErrStore) {
-					t.Errorf("%v does not wrap checkpoint.ErrStore", err)
+				if !errors.Is(err, checkpoint.ErrBadLocation) || errors.Is(err, checkpoint.ErrStore) {
+					t.Errorf("%v does not wrap checkpoint.ErrBadLocation (exit 2) alone", err)
 				}
 				if strings.Contains(err.Error(), "secret") {
 					t.Errorf("the message shows the password: %v", err)

@@ -48,7 +48,7 @@ func Open(ctx context.Context, location string) (checkpoint.Backend, error) {
 		location = strings.TrimPrefix(location, "file://")
 	case strings.Contains(location, "://"):
 		scheme, _, _ := strings.Cut(location, "://")
-		return nil, fmt.Errorf("%w: unknown store scheme %q: use a folder, file://PATH or postgres://…", checkpoint.ErrStore, scheme)
+		return nil, fmt.Errorf("%w: unknown store scheme %q: use a folder, file://PATH or postgres://…", checkpoint.ErrBadLocation, scheme)
 	}
 	return filestore.Open(location)
 }
