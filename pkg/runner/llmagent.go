@@ -178,6 +178,11 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			err = fmt.Errorf("the model answered only with a call of tool %s, but agent %q has no tools: give it tools (see `teamrun schema`), or use a model that answers in text", resp.ToolCalls[0].Function.Name, a.Name)
 		}
 	}
+	if err == nil && strings.TrimSpace(content) == "" {
+		// An empty answer is no result: taken as one, the task would be
+		// done, and every --continue would restore the empty text.
+		err = fmt.Errorf("model %s gave an empty answer (no text, no tool call): the attempt failed; check the model (a reasoning model may need a larger max_tokens) or the prompt", ep.Model)
+	}
 	if err != nil {
 		return Result{}, paid(keyRefused(err, ep), usageOf(calls, a.LLM.Price, job.Attempt))
 	}

@@ -529,6 +529,44 @@ tasks:
 	}
 }
 
+// An empty answer (content null or blank, no tool call) is a failed
+// attempt, retried by the task, with its usage kept: taken as a result it
+// would be done, and restored empty on every --continue.
+func TestLLMEmptyAnswerFails(t *testing.T) {
+	const team = `
+llm: {model: m, base_url: BASE}
+agents:
+  writer: {role: Writer}
+tasks:
+  write:
+    description: write
+    agent: writer
+    max_retries: 1
+    retry_delay: 1ms
+`
+	for _, content := range []string{`null`, `""`, `" \n "`} {
+		t.Run(content, func(t *testing.T) {
+			f := &fakeLLM{answer: func(n int, _ chatRequest, w http.ResponseWriter) {
+				fmt.Fprintf(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":0,"total_tokens":5}}`, content)
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, team)
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Failed || f.count() != 2 {
+				t.Fatalf("run: %v, %+v, %d requests\n%s", err, sum, f.count(), out)
+			}
+			tr, _ := p.session(t).Task("write")
+			if tr.Status != checkpoint.StatusFailed || !strings.Contains(tr.Error, "model m gave an empty answer (no text, no tool call)") {
+				t.Errorf("record: status %s, error %q", tr.Status, tr.Error)
+			}
+			if tr.Usage == nil || tr.Usage.TotalTokens != 10 || len(tr.Usage.Calls) != 2 {
+				t.Errorf("usage %+v, want both attempts' 5 tokens kept", tr.Usage)
+			}
+		})
+	}
+}
+
 // filesUnder lists every file below dir, in its subfolders too.
 func filesUnder(t *testing.T, dir string) []string {
 	t.Helper()
