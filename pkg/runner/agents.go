@@ -391,8 +391,8 @@ func (c *Commands) sinks(job *Job) *outputSinks {
 	}
 	if c.Line != nil {
 		task := job.Task.Name
-		o := &lineWriter{emit: func(l string) { c.Line(task, "stdout", l) }}
-		e := &lineWriter{emit: func(l string) { c.Line(task, "stderr", l) }}
+		o := redacting(&lineWriter{emit: func(l string) { c.Line(task, "stdout", l) }}, c.Keys)
+		e := redacting(&lineWriter{emit: func(l string) { c.Line(task, "stderr", l) }}, c.Keys)
 		s.add(o, e, o, e)
 	}
 	return s

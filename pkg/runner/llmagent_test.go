@@ -80,6 +80,7 @@ type project struct {
 	dir, home  string
 	env        map[string]string
 	streamJSON bool
+	verbose    bool
 }
 
 func newProject(t *testing.T, server, yaml string) *project {
@@ -102,7 +103,7 @@ func (p *project) run(t *testing.T, cont bool) (*Summary, string, error) {
 	t.Helper()
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), Options{
-		SpecPath: filepath.Join(p.dir, "team.yaml"), Continue: cont, Session: "s1", Mode: ModeJSON, StreamJSON: p.streamJSON,
+		SpecPath: filepath.Join(p.dir, "team.yaml"), Continue: cont, Session: "s1", Mode: ModeJSON, StreamJSON: p.streamJSON, Verbose: p.verbose,
 		IO: iostreams.Test(nil, &out, &out), Home: p.home,
 		Getenv: func(k string) string { return p.env[k] },
 	})
@@ -609,9 +610,15 @@ tasks:
   fail: {description: fail, agent: oops}
 `)
 	p.env["MY_KEY"] = key
+	p.verbose = true
 	t.Setenv("MY_KEY", key) // the commands' environment is the process's
-	if sum, out, err := p.run(t, false); err != nil || sum.Outcome != Failed {
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Failed {
 		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	// --verbose shows the lines, not the key.
+	if strings.Contains(out, key[:8]) || !strings.Contains(out, `"message":"key=[REDACTED]"`) {
+		t.Errorf("the verbose output shows the key, or no line:\n%s", out)
 	}
 	sess := p.session(t)
 	if tr, _ := sess.Task("look"); tr.Result != "key=[REDACTED]\n" {
