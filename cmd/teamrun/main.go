@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/pkg/runner"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
 
@@ -55,11 +57,12 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
+	var caught func() os.Signal
 	if writes(args) {
 		// They finish what they write before they stop; the others
 		// stop at once, as any program does, a blocked read included.
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+		var stop func()
+		ctx, caught, stop = catchSignals(ctx)
 		defer stop()
 	}
 	app := newApp(iostreams.System(stdin, stdout, stderr, os.Getenv))
@@ -73,6 +76,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	if caught != nil && caught() != nil && errors.Is(err, context.Canceled) {
+		// Stopped by the signal: its exit code, whatever the command
+		// made of the cancelled read or write.
+		fmt.Fprintln(stderr, "teamrun:", err)
+		return runner.ExitCodeOf(caught())
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
@@ -83,6 +92,33 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Anything else comes from flag parsing or a command without its own code.
 	fmt.Fprintln(stderr, "teamrun:", err)
 	return exitUsage
+}
+
+// catchSignals is ctx, cancelled at SIGINT or SIGTERM; caught is the
+// signal that came, if one did.
+func catchSignals(parent context.Context) (ctx context.Context, caught func() os.Signal, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	var got atomic.Value
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			got.Store(s)
+			cancel()
+		case <-done:
+		}
+	}()
+	caught = func() os.Signal {
+		s, _ := got.Load().(os.Signal)
+		return s
+	}
+	return ctx, caught, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel()
+	}
 }
 
 // writes reports whether args name a command that writes (run, session,

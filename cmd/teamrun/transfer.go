@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint/transfer"
+	"github.com/teamrun/teamrun/pkg/runner"
 )
 
 func sessionExportCommand() *cli.Command {
@@ -77,13 +79,12 @@ func sessionImportCommand() *cli.Command {
 				return exitf(exitUsage, "session import needs exactly one FILE (e.g. teamrun session import nightly-1.json)")
 			}
 			file := args[0]
-			var data []byte
-			var err error
+			data, err := readInput(c.Context, file, c.App.Reader)
 			if file == "-" {
 				file = "stdin"
-				data, err = io.ReadAll(c.App.Reader)
-			} else {
-				data, err = os.ReadFile(file)
+			}
+			if errors.Is(err, context.Canceled) {
+				return &runner.ReadInterruptedError{Read: file, Done: "nothing was imported", Err: err}
 			}
 			if err != nil {
 				return exitf(exitUsage, "cannot read %s: %v", file, errors.Unwrap(err))
@@ -107,5 +108,31 @@ func sessionImportCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "imported session %s into %s\n", id, a.store.Location())
 			return nil
 		}),
+	}
+}
+
+// readInput reads file, or stdin for "-", given up when ctx ends first: a
+// pipe or FIFO whose writer never comes must not hold off Ctrl-C. The read
+// itself is left blocked; the process is on its way out.
+func readInput(ctx context.Context, file string, stdin io.Reader) ([]byte, error) {
+	type read struct {
+		data []byte
+		err  error
+	}
+	ch := make(chan read, 1)
+	go func() {
+		var r read
+		if file == "-" {
+			r.data, r.err = io.ReadAll(stdin)
+		} else {
+			r.data, r.err = os.ReadFile(file)
+		}
+		ch <- r
+	}()
+	select {
+	case r := <-ch:
+		return r.data, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }

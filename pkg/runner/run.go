@@ -94,7 +94,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	o.Home = stores.Shown(o.Home) // the resume command names it: never a password
-	team, err := spec.Load(o.SpecPath)
+	team, err := loadSpec(ctx, o.SpecPath)
+	if errors.Is(err, context.Canceled) {
+		return nil, &ReadInterruptedError{Read: o.SpecPath, Done: "nothing was run", Err: err}
+	}
 	if err != nil {
 		return nil, &UsageError{Err: err} // a spec.ErrorList, or an unreadable file
 	}
@@ -544,6 +547,21 @@ func (e *WaitInterruptedError) Error() string {
 	return fmt.Sprintf("interrupted while waiting for session %s held by %s; nothing was changed", e.Held.ID, holder(e.Held))
 }
 
+// ReadInterruptedError is a command interrupted while it read its input
+// (a pipe, a FIFO), before it wrote anything. It unwraps to the context's
+// error.
+type ReadInterruptedError struct {
+	Read string // what was being read
+	Done string // what that means: "nothing was run"
+	Err  error
+}
+
+func (e *ReadInterruptedError) Error() string {
+	return fmt.Sprintf("interrupted while reading %s; %s", e.Read, e.Done)
+}
+
+func (e *ReadInterruptedError) Unwrap() error { return e.Err }
+
 // holder names the run holding a session.
 func holder(h *checkpoint.HeldError) string {
 	if h.PID <= 0 {
@@ -921,4 +939,28 @@ func messagesOf(turns []Turn) []checkpoint.Message {
 		out[i] = checkpoint.Message{Role: t.Role, Content: t.Content, Task: t.Task}
 	}
 	return out
+}
+
+// loadSpec is spec.Load, given up when ctx ends first: a spec read from a
+// pipe or a FIFO whose writer never comes must not hold off Ctrl-C (the
+// run catches it to finish its writes, and has written nothing yet).
+func loadSpec(ctx context.Context, path string) (*spec.Team, error) {
+	if fi, err := os.Stat(path); err != nil || fi.Mode().IsRegular() {
+		return spec.Load(path)
+	}
+	type loaded struct {
+		team *spec.Team
+		err  error
+	}
+	ch := make(chan loaded, 1)
+	go func() {
+		team, err := spec.Load(path)
+		ch <- loaded{team, err}
+	}()
+	select {
+	case l := <-ch:
+		return l.team, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
