@@ -102,6 +102,7 @@ func planCommand() *cli.Command {
 			team = set.Team
 			p := plan.Make(team, set.Defs, set.Fingerprint, sess, ch)
 			p.Spec, p.Notes = path, notes
+			p.Warnings = append(p.Warnings, set.Warnings...)
 			if len(team.MCP) > 0 {
 				p.NoteMCP(c.Context, team, sess, func(ctx context.Context, s *spec.MCPServer) (string, error) {
 					return runner.MCPDigest(ctx, s, os.Getenv)

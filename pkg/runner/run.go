@@ -406,6 +406,11 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 			warn(w)
 		}
 	}
+	if n == 0 { // a later pass reloads the session this run began
+		for _, w := range set.Warnings {
+			warn(w)
+		}
+	}
 	rep.Observe(start)
 	// A run that restores every task runs none: it ends with the loading.
 	if o.Loaded != nil && restoredCount(restored) < len(defs) {

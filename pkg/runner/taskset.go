@@ -1,6 +1,12 @@
 package runner
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -23,6 +29,9 @@ type TaskSet struct {
 	// holds those whose value the expansion used (Produced).
 	Dynamic  map[string]bool
 	Produced map[string]any
+	// Warnings: what the run does not take from the spec, said by run and
+	// plan alike (keptVariables).
+	Warnings []string
 }
 
 // TaskSetOf computes the task set of team for session old (nil: a new
@@ -35,7 +44,8 @@ func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string)
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	set := &TaskSet{Team: expanded, State: state, Defs: expanded.TaskDefs(state), Produced: produced}
+	set := &TaskSet{Team: expanded, State: state, Defs: expanded.TaskDefs(state), Produced: produced,
+		Warnings: keptVariables(team, old, vars)}
 	if expanded == team {
 		// Nothing expanded: the declared tasks are the defs just made, and
 		// rendering and hashing them a second time would cost as much again.
@@ -87,3 +97,30 @@ func Produced(team *spec.Team, old *checkpoint.Session) map[string]any {
 	}
 	return out
 }
+
+// keptVariables says of each variable whose value in the spec is not the
+// one session old started from that the session's value is kept (DESIGN
+// §4: the shared state comes back; StartState): an edit to variables:,
+// or a --var of the first run left off, would otherwise change nothing
+// without a word.
+func keptVariables(team *spec.Team, old *checkpoint.Session, vars map[string]string) []string {
+	if old == nil {
+		return nil
+	}
+	var warns []string
+	for _, k := range slices.Sorted(maps.Keys(team.Variables)) {
+		was, ok := old.Team.InitialState[k]
+		if _, forced := vars[k]; forced || !ok {
+			continue
+		}
+		a, aerr := json.Marshal(was)
+		b, berr := json.Marshal(team.Variables[k])
+		if aerr != nil || berr != nil || bytes.Equal(a, b) {
+			continue
+		}
+		warns = append(warns, fmt.Sprintf("variable %s: session %s started with %s (the spec says %s), and --continue keeps the session's value (the shared state comes back): pass --var %s=VALUE for another, or start a new session",
+			k, old.ID, truncate(string(a), 60), truncate(string(b), 60), k))
+	}
+	return warns
+}
+
