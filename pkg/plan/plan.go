@@ -113,10 +113,14 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		return p
 	}
 	st := graph.NewState()
-	redo := make([]bool, len(defs)) // restored, but its result routes nowhere now
+	// Restored, but its result no longer fits the task, or it reads one
+	// that runs again for that: why, as the engine decides it.
+	redo := graph.RestoreProblems(func(i int) (string, bool) {
+		return r.Tasks[defs[i].Name].Result, r.Done(defs[i].Name)
+	})
 	for i, d := range defs {
-		if r.Done(d.Name) && !st.Restore(i, r.Tasks[d.Name].Result) {
-			redo[i] = true
+		if r.Done(d.Name) && redo[i] == "" {
+			st.Restore(i, r.Tasks[d.Name].Result)
 		}
 	}
 	skipped := st.DryRun(func(i int) (string, bool) {
@@ -161,9 +165,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 		var open []string // gates whose route is not known yet
 		switch {
-		case redo[i]:
+		case redo[i] != "":
 			step.Action = Run
-			step.Reason = graph.RestoreProblem(i, r.Tasks[d.Name].Result) + ": it runs again"
+			step.Reason = redo[i] + ": it runs again"
 		case r.Done(d.Name):
 			step.Action = Restore
 			if r.Kind == checkpoint.RestoreFull {

@@ -383,7 +383,8 @@ func (e *Engine) setup(ctx context.Context) error {
 	for i := range min(n, len(e.Attempts)) {
 		e.tasks[i].attempts = e.Attempts[i]
 	}
-	for i := range n { // in task order; indices outside the team are ignored
+	raws := make([]string, n)
+	for i := range n { // indices outside the team are ignored
 		out, ok := e.Restored[i]
 		if !ok {
 			continue
@@ -392,12 +393,21 @@ func (e *Engine) setup(ctx context.Context) error {
 		if err != nil {
 			return err // run verified it: the store failed since
 		}
-		why := e.graph.RestoreProblem(i, raw)
-		if why == "" && e.sched.Restore(i, raw) {
-			e.tasks[i].out, e.tasks[i].restored = out, true
+		raws[i] = raw
+	}
+	problems := e.graph.RestoreProblems(func(i int) (string, bool) {
+		_, ok := e.Restored[i]
+		return raws[i], ok
+	})
+	for i := range n { // in task order
+		if _, ok := e.Restored[i]; !ok {
+			continue
+		}
+		if why := problems[i]; why == "" && e.sched.Restore(i, raws[i]) {
+			e.tasks[i].out, e.tasks[i].restored = e.Restored[i], true
 		} else {
 			// The routes or the schema changed since (they are not in
-			// the fingerprint): the task runs again.
+			// the fingerprint), here or upstream: the task runs again.
 			e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name,
 				Message: fmt.Sprintf("task %q: %s; running it again", t.Tasks[i].Name, why)})
 		}

@@ -298,6 +298,40 @@ func (s *State) Restore(i int, raw string) bool {
 	return true
 }
 
+// RestoreProblems says, for each task with a checkpointed result
+// (result(i) ok), why it is not taken over ("" when it is): its own
+// RestoreProblem, or it reads, directly or not, a task that runs again for
+// one. A result computed from an output the run replaces is not reused.
+// Engine and plan both ask it.
+func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool)) []string {
+	n := len(g.context)
+	why := make([]string, n)
+	has := make([]bool, n)
+	for i := range n {
+		raw, ok := result(i)
+		if has[i] = ok; ok {
+			why[i] = g.RestoreProblem(i, raw)
+		}
+	}
+	// A workflow's context may name a later task: to a fixed point.
+	for grew := true; grew; {
+		grew = false
+		for i := range n {
+			if !has[i] || why[i] != "" {
+				continue
+			}
+			for _, c := range g.context[i] {
+				if has[c] && why[c] != "" {
+					why[i] = fmt.Sprintf("it reads %s, whose restored result is not taken over", g.team.Tasks[c].Name)
+					grew = true
+					break
+				}
+			}
+		}
+	}
+	return why
+}
+
 // RestoreProblem says why a checkpointed result of task i cannot be
 // taken over as it is ("" when it can): it no longer fits the task's
 // output_schema, or it matches none of its condition's values. Neither is
