@@ -123,4 +123,3 @@ func keptVariables(team *spec.Team, old *checkpoint.Session, vars map[string]str
 	}
 	return warns
 }
-
