@@ -115,18 +115,19 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	st := graph.NewState()
 	// Restored, but its result no longer fits the task, or it reads one
 	// that runs again for that: why, as the engine decides it.
+	decided := func(i int) (string, bool) {
+		v, ok := r.Decisions[defs[i].Name]
+		return v, ok
+	}
 	redo := graph.RestoreProblems(func(i int) (string, bool) {
 		return r.Tasks[defs[i].Name].Result, r.Done(defs[i].Name)
-	})
+	}, decided, func(i int) bool { return slices.Contains(ch.Keep, defs[i].Name) })
 	for i, d := range defs {
 		if r.Done(d.Name) && redo[i] == "" {
 			st.Restore(i, r.Tasks[d.Name].Result)
 		}
 	}
-	skipped := st.DryRun(func(i int) (string, bool) {
-		v, ok := r.Decisions[defs[i].Name]
-		return v, ok
-	})
+	skipped := st.DryRun(decided)
 
 	var waiting []string // human tasks the run halts at, undecided
 	for i, d := range defs {

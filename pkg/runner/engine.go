@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -149,8 +150,9 @@ type Engine struct {
 	// none.
 	Blobs BlobOpener
 	// Kept names the tasks --keep restored although they changed, for
-	// the summary.
-	Kept []string
+	// the summary; Keep is every task --keep names: a restored result it
+	// pins stays, whatever runs before it.
+	Kept, Keep []string
 	// Attempts holds each task's attempts so far (nil: none).
 	Attempts []int
 	// PriorUsage holds what each task's LLM requests cost before this run
@@ -398,7 +400,10 @@ func (e *Engine) setup(ctx context.Context) error {
 	problems := e.graph.RestoreProblems(func(i int) (string, bool) {
 		_, ok := e.Restored[i]
 		return raws[i], ok
-	})
+	}, func(i int) (string, bool) {
+		v, ok := e.Decisions[t.Tasks[i].Name]
+		return v, ok
+	}, func(i int) bool { return slices.Contains(e.Keep, t.Tasks[i].Name) })
 	for i := range n { // in task order
 		if _, ok := e.Restored[i]; !ok {
 			continue

@@ -300,36 +300,76 @@ func (s *State) Restore(i int, raw string) bool {
 
 // RestoreProblems says, for each task with a checkpointed result
 // (result(i) ok), why it is not taken over ("" when it is): its own
-// RestoreProblem, or it reads, directly or not, a task that runs again for
-// one. A result computed from an output the run replaces is not reused.
-// Engine and plan both ask it.
-func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool)) []string {
+// RestoreProblem, or it reads, directly or not, a task that runs this time
+// — one whose result is not taken over, or one the rest of the run starts
+// (a dry run with the decisions decide gives): a repeat whose until
+// changed runs iterations it had stopped before, and its join read the
+// old last one. A result computed from an output the run replaces is not
+// reused, unless kept (--keep pins it). Engine and plan both ask it.
+func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide func(i int) (string, bool), kept func(i int) bool) []string {
 	n := len(g.context)
 	why := make([]string, n)
 	has := make([]bool, n)
+	raws := make([]string, n)
 	for i := range n {
 		raw, ok := result(i)
-		if has[i] = ok; ok {
+		if has[i], raws[i] = ok, raw; ok {
 			why[i] = g.RestoreProblem(i, raw)
 		}
 	}
-	// A workflow's context may name a later task: to a fixed point.
-	for grew := true; grew; {
-		grew = false
+	taken := func(i int) bool { return has[i] && why[i] == "" }
+	for {
+		// A workflow's context may name a later task: to a fixed point.
+		for grew := true; grew; {
+			grew = false
+			for i := range n {
+				if !taken(i) || kept(i) {
+					continue
+				}
+				for _, c := range g.context[i] {
+					if has[c] && why[c] != "" {
+						why[i] = fmt.Sprintf("it reads %s, whose restored result is not taken over", g.team.Tasks[c].Name)
+						grew = true
+						break
+					}
+				}
+			}
+		}
+		// Only a task taken over that reads one not taken over (it was
+		// skipped last time) needs the dry run: a plain resume has none.
+		readsOther := false
+		for i := 0; i < n && !readsOther; i++ {
+			if taken(i) && !kept(i) {
+				readsOther = slices.ContainsFunc(g.context[i], func(c int) bool { return !taken(c) })
+			}
+		}
+		if !readsOther {
+			return why
+		}
+		st := g.NewState()
 		for i := range n {
-			if !has[i] || why[i] != "" {
+			if taken(i) {
+				st.Complete(i, raws[i])
+			}
+		}
+		st.DryRun(decide)
+		stale := false
+		for i := range n {
+			if !taken(i) || kept(i) {
 				continue
 			}
 			for _, c := range g.context[i] {
-				if has[c] && why[c] != "" {
-					why[i] = fmt.Sprintf("it reads %s, whose restored result is not taken over", g.team.Tasks[c].Name)
-					grew = true
+				if !taken(c) && st.status[c] == Completed && !st.known[c] { // started by the dry run
+					why[i] = fmt.Sprintf("it reads %s, which runs this time", g.team.Tasks[c].Name)
+					stale = true
 					break
 				}
 			}
 		}
+		if !stale {
+			return why
+		}
 	}
-	return why
 }
 
 // RestoreProblem says why a checkpointed result of task i cannot be

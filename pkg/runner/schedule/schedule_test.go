@@ -402,3 +402,71 @@ steps:
 		t.Errorf("open gates of a branch: %q, want r", got)
 	}
 }
+
+// RestoreProblems keeps a restored result only when nothing it reads,
+// directly or not, runs this time: a join after a route whose other branch
+// stays skipped is kept; a repeat's join whose until now lets more
+// iterations run is not, nor what reads it; --keep pins a result anyway.
+func TestRestoreProblems(t *testing.T) {
+	const routed = `
+process: workflow
+agents: {sh: {shell: cat}}
+tasks:
+  gate: {description: g, agent: sh, condition: {"yes": [ship], "no": [fix]}}
+  ship: {description: s, agent: sh, context: [gate]}
+  fix: {description: f, agent: sh, context: [gate]}
+  join: {description: j, agent: sh, context: [ship, fix]}
+`
+	const repeated = `
+agents: {sh: {shell: cat}}
+tasks:
+  d: {description: d, agent: sh, repeat: {until: Perfect, max_iterations: 3}}
+  e: {description: e, agent: sh}
+`
+	tests := []struct {
+		name     string
+		yaml     string
+		restored map[string]string
+		kept     string
+		want     map[string]string // task: its problem's start; absent: ""
+	}{
+		{"a skipped branch stays skipped", routed,
+			map[string]string{"gate": "yes", "ship": "s", "join": "j"}, "", nil},
+		{"a result no route takes, and what reads it", routed,
+			map[string]string{"gate": "maybe", "ship": "s", "join": "j"}, "",
+			map[string]string{"gate": `its restored result "maybe" matches none`, "ship": "it reads gate, whose restored result is not taken over", "join": "it reads ship, whose restored"}},
+		{"a repeat that goes on now", repeated,
+			map[string]string{"d#1": "draft Approved", "d": "draft Approved", "e": "e"}, "",
+			map[string]string{"d": "it reads d#2, which runs this time", "e": "it reads d, whose restored result is not taken over"}},
+		{"a repeat still done", repeated,
+			map[string]string{"d#1": "Perfect", "d": "Perfect", "e": "e"}, "", nil},
+		{"--keep pins the join", repeated,
+			map[string]string{"d#1": "draft Approved", "d": "draft Approved", "e": "e"}, "d", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tm, err := spec.Parse("agents.yaml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tm, err = tm.Expand(nil); err != nil {
+				t.Fatal(err)
+			}
+			g, err := New(tm, Contexts(tm, tm.TaskDefs(nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := g.RestoreProblems(func(i int) (string, bool) {
+				raw, ok := tt.restored[tm.Tasks[i].Name]
+				return raw, ok
+			}, func(int) (string, bool) { return "", false },
+				func(i int) bool { return tm.Tasks[i].Name == tt.kept })
+			for i, why := range got {
+				name := tm.Tasks[i].Name
+				if want := tt.want[name]; !strings.HasPrefix(why, want) || (want == "") != (why == "") {
+					t.Errorf("%s: %q, want %q…", name, why, want)
+				}
+			}
+		})
+	}
+}
