@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -159,9 +161,15 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			}, nil
 		}
 	}
+	// An answer that holds a key (a proxy that echoes the request, a
+	// model told it by a tool) is redacted as a command's output is,
+	// before it is recorded, shown or streamed.
+	keys := append([]string{ep.APIKey}, l.keys()...)
+	onDelta, flushDeltas := redactedDeltas(job.OnDelta, keys)
+	defer flushDeltas()
 	req := llm.Request{Model: ep.Model, Messages: msgs,
 		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
-		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: job.OnDelta,
+		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: onDelta,
 		Schema: schemaObject(job.Task.OutputSchema), SchemaName: job.Task.Name}
 	var content string
 	var calls []llm.Call // every request that reported usage, the tool loop's turns included
@@ -178,6 +186,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			err = fmt.Errorf("the model answered only with a call of tool %s, but agent %q has no tools: give it tools (see `teamrun schema`), or use a model that answers in text", resp.ToolCalls[0].Function.Name, a.Name)
 		}
 	}
+	content = llm.RedactKeys(content, keys...)
 	if err == nil && strings.TrimSpace(content) == "" {
 		// An empty answer is no result: taken as one, the task would be
 		// done, and every --continue would restore the empty text.
@@ -195,3 +204,19 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	}
 	return res, nil
 }
+
+// redactedDeltas is onDelta with keys redacted, a key streamed in pieces
+// caught whole (redacting); flush gives what it held back.
+func redactedDeltas(onDelta func(string), keys []string) (redacted func(string), flush func()) {
+	if onDelta == nil {
+		return nil, func() {}
+	}
+	w := redacting(deltaWriter(onDelta), slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "" }))
+	return func(s string) { io.WriteString(w, s) }, func() { w.Close() }
+}
+
+// deltaWriter is a stream's text handler as a writer.
+type deltaWriter func(string)
+
+func (d deltaWriter) Write(p []byte) (int, error) { d(string(p)); return len(p), nil }
+func (d deltaWriter) Close() error                { return nil }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +156,50 @@ func TestStreamAuto(t *testing.T) {
 		if len(asked) != 1 || (asked[0] == "true") != tt.want {
 			t.Errorf("stream %v, live %v: asked stream=%v, want %v", tt.stream, tt.live, asked, tt.want)
 		}
+	}
+}
+
+// An answer that holds the agent's key (a proxy echoing the request, say)
+// is redacted before it is recorded, shown or streamed, a key streamed in
+// two pieces too.
+func TestAnswerKeyRedacted(t *testing.T) {
+	const key = "sk-test-0123456789abcdef"
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream ", stream), func(t *testing.T) {
+			f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) {
+				if !stream {
+					reply(w, "your key is "+key+" ok")
+					return
+				}
+				sseReply(w, sseDelta("your key is "+key[:10]), sseDelta(key[10:]+" ok"),
+					`{"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]")
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, fmt.Sprintf(`
+llm: {model: m, base_url: BASE, stream: %t, api_key_env: MY_KEY}
+agents:
+  w: {role: Writer}
+tasks:
+  one: {description: One, agent: w}
+`, stream))
+			p.env["MY_KEY"] = key
+			p.streamJSON = true
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Succeeded {
+				t.Fatalf("run: %v %+v\n%s", err, sum, out)
+			}
+			if one, _ := p.session(t).Task("one"); one.Result != "your key is [REDACTED] ok" {
+				t.Errorf("result %q", one.Result)
+			}
+			if strings.Contains(out, key[:8]) || strings.Contains(out, key[10:]) {
+				t.Errorf("the output shows the key:\n%s", out)
+			}
+			for _, path := range filesUnder(t, filepath.Join(p.home, "sessions")) {
+				if b, err := os.ReadFile(path); err != nil || strings.Contains(string(b), key[:8]) {
+					t.Errorf("%s holds the key (%v)", path, err)
+				}
+			}
+		})
 	}
 }
