@@ -144,6 +144,14 @@ func DecodeSession(id, where string, data []byte) (*Session, error) {
 	return sess, nil
 }
 
+// VerifyChecksum checks a snapshot's trailer without decoding the rest:
+// checked says it has one (format 1 had none; from format 2 on, a missing
+// one is damage too).
+func VerifyChecksum(data []byte) (checked bool, err error) {
+	_, checked, err = verifyChecksum(data)
+	return checked, err
+}
+
 // verifyChecksum checks a snapshot's trailer. Format 1 had none; from
 // format 2 on a missing or wrong one is damage, never a good session.
 func verifyChecksum(data []byte) (body []byte, checked bool, err error) {

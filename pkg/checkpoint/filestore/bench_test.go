@@ -1,7 +1,6 @@
 package filestore
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -129,8 +128,7 @@ func BenchmarkList10000(b *testing.B) {
 	s := newStore(b)
 	for i := 0; i < 10000; i++ {
 		sess := bigSession(fmt.Sprintf("s-%05d", i), 3)
-		sess.Summarize()
-		data, err := json.Marshal(sess)
+		data, err := checkpoint.EncodeSession(sess) // checksummed, as a run writes it
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -299,20 +299,25 @@ func decodeFiles(id, path string, data []byte, jpath string, jdata []byte) (*che
 // readHead decodes a session's head: the members before, and including,
 // "summary", which the format puts first (Session's field order). A JSON
 // decoder reads them as the file's first members and stops there, so List
-// does not read the tasks. A file that does not start that way falls back
-// to a full Load, which says what is wrong with it.
+// does not decode the tasks; it checks the checksum over all of them, so
+// that a file damaged past its head is not listed as a good one. A file
+// that does not start that way, or has no checksum where its format wants
+// one, falls back to a full Load, which says what is wrong with it.
 func (s *Store) readHead(id string) (*checkpoint.Session, error) {
 	path := s.Path(id)
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, s.notFound(id)
 		}
 		return nil, storeErr("read", path, err)
 	}
-	sess, ok := parseHead(id, f)
-	f.Close()
-	if ok {
+	checked, err := checkpoint.VerifyChecksum(data)
+	if err != nil {
+		return nil, &checkpoint.CorruptError{ID: id, Path: path, Err: err}
+	}
+	sess, ok := parseHead(id, bytes.NewReader(data))
+	if ok && (checked || sess.FormatVersion < 2) {
 		return sess, nil
 	}
 	return s.Load(context.Background(), id)
