@@ -773,6 +773,11 @@ func (e *Engine) human(i int) (*Halt, error) {
 	if err == nil {
 		_, err = t.CheckOutput(value) // a decision is the task's result like any other
 	}
+	if err != nil && e.DecideCommand != nil {
+		// Recorded unchecked (the spec was missing) or since made wrong
+		// by an edit: a new decision replaces it.
+		err = fmt.Errorf("%w: record another with `%s`", err, e.DecideCommand(t.Name, ""))
+	}
 	if err == nil && t.OutputFile != "" {
 		err = writeOutputFile(outputPath(e.Team, t), strings.NewReader(value))
 	}
