@@ -80,11 +80,39 @@ func (s *Store) lock(ctx context.Context, id string, wait time.Duration) (*Lock,
 	}
 	start := time.Now()
 	delay := 10 * time.Millisecond
+	// A server that goes away while the lock is waited for (a restart, a
+	// failover) ends no wait: it goes on with a new connection for as
+	// long as the wait lasts, and the holder, whose connection went too,
+	// has lost the lock.
+	redial := func(cause error) error {
+		conn.Close(context.Background())
+		for wait > 0 && connLost(cause) && !refused(cause) && time.Since(start) < wait {
+			t := time.NewTimer(250 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("waiting for session %s: %w", id, ctx.Err())
+			case <-t.C:
+			}
+			c, err := s.dial(ctx)
+			if err == nil {
+				// The pool's connections went with the server's: the
+				// session is read through it next.
+				s.pool.Reset()
+				conn = c
+				return nil
+			}
+			cause = err
+		}
+		return cause
+	}
 	for {
 		var ok bool
 		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, s.key("session", id)).Scan(&ok); err != nil {
-			conn.Close(context.Background())
-			return nil, s.cfg.fail("lock session "+id, err)
+			if err := redial(s.cfg.fail("lock session "+id, err)); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if ok {
 			l, err := s.claim(ctx, conn, id)
@@ -96,8 +124,10 @@ func (s *Store) lock(ctx context.Context, id string, wait time.Duration) (*Lock,
 		}
 		held, err := s.holder(ctx, id, true)
 		if err != nil {
-			conn.Close(context.Background())
-			return nil, err
+			if err := redial(err); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if held == nil {
 			continue // released meanwhile: try again at once
@@ -322,6 +352,13 @@ func connLost(err error) bool {
 		return true
 	}
 	return pe.Severity == "FATAL" || pe.Severity == "PANIC" || strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "08")
+}
+
+// refused says the server refused teamrun (a wrong password, a missing
+// database): waiting does not mend that.
+func refused(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "28") || strings.HasPrefix(pe.Code, "3D"))
 }
 
 // errFenced: a write matched no row of this run's generation.

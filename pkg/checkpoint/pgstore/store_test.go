@@ -823,3 +823,43 @@ func TestFrozenServerLosesLock(t *testing.T) {
 		t.Error("the lock is not lost")
 	}
 }
+
+// A run waiting for a session's lock (--wait) outlives a server restart:
+// it waits on with a new connection, and takes the lock the holder lost
+// with its own connection. It used to fail with the restart (exit 5).
+func TestWaiterOutlivesRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	raw, ctl := ownCluster(t)
+	holder, waiter := openStore(t, raw), openStore(t, raw)
+	ctx := context.Background()
+	begin(t, holder, "waited", 2)
+	got := make(chan error, 1)
+	go func() {
+		got <- func() error {
+			l2, err := waiter.Lock(ctx, "waited", 2*time.Minute)
+			if err != nil {
+				return err
+			}
+			defer l2.Release()
+			// The lock is the waiter's: the restart took the holder's.
+			old, err := waiter.Load(ctx, "waited")
+			if err != nil {
+				return err
+			}
+			j, err := waiter.Begin(ctx, l2, old)
+			if err != nil {
+				return err
+			}
+			return complete(j, "t001", "by the waiter")
+		}()
+	}()
+	// Let the waiter start polling; if it has not yet, it dials after the
+	// restart instead, and the test still holds.
+	time.Sleep(500 * time.Millisecond)
+	shell(t, ctl+" restart -m immediate -w -t 60")
+	if err := <-got; err != nil {
+		t.Fatalf("the waiter after the restart: %v", err)
+	}
+}
