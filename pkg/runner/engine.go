@@ -149,6 +149,9 @@ type Engine struct {
 	// Blobs reads the results stored out of line; nil: the store keeps
 	// none.
 	Blobs BlobOpener
+	// Begun, when set, is told once the restored results are checked how
+	// many of them are taken over (the run's header).
+	Begun func(taken int)
 	// Kept names the tasks --keep restored although they changed, for
 	// the summary; Keep is every task --keep names: a restored result it
 	// pins stays, whatever runs before it.
@@ -416,6 +419,15 @@ func (e *Engine) setup(ctx context.Context) error {
 			e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name,
 				Message: fmt.Sprintf("task %q: %s; running it again", t.Tasks[i].Name, why)})
 		}
+	}
+	if e.Begun != nil {
+		taken := 0
+		for i := range e.tasks {
+			if e.tasks[i].restored {
+				taken++
+			}
+		}
+		e.Begun(taken)
 	}
 	return nil
 }

@@ -370,7 +370,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 					Message: fmt.Sprintf("foreach %s: %d instance(s) from the output of %s", tk.Name, len(tk.Context), x.After[0])})
 			}
 		}
-		return p.engine(ctx, set, state, sess, restored, rec)
+		return p.engine(ctx, set, state, sess, restored, rec, nil)
 	}
 	if active, aerr := project.Active(ctx); aerr != nil || active != id {
 		if err := project.SetActive(ctx, id); err != nil {
@@ -388,12 +388,16 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 	}
 
-	start := Event{Time: time.Now(), Type: RunStarted, Index: -1, Session: id, Tasks: len(defs)}
-	switch {
-	case restored == nil:
-		start.Message = fmt.Sprintf("session %s: new, %d tasks", id, len(defs))
-	default:
-		start.Message = fmt.Sprintf("session %s: resumed (%s restore), %d of %d tasks restored", id, restored.Kind, len(restored.Reused), len(defs))
+	// The header counts what the engine takes over: it checks each
+	// restored result against today's task first (RestoreProblems).
+	begun := func(taken int) {
+		start := Event{Time: time.Now(), Type: RunStarted, Index: -1, Session: id, Tasks: len(defs)}
+		if restored == nil {
+			start.Message = fmt.Sprintf("session %s: new, %d tasks", id, len(defs))
+		} else {
+			start.Message = fmt.Sprintf("session %s: resumed (%s restore), %d of %d tasks restored", id, restored.Kind, taken, len(defs))
+		}
+		rep.Observe(start)
 	}
 	if info := res.Info; info != "" {
 		rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Session: id, Message: info})
@@ -411,12 +415,11 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 			warn(w)
 		}
 	}
-	rep.Observe(start)
 	// A run that restores every task runs none: it ends with the loading.
 	if o.Loaded != nil && restoredCount(restored) < len(defs) {
 		o.Loaded()
 	}
-	return p.engine(ctx, set, state, sess, restored, rec)
+	return p.engine(ctx, set, state, sess, restored, rec, begun)
 }
 
 // restoredCount is how many completed tasks r gives back: the size of the
@@ -431,7 +434,7 @@ func restoredCount(r *checkpoint.Restored) int {
 
 // engine runs the engine on one pass's task set.
 func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, sess *checkpoint.Session,
-	restored *checkpoint.Restored, rec *journalRecorder) (*Summary, bool, error) {
+	restored *checkpoint.Restored, rec *journalRecorder, begun func(taken int)) (*Summary, bool, error) {
 	o, store, id, rep := p.o, p.store, p.id, p.rep
 	team, defs := set.Team, set.Defs
 	// What the engine takes over from the checkpoint.
@@ -459,6 +462,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		Regrow:     regrowOf(set),
 		RanBefore:  p.ranBefore,
 		UsedBefore: p.usedBefore,
+		Begun:      begun,
 	}
 	e.Context = schedule.Contexts(team, defs)
 	e.Blobs = blobOpener(blobsOf(store), id)
