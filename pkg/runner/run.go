@@ -448,9 +448,9 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 			} else {
 				value = ShellQuote(value)
 			}
-			return fmt.Sprintf("teamrun session decide %s %s %s", id, ShellQuote(task), value)
+			return fmt.Sprintf("teamrun session decide%s %s %s %s", StoreFlag(o.Home), id, ShellQuote(task), value)
 		},
-		Observer:   logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id},
+		Observer:   logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home},
 		Regrow:     regrowOf(set),
 		RanBefore:  p.ranBefore,
 		UsedBefore: p.usedBefore,
@@ -702,10 +702,18 @@ func ResumeCommand(o Options, id string) string {
 	if o.Reuse == checkpoint.ReuseUnchanged {
 		parts = append(parts, "--reuse", "unchanged")
 	}
-	if o.Home != "" {
-		parts = append(parts, "--store", ShellQuote(o.Home))
+	return strings.Join(parts, " ") + StoreFlag(o.Home)
+}
+
+// StoreFlag is the " --store URL" of a command printed for the user to
+// paste (resume, decide, logs): the store given on the command line, shown
+// without its password, so that the pasted command finds the same
+// session; "" when none was given, as the default chain finds it again.
+func StoreFlag(home string) string {
+	if home == "" {
+		return ""
 	}
-	return strings.Join(parts, " ")
+	return " --store " + ShellQuote(stores.Shown(home))
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it (resume and
