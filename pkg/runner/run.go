@@ -357,6 +357,9 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	// Any other restore rewrites the session for today's task set at once.
 	rec := &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: p.host, pgid: runGroup()}
 	defer rec.close()
+	if restored != nil && restored.Kind == checkpoint.RestoreFull {
+		rec.prior = old
+	}
 	if restored == nil || restored.Kind != checkpoint.RestoreFull {
 		if err := rec.begin(); err != nil {
 			return nil, false, err
@@ -781,6 +784,11 @@ type journalRecorder struct {
 	// host and pgid go on every started record (checkpoint.Record).
 	host string
 	pgid int
+	// prior is the session as the store holds it, under a full restore
+	// (nil otherwise); deferred are skips it already records, written
+	// only if the journal begins.
+	prior    *checkpoint.Session
+	deferred []checkpoint.Record
 }
 
 func (r *journalRecorder) begin() error {
@@ -797,6 +805,15 @@ func (r *journalRecorder) flushWarnings() {
 	for _, w := range r.j.Warnings() {
 		r.warn(w)
 	}
+}
+
+// skippedBefore reports whether the session file has task skipped.
+func (r *journalRecorder) skippedBefore(task string) bool {
+	if r.prior == nil {
+		return false
+	}
+	t, ok := r.prior.Task(task)
+	return ok && t.Status == checkpoint.StatusSkipped
 }
 
 // close compacts the journal into the session file, once.
@@ -853,12 +870,20 @@ func (r *journalRecorder) write(ev *Event) error {
 // records are ev's checkpoint records; they begin the journal if need be.
 // r.mu is held.
 func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
+	var recs []checkpoint.Record
 	if r.j == nil {
+		if ev.Type == TaskSkipped && r.skippedBefore(ev.Task) {
+			// Routing skipped it again, as the file says: a finished
+			// session's --continue writes nothing (README). Should the
+			// journal begin after all, the skip goes first.
+			r.deferred = append(r.deferred, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: ev.Task, At: ev.Time})
+			return nil, nil
+		}
 		if err := r.begin(); err != nil {
 			return nil, err
 		}
+		recs, r.deferred = r.deferred, nil
 	}
-	var recs []checkpoint.Record
 	// A task's usage is everything its requests cost in the session,
 	// a staged record of it included.
 	prev, _ := r.j.Task(ev.Task)
