@@ -72,7 +72,7 @@ func (p *Plan) Count(a Action) int {
 // run takes it: checkpoint.RestoreChoice decides for both.
 func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkpoint.Session, ch checkpoint.Choice) *Plan {
 	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)
-	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept}
+	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept, Warnings: r.Unkept}
 	old := map[string]*checkpoint.TaskRecord{}
 	if sess != nil {
 		p.Session = sess.ID
