@@ -36,6 +36,13 @@ func validateCommand() *cli.Command {
 				// The config's prices may settle a warning: it is read first.
 				problems := modelProblems(path, team)
 				printSpecWarnings(c.App.ErrWriter, team)
+				// The task set run and plan make from the spec's own
+				// variables, refused as they refuse it (a foreach over a
+				// value that is no list); a variable the spec lacks is a
+				// warning already, as --var may give it.
+				if _, err := runner.TaskSetOf(team, nil, nil); err != nil && !errors.Is(err, spec.ErrNoVariable) {
+					problems = append(problems, err.Error())
+				}
 				printPlaceholderWarnings(c.App.ErrWriter, team, nil)
 				if len(problems) > 0 {
 					bad++
