@@ -85,6 +85,10 @@ func planCommand() *cli.Command {
 				fmt.Fprintln(c.App.ErrWriter, strings.Join(problems, "\n"))
 				return exitf(exitUsage, "%s is invalid", path)
 			}
+			keyWarns := keyWarnings(path, team)
+			for _, w := range keyWarns {
+				fmt.Fprintln(c.App.ErrWriter, runner.WarningLine(w))
+			}
 			if storeErr != nil {
 				return storeErr
 			}
@@ -112,7 +116,7 @@ func planCommand() *cli.Command {
 			for _, w := range p.Warnings {
 				fmt.Fprintln(c.App.ErrWriter, runner.WarningLine(w))
 			}
-			p.Warnings = append(warnings, p.Warnings...)
+			p.Warnings = append(append(warnings, keyWarns...), p.Warnings...)
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, p)
 			}

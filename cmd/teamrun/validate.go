@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -35,7 +36,6 @@ func validateCommand() *cli.Command {
 				}
 				// The config's prices may settle a warning: it is read first.
 				problems := modelProblems(path, team)
-				printSpecWarnings(c.App.ErrWriter, team)
 				// The task set run and plan make from the spec's own
 				// variables, refused as they refuse it (a foreach over a
 				// value that is no list); a variable the spec lacks is a
@@ -43,6 +43,7 @@ func validateCommand() *cli.Command {
 				if _, err := runner.TaskSetOf(team, nil, nil); err != nil && !errors.Is(err, spec.ErrNoVariable) {
 					problems = append(problems, err.Error())
 				}
+				printSpecWarnings(c.App.ErrWriter, team)
 				printPlaceholderWarnings(c.App.ErrWriter, team, nil)
 				if len(problems) > 0 {
 					bad++
@@ -135,6 +136,19 @@ func specProblems(path string, team *spec.Team, config string) []string {
 	for _, d := range runner.SpecProblems(team, config) {
 		d.File = path
 		out = append(out, d.String())
+	}
+	return out
+}
+
+// keyWarnings are runner.MissingKeys as plan says them: a warning each,
+// naming the file as path, as the run's environment may have what this
+// one lacks; run refuses the team without it. validate, which checks the
+// spec alone, says nothing of the environment.
+func keyWarnings(path string, team *spec.Team) []string {
+	var out []string
+	for _, d := range runner.MissingKeys(team, os.Getenv) {
+		d.File = path
+		out = append(out, d.String()+" (run refuses the team until it is set)")
 	}
 	return out
 }

@@ -639,15 +639,40 @@ func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) stri
 	for _, d := range SpecProblems(team, configPath) {
 		problems = append(problems, d.String())
 	}
-	for _, a := range usedLLMAgents(team) {
-		if _, err := llm.Resolve(a.LLM, getenv); err != nil && !errors.Is(err, llm.ErrUnserved) {
-			problems = append(problems, fmt.Sprintf("%s: %s: %v", team.File, a.KeyPath(), err))
-		}
+	for _, d := range MissingKeys(team, getenv) {
+		problems = append(problems, d.String())
 	}
 	if len(problems) > 0 {
 		return &UsageError{Err: errors.New(strings.Join(problems, "\n"))}
 	}
 	return nil
+}
+
+// MissingKeys are the LLM agents some task uses whose model's key (or
+// another setting read from the environment) is missing here: run refuses
+// the team on them (exit 2); plan, which calls no model, warns, as the
+// environment of the run may differ. One per llm setting, at it.
+func MissingKeys(team *spec.Team, getenv func(string) string) []spec.Diagnostic {
+	var out []spec.Diagnostic
+	seen := map[spec.Pos]bool{}
+	for _, a := range usedLLMAgents(team) {
+		_, err := llm.Resolve(a.LLM, getenv)
+		if err == nil || errors.Is(err, llm.ErrUnserved) {
+			continue
+		}
+		pos, path := a.LLM.Pos, a.KeyPath()+".llm"
+		switch {
+		case pos == (spec.Pos{}):
+			pos, path = a.Pos, a.KeyPath()
+		case seen[pos]:
+			continue
+		case team.LLM != nil && pos == team.LLM.Pos:
+			path = "llm" // inherited: fix it there, said once
+		}
+		seen[pos] = true
+		out = append(out, spec.Diagnostic{File: team.File, Line: pos.Line, Column: pos.Column, Path: path, Message: err.Error()})
+	}
+	return out
 }
 
 // existsError refuses a new session under an id the store has (DESIGN §5:
