@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -138,10 +139,14 @@ func planSession(c *cli.Context, store checkpoint.Backend, team *spec.Team, spec
 		return nil, nil, nil, storeExit(err)
 	}
 	if c.String("session") == "" {
-		for _, n := range res.Notes {
+		warnings = slices.Clone(res.Notes)
+		if n := len(warnings); n > 0 && res.Fallback {
+			// The id a run would make is its own, made then.
+			warnings[n-1] += ": run --continue would start a new session"
+		}
+		for _, n := range warnings {
 			adminWarnf(c, "%s", n)
 		}
-		warnings = res.Notes
 	}
 	switch {
 	case !res.Exists && c.String("session") != "":

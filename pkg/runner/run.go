@@ -149,7 +149,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, notes := res.ID, res.Notes
+	id, notes := res.ID, res.Starting()
 	// What makes this bad usage is asked before the lock is taken, so that
 	// exit 2 writes nothing, and again under it: a session to be made
 	// must not exist, and its task set comes from the spec and --var
