@@ -179,6 +179,9 @@ func printSpecWarnings(w io.Writer, team *spec.Team) {
 	for _, d := range team.Warnings {
 		fmt.Fprintln(w, runner.WarningLine(d.String()))
 	}
+	for _, d := range team.Notes {
+		fmt.Fprintln(w, "teamrun: note: "+d.String())
+	}
 }
 
 // printPlaceholderWarnings warns about the {name}s nothing defines, given

@@ -126,6 +126,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	for _, d := range team.Warnings {
 		warn(d.String())
 	}
+	for _, d := range team.Notes { // information: --quiet leaves it out
+		rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Message: d.String()})
+	}
 	for _, w := range append(varCollisions(team, o.Vars, o.VarOrder), unusedVars(team, o.Vars, o.VarOrder)...) {
 		warn(w)
 	}

@@ -158,6 +158,10 @@ func (b *builder) warnf(t *tree, p Pos, format string, args ...any) {
 	b.team.Warnings = append(b.team.Warnings, Diagnostic{File: b.file, Line: p.Line, Column: p.Column, Path: t.path, Message: fmt.Sprintf(format, args...)})
 }
 
+func (b *builder) notef(t *tree, p Pos, format string, args ...any) {
+	b.team.Notes = append(b.team.Notes, Diagnostic{File: b.file, Line: p.Line, Column: p.Column, Path: t.path, Message: fmt.Sprintf(format, args...)})
+}
+
 func defaultName(file string) string {
 	base := filepath.Base(file)
 	return strings.TrimSuffix(base, filepath.Ext(base))
