@@ -8,6 +8,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,15 +107,46 @@ func commandAt(cmds []*cli.Command, line []string) (cmd *cli.Command, names, res
 			help, rest = true, rest[1:]
 			continue
 		}
-		sub := findCommand(cmd.Subcommands, rest[0])
+		// Flags go anywhere: those before the subcommand (`session --store
+		// DIR list`) are the subcommand's, moved after its name.
+		n := leadingFlags(cmd.Subcommands, rest)
+		if n >= len(rest) {
+			break
+		}
+		sub := findCommand(cmd.Subcommands, rest[n])
 		if sub == nil {
 			break
 		}
 		cmd = sub
-		names = append(names, rest[0])
-		rest = rest[1:]
+		names = append(names, rest[n])
+		rest = append(slices.Clip(rest[:n]), rest[n+1:]...)
 	}
 	return cmd, names, rest, help
+}
+
+// leadingFlags counts the words at the start of line that are flags of one
+// of subs, with their values; a help flag or an unknown one ends them.
+func leadingFlags(subs []*cli.Command, line []string) int {
+	i := 0
+	for i < len(line) && len(line[i]) > 1 && line[i][0] == '-' && line[i] != "--" {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(line[i], "-"), "=")
+		kind := flagUnknown
+		for _, sub := range subs {
+			if k, _ := kindOf(sub, name); k != flagUnknown {
+				kind = k
+				break
+			}
+		}
+		switch {
+		case name == "help" || name == "h" || kind == flagUnknown:
+			return i
+		case hasValue || kind != flagValue:
+			i++
+		default:
+			i += 2
+		}
+	}
+	return i
 }
 
 // splitFlags separates a command's flags (with their values) from its
@@ -136,7 +168,10 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 			// An unknown flag is left for urfave/cli to refuse, with a suggestion.
 			flags = append(flags, a)
 		case kind == flagOptional:
-			if i+1 < len(rest) && opt.Accepts(rest[i+1]) {
+			// A word that is no value is the next argument, unless the
+			// command has its one FILE already (`run a.yaml --wait abc`):
+			// then it is a bad value, and said so.
+			if i+1 < len(rest) && (opt.Accepts(rest[i+1]) || cmd.ArgsUsage == "FILE" && len(pos) > 0 && rest[i+1][0] != '-') {
 				flags = append(flags, a+"="+rest[i+1])
 				i++
 				continue
@@ -306,9 +341,13 @@ func (p *posIntFlag) Set(s string) error {
 	return nil
 }
 
-// Accepts reports whether s is a --wait duration, so that `--wait 1s` takes it
-// while `--wait agents.yaml` leaves the FILE alone.
+// Accepts reports whether s is meant as a --wait duration, so that `--wait
+// 1s` takes it while `--wait agents.yaml` leaves the FILE alone; a bare
+// number is taken too, for Set to ask for its unit.
 func (w *waitFlag) Accepts(s string) bool {
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return true
+	}
 	d, err := time.ParseDuration(s)
 	return err == nil && d >= 0
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -85,6 +86,10 @@ func planCommand() *cli.Command {
 				fmt.Fprintln(c.App.ErrWriter, strings.Join(problems, "\n"))
 				return exitf(exitUsage, "%s is invalid", path)
 			}
+			keyWarns := keyWarnings(path, team)
+			for _, w := range keyWarns {
+				fmt.Fprintln(c.App.ErrWriter, runner.WarningLine(w))
+			}
 			if storeErr != nil {
 				return storeErr
 			}
@@ -113,7 +118,7 @@ func planCommand() *cli.Command {
 			for _, w := range p.Warnings {
 				fmt.Fprintln(c.App.ErrWriter, runner.WarningLine(w))
 			}
-			p.Warnings = append(warnings, p.Warnings...)
+			p.Warnings = append(append(warnings, keyWarns...), p.Warnings...)
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, p)
 			}
@@ -135,10 +140,14 @@ func planSession(c *cli.Context, store checkpoint.Backend, team *spec.Team, spec
 		return nil, nil, nil, storeExit(err)
 	}
 	if c.String("session") == "" {
-		for _, n := range res.Notes {
+		warnings = slices.Clone(res.Notes)
+		if n := len(warnings); n > 0 && res.Fallback {
+			// The id a run would make is its own, made then.
+			warnings[n-1] += ": run --continue would start a new session"
+		}
+		for _, n := range warnings {
 			adminWarnf(c, "%s", n)
 		}
-		warnings = res.Notes
 	}
 	switch {
 	case !res.Exists && c.String("session") != "":

@@ -129,6 +129,8 @@ func TestCommandArgs(t *testing.T) {
 		{args: []string{"--wait", "1s", "a.yaml"}, want: "[a.yaml] json=false session= vars= wait=1s"},
 		{args: []string{"a.yaml", "--wait=2m"}, want: "[a.yaml] json=false session= vars= wait=2m0s"},
 		{args: []string{"--wait", "a.yaml"}, want: "[a.yaml] json=false session= vars= wait=2562047h47m16.854775807s"},
+		{args: []string{"a.yaml", "--wait", "abc"}, errMatch: `--wait: "abc" is not a duration`},
+		{args: []string{"a.yaml", "--wait", "--json"}, want: "[a.yaml] json=true session= vars= wait=2562047h47m16.854775807s"},
 		{args: []string{"a.yaml", "-h"}, help: true},
 		{args: []string{"--help", "a.yaml"}, help: true},
 		{args: []string{"a.yaml", "--nope"}, errMatch: "unknown flag --nope"},
@@ -141,7 +143,7 @@ func TestCommandArgs(t *testing.T) {
 		wait := &waitFlag{}
 		var out strings.Builder
 		app := &cli.App{Name: "t", Writer: &out, ErrWriter: io.Discard, ExitErrHandler: func(*cli.Context, error) {}, Commands: []*cli.Command{{
-			Name: "plan",
+			Name: "plan", ArgsUsage: "FILE",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}, &cli.StringFlag{Name: "session"},
 				&cli.GenericFlag{Name: "var", Value: vars}, &cli.GenericFlag{Name: "wait", Value: wait}},
 			Action: action(func(c *cli.Context, args []string) error {

@@ -45,6 +45,9 @@ func (w *waitFlag) Set(s string) error {
 		return nil
 	}
 	d, err := time.ParseDuration(s)
+	if _, nerr := strconv.ParseFloat(s, 64); nerr == nil && s != "0" {
+		return fmt.Errorf("%q is not a duration: give its unit (--wait=%ss)", s, s)
+	}
 	if err != nil || d < 0 {
 		return fmt.Errorf("%q is not a duration (e.g. 30s, 5m)", s)
 	}
@@ -143,12 +146,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			return exitf(exitUsage, "run needs the team's FILE (try: teamrun run agents.yaml)")
 		case 1:
 		default:
-			hint := ""
-			if _, err := strconv.ParseFloat(args[len(args)-1], 64); err == nil && c.IsSet("wait") {
-				// --wait 5: the flag takes only a duration with its unit.
-				hint = fmt.Sprintf(" (a wait is a duration with its unit: --wait=%ss)", args[len(args)-1])
-			}
-			return exitf(exitUsage, "run takes one FILE, got %d arguments: %s%s", len(args), strings.Join(args, " "), hint)
+			return exitf(exitUsage, "run takes one FILE, got %d arguments: %s", len(args), strings.Join(args, " "))
 		}
 		reuse, err := checkpoint.ParseReuse(c.String("reuse"))
 		if err != nil {

@@ -820,8 +820,8 @@ func sessionDecideCommand() *cli.Command {
 				Detail: fmt.Sprintf("%s=%q", task, value)}); err != nil {
 				return storeExit(fmt.Errorf("the decision was recorded, but the audit log could not be written: %w", err))
 			}
-			fmt.Fprintf(c.App.Writer, "recorded decision %q for task %s of session %s\nresume: teamrun run %s --continue --session %s\n",
-				value, task, id, runner.ShellQuote(sess.SpecPath), id)
+			fmt.Fprintf(c.App.Writer, "recorded decision %q for task %s of session %s\nresume: teamrun run %s --continue --session %s%s\n",
+				value, task, id, runner.ShellQuote(sess.SpecPath), id, runner.StoreFlag(storeFlag(c)))
 			return nil
 		}),
 	}
@@ -846,8 +846,8 @@ func decideBudget(c *cli.Context, a *admin, sess *checkpoint.Session, value stri
 		Detail: fmt.Sprintf("%s=%q", runner.BudgetDecision, v)}); err != nil {
 		return storeExit(fmt.Errorf("the budget was recorded, but the audit log could not be written: %w", err))
 	}
-	fmt.Fprintf(c.App.Writer, "recorded budget %s for session %s\nresume: teamrun run %s --continue --session %s\n",
-		v, sess.ID, runner.ShellQuote(sess.SpecPath), sess.ID)
+	fmt.Fprintf(c.App.Writer, "recorded budget %s for session %s\nresume: teamrun run %s --continue --session %s%s\n",
+		v, sess.ID, runner.ShellQuote(sess.SpecPath), sess.ID, runner.StoreFlag(storeFlag(c)))
 	return nil
 }
 

@@ -27,7 +27,7 @@ func sessionLogsCommand() *cli.Command {
 			"Examples:\n"+
 			"   teamrun session logs nightly-2026-03-01\n"+
 			"   teamrun session logs nightly-2026-03-01 fetch --attempt 2", runner.LogCap>>20),
-		Flags: []cli.Flag{projectFlag(),
+		Flags: []cli.Flag{projectFlag(), storeFlagDef(),
 			&cli.GenericFlag{Name: "attempt", Value: attempt, Usage: "only attempt `N` (1, 2, … as run counts them)", DefaultText: "all"},
 		},
 		BashComplete: func(c *cli.Context) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -35,6 +36,13 @@ func validateCommand() *cli.Command {
 				}
 				// The config's prices may settle a warning: it is read first.
 				problems := modelProblems(path, team)
+				// The task set run and plan make from the spec's own
+				// variables, refused as they refuse it (a foreach over a
+				// value that is no list); a variable the spec lacks is a
+				// warning already, as --var may give it.
+				if _, err := runner.TaskSetOf(team, nil, nil); err != nil && !errors.Is(err, spec.ErrNoVariable) {
+					problems = append(problems, err.Error())
+				}
 				printSpecWarnings(c.App.ErrWriter, team)
 				printPlaceholderWarnings(c.App.ErrWriter, team, nil)
 				if len(problems) > 0 {
@@ -132,6 +140,19 @@ func specProblems(path string, team *spec.Team, config string) []string {
 	return out
 }
 
+// keyWarnings are runner.MissingKeys as plan says them: a warning each,
+// naming the file as path, as the run's environment may have what this
+// one lacks; run refuses the team without it. validate, which checks the
+// spec alone, says nothing of the environment.
+func keyWarnings(path string, team *spec.Team) []string {
+	var out []string
+	for _, d := range runner.MissingKeys(team, os.Getenv) {
+		d.File = path
+		out = append(out, d.String()+" (run refuses the team until it is set)")
+	}
+	return out
+}
+
 // isSpecErrorList reports whether err lists a spec's problems, rather than
 // saying why it could not be read.
 func isSpecErrorList(err error) bool {
@@ -157,6 +178,9 @@ func printSpecError(w io.Writer, err error) {
 func printSpecWarnings(w io.Writer, team *spec.Team) {
 	for _, d := range team.Warnings {
 		fmt.Fprintln(w, runner.WarningLine(d.String()))
+	}
+	for _, d := range team.Notes {
+		fmt.Fprintln(w, "teamrun: note: "+d.String())
 	}
 }
 

@@ -119,6 +119,9 @@ type Restored struct {
 	// Kept lists the tasks --keep pinned although their definition changed;
 	// KeptDownstream those it pinned although --rerun-from reaches them.
 	Kept, KeptDownstream []string
+	// Unkept says, one warning each, the tasks --keep names that have no
+	// recorded output to pin: they run, as without it.
+	Unkept []string
 	// Held are completed tasks that would have been reused but read
 	// (through context) a task that runs again: each is reused after all,
 	// with its recorded result, when what it reads comes out byte-identical
@@ -218,6 +221,8 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
 		r.rerun(sess, defs, ch)
 	}
+	r.Unkept = unkept(sess, ch.Keep)
+	r.Warnings = append(r.Warnings, r.Unkept...)
 	var held []string
 	for _, d := range defs {
 		if _, ok := r.Held[d.Name]; ok {
@@ -233,6 +238,32 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 			strings.Join(held, ", "), they, reads, its))
 	}
 	return r
+}
+
+// unkept are the warnings for the tasks of keep that have no completed
+// record in sess: --keep is said, never silent (DESIGN §3).
+func unkept(sess *Session, keep []string) []string {
+	var out []string
+	for _, k := range keep {
+		why := "there is no session yet"
+		if sess != nil {
+			why = "the session has not run it"
+			if t, ok := sess.Task(k); ok {
+				switch t.Status {
+				case StatusCompleted:
+					continue
+				case StatusFailed:
+					why = "it failed last time"
+				case StatusSkipped:
+					why = "it was skipped last time"
+				default:
+					why = "it did not complete last time"
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("--keep %s: it has no recorded output to keep (%s): it runs", k, why))
+	}
+	return out
 }
 
 // rerun turns the restored tasks that --rerun and --rerun-from name back

@@ -72,7 +72,7 @@ func (p *Plan) Count(a Action) int {
 // run takes it: checkpoint.RestoreChoice decides for both.
 func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkpoint.Session, ch checkpoint.Choice) *Plan {
 	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)
-	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept}
+	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept, Warnings: r.Unkept}
 	old := map[string]*checkpoint.TaskRecord{}
 	if sess != nil {
 		p.Session = sess.ID
@@ -190,6 +190,11 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 		case why != nil:
 			step.Action, step.Reason = Skip, skipText(defs, r, why)
+		case isHeld(d, r) && len(heldReads(d, r)) == 0:
+			// Held, but nothing it reads runs again (what it reads is
+			// kept by --keep): the cut-off reuses it for certain.
+			step.Action = Restore
+			step.Reason = fmt.Sprintf("completed last time; what it reads (%s) is restored as recorded, so the early cut-off reuses its result", strings.Join(d.Context, ", "))
 		default:
 			step.Action = Run
 			_, changed := diffs[d.Name]
@@ -296,16 +301,27 @@ func forcedReason(d spec.TaskDef, ch checkpoint.Choice, r *checkpoint.Restored) 
 // heldReason says that the early cut-off may spare a held task; "" for
 // any other task.
 func heldReason(d spec.TaskDef, r *checkpoint.Restored) string {
-	if _, ok := r.Held[d.Name]; !ok {
+	if !isHeld(d, r) {
 		return ""
 	}
+	return fmt.Sprintf("will run only if %s's output changes (else its recorded result is reused: early cut-off)", strings.Join(heldReads(d, r), " or "))
+}
+
+func isHeld(d spec.TaskDef, r *checkpoint.Restored) bool {
+	_, ok := r.Held[d.Name]
+	return ok
+}
+
+// heldReads are the tasks a held task reads that run again: those whose
+// output decides whether it runs.
+func heldReads(d spec.TaskDef, r *checkpoint.Restored) []string {
 	var reads []string
 	for _, c := range d.Context {
 		if _, again := r.Recorded[c]; again {
 			reads = append(reads, c)
 		}
 	}
-	return fmt.Sprintf("will run only if %s's output changes (else its recorded result is reused: early cut-off)", strings.Join(reads, " or "))
+	return reads
 }
 
 // uncovered names what changed in a task outside the fingerprint's fields.

@@ -97,8 +97,11 @@ func (r *textReporter) Observe(ev Event) {
 	case RunHalted:
 		if r.quiet {
 			writeHalt(r.io.ErrOut, ev.Halt, "")
-		} else {
-			writeHalt(r.io.Out, ev.Halt, "")
+			return
+		}
+		writeHalt(r.io.Out, ev.Halt, "")
+		if alsoErr { // what waits, and the command that settles it, as for a failure
+			writeHalt(r.io.ErrOut, ev.Halt, "")
 		}
 		return
 	case RunFinished:

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -20,6 +21,19 @@ type Resolution struct {
 	// Info is what a --continue that finds nothing to resume says: every
 	// first night of a cron job does, so it is no warning (--quiet drops it).
 	Info string
+	// Fallback: Notes end with why the active session is not taken and
+	// nothing else is; ID is then a new id, which only a run makes its
+	// own (Starting says so), while plan says a new one would be started.
+	Fallback bool
+}
+
+// Starting is the last note completed with the new session a run starts.
+func (r Resolution) Starting() []string {
+	notes := slices.Clone(r.Notes)
+	if n := len(notes); n > 0 && r.Fallback {
+		notes[n-1] += ": starting " + r.ID
+	}
+	return notes
 }
 
 // ResolveSession applies the session-id rules: --session (session), else
@@ -57,11 +71,7 @@ func ResolveSession(ctx context.Context, store checkpoint.Backend, project check
 	case act.Named == "":
 		return Resolution{ID: fresh, Info: fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh)}, nil
 	default:
-		notes := act.Notes
-		if n := len(notes); n > 0 {
-			notes[n-1] += ": starting " + fresh
-		}
-		return Resolution{ID: fresh, Notes: notes}, nil
+		return Resolution{ID: fresh, Notes: act.Notes, Fallback: true}, nil
 	}
 }
 

@@ -126,6 +126,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	for _, d := range team.Warnings {
 		warn(d.String())
 	}
+	for _, d := range team.Notes { // information: --quiet leaves it out
+		rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Message: d.String()})
+	}
 	for _, w := range append(varCollisions(team, o.Vars, o.VarOrder), unusedVars(team, o.Vars, o.VarOrder)...) {
 		warn(w)
 	}
@@ -149,7 +152,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, notes := res.ID, res.Notes
+	id, notes := res.ID, res.Starting()
 	// What makes this bad usage is asked before the lock is taken, so that
 	// exit 2 writes nothing, and again under it: a session to be made
 	// must not exist, and its task set comes from the spec and --var
@@ -357,6 +360,9 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	// Any other restore rewrites the session for today's task set at once.
 	rec := &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: p.host, pgid: runGroup()}
 	defer rec.close()
+	if restored != nil && restored.Kind == checkpoint.RestoreFull {
+		rec.prior = old
+	}
 	if restored == nil || restored.Kind != checkpoint.RestoreFull {
 		if err := rec.begin(); err != nil {
 			return nil, false, err
@@ -456,9 +462,9 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 			} else {
 				value = ShellQuote(value)
 			}
-			return fmt.Sprintf("teamrun session decide %s %s %s", id, ShellQuote(task), value)
+			return fmt.Sprintf("teamrun session decide%s %s %s %s", StoreFlag(o.Home), id, ShellQuote(task), value)
 		},
-		Observer:   logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id},
+		Observer:   logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home},
 		Regrow:     regrowOf(set),
 		RanBefore:  p.ranBefore,
 		UsedBefore: p.usedBefore,
@@ -645,15 +651,40 @@ func checkLLMAgents(team *spec.Team, configPath string, getenv func(string) stri
 	for _, d := range SpecProblems(team, configPath) {
 		problems = append(problems, d.String())
 	}
-	for _, a := range usedLLMAgents(team) {
-		if _, err := llm.Resolve(a.LLM, getenv); err != nil && !errors.Is(err, llm.ErrUnserved) {
-			problems = append(problems, fmt.Sprintf("%s: %s: %v", team.File, a.KeyPath(), err))
-		}
+	for _, d := range MissingKeys(team, getenv) {
+		problems = append(problems, d.String())
 	}
 	if len(problems) > 0 {
 		return &UsageError{Err: errors.New(strings.Join(problems, "\n"))}
 	}
 	return nil
+}
+
+// MissingKeys are the LLM agents some task uses whose model's key (or
+// another setting read from the environment) is missing here: run refuses
+// the team on them (exit 2); plan, which calls no model, warns, as the
+// environment of the run may differ. One per llm setting, at it.
+func MissingKeys(team *spec.Team, getenv func(string) string) []spec.Diagnostic {
+	var out []spec.Diagnostic
+	seen := map[spec.Pos]bool{}
+	for _, a := range usedLLMAgents(team) {
+		_, err := llm.Resolve(a.LLM, getenv)
+		if err == nil || errors.Is(err, llm.ErrUnserved) {
+			continue
+		}
+		pos, path := a.LLM.Pos, a.KeyPath()+".llm"
+		switch {
+		case pos == (spec.Pos{}):
+			pos, path = a.Pos, a.KeyPath()
+		case seen[pos]:
+			continue
+		case team.LLM != nil && pos == team.LLM.Pos:
+			path = "llm" // inherited: fix it there, said once
+		}
+		seen[pos] = true
+		out = append(out, spec.Diagnostic{File: team.File, Line: pos.Line, Column: pos.Column, Path: path, Message: err.Error()})
+	}
+	return out
 }
 
 // existsError refuses a new session under an id the store has (DESIGN §5:
@@ -711,10 +742,18 @@ func ResumeCommand(o Options, id string) string {
 	if o.Reuse == checkpoint.ReuseUnchanged {
 		parts = append(parts, "--reuse", "unchanged")
 	}
-	if o.Home != "" {
-		parts = append(parts, "--store", ShellQuote(o.Home))
+	return strings.Join(parts, " ") + StoreFlag(o.Home)
+}
+
+// StoreFlag is the " --store URL" of a command printed for the user to
+// paste (resume, decide, logs): the store given on the command line, shown
+// without its password, so that the pasted command finds the same
+// session; "" when none was given, as the default chain finds it again.
+func StoreFlag(home string) string {
+	if home == "" {
+		return ""
 	}
-	return strings.Join(parts, " ")
+	return " --store " + ShellQuote(stores.Shown(home))
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it (resume and
@@ -782,6 +821,11 @@ type journalRecorder struct {
 	// host and pgid go on every started record (checkpoint.Record).
 	host string
 	pgid int
+	// prior is the session as the store holds it, under a full restore
+	// (nil otherwise); deferred are skips it already records, written
+	// only if the journal begins.
+	prior    *checkpoint.Session
+	deferred []checkpoint.Record
 }
 
 func (r *journalRecorder) begin() error {
@@ -798,6 +842,15 @@ func (r *journalRecorder) flushWarnings() {
 	for _, w := range r.j.Warnings() {
 		r.warn(w)
 	}
+}
+
+// skippedBefore reports whether the session file has task skipped.
+func (r *journalRecorder) skippedBefore(task string) bool {
+	if r.prior == nil {
+		return false
+	}
+	t, ok := r.prior.Task(task)
+	return ok && t.Status == checkpoint.StatusSkipped
 }
 
 // close compacts the journal into the session file, once.
@@ -854,12 +907,20 @@ func (r *journalRecorder) write(ev *Event) error {
 // records are ev's checkpoint records; they begin the journal if need be.
 // r.mu is held.
 func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
+	var recs []checkpoint.Record
 	if r.j == nil {
+		if ev.Type == TaskSkipped && r.skippedBefore(ev.Task) {
+			// Routing skipped it again, as the file says: a finished
+			// session's --continue writes nothing (README). Should the
+			// journal begin after all, the skip goes first.
+			r.deferred = append(r.deferred, checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: ev.Task, At: ev.Time})
+			return nil, nil
+		}
 		if err := r.begin(); err != nil {
 			return nil, err
 		}
+		recs, r.deferred = r.deferred, nil
 	}
-	var recs []checkpoint.Record
 	// A task's usage is everything its requests cost in the session,
 	// a staged record of it included.
 	prev, _ := r.j.Task(ev.Task)

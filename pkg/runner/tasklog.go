@@ -257,11 +257,12 @@ type logHints struct {
 	Observer
 	kept    *keptLogs
 	session string
+	store   string // --store, for StoreFlag
 }
 
 func (h logHints) Observe(ev Event) {
 	if ev.Type == TaskFailed && ev.Attempt > 0 && h.kept.has(ev.Task, ev.Attempt) {
-		ev.Logs = fmt.Sprintf("teamrun session logs %s %s --attempt %d", ShellQuote(h.session), ShellQuote(ev.Task), ev.Attempt)
+		ev.Logs = fmt.Sprintf("teamrun session logs %s %s --attempt %d%s", ShellQuote(h.session), ShellQuote(ev.Task), ev.Attempt, StoreFlag(h.store))
 	}
 	h.Observer.Observe(ev)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -92,7 +93,7 @@ func EnsureConfig(path string) (Config, error) {
 func ReadConfig(path string) (Config, error) {
 	cfg := defaultConfigValue()
 	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if noConfig(err) {
 		return cfg, nil
 	}
 	if err != nil {
@@ -106,6 +107,13 @@ func ReadConfig(path string) (Config, error) {
 		return cfg, fmt.Errorf("cannot read %s: %w", path, err)
 	}
 	return parseConfig(path, b)
+}
+
+// noConfig reports whether err, of a stat of config.yml, says there is
+// none: absent, or .teamrun is no folder (a run refuses that folder
+// itself, exit 5, when it checks that it can write there).
+func noConfig(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 func defaultConfigValue() Config { return Config{MaxSessionAgeDays: DefaultMaxSessionAgeDays} }
@@ -378,7 +386,7 @@ func describeNode(n *yaml.Node) string {
 // that agent definitions (and so the per-task keys) agree. It reads the
 // config only when it exists (found): it writes nothing.
 func (t *Team) ApplyProjectConfig(path string) (found bool, err error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(path); noConfig(err) {
 		return false, nil
 	}
 	cfg, err := ReadConfig(path)

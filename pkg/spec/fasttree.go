@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -170,6 +171,9 @@ func (p *fastParser) mapping(indent int, path, ptr string, kpos Pos, depth int) 
 			return nil, false
 		}
 		name := string(k)
+		if !plainWord(k) && isVariables(path) {
+			return nil, false // a key such as 1 or true: yaml.v3 tags it (tree.typed)
+		}
 		kp := Pos{Line: ln.num, Column: indent + 1}
 		if _, dup := seen.get(name); dup {
 			return nil, false // parseTree says where the first one is
@@ -394,6 +398,9 @@ func (p *fastParser) flow(text []byte, i, line, col int, path, ptr string, kpos 
 				return nil, 0, false // not "key: value": left to yaml.v3
 			}
 			name = string(k)
+			if !plainWord(k) && isVariables(path) {
+				return nil, 0, false // a key such as 1 or true: yaml.v3 tags it (tree.typed)
+			}
 			if _, dup := seen.get(name); dup {
 				return nil, 0, false
 			}
@@ -446,6 +453,12 @@ func (p *fastParser) flow(text []byte, i, line, col int, path, ptr string, kpos 
 // yYnNtTfFoO that does not spell true, false or null (the words its
 // resolver looks up; "yes", "on" and the like are strings to yaml.v3).
 // Anything else (a digit, a sign, a dot, ~) is left to the resolver.
+// isVariables reports whether path is in the top-level variables, whose
+// keys must be known as strings or not (tree.typed).
+func isVariables(path string) bool {
+	return path == "variables" || strings.HasPrefix(path, "variables.") || strings.HasPrefix(path, "variables[")
+}
+
 func plainWord(v []byte) bool {
 	if len(v) == 0 {
 		return false

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -69,12 +70,16 @@ func (b *builder) checkForeach() {
 	}
 }
 
+// ErrNoVariable: a foreach over a variable the state lacks, which --var
+// may give at run (validate, with no --var, only warns of it).
+var ErrNoVariable = errors.New("no variable")
+
 // ForeachItems is the list a foreach runs over, from the state the run
 // starts from: a list, or a string holding a JSON array (as --var gives).
 func ForeachItems(f *Foreach, state map[string]any) ([]any, error) {
 	v, ok := state[f.Over]
 	if !ok {
-		return nil, fmt.Errorf("foreach over %s: no variable %s; set it under variables: or with --var %s='[\"a\", \"b\"]'", f.Over, f.Over, f.Over)
+		return nil, fmt.Errorf("foreach over %s: %w %s; set it under variables: or with --var %s='[\"a\", \"b\"]'", f.Over, ErrNoVariable, f.Over, f.Over)
 	}
 	switch x := v.(type) {
 	case []any:

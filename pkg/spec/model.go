@@ -53,9 +53,13 @@ type Team struct {
 	Agents   []*Agent     // file order
 	Tasks    []*Task      // file order: task i has id i
 	Warnings []Diagnostic // unsupported keys that were ignored, and the like
-	Tools    []*Tool      `json:",omitempty"` // the top-level tools, file order
-	Allow    []string     `json:",omitempty"` // dangerous built-ins the spec opts in to (execute_command)
-	MCP      []*MCPServer `json:",omitempty"` // mcp.servers, file order
+	// Notes are information, not problems: a run says them as notes, which
+	// --quiet leaves out (a PraisonAI schedule's crontab line, whose cron
+	// job would otherwise mail it every time).
+	Notes []Diagnostic `json:",omitempty"`
+	Tools []*Tool      `json:",omitempty"` // the top-level tools, file order
+	Allow []string     `json:",omitempty"` // dangerous built-ins the spec opts in to (execute_command)
+	MCP   []*MCPServer `json:",omitempty"` // mcp.servers, file order
 	// Workdir is the folder of the built-in file tools, relative to the
 	// spec's folder; "" is that folder itself.
 	Workdir string `json:",omitempty"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -158,6 +159,10 @@ func (b *builder) warnf(t *tree, p Pos, format string, args ...any) {
 	b.team.Warnings = append(b.team.Warnings, Diagnostic{File: b.file, Line: p.Line, Column: p.Column, Path: t.path, Message: fmt.Sprintf(format, args...)})
 }
 
+func (b *builder) notef(t *tree, p Pos, format string, args ...any) {
+	b.team.Notes = append(b.team.Notes, Diagnostic{File: b.file, Line: p.Line, Column: p.Column, Path: t.path, Message: fmt.Sprintf(format, args...)})
+}
+
 func defaultName(file string) string {
 	base := filepath.Base(file)
 	return strings.TrimSuffix(base, filepath.Ext(base))
@@ -290,7 +295,30 @@ func (b *builder) variables(v *tree) {
 			t.VarOrder = append(t.VarOrder, k)
 		}
 		t.Variables[k] = v.vals[i].plain()
+		if why := notJSON(v.vals[i]); why != "" {
+			// DESIGN §4: stored as {}, with a warning. It is {} from the
+			// start, so a first run and its --continue see one value.
+			b.warnf(v.vals[i], v.vals[i].pos, "%s: JSON cannot hold it, so the checkpoint cannot store it; the run uses {} instead", why)
+			t.Variables[k] = map[string]any{}
+		}
 	}
+}
+
+// notJSON says what in a variable's value JSON cannot hold (NaN, an
+// infinity, a mapping key that is no string), or "".
+func notJSON(v *tree) string {
+	if len(v.typed) > 0 {
+		return fmt.Sprintf("a mapping with keys that are not strings (%s)", strings.Join(v.typed, ", "))
+	}
+	if f, ok := v.value.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return fmt.Sprintf("%s is not a number JSON has", v.text)
+	}
+	for _, c := range append(slices.Clone(v.vals), v.items...) {
+		if why := notJSON(c); why != "" {
+			return why
+		}
+	}
+	return ""
 }
 
 // models reads the top-level models: mapping of aliases. An alias names a

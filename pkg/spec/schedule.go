@@ -99,18 +99,20 @@ func (b *builder) praisonSchedule(v *tree) {
 			}
 		}
 		if len(ignored) > 0 {
-			extra += "; " + strings.Join(ignored, ", ") + " not applied"
+			b.warnf(v, v.kpos, "%s not applied: teamrun runs the team once, now", strings.Join(ignored, ", "))
 		}
 	}
 	if cron == "" {
 		b.warnf(v, v.kpos, "%q is not run by teamrun (%s): teamrun runs the team once, now%s", expr, note, extra)
 		return
 	}
-	line := fmt.Sprintf("%s teamrun run %s --continue --session %s-$(date +\\%%F-\\%%H\\%%M)", cron, shQuote(abs), name)
+	// --quiet: the cron job mails only what went wrong; this advice is a
+	// note, which --quiet leaves out, so it is not mailed every time.
+	line := fmt.Sprintf("%s teamrun run %s --continue --quiet --session %s-$(date +\\%%F-\\%%H\\%%M)", cron, shQuote(abs), name)
 	if note != "" {
 		note = " (" + note + ")"
 	}
-	b.warnf(v, v.kpos, "teamrun runs the team once, now; to run it %s%s, put this line in crontab: %s%s", scheduleWords(expr), note, line, extra)
+	b.notef(v, v.kpos, "teamrun runs the team once, now; to run it %s%s, put this line in crontab: %s%s", scheduleWords(expr), note, line, extra)
 }
 
 // scheduleWords says how often expr runs, for "to run it ...".

@@ -7,7 +7,7 @@ import (
 )
 
 // PraisonAI scheduler files: the task: string runs once with the first
-// agent; schedule: is one warning with the crontab line that repeats it;
+// agent; schedule: is one note with the crontab line that repeats it;
 // its max_retries and timeout apply to the task and max_cost becomes the
 // session's budget.
 func TestPraisonAISchedulerFile(t *testing.T) {
@@ -43,7 +43,7 @@ func TestPraisonAISchedulerFile(t *testing.T) {
 		{name: "a second agent", src: "  - {name: helper, llm: m}\ntask: Check AI news\n",
 			warnings: []string{"only the first agent (monitor) runs the task, as PraisonAI's scheduler does; helper does nothing"}},
 		{name: "other keys", src: "task: Check AI news\nschedule: {interval: daily, notify: ops}\n",
-			warnings: []string{"; notify not applied"}},
+			warnings: []string{"schedule: notify not applied"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +61,13 @@ func TestPraisonAISchedulerFile(t *testing.T) {
 			if len(team.Tasks) != 1 || team.Tasks[0].Agent != "monitor" || team.Tasks[0].Description != "Check AI news" {
 				t.Fatalf("tasks %+v", team.Tasks)
 			}
-			all := ErrorList(team.Warnings).Error()
+			all := ErrorList(append(team.Warnings, team.Notes...)).Error()
+			// The crontab line is a note (--quiet leaves it out), and it
+			// carries --quiet: the cron job it makes mails nothing on success.
+			if notes := ErrorList(team.Notes).Error(); strings.Contains(all, "crontab") &&
+				(!strings.Contains(notes, "crontab") || !strings.Contains(notes, " --continue --quiet --session ")) {
+				t.Errorf("the crontab line is no note with --quiet:\nnotes: %s\nall: %s", notes, all)
+			}
 			for _, w := range tt.warnings {
 				if !strings.Contains(all, w) {
 					t.Errorf("no warning says %q:\n%s", w, all)

@@ -30,6 +30,9 @@ type tree struct {
 	kpos  Pos       // where its key starts (a sequence item: the item itself)
 	path  string    // display path, e.g. tasks.count.max_retries
 	ptr   string    // JSON pointer, e.g. /tasks/count/max_retries
+	// typed are the mapping keys YAML reads as no string (1, true): JSON
+	// cannot hold them (a variable so keyed is degraded, DESIGN §4).
+	typed []string
 }
 
 // get returns the value of a mapping key, or nil.
@@ -399,9 +402,10 @@ func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map
 func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) error {
 	var seen posSet
 	type entry struct {
-		key  string
-		kpos Pos
-		val  *yaml.Node
+		key   string
+		kpos  Pos
+		val   *yaml.Node
+		typed bool // YAML reads the key as no string
 	}
 	explicit := make([]entry, 0, len(n.Content)/2)
 	var merged []entry
@@ -427,7 +431,7 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 				for j := 0; j+1 < len(m.Content); j += 2 {
 					mk := m.Content[j]
 					if mk.Kind == yaml.ScalarNode {
-						merged = append(merged, entry{mk.Value, kp, m.Content[j+1]})
+						merged = append(merged, entry{mk.Value, kp, m.Content[j+1], mk.ShortTag() != "!!str"})
 						mergeAt = append(mergeAt, len(explicit))
 					}
 				}
@@ -447,7 +451,7 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 			continue
 		}
 		seen.set(key, kp)
-		explicit = append(explicit, entry{key, kp, vn})
+		explicit = append(explicit, entry{key, kp, vn, kn.ShortTag() != "!!str"})
 	}
 	// Merged keys go where the "<<" was; explicit keys win over them.
 	add := func(e entry) error {
@@ -458,6 +462,9 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 		}
 		t.keys = append(t.keys, e.key)
 		t.vals = append(t.vals, v)
+		if e.typed && isVariables(t.path) { // only there does it matter (fastTree agrees)
+			t.typed = append(t.typed, e.key)
+		}
 		return nil
 	}
 	mi := 0

@@ -86,6 +86,10 @@ func (e *ProjectWriteError) Error() string {
 	if errors.Is(e.Err, syscall.ELOOP) {
 		return fmt.Sprintf("cannot %s %s: %s, then run again (no session was created and nothing was run)", e.Op, e.Path, checkpoint.LinkAdvice)
 	}
+	if errors.Is(e.Err, syscall.ENOTDIR) {
+		return fmt.Sprintf("cannot %s %s: it is not a folder; a run records its session in the project's .teamrun folder (state.json, audit.log, config.yml): move that file away, then run again (no session was created and nothing was run)",
+			e.Op, e.Path)
+	}
 	return fmt.Sprintf("cannot %s %s: %v; a run records its session in the project's .teamrun folder (state.json, audit.log): fix that folder's owner or permissions, then run again (no session was created and nothing was run)",
 		e.Op, e.Path, e.Err)
 }

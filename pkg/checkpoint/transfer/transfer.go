@@ -44,6 +44,12 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 		return "", &DocumentError{fmt.Errorf("%s: session_id: %w", where, err)}
 	}
 	sess, err := checkpoint.DecodeSession(head.ID, where, data)
+	var ce *checkpoint.CorruptError
+	if errors.As(err, &ce) {
+		// A store's advice (delete the session) is wrong here: the
+		// document is damaged, and this store has no such session.
+		return "", &DocumentError{fmt.Errorf("%s is damaged: %v; nothing was imported: export session %s again from the store that has it (teamrun session export %s -o FILE), or import an intact copy", where, ce.Err, head.ID, head.ID)}
+	}
 	if err != nil {
 		return "", &DocumentError{err}
 	}
