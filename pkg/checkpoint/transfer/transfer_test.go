@@ -140,7 +140,7 @@ func TestImportRefuses(t *testing.T) {
 	}{
 		{"not json", "hello", "f.json is not a session that teamrun session export wrote"},
 		{"bad id", `{"session_id":"../evil"}`, "f.json: session_id:"},
-		{"damaged", `{"format_version":2,"session_id":"x","checksum":"crc32c-00000000"}` + "\n", "f.json is corrupt: its checksum does not match its content"},
+		{"damaged", `{"format_version":2,"session_id":"x","checksum":"crc32c-00000000"}` + "\n", "f.json is damaged: its checksum does not match its content"},
 		{"held", `{"format_version":1,"session_id":"held2","spec_path":"a","team":{"tasks":[]}}`, "held by another run"},
 	}
 	for _, tt := range tests {
