@@ -57,6 +57,26 @@ func (b *builder) praison(root *tree) {
 	if l := root.get("llm"); l != nil {
 		t.LLM = b.praisonLLM(l)
 	}
+	// workflow.llm (default_llm, its old name) is the model PraisonAI's
+	// workflow gives agents without one: the team's default model.
+	if w := root.get("workflow"); w.isMap() {
+		wl := w.get("llm")
+		if old := w.get("default_llm"); !old.isNull() {
+			if wl.isNull() {
+				wl = old
+			} else {
+				b.warnf(old, old.kpos, "ignored: workflow.llm (line %d) sets the default model; keep one", wl.kpos.Line)
+			}
+		}
+		if !wl.isNull() {
+			for _, other := range []*tree{root.get("llm"), root.get("config").get("llm")} {
+				if !other.isNull() {
+					b.warnf(other, other.kpos, "ignored: %s (line %d) sets the default model, as PraisonAI's workflow reads it; keep one", wl.path, wl.kpos.Line)
+				}
+			}
+			t.LLM = b.praisonLLM(wl)
+		}
+	}
 	for i, k := range root.keys {
 		v := root.vals[i]
 		switch k {

@@ -337,3 +337,41 @@ roles:
 		t.Error("input set in a file that never reads it")
 	}
 }
+
+// workflow.llm (or default_llm, its old name) is the model of the agents
+// without one, as PraisonAI's workflow gives it them.
+func TestPraisonAIWorkflowLLM(t *testing.T) {
+	const rest = "agents:\n  a: {role: A}\n  b: {role: B, llm: own}\nsteps:\n  - {agent: a, action: x}\n  - {agent: b, action: y}\n"
+	tests := []struct {
+		name, src string
+		a         string // agent a's model; b keeps its own
+		warning   string
+	}{
+		{"workflow.llm", "workflow: {llm: wf-model}\n" + rest, "wf-model", ""},
+		{"default_llm", "workflow: {default_llm: old-model}\n" + rest, "old-model", ""},
+		{"both", "workflow: {llm: wf-model, default_llm: old-model}\n" + rest, "wf-model", "w.yaml:1:27: workflow.default_llm: ignored: workflow.llm (line 1) sets the default model; keep one"},
+		{"and a top-level llm", "llm: top\nworkflow:\n  llm: wf-model\n" + rest, "wf-model", "w.yaml:1:1: llm: ignored: workflow.llm (line 3) sets the default model, as PraisonAI's workflow reads it; keep one"},
+		{"none", rest, praisonDefaultModel, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("w.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := team.Agent("a").LLM.Model; got != tt.a {
+				t.Errorf("a's model %q, want %q", got, tt.a)
+			}
+			if got := team.Agent("b").LLM.Model; got != "own" {
+				t.Errorf("b's model %q, want its own", got)
+			}
+			var said []string
+			for _, w := range team.Warnings {
+				said = append(said, w.String())
+			}
+			if got := strings.Join(said, "\n"); got != tt.warning {
+				t.Errorf("warnings:\n%s\nwant:\n%s", got, tt.warning)
+			}
+		})
+	}
+}

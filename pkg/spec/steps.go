@@ -777,6 +777,8 @@ func (b *builder) praisonWorkflow(v *tree, setVar func(string, *tree)) {
 			}
 		case "process":
 			// the steps decide: in order, or a DAG when they branch
+		case "llm", "default_llm":
+			// the team's default model, read with the team's llm
 		default:
 			b.praisonIgnored(f)
 		}
