@@ -143,7 +143,19 @@ func (b *builder) praison(root *tree) {
 	b.steps = stepsOf(root)
 	switch {
 	case roles.isMap():
+		// PraisonAI's name of an agent (yaml_parser.py): the role text in
+		// a roles: file, else its name:; it names the agent's step outputs.
+		nameKey := "name"
+		if root.get("roles") != nil {
+			nameKey = "role"
+		}
 		for i, name := range roles.keys {
+			if s, ok := roles.vals[i].get(nameKey).str(); ok && s != "" && s != name {
+				if b.stepOutputName == nil {
+					b.stepOutputName = map[string]string{}
+				}
+				b.stepOutputName[name] = s
+			}
 			b.praisonRole(name, roles.vals[i], false, defaultMemory)
 		}
 	case roles.isSeq():
@@ -422,7 +434,8 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 				b.praisonIgnored(f)
 			}
 		case "name":
-			if !listed {
+			// In an agents: file with steps it names the steps' outputs.
+			if s, _ := f.str(); !listed && (b.steps == nil || s == "" || b.stepOutputName[name] != s) {
 				b.praisonIgnored(f)
 			}
 		case "agent":

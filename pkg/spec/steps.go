@@ -135,24 +135,33 @@ func (b *builder) praisonSteps(steps *tree) {
 }
 
 // bindStepOutputs gives {NAME_output} placeholders, PraisonAI's name for
-// the output of the step NAME (an unnamed step's: its agent's), their value:
-// the last such step before the reader stores its result as that variable
-// (or, when it already has an output_variable, the placeholder reads that
-// one). A name that is a variable already, or no earlier step's, is left as
-// written.
+// the output of the step NAME (an unnamed step's: its agent's, by its key
+// or PraisonAI's name for it), their value: the last such step before the
+// reader stores its result as that variable (or, when it already has an
+// output_variable, the placeholder reads that one). A name that is a
+// variable already, or no earlier step's, is left as written. A NAME that
+// is no identifier (fetch-data), which convertTemplate leaves as
+// {{NAME_output}}, binds to a variable named with _ for the other bytes.
 func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 	seen := map[*Task]bool{}
+	last := func(name string) *Task { // the last step named name before the reader
+		var src *Task
+		for _, s := range sb.byName[name] {
+			if seen[s] {
+				src = s
+			}
+		}
+		if src == nil || src.Foreach != nil || src.Repeat != nil {
+			return nil
+		}
+		return src
+	}
 	for _, tk := range tasks {
 		for _, dst := range []*string{&tk.Description, &tk.ExpectedOutput} {
 			for _, v := range placeholderNames(*dst) {
 				name, ok := strings.CutSuffix(v, "_output")
-				var src *Task // the last such step before tk
-				for _, s := range sb.byName[name] {
-					if seen[s] {
-						src = s
-					}
-				}
-				if _, isVar := sb.b.team.Variables[v]; !ok || isVar || src == nil || src.Foreach != nil || src.Repeat != nil {
+				src := last(name)
+				if _, isVar := sb.b.team.Variables[v]; !ok || isVar || src == nil {
 					continue
 				}
 				if src.OutputVariable == "" {
@@ -160,9 +169,54 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				}
 				*dst = strings.ReplaceAll(*dst, "{"+v+"}", "{"+src.OutputVariable+"}")
 			}
+			if !strings.Contains(*dst, "{{") {
+				continue
+			}
+			*dst = stepOutputRE().ReplaceAllStringFunc(*dst, func(m string) string {
+				name := stepOutputRE().FindStringSubmatch(m)[1]
+				v := identOf(name + "_output")
+				src := last(name)
+				if _, isVar := sb.b.team.Variables[v]; isVar || src == nil {
+					sb.unboundOutput(tk, m, name)
+					return m
+				}
+				if src.OutputVariable == "" {
+					src.OutputVariable = v
+				}
+				return "{" + src.OutputVariable + "}"
+			})
 		}
 		seen[tk] = true
 	}
+}
+
+// unboundOutput warns that tk's {{NAME_output}} m names no step before it.
+func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
+	b := sb.b
+	src := b.tasks[b.taskAt[tk.Name]]
+	at := src
+	for _, k := range []string{"action", "description", "expected_output"} {
+		if v := src.get(k); v != nil && strings.Contains(v.text, m) {
+			at = v
+			break
+		}
+	}
+	b.warnf(at, at.pos, "%s: no step before it is named %q (a step's name:, else its agent's), so the text keeps it as written", m, name)
+}
+
+// stepOutputRE finds the {{NAME_output}}s convertTemplate leaves: NAME is
+// no identifier. PraisonAI replaces them as written.
+var stepOutputRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([^{}\s][^{}]*?)_output\s*\}\}`) })
+
+// identOf is s with each byte an identifier cannot hold made _.
+func identOf(s string) string {
+	out := []byte(s)
+	for i, c := range out {
+		if !isIdentByte(c, i == 0) {
+			out[i] = '_'
+		}
+	}
+	return string(out)
 }
 
 func stepName(st *tree, fallback string) string {
@@ -310,11 +364,17 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		}
 	}
 	b.addTask(tk, st)
-	key := stepName(st, "")
-	if key == "" {
-		key = tk.Agent
+	keys := []string{stepName(st, "")}
+	if keys[0] == "" {
+		// PraisonAI's name of the agent, and its key as teamrun has read it.
+		keys = []string{tk.Agent}
+		if n, ok := b.stepOutputName[tk.Agent]; ok {
+			keys = append(keys, n)
+		}
 	}
-	sb.byName[key] = append(sb.byName[key], tk)
+	for _, k := range keys {
+		sb.byName[k] = append(sb.byName[k], tk)
+	}
 	return []string{name}
 }
 

@@ -139,9 +139,16 @@ func TestPraisonStepsMapping(t *testing.T) {
 
 // {{NAME_output}} reads an earlier step's output: the step keeps it as that
 // variable, or the placeholder reads the output_variable it already has. A
-// later step's, a variable's or an unknown name's stays as written.
+// later step's, a variable's or an unknown name's stays as written. NAME is
+// the step's name, else its agent's key or PraisonAI's name for the agent:
+// its name: in an agents: file, its role text in a roles: file.
 func TestStepOutputPlaceholders(t *testing.T) {
-	team, err := Parse("s.yaml", []byte(`variables: {given_output: x}
+	tests := []struct {
+		name, src string
+		want      []string // per task: output_variable|description
+		warnings  []string // exactly
+	}{
+		{"names and variables", `variables: {given_output: x}
 agents:
   a: {role: A, llm: m}
   b: {role: B, llm: m}
@@ -154,16 +161,57 @@ steps:
     output_variable: notes
   - agent: a
     action: "{{second_output}} {{given_output}} {{nobody_output}}"
-`))
-	if err != nil {
-		t.Fatal(err)
+`, []string{"a_output|first {b_output}", "notes|read {a_output}", "|{notes} {given_output} {nobody_output}"}, nil},
+		{"an agent's name: and its key", `agents:
+  researcher: {name: Researcher, role: Analyst, llm: m}
+  w: {role: W, llm: m}
+steps:
+  - {agent: researcher, action: dig}
+  - {agent: w, action: "R={{Researcher_output}} r={{researcher_output}}"}
+`, []string{"Researcher_output|dig", "|R={Researcher_output} r={Researcher_output}"}, nil},
+		{"a role's text in a roles: file", `roles:
+  researcher: {role: Analyst, llm: m}
+  w: {role: W, llm: m}
+steps:
+  - {agent: researcher, action: dig}
+  - {agent: w, action: "{{Analyst_output}}"}
+`, []string{"Analyst_output|dig", "|{Analyst_output}"}, nil},
+		{"a role's text with a space", `roles:
+  researcher: {role: Research Analyst, llm: m}
+  w: {role: W, llm: m}
+steps:
+  - {agent: researcher, action: dig}
+  - {agent: w, action: "{{Research Analyst_output}}"}
+`, []string{"Research_Analyst_output|dig", "|{Research_Analyst_output}"}, nil},
+		{"a name with a hyphen", `agents:
+  a: {role: A, llm: m}
+  b: {role: B, llm: m}
+steps:
+  - {name: fetch-data, agent: a, action: get}
+  - {agent: b, action: "{{fetch-data_output}} {{ fetch-data_output }} {{fetch-dta_output}}"}
+`, []string{"fetch_data_output|get", "|{fetch_data_output} {fetch_data_output} {{fetch-dta_output}}"}, []string{
+			`s.yaml:6:24: steps[1].action: {{fetch-dta_output}}: no step before it is named "fetch-dta" (a step's name:, else its agent's), so the text keeps it as written`}},
 	}
-	var got []string
-	for _, tk := range team.Tasks {
-		got = append(got, tk.OutputVariable+"|"+tk.Description)
-	}
-	want := []string{"a_output|first {b_output}", "notes|read {a_output}", "|{notes} {given_output} {nobody_output}"}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("s.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tk := range team.Tasks {
+				got = append(got, tk.OutputVariable+"|"+tk.Description)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			var said []string
+			for _, w := range team.Warnings {
+				said = append(said, w.String())
+			}
+			if strings.Join(said, "\n") != strings.Join(tt.warnings, "\n") {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(said, "\n"), strings.Join(tt.warnings, "\n"))
+			}
+		})
 	}
 }
