@@ -63,6 +63,9 @@ type Team struct {
 	// whether each is defined depends on --var, so they are checked when
 	// the variables are known (UndefinedPlaceholders).
 	Placeholders []PlaceholderUse `json:"-"`
+	// FieldPlaceholders: {a.b} reads field b of the mapping a (Team.Render),
+	// as PraisonAI's {{a.b}} does; a native file's {a.b} stays as written.
+	FieldPlaceholders bool `json:",omitempty"`
 }
 
 // PlaceholderUse is one {name} (or PraisonAI {{name}}) in a text teamrun
@@ -71,6 +74,9 @@ type PlaceholderUse struct {
 	Name string
 	Pos  Pos
 	Path string // the key holding the text, e.g. tasks.write.description
+	// Over is, for a field of a foreach item ({{item.title}}), the list
+	// the items come from, whose items are checked for the field.
+	Over string
 }
 
 // LLM says which model an LLM agent talks to and how.

@@ -24,6 +24,7 @@ func (b *builder) praison(root *tree) {
 	t.Name = defaultName(b.file)
 	t.Process = Sequential
 	t.Variables = map[string]any{}
+	t.FieldPlaceholders = true
 	setBy := map[string]*tree{}
 	setVar := func(k string, v *tree) {
 		if first, dup := setBy[k]; !dup {
@@ -217,7 +218,7 @@ func readsInput(t *Team) bool {
 	for _, tk := range t.Tasks {
 		texts = append(texts, tk.Description, tk.ExpectedOutput)
 	}
-	return slices.ContainsFunc(texts, func(s string) bool { return slices.Contains(placeholderNames(s), "input") })
+	return slices.ContainsFunc(texts, func(s string) bool { return slices.Contains(placeholderNames(s, false), "input") })
 }
 
 // praisonFatal finds the first feature teamrun cannot run, if any.

@@ -158,7 +158,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 	}
 	for _, tk := range tasks {
 		for _, dst := range []*string{&tk.Description, &tk.ExpectedOutput} {
-			for _, v := range placeholderNames(*dst) {
+			for _, v := range placeholderNames(*dst, false) {
 				name, ok := strings.CutSuffix(v, "_output")
 				src := last(name)
 				if _, isVar := sb.b.team.Variables[v]; !ok || isVar || src == nil {
@@ -709,8 +709,10 @@ func shQuote(s string) string {
 // identRE is a variable's name.
 var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
-// templateRE finds {{ name }} placeholders.
-var templateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`) })
+// templateRE finds {{ name }} placeholders, and {{ name.field }} ones.
+var templateRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}`)
+})
 
 // convertTemplate maps PraisonAI's {{VAR}} templating onto teamrun's {VAR}
 // placeholders. {{previous_output}} becomes a reference to the context
