@@ -32,7 +32,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 	for i, tk := range t.Tasks {
 		ak, ok := agentKeys[tk.Agent]
 		if !ok {
-			ak = agentKeyOf(tk.Agent, agents[tk.Agent], state, t.FieldPlaceholders)
+			ak = agentKeyOf(tk.Agent, agents[tk.Agent], state, t.PraisonTemplates)
 			agentKeys[tk.Agent] = ak
 		}
 		x := tk.Expanded()
@@ -133,7 +133,7 @@ func (t *Team) AgentKey(name string, state map[string]any) string {
 }
 
 func (t *Team) agentKey(name string, state map[string]any) string {
-	return agentKeyOf(name, t.Agent(name), state, t.FieldPlaceholders)
+	return agentKeyOf(name, t.Agent(name), state, t.PraisonTemplates)
 }
 
 func agentKeyOf(name string, a *Agent, state map[string]any, fields bool) string {

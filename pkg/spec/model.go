@@ -63,9 +63,11 @@ type Team struct {
 	// whether each is defined depends on --var, so they are checked when
 	// the variables are known (UndefinedPlaceholders).
 	Placeholders []PlaceholderUse `json:"-"`
-	// FieldPlaceholders: {a.b} reads field b of the mapping a (Team.Render),
-	// as PraisonAI's {{a.b}} does; a native file's {a.b} stays as written.
-	FieldPlaceholders bool `json:",omitempty"`
+	// PraisonTemplates: the texts follow PraisonAI's templating: {a.b}
+	// reads field b of the mapping a (Team.Render), and {today}, {date} and
+	// its other built-in variables are filled when a run starts
+	// (InitialState). A native file's {a.b} and {today} stay as written.
+	PraisonTemplates bool `json:",omitempty"`
 }
 
 // PlaceholderUse is one {name} (or PraisonAI {{name}}) in a text teamrun

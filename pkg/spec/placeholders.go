@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // collectPlaceholders records every {name} of the texts Render fills in
@@ -37,7 +38,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 		return from
 	}
 	add := func(text string, from Pos, path string, each *Foreach, bound ...string) {
-		for _, n := range placeholderNames(text, b.team.FieldPlaceholders) {
+		for _, n := range placeholderNames(text, b.team.PraisonTemplates) {
 			over := ""
 			if root, _, dotted := strings.Cut(n, "."); slices.Contains(bound, root) {
 				if !dotted || each == nil || root != each.As {
@@ -123,6 +124,9 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 	var out []Diagnostic
 	for _, u := range t.Placeholders {
 		root, _, dotted := strings.Cut(u.Name, ".")
+		if _, builtin := praisonBuiltin(u.Name, time.Time{}); builtin && t.PraisonTemplates {
+			continue // filled when the run starts
+		}
 		if u.Over != "" || defined[root] {
 			if miss := fieldMiss(u, values); miss != "" {
 				out = append(out, Diagnostic{File: t.File, Line: u.Pos.Line, Column: u.Pos.Column, Path: u.Path,

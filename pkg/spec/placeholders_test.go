@@ -2,8 +2,10 @@ package spec
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestUndefinedPlaceholders(t *testing.T) {
@@ -144,5 +146,53 @@ steps:
 				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(said, "\n"), strings.Join(tt.warnings, "\n"))
 			}
 		})
+	}
+}
+
+// PraisonAI's built-in variables ({{today}}, {{date}}, …) are filled when
+// the run starts, in the texts and in the variables' values, as its
+// substitute_variables does; a native file's {today} is a placeholder like
+// any other.
+func TestPraisonBuiltinVariables(t *testing.T) {
+	now := time.Date(2026, time.March, 7, 9, 5, 3, 120000000, time.UTC)
+	tests := []struct {
+		name, src string
+		desc      string
+		warnings  []string
+	}{
+		{"in a text", "agents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{today}} ({{date}}, {{year}}, {{month}}) {{now}} {{timestamp}}\"\n",
+			"March 07, 2026 (2026-03-07, 2026, March) 2026-03-07T09:05:03.120000 1772874303", nil},
+		{"in a variable", "variables:\n  today: \"{{today}}\"\n  topic: \"news of {{date}}\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{today}}: {{topic}}\"\n",
+			"March 07, 2026: news of 2026-03-07", nil},
+		{"a variable of that name", "variables:\n  date: yesterday\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{date}}\"\n",
+			"yesterday", nil},
+		{"native", "agents:\n  w: {shell: cat}\ntasks:\n  t: {description: \"{today}\", agent: w}\n",
+			"{today}", []string{"p.yaml:4:21: tasks.t.description: {today}: nothing defines today (variables:, an output_variable or --var today=VALUE), so the text keeps it as written"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("p.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := team.initialStateAt(nil, now)
+			if got := team.TaskDefs(state)[0].Description; got != tt.desc {
+				t.Errorf("description %q, want %q", got, tt.desc)
+			}
+			var said []string
+			for _, d := range team.UndefinedPlaceholders(nil) {
+				said = append(said, d.String())
+			}
+			if strings.Join(said, "\n") != strings.Join(tt.warnings, "\n") {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(said, "\n"), strings.Join(tt.warnings, "\n"))
+			}
+		})
+	}
+	team, err := Parse("p.yaml", []byte("agents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{uuid}}\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := team.TaskDefs(team.InitialState(nil))[0].Description; !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(u) {
+		t.Errorf("{{uuid}} is %q, want a random UUID", u)
 	}
 }

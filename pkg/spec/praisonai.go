@@ -24,7 +24,7 @@ func (b *builder) praison(root *tree) {
 	t.Name = defaultName(b.file)
 	t.Process = Sequential
 	t.Variables = map[string]any{}
-	t.FieldPlaceholders = true
+	t.PraisonTemplates = true
 	setBy := map[string]*tree{}
 	setVar := func(k string, v *tree) {
 		if first, dup := setBy[k]; !dup {

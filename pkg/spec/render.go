@@ -1,12 +1,14 @@
 package spec
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -20,7 +22,7 @@ func Render(text string, state map[string]any) string { return render(text, stat
 // {{a.b}} reads field b of mapping a, as PraisonAI's substitute_variables
 // does) {a.b} is a placeholder too.
 func (t *Team) Render(text string, state map[string]any) string {
-	return render(text, state, t.FieldPlaceholders)
+	return render(text, state, t.PraisonTemplates)
 }
 
 func render(text string, state map[string]any, fields bool) string {
@@ -171,16 +173,68 @@ func yamlFloat(f float64, bits int) string {
 }
 
 // InitialState is the shared state a run starts from: the team's variables
-// with the --var overrides applied, as a copy the caller may change.
+// with the --var overrides applied, as a copy the caller may change. In a
+// PraisonAI file it holds the built-in variables its texts use ({today},
+// …), and the variables' {{today}}s are filled, from the clock now: the
+// session keeps this state, so a resumed run renders the same texts.
 func (t *Team) InitialState(overrides map[string]string) map[string]any {
+	return t.initialStateAt(overrides, time.Now())
+}
+
+func (t *Team) initialStateAt(overrides map[string]string, now time.Time) map[string]any {
 	state := make(map[string]any, len(t.Variables)+len(overrides))
 	for k, v := range t.Variables {
 		state[k] = deepCopy(v)
+	}
+	if t.PraisonTemplates {
+		for k, v := range state {
+			if s, ok := v.(string); ok && strings.Contains(s, "{{") {
+				state[k] = templateRE().ReplaceAllStringFunc(s, func(m string) string {
+					if d, ok := praisonBuiltin(templateRE().FindStringSubmatch(m)[1], now); ok {
+						return FormatValue(d)
+					}
+					return m
+				})
+			}
+		}
+		for _, u := range t.Placeholders {
+			if _, set := state[u.Name]; !set {
+				if d, ok := praisonBuiltin(u.Name, now); ok {
+					state[u.Name] = d
+				}
+			}
+		}
 	}
 	for k, v := range overrides {
 		state[k] = v
 	}
 	return state
+}
+
+// praisonBuiltin is the value of PraisonAI's built-in variable name
+// (utils/variables.py) at now, formatted as Python formats it.
+func praisonBuiltin(name string, now time.Time) (any, bool) {
+	switch name {
+	case "now":
+		return now.Format("2006-01-02T15:04:05.000000"), true
+	case "today":
+		return now.Format("January 02, 2006"), true
+	case "date":
+		return now.Format("2006-01-02"), true
+	case "timestamp":
+		return now.Unix(), true
+	case "year":
+		return int64(now.Year()), true
+	case "month":
+		return now.Format("January"), true
+	case "uuid":
+		var u [16]byte
+		_, _ = rand.Read(u[:]) // crypto/rand: never fails on supported systems
+		u[6] = u[6]&0x0f | 0x40
+		u[8] = u[8]&0x3f | 0x80
+		return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:]), true
+	}
+	return nil, false
 }
 
 func deepCopy(v any) any {
