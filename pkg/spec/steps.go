@@ -50,10 +50,15 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 				v := st.get(k)
 				switch k {
 				case "loop":
-					// A loop on an agent step over a variable is foreach;
-					// a loop of steps, or over a template, is not yet.
-					if v.get("steps") != nil || st.get("agent") == nil {
-						return at(v, "a loop of steps is not supported yet: give the loop one agent step (agent:, action:, loop: {over: VAR}), which runs once per item as foreach does")
+					// A loop of one agent step over a variable is foreach;
+					// a loop of several steps, or over a template, is not yet.
+					switch body, n := loopBody(st); {
+					case n > 1:
+						return at(v, "a loop of several steps is not supported yet: loop one agent step (agent: and action: beside loop:, or step: {agent: NAME, action: TEXT}), which runs once per item as foreach does, and put the other steps after it: the next step reads the JSON array of the loop's answers")
+					case body == nil:
+						return at(v, "the loop names no step to run: give it agent: and action: beside loop:, step: {agent: NAME, action: TEXT}, or loop.step: NAME")
+					case body.isMap() && body.get("agent") == nil:
+						return at(body, "a loop runs one agent step here: give it agent: and action: (a loop of a loop, parallel, route or if step is not supported yet)")
 					}
 					if o, _ := v.get("over").str(); !identRE().MatchString(o) {
 						return at(v, fmt.Sprintf("loop over %s is not supported: loop over a list variable's name (loop: {over: VAR}), which runs once per item as foreach does", v.get("over").describe()))
@@ -255,8 +260,74 @@ func (sb *stepBuilder) step(st *tree, name string, prev []string, first bool) []
 	case st.get("if") != nil:
 		sb.dag = true
 		return sb.ifStep(st, name, prev)
+	case st.get("loop") != nil:
+		return sb.agentStep(sb.loopStep(st), name, prev, first)
 	}
 	return sb.agentStep(st, name, prev, first)
+}
+
+// loopBody is the one step a loop step runs, as PraisonAI picks it
+// (yaml_parser.py, _parse_loop_step): its steps: (or loop.steps:), else
+// loop.step: (an agent's name), else step: (a step, or an agent's name),
+// else the step itself; n is how many steps there are (body nil when
+// not one).
+func loopBody(st *tree) (body *tree, n int) {
+	l := st.get("loop")
+	steps := st.get("steps")
+	if steps == nil {
+		steps = l.get("steps")
+	}
+	if items := steps.itemsOrNil(); len(items) > 0 {
+		if len(items) > 1 {
+			return nil, len(items)
+		}
+		return items[0], 1
+	}
+	if s := l.get("step"); s != nil {
+		return s, 1
+	}
+	if s := st.get("step"); s != nil {
+		return s, 1
+	}
+	if st.get("agent") != nil {
+		return st, 1
+	}
+	return nil, 0
+}
+
+// loopStep is a loop step as one agent step: its loop and other keys,
+// with the agent and action of the step it runs (loopBody).
+func (sb *stepBuilder) loopStep(st *tree) *tree {
+	body, _ := loopBody(st)
+	if body == st || body == nil {
+		return st
+	}
+	what := map[string]bool{"agent": true, "action": true, "description": true, "expected_output": true}
+	out := synthMap(st)
+	for i, k := range st.keys {
+		switch {
+		case k == "step" || k == "steps":
+		case what[k]:
+			sb.b.warnf(st.vals[i], st.vals[i].kpos, "ignored: PraisonAI runs the loop's step (line %d), not this one's %s", body.kpos.Line, k)
+		default:
+			out.keys, out.vals = append(out.keys, k), append(out.vals, st.vals[i])
+		}
+	}
+	if _, ok := body.str(); ok {
+		out.keys, out.vals = append(out.keys, "agent"), append(out.vals, body)
+		return out
+	}
+	for i, k := range body.keys {
+		if k == "name" {
+			continue // the loop step's name names the task
+		}
+		if st.get(k) == nil || what[k] {
+			out.keys, out.vals = append(out.keys, k), append(out.vals, body.vals[i])
+		} else {
+			sb.b.warnf(body.vals[i], body.vals[i].kpos, "ignored: the loop step sets %s (line %d); keep one", k, st.get(k).kpos.Line)
+		}
+	}
+	return out
 }
 
 // otherKeys warns about the keys of a pattern step besides its pattern.
@@ -359,6 +430,10 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 	}
 	if st.get("action") == nil && st.get("description") == nil {
 		tk.Description = sb.noAction(first, len(prev) > 0)
+		if tk.Description == "" && tk.Foreach != nil {
+			// PraisonAI would send the empty input: the item is what it means.
+			tk.Description = "{" + tk.Foreach.As + "}"
+		}
 		if tk.Description == "" {
 			b.errorf(st, st.kpos, "missing required key \"action\": say what the agent should do")
 		}
@@ -420,6 +495,8 @@ func (sb *stepBuilder) loop(f *tree, tk *Task) {
 			}
 		case "max_workers":
 			b.warnf(v, v.kpos, "ignored: --max-parallel (default 4) bounds how many instances run at once")
+		case "step", "steps":
+			// the step the loop runs (loopStep)
 		default:
 			b.praisonIgnored(v)
 		}
