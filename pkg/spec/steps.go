@@ -60,6 +60,11 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 					case body.isMap() && body.get("agent") == nil:
 						return at(body, "a loop runs one agent step here: give it agent: and action: (a loop of a loop, parallel, route or if step is not supported yet)")
 					}
+					for _, k := range []string{"from_csv", "from_file"} {
+						if f := v.get(k); f != nil && v.get("over") == nil {
+							return at(f, fmt.Sprintf("a loop over a file (%s) is not supported: teamrun loops over a list variable; give the items under variables: (items: [a, b]) or as --var items='[\"a\", \"b\"]' (a JSON array) and write loop: {over: items}; in the native format, a command task before it can read the file into an output_variable to loop over", k))
+						}
+					}
 					if o, _ := v.get("over").str(); !identRE().MatchString(o) {
 						return at(v, fmt.Sprintf("loop over %s is not supported: loop over a list variable's name (loop: {over: VAR}), which runs once per item as foreach does", v.get("over").describe()))
 					}
