@@ -529,10 +529,15 @@ func (b *builder) praisonTopTasks(v *tree) {
 			b.praisonTask(name, f, agent)
 		}
 	case v.isSeq():
-		for _, it := range v.items {
+		for i, it := range v.items {
 			name, ok := it.get("name").str()
+			if it.get("name").isNull() {
+				// PraisonAI's name for it (agents_generator.py).
+				name, ok = fmt.Sprintf("task_%d", i), true
+			}
 			if !ok || name == "" {
-				b.errorf(it, it.pos, "a task in a list needs a name")
+				nv := it.get("name")
+				b.errorf(nv, nv.pos, "expected a task name, got %s", nv.describe())
 				continue
 			}
 			agent, _ := it.get("agent").str()

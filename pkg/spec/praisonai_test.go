@@ -375,3 +375,30 @@ func TestPraisonAIWorkflowLLM(t *testing.T) {
 		})
 	}
 }
+
+// A top-level task in a list without a name is task_I, as PraisonAI names
+// it (I from 0, its place in the list).
+func TestPraisonAITopTaskNames(t *testing.T) {
+	const head = "framework: praisonai\nagents:\n  c: {role: Lead}\ntasks:\n"
+	tests := []struct {
+		name, tasks string
+		want        string // the task names, or the error
+	}{
+		{"unnamed", "  - {description: Plan, agent: c}\n  - {name: cut, description: Cut, agent: c}\n  - {description: Ship, agent: c}\n", "task_0 cut task_2"},
+		{"a name that is no text", "  - {name: [x], description: Plan, agent: c}\n", "t.yaml:5:12: tasks[0].name: expected a task name, got a list"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("t.yaml", []byte(head+tt.tasks))
+			got := ""
+			if err != nil {
+				got = err.Error()
+			} else {
+				got = strings.Join(team.TaskNames(), " ")
+			}
+			if !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
