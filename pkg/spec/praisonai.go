@@ -158,6 +158,9 @@ func (b *builder) praison(root *tree) {
 				b.stepOutputName[name] = s
 			}
 			b.praisonRole(name, roles.vals[i], false, defaultMemory)
+			if a := t.Agents[len(t.Agents)-1]; nameKey == "role" && a.Name == name && roles.vals[i].get("role") == nil {
+				a.Role = name // PraisonAI's role when none is given (yaml_parser.py)
+			}
 		}
 	case roles.isSeq():
 		for _, it := range roles.items {

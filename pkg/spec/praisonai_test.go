@@ -402,3 +402,23 @@ func TestPraisonAITopTaskNames(t *testing.T) {
 		})
 	}
 }
+
+// A role without role: is its key, as PraisonAI's roles: files read it
+// (yaml_parser.py), so the agent's system message still says who it is.
+func TestPraisonAIRoleDefault(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"no role", "roles:\n  data_analyst:\n    goal: Analyse\n    tasks:\n      t: {description: d}\n", "data_analyst"},
+		{"a role", "roles:\n  data_analyst:\n    role: Analyst\n    tasks:\n      t: {description: d}\n", "Analyst"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("r.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := team.Agent("data_analyst").Role; got != tt.want {
+				t.Errorf("role %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
