@@ -189,6 +189,9 @@ type Agent struct {
 	// path is where the agent is declared, as errors name it
 	// (agents.NAME, roles.NAME, roles[0]); see KeyPath.
 	path string
+	// made: teamrun made it for a PraisonAI step (a route's or an if's
+	// command agent); no task of the file may name it.
+	made bool
 	// Tools are what an LLM agent may call, resolved; MaxTurns bounds its
 	// tool loop (0: DefaultMaxTurns).
 	Tools    []*Tool `json:",omitempty"`

@@ -604,6 +604,9 @@ func (b *builder) check() {
 	var agentNames []string
 	agentSet := make(map[string]bool, len(t.Agents))
 	for _, a := range t.Agents {
+		if a.made {
+			continue // only its step's task runs it, and names it in no key
+		}
 		agentNames = append(agentNames, a.Name)
 		agentSet[a.Name] = true
 	}

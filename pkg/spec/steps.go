@@ -545,7 +545,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	} else {
 		script.WriteString("echo default\n")
 	}
-	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos})
+	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos, made: true})
 	b.agents[agentName] = true
 	rt := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
 		Description: fmt.Sprintf("Pick the route for the output of %s: %s, else default", prev[0], strings.Join(labels, ", "))}
@@ -658,7 +658,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		}
 	}
 	agentName := "if:" + name
-	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script, Pos: c.kpos})
+	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script, Pos: c.kpos, made: true})
 	b.agents[agentName] = true
 	it := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
 		Description: "Evaluate " + cond}

@@ -123,6 +123,12 @@ func TestPraisonStepsMapping(t *testing.T) {
 		{name: "a loop over a file's lines",
 			src: agents + "steps:\n  - agent: a\n    action: Do {{item}}\n    loop:\n      from_file: items.txt\n",
 			err: "steps.yaml:8:7: steps[0].loop.from_file: a loop over a file (from_file) is not supported"},
+		{name: "the agent teamrun makes for a route is none of the file's",
+			src: agents + "steps:\n  - {agent: a, action: Classify}\n  - name: routing\n    route: {x: [b], default: [a]}\n  - {agent: \"route:routing\", action: hi}\n",
+			err: "steps.yaml:8:13: steps[2].agent: unknown agent \"route:routing\" (known: a, b)"},
+		{name: "nor is it known to a route",
+			src: agents + "steps:\n  - {agent: a, action: Classify}\n  - name: routing\n    route: {x: [nobody], default: [a]}\n",
+			err: "unknown agent \"nobody\" (known: a, b)"},
 		{name: "a sequential loop",
 			src:     "variables: {xs: [p, q]}\n" + agents + "steps:\n  - {agent: a, action: \"Do {{x}}\", loop: {over: xs, var_name: x, parallel: false, notes: n}}\n",
 			descs:   map[string]string{"step_1": "Do {x}"},
@@ -240,3 +246,4 @@ steps:
 		})
 	}
 }
+
