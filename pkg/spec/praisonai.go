@@ -328,6 +328,22 @@ func ignoredEffect(path string) string {
 		return "the model chooses its tool calls itself"
 	case "config":
 		return "nothing runs differently"
+	case "metadata":
+		if path == "metadata" {
+			return "a recipe's label only; its requires: is not checked, but an undefined {{VAR}} is a warning naming the --var it needs"
+		}
+	case "models":
+		if path == "models" {
+			return "no model is picked by a task's complexity: each agent talks to its own llm (else the file's default); in the native format models: defines model aliases"
+		}
+	case "tools":
+		if path == "tools" {
+			return "these tools are not loaded: an agent gets the built-in file tools its own tools: names; in the native format a top-level tools: mapping declares command tools"
+		}
+	case "guardrail", "guardrails":
+		return "the answer is not checked against it; a later step (or a repeat: with until:) can check it"
+	case "create_directory":
+		return "teamrun makes output_file's folder anyway"
 	}
 	return "nothing reads it (a misspelt key? the schema lists the keys teamrun reads)"
 }

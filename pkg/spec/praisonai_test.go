@@ -211,6 +211,16 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 		{"tool_choice", "agents:\n  a: {role: A, llm: m, tool_choice: auto}\n" + steps,
 			"w.yaml:2:24: agents.a.tool_choice: not supported by teamrun, ignored: the model chooses its tool calls itself"},
 		{"agent: Agent", "agents:\n  a: {agent: Agent, role: A, llm: m}\n" + steps, ""},
+		{"metadata", "metadata: {name: demo}\nagents:\n  a: {role: A, llm: m}\n" + steps,
+			"w.yaml:1:1: metadata: not supported by teamrun, ignored: a recipe's label only"},
+		{"model routing", "models:\n  gpt-4o-mini: {provider: openai}\nagents:\n  a: {role: A, llm: m}\n" + steps,
+			"w.yaml:1:1: models: not supported by teamrun, ignored: no model is picked by a task's complexity"},
+		{"a list of tools", "tools:\n  - name: GitTools\nagents:\n  a: {role: A, llm: m}\n" + steps,
+			"w.yaml:1:1: tools: not supported by teamrun, ignored: these tools are not loaded"},
+		{"guardrail", "agents:\n  a: {role: A, llm: m}\n" + steps + "    guardrail: short\n",
+			"w.yaml:6:5: steps[0].guardrail: not supported by teamrun, ignored: the answer is not checked against it"},
+		{"create_directory", "agents:\n  a: {role: A, llm: m}\n" + steps + "    create_directory: true\n",
+			"w.yaml:6:5: steps[0].create_directory: not supported by teamrun, ignored: teamrun makes output_file's folder anyway"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
