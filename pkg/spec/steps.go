@@ -520,8 +520,8 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		b.errorf(r, r.pos, "expected a mapping of labels to agents, got %s", r.describe())
 		return prev
 	}
-	if len(prev) != 1 {
-		b.errorf(r, r.kpos, "a route step routes on the output of the one step before it (a classifier): put such a step first")
+	if len(prev) == 0 {
+		b.errorf(r, r.kpos, "a route step routes on the output of the step before it (a classifier): put such a step first")
 		return prev
 	}
 	agentName := "route:" + name
@@ -532,13 +532,22 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		}
 	}
 	var script strings.Builder
-	fmt.Fprintf(&script, "f=\"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(prev[0]))
+	files := "\"$f\""
+	if len(prev) == 1 {
+		fmt.Fprintf(&script, "f=\"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(prev[0]))
+	} else {
+		// After a parallel step: PraisonAI routes on their joined output.
+		files = ""
+		for _, p := range prev {
+			files += " \"$TEAMRUN_CONTEXT_DIR\"/" + shQuote(p)
+		}
+	}
 	for i, l := range labels {
 		kw := "elif"
 		if i == 0 {
 			kw = "if"
 		}
-		fmt.Fprintf(&script, "%s grep -qiwF -e %s \"$f\"; then echo %s\n", kw, shQuote(l), shQuote(l))
+		fmt.Fprintf(&script, "%s grep -qiwF -e %s %s; then echo %s\n", kw, shQuote(l), strings.TrimSpace(files), shQuote(l))
 	}
 	if len(labels) > 0 {
 		script.WriteString("else echo default; fi\n")
@@ -548,7 +557,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos, made: true})
 	b.agents[agentName] = true
 	rt := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
-		Description: fmt.Sprintf("Pick the route for the output of %s: %s, else default", prev[0], strings.Join(labels, ", "))}
+		Description: fmt.Sprintf("Pick the route for the output of %s: %s, else default", strings.Join(prev, " and "), strings.Join(labels, ", "))}
 	condTree := synthMap(r)
 	at := len(b.team.Tasks)
 	var outs []string

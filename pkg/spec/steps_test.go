@@ -247,3 +247,46 @@ steps:
 	}
 }
 
+// A route right after a parallel step routes on their joined outputs, as
+// PraisonAI does: the route task reads them all, and so does the branch.
+func TestRouteAfterParallel(t *testing.T) {
+	if _, err := exec.LookPath("grep"); err != nil {
+		t.Skip("no grep")
+	}
+	team, err := Parse("r.yaml", []byte(`agents:
+  r: {role: R, llm: m}
+  x: {role: X, llm: m}
+  z: {role: Z, llm: m}
+steps:
+  - name: research
+    parallel:
+      - {agent: r, action: Trends}
+      - {agent: r, action: Rivals}
+  - name: routing
+    route: {technical: [x], default: [z]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(team.TaskNames(), "routing")
+	if i < 0 || !slices.Equal(team.Tasks[i].Context, []string{"research_1", "research_2"}) {
+		t.Fatalf("the route task reads %v, want both parallel steps", team.Tasks[i].Context)
+	}
+	for _, tt := range []struct{ first, second, want string }{
+		{"plain", "a Technical issue", "technical"},
+		{"nothing", "at all", "default"},
+	} {
+		dir := t.TempDir()
+		for name, text := range map[string]string{"research_1": tt.first, "research_2": tt.second} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("/bin/sh", "-c", team.Agent("route:routing").Shell)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TEAMRUN_CONTEXT_DIR=" + dir}
+		out, err := cmd.CombinedOutput()
+		if got := strings.TrimSpace(string(out)); err != nil || got != tt.want {
+			t.Errorf("%q + %q: routed to %q (%v), want %s", tt.first, tt.second, got, err, tt.want)
+		}
+	}
+}
