@@ -561,7 +561,19 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	condTree := synthMap(r)
 	at := len(b.team.Tasks)
 	var outs []string
-	needSelf := r.get("default") == nil
+	// A label that runs no agent (default, when not given) runs pass,
+	// which passes the classifier's output on: the next step reads that,
+	// and a branch's output alone when a branch ran, as in PraisonAI.
+	pass, passName := []string(nil), name+"_pass"
+	if r.get("default").isNull() {
+		passName = name + "_default"
+	}
+	passOn := func() []string {
+		if pass == nil {
+			pass = []string{passName}
+		}
+		return pass
+	}
 	for i, l := range r.keys {
 		v := r.vals[i]
 		items := v.itemsOrNil()
@@ -591,7 +603,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			ctx = []string{tn}
 		}
 		if len(branch) == 0 {
-			needSelf = true
+			branch = passOn()
 		} else {
 			outs = append(outs, branch[len(branch)-1])
 		}
@@ -600,16 +612,24 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		condTree.vals = append(condTree.vals, synthList(v, branch))
 	}
 	if r.get("default") == nil {
-		rt.Condition = append(rt.Condition, Route{Value: "default", Next: []string{}})
+		rt.Condition = append(rt.Condition, Route{Value: "default", Next: passOn()})
 		condTree.keys = append(condTree.keys, "default")
-		condTree.vals = append(condTree.vals, synthList(r, nil))
+		condTree.vals = append(condTree.vals, synthList(r, pass))
+	}
+	if pass != nil {
+		var script strings.Builder
+		for _, p := range prev {
+			fmt.Fprintf(&script, "cat \"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(p))
+		}
+		agent := "route:" + passName
+		b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos, made: true})
+		b.agents[agent] = true
+		b.addTask(&Task{Name: passName, Agent: agent, Pos: r.kpos, HasContext: true, Context: prev,
+			Description: fmt.Sprintf("Pass the output of %s on: the route runs no agent", strings.Join(prev, " and "))}, synthMap(r))
+		outs = append(outs, passName)
 	}
 	// The route task goes before its branches, so that file order is run order.
 	b.insertTask(rt, synthMap(st, "condition", condTree), at)
-	if needSelf {
-		// A label that runs nothing passes the classifier's output on.
-		outs = append(outs, prev...)
-	}
 	return outs
 }
 

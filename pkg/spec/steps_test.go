@@ -290,3 +290,47 @@ steps:
 		}
 	}
 }
+
+// After a route without default the next step reads the output of the
+// branch that ran, as PraisonAI passes it on, not the classifier's too: a
+// label that runs no agent (default, when not given) runs a task that
+// passes the classifier's output on.
+func TestRouteWithoutDefault(t *testing.T) {
+	team, err := Parse("r.yaml", []byte(`agents:
+  c: {role: C, llm: m}
+  x: {role: X, llm: m}
+  f: {role: F, llm: m}
+steps:
+  - {name: classify, agent: c, action: Classify}
+  - name: routing
+    route: {technical: [x], none: []}
+  - {agent: f, action: Wrap up}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := team.TaskNames()
+	if want := []string{"classify", "routing", "routing_technical", "routing_default", "step_3"}; !slices.Equal(names, want) {
+		t.Fatalf("tasks %v, want %v", names, want)
+	}
+	rt := team.Tasks[1]
+	var routes []string
+	for _, r := range rt.Condition {
+		routes = append(routes, r.Value+"->"+strings.Join(r.Next, ","))
+	}
+	if got := strings.Join(routes, " "); got != "technical->routing_technical none->routing_default default->routing_default" {
+		t.Errorf("routes %s", got)
+	}
+	if got := team.Tasks[4].Context; !slices.Equal(got, []string{"routing_technical", "routing_default"}) {
+		t.Errorf("the step after the route reads %v, want the branches' outputs only", got)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "classify"), []byte("unsure"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", team.Agent(team.Tasks[3].Agent).Shell)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TEAMRUN_CONTEXT_DIR=" + dir}
+	if out, err := cmd.CombinedOutput(); err != nil || string(out) != "unsure" {
+		t.Errorf("routing_default passes on %q (%v), want the classifier's output", out, err)
+	}
+}
