@@ -407,7 +407,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 	// teamrun does not run (pkg/spec's corpus table has the refusals).
 	refused := map[string]bool{
 		"examples__yaml__hybrid-workflow.yaml":            true, // run:/judge:/approve: steps
-		"examples__yaml__nested_workflow.yaml":            true, // a loop of steps
+		"examples__yaml__nested_workflow.yaml":            true, // a loop of a loop
 		"src__praisonai__examples__workflow_example.yaml": true, // next_tasks loops back
 	}
 	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.y*ml"))

@@ -448,7 +448,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		Session:       id,
 		Started:       p.started,
 		Team:          team,
-		Render:        spec.Render,
+		Render:        team.Render,
 		State:         state,
 		Decisions:     map[string]string{},
 		Restored:      make(map[int]Output, restoredCount(restored)),
@@ -490,7 +490,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}.withBlob(rec.Blob, e.Blobs)
 		}
 	}
-	llms := &LLMs{Getenv: p.getenv, Render: spec.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(p.specAbs)}
+	llms := &LLMs{Getenv: p.getenv, Render: team.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(p.specAbs)}
 	llms.Restore(turnsOf(sess.Memory))
 	llms.RestoreTools(sess.ToolLogs)
 	llms.Commands = p.commands

@@ -60,7 +60,8 @@ func unusedVars(team *spec.Team, vars map[string]string, order []string) []strin
 	}
 	used := map[string]bool{}
 	for _, u := range team.Placeholders {
-		used[u.Name] = true
+		root, _, _ := strings.Cut(u.Name, ".") // {user.name} uses user
+		used[root] = true
 	}
 	for _, t := range team.Tasks {
 		if t.Foreach != nil {

@@ -50,6 +50,7 @@ func TestUnusedVars(t *testing.T) {
 		{"used by a placeholder", llmTeam, []string{"topic"}, nil},
 		{"unused, LLM team", llmTeam, []string{"topik"}, []string{"--var topik: no placeholder {topik} uses it, so it changes nothing; the team's variables: topic"}},
 		{"used by a command", cmdTeam, []string{"who"}, nil},
+		{"used by a field placeholder", "agents: {a: {role: A}}\nsteps:\n  - {agent: a, action: 'Greet {{user.name}}'}\n", []string{"user"}, nil},
 		{"used by a foreach", "agents: {w: {llm: m}}\ntasks:\n  a: {description: 'About {item}', agent: w, foreach: {over: topics}}\n", []string{"topics"}, nil},
 		{"unused, command team", cmdTeam, []string{"what"}, []string{"--var what: no placeholder {what} uses it and no command mentions TEAMRUN_VAR_WHAT (a script a command runs may still read it)"}},
 	}

@@ -32,7 +32,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 	for i, tk := range t.Tasks {
 		ak, ok := agentKeys[tk.Agent]
 		if !ok {
-			ak = agentKeyOf(tk.Agent, agents[tk.Agent], state)
+			ak = agentKeyOf(tk.Agent, agents[tk.Agent], state, t.PraisonTemplates)
 			agentKeys[tk.Agent] = ak
 		}
 		x := tk.Expanded()
@@ -40,8 +40,8 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			ID:             i,
 			Name:           tk.Name,
 			Agent:          tk.Agent,
-			Description:    Render(tk.Description, state),
-			ExpectedOutput: Render(tk.ExpectedOutput, state),
+			Description:    t.Render(tk.Description, state),
+			ExpectedOutput: t.Render(tk.ExpectedOutput, state),
 			Context:        t.ContextOf(i),
 			AgentKey:       ak,
 			ExpandedFrom:   x.ForeachOf + x.RepeatOf,
@@ -133,10 +133,10 @@ func (t *Team) AgentKey(name string, state map[string]any) string {
 }
 
 func (t *Team) agentKey(name string, state map[string]any) string {
-	return agentKeyOf(name, t.Agent(name), state)
+	return agentKeyOf(name, t.Agent(name), state, t.PraisonTemplates)
 }
 
-func agentKeyOf(name string, a *Agent, state map[string]any) string {
+func agentKeyOf(name string, a *Agent, state map[string]any, fields bool) string {
 	if name == HumanAgent {
 		return hash16(canonicalJSON(map[string]any{"kind": Human.String()}))
 	}
@@ -145,10 +145,10 @@ func agentKeyOf(name string, a *Agent, state map[string]any) string {
 	}
 	def := map[string]any{
 		"kind":         a.Kind.String(),
-		"role":         Render(a.Role, state),
-		"goal":         Render(a.Goal, state),
-		"backstory":    Render(a.Backstory, state),
-		"instructions": Render(a.Instructions, state),
+		"role":         render(a.Role, state, fields),
+		"goal":         render(a.Goal, state, fields),
+		"backstory":    render(a.Backstory, state, fields),
+		"instructions": render(a.Instructions, state, fields),
 		"memory":       a.Memory,
 		"shell":        a.Shell,
 		"command":      anyStrings(a.Command),

@@ -185,8 +185,8 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 			inst := *tk
 			inst.Name, inst.Foreach = name, nil
 			inst.Expansion = &Expansion{ForeachOf: tk.Name, After: join.Expansion.After}
-			inst.Description = Render(tk.Description, bind)
-			inst.ExpectedOutput = Render(tk.ExpectedOutput, bind)
+			inst.Description = t.Render(tk.Description, bind)
+			inst.ExpectedOutput = t.Render(tk.ExpectedOutput, bind)
 			inst.Context, inst.HasContext = ctx, true
 			inst.OutputVariable, inst.OutputFile = "", ""
 			out.Tasks = append(out.Tasks, &inst)

@@ -67,6 +67,11 @@ type Team struct {
 	// whether each is defined depends on --var, so they are checked when
 	// the variables are known (UndefinedPlaceholders).
 	Placeholders []PlaceholderUse `json:"-"`
+	// PraisonTemplates: the texts follow PraisonAI's templating: {a.b}
+	// reads field b of the mapping a (Team.Render), and {today}, {date} and
+	// its other built-in variables are filled when a run starts
+	// (InitialState). A native file's {a.b} and {today} stay as written.
+	PraisonTemplates bool `json:",omitempty"`
 }
 
 // PlaceholderUse is one {name} (or PraisonAI {{name}}) in a text teamrun
@@ -75,6 +80,9 @@ type PlaceholderUse struct {
 	Name string
 	Pos  Pos
 	Path string // the key holding the text, e.g. tasks.write.description
+	// Over is, for a field of a foreach item ({{item.title}}), the list
+	// the items come from, whose items are checked for the field.
+	Over string
 }
 
 // LLM says which model an LLM agent talks to and how.
@@ -185,6 +193,9 @@ type Agent struct {
 	// path is where the agent is declared, as errors name it
 	// (agents.NAME, roles.NAME, roles[0]); see KeyPath.
 	path string
+	// made: teamrun made it for a PraisonAI step (a route's or an if's
+	// command agent); no task of the file may name it.
+	made bool
 	// Tools are what an LLM agent may call, resolved; MaxTurns bounds its
 	// tool loop (0: DefaultMaxTurns).
 	Tools    []*Tool `json:",omitempty"`

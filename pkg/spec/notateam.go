@@ -15,7 +15,7 @@ var teamKeys = map[string]bool{
 	// PraisonAI
 	"framework": true, "topic": true, "input": true, "roles": true, "steps": true,
 	"workflow": true, "task": true, "schedule": true, "config": true, "dependencies": true,
-	"type": true, "description": true,
+	"type": true, "description": true, "version": true, "metadata": true,
 }
 
 // notATeam recognises files that are something other than a team — an API

@@ -39,6 +39,8 @@ func TestNotATeam(t *testing.T) {
 			"f.yaml:1:1: this is a CrewAI agents file (each top-level key an agent with role, goal and backstory), not a team: CrewAI keeps the tasks in a tasks.yaml beside it; teamrun runs one file with both: put the agents under roles: and give each its tasks (roles.NAME.tasks)"},
 		{"PraisonAI agents with no task", "agents:\n  mapper:\n    name: Mapper\n    instructions: Map it.\n    verbose: true\n",
 			"f.yaml:1:1: agents: these agents have no task: PraisonAI makes one from each agent's instructions, teamrun runs the tasks a file writes down: give each agent a step (steps: [{agent: NAME, action: WHAT}]) or a task (tasks:, see `teamrun schema`)"},
+		{"PraisonAI agents with a version", "version: \"1.0\"\nagents:\n  planner:\n    system_prompt: You plan.\n",
+			"f.yaml:2:1: agents: these agents have no task: PraisonAI makes one from each agent's instructions, teamrun runs the tasks a file writes down: give each agent a step (steps: [{agent: NAME, action: WHAT}]) or a task (tasks:, see `teamrun schema`)"},
 		// A native file without tasks keeps the schema's errors.
 		{"native agents with no task", "agents:\n  a:\n    shell: echo\n", ""},
 		// A team is a team whatever else it carries.

@@ -149,6 +149,10 @@ type builder struct {
 	// steps are a PraisonAI file's steps, which PraisonAI runs instead of
 	// its roles' tasks.
 	steps *tree
+	// stepOutputName is the name PraisonAI gives a step's output when the
+	// step has no name, by agent, where it is not the agent's key: its
+	// name: in an agents: file, its role text in a roles: file.
+	stepOutputName map[string]string
 }
 
 func (b *builder) errorf(t *tree, p Pos, format string, args ...any) {
@@ -628,6 +632,9 @@ func (b *builder) check() {
 	var agentNames []string
 	agentSet := make(map[string]bool, len(t.Agents))
 	for _, a := range t.Agents {
+		if a.made {
+			continue // only its step's task runs it, and names it in no key
+		}
 		agentNames = append(agentNames, a.Name)
 		agentSet[a.Name] = true
 	}

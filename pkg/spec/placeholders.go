@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // collectPlaceholders records every {name} of the texts Render fills in
@@ -25,7 +26,8 @@ func (b *builder) collectPlaceholders(data []byte) {
 		}
 		re := res[name]
 		if re == nil {
-			re = regexp.MustCompile(`\{\{\s*` + name + `\s*\}\}|\{` + name + `\}`)
+			q := regexp.QuoteMeta(name)
+			re = regexp.MustCompile(`\{\{\s*` + q + `\s*\}\}|\{` + q + `\}`)
 			res[name] = re
 		}
 		for l := max(from.Line, 1); l <= len(lines) && l <= from.Line+span; l++ {
@@ -35,18 +37,22 @@ func (b *builder) collectPlaceholders(data []byte) {
 		}
 		return from
 	}
-	add := func(text string, from Pos, path string, bound ...string) {
-		for _, n := range placeholderNames(text) {
-			if slices.Contains(bound, n) {
-				continue // a foreach item or a repeat's previous output, bound in each
+	add := func(text string, from Pos, path string, each *Foreach, bound ...string) {
+		for _, n := range placeholderNames(text, b.team.PraisonTemplates) {
+			over := ""
+			if root, _, dotted := strings.Cut(n, "."); slices.Contains(bound, root) {
+				if !dotted || each == nil || root != each.As {
+					continue // a foreach item or a repeat's previous output, bound in each
+				}
+				over = each.Over // a field of each item: checked on the items
 			}
-			b.team.Placeholders = append(b.team.Placeholders, PlaceholderUse{Name: n, Pos: find(n, from, 2*strings.Count(text, "\n")+64), Path: path})
+			b.team.Placeholders = append(b.team.Placeholders, PlaceholderUse{Name: n, Pos: find(n, from, 2*strings.Count(text, "\n")+64), Path: path, Over: over})
 		}
 	}
 	for _, a := range b.team.Agents {
 		p := a.KeyPath()
 		for _, f := range []struct{ key, text string }{{"role", a.Role}, {"goal", a.Goal}, {"backstory", a.Backstory}, {"instructions", a.Instructions}} {
-			add(f.text, a.Pos, p+"."+f.key, "")
+			add(f.text, a.Pos, p+"."+f.key, nil, "")
 		}
 	}
 	for i, tk := range b.team.Tasks {
@@ -75,7 +81,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if tk.Repeat != nil {
 				bound = append(bound, PreviousOutput)
 			}
-			add(f.text, at, path, bound...)
+			add(f.text, at, path, tk.Foreach, bound...)
 		}
 	}
 	slices.SortStableFunc(b.team.Placeholders, func(x, y PlaceholderUse) int {
@@ -111,13 +117,28 @@ func (t *Team) Defined(state map[string]any) map[string]bool {
 func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 	defined := t.Defined(state)
 	known := slices.Sorted(maps.Keys(defined))
+	values := state // what is known before the run; an output_variable is not
+	if values == nil {
+		values = t.Variables
+	}
 	var out []Diagnostic
 	for _, u := range t.Placeholders {
-		if defined[u.Name] {
+		root, _, dotted := strings.Cut(u.Name, ".")
+		if _, builtin := praisonBuiltin(u.Name, time.Time{}); builtin && t.PraisonTemplates {
+			continue // filled when the run starts
+		}
+		if u.Over != "" || defined[root] {
+			if miss := fieldMiss(u, values); miss != "" {
+				out = append(out, Diagnostic{File: t.File, Line: u.Pos.Line, Column: u.Pos.Column, Path: u.Path,
+					Message: fmt.Sprintf("{%s}: %s, so the text keeps it as written", u.Name, miss)})
+			}
 			continue
 		}
-		msg := fmt.Sprintf("{%s}: nothing defines %s (variables:, an output_variable or --var %s=VALUE), so the text keeps it as written", u.Name, u.Name, u.Name)
-		if m := closest(u.Name, known); m != "" {
+		msg := fmt.Sprintf("{%s}: nothing defines %s (variables:, an output_variable or --var %s=VALUE), so the text keeps it as written", u.Name, root, root)
+		if dotted {
+			msg = fmt.Sprintf("{%s}: nothing defines %s, the mapping it reads a field of (variables:, an output_variable), so the text keeps it as written", u.Name, root)
+		}
+		if m := closest(root, known); m != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", m)
 		}
 		if len(known) > 0 {
@@ -126,4 +147,46 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		out = append(out, Diagnostic{File: t.File, Line: u.Pos.Line, Column: u.Pos.Column, Path: u.Path, Message: msg})
 	}
 	return out
+}
+
+// fieldMiss says why the dotted placeholder u reads no field of the value
+// values gives it (each item of its foreach list, for an item's field), or
+// "" when it does or the value is only known when the run makes it.
+func fieldMiss(u PlaceholderUse, values map[string]any) string {
+	root, path, dotted := strings.Cut(u.Name, ".")
+	if !dotted {
+		return ""
+	}
+	if u.Over != "" {
+		items, err := ForeachItems(&Foreach{Over: u.Over}, values)
+		if err != nil {
+			return "" // an output_variable's list, or a foreach error said elsewhere
+		}
+		for k, it := range items {
+			if miss := missAt(fmt.Sprintf("item %d of %s", k, u.Over), it, path); miss != "" {
+				return miss
+			}
+		}
+		return ""
+	}
+	if v, known := values[root]; known {
+		return missAt(root, v, path)
+	}
+	return ""
+}
+
+// missAt says where the fields path stop in v, named name; "" when v has them.
+func missAt(name string, v any, path string) string {
+	for _, f := range strings.Split(path, ".") {
+		m, isMap := asMapping(v)
+		if !isMap {
+			return fmt.Sprintf("%s is not a mapping, so it has no field %s (it is %s)", name, f, quoteShort(FormatValue(v)))
+		}
+		next, ok := m[f]
+		if !ok {
+			return fmt.Sprintf("%s has no field %s (its fields: %s)", name, f, strings.Join(slices.Sorted(maps.Keys(m)), ", "))
+		}
+		v, name = next, name+"."+f
+	}
+	return ""
 }

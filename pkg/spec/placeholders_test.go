@@ -1,8 +1,11 @@
 package spec
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestUndefinedPlaceholders(t *testing.T) {
@@ -75,5 +78,121 @@ roles:
 				t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+}
+
+// PraisonAI's {{a.b}} reads field b of the mapping a, as its
+// substitute_variables does, and {{item.field}} a loop item's field; what
+// cannot resolve is a warning and stays as written. A native file's {a.b}
+// stays as written: its placeholders are identifiers only.
+func TestFieldPlaceholders(t *testing.T) {
+	const praison = `variables:
+  user: {name: Ann, address: {city: Oslo}}
+  items: [{title: Alpha}, {title: Beta}]
+  word: plain
+agents:
+  a: {role: A}
+steps:
+  - agent: a
+    action: "%s"
+  - agent: a
+    action: "%s"
+    loop: {over: items}
+`
+	tests := []struct {
+		name, src string
+		descs     []string // the declared tasks' texts as rendered, then the instances'
+		warnings  []string // UndefinedPlaceholders, exactly
+	}{
+		{"fields", fmt.Sprintf(praison, "Greet {{user.name}} of {{ user.address.city }}", "Do {{item.title}}"),
+			[]string{"Greet Ann of Oslo", "Do {item.title}", "Do Alpha", "Do Beta"}, nil},
+		{"misses", fmt.Sprintf(praison, "{{user.nme}} {{word.x}} {{usr.name}}", "Do {{item.titel}}"),
+			[]string{"{user.nme} {word.x} {usr.name}", "Do {item.titel}", "Do {item.titel}", "Do {item.titel}"}, []string{
+				"p.yaml:9:14: steps[0].action: {user.nme}: user has no field nme (its fields: address, name), so the text keeps it as written",
+				"p.yaml:9:27: steps[0].action: {word.x}: word is not a mapping, so it has no field x (it is \"plain\"), so the text keeps it as written",
+				"p.yaml:9:38: steps[0].action: {usr.name}: nothing defines usr, the mapping it reads a field of (variables:, an output_variable), so the text keeps it as written (did you mean \"user\"?); known: items, user, word",
+				"p.yaml:11:17: steps[1].action: {item.titel}: item 0 of items has no field titel (its fields: title), so the text keeps it as written"}},
+		{"native", "variables: {user: {name: Ann}}\nagents:\n  w: {shell: cat}\ntasks:\n  t: {description: \"Greet {user.name} {user}\", agent: w}\n",
+			[]string{`Greet {user.name} {"name":"Ann"}`}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("p.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := team.InitialState(nil)
+			var got []string
+			for _, d := range team.TaskDefs(state) {
+				got = append(got, d.Description)
+			}
+			x, err := team.Expand(state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tk := range x.Tasks {
+				if tk.Expanded().ForeachOf != "" && tk.Expanded().Iteration == 0 && strings.Contains(tk.Name, "[") {
+					got = append(got, x.Render(tk.Description, state))
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.descs, "\n") {
+				t.Errorf("texts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.descs, "\n"))
+			}
+			var said []string
+			for _, d := range team.UndefinedPlaceholders(state) {
+				said = append(said, d.String())
+			}
+			if strings.Join(said, "\n") != strings.Join(tt.warnings, "\n") {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(said, "\n"), strings.Join(tt.warnings, "\n"))
+			}
+		})
+	}
+}
+
+// PraisonAI's built-in variables ({{today}}, {{date}}, …) are filled when
+// the run starts, in the texts and in the variables' values, as its
+// substitute_variables does; a native file's {today} is a placeholder like
+// any other.
+func TestPraisonBuiltinVariables(t *testing.T) {
+	now := time.Date(2026, time.March, 7, 9, 5, 3, 120000000, time.UTC)
+	tests := []struct {
+		name, src string
+		desc      string
+		warnings  []string
+	}{
+		{"in a text", "agents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{today}} ({{date}}, {{year}}, {{month}}) {{now}} {{timestamp}}\"\n",
+			"March 07, 2026 (2026-03-07, 2026, March) 2026-03-07T09:05:03.120000 1772874303", nil},
+		{"in a variable", "variables:\n  today: \"{{today}}\"\n  topic: \"news of {{date}}\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{today}}: {{topic}}\"\n",
+			"March 07, 2026: news of 2026-03-07", nil},
+		{"a variable of that name", "variables:\n  date: yesterday\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{date}}\"\n",
+			"yesterday", nil},
+		{"native", "agents:\n  w: {shell: cat}\ntasks:\n  t: {description: \"{today}\", agent: w}\n",
+			"{today}", []string{"p.yaml:4:21: tasks.t.description: {today}: nothing defines today (variables:, an output_variable or --var today=VALUE), so the text keeps it as written"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("p.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := team.initialStateAt(nil, now)
+			if got := team.TaskDefs(state)[0].Description; got != tt.desc {
+				t.Errorf("description %q, want %q", got, tt.desc)
+			}
+			var said []string
+			for _, d := range team.UndefinedPlaceholders(nil) {
+				said = append(said, d.String())
+			}
+			if strings.Join(said, "\n") != strings.Join(tt.warnings, "\n") {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(said, "\n"), strings.Join(tt.warnings, "\n"))
+			}
+		})
+	}
+	team, err := Parse("p.yaml", []byte("agents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{uuid}}\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := team.TaskDefs(team.InitialState(nil))[0].Description; !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(u) {
+		t.Errorf("{{uuid}} is %q, want a random UUID", u)
 	}
 }

@@ -24,6 +24,7 @@ func (b *builder) praison(root *tree) {
 	t.Name = defaultName(b.file)
 	t.Process = Sequential
 	t.Variables = map[string]any{}
+	t.PraisonTemplates = true
 	setBy := map[string]*tree{}
 	setVar := func(k string, v *tree) {
 		if first, dup := setBy[k]; !dup {
@@ -56,6 +57,26 @@ func (b *builder) praison(root *tree) {
 	}
 	if l := root.get("llm"); l != nil {
 		t.LLM = b.praisonLLM(l)
+	}
+	// workflow.llm (default_llm, its old name) is the model PraisonAI's
+	// workflow gives agents without one: the team's default model.
+	if w := root.get("workflow"); w.isMap() {
+		wl := w.get("llm")
+		if old := w.get("default_llm"); !old.isNull() {
+			if wl.isNull() {
+				wl = old
+			} else {
+				b.warnf(old, old.kpos, "ignored: workflow.llm (line %d) sets the default model; keep one", wl.kpos.Line)
+			}
+		}
+		if !wl.isNull() {
+			for _, other := range []*tree{root.get("llm"), root.get("config").get("llm")} {
+				if !other.isNull() {
+					b.warnf(other, other.kpos, "ignored: %s (line %d) sets the default model, as PraisonAI's workflow reads it; keep one", wl.path, wl.kpos.Line)
+				}
+			}
+			t.LLM = b.praisonLLM(wl)
+		}
 	}
 	for i, k := range root.keys {
 		v := root.vals[i]
@@ -123,8 +144,23 @@ func (b *builder) praison(root *tree) {
 	b.steps = stepsOf(root)
 	switch {
 	case roles.isMap():
+		// PraisonAI's name of an agent (yaml_parser.py): the role text in
+		// a roles: file, else its name:; it names the agent's step outputs.
+		nameKey := "name"
+		if root.get("roles") != nil {
+			nameKey = "role"
+		}
 		for i, name := range roles.keys {
+			if s, ok := roles.vals[i].get(nameKey).str(); ok && s != "" && s != name {
+				if b.stepOutputName == nil {
+					b.stepOutputName = map[string]string{}
+				}
+				b.stepOutputName[name] = s
+			}
 			b.praisonRole(name, roles.vals[i], false, defaultMemory)
+			if a := t.Agents[len(t.Agents)-1]; nameKey == "role" && a.Name == name && roles.vals[i].get("role") == nil {
+				a.Role = name // PraisonAI's role when none is given (yaml_parser.py)
+			}
 		}
 	case roles.isSeq():
 		for _, it := range roles.items {
@@ -185,7 +221,7 @@ func readsInput(t *Team) bool {
 	for _, tk := range t.Tasks {
 		texts = append(texts, tk.Description, tk.ExpectedOutput)
 	}
-	return slices.ContainsFunc(texts, func(s string) bool { return slices.Contains(placeholderNames(s), "input") })
+	return slices.ContainsFunc(texts, func(s string) bool { return slices.Contains(placeholderNames(s, false), "input") })
 }
 
 // praisonFatal finds the first feature teamrun cannot run, if any.
@@ -292,6 +328,22 @@ func ignoredEffect(path string) string {
 		return "the model chooses its tool calls itself"
 	case "config":
 		return "nothing runs differently"
+	case "metadata":
+		if path == "metadata" {
+			return "a recipe's label only; its requires: is not checked, but an undefined {{VAR}} is a warning naming the --var it needs"
+		}
+	case "models":
+		if path == "models" {
+			return "no model is picked by a task's complexity: each agent talks to its own llm (else the file's default); in the native format models: defines model aliases"
+		}
+	case "tools":
+		if path == "tools" {
+			return "these tools are not loaded: an agent gets the built-in file tools its own tools: names; in the native format a top-level tools: mapping declares command tools"
+		}
+	case "guardrail", "guardrails":
+		return "the answer is not checked against it; a later step (or a repeat: with until:) can check it"
+	case "create_directory":
+		return "teamrun makes output_file's folder anyway"
 	}
 	return "nothing reads it (a misspelt key? the schema lists the keys teamrun reads)"
 }
@@ -402,7 +454,8 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 				b.praisonIgnored(f)
 			}
 		case "name":
-			if !listed {
+			// In an agents: file with steps it names the steps' outputs.
+			if s, _ := f.str(); !listed && (b.steps == nil || s == "" || b.stepOutputName[name] != s) {
 				b.praisonIgnored(f)
 			}
 		case "agent":
@@ -495,10 +548,15 @@ func (b *builder) praisonTopTasks(v *tree) {
 			b.praisonTask(name, f, agent)
 		}
 	case v.isSeq():
-		for _, it := range v.items {
+		for i, it := range v.items {
 			name, ok := it.get("name").str()
+			if it.get("name").isNull() {
+				// PraisonAI's name for it (agents_generator.py).
+				name, ok = fmt.Sprintf("task_%d", i), true
+			}
 			if !ok || name == "" {
-				b.errorf(it, it.pos, "a task in a list needs a name")
+				nv := it.get("name")
+				b.errorf(nv, nv.pos, "expected a task name, got %s", nv.describe())
 				continue
 			}
 			agent, _ := it.get("agent").str()

@@ -41,18 +41,18 @@ func TestPraisonAICorpus(t *testing.T) {
 		{"examples__yaml__cli_backend.yaml", true, 0, 0, `examples__yaml__cli_backend.yaml:8:5: roles.coder.cli_backend: CLI backends are not supported: use a command agent (shell: or command:) in the native format`},
 		{"examples__yaml__hybrid-workflow.yaml", true, 0, 0, `examples__yaml__hybrid-workflow.yaml:11:1: type: PraisonAI "hybrid" workflows (run:, judge:, approve: steps) are not supported: use command agents (shell:) for run: and a human task for approve: in the native format`},
 		{"examples__yaml__message_steering_example.yaml", false, 2, 3, `examples__yaml__message_steering_example.yaml:9:5: message_steering: not supported by teamrun, ignored: no message is steered into an agent while it runs (in 2 agents, lines 9, 26)`},
-		{"examples__yaml__nested_workflow.yaml", true, 0, 0, `examples__yaml__nested_workflow.yaml:38:7: workflow.steps[0].loop: a loop of steps is not supported yet: give the loop one agent step (agent:, action:, loop: {over: VAR}), which runs once per item as foreach does`},
+		{"examples__yaml__nested_workflow.yaml", true, 0, 0, `examples__yaml__nested_workflow.yaml:43:13: workflow.steps[0].loop.steps[0]: a loop runs one agent step here: give it agent: and action: (a loop of a loop, parallel, route or if step is not supported yet)`},
 		{"examples__yaml__teams__research-writer__agents.yaml", false, 2, 1, `examples__yaml__teams__research-writer__agents.yaml:32:1: dependencies: not supported, ignored: tasks run in file order, each reading the previous task's output (give a task context: to choose what it reads)`},
 		{"examples__yaml__toolsets_workflow.yaml", false, 5, 1, `examples__yaml__toolsets_workflow.yaml:18:5: toolsets: not supported, ignored: the agent runs without these toolsets (list its tools under tools) (in 5 agents, lines 18, 28, 38, 51, 61)`},
 		{"examples__yaml__video_heygen_elevenlabs.yaml", false, 4, 4, "examples__yaml__video_heygen_elevenlabs.yaml:28:9: agents.audio_generator.tools[0]: tool \"elevenlabs_speak_to_file\" is not available in teamrun, ignored: the agent runs without it; in the native format a command tool provides it: " + "`tools: {elevenlabs_speak_to_file: {description: ..., parameters: {type: object, properties: {query: {type: string}}}, command: [./elevenlabs_speak_to_file]}}` and the agent's `tools: [elevenlabs_speak_to_file]`"},
-		{"examples__yaml__workflows__complete_workflow.yaml", false, 10, 7, `examples__yaml__workflows__complete_workflow.yaml:5:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
-		{"examples__yaml__workflows__evaluator_optimizer_workflow.yaml", false, 2, 3, `examples__yaml__workflows__evaluator_optimizer_workflow.yaml:5:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
-		{"examples__yaml__workflows__loop_workflow.yaml", false, 2, 3, `examples__yaml__workflows__loop_workflow.yaml:5:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
-		{"examples__yaml__workflows__parallel_workflow.yaml", false, 4, 3, `examples__yaml__workflows__parallel_workflow.yaml:5:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
+		{"examples__yaml__workflows__complete_workflow.yaml", false, 10, 6, `examples__yaml__workflows__complete_workflow.yaml:5:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
+		{"examples__yaml__workflows__evaluator_optimizer_workflow.yaml", false, 2, 2, `examples__yaml__workflows__evaluator_optimizer_workflow.yaml:5:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
+		{"examples__yaml__workflows__loop_workflow.yaml", false, 2, 2, `examples__yaml__workflows__loop_workflow.yaml:5:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
+		{"examples__yaml__workflows__parallel_workflow.yaml", false, 4, 2, `examples__yaml__workflows__parallel_workflow.yaml:5:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
 		{"examples__yaml__workflows__remote_sandbox_workflow.yaml", false, 2, 1, `examples__yaml__workflows__remote_sandbox_workflow.yaml:23:1: tools_run_on: not supported by teamrun, ignored: tools run on this machine, where teamrun runs`},
-		{"examples__yaml__workflows__routing_workflow.yaml", false, 5, 3, `examples__yaml__workflows__routing_workflow.yaml:5:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
-		{"examples__yaml__workflows__simple_workflow.yaml", false, 2, 3, `examples__yaml__workflows__simple_workflow.yaml:5:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
-		{"examples__yaml__workflows__workflow_robustness.yaml", false, 3, 4, `examples__yaml__workflows__workflow_robustness.yaml:11:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
+		{"examples__yaml__workflows__routing_workflow.yaml", false, 5, 2, `examples__yaml__workflows__routing_workflow.yaml:5:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
+		{"examples__yaml__workflows__simple_workflow.yaml", false, 2, 2, `examples__yaml__workflows__simple_workflow.yaml:5:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
+		{"examples__yaml__workflows__workflow_robustness.yaml", false, 3, 3, `examples__yaml__workflows__workflow_robustness.yaml:11:1: description: not supported by teamrun, ignored: a label only: the key that holds it names the agent or the team`},
 		{"src__praisonai-agents__tests__fixtures__multi_step_workflow.yaml", false, 2, 0, ``},
 		{"src__praisonai-agents__tests__fixtures__simple_agents.yaml", false, 1, 0, ``},
 		{"src__praisonai-rust__examples__workflow.yaml", false, 3, 1, "src__praisonai-rust__examples__workflow.yaml:17:9: agents[0].tools[0]: tool \"search_web\" is not available in teamrun, ignored: the agent runs without it; in the native format a command tool provides it: " + "`tools: {search_web: {description: ..., parameters: {type: object, properties: {query: {type: string}}}, command: [./search_web]}}` and the agent's `tools: [search_web]`"},
@@ -211,6 +211,16 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 		{"tool_choice", "agents:\n  a: {role: A, llm: m, tool_choice: auto}\n" + steps,
 			"w.yaml:2:24: agents.a.tool_choice: not supported by teamrun, ignored: the model chooses its tool calls itself"},
 		{"agent: Agent", "agents:\n  a: {agent: Agent, role: A, llm: m}\n" + steps, ""},
+		{"metadata", "metadata: {name: demo}\nagents:\n  a: {role: A, llm: m}\n" + steps,
+			"w.yaml:1:1: metadata: not supported by teamrun, ignored: a recipe's label only"},
+		{"model routing", "models:\n  gpt-4o-mini: {provider: openai}\nagents:\n  a: {role: A, llm: m}\n" + steps,
+			"w.yaml:1:1: models: not supported by teamrun, ignored: no model is picked by a task's complexity"},
+		{"a list of tools", "tools:\n  - name: GitTools\nagents:\n  a: {role: A, llm: m}\n" + steps,
+			"w.yaml:1:1: tools: not supported by teamrun, ignored: these tools are not loaded"},
+		{"guardrail", "agents:\n  a: {role: A, llm: m}\n" + steps + "    guardrail: short\n",
+			"w.yaml:6:5: steps[0].guardrail: not supported by teamrun, ignored: the answer is not checked against it"},
+		{"create_directory", "agents:\n  a: {role: A, llm: m}\n" + steps + "    create_directory: true\n",
+			"w.yaml:6:5: steps[0].create_directory: not supported by teamrun, ignored: teamrun makes output_file's folder anyway"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -335,5 +345,90 @@ roles:
 	}
 	if _, ok := plain.Variables["input"]; ok {
 		t.Error("input set in a file that never reads it")
+	}
+}
+
+// workflow.llm (or default_llm, its old name) is the model of the agents
+// without one, as PraisonAI's workflow gives it them.
+func TestPraisonAIWorkflowLLM(t *testing.T) {
+	const rest = "agents:\n  a: {role: A}\n  b: {role: B, llm: own}\nsteps:\n  - {agent: a, action: x}\n  - {agent: b, action: y}\n"
+	tests := []struct {
+		name, src string
+		a         string // agent a's model; b keeps its own
+		warning   string
+	}{
+		{"workflow.llm", "workflow: {llm: wf-model}\n" + rest, "wf-model", ""},
+		{"default_llm", "workflow: {default_llm: old-model}\n" + rest, "old-model", ""},
+		{"both", "workflow: {llm: wf-model, default_llm: old-model}\n" + rest, "wf-model", "w.yaml:1:27: workflow.default_llm: ignored: workflow.llm (line 1) sets the default model; keep one"},
+		{"and a top-level llm", "llm: top\nworkflow:\n  llm: wf-model\n" + rest, "wf-model", "w.yaml:1:1: llm: ignored: workflow.llm (line 3) sets the default model, as PraisonAI's workflow reads it; keep one"},
+		{"none", rest, praisonDefaultModel, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("w.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := team.Agent("a").LLM.Model; got != tt.a {
+				t.Errorf("a's model %q, want %q", got, tt.a)
+			}
+			if got := team.Agent("b").LLM.Model; got != "own" {
+				t.Errorf("b's model %q, want its own", got)
+			}
+			var said []string
+			for _, w := range team.Warnings {
+				said = append(said, w.String())
+			}
+			if got := strings.Join(said, "\n"); got != tt.warning {
+				t.Errorf("warnings:\n%s\nwant:\n%s", got, tt.warning)
+			}
+		})
+	}
+}
+
+// A top-level task in a list without a name is task_I, as PraisonAI names
+// it (I from 0, its place in the list).
+func TestPraisonAITopTaskNames(t *testing.T) {
+	const head = "framework: praisonai\nagents:\n  c: {role: Lead}\ntasks:\n"
+	tests := []struct {
+		name, tasks string
+		want        string // the task names, or the error
+	}{
+		{"unnamed", "  - {description: Plan, agent: c}\n  - {name: cut, description: Cut, agent: c}\n  - {description: Ship, agent: c}\n", "task_0 cut task_2"},
+		{"a name that is no text", "  - {name: [x], description: Plan, agent: c}\n", "t.yaml:5:12: tasks[0].name: expected a task name, got a list"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("t.yaml", []byte(head+tt.tasks))
+			got := ""
+			if err != nil {
+				got = err.Error()
+			} else {
+				got = strings.Join(team.TaskNames(), " ")
+			}
+			if !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// A role without role: is its key, as PraisonAI's roles: files read it
+// (yaml_parser.py), so the agent's system message still says who it is.
+func TestPraisonAIRoleDefault(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"no role", "roles:\n  data_analyst:\n    goal: Analyse\n    tasks:\n      t: {description: d}\n", "data_analyst"},
+		{"a role", "roles:\n  data_analyst:\n    role: Analyst\n    tasks:\n      t: {description: d}\n", "Analyst"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("r.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := team.Agent("data_analyst").Role; got != tt.want {
+				t.Errorf("role %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -1,11 +1,14 @@
 package spec
 
 import (
+	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -13,7 +16,16 @@ import (
 // name in state. Unknown names and anything else in braces (JSON, say) stay
 // as written. Strings go in as they are, numbers as YAML prints them, maps
 // and lists as JSON, null as the empty string.
-func Render(text string, state map[string]any) string {
+func Render(text string, state map[string]any) string { return render(text, state, false) }
+
+// Render is Render as the team's texts mean it: in a PraisonAI file (whose
+// {{a.b}} reads field b of mapping a, as PraisonAI's substitute_variables
+// does) {a.b} is a placeholder too.
+func (t *Team) Render(text string, state map[string]any) string {
+	return render(text, state, t.PraisonTemplates)
+}
+
+func render(text string, state map[string]any, fields bool) string {
 	if !strings.Contains(text, "{") {
 		return text
 	}
@@ -26,8 +38,8 @@ func Render(text string, state map[string]any) string {
 			i++
 			continue
 		}
-		if name, end := placeholderAt(text, i); end > 0 {
-			if v, ok := state[name]; ok {
+		if name, end := placeholderAt(text, i, fields); end > 0 {
+			if v, ok := lookup(state, name); ok {
 				b.WriteString(FormatValue(v))
 				i = end
 				continue
@@ -39,25 +51,66 @@ func Render(text string, state map[string]any) string {
 	return b.String()
 }
 
+// lookup finds name in state; a dotted name (a.b.c) walks the fields of
+// mappings, a JSON object's text (an output_variable) read as one.
+func lookup(state map[string]any, name string) (any, bool) {
+	root, path, dotted := strings.Cut(name, ".")
+	v, ok := state[root]
+	if !ok || !dotted {
+		return v, ok
+	}
+	for _, f := range strings.Split(path, ".") {
+		m, isMap := asMapping(v)
+		if !isMap {
+			return nil, false
+		}
+		if v, ok = m[f]; !ok {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// asMapping is v as a mapping: a map, or the text of a JSON object (an
+// output_variable holds an answer's text).
+func asMapping(v any) (map[string]any, bool) {
+	m, isMap := v.(map[string]any)
+	if s, isText := v.(string); isText && strings.HasPrefix(strings.TrimSpace(s), "{") {
+		isMap = json.Unmarshal([]byte(strings.TrimSpace(s)), &m) == nil && m != nil
+	}
+	return m, isMap
+}
+
 // placeholderAt reads the {name} starting at text[i] (a '{'): its name and
-// the index just past it, or end 0 when there is none. Render and the
-// placeholder check share it, so they agree on what a placeholder is.
-func placeholderAt(text string, i int) (name string, end int) {
+// the index just past it, or end 0 when there is none; with fields, a name
+// may be dotted (a.b). Render and the placeholder check share it, so they
+// agree on what a placeholder is.
+func placeholderAt(text string, i int, fields bool) (name string, end int) {
 	j := i + 1
-	for j < len(text) && isIdentByte(text[j], j == i+1) {
+	for {
+		start := j
+		for j < len(text) && isIdentByte(text[j], j == start) {
+			j++
+		}
+		if j == start {
+			return "", 0
+		}
+		if !fields || j+1 >= len(text) || text[j] != '.' || !isIdentByte(text[j+1], true) {
+			break
+		}
 		j++
 	}
-	if j > i+1 && j < len(text) && text[j] == '}' {
+	if j < len(text) && text[j] == '}' {
 		return text[i+1 : j], j + 1
 	}
 	return "", 0
 }
 
 // placeholderNames lists the {name}s of text in order, each once.
-func placeholderNames(text string) []string {
+func placeholderNames(text string, fields bool) []string {
 	var names []string
 	for i := strings.IndexByte(text, '{'); i >= 0 && i < len(text); {
-		name, end := placeholderAt(text, i)
+		name, end := placeholderAt(text, i, fields)
 		if end > 0 {
 			if !slices.Contains(names, name) {
 				names = append(names, name)
@@ -120,16 +173,68 @@ func yamlFloat(f float64, bits int) string {
 }
 
 // InitialState is the shared state a run starts from: the team's variables
-// with the --var overrides applied, as a copy the caller may change.
+// with the --var overrides applied, as a copy the caller may change. In a
+// PraisonAI file it holds the built-in variables its texts use ({today},
+// …), and the variables' {{today}}s are filled, from the clock now: the
+// session keeps this state, so a resumed run renders the same texts.
 func (t *Team) InitialState(overrides map[string]string) map[string]any {
+	return t.initialStateAt(overrides, time.Now())
+}
+
+func (t *Team) initialStateAt(overrides map[string]string, now time.Time) map[string]any {
 	state := make(map[string]any, len(t.Variables)+len(overrides))
 	for k, v := range t.Variables {
 		state[k] = deepCopy(v)
+	}
+	if t.PraisonTemplates {
+		for k, v := range state {
+			if s, ok := v.(string); ok && strings.Contains(s, "{{") {
+				state[k] = templateRE().ReplaceAllStringFunc(s, func(m string) string {
+					if d, ok := praisonBuiltin(templateRE().FindStringSubmatch(m)[1], now); ok {
+						return FormatValue(d)
+					}
+					return m
+				})
+			}
+		}
+		for _, u := range t.Placeholders {
+			if _, set := state[u.Name]; !set {
+				if d, ok := praisonBuiltin(u.Name, now); ok {
+					state[u.Name] = d
+				}
+			}
+		}
 	}
 	for k, v := range overrides {
 		state[k] = v
 	}
 	return state
+}
+
+// praisonBuiltin is the value of PraisonAI's built-in variable name
+// (utils/variables.py) at now, formatted as Python formats it.
+func praisonBuiltin(name string, now time.Time) (any, bool) {
+	switch name {
+	case "now":
+		return now.Format("2006-01-02T15:04:05.000000"), true
+	case "today":
+		return now.Format("January 02, 2006"), true
+	case "date":
+		return now.Format("2006-01-02"), true
+	case "timestamp":
+		return now.Unix(), true
+	case "year":
+		return int64(now.Year()), true
+	case "month":
+		return now.Format("January"), true
+	case "uuid":
+		var u [16]byte
+		_, _ = rand.Read(u[:]) // crypto/rand: never fails on supported systems
+		u[6] = u[6]&0x0f | 0x40
+		u[8] = u[8]&0x3f | 0x80
+		return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:]), true
+	}
+	return nil, false
 }
 
 func deepCopy(v any) any {

@@ -18,6 +18,9 @@ type Repeat struct {
 const (
 	DefaultMaxIterations = 10
 	MaxIterationsLimit   = 100
+	// praisonMaxIterations is PraisonAI's own default (yaml_parser.py),
+	// so that a PraisonAI file repeats as often as it does there.
+	praisonMaxIterations = 5
 )
 
 // PreviousOutput is the placeholder a repeat iteration's texts may hold:
@@ -26,8 +29,9 @@ const (
 const PreviousOutput = "previous_output"
 
 // repeat reads a task's repeat: (native: the schema checked its shape) or
-// a PraisonAI step's (check: no schema did).
-func (b *builder) repeat(v *tree, check bool) *Repeat {
+// a PraisonAI step's (praison: no schema did, and its default differs).
+func (b *builder) repeat(v *tree, praison bool) *Repeat {
+	check := praison
 	if !v.isMap() {
 		if check && v != nil && !v.isNull() {
 			b.errorf(v, v.pos, "expected a mapping such as {until: TEXT, max_iterations: N}, got %s", v.describe())
@@ -35,6 +39,9 @@ func (b *builder) repeat(v *tree, check bool) *Repeat {
 		return nil
 	}
 	r := &Repeat{MaxIterations: DefaultMaxIterations, Pos: v.kpos}
+	if praison {
+		r.MaxIterations = praisonMaxIterations
+	}
 	if u := v.get("until"); u != nil {
 		if s, ok := u.str(); ok {
 			r.Until = s

@@ -133,6 +133,22 @@ func TestPraisonAIRepeatStep(t *testing.T) {
 	if r := team.Tasks[1].Repeat; r == nil || r.Until != "approved" || r.MaxIterations != 3 {
 		t.Fatalf("repeat %+v", r)
 	}
+	// Without max_iterations, each format's own default.
+	for _, d := range []struct {
+		name, src string
+		want      int
+	}{
+		{"PraisonAI", head + "  - agent: ev\n    action: a\n    repeat: {until: approved}\n", 5},
+		{"native", "agents:\n  w: {shell: cat}\ntasks:\n  t: {description: d, agent: w, repeat: {until: x}}\n", DefaultMaxIterations},
+	} {
+		team, err := Parse("p.yaml", []byte(d.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := team.Tasks[len(team.Tasks)-1].Repeat; r == nil || r.MaxIterations != d.want {
+			t.Errorf("%s: repeat without max_iterations: %+v, want %d iterations", d.name, r, d.want)
+		}
+	}
 	tests := []struct{ name, step, want string }{
 		{"a repeat of steps", "  - repeat: {until: x, steps: [{agent: ev, action: a}]}\n", "a repeat of steps is not supported yet"},
 		{"zero", "  - agent: ev\n    action: a\n    repeat: {until: x, max_iterations: 0}\n", "max_iterations: expected a number of iterations from 1 to 100, got integer 0"},

@@ -50,10 +50,20 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 				v := st.get(k)
 				switch k {
 				case "loop":
-					// A loop on an agent step over a variable is foreach;
-					// a loop of steps, or over a template, is not yet.
-					if v.get("steps") != nil || st.get("agent") == nil {
-						return at(v, "a loop of steps is not supported yet: give the loop one agent step (agent:, action:, loop: {over: VAR}), which runs once per item as foreach does")
+					// A loop of one agent step over a variable is foreach;
+					// a loop of several steps, or over a template, is not yet.
+					switch body, n := loopBody(st); {
+					case n > 1:
+						return at(v, "a loop of several steps is not supported yet: loop one agent step (agent: and action: beside loop:, or step: {agent: NAME, action: TEXT}), which runs once per item as foreach does, and put the other steps after it: the next step reads the JSON array of the loop's answers")
+					case body == nil:
+						return at(v, "the loop names no step to run: give it agent: and action: beside loop:, step: {agent: NAME, action: TEXT}, or loop.step: NAME")
+					case body.isMap() && body.get("agent") == nil:
+						return at(body, "a loop runs one agent step here: give it agent: and action: (a loop of a loop, parallel, route or if step is not supported yet)")
+					}
+					for _, k := range []string{"from_csv", "from_file"} {
+						if f := v.get(k); f != nil && v.get("over") == nil {
+							return at(f, fmt.Sprintf("a loop over a file (%s) is not supported: teamrun loops over a list variable; give the items under variables: (items: [a, b]) or as --var items='[\"a\", \"b\"]' (a JSON array) and write loop: {over: items}; in the native format, a command task before it can read the file into an output_variable to loop over", k))
+						}
 					}
 					if o, _ := v.get("over").str(); !identRE().MatchString(o) {
 						return at(v, fmt.Sprintf("loop over %s is not supported: loop over a list variable's name (loop: {over: VAR}), which runs once per item as foreach does", v.get("over").describe()))
@@ -135,24 +145,33 @@ func (b *builder) praisonSteps(steps *tree) {
 }
 
 // bindStepOutputs gives {NAME_output} placeholders, PraisonAI's name for
-// the output of the step NAME (an unnamed step's: its agent's), their value:
-// the last such step before the reader stores its result as that variable
-// (or, when it already has an output_variable, the placeholder reads that
-// one). A name that is a variable already, or no earlier step's, is left as
-// written.
+// the output of the step NAME (an unnamed step's: its agent's, by its key
+// or PraisonAI's name for it), their value: the last such step before the
+// reader stores its result as that variable (or, when it already has an
+// output_variable, the placeholder reads that one). A name that is a
+// variable already, or no earlier step's, is left as written. A NAME that
+// is no identifier (fetch-data), which convertTemplate leaves as
+// {{NAME_output}}, binds to a variable named with _ for the other bytes.
 func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 	seen := map[*Task]bool{}
+	last := func(name string) *Task { // the last step named name before the reader
+		var src *Task
+		for _, s := range sb.byName[name] {
+			if seen[s] {
+				src = s
+			}
+		}
+		if src == nil || src.Foreach != nil || src.Repeat != nil {
+			return nil
+		}
+		return src
+	}
 	for _, tk := range tasks {
 		for _, dst := range []*string{&tk.Description, &tk.ExpectedOutput} {
-			for _, v := range placeholderNames(*dst) {
+			for _, v := range placeholderNames(*dst, false) {
 				name, ok := strings.CutSuffix(v, "_output")
-				var src *Task // the last such step before tk
-				for _, s := range sb.byName[name] {
-					if seen[s] {
-						src = s
-					}
-				}
-				if _, isVar := sb.b.team.Variables[v]; !ok || isVar || src == nil || src.Foreach != nil || src.Repeat != nil {
+				src := last(name)
+				if _, isVar := sb.b.team.Variables[v]; !ok || isVar || src == nil {
 					continue
 				}
 				if src.OutputVariable == "" {
@@ -160,9 +179,54 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				}
 				*dst = strings.ReplaceAll(*dst, "{"+v+"}", "{"+src.OutputVariable+"}")
 			}
+			if !strings.Contains(*dst, "{{") {
+				continue
+			}
+			*dst = stepOutputRE().ReplaceAllStringFunc(*dst, func(m string) string {
+				name := stepOutputRE().FindStringSubmatch(m)[1]
+				v := identOf(name + "_output")
+				src := last(name)
+				if _, isVar := sb.b.team.Variables[v]; isVar || src == nil {
+					sb.unboundOutput(tk, m, name)
+					return m
+				}
+				if src.OutputVariable == "" {
+					src.OutputVariable = v
+				}
+				return "{" + src.OutputVariable + "}"
+			})
 		}
 		seen[tk] = true
 	}
+}
+
+// unboundOutput warns that tk's {{NAME_output}} m names no step before it.
+func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
+	b := sb.b
+	src := b.tasks[b.taskAt[tk.Name]]
+	at := src
+	for _, k := range []string{"action", "description", "expected_output"} {
+		if v := src.get(k); v != nil && strings.Contains(v.text, m) {
+			at = v
+			break
+		}
+	}
+	b.warnf(at, at.pos, "%s: no step before it is named %q (a step's name:, else its agent's), so the text keeps it as written", m, name)
+}
+
+// stepOutputRE finds the {{NAME_output}}s convertTemplate leaves: NAME is
+// no identifier. PraisonAI replaces them as written.
+var stepOutputRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([^{}\s][^{}]*?)_output\s*\}\}`) })
+
+// identOf is s with each byte an identifier cannot hold made _.
+func identOf(s string) string {
+	out := []byte(s)
+	for i, c := range out {
+		if !isIdentByte(c, i == 0) {
+			out[i] = '_'
+		}
+	}
+	return string(out)
 }
 
 func stepName(st *tree, fallback string) string {
@@ -201,8 +265,74 @@ func (sb *stepBuilder) step(st *tree, name string, prev []string, first bool) []
 	case st.get("if") != nil:
 		sb.dag = true
 		return sb.ifStep(st, name, prev)
+	case st.get("loop") != nil:
+		return sb.agentStep(sb.loopStep(st), name, prev, first)
 	}
 	return sb.agentStep(st, name, prev, first)
+}
+
+// loopBody is the one step a loop step runs, as PraisonAI picks it
+// (yaml_parser.py, _parse_loop_step): its steps: (or loop.steps:), else
+// loop.step: (an agent's name), else step: (a step, or an agent's name),
+// else the step itself; n is how many steps there are (body nil when
+// not one).
+func loopBody(st *tree) (body *tree, n int) {
+	l := st.get("loop")
+	steps := st.get("steps")
+	if steps == nil {
+		steps = l.get("steps")
+	}
+	if items := steps.itemsOrNil(); len(items) > 0 {
+		if len(items) > 1 {
+			return nil, len(items)
+		}
+		return items[0], 1
+	}
+	if s := l.get("step"); s != nil {
+		return s, 1
+	}
+	if s := st.get("step"); s != nil {
+		return s, 1
+	}
+	if st.get("agent") != nil {
+		return st, 1
+	}
+	return nil, 0
+}
+
+// loopStep is a loop step as one agent step: its loop and other keys,
+// with the agent and action of the step it runs (loopBody).
+func (sb *stepBuilder) loopStep(st *tree) *tree {
+	body, _ := loopBody(st)
+	if body == st || body == nil {
+		return st
+	}
+	what := map[string]bool{"agent": true, "action": true, "description": true, "expected_output": true}
+	out := synthMap(st)
+	for i, k := range st.keys {
+		switch {
+		case k == "step" || k == "steps":
+		case what[k]:
+			sb.b.warnf(st.vals[i], st.vals[i].kpos, "ignored: PraisonAI runs the loop's step (line %d), not this one's %s", body.kpos.Line, k)
+		default:
+			out.keys, out.vals = append(out.keys, k), append(out.vals, st.vals[i])
+		}
+	}
+	if _, ok := body.str(); ok {
+		out.keys, out.vals = append(out.keys, "agent"), append(out.vals, body)
+		return out
+	}
+	for i, k := range body.keys {
+		if k == "name" {
+			continue // the loop step's name names the task
+		}
+		if st.get(k) == nil || what[k] {
+			out.keys, out.vals = append(out.keys, k), append(out.vals, body.vals[i])
+		} else {
+			sb.b.warnf(body.vals[i], body.vals[i].kpos, "ignored: the loop step sets %s (line %d); keep one", k, st.get(k).kpos.Line)
+		}
+	}
+	return out
 }
 
 // otherKeys warns about the keys of a pattern step besides its pattern.
@@ -305,16 +435,26 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 	}
 	if st.get("action") == nil && st.get("description") == nil {
 		tk.Description = sb.noAction(first, len(prev) > 0)
+		if tk.Description == "" && tk.Foreach != nil {
+			// PraisonAI would send the empty input: the item is what it means.
+			tk.Description = "{" + tk.Foreach.As + "}"
+		}
 		if tk.Description == "" {
 			b.errorf(st, st.kpos, "missing required key \"action\": say what the agent should do")
 		}
 	}
 	b.addTask(tk, st)
-	key := stepName(st, "")
-	if key == "" {
-		key = tk.Agent
+	keys := []string{stepName(st, "")}
+	if keys[0] == "" {
+		// PraisonAI's name of the agent, and its key as teamrun has read it.
+		keys = []string{tk.Agent}
+		if n, ok := b.stepOutputName[tk.Agent]; ok {
+			keys = append(keys, n)
+		}
 	}
-	sb.byName[key] = append(sb.byName[key], tk)
+	for _, k := range keys {
+		sb.byName[k] = append(sb.byName[k], tk)
+	}
 	return []string{name}
 }
 
@@ -360,6 +500,8 @@ func (sb *stepBuilder) loop(f *tree, tk *Task) {
 			}
 		case "max_workers":
 			b.warnf(v, v.kpos, "ignored: --max-parallel (default 4) bounds how many instances run at once")
+		case "step", "steps":
+			// the step the loop runs (loopStep)
 		default:
 			b.praisonIgnored(v)
 		}
@@ -378,8 +520,8 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		b.errorf(r, r.pos, "expected a mapping of labels to agents, got %s", r.describe())
 		return prev
 	}
-	if len(prev) != 1 {
-		b.errorf(r, r.kpos, "a route step routes on the output of the one step before it (a classifier): put such a step first")
+	if len(prev) == 0 {
+		b.errorf(r, r.kpos, "a route step routes on the output of the step before it (a classifier): put such a step first")
 		return prev
 	}
 	agentName := "route:" + name
@@ -390,27 +532,48 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		}
 	}
 	var script strings.Builder
-	fmt.Fprintf(&script, "f=\"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(prev[0]))
+	files := "\"$f\""
+	if len(prev) == 1 {
+		fmt.Fprintf(&script, "f=\"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(prev[0]))
+	} else {
+		// After a parallel step: PraisonAI routes on their joined output.
+		files = ""
+		for _, p := range prev {
+			files += " \"$TEAMRUN_CONTEXT_DIR\"/" + shQuote(p)
+		}
+	}
 	for i, l := range labels {
 		kw := "elif"
 		if i == 0 {
 			kw = "if"
 		}
-		fmt.Fprintf(&script, "%s grep -qiwF -e %s \"$f\"; then echo %s\n", kw, shQuote(l), shQuote(l))
+		fmt.Fprintf(&script, "%s grep -qiwF -e %s %s; then echo %s\n", kw, shQuote(l), strings.TrimSpace(files), shQuote(l))
 	}
 	if len(labels) > 0 {
 		script.WriteString("else echo default; fi\n")
 	} else {
 		script.WriteString("echo default\n")
 	}
-	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos})
+	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos, made: true})
 	b.agents[agentName] = true
 	rt := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
-		Description: fmt.Sprintf("Pick the route for the output of %s: %s, else default", prev[0], strings.Join(labels, ", "))}
+		Description: fmt.Sprintf("Pick the route for the output of %s: %s, else default", strings.Join(prev, " and "), strings.Join(labels, ", "))}
 	condTree := synthMap(r)
 	at := len(b.team.Tasks)
 	var outs []string
-	needSelf := r.get("default") == nil
+	// A label that runs no agent (default, when not given) runs pass,
+	// which passes the classifier's output on: the next step reads that,
+	// and a branch's output alone when a branch ran, as in PraisonAI.
+	pass, passName := []string(nil), name+"_pass"
+	if r.get("default").isNull() {
+		passName = name + "_default"
+	}
+	passOn := func() []string {
+		if pass == nil {
+			pass = []string{passName}
+		}
+		return pass
+	}
 	for i, l := range r.keys {
 		v := r.vals[i]
 		items := v.itemsOrNil()
@@ -440,7 +603,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			ctx = []string{tn}
 		}
 		if len(branch) == 0 {
-			needSelf = true
+			branch = passOn()
 		} else {
 			outs = append(outs, branch[len(branch)-1])
 		}
@@ -449,16 +612,24 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		condTree.vals = append(condTree.vals, synthList(v, branch))
 	}
 	if r.get("default") == nil {
-		rt.Condition = append(rt.Condition, Route{Value: "default", Next: []string{}})
+		rt.Condition = append(rt.Condition, Route{Value: "default", Next: passOn()})
 		condTree.keys = append(condTree.keys, "default")
-		condTree.vals = append(condTree.vals, synthList(r, nil))
+		condTree.vals = append(condTree.vals, synthList(r, pass))
+	}
+	if pass != nil {
+		var script strings.Builder
+		for _, p := range prev {
+			fmt.Fprintf(&script, "cat \"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(p))
+		}
+		agent := "route:" + passName
+		b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos, made: true})
+		b.agents[agent] = true
+		b.addTask(&Task{Name: passName, Agent: agent, Pos: r.kpos, HasContext: true, Context: prev,
+			Description: fmt.Sprintf("Pass the output of %s on: the route runs no agent", strings.Join(prev, " and "))}, synthMap(r))
+		outs = append(outs, passName)
 	}
 	// The route task goes before its branches, so that file order is run order.
 	b.insertTask(rt, synthMap(st, "condition", condTree), at)
-	if needSelf {
-		// A label that runs nothing passes the classifier's output on.
-		outs = append(outs, prev...)
-	}
 	return outs
 }
 
@@ -516,7 +687,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		}
 	}
 	agentName := "if:" + name
-	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script, Pos: c.kpos})
+	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script, Pos: c.kpos, made: true})
 	b.agents[agentName] = true
 	it := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
 		Description: "Evaluate " + cond}
@@ -649,8 +820,10 @@ func shQuote(s string) string {
 // identRE is a variable's name.
 var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
-// templateRE finds {{ name }} placeholders.
-var templateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`) })
+// templateRE finds {{ name }} placeholders, and {{ name.field }} ones.
+var templateRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}`)
+})
 
 // convertTemplate maps PraisonAI's {{VAR}} templating onto teamrun's {VAR}
 // placeholders. {{previous_output}} becomes a reference to the context
@@ -777,6 +950,8 @@ func (b *builder) praisonWorkflow(v *tree, setVar func(string, *tree)) {
 			}
 		case "process":
 			// the steps decide: in order, or a DAG when they branch
+		case "llm", "default_llm":
+			// the team's default model, read with the team's llm
 		default:
 			b.praisonIgnored(f)
 		}

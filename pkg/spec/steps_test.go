@@ -98,6 +98,37 @@ func TestPraisonStepsMapping(t *testing.T) {
 			src:     "variables: {xs: [p, q]}\n" + agents + "steps:\n  - {agent: a, action: \"Do {{item}}\", loop: {over: xs, parallel: true, max_workers: 2}}\n",
 			descs:   map[string]string{"step_1": "Do {item}"},
 			process: Workflow, warnings: []string{"steps[0].loop.max_workers: ignored: --max-parallel (default 4) bounds how many instances run at once"}},
+		{name: "a loop's step: names its agent",
+			src:   "variables: {xs: [p, q]}\n" + agents + "steps:\n  - loop: {over: xs, step: a}\n",
+			descs: map[string]string{"step_1": "{item}"}, process: Sequential},
+		{name: "a loop's step: runs it",
+			src:   "variables: {xs: [p, q]}\n" + agents + "steps:\n  - loop: {over: xs}\n    step: {agent: a, action: \"Do {{item}}\"}\n",
+			descs: map[string]string{"step_1": "Do {item}"}, process: Sequential},
+		{name: "a loop's step: as an agent's name, fed the input",
+			src:   "input: tides\nvariables: {xs: [p, q]}\n" + agents + "steps:\n  - loop: {over: xs}\n    step: a\n",
+			descs: map[string]string{"step_1": "{input}"}, process: Sequential},
+		{name: "a loop of one step beside an agent runs that step",
+			src:   "variables: {xs: [p, q]}\n" + agents + "steps:\n  - agent: a\n    action: outer\n    loop: {over: xs}\n    steps:\n      - {agent: b, action: inner}\n",
+			descs: map[string]string{"step_1": "inner"}, process: Sequential,
+			warnings: []string{"steps.yaml:6:5: steps[0].agent: ignored: PraisonAI runs the loop's step (line 10), not this one's agent", "steps.yaml:7:5: steps[0].action: ignored: PraisonAI runs the loop's step (line 10), not this one's action"}},
+		{name: "a loop of several steps",
+			src: "variables: {xs: [p, q]}\n" + agents + "steps:\n  - loop: {over: xs}\n    steps:\n      - {agent: a, action: x}\n      - {agent: b, action: y}\n",
+			err: "steps.yaml:6:5: steps[0].loop: a loop of several steps is not supported yet"},
+		{name: "a loop of nothing",
+			src: "variables: {xs: [p, q]}\n" + agents + "steps:\n  - loop: {over: xs}\n",
+			err: "steps.yaml:6:5: steps[0].loop: the loop names no step to run"},
+		{name: "a loop over a CSV file",
+			src: agents + "steps:\n  - agent: a\n    action: Do {{item}}\n    loop: {from_csv: items.csv}\n",
+			err: "steps.yaml:7:12: steps[0].loop.from_csv: a loop over a file (from_csv) is not supported: teamrun loops over a list variable; give the items under variables: (items: [a, b]) or as --var items='[\"a\", \"b\"]' (a JSON array) and write loop: {over: items}"},
+		{name: "a loop over a file's lines",
+			src: agents + "steps:\n  - agent: a\n    action: Do {{item}}\n    loop:\n      from_file: items.txt\n",
+			err: "steps.yaml:8:7: steps[0].loop.from_file: a loop over a file (from_file) is not supported"},
+		{name: "the agent teamrun makes for a route is none of the file's",
+			src: agents + "steps:\n  - {agent: a, action: Classify}\n  - name: routing\n    route: {x: [b], default: [a]}\n  - {agent: \"route:routing\", action: hi}\n",
+			err: "steps.yaml:8:13: steps[2].agent: unknown agent \"route:routing\" (known: a, b)"},
+		{name: "nor is it known to a route",
+			src: agents + "steps:\n  - {agent: a, action: Classify}\n  - name: routing\n    route: {x: [nobody], default: [a]}\n",
+			err: "unknown agent \"nobody\" (known: a, b)"},
 		{name: "a sequential loop",
 			src:     "variables: {xs: [p, q]}\n" + agents + "steps:\n  - {agent: a, action: \"Do {{x}}\", loop: {over: xs, var_name: x, parallel: false, notes: n}}\n",
 			descs:   map[string]string{"step_1": "Do {x}"},
@@ -139,9 +170,16 @@ func TestPraisonStepsMapping(t *testing.T) {
 
 // {{NAME_output}} reads an earlier step's output: the step keeps it as that
 // variable, or the placeholder reads the output_variable it already has. A
-// later step's, a variable's or an unknown name's stays as written.
+// later step's, a variable's or an unknown name's stays as written. NAME is
+// the step's name, else its agent's key or PraisonAI's name for the agent:
+// its name: in an agents: file, its role text in a roles: file.
 func TestStepOutputPlaceholders(t *testing.T) {
-	team, err := Parse("s.yaml", []byte(`variables: {given_output: x}
+	tests := []struct {
+		name, src string
+		want      []string // per task: output_variable|description
+		warnings  []string // exactly
+	}{
+		{"names and variables", `variables: {given_output: x}
 agents:
   a: {role: A, llm: m}
   b: {role: B, llm: m}
@@ -154,16 +192,145 @@ steps:
     output_variable: notes
   - agent: a
     action: "{{second_output}} {{given_output}} {{nobody_output}}"
+`, []string{"a_output|first {b_output}", "notes|read {a_output}", "|{notes} {given_output} {nobody_output}"}, nil},
+		{"an agent's name: and its key", `agents:
+  researcher: {name: Researcher, role: Analyst, llm: m}
+  w: {role: W, llm: m}
+steps:
+  - {agent: researcher, action: dig}
+  - {agent: w, action: "R={{Researcher_output}} r={{researcher_output}}"}
+`, []string{"Researcher_output|dig", "|R={Researcher_output} r={Researcher_output}"}, nil},
+		{"a role's text in a roles: file", `roles:
+  researcher: {role: Analyst, llm: m}
+  w: {role: W, llm: m}
+steps:
+  - {agent: researcher, action: dig}
+  - {agent: w, action: "{{Analyst_output}}"}
+`, []string{"Analyst_output|dig", "|{Analyst_output}"}, nil},
+		{"a role's text with a space", `roles:
+  researcher: {role: Research Analyst, llm: m}
+  w: {role: W, llm: m}
+steps:
+  - {agent: researcher, action: dig}
+  - {agent: w, action: "{{Research Analyst_output}}"}
+`, []string{"Research_Analyst_output|dig", "|{Research_Analyst_output}"}, nil},
+		{"a name with a hyphen", `agents:
+  a: {role: A, llm: m}
+  b: {role: B, llm: m}
+steps:
+  - {name: fetch-data, agent: a, action: get}
+  - {agent: b, action: "{{fetch-data_output}} {{ fetch-data_output }} {{fetch-dta_output}}"}
+`, []string{"fetch_data_output|get", "|{fetch_data_output} {fetch_data_output} {{fetch-dta_output}}"}, []string{
+			`s.yaml:6:24: steps[1].action: {{fetch-dta_output}}: no step before it is named "fetch-dta" (a step's name:, else its agent's), so the text keeps it as written`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("s.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tk := range team.Tasks {
+				got = append(got, tk.OutputVariable+"|"+tk.Description)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			var said []string
+			for _, w := range team.Warnings {
+				said = append(said, w.String())
+			}
+			if strings.Join(said, "\n") != strings.Join(tt.warnings, "\n") {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(said, "\n"), strings.Join(tt.warnings, "\n"))
+			}
+		})
+	}
+}
+
+// A route right after a parallel step routes on their joined outputs, as
+// PraisonAI does: the route task reads them all, and so does the branch.
+func TestRouteAfterParallel(t *testing.T) {
+	if _, err := exec.LookPath("grep"); err != nil {
+		t.Skip("no grep")
+	}
+	team, err := Parse("r.yaml", []byte(`agents:
+  r: {role: R, llm: m}
+  x: {role: X, llm: m}
+  z: {role: Z, llm: m}
+steps:
+  - name: research
+    parallel:
+      - {agent: r, action: Trends}
+      - {agent: r, action: Rivals}
+  - name: routing
+    route: {technical: [x], default: [z]}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, tk := range team.Tasks {
-		got = append(got, tk.OutputVariable+"|"+tk.Description)
+	i := slices.Index(team.TaskNames(), "routing")
+	if i < 0 || !slices.Equal(team.Tasks[i].Context, []string{"research_1", "research_2"}) {
+		t.Fatalf("the route task reads %v, want both parallel steps", team.Tasks[i].Context)
 	}
-	want := []string{"a_output|first {b_output}", "notes|read {a_output}", "|{notes} {given_output} {nobody_output}"}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	for _, tt := range []struct{ first, second, want string }{
+		{"plain", "a Technical issue", "technical"},
+		{"nothing", "at all", "default"},
+	} {
+		dir := t.TempDir()
+		for name, text := range map[string]string{"research_1": tt.first, "research_2": tt.second} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("/bin/sh", "-c", team.Agent("route:routing").Shell)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TEAMRUN_CONTEXT_DIR=" + dir}
+		out, err := cmd.CombinedOutput()
+		if got := strings.TrimSpace(string(out)); err != nil || got != tt.want {
+			t.Errorf("%q + %q: routed to %q (%v), want %s", tt.first, tt.second, got, err, tt.want)
+		}
+	}
+}
+
+// After a route without default the next step reads the output of the
+// branch that ran, as PraisonAI passes it on, not the classifier's too: a
+// label that runs no agent (default, when not given) runs a task that
+// passes the classifier's output on.
+func TestRouteWithoutDefault(t *testing.T) {
+	team, err := Parse("r.yaml", []byte(`agents:
+  c: {role: C, llm: m}
+  x: {role: X, llm: m}
+  f: {role: F, llm: m}
+steps:
+  - {name: classify, agent: c, action: Classify}
+  - name: routing
+    route: {technical: [x], none: []}
+  - {agent: f, action: Wrap up}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := team.TaskNames()
+	if want := []string{"classify", "routing", "routing_technical", "routing_default", "step_3"}; !slices.Equal(names, want) {
+		t.Fatalf("tasks %v, want %v", names, want)
+	}
+	rt := team.Tasks[1]
+	var routes []string
+	for _, r := range rt.Condition {
+		routes = append(routes, r.Value+"->"+strings.Join(r.Next, ","))
+	}
+	if got := strings.Join(routes, " "); got != "technical->routing_technical none->routing_default default->routing_default" {
+		t.Errorf("routes %s", got)
+	}
+	if got := team.Tasks[4].Context; !slices.Equal(got, []string{"routing_technical", "routing_default"}) {
+		t.Errorf("the step after the route reads %v, want the branches' outputs only", got)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "classify"), []byte("unsure"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", team.Agent(team.Tasks[3].Agent).Shell)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TEAMRUN_CONTEXT_DIR=" + dir}
+	if out, err := cmd.CombinedOutput(); err != nil || string(out) != "unsure" {
+		t.Errorf("routing_default passes on %q (%v), want the classifier's output", out, err)
 	}
 }
