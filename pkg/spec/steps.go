@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -385,8 +386,16 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		case "expected_output":
 			text(f, &tk.ExpectedOutput)
 		case "context":
-			tk.Context = nil
-			b.praisonContext(f, tk)
+			// PraisonAI runs steps in file order and reads none of a
+			// step's context: the step still reads, and waits for, the
+			// step before it; the steps named add their outputs.
+			named := &Task{}
+			b.praisonContext(f, named)
+			for _, c := range named.Context {
+				if !slices.Contains(tk.Context, c) {
+					tk.Context = append(tk.Context, c)
+				}
+			}
 		case "max_retries":
 			b.praisonRetries(f, tk)
 		case "retry_delay":

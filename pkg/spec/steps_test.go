@@ -334,3 +334,41 @@ steps:
 		t.Errorf("routing_default passes on %q (%v), want the classifier's output", out, err)
 	}
 }
+
+// A step's context: adds the steps it names to the one before it, which
+// it still reads and waits for: PraisonAI runs steps in file order and
+// reads none of a step's context. In a file run as a workflow (here with a
+// parallel step), taking context for the whole of it let the step run as
+// soon as the step it names was done, before the steps between.
+func TestStepContextKeepsFileOrder(t *testing.T) {
+	for _, tt := range []struct {
+		name, context string
+		want          []string
+	}{
+		{"an earlier step", "[first]", []string{"third", "first"}},
+		{"the step before", "[third]", []string{"third"}},
+		{"one name", "first", []string{"third", "first"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("c.yaml", []byte(`agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: first, agent: a, action: one}
+  - parallel:
+      - {agent: a, action: two}
+  - {name: third, agent: a, action: three}
+  - {name: last, agent: a, action: sum, context: `+tt.context+`}
+`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if team.Process != Workflow {
+				t.Fatalf("process %v: the test wants a workflow", team.Process)
+			}
+			last := team.Tasks[slices.Index(team.TaskNames(), "last")]
+			if !slices.Equal(last.Context, tt.want) {
+				t.Errorf("last reads %v, want %v", last.Context, tt.want)
+			}
+		})
+	}
+}
