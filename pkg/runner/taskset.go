@@ -108,13 +108,14 @@ func keptVariables(team *spec.Team, old *checkpoint.Session, vars map[string]str
 		return nil
 	}
 	var warns []string
+	now := team.InitialState(nil) // the spec's values, PraisonAI's {{today}} filled
 	for _, k := range slices.Sorted(maps.Keys(team.Variables)) {
 		was, ok := old.Team.InitialState[k]
 		if _, forced := vars[k]; forced || !ok {
 			continue
 		}
 		a, aerr := json.Marshal(was)
-		b, berr := json.Marshal(team.Variables[k])
+		b, berr := json.Marshal(now[k])
 		if aerr != nil || berr != nil || bytes.Equal(a, b) {
 			continue
 		}
