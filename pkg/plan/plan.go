@@ -166,10 +166,10 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 		var open []string // gates whose route is not known yet
 		switch {
-		case redo[i] != "":
+		case redo[i] != "" && skipped[i] == nil:
 			step.Action = Run
 			step.Reason = redo[i] + ": it runs again"
-		case r.Done(d.Name):
+		case r.Done(d.Name) && redo[i] == "":
 			step.Action = Restore
 			if r.Kind == checkpoint.RestoreFull {
 				step.Reason = fmt.Sprintf("fingerprint %s matches; completed last time", fingerprint)

@@ -415,9 +415,14 @@ func (e *Engine) setup(ctx context.Context) error {
 			e.tasks[i].out, e.tasks[i].restored = e.Restored[i], true
 		} else {
 			// The routes or the schema changed since (they are not in
-			// the fingerprint), here or upstream: the task runs again.
+			// the fingerprint), here or upstream: the task runs again,
+			// or a gate restored before it skips it now.
+			next := "running it again"
+			if e.sched.SkipReason(i) != nil {
+				next = "it is skipped this time"
+			}
 			e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name,
-				Message: fmt.Sprintf("task %q: %s; running it again", t.Tasks[i].Name, why)})
+				Message: fmt.Sprintf("task %q: %s; %s", t.Tasks[i].Name, why, next)})
 		}
 	}
 	if e.Begun != nil {

@@ -335,15 +335,17 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide
 				}
 			}
 		}
-		// Only a task taken over that reads one not taken over (it was
-		// skipped last time) needs the dry run: a plain resume has none.
-		readsOther := false
-		for i := 0; i < n && !readsOther; i++ {
+		// Only a task taken over behind a gate (a condition, a repeat's
+		// until), or that reads one not taken over (skipped last time),
+		// needs a look at the routes: a plain resume has none.
+		gated, readsOther := false, false
+		for i := range n {
 			if taken(i) && !kept(i) {
-				readsOther = slices.ContainsFunc(g.context[i], func(c int) bool { return !taken(c) })
+				gated = gated || len(g.gates[i]) > 0 || g.until[i] >= 0
+				readsOther = readsOther || slices.ContainsFunc(g.context[i], func(c int) bool { return !taken(c) })
 			}
 		}
-		if !readsOther {
+		if !gated && !readsOther {
 			return why
 		}
 		st := g.NewState()
@@ -351,6 +353,25 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide
 			if taken(i) {
 				st.Complete(i, raws[i])
 			}
+		}
+		// A gate's restored result that no longer leads to a task (a
+		// changed condition, an until met earlier now) skips it this time:
+		// its old result is not taken over, and what reads it runs again.
+		skips := false
+		for i := range n {
+			if !taken(i) || kept(i) {
+				continue
+			}
+			if r := st.SkipReason(i); r != nil && r.Gate >= 0 {
+				why[i] = fmt.Sprintf("%s's restored result no longer leads to it", g.team.Tasks[r.Gate].Name)
+				skips = true
+			}
+		}
+		if skips {
+			continue // what reads those, then the routes again
+		}
+		if !readsOther {
+			return why
 		}
 		st.DryRun(decide)
 		stale := false
