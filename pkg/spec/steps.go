@@ -627,7 +627,10 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	}
 	if pass != nil {
 		var script strings.Builder
-		for _, p := range prev {
+		for i, p := range prev {
+			if i > 0 { // the outputs of a parallel step before it, each its own
+				script.WriteString("printf '\\n\\n'\n")
+			}
 			fmt.Fprintf(&script, "cat \"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(p))
 		}
 		agent := "route:" + passName

@@ -372,3 +372,35 @@ steps:
 		})
 	}
 }
+
+// The task a route without default runs to pass the classifier's output on
+// keeps the outputs of a parallel step before it apart, as the route reads
+// them, not run together.
+func TestRoutePassKeepsParallelOutputsApart(t *testing.T) {
+	team, err := Parse("r.yaml", []byte(`agents:
+  r: {role: R, llm: m}
+  x: {role: X, llm: m}
+steps:
+  - name: research
+    parallel:
+      - {agent: r, action: Trends}
+      - {agent: r, action: Rivals}
+  - name: routing
+    route: {technical: [x]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, text := range map[string]string{"research_1": "one", "research_2": "two"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("/bin/sh", "-c", team.Agent("route:routing_default").Shell)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TEAMRUN_CONTEXT_DIR=" + dir}
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != "one\n\ntwo" {
+		t.Errorf("passed on %q (%v), want %q", out, err, "one\n\ntwo")
+	}
+}
