@@ -46,6 +46,10 @@ func Open(ctx context.Context, location string) (checkpoint.Backend, error) {
 		return s, nil
 	case strings.HasPrefix(location, "file://"):
 		location = strings.TrimPrefix(location, "file://")
+		if location == "" || strings.ContainsAny(location, "?#") {
+			// A folder named with ? or # is more likely a URL's query.
+			return nil, fmt.Errorf("%w: file://%s: give the folder's path, as in file:///var/lib/teamrun (no ?query or #fragment), or the plain path", checkpoint.ErrBadLocation, location)
+		}
 	case strings.Contains(location, "://"):
 		scheme, _, _ := strings.Cut(location, "://")
 		return nil, fmt.Errorf("%w: unknown store scheme %q: use a folder, file://PATH or postgres://…", checkpoint.ErrBadLocation, scheme)
