@@ -111,28 +111,13 @@ func sessionImportCommand() *cli.Command {
 	}
 }
 
-// readInput reads file, or stdin for "-", given up when ctx ends first: a
-// pipe or FIFO whose writer never comes must not hold off Ctrl-C. The read
-// itself is left blocked; the process is on its way out.
+// readInput reads file, or stdin for "-", given up at Ctrl-C
+// (runner.Interruptible): a pipe or FIFO may never get its writer.
 func readInput(ctx context.Context, file string, stdin io.Reader) ([]byte, error) {
-	type read struct {
-		data []byte
-		err  error
-	}
-	ch := make(chan read, 1)
-	go func() {
-		var r read
+	return runner.Interruptible(ctx, func() ([]byte, error) {
 		if file == "-" {
-			r.data, r.err = io.ReadAll(stdin)
-		} else {
-			r.data, r.err = os.ReadFile(file)
+			return io.ReadAll(stdin)
 		}
-		ch <- r
-	}()
-	select {
-	case r := <-ch:
-		return r.data, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+		return os.ReadFile(file)
+	})
 }

@@ -1011,26 +1011,34 @@ func messagesOf(turns []Turn) []checkpoint.Message {
 	return out
 }
 
-// loadSpec is spec.Load, given up when ctx ends first: a spec read from a
-// pipe or a FIFO whose writer never comes must not hold off Ctrl-C (the
-// run catches it to finish its writes, and has written nothing yet).
+// loadSpec is spec.Load, given up when ctx ends first (Interruptible)
+// for a spec that is no regular file: the run catches Ctrl-C to finish its
+// writes, and has written nothing yet.
 func loadSpec(ctx context.Context, path string) (*spec.Team, error) {
 	if fi, err := os.Stat(path); err != nil || fi.Mode().IsRegular() {
 		return spec.Load(path)
 	}
-	type loaded struct {
-		team *spec.Team
-		err  error
+	return Interruptible(ctx, func() (*spec.Team, error) { return spec.Load(path) })
+}
+
+// Interruptible is f's result, given up when ctx ends first: a read of a
+// pipe or a FIFO whose writer never comes must not hold off Ctrl-C. f is
+// left blocked; the process is on its way out.
+func Interruptible[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
 	}
-	ch := make(chan loaded, 1)
+	ch := make(chan result, 1)
 	go func() {
-		team, err := spec.Load(path)
-		ch <- loaded{team, err}
+		v, err := f()
+		ch <- result{v, err}
 	}()
 	select {
-	case l := <-ch:
-		return l.team, l.err
+	case r := <-ch:
+		return r.v, r.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		var zero T
+		return zero, ctx.Err()
 	}
 }
