@@ -10,6 +10,42 @@ import (
 	"testing"
 )
 
+// signalWhileReading starts teamrun with args and a FIFO as its last
+// argument, waits until it is blocked reading it, sends sig and returns
+// how it ended, its stderr, the FIFO's path and the store folder.
+func signalWhileReading(t *testing.T, args []string, sig syscall.Signal) (ee *exec.ExitError, stderr, fifo, home string) {
+	t.Helper()
+	dir := t.TempDir()
+	fifo, home = filepath.Join(dir, "team.yaml"), filepath.Join(dir, "home")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	cmd := exec.Command(os.Args[0], append(args, fifo)...)
+	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+home)
+	cmd.Dir = dir
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Opening the FIFO for writing returns once teamrun opened it to
+	// read: it is then blocked in the read (its signal handlers, if any,
+	// are in place before that).
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait() // before the fixes: blocked here for good
+	if !errors.As(err, &ee) {
+		t.Fatalf("wait: %v\n%s", err, errOut.String())
+	}
+	return ee, errOut.String(), fifo, home
+}
+
 // A command that writes nothing stops at SIGINT or SIGTERM as any program
 // does, even while it waits on a pipe it was given as its FILE (it used to
 // catch the signal and go on waiting).
@@ -23,32 +59,7 @@ func TestReadOnlyCommandStopsAtSignal(t *testing.T) {
 		{[]string{"plan"}, syscall.SIGINT},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
-			dir := t.TempDir()
-			fifo := filepath.Join(dir, "team.yaml")
-			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-				t.Skipf("no FIFO here: %v", err)
-			}
-			cmd := exec.Command(os.Args[0], append(tc.args, fifo)...)
-			cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"))
-			cmd.Dir = dir
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// Opening the FIFO for writing returns once teamrun opened it
-			// to read: it is then blocked in the read.
-			w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
-			if err := cmd.Process.Signal(tc.sig); err != nil {
-				t.Fatal(err)
-			}
-			err = cmd.Wait() // before the fix: blocked here for good
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) {
-				t.Fatalf("wait: %v", err)
-			}
+			ee, _, _, _ := signalWhileReading(t, tc.args, tc.sig)
 			if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != tc.sig {
 				t.Errorf("%v: want it ended by %v", ee, tc.sig)
 			}
@@ -72,36 +83,12 @@ func TestWritingCommandStopsAtSignalWhileReading(t *testing.T) {
 		{[]string{"session", "import"}, syscall.SIGINT, 130, "nothing was imported"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			dir := t.TempDir()
-			fifo := filepath.Join(dir, "team.yaml")
-			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-				t.Skipf("no FIFO here: %v", err)
+			ee, stderr, fifo, home := signalWhileReading(t, tc.args, tc.sig)
+			if ee.ExitCode() != tc.code {
+				t.Fatalf("%v, want exit %d\n%s", ee, tc.code, stderr)
 			}
-			home := filepath.Join(dir, "home")
-			cmd := exec.Command(os.Args[0], append(tc.args, fifo)...)
-			cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+home)
-			cmd.Dir = dir
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// Its signal handlers are in place before it opens the FIFO.
-			w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
-			if err := cmd.Process.Signal(tc.sig); err != nil {
-				t.Fatal(err)
-			}
-			err = cmd.Wait() // before the fix: blocked here for good
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != tc.code {
-				t.Fatalf("wait: %v, want exit %d\n%s", err, tc.code, stderr.String())
-			}
-			if got, want := stderr.String(), "teamrun: interrupted while reading "+fifo+"; "+tc.says+"\n"; got != want {
-				t.Errorf("stderr %q, want %q", got, want)
+			if want := "teamrun: interrupted while reading " + fifo + "; " + tc.says + "\n"; stderr != want {
+				t.Errorf("stderr %q, want %q", stderr, want)
 			}
 			if entries, _ := os.ReadDir(filepath.Join(home, "sessions")); len(entries) > 0 {
 				t.Errorf("%d files written in the store", len(entries))

@@ -94,7 +94,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	o.Home = stores.Shown(o.Home) // the resume command names it: never a password
-	team, err := loadSpec(ctx, o.SpecPath)
+	// The spec may be a pipe or a FIFO: the run catches Ctrl-C to finish
+	// its writes, and has written nothing yet.
+	team, err := Interruptible(ctx, func() (*spec.Team, error) { return spec.Load(o.SpecPath) })
 	if errors.Is(err, context.Canceled) {
 		return nil, &ReadInterruptedError{Read: o.SpecPath, Done: "nothing was run", Err: err}
 	}
@@ -1009,16 +1011,6 @@ func messagesOf(turns []Turn) []checkpoint.Message {
 		out[i] = checkpoint.Message{Role: t.Role, Content: t.Content, Task: t.Task}
 	}
 	return out
-}
-
-// loadSpec is spec.Load, given up when ctx ends first (Interruptible)
-// for a spec that is no regular file: the run catches Ctrl-C to finish its
-// writes, and has written nothing yet.
-func loadSpec(ctx context.Context, path string) (*spec.Team, error) {
-	if fi, err := os.Stat(path); err != nil || fi.Mode().IsRegular() {
-		return spec.Load(path)
-	}
-	return Interruptible(ctx, func() (*spec.Team, error) { return spec.Load(path) })
 }
 
 // Interruptible is f's result, given up when ctx ends first: a read of a
