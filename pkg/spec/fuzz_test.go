@@ -30,6 +30,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("a: &a [*a, *a]\nb: *a\n"))
 	f.Add([]byte("<<: {tasks: {}}\n"))
+	f.Add([]byte("roles:\n  r:\n")) // once a crash: a role that is not a mapping
 	f.Add([]byte("tasks:\n  - name: x\n    description: '{x}'\n    agent: human\n    condition: {a: x}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		team, err := Parse("f.yaml", data)

@@ -143,7 +143,10 @@ type builder struct {
 	tasks  []*tree        // the source of each task, parallel to team.Tasks
 	taskAt map[string]int // task name -> index, for PraisonAI duplicates
 	agents map[string]bool
-	vars   *tree // the native variables mapping, for positions
+	// malformed are the PraisonAI agents declared as something else than
+	// a mapping, reported once there, not again where a step names them.
+	malformed map[string]bool
+	vars      *tree // the native variables mapping, for positions
 	// schedule is a PraisonAI scheduler file's schedule: value.
 	schedule *tree
 	// steps are a PraisonAI file's steps, which PraisonAI runs instead of
@@ -653,7 +656,7 @@ func (b *builder) check() {
 			}
 			b.errorf(at, pos, "the task name is %d bytes in UTF-8; a task's output is a file named after it in TEAMRUN_CONTEXT_DIR, where at most %d bytes fit: shorten it", len(tk.Name), maxNameBytes)
 		}
-		if av := src.get("agent"); av != nil && tk.Agent != "" && tk.Agent != HumanAgent && !agentSet[tk.Agent] {
+		if av := src.get("agent"); av != nil && tk.Agent != "" && tk.Agent != HumanAgent && !agentSet[tk.Agent] && !b.malformed[tk.Agent] {
 			b.errorf(av, av.pos, "%s", unknownRef("agent", tk.Agent, agentNames, "declare it under agents"))
 		}
 		if cv := src.get("context"); cv != nil {

@@ -157,8 +157,7 @@ func (b *builder) praison(root *tree) {
 				}
 				b.stepOutputName[name] = s
 			}
-			b.praisonRole(name, roles.vals[i], false, defaultMemory)
-			if a := t.Agents[len(t.Agents)-1]; nameKey == "role" && a.Name == name && roles.vals[i].get("role") == nil {
+			if a := b.praisonRole(name, roles.vals[i], false, defaultMemory); a != nil && nameKey == "role" && roles.vals[i].get("role") == nil {
 				a.Role = name // PraisonAI's role when none is given (yaml_parser.py)
 			}
 		}
@@ -403,7 +402,9 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 	return l
 }
 
-func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
+// praisonRole adds the agent a role declares, and returns it; nil when the
+// role is not a mapping (an error is reported then).
+func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *Agent {
 	a := &Agent{Name: name, Kind: LLMAgent, Memory: memory, Pos: v.kpos, path: v.path}
 	if name == HumanAgent {
 		b.errorf(v, v.kpos, "%q is reserved for tasks that wait for a human decision; rename this role", HumanAgent)
@@ -416,7 +417,11 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 	b.agents[name] = true
 	if !v.isMap() {
 		b.errorf(v, v.pos, "expected a mapping, got %s", v.describe())
-		return
+		if b.malformed == nil {
+			b.malformed = map[string]bool{}
+		}
+		b.malformed[name] = true
+		return nil
 	}
 	var tasks *tree
 	for i, k := range v.keys {
@@ -483,7 +488,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 	b.team.Agents = append(b.team.Agents, a)
 	if b.steps != nil && tasks != nil && (len(tasks.keys) > 0 || len(tasks.items) > 0) {
 		b.warnf(tasks, tasks.kpos, "ignored: the file has steps: (line %d), and PraisonAI then runs its steps, not its roles' tasks; make these tasks steps to run them", b.steps.kpos.Line)
-		return
+		return a
 	}
 	switch {
 	case tasks.isMap():
@@ -510,6 +515,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) {
 	case tasks != nil && !tasks.isNull():
 		b.errorf(tasks, tasks.pos, "expected a mapping of tasks, got %s", tasks.describe())
 	}
+	return a
 }
 
 // nestedAgent warns when a task under a role names another agent: the

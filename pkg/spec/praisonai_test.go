@@ -432,3 +432,28 @@ func TestPraisonAIRoleDefault(t *testing.T) {
 		})
 	}
 }
+
+// A role or agent that is not a mapping is an error at its line, not a
+// crash, whether or not a role before it was well formed.
+func TestPraisonAIRoleNotAMapping(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"null role", "framework: praisonai\nroles:\n  researcher:\n", "r.yaml:3:14: roles.researcher: expected a mapping, got null"},
+		{"string role", "roles:\n  r: x\n", `r.yaml:2:6: roles.r: expected a mapping, got string "x"`},
+		{"list role", "roles:\n  r: [1]\n", "r.yaml:2:6: roles.r: expected a mapping, got a list"},
+		{"after a good role", "roles:\n  a:\n    tasks: {t: {description: d}}\n  b: 3\n", "r.yaml:4:6: roles.b: expected a mapping, got integer 3"},
+		// The step names an agent that is declared: only the agent's own error.
+		{"null agent with steps", "framework: praisonai\nagents:\n  a:\nsteps:\n  - agent: a\n    action: x\n", "r.yaml:3:5: agents.a: expected a mapping, got null"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("r.yaml", []byte(tt.src))
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("got %v, want an ErrorList", err)
+			}
+			if len(list) != 1 || list[0].String() != tt.want {
+				t.Errorf("got %q, want [%q]", err, tt.want)
+			}
+		})
+	}
+}
