@@ -222,12 +222,14 @@ func (r *result) UnmarshalJSON(b []byte) error {
 	return r.text.UnmarshalJSON(b)
 }
 
-// Outcome is a completed task's result as compared: its text, or the
-// reference of its blob. A result has one form (in line up to
-// BlobThreshold, a blob over it), so equal results are equal Outcomes.
+// Outcome is a task's result as compared: its text, or the reference of
+// its blob, or that it was skipped (a route or condition chose another
+// way). A result has one form (in line up to BlobThreshold, a blob over
+// it), so equal results are equal Outcomes.
 type Outcome struct {
-	Text string
-	Blob *Blob
+	Text    string
+	Blob    *Blob
+	Skipped bool
 }
 
 // Same says whether o and p are byte-identical results. A text and a blob
@@ -235,6 +237,8 @@ type Outcome struct {
 // held in memory by the run that stored it).
 func (o Outcome) Same(p Outcome) bool {
 	switch {
+	case o.Skipped || p.Skipped:
+		return o.Skipped == p.Skipped
 	case o.Blob != nil && p.Blob != nil:
 		return *o.Blob == *p.Blob
 	case o.Blob != nil:
@@ -246,7 +250,12 @@ func (o Outcome) Same(p Outcome) bool {
 }
 
 // Outcome is t's result as compared.
-func (t TaskRecord) Outcome() Outcome { return Outcome{Text: t.Result, Blob: t.Blob} }
+func (t TaskRecord) Outcome() Outcome {
+	if t.Status == StatusSkipped {
+		return Outcome{Skipped: true}
+	}
+	return Outcome{Text: t.Result, Blob: t.Blob}
+}
 
 // InlineBlobs puts every result of s stored out of line back in line,
 // read (and checked) from bs: a session as one self-contained document

@@ -119,6 +119,10 @@ func TestOutcomeSame(t *testing.T) {
 		{"text and its blob", Outcome{Text: big}, Outcome{Blob: b}, true},
 		{"blob and another text", Outcome{Blob: b}, Outcome{Text: big + "!"}, false},
 		{"empty and blob", Outcome{}, Outcome{Blob: b}, false},
+		{"skipped twice", Outcome{Skipped: true}, Outcome{Skipped: true}, true},
+		// Skipped is no output, not an empty one.
+		{"skipped and empty", Outcome{Skipped: true}, Outcome{}, false},
+		{"empty and skipped", Outcome{}, Outcome{Skipped: true}, false},
 	}
 	for _, tc := range tests {
 		if got := tc.a.Same(tc.b); got != tc.same {

@@ -128,7 +128,8 @@ type Restored struct {
 	// to what was recorded (early cut-off); else it runs.
 	Held map[string]TaskRecord
 	// Recorded holds the recorded result of every completed task that runs
-	// again (Rerun and Held), for the early cut-off's comparison.
+	// again (Rerun and Held), and under --reuse unchanged that the skipped
+	// tasks were skipped, for the early cut-off's comparison.
 	Recorded map[string]Outcome
 }
 
@@ -520,10 +521,12 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 // holdDownstream, under --reuse unchanged, holds the completed tasks whose
 // own definition is unchanged but which are not reused because a task they
 // read changed: each may be cut off once what it reads has run again. It
-// records the result of every completed task that runs again, to compare.
+// records the result of every completed task that runs again, to compare,
+// and that the skipped ones were skipped: a task after a route reads its
+// branches not taken, and they, skipped again, leave what it reads as it was.
 func (r *Restored) holdDownstream(defs []spec.TaskDef, old map[string]*TaskRecord, reused map[string]bool) {
 	for _, d := range defs {
-		if t := old[d.Name]; t != nil && t.Status == StatusCompleted && !reused[d.Name] {
+		if t := old[d.Name]; t != nil && (t.Status == StatusCompleted || t.Status == StatusSkipped) && !reused[d.Name] {
 			r.Recorded[d.Name] = t.Outcome()
 		}
 	}

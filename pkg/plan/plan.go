@@ -128,6 +128,12 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 	}
 	skipped := st.DryRun(decided)
+	// A task skipped last time that the dry run skips again reads, to a
+	// held task after it, as recorded.
+	skippedAgain := func(name string) bool {
+		i, ok := byName[name]
+		return ok && skipped[i] != nil && r.Recorded[name].Skipped
+	}
 
 	var waiting []string // human tasks the run halts at, undecided
 	for i, d := range defs {
@@ -190,15 +196,16 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 		case why != nil:
 			step.Action, step.Reason = Skip, skipText(defs, r, why)
-		case isHeld(d, r) && len(heldReads(d, r)) == 0:
+		case isHeld(d, r) && len(heldReads(d, r, skippedAgain)) == 0:
 			// Held, but nothing it reads runs again (what it reads is
-			// kept by --keep): the cut-off reuses it for certain.
+			// kept by --keep, or skipped again as it was): the cut-off
+			// reuses it for certain.
 			step.Action = Restore
-			step.Reason = fmt.Sprintf("completed last time; what it reads (%s) is restored as recorded, so the early cut-off reuses its result", strings.Join(d.Context, ", "))
+			step.Reason = fmt.Sprintf("completed last time; what it reads (%s) stands as recorded, so the early cut-off reuses its result", strings.Join(d.Context, ", "))
 		default:
 			step.Action = Run
 			_, changed := diffs[d.Name]
-			held := heldReason(d, r)
+			held := heldReason(d, r, skippedAgain)
 			switch forced := forcedReason(d, ch, r); {
 			case forced != "":
 				step.Reason = forced
@@ -300,11 +307,11 @@ func forcedReason(d spec.TaskDef, ch checkpoint.Choice, r *checkpoint.Restored) 
 
 // heldReason says that the early cut-off may spare a held task; "" for
 // any other task.
-func heldReason(d spec.TaskDef, r *checkpoint.Restored) string {
+func heldReason(d spec.TaskDef, r *checkpoint.Restored, skippedAgain func(string) bool) string {
 	if !isHeld(d, r) {
 		return ""
 	}
-	return fmt.Sprintf("will run only if %s's output changes (else its recorded result is reused: early cut-off)", strings.Join(heldReads(d, r), " or "))
+	return fmt.Sprintf("will run only if %s's output changes (else its recorded result is reused: early cut-off)", strings.Join(heldReads(d, r, skippedAgain), " or "))
 }
 
 func isHeld(d spec.TaskDef, r *checkpoint.Restored) bool {
@@ -314,10 +321,10 @@ func isHeld(d spec.TaskDef, r *checkpoint.Restored) bool {
 
 // heldReads are the tasks a held task reads that run again: those whose
 // output decides whether it runs.
-func heldReads(d spec.TaskDef, r *checkpoint.Restored) []string {
+func heldReads(d spec.TaskDef, r *checkpoint.Restored, skippedAgain func(string) bool) []string {
 	var reads []string
 	for _, c := range d.Context {
-		if _, again := r.Recorded[c]; again {
+		if _, again := r.Recorded[c]; again && !skippedAgain(c) {
 			reads = append(reads, c)
 		}
 	}

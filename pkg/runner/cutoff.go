@@ -31,9 +31,14 @@ func cutoffInputs(r *checkpoint.Restored, defs []spec.TaskDef, open BlobOpener) 
 }
 
 // asRecorded says whether task i stands as the checkpoint had it: restored
-// (or cut off), or run again with a byte-identical result.
+// (or cut off), run again with a byte-identical result, or skipped again.
 func (e *Engine) asRecorded(i int) bool {
-	if e.sched.Status(i) != schedule.Completed {
+	switch e.sched.Status(i) {
+	case schedule.Skipped:
+		v, ok := e.Recorded[i]
+		return ok && v.Skipped
+	case schedule.Completed:
+	default:
 		return false
 	}
 	if e.tasks[i].restored {
@@ -56,15 +61,21 @@ func (e *Engine) cutOff(ctx context.Context, i int) (Output, string, string, boo
 	if err != nil || e.graph.RestoreProblem(i, text) != "" {
 		return Output{}, "", "", false // unreadable: it runs again
 	}
-	var reran []string
+	var reran, skipped []string
 	// What it waits for and what it reads (in a sequential team a task may
 	// read an earlier task than the one it waits for).
 	for _, d := range append(slices.Clone(e.graph.Deps(i)), e.Context[i]...) {
 		if !e.asRecorded(d) {
 			return Output{}, "", "", false
 		}
-		if (!e.tasks[d].restored || e.tasks[d].cutoff) && !slices.Contains(reran, e.Team.Tasks[d].Name) {
-			reran = append(reran, e.Team.Tasks[d].Name)
+		name := e.Team.Tasks[d].Name
+		switch {
+		case e.sched.Status(d) == schedule.Skipped:
+			if !slices.Contains(skipped, name) {
+				skipped = append(skipped, name)
+			}
+		case (!e.tasks[d].restored || e.tasks[d].cutoff) && !slices.Contains(reran, name):
+			reran = append(reran, name)
 		}
 	}
 	t := e.Team.Tasks[i]
@@ -77,9 +88,16 @@ func (e *Engine) cutOff(ctx context.Context, i int) (Output, string, string, boo
 			return Output{}, "", "", false
 		}
 	}
-	why := "what it reads is unchanged"
+	var whys []string
 	if len(reran) > 0 {
-		why = fmt.Sprintf("the output of %s came out unchanged", strings.Join(reran, ", "))
+		whys = append(whys, fmt.Sprintf("the output of %s came out unchanged", strings.Join(reran, ", ")))
+	}
+	if len(skipped) > 0 {
+		whys = append(whys, fmt.Sprintf("%s skipped again, as recorded", strings.Join(skipped, ", ")))
+	}
+	why := "what it reads is unchanged"
+	if len(whys) > 0 {
+		why = strings.Join(whys, "; ")
 	}
 	return out, text, why, true
 }
