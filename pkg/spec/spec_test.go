@@ -35,6 +35,8 @@ func TestInvalidSpecs(t *testing.T) {
 		// At the end of the input: its last line, not the empty one after it.
 		{"syntax-error-at-end.yaml", []string{`syntax-error-at-end.yaml:2:1: invalid YAML: did not find expected node content`}},
 		{"not-utf8.yaml", []string{`not-utf8.yaml:6:22: the file is not UTF-8: byte 0xE9 here is not part of a UTF-8 character (save the file as UTF-8)`}},
+		// yaml.v3 names the line before the tab's.
+		{"tab-violates.yaml", []string{`tab-violates.yaml:4:1: invalid YAML: found a tab character that violates indentation (YAML indents with spaces only)`}},
 		{"tab-indent.yaml", []string{`tab-indent.yaml:6:1: invalid YAML: found character that cannot start any token: a tab in the indentation (YAML indents with spaces only)`}},
 		{"task-name-bytes.yaml", []string{`task-name-bytes.yaml:5:3: tasks.` + strings.Repeat("é", 128) + `: the task name is 256 bytes in UTF-8; a task's output is a file named after it in TEAMRUN_CONTEXT_DIR, where at most 255 bytes fit: shorten it`}},
 		{"command-empty-program.yaml", []string{`command-empty-program.yaml:3:15: agents.w.command[0]: the program to run (the first item) is empty: name it, e.g. [wc, -w]`}},

@@ -248,20 +248,26 @@ func notUTF8(file string, data []byte) (Diagnostic, bool) {
 }
 
 // tabHint points at the tab when yaml.v3 stops at one in a line's
-// indentation: YAML indents with spaces only.
+// indentation: YAML indents with spaces only. For "violates indentation"
+// yaml.v3 names the line before the tab's.
 func tabHint(d Diagnostic, data []byte) Diagnostic {
-	if !strings.Contains(d.Message, "found character that cannot start any token") {
+	look, hint := 0, ": a tab in the indentation (YAML indents with spaces only)"
+	switch {
+	case strings.Contains(d.Message, "found character that cannot start any token"):
+	case strings.Contains(d.Message, "found a tab character that violates indentation"):
+		look, hint = 1, " (YAML indents with spaces only)"
+	default:
 		return d
 	}
 	lines := bytes.Split(data, []byte("\n"))
-	if d.Line < 1 || d.Line > len(lines) {
-		return d
-	}
-	l := lines[d.Line-1]
-	indent := len(l) - len(bytes.TrimLeft(l, " \t"))
-	if i := bytes.IndexByte(l[:indent], '\t'); i >= 0 {
-		d.Column = i + 1
-		d.Message += ": a tab in the indentation (YAML indents with spaces only)"
+	for n := d.Line; n <= d.Line+look && n >= 1 && n <= len(lines); n++ {
+		l := lines[n-1]
+		indent := len(l) - len(bytes.TrimLeft(l, " \t"))
+		if i := bytes.IndexByte(l[:indent], '\t'); i >= 0 {
+			d.Line, d.Column = n, i+1
+			d.Message += hint
+			return d
+		}
 	}
 	return d
 }
