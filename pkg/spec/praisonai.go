@@ -344,7 +344,15 @@ func ignoredEffect(path string) string {
 	case "create_directory":
 		return "teamrun makes output_file's folder anyway"
 	}
-	return "nothing reads it (a misspelt key? the schema lists the keys teamrun reads)"
+	return unreadKey
+}
+
+const unreadKey = "nothing reads it (a misspelt key? the schema lists the keys teamrun reads)"
+
+// praisonKey says whether key is one PraisonAI's files use that the native
+// format does not have, for the advice to a file that lacks framework:.
+func praisonKey(key string) bool {
+	return key == "toolsets" || key == "model" || ignoredEffect(key) != unreadKey
 }
 
 func (b *builder) praisonLLM(v *tree) *LLM {

@@ -313,6 +313,8 @@ func unknownKeyMessage(key string, allowed []string) string {
 	msg := fmt.Sprintf("unknown key %q", key)
 	if m := closest(key, allowed); m != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", m)
+	} else if praisonKey(key) {
+		msg += ": a PraisonAI key; to read the file as PraisonAI's, add `framework: praisonai` at the top (keys teamrun does not support then warn instead)"
 	}
 	return msg
 }

@@ -37,6 +37,9 @@ func TestInvalidSpecs(t *testing.T) {
 		{"not-utf8.yaml", []string{`not-utf8.yaml:6:22: the file is not UTF-8: byte 0xE9 here is not part of a UTF-8 character (save the file as UTF-8)`}},
 		// yaml.v3 names the line before the tab's.
 		{"tab-violates.yaml", []string{`tab-violates.yaml:4:1: invalid YAML: found a tab character that violates indentation (YAML indents with spaces only)`}},
+		// agents: and tasks: without framework: read as native, where a
+		// key only PraisonAI's agents have is an error that says so.
+		{"praisonai-key-no-framework.yaml", []string{"praisonai-key-no-framework.yaml:5:5: agents.researcher.toolsets: unknown key \"toolsets\": a PraisonAI key; to read the file as PraisonAI's, add `framework: praisonai` at the top (keys teamrun does not support then warn instead)"}},
 		{"tab-indent.yaml", []string{`tab-indent.yaml:6:1: invalid YAML: found character that cannot start any token: a tab in the indentation (YAML indents with spaces only)`}},
 		{"task-name-bytes.yaml", []string{`task-name-bytes.yaml:5:3: tasks.` + strings.Repeat("é", 128) + `: the task name is 256 bytes in UTF-8; a task's output is a file named after it in TEAMRUN_CONTEXT_DIR, where at most 255 bytes fit: shorten it`}},
 		{"command-empty-program.yaml", []string{`command-empty-program.yaml:3:15: agents.w.command[0]: the program to run (the first item) is empty: name it, e.g. [wc, -w]`}},
