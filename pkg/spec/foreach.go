@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 )
 
 // Foreach is a task's foreach: one instance per item of the list in the
@@ -12,6 +14,9 @@ import (
 type Foreach struct {
 	Over string
 	As   string
+	// Text reads a text that is no JSON array as PraisonAI's loop reads
+	// one (praisonList) rather than refusing it: a PraisonAI loop's.
+	Text bool
 	Pos  Pos
 }
 
@@ -85,6 +90,9 @@ func ForeachItems(f *Foreach, state map[string]any) ([]any, error) {
 	case []any:
 		return x, nil
 	case string:
+		if f.Text {
+			return praisonList(x), nil
+		}
 		var items []any
 		if err := json.Unmarshal([]byte(strings.TrimSpace(x)), &items); err == nil && items != nil {
 			return items, nil
@@ -92,6 +100,42 @@ func ForeachItems(f *Foreach, state map[string]any) ([]any, error) {
 	}
 	return nil, fmt.Errorf("foreach over %s: expected a list (or a JSON array such as '[\"a\", \"b\"]'), got %s", f.Over, quoteShort(FormatValue(v)))
 }
+
+// praisonList is the list PraisonAI's loop makes of a text (workflows.py,
+// _parse_list_from_string): none of an empty text; the text's JSON array;
+// else the first non-empty array the text holds ('...' quotes read as
+// "..."), as a model writes one in a sentence or a ```json block; else the
+// text as one item. It reads only the text, so a list made of a recorded
+// output is the same on every --continue.
+func praisonList(text string) []any {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return []any{}
+	}
+	var items []any
+	if json.Unmarshal([]byte(text), &items) == nil && items != nil {
+		return items
+	}
+	for _, m := range praisonArrayRE().FindAllString(text, -1) {
+		items = nil
+		if err := json.Unmarshal([]byte(m), &items); err != nil {
+			// As PraisonAI: only an array JSON cannot read is tried again.
+			items = nil
+			_ = json.Unmarshal([]byte(strings.ReplaceAll(m, "'", `"`)), &items)
+		}
+		if len(items) > 0 {
+			return items
+		}
+	}
+	return []any{text}
+}
+
+// praisonArrayRE is PraisonAI's pattern of an array in a text: brackets
+// around no other bracket, except inside quotes. Go's leftmost-first
+// matching picks the same matches as Python's backtracking does.
+var praisonArrayRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\[(?:[^\[\]]*(?:"[^"]*"|'[^']*')?[^\[\]]*)*\]`)
+})
 
 // InstanceName is the name of item i's instance of task name.
 func InstanceName(name string, i int) string { return fmt.Sprintf("%s[%d]", name, i) }

@@ -153,6 +153,7 @@ func (b *builder) praisonSteps(steps *tree) {
 // variable already, or no earlier step's, is left as written. A NAME that
 // is no identifier (fetch-data), which convertTemplate leaves as
 // {{NAME_output}}, binds to a variable named with _ for the other bytes.
+// A loop over NAME_output runs over that step's output the same way.
 func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 	seen := map[*Task]bool{}
 	last := func(name string) *Task { // the last step named name before the reader
@@ -168,6 +169,19 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		return src
 	}
 	for _, tk := range tasks {
+		if f := tk.Foreach; f != nil {
+			// A loop over NAME_output loops over that step's output, as
+			// PraisonAI keeps it, unless a variable has the name.
+			name, ok := strings.CutSuffix(f.Over, "_output")
+			if _, isVar := sb.b.team.Variables[f.Over]; ok && !isVar {
+				if src := last(name); src != nil {
+					if src.OutputVariable == "" {
+						src.OutputVariable = f.Over
+					}
+					f.Over = src.OutputVariable
+				}
+			}
+		}
 		for _, dst := range []*string{&tk.Description, &tk.ExpectedOutput} {
 			for _, v := range placeholderNames(*dst, false) {
 				name, ok := strings.CutSuffix(v, "_output")
@@ -489,7 +503,7 @@ func (sb *stepBuilder) noAction(first, hasPrev bool) string {
 // runs the instances at once, which teamrun's workflow process does.
 func (sb *stepBuilder) loop(f *tree, tk *Task) {
 	b := sb.b
-	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos}
+	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos, Text: true}
 	for i, k := range f.keys {
 		v := f.vals[i]
 		switch k {
