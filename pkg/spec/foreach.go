@@ -17,7 +17,10 @@ type Foreach struct {
 	// Text reads a text that is no JSON array as PraisonAI's loop reads
 	// one (praisonList) rather than refusing it: a PraisonAI loop's.
 	Text bool
-	Pos  Pos
+	// Index, when set, is bound in each instance to its item's position
+	// from 0: PraisonAI's loop_index.
+	Index string
+	Pos   Pos
 }
 
 // foreachAs is the item's name when foreach gives no as: PraisonAI's.
@@ -226,6 +229,9 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 				return nil, fmt.Errorf("%s:%d:%d: tasks.%s: instance %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, tk.Name, name)
 			}
 			bind := map[string]any{tk.Foreach.As: item}
+			if tk.Foreach.Index != "" {
+				bind[tk.Foreach.Index] = k // after the item, as PraisonAI sets them
+			}
 			inst := *tk
 			inst.Name, inst.Foreach = name, nil
 			inst.Expansion = &Expansion{ForeachOf: tk.Name, After: join.Expansion.After}

@@ -76,7 +76,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			}
 			var bound []string
 			if tk.Foreach != nil {
-				bound = append(bound, tk.Foreach.As)
+				bound = append(bound, tk.Foreach.As, tk.Foreach.Index)
 			}
 			if tk.Repeat != nil {
 				bound = append(bound, PreviousOutput)

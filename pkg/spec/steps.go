@@ -499,11 +499,14 @@ func (sb *stepBuilder) noAction(first, hasPrev bool) string {
 	return ""
 }
 
+// loopIndex is the variable PraisonAI binds to a loop item's position.
+const loopIndex = "loop_index"
+
 // loop maps PraisonAI's loop: {over, var_name} onto foreach; parallel: true
 // runs the instances at once, which teamrun's workflow process does.
 func (sb *stepBuilder) loop(f *tree, tk *Task) {
 	b := sb.b
-	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos, Text: true}
+	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos, Text: true, Index: loopIndex}
 	for i, k := range f.keys {
 		v := f.vals[i]
 		switch k {

@@ -404,3 +404,44 @@ steps:
 		t.Errorf("passed on %q (%v), want %q", out, err, "one\n\ntwo")
 	}
 }
+
+// TestLoopIndex: in a PraisonAI loop, {{loop_index}} is each item's
+// position from 0, in its texts, as PraisonAI binds it; a native foreach
+// binds no such name.
+func TestLoopIndex(t *testing.T) {
+	tests := []struct {
+		name, src string
+		descs     []string // the instances'
+		warned    bool     // nothing defines loop_index
+	}{
+		{"PraisonAI", "variables: {xs: [p, q]}\nagents: {a: {role: A, llm: m}}\nsteps:\n  - agent: a\n    action: 'Do {{item}} as {{loop_index}}'\n    expected_output: 'Item {{loop_index}}'\n    loop: {over: xs}\n",
+			[]string{"Do p as 0|Item 0", "Do q as 1|Item 1"}, false},
+		{"PraisonAI, named loop_index", "variables: {xs: [p, q]}\nagents: {a: {role: A, llm: m}}\nsteps:\n  - agent: a\n    action: 'Do {{loop_index}}'\n    loop: {over: xs, var_name: loop_index}\n",
+			[]string{"Do 0|", "Do 1|"}, false},
+		{"native", "variables: {xs: [p, q]}\nagents: {w: {shell: cat}}\ntasks:\n  t: {description: 'Do {item} as {loop_index}', agent: w, foreach: {over: xs}}\n",
+			[]string{"Do p as {loop_index}|", "Do q as {loop_index}|"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("s.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			warns := ErrorList(team.UndefinedPlaceholders(nil)).Error()
+			if strings.Contains(warns, "nothing defines loop_index") != tt.warned {
+				t.Errorf("warnings: %s", warns)
+			}
+			x, err := team.Expand(team.InitialState(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tk := range x.Tasks[:len(tt.descs)] {
+				got = append(got, tk.Description+"|"+tk.ExpectedOutput)
+			}
+			if !slices.Equal(got, tt.descs) {
+				t.Errorf("instances %q, want %q", got, tt.descs)
+			}
+		})
+	}
+}
