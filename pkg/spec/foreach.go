@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -20,6 +21,12 @@ type Foreach struct {
 	// Index, when set, is bound in each instance to its item's position
 	// from 0: PraisonAI's loop_index.
 	Index string
+	// Chain makes each instance after the first read the one before it in
+	// place of Feed, the tasks the task reads as its previous output: a
+	// PraisonAI loop that is not parallel feeds each item the output of
+	// the item before. The instances so run one after another.
+	Chain bool
+	Feed  []string
 	Pos   Pos
 }
 
@@ -102,6 +109,25 @@ func ForeachItems(f *Foreach, state map[string]any) ([]any, error) {
 		}
 	}
 	return nil, fmt.Errorf("foreach over %s: expected a list (or a JSON array such as '[\"a\", \"b\"]'), got %s", f.Over, quoteShort(FormatValue(v)))
+}
+
+// chained is context ctx with the tasks of feed replaced by prev, where
+// the first of them was (first of all without one).
+func chained(ctx, feed []string, prev string) []string {
+	out := make([]string, 0, len(ctx)+1)
+	put := false
+	for _, c := range ctx {
+		switch {
+		case !slices.Contains(feed, c):
+			out = append(out, c)
+		case !put:
+			out, put = append(out, prev), true
+		}
+	}
+	if !put {
+		out = append([]string{prev}, out...)
+	}
+	return out
 }
 
 // praisonList is the list PraisonAI's loop makes of a text (workflows.py,
@@ -238,6 +264,9 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 			inst.Description = t.Render(tk.Description, bind)
 			inst.ExpectedOutput = t.Render(tk.ExpectedOutput, bind)
 			inst.Context, inst.HasContext = ctx, true
+			if tk.Foreach.Chain && k > 0 {
+				inst.Context = chained(ctx, tk.Foreach.Feed, InstanceName(tk.Name, k-1))
+			}
 			inst.OutputVariable, inst.OutputFile = "", ""
 			out.Tasks = append(out.Tasks, &inst)
 			join.Context = append(join.Context, name)

@@ -431,7 +431,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		case "output_file":
 			b.praisonString(f, &tk.OutputFile)
 		case "loop":
-			sb.loop(f, tk)
+			sb.loop(f, tk, prev)
 		case "repeat":
 			// PraisonAI's repeat: {until, max_iterations} is teamrun's.
 			tk.Repeat = b.repeat(f, true)
@@ -502,11 +502,15 @@ func (sb *stepBuilder) noAction(first, hasPrev bool) string {
 // loopIndex is the variable PraisonAI binds to a loop item's position.
 const loopIndex = "loop_index"
 
-// loop maps PraisonAI's loop: {over, var_name} onto foreach; parallel: true
-// runs the instances at once, which teamrun's workflow process does.
-func (sb *stepBuilder) loop(f *tree, tk *Task) {
+// loop maps PraisonAI's loop: {over, var_name} onto foreach, run after the
+// tasks prev. As PraisonAI runs it, each item after the first is fed the
+// previous item's output in place of prev's (Foreach.Chain); parallel: true
+// runs the instances at once instead, each fed prev's, which teamrun's
+// workflow process does.
+func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 	b := sb.b
 	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos, Text: true, Index: loopIndex}
+	parallel := false
 	for i, k := range f.keys {
 		v := f.vals[i]
 		switch k {
@@ -519,11 +523,13 @@ func (sb *stepBuilder) loop(f *tree, tk *Task) {
 				b.errorf(v, v.pos, "expected a variable name, got %s", v.describe())
 			}
 		case "parallel":
-			if p, ok := v.val().(bool); !ok {
+			p, ok := v.val().(bool)
+			if !ok {
 				b.errorf(v, v.pos, "expected true or false, got %s", v.describe())
 			} else if p {
 				sb.dag = true
 			}
+			parallel = p
 		case "max_workers":
 			b.warnf(v, v.kpos, "ignored: --max-parallel (default 4) bounds how many instances run at once")
 		case "step", "steps":
@@ -531,6 +537,9 @@ func (sb *stepBuilder) loop(f *tree, tk *Task) {
 		default:
 			b.praisonIgnored(v)
 		}
+	}
+	if !parallel {
+		tk.Foreach.Chain, tk.Foreach.Feed = true, slices.Clone(prev)
 	}
 }
 

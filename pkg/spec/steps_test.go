@@ -445,3 +445,44 @@ func TestLoopIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestLoopItemsChained: as PraisonAI runs a loop that is not parallel,
+// each item after the first is fed the previous item's output in place of
+// the previous step's (a step's context: names stay); a parallel loop
+// feeds every item the previous step's output.
+func TestLoopItemsChained(t *testing.T) {
+	const head = "variables: {xs: [p, q, r]}\nagents:\n  a: {role: A, llm: m}\n  b: {role: B, llm: m}\nsteps:\n"
+	tests := []struct {
+		name, steps string
+		contexts    [][]string // of the loop's instances
+	}{
+		{"sequential", "  - {name: plan, agent: a, action: Plan}\n  - {name: each, agent: b, action: '{{item}}', loop: {over: xs}}\n",
+			[][]string{{"plan"}, {"each[0]"}, {"each[1]"}}},
+		{"parallel: false", "  - {name: plan, agent: a, action: Plan}\n  - {name: each, agent: b, action: '{{item}}', loop: {over: xs, parallel: false}}\n",
+			[][]string{{"plan"}, {"each[0]"}, {"each[1]"}}},
+		{"parallel", "  - {name: plan, agent: a, action: Plan}\n  - {name: each, agent: b, action: '{{item}}', loop: {over: xs, parallel: true}}\n",
+			[][]string{{"plan"}, {"plan"}, {"plan"}}},
+		{"with a context:", "  - {name: notes, agent: a, action: Notes}\n  - {name: plan, agent: a, action: Plan}\n  - {name: each, agent: b, action: '{{item}}', context: [notes], loop: {over: xs}}\n",
+			[][]string{{"plan", "notes"}, {"each[0]", "notes"}, {"each[1]", "notes"}}},
+		{"the first step", "  - {name: each, agent: b, action: '{{item}}', loop: {over: xs}}\n",
+			[][]string{{}, {"each[0]"}, {"each[1]"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("s.yaml", []byte(head+tt.steps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, err := team.Expand(team.InitialState(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range tt.contexts {
+				i := x.TaskIndex(InstanceName("each", k))
+				if got := x.ContextOf(i); !slices.Equal(got, want) {
+					t.Errorf("each[%d] reads %q, want %q", k, got, want)
+				}
+			}
+		})
+	}
+}
