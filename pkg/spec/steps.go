@@ -149,8 +149,10 @@ func (b *builder) praisonSteps(steps *tree) {
 // the output of the step NAME (an unnamed step's: its agent's, by its key
 // or PraisonAI's name for it), their value: the last such step before the
 // reader stores its result as that variable (or, when it already has an
-// output_variable, the placeholder reads that one). A name that is a
-// variable already, or no earlier step's, is left as written. A NAME that
+// output_variable, the placeholder reads that one): a repeat's, its last
+// iteration's; a loop, whose items PraisonAI runs on a copy of the
+// variables, keeps none. A name that is a variable already, or no earlier
+// step's, is left as written. A NAME that
 // is no identifier (fetch-data), which convertTemplate leaves as
 // {{NAME_output}}, binds to a variable named with _ for the other bytes.
 // A loop over NAME_output runs over that step's output the same way.
@@ -159,12 +161,11 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 	last := func(name string) *Task { // the last step named name before the reader
 		var src *Task
 		for _, s := range sb.byName[name] {
-			if seen[s] {
+			// A loop keeps no NAME_output: PraisonAI runs its items on a
+			// copy of the variables. A repeat's is its last iteration's.
+			if seen[s] && s.Foreach == nil {
 				src = s
 			}
-		}
-		if src == nil || src.Foreach != nil || src.Repeat != nil {
-			return nil
 		}
 		return src
 	}
@@ -467,15 +468,20 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		}
 	}
 	b.addTask(tk, st)
-	keys := []string{stepName(st, "")}
-	if keys[0] == "" {
-		// PraisonAI's name of the agent, and its key as teamrun has read it.
-		keys = []string{tk.Agent}
+	var keys []string
+	if n := stepName(st, ""); n != "" {
+		keys = append(keys, n)
+	}
+	if len(keys) == 0 || tk.Repeat != nil {
+		// PraisonAI's name of the agent, and its key as teamrun has read
+		// it: PraisonAI names a repeat step's output after its agent
+		// whatever its name: says.
+		keys = append(keys, tk.Agent)
 		if n, ok := b.stepOutputName[tk.Agent]; ok {
 			keys = append(keys, n)
 		}
 	}
-	for _, k := range keys {
+	for _, k := range dedup(keys) {
 		sb.byName[k] = append(sb.byName[k], tk)
 	}
 	return []string{name}

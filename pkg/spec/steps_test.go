@@ -222,6 +222,26 @@ steps:
   - {agent: b, action: "{{fetch-data_output}} {{ fetch-data_output }} {{fetch-dta_output}}"}
 `, []string{"fetch_data_output|get", "|{fetch_data_output} {fetch_data_output} {{fetch-dta_output}}"}, []string{
 			`s.yaml:6:24: steps[1].action: {{fetch-dta_output}}: no step before it is named "fetch-dta" (a step's name:, else its agent's), so the text keeps it as written`}},
+		// A repeat's is its last iteration's (the join's), by its name or,
+		// as PraisonAI names it, its agent's.
+		{"a repeat", `agents:
+  w: {role: W, llm: m}
+  a: {role: A, llm: m}
+steps:
+  - {name: draft, agent: w, action: Write, repeat: {until: done, max_iterations: 2}}
+  - {agent: a, action: "{{draft_output}} {{w_output}}"}
+`, []string{"draft_output|Write", "|{draft_output} {draft_output}"}, nil},
+		// A loop keeps none: PraisonAI runs its items on a copy of the
+		// variables, so the name reads the step before it.
+		{"a loop", `variables: {xs: [p]}
+agents:
+  w: {role: W, llm: m}
+  a: {role: A, llm: m}
+steps:
+  - {agent: w, action: first}
+  - {agent: w, action: "{{item}}", loop: {over: xs}}
+  - {agent: a, action: "{{w_output}}"}
+`, []string{"w_output|first", "|{item}", "|{w_output}"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
