@@ -93,8 +93,8 @@ func (b *builder) collectPlaceholders(data []byte) {
 }
 
 // Defined is every name the shared state holds when tasks render: the
-// variables, the run's start state (--var included) and the tasks'
-// output_variables.
+// variables, the run's start state (--var included), the tasks'
+// output_variables and the counts of their repeats.
 func (t *Team) Defined(state map[string]any) map[string]bool {
 	d := make(map[string]bool, len(t.Variables)+len(state))
 	for k := range t.Variables {
@@ -106,6 +106,9 @@ func (t *Team) Defined(state map[string]any) map[string]bool {
 	for _, tk := range t.Tasks {
 		if tk.OutputVariable != "" {
 			d[tk.OutputVariable] = true
+		}
+		if tk.Repeat != nil && tk.Repeat.Count != "" {
+			d[tk.Repeat.Count] = true
 		}
 	}
 	return d

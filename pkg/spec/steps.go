@@ -169,6 +169,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		}
 		return src
 	}
+	var repeated *Task // the last repeat step before the reader
 	for _, tk := range tasks {
 		if f := tk.Foreach; f != nil {
 			// A loop over NAME_output loops over that step's output, as
@@ -184,6 +185,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 			}
 		}
 		for _, dst := range []*string{&tk.Description, &tk.ExpectedOutput} {
+			sb.bindRepeatIterations(dst, repeated)
 			for _, v := range placeholderNames(*dst, false) {
 				name, ok := strings.CutSuffix(v, "_output")
 				src := last(name)
@@ -213,7 +215,30 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 			})
 		}
 		seen[tk] = true
+		if tk.Repeat != nil {
+			repeated = tk
+		}
 	}
+}
+
+// repeatIterations is the variable PraisonAI sets when a repeat is done:
+// how many iterations ran.
+const repeatIterations = "repeat_iterations"
+
+// bindRepeatIterations makes text's {repeat_iterations} read how many
+// iterations the repeat step r (the last before the text's step; nil:
+// none) ran, counted into a variable of its own (Repeat.Count) so that a
+// later repeat's count is never taken for it. A variable of that name is
+// left as it is.
+func (sb *stepBuilder) bindRepeatIterations(text *string, r *Task) {
+	ph := "{" + repeatIterations + "}"
+	if _, isVar := sb.b.team.Variables[repeatIterations]; r == nil || isVar || !strings.Contains(*text, ph) {
+		return
+	}
+	if r.Repeat.Count == "" {
+		r.Repeat.Count = identOf(r.Name) + "_" + repeatIterations
+	}
+	*text = strings.ReplaceAll(*text, ph, "{"+r.Repeat.Count+"}")
 }
 
 // unboundOutput warns that tk's {{NAME_output}} m names no step before it.
