@@ -111,21 +111,21 @@ func ForeachItems(f *Foreach, state map[string]any) ([]any, error) {
 	return nil, fmt.Errorf("foreach over %s: expected a list (or a JSON array such as '[\"a\", \"b\"]'), got %s", f.Over, quoteShort(FormatValue(v)))
 }
 
-// chained is context ctx with the tasks of feed replaced by prev, where
+// replaced is context ctx with the tasks of old replaced by task by, where
 // the first of them was (first of all without one).
-func chained(ctx, feed []string, prev string) []string {
+func replaced(ctx, old []string, by string) []string {
 	out := make([]string, 0, len(ctx)+1)
 	put := false
 	for _, c := range ctx {
 		switch {
-		case !slices.Contains(feed, c):
+		case !slices.Contains(old, c):
 			out = append(out, c)
 		case !put:
-			out, put = append(out, prev), true
+			out, put = append(out, by), true
 		}
 	}
 	if !put {
-		out = append([]string{prev}, out...)
+		out = append([]string{by}, out...)
 	}
 	return out
 }
@@ -265,7 +265,7 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 			inst.ExpectedOutput = t.Render(tk.ExpectedOutput, bind)
 			inst.Context, inst.HasContext = ctx, true
 			if tk.Foreach.Chain && k > 0 {
-				inst.Context = chained(ctx, tk.Foreach.Feed, InstanceName(tk.Name, k-1))
+				inst.Context = replaced(ctx, tk.Foreach.Feed, InstanceName(tk.Name, k-1))
 			}
 			inst.OutputVariable, inst.OutputFile = "", ""
 			out.Tasks = append(out.Tasks, &inst)

@@ -125,6 +125,17 @@ type stepBuilder struct {
 	// PraisonAI keeps their output as, NAME_output: the step's name, else
 	// its agent's.
 	byName map[string][]*Task
+	// parallels is the parallel steps, in file order.
+	parallels []parallelStep
+}
+
+// parallelStep is a parallel step: its name, the tasks whose outputs are
+// its outputs, and the last task it added.
+type parallelStep struct {
+	name string
+	outs []string
+	last string
+	src  *tree
 }
 
 func (b *builder) praisonSteps(steps *tree) {
@@ -142,7 +153,69 @@ func (b *builder) praisonSteps(steps *tree) {
 	if sb.dag {
 		b.team.Process = Workflow
 	}
+	sb.bindParallelOutputs()
 	sb.bindStepOutputs(b.team.Tasks[from:])
+}
+
+// parallelOutputs is the variable PraisonAI sets after a parallel step:
+// the list of its steps' outputs.
+const parallelOutputs = "parallel_outputs"
+
+// bindParallelOutputs makes {parallel_outputs} in a step's texts read the
+// outputs of the last parallel step before it, as PraisonAI sets it: a
+// task named after that step (a join, run by teamrun) makes the JSON array
+// of them, in the steps' order, into a variable of its own, and the step
+// reads that task in place of the parallel's steps, or besides what it
+// reads, so that it waits for it. A variable of that name is left as it is.
+func (sb *stepBuilder) bindParallelOutputs() {
+	b := sb.b
+	ph := "{" + parallelOutputs + "}"
+	if _, isVar := b.team.Variables[parallelOutputs]; isVar || len(sb.parallels) == 0 {
+		return
+	}
+	// Which parallel each reader reads, before the joins move the tasks.
+	readers := map[*Task]int{}
+	for i, tk := range b.team.Tasks {
+		if a := b.team.Agent(tk.Agent); a != nil && a.made {
+			continue // a route's or an if's: it reads no text
+		}
+		if !strings.Contains(tk.Description, ph) && !strings.Contains(tk.ExpectedOutput, ph) {
+			continue
+		}
+		p := -1
+		for k, ps := range sb.parallels {
+			if b.taskAt[ps.last] < i {
+				p = k
+			}
+		}
+		if p >= 0 {
+			readers[tk] = p
+		}
+	}
+	joins := map[int]*Task{}
+	for k, ps := range sb.parallels {
+		used := false
+		for _, p := range readers {
+			used = used || p == k
+		}
+		if !used {
+			continue
+		}
+		agent := "parallel:" + ps.name
+		b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: JoinAgent, Pos: ps.src.kpos, made: true})
+		b.agents[agent] = true
+		j := &Task{Name: ps.name, Agent: agent, Pos: ps.src.kpos, HasContext: true, Context: slices.Clone(ps.outs),
+			OutputVariable: identOf(ps.name) + "_" + parallelOutputs,
+			Description:    fmt.Sprintf("the outputs of %s as a JSON array", strings.Join(ps.outs, ", "))}
+		b.insertTask(j, synthMap(ps.src), b.taskAt[ps.last]+1)
+		joins[k] = j
+	}
+	for tk, k := range readers {
+		j := joins[k]
+		tk.Description = strings.ReplaceAll(tk.Description, ph, "{"+j.OutputVariable+"}")
+		tk.ExpectedOutput = strings.ReplaceAll(tk.ExpectedOutput, ph, "{"+j.OutputVariable+"}")
+		tk.Context = replaced(tk.Context, sb.parallels[k].outs, j.Name)
+	}
 }
 
 // bindStepOutputs gives {NAME_output} placeholders, PraisonAI's name for
@@ -298,6 +371,9 @@ func (sb *stepBuilder) step(st *tree, name string, prev []string, first bool) []
 		var outs []string
 		for k, sub := range p.items {
 			outs = append(outs, sb.step(sub, stepName(sub, fmt.Sprintf("%s_%d", name, k+1)), prev, k == 0)...)
+		}
+		if n := len(b.team.Tasks); n > 0 {
+			sb.parallels = append(sb.parallels, parallelStep{name: name, outs: outs, last: b.team.Tasks[n-1].Name, src: st})
 		}
 		return outs
 	case st.get("route") != nil:

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -504,5 +505,68 @@ func TestLoopItemsChained(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParallelOutputs: {{parallel_outputs}} in a step after a parallel
+// step reads the outputs of the last one before it, as PraisonAI sets it:
+// a join named after the parallel step makes their JSON array into a
+// variable of its own, and the step reads (so waits for) the join, in
+// place of the parallel's steps when it read them.
+func TestParallelOutputs(t *testing.T) {
+	src := `agents:
+  a: {role: A, llm: m}
+  b: {role: B, llm: m}
+steps:
+  - {agent: a, action: "Start {{parallel_outputs}}"}
+  - name: fan
+    parallel:
+      - {agent: a, action: X}
+      - {agent: b, action: Y}
+  - {agent: a, action: "Join {{parallel_outputs}}", expected_output: "{{parallel_outputs}}, joined"}
+  - {agent: b, action: "Again {{parallel_outputs}}"}
+  - parallel:
+      - {agent: a, action: Z}
+  - {agent: b, action: "Then {{parallel_outputs}}"}
+`
+	team, err := Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range team.Tasks {
+		got = append(got, fmt.Sprintf("%s %s %q %s|%s -> %s", tk.Name, tk.Agent, tk.Context, tk.Description, tk.ExpectedOutput, tk.OutputVariable))
+	}
+	want := []string{
+		`step_1 a [] Start {parallel_outputs}| -> `,
+		`fan_1 a ["step_1"] X| -> `,
+		`fan_2 b ["step_1"] Y| -> `,
+		`fan parallel:fan ["fan_1" "fan_2"] the outputs of fan_1, fan_2 as a JSON array| -> fan_parallel_outputs`,
+		`step_3 a ["fan"] Join {fan_parallel_outputs}|{fan_parallel_outputs}, joined -> `,
+		`step_4 b ["fan" "step_3"] Again {fan_parallel_outputs}| -> `,
+		`step_5_1 a ["step_4"] Z| -> `,
+		`step_5 parallel:step_5 ["step_5_1"] the outputs of step_5_1 as a JSON array| -> step_5_parallel_outputs`,
+		`step_6 b ["step_5"] Then {step_5_parallel_outputs}| -> `,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var undefined []string
+	for _, d := range team.UndefinedPlaceholders(nil) {
+		undefined = append(undefined, d.Path)
+	}
+	if !slices.Equal(undefined, []string{"steps[0].action"}) {
+		t.Errorf("undefined placeholders in %q", undefined)
+	}
+	if a := team.Agent("parallel:fan"); a == nil || a.Kind != JoinAgent {
+		t.Errorf("the join's agent: %+v", a)
+	}
+	// A file that reads no parallel_outputs has no join.
+	team, err = Parse("s.yaml", []byte("agents:\n  a: {role: A, llm: m}\nsteps:\n  - parallel: [{agent: a, action: X}, {agent: a, action: Y}]\n  - {agent: a, action: Join}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := strings.Join(team.TaskNames(), " "); names != "step_1_1 step_1_2 step_2" {
+		t.Errorf("tasks %s", names)
 	}
 }
