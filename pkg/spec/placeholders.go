@@ -119,7 +119,12 @@ func (t *Team) Defined(state map[string]any) map[string]bool {
 // which is almost always a typo or a forgotten --var.
 func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 	defined := t.Defined(state)
-	known := slices.Sorted(maps.Keys(defined))
+	known := slices.Collect(maps.Keys(defined))
+	if t.PraisonTemplates {
+		known = append(known, praisonBuiltinNames()...) // filled when the run starts
+	}
+	slices.Sort(known)
+	known = slices.Compact(known)
 	values := state // what is known before the run; an output_variable is not
 	if values == nil {
 		values = t.Variables
