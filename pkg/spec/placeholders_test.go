@@ -207,3 +207,28 @@ func TestPraisonBuiltinVariables(t *testing.T) {
 		t.Errorf("{{uuid}} is %q, want a random UUID", u)
 	}
 }
+
+// TestBuiltinsIn: the built-ins a session's state holds, as --var gives
+// them, make the variables' values it started with again.
+func TestBuiltinsIn(t *testing.T) {
+	team, err := Parse("p.yaml", []byte("variables:\n  day: \"on {{today}}\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{day}} {{year}}\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	then := team.initialStateAt(nil, time.Date(2026, time.March, 7, 0, 0, 0, 0, time.UTC))
+	got := team.BuiltinsIn(then)
+	if len(got) != 1 || got["year"] != "2026" {
+		t.Errorf("builtins %v, want year only: the state holds the built-ins its texts name", got)
+	}
+	again := team.initialStateAt(map[string]string{"today": "March 07, 2026"}, time.Date(2027, time.May, 1, 0, 0, 0, 0, time.UTC))
+	if again["day"] != then["day"] {
+		t.Errorf("day %v, want %v", again["day"], then["day"])
+	}
+	native, err := Parse("n.yaml", []byte("agents:\n  w: {shell: cat}\ntasks:\n  t: {description: x, agent: w}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := native.BuiltinsIn(map[string]any{"today": "x"}); got != nil {
+		t.Errorf("a native team's builtins: %v", got)
+	}
+}

@@ -233,6 +233,25 @@ func (t *Team) fillBuiltins(s, self string, overrides map[string]string, now tim
 	})
 }
 
+// BuiltinsIn is what state (a session's initial state) holds of the
+// built-in variables, as --var would give them: InitialState with them
+// makes the variables' values that session started with, on any day.
+func (t *Team) BuiltinsIn(state map[string]any) map[string]string {
+	if !t.PraisonTemplates {
+		return nil
+	}
+	var out map[string]string
+	for _, n := range praisonBuiltinNames() {
+		if v, ok := state[n]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[n] = FormatValue(v)
+		}
+	}
+	return out
+}
+
 // praisonBuiltinNames lists PraisonAI's built-in variables
 // (utils/variables.py): the one list of what is built in.
 func praisonBuiltinNames() []string {
