@@ -161,7 +161,8 @@ func (b *builder) praisonSteps(steps *tree) {
 // the list of its steps' outputs.
 const parallelOutputs = "parallel_outputs"
 
-// bindParallelOutputs makes {parallel_outputs} in a step's texts read the
+// bindParallelOutputs makes {parallel_outputs} in a step's texts (or a
+// loop over parallel_outputs) read the
 // outputs of the last parallel step before it, as PraisonAI sets it: a
 // task named after that step (a join, run by teamrun) makes the JSON array
 // of them, in the steps' order, into a variable of its own, and the step
@@ -179,7 +180,8 @@ func (sb *stepBuilder) bindParallelOutputs() {
 		if a := b.team.Agent(tk.Agent); a != nil && a.made {
 			continue // a route's or an if's: it reads no text
 		}
-		if !strings.Contains(tk.Description, ph) && !strings.Contains(tk.ExpectedOutput, ph) {
+		loops := tk.Foreach != nil && tk.Foreach.Over == parallelOutputs
+		if !loops && !strings.Contains(tk.Description, ph) && !strings.Contains(tk.ExpectedOutput, ph) {
 			continue
 		}
 		p := -1
@@ -214,7 +216,15 @@ func (sb *stepBuilder) bindParallelOutputs() {
 		j := joins[k]
 		tk.Description = strings.ReplaceAll(tk.Description, ph, "{"+j.OutputVariable+"}")
 		tk.ExpectedOutput = strings.ReplaceAll(tk.ExpectedOutput, ph, "{"+j.OutputVariable+"}")
+		if tk.Foreach != nil && tk.Foreach.Over == parallelOutputs {
+			tk.Foreach.Over = j.OutputVariable
+		}
 		tk.Context = replaced(tk.Context, sb.parallels[k].outs, j.Name)
+		if f := tk.Foreach; f != nil && f.Chain {
+			// The join is what the first item is fed now: the items
+			// after it read the item before instead.
+			f.Feed = replaced(f.Feed, sb.parallels[k].outs, j.Name)
+		}
 	}
 }
 

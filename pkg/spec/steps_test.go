@@ -570,3 +570,28 @@ steps:
 		t.Errorf("tasks %s", names)
 	}
 }
+
+// TestLoopOverParallelOutputs: a loop over parallel_outputs runs once per
+// output of the parallel step before it, as in PraisonAI.
+func TestLoopOverParallelOutputs(t *testing.T) {
+	team, err := Parse("s.yaml", []byte("agents:\n  a: {role: A, llm: m}\nsteps:\n  - name: fan\n    parallel: [{agent: a, action: X}, {agent: a, action: Y}]\n  - {name: each, agent: a, action: 'Check {{item}}', loop: {over: parallel_outputs}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(team.Warnings) != 0 {
+		t.Errorf("warnings: %v", ErrorList(team.Warnings))
+	}
+	x, err := team.ExpandWith(team.InitialState(nil), map[string]any{"fan_parallel_outputs": `["x out","y out"]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range x.Tasks {
+		got = append(got, fmt.Sprintf("%s %q %s", tk.Name, tk.Context, tk.Description))
+	}
+	want := []string{`fan_1 [] X`, `fan_2 [] Y`, `fan ["fan_1" "fan_2"] the outputs of fan_1, fan_2 as a JSON array`,
+		`each[0] ["fan"] Check x out`, `each[1] ["each[0]"] Check y out`, `each ["each[0]" "each[1]"] the results of each[0..1] as a JSON array`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
