@@ -149,6 +149,9 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		if m := closest(root, known); m != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", m)
 		}
+		if h := praisonSetsWhere(root); h != "" && t.PraisonTemplates {
+			msg += "; " + h
+		}
 		if len(known) > 0 {
 			msg += "; known: " + strings.Join(known, ", ")
 		}

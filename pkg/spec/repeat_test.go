@@ -266,6 +266,9 @@ steps:
 	var undefined []string
 	for _, d := range team.UndefinedPlaceholders(nil) {
 		undefined = append(undefined, d.Path)
+		if !strings.Contains(d.Message, "; PraisonAI sets it once a repeat step is done, for the steps after it") {
+			t.Errorf("the warning does not say where PraisonAI sets it: %s", d.Message)
+		}
 	}
 	if !slices.Equal(undefined, []string{"steps[0].action", "steps[1].action"}) {
 		t.Errorf("undefined placeholders in %q", undefined)

@@ -308,6 +308,20 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 // how many iterations ran.
 const repeatIterations = "repeat_iterations"
 
+// praisonSetsWhere says where PraisonAI sets the variable name as a
+// workflow runs, for a text that reads it elsewhere; "" for the others.
+func praisonSetsWhere(name string) string {
+	switch name {
+	case repeatIterations:
+		return "PraisonAI sets it once a repeat step is done, for the steps after it"
+	case parallelOutputs:
+		return "PraisonAI sets it once a parallel step is done, for the steps after it"
+	case loopIndex:
+		return "PraisonAI sets it in the step a loop runs"
+	}
+	return ""
+}
+
 // bindRepeatIterations makes text's {repeat_iterations} read how many
 // iterations the repeat step r (the last before the text's step; nil:
 // none) ran, counted into a variable of its own (Repeat.Count) so that a

@@ -452,6 +452,9 @@ func TestLoopIndex(t *testing.T) {
 			if strings.Contains(warns, "nothing defines loop_index") != tt.warned {
 				t.Errorf("warnings: %s", warns)
 			}
+			if strings.Contains(warns, "PraisonAI sets") {
+				t.Errorf("a native file's warning speaks of PraisonAI: %s", warns)
+			}
 			x, err := team.Expand(team.InitialState(nil))
 			if err != nil {
 				t.Fatal(err)
