@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -251,12 +252,15 @@ func cmdFlipEach(ts *testscript.TestScript, neg bool, args []string) {
 // prompt and 100 completion tokens, except that a request whose user
 // message contains the text of $WORK/fail.txt (when that file exists) gets
 // an answer cut at max_tokens, 100 + 10 tokens: a failed attempt that was
-// paid for.
+// paid for; and one whose user message contains the name of a file in
+// $WORK/replies (the first in name order) gets that file's text, or the
+// user message itself when the text is ECHO (to show what a step read).
 func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: fakellm")
 	}
 	failFile := ts.MkAbs("fail.txt")
+	repliesDir := ts.MkAbs("replies")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Messages []struct{ Content string } `json:"messages"`
@@ -268,6 +272,20 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 			last = req.Messages[n-1].Content
 		}
 		content, finish, prompt, completion := "ok", "stop", 1000, 100
+		if entries, err := os.ReadDir(repliesDir); err == nil { // sorted by name
+			for _, e := range entries {
+				if !strings.Contains(last, e.Name()) {
+					continue
+				}
+				if b, err := os.ReadFile(filepath.Join(repliesDir, e.Name())); err == nil {
+					content = string(b)
+					if strings.TrimSpace(content) == "ECHO" {
+						content = last
+					}
+				}
+				break
+			}
+		}
 		if f, err := os.ReadFile(failFile); err == nil && strings.Contains(last, strings.TrimSpace(string(f))) {
 			content, finish, prompt, completion = "cut", "length", 100, 10
 		}

@@ -317,10 +317,15 @@ func TestPraisonAIStepsRun(t *testing.T) {
 			var w []step
 			var all []int
 			for i, tp := range strings.Split(topics, ",") {
-				w = append(w, step{0, "Topic Processor", "Analyze this topic: " + tp, nil})
+				// Each item is fed the output of the one before.
+				var reads []int
+				if i > 0 {
+					reads = []int{i - 1}
+				}
+				w = append(w, step{i, "Topic Processor", "Analyze this topic: " + tp, reads})
 				all = append(all, i)
 			}
-			return append(w, step{1, "Results Summarizer", "Create a comprehensive summary of all the analyzed topics", all})
+			return append(w, step{len(all), "Results Summarizer", "Create a comprehensive summary of all the analyzed topics", all})
 		}(), progress: []string{"completed step_1[0]", "completed step_1[1]", "completed step_1[2]", "completed step_1[3]", "completed step_2"}},
 
 		// Shapes the corpus lacks: an if: on an output variable, a route
@@ -379,11 +384,12 @@ func TestPraisonAIStepsRun(t *testing.T) {
 				{1, "Technical Expert", "Research AI trends and create a comprehensive report", []int{0}},
 				{2, "Research Analyst", "Research technology trends for AI trends", []int{1}},
 				{2, "Market Analyst", "Analyze market opportunities for AI trends", []int{1}},
+				// A loop's items run in turn, each fed the one before.
 				{3, "Research Analyst", "Deep dive into Machine Learning", []int{2, 3}},
-				{3, "Research Analyst", "Deep dive into Neural Networks", []int{2, 3}},
-				{3, "Research Analyst", "Deep dive into Natural Language Processing", []int{2, 3}},
-				{4, "Synthesizer", "Synthesize all research findings into a comprehensive report", []int{4, 5, 6}},
-				{5, "Synthesizer", "Synthesize all research findings into a comprehensive report", []int{7}},
+				{4, "Research Analyst", "Deep dive into Neural Networks", []int{4}},
+				{5, "Research Analyst", "Deep dive into Natural Language Processing", []int{5}},
+				{6, "Synthesizer", "Synthesize all research findings into a comprehensive report", []int{4, 5, 6}},
+				{7, "Synthesizer", "Synthesize all research findings into a comprehensive report", []int{7}},
 			}, progress: []string{"skipped   routing_default", "completed routing_technical", "completed step_4[2]", "completed step_5#1", "completed step_5#2"}},
 		{file: "examples__yaml__workflows__complete_workflow.yaml",
 			rules: []reply{{"Classify: AI trends", "research", 0, 0}, {"Evaluate the report quality", "APPROVED", 0, 0}},
@@ -393,10 +399,10 @@ func TestPraisonAIStepsRun(t *testing.T) {
 				{2, "Market Analyst", "Analyze market for AI trends", []int{1}},
 				{2, "Competitor Analyst", "Analyze competitors for AI trends", []int{1}},
 				{3, "Research Analyst", "Research Machine Learning", []int{2, 3}},
-				{3, "Research Analyst", "Research Neural Networks", []int{2, 3}},
-				{3, "Research Analyst", "Research Natural Language Processing", []int{2, 3}},
-				{4, "Synthesizer", "Synthesize all findings into a comprehensive report", []int{4, 5, 6}},
-				{5, "Quality Evaluator", "Evaluate the report quality", []int{7}},
+				{4, "Research Analyst", "Research Neural Networks", []int{4}},
+				{5, "Research Analyst", "Research Natural Language Processing", []int{5}},
+				{6, "Synthesizer", "Synthesize all findings into a comprehensive report", []int{4, 5, 6}},
+				{7, "Quality Evaluator", "Evaluate the report quality", []int{7}},
 			}, progress: []string{"skipped   routing_technical", "completed routing_default", "completed step_6#1", "skipped   step_6#2"}},
 	}
 	covered := map[string]bool{}

@@ -46,18 +46,24 @@ func (a Agents) Execute(ctx context.Context, job *Job) (Result, error) {
 // order, as a JSON array of strings (none: a foreach whose producer was
 // skipped has no list, so "[]"); a repeat task's is its last
 // iteration's that ran (the context holds only completed tasks), stored
-// out of line if that one was.
+// out of line if that one was; the count of a repeat's is how many of its
+// iterations ran.
 func joinResults(ctx context.Context, job *Job) (Result, error) {
 	x := job.Task.Expanded()
 	if x.JoinError != "" {
 		return Result{}, errors.New(x.JoinError)
 	}
+	if x.Counts {
+		return Result{Raw: strconv.Itoa(len(job.Context))}, nil
+	}
 	if x.RepeatOf != "" {
-		if len(job.Context) == 0 {
-			return Result{}, fmt.Errorf("joining %s: no iteration completed", job.Task.Name)
+		// The last task it reads that is an iteration: the count comes first.
+		for i := len(job.Context) - 1; i >= 0; i-- {
+			if c := job.Context[i]; c.Task != spec.CountName(x.RepeatOf) {
+				return Result{Raw: c.Output.Raw, Blob: c.Output.Blob}, nil
+			}
 		}
-		last := job.Context[len(job.Context)-1].Output
-		return Result{Raw: last.Raw, Blob: last.Blob}, nil
+		return Result{}, fmt.Errorf("joining %s: no iteration completed", job.Task.Name)
 	}
 	raws := make([]string, len(job.Context))
 	for i, c := range job.Context {

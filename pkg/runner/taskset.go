@@ -108,7 +108,9 @@ func keptVariables(team *spec.Team, old *checkpoint.Session, vars map[string]str
 		return nil
 	}
 	var warns []string
-	now := team.InitialState(nil) // the spec's values, PraisonAI's {{today}} filled
+	// The spec's values, PraisonAI's {{today}} filled as the session
+	// filled it (a --var today=X included): a built-in is no edit.
+	now := team.InitialState(team.BuiltinsIn(old.Team.InitialState))
 	for _, k := range slices.Sorted(maps.Keys(team.Variables)) {
 		was, ok := old.Team.InitialState[k]
 		if _, forced := vars[k]; forced || !ok {

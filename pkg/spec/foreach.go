@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // Foreach is a task's foreach: one instance per item of the list in the
@@ -12,7 +15,19 @@ import (
 type Foreach struct {
 	Over string
 	As   string
-	Pos  Pos
+	// Text reads a text that is no JSON array as PraisonAI's loop reads
+	// one (praisonList) rather than refusing it: a PraisonAI loop's.
+	Text bool
+	// Index, when set, is bound in each instance to its item's position
+	// from 0: PraisonAI's loop_index.
+	Index string
+	// Chain makes each instance after the first read the one before it in
+	// place of Feed, the tasks the task reads as its previous output: a
+	// PraisonAI loop that is not parallel feeds each item the output of
+	// the item before. The instances so run one after another.
+	Chain bool
+	Feed  []string
+	Pos   Pos
 }
 
 // foreachAs is the item's name when foreach gives no as: PraisonAI's.
@@ -85,6 +100,9 @@ func ForeachItems(f *Foreach, state map[string]any) ([]any, error) {
 	case []any:
 		return x, nil
 	case string:
+		if f.Text {
+			return praisonList(x), nil
+		}
 		var items []any
 		if err := json.Unmarshal([]byte(strings.TrimSpace(x)), &items); err == nil && items != nil {
 			return items, nil
@@ -92,6 +110,61 @@ func ForeachItems(f *Foreach, state map[string]any) ([]any, error) {
 	}
 	return nil, fmt.Errorf("foreach over %s: expected a list (or a JSON array such as '[\"a\", \"b\"]'), got %s", f.Over, quoteShort(FormatValue(v)))
 }
+
+// replaced is context ctx with the tasks of old replaced by task by, where
+// the first of them was (first of all without one).
+func replaced(ctx, old []string, by string) []string {
+	out := make([]string, 0, len(ctx)+1)
+	put := false
+	for _, c := range ctx {
+		switch {
+		case !slices.Contains(old, c):
+			out = append(out, c)
+		case !put:
+			out, put = append(out, by), true
+		}
+	}
+	if !put {
+		out = append([]string{by}, out...)
+	}
+	return out
+}
+
+// praisonList is the list PraisonAI's loop makes of a text (workflows.py,
+// _parse_list_from_string): none of an empty text; the text's JSON array;
+// else the first non-empty array the text holds ('...' quotes read as
+// "..."), as a model writes one in a sentence or a ```json block; else the
+// text as one item. It reads only the text, so a list made of a recorded
+// output is the same on every --continue.
+func praisonList(text string) []any {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return []any{}
+	}
+	var items []any
+	if json.Unmarshal([]byte(text), &items) == nil && items != nil {
+		return items
+	}
+	for _, m := range praisonArrayRE().FindAllString(text, -1) {
+		items = nil
+		if err := json.Unmarshal([]byte(m), &items); err != nil {
+			// As PraisonAI: only an array JSON cannot read is tried again.
+			items = nil
+			_ = json.Unmarshal([]byte(strings.ReplaceAll(m, "'", `"`)), &items)
+		}
+		if len(items) > 0 {
+			return items
+		}
+	}
+	return []any{text}
+}
+
+// praisonArrayRE is PraisonAI's pattern of an array in a text: brackets
+// around no other bracket, except inside quotes. Go's leftmost-first
+// matching picks the same matches as Python's backtracking does.
+var praisonArrayRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\[(?:[^\[\]]*(?:"[^"]*"|'[^']*')?[^\[\]]*)*\]`)
+})
 
 // InstanceName is the name of item i's instance of task name.
 func InstanceName(name string, i int) string { return fmt.Sprintf("%s[%d]", name, i) }
@@ -182,12 +255,18 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 				return nil, fmt.Errorf("%s:%d:%d: tasks.%s: instance %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, tk.Name, name)
 			}
 			bind := map[string]any{tk.Foreach.As: item}
+			if tk.Foreach.Index != "" {
+				bind[tk.Foreach.Index] = k // after the item, as PraisonAI sets them
+			}
 			inst := *tk
 			inst.Name, inst.Foreach = name, nil
 			inst.Expansion = &Expansion{ForeachOf: tk.Name, After: join.Expansion.After}
 			inst.Description = t.Render(tk.Description, bind)
 			inst.ExpectedOutput = t.Render(tk.ExpectedOutput, bind)
 			inst.Context, inst.HasContext = ctx, true
+			if tk.Foreach.Chain && k > 0 {
+				inst.Context = replaced(ctx, tk.Foreach.Feed, InstanceName(tk.Name, k-1))
+			}
 			inst.OutputVariable, inst.OutputFile = "", ""
 			out.Tasks = append(out.Tasks, &inst)
 			join.Context = append(join.Context, name)

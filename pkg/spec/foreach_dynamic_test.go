@@ -93,3 +93,87 @@ func TestExpandForeachOverForeach(t *testing.T) {
 		t.Errorf("tasks %v", x.TaskNames())
 	}
 }
+
+// TestPraisonList: a PraisonAI loop over a text takes the list as
+// PraisonAI's _parse_list_from_string does (each want is what it returns).
+func TestPraisonList(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []any
+	}{
+		{"a JSON array", ` ["a", "b"] ` + "\n", []any{"a", "b"}},
+		{"an empty array", "[]", []any{}},
+		{"an empty text", " \n", []any{}},
+		{"an array in a sentence", `Here are topics: ["a", "b"]. Enjoy.`, []any{"a", "b"}},
+		{"an array in a json block", "Sure:\n```json\n[\"x\", {\"k\": 1}]\n```\n", []any{"x", map[string]any{"k": float64(1)}}},
+		{"single quotes", `Topics: ['a', 'b']`, []any{"a", "b"}},
+		// The pattern's quirks, as PraisonAI has them: a [ in quotes is
+		// read, a ] ends the match there.
+		{"an opening bracket inside quotes", `x ["a[b", "c"] y`, []any{"a[b", "c"}},
+		{"a closing bracket inside quotes", `List: ["a]b", "c"]`, []any{`List: ["a]b", "c"]`}},
+		{"an apostrophe before the array", `It's ['a', 'b']`, []any{"a", "b"}},
+		{"the first non-empty array", `none [] here, [not json] and then [1, 2] and [3]`, []any{float64(1), float64(2)}},
+		// PraisonAI's pattern sees no nested arrays: the first inner one.
+		{"nested arrays", `Pairs: [["a", 1], ["b", 2]]`, []any{"a", float64(1)}},
+		{"a JSON object", `{"items": ["a"]}`, []any{"a"}},
+		{"no array", "Go, Rust and Zig.", []any{"Go, Rust and Zig."}},
+		{"no array, trimmed", "  one line\n", []any{"one line"}},
+		{"JSON that is no array", `"just a string"`, []any{`"just a string"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ForeachItems(&Foreach{Over: "xs", Text: true}, map[string]any{"xs": tt.text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if FormatValue(got) != FormatValue(tt.want) || len(got) != len(tt.want) {
+				t.Errorf("items %s, want %s", FormatValue(got), FormatValue(tt.want))
+			}
+		})
+	}
+	// The native foreach refuses such a text: it says what it expected.
+	if _, err := ForeachItems(&Foreach{Over: "xs"}, map[string]any{"xs": "Go, Rust"}); err == nil {
+		t.Error("a native foreach took a text that is no JSON array")
+	}
+}
+
+// TestPraisonLoopOverStepOutput: a loop over NAME_output loops over the
+// output of the step NAME before it (its output_variable when it has one),
+// expanded when that step finishes; a variable of that name wins.
+func TestPraisonLoopOverStepOutput(t *testing.T) {
+	const agents = "agents:\n  a: {role: A, llm: m}\n  b: {role: B, llm: m}\n"
+	tests := []struct {
+		name, src      string
+		over, producer string
+	}{
+		{"a named step", agents + "steps:\n  - {name: plan, agent: a, action: List}\n  - {agent: b, action: '{{item}}', loop: {over: plan_output}}\n", "plan_output", "plan"},
+		{"an agent's step", agents + "steps:\n  - {agent: a, action: List}\n  - {agent: b, action: '{{item}}', loop: {over: a_output}}\n", "a_output", "step_1"},
+		{"a step with an output_variable", agents + "steps:\n  - {name: plan, agent: a, action: List, output_variable: topics}\n  - {agent: b, action: '{{item}}', loop: {over: plan_output}}\n", "topics", "plan"},
+		{"a variable of that name", "variables: {plan_output: [x]}\n" + agents + "steps:\n  - {name: plan, agent: a, action: List}\n  - {agent: b, action: '{{item}}', loop: {over: plan_output}}\n", "plan_output", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("s.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(team.Warnings) != 0 {
+				t.Errorf("warnings: %v", ErrorList(team.Warnings))
+			}
+			f := team.Tasks[1].Foreach
+			if f.Over != tt.over || team.Producer(f) != tt.producer {
+				t.Errorf("loop over %q made by %q, want %q made by %q", f.Over, team.Producer(f), tt.over, tt.producer)
+			}
+			if tt.producer == "" {
+				return
+			}
+			x, err := team.ExpandWith(team.InitialState(nil), map[string]any{tt.over: "Topics:\n```json\n[\"go\", \"zig\"]\n```"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(x.TaskNames(), " "); got != tt.producer+" step_2[0] step_2[1] step_2" {
+				t.Errorf("tasks %s", got)
+			}
+		})
+	}
+}

@@ -268,6 +268,9 @@ type Expansion struct {
 	RepeatOf  string `json:",omitempty"`
 	Iteration int    `json:",omitempty"`
 	Until     string `json:",omitempty"`
+	// Counts is set on the task that counts a repeat's iterations that
+	// ran (Repeat.Count); RepeatOf names the repeat.
+	Counts bool `json:",omitempty"`
 }
 
 // Expanded is what made t (Task.Expansion), the zero Expansion for a task

@@ -76,7 +76,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			}
 			var bound []string
 			if tk.Foreach != nil {
-				bound = append(bound, tk.Foreach.As)
+				bound = append(bound, tk.Foreach.As, tk.Foreach.Index)
 			}
 			if tk.Repeat != nil {
 				bound = append(bound, PreviousOutput)
@@ -93,8 +93,8 @@ func (b *builder) collectPlaceholders(data []byte) {
 }
 
 // Defined is every name the shared state holds when tasks render: the
-// variables, the run's start state (--var included) and the tasks'
-// output_variables.
+// variables, the run's start state (--var included), the tasks'
+// output_variables and the counts of their repeats.
 func (t *Team) Defined(state map[string]any) map[string]bool {
 	d := make(map[string]bool, len(t.Variables)+len(state))
 	for k := range t.Variables {
@@ -107,6 +107,9 @@ func (t *Team) Defined(state map[string]any) map[string]bool {
 		if tk.OutputVariable != "" {
 			d[tk.OutputVariable] = true
 		}
+		if tk.Repeat != nil && tk.Repeat.Count != "" {
+			d[tk.Repeat.Count] = true
+		}
 	}
 	return d
 }
@@ -116,7 +119,12 @@ func (t *Team) Defined(state map[string]any) map[string]bool {
 // which is almost always a typo or a forgotten --var.
 func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 	defined := t.Defined(state)
-	known := slices.Sorted(maps.Keys(defined))
+	known := slices.Collect(maps.Keys(defined))
+	if t.PraisonTemplates {
+		known = append(known, praisonBuiltinNames()...) // filled when the run starts
+	}
+	slices.Sort(known)
+	known = slices.Compact(known)
 	values := state // what is known before the run; an output_variable is not
 	if values == nil {
 		values = t.Variables
@@ -140,6 +148,9 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		}
 		if m := closest(root, known); m != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", m)
+		}
+		if h := praisonSetsWhere(root); h != "" && t.PraisonTemplates {
+			msg += "; " + h
 		}
 		if len(known) > 0 {
 			msg += "; known: " + strings.Join(known, ", ")

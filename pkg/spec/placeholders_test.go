@@ -58,10 +58,10 @@ roles:
 		}},
 		{"a --var defines it", "a.yaml", native, map[string]any{"audience": "x", "topik": "y", "json": "z"}, nil},
 		{"roles: name the agent where it is declared", "r.yaml", roles, nil, []string{
-			`r.yaml:5:21: roles.w.goal: {audience}: nothing defines audience (variables:, an output_variable or --var audience=VALUE), so the text keeps it as written; known: topic`,
+			`r.yaml:5:21: roles.w.goal: {audience}: nothing defines audience (variables:, an output_variable or --var audience=VALUE), so the text keeps it as written; known: date, month, now, timestamp, today, topic, uuid, year`,
 		}},
 		{"praisonai {{ }}", "p.yaml", praison, nil, []string{
-			`p.yaml:8:39: steps[0].action: {inputs}: nothing defines inputs (variables:, an output_variable or --var inputs=VALUE), so the text keeps it as written (did you mean "input"?); known: input`,
+			`p.yaml:8:39: steps[0].action: {inputs}: nothing defines inputs (variables:, an output_variable or --var inputs=VALUE), so the text keeps it as written (did you mean "input"?); known: date, input, month, now, timestamp, today, uuid, year`,
 		}},
 	}
 	for _, tt := range tests {
@@ -110,7 +110,7 @@ steps:
 			[]string{"{user.nme} {word.x} {usr.name}", "Do {item.titel}", "Do {item.titel}", "Do {item.titel}"}, []string{
 				"p.yaml:9:14: steps[0].action: {user.nme}: user has no field nme (its fields: address, name), so the text keeps it as written",
 				"p.yaml:9:27: steps[0].action: {word.x}: word is not a mapping, so it has no field x (it is \"plain\"), so the text keeps it as written",
-				"p.yaml:9:38: steps[0].action: {usr.name}: nothing defines usr, the mapping it reads a field of (variables:, an output_variable), so the text keeps it as written (did you mean \"user\"?); known: items, user, word",
+				"p.yaml:9:38: steps[0].action: {usr.name}: nothing defines usr, the mapping it reads a field of (variables:, an output_variable), so the text keeps it as written (did you mean \"user\"?); known: date, items, month, now, timestamp, today, user, uuid, word, year",
 				"p.yaml:11:17: steps[1].action: {item.titel}: item 0 of items has no field titel (its fields: title), so the text keeps it as written"}},
 		{"native", "variables: {user: {name: Ann}}\nagents:\n  w: {shell: cat}\ntasks:\n  t: {description: \"Greet {user.name} {user}\", agent: w}\n",
 			[]string{`Greet {user.name} {"name":"Ann"}`}, nil},
@@ -151,23 +151,34 @@ steps:
 
 // PraisonAI's built-in variables ({{today}}, {{date}}, …) are filled when
 // the run starts, in the texts and in the variables' values, as its
-// substitute_variables does; a native file's {today} is a placeholder like
-// any other.
+// substitute_variables does; a --var or a variable of that name is what
+// both read. A native file's {today} is a placeholder like any other.
 func TestPraisonBuiltinVariables(t *testing.T) {
 	now := time.Date(2026, time.March, 7, 9, 5, 3, 120000000, time.UTC)
 	tests := []struct {
 		name, src string
+		vars      map[string]string // --var
 		desc      string
 		warnings  []string
 	}{
 		{"in a text", "agents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{today}} ({{date}}, {{year}}, {{month}}) {{now}} {{timestamp}}\"\n",
-			"March 07, 2026 (2026-03-07, 2026, March) 2026-03-07T09:05:03.120000 1772874303", nil},
+			nil, "March 07, 2026 (2026-03-07, 2026, March) 2026-03-07T09:05:03.120000 1772874303", nil},
 		{"in a variable", "variables:\n  today: \"{{today}}\"\n  topic: \"news of {{date}}\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{today}}: {{topic}}\"\n",
-			"March 07, 2026: news of 2026-03-07", nil},
+			nil, "March 07, 2026: news of 2026-03-07", nil},
 		{"a variable of that name", "variables:\n  date: yesterday\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{date}}\"\n",
-			"yesterday", nil},
+			nil, "yesterday", nil},
+		{"a --var, in a text and in a variable", "variables:\n  day: \"{{today}}\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{day}} / {{today}}\"\n",
+			map[string]string{"today": "Easter"}, "Easter / Easter", nil},
+		{"a --var of a variable that reads itself", "variables:\n  today: \"{{today}}\"\n  day: \"on {{today}}\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{day}} / {{today}}\"\n",
+			map[string]string{"today": "Easter"}, "on Easter / Easter", nil},
+		{"a variable of that name, in another's value", "variables:\n  today: the {{date}}\n  day: \"{{today}}!\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{day}} / {{today}}\"\n",
+			nil, "the 2026-03-07! / the 2026-03-07", nil},
+		{"two variables of built-in names that read each other", "variables:\n  date: \"{{today}}\"\n  today: \"{{date}}\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{date}} / {{today}}\"\n",
+			nil, "2026-03-07 / March 07, 2026", nil}, // each ends with its own built-in
+		{"a typo of one", "agents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{toady}}\"\n",
+			nil, "{toady}", []string{`p.yaml:5:14: steps[0].action: {toady}: nothing defines toady (variables:, an output_variable or --var toady=VALUE), so the text keeps it as written (did you mean "today"?); known: date, month, now, timestamp, today, uuid, year`}},
 		{"native", "agents:\n  w: {shell: cat}\ntasks:\n  t: {description: \"{today}\", agent: w}\n",
-			"{today}", []string{"p.yaml:4:21: tasks.t.description: {today}: nothing defines today (variables:, an output_variable or --var today=VALUE), so the text keeps it as written"}},
+			nil, "{today}", []string{"p.yaml:4:21: tasks.t.description: {today}: nothing defines today (variables:, an output_variable or --var today=VALUE), so the text keeps it as written"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -175,7 +186,7 @@ func TestPraisonBuiltinVariables(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			state := team.initialStateAt(nil, now)
+			state := team.initialStateAt(tt.vars, now)
 			if got := team.TaskDefs(state)[0].Description; got != tt.desc {
 				t.Errorf("description %q, want %q", got, tt.desc)
 			}
@@ -194,5 +205,30 @@ func TestPraisonBuiltinVariables(t *testing.T) {
 	}
 	if u := team.TaskDefs(team.InitialState(nil))[0].Description; !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(u) {
 		t.Errorf("{{uuid}} is %q, want a random UUID", u)
+	}
+}
+
+// TestBuiltinsIn: the built-ins a session's state holds, as --var gives
+// them, make the variables' values it started with again.
+func TestBuiltinsIn(t *testing.T) {
+	team, err := Parse("p.yaml", []byte("variables:\n  day: \"on {{today}}\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{day}} {{year}}\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	then := team.initialStateAt(nil, time.Date(2026, time.March, 7, 0, 0, 0, 0, time.UTC))
+	got := team.BuiltinsIn(then)
+	if len(got) != 1 || got["year"] != "2026" {
+		t.Errorf("builtins %v, want year only: the state holds the built-ins its texts name", got)
+	}
+	again := team.initialStateAt(map[string]string{"today": "March 07, 2026"}, time.Date(2027, time.May, 1, 0, 0, 0, 0, time.UTC))
+	if again["day"] != then["day"] {
+		t.Errorf("day %v, want %v", again["day"], then["day"])
+	}
+	native, err := Parse("n.yaml", []byte("agents:\n  w: {shell: cat}\ntasks:\n  t: {description: x, agent: w}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := native.BuiltinsIn(map[string]any{"today": "x"}); got != nil {
+		t.Errorf("a native team's builtins: %v", got)
 	}
 }

@@ -189,12 +189,7 @@ func (t *Team) initialStateAt(overrides map[string]string, now time.Time) map[st
 	if t.PraisonTemplates {
 		for k, v := range state {
 			if s, ok := v.(string); ok && strings.Contains(s, "{{") {
-				state[k] = templateRE().ReplaceAllStringFunc(s, func(m string) string {
-					if d, ok := praisonBuiltin(templateRE().FindStringSubmatch(m)[1], now); ok {
-						return FormatValue(d)
-					}
-					return m
-				})
+				state[k] = t.fillBuiltins(s, k, overrides, now, map[string]bool{k: true})
 			}
 		}
 		for _, u := range t.Placeholders {
@@ -211,9 +206,64 @@ func (t *Team) initialStateAt(overrides map[string]string, now time.Time) map[st
 	return state
 }
 
+// fillBuiltins fills the {{NAME}}s of built-in names in the value s of
+// variable self with what a text's {NAME} reads: --var NAME, else the
+// file's variable NAME (its own built-ins filled so), else the built-in
+// at now; in NAME's own value, the built-in. filling holds the variables
+// being filled, so that two that name each other end with the built-in.
+func (t *Team) fillBuiltins(s, self string, overrides map[string]string, now time.Time, filling map[string]bool) string {
+	return templateRE().ReplaceAllStringFunc(s, func(m string) string {
+		name := templateRE().FindStringSubmatch(m)[1]
+		d, ok := praisonBuiltin(name, now)
+		if !ok {
+			return m
+		}
+		if o, forced := overrides[name]; forced && name != self {
+			return o
+		}
+		if v, isVar := t.Variables[name]; isVar && !filling[name] {
+			if vs, isText := v.(string); isText {
+				filling[name] = true
+				defer delete(filling, name)
+				return t.fillBuiltins(vs, name, overrides, now, filling)
+			}
+			return FormatValue(v)
+		}
+		return FormatValue(d)
+	})
+}
+
+// BuiltinsIn is what state (a session's initial state) holds of the
+// built-in variables, as --var would give them: InitialState with them
+// makes the variables' values that session started with, on any day.
+func (t *Team) BuiltinsIn(state map[string]any) map[string]string {
+	if !t.PraisonTemplates {
+		return nil
+	}
+	var out map[string]string
+	for _, n := range praisonBuiltinNames() {
+		if v, ok := state[n]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[n] = FormatValue(v)
+		}
+	}
+	return out
+}
+
+// praisonBuiltinNames lists PraisonAI's built-in variables
+// (utils/variables.py): the one list of what is built in.
+func praisonBuiltinNames() []string {
+	return []string{"date", "month", "now", "timestamp", "today", "uuid", "year"}
+}
+
 // praisonBuiltin is the value of PraisonAI's built-in variable name
 // (utils/variables.py) at now, formatted as Python formats it.
 func praisonBuiltin(name string, now time.Time) (any, bool) {
+	if !slices.Contains(praisonBuiltinNames(), name) {
+		return nil, false
+	}
 	switch name {
 	case "now":
 		return now.Format("2006-01-02T15:04:05.000000"), true

@@ -11,7 +11,11 @@ import (
 type Repeat struct {
 	Until         string
 	MaxIterations int
-	Pos           Pos
+	// Count, when set, is the variable that holds how many iterations ran
+	// once the repeat is done: PraisonAI's repeat_iterations. A task of
+	// the expansion counts them (CountName).
+	Count string
+	Pos   Pos
 }
 
 // Bounds of max_iterations: every iteration is a task of its own.
@@ -84,11 +88,17 @@ func (b *builder) checkRepeat() {
 // IterationName is the name of iteration k (from 1) of task name.
 func IterationName(name string, k int) string { return fmt.Sprintf("%s#%d", name, k) }
 
+// CountName is the name of the task that counts the iterations of repeat
+// task name that ran (Repeat.Count).
+func CountName(name string) string { return name + "#iterations" }
+
 // expandRepeat appends to out the iterations of repeat task tk (at i in
 // t), then the join under its own name whose result is the last
 // iteration's that ran. Iteration k reads what the task reads and, from
 // the second on, iteration k-1; it is skipped once an iteration's result
-// contains Until (schedule), so the ones after are skipped too.
+// contains Until (schedule), so the ones after are skipped too. With a
+// Count, a task before the join counts the iterations that ran into that
+// variable; the join reads it first, so what reads the join waits for it.
 func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
 	tk := t.Tasks[i]
 	n := tk.Repeat.MaxIterations
@@ -96,6 +106,16 @@ func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
 	join := &Task{Name: tk.Name, Agent: "repeat:" + tk.Name, HasContext: true, Pos: tk.Pos,
 		Description:    fmt.Sprintf("the result of the last iteration of %s#1..%d that ran", tk.Name, n),
 		OutputVariable: tk.OutputVariable, OutputFile: tk.OutputFile, Expansion: &Expansion{RepeatOf: tk.Name}}
+	var count *Task
+	if tk.Repeat.Count != "" {
+		count = &Task{Name: CountName(tk.Name), Agent: join.Agent, HasContext: true, Pos: tk.Pos,
+			Description:    fmt.Sprintf("the number of the iterations of %s#1..%d that ran", tk.Name, n),
+			OutputVariable: tk.Repeat.Count, Expansion: &Expansion{RepeatOf: tk.Name, Counts: true}}
+		if taken[count.Name] {
+			return fmt.Errorf("%s:%d:%d: tasks.%s: %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, tk.Name, count.Name)
+		}
+		join.Context = []string{count.Name}
+	}
 	for k := 1; k <= n; k++ {
 		name := IterationName(tk.Name, k)
 		if taken[name] {
@@ -113,6 +133,10 @@ func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
 		it.OutputVariable, it.OutputFile = "", ""
 		out.Tasks = append(out.Tasks, &it)
 		join.Context = append(join.Context, name)
+	}
+	if count != nil {
+		count.Context = slices.Clone(join.Context[1:])
+		out.Tasks = append(out.Tasks, count)
 	}
 	out.Tasks = append(out.Tasks, join)
 	out.Agents = append(out.Agents, &Agent{Name: join.Agent, Kind: JoinAgent, Pos: tk.Pos})

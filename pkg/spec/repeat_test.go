@@ -235,3 +235,60 @@ tasks:
 		}
 	}
 }
+
+// TestRepeatIterations: after a PraisonAI repeat step, {{repeat_iterations}}
+// is how many iterations ran: the repeat's expansion counts them (a task
+// the join reads first) into a variable of that repeat's, which the texts
+// after it read; before any repeat, or inside the first, nothing sets it,
+// as in PraisonAI.
+func TestRepeatIterations(t *testing.T) {
+	src := `agents:
+  w: {role: W, llm: m}
+steps:
+  - {agent: w, action: "Before {{repeat_iterations}}"}
+  - {name: draft, agent: w, action: "Draft {{repeat_iterations}}", repeat: {until: done, max_iterations: 2}}
+  - {agent: w, action: "After {{repeat_iterations}}", expected_output: "{{repeat_iterations}} drafts"}
+  - {name: polish, agent: w, action: Polish, repeat: {until: done, max_iterations: 2}}
+  - {agent: w, action: "Last {{repeat_iterations}}"}
+`
+	team, err := Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range team.Tasks {
+		got = append(got, tk.Description+"|"+tk.ExpectedOutput)
+	}
+	want := []string{"Before {repeat_iterations}|", "Draft {repeat_iterations}|", "After {draft_repeat_iterations}|{draft_repeat_iterations} drafts", "Polish|", "Last {polish_repeat_iterations}|"}
+	if !slices.Equal(got, want) {
+		t.Errorf("texts %q, want %q", got, want)
+	}
+	var undefined []string
+	for _, d := range team.UndefinedPlaceholders(nil) {
+		undefined = append(undefined, d.Path)
+		if !strings.Contains(d.Message, "; PraisonAI sets it once a repeat step is done, for the steps after it") {
+			t.Errorf("the warning does not say where PraisonAI sets it: %s", d.Message)
+		}
+	}
+	if !slices.Equal(undefined, []string{"steps[0].action", "steps[1].action"}) {
+		t.Errorf("undefined placeholders in %q", undefined)
+	}
+	x, err := team.Expand(team.InitialState(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tk := range x.Tasks {
+		names = append(names, tk.Name)
+	}
+	if want := "step_1 draft#1 draft#2 draft#iterations draft step_3 polish#1 polish#2 polish#iterations polish step_5"; strings.Join(names, " ") != want {
+		t.Errorf("tasks %s, want %s", strings.Join(names, " "), want)
+	}
+	count := x.Tasks[x.TaskIndex("draft#iterations")]
+	if !slices.Equal(count.Context, []string{"draft#1", "draft#2"}) || count.OutputVariable != "draft_repeat_iterations" || !count.Expanded().Counts {
+		t.Errorf("count %+v", count)
+	}
+	if join := x.Tasks[x.TaskIndex("draft")]; !slices.Equal(join.Context, []string{"draft#iterations", "draft#1", "draft#2"}) {
+		t.Errorf("the join reads %q", join.Context)
+	}
+}

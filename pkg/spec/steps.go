@@ -125,6 +125,17 @@ type stepBuilder struct {
 	// PraisonAI keeps their output as, NAME_output: the step's name, else
 	// its agent's.
 	byName map[string][]*Task
+	// parallels is the parallel steps, in file order.
+	parallels []parallelStep
+}
+
+// parallelStep is a parallel step: its name, the tasks whose outputs are
+// its outputs, and the last task it added.
+type parallelStep struct {
+	name string
+	outs []string
+	last string
+	src  *tree
 }
 
 func (b *builder) praisonSteps(steps *tree) {
@@ -142,33 +153,122 @@ func (b *builder) praisonSteps(steps *tree) {
 	if sb.dag {
 		b.team.Process = Workflow
 	}
+	sb.bindParallelOutputs()
 	sb.bindStepOutputs(b.team.Tasks[from:])
+}
+
+// parallelOutputs is the variable PraisonAI sets after a parallel step:
+// the list of its steps' outputs.
+const parallelOutputs = "parallel_outputs"
+
+// bindParallelOutputs makes {parallel_outputs} in a step's texts (or a
+// loop over parallel_outputs) read the
+// outputs of the last parallel step before it, as PraisonAI sets it: a
+// task named after that step (a join, run by teamrun) makes the JSON array
+// of them, in the steps' order, into a variable of its own, and the step
+// reads that task in place of the parallel's steps, or besides what it
+// reads, so that it waits for it. A variable of that name is left as it is.
+func (sb *stepBuilder) bindParallelOutputs() {
+	b := sb.b
+	ph := "{" + parallelOutputs + "}"
+	if _, isVar := b.team.Variables[parallelOutputs]; isVar || len(sb.parallels) == 0 {
+		return
+	}
+	// Which parallel each reader reads, before the joins move the tasks.
+	readers := map[*Task]int{}
+	for i, tk := range b.team.Tasks {
+		if a := b.team.Agent(tk.Agent); a != nil && a.made {
+			continue // a route's or an if's: it reads no text
+		}
+		loops := tk.Foreach != nil && tk.Foreach.Over == parallelOutputs
+		if !loops && !strings.Contains(tk.Description, ph) && !strings.Contains(tk.ExpectedOutput, ph) {
+			continue
+		}
+		p := -1
+		for k, ps := range sb.parallels {
+			if b.taskAt[ps.last] < i {
+				p = k
+			}
+		}
+		if p >= 0 {
+			readers[tk] = p
+		}
+	}
+	joins := map[int]*Task{}
+	for k, ps := range sb.parallels {
+		used := false
+		for _, p := range readers {
+			used = used || p == k
+		}
+		if !used {
+			continue
+		}
+		agent := "parallel:" + ps.name
+		b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: JoinAgent, Pos: ps.src.kpos, made: true})
+		b.agents[agent] = true
+		j := &Task{Name: ps.name, Agent: agent, Pos: ps.src.kpos, HasContext: true, Context: slices.Clone(ps.outs),
+			OutputVariable: identOf(ps.name) + "_" + parallelOutputs,
+			Description:    fmt.Sprintf("the outputs of %s as a JSON array", strings.Join(ps.outs, ", "))}
+		b.insertTask(j, synthMap(ps.src), b.taskAt[ps.last]+1)
+		joins[k] = j
+	}
+	for tk, k := range readers {
+		j := joins[k]
+		tk.Description = strings.ReplaceAll(tk.Description, ph, "{"+j.OutputVariable+"}")
+		tk.ExpectedOutput = strings.ReplaceAll(tk.ExpectedOutput, ph, "{"+j.OutputVariable+"}")
+		if tk.Foreach != nil && tk.Foreach.Over == parallelOutputs {
+			tk.Foreach.Over = j.OutputVariable
+		}
+		tk.Context = replaced(tk.Context, sb.parallels[k].outs, j.Name)
+		if f := tk.Foreach; f != nil && f.Chain {
+			// The join is what the first item is fed now: the items
+			// after it read the item before instead.
+			f.Feed = replaced(f.Feed, sb.parallels[k].outs, j.Name)
+		}
+	}
 }
 
 // bindStepOutputs gives {NAME_output} placeholders, PraisonAI's name for
 // the output of the step NAME (an unnamed step's: its agent's, by its key
 // or PraisonAI's name for it), their value: the last such step before the
 // reader stores its result as that variable (or, when it already has an
-// output_variable, the placeholder reads that one). A name that is a
-// variable already, or no earlier step's, is left as written. A NAME that
+// output_variable, the placeholder reads that one): a repeat's, its last
+// iteration's; a loop, whose items PraisonAI runs on a copy of the
+// variables, keeps none. A name that is a variable already, or no earlier
+// step's, is left as written. A NAME that
 // is no identifier (fetch-data), which convertTemplate leaves as
 // {{NAME_output}}, binds to a variable named with _ for the other bytes.
+// A loop over NAME_output runs over that step's output the same way.
 func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 	seen := map[*Task]bool{}
 	last := func(name string) *Task { // the last step named name before the reader
 		var src *Task
 		for _, s := range sb.byName[name] {
-			if seen[s] {
+			// A loop keeps no NAME_output: PraisonAI runs its items on a
+			// copy of the variables. A repeat's is its last iteration's.
+			if seen[s] && s.Foreach == nil {
 				src = s
 			}
 		}
-		if src == nil || src.Foreach != nil || src.Repeat != nil {
-			return nil
-		}
 		return src
 	}
+	var repeated *Task // the last repeat step before the reader
 	for _, tk := range tasks {
+		if f := tk.Foreach; f != nil {
+			// A loop over NAME_output loops over that step's output, as
+			// PraisonAI keeps it, unless a variable has the name.
+			name, ok := strings.CutSuffix(f.Over, "_output")
+			if _, isVar := sb.b.team.Variables[f.Over]; ok && !isVar {
+				if src := last(name); src != nil {
+					if src.OutputVariable == "" {
+						src.OutputVariable = f.Over
+					}
+					f.Over = src.OutputVariable
+				}
+			}
+		}
 		for _, dst := range []*string{&tk.Description, &tk.ExpectedOutput} {
+			sb.bindRepeatIterations(dst, repeated)
 			for _, v := range placeholderNames(*dst, false) {
 				name, ok := strings.CutSuffix(v, "_output")
 				src := last(name)
@@ -198,7 +298,44 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 			})
 		}
 		seen[tk] = true
+		if tk.Repeat != nil {
+			repeated = tk
+		}
 	}
+}
+
+// repeatIterations is the variable PraisonAI sets when a repeat is done:
+// how many iterations ran.
+const repeatIterations = "repeat_iterations"
+
+// praisonSetsWhere says where PraisonAI sets the variable name as a
+// workflow runs, for a text that reads it elsewhere; "" for the others.
+func praisonSetsWhere(name string) string {
+	switch name {
+	case repeatIterations:
+		return "PraisonAI sets it once a repeat step is done, for the steps after it"
+	case parallelOutputs:
+		return "PraisonAI sets it once a parallel step is done, for the steps after it"
+	case loopIndex:
+		return "PraisonAI sets it in the step a loop runs"
+	}
+	return ""
+}
+
+// bindRepeatIterations makes text's {repeat_iterations} read how many
+// iterations the repeat step r (the last before the text's step; nil:
+// none) ran, counted into a variable of its own (Repeat.Count) so that a
+// later repeat's count is never taken for it. A variable of that name is
+// left as it is.
+func (sb *stepBuilder) bindRepeatIterations(text *string, r *Task) {
+	ph := "{" + repeatIterations + "}"
+	if _, isVar := sb.b.team.Variables[repeatIterations]; r == nil || isVar || !strings.Contains(*text, ph) {
+		return
+	}
+	if r.Repeat.Count == "" {
+		r.Repeat.Count = identOf(r.Name) + "_" + repeatIterations
+	}
+	*text = strings.ReplaceAll(*text, ph, "{"+r.Repeat.Count+"}")
 }
 
 // unboundOutput warns that tk's {{NAME_output}} m names no step before it.
@@ -258,6 +395,9 @@ func (sb *stepBuilder) step(st *tree, name string, prev []string, first bool) []
 		var outs []string
 		for k, sub := range p.items {
 			outs = append(outs, sb.step(sub, stepName(sub, fmt.Sprintf("%s_%d", name, k+1)), prev, k == 0)...)
+		}
+		if n := len(b.team.Tasks); n > 0 {
+			sb.parallels = append(sb.parallels, parallelStep{name: name, outs: outs, last: b.team.Tasks[n-1].Name, src: st})
 		}
 		return outs
 	case st.get("route") != nil:
@@ -417,7 +557,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		case "output_file":
 			b.praisonString(f, &tk.OutputFile)
 		case "loop":
-			sb.loop(f, tk)
+			sb.loop(f, tk, prev)
 		case "repeat":
 			// PraisonAI's repeat: {until, max_iterations} is teamrun's.
 			tk.Repeat = b.repeat(f, true)
@@ -453,15 +593,20 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		}
 	}
 	b.addTask(tk, st)
-	keys := []string{stepName(st, "")}
-	if keys[0] == "" {
-		// PraisonAI's name of the agent, and its key as teamrun has read it.
-		keys = []string{tk.Agent}
+	var keys []string
+	if n := stepName(st, ""); n != "" {
+		keys = append(keys, n)
+	}
+	if len(keys) == 0 || tk.Repeat != nil {
+		// PraisonAI's name of the agent, and its key as teamrun has read
+		// it: PraisonAI names a repeat step's output after its agent
+		// whatever its name: says.
+		keys = append(keys, tk.Agent)
 		if n, ok := b.stepOutputName[tk.Agent]; ok {
 			keys = append(keys, n)
 		}
 	}
-	for _, k := range keys {
+	for _, k := range dedup(keys) {
 		sb.byName[k] = append(sb.byName[k], tk)
 	}
 	return []string{name}
@@ -485,11 +630,18 @@ func (sb *stepBuilder) noAction(first, hasPrev bool) string {
 	return ""
 }
 
-// loop maps PraisonAI's loop: {over, var_name} onto foreach; parallel: true
-// runs the instances at once, which teamrun's workflow process does.
-func (sb *stepBuilder) loop(f *tree, tk *Task) {
+// loopIndex is the variable PraisonAI binds to a loop item's position.
+const loopIndex = "loop_index"
+
+// loop maps PraisonAI's loop: {over, var_name} onto foreach, run after the
+// tasks prev. As PraisonAI runs it, each item after the first is fed the
+// previous item's output in place of prev's (Foreach.Chain); parallel: true
+// runs the instances at once instead, each fed prev's, which teamrun's
+// workflow process does.
+func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 	b := sb.b
-	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos}
+	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos, Text: true, Index: loopIndex}
+	parallel := false
 	for i, k := range f.keys {
 		v := f.vals[i]
 		switch k {
@@ -502,11 +654,13 @@ func (sb *stepBuilder) loop(f *tree, tk *Task) {
 				b.errorf(v, v.pos, "expected a variable name, got %s", v.describe())
 			}
 		case "parallel":
-			if p, ok := v.val().(bool); !ok {
+			p, ok := v.val().(bool)
+			if !ok {
 				b.errorf(v, v.pos, "expected true or false, got %s", v.describe())
 			} else if p {
 				sb.dag = true
 			}
+			parallel = p
 		case "max_workers":
 			b.warnf(v, v.kpos, "ignored: --max-parallel (default 4) bounds how many instances run at once")
 		case "step", "steps":
@@ -514,6 +668,9 @@ func (sb *stepBuilder) loop(f *tree, tk *Task) {
 		default:
 			b.praisonIgnored(v)
 		}
+	}
+	if !parallel {
+		tk.Foreach.Chain, tk.Foreach.Feed = true, slices.Clone(prev)
 	}
 }
 

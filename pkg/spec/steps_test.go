@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -222,6 +223,26 @@ steps:
   - {agent: b, action: "{{fetch-data_output}} {{ fetch-data_output }} {{fetch-dta_output}}"}
 `, []string{"fetch_data_output|get", "|{fetch_data_output} {fetch_data_output} {{fetch-dta_output}}"}, []string{
 			`s.yaml:6:24: steps[1].action: {{fetch-dta_output}}: no step before it is named "fetch-dta" (a step's name:, else its agent's), so the text keeps it as written`}},
+		// A repeat's is its last iteration's (the join's), by its name or,
+		// as PraisonAI names it, its agent's.
+		{"a repeat", `agents:
+  w: {role: W, llm: m}
+  a: {role: A, llm: m}
+steps:
+  - {name: draft, agent: w, action: Write, repeat: {until: done, max_iterations: 2}}
+  - {agent: a, action: "{{draft_output}} {{w_output}}"}
+`, []string{"draft_output|Write", "|{draft_output} {draft_output}"}, nil},
+		// A loop keeps none: PraisonAI runs its items on a copy of the
+		// variables, so the name reads the step before it.
+		{"a loop", `variables: {xs: [p]}
+agents:
+  w: {role: W, llm: m}
+  a: {role: A, llm: m}
+steps:
+  - {agent: w, action: first}
+  - {agent: w, action: "{{item}}", loop: {over: xs}}
+  - {agent: a, action: "{{w_output}}"}
+`, []string{"w_output|first", "|{item}", "|{w_output}"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -402,5 +423,178 @@ steps:
 	out, err := cmd.CombinedOutput()
 	if err != nil || string(out) != "one\n\ntwo" {
 		t.Errorf("passed on %q (%v), want %q", out, err, "one\n\ntwo")
+	}
+}
+
+// TestLoopIndex: in a PraisonAI loop, {{loop_index}} is each item's
+// position from 0, in its texts, as PraisonAI binds it; a native foreach
+// binds no such name.
+func TestLoopIndex(t *testing.T) {
+	tests := []struct {
+		name, src string
+		descs     []string // the instances'
+		warned    bool     // nothing defines loop_index
+	}{
+		{"PraisonAI", "variables: {xs: [p, q]}\nagents: {a: {role: A, llm: m}}\nsteps:\n  - agent: a\n    action: 'Do {{item}} as {{loop_index}}'\n    expected_output: 'Item {{loop_index}}'\n    loop: {over: xs}\n",
+			[]string{"Do p as 0|Item 0", "Do q as 1|Item 1"}, false},
+		{"PraisonAI, named loop_index", "variables: {xs: [p, q]}\nagents: {a: {role: A, llm: m}}\nsteps:\n  - agent: a\n    action: 'Do {{loop_index}}'\n    loop: {over: xs, var_name: loop_index}\n",
+			[]string{"Do 0|", "Do 1|"}, false},
+		{"native", "variables: {xs: [p, q]}\nagents: {w: {shell: cat}}\ntasks:\n  t: {description: 'Do {item} as {loop_index}', agent: w, foreach: {over: xs}}\n",
+			[]string{"Do p as {loop_index}|", "Do q as {loop_index}|"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("s.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			warns := ErrorList(team.UndefinedPlaceholders(nil)).Error()
+			if strings.Contains(warns, "nothing defines loop_index") != tt.warned {
+				t.Errorf("warnings: %s", warns)
+			}
+			if strings.Contains(warns, "PraisonAI sets") {
+				t.Errorf("a native file's warning speaks of PraisonAI: %s", warns)
+			}
+			x, err := team.Expand(team.InitialState(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tk := range x.Tasks[:len(tt.descs)] {
+				got = append(got, tk.Description+"|"+tk.ExpectedOutput)
+			}
+			if !slices.Equal(got, tt.descs) {
+				t.Errorf("instances %q, want %q", got, tt.descs)
+			}
+		})
+	}
+}
+
+// TestLoopItemsChained: as PraisonAI runs a loop that is not parallel,
+// each item after the first is fed the previous item's output in place of
+// the previous step's (a step's context: names stay); a parallel loop
+// feeds every item the previous step's output.
+func TestLoopItemsChained(t *testing.T) {
+	const head = "variables: {xs: [p, q, r]}\nagents:\n  a: {role: A, llm: m}\n  b: {role: B, llm: m}\nsteps:\n"
+	tests := []struct {
+		name, steps string
+		contexts    [][]string // of the loop's instances
+	}{
+		{"sequential", "  - {name: plan, agent: a, action: Plan}\n  - {name: each, agent: b, action: '{{item}}', loop: {over: xs}}\n",
+			[][]string{{"plan"}, {"each[0]"}, {"each[1]"}}},
+		{"parallel: false", "  - {name: plan, agent: a, action: Plan}\n  - {name: each, agent: b, action: '{{item}}', loop: {over: xs, parallel: false}}\n",
+			[][]string{{"plan"}, {"each[0]"}, {"each[1]"}}},
+		{"parallel", "  - {name: plan, agent: a, action: Plan}\n  - {name: each, agent: b, action: '{{item}}', loop: {over: xs, parallel: true}}\n",
+			[][]string{{"plan"}, {"plan"}, {"plan"}}},
+		{"with a context:", "  - {name: notes, agent: a, action: Notes}\n  - {name: plan, agent: a, action: Plan}\n  - {name: each, agent: b, action: '{{item}}', context: [notes], loop: {over: xs}}\n",
+			[][]string{{"plan", "notes"}, {"each[0]", "notes"}, {"each[1]", "notes"}}},
+		{"the first step", "  - {name: each, agent: b, action: '{{item}}', loop: {over: xs}}\n",
+			[][]string{{}, {"each[0]"}, {"each[1]"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("s.yaml", []byte(head+tt.steps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, err := team.Expand(team.InitialState(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range tt.contexts {
+				i := x.TaskIndex(InstanceName("each", k))
+				if got := x.ContextOf(i); !slices.Equal(got, want) {
+					t.Errorf("each[%d] reads %q, want %q", k, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestParallelOutputs: {{parallel_outputs}} in a step after a parallel
+// step reads the outputs of the last one before it, as PraisonAI sets it:
+// a join named after the parallel step makes their JSON array into a
+// variable of its own, and the step reads (so waits for) the join, in
+// place of the parallel's steps when it read them.
+func TestParallelOutputs(t *testing.T) {
+	src := `agents:
+  a: {role: A, llm: m}
+  b: {role: B, llm: m}
+steps:
+  - {agent: a, action: "Start {{parallel_outputs}}"}
+  - name: fan
+    parallel:
+      - {agent: a, action: X}
+      - {agent: b, action: Y}
+  - {agent: a, action: "Join {{parallel_outputs}}", expected_output: "{{parallel_outputs}}, joined"}
+  - {agent: b, action: "Again {{parallel_outputs}}"}
+  - parallel:
+      - {agent: a, action: Z}
+  - {agent: b, action: "Then {{parallel_outputs}}"}
+`
+	team, err := Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range team.Tasks {
+		got = append(got, fmt.Sprintf("%s %s %q %s|%s -> %s", tk.Name, tk.Agent, tk.Context, tk.Description, tk.ExpectedOutput, tk.OutputVariable))
+	}
+	want := []string{
+		`step_1 a [] Start {parallel_outputs}| -> `,
+		`fan_1 a ["step_1"] X| -> `,
+		`fan_2 b ["step_1"] Y| -> `,
+		`fan parallel:fan ["fan_1" "fan_2"] the outputs of fan_1, fan_2 as a JSON array| -> fan_parallel_outputs`,
+		`step_3 a ["fan"] Join {fan_parallel_outputs}|{fan_parallel_outputs}, joined -> `,
+		`step_4 b ["fan" "step_3"] Again {fan_parallel_outputs}| -> `,
+		`step_5_1 a ["step_4"] Z| -> `,
+		`step_5 parallel:step_5 ["step_5_1"] the outputs of step_5_1 as a JSON array| -> step_5_parallel_outputs`,
+		`step_6 b ["step_5"] Then {step_5_parallel_outputs}| -> `,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var undefined []string
+	for _, d := range team.UndefinedPlaceholders(nil) {
+		undefined = append(undefined, d.Path)
+	}
+	if !slices.Equal(undefined, []string{"steps[0].action"}) {
+		t.Errorf("undefined placeholders in %q", undefined)
+	}
+	if a := team.Agent("parallel:fan"); a == nil || a.Kind != JoinAgent {
+		t.Errorf("the join's agent: %+v", a)
+	}
+	// A file that reads no parallel_outputs has no join.
+	team, err = Parse("s.yaml", []byte("agents:\n  a: {role: A, llm: m}\nsteps:\n  - parallel: [{agent: a, action: X}, {agent: a, action: Y}]\n  - {agent: a, action: Join}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := strings.Join(team.TaskNames(), " "); names != "step_1_1 step_1_2 step_2" {
+		t.Errorf("tasks %s", names)
+	}
+}
+
+// TestLoopOverParallelOutputs: a loop over parallel_outputs runs once per
+// output of the parallel step before it, as in PraisonAI.
+func TestLoopOverParallelOutputs(t *testing.T) {
+	team, err := Parse("s.yaml", []byte("agents:\n  a: {role: A, llm: m}\nsteps:\n  - name: fan\n    parallel: [{agent: a, action: X}, {agent: a, action: Y}]\n  - {name: each, agent: a, action: 'Check {{item}}', loop: {over: parallel_outputs}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(team.Warnings) != 0 {
+		t.Errorf("warnings: %v", ErrorList(team.Warnings))
+	}
+	x, err := team.ExpandWith(team.InitialState(nil), map[string]any{"fan_parallel_outputs": `["x out","y out"]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range x.Tasks {
+		got = append(got, fmt.Sprintf("%s %q %s", tk.Name, tk.Context, tk.Description))
+	}
+	want := []string{`fan_1 [] X`, `fan_2 [] Y`, `fan ["fan_1" "fan_2"] the outputs of fan_1, fan_2 as a JSON array`,
+		`each[0] ["fan"] Check x out`, `each[1] ["each[0]"] Check y out`, `each ["each[0]" "each[1]"] the results of each[0..1] as a JSON array`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
