@@ -119,9 +119,10 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		v, ok := r.Decisions[defs[i].Name]
 		return v, ok
 	}
+	kept := func(i int) bool { return slices.Contains(ch.Keep, defs[i].Name) }
 	redo := graph.RestoreProblems(func(i int) (string, bool) {
 		return r.Tasks[defs[i].Name].Result, r.Done(defs[i].Name)
-	}, decided, func(i int) bool { return slices.Contains(ch.Keep, defs[i].Name) })
+	}, decided, kept)
 	for i, d := range defs {
 		if r.Done(d.Name) && redo[i] == "" {
 			st.Restore(i, r.Tasks[d.Name].Result)
@@ -163,6 +164,13 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			// is known now.
 			why = st.SkipReason(i)
 			behind = true
+		}
+		if redo[i] != "" && kept(i) {
+			then := checkpoint.KeptRuns
+			if skipped[i] != nil {
+				then = checkpoint.KeptSkipped
+			}
+			p.Warnings = append(p.Warnings, checkpoint.NotKept(d.Name, redo[i], then))
 		}
 		var open []string // gates whose route is not known yet
 		switch {

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"strings"
@@ -347,6 +348,50 @@ tasks:
 			}
 			if calls != 2 {
 				t.Errorf("%d listings, want one per server", calls)
+			}
+		})
+	}
+}
+
+// A --keep whose task's own recorded result today's task refuses is not
+// honoured: the plan warns once, naming the task and why.
+func TestPlanKeepNotHonoured(t *testing.T) {
+	tm := load(t, `
+process: workflow
+agents:
+  sh: {shell: cat}
+tasks:
+  triage:
+    description: triage
+    agent: sh
+    output_schema: {type: object, required: [severity]}
+    route_on: /severity
+    condition: {high: [page], low: [log]}
+  page: {description: page, agent: sh, context: [triage]}
+  log: {description: log, agent: sh, context: [triage]}
+`)
+	for _, tc := range []struct {
+		name, result string
+		keep         []string
+		want         string // the one warning, "" for none
+	}{
+		{"fits", `{"severity": "high"}`, []string{"triage"}, ""},
+		{"schema", `{"level": "high"}`, []string{"triage"},
+			"--keep triage: not honoured, its restored result no longer fits output_schema (at the top: missing properties: 'severity'): it runs"},
+		{"route", `{"severity": "urgent"}`, []string{"triage"},
+			`--keep triage: not honoured, its restored result's /severity, "urgent", matches none of its condition's values ("high", "low"): it runs`},
+		{"not kept", `{"level": "high"}`, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := rec{checkpoint.StatusCompleted, tc.result, 1}
+			sess := session(tm, map[string]rec{"triage": done}, nil)
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict, Keep: tc.keep})
+			var want []string
+			if tc.want != "" {
+				want = []string{tc.want}
+			}
+			if !slices.Equal(p.Warnings, want) {
+				t.Errorf("warnings %q, want %q", p.Warnings, want)
 			}
 		})
 	}

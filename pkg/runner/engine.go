@@ -359,6 +359,9 @@ func (e *Engine) ackLocked(evs []Event) {
 	}
 }
 
+// kept says whether --keep names task i.
+func (e *Engine) kept(i int) bool { return slices.Contains(e.Keep, e.Team.Tasks[i].Name) }
+
 func (e *Engine) observe(ev Event) {
 	if e.Observer == nil {
 		return
@@ -406,7 +409,7 @@ func (e *Engine) setup(ctx context.Context) error {
 	}, func(i int) (string, bool) {
 		v, ok := e.Decisions[t.Tasks[i].Name]
 		return v, ok
-	}, func(i int) bool { return slices.Contains(e.Keep, t.Tasks[i].Name) })
+	}, e.kept)
 	for i := range n { // in task order
 		if _, ok := e.Restored[i]; !ok {
 			continue
@@ -417,12 +420,17 @@ func (e *Engine) setup(ctx context.Context) error {
 			// The routes or the schema changed since (they are not in
 			// the fingerprint), here or upstream: the task runs again,
 			// or a gate restored before it skips it now.
-			next := "running it again"
+			next, then := "running it again", checkpoint.KeptRuns
 			if e.sched.SkipReason(i) != nil {
-				next = "it is skipped this time"
+				next, then = "it is skipped this time", checkpoint.KeptSkipped
 			}
-			e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name,
-				Message: fmt.Sprintf("task %q: %s; %s", t.Tasks[i].Name, why, next)})
+			msg := fmt.Sprintf("task %q: %s; %s", t.Tasks[i].Name, why, next)
+			if e.kept(i) {
+				// Its own result is refused (what a kept task reads
+				// does not count): one line says --keep failed too.
+				msg = checkpoint.NotKept(t.Tasks[i].Name, why, then)
+			}
+			e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name, Message: msg})
 		}
 	}
 	if e.Begun != nil {
