@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
@@ -37,7 +38,8 @@ func IsURL(loc string) bool {
 // config is a store URL taken apart: what pgx connects with, and teamrun's
 // own parameters, which the server never sees.
 type config struct {
-	conn     *pgx.ConnConfig
+	conn     *pgx.ConnConfig // the pool's, and the locks' connections'
+	pool     *pgxpool.Config
 	schema   string
 	lease    time.Duration
 	location string // the URL without password, for messages
@@ -85,11 +87,15 @@ func parseURL(raw string) (*config, error) {
 	q.Del("schema")
 	q.Del("lease")
 	u.RawQuery = q.Encode()
-	c.conn, err = pgx.ParseConfig(connString(u))
+	// The pool's settings come from the URL too: parsed from "" they
+	// would be the PG* variables' alone, and one the URL overrides (a
+	// PGPORT that is no number) would fail there.
+	c.pool, err = pgxpool.ParseConfig(connString(u))
 	if err != nil {
 		return nil, fmt.Errorf("%w: the store URL %s: %s; it looks like postgres://user:password@host:5432/db?sslmode=require",
 			checkpoint.ErrBadLocation, redacted(u), scrub(numberProblem(err), passwordOf(u)))
 	}
+	c.conn = c.pool.ConnConfig
 	c.password = c.conn.Password
 	if c.conn.ConnectTimeout == 0 {
 		c.conn.ConnectTimeout = 10 * time.Second

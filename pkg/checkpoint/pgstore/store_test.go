@@ -905,3 +905,17 @@ func TestParseURLNumberFromEnvironment(t *testing.T) {
 		})
 	}
 }
+
+// PG* variables the store URL overrides do not matter, whatever they hold:
+// the pool took its settings from the variables alone and failed on a
+// PGPORT that is no number (exit 5) though the URL names the port.
+func TestOpenOverriddenVariables(t *testing.T) {
+	raw := testStoreURL(t, "connect_timeout", "5")
+	t.Setenv("PGPORT", "x")
+	t.Setenv("PGCONNECT_TIMEOUT", "x")
+	s, err := Open(context.Background(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
