@@ -216,7 +216,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		// killed when it ends), so the /proc scan is skipped otherwise.
 		if slices.ContainsFunc(old.Team.Tasks, func(t checkpoint.TaskRecord) bool { return t.Status == checkpoint.StatusRunning }) {
 			if pids := killOrphans(id, store.Location(), procsRecord(scratch, id)); len(pids) > 0 {
-				notes = append(notes, orphansNote(id, pids))
+				_, lapses := lock.(Losable)
+				notes = append(notes, orphansNote(id, pids, lapses))
 			}
 			notes = append(notes, elsewhereNotes(old, host)...)
 		}
@@ -617,8 +618,10 @@ func PrefetchSession(ctx context.Context, store checkpoint.Backend, specPath, id
 	p.Prefetch(id)
 }
 
-// orphansNote tells what killOrphans did.
-func orphansNote(id string, pids []int) string {
+// orphansNote tells what killOrphans did. lapses says the store's lock
+// can lapse while its holder lives (PostgreSQL's, at the end of its
+// lease): then the earlier run may be alive, stalled, not ended.
+func orphansNote(id string, pids []int, lapses bool) string {
 	list := make([]string, len(pids))
 	for i, p := range pids {
 		list[i] = strconv.Itoa(p)
@@ -626,6 +629,9 @@ func orphansNote(id string, pids []int) string {
 	what := "process " + list[0] + " (and its process group)"
 	if len(pids) > 1 {
 		what = "processes " + strings.Join(list, ", ") + " (and their process groups)"
+	}
+	if lapses {
+		return fmt.Sprintf("killed %s left running by an earlier run of session %s, which no longer holds the session: it ended, or its lease expired or its connection broke while it ran (it may still be alive; it can no longer write to the session)", what, id)
 	}
 	return fmt.Sprintf("killed %s left running by an earlier run of session %s that ended without stopping its tasks", what, id)
 }
