@@ -644,15 +644,6 @@ func (b *builder) check() {
 	}
 	for i, tk := range t.Tasks {
 		src := b.tasks[i]
-		// A task's output is a file named after it in TEAMRUN_CONTEXT_DIR;
-		// 128 characters (the schema's limit) may exceed NAME_MAX in UTF-8.
-		if len(tk.Name) > maxNameBytes {
-			at, pos := src, src.kpos
-			if nv := src.get("name"); nv != nil {
-				at, pos = nv, nv.pos
-			}
-			b.errorf(at, pos, "the task name is %d bytes in UTF-8; a task's output is a file named after it in TEAMRUN_CONTEXT_DIR, where at most %d bytes fit: shorten it", len(tk.Name), maxNameBytes)
-		}
 		if av := src.get("agent"); av != nil && tk.Agent != "" && tk.Agent != HumanAgent && !agentSet[tk.Agent] {
 			b.errorf(av, av.pos, "%s", unknownRef("agent", tk.Agent, agentNames, "declare it under agents"))
 		}
@@ -768,9 +759,6 @@ func EnvName(name string) string {
 		}
 	}, name)
 }
-
-// maxNameBytes is the longest file name most file systems take (NAME_MAX).
-const maxNameBytes = 255
 
 // checkCycles reports each dependency cycle once, at the first of its tasks.
 // A task waits for its context tasks and, in a workflow, for every task whose

@@ -36,7 +36,6 @@ func TestInvalidSpecs(t *testing.T) {
 		{"syntax-error-at-end.yaml", []string{`syntax-error-at-end.yaml:2:1: invalid YAML: did not find expected node content`}},
 		{"not-utf8.yaml", []string{`not-utf8.yaml:6:22: the file is not UTF-8: byte 0xE9 here is not part of a UTF-8 character (save the file as UTF-8)`}},
 		{"tab-indent.yaml", []string{`tab-indent.yaml:6:1: invalid YAML: found character that cannot start any token: a tab in the indentation (YAML indents with spaces only)`}},
-		{"task-name-bytes.yaml", []string{`task-name-bytes.yaml:5:3: tasks.` + strings.Repeat("é", 128) + `: the task name is 256 bytes in UTF-8; a task's output is a file named after it in TEAMRUN_CONTEXT_DIR, where at most 255 bytes fit: shorten it`}},
 		{"command-empty-program.yaml", []string{`command-empty-program.yaml:3:15: agents.w.command[0]: the program to run (the first item) is empty: name it, e.g. [wc, -w]`}},
 		{"max-retries-huge.yaml", []string{`max-retries-huge.yaml:8:18: tasks.count.max_retries: expected at most 1000, got number 99999999999999999999`}},
 		{"empty.yaml", []string{"empty.yaml:1:1: the file is empty: expected a team with agents and tasks (see `teamrun schema`)"}},
