@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/schemas"
 )
 
@@ -67,7 +67,7 @@ func initCommand() *cli.Command {
 			default:
 				adminWarnf(c, "%v: editors will not find the schema (`teamrun schema > %s` writes it)", err, schema)
 			}
-			fmt.Fprintf(c.App.Writer, "next: teamrun run %s\n", runner.ShellQuote(path))
+			fmt.Fprintf(c.App.Writer, "next: teamrun run %s\n", cmdline.Quote(path))
 			return nil
 		}),
 	}

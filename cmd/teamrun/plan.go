@@ -105,7 +105,7 @@ func planCommand() *cli.Command {
 			}
 			printPlaceholderWarnings(c.App.ErrWriter, team, set.State)
 			team = set.Team
-			p := plan.Make(team, set.Defs, set.Fingerprint, sess, ch)
+			p := plan.Make(team, set.Defs, set.Fingerprint, sess, ch, storeFlag(c))
 			p.Spec, p.Notes = path, notes
 			p.Warnings = append(p.Warnings, set.Warnings...)
 			if len(team.MCP) > 0 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -821,7 +822,7 @@ func sessionDecideCommand() *cli.Command {
 				return storeExit(fmt.Errorf("the decision was recorded, but the audit log could not be written: %w", err))
 			}
 			fmt.Fprintf(c.App.Writer, "recorded decision %q for task %s of session %s\nresume: teamrun run %s --continue --session %s%s\n",
-				value, task, id, runner.ShellQuote(sess.SpecPath), id, runner.StoreFlag(storeFlag(c)))
+				value, task, id, cmdline.Quote(sess.SpecPath), id, cmdline.StoreFlag(storeFlag(c)))
 			return nil
 		}),
 	}
@@ -847,7 +848,7 @@ func decideBudget(c *cli.Context, a *admin, sess *checkpoint.Session, value stri
 		return storeExit(fmt.Errorf("the budget was recorded, but the audit log could not be written: %w", err))
 	}
 	fmt.Fprintf(c.App.Writer, "recorded budget %s for session %s\nresume: teamrun run %s --continue --session %s%s\n",
-		v, sess.ID, runner.ShellQuote(sess.SpecPath), sess.ID, runner.StoreFlag(storeFlag(c)))
+		v, sess.ID, cmdline.Quote(sess.SpecPath), sess.ID, cmdline.StoreFlag(storeFlag(c)))
 	return nil
 }
 

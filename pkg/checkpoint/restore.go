@@ -262,9 +262,30 @@ func unkept(sess *Session, keep []string) []string {
 				}
 			}
 		}
-		out = append(out, fmt.Sprintf("--keep %s: it has no recorded output to keep (%s): it runs", k, why))
+		out = append(out, keepRefused(k, "it has no recorded output to keep ("+why+")", KeptRuns))
 	}
 	return out
+}
+
+// What becomes of a task whose --keep pins nothing, for NotKept.
+const (
+	KeptRuns    = "it runs"
+	KeptSkipped = "it is skipped this time"
+)
+
+// NotKept is the warning for a task --keep names whose recorded output
+// today's task refuses all the same (why: it no longer fits the task's
+// output_schema, or no route of its condition takes it), so it runs, or
+// is skipped when a gate now routes away from it (then): a --keep that
+// is not honoured is said, never silent (DESIGN §3). The schedule decides
+// it (RestoreProblems); run and plan both word it here.
+func NotKept(task, why, then string) string {
+	return keepRefused(task, "not honoured, "+why, then)
+}
+
+// keepRefused words every --keep that pins nothing.
+func keepRefused(task, why, then string) string {
+	return fmt.Sprintf("--keep %s: %s: %s", task, why, then)
 }
 
 // rerun turns the restored tasks that --rerun and --rerun-from name back

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 )
 
 // ScratchFolders are the sessions' scratch folders (context folders,
@@ -42,11 +43,33 @@ func LocalScratch(cacheDir, location string) ScratchFolders {
 	return ScratchFolders{Root: filepath.Join(cacheDir, "teamrun", "scratch", hex.EncodeToString(sum[:8]))}
 }
 
-// TaskFileName is a task's name as a file name (a context file, a log
-// folder): unchanged unless it holds a slash or NUL or is a dot name.
+// maxFileName is the longest file name, in bytes, most file systems take
+// (NAME_MAX).
+const maxFileName = 255
+
+// TaskFileName is a task's name as a file name: its file in
+// TEAMRUN_CONTEXT_DIR, its log folder. Every writer and reader of those
+// asks here. A name that is a file name as it is stays unchanged; one that
+// is not — too long (a 128-character name is up to 512 bytes in UTF-8, a
+// foreach instance adds "[12]"), a slash or NUL, not UTF-8, empty or a dot
+// name — becomes as much of it as fits, made safe, then "~" and 16 hex
+// digits of its SHA-256: stable across runs and hosts, and two names never
+// share one.
 func TaskFileName(task string) string {
-	if task == "" || task == "." || task == ".." || strings.ContainsAny(task, "/\x00") {
-		return strings.NewReplacer("/", "_", "\x00", "_").Replace(strings.Trim(task, ".")) + "_"
+	if task != "" && task != "." && task != ".." && len(task) <= maxFileName &&
+		!strings.ContainsAny(task, "/\x00") && utf8.ValidString(task) {
+		return task
 	}
-	return task
+	sum := sha256.Sum256([]byte(task))
+	suffix := "~" + hex.EncodeToString(sum[:8])
+	safe := strings.ToValidUTF8(strings.NewReplacer("/", "_", "\x00", "_").Replace(task), "_")
+	safe = strings.TrimLeft(safe, ".") // never ".", "..", nor hidden
+	if room := maxFileName - len(suffix); len(safe) > room {
+		cut := room
+		for cut > 0 && !utf8.RuneStart(safe[cut]) {
+			cut-- // not in the middle of a character
+		}
+		safe = safe[:cut]
+	}
+	return safe + suffix
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/schedule"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -69,8 +70,10 @@ func (p *Plan) Count(a Action) int {
 // be nil (a new session).
 //
 // ch is what the user chose (--reuse, --rerun, --rerun-from, --keep), as
-// run takes it: checkpoint.RestoreChoice decides for both.
-func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkpoint.Session, ch checkpoint.Choice) *Plan {
+// run takes it: checkpoint.RestoreChoice decides for both. store is the
+// --store the command line gave ("" for none): the commands the plan
+// names carry it, as run's do.
+func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkpoint.Session, ch checkpoint.Choice, store string) *Plan {
 	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)
 	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept, Warnings: r.Unkept}
 	old := map[string]*checkpoint.TaskRecord{}
@@ -119,9 +122,10 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		v, ok := r.Decisions[defs[i].Name]
 		return v, ok
 	}
+	kept := func(i int) bool { return slices.Contains(ch.Keep, defs[i].Name) }
 	redo := graph.RestoreProblems(func(i int) (string, bool) {
 		return r.Tasks[defs[i].Name].Result, r.Done(defs[i].Name)
-	}, decided, func(i int) bool { return slices.Contains(ch.Keep, defs[i].Name) })
+	}, decided, kept)
 	for i, d := range defs {
 		if r.Done(d.Name) && redo[i] == "" {
 			st.Restore(i, r.Tasks[d.Name].Result)
@@ -169,6 +173,13 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			// is known now.
 			why = st.SkipReason(i)
 			behind = true
+		}
+		if redo[i] != "" && kept(i) {
+			then := checkpoint.KeptRuns
+			if skipped[i] != nil {
+				then = checkpoint.KeptSkipped
+			}
+			p.Warnings = append(p.Warnings, checkpoint.NotKept(d.Name, redo[i], then))
 		}
 		var open []string // gates whose route is not known yet
 		switch {
@@ -243,7 +254,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 					if id == "" {
 						id = "ID"
 					}
-					step.Reason += fmt.Sprintf("; no decision yet: the run halts here (exit 3) until `teamrun session decide %s %s VALUE`", id, d.Name)
+					step.Reason += fmt.Sprintf("; no decision yet: the run halts here (exit 3) until `%s`", cmdline.Decide(store, id, d.Name, ""))
 				}
 			}
 		}
@@ -269,7 +280,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 		}
 		if step.Action == Run && sess != nil && o != nil && o.Key == d.Key {
-			step.Reason += toolLoopNote(team, d, sess, r.Decisions[d.Name])
+			step.Reason += toolLoopNote(team, d, sess, r.Decisions[d.Name], store)
 		}
 		if o != nil && o.AgentKey != "" && o.AgentKey != d.AgentKey {
 			// The agent's key covers its tools: say which of them changed.
@@ -451,7 +462,7 @@ func firstLine(s string) string {
 // toolLoopNote says how a task's unfinished tool loop resumes: its recorded
 // turns are replayed, and a call that a crash left without its result
 // halts the run unless its tool is idempotent or a decision is recorded.
-func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, decision string) string {
+func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, decision, store string) string {
 	lg := sess.ToolLogs[d.Name]
 	if !lg.Resumable() {
 		return ""
@@ -480,7 +491,8 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, dec
 	case slices.Contains(checkpoint.ToolDecisions(), decision):
 		return note + fmt.Sprintf("; tool %s was started without a recorded result: decision %q recorded", c.Tool, decision)
 	}
-	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `teamrun session decide %s %s rerun|fail|unknown`", c.Tool, c.Arguments, sess.ID, d.Name)
+	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `%s`",
+		c.Tool, c.Arguments, cmdline.OneOf(cmdline.Decide(store, sess.ID, d.Name, ""), checkpoint.ToolDecisions()))
 }
 
 // MCPLister returns the digest of the tool list an MCP server offers now,

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"strings"
@@ -195,7 +196,7 @@ func TestMake(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Make(tc.spec.t, tc.spec.defs, tc.spec.fp, tc.sess, checkpoint.Choice{Reuse: tc.reuse})
+			p := Make(tc.spec.t, tc.spec.defs, tc.spec.fp, tc.sess, checkpoint.Choice{Reuse: tc.reuse}, "")
 			if p.Restore != tc.kind {
 				t.Fatalf("restore %s, want %s", p.Restore, tc.kind)
 			}
@@ -256,7 +257,7 @@ func TestPlanNamesChangedTool(t *testing.T) {
 				t.Fatal("a tool edit changed the task-set fingerprint")
 			}
 			for _, reuse := range []checkpoint.Reuse{checkpoint.ReuseStrict, checkpoint.ReuseUnchanged} {
-				p := Make(now.t, now.defs, now.fp, sess, checkpoint.Choice{Reuse: reuse})
+				p := Make(now.t, now.defs, now.fp, sess, checkpoint.Choice{Reuse: reuse}, "")
 				if len(p.Steps) != 1 || !strings.Contains(p.Steps[0].Reason, tc.want) {
 					t.Errorf("reuse %s: steps %+v, want the reason to say %q", reuse, p.Steps, tc.want)
 				}
@@ -265,14 +266,14 @@ func TestPlanNamesChangedTool(t *testing.T) {
 			// note); once the task set changes too, --reuse unchanged re-runs
 			// the task whose agent's tool changed.
 			grown := load(t, tc.yaml+"  later: {description: later, agent: clock}\n")
-			p := Make(grown.t, grown.defs, grown.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged})
+			p := Make(grown.t, grown.defs, grown.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged}, "")
 			if p.Steps[0].Action != Run || !strings.Contains(p.Steps[0].Reason, "agent definition") || !strings.Contains(p.Steps[0].Reason, tc.want) {
 				t.Errorf("--reuse unchanged: %+v", p.Steps[0])
 			}
 		})
 	}
 	// Unchanged: nothing said.
-	p := Make(old.t, old.defs, old.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged})
+	p := Make(old.t, old.defs, old.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged}, "")
 	if strings.Contains(p.Steps[0].Reason, "tool") {
 		t.Errorf("unchanged tools: %q", p.Steps[0].Reason)
 	}
@@ -284,7 +285,7 @@ func TestPlanToolLoop(t *testing.T) {
 	tm := load(t, toolsBase)
 	for _, tc := range []struct{ tool, decision, want string }{
 		{"get_time", "", "tool get_time was started without a recorded result and is idempotent: it runs again"},
-		{"note", "", "the run halts here (exit 3) until `teamrun session decide s1 now rerun|fail|unknown`"},
+		{"note", "", "the run halts here (exit 3) until `teamrun session decide --store /srv/st s1 now rerun|fail|unknown`"},
 		{"note", "unknown", `decision "unknown" recorded`},
 	} {
 		t.Run(tc.tool+tc.decision, func(t *testing.T) {
@@ -298,7 +299,7 @@ func TestPlanToolLoop(t *testing.T) {
 			if tc.decision != "" {
 				sess.Apply(checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: "now", Value: tc.decision})
 			}
-			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict})
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict}, "/srv/st")
 			if r := p.Steps[0].Reason; p.Steps[0].Action != Run || !strings.Contains(r, "its tool loop resumes after turn 1") || !strings.Contains(r, tc.want) {
 				t.Errorf("step %+v", p.Steps[0])
 			}
@@ -326,7 +327,7 @@ tasks:
 		{"unreachable", "", "", "cannot list the tools of MCP server srv", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict})
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict}, "")
 			calls := 0
 			p.NoteMCP(context.Background(), tm.t, sess, func(_ context.Context, s *spec.MCPServer) (string, error) {
 				calls++
@@ -347,6 +348,75 @@ tasks:
 			}
 			if calls != 2 {
 				t.Errorf("%d listings, want one per server", calls)
+			}
+		})
+	}
+}
+
+// A --keep whose task's own recorded result today's task refuses is not
+// honoured: the plan warns once, naming the task and why.
+func TestPlanKeepNotHonoured(t *testing.T) {
+	tm := load(t, `
+process: workflow
+agents:
+  sh: {shell: cat}
+tasks:
+  triage:
+    description: triage
+    agent: sh
+    output_schema: {type: object, required: [severity]}
+    route_on: /severity
+    condition: {high: [page], low: [log]}
+  page: {description: page, agent: sh, context: [triage]}
+  log: {description: log, agent: sh, context: [triage]}
+`)
+	for _, tc := range []struct {
+		name, result string
+		keep         []string
+		want         string // the one warning, "" for none
+	}{
+		{"fits", `{"severity": "high"}`, []string{"triage"}, ""},
+		{"schema", `{"level": "high"}`, []string{"triage"},
+			"--keep triage: not honoured, its restored result no longer fits output_schema (at the top: missing properties: 'severity'): it runs"},
+		{"route", `{"severity": "urgent"}`, []string{"triage"},
+			`--keep triage: not honoured, its restored result's /severity, "urgent", matches none of its condition's values ("high", "low"): it runs`},
+		{"not kept", `{"level": "high"}`, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := rec{checkpoint.StatusCompleted, tc.result, 1}
+			sess := session(tm, map[string]rec{"triage": done}, nil)
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict, Keep: tc.keep}, "")
+			var want []string
+			if tc.want != "" {
+				want = []string{tc.want}
+			}
+			if !slices.Equal(p.Warnings, want) {
+				t.Errorf("warnings %q, want %q", p.Warnings, want)
+			}
+		})
+	}
+}
+
+// The decide command a plan names carries the --store it was given, as
+// run's do, and quotes what needs it.
+func TestPlanDecideCommand(t *testing.T) {
+	tm := load(t, `
+agents:
+  sh: {shell: cat}
+tasks:
+  a: {description: a, agent: sh}
+  ok it: {description: approve, agent: human}
+`)
+	for _, tc := range []struct{ name, store, want string }{
+		{"no store", "", "until `teamrun session decide s1 'ok it' VALUE`"},
+		{"a folder", "/srv/my store", "until `teamrun session decide --store '/srv/my store' s1 'ok it' VALUE`"},
+		{"a URL", "postgres://u:hunter2@db/app", "until `teamrun session decide --store postgres://u@db/app s1 'ok it' VALUE`"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sess := session(tm, map[string]rec{"a": {checkpoint.StatusCompleted, "ok", 1}}, nil)
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict}, tc.store)
+			if r := p.Steps[1].Reason; !strings.HasSuffix(r, tc.want) {
+				t.Errorf("reason %q, want it to end %q", r, tc.want)
 			}
 		})
 	}

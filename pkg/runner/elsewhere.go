@@ -6,8 +6,9 @@ import (
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
-// elsewhereNotes name each task that old, a session whose run ended without
-// stopping its tasks, has on record as running on another host than host:
+// elsewhereNotes name each task that old, a session whose run ended (or,
+// PostgreSQL, lost it when its lease expired) without stopping its tasks,
+// has on record as running on another host than host:
 // its processes may still run there, out of reach of the orphan sweep
 // (which sees this host's processes only), and the task runs again here. A
 // task started by an older teamrun (no host on record) gets no note.

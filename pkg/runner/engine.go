@@ -204,7 +204,11 @@ type Engine struct {
 	recMu    sync.Mutex
 	storeErr error
 	staged   []Event // staged, not yet durable nor shown; under recMu
-	used     *Usage  // what this run's LLM requests cost, without calls; under recMu
+	// unrecorded are the tasks that ran to an end whose record the store
+	// failed to take (the run lost its lock, say): they run again on
+	// --continue, and the summary says so. Under recMu.
+	unrecorded map[int]bool
+	used       *Usage // what this run's LLM requests cost, without calls; under recMu
 	// The budget's gate (budget.go), under recMu: what each task's
 	// answered requests cost before its attempt's event is durable (then
 	// it is in used), and the requests under way.
@@ -277,6 +281,7 @@ func (e *Engine) record(ev Event) error {
 			if e.storeErr == nil {
 				e.storeErr = &StoreError{Err: err}
 			}
+			e.unrecordedLocked(carried)
 			err := e.storeErr
 			e.recMu.Unlock()
 			return err
@@ -325,11 +330,29 @@ func (e *Engine) flush() error {
 	}
 	if err := e.Recorder.(Stager).Flush(); err != nil {
 		e.storeErr = &StoreError{Err: err}
+		e.unrecordedLocked(e.takeStagedLocked())
 		e.recMu.Unlock()
 		return e.storeErr
 	}
 	e.ackLocked(e.takeStagedLocked())
 	return nil
+}
+
+// unrecordedLocked notes the tasks whose end is among evs, events the
+// store failed to make durable: they ran, but the session does not know.
+func (e *Engine) unrecordedLocked(evs []Event) {
+	for _, ev := range evs {
+		if ev.Type == TaskCompleted || ev.Type == TaskFailed {
+			e.unrecordedTaskLocked(ev.Index)
+		}
+	}
+}
+
+func (e *Engine) unrecordedTaskLocked(i int) {
+	if e.unrecorded == nil {
+		e.unrecorded = map[int]bool{}
+	}
+	e.unrecorded[i] = true
 }
 
 func (e *Engine) takeStagedLocked() []Event {
@@ -358,6 +381,9 @@ func (e *Engine) ackLocked(evs []Event) {
 		e.observe(ev)
 	}
 }
+
+// kept says whether --keep names task i.
+func (e *Engine) kept(i int) bool { return slices.Contains(e.Keep, e.Team.Tasks[i].Name) }
 
 func (e *Engine) observe(ev Event) {
 	if e.Observer == nil {
@@ -406,7 +432,7 @@ func (e *Engine) setup(ctx context.Context) error {
 	}, func(i int) (string, bool) {
 		v, ok := e.Decisions[t.Tasks[i].Name]
 		return v, ok
-	}, func(i int) bool { return slices.Contains(e.Keep, t.Tasks[i].Name) })
+	}, e.kept)
 	for i := range n { // in task order
 		if _, ok := e.Restored[i]; !ok {
 			continue
@@ -417,12 +443,17 @@ func (e *Engine) setup(ctx context.Context) error {
 			// The routes or the schema changed since (they are not in
 			// the fingerprint), here or upstream: the task runs again,
 			// or a gate restored before it skips it now.
-			next := "running it again"
+			next, then := "running it again", checkpoint.KeptRuns
 			if e.sched.SkipReason(i) != nil {
-				next = "it is skipped this time"
+				next, then = "it is skipped this time", checkpoint.KeptSkipped
 			}
-			e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name,
-				Message: fmt.Sprintf("task %q: %s; %s", t.Tasks[i].Name, why, next)})
+			msg := fmt.Sprintf("task %q: %s; %s", t.Tasks[i].Name, why, next)
+			if e.kept(i) {
+				// Its own result is refused (what a kept task reads
+				// does not count): one line says --keep failed too.
+				msg = checkpoint.NotKept(t.Tasks[i].Name, why, then)
+			}
+			e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name, Message: msg})
 		}
 	}
 	if e.Begun != nil {
@@ -485,6 +516,15 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	handle := func(d attemptDone) {
 		running--
 		if e.storeFailed() {
+			// An attempt that came to its own end (not stopped by the
+			// failure, nor by a write of its own that failed) ran: its
+			// end is not recorded.
+			var se *StoreError
+			if !d.interrupted && !errors.As(d.err, &se) {
+				e.recMu.Lock()
+				e.unrecordedTaskLocked(d.i)
+				e.recMu.Unlock()
+			}
 			e.sched.Reset(d.i)
 			cancel()
 			return
@@ -979,6 +1019,11 @@ func (e *Engine) finish(d attemptDone, stage bool) error {
 		record = e.stage
 	}
 	if err := record(ev); err != nil {
+		if ev.Type != TaskInterrupted {
+			e.recMu.Lock()
+			e.unrecordedTaskLocked(d.i)
+			e.recMu.Unlock()
+		}
 		return err
 	}
 	// A staged completion's turns are learnt now: only a task whose
@@ -993,6 +1038,7 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 	s := &Summary{Session: e.Session, Outcome: outcome, Total: len(e.tasks), Resume: e.ResumeCommand, Elapsed: Millis(elapsed), Kept: e.Kept}
 	e.recMu.Lock()
 	s.Usage = e.used
+	unrecorded := e.unrecorded
 	e.recMu.Unlock()
 	if e.UsedBefore != nil {
 		// The session's usage has the earlier passes' already (their
@@ -1026,13 +1072,16 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 		}
 	}
 	for i, st := range e.tasks {
-		if e.sched.Status(i) == schedule.Completed && !read[i] {
+		if e.sched.Status(i) == schedule.Completed && !read[i] && !unrecorded[i] {
 			s.Outputs = append(s.Outputs, TaskOutput{Task: e.Team.Tasks[i].Name, Result: st.out.Raw, ResultBlob: st.out.Blob, out: st.out})
 		}
 	}
 	for i, st := range e.tasks {
 		status := e.sched.Status(i)
 		switch {
+		case unrecorded[i]:
+			s.Unrecorded++
+			s.UnrecordedTasks = append(s.UnrecordedTasks, e.Team.Tasks[i].Name)
 		case status == schedule.Completed && st.restored && !e.RanBefore[e.Team.Tasks[i].Name]:
 			s.Restored++
 			if st.cutoff {

@@ -600,3 +600,63 @@ func TestVariableValue(t *testing.T) {
 		}
 	}
 }
+
+// A task that ran but whose end the store did not take is neither ran nor
+// failed in the summary: it is unrecorded, and runs again on --continue.
+func TestSummaryUnrecorded(t *testing.T) {
+	fails := func(name string) func(ctx context.Context, j *Job) (Result, error) {
+		return func(ctx context.Context, j *Job) (Result, error) {
+			if j.Task.Name == name {
+				return Result{}, errors.New("exit status 1")
+			}
+			return Result{Raw: "ok"}, nil
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		rec      Recorder
+		fn       func(ctx context.Context, j *Job) (Result, error)
+		lose     bool // the lock is lost while b runs, which ends all the same
+		ran      int
+		failed   int
+		pending  int
+		unrecord []string
+	}{
+		{name: "completion refused", rec: &memRecorder{failAt: 4}, ran: 1, pending: 1, unrecord: []string{"b"}},
+		{name: "failure refused", rec: &memRecorder{failAt: 4}, fn: fails("b"), ran: 1, pending: 1, unrecord: []string{"b"}},
+		// a's start, a's completion with b's start, then c's start carrying
+		// b's staged completion.
+		{name: "staged completion refused", rec: &stagingRecorder{failAt: 3}, ran: 1, pending: 1, unrecord: []string{"b"}},
+		{name: "lock lost while it ran", rec: &memRecorder{}, lose: true, ran: 1, pending: 1, unrecord: []string{"b"}},
+		{name: "start refused: it never ran", rec: &memRecorder{failAt: 3}, ran: 1, pending: 2},
+		{name: "nothing refused", rec: &memRecorder{}, ran: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tm, cx := team(spec.Sequential, task("a"), task("b"), task("c"))
+			lock := &lostLock{gone: make(chan struct{})}
+			fn := tc.fn
+			if tc.lose {
+				fn = func(ctx context.Context, j *Job) (Result, error) {
+					if j.Task.Name == "b" {
+						lock.lose()
+						<-ctx.Done() // the loss is noticed; b ends all the same
+					}
+					return Result{Raw: "ok"}, nil
+				}
+			}
+			e := newEngine(tm, cx, &fakeExec{fn: fn}, tc.rec)
+			e.Lock = lock
+			sum, _ := e.Run(context.Background())
+			if sum.Ran != tc.ran || sum.Failed != tc.failed || sum.Pending != tc.pending || sum.Unrecorded != len(tc.unrecord) ||
+				!slices.Equal(sum.UnrecordedTasks, tc.unrecord) {
+				t.Errorf("ran %d failed %d not run %d unrecorded %d %q, want %d %d %d %q",
+					sum.Ran, sum.Failed, sum.Pending, sum.Unrecorded, sum.UnrecordedTasks, tc.ran, tc.failed, tc.pending, tc.unrecord)
+			}
+			for _, o := range sum.Outputs {
+				if slices.Contains(tc.unrecord, o.Task) {
+					t.Errorf("the summary shows the output of %s, which the session does not have", o.Task)
+				}
+			}
+		})
+	}
+}

@@ -153,6 +153,12 @@ type Summary struct {
 	RestoredUsage *Usage `json:"restored_usage,omitempty"`
 	// FailedTasks names the tasks that failed, in file order.
 	FailedTasks []string `json:"failed_tasks,omitempty"`
+	// Unrecorded counts, and UnrecordedTasks names in file order, the
+	// tasks that ran but whose completion (or failure) the store could not
+	// take (the run lost its lock, say): not counted as ran (nor failed),
+	// they run again on --continue.
+	Unrecorded      int      `json:"unrecorded,omitempty"`
+	UnrecordedTasks []string `json:"unrecorded_tasks,omitempty"`
 	// Outputs are the results of the completed tasks no other task reads:
 	// what the team produced.
 	Outputs []TaskOutput `json:"outputs,omitempty"`

@@ -125,3 +125,28 @@ func TestWaitGone(t *testing.T) {
 		t.Fatalf("a process that was not killed: %v", err)
 	}
 }
+
+// The note names the earlier run truly: the file store's lock dies with
+// its holder, so that run ended; PostgreSQL's lapses with its lease, and
+// the run may be alive, stalled.
+func TestOrphansNote(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		pids   []int
+		lapses bool
+		want   string
+	}{
+		{"one, file store", []int{7}, false,
+			"killed process 7 (and its process group) left running by an earlier run of session s1 that ended without stopping its tasks"},
+		{"two, file store", []int{7, 9}, false,
+			"killed processes 7, 9 (and their process groups) left running by an earlier run of session s1 that ended without stopping its tasks"},
+		{"a lease", []int{7}, true,
+			"killed process 7 (and its process group) left running by an earlier run of session s1, which no longer holds the session: it ended, or its lease expired or its connection broke while it ran (it may still be alive; it can no longer write to the session)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := orphansNote("s1", tc.pids, tc.lapses); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}

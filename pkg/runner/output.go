@@ -383,7 +383,15 @@ func writeResult(w io.Writer, s *Summary, st style) {
 	case StoreFailed:
 		head = st.red("stopped") + ": the checkpoint could not be written"
 	}
-	fmt.Fprintf(w, "%s %s: %d restored, %d ran, %d failed, %d skipped", st.bold("summary"), head, s.Restored, s.Ran, s.Failed, s.Skipped)
+	fmt.Fprintf(w, "%s %s: %d restored, %d ran", st.bold("summary"), head, s.Restored, s.Ran)
+	if s.Unrecorded > 0 {
+		again := "they run"
+		if s.Unrecorded == 1 {
+			again = "it runs"
+		}
+		fmt.Fprintf(w, ", %d ran but not recorded (%s: %s again on --continue)", s.Unrecorded, strings.Join(s.UnrecordedTasks, ", "), again)
+	}
+	fmt.Fprintf(w, ", %d failed, %d skipped", s.Failed, s.Skipped)
 	if s.Pending > 0 {
 		fmt.Fprintf(w, ", %d not run", s.Pending)
 	}

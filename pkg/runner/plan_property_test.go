@@ -413,7 +413,7 @@ func planFor(t *testing.T, specPath, home string, ch checkpoint.Choice, vars map
 	if err != nil {
 		t.Fatal(err)
 	}
-	return plan.Make(set.Team, set.Defs, set.Fingerprint, sess, ch)
+	return plan.Make(set.Team, set.Defs, set.Fingerprint, sess, ch, "")
 }
 
 // results are the session's completed results by task ("" for the rest).

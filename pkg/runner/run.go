@@ -17,6 +17,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/runner/schedule"
@@ -215,7 +216,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		// killed when it ends), so the /proc scan is skipped otherwise.
 		if slices.ContainsFunc(old.Team.Tasks, func(t checkpoint.TaskRecord) bool { return t.Status == checkpoint.StatusRunning }) {
 			if pids := killOrphans(id, store.Location(), procsRecord(scratch, id)); len(pids) > 0 {
-				notes = append(notes, orphansNote(id, pids))
+				_, lapses := lock.(Losable)
+				notes = append(notes, orphansNote(id, pids, lapses))
 			}
 			notes = append(notes, elsewhereNotes(old, host)...)
 		}
@@ -458,19 +460,12 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		PriorUsage:    make([]*Usage, len(defs)),
 		MaxParallel:   o.MaxParallel,
 		ResumeCommand: ResumeCommand(o, id),
-		DecideCommand: func(task, value string) string {
-			if value == "" {
-				value = "VALUE"
-			} else {
-				value = ShellQuote(value)
-			}
-			return fmt.Sprintf("teamrun session decide%s %s %s %s", StoreFlag(o.Home), id, ShellQuote(task), value)
-		},
-		Observer:   logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home},
-		Regrow:     regrowOf(set),
-		RanBefore:  p.ranBefore,
-		UsedBefore: p.usedBefore,
-		Begun:      begun,
+		DecideCommand: func(task, value string) string { return cmdline.Decide(o.Home, id, task, value) },
+		Observer:      logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home},
+		Regrow:        regrowOf(set),
+		RanBefore:     p.ranBefore,
+		UsedBefore:    p.usedBefore,
+		Begun:         begun,
 	}
 	e.Context = schedule.Contexts(team, defs)
 	e.Blobs = blobOpener(blobsOf(store), id)
@@ -623,8 +618,10 @@ func PrefetchSession(ctx context.Context, store checkpoint.Backend, specPath, id
 	p.Prefetch(id)
 }
 
-// orphansNote tells what killOrphans did.
-func orphansNote(id string, pids []int) string {
+// orphansNote tells what killOrphans did. lapses says the store's lock
+// can lapse while its holder lives (PostgreSQL's, at the end of its
+// lease): then the earlier run may be alive, stalled, not ended.
+func orphansNote(id string, pids []int, lapses bool) string {
 	list := make([]string, len(pids))
 	for i, p := range pids {
 		list[i] = strconv.Itoa(p)
@@ -632,6 +629,9 @@ func orphansNote(id string, pids []int) string {
 	what := "process " + list[0] + " (and its process group)"
 	if len(pids) > 1 {
 		what = "processes " + strings.Join(list, ", ") + " (and their process groups)"
+	}
+	if lapses {
+		return fmt.Sprintf("killed %s left running by an earlier run of session %s, which no longer holds the session: it ended, or its lease expired or its connection broke while it ran (it may still be alive; it can no longer write to the session)", what, id)
 	}
 	return fmt.Sprintf("killed %s left running by an earlier run of session %s that ended without stopping its tasks", what, id)
 }
@@ -730,7 +730,7 @@ func agentRecords(team *spec.Team, state map[string]any) []checkpoint.AgentRecor
 
 // ResumeCommand is the command that continues session id of this run.
 func ResumeCommand(o Options, id string) string {
-	parts := []string{"teamrun", "run", ShellQuote(o.SpecPath), "--continue", "--session", ShellQuote(id)}
+	parts := []string{"teamrun", "run", cmdline.Quote(o.SpecPath), "--continue", "--session", cmdline.Quote(id)}
 	keys := o.VarOrder
 	if len(keys) == 0 {
 		for k := range o.Vars {
@@ -739,35 +739,12 @@ func ResumeCommand(o Options, id string) string {
 		sort.Strings(keys)
 	}
 	for _, k := range keys {
-		parts = append(parts, "--var", ShellQuote(k+"="+o.Vars[k]))
+		parts = append(parts, "--var", cmdline.Quote(k+"="+o.Vars[k]))
 	}
 	if o.Reuse == checkpoint.ReuseUnchanged {
 		parts = append(parts, "--reuse", "unchanged")
 	}
-	return strings.Join(parts, " ") + StoreFlag(o.Home)
-}
-
-// StoreFlag is the " --store URL" of a command printed for the user to
-// paste (resume, decide, logs): the store given on the command line, shown
-// without its password, so that the pasted command finds the same
-// session; "" when none was given, as the default chain finds it again.
-func StoreFlag(home string) string {
-	if home == "" {
-		return ""
-	}
-	return " --store " + ShellQuote(stores.Shown(home))
-}
-
-// ShellQuote quotes s for a POSIX shell when it needs it (resume and
-// decide commands that users paste).
-func ShellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '+' || r == '@' ||
-			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return strings.Join(parts, " ") + cmdline.StoreFlag(o.Home)
 }
 
 // InterruptedError is the error recorded for a task a signal stopped: it
@@ -797,12 +774,7 @@ func haltedError(h *Halt) string {
 
 // decideText is the halt's decide command with its options in place of
 // the VALUE placeholder: "teamrun session decide s1 work rerun|fail|unknown".
-func (h *Halt) decideText() string {
-	if c, ok := strings.CutSuffix(h.Command, " VALUE"); ok && len(h.Options) > 0 {
-		return c + " " + strings.Join(h.Options, "|")
-	}
-	return h.Command
-}
+func (h *Halt) decideText() string { return cmdline.OneOf(h.Command, h.Options) }
 
 // journalRecorder turns engine events into checkpoint records. It begins
 // the session's journal when asked, or at its first record. It is safe for

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
 )
 
@@ -262,7 +263,7 @@ type logHints struct {
 
 func (h logHints) Observe(ev Event) {
 	if ev.Type == TaskFailed && ev.Attempt > 0 && h.kept.has(ev.Task, ev.Attempt) {
-		ev.Logs = fmt.Sprintf("teamrun session logs %s %s --attempt %d%s", ShellQuote(h.session), ShellQuote(ev.Task), ev.Attempt, StoreFlag(h.store))
+		ev.Logs = fmt.Sprintf("teamrun session logs %s %s --attempt %d%s", cmdline.Quote(h.session), cmdline.Quote(ev.Task), ev.Attempt, cmdline.StoreFlag(h.store))
 	}
 	h.Observer.Observe(ev)
 }

@@ -24,7 +24,7 @@ type ToolHaltError struct {
 }
 
 func (e *ToolHaltError) Error() string {
-	return fmt.Sprintf("task %q: tool %s was started with %s by an earlier run that ended before its result was recorded; it is not idempotent, so it is not run again without a decision (rerun, fail or unknown)",
+	return fmt.Sprintf("task %q: tool %s was started with %s by an earlier run, which did not record its result; it is not idempotent, so it is not run again without a decision (rerun, fail or unknown)",
 		e.Task, e.Tool, e.Arguments)
 }
 
@@ -34,7 +34,7 @@ func (e *ToolHaltError) Error() string {
 type DecidedFailError struct{ Tool, Arguments string }
 
 func (e *DecidedFailError) Error() string {
-	return fmt.Sprintf("tool %s (%s) was started by an earlier run that ended before its result was recorded; decided: fail", e.Tool, e.Arguments)
+	return fmt.Sprintf("tool %s (%s) was started by an earlier run, which did not record its result; decided: fail", e.Tool, e.Arguments)
 }
 
 // toolRunner starts a tool's process as a command agent's: RunCommand, in
@@ -382,7 +382,7 @@ func (e *Engine) toolHalt(err error) *Halt {
 		return nil
 	}
 	h := &Halt{Session: e.Session, Task: th.Task, Tool: th.Tool, Arguments: th.Arguments, Options: checkpoint.ToolDecisions(),
-		Description: fmt.Sprintf("tool %s was started with %s, but the run ended before its result was recorded, and it is not idempotent: did it take effect?", th.Tool, th.Arguments)}
+		Description: fmt.Sprintf("tool %s was started with %s by an earlier run, which did not record its result, and it is not idempotent: did it take effect?", th.Tool, th.Arguments)}
 	if e.DecideCommand != nil {
 		h.Command = e.DecideCommand(th.Task, "")
 		for _, o := range h.Options {

@@ -772,7 +772,8 @@ func EnvName(name string) string {
 	}, name)
 }
 
-// maxNameBytes is the longest file name most file systems take (NAME_MAX).
+// maxNameBytes is the longest file name most file systems take (NAME_MAX):
+// a declared task's context file is named after it (DESIGN §3).
 const maxNameBytes = 255
 
 // checkCycles reports each dependency cycle once, at the first of its tasks.

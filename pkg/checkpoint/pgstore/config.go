@@ -3,14 +3,17 @@ package pgstore
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
@@ -35,7 +38,8 @@ func IsURL(loc string) bool {
 // config is a store URL taken apart: what pgx connects with, and teamrun's
 // own parameters, which the server never sees.
 type config struct {
-	conn     *pgx.ConnConfig
+	conn     *pgx.ConnConfig // the pool's, and the locks' connections'
+	pool     *pgxpool.Config
 	schema   string
 	lease    time.Duration
 	location string // the URL without password, for messages
@@ -70,14 +74,28 @@ func parseURL(raw string) (*config, error) {
 		}
 		c.lease = d
 	}
+	for k := range q {
+		if strings.HasPrefix(k, "pool_") {
+			// pgxpool's settings: pgx would send them to the server as
+			// its own parameters, which it refuses (exit 5 once connected).
+			return nil, fmt.Errorf("%w: %s in the store URL: teamrun sizes its own connection pool; leave it out", checkpoint.ErrBadLocation, k)
+		}
+	}
+	if err := checkNumbers(q, passwordOf(u)); err != nil {
+		return nil, err
+	}
 	q.Del("schema")
 	q.Del("lease")
 	u.RawQuery = q.Encode()
-	c.conn, err = pgx.ParseConfig(connString(u))
+	// The pool's settings come from the URL too: parsed from "" they
+	// would be the PG* variables' alone, and one the URL overrides (a
+	// PGPORT that is no number) would fail there.
+	c.pool, err = pgxpool.ParseConfig(connString(u))
 	if err != nil {
 		return nil, fmt.Errorf("%w: the store URL %s: %s; it looks like postgres://user:password@host:5432/db?sslmode=require",
-			checkpoint.ErrBadLocation, redacted(u), scrub(parseProblem(err), passwordOf(u)))
+			checkpoint.ErrBadLocation, redacted(u), scrub(numberProblem(err), passwordOf(u)))
 	}
+	c.conn = c.pool.ConnConfig
 	c.password = c.conn.Password
 	if c.conn.ConnectTimeout == 0 {
 		c.conn.ConnectTimeout = 10 * time.Second
@@ -96,6 +114,62 @@ func parseURL(raw string) (*config, error) {
 	loc.RawQuery = lq.Encode()
 	c.location = redacted(&loc)
 	return c, nil
+}
+
+// numberParam is a store URL parameter pgx reads as a number, and what it
+// takes in words: pgx's own message for a bad value is Go's strconv text
+// ("strconv.ParseInt: parsing ...").
+type numberParam struct {
+	key, want string
+	ok        func(v string) bool
+}
+
+func numberParams() []numberParam {
+	whole := func(bits int, min int64) func(string) bool {
+		return func(v string) bool {
+			n, err := strconv.ParseInt(v, 10, bits)
+			return err == nil && n >= min
+		}
+	}
+	ports := func(v string) bool {
+		for _, p := range strings.Split(v, ",") {
+			if n, err := strconv.ParseUint(p, 10, 16); p != "" && (err != nil || n == 0) {
+				return false // "": the default port, as libpq has it
+			}
+		}
+		return true
+	}
+	return []numberParam{
+		{"port", "a port number from 1 to 65535 (or one per host, comma-separated), such as 5432", ports},
+		{"connect_timeout", "a whole number of seconds, such as 10 (0: no limit)", whole(64, 0)},
+		{"statement_cache_capacity", "a whole number, such as 512", whole(32, math.MinInt32)},
+		{"description_cache_capacity", "a whole number, such as 512", whole(32, math.MinInt32)},
+	}
+}
+
+// checkNumbers refuses a numeric parameter of q, the store URL's, that pgx
+// could not read, saying what it takes. The URL's parameter is the one
+// pgx uses (over the host's :port and PG* variables); a bad value from
+// elsewhere is left to pgx (see numberProblem).
+func checkNumbers(q url.Values, password string) error {
+	for _, p := range numberParams() {
+		if v := q.Get(p.key); q.Has(p.key) && !p.ok(v) {
+			return fmt.Errorf("%w: %s=%q in the store URL: %s", checkpoint.ErrBadLocation, p.key, scrub(v, password), p.want)
+		}
+	}
+	return nil
+}
+
+// numberProblem is pgx's problem with a connection setting, without Go's
+// strconv text: a number that comes from a PG* variable or a service
+// file, which checkNumbers does not see.
+func numberProblem(err error) string {
+	msg := parseProblem(err)
+	var ne *strconv.NumError
+	if errors.As(err, &ne) {
+		msg = strings.Replace(msg, " ("+ne.Error()+")", fmt.Sprintf(": %q is not a whole number", ne.Num), 1)
+	}
+	return msg
 }
 
 // Shown is a store URL as a message or a command line may show it: without

@@ -121,10 +121,7 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	pcfg, err := pgxpool.ParseConfig("")
-	if err != nil {
-		return nil, cfg.fail("configure", err)
-	}
+	pcfg := cfg.pool.Copy()
 	pcfg.ConnConfig = cfg.conn.Copy()
 	pcfg.MaxConns = 4
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)

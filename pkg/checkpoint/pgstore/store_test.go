@@ -49,8 +49,24 @@ func TestParseURL(t *testing.T) {
 		{name: "port out of range", raw: "postgres://u:secret@db:99999/app",
 			wantErr: "the store URL postgres://u@db:99999/app: invalid port; it looks like postgres://user:password@host:5432/db"},
 		{name: "bad sslmode", raw: "postgres://u:secret@db/app?sslmode=bogus", wantErr: "sslmode is invalid"},
-		{name: "one-letter password leaves the words whole", raw: "postgres://u:p@db/app?connect_timeout=abc",
-			wantErr: `the store URL postgres://u@db/app?connect_timeout=abc: invalid connect_timeout (strconv.ParseInt: parsing "abc"`},
+		{name: "one-letter password leaves the words whole", raw: "postgres://u:p@db/app?sslmode=bogus",
+			wantErr: `the store URL postgres://u@db/app?sslmode=bogus: failed to configure TLS (sslmode is invalid)`},
+		{name: "connect_timeout not a number", raw: "postgres://u:secret@db/app?connect_timeout=abc",
+			wantErr: `connect_timeout="abc" in the store URL: a whole number of seconds, such as 10 (0: no limit)`},
+		{name: "connect_timeout negative", raw: "postgres://u:secret@db/app?connect_timeout=-1", wantErr: `connect_timeout="-1" in the store URL: a whole number of seconds`},
+		{name: "connect_timeout fine", raw: "postgres://u:secret@db/app?connect_timeout=0",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db/app?connect_timeout=0"},
+		{name: "port parameter not a number", raw: "postgres://u:secret@db/app?port=abc", wantErr: `port="abc" in the store URL: a port number from 1 to 65535`},
+		{name: "port parameter zero", raw: "postgres://u:secret@db/app?port=0", wantErr: `port="0" in the store URL`},
+		{name: "ports per host, one the default", raw: "postgres://u:secret@db1,db2,db3/app?port=5432,,5433",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db1,db2,db3/app?port=5432%2C%2C5433"},
+		{name: "a port per host, one bad", raw: "postgres://u:secret@db1,db2/app?port=5432,x", wantErr: `port="5432,x" in the store URL`},
+		{name: "statement cache not a number", raw: "postgres://u:secret@db/app?statement_cache_capacity=lots",
+			wantErr: `statement_cache_capacity="lots" in the store URL: a whole number, such as 512`},
+		{name: "description cache not a number", raw: "postgres://u:secret@db/app?description_cache_capacity=1.5",
+			wantErr: `description_cache_capacity="1.5" in the store URL: a whole number, such as 512`},
+		{name: "pool settings are teamrun's", raw: "postgres://u:secret@db/app?pool_max_conns=8",
+			wantErr: "pool_max_conns in the store URL: teamrun sizes its own connection pool; leave it out"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,6 +80,9 @@ func TestParseURL(t *testing.T) {
 				}
 				if strings.Contains(err.Error(), "secret") {
 					t.Errorf("the message shows the password: %v", err)
+				}
+				if strings.Contains(err.Error(), "strconv") {
+					t.Errorf("the message shows Go's number parser: %v", err)
 				}
 				return
 			}
@@ -862,4 +881,41 @@ func TestWaiterOutlivesRestart(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatalf("the waiter after the restart: %v", err)
 	}
+}
+
+// A number pgx reads from a PG* variable, which the URL's own parameter
+// overrides, says what was wrong without Go's number parser's words.
+func TestParseURLNumberFromEnvironment(t *testing.T) {
+	for _, tc := range []struct{ name, env, raw, wantErr string }{
+		{"bad variable", "soon", "postgres://u:secret@db/app", `invalid connect_timeout: "soon" is not a whole number`},
+		{"the URL's parameter wins", "soon", "postgres://u:secret@db/app?connect_timeout=5", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PGCONNECT_TIMEOUT", tc.env)
+			_, err := parseURL(tc.raw)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatal(err)
+			case tc.wantErr == "":
+			case err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, checkpoint.ErrBadLocation):
+				t.Fatalf("err = %v, want one containing %q (exit 2)", err, tc.wantErr)
+			case strings.Contains(err.Error(), "strconv") || strings.Contains(err.Error(), "secret"):
+				t.Errorf("the message shows Go's number parser or the password: %v", err)
+			}
+		})
+	}
+}
+
+// PG* variables the store URL overrides do not matter, whatever they hold:
+// the pool took its settings from the variables alone and failed on a
+// PGPORT that is no number (exit 5) though the URL names the port.
+func TestOpenOverriddenVariables(t *testing.T) {
+	raw := testStoreURL(t, "connect_timeout", "5")
+	t.Setenv("PGPORT", "x")
+	t.Setenv("PGCONNECT_TIMEOUT", "x")
+	s, err := Open(context.Background(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
 }
