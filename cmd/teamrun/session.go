@@ -17,7 +17,6 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
-	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -821,8 +820,8 @@ func sessionDecideCommand() *cli.Command {
 				Detail: fmt.Sprintf("%s=%q", task, value)}); err != nil {
 				return storeExit(fmt.Errorf("the decision was recorded, but the audit log could not be written: %w", err))
 			}
-			fmt.Fprintf(c.App.Writer, "recorded decision %q for task %s of session %s\nresume: teamrun run %s --continue --session %s%s\n",
-				value, task, id, cmdline.Quote(sess.SpecPath), id, cmdline.StoreFlag(storeFlag(c)))
+			fmt.Fprintf(c.App.Writer, "recorded decision %q for task %s of session %s\nresume: %s\n",
+				value, task, id, runner.ResumeCommand(runner.Options{SpecPath: sess.SpecPath, Home: storeFlag(c)}, id))
 			return nil
 		}),
 	}
@@ -847,8 +846,8 @@ func decideBudget(c *cli.Context, a *admin, sess *checkpoint.Session, value stri
 		Detail: fmt.Sprintf("%s=%q", runner.BudgetDecision, v)}); err != nil {
 		return storeExit(fmt.Errorf("the budget was recorded, but the audit log could not be written: %w", err))
 	}
-	fmt.Fprintf(c.App.Writer, "recorded budget %s for session %s\nresume: teamrun run %s --continue --session %s%s\n",
-		v, sess.ID, cmdline.Quote(sess.SpecPath), sess.ID, cmdline.StoreFlag(storeFlag(c)))
+	fmt.Fprintf(c.App.Writer, "recorded budget %s for session %s\nresume: %s\n",
+		v, sess.ID, runner.ResumeCommand(runner.Options{SpecPath: sess.SpecPath, Home: storeFlag(c)}, sess.ID))
 	return nil
 }
 
