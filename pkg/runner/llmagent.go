@@ -174,7 +174,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	var content string
 	var calls []llm.Call // every request that reported usage, the tool loop's turns included
 	if len(a.Tools) > 0 || len(a.MCP) > 0 {
-		content, calls, err = l.runTools(ctx, job, client, req)
+		content, calls, err = l.runTools(ctx, job, client, req, keys)
 	} else {
 		var resp llm.Response
 		resp, err = client.Complete(ctx, req)

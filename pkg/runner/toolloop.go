@@ -165,11 +165,14 @@ type loop struct {
 	log    *checkpoint.ToolLog
 	calls  []llm.Call        // the requests that reported usage, every turn's
 	mcp    map[string]string // MCP servers' tool list digests
+	// keys are the agent's key and the team's: what the model or a tool
+	// writes of them is redacted before it is recorded, shown or run.
+	keys []string
 }
 
 // runTools runs the loop; calls are every request that reported usage, a
-// failed one's included.
-func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req llm.Request) (string, []llm.Call, error) {
+// failed one's included. keys are redacted from what the loop records.
+func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req llm.Request, keys []string) (string, []llm.Call, error) {
 	set, release, err := l.toolSet(ctx, job)
 	if err != nil {
 		return "", nil, err
@@ -192,7 +195,7 @@ func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req l
 		}
 		req.Tools = append(req.Tools, llm.Tool{Type: "function", Function: llm.ToolFunction{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
-	lp := &loop{l: l, job: job, set: set, client: client, req: req}
+	lp := &loop{l: l, job: job, set: set, client: client, req: req, keys: keys}
 	if set.MCP != nil {
 		lp.mcp = set.MCP.Digests
 	}
@@ -259,7 +262,12 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 		if len(resp.ToolCalls) == 0 {
 			return resp.Content, nil
 		}
-		calls := callsOf(turn, resp.ToolCalls)
+		// A turn holding a key (a proxy that echoes the request) is
+		// redacted as an answer is, and its calls run as recorded: a key
+		// never reaches a tool from the model, and a resumed loop replays
+		// exactly what the first run sent and ran.
+		content := lp.redact(resp.Content)
+		calls := callsOf(turn, resp.ToolCalls, lp.redact)
 		if turn >= maxTurns {
 			// Its results would never be read: nothing of this turn runs.
 			names := make([]string, len(calls))
@@ -268,14 +276,14 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 			}
 			return "", lp.end(fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, strings.Join(names, ", "), a.Name))
 		}
-		step := checkpoint.ToolStep{Turn: turn, Content: resp.Content, Calls: calls, Usage: usageOf(resp.Calls, a.LLM.Price, lp.job.Attempt)}
+		step := checkpoint.ToolStep{Turn: turn, Content: content, Calls: calls, Usage: usageOf(resp.Calls, a.LLM.Price, lp.job.Attempt)}
 		if turn == 1 {
 			step.MCP = lp.mcp
 		}
 		if err := lp.record(checkpoint.ToolTurnRecorded, step); err != nil {
 			return "", err
 		}
-		msgs = append(msgs, assistantTurn(resp.Content, calls))
+		msgs = append(msgs, assistantTurn(content, calls))
 		for _, c := range calls {
 			res, err := lp.settle(ctx, turn, c)
 			if err != nil {
@@ -337,24 +345,28 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 	// A tool runs in teamrun's environment, as a command does: what it
 	// prints of the team's keys reaches neither the session nor the model
 	// (DESIGN §2).
-	res.Content = llm.RedactKeys(llm.RedactKey(lp.client.APIKey, res.Content), lp.l.keys()...)
+	res.Content = lp.redact(res.Content)
 	return res, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool,
 		Result: res.Content, IsError: res.IsError, Millis: time.Since(start).Milliseconds()})
 }
 
-// callsOf is a turn's calls as journaled; a call without an id (some
-// servers send none) or with one the turn already used gets its own, so
-// that every result answers exactly one call.
-func callsOf(turn int, tcs []llm.ToolCall) []checkpoint.ToolCall {
+// redact is text with the loop's keys redacted (llm.RedactKeys).
+func (lp *loop) redact(text string) string { return llm.RedactKeys(text, lp.keys...) }
+
+// callsOf is a turn's calls as journaled, each part redacted; a call
+// without an id (some servers send none) or with one the turn already
+// used (redaction may make two alike) gets its own, so that every result
+// answers exactly one call.
+func callsOf(turn int, tcs []llm.ToolCall, redact func(string) string) []checkpoint.ToolCall {
 	out := make([]checkpoint.ToolCall, len(tcs))
 	seen := map[string]bool{}
 	for i, tc := range tcs {
-		id := tc.ID
+		id := redact(tc.ID)
 		if id == "" || seen[id] {
 			id = fmt.Sprintf("call_%d_%d", turn, i+1)
 		}
 		seen[id] = true
-		out[i] = checkpoint.ToolCall{ID: id, Tool: tc.Function.Name, Arguments: tc.Function.Arguments}
+		out[i] = checkpoint.ToolCall{ID: id, Tool: redact(tc.Function.Name), Arguments: redact(tc.Function.Arguments)}
 	}
 	return out
 }

@@ -393,3 +393,83 @@ tasks:
 		t.Error("the session holds the key")
 	}
 }
+
+// A turn that calls tools and holds the agent's key (a proxy or model
+// that echoes the request's Authorization header) is redacted before it
+// is recorded, shown or sent back, in each of its parts; the call runs
+// with the arguments as recorded, so the tool never gets the key and a
+// resumed loop replays exactly what ran.
+func TestToolTurnKeyRedacted(t *testing.T) {
+	const key = "sk-test-SECRETKEY-0123456789abcdef"
+	tests := []struct {
+		name string
+		turn string // the first answer; the second is "done"
+		ran  string // what the note tool appended to LOG
+	}{
+		{"in the turn's text", `{"role":"assistant","content":"thinking Bearer ` + key + `","tool_calls":[{"id":"c1","type":"function","function":{"name":"note","arguments":"{\"text\":\"x\"}"}}]}`, "x\n"},
+		{"in a call's arguments", calls("c1", "note", `{"text":"Bearer `+key+`"}`), "Bearer [REDACTED]\n"},
+		{"a piece of it in a call's arguments", calls("c1", "note", `{"text":"`+key[3:20]+`"}`), "[REDACTED]\n"},
+		{"in a tool's name", calls("c1", "Bearer "+key, `{}`), ""},
+		{"in a call's id", calls("id-"+key, "note", `{"text":"y"}`), "y\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &toolLLM{script: func(n int, _ toolRequest) string {
+				if n == 1 {
+					return tc.turn
+				}
+				return answer("done")
+			}}
+			p, logPath := toolProject(t, f, toolTeam)
+			p.env["OPENAI_API_KEY"] = key
+			p.verbose = true
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Succeeded {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			if got := readLog(t, logPath); got != tc.ran {
+				t.Errorf("the tool ran with %q, want %q", got, tc.ran)
+			}
+			b, err := p.sessionFileBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent, _ := json.Marshal(f.request(1).Messages)
+			for what, text := range map[string]string{"the session": string(b), "the --json events": out, "the turn sent back": string(sent)} {
+				if strings.Contains(text, key[3:11]) {
+					t.Errorf("%s holds the key", what)
+				}
+			}
+			if !strings.Contains(string(b), "[REDACTED]") {
+				t.Error("the session does not say where the key was")
+			}
+			// What was recorded is what went back to the model: a resumed
+			// loop would send the same.
+			lg := p.session(t).ToolLogs["work"]
+			back := f.request(1).Messages
+			var turn *struct {
+				Content string
+				IDs     []string
+			}
+			for _, m := range back {
+				if m.Role == "assistant" && len(m.ToolCalls) > 0 {
+					turn = &struct {
+						Content string
+						IDs     []string
+					}{Content: m.Content}
+					for _, c := range m.ToolCalls {
+						turn.IDs = append(turn.IDs, c.ID+" "+c.Function.Name+" "+c.Function.Arguments)
+					}
+				}
+			}
+			if lg == nil || turn == nil || len(lg.Turns) != 1 || lg.Turns[0].Content != turn.Content {
+				t.Fatalf("recorded turn %+v, sent back %+v", lg, turn)
+			}
+			for i, c := range lg.Turns[0].Calls {
+				if got := c.ID + " " + c.Tool + " " + c.Arguments; got != turn.IDs[i] {
+					t.Errorf("call %d recorded as %q, sent back as %q", i, got, turn.IDs[i])
+				}
+			}
+		})
+	}
+}
