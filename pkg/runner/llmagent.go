@@ -14,6 +14,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
+	"github.com/teamrun/teamrun/pkg/runner/tools"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -35,6 +36,9 @@ type LLMs struct {
 	// file tools are confined to (the spec's).
 	Commands *Commands
 	Dir      string
+	// Guarded are the files and folders the file tools never write
+	// (tools.Set.Guarded).
+	Guarded []tools.Guard
 
 	mu       sync.Mutex
 	memory   map[string][]Turn

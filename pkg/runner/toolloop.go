@@ -87,7 +87,7 @@ func (l *LLMs) keys() []string {
 }
 
 func (l *LLMs) toolSet(ctx context.Context, job *Job) (*tools.Set, func(), error) {
-	set := &tools.Set{Tools: job.Agent.Tools, Dir: l.Dir, CommandDir: job.Agent.Dir}
+	set := &tools.Set{Tools: job.Agent.Tools, Dir: l.Dir, CommandDir: job.Agent.Dir, Guarded: l.Guarded}
 	for _, t := range job.Agent.Tools {
 		if t.Builtin == spec.ExecuteCommand {
 			set.Allow = append(set.Allow, spec.ExecuteCommand) // the spec's loader checked allow:

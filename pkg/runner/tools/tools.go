@@ -70,9 +70,18 @@ type Set struct {
 	CommandDir string
 	// Allow lists dangerous built-ins the spec opted in to.
 	Allow []string
+	// Guarded are teamrun's own files and folders (the spec being run,
+	// the session store's folders), which the file tools never write, nor
+	// anything in a .teamrun folder: a model that could would rewrite what
+	// the next run does (its commands, the URL its key is sent to).
+	Guarded []Guard
 	// MCP is the attempt's MCP sessions, for tools whose MCP is set.
 	MCP *MCP
 }
+
+// Guard is a file or folder the file tools do not write: its absolute
+// path, and what it is in the words of the error the model reads.
+type Guard struct{ Path, What string }
 
 // Tool returns the tool named name, or nil.
 func (s *Set) Tool(name string) *spec.Tool {
