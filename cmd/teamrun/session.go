@@ -465,10 +465,7 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 	fmt.Fprintf(kv, "fingerprint\t%s\n", orDash(s.Team.TasksFingerprint))
 	fmt.Fprintf(kv, "process\t%s\n", orDash(s.Team.Process))
 	fmt.Fprintf(kv, "tasks\t%d/%d done\n", s.Summary.Done, s.Summary.Total)
-	var used *checkpoint.Usage
-	for _, t := range s.Team.Tasks {
-		used = used.Plus(runnerTotals(t.Usage))
-	}
+	used := s.Usage()
 	if runner.HasUsage(used) {
 		fmt.Fprintf(kv, "tokens\t%s\n", runner.UsageText(used))
 	}
@@ -528,16 +525,6 @@ func shownStatus(t checkpoint.TaskRecord) string {
 		return statusHalted
 	}
 	return string(t.Status)
-}
-
-// runnerTotals is u without its calls.
-func runnerTotals(u *checkpoint.Usage) *checkpoint.Usage {
-	if u == nil {
-		return nil
-	}
-	c := *u
-	c.Calls = nil
-	return &c
 }
 
 func taskDuration(t checkpoint.TaskRecord) string {

@@ -101,6 +101,11 @@ type TeamState struct {
 	Process          string         `json:"process"`
 	Tasks            []TaskRecord   `json:"tasks"`
 	TasksFingerprint string         `json:"tasks_fingerprint"`
+	// DroppedUsage is what the LLM requests of task records the session
+	// no longer holds cost (tasks removed from the spec, foreach
+	// instances gone), without calls: paid all the same, so the session's
+	// usage and its budget go on counting it (Session.Usage).
+	DroppedUsage *Usage `json:"dropped_usage,omitempty"`
 }
 
 // AgentRecord is what a session keeps about an agent: never a secret.
@@ -340,6 +345,7 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 	s.Team.Agents = old.Team.Agents
 	s.ToolLogs = carryToolLogs(old, s)
 	if r == nil {
+		s.Team.DroppedUsage = droppedUsage(old, s)
 		return s
 	}
 	for i := range s.Team.Tasks {
@@ -365,7 +371,47 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 			s.Checkpoint.MemorySummary[a] = len(msgs)
 		}
 	}
+	s.Team.DroppedUsage = droppedUsage(old, s)
 	return s
+}
+
+// droppedUsage is what old's requests cost that s, its continuation, no
+// longer holds in a task's record: old's own dropped usage, and that of
+// each task s lacks or keeps without its usage.
+func droppedUsage(old, s *Session) *Usage {
+	out := old.Team.DroppedUsage
+	for i := range old.Team.Tasks {
+		t := &old.Team.Tasks[i]
+		if t.Usage == nil {
+			continue
+		}
+		if now, ok := s.Task(t.Name); !ok || now.Usage == nil {
+			out = out.Plus(t.Usage).withoutCalls()
+		}
+	}
+	return out
+}
+
+// Usage is what the session's LLM requests cost, without calls: every
+// task's, and those of records it no longer holds (DroppedUsage).
+func (s *Session) Usage() *Usage {
+	out := s.Team.DroppedUsage
+	for i := range s.Team.Tasks {
+		if u := s.Team.Tasks[i].Usage; u != nil {
+			out = out.Plus(u).withoutCalls()
+		}
+	}
+	return out
+}
+
+// withoutCalls is u's sums alone.
+func (u *Usage) withoutCalls() *Usage {
+	if u == nil {
+		return nil
+	}
+	c := *u
+	c.Calls = nil
+	return &c
 }
 
 // StartState is the shared state a run of sess starts from, and renders

@@ -159,8 +159,11 @@ type Engine struct {
 	// Attempts holds each task's attempts so far (nil: none).
 	Attempts []int
 	// PriorUsage holds what each task's LLM requests cost before this run
-	// (nil: none), for the session's totals in the summary.
-	PriorUsage []*Usage
+	// (nil: none), for the session's totals in the summary; DroppedUsage
+	// what records the session no longer holds cost (checkpoint's
+	// TeamState.DroppedUsage): the budget counts both.
+	PriorUsage   []*Usage
+	DroppedUsage *Usage
 	// Decisions holds the recorded human decisions, by task name.
 	Decisions map[string]string
 	Executor  Executor

@@ -476,6 +476,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		Restored:      make(map[int]Output, restoredCount(restored)),
 		Attempts:      make([]int, len(defs)),
 		PriorUsage:    make([]*Usage, len(defs)),
+		DroppedUsage:  sess.Team.DroppedUsage,
 		MaxParallel:   o.MaxParallel,
 		ResumeCommand: ResumeCommand(o, id),
 		DecideCommand: func(task, value string) string {

@@ -201,7 +201,7 @@ func (e *Engine) sessionUsage() *Usage {
 // sessionUsageLocked is sessionUsage under recMu; with pending, the
 // requests answered in attempts not yet recorded count too.
 func (e *Engine) sessionUsageLocked(pending bool) *Usage {
-	s := e.used
+	s := totals(e.used.Plus(e.DroppedUsage))
 	for i, u := range e.PriorUsage {
 		if u != nil && i < len(e.Team.Tasks) {
 			s = totals(s.Plus(u))

@@ -1,14 +1,19 @@
 package runner
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -215,4 +220,94 @@ tasks:
 	if c := tr.Usage.Calls[0]; c.Outcome != CallInterrupted || !c.UsageUnknown || c.CostUSD != nil || c.Model != "m" {
 		t.Errorf("recorded call %+v, want interrupted with unknown usage", c)
 	}
+}
+
+// What the session paid stays counted when a later run replaces the
+// records that held it: a task that runs again after an edit (a partial
+// restore, or --reuse unchanged) keeps its earlier requests, and a task
+// removed from the spec leaves its usage in the session's. The budget
+// counts all of it, and halts at once when it is already spent.
+func TestUsageKeptWhenRecordsAreReplaced(t *testing.T) {
+	const team = `
+models:
+  fast: {model: m, base_url: BASE, price: {input: 1, output: 2}}
+llm: fast
+budget: {max_tokens: BUDGET}
+agents:
+  a: {role: A}
+tasks:
+  t1: {description: one, agent: a}
+  t2: {description: two, agent: a}
+  t3: {description: THREE, agent: a}
+`
+	tests := []struct {
+		name     string
+		budget   string
+		edit     func(string) string
+		reuse    checkpoint.Reuse
+		outcome  Outcome // of the second run
+		requests int     // over both runs (t3's refused one included)
+		session  int     // the session's tokens after the second run
+	}{
+		// The first run pays 120 tokens for t1 and t2 and halts before t3.
+		{"a partial restore halts at once on a spent budget", "100", func(s string) string { return strings.Replace(s, "THREE", "three edited", 1) },
+			checkpoint.ReuseStrict, Halted, 2, 120},
+		{"a partial restore counts what the tasks that run again paid before", "10000", func(s string) string { return strings.Replace(s, "THREE", "three edited", 1) },
+			checkpoint.ReuseStrict, Succeeded, 6, 300},
+		{"a task removed under --reuse unchanged", "10000", func(s string) string {
+			return strings.Replace(strings.Replace(s, "  t1: {description: one, agent: a}\n", "", 1), "THREE", "three edited", 1)
+		}, checkpoint.ReuseUnchanged, Succeeded, 5, 240},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeLLM{answer: func(n int, _ chatRequest, w http.ResponseWriter) { usageReply(w, "ok", "stop", 50, 0, 10) }}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			yaml := strings.Replace(team, "BUDGET", tc.budget, 1)
+			p := newProject(t, srv.URL, yaml)
+			if tc.outcome == Succeeded {
+				// Without a spent budget the first run ends before t3 all
+				// the same: t3 fails (a 400 costs nothing).
+				f.answer = func(n int, req chatRequest, w http.ResponseWriter) {
+					if strings.Contains(req.Messages[len(req.Messages)-1].Content, "THREE") {
+						w.WriteHeader(http.StatusBadRequest)
+						return
+					}
+					usageReply(w, "ok", "stop", 50, 0, 10)
+				}
+			}
+			sum, out, _ := p.run(t, false)
+			if sum == nil || sum.SessionUsage == nil || sum.SessionUsage.TotalTokens != 120 {
+				t.Fatalf("first run: %+v\n%s", sum, out)
+			}
+			f.answer = func(n int, _ chatRequest, w http.ResponseWriter) { usageReply(w, "ok", "stop", 50, 0, 10) }
+			p.write(t, srv.URL, tc.edit(yaml))
+			var err error
+			sum, out, err = runReuse(t, p, tc.reuse)
+			if err != nil || sum.Outcome != tc.outcome {
+				t.Fatalf("second run: %v, %+v\n%s", err, sum, out)
+			}
+			if got := f.count(); got != tc.requests {
+				t.Errorf("%d requests over both runs, want %d", got, tc.requests)
+			}
+			if sum.SessionUsage == nil || sum.SessionUsage.TotalTokens != tc.session {
+				t.Errorf("the summary's session usage %+v, want %d tokens", sum.SessionUsage, tc.session)
+			}
+			if got := p.session(t).Usage(); got == nil || got.TotalTokens != tc.session || math.Abs(got.CostUSD-float64(tc.session/60)*70/1e6) > 1e-12 {
+				t.Errorf("the session's usage %+v, want %d tokens", got, tc.session)
+			}
+		})
+	}
+}
+
+// runReuse is p.run(t, true) under a --reuse mode.
+func runReuse(t *testing.T, p *project, reuse checkpoint.Reuse) (*Summary, string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	sum, err := Run(context.Background(), Options{
+		SpecPath: filepath.Join(p.dir, "team.yaml"), Continue: true, Session: "s1", Mode: ModeJSON, Reuse: reuse,
+		IO: iostreams.Test(nil, &out, &out), Home: p.home,
+		Getenv: func(k string) string { return p.env[k] },
+	})
+	return sum, out.String(), err
 }
