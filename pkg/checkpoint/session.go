@@ -142,11 +142,19 @@ type Usage struct {
 	UnpricedTokens int     `json:"unpriced_tokens,omitempty"`
 	// UnknownRequests counts requests cut off (Ctrl-C, a timeout) before
 	// they reported usage: paid for, perhaps, but by how much is unknown.
-	UnknownRequests int    `json:"unknown_requests,omitempty"`
-	Calls           []Call `json:"calls,omitempty"`
+	UnknownRequests int `json:"unknown_requests,omitempty"`
+	// UnreportedRequests counts answers that reported no usage (a server
+	// that counts none): billed, by how much unknown. EstimatedTokens and
+	// EstimatedCostUSD are what their sizes make of them (Call's), which
+	// a budget counts; they are in none of the sums above.
+	UnreportedRequests int     `json:"unreported_requests,omitempty"`
+	EstimatedTokens    int     `json:"estimated_tokens,omitempty"`
+	EstimatedCostUSD   float64 `json:"estimated_cost_usd,omitempty"`
+	Calls              []Call  `json:"calls,omitempty"`
 }
 
-// Call is one HTTP request that reported usage, or that was cut off.
+// Call is one HTTP request that was answered or reported usage, or that
+// was cut off.
 type Call struct {
 	Model            string   `json:"model"`
 	Attempt          int      `json:"attempt,omitempty"` // the task's attempt it belongs to
@@ -158,21 +166,37 @@ type Call struct {
 	CachedTokens     int      `json:"cached_tokens,omitempty"`
 	ReasoningTokens  int      `json:"reasoning_tokens,omitempty"`
 	CostUSD          *float64 `json:"cost_usd,omitempty"` // nil: the model has no price
-	// Outcome is "interrupted" for a request cut off by Ctrl-C or a
+	// Outcome is CallInterrupted for a request cut off by Ctrl-C or a
 	// timeout, whose tokens are those a stream reported before, or
-	// unknown (UsageUnknown); "" for an answered one.
+	// unknown (UsageUnknown); "" for an answered one, whose usage is
+	// unknown when the answer reported none.
 	Outcome      string `json:"outcome,omitempty"`
 	UsageUnknown bool   `json:"usage_unknown,omitempty"`
+	// EstimatedTokens and EstimatedCostUSD (nil: the model has no price)
+	// are, for an answer that reported no usage, its tokens and cost
+	// estimated from its size: what a budget counts of it.
+	EstimatedTokens  int      `json:"estimated_tokens,omitempty"`
+	EstimatedCostUSD *float64 `json:"estimated_cost_usd,omitempty"`
 }
 
+// CallInterrupted is the outcome of a request cut off by Ctrl-C or a
+// timeout.
+const CallInterrupted = "interrupted"
+
 // Usage is what c adds to a usage: its tokens and its cost, or its tokens
-// as unpriced (its model has no price), or one request of unknown usage.
+// as unpriced (its model has no price), or one request of unknown usage
+// (cut off, or answered without usage, with its estimate).
 func (c Call) Usage() *Usage {
 	u := &Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, TotalTokens: c.TotalTokens,
 		CachedTokens: c.CachedTokens, ReasoningTokens: c.ReasoningTokens}
 	switch {
-	case c.UsageUnknown:
+	case c.UsageUnknown && c.Outcome == CallInterrupted:
 		u.UnknownRequests = 1
+	case c.UsageUnknown:
+		u.UnreportedRequests, u.EstimatedTokens = 1, c.EstimatedTokens
+		if c.EstimatedCostUSD != nil {
+			u.EstimatedCostUSD = *c.EstimatedCostUSD
+		}
 	case c.CostUSD != nil:
 		u.CostUSD = *c.CostUSD
 	default:
@@ -204,6 +228,9 @@ func (u *Usage) WithoutAttempt(n int) *Usage {
 		out.CostUSD -= cu.CostUSD
 		out.UnpricedTokens -= cu.UnpricedTokens
 		out.UnknownRequests -= cu.UnknownRequests
+		out.UnreportedRequests -= cu.UnreportedRequests
+		out.EstimatedTokens -= cu.EstimatedTokens
+		out.EstimatedCostUSD -= cu.EstimatedCostUSD
 	}
 	return &out
 }
@@ -226,6 +253,9 @@ func (u *Usage) Plus(o *Usage) *Usage {
 		s.CostUSD += x.CostUSD
 		s.UnpricedTokens += x.UnpricedTokens
 		s.UnknownRequests += x.UnknownRequests
+		s.UnreportedRequests += x.UnreportedRequests
+		s.EstimatedTokens += x.EstimatedTokens
+		s.EstimatedCostUSD += x.EstimatedCostUSD
 		s.Calls = append(s.Calls, x.Calls...)
 	}
 	return &s

@@ -151,17 +151,18 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
 	if job.Admit != nil {
 		// The budget sees every request, each retry and tool turn too.
-		client.Admit = func(ctx context.Context, requestBytes int) (func(*llm.Usage), error) {
+		client.Admit = func(ctx context.Context, requestBytes int) (func(*llm.Call), error) {
 			done, err := job.Admit(ctx, reserveFor(requestBytes, a.LLM.MaxTokens, a.LLM.Price))
 			if err != nil {
 				return nil, err
 			}
-			return func(u *llm.Usage) {
-				if u == nil {
+			return func(c *llm.Call) {
+				if c == nil {
 					done(nil)
 					return
 				}
-				done(totals(usageOf([]llm.Call{{Usage: *u}}, a.LLM.Price, 0)))
+				// Counted as it will be recorded, an answer's estimate too.
+				done(totals(usageOf([]llm.Call{*c}, a.LLM.Price, 0)))
 			}, nil
 		}
 	}
@@ -190,6 +191,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			err = fmt.Errorf("the model answered only with a call of tool %s, but agent %q has no tools: give it tools (see `teamrun schema`), or use a model that answers in text", resp.ToolCalls[0].Function.Name, a.Name)
 		}
 	}
+	l.warnUnreported(job, ep.Model, calls)
 	content = llm.RedactKeys(content, keys...)
 	if err == nil && strings.TrimSpace(content) == "" {
 		// An empty answer is no result: taken as one, the task would be
@@ -207,6 +209,21 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		}
 	}
 	return res, nil
+}
+
+// warnUnreported says, once per model in a run, that its server answers
+// without usage: the totals and the budget count estimates for it.
+func (l *LLMs) warnUnreported(job *Job, model string, calls []llm.Call) {
+	if !slices.ContainsFunc(calls, func(c llm.Call) bool { return c.UsageUnknown && !c.CutOff }) {
+		return
+	}
+	msg := fmt.Sprintf("model %s answered without usage (its server counted no tokens): each such answer counts as an estimate from its size (request and answer bytes / 3 as tokens, priced when the model has a price) in the totals and the budget", model)
+	switch {
+	case l.Commands != nil:
+		l.Commands.warnOnce("\x00unreported "+model, msg)
+	case job.Warn != nil:
+		job.Warn(msg)
+	}
 }
 
 // redactedDeltas is onDelta with keys redacted, a key streamed in pieces

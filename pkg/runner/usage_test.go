@@ -311,3 +311,78 @@ func runReuse(t *testing.T, p *project, reuse checkpoint.Reuse) (*Summary, strin
 	})
 	return sum, out.String(), err
 }
+
+// An answer that reports no usage was billed all the same: it is recorded
+// as of unknown usage with an estimate from its size (request and answer
+// bytes / 3 as tokens, priced), which the totals show and the budget
+// counts, so a server that never counts cannot spend without bound; one
+// warning says so, once per model.
+func TestAnswerWithoutUsage(t *testing.T) {
+	const answer = "a long answer"
+	plain := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`, answer)
+	}
+	streamed := func(w http.ResponseWriter) { // include_usage ignored
+		sseReply(w, sseDelta(answer), `{"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]")
+	}
+	tests := []struct {
+		name     string
+		reply    func(http.ResponseWriter)
+		stream   string
+		budget   string
+		outcome  Outcome
+		requests int
+	}{
+		{"no budget", plain, "false", "", Succeeded, 3},
+		{"a token budget halts", plain, "false", "budget: {max_tokens: 100}\n", Halted, 2},
+		{"a cost budget halts", plain, "false", "budget: {max_cost_usd: 0.0001}\n", Halted, 2},
+		{"a stream without its usage chunk", streamed, "true", "budget: {max_tokens: 100}\n", Halted, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) { tc.reply(w) }}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, `
+llm: {model: m, base_url: BASE, stream: `+tc.stream+`, price: {input: 1, output: 2}}
+`+tc.budget+`agents:
+  a: {role: A}
+tasks:
+  t1: {description: one, agent: a}
+  t2: {description: two, agent: a}
+  t3: {description: three, agent: a}
+`)
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != tc.outcome || f.count() != tc.requests {
+				t.Fatalf("run: %v, %+v after %d requests, want %s after %d\n%s", err, sum, f.count(), tc.outcome, tc.requests, out)
+			}
+			t1, _ := p.session(t).Task("t1")
+			if t1.Usage == nil || len(t1.Usage.Calls) != 1 {
+				t.Fatalf("t1's usage %+v, want its answer", t1.Usage)
+			}
+			c := t1.Usage.Calls[0]
+			body := len(f.requestBody(0))
+			wantTokens := body/3 + 1 + len(answer)/3 + 1
+			wantCost := float64(body/3+1)*1/1e6 + float64(len(answer)/3+1)*2/1e6
+			if !c.UsageUnknown || c.Outcome != "" || c.EstimatedTokens != wantTokens || c.EstimatedCostUSD == nil || math.Abs(*c.EstimatedCostUSD-wantCost) > 1e-12 || c.CostUSD != nil {
+				t.Errorf("recorded call %+v, want usage unknown, %d tokens estimated", c, wantTokens)
+			}
+			if u := t1.Usage; u.UnreportedRequests != 1 || u.EstimatedTokens != wantTokens || u.TotalTokens != 0 {
+				t.Errorf("t1's usage %+v", u)
+			}
+			if s := sum.SessionUsage; s == nil || s.UnreportedRequests != tc.requests {
+				t.Errorf("session usage %+v, want %d answers without usage", s, tc.requests)
+			}
+			if !strings.Contains(UsageText(sum.SessionUsage), fmt.Sprintf("%d answers without usage (estimated from their size: ", tc.requests)) {
+				t.Errorf("session usage said %q", UsageText(sum.SessionUsage))
+			}
+			if n := strings.Count(out, "model m answered without usage"); n != 1 {
+				t.Errorf("the warning came %d times, want once:\n%s", n, out)
+			}
+			if tc.outcome == Halted && !strings.Contains(out, "of them estimated for answers without usage") && !strings.Contains(out, "of it estimated for answers without usage") {
+				t.Errorf("the halt does not say the spending is estimated:\n%s", out)
+			}
+		})
+	}
+}

@@ -164,8 +164,11 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 	if bad != nil {
 		return fail(bad)
 	}
+	resp.answered = true // it ended as the protocol says
 	if r := strings.TrimSpace(refusal.String()); r != "" {
-		return fail(&Error{Message: "the model refused to answer: " + red.snippet(r)})
+		out, _, e := fail(&Error{Message: "the model refused to answer: " + red.snippet(r)})
+		out.answered, out.Content = true, r
+		return out, -1, e
 	}
 	resp.Content = text.String()
 	return resp, -1, nil
