@@ -225,12 +225,12 @@ func (u *Usage) WithoutAttempt(n int) *Usage {
 		out.TotalTokens -= cu.TotalTokens
 		out.CachedTokens -= cu.CachedTokens
 		out.ReasoningTokens -= cu.ReasoningTokens
-		out.CostUSD -= cu.CostUSD
+		out.CostUSD = RoundCost(out.CostUSD - cu.CostUSD)
 		out.UnpricedTokens -= cu.UnpricedTokens
 		out.UnknownRequests -= cu.UnknownRequests
 		out.UnreportedRequests -= cu.UnreportedRequests
 		out.EstimatedTokens -= cu.EstimatedTokens
-		out.EstimatedCostUSD -= cu.EstimatedCostUSD
+		out.EstimatedCostUSD = RoundCost(out.EstimatedCostUSD - cu.EstimatedCostUSD)
 	}
 	return &out
 }
@@ -250,16 +250,21 @@ func (u *Usage) Plus(o *Usage) *Usage {
 		s.TotalTokens += x.TotalTokens
 		s.CachedTokens += x.CachedTokens
 		s.ReasoningTokens += x.ReasoningTokens
-		s.CostUSD += x.CostUSD
+		s.CostUSD = RoundCost(s.CostUSD + x.CostUSD)
 		s.UnpricedTokens += x.UnpricedTokens
 		s.UnknownRequests += x.UnknownRequests
 		s.UnreportedRequests += x.UnreportedRequests
 		s.EstimatedTokens += x.EstimatedTokens
-		s.EstimatedCostUSD += x.EstimatedCostUSD
+		s.EstimatedCostUSD = RoundCost(s.EstimatedCostUSD + x.EstimatedCostUSD)
 		s.Calls = append(s.Calls, x.Calls...)
 	}
 	return &s
 }
+
+// RoundCost rounds dollars to a ten-billionth, far below any price of a
+// token: float64 sums otherwise carry binary noise into the session file
+// and the events ($0.000054999999999999995 for $0.000055).
+func RoundCost(usd float64) float64 { return math.Round(usd*1e10) / 1e10 }
 
 // Message is one turn of an agent's conversation. Task is the task it was
 // produced for, so a per-task restore keeps only the turns of reused tasks.

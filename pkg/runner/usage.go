@@ -30,7 +30,7 @@ func usageOf(calls []llm.Call, price *spec.Price, attempt int) *Usage {
 		if price != nil && !c.UsageUnknown {
 			cost := costOf(c.Usage, price)
 			cc.CostUSD = &cost
-			u.CostUSD += cost
+			u.CostUSD = checkpoint.RoundCost(u.CostUSD + cost)
 		} else {
 			u.UnpricedTokens += c.Usage.TotalTokens
 		}
@@ -54,7 +54,7 @@ func usageOf(calls []llm.Call, price *spec.Price, attempt int) *Usage {
 			if price != nil {
 				cost := costOf(llm.Usage{PromptTokens: prompt, CompletionTokens: completion}, price)
 				cc.EstimatedCostUSD = &cost
-				u.EstimatedCostUSD += cost
+				u.EstimatedCostUSD = checkpoint.RoundCost(u.EstimatedCostUSD + cost)
 			}
 			u.UnreportedRequests++
 			u.EstimatedTokens += cc.EstimatedTokens
@@ -77,7 +77,7 @@ func costOf(u llm.Usage, p *spec.Price) float64 {
 	if p.CachedInput != nil {
 		cachedPrice = *p.CachedInput
 	}
-	return (float64(u.PromptTokens-cached)*p.Input + float64(cached)*cachedPrice + float64(u.CompletionTokens)*p.Output) / 1e6
+	return checkpoint.RoundCost((float64(u.PromptTokens-cached)*p.Input + float64(cached)*cachedPrice + float64(u.CompletionTokens)*p.Output) / 1e6)
 }
 
 // paidError is a failed attempt that had paid for LLM requests: the engine
