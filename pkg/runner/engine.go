@@ -50,8 +50,11 @@ type Job struct {
 	Attempt        int            // 1, 2, … counted across runs
 	State          map[string]any // a snapshot of the shared state; read only
 	// OnDelta, when set, gets a streamed answer's text as it comes: a
-	// preview for the user, never the result.
-	OnDelta func(text string)
+	// preview for the user, never the result. OnDiscard is told when the
+	// text it got so far is dropped (the stream failed, the request is
+	// sent again), and why.
+	OnDelta   func(text string)
+	OnDiscard func(reason string)
 	// Feedback is why this invocation's previous attempt was refused when
 	// the agent can correct it (a result that did not fit output_schema);
 	// "" otherwise.
@@ -760,6 +763,9 @@ func (e *Engine) job(i int) *Job {
 		OnDelta: func(text string) {
 			// To the user only: the recorder never sees a stream's pieces.
 			e.observe(Event{Time: e.now(), Type: TaskDelta, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Delta: text})
+		},
+		OnDiscard: func(reason string) {
+			e.observe(Event{Time: e.now(), Type: TaskStreamDiscarded, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Message: reason})
 		},
 		State:    maps.Clone(e.State),
 		Record:   func(r checkpoint.Record) error { return e.recordTool(i, r) },

@@ -170,11 +170,11 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	// model told it by a tool) is redacted as a command's output is,
 	// before it is recorded, shown or streamed.
 	keys := append([]string{ep.APIKey}, l.keys()...)
-	onDelta, flushDeltas := redactedDeltas(job.OnDelta, keys)
+	onDelta, onDiscard, flushDeltas := redactedDeltas(job.OnDelta, job.OnDiscard, keys)
 	defer flushDeltas()
 	req := llm.Request{Model: ep.Model, Messages: msgs,
 		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
-		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: onDelta,
+		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: onDelta, OnDiscard: onDiscard,
 		Schema: schemaObject(job.Task.OutputSchema), SchemaName: job.Task.Name}
 	var content string
 	var calls []llm.Call // every request that reported usage, the tool loop's turns included
@@ -227,13 +227,22 @@ func (l *LLMs) warnUnreported(job *Job, model string, calls []llm.Call) {
 }
 
 // redactedDeltas is onDelta with keys redacted, a key streamed in pieces
-// caught whole (redacting); flush gives what it held back.
-func redactedDeltas(onDelta func(string), keys []string) (redacted func(string), flush func()) {
+// caught whole (redacting), and onDiscard, which drops what it held back
+// of the text discarded; flush gives what it held back.
+func redactedDeltas(onDelta func(string), onDiscard func(string), keys []string) (redacted, discard func(string), flush func()) {
 	if onDelta == nil {
-		return nil, func() {}
+		return nil, nil, func() {}
 	}
 	w := redacting(deltaWriter(onDelta), slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "" }))
-	return func(s string) { io.WriteString(w, s) }, func() { w.Close() }
+	discard = func(reason string) {
+		if r, ok := w.(*redactingWriter); ok {
+			r.tail = ""
+		}
+		if onDiscard != nil {
+			onDiscard(llm.RedactKeys(reason, keys...))
+		}
+	}
+	return func(s string) { io.WriteString(w, s) }, discard, func() { w.Close() }
 }
 
 // deltaWriter is a stream's text handler as a writer.

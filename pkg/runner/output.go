@@ -60,7 +60,7 @@ type jsonReporter struct {
 }
 
 func (r *jsonReporter) Observe(ev Event) {
-	if ev.Type == TaskDelta && !r.deltas {
+	if (ev.Type == TaskDelta || ev.Type == TaskStreamDiscarded) && !r.deltas {
 		return
 	}
 	r.mu.Lock()

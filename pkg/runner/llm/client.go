@@ -122,6 +122,10 @@ type Request struct {
 	Stream      bool
 	IdleTimeout time.Duration
 	OnDelta     func(text string)
+	// OnDiscard, when set, is told that the text OnDelta got since the
+	// request was sent is dropped, and why: the stream failed and the
+	// request is sent again, whose text OnDelta gets anew.
+	OnDiscard func(reason string)
 	// Schema, a JSON Schema object, asks for an answer that fits it
 	// (response_format json_schema, named SchemaName). Servers differ in
 	// how well they keep to it: the caller checks the answer itself.
@@ -275,7 +279,13 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	var st *streaming
 	if req.Stream {
 		wr.Stream, wr.StreamOptions = true, &streamOptions{IncludeUsage: true}
-		st = &streaming{idle: req.IdleTimeout, onDelta: req.OnDelta}
+		st = &streaming{idle: req.IdleTimeout}
+		if req.OnDelta != nil {
+			st.onDelta = func(text string) {
+				st.shown = true
+				req.OnDelta(text)
+			}
+		}
 		if st.idle <= 0 {
 			st.idle = DefaultIdleTimeout
 		}
@@ -307,6 +317,9 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			done = d
 		}
 		start := time.Now()
+		if st != nil {
+			st.shown = false
+		}
 		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red, st)
 		if resp.Model == "" {
 			resp.Model = req.Model
@@ -349,6 +362,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			if body, err = json.Marshal(wr); err != nil {
 				return Response{}, fail(&Error{Message: "encoding the request: " + err.Error(), Err: err})
 			}
+			st.discard(req.OnDiscard, last)
 			continue
 		}
 		if !last.Retryable {
@@ -357,6 +371,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		if attempt >= attempts {
 			return Response{}, last
 		}
+		st.discard(req.OnDiscard, last)
 		if err := c.sleep(ctx, c.backoff(attempt, retryAfter)); err != nil || ctx.Err() != nil {
 			return Response{}, canceled(ctx, req.Model, shown, last, calls)
 		}
