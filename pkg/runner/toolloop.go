@@ -102,6 +102,7 @@ func (l *LLMs) toolSet(ctx context.Context, job *Job) (*tools.Set, func(), error
 		return nil, nil, err
 	}
 	set.Env = env
+	set.FitArgs = cmds.fitArgs(env)
 	set.Run = toolRunner(cmds.Groups, owner, cmds.TempDir)
 	return set, release, nil
 }

@@ -473,3 +473,71 @@ func TestToolTurnKeyRedacted(t *testing.T) {
 		})
 	}
 }
+
+// An argument that no environment can carry (over 128 KiB, or holding a
+// NUL byte), or that does not fit beside the others, is left out of
+// TEAMRUN_ARG_* with a warning, and the tool still starts: it reads the
+// arguments on stdin.
+func TestToolArgumentsLeftOutOfTheEnvironment(t *testing.T) {
+	big := strings.Repeat("y", 200_000)
+	many := map[string]string{}
+	for i := range 12 {
+		many[fmt.Sprintf("a%02d", i)] = strings.Repeat("z", 100_000)
+	}
+	manyArgs, _ := json.Marshal(many)
+	tests := []struct {
+		name, args string
+		env        string // what the tool saw: TEAMRUN_ARG_A00's length, TEAMRUN_ARG_NOTE
+		warning    string
+	}{
+		{"an ordinary argument", `{"note":"hi"}`, "a00=0 note=hi", ""},
+		{"an argument over 128 KiB", `{"note":"` + big + `"}`, "a00=0 note=unset", "tool save: TEAMRUN_ARG_NOTE is left out of its environment: with its name it is 200017 bytes, over the 128 KiB"},
+		{"an argument with a NUL byte", `{"note":"a\u0000b"}`, "a00=0 note=unset", "tool save: TEAMRUN_ARG_NOTE is left out of its environment: its value contains a NUL byte"},
+		{"arguments that together do not fit", string(manyArgs), "a00=100000 note=unset", "are left out of its environment: with the rest of it they would pass the 1024 KiB"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &toolLLM{script: func(n int, _ toolRequest) string {
+				if n == 1 {
+					return calls("c1", "save", tc.args)
+				}
+				return answer("saved")
+			}}
+			p, logPath := toolProject(t, f, `
+tools:
+  save:
+    shell: 'printf "a00=%s note=%s" "${#TEAMRUN_ARG_A00}" "${TEAMRUN_ARG_NOTE-unset}" >> LOG; wc -c | tr -d " "'
+agents:
+  clerk: {role: Clerk, llm: {model: m, base_url: BASE}, tools: [save]}
+tasks:
+  work: {description: Save, agent: clerk}
+`)
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Succeeded {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			c := p.session(t).ToolLogs["work"].Turns[0].Calls[0]
+			if c.IsError || strings.TrimSpace(c.Result) != fmt.Sprint(len(mustCompact(t, tc.args))) {
+				t.Errorf("the tool's result %q: want it started, its stdin the %d bytes of the arguments", c.Result, len(mustCompact(t, tc.args)))
+			}
+			if got := readLog(t, logPath); got != tc.env {
+				t.Errorf("the tool saw %q, want %q", got, tc.env)
+			}
+			if tc.warning == "" && strings.Contains(out, `"event":"warning"`) || tc.warning != "" && strings.Count(out, tc.warning) != 1 {
+				t.Errorf("want the warning %q once:\n%.2000s", tc.warning, out)
+			}
+		})
+	}
+}
+
+// mustCompact is JSON text as a tool reads it on stdin (keys sorted, no
+// spaces).
+func mustCompact(t *testing.T, s string) []byte {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(v)
+	return b
+}

@@ -60,8 +60,11 @@ type Set struct {
 	Tools []*spec.Tool
 	Run   Runner
 	// Env is the task's TEAMRUN_* environment; each call adds its
-	// TEAMRUN_ARG_<NAME>.
-	Env []string
+	// TEAMRUN_ARG_<NAME>, as far as FitArgs lets them through: it leaves
+	// out what an environment cannot carry (and says so), since the tool
+	// reads every argument on stdin anyway; nil passes them all.
+	Env     []string
+	FitArgs func(tool string, entries []string) []string
 	// Dir is the folder the built-ins work in (the spec's): the file tools
 	// are confined to it.
 	Dir string
@@ -167,7 +170,11 @@ func (s *Set) command(ctx context.Context, t *spec.Tool, args map[string]any) ([
 	if err != nil {
 		return nil, false, err
 	}
-	env := append(append([]string(nil), s.Env...), ArgEnv(args)...)
+	argEnv := ArgEnv(args)
+	if s.FitArgs != nil {
+		argEnv = s.FitArgs(t.Name, argEnv)
+	}
+	env := append(append([]string(nil), s.Env...), argEnv...)
 	out, err := s.Run(ctx, Proc{Shell: t.Shell, Argv: t.Command, Stdin: string(stdin), Env: env,
 		Dir: s.CommandDir, Timeout: t.Timeout, StdoutLimit: MaxOutput + 1})
 	cut := len(out) > MaxOutput
@@ -178,7 +185,8 @@ func (s *Set) command(ctx context.Context, t *spec.Tool, args map[string]any) ([
 }
 
 // ArgEnv is TEAMRUN_ARG_<NAME>=value for each top-level scalar argument,
-// in name order: strings as they are, numbers and booleans as JSON.
+// in name order: strings as they are (a NUL byte or an over-long value
+// included: Set.FitArgs decides), numbers and booleans as JSON.
 func ArgEnv(args map[string]any) []string {
 	keys := make([]string, 0, len(args))
 	for k := range args {
@@ -201,9 +209,6 @@ func ArgEnv(args map[string]any) []string {
 			v = strconv.FormatInt(x, 10)
 		default:
 			continue // lists, objects and null: on stdin only
-		}
-		if strings.IndexByte(v, 0) >= 0 {
-			continue
 		}
 		env = append(env, "TEAMRUN_ARG_"+spec.EnvName(k)+"="+v)
 	}
