@@ -790,7 +790,7 @@ func sessionDecideCommand() *cli.Command {
 			if call, terr := checkpoint.PendingToolCall(sess, task); terr == nil {
 				// A tool call a crash left without its result (issue 10).
 				if !slices.Contains(checkpoint.ToolDecisions(), value) {
-					return exitf(exitUsage, "task %s waits for a decision on its call of tool %s with %s: decide %s", task, call.Tool, call.Arguments, strings.Join(checkpoint.ToolDecisions(), ", "))
+					return exitf(exitUsage, "task %s waits for a decision on its call of tool %s with %s: decide %s", task, call.Tool, checkpoint.ShortArguments(call.Arguments), strings.Join(checkpoint.ToolDecisions(), ", "))
 				}
 			} else if err := checkpoint.HumanTask(sess, task); err != nil {
 				return withCode(exitUsage, err)

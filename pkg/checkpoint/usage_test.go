@@ -34,3 +34,18 @@ func TestCostSumsRounded(t *testing.T) {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+func TestShortArguments(t *testing.T) {
+	tests := []struct{ args, want string }{
+		{`{"a":1}`, `{"a":1}`},
+		{strings.Repeat("x", 200), strings.Repeat("x", 200)},
+		{strings.Repeat("x", 201), strings.Repeat("x", 200) + "… (201 bytes)"},
+		// Not cut inside a character: "é" is 2 bytes, the 200th byte its first.
+		{strings.Repeat("x", 199) + strings.Repeat("é", 10), strings.Repeat("x", 199) + "… (219 bytes)"},
+	}
+	for _, tc := range tests {
+		if got := checkpoint.ShortArguments(tc.args); got != tc.want {
+			t.Errorf("ShortArguments(%d bytes) = %q, want %q", len(tc.args), got, tc.want)
+		}
+	}
+}

@@ -473,7 +473,7 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, dec
 	case slices.Contains(checkpoint.ToolDecisions(), decision):
 		return note + fmt.Sprintf("; tool %s was started without a recorded result: decision %q recorded", c.Tool, decision)
 	}
-	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `teamrun session decide %s %s rerun|fail|unknown`", c.Tool, c.Arguments, sess.ID, d.Name)
+	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `teamrun session decide %s %s rerun|fail|unknown`", c.Tool, checkpoint.ShortArguments(c.Arguments), sess.ID, d.Name)
 }
 
 // MCPLister returns the digest of the tool list an MCP server offers now,

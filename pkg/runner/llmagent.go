@@ -43,6 +43,7 @@ type LLMs struct {
 	mu       sync.Mutex
 	memory   map[string][]Turn
 	toolLogs map[string]*checkpoint.ToolLog // each task's tool loop (toolloop.go)
+	stopped  map[string]string              // why this run stopped a call, by task and call (noteStopped)
 }
 
 // Restore gives the agents back the conversations a checkpoint kept.
@@ -102,18 +103,14 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	}
 	// The task's timeout bounds the whole attempt, retries of the client
 	// included; llm.timeout bounds each request.
-	timeout := job.Task.Timeout
-	if timeout <= 0 {
-		timeout = a.Timeout
-	}
-	if timeout > 0 {
+	if timeout, key := attemptTimeout(job); timeout > 0 {
 		parent := ctx
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 		defer func() {
 			if err != nil && ctx.Err() != nil && parent.Err() == nil {
-				err = fmt.Errorf("timed out after %s: %w", timeout, err)
+				err = fmt.Errorf("timed out after %s (%s): %w", timeout, key, err)
 			}
 		}()
 	}
@@ -209,6 +206,17 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		}
 	}
 	return res, nil
+}
+
+// attemptTimeout is what bounds an LLM agent's attempt: the task's
+// timeout, else its agent's (0: none), and the key that sets it, for
+// messages.
+func attemptTimeout(job *Job) (time.Duration, string) {
+	if t := job.Task.Timeout; t > 0 {
+		x := job.Task.Expanded()
+		return t, "tasks." + cmp.Or(x.ForeachOf, x.RepeatOf, job.Task.Name) + ".timeout"
+	}
+	return job.Agent.Timeout, "agents." + job.Agent.Name + ".timeout"
 }
 
 // warnUnreported says, once per model in a run, that its server answers

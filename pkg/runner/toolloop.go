@@ -16,16 +16,26 @@ import (
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
-// ToolHaltError stops a task at a tool call whose outcome a crash hid: its
-// start is recorded, its result is not, and the tool is not idempotent.
-// The engine turns it into a halt that `teamrun session decide` settles.
+// ToolHaltError stops a task at a tool call whose outcome a crash or a
+// timeout hid: its start is recorded, its result is not, and the tool is
+// not idempotent. The engine turns it into a halt that `teamrun session
+// decide` settles. Arguments are as shown (checkpoint.ShortArguments);
+// Ended says what stopped the call ("" an earlier run).
 type ToolHaltError struct {
-	Task, Tool, Arguments, Call string
+	Task, Tool, Arguments, Call, Ended string
 }
 
 func (e *ToolHaltError) Error() string {
-	return fmt.Sprintf("task %q: tool %s was started with %s by an earlier run that ended before its result was recorded; it is not idempotent, so it is not run again without a decision (rerun, fail or unknown)",
-		e.Task, e.Tool, e.Arguments)
+	return fmt.Sprintf("task %q: tool %s was started with %s, and %s before its result was recorded; it is not idempotent, so it is not run again without a decision (rerun, fail or unknown)",
+		e.Task, e.Tool, e.Arguments, e.ended())
+}
+
+// ended is what stopped the call, in words.
+func (e *ToolHaltError) ended() string {
+	if e.Ended != "" {
+		return e.Ended
+	}
+	return "the run that started it ended"
 }
 
 // DecidedFailError is the attempt that `decide ... fail` ended: it is not
@@ -34,7 +44,7 @@ func (e *ToolHaltError) Error() string {
 type DecidedFailError struct{ Tool, Arguments string }
 
 func (e *DecidedFailError) Error() string {
-	return fmt.Sprintf("tool %s (%s) was started by an earlier run that ended before its result was recorded; decided: fail", e.Tool, e.Arguments)
+	return fmt.Sprintf("tool %s (%s) was stopped before its result was recorded; decided: fail", e.Tool, e.Arguments)
 }
 
 // toolRunner starts a tool's process as a command agent's: RunCommand, in
@@ -59,6 +69,25 @@ func (l *LLMs) RestoreTools(logs map[string]*checkpoint.ToolLog) {
 		}
 		l.toolLogs[task] = lg.Clone()
 	}
+}
+
+// noteStopped keeps why this run stopped a task's call before its
+// result: a later attempt that halts on it says so (stoppedBy), not that
+// an earlier run ended.
+func (l *LLMs) noteStopped(task, call, why string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped == nil {
+		l.stopped = map[string]string{}
+	}
+	l.stopped[task+"\x00"+call] = why
+}
+
+// stoppedBy is why this run stopped a task's call; "" when it did not.
+func (l *LLMs) stoppedBy(task, call string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stopped[task+"\x00"+call]
 }
 
 func (l *LLMs) toolLog(task string) *checkpoint.ToolLog {
@@ -326,13 +355,14 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 			res := tools.Result{IsError: true, Content: "error: the outcome of this call is unknown: teamrun stopped while it ran, and it was not run again. Check its effect before you call it again."}
 			return res, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: res.Content, IsError: true, Decision: checkpoint.DecideUnknown})
 		case checkpoint.DecideFail:
-			cause := &DecidedFailError{Tool: c.Tool, Arguments: c.Arguments}
+			cause := &DecidedFailError{Tool: c.Tool, Arguments: checkpoint.ShortArguments(c.Arguments)}
 			if err := lp.record(checkpoint.ToolLoopEnded, checkpoint.ToolStep{Reason: cause.Error(), Decision: checkpoint.DecideFail}); err != nil {
 				return tools.Result{}, err
 			}
 			return tools.Result{}, cause
 		default:
-			return tools.Result{}, &ToolHaltError{Task: lp.job.Task.Name, Tool: c.Tool, Arguments: c.Arguments, Call: c.ID}
+			return tools.Result{}, &ToolHaltError{Task: lp.job.Task.Name, Tool: c.Tool, Arguments: checkpoint.ShortArguments(c.Arguments), Call: c.ID,
+				Ended: lp.l.stoppedBy(lp.job.Task.Name, c.ID)}
 		}
 	}
 	if err := lp.record(checkpoint.ToolStarted, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Decision: decision}); err != nil {
@@ -341,7 +371,13 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 	start := time.Now()
 	res, err := lp.set.Execute(ctx, tool, args)
 	if err != nil {
-		return tools.Result{}, err // stopped: the start stands without a result
+		// Stopped: the start stands without a result. A timeout lets this
+		// run go on (a retry), whose halt on the call says so.
+		if errors.Is(err, context.DeadlineExceeded) {
+			t, key := attemptTimeout(lp.job)
+			lp.l.noteStopped(lp.job.Task.Name, c.ID, fmt.Sprintf("the timeout of %s (%s) stopped it in attempt %d of this run", t, key, lp.job.Attempt))
+		}
+		return tools.Result{}, err
 	}
 	// A tool runs in teamrun's environment, as a command does: what it
 	// prints of the team's keys reaches neither the session nor the model
@@ -395,7 +431,7 @@ func (e *Engine) toolHalt(err error) *Halt {
 		return nil
 	}
 	h := &Halt{Session: e.Session, Task: th.Task, Tool: th.Tool, Arguments: th.Arguments, Options: checkpoint.ToolDecisions(),
-		Description: fmt.Sprintf("tool %s was started with %s, but the run ended before its result was recorded, and it is not idempotent: did it take effect?", th.Tool, th.Arguments)}
+		Description: fmt.Sprintf("tool %s was started with %s, but %s before its result was recorded, and it is not idempotent: did it take effect?", th.Tool, th.Arguments, th.ended())}
 	if e.DecideCommand != nil {
 		h.Command = e.DecideCommand(th.Task, "")
 		for _, o := range h.Options {

@@ -541,3 +541,51 @@ func mustCompact(t *testing.T, s string) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+// A call the task's own timeout stopped is said so: the attempt fails
+// naming the timeout and its key (not Go's "context deadline exceeded"),
+// and the retry that halts on the call says this run's timeout stopped
+// it, not that an earlier run ended. The halt shows the call's arguments
+// cut (the whole is in `session show`).
+func TestToolStoppedByTheTaskTimeout(t *testing.T) {
+	long := strings.Repeat("L", 100_000)
+	f := &toolLLM{script: func(n int, _ toolRequest) string {
+		return calls("c1", "slow", `{"line":"`+long+`"}`)
+	}}
+	p, _ := toolProject(t, f, `
+tools:
+  slow:
+    parameters: {type: object, properties: {line: {type: string}}}
+    shell: 'sleep 30'
+agents:
+  clerk: {role: Clerk, llm: {model: m, base_url: BASE}, tools: [slow]}
+tasks:
+  work: {description: Work, agent: clerk, timeout: 300ms, max_retries: 1, retry_delay: 1ms}
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Halted || len(sum.Halts) != 1 {
+		t.Fatalf("run: %v, %+v\n%.3000s", err, sum, out)
+	}
+	if !strings.Contains(out, `"event":"task_retrying"`) || !strings.Contains(out, "timed out after 300ms (tasks.work.timeout): tool slow was still running") || strings.Contains(out, "context deadline exceeded") {
+		t.Errorf("the timed-out attempt is not said in words:\n%.3000s", out)
+	}
+	h := sum.Halts[0]
+	for what, text := range map[string]string{"arguments": h.Arguments, "description": h.Description} {
+		if len(text) > 600 || !strings.Contains(text, "… (100011 bytes)") {
+			t.Errorf("the halt's %s %.300q… (%d bytes): want the arguments cut, with their size", what, text, len(text))
+		}
+	}
+	if !strings.Contains(h.Description, "but the timeout of 300ms (tasks.work.timeout) stopped it in attempt 1 of this run before its result was recorded") {
+		t.Errorf("halt %q: want it to say this run's timeout stopped the call", h.Description)
+	}
+	// The tool_turn event is the journal's step, the whole turn for a
+	// program to read; every line that says what happened cuts it.
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 5_000 && !strings.Contains(line, `"event":"tool_turn"`) {
+			t.Errorf("a %d-byte line for a 100 KB argument: %.200s…", len(line), line)
+		}
+	}
+	if c := p.session(t).ToolLogs["work"].Turns[0].Calls[0]; c.Arguments != `{"line":"`+long+`"}` {
+		t.Errorf("the recorded arguments are %d bytes: want them whole", len(c.Arguments))
+	}
+}

@@ -134,6 +134,17 @@ func (s *Set) Check(c Call) (t *spec.Tool, args map[string]any, bad *Result) {
 	return t, obj, nil
 }
 
+// StoppedError is a call that the run's end or the task's timeout
+// stopped while it ran: its outcome is unknown. errors.Is sees the
+// context's error; the text is the user's words, not Go's.
+type StoppedError struct {
+	Tool string
+	Err  error
+}
+
+func (e *StoppedError) Error() string { return "tool " + e.Tool + " was still running" }
+func (e *StoppedError) Unwrap() error { return e.Err }
+
 // Execute runs a call that Check accepted. The error is non-nil only when
 // ctx ended (the run is stopping): then nothing is known of the outcome.
 func (s *Set) Execute(ctx context.Context, t *spec.Tool, args map[string]any) (Result, error) {
@@ -149,7 +160,7 @@ func (s *Set) Execute(ctx context.Context, t *spec.Tool, args map[string]any) (R
 		out, cut, err = s.command(ctx, t, args)
 	}
 	if ctx.Err() != nil {
-		return Result{}, fmt.Errorf("tool %s: %w", t.Name, ctx.Err())
+		return Result{}, &StoppedError{Tool: t.Name, Err: ctx.Err()}
 	}
 	content := string(bytes.ToValidUTF8(out, []byte("?")))
 	if cut {
