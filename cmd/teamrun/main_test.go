@@ -255,10 +255,26 @@ func cmdFlipEach(ts *testscript.TestScript, neg bool, args []string) {
 // paid for; and one whose user message contains the name of a file in
 // $WORK/replies (the first in name order) gets that file's text, or the
 // user message itself when the text is ECHO (to show what a step read).
+//
+// `fakellm FILE` answers from FILE instead: its answers in order, apart
+// on lines of "===", the last one again once they are used up. An answer
+// is the body sent as it is: JSON, or server-sent events when it starts
+// with "data:", where a line "!cut" ends the connection there (a stream
+// that broke off). {AUTH} in an answer becomes the request's
+// Authorization header (a proxy that echoes the request). The key the
+// script set in OPENAI_API_KEY stays.
 func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 0 {
-		ts.Fatalf("usage: fakellm")
+	if neg || len(args) > 1 {
+		ts.Fatalf("usage: fakellm [FILE]")
 	}
+	var script []string
+	if len(args) == 1 {
+		for _, a := range strings.Split(ts.ReadFile(args[0]), "\n===\n") {
+			script = append(script, strings.TrimSpace(a)+"\n")
+		}
+	}
+	var mu sync.Mutex
+	served := 0
 	failFile := ts.MkAbs("fail.txt")
 	repliesDir := ts.MkAbs("replies")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -267,6 +283,14 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		body, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(body, &req)
+		if script != nil {
+			mu.Lock()
+			a := script[min(served, len(script)-1)]
+			served++
+			mu.Unlock()
+			scriptedAnswer(w, strings.ReplaceAll(a, "{AUTH}", r.Header.Get("Authorization")))
+			return
+		}
 		last := ""
 		if n := len(req.Messages); n > 0 {
 			last = req.Messages[n-1].Content
@@ -295,5 +319,23 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
-	ts.Setenv("OPENAI_API_KEY", "")
+	if script == nil {
+		ts.Setenv("OPENAI_API_KEY", "")
+	}
+}
+
+// scriptedAnswer sends one answer of a fakellm script.
+func scriptedAnswer(w http.ResponseWriter, a string) {
+	if !strings.HasPrefix(a, "data:") {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, a)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	events, _, cut := strings.Cut(a, "\n!cut\n")
+	io.WriteString(w, events+"\n")
+	w.(http.Flusher).Flush()
+	if cut {
+		panic(http.ErrAbortHandler) // the connection ends mid-stream
+	}
 }

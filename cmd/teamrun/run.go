@@ -133,7 +133,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			&cli.GenericFlag{Name: "wait", Value: wait, Usage: "when another run holds the session, wait for it (alone: as long as it takes; --wait=`DUR`: at most DUR)", DefaultText: "exit 4 at once"},
 			storeFlagDef(),
 			&cli.BoolFlag{Name: "json", Usage: "one JSON event per line on stdout"},
-			&cli.BoolFlag{Name: "stream-json", Usage: "with --json: also a task_delta event per piece of a streamed answer (llm.stream: true)"},
+			&cli.BoolFlag{Name: "stream-json", Usage: "with --json: also a task_delta event per piece of a streamed answer (llm.stream: true), and task_stream_discarded when a request's text so far is dropped"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "only warnings, errors, halts and an unsuccessful summary"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "stream each task's stdout and stderr lines as they come, prefixed with the task's name"},
 		},

@@ -465,10 +465,7 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 	fmt.Fprintf(kv, "fingerprint\t%s\n", orDash(s.Team.TasksFingerprint))
 	fmt.Fprintf(kv, "process\t%s\n", orDash(s.Team.Process))
 	fmt.Fprintf(kv, "tasks\t%d/%d done\n", s.Summary.Done, s.Summary.Total)
-	var used *checkpoint.Usage
-	for _, t := range s.Team.Tasks {
-		used = used.Plus(runnerTotals(t.Usage))
-	}
+	used := s.Usage()
 	if runner.HasUsage(used) {
 		fmt.Fprintf(kv, "tokens\t%s\n", runner.UsageText(used))
 	}
@@ -528,16 +525,6 @@ func shownStatus(t checkpoint.TaskRecord) string {
 		return statusHalted
 	}
 	return string(t.Status)
-}
-
-// runnerTotals is u without its calls.
-func runnerTotals(u *checkpoint.Usage) *checkpoint.Usage {
-	if u == nil {
-		return nil
-	}
-	c := *u
-	c.Calls = nil
-	return &c
 }
 
 func taskDuration(t checkpoint.TaskRecord) string {
@@ -803,7 +790,7 @@ func sessionDecideCommand() *cli.Command {
 			if call, terr := checkpoint.PendingToolCall(sess, task); terr == nil {
 				// A tool call a crash left without its result (issue 10).
 				if !slices.Contains(checkpoint.ToolDecisions(), value) {
-					return exitf(exitUsage, "task %s waits for a decision on its call of tool %s with %s: decide %s", task, call.Tool, call.Arguments, strings.Join(checkpoint.ToolDecisions(), ", "))
+					return exitf(exitUsage, "task %s waits for a decision on its call of tool %s with %s: decide %s", task, call.Tool, checkpoint.ShortArguments(call.Arguments), strings.Join(checkpoint.ToolDecisions(), ", "))
 				}
 			} else if err := checkpoint.HumanTask(sess, task); err != nil {
 				return withCode(exitUsage, err)

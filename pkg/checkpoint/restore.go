@@ -335,9 +335,7 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 		}
 		again[d.Name] = true
 		r.Recorded[d.Name] = t.Outcome()
-		rec := runsAgain(t)
-		rec.Usage = t.Usage // what it cost stays the session's: it was paid
-		r.Tasks[d.Name] = rec
+		r.Tasks[d.Name] = runsAgain(t)
 		r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
 	}
 	// The turns of tasks that run again go, as for a changed task.
@@ -453,11 +451,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		} else {
 			// Keep the attempt count (TEAMRUN_ATTEMPT counts across runs),
 			// never the output.
-			rec := runsAgain(*t)
-			if _, held := r.Held[d.Name]; held {
-				rec.Usage = t.Usage // a cut-off keeps what it cost, as a reuse does
-			}
-			r.Tasks[d.Name] = rec
+			r.Tasks[d.Name] = runsAgain(*t)
 		}
 		if t.Key != "" && t.Key == d.Key {
 			unchangedDef[d.Name] = true
@@ -575,13 +569,17 @@ func (r *Restored) holdDownstream(defs []spec.TaskDef, old map[string]*TaskRecor
 }
 
 // runsAgain is the pending record of a task that runs again: its attempt
-// count and history go on, and its last result becomes the previous one.
+// count, history and usage go on, and its last result becomes the
+// previous one.
 func runsAgain(t TaskRecord) TaskRecord {
 	prev, prevBlob := t.Previous, t.PreviousBlob
 	if t.Status == StatusCompleted {
 		prev, prevBlob = t.Result, t.Blob
 	}
-	return TaskRecord{Name: t.Name, Status: StatusPending, Attempts: t.Attempts, History: slices.Clone(t.History), Previous: prev, PreviousBlob: prevBlob}
+	// What it cost stays the session's whatever runs it again (a changed
+	// definition, --rerun, a held cut-off): it was paid.
+	return TaskRecord{Name: t.Name, Status: StatusPending, Attempts: t.Attempts, History: slices.Clone(t.History), Previous: prev, PreviousBlob: prevBlob,
+		Usage: t.Usage}
 }
 
 // carried is a checkpoint record as a new run takes it over.

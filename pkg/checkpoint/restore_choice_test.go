@@ -165,3 +165,55 @@ func TestDownstream(t *testing.T) {
 		}
 	}
 }
+
+// What the session paid stays its own whatever a resumed run takes over:
+// a task that runs again keeps its usage, one no longer in the spec
+// leaves it in DroppedUsage, and the session file keeps that.
+func TestContinueKeepsUsage(t *testing.T) {
+	removeX := func(ds []spec.TaskDef) []spec.TaskDef {
+		return slices.DeleteFunc(ds, func(d spec.TaskDef) bool { return d.Name == "x" })
+	}
+	tests := []struct {
+		name    string
+		defs    []spec.TaskDef
+		reuse   checkpoint.Reuse
+		dropped int // tokens
+	}{
+		{"a full restore", chain(), checkpoint.ReuseStrict, 0},
+		{"a partial restore", chain("c"), checkpoint.ReuseStrict, 0},
+		{"--reuse unchanged", chain("c"), checkpoint.ReuseUnchanged, 0},
+		{"a task removed, partial", removeX(chain("c")), checkpoint.ReuseStrict, 10},
+		{"a task removed, --reuse unchanged", removeX(chain()), checkpoint.ReuseUnchanged, 10},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			old := finished()
+			old.Team.DroppedUsage = &checkpoint.Usage{TotalTokens: 5} // an earlier run's
+			fp := "other"
+			if tc.name == "a full restore" {
+				fp = "fp"
+			}
+			r := checkpoint.RestoreChoice(old, tc.defs, fp, checkpoint.Choice{Reuse: tc.reuse})
+			s := checkpoint.Continue(old, r, spec.Sequential, tc.defs, fp, time.Unix(1, 0))
+			if got := s.Team.DroppedUsage; got == nil || got.TotalTokens != 5+tc.dropped {
+				t.Errorf("dropped usage %+v, want %d tokens", got, 5+tc.dropped)
+			}
+			for _, d := range tc.defs {
+				if tr, _ := s.Task(d.Name); tr.Usage == nil || tr.Usage.TotalTokens != 10 {
+					t.Errorf("task %s: usage %+v, want what it paid before", d.Name, tr.Usage)
+				}
+			}
+			data, err := checkpoint.EncodeSession(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := checkpoint.DecodeSession("s", "test", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := back.Usage(); got == nil || got.TotalTokens != 55 {
+				t.Errorf("the session's usage read back %+v, want all 55 tokens paid", got)
+			}
+		})
+	}
+}

@@ -101,6 +101,11 @@ type TeamState struct {
 	Process          string         `json:"process"`
 	Tasks            []TaskRecord   `json:"tasks"`
 	TasksFingerprint string         `json:"tasks_fingerprint"`
+	// DroppedUsage is what the LLM requests of task records the session
+	// no longer holds cost (tasks removed from the spec, foreach
+	// instances gone), without calls: paid all the same, so the session's
+	// usage and its budget go on counting it (Session.Usage).
+	DroppedUsage *Usage `json:"dropped_usage,omitempty"`
 }
 
 // AgentRecord is what a session keeps about an agent: never a secret.
@@ -137,11 +142,19 @@ type Usage struct {
 	UnpricedTokens int     `json:"unpriced_tokens,omitempty"`
 	// UnknownRequests counts requests cut off (Ctrl-C, a timeout) before
 	// they reported usage: paid for, perhaps, but by how much is unknown.
-	UnknownRequests int    `json:"unknown_requests,omitempty"`
-	Calls           []Call `json:"calls,omitempty"`
+	UnknownRequests int `json:"unknown_requests,omitempty"`
+	// UnreportedRequests counts answers that reported no usage (a server
+	// that counts none): billed, by how much unknown. EstimatedTokens and
+	// EstimatedCostUSD are what their sizes make of them (Call's), which
+	// a budget counts; they are in none of the sums above.
+	UnreportedRequests int     `json:"unreported_requests,omitempty"`
+	EstimatedTokens    int     `json:"estimated_tokens,omitempty"`
+	EstimatedCostUSD   float64 `json:"estimated_cost_usd,omitempty"`
+	Calls              []Call  `json:"calls,omitempty"`
 }
 
-// Call is one HTTP request that reported usage, or that was cut off.
+// Call is one HTTP request that was answered or reported usage, or that
+// was cut off.
 type Call struct {
 	Model            string   `json:"model"`
 	Attempt          int      `json:"attempt,omitempty"` // the task's attempt it belongs to
@@ -153,21 +166,37 @@ type Call struct {
 	CachedTokens     int      `json:"cached_tokens,omitempty"`
 	ReasoningTokens  int      `json:"reasoning_tokens,omitempty"`
 	CostUSD          *float64 `json:"cost_usd,omitempty"` // nil: the model has no price
-	// Outcome is "interrupted" for a request cut off by Ctrl-C or a
+	// Outcome is CallInterrupted for a request cut off by Ctrl-C or a
 	// timeout, whose tokens are those a stream reported before, or
-	// unknown (UsageUnknown); "" for an answered one.
+	// unknown (UsageUnknown); "" for an answered one, whose usage is
+	// unknown when the answer reported none.
 	Outcome      string `json:"outcome,omitempty"`
 	UsageUnknown bool   `json:"usage_unknown,omitempty"`
+	// EstimatedTokens and EstimatedCostUSD (nil: the model has no price)
+	// are, for an answer that reported no usage, its tokens and cost
+	// estimated from its size: what a budget counts of it.
+	EstimatedTokens  int      `json:"estimated_tokens,omitempty"`
+	EstimatedCostUSD *float64 `json:"estimated_cost_usd,omitempty"`
 }
 
+// CallInterrupted is the outcome of a request cut off by Ctrl-C or a
+// timeout.
+const CallInterrupted = "interrupted"
+
 // Usage is what c adds to a usage: its tokens and its cost, or its tokens
-// as unpriced (its model has no price), or one request of unknown usage.
+// as unpriced (its model has no price), or one request of unknown usage
+// (cut off, or answered without usage, with its estimate).
 func (c Call) Usage() *Usage {
 	u := &Usage{PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, TotalTokens: c.TotalTokens,
 		CachedTokens: c.CachedTokens, ReasoningTokens: c.ReasoningTokens}
 	switch {
-	case c.UsageUnknown:
+	case c.UsageUnknown && c.Outcome == CallInterrupted:
 		u.UnknownRequests = 1
+	case c.UsageUnknown:
+		u.UnreportedRequests, u.EstimatedTokens = 1, c.EstimatedTokens
+		if c.EstimatedCostUSD != nil {
+			u.EstimatedCostUSD = *c.EstimatedCostUSD
+		}
 	case c.CostUSD != nil:
 		u.CostUSD = *c.CostUSD
 	default:
@@ -196,9 +225,12 @@ func (u *Usage) WithoutAttempt(n int) *Usage {
 		out.TotalTokens -= cu.TotalTokens
 		out.CachedTokens -= cu.CachedTokens
 		out.ReasoningTokens -= cu.ReasoningTokens
-		out.CostUSD -= cu.CostUSD
+		out.CostUSD = RoundCost(out.CostUSD - cu.CostUSD)
 		out.UnpricedTokens -= cu.UnpricedTokens
 		out.UnknownRequests -= cu.UnknownRequests
+		out.UnreportedRequests -= cu.UnreportedRequests
+		out.EstimatedTokens -= cu.EstimatedTokens
+		out.EstimatedCostUSD = RoundCost(out.EstimatedCostUSD - cu.EstimatedCostUSD)
 	}
 	return &out
 }
@@ -218,13 +250,21 @@ func (u *Usage) Plus(o *Usage) *Usage {
 		s.TotalTokens += x.TotalTokens
 		s.CachedTokens += x.CachedTokens
 		s.ReasoningTokens += x.ReasoningTokens
-		s.CostUSD += x.CostUSD
+		s.CostUSD = RoundCost(s.CostUSD + x.CostUSD)
 		s.UnpricedTokens += x.UnpricedTokens
 		s.UnknownRequests += x.UnknownRequests
+		s.UnreportedRequests += x.UnreportedRequests
+		s.EstimatedTokens += x.EstimatedTokens
+		s.EstimatedCostUSD = RoundCost(s.EstimatedCostUSD + x.EstimatedCostUSD)
 		s.Calls = append(s.Calls, x.Calls...)
 	}
 	return &s
 }
+
+// RoundCost rounds dollars to a ten-billionth, far below any price of a
+// token: float64 sums otherwise carry binary noise into the session file
+// and the events ($0.000054999999999999995 for $0.000055).
+func RoundCost(usd float64) float64 { return math.Round(usd*1e10) / 1e10 }
 
 // Message is one turn of an agent's conversation. Task is the task it was
 // produced for, so a per-task restore keeps only the turns of reused tasks.
@@ -340,6 +380,7 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 	s.Team.Agents = old.Team.Agents
 	s.ToolLogs = carryToolLogs(old, s)
 	if r == nil {
+		s.Team.DroppedUsage = droppedUsage(old, s)
 		return s
 	}
 	for i := range s.Team.Tasks {
@@ -365,7 +406,47 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 			s.Checkpoint.MemorySummary[a] = len(msgs)
 		}
 	}
+	s.Team.DroppedUsage = droppedUsage(old, s)
 	return s
+}
+
+// droppedUsage is what old's requests cost that s, its continuation, no
+// longer holds in a task's record: old's own dropped usage, and that of
+// each task s lacks or keeps without its usage.
+func droppedUsage(old, s *Session) *Usage {
+	out := old.Team.DroppedUsage
+	for i := range old.Team.Tasks {
+		t := &old.Team.Tasks[i]
+		if t.Usage == nil {
+			continue
+		}
+		if now, ok := s.Task(t.Name); !ok || now.Usage == nil {
+			out = out.Plus(t.Usage).withoutCalls()
+		}
+	}
+	return out
+}
+
+// Usage is what the session's LLM requests cost, without calls: every
+// task's, and those of records it no longer holds (DroppedUsage).
+func (s *Session) Usage() *Usage {
+	out := s.Team.DroppedUsage
+	for i := range s.Team.Tasks {
+		if u := s.Team.Tasks[i].Usage; u != nil {
+			out = out.Plus(u).withoutCalls()
+		}
+	}
+	return out
+}
+
+// withoutCalls is u's sums alone.
+func (u *Usage) withoutCalls() *Usage {
+	if u == nil {
+		return nil
+	}
+	c := *u
+	c.Calls = nil
+	return &c
 }
 
 // StartState is the shared state a run of sess starts from, and renders

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // The records of an LLM agent's tool loop (issue 10). The model turn that
@@ -69,6 +70,24 @@ type ToolCall struct {
 
 // Pending reports a call that was started but whose result is not known.
 func (c *ToolCall) Pending() bool { return c.Starts > 0 && !c.Done }
+
+// shownArguments is how much of a call's arguments a message shows.
+const shownArguments = 200
+
+// ShortArguments is a call's arguments as a message shows them (a halt,
+// plan, a refused decision): the first 200 bytes and the size of the
+// whole, "{"line": "LLLL…"… (100016 bytes)", so that a 100 KB argument is
+// not printed whole in a cron mail; `session show` has all of it.
+func ShortArguments(args string) string {
+	if len(args) <= shownArguments {
+		return args
+	}
+	cut := shownArguments
+	for cut > 0 && !utf8.RuneStart(args[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", args[:cut], len(args))
+}
 
 // ToolTurn is one model turn that asked for tools.
 type ToolTurn struct {

@@ -492,7 +492,7 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, dec
 		return note + fmt.Sprintf("; tool %s was started without a recorded result: decision %q recorded", c.Tool, decision)
 	}
 	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `%s`",
-		c.Tool, c.Arguments, cmdline.OneOf(cmdline.Decide(store, sess.ID, d.Name, ""), checkpoint.ToolDecisions()))
+		c.Tool, checkpoint.ShortArguments(c.Arguments), cmdline.OneOf(cmdline.Decide(store, sess.ID, d.Name, ""), checkpoint.ToolDecisions()))
 }
 
 // MCPLister returns the digest of the tool list an MCP server offers now,

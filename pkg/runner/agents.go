@@ -459,6 +459,40 @@ func (c *Commands) varEnv(state map[string]any, base []string, varsEntry string)
 	return env, spill
 }
 
+// fitArgs is tools.Set.FitArgs for calls whose processes get base (the
+// task's environment) too: a TEAMRUN_ARG_* entry that no environment can
+// carry (a NUL byte, over 128 KiB), or that does not fit in what is left
+// of maxEnvTotal (in name order), is left out, said once per tool and
+// argument, so that the tool still starts: it reads the arguments on
+// stdin.
+func (c *Commands) fitArgs(base []string) func(tool string, entries []string) []string {
+	return func(tool string, entries []string) []string {
+		budget := maxEnvTotal - c.inheritedEnvCost()
+		for _, e := range base {
+			budget -= envCost(e)
+		}
+		var out, over []string
+		for _, e := range entries {
+			name, _, _ := strings.Cut(e, "=")
+			if why := envEntryProblem(e); why != "" {
+				c.warnOnce("\x00arg "+tool+"\x00"+name+"\x00"+why, fmt.Sprintf("tool %s: %s is left out of its environment: %s; the tool reads the argument in the JSON on its stdin", tool, name, why))
+				continue
+			}
+			if envCost(e) > budget {
+				over = append(over, name)
+				continue
+			}
+			budget -= envCost(e)
+			out = append(out, e)
+		}
+		if len(over) > 0 {
+			c.warnOnce("\x00args "+tool+"\x00"+strings.Join(over, ","), fmt.Sprintf("tool %s: %s are left out of its environment: with the rest of it they would pass the %d KiB a process's environment may hold; the tool reads the arguments in the JSON on its stdin",
+				tool, strings.Join(over, ", "), maxEnvTotal>>10))
+		}
+		return out
+	}
+}
+
 // inheritedEnvCost is what teamrun's own environment, which every command
 // inherits, costs against maxEnvTotal; read once.
 func (c *Commands) inheritedEnvCost() int {

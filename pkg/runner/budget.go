@@ -139,15 +139,35 @@ func (e *BudgetError) Error() string { return "the session's budget is reached: 
 
 // overBudget says how spent has reached b, "" while it is under it.
 func overBudget(b *spec.Budget, spent *Usage) string {
-	u := spent
-	if u == nil {
-		u = &Usage{}
-	}
+	tokens, cost := spentOf(spent)
 	switch {
-	case b.MaxTokens > 0 && u.TotalTokens >= b.MaxTokens:
-		return fmt.Sprintf("the session has used %s tokens, budget.max_tokens is %s", thousands(u.TotalTokens), thousands(b.MaxTokens))
-	case b.MaxCostUSD > 0 && u.CostUSD >= b.MaxCostUSD:
-		return fmt.Sprintf("the session has spent %s, %s is %s", dollars(u.CostUSD), b.CostKey(), dollars(b.MaxCostUSD))
+	case b.MaxTokens > 0 && tokens >= b.MaxTokens:
+		return fmt.Sprintf("the session has used %s tokens%s, budget.max_tokens is %s", thousands(tokens), estimatedPart(spent, true), thousands(b.MaxTokens))
+	case b.MaxCostUSD > 0 && cost >= b.MaxCostUSD:
+		return fmt.Sprintf("the session has spent %s%s, %s is %s", dollars(cost), estimatedPart(spent, false), b.CostKey(), dollars(b.MaxCostUSD))
+	}
+	return ""
+}
+
+// spentOf is what a budget counts of u: the tokens and cost servers
+// reported, and the estimates of answers that reported none.
+func spentOf(u *Usage) (tokens int, cost float64) {
+	if u == nil {
+		return 0, 0
+	}
+	return u.TotalTokens + u.EstimatedTokens, u.CostUSD + u.EstimatedCostUSD
+}
+
+// estimatedPart says how much of what spent counts is an estimate: " (40
+// of them estimated: answers without usage)", or "".
+func estimatedPart(spent *Usage, tokens bool) string {
+	switch {
+	case spent == nil || spent.UnreportedRequests == 0:
+		return ""
+	case tokens:
+		return fmt.Sprintf(" (%s of them estimated for answers without usage)", thousands(spent.EstimatedTokens))
+	case spent.EstimatedCostUSD > 0:
+		return fmt.Sprintf(" (%s of it estimated for answers without usage)", dollars(spent.EstimatedCostUSD))
 	}
 	return ""
 }
@@ -175,14 +195,19 @@ type reservation struct {
 // (3 per character, often a token each), so the worst case errs high.
 const promptBytesPerToken = 3
 
+// estimatedTokens is how many tokens n bytes of a request or an answer
+// are taken to be: a reservation's prompt, and the size of an answer
+// that reported no usage.
+func estimatedTokens(n int) int { return n/promptBytesPerToken + 1 }
+
 // reserveFor is a request's worst case: its body as prompt tokens
-// (promptBytesPerToken) plus max_tokens, priced with price (nil: its
-// cost is unknown, which max_cost_usd does not count).
+// (estimatedTokens) plus max_tokens, priced with price (nil: its cost is
+// unknown, which max_cost_usd does not count).
 func reserveFor(requestBytes, maxTokens int, price *spec.Price) reservation {
 	if maxTokens <= 0 {
 		return reservation{all: true}
 	}
-	prompt := requestBytes/promptBytesPerToken + 1
+	prompt := estimatedTokens(requestBytes)
 	r := reservation{tokens: prompt + maxTokens}
 	if price != nil {
 		r.cost = (float64(prompt)*price.Input + float64(maxTokens)*price.Output) / 1e6
@@ -202,11 +227,8 @@ func admits(b *spec.Budget, spent *Usage, inflight map[int]reservation, r reserv
 	if r.all {
 		return len(inflight) == 0, ""
 	}
-	u := spent
-	if u == nil {
-		u = &Usage{}
-	}
-	tokens, cost := u.TotalTokens+r.tokens, u.CostUSD+r.cost
+	spentTokens, spentCost := spentOf(spent)
+	tokens, cost := spentTokens+r.tokens, spentCost+r.cost
 	for _, o := range inflight {
 		if o.all {
 			return false, ""
@@ -219,11 +241,11 @@ func admits(b *spec.Budget, spent *Usage, inflight map[int]reservation, r reserv
 	case (overTokens || overCost) && len(inflight) > 0:
 		return false, "" // what is under way may leave room
 	case overTokens:
-		return false, fmt.Sprintf("the session has used %s tokens and the next request may use up to %s more (its prompt and max_tokens), budget.max_tokens is %s",
-			thousands(u.TotalTokens), thousands(r.tokens), thousands(b.MaxTokens))
+		return false, fmt.Sprintf("the session has used %s tokens%s and the next request may use up to %s more (its prompt and max_tokens), budget.max_tokens is %s",
+			thousands(spentTokens), estimatedPart(spent, true), thousands(r.tokens), thousands(b.MaxTokens))
 	case overCost:
-		return false, fmt.Sprintf("the session has spent %s and the next request may cost up to %s more (its prompt and max_tokens), budget.max_cost_usd is %s",
-			dollars(u.CostUSD), dollars(r.cost), dollars(b.MaxCostUSD))
+		return false, fmt.Sprintf("the session has spent %s%s and the next request may cost up to %s more (its prompt and max_tokens), budget.max_cost_usd is %s",
+			dollars(spentCost), estimatedPart(spent, false), dollars(r.cost), dollars(b.MaxCostUSD))
 	}
 	return true, ""
 }

@@ -50,8 +50,11 @@ type Job struct {
 	Attempt        int            // 1, 2, … counted across runs
 	State          map[string]any // a snapshot of the shared state; read only
 	// OnDelta, when set, gets a streamed answer's text as it comes: a
-	// preview for the user, never the result.
-	OnDelta func(text string)
+	// preview for the user, never the result. OnDiscard is told when the
+	// text it got so far is dropped (the stream failed, the request is
+	// sent again), and why.
+	OnDelta   func(text string)
+	OnDiscard func(reason string)
 	// Feedback is why this invocation's previous attempt was refused when
 	// the agent can correct it (a result that did not fit output_schema);
 	// "" otherwise.
@@ -159,8 +162,11 @@ type Engine struct {
 	// Attempts holds each task's attempts so far (nil: none).
 	Attempts []int
 	// PriorUsage holds what each task's LLM requests cost before this run
-	// (nil: none), for the session's totals in the summary.
-	PriorUsage []*Usage
+	// (nil: none), for the session's totals in the summary; DroppedUsage
+	// what records the session no longer holds cost (checkpoint's
+	// TeamState.DroppedUsage): the budget counts both.
+	PriorUsage   []*Usage
+	DroppedUsage *Usage
 	// Decisions holds the recorded human decisions, by task name.
 	Decisions map[string]string
 	Executor  Executor
@@ -797,6 +803,9 @@ func (e *Engine) job(i int) *Job {
 		OnDelta: func(text string) {
 			// To the user only: the recorder never sees a stream's pieces.
 			e.observe(Event{Time: e.now(), Type: TaskDelta, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Delta: text})
+		},
+		OnDiscard: func(reason string) {
+			e.observe(Event{Time: e.now(), Type: TaskStreamDiscarded, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Message: reason})
 		},
 		State:    maps.Clone(e.State),
 		Record:   func(r checkpoint.Record) error { return e.recordTool(i, r) },

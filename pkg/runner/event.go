@@ -27,12 +27,17 @@ const (
 	TaskReused EventType = "task_reused"
 	// TaskDelta is a piece of a streamed answer as it came: shown, never
 	// recorded (a stream that breaks off is no result).
-	TaskDelta   EventType = "task_delta"
-	RunHalted   EventType = "halted"
-	RunWarning  EventType = "warning"
-	RunInfo     EventType = "info"        // worth saying, never worth a cron mail: --quiet drops it
-	TaskLine    EventType = "task_output" // --verbose: a line of a command's stdout or stderr
-	RunFinished EventType = "run_finished"
+	TaskDelta EventType = "task_delta"
+	// TaskStreamDiscarded drops the task_deltas of a request since it
+	// began (or since the last such event): its stream failed and the
+	// request is sent again, so the deltas that follow rebuild the result.
+	// Message says why.
+	TaskStreamDiscarded EventType = "task_stream_discarded"
+	RunHalted           EventType = "halted"
+	RunWarning          EventType = "warning"
+	RunInfo             EventType = "info"        // worth saying, never worth a cron mail: --quiet drops it
+	TaskLine            EventType = "task_output" // --verbose: a line of a command's stdout or stderr
+	RunFinished         EventType = "run_finished"
 	// The steps of an LLM agent's tool loop; their names are the journal's.
 	ToolTurn    EventType = EventType(checkpoint.ToolTurnRecorded)
 	ToolStarted EventType = EventType(checkpoint.ToolStarted)

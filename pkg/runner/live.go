@@ -124,6 +124,10 @@ func (r *liveReporter) Observe(ev Event) {
 		r.preview[ev.Task] = lastLine(r.preview[ev.Task] + ev.Delta)
 		return
 	}
+	if ev.Type == TaskStreamDiscarded {
+		delete(r.preview, ev.Task) // the retried request's text starts afresh
+		return
+	}
 	r.clear()
 	switch ev.Type {
 	case RunStarted:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
+	"github.com/teamrun/teamrun/pkg/runner/tools"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -35,10 +36,14 @@ type LLMs struct {
 	// file tools are confined to (the spec's).
 	Commands *Commands
 	Dir      string
+	// Guarded are the files and folders the file tools never write
+	// (tools.Set.Guarded).
+	Guarded []tools.Guard
 
 	mu       sync.Mutex
 	memory   map[string][]Turn
 	toolLogs map[string]*checkpoint.ToolLog // each task's tool loop (toolloop.go)
+	stopped  map[string]string              // why this run stopped a call, by task and call (noteStopped)
 }
 
 // Restore gives the agents back the conversations a checkpoint kept.
@@ -98,18 +103,14 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	}
 	// The task's timeout bounds the whole attempt, retries of the client
 	// included; llm.timeout bounds each request.
-	timeout := job.Task.Timeout
-	if timeout <= 0 {
-		timeout = a.Timeout
-	}
-	if timeout > 0 {
+	if timeout, key := attemptTimeout(job); timeout > 0 {
 		parent := ctx
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 		defer func() {
 			if err != nil && ctx.Err() != nil && parent.Err() == nil {
-				err = fmt.Errorf("timed out after %s: %w", timeout, err)
+				err = fmt.Errorf("timed out after %s (%s): %w", timeout, key, err)
 			}
 		}()
 	}
@@ -147,17 +148,18 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
 	if job.Admit != nil {
 		// The budget sees every request, each retry and tool turn too.
-		client.Admit = func(ctx context.Context, requestBytes int) (func(*llm.Usage), error) {
+		client.Admit = func(ctx context.Context, requestBytes int) (func(*llm.Call), error) {
 			done, err := job.Admit(ctx, reserveFor(requestBytes, a.LLM.MaxTokens, a.LLM.Price))
 			if err != nil {
 				return nil, err
 			}
-			return func(u *llm.Usage) {
-				if u == nil {
+			return func(c *llm.Call) {
+				if c == nil {
 					done(nil)
 					return
 				}
-				done(totals(usageOf([]llm.Call{{Usage: *u}}, a.LLM.Price, 0)))
+				// Counted as it will be recorded, an answer's estimate too.
+				done(totals(usageOf([]llm.Call{*c}, a.LLM.Price, 0)))
 			}, nil
 		}
 	}
@@ -165,16 +167,16 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	// model told it by a tool) is redacted as a command's output is,
 	// before it is recorded, shown or streamed.
 	keys := append([]string{ep.APIKey}, l.keys()...)
-	onDelta, flushDeltas := redactedDeltas(job.OnDelta, keys)
+	onDelta, onDiscard, flushDeltas := redactedDeltas(job.OnDelta, job.OnDiscard, keys)
 	defer flushDeltas()
 	req := llm.Request{Model: ep.Model, Messages: msgs,
 		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
-		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: onDelta,
+		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: onDelta, OnDiscard: onDiscard,
 		Schema: schemaObject(job.Task.OutputSchema), SchemaName: job.Task.Name}
 	var content string
 	var calls []llm.Call // every request that reported usage, the tool loop's turns included
 	if len(a.Tools) > 0 || len(a.MCP) > 0 {
-		content, calls, err = l.runTools(ctx, job, client, req)
+		content, calls, err = l.runTools(ctx, job, client, req, keys)
 	} else {
 		var resp llm.Response
 		resp, err = client.Complete(ctx, req)
@@ -186,6 +188,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			err = fmt.Errorf("the model answered only with a call of tool %s, but agent %q has no tools: give it tools (see `teamrun schema`), or use a model that answers in text", resp.ToolCalls[0].Function.Name, a.Name)
 		}
 	}
+	l.warnUnreported(job, ep.Model, calls)
 	content = llm.RedactKeys(content, keys...)
 	if err == nil && strings.TrimSpace(content) == "" {
 		// An empty answer is no result: taken as one, the task would be
@@ -205,14 +208,49 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	return res, nil
 }
 
+// attemptTimeout is what bounds an LLM agent's attempt: the task's
+// timeout, else its agent's (0: none), and the key that sets it, for
+// messages.
+func attemptTimeout(job *Job) (time.Duration, string) {
+	if t := job.Task.Timeout; t > 0 {
+		x := job.Task.Expanded()
+		return t, "tasks." + cmp.Or(x.ForeachOf, x.RepeatOf, job.Task.Name) + ".timeout"
+	}
+	return job.Agent.Timeout, "agents." + job.Agent.Name + ".timeout"
+}
+
+// warnUnreported says, once per model in a run, that its server answers
+// without usage: the totals and the budget count estimates for it.
+func (l *LLMs) warnUnreported(job *Job, model string, calls []llm.Call) {
+	if !slices.ContainsFunc(calls, func(c llm.Call) bool { return c.UsageUnknown && !c.CutOff }) {
+		return
+	}
+	msg := fmt.Sprintf("model %s answered without usage (its server counted no tokens): each such answer counts as an estimate from its size (request and answer bytes / 3 as tokens, priced when the model has a price) in the totals and the budget", model)
+	switch {
+	case l.Commands != nil:
+		l.Commands.warnOnce("\x00unreported "+model, msg)
+	case job.Warn != nil:
+		job.Warn(msg)
+	}
+}
+
 // redactedDeltas is onDelta with keys redacted, a key streamed in pieces
-// caught whole (redacting); flush gives what it held back.
-func redactedDeltas(onDelta func(string), keys []string) (redacted func(string), flush func()) {
+// caught whole (redacting), and onDiscard, which drops what it held back
+// of the text discarded; flush gives what it held back.
+func redactedDeltas(onDelta func(string), onDiscard func(string), keys []string) (redacted, discard func(string), flush func()) {
 	if onDelta == nil {
-		return nil, func() {}
+		return nil, nil, func() {}
 	}
 	w := redacting(deltaWriter(onDelta), slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "" }))
-	return func(s string) { io.WriteString(w, s) }, func() { w.Close() }
+	discard = func(reason string) {
+		if r, ok := w.(*redactingWriter); ok {
+			r.tail = ""
+		}
+		if onDiscard != nil {
+			onDiscard(llm.RedactKeys(reason, keys...))
+		}
+	}
+	return func(s string) { io.WriteString(w, s) }, discard, func() { w.Close() }
 }
 
 // deltaWriter is a stream's text handler as a writer.

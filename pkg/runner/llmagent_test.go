@@ -37,6 +37,7 @@ type chatRequest struct {
 type fakeLLM struct {
 	mu       sync.Mutex
 	requests []chatRequest
+	bodies   [][]byte
 	auth     []string
 	answer   func(n int, req chatRequest, w http.ResponseWriter) // n counts from 1
 }
@@ -51,6 +52,7 @@ func (f *fakeLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(body, &req)
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
+	f.bodies = append(f.bodies, body)
 	f.auth = append(f.auth, r.Header.Get("Authorization"))
 	n := len(f.requests)
 	f.mu.Unlock()
@@ -66,6 +68,12 @@ func (f *fakeLLM) request(i int) chatRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.requests[i]
+}
+
+func (f *fakeLLM) requestBody(i int) []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.bodies[i]
 }
 
 func (f *fakeLLM) count() int {

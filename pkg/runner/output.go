@@ -60,7 +60,7 @@ type jsonReporter struct {
 }
 
 func (r *jsonReporter) Observe(ev Event) {
-	if ev.Type == TaskDelta && !r.deltas {
+	if (ev.Type == TaskDelta || ev.Type == TaskStreamDiscarded) && !r.deltas {
 		return
 	}
 	r.mu.Lock()
@@ -193,11 +193,11 @@ func describe(ev Event, s style) string {
 			oneLine(ev.Error), fmtDuration(time.Duration(*ev.Delay)))
 	case TaskCompleted:
 		u := ""
-		if ev.Usage != nil && ev.Usage.TotalTokens > 0 {
+		switch {
+		case ev.Usage != nil && (ev.Usage.UnknownRequests > 0 || ev.Usage.UnreportedRequests > 0):
+			u = " (" + UsageText(ev.Usage) + ")" // the tokens are in it: once
+		case ev.Usage != nil && ev.Usage.TotalTokens > 0:
 			u = fmt.Sprintf(" (%s tokens, %s)", thousands(ev.Usage.TotalTokens), CostText(ev.Usage))
-		}
-		if ev.Usage != nil && ev.Usage.UnknownRequests > 0 {
-			u += " (" + UsageText(ev.Usage) + ")"
 		}
 		return fmt.Sprintf("%s %s%s%s", s.green("completed"), ev.Task, el, u)
 	case TaskFailed:

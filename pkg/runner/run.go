@@ -21,6 +21,7 @@ import (
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/runner/schedule"
+	"github.com/teamrun/teamrun/pkg/runner/tools"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -432,6 +433,25 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	return p.engine(ctx, set, state, sess, restored, rec, begun)
 }
 
+// guardedFiles are what the built-in file tools never write, in the
+// tools' folder toolDir: the spec being run, the session store's folder
+// (only its sessions when it holds toolDir) and the session's scratch
+// (the file store's is in its folder; another store's is not).
+func guardedFiles(specAbs string, store checkpoint.Backend, toolDir, scratch string) []tools.Guard {
+	g := []tools.Guard{{Path: specAbs, What: "the spec being run"}}
+	if h, ok := store.(interface{ Home() string }); ok {
+		home := h.Home()
+		if rel, err := filepath.Rel(home, toolDir); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			home = store.Location()
+		}
+		g = append(g, tools.Guard{Path: home, What: "the session store (" + home + ")"})
+	}
+	if scratch != "" {
+		g = append(g, tools.Guard{Path: scratch, What: "the session's scratch folder"})
+	}
+	return g
+}
+
 // restoredCount is how many completed tasks r gives back: the size of the
 // engine's map of them (sized by the spec, a cold 10,000-task run held
 // 3 MB of empty map).
@@ -458,6 +478,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		Restored:      make(map[int]Output, restoredCount(restored)),
 		Attempts:      make([]int, len(defs)),
 		PriorUsage:    make([]*Usage, len(defs)),
+		DroppedUsage:  sess.Team.DroppedUsage,
 		MaxParallel:   o.MaxParallel,
 		ResumeCommand: ResumeCommand(o, id),
 		DecideCommand: func(task, value string) string { return cmdline.Decide(o.Home, id, task, value) },
@@ -488,6 +509,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		}
 	}
 	llms := &LLMs{Getenv: p.getenv, Render: team.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(p.specAbs)}
+	llms.Guarded = guardedFiles(p.specAbs, store, llms.Dir, p.commands.TempDir)
 	llms.Restore(turnsOf(sess.Memory))
 	llms.RestoreTools(sess.ToolLogs)
 	llms.Commands = p.commands

@@ -114,6 +114,14 @@ func TestLivePreview(t *testing.T) {
 	if len(block) != 3 || !strings.HasSuffix(block[2], "cut at the width") || !strings.HasPrefix(block[2], "    …") || len([]rune(block[2])) >= 40 {
 		t.Fatalf("block %q: want the newest text, cut at its start, under the task", block)
 	}
+	// A dropped request's text goes; the retry's starts afresh.
+	r.Observe(Event{Type: TaskStreamDiscarded, Task: "draft", Message: "the stream broke off"})
+	r.Observe(Event{Type: TaskDelta, Task: "draft", Delta: "retry"})
+	r.mu.Lock()
+	if got := r.preview["draft"]; got != "retry" {
+		t.Errorf("preview after a discard %q, want the retry's text alone", got)
+	}
+	r.mu.Unlock()
 	r.Observe(Event{Type: TaskCompleted, Task: "draft"})
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -201,5 +209,65 @@ tasks:
 				}
 			}
 		})
+	}
+}
+
+// A streamed request that fails after some of its text was shown, and is
+// sent again, is followed by a task_stream_discarded event (and, with -v,
+// a line that says the text above was dropped): the deltas after the last
+// one rebuild the recorded result, not the dropped text run into it.
+func TestStreamDiscarded(t *testing.T) {
+	f := &fakeLLM{answer: func(n int, _ chatRequest, w http.ResponseWriter) {
+		switch n {
+		case 1: // breaks off
+			sseReply(w, sseDelta("FIRST line one\n"), sseDelta("FIRST"))
+		case 2: // an error mid-stream
+			sseReply(w, sseDelta("SECOND"), `{"error":{"message":"boom mid-stream"}}`)
+		default:
+			sseReply(w, sseDelta("good answer\n"), sseDelta("line two"),
+				`{"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+				`{"model":"m","choices":[],"usage":{"prompt_tokens":13,"completion_tokens":8,"total_tokens":21}}`, "[DONE]")
+		}
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, streamTeam)
+	p.streamJSON, p.verbose = true, true
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v %+v\n%s", err, sum, out)
+	}
+	var deltas strings.Builder
+	var discards, lines []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev Event
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		switch ev.Type {
+		case TaskDelta:
+			deltas.WriteString(ev.Delta)
+		case TaskStreamDiscarded:
+			deltas.Reset()
+			discards = append(discards, ev.Message)
+		case TaskLine:
+			lines = append(lines, ev.Message)
+		}
+	}
+	one, _ := p.session(t).Task("one")
+	if deltas.String() != one.Result || one.Result != "good answer\nline two" {
+		t.Errorf("the deltas after the last discard %q, the recorded result %q", deltas.String(), one.Result)
+	}
+	if len(discards) != 2 || !strings.Contains(discards[1], "boom mid-stream") {
+		t.Errorf("discards %q, want one per dropped request with why", discards)
+	}
+	want := []string{"FIRST line one", "FIRST", "[teamrun: the answer above was dropped (", "SECOND", "[teamrun: the answer above was dropped (the server reported an error in the stream: boom mid-stream); the request is sent again]", "good answer", "line two"}
+	if len(lines) != len(want) {
+		t.Fatalf("-v lines %q, want %q", lines, want)
+	}
+	for i := range want {
+		if !strings.HasPrefix(lines[i], want[i]) {
+			t.Errorf("-v line %d %q, want it to start %q", i, lines[i], want[i])
+		}
 	}
 }

@@ -289,17 +289,28 @@ func (d *deltaLines) Observe(ev Event) {
 	switch ev.Type {
 	case TaskDelta:
 		d.writer(ev).Write([]byte(ev.Delta))
+	case TaskStreamDiscarded:
+		// The partial line ends here, and a line says it is dropped: the
+		// retried request's text would otherwise run on from it.
+		d.endLine(ev.Task)
+		d.Observer.Observe(Event{Time: time.Now(), Type: TaskLine, Session: ev.Session, Index: -1, Task: ev.Task, Stream: "stdout",
+			Message: "[teamrun: the answer above was dropped (" + ev.Message + "); the request is sent again]"})
 	case TaskRetrying, TaskCompleted, TaskFailed, TaskInterrupted, TaskHalted:
 		// An attempt's last line without a newline comes when it ends.
-		d.mu.Lock()
-		w := d.lines[ev.Task]
-		delete(d.lines, ev.Task)
-		d.mu.Unlock()
-		if w != nil {
-			w.Close()
-		}
+		d.endLine(ev.Task)
 	}
 	d.Observer.Observe(ev)
+}
+
+// endLine shows what a task's stream holds of a line not yet ended.
+func (d *deltaLines) endLine(task string) {
+	d.mu.Lock()
+	w := d.lines[task]
+	delete(d.lines, task)
+	d.mu.Unlock()
+	if w != nil {
+		w.Close()
+	}
 }
 
 func (d *deltaLines) writer(ev Event) *lineWriter {

@@ -16,16 +16,28 @@ import (
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
-// ToolHaltError stops a task at a tool call whose outcome a crash hid: its
-// start is recorded, its result is not, and the tool is not idempotent.
-// The engine turns it into a halt that `teamrun session decide` settles.
+// ToolHaltError stops a task at a tool call whose outcome a crash or a
+// timeout hid: its start is recorded, its result is not, and the tool is
+// not idempotent. The engine turns it into a halt that `teamrun session
+// decide` settles. Arguments are as shown (checkpoint.ShortArguments);
+// Ended says what stopped the call ("" an earlier run).
 type ToolHaltError struct {
-	Task, Tool, Arguments, Call string
+	Task, Tool, Arguments, Call, Ended string
 }
 
 func (e *ToolHaltError) Error() string {
-	return fmt.Sprintf("task %q: tool %s was started with %s by an earlier run, which did not record its result; it is not idempotent, so it is not run again without a decision (rerun, fail or unknown)",
-		e.Task, e.Tool, e.Arguments)
+	return fmt.Sprintf("task %q: tool %s was started with %s, and %s before its result was recorded; it is not idempotent, so it is not run again without a decision (rerun, fail or unknown)",
+		e.Task, e.Tool, e.Arguments, e.ended())
+}
+
+// ended is what stopped the call, in words.
+func (e *ToolHaltError) ended() string {
+	if e.Ended != "" {
+		return e.Ended
+	}
+	// It ended, or (PostgreSQL) lost the session at the end of its lease
+	// while it may still live.
+	return "the run that started it stopped or lost the session"
 }
 
 // DecidedFailError is the attempt that `decide ... fail` ended: it is not
@@ -34,7 +46,7 @@ func (e *ToolHaltError) Error() string {
 type DecidedFailError struct{ Tool, Arguments string }
 
 func (e *DecidedFailError) Error() string {
-	return fmt.Sprintf("tool %s (%s) was started by an earlier run, which did not record its result; decided: fail", e.Tool, e.Arguments)
+	return fmt.Sprintf("tool %s (%s) was stopped before its result was recorded; decided: fail", e.Tool, e.Arguments)
 }
 
 // toolRunner starts a tool's process as a command agent's: RunCommand, in
@@ -59,6 +71,25 @@ func (l *LLMs) RestoreTools(logs map[string]*checkpoint.ToolLog) {
 		}
 		l.toolLogs[task] = lg.Clone()
 	}
+}
+
+// noteStopped keeps why this run stopped a task's call before its
+// result: a later attempt that halts on it says so (stoppedBy), not that
+// an earlier run ended.
+func (l *LLMs) noteStopped(task, call, why string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped == nil {
+		l.stopped = map[string]string{}
+	}
+	l.stopped[task+"\x00"+call] = why
+}
+
+// stoppedBy is why this run stopped a task's call; "" when it did not.
+func (l *LLMs) stoppedBy(task, call string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stopped[task+"\x00"+call]
 }
 
 func (l *LLMs) toolLog(task string) *checkpoint.ToolLog {
@@ -87,7 +118,7 @@ func (l *LLMs) keys() []string {
 }
 
 func (l *LLMs) toolSet(ctx context.Context, job *Job) (*tools.Set, func(), error) {
-	set := &tools.Set{Tools: job.Agent.Tools, Dir: l.Dir, CommandDir: job.Agent.Dir}
+	set := &tools.Set{Tools: job.Agent.Tools, Dir: l.Dir, CommandDir: job.Agent.Dir, Guarded: l.Guarded}
 	for _, t := range job.Agent.Tools {
 		if t.Builtin == spec.ExecuteCommand {
 			set.Allow = append(set.Allow, spec.ExecuteCommand) // the spec's loader checked allow:
@@ -102,6 +133,7 @@ func (l *LLMs) toolSet(ctx context.Context, job *Job) (*tools.Set, func(), error
 		return nil, nil, err
 	}
 	set.Env = env
+	set.FitArgs = cmds.fitArgs(env)
 	set.Run = toolRunner(cmds.Groups, owner, cmds.TempDir)
 	return set, release, nil
 }
@@ -165,11 +197,14 @@ type loop struct {
 	log    *checkpoint.ToolLog
 	calls  []llm.Call        // the requests that reported usage, every turn's
 	mcp    map[string]string // MCP servers' tool list digests
+	// keys are the agent's key and the team's: what the model or a tool
+	// writes of them is redacted before it is recorded, shown or run.
+	keys []string
 }
 
 // runTools runs the loop; calls are every request that reported usage, a
-// failed one's included.
-func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req llm.Request) (string, []llm.Call, error) {
+// failed one's included. keys are redacted from what the loop records.
+func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req llm.Request, keys []string) (string, []llm.Call, error) {
 	set, release, err := l.toolSet(ctx, job)
 	if err != nil {
 		return "", nil, err
@@ -192,7 +227,7 @@ func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req l
 		}
 		req.Tools = append(req.Tools, llm.Tool{Type: "function", Function: llm.ToolFunction{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
-	lp := &loop{l: l, job: job, set: set, client: client, req: req}
+	lp := &loop{l: l, job: job, set: set, client: client, req: req, keys: keys}
 	if set.MCP != nil {
 		lp.mcp = set.MCP.Digests
 	}
@@ -259,7 +294,12 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 		if len(resp.ToolCalls) == 0 {
 			return resp.Content, nil
 		}
-		calls := callsOf(turn, resp.ToolCalls)
+		// A turn holding a key (a proxy that echoes the request) is
+		// redacted as an answer is, and its calls run as recorded: a key
+		// never reaches a tool from the model, and a resumed loop replays
+		// exactly what the first run sent and ran.
+		content := lp.redact(resp.Content)
+		calls := callsOf(turn, resp.ToolCalls, lp.redact)
 		if turn >= maxTurns {
 			// Its results would never be read: nothing of this turn runs.
 			names := make([]string, len(calls))
@@ -268,14 +308,14 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 			}
 			return "", lp.end(fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, strings.Join(names, ", "), a.Name))
 		}
-		step := checkpoint.ToolStep{Turn: turn, Content: resp.Content, Calls: calls, Usage: usageOf(resp.Calls, a.LLM.Price, lp.job.Attempt)}
+		step := checkpoint.ToolStep{Turn: turn, Content: content, Calls: calls, Usage: usageOf(resp.Calls, a.LLM.Price, lp.job.Attempt)}
 		if turn == 1 {
 			step.MCP = lp.mcp
 		}
 		if err := lp.record(checkpoint.ToolTurnRecorded, step); err != nil {
 			return "", err
 		}
-		msgs = append(msgs, assistantTurn(resp.Content, calls))
+		msgs = append(msgs, assistantTurn(content, calls))
 		for _, c := range calls {
 			res, err := lp.settle(ctx, turn, c)
 			if err != nil {
@@ -317,13 +357,14 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 			res := tools.Result{IsError: true, Content: "error: the outcome of this call is unknown: teamrun stopped while it ran, and it was not run again. Check its effect before you call it again."}
 			return res, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: res.Content, IsError: true, Decision: checkpoint.DecideUnknown})
 		case checkpoint.DecideFail:
-			cause := &DecidedFailError{Tool: c.Tool, Arguments: c.Arguments}
+			cause := &DecidedFailError{Tool: c.Tool, Arguments: checkpoint.ShortArguments(c.Arguments)}
 			if err := lp.record(checkpoint.ToolLoopEnded, checkpoint.ToolStep{Reason: cause.Error(), Decision: checkpoint.DecideFail}); err != nil {
 				return tools.Result{}, err
 			}
 			return tools.Result{}, cause
 		default:
-			return tools.Result{}, &ToolHaltError{Task: lp.job.Task.Name, Tool: c.Tool, Arguments: c.Arguments, Call: c.ID}
+			return tools.Result{}, &ToolHaltError{Task: lp.job.Task.Name, Tool: c.Tool, Arguments: checkpoint.ShortArguments(c.Arguments), Call: c.ID,
+				Ended: lp.l.stoppedBy(lp.job.Task.Name, c.ID)}
 		}
 	}
 	if err := lp.record(checkpoint.ToolStarted, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Decision: decision}); err != nil {
@@ -332,29 +373,39 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 	start := time.Now()
 	res, err := lp.set.Execute(ctx, tool, args)
 	if err != nil {
-		return tools.Result{}, err // stopped: the start stands without a result
+		// Stopped: the start stands without a result. A timeout lets this
+		// run go on (a retry), whose halt on the call says so.
+		if errors.Is(err, context.DeadlineExceeded) {
+			t, key := attemptTimeout(lp.job)
+			lp.l.noteStopped(lp.job.Task.Name, c.ID, fmt.Sprintf("the timeout of %s (%s) stopped it in attempt %d of this run", t, key, lp.job.Attempt))
+		}
+		return tools.Result{}, err
 	}
 	// A tool runs in teamrun's environment, as a command does: what it
 	// prints of the team's keys reaches neither the session nor the model
 	// (DESIGN §2).
-	res.Content = llm.RedactKeys(llm.RedactKey(lp.client.APIKey, res.Content), lp.l.keys()...)
+	res.Content = lp.redact(res.Content)
 	return res, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool,
 		Result: res.Content, IsError: res.IsError, Millis: time.Since(start).Milliseconds()})
 }
 
-// callsOf is a turn's calls as journaled; a call without an id (some
-// servers send none) or with one the turn already used gets its own, so
-// that every result answers exactly one call.
-func callsOf(turn int, tcs []llm.ToolCall) []checkpoint.ToolCall {
+// redact is text with the loop's keys redacted (llm.RedactKeys).
+func (lp *loop) redact(text string) string { return llm.RedactKeys(text, lp.keys...) }
+
+// callsOf is a turn's calls as journaled, each part redacted; a call
+// without an id (some servers send none) or with one the turn already
+// used (redaction may make two alike) gets its own, so that every result
+// answers exactly one call.
+func callsOf(turn int, tcs []llm.ToolCall, redact func(string) string) []checkpoint.ToolCall {
 	out := make([]checkpoint.ToolCall, len(tcs))
 	seen := map[string]bool{}
 	for i, tc := range tcs {
-		id := tc.ID
+		id := redact(tc.ID)
 		if id == "" || seen[id] {
 			id = fmt.Sprintf("call_%d_%d", turn, i+1)
 		}
 		seen[id] = true
-		out[i] = checkpoint.ToolCall{ID: id, Tool: tc.Function.Name, Arguments: tc.Function.Arguments}
+		out[i] = checkpoint.ToolCall{ID: id, Tool: redact(tc.Function.Name), Arguments: redact(tc.Function.Arguments)}
 	}
 	return out
 }
@@ -382,7 +433,7 @@ func (e *Engine) toolHalt(err error) *Halt {
 		return nil
 	}
 	h := &Halt{Session: e.Session, Task: th.Task, Tool: th.Tool, Arguments: th.Arguments, Options: checkpoint.ToolDecisions(),
-		Description: fmt.Sprintf("tool %s was started with %s by an earlier run, which did not record its result, and it is not idempotent: did it take effect?", th.Tool, th.Arguments)}
+		Description: fmt.Sprintf("tool %s was started with %s, but %s before its result was recorded, and it is not idempotent: did it take effect?", th.Tool, th.Arguments, th.ended())}
 	if e.DecideCommand != nil {
 		h.Command = e.DecideCommand(th.Task, "")
 		for _, o := range h.Options {

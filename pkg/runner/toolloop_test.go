@@ -393,3 +393,199 @@ tasks:
 		t.Error("the session holds the key")
 	}
 }
+
+// A turn that calls tools and holds the agent's key (a proxy or model
+// that echoes the request's Authorization header) is redacted before it
+// is recorded, shown or sent back, in each of its parts; the call runs
+// with the arguments as recorded, so the tool never gets the key and a
+// resumed loop replays exactly what ran.
+func TestToolTurnKeyRedacted(t *testing.T) {
+	const key = "sk-test-SECRETKEY-0123456789abcdef"
+	tests := []struct {
+		name string
+		turn string // the first answer; the second is "done"
+		ran  string // what the note tool appended to LOG
+	}{
+		{"in the turn's text", `{"role":"assistant","content":"thinking Bearer ` + key + `","tool_calls":[{"id":"c1","type":"function","function":{"name":"note","arguments":"{\"text\":\"x\"}"}}]}`, "x\n"},
+		{"in a call's arguments", calls("c1", "note", `{"text":"Bearer `+key+`"}`), "Bearer [REDACTED]\n"},
+		{"a piece of it in a call's arguments", calls("c1", "note", `{"text":"`+key[3:20]+`"}`), "[REDACTED]\n"},
+		{"in a tool's name", calls("c1", "Bearer "+key, `{}`), ""},
+		{"in a call's id", calls("id-"+key, "note", `{"text":"y"}`), "y\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &toolLLM{script: func(n int, _ toolRequest) string {
+				if n == 1 {
+					return tc.turn
+				}
+				return answer("done")
+			}}
+			p, logPath := toolProject(t, f, toolTeam)
+			p.env["OPENAI_API_KEY"] = key
+			p.verbose = true
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Succeeded {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			if got := readLog(t, logPath); got != tc.ran {
+				t.Errorf("the tool ran with %q, want %q", got, tc.ran)
+			}
+			b, err := p.sessionFileBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent, _ := json.Marshal(f.request(1).Messages)
+			for what, text := range map[string]string{"the session": string(b), "the --json events": out, "the turn sent back": string(sent)} {
+				if strings.Contains(text, key[3:11]) {
+					t.Errorf("%s holds the key", what)
+				}
+			}
+			if !strings.Contains(string(b), "[REDACTED]") {
+				t.Error("the session does not say where the key was")
+			}
+			// What was recorded is what went back to the model: a resumed
+			// loop would send the same.
+			lg := p.session(t).ToolLogs["work"]
+			back := f.request(1).Messages
+			var turn *struct {
+				Content string
+				IDs     []string
+			}
+			for _, m := range back {
+				if m.Role == "assistant" && len(m.ToolCalls) > 0 {
+					turn = &struct {
+						Content string
+						IDs     []string
+					}{Content: m.Content}
+					for _, c := range m.ToolCalls {
+						turn.IDs = append(turn.IDs, c.ID+" "+c.Function.Name+" "+c.Function.Arguments)
+					}
+				}
+			}
+			if lg == nil || turn == nil || len(lg.Turns) != 1 || lg.Turns[0].Content != turn.Content {
+				t.Fatalf("recorded turn %+v, sent back %+v", lg, turn)
+			}
+			for i, c := range lg.Turns[0].Calls {
+				if got := c.ID + " " + c.Tool + " " + c.Arguments; got != turn.IDs[i] {
+					t.Errorf("call %d recorded as %q, sent back as %q", i, got, turn.IDs[i])
+				}
+			}
+		})
+	}
+}
+
+// An argument that no environment can carry (over 128 KiB, or holding a
+// NUL byte), or that does not fit beside the others, is left out of
+// TEAMRUN_ARG_* with a warning, and the tool still starts: it reads the
+// arguments on stdin.
+func TestToolArgumentsLeftOutOfTheEnvironment(t *testing.T) {
+	big := strings.Repeat("y", 200_000)
+	many := map[string]string{}
+	for i := range 12 {
+		many[fmt.Sprintf("a%02d", i)] = strings.Repeat("z", 100_000)
+	}
+	manyArgs, _ := json.Marshal(many)
+	tests := []struct {
+		name, args string
+		env        string // what the tool saw: TEAMRUN_ARG_A00's length, TEAMRUN_ARG_NOTE
+		warning    string
+	}{
+		{"an ordinary argument", `{"note":"hi"}`, "a00=0 note=hi", ""},
+		{"an argument over 128 KiB", `{"note":"` + big + `"}`, "a00=0 note=unset", "tool save: TEAMRUN_ARG_NOTE is left out of its environment: with its name it is 200017 bytes, over the 128 KiB"},
+		{"an argument with a NUL byte", `{"note":"a\u0000b"}`, "a00=0 note=unset", "tool save: TEAMRUN_ARG_NOTE is left out of its environment: its value contains a NUL byte"},
+		{"arguments that together do not fit", string(manyArgs), "a00=100000 note=unset", "are left out of its environment: with the rest of it they would pass the 1024 KiB"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &toolLLM{script: func(n int, _ toolRequest) string {
+				if n == 1 {
+					return calls("c1", "save", tc.args)
+				}
+				return answer("saved")
+			}}
+			p, logPath := toolProject(t, f, `
+tools:
+  save:
+    shell: 'printf "a00=%s note=%s" "${#TEAMRUN_ARG_A00}" "${TEAMRUN_ARG_NOTE-unset}" >> LOG; wc -c | tr -d " "'
+agents:
+  clerk: {role: Clerk, llm: {model: m, base_url: BASE}, tools: [save]}
+tasks:
+  work: {description: Save, agent: clerk}
+`)
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Succeeded {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			c := p.session(t).ToolLogs["work"].Turns[0].Calls[0]
+			if c.IsError || strings.TrimSpace(c.Result) != fmt.Sprint(len(mustCompact(t, tc.args))) {
+				t.Errorf("the tool's result %q: want it started, its stdin the %d bytes of the arguments", c.Result, len(mustCompact(t, tc.args)))
+			}
+			if got := readLog(t, logPath); got != tc.env {
+				t.Errorf("the tool saw %q, want %q", got, tc.env)
+			}
+			if tc.warning == "" && strings.Contains(out, `"event":"warning"`) || tc.warning != "" && strings.Count(out, tc.warning) != 1 {
+				t.Errorf("want the warning %q once:\n%.2000s", tc.warning, out)
+			}
+		})
+	}
+}
+
+// mustCompact is JSON text as a tool reads it on stdin (keys sorted, no
+// spaces).
+func mustCompact(t *testing.T, s string) []byte {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// A call the task's own timeout stopped is said so: the attempt fails
+// naming the timeout and its key (not Go's "context deadline exceeded"),
+// and the retry that halts on the call says this run's timeout stopped
+// it, not that an earlier run ended. The halt shows the call's arguments
+// cut (the whole is in `session show`).
+func TestToolStoppedByTheTaskTimeout(t *testing.T) {
+	long := strings.Repeat("L", 100_000)
+	f := &toolLLM{script: func(n int, _ toolRequest) string {
+		return calls("c1", "slow", `{"line":"`+long+`"}`)
+	}}
+	p, _ := toolProject(t, f, `
+tools:
+  slow:
+    parameters: {type: object, properties: {line: {type: string}}}
+    shell: 'sleep 30'
+agents:
+  clerk: {role: Clerk, llm: {model: m, base_url: BASE}, tools: [slow]}
+tasks:
+  work: {description: Work, agent: clerk, timeout: 300ms, max_retries: 1, retry_delay: 1ms}
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Halted || len(sum.Halts) != 1 {
+		t.Fatalf("run: %v, %+v\n%.3000s", err, sum, out)
+	}
+	if !strings.Contains(out, `"event":"task_retrying"`) || !strings.Contains(out, "timed out after 300ms (tasks.work.timeout): tool slow was still running") || strings.Contains(out, "context deadline exceeded") {
+		t.Errorf("the timed-out attempt is not said in words:\n%.3000s", out)
+	}
+	h := sum.Halts[0]
+	for what, text := range map[string]string{"arguments": h.Arguments, "description": h.Description} {
+		if len(text) > 600 || !strings.Contains(text, "… (100011 bytes)") {
+			t.Errorf("the halt's %s %.300q… (%d bytes): want the arguments cut, with their size", what, text, len(text))
+		}
+	}
+	if !strings.Contains(h.Description, "but the timeout of 300ms (tasks.work.timeout) stopped it in attempt 1 of this run before its result was recorded") {
+		t.Errorf("halt %q: want it to say this run's timeout stopped the call", h.Description)
+	}
+	// The tool_turn event is the journal's step, the whole turn for a
+	// program to read; every line that says what happened cuts it.
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 5_000 && !strings.Contains(line, `"event":"tool_turn"`) {
+			t.Errorf("a %d-byte line for a 100 KB argument: %.200s…", len(line), line)
+		}
+	}
+	if c := p.session(t).ToolLogs["work"].Turns[0].Calls[0]; c.Arguments != `{"line":"`+long+`"}` {
+		t.Errorf("the recorded arguments are %d bytes: want them whole", len(c.Arguments))
+	}
+}

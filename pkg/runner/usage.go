@@ -30,18 +30,34 @@ func usageOf(calls []llm.Call, price *spec.Price, attempt int) *Usage {
 		if price != nil && !c.UsageUnknown {
 			cost := costOf(c.Usage, price)
 			cc.CostUSD = &cost
-			u.CostUSD += cost
+			u.CostUSD = checkpoint.RoundCost(u.CostUSD + cost)
 		} else {
 			u.UnpricedTokens += c.Usage.TotalTokens
 		}
 		if c.CutOff {
 			cc.Outcome = CallInterrupted
 		}
-		if c.UsageUnknown {
+		switch {
+		case c.UsageUnknown && c.CutOff:
 			// No tokens came, so none are counted: the request is, as one
 			// whose cost is unknown, never as $0.
 			cc.UsageUnknown, cc.CostUSD = true, nil
 			u.UnknownRequests++
+		case c.UsageUnknown:
+			// Answered, so billed, but the server counted nothing: its
+			// size gives an estimate that a budget can count, by the rule
+			// of its reservations (estimatedTokens), kept apart from the
+			// tokens servers reported.
+			cc.UsageUnknown, cc.CostUSD = true, nil
+			prompt, completion := estimatedTokens(c.RequestBytes), estimatedTokens(c.AnswerBytes)
+			cc.EstimatedTokens = prompt + completion
+			if price != nil {
+				cost := costOf(llm.Usage{PromptTokens: prompt, CompletionTokens: completion}, price)
+				cc.EstimatedCostUSD = &cost
+				u.EstimatedCostUSD = checkpoint.RoundCost(u.EstimatedCostUSD + cost)
+			}
+			u.UnreportedRequests++
+			u.EstimatedTokens += cc.EstimatedTokens
 		}
 		u.Calls = append(u.Calls, cc)
 	}
@@ -50,7 +66,7 @@ func usageOf(calls []llm.Call, price *spec.Price, attempt int) *Usage {
 
 // CallInterrupted is the outcome of a request cut off by Ctrl-C or a
 // timeout.
-const CallInterrupted = "interrupted"
+const CallInterrupted = checkpoint.CallInterrupted
 
 // costOf prices one answer: cached prompt tokens at the cached price (the
 // input price without one), reasoning tokens as the completion tokens
@@ -61,7 +77,7 @@ func costOf(u llm.Usage, p *spec.Price) float64 {
 	if p.CachedInput != nil {
 		cachedPrice = *p.CachedInput
 	}
-	return (float64(u.PromptTokens-cached)*p.Input + float64(cached)*cachedPrice + float64(u.CompletionTokens)*p.Output) / 1e6
+	return checkpoint.RoundCost((float64(u.PromptTokens-cached)*p.Input + float64(cached)*cachedPrice + float64(u.CompletionTokens)*p.Output) / 1e6)
 }
 
 // paidError is a failed attempt that had paid for LLM requests: the engine
@@ -124,27 +140,39 @@ func totals(u *Usage) *Usage {
 // UsageText says what tokens cost in the summary's words: "51,200 tokens
 // ($0.0140)", with "cost unknown" for tokens of a model without a price,
 // never $0, and what is unknown of requests cut off before they reported
-// usage: "51,200 tokens ($0.0140) + 1 interrupted request of unknown usage".
+// usage and of answers that reported none: "51,200 tokens ($0.0140) + 1
+// interrupted request of unknown usage + 2 answers without usage
+// (estimated from their size: 900 tokens, $0.0003)".
 func UsageText(u *Usage) string {
 	if !HasUsage(u) {
 		return "0 tokens"
 	}
-	var s string
+	var parts []string
 	if u.TotalTokens > 0 {
-		s = thousands(u.TotalTokens) + " tokens (" + CostText(u) + ")"
+		parts = append(parts, thousands(u.TotalTokens)+" tokens ("+CostText(u)+")")
 	}
 	if n := u.UnknownRequests; n > 0 {
-		if s != "" {
-			s += " + "
-		}
-		s += fmt.Sprintf("%d interrupted %s of unknown usage", n, plural(n, "request"))
+		parts = append(parts, fmt.Sprintf("%d interrupted %s of unknown usage", n, plural(n, "request")))
 	}
-	return s
+	if n := u.UnreportedRequests; n > 0 {
+		est := thousands(u.EstimatedTokens) + " tokens"
+		if u.EstimatedCostUSD > 0 {
+			est += ", " + dollars(u.EstimatedCostUSD)
+		}
+		whose := "their"
+		if n == 1 {
+			whose = "its"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s without usage (estimated from %s size: %s)", n, plural(n, "answer"), whose, est))
+	}
+	return strings.Join(parts, " + ")
 }
 
-// HasUsage says whether u counts any LLM request: tokens, or requests cut
-// off before they said how many.
-func HasUsage(u *Usage) bool { return u != nil && (u.TotalTokens > 0 || u.UnknownRequests > 0) }
+// HasUsage says whether u counts any LLM request: tokens, requests cut
+// off before they said how many, or answers that did not say.
+func HasUsage(u *Usage) bool {
+	return u != nil && (u.TotalTokens > 0 || u.UnknownRequests > 0 || u.UnreportedRequests > 0)
+}
 
 // CostText is u's cost: "$0.0140", "cost unknown", or "$0.0140 + cost
 // unknown for 1,200 tokens" when only some calls had a price.
@@ -201,7 +229,7 @@ func (e *Engine) sessionUsage() *Usage {
 // sessionUsageLocked is sessionUsage under recMu; with pending, the
 // requests answered in attempts not yet recorded count too.
 func (e *Engine) sessionUsageLocked(pending bool) *Usage {
-	s := e.used
+	s := totals(e.used.Plus(e.DroppedUsage))
 	for i, u := range e.PriorUsage {
 		if u != nil && i < len(e.Team.Tasks) {
 			s = totals(s.Plus(u))

@@ -1,14 +1,19 @@
 package runner
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -214,5 +219,170 @@ tasks:
 	}
 	if c := tr.Usage.Calls[0]; c.Outcome != CallInterrupted || !c.UsageUnknown || c.CostUSD != nil || c.Model != "m" {
 		t.Errorf("recorded call %+v, want interrupted with unknown usage", c)
+	}
+}
+
+// What the session paid stays counted when a later run replaces the
+// records that held it: a task that runs again after an edit (a partial
+// restore, or --reuse unchanged) keeps its earlier requests, and a task
+// removed from the spec leaves its usage in the session's. The budget
+// counts all of it, and halts at once when it is already spent.
+func TestUsageKeptWhenRecordsAreReplaced(t *testing.T) {
+	const team = `
+models:
+  fast: {model: m, base_url: BASE, price: {input: 1, output: 2}}
+llm: fast
+budget: {max_tokens: BUDGET}
+agents:
+  a: {role: A}
+tasks:
+  t1: {description: one, agent: a}
+  t2: {description: two, agent: a}
+  t3: {description: THREE, agent: a}
+`
+	tests := []struct {
+		name     string
+		budget   string
+		edit     func(string) string
+		reuse    checkpoint.Reuse
+		outcome  Outcome // of the second run
+		requests int     // over both runs (t3's refused one included)
+		session  int     // the session's tokens after the second run
+	}{
+		// The first run pays 120 tokens for t1 and t2 and halts before t3.
+		{"a partial restore halts at once on a spent budget", "100", func(s string) string { return strings.Replace(s, "THREE", "three edited", 1) },
+			checkpoint.ReuseStrict, Halted, 2, 120},
+		{"a partial restore counts what the tasks that run again paid before", "10000", func(s string) string { return strings.Replace(s, "THREE", "three edited", 1) },
+			checkpoint.ReuseStrict, Succeeded, 6, 300},
+		{"a task removed under --reuse unchanged", "10000", func(s string) string {
+			return strings.Replace(strings.Replace(s, "  t1: {description: one, agent: a}\n", "", 1), "THREE", "three edited", 1)
+		}, checkpoint.ReuseUnchanged, Succeeded, 5, 240},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeLLM{answer: func(n int, _ chatRequest, w http.ResponseWriter) { usageReply(w, "ok", "stop", 50, 0, 10) }}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			yaml := strings.Replace(team, "BUDGET", tc.budget, 1)
+			p := newProject(t, srv.URL, yaml)
+			if tc.outcome == Succeeded {
+				// Without a spent budget the first run ends before t3 all
+				// the same: t3 fails (a 400 costs nothing).
+				f.answer = func(n int, req chatRequest, w http.ResponseWriter) {
+					if strings.Contains(req.Messages[len(req.Messages)-1].Content, "THREE") {
+						w.WriteHeader(http.StatusBadRequest)
+						return
+					}
+					usageReply(w, "ok", "stop", 50, 0, 10)
+				}
+			}
+			sum, out, _ := p.run(t, false)
+			if sum == nil || sum.SessionUsage == nil || sum.SessionUsage.TotalTokens != 120 {
+				t.Fatalf("first run: %+v\n%s", sum, out)
+			}
+			f.answer = func(n int, _ chatRequest, w http.ResponseWriter) { usageReply(w, "ok", "stop", 50, 0, 10) }
+			p.write(t, srv.URL, tc.edit(yaml))
+			var err error
+			sum, out, err = runReuse(t, p, tc.reuse)
+			if err != nil || sum.Outcome != tc.outcome {
+				t.Fatalf("second run: %v, %+v\n%s", err, sum, out)
+			}
+			if got := f.count(); got != tc.requests {
+				t.Errorf("%d requests over both runs, want %d", got, tc.requests)
+			}
+			if sum.SessionUsage == nil || sum.SessionUsage.TotalTokens != tc.session {
+				t.Errorf("the summary's session usage %+v, want %d tokens", sum.SessionUsage, tc.session)
+			}
+			if got := p.session(t).Usage(); got == nil || got.TotalTokens != tc.session || math.Abs(got.CostUSD-float64(tc.session/60)*70/1e6) > 1e-12 {
+				t.Errorf("the session's usage %+v, want %d tokens", got, tc.session)
+			}
+		})
+	}
+}
+
+// runReuse is p.run(t, true) under a --reuse mode.
+func runReuse(t *testing.T, p *project, reuse checkpoint.Reuse) (*Summary, string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	sum, err := Run(context.Background(), Options{
+		SpecPath: filepath.Join(p.dir, "team.yaml"), Continue: true, Session: "s1", Mode: ModeJSON, Reuse: reuse,
+		IO: iostreams.Test(nil, &out, &out), Home: p.home,
+		Getenv: func(k string) string { return p.env[k] },
+	})
+	return sum, out.String(), err
+}
+
+// An answer that reports no usage was billed all the same: it is recorded
+// as of unknown usage with an estimate from its size (request and answer
+// bytes / 3 as tokens, priced), which the totals show and the budget
+// counts, so a server that never counts cannot spend without bound; one
+// warning says so, once per model.
+func TestAnswerWithoutUsage(t *testing.T) {
+	const answer = "a long answer"
+	plain := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`, answer)
+	}
+	streamed := func(w http.ResponseWriter) { // include_usage ignored
+		sseReply(w, sseDelta(answer), `{"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]")
+	}
+	tests := []struct {
+		name     string
+		reply    func(http.ResponseWriter)
+		stream   string
+		budget   string
+		outcome  Outcome
+		requests int
+	}{
+		{"no budget", plain, "false", "", Succeeded, 3},
+		{"a token budget halts", plain, "false", "budget: {max_tokens: 100}\n", Halted, 2},
+		{"a cost budget halts", plain, "false", "budget: {max_cost_usd: 0.0001}\n", Halted, 2},
+		{"a stream without its usage chunk", streamed, "true", "budget: {max_tokens: 100}\n", Halted, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) { tc.reply(w) }}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, `
+llm: {model: m, base_url: BASE, stream: `+tc.stream+`, price: {input: 1, output: 2}}
+`+tc.budget+`agents:
+  a: {role: A}
+tasks:
+  t1: {description: one, agent: a}
+  t2: {description: two, agent: a}
+  t3: {description: three, agent: a}
+`)
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != tc.outcome || f.count() != tc.requests {
+				t.Fatalf("run: %v, %+v after %d requests, want %s after %d\n%s", err, sum, f.count(), tc.outcome, tc.requests, out)
+			}
+			t1, _ := p.session(t).Task("t1")
+			if t1.Usage == nil || len(t1.Usage.Calls) != 1 {
+				t.Fatalf("t1's usage %+v, want its answer", t1.Usage)
+			}
+			c := t1.Usage.Calls[0]
+			body := len(f.requestBody(0))
+			wantTokens := body/3 + 1 + len(answer)/3 + 1
+			wantCost := float64(body/3+1)*1/1e6 + float64(len(answer)/3+1)*2/1e6
+			if !c.UsageUnknown || c.Outcome != "" || c.EstimatedTokens != wantTokens || c.EstimatedCostUSD == nil || math.Abs(*c.EstimatedCostUSD-wantCost) > 1e-12 || c.CostUSD != nil {
+				t.Errorf("recorded call %+v, want usage unknown, %d tokens estimated", c, wantTokens)
+			}
+			if u := t1.Usage; u.UnreportedRequests != 1 || u.EstimatedTokens != wantTokens || u.TotalTokens != 0 {
+				t.Errorf("t1's usage %+v", u)
+			}
+			if s := sum.SessionUsage; s == nil || s.UnreportedRequests != tc.requests {
+				t.Errorf("session usage %+v, want %d answers without usage", s, tc.requests)
+			}
+			if !strings.Contains(UsageText(sum.SessionUsage), fmt.Sprintf("%d answers without usage (estimated from their size: ", tc.requests)) {
+				t.Errorf("session usage said %q", UsageText(sum.SessionUsage))
+			}
+			if n := strings.Count(out, "model m answered without usage"); n != 1 {
+				t.Errorf("the warning came %d times, want once:\n%s", n, out)
+			}
+			if tc.outcome == Halted && !strings.Contains(out, "of them estimated for answers without usage") && !strings.Contains(out, "of it estimated for answers without usage") {
+				t.Errorf("the halt does not say the spending is estimated:\n%s", out)
+			}
+		})
 	}
 }

@@ -56,18 +56,23 @@ type Usage struct {
 	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
 }
 
-// Call is one HTTP request whose answer reported usage, whatever became
-// of it (the result, a cut answer, a refusal, a stream that broke off
-// after its usage chunk), or that teamrun cut off before it ended.
+// Call is one HTTP request that was answered (whatever became of the
+// answer: the result, a cut answer, a refusal), that reported usage (a
+// stream that broke off after its usage chunk), or that teamrun cut off
+// before it ended.
 type Call struct {
 	Model    string // as the server named it, else as asked
 	Status   int    // HTTP status; 0 when none came
 	Duration time.Duration
 	Usage    Usage
 	// CutOff is a request that teamrun cut off (Ctrl-C, a timeout, a
-	// stalled stream); UsageUnknown that no usage came before: Usage is
-	// zero, but the request may have been billed.
+	// stalled stream); UsageUnknown that no usage came: Usage is zero,
+	// but the request may have been billed (cut off) or was (answered).
 	CutOff, UsageUnknown bool
+	// RequestBytes and AnswerBytes, of a call of unknown usage, are the
+	// size of its request body and of the answer's text and tool calls:
+	// what an estimate of its tokens goes by.
+	RequestBytes, AnswerBytes int
 }
 
 // wireUsage reads the usage member of the servers teamrun talks to: the
@@ -117,6 +122,10 @@ type Request struct {
 	Stream      bool
 	IdleTimeout time.Duration
 	OnDelta     func(text string)
+	// OnDiscard, when set, is told that the text OnDelta got since the
+	// request was sent is dropped, and why: the stream failed and the
+	// request is sent again, whose text OnDelta gets anew.
+	OnDiscard func(reason string)
 	// Schema, a JSON Schema object, asks for an answer that fits it
 	// (response_format json_schema, named SchemaName). Servers differ in
 	// how well they keep to it: the caller checks the answer itself.
@@ -139,7 +148,18 @@ type Response struct {
 
 	status    int  // the HTTP status of the answer
 	hasUsage  bool // the answer reported usage
+	answered  bool // a completion came, whatever it says: the server billed it
 	ToolCalls []ToolCall
+}
+
+// answerBytes is the size of what a completion said: its text, its
+// refusal and its tool calls.
+func (r Response) answerBytes() int {
+	n := len(r.Content)
+	for _, tc := range r.ToolCalls {
+		n += len(tc.Function.Name) + len(tc.Function.Arguments)
+	}
+	return n
 }
 
 // Client talks to one OpenAI-compatible endpoint. The zero value of every
@@ -156,9 +176,9 @@ type Client struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Admit, when set, is asked before every request, retries included,
 	// with the size of its body: an error refuses it and ends Complete
-	// with that error (wrapped in an *Error). done gets the usage the
-	// answer reported (nil: none) once the request is over.
-	Admit func(ctx context.Context, requestBytes int) (done func(*Usage), err error)
+	// with that error (wrapped in an *Error). done gets the request's call
+	// as Complete records it (nil: none) once the request is over.
+	Admit func(ctx context.Context, requestBytes int) (done func(*Call), err error)
 }
 
 type wireRequest struct {
@@ -259,7 +279,13 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	var st *streaming
 	if req.Stream {
 		wr.Stream, wr.StreamOptions = true, &streamOptions{IncludeUsage: true}
-		st = &streaming{idle: req.IdleTimeout, onDelta: req.OnDelta}
+		st = &streaming{idle: req.IdleTimeout}
+		if req.OnDelta != nil {
+			st.onDelta = func(text string) {
+				st.shown = true
+				req.OnDelta(text)
+			}
+		}
 		if st.idle <= 0 {
 			st.idle = DefaultIdleTimeout
 		}
@@ -278,7 +304,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		calls []Call
 	)
 	for attempt := 1; ; attempt++ {
-		var done func(*Usage)
+		var done func(*Call)
 		if c.Admit != nil {
 			d, err := c.Admit(ctx, len(body))
 			if err != nil {
@@ -291,26 +317,30 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			done = d
 		}
 		start := time.Now()
-		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red, st)
-		if done != nil {
-			if resp.hasUsage {
-				u := resp.Usage
-				done(&u)
-			} else {
-				done(nil)
-			}
+		if st != nil {
+			st.shown = false
 		}
+		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red, st)
 		if resp.Model == "" {
 			resp.Model = req.Model
 		}
 		// Cut off by us (Ctrl-C, a timeout, a stalled stream): the server
 		// may bill it all the same.
 		cut := e != nil && (ctx.Err() != nil || errors.Is(e.Err, context.DeadlineExceeded) || errors.Is(e.Err, ErrStalled) || e.unread)
-		if resp.hasUsage || cut {
+		var call *Call
+		if resp.hasUsage || cut || resp.answered {
 			// Paid for whatever becomes of it: recorded before the answer
-			// is judged.
-			calls = append(calls, Call{Model: resp.Model, Status: resp.status, Duration: time.Since(start), Usage: resp.Usage,
-				CutOff: cut, UsageUnknown: !resp.hasUsage})
+			// is judged. An answer without usage (a server that counts
+			// none) was billed all the same: its usage is unknown, not 0.
+			call = &Call{Model: resp.Model, Status: resp.status, Duration: time.Since(start), Usage: resp.Usage,
+				CutOff: cut, UsageUnknown: !resp.hasUsage}
+			if call.UsageUnknown {
+				call.RequestBytes, call.AnswerBytes = len(body), resp.answerBytes()
+			}
+			calls = append(calls, *call)
+		}
+		if done != nil {
+			done(call)
 		}
 		if e == nil {
 			e = checkFinish(resp, req)
@@ -332,6 +362,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			if body, err = json.Marshal(wr); err != nil {
 				return Response{}, fail(&Error{Message: "encoding the request: " + err.Error(), Err: err})
 			}
+			st.discard(req.OnDiscard, last)
 			continue
 		}
 		if !last.Retryable {
@@ -340,6 +371,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		if attempt >= attempts {
 			return Response{}, last
 		}
+		st.discard(req.OnDiscard, last)
 		if err := c.sleep(ctx, c.backoff(attempt, retryAfter)); err != nil || ctx.Err() != nil {
 			return Response{}, canceled(ctx, req.Model, shown, last, calls)
 		}
@@ -425,7 +457,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	}
 	ch := wr.Choices[0]
 	// The model's name is recorded with the usage: no key may ride in it.
-	resp := Response{Model: red.clean(wr.Model), status: hresp.StatusCode, ToolCalls: ch.Message.ToolCalls}
+	resp := Response{Model: red.clean(wr.Model), status: hresp.StatusCode, ToolCalls: ch.Message.ToolCalls, answered: true}
 	if wr.Usage != nil {
 		resp.Usage, resp.hasUsage = wr.Usage.usage(), true
 	}
@@ -437,7 +469,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	}
 	if p := ch.Message.Refusal; p != nil && strings.TrimSpace(*p) != "" {
 		// A refusal is paid for too: its usage stays with the failure.
-		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage}, -1,
+		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage, answered: true, Content: *p}, -1,
 			&Error{StatusCode: hresp.StatusCode, Message: "the model refused to answer: " + red.snippet(*p)}
 	}
 	return resp, -1, nil

@@ -29,6 +29,21 @@ var errIdle = errors.New("idle timeout")
 type streaming struct {
 	idle    time.Duration
 	onDelta func(string)
+	shown   bool // onDelta got text from the request under way
+}
+
+// droppedNote ends the error of a stream that failed after some text.
+const droppedNote = "; the partial answer was dropped"
+
+// discard tells onDiscard that the text shown of a failed request is
+// dropped, and why, since the request is sent again: a stream shown as it
+// comes would otherwise run on into the next one's text.
+func (st *streaming) discard(onDiscard func(string), why *Error) {
+	if st == nil || !st.shown || onDiscard == nil {
+		return
+	}
+	st.shown = false
+	onDiscard(strings.TrimSuffix(why.Message, droppedNote))
 }
 
 func isEventStream(h http.Header) bool {
@@ -150,22 +165,25 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		}
 		switch {
 		case errors.Is(context.Cause(ctx), errIdle):
-			return fail(&Error{Message: fmt.Sprintf("the stream stalled: nothing came for %s (idle_timeout); the partial answer was dropped", st.idle),
+			return fail(&Error{Message: fmt.Sprintf("the stream stalled: nothing came for %s (idle_timeout)%s", st.idle, droppedNote),
 				Retryable: true, Err: ErrStalled})
 		case err != io.EOF:
 			e := transportError(ctx, timeout, fmt.Errorf("reading the stream: %w", err))
-			e.Message += "; the partial answer was dropped"
+			e.Message += droppedNote
 			return fail(e)
 		case resp.FinishReason == "":
-			return fail(&Error{Message: "the stream ended before the answer did (no finish_reason, no [DONE]); the partial answer was dropped", Retryable: true})
+			return fail(&Error{Message: "the stream ended before the answer did (no finish_reason, no [DONE])" + droppedNote, Retryable: true})
 		}
 		done = true
 	}
 	if bad != nil {
 		return fail(bad)
 	}
+	resp.answered = true // it ended as the protocol says
 	if r := strings.TrimSpace(refusal.String()); r != "" {
-		return fail(&Error{Message: "the model refused to answer: " + red.snippet(r)})
+		out, _, e := fail(&Error{Message: "the model refused to answer: " + red.snippet(r)})
+		out.answered, out.Content = true, r
+		return out, -1, e
 	}
 	resp.Content = text.String()
 	return resp, -1, nil

@@ -45,6 +45,9 @@ func TestStream(t *testing.T) {
 		// wantUnknown counts the calls recorded as of unknown usage: a
 		// stream that broke off may be billed.
 		wantUnknown int
+		// wantDiscards counts the OnDiscard calls: one per request whose
+		// text was shown and that is sent again (not the last that fails).
+		wantDiscards int
 	}{
 		{name: "deltas, usage chunk, [DONE]", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, delta("Hel"), delta("lo"), finishStop, usageChunk, "[DONE]")
@@ -61,7 +64,7 @@ func TestStream(t *testing.T) {
 				return
 			}
 			sse(w, delta("Whole"), finishStop, usageChunk, "[DONE]")
-		}, want: "Whole", wantReqs: 2, wantUsage: 9, wantUnknown: 1},
+		}, want: "Whole", wantReqs: 2, wantUsage: 9, wantUnknown: 1, wantDiscards: 1},
 		{name: "an event cut inside its data line is dropped, the stream retried", reply: func(i int, w http.ResponseWriter, _ *http.Request) {
 			if i == 0 {
 				sse(w, delta("Part"))
@@ -69,7 +72,7 @@ func TestStream(t *testing.T) {
 				return
 			}
 			sse(w, delta("Whole"), finishStop, usageChunk, "[DONE]")
-		}, want: "Whole", wantReqs: 2, wantUsage: 9, wantUnknown: 1},
+		}, want: "Whole", wantReqs: 2, wantUsage: 9, wantUnknown: 1, wantDiscards: 1},
 		{name: "a last event without its blank line is read", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, delta("Hi"), finishStop)
 			fmt.Fprint(w, "data: "+usageChunk)
@@ -79,7 +82,14 @@ func TestStream(t *testing.T) {
 		}, wantErr: "the answer was cut at", wantReqs: 1, wantUsage: 9},
 		{name: "an error event", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, delta("x"), `{"error":{"message":"model overloaded"}}`)
-		}, wantErr: "the server reported an error in the stream: model overloaded", wantReqs: 3, wantUnknown: 3},
+		}, wantErr: "the server reported an error in the stream: model overloaded", wantReqs: 3, wantUnknown: 3, wantDiscards: 2},
+		{name: "a failure before any text discards nothing", reply: func(i int, w http.ResponseWriter, _ *http.Request) {
+			if i == 0 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			sse(w, delta("Whole"), finishStop, usageChunk, "[DONE]")
+		}, want: "Whole", wantReqs: 2, wantUsage: 9},
 		{name: "an event that is not JSON", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, "<html>")
 		}, wantErr: "a stream event is not a Chat Completions chunk: <html>", wantReqs: 1},
@@ -92,9 +102,18 @@ func TestStream(t *testing.T) {
 			fs := newFakeServer(t, tt.reply)
 			var mu sync.Mutex
 			var deltas []string
+			discards := 0
 			req := tinyReq
 			req.Stream = true
 			req.OnDelta = func(s string) { mu.Lock(); deltas = append(deltas, s); mu.Unlock() }
+			req.OnDiscard = func(why string) {
+				mu.Lock()
+				defer mu.Unlock()
+				if why == "" || strings.Contains(why, "partial answer was dropped") {
+					t.Errorf("discarded for %q", why)
+				}
+				deltas, discards = nil, discards+1
+			}
 			resp, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), req)
 			reqs := fs.requests()
 			if len(reqs) != tt.wantReqs {
@@ -129,6 +148,13 @@ func TestStream(t *testing.T) {
 			}
 			if tt.wantErr == "" && len(deltas) == 0 && strings.Contains(tt.name, "delta") {
 				t.Errorf("OnDelta never called")
+			}
+			if discards != tt.wantDiscards {
+				t.Errorf("%d discards, want %d", discards, tt.wantDiscards)
+			}
+			// What was shown since the last discard is the answer.
+			if tt.wantErr == "" && len(deltas) > 0 && strings.Join(deltas, "") != tt.want {
+				t.Errorf("the text shown since the last discard %q, want the answer %q", strings.Join(deltas, ""), tt.want)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -37,7 +38,13 @@ func TestCompleteUsage(t *testing.T) {
 			[]Call{{Model: "served", Status: 200, Usage: Usage{PromptTokens: 30, CompletionTokens: 3, TotalTokens: 33}}}},
 		{"a refusal is paid for", []func(http.ResponseWriter){body(200, refused)}, true,
 			[]Call{{Model: "served", Status: 200, Usage: Usage{PromptTokens: 12, CompletionTokens: 6, TotalTokens: 18}}}},
-		{"no usage, no call", []func(http.ResponseWriter){body(200, noUsage)}, false, nil},
+		// Billed all the same: a call of unknown usage, with its sizes
+		// for an estimate (the request's body, the answer's text).
+		{"an answer without usage", []func(http.ResponseWriter){body(200, noUsage)}, false,
+			[]Call{{Model: "served", Status: 200, UsageUnknown: true, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
+		{"a cut answer without usage", []func(http.ResponseWriter){body(200, strings.Replace(noUsage, `"stop"`, `"length"`, 1))}, true,
+			[]Call{{Model: "served", Status: 200, UsageUnknown: true, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
+		{"a server error is no answer", []func(http.ResponseWriter){body(400, `{"error":"bad"}`)}, true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,6 +75,12 @@ func TestCompleteUsage(t *testing.T) {
 		})
 	}
 }
+
+// tinyReqBytes is the size of tinyReq's body.
+var tinyReqBytes = func() int {
+	b, _ := json.Marshal(wireRequest{Model: tinyReq.Model, Messages: tinyReq.Messages})
+	return len(b)
+}()
 
 func body(code int, s string) func(http.ResponseWriter) {
 	return func(w http.ResponseWriter) {
@@ -186,7 +199,7 @@ func TestCompleteAdmit(t *testing.T) {
 			c := testClient(fs, &fakeSleep{})
 			var heard []*Usage
 			asked := 0
-			c.Admit = func(_ context.Context, n int) (func(*Usage), error) {
+			c.Admit = func(_ context.Context, n int) (func(*Call), error) {
 				asked++
 				if n <= 0 {
 					t.Errorf("request size %d", n)
@@ -194,7 +207,13 @@ func TestCompleteAdmit(t *testing.T) {
 				if asked == tt.refuseAt {
 					return nil, refusal
 				}
-				return func(u *Usage) { heard = append(heard, u) }, nil
+				return func(c *Call) {
+					if c == nil {
+						heard = append(heard, nil)
+						return
+					}
+					heard = append(heard, &c.Usage)
+				}, nil
 			}
 			_, err := c.Complete(context.Background(), tinyReq)
 			if len(fs.requests()) != tt.sent {

@@ -47,6 +47,18 @@ func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([
 			return nil, false, fmt.Errorf("cannot create the folder %s: %w", s.Dir, pathErr(err))
 		}
 	}
+	// os.Root below is what keeps the tools in the folder; where a path
+	// leads is worked out first only to say so in words, and to tell
+	// teamrun's own files however they are reached.
+	real, inside, err := s.resolve(p)
+	if err != nil {
+		return nil, false, err
+	}
+	if t.Builtin == "write_file" {
+		if why := s.guarded(p, real, inside); why != "" {
+			return nil, false, fmt.Errorf("%s is %s: the file tools do not write teamrun's own files", p, why)
+		}
+	}
 	root, err := os.OpenRoot(s.Dir)
 	if err != nil {
 		return nil, false, fmt.Errorf("cannot open the folder %s: %w", s.Dir, pathErr(err))
@@ -108,4 +120,103 @@ func pathErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// resolve is where p, a local path in s.Dir, leads once symbolic links
+// are followed (as far as it exists: the rest as written), and that place
+// relative to s.Dir; an error names a path that leaves s.Dir that way.
+func (s *Set) resolve(p string) (real, inside string, err error) {
+	root, err := filepath.EvalSymlinks(s.Dir)
+	if err != nil {
+		return filepath.Join(s.Dir, p), p, nil // no folder yet: nothing to follow
+	}
+	if real, err = follow(root, p); err != nil {
+		return "", "", fmt.Errorf("cannot follow %s: %w", p, err)
+	}
+	if inside, err = filepath.Rel(root, real); err != nil || !filepath.IsLocal(inside) && inside != "." {
+		return "", "", fmt.Errorf("path %q leads out of the folder the file tools may use (%s) through a symbolic link: give a path inside it", p, s.Dir)
+	}
+	return real, inside, nil
+}
+
+// maxLinks bounds the symbolic links one path may go through, as
+// Linux's MAXSYMLINKS does.
+const maxLinks = 40
+
+var errLinkLoop = errors.New("too many symbolic links (a loop?)")
+
+// follow is rel in the folder root (itself free of links) with every
+// symbolic link on the way replaced by its target, dangling ones
+// included: a write through a link creates its target.
+func follow(root, rel string) (string, error) {
+	todo := strings.Split(filepath.ToSlash(rel), "/")
+	cur, links := root, 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Not there (yet): the rest is as written.
+			return filepath.Join(append([]string{next}, todo...)...), nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", errLinkLoop
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", pathErr(err)
+		}
+		if filepath.IsAbs(target) {
+			cur = filepath.VolumeName(target) + string(filepath.Separator)
+		}
+		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
+	}
+	return cur, nil
+}
+
+// within says whether path is dir or inside it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
+}
+
+// guarded says what of teamrun's p is, p that leads to real, inside the
+// tools' folder; "" when it is none of teamrun's own.
+func (s *Set) guarded(p, real, inside string) string {
+	for _, path := range []string{p, inside} {
+		for _, c := range strings.Split(filepath.ToSlash(path), "/") {
+			if strings.EqualFold(c, ".teamrun") {
+				return "in a .teamrun folder (a project's state, audit log and config.yml)"
+			}
+		}
+	}
+	fi, err := os.Stat(real)
+	for _, g := range s.Guarded {
+		path := g.Path
+		if r, lerr := filepath.EvalSymlinks(path); lerr == nil {
+			path = r
+		}
+		// The same file by another name (a hard link) is the same file.
+		if within(path, real) || err == nil && sameFile(fi, path) {
+			return g.What
+		}
+	}
+	return ""
+}
+
+func sameFile(fi fs.FileInfo, path string) bool {
+	gi, err := os.Stat(path)
+	return err == nil && os.SameFile(fi, gi)
 }

@@ -60,8 +60,11 @@ type Set struct {
 	Tools []*spec.Tool
 	Run   Runner
 	// Env is the task's TEAMRUN_* environment; each call adds its
-	// TEAMRUN_ARG_<NAME>.
-	Env []string
+	// TEAMRUN_ARG_<NAME>, as far as FitArgs lets them through: it leaves
+	// out what an environment cannot carry (and says so), since the tool
+	// reads every argument on stdin anyway; nil passes them all.
+	Env     []string
+	FitArgs func(tool string, entries []string) []string
 	// Dir is the folder the built-ins work in (the spec's): the file tools
 	// are confined to it.
 	Dir string
@@ -70,9 +73,18 @@ type Set struct {
 	CommandDir string
 	// Allow lists dangerous built-ins the spec opted in to.
 	Allow []string
+	// Guarded are teamrun's own files and folders (the spec being run,
+	// the session store's folders), which the file tools never write, nor
+	// anything in a .teamrun folder: a model that could would rewrite what
+	// the next run does (its commands, the URL its key is sent to).
+	Guarded []Guard
 	// MCP is the attempt's MCP sessions, for tools whose MCP is set.
 	MCP *MCP
 }
+
+// Guard is a file or folder the file tools do not write: its absolute
+// path, and what it is in the words of the error the model reads.
+type Guard struct{ Path, What string }
 
 // Tool returns the tool named name, or nil.
 func (s *Set) Tool(name string) *spec.Tool {
@@ -122,6 +134,17 @@ func (s *Set) Check(c Call) (t *spec.Tool, args map[string]any, bad *Result) {
 	return t, obj, nil
 }
 
+// StoppedError is a call that the run's end or the task's timeout
+// stopped while it ran: its outcome is unknown. errors.Is sees the
+// context's error; the text is the user's words, not Go's.
+type StoppedError struct {
+	Tool string
+	Err  error
+}
+
+func (e *StoppedError) Error() string { return "tool " + e.Tool + " was still running" }
+func (e *StoppedError) Unwrap() error { return e.Err }
+
 // Execute runs a call that Check accepted. The error is non-nil only when
 // ctx ended (the run is stopping): then nothing is known of the outcome.
 func (s *Set) Execute(ctx context.Context, t *spec.Tool, args map[string]any) (Result, error) {
@@ -137,7 +160,7 @@ func (s *Set) Execute(ctx context.Context, t *spec.Tool, args map[string]any) (R
 		out, cut, err = s.command(ctx, t, args)
 	}
 	if ctx.Err() != nil {
-		return Result{}, fmt.Errorf("tool %s: %w", t.Name, ctx.Err())
+		return Result{}, &StoppedError{Tool: t.Name, Err: ctx.Err()}
 	}
 	content := string(bytes.ToValidUTF8(out, []byte("?")))
 	if cut {
@@ -158,7 +181,11 @@ func (s *Set) command(ctx context.Context, t *spec.Tool, args map[string]any) ([
 	if err != nil {
 		return nil, false, err
 	}
-	env := append(append([]string(nil), s.Env...), ArgEnv(args)...)
+	argEnv := ArgEnv(args)
+	if s.FitArgs != nil {
+		argEnv = s.FitArgs(t.Name, argEnv)
+	}
+	env := append(append([]string(nil), s.Env...), argEnv...)
 	out, err := s.Run(ctx, Proc{Shell: t.Shell, Argv: t.Command, Stdin: string(stdin), Env: env,
 		Dir: s.CommandDir, Timeout: t.Timeout, StdoutLimit: MaxOutput + 1})
 	cut := len(out) > MaxOutput
@@ -169,7 +196,8 @@ func (s *Set) command(ctx context.Context, t *spec.Tool, args map[string]any) ([
 }
 
 // ArgEnv is TEAMRUN_ARG_<NAME>=value for each top-level scalar argument,
-// in name order: strings as they are, numbers and booleans as JSON.
+// in name order: strings as they are (a NUL byte or an over-long value
+// included: Set.FitArgs decides), numbers and booleans as JSON.
 func ArgEnv(args map[string]any) []string {
 	keys := make([]string, 0, len(args))
 	for k := range args {
@@ -192,9 +220,6 @@ func ArgEnv(args map[string]any) []string {
 			v = strconv.FormatInt(x, 10)
 		default:
 			continue // lists, objects and null: on stdin only
-		}
-		if strings.IndexByte(v, 0) >= 0 {
-			continue
 		}
 		env = append(env, "TEAMRUN_ARG_"+spec.EnvName(k)+"="+v)
 	}

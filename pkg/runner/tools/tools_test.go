@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,6 +121,7 @@ func TestBuiltinFileTools(t *testing.T) {
 	os.WriteFile(filepath.Join(outside, "secret"), []byte("s3cret"), 0o600)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o600)
 	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "link"))
+	os.Symlink(outside, filepath.Join(dir, "away"))
 	var builtins []*spec.Tool
 	for _, n := range []string{"read_file", "write_file", "list_files", "execute_command"} {
 		builtins = append(builtins, spec.BuiltinTool(n))
@@ -133,10 +135,12 @@ func TestBuiltinFileTools(t *testing.T) {
 		{"read", "read_file", `{"path":"notes.txt"}`, false, "hello"},
 		{"write in a new folder", "write_file", `{"path":"out/report.md","content":"# Report"}`, false, "wrote 8 bytes to out/report.md"},
 		{"read what was written", "read_file", `{"path":"out/report.md"}`, false, "# Report"},
-		{"list", "list_files", `{}`, false, "link\nnotes.txt\nout/\n"},
+		{"list", "list_files", `{}`, false, "away\nlink\nnotes.txt\nout/\n"},
 		{"read outside by ..", "read_file", `{"path":"../secret"}`, true, "is outside the folder the file tools may use"},
 		{"write outside by an absolute path", "write_file", `{"path":"` + filepath.Join(outside, "x") + `","content":"x"}`, true, "is outside the folder"},
-		{"read outside by a symbolic link", "read_file", `{"path":"link"}`, true, "cannot read link"},
+		{"read outside by a symbolic link", "read_file", `{"path":"link"}`, true, `path "link" leads out of the folder the file tools may use (` + dir + `) through a symbolic link`},
+		{"write outside through a linked folder", "write_file", `{"path":"away/x","content":"x"}`, true, `path "away/x" leads out of the folder the file tools may use`},
+		{"list outside through a linked folder", "list_files", `{"path":"away"}`, true, `path "away" leads out of the folder`},
 		{"a missing file", "read_file", `{"path":"nope.txt"}`, true, "cannot read nope.txt: no such file or directory"},
 		{"execute_command without allow", "execute_command", `{"command":"echo hi"}`, true, "not allowed"},
 	}
@@ -157,5 +161,70 @@ func TestBuiltinFileTools(t *testing.T) {
 	set.Allow = []string{"execute_command"}
 	if res := call(t, set, "execute_command", `{"command":"echo hi; pwd"}`); res.IsError || res.Content != "hi\n"+dir+"\n" {
 		t.Errorf("execute_command with allow: %+v", res)
+	}
+}
+
+// The file tools never write teamrun's own files: the spec being run,
+// anything in a .teamrun folder, the session store; not by another name
+// (a symbolic or hard link) either. Reading them is allowed: none holds a
+// secret.
+func TestFileToolsGuarded(t *testing.T) {
+	dir := t.TempDir()
+	spec1 := filepath.Join(dir, "agents.yaml")
+	home := filepath.Join(dir, "home")
+	for path, text := range map[string]string{spec1: "name: t\n", filepath.Join(dir, ".teamrun", "config.yml"): "max_session_age_days: 30\n",
+		filepath.Join(home, "sessions", "s1.json"): "{}", filepath.Join(dir, "notes.txt"): "hi"} {
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		os.WriteFile(path, []byte(text), 0o600)
+	}
+	os.Symlink("agents.yaml", filepath.Join(dir, "spec-link.yaml"))
+	os.Symlink(".teamrun", filepath.Join(dir, "cfg"))
+	os.Symlink(".teamrun/new.yml", filepath.Join(dir, "dangling"))
+	os.Link(spec1, filepath.Join(dir, "hard.yaml"))
+	set := &tools.Set{Run: realRunner(), Dir: dir, Tools: []*spec.Tool{spec.BuiltinTool("write_file"), spec.BuiltinTool("read_file")},
+		Guarded: []tools.Guard{{Path: spec1, What: "the spec being run"}, {Path: home, What: "the session store"}}}
+	tests := []struct {
+		name, tool, path string
+		want             string // "" for a write that is allowed
+	}{
+		{"the spec", "write_file", "agents.yaml", "agents.yaml is the spec being run: the file tools do not write teamrun's own files"},
+		{"the spec through a symbolic link", "write_file", "spec-link.yaml", "spec-link.yaml is the spec being run"},
+		{"the spec through a hard link", "write_file", "hard.yaml", "hard.yaml is the spec being run"},
+		{"config.yml", "write_file", ".teamrun/config.yml", "is in a .teamrun folder"},
+		{"a new file in .teamrun", "write_file", ".teamrun/x", "is in a .teamrun folder"},
+		{"a .teamrun folder made anew", "write_file", "sub/.teamrun/config.yml", "is in a .teamrun folder"},
+		{"another spelling", "write_file", ".TeamRun/config.yml", "is in a .teamrun folder"},
+		{"config.yml through a linked folder", "write_file", "cfg/config.yml", "is in a .teamrun folder"},
+		{"a dangling link into .teamrun", "write_file", "dangling", "is in a .teamrun folder"},
+		{"the session store", "write_file", "home/sessions/s1.json", "is the session store"},
+		{"a new file in the session store", "write_file", "home/x", "is the session store"},
+		{"an ordinary file", "write_file", "notes.txt", ""},
+		{"a file named like the spec elsewhere", "write_file", "sub/agents.yaml", ""},
+		{"reading config.yml", "read_file", ".teamrun/config.yml", ""},
+		{"reading the spec", "read_file", "agents.yaml", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, set, tc.tool, fmt.Sprintf(`{"path":%q,"content":"pwned"}`, tc.path))
+			if tc.want == "" {
+				if res.IsError {
+					t.Errorf("refused: %s", res.Content)
+				}
+				return
+			}
+			if !res.IsError || !strings.Contains(res.Content, tc.want) {
+				t.Errorf("result %q, want an error with %q", res.Content, tc.want)
+			}
+		})
+	}
+	for _, path := range []string{spec1, filepath.Join(dir, ".teamrun", "config.yml"), filepath.Join(home, "sessions", "s1.json")} {
+		if b, _ := os.ReadFile(path); strings.Contains(string(b), "pwned") {
+			t.Errorf("%s was written", path)
+		}
+	}
+	for _, path := range []string{filepath.Join(dir, ".teamrun", "new.yml"), filepath.Join(dir, ".teamrun", "x"), filepath.Join(dir, "sub", ".teamrun"), filepath.Join(home, "x")} {
+		if _, err := os.Lstat(path); err == nil {
+			t.Errorf("%s was made", path)
+		}
 	}
 }
