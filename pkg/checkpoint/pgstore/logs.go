@@ -7,16 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
-
-// logWriteTimeout bounds the write of one stream at an attempt's end: a
-// log is a courtesy, and an unreachable server must not hold the run.
-const logWriteTimeout = 30 * time.Second
 
 // AttemptLog gathers one stream ("stdout" or "stderr") of an attempt of
 // the session l holds and writes it as one row of the logs table when
@@ -50,7 +45,8 @@ func (l *logRow) Close() error {
 		return nil
 	}
 	l.closed = true
-	ctx, cancel := context.WithTimeout(l.ctx, logWriteTimeout)
+	// A log is a courtesy: a silent server must not hold the run.
+	ctx, cancel := l.s.bounded(l.ctx)
 	defer cancel()
 	// Through the pool, not the lock's connection: a big log must not
 	// hold up the transitions; the generation fences it all the same.

@@ -63,6 +63,8 @@ func (p *Project) Where() string {
 // Active is the project's active session id, "" when none is set.
 func (p *Project) Active(ctx context.Context) (string, error) {
 	var id string
+	ctx, cancel := p.store.bounded(ctx)
+	defer cancel()
 	err := p.store.pool.QueryRow(ctx, p.store.q(`SELECT active_session FROM {s}.projects WHERE project_key = $1`), p.key).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
@@ -78,6 +80,8 @@ func (p *Project) SetActive(ctx context.Context, id string) error {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return err
 	}
+	ctx, cancel := p.store.bounded(ctx)
+	defer cancel()
 	_, err := p.store.pool.Exec(ctx, p.store.q(`INSERT INTO {s}.projects (project_key, active_session, updated_at) VALUES ($1, $2, now())
 		ON CONFLICT (project_key) DO UPDATE SET active_session = excluded.active_session, updated_at = excluded.updated_at`), p.key, id)
 	if err != nil {
@@ -90,6 +94,8 @@ func (p *Project) SetActive(ctx context.Context, id string) error {
 // file log does; it returns once committed.
 func (p *Project) Audit(ctx context.Context, rec checkpoint.AuditRecord) error {
 	rec.Fill()
+	ctx, cancel := p.store.bounded(ctx)
+	defer cancel()
 	_, err := p.store.pool.Exec(ctx, p.store.q(`INSERT INTO {s}.audit (project_key, at, event, session_id, store, pid, username, detail)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`), p.key, rec.Time, rec.Event, rec.Session, rec.Store, rec.PID, rec.User, rec.Detail)
 	if err != nil {

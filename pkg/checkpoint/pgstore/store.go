@@ -146,9 +146,31 @@ func (s *Store) Schema() string { return s.cfg.schema }
 func (s *Store) Lease() time.Duration { return s.cfg.lease }
 
 // Close closes the store's pool. Locks live on their own connections.
+// It waits for the pool at most half the lease: pgx ends a connection
+// whose statement was cut off by asking the server to cancel it, and waits
+// up to 15 s for a server that stopped answering; the process that exits
+// next closes those sockets anyway.
 func (s *Store) Close() error {
-	s.pool.Close()
+	closed := make(chan struct{})
+	go func() {
+		s.pool.Close()
+		close(closed)
+	}()
+	t := time.NewTimer(s.cfg.lease / 2)
+	defer t.Stop()
+	select {
+	case <-closed:
+	case <-t.C:
+	}
 	return nil
+}
+
+// bounded is ctx with the deadline of a statement the run makes beside
+// its lock's writes (the audit, a log, the active session): half the
+// lease, as for the lock's own, so that a server that stops answering
+// does not keep the run, or its exit, waiting past the lease.
+func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.lease/2)
 }
 
 // q fills the schema into a statement.

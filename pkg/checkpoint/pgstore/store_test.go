@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -918,4 +920,61 @@ func TestOpenOverriddenVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
+}
+
+// A server that stops answering (a frozen or partitioned node) holds
+// neither the lock, nor the writes a run makes at its end, nor the store's
+// Close: each gives up within its share of the lease, so the process ends
+// and a CronJob's next run can start. The server is frozen for real
+// (SIGSTOP of every process of the cluster). The minute below only tells
+// a hang from an answer; the lease is 3 s.
+func TestSilentServerDoesNotHoldTheEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	raw, ctl := ownCluster(t)
+	m := regexp.MustCompile(`-D (\S+)`).FindStringSubmatch(ctl)
+	if m == nil {
+		t.Fatalf("no data folder in %q", ctl)
+	}
+	pidFile, err := os.ReadFile(filepath.Join(m[1], "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm := strings.SplitN(string(pidFile), "\n", 2)[0]
+	s := openStore(t, withParams(t, raw, "lease", "3s"))
+	l, j := begin(t, s, "frozen", 2)
+	if err := complete(j, "t001", "before"); err != nil {
+		t.Fatal(err)
+	}
+	proj := s.Project(t.TempDir())
+	if err := proj.Audit(context.Background(), checkpoint.AuditRecord{Event: checkpoint.EventCreated, Session: "frozen"}); err != nil {
+		t.Fatal(err) // a connection in the pool, as a run has one
+	}
+	shell(t, "kill -STOP "+pm+" $(pgrep -P "+pm+")")
+	t.Cleanup(func() { _ = exec.Command("sh", "-c", "kill -CONT "+pm+" $(pgrep -P "+pm+")").Run() })
+
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			if err := complete(j, "t002", "after"); err == nil {
+				return errors.New("a write to a frozen server succeeded")
+			}
+			if l.LostErr() == nil {
+				return errors.New("the lock is not lost")
+			}
+			if err := proj.Audit(context.Background(), checkpoint.AuditRecord{Event: checkpoint.EventFailed, Session: "frozen"}); err == nil {
+				return errors.New("the audit of a frozen server succeeded")
+			}
+			return s.Close()
+		}()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("still waiting on the frozen server a minute later (lease 3s)")
+	}
 }
