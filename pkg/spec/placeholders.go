@@ -12,10 +12,12 @@ import (
 // collectPlaceholders records every {name} of the texts Render fills in
 // (task descriptions and expected outputs, agents' role, goal, backstory,
 // instructions) at the line and column it is written: the first source
-// line at or after the text's start that holds it, in either spelling.
+// line at or after the text's start that holds it, in a spelling the
+// team's syntax reads.
 func (b *builder) collectPlaceholders(data []byte) {
 	var lines []string // split on the first placeholder: most specs have few or none
 	res := map[string]*regexp.Regexp{}
+	syn := b.team.syntax()
 	// A text spans a few source lines more than it has newlines (folding,
 	// an agent's other keys): the search stops there, so a big spec costs
 	// no more per placeholder than a small one; not found, the text's
@@ -27,7 +29,11 @@ func (b *builder) collectPlaceholders(data []byte) {
 		re := res[name]
 		if re == nil {
 			q := regexp.QuoteMeta(name)
-			re = regexp.MustCompile(`\{\{\s*` + q + `\s*\}\}|\{` + q + `\}`)
+			expr := `\{\{\s*` + q + `\s*\}\}`
+			if syn != praisonSteps {
+				expr += `|\{` + q + `\}`
+			}
+			re = regexp.MustCompile(expr)
 			res[name] = re
 		}
 		for l := max(from.Line, 1); l <= len(lines) && l <= from.Line+span; l++ {
@@ -38,15 +44,16 @@ func (b *builder) collectPlaceholders(data []byte) {
 		return from
 	}
 	add := func(text string, from Pos, path string, each *Foreach, bound ...string) {
-		for _, n := range placeholderNames(text, b.team.PraisonTemplates) {
+		for _, w := range placeholdersIn(text, syn) {
 			over := ""
-			if root, _, dotted := strings.Cut(n, "."); slices.Contains(bound, root) {
+			if root, _, dotted := strings.Cut(w.name, "."); slices.Contains(bound, root) {
 				if !dotted || each == nil || root != each.As {
 					continue // a foreach item or a repeat's previous output, bound in each
 				}
 				over = each.Over // a field of each item: checked on the items
 			}
-			b.team.Placeholders = append(b.team.Placeholders, PlaceholderUse{Name: n, Pos: find(n, from, 2*strings.Count(text, "\n")+64), Path: path, Over: over})
+			b.team.Placeholders = append(b.team.Placeholders, PlaceholderUse{Name: w.name, Written: w.as,
+				Pos: find(w.name, from, 2*strings.Count(text, "\n")+64), Path: path, Over: over})
 		}
 	}
 	for _, a := range b.team.Agents {
@@ -138,13 +145,13 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		if u.Over != "" || defined[root] {
 			if miss := fieldMiss(u, values); miss != "" {
 				out = append(out, Diagnostic{File: t.File, Line: u.Pos.Line, Column: u.Pos.Column, Path: u.Path,
-					Message: fmt.Sprintf("{%s}: %s, so the text keeps it as written", u.Name, miss)})
+					Message: fmt.Sprintf("%s: %s, so the text keeps it as written", u.written(), miss)})
 			}
 			continue
 		}
-		msg := fmt.Sprintf("{%s}: nothing defines %s (variables:, an output_variable or --var %s=VALUE), so the text keeps it as written", u.Name, root, root)
+		msg := fmt.Sprintf("%s: nothing defines %s (variables:, an output_variable or --var %s=VALUE), so the text keeps it as written", u.written(), root, root)
 		if dotted {
-			msg = fmt.Sprintf("{%s}: nothing defines %s, the mapping it reads a field of (variables:, an output_variable), so the text keeps it as written", u.Name, root)
+			msg = fmt.Sprintf("%s: nothing defines %s, the mapping it reads a field of (variables:, an output_variable), so the text keeps it as written", u.written(), root)
 		}
 		if m := closest(root, known); m != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", m)
@@ -158,6 +165,14 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		out = append(out, Diagnostic{File: t.File, Line: u.Pos.Line, Column: u.Pos.Column, Path: u.Path, Message: msg})
 	}
 	return out
+}
+
+// written is the placeholder as its text writes it.
+func (u PlaceholderUse) written() string {
+	if u.Written != "" {
+		return u.Written
+	}
+	return "{" + u.Name + "}"
 }
 
 // fieldMiss says why the dotted placeholder u reads no field of the value

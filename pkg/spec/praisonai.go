@@ -25,6 +25,9 @@ func (b *builder) praison(root *tree) {
 	t.Process = Sequential
 	t.Variables = map[string]any{}
 	t.PraisonTemplates = true
+	// PraisonAI's workflow runs a steps: file, its agents_generator a
+	// roles: or tasks: file, and they fill placeholders differently.
+	t.PraisonSteps = stepsOf(root) != nil
 	setBy := map[string]*tree{}
 	setVar := func(k string, v *tree) {
 		if first, dup := setBy[k]; !dup {
@@ -220,7 +223,7 @@ func readsInput(t *Team) bool {
 	for _, tk := range t.Tasks {
 		texts = append(texts, tk.Description, tk.ExpectedOutput)
 	}
-	return slices.ContainsFunc(texts, func(s string) bool { return slices.Contains(placeholderNames(s, false), "input") })
+	return slices.ContainsFunc(texts, func(s string) bool { return slices.Contains(placeholderNames(s, t.syntax()), "input") })
 }
 
 // praisonFatal finds the first feature teamrun cannot run, if any.
@@ -435,7 +438,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 	for i, k := range v.keys {
 		f := v.vals[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
-		// {{VAR}} as in tasks and steps.
+		// {{previous_output}} as in tasks and steps.
 		text := func(dst *string) { str(dst); *dst = convertTemplate(*dst) }
 		switch k {
 		case "role":
@@ -603,7 +606,7 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 	for i, k := range v.keys {
 		f := v.vals[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
-		// {{VAR}} and {{previous_output}}, as in steps.
+		// {{previous_output}}, as in steps.
 		text := func(dst *string) { str(dst); *dst = convertTemplate(*dst) }
 		switch k {
 		case "description":

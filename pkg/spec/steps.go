@@ -170,7 +170,6 @@ const parallelOutputs = "parallel_outputs"
 // reads, so that it waits for it. A variable of that name is left as it is.
 func (sb *stepBuilder) bindParallelOutputs() {
 	b := sb.b
-	ph := "{" + parallelOutputs + "}"
 	if _, isVar := b.team.Variables[parallelOutputs]; isVar || len(sb.parallels) == 0 {
 		return
 	}
@@ -181,7 +180,7 @@ func (sb *stepBuilder) bindParallelOutputs() {
 			continue // a route's or an if's: it reads no text
 		}
 		loops := tk.Foreach != nil && tk.Foreach.Over == parallelOutputs
-		if !loops && !strings.Contains(tk.Description, ph) && !strings.Contains(tk.ExpectedOutput, ph) {
+		if !loops && !readsVar(tk.Description, parallelOutputs, praisonSteps) && !readsVar(tk.ExpectedOutput, parallelOutputs, praisonSteps) {
 			continue
 		}
 		p := -1
@@ -214,8 +213,8 @@ func (sb *stepBuilder) bindParallelOutputs() {
 	}
 	for tk, k := range readers {
 		j := joins[k]
-		tk.Description = strings.ReplaceAll(tk.Description, ph, "{"+j.OutputVariable+"}")
-		tk.ExpectedOutput = strings.ReplaceAll(tk.ExpectedOutput, ph, "{"+j.OutputVariable+"}")
+		tk.Description = renameVar(tk.Description, parallelOutputs, j.OutputVariable)
+		tk.ExpectedOutput = renameVar(tk.ExpectedOutput, parallelOutputs, j.OutputVariable)
 		if tk.Foreach != nil && tk.Foreach.Over == parallelOutputs {
 			tk.Foreach.Over = j.OutputVariable
 		}
@@ -236,8 +235,8 @@ func (sb *stepBuilder) bindParallelOutputs() {
 // iteration's; a loop, whose items PraisonAI runs on a copy of the
 // variables, keeps none. A name that is a variable already, or no earlier
 // step's, is left as written. A NAME that
-// is no identifier (fetch-data), which convertTemplate leaves as
-// {{NAME_output}}, binds to a variable named with _ for the other bytes.
+// is no identifier (fetch-data), which is no placeholder then, binds to a
+// variable named with _ for the other bytes.
 // A loop over NAME_output runs over that step's output the same way.
 func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 	seen := map[*Task]bool{}
@@ -269,21 +268,28 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		}
 		for _, dst := range []*string{&tk.Description, &tk.ExpectedOutput} {
 			sb.bindRepeatIterations(dst, repeated)
-			for _, v := range placeholderNames(*dst, false) {
+			*dst = replacePlaceholders(*dst, praisonSteps, func(n string) (string, bool) {
+				v, field, dotted := strings.Cut(n, ".")
 				name, ok := strings.CutSuffix(v, "_output")
 				src := last(name)
 				if _, isVar := sb.b.team.Variables[v]; !ok || isVar || src == nil {
-					continue
+					return "", false
 				}
 				if src.OutputVariable == "" {
 					src.OutputVariable = v
 				}
-				*dst = strings.ReplaceAll(*dst, "{"+v+"}", "{"+src.OutputVariable+"}")
-			}
+				if dotted {
+					return "{{" + src.OutputVariable + "." + field + "}}", true
+				}
+				return "{{" + src.OutputVariable + "}}", true
+			})
 			if !strings.Contains(*dst, "{{") {
 				continue
 			}
 			*dst = stepOutputRE().ReplaceAllStringFunc(*dst, func(m string) string {
+				if _, end := placeholderAt(m, 0, praisonSteps); end == len(m) {
+					return m // a placeholder, bound above if it can be
+				}
 				name := stepOutputRE().FindStringSubmatch(m)[1]
 				v := identOf(name + "_output")
 				src := last(name)
@@ -294,7 +300,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				if src.OutputVariable == "" {
 					src.OutputVariable = v
 				}
-				return "{" + src.OutputVariable + "}"
+				return "{{" + src.OutputVariable + "}}"
 			})
 		}
 		seen[tk] = true
@@ -328,14 +334,13 @@ func praisonSetsWhere(name string) string {
 // later repeat's count is never taken for it. A variable of that name is
 // left as it is.
 func (sb *stepBuilder) bindRepeatIterations(text *string, r *Task) {
-	ph := "{" + repeatIterations + "}"
-	if _, isVar := sb.b.team.Variables[repeatIterations]; r == nil || isVar || !strings.Contains(*text, ph) {
+	if _, isVar := sb.b.team.Variables[repeatIterations]; r == nil || isVar || !readsVar(*text, repeatIterations, praisonSteps) {
 		return
 	}
 	if r.Repeat.Count == "" {
 		r.Repeat.Count = identOf(r.Name) + "_" + repeatIterations
 	}
-	*text = strings.ReplaceAll(*text, ph, "{"+r.Repeat.Count+"}")
+	*text = renameVar(*text, repeatIterations, r.Repeat.Count)
 }
 
 // unboundOutput warns that tk's {{NAME_output}} m names no step before it.
@@ -352,8 +357,8 @@ func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
 	b.warnf(at, at.pos, "%s: no step before it is named %q (a step's name:, else its agent's), so the text keeps it as written", m, name)
 }
 
-// stepOutputRE finds the {{NAME_output}}s convertTemplate leaves: NAME is
-// no identifier. PraisonAI replaces them as written.
+// stepOutputRE finds {{NAME_output}}s, NAME an identifier or not:
+// PraisonAI replaces them as written.
 var stepOutputRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([^{}\s][^{}]*?)_output\s*\}\}`) })
 
 // identOf is s with each byte an identifier cannot hold made _.
@@ -586,7 +591,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		tk.Description = sb.noAction(first, len(prev) > 0)
 		if tk.Description == "" && tk.Foreach != nil {
 			// PraisonAI would send the empty input: the item is what it means.
-			tk.Description = "{" + tk.Foreach.As + "}"
+			tk.Description = praisonSteps.spell(tk.Foreach.As)
 		}
 		if tk.Description == "" {
 			b.errorf(st, st.kpos, "missing required key \"action\": say what the agent should do")
@@ -623,7 +628,7 @@ const carryOn = "Carry on from the previous step's output."
 func (sb *stepBuilder) noAction(first, hasPrev bool) string {
 	switch {
 	case first && sb.hasInput:
-		return "{input}"
+		return praisonSteps.spell("input")
 	case hasPrev:
 		return carryOn
 	}
@@ -994,16 +999,28 @@ var templateRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}`)
 })
 
-// convertTemplate maps PraisonAI's {{VAR}} templating onto teamrun's {VAR}
-// placeholders. {{previous_output}} becomes a reference to the context
-// teamrun appends to the prompt, as the previous output is given there.
+// convertTemplate makes PraisonAI's {{previous_output}} a reference to
+// the context teamrun appends to the prompt, as the previous output is
+// given there. The text's other {{VAR}}s stay as written: Render fills
+// them, and leaves what it cannot fill as written, as PraisonAI does.
 func convertTemplate(s string) string {
-	return templateRE().ReplaceAllStringFunc(s, func(m string) string {
-		name := templateRE().FindStringSubmatch(m)[1]
-		if name == "previous_output" {
-			return "the previous step's output (below)"
+	return replacePlaceholders(s, praisonSteps, func(name string) (string, bool) {
+		return "the previous step's output (below)", name == PreviousOutput
+	})
+}
+
+// renameVar makes text's {{from}} (and {{from.field}}) read the variable
+// to instead.
+func renameVar(text, from, to string) string {
+	return replacePlaceholders(text, praisonSteps, func(name string) (string, bool) {
+		root, field, dotted := strings.Cut(name, ".")
+		if root != from {
+			return "", false
 		}
-		return "{" + name + "}"
+		if dotted {
+			return "{{" + to + "." + field + "}}", true
+		}
+		return "{{" + to + "}}", true
 	})
 }
 
