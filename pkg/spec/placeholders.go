@@ -59,7 +59,13 @@ func (b *builder) collectPlaceholders(data []byte) {
 	for _, a := range b.team.Agents {
 		p := a.KeyPath()
 		for _, f := range []struct{ key, text string }{{"role", a.Role}, {"goal", a.Goal}, {"backstory", a.Backstory}, {"instructions", a.Instructions}} {
-			add(f.text, a.Pos, p+"."+f.key, nil, "")
+			// From the field's own value: the agent's first line would
+			// find the first of a name in any of its texts.
+			from := a.Pos
+			if v := b.agentSrc[a].get(f.key); v != nil {
+				from = v.pos
+			}
+			add(f.text, from, p+"."+f.key, nil, "")
 		}
 	}
 	for i, tk := range b.team.Tasks {

@@ -45,11 +45,25 @@ roles:
       t:
         description: About {topic}
 `
+	// One name in two texts of an agent: each warning at its own text.
+	fields := `roles:
+  writer:
+    role: Writer
+    backstory: |
+      You write about {topic}.
+    goal: Produce an article about {topic}.
+    tasks:
+      post: {description: Write a post}
+`
 	tests := []struct {
 		name, file, src string
 		vars            map[string]any
 		want            []string
 	}{
+		{"each field at its own place", "f.yaml", fields, nil, []string{
+			`f.yaml:5:23: roles.writer.backstory: {topic}: nothing defines topic (variables:, an output_variable or --var topic=VALUE), so the text keeps it as written; known: date, month, now, timestamp, today, uuid, year`,
+			`f.yaml:6:36: roles.writer.goal: {topic}: nothing defines topic (variables:, an output_variable or --var topic=VALUE), so the text keeps it as written; known: date, month, now, timestamp, today, uuid, year`,
+		}},
 		{"native", "a.yaml", native, nil, []string{
 			`a.yaml:6:21: agents.w.goal: {audience}: nothing defines audience (variables:, an output_variable or --var audience=VALUE), so the text keeps it as written; known: notes, topic`,
 			`a.yaml:16:19: tasks.write.description: {topik}: nothing defines topik (variables:, an output_variable or --var topik=VALUE), so the text keeps it as written (did you mean "topic"?); known: notes, topic`,

@@ -417,6 +417,7 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 // role is not a mapping (an error is reported then).
 func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *Agent {
 	a := &Agent{Name: name, Kind: LLMAgent, Memory: memory, Pos: v.kpos, path: v.path}
+	b.agentSrc[a] = v
 	if name == HumanAgent {
 		b.errorf(v, v.kpos, "%q is reserved for tasks that wait for a human decision; rename this role", HumanAgent)
 	} else if !nameRE().MatchString(name) {
