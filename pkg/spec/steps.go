@@ -127,7 +127,23 @@ type stepBuilder struct {
 	byName map[string][]*Task
 	// parallels is the parallel steps, in file order.
 	parallels []parallelStep
+	// conds is the if steps' conditions, compiled once the variables PraisonAI binds as the
+	// workflow runs are bound, which they may read as any text does.
+	conds map[*Task]ifCond
 }
+
+// ifCond is an if step's condition: the agent that evaluates it, the steps
+// before it ({{previous_output}}) and where it is written. The condition
+// itself is its task's description, after evaluatePrefix, so that the
+// bindings of the texts bind it too.
+type ifCond struct {
+	agent *Agent
+	prev  []string
+	src   *tree
+}
+
+// evaluatePrefix begins an if task's description; the condition follows.
+const evaluatePrefix = "Evaluate "
 
 // parallelStep is a parallel step: its name, the tasks whose outputs are
 // its outputs, and the last task it added.
@@ -144,7 +160,7 @@ func (b *builder) praisonSteps(steps *tree) {
 		return
 	}
 	_, hasInput := b.team.Variables["input"]
-	sb := &stepBuilder{b: b, hasInput: hasInput, byName: map[string][]*Task{}}
+	sb := &stepBuilder{b: b, hasInput: hasInput, byName: map[string][]*Task{}, conds: map[*Task]ifCond{}}
 	from := len(b.team.Tasks)
 	var prev []string
 	for i, st := range steps.items {
@@ -155,6 +171,21 @@ func (b *builder) praisonSteps(steps *tree) {
 	}
 	sb.bindParallelOutputs()
 	sb.bindStepOutputs(b.team.Tasks[from:])
+	sb.compileConditions()
+}
+
+// compileConditions gives each if step's agent the script that evaluates
+// its condition as bound.
+func (sb *stepBuilder) compileConditions() {
+	for tk, c := range sb.conds {
+		cond, _ := strings.CutPrefix(tk.Description, evaluatePrefix)
+		script, err := conditionScript(cond, c.prev)
+		if err != nil {
+			sb.b.errorf(c.src, c.src.pos, "%v", err)
+			continue
+		}
+		c.agent.Shell = script
+	}
 }
 
 // parallelOutputs is the variable PraisonAI sets after a parallel step:
@@ -176,8 +207,10 @@ func (sb *stepBuilder) bindParallelOutputs() {
 	// Which parallel each reader reads, before the joins move the tasks.
 	readers := map[*Task]int{}
 	for i, tk := range b.team.Tasks {
-		if a := b.team.Agent(tk.Agent); a != nil && a.made {
-			continue // a route's or an if's: it reads no text
+		if _, isIf := sb.conds[tk]; !isIf {
+			if a := b.team.Agent(tk.Agent); a != nil && a.made {
+				continue // a route's or a join's: it reads no text
+			}
 		}
 		loops := tk.Foreach != nil && tk.Foreach.Over == parallelOutputs
 		if !loops && !readsVar(tk.Description, parallelOutputs, praisonSteps) && !readsVar(tk.ExpectedOutput, parallelOutputs, praisonSteps) {
@@ -218,7 +251,12 @@ func (sb *stepBuilder) bindParallelOutputs() {
 		if tk.Foreach != nil && tk.Foreach.Over == parallelOutputs {
 			tk.Foreach.Over = j.OutputVariable
 		}
-		tk.Context = replaced(tk.Context, sb.parallels[k].outs, j.Name)
+		if _, isIf := sb.conds[tk]; isIf {
+			// Besides the steps before it: its {{previous_output}} reads them.
+			tk.Context = append(slices.DeleteFunc(tk.Context, func(c string) bool { return c == j.Name }), j.Name)
+		} else {
+			tk.Context = replaced(tk.Context, sb.parallels[k].outs, j.Name)
+		}
 		if f := tk.Foreach; f != nil && f.Chain {
 			// The join is what the first item is fed now: the items
 			// after it read the item before instead.
@@ -251,9 +289,13 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		}
 		return src
 	}
-	var repeated *Task // the last repeat step before the reader
+	var repeated, looped *Task // the last repeat and loop steps before the reader
 	for _, tk := range tasks {
-		if f := tk.Foreach; f != nil {
+		if f := tk.Foreach; f != nil && f.Over == loopOutputs {
+			if v := sb.loopOutputsOf(looped); v != "" {
+				f.Over = v
+			}
+		} else if f != nil {
 			// A loop over NAME_output loops over that step's output, as
 			// PraisonAI keeps it, unless a variable has the name.
 			name, ok := strings.CutSuffix(f.Over, "_output")
@@ -268,6 +310,11 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		}
 		for _, dst := range []*string{&tk.Description, &tk.ExpectedOutput} {
 			sb.bindRepeatIterations(dst, repeated)
+			if readsVar(*dst, loopOutputs, praisonSteps) {
+				if v := sb.loopOutputsOf(looped); v != "" {
+					*dst = renameVar(*dst, loopOutputs, v)
+				}
+			}
 			*dst = replacePlaceholders(*dst, praisonSteps, func(n string) (string, bool) {
 				v, field, dotted := strings.Cut(n, ".")
 				name, ok := strings.CutSuffix(v, "_output")
@@ -307,6 +354,9 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		if tk.Repeat != nil {
 			repeated = tk
 		}
+		if tk.Foreach != nil {
+			looped = tk
+		}
 	}
 }
 
@@ -324,6 +374,8 @@ func praisonSetsWhere(name string) string {
 		return "PraisonAI sets it once a parallel step is done, for the steps after it"
 	case loopIndex:
 		return "PraisonAI sets it in the step a loop runs"
+	case loopOutputs:
+		return "PraisonAI sets it once a loop step is done, for the steps after it"
 	}
 	return ""
 }
@@ -341,6 +393,26 @@ func (sb *stepBuilder) bindRepeatIterations(text *string, r *Task) {
 		r.Repeat.Count = identOf(r.Name) + "_" + repeatIterations
 	}
 	*text = renameVar(*text, repeatIterations, r.Repeat.Count)
+}
+
+// loopOutputs is the variable PraisonAI sets when a loop step is done:
+// the list of its items' outputs.
+const loopOutputs = "loop_outputs"
+
+// loopOutputsOf is the variable {{loop_outputs}} (or a loop over
+// loop_outputs) reads after the loop step l, the last before the reader
+// (nil: none), as PraisonAI sets it: l's output_variable, which its join
+// sets to the JSON array of the items' outputs (PraisonAI sets the loop's
+// output_variable to that list too), named after l when it has none. ""
+// when nothing binds it: no loop before, or a variable of that name.
+func (sb *stepBuilder) loopOutputsOf(l *Task) string {
+	if _, isVar := sb.b.team.Variables[loopOutputs]; l == nil || isVar {
+		return ""
+	}
+	if l.OutputVariable == "" {
+		l.OutputVariable = identOf(l.Name) + "_" + loopOutputs
+	}
+	return l.OutputVariable
 }
 
 // unboundOutput warns that tk's {{NAME_output}} m names no step before it.
@@ -850,8 +922,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		b.errorf(c, c.kpos, "missing required key \"condition\", such as \"{{score}} >= 80\"")
 		return prev
 	}
-	script, err := conditionScript(cond, prev)
-	if err != nil {
+	if _, err := conditionScript(cond, prev); err != nil {
 		b.errorf(condT, condT.pos, "%v", err)
 		return prev
 	}
@@ -861,10 +932,12 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		}
 	}
 	agentName := "if:" + name
-	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script, Pos: c.kpos, made: true})
+	agent := &Agent{Name: agentName, Kind: CommandAgent, Pos: c.kpos, made: true}
+	b.team.Agents = append(b.team.Agents, agent)
 	b.agents[agentName] = true
 	it := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
-		Description: "Evaluate " + cond}
+		Description: evaluatePrefix + cond}
+	sb.conds[it] = ifCond{agent: agent, prev: prev, src: condT}
 	at := len(b.team.Tasks)
 	condTree := synthMap(c)
 	var outs []string
@@ -895,7 +968,8 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		condTree.keys = append(condTree.keys, br)
 		condTree.vals = append(condTree.vals, synthList(src, names))
 	}
-	b.insertTask(it, synthMap(st, "condition", condTree), at)
+	// Its description is the condition, where a placeholder's warning points.
+	b.insertTask(it, synthMap(st, "condition", condTree, "description", condT), at)
 	return dedup(outs)
 }
 

@@ -598,3 +598,114 @@ func TestLoopOverParallelOutputs(t *testing.T) {
 		t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestLoopOutputs: {{loop_outputs}} after a loop step reads its items'
+// outputs, as PraisonAI sets it once a loop is done: the loop's
+// output_variable (its join's JSON array), named after it when it has
+// none; a loop over loop_outputs loops over them. Before any loop (or in
+// the first loop's own texts) nothing sets it, as in PraisonAI.
+func TestLoopOutputs(t *testing.T) {
+	src := `variables: {xs: [p, q]}
+agents:
+  a: {role: A, llm: m}
+steps:
+  - {agent: a, action: "Before {{loop_outputs}}"}
+  - {name: each, agent: a, action: "Do {{item}} {{loop_outputs}}", loop: {over: xs}}
+  - {agent: a, action: "All {{loop_outputs}}", expected_output: "{{ loop_outputs.x }}"}
+  - {name: again, agent: a, action: "Redo {{item}}", loop: {over: loop_outputs}, output_variable: redone}
+  - {agent: a, action: "Then {{loop_outputs}}"}
+`
+	team, err := Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range team.Tasks {
+		over := ""
+		if tk.Foreach != nil {
+			over = tk.Foreach.Over
+		}
+		got = append(got, fmt.Sprintf("%s %s|%s over %s -> %s", tk.Name, tk.Description, tk.ExpectedOutput, over, tk.OutputVariable))
+	}
+	want := []string{
+		"step_1 Before {{loop_outputs}}| over  -> ",
+		"each Do {{item}} {{loop_outputs}}| over xs -> each_loop_outputs",
+		"step_3 All {{each_loop_outputs}}|{{each_loop_outputs.x}} over  -> ",
+		"again Redo {{item}}| over each_loop_outputs -> redone",
+		"step_5 Then {{redone}}| over  -> ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var undefined []string
+	for _, d := range team.UndefinedPlaceholders(nil) {
+		undefined = append(undefined, d.Path)
+		if !strings.Contains(d.Message, "; PraisonAI sets it once a loop step is done, for the steps after it") {
+			t.Errorf("the warning does not say where PraisonAI sets it: %s", d.Message)
+		}
+	}
+	if !slices.Equal(undefined, []string{"steps[0].action", "steps[1].action"}) {
+		t.Errorf("undefined placeholders in %q", undefined)
+	}
+	// The second loop's items are the first's outputs.
+	x, err := team.ExpandWith(team.InitialState(nil), map[string]any{"each_loop_outputs": `["P","Q"]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := x.TaskIndex("again[1]"); i < 0 || x.Tasks[i].Description != "Redo Q" {
+		t.Errorf("tasks %v", x.TaskNames())
+	}
+}
+
+// TestIfConditionBindings: an if condition reads the variables PraisonAI
+// binds as a workflow runs as a step's text does ({{NAME_output}},
+// {{repeat_iterations}}, {{parallel_outputs}}, {{loop_outputs}}): its
+// script reads the variable they are bound to, which the step it follows
+// sets; a placeholder nothing defines is reported at the condition, by its
+// key path.
+func TestIfConditionBindings(t *testing.T) {
+	const before = `variables: {xs: [p]}
+agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: draft, agent: a, action: Write, repeat: {until: done, max_iterations: 2}, output_variable: notes}
+  - {name: each, agent: a, action: "{{item}}", loop: {over: xs}}
+  - name: fan
+    parallel: [{agent: a, action: X}, {agent: a, action: Y}]
+  - name: check
+    if: {condition: "%s", then: [{agent: a, action: yes}]}
+`
+	tests := []struct {
+		cond    string
+		env     string // the variable the condition's script reads
+		context []string
+		warning string // the one undefined placeholder's place and path
+	}{
+		{"{{draft_output}} contains done", "TEAMRUN_VAR_NOTES", []string{"fan_1", "fan_2"}, ""},
+		{"{{repeat_iterations}} >= 2", "TEAMRUN_VAR_DRAFT_REPEAT_ITERATIONS", []string{"fan_1", "fan_2"}, ""},
+		{"{{loop_outputs}} contains p", "TEAMRUN_VAR_EACH_LOOP_OUTPUTS", []string{"fan_1", "fan_2"}, ""},
+		{"{{parallel_outputs}} contains X", "TEAMRUN_VAR_FAN_PARALLEL_OUTPUTS", []string{"fan_1", "fan_2", "fan"}, ""},
+		{"{{score}} > 1", "TEAMRUN_VAR_SCORE", []string{"fan_1", "fan_2"}, "s.yaml:10:22: steps[3].if.condition"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cond, func(t *testing.T) {
+			team, err := Parse("s.yaml", []byte(fmt.Sprintf(before, tt.cond)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := team.Agent("if:check"); a == nil || !strings.Contains(a.Shell, "${"+tt.env+"-}") {
+				t.Errorf("the condition's script does not read %s: %+v", tt.env, a)
+			}
+			if i := team.TaskIndex("check"); i < 0 || !slices.Equal(team.Tasks[i].Context, tt.context) {
+				t.Errorf("check reads %q, want %q", team.Tasks[i].Context, tt.context)
+			}
+			var said []string
+			for _, d := range team.UndefinedPlaceholders(nil) {
+				said = append(said, fmt.Sprintf("%s:%d:%d: %s", d.File, d.Line, d.Column, d.Path))
+			}
+			if strings.Join(said, "\n") != tt.warning {
+				t.Errorf("warnings %q, want %q", said, tt.warning)
+			}
+		})
+	}
+}
