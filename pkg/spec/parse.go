@@ -159,6 +159,9 @@ type builder struct {
 	// step has no name, by agent, where it is not the agent's key: its
 	// name: in an agents: file, its role text in a roles: file.
 	stepOutputName map[string]string
+	// conditions are the if steps' tasks: their description is a
+	// condition, whose {{previous_output}} reads the steps before it.
+	conditions map[*Task]bool
 }
 
 func (b *builder) errorf(t *tree, p Pos, format string, args ...any) {

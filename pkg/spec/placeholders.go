@@ -91,7 +91,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if tk.Foreach != nil {
 				bound = append(bound, tk.Foreach.As, tk.Foreach.Index)
 			}
-			if tk.Repeat != nil {
+			if tk.Repeat != nil || b.conditions[tk] {
 				bound = append(bound, PreviousOutput)
 			}
 			add(f.text, at, path, tk.Foreach, bound...)

@@ -938,6 +938,10 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 	it := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
 		Description: evaluatePrefix + cond}
 	sb.conds[it] = ifCond{agent: agent, prev: prev, src: condT}
+	if b.conditions == nil {
+		b.conditions = map[*Task]bool{}
+	}
+	b.conditions[it] = true
 	at := len(b.team.Tasks)
 	condTree := synthMap(c)
 	var outs []string

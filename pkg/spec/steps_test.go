@@ -661,8 +661,9 @@ steps:
 // binds as a workflow runs as a step's text does ({{NAME_output}},
 // {{repeat_iterations}}, {{parallel_outputs}}, {{loop_outputs}}): its
 // script reads the variable they are bound to, which the step it follows
-// sets; a placeholder nothing defines is reported at the condition, by its
-// key path.
+// sets ({{previous_output}} reads the steps before it, defined so); a
+// placeholder nothing defines is reported at the condition, by its key
+// path.
 func TestIfConditionBindings(t *testing.T) {
 	const before = `variables: {xs: [p]}
 agents:
@@ -677,15 +678,16 @@ steps:
 `
 	tests := []struct {
 		cond    string
-		env     string // the variable the condition's script reads
+		env     string // what the condition's script reads
 		context []string
 		warning string // the one undefined placeholder's place and path
 	}{
-		{"{{draft_output}} contains done", "TEAMRUN_VAR_NOTES", []string{"fan_1", "fan_2"}, ""},
-		{"{{repeat_iterations}} >= 2", "TEAMRUN_VAR_DRAFT_REPEAT_ITERATIONS", []string{"fan_1", "fan_2"}, ""},
-		{"{{loop_outputs}} contains p", "TEAMRUN_VAR_EACH_LOOP_OUTPUTS", []string{"fan_1", "fan_2"}, ""},
-		{"{{parallel_outputs}} contains X", "TEAMRUN_VAR_FAN_PARALLEL_OUTPUTS", []string{"fan_1", "fan_2", "fan"}, ""},
-		{"{{score}} > 1", "TEAMRUN_VAR_SCORE", []string{"fan_1", "fan_2"}, "s.yaml:10:22: steps[3].if.condition"},
+		{"{{draft_output}} contains done", "${TEAMRUN_VAR_NOTES-}", []string{"fan_1", "fan_2"}, ""},
+		{"{{repeat_iterations}} >= 2", "${TEAMRUN_VAR_DRAFT_REPEAT_ITERATIONS-}", []string{"fan_1", "fan_2"}, ""},
+		{"{{loop_outputs}} contains p", "${TEAMRUN_VAR_EACH_LOOP_OUTPUTS-}", []string{"fan_1", "fan_2"}, ""},
+		{"{{parallel_outputs}} contains X", "${TEAMRUN_VAR_FAN_PARALLEL_OUTPUTS-}", []string{"fan_1", "fan_2", "fan"}, ""},
+		{"{{score}} > 1", "${TEAMRUN_VAR_SCORE-}", []string{"fan_1", "fan_2"}, "s.yaml:10:22: steps[3].if.condition"},
+		{"{{previous_output}} contains X", "TEAMRUN_CONTEXT_DIR\"/'fan_1' \"$TEAMRUN_CONTEXT_DIR\"/'fan_2' 2>/dev/null)\"", []string{"fan_1", "fan_2"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cond, func(t *testing.T) {
@@ -693,7 +695,7 @@ steps:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a := team.Agent("if:check"); a == nil || !strings.Contains(a.Shell, "${"+tt.env+"-}") {
+			if a := team.Agent("if:check"); a == nil || !strings.Contains(a.Shell, tt.env) {
 				t.Errorf("the condition's script does not read %s: %+v", tt.env, a)
 			}
 			if i := team.TaskIndex("check"); i < 0 || !slices.Equal(team.Tasks[i].Context, tt.context) {
