@@ -73,10 +73,16 @@ func (b *builder) collectPlaceholders(data []byte) {
 		if i < len(b.tasks) && b.tasks[i] != nil {
 			src = b.tasks[i]
 		}
-		for _, f := range []struct {
+		type field struct {
 			keys []string
 			text string
-		}{{[]string{"description", "action"}, tk.Description}, {[]string{"expected_output"}, tk.ExpectedOutput}} {
+		}
+		fields := []field{{[]string{"description", "action"}, tk.Description}, {[]string{"expected_output"}, tk.ExpectedOutput}}
+		if syn == praisonSteps {
+			// Filled when the file is written (Team.OutputPath).
+			fields = append(fields, field{[]string{"output_file"}, tk.OutputFile})
+		}
+		for _, f := range fields {
 			if strings.IndexByte(f.text, '{') < 0 {
 				continue // no placeholder: its place is not looked up
 			}
@@ -88,7 +94,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 				}
 			}
 			var bound []string
-			if tk.Foreach != nil {
+			if tk.Foreach != nil && f.keys[0] != "output_file" { // the join writes it, item-less
 				bound = append(bound, tk.Foreach.As, tk.Foreach.Index)
 			}
 			if tk.Repeat != nil || b.conditions[tk] {

@@ -213,7 +213,7 @@ func (sb *stepBuilder) bindParallelOutputs() {
 			}
 		}
 		loops := tk.Foreach != nil && tk.Foreach.Over == parallelOutputs
-		if !loops && !readsVar(tk.Description, parallelOutputs, praisonSteps) && !readsVar(tk.ExpectedOutput, parallelOutputs, praisonSteps) {
+		if !loops && !slices.ContainsFunc(boundTexts(tk), func(s *string) bool { return readsVar(*s, parallelOutputs, praisonSteps) }) {
 			continue
 		}
 		p := -1
@@ -246,8 +246,9 @@ func (sb *stepBuilder) bindParallelOutputs() {
 	}
 	for tk, k := range readers {
 		j := joins[k]
-		tk.Description = renameVar(tk.Description, parallelOutputs, j.OutputVariable)
-		tk.ExpectedOutput = renameVar(tk.ExpectedOutput, parallelOutputs, j.OutputVariable)
+		for _, s := range boundTexts(tk) {
+			*s = renameVar(*s, parallelOutputs, j.OutputVariable)
+		}
 		if tk.Foreach != nil && tk.Foreach.Over == parallelOutputs {
 			tk.Foreach.Over = j.OutputVariable
 		}
@@ -308,7 +309,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				}
 			}
 		}
-		for _, dst := range []*string{&tk.Description, &tk.ExpectedOutput} {
+		for _, dst := range boundTexts(tk) {
 			sb.bindRepeatIterations(dst, repeated)
 			if readsVar(*dst, loopOutputs, praisonSteps) {
 				if v := sb.loopOutputsOf(looped); v != "" {
@@ -420,7 +421,7 @@ func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
 	b := sb.b
 	src := b.tasks[b.taskAt[tk.Name]]
 	at := src
-	for _, k := range []string{"action", "description", "expected_output"} {
+	for _, k := range []string{"action", "description", "expected_output", "output_file"} {
 		if v := src.get(k); v != nil && strings.Contains(v.text, m) {
 			at = v
 			break
@@ -1085,6 +1086,13 @@ func convertTemplate(s string) string {
 	return replacePlaceholders(s, praisonSteps, func(name string) (string, bool) {
 		return "the previous step's output (below)", name == PreviousOutput
 	})
+}
+
+// boundTexts are the texts of tk the variables PraisonAI binds as a
+// workflow runs are bound in: its description, expected output and
+// output_file (filled when it is written).
+func boundTexts(tk *Task) []*string {
+	return []*string{&tk.Description, &tk.ExpectedOutput, &tk.OutputFile}
 }
 
 // renameVar makes text's {{from}} (and {{from.field}}) read the variable
