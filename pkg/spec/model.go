@@ -76,6 +76,14 @@ type Team struct {
 	// placeholders fill, as PraisonAI's workflow substitutes them: a
 	// {name} or ${name} (a shell line's) is text.
 	PraisonSteps bool `json:",omitempty"`
+	// FillTopic: a steps: file's top-level topic: holds a {{NAME}}, which
+	// PraisonAI fills from the variables (and --var) as it loads the
+	// file: {{topic}} reads it filled (InitialState).
+	FillTopic bool `json:",omitempty"`
+	// InputPlaceholders are the {{NAME}}s (built-ins aside) of a steps:
+	// file's input, which PraisonAI leaves in it: a step that reads the
+	// input gets them as written (UndefinedPlaceholders warns).
+	InputPlaceholders []PlaceholderUse `json:"-"`
 }
 
 // PlaceholderUse is one {name} (or PraisonAI {{name}}) in a text teamrun

@@ -149,6 +149,14 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		values = t.Variables
 	}
 	var out []Diagnostic
+	if in, ok := values["input"].(string); ok {
+		for _, u := range t.InputPlaceholders {
+			if strings.Contains(in, u.Written) { // else --var input= replaced it
+				out = append(out, Diagnostic{File: t.File, Line: u.Pos.Line, Column: u.Pos.Column, Path: u.Path,
+					Message: fmt.Sprintf("%s: PraisonAI fills only its built-in variables ({{today}} and the like) in the input, not variables:, so the steps that read the input get %s as written; write the text itself here, or pass --var input=TEXT", u.Written, u.Written)})
+			}
+		}
+	}
 	for _, u := range t.Placeholders {
 		root, _, dotted := strings.Cut(u.Name, ".")
 		if _, builtin := praisonBuiltin(u.Name, time.Time{}); builtin && t.PraisonTemplates {

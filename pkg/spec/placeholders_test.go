@@ -295,3 +295,57 @@ func TestPraisonPlaceholderSyntax(t *testing.T) {
 		})
 	}
 }
+
+// TestPraisonInputTemplate: PraisonAI fills only its built-in variables
+// in a steps: file's input (input:, else topic:), and puts the input into
+// a step's text after the variables, so a {{NAME}} there reaches the model
+// as written: teamrun sends it so too, and says so where the input is
+// written (not when --var input replaces it, nor when no step reads the
+// input). The variable topic, which PraisonAI fills from the variables
+// (and --var) when it loads the file, reads them.
+func TestPraisonInputTemplate(t *testing.T) {
+	const warn = "%s: {{question}}: PraisonAI fills only its built-in variables ({{today}} and the like) in the input, not variables:, so the steps that read the input get {{question}} as written; write the text itself here, or pass --var input=TEXT"
+	tests := []struct {
+		name, src string
+		vars      map[string]string
+		descs     []string
+		warnings  []string
+	}{
+		{"input", "input: \"{{question}}\"\nvariables: {question: Find MAPK models}\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n  - {agent: a, action: \"Search for: {{input}}\"}\n",
+			nil, []string{"{{question}}", "Search for: {{question}}"}, []string{fmt.Sprintf(warn, "p.yaml:1:8: input")}},
+		{"--var input replaces it", "input: \"{{question}}\"\nvariables: {question: Find MAPK models}\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n",
+			map[string]string{"input": "Hi"}, []string{"Hi"}, nil},
+		{"a built-in is filled", "input: \"news of {{date}}\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n",
+			nil, []string{"news of 2026-03-07"}, nil},
+		{"no step reads the input", "input: \"{{question}}\"\nvariables: {question: Q}\nagents:\n  a: {role: A}\nsteps:\n  - {agent: a, action: \"Go {{question}}\"}\n",
+			nil, []string{"Go Q"}, nil},
+		{"topic, read as the input and as itself", "topic: \"{{question}} in {{date}}\"\nvariables: {question: Find MAPK models}\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n  - {agent: a, action: \"About {{topic}}\"}\n",
+			nil, []string{"{{question}} in 2026-03-07", "About Find MAPK models in 2026-03-07"}, []string{fmt.Sprintf(warn, "p.yaml:1:8: topic")}},
+		{"topic, --var", "topic: \"{{question}}\"\nvariables: {question: Q}\nagents:\n  a: {role: A}\nsteps:\n  - {agent: a, action: \"About {{topic}}\"}\n",
+			map[string]string{"question": "R"}, []string{"About R"}, nil},
+	}
+	now := time.Date(2026, 3, 7, 9, 5, 3, 0, time.Local)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("p.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := team.initialStateAt(tt.vars, now)
+			var got []string
+			for _, d := range team.TaskDefs(state) {
+				got = append(got, d.Description)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.descs, "\n") {
+				t.Errorf("texts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.descs, "\n"))
+			}
+			var said []string
+			for _, d := range team.UndefinedPlaceholders(state) {
+				said = append(said, d.String())
+			}
+			if strings.Join(said, "\n") != strings.Join(tt.warnings, "\n") {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(said, "\n"), strings.Join(tt.warnings, "\n"))
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 )
 
 // praisonDefaultModel is the model PraisonAI itself uses for a role
@@ -194,6 +195,15 @@ func (b *builder) praison(root *tree) {
 	}
 	if b.steps != nil {
 		b.praisonSteps(b.steps)
+		input := setBy["input"]
+		if root.get("input") == nil && input == nil {
+			input = setBy["topic"] // read as the input
+		}
+		b.inputPlaceholders(input)
+		if tp := setBy["topic"]; tp != nil && tp == root.get("topic") {
+			s, _ := tp.str()
+			t.FillTopic = strings.Contains(s, "{{")
+		}
 	}
 	if len(t.Tasks) == 0 && len(b.diags) == 0 {
 		b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos.Line, Column: root.pos.Column,
@@ -210,6 +220,24 @@ func (b *builder) praison(root *tree) {
 	b.checkRepeat()
 	if bg := t.Budget; bg != nil {
 		b.checkBudgetPrices(b.schedule.get(strings.TrimPrefix(bg.Key, "schedule.")))
+	}
+}
+
+// inputPlaceholders records the {{NAME}}s of a steps file's input (the
+// value of v, input: or topic:) that PraisonAI leaves in it as written:
+// it fills only its built-in variables there (yaml_parser.py), and puts
+// the input into a step's text after the variables (workflows.py), so a
+// step that reads the input gets them as written. Nothing when no step
+// reads it.
+func (b *builder) inputPlaceholders(v *tree) {
+	s, ok := v.str()
+	if !ok || !strings.Contains(s, "{{") || !readsInput(b.team) {
+		return
+	}
+	for _, w := range placeholdersIn(s, praisonSteps) {
+		if _, builtin := praisonBuiltin(w.name, time.Time{}); !builtin {
+			b.team.InputPlaceholders = append(b.team.InputPlaceholders, PlaceholderUse{Name: w.name, Written: w.as, Pos: v.pos, Path: v.path})
+		}
 	}
 }
 

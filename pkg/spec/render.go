@@ -303,7 +303,28 @@ func (t *Team) initialStateAt(overrides map[string]string, now time.Time) map[st
 	for k, v := range overrides {
 		state[k] = v
 	}
+	if _, forced := overrides["topic"]; t.FillTopic && !forced {
+		state["topic"] = t.filledTopic(state)
+	}
 	return state
+}
+
+// filledTopic is the variable topic of a steps: file whose topic: holds
+// a {{NAME}}, as PraisonAI fills it when it loads the file
+// (yaml_parser.py): from the variables and --var, state holding them
+// (its {{input}} too, which PraisonAI fills last in a step's text).
+func (t *Team) filledTopic(state map[string]any) any {
+	s, ok := state["topic"].(string)
+	if !ok {
+		return state["topic"]
+	}
+	return replacePlaceholders(s, praisonSteps, func(name string) (string, bool) {
+		if root, _, _ := strings.Cut(name, "."); root == "topic" {
+			return "", false
+		}
+		v, ok := lookup(state, name)
+		return FormatValue(v), ok
+	})
 }
 
 // fillBuiltins fills the {{NAME}}s of built-in names in the value s of
