@@ -323,6 +323,8 @@ func TestPraisonInputTemplate(t *testing.T) {
 			nil, []string{"{{question}} in 2026-03-07", "About Find MAPK models in 2026-03-07"}, []string{fmt.Sprintf(warn, "p.yaml:1:8: topic")}},
 		{"topic, --var", "topic: \"{{question}}\"\nvariables: {question: Q}\nagents:\n  a: {role: A}\nsteps:\n  - {agent: a, action: \"About {{topic}}\"}\n",
 			map[string]string{"question": "R"}, []string{"About R"}, nil},
+		{"topic, a name nothing defines", "topic: \"{{nope}}\"\nagents:\n  a: {role: A}\nsteps:\n  - {agent: a, action: \"About {{topic}}\"}\n",
+			nil, []string{"About {{nope}}"}, []string{"p.yaml:1:8: topic: {{nope}}: nothing defines nope (variables:, an output_variable or --var nope=VALUE), so the text keeps it as written (did you mean \"now\"?); known: date, input, month, now, timestamp, today, topic, uuid, year"}},
 	}
 	now := time.Date(2026, 3, 7, 9, 5, 3, 0, time.Local)
 	for _, tt := range tests {

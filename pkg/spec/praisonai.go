@@ -203,6 +203,13 @@ func (b *builder) praison(root *tree) {
 		if tp := setBy["topic"]; tp != nil && tp == root.get("topic") {
 			s, _ := tp.str()
 			t.FillTopic = strings.Contains(s, "{{")
+			// What the variable topic reads: a --var of it is used, and
+			// what nothing defines stays in it, as in a text.
+			for _, w := range placeholdersIn(s, praisonSteps) {
+				if w.name != "topic" {
+					t.Placeholders = append(t.Placeholders, PlaceholderUse{Name: w.name, Written: w.as, Pos: tp.pos, Path: tp.path})
+				}
+			}
 		}
 	}
 	if len(t.Tasks) == 0 && len(b.diags) == 0 {
