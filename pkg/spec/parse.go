@@ -159,9 +159,10 @@ type builder struct {
 	// step has no name, by agent, where it is not the agent's key: its
 	// name: in an agents: file, its role text in a roles: file.
 	stepOutputName map[string]string
-	// conditions are the if steps' tasks: their description is a
-	// condition, whose {{previous_output}} reads the steps before it.
-	conditions map[*Task]bool
+	// conditions are the if steps' conditions, by their tasks: compiled
+	// once the variables PraisonAI binds as a workflow runs are bound (a
+	// condition reads them as any text does).
+	conditions map[*Task]ifCond
 }
 
 func (b *builder) errorf(t *tree, p Pos, format string, args ...any) {

@@ -97,7 +97,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if tk.Foreach != nil && f.keys[0] != "output_file" { // the join writes it, item-less
 				bound = append(bound, tk.Foreach.As, tk.Foreach.Index)
 			}
-			if tk.Repeat != nil || b.conditions[tk] {
+			if _, isIf := b.conditions[tk]; isIf || tk.Repeat != nil {
 				bound = append(bound, PreviousOutput)
 			}
 			add(f.text, at, path, tk.Foreach, bound...)

@@ -127,15 +127,12 @@ type stepBuilder struct {
 	byName map[string][]*Task
 	// parallels is the parallel steps, in file order.
 	parallels []parallelStep
-	// conds is the if steps' conditions, compiled once the variables PraisonAI binds as the
-	// workflow runs are bound, which they may read as any text does.
-	conds map[*Task]ifCond
 }
 
 // ifCond is an if step's condition: the agent that evaluates it, the steps
-// before it ({{previous_output}}) and where it is written. The condition
-// itself is its task's description, after evaluatePrefix, so that the
-// bindings of the texts bind it too.
+// before it, which its {{previous_output}} reads, and where it is written.
+// The condition itself is its task's description, after evaluatePrefix,
+// so that the bindings of the texts bind it too.
 type ifCond struct {
 	agent *Agent
 	prev  []string
@@ -160,7 +157,7 @@ func (b *builder) praisonSteps(steps *tree) {
 		return
 	}
 	_, hasInput := b.team.Variables["input"]
-	sb := &stepBuilder{b: b, hasInput: hasInput, byName: map[string][]*Task{}, conds: map[*Task]ifCond{}}
+	sb := &stepBuilder{b: b, hasInput: hasInput, byName: map[string][]*Task{}}
 	from := len(b.team.Tasks)
 	var prev []string
 	for i, st := range steps.items {
@@ -177,7 +174,7 @@ func (b *builder) praisonSteps(steps *tree) {
 // compileConditions gives each if step's agent the script that evaluates
 // its condition as bound.
 func (sb *stepBuilder) compileConditions() {
-	for tk, c := range sb.conds {
+	for tk, c := range sb.b.conditions {
 		cond, _ := strings.CutPrefix(tk.Description, evaluatePrefix)
 		script, err := conditionScript(cond, c.prev)
 		if err != nil {
@@ -207,7 +204,7 @@ func (sb *stepBuilder) bindParallelOutputs() {
 	// Which parallel each reader reads, before the joins move the tasks.
 	readers := map[*Task]int{}
 	for i, tk := range b.team.Tasks {
-		if _, isIf := sb.conds[tk]; !isIf {
+		if _, isIf := b.conditions[tk]; !isIf {
 			if a := b.team.Agent(tk.Agent); a != nil && a.made {
 				continue // a route's or a join's: it reads no text
 			}
@@ -252,7 +249,7 @@ func (sb *stepBuilder) bindParallelOutputs() {
 		if tk.Foreach != nil && tk.Foreach.Over == parallelOutputs {
 			tk.Foreach.Over = j.OutputVariable
 		}
-		if _, isIf := sb.conds[tk]; isIf {
+		if _, isIf := b.conditions[tk]; isIf {
 			// Besides the steps before it: its {{previous_output}} reads them.
 			tk.Context = append(slices.DeleteFunc(tk.Context, func(c string) bool { return c == j.Name }), j.Name)
 		} else {
@@ -938,11 +935,10 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 	b.agents[agentName] = true
 	it := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
 		Description: evaluatePrefix + cond}
-	sb.conds[it] = ifCond{agent: agent, prev: prev, src: condT}
 	if b.conditions == nil {
-		b.conditions = map[*Task]bool{}
+		b.conditions = map[*Task]ifCond{}
 	}
-	b.conditions[it] = true
+	b.conditions[it] = ifCond{agent: agent, prev: prev, src: condT}
 	at := len(b.team.Tasks)
 	condTree := synthMap(c)
 	var outs []string
