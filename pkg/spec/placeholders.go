@@ -11,7 +11,8 @@ import (
 
 // collectPlaceholders records every {name} of the texts Render fills in
 // (task descriptions and expected outputs, agents' role, goal, backstory,
-// instructions) at the line and column it is written: the first source
+// instructions; a PraisonAI step's output_file) at the line and column it
+// is written: the first source
 // line at or after the text's start that holds it, in a spelling the
 // team's syntax reads.
 func (b *builder) collectPlaceholders(data []byte) {
