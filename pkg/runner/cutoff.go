@@ -83,8 +83,7 @@ func (e *Engine) cutOff(ctx context.Context, i int) (Output, string, string, boo
 		if o.OutputVariable == "" || j == i {
 			continue
 		}
-		ph := "{" + o.OutputVariable
-		if (strings.Contains(t.Description, ph) || strings.Contains(t.ExpectedOutput, ph)) && !e.asRecorded(j) {
+		if (e.Team.Reads(t.Description, o.OutputVariable) || e.Team.Reads(t.ExpectedOutput, o.OutputVariable)) && !e.asRecorded(j) {
 			return Output{}, "", "", false
 		}
 	}

@@ -489,7 +489,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		if e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name] {
 			e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
 				Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw, ResultBlob: e.tasks[i].out.Blob})
-			if w := restoreOutputFile(ctx, e.Team, e.Team.Tasks[i], e.tasks[i].out); w != "" {
+			if w := restoreOutputFile(ctx, e.Team, e.Team.Tasks[i], e.State, e.tasks[i].out); w != "" {
 				e.observe(Event{Time: e.now(), Type: RunWarning, Index: -1, Session: e.Session, Message: w})
 			}
 		}
@@ -845,7 +845,10 @@ func (e *Engine) human(i int) (*Halt, error) {
 		err = fmt.Errorf("%w: record another with `%s`", err, e.DecideCommand(t.Name, ""))
 	}
 	if err == nil && t.OutputFile != "" {
-		err = writeOutputFile(outputPath(e.Team, t), strings.NewReader(value))
+		var path string
+		if path, err = e.Team.OutputPath(t, e.State); err == nil {
+			err = writeOutputFile(path, strings.NewReader(value))
+		}
 	}
 	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, text: value, err: err, attempt: attempt}, false)
 }
@@ -888,7 +891,10 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 		if err == nil && t.OutputFile != "" {
 			// Before the completion is recorded: a crash in between runs
 			// the task again, which writes the file again.
-			err = writeOutput(ctx, outputPath(e.Team, t), out)
+			var path string
+			if path, err = e.Team.OutputPath(t, j.State); err == nil {
+				err = writeOutput(ctx, path, out)
+			}
 		}
 		if err == nil {
 			return attemptDone{i: j.Index, desc: j.Description, res: res, text: text, attempt: j.Attempt, elapsed: elapsed}

@@ -13,15 +13,6 @@ import (
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
-// outputPath is where a task's output_file goes: relative to the spec's
-// folder, as every path in a spec is.
-func outputPath(team *spec.Team, tk *spec.Task) string {
-	if filepath.IsAbs(tk.OutputFile) {
-		return tk.OutputFile
-	}
-	return filepath.Join(filepath.Dir(team.File), tk.OutputFile)
-}
-
 // writeOutputFile writes a result to path atomically: a reader sees the
 // old file or the new one, never half of it, and a crash leaves no torn
 // file under the name.
@@ -55,13 +46,16 @@ func unwrapPath(err error) error {
 }
 
 // restoreOutputFile writes a restored task's result to its output_file
-// when the file is missing, and says why when it cannot; "" when there is
-// nothing to say.
-func restoreOutputFile(ctx context.Context, team *spec.Team, tk *spec.Task, out Output) string {
+// (where state puts it) when the file is missing, and says why when it
+// cannot; "" when there is nothing to say.
+func restoreOutputFile(ctx context.Context, team *spec.Team, tk *spec.Task, state map[string]any, out Output) string {
 	if tk.OutputFile == "" {
 		return ""
 	}
-	path := outputPath(team, tk)
+	path, err := team.OutputPath(tk, state)
+	if err != nil {
+		return fmt.Sprintf("task %s was restored but its %v", tk.Name, err)
+	}
 	if _, err := os.Lstat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return "" // there (or unknowable): a file the user edited is theirs
 	}

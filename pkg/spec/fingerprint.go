@@ -32,7 +32,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 	for i, tk := range t.Tasks {
 		ak, ok := agentKeys[tk.Agent]
 		if !ok {
-			ak = agentKeyOf(tk.Agent, agents[tk.Agent], state, t.PraisonTemplates)
+			ak = agentKeyOf(tk.Agent, agents[tk.Agent], state, t.syntax())
 			agentKeys[tk.Agent] = ak
 		}
 		x := tk.Expanded()
@@ -133,10 +133,10 @@ func (t *Team) AgentKey(name string, state map[string]any) string {
 }
 
 func (t *Team) agentKey(name string, state map[string]any) string {
-	return agentKeyOf(name, t.Agent(name), state, t.PraisonTemplates)
+	return agentKeyOf(name, t.Agent(name), state, t.syntax())
 }
 
-func agentKeyOf(name string, a *Agent, state map[string]any, fields bool) string {
+func agentKeyOf(name string, a *Agent, state map[string]any, syn syntax) string {
 	if name == HumanAgent {
 		return hash16(canonicalJSON(map[string]any{"kind": Human.String()}))
 	}
@@ -145,10 +145,10 @@ func agentKeyOf(name string, a *Agent, state map[string]any, fields bool) string
 	}
 	def := map[string]any{
 		"kind":         a.Kind.String(),
-		"role":         render(a.Role, state, fields),
-		"goal":         render(a.Goal, state, fields),
-		"backstory":    render(a.Backstory, state, fields),
-		"instructions": render(a.Instructions, state, fields),
+		"role":         render(a.Role, state, syn),
+		"goal":         render(a.Goal, state, syn),
+		"backstory":    render(a.Backstory, state, syn),
+		"instructions": render(a.Instructions, state, syn),
 		"memory":       a.Memory,
 		"shell":        a.Shell,
 		"command":      anyStrings(a.Command),

@@ -72,14 +72,29 @@ type Team struct {
 	// its other built-in variables are filled when a run starts
 	// (InitialState). A native file's {a.b} and {today} stay as written.
 	PraisonTemplates bool `json:",omitempty"`
+	// PraisonSteps: a PraisonAI steps: file, whose texts only {{name}}
+	// placeholders fill, as PraisonAI's workflow substitutes them: a
+	// {name} or ${name} (a shell line's) is text.
+	PraisonSteps bool `json:",omitempty"`
+	// FillTopic: a steps: file's top-level topic: holds a {{NAME}}, which
+	// PraisonAI fills from the variables (and --var) as it loads the
+	// file: {{topic}} reads it filled (InitialState).
+	FillTopic bool `json:",omitempty"`
+	// InputPlaceholders are the {{NAME}}s (built-ins aside) of a steps:
+	// file's input, which PraisonAI leaves in it: a step that reads the
+	// input gets them as written (UndefinedPlaceholders warns).
+	InputPlaceholders []PlaceholderUse `json:"-"`
 }
 
 // PlaceholderUse is one {name} (or PraisonAI {{name}}) in a text teamrun
 // renders, at the place it is written.
 type PlaceholderUse struct {
 	Name string
-	Pos  Pos
-	Path string // the key holding the text, e.g. tasks.write.description
+	// Written is the placeholder as the text writes it ({{ name }}),
+	// for messages.
+	Written string
+	Pos     Pos
+	Path    string // the key holding the text, e.g. tasks.write.description
 	// Over is, for a field of a foreach item ({{item.title}}), the list
 	// the items come from, whose items are checked for the field.
 	Over string

@@ -35,10 +35,20 @@ func notATeam(file string, root *tree) *Diagnostic {
 			return at(v, "this is a chat-bot gateway configuration (gateway:/channels: route messages to agents), not a team: teamrun runs a team's tasks to an end and answers no chat; a team has agents and tasks (see `teamrun schema`)")
 		}
 	}
-	ag := root.get("agents")
-	if s, ok := ag.str(); ok && s != "" {
-		return at(ag, fmt.Sprintf("this is a recipe manifest (agents: names the file %s), not a team: run that file instead (teamrun run %s)", quoteShort(s), s))
+	// A recipe's manifest (PraisonAI's TEMPLATE.yaml, an Agent-Recipes
+	// recipe.yaml) names the files its team is in, or says what the
+	// recipe requires; the team is in the file beside it.
+	for _, k := range []string{"agents", "workflow"} {
+		if v := root.get(k); v != nil {
+			if s, ok := v.str(); ok && s != "" {
+				return at(v, fmt.Sprintf("this is a recipe manifest (%s: names the file %s), not a team: run that file instead (teamrun run %s)", k, quoteShort(s), s))
+			}
+		}
 	}
+	if r := root.get("requires"); r != nil {
+		return at(r, "this is a recipe manifest (requires: lists what the recipe needs), not a team: PraisonAI runs the recipe's agents.yaml (or workflow.yaml) beside it; run that file instead (teamrun run agents.yaml)")
+	}
+	ag := root.get("agents")
 	for _, it := range ag.itemsOrNil() {
 		if it.get("import_path") != nil || it.get("model_name") != nil {
 			return at(ag, "this is a benchmark job configuration (agents listed by import_path/model_name), not a team: teamrun runs agents.yaml teams with tasks (see `teamrun schema`)")
@@ -90,24 +100,32 @@ func crewAIAgents(root *tree) bool {
 var nativeAgentKeys = []string{"backstory", "command", "dir", "goal", "instructions", "llm", "max_turns", "memory", "role", "shell", "timeout", "tools"}
 
 // praisonAgentsOnly reports whether agents, in a file with no task, are
-// PraisonAI's (one of them has a key the native format has not), which
-// PraisonAI gives a task each from their instructions.
+// PraisonAI's, which PraisonAI gives a task each from their instructions:
+// one of them has a key the native format has not, or one has
+// instructions and none runs a command (a native file's agents without
+// tasks keep the schema's errors).
 func praisonAgentsOnly(agents *tree) bool {
 	members := agents.itemsOrNil()
 	if agents.isMap() {
 		members = agents.vals
 	}
+	instructed, command := false, false
 	for _, m := range members {
 		if !m.isMap() {
 			continue
 		}
 		for _, k := range m.keys {
-			if !slices.Contains(nativeAgentKeys, k) {
+			switch {
+			case k == "shell" || k == "command":
+				command = true
+			case k == "instructions":
+				instructed = true
+			case !slices.Contains(nativeAgentKeys, k):
 				return true
 			}
 		}
 	}
-	return false
+	return instructed && !command
 }
 
 // hasAnyTask tells whether the file defines work in any shape teamrun

@@ -41,6 +41,14 @@ func TestNotATeam(t *testing.T) {
 			"f.yaml:1:1: agents: these agents have no task: PraisonAI makes one from each agent's instructions, teamrun runs the tasks a file writes down: give each agent a step (steps: [{agent: NAME, action: WHAT}]) or a task (tasks:, see `teamrun schema`)"},
 		{"PraisonAI agents with a version", "version: \"1.0\"\nagents:\n  planner:\n    system_prompt: You plan.\n",
 			"f.yaml:2:1: agents: these agents have no task: PraisonAI makes one from each agent's instructions, teamrun runs the tasks a file writes down: give each agent a step (steps: [{agent: NAME, action: WHAT}]) or a task (tasks:, see `teamrun schema`)"},
+		{"agents with instructions only, a mapping", "agents:\n  assistant:\n    instructions: You are helpful.\n",
+			"f.yaml:1:1: agents: these agents have no task: PraisonAI makes one from each agent's instructions, teamrun runs the tasks a file writes down: give each agent a step (steps: [{agent: NAME, action: WHAT}]) or a task (tasks:, see `teamrun schema`)"},
+		{"agents with instructions only, a list", "agents:\n  - name: assistant\n    instructions: You are helpful.\n",
+			"f.yaml:1:1: agents: these agents have no task: PraisonAI makes one from each agent's instructions, teamrun runs the tasks a file writes down: give each agent a step (steps: [{agent: NAME, action: WHAT}]) or a task (tasks:, see `teamrun schema`)"},
+		{"recipe manifest requiring", "name: ai-fact-checker\nversion: 1.0.0\nauthor: PraisonAI\ntags: [fact-check]\nconfig:\n  citation_required: true\ninput:\n  type: object\nrequires:\n  env: [OPENAI_API_KEY]\nworkflow:\n  agents:\n    - name: fact_checker\n      role: Fact Verification Specialist\n",
+			"f.yaml:9:1: requires: this is a recipe manifest (requires: lists what the recipe needs), not a team: PraisonAI runs the recipe's agents.yaml (or workflow.yaml) beside it; run that file instead (teamrun run agents.yaml)"},
+		{"recipe manifest naming its workflow", "name: blog\nversion: 1.0.0\nworkflow: workflow.yaml\n",
+			`f.yaml:3:1: workflow: this is a recipe manifest (workflow: names the file "workflow.yaml"), not a team: run that file instead (teamrun run workflow.yaml)`},
 		// A native file without tasks keeps the schema's errors.
 		{"native agents with no task", "agents:\n  a:\n    shell: echo\n", ""},
 		// A team is a team whatever else it carries.

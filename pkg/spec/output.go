@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -178,4 +179,47 @@ func (tk *Task) RouteKey(raw string) (string, error) {
 		}
 	}
 	return FormatValue(v), nil
+}
+
+// OutputPath is where task tk's output_file goes when it runs with state:
+// relative to the spec's folder, as every path in a spec is. In a
+// PraisonAI steps: file its {{NAME}}s are filled from state first, as
+// PraisonAI's workflow fills them before it writes; elsewhere it is used
+// as written. A path that is empty or a folder once filled, holds a NUL,
+// or that a filled-in value takes out of the folder its written part
+// names is an error: the value would pick the file, not the spec.
+func (t *Team) OutputPath(tk *Task, state map[string]any) (string, error) {
+	p := tk.OutputFile
+	if t.PraisonSteps {
+		if p = t.Render(tk.OutputFile, state); p != tk.OutputFile {
+			if err := filledPath(tk.OutputFile, p, t.syntax()); err != nil {
+				return "", err
+			}
+		}
+	}
+	if filepath.IsAbs(p) {
+		return p, nil
+	}
+	return filepath.Join(filepath.Dir(t.File), p), nil
+}
+
+// filledPath checks p, what the output_file path written became once
+// its placeholders were filled.
+func filledPath(written, p string, syn syntax) error {
+	if strings.ContainsRune(p, 0) {
+		return fmt.Errorf("output_file %q holds a NUL byte once its placeholders are filled", written)
+	}
+	// The folder written names before its first placeholder, which the
+	// filled-in values may only go deeper into.
+	first := len(written)
+	eachPlaceholder(written, syn, func(_ string, start, _ int) { first = min(first, start) })
+	base := filepath.Dir(written[:first] + "x")
+	rel, err := filepath.Rel(base, filepath.Clean(p))
+	switch {
+	case strings.TrimSpace(p) == "" || err == nil && rel == ".":
+		return fmt.Errorf("output_file %q names no file once its placeholders are filled (%q): give them values (variables:, --var)", written, p)
+	case err != nil || !filepath.IsLocal(rel):
+		return fmt.Errorf("output_file %q is %q once its placeholders are filled, outside %s, where its written part puts it: a filled-in value may not take the file out of that folder", written, p, base)
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package spec
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -94,5 +96,72 @@ func TestRouteKey(t *testing.T) {
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 			t.Errorf("%s on %q: err %v, want %q", tt.on, tt.raw, err, tt.wantErr)
 		}
+	}
+}
+
+// TestOutputPath: a PraisonAI steps: file's output_file has its {{NAME}}s
+// filled when it is written, as PraisonAI's workflow fills them; a roles:
+// file's (PraisonAI writes a Task's output_file as it is) and a native
+// file's are used as written. Filled in, a path that names no file, or
+// that a value takes out of the folder its written part names, is an
+// error; what the spec writes outside the spec's folder stays allowed.
+func TestOutputPath(t *testing.T) {
+	const steps = "variables: {model_id: BIOMD1, up: ../.., abs: /etc/passwd, dir: a/b, none: \"\"}\nagents:\n  e: {role: E}\nsteps:\n  - {name: first, agent: e, action: go}\n  - {agent: e, action: run, output_file: \"%s\"}\n"
+	const roles = "variables: {model_id: BIOMD1}\nroles:\n  e:\n    role: E\n    tasks:\n      t: {description: run, output_file: \"%s\"}\n"
+	const native = "variables: {model_id: BIOMD1}\nagents:\n  e: {shell: cat}\ntasks:\n  t: {agent: e, description: run, output_file: \"%s\"}\n"
+	state := map[string]any{"first_output": "draft"}
+	tests := []struct {
+		name, src, want, err string
+	}{
+		{"filled", fmt.Sprintf(steps, "reports/{{model_id}}_baseline.md"), "reports/BIOMD1_baseline.md", ""},
+		{"a step's output", fmt.Sprintf(steps, "out/{{first_output}}.md"), "out/draft.md", ""},
+		{"deeper", fmt.Sprintf(steps, "{{dir}}/{{ model_id }}.md"), "a/b/BIOMD1.md", ""},
+		{"nothing defines it: as written", fmt.Sprintf(steps, "reports/{{nope}}.md"), "reports/{{nope}}.md", ""},
+		{"single braces are text", fmt.Sprintf(steps, "out/{model_id}.md"), "out/{model_id}.md", ""},
+		{"written outside, filled inside", fmt.Sprintf(steps, "../shared/{{model_id}}.md"), "../shared/BIOMD1.md", ""},
+		{"absolute as written", fmt.Sprintf(steps, "/tmp/r/{{model_id}}.md"), "/tmp/r/BIOMD1.md", ""},
+		{"a value climbs out", fmt.Sprintf(steps, "reports/{{up}}/x.md"), "",
+			`output_file "reports/{{up}}/x.md" is "reports/../../x.md" once its placeholders are filled, outside reports, where its written part puts it`},
+		{"a value is absolute", fmt.Sprintf(steps, "{{abs}}"), "",
+			`output_file "{{abs}}" is "/etc/passwd" once its placeholders are filled, outside .,`},
+		{"empty", fmt.Sprintf(steps, "{{none}}"), "", `output_file "{{none}}" names no file once its placeholders are filled ("")`},
+		{"a folder", fmt.Sprintf(steps, "reports/{{none}}"), "", `output_file "reports/{{none}}" names no file once its placeholders are filled ("reports/")`},
+		{"roles: as written", fmt.Sprintf(roles, "reports/{{model_id}}.md"), "reports/{{model_id}}.md", ""},
+		{"native: as written", fmt.Sprintf(native, "reports/{model_id}.md"), "reports/{model_id}.md", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("/w/s.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := team.InitialState(nil)
+			for k, v := range state {
+				st[k] = v
+			}
+			got, err := team.OutputPath(team.Tasks[len(team.Tasks)-1], st)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("got %q, %v; want error %q", got, err, tt.err)
+				}
+				return
+			}
+			want := tt.want
+			if !filepath.IsAbs(want) {
+				want = filepath.Join("/w", want)
+			}
+			if err != nil || got != want {
+				t.Errorf("got %q, %v; want %q", got, err, want)
+			}
+		})
+	}
+	// What nothing defines is said where it is written, as in any text.
+	team, err := Parse("s.yaml", []byte(fmt.Sprintf(steps, "reports/{{nope}}.md")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := ErrorList(team.UndefinedPlaceholders(nil)).Error()
+	if want := "s.yaml:6:51: steps[1].output_file: {{nope}}: nothing defines nope"; !strings.HasPrefix(said, want) {
+		t.Errorf("warnings %q, want %q", said, want)
 	}
 }

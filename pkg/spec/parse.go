@@ -78,7 +78,7 @@ func Parse(file string, data []byte) (*Team, error) {
 	if d := notATeam(file, root); d != nil {
 		return nil, ErrorList{*d}
 	}
-	b := &builder{file: file, team: &Team{File: file}, taskAt: map[string]int{}, agents: map[string]bool{}}
+	b := &builder{file: file, team: &Team{File: file}, taskAt: map[string]int{}, agents: map[string]bool{}, agentSrc: map[*Agent]*tree{}}
 	b.diags = append(b.diags, diags...)
 	if isPraison(root) {
 		b.praison(root)
@@ -137,12 +137,15 @@ func sortDiags[L ~[]Diagnostic](l L) L {
 // at the first. It tolerates values of the wrong type: the schema check has
 // already reported them.
 type builder struct {
-	file   string
-	team   *Team
-	diags  ErrorList
-	tasks  []*tree        // the source of each task, parallel to team.Tasks
-	taskAt map[string]int // task name -> index, for PraisonAI duplicates
-	agents map[string]bool
+	file  string
+	team  *Team
+	diags ErrorList
+	tasks []*tree // the source of each task, parallel to team.Tasks
+	// agentSrc is the source of each agent declared in the file, for the
+	// places of its texts' placeholders.
+	agentSrc map[*Agent]*tree
+	taskAt   map[string]int // task name -> index, for PraisonAI duplicates
+	agents   map[string]bool
 	// malformed are the PraisonAI agents declared as something else than
 	// a mapping, reported once there, not again where a step names them.
 	malformed map[string]bool
@@ -156,6 +159,10 @@ type builder struct {
 	// step has no name, by agent, where it is not the agent's key: its
 	// name: in an agents: file, its role text in a roles: file.
 	stepOutputName map[string]string
+	// conditions are the if steps' conditions, by their tasks: compiled
+	// once the variables PraisonAI binds as a workflow runs are bound (a
+	// condition reads them as any text does).
+	conditions map[*Task]ifCond
 }
 
 func (b *builder) errorf(t *tree, p Pos, format string, args ...any) {
@@ -465,6 +472,7 @@ func (b *builder) duration(v *tree) time.Duration {
 
 func (b *builder) nativeAgent(name string, v *tree) {
 	a := &Agent{Name: name, Pos: v.kpos, path: v.path}
+	b.agentSrc[a] = v
 	if name == HumanAgent {
 		b.errorf(v, v.kpos, "%q is reserved for tasks that wait for a human decision; rename this agent", HumanAgent)
 	}

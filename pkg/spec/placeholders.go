@@ -11,11 +11,14 @@ import (
 
 // collectPlaceholders records every {name} of the texts Render fills in
 // (task descriptions and expected outputs, agents' role, goal, backstory,
-// instructions) at the line and column it is written: the first source
-// line at or after the text's start that holds it, in either spelling.
+// instructions; a PraisonAI step's output_file) at the line and column it
+// is written: the first source
+// line at or after the text's start that holds it, in a spelling the
+// team's syntax reads.
 func (b *builder) collectPlaceholders(data []byte) {
 	var lines []string // split on the first placeholder: most specs have few or none
 	res := map[string]*regexp.Regexp{}
+	syn := b.team.syntax()
 	// A text spans a few source lines more than it has newlines (folding,
 	// an agent's other keys): the search stops there, so a big spec costs
 	// no more per placeholder than a small one; not found, the text's
@@ -27,7 +30,11 @@ func (b *builder) collectPlaceholders(data []byte) {
 		re := res[name]
 		if re == nil {
 			q := regexp.QuoteMeta(name)
-			re = regexp.MustCompile(`\{\{\s*` + q + `\s*\}\}|\{` + q + `\}`)
+			expr := `\{\{\s*` + q + `\s*\}\}`
+			if syn != praisonSteps {
+				expr += `|\{` + q + `\}`
+			}
+			re = regexp.MustCompile(expr)
 			res[name] = re
 		}
 		for l := max(from.Line, 1); l <= len(lines) && l <= from.Line+span; l++ {
@@ -38,21 +45,28 @@ func (b *builder) collectPlaceholders(data []byte) {
 		return from
 	}
 	add := func(text string, from Pos, path string, each *Foreach, bound ...string) {
-		for _, n := range placeholderNames(text, b.team.PraisonTemplates) {
+		for _, w := range placeholdersIn(text, syn) {
 			over := ""
-			if root, _, dotted := strings.Cut(n, "."); slices.Contains(bound, root) {
+			if root, _, dotted := strings.Cut(w.name, "."); slices.Contains(bound, root) {
 				if !dotted || each == nil || root != each.As {
 					continue // a foreach item or a repeat's previous output, bound in each
 				}
 				over = each.Over // a field of each item: checked on the items
 			}
-			b.team.Placeholders = append(b.team.Placeholders, PlaceholderUse{Name: n, Pos: find(n, from, 2*strings.Count(text, "\n")+64), Path: path, Over: over})
+			b.team.Placeholders = append(b.team.Placeholders, PlaceholderUse{Name: w.name, Written: w.as,
+				Pos: find(w.name, from, 2*strings.Count(text, "\n")+64), Path: path, Over: over})
 		}
 	}
 	for _, a := range b.team.Agents {
 		p := a.KeyPath()
 		for _, f := range []struct{ key, text string }{{"role", a.Role}, {"goal", a.Goal}, {"backstory", a.Backstory}, {"instructions", a.Instructions}} {
-			add(f.text, a.Pos, p+"."+f.key, nil, "")
+			// From the field's own value: the agent's first line would
+			// find the first of a name in any of its texts.
+			from := a.Pos
+			if v := b.agentSrc[a].get(f.key); v != nil {
+				from = v.pos
+			}
+			add(f.text, from, p+"."+f.key, nil, "")
 		}
 	}
 	for i, tk := range b.team.Tasks {
@@ -60,10 +74,16 @@ func (b *builder) collectPlaceholders(data []byte) {
 		if i < len(b.tasks) && b.tasks[i] != nil {
 			src = b.tasks[i]
 		}
-		for _, f := range []struct {
+		type field struct {
 			keys []string
 			text string
-		}{{[]string{"description", "action"}, tk.Description}, {[]string{"expected_output"}, tk.ExpectedOutput}} {
+		}
+		fields := []field{{[]string{"description", "action"}, tk.Description}, {[]string{"expected_output"}, tk.ExpectedOutput}}
+		if syn == praisonSteps {
+			// Filled when the file is written (Team.OutputPath).
+			fields = append(fields, field{[]string{"output_file"}, tk.OutputFile})
+		}
+		for _, f := range fields {
 			if strings.IndexByte(f.text, '{') < 0 {
 				continue // no placeholder: its place is not looked up
 			}
@@ -75,10 +95,10 @@ func (b *builder) collectPlaceholders(data []byte) {
 				}
 			}
 			var bound []string
-			if tk.Foreach != nil {
+			if tk.Foreach != nil && f.keys[0] != "output_file" { // the join writes it, item-less
 				bound = append(bound, tk.Foreach.As, tk.Foreach.Index)
 			}
-			if tk.Repeat != nil {
+			if _, isIf := b.conditions[tk]; isIf || tk.Repeat != nil {
 				bound = append(bound, PreviousOutput)
 			}
 			add(f.text, at, path, tk.Foreach, bound...)
@@ -130,6 +150,14 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		values = t.Variables
 	}
 	var out []Diagnostic
+	if in, ok := values["input"].(string); ok {
+		for _, u := range t.InputPlaceholders {
+			if strings.Contains(in, u.Written) { // else --var input= replaced it
+				out = append(out, Diagnostic{File: t.File, Line: u.Pos.Line, Column: u.Pos.Column, Path: u.Path,
+					Message: fmt.Sprintf("%s: PraisonAI fills only its built-in variables ({{today}} and the like) in the input, not variables:, so the steps that read the input get %s as written; write the text itself here, or pass --var input=TEXT", u.Written, u.Written)})
+			}
+		}
+	}
 	for _, u := range t.Placeholders {
 		root, _, dotted := strings.Cut(u.Name, ".")
 		if _, builtin := praisonBuiltin(u.Name, time.Time{}); builtin && t.PraisonTemplates {
@@ -138,13 +166,13 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		if u.Over != "" || defined[root] {
 			if miss := fieldMiss(u, values); miss != "" {
 				out = append(out, Diagnostic{File: t.File, Line: u.Pos.Line, Column: u.Pos.Column, Path: u.Path,
-					Message: fmt.Sprintf("{%s}: %s, so the text keeps it as written", u.Name, miss)})
+					Message: fmt.Sprintf("%s: %s, so the text keeps it as written", u.written(), miss)})
 			}
 			continue
 		}
-		msg := fmt.Sprintf("{%s}: nothing defines %s (variables:, an output_variable or --var %s=VALUE), so the text keeps it as written", u.Name, root, root)
+		msg := fmt.Sprintf("%s: nothing defines %s (variables:, an output_variable or --var %s=VALUE), so the text keeps it as written", u.written(), root, root)
 		if dotted {
-			msg = fmt.Sprintf("{%s}: nothing defines %s, the mapping it reads a field of (variables:, an output_variable), so the text keeps it as written", u.Name, root)
+			msg = fmt.Sprintf("%s: nothing defines %s, the mapping it reads a field of (variables:, an output_variable), so the text keeps it as written", u.written(), root)
 		}
 		if m := closest(root, known); m != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", m)
@@ -158,6 +186,14 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		out = append(out, Diagnostic{File: t.File, Line: u.Pos.Line, Column: u.Pos.Column, Path: u.Path, Message: msg})
 	}
 	return out
+}
+
+// written is the placeholder as its text writes it.
+func (u PlaceholderUse) written() string {
+	if u.Written != "" {
+		return u.Written
+	}
+	return "{" + u.Name + "}"
 }
 
 // fieldMiss says why the dotted placeholder u reads no field of the value

@@ -45,11 +45,25 @@ roles:
       t:
         description: About {topic}
 `
+	// One name in two texts of an agent: each warning at its own text.
+	fields := `roles:
+  writer:
+    role: Writer
+    backstory: |
+      You write about {topic}.
+    goal: Produce an article about {topic}.
+    tasks:
+      post: {description: Write a post}
+`
 	tests := []struct {
 		name, file, src string
 		vars            map[string]any
 		want            []string
 	}{
+		{"each field at its own place", "f.yaml", fields, nil, []string{
+			`f.yaml:5:23: roles.writer.backstory: {topic}: nothing defines topic (variables:, an output_variable or --var topic=VALUE), so the text keeps it as written; known: date, month, now, timestamp, today, uuid, year`,
+			`f.yaml:6:36: roles.writer.goal: {topic}: nothing defines topic (variables:, an output_variable or --var topic=VALUE), so the text keeps it as written; known: date, month, now, timestamp, today, uuid, year`,
+		}},
 		{"native", "a.yaml", native, nil, []string{
 			`a.yaml:6:21: agents.w.goal: {audience}: nothing defines audience (variables:, an output_variable or --var audience=VALUE), so the text keeps it as written; known: notes, topic`,
 			`a.yaml:16:19: tasks.write.description: {topik}: nothing defines topik (variables:, an output_variable or --var topik=VALUE), so the text keeps it as written (did you mean "topic"?); known: notes, topic`,
@@ -61,7 +75,7 @@ roles:
 			`r.yaml:5:21: roles.w.goal: {audience}: nothing defines audience (variables:, an output_variable or --var audience=VALUE), so the text keeps it as written; known: date, month, now, timestamp, today, topic, uuid, year`,
 		}},
 		{"praisonai {{ }}", "p.yaml", praison, nil, []string{
-			`p.yaml:8:39: steps[0].action: {inputs}: nothing defines inputs (variables:, an output_variable or --var inputs=VALUE), so the text keeps it as written (did you mean "input"?); known: date, input, month, now, timestamp, today, uuid, year`,
+			`p.yaml:8:39: steps[0].action: {{inputs}}: nothing defines inputs (variables:, an output_variable or --var inputs=VALUE), so the text keeps it as written (did you mean "input"?); known: date, input, month, now, timestamp, today, uuid, year`,
 		}},
 	}
 	for _, tt := range tests {
@@ -105,13 +119,13 @@ steps:
 		warnings  []string // UndefinedPlaceholders, exactly
 	}{
 		{"fields", fmt.Sprintf(praison, "Greet {{user.name}} of {{ user.address.city }}", "Do {{item.title}}"),
-			[]string{"Greet Ann of Oslo", "Do {item.title}", "Do Alpha", "Do Beta"}, nil},
+			[]string{"Greet Ann of Oslo", "Do {{item.title}}", "Do Alpha", "Do Beta"}, nil},
 		{"misses", fmt.Sprintf(praison, "{{user.nme}} {{word.x}} {{usr.name}}", "Do {{item.titel}}"),
-			[]string{"{user.nme} {word.x} {usr.name}", "Do {item.titel}", "Do {item.titel}", "Do {item.titel}"}, []string{
-				"p.yaml:9:14: steps[0].action: {user.nme}: user has no field nme (its fields: address, name), so the text keeps it as written",
-				"p.yaml:9:27: steps[0].action: {word.x}: word is not a mapping, so it has no field x (it is \"plain\"), so the text keeps it as written",
-				"p.yaml:9:38: steps[0].action: {usr.name}: nothing defines usr, the mapping it reads a field of (variables:, an output_variable), so the text keeps it as written (did you mean \"user\"?); known: date, items, month, now, timestamp, today, user, uuid, word, year",
-				"p.yaml:11:17: steps[1].action: {item.titel}: item 0 of items has no field titel (its fields: title), so the text keeps it as written"}},
+			[]string{"{{user.nme}} {{word.x}} {{usr.name}}", "Do {{item.titel}}", "Do {{item.titel}}", "Do {{item.titel}}"}, []string{
+				"p.yaml:9:14: steps[0].action: {{user.nme}}: user has no field nme (its fields: address, name), so the text keeps it as written",
+				"p.yaml:9:27: steps[0].action: {{word.x}}: word is not a mapping, so it has no field x (it is \"plain\"), so the text keeps it as written",
+				"p.yaml:9:38: steps[0].action: {{usr.name}}: nothing defines usr, the mapping it reads a field of (variables:, an output_variable), so the text keeps it as written (did you mean \"user\"?); known: date, items, month, now, timestamp, today, user, uuid, word, year",
+				"p.yaml:11:17: steps[1].action: {{item.titel}}: item 0 of items has no field titel (its fields: title), so the text keeps it as written"}},
 		{"native", "variables: {user: {name: Ann}}\nagents:\n  w: {shell: cat}\ntasks:\n  t: {description: \"Greet {user.name} {user}\", agent: w}\n",
 			[]string{`Greet {user.name} {"name":"Ann"}`}, nil},
 	}
@@ -176,7 +190,7 @@ func TestPraisonBuiltinVariables(t *testing.T) {
 		{"two variables of built-in names that read each other", "variables:\n  date: \"{{today}}\"\n  today: \"{{date}}\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{date}} / {{today}}\"\n",
 			nil, "2026-03-07 / March 07, 2026", nil}, // each ends with its own built-in
 		{"a typo of one", "agents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{toady}}\"\n",
-			nil, "{toady}", []string{`p.yaml:5:14: steps[0].action: {toady}: nothing defines toady (variables:, an output_variable or --var toady=VALUE), so the text keeps it as written (did you mean "today"?); known: date, month, now, timestamp, today, uuid, year`}},
+			nil, "{{toady}}", []string{`p.yaml:5:14: steps[0].action: {{toady}}: nothing defines toady (variables:, an output_variable or --var toady=VALUE), so the text keeps it as written (did you mean "today"?); known: date, month, now, timestamp, today, uuid, year`}},
 		{"native", "agents:\n  w: {shell: cat}\ntasks:\n  t: {description: \"{today}\", agent: w}\n",
 			nil, "{today}", []string{"p.yaml:4:21: tasks.t.description: {today}: nothing defines today (variables:, an output_variable or --var today=VALUE), so the text keeps it as written"}},
 	}
@@ -230,5 +244,110 @@ func TestBuiltinsIn(t *testing.T) {
 	}
 	if got := native.BuiltinsIn(map[string]any{"today": "x"}); got != nil {
 		t.Errorf("a native team's builtins: %v", got)
+	}
+}
+
+// TestPraisonPlaceholderSyntax: a steps: file fills only {{NAME}}, as
+// PraisonAI's workflow substitutes step texts, so a shell line's ${NAME}
+// and a Python f-string's {NAME} reach the model as written, unwarned; a
+// roles: file fills {topic} too, as PraisonAI's agents_generator formats
+// its texts. In both, a {{NAME}} nothing defines is sent as written (not
+// as {NAME}), which is what its warning says.
+func TestPraisonPlaceholderSyntax(t *testing.T) {
+	const steps = "variables: {PR: \"42\"}\nagents:\n  r: {role: R, instructions: \"%s\"}\nsteps:\n  - agent: r\n    action: \"%s\"\n"
+	const roles = "topic: AI\nroles:\n  r:\n    role: R\n    goal: \"%s\"\n    tasks:\n      t: {description: \"%s\"}\n"
+	tests := []struct {
+		name, src          string
+		desc, instructions string
+		warnings           []string
+	}{
+		{"steps: single braces are text", fmt.Sprintf(steps, "PR {PR}", "Review {{PR}}: gh pr diff ${PR}; print(f'{PR}')"),
+			"Review 42: gh pr diff ${PR}; print(f'{PR}')", "PR {PR}", nil},
+		{"steps: {{ NAME }} with spaces", fmt.Sprintf(steps, "{{ PR }}", "{{ PR }}"), "42", "42", nil},
+		{"steps: unresolved {{NAME}} is sent as written", fmt.Sprintf(steps, "", "branch issue-{{ISSUE}} for {{ input }} {X}"),
+			"branch issue-{{ISSUE}} for {{ input }} {X}", "", []string{
+				"p.yaml:6:27: steps[0].action: {{ISSUE}}: nothing defines ISSUE (variables:, an output_variable or --var ISSUE=VALUE), so the text keeps it as written; known: PR, date, month, now, timestamp, today, uuid, year",
+				"p.yaml:6:41: steps[0].action: {{ input }}: nothing defines input (variables:, an output_variable or --var input=VALUE), so the text keeps it as written; known: PR, date, month, now, timestamp, today, uuid, year"}},
+		{"roles: both spellings", fmt.Sprintf(roles, "Study {topic}", "About {{topic}} and {topic}"), "About AI and AI", "", nil},
+		{"roles: unresolved, as written", fmt.Sprintf(roles, "", "{{nope}} {nope}"), "{{nope}} {nope}", "", []string{
+			"p.yaml:7:25: roles.r.tasks.t.description: {{nope}}: nothing defines nope (variables:, an output_variable or --var nope=VALUE), so the text keeps it as written (did you mean \"now\"?); known: date, month, now, timestamp, today, topic, uuid, year"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("p.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := team.InitialState(nil)
+			if got := team.TaskDefs(state)[0].Description; got != tt.desc {
+				t.Errorf("description %q, want %q", got, tt.desc)
+			}
+			if got := team.Render(team.Agents[0].Instructions, state); got != tt.instructions {
+				t.Errorf("instructions %q, want %q", got, tt.instructions)
+			}
+			var said []string
+			for _, d := range team.UndefinedPlaceholders(state) {
+				said = append(said, d.String())
+			}
+			if strings.Join(said, "\n") != strings.Join(tt.warnings, "\n") {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(said, "\n"), strings.Join(tt.warnings, "\n"))
+			}
+		})
+	}
+}
+
+// TestPraisonInputTemplate: PraisonAI fills only its built-in variables
+// in a steps: file's input (input:, else topic:), and puts the input into
+// a step's text after the variables, so a {{NAME}} there reaches the model
+// as written: teamrun sends it so too, and says so where the input is
+// written (not when --var input replaces it, nor when no step reads the
+// input). The variable topic, which PraisonAI fills from the variables
+// (and --var) when it loads the file, reads them.
+func TestPraisonInputTemplate(t *testing.T) {
+	const warn = "%s: {{question}}: PraisonAI fills only its built-in variables ({{today}} and the like) in the input, not variables:, so the steps that read the input get {{question}} as written; write the text itself here, or pass --var input=TEXT"
+	tests := []struct {
+		name, src string
+		vars      map[string]string
+		descs     []string
+		warnings  []string
+	}{
+		{"input", "input: \"{{question}}\"\nvariables: {question: Find MAPK models}\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n  - {agent: a, action: \"Search for: {{input}}\"}\n",
+			nil, []string{"{{question}}", "Search for: {{question}}"}, []string{fmt.Sprintf(warn, "p.yaml:1:8: input")}},
+		{"--var input replaces it", "input: \"{{question}}\"\nvariables: {question: Find MAPK models}\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n",
+			map[string]string{"input": "Hi"}, []string{"Hi"}, nil},
+		{"a built-in is filled", "input: \"news of {{date}}\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n",
+			nil, []string{"news of 2026-03-07"}, nil},
+		{"no step reads the input", "input: \"{{question}}\"\nvariables: {question: Q}\nagents:\n  a: {role: A}\nsteps:\n  - {agent: a, action: \"Go {{question}}\"}\n",
+			nil, []string{"Go Q"}, nil},
+		{"topic, read as the input and as itself", "topic: \"{{question}} in {{date}}\"\nvariables: {question: Find MAPK models}\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n  - {agent: a, action: \"About {{topic}}\"}\n",
+			nil, []string{"{{question}} in 2026-03-07", "About Find MAPK models in 2026-03-07"}, []string{fmt.Sprintf(warn, "p.yaml:1:8: topic")}},
+		{"topic, --var", "topic: \"{{question}}\"\nvariables: {question: Q}\nagents:\n  a: {role: A}\nsteps:\n  - {agent: a, action: \"About {{topic}}\"}\n",
+			map[string]string{"question": "R"}, []string{"About R"}, nil},
+		{"topic, a name nothing defines", "topic: \"{{nope}}\"\nagents:\n  a: {role: A}\nsteps:\n  - {agent: a, action: \"About {{topic}}\"}\n",
+			nil, []string{"About {{nope}}"}, []string{"p.yaml:1:8: topic: {{nope}}: nothing defines nope (variables:, an output_variable or --var nope=VALUE), so the text keeps it as written (did you mean \"now\"?); known: date, input, month, now, timestamp, today, topic, uuid, year"}},
+	}
+	now := time.Date(2026, 3, 7, 9, 5, 3, 0, time.Local)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("p.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := team.initialStateAt(tt.vars, now)
+			var got []string
+			for _, d := range team.TaskDefs(state) {
+				got = append(got, d.Description)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.descs, "\n") {
+				t.Errorf("texts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.descs, "\n"))
+			}
+			var said []string
+			for _, d := range team.UndefinedPlaceholders(state) {
+				said = append(said, d.String())
+			}
+			if strings.Join(said, "\n") != strings.Join(tt.warnings, "\n") {
+				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(said, "\n"), strings.Join(tt.warnings, "\n"))
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 )
 
 // praisonDefaultModel is the model PraisonAI itself uses for a role
@@ -25,6 +26,9 @@ func (b *builder) praison(root *tree) {
 	t.Process = Sequential
 	t.Variables = map[string]any{}
 	t.PraisonTemplates = true
+	// PraisonAI's workflow runs a steps: file, its agents_generator a
+	// roles: or tasks: file, and they fill placeholders differently.
+	t.PraisonSteps = stepsOf(root) != nil
 	setBy := map[string]*tree{}
 	setVar := func(k string, v *tree) {
 		if first, dup := setBy[k]; !dup {
@@ -191,6 +195,22 @@ func (b *builder) praison(root *tree) {
 	}
 	if b.steps != nil {
 		b.praisonSteps(b.steps)
+		input := setBy["input"]
+		if root.get("input") == nil && input == nil {
+			input = setBy["topic"] // read as the input
+		}
+		b.inputPlaceholders(input)
+		if tp := setBy["topic"]; tp != nil && tp == root.get("topic") {
+			s, _ := tp.str()
+			t.FillTopic = strings.Contains(s, "{{")
+			// What the variable topic reads: a --var of it is used, and
+			// what nothing defines stays in it, as in a text.
+			for _, w := range placeholdersIn(s, praisonSteps) {
+				if w.name != "topic" {
+					t.Placeholders = append(t.Placeholders, PlaceholderUse{Name: w.name, Written: w.as, Pos: tp.pos, Path: tp.path})
+				}
+			}
+		}
 	}
 	if len(t.Tasks) == 0 && len(b.diags) == 0 {
 		b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos.Line, Column: root.pos.Column,
@@ -210,6 +230,24 @@ func (b *builder) praison(root *tree) {
 	}
 }
 
+// inputPlaceholders records the {{NAME}}s of a steps file's input (the
+// value of v, input: or topic:) that PraisonAI leaves in it as written:
+// it fills only its built-in variables there (yaml_parser.py), and puts
+// the input into a step's text after the variables (workflows.py), so a
+// step that reads the input gets them as written. Nothing when no step
+// reads it.
+func (b *builder) inputPlaceholders(v *tree) {
+	s, ok := v.str()
+	if !ok || !strings.Contains(s, "{{") || !readsInput(b.team) {
+		return
+	}
+	for _, w := range placeholdersIn(s, praisonSteps) {
+		if _, builtin := praisonBuiltin(w.name, time.Time{}); !builtin {
+			b.team.InputPlaceholders = append(b.team.InputPlaceholders, PlaceholderUse{Name: w.name, Written: w.as, Pos: v.pos, Path: v.path})
+		}
+	}
+}
+
 // readsInput reports whether a text of t's agents or tasks has an {input}
 // placeholder.
 func readsInput(t *Team) bool {
@@ -220,7 +258,7 @@ func readsInput(t *Team) bool {
 	for _, tk := range t.Tasks {
 		texts = append(texts, tk.Description, tk.ExpectedOutput)
 	}
-	return slices.ContainsFunc(texts, func(s string) bool { return slices.Contains(placeholderNames(s, false), "input") })
+	return slices.ContainsFunc(texts, func(s string) bool { return slices.Contains(placeholderNames(s, t.syntax()), "input") })
 }
 
 // praisonFatal finds the first feature teamrun cannot run, if any.
@@ -414,6 +452,7 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 // role is not a mapping (an error is reported then).
 func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *Agent {
 	a := &Agent{Name: name, Kind: LLMAgent, Memory: memory, Pos: v.kpos, path: v.path}
+	b.agentSrc[a] = v
 	if name == HumanAgent {
 		b.errorf(v, v.kpos, "%q is reserved for tasks that wait for a human decision; rename this role", HumanAgent)
 	} else if !nameRE().MatchString(name) {
@@ -435,7 +474,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 	for i, k := range v.keys {
 		f := v.vals[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
-		// {{VAR}} as in tasks and steps.
+		// {{previous_output}} as in tasks and steps.
 		text := func(dst *string) { str(dst); *dst = convertTemplate(*dst) }
 		switch k {
 		case "role":
@@ -603,7 +642,7 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 	for i, k := range v.keys {
 		f := v.vals[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
-		// {{VAR}} and {{previous_output}}, as in steps.
+		// {{previous_output}}, as in steps.
 		text := func(dst *string) { str(dst); *dst = convertTemplate(*dst) }
 		switch k {
 		case "description":

@@ -329,7 +329,7 @@ roles:
 		t.Errorf("warnings %v, input %v", team.Warnings, team.Variables["input"])
 	}
 	state := team.InitialState(nil)
-	if got := Render(team.Agents[0].Goal, state); got != "Study AI" {
+	if got := team.Render(team.Agents[0].Goal, state); got != "Study AI" {
 		t.Errorf("goal %q", got) // {{input}} kept its outer braces: "{AI}"
 	}
 	defs := team.TaskDefs(state)

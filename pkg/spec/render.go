@@ -16,39 +16,99 @@ import (
 // name in state. Unknown names and anything else in braces (JSON, say) stay
 // as written. Strings go in as they are, numbers as YAML prints them, maps
 // and lists as JSON, null as the empty string.
-func Render(text string, state map[string]any) string { return render(text, state, false) }
+func Render(text string, state map[string]any) string { return render(text, state, braces) }
 
-// Render is Render as the team's texts mean it: in a PraisonAI file (whose
-// {{a.b}} reads field b of mapping a, as PraisonAI's substitute_variables
-// does) {a.b} is a placeholder too.
+// Render is Render as the team's texts mean it (syntax): a PraisonAI
+// file's {{a.b}} reads field b of mapping a, as PraisonAI's
+// substitute_variables does, and in a steps: file only {{name}} is a
+// placeholder.
 func (t *Team) Render(text string, state map[string]any) string {
-	return render(text, state, t.PraisonTemplates)
+	return render(text, state, t.syntax())
 }
 
-func render(text string, state map[string]any, fields bool) string {
-	if !strings.Contains(text, "{") {
+// syntax is how a team's texts write a placeholder.
+type syntax uint8
+
+const (
+	// braces is the native format's {name}.
+	braces syntax = iota
+	// praisonRoles is a PraisonAI roles: or tasks: file's: {topic}, as
+	// its agents_generator formats those texts, and {{name}}, as its
+	// workflows do; either may be dotted ({{a.b}} reads field b of a).
+	praisonRoles
+	// praisonSteps is a PraisonAI steps: file's: only {{name}} (or
+	// {{a.b}}), as its workflow substitutes step texts; {name} and
+	// ${name} are text (a shell line, a Python f-string).
+	praisonSteps
+)
+
+// syntax is the placeholder syntax of t's texts.
+func (t *Team) syntax() syntax {
+	switch {
+	case t.PraisonSteps:
+		return praisonSteps
+	case t.PraisonTemplates:
+		return praisonRoles
+	}
+	return braces
+}
+
+// spell is how a text of syntax syn writes the placeholder of name.
+func (syn syntax) spell(name string) string {
+	if syn == praisonSteps {
+		return "{{" + name + "}}"
+	}
+	return "{" + name + "}"
+}
+
+func render(text string, state map[string]any, syn syntax) string {
+	return replacePlaceholders(text, syn, func(name string) (string, bool) {
+		v, ok := lookup(state, name)
+		return FormatValue(v), ok
+	})
+}
+
+// replacePlaceholders returns text with each placeholder (as syn reads
+// them) that repl gives a replacement replaced by it; the others, and
+// every other byte, stay as written.
+func replacePlaceholders(text string, syn syntax, repl func(name string) (string, bool)) string {
+	var b strings.Builder
+	last := 0
+	eachPlaceholder(text, syn, func(name string, start, end int) {
+		if r, ok := repl(name); ok {
+			if last == 0 {
+				b.Grow(len(text))
+			}
+			b.WriteString(text[last:start])
+			b.WriteString(r)
+			last = end
+		}
+	})
+	if last == 0 {
 		return text
 	}
-	var b strings.Builder
-	b.Grow(len(text))
-	for i := 0; i < len(text); {
-		c := text[i]
-		if c != '{' {
-			b.WriteByte(c)
-			i++
-			continue
-		}
-		if name, end := placeholderAt(text, i, fields); end > 0 {
-			if v, ok := lookup(state, name); ok {
-				b.WriteString(FormatValue(v))
-				i = end
-				continue
-			}
-		}
-		b.WriteByte(c)
-		i++
-	}
+	b.WriteString(text[last:])
 	return b.String()
+}
+
+// eachPlaceholder calls f with each placeholder of text, as syn reads
+// them: its name and where it is written, text[start:end]. Render, the
+// placeholder check and the steps' bindings all read texts through it, so
+// they agree on what a placeholder is.
+func eachPlaceholder(text string, syn syntax, f func(name string, start, end int)) {
+	for i := strings.IndexByte(text, '{'); i >= 0; {
+		name, end := placeholderAt(text, i, syn)
+		if end > 0 {
+			f(name, i, end)
+		} else {
+			end = i + 1
+		}
+		k := strings.IndexByte(text[end:], '{')
+		if k < 0 {
+			return
+		}
+		i = end + k
+	}
 }
 
 // lookup finds name in state; a dotted name (a.b.c) walks the fields of
@@ -81,51 +141,91 @@ func asMapping(v any) (map[string]any, bool) {
 	return m, isMap
 }
 
-// placeholderAt reads the {name} starting at text[i] (a '{'): its name and
-// the index just past it, or end 0 when there is none; with fields, a name
-// may be dotted (a.b). Render and the placeholder check share it, so they
-// agree on what a placeholder is.
-func placeholderAt(text string, i int, fields bool) (name string, end int) {
-	j := i + 1
+// placeholderAt reads the placeholder starting at text[i] (a '{'), as
+// syn writes them: its name and the index just past it, or end 0 when
+// there is none. A PraisonAI {{ name }} may have spaces inside the
+// braces; a PraisonAI name may be dotted (a.b).
+func placeholderAt(text string, i int, syn syntax) (name string, end int) {
+	if syn != braces && strings.HasPrefix(text[i:], "{{") {
+		j := skipSpace(text, i+2)
+		if n := nameAt(text, j, true); n > j {
+			if k := skipSpace(text, n); strings.HasPrefix(text[k:], "}}") {
+				return text[j:n], k + 2
+			}
+		}
+	}
+	if syn == praisonSteps {
+		return "", 0
+	}
+	if n := nameAt(text, i+1, syn != braces); n > i+1 && n < len(text) && text[n] == '}' {
+		return text[i+1 : n], n + 1
+	}
+	return "", 0
+}
+
+// nameAt is the end of the identifier (with dotted, of the dotted
+// identifiers a.b.c) at text[j]; j when there is none.
+func nameAt(text string, j int, dotted bool) int {
 	for {
 		start := j
 		for j < len(text) && isIdentByte(text[j], j == start) {
 			j++
 		}
 		if j == start {
-			return "", 0
+			return start
 		}
-		if !fields || j+1 >= len(text) || text[j] != '.' || !isIdentByte(text[j+1], true) {
-			break
+		if !dotted || j+1 >= len(text) || text[j] != '.' || !isIdentByte(text[j+1], true) {
+			return j
 		}
 		j++
 	}
-	if j < len(text) && text[j] == '}' {
-		return text[i+1 : j], j + 1
-	}
-	return "", 0
 }
 
-// placeholderNames lists the {name}s of text in order, each once.
-func placeholderNames(text string, fields bool) []string {
+func skipSpace(text string, j int) int {
+	for j < len(text) && strings.IndexByte(" \t\n\r\f\v", text[j]) >= 0 {
+		j++
+	}
+	return j
+}
+
+// readsVar reports whether text has a placeholder (as syn reads them) of
+// the variable name or of a field of it.
+func readsVar(text, name string, syn syntax) bool {
+	found := false
+	eachPlaceholder(text, syn, func(n string, _, _ int) {
+		root, _, _ := strings.Cut(n, ".")
+		found = found || root == name
+	})
+	return found
+}
+
+// Reads reports whether text, a text of t, reads the variable name (or a
+// field of it) when it renders.
+func (t *Team) Reads(text, name string) bool { return readsVar(text, name, t.syntax()) }
+
+// placeholderNames lists the names of the placeholders of text in order,
+// each once.
+func placeholderNames(text string, syn syntax) []string {
 	var names []string
-	for i := strings.IndexByte(text, '{'); i >= 0 && i < len(text); {
-		name, end := placeholderAt(text, i, fields)
-		if end > 0 {
-			if !slices.Contains(names, name) {
-				names = append(names, name)
-			}
-			i = end
-		} else {
-			i++
-		}
-		k := strings.IndexByte(text[i:], '{')
-		if k < 0 {
-			break
-		}
-		i += k
+	for _, w := range placeholdersIn(text, syn) {
+		names = append(names, w.name)
 	}
 	return names
+}
+
+// written is a placeholder's name and how a text first writes it.
+type written struct{ name, as string }
+
+// placeholdersIn lists the placeholders of text in order, each name once,
+// as first written.
+func placeholdersIn(text string, syn syntax) []written {
+	var out []written
+	eachPlaceholder(text, syn, func(name string, start, end int) {
+		if !slices.ContainsFunc(out, func(w written) bool { return w.name == name }) {
+			out = append(out, written{name, text[start:end]})
+		}
+	})
+	return out
 }
 
 func isIdentByte(c byte, first bool) bool {
@@ -203,7 +303,28 @@ func (t *Team) initialStateAt(overrides map[string]string, now time.Time) map[st
 	for k, v := range overrides {
 		state[k] = v
 	}
+	if _, forced := overrides["topic"]; t.FillTopic && !forced {
+		state["topic"] = t.filledTopic(state)
+	}
 	return state
+}
+
+// filledTopic is the variable topic of a steps: file whose topic: holds
+// a {{NAME}}, as PraisonAI fills it when it loads the file
+// (yaml_parser.py): from the variables and --var, state holding them
+// (its {{input}} too, which PraisonAI fills last in a step's text).
+func (t *Team) filledTopic(state map[string]any) any {
+	s, ok := state["topic"].(string)
+	if !ok {
+		return state["topic"]
+	}
+	return replacePlaceholders(s, praisonSteps, func(name string) (string, bool) {
+		if root, _, _ := strings.Cut(name, "."); root == "topic" {
+			return "", false
+		}
+		v, ok := lookup(state, name)
+		return FormatValue(v), ok
+	})
 }
 
 // fillBuiltins fills the {{NAME}}s of built-in names in the value s of

@@ -259,7 +259,7 @@ steps:
 	for _, tk := range team.Tasks {
 		got = append(got, tk.Description+"|"+tk.ExpectedOutput)
 	}
-	want := []string{"Before {repeat_iterations}|", "Draft {repeat_iterations}|", "After {draft_repeat_iterations}|{draft_repeat_iterations} drafts", "Polish|", "Last {polish_repeat_iterations}|"}
+	want := []string{"Before {{repeat_iterations}}|", "Draft {{repeat_iterations}}|", "After {{draft_repeat_iterations}}|{{draft_repeat_iterations}} drafts", "Polish|", "Last {{polish_repeat_iterations}}|"}
 	if !slices.Equal(got, want) {
 		t.Errorf("texts %q, want %q", got, want)
 	}

@@ -129,6 +129,19 @@ type stepBuilder struct {
 	parallels []parallelStep
 }
 
+// ifCond is an if step's condition: the agent that evaluates it, the steps
+// before it, which its {{previous_output}} reads, and where it is written.
+// The condition itself is its task's description, after evaluatePrefix,
+// so that the bindings of the texts bind it too.
+type ifCond struct {
+	agent *Agent
+	prev  []string
+	src   *tree
+}
+
+// evaluatePrefix begins an if task's description; the condition follows.
+const evaluatePrefix = "Evaluate "
+
 // parallelStep is a parallel step: its name, the tasks whose outputs are
 // its outputs, and the last task it added.
 type parallelStep struct {
@@ -155,6 +168,21 @@ func (b *builder) praisonSteps(steps *tree) {
 	}
 	sb.bindParallelOutputs()
 	sb.bindStepOutputs(b.team.Tasks[from:])
+	sb.compileConditions()
+}
+
+// compileConditions gives each if step's agent the script that evaluates
+// its condition as bound.
+func (sb *stepBuilder) compileConditions() {
+	for tk, c := range sb.b.conditions {
+		cond, _ := strings.CutPrefix(tk.Description, evaluatePrefix)
+		script, err := conditionScript(cond, c.prev)
+		if err != nil {
+			sb.b.errorf(c.src, c.src.pos, "%v", err)
+			continue
+		}
+		c.agent.Shell = script
+	}
 }
 
 // parallelOutputs is the variable PraisonAI sets after a parallel step:
@@ -170,18 +198,19 @@ const parallelOutputs = "parallel_outputs"
 // reads, so that it waits for it. A variable of that name is left as it is.
 func (sb *stepBuilder) bindParallelOutputs() {
 	b := sb.b
-	ph := "{" + parallelOutputs + "}"
 	if _, isVar := b.team.Variables[parallelOutputs]; isVar || len(sb.parallels) == 0 {
 		return
 	}
 	// Which parallel each reader reads, before the joins move the tasks.
 	readers := map[*Task]int{}
 	for i, tk := range b.team.Tasks {
-		if a := b.team.Agent(tk.Agent); a != nil && a.made {
-			continue // a route's or an if's: it reads no text
+		if _, isIf := b.conditions[tk]; !isIf {
+			if a := b.team.Agent(tk.Agent); a != nil && a.made {
+				continue // a route's or a join's: it reads no text
+			}
 		}
 		loops := tk.Foreach != nil && tk.Foreach.Over == parallelOutputs
-		if !loops && !strings.Contains(tk.Description, ph) && !strings.Contains(tk.ExpectedOutput, ph) {
+		if !loops && !slices.ContainsFunc(boundTexts(tk), func(s *string) bool { return readsVar(*s, parallelOutputs, praisonSteps) }) {
 			continue
 		}
 		p := -1
@@ -214,12 +243,18 @@ func (sb *stepBuilder) bindParallelOutputs() {
 	}
 	for tk, k := range readers {
 		j := joins[k]
-		tk.Description = strings.ReplaceAll(tk.Description, ph, "{"+j.OutputVariable+"}")
-		tk.ExpectedOutput = strings.ReplaceAll(tk.ExpectedOutput, ph, "{"+j.OutputVariable+"}")
+		for _, s := range boundTexts(tk) {
+			*s = renameVar(*s, parallelOutputs, j.OutputVariable)
+		}
 		if tk.Foreach != nil && tk.Foreach.Over == parallelOutputs {
 			tk.Foreach.Over = j.OutputVariable
 		}
-		tk.Context = replaced(tk.Context, sb.parallels[k].outs, j.Name)
+		if _, isIf := b.conditions[tk]; isIf {
+			// Besides the steps before it: its {{previous_output}} reads them.
+			tk.Context = append(slices.DeleteFunc(tk.Context, func(c string) bool { return c == j.Name }), j.Name)
+		} else {
+			tk.Context = replaced(tk.Context, sb.parallels[k].outs, j.Name)
+		}
 		if f := tk.Foreach; f != nil && f.Chain {
 			// The join is what the first item is fed now: the items
 			// after it read the item before instead.
@@ -236,8 +271,8 @@ func (sb *stepBuilder) bindParallelOutputs() {
 // iteration's; a loop, whose items PraisonAI runs on a copy of the
 // variables, keeps none. A name that is a variable already, or no earlier
 // step's, is left as written. A NAME that
-// is no identifier (fetch-data), which convertTemplate leaves as
-// {{NAME_output}}, binds to a variable named with _ for the other bytes.
+// is no identifier (fetch-data), which is no placeholder then, binds to a
+// variable named with _ for the other bytes.
 // A loop over NAME_output runs over that step's output the same way.
 func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 	seen := map[*Task]bool{}
@@ -252,9 +287,13 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		}
 		return src
 	}
-	var repeated *Task // the last repeat step before the reader
+	var repeated, looped *Task // the last repeat and loop steps before the reader
 	for _, tk := range tasks {
-		if f := tk.Foreach; f != nil {
+		if f := tk.Foreach; f != nil && f.Over == loopOutputs {
+			if v := sb.loopOutputsOf(looped); v != "" {
+				f.Over = v
+			}
+		} else if f != nil {
 			// A loop over NAME_output loops over that step's output, as
 			// PraisonAI keeps it, unless a variable has the name.
 			name, ok := strings.CutSuffix(f.Over, "_output")
@@ -267,23 +306,35 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				}
 			}
 		}
-		for _, dst := range []*string{&tk.Description, &tk.ExpectedOutput} {
+		for _, dst := range boundTexts(tk) {
 			sb.bindRepeatIterations(dst, repeated)
-			for _, v := range placeholderNames(*dst, false) {
+			if readsVar(*dst, loopOutputs, praisonSteps) {
+				if v := sb.loopOutputsOf(looped); v != "" {
+					*dst = renameVar(*dst, loopOutputs, v)
+				}
+			}
+			*dst = replacePlaceholders(*dst, praisonSteps, func(n string) (string, bool) {
+				v, field, dotted := strings.Cut(n, ".")
 				name, ok := strings.CutSuffix(v, "_output")
 				src := last(name)
 				if _, isVar := sb.b.team.Variables[v]; !ok || isVar || src == nil {
-					continue
+					return "", false
 				}
 				if src.OutputVariable == "" {
 					src.OutputVariable = v
 				}
-				*dst = strings.ReplaceAll(*dst, "{"+v+"}", "{"+src.OutputVariable+"}")
-			}
+				if dotted {
+					return "{{" + src.OutputVariable + "." + field + "}}", true
+				}
+				return "{{" + src.OutputVariable + "}}", true
+			})
 			if !strings.Contains(*dst, "{{") {
 				continue
 			}
 			*dst = stepOutputRE().ReplaceAllStringFunc(*dst, func(m string) string {
+				if _, end := placeholderAt(m, 0, praisonSteps); end == len(m) {
+					return m // a placeholder, bound above if it can be
+				}
 				name := stepOutputRE().FindStringSubmatch(m)[1]
 				v := identOf(name + "_output")
 				src := last(name)
@@ -294,12 +345,15 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				if src.OutputVariable == "" {
 					src.OutputVariable = v
 				}
-				return "{" + src.OutputVariable + "}"
+				return "{{" + src.OutputVariable + "}}"
 			})
 		}
 		seen[tk] = true
 		if tk.Repeat != nil {
 			repeated = tk
+		}
+		if tk.Foreach != nil {
+			looped = tk
 		}
 	}
 }
@@ -318,6 +372,8 @@ func praisonSetsWhere(name string) string {
 		return "PraisonAI sets it once a parallel step is done, for the steps after it"
 	case loopIndex:
 		return "PraisonAI sets it in the step a loop runs"
+	case loopOutputs:
+		return "PraisonAI sets it once a loop step is done, for the steps after it"
 	}
 	return ""
 }
@@ -328,14 +384,33 @@ func praisonSetsWhere(name string) string {
 // later repeat's count is never taken for it. A variable of that name is
 // left as it is.
 func (sb *stepBuilder) bindRepeatIterations(text *string, r *Task) {
-	ph := "{" + repeatIterations + "}"
-	if _, isVar := sb.b.team.Variables[repeatIterations]; r == nil || isVar || !strings.Contains(*text, ph) {
+	if _, isVar := sb.b.team.Variables[repeatIterations]; r == nil || isVar || !readsVar(*text, repeatIterations, praisonSteps) {
 		return
 	}
 	if r.Repeat.Count == "" {
 		r.Repeat.Count = identOf(r.Name) + "_" + repeatIterations
 	}
-	*text = strings.ReplaceAll(*text, ph, "{"+r.Repeat.Count+"}")
+	*text = renameVar(*text, repeatIterations, r.Repeat.Count)
+}
+
+// loopOutputs is the variable PraisonAI sets when a loop step is done:
+// the list of its items' outputs.
+const loopOutputs = "loop_outputs"
+
+// loopOutputsOf is the variable {{loop_outputs}} (or a loop over
+// loop_outputs) reads after the loop step l, the last before the reader
+// (nil: none), as PraisonAI sets it: l's output_variable, which its join
+// sets to the JSON array of the items' outputs (PraisonAI sets the loop's
+// output_variable to that list too), named after l when it has none. ""
+// when nothing binds it: no loop before, or a variable of that name.
+func (sb *stepBuilder) loopOutputsOf(l *Task) string {
+	if _, isVar := sb.b.team.Variables[loopOutputs]; l == nil || isVar {
+		return ""
+	}
+	if l.OutputVariable == "" {
+		l.OutputVariable = identOf(l.Name) + "_" + loopOutputs
+	}
+	return l.OutputVariable
 }
 
 // unboundOutput warns that tk's {{NAME_output}} m names no step before it.
@@ -343,7 +418,7 @@ func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
 	b := sb.b
 	src := b.tasks[b.taskAt[tk.Name]]
 	at := src
-	for _, k := range []string{"action", "description", "expected_output"} {
+	for _, k := range []string{"action", "description", "expected_output", "output_file"} {
 		if v := src.get(k); v != nil && strings.Contains(v.text, m) {
 			at = v
 			break
@@ -352,8 +427,8 @@ func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
 	b.warnf(at, at.pos, "%s: no step before it is named %q (a step's name:, else its agent's), so the text keeps it as written", m, name)
 }
 
-// stepOutputRE finds the {{NAME_output}}s convertTemplate leaves: NAME is
-// no identifier. PraisonAI replaces them as written.
+// stepOutputRE finds {{NAME_output}}s, NAME an identifier or not:
+// PraisonAI replaces them as written.
 var stepOutputRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([^{}\s][^{}]*?)_output\s*\}\}`) })
 
 // identOf is s with each byte an identifier cannot hold made _.
@@ -586,7 +661,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		tk.Description = sb.noAction(first, len(prev) > 0)
 		if tk.Description == "" && tk.Foreach != nil {
 			// PraisonAI would send the empty input: the item is what it means.
-			tk.Description = "{" + tk.Foreach.As + "}"
+			tk.Description = praisonSteps.spell(tk.Foreach.As)
 		}
 		if tk.Description == "" {
 			b.errorf(st, st.kpos, "missing required key \"action\": say what the agent should do")
@@ -623,7 +698,7 @@ const carryOn = "Carry on from the previous step's output."
 func (sb *stepBuilder) noAction(first, hasPrev bool) string {
 	switch {
 	case first && sb.hasInput:
-		return "{input}"
+		return praisonSteps.spell("input")
 	case hasPrev:
 		return carryOn
 	}
@@ -845,8 +920,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		b.errorf(c, c.kpos, "missing required key \"condition\", such as \"{{score}} >= 80\"")
 		return prev
 	}
-	script, err := conditionScript(cond, prev)
-	if err != nil {
+	if _, err := conditionScript(cond, prev); err != nil {
 		b.errorf(condT, condT.pos, "%v", err)
 		return prev
 	}
@@ -856,10 +930,15 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		}
 	}
 	agentName := "if:" + name
-	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script, Pos: c.kpos, made: true})
+	agent := &Agent{Name: agentName, Kind: CommandAgent, Pos: c.kpos, made: true}
+	b.team.Agents = append(b.team.Agents, agent)
 	b.agents[agentName] = true
 	it := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
-		Description: "Evaluate " + cond}
+		Description: evaluatePrefix + cond}
+	if b.conditions == nil {
+		b.conditions = map[*Task]ifCond{}
+	}
+	b.conditions[it] = ifCond{agent: agent, prev: prev, src: condT}
 	at := len(b.team.Tasks)
 	condTree := synthMap(c)
 	var outs []string
@@ -890,7 +969,8 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		condTree.keys = append(condTree.keys, br)
 		condTree.vals = append(condTree.vals, synthList(src, names))
 	}
-	b.insertTask(it, synthMap(st, "condition", condTree), at)
+	// Its description is the condition, where a placeholder's warning points.
+	b.insertTask(it, synthMap(st, "condition", condTree, "description", condT), at)
 	return dedup(outs)
 }
 
@@ -994,16 +1074,35 @@ var templateRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}`)
 })
 
-// convertTemplate maps PraisonAI's {{VAR}} templating onto teamrun's {VAR}
-// placeholders. {{previous_output}} becomes a reference to the context
-// teamrun appends to the prompt, as the previous output is given there.
+// convertTemplate makes PraisonAI's {{previous_output}} a reference to
+// the context teamrun appends to the prompt, as the previous output is
+// given there. The text's other {{VAR}}s stay as written: Render fills
+// them, and leaves what it cannot fill as written, as PraisonAI does.
 func convertTemplate(s string) string {
-	return templateRE().ReplaceAllStringFunc(s, func(m string) string {
-		name := templateRE().FindStringSubmatch(m)[1]
-		if name == "previous_output" {
-			return "the previous step's output (below)"
+	return replacePlaceholders(s, praisonSteps, func(name string) (string, bool) {
+		return "the previous step's output (below)", name == PreviousOutput
+	})
+}
+
+// boundTexts are the texts of tk the variables PraisonAI binds as a
+// workflow runs are bound in: its description, expected output and
+// output_file (filled when it is written).
+func boundTexts(tk *Task) []*string {
+	return []*string{&tk.Description, &tk.ExpectedOutput, &tk.OutputFile}
+}
+
+// renameVar makes text's {{from}} (and {{from.field}}) read the variable
+// to instead.
+func renameVar(text, from, to string) string {
+	return replacePlaceholders(text, praisonSteps, func(name string) (string, bool) {
+		root, field, dotted := strings.Cut(name, ".")
+		if root != from {
+			return "", false
 		}
-		return "{" + name + "}"
+		if dotted {
+			return "{{" + to + "." + field + "}}", true
+		}
+		return "{{" + to + "}}", true
 	})
 }
 

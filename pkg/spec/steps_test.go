@@ -89,25 +89,25 @@ func TestPraisonStepsMapping(t *testing.T) {
 			descs: map[string]string{"step_1": "Do it", "step_2": "Carry on from the previous step's output."}, process: Sequential},
 		{name: "the first step without action takes the input",
 			src:   "input: tides\n" + agents + "steps:\n  - {agent: a}\n  - {agent: b}\n",
-			descs: map[string]string{"step_1": "{input}", "step_2": "Carry on from the previous step's output."}, process: Sequential},
+			descs: map[string]string{"step_1": "{{input}}", "step_2": "Carry on from the previous step's output."}, process: Sequential},
 		{name: "the first step of a branch takes the input",
 			src:   "input: tides\n" + agents + "steps:\n  - {agent: a, action: Score, output_variable: s}\n  - if:\n      condition: \"{{s}} > 1\"\n      then: [{agent: b}, {agent: a}]\n",
-			descs: map[string]string{"step_2_then_1": "{input}", "step_2_then_2": "Carry on from the previous step's output."}, process: Workflow},
+			descs: map[string]string{"step_2_then_1": "{{input}}", "step_2_then_2": "Carry on from the previous step's output."}, process: Workflow},
 		{name: "the first step needs an action or an input",
 			src: agents + "steps:\n  - {agent: a}\n", err: `missing required key "action"`},
 		{name: "a parallel loop runs its instances at once",
 			src:     "variables: {xs: [p, q]}\n" + agents + "steps:\n  - {agent: a, action: \"Do {{item}}\", loop: {over: xs, parallel: true, max_workers: 2}}\n",
-			descs:   map[string]string{"step_1": "Do {item}"},
+			descs:   map[string]string{"step_1": "Do {{item}}"},
 			process: Workflow, warnings: []string{"steps[0].loop.max_workers: ignored: --max-parallel (default 4) bounds how many instances run at once"}},
 		{name: "a loop's step: names its agent",
 			src:   "variables: {xs: [p, q]}\n" + agents + "steps:\n  - loop: {over: xs, step: a}\n",
-			descs: map[string]string{"step_1": "{item}"}, process: Sequential},
+			descs: map[string]string{"step_1": "{{item}}"}, process: Sequential},
 		{name: "a loop's step: runs it",
 			src:   "variables: {xs: [p, q]}\n" + agents + "steps:\n  - loop: {over: xs}\n    step: {agent: a, action: \"Do {{item}}\"}\n",
-			descs: map[string]string{"step_1": "Do {item}"}, process: Sequential},
+			descs: map[string]string{"step_1": "Do {{item}}"}, process: Sequential},
 		{name: "a loop's step: as an agent's name, fed the input",
 			src:   "input: tides\nvariables: {xs: [p, q]}\n" + agents + "steps:\n  - loop: {over: xs}\n    step: a\n",
-			descs: map[string]string{"step_1": "{input}"}, process: Sequential},
+			descs: map[string]string{"step_1": "{{input}}"}, process: Sequential},
 		{name: "a loop of one step beside an agent runs that step",
 			src:   "variables: {xs: [p, q]}\n" + agents + "steps:\n  - agent: a\n    action: outer\n    loop: {over: xs}\n    steps:\n      - {agent: b, action: inner}\n",
 			descs: map[string]string{"step_1": "inner"}, process: Sequential,
@@ -132,7 +132,7 @@ func TestPraisonStepsMapping(t *testing.T) {
 			err: "unknown agent \"nobody\" (known: a, b)"},
 		{name: "a sequential loop",
 			src:     "variables: {xs: [p, q]}\n" + agents + "steps:\n  - {agent: a, action: \"Do {{x}}\", loop: {over: xs, var_name: x, parallel: false, notes: n}}\n",
-			descs:   map[string]string{"step_1": "Do {x}"},
+			descs:   map[string]string{"step_1": "Do {{x}}"},
 			process: Sequential, warnings: []string{"steps[0].loop.notes: not supported by teamrun, ignored"}},
 	}
 	for _, tt := range tests {
@@ -193,35 +193,35 @@ steps:
     output_variable: notes
   - agent: a
     action: "{{second_output}} {{given_output}} {{nobody_output}}"
-`, []string{"a_output|first {b_output}", "notes|read {a_output}", "|{notes} {given_output} {nobody_output}"}, nil},
+`, []string{"a_output|first {{b_output}}", "notes|read {{a_output}}", "|{{notes}} {{given_output}} {{nobody_output}}"}, nil},
 		{"an agent's name: and its key", `agents:
   researcher: {name: Researcher, role: Analyst, llm: m}
   w: {role: W, llm: m}
 steps:
   - {agent: researcher, action: dig}
   - {agent: w, action: "R={{Researcher_output}} r={{researcher_output}}"}
-`, []string{"Researcher_output|dig", "|R={Researcher_output} r={Researcher_output}"}, nil},
+`, []string{"Researcher_output|dig", "|R={{Researcher_output}} r={{Researcher_output}}"}, nil},
 		{"a role's text in a roles: file", `roles:
   researcher: {role: Analyst, llm: m}
   w: {role: W, llm: m}
 steps:
   - {agent: researcher, action: dig}
   - {agent: w, action: "{{Analyst_output}}"}
-`, []string{"Analyst_output|dig", "|{Analyst_output}"}, nil},
+`, []string{"Analyst_output|dig", "|{{Analyst_output}}"}, nil},
 		{"a role's text with a space", `roles:
   researcher: {role: Research Analyst, llm: m}
   w: {role: W, llm: m}
 steps:
   - {agent: researcher, action: dig}
   - {agent: w, action: "{{Research Analyst_output}}"}
-`, []string{"Research_Analyst_output|dig", "|{Research_Analyst_output}"}, nil},
+`, []string{"Research_Analyst_output|dig", "|{{Research_Analyst_output}}"}, nil},
 		{"a name with a hyphen", `agents:
   a: {role: A, llm: m}
   b: {role: B, llm: m}
 steps:
   - {name: fetch-data, agent: a, action: get}
   - {agent: b, action: "{{fetch-data_output}} {{ fetch-data_output }} {{fetch-dta_output}}"}
-`, []string{"fetch_data_output|get", "|{fetch_data_output} {fetch_data_output} {{fetch-dta_output}}"}, []string{
+`, []string{"fetch_data_output|get", "|{{fetch_data_output}} {{fetch_data_output}} {{fetch-dta_output}}"}, []string{
 			`s.yaml:6:24: steps[1].action: {{fetch-dta_output}}: no step before it is named "fetch-dta" (a step's name:, else its agent's), so the text keeps it as written`}},
 		// A repeat's is its last iteration's (the join's), by its name or,
 		// as PraisonAI names it, its agent's.
@@ -231,7 +231,7 @@ steps:
 steps:
   - {name: draft, agent: w, action: Write, repeat: {until: done, max_iterations: 2}}
   - {agent: a, action: "{{draft_output}} {{w_output}}"}
-`, []string{"draft_output|Write", "|{draft_output} {draft_output}"}, nil},
+`, []string{"draft_output|Write", "|{{draft_output}} {{draft_output}}"}, nil},
 		// A loop keeps none: PraisonAI runs its items on a copy of the
 		// variables, so the name reads the step before it.
 		{"a loop", `variables: {xs: [p]}
@@ -242,7 +242,7 @@ steps:
   - {agent: w, action: first}
   - {agent: w, action: "{{item}}", loop: {over: xs}}
   - {agent: a, action: "{{w_output}}"}
-`, []string{"w_output|first", "|{item}", "|{w_output}"}, nil},
+`, []string{"w_output|first", "|{{item}}", "|{{w_output}}"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -541,15 +541,15 @@ steps:
 		got = append(got, fmt.Sprintf("%s %s %q %s|%s -> %s", tk.Name, tk.Agent, tk.Context, tk.Description, tk.ExpectedOutput, tk.OutputVariable))
 	}
 	want := []string{
-		`step_1 a [] Start {parallel_outputs}| -> `,
+		`step_1 a [] Start {{parallel_outputs}}| -> `,
 		`fan_1 a ["step_1"] X| -> `,
 		`fan_2 b ["step_1"] Y| -> `,
 		`fan parallel:fan ["fan_1" "fan_2"] the outputs of fan_1, fan_2 as a JSON array| -> fan_parallel_outputs`,
-		`step_3 a ["fan"] Join {fan_parallel_outputs}|{fan_parallel_outputs}, joined -> `,
-		`step_4 b ["fan" "step_3"] Again {fan_parallel_outputs}| -> `,
+		`step_3 a ["fan"] Join {{fan_parallel_outputs}}|{{fan_parallel_outputs}}, joined -> `,
+		`step_4 b ["fan" "step_3"] Again {{fan_parallel_outputs}}| -> `,
 		`step_5_1 a ["step_4"] Z| -> `,
 		`step_5 parallel:step_5 ["step_5_1"] the outputs of step_5_1 as a JSON array| -> step_5_parallel_outputs`,
-		`step_6 b ["step_5"] Then {step_5_parallel_outputs}| -> `,
+		`step_6 b ["step_5"] Then {{step_5_parallel_outputs}}| -> `,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -596,5 +596,118 @@ func TestLoopOverParallelOutputs(t *testing.T) {
 		`each[0] ["fan"] Check x out`, `each[1] ["each[0]"] Check y out`, `each ["each[0]" "each[1]"] the results of each[0..1] as a JSON array`}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestLoopOutputs: {{loop_outputs}} after a loop step reads its items'
+// outputs, as PraisonAI sets it once a loop is done: the loop's
+// output_variable (its join's JSON array), named after it when it has
+// none; a loop over loop_outputs loops over them. Before any loop (or in
+// the first loop's own texts) nothing sets it, as in PraisonAI.
+func TestLoopOutputs(t *testing.T) {
+	src := `variables: {xs: [p, q]}
+agents:
+  a: {role: A, llm: m}
+steps:
+  - {agent: a, action: "Before {{loop_outputs}}"}
+  - {name: each, agent: a, action: "Do {{item}} {{loop_outputs}}", loop: {over: xs}}
+  - {agent: a, action: "All {{loop_outputs}}", expected_output: "{{ loop_outputs.x }}"}
+  - {name: again, agent: a, action: "Redo {{item}}", loop: {over: loop_outputs}, output_variable: redone}
+  - {agent: a, action: "Then {{loop_outputs}}"}
+`
+	team, err := Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range team.Tasks {
+		over := ""
+		if tk.Foreach != nil {
+			over = tk.Foreach.Over
+		}
+		got = append(got, fmt.Sprintf("%s %s|%s over %s -> %s", tk.Name, tk.Description, tk.ExpectedOutput, over, tk.OutputVariable))
+	}
+	want := []string{
+		"step_1 Before {{loop_outputs}}| over  -> ",
+		"each Do {{item}} {{loop_outputs}}| over xs -> each_loop_outputs",
+		"step_3 All {{each_loop_outputs}}|{{each_loop_outputs.x}} over  -> ",
+		"again Redo {{item}}| over each_loop_outputs -> redone",
+		"step_5 Then {{redone}}| over  -> ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var undefined []string
+	for _, d := range team.UndefinedPlaceholders(nil) {
+		undefined = append(undefined, d.Path)
+		if !strings.Contains(d.Message, "; PraisonAI sets it once a loop step is done, for the steps after it") {
+			t.Errorf("the warning does not say where PraisonAI sets it: %s", d.Message)
+		}
+	}
+	if !slices.Equal(undefined, []string{"steps[0].action", "steps[1].action"}) {
+		t.Errorf("undefined placeholders in %q", undefined)
+	}
+	// The second loop's items are the first's outputs.
+	x, err := team.ExpandWith(team.InitialState(nil), map[string]any{"each_loop_outputs": `["P","Q"]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := x.TaskIndex("again[1]"); i < 0 || x.Tasks[i].Description != "Redo Q" {
+		t.Errorf("tasks %v", x.TaskNames())
+	}
+}
+
+// TestIfConditionBindings: an if condition reads the variables PraisonAI
+// binds as a workflow runs as a step's text does ({{NAME_output}},
+// {{repeat_iterations}}, {{parallel_outputs}}, {{loop_outputs}}): its
+// script reads the variable they are bound to, which the step it follows
+// sets ({{previous_output}} reads the steps before it, defined so); a
+// placeholder nothing defines is reported at the condition, by its key
+// path.
+func TestIfConditionBindings(t *testing.T) {
+	const before = `variables: {xs: [p]}
+agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: draft, agent: a, action: Write, repeat: {until: done, max_iterations: 2}, output_variable: notes}
+  - {name: each, agent: a, action: "{{item}}", loop: {over: xs}}
+  - name: fan
+    parallel: [{agent: a, action: X}, {agent: a, action: Y}]
+  - name: check
+    if: {condition: "%s", then: [{agent: a, action: yes}]}
+`
+	tests := []struct {
+		cond    string
+		env     string // what the condition's script reads
+		context []string
+		warning string // the one undefined placeholder's place and path
+	}{
+		{"{{draft_output}} contains done", "${TEAMRUN_VAR_NOTES-}", []string{"fan_1", "fan_2"}, ""},
+		{"{{repeat_iterations}} >= 2", "${TEAMRUN_VAR_DRAFT_REPEAT_ITERATIONS-}", []string{"fan_1", "fan_2"}, ""},
+		{"{{loop_outputs}} contains p", "${TEAMRUN_VAR_EACH_LOOP_OUTPUTS-}", []string{"fan_1", "fan_2"}, ""},
+		{"{{parallel_outputs}} contains X", "${TEAMRUN_VAR_FAN_PARALLEL_OUTPUTS-}", []string{"fan_1", "fan_2", "fan"}, ""},
+		{"{{score}} > 1", "${TEAMRUN_VAR_SCORE-}", []string{"fan_1", "fan_2"}, "s.yaml:10:22: steps[3].if.condition"},
+		{"{{previous_output}} contains X", "TEAMRUN_CONTEXT_DIR\"/'fan_1' \"$TEAMRUN_CONTEXT_DIR\"/'fan_2' 2>/dev/null)\"", []string{"fan_1", "fan_2"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cond, func(t *testing.T) {
+			team, err := Parse("s.yaml", []byte(fmt.Sprintf(before, tt.cond)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := team.Agent("if:check"); a == nil || !strings.Contains(a.Shell, tt.env) {
+				t.Errorf("the condition's script does not read %s: %+v", tt.env, a)
+			}
+			if i := team.TaskIndex("check"); i < 0 || !slices.Equal(team.Tasks[i].Context, tt.context) {
+				t.Errorf("check reads %q, want %q", team.Tasks[i].Context, tt.context)
+			}
+			var said []string
+			for _, d := range team.UndefinedPlaceholders(nil) {
+				said = append(said, fmt.Sprintf("%s:%d:%d: %s", d.File, d.Line, d.Column, d.Path))
+			}
+			if strings.Join(said, "\n") != tt.warning {
+				t.Errorf("warnings %q, want %q", said, tt.warning)
+			}
+		})
 	}
 }
