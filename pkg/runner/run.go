@@ -172,7 +172,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			return nil, existsError(id, store.Location())
 		}
 	}
-	lock, err := lockSession(ctx, store, id, o.Wait, warn)
+	// Waiting is no fault: a note, which --quiet leaves out of cron's mail.
+	note := func(msg string) { rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Message: msg}) }
+	lock, err := lockSession(ctx, store, id, o.Wait, note)
 	if err != nil {
 		return nil, err
 	}
@@ -610,14 +612,14 @@ func (e *WaitInterruptedError) Unwrap() error { return e.Err }
 // run holds it. Interrupted while waiting, it says so plainly: the
 // store's "context canceled" and its advice to rerun with --wait would
 // read as nonsense to someone who just pressed Ctrl-C.
-func lockSession(ctx context.Context, store checkpoint.Backend, id string, wait time.Duration, warn func(string)) (checkpoint.Lock, error) {
+func lockSession(ctx context.Context, store checkpoint.Backend, id string, wait time.Duration, note func(string)) (checkpoint.Lock, error) {
 	l, err := store.Lock(ctx, id, 0)
 	var held *checkpoint.HeldError
 	if wait <= 0 || !errors.As(err, &held) {
 		return l, err
 	}
 	// A run that waits says for whom, or it looks hung.
-	warn(fmt.Sprintf("session %s is held by %s; waiting for it to finish (--wait)", id, holder(held)))
+	note(fmt.Sprintf("session %s is held by %s; waiting for it to finish (--wait)", id, holder(held)))
 	l, err = store.Lock(ctx, id, wait)
 	if err != nil && ctx.Err() != nil {
 		return nil, &WaitInterruptedError{Held: held, Err: ctx.Err()}
