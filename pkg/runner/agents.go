@@ -425,36 +425,32 @@ func envCost(entry string) int { return len(entry) + 1 + 8 }
 // (spill), each said once: those go to the TEAMRUN_VARS_FILE instead, so a
 // team whose variables grow never stops being able to start its commands.
 func (c *Commands) varEnv(state map[string]any, base []string, varsEntry string) (env, spill []string) {
-	// The file's entry is counted in as if it were always needed.
-	budget := maxEnvTotal - c.inheritedEnvCost() - envCost(varsEntry)
-	for _, e := range base {
-		budget -= envCost(e)
-	}
-	var over []string
 	// In name order: when two names share one TEAMRUN_VAR_<NAME> (a
 	// warning at the start), the same one wins every time, and the same
 	// variables fit every time.
-	for _, k := range slices.Sorted(maps.Keys(state)) {
-		entry := "TEAMRUN_VAR_" + EnvName(k) + "=" + envValue(state[k])
-		if why := envEntryProblem(entry); why != "" {
-			// One variable the environment cannot carry must not stop every
-			// command task: leave it out, and say so once.
-			c.warnOnce(k+"\x00"+why, fmt.Sprintf("variable %q is not passed to commands as TEAMRUN_VAR_%s: %s; it stays in the shared state and in {%s} placeholders, and commands find it in the JSON file named by TEAMRUN_VARS_FILE",
-				k, EnvName(k), why, k))
-			spill = append(spill, k)
-			continue
-		}
-		if envCost(entry) > budget {
-			over = append(over, k)
-			continue
-		}
-		budget -= envCost(entry)
-		env = append(env, entry)
+	names := slices.Sorted(maps.Keys(state))
+	entries := make([]string, len(names))
+	for i, k := range names {
+		entries[i] = "TEAMRUN_VAR_" + EnvName(k) + "=" + envValue(state[k])
+	}
+	// The file's entry is counted in as if it were always needed.
+	env, bad, over := c.fitEnv(append(slices.Clip(base), varsEntry), entries)
+	for _, i := range slices.Sorted(maps.Keys(bad)) {
+		// One variable the environment cannot carry must not stop every
+		// command task: leave it out, and say so once.
+		k := names[i]
+		c.warnOnce(k+"\x00"+bad[i], fmt.Sprintf("variable %q is not passed to commands as TEAMRUN_VAR_%s: %s; it stays in the shared state and in {%s} placeholders, and commands find it in the JSON file named by TEAMRUN_VARS_FILE",
+			k, EnvName(k), bad[i], k))
+		spill = append(spill, k)
 	}
 	if len(over) > 0 {
+		overNames := make([]string, len(over))
+		for j, i := range over {
+			overNames[j] = names[i]
+		}
 		c.warnOnce("\x00budget", fmt.Sprintf("variables %s are not passed to commands as TEAMRUN_VAR_<NAME>: with the others they would pass the %d KiB a command's environment may hold; commands find them (and every later variable that does not fit) in the JSON file named by TEAMRUN_VARS_FILE",
-			quoteList(over), maxEnvTotal>>10))
-		spill = append(spill, over...)
+			quoteList(overNames), maxEnvTotal>>10))
+		spill = append(spill, overNames...)
 	}
 	return env, spill
 }
@@ -467,30 +463,48 @@ func (c *Commands) varEnv(state map[string]any, base []string, varsEntry string)
 // stdin.
 func (c *Commands) fitArgs(base []string) func(tool string, entries []string) []string {
 	return func(tool string, entries []string) []string {
-		budget := maxEnvTotal - c.inheritedEnvCost()
-		for _, e := range base {
-			budget -= envCost(e)
-		}
-		var out, over []string
-		for _, e := range entries {
-			name, _, _ := strings.Cut(e, "=")
-			if why := envEntryProblem(e); why != "" {
-				c.warnOnce("\x00arg "+tool+"\x00"+name+"\x00"+why, fmt.Sprintf("tool %s: %s is left out of its environment: %s; the tool reads the argument in the JSON on its stdin", tool, name, why))
-				continue
-			}
-			if envCost(e) > budget {
-				over = append(over, name)
-				continue
-			}
-			budget -= envCost(e)
-			out = append(out, e)
+		out, bad, over := c.fitEnv(base, entries)
+		name := func(i int) string { n, _, _ := strings.Cut(entries[i], "="); return n }
+		for _, i := range slices.Sorted(maps.Keys(bad)) {
+			c.warnOnce("\x00arg "+tool+"\x00"+name(i)+"\x00"+bad[i], fmt.Sprintf("tool %s: %s is left out of its environment: %s; the tool reads the argument in the JSON on its stdin", tool, name(i), bad[i]))
 		}
 		if len(over) > 0 {
-			c.warnOnce("\x00args "+tool+"\x00"+strings.Join(over, ","), fmt.Sprintf("tool %s: %s are left out of its environment: with the rest of it they would pass the %d KiB a process's environment may hold; the tool reads the arguments in the JSON on its stdin",
-				tool, strings.Join(over, ", "), maxEnvTotal>>10))
+			names := make([]string, len(over))
+			for j, i := range over {
+				names[j] = name(i)
+			}
+			c.warnOnce("\x00args "+tool+"\x00"+strings.Join(names, ","), fmt.Sprintf("tool %s: %s are left out of its environment: with the rest of it they would pass the %d KiB a process's environment may hold; the tool reads the arguments in the JSON on its stdin",
+				tool, strings.Join(names, ", "), maxEnvTotal>>10))
 		}
 		return out
 	}
+}
+
+// fitEnv is the one rule of what goes into a command's environment beside
+// base and the inherited environment: of entries, in order, those that
+// fit; the others by index, an entry no environment can carry (a NUL
+// byte, over 128 KiB) in bad with why, one past maxEnvTotal in over.
+func (c *Commands) fitEnv(base, entries []string) (fit []string, bad map[int]string, over []int) {
+	budget := maxEnvTotal - c.inheritedEnvCost()
+	for _, e := range base {
+		budget -= envCost(e)
+	}
+	for i, e := range entries {
+		if why := envEntryProblem(e); why != "" {
+			if bad == nil {
+				bad = map[int]string{}
+			}
+			bad[i] = why
+			continue
+		}
+		if envCost(e) > budget {
+			over = append(over, i)
+			continue
+		}
+		budget -= envCost(e)
+		fit = append(fit, e)
+	}
+	return fit, bad, over
 }
 
 // inheritedEnvCost is what teamrun's own environment, which every command
