@@ -128,8 +128,8 @@ type Restored struct {
 	// to what was recorded (early cut-off); else it runs.
 	Held map[string]TaskRecord
 	// Recorded holds the recorded result of every completed task that runs
-	// again (Rerun and Held), and under --reuse unchanged that the skipped
-	// tasks were skipped, for the early cut-off's comparison.
+	// again (Rerun and Held), and that the skipped tasks were skipped
+	// (whatever the restore), for the early cut-off's comparison.
 	Recorded map[string]Outcome
 }
 
@@ -368,6 +368,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 	for k, v := range sess.Team.State {
 		r.State[k] = v
 	}
+	r.recordSkipped(defs, old)
 
 	if fingerprint != "" && fingerprint == sess.Team.TasksFingerprint {
 		r.Kind = RestoreFull
@@ -533,15 +534,27 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 	return again
 }
 
+// recordSkipped records, for every restore path, that the tasks skipped
+// last time were skipped: a held task after a route reads its branches not
+// taken, and they, skipped again, leave what it reads as it was (the
+// engine's asRecorded, plan's skippedAgain). A skipped task itself is
+// never restored: routing is decided again.
+func (r *Restored) recordSkipped(defs []spec.TaskDef, old map[string]*TaskRecord) {
+	for _, d := range defs {
+		if t := old[d.Name]; t != nil && t.Status == StatusSkipped {
+			r.Recorded[d.Name] = t.Outcome()
+		}
+	}
+}
+
 // holdDownstream, under --reuse unchanged, holds the completed tasks whose
 // own definition is unchanged but which are not reused because a task they
 // read changed: each may be cut off once what it reads has run again. It
-// records the result of every completed task that runs again, to compare,
-// and that the skipped ones were skipped: a task after a route reads its
-// branches not taken, and they, skipped again, leave what it reads as it was.
+// records the result of every completed task that runs again, to compare
+// (that the skipped ones were skipped, recordSkipped has recorded).
 func (r *Restored) holdDownstream(defs []spec.TaskDef, old map[string]*TaskRecord, reused map[string]bool) {
 	for _, d := range defs {
-		if t := old[d.Name]; t != nil && (t.Status == StatusCompleted || t.Status == StatusSkipped) && !reused[d.Name] {
+		if t := old[d.Name]; t != nil && t.Status == StatusCompleted && !reused[d.Name] {
 			r.Recorded[d.Name] = t.Outcome()
 		}
 	}

@@ -322,7 +322,22 @@ func heldReason(d spec.TaskDef, r *checkpoint.Restored, skippedAgain func(string
 	if !isHeld(d, r) {
 		return ""
 	}
-	return fmt.Sprintf("will run only if %s's output changes (else its recorded result is reused: early cut-off)", strings.Join(heldReads(d, r, skippedAgain), " or "))
+	var ifs, ran, skips []string
+	for _, c := range heldReads(d, r, skippedAgain) {
+		if r.Recorded[c].Skipped {
+			skips = append(skips, c)
+		} else {
+			ran = append(ran, c)
+		}
+	}
+	if len(ran) > 0 {
+		ifs = append(ifs, strings.Join(ran, " or ")+"'s output changes")
+	}
+	if len(skips) > 0 {
+		// Skipped last time; its route is decided again.
+		ifs = append(ifs, strings.Join(skips, " or ")+" is not skipped again")
+	}
+	return fmt.Sprintf("will run only if %s (else its recorded result is reused: early cut-off)", strings.Join(ifs, " or "))
 }
 
 func isHeld(d spec.TaskDef, r *checkpoint.Restored) bool {
