@@ -222,6 +222,9 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
 		r.rerun(sess, defs, ch)
 	}
+	if r.Kind == RestoreFull {
+		r.Warnings = append(r.Warnings, uncoveredWarnings(sess, defs, r)...)
+	}
 	r.Unkept = unkept(sess, ch.Keep)
 	r.Warnings = append(r.Warnings, r.Unkept...)
 	var held []string
@@ -239,6 +242,65 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 			strings.Join(held, ", "), they, reads, its))
 	}
 	return r
+}
+
+// Uncovered names what changed in a task outside the fingerprint's fields
+// (its context, its agent's definition), "" when nothing did; o is its
+// record (nil: none). Under a matching fingerprint the task is restored all
+// the same (DESIGN §4: a match is a full restore): plan notes it on the
+// task's line, run warns of it (uncoveredWarnings).
+func Uncovered(d spec.TaskDef, o *TaskRecord) string {
+	if o == nil {
+		return ""
+	}
+	var what []string
+	if o.Key != "" && !slices.Equal(o.Context, d.Context) {
+		what = append(what, "its context")
+	}
+	if o.AgentKey != "" && d.AgentKey != "" && o.AgentKey != d.AgentKey {
+		what = append(what, fmt.Sprintf("agent %s's definition", d.Agent))
+	}
+	return strings.Join(what, " and ")
+}
+
+// uncoveredWarnings says, once per agent whose definition changed (and
+// once for the tasks whose context did), which restored tasks a full
+// restore takes over although that changed, and how to run them again.
+func uncoveredWarnings(sess *Session, defs []spec.TaskDef, r *Restored) []string {
+	var agents []string // in the order of their first task
+	byAgent := map[string][]string{}
+	var contexts []string
+	for _, d := range defs {
+		o, ok := sess.Task(d.Name)
+		if !ok || !slices.Contains(r.Reused, d.Name) {
+			continue
+		}
+		if o.AgentKey != "" && d.AgentKey != "" && o.AgentKey != d.AgentKey {
+			if _, seen := byAgent[d.Agent]; !seen {
+				agents = append(agents, d.Agent)
+			}
+			byAgent[d.Agent] = append(byAgent[d.Agent], d.Name)
+		}
+		if o.Key != "" && !slices.Equal(o.Context, d.Context) {
+			contexts = append(contexts, d.Name)
+		}
+	}
+	restoredText := func(tasks []string) string {
+		if len(tasks) == 1 {
+			return fmt.Sprintf("task %s is restored with its recorded result (--rerun %s runs it again)", tasks[0], tasks[0])
+		}
+		return fmt.Sprintf("tasks %s are restored with their recorded results (--rerun %s runs them again)", strings.Join(tasks, ", "), strings.Join(tasks, ","))
+	}
+	var out []string
+	for _, a := range agents {
+		out = append(out, fmt.Sprintf("agent %s's definition changed since the checkpoint, which the task-set fingerprint does not cover: its %s",
+			a, restoredText(byAgent[a])))
+	}
+	if len(contexts) > 0 {
+		out = append(out, fmt.Sprintf("the context of %s changed since the checkpoint, which the task-set fingerprint does not cover: %s",
+			strings.Join(contexts, ", "), restoredText(contexts)))
+	}
+	return out
 }
 
 // unkept are the warnings for the tasks of keep that have no completed

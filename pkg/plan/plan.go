@@ -193,7 +193,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				// The fingerprint covers neither the context nor agent
 				// definitions: say so when they changed, since the output
 				// is reused anyway.
-				if n := uncovered(d, o); n != "" {
+				if n := checkpoint.Uncovered(d, o); n != "" {
 					step.Reason += fmt.Sprintf(" (%s changed since; the fingerprint does not cover it)", n)
 				}
 			} else {
@@ -355,21 +355,6 @@ func heldReads(d spec.TaskDef, r *checkpoint.Restored, skippedAgain func(string)
 		}
 	}
 	return reads
-}
-
-// uncovered names what changed in a task outside the fingerprint's fields.
-func uncovered(d spec.TaskDef, o *checkpoint.TaskRecord) string {
-	if o == nil {
-		return ""
-	}
-	var what []string
-	if o.Key != "" && !slices.Equal(o.Context, d.Context) {
-		what = append(what, "its context")
-	}
-	if o.AgentKey != "" && d.AgentKey != "" && o.AgentKey != d.AgentKey {
-		what = append(what, fmt.Sprintf("agent %s's definition", d.Agent))
-	}
-	return strings.Join(what, " and ")
 }
 
 // ownChange: the task's own definition (or its agent's) changed, or it is
