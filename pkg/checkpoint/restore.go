@@ -254,13 +254,21 @@ func Uncovered(d spec.TaskDef, o *TaskRecord) string {
 		return ""
 	}
 	var what []string
-	if o.Key != "" && !slices.Equal(o.Context, d.Context) {
+	if contextUncovered(d, o) {
 		what = append(what, "its context")
 	}
-	if o.AgentKey != "" && d.AgentKey != "" && o.AgentKey != d.AgentKey {
+	if agentUncovered(d, o) {
 		what = append(what, fmt.Sprintf("agent %s's definition", d.Agent))
 	}
 	return strings.Join(what, " and ")
+}
+
+func contextUncovered(d spec.TaskDef, o *TaskRecord) bool {
+	return o.Key != "" && !slices.Equal(o.Context, d.Context)
+}
+
+func agentUncovered(d spec.TaskDef, o *TaskRecord) bool {
+	return o.AgentKey != "" && d.AgentKey != "" && o.AgentKey != d.AgentKey
 }
 
 // uncoveredWarnings says, once per agent whose definition changed (and
@@ -275,13 +283,13 @@ func uncoveredWarnings(sess *Session, defs []spec.TaskDef, r *Restored) []string
 		if !ok || !slices.Contains(r.Reused, d.Name) {
 			continue
 		}
-		if o.AgentKey != "" && d.AgentKey != "" && o.AgentKey != d.AgentKey {
+		if agentUncovered(d, o) {
 			if _, seen := byAgent[d.Agent]; !seen {
 				agents = append(agents, d.Agent)
 			}
 			byAgent[d.Agent] = append(byAgent[d.Agent], d.Name)
 		}
-		if o.Key != "" && !slices.Equal(o.Context, d.Context) {
+		if contextUncovered(d, o) {
 			contexts = append(contexts, d.Name)
 		}
 	}
