@@ -116,6 +116,9 @@ type Restored struct {
 	// Rerun lists, in spec order, the completed tasks that run again
 	// because --rerun or --rerun-from asked for it.
 	Rerun []string
+	// Keep is the --keep list as applied (keepExpanded): with the
+	// instances of a kept foreach or repeat, without a refused one.
+	Keep []string
 	// Kept lists the tasks --keep pinned although their definition changed;
 	// KeptDownstream those it pinned although --rerun-from reaches them.
 	Kept, KeptDownstream []string
@@ -218,14 +221,18 @@ func Restore(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse
 // RestoreChoice is Restore with what the user chose to run again or keep:
 // the one place run and plan both take the per-task decision from.
 func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Choice) *Restored {
+	asked := ch.Keep
+	keep, refused := keepExpanded(sess, defs, ch.Keep)
+	ch.Keep = keep
 	r := restoreRules(sess, defs, fingerprint, ch.Reuse, ch.Keep)
+	r.Keep = keep
 	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
 		r.rerun(sess, defs, ch)
 	}
 	if r.Kind == RestoreFull {
 		r.Warnings = append(r.Warnings, uncoveredWarnings(sess, defs, r)...)
 	}
-	r.Unkept = unkept(sess, ch.Keep)
+	r.Unkept = append(refused, unkept(sess, slices.DeleteFunc(slices.Clone(asked), func(k string) bool { return !slices.Contains(keep, k) }))...)
 	r.Warnings = append(r.Warnings, r.Unkept...)
 	var held []string
 	for _, d := range defs {
@@ -309,6 +316,39 @@ func uncoveredWarnings(sess *Session, defs []spec.TaskDef, r *Restored) []string
 			strings.Join(contexts, ", "), restoredText(contexts)))
 	}
 	return out
+}
+
+// keepExpanded is the --keep list as the restore applies it: a kept
+// foreach or repeat task keeps its join and the recorded results of all
+// its instances (or iterations), so none of them runs and the pinned join
+// stays the array (or last result) of theirs. When the instances are not
+// all recorded ones (the list grew, an instance failed), keeping the join
+// would pin an output its instances no longer make: that --keep is not
+// honoured, and said (refused), and the task runs as without it.
+func keepExpanded(sess *Session, defs []spec.TaskDef, keep []string) (out, refused []string) {
+	if sess == nil || len(keep) == 0 {
+		return keep, nil
+	}
+	for _, k := range keep {
+		var instances []string
+		missing := ""
+		for _, d := range defs {
+			if d.ExpandedFrom != k || d.Name == k {
+				continue
+			}
+			instances = append(instances, d.Name)
+			if t, ok := sess.Task(d.Name); missing == "" && (!ok || (t.Status != StatusCompleted && t.Status != StatusSkipped)) {
+				missing = d.Name
+			}
+		}
+		if t, ok := sess.Task(k); len(instances) > 0 && missing != "" && ok && t.Status == StatusCompleted {
+			refused = append(refused, NotKept(k, fmt.Sprintf("its instances are not all recorded ones (%s has no recorded result), so its recorded output is not theirs", missing), KeptRuns))
+			continue
+		}
+		out = append(out, instances...)
+		out = append(out, k)
+	}
+	return out, refused
 }
 
 // unkept are the warnings for the tasks of keep that have no completed

@@ -122,7 +122,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		v, ok := r.Decisions[defs[i].Name]
 		return v, ok
 	}
-	kept := func(i int) bool { return slices.Contains(ch.Keep, defs[i].Name) }
+	kept := func(i int) bool { return slices.Contains(r.Keep, defs[i].Name) }
 	redo := graph.RestoreProblems(func(i int) (string, bool) {
 		return r.Tasks[defs[i].Name].Result, r.Done(defs[i].Name)
 	}, decided, kept)
