@@ -209,7 +209,8 @@ func (r *Restored) Done(task string) bool {
 		return false
 	}
 	t, ok := r.Tasks[task]
-	return ok && t.Status == StatusCompleted
+	_, held := r.Held[task]
+	return ok && t.Status == StatusCompleted && !held
 }
 
 // Restore applies DESIGN §4 to a loaded session and the spec's current
@@ -423,23 +424,37 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept, though downstream of --rerun-from %s", strings.Join(keptDown, ", "), strings.Join(ch.RerunFrom, ", ")))
 	}
 	again := map[string]bool{} // not reused any more: forced or held
+	// Made from the output of a task that runs again (a foreach's
+	// instances and join, and what reads them): held, but their records
+	// stay as they are until the run decides. If that output comes out
+	// the same, they are cut off; if the list changes, the run expands
+	// again and the next pass restores or runs each by its own rendered
+	// definition (an unchanged instance is restored, not paid again).
+	deferred := map[string]bool{}
 	for _, d := range defs {
 		t, ok := r.Tasks[d.Name]
 		if !ok || !r.Done(d.Name) {
 			continue
 		}
-		reads := false
+		reads, made := false, false
 		for _, c := range d.Context {
-			if again[c] {
-				reads = true
-				break
-			}
+			reads = reads || again[c]
+			made = made || deferred[c]
+		}
+		for _, a := range d.After {
+			made = made || again[a]
 		}
 		switch {
 		case forced[d.Name]:
 			r.Rerun = append(r.Rerun, d.Name)
 		case reads && !kept[d.Name]:
 			r.Held[d.Name] = t
+		case made && !kept[d.Name]:
+			deferred[d.Name] = true
+			r.Held[d.Name] = t
+			r.Recorded[d.Name] = t.Outcome()
+			r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
+			continue
 		default:
 			continue
 		}

@@ -349,7 +349,9 @@ func isHeld(d spec.TaskDef, r *checkpoint.Restored) bool {
 // output decides whether it runs.
 func heldReads(d spec.TaskDef, r *checkpoint.Restored, skippedAgain func(string) bool) []string {
 	var reads []string
-	for _, c := range d.Context {
+	// An instance made from a producer's output that runs again reads it
+	// too (checkpoint's rerun holds it for that).
+	for _, c := range append(slices.Clone(d.After), d.Context...) {
 		if _, again := r.Recorded[c]; again && !skippedAgain(c) {
 			reads = append(reads, c)
 		}
