@@ -116,6 +116,9 @@ type Restored struct {
 	// Rerun lists, in spec order, the completed tasks that run again
 	// because --rerun or --rerun-from asked for it.
 	Rerun []string
+	// Keep is the --keep list as applied (keepExpanded): with the
+	// instances of a kept foreach or repeat, without a refused one.
+	Keep []string
 	// Kept lists the tasks --keep pinned although their definition changed;
 	// KeptDownstream those it pinned although --rerun-from reaches them.
 	Kept, KeptDownstream []string
@@ -128,8 +131,8 @@ type Restored struct {
 	// to what was recorded (early cut-off); else it runs.
 	Held map[string]TaskRecord
 	// Recorded holds the recorded result of every completed task that runs
-	// again (Rerun and Held), and under --reuse unchanged that the skipped
-	// tasks were skipped, for the early cut-off's comparison.
+	// again (Rerun and Held), and that the skipped tasks were skipped
+	// (whatever the restore), for the early cut-off's comparison.
 	Recorded map[string]Outcome
 }
 
@@ -206,7 +209,8 @@ func (r *Restored) Done(task string) bool {
 		return false
 	}
 	t, ok := r.Tasks[task]
-	return ok && t.Status == StatusCompleted
+	_, held := r.Held[task]
+	return ok && t.Status == StatusCompleted && !held
 }
 
 // Restore applies DESIGN §4 to a loaded session and the spec's current
@@ -218,11 +222,18 @@ func Restore(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse
 // RestoreChoice is Restore with what the user chose to run again or keep:
 // the one place run and plan both take the per-task decision from.
 func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Choice) *Restored {
+	asked := ch.Keep
+	keep, refused := keepExpanded(sess, defs, ch.Keep)
+	ch.Keep = keep
 	r := restoreRules(sess, defs, fingerprint, ch.Reuse, ch.Keep)
+	r.Keep = keep
 	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
 		r.rerun(sess, defs, ch)
 	}
-	r.Unkept = unkept(sess, ch.Keep)
+	if r.Kind == RestoreFull {
+		r.Warnings = append(r.Warnings, uncoveredWarnings(sess, defs, r)...)
+	}
+	r.Unkept = append(refused, unkept(sess, slices.DeleteFunc(slices.Clone(asked), func(k string) bool { return !slices.Contains(keep, k) }))...)
 	r.Warnings = append(r.Warnings, r.Unkept...)
 	var held []string
 	for _, d := range defs {
@@ -239,6 +250,106 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 			strings.Join(held, ", "), they, reads, its))
 	}
 	return r
+}
+
+// Uncovered names what changed in a task outside the fingerprint's fields
+// (its context, its agent's definition), "" when nothing did; o is its
+// record (nil: none). Under a matching fingerprint the task is restored all
+// the same (DESIGN §4: a match is a full restore): plan notes it on the
+// task's line, run warns of it (uncoveredWarnings).
+func Uncovered(d spec.TaskDef, o *TaskRecord) string {
+	if o == nil {
+		return ""
+	}
+	var what []string
+	if contextUncovered(d, o) {
+		what = append(what, "its context")
+	}
+	if agentUncovered(d, o) {
+		what = append(what, fmt.Sprintf("agent %s's definition", d.Agent))
+	}
+	return strings.Join(what, " and ")
+}
+
+func contextUncovered(d spec.TaskDef, o *TaskRecord) bool {
+	return o.Key != "" && !slices.Equal(o.Context, d.Context)
+}
+
+func agentUncovered(d spec.TaskDef, o *TaskRecord) bool {
+	return o.AgentKey != "" && d.AgentKey != "" && o.AgentKey != d.AgentKey
+}
+
+// uncoveredWarnings says, once per agent whose definition changed (and
+// once for the tasks whose context did), which restored tasks a full
+// restore takes over although that changed, and how to run them again.
+func uncoveredWarnings(sess *Session, defs []spec.TaskDef, r *Restored) []string {
+	var agents []string // in the order of their first task
+	byAgent := map[string][]string{}
+	var contexts []string
+	for _, d := range defs {
+		o, ok := sess.Task(d.Name)
+		if !ok || !slices.Contains(r.Reused, d.Name) {
+			continue
+		}
+		if agentUncovered(d, o) {
+			if _, seen := byAgent[d.Agent]; !seen {
+				agents = append(agents, d.Agent)
+			}
+			byAgent[d.Agent] = append(byAgent[d.Agent], d.Name)
+		}
+		if contextUncovered(d, o) {
+			contexts = append(contexts, d.Name)
+		}
+	}
+	restoredText := func(tasks []string) string {
+		if len(tasks) == 1 {
+			return fmt.Sprintf("task %s is restored with its recorded result (--rerun %s runs it again)", tasks[0], tasks[0])
+		}
+		return fmt.Sprintf("tasks %s are restored with their recorded results (--rerun %s runs them again)", strings.Join(tasks, ", "), strings.Join(tasks, ","))
+	}
+	var out []string
+	for _, a := range agents {
+		out = append(out, fmt.Sprintf("agent %s's definition changed since the checkpoint, which the task-set fingerprint does not cover: its %s",
+			a, restoredText(byAgent[a])))
+	}
+	if len(contexts) > 0 {
+		out = append(out, fmt.Sprintf("the context of %s changed since the checkpoint, which the task-set fingerprint does not cover: %s",
+			strings.Join(contexts, ", "), restoredText(contexts)))
+	}
+	return out
+}
+
+// keepExpanded is the --keep list as the restore applies it: a kept
+// foreach or repeat task keeps its join and the recorded results of all
+// its instances (or iterations), so none of them runs and the pinned join
+// stays the array (or last result) of theirs. When the instances are not
+// all recorded ones (the list grew, an instance failed), keeping the join
+// would pin an output its instances no longer make: that --keep is not
+// honoured, and said (refused), and the task runs as without it.
+func keepExpanded(sess *Session, defs []spec.TaskDef, keep []string) (out, refused []string) {
+	if sess == nil || len(keep) == 0 {
+		return keep, nil
+	}
+	for _, k := range keep {
+		var instances []string
+		missing := ""
+		for _, d := range defs {
+			if d.ExpandedFrom != k || d.Name == k {
+				continue
+			}
+			instances = append(instances, d.Name)
+			if t, ok := sess.Task(d.Name); missing == "" && (!ok || (t.Status != StatusCompleted && t.Status != StatusSkipped)) {
+				missing = d.Name
+			}
+		}
+		if t, ok := sess.Task(k); len(instances) > 0 && missing != "" && ok && t.Status == StatusCompleted {
+			refused = append(refused, NotKept(k, fmt.Sprintf("its instances are not all recorded ones (%s has no recorded result), so its recorded output is not theirs", missing), KeptRuns))
+			continue
+		}
+		out = append(out, instances...)
+		out = append(out, k)
+	}
+	return out, refused
 }
 
 // unkept are the warnings for the tasks of keep that have no completed
@@ -313,23 +424,37 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept, though downstream of --rerun-from %s", strings.Join(keptDown, ", "), strings.Join(ch.RerunFrom, ", ")))
 	}
 	again := map[string]bool{} // not reused any more: forced or held
+	// Made from the output of a task that runs again (a foreach's
+	// instances and join, and what reads them): held, but their records
+	// stay as they are until the run decides. If that output comes out
+	// the same, they are cut off; if the list changes, the run expands
+	// again and the next pass restores or runs each by its own rendered
+	// definition (an unchanged instance is restored, not paid again).
+	deferred := map[string]bool{}
 	for _, d := range defs {
 		t, ok := r.Tasks[d.Name]
 		if !ok || !r.Done(d.Name) {
 			continue
 		}
-		reads := false
+		reads, made := false, false
 		for _, c := range d.Context {
-			if again[c] {
-				reads = true
-				break
-			}
+			reads = reads || again[c]
+			made = made || deferred[c]
+		}
+		for _, a := range d.After {
+			made = made || again[a]
 		}
 		switch {
 		case forced[d.Name]:
 			r.Rerun = append(r.Rerun, d.Name)
 		case reads && !kept[d.Name]:
 			r.Held[d.Name] = t
+		case made && !kept[d.Name]:
+			deferred[d.Name] = true
+			r.Held[d.Name] = t
+			r.Recorded[d.Name] = t.Outcome()
+			r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
+			continue
 		default:
 			continue
 		}
@@ -368,6 +493,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 	for k, v := range sess.Team.State {
 		r.State[k] = v
 	}
+	r.recordSkipped(defs, old)
 
 	if fingerprint != "" && fingerprint == sess.Team.TasksFingerprint {
 		r.Kind = RestoreFull
@@ -533,15 +659,27 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 	return again
 }
 
+// recordSkipped records, for every restore path, that the tasks skipped
+// last time were skipped: a held task after a route reads its branches not
+// taken, and they, skipped again, leave what it reads as it was (the
+// engine's asRecorded, plan's skippedAgain). A skipped task itself is
+// never restored: routing is decided again.
+func (r *Restored) recordSkipped(defs []spec.TaskDef, old map[string]*TaskRecord) {
+	for _, d := range defs {
+		if t := old[d.Name]; t != nil && t.Status == StatusSkipped {
+			r.Recorded[d.Name] = t.Outcome()
+		}
+	}
+}
+
 // holdDownstream, under --reuse unchanged, holds the completed tasks whose
 // own definition is unchanged but which are not reused because a task they
 // read changed: each may be cut off once what it reads has run again. It
-// records the result of every completed task that runs again, to compare,
-// and that the skipped ones were skipped: a task after a route reads its
-// branches not taken, and they, skipped again, leave what it reads as it was.
+// records the result of every completed task that runs again, to compare
+// (that the skipped ones were skipped, recordSkipped has recorded).
 func (r *Restored) holdDownstream(defs []spec.TaskDef, old map[string]*TaskRecord, reused map[string]bool) {
 	for _, d := range defs {
-		if t := old[d.Name]; t != nil && (t.Status == StatusCompleted || t.Status == StatusSkipped) && !reused[d.Name] {
+		if t := old[d.Name]; t != nil && t.Status == StatusCompleted && !reused[d.Name] {
 			r.Recorded[d.Name] = t.Outcome()
 		}
 	}

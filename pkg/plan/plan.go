@@ -122,7 +122,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		v, ok := r.Decisions[defs[i].Name]
 		return v, ok
 	}
-	kept := func(i int) bool { return slices.Contains(ch.Keep, defs[i].Name) }
+	kept := func(i int) bool { return slices.Contains(r.Keep, defs[i].Name) }
 	redo := graph.RestoreProblems(func(i int) (string, bool) {
 		return r.Tasks[defs[i].Name].Result, r.Done(defs[i].Name)
 	}, decided, kept)
@@ -193,7 +193,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				// The fingerprint covers neither the context nor agent
 				// definitions: say so when they changed, since the output
 				// is reused anyway.
-				if n := uncovered(d, o); n != "" {
+				if n := checkpoint.Uncovered(d, o); n != "" {
 					step.Reason += fmt.Sprintf(" (%s changed since; the fingerprint does not cover it)", n)
 				}
 			} else {
@@ -322,7 +322,22 @@ func heldReason(d spec.TaskDef, r *checkpoint.Restored, skippedAgain func(string
 	if !isHeld(d, r) {
 		return ""
 	}
-	return fmt.Sprintf("will run only if %s's output changes (else its recorded result is reused: early cut-off)", strings.Join(heldReads(d, r, skippedAgain), " or "))
+	var ifs, ran, skips []string
+	for _, c := range heldReads(d, r, skippedAgain) {
+		if r.Recorded[c].Skipped {
+			skips = append(skips, c)
+		} else {
+			ran = append(ran, c)
+		}
+	}
+	if len(ran) > 0 {
+		ifs = append(ifs, strings.Join(ran, " or ")+"'s output changes")
+	}
+	if len(skips) > 0 {
+		// Skipped last time; its route is decided again.
+		ifs = append(ifs, strings.Join(skips, " or ")+" is not skipped again")
+	}
+	return fmt.Sprintf("will run only if %s (else its recorded result is reused: early cut-off)", strings.Join(ifs, " or "))
 }
 
 func isHeld(d spec.TaskDef, r *checkpoint.Restored) bool {
@@ -334,27 +349,14 @@ func isHeld(d spec.TaskDef, r *checkpoint.Restored) bool {
 // output decides whether it runs.
 func heldReads(d spec.TaskDef, r *checkpoint.Restored, skippedAgain func(string) bool) []string {
 	var reads []string
-	for _, c := range d.Context {
+	// An instance made from a producer's output that runs again reads it
+	// too (checkpoint's rerun holds it for that).
+	for _, c := range append(slices.Clone(d.After), d.Context...) {
 		if _, again := r.Recorded[c]; again && !skippedAgain(c) {
 			reads = append(reads, c)
 		}
 	}
 	return reads
-}
-
-// uncovered names what changed in a task outside the fingerprint's fields.
-func uncovered(d spec.TaskDef, o *checkpoint.TaskRecord) string {
-	if o == nil {
-		return ""
-	}
-	var what []string
-	if o.Key != "" && !slices.Equal(o.Context, d.Context) {
-		what = append(what, "its context")
-	}
-	if o.AgentKey != "" && d.AgentKey != "" && o.AgentKey != d.AgentKey {
-		what = append(what, fmt.Sprintf("agent %s's definition", d.Agent))
-	}
-	return strings.Join(what, " and ")
 }
 
 // ownChange: the task's own definition (or its agent's) changed, or it is

@@ -494,7 +494,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 	e.Blobs = blobOpener(blobsOf(store), id)
 	e.Held, e.Recorded = cutoffInputs(restored, defs, e.Blobs)
 	if restored != nil {
-		e.Kept, e.Keep = restored.Kept, p.o.Keep
+		e.Kept, e.Keep = restored.Kept, restored.Keep
 	}
 	for k, v := range sess.Checkpoint.Decisions {
 		e.Decisions[k] = v

@@ -45,6 +45,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			Context:        t.ContextOf(i),
 			AgentKey:       ak,
 			ExpandedFrom:   x.ForeachOf + x.RepeatOf,
+			After:          x.After,
 		}
 	}
 	index := make(map[string]int, len(defs))

@@ -396,6 +396,10 @@ type TaskDef struct {
 	// fingerprint, over the declared tasks, does not see its item or its
 	// number of iterations, so a restore compares its own definition.
 	ExpandedFrom string `json:"-"`
+	// After is, on the instances and join of a foreach over a task's
+	// output_variable, that task (Expansion.After): they are made from
+	// its recorded output.
+	After []string `json:"-"`
 }
 
 // MarshalText writes d as Go's duration text, such as "1m30s".
