@@ -286,9 +286,19 @@ func uncoveredWarnings(sess *Session, defs []spec.TaskDef, r *Restored) []string
 	var agents []string // in the order of their first task
 	byAgent := map[string][]string{}
 	var contexts []string
+	var reused map[string]bool // made when first asked: O(tasks), once
 	for _, d := range defs {
 		o, ok := sess.Task(d.Name)
-		if !ok || !slices.Contains(r.Reused, d.Name) {
+		if !ok || !agentUncovered(d, o) && !contextUncovered(d, o) {
+			continue
+		}
+		if reused == nil {
+			reused = make(map[string]bool, len(r.Reused))
+			for _, n := range r.Reused {
+				reused[n] = true
+			}
+		}
+		if !reused[d.Name] {
 			continue
 		}
 		if agentUncovered(d, o) {
