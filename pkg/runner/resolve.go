@@ -25,6 +25,13 @@ type Resolution struct {
 	// nothing else is; ID is then a new id, which only a run makes its
 	// own (Starting says so), while plan says a new one would be started.
 	Fallback bool
+	// Claim: ID is a new session that --continue starts as the project's
+	// active one in place of Prev ("" for none). A run locks it, then
+	// claims it (checkpoint.ProjectState.ClaimActive); a run that loses
+	// the claim to an overlapping one resolves again, and finds the
+	// winner's session held.
+	Claim bool
+	Prev  string
 }
 
 // Starting is the last note completed with the new session a run starts.
@@ -67,11 +74,11 @@ func ResolveSession(ctx context.Context, store checkpoint.Backend, project check
 	}
 	switch {
 	case act.ID != "":
-		return Resolution{ID: act.ID, Exists: true, Active: !act.Adopted, Adopted: act.Adopted, Notes: act.Notes}, nil
+		return Resolution{ID: act.ID, Exists: !act.Pending, Active: !act.Adopted, Adopted: act.Adopted, Notes: act.Notes}, nil
 	case act.Named == "":
-		return Resolution{ID: fresh, Info: fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh)}, nil
+		return Resolution{ID: fresh, Info: fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh), Claim: true}, nil
 	default:
-		return Resolution{ID: fresh, Notes: act.Notes, Fallback: true}, nil
+		return Resolution{ID: fresh, Notes: act.Notes, Fallback: true, Claim: true, Prev: act.Named}, nil
 	}
 }
 
