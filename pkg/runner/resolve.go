@@ -16,6 +16,7 @@ type Resolution struct {
 	ID      string   // the session to use
 	Exists  bool     // it is in the store; else a run starts it
 	Active  bool     // it is the session the project's state names
+	Pending bool     // it is, and a run that claimed it is starting it: held, not in the store yet
 	Adopted bool     // taken in place of a missing or foreign active session
 	Notes   []string // warnings for the user, in order
 	// Info is what a --continue that finds nothing to resume says: every
@@ -74,7 +75,7 @@ func ResolveSession(ctx context.Context, store checkpoint.Backend, project check
 	}
 	switch {
 	case act.ID != "":
-		return Resolution{ID: act.ID, Exists: !act.Pending, Active: !act.Adopted, Adopted: act.Adopted, Notes: act.Notes}, nil
+		return Resolution{ID: act.ID, Exists: !act.Pending, Active: !act.Adopted, Pending: act.Pending, Adopted: act.Adopted, Notes: act.Notes}, nil
 	case act.Named == "":
 		return Resolution{ID: fresh, Info: fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh), Claim: true}, nil
 	default:
