@@ -152,6 +152,8 @@ func planSession(c *cli.Context, store checkpoint.Backend, team *spec.Team, spec
 	switch {
 	case !res.Exists && c.String("session") != "":
 		return nil, []string{fmt.Sprintf("session %s is not in %s: run --continue --session %s would start it", res.ID, store.Location(), res.ID)}, warnings, nil
+	case res.Pending:
+		return nil, []string{fmt.Sprintf("session %s, the project's active session, is being started by a run and is not in %s yet: run --continue would wait for it (--wait) or exit 4", res.ID, store.Location())}, warnings, nil
 	case !res.Exists:
 		return nil, []string{"no active session: run --continue would start a new one"}, warnings, nil
 	case res.Active:

@@ -19,11 +19,15 @@ const EventDecided = "decided"
 
 // Active is how a project's active session was resolved.
 type Active struct {
-	// ID is the session to use: the active one, or the one adopted in its
+	// ID is the session to use: the active one (which a run may be
+	// starting: held, not yet in the store), or the one adopted in its
 	// place; "" when there is none (a run then starts a new session).
 	ID string
 	// Named is what state.json names, "" when nothing.
 	Named string
+	// Pending: ID is held by a run that claimed it and is starting it; it
+	// is not in the store yet.
+	Pending bool
 	// Missing: state.json names a session this store lacks. The fact was
 	// audited (EventMissing) and Notes say so.
 	Missing bool
@@ -52,6 +56,23 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 	ok, err := s.Exists(ctx, named)
 	if err != nil {
 		return Active{}, err
+	}
+	if !ok {
+		// A run that starts the project's session claims it as the active
+		// one holding its lock, before the session is written: while a run
+		// holds it, it is being started, not missing. Asked in this order,
+		// a run that ends in between has written it by then.
+		held, err := s.Held(ctx, named)
+		if err != nil {
+			return Active{}, err
+		}
+		if held != nil {
+			a.ID, a.Pending = named, true
+			return a, nil
+		}
+		if ok, err = s.Exists(ctx, named); err != nil {
+			return Active{}, err
+		}
 	}
 	if ok {
 		// Two specs in one folder share state.json: the other spec's

@@ -84,6 +84,13 @@ type ProjectState interface {
 	Where() string
 	Active(ctx context.Context) (string, error)
 	SetActive(ctx context.Context, id string) error
+	// ClaimActive makes id the active session if the active one is still
+	// prev ("" for none), in one step no other ClaimActive or SetActive of
+	// the project in this store can come between, and returns the active
+	// session after it: id when it was set, else the one another run set
+	// first. Overlapping --continue runs of a project that has no session
+	// yet start one session between them, not one each.
+	ClaimActive(ctx context.Context, prev, id string) (string, error)
 	// Audit appends rec, its time, pid and user filled in when zero.
 	Audit(ctx context.Context, rec AuditRecord) error
 	AuditRecords(ctx context.Context) ([]AuditRecord, error)

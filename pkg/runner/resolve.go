@@ -16,6 +16,7 @@ type Resolution struct {
 	ID      string   // the session to use
 	Exists  bool     // it is in the store; else a run starts it
 	Active  bool     // it is the session the project's state names
+	Pending bool     // it is, and a run that claimed it is starting it: held, not in the store yet
 	Adopted bool     // taken in place of a missing or foreign active session
 	Notes   []string // warnings for the user, in order
 	// Info is what a --continue that finds nothing to resume says: every
@@ -25,6 +26,13 @@ type Resolution struct {
 	// nothing else is; ID is then a new id, which only a run makes its
 	// own (Starting says so), while plan says a new one would be started.
 	Fallback bool
+	// Claim: ID is a new session that --continue starts as the project's
+	// active one in place of Prev ("" for none). A run locks it, then
+	// claims it (checkpoint.ProjectState.ClaimActive); a run that loses
+	// the claim to an overlapping one resolves again, and finds the
+	// winner's session held.
+	Claim bool
+	Prev  string
 }
 
 // Starting is the last note completed with the new session a run starts.
@@ -67,11 +75,11 @@ func ResolveSession(ctx context.Context, store checkpoint.Backend, project check
 	}
 	switch {
 	case act.ID != "":
-		return Resolution{ID: act.ID, Exists: true, Active: !act.Adopted, Adopted: act.Adopted, Notes: act.Notes}, nil
+		return Resolution{ID: act.ID, Exists: !act.Pending, Active: !act.Adopted, Pending: act.Pending, Adopted: act.Adopted, Notes: act.Notes}, nil
 	case act.Named == "":
-		return Resolution{ID: fresh, Info: fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh)}, nil
+		return Resolution{ID: fresh, Info: fmt.Sprintf("--continue: this project has no active session yet: starting %s", fresh), Claim: true}, nil
 	default:
-		return Resolution{ID: fresh, Notes: act.Notes, Fallback: true}, nil
+		return Resolution{ID: fresh, Notes: act.Notes, Fallback: true, Claim: true, Prev: act.Named}, nil
 	}
 }
 

@@ -152,33 +152,56 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 
-	res, err := ResolveSession(ctx, store, project, specAbs, team.Name, o.Session, o.Continue)
-	if err != nil {
-		return nil, err
-	}
-	id, notes := res.ID, res.Starting()
 	// What makes this bad usage is asked before the lock is taken, so that
 	// exit 2 writes nothing, and again under it: a session to be made
 	// must not exist, and its task set comes from the spec and --var
 	// alone (a --var foreach list that is not one, say).
-	var newSet *TaskSet
-	if exists, err := store.Exists(ctx, id); err == nil && !exists {
-		if newSet, err = TaskSetOf(team, nil, o.Vars); err != nil {
-			return nil, err
-		}
-	} else if err == nil && !o.Continue {
-		// One a run holds is said to be held (exit 4), under the lock.
-		if held, err := store.Held(ctx, id); err == nil && held == nil {
-			return nil, existsError(id, store.Location())
-		}
-	}
+	//
+	// A new session --continue starts is locked before it is claimed as
+	// the project's active one, so that overlapping runs (cron ticks, two
+	// hosts' crons) start one session between them: a run that loses the
+	// claim resolves again and finds the winner's session, which the
+	// winner holds (exit 4, or --wait). Each lost claim is another run's
+	// won one.
+	var (
+		res    Resolution
+		newSet *TaskSet
+		lock   checkpoint.Lock
+	)
 	// Waiting is no fault: a note, which --quiet leaves out of cron's mail.
 	note := func(msg string) { rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Message: msg}) }
-	lock, err := lockSession(ctx, store, id, o.Wait, note)
-	if err != nil {
-		return nil, err
+	for {
+		if res, err = ResolveSession(ctx, store, project, specAbs, team.Name, o.Session, o.Continue); err != nil {
+			return nil, err
+		}
+		if exists, err := store.Exists(ctx, res.ID); err == nil && !exists && newSet == nil {
+			if newSet, err = TaskSetOf(team, nil, o.Vars); err != nil {
+				return nil, err
+			}
+		} else if err == nil && exists && !o.Continue {
+			// One a run holds is said to be held (exit 4), under the lock.
+			if held, err := store.Held(ctx, res.ID); err == nil && held == nil {
+				return nil, existsError(res.ID, store.Location())
+			}
+		}
+		if lock, err = lockSession(ctx, store, res.ID, o.Wait, note); err != nil {
+			return nil, err
+		}
+		if !res.Claim {
+			break
+		}
+		won, err := claimActive(ctx, project, res)
+		if err != nil {
+			lock.Release()
+			return nil, err
+		}
+		if won {
+			break
+		}
+		lock.Release()
 	}
 	defer lock.Release()
+	id, notes := res.ID, res.Starting()
 	if o.Interrupts != nil {
 		o.Interrupts.Started()
 	}
@@ -607,6 +630,20 @@ func holder(h *checkpoint.HeldError) string {
 }
 
 func (e *WaitInterruptedError) Unwrap() error { return e.Err }
+
+// claimActive makes res.ID, a new session this run holds, the project's
+// active one in place of res.Prev; won is false when an overlapping run
+// claimed another first. The project is checked writable first: a run that
+// cannot record its session there claims nothing.
+func claimActive(ctx context.Context, project checkpoint.ProjectState, res Resolution) (won bool, err error) {
+	if p, ok := project.(interface{ CheckWritable() error }); ok {
+		if err := p.CheckWritable(); err != nil {
+			return false, err
+		}
+	}
+	got, err := project.ClaimActive(ctx, res.Prev, res.ID)
+	return got == res.ID, err
+}
 
 // lockSession takes the session's lock, waiting up to wait when another
 // run holds it. Interrupted while waiting, it says so plainly: the

@@ -25,6 +25,17 @@ func flock(f *os.File) (ok bool, err error) {
 	}
 }
 
+// flockWait takes an exclusive flock on f, waiting for whoever holds it
+// (for the moments a project's state.json is read and replaced).
+func flockWait(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
 // alive reports whether a process of this host exists (EPERM: it exists,
 // another user's): a lock note naming a dead process is stale (its holder
 // was killed) and is not reported, nor probed by Held.

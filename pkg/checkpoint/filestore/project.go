@@ -134,9 +134,47 @@ func (p *Project) SetActive(_ context.Context, id string) error {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return err
 	}
+	return p.withState(func() error { return p.writeActive(id) })
+}
+
+// ClaimActive makes id the active session if state.json still names prev
+// ("" for none): read and replaced under the project's lock, so that of
+// overlapping claims exactly one sets it and the others read it.
+func (p *Project) ClaimActive(ctx context.Context, prev, id string) (string, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return "", err
+	}
+	var cur string
+	err := p.withState(func() error {
+		var err error
+		if cur, err = p.Active(ctx); err != nil || cur != prev {
+			return err
+		}
+		cur = id
+		return p.writeActive(id)
+	})
+	return cur, err
+}
+
+// withState runs f holding the project's lock: an exclusive flock on its
+// .teamrun folder (the kernel drops it when its holder dies), which every
+// change of state.json takes.
+func (p *Project) withState(f func() error) error {
 	if err := p.mkdir(); err != nil {
 		return err
 	}
+	d, err := os.Open(p.stateDir())
+	if err != nil {
+		return storeErr("open", p.stateDir(), err)
+	}
+	defer d.Close() // closing drops the flock
+	if err := flockWait(d); err != nil {
+		return storeErr("lock", p.stateDir(), err)
+	}
+	return f()
+}
+
+func (p *Project) writeActive(id string) error {
 	b, _ := json.Marshal(projectState{ActiveSession: id})
 	_, err := writeAtomic(p.statePath(), append(b, '\n'))
 	return err

@@ -412,6 +412,18 @@ func (p *Project) SetActive(_ context.Context, id string) error {
 	return nil
 }
 
+func (p *Project) ClaimActive(_ context.Context, prev, id string) (string, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.active == prev {
+		p.active = id
+	}
+	return p.active, nil
+}
+
 func (p *Project) Audit(_ context.Context, rec checkpoint.AuditRecord) error {
 	rec.Fill()
 	p.mu.Lock()

@@ -90,6 +90,30 @@ func (p *Project) SetActive(ctx context.Context, id string) error {
 	return nil
 }
 
+// ClaimActive makes id the project's active session if it is still prev
+// ("" for none), in one transaction: the upsert sets the row only when it
+// names prev and locks it either way (a concurrent claim's insert is waited
+// for), so the read after it sees the row as this claim left it.
+func (p *Project) ClaimActive(ctx context.Context, prev, id string) (string, error) {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return "", err
+	}
+	cur := id
+	err := pgx.BeginFunc(ctx, p.store.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, p.store.q(`INSERT INTO {s}.projects AS p (project_key, active_session, updated_at) VALUES ($1, $2, now())
+			ON CONFLICT (project_key) DO UPDATE SET active_session = excluded.active_session, updated_at = excluded.updated_at
+			WHERE p.active_session = $3`), p.key, id, prev)
+		if err != nil || tag.RowsAffected() == 1 {
+			return err
+		}
+		return tx.QueryRow(ctx, p.store.q(`SELECT active_session FROM {s}.projects WHERE project_key = $1`), p.key).Scan(&cur)
+	})
+	if err != nil {
+		return "", p.store.cfg.fail("set the active session of project "+p.key, err)
+	}
+	return cur, nil
+}
+
 // Audit appends rec, its time, pid and user filled in when zero, as the
 // file log does; it returns once committed.
 func (p *Project) Audit(ctx context.Context, rec checkpoint.AuditRecord) error {

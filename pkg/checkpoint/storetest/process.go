@@ -32,6 +32,8 @@ func Main(m *testing.M, open func(location string) (checkpoint.Backend, error)) 
 		err = childLock(open)
 	case "hold":
 		err = childHold(open)
+	case "claim":
+		err = childClaim(open)
 	default:
 		err = errors.New("unknown TEAMRUN_STORETEST_CHILD")
 	}
@@ -382,4 +384,63 @@ func testKilledHolder(t *testing.T, h Harness) {
 		t.Fatalf("after the holder was killed: %v", err)
 	}
 	l.Release()
+}
+
+// childClaim claims the project's active session at an agreed instant and
+// prints what is active after it.
+func childClaim(open func(string) (checkpoint.Backend, error)) error {
+	s, id, err := childStore(open)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	p := s.Project(os.Getenv("TEAMRUN_STORETEST_DIR"))
+	at, _ := strconv.ParseInt(os.Getenv("TEAMRUN_STORETEST_AT"), 10, 64)
+	time.Sleep(time.Until(time.Unix(0, at)))
+	got, err := p.ClaimActive(context.Background(), "", id)
+	if err != nil {
+		return err
+	}
+	fmt.Println(got)
+	return nil
+}
+
+// testClaimRace: 10 processes claim one project's active session at the
+// same instant; exactly one sets it and every one reads that one.
+func testClaimRace(t *testing.T, h Harness) {
+	home, dir := h.Shared(t), t.TempDir()
+	at := time.Now().Add(time.Second).UnixNano()
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for i := 0; i < 10; i++ {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = h.childEnv(home, fmt.Sprintf("claim-%d", i), "TEAMRUN_STORETEST_CHILD=claim",
+			"TEAMRUN_STORETEST_DIR="+dir, fmt.Sprintf("TEAMRUN_STORETEST_AT=%d", at))
+		cmd.Stderr = os.Stderr
+		out := &strings.Builder{}
+		cmd.Stdout = out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	var got []string
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("child %d: %v", i, err)
+		}
+		got = append(got, strings.TrimSpace(outs[i].String()))
+	}
+	winners := 0
+	for i, g := range got {
+		if g != got[0] {
+			t.Errorf("the children read different active sessions: %q", got)
+		}
+		if g == fmt.Sprintf("claim-%d", i) {
+			winners++
+		}
+	}
+	if winners != 1 {
+		t.Errorf("%d children set the active session: %q", winners, got)
+	}
 }

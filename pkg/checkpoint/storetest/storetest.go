@@ -64,6 +64,8 @@ func Run(t *testing.T, h Harness) {
 		{"Prune", testPrune},
 		{"Decide", testDecide},
 		{"Project", testProject},
+		{"ClaimActive", testClaimActive},
+		{"ActiveBeingStarted", testActiveBeingStarted},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,6 +86,7 @@ func Run(t *testing.T, h Harness) {
 		t.Run("CrashKill", func(t *testing.T) { testCrashKill(t, h) })
 		t.Run("LockRace", func(t *testing.T) { testLockRace(t, h) })
 		t.Run("KilledHolderLeavesNoLock", func(t *testing.T) { testKilledHolder(t, h) })
+		t.Run("ClaimRace", func(t *testing.T) { testClaimRace(t, h) })
 	}
 }
 
@@ -661,6 +664,97 @@ func testProject(t *testing.T, s checkpoint.Backend) {
 	if err != nil || len(recs) != 2 || recs[0].Event != checkpoint.EventCreated || recs[1].Event != checkpoint.EventCompleted ||
 		recs[0].PID == 0 || recs[0].User == "" || recs[0].Time.IsZero() {
 		t.Errorf("AuditRecords = %+v, %v", recs, err)
+	}
+}
+
+// testClaimActive: of claims made at once on a project with no active
+// session, exactly one sets it and every one returns that one; a claim
+// whose prev is stale sets nothing.
+func testClaimActive(t *testing.T, s checkpoint.Backend) {
+	dir := t.TempDir()
+	const n = 8
+	got := make([]string, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := s.Project(dir) // each its own handle, as separate runs have
+			<-start
+			got[i], errs[i] = p.ClaimActive(bg, "", fmt.Sprintf("c%d", i))
+		}()
+	}
+	close(start)
+	wg.Wait()
+	winners := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("claim %d: %v", i, errs[i])
+		}
+		if got[i] != got[0] {
+			t.Errorf("claims disagree: %q", got)
+		}
+		if got[i] == fmt.Sprintf("c%d", i) {
+			winners++
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d claims won: %q", winners, got)
+	}
+	p := s.Project(dir)
+	if id, err := p.Active(bg); id != got[0] || err != nil {
+		t.Errorf("Active = %q, %v; the claims returned %q", id, err, got[0])
+	}
+	// A claim that saw an older active session loses to the one there.
+	if id, err := p.ClaimActive(bg, "old", "late"); id != got[0] || err != nil {
+		t.Errorf("stale claim = %q, %v; want %q", id, err, got[0])
+	}
+	// A claim that saw the one there replaces it (a missing session's
+	// fallback); SetActive still sets whatever is there.
+	if id, err := p.ClaimActive(bg, got[0], "next"); id != "next" || err != nil {
+		t.Errorf("claim over %q = %q, %v", got[0], id, err)
+	}
+	if err := p.SetActive(bg, "set"); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := p.ClaimActive(bg, "", "late"); id != "set" || err != nil {
+		t.Errorf("claim over a set one = %q, %v", id, err)
+	}
+	if _, err := p.ClaimActive(bg, "set", "../bad"); err == nil {
+		t.Error("a bad id was claimed")
+	}
+	if id, _ := s.Project(t.TempDir()).Active(bg); id != "" {
+		t.Errorf("another project sees %q", id)
+	}
+}
+
+// testActiveBeingStarted: an active session the store lacks while a run
+// holds its lock is being started by that run (it claimed it before
+// creating it), not missing: ResolveActive names it, warns of nothing and
+// audits nothing. Once nobody holds it, it is missing.
+func testActiveBeingStarted(t *testing.T, s checkpoint.Backend) {
+	dir := t.TempDir()
+	p := s.Project(dir)
+	l, err := s.Lock(bg, "starting", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := p.ClaimActive(bg, "", "starting"); id != "starting" || err != nil {
+		t.Fatalf("claim = %q, %v", id, err)
+	}
+	a, err := checkpoint.ResolveActive(bg, s, p, specPath)
+	if err != nil || a.ID != "starting" || a.Missing || len(a.Notes) > 0 {
+		t.Errorf("while held: %+v, %v", a, err)
+	}
+	if recs, _ := p.AuditRecords(bg); len(recs) != 0 {
+		t.Errorf("audited %+v", recs)
+	}
+	l.Release()
+	a, err = checkpoint.ResolveActive(bg, s, p, specPath)
+	if err != nil || a.ID != "" || !a.Missing {
+		t.Errorf("after release: %+v, %v", a, err)
 	}
 }
 
