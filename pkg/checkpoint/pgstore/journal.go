@@ -256,13 +256,17 @@ func (j *Journal) write(first, last int64, at time.Time, done int, payloads [][]
 	if j.store.beforeWrite != nil {
 		j.store.beforeWrite()
 	}
+	sums := make([]int64, len(payloads))
+	for i, p := range payloads {
+		sums[i] = int64(checkpoint.Checksum(p))
+	}
 	return j.lock.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
 		tag, err := c.Exec(ctx, j.store.q(`WITH s AS (
 				UPDATE {s}.sessions SET last_seq = $4, updated_at = $5, tasks_done = $6
 				WHERE id = $1 AND owner_generation = $2 AND last_seq = $3 - 1 RETURNING id)
-			INSERT INTO {s}.transitions (session_id, seq, owner_generation, record)
-				SELECT s.id, $3 + u.n - 1, $2, u.record FROM s, unnest($7::bytea[]) WITH ORDINALITY AS u(record, n)`),
-			j.sess.ID, j.lock.gen, first, last, at, done, payloads)
+			INSERT INTO {s}.transitions (session_id, seq, owner_generation, record, checksum)
+				SELECT s.id, $3 + u.n - 1, $2, u.record, u.checksum FROM s, unnest($7::bytea[], $8::bigint[]) WITH ORDINALITY AS u(record, checksum, n)`),
+			j.sess.ID, j.lock.gen, first, last, at, done, payloads, sums)
 		if err != nil {
 			return err
 		}

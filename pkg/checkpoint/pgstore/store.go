@@ -24,7 +24,7 @@ import (
 )
 
 // SchemaVersion is the newest schema this teamrun knows.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[i] brings the schema from version i to i+1. {s} is the schema.
 var migrations = []string{
@@ -94,6 +94,10 @@ var migrations = []string{
 		bytes bytea NOT NULL,
 		PRIMARY KEY (session_id, task, attempt, stream)
 	);`,
+	// 4: each transition's CRC-32C over its record (checkpoint.Checksum),
+	// as the file store's journal lines carry one; NULL in the rows an
+	// older teamrun wrote, which are read unchecked.
+	`ALTER TABLE {s}.transitions ADD COLUMN IF NOT EXISTS checksum bigint;`,
 }
 
 // migrationsUsed keeps the list and the constant together.
@@ -304,7 +308,7 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, s.q(`SELECT seq, record FROM {s}.transitions WHERE session_id = $1 AND seq > $2 ORDER BY seq`), id, from)
+	rows, err := tx.Query(ctx, s.q(`SELECT seq, record, checksum FROM {s}.transitions WHERE session_id = $1 AND seq > $2 ORDER BY seq`), id, from)
 	if err != nil {
 		return nil, s.cfg.fail("read session "+id, err)
 	}
@@ -312,12 +316,17 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 	for rows.Next() {
 		var seq int64
 		var rec []byte
-		if err := rows.Scan(&seq, &rec); err != nil {
+		var sum *int64
+		if err := rows.Scan(&seq, &rec, &sum); err != nil {
 			return nil, s.cfg.fail("read session "+id, err)
+		}
+		where := fmt.Sprintf("transition %d in %s (%s.transitions)", seq, s.cfg.location, s.cfg.schema)
+		if sum != nil && *sum != int64(checkpoint.Checksum(rec)) {
+			return nil, &checkpoint.CorruptError{ID: id, Path: where, Err: errors.New("the record fails its checksum (it was changed after it was written)")}
 		}
 		r, err := checkpoint.DecodeRecord(rec)
 		if err != nil {
-			return nil, &checkpoint.CorruptError{ID: id, Path: fmt.Sprintf("transition %d in %s (%s.transitions)", seq, s.cfg.location, s.cfg.schema), Err: err}
+			return nil, &checkpoint.CorruptError{ID: id, Path: where, Err: err}
 		}
 		sess.Apply(r)
 	}

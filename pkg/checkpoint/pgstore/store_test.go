@@ -978,3 +978,25 @@ func TestSilentServerDoesNotHoldTheEnd(t *testing.T) {
 		t.Fatal("still waiting on the frozen server a minute later (lease 3s)")
 	}
 }
+
+// A transition row changed after it was written fails its checksum, as a
+// damaged journal line does in the file store: the session is corrupt
+// (exit 5), never restored with a result no run produced.
+func TestTransitionChecksum(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	_, j := begin(t, s, "summed", 2)
+	if err := complete(j, "t001", "as recorded"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := openStore(t, raw).Load(ctx, "summed"); err != nil {
+		t.Fatalf("before the change: %v", err)
+	}
+	adminExec(t, raw, `UPDATE `+s.cfg.schema+`.transitions SET record = convert_to(replace(convert_from(record, 'UTF8'), 'as recorded', 'as changed!'), 'UTF8') WHERE session_id = 'summed'`)
+	_, err := openStore(t, raw).Load(ctx, "summed")
+	var ce *checkpoint.CorruptError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "fails its checksum") {
+		t.Fatalf("a changed transition loads with %v; want a corrupt session that fails its checksum", err)
+	}
+}
