@@ -333,24 +333,23 @@ func (t *Team) filledTopic(state map[string]any) any {
 // at now; in NAME's own value, the built-in. filling holds the variables
 // being filled, so that two that name each other end with the built-in.
 func (t *Team) fillBuiltins(s, self string, overrides map[string]string, now time.Time, filling map[string]bool) string {
-	return templateRE().ReplaceAllStringFunc(s, func(m string) string {
-		name := templateRE().FindStringSubmatch(m)[1]
+	return replacePlaceholders(s, praisonSteps, func(name string) (string, bool) {
 		d, ok := praisonBuiltin(name, now)
 		if !ok {
-			return m
+			return "", false
 		}
 		if o, forced := overrides[name]; forced && name != self {
-			return o
+			return o, true
 		}
 		if v, isVar := t.Variables[name]; isVar && !filling[name] {
 			if vs, isText := v.(string); isText {
 				filling[name] = true
 				defer delete(filling, name)
-				return t.fillBuiltins(vs, name, overrides, now, filling)
+				return t.fillBuiltins(vs, name, overrides, now, filling), true
 			}
-			return FormatValue(v)
+			return FormatValue(v), true
 		}
-		return FormatValue(d)
+		return FormatValue(d), true
 	})
 }
 

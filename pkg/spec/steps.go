@@ -1069,11 +1069,6 @@ func shQuote(s string) string {
 // identRE is a variable's name.
 var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
-// templateRE finds {{ name }} placeholders, and {{ name.field }} ones.
-var templateRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}`)
-})
-
 // convertTemplate makes PraisonAI's {{previous_output}} a reference to
 // the context teamrun appends to the prompt, as the previous output is
 // given there. The text's other {{VAR}}s stay as written: Render fills
