@@ -268,10 +268,7 @@ func (c *Commands) Close() {
 
 func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	a := job.Agent
-	timeout := job.Task.Timeout
-	if timeout <= 0 {
-		timeout = a.Timeout
-	}
+	timeout, _ := attemptTimeout(job)
 	env, owner, release, err := c.jobEnv(ctx, job)
 	if err != nil {
 		return Result{}, err

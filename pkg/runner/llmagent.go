@@ -208,9 +208,9 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	return res, nil
 }
 
-// attemptTimeout is what bounds an LLM agent's attempt: the task's
-// timeout, else its agent's (0: none), and the key that sets it, for
-// messages.
+// attemptTimeout is what bounds an attempt, of a command or an LLM
+// agent: the task's timeout, else its agent's (0: none), and the key that
+// sets it, for messages.
 func attemptTimeout(job *Job) (time.Duration, string) {
 	if t := job.Task.Timeout; t > 0 {
 		x := job.Task.Expanded()
