@@ -192,13 +192,17 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 		won, err := claimActive(ctx, project, res)
 		if err != nil {
-			lock.Release()
+			_ = store.Discard(ctx, lock) // the claim's error says what to do
 			return nil, err
 		}
 		if won {
 			break
 		}
-		lock.Release()
+		// The id is this run's alone and will never be used: what taking
+		// its lock made (a lock file) goes with it.
+		if err := store.Discard(ctx, lock); err != nil {
+			return nil, err
+		}
 	}
 	defer lock.Release()
 	id, notes := res.ID, res.Starting()
