@@ -203,7 +203,13 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		if !res.Claim {
 			break
 		}
-		sess := checkpoint.NewSession(res.ID, specAbs, team.Name, team.Process, newSet.Defs, newSet.Fingerprint, time.Now())
+		if newSet == nil { // the store could not say whether res.ID exists
+			if newSet, err = TaskSetOf(team, nil, o.Vars); err != nil {
+				lock.Release()
+				return nil, err
+			}
+		}
+		sess := checkpoint.NewSession(res.ID, specAbs, newSet.Team.Name, newSet.Team.Process, newSet.Defs, newSet.Fingerprint, time.Now())
 		startState(sess, newSet, o.Vars)
 		rec := &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: host, pgid: runGroup()}
 		won, err := startClaimed(ctx, store, project, rec, res)
