@@ -58,10 +58,11 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 		return Active{}, err
 	}
 	if !ok {
-		// A run that starts the project's session claims it as the active
-		// one holding its lock, before the session is written: while a run
-		// holds it, it is being started, not missing. Asked in this order,
-		// a run that ends in between has written it by then.
+		// A run writes the session it starts before it claims it as the
+		// active one; earlier teamruns claimed it first, holding its lock,
+		// and a store may be shared with one: while a run holds it, it is
+		// being started, not missing. Asked in this order, a run
+		// that ends in between has written it by then.
 		held, err := s.Held(ctx, named)
 		if err != nil {
 			return Active{}, err

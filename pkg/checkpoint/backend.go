@@ -43,6 +43,11 @@ type Backend interface {
 	// Delete removes a session and everything kept beside it. It refuses
 	// (ErrLocked) while a run holds the session.
 	Delete(ctx context.Context, id string) error
+	// Discard removes the session l holds — what was written of it, if
+	// anything, and everything kept beside it, its lock's traces too — and
+	// releases l: a run that started a session it will not use (it lost
+	// ProjectState.ClaimActive to an overlapping run) leaves nothing behind.
+	Discard(ctx context.Context, l Lock) error
 	// Project is the state of the project whose spec folder is dir: its
 	// active session and audit log. Nothing is created until written.
 	Project(dir string) ProjectState

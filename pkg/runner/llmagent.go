@@ -181,6 +181,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		var resp llm.Response
 		resp, err = client.Complete(ctx, req)
 		content, calls = resp.Content, resp.Calls
+		warnMended(job, ep.Model, resp)
 		if err != nil {
 			calls = llm.CallsOf(err)
 		} else if len(resp.ToolCalls) > 0 && strings.TrimSpace(resp.Content) == "" {
@@ -217,6 +218,15 @@ func attemptTimeout(job *Job) (time.Duration, string) {
 		return t, "tasks." + cmp.Or(x.ForeachOf, x.RepeatOf, job.Task.Name) + ".timeout"
 	}
 	return job.Agent.Timeout, "agents." + job.Agent.Name + ".timeout"
+}
+
+// warnMended says that the answer holds U+FFFD in place of bytes its
+// server sent that are not UTF-8 (llm.Response.Mended): recorded as it is,
+// but not as the model meant it.
+func warnMended(job *Job, model string, resp llm.Response) {
+	if resp.Mended != "" && job.Warn != nil {
+		job.Warn(fmt.Sprintf("model %s: %s", model, resp.Mended))
+	}
 }
 
 // warnUnreported says, once per model in a run, that its server answers

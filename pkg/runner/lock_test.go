@@ -3,12 +3,17 @@ package runner
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // TestLockSessionInterrupted: an interrupt while waiting for a held
@@ -57,5 +62,89 @@ func TestLockSessionInterrupted(t *testing.T) {
 				t.Fatalf("warnings %q", warnings)
 			}
 		})
+	}
+}
+
+// watched is output that tells, once, when it first holds want.
+type watched struct {
+	mu   sync.Mutex
+	buf  strings.Builder
+	want string
+	seen chan struct{}
+}
+
+func (w *watched) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := strings.Contains(w.buf.String(), w.want)
+	w.buf.Write(p)
+	if !had && strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+	}
+	return len(p), nil
+}
+
+func (w *watched) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestWaitedSessionDiscarded: a --continue --wait that waited for the
+// project's session until its holder discarded it (a run that wrote it,
+// then lost the claim of the project's active session) resolves again
+// rather than start a session of its own under that id: here it finds the
+// session missing, says so, and starts another.
+func TestWaitedSessionDiscarded(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	specPath := filepath.Join(dir, "team.yaml")
+	if err := os.WriteFile(specPath, []byte("name: w\nagents:\n  a: {shell: echo ok}\ntasks:\n  t: {description: d, agent: a}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	store, err := stores.Open(ctx, home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	held, err := store.Lock(ctx, "s1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	sess := checkpoint.NewSession("s1", specPath, "w", spec.Sequential, nil, "", time.Now())
+	j, err := store.Begin(ctx, held, sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if err := store.Project(dir).SetActive(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	out := &watched{want: "waiting for it to finish", seen: make(chan struct{})}
+	type result struct {
+		sum *Summary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sum, err := Run(ctx, Options{SpecPath: specPath, Continue: true, Wait: time.Minute, Mode: ModeJSON, Home: home,
+			IO: iostreams.Test(nil, out, out), Getenv: func(string) string { return "" }})
+		done <- result{sum, err}
+	}()
+	select {
+	case <-out.seen:
+	case r := <-done:
+		t.Fatalf("the run did not wait: %+v, %v\n%s", r.sum, r.err, out)
+	}
+	if err := store.Discard(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.sum == nil || r.sum.Outcome != Succeeded {
+		t.Fatalf("run: %+v, %v\n%s", r.sum, r.err, out)
+	}
+	if r.sum.Session == "s1" || !strings.Contains(out.String(), "names the active session s1, which is missing") {
+		t.Errorf("ran session %s; want a new one, said after s1 went missing:\n%s", r.sum.Session, out)
 	}
 }

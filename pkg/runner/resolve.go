@@ -27,10 +27,10 @@ type Resolution struct {
 	// own (Starting says so), while plan says a new one would be started.
 	Fallback bool
 	// Claim: ID is a new session that --continue starts as the project's
-	// active one in place of Prev ("" for none). A run locks it, then
-	// claims it (checkpoint.ProjectState.ClaimActive); a run that loses
-	// the claim to an overlapping one resolves again, and finds the
-	// winner's session held.
+	// active one in place of Prev ("" for none). A run locks it, writes
+	// it, then claims it (checkpoint.ProjectState.ClaimActive); a run that
+	// loses the claim to an overlapping one discards it, resolves again,
+	// and finds the winner's session held.
 	Claim bool
 	Prev  string
 }

@@ -157,17 +157,22 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// must not exist, and its task set comes from the spec and --var
 	// alone (a --var foreach list that is not one, say).
 	//
-	// A new session --continue starts is locked before it is claimed as
-	// the project's active one, so that overlapping runs (cron ticks, two
-	// hosts' crons) start one session between them: a run that loses the
-	// claim resolves again and finds the winner's session, which the
-	// winner holds (exit 4, or --wait). Each lost claim is another run's
-	// won one.
+	// A new session --continue starts is locked and written (its header)
+	// before it is claimed as the project's active one, so that
+	// overlapping runs (cron ticks, two hosts' crons) start one session
+	// between them: a run that loses the claim discards its session,
+	// resolves again and finds the winner's, which the winner holds (exit
+	// 4, or --wait). Each lost claim is another run's won one. Written
+	// first, the session the project names is in the store whenever a run
+	// dies: a kill between the claim and the header would leave state.json
+	// naming a session that is not.
 	var (
 		res    Resolution
 		newSet *TaskSet
 		lock   checkpoint.Lock
+		begun  *journalRecorder
 	)
+	host, _ := os.Hostname() // on started records, and to tell another host's tasks
 	// Waiting is no fault: a note, which --quiet leaves out of cron's mail.
 	note := func(msg string) { rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Message: msg}) }
 	for {
@@ -187,29 +192,50 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		if lock, err = lockSession(ctx, store, res.ID, o.Wait, note); err != nil {
 			return nil, err
 		}
+		if res.Exists {
+			// Waited for (--wait) until its run discarded it, having lost
+			// its claim: what is active now is another's.
+			if ok, err := store.Exists(ctx, res.ID); err == nil && !ok {
+				lock.Release()
+				continue
+			}
+		}
 		if !res.Claim {
 			break
 		}
-		won, err := claimActive(ctx, project, res)
+		if newSet == nil { // the store could not say whether res.ID exists
+			if newSet, err = TaskSetOf(team, nil, o.Vars); err != nil {
+				lock.Release()
+				return nil, err
+			}
+		}
+		sess := checkpoint.NewSession(res.ID, specAbs, newSet.Team.Name, newSet.Team.Process, newSet.Defs, newSet.Fingerprint, time.Now())
+		startState(sess, newSet, o.Vars)
+		rec := &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: host, pgid: runGroup()}
+		won, err := startClaimed(ctx, store, project, rec, res)
 		if err != nil {
-			lock.Release()
 			return nil, err
 		}
 		if won {
+			begun = rec
 			break
 		}
-		lock.Release()
 	}
 	defer lock.Release()
+	if begun != nil {
+		defer begun.close() // a pass takes it over; if none does, closed here, under the lock
+	}
 	id, notes := res.ID, res.Starting()
 	if o.Interrupts != nil {
 		o.Interrupts.Started()
 	}
 	scratch := scratchOf(store, warn)
 
-	exists, err := store.Exists(ctx, id)
-	if err != nil {
-		return nil, err
+	exists := false // the session just begun is new
+	if begun == nil {
+		if exists, err = store.Exists(ctx, id); err != nil {
+			return nil, err
+		}
 	}
 	if exists && !o.Continue {
 		return nil, existsError(id, store.Location())
@@ -226,7 +252,6 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		old   *checkpoint.Session
 		audit = checkpoint.EventCreated
 	)
-	host, _ := os.Hostname() // on started records, and to tell another host's tasks
 	if exists {
 		if old, err = store.Load(ctx, id); err != nil {
 			return nil, err
@@ -296,7 +321,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// the next pass runs the task set expanded with the list, what is done
 	// restored (the fingerprint, over the declared tasks, is the same).
 	p = &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host,
-		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}}
+		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, begun: begun}
 	for n := 0; ; n++ {
 		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
 		if err != nil || !grew {
@@ -333,6 +358,9 @@ type pass struct {
 	ranBefore  map[string]bool // tasks an earlier pass completed
 	usedBefore *Usage          // what earlier passes' LLM requests cost
 	lostStore  bool            // a pass ended for a store failure
+	// begun is the new session --continue claimed, begun before the
+	// claim; pass 0 takes it over.
+	begun *journalRecorder
 }
 
 // run runs pass n on task set set of session old (exists: in the store);
@@ -366,34 +394,28 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 				return nil, false, err
 			}
 		}
-	} else {
+	} else if p.begun == nil {
 		sess = checkpoint.NewSession(id, p.specAbs, team.Name, team.Process, defs, fingerprint, now)
 	}
-	// The state a run starts from: the checkpoint's (outputs of earlier
-	// tasks included), the spec's variables where the checkpoint has none,
-	// and --var over everything, as the fingerprint saw it.
-	state := make(map[string]any, len(state0)+len(sess.Team.State))
-	for k, v := range state0 {
-		state[k] = v
+	var (
+		state map[string]any
+		rec   = p.begun // the session --continue claimed: begun before the claim
+	)
+	if rec != nil {
+		p.begun = nil
+		sess, state = rec.sess, rec.sess.Team.State
+	} else {
+		state = startState(sess, set, o.Vars)
+		rec = &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: p.host, pgid: runGroup()}
 	}
-	for k, v := range sess.Team.State {
-		if _, forced := o.Vars[k]; !forced {
-			state[k] = v
-		}
-	}
-	sess.Team.State = state
-	sess.Team.InitialState = maps.Clone(state0)
-	sess.Team.Agents = agentRecords(team, state0)
-
 	// A full restore may have nothing left to do: then the session file
 	// stays as it is and the journal is only begun by the first record.
 	// Any other restore rewrites the session for today's task set at once.
-	rec := &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: p.host, pgid: runGroup()}
 	defer rec.close()
 	if restored != nil && restored.Kind == checkpoint.RestoreFull {
 		rec.prior = old
 	}
-	if restored == nil || restored.Kind != checkpoint.RestoreFull {
+	if rec.j == nil && (restored == nil || restored.Kind != checkpoint.RestoreFull) {
 		if err := rec.begin(); err != nil {
 			return nil, false, err
 		}
@@ -456,6 +478,26 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		o.Loaded()
 	}
 	return p.engine(ctx, set, state, sess, restored, rec, begun)
+}
+
+// startState makes sess's state the one a run of set starts from — the
+// checkpoint's (outputs of earlier tasks included), the spec's variables
+// where the checkpoint has none, and --var over everything, as the
+// fingerprint saw it — with its initial state and agents, and returns it.
+func startState(sess *checkpoint.Session, set *TaskSet, vars map[string]string) map[string]any {
+	state := make(map[string]any, len(set.State)+len(sess.Team.State))
+	for k, v := range set.State {
+		state[k] = v
+	}
+	for k, v := range sess.Team.State {
+		if _, forced := vars[k]; !forced {
+			state[k] = v
+		}
+	}
+	sess.Team.State = state
+	sess.Team.InitialState = maps.Clone(set.State)
+	sess.Team.Agents = agentRecords(set.Team, set.State)
+	return state
 }
 
 // guardedFiles are what the built-in file tools never write, in the
@@ -631,18 +673,32 @@ func holder(h *checkpoint.HeldError) string {
 
 func (e *WaitInterruptedError) Unwrap() error { return e.Err }
 
-// claimActive makes res.ID, a new session this run holds, the project's
-// active one in place of res.Prev; won is false when an overlapping run
-// claimed another first. The project is checked writable first: a run that
-// cannot record its session there claims nothing.
-func claimActive(ctx context.Context, project checkpoint.ProjectState, res Resolution) (won bool, err error) {
+// startClaimed starts res.ID, a new session this run holds (rec.lock), as
+// rec has it, and makes it the project's active one in place of res.Prev:
+// it begins the session's journal (its header) first, then claims it. won is false when an
+// overlapping run claimed another first: then, as on an error, the
+// session is discarded (lock released), nothing of it left. The project
+// is checked writable first: a run that cannot record its session there
+// writes none.
+func startClaimed(ctx context.Context, store checkpoint.Backend, project checkpoint.ProjectState, rec *journalRecorder, res Resolution) (won bool, err error) {
 	if p, ok := project.(interface{ CheckWritable() error }); ok {
-		if err := p.CheckWritable(); err != nil {
-			return false, err
+		err = p.CheckWritable()
+	}
+	if err == nil {
+		err = rec.begin()
+	}
+	if err == nil {
+		var got string
+		if got, err = project.ClaimActive(ctx, res.Prev, res.ID); err == nil && got == res.ID {
+			return true, nil
 		}
 	}
-	got, err := project.ClaimActive(ctx, res.Prev, res.ID)
-	return got == res.ID, err
+	rec.close() // the journal, if begun, before its session goes
+	// The id is this run's alone and will never be used.
+	if derr := store.Discard(context.WithoutCancel(ctx), rec.lock); err == nil {
+		err = derr
+	}
+	return false, err
 }
 
 // lockSession takes the session's lock, waiting up to wait when another

@@ -271,3 +271,69 @@ func TestStreamDiscarded(t *testing.T) {
 		}
 	}
 }
+
+// A server that cuts a character between two stream events (each half
+// alone is not UTF-8) streams and records it whole; one whose answer ends
+// inside a character records U+FFFD in its place, and says so once.
+func TestStreamSplitCharacter(t *testing.T) {
+	raw := func(s string) string { // s as it is, bytes that are not UTF-8 included
+		return `{"model":"m","choices":[{"index":0,"delta":{"content":"` + s + `"},"finish_reason":null}]}`
+	}
+	const (
+		stop  = `{"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
+		usage = `{"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`
+	)
+	tests := []struct {
+		name   string
+		events []string
+		want   string
+		warn   string // in the one warning; "": none
+	}{
+		{"é cut in two", []string{raw("caf\xc3"), raw("\xa9 au lait"), stop, usage, "[DONE]"}, "café au lait", ""},
+		{"the answer ends inside a character", []string{raw("caf\xc3"), stop, usage, "[DONE]"}, "caf\uFFFD", "ended the answer inside a character"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) { sseReply(w, tt.events...) }}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, streamTeam)
+			p.streamJSON, p.verbose = true, true
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Succeeded {
+				t.Fatalf("run: %v %+v\n%s", err, sum, out)
+			}
+			if one, _ := p.session(t).Task("one"); one.Result != tt.want {
+				t.Errorf("recorded %q, want %q", one.Result, tt.want)
+			}
+			var deltas strings.Builder
+			var lines, warnings []string
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				var ev Event
+				if err := json.Unmarshal([]byte(l), &ev); err != nil {
+					t.Fatalf("%q: %v", l, err)
+				}
+				switch ev.Type {
+				case TaskDelta:
+					deltas.WriteString(ev.Delta)
+				case TaskLine:
+					lines = append(lines, ev.Message)
+				case RunWarning:
+					warnings = append(warnings, ev.Message)
+				}
+			}
+			if deltas.String() != tt.want {
+				t.Errorf("--stream-json deltas %q, want %q", deltas.String(), tt.want)
+			}
+			if strings.Join(lines, "\n") != tt.want {
+				t.Errorf("-v lines %q, want %q", lines, tt.want)
+			}
+			switch {
+			case tt.warn == "" && len(warnings) > 0:
+				t.Errorf("warnings %q, want none", warnings)
+			case tt.warn != "" && (len(warnings) != 1 || !strings.Contains(warnings[0], tt.warn) || !strings.Contains(warnings[0], "model m")):
+				t.Errorf("warnings %q, want one saying %q", warnings, tt.warn)
+			}
+		})
+	}
+}

@@ -292,6 +292,7 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 		lp.calls = append(lp.calls, resp.Calls...)
 		turn++
 		if len(resp.ToolCalls) == 0 {
+			warnMended(lp.job, lp.req.Model, resp)
 			return resp.Content, nil
 		}
 		// A turn holding a key (a proxy that echoes the request) is

@@ -1,8 +1,12 @@
 package filestore
 
 import (
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -43,5 +47,20 @@ func TestConformance(t *testing.T) {
 			}
 		},
 		Logs: true,
+		// Any file or folder whose path in the store names the session.
+		Leftovers: func(t *testing.T, b checkpoint.Backend, id string) []string {
+			dir := b.(*Store).dir
+			var left []string
+			err := filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
+				if rel, _ := filepath.Rel(dir, path); err == nil && strings.Contains(rel, id) {
+					left = append(left, rel)
+				}
+				return err
+			})
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatal(err)
+			}
+			return left
+		},
 	})
 }

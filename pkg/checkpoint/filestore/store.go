@@ -373,39 +373,57 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	defer l.Release()
-	found := false
-	for _, p := range []string{s.Path(id), s.journalPath(id)} {
-		err := os.Remove(p)
-		if err == nil {
-			found = true
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return storeErr("remove", p, err)
-		}
-	}
-	for _, p := range s.tempFiles(id) {
-		_ = os.Remove(p)
-	}
-	if err := s.sweepScratch(id); err != nil {
-		return err
-	}
-	if err := s.removeBlobs(id); err != nil {
-		return err
-	}
-	if err := s.removeLogs(id); err != nil {
-		return err
-	}
-	// Removing the lock file while holding it is safe: lockers check that
-	// the file they locked is still the one at the path.
-	if err := os.Remove(s.lockPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return storeErr("remove", s.lockPath(id), err)
-	}
-	if err := syncDir(s.dir); err != nil {
+	found, err := s.remove(id)
+	if err != nil {
 		return err
 	}
 	if !found {
 		return s.notFound(id)
 	}
 	return nil
+}
+
+// Discard removes the session cl holds, if it was written, with its lock
+// file, and releases cl.
+func (s *Store) Discard(_ context.Context, cl checkpoint.Lock) error {
+	l, _ := cl.(*FileLock)
+	if l == nil || !l.held() || l.store.dir != s.dir {
+		return fmt.Errorf("checkpoint: Discard without holding the session's lock")
+	}
+	defer l.Release()
+	_, err := s.remove(l.id)
+	return err
+}
+
+// remove removes session id and everything kept beside it, its lock file
+// last; the caller holds its lock. found: its snapshot or journal was there.
+func (s *Store) remove(id string) (found bool, err error) {
+	for _, p := range []string{s.Path(id), s.journalPath(id)} {
+		err := os.Remove(p)
+		if err == nil {
+			found = true
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return found, storeErr("remove", p, err)
+		}
+	}
+	for _, p := range s.tempFiles(id) {
+		_ = os.Remove(p)
+	}
+	if err := s.sweepScratch(id); err != nil {
+		return found, err
+	}
+	if err := s.removeBlobs(id); err != nil {
+		return found, err
+	}
+	if err := s.removeLogs(id); err != nil {
+		return found, err
+	}
+	// Removing the lock file while holding it is safe: lockers check that
+	// the file they locked is still the one at the path.
+	if err := os.Remove(s.lockPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return found, storeErr("remove", s.lockPath(id), err)
+	}
+	return found, syncDir(s.dir)
 }
 
 // tempFiles are the temp files of id's snapshots and journals that were

@@ -214,6 +214,20 @@ func (s *Store) Delete(_ context.Context, id string) error {
 	return nil
 }
 
+// Discard removes the session cl holds, if it was written, and releases cl.
+func (s *Store) Discard(_ context.Context, cl checkpoint.Lock) error {
+	l, _ := cl.(*lock)
+	s.mu.Lock()
+	if l == nil || l.store != s || s.locks[l.id] != l {
+		s.mu.Unlock()
+		return fmt.Errorf("memstore: Discard without holding the session's lock")
+	}
+	delete(s.sessions, l.id)
+	delete(s.blobs, l.id)
+	s.mu.Unlock()
+	return l.Release()
+}
+
 // Begin stores sess as the snapshot and opens its journal.
 func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Session) (checkpoint.Journal, error) {
 	if sess == nil {

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -40,5 +41,24 @@ func TestConformance(t *testing.T) {
 			}
 		},
 		Logs: true,
+		// The rows of every table keyed by session.
+		Leftovers: func(t *testing.T, b checkpoint.Backend, id string) []string {
+			s := b.(*Store)
+			var left []string
+			for _, table := range []string{"sessions", "transitions", "holders", "blobs", "logs"} {
+				col := "session_id"
+				if table == "sessions" {
+					col = "id"
+				}
+				var n int
+				if err := s.pool.QueryRow(context.Background(), s.q(`SELECT count(*) FROM {s}.`+table+` WHERE `+col+` = $1`), id).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				if n > 0 {
+					left = append(left, fmt.Sprintf("%d row(s) of %s", n, table))
+				}
+			}
+			return left
+		},
 	})
 }

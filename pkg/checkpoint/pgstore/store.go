@@ -387,17 +387,38 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	defer l.Release()
-	var n int64
-	err = l.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
-		tag, err := c.Exec(ctx, s.q(`DELETE FROM {s}.sessions WHERE id = $1 AND owner_generation = $2`), id, l.gen)
-		n = tag.RowsAffected()
-		return err
-	})
+	n, err := s.remove(ctx, l)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
 		return s.notFound(id)
 	}
-	return s.sweepBlobs(ctx, id, nil)
+	return nil
+}
+
+// Discard removes the session cl holds, if it was written, and releases
+// cl, which deletes its holder row.
+func (s *Store) Discard(ctx context.Context, cl checkpoint.Lock) error {
+	l, _ := cl.(*Lock)
+	if l == nil || l.store != s {
+		return fmt.Errorf("checkpoint: Discard without holding the session's lock")
+	}
+	defer l.Release()
+	_, err := s.remove(ctx, l)
+	return err
+}
+
+// remove deletes the session l holds (its transitions and logs go with
+// it) and its blobs; n is the sessions deleted.
+func (s *Store) remove(ctx context.Context, l *Lock) (n int64, err error) {
+	err = l.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
+		tag, err := c.Exec(ctx, s.q(`DELETE FROM {s}.sessions WHERE id = $1 AND owner_generation = $2`), l.id, l.gen)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, s.sweepBlobs(ctx, l.id, nil)
 }

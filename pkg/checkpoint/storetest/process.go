@@ -397,7 +397,28 @@ func childClaim(open func(string) (checkpoint.Backend, error)) error {
 	p := s.Project(os.Getenv("TEAMRUN_STORETEST_DIR"))
 	at, _ := strconv.ParseInt(os.Getenv("TEAMRUN_STORETEST_AT"), 10, 64)
 	time.Sleep(time.Until(time.Unix(0, at)))
+	// As a run starts the project's session: locked, written, claimed; a
+	// run that loses the claim discards what it made.
+	l, err := s.Lock(context.Background(), id, 0)
+	if err != nil {
+		return err
+	}
+	j, err := s.Begin(context.Background(), l, newSession(id, defs(1)))
+	if err != nil {
+		return err
+	}
 	got, err := p.ClaimActive(context.Background(), "", id)
+	if err != nil {
+		return err
+	}
+	if err := j.Close(); err != nil {
+		return err
+	}
+	if got != id {
+		err = s.Discard(context.Background(), l)
+	} else {
+		err = l.Release()
+	}
 	if err != nil {
 		return err
 	}
@@ -405,8 +426,10 @@ func childClaim(open func(string) (checkpoint.Backend, error)) error {
 	return nil
 }
 
-// testClaimRace: 10 processes claim one project's active session at the
-// same instant; exactly one sets it and every one reads that one.
+// testClaimRace: 10 processes, each holding a session it has written,
+// claim one project's active session at the same instant; exactly one sets
+// it and every one reads that one; the winner's session is there, the
+// losers leave nothing of theirs.
 func testClaimRace(t *testing.T, h Harness) {
 	home, dir := h.Shared(t), t.TempDir()
 	at := time.Now().Add(time.Second).UnixNano()
@@ -442,5 +465,23 @@ func testClaimRace(t *testing.T, h Harness) {
 	}
 	if winners != 1 {
 		t.Errorf("%d children set the active session: %q", winners, got)
+	}
+	s, err := h.Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if ok, err := s.Exists(bg, got[0]); !ok || err != nil {
+		t.Errorf("the winner's session %s: Exists = %v, %v", got[0], ok, err)
+	}
+	if h.Leftovers == nil {
+		return
+	}
+	for i := range got {
+		if id := fmt.Sprintf("claim-%d", i); id != got[0] {
+			if left := h.Leftovers(t, s, id); len(left) > 0 {
+				t.Errorf("%s lost the claim and left %q", id, left)
+			}
+		}
 	}
 }

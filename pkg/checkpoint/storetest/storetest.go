@@ -41,6 +41,10 @@ type Harness struct {
 	// Logs says the store keeps the attempts' output (AttemptLog,
 	// ReadLog); the Logs case fails when it does not.
 	Logs bool
+	// Leftovers, when set, lists what s keeps of session id, whatever its
+	// kind (files, rows, entries): the Discard and ClaimRace cases check
+	// that a discarded session leaves nothing.
+	Leftovers func(t *testing.T, s checkpoint.Backend, id string) []string
 }
 
 // Run runs the suite.
@@ -74,6 +78,7 @@ func Run(t *testing.T, h Harness) {
 			tc.fn(t, s)
 		})
 	}
+	t.Run("Discard", func(t *testing.T) { testDiscard(t, h) })
 	t.Run("Blobs", func(t *testing.T) { testBlobs(t, h) })
 	if h.Logs {
 		t.Run("Logs", func(t *testing.T) {
@@ -838,5 +843,72 @@ func testLogs(t *testing.T, s checkpoint.Backend) {
 	}
 	if got, err := lk.ReadLog(bg, "other", "t00", 1, "stdout"); err != nil || string(got) != "other's" {
 		t.Errorf("another session's log after Delete: %q, %v", got, err)
+	}
+}
+
+// testDiscard: a session discarded by the run that holds it is gone, with
+// everything kept beside it, whether it was never written (a run that lost
+// the claim of the project's active session before writing it) or was
+// begun with a result out of line; its lock is released; and Discard
+// needs the session's lock.
+func testDiscard(t *testing.T, h Harness) {
+	s := h.New(t)
+	t.Cleanup(func() { s.Close() })
+	l := lock(t, s, "never-written")
+	if err := s.Discard(bg, l); err != nil {
+		t.Fatalf("Discard of a session never written: %v", err)
+	}
+	checkDiscarded(t, h, s, "never-written")
+
+	l = lock(t, s, "begun")
+	j := begin(t, s, l, newSession("begun", defs(2)))
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t00", Attempt: 1, At: time.Now()})
+	if bs, ok := s.(checkpoint.BlobStore); ok {
+		if _, err := bs.PutBlob(bg, "begun", strings.NewReader("a result kept out of line")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Discard(bg, l); err != nil {
+		t.Fatalf("Discard of a begun session: %v", err)
+	}
+	checkDiscarded(t, h, s, "begun")
+	if list, err := s.List(bg); err != nil || len(list) != 0 {
+		t.Errorf("List after Discard = %+v, %v", list, err)
+	}
+
+	// Another run's session is not discarded through a released lock.
+	l = lock(t, s, "kept")
+	begin(t, s, l, newSession("kept", defs(1))).Close()
+	l.Release()
+	if err := s.Discard(bg, l); err == nil {
+		t.Error("Discard through a released lock succeeded")
+	}
+	if ok, err := s.Exists(bg, "kept"); !ok || err != nil {
+		t.Errorf("Exists(kept) after a refused Discard = %v, %v", ok, err)
+	}
+}
+
+// checkDiscarded checks that session id is gone from s, held by nobody,
+// lockable again, and, when h can tell, that nothing of it is left.
+func checkDiscarded(t *testing.T, h Harness, s checkpoint.Backend, id string) {
+	t.Helper()
+	if ok, err := s.Exists(bg, id); ok || err != nil {
+		t.Errorf("Exists(%s) after Discard = %v, %v", id, ok, err)
+	}
+	if held, err := s.Held(bg, id); held != nil || err != nil {
+		t.Errorf("Held(%s) after Discard = %v, %v", id, held, err)
+	}
+	if h.Leftovers != nil {
+		if left := h.Leftovers(t, s, id); len(left) > 0 {
+			t.Errorf("Discard of %s left %q", id, left)
+		}
+	}
+	l, err := s.Lock(bg, id, 0)
+	if err != nil {
+		t.Fatalf("Lock(%s) after Discard: %v", id, err)
+	}
+	// Taking the lock may leave its traces (a lock file): discarded again.
+	if err := s.Discard(bg, l); err != nil {
+		t.Errorf("Discard(%s) again: %v", id, err)
 	}
 }

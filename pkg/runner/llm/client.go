@@ -142,6 +142,9 @@ type Response struct {
 	Usage        Usage // of the answer that is the result
 	Model        string
 	FinishReason string // as the server said: stop, length, tool_calls, …; may be empty
+	// Mended says why Content holds U+FFFD that the server did not send
+	// (bytes that are not UTF-8: see textJoiner); "" when it holds none.
+	Mended string
 	// Calls are the requests of this Complete that reported usage, the
 	// answer's last; Usage is the last one's.
 	Calls []Call
@@ -233,7 +236,7 @@ type wireResponse struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Message struct {
-			Content   *string    `json:"content"`
+			Content   wireText   `json:"content"`
 			Refusal   *string    `json:"refusal"`
 			ToolCalls []ToolCall `json:"tool_calls"`
 		} `json:"message"`
@@ -461,9 +464,10 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	if wr.Usage != nil {
 		resp.Usage, resp.hasUsage = wr.Usage.usage(), true
 	}
-	if p := ch.Message.Content; p != nil {
-		resp.Content = *p
-	}
+	var text textJoiner
+	text.add(ch.Message.Content)
+	text.end()
+	resp.Content, resp.Mended = text.text.String(), text.mended()
 	if p := ch.FinishReason; p != nil {
 		resp.FinishReason = *p
 	}

@@ -58,8 +58,8 @@ type wireChunk struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Delta struct {
-			Content *string `json:"content"`
-			Refusal *string `json:"refusal"`
+			Content wireText `json:"content"`
+			Refusal *string  `json:"refusal"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
@@ -80,10 +80,11 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 	br := bufio.NewReaderSize(body, 64<<10)
 	resp := Response{status: hresp.StatusCode}
 	var (
-		text, refusal strings.Builder
-		data          strings.Builder // the data lines of the event being read
-		done          bool
-		bad           *Error
+		text    textJoiner // a character may be cut between two events
+		refusal strings.Builder
+		data    strings.Builder // the data lines of the event being read
+		done    bool
+		bad     *Error
 	)
 	fail := func(e *Error) (Response, time.Duration, *Error) {
 		e.StatusCode = hresp.StatusCode
@@ -120,11 +121,8 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 			return
 		}
 		c := ch.Choices[0]
-		if p := c.Delta.Content; p != nil && *p != "" {
-			text.WriteString(*p)
-			if st.onDelta != nil {
-				st.onDelta(*p)
-			}
+		if s := text.add(c.Delta.Content); s != "" && st.onDelta != nil {
+			st.onDelta(s)
 		}
 		if p := c.Delta.Refusal; p != nil {
 			refusal.WriteString(*p)
@@ -185,6 +183,11 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		out.answered, out.Content = true, r
 		return out, -1, e
 	}
-	resp.Content = text.String()
+	// The stream ended: a character it ended inside of is shown as it is
+	// recorded.
+	if s := text.end(); s != "" && st.onDelta != nil {
+		st.onDelta(s)
+	}
+	resp.Content, resp.Mended = text.text.String(), text.mended()
 	return resp, -1, nil
 }

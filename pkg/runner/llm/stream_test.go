@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // sse writes a streamed answer: each event as a data: line, flushed.
@@ -25,6 +26,13 @@ func sse(w http.ResponseWriter, events ...string) {
 
 func delta(s string) string {
 	return fmt.Sprintf(`{"model":"served","choices":[{"index":0,"delta":{"content":%q},"finish_reason":null}]}`, s)
+}
+
+// rawDelta is a delta whose content is s as it is, bytes that are not
+// UTF-8 included (%q would escape them, which JSON cannot): what a server
+// that cuts a character between two events sends. s holds no quote.
+func rawDelta(s string) string {
+	return `{"model":"served","choices":[{"index":0,"delta":{"content":"` + s + `"},"finish_reason":null}]}`
 }
 
 const (
@@ -48,6 +56,8 @@ func TestStream(t *testing.T) {
 		// wantDiscards counts the OnDiscard calls: one per request whose
 		// text was shown and that is sent again (not the last that fails).
 		wantDiscards int
+		// wantMended is in Response.Mended; "": it is empty.
+		wantMended string
 	}{
 		{name: "deltas, usage chunk, [DONE]", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, delta("Hel"), delta("lo"), finishStop, usageChunk, "[DONE]")
@@ -93,6 +103,22 @@ func TestStream(t *testing.T) {
 		{name: "an event that is not JSON", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, "<html>")
 		}, wantErr: "a stream event is not a Chat Completions chunk: <html>", wantReqs: 1},
+		{name: "deltas of a character cut between two events are joined", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, rawDelta("caf\xc3"), rawDelta("\xa9 ok"), finishStop, usageChunk, "[DONE]")
+		}, want: "café ok", wantReqs: 1, wantUsage: 9},
+		{name: "deltas of a character cut in three and escaped pairs", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, rawDelta("\xf0\x9f"), rawDelta("\x98"), rawDelta("\x80 \\ud83d\\ude00\\u00e9\\n"), finishStop, "[DONE]")
+		}, want: "😀 😀é\n", wantReqs: 1, wantUnknown: 1},
+		{name: "deltas ending inside a character: U+FFFD, said", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, rawDelta("ok \xe2\x82"), finishStop, "[DONE]")
+		}, want: "ok \uFFFD", wantReqs: 1, wantUnknown: 1, wantMended: "its server ended the answer inside a character"},
+		{name: "deltas with a byte no character starts with: U+FFFD, said", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, rawDelta("a\xffb\xef\xbf\xbd"), finishStop, "[DONE]")
+		}, want: "a\uFFFDb\uFFFD", wantReqs: 1, wantUnknown: 1, wantMended: "its server sent 1 byte(s) that are not UTF-8"},
+		{name: "a server that does not stream, with a byte that is not UTF-8", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"model":"served","choices":[{"index":0,"message":{"role":"assistant","content":"`+"caf\xc3\xa9 \xc3"+`"},"finish_reason":"stop"}]}`)
+		}, want: "café \uFFFD", wantReqs: 1, wantUnknown: 1, wantMended: "inside a character"},
 		{name: "a server that does not stream is read as usual", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			okReply(w, "plain")
 		}, want: "plain", wantReqs: 1, wantUsage: 14},
@@ -132,6 +158,14 @@ func TestStream(t *testing.T) {
 				calls = CallsOf(err)
 			} else if err != nil || resp.Content != tt.want {
 				t.Fatalf("got %q, %v; want %q", resp.Content, err, tt.want)
+			}
+			if tt.wantMended == "" && resp.Mended != "" || !strings.Contains(resp.Mended, tt.wantMended) {
+				t.Errorf("Mended %q, want %q in it", resp.Mended, tt.wantMended)
+			}
+			for _, d := range deltas {
+				if !utf8.ValidString(d) {
+					t.Errorf("OnDelta got %q, which is not UTF-8", d)
+				}
 			}
 			total, unknown := 0, 0
 			for _, c := range calls {

@@ -1,0 +1,163 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// wireText is an answer's text as the server sent it, byte for byte (nil:
+// absent or null). encoding/json would put U+FFFD in place of each byte
+// that is not UTF-8, and a server that cuts a character between two stream
+// events (llama.cpp-style byte tokens) sends each half as such bytes: only
+// joined do they make the character.
+type wireText []byte
+
+var errNotString = errors.New("not a JSON string")
+
+// UnmarshalJSON unquotes a JSON string, keeping bytes that are not UTF-8
+// as they are. Unmarshal has checked the syntax already.
+func (t *wireText) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*t = nil
+		return nil
+	}
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return errNotString
+	}
+	s := b[1 : len(b)-1]
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		if i+1 >= len(s) {
+			return errNotString
+		}
+		switch e := s[i+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(s[i+2:])
+			if !ok {
+				return errNotString
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				// A pair makes one character; a lone half is U+FFFD, as
+				// encoding/json has it.
+				r2, ok := rune(0), false
+				if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+					r2, ok = hex4(s[i+2:])
+				}
+				if pair := utf16.DecodeRune(r, r2); ok && pair != utf8.RuneError {
+					r = pair
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return errNotString
+		}
+		i += 2
+	}
+	*t = out
+	return nil
+}
+
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// textJoiner joins an answer's pieces as bytes, so that a character cut
+// between two of them comes out whole. What it gives is always UTF-8: a
+// byte that cannot be part of a character becomes U+FFFD, and so does a
+// character the text ends inside of; mended says so.
+type textJoiner struct {
+	text    strings.Builder
+	pending []byte // the start of a character whose rest has not come yet
+	bad     int    // bytes that could be part of no character, each now U+FFFD
+	cut     bool   // the text ended inside a character, now one U+FFFD
+}
+
+// add joins p and returns the text it completes ("" when p only starts a
+// character).
+func (j *textJoiner) add(p []byte) string {
+	j.pending = append(j.pending, p...)
+	start := j.text.Len()
+	i := 0
+	for i < len(j.pending) && utf8.FullRune(j.pending[i:]) {
+		r, n := utf8.DecodeRune(j.pending[i:])
+		if r == utf8.RuneError && n == 1 {
+			j.text.WriteRune(utf8.RuneError)
+			j.bad++
+		} else {
+			j.text.Write(j.pending[i : i+n])
+		}
+		i += n
+	}
+	j.pending = append(j.pending[:0], j.pending[i:]...)
+	return j.text.String()[start:]
+}
+
+// end ends the text and returns what that adds: U+FFFD for a character
+// the text ends inside of, else "".
+func (j *textJoiner) end() string {
+	if len(j.pending) == 0 {
+		return ""
+	}
+	j.pending, j.cut = nil, true
+	j.text.WriteRune(utf8.RuneError)
+	return string(utf8.RuneError)
+}
+
+// mended says why the text holds U+FFFD the server did not send; "" when
+// it holds none.
+func (j *textJoiner) mended() string {
+	var what []string
+	if j.bad > 0 {
+		what = append(what, fmt.Sprintf("sent %d byte(s) that are not UTF-8", j.bad))
+	}
+	if j.cut {
+		what = append(what, "ended the answer inside a character (the first bytes of a UTF-8 character and not the rest)")
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return "its server " + strings.Join(what, " and ") + ": the result has U+FFFD (\uFFFD) in their place"
+}
