@@ -65,13 +65,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		ctx, caught, stop = catchSignals(ctx)
 		defer stop()
 	}
-	app := newApp(iostreams.System(stdin, stdout, stderr, os.Getenv))
+	ios := iostreams.System(stdin, stdout, stderr, os.Getenv)
+	app := newApp(ios)
 	if n := len(args); n > 1 && args[n-1] == completionFlag {
 		wireCompletion(app.Commands, app.Commands, args[1:n-1])
 	}
 	args, err := normalizeArgs(app.Commands, args)
 	if err == nil {
 		err = app.RunContext(ctx, args)
+	}
+	var ee *exitError
+	if oerr := ios.OutErr(); oerr != nil && !errors.As(err, &ee) {
+		// The output went nowhere (a full disk under `> file`): the
+		// command did not do what it was asked, whatever it made of the
+		// failed write (most printing ignores it). A command that ends
+		// with its own code (a failed task, a halt) keeps it.
+		fmt.Fprintf(stderr, "teamrun: the output is incomplete: %v\n", oerr)
+		return exitStore
 	}
 	if err == nil {
 		return exitOK
@@ -82,7 +92,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "teamrun:", err)
 		return runner.ExitCodeOf(caught())
 	}
-	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
 			fmt.Fprintln(stderr, "teamrun:", ee.err)

@@ -295,6 +295,13 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	if cerr := sinks.close(); cerr != nil {
 		c.warnOnce("logs", fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, c.Store, cerr))
 	}
+	// An output the store's scratch folder could not take is the store's
+	// failure, as a checkpoint it could not write is (exit 5), not the
+	// task's: no attempt is spent on a full disk.
+	var se *SpoolError
+	if errors.As(err, &se) {
+		return Result{}, &StoreError{Err: checkpoint.NewStoreError("write", se.Dir, se.Err)}
+	}
 	if err != nil {
 		return Result{}, redactedErr(err, c.Keys)
 	}

@@ -57,6 +57,20 @@ type CommandSpec struct {
 	Large func(r io.Reader) error
 }
 
+// SpoolError is a command's stdout that teamrun could not keep (a full
+// disk, a scratch folder gone): the command did its work, teamrun could
+// not take it.
+type SpoolError struct {
+	Dir string
+	Err error
+}
+
+func (e *SpoolError) Error() string {
+	return fmt.Sprintf("cannot keep the command's output in %s: %v", e.Dir, e.Err)
+}
+
+func (e *SpoolError) Unwrap() error { return e.Err }
+
 // CommandError is a failed attempt of a command agent.
 type CommandError struct {
 	ExitCode int // -1 when killed by a signal or not started
@@ -374,7 +388,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	}
 	p.finish(copied, outputGrace)
 	if err == nil && stdout.err != nil {
-		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot keep the command's output in %s: %w", spoolDir(cs.Spool), stdout.err)}
+		return "", &SpoolError{Dir: spoolDir(cs.Spool), Err: stdout.err}
 	}
 	if err == nil && cs.Large != nil && cs.StdoutLimit == 0 {
 		if n, serr := stdout.size(); serr == nil && n > checkpoint.BlobThreshold {

@@ -914,7 +914,10 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, interrupted: true, usage: used}
 		}
 		var decided *DecidedFailError
-		if try >= t.MaxRetries || errors.As(err, &decided) {
+		var se *StoreError
+		// Not retried: a store that cannot take the result is no better a
+		// moment later, and it is the store's failure, not the task's.
+		if try >= t.MaxRetries || errors.As(err, &decided) || errors.As(err, &se) {
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, usage: used}
 		}
 		feedback = ""
@@ -993,7 +996,14 @@ func (e *Engine) finish(d attemptDone, stage bool) error {
 	}
 	var se *StoreError
 	if errors.As(d.err, &se) {
+		// An attempt that could not hand its result to the store (its
+		// output's blob, its spool) stops the run as a failed record does.
 		e.sched.Reset(d.i)
+		e.recMu.Lock()
+		if e.storeErr == nil {
+			e.storeErr = se
+		}
+		e.recMu.Unlock()
 		return d.err
 	}
 	ev := Event{Index: d.i, Task: t.Name, Agent: t.Agent, Attempt: d.attempt, RetryCount: max(d.attempt-1, 0)}

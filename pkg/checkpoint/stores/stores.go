@@ -18,19 +18,39 @@ import (
 // $TEAMRUN_STORE, else $TEAMRUN_HOME, else ~/.teamrun.
 func Location(flag string, getenv func(string) string) (string, error) {
 	if flag != "" {
-		return flag, nil
+		return expandHome("--store", flag, getenv)
 	}
 	if v := getenv("TEAMRUN_STORE"); v != "" {
-		return v, nil
+		return expandHome("TEAMRUN_STORE", v, getenv)
 	}
 	if v := getenv("TEAMRUN_HOME"); v != "" {
-		return v, nil
+		return expandHome("TEAMRUN_HOME", v, getenv)
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", &noStoreError{err}
 	}
 	return filepath.Join(home, ".teamrun"), nil
+}
+
+// expandHome is a folder location with a leading ~ or ~/ read as $HOME.
+// No shell expands it in a crontab's or a unit's variables, nor after
+// --store=, and taken as it is, it made a folder named "~" in the current
+// one: sessions that the next run, from another folder, does not find. A
+// ~user prefix is refused rather than guessed.
+func expandHome(from, loc string, getenv func(string) string) (string, error) {
+	if !strings.HasPrefix(loc, "~") {
+		return loc, nil
+	}
+	rest := loc[1:]
+	if rest != "" && rest[0] != '/' {
+		return "", fmt.Errorf("%w: %s=%s: teamrun reads only ~ and ~/… as your home folder: give the folder's full path", checkpoint.ErrBadLocation, from, loc)
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", fmt.Errorf("%w: %s=%s: ~ is $HOME, which is not set here: give the folder's full path", checkpoint.ErrBadLocation, from, loc)
+	}
+	return filepath.Join(home, rest), nil
 }
 
 // Open opens the store at location: a postgres:// or postgresql:// URL is

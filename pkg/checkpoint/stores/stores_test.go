@@ -1,6 +1,11 @@
 package stores
 
-import "testing"
+import (
+	"errors"
+	"testing"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
+)
 
 func TestShown(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -14,6 +19,41 @@ func TestShown(t *testing.T) {
 	for _, tt := range tests {
 		if got := Shown(tt.in); got != tt.want {
 			t.Errorf("Shown(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// A leading ~ is $HOME wherever the location comes from: cron, systemd and
+// --store= leave it unexpanded, and taken as it was it made a folder named
+// "~" in the current one.
+func TestLocationHome(t *testing.T) {
+	env := func(vars map[string]string) func(string) string {
+		return func(k string) string { return vars[k] }
+	}
+	tests := []struct {
+		flag string
+		vars map[string]string
+		want string // "" for an error naming ErrBadLocation
+	}{
+		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_HOME": "~/trh"}, "/home/u/trh"},
+		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_HOME": "~"}, "/home/u"},
+		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_STORE": "~/s"}, "/home/u/s"},
+		{"~/f", map[string]string{"HOME": "/home/u"}, "/home/u/f"},
+		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_HOME": "/srv/~x"}, "/srv/~x"},
+		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_HOME": "rel/dir"}, "rel/dir"},
+		{"", map[string]string{"TEAMRUN_HOME": "~/trh"}, ""},
+		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_HOME": "~bob/trh"}, ""},
+	}
+	for _, tt := range tests {
+		got, err := Location(tt.flag, env(tt.vars))
+		if tt.want == "" {
+			if !errors.Is(err, checkpoint.ErrBadLocation) {
+				t.Errorf("Location(%q, %v) = %q, %v; want a bad location", tt.flag, tt.vars, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("Location(%q, %v) = %q, %v; want %q", tt.flag, tt.vars, got, err, tt.want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ package iostreams
 import (
 	"io"
 	"os"
+	"sync"
 
 	"github.com/mattn/go-isatty"
 	"golang.org/x/term"
@@ -27,13 +28,48 @@ type IOStreams struct {
 	// sameOut is set when ErrOut is the very file Out is (a terminal, or
 	// `2>&1`): a line meant for both is then written once.
 	sameOut bool
+	// out is Out as System wraps it: it keeps the first failed write.
+	out *keptErrWriter
+}
+
+// keptErrWriter remembers the first error of its writes: most printing
+// ignores Fprintf's error, yet a command whose output went nowhere (a full
+// disk under `> file`) must not end as if it had been written.
+type keptErrWriter struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error // the first failed write's
+}
+
+func (k *keptErrWriter) Write(p []byte) (int, error) {
+	n, err := k.w.Write(p)
+	if err != nil {
+		k.mu.Lock()
+		if k.err == nil {
+			k.err = err
+		}
+		k.mu.Unlock()
+	}
+	return n, err
+}
+
+// OutErr is the first error writing to Out, or nil: the output is not
+// whole. Only streams from System keep it.
+func (s *IOStreams) OutErr() error {
+	if s.out == nil {
+		return nil
+	}
+	s.out.mu.Lock()
+	defer s.out.mu.Unlock()
+	return s.out.err
 }
 
 // System inspects out and the environment: a terminal gets live output,
 // and colour unless NO_COLOR is set (to anything); TERM=dumb is no
 // terminal at all (no cursor movement, no colour).
 func System(in io.Reader, out, errOut io.Writer, getenv func(string) string) *IOStreams {
-	s := &IOStreams{In: in, Out: out, ErrOut: errOut, width: func() int { return DefaultWidth }}
+	kept := &keptErrWriter{w: out}
+	s := &IOStreams{In: in, Out: kept, ErrOut: errOut, width: func() int { return DefaultWidth }, out: kept}
 	f, ok := out.(*os.File)
 	if !ok {
 		return s
