@@ -442,6 +442,15 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 	// definition (an unchanged instance is restored, not paid again).
 	deferred := map[string]bool{}
 	for _, d := range defs {
+		if _, held := r.Held[d.Name]; held && forced[d.Name] {
+			// Held by the restore (what it reads changed), but asked
+			// for: it runs, never cut off. Its record is pending and
+			// its recorded result kept to compare with already.
+			delete(r.Held, d.Name)
+			r.Rerun = append(r.Rerun, d.Name)
+			again[d.Name] = true
+			continue
+		}
 		t, ok := r.Tasks[d.Name]
 		if !ok || !r.Done(d.Name) {
 			continue
