@@ -442,6 +442,15 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 	// definition (an unchanged instance is restored, not paid again).
 	deferred := map[string]bool{}
 	for _, d := range defs {
+		if _, held := r.Held[d.Name]; held && forced[d.Name] {
+			// Held by the restore (what it reads changed), but asked
+			// for: it runs, never cut off. Its record is pending and
+			// its recorded result kept to compare with already.
+			delete(r.Held, d.Name)
+			r.Rerun = append(r.Rerun, d.Name)
+			again[d.Name] = true
+			continue
+		}
 		t, ok := r.Tasks[d.Name]
 		if !ok || !r.Done(d.Name) {
 			continue
@@ -622,12 +631,17 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 // changedInstances is, under a fingerprint match, what runs again because
 // the fingerprint cannot see it: a foreach instance, a repeat iteration or
 // their join whose rendered definition (its item, what it joins) differs
-// from the recorded one, and every task downstream of one. Each such instance or join is
-// one of r.Diffs, so that plan and the warning say why.
+// from the recorded one, and what is downstream of one. Each such instance
+// or join is one of r.Diffs, so that plan and the warning say why. The
+// completed tasks downstream are held for the early cut-off, as under
+// --reuse unchanged (holdDownstream): a join whose instances all come out
+// byte-identical is reused, and so is what reads only results that come
+// out the same; one that reads a task with no recorded result to compare
+// with runs. again holds every completed task that is not restored.
 //
 // A task kept (--keep) stays restored, and what reads only it is not run
 // again for it.
-func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRecord, keep []string) map[string]bool {
+func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRecord, keep []string) (again map[string]bool) {
 	var changed []string
 	for _, d := range defs {
 		t := old[d.Name]
@@ -639,32 +653,40 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 			r.Diffs = append(r.Diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f})
 		}
 	}
-	in := map[string]bool{}
-	for _, n := range changed {
-		in[n] = !slices.Contains(keep, n)
+	if len(changed) == 0 {
+		return nil
 	}
+	r.Warnings = append(r.Warnings, fmt.Sprintf("%s changed since the checkpoint (a foreach item, or what a join reads): it runs again", strings.Join(changed, ", ")))
+	runs := map[string]bool{} // not restored: changed, or downstream of a change
+	for _, n := range changed {
+		runs[n] = !slices.Contains(keep, n)
+	}
+	// A workflow's context may name a later task: to a fixed point.
 	for grew := true; grew; {
 		grew = false
 		for _, d := range defs {
-			if in[d.Name] || slices.Contains(keep, d.Name) {
+			if runs[d.Name] || slices.Contains(keep, d.Name) {
 				continue
 			}
-			for _, c := range d.Context {
-				if in[c] {
-					in[d.Name], grew = true, true
-					break
-				}
+			if slices.ContainsFunc(d.Context, func(c string) bool { return runs[c] }) {
+				runs[d.Name], grew = true, true
 			}
 		}
 	}
-	again := map[string]bool{}
-	for n, yes := range in {
-		if t := old[n]; yes && t != nil && t.Status == StatusCompleted {
-			again[n] = true
+	again = map[string]bool{}
+	for _, d := range defs {
+		if t := old[d.Name]; runs[d.Name] && t != nil && t.Status == StatusCompleted {
+			again[d.Name] = true
+			r.Recorded[d.Name] = t.Outcome()
 		}
 	}
-	if len(changed) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s changed since the checkpoint (a foreach item, or what a join reads): it runs again, with what reads it", strings.Join(changed, ", ")))
+	for _, d := range defs {
+		if !again[d.Name] || slices.Contains(changed, d.Name) {
+			continue
+		}
+		if !slices.ContainsFunc(d.Context, func(c string) bool { _, was := r.Recorded[c]; return runs[c] && !was }) {
+			r.Held[d.Name] = carried(*old[d.Name], true)
+		}
 	}
 	return again
 }

@@ -94,6 +94,8 @@ func TestRestoreChoice(t *testing.T) {
 			reused: []string{"a", "c", "d", "x"}, rerun: []string{"b"}},
 		{name: "rerun of a changed task under unchanged reuse", now: chain("d"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Rerun: []string{"a"}},
 			rerun: []string{"a"}, held: []string{"b", "c", "x"}},
+		{name: "rerun of a held task runs it, not cut off", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Rerun: []string{"c"}},
+			reused: []string{"a", "x"}, rerun: []string{"c"}, held: []string{"d"}, warnings: []string{"re-running c on request"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

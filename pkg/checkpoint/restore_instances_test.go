@@ -27,7 +27,8 @@ func foreachDefs(items ...string) []spec.TaskDef {
 
 // TestFullRestoreChangedInstances: under a fingerprint match (over the
 // declared tasks, so the items are not in it), an instance whose rendered
-// definition changed runs again with what reads it; --keep pins a task
+// definition changed runs again; what reads it is held for the early
+// cut-off (reused if what it reads comes out the same); --keep pins a task
 // and spares what reads only it.
 func TestFullRestoreChangedInstances(t *testing.T) {
 	old := checkpoint.NewSession("s", "team.yaml", "team", spec.Sequential, foreachDefs("a", "b", "c"), "fp", time.Now())
@@ -41,12 +42,13 @@ func TestFullRestoreChangedInstances(t *testing.T) {
 		items  []string
 		keep   []string
 		reused []string
+		held   []string
 	}{
-		{"same items", []string{"a", "b", "c"}, nil, []string{"t[0]", "t[1]", "t[2]", "t", "u", "v"}},
-		{"one item edited", []string{"a", "B", "c"}, nil, []string{"t[0]", "t[2]"}},
-		{"one item more", []string{"a", "b", "c", "d"}, nil, []string{"t[0]", "t[1]", "t[2]"}},
-		{"one item less", []string{"a", "b"}, nil, []string{"t[0]", "t[1]"}},
-		{"edited, u kept", []string{"a", "B", "c"}, []string{"u"}, []string{"t[0]", "t[2]", "u", "v"}},
+		{"same items", []string{"a", "b", "c"}, nil, []string{"t[0]", "t[1]", "t[2]", "t", "u", "v"}, nil},
+		{"one item edited", []string{"a", "B", "c"}, nil, []string{"t[0]", "t[2]"}, []string{"t", "u", "v"}},
+		{"one item more", []string{"a", "b", "c", "d"}, nil, []string{"t[0]", "t[1]", "t[2]"}, []string{"u", "v"}},
+		{"one item less", []string{"a", "b"}, nil, []string{"t[0]", "t[1]"}, []string{"u", "v"}},
+		{"edited, u kept", []string{"a", "B", "c"}, []string{"u"}, []string{"t[0]", "t[2]", "u", "v"}, []string{"t"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,6 +58,20 @@ func TestFullRestoreChangedInstances(t *testing.T) {
 			}
 			if !slices.Equal(r.Reused, tt.reused) {
 				t.Errorf("reused %v, want %v", r.Reused, tt.reused)
+			}
+			var held []string
+			for n := range r.Held {
+				held = append(held, n)
+			}
+			if !sameSet(held, tt.held) {
+				t.Errorf("held %v, want %v", held, tt.held)
+			}
+			// Each held task and each changed one has its recorded result
+			// to compare with.
+			for _, n := range append(held, "t[1]") {
+				if _, ok := r.Recorded[n]; !ok && !slices.Contains(tt.reused, n) {
+					t.Errorf("%s: no recorded result to compare with", n)
+				}
 			}
 			for _, n := range []string{"t", "u", "v"} {
 				if slices.Contains(tt.reused, n) != r.Done(n) {
@@ -70,7 +86,8 @@ func TestFullRestoreChangedInstances(t *testing.T) {
 			if !sameSet(decided, tt.reused) {
 				t.Errorf("decisions kept for %v, want %v", decided, tt.reused)
 			}
-			if changed := !slices.Equal(tt.reused, tests[0].reused); changed != (len(r.Warnings) == 1) {
+			// One says what changed, one what is held.
+			if changed := !slices.Equal(tt.reused, tests[0].reused); changed != (len(r.Warnings) == 2) {
 				t.Errorf("warnings %q", r.Warnings)
 			}
 		})

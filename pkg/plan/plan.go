@@ -127,7 +127,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		return r.Tasks[defs[i].Name].Result, r.Done(defs[i].Name)
 	}, decided, kept)
 	for i, d := range defs {
-		if r.Done(d.Name) && redo[i] == "" {
+		if r.Done(d.Name) && redo[i].Why == "" {
 			st.Restore(i, r.Tasks[d.Name].Result)
 		}
 	}
@@ -174,19 +174,29 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			why = st.SkipReason(i)
 			behind = true
 		}
-		if redo[i] != "" && kept(i) {
+		if redo[i].Why != "" && kept(i) {
 			then := checkpoint.KeptRuns
 			if skipped[i] != nil {
 				then = checkpoint.KeptSkipped
 			}
-			p.Warnings = append(p.Warnings, checkpoint.NotKept(d.Name, redo[i], then))
+			p.Warnings = append(p.Warnings, checkpoint.NotKept(d.Name, redo[i].Why, then))
 		}
 		var open []string // gates whose route is not known yet
 		switch {
-		case redo[i] != "" && skipped[i] == nil:
+		case redo[i].Why != "" && skipped[i] == nil:
 			step.Action = Run
-			step.Reason = redo[i] + ": it runs again"
-		case r.Done(d.Name) && redo[i] == "":
+			step.Reason = redo[i].Why + ": it runs again"
+			if redo[i].Held {
+				// Only what it reads runs again: the run holds it.
+				var reads []string
+				for _, c := range append(slices.Clone(graph.Deps(i)), graph.Context(i)...) {
+					if (!r.Done(defs[c].Name) || redo[c].Why != "") && !slices.Contains(reads, defs[c].Name) {
+						reads = append(reads, defs[c].Name)
+					}
+				}
+				step.Reason = fmt.Sprintf("%s; will run only if %s's output changes (else its recorded result is reused: early cut-off)", redo[i].Why, strings.Join(reads, " or "))
+			}
+		case r.Done(d.Name) && redo[i].Why == "":
 			step.Action = Restore
 			if r.Kind == checkpoint.RestoreFull {
 				step.Reason = fmt.Sprintf("fingerprint %s matches; completed last time", fingerprint)

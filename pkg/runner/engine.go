@@ -146,7 +146,9 @@ type Engine struct {
 	// Held holds completed tasks that read a task running again: each
 	// takes over its recorded output when what it reads comes out as
 	// recorded (early cut-off). Recorded is the recorded result of each
-	// task that runs again, to compare with.
+	// task that runs again, to compare with. The engine adds the restored
+	// tasks it does not take over (setup): a result that no longer fits
+	// is compared, and one refused only for what it reads is held.
 	Held     map[int]Output
 	Recorded map[int]checkpoint.Outcome
 	// Blobs reads the results stored out of line; nil: the store keeps
@@ -413,6 +415,12 @@ func (e *Engine) setup(ctx context.Context) error {
 	if e.State == nil {
 		e.State = map[string]any{}
 	}
+	if e.Held == nil {
+		e.Held = map[int]Output{}
+	}
+	if e.Recorded == nil {
+		e.Recorded = map[int]checkpoint.Outcome{}
+	}
 	if e.Render == nil {
 		e.Render = func(s string, _ map[string]any) string { return s }
 	}
@@ -443,15 +451,24 @@ func (e *Engine) setup(ctx context.Context) error {
 		if _, ok := e.Restored[i]; !ok {
 			continue
 		}
-		if why := problems[i]; why == "" && e.sched.Restore(i, raws[i]) {
+		why := problems[i].Why
+		if why == "" && e.sched.Restore(i, raws[i]) {
 			e.tasks[i].out, e.tasks[i].restored = e.Restored[i], true
 		} else {
 			// The routes or the schema changed since (they are not in
 			// the fingerprint), here or upstream: the task runs again,
-			// or a gate restored before it skips it now.
+			// or a gate restored before it skips it now, or, when only
+			// what it reads runs again, it is held: its recorded result
+			// is reused if that comes out as recorded (early cut-off).
+			// What reads it compares with its recorded result.
+			e.Recorded[i] = e.Restored[i].outcome()
 			next, then := "running it again", checkpoint.KeptRuns
-			if e.sched.SkipReason(i) != nil {
+			switch {
+			case e.sched.SkipReason(i) != nil:
 				next, then = "it is skipped this time", checkpoint.KeptSkipped
+			case problems[i].Held:
+				e.Held[i] = e.Restored[i]
+				next = "it runs again only if what it reads changes (early cut-off)"
 			}
 			msg := fmt.Sprintf("task %q: %s; %s", t.Tasks[i].Name, why, next)
 			if e.kept(i) {

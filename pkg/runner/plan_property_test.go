@@ -53,9 +53,11 @@ type genTeam struct {
 	// producer is the task whose output (its out- file, a JSON array) is
 	// items, -1 when items is a variable: the foreach expands at run time.
 	producer int
-	// rep is the task that repeats (until "stop", at most 3 times), -1
-	// for none; an iteration's out- file may say stop.
-	rep int
+	// rep is the task that repeats (until the text until, at most 3
+	// times), -1 for none; an iteration's out- file may say stop. An
+	// edit of until (not in the fingerprint) widens or narrows it.
+	rep   int
+	until string
 }
 
 func (g *genTeam) yaml(dir string) string {
@@ -77,7 +79,7 @@ func (g *genTeam) yaml(dir string) string {
 			b.WriteString("    output_variable: items\n")
 		}
 		if i == g.rep {
-			b.WriteString("    repeat: {until: stop, max_iterations: 3}\n")
+			fmt.Fprintf(&b, "    repeat: {until: '%s', max_iterations: 3}\n", g.until)
 		}
 		if g.human[i] {
 			b.WriteString("    agent: human\n    options: [a, b]\n")
@@ -104,7 +106,7 @@ func (g *genTeam) yaml(dir string) string {
 }
 
 func newGenTeam(rng *rand.Rand) *genTeam {
-	g := &genTeam{workflow: rng.IntN(2) == 0, n: 3 + rng.IntN(5), human: map[int]bool{}, context: map[int][]int{}, routes: map[int][2][]int{}, version: map[int]int{}}
+	g := &genTeam{workflow: rng.IntN(2) == 0, n: 3 + rng.IntN(5), human: map[int]bool{}, context: map[int][]int{}, routes: map[int][2][]int{}, version: map[int]int{}, until: "stop"}
 	routed := map[int]bool{} // a task is routed by at most one condition
 	for i := range g.n {
 		if i > 0 && rng.IntN(5) == 0 {
@@ -238,10 +240,17 @@ func planMatchesRun(t *testing.T, seed uint64) {
 	}
 	// Edits, then everything fixed and every human task decided, so that
 	// the next run goes to the end.
+	edited := map[int]bool{}
 	for i := range g.n {
 		if rng.IntN(5) == 0 {
 			g.version[i]++
+			edited[i] = true
 		}
+	}
+	if g.rep >= 0 && rng.IntN(3) == 0 {
+		// until is not in the fingerprint: widened (no iteration meets
+		// it), or narrowed (the first one's default output meets it).
+		g.until = []string{"never", fmt.Sprintf("t%d#", g.rep), "here"}[rng.IntN(3)]
 	}
 	write("team.yaml", g.yaml(dir))
 	if g.loop >= 0 && rng.IntN(2) == 0 {
@@ -288,19 +297,42 @@ func planMatchesRun(t *testing.T, seed uint64) {
 			}
 		}
 	}
+	// An instance or an iteration that runs again (its item or the until
+	// changed) comes out the same by default (its output is its name), or
+	// changed: what reads it is cut off, or runs.
+	for k := range 4 {
+		if g.loop >= 0 && rng.IntN(3) == 0 {
+			write(fmt.Sprintf("out-t%d[%d]", g.loop, k), "changed\n")
+		}
+		if g.rep >= 0 && k > 0 && rng.IntN(4) == 0 {
+			write(fmt.Sprintf("out-t%d#%d", g.rep, k), "changed\n")
+		}
+	}
 	p := planFor(t, specPath, home, ch, g.vars)
 	before := results(t, home)
 	did := actions(t, run(ch, true))
 	after := results(t, home)
-	// A task the early cut-off reused must read only what came out as
-	// recorded: its context, the task before it (sequential), its routers.
-	for i := range g.n {
+	// What declared task i reads: its context, the task before it
+	// (sequential), its routers; a join reads its instances or
+	// iterations (and a foreach's producer), not the task's context.
+	readsOf := func(i int) []string {
 		name := fmt.Sprintf("t%d", i)
-		if did[name] != "reused" {
-			continue
-		}
-		if after[name] != before[name] {
-			t.Errorf("task %s was reused with result %q, recorded %q", name, after[name], before[name])
+		if i == g.loop || i == g.rep {
+			var names []string
+			for n := range before {
+				if strings.HasPrefix(n, name+"[") || strings.HasPrefix(n, name+"#") {
+					names = append(names, n)
+				}
+			}
+			for n := range after {
+				if (strings.HasPrefix(n, name+"[") || strings.HasPrefix(n, name+"#")) && !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+			if i == g.loop && g.producer >= 0 {
+				names = append(names, fmt.Sprintf("t%d", g.producer))
+			}
+			return names
 		}
 		reads := append([]int(nil), g.context[i]...)
 		if !g.workflow && i > 0 {
@@ -315,20 +347,51 @@ func planMatchesRun(t *testing.T, seed uint64) {
 		for _, c := range reads {
 			names = append(names, fmt.Sprintf("t%d", c))
 		}
-		if i == g.loop || i == g.rep {
-			// The join reads its instances or iterations, not the task's
-			// context (they do).
-			names = nil
-			for n := range after {
-				if strings.HasPrefix(n, name+"[") || strings.HasPrefix(n, name+"#") {
-					names = append(names, n)
-				}
-			}
+		return names
+	}
+	// A task the early cut-off reused must read only what came out as
+	// recorded.
+	for i := range g.n {
+		name := fmt.Sprintf("t%d", i)
+		if did[name] != "reused" {
+			continue
 		}
-		for _, cn := range names {
+		if after[name] != before[name] {
+			t.Errorf("task %s was reused with result %q, recorded %q", name, after[name], before[name])
+		}
+		for _, cn := range readsOf(i) {
 			if after[cn] != before[cn] {
 				t.Errorf("task %s was reused (early cut-off) though %s, which it reads, changed from %q to %q\nspec:\n%s", name, cn, before[cn], after[cn], g.yaml(dir))
 			}
+		}
+	}
+	// And the converse: finished work is not paid for twice. A task
+	// completed last time whose own definition is unchanged, that no
+	// --rerun or --rerun-from names (or reaches), and everything it reads
+	// came out as recorded (or stayed without a result) is not run again:
+	// it is restored, or held and cut off. Under --reuse strict a
+	// mismatch restores no output; a foreach over a producer that runs
+	// again is expanded anew: both left out.
+	for i := range g.n {
+		name := fmt.Sprintf("t%d", i)
+		if did[name] != "run" || before[name] == "" || edited[i] || p.Restore == "partial" {
+			continue
+		}
+		var reason string
+		for _, step := range p.Steps {
+			if step.Task == name {
+				reason = step.Reason
+			}
+		}
+		if strings.Contains(reason, "on request") || strings.Contains(reason, "--rerun-from") || strings.Contains(reason, "if the list changes") {
+			continue
+		}
+		same := true
+		for _, cn := range readsOf(i) {
+			same = same && after[cn] == before[cn]
+		}
+		if same {
+			t.Errorf("task %s ran again though everything it reads (%v) came out as recorded: plan said %q\nspec:\n%s", name, readsOf(i), reason, g.yaml(dir))
 		}
 	}
 	halts := false // the run stops at an undecided human task

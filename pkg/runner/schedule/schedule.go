@@ -298,6 +298,16 @@ func (s *State) Restore(i int, raw string) bool {
 	return true
 }
 
+// Problem is why a checkpointed result is not taken over (Why, "" when it
+// is), and whether the run holds the task for the early cut-off instead
+// (Held): its result itself still fits, and it is refused only because
+// what it reads runs again, each from a recorded result that may come out
+// byte-identical; then its recorded result is reused after all.
+type Problem struct {
+	Why  string
+	Held bool
+}
+
 // RestoreProblems says, for each task with a checkpointed result
 // (result(i) ok), why it is not taken over ("" when it is): its own
 // RestoreProblem, or it reads, directly or not, a task that runs this time
@@ -305,19 +315,46 @@ func (s *State) Restore(i int, raw string) bool {
 // (a dry run with the decisions decide gives): a repeat whose until
 // changed runs iterations it had stopped before, and its join read the
 // old last one. A result computed from an output the run replaces is not
-// reused, unless kept (--keep pins it). Engine and plan both ask it.
-func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide func(i int) (string, bool), kept func(i int) bool) []string {
+// reused, unless kept (--keep pins it), but may be held for the early
+// cut-off (Problem.Held). Engine and plan both ask it.
+func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide func(i int) (string, bool), kept func(i int) bool) []Problem {
 	n := len(g.context)
 	why := make([]string, n)
 	has := make([]bool, n)
 	raws := make([]string, n)
+	// own: its result itself is refused (schema, route); gated: a gate
+	// restored before it no longer leads to it.
+	own, gated := make([]bool, n), make([]bool, n)
 	for i := range n {
 		raw, ok := result(i)
 		if has[i], raws[i] = ok, raw; ok {
 			why[i] = g.RestoreProblem(i, raw)
+			own[i] = why[i] != ""
 		}
 	}
 	taken := func(i int) bool { return has[i] && why[i] == "" }
+	problems := func() []Problem {
+		out := make([]Problem, n)
+		for i := range n {
+			out[i].Why = why[i]
+			if why[i] == "" || own[i] || gated[i] {
+				continue
+			}
+			// Held only if each task it waits for or reads that is not
+			// taken over runs again from a recorded result that may come
+			// out the same: not one recorded otherwise (skipped, failed),
+			// one a gate skips now, or one whose own result is refused
+			// (what replaces it cannot be the same).
+			out[i].Held = true
+			for _, c := range append(slices.Clone(g.deps[i]), g.context[i]...) {
+				if !taken(c) && (!has[c] || own[c] || gated[c]) {
+					out[i].Held = false
+					break
+				}
+			}
+		}
+		return out
+	}
 	for {
 		// A workflow's context may name a later task: to a fixed point.
 		for grew := true; grew; {
@@ -338,15 +375,15 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide
 		// Only a task taken over behind a gate (a condition, a repeat's
 		// until), or that reads one not taken over (skipped last time),
 		// needs a look at the routes: a plain resume has none.
-		gated, readsOther := false, false
+		gatedAny, readsOther := false, false
 		for i := range n {
 			if taken(i) && !kept(i) {
-				gated = gated || len(g.gates[i]) > 0 || g.until[i] >= 0
+				gatedAny = gatedAny || len(g.gates[i]) > 0 || g.until[i] >= 0
 				readsOther = readsOther || slices.ContainsFunc(g.context[i], func(c int) bool { return !taken(c) })
 			}
 		}
-		if !gated && !readsOther {
-			return why
+		if !gatedAny && !readsOther {
+			return problems()
 		}
 		st := g.NewState()
 		for i := range n {
@@ -364,14 +401,14 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide
 			}
 			if r := st.SkipReason(i); r != nil && r.Gate >= 0 {
 				why[i] = fmt.Sprintf("%s's restored result no longer leads to it", g.team.Tasks[r.Gate].Name)
-				skips = true
+				gated[i], skips = true, true
 			}
 		}
 		if skips {
 			continue // what reads those, then the routes again
 		}
 		if !readsOther {
-			return why
+			return problems()
 		}
 		st.DryRun(decide)
 		stale := false
@@ -388,7 +425,7 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide
 			}
 		}
 		if !stale {
-			return why
+			return problems()
 		}
 	}
 }
