@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"testing"
 	"time"
 
@@ -42,6 +44,17 @@ func TestHistoryKeepsFailures(t *testing.T) {
 		a := tr.History[i]
 		if a.N != i+1 || a.Outcome != w.outcome || a.Error != w.err || a.End == nil || !a.End.Equal(at(2*i+2)) {
 			t.Errorf("attempt %d: %+v, want outcome %s error %q", i+1, a, w.outcome, w.err)
+		}
+	}
+}
+
+// The digest of an empty result is a constant; it must be the one sha256
+// gives, as every other result's is.
+func TestDigestOfEmptyResult(t *testing.T) {
+	for _, r := range []string{"", "x", "\x00"} {
+		sum := sha256.Sum256([]byte(r))
+		if got, want := Digest(r), "sha256:"+hex.EncodeToString(sum[:]); got != want {
+			t.Errorf("Digest(%q) = %s, want %s", r, got, want)
 		}
 	}
 }
