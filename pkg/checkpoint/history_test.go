@@ -58,3 +58,31 @@ func TestDigestOfEmptyResult(t *testing.T) {
 		}
 	}
 }
+
+// A new session finds its tasks by name in any order, without an index
+// while they are asked for in order, and keeps a record of a task it did
+// not list.
+func TestSessionTaskLookup(t *testing.T) {
+	defs := []spec.TaskDef{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}, {ID: 2, Name: "c"}, {ID: 3, Name: "d"}}
+	s := NewSession("s1", "/x/team.yaml", "team", spec.Sequential, defs, "fp", time.Unix(0, 0))
+	for _, name := range []string{"a", "a", "b", "c", "d"} {
+		if tk, ok := s.Task(name); !ok || tk.Name != name {
+			t.Fatalf("Task(%q) = %v, %v", name, tk, ok)
+		}
+	}
+	if s.index != nil {
+		t.Errorf("tasks asked for in order built the index")
+	}
+	for _, name := range []string{"d", "a", "c", "b", "b"} {
+		if tk, ok := s.Task(name); !ok || tk.Name != name {
+			t.Fatalf("Task(%q) = %v, %v", name, tk, ok)
+		}
+	}
+	if _, ok := s.Task("e"); ok {
+		t.Fatalf("Task(e) found a task the session does not have")
+	}
+	s.Apply(Record{Kind: TaskStarted, Task: "e", Attempt: 1, At: time.Unix(1, 0)})
+	if tk, ok := s.Task("e"); !ok || tk.Name != "e" || tk.Status != StatusRunning {
+		t.Fatalf("Task(e) after its record = %v, %v", tk, ok)
+	}
+}

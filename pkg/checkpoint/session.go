@@ -70,6 +70,12 @@ type Session struct {
 
 	index   map[string]int // task name -> position in Team.Tasks
 	indexed int            // how many of Team.Tasks index covers
+	// distinct says the tasks' names are known to differ (NewSession made
+	// them from a task set): then Task looks where the last one was and
+	// just after before it builds index, and a run that goes through its
+	// tasks in order never builds it (0.4 MB at 10,000 tasks).
+	distinct bool
+	cursor   int
 }
 
 // Counts is the summary kept at the top of a session file.
@@ -373,7 +379,7 @@ func NewSession(id, specPath, teamName string, process spec.Process, defs []spec
 	for _, d := range defs {
 		s.Team.Tasks = append(s.Team.Tasks, NewTask(d))
 	}
-	s.reindex()
+	s.distinct = true
 	return s
 }
 
@@ -478,6 +484,14 @@ func StartState(sess *Session, team *spec.Team, overrides map[string]string) map
 
 // Task returns the record of the named task.
 func (s *Session) Task(name string) (*TaskRecord, bool) {
+	if s.distinct && s.index == nil {
+		for _, i := range [...]int{s.cursor, s.cursor + 1} {
+			if i < len(s.Team.Tasks) && s.Team.Tasks[i].Name == name {
+				s.cursor = i
+				return &s.Team.Tasks[i], true
+			}
+		}
+	}
 	if s.index == nil || s.indexed != len(s.Team.Tasks) {
 		s.reindex()
 	}
@@ -930,5 +944,5 @@ func (s *Session) normalize() {
 	if s.Checkpoint.MemorySummary == nil {
 		s.Checkpoint.MemorySummary = map[string]int{}
 	}
-	s.reindex()
+	s.index, s.indexed = nil, 0 // Task builds it again when it needs it
 }
