@@ -65,7 +65,7 @@ func TestDigestOfEmptyResult(t *testing.T) {
 func TestSessionTaskLookup(t *testing.T) {
 	defs := []spec.TaskDef{{ID: 0, Name: "a"}, {ID: 1, Name: "b"}, {ID: 2, Name: "c"}, {ID: 3, Name: "d"}}
 	s := NewSession("s1", "/x/team.yaml", "team", spec.Sequential, defs, "fp", time.Unix(0, 0))
-	for _, name := range []string{"a", "a", "b", "c", "d"} {
+	for _, name := range []string{"a", "a", "b", "c", "b", "c", "d", "c", "d", "a", "b"} {
 		if tk, ok := s.Task(name); !ok || tk.Name != name {
 			t.Fatalf("Task(%q) = %v, %v", name, tk, ok)
 		}

@@ -71,9 +71,10 @@ type Session struct {
 	index   map[string]int // task name -> position in Team.Tasks
 	indexed int            // how many of Team.Tasks index covers
 	// distinct says the tasks' names are known to differ (NewSession made
-	// them from a task set): then Task looks where the last one was and
-	// just after before it builds index, and a run that goes through its
-	// tasks in order never builds it (0.4 MB at 10,000 tasks).
+	// them from a task set): then Task looks where the last one was, just
+	// after and before it, and at the first, before it builds index; a
+	// sequential run, which records a task's end with the next one's start,
+	// never builds it (0.4 MB at 10,000 tasks).
 	distinct bool
 	cursor   int
 }
@@ -485,8 +486,8 @@ func StartState(sess *Session, team *spec.Team, overrides map[string]string) map
 // Task returns the record of the named task.
 func (s *Session) Task(name string) (*TaskRecord, bool) {
 	if s.distinct && s.index == nil {
-		for _, i := range [...]int{s.cursor, s.cursor + 1} {
-			if i < len(s.Team.Tasks) && s.Team.Tasks[i].Name == name {
+		for _, i := range [...]int{s.cursor, s.cursor + 1, s.cursor - 1, 0} {
+			if i >= 0 && i < len(s.Team.Tasks) && s.Team.Tasks[i].Name == name {
 				s.cursor = i
 				return &s.Team.Tasks[i], true
 			}
