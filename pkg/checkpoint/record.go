@@ -165,12 +165,14 @@ func (s *Session) apply(r Record) {
 		} else {
 			t.Attempts++
 		}
-		t.Status, t.Error, t.StartedAt, t.FinishedAt = StatusRunning, "", &at, nil
-		t.Host, t.PGID = r.Host, r.PGID
 		t.History = append(t.History, Attempt{N: t.Attempts, Start: at, Outcome: StatusRunning})
+		// StartedAt shares the attempt's start, as its end shares
+		// FinishedAt: neither is ever written through.
+		t.Status, t.Error, t.StartedAt, t.FinishedAt = StatusRunning, "", &t.History[len(t.History)-1].Start, nil
+		t.Host, t.PGID = r.Host, r.PGID
 		s.Checkpoint.CurrentTask = r.Task
 	case TaskCompleted:
-		t.Status, t.Result, t.Blob, t.Variables, t.Usage, t.Error, t.FinishedAt = StatusCompleted, r.Result, r.Blob, r.Variables, r.Usage, "", &at
+		t.Status, t.Result, t.Blob, t.Variables, t.Usage, t.Error, t.FinishedAt = StatusCompleted, r.Result, r.Blob, r.Variables, r.Usage, "", timeAt(at)
 		t.Host, t.PGID = "", 0
 		if r.RetryCount > 0 {
 			t.RetryCount = r.RetryCount
@@ -178,14 +180,14 @@ func (s *Session) apply(r Record) {
 		s.endToolLog(r.Task, "completed")
 		t.endAttempt(t.FinishedAt, StatusCompleted, r.Result, r.Blob, "")
 	case TaskFailed:
-		t.Status, t.Error, t.RetryCount, t.FinishedAt = StatusFailed, r.Error, r.RetryCount, &at
+		t.Status, t.Error, t.RetryCount, t.FinishedAt = StatusFailed, r.Error, r.RetryCount, timeAt(at)
 		t.Host, t.PGID = "", 0
 		t.endAttempt(t.FinishedAt, StatusFailed, "", nil, r.Error)
 		if r.Usage != nil {
 			t.Usage = r.Usage
 		}
 	case TaskSkipped:
-		t.Status, t.FinishedAt = StatusSkipped, &at
+		t.Status, t.FinishedAt = StatusSkipped, timeAt(at)
 		t.Host, t.PGID = "", 0
 	case CurrentTask:
 		s.Checkpoint.CurrentTask = r.Task
@@ -215,6 +217,10 @@ func (s *Session) apply(r Record) {
 		s.Checkpoint.MemorySummary[r.Agent] = len(s.Memory[r.Agent])
 	}
 }
+
+// timeAt is a pointer to a copy of at: taken only where one is kept, so
+// that apply's own at stays off the heap for the records that keep none.
+func timeAt(at time.Time) *time.Time { return &at }
 
 // endAttempt closes the attempt under way, if any (a decision or an early
 // cut-off completes a task without one), at end: the task's FinishedAt,

@@ -70,6 +70,13 @@ type Session struct {
 
 	index   map[string]int // task name -> position in Team.Tasks
 	indexed int            // how many of Team.Tasks index covers
+	// distinct says the tasks' names are known to differ (NewSession made
+	// them from a task set): then Task looks where the last one was, just
+	// after and before it, and at the first, before it builds index; a
+	// sequential run, which records a task's end with the next one's start,
+	// never builds it (0.4 MB at 10,000 tasks).
+	distinct bool
+	cursor   int
 }
 
 // Counts is the summary kept at the top of a session file.
@@ -324,8 +331,15 @@ type Attempt struct {
 	Error string `json:"error,omitempty"`
 }
 
+// emptyDigest is Digest(""): a command that prints nothing is common, and
+// its attempts share this string rather than hold 80 bytes each.
+const emptyDigest = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
 // Digest is the history's digest of a result.
 func Digest(result string) string {
+	if result == "" {
+		return emptyDigest
+	}
 	sum := sha256.Sum256([]byte(result))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
@@ -366,7 +380,7 @@ func NewSession(id, specPath, teamName string, process spec.Process, defs []spec
 	for _, d := range defs {
 		s.Team.Tasks = append(s.Team.Tasks, NewTask(d))
 	}
-	s.reindex()
+	s.distinct = true
 	return s
 }
 
@@ -471,6 +485,14 @@ func StartState(sess *Session, team *spec.Team, overrides map[string]string) map
 
 // Task returns the record of the named task.
 func (s *Session) Task(name string) (*TaskRecord, bool) {
+	if s.distinct && s.index == nil {
+		for _, i := range [...]int{s.cursor, s.cursor + 1, s.cursor - 1, 0} {
+			if i >= 0 && i < len(s.Team.Tasks) && s.Team.Tasks[i].Name == name {
+				s.cursor = i
+				return &s.Team.Tasks[i], true
+			}
+		}
+	}
 	if s.index == nil || s.indexed != len(s.Team.Tasks) {
 		s.reindex()
 	}
@@ -923,5 +945,5 @@ func (s *Session) normalize() {
 	if s.Checkpoint.MemorySummary == nil {
 		s.Checkpoint.MemorySummary = map[string]int{}
 	}
-	s.reindex()
+	s.index, s.indexed = nil, 0 // Task builds it again when it needs it
 }

@@ -1183,7 +1183,7 @@ func synthMap(at *tree, kv ...any) *tree {
 func synthList(at *tree, names []string) *tree {
 	t := &tree{kind: yaml.SequenceNode, pos: at.pos, kpos: at.kpos, path: at.path, ptr: at.ptr}
 	for _, n := range names {
-		t.items = append(t.items, &tree{kind: yaml.ScalarNode, tag: "!!str", value: n, text: n, pos: at.pos, kpos: at.kpos, path: at.path})
+		t.items = append(t.items, &tree{kind: yaml.ScalarNode, value: n, text: n, pos: at.pos, kpos: at.kpos, path: at.path})
 	}
 	return t
 }

@@ -20,7 +20,6 @@ import (
 // messages all see the same keys in the same order.
 type tree struct {
 	kind  yaml.Kind // MappingNode, SequenceNode or ScalarNode
-	tag   string    // resolved short tag of a scalar (!!str, !!int, ...)
 	value any       // a scalar's Go value: string, int64, float64, bool or nil
 	text  string    // a scalar's source text
 	keys  []string  // mapping keys, in file order
@@ -31,8 +30,10 @@ type tree struct {
 	path  string    // display path, e.g. tasks.count.max_retries
 	ptr   string    // JSON pointer, e.g. /tasks/count/max_retries
 	// typed are the mapping keys YAML reads as no string (1, true): JSON
-	// cannot hold them (a variable so keyed is degraded, DESIGN §4).
-	typed []string
+	// cannot hold them (a variable so keyed is degraded, DESIGN §4). Rare,
+	// so behind a pointer: a node is 192 bytes, not 224 (a 10,000-task
+	// spec's tree has ~30,000 of them while it loads).
+	typed *[]string
 }
 
 // get returns the value of a mapping key, or nil.
@@ -352,7 +353,7 @@ func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map
 	for n.Kind == yaml.AliasNode {
 		if n.Alias == nil || active[n.Alias] {
 			c.errorf(pos, path, "alias refers to itself")
-			return &tree{kind: yaml.ScalarNode, tag: "!!null", pos: pos, kpos: kpos, path: path, ptr: ptr}, nil
+			return &tree{kind: yaml.ScalarNode, pos: pos, kpos: kpos, path: path, ptr: ptr}, nil
 		}
 		n = n.Alias
 	}
@@ -380,7 +381,7 @@ func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
-			t.kind, t.tag = yaml.ScalarNode, "!!null"
+			t.kind = yaml.ScalarNode // null
 			return t, nil
 		}
 		return c.convert(n.Content[0], path, ptr, kpos, active)
@@ -400,7 +401,7 @@ func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map
 	case yaml.ScalarNode:
 		c.scalar(t, n)
 	default:
-		t.kind, t.tag = yaml.ScalarNode, "!!null"
+		t.kind = yaml.ScalarNode // null
 	}
 	return t, nil
 }
@@ -469,7 +470,10 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 		t.keys = append(t.keys, e.key)
 		t.vals = append(t.vals, v)
 		if e.typed && isVariables(t.path) { // only there does it matter (fastTree agrees)
-			t.typed = append(t.typed, e.key)
+			if t.typed == nil {
+				t.typed = new([]string)
+			}
+			*t.typed = append(*t.typed, e.key)
 		}
 		return nil
 	}
@@ -589,8 +593,8 @@ func kindName(k yaml.Kind) string {
 
 func (c *converter) scalar(t *tree, n *yaml.Node) {
 	t.text = n.Value
-	t.tag = n.ShortTag()
-	switch t.tag {
+	tag := n.ShortTag()
+	switch tag {
 	case "!!str", "!!binary", "!!timestamp":
 		t.value = n.Value
 		return
@@ -599,7 +603,7 @@ func (c *converter) scalar(t *tree, n *yaml.Node) {
 	case "!!bool", "!!int", "!!float":
 		var v any
 		if err := n.Decode(&v); err != nil {
-			c.errorf(t.pos, t.path, "cannot read %q as %s", n.Value, strings.TrimPrefix(t.tag, "!!"))
+			c.errorf(t.pos, t.path, "cannot read %q as %s", n.Value, strings.TrimPrefix(tag, "!!"))
 			t.value = n.Value
 			return
 		}

@@ -34,7 +34,9 @@ type Graph struct {
 	gates   [][]int // tasks whose condition routes to this one
 	// until is, for a repeat iteration after the first, the iteration
 	// before it (-1 otherwise): its result containing the repeat's text
-	// (Task.Until) skips this one.
+	// (Task.Until) skips this one. Both gates and until are nil in a
+	// team without conditions or repeats: most have neither, and each
+	// would cost a 10,000-task run a quarter of a megabyte for the run.
 	until []int
 }
 
@@ -69,15 +71,17 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 	if len(context) != n {
 		return nil, fmt.Errorf("schedule: %d context lists for %d tasks", len(context), n)
 	}
-	g := &Graph{team: team, context: context, deps: make([][]int, n), gates: make([][]int, n), until: make([]int, n)}
+	g := &Graph{team: team, context: context, deps: make([][]int, n)}
 	byName := make(map[string]int, n)
 	for i, t := range team.Tasks {
 		byName[t.Name] = i
 	}
 	for i, t := range team.Tasks {
-		g.until[i] = -1
 		if x := t.Expansion; x != nil && x.Until != "" && x.Iteration > 1 {
 			if p, ok := byName[spec.IterationName(x.RepeatOf, x.Iteration-1)]; ok {
+				if g.until == nil {
+					g.until = slices.Repeat([]int{-1}, n)
+				}
 				g.until[i] = p
 			}
 		}
@@ -85,7 +89,10 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 	for j, t := range team.Tasks {
 		for _, r := range t.Condition {
 			for _, name := range r.Next {
-				if i, ok := byName[name]; ok && !slices.Contains(g.gates[i], j) {
+				if i, ok := byName[name]; ok && !slices.Contains(g.Gates(i), j) {
+					if g.gates == nil {
+						g.gates = make([][]int, n)
+					}
 					g.gates[i] = append(g.gates[i], j)
 				}
 			}
@@ -94,7 +101,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 	for i := range n {
 		if team.Process == spec.Workflow {
 			d := slices.Clone(context[i])
-			for _, gt := range g.gates[i] {
+			for _, gt := range g.Gates(i) {
 				if !slices.Contains(d, gt) {
 					d = append(d, gt)
 				}
@@ -176,13 +183,26 @@ func (g *Graph) Context(i int) []int { return g.context[i] }
 func (g *Graph) Deps(i int) []int { return g.deps[i] }
 
 // Gates is the tasks whose condition routes to task i.
-func (g *Graph) Gates(i int) []int { return g.gates[i] }
+func (g *Graph) Gates(i int) []int {
+	if g.gates == nil {
+		return nil
+	}
+	return g.gates[i]
+}
+
+// until is the iteration before repeat iteration i, or -1.
+func (g *Graph) untilOf(i int) int {
+	if g.until == nil {
+		return -1
+	}
+	return g.until[i]
+}
 
 // Until is, for a repeat iteration after the first, the iteration before
 // it and the text whose presence in its result ends the repeat; -1 and ""
 // for any other task.
 func (g *Graph) Until(i int) (int, string) {
-	if p := g.until[i]; p >= 0 {
+	if p := g.untilOf(i); p >= 0 {
 		return p, g.team.Tasks[i].Expansion.Until
 	}
 	return -1, ""
@@ -271,14 +291,14 @@ type State struct {
 	status []Status
 	result []string
 	known  []bool     // completed with a known result (a dry run may assume one)
-	chosen [][]string // the route a completed task with a known result took
+	chosen [][]string // the route a completed task with a known result took; nil until one has one
 	lo     int        // tasks before lo are not pending
 }
 
 // NewState is the state where every task is pending.
 func (g *Graph) NewState() *State {
 	n := g.Len()
-	return &State{g: g, status: make([]Status, n), result: make([]string, n), known: make([]bool, n), chosen: make([][]string, n)}
+	return &State{g: g, status: make([]Status, n), result: make([]string, n), known: make([]bool, n)}
 }
 
 // Status is where task i stands.
@@ -378,7 +398,7 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide
 		gatedAny, readsOther := false, false
 		for i := range n {
 			if taken(i) && !kept(i) {
-				gatedAny = gatedAny || len(g.gates[i]) > 0 || g.until[i] >= 0
+				gatedAny = gatedAny || len(g.Gates(i)) > 0 || g.untilOf(i) >= 0
 				readsOther = readsOther || slices.ContainsFunc(g.context[i], func(c int) bool { return !taken(c) })
 			}
 		}
@@ -456,13 +476,26 @@ func truncate(s string, n int) string {
 // the task without a route (the engine fails such an attempt first).
 func (s *State) Complete(i int, raw string) {
 	route, _ := s.g.Route(i, raw)
-	s.status[i], s.result[i], s.known[i], s.chosen[i] = Completed, raw, true, route
+	s.status[i], s.result[i], s.known[i] = Completed, raw, true
+	s.choose(i, route)
+}
+
+// choose records the route task i took (nil: none).
+func (s *State) choose(i int, route []string) {
+	if s.chosen == nil {
+		if route == nil {
+			return
+		}
+		s.chosen = make([][]string, len(s.status))
+	}
+	s.chosen[i] = route
 }
 
 // Assume marks task i as one that runs in a dry run: completed, with a
 // result nobody knows yet, so no route is known either.
 func (s *State) Assume(i int) {
-	s.status[i], s.result[i], s.known[i], s.chosen[i] = Completed, "", false, nil
+	s.status[i], s.result[i], s.known[i] = Completed, "", false
+	s.choose(i, nil)
 }
 
 // Start, Fail, Skip, Wait and Reset move task i to Running, Failed,
@@ -477,7 +510,8 @@ func (s *State) Reset(i int) {
 }
 
 func (s *State) set(i int, st Status) {
-	s.status[i], s.result[i], s.known[i], s.chosen[i] = st, "", false, nil
+	s.status[i], s.result[i], s.known[i] = st, "", false
+	s.choose(i, nil)
 }
 
 func resolved(st Status) bool { return st == Completed || st == Skipped }
@@ -552,11 +586,11 @@ func (s *State) SkipReason(i int) *Reason {
 			return &Reason{Cause: RepeatDone, Gate: p, Value: until}
 		}
 	}
-	for _, gt := range s.g.gates[i] {
+	for _, gt := range s.g.Gates(i) {
 		switch {
 		case s.status[gt] == Skipped:
 			return &Reason{Cause: GateSkipped, Gate: gt}
-		case s.status[gt] == Completed && s.known[gt] && !slices.Contains(s.chosen[gt], name):
+		case s.status[gt] == Completed && s.known[gt] && (s.chosen == nil || !slices.Contains(s.chosen[gt], name)):
 			return &Reason{Cause: RoutedElsewhere, Gate: gt, Value: strings.TrimSpace(s.result[gt])}
 		}
 	}
@@ -586,8 +620,8 @@ func (s *State) openGates(i int, memo map[int][]int) []int {
 	}
 	memo[i] = nil // a cycle never runs; stop here
 	var out []int
-	gates := s.g.gates[i]
-	if p := s.g.until[i]; p >= 0 {
+	gates := s.g.Gates(i)
+	if p := s.g.untilOf(i); p >= 0 {
 		gates = append(slices.Clone(gates), p)
 	}
 	for _, gt := range gates {
