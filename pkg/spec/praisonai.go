@@ -350,6 +350,12 @@ func ignoredEffect(path string) string {
 		return "a label only: the key that holds it names the agent or the team"
 	case "tools_run_on":
 		return "tools run on this machine, where teamrun runs"
+	case "run_on":
+		// PraisonAI's workflow loader reads a top-level run_on: as the old
+		// spelling of tools_run_on:; nothing reads it elsewhere.
+		if path == "run_on" {
+			return ignoredEffect("tools_run_on")
+		}
 	case "message_steering":
 		return "no message is steered into an agent while it runs"
 	case "context":

@@ -221,6 +221,8 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:6:5: steps[0].guardrail: not supported by teamrun, ignored: the answer is not checked against it"},
 		{"create_directory", "agents:\n  a: {role: A, llm: m}\n" + steps + "    create_directory: true\n",
 			"w.yaml:6:5: steps[0].create_directory: not supported by teamrun, ignored: teamrun makes output_file's folder anyway"},
+		{"run_on, tools_run_on's old spelling", "run_on: docker\nagents:\n  a: {role: A, llm: m}\n" + steps,
+			"w.yaml:1:1: run_on: not supported by teamrun, ignored: tools run on this machine, where teamrun runs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
