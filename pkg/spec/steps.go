@@ -374,6 +374,8 @@ func praisonSetsWhere(name string) string {
 		return "PraisonAI sets it in the step a loop runs"
 	case loopOutputs:
 		return "PraisonAI sets it once a loop step is done, for the steps after it"
+	case PreviousOutput:
+		return "it is the output of the step before, and the first step has none"
 	}
 	return ""
 }
@@ -577,11 +579,7 @@ func (b *builder) addTask(tk *Task, src *tree) {
 func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first bool) []string {
 	b := sb.b
 	tk := &Task{Name: name, Pos: st.kpos, HasContext: true, Context: append([]string(nil), prev...)}
-	text := func(f *tree, dst *string) {
-		var s string
-		b.praisonString(f, &s)
-		*dst = convertTemplate(s)
-	}
+	text := func(f *tree, dst *string) { b.praisonString(f, dst) }
 	for i, k := range st.keys {
 		f := st.vals[i]
 		switch k {
@@ -653,6 +651,12 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		default:
 			b.praisonIgnored(f)
 		}
+	}
+	// A step with no output before it (the first, reading no context:)
+	// has no previous output: PraisonAI sends its {{previous_output}} as
+	// written, and so does teamrun, as any {{VAR}} nothing sets.
+	if len(tk.Context) > 0 || tk.Foreach != nil {
+		tk.Description, tk.ExpectedOutput = convertTemplate(tk.Description), convertTemplate(tk.ExpectedOutput)
 	}
 	if st.get("agent") == nil {
 		b.errorf(st, st.kpos, "missing required key \"agent\": name the agent that does this step")
