@@ -1160,6 +1160,12 @@ func (b *builder) praisonContext(f *tree, tk *Task) {
 
 // praisonCondition reads a native condition: {VALUE: [tasks]}.
 func (b *builder) praisonCondition(f *tree, tk *Task) {
+	if s, ok := f.str(); ok {
+		// PraisonAI reads a condition only as that mapping: a text such
+		// as "{{flag}}" is dropped, and the step runs.
+		b.warnf(f, f.kpos, "ignored: the task runs always, as in PraisonAI, which reads a condition only as a mapping of results to the tasks they run (beside task_type: decision), not as a text such as %s; an if: step (if: {condition: TEXT, then: [steps]}) runs steps only when a condition holds", quoteShort(s))
+		return
+	}
 	if !f.isMap() {
 		b.errorf(f, f.pos, "expected a mapping of results to the tasks they run, got %s", f.describe())
 		return
