@@ -356,6 +356,10 @@ func ignoredEffect(path string) string {
 		if path == "run_on" {
 			return ignoredEffect("tools_run_on")
 		}
+	case "context_from":
+		// PraisonAI's markdown workflows and Python steps take it; its YAML
+		// loader does not, so a step reads the one before it there too.
+		return "PraisonAI's YAML workflows read none either: the step reads the step before it; a step's context: adds the steps it names"
 	case "message_steering":
 		return "no message is steered into an agent while it runs"
 	case "context":

@@ -221,6 +221,8 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:6:5: steps[0].guardrail: not supported by teamrun, ignored: the answer is not checked against it"},
 		{"create_directory", "agents:\n  a: {role: A, llm: m}\n" + steps + "    create_directory: true\n",
 			"w.yaml:6:5: steps[0].create_directory: not supported by teamrun, ignored: teamrun makes output_file's folder anyway"},
+		{"context_from", "agents:\n  a: {role: A, llm: m}\n" + steps + "    context_from: [x]\n",
+			"w.yaml:6:5: steps[0].context_from: not supported by teamrun, ignored: PraisonAI's YAML workflows read none either: the step reads the step before it; a step's context: adds the steps it names"},
 		{"a condition as text", "agents:\n  a: {role: A, llm: m}\n" + steps + "    condition: \"{{flag}}\"\n",
 			`w.yaml:6:5: steps[0].condition: ignored: the task runs always, as in PraisonAI, which reads a condition only as a mapping of results to the tasks they run (beside task_type: decision), not as a text such as "{{flag}}"; an if: step`},
 		{"run_on, tools_run_on's old spelling", "run_on: docker\nagents:\n  a: {role: A, llm: m}\n" + steps,
