@@ -279,7 +279,11 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 		return at(inc, "nested workflows are not supported: write their steps in this file's steps")
 	}
 	if p := root.get("process"); p != nil {
-		if s, ok := p.str(); !ok || (s != string(Sequential) && s != string(Workflow)) {
+		s, ok := p.str()
+		if s == "hierarchical" {
+			return at(p, "PraisonAI's hierarchical process (a manager model assigns each task to an agent and checks the result) is not supported: write process: sequential to run the tasks in file order, each by the agent that declares it")
+		}
+		if !ok || (s != string(Sequential) && s != string(Workflow)) {
 			return at(p, fmt.Sprintf("process %s is not supported: use sequential or workflow", p.describe()))
 		}
 	}

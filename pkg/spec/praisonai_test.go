@@ -251,6 +251,8 @@ func TestPraisonAIRefusedInOneLine(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"includes", "framework: praisonai\nroles:\n  a:\n    role: A\n    tasks:\n      t: {description: d}\nincludes:\n  - other-recipe\n",
 			"r.yaml:7:1: includes: nested workflows are not supported: write their steps in this file's steps"},
+		{"hierarchical", "framework: praisonai\nprocess: hierarchical\nroles:\n  a:\n    role: A\n    tasks:\n      t: {description: d}\n",
+			"r.yaml:2:1: process: PraisonAI's hierarchical process (a manager model assigns each task to an agent and checks the result) is not supported: write process: sequential to run the tasks in file order, each by the agent that declares it"},
 		{"a media agent", "agents:\n  d:\n    agent: VideoAgent\n    role: Director\nsteps:\n  - agent: d\n    action: film it\n",
 			`r.yaml:3:5: agents.d.agent: "VideoAgent" agents are not supported: teamrun runs chat agents, and VideoAgent's media or document work needs its own API; call that from a command agent (shell: or command:) in the native format`},
 	}
