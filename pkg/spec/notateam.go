@@ -48,6 +48,10 @@ func notATeam(file string, root *tree) *Diagnostic {
 	if r := root.get("requires"); r != nil {
 		return at(r, "this is a recipe manifest (requires: lists what the recipe needs), not a team: PraisonAI runs the recipe's agents.yaml (or workflow.yaml) beside it; run that file instead (teamrun run agents.yaml)")
 	}
+	if r := root.get("includes"); r != nil {
+		// A manifest without tasks that lists the recipes it uses.
+		return at(r, "this is a recipe manifest (includes: lists the recipes it uses), not a team: PraisonAI runs the recipe's agents.yaml (or workflow.yaml) beside it; run that file instead (teamrun run agents.yaml)")
+	}
 	ag := root.get("agents")
 	for _, it := range ag.itemsOrNil() {
 		if it.get("import_path") != nil || it.get("model_name") != nil {

@@ -31,6 +31,8 @@ func TestNotATeam(t *testing.T) {
 			"f.yaml:2:1: agents: this is a benchmark job configuration (agents listed by import_path/model_name), not a team: teamrun runs agents.yaml teams with tasks (see `teamrun schema`)"},
 		{"recipe", "name: blog\nversion: 1.0.0\nagents: agents.yaml\ntools: tools.py\n",
 			`f.yaml:3:1: agents: this is a recipe manifest (agents: names the file "agents.yaml"), not a team: run that file instead (teamrun run agents.yaml)`},
+		{"recipe with includes", "name: ai-quick-news\nversion: 1.0.0\ndescription: d\ncategory: content\nauthor: A\nincludes:\n  - wordpress-publisher\n",
+			"f.yaml:6:1: includes: this is a recipe manifest (includes: lists the recipes it uses), not a team: PraisonAI runs the recipe's agents.yaml (or workflow.yaml) beside it; run that file instead (teamrun run agents.yaml)"},
 		{"helm values", "replicaCount: 2\nimage:\n  tag: latest\nservice:\n  port: 80\ningress:\n  enabled: false\nresources: {}\n",
 			"f.yaml:1:1: this is not a team: most top-level keys (replicaCount, image, service, ingress, …) are not agents.yaml keys, so it looks like another tool's configuration (such as Helm values); teamrun runs a file with agents and tasks (see `teamrun schema`)"},
 		{"single agent", "agent:\n  name: helper\n  instructions: Help.\nmcp:\n  servers:\n    time: {command: npx}\n",

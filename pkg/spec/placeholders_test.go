@@ -76,6 +76,8 @@ roles:
 		}},
 		{"praisonai {{ }}", "p.yaml", praison, nil, []string{
 			`p.yaml:8:39: steps[0].action: {{inputs}}: nothing defines inputs (variables:, an output_variable or --var inputs=VALUE), so the text keeps it as written (did you mean "input"?); known: date, input, month, now, timestamp, today, uuid, year`,
+			// the first step has no step before it: PraisonAI sends the text as written
+			`p.yaml:8:56: steps[0].action: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; it is the output of the step before, and the first step has none; known: date, input, month, now, timestamp, today, uuid, year`,
 		}},
 	}
 	for _, tt := range tests {

@@ -279,7 +279,11 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 		return at(inc, "nested workflows are not supported: write their steps in this file's steps")
 	}
 	if p := root.get("process"); p != nil {
-		if s, ok := p.str(); !ok || (s != string(Sequential) && s != string(Workflow)) {
+		s, ok := p.str()
+		if s == "hierarchical" {
+			return at(p, "PraisonAI's hierarchical process (a manager model assigns each task to an agent and checks the result) is not supported: write process: sequential to run the tasks in file order, each by the agent that declares it")
+		}
+		if !ok || (s != string(Sequential) && s != string(Workflow)) {
 			return at(p, fmt.Sprintf("process %s is not supported: use sequential or workflow", p.describe()))
 		}
 	}
@@ -350,6 +354,16 @@ func ignoredEffect(path string) string {
 		return "a label only: the key that holds it names the agent or the team"
 	case "tools_run_on":
 		return "tools run on this machine, where teamrun runs"
+	case "run_on":
+		// PraisonAI's workflow loader reads a top-level run_on: as the old
+		// spelling of tools_run_on:; nothing reads it elsewhere.
+		if path == "run_on" {
+			return ignoredEffect("tools_run_on")
+		}
+	case "context_from":
+		// PraisonAI's markdown workflows and Python steps take it; its YAML
+		// loader does not, so a step reads the one before it there too.
+		return "PraisonAI's YAML workflows read none either: the step reads the step before it; a step's context: adds the steps it names"
 	case "message_steering":
 		return "no message is steered into an agent while it runs"
 	case "context":

@@ -221,6 +221,12 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:6:5: steps[0].guardrail: not supported by teamrun, ignored: the answer is not checked against it"},
 		{"create_directory", "agents:\n  a: {role: A, llm: m}\n" + steps + "    create_directory: true\n",
 			"w.yaml:6:5: steps[0].create_directory: not supported by teamrun, ignored: teamrun makes output_file's folder anyway"},
+		{"context_from", "agents:\n  a: {role: A, llm: m}\n" + steps + "    context_from: [x]\n",
+			"w.yaml:6:5: steps[0].context_from: not supported by teamrun, ignored: PraisonAI's YAML workflows read none either: the step reads the step before it; a step's context: adds the steps it names"},
+		{"a condition as text", "agents:\n  a: {role: A, llm: m}\n" + steps + "    condition: \"{{flag}}\"\n",
+			`w.yaml:6:5: steps[0].condition: ignored: the task runs always, as in PraisonAI, which reads a condition only as a mapping of results to the tasks they run (beside task_type: decision), not as a text such as "{{flag}}"; an if: step`},
+		{"run_on, tools_run_on's old spelling", "run_on: docker\nagents:\n  a: {role: A, llm: m}\n" + steps,
+			"w.yaml:1:1: run_on: not supported by teamrun, ignored: tools run on this machine, where teamrun runs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,6 +251,8 @@ func TestPraisonAIRefusedInOneLine(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"includes", "framework: praisonai\nroles:\n  a:\n    role: A\n    tasks:\n      t: {description: d}\nincludes:\n  - other-recipe\n",
 			"r.yaml:7:1: includes: nested workflows are not supported: write their steps in this file's steps"},
+		{"hierarchical", "framework: praisonai\nprocess: hierarchical\nroles:\n  a:\n    role: A\n    tasks:\n      t: {description: d}\n",
+			"r.yaml:2:1: process: PraisonAI's hierarchical process (a manager model assigns each task to an agent and checks the result) is not supported: write process: sequential to run the tasks in file order, each by the agent that declares it"},
 		{"a media agent", "agents:\n  d:\n    agent: VideoAgent\n    role: Director\nsteps:\n  - agent: d\n    action: film it\n",
 			`r.yaml:3:5: agents.d.agent: "VideoAgent" agents are not supported: teamrun runs chat agents, and VideoAgent's media or document work needs its own API; call that from a command agent (shell: or command:) in the native format`},
 	}

@@ -40,6 +40,9 @@ func TestInvalidSpecs(t *testing.T) {
 		// agents: and tasks: without framework: read as native, where a
 		// key only PraisonAI's agents have is an error that says so.
 		{"praisonai-key-no-framework.yaml", []string{"praisonai-key-no-framework.yaml:5:5: agents.researcher.toolsets: unknown key \"toolsets\": a PraisonAI key; to read the file as PraisonAI's, add `framework: praisonai` at the top (keys teamrun does not support then warn instead)"}},
+		// A ": " in an unquoted value: the column is that ": ".
+		{"colon-in-value.yaml", []string{`colon-in-value.yaml:6:33: invalid YAML: mapping values are not allowed in this context (an unquoted value holds ": " here: quote the value, or make it a block: key: | with the text on the lines below)`}},
+		{"colon-in-value-after-key.yaml", []string{`colon-in-value-after-key.yaml:7:36: invalid YAML: mapping values are not allowed in this context (an unquoted value holds ": " here: quote the value, or make it a block: key: | with the text on the lines below)`}},
 		{"tab-indent.yaml", []string{`tab-indent.yaml:6:1: invalid YAML: found character that cannot start any token: a tab in the indentation (YAML indents with spaces only)`}},
 		{"task-name-bytes.yaml", []string{`task-name-bytes.yaml:5:3: tasks.` + strings.Repeat("é", 128) + `: the task name is 256 bytes in UTF-8; a task's output is a file named after it in TEAMRUN_CONTEXT_DIR, where at most 255 bytes fit: shorten it`}},
 		{"command-empty-program.yaml", []string{`command-empty-program.yaml:3:15: agents.w.command[0]: the program to run (the first item) is empty: name it, e.g. [wc, -w]`}},

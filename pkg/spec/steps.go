@@ -374,6 +374,8 @@ func praisonSetsWhere(name string) string {
 		return "PraisonAI sets it in the step a loop runs"
 	case loopOutputs:
 		return "PraisonAI sets it once a loop step is done, for the steps after it"
+	case PreviousOutput:
+		return "it is the output of the step before, and the first step has none"
 	}
 	return ""
 }
@@ -577,11 +579,7 @@ func (b *builder) addTask(tk *Task, src *tree) {
 func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first bool) []string {
 	b := sb.b
 	tk := &Task{Name: name, Pos: st.kpos, HasContext: true, Context: append([]string(nil), prev...)}
-	text := func(f *tree, dst *string) {
-		var s string
-		b.praisonString(f, &s)
-		*dst = convertTemplate(s)
-	}
+	text := func(f *tree, dst *string) { b.praisonString(f, dst) }
 	for i, k := range st.keys {
 		f := st.vals[i]
 		switch k {
@@ -653,6 +651,12 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		default:
 			b.praisonIgnored(f)
 		}
+	}
+	// A step with no output before it (the first, reading no context:)
+	// has no previous output: PraisonAI sends its {{previous_output}} as
+	// written, and so does teamrun, as any {{VAR}} nothing sets.
+	if len(tk.Context) > 0 || tk.Foreach != nil {
+		tk.Description, tk.ExpectedOutput = convertTemplate(tk.Description), convertTemplate(tk.ExpectedOutput)
 	}
 	if st.get("agent") == nil {
 		b.errorf(st, st.kpos, "missing required key \"agent\": name the agent that does this step")
@@ -1156,6 +1160,12 @@ func (b *builder) praisonContext(f *tree, tk *Task) {
 
 // praisonCondition reads a native condition: {VALUE: [tasks]}.
 func (b *builder) praisonCondition(f *tree, tk *Task) {
+	if s, ok := f.str(); ok {
+		// PraisonAI reads a condition only as that mapping: a text such
+		// as "{{flag}}" is dropped, and the step runs.
+		b.warnf(f, f.kpos, "ignored: the task runs always, as in PraisonAI, which reads a condition only as a mapping of results to the tasks they run (beside task_type: decision), not as a text such as %s; an if: step (if: {condition: TEXT, then: [steps]}) runs steps only when a condition holds", quoteShort(s))
+		return
+	}
 	if !f.isMap() {
 		b.errorf(f, f.pos, "expected a mapping of results to the tasks they run, got %s", f.describe())
 		return

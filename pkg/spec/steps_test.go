@@ -711,3 +711,34 @@ steps:
 		})
 	}
 }
+
+// {{previous_output}} in a step with no output before it (the first, or the
+// first of a parallel that opens the file) stays as written, as PraisonAI
+// sends it, with a warning; a later step's points at the context teamrun
+// appends.
+func TestFirstStepPreviousOutput(t *testing.T) {
+	team, err := Parse("p.yaml", []byte(`agents:
+  a: {role: A, llm: m}
+steps:
+  - parallel:
+      - {agent: a, action: "{{previous_output}} one"}
+      - {agent: a, action: "two", expected_output: "{{previous_output}}"}
+  - {agent: a, action: "Sum {{previous_output}}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range team.Tasks {
+		if tk.Agent == "a" {
+			got = append(got, tk.Description+" / "+tk.ExpectedOutput)
+		}
+	}
+	want := []string{"{{previous_output}} one / ", "two / {{previous_output}}", "Sum the previous step's output (below) / "}
+	if !slices.Equal(got, want) {
+		t.Errorf("texts %q, want %q", got, want)
+	}
+	if n := len(team.UndefinedPlaceholders(nil)); n != 2 {
+		t.Errorf("%d warnings, want 2 (one per first-step {{previous_output}}): %v", n, team.UndefinedPlaceholders(nil))
+	}
+}

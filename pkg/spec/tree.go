@@ -195,7 +195,7 @@ func parseTreeYAML(file string, data []byte) (*tree, ErrorList) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, ErrorList{tabHint(syntaxError(file, err, data), data)}
+		return nil, ErrorList{colonHint(tabHint(syntaxError(file, err, data), data), data)}
 	}
 	// A second document would be silently ignored: say so instead.
 	var next yaml.Node
@@ -272,6 +272,39 @@ func tabHint(d Diagnostic, data []byte) Diagnostic {
 	}
 	return d
 }
+
+// colonHint points at the ": " yaml.v3 stops at with "mapping values are
+// not allowed": an unquoted value that holds one, which YAML reads as the
+// start of a key (a description such as "Respond with one word: yes",
+// or the continuation lines of one). The column is that of the first ": "
+// after the line's own key, if it has one.
+func colonHint(d Diagnostic, data []byte) Diagnostic {
+	if !strings.HasPrefix(d.Message, "invalid YAML: mapping values are not allowed") {
+		return d
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	if d.Line < 1 || d.Line > len(lines) {
+		return d
+	}
+	l := string(bytes.TrimRight(lines[d.Line-1], "\r"))
+	start := len(l) - len(strings.TrimLeft(l, " "))
+	if strings.HasPrefix(l[start:], "- ") {
+		start += 2
+	}
+	if m := plainKeyRE().FindStringIndex(l[start:]); m != nil {
+		start += m[1]
+	}
+	i := strings.Index(l[start:]+" ", ": ")
+	if i < 0 {
+		return d
+	}
+	d.Column = utf8.RuneCountInString(l[:start+i]) + 1
+	d.Message += ` (an unquoted value holds ": " here: quote the value, or make it a block: key: | with the text on the lines below)`
+	return d
+}
+
+// plainKeyRE is a key at the start of a line's content, and the ": " after it.
+var plainKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+:(?: +|$)`) })
 
 var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`) })
 
