@@ -146,6 +146,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 	}
 	cause := make([]string, len(defs)) // the changed task upstream of i, if any
+	// The producer that runs again and whose list made task i, or what i
+	// reads, from its recorded output: plan cannot know the new list.
+	fromList := make([]string, len(defs))
 	for i, d := range defs {
 		step := Step{Task: d.Name}
 		o := old[d.Name]
@@ -275,6 +278,25 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			// its output decides the instances anew.
 			if k, ok := byName[x.After[0]]; ok && k < len(p.Steps) && p.Steps[k].Action == Run {
 				step.Reason += fmt.Sprintf("; made from %s's recorded output, which it replaces: if the list changes, the run expands again", x.After[0])
+				fromList[i] = x.After[0]
+			}
+		}
+		if fromList[i] == "" {
+			// What reads such an instance or join (or follows it as a
+			// repeat's next iteration, or is routed by it) is decided
+			// anew too when the list changes.
+			reads := append(slices.Clone(graph.Context(i)), graph.Gates(i)...)
+			if prev, _ := graph.Until(i); prev >= 0 {
+				reads = append(reads, prev)
+			}
+			for _, c := range reads {
+				if c < i && fromList[c] != "" {
+					fromList[i] = fromList[c]
+					if step.Action != Run {
+						step.Reason += fmt.Sprintf("; reads what %s's recorded list made: if the list changes, the run decides it anew", fromList[i])
+					}
+					break
+				}
 			}
 		}
 		if behind {

@@ -29,7 +29,7 @@ import (
 // no server) does not generate; their ordering is the schedule package's
 // own test.
 func TestPlanMatchesRun(t *testing.T) {
-	teams := 60
+	teams := 400
 	if testing.Short() {
 		teams = 12
 	}
@@ -360,6 +360,11 @@ func planMatchesRun(t *testing.T, seed uint64) {
 			t.Errorf("task %s was reused with result %q, recorded %q", name, after[name], before[name])
 		}
 		for _, cn := range readsOf(i) {
+			if i == g.loop && cn == fmt.Sprintf("t%d", g.producer) {
+				// A join is made of its instances alone: a new list whose
+				// instances come out as recorded makes the same join.
+				continue
+			}
 			if after[cn] != before[cn] {
 				t.Errorf("task %s was reused (early cut-off) though %s, which it reads, changed from %q to %q\nspec:\n%s", name, cn, before[cn], after[cn], g.yaml(dir))
 			}
@@ -413,9 +418,9 @@ func planMatchesRun(t *testing.T, seed uint64) {
 			// Early cut-off: what it reads came out as recorded.
 		case step.Action == plan.Restore && strings.Contains(step.Reason, "the early cut-off reuses its result") && got == "reused":
 			// Held, but all it reads is restored (--keep): reused for sure.
-		case strings.Contains(step.Reason, "if the list changes, the run expands again"):
+		case strings.Contains(step.Reason, "if the list changes, the run"):
 			// Its producer runs first: the instances are made anew from
-			// its output, which plan cannot know.
+			// its output, which plan cannot know, and so is what reads them.
 		case strings.Contains(step.Reason, "which the run halts for first") && got == "":
 			// Behind a halt: this run does not get to it yet.
 		default:
