@@ -90,7 +90,26 @@ type wireUsage struct {
 	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
 }
 
-func (w *wireUsage) usage() Usage {
+// usage is what w reports; false when there is no usage member, or one
+// no count of which can be true (a negative number): such an answer is
+// billed all the same and counted as one without usage (an estimate from
+// its size), never as the negative tokens that would give a budget back
+// what other requests spent.
+func (w *wireUsage) usage() (Usage, bool) {
+	if w == nil {
+		return Usage{}, false
+	}
+	for _, n := range []int{w.PromptTokens, w.CompletionTokens, w.TotalTokens, w.PromptCacheHitTokens} {
+		if n < 0 {
+			return Usage{}, false
+		}
+	}
+	if d := w.PromptTokensDetails; d != nil && d.CachedTokens < 0 {
+		return Usage{}, false
+	}
+	if d := w.CompletionTokensDetails; d != nil && d.ReasoningTokens < 0 {
+		return Usage{}, false
+	}
 	u := Usage{PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens, TotalTokens: w.TotalTokens,
 		CachedTokens: w.PromptCacheHitTokens}
 	if d := w.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
@@ -102,7 +121,7 @@ func (w *wireUsage) usage() Usage {
 	if u.TotalTokens == 0 {
 		u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	}
-	return u
+	return u, true
 }
 
 // Request is one completion to ask for. A nil Temperature and a zero
@@ -450,17 +469,15 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		}
 		// Usage it reported was paid for all the same.
 		var failed Response
-		if wr.Usage != nil {
-			failed = Response{Model: red.clean(wr.Model), Usage: wr.Usage.usage(), status: hresp.StatusCode, hasUsage: true}
+		if u, ok := wr.Usage.usage(); ok {
+			failed = Response{Model: red.clean(wr.Model), Usage: u, status: hresp.StatusCode, hasUsage: true}
 		}
 		return failed, -1, &Error{StatusCode: hresp.StatusCode, Message: msg}
 	}
 	ch := wr.Choices[0]
 	// The model's name is recorded with the usage: no key may ride in it.
 	resp := Response{Model: red.clean(wr.Model), status: hresp.StatusCode, ToolCalls: ch.Message.ToolCalls, answered: true}
-	if wr.Usage != nil {
-		resp.Usage, resp.hasUsage = wr.Usage.usage(), true
-	}
+	resp.Usage, resp.hasUsage = wr.Usage.usage()
 	if p := ch.Message.Content; p != nil {
 		resp.Content = *p
 	}

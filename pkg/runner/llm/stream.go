@@ -113,8 +113,8 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		if ch.Model != "" {
 			resp.Model = red.clean(ch.Model) // recorded with the usage
 		}
-		if ch.Usage != nil {
-			resp.Usage, resp.hasUsage = ch.Usage.usage(), true
+		if u, ok := ch.Usage.usage(); ok {
+			resp.Usage, resp.hasUsage = u, true
 		}
 		if len(ch.Choices) == 0 {
 			return

@@ -44,6 +44,12 @@ func TestCompleteUsage(t *testing.T) {
 			[]Call{{Model: "served", Status: 200, UsageUnknown: true, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
 		{"a cut answer without usage", []func(http.ResponseWriter){body(200, strings.Replace(noUsage, `"stop"`, `"length"`, 1))}, true,
 			[]Call{{Model: "served", Status: 200, UsageUnknown: true, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
+		// A count no answer can have would give a budget back what other
+		// requests spent: the answer counts as one without usage.
+		{"a negative count is no usage", []func(http.ResponseWriter){body(200, strings.Replace(detailed, `"prompt_tokens":100`, `"prompt_tokens":-100000`, 1))}, false,
+			[]Call{{Model: "served", Status: 200, UsageUnknown: true, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
+		{"a negative detail is no usage", []func(http.ResponseWriter){body(200, strings.Replace(detailed, `"cached_tokens":64`, `"cached_tokens":-64`, 1))}, false,
+			[]Call{{Model: "served", Status: 200, UsageUnknown: true, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
 		{"a server error is no answer", []func(http.ResponseWriter){body(400, `{"error":"bad"}`)}, true, nil},
 	}
 	for _, tt := range tests {
