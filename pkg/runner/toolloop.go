@@ -401,8 +401,14 @@ func callsOf(turn int, tcs []llm.ToolCall, redact func(string) string) []checkpo
 	seen := map[string]bool{}
 	for i, tc := range tcs {
 		id := redact(tc.ID)
-		if id == "" || seen[id] {
+		// The id made for a repeated one may be the model's own for
+		// another call of the turn: a suffix then tells them apart, or
+		// one call would be answered with the other's result.
+		for n := 1; id == "" || seen[id]; n++ {
 			id = fmt.Sprintf("call_%d_%d", turn, i+1)
+			if n > 1 {
+				id += fmt.Sprintf("_%d", n)
+			}
 		}
 		seen[id] = true
 		out[i] = checkpoint.ToolCall{ID: id, Tool: redact(tc.Function.Name), Arguments: redact(tc.Function.Arguments)}
