@@ -169,16 +169,19 @@ type Response struct {
 	hasUsage  bool // the answer reported usage
 	answered  bool // a completion came, whatever it says: the server billed it
 	ToolCalls []ToolCall
+	// received is how many bytes of the answer a request cut off had
+	// read, which it does not keep: what its estimate goes by.
+	received int
 }
 
 // answerBytes is the size of what a completion said: its text, its
-// refusal and its tool calls.
+// refusal and its tool calls; of a cut-off one, what came of it.
 func (r Response) answerBytes() int {
 	n := len(r.Content)
 	for _, tc := range r.ToolCalls {
 		n += len(tc.Function.Name) + len(tc.Function.Arguments)
 	}
-	return n
+	return max(n, r.received)
 }
 
 // Client talks to one OpenAI-compatible endpoint. The zero value of every
@@ -439,7 +442,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		return Response{}, -1, transportError(actx, timeout, fmt.Errorf("reading the answer: %w", err))
 	}
 	if len(data) > maxBody {
-		return Response{}, -1, tooLong(hresp.StatusCode)
+		return Response{received: len(data)}, -1, tooLong(hresp.StatusCode)
 	}
 
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
