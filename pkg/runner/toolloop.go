@@ -346,10 +346,17 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 	}
 	tool, args, bad := lp.set.Check(tools.Call{ID: c.ID, Name: c.Tool, Arguments: c.Arguments})
 	if bad != nil {
-		return *bad, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: bad.Content, IsError: true})
+		st := checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: bad.Content, IsError: true}
+		if c.Pending() {
+			st.Decision = lp.job.Decision // settled all the same: spent
+		}
+		return *bad, lp.record(checkpoint.ToolFinished, st)
 	}
+	// A decision recorded for the call is applied, and so spent, also when
+	// its tool has since been made idempotent: left in the checkpoint, it
+	// would settle a later call that no one decided on.
 	decision := ""
-	if c.Pending() && !tool.Idempotent {
+	if c.Pending() && (!tool.Idempotent || lp.job.Decision != "") {
 		switch lp.job.Decision {
 		case checkpoint.DecideRerun:
 			decision = checkpoint.DecideRerun
