@@ -118,9 +118,9 @@ func (w *wireUsage) usage() (Usage, bool) {
 	if d := w.CompletionTokensDetails; d != nil {
 		u.ReasoningTokens = d.ReasoningTokens
 	}
-	if u.TotalTokens == 0 {
-		u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	}
+	// A total under its parts (none given, or a server that undercounts)
+	// is their sum: max_tokens budgets count the total.
+	u.TotalTokens = max(u.TotalTokens, u.PromptTokens+u.CompletionTokens)
 	return u, true
 }
 
