@@ -27,8 +27,9 @@ func TestInterruptedRequestUsage(t *testing.T) {
 		summary []string // in the interrupted run's output
 		show    string   // in session show's TOKENS column of the task
 	}{
-		{"no usage came", false, "", []string{"not completed (1 interrupted request of unknown usage)",
-			"tokens:  this run 1 interrupted request of unknown usage; session 1 interrupted request of unknown usage"},
+		// Its estimate (the request's size) is what a budget counts of it.
+		{"no usage came", false, "", []string{"not completed (1 interrupted request of unknown usage (estimated from its size: ",
+			"tokens:  this run 1 interrupted request of unknown usage (estimated from its size: ", "; session 1 interrupted request of unknown usage (estimated from its size: "},
 			"1 interrupted request of unknown usage"},
 		// --json --stream-json: the signal comes once the stream's piece
 		// was shown, so after its chunk, usage and all, was read.

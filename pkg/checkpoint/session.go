@@ -157,7 +157,14 @@ type Usage struct {
 	UnreportedRequests int     `json:"unreported_requests,omitempty"`
 	EstimatedTokens    int     `json:"estimated_tokens,omitempty"`
 	EstimatedCostUSD   float64 `json:"estimated_cost_usd,omitempty"`
-	Calls              []Call  `json:"calls,omitempty"`
+	// InterruptedEstimatedTokens and InterruptedEstimatedCostUSD are the
+	// same estimate for the UnknownRequests (what was sent, and what came
+	// before the cut): a budget counts them too, or requests cut off
+	// again and again (a stalled stream, an answer over 32 MiB) would
+	// spend without bound. They are in none of the sums above.
+	InterruptedEstimatedTokens  int     `json:"interrupted_estimated_tokens,omitempty"`
+	InterruptedEstimatedCostUSD float64 `json:"interrupted_estimated_cost_usd,omitempty"`
+	Calls                       []Call  `json:"calls,omitempty"`
 }
 
 // Call is one HTTP request that was answered or reported usage, or that
@@ -180,8 +187,9 @@ type Call struct {
 	Outcome      string `json:"outcome,omitempty"`
 	UsageUnknown bool   `json:"usage_unknown,omitempty"`
 	// EstimatedTokens and EstimatedCostUSD (nil: the model has no price)
-	// are, for an answer that reported no usage, its tokens and cost
-	// estimated from its size: what a budget counts of it.
+	// are, for an answer that reported no usage or a request cut off
+	// before it did, its tokens and cost estimated from its size: what a
+	// budget counts of it.
 	EstimatedTokens  int      `json:"estimated_tokens,omitempty"`
 	EstimatedCostUSD *float64 `json:"estimated_cost_usd,omitempty"`
 }
@@ -198,7 +206,10 @@ func (c Call) Usage() *Usage {
 		CachedTokens: c.CachedTokens, ReasoningTokens: c.ReasoningTokens}
 	switch {
 	case c.UsageUnknown && c.Outcome == CallInterrupted:
-		u.UnknownRequests = 1
+		u.UnknownRequests, u.InterruptedEstimatedTokens = 1, c.EstimatedTokens
+		if c.EstimatedCostUSD != nil {
+			u.InterruptedEstimatedCostUSD = *c.EstimatedCostUSD
+		}
 	case c.UsageUnknown:
 		u.UnreportedRequests, u.EstimatedTokens = 1, c.EstimatedTokens
 		if c.EstimatedCostUSD != nil {
@@ -238,6 +249,8 @@ func (u *Usage) WithoutAttempt(n int) *Usage {
 		out.UnreportedRequests -= cu.UnreportedRequests
 		out.EstimatedTokens -= cu.EstimatedTokens
 		out.EstimatedCostUSD = RoundCost(out.EstimatedCostUSD - cu.EstimatedCostUSD)
+		out.InterruptedEstimatedTokens -= cu.InterruptedEstimatedTokens
+		out.InterruptedEstimatedCostUSD = RoundCost(out.InterruptedEstimatedCostUSD - cu.InterruptedEstimatedCostUSD)
 	}
 	return &out
 }
@@ -263,6 +276,8 @@ func (u *Usage) Plus(o *Usage) *Usage {
 		s.UnreportedRequests += x.UnreportedRequests
 		s.EstimatedTokens += x.EstimatedTokens
 		s.EstimatedCostUSD = RoundCost(s.EstimatedCostUSD + x.EstimatedCostUSD)
+		s.InterruptedEstimatedTokens += x.InterruptedEstimatedTokens
+		s.InterruptedEstimatedCostUSD = RoundCost(s.InterruptedEstimatedCostUSD + x.InterruptedEstimatedCostUSD)
 		s.Calls = append(s.Calls, x.Calls...)
 	}
 	return &s

@@ -275,7 +275,7 @@ func carryToolLogs(old, next *Session) map[string]*ToolLog {
 	for task, l := range old.ToolLogs {
 		t, ok := old.Task(task)
 		n, now := next.Task(task)
-		if !ok || !now || l == nil || t.Key == "" || n.Key != t.Key {
+		if !ok || !now || !ToolLogCarries(l, t.Key, n.Key) {
 			continue
 		}
 		if out == nil {
@@ -284,6 +284,20 @@ func carryToolLogs(old, next *Session) map[string]*ToolLog {
 		out[task] = l.clone()
 	}
 	return out
+}
+
+// ToolLogCarries says whether a task's tool loop log l, recorded under
+// the task key oldKey, is resumed by a run whose task has key newKey: when
+// the key is the same, and also when it changed while a call of the loop
+// waits for a decision. An edit (the task's text, its agent, a tool) is no
+// decision: without the log the task would start afresh and its model
+// could make the call again, unasked; with it the run halts on the call,
+// and `decide ... fail` starts the task afresh.
+func ToolLogCarries(l *ToolLog, oldKey, newKey string) bool {
+	if l == nil || oldKey == "" {
+		return false
+	}
+	return newKey == oldKey || l.PendingCall() != nil
 }
 
 func cloneToolLogs(m map[string]*ToolLog) map[string]*ToolLog {

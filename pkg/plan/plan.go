@@ -311,7 +311,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				step.Reason += fmt.Sprintf("; after the decision of %s, which the run halts for first", strings.Join(first, " and "))
 			}
 		}
-		if step.Action == Run && sess != nil && o != nil && o.Key == d.Key {
+		if step.Action == Run && sess != nil && o != nil && checkpoint.ToolLogCarries(sess.ToolLogs[d.Name], o.Key, d.Key) {
 			step.Reason += toolLoopNote(team, d, sess, r.Decisions[d.Name], store)
 		}
 		if o != nil && o.AgentKey != "" && o.AgentKey != d.AgentKey {

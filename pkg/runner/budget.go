@@ -150,24 +150,36 @@ func overBudget(b *spec.Budget, spent *Usage) string {
 }
 
 // spentOf is what a budget counts of u: the tokens and cost servers
-// reported, and the estimates of answers that reported none.
+// reported, and the estimates of answers that reported none and of
+// requests cut off before they did.
 func spentOf(u *Usage) (tokens int, cost float64) {
 	if u == nil {
 		return 0, 0
 	}
-	return u.TotalTokens + u.EstimatedTokens, u.CostUSD + u.EstimatedCostUSD
+	return u.TotalTokens + u.EstimatedTokens + u.InterruptedEstimatedTokens, u.CostUSD + u.EstimatedCostUSD + u.InterruptedEstimatedCostUSD
 }
 
 // estimatedPart says how much of what spent counts is an estimate: " (40
-// of them estimated: answers without usage)", or "".
+// of them estimated for answers without usage)", or "".
 func estimatedPart(spent *Usage, tokens bool) string {
-	switch {
-	case spent == nil || spent.UnreportedRequests == 0:
+	if spent == nil {
+		return ""
+	}
+	var whose []string
+	if spent.UnreportedRequests > 0 {
+		whose = append(whose, "answers without usage")
+	}
+	if spent.UnknownRequests > 0 {
+		whose = append(whose, "interrupted requests")
+	}
+	of := strings.Join(whose, " and ")
+	switch est := spent.EstimatedCostUSD + spent.InterruptedEstimatedCostUSD; {
+	case len(whose) == 0:
 		return ""
 	case tokens:
-		return fmt.Sprintf(" (%s of them estimated for answers without usage)", thousands(spent.EstimatedTokens))
-	case spent.EstimatedCostUSD > 0:
-		return fmt.Sprintf(" (%s of it estimated for answers without usage)", dollars(spent.EstimatedCostUSD))
+		return fmt.Sprintf(" (%s of them estimated for %s)", thousands(spent.EstimatedTokens+spent.InterruptedEstimatedTokens), of)
+	case est > 0:
+		return fmt.Sprintf(" (%s of it estimated for %s)", dollars(checkpoint.RoundCost(est)), of)
 	}
 	return ""
 }

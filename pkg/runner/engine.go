@@ -877,10 +877,24 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 	t := job.Task
 	first := job.Attempt
 	feedback := ""
+	// A decision settles the one call its halt named and is spent once a
+	// tool record carries it, as the session's copy is (applyTool): a
+	// retry that resumes the loop at a later call a timeout hid must halt
+	// on that call, not run it again on the earlier call's decision.
+	decision := job.Decision
 	for try := 0; ; try++ {
 		j := *job
 		j.Attempt = first + try
 		j.Feedback = feedback
+		j.Decision = decision
+		if rec := job.Record; rec != nil {
+			j.Record = func(r checkpoint.Record) error {
+				if r.Tool != nil && r.Tool.Decision != "" {
+					decision = ""
+				}
+				return rec(r)
+			}
+		}
 		if try > 0 || !started {
 			if err := e.record(startedEvent(&j)); err != nil {
 				return attemptDone{i: j.Index, err: err, attempt: j.Attempt}

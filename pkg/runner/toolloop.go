@@ -347,10 +347,17 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 	}
 	tool, args, bad := lp.set.Check(tools.Call{ID: c.ID, Name: c.Tool, Arguments: c.Arguments})
 	if bad != nil {
-		return *bad, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: bad.Content, IsError: true})
+		st := checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: bad.Content, IsError: true}
+		if c.Pending() {
+			st.Decision = lp.job.Decision // settled all the same: spent
+		}
+		return *bad, lp.record(checkpoint.ToolFinished, st)
 	}
+	// A decision recorded for the call is applied, and so spent, also when
+	// its tool has since been made idempotent: left in the checkpoint, it
+	// would settle a later call that no one decided on.
 	decision := ""
-	if c.Pending() && !tool.Idempotent {
+	if c.Pending() && (!tool.Idempotent || lp.job.Decision != "") {
 		switch lp.job.Decision {
 		case checkpoint.DecideRerun:
 			decision = checkpoint.DecideRerun
@@ -402,8 +409,14 @@ func callsOf(turn int, tcs []llm.ToolCall, redact func(string) string) []checkpo
 	seen := map[string]bool{}
 	for i, tc := range tcs {
 		id := redact(tc.ID)
-		if id == "" || seen[id] {
+		// The id made for a repeated one may be the model's own for
+		// another call of the turn: a suffix then tells them apart, or
+		// one call would be answered with the other's result.
+		for n := 1; id == "" || seen[id]; n++ {
 			id = fmt.Sprintf("call_%d_%d", turn, i+1)
+			if n > 1 {
+				id += fmt.Sprintf("_%d", n)
+			}
 		}
 		seen[id] = true
 		out[i] = checkpoint.ToolCall{ID: id, Tool: redact(tc.Function.Name), Arguments: redact(tc.Function.Arguments)}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
 )
 
 // toolRequest is what the fake server reads of a request with tools.
@@ -587,5 +588,34 @@ tasks:
 	}
 	if c := p.session(t).ToolLogs["work"].Turns[0].Calls[0]; c.Arguments != `{"line":"`+long+`"}` {
 		t.Errorf("the recorded arguments are %d bytes: want them whole", len(c.Arguments))
+	}
+}
+
+// Every call of a turn gets an id of its own, also when the model repeats
+// one that is the id teamrun would give a repeated or missing one.
+func TestCallsOfIDsUnique(t *testing.T) {
+	call := func(id string) llm.ToolCall { return llm.ToolCall{ID: id, Function: llm.FunctionCall{Name: "append"}} }
+	for _, tc := range []struct {
+		name string
+		ids  []string
+	}{
+		{"repeated", []string{"a", "a"}},
+		{"repeated as teamrun names one", []string{"call_1_2", "call_1_2"}},
+		{"missing beside teamrun's name", []string{"call_1_2", "", ""}},
+		{"missing, then teamrun's name", []string{"", "call_1_1", "call_1_1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tcs []llm.ToolCall
+			for _, id := range tc.ids {
+				tcs = append(tcs, call(id))
+			}
+			seen := map[string]bool{}
+			for _, c := range callsOf(1, tcs, func(s string) string { return s }) {
+				if c.ID == "" || seen[c.ID] {
+					t.Fatalf("ids %q: call id %q given twice (or empty)", tc.ids, c.ID)
+				}
+				seen[c.ID] = true
+			}
+		})
 	}
 }

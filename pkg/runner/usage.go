@@ -37,27 +37,29 @@ func usageOf(calls []llm.Call, price *spec.Price, attempt int) *Usage {
 		if c.CutOff {
 			cc.Outcome = CallInterrupted
 		}
-		switch {
-		case c.UsageUnknown && c.CutOff:
-			// No tokens came, so none are counted: the request is, as one
-			// whose cost is unknown, never as $0.
-			cc.UsageUnknown, cc.CostUSD = true, nil
-			u.UnknownRequests++
-		case c.UsageUnknown:
-			// Answered, so billed, but the server counted nothing: its
-			// size gives an estimate that a budget can count, by the rule
-			// of its reservations (estimatedTokens), kept apart from the
-			// tokens servers reported.
+		if c.UsageUnknown {
+			// Billed (answered), or perhaps billed (cut off), but no
+			// tokens were reported: its size gives an estimate that a
+			// budget can count, by the rule of its reservations
+			// (estimatedTokens), kept apart from the tokens servers
+			// reported. The request is never counted as $0.
 			cc.UsageUnknown, cc.CostUSD = true, nil
 			prompt, completion := estimatedTokens(c.RequestBytes), estimatedTokens(c.AnswerBytes)
 			cc.EstimatedTokens = prompt + completion
+			var cost float64
 			if price != nil {
-				cost := costOf(llm.Usage{PromptTokens: prompt, CompletionTokens: completion}, price)
+				cost = costOf(llm.Usage{PromptTokens: prompt, CompletionTokens: completion}, price)
 				cc.EstimatedCostUSD = &cost
+			}
+			if c.CutOff {
+				u.UnknownRequests++
+				u.InterruptedEstimatedTokens += cc.EstimatedTokens
+				u.InterruptedEstimatedCostUSD = checkpoint.RoundCost(u.InterruptedEstimatedCostUSD + cost)
+			} else {
+				u.UnreportedRequests++
+				u.EstimatedTokens += cc.EstimatedTokens
 				u.EstimatedCostUSD = checkpoint.RoundCost(u.EstimatedCostUSD + cost)
 			}
-			u.UnreportedRequests++
-			u.EstimatedTokens += cc.EstimatedTokens
 		}
 		u.Calls = append(u.Calls, cc)
 	}
@@ -152,20 +154,30 @@ func UsageText(u *Usage) string {
 		parts = append(parts, thousands(u.TotalTokens)+" tokens ("+CostText(u)+")")
 	}
 	if n := u.UnknownRequests; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d interrupted %s of unknown usage", n, plural(n, "request")))
+		part := fmt.Sprintf("%d interrupted %s of unknown usage", n, plural(n, "request"))
+		if u.InterruptedEstimatedTokens > 0 {
+			part += estimateText(n, u.InterruptedEstimatedTokens, u.InterruptedEstimatedCostUSD)
+		}
+		parts = append(parts, part)
 	}
 	if n := u.UnreportedRequests; n > 0 {
-		est := thousands(u.EstimatedTokens) + " tokens"
-		if u.EstimatedCostUSD > 0 {
-			est += ", " + dollars(u.EstimatedCostUSD)
-		}
-		whose := "their"
-		if n == 1 {
-			whose = "its"
-		}
-		parts = append(parts, fmt.Sprintf("%d %s without usage (estimated from %s size: %s)", n, plural(n, "answer"), whose, est))
+		parts = append(parts, fmt.Sprintf("%d %s without usage", n, plural(n, "answer"))+estimateText(n, u.EstimatedTokens, u.EstimatedCostUSD))
 	}
 	return strings.Join(parts, " + ")
+}
+
+// estimateText is " (estimated from its size: 45 tokens, $0.00005)", of n
+// requests.
+func estimateText(n, tokens int, cost float64) string {
+	est := thousands(tokens) + " tokens"
+	if cost > 0 {
+		est += ", " + dollars(cost)
+	}
+	whose := "their"
+	if n == 1 {
+		whose = "its"
+	}
+	return fmt.Sprintf(" (estimated from %s size: %s)", whose, est)
 }
 
 // HasUsage says whether u counts any LLM request: tokens, requests cut

@@ -180,6 +180,11 @@ func TestBudgetReached(t *testing.T) {
 		{&spec.Budget{MaxCostUSD: 0.5}, []*Usage{{TotalTokens: 9, CostUSD: 0.25}, {TotalTokens: 9, CostUSD: 0.25}}, nil, "the session has spent $0.50, budget.max_cost_usd is $0.50"},
 		// A PraisonAI scheduler's max_cost is named as the file names it.
 		{&spec.Budget{MaxCostUSD: 1, Key: "schedule.max_cost"}, []*Usage{{TotalTokens: 9, CostUSD: 1.25}}, nil, "the session has spent $1.25, schedule.max_cost is $1.00"},
+		// Requests cut off before they reported usage count by their size,
+		// as answers without usage do.
+		{&spec.Budget{MaxTokens: 100}, []*Usage{{UnknownRequests: 1, InterruptedEstimatedTokens: 100}}, nil, "the session has used 100 tokens (100 of them estimated for interrupted requests), budget.max_tokens is 100"},
+		{&spec.Budget{MaxCostUSD: 1}, []*Usage{{TotalTokens: 9, CostUSD: 0.5, UnreportedRequests: 1, EstimatedTokens: 9, EstimatedCostUSD: 0.25, UnknownRequests: 1, InterruptedEstimatedTokens: 9, InterruptedEstimatedCostUSD: 0.25}}, nil,
+			"the session has spent $1.00 ($0.50 of it estimated for answers without usage and interrupted requests), budget.max_cost_usd is $1.00"},
 		// Unpriced tokens count for max_tokens only.
 		{&spec.Budget{MaxCostUSD: 0.5, MaxTokens: 1000}, []*Usage{{TotalTokens: 900, UnpricedTokens: 900}}, nil, ""},
 	}
@@ -210,8 +215,10 @@ tasks:
 	if err != nil || sum.Outcome != Failed {
 		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
 	}
-	if sum.Usage == nil || sum.Usage.UnknownRequests != 1 || UsageText(sum.Usage) != "1 interrupted request of unknown usage" {
-		t.Errorf("summary usage %+v (%q), want 1 request of unknown usage", sum.Usage, UsageText(sum.Usage))
+	// Its size (the request sent) is its estimate, which a budget counts.
+	if sum.Usage == nil || sum.Usage.UnknownRequests != 1 || sum.Usage.InterruptedEstimatedTokens <= 0 ||
+		!strings.HasPrefix(UsageText(sum.Usage), "1 interrupted request of unknown usage (estimated from its size: ") {
+		t.Errorf("summary usage %+v (%q), want 1 request of unknown usage with its estimate", sum.Usage, UsageText(sum.Usage))
 	}
 	tr, _ := p.session(t).Task("one")
 	if tr.Usage == nil || len(tr.Usage.Calls) != 1 {

@@ -90,7 +90,26 @@ type wireUsage struct {
 	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
 }
 
-func (w *wireUsage) usage() Usage {
+// usage is what w reports; false when there is no usage member, or one
+// no count of which can be true (a negative number): such an answer is
+// billed all the same and counted as one without usage (an estimate from
+// its size), never as the negative tokens that would give a budget back
+// what other requests spent.
+func (w *wireUsage) usage() (Usage, bool) {
+	if w == nil {
+		return Usage{}, false
+	}
+	for _, n := range []int{w.PromptTokens, w.CompletionTokens, w.TotalTokens, w.PromptCacheHitTokens} {
+		if n < 0 {
+			return Usage{}, false
+		}
+	}
+	if d := w.PromptTokensDetails; d != nil && d.CachedTokens < 0 {
+		return Usage{}, false
+	}
+	if d := w.CompletionTokensDetails; d != nil && d.ReasoningTokens < 0 {
+		return Usage{}, false
+	}
 	u := Usage{PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens, TotalTokens: w.TotalTokens,
 		CachedTokens: w.PromptCacheHitTokens}
 	if d := w.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
@@ -99,10 +118,10 @@ func (w *wireUsage) usage() Usage {
 	if d := w.CompletionTokensDetails; d != nil {
 		u.ReasoningTokens = d.ReasoningTokens
 	}
-	if u.TotalTokens == 0 {
-		u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	}
-	return u
+	// A total under its parts (none given, or a server that undercounts)
+	// is their sum: max_tokens budgets count the total.
+	u.TotalTokens = max(u.TotalTokens, u.PromptTokens+u.CompletionTokens)
+	return u, true
 }
 
 // Request is one completion to ask for. A nil Temperature and a zero
@@ -153,16 +172,19 @@ type Response struct {
 	hasUsage  bool // the answer reported usage
 	answered  bool // a completion came, whatever it says: the server billed it
 	ToolCalls []ToolCall
+	// received is how many bytes of the answer a request cut off had
+	// read, which it does not keep: what its estimate goes by.
+	received int
 }
 
 // answerBytes is the size of what a completion said: its text, its
-// refusal and its tool calls.
+// refusal and its tool calls; of a cut-off one, what came of it.
 func (r Response) answerBytes() int {
 	n := len(r.Content)
 	for _, tc := range r.ToolCalls {
 		n += len(tc.Function.Name) + len(tc.Function.Arguments)
 	}
-	return n
+	return max(n, r.received)
 }
 
 // Client talks to one OpenAI-compatible endpoint. The zero value of every
@@ -423,7 +445,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		return Response{}, -1, transportError(actx, timeout, fmt.Errorf("reading the answer: %w", err))
 	}
 	if len(data) > maxBody {
-		return Response{}, -1, tooLong(hresp.StatusCode)
+		return Response{received: len(data)}, -1, tooLong(hresp.StatusCode)
 	}
 
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
@@ -453,17 +475,15 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		}
 		// Usage it reported was paid for all the same.
 		var failed Response
-		if wr.Usage != nil {
-			failed = Response{Model: red.clean(wr.Model), Usage: wr.Usage.usage(), status: hresp.StatusCode, hasUsage: true}
+		if u, ok := wr.Usage.usage(); ok {
+			failed = Response{Model: red.clean(wr.Model), Usage: u, status: hresp.StatusCode, hasUsage: true}
 		}
 		return failed, -1, &Error{StatusCode: hresp.StatusCode, Message: msg}
 	}
 	ch := wr.Choices[0]
 	// The model's name is recorded with the usage: no key may ride in it.
 	resp := Response{Model: red.clean(wr.Model), status: hresp.StatusCode, ToolCalls: ch.Message.ToolCalls, answered: true}
-	if wr.Usage != nil {
-		resp.Usage, resp.hasUsage = wr.Usage.usage(), true
-	}
+	resp.Usage, resp.hasUsage = wr.Usage.usage()
 	var text textJoiner
 	text.add(ch.Message.Content)
 	text.end()

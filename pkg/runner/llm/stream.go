@@ -89,8 +89,10 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 	fail := func(e *Error) (Response, time.Duration, *Error) {
 		e.StatusCode = hresp.StatusCode
 		e.unread = e.unread || e.Retryable // broke off
-		// The usage that came is the one thing kept of a broken stream.
-		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage}, -1, e
+		// The usage that came is the one thing kept of a broken stream,
+		// and the size of what came, for an estimate without it.
+		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage,
+			received: text.size() + refusal.Len() + resp.answerBytes()}, -1, e
 	}
 	dispatch := func() {
 		payload := data.String()
@@ -114,8 +116,8 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		if ch.Model != "" {
 			resp.Model = red.clean(ch.Model) // recorded with the usage
 		}
-		if ch.Usage != nil {
-			resp.Usage, resp.hasUsage = ch.Usage.usage(), true
+		if u, ok := ch.Usage.usage(); ok {
+			resp.Usage, resp.hasUsage = u, true
 		}
 		if len(ch.Choices) == 0 {
 			return

@@ -135,6 +135,9 @@ func (j *textJoiner) add(p []byte) string {
 	return j.text.String()[start:]
 }
 
+// size is how many bytes of text have come, joined or not.
+func (j *textJoiner) size() int { return j.text.Len() + len(j.pending) }
+
 // end ends the text and returns what that adds: U+FFFD for a character
 // the text ends inside of, else "".
 func (j *textJoiner) end() string {
