@@ -58,12 +58,15 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	var caught func() os.Signal
-	if writes(args) {
+	if cmd := commandOf(args); cmd == "run" || cmd == "session" || cmd == "init" {
 		// They finish what they write before they stop; the others
 		// stop at once, as any program does, a blocked read included.
 		var stop func()
 		ctx, caught, stop = catchSignals(ctx)
 		defer stop()
+		if cmd == "run" {
+			defer keepOnBrokenPipe()()
+		}
 	}
 	ios := iostreams.System(stdin, stdout, stderr, os.Getenv)
 	app := newApp(ios)
@@ -130,16 +133,28 @@ func catchSignals(parent context.Context) (ctx context.Context, caught func() os
 	}
 }
 
-// writes reports whether args name a command that writes (run, session,
-// init) and so catches SIGINT and SIGTERM to end what it writes first.
-func writes(args []string) bool {
+// commandOf is the command args name ("" for none). The commands that
+// write (run, session, init) catch SIGINT and SIGTERM to end what they
+// write first.
+func commandOf(args []string) string {
 	for _, a := range args[1:] {
-		if strings.HasPrefix(a, "-") {
-			continue
+		if !strings.HasPrefix(a, "-") {
+			return a
 		}
-		return a == "run" || a == "session" || a == "init"
 	}
-	return false
+	return ""
+}
+
+// keepOnBrokenPipe makes a write to an output whose reader went away (`|
+// head`, a `less` quit) fail with EPIPE instead of killing the process: a
+// run then finishes its tasks, their lines dropped, where SIGPIPE would
+// end it as kill -9 does, mid-attempt (an LLM call paid twice). The
+// command agents it starts get SIGPIPE as usual: exec resets a handled
+// signal. The output's loss is reported at the end (iostreams.OutErr).
+func keepOnBrokenPipe() (stop func()) {
+	ch := make(chan os.Signal, 1) // only to be notified: nothing reads it
+	signal.Notify(ch, syscall.SIGPIPE)
+	return func() { signal.Stop(ch) }
 }
 
 func newApp(ios *iostreams.IOStreams) *cli.App {
