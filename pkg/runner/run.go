@@ -96,6 +96,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	o.Home = stores.Shown(o.Home) // the resume command names it: never a password
+	if err := streamSpec(o.SpecPath); err != nil {
+		return nil, &UsageError{Err: err}
+	}
 	// The spec may be a pipe or a FIFO: the run catches Ctrl-C to finish
 	// its writes, and has written nothing yet.
 	team, err := Interruptible(ctx, func() (*spec.Team, error) { return spec.Load(o.SpecPath) })
@@ -484,6 +487,22 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		o.Loaded()
 	}
 	return p.engine(ctx, set, state, sess, restored, rec, begun)
+}
+
+// streamSpec refuses a spec that is a stream with no folder of its own:
+// `-`, /dev/stdin, a process substitution's /dev/fd/N. A run keeps the
+// project's .teamrun beside its spec and runs the tasks there; for these
+// that is /dev (or /proc), someone else's folder. A FIFO made in a folder
+// is that folder's spec.
+func streamSpec(path string) error {
+	dir := ""
+	if abs, err := filepath.Abs(path); err == nil {
+		dir = filepath.Dir(abs)
+	}
+	if path != "-" && dir != "/dev" && dir != "/dev/fd" && !strings.HasPrefix(dir, "/proc/") {
+		return nil
+	}
+	return fmt.Errorf("%s: a run reads its spec from a file in the project's folder, where it keeps the project's state (.teamrun) and runs the tasks; a stream (stdin, <(…)) has no folder: save it to a file there and run that", path)
 }
 
 // startState makes sess's state the one a run of set starts from — the
