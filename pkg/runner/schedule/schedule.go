@@ -657,30 +657,33 @@ func (s *State) openGates(i int, memo map[int][]int) []int {
 }
 
 // runsAnyRoute reports whether one of the tasks ctx runs whichever way
-// their one open gate routes: each waits on that gate alone, and each of its
-// routes runs one of them (the branches of a route step with a default, all
-// read by the step after it). A result no route takes fails the gate, which
-// then runs none.
+// a gate routes: those that wait on that gate alone cover every one of
+// its routes (the branches of a route step with a default, all read by
+// the step after it, which may read a repeat's iteration beside them). A
+// result no route takes fails the gate, which then runs none.
 func (s *State) runsAnyRoute(ctx []int, memo map[int][]int) bool {
-	gate := -1
-	covered := map[int]bool{}
+	covered := map[int]map[int]bool{} // gate -> the routes of it ctx covers
 	for _, c := range ctx {
 		oc := s.openGates(c, memo)
-		if len(oc) != 1 || (gate >= 0 && oc[0] != gate) {
-			return false
+		if len(oc) != 1 {
+			continue
 		}
-		gate = oc[0]
+		gate := oc[0]
 		for k, r := range s.g.team.Tasks[gate].Condition {
 			if slices.Contains(r.Next, s.g.team.Tasks[c].Name) {
-				covered[k] = true
+				if covered[gate] == nil {
+					covered[gate] = map[int]bool{}
+				}
+				covered[gate][k] = true
 			}
 		}
 	}
-	if gate < 0 {
-		return false
+	for gate, routes := range covered {
+		if n := len(s.g.team.Tasks[gate].Condition); n > 0 && len(routes) == n {
+			return true
+		}
 	}
-	routes := len(s.g.team.Tasks[gate].Condition)
-	return routes > 0 && len(covered) == routes
+	return false
 }
 
 // DryRun plays the rest of a run on s without running anything: every task

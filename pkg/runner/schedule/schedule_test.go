@@ -401,6 +401,33 @@ steps:
 	if got := names(tm, s.OpenGates(index(tm, "r_tech_2"))); got != "r" {
 		t.Errorf("open gates of a branch: %q, want r", got)
 	}
+	// A repeat after the route: its later iterations read the one before
+	// beside the branches, and wait on that alone, not on the route.
+	tm, err := spec.Parse("agents.yaml", []byte(`agents:
+  c: {role: C, llm: m}
+  x: {role: X, llm: m}
+  z: {role: Z, llm: m}
+steps:
+  - {name: classify, agent: c, action: classify}
+  - name: r
+    route: {technical: [x], default: [z]}
+  - {name: refine, agent: c, action: refine, repeat: {until: approved, max_iterations: 3}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm, err = tm.Expand(nil); err != nil {
+		t.Fatal(err)
+	}
+	if g, err = New(tm, Contexts(tm, tm.TaskDefs(nil))); err != nil {
+		t.Fatal(err)
+	}
+	s = g.NewState()
+	for task, want := range map[string]string{"refine#1": "", "refine#2": "refine#1", "refine#3": "refine#1,refine#2"} {
+		if got := names(tm, s.OpenGates(index(tm, task))); got != want {
+			t.Errorf("open gates of %s: %q, want %q", task, got, want)
+		}
+	}
 }
 
 // RestoreProblems keeps a restored result only when nothing it reads,
