@@ -257,10 +257,15 @@ func subcommandList(cmds []*cli.Command) string {
 			names = append(names, sc.Name)
 		}
 	}
-	if n := len(names); n > 1 {
-		return strings.Join(names[:n-1], ", ") + " or " + names[n-1]
+	return orList(names)
+}
+
+// orList is "a, b or c".
+func orList(words []string) string {
+	if n := len(words); n > 1 {
+		return strings.Join(words[:n-1], ", ") + " or " + words[n-1]
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(words, ", ")
 }
 
 // didYouMean is the suggestion for a mistyped command among cmds, led by a
