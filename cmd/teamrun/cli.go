@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 const completionFlag = "--generate-bash-completion"
@@ -57,8 +59,13 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	if len(rest) == 0 {
 		return out, nil
 	}
-	if (rest[0] == "help" || rest[0] == "h") && (len(rest) == 1 || findCommand(cmds, rest[1]) == nil) {
-		return append(out, rest...), nil // urfave/cli's help: the app's, or "No help topic", with a suggestion
+	if rest[0] == "help" || rest[0] == "h" {
+		if len(rest) == 1 || strings.HasPrefix(rest[1], "-") {
+			return append(out, rest...), nil // urfave/cli's help: the app's
+		}
+		if findCommand(cmds, rest[1]) == nil {
+			return nil, exitf(exitUsage, "no help topic %q.%s (teamrun --help lists the commands)", rest[1], didYouMean(cmds, rest[1]))
+		}
 	}
 	cmd, names, rest, helpFor := commandAt(cmds, rest)
 	if cmd == nil {
@@ -67,6 +74,11 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	out = append(out, names...)
 	path := "teamrun " + strings.Join(names, " ")
 	if helpFor {
+		// `session help nothing` is no help for session: a topic that is
+		// none of its subcommands is refused as `session nothing` is.
+		if _, pos, err := splitFlags(cmd, path, rest); err == nil && len(pos) > 0 && len(cmd.Subcommands) > 0 {
+			return nil, exitf(exitUsage, "no help topic %q in %s: use %s.%s (%s --help)", pos[0], path, subcommandList(cmd.Subcommands), didYouMean(cmd.Subcommands, pos[0]), path)
+		}
 		return append(out, "--help"), nil
 	}
 	flags, pos, err := splitFlags(cmd, path, rest)
@@ -226,39 +238,51 @@ func hasName(names []string, name string) bool {
 	return false
 }
 
-// unknownCommand is the error for `teamrun runn`, with urfave/cli's
-// did-you-mean.
+// unknownCommand is the error for `teamrun runn`, with a did-you-mean.
 func unknownCommand(c *cli.Context, name string) error {
-	return exitf(exitUsage, "unknown command %q.%s (teamrun --help lists the commands)", name, didYouMean(c, name))
+	return exitf(exitUsage, "unknown command %q.%s (teamrun --help lists the commands)", name, didYouMean(c.Command.Subcommands, name))
 }
 
 // unknownSessionCommand is the error for `teamrun session lst`, naming
 // the subcommands there are.
 func unknownSessionCommand(c *cli.Context, name string) error {
+	return exitf(exitUsage, "unknown session command %q: use %s.%s (teamrun session --help)", name, subcommandList(c.Command.Subcommands), didYouMean(c.Command.Subcommands, name))
+}
+
+// subcommandList names the visible commands of cmds: "list, show or diff".
+func subcommandList(cmds []*cli.Command) string {
 	var names []string
-	for _, sc := range c.Command.Subcommands {
+	for _, sc := range cmds {
 		if !sc.Hidden {
 			names = append(names, sc.Name)
 		}
 	}
-	use := strings.Join(names, ", ")
-	if n := len(names); n > 1 {
-		use = strings.Join(names[:n-1], ", ") + " or " + names[n-1]
-	}
-	return exitf(exitUsage, "unknown session command %q: use %s.%s (teamrun session --help)", name, use, didYouMean(c, name))
+	return orList(names)
 }
 
-// didYouMean is urfave/cli's suggestion for a mistyped subcommand of c's
-// command, led by a space, or "" (it never suggests "help": that is no fix).
-func didYouMean(c *cli.Context, name string) string {
-	if cli.SuggestCommand == nil {
-		return ""
+// orList is "a, b or c".
+func orList(words []string) string {
+	if n := len(words); n > 1 {
+		return strings.Join(words[:n-1], ", ") + " or " + words[n-1]
 	}
-	s := cli.SuggestCommand(c.Command.Subcommands, name)
-	if s == "" || strings.Contains(s, `"help"`) || strings.Contains(s, `"h"`) {
-		return ""
+	return strings.Join(words, ", ")
+}
+
+// didYouMean is the suggestion for a mistyped command among cmds, led by a
+// space, or "" when none is close (spec.Closest, the rule of every
+// did-you-mean: urfave/cli's own suggests its best match however far, as
+// "completion" for "nothing"). It never suggests "help": that is no fix.
+func didYouMean(cmds []*cli.Command, name string) string {
+	var names []string
+	for _, c := range cmds {
+		if !c.Hidden {
+			names = append(names, c.Names()...)
+		}
 	}
-	return " " + s
+	if s := spec.Closest(name, names); s != "" {
+		return " " + fmt.Sprintf(cli.SuggestDidYouMeanTemplate, s)
+	}
+	return ""
 }
 
 var (
@@ -278,11 +302,16 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	}
 	msg := err.Error()
 	if m := undefinedFlag().FindStringSubmatch(msg); m != nil {
+		var names []string
+		for _, f := range c.Command.Flags {
+			names = append(names, f.Names()...)
+		}
+		if !c.Command.HideHelp {
+			names = append(names, "help")
+		}
 		hint := ""
-		if cli.SuggestFlag != nil {
-			if s := cli.SuggestFlag(c.Command.Flags, m[1], c.Command.HideHelp); s != "" {
-				hint = " " + fmt.Sprintf(cli.SuggestDidYouMeanTemplate, s)
-			}
+		if s := spec.Closest(m[1], names); s != "" {
+			hint = " " + fmt.Sprintf(cli.SuggestDidYouMeanTemplate, dashed(s))
 		}
 		return exitf(exitUsage, "unknown flag %s.%s (see %s --help)", dashed(m[1]), hint, help)
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -24,7 +25,8 @@ func initCommand() *cli.Command {
 		ArgsUsage: "[FILE]",
 		Description: "Writes FILE (default agents.yaml) and, beside it, agents.schema.json for editors (the\n" +
 			"file's yaml-language-server line names it). An existing FILE is never overwritten\n" +
-			"(exit 2, nothing written); an existing agents.schema.json is left as it is.\n\n" +
+			"(exit 2, nothing written); an existing agents.schema.json is left as it is. FILE ends in\n" +
+			"\".yaml\" or \".yml\": the starter is commented YAML (another name is exit 2, nothing written).\n\n" +
 			"Examples:\n" +
 			"   teamrun init && teamrun run agents.yaml\n" +
 			"   teamrun init pipelines/nightly.yaml",
@@ -36,6 +38,12 @@ func initCommand() *cli.Command {
 				path = args[0]
 			default:
 				return exitf(exitUsage, "init takes at most one FILE, got %d arguments", len(args))
+			}
+			// The starter is commented YAML: a .json (or any other) name
+			// would hold a file that is not what it says, and as JSON the
+			// comments that make it a starter would be lost.
+			if ext := strings.ToLower(filepath.Ext(path)); ext != ".yaml" && ext != ".yml" {
+				return exitf(exitUsage, "init: %s: the starter team is commented YAML; name a FILE ending in .yaml or .yml (teamrun init %s); nothing was written", path, cmdline.Quote(strings.TrimSuffix(path, filepath.Ext(path))+".yaml"))
 			}
 			dir := filepath.Dir(path)
 			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {

@@ -92,7 +92,7 @@ func TestPrintListTerminal(t *testing.T) {
 		{ID: "bb", Spec: "/p/other.yaml", TasksDone: 1, TasksTotal: 1, Status: statusDone, Updated: now.Add(-50 * 24 * time.Hour)},
 	}, Missing: []checkpoint.Absent{{ID: "gone", Created: checkpoint.AuditRecord{Event: "created", Time: now, Store: "/x/sessions", User: "u", PID: 3}}}}
 	var tty, pipe strings.Builder
-	if err := printList(&tty, l, now, true); err != nil {
+	if err := printList(&tty, l, "", now, true); err != nil {
 		t.Fatal(err)
 	}
 	// The corrupt row is its id and one cell: it widens no column.
@@ -104,7 +104,7 @@ func TestPrintListTerminal(t *testing.T) {
 	if tty.String() != want {
 		t.Errorf("terminal:\n%s\nwant:\n%s", tty.String(), want)
 	}
-	if err := printList(&pipe, l, now, false); err != nil {
+	if err := printList(&pipe, l, "", now, false); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(pipe.String(), "* a   interrupted  9/12   2026-03-04T09:00:00Z  /p/agents.yaml\n") {

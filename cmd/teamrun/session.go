@@ -276,7 +276,22 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, out)
 			}
-			return printList(c.App.Writer, out, time.Now(), ios.IsTerminal())
+			// An empty list says what it was filtered on: no sessions of
+			// that spec is not no sessions at all.
+			var filter []string
+			if specAbs != "" {
+				filter = append(filter, "of "+c.String("spec"))
+			}
+			if want != nil {
+				var typed []string
+				for _, st := range strings.Split(c.String("status"), ",") {
+					if st = strings.TrimSpace(st); !slices.Contains(typed, st) {
+						typed = append(typed, st)
+					}
+				}
+				filter = append(filter, "with status "+orList(typed))
+			}
+			return printList(c.App.Writer, out, strings.Join(filter, " "), time.Now(), ios.IsTerminal())
 		}),
 	}
 }
@@ -319,9 +334,14 @@ func corruptCell(reason string) string {
 	return "(corrupt: " + resultCut(oneLineText(reason), 60) + ")"
 }
 
-func printList(w io.Writer, l listJSON, now time.Time, tty bool) error {
+// printList prints the list; filter is what it was filtered on ("of
+// a.yaml with status failed"), for the line that says it is empty.
+func printList(w io.Writer, l listJSON, filter string, now time.Time, tty bool) error {
 	if len(l.Sessions) == 0 {
-		fmt.Fprintf(w, "no sessions in %s\n", l.Store)
+		if filter != "" {
+			filter += " "
+		}
+		fmt.Fprintf(w, "no sessions %sin %s\n", filter, l.Store)
 	} else {
 		// Aligned by hand, not by tabwriter: a corrupt session's row is its
 		// id and one cell, which must neither widen the columns of the

@@ -26,7 +26,7 @@ func sessionTask(sess *checkpoint.Session, name string) (*checkpoint.TaskRecord,
 		names[i] = t.Name
 	}
 	msg := fmt.Sprintf("session %s has no task %q; its tasks: %s", sess.ID, name, strings.Join(names, ", "))
-	if m := spec.ClosestTask(name, names); m != "" {
+	if m := spec.Closest(name, names); m != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", m)
 	}
 	return nil, exitf(exitUsage, "%s", msg)

@@ -440,44 +440,63 @@ func (e *Engine) setup(ctx context.Context) error {
 		}
 		raws[i] = raw
 	}
+	decide := func(i int) (string, bool) {
+		v, ok := e.Decisions[t.Tasks[i].Name]
+		return v, ok
+	}
 	problems := e.graph.RestoreProblems(func(i int) (string, bool) {
 		_, ok := e.Restored[i]
 		return raws[i], ok
-	}, func(i int) (string, bool) {
-		v, ok := e.Decisions[t.Tasks[i].Name]
-		return v, ok
-	}, e.kept)
-	for i := range n { // in task order
+	}, decide, e.kept)
+	var redo []int // restored, but not taken over
+	for i := range n {
 		if _, ok := e.Restored[i]; !ok {
 			continue
 		}
-		why := problems[i].Why
-		if why == "" && e.sched.Restore(i, raws[i]) {
+		if problems[i].Why == "" && e.sched.Restore(i, raws[i]) {
 			e.tasks[i].out, e.tasks[i].restored = e.Restored[i], true
 		} else {
-			// The routes or the schema changed since (they are not in
-			// the fingerprint), here or upstream: the task runs again,
-			// or a gate restored before it skips it now, or, when only
-			// what it reads runs again, it is held: its recorded result
-			// is reused if that comes out as recorded (early cut-off).
-			// What reads it compares with its recorded result.
-			e.Recorded[i] = e.Restored[i].outcome()
-			next, then := "running it again", checkpoint.KeptRuns
-			switch {
-			case e.sched.SkipReason(i) != nil:
-				next, then = "it is skipped this time", checkpoint.KeptSkipped
-			case problems[i].Held:
-				e.Held[i] = e.Restored[i]
-				next = "it runs again only if what it reads changes (early cut-off)"
-			}
-			msg := fmt.Sprintf("task %q: %s; %s", t.Tasks[i].Name, why, next)
-			if e.kept(i) {
-				// Its own result is refused (what a kept task reads
-				// does not count): one line says --keep failed too.
-				msg = checkpoint.NotKept(t.Tasks[i].Name, why, then)
-			}
-			e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name, Message: msg})
+			redo = append(redo, i)
 		}
+	}
+	// Whether one not taken over is skipped this time is what a dry run of
+	// the schedule from the results taken over says (as plan says it): the
+	// state alone knows only the gates restored, not an iteration skipped
+	// after one an until narrowed skips.
+	var skipped map[int]*schedule.Reason
+	if len(redo) > 0 {
+		st := e.graph.NewState()
+		for i := range e.tasks {
+			if e.tasks[i].restored {
+				st.Complete(i, raws[i])
+			}
+		}
+		skipped = st.DryRun(decide)
+	}
+	for _, i := range redo { // in task order
+		why := problems[i].Why
+		// The routes or the schema changed since (they are not in
+		// the fingerprint), here or upstream: the task runs again,
+		// or the run skips it now (a gate restored), or, when only
+		// what it reads runs again, it is held: its recorded result
+		// is reused if that comes out as recorded (early cut-off).
+		// What reads it compares with its recorded result.
+		e.Recorded[i] = e.Restored[i].outcome()
+		next, then := "running it again", checkpoint.KeptRuns
+		switch {
+		case skipped[i] != nil:
+			next, then = "it is skipped this time", checkpoint.KeptSkipped
+		case problems[i].Held:
+			e.Held[i] = e.Restored[i]
+			next = "it runs again only if what it reads changes (early cut-off)"
+		}
+		msg := fmt.Sprintf("task %q: %s; %s", t.Tasks[i].Name, why, next)
+		if e.kept(i) {
+			// Its own result is refused (what a kept task reads
+			// does not count): one line says --keep failed too.
+			msg = checkpoint.NotKept(t.Tasks[i].Name, why, then)
+		}
+		e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name, Message: msg})
 	}
 	if e.Begun != nil {
 		taken := 0

@@ -91,12 +91,30 @@ func notATeam(file string, root *tree) *Diagnostic {
 // backstory.
 func crewAIAgents(root *tree) bool {
 	for i, k := range root.keys {
-		v := root.vals[i]
-		if teamKeys[k] || !v.isMap() || v.get("role") == nil || (v.get("goal") == nil && v.get("backstory") == nil) {
+		if teamKeys[k] || !crewAIAgent(root.vals[i]) {
 			return false
 		}
 	}
 	return len(root.keys) > 0
+}
+
+// crewAIAgent reports whether v is an agent as CrewAI writes one: a role
+// and a goal or backstory.
+func crewAIAgent(v *tree) bool {
+	return v.isMap() && v.get("role") != nil && (v.get("goal") != nil || v.get("backstory") != nil)
+}
+
+// agentList recognises a file whose top level is a list of CrewAI-style
+// agents (a CrewAI agents file written as a list), which has neither the
+// tasks nor the mapping a team is: it says what the file is and what to do
+// instead of only "got a list".
+func agentList(file string, root *tree) *Diagnostic {
+	items := root.itemsOrNil()
+	if len(items) == 0 || slices.ContainsFunc(items, func(v *tree) bool { return !crewAIAgent(v) }) {
+		return nil
+	}
+	return &Diagnostic{File: file, Line: root.pos.Line, Column: root.pos.Column,
+		Message: "this is a list of agents (each item with role, goal and backstory), as a CrewAI agents file, not a team: CrewAI keeps the tasks in a tasks.yaml beside it; teamrun runs one file with both, a mapping at the top: put the agents under roles: (each under its name) and give each its tasks (roles.NAME.tasks)"}
 }
 
 // nativeAgentKeys are the keys of an agent in schemas/agents.schema.json

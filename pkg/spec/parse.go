@@ -72,6 +72,9 @@ func Parse(file string, data []byte) (*Team, error) {
 		return nil, ErrorList{{File: file, Line: 1, Column: 1, Message: "the file is empty: expected a team with agents and tasks (see `teamrun schema`)"}}
 	}
 	if !root.isMap() {
+		if d := agentList(file, root); d != nil {
+			return nil, ErrorList{*d}
+		}
 		return nil, ErrorList{{File: file, Line: root.pos.Line, Column: root.pos.Column,
 			Message: fmt.Sprintf("expected a mapping with agents and tasks at the top, got %s", root.describe())}}
 	}

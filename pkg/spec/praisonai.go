@@ -328,6 +328,10 @@ func ignoredEffect(path string) string {
 	switch key {
 	case "verbose":
 		return "progress looks the same either way; teamrun run -v shows each task's lines"
+	case "stream":
+		// PraisonAI's workflow and agents take it to print the answer as
+		// it comes; teamrun decides that itself, per llm.
+		return "teamrun streams an LLM answer on its own whenever a run shows live progress on a terminal; in the native format an llm's stream: (auto, true or false) sets it"
 	case "allow_delegation":
 		return "agents never hand work to each other; give that work a task of its own"
 	case "cache":

@@ -225,6 +225,10 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:6:5: steps[0].context_from: not supported by teamrun, ignored: PraisonAI's YAML workflows read none either: the step reads the step before it; a step's context: adds the steps it names"},
 		{"a condition as text", "agents:\n  a: {role: A, llm: m}\n" + steps + "    condition: \"{{flag}}\"\n",
 			`w.yaml:6:5: steps[0].condition: ignored: the task runs always, as in PraisonAI, which reads a condition only as a mapping of results to the tasks they run (beside task_type: decision), not as a text such as "{{flag}}"; an if: step`},
+		{"workflow.stream", "workflow: {stream: true}\nagents:\n  a: {role: A, llm: m}\n" + steps,
+			"w.yaml:1:12: workflow.stream: not supported by teamrun, ignored: teamrun streams an LLM answer on its own whenever a run shows live progress on a terminal; in the native format an llm's stream: (auto, true or false) sets it"},
+		{"an agent's stream", "agents:\n  a: {role: A, llm: m, stream: false}\n" + steps,
+			"w.yaml:2:24: agents.a.stream: not supported by teamrun, ignored: teamrun streams an LLM answer on its own"},
 		{"run_on, tools_run_on's old spelling", "run_on: docker\nagents:\n  a: {role: A, llm: m}\n" + steps,
 			"w.yaml:1:1: run_on: not supported by teamrun, ignored: tools run on this machine, where teamrun runs"},
 	}

@@ -87,8 +87,10 @@ func UnknownTask(name string, tasks []string) string {
 	return unknownRef("task", name, tasks, "see the tasks of the file")
 }
 
-// ClosestTask is the task name of tasks that name is likely a typo of, or "".
-func ClosestTask(name string, tasks []string) string { return closest(name, tasks) }
+// Closest is the one of names that name is likely a typo of, or "": the rule
+// every did-you-mean of teamrun follows (keys, tasks, commands, flags), so a
+// far word gets no suggestion.
+func Closest(name string, names []string) string { return closest(name, names) }
 
 // TaskNames lists the tasks' names in file order.
 func (t *Team) TaskNames() []string {
