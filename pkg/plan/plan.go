@@ -384,7 +384,7 @@ func heldReads(d spec.TaskDef, r *checkpoint.Restored, skippedAgain func(string)
 	// An instance made from a producer's output that runs again reads it
 	// too (checkpoint's rerun holds it for that).
 	for _, c := range append(slices.Clone(d.After), d.Context...) {
-		if _, again := r.Recorded[c]; again && !skippedAgain(c) {
+		if _, again := r.Recorded[c]; again && !skippedAgain(c) && !slices.Contains(reads, c) {
 			reads = append(reads, c)
 		}
 	}
