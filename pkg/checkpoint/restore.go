@@ -858,8 +858,9 @@ func orNone(s string) string {
 // first pass's restore decided: a foreach over a producer's list that ran
 // again and changed expands again, and the next pass loads the session the
 // first one wrote, where what it held is pending. Each task held then
-// (held, its records as that restore had them) that is still pending —
-// neither run nor cut off — and whose own definition is the held record's is
+// (held, its records as that restore had them) that this restore neither
+// restores nor holds, that is still pending (neither run nor cut off) or
+// completed as held, and whose own definition is the held record's is
 // held again; the results recorded to compare with (recorded) stay, for
 // the tasks that ran since or run now.
 func (r *Restored) HoldAgain(sess *Session, defs []spec.TaskDef, held map[string]TaskRecord, recorded map[string]Outcome) {
@@ -873,9 +874,13 @@ func (r *Restored) HoldAgain(sess *Session, defs []spec.TaskDef, held map[string
 	}
 	for _, d := range defs {
 		h, ok := held[d.Name]
-		if t, found := sess.Task(d.Name); !ok || !found || t.Status != StatusPending || h.OwnKey == "" || h.OwnKey != d.OwnKey {
+		if _, already := r.Held[d.Name]; !ok || already || r.Done(d.Name) || h.OwnKey == "" || h.OwnKey != d.OwnKey {
 			continue
 		}
-		r.Held[d.Name] = h
+		// Pending, or completed as held (this restore found that what it
+		// reads had no result to compare with: the first pass's has one).
+		if t, found := sess.Task(d.Name); found && (t.Status == StatusPending || t.Status == StatusCompleted && t.Outcome().Same(h.Outcome())) {
+			r.Held[d.Name] = h
+		}
 	}
 }
