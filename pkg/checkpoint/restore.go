@@ -853,3 +853,34 @@ func orNone(s string) string {
 	}
 	return s
 }
+
+// HoldAgain keeps, in a later pass of one run, the early cut-off the
+// first pass's restore decided: a foreach over a producer's list that ran
+// again and changed expands again, and the next pass loads the session the
+// first one wrote, where what it held is pending. Each task held then
+// (held, its records as that restore had them) that this restore neither
+// restores nor holds, that is still pending (neither run nor cut off) or
+// completed as held, and whose own definition is the held record's is
+// held again; the results recorded to compare with (recorded) stay, for
+// the tasks that ran since or run now.
+func (r *Restored) HoldAgain(sess *Session, defs []spec.TaskDef, held map[string]TaskRecord, recorded map[string]Outcome) {
+	if r == nil || sess == nil {
+		return
+	}
+	for n, o := range recorded {
+		if _, ok := r.Recorded[n]; !ok {
+			r.Recorded[n] = o
+		}
+	}
+	for _, d := range defs {
+		h, ok := held[d.Name]
+		if _, already := r.Held[d.Name]; !ok || already || r.Done(d.Name) || h.OwnKey == "" || h.OwnKey != d.OwnKey {
+			continue
+		}
+		// Pending, or completed as held (this restore found that what it
+		// reads had no result to compare with: the first pass's has one).
+		if t, found := sess.Task(d.Name); found && (t.Status == StatusPending || t.Status == StatusCompleted && t.Outcome().Same(h.Outcome())) {
+			r.Held[d.Name] = h
+		}
+	}
+}

@@ -116,6 +116,14 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		return p
 	}
 	st := graph.NewState()
+	// What task i waits for, by name: the run's cut-off counts it.
+	waits := func(i int) []string {
+		var names []string
+		for _, c := range graph.Deps(i) {
+			names = append(names, defs[c].Name)
+		}
+		return names
+	}
 	// Restored, but its result no longer fits the task, or it reads one
 	// that runs again for that: why, as the engine decides it.
 	decided := func(i int) (string, bool) {
@@ -220,7 +228,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 		case why != nil:
 			step.Action, step.Reason = Skip, skipText(defs, r, why)
-		case isHeld(d, r) && len(heldReads(d, r, skippedAgain)) == 0:
+		case isHeld(d, r) && len(heldReads(d, waits(i), r, skippedAgain)) == 0:
 			// Held, but nothing it reads runs again (what it reads is
 			// kept by --keep, or skipped again as it was): the cut-off
 			// reuses it for certain.
@@ -229,7 +237,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		default:
 			step.Action = Run
 			_, changed := diffs[d.Name]
-			held := heldReason(d, r, skippedAgain)
+			held := heldReason(d, waits(i), r, skippedAgain)
 			switch forced := forcedReason(d, ch, r); {
 			case forced != "":
 				step.Reason = forced
@@ -350,12 +358,12 @@ func forcedReason(d spec.TaskDef, ch checkpoint.Choice, r *checkpoint.Restored) 
 
 // heldReason says that the early cut-off may spare a held task; "" for
 // any other task.
-func heldReason(d spec.TaskDef, r *checkpoint.Restored, skippedAgain func(string) bool) string {
+func heldReason(d spec.TaskDef, waits []string, r *checkpoint.Restored, skippedAgain func(string) bool) string {
 	if !isHeld(d, r) {
 		return ""
 	}
 	var ifs, ran, skips []string
-	for _, c := range heldReads(d, r, skippedAgain) {
+	for _, c := range heldReads(d, waits, r, skippedAgain) {
 		if r.Recorded[c].Skipped {
 			skips = append(skips, c)
 		} else {
@@ -379,12 +387,14 @@ func isHeld(d spec.TaskDef, r *checkpoint.Restored) bool {
 
 // heldReads are the tasks a held task reads that run again: those whose
 // output decides whether it runs.
-func heldReads(d spec.TaskDef, r *checkpoint.Restored, skippedAgain func(string) bool) []string {
+func heldReads(d spec.TaskDef, waits []string, r *checkpoint.Restored, skippedAgain func(string) bool) []string {
 	var reads []string
 	// An instance made from a producer's output that runs again reads it
-	// too (checkpoint's rerun holds it for that).
-	for _, c := range append(slices.Clone(d.After), d.Context...) {
-		if _, again := r.Recorded[c]; again && !skippedAgain(c) {
+	// too (checkpoint's rerun holds it for that), and the run's cut-off
+	// counts what the task waits for (in a sequential team, the task
+	// before it) as it does its context.
+	for _, c := range slices.Concat(d.After, waits, d.Context) {
+		if _, again := r.Recorded[c]; again && !skippedAgain(c) && !slices.Contains(reads, c) {
 			reads = append(reads, c)
 		}
 	}

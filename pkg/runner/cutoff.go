@@ -41,7 +41,9 @@ func (e *Engine) asRecorded(i int) bool {
 	default:
 		return false
 	}
-	if e.tasks[i].restored {
+	// A task an earlier pass of this run ran is restored in this one, but
+	// stands as recorded only if its result is the recorded one.
+	if e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name] {
 		return true
 	}
 	v, ok := e.Recorded[i]

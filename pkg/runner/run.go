@@ -359,8 +359,13 @@ type pass struct {
 	started    time.Time
 	commands   *Commands
 	ranBefore  map[string]bool // tasks an earlier pass completed
-	usedBefore *Usage          // what earlier passes' LLM requests cost
-	lostStore  bool            // a pass ended for a store failure
+	// held and recorded are the first pass's early cut-off (what its
+	// restore held, and the recorded results to compare with): a later
+	// pass holds again what is still pending.
+	held       map[string]checkpoint.TaskRecord
+	recorded   map[string]checkpoint.Outcome
+	usedBefore *Usage // what earlier passes' LLM requests cost
+	lostStore  bool   // a pass ended for a store failure
 	// begun is the new session --continue claimed, begun before the
 	// claim; pass 0 takes it over.
 	begun *journalRecorder
@@ -383,6 +388,11 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	}
 	if exists {
 		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)
+		if n == 0 {
+			p.held, p.recorded = maps.Clone(restored.Held), maps.Clone(restored.Recorded)
+		} else {
+			restored.HoldAgain(old, defs, p.held, p.recorded)
+		}
 		sess = checkpoint.Continue(old, restored, team.Process, defs, fingerprint, now)
 		if v, ok := old.Checkpoint.Decisions[BudgetDecision]; ok && team.TaskIndex(BudgetDecision) < 0 {
 			sess.Checkpoint.Decisions[BudgetDecision] = v // the session's, not a task's: Restore keeps only tasks'

@@ -37,20 +37,26 @@ func Location(flag string, getenv func(string) string) (string, error) {
 // No shell expands it in a crontab's or a unit's variables, nor after
 // --store=, and taken as it is, it made a folder named "~" in the current
 // one: sessions that the next run, from another folder, does not find. A
-// ~user prefix is refused rather than guessed.
+// ~user prefix is refused rather than guessed. The file store's URL,
+// file://~/…, names the same folder: taken as it is, it made the same
+// folder named "~".
 func expandHome(from, loc string, getenv func(string) string) (string, error) {
+	scheme := ""
+	if strings.HasPrefix(loc, "file://~") {
+		scheme, loc = "file://", strings.TrimPrefix(loc, "file://")
+	}
 	if !strings.HasPrefix(loc, "~") {
 		return loc, nil
 	}
 	rest := loc[1:]
 	if rest != "" && rest[0] != '/' {
-		return "", fmt.Errorf("%w: %s=%s: teamrun reads only ~ and ~/… as your home folder: give the folder's full path", checkpoint.ErrBadLocation, from, loc)
+		return "", fmt.Errorf("%w: %s=%s: teamrun reads only ~ and ~/… as your home folder: give the folder's full path", checkpoint.ErrBadLocation, from, scheme+loc)
 	}
 	home := getenv("HOME")
 	if home == "" {
-		return "", fmt.Errorf("%w: %s=%s: ~ is $HOME, which is not set here: give the folder's full path", checkpoint.ErrBadLocation, from, loc)
+		return "", fmt.Errorf("%w: %s=%s: ~ is $HOME, which is not set here: give the folder's full path", checkpoint.ErrBadLocation, from, scheme+loc)
 	}
-	return filepath.Join(home, rest), nil
+	return scheme + filepath.Join(home, rest), nil
 }
 
 // Open opens the store at location: a postgres:// or postgresql:// URL is

@@ -39,6 +39,10 @@ func TestLocationHome(t *testing.T) {
 		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_HOME": "~"}, "/home/u"},
 		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_STORE": "~/s"}, "/home/u/s"},
 		{"~/f", map[string]string{"HOME": "/home/u"}, "/home/u/f"},
+		// The file store's URL form is the same folder.
+		{"file://~/f", map[string]string{"HOME": "/home/u"}, "file:///home/u/f"},
+		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_STORE": "file://~"}, "file:///home/u"},
+		{"file://~bob/f", map[string]string{"HOME": "/home/u"}, ""},
 		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_HOME": "/srv/~x"}, "/srv/~x"},
 		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_HOME": "rel/dir"}, "rel/dir"},
 		{"", map[string]string{"TEAMRUN_HOME": "~/trh"}, ""},
