@@ -235,7 +235,9 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 			v, ok := produced[tk.Foreach.Over]
 			switch {
 			case !ok:
-				join.Expansion.ExpandsWhen = p
+				// Until it expands, the join stands for its instances:
+				// it waits for what they will read (a decision among it).
+				join.Expansion.ExpandsWhen, join.Context = p, ctx
 				join.Description = fmt.Sprintf("the results of %s[…] as a JSON array, its instances made when %s finishes", tk.Name, p)
 			default:
 				if items, err = ForeachItems(tk.Foreach, map[string]any{tk.Foreach.Over: v}); err != nil {
