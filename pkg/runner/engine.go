@@ -762,12 +762,18 @@ func (e *Engine) watchLock(ctx context.Context, cancel context.CancelFunc) {
 	if err == nil {
 		err = errors.New("the session's lock was lost")
 	}
+	e.failStore(&StoreError{Err: err})
+	cancel()
+}
+
+// failStore keeps se as the run's store failure, unless one is kept
+// already: the first is the one the run ends with.
+func (e *Engine) failStore(se *StoreError) {
 	e.recMu.Lock()
 	if e.storeErr == nil {
-		e.storeErr = &StoreError{Err: err}
+		e.storeErr = se
 	}
 	e.recMu.Unlock()
-	cancel()
 }
 
 func (e *Engine) storeFailed() bool {
@@ -1049,11 +1055,7 @@ func (e *Engine) finish(d attemptDone, stage bool) error {
 		// An attempt that could not hand its result to the store (its
 		// output's blob, its spool) stops the run as a failed record does.
 		e.sched.Reset(d.i)
-		e.recMu.Lock()
-		if e.storeErr == nil {
-			e.storeErr = se
-		}
-		e.recMu.Unlock()
+		e.failStore(se)
 		return d.err
 	}
 	ev := Event{Index: d.i, Task: t.Name, Agent: t.Agent, Attempt: d.attempt, RetryCount: max(d.attempt-1, 0)}
