@@ -237,20 +237,7 @@ func (u *Usage) WithoutAttempt(n int) *Usage {
 			out.Calls = append(out.Calls, c)
 			continue
 		}
-		cu := c.Usage()
-		out.PromptTokens -= cu.PromptTokens
-		out.CompletionTokens -= cu.CompletionTokens
-		out.TotalTokens -= cu.TotalTokens
-		out.CachedTokens -= cu.CachedTokens
-		out.ReasoningTokens -= cu.ReasoningTokens
-		out.CostUSD = RoundCost(out.CostUSD - cu.CostUSD)
-		out.UnpricedTokens -= cu.UnpricedTokens
-		out.UnknownRequests -= cu.UnknownRequests
-		out.UnreportedRequests -= cu.UnreportedRequests
-		out.EstimatedTokens -= cu.EstimatedTokens
-		out.EstimatedCostUSD = RoundCost(out.EstimatedCostUSD - cu.EstimatedCostUSD)
-		out.InterruptedEstimatedTokens -= cu.InterruptedEstimatedTokens
-		out.InterruptedEstimatedCostUSD = RoundCost(out.InterruptedEstimatedCostUSD - cu.InterruptedEstimatedCostUSD)
+		out.addCounts(c.Usage(), -1)
 	}
 	return &out
 }
@@ -262,25 +249,36 @@ func (u *Usage) Plus(o *Usage) *Usage {
 	}
 	var s Usage
 	for _, x := range []*Usage{u, o} {
-		if x == nil {
-			continue
+		if x != nil {
+			s.Add(x)
 		}
-		s.PromptTokens += x.PromptTokens
-		s.CompletionTokens += x.CompletionTokens
-		s.TotalTokens += x.TotalTokens
-		s.CachedTokens += x.CachedTokens
-		s.ReasoningTokens += x.ReasoningTokens
-		s.CostUSD = RoundCost(s.CostUSD + x.CostUSD)
-		s.UnpricedTokens += x.UnpricedTokens
-		s.UnknownRequests += x.UnknownRequests
-		s.UnreportedRequests += x.UnreportedRequests
-		s.EstimatedTokens += x.EstimatedTokens
-		s.EstimatedCostUSD = RoundCost(s.EstimatedCostUSD + x.EstimatedCostUSD)
-		s.InterruptedEstimatedTokens += x.InterruptedEstimatedTokens
-		s.InterruptedEstimatedCostUSD = RoundCost(s.InterruptedEstimatedCostUSD + x.InterruptedEstimatedCostUSD)
-		s.Calls = append(s.Calls, x.Calls...)
 	}
 	return &s
+}
+
+// Add adds o, its counts and its calls, to u.
+func (u *Usage) Add(o *Usage) {
+	u.addCounts(o, 1)
+	u.Calls = append(u.Calls, o.Calls...)
+}
+
+// addCounts adds sign (1 or -1) times o's counts, not its calls, to u:
+// the one place that knows every count a usage has.
+func (u *Usage) addCounts(o *Usage, sign int) {
+	f := float64(sign)
+	u.PromptTokens += sign * o.PromptTokens
+	u.CompletionTokens += sign * o.CompletionTokens
+	u.TotalTokens += sign * o.TotalTokens
+	u.CachedTokens += sign * o.CachedTokens
+	u.ReasoningTokens += sign * o.ReasoningTokens
+	u.CostUSD = RoundCost(u.CostUSD + f*o.CostUSD)
+	u.UnpricedTokens += sign * o.UnpricedTokens
+	u.UnknownRequests += sign * o.UnknownRequests
+	u.UnreportedRequests += sign * o.UnreportedRequests
+	u.EstimatedTokens += sign * o.EstimatedTokens
+	u.EstimatedCostUSD = RoundCost(u.EstimatedCostUSD + f*o.EstimatedCostUSD)
+	u.InterruptedEstimatedTokens += sign * o.InterruptedEstimatedTokens
+	u.InterruptedEstimatedCostUSD = RoundCost(u.InterruptedEstimatedCostUSD + f*o.InterruptedEstimatedCostUSD)
 }
 
 // RoundCost rounds dollars to a ten-billionth, far below any price of a

@@ -22,17 +22,9 @@ func usageOf(calls []llm.Call, price *spec.Price, attempt int) *Usage {
 		cc := checkpoint.Call{Model: c.Model, Attempt: attempt, Status: c.Status, DurationMS: c.Duration.Milliseconds(),
 			PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens, TotalTokens: c.Usage.TotalTokens,
 			CachedTokens: c.Usage.CachedTokens, ReasoningTokens: c.Usage.ReasoningTokens}
-		u.PromptTokens += c.Usage.PromptTokens
-		u.CompletionTokens += c.Usage.CompletionTokens
-		u.TotalTokens += c.Usage.TotalTokens
-		u.CachedTokens += c.Usage.CachedTokens
-		u.ReasoningTokens += c.Usage.ReasoningTokens
 		if price != nil && !c.UsageUnknown {
 			cost := costOf(c.Usage, price)
 			cc.CostUSD = &cost
-			u.CostUSD = checkpoint.RoundCost(u.CostUSD + cost)
-		} else {
-			u.UnpricedTokens += c.Usage.TotalTokens
 		}
 		if c.CutOff {
 			cc.Outcome = CallInterrupted
@@ -43,24 +35,16 @@ func usageOf(calls []llm.Call, price *spec.Price, attempt int) *Usage {
 			// budget can count, by the rule of its reservations
 			// (estimatedTokens), kept apart from the tokens servers
 			// reported. The request is never counted as $0.
-			cc.UsageUnknown, cc.CostUSD = true, nil
 			prompt, completion := estimatedTokens(c.RequestBytes), estimatedTokens(c.AnswerBytes)
-			cc.EstimatedTokens = prompt + completion
-			var cost float64
+			cc.UsageUnknown, cc.EstimatedTokens = true, prompt+completion
 			if price != nil {
-				cost = costOf(llm.Usage{PromptTokens: prompt, CompletionTokens: completion}, price)
+				cost := costOf(llm.Usage{PromptTokens: prompt, CompletionTokens: completion}, price)
 				cc.EstimatedCostUSD = &cost
 			}
-			if c.CutOff {
-				u.UnknownRequests++
-				u.InterruptedEstimatedTokens += cc.EstimatedTokens
-				u.InterruptedEstimatedCostUSD = checkpoint.RoundCost(u.InterruptedEstimatedCostUSD + cost)
-			} else {
-				u.UnreportedRequests++
-				u.EstimatedTokens += cc.EstimatedTokens
-				u.EstimatedCostUSD = checkpoint.RoundCost(u.EstimatedCostUSD + cost)
-			}
 		}
+		// What a call adds to the total is the session's own rule
+		// (checkpoint.Call.Usage), which a restore also sums by.
+		u.Add(cc.Usage())
 		u.Calls = append(u.Calls, cc)
 	}
 	return u
