@@ -648,7 +648,13 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 		if d.ExpandedFrom == "" || t == nil {
 			continue
 		}
-		if f := definitionChanges(nil, t, d); len(f) > 0 {
+		f := definitionChanges(nil, t, d)
+		if len(f) == 0 && d.ItemInKey && t.AgentKey == d.AgentKey && t.OwnKey != "" && t.OwnKey != d.OwnKey {
+			// Texts that do not name the item cannot show that it
+			// changed: the own key, which holds it, does.
+			f = append(f, "item")
+		}
+		if len(f) > 0 {
 			changed = append(changed, d.Name)
 			r.Diffs = append(r.Diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f})
 		}
