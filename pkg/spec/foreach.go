@@ -80,7 +80,7 @@ func (b *builder) checkForeach() {
 			b.errorf(over, over.pos, "%s is the output_variable of task %q, which comes after (or is) this one: move the task that makes the list before the foreach task", f.Over, outputs[f.Over])
 		}
 		if _, ok := t.Variables[f.Over]; !ok && outputs[f.Over] == "" && over != nil {
-			b.warnf(over, over.pos, "no variable %s: the run needs --var %s='[\"a\", \"b\"]' (a JSON array)", f.Over, f.Over)
+			t.UnsetLists = append(t.UnsetLists, PlaceholderUse{Name: f.Over, Pos: over.pos, Path: over.path})
 		}
 	}
 }

@@ -84,6 +84,11 @@ type Team struct {
 	// file's input, which PraisonAI leaves in it: a step that reads the
 	// input gets them as written (UndefinedPlaceholders warns).
 	InputPlaceholders []PlaceholderUse `json:"-"`
+	// UnsetLists are the foreach lists (over) that neither the file's
+	// variables nor an output_variable set, where written: --var may give
+	// them, so they are checked when the variables are known
+	// (UndefinedPlaceholders).
+	UnsetLists []PlaceholderUse `json:"-"`
 }
 
 // PlaceholderUse is one {name} (or PraisonAI {{name}}) in a text teamrun
