@@ -228,6 +228,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	r := restoreRules(sess, defs, fingerprint, ch.Reuse, ch.Keep)
 	r.Keep = keep
 	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
+		ch.Rerun, ch.RerunFrom = withExpansions(defs, ch.Rerun), withExpansions(defs, ch.RerunFrom)
 		r.rerun(sess, defs, ch)
 	}
 	if r.Kind == RestoreFull {
@@ -360,6 +361,22 @@ func keepExpanded(sess *Session, defs []spec.TaskDef, keep []string) (out, refus
 		out = append(out, k)
 	}
 	return out, refused
+}
+
+// withExpansions is names with, before each foreach or repeat task, the
+// instances or iterations made of it: to run such a task again is to run
+// them again, not only the join that collects their recorded results.
+func withExpansions(defs []spec.TaskDef, names []string) []string {
+	var out []string
+	for _, n := range names {
+		for _, d := range defs {
+			if d.ExpandedFrom == n && d.Name != n {
+				out = append(out, d.Name)
+			}
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // unkept are the warnings for the tasks of keep that have no completed
@@ -648,7 +665,13 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 		if d.ExpandedFrom == "" || t == nil {
 			continue
 		}
-		if f := definitionChanges(nil, t, d); len(f) > 0 {
+		f := definitionChanges(nil, t, d)
+		if len(f) == 0 && d.ItemInKey && t.AgentKey == d.AgentKey && t.OwnKey != "" && t.OwnKey != d.OwnKey {
+			// Texts that do not name the item cannot show that it
+			// changed: the own key, which holds it, does.
+			f = append(f, "item")
+		}
+		if len(f) > 0 {
 			changed = append(changed, d.Name)
 			r.Diffs = append(r.Diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f})
 		}

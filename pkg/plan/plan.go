@@ -347,10 +347,15 @@ func forcedReason(d spec.TaskDef, ch checkpoint.Choice, r *checkpoint.Restored) 
 	if !slices.Contains(r.Rerun, d.Name) {
 		return ""
 	}
+	// A foreach's instances and a repeat's iterations are asked for by
+	// the declared task's name.
+	asked := func(names []string) bool {
+		return slices.Contains(names, d.Name) || (d.ExpandedFrom != "" && slices.Contains(names, d.ExpandedFrom))
+	}
 	switch {
-	case slices.Contains(ch.Rerun, d.Name):
+	case asked(ch.Rerun):
 		return "completed last time; run again on request (--rerun)"
-	case slices.Contains(ch.RerunFrom, d.Name):
+	case asked(ch.RerunFrom):
 		return "completed last time; run again on request (--rerun-from)"
 	}
 	return "completed last time; run again as downstream of --rerun-from " + strings.Join(ch.RerunFrom, ", ")

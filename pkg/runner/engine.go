@@ -849,7 +849,7 @@ func (e *Engine) job(i int) *Job {
 		OnDiscard: func(reason string) {
 			e.observe(Event{Time: e.now(), Type: TaskStreamDiscarded, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Message: reason})
 		},
-		State:    maps.Clone(e.State),
+		State:    e.jobState(t),
 		Record:   func(r checkpoint.Record) error { return e.recordTool(i, r) },
 		Decision: e.Decisions[t.Name],
 		Warn: func(msg string) {
@@ -857,6 +857,18 @@ func (e *Engine) job(i int) *Job {
 		},
 		Admit: e.admitter(i),
 	}
+}
+
+// jobState is the shared state a job of t sees (its agent's texts, its
+// commands' TEAMRUN_VAR_<NAME>): a foreach instance's item is bound in it,
+// as in the instance's own texts.
+func (e *Engine) jobState(t *spec.Task) map[string]any {
+	state := maps.Clone(e.State)
+	if state == nil {
+		state = map[string]any{}
+	}
+	maps.Copy(state, t.Expanded().Bind)
+	return state
 }
 
 // human completes a human task from its recorded decision, or returns the

@@ -46,6 +46,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			AgentKey:       ak,
 			ExpandedFrom:   x.ForeachOf + x.RepeatOf,
 			After:          x.After,
+			ItemInKey:      x.BindInKey,
 		}
 	}
 	index := make(map[string]int, len(defs))
@@ -235,6 +236,7 @@ func writeCanonicalTasks(w io.Writer, defs []TaskDef) {
 // appendTaskKeyJSON appends the canonical JSON a task's key hashes:
 // canonicalJSON of {"agent", "agent_key", "condition": [{"next", "value"}],
 // "context": [{"key", "name"}], "description", "expected_output",
+// "item" (a foreach instance's bound item, when its texts do not name it),
 // "max_retries", "name", "options", "output_schema" (when set),
 // "output_variable", "route_on" (when set), "timeout", "until" (when set)}, written
 // directly in sorted key order (fingerprint_fast_test.go checks the bytes).
@@ -269,6 +271,11 @@ func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte 
 	b = appendJSONString(b, d.Description)
 	b = append(b, `,"expected_output":`...)
 	b = appendJSONString(b, d.ExpectedOutput)
+	if x := tk.Expansion; x != nil && x.BindInKey {
+		// Only on a foreach instance whose texts do not name its item.
+		b = append(b, `,"item":`...)
+		b = appendJSON(b, x.Bind)
+	}
 	b = append(b, `,"max_retries":`...)
 	b = strconv.AppendInt(b, int64(tk.MaxRetries), 10)
 	b = append(b, `,"name":`...)

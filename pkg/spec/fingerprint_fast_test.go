@@ -53,6 +53,9 @@ func refTaskKeyJSON(tk *Task, d *TaskDef, ctxKeys []string) []byte {
 	if tk.RouteOn != "" {
 		m["route_on"] = tk.RouteOn
 	}
+	if x := tk.Expansion; x != nil && x.BindInKey {
+		m["item"] = x.Bind
+	}
 	return canonicalJSON(m)
 }
 

@@ -80,7 +80,7 @@ func (b *builder) checkForeach() {
 			b.errorf(over, over.pos, "%s is the output_variable of task %q, which comes after (or is) this one: move the task that makes the list before the foreach task", f.Over, outputs[f.Over])
 		}
 		if _, ok := t.Variables[f.Over]; !ok && outputs[f.Over] == "" && over != nil {
-			b.warnf(over, over.pos, "no variable %s: the run needs --var %s='[\"a\", \"b\"]' (a JSON array)", f.Over, f.Over)
+			t.UnsetLists = append(t.UnsetLists, PlaceholderUse{Name: f.Over, Pos: over.pos, Path: over.path})
 		}
 	}
 }
@@ -262,9 +262,10 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 			}
 			inst := *tk
 			inst.Name, inst.Foreach = name, nil
-			inst.Expansion = &Expansion{ForeachOf: tk.Name, After: join.Expansion.After}
+			inst.Expansion = &Expansion{ForeachOf: tk.Name, After: join.Expansion.After, Bind: bind}
 			inst.Description = t.Render(tk.Description, bind)
 			inst.ExpectedOutput = t.Render(tk.ExpectedOutput, bind)
+			inst.Expansion.BindInKey = inst.Description == tk.Description && inst.ExpectedOutput == tk.ExpectedOutput
 			inst.Context, inst.HasContext = ctx, true
 			if tk.Foreach.Chain && k > 0 {
 				inst.Context = replaced(ctx, tk.Foreach.Feed, InstanceName(tk.Name, k-1))

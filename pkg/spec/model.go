@@ -84,6 +84,11 @@ type Team struct {
 	// file's input, which PraisonAI leaves in it: a step that reads the
 	// input gets them as written (UndefinedPlaceholders warns).
 	InputPlaceholders []PlaceholderUse `json:"-"`
+	// UnsetLists are the foreach lists (over) that neither the file's
+	// variables nor an output_variable set, where written: --var may give
+	// them, so they are checked when the variables are known
+	// (UndefinedPlaceholders).
+	UnsetLists []PlaceholderUse `json:"-"`
 }
 
 // PlaceholderUse is one {name} (or PraisonAI {{name}}) in a text teamrun
@@ -286,6 +291,18 @@ type Expansion struct {
 	// Counts is set on the task that counts a repeat's iterations that
 	// ran (Repeat.Count); RepeatOf names the repeat.
 	Counts bool `json:",omitempty"`
+	// Bind is, on a foreach instance, its item under the foreach's `as`
+	// name (and its position under the index name, when there is one): a
+	// command reads them as TEAMRUN_VAR_<NAME>, which is the only way it
+	// learns its item when its description does not name it. Not
+	// serialized: the key holds it (BindInKey).
+	Bind map[string]any `json:"-"`
+	// BindInKey is set when the instance's texts do not name its item:
+	// its key then holds Bind itself, so that an instance whose item
+	// changed is never restored with another item's result. (When the
+	// texts name it, the rendered texts already tell the items apart, and
+	// the keys stay those of the sessions recorded before.)
+	BindInKey bool `json:"-"`
 }
 
 // Expanded is what made t (Task.Expansion), the zero Expansion for a task
@@ -400,6 +417,9 @@ type TaskDef struct {
 	// output_variable, that task (Expansion.After): they are made from
 	// its recorded output.
 	After []string `json:"-"`
+	// ItemInKey is set on a foreach instance whose texts do not name its
+	// item (Expansion.BindInKey): only its OwnKey tells its item apart.
+	ItemInKey bool `json:"-"`
 }
 
 // MarshalText writes d as Go's duration text, such as "1m30s".

@@ -134,7 +134,8 @@ func (t *Team) Defined(state map[string]any) map[string]bool {
 	return d
 }
 
-// UndefinedPlaceholders warns about each {name} nothing defines, given the
+// UndefinedPlaceholders warns about each {name} nothing defines, and each
+// foreach list nothing sets (UnsetLists), given the
 // state the run starts from (nil: the file's variables only): Render leaves it as written, so the agent reads "{name}",
 // which is almost always a typo or a forgotten --var.
 func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
@@ -156,6 +157,12 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 				out = append(out, Diagnostic{File: t.File, Line: u.Pos.Line, Column: u.Pos.Column, Path: u.Path,
 					Message: fmt.Sprintf("%s: PraisonAI fills only its built-in variables ({{today}} and the like) in the input, not variables:, so the steps that read the input get %s as written; write the text itself here, or pass --var input=TEXT", u.Written, u.Written)})
 			}
+		}
+	}
+	for _, u := range t.UnsetLists {
+		if _, ok := values[u.Name]; !ok {
+			out = append(out, Diagnostic{File: t.File, Line: u.Pos.Line, Column: u.Pos.Column, Path: u.Path,
+				Message: fmt.Sprintf("no variable %s: the run needs --var %s='[\"a\", \"b\"]' (a JSON array)", u.Name, u.Name)})
 		}
 	}
 	for _, u := range t.Placeholders {

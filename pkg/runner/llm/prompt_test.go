@@ -149,7 +149,10 @@ func TestResolve(t *testing.T) {
 		wantErr  string
 		model    string // the name sent; empty: llm.Model unchanged
 	}{
-		{name: "nothing set: OpenAI, no key", llm: &spec.LLM{Model: "gpt"}, getenv: env(), wantBase: DefaultBaseURL},
+		{name: "nothing set: OpenAI without a key is refused", llm: &spec.LLM{Model: "gpt"}, getenv: env(), wantErr: `model "gpt": no key for OpenAI (https://api.openai.com/v1): export OPENAI_API_KEY`},
+		{name: "openai/ without a key is refused", llm: &spec.LLM{Model: "openai/gpt"}, getenv: env(), wantErr: `model "openai/gpt": no key for OpenAI`},
+		{name: "OPENAI_BASE_URL at OpenAI itself needs the key too", llm: &spec.LLM{Model: "gpt"}, getenv: env("OPENAI_BASE_URL", "https://api.openai.com/v1/"), wantErr: "no key for OpenAI"},
+		{name: "a local server needs no key", llm: &spec.LLM{Model: "gpt"}, getenv: env("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1"), wantBase: "http://127.0.0.1:11434/v1"},
 		{name: "nil llm", getenv: env("OPENAI_API_KEY", "k0"), wantBase: DefaultBaseURL, wantKey: "k0"},
 		{name: "env base and key", llm: &spec.LLM{}, getenv: env("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1/", "OPENAI_API_KEY", " k1\n"), wantBase: "http://127.0.0.1:11434/v1", wantKey: "k1"},
 		{name: "agent base beats env", llm: &spec.LLM{BaseURL: "http://llm.local:8000/v1"}, getenv: env("OPENAI_BASE_URL", "http://other/v1"), wantBase: "http://llm.local:8000/v1"},

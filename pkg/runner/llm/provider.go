@@ -94,8 +94,8 @@ type Endpoint struct {
 // key variables and is removed from the model name; llm.base_url and
 // llm.api_key_env still override. Without a prefix: base_url from l, else
 // $OPENAI_BASE_URL, else DefaultBaseURL; the key from the variable
-// l.APIKeyEnv names, else $OPENAI_API_KEY (empty is fine: local servers need
-// none). A hosted provider's key that no variable holds, or a variable that
+// l.APIKeyEnv names, else $OPENAI_API_KEY (empty is fine for a local
+// server, not for OpenAI's own URL). A hosted provider's key that no variable holds, or a variable that
 // api_key_env names but that is unset, is an error naming the variable,
 // never a value. l may be nil; getenv nil means os.Getenv.
 func Resolve(l *spec.LLM, getenv func(string) string) (Endpoint, error) {
@@ -149,6 +149,15 @@ func Resolve(l *spec.LLM, getenv func(string) string) (Endpoint, error) {
 		}
 	default:
 		ep.APIKey, ep.KeyVar = strings.TrimSpace(getenv("OPENAI_API_KEY")), "OPENAI_API_KEY"
+		if ep.APIKey == "" && ep.BaseURL == DefaultBaseURL {
+			// OpenAI is a hosted provider like the prefixed ones: without a
+			// key every request is refused, after the run has started.
+			model := ep.Model
+			if l != nil {
+				model = l.Model // as written, prefix and all
+			}
+			return Endpoint{}, fmt.Errorf("model %q: no key for OpenAI (%s): export OPENAI_API_KEY, or name another variable in llm.api_key_env; for a local server set llm.base_url (or $OPENAI_BASE_URL)", model, DefaultBaseURL)
+		}
 	}
 	return ep, nil
 }
