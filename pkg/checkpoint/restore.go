@@ -230,6 +230,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
 		r.rerun(sess, defs, ch)
 	}
+	r.holdUndecided(sess, defs, ch)
 	if r.Kind == RestoreFull {
 		r.Warnings = append(r.Warnings, uncoveredWarnings(sess, defs, r)...)
 	}
