@@ -526,9 +526,11 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	for i := range e.tasks {
-		if e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name] && !e.tasks[i].cutoff {
-			e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
-				Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw, ResultBlob: e.tasks[i].out.Blob})
+		if e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name] {
+			if !e.tasks[i].cutoff { // one an earlier pass cut off was said then
+				e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
+					Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw, ResultBlob: e.tasks[i].out.Blob})
+			}
 			if w := restoreOutputFile(ctx, e.Team, e.Team.Tasks[i], e.State, e.tasks[i].out); w != "" {
 				e.observe(Event{Time: e.now(), Type: RunWarning, Index: -1, Session: e.Session, Message: w})
 			}
