@@ -157,6 +157,7 @@ func (s *Session) apply(r Record) {
 			s.indexed = len(s.Team.Tasks)
 			t = &s.Team.Tasks[len(s.Team.Tasks)-1]
 		}
+		s.decided(r.Task) // an early cut-off held it: now it is decided
 	}
 	switch r.Kind {
 	case TaskStarted:

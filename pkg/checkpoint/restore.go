@@ -231,6 +231,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 		ch.Rerun, ch.RerunFrom = withExpansions(defs, ch.Rerun), withExpansions(defs, ch.RerunFrom)
 		r.rerun(sess, defs, ch)
 	}
+	r.holdUndecided(sess, defs, ch)
 	if r.Kind == RestoreFull {
 		r.Warnings = append(r.Warnings, uncoveredWarnings(sess, defs, r)...)
 	}
@@ -781,9 +782,12 @@ func carried(t TaskRecord, completed bool) TaskRecord {
 	if completed {
 		return t
 	}
-	// running (the process died) and skipped (routing is recomputed from
-	// the restored results) both run again; failed keeps its error.
-	if t.Status != StatusFailed {
+	// running (the process died) runs again; failed keeps its error. A
+	// skipped task stays skipped until the run decides its route again
+	// (from the restored results): a run that stops first (a failure, a
+	// halt, a kill) leaves it as it was decided last, so that what was
+	// made while it was skipped (a repeat's join) is still known to be.
+	if t.Status != StatusFailed && t.Status != StatusSkipped {
 		t.Status = StatusPending
 	}
 	t.Result, t.Blob = "", nil

@@ -67,6 +67,9 @@ type Session struct {
 	Memory        map[string][]Message `json:"memory,omitempty"`
 	// ToolLogs holds each task's tool loop, by task name (toolrecord.go).
 	ToolLogs map[string]*ToolLog `json:"tool_logs,omitempty"`
+	// Hold is the early cut-off the last run left undecided (hold.go);
+	// absent when it held nothing, and in older sessions.
+	Hold *Hold `json:"held,omitempty"`
 
 	index   map[string]int // task name -> position in Team.Tasks
 	indexed int            // how many of Team.Tasks index covers
@@ -434,6 +437,7 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 		}
 	}
 	s.Team.DroppedUsage = droppedUsage(old, s)
+	s.Hold = r.hold()
 	return s
 }
 
@@ -563,6 +567,7 @@ func (s *Session) clone() *Session {
 		}
 	}
 	c.ToolLogs = cloneToolLogs(s.ToolLogs)
+	c.Hold = s.Hold.clone()
 	c.index, c.indexed = nil, 0
 	return &c
 }

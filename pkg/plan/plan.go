@@ -140,11 +140,25 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 	}
 	skipped := st.DryRun(decided)
-	// A task skipped last time that the dry run skips again reads, to a
-	// held task after it, as recorded.
-	skippedAgain := func(name string) bool {
+	// How a task a held task reads stands. A task skipped last time that
+	// the dry run skips again reads as recorded. So does one restored with
+	// the very result the held task was made from: a run that held it was
+	// killed after that task ran again (checkpoint.Hold); restored with
+	// another result, it has changed already, and the held task runs.
+	stands := func(name string) (asRecorded, changed bool) {
 		i, ok := byName[name]
-		return ok && skipped[i] != nil && r.Recorded[name].Skipped
+		v, again := r.Recorded[name]
+		if !ok || !again {
+			return false, false
+		}
+		if skipped[i] != nil && v.Skipped {
+			return true, false
+		}
+		if !r.Done(name) || redo[i].Why != "" {
+			return false, false
+		}
+		same := r.Tasks[name].Outcome().Same(v)
+		return same, !same
 	}
 
 	var waiting []string // human tasks the run halts at, undecided
@@ -228,7 +242,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 		case why != nil:
 			step.Action, step.Reason = Skip, skipText(defs, r, why)
-		case isHeld(d, r) && len(heldReads(d, waits(i), r, skippedAgain)) == 0:
+		case isHeld(d, r) && len(heldReads(d, waits(i), r, stands)) == 0:
 			// Held, but nothing it reads runs again (what it reads is
 			// kept by --keep, or skipped again as it was): the cut-off
 			// reuses it for certain.
@@ -237,7 +251,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		default:
 			step.Action = Run
 			_, changed := diffs[d.Name]
-			held := heldReason(d, waits(i), r, skippedAgain)
+			held := heldReason(d, waits(i), r, stands)
 			switch forced := forcedReason(d, ch, r); {
 			case forced != "":
 				step.Reason = forced
@@ -361,19 +375,26 @@ func forcedReason(d spec.TaskDef, ch checkpoint.Choice, r *checkpoint.Restored) 
 	return "completed last time; run again as downstream of --rerun-from " + strings.Join(ch.RerunFrom, ", ")
 }
 
-// heldReason says that the early cut-off may spare a held task; "" for
-// any other task.
-func heldReason(d spec.TaskDef, waits []string, r *checkpoint.Restored, skippedAgain func(string) bool) string {
+// heldReason says that the early cut-off may spare a held task, or that
+// it runs though held, what it reads having changed already; "" for any
+// other task.
+func heldReason(d spec.TaskDef, waits []string, r *checkpoint.Restored, stands standing) string {
 	if !isHeld(d, r) {
 		return ""
 	}
-	var ifs, ran, skips []string
-	for _, c := range heldReads(d, waits, r, skippedAgain) {
-		if r.Recorded[c].Skipped {
+	var ifs, ran, skips, changed []string
+	for _, c := range heldReads(d, waits, r, stands) {
+		switch _, ch := stands(c); {
+		case ch:
+			changed = append(changed, c)
+		case r.Recorded[c].Skipped:
 			skips = append(skips, c)
-		} else {
+		default:
 			ran = append(ran, c)
 		}
+	}
+	if len(changed) > 0 {
+		return fmt.Sprintf("%s came out changed since its recorded result was made: it runs again", strings.Join(changed, ", "))
 	}
 	if len(ran) > 0 {
 		ifs = append(ifs, strings.Join(ran, " or ")+"'s output changes")
@@ -390,16 +411,23 @@ func isHeld(d spec.TaskDef, r *checkpoint.Restored) bool {
 	return ok
 }
 
-// heldReads are the tasks a held task reads that run again: those whose
-// output decides whether it runs.
-func heldReads(d spec.TaskDef, waits []string, r *checkpoint.Restored, skippedAgain func(string) bool) []string {
+// standing says how a task a held task reads stands: as recorded, or
+// changed already (neither: it runs first, and its output decides).
+type standing func(name string) (asRecorded, changed bool)
+
+// heldReads are the tasks a held task reads that do not stand as
+// recorded: those whose output decides whether it runs.
+func heldReads(d spec.TaskDef, waits []string, r *checkpoint.Restored, stands standing) []string {
 	var reads []string
 	// An instance made from a producer's output that runs again reads it
 	// too (checkpoint's rerun holds it for that), and the run's cut-off
 	// counts what the task waits for (in a sequential team, the task
 	// before it) as it does its context.
 	for _, c := range slices.Concat(d.After, waits, d.Context) {
-		if _, again := r.Recorded[c]; again && !skippedAgain(c) && !slices.Contains(reads, c) {
+		if _, again := r.Recorded[c]; !again || slices.Contains(reads, c) {
+			continue
+		}
+		if same, _ := stands(c); !same {
 			reads = append(reads, c)
 		}
 	}

@@ -41,12 +41,14 @@ func (e *Engine) asRecorded(i int) bool {
 	default:
 		return false
 	}
-	// A task an earlier pass of this run ran is restored in this one, but
-	// stands as recorded only if its result is the recorded one.
-	if e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name] {
-		return true
-	}
+	// A task an earlier pass of this run ran is restored in this one, and
+	// so is one a killed run that held tasks ran (its hold recorded the
+	// result they were made from): either stands as recorded only if its
+	// result is the recorded one.
 	v, ok := e.Recorded[i]
+	if e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name] {
+		return !ok || v.Same(e.tasks[i].out.outcome())
+	}
 	return ok && v.Same(e.tasks[i].out.outcome())
 }
 

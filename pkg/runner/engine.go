@@ -204,6 +204,9 @@ type Engine struct {
 	// is what those passes' LLM requests cost.
 	RanBefore  map[string]bool
 	UsedBefore *Usage
+	// CutBefore names the tasks an earlier pass cut off (task_reused):
+	// restored now, they stay cut off, and are not said again.
+	CutBefore map[string]bool
 
 	tasks    []taskState
 	graph    *schedule.Graph
@@ -455,6 +458,7 @@ func (e *Engine) setup(ctx context.Context) error {
 		}
 		if problems[i].Why == "" && e.sched.Restore(i, raws[i]) {
 			e.tasks[i].out, e.tasks[i].restored = e.Restored[i], true
+			e.tasks[i].cutoff = e.CutBefore[t.Tasks[i].Name]
 		} else {
 			redo = append(redo, i)
 		}
@@ -523,8 +527,10 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	}
 	for i := range e.tasks {
 		if e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name] {
-			e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
-				Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw, ResultBlob: e.tasks[i].out.Blob})
+			if !e.tasks[i].cutoff { // one an earlier pass cut off was said then
+				e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
+					Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw, ResultBlob: e.tasks[i].out.Blob})
+			}
 			if w := restoreOutputFile(ctx, e.Team, e.Team.Tasks[i], e.State, e.tasks[i].out); w != "" {
 				e.observe(Event{Time: e.now(), Type: RunWarning, Index: -1, Session: e.Session, Message: w})
 			}

@@ -34,7 +34,23 @@ func TestPlanMatchesRun(t *testing.T) {
 		teams = 12
 	}
 	for seed := range teams {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed)) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), false) })
+	}
+}
+
+// TestPlanMatchesRunAfterStop is the same property for a plain --continue
+// after a run that stopped early (Ctrl-C at its first, second or third
+// task start; a kill -9 leaves the session the same for what it held): its
+// early cut-off still applies, so plan and run agree on it, a task it held
+// is reused only if what it reads came out as its recorded result was made
+// from, and it is not run again when that did.
+func TestPlanMatchesRunAfterStop(t *testing.T) {
+	teams := 120
+	if testing.Short() {
+		teams = 6
+	}
+	for seed := range teams {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), true) })
 	}
 }
 
@@ -179,7 +195,7 @@ func contains(xs []int, x int) bool {
 	return false
 }
 
-func planMatchesRun(t *testing.T, seed uint64) {
+func planMatchesRun(t *testing.T, seed uint64, stop bool) {
 	rng := rand.New(rand.NewPCG(seed, 0x7ea))
 	g := newGenTeam(rng)
 	dir := t.TempDir()
@@ -217,17 +233,22 @@ func planMatchesRun(t *testing.T, seed uint64) {
 			}
 		}
 	}
-	run := func(ch checkpoint.Choice, cont bool) []byte {
+	// runStop stops the run (as Ctrl-C does) once it has started starts
+	// tasks; 0: never.
+	runStop := func(ch checkpoint.Choice, cont bool, starts int) []byte {
 		t.Helper()
-		var out bytes.Buffer
-		_, err := Run(context.Background(), Options{SpecPath: specPath, Continue: cont, Session: "s", Mode: ModeJSON, Reuse: ch.Reuse, Vars: g.vars,
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		out := &stopAfter{n: starts, cancel: cancel}
+		_, err := Run(ctx, Options{SpecPath: specPath, Continue: cont, Session: "s", Mode: ModeJSON, Reuse: ch.Reuse, Vars: g.vars,
 			Rerun: ch.Rerun, RerunFrom: ch.RerunFrom, Keep: ch.Keep,
-			MaxParallel: 1 + rng.IntN(3), IO: iostreams.Test(nil, &out, &out), Home: home, Getenv: func(string) string { return "" }})
+			MaxParallel: 1 + rng.IntN(3), IO: iostreams.Test(nil, out, out), Home: home, Getenv: func(string) string { return "" }})
 		if IsUsage(err) {
 			t.Fatalf("the generated team is refused: %v\n%s", err, g.yaml(dir))
 		}
-		return out.Bytes()
+		return out.buf.Bytes()
 	}
+	run := func(ch checkpoint.Choice, cont bool) []byte { return runStop(ch, cont, 0) }
 
 	// A random checkpoint state: a first run with some tasks failing, a
 	// human task halting it; perhaps a second, after some fixes.
@@ -308,10 +329,45 @@ func planMatchesRun(t *testing.T, seed uint64) {
 			write(fmt.Sprintf("out-t%d#%d", g.rep, k), "changed\n")
 		}
 	}
+	// After a stop, the plain --continue is what plan and run are compared
+	// on; what it reads is compared with the results the stopped run
+	// started from (before0) for a task still undecided then, and with
+	// those it left (before) for one it decided.
+	var before0 map[string]string
+	did0 := map[string]string{}
+	named := map[string]bool{} // what the stopped run was asked to run again
+	partial0 := false
+	if stop {
+		partial0 = planFor(t, specPath, home, ch, g.vars).Restore == "partial"
+		for _, n := range slices.Concat(ch.Rerun, ch.RerunFrom) {
+			named[n] = true
+		}
+		// And what --rerun-from reaches (context tasks come first; in a
+		// sequential team, a task without context reads the one before).
+		from := map[int]bool{}
+		for i := range g.n {
+			reads := g.context[i]
+			if !g.workflow && len(reads) == 0 && i > 0 {
+				reads = []int{i - 1}
+			}
+			from[i] = slices.Contains(ch.RerunFrom, fmt.Sprintf("t%d", i)) || slices.ContainsFunc(reads, func(c int) bool { return from[c] })
+			named[fmt.Sprintf("t%d", i)] = named[fmt.Sprintf("t%d", i)] || from[i]
+		}
+		before0 = results(t, home)
+		stopRng := rand.New(rand.NewPCG(seed, 0x5709))
+		did0 = actions(t, runStop(ch, true, 1+stopRng.IntN(3)))
+		ch = checkpoint.Choice{}
+	}
 	p := planFor(t, specPath, home, ch, g.vars)
 	before := results(t, home)
 	did := actions(t, run(ch, true))
 	after := results(t, home)
+	refFor := func(name string) map[string]string {
+		if stop && before[name] == "" {
+			return before0
+		}
+		return before
+	}
 	// What declared task i reads: its context, the task before it
 	// (sequential), its routers; a join reads its instances or
 	// iterations (and a foreach's producer), not the task's context.
@@ -356,8 +412,9 @@ func planMatchesRun(t *testing.T, seed uint64) {
 		if did[name] != "reused" {
 			continue
 		}
-		if after[name] != before[name] {
-			t.Errorf("task %s was reused with result %q, recorded %q", name, after[name], before[name])
+		ref := refFor(name)
+		if after[name] != ref[name] {
+			t.Errorf("task %s was reused with result %q, recorded %q", name, after[name], ref[name])
 		}
 		for _, cn := range readsOf(i) {
 			if i == g.loop && cn == fmt.Sprintf("t%d", g.producer) {
@@ -365,8 +422,8 @@ func planMatchesRun(t *testing.T, seed uint64) {
 				// instances come out as recorded makes the same join.
 				continue
 			}
-			if after[cn] != before[cn] {
-				t.Errorf("task %s was reused (early cut-off) though %s, which it reads, changed from %q to %q\nspec:\n%s", name, cn, before[cn], after[cn], g.yaml(dir))
+			if after[cn] != ref[cn] {
+				t.Errorf("task %s was reused (early cut-off) though %s, which it reads, changed from %q to %q\nspec:\n%s", name, cn, ref[cn], after[cn], g.yaml(dir))
 			}
 		}
 	}
@@ -379,7 +436,9 @@ func planMatchesRun(t *testing.T, seed uint64) {
 	// again is expanded anew: both left out.
 	for i := range g.n {
 		name := fmt.Sprintf("t%d", i)
-		if did[name] != "run" || before[name] == "" || edited[i] || p.Restore == "partial" {
+		ref := refFor(name)
+		if did[name] != "run" || ref[name] == "" || edited[i] || p.Restore == "partial" ||
+			stop && (did0[name] == "run" || named[name] || partial0) {
 			continue
 		}
 		var reason string
@@ -393,7 +452,7 @@ func planMatchesRun(t *testing.T, seed uint64) {
 		}
 		same := true
 		for _, cn := range readsOf(i) {
-			same = same && after[cn] == before[cn]
+			same = same && after[cn] == ref[cn]
 		}
 		if same {
 			t.Errorf("task %s ran again though everything it reads (%v) came out as recorded: plan said %q\nspec:\n%s", name, readsOf(i), reason, g.yaml(dir))
@@ -427,6 +486,23 @@ func planMatchesRun(t *testing.T, seed uint64) {
 			t.Errorf("task %s: plan says %s (%s), the run did %q\nplan: %+v\nrun: %v\nspec:\n%s", step.Task, step.Action, step.Reason, got, p.Steps, did, g.yaml(dir))
 		}
 	}
+}
+
+// stopAfter keeps a run's output and cancels it once n task_started
+// events went through (n 0: never).
+type stopAfter struct {
+	buf    bytes.Buffer
+	n      int
+	cancel func()
+}
+
+func (s *stopAfter) Write(p []byte) (int, error) {
+	if s.n > 0 {
+		if s.n -= bytes.Count(p, []byte(`"event":"`+string(TaskStarted)+`"`)); s.n <= 0 {
+			s.cancel()
+		}
+	}
+	return s.buf.Write(p)
 }
 
 // decideSome records a decision for undecided human tasks (each with

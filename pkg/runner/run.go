@@ -324,7 +324,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// the next pass runs the task set expanded with the list, what is done
 	// restored (the fingerprint, over the declared tasks, is the same).
 	p = &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host,
-		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, begun: begun}
+		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, begun: begun}
 	for n := 0; ; n++ {
 		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
 		if err != nil || !grew {
@@ -359,6 +359,7 @@ type pass struct {
 	started    time.Time
 	commands   *Commands
 	ranBefore  map[string]bool // tasks an earlier pass completed
+	cutBefore  map[string]bool // tasks an earlier pass cut off
 	// held and recorded are the first pass's early cut-off (what its
 	// restore held, and the recorded results to compare with): a later
 	// pass holds again what is still pending.
@@ -587,6 +588,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		Observer:      logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home},
 		Regrow:        regrowOf(set),
 		RanBefore:     p.ranBefore,
+		CutBefore:     p.cutBefore,
 		UsedBefore:    p.usedBefore,
 		Begun:         begun,
 	}
@@ -632,6 +634,9 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		for i, tk := range team.Tasks {
 			if e.sched.Status(i) == schedule.Completed && !e.tasks[i].restored {
 				p.ranBefore[tk.Name] = true
+			}
+			if e.sched.Status(i) == schedule.Completed && e.tasks[i].cutoff {
+				p.cutBefore[tk.Name] = true
 			}
 		}
 		p.usedBefore = sum.Usage

@@ -58,6 +58,7 @@ func Run(t *testing.T, h Harness) {
 		{"Transitions", testTransitions},
 		{"Batch", testBatch},
 		{"Restore", testRestore},
+		{"Hold", testHold},
 		{"BeginNeverOverwrites", testBeginNeverOverwrites},
 		{"LockExclusive", testLockExclusive},
 		{"LockWait", testLockWait},

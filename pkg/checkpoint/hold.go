@@ -1,0 +1,128 @@
+package checkpoint
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// Hold is, in a session, the early cut-off of the run that wrote it: the
+// tasks it held and has not decided yet, and the recorded results to
+// compare with. A run killed (kill -9, a crash) while tasks are held so
+// leaves them to the next one, which still reuses each whose inputs come
+// out byte-identical to what its recorded result was made from, and runs
+// it only if they changed (Restored.holdUndecided). Results are kept as
+// digests: the held task's own result is its record's previous result.
+type Hold struct {
+	// Tasks are the held tasks not decided yet, each with the digest of
+	// the recorded result it takes over: a task leaves it when it starts,
+	// completes (cut off), fails or is skipped.
+	Tasks map[string]Digested `json:"tasks"`
+	// Inputs are the results the held tasks were made from: the recorded
+	// result of every task that runs again (or is held), and that the
+	// tasks skipped last time were skipped.
+	Inputs map[string]Digested `json:"inputs"`
+}
+
+// Digested is a result as a hold keeps it: its sha256 and size, or that
+// the task was skipped.
+type Digested struct {
+	Digest  string `json:"digest,omitempty"`
+	Size    int64  `json:"size,omitempty"`
+	Skipped bool   `json:"skipped,omitempty"`
+}
+
+// digested is o as a hold keeps it.
+func digested(o Outcome) Digested {
+	switch {
+	case o.Skipped:
+		return Digested{Skipped: true}
+	case o.Blob != nil:
+		return Digested{Digest: o.Blob.Digest, Size: o.Blob.Size}
+	}
+	return Digested{Digest: Digest(o.Text), Size: int64(len(o.Text))}
+}
+
+// outcome is d as compared: a result known by its digest compares with a
+// text or a blob as a blob reference does (Outcome.Same); nothing reads it.
+func (d Digested) outcome() Outcome {
+	if d.Skipped {
+		return Outcome{Skipped: true}
+	}
+	return Outcome{Blob: &Blob{Digest: d.Digest, Size: d.Size}}
+}
+
+// hold is what a session of the run r restores keeps of its early cut-off:
+// nil when it holds nothing.
+func (r *Restored) hold() *Hold {
+	if r == nil || len(r.Held) == 0 {
+		return nil
+	}
+	h := &Hold{Tasks: make(map[string]Digested, len(r.Held)), Inputs: make(map[string]Digested, len(r.Recorded))}
+	for n, t := range r.Held {
+		h.Tasks[n] = digested(t.Outcome())
+	}
+	for n, o := range r.Recorded {
+		h.Inputs[n] = digested(o)
+	}
+	return h
+}
+
+// decided drops task from the held tasks: it started, was cut off, failed
+// or was skipped. A hold with no task left is dropped whole.
+func (s *Session) decided(task string) {
+	if s.Hold == nil {
+		return
+	}
+	delete(s.Hold.Tasks, task)
+	if len(s.Hold.Tasks) == 0 {
+		s.Hold = nil
+	}
+}
+
+func (h *Hold) clone() *Hold {
+	if h == nil {
+		return nil
+	}
+	return &Hold{Tasks: maps.Clone(h.Tasks), Inputs: maps.Clone(h.Inputs)}
+}
+
+// holdUndecided takes over the early cut-off that sess's last run left
+// undecided (sess.Hold): it was killed while tasks were held. Each such
+// task that is still pending, whose record still has the held result as
+// its previous one, and that the user did not name (--rerun, --rerun-from
+// and what follows it, --keep) is held again, as HoldAgain holds it, with
+// the results it was made from to compare with. Safety first: when this
+// restore compares a task with another recorded result than the one the
+// hold was made from (the task ran since and runs again now), nothing is
+// taken over and the held tasks run. A partial restore reuses nothing, so
+// holds nothing either.
+func (r *Restored) holdUndecided(sess *Session, defs []spec.TaskDef, ch Choice) {
+	if sess == nil || sess.Hold == nil || (r.Kind != RestoreFull && r.Kind != RestorePerTask) {
+		return
+	}
+	recorded := make(map[string]Outcome, len(sess.Hold.Inputs))
+	for n, d := range sess.Hold.Inputs {
+		o := d.outcome()
+		if v, ok := r.Recorded[n]; ok && !v.Same(o) {
+			return
+		}
+		recorded[n] = o
+	}
+	named := slices.Concat(ch.Rerun, ch.Keep, Downstream(defs, ch.RerunFrom))
+	held := map[string]TaskRecord{}
+	for n, d := range sess.Hold.Tasks {
+		t, ok := sess.Task(n)
+		if !ok || t.Status != StatusPending || slices.Contains(named, n) ||
+			!(Outcome{Text: t.Previous, Blob: t.PreviousBlob}).Same(d.outcome()) {
+			continue
+		}
+		h := *t
+		h.Status, h.Result, h.Blob = StatusCompleted, t.Previous, t.PreviousBlob
+		held[n] = h
+	}
+	if len(held) > 0 {
+		r.HoldAgain(sess, defs, held, recorded)
+	}
+}
