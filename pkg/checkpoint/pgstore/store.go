@@ -379,6 +379,28 @@ func (s *Store) Head(ctx context.Context, id string) (checkpoint.Entry, error) {
 	return e, nil
 }
 
+// OrphanLocks lists the holders rows of sessions the store has no row of,
+// each dated by its holder's start: a run's claim writes the row, its
+// release deletes it, and a run killed before it wrote its session
+// leaves it.
+func (s *Store) OrphanLocks(ctx context.Context) ([]checkpoint.OrphanLock, error) {
+	rows, err := s.pool.Query(ctx, s.q(`SELECT h.session_id, h.started FROM {s}.holders h
+		WHERE NOT EXISTS (SELECT 1 FROM {s}.sessions s WHERE s.id = h.session_id) ORDER BY h.session_id`))
+	if err != nil {
+		return nil, s.cfg.fail("list the session locks", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.OrphanLock, error) {
+		var o checkpoint.OrphanLock
+		err := r.Scan(&o.ID, &o.Touched)
+		o.Touched = o.Touched.UTC()
+		return o, err
+	})
+	if err != nil {
+		return nil, s.cfg.fail("list the session locks", err)
+	}
+	return out, nil
+}
+
 // Delete removes a session and its transitions under its lock: it refuses
 // (a *HeldError) while a run holds the session.
 func (s *Store) Delete(ctx context.Context, id string) error {
