@@ -1000,3 +1000,44 @@ func TestTransitionChecksum(t *testing.T) {
 		t.Fatalf("a changed transition loads with %v; want a corrupt session that fails its checksum", err)
 	}
 }
+
+// A session delete whose lock connection is terminated
+// (pg_terminate_backend) while it deletes fails with exit 5 saying what
+// to do about the delete, not a run's advice (--continue), and without
+// the password; deleting again finishes it, leaving nothing of the session.
+func TestDeleteTerminated(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	l, j := begin(t, s, "del", 2)
+	if err := complete(j, "t001", "done"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	s.beforeWrite = func() {
+		s.beforeWrite = nil
+		adminExec(t, raw, s.q(`SELECT pg_terminate_backend(backend_pid) FROM {s}.holders WHERE session_id = 'del'`))
+	}
+	err := s.Delete(ctx, "del")
+	if !errors.Is(err, checkpoint.ErrStore) {
+		t.Fatalf("Delete with its connection terminated = %v, want a store error", err)
+	}
+	msg := err.Error()
+	noPassword(t, raw, msg)
+	if strings.Contains(msg, "--continue") || !strings.Contains(msg, "teamrun session delete del") {
+		t.Errorf("Delete with its connection terminated says %q; want it to say to delete again", msg)
+	}
+	if err := s.Delete(ctx, "del"); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Fatalf("deleting again: %v", err)
+	}
+	if ok, err := s.Exists(ctx, "del"); ok || err != nil {
+		t.Errorf("Exists after deleting again = %v, %v", ok, err)
+	}
+	var rows int
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.holders WHERE session_id = 'del'`)).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("holders rows left: %d, %v", rows, err)
+	}
+}
