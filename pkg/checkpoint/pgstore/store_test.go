@@ -1041,3 +1041,48 @@ func TestDeleteTerminated(t *testing.T) {
 		t.Errorf("holders rows left: %d, %v", rows, err)
 	}
 }
+
+// The server restarts while a run holds a new session's lock and has not
+// written the session yet: the run's lock is gone and its write of the
+// session is refused (it never believes it holds the session beside
+// another run that takes it), and its holders row, which its release can
+// no longer delete, is a lock with no session: prune removes it.
+func TestRestartBeforeWriteLeavesPrunableLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	raw, ctl := ownCluster(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	cl, err := s.Lock(ctx, "starting", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell(t, ctl+" restart -m immediate -w -t 60")
+	if _, err := s.Begin(ctx, cl, newSession("starting", 1)); !errors.Is(err, ErrLost) {
+		t.Fatalf("Begin after the restart = %v, want ErrLost", err)
+	}
+	cl.Release()
+	s2 := openStore(t, raw)
+	orphans, err := s2.OrphanLocks(ctx)
+	if err != nil || len(orphans) != 1 || orphans[0].ID != "starting" {
+		t.Fatalf("OrphanLocks after the restart = %+v, %v", orphans, err)
+	}
+	p := s2.Project(t.TempDir())
+	stale, _, err := checkpoint.Prune(ctx, s2, p, checkpoint.PruneOptions{Before: time.Now().Add(time.Hour)})
+	if err != nil || len(stale) != 1 || !stale[0].Lock || !stale[0].Removed {
+		t.Fatalf("prune after the restart: %+v, %v", stale, err)
+	}
+	if orphans, err := s2.OrphanLocks(ctx); len(orphans) != 0 || err != nil {
+		t.Errorf("OrphanLocks after prune = %+v, %v", orphans, err)
+	}
+	// The old run stays refused; a new one takes the id.
+	if _, err := s.Begin(ctx, cl, newSession("starting", 1)); err == nil {
+		t.Error("the released lock of the restart's run began the session")
+	}
+	l2, err := s2.Lock(ctx, "starting", 0)
+	if err != nil {
+		t.Fatalf("Lock after prune: %v", err)
+	}
+	l2.Release()
+}
