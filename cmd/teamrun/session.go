@@ -653,6 +653,15 @@ type pruneJSON struct {
 	Removed []pruneItem `json:"removed"`
 	Kept    []pruneItem `json:"kept"`
 	Newer   int         `json:"newer_kept"`
+	// Locks with no session (checkpoint.Stale.Lock).
+	RemovedLocks []pruneLock `json:"removed_locks"`
+	KeptLocks    []pruneLock `json:"kept_locks"`
+}
+
+type pruneLock struct {
+	ID     string    `json:"id"`
+	Taken  time.Time `json:"taken"` // when the lock was last taken
+	Reason string    `json:"reason,omitempty"`
 }
 
 type pruneItem struct {
@@ -668,6 +677,8 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 		Usage:           "remove sessions not updated for max_session_age_days (config.yml, default 30)",
 		Description: "Age counts from the last write of a session's files. Never removes the project's\n" +
 			"active session or one a run holds; each old session kept is listed with the reason.\n" +
+			"Also removes the lock a run killed before it wrote its session left behind (a lock\n" +
+			"with no session), once older than the cut-off and held by no run.\n" +
 			"Every removal is written to the project's audit log.\n\n" +
 			"Examples:\n" +
 			"   teamrun session prune --dry-run\n" +
@@ -712,15 +723,21 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 			now := time.Now()
 			stale, newer, perr := checkpoint.Prune(c.Context, a.store, a.project, checkpoint.PruneOptions{Before: now.Add(-age), Active: active, DryRun: c.Bool("dry-run")})
 			out := pruneJSON{Store: a.store.Location(), Before: now.Add(-age).UTC().Truncate(time.Second), DryRun: c.Bool("dry-run"),
-				Removed: []pruneItem{}, Kept: []pruneItem{}, Newer: newer}
+				Removed: []pruneItem{}, Kept: []pruneItem{}, Newer: newer, RemovedLocks: []pruneLock{}, KeptLocks: []pruneLock{}}
 			for _, s := range stale {
 				it := pruneItem{ID: s.ID, Updated: s.Touched.UTC().Truncate(time.Second), Reason: s.Reason}
 				if s.Removed && !out.DryRun {
 					removeLocal(c, a.store, s.ID)
 				}
-				if s.Removed {
+				lk := pruneLock{ID: it.ID, Taken: it.Updated, Reason: it.Reason}
+				switch {
+				case s.Lock && s.Removed:
+					out.RemovedLocks = append(out.RemovedLocks, lk)
+				case s.Lock:
+					out.KeptLocks = append(out.KeptLocks, lk)
+				case s.Removed:
 					out.Removed = append(out.Removed, it)
-				} else {
+				default:
 					out.Kept = append(out.Kept, it)
 				}
 			}
@@ -747,7 +764,17 @@ func printPrune(w io.Writer, p pruneJSON, what string, now time.Time, tty bool) 
 	for _, it := range p.Kept {
 		fmt.Fprintf(w, "kept %s (last update %s): %s\n", it.ID, formatWhen(it.Updated, now, tty), it.Reason)
 	}
-	fmt.Fprintf(w, "%s %s, kept %d old and %d newer (%s: before %s) in %s\n", verb, countOf(len(p.Removed), "session"),
+	for _, it := range p.RemovedLocks {
+		fmt.Fprintf(w, "%s lock %s, which has no session (last taken %s)\n", verb, it.ID, formatWhen(it.Taken, now, tty))
+	}
+	for _, it := range p.KeptLocks {
+		fmt.Fprintf(w, "kept lock %s, which has no session (last taken %s): %s\n", it.ID, formatWhen(it.Taken, now, tty), it.Reason)
+	}
+	removed := countOf(len(p.Removed), "session")
+	if n := len(p.RemovedLocks); n > 0 {
+		removed += " and " + countOf(n, "lock") + " with no session"
+	}
+	fmt.Fprintf(w, "%s %s, kept %d old and %d newer (%s: before %s) in %s\n", verb, removed,
 		len(p.Kept), p.Newer, what, p.Before.Format(time.RFC3339), p.Store)
 }
 

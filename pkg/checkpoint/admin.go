@@ -238,9 +238,14 @@ func FindAbsent(ctx context.Context, s Backend, recs []AuditRecord, id string) (
 	return list[0], true, nil
 }
 
-// Stale is the outcome of Prune for one session older than the cut-off.
+// Stale is the outcome of Prune for one session older than the cut-off,
+// or for one orphan lock (Backend.OrphanLocks).
 type Stale struct {
 	Entry
+	// Lock: not a session but a lock with no session (only ID and Touched
+	// are set): a run killed after it took the lock and before it wrote
+	// the session left it.
+	Lock    bool
 	Removed bool   // removed (or, in a dry run, would be)
 	Reason  string // why it was kept; "" when removed
 }
@@ -255,8 +260,9 @@ type PruneOptions struct {
 // Prune removes the sessions whose files were last written before opts.Before, except the
 // active session and those a run holds, and audits every removal in p. It
 // returns every stale session (removed or kept, with the reason) in id
-// order, and how many newer sessions it kept. An unreadable session is kept:
-// nothing corrupt is removed on its own.
+// order, then every old orphan lock (pruneOrphan), and how many newer
+// sessions it kept. An unreadable session is kept: nothing corrupt is
+// removed on its own.
 func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (stale []Stale, newer int, err error) {
 	list, err := s.List(ctx)
 	if err != nil {
@@ -330,7 +336,67 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 		}
 		stale = append(stale, st)
 	}
+	orphans, err := s.OrphanLocks(ctx)
+	if err != nil {
+		return stale, newer, err
+	}
+	for _, o := range orphans {
+		st, report, err := pruneOrphan(ctx, s, p, o, opts)
+		if report {
+			stale = append(stale, st)
+		}
+		if err != nil {
+			return stale, newer, err
+		}
+	}
 	return stale, newer, nil
+}
+
+// pruneOrphan removes the orphan lock o when it is debris: taken before
+// the cut-off, and held by no run. A run takes a new session's lock just
+// before it writes the session: a lock taken since the cut-off may be such
+// a run's and is left alone, unreported. The lock is removed by taking it
+// (at once, never waiting), so one a run holds is never removed and a run
+// that holds it is never disturbed; under it the session is looked for
+// again, for a run that wrote it and ended since the store was listed.
+// report is false when o is not reported: too young, or a session now.
+func pruneOrphan(ctx context.Context, s Backend, p ProjectState, o OrphanLock, opts PruneOptions) (st Stale, report bool, err error) {
+	st = Stale{Entry: Entry{Summary: Summary{ID: o.ID}, Touched: o.Touched}, Lock: true}
+	if !o.Touched.Before(opts.Before) {
+		return st, false, nil
+	}
+	if opts.DryRun {
+		held, err := s.Held(ctx, o.ID)
+		if err != nil {
+			return st, false, err
+		}
+		if held != nil {
+			st.Reason = heldReason(held)
+		} else {
+			st.Removed = true
+		}
+		return st, true, nil
+	}
+	l, err := s.Lock(ctx, o.ID, 0)
+	var held *HeldError
+	if errors.As(err, &held) {
+		st.Reason = heldReason(held)
+		return st, true, nil
+	}
+	if err != nil {
+		return st, false, err
+	}
+	if ok, err := s.Exists(ctx, o.ID); err != nil || ok {
+		l.Release()
+		return st, false, err
+	}
+	if err := s.Discard(ctx, l); err != nil {
+		return st, false, err
+	}
+	st.Removed = true
+	detail := fmt.Sprintf("a lock with no session (its run ended before it wrote the session), last taken %s, before %s",
+		o.Touched.UTC().Format(time.RFC3339), opts.Before.UTC().Format(time.RFC3339))
+	return st, true, p.Audit(ctx, AuditRecord{Event: EventPruned, Session: o.ID, Store: s.Location(), Detail: detail})
 }
 
 func heldReason(h *HeldError) string {

@@ -48,12 +48,27 @@ type Backend interface {
 	// releases l: a run that started a session it will not use (it lost
 	// ProjectState.ClaimActive to an overlapping run) leaves nothing behind.
 	Discard(ctx context.Context, l Lock) error
+	// OrphanLocks lists, sorted by id, the session locks the store keeps
+	// for sessions it does not have. A run takes a session's lock before
+	// it writes the session: one killed in between leaves its lock behind
+	// (a file, a row) with no session. Some may be held: a run that is
+	// starting. Prune decides which go; it removes one by taking its lock
+	// and discarding it.
+	OrphanLocks(ctx context.Context) ([]OrphanLock, error)
 	// Project is the state of the project whose spec folder is dir: its
 	// active session and audit log. Nothing is created until written.
 	Project(dir string) ProjectState
 	// Close releases what the store holds open (connections); sessions
 	// and locks taken through it stay as they are until released.
 	Close() error
+}
+
+// OrphanLock is a session lock a store keeps for a session it lacks.
+type OrphanLock struct {
+	ID string
+	// Touched is when the lock was last taken or released: what prune's
+	// age counts.
+	Touched time.Time
 }
 
 // Lock is a held session lock.

@@ -143,6 +143,38 @@ func (s *Store) entry(id string, files map[string]fs.DirEntry) (checkpoint.Entry
 	return e, true
 }
 
+// OrphanLocks lists the lock files of sessions the folder has no session
+// file of (<id>.lock without <id>.json), each dated by its lock file: a
+// lock's note is written when it is taken and emptied when released.
+func (s *Store) OrphanLocks(_ context.Context) ([]checkpoint.OrphanLock, error) {
+	dirents, err := s.readDir()
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[string]bool, len(dirents))
+	for _, d := range dirents {
+		names[d.Name()] = true
+	}
+	var out []checkpoint.OrphanLock
+	for _, d := range dirents {
+		id, ok := strings.CutSuffix(d.Name(), ".lock")
+		if !ok || names[id+".json"] || d.IsDir() || checkpoint.ValidateID(id) != nil {
+			continue
+		}
+		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, storeErr("read", s.lockPath(id), err)
+		}
+		out = append(out, checkpoint.OrphanLock{ID: id, Touched: fi.ModTime()})
+	}
+	// By name is not by id: "a.b.lock" comes before "a.lock".
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
 // Head is the entry of one session, as List has it.
 func (s *Store) Head(_ context.Context, id string) (checkpoint.Entry, error) {
 	if err := checkpoint.ValidateID(id); err != nil {

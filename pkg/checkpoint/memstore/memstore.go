@@ -196,6 +196,22 @@ func (s *Store) List(ctx context.Context) ([]checkpoint.Entry, error) {
 	return out, nil
 }
 
+// OrphanLocks lists the locks of sessions the store lacks. A lock lives
+// only while held, in this process: every one listed is a run's that is
+// starting (a killed run takes the whole store with it).
+func (s *Store) OrphanLocks(context.Context) ([]checkpoint.OrphanLock, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []checkpoint.OrphanLock
+	for id, l := range s.locks {
+		if s.sessions[id] == nil {
+			out = append(out, checkpoint.OrphanLock{ID: id, Touched: l.holder.Started})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
 // Delete removes a session unless a run holds it.
 func (s *Store) Delete(_ context.Context, id string) error {
 	if err := checkpoint.ValidateID(id); err != nil {

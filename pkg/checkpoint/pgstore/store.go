@@ -110,8 +110,9 @@ type Store struct {
 	// minCompact is the transitions' size below which Record never
 	// compacts; tests lower it.
 	minCompact int
-	// beforeWrite, when set, runs before each journal write; tests hold a
-	// write in flight with it.
+	// beforeWrite, when set, runs before each journal write and each
+	// removal; tests hold a write in flight, or break its connection,
+	// with it.
 	beforeWrite func()
 }
 
@@ -379,6 +380,28 @@ func (s *Store) Head(ctx context.Context, id string) (checkpoint.Entry, error) {
 	return e, nil
 }
 
+// OrphanLocks lists the holders rows of sessions the store has no row of,
+// each dated by its holder's start: a run's claim writes the row, its
+// release deletes it, and a run killed before it wrote its session
+// leaves it.
+func (s *Store) OrphanLocks(ctx context.Context) ([]checkpoint.OrphanLock, error) {
+	rows, err := s.pool.Query(ctx, s.q(`SELECT h.session_id, h.started FROM {s}.holders h
+		WHERE NOT EXISTS (SELECT 1 FROM {s}.sessions s WHERE s.id = h.session_id) ORDER BY h.session_id`))
+	if err != nil {
+		return nil, s.cfg.fail("list the session locks", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.OrphanLock, error) {
+		var o checkpoint.OrphanLock
+		err := r.Scan(&o.ID, &o.Touched)
+		o.Touched = o.Touched.UTC()
+		return o, err
+	})
+	if err != nil {
+		return nil, s.cfg.fail("list the session locks", err)
+	}
+	return out, nil
+}
+
 // Delete removes a session and its transitions under its lock: it refuses
 // (a *HeldError) while a run holds the session.
 func (s *Store) Delete(ctx context.Context, id string) error {
@@ -388,6 +411,14 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	defer l.Release()
 	n, err := s.remove(ctx, l)
+	var lost *Error
+	if errors.Is(err, ErrLost) && errors.As(err, &lost) {
+		// The lock's own advice is a run's (--continue). Whether the
+		// delete was done when the connection went is unknown; again
+		// finishes it either way.
+		return &Error{Location: s.cfg.location, Op: "delete session " + id, Msg: lost.Msg,
+			Advice: "the session may not be deleted: run `teamrun session delete " + id + "` again", Err: err}
+	}
 	if err != nil {
 		return err
 	}
@@ -413,6 +444,9 @@ func (s *Store) Discard(ctx context.Context, cl checkpoint.Lock) error {
 // it) and its blobs; n is the sessions deleted.
 func (s *Store) remove(ctx context.Context, l *Lock) (n int64, err error) {
 	err = l.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
+		if s.beforeWrite != nil {
+			s.beforeWrite()
+		}
 		tag, err := c.Exec(ctx, s.q(`DELETE FROM {s}.sessions WHERE id = $1 AND owner_generation = $2`), l.id, l.gen)
 		n = tag.RowsAffected()
 		return err

@@ -1000,3 +1000,89 @@ func TestTransitionChecksum(t *testing.T) {
 		t.Fatalf("a changed transition loads with %v; want a corrupt session that fails its checksum", err)
 	}
 }
+
+// A session delete whose lock connection is terminated
+// (pg_terminate_backend) while it deletes fails with exit 5 saying what
+// to do about the delete, not a run's advice (--continue), and without
+// the password; deleting again finishes it, leaving nothing of the session.
+func TestDeleteTerminated(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	l, j := begin(t, s, "del", 2)
+	if err := complete(j, "t001", "done"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	s.beforeWrite = func() {
+		s.beforeWrite = nil
+		adminExec(t, raw, s.q(`SELECT pg_terminate_backend(backend_pid) FROM {s}.holders WHERE session_id = 'del'`))
+	}
+	err := s.Delete(ctx, "del")
+	if !errors.Is(err, checkpoint.ErrStore) {
+		t.Fatalf("Delete with its connection terminated = %v, want a store error", err)
+	}
+	msg := err.Error()
+	noPassword(t, raw, msg)
+	if strings.Contains(msg, "--continue") || !strings.Contains(msg, "teamrun session delete del") {
+		t.Errorf("Delete with its connection terminated says %q; want it to say to delete again", msg)
+	}
+	if err := s.Delete(ctx, "del"); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Fatalf("deleting again: %v", err)
+	}
+	if ok, err := s.Exists(ctx, "del"); ok || err != nil {
+		t.Errorf("Exists after deleting again = %v, %v", ok, err)
+	}
+	var rows int
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.holders WHERE session_id = 'del'`)).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("holders rows left: %d, %v", rows, err)
+	}
+}
+
+// The server restarts while a run holds a new session's lock and has not
+// written the session yet: the run's lock is gone and its write of the
+// session is refused (it never believes it holds the session beside
+// another run that takes it), and its holders row, which its release can
+// no longer delete, is a lock with no session: prune removes it.
+func TestRestartBeforeWriteLeavesPrunableLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	raw, ctl := ownCluster(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	cl, err := s.Lock(ctx, "starting", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell(t, ctl+" restart -m immediate -w -t 60")
+	if _, err := s.Begin(ctx, cl, newSession("starting", 1)); !errors.Is(err, ErrLost) {
+		t.Fatalf("Begin after the restart = %v, want ErrLost", err)
+	}
+	cl.Release()
+	s2 := openStore(t, raw)
+	orphans, err := s2.OrphanLocks(ctx)
+	if err != nil || len(orphans) != 1 || orphans[0].ID != "starting" {
+		t.Fatalf("OrphanLocks after the restart = %+v, %v", orphans, err)
+	}
+	p := s2.Project(t.TempDir())
+	stale, _, err := checkpoint.Prune(ctx, s2, p, checkpoint.PruneOptions{Before: time.Now().Add(time.Hour)})
+	if err != nil || len(stale) != 1 || !stale[0].Lock || !stale[0].Removed {
+		t.Fatalf("prune after the restart: %+v, %v", stale, err)
+	}
+	if orphans, err := s2.OrphanLocks(ctx); len(orphans) != 0 || err != nil {
+		t.Errorf("OrphanLocks after prune = %+v, %v", orphans, err)
+	}
+	// The old run stays refused; a new one takes the id.
+	if _, err := s.Begin(ctx, cl, newSession("starting", 1)); err == nil {
+		t.Error("the released lock of the restart's run began the session")
+	}
+	l2, err := s2.Lock(ctx, "starting", 0)
+	if err != nil {
+		t.Fatalf("Lock after prune: %v", err)
+	}
+	l2.Release()
+}

@@ -386,6 +386,95 @@ func testKilledHolder(t *testing.T, h Harness) {
 	l.Release()
 }
 
+// testPruneKilledBeforeWrite: a run killed (SIGKILL) after it took a new
+// session's lock and before it wrote the session leaves its lock behind
+// with no session. Prune leaves it while it is younger than the cut-off,
+// a dry run only reports it, and prune removes it, leaving nothing of the
+// id, and audits the removal; the id can be locked again after.
+func testPruneKilledBeforeWrite(t *testing.T, h Harness) {
+	home := h.Shared(t)
+	s, err := h.Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const id = "killed-starting"
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = h.childEnv(home, id, "TEAMRUN_STORETEST_CHILD=hold")
+	cmd.Stderr = os.Stderr
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("child said %q", line)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	orphans, err := s.OrphanLocks(bg)
+	if err != nil || len(orphans) != 1 || orphans[0].ID != id {
+		t.Fatalf("OrphanLocks after the kill = %+v, %v; want %s", orphans, err, id)
+	}
+	// The server drops a killed client's locks once it sees its socket
+	// close: a moment after the kill.
+	for i := 0; ; i++ {
+		held, err := s.Held(bg, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held == nil {
+			break
+		}
+		if i == 200 {
+			t.Fatalf("the killed child still holds %s: %v", id, held)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p := s.Project(t.TempDir())
+	past, future := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	for _, opts := range []checkpoint.PruneOptions{{Before: past}, {Before: future, DryRun: true}} {
+		stale, _, err := checkpoint.Prune(bg, s, p, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, ok := lockStale(stale, id)
+		if opts.DryRun != ok || (ok && (!st.Removed || !st.Touched.Before(future))) {
+			t.Errorf("prune %+v: %+v", opts, stale)
+		}
+		if orphans, err := s.OrphanLocks(bg); len(orphans) != 1 || err != nil {
+			t.Errorf("prune %+v removed the lock: %+v, %v", opts, orphans, err)
+		}
+	}
+	stale, _, err := checkpoint.Prune(bg, s, p, checkpoint.PruneOptions{Before: future})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, ok := lockStale(stale, id); !ok || !st.Removed || len(stale) != 1 {
+		t.Errorf("prune: %+v", stale)
+	}
+	if orphans, err := s.OrphanLocks(bg); len(orphans) != 0 || err != nil {
+		t.Errorf("OrphanLocks after prune = %+v, %v", orphans, err)
+	}
+	if h.Leftovers != nil {
+		if left := h.Leftovers(t, s, id); len(left) > 0 {
+			t.Errorf("prune left %q", left)
+		}
+	}
+	recs, err := p.AuditRecords(bg)
+	if err != nil || len(recs) != 1 || recs[0].Event != checkpoint.EventPruned || recs[0].Session != id ||
+		!strings.Contains(recs[0].Detail, "a lock with no session") {
+		t.Errorf("audit records after prune = %+v, %v", recs, err)
+	}
+	if ok, err := s.Exists(bg, id); ok || err != nil {
+		t.Errorf("Exists(%s) after prune = %v, %v", id, ok, err)
+	}
+	l, err := s.Lock(bg, id, 0)
+	if err != nil {
+		t.Fatalf("Lock(%s) after prune: %v", id, err)
+	}
+	l.Release()
+}
+
 // childClaim claims the project's active session at an agreed instant and
 // prints what is active after it.
 func childClaim(open func(string) (checkpoint.Backend, error)) error {

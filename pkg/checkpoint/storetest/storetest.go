@@ -67,6 +67,7 @@ func Run(t *testing.T, h Harness) {
 		{"Payloads", testPayloads},
 		{"ListDelete", testListDelete},
 		{"Prune", testPrune},
+		{"PruneStartingRun", testPruneStartingRun},
 		{"Decide", testDecide},
 		{"Project", testProject},
 		{"ClaimActive", testClaimActive},
@@ -93,6 +94,7 @@ func Run(t *testing.T, h Harness) {
 		t.Run("LockRace", func(t *testing.T) { testLockRace(t, h) })
 		t.Run("KilledHolderLeavesNoLock", func(t *testing.T) { testKilledHolder(t, h) })
 		t.Run("ClaimRace", func(t *testing.T) { testClaimRace(t, h) })
+		t.Run("PruneKilledBeforeWrite", func(t *testing.T) { testPruneKilledBeforeWrite(t, h) })
 	}
 }
 
@@ -609,6 +611,67 @@ func testPrune(t *testing.T, s checkpoint.Backend) {
 	// Nothing older than the cut-off: nothing goes.
 	if stale, newer, err := checkpoint.Prune(bg, s, p, checkpoint.PruneOptions{Before: time.Now().Add(-time.Hour)}); len(stale) != 0 || newer != 2 || err != nil {
 		t.Errorf("prune of fresh sessions: %v %d %v", stale, newer, err)
+	}
+}
+
+// lockStale is what Prune said of the orphan lock id, if anything.
+func lockStale(stale []checkpoint.Stale, id string) (checkpoint.Stale, bool) {
+	for _, st := range stale {
+		if st.Lock && st.ID == id {
+			return st, true
+		}
+	}
+	return checkpoint.Stale{}, false
+}
+
+// testPruneStartingRun: a run has taken a new session's lock and is about
+// to write the session. Its lock is an orphan (no session yet), but prune
+// never removes it, old as it may look: it says a run holds it, the lock
+// stays exclusive, and the run then writes its session as if no prune had
+// run. Nor is the lock of a session an orphan.
+func testPruneStartingRun(t *testing.T, s checkpoint.Backend) {
+	finished(t, s, "done", 1, 1)
+	p := s.Project(t.TempDir())
+	l := lock(t, s, "starting")
+	orphans, err := s.OrphanLocks(bg)
+	if err != nil || len(orphans) != 1 || orphans[0].ID != "starting" || orphans[0].Touched.IsZero() {
+		t.Fatalf("OrphanLocks = %+v, %v; want the starting run's lock only", orphans, err)
+	}
+	// Taken after the cut-off: a run may be starting; not even reported.
+	stale, _, err := checkpoint.Prune(bg, s, p, checkpoint.PruneOptions{Before: time.Now().Add(-time.Hour)})
+	if _, ok := lockStale(stale, "starting"); ok || err != nil {
+		t.Errorf("prune before the lock was taken: %+v, %v", stale, err)
+	}
+	for _, dry := range []bool{true, false} {
+		stale, _, err := checkpoint.Prune(bg, s, p, checkpoint.PruneOptions{Before: time.Now().Add(time.Hour), Active: "done", DryRun: dry})
+		if err != nil {
+			t.Fatalf("prune (dry run %v): %v", dry, err)
+		}
+		st, ok := lockStale(stale, "starting")
+		if !ok || st.Removed || !strings.HasPrefix(st.Reason, "held by a run") {
+			t.Errorf("prune (dry run %v) of a lock a run holds: %+v", dry, stale)
+		}
+		if _, ok := lockStale(stale, "done"); ok {
+			t.Errorf("prune (dry run %v) took a session's lock for an orphan: %+v", dry, stale)
+		}
+	}
+	if _, err := s.Lock(bg, "starting", 0); !errors.Is(err, checkpoint.ErrLocked) {
+		t.Fatalf("after prune, another run could take the starting run's lock: %v", err)
+	}
+	j := begin(t, s, l, newSession("starting", defs(1)))
+	record(t, j, complete("t00", "r")...)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	if sess := load(t, s, "starting"); sess.Summary.Done != 1 {
+		t.Errorf("the run's session after prune: %+v", sess.Summary)
+	}
+	if orphans, err := s.OrphanLocks(bg); len(orphans) != 0 || err != nil {
+		t.Errorf("OrphanLocks once the session is written = %+v, %v", orphans, err)
+	}
+	if recs, _ := p.AuditRecords(bg); len(recs) != 0 {
+		t.Errorf("prune removed nothing but audited %+v", recs)
 	}
 }
 
