@@ -47,6 +47,11 @@ func planCommand() *cli.Command {
 				return exitf(exitUsage, "plan needs exactly one FILE (e.g. teamrun plan agents.yaml)")
 			}
 			path := args[0]
+			// Before the store's prefetch reads the project's state.
+			dir, err := spec.ProjectDir(path)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
 			reuse, err := checkpoint.ParseReuse(c.String("reuse"))
 			if err != nil {
 				return withCode(exitUsage, err)
@@ -75,7 +80,7 @@ func planCommand() *cli.Command {
 			if err != nil {
 				return exitf(exitUsage, "%s: %v", path, err)
 			}
-			config := spec.ConfigPath(filepath.Dir(specAbs))
+			config := spec.ConfigPath(dir)
 			_, cerr := team.ApplyProjectConfig(config)
 			printSpecWarnings(c.App.ErrWriter, team) // after the config: its prices may settle one
 			if cerr != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -115,13 +114,17 @@ func fingerprintCommand() *cli.Command {
 // modelProblems is runner.SpecProblems after the project's config.yml
 // (its llm.model default), each naming the file as path: what run and
 // plan refuse. It reads config.yml only when it exists: validate writes
-// nothing.
+// nothing. A spec read from a stream (/dev/stdin) is checked alone: it
+// has no project folder, and /dev/.teamrun is none of its own.
 func modelProblems(path string, team *spec.Team) []string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return []string{fmt.Sprintf("teamrun: %s: %v", path, err)}
+	dir, err := spec.ProjectDir(path)
+	if errors.Is(err, spec.ErrStreamSpec) {
+		return specProblems(path, team, spec.ConfigPath(""))
 	}
-	config := spec.ConfigPath(filepath.Dir(abs))
+	if err != nil {
+		return []string{"teamrun: " + err.Error()}
+	}
+	config := spec.ConfigPath(dir)
 	if _, err := team.ApplyProjectConfig(config); err != nil {
 		return []string{"teamrun: " + err.Error()}
 	}
