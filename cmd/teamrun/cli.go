@@ -75,8 +75,9 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	path := "teamrun " + strings.Join(names, " ")
 	if helpFor {
 		// `session help nothing` is no help for session: a topic that is
-		// none of its subcommands is refused as `session nothing` is.
-		if _, pos, err := splitFlags(cmd, path, rest); err == nil && len(pos) > 0 && len(cmd.Subcommands) > 0 {
+		// none of its subcommands is refused as `session nothing` is,
+		// whatever flags stand around it (`session help --store DIR nothing`).
+		if pos := helpTopics(cmd, rest); len(pos) > 0 && len(cmd.Subcommands) > 0 {
 			return nil, exitf(exitUsage, "no help topic %q in %s: use %s.%s (%s --help)", pos[0], path, subcommandList(cmd.Subcommands), didYouMean(cmd.Subcommands, pos[0]), path)
 		}
 		return append(out, "--help"), nil
@@ -115,15 +116,15 @@ func commandAt(cmds []*cli.Command, line []string) (cmd *cli.Command, names, res
 	}
 	names, rest = []string{rest[0]}, rest[1:]
 	for len(cmd.Subcommands) > 0 && len(rest) > 0 {
-		if rest[0] == "help" { // teamrun session help [list]
-			help, rest = true, rest[1:]
-			continue
-		}
 		// Flags go anywhere: those before the subcommand (`session --store
 		// DIR list`) are the subcommand's, moved after its name.
 		n := leadingFlags(cmd.Subcommands, rest)
 		if n >= len(rest) {
 			break
+		}
+		if rest[n] == "help" { // teamrun session [--store DIR] help [list]
+			help, rest = true, append(slices.Clip(rest[:n]), rest[n+1:]...)
+			continue
 		}
 		sub := findCommand(cmd.Subcommands, rest[n])
 		if sub == nil {
@@ -159,6 +160,25 @@ func leadingFlags(subs []*cli.Command, line []string) int {
 		}
 	}
 	return i
+}
+
+// helpTopics are the words of a help line for cmd that are no flags: the
+// flags of cmd and of its subcommands are skipped with their values, an
+// unknown one alone.
+func helpTopics(cmd *cli.Command, line []string) []string {
+	cmds := append([]*cli.Command{cmd}, cmd.Subcommands...)
+	var pos []string
+	for i := 0; i < len(line); i++ {
+		switch n := leadingFlags(cmds, line[i:]); {
+		case line[i] == "--":
+			return append(pos, line[i+1:]...)
+		case n > 0:
+			i += n - 1
+		case len(line[i]) < 2 || line[i][0] != '-':
+			pos = append(pos, line[i])
+		}
+	}
+	return pos
 }
 
 // splitFlags separates a command's flags (with their values) from its
