@@ -315,13 +315,26 @@ var (
 // usageError rewords urfave/cli's flag errors (those of the flag package):
 // the flag as it is typed, what was expected, and a did-you-mean for a flag
 // that does not exist. It replaces the full help urfave/cli prints to stdout.
-func usageError(c *cli.Context, err error, _ bool) error {
+func usageError(c *cli.Context, err error, isSubcommand bool) error {
 	help := c.Command.HelpName
 	if help == "" {
 		help = c.App.Name
 	}
 	msg := err.Error()
 	if m := undefinedFlag().FindStringSubmatch(msg); m != nil {
+		if owners := flagOwners(c.App.Commands, "", m[1]); !isSubcommand && len(owners) > 0 {
+			// `teamrun -v run FILE`: flags go anywhere after the command.
+			hint := ""
+			if m[1] == "v" {
+				hint = "; --version prints the version"
+			}
+			who := orList(owners)
+			if len(owners) > 3 {
+				who = fmt.Sprintf("%s and %d more", strings.Join(owners[:3], ", "), len(owners)-3)
+			}
+			return exitf(exitUsage, "unknown flag %s before the command: a command's flags go after its name, as in teamrun %s … %s (a flag of %s)%s",
+				dashed(m[1]), owners[0], dashed(m[1]), who, hint)
+		}
 		var names []string
 		for _, f := range c.Command.Flags {
 			names = append(names, f.Names()...)
@@ -351,6 +364,25 @@ func usageError(c *cli.Context, err error, _ bool) error {
 		return exitf(exitUsage, "%s=%s: want true or false (or the flag alone), got %s", dashed(m[2]), m[1], m[1])
 	}
 	return withCode(exitUsage, err)
+}
+
+// flagOwners are the commands among cmds (named from prefix, "session
+// list") that have the flag name, help aside.
+func flagOwners(cmds []*cli.Command, prefix, name string) []string {
+	var out []string
+	for _, c := range cmds {
+		if c.Hidden {
+			continue
+		}
+		for _, f := range c.Flags {
+			if hasName(f.Names(), name) {
+				out = append(out, prefix+c.Name)
+				break
+			}
+		}
+		out = append(out, flagOwners(c.Subcommands, prefix+c.Name+" ", name)...)
+	}
+	return out
 }
 
 func dashed(name string) string {
