@@ -47,6 +47,9 @@ func planCommand() *cli.Command {
 				return exitf(exitUsage, "plan needs exactly one FILE (e.g. teamrun plan agents.yaml)")
 			}
 			path := args[0]
+			if err := checkSessionFlag(c); err != nil {
+				return err
+			}
 			// Before the store's prefetch reads the project's state.
 			dir, err := spec.ProjectDir(path)
 			if err != nil {
