@@ -55,9 +55,9 @@ func planCommand() *cli.Command {
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			reuse, err := checkpoint.ParseReuse(c.String("reuse"))
+			ch, err := choiceFlags(c)
 			if err != nil {
-				return withCode(exitUsage, err)
+				return err
 			}
 			loadingGC(path)
 			// As run does: the session is decoded while the spec is
@@ -75,7 +75,6 @@ func planCommand() *cli.Command {
 				printSpecError(c.App.ErrWriter, err)
 				return exitf(exitUsage, "%s is invalid", path)
 			}
-			ch := checkpoint.Choice{Reuse: reuse, Rerun: taskList(c, "rerun"), RerunFrom: taskList(c, "rerun-from"), Keep: taskList(c, "keep")}
 			if err := ch.Check(team.TaskNames()); err != nil {
 				return exitf(exitUsage, "%s: %v", path, err)
 			}
