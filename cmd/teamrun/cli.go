@@ -203,7 +203,7 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 			// A word that is no value is the next argument, unless the
 			// command has its one FILE already (`run a.yaml --wait abc`):
 			// then it is a bad value, and said so.
-			if i+1 < len(rest) && (opt.Accepts(rest[i+1]) || cmd.ArgsUsage == "FILE" && len(pos) > 0 && rest[i+1][0] != '-') {
+			if i+1 < len(rest) && (opt.Accepts(rest[i+1]) || cmd.ArgsUsage == "FILE" && len(pos) > 0 && !strings.HasPrefix(rest[i+1], "-")) {
 				flags = append(flags, a+"="+rest[i+1])
 				i++
 				continue
