@@ -176,7 +176,7 @@ func TestCommandArgs(t *testing.T) {
 // TestOddLines: no command line makes normalizeArgs or the completion's
 // reading of it panic — every command path of teamrun, followed by every
 // line of up to three odd words (empty, a lone dash, "--", "=", flags with
-// and without values, "help"). `run a.yaml --wait ''` once read the first
+// and without values, "help"). `run a.yaml --wait ""` once read the first
 // byte of the empty word.
 func TestOddLines(t *testing.T) {
 	app := newApp(iostreams.Test(nil, io.Discard, io.Discard))

@@ -228,7 +228,7 @@ func rerunFlags() []cli.Flag {
 }
 
 // choiceFlags reads --reuse, --rerun, --rerun-from and --keep, for run
-// and plan alike. An empty value (`--reuse=`, `--rerun ''`, `a,,b`: a
+// and plan alike. An empty value (`--reuse=`, `--rerun ""`, `a,,b`: a
 // variable left unset) is refused: it would say "no choice" in silence.
 func choiceFlags(c *cli.Context) (checkpoint.Choice, error) {
 	var ch checkpoint.Choice
