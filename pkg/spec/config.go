@@ -60,6 +60,10 @@ func (e *ConfigError) Error() string {
 // ErrStreamSpec is ProjectDir's error for a spec with no folder of its own.
 var ErrStreamSpec = errors.New("a spec read from a stream (stdin, <(…)) has no folder for the project's state (.teamrun), nor for its tasks to run in: save it to a file in the project's folder and give that file")
 
+// ErrEmptyPath is the error for a spec path that is empty (`teamrun run
+// "$SPEC"` with SPEC unset).
+var ErrEmptyPath = errors.New("the spec's FILE is empty: name the file (e.g. agents.yaml)")
+
 // ProjectDir is the project folder of the spec at path, absolute: the
 // folder that holds it, where .teamrun/ (state.json, audit.log,
 // config.yml) is kept and the tasks run. A stream has no folder of its own
@@ -68,6 +72,9 @@ var ErrStreamSpec = errors.New("a spec read from a stream (stdin, <(…)) has no
 // ErrStreamSpec, for every command that reads or writes the project
 // folder. A FIFO made in a folder is that folder's spec.
 func ProjectDir(path string) (string, error) {
+	if path == "" {
+		return "", ErrEmptyPath // not the current folder's parent
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)

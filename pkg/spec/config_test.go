@@ -267,6 +267,7 @@ func TestProjectDir(t *testing.T) {
 		{"sub/agents.yaml", filepath.Join(dir, "sub")},
 		{"/srv/nightly/agents.yaml", "/srv/nightly"},
 		{"/dev/shm/agents.yaml", "/dev/shm"}, // a folder of files
+		{"", ""}, // not the current folder's parent
 		{"-", ""},
 		{"/dev/stdin", ""},
 		{"/dev/fd/63", ""},
@@ -275,6 +276,12 @@ func TestProjectDir(t *testing.T) {
 		{"/dev/tty", ""},
 	} {
 		got, err := ProjectDir(tc.path)
+		if tc.path == "" {
+			if !errors.Is(err, ErrEmptyPath) {
+				t.Errorf(`ProjectDir("") = %q, %v; want ErrEmptyPath`, got, err)
+			}
+			continue
+		}
 		if tc.want == "" {
 			if !errors.Is(err, ErrStreamSpec) || !strings.HasPrefix(err.Error(), tc.path+": ") {
 				t.Errorf("ProjectDir(%q) = %q, %v; want ErrStreamSpec naming the path", tc.path, got, err)

@@ -24,6 +24,9 @@ var (
 // Load reads and parses the spec at path. A read error names the file; an
 // invalid spec is an ErrorList.
 func Load(path string) (*Team, error) {
+	if path == "" { // `teamrun run "$SPEC"`, SPEC unset
+		return nil, ErrEmptyPath
+	}
 	data, err := readSpec(path)
 	if err != nil {
 		var pe *fs.PathError
