@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -399,8 +400,38 @@ func wireCommands(cmds []*cli.Command) {
 	for _, c := range cmds {
 		c.OnUsageError = usageError
 		c.HideHelpCommand = true
+		c.Before = emptyFlag
 		wireCommands(c.Subcommands)
 	}
+}
+
+// emptyFlag refuses a flag given an empty value (`--store "$URL"` with URL
+// unset, `--store=`), exit 2 before anything is read or written: left to
+// the command, it meant "the default" in silence — another store, the
+// current folder, every spec. An empty --session is a bad id (DESIGN §5).
+func emptyFlag(c *cli.Context) error {
+	for _, f := range c.Command.Flags {
+		sf, ok := f.(*cli.StringFlag)
+		if !ok || !c.IsSet(sf.Name) || strings.TrimSpace(c.String(sf.Name)) != "" {
+			continue
+		}
+		if sf.Name == "session" {
+			return withCode(exitUsage, fmt.Errorf("--session: %w", checkpoint.ValidateID("")))
+		}
+		// The usage names the value in backquotes: "the session store `URL`".
+		what := "value"
+		if _, rest, ok := strings.Cut(sf.Usage, "`"); ok {
+			if name, _, ok := strings.Cut(rest, "`"); ok && name != "" {
+				what = name
+			}
+		}
+		name := "--" + sf.Name
+		for _, a := range sf.Aliases {
+			name += "/" + dashed(a) // -o/--output: either may have been typed
+		}
+		return exitf(exitUsage, "%s is empty (a variable left unset?): give its %s, or leave it out (see %s --help)", name, what, c.Command.HelpName)
+	}
+	return nil
 }
 
 // posIntFlag is a whole number ≥ 1 (--max-parallel).

@@ -37,7 +37,7 @@ func planCommand() *cli.Command {
 			"   teamrun plan agents.yaml --rerun review",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "session", Usage: "the session `ID` (default: the project's active session)"},
-			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "as for run: strict or unchanged"},
+			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "as for run: `MODE` strict or unchanged"},
 			&cli.GenericFlag{Name: "var", Usage: "set a variable as run would (repeatable)", Value: vars, DefaultText: "`key=value`"},
 			storeFlagDef(),
 			jsonFlag("the plan"),
@@ -47,9 +47,6 @@ func planCommand() *cli.Command {
 				return exitf(exitUsage, "plan needs exactly one FILE (e.g. teamrun plan agents.yaml)")
 			}
 			path := args[0]
-			if err := checkSessionFlag(c); err != nil {
-				return err
-			}
 			// Before the store's prefetch reads the project's state.
 			dir, err := spec.ProjectDir(path)
 			if err != nil {

@@ -154,9 +154,6 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		if err != nil {
 			return err
 		}
-		if err := checkSessionFlag(c); err != nil {
-			return err
-		}
 		if c.Bool("json") && c.Bool("quiet") {
 			return exitf(exitUsage, "--json and --quiet do not go together")
 		}
@@ -205,16 +202,6 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		return runExit(sum, err, interrupts.Signal())
 	}
 	return cmd
-}
-
-// checkSessionFlag refuses an empty --session (`--session "$ID"` with
-// ID unset): it is a bad id (DESIGN §5), not "pick one", for run and plan
-// alike.
-func checkSessionFlag(c *cli.Context) error {
-	if c.IsSet("session") && c.String("session") == "" {
-		return withCode(exitUsage, fmt.Errorf("--session: %w", checkpoint.ValidateID("")))
-	}
-	return nil
 }
 
 // rerunFlags are --rerun, --rerun-from and --keep, for run and plan alike

@@ -267,7 +267,7 @@ func TestProjectDir(t *testing.T) {
 		{"sub/agents.yaml", filepath.Join(dir, "sub")},
 		{"/srv/nightly/agents.yaml", "/srv/nightly"},
 		{"/dev/shm/agents.yaml", "/dev/shm"}, // a folder of files
-		{"", ""}, // not the current folder's parent
+		{"", ""},                             // not the current folder's parent
 		{"-", ""},
 		{"/dev/stdin", ""},
 		{"/dev/fd/63", ""},
