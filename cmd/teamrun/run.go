@@ -17,6 +17,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -148,7 +149,11 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			return exitf(exitUsage, "run needs the team's FILE (try: teamrun run agents.yaml)")
 		case 1:
 		default:
-			return exitf(exitUsage, "run takes one FILE, got %d arguments: %s", len(args), strings.Join(args, " "))
+			quoted := make([]string, len(args)) // an empty one is seen: ''
+			for i, a := range args {
+				quoted[i] = cmdline.Quote(a)
+			}
+			return exitf(exitUsage, "run takes one FILE, got %d arguments: %s", len(args), strings.Join(quoted, " "))
 		}
 		choice, err := choiceFlags(c)
 		if err != nil {
