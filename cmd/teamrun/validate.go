@@ -27,7 +27,7 @@ func validateCommand() *cli.Command {
 			loadingGC(c.Args().Slice()...)
 			bad := 0
 			for _, path := range c.Args().Slice() {
-				team, err := spec.Load(path)
+				team, err := loadSpec(c, path)
 				if err != nil {
 					bad++
 					printSpecError(c.App.ErrWriter, err)
@@ -51,7 +51,7 @@ func validateCommand() *cli.Command {
 					}
 					continue
 				}
-				fmt.Fprintf(c.App.Writer, "%s: valid (%s, %s, %s)\n", path,
+				fmt.Fprintf(c.App.Writer, "%s: valid (%s, %s, %s)\n", team.File, // "stdin" for -
 					specPlural(len(team.Agents), "agent"), specPlural(len(team.Tasks), "task"), team.Process)
 			}
 			if bad > 0 {
@@ -91,7 +91,7 @@ func fingerprintCommand() *cli.Command {
 			if len(args) != 1 {
 				return exitf(exitUsage, "fingerprint needs exactly one FILE")
 			}
-			team, err := spec.Load(args[0])
+			team, err := loadSpec(c, args[0])
 			if err != nil {
 				if !isSpecErrorList(err) {
 					return withCode(exitUsage, err) // such as "cannot read FILE: ...", said once
@@ -111,6 +111,15 @@ func fingerprintCommand() *cli.Command {
 	}
 }
 
+// loadSpec is spec.Load, but `-` reads stdin: validate and fingerprint
+// need no project folder (run and plan refuse a stream: spec.ProjectDir).
+func loadSpec(c *cli.Context, path string) (*spec.Team, error) {
+	if path == "-" {
+		return spec.LoadStdin(c.App.Reader)
+	}
+	return spec.Load(path)
+}
+
 // modelProblems is runner.SpecProblems after the project's config.yml
 // (its llm.model default), each naming the file as path: what run and
 // plan refuse. It reads config.yml only when it exists: validate writes
@@ -119,7 +128,7 @@ func fingerprintCommand() *cli.Command {
 func modelProblems(path string, team *spec.Team) []string {
 	dir, err := spec.ProjectDir(path)
 	if errors.Is(err, spec.ErrStreamSpec) {
-		return specProblems(path, team, spec.ConfigPath(""))
+		return specProblems(team.File, team, spec.ConfigPath("")) // "stdin" for -
 	}
 	if err != nil {
 		return []string{"teamrun: " + err.Error()}
