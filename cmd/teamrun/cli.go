@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -75,8 +76,9 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	path := "teamrun " + strings.Join(names, " ")
 	if helpFor {
 		// `session help nothing` is no help for session: a topic that is
-		// none of its subcommands is refused as `session nothing` is.
-		if _, pos, err := splitFlags(cmd, path, rest); err == nil && len(pos) > 0 && len(cmd.Subcommands) > 0 {
+		// none of its subcommands is refused as `session nothing` is,
+		// whatever flags stand around it (`session help --store DIR nothing`).
+		if pos := helpTopics(cmd, rest); len(pos) > 0 && len(cmd.Subcommands) > 0 {
 			return nil, exitf(exitUsage, "no help topic %q in %s: use %s.%s (%s --help)", pos[0], path, subcommandList(cmd.Subcommands), didYouMean(cmd.Subcommands, pos[0]), path)
 		}
 		return append(out, "--help"), nil
@@ -115,15 +117,15 @@ func commandAt(cmds []*cli.Command, line []string) (cmd *cli.Command, names, res
 	}
 	names, rest = []string{rest[0]}, rest[1:]
 	for len(cmd.Subcommands) > 0 && len(rest) > 0 {
-		if rest[0] == "help" { // teamrun session help [list]
-			help, rest = true, rest[1:]
-			continue
-		}
 		// Flags go anywhere: those before the subcommand (`session --store
 		// DIR list`) are the subcommand's, moved after its name.
 		n := leadingFlags(cmd.Subcommands, rest)
 		if n >= len(rest) {
 			break
+		}
+		if rest[n] == "help" { // teamrun session [--store DIR] help [list]
+			help, rest = true, append(slices.Clip(rest[:n]), rest[n+1:]...)
+			continue
 		}
 		sub := findCommand(cmd.Subcommands, rest[n])
 		if sub == nil {
@@ -161,6 +163,25 @@ func leadingFlags(subs []*cli.Command, line []string) int {
 	return i
 }
 
+// helpTopics are the words of a help line for cmd that are no flags: the
+// flags of cmd and of its subcommands are skipped with their values, an
+// unknown one alone.
+func helpTopics(cmd *cli.Command, line []string) []string {
+	cmds := append([]*cli.Command{cmd}, cmd.Subcommands...)
+	var pos []string
+	for i := 0; i < len(line); i++ {
+		switch n := leadingFlags(cmds, line[i:]); {
+		case line[i] == "--":
+			return append(pos, line[i+1:]...)
+		case n > 0:
+			i += n - 1
+		case len(line[i]) < 2 || line[i][0] != '-':
+			pos = append(pos, line[i])
+		}
+	}
+	return pos
+}
+
 // splitFlags separates a command's flags (with their values) from its
 // arguments; everything after "--" is an argument.
 func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []string, err error) {
@@ -183,7 +204,7 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 			// A word that is no value is the next argument, unless the
 			// command has its one FILE already (`run a.yaml --wait abc`):
 			// then it is a bad value, and said so.
-			if i+1 < len(rest) && (opt.Accepts(rest[i+1]) || cmd.ArgsUsage == "FILE" && len(pos) > 0 && rest[i+1][0] != '-') {
+			if i+1 < len(rest) && (opt.Accepts(rest[i+1]) || cmd.ArgsUsage == "FILE" && len(pos) > 0 && !strings.HasPrefix(rest[i+1], "-")) {
 				flags = append(flags, a+"="+rest[i+1])
 				i++
 				continue
@@ -295,13 +316,26 @@ var (
 // usageError rewords urfave/cli's flag errors (those of the flag package):
 // the flag as it is typed, what was expected, and a did-you-mean for a flag
 // that does not exist. It replaces the full help urfave/cli prints to stdout.
-func usageError(c *cli.Context, err error, _ bool) error {
+func usageError(c *cli.Context, err error, isSubcommand bool) error {
 	help := c.Command.HelpName
 	if help == "" {
 		help = c.App.Name
 	}
 	msg := err.Error()
 	if m := undefinedFlag().FindStringSubmatch(msg); m != nil {
+		if owners := flagOwners(c.App.Commands, "", m[1]); !isSubcommand && len(owners) > 0 {
+			// `teamrun -v run FILE`: flags go anywhere after the command.
+			hint := ""
+			if m[1] == "v" {
+				hint = "; --version prints the version"
+			}
+			who := orList(owners)
+			if len(owners) > 3 {
+				who = fmt.Sprintf("%s and %d more", strings.Join(owners[:3], ", "), len(owners)-3)
+			}
+			return exitf(exitUsage, "unknown flag %s before the command: a command's flags go after its name, as in teamrun %s … %s (a flag of %s)%s",
+				dashed(m[1]), owners[0], dashed(m[1]), who, hint)
+		}
 		var names []string
 		for _, f := range c.Command.Flags {
 			names = append(names, f.Names()...)
@@ -333,6 +367,25 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	return withCode(exitUsage, err)
 }
 
+// flagOwners are the commands among cmds (named from prefix, "session
+// list") that have the flag name, help aside.
+func flagOwners(cmds []*cli.Command, prefix, name string) []string {
+	var out []string
+	for _, c := range cmds {
+		if c.Hidden {
+			continue
+		}
+		for _, f := range c.Flags {
+			if hasName(f.Names(), name) {
+				out = append(out, prefix+c.Name)
+				break
+			}
+		}
+		out = append(out, flagOwners(c.Subcommands, prefix+c.Name+" ", name)...)
+	}
+	return out
+}
+
 func dashed(name string) string {
 	if len(name) == 1 {
 		return "-" + name
@@ -347,8 +400,38 @@ func wireCommands(cmds []*cli.Command) {
 	for _, c := range cmds {
 		c.OnUsageError = usageError
 		c.HideHelpCommand = true
+		c.Before = emptyFlag
 		wireCommands(c.Subcommands)
 	}
+}
+
+// emptyFlag refuses a flag given an empty value (`--store "$URL"` with URL
+// unset, `--store=`), exit 2 before anything is read or written: left to
+// the command, it meant "the default" in silence — another store, the
+// current folder, every spec. An empty --session is a bad id (DESIGN §5).
+func emptyFlag(c *cli.Context) error {
+	for _, f := range c.Command.Flags {
+		sf, ok := f.(*cli.StringFlag)
+		if !ok || !c.IsSet(sf.Name) || strings.TrimSpace(c.String(sf.Name)) != "" {
+			continue
+		}
+		if sf.Name == "session" {
+			return withCode(exitUsage, fmt.Errorf("--session: %w", checkpoint.ValidateID("")))
+		}
+		// The usage names the value in backquotes: "the session store `URL`".
+		what := "value"
+		if _, rest, ok := strings.Cut(sf.Usage, "`"); ok {
+			if name, _, ok := strings.Cut(rest, "`"); ok && name != "" {
+				what = name
+			}
+		}
+		name := "--" + sf.Name
+		for _, a := range sf.Aliases {
+			name += "/" + dashed(a) // -o/--output: either may have been typed
+		}
+		return exitf(exitUsage, "%s is empty (a variable left unset?): give its %s, or leave it out (see %s --help)", name, what, c.Command.HelpName)
+	}
+	return nil
 }
 
 // posIntFlag is a whole number ≥ 1 (--max-parallel).

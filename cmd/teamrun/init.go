@@ -39,6 +39,9 @@ func initCommand() *cli.Command {
 			default:
 				return exitf(exitUsage, "init takes at most one FILE, got %d arguments", len(args))
 			}
+			if strings.TrimSpace(path) == "" {
+				return exitf(exitUsage, "init: the FILE is empty: name one ending in .yaml (teamrun init agents.yaml); nothing was written")
+			}
 			// The starter is commented YAML: a .json (or any other) name
 			// would hold a file that is not what it says, and as JSON the
 			// comments that make it a starter would be lost.
@@ -55,7 +58,7 @@ func initCommand() *cli.Command {
 				return exitf(exitUsage, "init: %s already exists; nothing was written (remove it, or name another FILE: teamrun init FILE)", path)
 			}
 			if err != nil {
-				return exitf(exitStore, "init: %v", err)
+				return exitf(exitStore, "init: cannot create %s: %v; nothing was written (check the folder's permissions, or name another FILE)", path, pathErr(err))
 			}
 			_, err = f.Write(starterSpec)
 			if cerr := f.Close(); err == nil {
@@ -63,7 +66,7 @@ func initCommand() *cli.Command {
 			}
 			if err != nil {
 				os.Remove(path)
-				return exitf(exitStore, "init: %v", err)
+				return exitf(exitStore, "init: cannot write %s: %v; nothing was written", path, pathErr(err))
 			}
 			fmt.Fprintf(c.App.Writer, "wrote %s\n", path)
 			schema := filepath.Join(dir, "agents.schema.json")
@@ -79,6 +82,16 @@ func initCommand() *cli.Command {
 			return nil
 		}),
 	}
+}
+
+// pathErr is err without the operation and path a *fs.PathError adds
+// ("open x.yaml: permission denied"): the message names the file itself.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // writeNew writes a file that must not exist yet.

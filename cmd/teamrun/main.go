@@ -86,7 +86,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "teamrun: the output is incomplete: %v\n", oerr)
 		return exitStore
 	}
-	if err == nil {
+	if err == nil || errors.As(err, new(shownError)) {
 		return exitOK
 	}
 	if caught != nil && caught() != nil && errors.Is(err, context.Canceled) {
@@ -159,9 +159,20 @@ func keepOnBrokenPipe() (stop func()) {
 
 func newApp(ios *iostreams.IOStreams) *cli.App {
 	app := &cli.App{
-		Name:                 "teamrun",
-		Usage:                "run a team of agents from agents.yaml, checkpointed and resumable",
-		Version:              buildVersion(),
+		Name:    "teamrun",
+		Usage:   "run a team of agents from agents.yaml, checkpointed and resumable",
+		Version: buildVersion(),
+		// urfave/cli's own version flag is also -v, which is run's
+		// --verbose (DESIGN §3): `teamrun -v` printed the version where
+		// the user asked for a verbose run. --version is teamrun's own.
+		HideVersion: true,
+		Flags:       []cli.Flag{&cli.BoolFlag{Name: "version", Usage: "print the version (also: teamrun version)"}},
+		Before: func(c *cli.Context) error {
+			if c.Bool("version") {
+				return showVersion(c)
+			}
+			return nil
+		},
 		Reader:               ios.In,
 		Writer:               ios.Out,
 		ErrWriter:            ios.ErrOut,
@@ -186,6 +197,7 @@ func newApp(ios *iostreams.IOStreams) *cli.App {
 			planCommand(),
 			completionCommand(),
 			initCommand(),
+			versionCommand(),
 		},
 	}
 	wireCommands(app.Commands)

@@ -37,7 +37,7 @@ func planCommand() *cli.Command {
 			"   teamrun plan agents.yaml --rerun review",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "session", Usage: "the session `ID` (default: the project's active session)"},
-			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "as for run: strict or unchanged"},
+			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "as for run: `MODE` strict or unchanged"},
 			&cli.GenericFlag{Name: "var", Usage: "set a variable as run would (repeatable)", Value: vars, DefaultText: "`key=value`"},
 			storeFlagDef(),
 			jsonFlag("the plan"),
@@ -47,9 +47,14 @@ func planCommand() *cli.Command {
 				return exitf(exitUsage, "plan needs exactly one FILE (e.g. teamrun plan agents.yaml)")
 			}
 			path := args[0]
-			reuse, err := checkpoint.ParseReuse(c.String("reuse"))
+			// Before the store's prefetch reads the project's state.
+			dir, err := spec.ProjectDir(path)
 			if err != nil {
 				return withCode(exitUsage, err)
+			}
+			ch, err := choiceFlags(c)
+			if err != nil {
+				return err
 			}
 			loadingGC(path)
 			// As run does: the session is decoded while the spec is
@@ -67,7 +72,6 @@ func planCommand() *cli.Command {
 				printSpecError(c.App.ErrWriter, err)
 				return exitf(exitUsage, "%s is invalid", path)
 			}
-			ch := checkpoint.Choice{Reuse: reuse, Rerun: taskList(c, "rerun"), RerunFrom: taskList(c, "rerun-from"), Keep: taskList(c, "keep")}
 			if err := ch.Check(team.TaskNames()); err != nil {
 				return exitf(exitUsage, "%s: %v", path, err)
 			}
@@ -75,7 +79,7 @@ func planCommand() *cli.Command {
 			if err != nil {
 				return exitf(exitUsage, "%s: %v", path, err)
 			}
-			config := spec.ConfigPath(filepath.Dir(specAbs))
+			config := spec.ConfigPath(dir)
 			_, cerr := team.ApplyProjectConfig(config)
 			printSpecWarnings(c.App.ErrWriter, team) // after the config: its prices may settle one
 			if cerr != nil {

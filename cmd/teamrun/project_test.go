@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
 
 func TestRelative(t *testing.T) {
@@ -168,5 +170,55 @@ func TestCommandArgs(t *testing.T) {
 		case err != nil || got != tc.want:
 			t.Errorf("%v: got %q, %v; want %q", tc.args, got, err, tc.want)
 		}
+	}
+}
+
+// TestOddLines: no command line makes normalizeArgs or the completion's
+// reading of it panic — every command path of teamrun, followed by every
+// line of up to three odd words (empty, a lone dash, "--", "=", flags with
+// and without values, "help"). `run a.yaml --wait ""` once read the first
+// byte of the empty word.
+func TestOddLines(t *testing.T) {
+	app := newApp(iostreams.Test(nil, io.Discard, io.Discard))
+	words := []string{"", "-", "--", "=", "-=", "--=", "a.yaml", "help", "h", "--help", "-v", "--wait", "--wait=",
+		"--session", "--session=", "--store", "--json", "--var", "-o", "--nothing", "list", "é", "x"}
+	var paths [][]string
+	var walk func(prefix []string, cmds []*cli.Command)
+	walk = func(prefix []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			p := append(slices.Clip(prefix), c.Name)
+			paths = append(paths, p)
+			walk(p, c.Subcommands)
+		}
+	}
+	walk(nil, app.Commands)
+	paths = append(paths, nil, []string{"help"})
+	lines := 0
+	for _, p := range paths {
+		var tails func(line []string, n int)
+		tails = func(line []string, n int) {
+			full := append([]string{"teamrun"}, line...)
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("teamrun %q: panic: %v", line, r)
+					}
+				}()
+				lines++
+				_, _ = normalizeArgs(app.Commands, slices.Clone(full))
+				commandAt(app.Commands, slices.Clone(line))
+				flagValues(app.Commands, slices.Clone(line), func() []string { return nil })
+			}()
+			if n == 0 {
+				return
+			}
+			for _, w := range words {
+				tails(append(slices.Clip(line), w), n-1)
+			}
+		}
+		tails(p, 3)
+	}
+	if lines < 1000 {
+		t.Fatalf("only %d lines tried", lines)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -37,9 +38,11 @@ func (w *waitFlag) String() string {
 func (w *waitFlag) Set(s string) error {
 	w.set = true
 	switch s {
-	case "true", "":
+	case "true": // --wait alone
 		w.d = time.Duration(math.MaxInt64)
 		return nil
+	case "": // --wait="$TIMEOUT", TIMEOUT unset: not "for ever"
+		return fmt.Errorf("an empty duration: give one (--wait=30s), or --wait alone to wait as long as it takes")
 	case "false":
 		w.set, w.d = false, 0
 		return nil
@@ -146,15 +149,15 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			return exitf(exitUsage, "run needs the team's FILE (try: teamrun run agents.yaml)")
 		case 1:
 		default:
-			return exitf(exitUsage, "run takes one FILE, got %d arguments: %s", len(args), strings.Join(args, " "))
+			quoted := make([]string, len(args)) // an empty one is seen: ''
+			for i, a := range args {
+				quoted[i] = cmdline.Quote(a)
+			}
+			return exitf(exitUsage, "run takes one FILE, got %d arguments: %s", len(args), strings.Join(quoted, " "))
 		}
-		reuse, err := checkpoint.ParseReuse(c.String("reuse"))
+		choice, err := choiceFlags(c)
 		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		// An empty --session is a bad id (DESIGN §5), not "pick one".
-		if c.IsSet("session") && c.String("session") == "" {
-			return withCode(exitUsage, fmt.Errorf("--session: %w", checkpoint.ValidateID("")))
+			return err
 		}
 		if c.Bool("json") && c.Bool("quiet") {
 			return exitf(exitUsage, "--json and --quiet do not go together")
@@ -187,10 +190,10 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			Vars:        vars.vals,
 			VarOrder:    vars.order,
 			MaxParallel: maxParallel.n,
-			Reuse:       reuse,
-			Rerun:       taskList(c, "rerun"),
-			RerunFrom:   taskList(c, "rerun-from"),
-			Keep:        taskList(c, "keep"),
+			Reuse:       choice.Reuse,
+			Rerun:       choice.Rerun,
+			RerunFrom:   choice.RerunFrom,
+			Keep:        choice.Keep,
 			Wait:        wait.d,
 			Home:        storeFlag(c),
 			Mode:        mode,
@@ -216,17 +219,31 @@ func rerunFlags() []cli.Flag {
 	}
 }
 
-// taskList is a --rerun, --rerun-from or --keep flag's task names.
-func taskList(c *cli.Context, flag string) []string {
-	var out []string
-	for _, v := range c.StringSlice(flag) {
-		for _, n := range strings.Split(v, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				out = append(out, n)
+// choiceFlags reads --reuse, --rerun, --rerun-from and --keep, for run
+// and plan alike. An empty value (`--reuse=`, `--rerun ""`, `a,,b`: a
+// variable left unset) is refused: it would say "no choice" in silence.
+func choiceFlags(c *cli.Context) (checkpoint.Choice, error) {
+	var ch checkpoint.Choice
+	reuse, err := checkpoint.ParseReuse(c.String("reuse"))
+	if err != nil {
+		return ch, withCode(exitUsage, err)
+	}
+	ch.Reuse = reuse
+	for _, f := range []struct {
+		name string
+		to   *[]string
+	}{{"rerun", &ch.Rerun}, {"rerun-from", &ch.RerunFrom}, {"keep", &ch.Keep}} {
+		// urfave/cli has split the values at their commas already.
+		for _, v := range c.StringSlice(f.name) {
+			for _, n := range strings.Split(v, ",") {
+				if n = strings.TrimSpace(n); n == "" {
+					return ch, exitf(exitUsage, "--%s: an empty task name (an unset variable, or a,,b): name each TASK, comma-separated (--%s a,b)", f.name, f.name)
+				}
+				*f.to = append(*f.to, n)
 			}
 		}
 	}
-	return out
+	return ch, nil
 }
 
 // runExit maps a run's end to the exit codes of DESIGN §3.

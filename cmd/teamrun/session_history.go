@@ -11,6 +11,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 	"github.com/teamrun/teamrun/pkg/textdiff"
@@ -56,7 +57,7 @@ func printTaskHistory(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskReco
 	}
 	tw.Flush()
 	if t.Previous != "" || t.PreviousBlob != nil {
-		fmt.Fprintf(w, "an earlier result is kept: teamrun session diff %s %s\n", s.ID, t.Name)
+		fmt.Fprintf(w, "an earlier result is kept: teamrun session diff %s %s\n", cmdline.Quote(s.ID), cmdline.Quote(t.Name))
 	}
 }
 
@@ -90,10 +91,10 @@ func sessionDiffCommand(ios *iostreams.IOStreams) *cli.Command {
 				return err
 			}
 			if t.Status != checkpoint.StatusCompleted {
-				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (teamrun session show %s --task %s lists its attempts)", t.Name, sess.ID, t.Status, sess.ID, t.Name)
+				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (teamrun session show %s --task %s lists its attempts)", t.Name, sess.ID, t.Status, cmdline.Quote(sess.ID), cmdline.Quote(t.Name))
 			}
 			if t.Previous == "" && t.PreviousBlob == nil && len(completedAttempts(t)) < 2 {
-				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (teamrun run FILE --continue --rerun %s runs it again)", t.Name, sess.ID, t.Name)
+				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (teamrun run FILE --continue --session %s --rerun %s runs it again)", t.Name, sess.ID, cmdline.Quote(sess.ID), cmdline.Quote(t.Name))
 			}
 			if t.Blob != nil || t.PreviousBlob != nil {
 				// Results stored out of line are not diffed in memory:

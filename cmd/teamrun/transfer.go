@@ -79,6 +79,9 @@ func sessionImportCommand() *cli.Command {
 				return exitf(exitUsage, "session import needs exactly one FILE (e.g. teamrun session import nightly-1.json)")
 			}
 			file := args[0]
+			if file == "" {
+				return exitf(exitUsage, "session import: the FILE is empty: name the file session export wrote (or - for stdin)")
+			}
 			data, err := readInput(c.Context, file, c.App.Reader)
 			if file == "-" {
 				file = "stdin"

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -28,7 +27,7 @@ func validateCommand() *cli.Command {
 			loadingGC(c.Args().Slice()...)
 			bad := 0
 			for _, path := range c.Args().Slice() {
-				team, err := spec.Load(path)
+				team, err := loadSpec(c, path)
 				if err != nil {
 					bad++
 					printSpecError(c.App.ErrWriter, err)
@@ -52,7 +51,7 @@ func validateCommand() *cli.Command {
 					}
 					continue
 				}
-				fmt.Fprintf(c.App.Writer, "%s: valid (%s, %s, %s)\n", path,
+				fmt.Fprintf(c.App.Writer, "%s: valid (%s, %s, %s)\n", team.File, // "stdin" for -
 					specPlural(len(team.Agents), "agent"), specPlural(len(team.Tasks), "task"), team.Process)
 			}
 			if bad > 0 {
@@ -92,7 +91,7 @@ func fingerprintCommand() *cli.Command {
 			if len(args) != 1 {
 				return exitf(exitUsage, "fingerprint needs exactly one FILE")
 			}
-			team, err := spec.Load(args[0])
+			team, err := loadSpec(c, args[0])
 			if err != nil {
 				if !isSpecErrorList(err) {
 					return withCode(exitUsage, err) // such as "cannot read FILE: ...", said once
@@ -112,16 +111,29 @@ func fingerprintCommand() *cli.Command {
 	}
 }
 
+// loadSpec is spec.Load, but `-` reads stdin: validate and fingerprint
+// need no project folder (run and plan refuse a stream: spec.ProjectDir).
+func loadSpec(c *cli.Context, path string) (*spec.Team, error) {
+	if path == "-" {
+		return spec.LoadStdin(c.App.Reader)
+	}
+	return spec.Load(path)
+}
+
 // modelProblems is runner.SpecProblems after the project's config.yml
 // (its llm.model default), each naming the file as path: what run and
 // plan refuse. It reads config.yml only when it exists: validate writes
-// nothing.
+// nothing. A spec read from a stream (/dev/stdin) is checked alone: it
+// has no project folder, and /dev/.teamrun is none of its own.
 func modelProblems(path string, team *spec.Team) []string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return []string{fmt.Sprintf("teamrun: %s: %v", path, err)}
+	dir, err := spec.ProjectDir(path)
+	if errors.Is(err, spec.ErrStreamSpec) {
+		return specProblems(team.File, team, spec.ConfigPath("")) // "stdin" for -
 	}
-	config := spec.ConfigPath(filepath.Dir(abs))
+	if err != nil {
+		return []string{"teamrun: " + err.Error()}
+	}
+	config := spec.ConfigPath(dir)
 	if _, err := team.ApplyProjectConfig(config); err != nil {
 		return []string{"teamrun: " + err.Error()}
 	}

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/urfave/cli/v2"
 )
 
 // versionString describes the binary from the build information the Go
@@ -56,4 +58,31 @@ func versionString(info *debug.BuildInfo, ok bool) string {
 func buildVersion() string {
 	info, ok := debug.ReadBuildInfo()
 	return versionString(info, ok)
+}
+
+// versionCommand is `teamrun version`, as --version.
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version: module, VCS revision, Go version and platform (as --version)",
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return exitf(exitUsage, "version takes no arguments")
+			}
+			return showVersion(c)
+		},
+	}
+}
+
+// shownError ends a command line whose answer was --version's: what
+// followed it is not run (`teamrun --version run agents.yaml`), and the
+// exit is 0.
+type shownError struct{}
+
+func (shownError) Error() string { return "" }
+
+// showVersion is --version: the version, and the command line ends.
+func showVersion(c *cli.Context) error {
+	fmt.Fprintf(c.App.Writer, "%s version %s\n", c.App.Name, c.App.Version)
+	return shownError{}
 }

@@ -66,6 +66,9 @@ func advice(err error) string {
 		return LinkAdvice
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 		return "check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)"
+	case errors.Is(err, syscall.ENOTDIR):
+		// TEAMRUN_HOME=/etc/passwd: no disk to check, no run to resume.
+		return "a part of that path is a file, not a folder: point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) or the project at a folder"
 	}
 	return "check the disk and the folder, then rerun with --continue"
 }

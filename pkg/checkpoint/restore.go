@@ -21,7 +21,7 @@ const (
 // ParseReuse reads the --reuse flag's value.
 func ParseReuse(s string) (Reuse, error) {
 	switch s {
-	case "", "strict":
+	case "strict": // "" too is a mistake: `--reuse="$MODE"`, MODE unset
 		return ReuseStrict, nil
 	case "unchanged":
 		return ReuseUnchanged, nil

@@ -76,10 +76,14 @@ func (r *liveReporter) clear() {
 // block is the block's lines, plain text, each at most width-1 columns (a
 // line filling the last column would wrap on some terminals).
 func (r *liveReporter) block(now time.Time, width int) []string {
-	if len(r.order) == 0 {
+	// On a terminal narrower than the block (a split pane, stty cols 10)
+	// a line would wrap onto two rows and the redraw clear only one: no
+	// block there, the steps' lines alone.
+	const minWidth = 20
+	if len(r.order) == 0 || width < minWidth {
 		return nil
 	}
-	width = max(width-1, 20)
+	width = max(width-1, minWidth)
 	lines := []string{fit(fmt.Sprintf("%d/%d done, %d running", r.finished, r.total, len(r.order)), width)}
 	shown := r.order
 	if len(shown) > maxRunningLines {

@@ -102,3 +102,33 @@ func TestLiveBlockFitsTheWidth(t *testing.T) {
 		})
 	}
 }
+
+// A terminal narrower than the live block (stty cols 10, a split pane):
+// a block line would wrap onto two rows, the redraw would clear one, and
+// the rest would pile up on the screen. There is no block there: each
+// step's line alone, which may wrap, as any long line does.
+func TestLiveBlockNarrowTerminal(t *testing.T) {
+	for _, width := range []int{1, 10, 20} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			screen := &iostreams.Screen{Width: width}
+			ios := iostreams.Test(nil, screen, screen)
+			ios.SetTerminal(width, false)
+			r := newLiveReporter(ios)
+			r.Observe(Event{Type: RunStarted, Message: "session s: new, 2 tasks", Tasks: 2})
+			r.Observe(Event{Type: TaskStarted, Task: "first", Attempt: 1})
+			for range 3 { // what the ticker does
+				r.mu.Lock()
+				r.clear()
+				r.draw()
+				r.mu.Unlock()
+			}
+			r.Observe(Event{Type: TaskCompleted, Task: "first", Elapsed: millis(time.Second)})
+			r.Observe(Event{Type: RunFinished, Summary: &Summary{Session: "s", Outcome: Succeeded, Total: 2, Ran: 1}})
+			r.Close()
+			text := strings.Join(screen.Lines(), "\n")
+			if flat := strings.ReplaceAll(text, "\n", ""); strings.Contains(flat, "/2 done") || strings.Contains(flat, "running") {
+				t.Errorf("a progress line was left on a %d-column screen:\n%s", width, text)
+			}
+		})
+	}
+}

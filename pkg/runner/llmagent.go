@@ -232,10 +232,17 @@ func warnMended(job *Job, model string, resp llm.Response) {
 // warnUnreported says, once per model in a run, that its server answers
 // without usage: the totals and the budget count estimates for it.
 func (l *LLMs) warnUnreported(job *Job, model string, calls []llm.Call) {
-	if !slices.ContainsFunc(calls, func(c llm.Call) bool { return c.UsageUnknown && !c.CutOff }) {
+	i := slices.IndexFunc(calls, func(c llm.Call) bool { return c.UsageUnknown && !c.CutOff })
+	if i < 0 {
 		return
 	}
-	msg := fmt.Sprintf("model %s answered without usage (its server counted no tokens): each such answer counts as an estimate from its size (request and answer bytes / 3 as tokens, priced when the model has a price) in the totals and the budget", model)
+	// The key is the model's: one warning per model, whichever way it
+	// came without a count.
+	what := "answered without usage (its server reported no token counts)"
+	if calls[i].UsageNegative {
+		what = "reported a negative token count, which no answer can have"
+	}
+	msg := fmt.Sprintf("model %s %s: each such answer counts as an estimate from its size (request and answer bytes / 3 as tokens, priced when the model has a price) in the totals and the budget", model, what)
 	switch {
 	case l.Commands != nil:
 		l.Commands.warnOnce("\x00unreported "+model, msg)

@@ -85,6 +85,12 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	// Before the store is opened: a prefetch would read the project
+	// folder of a stream (/dev/.teamrun).
+	projectDir, err := spec.ProjectDir(o.SpecPath)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
 	// The store is opened first, so that a file store can decode the
 	// session while the spec is parsed (prefetch); its error waits until
 	// the spec is known to be runnable: a typo is exit 2 whatever the store.
@@ -96,9 +102,6 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	o.Home = stores.Shown(o.Home) // the resume command names it: never a password
-	if err := streamSpec(o.SpecPath); err != nil {
-		return nil, &UsageError{Err: err}
-	}
 	// The spec may be a pipe or a FIFO: the run catches Ctrl-C to finish
 	// its writes, and has written nothing yet.
 	team, err := Interruptible(ctx, func() (*spec.Team, error) { return spec.Load(o.SpecPath) })
@@ -125,7 +128,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		specAbs = o.SpecPath
 	}
-	configPath := spec.ConfigPath(filepath.Dir(specAbs))
+	configPath := spec.ConfigPath(projectDir)
 	// Nothing is written before the spec is known to be runnable: the
 	// config is only read here, and created with the session. It is read
 	// before the spec's warnings are said: its prices may settle one.
@@ -148,7 +151,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if storeErr != nil {
 		return nil, storeErr
 	}
-	project := store.Project(filepath.Dir(o.SpecPath))
+	project := store.Project(projectDir)
 	if h, ok := store.(homeWarner); ok {
 		if w := h.HomeWarning(); w != "" {
 			warn(w)
@@ -498,22 +501,6 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		o.Loaded()
 	}
 	return p.engine(ctx, set, state, sess, restored, rec, begun)
-}
-
-// streamSpec refuses a spec that is a stream with no folder of its own:
-// `-`, /dev/stdin, a process substitution's /dev/fd/N. A run keeps the
-// project's .teamrun beside its spec and runs the tasks there; for these
-// that is /dev (or /proc), someone else's folder. A FIFO made in a folder
-// is that folder's spec.
-func streamSpec(path string) error {
-	dir := ""
-	if abs, err := filepath.Abs(path); err == nil {
-		dir = filepath.Dir(abs)
-	}
-	if path != "-" && dir != "/dev" && dir != "/dev/fd" && !strings.HasPrefix(dir, "/proc/") {
-		return nil
-	}
-	return fmt.Errorf("%s: a run reads its spec from a file in the project's folder, where it keeps the project's state (.teamrun) and runs the tasks; a stream (stdin, <(…)) has no folder: save it to a file there and run that", path)
 }
 
 // startState makes sess's state the one a run of set starts from — the

@@ -333,6 +333,18 @@ func TestAnswerWithoutUsage(t *testing.T) {
 	streamed := func(w http.ResponseWriter) { // include_usage ignored
 		sseReply(w, sseDelta(answer), `{"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`, "[DONE]")
 	}
+	// A count no answer can have is no usage either: the warning says
+	// which the server sent.
+	negative := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":-5,"completion_tokens":3,"total_tokens":-2}}`, answer)
+	}
+	negativeStreamed := func(w http.ResponseWriter) {
+		sseReply(w, sseDelta(answer), `{"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			`{"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":-3,"total_tokens":2}}`, "[DONE]")
+	}
+	const noUsage = "model m answered without usage (its server reported no token counts): each such answer counts as an estimate from its size"
+	const negUsage = "model m reported a negative token count, which no answer can have: each such answer counts as an estimate from its size"
 	tests := []struct {
 		name     string
 		reply    func(http.ResponseWriter)
@@ -340,11 +352,14 @@ func TestAnswerWithoutUsage(t *testing.T) {
 		budget   string
 		outcome  Outcome
 		requests int
+		warning  string
 	}{
-		{"no budget", plain, "false", "", Succeeded, 3},
-		{"a token budget halts", plain, "false", "budget: {max_tokens: 100}\n", Halted, 2},
-		{"a cost budget halts", plain, "false", "budget: {max_cost_usd: 0.0001}\n", Halted, 2},
-		{"a stream without its usage chunk", streamed, "true", "budget: {max_tokens: 100}\n", Halted, 2},
+		{"no budget", plain, "false", "", Succeeded, 3, noUsage},
+		{"a token budget halts", plain, "false", "budget: {max_tokens: 100}\n", Halted, 2, noUsage},
+		{"a cost budget halts", plain, "false", "budget: {max_cost_usd: 0.0001}\n", Halted, 2, noUsage},
+		{"a stream without its usage chunk", streamed, "true", "budget: {max_tokens: 100}\n", Halted, 2, noUsage},
+		{"a negative count", negative, "false", "budget: {max_tokens: 100}\n", Halted, 2, negUsage},
+		{"a negative count streamed", negativeStreamed, "true", "budget: {max_tokens: 100}\n", Halted, 2, negUsage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -384,7 +399,7 @@ tasks:
 			if !strings.Contains(UsageText(sum.SessionUsage), fmt.Sprintf("%d answers without usage (estimated from their size: ", tc.requests)) {
 				t.Errorf("session usage said %q", UsageText(sum.SessionUsage))
 			}
-			if n := strings.Count(out, "model m answered without usage"); n != 1 {
+			if n := strings.Count(out, tc.warning); n != 1 || strings.Count(out, "model m ") != 1 {
 				t.Errorf("the warning came %d times, want once:\n%s", n, out)
 			}
 			if tc.outcome == Halted && !strings.Contains(out, "of them estimated for answers without usage") && !strings.Contains(out, "of it estimated for answers without usage") {

@@ -57,6 +57,40 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s: %s", e.Path, e.Line, e.Col, e.Key, e.Msg)
 }
 
+// ErrStreamSpec is ProjectDir's error for a spec with no folder of its own.
+var ErrStreamSpec = errors.New("a spec read from a stream (stdin, <(…)) has no folder for the project's state (.teamrun), nor for its tasks to run in: save it to a file in the project's folder and give that file")
+
+// ErrEmptyPath is the error for a spec path that is empty (`teamrun run
+// "$SPEC"` with SPEC unset).
+var ErrEmptyPath = errors.New("the spec's FILE is empty: name the file (e.g. agents.yaml)")
+
+// ProjectDir is the project folder of the spec at path, absolute: the
+// folder that holds it, where .teamrun/ (state.json, audit.log,
+// config.yml) is kept and the tasks run. A stream has no folder of its own
+// (`-`, /dev/stdin, a process substitution's /dev/fd/N, /proc/self/fd/N, a
+// terminal): its would be /dev or /proc, someone else's, so it is
+// ErrStreamSpec, for every command that reads or writes the project
+// folder. A FIFO made in a folder is that folder's spec.
+func ProjectDir(path string) (string, error) {
+	if path == "" {
+		return "", ErrEmptyPath // not the current folder's parent
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	dir := filepath.Dir(abs)
+	if path == "-" || dir == "/dev" || under(dir, "/dev/fd") || under(dir, "/dev/pts") || under(dir, "/proc") {
+		return "", fmt.Errorf("%s: %w", path, ErrStreamSpec)
+	}
+	return dir, nil
+}
+
+// under reports whether dir is root or inside it.
+func under(dir, root string) bool {
+	return dir == root || strings.HasPrefix(dir, root+"/")
+}
+
 // ConfigPath is the project config of the spec folder dir.
 func ConfigPath(dir string) string { return filepath.Join(dir, ".teamrun", "config.yml") }
 

@@ -253,3 +253,43 @@ func mode(t *testing.T, path string) os.FileMode {
 	}
 	return fi.Mode().Perm()
 }
+
+// TestProjectDir: a spec's project folder is the one that holds it, but a
+// stream's would be /dev or /proc, someone else's: refused for every
+// command that reads or writes .teamrun.
+func TestProjectDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		path, want string // want "" is ErrStreamSpec
+	}{
+		{"agents.yaml", dir},
+		{"sub/agents.yaml", filepath.Join(dir, "sub")},
+		{"/srv/nightly/agents.yaml", "/srv/nightly"},
+		{"/dev/shm/agents.yaml", "/dev/shm"}, // a folder of files
+		{"", ""},                             // not the current folder's parent
+		{"-", ""},
+		{"/dev/stdin", ""},
+		{"/dev/fd/63", ""},
+		{"/proc/self/fd/0", ""},
+		{"/dev/pts/0", ""},
+		{"/dev/tty", ""},
+	} {
+		got, err := ProjectDir(tc.path)
+		if tc.path == "" {
+			if !errors.Is(err, ErrEmptyPath) {
+				t.Errorf(`ProjectDir("") = %q, %v; want ErrEmptyPath`, got, err)
+			}
+			continue
+		}
+		if tc.want == "" {
+			if !errors.Is(err, ErrStreamSpec) || !strings.HasPrefix(err.Error(), tc.path+": ") {
+				t.Errorf("ProjectDir(%q) = %q, %v; want ErrStreamSpec naming the path", tc.path, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ProjectDir(%q) = %q, %v; want %q", tc.path, got, err, tc.want)
+		}
+	}
+}

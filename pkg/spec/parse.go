@@ -24,6 +24,9 @@ var (
 // Load reads and parses the spec at path. A read error names the file; an
 // invalid spec is an ErrorList.
 func Load(path string) (*Team, error) {
+	if path == "" { // `teamrun run "$SPEC"`, SPEC unset
+		return nil, ErrEmptyPath
+	}
 	data, err := readSpec(path)
 	if err != nil {
 		var pe *fs.PathError
@@ -53,11 +56,26 @@ func readSpec(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+	return readBounded(f)
+}
+
+// readBounded reads r up to MaxSpecBytes.
+func readBounded(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxSpecBytes+1))
 	if err == nil && len(data) > MaxSpecBytes {
 		return nil, errSpecTooLarge
 	}
 	return data, err
+}
+
+// LoadStdin reads and parses a spec from stdin (the FILE `-` of validate
+// and fingerprint), named "stdin" in messages.
+func LoadStdin(stdin io.Reader) (*Team, error) {
+	data, err := readBounded(stdin)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read stdin: %w", err)
+	}
+	return Parse("stdin", data)
 }
 
 // Parse loads a team from data, native or PraisonAI. file names the source

@@ -68,7 +68,9 @@ type Call struct {
 	// CutOff is a request that teamrun cut off (Ctrl-C, a timeout, a
 	// stalled stream); UsageUnknown that no usage came: Usage is zero,
 	// but the request may have been billed (cut off) or was (answered).
-	CutOff, UsageUnknown bool
+	// UsageNegative, with UsageUnknown, is why: the usage that came held
+	// a count below zero, which no answer can have.
+	CutOff, UsageUnknown, UsageNegative bool
 	// RequestBytes and AnswerBytes, of a call of unknown usage, are the
 	// size of its request body and of the answer's text and tool calls:
 	// what an estimate of its tokens goes by.
@@ -170,6 +172,7 @@ type Response struct {
 
 	status    int  // the HTTP status of the answer
 	hasUsage  bool // the answer reported usage
+	negUsage  bool // the answer reported usage with a negative count (no usage)
 	answered  bool // a completion came, whatever it says: the server billed it
 	ToolCalls []ToolCall
 	// received is how many bytes of the answer a request cut off had
@@ -358,7 +361,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			// is judged. An answer without usage (a server that counts
 			// none) was billed all the same: its usage is unknown, not 0.
 			call = &Call{Model: resp.Model, Status: resp.status, Duration: time.Since(start), Usage: resp.Usage,
-				CutOff: cut, UsageUnknown: !resp.hasUsage}
+				CutOff: cut, UsageUnknown: !resp.hasUsage, UsageNegative: !resp.hasUsage && resp.negUsage}
 			if call.UsageUnknown {
 				call.RequestBytes, call.AnswerBytes = len(body), resp.answerBytes()
 			}
@@ -484,6 +487,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	// The model's name is recorded with the usage: no key may ride in it.
 	resp := Response{Model: red.clean(wr.Model), status: hresp.StatusCode, ToolCalls: ch.Message.ToolCalls, answered: true}
 	resp.Usage, resp.hasUsage = wr.Usage.usage()
+	resp.negUsage = wr.Usage != nil && !resp.hasUsage
 	var text textJoiner
 	text.add(ch.Message.Content)
 	text.end()
@@ -493,7 +497,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	}
 	if p := ch.Message.Refusal; p != nil && strings.TrimSpace(*p) != "" {
 		// A refusal is paid for too: its usage stays with the failure.
-		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage, answered: true, Content: *p}, -1,
+		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage, negUsage: resp.negUsage, answered: true, Content: *p}, -1,
 			&Error{StatusCode: hresp.StatusCode, Message: "the model refused to answer: " + red.snippet(*p)}
 	}
 	return resp, -1, nil

@@ -91,7 +91,7 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		e.unread = e.unread || e.Retryable // broke off
 		// The usage that came is the one thing kept of a broken stream,
 		// and the size of what came, for an estimate without it.
-		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage,
+		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage, negUsage: resp.negUsage,
 			received: text.size() + refusal.Len() + resp.answerBytes()}, -1, e
 	}
 	dispatch := func() {
@@ -118,6 +118,8 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		}
 		if u, ok := ch.Usage.usage(); ok {
 			resp.Usage, resp.hasUsage = u, true
+		} else if ch.Usage != nil {
+			resp.negUsage = true
 		}
 		if len(ch.Choices) == 0 {
 			return

@@ -47,11 +47,11 @@ func TestCompleteUsage(t *testing.T) {
 		// A count no answer can have would give a budget back what other
 		// requests spent: the answer counts as one without usage.
 		{"a negative count is no usage", []func(http.ResponseWriter){body(200, strings.Replace(detailed, `"prompt_tokens":100`, `"prompt_tokens":-100000`, 1))}, false,
-			[]Call{{Model: "served", Status: 200, UsageUnknown: true, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
+			[]Call{{Model: "served", Status: 200, UsageUnknown: true, UsageNegative: true, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
 		{"a total under its parts is their sum", []func(http.ResponseWriter){body(200, strings.Replace(detailed, `"total_tokens":120`, `"total_tokens":1`, 1))}, false,
 			[]Call{{Model: "served", Status: 200, Usage: Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120, CachedTokens: 64, ReasoningTokens: 8}}}},
 		{"a negative detail is no usage", []func(http.ResponseWriter){body(200, strings.Replace(detailed, `"cached_tokens":64`, `"cached_tokens":-64`, 1))}, false,
-			[]Call{{Model: "served", Status: 200, UsageUnknown: true, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
+			[]Call{{Model: "served", Status: 200, UsageUnknown: true, UsageNegative: true, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
 		{"a server error is no answer", []func(http.ResponseWriter){body(400, `{"error":"bad"}`)}, true, nil},
 	}
 	for _, tt := range tests {
