@@ -123,9 +123,10 @@ func TestGCPercentFor(t *testing.T) {
 		want int
 	}{
 		{0, 100},
-		{4 << 20, 100},   // up to 4 MiB: the default
-		{5 << 20, 80},    // 4 MiB of room
-		{8 << 20, 50},    // 4 MiB of room
+		{2 << 20, 100},   // up to 2 MiB: the default
+		{4 << 20, 50},    // 2 MiB of room
+		{5 << 20, 40},    // 2 MiB of room
+		{8 << 20, 25},    // a quarter
 		{16 << 20, 25},   // a quarter
 		{100 << 20, 25},  // a quarter
 		{1 << 40, 25},    // never below

@@ -354,16 +354,18 @@ func newRunGC() {
 func gogcGiven() bool { return os.Getenv("GOGC") != "" }
 
 // runningGC sets the collector for running the tasks, and keeps it set
-// after every collection (gcPercentFor): past 4 MiB live, the heap may
-// grow by 4 MiB, or by a quarter of what is live when that is more; below,
+// after every collection (gcPercentFor): past 2 MiB live, the heap may
+// grow by 2 MiB, or by a quarter of what is live when that is more; below,
 // by what is live, the default. The default lets a heap that only grows
 // with the run reach twice what is live between collections: a
 // 10,000-task run's 15 MB of records made a 30 MB heap at its end, its
-// peak RSS. Under this rule that run peaks at 44.8 MiB, not 51.6, in
-// 1.04x the time (farm-bench, 8 pairs), and at 41.2 with newRunGC's
-// loading. A team of up to about 3,000 tasks stays under 4 MiB live and
-// runs at the default as before: GOGC=50 for every heap made a 1,000-task
-// workflow at --max-parallel 8 take 1.13x the time.
+// peak RSS. Under this rule with 4 MiB for 2 that run peaked at 44.8 MiB,
+// not 51.6, in 1.04x the time (farm-bench, 8 pairs), and at 41.2 with
+// newRunGC's loading. With 2 MiB its heap while the tasks run peaks at
+// 13 MB, not 14 (105 collections, not 63). A team of up to about 1,000
+// tasks stays near 2 MiB live and runs at the default as before (a cold
+// 1,000-task run: 1.01x the time, farm-bench, 9 pairs): GOGC=50 for every
+// heap made a 1,000-task workflow at --max-parallel 8 take 1.13x the time.
 func runningGC() {
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	percent := 100
@@ -384,9 +386,9 @@ func runningGC() {
 }
 
 // gcPercentFor is the GOGC that lets a heap with live bytes live grow by
-// max(4 MiB, live/4), within GOGC 25 to 100.
+// max(2 MiB, live/4), within GOGC 25 to 100.
 func gcPercentFor(live uint64) int {
-	const least = 4 << 20
+	const least = 2 << 20
 	if live <= least {
 		return 100
 	}

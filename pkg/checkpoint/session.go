@@ -375,13 +375,21 @@ func (t TaskRecord) Output() TaskOutput {
 	return TaskOutput{Description: t.Description, Raw: t.Result, Agent: t.Agent, OutputFormat: "RAW"}
 }
 
-// NewTask is the pending record of a task definition.
+// NewTask is the pending record of a task definition. It shares the
+// definition's context list, as it shares its texts: nothing writes to
+// either, and Team.ContextOf makes a list for each definition, so a copy
+// was 10,000 allocations (0.16 MB) more for a 10,000-task run, live
+// beside the definitions while its session is made.
 func NewTask(d spec.TaskDef) TaskRecord {
-	return TaskRecord{
+	t := TaskRecord{
 		ID: d.ID, Name: d.Name, Agent: d.Agent, Description: d.Description,
 		ExpectedOutput: d.ExpectedOutput, Key: d.Key, AgentKey: d.AgentKey, OwnKey: d.OwnKey,
-		Context: append([]string(nil), d.Context...), Status: StatusPending,
+		Status: StatusPending,
 	}
+	if len(d.Context) > 0 { // an empty list is recorded as none (null), as before
+		t.Context = d.Context
+	}
+	return t
 }
 
 // NewSession builds a fresh session for a spec's tasks, all pending.

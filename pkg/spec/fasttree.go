@@ -25,7 +25,7 @@ func fastTree(file string, data []byte) (*tree, bool) {
 	if !printable(data) || !p.split(data) || len(p.lines) == 0 || p.lines[0].indent != 0 {
 		return nil, false
 	}
-	root, ok := p.block(0, "", "", Pos{Line: p.lines[0].num, Column: 1}, 1)
+	root, ok := p.block(0, "", Pos{Line: p.lines[0].num, Column: 1}, 1)
 	if !ok || p.li != len(p.lines) || len(p.c.diags) > 0 || root.kind != yaml.MappingNode {
 		return nil, false
 	}
@@ -111,14 +111,14 @@ func seqEntry(text []byte) bool {
 }
 
 // block reads the mapping or sequence whose first line is p.li, at indent.
-func (p *fastParser) block(indent int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
+func (p *fastParser) block(indent int, path string, kpos Pos, depth int) (*tree, bool) {
 	if depth > fastDepth {
 		return nil, false
 	}
 	if seqEntry(p.lines[p.li].text) {
-		return p.sequence(indent, path, ptr, kpos, depth)
+		return p.sequence(indent, path, kpos, depth)
 	}
-	return p.mapping(indent, path, ptr, kpos, depth)
+	return p.mapping(indent, path, kpos, depth)
 }
 
 // key splits "key: rest" (or "key:"); the key is a plain word of letters,
@@ -147,9 +147,9 @@ func key(text []byte) (k, rest []byte, restAt int, ok bool) {
 	return text[:i], text[j:], j, true
 }
 
-func (p *fastParser) mapping(indent int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
+func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tree, bool) {
 	first := p.lines[p.li]
-	t := &tree{kind: yaml.MappingNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path, ptr: ptr}
+	t := &tree{kind: yaml.MappingNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path}
 	// Room for every key up front (the lines at this indent before one
 	// further out): the tasks of a 10,000-task spec are one mapping, grown
 	// a key at a time it copies its keys, values and key set over and over.
@@ -179,20 +179,20 @@ func (p *fastParser) mapping(indent int, path, ptr string, kpos Pos, depth int) 
 			return nil, false // parseTree says where the first one is
 		}
 		seen.set(name, kp)
-		cpath, cptr := childPaths(path, ptr, name)
+		cpath := joinPath(path, name)
 		var v *tree
 		if len(rest) == 0 || rest[0] == '#' {
 			p.li++
 			switch {
 			case p.li < len(p.lines) && p.lines[p.li].indent > indent:
-				v, ok = p.block(p.lines[p.li].indent, cpath, cptr, kp, depth+1)
+				v, ok = p.block(p.lines[p.li].indent, cpath, kp, depth+1)
 			case p.li < len(p.lines) && p.lines[p.li].indent == indent && seqEntry(p.lines[p.li].text):
-				v, ok = p.sequence(indent, cpath, cptr, kp, depth+1)
+				v, ok = p.sequence(indent, cpath, kp, depth+1)
 			default:
 				return nil, false // a null value: left to yaml.v3, which places it
 			}
 		} else {
-			v, ok = p.inline(rest, ln.num, indent+1+restAt, cpath, cptr, kp, depth+1)
+			v, ok = p.inline(rest, ln.num, indent+1+restAt, cpath, kp, depth+1)
 			p.li++
 			if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent {
 				return nil, false // a scalar that goes on, or an error
@@ -207,12 +207,12 @@ func (p *fastParser) mapping(indent int, path, ptr string, kpos Pos, depth int) 
 	return t, true
 }
 
-func (p *fastParser) sequence(indent int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
+func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tree, bool) {
 	first := p.lines[p.li]
-	t := &tree{kind: yaml.SequenceNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path, ptr: ptr}
+	t := &tree{kind: yaml.SequenceNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path}
 	for i := 0; p.li < len(p.lines) && p.lines[p.li].indent == indent && seqEntry(p.lines[p.li].text); i++ {
 		ln := &p.lines[p.li]
-		ipath, iptr := path+"["+strconv.Itoa(i)+"]", ptr+"/"+strconv.Itoa(i)
+		ipath := path + "[" + strconv.Itoa(i) + "]"
 		rest := ln.text[1:]
 		s := 0
 		for s < len(rest) && rest[s] == ' ' {
@@ -233,12 +233,12 @@ func (p *fastParser) sequence(indent int, path, ptr string, kpos Pos, depth int)
 			if _, _, _, isKey := key(rest); isKey {
 				// "- key: value": a mapping whose keys line up with this one.
 				ln.indent, ln.text = indent+1+s, rest
-				v, ok = p.mapping(ln.indent, ipath, iptr, at, depth+1)
+				v, ok = p.mapping(ln.indent, ipath, at, depth+1)
 				if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent && p.lines[p.li].indent != ln.indent {
 					return nil, false
 				}
 			} else {
-				v, ok = p.inline(rest, ln.num, at.Column, ipath, iptr, at, depth+1)
+				v, ok = p.inline(rest, ln.num, at.Column, ipath, at, depth+1)
 				p.li++
 				if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent {
 					return nil, false
@@ -256,16 +256,16 @@ func (p *fastParser) sequence(indent int, path, ptr string, kpos Pos, depth int)
 
 // inline reads a value written on its key's line: a scalar, [] or {}, or
 // a flow list of scalars.
-func (p *fastParser) inline(text []byte, line, col int, path, ptr string, kpos Pos, depth int) (*tree, bool) {
+func (p *fastParser) inline(text []byte, line, col int, path string, kpos Pos, depth int) (*tree, bool) {
 	var (
 		t  *tree
 		n  int
 		ok bool
 	)
 	if text[0] == '[' || text[0] == '{' {
-		t, n, ok = p.flow(text, 0, line, col, path, ptr, kpos, depth)
+		t, n, ok = p.flow(text, 0, line, col, path, kpos, depth)
 	} else {
-		t, n, ok = p.scalar(text, line, col, path, ptr, kpos, false)
+		t, n, ok = p.scalar(text, line, col, path, kpos, false)
 	}
 	if !ok || !onlyComment(text[n:]) {
 		return nil, false
@@ -281,7 +281,7 @@ func onlyComment(text []byte) bool {
 
 // scalar reads one scalar at the start of text, returning how many bytes
 // it took. In a flow list (flow) a plain scalar ends at , or ].
-func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos Pos, flow bool) (*tree, int, bool) {
+func (p *fastParser) scalar(text []byte, line, col int, path string, kpos Pos, flow bool) (*tree, int, bool) {
 	n := &p.node
 	*n = yaml.Node{Kind: yaml.ScalarNode}
 	var used int
@@ -350,7 +350,7 @@ func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos P
 	if n.Style != 0 && used < len(text) && text[used] != ' ' && !(flow && (text[used] == ',' || text[used] == ']' || text[used] == '}')) {
 		return nil, 0, false
 	}
-	t := &tree{kind: yaml.ScalarNode, pos: Pos{Line: line, Column: col}, kpos: kpos, path: path, ptr: ptr}
+	t := &tree{kind: yaml.ScalarNode, pos: Pos{Line: line, Column: col}, kpos: kpos, path: path}
 	p.c.scalar(t, n)
 	return t, used, true
 }
@@ -358,7 +358,7 @@ func (p *fastParser) scalar(text []byte, line, col int, path, ptr string, kpos P
 // flow reads a flow list or mapping that starts at text[i] and ends on
 // the same line ([a, "b"], {k: v, l: [x]}), returning where it ends;
 // text[0] is at column col.
-func (p *fastParser) flow(text []byte, i, line, col int, path, ptr string, kpos Pos, depth int) (*tree, int, bool) {
+func (p *fastParser) flow(text []byte, i, line, col int, path string, kpos Pos, depth int) (*tree, int, bool) {
 	if depth > fastDepth {
 		return nil, 0, false
 	}
@@ -367,7 +367,7 @@ func (p *fastParser) flow(text []byte, i, line, col int, path, ptr string, kpos 
 	if open == '{' {
 		kind, end = yaml.MappingNode, '}'
 	}
-	t := &tree{kind: kind, pos: Pos{Line: line, Column: col + i}, kpos: kpos, path: path, ptr: ptr}
+	t := &tree{kind: kind, pos: Pos{Line: line, Column: col + i}, kpos: kpos, path: path}
 	i++
 	skip := func() {
 		for i < len(text) && text[i] == ' ' {
@@ -388,7 +388,6 @@ func (p *fastParser) flow(text []byte, i, line, col int, path, ptr string, kpos 
 			it        *tree
 			ok        bool
 			cpath     string
-			cptr      string
 			name      string
 			itemStart = Pos{Line: line, Column: col + i}
 		)
@@ -405,10 +404,10 @@ func (p *fastParser) flow(text []byte, i, line, col int, path, ptr string, kpos 
 				return nil, 0, false
 			}
 			seen.set(name, itemStart)
-			cpath, cptr = childPaths(path, ptr, name)
+			cpath = joinPath(path, name)
 			i += restAt
 		} else {
-			cpath, cptr = path+"["+strconv.Itoa(n)+"]", ptr+"/"+strconv.Itoa(n)
+			cpath = path + "[" + strconv.Itoa(n) + "]"
 		}
 		if i >= len(text) {
 			return nil, 0, false
@@ -416,11 +415,11 @@ func (p *fastParser) flow(text []byte, i, line, col int, path, ptr string, kpos 
 		kp := itemStart
 		if text[i] == '[' || text[i] == '{' {
 			var next int
-			it, next, ok = p.flow(text, i, line, col, cpath, cptr, kp, depth+1)
+			it, next, ok = p.flow(text, i, line, col, cpath, kp, depth+1)
 			i = next
 		} else {
 			var used int
-			it, used, ok = p.scalar(text[i:], line, col+i, cpath, cptr, kp, true)
+			it, used, ok = p.scalar(text[i:], line, col+i, cpath, kp, true)
 			i += used
 		}
 		if !ok {

@@ -342,8 +342,8 @@ func (b *builder) variables(v *tree) {
 // notJSON says what in a variable's value JSON cannot hold (NaN, an
 // infinity, a mapping key that is no string), or "".
 func notJSON(v *tree) string {
-	if v.typed != nil && len(*v.typed) > 0 {
-		return fmt.Sprintf("a mapping with keys that are not strings (%s)", strings.Join(*v.typed, ", "))
+	if k := v.typed(); len(k) > 0 {
+		return fmt.Sprintf("a mapping with keys that are not strings (%s)", strings.Join(k, ", "))
 	}
 	if f, ok := v.value.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
 		return fmt.Sprintf("%s is not a number JSON has", v.text)

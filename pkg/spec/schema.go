@@ -61,7 +61,7 @@ func validateSchema(file string, root *tree) ErrorList {
 		return ErrorList{{File: file, Message: "internal error: " + err.Error()}}
 	}
 	index := map[string]*tree{}
-	root.walk(func(t *tree) { index[t.ptr] = t })
+	root.walkPointers("", func(ptr string, t *tree) { index[ptr] = t })
 	err = cs.schema.Validate(root.json())
 	var ve *jsonschema.ValidationError
 	if err == nil || !errors.As(err, &ve) {
@@ -145,16 +145,17 @@ func (cs *compiled) allowedKeys(ptr string) []string {
 
 // explain turns one failed keyword into diagnostics.
 func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index map[string]*tree) []Diagnostic {
-	at := index[leaf.InstanceLocation]
+	ptr := leaf.InstanceLocation
+	at := index[ptr]
 	if at == nil {
 		// jsonschema URL-escapes the pointer's tokens ("my task" is
 		// "my%20task"); the index holds them as written.
-		if loc, err := url.PathUnescape(leaf.InstanceLocation); err == nil {
-			at = index[loc]
+		if loc, err := url.PathUnescape(ptr); err == nil {
+			ptr, at = loc, index[loc]
 		}
 	}
 	if at == nil {
-		at = index[""]
+		ptr, at = "", index[""]
 	}
 	abs := leaf.AbsoluteKeywordLocation
 	if i := strings.IndexByte(abs, '#'); i >= 0 {
@@ -223,21 +224,21 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 		}
 		if strings.Contains(leaf.KeywordLocation, "/propertyNames/") {
 			// The instance is the offending key itself: point at it.
-			return propertyNameDiag(file, at, what)
+			return propertyNameDiag(file, at, ptr, what)
 		}
 		return one(fmt.Sprintf("expected %s, got %s", what, at.describe()))
 	case "minLength":
 		if strings.Contains(leaf.KeywordLocation, "/propertyNames/") {
-			return propertyNameDiag(file, at, "a non-empty name")
+			return propertyNameDiag(file, at, ptr, "a non-empty name")
 		}
 		return one("must not be empty")
 	case "maxLength":
 		if strings.Contains(leaf.KeywordLocation, "/propertyNames/") {
-			return propertyNameDiag(file, at, fmt.Sprintf("a name of at most %v characters", want))
+			return propertyNameDiag(file, at, ptr, fmt.Sprintf("a name of at most %v characters", want))
 		}
 		return one(fmt.Sprintf("is longer than %v characters", want))
 	case "minItems", "minProperties":
-		if at.ptr == "/tasks" {
+		if ptr == "/tasks" {
 			return one("the team has no tasks: give it at least one")
 		}
 		return one("must not be empty")
@@ -253,8 +254,8 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 
 // propertyNameDiag reports a bad mapping key. jsonschema/v5 validates the
 // key at the location of its value, so that node knows where the key is.
-func propertyNameDiag(file string, at *tree, what string) []Diagnostic {
-	key := at.ptr[strings.LastIndexByte(at.ptr, '/')+1:]
+func propertyNameDiag(file string, at *tree, ptr, what string) []Diagnostic {
+	key := ptr[strings.LastIndexByte(ptr, '/')+1:]
 	key = strings.NewReplacer("~1", "/", "~0", "~").Replace(key)
 	return []Diagnostic{{File: file, Line: at.kpos.Line, Column: at.kpos.Column, Path: at.path,
 		Message: fmt.Sprintf("expected %s, got %s", what, quoteShort(key))}}

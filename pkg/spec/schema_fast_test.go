@@ -142,7 +142,7 @@ func TestFastSchemaNeverAcceptsWhatJSONSchemaRejects(t *testing.T) {
 				c := cloneTree(root)
 				target := nodes(c)[i]
 				r := cloneTree(r)
-				r.path, r.ptr, r.pos, r.kpos = target.path, target.ptr, target.pos, target.kpos
+				r.path, r.pos, r.kpos = target.path, target.pos, target.kpos
 				*target = *r
 				variants = append(variants, c)
 			}

@@ -1181,7 +1181,7 @@ func (b *builder) praisonCondition(f *tree, tk *Task) {
 // synthMap makes a mapping tree at the place of at, for the checks that
 // read a task's source: keys and values alternate in kv.
 func synthMap(at *tree, kv ...any) *tree {
-	t := &tree{kind: yaml.MappingNode, pos: at.pos, kpos: at.kpos, path: at.path, ptr: at.ptr}
+	t := &tree{kind: yaml.MappingNode, pos: at.pos, kpos: at.kpos, path: at.path}
 	for i := 0; i+1 < len(kv); i += 2 {
 		t.keys = append(t.keys, kv[i].(string))
 		t.vals = append(t.vals, kv[i+1].(*tree))
@@ -1191,7 +1191,7 @@ func synthMap(at *tree, kv ...any) *tree {
 
 // synthList makes a list of task names at the place of at.
 func synthList(at *tree, names []string) *tree {
-	t := &tree{kind: yaml.SequenceNode, pos: at.pos, kpos: at.kpos, path: at.path, ptr: at.ptr}
+	t := &tree{kind: yaml.SequenceNode, pos: at.pos, kpos: at.kpos, path: at.path}
 	for _, n := range names {
 		t.items = append(t.items, &tree{kind: yaml.ScalarNode, value: n, text: n, pos: at.pos, kpos: at.kpos, path: at.path})
 	}

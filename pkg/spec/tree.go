@@ -19,21 +19,32 @@ import (
 // yaml.Node so that the schema check, the model builder and the error
 // messages all see the same keys in the same order.
 type tree struct {
-	kind  yaml.Kind // MappingNode, SequenceNode or ScalarNode
-	value any       // a scalar's Go value: string, int64, float64, bool or nil
-	text  string    // a scalar's source text
-	keys  []string  // mapping keys, in file order
-	vals  []*tree   // mapping values, parallel to keys
-	items []*tree   // sequence items
-	pos   Pos       // where the value starts
-	kpos  Pos       // where its key starts (a sequence item: the item itself)
-	path  string    // display path, e.g. tasks.count.max_retries
-	ptr   string    // JSON pointer, e.g. /tasks/count/max_retries
-	// typed are the mapping keys YAML reads as no string (1, true): JSON
-	// cannot hold them (a variable so keyed is degraded, DESIGN §4). Rare,
-	// so behind a pointer: a node is 192 bytes, not 224 (a 10,000-task
-	// spec's tree has ~30,000 of them while it loads).
-	typed *[]string
+	kind yaml.Kind // MappingNode, SequenceNode or ScalarNode
+	// value is a scalar's Go value: string, int64, float64, bool or nil;
+	// on a mapping, its typedKeys or nil.
+	value any
+	text  string   // a scalar's source text
+	keys  []string // mapping keys, in file order
+	vals  []*tree  // mapping values, parallel to keys
+	items []*tree  // sequence items
+	pos   Pos      // where the value starts
+	kpos  Pos      // where its key starts (a sequence item: the item itself)
+	// path is the display path, e.g. tasks.count.max_retries. The JSON
+	// pointer is made only for a spec the schema check refuses
+	// (walkPointers): with it a node was 192 bytes, not 160 (a
+	// 10,000-task spec's tree has ~30,000 of them while it loads).
+	path string
+}
+
+// typedKeys are a mapping's keys YAML reads as no string (1, true): JSON
+// cannot hold them (a variable so keyed is degraded, DESIGN §4). Rare, so
+// kept in the mapping's unused value rather than a field of every node.
+type typedKeys []string
+
+// typed returns the mapping's typedKeys.
+func (t *tree) typed() typedKeys {
+	k, _ := t.value.(typedKeys)
+	return k
 }
 
 // get returns the value of a mapping key, or nil.
@@ -51,7 +62,7 @@ func (t *tree) get(key string) *tree {
 
 // val returns a scalar's value, or nil for a missing or non-scalar node.
 func (t *tree) val() any {
-	if t == nil {
+	if t == nil || t.kind != yaml.ScalarNode {
 		return nil
 	}
 	return t.value
@@ -147,6 +158,19 @@ func (t *tree) walk(f func(*tree)) {
 	}
 }
 
+// walkPointers visits every node of the tree, parents first, with its JSON
+// pointer (t's is ptr). The nodes do not keep their pointers: only a spec
+// the schema check refuses needs them.
+func (t *tree) walkPointers(ptr string, f func(string, *tree)) {
+	f(ptr, t)
+	for i, v := range t.vals {
+		v.walkPointers(ptr+"/"+ptrEscaper.Replace(t.keys[i]), f)
+	}
+	for i, it := range t.items {
+		it.walkPointers(ptr+"/"+strconv.Itoa(i), f)
+	}
+}
+
 // Alias expansion ("billion laughs") is bounded: a document may hold at most
 // baseNodes values plus two per byte of source. No real spec comes near.
 const baseNodes = 100_000
@@ -214,7 +238,7 @@ func parseTreeYAML(file string, data []byte) (*tree, ErrorList) {
 	}
 	c := &converter{file: file, maxNodes: baseNodes + 2*len(data)}
 	root := doc.Content[0]
-	t, err := c.convert(root, "", "", posOf(root), map[*yaml.Node]bool{})
+	t, err := c.convert(root, "", posOf(root), map[*yaml.Node]bool{})
 	if errors.Is(err, errTooDeep) {
 		return nil, c.diags
 	}
@@ -377,7 +401,7 @@ func joinPath(parent, key string) string {
 
 var ptrEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
-func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map[*yaml.Node]bool) (*tree, error) {
+func (c *converter) convert(n *yaml.Node, path string, kpos Pos, active map[*yaml.Node]bool) (*tree, error) {
 	c.nodes++
 	if c.nodes > c.maxNodes {
 		return nil, errTooBig
@@ -386,7 +410,7 @@ func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map
 	for n.Kind == yaml.AliasNode {
 		if n.Alias == nil || active[n.Alias] {
 			c.errorf(pos, path, "alias refers to itself")
-			return &tree{kind: yaml.ScalarNode, pos: pos, kpos: kpos, path: path, ptr: ptr}, nil
+			return &tree{kind: yaml.ScalarNode, pos: pos, kpos: kpos, path: path}, nil
 		}
 		n = n.Alias
 	}
@@ -410,14 +434,14 @@ func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map
 		active[n] = true
 		defer delete(active, n)
 	}
-	t := &tree{kind: n.Kind, pos: pos, kpos: kpos, path: path, ptr: ptr}
+	t := &tree{kind: n.Kind, pos: pos, kpos: kpos, path: path}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
 			t.kind = yaml.ScalarNode // null
 			return t, nil
 		}
-		return c.convert(n.Content[0], path, ptr, kpos, active)
+		return c.convert(n.Content[0], path, kpos, active)
 	case yaml.MappingNode:
 		if err := c.mapping(t, n, active); err != nil {
 			return nil, err
@@ -425,7 +449,7 @@ func (c *converter) convert(n *yaml.Node, path, ptr string, kpos Pos, active map
 	case yaml.SequenceNode:
 		for i, item := range n.Content {
 			ip := fmt.Sprintf("%s[%d]", path, i)
-			it, err := c.convert(item, ip, ptr+"/"+strconv.Itoa(i), posOf(item), active)
+			it, err := c.convert(item, ip, posOf(item), active)
 			if err != nil {
 				return nil, err
 			}
@@ -495,18 +519,14 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 	}
 	// Merged keys go where the "<<" was; explicit keys win over them.
 	add := func(e entry) error {
-		path, ptr := childPaths(t.path, t.ptr, e.key)
-		v, err := c.convert(e.val, path, ptr, e.kpos, active)
+		v, err := c.convert(e.val, joinPath(t.path, e.key), e.kpos, active)
 		if err != nil {
 			return err
 		}
 		t.keys = append(t.keys, e.key)
 		t.vals = append(t.vals, v)
 		if e.typed && isVariables(t.path) { // only there does it matter (fastTree agrees)
-			if t.typed == nil {
-				t.typed = new([]string)
-			}
-			*t.typed = append(*t.typed, e.key)
+			t.value = append(t.typed(), e.key)
 		}
 		return nil
 	}
@@ -569,26 +589,6 @@ func (s *posSet) set(k string, p Pos) {
 		}
 	}
 	s.m[k] = p
-}
-
-// childPaths are the display path and the JSON pointer of a mapping's
-// value, made in one allocation: joinPath(path, key) and
-// ptr + "/" + escaped key.
-func childPaths(path, ptr, key string) (string, string) {
-	esc := ptrEscaper.Replace(key)
-	var b strings.Builder
-	b.Grow(len(path) + 1 + len(key) + len(ptr) + 1 + len(esc))
-	if path != "" {
-		b.WriteString(path)
-		b.WriteByte('.')
-	}
-	b.WriteString(key)
-	n := b.Len()
-	b.WriteString(ptr)
-	b.WriteByte('/')
-	b.WriteString(esc)
-	s := b.String()
-	return s[:n], s[n:]
 }
 
 // mergeSources resolves the value of a "<<" key: a mapping or a list of them.
