@@ -447,7 +447,10 @@ func (e *Engine) setup(ctx context.Context) error {
 		v, ok := e.Decisions[t.Tasks[i].Name]
 		return v, ok
 	}
-	problems := e.graph.RestoreProblems(func(i int) (string, bool) {
+	// A run has the restore refuse what today's team does not take over
+	// (refuser), before its session is written: what it gives here is
+	// taken over. The check stands for an engine given other results.
+	problems := e.graph.Refusals(func(i int) (string, bool) {
 		_, ok := e.Restored[i]
 		return raws[i], ok
 	}, decide, e.kept)
@@ -463,20 +466,6 @@ func (e *Engine) setup(ctx context.Context) error {
 			redo = append(redo, i)
 		}
 	}
-	// Whether one not taken over is skipped this time is what a dry run of
-	// the schedule from the results taken over says (as plan says it): the
-	// state alone knows only the gates restored, not an iteration skipped
-	// after one an until narrowed skips.
-	var skipped map[int]*schedule.Reason
-	if len(redo) > 0 {
-		st := e.graph.NewState()
-		for i := range e.tasks {
-			if e.tasks[i].restored {
-				st.Complete(i, raws[i])
-			}
-		}
-		skipped = st.DryRun(decide)
-	}
 	for _, i := range redo { // in task order
 		why := problems[i].Why
 		// The routes or the schema changed since (they are not in
@@ -486,20 +475,10 @@ func (e *Engine) setup(ctx context.Context) error {
 		// is reused if that comes out as recorded (early cut-off).
 		// What reads it compares with its recorded result.
 		e.Recorded[i] = e.Restored[i].outcome()
-		next, then := "running it again", checkpoint.KeptRuns
-		switch {
-		case skipped[i] != nil:
-			next, then = "it is skipped this time", checkpoint.KeptSkipped
-		case problems[i].Held:
+		if problems[i].Held && !problems[i].Skipped {
 			e.Held[i] = e.Restored[i]
-			next = "it runs again only if what it reads changes (early cut-off)"
 		}
-		msg := fmt.Sprintf("task %q: %s; %s", t.Tasks[i].Name, why, next)
-		if e.kept(i) {
-			// Its own result is refused (what a kept task reads
-			// does not count): one line says --keep failed too.
-			msg = checkpoint.NotKept(t.Tasks[i].Name, why, then)
-		}
+		msg := checkpoint.Refusal{Why: why, Held: problems[i].Held, Skipped: problems[i].Skipped}.Warning(t.Tasks[i].Name, e.kept(i))
 		e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name, Message: msg})
 	}
 	if e.Begun != nil {

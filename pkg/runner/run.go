@@ -388,7 +388,14 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 	}
 	if exists {
+		refuse, readErr := refuser(ctx, set, blobOpener(blobsOf(store), id))
+		if refuse != nil {
+			choice.Refuse = refuse
+		}
 		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)
+		if err := *readErr; err != nil {
+			return nil, false, err // a result stored out of line that does not read back
+		}
 		if n == 0 {
 			p.held, p.recorded = maps.Clone(restored.Held), maps.Clone(restored.Recorded)
 		} else {
