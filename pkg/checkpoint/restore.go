@@ -152,9 +152,9 @@ type Refusal struct {
 	Skipped bool
 }
 
-// Warning says what becomes of task, whose restored result f refuses;
+// warning says what becomes of task, whose restored result f refuses;
 // kept: --keep names it, and is not honoured.
-func (f Refusal) Warning(task string, kept bool) string {
+func (f Refusal) warning(task string, kept bool) string {
 	next, then := "running it again", KeptRuns
 	switch {
 	case f.Skipped:
@@ -318,7 +318,7 @@ func (r *Restored) refuse(defs []spec.TaskDef, ch Choice) {
 		if f.Held && !f.Skipped {
 			r.Held[d.Name] = t
 		}
-		msg := f.Warning(d.Name, slices.Contains(r.Keep, d.Name))
+		msg := f.warning(d.Name, slices.Contains(r.Keep, d.Name))
 		r.Warnings = append(r.Warnings, msg)
 	}
 }

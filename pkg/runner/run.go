@@ -467,8 +467,8 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 	}
 
-	// The header counts what the engine takes over: it checks each
-	// restored result against today's task first (RestoreProblems). It
+	// The header counts what the engine takes over: what the restore
+	// took over after checking it against today's team (refuser). It
 	// keeps only counts: the engine holds it for the whole run, and the
 	// task definitions (1.8 MB at 10,000 tasks) would live that long.
 	total, resumed, kind := len(defs), restored != nil, checkpoint.RestoreNone
@@ -603,7 +603,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 	e.Blobs = blobOpener(blobsOf(store), id)
 	e.Held, e.Recorded = cutoffInputs(restored, defs, e.Blobs)
 	if restored != nil {
-		e.Kept, e.Keep = restored.Kept, restored.Keep
+		e.Kept = restored.Kept
 	}
 	for k, v := range sess.Checkpoint.Decisions {
 		e.Decisions[k] = v

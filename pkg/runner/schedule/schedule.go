@@ -395,7 +395,8 @@ func (g *Graph) Refuser(text func(i int, t checkpoint.TaskRecord) string) func(*
 // changed runs iterations it had stopped before, and its join read the
 // old last one. A result computed from an output the run replaces is not
 // reused, unless kept (--keep pins it), but may be held for the early
-// cut-off (Problem.Held). Engine and plan both ask it.
+// cut-off (Problem.Held). The restore asks it, for run and plan alike
+// (Refusals, Refuser).
 func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide func(i int) (string, bool), kept func(i int) bool) []Problem {
 	n := len(g.context)
 	why := make([]string, n)
