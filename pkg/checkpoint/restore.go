@@ -126,14 +126,48 @@ type Restored struct {
 	// recorded output to pin: they run, as without it.
 	Unkept []string
 	// Held are completed tasks that would have been reused but read
-	// (through context) a task that runs again: each is reused after all,
-	// with its recorded result, when what it reads comes out byte-identical
-	// to what was recorded (early cut-off); else it runs.
+	// (through context) a task that runs again (or that Choice.Refuse
+	// refuses, Refusal.Held): each is reused after all, with its recorded
+	// result, when what it reads comes out byte-identical to what was
+	// recorded (early cut-off); else it runs.
 	Held map[string]TaskRecord
 	// Recorded holds the recorded result of every completed task that runs
 	// again (Rerun and Held), and that the skipped tasks were skipped
 	// (whatever the restore), for the early cut-off's comparison.
 	Recorded map[string]Outcome
+	// Refused are the completed tasks Choice.Refuse refused: each runs
+	// again (or is held, or skipped this time), with why.
+	Refused map[string]Refusal
+}
+
+// Refusal is why today's team does not take over a restored result (Why,
+// "" when it does): it no longer fits the task's output_schema or
+// condition, or it was made from one that is not taken over.
+type Refusal struct {
+	Why string
+	// Held: only what it reads runs again, each from a recorded result
+	// that may come out byte-identical: held for the early cut-off.
+	Held bool
+	// Skipped: a gate routes away from it now: it is skipped this time.
+	Skipped bool
+}
+
+// warning says what becomes of task, whose restored result f refuses;
+// kept: --keep names it, and is not honoured.
+func (f Refusal) warning(task string, kept bool) string {
+	next, then := "running it again", KeptRuns
+	switch {
+	case f.Skipped:
+		next, then = "it is skipped this time", KeptSkipped
+	case f.Held:
+		next = "it runs again only if what it reads changes (early cut-off)"
+	}
+	if kept {
+		// Its own result is refused (what a kept task reads does not
+		// count): one line says --keep failed too.
+		return NotKept(task, f.Why, then)
+	}
+	return fmt.Sprintf("task %q: %s; %s", task, f.Why, next)
 }
 
 // Choice is what the user asks of a restore beyond the DESIGN §4 rules:
@@ -143,6 +177,12 @@ type Choice struct {
 	Rerun     []string // run again though done; what reads them may be cut off
 	RerunFrom []string // run again with everything downstream, no cut-off
 	Keep      []string // keep the recorded output though the definition changed
+	// Refuse is today's check of the results the restore takes over, by
+	// index in defs (schedule.Graph.Refuser: the engine's rule; nil:
+	// none). What it refuses runs again as the restore says it, so the
+	// session a run writes says it before anything runs: a run killed
+	// after a refused task ran again leaves what reads it to run.
+	Refuse func(r *Restored) []Refusal
 }
 
 // Check refuses a choice that names a task the spec does not have (with a
@@ -232,6 +272,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 		r.rerun(sess, defs, ch)
 	}
 	r.holdUndecided(sess, defs, ch)
+	r.refuse(defs, ch)
 	if r.Kind == RestoreFull {
 		r.Warnings = append(r.Warnings, uncoveredWarnings(sess, defs, r)...)
 	}
@@ -239,7 +280,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	r.Warnings = append(r.Warnings, r.Unkept...)
 	var held []string
 	for _, d := range defs {
-		if _, ok := r.Held[d.Name]; ok {
+		if _, ok := r.Held[d.Name]; ok && r.Refused[d.Name].Why == "" { // a refused one has its own warning
 			held = append(held, d.Name)
 		}
 	}
@@ -252,6 +293,34 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 			strings.Join(held, ", "), they, reads, its))
 	}
 	return r
+}
+
+// refuse makes every completed task ch.Refuse refuses run again: its
+// record pending, its recorded result to compare with, held when only
+// what it reads runs again; and says so, one warning a task.
+func (r *Restored) refuse(defs []spec.TaskDef, ch Choice) {
+	if ch.Refuse == nil || len(r.Reused) == 0 {
+		return
+	}
+	refusals := ch.Refuse(r)
+	for i, d := range defs {
+		if i >= len(refusals) || refusals[i].Why == "" || !r.Done(d.Name) {
+			continue
+		}
+		f, t := refusals[i], r.Tasks[d.Name]
+		if r.Refused == nil {
+			r.Refused = map[string]Refusal{}
+		}
+		r.Refused[d.Name] = f
+		r.Recorded[d.Name] = t.Outcome()
+		r.Tasks[d.Name] = runsAgain(t)
+		r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
+		if f.Held && !f.Skipped {
+			r.Held[d.Name] = t
+		}
+		msg := f.warning(d.Name, slices.Contains(r.Keep, d.Name))
+		r.Warnings = append(r.Warnings, msg)
+	}
 }
 
 // Uncovered names what changed in a task outside the fingerprint's fields

@@ -74,6 +74,14 @@ func (p *Plan) Count(a Action) int {
 // --store the command line gave ("" for none): the commands the plan
 // names carry it, as run's do.
 func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkpoint.Session, ch checkpoint.Choice, store string) *Plan {
+	// A dry run of the engine's own schedule: restored results and
+	// recorded decisions are known, everything that would run is not.
+	graph, gerr := schedule.New(team, schedule.Contexts(team, defs))
+	if gerr == nil {
+		// What today's team refuses of the restored results, the restore
+		// runs again, as run's does (blobs are read in line: ReadBlobs).
+		ch.Refuse = graph.Refuser(func(_ int, t checkpoint.TaskRecord) string { return t.Result })
+	}
 	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)
 	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept, Warnings: r.Unkept}
 	old := map[string]*checkpoint.TaskRecord{}
@@ -107,12 +115,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	for i, d := range defs {
 		byName[d.Name] = i
 	}
-	// A dry run of the engine's own schedule: restored results and
-	// recorded decisions are known, everything that would run is not.
-	graph, err := schedule.New(team, schedule.Contexts(team, defs))
-	if err != nil {
+	if gerr != nil {
 		// Only a team that does not match defs gets here.
-		p.Warnings = append(p.Warnings, err.Error())
+		p.Warnings = append(p.Warnings, gerr.Error())
 		return p
 	}
 	st := graph.NewState()
@@ -124,18 +129,17 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 		return names
 	}
-	// Restored, but its result no longer fits the task, or it reads one
-	// that runs again for that: why, as the engine decides it.
 	decided := func(i int) (string, bool) {
 		v, ok := r.Decisions[defs[i].Name]
 		return v, ok
 	}
 	kept := func(i int) bool { return slices.Contains(r.Keep, defs[i].Name) }
-	redo := graph.RestoreProblems(func(i int) (string, bool) {
-		return r.Tasks[defs[i].Name].Result, r.Done(defs[i].Name)
-	}, decided, kept)
+	// Restored, but its result no longer fits the task, or it reads one
+	// that runs again for that: why, as the restore decided it.
+	redo := make([]checkpoint.Refusal, len(defs))
 	for i, d := range defs {
-		if r.Done(d.Name) && redo[i].Why == "" {
+		redo[i] = r.Refused[d.Name]
+		if r.Done(d.Name) {
 			st.Restore(i, r.Tasks[d.Name].Result)
 		}
 	}
@@ -154,7 +158,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		if skipped[i] != nil && v.Skipped {
 			return true, false
 		}
-		if !r.Done(name) || redo[i].Why != "" {
+		if !r.Done(name) {
 			return false, false
 		}
 		same := r.Tasks[name].Outcome().Same(v)
@@ -215,13 +219,13 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				// Only what it reads runs again: the run holds it.
 				var reads []string
 				for _, c := range append(slices.Clone(graph.Deps(i)), graph.Context(i)...) {
-					if (!r.Done(defs[c].Name) || redo[c].Why != "") && !slices.Contains(reads, defs[c].Name) {
+					if !r.Done(defs[c].Name) && !slices.Contains(reads, defs[c].Name) {
 						reads = append(reads, defs[c].Name)
 					}
 				}
 				step.Reason = fmt.Sprintf("%s; will run only if %s's output changes (else its recorded result is reused: early cut-off)", redo[i].Why, strings.Join(reads, " or "))
 			}
-		case r.Done(d.Name) && redo[i].Why == "":
+		case r.Done(d.Name):
 			step.Action = Restore
 			if r.Kind == checkpoint.RestoreFull {
 				step.Reason = fmt.Sprintf("fingerprint %s matches; completed last time", fingerprint)

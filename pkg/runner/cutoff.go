@@ -118,6 +118,29 @@ func (e *Engine) reuse(i int, out Output, text, why string) error {
 	return e.record(ev)
 }
 
+// refuser is the restore's check of the results it takes over against
+// set's team (checkpoint.Choice.Refuse), the one the engine makes: asked
+// before the session is written, so that what it refuses, and what reads
+// that, is recorded as running again before anything runs. open reads the
+// results stored out of line; the first that does not read back is the
+// error *readErr points at once the restore has asked. refuse is nil when
+// the team's graph cannot be made (the engine says why).
+func refuser(ctx context.Context, set *TaskSet, open BlobOpener) (refuse func(*checkpoint.Restored) []checkpoint.Refusal, readErr *error) {
+	readErr = new(error)
+	g, err := schedule.New(set.Team, schedule.Contexts(set.Team, set.Defs))
+	if err != nil {
+		return nil, readErr
+	}
+	return g.Refuser(func(i int, t checkpoint.TaskRecord) string {
+		out := Output{Raw: t.Result}.withBlob(t.Blob, open)
+		text, err := resultText(ctx, set.Team.Tasks[i], out)
+		if err != nil && *readErr == nil {
+			*readErr = err
+		}
+		return text
+	}), readErr
+}
+
 // checkChoice refuses, before anything is written, --rerun, --rerun-from
 // or --keep without --continue or naming a task the spec does not have.
 func checkChoice(c checkpoint.Choice, team *spec.Team, cont bool) error {

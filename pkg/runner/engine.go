@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -146,9 +145,8 @@ type Engine struct {
 	// Held holds completed tasks that read a task running again: each
 	// takes over its recorded output when what it reads comes out as
 	// recorded (early cut-off). Recorded is the recorded result of each
-	// task that runs again, to compare with. The engine adds the restored
-	// tasks it does not take over (setup): a result that no longer fits
-	// is compared, and one refused only for what it reads is held.
+	// task that runs again, to compare with: the restore decided both,
+	// what today's team refuses of the restored results included.
 	Held     map[int]Output
 	Recorded map[int]checkpoint.Outcome
 	// Blobs reads the results stored out of line; nil: the store keeps
@@ -158,9 +156,8 @@ type Engine struct {
 	// many of them are taken over (the run's header).
 	Begun func(taken int)
 	// Kept names the tasks --keep restored although they changed, for
-	// the summary; Keep is every task --keep names: a restored result it
-	// pins stays, whatever runs before it.
-	Kept, Keep []string
+	// the summary (the restore decided what --keep pins).
+	Kept []string
 	// Attempts holds each task's attempts so far (nil: none).
 	Attempts []int
 	// PriorUsage holds what each task's LLM requests cost before this run
@@ -393,9 +390,6 @@ func (e *Engine) ackLocked(evs []Event) {
 	}
 }
 
-// kept says whether --keep names task i.
-func (e *Engine) kept(i int) bool { return slices.Contains(e.Keep, e.Team.Tasks[i].Name) }
-
 func (e *Engine) observe(ev Event) {
 	if e.Observer == nil {
 		return
@@ -431,7 +425,9 @@ func (e *Engine) setup(ctx context.Context) error {
 	for i := range min(n, len(e.Attempts)) {
 		e.tasks[i].attempts = e.Attempts[i]
 	}
-	raws := make([]string, n)
+	// The restore took over only the results today's team accepts, and
+	// made the rest run again before the session was written (refuser):
+	// the engine takes over what it is given.
 	for i := range n { // indices outside the team are ignored
 		out, ok := e.Restored[i]
 		if !ok {
@@ -441,66 +437,9 @@ func (e *Engine) setup(ctx context.Context) error {
 		if err != nil {
 			return err // run verified it: the store failed since
 		}
-		raws[i] = raw
-	}
-	decide := func(i int) (string, bool) {
-		v, ok := e.Decisions[t.Tasks[i].Name]
-		return v, ok
-	}
-	problems := e.graph.RestoreProblems(func(i int) (string, bool) {
-		_, ok := e.Restored[i]
-		return raws[i], ok
-	}, decide, e.kept)
-	var redo []int // restored, but not taken over
-	for i := range n {
-		if _, ok := e.Restored[i]; !ok {
-			continue
-		}
-		if problems[i].Why == "" && e.sched.Restore(i, raws[i]) {
-			e.tasks[i].out, e.tasks[i].restored = e.Restored[i], true
-			e.tasks[i].cutoff = e.CutBefore[t.Tasks[i].Name]
-		} else {
-			redo = append(redo, i)
-		}
-	}
-	// Whether one not taken over is skipped this time is what a dry run of
-	// the schedule from the results taken over says (as plan says it): the
-	// state alone knows only the gates restored, not an iteration skipped
-	// after one an until narrowed skips.
-	var skipped map[int]*schedule.Reason
-	if len(redo) > 0 {
-		st := e.graph.NewState()
-		for i := range e.tasks {
-			if e.tasks[i].restored {
-				st.Complete(i, raws[i])
-			}
-		}
-		skipped = st.DryRun(decide)
-	}
-	for _, i := range redo { // in task order
-		why := problems[i].Why
-		// The routes or the schema changed since (they are not in
-		// the fingerprint), here or upstream: the task runs again,
-		// or the run skips it now (a gate restored), or, when only
-		// what it reads runs again, it is held: its recorded result
-		// is reused if that comes out as recorded (early cut-off).
-		// What reads it compares with its recorded result.
-		e.Recorded[i] = e.Restored[i].outcome()
-		next, then := "running it again", checkpoint.KeptRuns
-		switch {
-		case skipped[i] != nil:
-			next, then = "it is skipped this time", checkpoint.KeptSkipped
-		case problems[i].Held:
-			e.Held[i] = e.Restored[i]
-			next = "it runs again only if what it reads changes (early cut-off)"
-		}
-		msg := fmt.Sprintf("task %q: %s; %s", t.Tasks[i].Name, why, next)
-		if e.kept(i) {
-			// Its own result is refused (what a kept task reads
-			// does not count): one line says --keep failed too.
-			msg = checkpoint.NotKept(t.Tasks[i].Name, why, then)
-		}
-		e.observe(Event{Type: RunWarning, Index: i, Task: t.Tasks[i].Name, Message: msg})
+		e.sched.Complete(i, raw)
+		e.tasks[i].out, e.tasks[i].restored = out, true
+		e.tasks[i].cutoff = e.CutBefore[t.Tasks[i].Name]
 	}
 	if e.Begun != nil {
 		taken := 0

@@ -391,7 +391,14 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 	}
 	if exists {
+		refuse, readErr := refuser(ctx, set, blobOpener(blobsOf(store), id))
+		if refuse != nil {
+			choice.Refuse = refuse
+		}
 		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)
+		if err := *readErr; err != nil {
+			return nil, false, err // a result stored out of line that does not read back
+		}
 		if n == 0 {
 			p.held, p.recorded = maps.Clone(restored.Held), maps.Clone(restored.Recorded)
 		} else {
@@ -463,8 +470,8 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 	}
 
-	// The header counts what the engine takes over: it checks each
-	// restored result against today's task first (RestoreProblems). It
+	// The header counts what the engine takes over: what the restore
+	// took over after checking it against today's team (refuser). It
 	// keeps only counts: the engine holds it for the whole run, and the
 	// task definitions (1.8 MB at 10,000 tasks) would live that long.
 	total, resumed, kind := len(defs), restored != nil, checkpoint.RestoreNone
@@ -583,7 +590,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 	e.Blobs = blobOpener(blobsOf(store), id)
 	e.Held, e.Recorded = cutoffInputs(restored, defs, e.Blobs)
 	if restored != nil {
-		e.Kept, e.Keep = restored.Kept, restored.Keep
+		e.Kept = restored.Kept
 	}
 	for k, v := range sess.Checkpoint.Decisions {
 		e.Decisions[k] = v

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -326,6 +327,64 @@ func (s *State) Restore(i int, raw string) bool {
 type Problem struct {
 	Why  string
 	Held bool
+	// Skipped: a dry run from the results taken over skips it this time
+	// (Refusals); then it is not held.
+	Skipped bool
+}
+
+// Refusals is RestoreProblems with, for each task not taken over, whether
+// a dry run of the schedule from the results taken over skips it this
+// time (Problem.Skipped): the state alone knows only the gates restored,
+// not an iteration skipped after one an until narrowed skips.
+func (g *Graph) Refusals(result func(i int) (raw string, ok bool), decide func(i int) (string, bool), kept func(i int) bool) []Problem {
+	problems := g.RestoreProblems(result, decide, kept)
+	st, refused := g.NewState(), false
+	for i := range problems {
+		raw, ok := result(i)
+		switch {
+		case !ok:
+		case problems[i].Why == "":
+			st.Complete(i, raw)
+		default:
+			refused = true
+		}
+	}
+	if !refused {
+		return problems
+	}
+	skipped := st.DryRun(decide)
+	for i := range problems {
+		if problems[i].Why != "" && skipped[i] != nil {
+			problems[i].Skipped, problems[i].Held = true, false
+		}
+	}
+	return problems
+}
+
+// Refuser is checkpoint.Choice.Refuse for a run or a plan of the graph's
+// team, whose tasks are the restore's defs in the same order: the restore
+// asks it, before the session is written, which restored results today's
+// team does not take over (Refusals). text is a restored task's result as
+// the engine reads it (a result stored out of line: its text, when the
+// task reads it).
+func (g *Graph) Refuser(text func(i int, t checkpoint.TaskRecord) string) func(*checkpoint.Restored) []checkpoint.Refusal {
+	return func(r *checkpoint.Restored) []checkpoint.Refusal {
+		n := len(g.team.Tasks)
+		raws, done := make([]string, n), make([]bool, n)
+		for i, t := range g.team.Tasks {
+			if done[i] = r.Done(t.Name); done[i] {
+				raws[i] = text(i, r.Tasks[t.Name])
+			}
+		}
+		problems := g.Refusals(func(i int) (string, bool) { return raws[i], done[i] },
+			func(i int) (string, bool) { v, ok := r.Decisions[g.team.Tasks[i].Name]; return v, ok },
+			func(i int) bool { return slices.Contains(r.Keep, g.team.Tasks[i].Name) })
+		out := make([]checkpoint.Refusal, n)
+		for i, p := range problems {
+			out[i] = checkpoint.Refusal{Why: p.Why, Held: p.Held, Skipped: p.Skipped}
+		}
+		return out
+	}
 }
 
 // RestoreProblems says, for each task with a checkpointed result
@@ -336,7 +395,8 @@ type Problem struct {
 // changed runs iterations it had stopped before, and its join read the
 // old last one. A result computed from an output the run replaces is not
 // reused, unless kept (--keep pins it), but may be held for the early
-// cut-off (Problem.Held). Engine and plan both ask it.
+// cut-off (Problem.Held). The restore asks it, for run and plan alike
+// (Refusals, Refuser).
 func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide func(i int) (string, bool), kept func(i int) bool) []Problem {
 	n := len(g.context)
 	why := make([]string, n)
