@@ -140,7 +140,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	for i, d := range defs {
 		redo[i] = r.Refused[d.Name]
 		if r.Done(d.Name) {
-			st.Restore(i, r.Tasks[d.Name].Result)
+			st.Complete(i, r.Tasks[d.Name].Result) // the restore took it over, as the run does
 		}
 	}
 	skipped := st.DryRun(decided)

@@ -308,17 +308,6 @@ func (s *State) Status(i int) Status { return s.status[i] }
 // Known says whether task i completed with a known result, and which.
 func (s *State) Known(i int) (string, bool) { return s.result[i], s.known[i] }
 
-// Restore takes over a checkpointed result. It returns false, and leaves
-// the task pending, when the result no longer fits the task (see
-// RestoreProblem): the task runs again.
-func (s *State) Restore(i int, raw string) bool {
-	if s.g.RestoreProblem(i, raw) != "" {
-		return false
-	}
-	s.Complete(i, raw)
-	return true
-}
-
 // Problem is why a checkpointed result is not taken over (Why, "" when it
 // is), and whether the run holds the task for the early cut-off instead
 // (Held): its result itself still fits, and it is refused only because

@@ -187,12 +187,11 @@ tasks:
 	if got := g.RouteValues(a); got != `"x", "stop"` {
 		t.Errorf("RouteValues = %s", got)
 	}
-	s := g.NewState()
-	if s.Restore(a, "nope") || s.Status(a) != Pending {
-		t.Error("a restored result that routes nowhere must leave the task pending")
+	if g.RestoreProblem(a, "nope") == "" {
+		t.Error("a restored result that routes nowhere must be refused")
 	}
-	if !s.Restore(a, "x") || s.Status(a) != Completed {
-		t.Error("a restored result that routes must complete the task")
+	if why := g.RestoreProblem(a, "x"); why != "" {
+		t.Errorf("a restored result that routes must be taken over: %s", why)
 	}
 }
 
@@ -236,9 +235,10 @@ func TestDryRun(t *testing.T) {
 			tm, g := build(t, workflow)
 			s := g.NewState()
 			for name, res := range tt.restored {
-				if !s.Restore(index(tm, name), res) {
-					t.Fatalf("restore %s", name)
+				if why := g.RestoreProblem(index(tm, name), res); why != "" {
+					t.Fatalf("restore %s: %s", name, why)
 				}
+				s.Complete(index(tm, name), res)
 			}
 			skipped := s.DryRun(func(i int) (string, bool) {
 				v, ok := tt.decisions[tm.Tasks[i].Name]
