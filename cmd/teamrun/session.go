@@ -746,14 +746,17 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 					return err
 				}
 			} else {
-				printPrune(c.App.Writer, out, what, now, ios.IsTerminal())
+				printPrune(c.App.Writer, out, what, now, ios.IsTerminal(), perr == nil)
 			}
 			return storeExit(perr)
 		}),
 	}
 }
 
-func printPrune(w io.Writer, p pruneJSON, what string, now time.Time, tty bool) {
+// printPrune prints what prune did; the totals only when it ended
+// (finished): one that stopped at an error (a store it cannot read) has
+// no totals to give, and "removed 0 sessions" would say it found nothing.
+func printPrune(w io.Writer, p pruneJSON, what string, now time.Time, tty, finished bool) {
 	verb := "removed"
 	if p.DryRun {
 		verb = "would remove"
@@ -769,6 +772,9 @@ func printPrune(w io.Writer, p pruneJSON, what string, now time.Time, tty bool) 
 	}
 	for _, it := range p.KeptLocks {
 		fmt.Fprintf(w, "kept lock %s, which has no session (last taken %s): %s\n", it.ID, formatWhen(it.Taken, now, tty), it.Reason)
+	}
+	if !finished {
+		return
 	}
 	removed := countOf(len(p.Removed), "session")
 	if n := len(p.RemovedLocks); n > 0 {
