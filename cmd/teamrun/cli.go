@@ -6,7 +6,9 @@ package main
 // the help; this file only puts the line into the shape it expects.
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -446,6 +448,9 @@ func (p *posIntFlag) String() string {
 
 func (p *posIntFlag) Set(s string) error {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("%s is too large: want a whole number ≥ 1 (up to %d)", s, math.MaxInt)
+	}
 	if err != nil || n < 1 {
 		return fmt.Errorf("want a whole number ≥ 1, got %s", s)
 	}

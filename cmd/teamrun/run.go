@@ -87,7 +87,7 @@ func (v *varsFlag) Set(s string) error {
 	// The same rule as the spec's variables: anything else could never be
 	// a {placeholder}, and would reach commands under a mangled name.
 	if !isIdentifier(k) {
-		return fmt.Errorf("%q: %q is not a variable name: use letters, digits and _, not starting with a digit", s, k)
+		return fmt.Errorf("%q: %q is not a variable name: use ASCII letters, digits and _, not starting with a digit", s, k)
 	}
 	if v.vals == nil {
 		v.vals = map[string]string{}
