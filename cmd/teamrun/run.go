@@ -86,7 +86,7 @@ func (v *varsFlag) Set(s string) error {
 	}
 	// The same rule as the spec's variables: anything else could never be
 	// a {placeholder}, and would reach commands under a mangled name.
-	if !isIdentifier(k) {
+	if !spec.IsIdentifier(k) {
 		return fmt.Errorf("%q: %q is not a variable name: use ASCII letters, digits and _, not starting with a digit", s, k)
 	}
 	if v.vals == nil {
@@ -97,21 +97,6 @@ func (v *varsFlag) Set(s string) error {
 	}
 	v.vals[k] = val
 	return nil
-}
-
-// isIdentifier reports whether s is a variable name: ASCII letters, digits
-// and _, not starting with a digit.
-func isIdentifier(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return s != ""
 }
 
 func runCommand(ios *iostreams.IOStreams) *cli.Command {

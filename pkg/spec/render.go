@@ -228,6 +228,17 @@ func placeholdersIn(text string, syn syntax) []written {
 	return out
 }
 
+// IsIdentifier reports whether s is a variable name, as a {placeholder}
+// and --var take it: ASCII letters, digits and _, not starting with a digit.
+func IsIdentifier(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isIdentByte(s[i], i == 0) {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func isIdentByte(c byte, first bool) bool {
 	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
 }
