@@ -362,7 +362,7 @@ func (g *Graph) Refuser(text func(i int, t checkpoint.TaskRecord) string) func(*
 		raws, done := make([]string, n), make([]bool, n)
 		for i, t := range g.team.Tasks {
 			if done[i] = r.Done(t.Name); done[i] {
-				raws[i] = text(i, r.Tasks[t.Name])
+				raws[i] = text(i, *r.Tasks[t.Name])
 			}
 		}
 		problems := g.Refusals(func(i int) (string, bool) { return raws[i], done[i] },
