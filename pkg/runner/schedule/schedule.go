@@ -179,6 +179,9 @@ func (g *Graph) Len() int { return len(g.deps) }
 // Context is the tasks task i reads, as indices.
 func (g *Graph) Context(i int) []int { return g.context[i] }
 
+// Contexts is every task's Context, the lists New was given.
+func (g *Graph) Contexts() [][]int { return g.context }
+
 // Deps is what task i waits for: its context, the tasks routing to it,
 // the task before it in a sequential team, its memory agent's previous task.
 func (g *Graph) Deps(i int) []int { return g.deps[i] }
