@@ -188,7 +188,7 @@ type Choice struct {
 	Keep      []string // keep the recorded output though the definition changed
 	// Refuse is today's check of the results the restore takes over, by
 	// index in defs (schedule.Graph.Refuser: the engine's rule; nil:
-	// none). What it refuses runs again as the restore says it, so the
+	// none); a task past the end of its list is taken over. What it refuses runs again as the restore says it, so the
 	// session a run writes says it before anything runs: a run killed
 	// after a refused task ran again leaves what reads it to run.
 	Refuse func(r *Restored) []Refusal
