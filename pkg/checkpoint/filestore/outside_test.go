@@ -50,6 +50,21 @@ func TestPrefetchOutsideHeap(t *testing.T) {
 	if untaken.release != nil || s.prefetched != nil {
 		t.Error("Close left a prefetched snapshot mapped")
 	}
+
+	// Closed while it still reads: Close does not wait, and the read
+	// lets it go when it is over. So does one another Prefetch replaced.
+	for _, end := range []func(){func() { s.Close() }, func() { s.Prefetch("none") }} {
+		s.Prefetch("big")
+		p := s.prefetched
+		end()
+		<-p.done
+		s.mu.Lock()
+		held := p.release != nil
+		s.mu.Unlock()
+		if held {
+			t.Error("a prefetch no Load takes was left mapped")
+		}
+	}
 }
 
 // readOutsideHeap reads a file of the size it was told, and gives up on

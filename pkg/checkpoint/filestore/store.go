@@ -50,10 +50,7 @@ func (s *Store) Close() error {
 	p := s.prefetched
 	s.prefetched = nil
 	s.mu.Unlock()
-	if p != nil {
-		<-p.done
-		p.free()
-	}
+	s.abandon(p)
 	return nil
 }
 
@@ -233,6 +230,26 @@ type prefetch struct {
 	// release unmaps data when it was read outside the heap; nil once
 	// called (free).
 	release func()
+	// abandoned: no Load will take it (Close, or another Prefetch);
+	// finished: its reading is over. Whichever is set second frees it
+	// (both are guarded by the store's mu), so that Close never waits
+	// for a read it will not use.
+	abandoned, finished bool
+}
+
+// abandon frees p, a prefetch no Load will take, now if its reading is
+// over, else when it is.
+func (s *Store) abandon(p *prefetch) {
+	if p == nil {
+		return
+	}
+	s.mu.Lock()
+	p.abandoned = true
+	finished := p.finished
+	s.mu.Unlock()
+	if finished {
+		p.free()
+	}
 }
 
 // free lets data go once it is compared (or never will be): read outside
@@ -256,11 +273,18 @@ func (s *Store) Prefetch(id string) {
 	earlier := s.prefetched
 	s.prefetched = p
 	s.mu.Unlock()
-	if earlier != nil { // never taken: its files may be mapped still
-		go func() { <-earlier.done; earlier.free() }()
-	}
+	s.abandon(earlier) // never taken: its files may be mapped still
 	go func() {
 		defer close(p.done)
+		defer func() {
+			s.mu.Lock()
+			p.finished = true
+			abandoned := p.abandoned
+			s.mu.Unlock()
+			if abandoned {
+				p.free()
+			}
+		}()
 		data, jdata, release, err := s.readFiles(id, true)
 		if err != nil {
 			return
