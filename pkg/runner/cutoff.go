@@ -127,7 +127,7 @@ func (e *Engine) reuse(i int, out Output, text, why string) error {
 // the team's graph cannot be made (the engine says why).
 func refuser(ctx context.Context, set *TaskSet, open BlobOpener) (refuse func(*checkpoint.Restored) []checkpoint.Refusal, readErr *error) {
 	readErr = new(error)
-	g, err := schedule.New(set.Team, schedule.Contexts(set.Team, set.Defs))
+	g, err := set.graph()
 	if err != nil {
 		return nil, readErr
 	}

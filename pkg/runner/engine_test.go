@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamrun/teamrun/pkg/runner/schedule"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -351,15 +352,20 @@ func TestRouteMismatchFailsTheAttempt(t *testing.T) {
 	}
 }
 
+// restoredOf is Engine.Restored giving back the outputs in m.
+func restoredOf(m map[int]Output) func(int) (Output, bool) {
+	return func(i int) (Output, bool) { out, ok := m[i]; return out, ok }
+}
+
 func TestRestoredResultsFeedContextAndRouting(t *testing.T) {
 	tm, cx := routingTeam(spec.Workflow)
 	ex := &fakeExec{}
 	rec := &memRecorder{}
 	e := newEngine(tm, cx, ex, rec)
-	e.Restored = map[int]Output{
+	e.Restored = restoredOf(map[int]Output{
 		0: {Description: "do draft", Raw: "the draft", Agent: "worker", OutputFormat: "RAW"},
 		1: {Description: "do review", Raw: "reject\n", Agent: "worker", OutputFormat: "RAW"},
-	}
+	})
 	sum, err := e.Run(context.Background())
 	if err != nil || sum.Outcome != Succeeded || sum.Restored != 2 || sum.Ran != 3 || sum.Skipped != 1 {
 		t.Fatalf("summary %+v, %v", sum, err)
@@ -421,7 +427,7 @@ func TestHumanHaltAndDecision(t *testing.T) {
 			ex := &fakeExec{}
 			rec := &memRecorder{}
 			e := newEngine(tm, cx, ex, rec)
-			e.Restored = map[int]Output{0: {Raw: "d"}}
+			e.Restored = restoredOf(map[int]Output{0: {Raw: "d"}})
 			e.Decisions = map[string]string{"approve": tt.decision}
 			sum, err := e.Run(context.Background())
 			if err != nil || sum.Outcome != tt.outcome {
@@ -658,5 +664,25 @@ func TestSummaryUnrecorded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A graph the caller built (the restore's refuser asked it) is the one the
+// engine runs on: it is not built a second time.
+func TestEngineRunsOnTheGraphItIsGiven(t *testing.T) {
+	tm, cx := routingTeam(spec.Workflow)
+	g, err := schedule.New(tm, cx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(tm, cx, &fakeExec{}, &memRecorder{})
+	e.Graph = g
+	e.Restored = restoredOf(map[int]Output{0: {Raw: "the draft"}, 1: {Raw: "approve\n"}})
+	sum, err := e.Run(context.Background())
+	if err != nil || sum.Outcome != Succeeded || sum.Restored != 2 {
+		t.Fatalf("summary %+v, %v", sum, err)
+	}
+	if e.graph != g {
+		t.Error("the engine built a graph of its own")
 	}
 }

@@ -549,9 +549,7 @@ func guardedFiles(specAbs string, store checkpoint.Backend, toolDir, scratch str
 	return g
 }
 
-// restoredCount is how many completed tasks r gives back: the size of the
-// engine's map of them (sized by the spec, a cold 10,000-task run held
-// 3 MB of empty map).
+// restoredCount is how many completed tasks r gives back.
 func restoredCount(r *checkpoint.Restored) int {
 	if r == nil {
 		return 0
@@ -572,7 +570,6 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		Render:        team.Render,
 		State:         state,
 		Decisions:     map[string]string{},
-		Restored:      make(map[int]Output, restoredCount(restored)),
 		Attempts:      make([]int, len(defs)),
 		PriorUsage:    make([]*Usage, len(defs)),
 		DroppedUsage:  sess.Team.DroppedUsage,
@@ -586,7 +583,11 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		UsedBefore:    p.usedBefore,
 		Begun:         begun,
 	}
-	e.Context = schedule.Contexts(team, defs)
+	if g, err := set.graph(); err == nil {
+		e.Graph, e.Context = g, g.Contexts()
+	} else {
+		e.Context = schedule.Contexts(team, defs) // setup says what is wrong
+	}
 	e.Blobs = blobOpener(blobsOf(store), id)
 	e.Held, e.Recorded = cutoffInputs(restored, defs, e.Blobs)
 	if restored != nil {
@@ -602,8 +603,18 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		}
 		e.Attempts[i] = rec.Attempts
 		e.PriorUsage[i] = rec.Usage
-		if rec.Status == checkpoint.StatusCompleted && restored.Done(d.Name) {
-			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}.withBlob(rec.Blob, e.Blobs)
+	}
+	if restoredCount(restored) > 0 {
+		e.Restored = func(i int) (Output, bool) {
+			if i >= len(defs) {
+				return Output{}, false
+			}
+			d := defs[i]
+			rec, ok := sess.Task(d.Name)
+			if !ok || rec.Status != checkpoint.StatusCompleted || !restored.Done(d.Name) {
+				return Output{}, false
+			}
+			return Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}.withBlob(rec.Blob, e.Blobs), true
 		}
 	}
 	llms := &LLMs{Getenv: p.getenv, Render: team.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(p.specAbs)}

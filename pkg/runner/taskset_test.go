@@ -123,3 +123,26 @@ func TestTaskSetPlainFingerprint(t *testing.T) {
 		}
 	}
 }
+
+// The restore's refuser and the engine take one graph of a task set.
+func TestTaskSetGraphIsMadeOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "team.yaml")
+	if err := os.WriteFile(path, []byte(foreachTeam), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	team, err := spec.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := TaskSetOf(team, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := set.graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := set.graph(); again != g || g.Len() != len(set.Defs) {
+		t.Errorf("a second graph (%p, then %p) or one of %d tasks for %d", g, again, g.Len(), len(set.Defs))
+	}
+}

@@ -45,7 +45,14 @@ var _ checkpoint.Backend = (*Store)(nil)
 func (s *Store) Location() string { return s.dir }
 
 // Close holds nothing to release: every file is closed after use.
-func (s *Store) Close() error { return nil }
+func (s *Store) Close() error {
+	s.mu.Lock()
+	p := s.prefetched
+	s.prefetched = nil
+	s.mu.Unlock()
+	s.abandon(p)
+	return nil
+}
 
 // Project is the .teamrun folder of the spec folder dir.
 func (s *Store) Project(dir string) checkpoint.ProjectState { return OpenProject(dir) }
@@ -127,7 +134,7 @@ func (s *Store) Load(_ context.Context, id string) (*checkpoint.Session, error) 
 	if sess := s.takePrefetched(id); sess != nil {
 		return sess, nil
 	}
-	data, jdata, err := s.readFiles(id)
+	data, jdata, _, err := s.readFiles(id, false)
 	if err != nil {
 		return nil, err
 	}
@@ -140,50 +147,70 @@ func (s *Store) Load(_ context.Context, id string) (*checkpoint.Session, error) 
 // belong to the newer one, so the pair is read again until the snapshot
 // in place before the reads is still in place after them (a snapshot is
 // only ever replaced by a rename, so that is the one read).
-func (s *Store) readFiles(id string) (data, jdata []byte, err error) {
+//
+// outside reads a large snapshot outside Go's heap where it can
+// (readOutsideHeap); release then unmaps it, and data must not be read
+// after. release is never nil.
+func (s *Store) readFiles(id string, outside bool) (data, jdata []byte, release func(), err error) {
 	if err := checkpoint.ValidateID(id); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	path, jpath := s.Path(id), s.journalPath(id)
 	for attempt := 0; ; attempt++ {
 		var snap fs.FileInfo
-		data, snap, err = readWithInfo(path)
+		data, snap, release, err = readWithInfo(path, outside)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, nil, s.notFound(id)
+				return nil, nil, nil, s.notFound(id)
 			}
-			return nil, nil, storeErr("read", path, err)
+			return nil, nil, nil, storeErr("read", path, err)
 		}
 		s.step("snapshot read")
 		jdata, err = os.ReadFile(jpath)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, storeErr("read", jpath, err)
+			release()
+			return nil, nil, nil, storeErr("read", jpath, err)
 		}
 		now, err := os.Stat(path)
 		if err == nil && os.SameFile(snap, now) || attempt == maxReadAttempts-1 {
-			return data, jdata, nil
+			return data, jdata, release, nil
 		}
+		release()
 	}
 }
 
+// outsideHeapFrom is the size from which a prefetched snapshot is read
+// outside the heap: below it the mapping costs more than it gives back.
+const outsideHeapFrom = 1 << 20
+
 // readWithInfo is os.ReadFile that also returns the read file's FileInfo:
-// the identity of the very file read, taken from its descriptor.
-func readWithInfo(path string) ([]byte, fs.FileInfo, error) {
+// the identity of the very file read, taken from its descriptor; outside
+// reads one of outsideHeapFrom bytes or more outside the heap where it
+// can, and release unmaps it (else it does nothing).
+func readWithInfo(path string, outside bool) ([]byte, fs.FileInfo, func(), error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	if outside && fi.Mode().IsRegular() && fi.Size() >= outsideHeapFrom {
+		if data, release, ok := readOutsideHeap(f, fi.Size()); ok {
+			return data, fi, release, nil
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	var b bytes.Buffer
 	b.Grow(int(fi.Size()) + bytes.MinRead) // read at its size, never regrown
 	if _, err := b.ReadFrom(f); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return b.Bytes(), fi, nil
+	return b.Bytes(), fi, func() {}, nil
 }
 
 // maxReadAttempts bounds readFiles against a run compacting without pause;
@@ -200,6 +227,39 @@ type prefetch struct {
 	done        chan struct{}
 	data, jdata []byte
 	sess        *checkpoint.Session
+	// release unmaps data when it was read outside the heap; nil once
+	// called (free).
+	release func()
+	// abandoned: no Load will take it (Close, or another Prefetch);
+	// finished: its reading is over. Whichever is set second frees it
+	// (both are guarded by the store's mu), so that Close never waits
+	// for a read it will not use.
+	abandoned, finished bool
+}
+
+// abandon frees p, a prefetch no Load will take, now if its reading is
+// over, else when it is.
+func (s *Store) abandon(p *prefetch) {
+	if p == nil {
+		return
+	}
+	s.mu.Lock()
+	p.abandoned = true
+	finished := p.finished
+	s.mu.Unlock()
+	if finished {
+		p.free()
+	}
+}
+
+// free lets data go once it is compared (or never will be): read outside
+// the heap, it is unmapped, and no decoded value refers to it (the decoders
+// copy what they keep).
+func (p *prefetch) free() {
+	if p.release != nil {
+		p.release()
+		p.release, p.data = nil, nil
+	}
 }
 
 // Prefetch starts reading session id for the next Load of it. It only
@@ -210,17 +270,31 @@ func (s *Store) Prefetch(id string) {
 	}
 	p := &prefetch{id: id, done: make(chan struct{})}
 	s.mu.Lock()
+	earlier := s.prefetched
 	s.prefetched = p
 	s.mu.Unlock()
+	s.abandon(earlier) // never taken: its files may be mapped still
 	go func() {
 		defer close(p.done)
-		data, jdata, err := s.readFiles(id)
+		defer func() {
+			s.mu.Lock()
+			p.finished = true
+			abandoned := p.abandoned
+			s.mu.Unlock()
+			if abandoned {
+				p.free()
+			}
+		}()
+		data, jdata, release, err := s.readFiles(id, true)
 		if err != nil {
 			return
 		}
-		if sess, err := decodeFiles(id, s.Path(id), data, s.journalPath(id), jdata); err == nil {
-			p.data, p.jdata, p.sess = data, jdata, sess
+		sess, err := decodeFiles(id, s.Path(id), data, s.journalPath(id), jdata)
+		if err != nil {
+			release()
+			return
 		}
+		p.data, p.jdata, p.sess, p.release = data, jdata, sess, release
 	}()
 }
 
@@ -239,6 +313,7 @@ func (s *Store) takePrefetched(id string) *checkpoint.Session {
 		return nil
 	}
 	<-p.done
+	defer p.free()
 	if p.sess == nil || checkpoint.ValidateID(id) != nil || !sameContent(s.Path(id), p.data) || !sameContent(s.journalPath(id), p.jdata) {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -508,6 +509,41 @@ tasks:
 				}
 				if want := slices.Contains(held[tt.name], name); p.Held != want {
 					t.Errorf("%s: held %v, want %v", name, p.Held, want)
+				}
+			}
+		})
+	}
+}
+
+// Refuser says nothing (nil) when every restored result is taken over,
+// and why for each one that is not.
+func TestRefuserListsOnlyWhatItRefuses(t *testing.T) {
+	tm, g := build(t, sequential)
+	tests := []struct {
+		name     string
+		restored map[string]string
+		want     map[string]bool // the tasks refused
+	}{
+		{"none restored", map[string]string{}, nil},
+		{"all taken over", map[string]string{"a": "x", "b": "bee"}, nil},
+		{"a route no longer there", map[string]string{"a": "zzz", "b": "bee"}, map[string]bool{"a": true, "b": true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &checkpoint.Restored{Tasks: map[string]*checkpoint.TaskRecord{}}
+			for n, res := range tt.restored {
+				r.Tasks[n] = &checkpoint.TaskRecord{Name: n, Status: checkpoint.StatusCompleted, Result: res}
+			}
+			got := g.Refuser(func(_ int, t checkpoint.TaskRecord) string { return t.Result })(r)
+			if tt.want == nil {
+				if got != nil {
+					t.Errorf("refusals %+v, want none", got)
+				}
+				return
+			}
+			for i, f := range got {
+				if (f.Why != "") != tt.want[tm.Tasks[i].Name] {
+					t.Errorf("%s: refused %q", tm.Tasks[i].Name, f.Why)
 				}
 			}
 		})
