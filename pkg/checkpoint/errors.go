@@ -90,3 +90,35 @@ func NewStoreError(op, path string, err error) error {
 	}
 	return &StoreError{Op: op, Path: path, Err: err}
 }
+
+// UnfinishedError is a removal (of a session, of a lock with no session)
+// that its store's connection was cut from midway (pg_terminate_backend, a
+// restart): whether it was done is unknown, and doing it again finishes
+// it. Advice says what does it again; it depends on the command, not on
+// the store, so a command that removes on its own behalf (prune) puts its
+// own (Again).
+type UnfinishedError struct {
+	Store  string // "PostgreSQL store <location>"
+	Op     string // what was being removed: "delete session x"
+	Cause  string // why the connection went, with no secret in it
+	Advice string
+	Err    error
+}
+
+func (e *UnfinishedError) Error() string {
+	return fmt.Sprintf("%s: %s: %s; whether it was done is unknown: %s", e.Store, e.Op, e.Cause, e.Advice)
+}
+
+func (e *UnfinishedError) Unwrap() []error { return []error{e.Err, ErrStore} }
+
+// Again is err with advice in place of an UnfinishedError's own; any other
+// error is returned as it is.
+func Again(err error, advice string) error {
+	var u *UnfinishedError
+	if !errors.As(err, &u) {
+		return err
+	}
+	again := *u
+	again.Advice = advice
+	return &again
+}
