@@ -13,7 +13,7 @@ func TestDisplayWidth(t *testing.T) {
 		{"", 0},
 		{"build", 5},
 		{"翻訳", 4},
-		{"ｶﾅ", 2},       // halfwidth katakana: one column each
+		{"ｶﾅ", 2},      // halfwidth katakana: one column each
 		{"ＡＢ", 4},      // fullwidth Latin
 		{"🚀launch", 8}, // an emoji of emoji presentation
 		{"cafe\u0301", 4},
