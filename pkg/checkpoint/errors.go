@@ -19,6 +19,9 @@ var (
 	ErrExists = errors.New("session already exists")
 	// ErrStore: the store cannot be read or written (the CLI exits 5).
 	ErrStore = errors.New("session store cannot be read or written")
+	// ErrNotRegular: where a store keeps a file there is something else
+	// (a named pipe, a device, a folder), which teamrun never puts there.
+	ErrNotRegular = errors.New("not a regular file")
 	// ErrBadLocation: the store's location (--store, TEAMRUN_STORE) is
 	// malformed, a mistake of usage (the CLI exits 2): nothing was opened.
 	ErrBadLocation = errors.New("bad session store location")
@@ -64,6 +67,8 @@ func advice(err error) string {
 		return "the disk is full: free some space, then rerun with --continue (nothing acknowledged is lost)"
 	case errors.Is(err, syscall.ELOOP):
 		return LinkAdvice
+	case errors.Is(err, ErrNotRegular):
+		return "teamrun keeps only regular files there: move it out of the store (and find out who put it there)"
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 		return "check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)"
 	case errors.Is(err, syscall.ENOTDIR):

@@ -155,7 +155,7 @@ func (s *Store) readFiles(id string) (data, jdata []byte, err error) {
 			return nil, nil, storeErr("read", path, err)
 		}
 		s.step("snapshot read")
-		jdata, err = os.ReadFile(jpath)
+		jdata, err = readFile(jpath)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, storeErr("read", jpath, err)
 		}
@@ -166,18 +166,56 @@ func (s *Store) readFiles(id string) (data, jdata []byte, err error) {
 	}
 }
 
-// readWithInfo is os.ReadFile that also returns the read file's FileInfo:
-// the identity of the very file read, taken from its descriptor.
+// openRead opens a store file to read it, refusing (ErrNotRegular) what
+// is no regular file: a named pipe called s1.json would make the read
+// wait for a writer for ever, and the command with it, deaf to SIGTERM.
+// flags adds to O_RDONLY (noFollow).
+func openRead(path string, flags int) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock|flags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s, %w", kindOf(fi.Mode()), checkpoint.ErrNotRegular)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// kindOf names what a file that is no regular file is.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
+// readFile is os.ReadFile of a store file, through openRead.
+func readFile(path string) ([]byte, error) {
+	data, _, err := readWithInfo(path)
+	return data, err
+}
+
+// readWithInfo is os.ReadFile (through openRead) that also returns the
+// read file's FileInfo: the identity of the very file read, taken from
+// its descriptor.
 func readWithInfo(path string) ([]byte, fs.FileInfo, error) {
-	f, err := os.Open(path)
+	f, fi, err := openRead(path, 0)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
 	var b bytes.Buffer
 	b.Grow(int(fi.Size()) + bytes.MinRead) // read at its size, never regrown
 	if _, err := b.ReadFrom(f); err != nil {
@@ -248,7 +286,7 @@ func (s *Store) takePrefetched(id string) *checkpoint.Session {
 // sameContent reports whether the file at path holds exactly want; a file
 // that does not exist holds nil. Any error is false: Load reads it again.
 func sameContent(path string, want []byte) bool {
-	f, err := os.Open(path)
+	f, _, err := openRead(path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return want == nil
 	}
@@ -305,7 +343,7 @@ func decodeFiles(id, path string, data []byte, jpath string, jdata []byte) (*che
 // one, falls back to a full Load, which says what is wrong with it.
 func (s *Store) readHead(id string) (*checkpoint.Session, error) {
 	path := s.Path(id)
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, s.notFound(id)
