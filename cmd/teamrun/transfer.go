@@ -57,6 +57,9 @@ func sessionExportCommand() *cli.Command {
 			}
 			// Whole or not at all: an interrupted export leaves no half a document.
 			if err := atomicfile.Write(out, doc, 0o600); err != nil {
+				if errors.Is(err, checkpoint.ErrNotRegular) {
+					return exitf(exitUsage, "-o %s: %v: the document replaces the file it is written to; name a file, or leave -o out for stdout", out, errors.Unwrap(err))
+				}
 				return exitf(exitStore, "%v", err)
 			}
 			fmt.Fprintf(c.App.ErrWriter, "exported session %s from %s to %s\n", id, a.store.Location(), out)

@@ -58,6 +58,23 @@ func (e *StoreError) Error() string {
 
 func (e *StoreError) Unwrap() []error { return []error{e.Err, ErrStore} }
 
+// NotRegular is ErrNotRegular for a file of mode m, naming what it is:
+// "a named pipe, not a regular file".
+func NotRegular(m fs.FileMode) error {
+	kind := "a special file"
+	switch {
+	case m.IsDir():
+		kind = "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		kind = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		kind = "a socket"
+	case m&fs.ModeDevice != 0:
+		kind = "a device"
+	}
+	return fmt.Errorf("%s, %w", kind, ErrNotRegular)
+}
+
 // LinkAdvice is what to do about a symbolic link where teamrun writes.
 const LinkAdvice = "it is a symbolic link, and teamrun never writes through one: remove the link (and find out who made it)"
 

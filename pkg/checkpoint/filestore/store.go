@@ -177,28 +177,13 @@ func openRead(path string, flags int) (*os.File, fs.FileInfo, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s, %w", kindOf(fi.Mode()), checkpoint.ErrNotRegular)
+		err = checkpoint.NotRegular(fi.Mode())
 	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	return f, fi, nil
-}
-
-// kindOf names what a file that is no regular file is.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // readFile is os.ReadFile of a store file, through openRead.
