@@ -186,7 +186,12 @@ func helpTopics(cmd *cli.Command, line []string) []string {
 
 // splitFlags separates a command's flags (with their values) from its
 // arguments; everything after "--" is an argument.
+//
+// A flag that takes one value is refused the second time it is given
+// (urfave/cli would keep the last in silence); one that collects values
+// (--var, --rerun: repeats) may repeat, and so may a switch (--json).
 func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []string, err error) {
+	given := map[cli.Flag]string{} // the value each was given first
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if a == "--" {
@@ -196,8 +201,23 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 			pos = append(pos, a)
 			continue
 		}
-		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		kind, opt := kindOf(cmd, name)
+		if f := flagNamed(cmd, name); f != nil && kind != flagBool && !repeats(f) {
+			switch {
+			case hasValue:
+			case kind == flagOptional && i+1 < len(rest) && opt.Accepts(rest[i+1]):
+				value = rest[i+1]
+			case kind == flagOptional:
+				value = "alone"
+			case i+1 < len(rest):
+				value = rest[i+1]
+			}
+			if first, ok := given[f]; ok {
+				return nil, nil, exitf(exitUsage, "%s is given twice (%s, then %s): give it once (see %s --help)", flagTitle(f), first, value, path)
+			}
+			given[f] = value
+		}
 		switch {
 		case hasValue, kind == flagBool, kind == flagUnknown:
 			// An unknown flag is left for urfave/cli to refuse, with a suggestion.
@@ -241,6 +261,40 @@ func kindOf(cmd *cli.Command, name string) (flagKind, optionalValue) {
 		return flagValue, nil
 	}
 	return flagUnknown, nil
+}
+
+// flagNamed is cmd's flag called name (or one of its aliases), nil when
+// it has none.
+func flagNamed(cmd *cli.Command, name string) cli.Flag {
+	for _, f := range cmd.Flags {
+		if hasName(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// sliceFlag is a flag that collects a value each time it is given:
+// urfave/cli's slices (--rerun), and --var's own value.
+type sliceFlag interface{ IsSliceFlag() bool }
+
+// repeats says whether f may be given more than once.
+func repeats(f cli.Flag) bool {
+	if g, ok := f.(*cli.GenericFlag); ok {
+		s, ok := g.Value.(sliceFlag)
+		return ok && s.IsSliceFlag()
+	}
+	s, ok := f.(sliceFlag)
+	return ok && s.IsSliceFlag()
+}
+
+// flagTitle names f with its aliases, as typed: "--output/-o".
+func flagTitle(f cli.Flag) string {
+	names := f.Names()
+	for i, n := range names {
+		names[i] = dashed(n)
+	}
+	return strings.Join(names, "/")
 }
 
 func findCommand(cmds []*cli.Command, name string) *cli.Command {
@@ -427,11 +481,8 @@ func emptyFlag(c *cli.Context) error {
 				what = name
 			}
 		}
-		name := "--" + sf.Name
-		for _, a := range sf.Aliases {
-			name += "/" + dashed(a) // -o/--output: either may have been typed
-		}
-		return exitf(exitUsage, "%s is empty (a variable left unset?): give its %s, or leave it out (see %s --help)", name, what, c.Command.HelpName)
+		// --output/-o: either may have been typed.
+		return exitf(exitUsage, "%s is empty (a variable left unset?): give its %s, or leave it out (see %s --help)", flagTitle(sf), what, c.Command.HelpName)
 	}
 	return nil
 }

@@ -19,9 +19,8 @@ func (w *writeCounter) Write(p []byte) (int, error) {
 	return w.Builder.Write(p)
 }
 
-// The plan of 1,000 tasks is written at once, not a cell at a time (the
-// tabwriter writes every cell and its padding on its own: thousands of
-// write calls on an unbuffered stdout).
+// The plan of 1,000 tasks is written at once, not a cell or a line at a
+// time (thousands of write calls on an unbuffered stdout).
 func TestPrintPlanWritesOnce(t *testing.T) {
 	p := &plan.Plan{Spec: "agents.yaml", Session: "s", Fingerprint: "fp", Restore: "full"}
 	for i := range 1000 {

@@ -78,6 +78,9 @@ func (v *varsFlag) String() string {
 	return strings.Join(parts, " ")
 }
 
+// IsSliceFlag: --var is given once per variable.
+func (v *varsFlag) IsSliceFlag() bool { return true }
+
 func (v *varsFlag) Set(s string) error {
 	k, val, ok := strings.Cut(s, "=")
 	k = strings.TrimSpace(k)

@@ -9,9 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
+
 	"time"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -343,42 +342,23 @@ func printList(w io.Writer, l listJSON, filter string, now time.Time, tty bool) 
 		}
 		fmt.Fprintf(w, "no sessions %sin %s\n", filter, l.Store)
 	} else {
-		// Aligned by hand, not by tabwriter: a corrupt session's row is its
-		// id and one cell, which must neither widen the columns of the
-		// others nor break them into blocks.
-		rows := [][]string{{"ID", "STATUS", "TASKS", "UPDATED", "SPEC"}}
-		marks := []string{" "}
+		// A corrupt session's row is its id and one cell, its last: it
+		// neither widens the columns of the others nor breaks them up.
+		tab := iostreams.NewTable(w)
+		tab.Row("  ID", "STATUS", "TASKS", "UPDATED", "SPEC")
 		for _, s := range l.Sessions {
-			mark := " "
+			id := "  " + s.ID
 			if s.Active {
-				mark = "*"
+				id = "* " + s.ID
 			}
-			marks = append(marks, mark)
 			if s.Error != "" {
-				rows = append(rows, []string{s.ID, corruptCell(s.Error)})
+				tab.Row(id, corruptCell(s.Error))
 				continue
 			}
-			rows = append(rows, []string{s.ID, s.Status, fmt.Sprintf("%d/%d", s.TasksDone, s.TasksTotal), formatWhen(s.Updated, now, tty), s.Spec})
+			tab.Row(id, s.Status, fmt.Sprintf("%d/%d", s.TasksDone, s.TasksTotal), formatWhen(s.Updated, now, tty), s.Spec)
 		}
-		width := make([]int, 5)
-		for _, r := range rows {
-			for i, cell := range r {
-				if len(r) == len(width) || i == 0 {
-					width[i] = max(width[i], utf8.RuneCountInString(cell))
-				}
-			}
-		}
-		var b strings.Builder
-		for k, r := range rows {
-			b.Reset()
-			b.WriteString(marks[k] + " ")
-			for i, cell := range r {
-				b.WriteString(cell)
-				if i < len(r)-1 {
-					b.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(cell)+2))
-				}
-			}
-			fmt.Fprintln(w, b.String())
+		if err := tab.Flush(); err != nil {
+			return err
 		}
 	}
 	for _, m := range l.Missing {
@@ -473,7 +453,7 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 }
 
 func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError, previews map[string]string, active bool, now time.Time, tty bool, width int) {
-	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	kv := iostreams.NewTable(w)
 	id := s.ID
 	if active {
 		id += " (active)"
@@ -500,7 +480,7 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 	kv.Flush()
 
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := iostreams.NewTable(w)
 	// The TOKENS column only for sessions that used an LLM.
 	tokens := runner.HasUsage(used)
 	if tokens {

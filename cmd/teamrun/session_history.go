@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
+
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -40,7 +40,7 @@ func printTaskHistory(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskReco
 		fmt.Fprintln(w, "no attempt history (the session was written before teamrun kept one)")
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := iostreams.NewTable(w)
 	fmt.Fprintln(tw, "ATTEMPT\tSTARTED\tDURATION\tOUTCOME\tRESULT DIGEST\tTOKENS")
 	for _, a := range t.History {
 		dur, digest, tokens := "-", orDash(a.Digest), "-"

@@ -8,10 +8,10 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
 
 // span is one attempt on the timeline.
@@ -100,31 +100,26 @@ func printTimeline(w io.Writer, spans []span, lineWidth int, tty bool) {
 		}
 		rows = append(rows, []string{sp.task, fmt.Sprint(sp.attempt), "+" + runner.FormatDuration(sp.start.Sub(t0)), dur, sp.outcome, ""})
 	}
-	width := make([]int, len(rows[0]))
+	// The bars, each row's last cell, take no part in the widths: they
+	// are drawn as wide as the other columns leave room for.
+	tab := iostreams.NewTable(w)
 	for _, r := range rows {
-		for i, c := range r {
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
+		tab.Row(r...)
 	}
 	used := 2 + 2 // the indent and the bar's two |
-	for _, n := range width[:len(width)-1] {
+	for _, n := range tab.Widths() {
 		used += n + 2
 	}
 	barWidth := min(max(lineWidth-1-used, 10), 60)
+	tab = iostreams.NewTable(w)
+	tab.Row(rows[0]...)
 	for k, sp := range spans {
-		rows[k+1][len(width)-1] = bar(sp, t0, total, barWidth, full, open)
+		rows[k+1][len(rows[0])-1] = bar(sp, t0, total, barWidth, full, open)
+		tab.Row(rows[k+1]...)
 	}
 	fmt.Fprintf(w, "timeline (from %s, %s in all):\n", t0.UTC().Format(time.RFC3339), runner.FormatDuration(total))
-	for _, r := range rows {
-		var b strings.Builder
-		b.WriteString("  ")
-		for i, c := range r {
-			b.WriteString(c)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2))
-			}
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	for _, l := range tab.Lines() {
+		fmt.Fprintln(w, strings.TrimRight("  "+l, " "))
 	}
 }
 

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
+
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
 
 // taskToolsJSON is `session show ID --task T --json`: the task's record and
@@ -33,7 +34,7 @@ func showTask(w io.Writer, s *checkpoint.Session, name string, asJSON bool) erro
 	if asJSON {
 		return writeJSON(w, taskToolsJSON{Task: *t, Tools: lg})
 	}
-	kv := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	kv := iostreams.NewTable(w)
 	fmt.Fprintf(kv, "task\t%s\n", t.Name)
 	fmt.Fprintf(kv, "agent\t%s\n", t.Agent)
 	fmt.Fprintf(kv, "status\t%s (attempts: %d)\n", shownStatus(*t), t.Attempts)
@@ -54,7 +55,7 @@ func showTask(w io.Writer, s *checkpoint.Session, name string, asJSON bool) erro
 		return err
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := iostreams.NewTable(w)
 	fmt.Fprintln(tw, "TURN\tTOOL\tARGUMENTS\tDURATION\tRESULT\tREPLAYED")
 	for _, tr := range lg.Turns {
 		for _, c := range tr.Calls {

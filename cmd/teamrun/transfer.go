@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -55,6 +57,9 @@ func sessionExportCommand() *cli.Command {
 			}
 			// Whole or not at all: an interrupted export leaves no half a document.
 			if err := atomicfile.Write(out, doc, 0o600); err != nil {
+				if errors.Is(err, checkpoint.ErrNotRegular) {
+					return exitf(exitUsage, "-o %s: %v: the document replaces the file it is written to; name a file, or leave -o out for stdout", out, errors.Unwrap(err))
+				}
 				return exitf(exitStore, "%v", err)
 			}
 			fmt.Fprintf(c.App.ErrWriter, "exported session %s from %s to %s\n", id, a.store.Location(), out)
@@ -89,8 +94,15 @@ func sessionImportCommand() *cli.Command {
 			if errors.Is(err, context.Canceled) {
 				return &runner.ReadInterruptedError{Read: file, Done: "nothing was imported", Err: err}
 			}
+			if errors.Is(err, errNoObject) {
+				return exitf(exitUsage, "%s is not a session that teamrun session export wrote (%v)", file, err)
+			}
 			if err != nil {
-				return exitf(exitUsage, "cannot read %s: %v", file, errors.Unwrap(err))
+				var pe *fs.PathError // the message names the file once
+				if errors.As(err, &pe) {
+					err = pe.Err
+				}
+				return exitf(exitUsage, "cannot read %s: %v", file, err)
 			}
 			a, err := openAdmin(c)
 			if err != nil {
@@ -114,13 +126,41 @@ func sessionImportCommand() *cli.Command {
 	}
 }
 
+// errNoObject: what import was given does not start as a JSON object does.
+var errNoObject = errors.New("it is no JSON object")
+
 // readInput reads file, or stdin for "-", given up at Ctrl-C
-// (runner.Interruptible): a pipe or FIFO may never get its writer.
+// (runner.Interruptible): a pipe or FIFO may never get its writer. What
+// is no JSON object is refused at its first byte (errNoObject), not read
+// whole: /dev/zero or a stray binary would be read until memory ran out.
 func readInput(ctx context.Context, file string, stdin io.Reader) ([]byte, error) {
 	return runner.Interruptible(ctx, func() ([]byte, error) {
-		if file == "-" {
-			return io.ReadAll(stdin)
+		r := stdin
+		if file != "-" {
+			f, err := os.Open(file)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			r = f
 		}
-		return os.ReadFile(file)
+		br := bufio.NewReader(r)
+		for {
+			b, err := br.ReadByte()
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil, nil // empty: said "no session_id" like any other
+				}
+				return nil, err
+			}
+			if b == ' ' || b == '\t' || b == '\n' || b == '\r' {
+				continue
+			}
+			if b != '{' {
+				return nil, errNoObject
+			}
+			_ = br.UnreadByte()
+			return io.ReadAll(br)
+		}
 	})
 }

@@ -19,6 +19,9 @@ var (
 	ErrExists = errors.New("session already exists")
 	// ErrStore: the store cannot be read or written (the CLI exits 5).
 	ErrStore = errors.New("session store cannot be read or written")
+	// ErrNotRegular: where a store keeps a file there is something else
+	// (a named pipe, a device, a folder), which teamrun never puts there.
+	ErrNotRegular = errors.New("not a regular file")
 	// ErrBadLocation: the store's location (--store, TEAMRUN_STORE) is
 	// malformed, a mistake of usage (the CLI exits 2): nothing was opened.
 	ErrBadLocation = errors.New("bad session store location")
@@ -55,6 +58,23 @@ func (e *StoreError) Error() string {
 
 func (e *StoreError) Unwrap() []error { return []error{e.Err, ErrStore} }
 
+// NotRegular is ErrNotRegular for a file of mode m, naming what it is:
+// "a named pipe, not a regular file".
+func NotRegular(m fs.FileMode) error {
+	kind := "a special file"
+	switch {
+	case m.IsDir():
+		kind = "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		kind = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		kind = "a socket"
+	case m&fs.ModeDevice != 0:
+		kind = "a device"
+	}
+	return fmt.Errorf("%s, %w", kind, ErrNotRegular)
+}
+
 // LinkAdvice is what to do about a symbolic link where teamrun writes.
 const LinkAdvice = "it is a symbolic link, and teamrun never writes through one: remove the link (and find out who made it)"
 
@@ -64,6 +84,8 @@ func advice(err error) string {
 		return "the disk is full: free some space, then rerun with --continue (nothing acknowledged is lost)"
 	case errors.Is(err, syscall.ELOOP):
 		return LinkAdvice
+	case errors.Is(err, ErrNotRegular):
+		return "teamrun keeps only regular files there: move it out of the store (and find out who put it there)"
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 		return "check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)"
 	case errors.Is(err, syscall.ENOTDIR):
@@ -89,4 +111,36 @@ func NewStoreError(op, path string, err error) error {
 		err = le.Err
 	}
 	return &StoreError{Op: op, Path: path, Err: err}
+}
+
+// UnfinishedError is a removal (of a session, of a lock with no session)
+// that its store's connection was cut from midway (pg_terminate_backend, a
+// restart): whether it was done is unknown, and doing it again finishes
+// it. Advice says what does it again; it depends on the command, not on
+// the store, so a command that removes on its own behalf (prune) puts its
+// own (Again).
+type UnfinishedError struct {
+	Store  string // "PostgreSQL store <location>"
+	Op     string // what was being removed: "delete session x"
+	Cause  string // why the connection went, with no secret in it
+	Advice string
+	Err    error
+}
+
+func (e *UnfinishedError) Error() string {
+	return fmt.Sprintf("%s: %s: %s; whether it was done is unknown: %s", e.Store, e.Op, e.Cause, e.Advice)
+}
+
+func (e *UnfinishedError) Unwrap() []error { return []error{e.Err, ErrStore} }
+
+// Again is err with advice in place of an UnfinishedError's own; any other
+// error is returned as it is.
+func Again(err error, advice string) error {
+	var u *UnfinishedError
+	if !errors.As(err, &u) {
+		return err
+	}
+	again := *u
+	again.Advice = advice
+	return &again
 }

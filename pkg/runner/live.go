@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
@@ -91,7 +90,7 @@ func (r *liveReporter) block(now time.Time, width int) []string {
 	}
 	for _, name := range shown {
 		el := fmtDuration(now.Sub(r.running[name]).Truncate(100 * time.Millisecond))
-		room := width - len("  ") - 1 - utf8.RuneCountInString(el)
+		room := width - len("  ") - 1 - iostreams.DisplayWidth(el)
 		lines = append(lines, "  "+shorten(name, room)+" "+el)
 		if p := r.preview[name]; p != "" {
 			lines = append(lines, fitTail("    "+p, width))
@@ -180,8 +179,8 @@ func (r *liveReporter) printStep(ev Event) {
 	if plain == "" {
 		return
 	}
-	if over := utf8.RuneCountInString(plain) - width; over > 0 {
-		ev.Task = shorten(ev.Task, max(utf8.RuneCountInString(ev.Task)-over, 9))
+	if over := iostreams.DisplayWidth(plain) - width; over > 0 {
+		ev.Task = shorten(ev.Task, max(iostreams.DisplayWidth(ev.Task)-over, 9))
 	}
 	line := strings.TrimSuffix(describe(ev, r.st), ": ")
 	if ev.Type == TaskRetrying {
@@ -235,28 +234,25 @@ func lastLine(s string) string {
 // fitTail cuts s to width columns keeping its end, where a stream's newest
 // text is.
 func fitTail(s string, width int) string {
-	r := []rune(s)
-	if len(r) <= width {
+	if iostreams.DisplayWidth(s) <= width {
 		return s
 	}
-	return "    …" + string(r[len(r)-max(width-5, 0):])
+	return "    …" + iostreams.CutWidthEnd(s, max(width-5, 0))
 }
 
-// fit cuts s to width columns (one rune, one column: task names and
-// counters are text, not wide glyphs).
+// fit cuts s to width columns.
 func fit(s string, width int) string {
-	if utf8.RuneCountInString(s) <= width {
+	if iostreams.DisplayWidth(s) <= width {
 		return s
 	}
-	return truncate(s, max(width-1, 0))
+	return iostreams.CutWidth(s, max(width-1, 0)) + "…"
 }
 
 // shorten cuts a task name to width columns keeping its start and its end:
 // names that differ only at the end ("fetch-report-eu", "fetch-report-us")
 // stay distinct when cut, which cutting the end alone would lose.
 func shorten(name string, width int) string {
-	r := []rune(name)
-	if len(r) <= width {
+	if iostreams.DisplayWidth(name) <= width {
 		return name
 	}
 	if width < 5 {
@@ -264,5 +260,5 @@ func shorten(name string, width int) string {
 	}
 	tail := (width - 1) / 2
 	head := width - 1 - tail
-	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+	return iostreams.CutWidth(name, head) + "…" + iostreams.CutWidthEnd(name, tail)
 }

@@ -20,13 +20,16 @@ func TestShorten(t *testing.T) {
 		{"fetch-the-quarterly-report-us", 15, "fetch-t…port-us"},
 		{"abcdef", 4, "abc…"},
 		{"ünïcödé-name-here", 9, "ünïc…here"},
+		{"四半期報告書を翻訳する", 9, "四半…する"},
+		{"四半期報告書を翻訳する", 10, "四半…する"},
+		{"四半期報告書", 12, "四半期報告書"},
 	}
 	for _, tt := range tests {
 		got := shorten(tt.name, tt.width)
 		if got != tt.want {
 			t.Errorf("shorten(%q, %d) = %q, want %q", tt.name, tt.width, got, tt.want)
 		}
-		if n := len([]rune(got)); n > tt.width {
+		if n := iostreams.DisplayWidth(got); n > tt.width {
 			t.Errorf("shorten(%q, %d) is %d wide", tt.name, tt.width, n)
 		}
 	}
@@ -35,18 +38,35 @@ func TestShorten(t *testing.T) {
 // The live block on an 80-column terminal: long names never wrap a line,
 // every redraw replaces the block in place, and the final screen shows each
 // task once, with no progress line left over.
+// Names in CJK take two columns a character: cut by rune count, they
+// wrapped.
 func TestLiveBlockFitsTheWidth(t *testing.T) {
-	for _, width := range []int{80, 72} {
+	for _, tt := range []struct {
+		width int
+		names []string
+	}{
+		{80, []string{
+			strings.Repeat("a-very-long-task-name-", 3) + "one",
+			strings.Repeat("a-very-long-task-name-", 3) + "two",
+			strings.Repeat("a-very-long-task-name-", 3) + "three",
+		}},
+		{72, []string{
+			strings.Repeat("a-very-long-task-name-", 3) + "one",
+			strings.Repeat("a-very-long-task-name-", 3) + "two",
+			strings.Repeat("a-very-long-task-name-", 3) + "three",
+		}},
+		{80, []string{
+			strings.Repeat("四半期報告書を翻訳する", 4) + "一",
+			strings.Repeat("四半期報告書を翻訳する", 4) + "二",
+			strings.Repeat("四半期報告書を翻訳する", 4) + "三",
+		}},
+	} {
+		width, names := tt.width, tt.names
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			screen := &iostreams.Screen{Width: width}
 			ios := iostreams.Test(nil, screen, screen)
 			ios.SetTerminal(width, true)
 			r := newLiveReporter(ios)
-			names := []string{
-				strings.Repeat("a-very-long-task-name-", 3) + "one",
-				strings.Repeat("a-very-long-task-name-", 3) + "two",
-				strings.Repeat("a-very-long-task-name-", 3) + "three",
-			}
 			r.Observe(Event{Type: RunStarted, Message: "session s: new, 3 tasks", Tasks: len(names)})
 			for _, n := range names {
 				r.Observe(Event{Type: TaskStarted, Task: n, Attempt: 1})
@@ -56,8 +76,8 @@ func TestLiveBlockFitsTheWidth(t *testing.T) {
 			r.mu.Unlock()
 			seen := map[string]bool{}
 			for _, l := range block {
-				if len([]rune(l)) >= width {
-					t.Errorf("block line %q is %d wide on a %d-column terminal", l, len([]rune(l)), width)
+				if n := iostreams.DisplayWidth(l); n >= width {
+					t.Errorf("block line %q is %d wide on a %d-column terminal", l, n, width)
 				}
 				if seen[l] {
 					t.Errorf("two block lines read %q: cut names must stay distinct", l)
@@ -82,7 +102,7 @@ func TestLiveBlockFitsTheWidth(t *testing.T) {
 			lines := screen.Lines()
 			text := strings.Join(lines, "\n")
 			for _, n := range names {
-				tail := n[len(n)-8:] + " in 1s"
+				tail := iostreams.CutWidthEnd(n, 3) + " in 1s"
 				c := 0
 				for _, l := range lines {
 					if strings.HasPrefix(l, "completed ") && strings.HasSuffix(l, tail) {

@@ -165,3 +165,31 @@ func TestOutputPath(t *testing.T) {
 		t.Errorf("warnings %q, want %q", said, want)
 	}
 }
+
+// A native (or roles:) output_file is used as written: a {name} in it is
+// no placeholder, and said so where it is written, once per task, rather
+// than a file named "{topic}.md" turning up unexplained.
+func TestOutputFileBracesSaid(t *testing.T) {
+	const native = "variables: {topic: Go}\nagents:\n  e: {shell: cat}\ntasks:\n  t: {agent: e, description: run, output_file: \"%s\"}\n"
+	for _, tt := range []struct{ path, want string }{
+		{"out/{topic}.md", `s.yaml:5:48: tasks.t.output_file: output_file "out/{topic}.md" is used as written, a file named {topic}.md in out: only a task's description and expected_output and an agent's role, goal, backstory and instructions take {placeholders}`},
+		{"out/{topic}-{nope}.md", `s.yaml:5:48: tasks.t.output_file: output_file "out/{topic}-{nope}.md" is used as written, a file named {topic}-{nope}.md in out: only`},
+		{"out/report.md", ""},
+		{"out/{1}.json", ""}, // not identifier-shaped: no placeholder anywhere
+	} {
+		team, err := Parse("s.yaml", []byte(fmt.Sprintf(native, tt.path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var said []string
+		for _, w := range team.Warnings {
+			said = append(said, w.String())
+		}
+		switch {
+		case tt.want == "" && len(said) > 0:
+			t.Errorf("%s: warnings %q, want none", tt.path, said)
+		case tt.want != "" && (len(said) != 1 || !strings.HasPrefix(said[0], tt.want)):
+			t.Errorf("%s: warnings %q, want one starting %q", tt.path, said, tt.want)
+		}
+	}
+}

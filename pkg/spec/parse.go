@@ -309,6 +309,17 @@ func (b *builder) checkOutputFiles() {
 			b.errorf(fv, fv.pos, "a file name cannot hold a NUL byte")
 			continue
 		}
+		if syn := b.team.syntax(); syn != praisonSteps && len(placeholdersIn(tk.OutputFile, syn)) > 0 {
+			// Kept as written (README: DESIGN fills the texts it names,
+			// and PraisonAI a task's output_file never): said, so that a
+			// file named "{topic}.md" is no surprise.
+			dir, name := filepath.Split(tk.OutputFile)
+			where := "in " + filepath.Clean(dir)
+			if dir == "" {
+				where = "beside the spec"
+			}
+			b.warnf(fv, fv.pos, "output_file %q is used as written, a file named %s %s: only a task's description and expected_output and an agent's role, goal, backstory and instructions take {placeholders}", tk.OutputFile, name, where)
+		}
 		p := filepath.Clean(tk.OutputFile)
 		if other, dup := first[p]; dup {
 			b.errorf(fv, fv.pos, "task %q writes %s too: give each task its own output_file", other, tk.OutputFile)

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 // Error is a failed step of Write. Renamed says the new file had already
@@ -98,6 +100,12 @@ func copyFrom(r io.Reader) func(io.Writer) error {
 // that writes in small pieces streams to the file without holding it
 // whole). An error of write is a failed write.
 func StageWith(path string, write func(io.Writer) error, perm fs.FileMode) (*Staged, error) {
+	// A device, a pipe or a folder there (-o /dev/null, a link to
+	// /dev/stdout) is refused: the rename would replace it, a device node
+	// itself when run as root.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fail("write", path, checkpoint.NotRegular(fi.Mode()), false)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return nil, fail("create", path, err, false)

@@ -87,7 +87,7 @@ func (s *Store) OpenBlob(_ context.Context, id string, b checkpoint.Blob) (io.Re
 		return nil, &checkpoint.CorruptError{ID: id, Path: s.Path(id), Err: err}
 	}
 	path := s.BlobPath(id, b)
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	f, _, err := openRead(path, noFollow)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &checkpoint.CorruptError{ID: id, Path: path, Err: errors.New("a result stored out of line is missing")}
 	}

@@ -31,7 +31,7 @@ func (s *Store) AttemptLog(_ context.Context, l checkpoint.Lock, task string, at
 // fs.ErrNotExist when nothing was.
 func (s *Store) ReadLog(_ context.Context, id, task string, attempt int, stream string) ([]byte, error) {
 	p := s.logPath(id, task, attempt, stream)
-	f, err := os.OpenFile(p, os.O_RDONLY|noFollow, 0)
+	f, _, err := openRead(p, noFollow)
 	if err != nil {
 		return nil, storeErr("read", p, err)
 	}

@@ -110,7 +110,7 @@ type projectState struct {
 
 // Active is the project's active session id, "" when none is set.
 func (p *Project) Active(_ context.Context) (string, error) {
-	b, err := os.ReadFile(p.statePath())
+	b, err := readFile(p.statePath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -207,7 +207,7 @@ func (p *Project) Audit(_ context.Context, rec checkpoint.AuditRecord) error {
 
 // AuditRecords reads the audit log; a torn last line is ignored.
 func (p *Project) AuditRecords(_ context.Context) ([]checkpoint.AuditRecord, error) {
-	f, err := os.Open(p.auditPath())
+	f, _, err := openRead(p.auditPath(), 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -166,7 +166,7 @@ func (s *Store) readFiles(id string, outside bool) (data, jdata []byte, release 
 			return nil, nil, nil, storeErr("read", path, err)
 		}
 		s.step("snapshot read")
-		jdata, err = os.ReadFile(jpath)
+		jdata, err = readFile(jpath)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			release()
 			return nil, nil, nil, storeErr("read", jpath, err)
@@ -183,21 +183,44 @@ func (s *Store) readFiles(id string, outside bool) (data, jdata []byte, release 
 // outside the heap: below it the mapping costs more than it gives back.
 const outsideHeapFrom = 1 << 20
 
-// readWithInfo is os.ReadFile that also returns the read file's FileInfo:
-// the identity of the very file read, taken from its descriptor; outside
-// reads one of outsideHeapFrom bytes or more outside the heap where it
-// can, and release unmaps it (else it does nothing).
+// openRead opens a store file to read it, refusing (ErrNotRegular) what
+// is no regular file: a named pipe called s1.json would make the read
+// wait for a writer for ever, and the command with it, deaf to SIGTERM.
+// flags adds to O_RDONLY (noFollow).
+func openRead(path string, flags int) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock|flags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = checkpoint.NotRegular(fi.Mode())
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// readFile is os.ReadFile of a store file, through openRead.
+func readFile(path string) ([]byte, error) {
+	data, _, _, err := readWithInfo(path, false)
+	return data, err
+}
+
+// readWithInfo is os.ReadFile (through openRead) that also returns the
+// read file's FileInfo: the identity of the very file read, taken from
+// its descriptor; outside reads one of outsideHeapFrom bytes or more
+// outside the heap where it can, and release unmaps it (else it does
+// nothing).
 func readWithInfo(path string, outside bool) ([]byte, fs.FileInfo, func(), error) {
-	f, err := os.Open(path)
+	f, fi, err := openRead(path, 0)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if outside && fi.Mode().IsRegular() && fi.Size() >= outsideHeapFrom {
+	if outside && fi.Size() >= outsideHeapFrom {
 		if data, release, ok := readOutsideHeap(f, fi.Size()); ok {
 			return data, fi, release, nil
 		}
@@ -323,7 +346,7 @@ func (s *Store) takePrefetched(id string) *checkpoint.Session {
 // sameContent reports whether the file at path holds exactly want; a file
 // that does not exist holds nil. Any error is false: Load reads it again.
 func sameContent(path string, want []byte) bool {
-	f, err := os.Open(path)
+	f, _, err := openRead(path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return want == nil
 	}
@@ -380,7 +403,7 @@ func decodeFiles(id, path string, data []byte, jpath string, jdata []byte) (*che
 // one, falls back to a full Load, which says what is wrong with it.
 func (s *Store) readHead(id string) (*checkpoint.Session, error) {
 	path := s.Path(id)
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, s.notFound(id)

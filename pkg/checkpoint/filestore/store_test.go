@@ -495,8 +495,9 @@ func TestLoadPermissionError(t *testing.T) {
 	path, want := s.Path("perm"), "permissions"
 	if os.Geteuid() == 0 {
 		// root reads any file (so the test does not skip there): a folder
-		// where the journal goes cannot be read either.
-		path, want = s.journalPath("perm"), "check the disk"
+		// where the journal goes cannot be read either, and is said to be
+		// one.
+		path, want = s.journalPath("perm"), "a folder, not a regular file"
 		os.Remove(path)
 		if err := os.Mkdir(path, 0o700); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -214,15 +215,29 @@ func redactRaw(raw string) string {
 		user, _, _ := strings.Cut(rest[:at], ":")
 		rest = user + "@" + rest[at+1:]
 	}
-	return scheme + "://" + rest
+	s := scheme + "://" + rest
+	// A line break from a file read with $(…) would cut the message.
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
+// redactURLError is why url.Parse refused a URL, in words for the one who
+// wrote it rather than net/url's own.
 func redactURLError(err error) string {
+	msg := err.Error()
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return ue.Err.Error()
+		msg = ue.Err.Error()
 	}
-	return err.Error()
+	switch msg = strings.TrimPrefix(msg, "net/url: "); msg {
+	case "invalid userinfo":
+		return "the user or password holds a character a URL must percent-encode (a space is %20, / is %2F, @ is %40, : is %3A)"
+	case "invalid control character in URL":
+		return "it holds a control character (a line break, a tab): remove it"
+	}
+	return msg
 }
 
 // connString is u as text, for pgx and for messages. url.URL drops the "//" of a URL with no host

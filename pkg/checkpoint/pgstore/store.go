@@ -411,16 +411,8 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	defer l.Release()
 	n, err := s.remove(ctx, l)
-	var lost *Error
-	if errors.Is(err, ErrLost) && errors.As(err, &lost) {
-		// The lock's own advice is a run's (--continue). Whether the
-		// delete was done when the connection went is unknown; again
-		// finishes it either way.
-		return &Error{Location: s.cfg.location, Op: "delete session " + id, Msg: lost.Msg,
-			Advice: "the session may not be deleted: run `teamrun session delete " + id + "` again", Err: err}
-	}
 	if err != nil {
-		return err
+		return s.unfinished(err, "delete session "+id, "run `teamrun session delete "+id+"` again")
 	}
 	if n == 0 {
 		return s.notFound(id)
@@ -437,7 +429,19 @@ func (s *Store) Discard(ctx context.Context, cl checkpoint.Lock) error {
 	}
 	defer l.Release()
 	_, err := s.remove(ctx, l)
-	return err
+	return s.unfinished(err, "remove session "+l.id+" and its lock",
+		"what is left of it is a session no run uses, or a lock with no session: `teamrun session prune` removes it once it is older than the cut-off")
+}
+
+// unfinished is err, from a removal under a lock whose connection was
+// lost, as a *checkpoint.UnfinishedError advising advice: the lock's own
+// advice is a run's (--continue). Any other error is returned as it is.
+func (s *Store) unfinished(err error, op, advice string) error {
+	var lost *Error
+	if !errors.Is(err, ErrLost) || !errors.As(err, &lost) {
+		return err
+	}
+	return &checkpoint.UnfinishedError{Store: "PostgreSQL store " + s.cfg.location, Op: op, Cause: lost.Msg, Advice: advice, Err: err}
 }
 
 // remove deletes the session l holds (its transitions and logs go with

@@ -46,6 +46,13 @@ func TestParseURL(t *testing.T) {
 		{name: "semicolon in the parameters", raw: "postgres://u:secret@db/app?schema=a;b", wantErr: "parameters of the store URL postgres://u@db/app?schema=a;b cannot be read"},
 		{name: "not postgres", raw: "mysql://u:secret@db/app", wantErr: "is not a postgres:// or postgresql:// URL"},
 		{name: "unparsable keeps the password out", raw: "postgres://u:secret@db:port/app", wantErr: "cannot be read"},
+		// Go's own words ("net/url: invalid userinfo") say nothing to
+		// someone whose password holds a space; a line break is shown as
+		// one, not printed.
+		{name: "a space in the password", raw: "postgres://u:sec ret@db/app",
+			wantErr: "the store URL postgres://u@db/app cannot be read: the user or password holds a character a URL must percent-encode"},
+		{name: "a line break", raw: "postgres://u:secret@db/app\n",
+			wantErr: `the store URL "postgres://u@db/app\n" cannot be read: it holds a control character (a line break, a tab): remove it`},
 		{name: "no host is libpq's defaults", raw: "postgres://?password=secret&sslmode=disable",
 			schema: "teamrun", lease: DefaultLease, location: "postgres://?sslmode=disable"},
 		{name: "port out of range", raw: "postgres://u:secret@db:99999/app",
@@ -83,7 +90,7 @@ func TestParseURL(t *testing.T) {
 				if strings.Contains(err.Error(), "secret") {
 					t.Errorf("the message shows the password: %v", err)
 				}
-				if strings.Contains(err.Error(), "strconv") {
+				if strings.Contains(err.Error(), "strconv") || strings.Contains(err.Error(), "net/url") {
 					t.Errorf("the message shows Go's number parser: %v", err)
 				}
 				return
@@ -1085,4 +1092,63 @@ func TestRestartBeforeWriteLeavesPrunableLock(t *testing.T) {
 		t.Fatalf("Lock after prune: %v", err)
 	}
 	l2.Release()
+}
+
+// A session prune whose lock connection is terminated (pg_terminate_backend)
+// while it removes an old session, or a lock with no session, fails with
+// a store error that says to run prune again — not a run's advice
+// (--continue), not delete's — and without the password; pruning again
+// finishes it, leaving nothing behind.
+func TestPruneTerminated(t *testing.T) {
+	for _, what := range []string{"session", "orphan lock"} {
+		t.Run(what, func(t *testing.T) {
+			raw := testStoreURL(t)
+			s := openStore(t, raw)
+			ctx := context.Background()
+			if what == "session" {
+				l, j := begin(t, s, "old", 1)
+				if err := j.Close(); err != nil {
+					t.Fatal(err)
+				}
+				l.Release()
+			} else {
+				// A run's lock whose connection died before it wrote the
+				// session: its holders row stays.
+				cl, err := s.Lock(ctx, "old", 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				l := cl.(*Lock)
+				adminExec(t, raw, `SELECT pg_terminate_backend($1)`, backendPID(t, l))
+				select {
+				case <-l.Lost():
+				case <-time.After(time.Minute):
+					t.Fatal("the terminated lock was never lost")
+				}
+				l.Release()
+			}
+			s.beforeWrite = func() {
+				s.beforeWrite = nil
+				adminExec(t, raw, s.q(`SELECT pg_terminate_backend(backend_pid) FROM {s}.holders WHERE session_id = 'old'`))
+			}
+			p := s.Project(t.TempDir())
+			opts := checkpoint.PruneOptions{Before: time.Now().Add(time.Hour)}
+			_, _, err := checkpoint.Prune(ctx, s, p, opts)
+			if !errors.Is(err, checkpoint.ErrStore) {
+				t.Fatalf("Prune with its connection terminated = %v, want a store error", err)
+			}
+			msg := err.Error()
+			noPassword(t, raw, msg)
+			if strings.Contains(msg, "--continue") || strings.Contains(msg, "session delete") || !strings.Contains(msg, "teamrun session prune") {
+				t.Errorf("Prune with its connection terminated says %q; want it to say to prune again", msg)
+			}
+			if _, _, err := checkpoint.Prune(ctx, s, p, opts); err != nil {
+				t.Fatalf("pruning again: %v", err)
+			}
+			var rows int
+			if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.holders) + (SELECT count(*) FROM {s}.sessions)`)).Scan(&rows); err != nil || rows != 0 {
+				t.Errorf("holders and sessions rows left: %d, %v", rows, err)
+			}
+		})
+	}
 }

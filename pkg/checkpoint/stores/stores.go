@@ -72,9 +72,18 @@ func Open(ctx context.Context, location string) (checkpoint.Backend, error) {
 		return s, nil
 	case strings.HasPrefix(location, "file://"):
 		location = strings.TrimPrefix(location, "file://")
+		if rest, ok := strings.CutPrefix(location, "localhost/"); ok {
+			location = "/" + rest // file://localhost/p is file:///p (RFC 8089)
+		}
 		if location == "" || strings.ContainsAny(location, "?#") {
 			// A folder named with ? or # is more likely a URL's query.
 			return nil, fmt.Errorf("%w: file://%s: give the folder's path, as in file:///var/lib/teamrun (no ?query or #fragment), or the plain path", checkpoint.ErrBadLocation, location)
+		}
+		if !filepath.IsAbs(location) {
+			// file://st/x names the host st; taken as the folder st/x in
+			// the current one, it made sessions that a run from another
+			// folder does not find.
+			return nil, fmt.Errorf("%w: file://%s: a file URL names its folder from the root, as in file:///var/lib/teamrun (three slashes); a folder relative to the current one is its plain path (%s)", checkpoint.ErrBadLocation, location, location)
 		}
 	case strings.Contains(location, "://"):
 		scheme, _, _ := strings.Cut(location, "://")

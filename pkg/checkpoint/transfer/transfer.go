@@ -72,7 +72,7 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 	}
 	bs, _ := b.(checkpoint.BlobStore)
 	if err := checkpoint.OutlineBlobs(ctx, bs, sess); err != nil {
-		return "", err
+		return "", discard(ctx, b, l, err)
 	}
 	// Not loaded from b: Begin refuses to replace a session b already has.
 	sess.Epoch, sess.FoldedEpoch = "", ""
@@ -81,12 +81,25 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 		if errors.Is(err, checkpoint.ErrExists) {
 			return "", fmt.Errorf("%w: session %s is already in %s; delete it there first (teamrun session delete %s) to replace it", checkpoint.ErrExists, sess.ID, b.Location(), sess.ID)
 		}
-		return "", err
+		return "", discard(ctx, b, l, err)
 	}
 	if err := j.Close(); err != nil {
 		return "", err
 	}
 	return sess.ID, nil
+}
+
+// discard removes, under the import's lock l, the results the import
+// stored out of line before it failed with err: with no session to name
+// them nothing would list or remove them. A lock lost with its connection
+// cannot remove them; then its trace stays (a lock with no session, as a
+// killed import leaves), and session prune removes both: the lost lock's
+// error is err again, not worth a second telling.
+func discard(ctx context.Context, b checkpoint.Backend, l checkpoint.Lock, err error) error {
+	if derr := b.Discard(context.WithoutCancel(ctx), l); derr != nil && !errors.Is(derr, err) {
+		return errors.Join(err, fmt.Errorf("removing what the import stored: %w", derr))
+	}
+	return err
 }
 
 // DocumentError: the document given to Import is not a readable session

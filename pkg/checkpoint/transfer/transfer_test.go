@@ -24,10 +24,18 @@ import (
 // end; skipped without TEAMRUN_TEST_PG_URL except under CI=true.
 func pgBackend(t *testing.T) checkpoint.Backend {
 	t.Helper()
-	raw := testenv.PostgresURL(t)
+	s, _, _ := pgBackendIn(t)
+	return s
+}
+
+// pgBackendIn is pgBackend with the server's URL and the schema's name,
+// for what a test does behind the store's back.
+func pgBackendIn(t *testing.T) (s *pgstore.Store, raw, schema string) {
+	t.Helper()
+	raw = testenv.PostgresURL(t)
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	schema := "x_" + hex.EncodeToString(b)
+	schema = "x_" + hex.EncodeToString(b)
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +44,7 @@ func pgBackend(t *testing.T) checkpoint.Backend {
 	q.Set("schema", schema)
 	u.RawQuery = q.Encode()
 	ctx := context.Background()
-	s, err := pgstore.Open(ctx, u.String())
+	s, err = pgstore.Open(ctx, u.String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +55,7 @@ func pgBackend(t *testing.T) checkpoint.Backend {
 			c.Close(ctx)
 		}
 	})
-	return s
+	return s, raw, schema
 }
 
 func seed(t *testing.T, b checkpoint.Backend, id string) {
@@ -221,3 +229,67 @@ func TestExportImportBlobs(t *testing.T) {
 }
 
 func memBackend(*testing.T) checkpoint.Backend { return memstore.New() }
+
+// An import whose Begin fails (the server refuses the session's row) after
+// it stored the session's results out of line leaves none of them behind:
+// nothing would name them, list them or remove them. Imported again once
+// the server takes it, the session is whole.
+func TestImportFailedLeavesNoResults(t *testing.T) {
+	ctx := context.Background()
+	from := fileBackend(t)
+	to, raw, schema := pgBackendIn(t)
+	big := strings.Repeat("large output\n", checkpoint.BlobThreshold/13+1)
+	l, err := from.Lock(ctx, "big", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := []spec.TaskDef{{ID: 0, Name: "out", Agent: "w", Key: "k1"}}
+	j, err := from.Begin(ctx, l, checkpoint.NewSession("big", "/s/agents.yaml", "team", spec.Sequential, defs, "fp", time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkpoint.RecordAll(j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "out"}, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "out", Result: big}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	l.Release()
+	doc, err := Export(ctx, from, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	sql := func(q string) {
+		t.Helper()
+		if _, err := admin.Exec(ctx, strings.ReplaceAll(q, "{s}", schema)); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	sql(`CREATE FUNCTION {s}.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no new sessions today'; END $$`)
+	sql(`CREATE TRIGGER refuse BEFORE INSERT ON {s}.sessions FOR EACH ROW EXECUTE FUNCTION {s}.refuse()`)
+	if _, err := Import(ctx, to, "big.json", doc); err == nil || !strings.Contains(err.Error(), "no new sessions today") {
+		t.Fatalf("Import with the session's row refused = %v, want the server's error", err)
+	}
+	var rows int
+	if err := admin.QueryRow(ctx, strings.ReplaceAll(`SELECT (SELECT count(*) FROM {s}.blobs) + (SELECT count(*) FROM {s}.holders)`, "{s}", schema)).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("a failed import left %d blobs and holders rows (%v)", rows, err)
+	}
+	sql(`DROP TRIGGER refuse ON {s}.sessions`)
+	if _, err := Import(ctx, to, "big.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	got, err := to.Load(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, _ := got.Task("out")
+	if tk.Blob == nil {
+		t.Fatalf("imported result not stored out of line: %+v", tk)
+	}
+	if text, err := checkpoint.ReadBlob(ctx, to, "big", *tk.Blob); err != nil || text != big {
+		t.Fatalf("imported result: %d bytes, %v; want the %d exported", len(text), err, len(big))
+	}
+}

@@ -12,9 +12,12 @@ import (
 // display never wraps and leaves no stale line.
 type Screen struct {
 	Width int
-	rows  [][]rune
-	row   int
-	col   int
+	// rows hold one cell per column: a character with the combining
+	// marks that follow it, or wideTail for the second column of a wide
+	// character (DisplayWidth), as a terminal lays them out.
+	rows [][]string
+	row  int
+	col  int
 	// Wrapped counts the times a line ran past the width.
 	Wrapped int
 }
@@ -52,7 +55,10 @@ func (s *Screen) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (s *Screen) line() []rune {
+// wideTail marks the column a wide character's second half takes.
+const wideTail = "\x00"
+
+func (s *Screen) line() []string {
 	for len(s.rows) <= s.row {
 		s.rows = append(s.rows, nil)
 	}
@@ -60,22 +66,29 @@ func (s *Screen) line() []rune {
 }
 
 func (s *Screen) put(r rune) {
-	if s.col >= s.Width {
+	w := runeWidth(r)
+	if w == 0 {
+		// A combining mark joins the character before it.
+		if l := s.line(); s.col > 0 && s.col <= len(l) {
+			l[s.col-1] += string(r)
+		}
+		return
+	}
+	if s.col+w > s.Width {
 		s.Wrapped++
 		s.row++
 		s.col = 0
 	}
 	l := s.line()
-	for len(l) < s.col {
-		l = append(l, ' ')
+	for len(l) < s.col+w {
+		l = append(l, " ")
 	}
-	if s.col < len(l) {
-		l[s.col] = r
-	} else {
-		l = append(l, r)
+	l[s.col] = string(r)
+	if w == 2 {
+		l[s.col+1] = wideTail
 	}
 	s.rows[s.row] = l
-	s.col++
+	s.col += w
 }
 
 func (s *Screen) control(arg string, final byte) {
@@ -101,7 +114,7 @@ func (s *Screen) control(arg string, final byte) {
 func (s *Screen) Lines() []string {
 	out := make([]string, 0, len(s.rows))
 	for _, r := range s.rows {
-		out = append(out, strings.TrimRight(string(r), " "))
+		out = append(out, strings.TrimRight(strings.ReplaceAll(strings.Join(r, ""), wideTail, ""), " "))
 	}
 	for len(out) > 0 && out[len(out)-1] == "" {
 		out = out[:len(out)-1]
