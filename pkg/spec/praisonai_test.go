@@ -204,8 +204,10 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:1:1: context: not supported by teamrun, ignored: teamrun compacts no context: each task is given the outputs it reads in full"},
 		{"an agent's context", "agents:\n  a: {role: A, llm: m, context: true}\n" + steps,
 			"w.yaml:2:24: agents.a.context: not supported by teamrun, ignored: an agent reads no context of its own"},
-		{"output_json", "agents:\n  a: {role: A, llm: m}\n" + steps + "    output_json: {type: object}\n",
+		// a class PraisonAI resolves in tools.py; a mapping is the step's output_schema
+		{"output_json naming a class", "agents:\n  a: {role: A, llm: m}\n" + steps + "    output_json: Article\n",
 			"w.yaml:6:5: steps[0].output_json: not supported by teamrun, ignored: the result is not checked as JSON; in the native format a task's output_schema:"},
+		{"output_json a schema", "agents:\n  a: {role: A, llm: m}\n" + steps + "    output_json: {type: object}\n", ""},
 		{"handoff", "agents:\n  a: {role: A, llm: m, handoff: [b]}\n" + steps,
 			"w.yaml:2:24: agents.a.handoff: not supported by teamrun, ignored: agents never hand the conversation to each other"},
 		{"tool_choice", "agents:\n  a: {role: A, llm: m, tool_choice: auto}\n" + steps,

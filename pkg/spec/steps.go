@@ -629,6 +629,15 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 			}
 		case "output_file":
 			b.praisonString(f, &tk.OutputFile)
+		case "output_json":
+			// A mapping is the JSON Schema PraisonAI asks the model to
+			// answer in: teamrun's output_schema. Anything else names a
+			// Python class (or says yes), which teamrun cannot read.
+			if f.isMap() {
+				b.outputSchema(f, tk)
+			} else {
+				b.praisonIgnored(f)
+			}
 		case "loop":
 			sb.loop(f, tk, prev)
 		case "repeat":
