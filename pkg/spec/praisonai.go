@@ -107,11 +107,25 @@ func (b *builder) praison(root *tree) {
 			b.mcpServers(v, true)
 		case "workdir":
 			b.workdir(v)
-		case "allow":
-			for _, it := range v.itemsOrNil() {
-				if s, ok := it.str(); ok && s == ExecuteCommand {
+		case "allow", "approve":
+			// approve: is PraisonAI's list (or one name) of the tools it
+			// runs without asking first; allow: is teamrun's. Of teamrun's
+			// tools only execute_command waits for such a yes: the file
+			// tools run anyway.
+			items := v.itemsOrNil()
+			if _, ok := v.str(); ok {
+				items = []*tree{v}
+			}
+			for _, it := range items {
+				s, _ := it.str()
+				switch {
+				case s == ExecuteCommand:
 					t.Allow = append(t.Allow, s)
-				} else {
+				case s != "" && BuiltinTool(s) != nil:
+					// runs without asking: the approval is granted already
+				case s != "" && k == "approve":
+					b.warnf(it, it.pos, "ignored: teamrun has no tool %s to approve: execute_command is the only one that needs it (read_file, write_file and list_files run without asking)", quoteShort(s))
+				default:
 					b.praisonIgnored(it)
 				}
 			}
