@@ -115,6 +115,8 @@ func (b *builder) praison(root *tree) {
 			items := v.itemsOrNil()
 			if _, ok := v.str(); ok {
 				items = []*tree{v}
+			} else if !v.isSeq() && !v.isNull() {
+				b.warnf(v, v.kpos, "ignored: expected a list of tool names, such as [execute_command], got %s", v.describe())
 			}
 			for _, it := range items {
 				s, _ := it.str()
