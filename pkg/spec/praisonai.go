@@ -415,6 +415,57 @@ func ignoredEffect(path string) string {
 		return "the answer is not checked against it; a later step (or a repeat: with until:) can check it"
 	case "create_directory":
 		return "teamrun makes output_file's folder anyway"
+	// The keys below are in PraisonAI's own schema of these files
+	// (praisonai/config/schema.py): none is a misspelling.
+	case "streaming":
+		return ignoredEffect("stream")
+	case "planning_llm", "planning_tools", "reflection":
+		return ignoredEffect("planning")
+	case "manager_llm":
+		return "no manager model assigns or checks the tasks: each is done by the agent that declares it"
+	case "providers":
+		return "an agent's llm picks its endpoint (a provider prefix such as groq/, or llm.base_url) and its key comes from the environment; in the native format models: defines aliases with base_url and api_key_env"
+	case "acp", "lsp":
+		return "teamrun serves no ACP or LSP client: it runs the team and exits"
+	case "system_template", "prompt_template", "response_template":
+		return "teamrun writes the prompts itself: the system message from role, goal, backstory and instructions, the user message from the task's description, expected output and the outputs it reads"
+	case "tool_timeout":
+		return "the built-in tools have no time limit; in the native format a command tool's timeout: bounds each call"
+	case "tool_retry_policy":
+		return "a failed tool call is an error result the model reads, and it may call the tool again"
+	case "autonomy":
+		return "the agent works through its task's prompt and the tools it lists, at most max_turns model requests (default 10) an attempt"
+	case "approval":
+		return "no tool asks before it runs: the file tools run as they are, and execute_command only with the top-level approve: (or allow:)"
+	case "skills":
+		return "no skills are loaded: the agent has its role, goal, backstory and the tools it lists"
+	case "web", "web_fetch":
+		return "the agent has no web access of its own; in the native format a command tool or an MCP server can fetch pages"
+	case "runtime":
+		return ignoredEffect("tools_run_on")
+	}
+	// Keys whose names are too common to mean PraisonAI's anywhere else.
+	switch path {
+	case "toolsets":
+		return "no toolset is loaded: list the tools an agent uses under its tools"
+	case "workflow.timeout":
+		return "the run has no overall time limit; a step's timeout: bounds that step"
+	case "workflow.max_parallel":
+		return "teamrun run --max-parallel N (default 4) bounds the steps that run at once"
+	case "workflow.error_handling":
+		return "a failed step fails the run (exit 1) after its retries; `--continue` runs it again"
+	case "workflow.output":
+		return ignoredEffect("verbose")
+	}
+	if strings.Contains(path, "steps[") {
+		switch key {
+		case "task":
+			return "PraisonAI's workflow runner takes a step's text from action: (or description:), never from task: move it there"
+		case "type":
+			return "a step's kind comes from its keys (agent:, route:, parallel:, loop:, repeat:, if:)"
+		case "count":
+			return "a loop runs once per item of a list: loop: {over: VAR}"
+		}
 	}
 	return unreadKey
 }
