@@ -630,12 +630,16 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		case "output_file":
 			b.praisonString(f, &tk.OutputFile)
 		case "output_json":
-			// A mapping is the JSON Schema PraisonAI asks the model to
-			// answer in: teamrun's output_schema. Anything else names a
-			// Python class (or says yes), which teamrun cannot read.
-			if f.isMap() {
+			// A JSON Schema is what PraisonAI asks the model to answer in:
+			// teamrun's output_schema. Anything else names a Python class
+			// (or says yes), or sketches fields ({title: string}) that no
+			// schema checks: teamrun cannot read those.
+			switch {
+			case jsonSchemaLike(f):
 				b.outputSchema(f, tk)
-			} else {
+			case f.isMap():
+				b.warnf(f, f.kpos, "ignored: not a JSON Schema (no type:, properties: or items:), so the result is not checked; to have it asked for and checked, write one, such as {type: object, properties: {title: {type: string}}, required: [title]}")
+			default:
 				b.praisonIgnored(f)
 			}
 		case "loop":
@@ -716,6 +720,20 @@ func (sb *stepBuilder) noAction(first, hasPrev bool) string {
 		return carryOn
 	}
 	return ""
+}
+
+// jsonSchemaLike says whether v is a mapping with a JSON Schema keyword
+// that says what the value is, rather than a sketch of field names.
+func jsonSchemaLike(v *tree) bool {
+	if !v.isMap() {
+		return false
+	}
+	for _, k := range []string{"type", "properties", "items", "$schema", "$ref", "enum", "const", "anyOf", "oneOf", "allOf"} {
+		if v.get(k) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // loopIndex is the variable PraisonAI binds to a loop item's position.
