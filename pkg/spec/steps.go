@@ -376,6 +376,8 @@ func praisonSetsWhere(name string) string {
 		return "PraisonAI sets it once a loop step is done, for the steps after it"
 	case PreviousOutput:
 		return "it is the output of the step before, and the first step has none"
+	case "input":
+		return "it is the workflow's input: input: at the top, or PraisonAI's --input"
 	}
 	return ""
 }
@@ -679,6 +681,12 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		if tk.Description == "" && tk.Foreach != nil {
 			// PraisonAI would send the empty input: the item is what it means.
 			tk.Description = praisonSteps.spell(tk.Foreach.As)
+		}
+		if tk.Description == "" && first {
+			// PraisonAI's action defaults to {{input}}, which its CLI
+			// (--input) or input: gives; --var input= gives it here, and
+			// nothing giving it is said as for any {{VAR}}.
+			tk.Description = praisonSteps.spell("input")
 		}
 		if tk.Description == "" {
 			b.errorf(st, st.kpos, "missing required key \"action\": say what the agent should do")
