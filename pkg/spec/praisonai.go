@@ -443,6 +443,17 @@ func ignoredEffect(path string) string {
 		return "the agent has no web access of its own; in the native format a command tool or an MCP server can fetch pages"
 	case "runtime":
 		return ignoredEffect("tools_run_on")
+	// Keys PraisonAI's docs give (docs.praison.ai) beside its schema's.
+	case "images":
+		return "teamrun sends text only: no image is attached; a command agent can read the image and put what it holds into the text"
+	case "human_input":
+		return "no one is asked for feedback after the task; in the native format a task whose agent is human halts the run for `teamrun session decide`"
+	case "llm_routing", "llm_models", "routing_strategy":
+		return ignoredEffect("models")
+	case "output_structure":
+		return ignoredEffect("output_json")
+	case "min_iterations":
+		return ignoredEffect("planning")
 	}
 	// Keys whose names are too common to mean PraisonAI's anywhere else.
 	switch path {
@@ -456,6 +467,13 @@ func ignoredEffect(path string) string {
 		return "a failed step fails the run (exit 1) after its retries; `--continue` runs it again"
 	case "workflow.output":
 		return ignoredEffect("verbose")
+	case "workflow.router":
+		return ignoredEffect("models")
+	}
+	if strings.HasPrefix(path, "agents.") || strings.HasPrefix(path, "roles.") {
+		if key == "max_iterations" && !strings.Contains(path, ".tasks.") {
+			return ignoredEffect("planning") // the agent's self-reflection rounds
+		}
 	}
 	if strings.Contains(path, "steps[") {
 		switch key {
