@@ -241,7 +241,10 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		parallelLoopFile = "parallel_loop.yaml"
 		stepOutputsFile  = "step_outputs.yaml"
 		outputJSONFile   = "output_json_steps.yaml"
+		fixtureLoopFile  = "fixture_loop_workflow.yaml"
+		minimalFile      = "minimal_workflow.yaml"
 	)
+	local := map[string]bool{gateFile: true, parallelLoopFile: true, stepOutputsFile: true, outputJSONFile: true, fixtureLoopFile: true, minimalFile: true}
 	gate := []reply{
 		{"Score this draft: a weak draft", "41", 0, 0},
 		{"Score this draft:", "92", 0, 0},
@@ -386,6 +389,18 @@ func TestPraisonAIStepsRun(t *testing.T) {
 			"KEYWORDS TO SEARCH": `"type":"array"`,
 		}, progress: []string{"completed write[1]"}},
 
+		// PraisonAI's own loop fixture: var_name binds each item.
+		{name: "fixture_loop", file: fixtureLoopFile, want: []step{
+			{0, "Brief Describer", "Describe apple in exactly 5 words.", nil},
+			{1, "Brief Describer", "Describe banana in exactly 5 words.", []int{0}},
+		}, progress: []string{"completed step_1[1]"}},
+		// Steps with no action: the first is given the input (--var
+		// input= where PraisonAI has --input), the next the output before.
+		{name: "minimal", file: minimalFile, args: []string{"--var", "input=AI agents in 2026"}, want: []step{
+			{0, "Research the given topic", "AI agents in 2026", nil},
+			{1, "Write content based on research", "Carry on from the previous step's output.", []int{0}},
+		}},
+
 		// repeat: the evaluator runs again, fed its previous answer, until
 		// an answer says approved.
 		{file: "examples__yaml__workflows__evaluator_optimizer_workflow.yaml", args: []string{"--var", "input=a haiku"},
@@ -453,7 +468,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			src := filepath.Join(corpusDir, tt.file)
-			if tt.file == gateFile || tt.file == parallelLoopFile || tt.file == stepOutputsFile || tt.file == outputJSONFile {
+			if local[tt.file] {
 				src = filepath.Join("..", "..", "testdata", "praisonai", tt.file)
 			}
 			f := &fakeModel{rules: tt.rules, together: tt.together}
