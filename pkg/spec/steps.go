@@ -754,7 +754,7 @@ const loopIndex = "loop_index"
 // workflow process does.
 func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 	b := sb.b
-	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos, Text: true, Index: loopIndex}
+	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos, Text: true, Index: loopIndex, Path: f.path}
 	parallel := false
 	for i, k := range f.keys {
 		v := f.vals[i]
