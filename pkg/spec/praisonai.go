@@ -483,6 +483,8 @@ func ignoredEffect(path string) string {
 			return "a step's kind comes from its keys (agent:, route:, parallel:, loop:, repeat:, if:)"
 		case "count":
 			return "a loop runs once per item of a list: loop: {over: VAR}"
+		case "routes":
+			return "PraisonAI's workflow runner routes with route: {LABEL: [AGENT, …]} after the step that classifies, never with routes: write that"
 		}
 	}
 	return unreadKey
