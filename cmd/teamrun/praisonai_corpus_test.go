@@ -22,6 +22,7 @@ var corpusDir = filepath.Join("..", "..", "..", "shared", "corpus", "praisonai")
 type asked struct {
 	system, user string // the system message and the last user message
 	answer       string
+	format       string // the request's response_format, as sent ("" when none)
 }
 
 // fakeModel is an OpenAI-compatible server for the runs of PraisonAI
@@ -57,14 +58,15 @@ type reply struct {
 
 func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Messages []struct{ Role, Content string } `json:"messages"`
+		Messages       []struct{ Role, Content string } `json:"messages"`
+		ResponseFormat json.RawMessage                  `json:"response_format"`
 	}
 	body, _ := io.ReadAll(r.Body)
 	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	var a asked
+	a := asked{format: string(req.ResponseFormat)}
 	status := 0
 	for _, m := range req.Messages {
 		switch m.Role {
@@ -238,7 +240,11 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		gateFile         = "gate_workflow.yaml"
 		parallelLoopFile = "parallel_loop.yaml"
 		stepOutputsFile  = "step_outputs.yaml"
+		outputJSONFile   = "output_json_steps.yaml"
+		fixtureLoopFile  = "fixture_loop_workflow.yaml"
+		minimalFile      = "minimal_workflow.yaml"
 	)
+	local := map[string]bool{gateFile: true, parallelLoopFile: true, stepOutputsFile: true, outputJSONFile: true, fixtureLoopFile: true, minimalFile: true}
 	gate := []reply{
 		{"Score this draft: a weak draft", "41", 0, 0},
 		{"Score this draft:", "92", 0, 0},
@@ -259,6 +265,9 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		together []string // prompts that run at once
 		want     []step
 		progress []string // lines of the run's output, in this order
+		// formats maps a text of a prompt to a text its request's
+		// response_format must hold (the JSON Schema asked for).
+		formats map[string]string
 	}{
 		{file: "examples__yaml__workflows__simple_workflow.yaml", want: []step{
 			{0, "Research Analyst", "Research the following topic: The benefits of renewable energy", nil},
@@ -365,6 +374,33 @@ func TestPraisonAIStepsRun(t *testing.T) {
 			{3, "Announcer", "Announce what was sent", []int{2}},
 		}, progress: []string{"completed send", "skipped   send_blog", "completed announce"}},
 
+		// output_json: the schema is asked for and the answer checked; the
+		// loop after it walks the array the answer holds.
+		{name: "output_json", file: outputJSONFile, rules: []reply{
+			{"TOPIC TO RESEARCH", `{"keywords": ["gemini 3", "claude 5"]}`, 0, 0},
+			{"KEYWORDS TO SEARCH", `[{"title": "Gemini 3", "url": "u1"}, {"title": "Claude 5", "url": "u2"}]`, 0, 0},
+		}, want: []step{
+			{0, "Keyword Research Specialist", "TOPIC TO RESEARCH: AI news", nil},
+			{1, "Topic Collector", "KEYWORDS TO SEARCH:\nthe previous step's output (below)", []int{0}},
+			{2, "Post Writer", "Write a post about Gemini 3 (u1)", []int{1}},
+			{3, "Post Writer", "Write a post about Claude 5 (u2)", []int{2}},
+		}, formats: map[string]string{
+			"TOPIC TO RESEARCH":  `"required":["keywords"]`,
+			"KEYWORDS TO SEARCH": `"type":"array"`,
+		}, progress: []string{"completed write[1]"}},
+
+		// PraisonAI's own loop fixture: var_name binds each item.
+		{name: "fixture_loop", file: fixtureLoopFile, want: []step{
+			{0, "Brief Describer", "Describe apple in exactly 5 words.", nil},
+			{1, "Brief Describer", "Describe banana in exactly 5 words.", []int{0}},
+		}, progress: []string{"completed step_1[1]"}},
+		// Steps with no action: the first is given the input (--var
+		// input= where PraisonAI has --input), the next the output before.
+		{name: "minimal", file: minimalFile, args: []string{"--var", "input=AI agents in 2026"}, want: []step{
+			{0, "Research the given topic", "AI agents in 2026", nil},
+			{1, "Write content based on research", "Carry on from the previous step's output.", []int{0}},
+		}},
+
 		// repeat: the evaluator runs again, fed its previous answer, until
 		// an answer says approved.
 		{file: "examples__yaml__workflows__evaluator_optimizer_workflow.yaml", args: []string{"--var", "input=a haiku"},
@@ -432,7 +468,7 @@ func TestPraisonAIStepsRun(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			src := filepath.Join(corpusDir, tt.file)
-			if tt.file == gateFile || tt.file == parallelLoopFile || tt.file == stepOutputsFile {
+			if local[tt.file] {
 				src = filepath.Join("..", "..", "testdata", "praisonai", tt.file)
 			}
 			f := &fakeModel{rules: tt.rules, together: tt.together}
@@ -441,6 +477,18 @@ func TestPraisonAIStepsRun(t *testing.T) {
 				t.Fatalf("exit %d\n%s", code, out)
 			}
 			checkSteps(t, f.requests(), tt.want)
+			// A step asks for a schema when it gives one, and only then.
+			for _, a := range f.requests() {
+				want := ""
+				for ask, w := range tt.formats {
+					if strings.Contains(a.user, ask) {
+						want = w
+					}
+				}
+				if (want == "") != (a.format == "") || !strings.Contains(a.format, want) {
+					t.Errorf("the request asking %q has response_format %q, want one holding %q", a.user, a.format, want)
+				}
+			}
 			if f.apart {
 				t.Errorf("the steps %q did not run at once", tt.together)
 			}

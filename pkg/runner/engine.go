@@ -211,6 +211,9 @@ type Engine struct {
 	// CutBefore names the tasks an earlier pass cut off (task_reused):
 	// restored now, they stay cut off, and are not said again.
 	CutBefore map[string]bool
+	// RestoredBefore names the tasks an earlier pass restored: that pass
+	// said so (and wrote their output files back), this one does not again.
+	RestoredBefore map[string]bool
 
 	tasks    []taskState
 	graph    *schedule.Graph
@@ -478,7 +481,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	for i := range e.tasks {
-		if e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name] {
+		if name := e.Team.Tasks[i].Name; e.tasks[i].restored && !e.RanBefore[name] && !e.RestoredBefore[name] {
 			if !e.tasks[i].cutoff { // one an earlier pass cut off was said then
 				e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
 					Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw, ResultBlob: e.tasks[i].out.Blob})

@@ -327,7 +327,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// the next pass runs the task set expanded with the list, what is done
 	// restored (the fingerprint, over the declared tasks, is the same).
 	p = &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host,
-		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, begun: begun}
+		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, restoredBefore: map[string]bool{}, begun: begun}
 	for n := 0; ; n++ {
 		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
 		if err != nil || !grew {
@@ -363,6 +363,8 @@ type pass struct {
 	commands   *Commands
 	ranBefore  map[string]bool // tasks an earlier pass completed
 	cutBefore  map[string]bool // tasks an earlier pass cut off
+	// restoredBefore: tasks an earlier pass restored (and said so)
+	restoredBefore map[string]bool
 	// held and recorded are the first pass's early cut-off (what its
 	// restore held, and the recorded results to compare with): a later
 	// pass holds again what is still pending.
@@ -564,24 +566,25 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 	team, defs := set.Team, set.Defs
 	// What the engine takes over from the checkpoint.
 	e := &Engine{
-		Session:       id,
-		Started:       p.started,
-		Team:          team,
-		Render:        team.Render,
-		State:         state,
-		Decisions:     map[string]string{},
-		Attempts:      make([]int, len(defs)),
-		PriorUsage:    make([]*Usage, len(defs)),
-		DroppedUsage:  sess.Team.DroppedUsage,
-		MaxParallel:   o.MaxParallel,
-		ResumeCommand: ResumeCommand(o, id),
-		DecideCommand: func(task, value string) string { return cmdline.Decide(o.Home, id, task, value) },
-		Observer:      logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home},
-		Regrow:        regrowOf(set),
-		RanBefore:     p.ranBefore,
-		CutBefore:     p.cutBefore,
-		UsedBefore:    p.usedBefore,
-		Begun:         begun,
+		Session:        id,
+		Started:        p.started,
+		Team:           team,
+		Render:         team.Render,
+		State:          state,
+		Decisions:      map[string]string{},
+		Attempts:       make([]int, len(defs)),
+		PriorUsage:     make([]*Usage, len(defs)),
+		DroppedUsage:   sess.Team.DroppedUsage,
+		MaxParallel:    o.MaxParallel,
+		ResumeCommand:  ResumeCommand(o, id),
+		DecideCommand:  func(task, value string) string { return cmdline.Decide(o.Home, id, task, value) },
+		Observer:       logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home},
+		Regrow:         regrowOf(set),
+		RanBefore:      p.ranBefore,
+		CutBefore:      p.cutBefore,
+		RestoredBefore: p.restoredBefore,
+		UsedBefore:     p.usedBefore,
+		Begun:          begun,
 	}
 	if g, err := set.graph(); err == nil {
 		e.Graph, e.Context = g, g.Contexts()
@@ -642,6 +645,9 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 			}
 			if e.sched.Status(i) == schedule.Completed && e.tasks[i].cutoff {
 				p.cutBefore[tk.Name] = true
+			}
+			if e.tasks[i].restored {
+				p.restoredBefore[tk.Name] = true
 			}
 		}
 		p.usedBefore = sum.Usage

@@ -28,6 +28,17 @@ type Foreach struct {
 	Chain bool
 	Feed  []string
 	Pos   Pos
+	// Path is the key path errors name when it is not tasks.NAME.foreach:
+	// a PraisonAI step's loop (steps[0].loop).
+	Path string `json:"-"`
+}
+
+// keyPath is the key path of the foreach of task, as the file writes it.
+func (f *Foreach) keyPath(task string) string {
+	if f.Path != "" {
+		return f.Path
+	}
+	return "tasks." + task + ".foreach"
 }
 
 // foreachAs is the item's name when foreach gives no as: PraisonAI's.
@@ -241,12 +252,12 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 				join.Description = fmt.Sprintf("the results of %s[…] as a JSON array, its instances made when %s finishes", tk.Name, p)
 			default:
 				if items, err = ForeachItems(tk.Foreach, map[string]any{tk.Foreach.Over: v}); err != nil {
-					join.Expansion.JoinError = fmt.Sprintf("%s:%d:%d: tasks.%s.foreach: %v (the output of task %s)", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, tk.Name, err, p)
+					join.Expansion.JoinError = fmt.Sprintf("%s:%d:%d: %s: %v (the output of task %s)", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, tk.Foreach.keyPath(tk.Name), err, p)
 					join.Description = fmt.Sprintf("the results of %s[…]: %s's output is not a list", tk.Name, p)
 				}
 			}
 		} else if items, err = ForeachItems(tk.Foreach, state); err != nil {
-			return nil, fmt.Errorf("%s:%d:%d: tasks.%s.foreach: %w", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, tk.Name, err)
+			return nil, fmt.Errorf("%s:%d:%d: %s: %w", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, tk.Foreach.keyPath(tk.Name), err)
 		}
 		if join.Description == "" {
 			join.Description = fmt.Sprintf("the results of %s[0..%d] as a JSON array", tk.Name, len(items)-1)

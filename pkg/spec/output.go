@@ -40,6 +40,18 @@ func compileOutputSchema(task string, schema any) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
+// outputSchema gives tk the JSON Schema sv (a mapping, or true or false)
+// that its result is asked for in and checked against: the native
+// output_schema, or a PraisonAI step's output_json.
+func (b *builder) outputSchema(sv *tree, tk *Task) {
+	tk.OutputSchema = sv.json()
+	s, err := compileOutputSchema(tk.Name, tk.OutputSchema)
+	if err != nil {
+		b.errorf(sv, sv.pos, "not a JSON Schema teamrun can check results with: %s", strings.Join(strings.Fields(err.Error()), " "))
+	}
+	tk.schema = s
+}
+
 type errRemoteRef struct{ url string }
 
 func (e errRemoteRef) Error() string {

@@ -627,12 +627,7 @@ func (b *builder) task(name string, v *tree) {
 	}
 	if sv := v.get("output_schema"); sv != nil {
 		if _, isBool := sv.val().(bool); sv.isMap() || isBool {
-			tk.OutputSchema = sv.json()
-			s, err := compileOutputSchema(name, tk.OutputSchema)
-			if err != nil {
-				b.errorf(sv, sv.pos, "not a JSON Schema teamrun can check results with: %s", strings.Join(strings.Fields(err.Error()), " "))
-			}
-			tk.schema = s
+			b.outputSchema(sv, tk)
 		}
 	}
 	tk.OutputFile, _ = v.get("output_file").str()

@@ -87,7 +87,9 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if strings.IndexByte(f.text, '{') < 0 {
 				continue // no placeholder: its place is not looked up
 			}
-			at, path := src.pos, src.path+"."+f.keys[0]
+			// A text the file does not write (a step's action it left
+			// out) is said where the step is.
+			at, path := src.pos, src.path
 			for _, k := range f.keys {
 				if v := src.get(k); v != nil {
 					at, path = v.pos, v.path

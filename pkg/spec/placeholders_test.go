@@ -269,7 +269,7 @@ func TestPraisonPlaceholderSyntax(t *testing.T) {
 		{"steps: unresolved {{NAME}} is sent as written", fmt.Sprintf(steps, "", "branch issue-{{ISSUE}} for {{ input }} {X}"),
 			"branch issue-{{ISSUE}} for {{ input }} {X}", "", []string{
 				"p.yaml:6:27: steps[0].action: {{ISSUE}}: nothing defines ISSUE (variables:, an output_variable or --var ISSUE=VALUE), so the text keeps it as written; known: PR, date, month, now, timestamp, today, uuid, year",
-				"p.yaml:6:41: steps[0].action: {{ input }}: nothing defines input (variables:, an output_variable or --var input=VALUE), so the text keeps it as written; known: PR, date, month, now, timestamp, today, uuid, year"}},
+				"p.yaml:6:41: steps[0].action: {{ input }}: nothing defines input (variables:, an output_variable or --var input=VALUE), so the text keeps it as written; it is the workflow's input: input: at the top, or PraisonAI's --input; known: PR, date, month, now, timestamp, today, uuid, year"}},
 		{"roles: both spellings", fmt.Sprintf(roles, "Study {topic}", "About {{topic}} and {topic}"), "About AI and AI", "", nil},
 		{"roles: unresolved, as written", fmt.Sprintf(roles, "", "{{nope}} {nope}"), "{{nope}} {nope}", "", []string{
 			"p.yaml:7:25: roles.r.tasks.t.description: {{nope}}: nothing defines nope (variables:, an output_variable or --var nope=VALUE), so the text keeps it as written (did you mean \"now\"?); known: date, month, now, timestamp, today, topic, uuid, year"}},

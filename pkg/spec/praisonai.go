@@ -107,11 +107,27 @@ func (b *builder) praison(root *tree) {
 			b.mcpServers(v, true)
 		case "workdir":
 			b.workdir(v)
-		case "allow":
-			for _, it := range v.itemsOrNil() {
-				if s, ok := it.str(); ok && s == ExecuteCommand {
+		case "allow", "approve":
+			// approve: is PraisonAI's list (or one name) of the tools it
+			// runs without asking first; allow: is teamrun's. Of teamrun's
+			// tools only execute_command waits for such a yes: the file
+			// tools run anyway.
+			items := v.itemsOrNil()
+			if _, ok := v.str(); ok {
+				items = []*tree{v}
+			} else if !v.isSeq() && !v.isNull() {
+				b.warnf(v, v.kpos, "ignored: expected a list of tool names, such as [execute_command], got %s", v.describe())
+			}
+			for _, it := range items {
+				s, _ := it.str()
+				switch {
+				case s == ExecuteCommand:
 					t.Allow = append(t.Allow, s)
-				} else {
+				case s != "" && BuiltinTool(s) != nil:
+					// runs without asking: the approval is granted already
+				case s != "" && k == "approve":
+					b.warnf(it, it.pos, "ignored: teamrun has no tool %s to approve: execute_command is the only one that needs it (read_file, write_file and list_files run without asking)", quoteShort(s))
+				default:
 					b.praisonIgnored(it)
 				}
 			}
@@ -399,6 +415,77 @@ func ignoredEffect(path string) string {
 		return "the answer is not checked against it; a later step (or a repeat: with until:) can check it"
 	case "create_directory":
 		return "teamrun makes output_file's folder anyway"
+	// The keys below are in PraisonAI's own schema of these files
+	// (praisonai/config/schema.py): none is a misspelling.
+	case "streaming":
+		return ignoredEffect("stream")
+	case "planning_llm", "planning_tools", "reflection":
+		return ignoredEffect("planning")
+	case "manager_llm":
+		return "no manager model assigns or checks the tasks: each is done by the agent that declares it"
+	case "providers":
+		return "an agent's llm picks its endpoint (a provider prefix such as groq/, or llm.base_url) and its key comes from the environment; in the native format models: defines aliases with base_url and api_key_env"
+	case "acp", "lsp":
+		return "teamrun serves no ACP or LSP client: it runs the team and exits"
+	case "system_template", "prompt_template", "response_template":
+		return "teamrun writes the prompts itself: the system message from role, goal, backstory and instructions, the user message from the task's description, expected output and the outputs it reads"
+	case "tool_timeout":
+		return "the built-in tools have no time limit; in the native format a command tool's timeout: bounds each call"
+	case "tool_retry_policy":
+		return "a failed tool call is an error result the model reads, and it may call the tool again"
+	case "autonomy":
+		return "the agent works through its task's prompt and the tools it lists, at most max_turns model requests (default 10) an attempt"
+	case "approval":
+		return "no tool asks before it runs: the file tools run as they are, and execute_command only with the top-level approve: (or allow:)"
+	case "skills":
+		return "no skills are loaded: the agent has its role, goal, backstory and the tools it lists"
+	case "web", "web_fetch":
+		return "the agent has no web access of its own; in the native format a command tool or an MCP server can fetch pages"
+	case "runtime":
+		return ignoredEffect("tools_run_on")
+	// Keys PraisonAI's docs give (docs.praison.ai) beside its schema's.
+	case "images":
+		return "teamrun sends text only: no image is attached; a command agent can read the image and put what it holds into the text"
+	case "human_input":
+		return "no one is asked for feedback after the task; in the native format a task whose agent is human halts the run for `teamrun session decide`"
+	case "llm_routing", "llm_models", "routing_strategy":
+		return ignoredEffect("models")
+	case "output_structure":
+		return ignoredEffect("output_json")
+	case "min_iterations":
+		return ignoredEffect("planning")
+	}
+	// Keys whose names are too common to mean PraisonAI's anywhere else.
+	switch path {
+	case "toolsets":
+		return "no toolset is loaded: list the tools an agent uses under its tools"
+	case "workflow.timeout":
+		return "the run has no overall time limit; a step's timeout: bounds that step"
+	case "workflow.max_parallel":
+		return "teamrun run --max-parallel N (default 4) bounds the steps that run at once"
+	case "workflow.error_handling":
+		return "a failed step fails the run (exit 1) after its retries; `--continue` runs it again"
+	case "workflow.output":
+		return ignoredEffect("verbose")
+	case "workflow.router":
+		return ignoredEffect("models")
+	}
+	if strings.HasPrefix(path, "agents.") || strings.HasPrefix(path, "roles.") {
+		if key == "max_iterations" && !strings.Contains(path, ".tasks.") {
+			return ignoredEffect("planning") // the agent's self-reflection rounds
+		}
+	}
+	if strings.Contains(path, "steps[") {
+		switch key {
+		case "task":
+			return "PraisonAI's workflow runner takes a step's text from action: (or description:), never from task: move it there"
+		case "type":
+			return "a step's kind comes from its keys (agent:, route:, parallel:, loop:, repeat:, if:)"
+		case "count":
+			return "a loop runs once per item of a list: loop: {over: VAR}"
+		case "routes":
+			return "PraisonAI's workflow runner routes with route: {LABEL: [AGENT, …]} after the step that classifies, never with routes: write that"
+		}
 	}
 	return unreadKey
 }
@@ -431,6 +518,14 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 			l.Model = s
 		case "base_url":
 			l.BaseURL = s
+		case "api_base":
+			// LiteLLM's name for base_url, which PraisonAI's docs use:
+			// dropped, the requests (and the key) would go to OpenAI.
+			if bu := v.get("base_url"); bu != nil {
+				b.warnf(f, f.kpos, "ignored: base_url (line %d) says where requests go; keep one", bu.kpos.Line)
+			} else {
+				l.BaseURL = s
+			}
 		case "api_key_env":
 			l.APIKeyEnv = s
 		case "temperature":

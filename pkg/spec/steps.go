@@ -376,6 +376,8 @@ func praisonSetsWhere(name string) string {
 		return "PraisonAI sets it once a loop step is done, for the steps after it"
 	case PreviousOutput:
 		return "it is the output of the step before, and the first step has none"
+	case "input":
+		return "it is the workflow's input: input: at the top, or PraisonAI's --input"
 	}
 	return ""
 }
@@ -629,6 +631,19 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 			}
 		case "output_file":
 			b.praisonString(f, &tk.OutputFile)
+		case "output_json":
+			// A JSON Schema is what PraisonAI asks the model to answer in:
+			// teamrun's output_schema. Anything else names a Python class
+			// (or says yes), or sketches fields ({title: string}) that no
+			// schema checks: teamrun cannot read those.
+			switch {
+			case jsonSchemaLike(f):
+				b.outputSchema(f, tk)
+			case f.isMap():
+				b.warnf(f, f.kpos, "ignored: not a JSON Schema (no type:, properties: or items:), so the result is not checked; to have it asked for and checked, write one, such as {type: object, properties: {title: {type: string}}, required: [title]}")
+			default:
+				b.praisonIgnored(f)
+			}
 		case "loop":
 			sb.loop(f, tk, prev)
 		case "repeat":
@@ -666,6 +681,12 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		if tk.Description == "" && tk.Foreach != nil {
 			// PraisonAI would send the empty input: the item is what it means.
 			tk.Description = praisonSteps.spell(tk.Foreach.As)
+		}
+		if tk.Description == "" && first {
+			// PraisonAI's action defaults to {{input}}, which its CLI
+			// (--input) or input: gives; --var input= gives it here, and
+			// nothing giving it is said as for any {{VAR}}.
+			tk.Description = praisonSteps.spell("input")
 		}
 		if tk.Description == "" {
 			b.errorf(st, st.kpos, "missing required key \"action\": say what the agent should do")
@@ -709,6 +730,20 @@ func (sb *stepBuilder) noAction(first, hasPrev bool) string {
 	return ""
 }
 
+// jsonSchemaLike says whether v is a mapping with a JSON Schema keyword
+// that says what the value is, rather than a sketch of field names.
+func jsonSchemaLike(v *tree) bool {
+	if !v.isMap() {
+		return false
+	}
+	for _, k := range []string{"type", "properties", "items", "$schema", "$ref", "enum", "const", "anyOf", "oneOf", "allOf"} {
+		if v.get(k) != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // loopIndex is the variable PraisonAI binds to a loop item's position.
 const loopIndex = "loop_index"
 
@@ -719,7 +754,7 @@ const loopIndex = "loop_index"
 // workflow process does.
 func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 	b := sb.b
-	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos, Text: true, Index: loopIndex}
+	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos, Text: true, Index: loopIndex, Path: f.path}
 	parallel := false
 	for i, k := range f.keys {
 		v := f.vals[i]

@@ -93,8 +93,10 @@ func TestPraisonStepsMapping(t *testing.T) {
 		{name: "the first step of a branch takes the input",
 			src:   "input: tides\n" + agents + "steps:\n  - {agent: a, action: Score, output_variable: s}\n  - if:\n      condition: \"{{s}} > 1\"\n      then: [{agent: b}, {agent: a}]\n",
 			descs: map[string]string{"step_2_then_1": "{{input}}", "step_2_then_2": "Carry on from the previous step's output."}, process: Workflow},
-		{name: "the first step needs an action or an input",
-			src: agents + "steps:\n  - {agent: a}\n", err: `missing required key "action"`},
+		// PraisonAI's action defaults to {{input}}, which its --input
+		// gives when the file has no input: (--var input= here).
+		{name: "the first step without action or input: is given the input a --var gives",
+			src: agents + "steps:\n  - {agent: a}\n", descs: map[string]string{"step_1": "{{input}}"}, process: Sequential},
 		{name: "a parallel loop runs its instances at once",
 			src:     "variables: {xs: [p, q]}\n" + agents + "steps:\n  - {agent: a, action: \"Do {{item}}\", loop: {over: xs, parallel: true, max_workers: 2}}\n",
 			descs:   map[string]string{"step_1": "Do {{item}}"},

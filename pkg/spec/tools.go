@@ -305,7 +305,7 @@ func (b *builder) praisonTools(a *Agent, v *tree) {
 		t := BuiltinTool(name)
 		switch {
 		case t != nil && t.Builtin == ExecuteCommand && !b.team.Allows(ExecuteCommand):
-			b.warnf(it, it.pos, "tool %q is not given to the agent: it runs any command the model writes; allow it with the top-level `allow: [execute_command]`, or declare a command tool in the native format", name)
+			b.warnf(it, it.pos, "tool %q is not given to the agent: it runs any command the model writes; allow it with the top-level `approve: [execute_command]` (or `allow:`), or declare a command tool in the native format", name)
 		case t != nil && a != nil:
 			t.Workdir = b.team.Workdir
 			if !slices.ContainsFunc(a.Tools, func(x *Tool) bool { return x.Name == name }) {
