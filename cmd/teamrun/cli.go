@@ -191,7 +191,7 @@ func helpTopics(cmd *cli.Command, line []string) []string {
 // (urfave/cli would keep the last in silence); one that collects values
 // (--var, --rerun: repeats) may repeat, and so may a switch (--json).
 func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []string, err error) {
-	given := map[cli.Flag]string{} // the value each was given first
+	given := map[cli.Flag]bool{}
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if a == "--" {
@@ -201,22 +201,14 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 			pos = append(pos, a)
 			continue
 		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		kind, opt := kindOf(cmd, name)
 		if f := flagNamed(cmd, name); f != nil && kind != flagBool && !repeats(f) {
-			switch {
-			case hasValue:
-			case kind == flagOptional && i+1 < len(rest) && opt.Accepts(rest[i+1]):
-				value = rest[i+1]
-			case kind == flagOptional:
-				value = "alone"
-			case i+1 < len(rest):
-				value = rest[i+1]
+			// The values are not repeated back: a store URL may hold a password.
+			if given[f] {
+				return nil, nil, exitf(exitUsage, "%s is given twice: give it once (see %s --help)", flagTitle(f), path)
 			}
-			if first, ok := given[f]; ok {
-				return nil, nil, exitf(exitUsage, "%s is given twice (%s, then %s): give it once (see %s --help)", flagTitle(f), first, value, path)
-			}
-			given[f] = value
+			given[f] = true
 		}
 		switch {
 		case hasValue, kind == flagBool, kind == flagUnknown:
