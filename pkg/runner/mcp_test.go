@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -200,7 +201,9 @@ tasks:
 	c := p.session(t).ToolLogs["t"].Turns[0].Calls[0]
 	mu.Lock()
 	defer mu.Unlock()
-	if c.Result != "you are Bearer t0ken" || len(seen) == 0 || seen[0] != "Bearer t0ken" {
+	// The server got the value; what it echoed of it is redacted
+	// (TestMCPHeaderValueRedacted).
+	if c.Result != "you are [REDACTED]" || len(seen) == 0 || seen[0] != "Bearer t0ken" {
 		t.Errorf("result %q, headers seen %q", c.Result, seen)
 	}
 	spec, _ := os.ReadFile(p.dir + "/team.yaml")
@@ -214,5 +217,77 @@ tasks:
 	tr, _ := p2.session(t).Task("t")
 	if err != nil || sum.Outcome != Failed || !strings.Contains(tr.Error, "header Authorization comes from $REMOTE_TOKEN, which is not set") {
 		t.Errorf("without the variable: %v, %+v, %q", err, sum, tr.Error)
+	}
+}
+
+// A header value teamrun sends to an MCP server is a secret as an API key
+// is: what the server echoes of it, in a tool's result or in the error
+// that refuses the handshake, is redacted before it is recorded, shown or
+// sent to the model.
+func TestMCPHeaderValueRedacted(t *testing.T) {
+	const token = "Bearer mcp-t0ken-0123456789"
+	s := mcp.NewServer(&mcp.Implementation{Name: "http", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you are " + req.Extra.Header.Get("Authorization")}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	refuse := false
+	mcpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse {
+			// A gateway that says which token it refused.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"token %s is not valid"}}`, r.Header.Get("Authorization"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer mcpSrv.Close()
+	yaml := fmt.Sprintf(`
+mcp:
+  servers:
+    remote: {url: %q, headers: {Authorization: REMOTE_TOKEN}}
+agents:
+  a: {llm: {model: m, base_url: BASE}, tools: [remote]}
+tasks:
+  t: {description: d, agent: a}
+`, mcpSrv.URL)
+	for _, tc := range []struct {
+		name    string
+		refuse  bool
+		outcome Outcome
+	}{{"echoed in a result", false, Succeeded}, {"echoed in a refusal", true, Failed}} {
+		t.Run(tc.name, func(t *testing.T) {
+			refuse = tc.refuse
+			f := &toolLLM{script: func(n int, _ toolRequest) string {
+				if n == 1 {
+					return calls("c1", "whoami", `{}`)
+				}
+				return answer("done")
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, yaml)
+			p.env["REMOTE_TOKEN"] = token
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != tc.outcome {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			b, err := p.sessionFileBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			reqs, _ := json.Marshal(f.reqs)
+			f.mu.Unlock()
+			for what, text := range map[string]string{"the output": out, "the session": string(b), "the model's requests": string(reqs)} {
+				if strings.Contains(text, "t0ken-0123456789") {
+					t.Errorf("%s holds the header's value:\n%s", what, text)
+				}
+			}
+			if !strings.Contains(out, "[REDACTED]") {
+				t.Errorf("nothing was redacted:\n%s", out)
+			}
+		})
 	}
 }

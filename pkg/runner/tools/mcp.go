@@ -117,10 +117,7 @@ func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSessio
 		if hc == nil {
 			hc = &http.Client{}
 		}
-		getenv := m.opts.Getenv
-		if getenv == nil {
-			getenv = os.Getenv
-		}
+		getenv := orEnviron(m.opts.Getenv)
 		headers := http.Header{}
 		for h, env := range s.Headers {
 			v := getenv(env)
@@ -155,6 +152,31 @@ func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSessio
 		}
 	}
 	return cs, err
+}
+
+// orEnviron is getenv, or os.Getenv when it is nil.
+func orEnviron(getenv func(string) string) func(string) string {
+	if getenv == nil {
+		return os.Getenv
+	}
+	return getenv
+}
+
+// HeaderValues are the values the servers' headers take from the
+// environment (getenv; nil: os.Getenv), as a connection sends them:
+// secrets, like an API key, that what teamrun records and shows has
+// redacted (a server or a gateway may echo them).
+func HeaderValues(servers []*spec.MCPServer, getenv func(string) string) []string {
+	getenv = orEnviron(getenv)
+	var out []string
+	for _, s := range servers {
+		for _, env := range s.Headers {
+			if v := getenv(env); v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 // Call runs a tool of a server. Only a stopped ctx is an error; a tool
