@@ -34,13 +34,23 @@ type echoArgs struct {
 
 // serveTestMCP serves echo (it logs each call to $MCP_LOG and answers
 // with the text and the task it ran for) and secret, over stdin/stdout.
+// MCP_DIES=start makes it end before its handshake, MCP_DIES=call while
+// it runs echo, each saying why on stderr first.
 func serveTestMCP() {
+	if os.Getenv("MCP_DIES") == "start" {
+		fmt.Fprintln(os.Stderr, "test server: cannot open /nonexistent/db")
+		os.Exit(1)
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo a text"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 		f, err := os.OpenFile(os.Getenv("MCP_LOG"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err == nil {
 			fmt.Fprintln(f, in.Text)
 			f.Close()
+		}
+		if os.Getenv("MCP_DIES") == "call" {
+			fmt.Fprintln(os.Stderr, "test server: out of memory")
+			os.Exit(2)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("echo %s for %s (%s)", in.Text, os.Getenv("TEAMRUN_TASK"), os.Getenv("GREETING"))}}}, nil, nil
 	})
@@ -287,6 +297,54 @@ tasks:
 			}
 			if !strings.Contains(out, "[REDACTED]") {
 				t.Errorf("nothing was redacted:\n%s", out)
+			}
+		})
+	}
+}
+
+// A stdio server that ends (or cannot start) is reported in the user's
+// words, with the end of its stderr, where a server says what it lacks:
+// at the handshake, the attempt fails; during a call, the model reads it
+// as the call's error result.
+func TestMCPServerEnds(t *testing.T) {
+	for _, tc := range []struct {
+		dies, command string
+		want          string // in the task's error or the call's result
+	}{
+		{"start", os.Args[0], "MCP server testsrv: it ended before its MCP handshake; its stderr ends: test server: cannot open /nonexistent/db"},
+		{"", "/nonexistent/mcp-server", "MCP server testsrv: cannot start /nonexistent/mcp-server: no such file or directory"},
+		{"call", os.Args[0], "error: MCP server testsrv ended or closed its connection: if it did during this call, what the call did is unknown; its stderr ends: test server: out of memory"},
+	} {
+		t.Run(tc.want[:40], func(t *testing.T) {
+			yaml, _ := mcpTeam(t, "")
+			yaml = strings.Replace(yaml, fmt.Sprintf("command: [%q]", os.Args[0]), fmt.Sprintf("command: [%q]", tc.command), 1)
+			yaml = strings.Replace(yaml, "GREETING: hello", "GREETING: hello, MCP_DIES: \""+tc.dies+"\"", 1)
+			f := &toolLLM{script: func(n int, _ toolRequest) string {
+				if n == 1 {
+					return calls("c1", "echo", `{"text":"hi"}`)
+				}
+				return answer("done")
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, yaml)
+			_, out, err := p.run(t, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess := p.session(t)
+			tr, _ := sess.Task("t")
+			got := tr.Error
+			if lg := sess.ToolLogs["t"]; lg != nil {
+				got = lg.Turns[0].Calls[0].Result
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("got %q, want %q\n%s", got, tc.want, out)
+			}
+			for _, internal := range []string{"client is closing", "fork/exec", "EOF"} {
+				if strings.Contains(got, internal) {
+					t.Errorf("%q says %q", got, internal)
+				}
 			}
 		})
 	}
