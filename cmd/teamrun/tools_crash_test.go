@@ -420,3 +420,109 @@ tasks:
 		})
 	}
 }
+
+// turnLLM's first answer calls charge three times in one turn (amounts
+// 1, 2, 3); any later one answers with the tool results it was given.
+type turnLLM struct{ crashLLM }
+
+func (f *turnLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, string(body))
+	f.mu.Unlock()
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &req)
+	w.Header().Set("Content-Type", "application/json")
+	var results []string
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			results = append(results, strings.TrimSpace(m.Content))
+		}
+	}
+	if len(results) == 0 {
+		call := func(n int) string {
+			return fmt.Sprintf(`{"id":"c%d","type":"function","function":{"name":"charge","arguments":"{\"amount\":%d}"}}`, n, n)
+		}
+		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[%s,%s,%s]},"finish_reason":"tool_calls"}],%s}`, call(1), call(2), call(3), crashUsage)
+		return
+	}
+	answer, _ := json.Marshal("results: " + strings.Join(results, " / "))
+	fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],%s}`, answer, crashUsage)
+}
+
+// kill -9 while the second of three calls of one turn runs: --continue
+// replays the first (never run again), settles the second by the tool's
+// idempotency or the decision, then runs the third, which had not
+// started, once; the session counts each model request once.
+func TestToolCrashMidTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		idempotent bool
+		decision   string
+		runs       string // the tool's runs, in order, of all the runs
+		answer     string
+	}{
+		{"not idempotent, rerun", false, "rerun", "1 2 2 3", "results: charged 1 / charged 2 / charged 3"},
+		{"not idempotent, unknown", false, "unknown", "1 2 3", "results: charged 1 / error: the outcome of this call is unknown"},
+		{"idempotent", true, "", "1 2 2 3", "results: charged 1 / charged 2 / charged 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &turnLLM{}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			dir := t.TempDir()
+			p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+			spec := fmt.Sprintf(`
+tools:
+  charge:
+    description: Charge the customer
+    parameters: {type: object, properties: {amount: {type: integer}}, required: [amount]}
+    shell: 'echo "$TEAMRUN_ARG_AMOUNT" >> %[1]s/runs; if [ "$TEAMRUN_ARG_AMOUNT" = 2 ] && [ ! -e %[1]s/ready ]; then touch %[1]s/ready; exec sleep 120; fi; echo "charged $TEAMRUN_ARG_AMOUNT"'
+    idempotent: %[3]v
+agents:
+  clerk: {role: Clerk, llm: {model: m, base_url: %[2]s/v1}, tools: [charge]}
+tasks:
+  work: {description: Charge the customer thrice, agent: clerk}
+`, dir, srv.URL, tc.idempotent)
+			if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			runs := func() string {
+				b, _ := os.ReadFile(filepath.Join(dir, "runs"))
+				return strings.Join(strings.Fields(string(b)), " ")
+			}
+			p.crash(t, p.exists("ready"))
+			if runs() != "1 2" || len(f.requests()) != 1 {
+				t.Fatalf("before the crash: runs %q, %d requests", runs(), len(f.requests()))
+			}
+			if tc.decision != "" {
+				out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+				if code != 3 || !strings.Contains(out, `tool charge was started with {"amount":2}`) || runs() != "1 2" || len(f.requests()) != 1 {
+					t.Fatalf("--continue: exit %d, runs %q, %d requests:\n%s", code, runs(), len(f.requests()), out)
+				}
+				if out, code := p.teamrun(t, "session", "decide", "s1", "work", tc.decision); code != 0 {
+					t.Fatalf("decide: exit %d\n%s", code, out)
+				}
+			}
+			out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+			if code != 0 || !strings.Contains(out, tc.answer) {
+				t.Fatalf("--continue: exit %d, want the answer %q:\n%s", code, tc.answer, out)
+			}
+			if runs() != tc.runs || len(f.requests()) != 2 {
+				t.Errorf("runs %q, want %q; %d model requests, want 2", runs(), tc.runs, len(f.requests()))
+			}
+			if !strings.Contains(out, "tokens:  this run 12 tokens (cost unknown); session 24 tokens (cost unknown)") {
+				t.Errorf("the session does not count each request once:\n%s", out)
+			}
+			// Settled and done: nothing runs again.
+			if out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1"); code != 0 || !strings.Contains(out, "1 restored, 0 ran") || runs() != tc.runs {
+				t.Errorf("a second --continue: exit %d, runs %q\n%s", code, runs(), out)
+			}
+		})
+	}
+}
