@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/teamrun/teamrun/internal/testenv"
 )
 
 // crashLLM is the model of the crash tests: its first answer calls
@@ -522,6 +524,57 @@ tasks:
 			// Settled and done: nothing runs again.
 			if out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1"); code != 0 || !strings.Contains(out, "1 restored, 0 ran") || runs() != tc.runs {
 				t.Errorf("a second --continue: exit %d, runs %q\n%s", code, runs(), out)
+			}
+		})
+	}
+}
+
+// The crash rule against a real server (Ollama's tiny-tools, which calls
+// get_time({"zone":"UTC"}) and then answers "The time is noon."): kill -9
+// while the tool, not idempotent, runs; --continue halts (exit 3) without
+// running it or asking the model; each decision lets the run go on, and
+// the tool ran as often as the decision says.
+func TestRealLLMToolCrash(t *testing.T) {
+	base := testenv.LLMBaseURL(t)
+	for _, tc := range []struct {
+		decision string
+		runs     int
+	}{{"rerun", 2}, {"unknown", 1}} {
+		t.Run(tc.decision, func(t *testing.T) {
+			dir := t.TempDir()
+			p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+			spec := fmt.Sprintf(`
+tools:
+  get_time:
+    description: Current time in an IANA time zone
+    parameters: {type: object, properties: {zone: {type: string}}, required: [zone]}
+    shell: 'echo "$TEAMRUN_ARG_ZONE" >> %[1]s/runs; if [ ! -e %[1]s/ready ]; then touch %[1]s/ready; exec sleep 120; fi; echo 12:00'
+agents:
+  clock: {role: Timekeeper, llm: {model: tiny-tools, base_url: %[2]s}, tools: [get_time], max_turns: 4}
+tasks:
+  now: {description: "What time is it in UTC?", agent: clock}
+`, dir, base)
+			if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p.crash(t, p.exists("ready"))
+			out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+			if code != 3 || !strings.Contains(out, `tool get_time was started with {"zone":"UTC"}`) || p.runs(t) != 1 ||
+				!strings.Contains(out, "tokens:  this run 0 tokens; session ") {
+				t.Fatalf("--continue: exit %d, %d runs:\n%s", code, p.runs(t), out)
+			}
+			if out, code := p.teamrun(t, "session", "decide", "s1", "now", tc.decision); code != 0 {
+				t.Fatalf("decide: exit %d\n%s", code, out)
+			}
+			out, code = p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+			if code != 0 || !strings.Contains(out, "The time is noon.") || p.runs(t) != tc.runs {
+				t.Fatalf("after deciding %s: exit %d, %d runs (want %d):\n%s", tc.decision, code, p.runs(t), tc.runs, out)
+			}
+			// Two requests in all (the turn that called get_time, recorded
+			// before the crash, and the answer): the session counts each once.
+			js, _ := p.teamrun(t, "session", "show", "s1", "--json")
+			if n := strings.Count(js, `"model": "tiny-tools"`) + strings.Count(js, `"model":"tiny-tools"`); n != 2 {
+				t.Errorf("the session records %d requests, want 2:\n%s", n, js)
 			}
 		})
 	}
