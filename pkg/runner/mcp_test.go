@@ -38,7 +38,7 @@ type echoArgs struct {
 // it runs echo, each saying why on stderr first.
 func serveTestMCP() {
 	if os.Getenv("MCP_DIES") == "start" {
-		fmt.Fprintln(os.Stderr, "test server: cannot open /nonexistent/db")
+		fmt.Fprintln(os.Stderr, "test server: cannot open /nonexistent/db", os.Getenv("MCP_SAY"))
 		os.Exit(1)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
@@ -347,5 +347,29 @@ func TestMCPServerEnds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// What plan learns of a server that cannot list its tools quotes its
+// stderr: a key the server prints there (one it was given, or found in
+// teamrun's environment) is redacted, as a run redacts it.
+func TestMCPDigestRedacted(t *testing.T) {
+	const key = "sk-digest-secret-0123456789"
+	yaml, _ := mcpTeam(t, "")
+	yaml = strings.Replace(yaml, "GREETING: hello", "GREETING: hello, MCP_DIES: start, MCP_SAY: "+key, 1)
+	yaml = strings.Replace(yaml, "base_url: BASE", "base_url: http://127.0.0.1:9/v1, api_key_env: TEST_KEY", 1)
+	team, err := spec.Parse("team.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string {
+		if k == "TEST_KEY" {
+			return key
+		}
+		return ""
+	}
+	_, err = MCPDigest(context.Background(), team, team.MCP[0], getenv)
+	if err == nil || !strings.Contains(err.Error(), "its stderr ends: test server: cannot open /nonexistent/db [REDACTED]") || strings.Contains(err.Error(), "0123456789") {
+		t.Errorf("got %v", err)
 	}
 }
