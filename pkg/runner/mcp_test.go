@@ -373,3 +373,20 @@ func TestMCPDigestRedacted(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// A server still silent when the task's timeout ends the attempt: the
+// failure names that timeout, not the handshake's own limit of 30s.
+func TestMCPHandshakeStoppedByTheTaskTimeout(t *testing.T) {
+	yaml, _ := mcpTeam(t, "")
+	yaml = strings.Replace(yaml, fmt.Sprintf("command: [%q]", os.Args[0]), `command: [sleep, "60"]`, 1)
+	yaml = strings.Replace(yaml, "t: {description: d, agent: a}", "t: {description: d, agent: a, timeout: 200ms}", 1)
+	p := newProject(t, "http://127.0.0.1:9", yaml)
+	if _, out, err := p.run(t, false); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	tr, _ := p.session(t).Task("t")
+	want := "timed out after 200ms (tasks.t.timeout): MCP server testsrv: stopped before it answered its MCP handshake; it wrote nothing on stderr"
+	if tr.Error != want {
+		t.Errorf("error %q, want %q", tr.Error, want)
+	}
+}

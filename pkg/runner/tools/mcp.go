@@ -32,11 +32,16 @@ const stderrTail = 2048
 // user's words (the SDK's "client is closing: EOF" says nothing of a
 // server that died at start), with the end of a stdio server's stderr:
 // where a server says what it lacks.
-func handshakeErr(ctx context.Context, limit time.Duration, err error, stderr *Tail) error {
+// ctx is the attempt's, hctx the handshake's (ctx with the limit).
+func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, stderr *Tail) error {
 	var ee *exec.Error
 	var pe *fs.PathError
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case ctx.Err() != nil:
+		// The attempt's end (its timeout, an interrupt), which the
+		// caller names, not the handshake's limit.
+		err = stoppedHandshake{ctx.Err()}
+	case errors.Is(hctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("no answer to the MCP handshake within %s (is it an MCP server on stdin and stdout?)", limit)
 	case errors.As(err, &ee):
 		return fmt.Errorf("cannot start %s: %w", ee.Name, ee.Err)
@@ -47,6 +52,13 @@ func handshakeErr(ctx context.Context, limit time.Duration, err error, stderr *T
 	}
 	return fmt.Errorf("%w%s", err, stderrText(stderr))
 }
+
+// stoppedHandshake is a handshake the attempt's end cut short: errors.Is
+// sees the context's error; the text is the user's words, not Go's.
+type stoppedHandshake struct{ err error }
+
+func (e stoppedHandshake) Error() string { return "stopped before it answered its MCP handshake" }
+func (e stoppedHandshake) Unwrap() error { return e.err }
 
 // ended tells a connection the server closed (it exited, or closed its
 // stdout) from other failures.
@@ -110,12 +122,12 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 		if err != nil {
 			cancel()
 			m.Close()
-			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, handshakeErr(hctx, limit, err, m.stderr[s.Name]))
+			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name]))
 		}
 		m.sessions[s.Name] = cs
 		res, err := cs.ListTools(hctx, &mcp.ListToolsParams{})
 		if err != nil {
-			err = handshakeErr(hctx, limit, err, m.stderr[s.Name])
+			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name])
 			cancel()
 			m.Close()
 			return nil, nil, fmt.Errorf("MCP server %s: listing its tools: %w", s.Name, err)
