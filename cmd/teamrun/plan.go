@@ -114,7 +114,7 @@ func planCommand() *cli.Command {
 			p.Warnings = append(p.Warnings, set.Warnings...)
 			if len(team.MCP) > 0 {
 				p.NoteMCP(c.Context, team, sess, func(ctx context.Context, s *spec.MCPServer) (string, error) {
-					return runner.MCPDigest(ctx, s, os.Getenv)
+					return runner.MCPDigest(ctx, team, s, os.Getenv)
 				})
 			}
 			// The plan's own warnings go to stderr as every warning does;

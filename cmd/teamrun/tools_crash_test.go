@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/teamrun/teamrun/internal/testenv"
 )
 
 // crashLLM is the model of the crash tests: its first answer calls
@@ -416,6 +418,163 @@ tasks:
 			}
 			if code != 0 || !strings.Contains(out, "charged: charged 5") || p.runs(t) != 2 {
 				t.Fatalf("exit %d, %d runs:\n%s", code, p.runs(t), out)
+			}
+		})
+	}
+}
+
+// turnLLM's first answer calls charge three times in one turn (amounts
+// 1, 2, 3); any later one answers with the tool results it was given.
+type turnLLM struct{ crashLLM }
+
+func (f *turnLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.bodies = append(f.bodies, string(body))
+	f.mu.Unlock()
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &req)
+	w.Header().Set("Content-Type", "application/json")
+	var results []string
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			results = append(results, strings.TrimSpace(m.Content))
+		}
+	}
+	if len(results) == 0 {
+		call := func(n int) string {
+			return fmt.Sprintf(`{"id":"c%d","type":"function","function":{"name":"charge","arguments":"{\"amount\":%d}"}}`, n, n)
+		}
+		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[%s,%s,%s]},"finish_reason":"tool_calls"}],%s}`, call(1), call(2), call(3), crashUsage)
+		return
+	}
+	answer, _ := json.Marshal("results: " + strings.Join(results, " / "))
+	fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],%s}`, answer, crashUsage)
+}
+
+// kill -9 while the second of three calls of one turn runs: --continue
+// replays the first (never run again), settles the second by the tool's
+// idempotency or the decision, then runs the third, which had not
+// started, once; the session counts each model request once.
+func TestToolCrashMidTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		idempotent bool
+		decision   string
+		runs       string // the tool's runs, in order, of all the runs
+		answer     string
+	}{
+		{"not idempotent, rerun", false, "rerun", "1 2 2 3", "results: charged 1 / charged 2 / charged 3"},
+		{"not idempotent, unknown", false, "unknown", "1 2 3", "results: charged 1 / error: the outcome of this call is unknown"},
+		{"idempotent", true, "", "1 2 2 3", "results: charged 1 / charged 2 / charged 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &turnLLM{}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			dir := t.TempDir()
+			p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+			spec := fmt.Sprintf(`
+tools:
+  charge:
+    description: Charge the customer
+    parameters: {type: object, properties: {amount: {type: integer}}, required: [amount]}
+    shell: 'echo "$TEAMRUN_ARG_AMOUNT" >> %[1]s/runs; if [ "$TEAMRUN_ARG_AMOUNT" = 2 ] && [ ! -e %[1]s/ready ]; then touch %[1]s/ready; exec sleep 120; fi; echo "charged $TEAMRUN_ARG_AMOUNT"'
+    idempotent: %[3]v
+agents:
+  clerk: {role: Clerk, llm: {model: m, base_url: %[2]s/v1}, tools: [charge]}
+tasks:
+  work: {description: Charge the customer thrice, agent: clerk}
+`, dir, srv.URL, tc.idempotent)
+			if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			runs := func() string {
+				b, _ := os.ReadFile(filepath.Join(dir, "runs"))
+				return strings.Join(strings.Fields(string(b)), " ")
+			}
+			p.crash(t, p.exists("ready"))
+			if runs() != "1 2" || len(f.requests()) != 1 {
+				t.Fatalf("before the crash: runs %q, %d requests", runs(), len(f.requests()))
+			}
+			if tc.decision != "" {
+				out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+				if code != 3 || !strings.Contains(out, `tool charge was started with {"amount":2}`) || runs() != "1 2" || len(f.requests()) != 1 {
+					t.Fatalf("--continue: exit %d, runs %q, %d requests:\n%s", code, runs(), len(f.requests()), out)
+				}
+				if out, code := p.teamrun(t, "session", "decide", "s1", "work", tc.decision); code != 0 {
+					t.Fatalf("decide: exit %d\n%s", code, out)
+				}
+			}
+			out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+			if code != 0 || !strings.Contains(out, tc.answer) {
+				t.Fatalf("--continue: exit %d, want the answer %q:\n%s", code, tc.answer, out)
+			}
+			if runs() != tc.runs || len(f.requests()) != 2 {
+				t.Errorf("runs %q, want %q; %d model requests, want 2", runs(), tc.runs, len(f.requests()))
+			}
+			if !strings.Contains(out, "tokens:  this run 12 tokens (cost unknown); session 24 tokens (cost unknown)") {
+				t.Errorf("the session does not count each request once:\n%s", out)
+			}
+			// Settled and done: nothing runs again.
+			if out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1"); code != 0 || !strings.Contains(out, "1 restored, 0 ran") || runs() != tc.runs {
+				t.Errorf("a second --continue: exit %d, runs %q\n%s", code, runs(), out)
+			}
+		})
+	}
+}
+
+// The crash rule against a real server (Ollama's tiny-tools, which calls
+// get_time({"zone":"UTC"}) and then answers "The time is noon."): kill -9
+// while the tool, not idempotent, runs; --continue halts (exit 3) without
+// running it or asking the model; each decision lets the run go on, and
+// the tool ran as often as the decision says.
+func TestRealLLMToolCrash(t *testing.T) {
+	base := testenv.LLMBaseURL(t)
+	for _, tc := range []struct {
+		decision string
+		runs     int
+	}{{"rerun", 2}, {"unknown", 1}} {
+		t.Run(tc.decision, func(t *testing.T) {
+			dir := t.TempDir()
+			p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+			spec := fmt.Sprintf(`
+tools:
+  get_time:
+    description: Current time in an IANA time zone
+    parameters: {type: object, properties: {zone: {type: string}}, required: [zone]}
+    shell: 'echo "$TEAMRUN_ARG_ZONE" >> %[1]s/runs; if [ ! -e %[1]s/ready ]; then touch %[1]s/ready; exec sleep 120; fi; echo 12:00'
+agents:
+  clock: {role: Timekeeper, llm: {model: tiny-tools, base_url: %[2]s}, tools: [get_time], max_turns: 4}
+tasks:
+  now: {description: "What time is it in UTC?", agent: clock}
+`, dir, base)
+			if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p.crash(t, p.exists("ready"))
+			out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+			if code != 3 || !strings.Contains(out, `tool get_time was started with {"zone":"UTC"}`) || p.runs(t) != 1 ||
+				!strings.Contains(out, "tokens:  this run 0 tokens; session ") {
+				t.Fatalf("--continue: exit %d, %d runs:\n%s", code, p.runs(t), out)
+			}
+			if out, code := p.teamrun(t, "session", "decide", "s1", "now", tc.decision); code != 0 {
+				t.Fatalf("decide: exit %d\n%s", code, out)
+			}
+			out, code = p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+			if code != 0 || !strings.Contains(out, "The time is noon.") || p.runs(t) != tc.runs {
+				t.Fatalf("after deciding %s: exit %d, %d runs (want %d):\n%s", tc.decision, code, p.runs(t), tc.runs, out)
+			}
+			// Two requests in all (the turn that called get_time, recorded
+			// before the crash, and the answer): the session counts each once.
+			js, _ := p.teamrun(t, "session", "show", "s1", "--json")
+			if n := strings.Count(js, `"model": "tiny-tools"`) + strings.Count(js, `"model":"tiny-tools"`); n != 2 {
+				t.Errorf("the session records %d requests, want 2:\n%s", n, js)
 			}
 		})
 	}

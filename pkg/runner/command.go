@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/tools"
 )
 
 // stderrTail is how much of a failed command's stderr goes into its error.
@@ -330,7 +331,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 		return cmd
 	}
 	cmd := newCmd()
-	stderr := &tailBuffer{max: stderrTail}
+	stderr := &tools.Tail{Max: stderrTail}
 
 	groups.startLock()
 	if err = ctx.Err(); err == nil {
@@ -666,37 +667,6 @@ func (g *Groups) removeIfSet(pid int) {
 		g.remove(pid)
 	}
 }
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	max int
-	buf []byte
-	cut bool
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	n := len(p)
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2*t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-		t.cut = true
-	}
-	return n, nil
-}
-
-func (t *tailBuffer) String() string {
-	b := t.buf
-	if len(b) > t.max {
-		b = b[len(b)-t.max:]
-		t.cut = true
-	}
-	if t.cut {
-		return "…" + string(b)
-	}
-	return string(b)
-}
-
-var _ io.Writer = (*tailBuffer)(nil)
 
 // shellBuiltins are names a shell runs itself, differently from a program
 // of the same name or with an effect on the shell; such lines keep the

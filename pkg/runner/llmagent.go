@@ -177,6 +177,11 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	var calls []llm.Call // every request that reported usage, the tool loop's turns included
 	if len(a.Tools) > 0 || len(a.MCP) > 0 {
 		content, calls, err = l.runTools(ctx, job, client, req, keys)
+		if err != nil {
+			// An MCP server's error text may echo the header it was sent
+			// (the model's server's is redacted by the client).
+			err = redactedErr(err, keys)
+		}
 	} else {
 		var resp llm.Response
 		resp, err = client.Complete(ctx, req)

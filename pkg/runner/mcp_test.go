@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -33,13 +34,23 @@ type echoArgs struct {
 
 // serveTestMCP serves echo (it logs each call to $MCP_LOG and answers
 // with the text and the task it ran for) and secret, over stdin/stdout.
+// MCP_DIES=start makes it end before its handshake, MCP_DIES=call while
+// it runs echo, each saying why on stderr first.
 func serveTestMCP() {
+	if os.Getenv("MCP_DIES") == "start" {
+		fmt.Fprintln(os.Stderr, "test server: cannot open /nonexistent/db", os.Getenv("MCP_SAY"))
+		os.Exit(1)
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo a text"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 		f, err := os.OpenFile(os.Getenv("MCP_LOG"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err == nil {
 			fmt.Fprintln(f, in.Text)
 			f.Close()
+		}
+		if os.Getenv("MCP_DIES") == "call" {
+			fmt.Fprintln(os.Stderr, "test server: out of memory")
+			os.Exit(2)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("echo %s for %s (%s)", in.Text, os.Getenv("TEAMRUN_TASK"), os.Getenv("GREETING"))}}}, nil, nil
 	})
@@ -200,7 +211,9 @@ tasks:
 	c := p.session(t).ToolLogs["t"].Turns[0].Calls[0]
 	mu.Lock()
 	defer mu.Unlock()
-	if c.Result != "you are Bearer t0ken" || len(seen) == 0 || seen[0] != "Bearer t0ken" {
+	// The server got the value; what it echoed of it is redacted
+	// (TestMCPHeaderValueRedacted).
+	if c.Result != "you are [REDACTED]" || len(seen) == 0 || seen[0] != "Bearer t0ken" {
 		t.Errorf("result %q, headers seen %q", c.Result, seen)
 	}
 	spec, _ := os.ReadFile(p.dir + "/team.yaml")
@@ -214,5 +227,166 @@ tasks:
 	tr, _ := p2.session(t).Task("t")
 	if err != nil || sum.Outcome != Failed || !strings.Contains(tr.Error, "header Authorization comes from $REMOTE_TOKEN, which is not set") {
 		t.Errorf("without the variable: %v, %+v, %q", err, sum, tr.Error)
+	}
+}
+
+// A header value teamrun sends to an MCP server is a secret as an API key
+// is: what the server echoes of it, in a tool's result or in the error
+// that refuses the handshake, is redacted before it is recorded, shown or
+// sent to the model.
+func TestMCPHeaderValueRedacted(t *testing.T) {
+	const token = "Bearer mcp-t0ken-0123456789"
+	s := mcp.NewServer(&mcp.Implementation{Name: "http", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you are " + req.Extra.Header.Get("Authorization")}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	refuse := false
+	mcpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse {
+			// A gateway that says which token it refused.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"token %s is not valid"}}`, r.Header.Get("Authorization"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer mcpSrv.Close()
+	yaml := fmt.Sprintf(`
+mcp:
+  servers:
+    remote: {url: %q, headers: {Authorization: REMOTE_TOKEN}}
+agents:
+  a: {llm: {model: m, base_url: BASE}, tools: [remote]}
+tasks:
+  t: {description: d, agent: a}
+`, mcpSrv.URL)
+	for _, tc := range []struct {
+		name    string
+		refuse  bool
+		outcome Outcome
+	}{{"echoed in a result", false, Succeeded}, {"echoed in a refusal", true, Failed}} {
+		t.Run(tc.name, func(t *testing.T) {
+			refuse = tc.refuse
+			f := &toolLLM{script: func(n int, _ toolRequest) string {
+				if n == 1 {
+					return calls("c1", "whoami", `{}`)
+				}
+				return answer("done")
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, yaml)
+			p.env["REMOTE_TOKEN"] = token
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != tc.outcome {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			b, err := p.sessionFileBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			reqs, _ := json.Marshal(f.reqs)
+			f.mu.Unlock()
+			for what, text := range map[string]string{"the output": out, "the session": string(b), "the model's requests": string(reqs)} {
+				if strings.Contains(text, "t0ken-0123456789") {
+					t.Errorf("%s holds the header's value:\n%s", what, text)
+				}
+			}
+			if !strings.Contains(out, "[REDACTED]") {
+				t.Errorf("nothing was redacted:\n%s", out)
+			}
+		})
+	}
+}
+
+// A stdio server that ends (or cannot start) is reported in the user's
+// words, with the end of its stderr, where a server says what it lacks:
+// at the handshake, the attempt fails; during a call, the model reads it
+// as the call's error result.
+func TestMCPServerEnds(t *testing.T) {
+	for _, tc := range []struct {
+		dies, command string
+		want          string // in the task's error or the call's result
+	}{
+		{"start", os.Args[0], "MCP server testsrv: it ended before its MCP handshake; its stderr ends: test server: cannot open /nonexistent/db"},
+		{"", "/nonexistent/mcp-server", "MCP server testsrv: cannot start /nonexistent/mcp-server: no such file or directory"},
+		{"call", os.Args[0], "error: MCP server testsrv ended or closed its connection: if it did during this call, what the call did is unknown; its stderr ends: test server: out of memory"},
+	} {
+		t.Run(tc.want[:40], func(t *testing.T) {
+			yaml, _ := mcpTeam(t, "")
+			yaml = strings.Replace(yaml, fmt.Sprintf("command: [%q]", os.Args[0]), fmt.Sprintf("command: [%q]", tc.command), 1)
+			yaml = strings.Replace(yaml, "GREETING: hello", "GREETING: hello, MCP_DIES: \""+tc.dies+"\"", 1)
+			f := &toolLLM{script: func(n int, _ toolRequest) string {
+				if n == 1 {
+					return calls("c1", "echo", `{"text":"hi"}`)
+				}
+				return answer("done")
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, yaml)
+			_, out, err := p.run(t, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess := p.session(t)
+			tr, _ := sess.Task("t")
+			got := tr.Error
+			if lg := sess.ToolLogs["t"]; lg != nil {
+				got = lg.Turns[0].Calls[0].Result
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("got %q, want %q\n%s", got, tc.want, out)
+			}
+			for _, internal := range []string{"client is closing", "fork/exec", "EOF"} {
+				if strings.Contains(got, internal) {
+					t.Errorf("%q says %q", got, internal)
+				}
+			}
+		})
+	}
+}
+
+// What plan learns of a server that cannot list its tools quotes its
+// stderr: a key the server prints there (one it was given, or found in
+// teamrun's environment) is redacted, as a run redacts it.
+func TestMCPDigestRedacted(t *testing.T) {
+	const key = "sk-digest-secret-0123456789"
+	yaml, _ := mcpTeam(t, "")
+	yaml = strings.Replace(yaml, "GREETING: hello", "GREETING: hello, MCP_DIES: start, MCP_SAY: "+key, 1)
+	yaml = strings.Replace(yaml, "base_url: BASE", "base_url: http://127.0.0.1:9/v1, api_key_env: TEST_KEY", 1)
+	team, err := spec.Parse("team.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string {
+		if k == "TEST_KEY" {
+			return key
+		}
+		return ""
+	}
+	_, err = MCPDigest(context.Background(), team, team.MCP[0], getenv)
+	if err == nil || !strings.Contains(err.Error(), "its stderr ends: test server: cannot open /nonexistent/db [REDACTED]") || strings.Contains(err.Error(), "0123456789") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// A server still silent when the task's timeout ends the attempt: the
+// failure names that timeout, not the handshake's own limit of 30s.
+func TestMCPHandshakeStoppedByTheTaskTimeout(t *testing.T) {
+	yaml, _ := mcpTeam(t, "")
+	yaml = strings.Replace(yaml, fmt.Sprintf("command: [%q]", os.Args[0]), `command: [sleep, "60"]`, 1)
+	yaml = strings.Replace(yaml, "t: {description: d, agent: a}", "t: {description: d, agent: a, timeout: 200ms}", 1)
+	p := newProject(t, "http://127.0.0.1:9", yaml)
+	if _, out, err := p.run(t, false); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	tr, _ := p.session(t).Task("t")
+	want := "timed out after 200ms (tasks.t.timeout): MCP server testsrv: stopped before it answered its MCP handshake; it wrote nothing on stderr"
+	if tr.Error != want {
+		t.Errorf("error %q, want %q", tr.Error, want)
 	}
 }

@@ -863,13 +863,22 @@ func existsError(id, location string) error {
 	return usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, location)
 }
 
-// teamKeys are the API keys of the LLM agents the team's tasks use, each
-// once.
+// teamKeys are the secrets teamrun sends for the LLM agents the team's
+// tasks use, each once: their API keys and their MCP servers' header
+// values (a token a server or a gateway may echo as a proxy echoes a key).
 func teamKeys(team *spec.Team, getenv func(string) string) []string {
 	var keys []string
+	add := func(k string) {
+		if k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
 	for _, a := range usedLLMAgents(team) {
-		if ep, err := llm.Resolve(a.LLM, getenv); err == nil && ep.APIKey != "" && !slices.Contains(keys, ep.APIKey) {
-			keys = append(keys, ep.APIKey)
+		if ep, err := llm.Resolve(a.LLM, getenv); err == nil {
+			add(ep.APIKey)
+		}
+		for _, v := range tools.HeaderValues(a.MCP, getenv) {
+			add(v)
 		}
 	}
 	return keys

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,11 +25,57 @@ import (
 // tools.
 const HandshakeTimeout = 30 * time.Second
 
-func handshakeErr(ctx context.Context, limit time.Duration, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("no answer to the MCP handshake within %s (is it an MCP server on stdin and stdout?)", limit)
+// stderrTail is how much of a stdio server's stderr an error quotes.
+const stderrTail = 2048
+
+// handshakeErr says why a server could not be reached or listed, in the
+// user's words (the SDK's "client is closing: EOF" says nothing of a
+// server that died at start), with the end of a stdio server's stderr:
+// where a server says what it lacks.
+// ctx is the attempt's, hctx the handshake's (ctx with the limit).
+func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, stderr *Tail) error {
+	var ee *exec.Error
+	var pe *fs.PathError
+	switch {
+	case ctx.Err() != nil:
+		// The attempt's end (its timeout, an interrupt), which the
+		// caller names, not the handshake's limit.
+		err = stoppedHandshake{ctx.Err()}
+	case errors.Is(hctx.Err(), context.DeadlineExceeded):
+		err = fmt.Errorf("no answer to the MCP handshake within %s (is it an MCP server on stdin and stdout?)", limit)
+	case errors.As(err, &ee):
+		return fmt.Errorf("cannot start %s: %w", ee.Name, ee.Err)
+	case errors.As(err, &pe):
+		return fmt.Errorf("cannot start %s: %w", pe.Path, pe.Err)
+	case stderr != nil && ended(err):
+		err = errors.New("it ended before its MCP handshake")
 	}
-	return err
+	return fmt.Errorf("%w%s", err, stderrText(stderr))
+}
+
+// stoppedHandshake is a handshake the attempt's end cut short: errors.Is
+// sees the context's error; the text is the user's words, not Go's.
+type stoppedHandshake struct{ err error }
+
+func (e stoppedHandshake) Error() string { return "stopped before it answered its MCP handshake" }
+func (e stoppedHandshake) Unwrap() error { return e.err }
+
+// ended tells a connection the server closed (it exited, or closed its
+// stdout) from other failures.
+func ended(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)
+}
+
+// stderrText is what a failure adds of a stdio server's stderr; "" for
+// an HTTP server (nil).
+func stderrText(stderr *Tail) string {
+	if stderr == nil {
+		return ""
+	}
+	if s := strings.TrimSpace(stderr.String()); s != "" {
+		return "; its stderr ends: " + s
+	}
+	return "; it wrote nothing on stderr"
 }
 
 // MCPOptions say how an attempt reaches its MCP servers.
@@ -48,6 +96,7 @@ type MCPOptions struct {
 // MCP is the open sessions of one attempt's MCP servers.
 type MCP struct {
 	sessions map[string]*mcp.ClientSession
+	stderr   map[string]*Tail // each stdio server's
 	opts     MCPOptions
 	pids     []int
 	// Digests holds, per server, the SHA-256 (16 hex digits) of the tool
@@ -59,7 +108,7 @@ type MCP struct {
 // tools: those its allow-list keeps, with the server's schemas compiled
 // and the idempotent ones marked. Close the MCP when the attempt ends.
 func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions) (*MCP, []*spec.Tool, error) {
-	m := &MCP{sessions: map[string]*mcp.ClientSession{}, opts: opts, Digests: map[string]string{}}
+	m := &MCP{sessions: map[string]*mcp.ClientSession{}, stderr: map[string]*Tail{}, opts: opts, Digests: map[string]string{}}
 	var out []*spec.Tool
 	for _, s := range servers {
 		// A server that never finishes its handshake must not hang the
@@ -73,15 +122,17 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 		if err != nil {
 			cancel()
 			m.Close()
-			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, handshakeErr(hctx, limit, err))
+			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name]))
 		}
 		m.sessions[s.Name] = cs
 		res, err := cs.ListTools(hctx, &mcp.ListToolsParams{})
-		cancel()
 		if err != nil {
+			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name])
+			cancel()
 			m.Close()
 			return nil, nil, fmt.Errorf("MCP server %s: listing its tools: %w", s.Name, err)
 		}
+		cancel()
 		h := sha256.New()
 		for _, t := range res.Tools {
 			if !s.Allows(t.Name) {
@@ -117,10 +168,7 @@ func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSessio
 		if hc == nil {
 			hc = &http.Client{}
 		}
-		getenv := m.opts.Getenv
-		if getenv == nil {
-			getenv = os.Getenv
-		}
+		getenv := orEnviron(m.opts.Getenv)
 		headers := http.Header{}
 		for h, env := range s.Headers {
 			v := getenv(env)
@@ -144,6 +192,8 @@ func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSessio
 		env = append(env, k+"="+s.Env[k])
 	}
 	cmd.Env = env
+	m.stderr[s.Name] = &Tail{Max: stderrTail}
+	cmd.Stderr = m.stderr[s.Name]
 	if m.opts.Prepare != nil {
 		m.opts.Prepare(cmd)
 	}
@@ -157,6 +207,31 @@ func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSessio
 	return cs, err
 }
 
+// orEnviron is getenv, or os.Getenv when it is nil.
+func orEnviron(getenv func(string) string) func(string) string {
+	if getenv == nil {
+		return os.Getenv
+	}
+	return getenv
+}
+
+// HeaderValues are the values the servers' headers take from the
+// environment (getenv; nil: os.Getenv), as a connection sends them:
+// secrets, like an API key, that what teamrun records and shows has
+// redacted (a server or a gateway may echo them).
+func HeaderValues(servers []*spec.MCPServer, getenv func(string) string) []string {
+	getenv = orEnviron(getenv)
+	var out []string
+	for _, s := range servers {
+		for _, env := range s.Headers {
+			if v := getenv(env); v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
 // Call runs a tool of a server. Only a stopped ctx is an error; a tool
 // that fails, or a server that cannot answer, is an error result.
 func (m *MCP) Call(ctx context.Context, server, tool string, args map[string]any) ([]byte, bool, error) {
@@ -166,6 +241,11 @@ func (m *MCP) Call(ctx context.Context, server, tool string, args map[string]any
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
+		if stderr := m.stderr[server]; stderr != nil && ended(err) {
+			// What the call did before the server went is unknown; a
+			// later call never reached it.
+			return nil, false, fmt.Errorf("MCP server %s ended or closed its connection: if it did during this call, what the call did is unknown%s", server, stderrText(stderr))
+		}
 		return nil, false, fmt.Errorf("MCP server %s: %w", server, err)
 	}
 	var b strings.Builder
