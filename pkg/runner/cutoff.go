@@ -13,14 +13,14 @@ import (
 // cutoffInputs is what the engine needs of a restore for the early cut-off:
 // the held tasks' recorded outputs and the recorded result of every task
 // that runs again, by index.
-func cutoffInputs(r *checkpoint.Restored, defs []spec.TaskDef, open BlobOpener) (held map[int]Output, recorded map[int]checkpoint.Outcome) {
+func cutoffInputs(r *checkpoint.Restored, defs []spec.TaskDef, open BlobOpener, texts blobTexts) (held map[int]Output, recorded map[int]checkpoint.Outcome) {
 	held, recorded = map[int]Output{}, map[int]checkpoint.Outcome{}
 	if r == nil {
 		return held, recorded
 	}
 	for i, d := range defs {
 		if t, ok := r.Held[d.Name]; ok {
-			held[i] = Output{Description: d.Description, Raw: t.Result, Agent: d.Agent, OutputFormat: "RAW"}.withBlob(t.Blob, open)
+			held[i] = Output{Description: d.Description, Raw: t.Result, Agent: d.Agent, OutputFormat: "RAW"}.withBlob(t.Blob, open).readText(texts)
 		}
 		if v, ok := r.Recorded[d.Name]; ok {
 			recorded[i] = v
@@ -107,9 +107,10 @@ func (e *Engine) reuse(i int, out Output, text, why string) error {
 // before the session is written, so that what it refuses, and what reads
 // that, is recorded as running again before anything runs. open reads the
 // results stored out of line; the first that does not read back is the
-// error *readErr points at once the restore has asked. refuse is nil when
-// the team's graph cannot be made (the engine says why).
-func refuser(ctx context.Context, set *TaskSet, open BlobOpener) (refuse func(*checkpoint.Restored) []checkpoint.Refusal, readErr *error) {
+// error *readErr points at once the restore has asked; what it reads
+// whole it keeps in texts. refuse is nil when the team's graph cannot be
+// made (the engine says why).
+func refuser(ctx context.Context, set *TaskSet, open BlobOpener, texts blobTexts) (refuse func(*checkpoint.Restored) []checkpoint.Refusal, readErr *error) {
 	readErr = new(error)
 	g, err := schedule.New(set.Team, schedule.Contexts(set.Team, set.Defs))
 	if err != nil {
@@ -117,7 +118,7 @@ func refuser(ctx context.Context, set *TaskSet, open BlobOpener) (refuse func(*c
 	}
 	return g.Refuser(func(i int, t checkpoint.TaskRecord) string {
 		out := Output{Raw: t.Result}.withBlob(t.Blob, open)
-		text, err := resultText(ctx, set.Team.Tasks[i], out)
+		text, err := readResult(ctx, set.Team.Tasks[i], out, texts)
 		if err != nil && *readErr == nil {
 			*readErr = err
 		}

@@ -29,6 +29,10 @@ type Output struct {
 	// checkpoint.BlobThreshold); Open, Text and Verify read it.
 	Blob *checkpoint.Blob `json:"-"`
 	open BlobOpener
+	// text is a blob's whole text when the restore has read it already
+	// (readText): Text does not read it again.
+	text    string
+	hasText bool
 }
 
 // ContextOutput is the output of one context task, by name.
