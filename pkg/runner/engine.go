@@ -771,7 +771,7 @@ func (e *Engine) contextOf(i int) []ContextOutput {
 func (e *Engine) job(i int) *Job {
 	t := e.Team.Tasks[i]
 	ctx := e.contextOf(i)
-	state := e.State
+	state := t.Scope(e.State)
 	if t.Expanded().Iteration > 0 {
 		// A repeat iteration's {previous_output}: the output of the last
 		// task it reads, the iteration before it from the second on.
@@ -779,7 +779,7 @@ func (e *Engine) job(i int) *Job {
 		if len(ctx) > 0 {
 			prev = ctx[len(ctx)-1].Output.Raw
 		}
-		state = maps.Clone(e.State)
+		state = maps.Clone(state)
 		state[spec.PreviousOutput] = prev
 	}
 	return &Job{
@@ -809,14 +809,16 @@ func (e *Engine) job(i int) *Job {
 }
 
 // jobState is the shared state a job of t sees (its agent's texts, its
-// commands' TEAMRUN_VAR_<NAME>): a foreach instance's item is bound in it,
-// as in the instance's own texts.
+// commands' TEAMRUN_VAR_<NAME>), a snapshot: a foreach instance's item is
+// bound in it, as in the instance's own texts (Task.Scope).
 func (e *Engine) jobState(t *spec.Task) map[string]any {
+	if len(t.Expanded().Bind) > 0 {
+		return t.Scope(e.State)
+	}
 	state := maps.Clone(e.State)
 	if state == nil {
 		state = map[string]any{}
 	}
-	maps.Copy(state, t.Expanded().Bind)
 	return state
 }
 
@@ -824,7 +826,7 @@ func (e *Engine) jobState(t *spec.Task) map[string]any {
 // halt that asks for one.
 func (e *Engine) human(i int) (*Halt, error) {
 	t := e.Team.Tasks[i]
-	desc := e.Render(t.Description, e.State)
+	desc := e.Render(t.Description, t.Scope(e.State))
 	value, ok := e.Decisions[t.Name]
 	if !ok {
 		h := &Halt{Session: e.Session, Task: t.Name, Description: desc, Options: t.Options}

@@ -201,7 +201,11 @@ func (g *Graph) CutoffReads(i int) []int {
 		add(j)
 	}
 	t := g.team.Tasks[i]
+	bind := t.Expanded().Bind // a foreach instance's item shadows a variable of its name
 	for j, o := range g.team.Tasks {
+		if _, bound := bind[o.OutputVariable]; bound {
+			continue
+		}
 		if o.OutputVariable != "" && (g.team.Reads(t.Description, o.OutputVariable) || g.team.Reads(t.ExpectedOutput, o.OutputVariable)) {
 			add(j)
 		}
