@@ -43,16 +43,9 @@ func (o Output) withBlob(b *checkpoint.Blob, open BlobOpener) Output {
 // check of the results the engine reads (the refuser), the check that
 // every restored blob reads back (verifyBlobs) and the engine's take-over
 // share one read of each. The engine keeps these texts anyway (its
-// schedule holds every result it reads).
+// schedule holds every result it reads). Output does not carry them: a
+// 10,000-task run holds one Output a task.
 type blobTexts map[checkpoint.Blob]string
-
-// readText is o with its blob's text when texts has it.
-func (o Output) readText(texts blobTexts) Output {
-	if o.Blob != nil {
-		o.text, o.hasText = texts[*o.Blob]
-	}
-	return o
-}
 
 func (o Output) outcome() checkpoint.Outcome { return checkpoint.Outcome{Text: o.Raw, Blob: o.Blob} }
 
@@ -82,9 +75,6 @@ func (o Output) Open(ctx context.Context) (io.ReadCloser, error) {
 func (o Output) Text(ctx context.Context) (string, error) {
 	if o.Blob == nil {
 		return o.Raw, nil
-	}
-	if o.hasText {
-		return o.text, nil
 	}
 	rc, err := o.Open(ctx)
 	if err != nil {
@@ -130,10 +120,17 @@ func resultText(ctx context.Context, t *spec.Task, out Output) (string, error) {
 	return out.Text(ctx)
 }
 
-// readResult is resultText that keeps a blob's text in texts, read once.
+// readResult is resultText read once: a blob's text texts has is not
+// read again, and one read is kept there (texts nil: none kept).
 func readResult(ctx context.Context, t *spec.Task, out Output, texts blobTexts) (string, error) {
-	text, err := resultText(ctx, t, out.readText(texts))
-	if err == nil && out.Blob != nil && readsResult(t) {
+	if out.Blob == nil || !readsResult(t) {
+		return out.Raw, nil
+	}
+	if text, ok := texts[*out.Blob]; ok {
+		return text, nil
+	}
+	text, err := out.Text(ctx)
+	if err == nil && texts != nil {
 		texts[*out.Blob] = text
 	}
 	return text, err

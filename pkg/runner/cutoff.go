@@ -13,14 +13,14 @@ import (
 // cutoffInputs is what the engine needs of a restore for the early cut-off:
 // the held tasks' recorded outputs and the recorded result of every task
 // that runs again, by index.
-func cutoffInputs(r *checkpoint.Restored, defs []spec.TaskDef, open BlobOpener, texts blobTexts) (held map[int]Output, recorded map[int]checkpoint.Outcome) {
+func cutoffInputs(r *checkpoint.Restored, defs []spec.TaskDef, open BlobOpener) (held map[int]Output, recorded map[int]checkpoint.Outcome) {
 	held, recorded = map[int]Output{}, map[int]checkpoint.Outcome{}
 	if r == nil {
 		return held, recorded
 	}
 	for i, d := range defs {
 		if t, ok := r.Held[d.Name]; ok {
-			held[i] = Output{Description: d.Description, Raw: t.Result, Agent: d.Agent, OutputFormat: "RAW"}.withBlob(t.Blob, open).readText(texts)
+			held[i] = Output{Description: d.Description, Raw: t.Result, Agent: d.Agent, OutputFormat: "RAW"}.withBlob(t.Blob, open)
 		}
 		if v, ok := r.Recorded[d.Name]; ok {
 			recorded[i] = v
@@ -58,7 +58,7 @@ func (e *Engine) cutOff(ctx context.Context, i int) (Output, string, string, boo
 	if !ok || e.agentOf(i).Memory {
 		return Output{}, "", "", false
 	}
-	text, err := resultText(ctx, e.Team.Tasks[i], out)
+	text, err := readResult(ctx, e.Team.Tasks[i], out, e.texts)
 	if err != nil || e.graph.RestoreProblem(i, text) != "" {
 		return Output{}, "", "", false // unreadable: it runs again
 	}

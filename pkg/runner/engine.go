@@ -29,10 +29,6 @@ type Output struct {
 	// checkpoint.BlobThreshold); Open, Text and Verify read it.
 	Blob *checkpoint.Blob `json:"-"`
 	open BlobOpener
-	// text is a blob's whole text when the restore has read it already
-	// (readText): Text does not read it again.
-	text    string
-	hasText bool
 }
 
 // ContextOutput is the output of one context task, by name.
@@ -213,6 +209,7 @@ type Engine struct {
 	graph    *schedule.Graph
 	sched    *schedule.State // which task may go next: the one set of rules plan shares
 	grow     bool            // a completed task's output asks for a new expansion (Regrow)
+	texts    blobTexts       // results stored out of line the restore read whole (readResult)
 	recMu    sync.Mutex
 	storeErr error
 	staged   []Event // staged, not yet durable nor shown; under recMu
@@ -437,7 +434,7 @@ func (e *Engine) setup(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		raw, err := resultText(ctx, t.Tasks[i], out)
+		raw, err := readResult(ctx, t.Tasks[i], out, e.texts)
 		if err != nil {
 			return err // run verified it: the store failed since
 		}

@@ -595,8 +595,9 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		Begun:         begun,
 	}
 	e.Context = schedule.Contexts(team, defs)
+	e.texts = p.texts
 	e.Blobs = blobOpener(blobsOf(store), id)
-	e.Held, e.Recorded = cutoffInputs(restored, defs, e.Blobs, p.texts)
+	e.Held, e.Recorded = cutoffInputs(restored, defs, e.Blobs)
 	if restored != nil {
 		e.Kept = restored.Kept
 	}
@@ -611,7 +612,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		e.Attempts[i] = rec.Attempts
 		e.PriorUsage[i] = rec.Usage
 		if rec.Status == checkpoint.StatusCompleted && restored.Done(d.Name) {
-			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}.withBlob(rec.Blob, e.Blobs).readText(p.texts)
+			e.Restored[i] = Output{Description: d.Description, Raw: rec.Result, Agent: d.Agent, OutputFormat: "RAW"}.withBlob(rec.Blob, e.Blobs)
 		}
 	}
 	llms := &LLMs{Getenv: p.getenv, Render: team.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(p.specAbs)}
