@@ -787,7 +787,7 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 // recordSkipped records, for every restore path, that the tasks skipped
 // last time were skipped: a held task after a route reads its branches not
 // taken, and they, skipped again, leave what it reads as it was (the
-// engine's asRecorded, plan's skippedAgain). A skipped task itself is
+// rule run and plan share, Stands). A skipped task itself is
 // never restored: routing is decided again.
 func (r *Restored) recordSkipped(defs []spec.TaskDef, old map[string]*TaskRecord) {
 	for _, d := range defs {
