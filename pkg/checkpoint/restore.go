@@ -808,7 +808,7 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 // recordSkipped records, for every restore path, that the tasks skipped
 // last time were skipped: a held task after a route reads its branches not
 // taken, and they, skipped again, leave what it reads as it was (the
-// engine's asRecorded, plan's skippedAgain). A skipped task itself is
+// rule run and plan share, Stands). A skipped task itself is
 // never restored: routing is decided again.
 func (r *Restored) recordSkipped(defs []spec.TaskDef, old map[string]*TaskRecord) {
 	for _, d := range defs {
@@ -981,15 +981,16 @@ func orNone(s string) string {
 // restores nor holds, that is still pending (neither run nor cut off) or
 // completed as held, and whose own definition is the held record's is
 // held again; the results recorded to compare with (recorded) stay, for
-// the tasks that ran since or run now.
+// the tasks that ran since or run now. Where this restore records another
+// result for a task (the first pass ran it: skipped it, or made a new
+// result, now in the session), the first pass's stays: the tasks held
+// again were made from it, and are compared with it.
 func (r *Restored) HoldAgain(sess *Session, defs []spec.TaskDef, held map[string]TaskRecord, recorded map[string]Outcome) {
 	if r == nil || sess == nil {
 		return
 	}
 	for n, o := range recorded {
-		if _, ok := r.Recorded[n]; !ok {
-			r.Recorded[n] = o
-		}
+		r.Recorded[n] = o
 	}
 	for _, d := range defs {
 		h, ok := held[d.Name]

@@ -121,10 +121,10 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		return p
 	}
 	st := graph.NewState()
-	// What task i waits for, by name: the run's cut-off counts it.
-	waits := func(i int) []string {
+	// What the run's cut-off compares for task i, by name.
+	cutoffReads := func(i int) []string {
 		var names []string
-		for _, c := range graph.Deps(i) {
+		for _, c := range graph.CutoffReads(i) {
 			names = append(names, defs[c].Name)
 		}
 		return names
@@ -144,25 +144,21 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 	}
 	skipped := st.DryRun(decided)
-	// How a task a held task reads stands. A task skipped last time that
-	// the dry run skips again reads as recorded. So does one restored with
-	// the very result the held task was made from: a run that held it was
-	// killed after that task ran again (checkpoint.Hold); restored with
-	// another result, it has changed already, and the held task runs.
-	stands := func(name string) (asRecorded, changed bool) {
-		i, ok := byName[name]
-		v, again := r.Recorded[name]
-		if !ok || !again {
-			return false, false
+	// How a task a held task reads stands, by the run's rule
+	// (checkpoint.Stands), as the dry run has it before anything runs:
+	// skipped, restored (a run that held tasks may have been killed after
+	// it ran again: then its result must be the one they were made from),
+	// or not ended yet.
+	stands := func(name string) (checkpoint.Standing, bool) {
+		v, ok := r.Recorded[name]
+		var now checkpoint.Now
+		switch i, in := byName[name]; {
+		case in && skipped[i] != nil:
+			now = checkpoint.Now{Ended: true, Outcome: checkpoint.Outcome{Skipped: true}}
+		case r.Done(name):
+			now = checkpoint.Now{Ended: true, Outcome: r.Tasks[name].Outcome(), Restored: true}
 		}
-		if skipped[i] != nil && v.Skipped {
-			return true, false
-		}
-		if !r.Done(name) {
-			return false, false
-		}
-		same := r.Tasks[name].Outcome().Same(v)
-		return same, !same
+		return checkpoint.Stands(v, ok, now), now.Skipped
 	}
 
 	var waiting []string // human tasks the run halts at, undecided
@@ -246,7 +242,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 		case why != nil:
 			step.Action, step.Reason = Skip, skipText(defs, r, why)
-		case isHeld(d, r) && len(heldReads(d, waits(i), r, stands)) == 0:
+		case isHeld(d, r) && len(heldReads(cutoffReads(i), stands)) == 0:
 			// Held, but nothing it reads runs again (what it reads is
 			// kept by --keep, or skipped again as it was): the cut-off
 			// reuses it for certain.
@@ -255,7 +251,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		default:
 			step.Action = Run
 			_, changed := diffs[d.Name]
-			held := heldReason(d, waits(i), r, stands)
+			held := heldReason(d, cutoffReads(i), r, stands)
 			switch forced := forcedReason(d, ch, r); {
 			case forced != "":
 				step.Reason = forced
@@ -382,20 +378,32 @@ func forcedReason(d spec.TaskDef, ch checkpoint.Choice, r *checkpoint.Restored) 
 // heldReason says that the early cut-off may spare a held task, or that
 // it runs though held, what it reads having changed already; "" for any
 // other task.
-func heldReason(d spec.TaskDef, waits []string, r *checkpoint.Restored, stands standing) string {
+func heldReason(d spec.TaskDef, reads []string, r *checkpoint.Restored, stands standing) string {
 	if !isHeld(d, r) {
 		return ""
 	}
-	var ifs, ran, skips, changed []string
-	for _, c := range heldReads(d, waits, r, stands) {
-		switch _, ch := stands(c); {
-		case ch:
+	var ifs, ran, skips, changed, unrecorded, newlySkipped []string
+	for _, c := range heldReads(reads, stands) {
+		v, recorded := r.Recorded[c]
+		how, skippedNow := stands(c)
+		switch {
+		case !recorded:
+			unrecorded = append(unrecorded, c)
+		case how == checkpoint.Changed && skippedNow:
+			newlySkipped = append(newlySkipped, c)
+		case how == checkpoint.Changed:
 			changed = append(changed, c)
-		case r.Recorded[c].Skipped:
+		case v.Skipped:
 			skips = append(skips, c)
 		default:
 			ran = append(ran, c)
 		}
+	}
+	if len(unrecorded) > 0 {
+		return fmt.Sprintf("%s has no recorded result to compare with: it runs", strings.Join(unrecorded, ", "))
+	}
+	if len(newlySkipped) > 0 {
+		return fmt.Sprintf("%s is skipped this time, unlike when its recorded result was made: it runs again", strings.Join(newlySkipped, ", "))
 	}
 	if len(changed) > 0 {
 		return fmt.Sprintf("%s came out changed since its recorded result was made: it runs again", strings.Join(changed, ", "))
@@ -415,27 +423,21 @@ func isHeld(d spec.TaskDef, r *checkpoint.Restored) bool {
 	return ok
 }
 
-// standing says how a task a held task reads stands: as recorded, or
-// changed already (neither: it runs first, and its output decides).
-type standing func(name string) (asRecorded, changed bool)
+// standing says how a task a held task reads stands (checkpoint.Stands),
+// and whether the dry run skips it.
+type standing func(name string) (how checkpoint.Standing, skipped bool)
 
-// heldReads are the tasks a held task reads that do not stand as
-// recorded: those whose output decides whether it runs.
-func heldReads(d spec.TaskDef, waits []string, r *checkpoint.Restored, stands standing) []string {
-	var reads []string
-	// An instance made from a producer's output that runs again reads it
-	// too (checkpoint's rerun holds it for that), and the run's cut-off
-	// counts what the task waits for (in a sequential team, the task
-	// before it) as it does its context.
-	for _, c := range slices.Concat(d.After, waits, d.Context) {
-		if _, again := r.Recorded[c]; !again || slices.Contains(reads, c) {
-			continue
-		}
-		if same, _ := stands(c); !same {
-			reads = append(reads, c)
+// heldReads are the tasks of reads (what the run's cut-off compares for
+// a held task) that do not stand as recorded: those whose output decides
+// whether it runs, or that make it run.
+func heldReads(reads []string, stands standing) []string {
+	var out []string
+	for _, c := range reads {
+		if how, _ := stands(c); how != checkpoint.AsRecorded {
+			out = append(out, c)
 		}
 	}
-	return reads
+	return out
 }
 
 // ownChange: the task's own definition (or its agent's) changed, or it is

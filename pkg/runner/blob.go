@@ -38,6 +38,15 @@ func (o Output) withBlob(b *checkpoint.Blob, open BlobOpener) Output {
 	return o
 }
 
+// blobTexts are the results stored out of line that a run has read whole
+// (checked as they were read: to the end), by reference: the restore's
+// check of the results the engine reads (the refuser), the check that
+// every restored blob reads back (verifyBlobs) and the engine's take-over
+// share one read of each. The engine keeps these texts anyway (its
+// schedule holds every result it reads). Output does not carry them: a
+// 10,000-task run holds one Output a task.
+type blobTexts map[checkpoint.Blob]string
+
 func (o Output) outcome() checkpoint.Outcome { return checkpoint.Outcome{Text: o.Raw, Blob: o.Blob} }
 
 // Size is the result's size in bytes.
@@ -111,6 +120,22 @@ func resultText(ctx context.Context, t *spec.Task, out Output) (string, error) {
 	return out.Text(ctx)
 }
 
+// readResult is resultText read once: a blob's text texts has is not
+// read again, and one read is kept there (texts nil: none kept).
+func readResult(ctx context.Context, t *spec.Task, out Output, texts blobTexts) (string, error) {
+	if out.Blob == nil || !readsResult(t) {
+		return out.Raw, nil
+	}
+	if text, ok := texts[*out.Blob]; ok {
+		return text, nil
+	}
+	text, err := out.Text(ctx)
+	if err == nil && texts != nil {
+		texts[*out.Blob] = text
+	}
+	return text, err
+}
+
 // blobsOf is store's blob part, nil when it keeps none.
 func blobsOf(store checkpoint.Backend) blobStore {
 	bs, _ := store.(blobStore)
@@ -119,18 +144,24 @@ func blobsOf(store checkpoint.Backend) blobStore {
 
 // verifyBlobs reads to the end every blob a continuation of sess takes
 // over: the results of its completed tasks and of those held for the early
-// cut-off. The first that does not read back as written is the error.
-func verifyBlobs(ctx context.Context, bs blobStore, sess *checkpoint.Session, r *checkpoint.Restored) error {
-	var refs []checkpoint.Blob
+// cut-off. The first that does not read back as written is the error. One
+// read already (texts) is not read again; one the engine reads as text
+// (readsResult) is kept there for it.
+func verifyBlobs(ctx context.Context, bs blobStore, team *spec.Team, sess *checkpoint.Session, r *checkpoint.Restored, texts blobTexts) error {
+	type ref struct {
+		task string
+		blob checkpoint.Blob
+	}
+	var refs []ref
 	for _, t := range sess.Team.Tasks {
 		if t.Status == checkpoint.StatusCompleted && t.Blob != nil {
-			refs = append(refs, *t.Blob)
+			refs = append(refs, ref{t.Name, *t.Blob})
 		}
 	}
 	if r != nil {
-		for _, t := range r.Held {
+		for n, t := range r.Held {
 			if t.Blob != nil {
-				refs = append(refs, *t.Blob)
+				refs = append(refs, ref{n, *t.Blob})
 			}
 		}
 	}
@@ -141,8 +172,18 @@ func verifyBlobs(ctx context.Context, bs blobStore, sess *checkpoint.Session, r 
 		return fmt.Errorf("%w: session %s holds results stored out of line, which this store cannot read", checkpoint.ErrStore, sess.ID)
 	}
 	open := blobOpener(bs, sess.ID)
-	for _, b := range refs {
-		if err := (Output{}).withBlob(&b, open).Verify(ctx); err != nil {
+	for _, f := range refs {
+		if _, read := texts[f.blob]; read {
+			continue
+		}
+		out := Output{}.withBlob(&f.blob, open)
+		if k := team.TaskIndex(f.task); k >= 0 && readsResult(team.Tasks[k]) {
+			if _, err := readResult(ctx, team.Tasks[k], out, texts); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := out.Verify(ctx); err != nil {
 			return err
 		}
 	}

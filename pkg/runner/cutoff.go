@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -30,65 +29,50 @@ func cutoffInputs(r *checkpoint.Restored, defs []spec.TaskDef, open BlobOpener) 
 	return held, recorded
 }
 
-// asRecorded says whether task i stands as the checkpoint had it: restored
-// (or cut off), run again with a byte-identical result, or skipped again.
+// asRecorded says whether task i stands as the checkpoint had it
+// (checkpoint.Stands, the rule plan applies too).
 func (e *Engine) asRecorded(i int) bool {
+	v, ok := e.Recorded[i]
+	return checkpoint.Stands(v, ok, e.standing(i)) == checkpoint.AsRecorded
+}
+
+// standing is task i as this pass has it, for checkpoint.Stands. A task an
+// earlier pass of this run ran is restored in this one: it counts as run.
+func (e *Engine) standing(i int) checkpoint.Now {
 	switch e.sched.Status(i) {
 	case schedule.Skipped:
-		v, ok := e.Recorded[i]
-		return ok && v.Skipped
+		return checkpoint.Now{Ended: true, Outcome: checkpoint.Outcome{Skipped: true}}
 	case schedule.Completed:
-	default:
-		return false
+		return checkpoint.Now{Ended: true, Outcome: e.tasks[i].out.outcome(),
+			Restored: e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name]}
 	}
-	// A task an earlier pass of this run ran is restored in this one, and
-	// so is one a killed run that held tasks ran (its hold recorded the
-	// result they were made from): either stands as recorded only if its
-	// result is the recorded one.
-	v, ok := e.Recorded[i]
-	if e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name] {
-		return !ok || v.Same(e.tasks[i].out.outcome())
-	}
-	return ok && v.Same(e.tasks[i].out.outcome())
+	return checkpoint.Now{}
 }
 
 // cutOff says whether held task i may take over its recorded output now,
-// and says why: everything it waits for stands as recorded, and so does
-// every task whose output_variable its texts name. An agent with memory
+// and says why: everything its cut-off compares (schedule's CutoffReads)
+// stands as recorded. An agent with memory
 // is never cut off: the turns of its recorded answer were not kept.
 func (e *Engine) cutOff(ctx context.Context, i int) (Output, string, string, bool) {
 	out, ok := e.Held[i]
 	if !ok || e.agentOf(i).Memory {
 		return Output{}, "", "", false
 	}
-	text, err := resultText(ctx, e.Team.Tasks[i], out)
+	text, err := readResult(ctx, e.Team.Tasks[i], out, e.texts)
 	if err != nil || e.graph.RestoreProblem(i, text) != "" {
 		return Output{}, "", "", false // unreadable: it runs again
 	}
 	var reran, skipped []string
-	// What it waits for and what it reads (in a sequential team a task may
-	// read an earlier task than the one it waits for).
-	for _, d := range append(slices.Clone(e.graph.Deps(i)), e.Context[i]...) {
+	for _, d := range e.graph.CutoffReads(i) {
 		if !e.asRecorded(d) {
 			return Output{}, "", "", false
 		}
 		name := e.Team.Tasks[d].Name
 		switch {
 		case e.sched.Status(d) == schedule.Skipped:
-			if !slices.Contains(skipped, name) {
-				skipped = append(skipped, name)
-			}
-		case (!e.tasks[d].restored || e.tasks[d].cutoff) && !slices.Contains(reran, name):
+			skipped = append(skipped, name)
+		case !e.tasks[d].restored || e.tasks[d].cutoff:
 			reran = append(reran, name)
-		}
-	}
-	t := e.Team.Tasks[i]
-	for j, o := range e.Team.Tasks {
-		if o.OutputVariable == "" || j == i {
-			continue
-		}
-		if (e.Team.Reads(t.Description, o.OutputVariable) || e.Team.Reads(t.ExpectedOutput, o.OutputVariable)) && !e.asRecorded(j) {
-			return Output{}, "", "", false
 		}
 	}
 	var whys []string
@@ -123,9 +107,10 @@ func (e *Engine) reuse(i int, out Output, text, why string) error {
 // before the session is written, so that what it refuses, and what reads
 // that, is recorded as running again before anything runs. open reads the
 // results stored out of line; the first that does not read back is the
-// error *readErr points at once the restore has asked. refuse is nil when
-// the team's graph cannot be made (the engine says why).
-func refuser(ctx context.Context, set *TaskSet, open BlobOpener) (refuse func(*checkpoint.Restored) []checkpoint.Refusal, readErr *error) {
+// error *readErr points at once the restore has asked; what it reads
+// whole it keeps in texts. refuse is nil when the team's graph cannot be
+// made (the engine says why).
+func refuser(ctx context.Context, set *TaskSet, open BlobOpener, texts blobTexts) (refuse func(*checkpoint.Restored) []checkpoint.Refusal, readErr *error) {
 	readErr = new(error)
 	g, err := set.graph()
 	if err != nil {
@@ -133,7 +118,7 @@ func refuser(ctx context.Context, set *TaskSet, open BlobOpener) (refuse func(*c
 	}
 	return g.Refuser(func(i int, t checkpoint.TaskRecord) string {
 		out := Output{Raw: t.Result}.withBlob(t.Blob, open)
-		text, err := resultText(ctx, set.Team.Tasks[i], out)
+		text, err := readResult(ctx, set.Team.Tasks[i], out, texts)
 		if err != nil && *readErr == nil {
 			*readErr = err
 		}

@@ -219,6 +219,7 @@ type Engine struct {
 	graph    *schedule.Graph
 	sched    *schedule.State // which task may go next: the one set of rules plan shares
 	grow     bool            // a completed task's output asks for a new expansion (Regrow)
+	texts    blobTexts       // results stored out of line the restore read whole (readResult)
 	recMu    sync.Mutex
 	storeErr error
 	staged   []Event // staged, not yet durable nor shown; under recMu
@@ -449,7 +450,7 @@ func (e *Engine) setup(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		raw, err := resultText(ctx, t.Tasks[i], out)
+		raw, err := readResult(ctx, t.Tasks[i], out, e.texts)
 		if err != nil {
 			return err // run verified it: the store failed since
 		}
@@ -783,7 +784,7 @@ func (e *Engine) contextOf(i int) []ContextOutput {
 func (e *Engine) job(i int) *Job {
 	t := e.Team.Tasks[i]
 	ctx := e.contextOf(i)
-	state := e.State
+	state := t.Scope(e.State)
 	if t.Expanded().Iteration > 0 {
 		// A repeat iteration's {previous_output}: the output of the last
 		// task it reads, the iteration before it from the second on.
@@ -791,7 +792,7 @@ func (e *Engine) job(i int) *Job {
 		if len(ctx) > 0 {
 			prev = ctx[len(ctx)-1].Output.Raw
 		}
-		state = maps.Clone(e.State)
+		state = maps.Clone(state)
 		state[spec.PreviousOutput] = prev
 	}
 	return &Job{
@@ -821,14 +822,16 @@ func (e *Engine) job(i int) *Job {
 }
 
 // jobState is the shared state a job of t sees (its agent's texts, its
-// commands' TEAMRUN_VAR_<NAME>): a foreach instance's item is bound in it,
-// as in the instance's own texts.
+// commands' TEAMRUN_VAR_<NAME>), a snapshot: a foreach instance's item is
+// bound in it, as in the instance's own texts (Task.Scope).
 func (e *Engine) jobState(t *spec.Task) map[string]any {
+	if len(t.Expanded().Bind) > 0 {
+		return t.Scope(e.State)
+	}
 	state := maps.Clone(e.State)
 	if state == nil {
 		state = map[string]any{}
 	}
-	maps.Copy(state, t.Expanded().Bind)
 	return state
 }
 
@@ -836,7 +839,7 @@ func (e *Engine) jobState(t *spec.Task) map[string]any {
 // halt that asks for one.
 func (e *Engine) human(i int) (*Halt, error) {
 	t := e.Team.Tasks[i]
-	desc := e.Render(t.Description, e.State)
+	desc := e.Render(t.Description, t.Scope(e.State))
 	value, ok := e.Decisions[t.Name]
 	if !ok {
 		h := &Halt{Session: e.Session, Task: t.Name, Description: desc, Options: t.Options}

@@ -57,6 +57,8 @@ type Options struct {
 	// Rerun, RerunFrom and Keep are --rerun, --rerun-from and --keep
 	// (checkpoint.Choice); they need Continue.
 	Rerun, RerunFrom, Keep []string
+
+	store checkpoint.Backend // a test's store, used instead of opening Home
 }
 
 // UsageError is bad usage or a bad spec: nothing was run or written.
@@ -94,7 +96,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// The store is opened first, so that a file store can decode the
 	// session while the spec is parsed (prefetch); its error waits until
 	// the spec is known to be runnable: a typo is exit 2 whatever the store.
-	store, storeErr := OpenStore(ctx, o.Home, getenv)
+	store, storeErr := o.store, error(nil)
+	if store == nil {
+		store, storeErr = OpenStore(ctx, o.Home, getenv)
+	}
 	if storeErr == nil {
 		defer store.Close()
 		if o.Continue {
@@ -327,7 +332,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// the next pass runs the task set expanded with the list, what is done
 	// restored (the fingerprint, over the declared tasks, is the same).
 	p = &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host,
-		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, restoredBefore: map[string]bool{}, begun: begun}
+		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, restoredBefore: map[string]bool{}, texts: blobTexts{}, begun: begun}
 	for n := 0; ; n++ {
 		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
 		if err != nil || !grew {
@@ -371,7 +376,10 @@ type pass struct {
 	held       map[string]checkpoint.TaskRecord
 	recorded   map[string]checkpoint.Outcome
 	usedBefore *Usage // what earlier passes' LLM requests cost
-	lostStore  bool   // a pass ended for a store failure
+	// texts are the results stored out of line read whole so far: each
+	// is read once, whatever pass or check asks for it.
+	texts     blobTexts
+	lostStore bool // a pass ended for a store failure
 	// begun is the new session --continue claimed, begun before the
 	// claim; pass 0 takes it over.
 	begun *journalRecorder
@@ -393,7 +401,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 	}
 	if exists {
-		refuse, readErr := refuser(ctx, set, blobOpener(blobsOf(store), id))
+		refuse, readErr := refuser(ctx, set, blobOpener(blobsOf(store), id), p.texts)
 		if refuse != nil {
 			choice.Refuse = refuse
 		}
@@ -416,7 +424,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		// reads back as written: a damaged blob is exit 5, before
 		// anything is written. A later pass restores what this run wrote.
 		if n == 0 {
-			if err := verifyBlobs(ctx, blobsOf(store), sess, restored); err != nil {
+			if err := verifyBlobs(ctx, blobsOf(store), team, sess, restored, p.texts); err != nil {
 				return nil, false, err
 			}
 		}
@@ -591,6 +599,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 	} else {
 		e.Context = schedule.Contexts(team, defs) // setup says what is wrong
 	}
+	e.texts = p.texts
 	e.Blobs = blobOpener(blobsOf(store), id)
 	e.Held, e.Recorded = cutoffInputs(restored, defs, e.Blobs)
 	if restored != nil {

@@ -36,12 +36,13 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			agentKeys[tk.Agent] = ak
 		}
 		x := tk.Expanded()
+		scope := tk.Scope(state)
 		defs[i] = TaskDef{
 			ID:             i,
 			Name:           tk.Name,
 			Agent:          tk.Agent,
-			Description:    t.Render(tk.Description, state),
-			ExpectedOutput: t.Render(tk.ExpectedOutput, state),
+			Description:    t.Render(tk.Description, scope),
+			ExpectedOutput: t.Render(tk.ExpectedOutput, scope),
 			Context:        t.ContextOf(i),
 			AgentKey:       ak,
 			ExpandedFrom:   x.ForeachOf + x.RepeatOf,

@@ -274,9 +274,9 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 			inst := *tk
 			inst.Name, inst.Foreach = name, nil
 			inst.Expansion = &Expansion{ForeachOf: tk.Name, After: join.Expansion.After, Bind: bind}
-			inst.Description = t.Render(tk.Description, bind)
-			inst.ExpectedOutput = t.Render(tk.ExpectedOutput, bind)
-			inst.Expansion.BindInKey = inst.Description == tk.Description && inst.ExpectedOutput == tk.ExpectedOutput
+			// Its texts stay the declared ones: rendered against its
+			// Scope, the item is filled with the shared state, once.
+			inst.Expansion.BindInKey = t.Render(tk.Description, bind) == tk.Description && t.Render(tk.ExpectedOutput, bind) == tk.ExpectedOutput
 			inst.Context, inst.HasContext = ctx, true
 			if tk.Foreach.Chain && k > 0 {
 				inst.Context = replaced(ctx, tk.Foreach.Feed, InstanceName(tk.Name, k-1))

@@ -89,7 +89,7 @@ func TestExpandForeachOverForeach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := x.TaskIndex("second[1]"); i < 0 || x.Tasks[i].Description != "again b!" {
+	if i := x.TaskIndex("second[1]"); i < 0 || x.Render(x.Tasks[i].Description, x.Tasks[i].Scope(nil)) != "again b!" {
 		t.Errorf("tasks %v", x.TaskNames())
 	}
 }

@@ -64,7 +64,7 @@ tasks:
 			}
 			var names, descs []string
 			for _, tk := range x.Tasks {
-				names, descs = append(names, tk.Name), append(descs, tk.Description)
+				names, descs = append(names, tk.Name), append(descs, x.Render(tk.Description, tk.Scope(nil)))
 			}
 			if !slices.Equal(names, tt.names) {
 				t.Errorf("tasks %q, want %q", names, tt.names)
@@ -155,8 +155,8 @@ func TestExpandForeachWorkflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		if c := x.ContextOf(i); len(c) != 0 || x.Tasks[i].Description != []string{"a", "b", "c"}[i] {
-			t.Errorf("%s: context %q, description %q", x.Tasks[i].Name, c, x.Tasks[i].Description)
+		if c, d := x.ContextOf(i), x.Render(x.Tasks[i].Description, x.Tasks[i].Scope(nil)); len(c) != 0 || d != []string{"a", "b", "c"}[i] {
+			t.Errorf("%s: context %q, description %q", x.Tasks[i].Name, c, d)
 		}
 	}
 	if c := x.ContextOf(4); !slices.Equal(c, []string{"t"}) {

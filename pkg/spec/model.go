@@ -5,6 +5,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -294,8 +295,11 @@ type Expansion struct {
 	// Bind is, on a foreach instance, its item under the foreach's `as`
 	// name (and its position under the index name, when there is one): a
 	// command reads them as TEAMRUN_VAR_<NAME>, which is the only way it
-	// learns its item when its description does not name it. Not
-	// serialized: the key holds it (BindInKey).
+	// learns its item when its description does not name it. The
+	// instance's texts are the declared task's: they render against its
+	// Scope, the item filled in the same pass as the shared state's
+	// values, so an item is never filled again. Not serialized: the key
+	// holds it (BindInKey).
 	Bind map[string]any `json:"-"`
 	// BindInKey is set when the instance's texts do not name its item:
 	// its key then holds Bind itself, so that an instance whose item
@@ -303,6 +307,21 @@ type Expansion struct {
 	// texts name it, the rendered texts already tell the items apart, and
 	// the keys stay those of the sessions recorded before.)
 	BindInKey bool `json:"-"`
+}
+
+// Scope is what t's texts render against: state, with a foreach
+// instance's item (Expansion.Bind) over it, in a map of its own; state
+// itself for any other task. Each text is rendered once against it: an
+// item is data, and a "{name}" in it is never filled.
+func (t *Task) Scope(state map[string]any) map[string]any {
+	bind := t.Expanded().Bind
+	if len(bind) == 0 {
+		return state
+	}
+	s := make(map[string]any, len(state)+len(bind))
+	maps.Copy(s, state)
+	maps.Copy(s, bind)
+	return s
 }
 
 // Expanded is what made t (Task.Expansion), the zero Expansion for a task

@@ -148,7 +148,7 @@ steps:
 			}
 			for _, tk := range x.Tasks {
 				if tk.Expanded().ForeachOf != "" && tk.Expanded().Iteration == 0 && strings.Contains(tk.Name, "[") {
-					got = append(got, x.Render(tk.Description, state))
+					got = append(got, x.Render(tk.Description, tk.Scope(state)))
 				}
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.descs, "\n") {

@@ -463,7 +463,7 @@ func TestLoopIndex(t *testing.T) {
 			}
 			var got []string
 			for _, tk := range x.Tasks[:len(tt.descs)] {
-				got = append(got, tk.Description+"|"+tk.ExpectedOutput)
+				got = append(got, x.Render(tk.Description, tk.Scope(nil))+"|"+x.Render(tk.ExpectedOutput, tk.Scope(nil)))
 			}
 			if !slices.Equal(got, tt.descs) {
 				t.Errorf("instances %q, want %q", got, tt.descs)
@@ -592,7 +592,7 @@ func TestLoopOverParallelOutputs(t *testing.T) {
 	}
 	var got []string
 	for _, tk := range x.Tasks {
-		got = append(got, fmt.Sprintf("%s %q %s", tk.Name, tk.Context, tk.Description))
+		got = append(got, fmt.Sprintf("%s %q %s", tk.Name, tk.Context, x.Render(tk.Description, tk.Scope(nil))))
 	}
 	want := []string{`fan_1 [] X`, `fan_2 [] Y`, `fan ["fan_1" "fan_2"] the outputs of fan_1, fan_2 as a JSON array`,
 		`each[0] ["fan"] Check x out`, `each[1] ["each[0]"] Check y out`, `each ["each[0]" "each[1]"] the results of each[0..1] as a JSON array`}
@@ -654,7 +654,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := x.TaskIndex("again[1]"); i < 0 || x.Tasks[i].Description != "Redo Q" {
+	if i := x.TaskIndex("again[1]"); i < 0 || x.Render(x.Tasks[i].Description, x.Tasks[i].Scope(nil)) != "Redo Q" {
 		t.Errorf("tasks %v", x.TaskNames())
 	}
 }

@@ -186,6 +186,36 @@ func (g *Graph) Contexts() [][]int { return g.context }
 // the task before it in a sequential team, its memory agent's previous task.
 func (g *Graph) Deps(i int) []int { return g.deps[i] }
 
+// CutoffReads is what the early cut-off compares for held task i, in
+// run and plan alike: what it waits for, what it reads (in a sequential
+// team it may read an earlier task than the one it waits for), and each
+// task whose output_variable its texts name; each once.
+func (g *Graph) CutoffReads(i int) []int {
+	var out []int
+	add := func(j int) {
+		if j != i && !slices.Contains(out, j) {
+			out = append(out, j)
+		}
+	}
+	for _, j := range g.deps[i] {
+		add(j)
+	}
+	for _, j := range g.context[i] {
+		add(j)
+	}
+	t := g.team.Tasks[i]
+	bind := t.Expanded().Bind // a foreach instance's item shadows a variable of its name
+	for j, o := range g.team.Tasks {
+		if _, bound := bind[o.OutputVariable]; bound {
+			continue
+		}
+		if o.OutputVariable != "" && (g.team.Reads(t.Description, o.OutputVariable) || g.team.Reads(t.ExpectedOutput, o.OutputVariable)) {
+			add(j)
+		}
+	}
+	return out
+}
+
 // Gates is the tasks whose condition routes to task i.
 func (g *Graph) Gates(i int) []int {
 	if g.gates == nil {

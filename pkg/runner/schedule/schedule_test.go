@@ -549,3 +549,61 @@ func TestRefuserListsOnlyWhatItRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestCutoffReads is what the early cut-off compares for a held task, run
+// and plan alike: what it waits for (in a sequential team, the task
+// before it; in a workflow, its gates too), its context, and the tasks
+// whose output_variable its texts name, but not a variable a foreach
+// instance's item shadows.
+func TestCutoffReads(t *testing.T) {
+	for _, c := range []struct{ name, yaml, task, want string }{
+		{"sequential: the task before it, and its context", `
+agents: {w: {shell: cat}}
+tasks:
+  a: {description: a, agent: w}
+  b: {description: b, agent: w}
+  c: {description: c, agent: w, context: [a]}
+`, "c", "b,a"},
+		{"workflow: a gate routing to it", `
+process: workflow
+agents: {w: {shell: cat}}
+tasks:
+  a: {description: a, agent: w}
+  g: {description: g, agent: w, condition: {go: [c], no: []}}
+  c: {description: c, agent: w, context: [a]}
+`, "c", "a,g"},
+		{"an output_variable its texts name", `
+process: workflow
+agents: {w: {shell: cat}}
+tasks:
+  a: {description: a, agent: w, output_variable: v}
+  b: {description: b, agent: w}
+  c: {description: "c {v}", expected_output: "{v}", agent: w, context: [b]}
+`, "c", "b,a"},
+		{"an instance's item shadows a variable of its name", `
+process: workflow
+variables: {xs: [1, 2]}
+agents: {w: {shell: cat}}
+tasks:
+  a: {description: a, agent: w, output_variable: it}
+  each: {description: "do {it}", agent: w, foreach: {over: xs, as: it}}
+`, "each[0]", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tm, err := spec.Parse("agents.yaml", []byte(c.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tm, err = tm.Expand(tm.InitialState(nil)); err != nil {
+				t.Fatal(err)
+			}
+			g, err := New(tm, Contexts(tm, tm.TaskDefs(tm.InitialState(nil))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(tm, g.CutoffReads(index(tm, c.task))); got != c.want {
+				t.Errorf("CutoffReads(%s) = %q, want %q", c.task, got, c.want)
+			}
+		})
+	}
+}
