@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
@@ -253,11 +254,11 @@ type prefetch struct {
 	// release unmaps data when it was read outside the heap; nil once
 	// called (free).
 	release func()
-	// abandoned: no Load will take it (Close, or another Prefetch);
-	// finished: its reading is over. Whichever is set second frees it
-	// (both are guarded by the store's mu), so that Close never waits
-	// for a read it will not use.
-	abandoned, finished bool
+	// ends counts the two ends of p (end): its reading is over, and no
+	// Load will take it (Close, or another Prefetch). Whichever comes
+	// second frees it, so that Close never waits for a read it will not
+	// use.
+	ends atomic.Int32
 }
 
 // abandon frees p, a prefetch no Load will take, now if its reading is
@@ -266,11 +267,13 @@ func (s *Store) abandon(p *prefetch) {
 	if p == nil {
 		return
 	}
-	s.mu.Lock()
-	p.abandoned = true
-	finished := p.finished
-	s.mu.Unlock()
-	if finished {
+	p.end()
+}
+
+// end is called once when p's reading is over and once when p is
+// abandoned: the second frees it.
+func (p *prefetch) end() {
+	if p.ends.Add(1) == 2 {
 		p.free()
 	}
 }
@@ -299,15 +302,7 @@ func (s *Store) Prefetch(id string) {
 	s.abandon(earlier) // never taken: its files may be mapped still
 	go func() {
 		defer close(p.done)
-		defer func() {
-			s.mu.Lock()
-			p.finished = true
-			abandoned := p.abandoned
-			s.mu.Unlock()
-			if abandoned {
-				p.free()
-			}
-		}()
+		defer p.end()
 		data, jdata, release, err := s.readFiles(id, true)
 		if err != nil {
 			return
