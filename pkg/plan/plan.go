@@ -346,10 +346,19 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	}
 	if sess != nil {
 		for _, o := range sess.Team.Tasks {
-			if _, ok := byName[o.Name]; !ok {
-				p.Steps = append(p.Steps, Step{Task: o.Name, Action: Skip, Removed: true, LastStatus: o.Status, Attempts: o.Attempts,
-					Reason: "removed from the file: it is in the checkpoint only and is never run"})
+			if _, ok := byName[o.Name]; ok {
+				continue
 			}
+			if join := team.DeferredJoin(o.Name); join != nil {
+				// Its foreach waits for its producer: the run does not
+				// take its record over, and makes it anew (or not) from
+				// the producer's output.
+				p.Steps = append(p.Steps, Step{Task: o.Name, Action: Run, LastStatus: o.Status, Attempts: o.Attempts,
+					Reason: fmt.Sprintf("an instance of %s, which expands when %s finishes: its record is not restored, it runs then; if the list changes, the run makes the instances of the new one", join.Name, join.Expanded().ExpandsWhen)})
+				continue
+			}
+			p.Steps = append(p.Steps, Step{Task: o.Name, Action: Skip, Removed: true, LastStatus: o.Status, Attempts: o.Attempts,
+				Reason: "removed from the file: it is in the checkpoint only and is never run"})
 		}
 	}
 	return p
