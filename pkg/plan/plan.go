@@ -167,6 +167,32 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			waiting = append(waiting, d.Name)
 		}
 	}
+	// onlyIf says which of the gates of task i the run decides before it
+	// (a condition, a repeat's earlier iteration, not known now) must lead
+	// to it, and returns the conditions among them.
+	onlyIf := func(i int) (string, []string) {
+		var only string
+		var open, iterations []string // iterations: whose result is not known yet
+		until := ""
+		for _, g := range st.OpenGates(i) {
+			if text, ends := graph.EndsRepeat(g); ends {
+				iterations, until = append(iterations, defs[g].Name), text
+			} else {
+				open = append(open, defs[g].Name)
+			}
+		}
+		if len(open) > 0 {
+			only += fmt.Sprintf("; only if %s routes to it", strings.Join(open, " and "))
+		}
+		switch len(iterations) {
+		case 0:
+		case 1:
+			only += fmt.Sprintf("; only if %s's result does not contain %q", iterations[0], until)
+		default:
+			only += fmt.Sprintf("; only if none of %s has %q in its result", strings.Join(iterations, ", "), until)
+		}
+		return only, open
+	}
 	cause := make([]string, len(defs)) // the changed task upstream of i, if any
 	// The producer that runs again and whose list made task i, or what i
 	// reads, from its recorded output: plan cannot know the new list.
@@ -221,6 +247,11 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				}
 				step.Reason = fmt.Sprintf("%s; will run only if %s's output changes (else its recorded result is reused: early cut-off)", redo[i].Why, strings.Join(reads, " or "))
 			}
+			// Refused, it runs again as any task does: if its gates,
+			// not decided before the run, lead to it.
+			var only string
+			only, open = onlyIf(i)
+			step.Reason += only
 		case r.Done(d.Name):
 			step.Action = Restore
 			if r.Kind == checkpoint.RestoreFull {
@@ -262,25 +293,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			default:
 				step.Reason = runReason(d, o, diffs, cause[i], r, lenient)
 			}
-			var iterations []string // repeat iterations whose result is not known yet
-			until := ""
-			for _, g := range st.OpenGates(i) {
-				if text, ends := graph.EndsRepeat(g); ends {
-					iterations, until = append(iterations, defs[g].Name), text
-				} else {
-					open = append(open, defs[g].Name)
-				}
-			}
-			if len(open) > 0 {
-				step.Reason += fmt.Sprintf("; only if %s routes to it", strings.Join(open, " and "))
-			}
-			if len(iterations) > 0 {
-				if len(iterations) == 1 {
-					step.Reason += fmt.Sprintf("; only if %s's result does not contain %q", iterations[0], until)
-				} else {
-					step.Reason += fmt.Sprintf("; only if none of %s has %q in its result", strings.Join(iterations, ", "), until)
-				}
-			}
+			var only string
+			only, open = onlyIf(i)
+			step.Reason += only
 			if graph.Human(i) {
 				if v, ok := r.Decisions[d.Name]; ok {
 					step.Reason += fmt.Sprintf("; decision %q recorded: the task completes with it", v)
@@ -346,10 +361,19 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	}
 	if sess != nil {
 		for _, o := range sess.Team.Tasks {
-			if _, ok := byName[o.Name]; !ok {
-				p.Steps = append(p.Steps, Step{Task: o.Name, Action: Skip, Removed: true, LastStatus: o.Status, Attempts: o.Attempts,
-					Reason: "removed from the file: it is in the checkpoint only and is never run"})
+			if _, ok := byName[o.Name]; ok {
+				continue
 			}
+			if join := team.DeferredJoin(o.Name); join != nil {
+				// Its foreach waits for its producer: the run does not
+				// take its record over, and makes it anew (or not) from
+				// the producer's output.
+				p.Steps = append(p.Steps, Step{Task: o.Name, Action: Run, LastStatus: o.Status, Attempts: o.Attempts,
+					Reason: fmt.Sprintf("an instance of %s, which expands when %s finishes: its record is not restored, it runs then; if the list changes, the run makes the instances of the new one", join.Name, join.Expanded().ExpandsWhen)})
+				continue
+			}
+			p.Steps = append(p.Steps, Step{Task: o.Name, Action: Skip, Removed: true, LastStatus: o.Status, Attempts: o.Attempts,
+				Reason: "removed from the file: it is in the checkpoint only and is never run"})
 		}
 	}
 	return p

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -179,6 +180,25 @@ var praisonArrayRE = sync.OnceValue(func() *regexp.Regexp {
 
 // InstanceName is the name of item i's instance of task name.
 func InstanceName(name string, i int) string { return fmt.Sprintf("%s[%d]", name, i) }
+
+// DeferredJoin is, for name an instance's name (InstanceName) of a
+// foreach that expanded team t holds deferred (ExpandsWhen: its producer
+// has not completed), that foreach's join; nil for any other name. Such
+// an instance is not removed from the file: it is made anew, from the
+// producer's output, when the producer finishes.
+func (t *Team) DeferredJoin(name string) *Task {
+	for _, tk := range t.Tasks {
+		x := tk.Expanded()
+		if x.ExpandsWhen == "" || x.ForeachOf != tk.Name {
+			continue
+		}
+		k, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, tk.Name+"["), "]"))
+		if err == nil && k >= 0 && InstanceName(tk.Name, k) == name {
+			return tk
+		}
+	}
+	return nil
+}
 
 // Producer is the task whose output_variable foreach f runs over ("" when
 // the list is a variable known when the run starts).

@@ -177,3 +177,55 @@ func TestPraisonLoopOverStepOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestDeferredJoin: a name is an instance of a deferred foreach only when
+// its foreach waits for its producer and the name is one InstanceName
+// makes; plan lists such a record as made anew, not as removed.
+func TestDeferredJoin(t *testing.T) {
+	src := `process: workflow
+agents:
+  w: {shell: cat}
+tasks:
+  list: {description: List, agent: w, output_variable: topics}
+  research:
+    description: Research {topic}
+    agent: w
+    foreach: {over: topics, as: topic}
+`
+	team, err := Parse("a.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deferred, err := team.ExpandWith(team.InitialState(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expanded, err := team.ExpandWith(team.InitialState(nil), map[string]any{"topics": []any{"go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		team *Team
+		name string
+		want string
+	}{
+		{deferred, "research[0]", "research"},
+		{deferred, "research[12]", "research"},
+		{deferred, "research", ""},
+		{deferred, "research[-1]", ""},
+		{deferred, "research[01]", ""},
+		{deferred, "research[x]", ""},
+		{deferred, "list[0]", ""},
+		{deferred, "gone", ""},
+		{expanded, "research[1]", ""}, // expanded: a name it lacks is removed
+	}
+	for _, tt := range tests {
+		got := ""
+		if j := tt.team.DeferredJoin(tt.name); j != nil {
+			got = j.Name
+		}
+		if got != tt.want {
+			t.Errorf("DeferredJoin(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
