@@ -45,7 +45,8 @@ var _ checkpoint.Backend = (*Store)(nil)
 // records name the store.
 func (s *Store) Location() string { return s.dir }
 
-// Close holds nothing to release: every file is closed after use.
+// Close lets go of a prefetch no Load took (its snapshot may be mapped);
+// every file is closed after use.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	p := s.prefetched
@@ -341,18 +342,15 @@ func (s *Store) takePrefetched(id string) *checkpoint.Session {
 // sameContent reports whether the file at path holds exactly want; a file
 // that does not exist holds nil. Any error is false: Load reads it again.
 func sameContent(path string, want []byte) bool {
-	f, _, err := openRead(path, 0)
+	f, fi, err := openRead(path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return want == nil
 	}
-	if err != nil || want == nil {
-		if f != nil {
-			f.Close()
-		}
-		return false
+	if err != nil {
+		return false // openRead closed it
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() != int64(len(want)) {
+	if want == nil || fi.Size() != int64(len(want)) {
 		return false
 	}
 	buf := make([]byte, 64<<10)
