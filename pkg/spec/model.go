@@ -3,6 +3,7 @@
 package spec
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -265,6 +266,9 @@ type Task struct {
 	RouteOn string `json:",omitempty"`
 
 	schema *jsonschema.Schema // OutputSchema compiled
+	// path is where the task is declared, as errors name it (tasks.NAME,
+	// roles.R.tasks.NAME, steps[0]); see KeyPath.
+	path string
 }
 
 // Expansion is what Team.Expand records on the tasks it makes. It lives
@@ -488,6 +492,17 @@ func (a *Agent) KeyPath() string {
 		return a.path
 	}
 	return "agents." + a.Name
+}
+
+// KeyPath is the key path errors name the task by: where the file
+// declares it (steps[0] for a PraisonAI step), else tasks.NAME. An
+// instance or iteration that Team.Expand made has its task's.
+func (t *Task) KeyPath() string {
+	if t.path != "" {
+		return t.path
+	}
+	x := t.Expanded()
+	return "tasks." + cmp.Or(x.ForeachOf, x.RepeatOf, t.Name)
 }
 
 // WithoutModel lists the LLM agents that some task uses but that have no

@@ -123,6 +123,11 @@ func Parse(file string, data []byte) (*Team, error) {
 	for _, a := range b.team.Agents {
 		a.Dir = workDir(base, a.dir)
 	}
+	for i, tk := range b.team.Tasks {
+		if i < len(b.tasks) && b.tasks[i] != nil {
+			tk.path = b.tasks[i].path
+		}
+	}
 	b.collectPlaceholders(data)
 	return b.team, nil
 }

@@ -70,7 +70,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 		}
 	}
 	for i, tk := range b.team.Tasks {
-		src := &tree{pos: tk.Pos, path: "tasks." + tk.Name}
+		src := &tree{pos: tk.Pos, path: tk.KeyPath()}
 		if i < len(b.tasks) && b.tasks[i] != nil {
 			src = b.tasks[i]
 		}
