@@ -82,6 +82,10 @@ func LoadStdin(stdin io.Reader) (*Team, error) {
 // in messages. When the spec is invalid the error is an ErrorList holding
 // every problem found, in source order.
 func Parse(file string, data []byte) (*Team, error) {
+	data, bad := specText(file, data)
+	if bad != nil {
+		return nil, ErrorList{*bad}
+	}
 	root, diags := parseTree(file, data)
 	if len(diags) > 0 && root == nil {
 		return nil, diags
