@@ -374,13 +374,20 @@ func (d Diagnostic) String() string {
 
 // QuotePath is a key path as messages print it: as it is, unless a key
 // in it holds a newline, a tab or another character that does not print,
-// which would break the message's line or hide where the key ends; then
-// Go-quoted, escapes and all.
+// which would break the message's line or hide where the key ends, or
+// starts or ends with a space; then Go-quoted, escapes and all.
 func QuotePath(path string) string {
-	if strings.IndexFunc(path, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+	if strings.IndexFunc(path, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 && !spaceAtKeyEdge(path) {
 		return path
 	}
 	return strconv.Quote(path)
+}
+
+// spaceAtKeyEdge says whether a key of path starts or ends with a space
+// (a quoted "action "), which the path as it is would not show.
+func spaceAtKeyEdge(path string) bool {
+	return strings.HasPrefix(path, " ") || strings.HasSuffix(path, " ") ||
+		strings.Contains(path, " .") || strings.Contains(path, ". ") || strings.Contains(path, " [")
 }
 
 // ErrorList is every problem found in one spec, in source order.

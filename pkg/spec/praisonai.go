@@ -331,7 +331,12 @@ func (b *builder) praisonIgnored(v *tree) {
 	if v.isNull() || (v.isSeq() && len(v.items) == 0) || (v.isMap() && len(v.keys) == 0) {
 		return
 	}
-	b.warnf(v, v.kpos, "not supported by teamrun, ignored: %s", ignoredEffect(v.path))
+	effect := ignoredEffect(v.path)
+	if key := v.path[strings.LastIndexAny(v.path, ".]")+1:]; effect == unreadKey && strings.TrimSpace(key) != key && strings.TrimSpace(key) != "" {
+		// A quoted key keeps its spaces: "action " is not action.
+		effect = fmt.Sprintf("the key %q has a space at its start or end, which YAML keeps inside quotes: write %s", key, strings.TrimSpace(key))
+	}
+	b.warnf(v, v.kpos, "not supported by teamrun, ignored: %s", effect)
 }
 
 // ignoredEffect says what ignoring PraisonAI key path means for the run,
