@@ -120,7 +120,11 @@ func ForeachItems(f *Foreach, state map[string]any) ([]any, error) {
 			return items, nil
 		}
 	}
-	return nil, fmt.Errorf("foreach over %s: expected a list (or a JSON array such as '[\"a\", \"b\"]'), got %s", f.Over, quoteShort(FormatValue(v)))
+	got := quoteShort(FormatValue(v))
+	if v == nil {
+		got = "null (nothing)" // not "": an empty text would be no item
+	}
+	return nil, fmt.Errorf("foreach over %s: expected a list (or a JSON array such as '[\"a\", \"b\"]'), got %s", f.Over, got)
 }
 
 // replaced is context ctx with the tasks of old replaced by task by, where
