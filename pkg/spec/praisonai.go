@@ -229,8 +229,13 @@ func (b *builder) praison(root *tree) {
 		}
 	}
 	if len(t.Tasks) == 0 && len(b.diags) == 0 {
-		b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos.Line, Column: root.pos.Column,
-			Message: "the team has no tasks: give a role tasks (roles.NAME.tasks) or list them under tasks:"})
+		if b.steps != nil {
+			// steps: [] (a mapping or null is refused where it is read)
+			b.errorf(b.steps, b.steps.pos, "the workflow has no steps: list at least one, such as - {agent: NAME, action: TEXT}")
+		} else {
+			b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos.Line, Column: root.pos.Column,
+				Message: "the team has no tasks: give a role tasks (roles.NAME.tasks) or list them under tasks:"})
+		}
 	}
 	// PraisonAI's top-level MCP servers serve every agent.
 	for _, a := range t.Agents {

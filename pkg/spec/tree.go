@@ -92,8 +92,14 @@ func (t *tree) describe() string {
 	}
 	switch t.kind {
 	case yaml.MappingNode:
+		if len(t.keys) == 0 {
+			return "an empty mapping" // "expected a mapping of …, got a mapping" would puzzle
+		}
 		return "a mapping"
 	case yaml.SequenceNode:
+		if len(t.items) == 0 {
+			return "an empty list"
+		}
 		return "a list"
 	}
 	switch v := t.value.(type) {
