@@ -219,10 +219,9 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 // sets it, for messages.
 func attemptTimeout(job *Job) (time.Duration, string) {
 	if t := job.Task.Timeout; t > 0 {
-		x := job.Task.Expanded()
-		return t, "tasks." + cmp.Or(x.ForeachOf, x.RepeatOf, job.Task.Name) + ".timeout"
+		return t, spec.QuotePath(job.Task.KeyPath() + ".timeout")
 	}
-	return job.Agent.Timeout, "agents." + job.Agent.Name + ".timeout"
+	return job.Agent.Timeout, spec.QuotePath(job.Agent.KeyPath() + ".timeout")
 }
 
 // warnMended says that the answer holds U+FFFD in place of bytes its

@@ -34,12 +34,12 @@ type Foreach struct {
 	Path string `json:"-"`
 }
 
-// keyPath is the key path of the foreach of task, as the file writes it.
-func (f *Foreach) keyPath(task string) string {
+// keyPath is the key path of the foreach of task tk, as the file writes it.
+func (f *Foreach) keyPath(tk *Task) string {
 	if f.Path != "" {
 		return f.Path
 	}
-	return "tasks." + task + ".foreach"
+	return tk.KeyPath() + ".foreach"
 }
 
 // foreachAs is the item's name when foreach gives no as: PraisonAI's.
@@ -120,7 +120,11 @@ func ForeachItems(f *Foreach, state map[string]any) ([]any, error) {
 			return items, nil
 		}
 	}
-	return nil, fmt.Errorf("foreach over %s: expected a list (or a JSON array such as '[\"a\", \"b\"]'), got %s", f.Over, quoteShort(FormatValue(v)))
+	got := quoteShort(FormatValue(v))
+	if v == nil {
+		got = "null (nothing)" // not "": an empty text would be no item
+	}
+	return nil, fmt.Errorf("foreach over %s: expected a list (or a JSON array such as '[\"a\", \"b\"]'), got %s", f.Over, got)
 }
 
 // replaced is context ctx with the tasks of old replaced by task by, where
@@ -272,12 +276,12 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 				join.Description = fmt.Sprintf("the results of %s[…] as a JSON array, its instances made when %s finishes", tk.Name, p)
 			default:
 				if items, err = ForeachItems(tk.Foreach, map[string]any{tk.Foreach.Over: v}); err != nil {
-					join.Expansion.JoinError = fmt.Sprintf("%s:%d:%d: %s: %v (the output of task %s)", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, tk.Foreach.keyPath(tk.Name), err, p)
+					join.Expansion.JoinError = fmt.Sprintf("%s:%d:%d: %s: %v (the output of task %s)", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, QuotePath(tk.Foreach.keyPath(tk)), err, p)
 					join.Description = fmt.Sprintf("the results of %s[…]: %s's output is not a list", tk.Name, p)
 				}
 			}
 		} else if items, err = ForeachItems(tk.Foreach, state); err != nil {
-			return nil, fmt.Errorf("%s:%d:%d: %s: %w", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, tk.Foreach.keyPath(tk.Name), err)
+			return nil, fmt.Errorf("%s:%d:%d: %s: %w", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, QuotePath(tk.Foreach.keyPath(tk)), err)
 		}
 		if join.Description == "" {
 			join.Description = fmt.Sprintf("the results of %s[0..%d] as a JSON array", tk.Name, len(items)-1)
@@ -285,7 +289,7 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 		for k, item := range items {
 			name := InstanceName(tk.Name, k)
 			if taken[name] {
-				return nil, fmt.Errorf("%s:%d:%d: tasks.%s: instance %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, tk.Name, name)
+				return nil, fmt.Errorf("%s:%d:%d: %s: instance %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name)
 			}
 			bind := map[string]any{tk.Foreach.As: item}
 			if tk.Foreach.Index != "" {

@@ -47,6 +47,8 @@ tasks:
 			[]string{"intro", "research", "summary"}, nil, [][]string{nil, nil, {"research"}}, ""},
 		{"not a list", map[string]any{"topics": "go"}, nil, nil, nil,
 			`a.yaml:11:5: tasks.research.foreach: foreach over topics: expected a list (or a JSON array such as '["a", "b"]'), got "go"`},
+		{"a null", map[string]any{"topics": nil}, nil, nil, nil,
+			`a.yaml:11:5: tasks.research.foreach: foreach over topics: expected a list (or a JSON array such as '["a", "b"]'), got null (nothing)`},
 		{"no such variable", map[string]any{}, nil, nil, nil,
 			`a.yaml:11:5: tasks.research.foreach: foreach over topics: no variable topics; set it under variables: or with --var topics='["a", "b"]'`},
 	}

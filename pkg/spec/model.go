@@ -3,6 +3,7 @@
 package spec
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -265,6 +266,9 @@ type Task struct {
 	RouteOn string `json:",omitempty"`
 
 	schema *jsonschema.Schema // OutputSchema compiled
+	// path is where the task is declared, as errors name it (tasks.NAME,
+	// roles.R.tasks.NAME, steps[0]); see KeyPath.
+	path string
 }
 
 // Expansion is what Team.Expand records on the tasks it makes. It lives
@@ -370,13 +374,20 @@ func (d Diagnostic) String() string {
 
 // QuotePath is a key path as messages print it: as it is, unless a key
 // in it holds a newline, a tab or another character that does not print,
-// which would break the message's line or hide where the key ends; then
-// Go-quoted, escapes and all.
+// which would break the message's line or hide where the key ends, or
+// starts or ends with a space; then Go-quoted, escapes and all.
 func QuotePath(path string) string {
-	if strings.IndexFunc(path, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+	if strings.IndexFunc(path, func(r rune) bool { return !unicode.IsPrint(r) }) < 0 && !spaceAtKeyEdge(path) {
 		return path
 	}
 	return strconv.Quote(path)
+}
+
+// spaceAtKeyEdge says whether a key of path starts or ends with a space
+// (a quoted "action "), which the path as it is would not show.
+func spaceAtKeyEdge(path string) bool {
+	return strings.HasPrefix(path, " ") || strings.HasSuffix(path, " ") ||
+		strings.Contains(path, " .") || strings.Contains(path, ". ") || strings.Contains(path, " [")
 }
 
 // ErrorList is every problem found in one spec, in source order.
@@ -488,6 +499,17 @@ func (a *Agent) KeyPath() string {
 		return a.path
 	}
 	return "agents." + a.Name
+}
+
+// KeyPath is the key path errors name the task by: where the file
+// declares it (steps[0] for a PraisonAI step), else tasks.NAME. An
+// instance or iteration that Team.Expand made has its task's.
+func (t *Task) KeyPath() string {
+	if t.path != "" {
+		return t.path
+	}
+	x := t.Expanded()
+	return "tasks." + cmp.Or(x.ForeachOf, x.RepeatOf, t.Name)
 }
 
 // WithoutModel lists the LLM agents that some task uses but that have no

@@ -82,6 +82,10 @@ func LoadStdin(stdin io.Reader) (*Team, error) {
 // in messages. When the spec is invalid the error is an ErrorList holding
 // every problem found, in source order.
 func Parse(file string, data []byte) (*Team, error) {
+	data, bad := specText(file, data)
+	if bad != nil {
+		return nil, ErrorList{*bad}
+	}
 	root, diags := parseTree(file, data)
 	if len(diags) > 0 && root == nil {
 		return nil, diags
@@ -122,6 +126,11 @@ func Parse(file string, data []byte) (*Team, error) {
 	b.team.WorkDir = workDir(base, b.team.Dir)
 	for _, a := range b.team.Agents {
 		a.Dir = workDir(base, a.dir)
+	}
+	for i, tk := range b.team.Tasks {
+		if i < len(b.tasks) && b.tasks[i] != nil {
+			tk.path = b.tasks[i].path
+		}
 	}
 	b.collectPlaceholders(data)
 	return b.team, nil

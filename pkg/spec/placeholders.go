@@ -3,10 +3,10 @@ package spec
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // collectPlaceholders records every {name} of the texts Render fills in
@@ -17,7 +17,10 @@ import (
 // team's syntax reads.
 func (b *builder) collectPlaceholders(data []byte) {
 	var lines []string // split on the first placeholder: most specs have few or none
-	res := map[string]*regexp.Regexp{}
+	// at holds, for each line looked at, the column of the first of each
+	// name its placeholders have, read as the texts' are (eachPlaceholder):
+	// each line is read once, however many placeholders it holds.
+	at := map[int]map[string]int{}
 	syn := b.team.syntax()
 	// A text spans a few source lines more than it has newlines (folding,
 	// an agent's other keys): the search stops there, so a big spec costs
@@ -27,19 +30,23 @@ func (b *builder) collectPlaceholders(data []byte) {
 		if lines == nil {
 			lines = strings.Split(string(data), "\n")
 		}
-		re := res[name]
-		if re == nil {
-			q := regexp.QuoteMeta(name)
-			expr := `\{\{\s*` + q + `\s*\}\}`
-			if syn != praisonSteps {
-				expr += `|\{` + q + `\}`
-			}
-			re = regexp.MustCompile(expr)
-			res[name] = re
-		}
 		for l := max(from.Line, 1); l <= len(lines) && l <= from.Line+span; l++ {
-			if loc := re.FindStringIndex(lines[l-1]); loc != nil {
-				return Pos{Line: l, Column: loc[0] + 1}
+			cols, ok := at[l]
+			if !ok {
+				cols = map[string]int{}
+				line := lines[l-1]
+				read, col := 0, 1 // the characters before line[read], counted once
+				eachPlaceholder(line, syn, func(n string, start, _ int) {
+					col += utf8.RuneCountInString(line[read:start])
+					read = start
+					if _, seen := cols[n]; !seen {
+						cols[n] = col
+					}
+				})
+				at[l] = cols
+			}
+			if c, ok := cols[name]; ok {
+				return Pos{Line: l, Column: c}
 			}
 		}
 		return from
@@ -70,7 +77,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 		}
 	}
 	for i, tk := range b.team.Tasks {
-		src := &tree{pos: tk.Pos, path: "tasks." + tk.Name}
+		src := &tree{pos: tk.Pos, path: tk.KeyPath()}
 		if i < len(b.tasks) && b.tasks[i] != nil {
 			src = b.tasks[i]
 		}

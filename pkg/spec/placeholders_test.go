@@ -353,3 +353,36 @@ func TestPraisonInputTemplate(t *testing.T) {
 		})
 	}
 }
+
+// The places of 20,000 placeholders on one line: each line is read once
+// (a search of the line per placeholder made validate of 50,000 of them
+// take minutes), and the column counts characters, as YAML's do, not
+// bytes (the "é" before them is two).
+func TestPlaceholderPlacesOnALongLine(t *testing.T) {
+	const n = 20_000
+	var vars, text strings.Builder
+	for i := range n {
+		fmt.Fprintf(&vars, "  v%d: %d\n", i, i)
+		fmt.Fprintf(&text, " {{v%d}}", i)
+	}
+	src := "llm: m\nvariables:\n" + vars.String() + "agents:\n  a: {role: A}\nsteps:\n  - {agent: a, action: \"é" + text.String() + "\"}\n"
+	tm, err := Parse("a.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tm.Placeholders) != n {
+		t.Fatalf("%d placeholders, want %d", len(tm.Placeholders), n)
+	}
+	line := n + 6
+	prefix := len(`  - {agent: a, action: "é`) - 1 // é is two bytes, one character
+	for _, k := range []int{0, 1, n - 1} {
+		col := prefix + 1
+		for i := range k {
+			col += len(fmt.Sprintf(" {{v%d}}", i))
+		}
+		want := PlaceholderUse{Name: fmt.Sprintf("v%d", k), Written: fmt.Sprintf("{{v%d}}", k), Pos: Pos{Line: line, Column: col + 1}, Path: "steps[0].action"}
+		if got := tm.Placeholders[k]; got != want {
+			t.Errorf("placeholder %d: %+v, want %+v", k, got, want)
+		}
+	}
+}

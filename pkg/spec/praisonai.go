@@ -229,8 +229,13 @@ func (b *builder) praison(root *tree) {
 		}
 	}
 	if len(t.Tasks) == 0 && len(b.diags) == 0 {
-		b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos.Line, Column: root.pos.Column,
-			Message: "the team has no tasks: give a role tasks (roles.NAME.tasks) or list them under tasks:"})
+		if b.steps != nil {
+			// steps: [] (a mapping or null is refused where it is read)
+			b.errorf(b.steps, b.steps.pos, "the workflow has no steps: list at least one, such as - {agent: NAME, action: TEXT}")
+		} else {
+			b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos.Line, Column: root.pos.Column,
+				Message: "the team has no tasks: give a role tasks (roles.NAME.tasks) or list them under tasks:"})
+		}
 	}
 	// PraisonAI's top-level MCP servers serve every agent.
 	for _, a := range t.Agents {
@@ -331,7 +336,12 @@ func (b *builder) praisonIgnored(v *tree) {
 	if v.isNull() || (v.isSeq() && len(v.items) == 0) || (v.isMap() && len(v.keys) == 0) {
 		return
 	}
-	b.warnf(v, v.kpos, "not supported by teamrun, ignored: %s", ignoredEffect(v.path))
+	effect := ignoredEffect(v.path)
+	if key := v.path[strings.LastIndexAny(v.path, ".]")+1:]; effect == unreadKey && strings.TrimSpace(key) != key && strings.TrimSpace(key) != "" {
+		// A quoted key keeps its spaces: "action " is not action.
+		effect = fmt.Sprintf("the key %q has a space at its start or end, which YAML keeps inside quotes: write %s", key, strings.TrimSpace(key))
+	}
+	b.warnf(v, v.kpos, "not supported by teamrun, ignored: %s", effect)
 }
 
 // ignoredEffect says what ignoring PraisonAI key path means for the run,

@@ -220,8 +220,10 @@ type written struct{ name, as string }
 // as first written.
 func placeholdersIn(text string, syn syntax) []written {
 	var out []written
+	seen := map[string]bool{} // not a scan of out: a text may hold thousands
 	eachPlaceholder(text, syn, func(name string, start, end int) {
-		if !slices.ContainsFunc(out, func(w written) bool { return w.name == name }) {
+		if !seen[name] {
+			seen[name] = true
 			out = append(out, written{name, text[start:end]})
 		}
 	})

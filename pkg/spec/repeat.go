@@ -112,14 +112,14 @@ func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
 			Description:    fmt.Sprintf("the number of the iterations of %s#1..%d that ran", tk.Name, n),
 			OutputVariable: tk.Repeat.Count, Expansion: &Expansion{RepeatOf: tk.Name, Counts: true}}
 		if taken[count.Name] {
-			return fmt.Errorf("%s:%d:%d: tasks.%s: %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, tk.Name, count.Name)
+			return fmt.Errorf("%s:%d:%d: %s: %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), count.Name)
 		}
 		join.Context = []string{count.Name}
 	}
 	for k := 1; k <= n; k++ {
 		name := IterationName(tk.Name, k)
 		if taken[name] {
-			return fmt.Errorf("%s:%d:%d: tasks.%s: iteration %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, tk.Name, name)
+			return fmt.Errorf("%s:%d:%d: %s: iteration %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name)
 		}
 		it := *tk
 		it.Name, it.Repeat = name, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -459,7 +460,11 @@ func stepName(st *tree, fallback string) string {
 func (sb *stepBuilder) step(st *tree, name string, prev []string, first bool) []string {
 	b := sb.b
 	if !st.isMap() {
-		b.errorf(st, st.pos, "expected a step (a mapping with agent and action), got %s", st.describe())
+		hint := ""
+		if s, ok := st.str(); ok && b.agents[s] {
+			hint = fmt.Sprintf(": write {agent: %s} to run that agent", s)
+		}
+		b.errorf(st, st.pos, "expected a step (a mapping with agent and action), got %s%s", st.describe(), hint)
 		return prev
 	}
 	switch {
@@ -806,10 +811,19 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	}
 	agentName := "route:" + name
 	var labels []string
-	for _, l := range r.keys {
-		if l != "default" {
-			labels = append(labels, l)
+	for i, l := range r.keys {
+		if l == "default" {
+			continue
 		}
+		// The label is looked for as a word of the output, and the route
+		// task's trimmed output is matched to it: an empty one would be
+		// found in every output, and one with a space at an end, or a
+		// line break (two words to grep -F), never be picked as written.
+		if strings.TrimSpace(l) != l || l == "" || strings.IndexFunc(l, unicode.IsControl) >= 0 {
+			b.errorf(r.vals[i], r.vals[i].kpos, "expected a label to find in the output, got %s: a word or words, without a space at either end or a line break", quoteShort(l))
+			continue
+		}
+		labels = append(labels, l)
 	}
 	var script strings.Builder
 	files := "\"$f\""

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -742,5 +743,34 @@ steps:
 	}
 	if n := len(team.UndefinedPlaceholders(nil)); n != 2 {
 		t.Errorf("%d warnings, want 2 (one per first-step {{previous_output}}): %v", n, team.UndefinedPlaceholders(nil))
+	}
+}
+
+// Step shapes that cannot run as written are refused naming the key and
+// what to write: a route label that every output (or none) would pick, an
+// empty parallel or steps list, an agent's name where a step goes.
+func TestStepShapesRefused(t *testing.T) {
+	const head = "llm: m\nagents:\n  c: {role: C}\n  x: {role: X}\n"
+	for _, tt := range []struct{ name, steps, want string }{
+		{"an empty route label", "steps:\n  - {agent: c, action: classify}\n  - route: {\"\": [x], default: [c]}\n",
+			`a.yaml:7:13: steps[1].route.: expected a label to find in the output, got "": a word or words, without a space at either end or a line break`},
+		{"a route label with a space at its end", "steps:\n  - {agent: c, action: classify}\n  - route: {\"yes \": [x]}\n",
+			`a.yaml:7:13: "steps[1].route.yes ": expected a label to find in the output, got "yes "`},
+		{"a route label with a line break", "steps:\n  - {agent: c, action: classify}\n  - route: {\"yes\\nno\": [x]}\n",
+			`a.yaml:7:13: "steps[1].route.yes\nno": expected a label to find in the output, got "yes\nno"`},
+		{"an empty parallel", "steps:\n  - parallel: []\n",
+			`a.yaml:6:15: steps[0].parallel: expected a list of steps to run at once, got an empty list`},
+		{"no steps", "steps: []\n",
+			`a.yaml:5:8: steps: the workflow has no steps: list at least one, such as - {agent: NAME, action: TEXT}`},
+		{"an agent's name as a step", "steps:\n  - {agent: c, action: a}\n  - if: {condition: \"{{previous_output}}\", then: [x]}\n",
+			`a.yaml:7:51: steps[1].if.then[0]: expected a step (a mapping with agent and action), got string "x": write {agent: x} to run that agent`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("a.yaml", []byte(head+tt.steps))
+			var l ErrorList
+			if !errors.As(err, &l) || !strings.HasPrefix(l[0].String(), tt.want) {
+				t.Fatalf("got\n%v\nwant first\n%s", err, tt.want)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -90,8 +92,14 @@ func (t *tree) describe() string {
 	}
 	switch t.kind {
 	case yaml.MappingNode:
+		if len(t.keys) == 0 {
+			return "an empty mapping" // "expected a mapping of …, got a mapping" would puzzle
+		}
 		return "a mapping"
 	case yaml.SequenceNode:
+		if len(t.items) == 0 {
+			return "an empty list"
+		}
 		return "a list"
 	}
 	switch v := t.value.(type) {
@@ -219,7 +227,7 @@ func parseTreeYAML(file string, data []byte) (*tree, ErrorList) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, ErrorList{colonHint(tabHint(syntaxError(file, err, data), data), data)}
+		return nil, ErrorList{ctrlHint(colonHint(tabHint(syntaxError(file, err, data), data), data), data)}
 	}
 	// A second document would be silently ignored: say so instead.
 	var next yaml.Node
@@ -248,11 +256,50 @@ func parseTreeYAML(file string, data []byte) (*tree, ErrorList) {
 	return t, c.diags
 }
 
+// specText is data as UTF-8, which the rest of the loader reads: a file
+// saved as UTF-16 with a byte order mark (as some Windows editors save
+// one) is decoded, so that the columns of messages, which count
+// characters, and the hints that read the file's lines see its text, not
+// its bytes. UTF-32, and UTF-16 without a byte order mark, are refused in
+// one line that says so, where yaml.v3 would say "control characters
+// are not allowed" at line 1.
+func specText(file string, data []byte) ([]byte, *Diagnostic) {
+	refuse := func(enc string) ([]byte, *Diagnostic) {
+		return nil, &Diagnostic{File: file, Line: 1, Column: 1,
+			Message: "the file is " + enc + ": save it as UTF-8 (or UTF-16 with a byte order mark)"}
+	}
+	switch {
+	case bytes.HasPrefix(data, []byte{0, 0, 0xFE, 0xFF}), bytes.HasPrefix(data, []byte{0xFF, 0xFE, 0, 0}):
+		return refuse("UTF-32")
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}):
+		return utf16Text(file, data[2:], binary.LittleEndian)
+	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+		return utf16Text(file, data[2:], binary.BigEndian)
+	case len(data) >= 4 && (data[0] == 0 || data[1] == 0) && (data[2] == 0 || data[3] == 0):
+		// An ASCII character in UTF-16 or UTF-32 has a zero byte beside
+		// it; in a UTF-8 file a zero byte is an error anyway.
+		return refuse("UTF-16 or UTF-32 without a byte order mark")
+	}
+	return data, nil
+}
+
+// utf16Text is UTF-16 data (after its byte order mark) as UTF-8.
+func utf16Text(file string, data []byte, order binary.ByteOrder) ([]byte, *Diagnostic) {
+	if len(data)%2 != 0 {
+		return nil, &Diagnostic{File: file, Line: 1, Column: 1,
+			Message: "the file starts as UTF-16 but has an odd number of bytes: it is cut or not UTF-16; save it as UTF-8"}
+	}
+	units := make([]uint16, len(data)/2)
+	for i := range units {
+		units[i] = order.Uint16(data[2*i:])
+	}
+	return []byte(string(utf16.Decode(units))), nil
+}
+
 // notUTF8 reports the first byte that is not UTF-8, where yaml.v3 would say
-// "invalid trailing UTF-8 octet" at line 1. Files with a UTF-16 byte order
-// mark are left to yaml.v3, which reads them.
+// "invalid trailing UTF-8 octet" at line 1.
 func notUTF8(file string, data []byte) (Diagnostic, bool) {
-	if utf8.Valid(data) || bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF}) {
+	if utf8.Valid(data) {
 		return Diagnostic{}, false
 	}
 	line, col := 1, 1
@@ -270,6 +317,36 @@ func notUTF8(file string, data []byte) (Diagnostic, bool) {
 		i += n
 	}
 	return Diagnostic{}, false
+}
+
+// ctrlHint points at the character yaml.v3 stops at with "control
+// characters are not allowed", which it names at line 1: the first one
+// YAML does not allow in a file (it allows tab, line breaks, NEL and the
+// printable ones), and says how to keep it.
+func ctrlHint(d Diagnostic, data []byte) Diagnostic {
+	if !strings.Contains(d.Message, "control characters are not allowed") {
+		return d
+	}
+	line, col := 1, 1
+	for i, r := range string(data) {
+		switch {
+		case r == '\t', r == '\r', r == 0x85, r >= 0x20 && r <= 0x7E, r >= 0xA0 && r <= 0xFFFD, r >= 0x10000:
+		case r == '\n':
+			line, col = line+1, 0
+		default:
+			if r == 0xFEFF && i == 0 {
+				break // a byte order mark
+			}
+			d.Line, d.Column = line, col
+			d.Message = fmt.Sprintf("invalid YAML: character %U here is a control character, which YAML allows nowhere in a file: remove it (in a double-quoted string, write it as \\x%02X)", r, r)
+			if r > 0xFF {
+				d.Message = fmt.Sprintf("invalid YAML: character %U here is not allowed in a YAML file: remove it (in a double-quoted string, write it as \\u%04X)", r, r)
+			}
+			return d
+		}
+		col++
+	}
+	return d
 }
 
 // tabHint points at the tab when yaml.v3 stops at one in a line's

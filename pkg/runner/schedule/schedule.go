@@ -39,6 +39,9 @@ type Graph struct {
 	// team without conditions or repeats: most have neither, and each
 	// would cost a 10,000-task run a quarter of a megabyte for the run.
 	until []int
+	// outputs are the tasks with an output_variable, which CutoffReads
+	// checks each task's texts for: few, where the tasks can be 100,000.
+	outputs []int
 }
 
 // Contexts turns each task definition's context names into task indices;
@@ -76,6 +79,9 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 	byName := make(map[string]int, n)
 	for i, t := range team.Tasks {
 		byName[t.Name] = i
+		if t.OutputVariable != "" {
+			g.outputs = append(g.outputs, i)
+		}
 	}
 	for i, t := range team.Tasks {
 		if x := t.Expansion; x != nil && x.Until != "" && x.Iteration > 1 {
@@ -192,8 +198,12 @@ func (g *Graph) Deps(i int) []int { return g.deps[i] }
 // task whose output_variable its texts name; each once.
 func (g *Graph) CutoffReads(i int) []int {
 	var out []int
+	// A join reads every instance: a set, not a scan of out per task,
+	// keeps a 100,000-item foreach's plan linear.
+	seen := make(map[int]bool, len(g.deps[i])+len(g.context[i]))
 	add := func(j int) {
-		if j != i && !slices.Contains(out, j) {
+		if j != i && !seen[j] {
+			seen[j] = true
 			out = append(out, j)
 		}
 	}
@@ -205,11 +215,12 @@ func (g *Graph) CutoffReads(i int) []int {
 	}
 	t := g.team.Tasks[i]
 	bind := t.Expanded().Bind // a foreach instance's item shadows a variable of its name
-	for j, o := range g.team.Tasks {
+	for _, j := range g.outputs {
+		o := g.team.Tasks[j]
 		if _, bound := bind[o.OutputVariable]; bound {
 			continue
 		}
-		if o.OutputVariable != "" && (g.team.Reads(t.Description, o.OutputVariable) || g.team.Reads(t.ExpectedOutput, o.OutputVariable)) {
+		if g.team.Reads(t.Description, o.OutputVariable) || g.team.Reads(t.ExpectedOutput, o.OutputVariable) {
 			add(j)
 		}
 	}

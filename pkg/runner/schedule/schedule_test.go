@@ -607,3 +607,53 @@ tasks:
 		})
 	}
 }
+
+// CutoffReads of every task of a 50,000-item foreach, as plan asks it:
+// the join reads each instance once, in order, and a task reads the
+// output_variable its text names. It looks at the tasks that set an
+// output_variable, not at every task for every task: 50,000² map lookups
+// and as many scans of the join's list took plan minutes (a test timeout
+// here, not a clock).
+func TestCutoffReadsOfABigForeach(t *testing.T) {
+	const n = 50_000
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
+	tm, err := spec.Parse("agents.yaml", []byte(`process: workflow
+variables: {xs: [`+strings.Join(items, ",")+`]}
+agents:
+  a: {shell: cat}
+tasks:
+  each: {description: "{x}", agent: a, foreach: {over: xs, as: x}, output_variable: all}
+  after: {description: "{all}", agent: a}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm, err = tm.Expand(tm.InitialState(nil)); err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(tm, Contexts(tm, tm.TaskDefs(tm.InitialState(nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	join, after := index(tm, "each"), index(tm, "after")
+	for i := range tm.Tasks {
+		got := g.CutoffReads(i)
+		switch i {
+		case join:
+			if len(got) != n || got[0] != 0 || got[n-1] != n-1 {
+				t.Fatalf("the join reads %d tasks (%v…), want the %d instances in order", len(got), got[:min(3, len(got))], n)
+			}
+		case after:
+			if want := []int{join}; !slices.Equal(got, want) {
+				t.Errorf("after reads %v, want %v", got, want)
+			}
+		default:
+			if len(got) != 0 {
+				t.Fatalf("instance %s reads %s", tm.Tasks[i].Name, names(tm, got))
+			}
+		}
+	}
+}

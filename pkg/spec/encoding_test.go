@@ -1,0 +1,68 @@
+package spec
+
+import (
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf16"
+)
+
+// utf16File is text as UTF-16 with a byte order mark, as Windows editors
+// save it ("Unicode").
+func utf16File(text string, order binary.ByteOrder) []byte {
+	units := utf16.Encode([]rune(text))
+	out := make([]byte, 2+2*len(units))
+	order.PutUint16(out, 0xFEFF)
+	for i, u := range units {
+		order.PutUint16(out[2+2*i:], u)
+	}
+	return out
+}
+
+const encodingSpec = `llm: m
+agents:
+  a: {role: A}
+steps:
+  - agent: a
+    action: "x {{nope}}"
+`
+
+// A spec's encoding: UTF-16 with a byte order mark reads as its text (the
+// columns of messages count its characters, as in the same file in
+// UTF-8); UTF-32, UTF-16 without a mark and a control character are
+// refused in one line saying where and what to do, never yaml.v3's
+// "control characters are not allowed" at line 1.
+func TestSpecEncodings(t *testing.T) {
+	bad := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"utf32", append([]byte{0xFF, 0xFE, 0, 0}, make([]byte, 8)...), "a.yaml:1:1: the file is UTF-32: save it as UTF-8"},
+		{"utf16-no-mark", utf16File(encodingSpec, binary.LittleEndian)[2:], "a.yaml:1:1: the file is UTF-16 or UTF-32 without a byte order mark: save it as UTF-8"},
+		{"utf16-odd", utf16File(encodingSpec, binary.LittleEndian)[:9], "a.yaml:1:1: the file starts as UTF-16 but has an odd number of bytes"},
+		{"nul", []byte(strings.Replace(encodingSpec, "x {{", "x \x00 {{", 1)), `a.yaml:6:16: invalid YAML: character U+0000 here is a control character, which YAML allows nowhere in a file: remove it (in a double-quoted string, write it as \x00)`},
+		{"bell-utf16", utf16File(strings.Replace(encodingSpec, "role: A", "role: A\a", 1), binary.BigEndian), `a.yaml:3:14: invalid YAML: character U+0007 here is a control character`},
+		{"noncharacter", []byte(strings.Replace(encodingSpec, "x {{", "x \uFFFF {{", 1)), `a.yaml:6:16: invalid YAML: character U+FFFF here is not allowed in a YAML file: remove it (in a double-quoted string, write it as \uFFFF)`},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("a.yaml", tt.data)
+			var l ErrorList
+			if !errors.As(err, &l) || len(l) != 1 || !strings.HasPrefix(l[0].String(), tt.want) {
+				t.Fatalf("got %v, want one error starting %q", err, tt.want)
+			}
+		})
+	}
+	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		team, err := Parse("a.yaml", utf16File(encodingSpec, order))
+		if err != nil {
+			t.Fatalf("%s: %v", order, err)
+		}
+		want := PlaceholderUse{Name: "nope", Written: "{{nope}}", Pos: Pos{Line: 6, Column: 16}, Path: "steps[0].action"}
+		if len(team.Placeholders) != 1 || team.Placeholders[0] != want {
+			t.Errorf("%s: placeholders %+v, want %+v", order, team.Placeholders, want)
+		}
+	}
+}
