@@ -198,13 +198,26 @@ func (g *Graph) Deps(i int) []int { return g.deps[i] }
 // task whose output_variable its texts name; each once.
 func (g *Graph) CutoffReads(i int) []int {
 	var out []int
-	// A join reads every instance: a set, not a scan of out per task,
-	// keeps a 100,000-item foreach's plan linear.
-	seen := make(map[int]bool, len(g.deps[i])+len(g.context[i]))
+	// A join reads every instance: past a few reads a set, not a scan of
+	// out per read, keeps a 100,000-item foreach's plan linear; below, no
+	// set is made for each of 10,000 plain tasks.
+	var seen map[int]bool
 	add := func(j int) {
-		if j != i && !seen[j] {
-			seen[j] = true
+		switch {
+		case j == i:
+		case seen != nil:
+			if !seen[j] {
+				seen[j] = true
+				out = append(out, j)
+			}
+		case !slices.Contains(out, j):
 			out = append(out, j)
+			if len(out) == 16 {
+				seen = make(map[int]bool, len(g.deps[i])+len(g.context[i]))
+				for _, k := range out {
+					seen[k] = true
+				}
+			}
 		}
 	}
 	for _, j := range g.deps[i] {
