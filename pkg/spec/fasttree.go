@@ -22,10 +22,10 @@ import (
 // with yaml.v3 as before, which also words every error.
 func fastTree(file string, data []byte) (*tree, bool) {
 	p := fastParser{c: &converter{file: file}}
-	if !printable(data) || !p.split(data) || len(p.lines) == 0 || p.lines[0].indent != 0 {
+	if len(data) > MaxSpecBytes || !printable(data) || !p.split(data) || len(p.lines) == 0 || p.lines[0].indent != 0 {
 		return nil, false
 	}
-	root, ok := p.block(0, "", Pos{Line: p.lines[0].num, Column: 1}, 1)
+	root, ok := p.block(0, "", Pos{Line: int(p.lines[0].num), Column: 1}, 1)
 	if !ok || p.li != len(p.lines) || len(p.c.diags) > 0 || root.kind != yaml.MappingNode {
 		return nil, false
 	}
@@ -62,14 +62,20 @@ func printable(data []byte) bool {
 // message parseTree words).
 const fastDepth = 64
 
+// fastLine is 16 bytes, not the 40 of ints and a slice: a 10,000-task
+// spec has 30,000 of them (a spec is at most MaxSpecBytes, so int32 holds
+// any of its offsets).
 type fastLine struct {
-	num    int    // 1-based line number
-	indent int    // spaces before text
-	text   []byte // the line after its indentation, not empty, not a comment
+	num    int32 // 1-based line number
+	indent int32 // spaces before text
+	// from and to delimit in the file the line after its indentation, not
+	// empty, not a comment (fastParser.text).
+	from, to int32
 }
 
 type fastParser struct {
 	c     *converter
+	data  []byte
 	lines []fastLine
 	li    int       // the line being read
 	node  yaml.Node // the scalar being typed, one for all: a node each would be garbage
@@ -81,13 +87,15 @@ func (p *fastParser) split(data []byte) bool {
 	if bytes.IndexByte(data, '\t') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
 		return false
 	}
+	p.data = data
 	p.lines = make([]fastLine, 0, bytes.Count(data, []byte{'\n'})+1)
-	for num := 1; len(data) > 0; num++ {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
+	for num, at := 1, 0; at < len(data); num++ {
+		start := at
+		line := data[at:]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line, at = line[:i], at+i+1
 		} else {
-			data = nil
+			at = len(data)
 		}
 		indent := 0
 		for indent < len(line) && line[indent] == ' ' {
@@ -100,10 +108,14 @@ func (p *fastParser) split(data []byte) bool {
 		if indent == 0 && (text[0] == '%' || bytes.HasPrefix(text, []byte("---")) || bytes.HasPrefix(text, []byte("..."))) {
 			return false
 		}
-		p.lines = append(p.lines, fastLine{num: num, indent: indent, text: bytes.TrimRight(text, " ")})
+		from := start + indent
+		p.lines = append(p.lines, fastLine{num: int32(num), indent: int32(indent), from: int32(from), to: int32(from + len(bytes.TrimRight(text, " ")))})
 	}
 	return true
 }
+
+// text is line l's text after its indentation.
+func (p *fastParser) text(l fastLine) []byte { return p.data[l.from:l.to] }
 
 // seqEntry reports whether text starts a block sequence entry.
 func seqEntry(text []byte) bool {
@@ -115,7 +127,7 @@ func (p *fastParser) block(indent int, path string, kpos Pos, depth int) (*tree,
 	if depth > fastDepth {
 		return nil, false
 	}
-	if seqEntry(p.lines[p.li].text) {
+	if seqEntry(p.text(p.lines[p.li])) {
 		return p.sequence(indent, path, kpos, depth)
 	}
 	return p.mapping(indent, path, kpos, depth)
@@ -149,13 +161,13 @@ func key(text []byte) (k, rest []byte, restAt int, ok bool) {
 
 func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tree, bool) {
 	first := p.lines[p.li]
-	t := &tree{kind: yaml.MappingNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path}
+	t := &tree{kind: yaml.MappingNode, pos: Pos{Line: int(first.num), Column: indent + 1}, kpos: kpos, path: path}
 	// Room for every key up front (the lines at this indent before one
 	// further out): the tasks of a 10,000-task spec are one mapping, grown
 	// a key at a time it copies its keys, values and key set over and over.
 	n := 0
-	for j := p.li; j < len(p.lines) && p.lines[j].indent >= indent; j++ {
-		if p.lines[j].indent == indent {
+	for j := p.li; j < len(p.lines) && int(p.lines[j].indent) >= indent; j++ {
+		if int(p.lines[j].indent) == indent {
 			n++
 		}
 	}
@@ -164,9 +176,9 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 	if n > len(seen.small) {
 		seen.m = make(map[string]Pos, n)
 	}
-	for p.li < len(p.lines) && p.lines[p.li].indent == indent {
+	for p.li < len(p.lines) && int(p.lines[p.li].indent) == indent {
 		ln := p.lines[p.li]
-		k, rest, restAt, ok := key(ln.text)
+		k, rest, restAt, ok := key(p.text(ln))
 		if !ok {
 			return nil, false
 		}
@@ -174,7 +186,7 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 		if !plainWord(k) && isVariables(path) {
 			return nil, false // a key such as 1 or true: yaml.v3 tags it (tree.typed)
 		}
-		kp := Pos{Line: ln.num, Column: indent + 1}
+		kp := Pos{Line: int(ln.num), Column: indent + 1}
 		if _, dup := seen.get(name); dup {
 			return nil, false // parseTree says where the first one is
 		}
@@ -184,17 +196,17 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 		if len(rest) == 0 || rest[0] == '#' {
 			p.li++
 			switch {
-			case p.li < len(p.lines) && p.lines[p.li].indent > indent:
-				v, ok = p.block(p.lines[p.li].indent, cpath, kp, depth+1)
-			case p.li < len(p.lines) && p.lines[p.li].indent == indent && seqEntry(p.lines[p.li].text):
+			case p.li < len(p.lines) && int(p.lines[p.li].indent) > indent:
+				v, ok = p.block(int(p.lines[p.li].indent), cpath, kp, depth+1)
+			case p.li < len(p.lines) && int(p.lines[p.li].indent) == indent && seqEntry(p.text(p.lines[p.li])):
 				v, ok = p.sequence(indent, cpath, kp, depth+1)
 			default:
 				return nil, false // a null value: left to yaml.v3, which places it
 			}
 		} else {
-			v, ok = p.inline(rest, ln.num, indent+1+restAt, cpath, kp, depth+1)
+			v, ok = p.inline(rest, int(ln.num), indent+1+restAt, cpath, kp, depth+1)
 			p.li++
-			if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent {
+			if ok && p.li < len(p.lines) && int(p.lines[p.li].indent) > indent {
 				return nil, false // a scalar that goes on, or an error
 			}
 		}
@@ -209,11 +221,11 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 
 func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tree, bool) {
 	first := p.lines[p.li]
-	t := &tree{kind: yaml.SequenceNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path}
-	for i := 0; p.li < len(p.lines) && p.lines[p.li].indent == indent && seqEntry(p.lines[p.li].text); i++ {
+	t := &tree{kind: yaml.SequenceNode, pos: Pos{Line: int(first.num), Column: indent + 1}, kpos: kpos, path: path}
+	for i := 0; p.li < len(p.lines) && int(p.lines[p.li].indent) == indent && seqEntry(p.text(p.lines[p.li])); i++ {
 		ln := &p.lines[p.li]
 		ipath := path + "[" + strconv.Itoa(i) + "]"
-		rest := ln.text[1:]
+		rest := p.text(*ln)[1:]
 		s := 0
 		for s < len(rest) && rest[s] == ' ' {
 			s++
@@ -223,7 +235,7 @@ func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tr
 			v  *tree
 			ok bool
 		)
-		at := Pos{Line: ln.num, Column: indent + 2 + s}
+		at := Pos{Line: int(ln.num), Column: indent + 2 + s}
 		switch {
 		case len(rest) == 0 || rest[0] == '#':
 			return nil, false // the item is on the next lines, or null: left to yaml.v3
@@ -232,15 +244,15 @@ func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tr
 		default:
 			if _, _, _, isKey := key(rest); isKey {
 				// "- key: value": a mapping whose keys line up with this one.
-				ln.indent, ln.text = indent+1+s, rest
-				v, ok = p.mapping(ln.indent, ipath, at, depth+1)
-				if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent && p.lines[p.li].indent != ln.indent {
+				ln.indent, ln.from = int32(indent+1+s), ln.to-int32(len(rest))
+				v, ok = p.mapping(int(ln.indent), ipath, at, depth+1)
+				if ok && p.li < len(p.lines) && int(p.lines[p.li].indent) > indent && p.lines[p.li].indent != ln.indent {
 					return nil, false
 				}
 			} else {
-				v, ok = p.inline(rest, ln.num, at.Column, ipath, at, depth+1)
+				v, ok = p.inline(rest, int(ln.num), at.Column, ipath, at, depth+1)
 				p.li++
-				if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent {
+				if ok && p.li < len(p.lines) && int(p.lines[p.li].indent) > indent {
 					return nil, false
 				}
 			}
