@@ -676,9 +676,16 @@ func (b *builder) check() {
 		agentNames = append(agentNames, a.Name)
 		agentSet[a.Name] = true
 	}
-	taskNames := make([]string, len(t.Tasks))
-	for i, tk := range t.Tasks {
-		taskNames[i] = tk.Name
+	// The names, for the suggestions of an unknown one only: made then.
+	var names []string
+	taskNames := func() []string {
+		if names == nil {
+			names = make([]string, len(t.Tasks))
+			for i, tk := range t.Tasks {
+				names[i] = tk.Name
+			}
+		}
+		return names
 	}
 	for i, tk := range t.Tasks {
 		src := b.tasks[i]
@@ -707,7 +714,7 @@ func (b *builder) check() {
 				j, found := index[name]
 				switch {
 				case !found:
-					b.errorf(it, it.pos, "%s", unknownRef("task", name, taskNames, "context names tasks of this file"))
+					b.errorf(it, it.pos, "%s", unknownRef("task", name, taskNames(), "context names tasks of this file"))
 				case j == i:
 					b.errorf(it, it.pos, "a task cannot read its own output: remove %q from its context", name)
 				case j > i && t.Process != Workflow:
@@ -728,7 +735,7 @@ func (b *builder) check() {
 					continue
 				}
 				if j, found := index[name]; !found {
-					b.errorf(it, it.pos, "%s", unknownRef("task", name, taskNames, "a condition routes to tasks of this file"))
+					b.errorf(it, it.pos, "%s", unknownRef("task", name, taskNames(), "a condition routes to tasks of this file"))
 				} else if j == i {
 					b.errorf(it, it.pos, "a task cannot route to itself")
 				} else if j < i && t.Process != Workflow {
