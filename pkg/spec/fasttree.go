@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -172,10 +173,11 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 		}
 	}
 	t.keys, t.vals = make([]string, 0, n), make([]*tree, 0, n)
+	// A few keys are checked for repeats as they come (posSet holds them
+	// inline); more, once all are read (distinctKeys): a key set of the
+	// 10,000 tasks of a spec was a map of 0.64 MB.
 	var seen posSet
-	if n > len(seen.small) {
-		seen.m = make(map[string]Pos, n)
-	}
+	few := n <= len(seen.small)
 	for p.li < len(p.lines) && int(p.lines[p.li].indent) == indent {
 		ln := p.lines[p.li]
 		k, rest, restAt, ok := key(p.text(ln))
@@ -187,10 +189,12 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 			return nil, false // a key such as 1 or true: yaml.v3 tags it (tree.typed)
 		}
 		kp := Pos{Line: int(ln.num), Column: indent + 1}
-		if _, dup := seen.get(name); dup {
-			return nil, false // parseTree says where the first one is
+		if few {
+			if _, dup := seen.get(name); dup {
+				return nil, false // parseTree says where the first one is
+			}
+			seen.set(name, kp)
 		}
-		seen.set(name, kp)
 		cpath := joinPath(path, name)
 		var v *tree
 		if len(rest) == 0 || rest[0] == '#' {
@@ -216,7 +220,26 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 		t.keys = append(t.keys, name)
 		t.vals = append(t.vals, v)
 	}
+	if !few && !distinctKeys(t.keys) {
+		return nil, false // parseTree says where the first one is
+	}
 	return t, true
+}
+
+// distinctKeys reports whether no key repeats, from the keys' order
+// sorted: a list of int32, not a set of the strings.
+func distinctKeys(keys []string) bool {
+	order := make([]int32, len(keys))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(keys[a], keys[b]) })
+	for i := 1; i < len(order); i++ {
+		if keys[order[i]] == keys[order[i-1]] {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tree, bool) {
