@@ -162,7 +162,7 @@ func key(text []byte) (k, rest []byte, restAt int, ok bool) {
 
 func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tree, bool) {
 	first := p.lines[p.li]
-	t := &tree{kind: yaml.MappingNode, pos: Pos{Line: int(first.num), Column: indent + 1}, kpos: kpos, path: path}
+	t := &tree{kind: yaml.MappingNode, at: place{first.num, int32(indent + 1)}, kat: placeOf(kpos), path: path}
 	// Room for every key up front (the lines at this indent before one
 	// further out): the tasks of a 10,000-task spec are one mapping, grown
 	// a key at a time it copies its keys, values and key set over and over.
@@ -172,7 +172,7 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 			n++
 		}
 	}
-	t.keys, t.vals = make([]string, 0, n), make([]*tree, 0, n)
+	t.keys, t.kids = make([]string, 0, n), make([]*tree, 0, n)
 	// A few keys are checked for repeats as they come (posSet holds them
 	// inline); more, once all are read (distinctKeys): a key set of the
 	// 10,000 tasks of a spec was a map of 0.64 MB.
@@ -218,7 +218,7 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 			return nil, false
 		}
 		t.keys = append(t.keys, name)
-		t.vals = append(t.vals, v)
+		t.kids = append(t.kids, v)
 	}
 	if !few && !distinctKeys(t.keys) {
 		return nil, false // parseTree says where the first one is
@@ -244,7 +244,7 @@ func distinctKeys(keys []string) bool {
 
 func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tree, bool) {
 	first := p.lines[p.li]
-	t := &tree{kind: yaml.SequenceNode, pos: Pos{Line: int(first.num), Column: indent + 1}, kpos: kpos, path: path}
+	t := &tree{kind: yaml.SequenceNode, at: place{first.num, int32(indent + 1)}, kat: placeOf(kpos), path: path}
 	for i := 0; p.li < len(p.lines) && int(p.lines[p.li].indent) == indent && seqEntry(p.text(p.lines[p.li])); i++ {
 		ln := &p.lines[p.li]
 		ipath := path + "[" + strconv.Itoa(i) + "]"
@@ -283,8 +283,8 @@ func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tr
 		if !ok {
 			return nil, false
 		}
-		v.kpos = v.pos
-		t.items = append(t.items, v)
+		v.kat = v.at
+		t.kids = append(t.kids, v)
 	}
 	return t, true
 }
@@ -385,7 +385,7 @@ func (p *fastParser) scalar(text []byte, line, col int, path string, kpos Pos, f
 	if n.Style != 0 && used < len(text) && text[used] != ' ' && !(flow && (text[used] == ',' || text[used] == ']' || text[used] == '}')) {
 		return nil, 0, false
 	}
-	t := &tree{kind: yaml.ScalarNode, pos: Pos{Line: line, Column: col}, kpos: kpos, path: path}
+	t := &tree{kind: yaml.ScalarNode, at: placeOf(Pos{Line: line, Column: col}), kat: placeOf(kpos), path: path}
 	p.c.scalar(t, n)
 	return t, used, true
 }
@@ -402,7 +402,7 @@ func (p *fastParser) flow(text []byte, i, line, col int, path string, kpos Pos, 
 	if open == '{' {
 		kind, end = yaml.MappingNode, '}'
 	}
-	t := &tree{kind: kind, pos: Pos{Line: line, Column: col + i}, kpos: kpos, path: path}
+	t := &tree{kind: kind, at: placeOf(Pos{Line: line, Column: col + i}), kat: placeOf(kpos), path: path}
 	i++
 	skip := func() {
 		for i < len(text) && text[i] == ' ' {
@@ -462,10 +462,10 @@ func (p *fastParser) flow(text []byte, i, line, col int, path string, kpos Pos, 
 		}
 		if kind == yaml.MappingNode {
 			t.keys = append(t.keys, name)
-			t.vals = append(t.vals, it)
+			t.kids = append(t.kids, it)
 		} else {
-			it.kpos = it.pos
-			t.items = append(t.items, it)
+			it.kat = it.at
+			t.kids = append(t.kids, it)
 		}
 		skip()
 		if i >= len(text) {

@@ -64,7 +64,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			// find the first of a name in any of its texts.
 			from := a.Pos
 			if v := b.agentSrc[a].get(f.key); v != nil {
-				from = v.pos
+				from = v.pos()
 			}
 			add(f.text, from, p+"."+f.key, nil, "")
 		}
@@ -85,16 +85,16 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if strings.IndexByte(f.text, '{') < 0 {
 				continue // no placeholder: its place is not looked up
 			}
-			src := &tree{pos: tk.Pos, path: "tasks." + tk.Name}
+			src := &tree{at: placeOf(tk.Pos), path: "tasks." + tk.Name}
 			if i < len(b.tasks) && b.tasks[i] != nil {
 				src = b.tasks[i]
 			}
 			// A text the file does not write (a step's action it left
 			// out) is said where the step is.
-			at, path := src.pos, src.path
+			at, path := src.pos(), src.path
 			for _, k := range f.keys {
 				if v := src.get(k); k != "" && v != nil {
-					at, path = v.pos, v.path
+					at, path = v.pos(), v.path
 					break
 				}
 			}
