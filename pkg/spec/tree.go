@@ -48,7 +48,7 @@ func (t *tree) kpos() Pos { return Pos{Line: int(t.kat.line), Column: int(t.kat.
 
 // vals are a mapping's values, parallel to its keys; nil on anything else.
 func (t *tree) vals() []*tree {
-	if t.kind != yaml.MappingNode {
+	if t == nil || t.kind != yaml.MappingNode {
 		return nil
 	}
 	return t.kids
@@ -56,7 +56,7 @@ func (t *tree) vals() []*tree {
 
 // items are a sequence's items; nil on anything else.
 func (t *tree) items() []*tree {
-	if t.kind != yaml.SequenceNode {
+	if t == nil || t.kind != yaml.SequenceNode {
 		return nil
 	}
 	return t.kids
