@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -22,10 +23,10 @@ import (
 // with yaml.v3 as before, which also words every error.
 func fastTree(file string, data []byte) (*tree, bool) {
 	p := fastParser{c: &converter{file: file}}
-	if !printable(data) || !p.split(data) || len(p.lines) == 0 || p.lines[0].indent != 0 {
+	if len(data) > MaxSpecBytes || !printable(data) || !p.split(data) || len(p.lines) == 0 || p.lines[0].indent != 0 {
 		return nil, false
 	}
-	root, ok := p.block(0, "", Pos{Line: p.lines[0].num, Column: 1}, 1)
+	root, ok := p.block(0, "", Pos{Line: int(p.lines[0].num), Column: 1}, 1)
 	if !ok || p.li != len(p.lines) || len(p.c.diags) > 0 || root.kind != yaml.MappingNode {
 		return nil, false
 	}
@@ -62,14 +63,20 @@ func printable(data []byte) bool {
 // message parseTree words).
 const fastDepth = 64
 
+// fastLine is 16 bytes, not the 40 of ints and a slice: a 10,000-task
+// spec has 30,000 of them (a spec is at most MaxSpecBytes, so int32 holds
+// any of its offsets).
 type fastLine struct {
-	num    int    // 1-based line number
-	indent int    // spaces before text
-	text   []byte // the line after its indentation, not empty, not a comment
+	num    int32 // 1-based line number
+	indent int32 // spaces before text
+	// from and to delimit in the file the line after its indentation, not
+	// empty, not a comment (fastParser.text).
+	from, to int32
 }
 
 type fastParser struct {
 	c     *converter
+	data  []byte
 	lines []fastLine
 	li    int       // the line being read
 	node  yaml.Node // the scalar being typed, one for all: a node each would be garbage
@@ -81,13 +88,15 @@ func (p *fastParser) split(data []byte) bool {
 	if bytes.IndexByte(data, '\t') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
 		return false
 	}
+	p.data = data
 	p.lines = make([]fastLine, 0, bytes.Count(data, []byte{'\n'})+1)
-	for num := 1; len(data) > 0; num++ {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
+	for num, at := 1, 0; at < len(data); num++ {
+		start := at
+		line := data[at:]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line, at = line[:i], at+i+1
 		} else {
-			data = nil
+			at = len(data)
 		}
 		indent := 0
 		for indent < len(line) && line[indent] == ' ' {
@@ -100,10 +109,14 @@ func (p *fastParser) split(data []byte) bool {
 		if indent == 0 && (text[0] == '%' || bytes.HasPrefix(text, []byte("---")) || bytes.HasPrefix(text, []byte("..."))) {
 			return false
 		}
-		p.lines = append(p.lines, fastLine{num: num, indent: indent, text: bytes.TrimRight(text, " ")})
+		from := start + indent
+		p.lines = append(p.lines, fastLine{num: int32(num), indent: int32(indent), from: int32(from), to: int32(from + len(bytes.TrimRight(text, " ")))})
 	}
 	return true
 }
+
+// text is line l's text after its indentation.
+func (p *fastParser) text(l fastLine) []byte { return p.data[l.from:l.to] }
 
 // seqEntry reports whether text starts a block sequence entry.
 func seqEntry(text []byte) bool {
@@ -115,7 +128,7 @@ func (p *fastParser) block(indent int, path string, kpos Pos, depth int) (*tree,
 	if depth > fastDepth {
 		return nil, false
 	}
-	if seqEntry(p.lines[p.li].text) {
+	if seqEntry(p.text(p.lines[p.li])) {
 		return p.sequence(indent, path, kpos, depth)
 	}
 	return p.mapping(indent, path, kpos, depth)
@@ -149,24 +162,25 @@ func key(text []byte) (k, rest []byte, restAt int, ok bool) {
 
 func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tree, bool) {
 	first := p.lines[p.li]
-	t := &tree{kind: yaml.MappingNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path}
+	t := &tree{kind: yaml.MappingNode, at: place{first.num, int32(indent + 1)}, kat: placeOf(kpos), path: path}
 	// Room for every key up front (the lines at this indent before one
 	// further out): the tasks of a 10,000-task spec are one mapping, grown
 	// a key at a time it copies its keys, values and key set over and over.
 	n := 0
-	for j := p.li; j < len(p.lines) && p.lines[j].indent >= indent; j++ {
-		if p.lines[j].indent == indent {
+	for j := p.li; j < len(p.lines) && int(p.lines[j].indent) >= indent; j++ {
+		if int(p.lines[j].indent) == indent {
 			n++
 		}
 	}
-	t.keys, t.vals = make([]string, 0, n), make([]*tree, 0, n)
+	t.keys, t.kids = make([]string, 0, n), make([]*tree, 0, n)
+	// A few keys are checked for repeats as they come (posSet holds them
+	// inline); more, once all are read (distinctKeys): a key set of the
+	// 10,000 tasks of a spec was a map of 0.64 MB.
 	var seen posSet
-	if n > len(seen.small) {
-		seen.m = make(map[string]Pos, n)
-	}
-	for p.li < len(p.lines) && p.lines[p.li].indent == indent {
+	few := n <= len(seen.small)
+	for p.li < len(p.lines) && int(p.lines[p.li].indent) == indent {
 		ln := p.lines[p.li]
-		k, rest, restAt, ok := key(ln.text)
+		k, rest, restAt, ok := key(p.text(ln))
 		if !ok {
 			return nil, false
 		}
@@ -174,27 +188,29 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 		if !plainWord(k) && isVariables(path) {
 			return nil, false // a key such as 1 or true: yaml.v3 tags it (tree.typed)
 		}
-		kp := Pos{Line: ln.num, Column: indent + 1}
-		if _, dup := seen.get(name); dup {
-			return nil, false // parseTree says where the first one is
+		kp := Pos{Line: int(ln.num), Column: indent + 1}
+		if few {
+			if _, dup := seen.get(name); dup {
+				return nil, false // parseTree says where the first one is
+			}
+			seen.set(name, kp)
 		}
-		seen.set(name, kp)
 		cpath := joinPath(path, name)
 		var v *tree
 		if len(rest) == 0 || rest[0] == '#' {
 			p.li++
 			switch {
-			case p.li < len(p.lines) && p.lines[p.li].indent > indent:
-				v, ok = p.block(p.lines[p.li].indent, cpath, kp, depth+1)
-			case p.li < len(p.lines) && p.lines[p.li].indent == indent && seqEntry(p.lines[p.li].text):
+			case p.li < len(p.lines) && int(p.lines[p.li].indent) > indent:
+				v, ok = p.block(int(p.lines[p.li].indent), cpath, kp, depth+1)
+			case p.li < len(p.lines) && int(p.lines[p.li].indent) == indent && seqEntry(p.text(p.lines[p.li])):
 				v, ok = p.sequence(indent, cpath, kp, depth+1)
 			default:
 				return nil, false // a null value: left to yaml.v3, which places it
 			}
 		} else {
-			v, ok = p.inline(rest, ln.num, indent+1+restAt, cpath, kp, depth+1)
+			v, ok = p.inline(rest, int(ln.num), indent+1+restAt, cpath, kp, depth+1)
 			p.li++
-			if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent {
+			if ok && p.li < len(p.lines) && int(p.lines[p.li].indent) > indent {
 				return nil, false // a scalar that goes on, or an error
 			}
 		}
@@ -202,18 +218,37 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 			return nil, false
 		}
 		t.keys = append(t.keys, name)
-		t.vals = append(t.vals, v)
+		t.kids = append(t.kids, v)
+	}
+	if !few && !distinctKeys(t.keys) {
+		return nil, false // parseTree says where the first one is
 	}
 	return t, true
 }
 
+// distinctKeys reports whether no key repeats, from the keys' order
+// sorted: a list of int32, not a set of the strings.
+func distinctKeys(keys []string) bool {
+	order := make([]int32, len(keys))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(keys[a], keys[b]) })
+	for i := 1; i < len(order); i++ {
+		if keys[order[i]] == keys[order[i-1]] {
+			return false
+		}
+	}
+	return true
+}
+
 func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tree, bool) {
 	first := p.lines[p.li]
-	t := &tree{kind: yaml.SequenceNode, pos: Pos{Line: first.num, Column: indent + 1}, kpos: kpos, path: path}
-	for i := 0; p.li < len(p.lines) && p.lines[p.li].indent == indent && seqEntry(p.lines[p.li].text); i++ {
+	t := &tree{kind: yaml.SequenceNode, at: place{first.num, int32(indent + 1)}, kat: placeOf(kpos), path: path}
+	for i := 0; p.li < len(p.lines) && int(p.lines[p.li].indent) == indent && seqEntry(p.text(p.lines[p.li])); i++ {
 		ln := &p.lines[p.li]
 		ipath := path + "[" + strconv.Itoa(i) + "]"
-		rest := ln.text[1:]
+		rest := p.text(*ln)[1:]
 		s := 0
 		for s < len(rest) && rest[s] == ' ' {
 			s++
@@ -223,7 +258,7 @@ func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tr
 			v  *tree
 			ok bool
 		)
-		at := Pos{Line: ln.num, Column: indent + 2 + s}
+		at := Pos{Line: int(ln.num), Column: indent + 2 + s}
 		switch {
 		case len(rest) == 0 || rest[0] == '#':
 			return nil, false // the item is on the next lines, or null: left to yaml.v3
@@ -232,15 +267,15 @@ func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tr
 		default:
 			if _, _, _, isKey := key(rest); isKey {
 				// "- key: value": a mapping whose keys line up with this one.
-				ln.indent, ln.text = indent+1+s, rest
-				v, ok = p.mapping(ln.indent, ipath, at, depth+1)
-				if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent && p.lines[p.li].indent != ln.indent {
+				ln.indent, ln.from = int32(indent+1+s), ln.to-int32(len(rest))
+				v, ok = p.mapping(int(ln.indent), ipath, at, depth+1)
+				if ok && p.li < len(p.lines) && int(p.lines[p.li].indent) > indent && p.lines[p.li].indent != ln.indent {
 					return nil, false
 				}
 			} else {
-				v, ok = p.inline(rest, ln.num, at.Column, ipath, at, depth+1)
+				v, ok = p.inline(rest, int(ln.num), at.Column, ipath, at, depth+1)
 				p.li++
-				if ok && p.li < len(p.lines) && p.lines[p.li].indent > indent {
+				if ok && p.li < len(p.lines) && int(p.lines[p.li].indent) > indent {
 					return nil, false
 				}
 			}
@@ -248,8 +283,8 @@ func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tr
 		if !ok {
 			return nil, false
 		}
-		v.kpos = v.pos
-		t.items = append(t.items, v)
+		v.kat = v.at
+		t.kids = append(t.kids, v)
 	}
 	return t, true
 }
@@ -350,7 +385,7 @@ func (p *fastParser) scalar(text []byte, line, col int, path string, kpos Pos, f
 	if n.Style != 0 && used < len(text) && text[used] != ' ' && !(flow && (text[used] == ',' || text[used] == ']' || text[used] == '}')) {
 		return nil, 0, false
 	}
-	t := &tree{kind: yaml.ScalarNode, pos: Pos{Line: line, Column: col}, kpos: kpos, path: path}
+	t := &tree{kind: yaml.ScalarNode, at: placeOf(Pos{Line: line, Column: col}), kat: placeOf(kpos), path: path}
 	p.c.scalar(t, n)
 	return t, used, true
 }
@@ -367,7 +402,7 @@ func (p *fastParser) flow(text []byte, i, line, col int, path string, kpos Pos, 
 	if open == '{' {
 		kind, end = yaml.MappingNode, '}'
 	}
-	t := &tree{kind: kind, pos: Pos{Line: line, Column: col + i}, kpos: kpos, path: path}
+	t := &tree{kind: kind, at: placeOf(Pos{Line: line, Column: col + i}), kat: placeOf(kpos), path: path}
 	i++
 	skip := func() {
 		for i < len(text) && text[i] == ' ' {
@@ -427,10 +462,10 @@ func (p *fastParser) flow(text []byte, i, line, col int, path string, kpos Pos, 
 		}
 		if kind == yaml.MappingNode {
 			t.keys = append(t.keys, name)
-			t.vals = append(t.vals, it)
+			t.kids = append(t.kids, it)
 		} else {
-			it.kpos = it.pos
-			t.items = append(t.items, it)
+			it.kat = it.at
+			t.kids = append(t.kids, it)
 		}
 		skip()
 		if i >= len(text) {

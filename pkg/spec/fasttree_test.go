@@ -147,12 +147,12 @@ func dumpTree(t *tree) string {
 	var b strings.Builder
 	var walk func(t *tree, indent string)
 	walk = func(t *tree, indent string) {
-		fmt.Fprintf(&b, "%skind=%d value=%#v text=%q pos=%v kpos=%v path=%q\n", indent, t.kind, t.value, t.text, t.pos, t.kpos, t.path)
+		fmt.Fprintf(&b, "%skind=%d value=%#v text=%q pos=%v kpos=%v path=%q\n", indent, t.kind, t.value, t.text, t.pos(), t.kpos(), t.path)
 		for i, k := range t.keys {
 			fmt.Fprintf(&b, "%s key %q:\n", indent, k)
-			walk(t.vals[i], indent+"   ")
+			walk(t.vals()[i], indent+"   ")
 		}
-		for _, it := range t.items {
+		for _, it := range t.items() {
 			walk(it, indent+"  - ")
 		}
 	}
@@ -215,4 +215,23 @@ func TestPlainWordAgreesWithYAML(t *testing.T) {
 		}
 	}
 	t.Logf("%d plain words typed without the resolver", words)
+}
+
+// A repeated key is left to yaml.v3's path, which says where the first one
+// is, in a mapping of a few keys (checked as they come) and of many
+// (checked once all are read).
+func TestFastTreeLeavesRepeatedKeys(t *testing.T) {
+	for _, n := range []int{3, 8, 9, 40} {
+		data := string(benchSpec(n)) + "  t1:\n    description: again\n    agent: t\n"
+		if _, ok := fastTree("m", []byte(data)); ok {
+			t.Errorf("%d tasks: fastTree took a repeated task name", n)
+		}
+		_, err := Parse("m.yaml", []byte(data))
+		if err == nil || !strings.Contains(err.Error(), `duplicate task name "t1" (first at line 10)`) {
+			t.Errorf("%d tasks: got %v", n, err)
+		}
+		if _, ok := fastTree("m", benchSpec(n)); !ok {
+			t.Errorf("%d distinct tasks: fastTree did not take them", n)
+		}
+	}
 }

@@ -49,7 +49,7 @@ func (b *builder) foreach(v *tree) *Foreach {
 	if !v.isMap() {
 		return nil // the schema reported it
 	}
-	f := &Foreach{As: foreachAs, Pos: v.kpos}
+	f := &Foreach{As: foreachAs, Pos: v.kpos()}
 	f.Over, _ = v.get("over").str()
 	if s, ok := v.get("as").str(); ok && s != "" {
 		f.As = s
@@ -83,16 +83,16 @@ func (b *builder) checkForeach() {
 		over := fv.get("over")
 		switch {
 		case tk.Agent == HumanAgent:
-			b.errorf(fv, fv.kpos, "a human task cannot run once per item: give the decision one task")
+			b.errorf(fv, fv.kpos(), "a human task cannot run once per item: give the decision one task")
 		case len(tk.Condition) > 0:
-			b.errorf(fv, fv.kpos, "a foreach task cannot route (condition): route on a task after it, which reads the JSON array of results")
+			b.errorf(fv, fv.kpos(), "a foreach task cannot route (condition): route on a task after it, which reads the JSON array of results")
 		case over == nil:
 			// No over: the schema says so, and there is nothing to check.
 		case outputs[f.Over] != "" && producer[f.Over] >= i:
-			b.errorf(over, over.pos, "%s is the output_variable of task %q, which comes after (or is) this one: move the task that makes the list before the foreach task", f.Over, outputs[f.Over])
+			b.errorf(over, over.pos(), "%s is the output_variable of task %q, which comes after (or is) this one: move the task that makes the list before the foreach task", f.Over, outputs[f.Over])
 		}
 		if _, ok := t.Variables[f.Over]; !ok && outputs[f.Over] == "" && over != nil {
-			t.UnsetLists = append(t.UnsetLists, PlaceholderUse{Name: f.Over, Pos: over.pos, Path: over.path})
+			t.UnsetLists = append(t.UnsetLists, PlaceholderUse{Name: f.Over, Pos: over.pos(), Path: over.path})
 		}
 	}
 }

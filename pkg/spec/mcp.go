@@ -54,30 +54,30 @@ func (b *builder) mcpServers(v *tree, praison bool) {
 		return // the schema (native) reports it; PraisonAI: nothing to load
 	}
 	for i, name := range servers.keys {
-		sv := servers.vals[i]
+		sv := servers.vals()[i]
 		if !sv.isMap() {
 			continue
 		}
 		if praison {
 			for j, k := range sv.keys {
 				if !slices.Contains(mcpServerKeys, k) {
-					b.praisonIgnored(sv.vals[j])
+					b.praisonIgnored(sv.vals()[j])
 				}
 			}
 			if e := sv.get("enabled"); e != nil && !e.isNull() {
 				on, ok := e.val().(bool)
 				if !ok {
-					b.errorf(e, e.pos, "expected true or false, got %s", e.describe())
+					b.errorf(e, e.pos(), "expected true or false, got %s", e.describe())
 				}
 				if !on {
 					continue
 				}
 			}
 		}
-		m := &MCPServer{Name: name, Pos: sv.kpos}
+		m := &MCPServer{Name: name, Pos: sv.kpos()}
 		switch c := sv.get("command"); {
 		case c.isSeq():
-			for _, it := range c.items {
+			for _, it := range c.items() {
 				s, _ := it.str()
 				m.Command = append(m.Command, s)
 			}
@@ -106,14 +106,14 @@ func (b *builder) mcpServers(v *tree, praison bool) {
 		}
 		switch {
 		case len(m.Command) > 0 && m.URL != "":
-			b.errorf(sv, sv.kpos, "has command and url: an MCP server is either a stdio server (command) or a streamable HTTP one (url), so keep one")
+			b.errorf(sv, sv.kpos(), "has command and url: an MCP server is either a stdio server (command) or a streamable HTTP one (url), so keep one")
 		case len(m.Command) == 0 && m.URL == "":
-			b.errorf(sv, sv.kpos, "says neither how to start it (command: [argv]) nor where it is (url:)")
+			b.errorf(sv, sv.kpos(), "says neither how to start it (command: [argv]) nor where it is (url:)")
 		case len(m.Command) > 0 && strings.TrimSpace(m.Command[0]) == "":
-			b.errorf(sv, sv.kpos, "the program to run (the first item of command) is empty")
+			b.errorf(sv, sv.kpos(), "the program to run (the first item of command) is empty")
 		}
 		if b.team.Tool(name) != nil {
-			b.errorf(sv, sv.kpos, "%q names both a tool and an MCP server: an agent's tools list could not tell them apart; rename one", name)
+			b.errorf(sv, sv.kpos(), "%q names both a tool and an MCP server: an agent's tools list could not tell them apart; rename one", name)
 		}
 		b.team.MCP = append(b.team.MCP, m)
 	}
@@ -129,7 +129,7 @@ func stringMap(v *tree) map[string]string {
 	}
 	out := make(map[string]string, len(v.keys))
 	for i, k := range v.keys {
-		if s, ok := v.vals[i].str(); ok {
+		if s, ok := v.vals()[i].str(); ok {
 			out[k] = s
 		}
 	}

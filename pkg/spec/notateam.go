@@ -24,9 +24,9 @@ var teamKeys = map[string]bool{
 // would hide what is wrong, and no edit of those keys would make them run.
 func notATeam(file string, root *tree) *Diagnostic {
 	at := func(v *tree, msg string) *Diagnostic {
-		return &Diagnostic{File: file, Line: v.kpos.Line, Column: v.kpos.Column, Path: v.path, Message: msg}
+		return &Diagnostic{File: file, Line: v.kpos().Line, Column: v.kpos().Column, Path: v.path, Message: msg}
 	}
-	top := &tree{pos: root.pos, kpos: root.pos}
+	top := &tree{at: root.at, kat: root.at}
 	if hasAnyTask(root) {
 		return nil
 	}
@@ -91,7 +91,7 @@ func notATeam(file string, root *tree) *Diagnostic {
 // backstory.
 func crewAIAgents(root *tree) bool {
 	for i, k := range root.keys {
-		if teamKeys[k] || !crewAIAgent(root.vals[i]) {
+		if teamKeys[k] || !crewAIAgent(root.vals()[i]) {
 			return false
 		}
 	}
@@ -113,7 +113,7 @@ func agentList(file string, root *tree) *Diagnostic {
 	if len(items) == 0 || slices.ContainsFunc(items, func(v *tree) bool { return !crewAIAgent(v) }) {
 		return nil
 	}
-	return &Diagnostic{File: file, Line: root.pos.Line, Column: root.pos.Column,
+	return &Diagnostic{File: file, Line: root.pos().Line, Column: root.pos().Column,
 		Message: "this is a list of agents (each item with role, goal and backstory), as a CrewAI agents file, not a team: CrewAI keeps the tasks in a tasks.yaml beside it; teamrun runs one file with both, a mapping at the top: put the agents under roles: (each under its name) and give each its tasks (roles.NAME.tasks)"}
 }
 
@@ -129,7 +129,7 @@ var nativeAgentKeys = []string{"backstory", "command", "dir", "goal", "instructi
 func praisonAgentsOnly(agents *tree) bool {
 	members := agents.itemsOrNil()
 	if agents.isMap() {
-		members = agents.vals
+		members = agents.vals()
 	}
 	instructed, command := false, false
 	for _, m := range members {
@@ -163,7 +163,7 @@ func hasAnyTask(root *tree) bool {
 		r := root.get(k)
 		var members []*tree
 		if r.isMap() {
-			members = r.vals
+			members = r.vals()
 		}
 		members = append(members, r.itemsOrNil()...)
 		for _, m := range members {

@@ -47,7 +47,7 @@ func (b *builder) outputSchema(sv *tree, tk *Task) {
 	tk.OutputSchema = sv.json()
 	s, err := compileOutputSchema(tk.Name, tk.OutputSchema)
 	if err != nil {
-		b.errorf(sv, sv.pos, "not a JSON Schema teamrun can check results with: %s", strings.Join(strings.Fields(err.Error()), " "))
+		b.errorf(sv, sv.pos(), "not a JSON Schema teamrun can check results with: %s", strings.Join(strings.Fields(err.Error()), " "))
 	}
 	tk.schema = s
 }

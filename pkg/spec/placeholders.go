@@ -71,35 +71,37 @@ func (b *builder) collectPlaceholders(data []byte) {
 			// find the first of a name in any of its texts.
 			from := a.Pos
 			if v := b.agentSrc[a].get(f.key); v != nil {
-				from = v.pos
+				from = v.pos()
 			}
 			add(f.text, from, p+"."+f.key, nil, "")
 		}
 	}
+	type field struct {
+		keys [2]string // the second "" when there is one
+		text string
+	}
 	for i, tk := range b.team.Tasks {
-		src := &tree{pos: tk.Pos, path: tk.KeyPath()}
-		if i < len(b.tasks) && b.tasks[i] != nil {
-			src = b.tasks[i]
-		}
-		type field struct {
-			keys []string
-			text string
-		}
-		fields := []field{{[]string{"description", "action"}, tk.Description}, {[]string{"expected_output"}, tk.ExpectedOutput}}
+		// On the stack: most tasks have no placeholder, and a 10,000-task
+		// spec made 0.6 MB of these (and of src) for nothing.
+		fields := [...]field{{[2]string{"description", "action"}, tk.Description}, {[2]string{"expected_output"}, tk.ExpectedOutput}, {[2]string{"output_file"}, tk.OutputFile}}
+		n := 2
 		if syn == praisonSteps {
-			// Filled when the file is written (Team.OutputPath).
-			fields = append(fields, field{[]string{"output_file"}, tk.OutputFile})
+			n = 3 // filled when the file is written (Team.OutputPath)
 		}
-		for _, f := range fields {
+		for _, f := range fields[:n] {
 			if strings.IndexByte(f.text, '{') < 0 {
 				continue // no placeholder: its place is not looked up
 			}
+			src := &tree{at: placeOf(tk.Pos), path: tk.KeyPath()}
+			if i < len(b.tasks) && b.tasks[i] != nil {
+				src = b.tasks[i]
+			}
 			// A text the file does not write (a step's action it left
 			// out) is said where the step is.
-			at, path := src.pos, src.path
+			at, path := src.pos(), src.path
 			for _, k := range f.keys {
-				if v := src.get(k); v != nil {
-					at, path = v.pos, v.path
+				if v := src.get(k); k != "" && v != nil {
+					at, path = v.pos(), v.path
 					break
 				}
 			}

@@ -35,7 +35,7 @@ func (b *builder) praison(root *tree) {
 			t.VarOrder = append(t.VarOrder, k)
 		} else if !reflect.DeepEqual(first.plain(), v.plain()) {
 			// topic: and variables.topic, say: both are the variable topic.
-			b.warnf(v, v.kpos, "sets the variable %s, as %s (line %d) does, to another value: this one, later in the file, is used; keep one", k, first.path, first.kpos.Line)
+			b.warnf(v, v.kpos(), "sets the variable %s, as %s (line %d) does, to another value: this one, later in the file, is used; keep one", k, first.path, first.kpos().Line)
 		}
 		setBy[k] = v
 		t.Variables[k] = v.plain()
@@ -44,7 +44,7 @@ func (b *builder) praison(root *tree) {
 	// First pass: settings the agents inherit, wherever they are in the file.
 	if cfg := root.get("config"); cfg.isMap() {
 		for i, k := range cfg.keys {
-			v := cfg.vals[i]
+			v := cfg.vals()[i]
 			switch k {
 			case "llm":
 				t.LLM = b.praisonLLM(v)
@@ -70,20 +70,20 @@ func (b *builder) praison(root *tree) {
 			if wl.isNull() {
 				wl = old
 			} else {
-				b.warnf(old, old.kpos, "ignored: workflow.llm (line %d) sets the default model; keep one", wl.kpos.Line)
+				b.warnf(old, old.kpos(), "ignored: workflow.llm (line %d) sets the default model; keep one", wl.kpos().Line)
 			}
 		}
 		if !wl.isNull() {
 			for _, other := range []*tree{root.get("llm"), root.get("config").get("llm")} {
 				if !other.isNull() {
-					b.warnf(other, other.kpos, "ignored: %s (line %d) sets the default model, as PraisonAI's workflow reads it; keep one", wl.path, wl.kpos.Line)
+					b.warnf(other, other.kpos(), "ignored: %s (line %d) sets the default model, as PraisonAI's workflow reads it; keep one", wl.path, wl.kpos().Line)
 				}
 			}
 			t.LLM = b.praisonLLM(wl)
 		}
 	}
 	for i, k := range root.keys {
-		v := root.vals[i]
+		v := root.vals()[i]
 		switch k {
 		case "config", "llm", "roles", "agents", "tasks", "steps", "task":
 			// handled above or below
@@ -95,13 +95,13 @@ func (b *builder) praison(root *tree) {
 			if s, ok := v.str(); ok && s != "" {
 				t.Name = s
 			} else {
-				b.errorf(v, v.pos, "expected string, got %s", v.describe())
+				b.errorf(v, v.pos(), "expected string, got %s", v.describe())
 			}
 		case "process":
 			if s, _ := v.str(); s == string(Workflow) && stepsOf(root) == nil {
 				// PraisonAI's workflow process is ordered steps, each fed the
 				// previous output: teamrun's sequential process, not its DAG.
-				b.warnf(v, v.kpos, "PraisonAI's workflow runs the tasks in order, each fed the previous output: teamrun runs them so (sequential); for a DAG of independent tasks use the native format")
+				b.warnf(v, v.kpos(), "PraisonAI's workflow runs the tasks in order, each fed the previous output: teamrun runs them so (sequential); for a DAG of independent tasks use the native format")
 			}
 		case "mcp":
 			b.mcpServers(v, true)
@@ -116,7 +116,7 @@ func (b *builder) praison(root *tree) {
 			if _, ok := v.str(); ok {
 				items = []*tree{v}
 			} else if !v.isSeq() && !v.isNull() {
-				b.warnf(v, v.kpos, "ignored: expected a list of tool names, such as [execute_command], got %s", v.describe())
+				b.warnf(v, v.kpos(), "ignored: expected a list of tool names, such as [execute_command], got %s", v.describe())
 			}
 			for _, it := range items {
 				s, _ := it.str()
@@ -126,7 +126,7 @@ func (b *builder) praison(root *tree) {
 				case s != "" && BuiltinTool(s) != nil:
 					// runs without asking: the approval is granted already
 				case s != "" && k == "approve":
-					b.warnf(it, it.pos, "ignored: teamrun has no tool %s to approve: execute_command is the only one that needs it (read_file, write_file and list_files run without asking)", quoteShort(s))
+					b.warnf(it, it.pos(), "ignored: teamrun has no tool %s to approve: execute_command is the only one that needs it (read_file, write_file and list_files run without asking)", quoteShort(s))
 				default:
 					b.praisonIgnored(it)
 				}
@@ -138,18 +138,18 @@ func (b *builder) praison(root *tree) {
 		case "variables":
 			if v.isMap() {
 				for j, vk := range v.keys {
-					setVar(vk, v.vals[j])
+					setVar(vk, v.vals()[j])
 				}
 			} else if !v.isNull() {
-				b.errorf(v, v.pos, "expected a mapping, got %s", v.describe())
+				b.errorf(v, v.pos(), "expected a mapping, got %s", v.describe())
 			}
 		case "framework":
 			if s, _ := v.str(); s != "" && s != "praisonai" {
-				b.warnf(v, v.kpos, "%q is ignored: teamrun runs the team itself", s)
+				b.warnf(v, v.kpos(), "%q is ignored: teamrun runs the team itself", s)
 			}
 		case "dependencies":
-			if len(v.items) > 0 || len(v.keys) > 0 {
-				b.warnf(v, v.kpos, "not supported, ignored: tasks run in file order, each reading the previous task's output (give a task context: to choose what it reads)")
+			if len(v.items()) > 0 || len(v.keys) > 0 {
+				b.warnf(v, v.kpos(), "not supported, ignored: tasks run in file order, each reading the previous task's output (give a task context: to choose what it reads)")
 			}
 		default:
 			b.praisonIgnored(v)
@@ -159,7 +159,7 @@ func (b *builder) praison(root *tree) {
 	if roles == nil {
 		roles = root.get("agents")
 	} else if ag := root.get("agents"); ag != nil {
-		b.errorf(ag, ag.kpos, "both roles and agents are given: keep one")
+		b.errorf(ag, ag.kpos(), "both roles and agents are given: keep one")
 	}
 	b.steps = stepsOf(root)
 	switch {
@@ -171,29 +171,29 @@ func (b *builder) praison(root *tree) {
 			nameKey = "role"
 		}
 		for i, name := range roles.keys {
-			if s, ok := roles.vals[i].get(nameKey).str(); ok && s != "" && s != name {
+			if s, ok := roles.vals()[i].get(nameKey).str(); ok && s != "" && s != name {
 				if b.stepOutputName == nil {
 					b.stepOutputName = map[string]string{}
 				}
 				b.stepOutputName[name] = s
 			}
-			if a := b.praisonRole(name, roles.vals[i], false, defaultMemory); a != nil && nameKey == "role" && roles.vals[i].get("role") == nil {
+			if a := b.praisonRole(name, roles.vals()[i], false, defaultMemory); a != nil && nameKey == "role" && roles.vals()[i].get("role") == nil {
 				a.Role = name // PraisonAI's role when none is given (yaml_parser.py)
 			}
 		}
 	case roles.isSeq():
-		for _, it := range roles.items {
+		for _, it := range roles.items() {
 			nameT := it.get("name")
 			name, ok := nameT.str()
 			if !ok || name == "" {
-				b.errorf(it, it.pos, "an agent in a list needs a name")
+				b.errorf(it, it.pos(), "an agent in a list needs a name")
 				continue
 			}
 			it.path = strings.SplitN(it.path, "[", 2)[0] + "." + name
 			b.praisonRole(name, it, true, defaultMemory)
 		}
 	case roles != nil && !roles.isNull():
-		b.errorf(roles, roles.pos, "expected a mapping of roles, got %s", roles.describe())
+		b.errorf(roles, roles.pos(), "expected a mapping of roles, got %s", roles.describe())
 	}
 	if tasks := root.get("tasks"); tasks != nil {
 		b.praisonTopTasks(tasks)
@@ -223,7 +223,7 @@ func (b *builder) praison(root *tree) {
 			// what nothing defines stays in it, as in a text.
 			for _, w := range placeholdersIn(s, praisonSteps) {
 				if w.name != "topic" {
-					t.Placeholders = append(t.Placeholders, PlaceholderUse{Name: w.name, Written: w.as, Pos: tp.pos, Path: tp.path})
+					t.Placeholders = append(t.Placeholders, PlaceholderUse{Name: w.name, Written: w.as, Pos: tp.pos(), Path: tp.path})
 				}
 			}
 		}
@@ -231,9 +231,9 @@ func (b *builder) praison(root *tree) {
 	if len(t.Tasks) == 0 && len(b.diags) == 0 {
 		if b.steps != nil {
 			// steps: [] (a mapping or null is refused where it is read)
-			b.errorf(b.steps, b.steps.pos, "the workflow has no steps: list at least one, such as - {agent: NAME, action: TEXT}")
+			b.errorf(b.steps, b.steps.pos(), "the workflow has no steps: list at least one, such as - {agent: NAME, action: TEXT}")
 		} else {
-			b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos.Line, Column: root.pos.Column,
+			b.diags = append(b.diags, Diagnostic{File: b.file, Line: root.pos().Line, Column: root.pos().Column,
 				Message: "the team has no tasks: give a role tasks (roles.NAME.tasks) or list them under tasks:"})
 		}
 	}
@@ -264,7 +264,7 @@ func (b *builder) inputPlaceholders(v *tree) {
 	}
 	for _, w := range placeholdersIn(s, praisonSteps) {
 		if _, builtin := praisonBuiltin(w.name, time.Time{}); !builtin {
-			b.team.InputPlaceholders = append(b.team.InputPlaceholders, PlaceholderUse{Name: w.name, Written: w.as, Pos: v.pos, Path: v.path})
+			b.team.InputPlaceholders = append(b.team.InputPlaceholders, PlaceholderUse{Name: w.name, Written: w.as, Pos: v.pos(), Path: v.path})
 		}
 	}
 }
@@ -285,7 +285,7 @@ func readsInput(t *Team) bool {
 // praisonFatal finds the first feature teamrun cannot run, if any.
 func praisonFatal(file string, root *tree) *Diagnostic {
 	at := func(v *tree, msg string) *Diagnostic {
-		return &Diagnostic{File: file, Line: v.kpos.Line, Column: v.kpos.Column, Path: v.path, Message: msg}
+		return &Diagnostic{File: file, Line: v.kpos().Line, Column: v.kpos().Column, Path: v.path, Message: msg}
 	}
 	if ty := root.get("type"); ty != nil {
 		s, _ := ty.str()
@@ -314,7 +314,7 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 	}
 	var agents []*tree
 	if roles.isMap() {
-		agents = append(agents, roles.vals...)
+		agents = append(agents, roles.vals()...)
 	}
 	agents = append(agents, roles.itemsOrNil()...)
 	for _, a := range agents {
@@ -333,7 +333,7 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 // praisonIgnored warns about a key teamrun does not support. A key without a
 // value (null, or an empty list) drops nothing, so it passes silently.
 func (b *builder) praisonIgnored(v *tree) {
-	if v.isNull() || (v.isSeq() && len(v.items) == 0) || (v.isMap() && len(v.keys) == 0) {
+	if v.isNull() || (v.isSeq() && len(v.items()) == 0) || (v.isMap() && len(v.keys) == 0) {
 		return
 	}
 	effect := ignoredEffect(v.path)
@@ -341,7 +341,7 @@ func (b *builder) praisonIgnored(v *tree) {
 		// A quoted key keeps its spaces: "action " is not action.
 		effect = fmt.Sprintf("the key %q has a space at its start or end, which YAML keeps inside quotes: write %s", key, strings.TrimSpace(key))
 	}
-	b.warnf(v, v.kpos, "not supported by teamrun, ignored: %s", effect)
+	b.warnf(v, v.kpos(), "not supported by teamrun, ignored: %s", effect)
 }
 
 // ignoredEffect says what ignoring PraisonAI key path means for the run,
@@ -510,20 +510,20 @@ func praisonKey(key string) bool {
 
 func (b *builder) praisonLLM(v *tree) *LLM {
 	if s, ok := v.str(); ok && s != "" {
-		return &LLM{Model: s, Pos: v.pos}
+		return &LLM{Model: s, Pos: v.pos()}
 	}
 	if !v.isMap() {
-		b.errorf(v, v.pos, "expected a model name or a mapping with model, got %s", v.describe())
+		b.errorf(v, v.pos(), "expected a model name or a mapping with model, got %s", v.describe())
 		return nil
 	}
-	l := &LLM{Pos: v.pos}
+	l := &LLM{Pos: v.pos()}
 	for i, k := range v.keys {
-		f := v.vals[i]
+		f := v.vals()[i]
 		s, isStr := f.str()
 		switch k {
 		case "model":
 			if !isStr || s == "" {
-				b.errorf(f, f.pos, "expected a model name, got %s", f.describe())
+				b.errorf(f, f.pos(), "expected a model name, got %s", f.describe())
 			}
 			l.Model = s
 		case "base_url":
@@ -532,7 +532,7 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 			// LiteLLM's name for base_url, which PraisonAI's docs use:
 			// dropped, the requests (and the key) would go to OpenAI.
 			if bu := v.get("base_url"); bu != nil {
-				b.warnf(f, f.kpos, "ignored: base_url (line %d) says where requests go; keep one", bu.kpos.Line)
+				b.warnf(f, f.kpos(), "ignored: base_url (line %d) says where requests go; keep one", bu.kpos().Line)
 			} else {
 				l.BaseURL = s
 			}
@@ -556,7 +556,7 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 			}
 		case "api_key":
 			if !f.isNull() {
-				b.warnf(f, f.kpos, "ignored: teamrun never reads a key from the spec; set OPENAI_API_KEY, or name another variable in api_key_env")
+				b.warnf(f, f.kpos(), "ignored: teamrun never reads a key from the spec; set OPENAI_API_KEY, or name another variable in api_key_env")
 			}
 		default:
 			b.praisonIgnored(f)
@@ -564,7 +564,7 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 	}
 	if l.Model == "" {
 		if v.get("model") == nil {
-			b.errorf(v, v.kpos, "missing required key \"model\"")
+			b.errorf(v, v.kpos(), "missing required key \"model\"")
 		}
 		return nil
 	}
@@ -574,19 +574,19 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 // praisonRole adds the agent a role declares, and returns it; nil when the
 // role is not a mapping (an error is reported then).
 func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *Agent {
-	a := &Agent{Name: name, Kind: LLMAgent, Memory: memory, Pos: v.kpos, path: v.path}
+	a := &Agent{Name: name, Kind: LLMAgent, Memory: memory, Pos: v.kpos(), path: v.path}
 	b.agentSrc[a] = v
 	if name == HumanAgent {
-		b.errorf(v, v.kpos, "%q is reserved for tasks that wait for a human decision; rename this role", HumanAgent)
+		b.errorf(v, v.kpos(), "%q is reserved for tasks that wait for a human decision; rename this role", HumanAgent)
 	} else if !nameRE().MatchString(name) {
-		b.errorf(v, v.kpos, "expected a name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(name))
+		b.errorf(v, v.kpos(), "expected a name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(name))
 	}
 	if b.agents[name] {
-		b.errorf(v, v.kpos, "duplicate agent %q", name)
+		b.errorf(v, v.kpos(), "duplicate agent %q", name)
 	}
 	b.agents[name] = true
 	if !v.isMap() {
-		b.errorf(v, v.pos, "expected a mapping, got %s", v.describe())
+		b.errorf(v, v.pos(), "expected a mapping, got %s", v.describe())
 		if b.malformed == nil {
 			b.malformed = map[string]bool{}
 		}
@@ -595,7 +595,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 	}
 	var tasks *tree
 	for i, k := range v.keys {
-		f := v.vals[i]
+		f := v.vals()[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
 		// {{previous_output}} as in tasks and steps.
 		text := func(dst *string) { str(dst); *dst = convertTemplate(*dst) }
@@ -614,12 +614,12 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 			}
 		case "model":
 			if l := v.get("llm"); !l.isNull() {
-				b.warnf(f, f.kpos, "ignored: llm: (line %d) sets the model; keep one of them", l.kpos.Line)
+				b.warnf(f, f.kpos(), "ignored: llm: (line %d) sets the model; keep one of them", l.kpos().Line)
 			} else if a.LLM == nil {
 				var m string
 				str(&m)
 				if m != "" {
-					a.LLM = &LLM{Model: m, Pos: f.pos}
+					a.LLM = &LLM{Model: m, Pos: f.pos()}
 				}
 			}
 		case "memory":
@@ -641,7 +641,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 			b.praisonTools(a, f)
 		case "toolsets":
 			if hasTools(f) {
-				b.warnf(f, f.kpos, "not supported, ignored: the agent runs without these toolsets (list its tools under tools)")
+				b.warnf(f, f.kpos(), "not supported, ignored: the agent runs without these toolsets (list its tools under tools)")
 			}
 		default:
 			b.praisonIgnored(f)
@@ -656,34 +656,34 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 		}
 	}
 	b.team.Agents = append(b.team.Agents, a)
-	if b.steps != nil && tasks != nil && (len(tasks.keys) > 0 || len(tasks.items) > 0) {
-		b.warnf(tasks, tasks.kpos, "ignored: the file has steps: (line %d), and PraisonAI then runs its steps, not its roles' tasks; make these tasks steps to run them", b.steps.kpos.Line)
+	if b.steps != nil && tasks != nil && (len(tasks.keys) > 0 || len(tasks.items()) > 0) {
+		b.warnf(tasks, tasks.kpos(), "ignored: the file has steps: (line %d), and PraisonAI then runs its steps, not its roles' tasks; make these tasks steps to run them", b.steps.kpos().Line)
 		return a
 	}
 	switch {
 	case tasks.isMap():
 		for i, tn := range tasks.keys {
-			tv := tasks.vals[i]
+			tv := tasks.vals()[i]
 			if nv := tv.get("name"); nv != nil {
 				if s, _ := nv.str(); s != "" && s != tn {
-					b.warnf(nv, nv.kpos, "ignored: the task is named %q, its key; rename the key to name it %q", tn, s)
+					b.warnf(nv, nv.kpos(), "ignored: the task is named %q, its key; rename the key to name it %q", tn, s)
 				}
 			}
 			b.nestedAgent(tv, name)
 			b.praisonTask(tn, tv, name)
 		}
 	case tasks.isSeq():
-		for _, it := range tasks.items {
+		for _, it := range tasks.items() {
 			tn, ok := it.get("name").str()
 			if !ok || tn == "" {
-				b.errorf(it, it.pos, "a task in a list needs a name")
+				b.errorf(it, it.pos(), "a task in a list needs a name")
 				continue
 			}
 			b.nestedAgent(it, name)
 			b.praisonTask(tn, it, name)
 		}
 	case tasks != nil && !tasks.isNull():
-		b.errorf(tasks, tasks.pos, "expected a mapping of tasks, got %s", tasks.describe())
+		b.errorf(tasks, tasks.pos(), "expected a mapping of tasks, got %s", tasks.describe())
 	}
 	return a
 }
@@ -693,7 +693,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 func (b *builder) nestedAgent(tv *tree, role string) {
 	if av := tv.get("agent"); av != nil {
 		if s, _ := av.str(); s != "" && s != role {
-			b.warnf(av, av.kpos, "ignored: the task is under role %q, which runs it; move it under %q (or to top-level tasks:) for %q to run it", role, s, s)
+			b.warnf(av, av.kpos(), "ignored: the task is under role %q, which runs it; move it under %q (or to top-level tasks:) for %q to run it", role, s, s)
 		}
 	}
 }
@@ -702,7 +702,7 @@ func (b *builder) nestedAgent(tv *tree, role string) {
 // carry tools: [”] as a placeholder.
 func hasTools(v *tree) bool {
 	if v.isSeq() {
-		for _, it := range v.items {
+		for _, it := range v.items() {
 			if s, ok := it.str(); !(ok && s == "") && !it.isNull() {
 				return true
 			}
@@ -716,15 +716,15 @@ func (b *builder) praisonTopTasks(v *tree) {
 	switch {
 	case v.isMap():
 		for i, name := range v.keys {
-			f := v.vals[i]
+			f := v.vals()[i]
 			agent, _ := f.get("agent").str()
 			if f.get("agent") == nil {
-				b.errorf(f, f.kpos, "missing required key \"agent\"")
+				b.errorf(f, f.kpos(), "missing required key \"agent\"")
 			}
 			b.praisonTask(name, f, agent)
 		}
 	case v.isSeq():
-		for i, it := range v.items {
+		for i, it := range v.items() {
 			name, ok := it.get("name").str()
 			if it.get("name").isNull() {
 				// PraisonAI's name for it (agents_generator.py).
@@ -732,38 +732,38 @@ func (b *builder) praisonTopTasks(v *tree) {
 			}
 			if !ok || name == "" {
 				nv := it.get("name")
-				b.errorf(nv, nv.pos, "expected a task name, got %s", nv.describe())
+				b.errorf(nv, nv.pos(), "expected a task name, got %s", nv.describe())
 				continue
 			}
 			agent, _ := it.get("agent").str()
 			if it.get("agent") == nil {
-				b.errorf(it, it.pos, "missing required key \"agent\"")
+				b.errorf(it, it.pos(), "missing required key \"agent\"")
 			}
 			b.praisonTask(name, it, agent)
 		}
 	case !v.isNull():
-		b.errorf(v, v.pos, "expected a mapping of tasks, got %s", v.describe())
+		b.errorf(v, v.pos(), "expected a mapping of tasks, got %s", v.describe())
 	}
 }
 
 func (b *builder) praisonTask(name string, v *tree, agent string) {
 	if i, dup := b.taskAt[name]; dup {
-		b.errorf(v, v.kpos, "duplicate task name %q (first at line %d)", name, b.team.Tasks[i].Pos.Line)
+		b.errorf(v, v.kpos(), "duplicate task name %q (first at line %d)", name, b.team.Tasks[i].Pos.Line)
 		return
 	}
 	if !nameRE().MatchString(name) {
-		b.errorf(v, v.kpos, "expected a name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(name))
+		b.errorf(v, v.kpos(), "expected a name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(name))
 	}
-	tk := &Task{Name: name, Agent: agent, Pos: v.kpos}
+	tk := &Task{Name: name, Agent: agent, Pos: v.kpos()}
 	if !v.isMap() {
-		b.errorf(v, v.pos, "expected a mapping, got %s", v.describe())
+		b.errorf(v, v.pos(), "expected a mapping, got %s", v.describe())
 		return
 	}
 	if v.get("description") == nil {
-		b.errorf(v, v.kpos, "missing required key \"description\"")
+		b.errorf(v, v.kpos(), "missing required key \"description\"")
 	}
 	for i, k := range v.keys {
-		f := v.vals[i]
+		f := v.vals()[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
 		// {{previous_output}}, as in steps.
 		text := func(dst *string) { str(dst); *dst = convertTemplate(*dst) }
@@ -802,6 +802,6 @@ func (b *builder) praisonString(f *tree, dst *string) {
 	if s, ok := f.str(); ok {
 		*dst = s
 	} else if !f.isNull() {
-		b.errorf(f, f.pos, "expected string, got %s", f.describe())
+		b.errorf(f, f.pos(), "expected string, got %s", f.describe())
 	}
 }

@@ -38,11 +38,11 @@ func (b *builder) repeat(v *tree, praison bool) *Repeat {
 	check := praison
 	if !v.isMap() {
 		if check && v != nil && !v.isNull() {
-			b.errorf(v, v.pos, "expected a mapping such as {until: TEXT, max_iterations: N}, got %s", v.describe())
+			b.errorf(v, v.pos(), "expected a mapping such as {until: TEXT, max_iterations: N}, got %s", v.describe())
 		}
 		return nil
 	}
-	r := &Repeat{MaxIterations: DefaultMaxIterations, Pos: v.kpos}
+	r := &Repeat{MaxIterations: DefaultMaxIterations, Pos: v.kpos()}
 	if praison {
 		r.MaxIterations = praisonMaxIterations
 	}
@@ -50,7 +50,7 @@ func (b *builder) repeat(v *tree, praison bool) *Repeat {
 		if s, ok := u.str(); ok {
 			r.Until = s
 		} else if check && !u.isNull() {
-			b.errorf(u, u.pos, "expected the text that ends the repeat, got %s", u.describe())
+			b.errorf(u, u.pos(), "expected the text that ends the repeat, got %s", u.describe())
 		}
 	}
 	if m := v.get("max_iterations"); m != nil {
@@ -59,7 +59,7 @@ func (b *builder) repeat(v *tree, praison bool) *Repeat {
 			if !check {
 				return r // the schema reported it
 			}
-			b.errorf(m, m.pos, "expected a number of iterations from 1 to %d, got %s", MaxIterationsLimit, m.describe())
+			b.errorf(m, m.pos(), "expected a number of iterations from 1 to %d, got %s", MaxIterationsLimit, m.describe())
 		} else {
 			r.MaxIterations = int(n)
 		}
@@ -76,11 +76,11 @@ func (b *builder) checkRepeat() {
 		rv := b.tasks[i].get("repeat")
 		switch {
 		case tk.Foreach != nil:
-			b.errorf(rv, rv.kpos, "a task cannot both repeat and run once per item (foreach): repeat a task that reads the foreach task's results")
+			b.errorf(rv, rv.kpos(), "a task cannot both repeat and run once per item (foreach): repeat a task that reads the foreach task's results")
 		case tk.Agent == HumanAgent:
-			b.errorf(rv, rv.kpos, "a human task cannot repeat: a decision is taken once")
+			b.errorf(rv, rv.kpos(), "a human task cannot repeat: a decision is taken once")
 		case len(tk.Condition) > 0:
-			b.errorf(rv, rv.kpos, "a repeat task cannot route (condition): route on a task after it, which reads its last iteration's result")
+			b.errorf(rv, rv.kpos(), "a repeat task cannot route (condition): route on a task after it, which reads its last iteration's result")
 		}
 	}
 }

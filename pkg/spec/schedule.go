@@ -19,14 +19,14 @@ import (
 func (b *builder) praisonSchedulerTask(v *tree) {
 	s, ok := v.str()
 	if !ok || strings.TrimSpace(s) == "" {
-		b.errorf(v, v.pos, "expected the task as a string, got %s", v.describe())
+		b.errorf(v, v.pos(), "expected the task as a string, got %s", v.describe())
 		return
 	}
 	if len(b.team.Agents) == 0 {
-		b.errorf(v, v.kpos, "the task needs an agent to run it: declare one under agents")
+		b.errorf(v, v.kpos(), "the task needs an agent to run it: declare one under agents")
 		return
 	}
-	tk := &Task{Name: "task", Agent: b.team.Agents[0].Name, Description: convertTemplate(s), Pos: v.kpos}
+	tk := &Task{Name: "task", Agent: b.team.Agents[0].Name, Description: convertTemplate(s), Pos: v.kpos()}
 	if sc := b.scheduleMap(); sc != nil {
 		if f := sc.get("max_retries"); f != nil {
 			b.praisonRetries(f, tk)
@@ -44,7 +44,7 @@ func (b *builder) praisonSchedulerTask(v *tree) {
 		if len(rest) == 1 {
 			verb = "does"
 		}
-		b.warnf(v, v.kpos, "only the first agent (%s) runs the task, as PraisonAI's scheduler does; %s %s nothing", b.team.Agents[0].Name, strings.Join(rest, ", "), verb)
+		b.warnf(v, v.kpos(), "only the first agent (%s) runs the task, as PraisonAI's scheduler does; %s %s nothing", b.team.Agents[0].Name, strings.Join(rest, ", "), verb)
 	}
 	b.addTask(tk, v)
 }
@@ -74,7 +74,7 @@ func (b *builder) praisonSchedule(v *tree) {
 		expr, ok = strconv.FormatInt(n, 10), true
 	}
 	if !ok || expr == "" {
-		b.warnf(v, v.kpos, "ignored: teamrun runs the team once; run it from cron to repeat it")
+		b.warnf(v, v.kpos(), "ignored: teamrun runs the team once; run it from cron to repeat it")
 		return
 	}
 	cron, note := cronLine(expr)
@@ -90,7 +90,7 @@ func (b *builder) praisonSchedule(v *tree) {
 			switch k {
 			case "interval", "max_retries", "timeout", "run_immediately":
 			case "max_cost", "max_cost_usd":
-				if bg := b.scheduleBudget(v.vals[i], k); bg != nil {
+				if bg := b.scheduleBudget(v.vals()[i], k); bg != nil {
 					// cron starts a new session each time: the budget is per run.
 					extra += fmt.Sprintf("; schedule.%s is each run's budget ($%.2f a session)", k, bg.MaxCostUSD)
 				}
@@ -99,11 +99,11 @@ func (b *builder) praisonSchedule(v *tree) {
 			}
 		}
 		if len(ignored) > 0 {
-			b.warnf(v, v.kpos, "%s not applied: teamrun runs the team once, now", strings.Join(ignored, ", "))
+			b.warnf(v, v.kpos(), "%s not applied: teamrun runs the team once, now", strings.Join(ignored, ", "))
 		}
 	}
 	if cron == "" {
-		b.warnf(v, v.kpos, "%q is not run by teamrun (%s): teamrun runs the team once, now%s", expr, note, extra)
+		b.warnf(v, v.kpos(), "%q is not run by teamrun (%s): teamrun runs the team once, now%s", expr, note, extra)
 		return
 	}
 	// --quiet: the cron job mails only what went wrong; this advice is a
@@ -112,7 +112,7 @@ func (b *builder) praisonSchedule(v *tree) {
 	if note != "" {
 		note = " (" + note + ")"
 	}
-	b.notef(v, v.kpos, "teamrun runs the team once, now; to run it %s%s, put this line in crontab: %s%s", scheduleWords(expr), note, line, extra)
+	b.notef(v, v.kpos(), "teamrun runs the team once, now; to run it %s%s, put this line in crontab: %s%s", scheduleWords(expr), note, line, extra)
 }
 
 // scheduleWords says how often expr runs, for "to run it ...".
@@ -139,10 +139,10 @@ func (b *builder) scheduleBudget(f *tree, key string) *Budget {
 		x, ok = n, err == nil
 	}
 	if !ok || !(x > 0) || math.IsInf(x, 0) {
-		b.errorf(f, f.pos, "expected a positive number of US dollars (such as 1.50), got %s", f.describe())
+		b.errorf(f, f.pos(), "expected a positive number of US dollars (such as 1.50), got %s", f.describe())
 		return nil
 	}
-	b.team.Budget = &Budget{MaxCostUSD: x, Pos: f.kpos, Key: "schedule." + key}
+	b.team.Budget = &Budget{MaxCostUSD: x, Pos: f.kpos(), Key: "schedule." + key}
 	return b.team.Budget
 }
 

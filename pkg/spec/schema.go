@@ -167,7 +167,7 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 	diag := func(t *tree, p Pos, msg string) Diagnostic {
 		return Diagnostic{File: file, Line: p.Line, Column: p.Column, Path: t.path, Message: msg}
 	}
-	one := func(msg string) []Diagnostic { return []Diagnostic{diag(at, at.pos, msg)} }
+	one := func(msg string) []Diagnostic { return []Diagnostic{diag(at, at.pos(), msg)} }
 
 	switch keyword {
 	case "type":
@@ -201,8 +201,8 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 					continue keys
 				}
 			}
-			v := at.vals[i]
-			out = append(out, diag(v, v.kpos, unknownKeyMessage(k, allowed)))
+			v := at.vals()[i]
+			out = append(out, diag(v, v.kpos(), unknownKeyMessage(k, allowed)))
 		}
 		if len(out) == 0 {
 			return one("unexpected key")
@@ -213,7 +213,7 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 		for _, k := range asList(want) {
 			ks := fmt.Sprint(k)
 			if at.get(ks) == nil {
-				out = append(out, diag(at, at.kpos, fmt.Sprintf("missing required key %q", ks)))
+				out = append(out, diag(at, at.kpos(), fmt.Sprintf("missing required key %q", ks)))
 			}
 		}
 		return out
@@ -257,7 +257,7 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 func propertyNameDiag(file string, at *tree, ptr, what string) []Diagnostic {
 	key := ptr[strings.LastIndexByte(ptr, '/')+1:]
 	key = strings.NewReplacer("~1", "/", "~0", "~").Replace(key)
-	return []Diagnostic{{File: file, Line: at.kpos.Line, Column: at.kpos.Column, Path: at.path,
+	return []Diagnostic{{File: file, Line: at.kpos().Line, Column: at.kpos().Column, Path: at.path,
 		Message: fmt.Sprintf("expected %s, got %s", what, quoteShort(key))}}
 }
 
@@ -668,7 +668,7 @@ func (s *fastSchema) check(t *tree, kind string, depth int) bool {
 			}
 		}
 		for i, k := range t.keys {
-			v := t.vals[i]
+			v := t.vals()[i]
 			vk := fastKind(v)
 			matched := false
 			if p, ok := s.properties[k]; ok {
@@ -697,12 +697,12 @@ func (s *fastSchema) check(t *tree, kind string, depth int) bool {
 			}
 		}
 	case "array":
-		if s.minItems >= 0 && len(t.items) < s.minItems {
+		if s.minItems >= 0 && len(t.items()) < s.minItems {
 			return false
 		}
 		if s.unique {
-			seen := make(map[string]bool, len(t.items))
-			for _, it := range t.items {
+			seen := make(map[string]bool, len(t.items()))
+			for _, it := range t.items() {
 				str, ok := it.str()
 				if !ok || fastKind(it) != "string" || seen[str] {
 					return false
@@ -711,7 +711,7 @@ func (s *fastSchema) check(t *tree, kind string, depth int) bool {
 			}
 		}
 		if s.items != nil {
-			for _, it := range t.items {
+			for _, it := range t.items() {
 				if !s.items.check(it, fastKind(it), depth+1) {
 					return false
 				}

@@ -62,13 +62,9 @@ func fuzzInput(data []byte) []byte {
 func cloneTree(t *tree) *tree {
 	c := *t
 	c.keys = append([]string(nil), t.keys...)
-	c.vals = make([]*tree, len(t.vals))
-	for i, v := range t.vals {
-		c.vals[i] = cloneTree(v)
-	}
-	c.items = make([]*tree, len(t.items))
-	for i, it := range t.items {
-		c.items[i] = cloneTree(it)
+	c.kids = make([]*tree, len(t.kids))
+	for i, v := range t.kids {
+		c.kids[i] = cloneTree(v)
 	}
 	return &c
 }
@@ -87,12 +83,12 @@ func scalarTree(v any) *tree {
 // replacements are the values a node is swapped for.
 func replacements() []*tree {
 	str := func(s string) *tree { return scalarTree(s) }
-	seq := func(items ...*tree) *tree { return &tree{kind: yaml.SequenceNode, items: items} }
+	seq := func(items ...*tree) *tree { return &tree{kind: yaml.SequenceNode, kids: items} }
 	mapping := func(kv ...any) *tree {
 		m := &tree{kind: yaml.MappingNode}
 		for i := 0; i+1 < len(kv); i += 2 {
 			m.keys = append(m.keys, kv[i].(string))
-			m.vals = append(m.vals, kv[i+1].(*tree))
+			m.kids = append(m.kids, kv[i+1].(*tree))
 		}
 		return m
 	}
@@ -142,7 +138,7 @@ func TestFastSchemaNeverAcceptsWhatJSONSchemaRejects(t *testing.T) {
 				c := cloneTree(root)
 				target := nodes(c)[i]
 				r := cloneTree(r)
-				r.path, r.pos, r.kpos = target.path, target.pos, target.kpos
+				r.path, r.at, r.kat = target.path, target.at, target.kat
 				*target = *r
 				variants = append(variants, c)
 			}
@@ -155,7 +151,7 @@ func TestFastSchemaNeverAcceptsWhatJSONSchemaRejects(t *testing.T) {
 							continue
 						}
 						target.keys = append(target.keys, key)
-						target.vals = append(target.vals, cloneTree(r))
+						target.kids = append(target.kids, cloneTree(r))
 						variants = append(variants, c)
 					}
 				}
@@ -164,7 +160,7 @@ func TestFastSchemaNeverAcceptsWhatJSONSchemaRejects(t *testing.T) {
 						c := cloneTree(root)
 						target := nodes(c)[i]
 						target.keys = append(target.keys[:k:k], target.keys[k+1:]...)
-						target.vals = append(target.vals[:k:k], target.vals[k+1:]...)
+						target.kids = append(target.vals()[:k:k], target.vals()[k+1:]...)
 						variants = append(variants, c)
 					}
 				}

@@ -34,7 +34,7 @@ func stepsOf(root *tree) *tree {
 // steps tree: one line naming the key and what to use instead.
 func stepsFatal(file string, steps *tree) *Diagnostic {
 	at := func(v *tree, msg string) *Diagnostic {
-		return &Diagnostic{File: file, Line: v.kpos.Line, Column: v.kpos.Column, Path: v.path, Message: msg}
+		return &Diagnostic{File: file, Line: v.kpos().Line, Column: v.kpos().Column, Path: v.path, Message: msg}
 	}
 	names := map[string]int{} // step name -> its order, for next_tasks loops
 	order := 0
@@ -154,14 +154,14 @@ type parallelStep struct {
 
 func (b *builder) praisonSteps(steps *tree) {
 	if !steps.isSeq() {
-		b.errorf(steps, steps.pos, "expected a list of steps, got %s", steps.describe())
+		b.errorf(steps, steps.pos(), "expected a list of steps, got %s", steps.describe())
 		return
 	}
 	_, hasInput := b.team.Variables["input"]
 	sb := &stepBuilder{b: b, hasInput: hasInput, byName: map[string][]*Task{}}
 	from := len(b.team.Tasks)
 	var prev []string
-	for i, st := range steps.items {
+	for i, st := range steps.items() {
 		prev = sb.step(st, stepName(st, fmt.Sprintf("step_%d", i+1)), prev, i == 0)
 	}
 	if sb.dag {
@@ -179,7 +179,7 @@ func (sb *stepBuilder) compileConditions() {
 		cond, _ := strings.CutPrefix(tk.Description, evaluatePrefix)
 		script, err := conditionScript(cond, c.prev)
 		if err != nil {
-			sb.b.errorf(c.src, c.src.pos, "%v", err)
+			sb.b.errorf(c.src, c.src.pos(), "%v", err)
 			continue
 		}
 		c.agent.Shell = script
@@ -234,9 +234,9 @@ func (sb *stepBuilder) bindParallelOutputs() {
 			continue
 		}
 		agent := "parallel:" + ps.name
-		b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: JoinAgent, Pos: ps.src.kpos, made: true})
+		b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: JoinAgent, Pos: ps.src.kpos(), made: true})
 		b.agents[agent] = true
-		j := &Task{Name: ps.name, Agent: agent, Pos: ps.src.kpos, HasContext: true, Context: slices.Clone(ps.outs),
+		j := &Task{Name: ps.name, Agent: agent, Pos: ps.src.kpos(), HasContext: true, Context: slices.Clone(ps.outs),
 			OutputVariable: identOf(ps.name) + "_" + parallelOutputs,
 			Description:    fmt.Sprintf("the outputs of %s as a JSON array", strings.Join(ps.outs, ", "))}
 		b.insertTask(j, synthMap(ps.src), b.taskAt[ps.last]+1)
@@ -429,7 +429,7 @@ func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
 			break
 		}
 	}
-	b.warnf(at, at.pos, "%s: no step before it is named %q (a step's name:, else its agent's), so the text keeps it as written", m, name)
+	b.warnf(at, at.pos(), "%s: no step before it is named %q (a step's name:, else its agent's), so the text keeps it as written", m, name)
 }
 
 // stepOutputRE finds {{NAME_output}}s, NAME an identifier or not:
@@ -464,20 +464,20 @@ func (sb *stepBuilder) step(st *tree, name string, prev []string, first bool) []
 		if s, ok := st.str(); ok && b.agents[s] {
 			hint = fmt.Sprintf(": write {agent: %s} to run that agent", s)
 		}
-		b.errorf(st, st.pos, "expected a step (a mapping with agent and action), got %s%s", st.describe(), hint)
+		b.errorf(st, st.pos(), "expected a step (a mapping with agent and action), got %s%s", st.describe(), hint)
 		return prev
 	}
 	switch {
 	case st.get("parallel") != nil:
 		sb.dag = true
 		p := st.get("parallel")
-		if !p.isSeq() || len(p.items) == 0 {
-			b.errorf(p, p.pos, "expected a list of steps to run at once, got %s", p.describe())
+		if !p.isSeq() || len(p.items()) == 0 {
+			b.errorf(p, p.pos(), "expected a list of steps to run at once, got %s", p.describe())
 			return prev
 		}
 		sb.otherKeys(st, "parallel")
 		var outs []string
-		for k, sub := range p.items {
+		for k, sub := range p.items() {
 			outs = append(outs, sb.step(sub, stepName(sub, fmt.Sprintf("%s_%d", name, k+1)), prev, k == 0)...)
 		}
 		if n := len(b.team.Tasks); n > 0 {
@@ -538,13 +538,13 @@ func (sb *stepBuilder) loopStep(st *tree) *tree {
 		switch {
 		case k == "step" || k == "steps":
 		case what[k]:
-			sb.b.warnf(st.vals[i], st.vals[i].kpos, "ignored: PraisonAI runs the loop's step (line %d), not this one's %s", body.kpos.Line, k)
+			sb.b.warnf(st.vals()[i], st.vals()[i].kpos(), "ignored: PraisonAI runs the loop's step (line %d), not this one's %s", body.kpos().Line, k)
 		default:
-			out.keys, out.vals = append(out.keys, k), append(out.vals, st.vals[i])
+			out.keys, out.kids = append(out.keys, k), append(out.kids, st.vals()[i])
 		}
 	}
 	if _, ok := body.str(); ok {
-		out.keys, out.vals = append(out.keys, "agent"), append(out.vals, body)
+		out.keys, out.kids = append(out.keys, "agent"), append(out.kids, body)
 		return out
 	}
 	for i, k := range body.keys {
@@ -552,9 +552,9 @@ func (sb *stepBuilder) loopStep(st *tree) *tree {
 			continue // the loop step's name names the task
 		}
 		if st.get(k) == nil || what[k] {
-			out.keys, out.vals = append(out.keys, k), append(out.vals, body.vals[i])
+			out.keys, out.kids = append(out.keys, k), append(out.kids, body.vals()[i])
 		} else {
-			sb.b.warnf(body.vals[i], body.vals[i].kpos, "ignored: the loop step sets %s (line %d); keep one", k, st.get(k).kpos.Line)
+			sb.b.warnf(body.vals()[i], body.vals()[i].kpos(), "ignored: the loop step sets %s (line %d); keep one", k, st.get(k).kpos().Line)
 		}
 	}
 	return out
@@ -564,7 +564,7 @@ func (sb *stepBuilder) loopStep(st *tree) *tree {
 func (sb *stepBuilder) otherKeys(st *tree, pattern string) {
 	for i, k := range st.keys {
 		if k != pattern && k != "name" {
-			sb.b.praisonIgnored(st.vals[i])
+			sb.b.praisonIgnored(st.vals()[i])
 		}
 	}
 }
@@ -572,11 +572,11 @@ func (sb *stepBuilder) otherKeys(st *tree, pattern string) {
 // addTask adds a task mapped from a step; src is where its errors point.
 func (b *builder) addTask(tk *Task, src *tree) {
 	if i, dup := b.taskAt[tk.Name]; dup {
-		b.errorf(src, src.kpos, "duplicate step name %q (first at line %d): give the steps different names", tk.Name, b.team.Tasks[i].Pos.Line)
+		b.errorf(src, src.kpos(), "duplicate step name %q (first at line %d): give the steps different names", tk.Name, b.team.Tasks[i].Pos.Line)
 		return
 	}
 	if !nameRE().MatchString(tk.Name) {
-		b.errorf(src, src.kpos, "expected a step name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(tk.Name))
+		b.errorf(src, src.kpos(), "expected a step name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(tk.Name))
 	}
 	b.taskAt[tk.Name] = len(b.team.Tasks)
 	b.team.Tasks = append(b.team.Tasks, tk)
@@ -585,10 +585,10 @@ func (b *builder) addTask(tk *Task, src *tree) {
 
 func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first bool) []string {
 	b := sb.b
-	tk := &Task{Name: name, Pos: st.kpos, HasContext: true, Context: append([]string(nil), prev...)}
+	tk := &Task{Name: name, Pos: st.kpos(), HasContext: true, Context: append([]string(nil), prev...)}
 	text := func(f *tree, dst *string) { b.praisonString(f, dst) }
 	for i, k := range st.keys {
-		f := st.vals[i]
+		f := st.vals()[i]
 		switch k {
 		case "name":
 		case "agent":
@@ -599,7 +599,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 				b.praisonRole(name, f, false, false)
 				tk.Agent = name
 			} else {
-				b.errorf(f, f.pos, "expected an agent's name, got %s", f.describe())
+				b.errorf(f, f.pos(), "expected an agent's name, got %s", f.describe())
 			}
 		case "action", "description":
 			text(f, &tk.Description)
@@ -632,7 +632,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 			}
 		case "skip_on_failure":
 			if v, _ := f.val().(bool); v {
-				b.warnf(f, f.kpos, "not supported, ignored: teamrun has no native equivalent, so a failed step fails the run (exit 1) after its retries; `--continue` runs it again")
+				b.warnf(f, f.kpos(), "not supported, ignored: teamrun has no native equivalent, so a failed step fails the run (exit 1) after its retries; `--continue` runs it again")
 			}
 		case "output_file":
 			b.praisonString(f, &tk.OutputFile)
@@ -645,7 +645,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 			case jsonSchemaLike(f):
 				b.outputSchema(f, tk)
 			case f.isMap():
-				b.warnf(f, f.kpos, "ignored: not a JSON Schema (no type:, properties: or items:), so the result is not checked; to have it asked for and checked, write one, such as {type: object, properties: {title: {type: string}}, required: [title]}")
+				b.warnf(f, f.kpos(), "ignored: not a JSON Schema (no type:, properties: or items:), so the result is not checked; to have it asked for and checked, write one, such as {type: object, properties: {title: {type: string}}, required: [title]}")
 			default:
 				b.praisonIgnored(f)
 			}
@@ -665,8 +665,8 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		case "is_start":
 			// the first step starts anyway
 		case "next_tasks":
-			if len(f.items) > 0 {
-				b.warnf(f, f.kpos, "ignored: steps run in file order, each after the ones it reads (context:)")
+			if len(f.items()) > 0 {
+				b.warnf(f, f.kpos(), "ignored: steps run in file order, each after the ones it reads (context:)")
 			}
 		default:
 			b.praisonIgnored(f)
@@ -679,7 +679,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		tk.Description, tk.ExpectedOutput = convertTemplate(tk.Description), convertTemplate(tk.ExpectedOutput)
 	}
 	if st.get("agent") == nil {
-		b.errorf(st, st.kpos, "missing required key \"agent\": name the agent that does this step")
+		b.errorf(st, st.kpos(), "missing required key \"agent\": name the agent that does this step")
 	}
 	if st.get("action") == nil && st.get("description") == nil {
 		tk.Description = sb.noAction(first, len(prev) > 0)
@@ -694,7 +694,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 			tk.Description = praisonSteps.spell("input")
 		}
 		if tk.Description == "" {
-			b.errorf(st, st.kpos, "missing required key \"action\": say what the agent should do")
+			b.errorf(st, st.kpos(), "missing required key \"action\": say what the agent should do")
 		}
 	}
 	b.addTask(tk, st)
@@ -759,10 +759,10 @@ const loopIndex = "loop_index"
 // workflow process does.
 func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 	b := sb.b
-	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos, Text: true, Index: loopIndex, Path: f.path}
+	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos(), Text: true, Index: loopIndex, Path: f.path}
 	parallel := false
 	for i, k := range f.keys {
-		v := f.vals[i]
+		v := f.vals()[i]
 		switch k {
 		case "over":
 			tk.Foreach.Over, _ = v.str()
@@ -770,18 +770,18 @@ func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 			if s, ok := v.str(); ok && identRE().MatchString(s) {
 				tk.Foreach.As = s
 			} else {
-				b.errorf(v, v.pos, "expected a variable name, got %s", v.describe())
+				b.errorf(v, v.pos(), "expected a variable name, got %s", v.describe())
 			}
 		case "parallel":
 			p, ok := v.val().(bool)
 			if !ok {
-				b.errorf(v, v.pos, "expected true or false, got %s", v.describe())
+				b.errorf(v, v.pos(), "expected true or false, got %s", v.describe())
 			} else if p {
 				sb.dag = true
 			}
 			parallel = p
 		case "max_workers":
-			b.warnf(v, v.kpos, "ignored: --max-parallel (default 4) bounds how many instances run at once")
+			b.warnf(v, v.kpos(), "ignored: --max-parallel (default 4) bounds how many instances run at once")
 		case "step", "steps":
 			// the step the loop runs (loopStep)
 		default:
@@ -802,11 +802,11 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	r := st.get("route")
 	sb.otherKeys(st, "route")
 	if !r.isMap() || len(r.keys) == 0 {
-		b.errorf(r, r.pos, "expected a mapping of labels to agents, got %s", r.describe())
+		b.errorf(r, r.pos(), "expected a mapping of labels to agents, got %s", r.describe())
 		return prev
 	}
 	if len(prev) == 0 {
-		b.errorf(r, r.kpos, "a route step routes on the output of the step before it (a classifier): put such a step first")
+		b.errorf(r, r.kpos(), "a route step routes on the output of the step before it (a classifier): put such a step first")
 		return prev
 	}
 	agentName := "route:" + name
@@ -820,7 +820,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		// found in every output, and one with a space at an end, or a
 		// line break (two words to grep -F), never be picked as written.
 		if strings.TrimSpace(l) != l || l == "" || strings.IndexFunc(l, unicode.IsControl) >= 0 {
-			b.errorf(r.vals[i], r.vals[i].kpos, "expected a label to find in the output, got %s: a word or words, without a space at either end or a line break", quoteShort(l))
+			b.errorf(r.vals()[i], r.vals()[i].kpos(), "expected a label to find in the output, got %s: a word or words, without a space at either end or a line break", quoteShort(l))
 			continue
 		}
 		labels = append(labels, l)
@@ -848,9 +848,9 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	} else {
 		script.WriteString("echo default\n")
 	}
-	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos, made: true})
+	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos(), made: true})
 	b.agents[agentName] = true
-	rt := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
+	rt := &Task{Name: name, Agent: agentName, Pos: st.kpos(), HasContext: true, Context: prev,
 		Description: fmt.Sprintf("Pick the route for the output of %s: %s, else default", strings.Join(prev, " and "), strings.Join(labels, ", "))}
 	condTree := synthMap(r)
 	at := len(b.team.Tasks)
@@ -869,19 +869,19 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		return pass
 	}
 	for i, l := range r.keys {
-		v := r.vals[i]
+		v := r.vals()[i]
 		items := v.itemsOrNil()
 		if _, ok := v.str(); ok {
 			items = []*tree{v}
 		} else if !v.isSeq() && !v.isNull() {
-			b.errorf(v, v.pos, "expected a list of agents, got %s", v.describe())
+			b.errorf(v, v.pos(), "expected a list of agents, got %s", v.describe())
 		}
 		var branch []string
 		ctx := prev
 		for k, it := range items {
 			agent, ok := it.str()
 			if !ok {
-				b.errorf(it, it.pos, "expected an agent's name, got %s", it.describe())
+				b.errorf(it, it.pos(), "expected an agent's name, got %s", it.describe())
 				continue
 			}
 			tn := name + "_" + l
@@ -891,7 +891,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			// As PraisonAI runs a branch: its first agent takes the input,
 			// each later one the output before it.
 			desc := sb.noAction(k == 0, true)
-			b.addTask(&Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos, HasContext: true, Context: ctx},
+			b.addTask(&Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos(), HasContext: true, Context: ctx},
 				synthMap(it, "agent", it))
 			branch = append(branch, tn)
 			ctx = []string{tn}
@@ -903,12 +903,12 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		}
 		rt.Condition = append(rt.Condition, Route{Value: l, Next: branch})
 		condTree.keys = append(condTree.keys, l)
-		condTree.vals = append(condTree.vals, synthList(v, branch))
+		condTree.kids = append(condTree.kids, synthList(v, branch))
 	}
 	if r.get("default") == nil {
 		rt.Condition = append(rt.Condition, Route{Value: "default", Next: passOn()})
 		condTree.keys = append(condTree.keys, "default")
-		condTree.vals = append(condTree.vals, synthList(r, pass))
+		condTree.kids = append(condTree.kids, synthList(r, pass))
 	}
 	if pass != nil {
 		var script strings.Builder
@@ -919,9 +919,9 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			fmt.Fprintf(&script, "cat \"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(p))
 		}
 		agent := "route:" + passName
-		b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos, made: true})
+		b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos(), made: true})
 		b.agents[agent] = true
-		b.addTask(&Task{Name: passName, Agent: agent, Pos: r.kpos, HasContext: true, Context: prev,
+		b.addTask(&Task{Name: passName, Agent: agent, Pos: r.kpos(), HasContext: true, Context: prev,
 			Description: fmt.Sprintf("Pass the output of %s on: the route runs no agent", strings.Join(prev, " and "))}, synthMap(r))
 		outs = append(outs, passName)
 	}
@@ -933,7 +933,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 // insertTask adds tk at position at, before the tasks already added after it.
 func (b *builder) insertTask(tk *Task, src *tree, at int) {
 	if i, dup := b.taskAt[tk.Name]; dup {
-		b.errorf(src, src.kpos, "duplicate step name %q (first at line %d): give the steps different names", tk.Name, b.team.Tasks[i].Pos.Line)
+		b.errorf(src, src.kpos(), "duplicate step name %q (first at line %d): give the steps different names", tk.Name, b.team.Tasks[i].Pos.Line)
 		return
 	}
 	if at < 0 || at > len(b.team.Tasks) {
@@ -964,17 +964,17 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 	c := st.get("if")
 	sb.otherKeys(st, "if")
 	if !c.isMap() {
-		b.errorf(c, c.pos, "expected a mapping with condition, then and else, got %s", c.describe())
+		b.errorf(c, c.pos(), "expected a mapping with condition, then and else, got %s", c.describe())
 		return prev
 	}
 	condT := c.get("condition")
 	cond, ok := condT.str()
 	if !ok || strings.TrimSpace(cond) == "" {
-		b.errorf(c, c.kpos, "missing required key \"condition\", such as \"{{score}} >= 80\"")
+		b.errorf(c, c.kpos(), "missing required key \"condition\", such as \"{{score}} >= 80\"")
 		return prev
 	}
 	if _, err := conditionScript(cond, prev); err != nil {
-		b.errorf(condT, condT.pos, "%v", err)
+		b.errorf(condT, condT.pos(), "%v", err)
 		return prev
 	}
 	for _, k := range c.keys {
@@ -983,10 +983,10 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		}
 	}
 	agentName := "if:" + name
-	agent := &Agent{Name: agentName, Kind: CommandAgent, Pos: c.kpos, made: true}
+	agent := &Agent{Name: agentName, Kind: CommandAgent, Pos: c.kpos(), made: true}
 	b.team.Agents = append(b.team.Agents, agent)
 	b.agents[agentName] = true
-	it := &Task{Name: name, Agent: agentName, Pos: st.kpos, HasContext: true, Context: prev,
+	it := &Task{Name: name, Agent: agentName, Pos: st.kpos(), HasContext: true, Context: prev,
 		Description: evaluatePrefix + cond}
 	if b.conditions == nil {
 		b.conditions = map[*Task]ifCond{}
@@ -1003,7 +1003,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 			branchPrev = sb.step(sub, stepName(sub, fmt.Sprintf("%s_%s_%d", name, br, k+1)), branchPrev, k == 0)
 		}
 		if v != nil && !v.isSeq() && !v.isNull() {
-			b.errorf(v, v.pos, "expected a list of steps, got %s", v.describe())
+			b.errorf(v, v.pos(), "expected a list of steps, got %s", v.describe())
 		}
 		var names []string
 		for _, t := range b.team.Tasks[before:] {
@@ -1020,7 +1020,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 			src = c
 		}
 		condTree.keys = append(condTree.keys, br)
-		condTree.vals = append(condTree.vals, synthList(src, names))
+		condTree.kids = append(condTree.kids, synthList(src, names))
 	}
 	// Its description is the condition, where a placeholder's warning points.
 	b.insertTask(it, synthMap(st, "condition", condTree, "description", condT), at)
@@ -1175,7 +1175,7 @@ func (b *builder) seconds(f *tree) time.Duration {
 		}
 	}
 	if !f.isNull() {
-		b.errorf(f, f.pos, "expected seconds (such as 1.5) or a duration (such as 30s), got %s", f.describe())
+		b.errorf(f, f.pos(), "expected seconds (such as 1.5) or a duration (such as 30s), got %s", f.describe())
 	}
 	return 0
 }
@@ -1183,7 +1183,7 @@ func (b *builder) seconds(f *tree) time.Duration {
 func (b *builder) praisonRetries(f *tree, tk *Task) {
 	n, ok := f.val().(int64)
 	if !ok || n < 0 || n > 1000 {
-		b.errorf(f, f.pos, "expected a number of retries from 0 to 1000, got %s", f.describe())
+		b.errorf(f, f.pos(), "expected a number of retries from 0 to 1000, got %s", f.describe())
 		return
 	}
 	tk.MaxRetries = int(n)
@@ -1195,15 +1195,15 @@ func (b *builder) praisonContext(f *tree, tk *Task) {
 	if s, ok := f.str(); ok {
 		tk.Context = []string{s}
 	} else if f.isSeq() {
-		for _, it := range f.items {
+		for _, it := range f.items() {
 			if s, ok := it.str(); ok {
 				tk.Context = append(tk.Context, s)
 			} else {
-				b.errorf(it, it.pos, "expected a task name, got %s", it.describe())
+				b.errorf(it, it.pos(), "expected a task name, got %s", it.describe())
 			}
 		}
 	} else if !f.isNull() {
-		b.errorf(f, f.pos, "expected a list of task names, got %s", f.describe())
+		b.errorf(f, f.pos(), "expected a list of task names, got %s", f.describe())
 	}
 }
 
@@ -1212,11 +1212,11 @@ func (b *builder) praisonCondition(f *tree, tk *Task) {
 	if s, ok := f.str(); ok {
 		// PraisonAI reads a condition only as that mapping: a text such
 		// as "{{flag}}" is dropped, and the step runs.
-		b.warnf(f, f.kpos, "ignored: the task runs always, as in PraisonAI, which reads a condition only as a mapping of results to the tasks they run (beside task_type: decision), not as a text such as %s; an if: step (if: {condition: TEXT, then: [steps]}) runs steps only when a condition holds", quoteShort(s))
+		b.warnf(f, f.kpos(), "ignored: the task runs always, as in PraisonAI, which reads a condition only as a mapping of results to the tasks they run (beside task_type: decision), not as a text such as %s; an if: step (if: {condition: TEXT, then: [steps]}) runs steps only when a condition holds", quoteShort(s))
 		return
 	}
 	if !f.isMap() {
-		b.errorf(f, f.pos, "expected a mapping of results to the tasks they run, got %s", f.describe())
+		b.errorf(f, f.pos(), "expected a mapping of results to the tasks they run, got %s", f.describe())
 		return
 	}
 	for _, r := range routesOf(f) {
@@ -1230,19 +1230,19 @@ func (b *builder) praisonCondition(f *tree, tk *Task) {
 // synthMap makes a mapping tree at the place of at, for the checks that
 // read a task's source: keys and values alternate in kv.
 func synthMap(at *tree, kv ...any) *tree {
-	t := &tree{kind: yaml.MappingNode, pos: at.pos, kpos: at.kpos, path: at.path}
+	t := &tree{kind: yaml.MappingNode, at: at.at, kat: at.kat, path: at.path}
 	for i := 0; i+1 < len(kv); i += 2 {
 		t.keys = append(t.keys, kv[i].(string))
-		t.vals = append(t.vals, kv[i+1].(*tree))
+		t.kids = append(t.kids, kv[i+1].(*tree))
 	}
 	return t
 }
 
 // synthList makes a list of task names at the place of at.
 func synthList(at *tree, names []string) *tree {
-	t := &tree{kind: yaml.SequenceNode, pos: at.pos, kpos: at.kpos, path: at.path}
+	t := &tree{kind: yaml.SequenceNode, at: at.at, kat: at.kat, path: at.path}
 	for _, n := range names {
-		t.items = append(t.items, &tree{kind: yaml.ScalarNode, value: n, text: n, pos: at.pos, kpos: at.kpos, path: at.path})
+		t.kids = append(t.kids, &tree{kind: yaml.ScalarNode, value: n, text: n, at: at.at, kat: at.kat, path: at.path})
 	}
 	return t
 }
@@ -1255,16 +1255,16 @@ func (b *builder) praisonWorkflow(v *tree, setVar func(string, *tree)) {
 		return
 	}
 	for i, k := range v.keys {
-		f := v.vals[i]
+		f := v.vals()[i]
 		switch k {
 		case "steps":
 		case "variables":
 			if f.isMap() {
 				for j, vk := range f.keys {
-					setVar(vk, f.vals[j])
+					setVar(vk, f.vals()[j])
 				}
 			} else if !f.isNull() {
-				b.errorf(f, f.pos, "expected a mapping, got %s", f.describe())
+				b.errorf(f, f.pos(), "expected a mapping, got %s", f.describe())
 			}
 		case "name":
 			if s, ok := f.str(); ok && s != "" && b.team.Name == defaultName(b.file) {

@@ -124,31 +124,31 @@ func (b *builder) tools(v *tree) {
 		return
 	}
 	for i, name := range v.keys {
-		tv := v.vals[i]
+		tv := v.vals()[i]
 		if !tv.isMap() {
 			continue // the schema reports it
 		}
-		t := &Tool{Name: name, Pos: tv.kpos}
+		t := &Tool{Name: name, Pos: tv.kpos()}
 		t.Description, _ = tv.get("description").str()
 		if s := tv.get("shell"); s != nil {
 			t.Shell, _ = s.str()
 		}
 		if c := tv.get("command"); c.isSeq() {
-			for _, it := range c.items {
+			for _, it := range c.items() {
 				s, _ := it.str()
 				t.Command = append(t.Command, s)
 			}
-			if len(c.items) > 0 {
-				if s, ok := c.items[0].str(); ok && strings.TrimSpace(s) == "" {
-					b.errorf(c.items[0], c.items[0].pos, "the program to run (the first item) is empty: name it, e.g. [date, -u]")
+			if len(c.items()) > 0 {
+				if s, ok := c.items()[0].str(); ok && strings.TrimSpace(s) == "" {
+					b.errorf(c.items()[0], c.items()[0].pos(), "the program to run (the first item) is empty: name it, e.g. [date, -u]")
 				}
 			}
 		}
 		switch {
 		case tv.get("shell") != nil && tv.get("command") != nil:
-			b.errorf(tv, tv.kpos, "has shell and command: a tool runs exactly one of them, so keep one")
+			b.errorf(tv, tv.kpos(), "has shell and command: a tool runs exactly one of them, so keep one")
 		case tv.get("shell") == nil && tv.get("command") == nil:
-			b.errorf(tv, tv.kpos, "says nothing to run: give it shell (a line for /bin/sh) or command (an argv)")
+			b.errorf(tv, tv.kpos(), "says nothing to run: give it shell (a line for /bin/sh) or command (an argv)")
 		}
 		t.Timeout = b.duration(tv.get("timeout"))
 		if idem, ok := tv.get("idempotent").val().(bool); ok {
@@ -158,7 +158,7 @@ func (b *builder) tools(v *tree) {
 		if p := tv.get("parameters"); p.isMap() {
 			params, _ := p.json().(map[string]any)
 			if typ, ok := params["type"]; ok && typ != "object" {
-				b.errorf(p, p.pos, "a tool's parameters describe an object (type: object), whose properties are the arguments; got type %v", typ)
+				b.errorf(p, p.pos(), "a tool's parameters describe an object (type: object), whose properties are the arguments; got type %v", typ)
 			} else {
 				t.Parameters = params
 			}
@@ -169,7 +169,7 @@ func (b *builder) tools(v *tree) {
 			if at == nil {
 				at = tv
 			}
-			b.errorf(at, at.pos, "not a valid JSON Schema: %s", schemaErrorText(err))
+			b.errorf(at, at.pos(), "not a valid JSON Schema: %s", schemaErrorText(err))
 		}
 		t.Schema = s
 		b.team.Tools = append(b.team.Tools, t)
@@ -207,7 +207,7 @@ func (b *builder) agentTools(a *Agent, v *tree) {
 		return
 	}
 	if a.Kind != LLMAgent {
-		b.errorf(tl, tl.kpos, "only an LLM agent calls tools: a command agent runs its own command")
+		b.errorf(tl, tl.kpos(), "only an LLM agent calls tools: a command agent runs its own command")
 		return
 	}
 	known := make([]string, 0, len(b.team.Tools)+4)
@@ -237,12 +237,12 @@ func (b *builder) agentTools(a *Agent, v *tree) {
 		}
 		t := BuiltinTool(name)
 		if t == nil {
-			b.errorf(it, it.pos, "%s", unknownRef("tool", name, known, "declare it under the top-level tools"))
+			b.errorf(it, it.pos(), "%s", unknownRef("tool", name, known, "declare it under the top-level tools"))
 			continue
 		}
 		t.Workdir = b.team.Workdir
 		if t.Builtin == ExecuteCommand && !b.team.Allows(ExecuteCommand) {
-			b.errorf(it, it.pos, "execute_command runs any command the model writes: allow it with the top-level `allow: [execute_command]`, or declare a command tool for what the agent needs")
+			b.errorf(it, it.pos(), "execute_command runs any command the model writes: allow it with the top-level `allow: [execute_command]`, or declare a command tool for what the agent needs")
 			continue
 		}
 		a.Tools = append(a.Tools, t)
@@ -298,24 +298,24 @@ func (b *builder) praisonTools(a *Agent, v *tree) {
 		name, ok := it.str()
 		if !ok || name == "" {
 			if !ok && !it.isNull() {
-				b.warnf(it, it.pos, "not supported, ignored: a tool is named by a string")
+				b.warnf(it, it.pos(), "not supported, ignored: a tool is named by a string")
 			}
 			continue
 		}
 		t := BuiltinTool(name)
 		switch {
 		case t != nil && t.Builtin == ExecuteCommand && !b.team.Allows(ExecuteCommand):
-			b.warnf(it, it.pos, "tool %q is not given to the agent: it runs any command the model writes; allow it with the top-level `approve: [execute_command]` (or `allow:`), or declare a command tool in the native format", name)
+			b.warnf(it, it.pos(), "tool %q is not given to the agent: it runs any command the model writes; allow it with the top-level `approve: [execute_command]` (or `allow:`), or declare a command tool in the native format", name)
 		case t != nil && a != nil:
 			t.Workdir = b.team.Workdir
 			if !slices.ContainsFunc(a.Tools, func(x *Tool) bool { return x.Name == name }) {
 				a.Tools = append(a.Tools, t)
 			}
 		case t != nil:
-			b.warnf(it, it.pos, "tool %q is ignored: its task's agent is not declared", name)
+			b.warnf(it, it.pos(), "tool %q is ignored: its task's agent is not declared", name)
 		default:
 			id := toolIdentifier(name)
-			b.warnf(it, it.pos, "tool %q is not available in teamrun, ignored: the agent runs without it; in the native format a command tool provides it: `tools: {%s: {description: ..., parameters: {type: object, properties: {query: {type: string}}}, command: [./%s]}}` and the agent's `tools: [%s]`", name, id, id, id)
+			b.warnf(it, it.pos(), "tool %q is not available in teamrun, ignored: the agent runs without it; in the native format a command tool provides it: `tools: {%s: {description: ..., parameters: {type: object, properties: {query: {type: string}}}, command: [./%s]}}` and the agent's `tools: [%s]`", name, id, id, id)
 		}
 	}
 }
@@ -406,7 +406,7 @@ func (b *builder) workdir(v *tree) {
 		return
 	}
 	if c := filepath.Clean(s); !filepath.IsLocal(c) {
-		b.errorf(v, v.pos, "workdir %q leaves the spec's folder: give a folder inside it, relative to it", s)
+		b.errorf(v, v.pos(), "workdir %q leaves the spec's folder: give a folder inside it, relative to it", s)
 		return
 	}
 	b.team.Workdir = filepath.Clean(s)

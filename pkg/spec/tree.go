@@ -21,21 +21,47 @@ import (
 // yaml.Node so that the schema check, the model builder and the error
 // messages all see the same keys in the same order.
 type tree struct {
-	kind yaml.Kind // MappingNode, SequenceNode or ScalarNode
 	// value is a scalar's Go value: string, int64, float64, bool or nil;
 	// on a mapping, its typedKeys or nil.
 	value any
 	text  string   // a scalar's source text
 	keys  []string // mapping keys, in file order
-	vals  []*tree  // mapping values, parallel to keys
-	items []*tree  // sequence items
-	pos   Pos      // where the value starts
-	kpos  Pos      // where its key starts (a sequence item: the item itself)
+	// kids are a mapping's values, parallel to keys (vals), or a
+	// sequence's items (items): one field for both, and positions of
+	// int32, make a node 128 bytes, not 160.
+	kids []*tree
 	// path is the display path, e.g. tasks.count.max_retries. The JSON
 	// pointer is made only for a spec the schema check refuses
 	// (walkPointers): with it a node was 192 bytes, not 160 (a
 	// 10,000-task spec's tree has ~30,000 of them while it loads).
 	path string
+	at   place     // where the value starts (pos)
+	kat  place     // where its key starts, a sequence item: the item itself (kpos)
+	kind yaml.Kind // MappingNode, SequenceNode or ScalarNode
+}
+
+// place is a Pos in half the bytes: a spec is at most MaxSpecBytes.
+type place struct{ line, col int32 }
+
+func placeOf(p Pos) place { return place{int32(p.Line), int32(p.Column)} }
+
+func (t *tree) pos() Pos  { return Pos{Line: int(t.at.line), Column: int(t.at.col)} }
+func (t *tree) kpos() Pos { return Pos{Line: int(t.kat.line), Column: int(t.kat.col)} }
+
+// vals are a mapping's values, parallel to its keys; nil on anything else.
+func (t *tree) vals() []*tree {
+	if t == nil || t.kind != yaml.MappingNode {
+		return nil
+	}
+	return t.kids
+}
+
+// items are a sequence's items; nil on anything else.
+func (t *tree) items() []*tree {
+	if t == nil || t.kind != yaml.SequenceNode {
+		return nil
+	}
+	return t.kids
 }
 
 // typedKeys are a mapping's keys YAML reads as no string (1, true): JSON
@@ -56,7 +82,7 @@ func (t *tree) get(key string) *tree {
 	}
 	for i, k := range t.keys {
 		if k == key {
-			return t.vals[i]
+			return t.vals()[i]
 		}
 	}
 	return nil
@@ -97,7 +123,7 @@ func (t *tree) describe() string {
 		}
 		return "a mapping"
 	case yaml.SequenceNode:
-		if len(t.items) == 0 {
+		if len(t.items()) == 0 {
 			return "an empty list"
 		}
 		return "a list"
@@ -138,12 +164,12 @@ func (t *tree) values(finiteOnly bool) any {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(t.keys))
 		for i, k := range t.keys {
-			m[k] = t.vals[i].values(finiteOnly)
+			m[k] = t.vals()[i].values(finiteOnly)
 		}
 		return m
 	case yaml.SequenceNode:
-		l := make([]any, len(t.items))
-		for i, it := range t.items {
+		l := make([]any, len(t.items()))
+		for i, it := range t.items() {
 			l[i] = it.values(finiteOnly)
 		}
 		return l
@@ -158,10 +184,10 @@ func (t *tree) values(finiteOnly bool) any {
 // walk visits every node of the tree, parents first.
 func (t *tree) walk(f func(*tree)) {
 	f(t)
-	for _, v := range t.vals {
+	for _, v := range t.vals() {
 		v.walk(f)
 	}
-	for _, it := range t.items {
+	for _, it := range t.items() {
 		it.walk(f)
 	}
 }
@@ -171,10 +197,10 @@ func (t *tree) walk(f func(*tree)) {
 // the schema check refuses needs them.
 func (t *tree) walkPointers(ptr string, f func(string, *tree)) {
 	f(ptr, t)
-	for i, v := range t.vals {
+	for i, v := range t.vals() {
 		v.walkPointers(ptr+"/"+ptrEscaper.Replace(t.keys[i]), f)
 	}
-	for i, it := range t.items {
+	for i, it := range t.items() {
 		it.walkPointers(ptr+"/"+strconv.Itoa(i), f)
 	}
 }
@@ -487,7 +513,7 @@ func (c *converter) convert(n *yaml.Node, path string, kpos Pos, active map[*yam
 	for n.Kind == yaml.AliasNode {
 		if n.Alias == nil || active[n.Alias] {
 			c.errorf(pos, path, "alias refers to itself")
-			return &tree{kind: yaml.ScalarNode, pos: pos, kpos: kpos, path: path}, nil
+			return &tree{kind: yaml.ScalarNode, at: placeOf(pos), kat: placeOf(kpos), path: path}, nil
 		}
 		n = n.Alias
 	}
@@ -511,7 +537,7 @@ func (c *converter) convert(n *yaml.Node, path string, kpos Pos, active map[*yam
 		active[n] = true
 		defer delete(active, n)
 	}
-	t := &tree{kind: n.Kind, pos: pos, kpos: kpos, path: path}
+	t := &tree{kind: n.Kind, at: placeOf(pos), kat: placeOf(kpos), path: path}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
@@ -530,7 +556,7 @@ func (c *converter) convert(n *yaml.Node, path string, kpos Pos, active map[*yam
 			if err != nil {
 				return nil, err
 			}
-			t.items = append(t.items, it)
+			t.kids = append(t.kids, it)
 		}
 	case yaml.ScalarNode:
 		c.scalar(t, n)
@@ -601,7 +627,7 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 			return err
 		}
 		t.keys = append(t.keys, e.key)
-		t.vals = append(t.vals, v)
+		t.kids = append(t.kids, v)
 		if e.typed && isVariables(t.path) { // only there does it matter (fastTree agrees)
 			t.value = append(t.typed(), e.key)
 		}
@@ -713,7 +739,7 @@ func (c *converter) scalar(t *tree, n *yaml.Node) {
 	case "!!bool", "!!int", "!!float":
 		var v any
 		if err := n.Decode(&v); err != nil {
-			c.errorf(t.pos, t.path, "cannot read %q as %s", n.Value, strings.TrimPrefix(tag, "!!"))
+			c.errorf(t.pos(), t.path, "cannot read %q as %s", n.Value, strings.TrimPrefix(tag, "!!"))
 			t.value = n.Value
 			return
 		}
