@@ -112,6 +112,17 @@ type ToolLog struct {
 // Resumable reports whether a run should continue this log.
 func (l *ToolLog) Resumable() bool { return l != nil && l.Ended == "" && len(l.Turns) > 0 }
 
+// CallCount is how many calls the log's turns asked for.
+func (l *ToolLog) CallCount() int {
+	n := 0
+	if l != nil {
+		for _, t := range l.Turns {
+			n += len(t.Calls)
+		}
+	}
+	return n
+}
+
 // Find returns the call with that id in turn, or nil.
 func (l *ToolLog) Find(turn int, id string) *ToolCall {
 	if l == nil || turn < 1 || turn > len(l.Turns) {

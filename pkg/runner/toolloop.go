@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -256,6 +257,7 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 	if maxTurns <= 0 {
 		maxTurns = spec.DefaultMaxTurns
 	}
+	maxCalls := cmp.Or(a.MaxToolCalls, spec.DefaultMaxToolCalls)
 	msgs := append([]llm.Message(nil), lp.req.Messages...)
 	turn := 0
 	if lp.log.Resumable() {
@@ -303,11 +305,13 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 		calls := callsOf(turn, resp.ToolCalls, lp.redact)
 		if turn >= maxTurns {
 			// Its results would never be read: nothing of this turn runs.
-			names := make([]string, len(calls))
-			for i, c := range calls {
-				names[i] = c.Tool
-			}
-			return "", lp.end(fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, strings.Join(names, ", "), a.Name))
+			return "", lp.end(fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, toolNames(calls), a.Name))
+		}
+		if ran := lp.log.CallCount(); ran+len(calls) > maxCalls {
+			// Before any of them runs, and before the turn is journaled: a
+			// model answering with 10,000 calls must not run them all.
+			return "", lp.end(fmt.Errorf("task %q: turn %d asked for %d tool calls, more than the %d that max_tool_calls (%d) leaves this attempt: none of them ran; raise agents.%s.max_tool_calls, or make the task simpler",
+				lp.job.Task.Name, turn, len(calls), max(maxCalls-ran, 0), maxCalls, a.Name))
 		}
 		step := checkpoint.ToolStep{Turn: turn, Content: content, Calls: calls, Usage: usageOf(resp.Calls, a.LLM.Price, lp.job.Attempt)}
 		if turn == 1 {
@@ -395,6 +399,22 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 	res.Content = lp.redact(res.Content)
 	return res, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool,
 		Result: res.Content, IsError: res.IsError, Millis: time.Since(start).Milliseconds()})
+}
+
+// toolNames names the tools calls call, each once, the first five: a
+// turn of 10,000 calls is no 10,000-name message.
+func toolNames(calls []checkpoint.ToolCall) string {
+	var names []string
+	for _, c := range calls {
+		if slices.Contains(names, c.Tool) {
+			continue
+		}
+		if len(names) == 5 {
+			return strings.Join(names, ", ") + ", …"
+		}
+		names = append(names, c.Tool)
+	}
+	return strings.Join(names, ", ")
 }
 
 // redact is text with the loop's keys redacted (llm.RedactKeys).
