@@ -947,9 +947,11 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 		}
 		var decided *DecidedFailError
 		var se *StoreError
+		var clash *ToolClashError
 		// Not retried: a store that cannot take the result is no better a
-		// moment later, and it is the store's failure, not the task's.
-		if try >= t.MaxRetries || errors.As(err, &decided) || errors.As(err, &se) {
+		// moment later, and it is the store's failure, not the task's; nor
+		// is an agent's tool list that names one tool twice.
+		if try >= t.MaxRetries || errors.As(err, &decided) || errors.As(err, &se) || errors.As(err, &clash) {
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, usage: used}
 		}
 		feedback = ""

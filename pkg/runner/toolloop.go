@@ -50,6 +50,28 @@ func (e *DecidedFailError) Error() string {
 	return fmt.Sprintf("tool %s (%s) was stopped before its result was recorded; decided: fail", e.Tool, e.Arguments)
 }
 
+// ToolClashError is an agent offered two tools under one name (two MCP
+// servers list it, or one lists a name the spec's tools or a built-in
+// has): the model could not tell them apart. A configuration error, not
+// the task's: every retry would list the same, so it fails once.
+type ToolClashError struct{ Agent, Tool, First, Second string }
+
+func (e *ToolClashError) Error() string {
+	return fmt.Sprintf("agent %q gets two tools named %s, from %s and from %s: the model could not tell them apart; leave one out (an MCP server's tools: allow-list, or the agent's tools:) — not retried",
+		e.Agent, e.Tool, e.First, e.Second)
+}
+
+// toolSource says where an agent's tool comes from, for messages.
+func toolSource(t *spec.Tool) string {
+	switch {
+	case t.MCP != "":
+		return "MCP server " + t.MCP
+	case t.Builtin != "":
+		return "the built-in " + t.Builtin
+	}
+	return "tools." + t.Name + " of the spec"
+}
+
 // toolRunner starts a tool's process as a command agent's: RunCommand, in
 // its own process group, known to groups for interrupts, marked as the
 // task's by owner, its stdout spooled in spool.
@@ -173,7 +195,7 @@ func (l *LLMs) connectMCP(ctx context.Context, job *Job, set *tools.Set) (*tools
 	for _, t := range listed {
 		if prev := set.Tool(t.Name); prev != nil {
 			m.Close()
-			return nil, fmt.Errorf("agent %q gets two tools named %s (MCP server %s lists one): the model could not tell them apart; leave one out of the server's tools allow-list", job.Agent.Name, t.Name, t.MCP)
+			return nil, &ToolClashError{Agent: job.Agent.Name, Tool: t.Name, First: toolSource(prev), Second: toolSource(t)}
 		}
 		all = append(all, t)
 		set.Tools = all
