@@ -812,7 +812,7 @@ func (e *Engine) job(i int) *Job {
 			e.observe(Event{Time: e.now(), Type: TaskStreamDiscarded, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Message: reason})
 		},
 		State:    e.jobState(t),
-		Record:   func(r checkpoint.Record) error { return e.recordTool(i, r) },
+		Record:   func(r checkpoint.Record) error { return e.recordStep(i, r) },
 		Decision: e.Decisions[t.Name],
 		Warn: func(msg string) {
 			e.observe(Event{Type: RunWarning, Index: i, Task: t.Name, Message: msg})

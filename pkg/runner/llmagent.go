@@ -163,6 +163,15 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			}, nil
 		}
 	}
+	if job.Record != nil {
+		// Each request's usage is durable before its answer is judged, or
+		// the next request sent: a kill -9 in between (a retry's backoff,
+		// an answer being checked) loses none of what was paid.
+		client.Paid = func(c llm.Call) error {
+			return job.Record(checkpoint.Record{Kind: checkpoint.RequestPaid, Task: job.Task.Name, Attempt: job.Attempt,
+				Usage: usageOf([]llm.Call{c}, a.LLM.Price, job.Attempt)})
+		}
+	}
 	// An answer that holds a key (a proxy that echoes the request, a
 	// model told it by a tool) is redacted as a command's output is,
 	// before it is recorded, shown or streamed.

@@ -1145,6 +1145,8 @@ func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.CurrentTask, Task: ev.Task, At: ev.Time})
 	case ToolTurn, ToolStarted, ToolResult, ToolEnded, ToolResumed:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.RecordKind(ev.Type), Task: ev.Task, Attempt: ev.Attempt, Tool: ev.Tool, At: ev.Time})
+	case RequestPaid:
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.RequestPaid, Task: ev.Task, Attempt: ev.Attempt, Usage: ev.Paid, At: ev.Time})
 	}
 	return recs, nil
 }

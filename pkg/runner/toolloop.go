@@ -335,7 +335,7 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 			return "", lp.end(fmt.Errorf("task %q: turn %d asked for %d tool calls, more than the %d that max_tool_calls (%d) leaves this attempt: none of them ran; raise agents.%s.max_tool_calls, or make the task simpler",
 				lp.job.Task.Name, turn, len(calls), max(maxCalls-ran, 0), maxCalls, a.Name))
 		}
-		step := checkpoint.ToolStep{Turn: turn, Content: content, Calls: calls, Usage: usageOf(resp.Calls, a.LLM.Price, lp.job.Attempt)}
+		step := checkpoint.ToolStep{Turn: turn, Content: content, Calls: calls}
 		if turn == 1 {
 			step.MCP = lp.mcp
 		}
@@ -475,10 +475,15 @@ func assistantTurn(content string, calls []checkpoint.ToolCall) llm.Message {
 	return m
 }
 
-// recordTool makes a tool loop's step durable, as an event.
-func (e *Engine) recordTool(i int, r checkpoint.Record) error {
+// recordStep makes a step of an attempt durable, as an event: a tool
+// loop's, or a request's usage (RequestPaid).
+func (e *Engine) recordStep(i int, r checkpoint.Record) error {
 	t := e.Team.Tasks[i]
-	return e.record(Event{Type: EventType(r.Kind), Index: i, Task: t.Name, Agent: t.Agent, Attempt: r.Attempt, Tool: r.Tool})
+	ev := Event{Type: EventType(r.Kind), Index: i, Task: t.Name, Agent: t.Agent, Attempt: r.Attempt, Tool: r.Tool}
+	if r.Kind == checkpoint.RequestPaid {
+		ev.Paid = r.Usage
+	}
+	return e.record(ev)
 }
 
 // toolHalt is the halt for an attempt stopped at a tool call that needs a

@@ -207,6 +207,11 @@ type Client struct {
 	// with that error (wrapped in an *Error). done gets the request's call
 	// as Complete records it (nil: none) once the request is over.
 	Admit func(ctx context.Context, requestBytes int) (done func(*Call), err error)
+	// Paid, when set, gets each request's call as Complete records it,
+	// before the answer is judged, returned or retried: the caller makes
+	// what was paid durable. An error ends Complete with it (wrapped in
+	// an *Error, the calls so far in its Calls).
+	Paid func(Call) error
 }
 
 type wireRequest struct {
@@ -369,6 +374,11 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		}
 		if done != nil {
 			done(call)
+		}
+		if call != nil && c.Paid != nil {
+			if err := c.Paid(*call); err != nil {
+				return Response{}, fail(&Error{Message: err.Error(), Err: err, Attempts: attempt, Calls: calls})
+			}
 		}
 		if e == nil {
 			e = checkFinish(resp, req)
