@@ -657,10 +657,13 @@ func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
 }
 
 // retryAfterOf reads retry-after-ms (OpenAI's) or Retry-After in seconds or
-// as an HTTP date; -1 when absent or unreadable.
+// as an HTTP date; -1 when absent, unreadable or asking for no wait at
+// all (0, a date not after now): as in OpenAI's clients, the backoff then
+// applies, since a server whose clock is behind would otherwise have every
+// attempt spent back to back.
 func retryAfterOf(h http.Header, now time.Time) time.Duration {
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < float64(maxRetryAfter/time.Millisecond) {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < float64(maxRetryAfter/time.Millisecond) {
 			return time.Duration(ms * float64(time.Millisecond))
 		}
 	}
@@ -669,7 +672,7 @@ func retryAfterOf(h http.Header, now time.Time) time.Duration {
 		return -1
 	}
 	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s < 0 {
+		if s <= 0 {
 			return -1
 		}
 		if s > int64(maxRetryAfter/time.Second) {
@@ -677,8 +680,8 @@ func retryAfterOf(h http.Header, now time.Time) time.Duration {
 		}
 		return time.Duration(s) * time.Second
 	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
 	}
 	return -1
 }
