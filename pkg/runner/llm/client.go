@@ -126,6 +126,13 @@ func (w *wireUsage) usage() (Usage, bool) {
 	return u, true
 }
 
+// atLeast is u with each count raised to o's where o's is larger.
+func (u Usage) atLeast(o Usage) Usage {
+	return Usage{PromptTokens: max(u.PromptTokens, o.PromptTokens), CompletionTokens: max(u.CompletionTokens, o.CompletionTokens),
+		TotalTokens: max(u.TotalTokens, o.TotalTokens), CachedTokens: max(u.CachedTokens, o.CachedTokens),
+		ReasoningTokens: max(u.ReasoningTokens, o.ReasoningTokens)}
+}
+
 // Request is one completion to ask for. A nil Temperature and a zero
 // MaxTokens leave the server's defaults.
 type Request struct {

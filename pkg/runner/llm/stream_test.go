@@ -87,6 +87,18 @@ func TestStream(t *testing.T) {
 			sse(w, delta("Hi"), finishStop)
 			fmt.Fprint(w, "data: "+usageChunk)
 		}, want: "Hi", wantReqs: 1, wantUsage: 9},
+		{name: "usage sent twice counts once", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, delta("Hi"), finishStop, usageChunk, usageChunk, "[DONE]")
+		}, want: "Hi", wantReqs: 1, wantUsage: 9},
+		{name: "usage growing in every chunk counts its last", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, strings.Replace(delta("H"), `"finish_reason":null}]`, `"finish_reason":null}],"usage":{"prompt_tokens":7,"completion_tokens":1,"total_tokens":8}`, 1),
+				finishStop, usageChunk, "[DONE]")
+		}, want: "H", wantReqs: 1, wantUsage: 9},
+		// A proxy that adds a zero usage after the server's must not
+		// make a paid answer free: counts only grow within a stream.
+		{name: "a smaller usage after the real one does not lower it", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, delta("Hi"), finishStop, usageChunk, `{"choices":[],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`, "[DONE]")
+		}, want: "Hi", wantReqs: 1, wantUsage: 9},
 		{name: "cut at max_tokens", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, delta("Hello from the"), finishLength, usageChunk, "[DONE]")
 		}, wantErr: "the answer was cut at", wantReqs: 1, wantUsage: 9},
