@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/teamrun/teamrun/internal/testenv"
 )
 
 // paidLLM streams: its first answer reports its usage (105 tokens) and
@@ -88,4 +93,93 @@ tasks:
 	if code != 0 || strings.Count(show, `"prompt_tokens": 100`) != 1 {
 		t.Errorf("session show: exit %d; want the paid request's call once:\n%s", code, show)
 	}
+}
+
+// brokenProxy stands before a real server: it passes its first streamed
+// answer on without the finish_reason and [DONE] (a stream that broke
+// off after its usage chunk, which the client retries), holds the second
+// request open until the client goes away, and passes later ones whole.
+type brokenProxy struct {
+	base   string // the real server's, such as http://127.0.0.1:11434/v1
+	mu     sync.Mutex
+	n      int
+	second chan struct{}
+}
+
+func (p *brokenProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	p.mu.Lock()
+	p.n++
+	n := p.n
+	p.mu.Unlock()
+	if n == 2 {
+		close(p.second)
+		<-r.Context().Done()
+		return
+	}
+	resp, err := http.Post(p.base+"/chat/completions", "application/json", bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+	w.WriteHeader(resp.StatusCode)
+	finish := regexp.MustCompile(`"finish_reason":"[a-z]`)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if n == 1 && (strings.Contains(line, "[DONE]") || finish.MatchString(line)) {
+			continue
+		}
+		fmt.Fprintf(w, "%s\n", line)
+	}
+}
+
+// The kill -9 of TestLLMCrashKeepsPaidUsage against a real server (the
+// tiny model, streaming, its usage as Ollama reports it): the request
+// whose stream broke off was paid and stays in the session's totals.
+func TestRealLLMCrashKeepsPaidUsage(t *testing.T) {
+	px := &brokenProxy{base: strings.TrimRight(testenv.LLMBaseURL(t), "/"), second: make(chan struct{})}
+	srv := httptest.NewServer(px)
+	defer srv.Close()
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	spec := fmt.Sprintf(`
+agents:
+  judge: {role: Judge, llm: {model: tiny-approve, base_url: %s, stream: true, temperature: 0}}
+tasks:
+  verdict: {description: Approve or reject the release, agent: judge}
+`, srv.URL)
+	if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.crash(t, func() bool {
+		select {
+		case <-px.second:
+			return true
+		default:
+			return false
+		}
+	})
+	out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+	m := regexp.MustCompile(`tokens:  this run (\d+) tokens[^;]*; session (\d+) tokens`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("--continue: exit %d:\n%s", code, out)
+	}
+	// The same prompt to a deterministic model: the paid request of the
+	// killed run counted as much as the answer of this one.
+	if run, session := m[1], m[2]; run == "0" || fmt.Sprint(2*atoi(t, run)) != session {
+		t.Errorf("this run %s tokens, session %s: want the session to count the request the crash cut off the attempt of:\n%s", run, session, out)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
