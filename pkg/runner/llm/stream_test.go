@@ -248,3 +248,47 @@ func TestStreamStalled(t *testing.T) {
 		t.Errorf("a stall is transient: %v", err)
 	}
 }
+
+// A stream that never ends — pieces of text forever, never silent, or
+// keep-alive comments — is bounded: by what teamrun reads of an answer
+// (32 MiB; the call is recorded as cut off, its usage unknown) and by the
+// request's timeout; neither is held in memory beyond that.
+func TestStreamNeverEnding(t *testing.T) {
+	forever := func(event string) func(int, http.ResponseWriter, *http.Request) {
+		return func(_ int, w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			chunk := []byte(strings.Repeat(event, 512))
+			for r.Context().Err() == nil {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}
+	}
+	t.Run("text forever", func(t *testing.T) {
+		fs := newFakeServer(t, forever("data: "+delta(strings.Repeat("x", 100))+"\n\n"))
+		c := testClient(fs, &fakeSleep{})
+		c.MaxAttempts = 1
+		req := tinyReq
+		req.Stream = true
+		_, err := c.Complete(context.Background(), req)
+		if err == nil || !strings.Contains(err.Error(), "the answer is over 32 MiB") {
+			t.Fatalf("err = %v, want the answer over 32 MiB", err)
+		}
+		calls := CallsOf(err)
+		if len(calls) != 1 || !calls[0].CutOff || !calls[0].UsageUnknown || calls[0].AnswerBytes < 16<<20 {
+			t.Errorf("calls %+v, want one cut off, of unknown usage, its size what came", calls)
+		}
+	})
+	t.Run("comments forever", func(t *testing.T) {
+		fs := newFakeServer(t, forever(": keep-alive\n"))
+		c := testClient(fs, &fakeSleep{})
+		c.MaxAttempts, c.Timeout = 1, 200*time.Millisecond
+		req := tinyReq
+		req.Stream, req.IdleTimeout = true, time.Hour
+		_, err := c.Complete(context.Background(), req)
+		if !errors.Is(err, ErrExhausted) || !strings.Contains(err.Error(), "no complete answer within the request timeout of 200ms") {
+			t.Fatalf("err = %v, want the request's timeout", err)
+		}
+	})
+}
