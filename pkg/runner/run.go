@@ -1086,7 +1086,9 @@ func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 	prev, _ := r.j.Task(ev.Task)
 	usage := prev.Usage
 	for _, s := range r.staged {
-		if s.Task == ev.Task && s.Usage != nil {
+		// A staged request's usage is its own, not the task's: the end
+		// record sets it in place of them all (WithoutAttempt).
+		if s.Task == ev.Task && s.Usage != nil && s.Kind != checkpoint.RequestPaid {
 			usage = s.Usage
 		}
 	}

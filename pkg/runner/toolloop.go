@@ -475,15 +475,15 @@ func assistantTurn(content string, calls []checkpoint.ToolCall) llm.Message {
 	return m
 }
 
-// recordStep makes a step of an attempt durable, as an event: a tool
-// loop's, or a request's usage (RequestPaid).
-func (e *Engine) recordStep(i int, r checkpoint.Record) error {
+// stepEvent is a step of task i's attempt as the event that records it:
+// a tool loop's, or a request's usage (RequestPaid).
+func (e *Engine) stepEvent(i int, r checkpoint.Record) Event {
 	t := e.Team.Tasks[i]
 	ev := Event{Type: EventType(r.Kind), Index: i, Task: t.Name, Agent: t.Agent, Attempt: r.Attempt, Tool: r.Tool}
 	if r.Kind == checkpoint.RequestPaid {
 		ev.Paid = r.Usage
 	}
-	return e.record(ev)
+	return ev
 }
 
 // toolHalt is the halt for an attempt stopped at a tool call that needs a

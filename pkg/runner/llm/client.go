@@ -215,10 +215,14 @@ type Client struct {
 	// as Complete records it (nil: none) once the request is over.
 	Admit func(ctx context.Context, requestBytes int) (done func(*Call), err error)
 	// Paid, when set, gets each request's call as Complete records it,
-	// before the answer is judged, returned or retried: the caller makes
-	// what was paid durable. An error ends Complete with it (wrapped in
-	// an *Error, the calls so far in its Calls).
-	Paid func(Call) error
+	// before the answer is judged, returned or retried, and Durable is
+	// called before Complete waits to retry or sends again: the caller
+	// keeps what was paid (Paid) and makes it durable by then (Durable),
+	// or with what it records once Complete returns. An error of either
+	// ends Complete with it (wrapped in an *Error, the calls so far in
+	// its Calls).
+	Paid    func(Call) error
+	Durable func() error
 }
 
 type wireRequest struct {
@@ -400,6 +404,14 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		e.Attempts = attempt
 		e.Calls = calls
 		last = fail(e)
+		again := wr.ResponseFormat != nil && refusesResponseFormat(last) || last.Retryable && attempt < attempts
+		if again && c.Durable != nil {
+			// A kill -9 in the wait, or while the next request is under
+			// way, must lose none of what this one was paid.
+			if err := c.Durable(); err != nil {
+				return Response{}, fail(&Error{Message: err.Error(), Err: err, Attempts: attempt, Calls: calls})
+			}
+		}
 		if wr.ResponseFormat != nil && refusesResponseFormat(last) {
 			// A server that does not take response_format: ask again
 			// without it, at once; the caller checks the answer anyway.
