@@ -15,6 +15,13 @@ const (
 	TaskSkipped      RecordKind = "skipped"   // Task
 	CurrentTask      RecordKind = "current"   // Task
 	DecisionRecorded RecordKind = "decision"  // Task, Value
+	// RequestPaid is one LLM request's usage, journaled as soon as it is
+	// answered (or cut off), before the answer is judged or another
+	// request is sent: a kill -9 before the attempt's end loses none of
+	// what was paid. Its Usage is that request's alone (Task, Attempt,
+	// Usage), added to the task's; the attempt's end record carries its
+	// requests again, in place of these (Usage.WithoutAttempt).
+	RequestPaid RecordKind = "request_paid"
 )
 
 // Record is one transition. State and Agent+Messages may accompany any
@@ -113,6 +120,10 @@ func (r *Record) validate() error {
 		if err := r.validateTool(); err != nil {
 			return err
 		}
+	case RequestPaid:
+		if r.Task == "" || r.Usage == nil {
+			return fmt.Errorf("%s record without a task or its usage", r.Kind)
+		}
 	default:
 		return fmt.Errorf("unknown record kind %q", r.Kind)
 	}
@@ -197,7 +208,13 @@ func (s *Session) apply(r Record) {
 			s.Checkpoint.Decisions = map[string]string{}
 		}
 		s.Checkpoint.Decisions[r.Task] = r.Value
+	case RequestPaid:
+		if t, ok := s.Task(r.Task); ok {
+			t.Usage = t.Usage.Plus(r.Usage)
+		}
 	case ToolTurnRecorded, ToolStarted, ToolFinished, ToolLoopEnded, ToolLoopResumed:
+		// A turn's Usage is what sessions written before RequestPaid
+		// records carry; a turn today has none (its requests are paid).
 		if r.Tool != nil && r.Tool.Usage != nil && r.Kind == ToolTurnRecorded {
 			if t, ok := s.Task(r.Task); ok {
 				t.Usage = t.Usage.Plus(r.Tool.Usage)

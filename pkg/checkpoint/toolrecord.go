@@ -46,9 +46,9 @@ type ToolStep struct {
 	// MCP holds, on a loop's first turn and on a resume, the digest of each
 	// MCP server's tool list as the model was offered it.
 	MCP map[string]string `json:"mcp,omitempty"`
-	// Usage is, on a turn, what its requests cost: counted in the task's
-	// usage when the turn is, so that a crash before the attempt's end
-	// loses none of it.
+	// Usage is, on a turn of a session written before RequestPaid
+	// records, what its requests cost; read, no longer written: each
+	// request's usage is its own record now.
 	Usage *Usage `json:"usage,omitempty"`
 }
 
@@ -111,6 +111,17 @@ type ToolLog struct {
 
 // Resumable reports whether a run should continue this log.
 func (l *ToolLog) Resumable() bool { return l != nil && l.Ended == "" && len(l.Turns) > 0 }
+
+// CallCount is how many calls the log's turns asked for.
+func (l *ToolLog) CallCount() int {
+	n := 0
+	if l != nil {
+		for _, t := range l.Turns {
+			n += len(t.Calls)
+		}
+	}
+	return n
+}
 
 // Find returns the call with that id in turn, or nil.
 func (l *ToolLog) Find(turn int, id string) *ToolCall {

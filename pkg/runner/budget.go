@@ -156,7 +156,7 @@ func spentOf(u *Usage) (tokens int, cost float64) {
 	if u == nil {
 		return 0, 0
 	}
-	return u.TotalTokens + u.EstimatedTokens + u.InterruptedEstimatedTokens, u.CostUSD + u.EstimatedCostUSD + u.InterruptedEstimatedCostUSD
+	return u.TotalTokens + u.EstimatedTokens + u.InterruptedEstimatedTokens, checkpoint.RoundCost(u.CostUSD + u.EstimatedCostUSD + u.InterruptedEstimatedCostUSD)
 }
 
 // estimatedPart says how much of what spent counts is an estimate: " (40
@@ -248,6 +248,9 @@ func admits(b *spec.Budget, spent *Usage, inflight map[int]reservation, r reserv
 		tokens += o.tokens
 		cost += o.cost
 	}
+	// Rounded as costs are kept: in floats 0.2 + 0.1 passes a budget of
+	// 0.3 that it fills exactly.
+	cost = checkpoint.RoundCost(cost)
 	overTokens, overCost := b.MaxTokens > 0 && tokens > b.MaxTokens, b.MaxCostUSD > 0 && cost > b.MaxCostUSD
 	switch {
 	case (overTokens || overCost) && len(inflight) > 0:

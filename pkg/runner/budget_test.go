@@ -94,6 +94,12 @@ func TestAdmits(t *testing.T) {
 		{"alone it would cross: refused", tokens, &Usage{TotalTokens: 600}, nil, reservation{tokens: 500}, false, true},
 		{"dollars: fits", dollars, &Usage{TotalTokens: 5, CostUSD: 0.5}, nil, reservation{tokens: 5, cost: 0.4}, true, false},
 		{"dollars: would cross", dollars, &Usage{TotalTokens: 5, CostUSD: 0.5}, nil, reservation{tokens: 5, cost: 0.6}, false, true},
+		// Exactly: a worst case that fills what is left fits, in dollars
+		// too, where 0.2 + 0.1 is 0.30000000000000004 in floats; spent
+		// exactly at the budget is reached.
+		{"tokens: fills the budget exactly", tokens, &Usage{TotalTokens: 700}, nil, reservation{tokens: 300}, true, false},
+		{"dollars: fills the budget exactly", &spec.Budget{MaxCostUSD: 0.3}, &Usage{TotalTokens: 5, CostUSD: 0.2}, nil, reservation{tokens: 5, cost: 0.1}, true, false},
+		{"dollars: spent exactly at the budget", &spec.Budget{MaxCostUSD: 0.3}, &Usage{TotalTokens: 5, CostUSD: 0.1 + 0.2 - 1e-17}, nil, reservation{tokens: 5, cost: 0.1}, false, true},
 		{"dollars: an unpriced request is not counted", dollars, &Usage{TotalTokens: 5, CostUSD: 0.5}, nil, reservation{tokens: 1e6}, true, false},
 	}
 	for _, tc := range tests {

@@ -61,7 +61,13 @@ type Job struct {
 	// Record makes a step of an LLM agent's tool loop durable before the
 	// loop goes on (nil: nothing is recorded). Decision is the recorded
 	// decision for a tool call a crash left without its result.
-	Record   func(checkpoint.Record) error
+	Record func(checkpoint.Record) error
+	// Stage keeps a record (an LLM request's usage) to be made durable
+	// with the next one, which follows at once (the turn or the attempt's
+	// end), or by Flush, which the client calls before a retry's wait: a
+	// kill -9 loses none of what was paid, at no fdatasync of its own.
+	Stage    func(checkpoint.Record) error
+	Flush    func() error
 	Decision string
 	Warn     func(msg string) // tells the user; nil: nobody
 	// Admit, when the team has a budget, is asked before every LLM
@@ -812,7 +818,9 @@ func (e *Engine) job(i int) *Job {
 			e.observe(Event{Time: e.now(), Type: TaskStreamDiscarded, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Message: reason})
 		},
 		State:    e.jobState(t),
-		Record:   func(r checkpoint.Record) error { return e.recordTool(i, r) },
+		Record:   func(r checkpoint.Record) error { return e.record(e.stepEvent(i, r)) },
+		Stage:    func(r checkpoint.Record) error { return e.stage(e.stepEvent(i, r)) },
+		Flush:    e.flush,
 		Decision: e.Decisions[t.Name],
 		Warn: func(msg string) {
 			e.observe(Event{Type: RunWarning, Index: i, Task: t.Name, Message: msg})
@@ -925,7 +933,11 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 			// the task again, which writes the file again.
 			var path string
 			if path, err = e.Team.OutputPath(t, j.State); err == nil {
-				err = writeOutput(ctx, path, out)
+				// What the attempt paid is durable before the file's
+				// write, which may take a while.
+				if err = e.flush(); err == nil {
+					err = writeOutput(ctx, path, out)
+				}
 			}
 		}
 		if err == nil {
@@ -947,9 +959,11 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 		}
 		var decided *DecidedFailError
 		var se *StoreError
+		var clash *ToolClashError
 		// Not retried: a store that cannot take the result is no better a
-		// moment later, and it is the store's failure, not the task's.
-		if try >= t.MaxRetries || errors.As(err, &decided) || errors.As(err, &se) {
+		// moment later, and it is the store's failure, not the task's; nor
+		// is an agent's tool list that names one tool twice.
+		if try >= t.MaxRetries || errors.As(err, &decided) || errors.As(err, &se) || errors.As(err, &clash) {
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, usage: used}
 		}
 		feedback = ""

@@ -44,6 +44,9 @@ const (
 	ToolResult  EventType = EventType(checkpoint.ToolFinished)
 	ToolEnded   EventType = EventType(checkpoint.ToolLoopEnded)
 	ToolResumed EventType = EventType(checkpoint.ToolLoopResumed)
+	// RequestPaid is one LLM request's usage, journaled as it is paid
+	// (Paid); the attempt's end event carries it again in its Usage.
+	RequestPaid EventType = EventType(checkpoint.RequestPaid)
 )
 
 // Turn is one message of an agent's conversation, as the engine keeps it;
@@ -114,6 +117,9 @@ type Event struct {
 	Tasks int `json:"tasks,omitempty"`
 	// Tool is a tool loop step's payload, as journaled.
 	Tool *checkpoint.ToolStep `json:"tool,omitempty"`
+	// Paid is a request_paid event's usage: that request's, not in Usage,
+	// which the attempt's end event has (no sum counts it twice).
+	Paid *Usage `json:"paid,omitempty"`
 }
 
 // Millis is a duration printed as whole milliseconds in JSON events.

@@ -163,6 +163,17 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			}, nil
 		}
 	}
+	if job.Stage != nil {
+		// Each request's usage is kept as it is paid, and durable before
+		// a retry's wait or the next request; an answer's rides with the
+		// record that follows it (the turn, the attempt's end): a kill -9
+		// anywhere in between loses none of what was paid.
+		client.Paid = func(c llm.Call) error {
+			return job.Stage(checkpoint.Record{Kind: checkpoint.RequestPaid, Task: job.Task.Name, Attempt: job.Attempt,
+				Usage: usageOf([]llm.Call{c}, a.LLM.Price, job.Attempt)})
+		}
+		client.Durable = job.Flush
+	}
 	// An answer that holds a key (a proxy that echoes the request, a
 	// model told it by a tool) is redacted as a command's output is,
 	// before it is recorded, shown or streamed.

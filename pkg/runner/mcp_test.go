@@ -390,3 +390,43 @@ func TestMCPHandshakeStoppedByTheTaskTimeout(t *testing.T) {
 		t.Errorf("error %q, want %q", tr.Error, want)
 	}
 }
+
+// Two tools under one name (two servers list it, or a server lists the
+// name of the spec's tool) is a configuration error: it fails the task
+// once, naming both sources, however many retries the task has, and
+// nothing is asked of the model.
+func TestMCPToolNameClash(t *testing.T) {
+	server := func(name string) string {
+		return fmt.Sprintf(`    %s: {command: [%q], env: {TEAMRUN_TEST_MCP_SERVER: "1", MCP_LOG: %q}, tools: [echo]}
+`, name, os.Args[0], t.TempDir()+"/mcp.log")
+	}
+	tests := []struct{ name, yaml, want string }{
+		{"two servers", "mcp:\n  servers:\n" + server("s1") + server("s2") + `agents:
+  a: {llm: {model: m, base_url: BASE}, tools: [s1, s2]}
+`, `agent "a" gets two tools named echo, from MCP server s1 and from MCP server s2`},
+		{"a server and the spec's tool", "mcp:\n  servers:\n" + server("s1") + `tools:
+  echo: {shell: 'echo hi'}
+agents:
+  a: {llm: {model: m, base_url: BASE}, tools: [echo, s1]}
+`, `agent "a" gets two tools named echo, from tools.echo of the spec and from MCP server s1`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &toolLLM{script: func(int, toolRequest) string { return answer("done") }}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, tc.yaml+"tasks:\n  t: {description: d, agent: a, max_retries: 3, retry_delay: 1ms}\n")
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Failed {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			tr, _ := p.session(t).Task("t")
+			if tr.Attempts != 1 || !strings.Contains(tr.Error, tc.want) || !strings.Contains(tr.Error, "not retried") {
+				t.Errorf("%d attempts, error %q; want 1 attempt and %q", tr.Attempts, tr.Error, tc.want)
+			}
+			if f.count() != 0 {
+				t.Errorf("%d model requests, want none", f.count())
+			}
+		})
+	}
+}

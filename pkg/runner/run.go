@@ -1086,7 +1086,9 @@ func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 	prev, _ := r.j.Task(ev.Task)
 	usage := prev.Usage
 	for _, s := range r.staged {
-		if s.Task == ev.Task && s.Usage != nil {
+		// A staged request's usage is its own, not the task's: the end
+		// record sets it in place of them all (WithoutAttempt).
+		if s.Task == ev.Task && s.Usage != nil && s.Kind != checkpoint.RequestPaid {
 			usage = s.Usage
 		}
 	}
@@ -1145,6 +1147,8 @@ func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.CurrentTask, Task: ev.Task, At: ev.Time})
 	case ToolTurn, ToolStarted, ToolResult, ToolEnded, ToolResumed:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.RecordKind(ev.Type), Task: ev.Task, Attempt: ev.Attempt, Tool: ev.Tool, At: ev.Time})
+	case RequestPaid:
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.RequestPaid, Task: ev.Task, Attempt: ev.Attempt, Usage: ev.Paid, At: ev.Time})
 	}
 	return recs, nil
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,28 @@ type DecidedFailError struct{ Tool, Arguments string }
 
 func (e *DecidedFailError) Error() string {
 	return fmt.Sprintf("tool %s (%s) was stopped before its result was recorded; decided: fail", e.Tool, e.Arguments)
+}
+
+// ToolClashError is an agent offered two tools under one name (two MCP
+// servers list it, or one lists a name the spec's tools or a built-in
+// has): the model could not tell them apart. A configuration error, not
+// the task's: every retry would list the same, so it fails once.
+type ToolClashError struct{ Agent, Tool, First, Second string }
+
+func (e *ToolClashError) Error() string {
+	return fmt.Sprintf("agent %q gets two tools named %s, from %s and from %s: the model could not tell them apart; leave one out (an MCP server's tools: allow-list, or the agent's tools:) — not retried",
+		e.Agent, e.Tool, e.First, e.Second)
+}
+
+// toolSource says where an agent's tool comes from, for messages.
+func toolSource(t *spec.Tool) string {
+	switch {
+	case t.MCP != "":
+		return "MCP server " + t.MCP
+	case t.Builtin != "":
+		return "the built-in " + t.Builtin
+	}
+	return "tools." + t.Name + " of the spec"
 }
 
 // toolRunner starts a tool's process as a command agent's: RunCommand, in
@@ -172,7 +195,7 @@ func (l *LLMs) connectMCP(ctx context.Context, job *Job, set *tools.Set) (*tools
 	for _, t := range listed {
 		if prev := set.Tool(t.Name); prev != nil {
 			m.Close()
-			return nil, fmt.Errorf("agent %q gets two tools named %s (MCP server %s lists one): the model could not tell them apart; leave one out of the server's tools allow-list", job.Agent.Name, t.Name, t.MCP)
+			return nil, &ToolClashError{Agent: job.Agent.Name, Tool: t.Name, First: toolSource(prev), Second: toolSource(t)}
 		}
 		all = append(all, t)
 		set.Tools = all
@@ -256,6 +279,7 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 	if maxTurns <= 0 {
 		maxTurns = spec.DefaultMaxTurns
 	}
+	maxCalls := cmp.Or(a.MaxToolCalls, spec.DefaultMaxToolCalls)
 	msgs := append([]llm.Message(nil), lp.req.Messages...)
 	turn := 0
 	if lp.log.Resumable() {
@@ -303,13 +327,15 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 		calls := callsOf(turn, resp.ToolCalls, lp.redact)
 		if turn >= maxTurns {
 			// Its results would never be read: nothing of this turn runs.
-			names := make([]string, len(calls))
-			for i, c := range calls {
-				names[i] = c.Tool
-			}
-			return "", lp.end(fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, strings.Join(names, ", "), a.Name))
+			return "", lp.end(fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, toolNames(calls), a.Name))
 		}
-		step := checkpoint.ToolStep{Turn: turn, Content: content, Calls: calls, Usage: usageOf(resp.Calls, a.LLM.Price, lp.job.Attempt)}
+		if ran := lp.log.CallCount(); ran+len(calls) > maxCalls {
+			// Before any of them runs, and before the turn is journaled: a
+			// model answering with 10,000 calls must not run them all.
+			return "", lp.end(fmt.Errorf("task %q: turn %d asked for %d tool calls, more than the %d that max_tool_calls (%d) leaves this attempt: none of them ran; raise agents.%s.max_tool_calls, or make the task simpler",
+				lp.job.Task.Name, turn, len(calls), max(maxCalls-ran, 0), maxCalls, a.Name))
+		}
+		step := checkpoint.ToolStep{Turn: turn, Content: content, Calls: calls}
 		if turn == 1 {
 			step.MCP = lp.mcp
 		}
@@ -397,6 +423,22 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 		Result: res.Content, IsError: res.IsError, Millis: time.Since(start).Milliseconds()})
 }
 
+// toolNames names the tools calls call, each once, the first five: a
+// turn of 10,000 calls is no 10,000-name message.
+func toolNames(calls []checkpoint.ToolCall) string {
+	var names []string
+	for _, c := range calls {
+		if slices.Contains(names, c.Tool) {
+			continue
+		}
+		if len(names) == 5 {
+			return strings.Join(names, ", ") + ", …"
+		}
+		names = append(names, c.Tool)
+	}
+	return strings.Join(names, ", ")
+}
+
 // redact is text with the loop's keys redacted (llm.RedactKeys).
 func (lp *loop) redact(text string) string { return llm.RedactKeys(text, lp.keys...) }
 
@@ -433,10 +475,15 @@ func assistantTurn(content string, calls []checkpoint.ToolCall) llm.Message {
 	return m
 }
 
-// recordTool makes a tool loop's step durable, as an event.
-func (e *Engine) recordTool(i int, r checkpoint.Record) error {
+// stepEvent is a step of task i's attempt as the event that records it:
+// a tool loop's, or a request's usage (RequestPaid).
+func (e *Engine) stepEvent(i int, r checkpoint.Record) Event {
 	t := e.Team.Tasks[i]
-	return e.record(Event{Type: EventType(r.Kind), Index: i, Task: t.Name, Agent: t.Agent, Attempt: r.Attempt, Tool: r.Tool})
+	ev := Event{Type: EventType(r.Kind), Index: i, Task: t.Name, Agent: t.Agent, Attempt: r.Attempt, Tool: r.Tool}
+	if r.Kind == checkpoint.RequestPaid {
+		ev.Paid = r.Usage
+	}
+	return ev
 }
 
 // toolHalt is the halt for an attempt stopped at a tool call that needs a

@@ -619,3 +619,68 @@ func TestCallsOfIDsUnique(t *testing.T) {
 		})
 	}
 }
+
+// max_tool_calls bounds the calls of an attempt's loop: the turn that
+// would pass it fails the attempt before any of its calls runs, however
+// many it asks for, and the error names the task and the key to raise.
+func TestToolCallsBounded(t *testing.T) {
+	many := func(turn, n int) string {
+		var c []string
+		for i := range n {
+			c = append(c, fmt.Sprintf("t%dc%d", turn, i), "note", fmt.Sprintf(`{"text":"t%d.%d"}`, turn, i))
+		}
+		return calls(c...)
+	}
+	tests := []struct {
+		name     string
+		key      string // added to the agent's mapping
+		script   func(n int, req toolRequest) string
+		log      string
+		requests int
+		errHas   string
+	}{
+		{"one turn over the limit runs none of its calls", ", max_tool_calls: 4", func(n int, _ toolRequest) string { return many(n, 5) },
+			"", 1, `task "work": turn 1 asked for 5 tool calls, more than the 4 that max_tool_calls (4) leaves this attempt: none of them ran; raise agents.clerk.max_tool_calls`},
+		{"the calls of earlier turns count", ", max_tool_calls: 4", func(n int, _ toolRequest) string { return many(n, 3) },
+			"t1.0\nt1.1\nt1.2\n", 2, "turn 2 asked for 3 tool calls, more than the 1 that max_tool_calls (4) leaves"},
+		{"up to the limit is fine", ", max_tool_calls: 4", func(n int, _ toolRequest) string {
+			if n == 1 {
+				return many(n, 4)
+			}
+			return answer("done")
+		}, "t1.0\nt1.1\nt1.2\nt1.3\n", 2, ""},
+		{"the default bounds 10,000 calls in one turn", "", func(n int, _ toolRequest) string { return many(n, 10000) },
+			"", 1, "turn 1 asked for 10000 tool calls, more than the 100 that max_tool_calls (100) leaves"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &toolLLM{script: tc.script}
+			p, logPath := toolProject(t, f, strings.Replace(toolTeam, "max_turns: 3", "max_turns: 3"+tc.key, 1))
+			sum, out, err := p.run(t, false)
+			want := Failed
+			if tc.errHas == "" {
+				want = Succeeded
+			}
+			if err != nil || sum.Outcome != want {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			if got := readLog(t, logPath); got != tc.log {
+				t.Errorf("tools ran %q, want %q", got, tc.log)
+			}
+			if f.count() != tc.requests {
+				t.Errorf("%d model requests, want %d", f.count(), tc.requests)
+			}
+			tr, _ := p.session(t).Task("work")
+			if !strings.Contains(tr.Error, tc.errHas) {
+				t.Errorf("error %q lacks %q", tr.Error, tc.errHas)
+			}
+			// The refused turn was paid for all the same.
+			if tr.Usage == nil || len(tr.Usage.Calls) != tc.requests {
+				t.Errorf("usage %+v, want %d calls", tr.Usage, tc.requests)
+			}
+			if lg := p.session(t).ToolLogs["work"]; tc.errHas != "" && lg.Resumable() {
+				t.Errorf("the loop would resume: %+v", lg)
+			}
+		})
+	}
+}

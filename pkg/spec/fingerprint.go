@@ -186,6 +186,9 @@ func agentKeyOf(name string, a *Agent, state map[string]any, syn syntax) string 
 	if a.MaxTurns > 0 {
 		def["max_turns"] = a.MaxTurns
 	}
+	if a.MaxToolCalls > 0 {
+		def["max_tool_calls"] = a.MaxToolCalls
+	}
 	if len(a.MCP) > 0 {
 		servers := make([]any, len(a.MCP))
 		for i, m := range a.MCP {

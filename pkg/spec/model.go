@@ -219,9 +219,11 @@ type Agent struct {
 	// command agent); no task of the file may name it.
 	made bool
 	// Tools are what an LLM agent may call, resolved; MaxTurns bounds its
-	// tool loop (0: DefaultMaxTurns).
-	Tools    []*Tool `json:",omitempty"`
-	MaxTurns int     `json:",omitempty"`
+	// tool loop (0: DefaultMaxTurns), MaxToolCalls the calls the loop
+	// runs in one attempt (0: DefaultMaxToolCalls).
+	Tools        []*Tool `json:",omitempty"`
+	MaxTurns     int     `json:",omitempty"`
+	MaxToolCalls int     `json:",omitempty"`
 	// MCP are the servers whose (allowed) tools the agent also gets.
 	MCP []*MCPServer `json:",omitempty"`
 }

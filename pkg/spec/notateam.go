@@ -119,7 +119,7 @@ func agentList(file string, root *tree) *Diagnostic {
 
 // nativeAgentKeys are the keys of an agent in schemas/agents.schema.json
 // (TestNativeAgentKeys holds them to it).
-var nativeAgentKeys = []string{"backstory", "command", "dir", "goal", "instructions", "llm", "max_turns", "memory", "role", "shell", "timeout", "tools"}
+var nativeAgentKeys = []string{"backstory", "command", "dir", "goal", "instructions", "llm", "max_tool_calls", "max_turns", "memory", "role", "shell", "timeout", "tools"}
 
 // praisonAgentsOnly reports whether agents, in a file with no task, are
 // PraisonAI's, which PraisonAI gives a task each from their instructions:

@@ -573,6 +573,9 @@ func (b *builder) nativeAgent(name string, v *tree) {
 	if n, ok := v.get("max_turns").val().(int64); ok && n > 0 {
 		a.MaxTurns = int(min(n, 1000))
 	}
+	if n, ok := v.get("max_tool_calls").val().(int64); ok && n > 0 {
+		a.MaxToolCalls = int(min(n, 10000))
+	}
 	b.team.Agents = append(b.team.Agents, a)
 }
 

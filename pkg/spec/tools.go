@@ -18,6 +18,11 @@ import (
 // model requests per attempt, the last one included.
 const DefaultMaxTurns = 10
 
+// DefaultMaxToolCalls bounds the tool calls of an agent's loop in one
+// attempt when it sets no max_tool_calls: a model that answers with
+// 10,000 calls in one turn must not run them all (README: Tools).
+const DefaultMaxToolCalls = 100
+
 // ExecuteCommand is the built-in tool that runs any shell line the model
 // writes: only with allow: [execute_command].
 const ExecuteCommand = "execute_command"

@@ -126,6 +126,13 @@ func (w *wireUsage) usage() (Usage, bool) {
 	return u, true
 }
 
+// atLeast is u with each count raised to o's where o's is larger.
+func (u Usage) atLeast(o Usage) Usage {
+	return Usage{PromptTokens: max(u.PromptTokens, o.PromptTokens), CompletionTokens: max(u.CompletionTokens, o.CompletionTokens),
+		TotalTokens: max(u.TotalTokens, o.TotalTokens), CachedTokens: max(u.CachedTokens, o.CachedTokens),
+		ReasoningTokens: max(u.ReasoningTokens, o.ReasoningTokens)}
+}
+
 // Request is one completion to ask for. A nil Temperature and a zero
 // MaxTokens leave the server's defaults.
 type Request struct {
@@ -207,6 +214,15 @@ type Client struct {
 	// with that error (wrapped in an *Error). done gets the request's call
 	// as Complete records it (nil: none) once the request is over.
 	Admit func(ctx context.Context, requestBytes int) (done func(*Call), err error)
+	// Paid, when set, gets each request's call as Complete records it,
+	// before the answer is judged, returned or retried, and Durable is
+	// called before Complete waits to retry or sends again: the caller
+	// keeps what was paid (Paid) and makes it durable by then (Durable),
+	// or with what it records once Complete returns. An error of either
+	// ends Complete with it (wrapped in an *Error, the calls so far in
+	// its Calls).
+	Paid    func(Call) error
+	Durable func() error
 }
 
 type wireRequest struct {
@@ -370,6 +386,11 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		if done != nil {
 			done(call)
 		}
+		if call != nil && c.Paid != nil {
+			if err := c.Paid(*call); err != nil {
+				return Response{}, fail(&Error{Message: err.Error(), Err: err, Attempts: attempt, Calls: calls})
+			}
+		}
 		if e == nil {
 			e = checkFinish(resp, req)
 		}
@@ -383,6 +404,14 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		e.Attempts = attempt
 		e.Calls = calls
 		last = fail(e)
+		again := wr.ResponseFormat != nil && refusesResponseFormat(last) || last.Retryable && attempt < attempts
+		if again && c.Durable != nil {
+			// A kill -9 in the wait, or while the next request is under
+			// way, must lose none of what this one was paid.
+			if err := c.Durable(); err != nil {
+				return Response{}, fail(&Error{Message: err.Error(), Err: err, Attempts: attempt, Calls: calls})
+			}
+		}
 		if wr.ResponseFormat != nil && refusesResponseFormat(last) {
 			// A server that does not take response_format: ask again
 			// without it, at once; the caller checks the answer anyway.
@@ -647,10 +676,13 @@ func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
 }
 
 // retryAfterOf reads retry-after-ms (OpenAI's) or Retry-After in seconds or
-// as an HTTP date; -1 when absent or unreadable.
+// as an HTTP date; -1 when absent, unreadable or asking for no wait at
+// all (0, a date not after now): as in OpenAI's clients, the backoff then
+// applies, since a server whose clock is behind would otherwise have every
+// attempt spent back to back.
 func retryAfterOf(h http.Header, now time.Time) time.Duration {
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < float64(maxRetryAfter/time.Millisecond) {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < float64(maxRetryAfter/time.Millisecond) {
 			return time.Duration(ms * float64(time.Millisecond))
 		}
 	}
@@ -659,7 +691,7 @@ func retryAfterOf(h http.Header, now time.Time) time.Duration {
 		return -1
 	}
 	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s < 0 {
+		if s <= 0 {
 			return -1
 		}
 		if s > int64(maxRetryAfter/time.Second) {
@@ -667,8 +699,8 @@ func retryAfterOf(h http.Header, now time.Time) time.Duration {
 		}
 		return time.Duration(s) * time.Second
 	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
 	}
 	return -1
 }

@@ -258,6 +258,21 @@ func TestCompleteRetries(t *testing.T) {
 			checkWaits: exactWaits(maxRetryAfter),
 		},
 		{
+			// A server whose clock is behind sends a date already past: not
+			// a wish for back-to-back retries, which would spend every
+			// attempt at once; the backoff applies, as in OpenAI's clients.
+			name: "503 with a Retry-After date already past, then Retry-After 0",
+			steps: []step{{code: 503, header: map[string]string{"Retry-After": now.Add(-time.Minute).UTC().Format(http.TimeFormat)}},
+				{code: 503, header: map[string]string{"Retry-After": "0"}}, {}}, maxAttempts: 3, wantReqs: 3,
+			checkWaits: func(t *testing.T, waits []time.Duration) {
+				if len(waits) != 2 {
+					t.Fatalf("waits = %v, want 2", waits)
+				}
+				inRange(t, waits[0], 250*time.Millisecond, 500*time.Millisecond)
+				inRange(t, waits[1], 500*time.Millisecond, time.Second)
+			},
+		},
+		{
 			name:  "502 twice without Retry-After: jittered exponential backoff",
 			steps: []step{{code: 502}, {code: 502}, {}}, maxAttempts: 3, wantReqs: 3,
 			checkWaits: func(t *testing.T, waits []time.Duration) {
@@ -520,11 +535,13 @@ func TestRetryAfterOf(t *testing.T) {
 	}{
 		{"absent", nil, -1},
 		{"seconds", map[string]string{"Retry-After": "3"}, 3 * time.Second},
-		{"zero", map[string]string{"Retry-After": "0"}, 0},
+		{"zero", map[string]string{"Retry-After": "0"}, -1},
+		{"zero milliseconds", map[string]string{"Retry-After-Ms": "0"}, -1},
 		{"negative", map[string]string{"Retry-After": "-3"}, -1},
 		{"huge", map[string]string{"Retry-After": "99999999999"}, maxRetryAfter},
 		{"date", map[string]string{"Retry-After": now.Add(90 * time.Second).Format(http.TimeFormat)}, 90 * time.Second},
-		{"date in the past", map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)}, 0},
+		{"date in the past", map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)}, -1},
+		{"date now", map[string]string{"Retry-After": now.Format(http.TimeFormat)}, -1},
 		{"garbage", map[string]string{"Retry-After": "soon"}, -1},
 		{"milliseconds", map[string]string{"Retry-After-Ms": "250"}, 250 * time.Millisecond},
 		{"bad milliseconds fall back", map[string]string{"Retry-After-Ms": "x", "Retry-After": "4"}, 4 * time.Second},

@@ -117,6 +117,12 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 			resp.Model = red.clean(ch.Model) // recorded with the usage
 		}
 		if u, ok := ch.Usage.usage(); ok {
+			if resp.hasUsage {
+				// Reported again (each chunk, or twice): a stream's counts
+				// only grow, so a smaller one (a proxy's zeros after the
+				// server's) lowers none of them, and a repeat adds nothing.
+				u = u.atLeast(resp.Usage)
+			}
 			resp.Usage, resp.hasUsage = u, true
 		} else if ch.Usage != nil {
 			resp.negUsage = true

@@ -87,6 +87,18 @@ func TestStream(t *testing.T) {
 			sse(w, delta("Hi"), finishStop)
 			fmt.Fprint(w, "data: "+usageChunk)
 		}, want: "Hi", wantReqs: 1, wantUsage: 9},
+		{name: "usage sent twice counts once", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, delta("Hi"), finishStop, usageChunk, usageChunk, "[DONE]")
+		}, want: "Hi", wantReqs: 1, wantUsage: 9},
+		{name: "usage growing in every chunk counts its last", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, strings.Replace(delta("H"), `"finish_reason":null}]`, `"finish_reason":null}],"usage":{"prompt_tokens":7,"completion_tokens":1,"total_tokens":8}`, 1),
+				finishStop, usageChunk, "[DONE]")
+		}, want: "H", wantReqs: 1, wantUsage: 9},
+		// A proxy that adds a zero usage after the server's must not
+		// make a paid answer free: counts only grow within a stream.
+		{name: "a smaller usage after the real one does not lower it", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, delta("Hi"), finishStop, usageChunk, `{"choices":[],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`, "[DONE]")
+		}, want: "Hi", wantReqs: 1, wantUsage: 9},
 		{name: "cut at max_tokens", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, delta("Hello from the"), finishLength, usageChunk, "[DONE]")
 		}, wantErr: "the answer was cut at", wantReqs: 1, wantUsage: 9},
@@ -235,4 +247,48 @@ func TestStreamStalled(t *testing.T) {
 	if !errors.Is(err, ErrExhausted) {
 		t.Errorf("a stall is transient: %v", err)
 	}
+}
+
+// A stream that never ends — pieces of text forever, never silent, or
+// keep-alive comments — is bounded: by what teamrun reads of an answer
+// (32 MiB; the call is recorded as cut off, its usage unknown) and by the
+// request's timeout; neither is held in memory beyond that.
+func TestStreamNeverEnding(t *testing.T) {
+	forever := func(event string) func(int, http.ResponseWriter, *http.Request) {
+		return func(_ int, w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			chunk := []byte(strings.Repeat(event, 512))
+			for r.Context().Err() == nil {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}
+	}
+	t.Run("text forever", func(t *testing.T) {
+		fs := newFakeServer(t, forever("data: "+delta(strings.Repeat("x", 100))+"\n\n"))
+		c := testClient(fs, &fakeSleep{})
+		c.MaxAttempts = 1
+		req := tinyReq
+		req.Stream = true
+		_, err := c.Complete(context.Background(), req)
+		if err == nil || !strings.Contains(err.Error(), "the answer is over 32 MiB") {
+			t.Fatalf("err = %v, want the answer over 32 MiB", err)
+		}
+		calls := CallsOf(err)
+		if len(calls) != 1 || !calls[0].CutOff || !calls[0].UsageUnknown || calls[0].AnswerBytes < 16<<20 {
+			t.Errorf("calls %+v, want one cut off, of unknown usage, its size what came", calls)
+		}
+	})
+	t.Run("comments forever", func(t *testing.T) {
+		fs := newFakeServer(t, forever(": keep-alive\n"))
+		c := testClient(fs, &fakeSleep{})
+		c.MaxAttempts, c.Timeout = 1, 200*time.Millisecond
+		req := tinyReq
+		req.Stream, req.IdleTimeout = true, time.Hour
+		_, err := c.Complete(context.Background(), req)
+		if !errors.Is(err, ErrExhausted) || !strings.Contains(err.Error(), "no complete answer within the request timeout of 200ms") {
+			t.Fatalf("err = %v, want the request's timeout", err)
+		}
+	})
 }

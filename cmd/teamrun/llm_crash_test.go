@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/teamrun/teamrun/internal/testenv"
+)
+
+// paidLLM streams: its first answer reports its usage (105 tokens) and
+// then breaks off (no finish_reason, no [DONE]), which the client retries;
+// it holds the second request open until the client goes away (the test
+// kills teamrun then); later ones answer "final" for 12 tokens.
+type paidLLM struct {
+	mu     sync.Mutex
+	n      int
+	second chan struct{}
+}
+
+func (f *paidLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.n++
+	n := f.n
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	switch n {
+	case 1:
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"half an ans\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":5,\"total_tokens\":105}}\n\n")
+	case 2:
+		close(f.second)
+		<-r.Context().Done()
+	default:
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"final\"},\"finish_reason\":\"stop\"}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":2,\"total_tokens\":12}}\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}
+}
+
+func (f *paidLLM) requests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// A kill -9 while a plain LLM attempt retries loses none of what its
+// earlier requests were billed: each request's usage is journaled as it
+// is paid, so after --continue the session's totals are every paid
+// request's (105 + 12 tokens, and their cost), not only the last one's.
+func TestLLMCrashKeepsPaidUsage(t *testing.T) {
+	f := &paidLLM{second: make(chan struct{})}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	spec := fmt.Sprintf(`
+agents:
+  writer: {role: Writer, llm: {model: m, base_url: %s/v1, stream: true, price: {input: 1, output: 2}}}
+tasks:
+  draft: {description: Write it, agent: writer}
+`, srv.URL)
+	if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.crash(t, func() bool {
+		select {
+		case <-f.second:
+			return true
+		default:
+			return false
+		}
+	})
+	out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+	if code != 0 || !strings.Contains(out, "final") || f.requests() != 3 {
+		t.Fatalf("--continue: exit %d, %d requests:\n%s", code, f.requests(), out)
+	}
+	// 105 tokens at $1/$2 per million: $0.00011; 12 more: $0.000014.
+	if !strings.Contains(out, "tokens:  this run 12 tokens ($0.000014); session 117 tokens ($0.000124)") {
+		t.Errorf("the session does not count the request the crash cut off the attempt of:\n%s", out)
+	}
+	show, code := p.teamrun(t, "session", "show", "s1", "--json")
+	if code != 0 || strings.Count(show, `"prompt_tokens": 100`) != 1 {
+		t.Errorf("session show: exit %d; want the paid request's call once:\n%s", code, show)
+	}
+}
+
+// brokenProxy stands before a real server: it passes its first streamed
+// answer on without the finish_reason and [DONE] (a stream that broke
+// off after its usage chunk, which the client retries), holds the second
+// request open until the client goes away, and passes later ones whole.
+type brokenProxy struct {
+	base   string // the real server's, such as http://127.0.0.1:11434/v1
+	mu     sync.Mutex
+	n      int
+	second chan struct{}
+}
+
+func (p *brokenProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	p.mu.Lock()
+	p.n++
+	n := p.n
+	p.mu.Unlock()
+	if n == 2 {
+		close(p.second)
+		<-r.Context().Done()
+		return
+	}
+	resp, err := http.Post(p.base+"/chat/completions", "application/json", bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+	w.WriteHeader(resp.StatusCode)
+	finish := regexp.MustCompile(`"finish_reason":"[a-z]`)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if n == 1 && (strings.Contains(line, "[DONE]") || finish.MatchString(line)) {
+			continue
+		}
+		fmt.Fprintf(w, "%s\n", line)
+	}
+}
+
+// The kill -9 of TestLLMCrashKeepsPaidUsage against a real server (the
+// tiny model, streaming, its usage as Ollama reports it): the request
+// whose stream broke off was paid and stays in the session's totals.
+func TestRealLLMCrashKeepsPaidUsage(t *testing.T) {
+	px := &brokenProxy{base: strings.TrimRight(testenv.LLMBaseURL(t), "/"), second: make(chan struct{})}
+	srv := httptest.NewServer(px)
+	defer srv.Close()
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	spec := fmt.Sprintf(`
+agents:
+  judge: {role: Judge, llm: {model: tiny-approve, base_url: %s, stream: true, temperature: 0}}
+tasks:
+  verdict: {description: Approve or reject the release, agent: judge}
+`, srv.URL)
+	if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.crash(t, func() bool {
+		select {
+		case <-px.second:
+			return true
+		default:
+			return false
+		}
+	})
+	out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+	m := regexp.MustCompile(`tokens:  this run (\d+) tokens[^;]*; session (\d+) tokens`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("--continue: exit %d:\n%s", code, out)
+	}
+	// The same prompt to a deterministic model: the paid request of the
+	// killed run counted as much as the answer of this one.
+	if run, session := m[1], m[2]; run == "0" || fmt.Sprint(2*atoi(t, run)) != session {
+		t.Errorf("this run %s tokens, session %s: want the session to count the request the crash cut off the attempt of:\n%s", run, session, out)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
