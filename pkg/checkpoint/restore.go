@@ -192,6 +192,11 @@ type Choice struct {
 	// session a run writes says it before anything runs: a run killed
 	// after a refused task ran again leaves what reads it to run.
 	Refuse func(r *Restored) []Refusal
+	// CutoffReads is what the early cut-off compares for the task at
+	// index i in defs (schedule.Graph.CutoffReads, as indices in defs;
+	// nil: unknown): a hold the last run left is taken over for each
+	// task whose reads it recorded as this restore does (holdUndecided).
+	CutoffReads func(i int) []int
 }
 
 // Check refuses a choice that names a task the spec does not have (with a

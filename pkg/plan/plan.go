@@ -81,6 +81,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		// What today's team refuses of the restored results, the restore
 		// runs again, as run's does (blobs are read in line: ReadBlobs).
 		ch.Refuse = graph.Refuser(func(_ int, t checkpoint.TaskRecord) string { return t.Result })
+		ch.CutoffReads = graph.CutoffReads
 	}
 	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)
 	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept, Warnings: r.Unkept}
