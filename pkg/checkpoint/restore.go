@@ -743,6 +743,10 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		if reused[d.Name] {
 			r.take(i, carried(*t, true))
 			r.Reused = append(r.Reused, d.Name)
+		} else if t.Status == StatusSkipped {
+			// Skipped until the run decides its route again, as after a
+			// match (carried): a run that stops first leaves it so.
+			r.take(i, carried(*t, false))
 		} else {
 			// Keep the attempt count (TEAMRUN_ATTEMPT counts across runs),
 			// never the output.

@@ -76,9 +76,16 @@ func TestPlanMatchesRunAfterStop(t *testing.T) {
 // cut-off compares such a task is dropped now. 413: the stopped run's
 // --var list dropped a foreach's instance; its join ran again for the
 // new list, rightly: the property's reads of a join now take instances
-// from the checkpoint before the stop too.
+// from the checkpoint before the stop too. 344: a mismatch (an edited
+// task, --keep of a repeat) turned the repeat's skipped last iteration
+// pending, and the run stopped before deciding it; the plain --continue
+// that reran the iterations ran the join too, though they came out as
+// recorded: a skipped record stays skipped until its route is decided,
+// and a task skipped last time counts as recorded for holding what
+// waits for it. (--keep is not carried to the next run: a kept task is
+// restored there as the session holds it, by the usual rules.)
 func TestPlanMatchesRunSeeds(t *testing.T) {
-	for _, seed := range []uint64{660, 249, 264, 336, 379, 414, 530, 703, 1222, 736, 990, 985, 767, 413} {
+	for _, seed := range []uint64{660, 249, 264, 336, 379, 414, 530, 703, 1222, 736, 990, 985, 767, 413, 344} {
 		t.Run(fmt.Sprint("stop", seed), func(t *testing.T) { planMatchesRun(t, seed, true) })
 	}
 }
