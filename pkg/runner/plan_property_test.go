@@ -45,7 +45,7 @@ func TestPlanMatchesRun(t *testing.T) {
 // is reused only if what it reads came out as its recorded result was made
 // from, and it is not run again when that did.
 func TestPlanMatchesRunAfterStop(t *testing.T) {
-	teams := 120
+	teams := 130
 	if testing.Short() {
 		teams = 6
 	}
