@@ -336,10 +336,12 @@ func (r *Restored) carryDeferred(sess *Session, ch Choice) {
 	if sess == nil || ch.DeferredJoin == nil || r.Kind != RestoreFull {
 		return
 	}
+	seen := map[string]bool{} // a hand-edited file may repeat a name
 	for _, t := range sess.Team.Tasks {
-		if _, ok := r.Tasks[t.Name]; ok {
+		if _, ok := r.Tasks[t.Name]; ok || seen[t.Name] {
 			continue
 		}
+		seen[t.Name] = true
 		join := ch.DeferredJoin(t.Name)
 		if join == nil {
 			continue
