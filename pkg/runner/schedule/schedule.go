@@ -377,9 +377,27 @@ func (g *Graph) Refusals(result func(i int) (raw string, ok bool), skippedBefore
 		}
 	}
 	skipped := st.DryRun(decide)
+	// started: the dry run runs it (a result it cannot know), and for
+	// sure: what decides whether it runs (its gates, the iteration before
+	// it) has a known result.
+	started := func(c int) bool {
+		if st.status[c] != Completed || st.known[c] {
+			return false
+		}
+		if p := g.untilOf(c); p >= 0 && !st.known[p] {
+			return false
+		}
+		return !slices.ContainsFunc(g.Gates(c), func(gt int) bool { return !st.known[gt] })
+	}
 	for i := range problems {
 		if problems[i].Why != "" && skipped[i] != nil {
 			problems[i].Skipped, problems[i].Held = true, false
+		}
+		// Held behind a task skipped last time that runs now for sure:
+		// it cannot come out as recorded (skipped), so nothing is held.
+		if problems[i].Held && skippedBefore != nil && slices.ContainsFunc(append(slices.Clone(g.deps[i]), g.context[i]...),
+			func(c int) bool { return skippedBefore(c) && started(c) }) {
+			problems[i].Held = false
 		}
 	}
 	return problems
