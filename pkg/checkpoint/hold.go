@@ -93,29 +93,52 @@ func (h *Hold) clone() *Hold {
 // task that is still pending, whose record still has the held result as
 // its previous one, and that the user did not name (--rerun, --rerun-from
 // and what follows it, --keep) is held again, as HoldAgain holds it, with
-// the results it was made from to compare with. Safety first: when this
+// the results it was made from to compare with. Safety first: where this
 // restore compares a task with another recorded result than the one the
-// hold was made from (the task ran since and runs again now), nothing is
-// taken over and the held tasks run. A partial restore reuses nothing, so
-// holds nothing either.
+// hold was made from (the task ran since and runs again now), the held
+// tasks whose cut-off compares that task (ch.CutoffReads; all of them
+// when it is unknown) are not taken over and run; the others, made from
+// results this restore does not compare otherwise, are still held. A
+// partial restore reuses nothing, so holds nothing either.
 func (r *Restored) holdUndecided(sess *Session, defs []spec.TaskDef, ch Choice) {
 	if sess == nil || sess.Hold == nil || (r.Kind != RestoreFull && r.Kind != RestorePerTask) {
 		return
 	}
 	recorded := make(map[string]Outcome, len(sess.Hold.Inputs))
+	differs := map[string]bool{} // recorded otherwise by this restore: its own result stays
 	for n, d := range sess.Hold.Inputs {
 		o := d.outcome()
 		if v, ok := r.Recorded[n]; ok && !v.Same(o) {
-			return
+			differs[n] = true
+			continue
 		}
 		recorded[n] = o
+	}
+	if len(differs) > 0 && ch.CutoffReads == nil {
+		return
+	}
+	// readsDiffering: the cut-off of the task at index i compares a task
+	// recorded otherwise.
+	var index map[string]int
+	readsDiffering := func(n string) bool {
+		if len(differs) == 0 {
+			return false
+		}
+		if index == nil {
+			index = make(map[string]int, len(defs))
+			for i, d := range defs {
+				index[d.Name] = i
+			}
+		}
+		i, ok := index[n]
+		return !ok || slices.ContainsFunc(ch.CutoffReads(i), func(j int) bool { return differs[defs[j].Name] })
 	}
 	named := slices.Concat(ch.Rerun, ch.Keep, Downstream(defs, ch.RerunFrom))
 	held := map[string]TaskRecord{}
 	for n, d := range sess.Hold.Tasks {
 		t, ok := sess.Task(n)
 		if !ok || t.Status != StatusPending || slices.Contains(named, n) ||
-			!(Outcome{Text: t.Previous, Blob: t.PreviousBlob}).Same(d.outcome()) {
+			!(Outcome{Text: t.Previous, Blob: t.PreviousBlob}).Same(d.outcome()) || readsDiffering(n) {
 			continue
 		}
 		h := *t

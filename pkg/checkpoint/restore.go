@@ -147,6 +147,16 @@ type Restored struct {
 	// Refused are the completed tasks Choice.Refuse refused: each runs
 	// again (or is held, or skipped this time), with why.
 	Refused map[string]Refusal
+	// Deferred are the session's records of the instances of a foreach
+	// that waits for its producer (Choice.DeferredJoin), in session
+	// order: not in defs, and not removed from the file. The session
+	// keeps them, so that once the producer finishes and the instances
+	// are made anew, the next pass's restore decides each by its own
+	// rendered definition (an unchanged item's is restored, not paid
+	// again). A completed one stays completed under a full restore when
+	// nothing it reads runs this time but the producer; otherwise it runs
+	// again, its attempts counted on.
+	Deferred []TaskRecord
 }
 
 // Refusal is why today's team does not take over a restored result (Why,
@@ -192,6 +202,16 @@ type Choice struct {
 	// session a run writes says it before anything runs: a run killed
 	// after a refused task ran again leaves what reads it to run.
 	Refuse func(r *Restored) []Refusal
+	// CutoffReads is what the early cut-off compares for the task at
+	// index i in defs (schedule.Graph.CutoffReads, as indices in defs;
+	// nil: unknown): a hold the last run left is taken over for each
+	// task whose reads it recorded as this restore does (holdUndecided).
+	CutoffReads func(i int) []int
+	// DeferredJoin is, for the name of a task in the session but not in
+	// defs, the join of the foreach it is an instance of when that
+	// foreach waits for its producer (spec.Team.DeferredJoin; nil: none):
+	// its record is carried (Restored.Deferred).
+	DeferredJoin func(name string) *spec.Task
 }
 
 // Check refuses a choice that names a task the spec does not have (with a
@@ -285,6 +305,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	}
 	r.holdUndecided(sess, defs, ch)
 	r.refuse(defs, ch)
+	r.carryDeferred(sess, ch)
 	if r.Kind == RestoreFull {
 		r.Warnings = append(r.Warnings, uncoveredWarnings(sess, defs, r)...)
 	}
@@ -305,6 +326,36 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 			strings.Join(held, ", "), they, reads, its))
 	}
 	return r
+}
+
+// carryDeferred keeps the records of sess that are instances of a foreach
+// waiting for its producer (r.Deferred). A partial or per-task restore
+// compares no instance with its rendered definition (there is none yet):
+// they are not taken over.
+func (r *Restored) carryDeferred(sess *Session, ch Choice) {
+	if sess == nil || ch.DeferredJoin == nil || r.Kind != RestoreFull {
+		return
+	}
+	seen := map[string]bool{} // a hand-edited file may repeat a name
+	for _, t := range sess.Team.Tasks {
+		if _, ok := r.Tasks[t.Name]; ok || seen[t.Name] {
+			continue
+		}
+		seen[t.Name] = true
+		join := ch.DeferredJoin(t.Name)
+		if join == nil {
+			continue
+		}
+		producer := join.Expanded().ExpandsWhen
+		// Made from what runs this time (a context task not restored):
+		// its result is not the one that task will make.
+		stale := slices.ContainsFunc(t.Context, func(c string) bool { return c != producer && !r.Done(c) })
+		if t.Status == StatusCompleted && !stale {
+			r.Deferred = append(r.Deferred, carried(t, true))
+		} else {
+			r.Deferred = append(r.Deferred, runsAgain(t))
+		}
+	}
 }
 
 // refuse makes every completed task ch.Refuse refuses run again: its
@@ -704,6 +755,10 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		if reused[d.Name] {
 			r.take(i, carried(*t, true))
 			r.Reused = append(r.Reused, d.Name)
+		} else if t.Status == StatusSkipped {
+			// Skipped until the run decides its route again, as after a
+			// match (carried): a run that stops first leaves it so.
+			r.take(i, carried(*t, false))
 		} else {
 			// Keep the attempt count (TEAMRUN_ATTEMPT counts across runs),
 			// never the output.

@@ -425,7 +425,7 @@ func newSession(id, specPath, teamName string, process spec.Process, defs []spec
 // own): one list of 10,000 records fewer while a restore loads.
 func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskDef, fingerprint string, now time.Time) *Session {
 	var records []TaskRecord
-	if r != nil && len(r.records) == len(defs) {
+	if r != nil && len(r.records) == len(defs) && len(r.Deferred) == 0 {
 		records, r.records = r.records, nil
 	}
 	s := newSession(old.ID, old.SpecPath, old.TeamName, process, defs, fingerprint, now, records)
@@ -449,6 +449,10 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 		// The definition is today's; the state is the restored one.
 		t.ID, t.Agent, t.Description, t.ExpectedOutput = def.ID, def.Agent, def.Description, def.ExpectedOutput
 		t.Key, t.AgentKey, t.OwnKey, t.Context = def.Key, def.AgentKey, def.OwnKey, def.Context
+	}
+	if r != nil && len(r.Deferred) > 0 {
+		// Not removed from the file: made anew when the producer finishes.
+		s.Team.Tasks = append(s.Team.Tasks, r.Deferred...)
 	}
 	s.ToolLogs = carryToolLogs(old, s)
 	if r == nil {

@@ -81,7 +81,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		// What today's team refuses of the restored results, the restore
 		// runs again, as run's does (blobs are read in line: ReadBlobs).
 		ch.Refuse = graph.Refuser(func(_ int, t checkpoint.TaskRecord) string { return t.Result })
+		ch.CutoffReads = graph.CutoffReads
 	}
+	ch.DeferredJoin = team.DeferredJoin
 	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)
 	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept, Warnings: r.Unkept}
 	old := map[string]*checkpoint.TaskRecord{}
@@ -359,17 +361,31 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 		p.Steps = append(p.Steps, step)
 	}
+	carried := map[string]checkpoint.Status{} // the records the restore keeps for a deferred foreach, by status
+	for _, t := range r.Deferred {
+		carried[t.Name] = t.Status
+	}
 	if sess != nil {
 		for _, o := range sess.Team.Tasks {
 			if _, ok := byName[o.Name]; ok {
 				continue
 			}
 			if join := team.DeferredJoin(o.Name); join != nil {
-				// Its foreach waits for its producer: the run does not
-				// take its record over, and makes it anew (or not) from
-				// the producer's output.
-				p.Steps = append(p.Steps, Step{Task: o.Name, Action: Run, LastStatus: o.Status, Attempts: o.Attempts,
-					Reason: fmt.Sprintf("an instance of %s, which expands when %s finishes: its record is not restored, it runs then; if the list changes, the run makes the instances of the new one", join.Name, join.Expanded().ExpandsWhen)})
+				// Its foreach waits for its producer: the run makes its
+				// instances anew (or not) from the producer's output,
+				// and restores the kept record of one whose item is the
+				// recorded one.
+				when := fmt.Sprintf("an instance of %s, which expands when %s finishes", join.Name, join.Expanded().ExpandsWhen)
+				step := Step{Task: o.Name, Action: Run, LastStatus: o.Status, Attempts: o.Attempts,
+					Reason: when + ": its record is not restored, it runs then; if the list changes, the run makes the instances of the new one"}
+				switch st, ok := carried[o.Name]; {
+				case ok && st == checkpoint.StatusCompleted:
+					step.Action = Restore
+					step.Reason = when + ": its recorded result is restored then if its item is the recorded one; if the list changes, the run makes the instances of the new one, and runs those whose item changed"
+				case ok:
+					step.Reason = when + ": it runs then; if the list changes, the run makes the instances of the new one"
+				}
+				p.Steps = append(p.Steps, step)
 				continue
 			}
 			p.Steps = append(p.Steps, Step{Task: o.Name, Action: Skip, Removed: true, LastStatus: o.Status, Attempts: o.Attempts,

@@ -405,6 +405,10 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		if refuse != nil {
 			choice.Refuse = refuse
 		}
+		if g, err := set.graph(); err == nil {
+			choice.CutoffReads = g.CutoffReads
+		}
+		choice.DeferredJoin = set.Team.DeferredJoin
 		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)
 		if err := *readErr; err != nil {
 			return nil, false, err // a result stored out of line that does not read back

@@ -382,8 +382,8 @@ type Problem struct {
 // a dry run of the schedule from the results taken over skips it this
 // time (Problem.Skipped): the state alone knows only the gates restored,
 // not an iteration skipped after one an until narrowed skips.
-func (g *Graph) Refusals(result func(i int) (raw string, ok bool), decide func(i int) (string, bool), kept func(i int) bool) []Problem {
-	problems := g.RestoreProblems(result, decide, kept)
+func (g *Graph) Refusals(result func(i int) (raw string, ok bool), skippedBefore func(i int) bool, decide func(i int) (string, bool), kept func(i int) bool) []Problem {
+	problems := g.RestoreProblems(result, skippedBefore, decide, kept)
 	refused := false
 	for i := range problems {
 		if _, ok := result(i); ok && problems[i].Why != "" {
@@ -401,9 +401,27 @@ func (g *Graph) Refusals(result func(i int) (raw string, ok bool), decide func(i
 		}
 	}
 	skipped := st.DryRun(decide)
+	// started: the dry run runs it (a result it cannot know), and for
+	// sure: what decides whether it runs (its gates, the iteration before
+	// it) has a known result.
+	started := func(c int) bool {
+		if st.status[c] != Completed || st.known[c] {
+			return false
+		}
+		if p := g.untilOf(c); p >= 0 && !st.known[p] {
+			return false
+		}
+		return !slices.ContainsFunc(g.Gates(c), func(gt int) bool { return !st.known[gt] })
+	}
 	for i := range problems {
 		if problems[i].Why != "" && skipped[i] != nil {
 			problems[i].Skipped, problems[i].Held = true, false
+		}
+		// Held behind a task skipped last time that runs now for sure:
+		// it cannot come out as recorded (skipped), so nothing is held.
+		if problems[i].Held && skippedBefore != nil && slices.ContainsFunc(append(slices.Clone(g.deps[i]), g.context[i]...),
+			func(c int) bool { return skippedBefore(c) && started(c) }) {
+			problems[i].Held = false
 		}
 	}
 	return problems
@@ -425,6 +443,7 @@ func (g *Graph) Refuser(text func(i int, t checkpoint.TaskRecord) string) func(*
 			}
 		}
 		problems := g.Refusals(func(i int) (string, bool) { return raws[i], done[i] },
+			func(i int) bool { o, ok := r.Recorded[g.team.Tasks[i].Name]; return ok && o.Skipped },
 			func(i int) (string, bool) { v, ok := r.Decisions[g.team.Tasks[i].Name]; return v, ok },
 			func(i int) bool { return slices.Contains(r.Keep, g.team.Tasks[i].Name) })
 		if !slices.ContainsFunc(problems, func(p Problem) bool { return p.Why != "" }) {
@@ -446,9 +465,11 @@ func (g *Graph) Refuser(text func(i int, t checkpoint.TaskRecord) string) func(*
 // changed runs iterations it had stopped before, and its join read the
 // old last one. A result computed from an output the run replaces is not
 // reused, unless kept (--keep pins it), but may be held for the early
-// cut-off (Problem.Held). The restore asks it, for run and plan alike
-// (Refusals, Refuser).
-func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide func(i int) (string, bool), kept func(i int) bool) []Problem {
+// cut-off (Problem.Held). skippedBefore says of a task with no result
+// that it was skipped last time (nil: none was): skipped again, it stands
+// as recorded (checkpoint.Stands). The restore asks it, for run and plan
+// alike (Refusals, Refuser).
+func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippedBefore func(i int) bool, decide func(i int) (string, bool), kept func(i int) bool) []Problem {
 	n := len(g.context)
 	why := make([]string, n)
 	has := make([]bool, n)
@@ -473,12 +494,14 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), decide
 			}
 			// Held only if each task it waits for or reads that is not
 			// taken over runs again from a recorded result that may come
-			// out the same: not one recorded otherwise (skipped, failed),
-			// one a gate skips now, or one whose own result is refused
-			// (what replaces it cannot be the same).
+			// out the same, or was skipped last time and may be again:
+			// not one recorded otherwise (failed, never run), one a gate
+			// skips now, or one whose own result is refused (what
+			// replaces it cannot be the same).
 			out[i].Held = true
 			for _, c := range append(slices.Clone(g.deps[i]), g.context[i]...) {
-				if !taken(c) && (!has[c] || own[c] || gated[c]) {
+				recorded := has[c] || skippedBefore != nil && skippedBefore(c)
+				if !taken(c) && (!recorded || own[c] || gated[c]) {
 					out[i].Held = false
 					break
 				}

@@ -500,7 +500,7 @@ tasks:
 			got := g.RestoreProblems(func(i int) (string, bool) {
 				raw, ok := tt.restored[tm.Tasks[i].Name]
 				return raw, ok
-			}, func(int) (string, bool) { return "", false },
+			}, nil, func(int) (string, bool) { return "", false },
 				func(i int) bool { return tm.Tasks[i].Name == tt.kept })
 			for i, p := range got {
 				name := tm.Tasks[i].Name
