@@ -449,8 +449,33 @@ func wireCommands(cmds []*cli.Command) {
 		c.OnUsageError = usageError
 		c.HideHelpCommand = true
 		c.Before = emptyFlag
+		if act := c.Action; act != nil {
+			c.Action = func(cc *cli.Context) error {
+				err := act(cc)
+				checkpoint.SetAgain(err, againAdvice(cc))
+				return err
+			}
+		}
 		wireCommands(c.Subcommands)
 	}
+}
+
+// againAdvice is how a store error's advice ends (checkpoint.Retry): what
+// does again what failed once its cause is dealt with. A run resumes its
+// session; any other command is simply run again — a list, a show or an
+// export never has a session to resume.
+func againAdvice(c *cli.Context) string {
+	var path []string
+	for _, cc := range c.Lineage() {
+		if cc.Command != nil && cc.Command.Name != c.App.Name { // the root's is the app's
+			path = append([]string{cc.Command.Name}, path...)
+		}
+	}
+	name := strings.Join(path, " ")
+	if name == "run" {
+		return "rerun with --continue (nothing acknowledged is lost)"
+	}
+	return "run the same `teamrun " + name + "` again"
 }
 
 // emptyFlag refuses a flag given an empty value (`--store "$URL"` with URL

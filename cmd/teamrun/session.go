@@ -149,6 +149,11 @@ func (a *admin) notFound(c *cli.Context, id string) error {
 }
 
 func adminWarnf(c *cli.Context, format string, args ...any) {
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			checkpoint.SetAgain(err, againAdvice(c))
+		}
+	}
 	fmt.Fprintln(c.App.ErrWriter, runner.WarningLine(fmt.Sprintf(format, args...)))
 }
 

@@ -50,10 +50,11 @@ type StoreError struct {
 	Op   string // read, write, create, sync, rename, remove
 	Path string
 	Err  error
+	Retry
 }
 
 func (e *StoreError) Error() string {
-	return fmt.Sprintf("cannot %s %s: %v; %s", e.Op, e.Path, e.Err, advice(e.Err))
+	return fmt.Sprintf("cannot %s %s: %v; %s", e.Op, e.Path, e.Err, e.advice())
 }
 
 func (e *StoreError) Unwrap() []error { return []error{e.Err, ErrStore} }
@@ -78,10 +79,11 @@ func NotRegular(m fs.FileMode) error {
 // LinkAdvice is what to do about a symbolic link where teamrun writes.
 const LinkAdvice = "it is a symbolic link, and teamrun never writes through one: remove the link (and find out who made it)"
 
-func advice(err error) string {
+func (e *StoreError) advice() string {
+	err := e.Err
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		return "the disk is full: free some space, then rerun with --continue (nothing acknowledged is lost)"
+		return e.Then("the disk is full: free some space")
 	case errors.Is(err, syscall.ELOOP):
 		return LinkAdvice
 	case errors.Is(err, ErrNotRegular):
@@ -92,7 +94,44 @@ func advice(err error) string {
 		// TEAMRUN_HOME=/etc/passwd: no disk to check, no run to resume.
 		return "a part of that path is a file, not a folder: point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) or the project at a folder"
 	}
-	return "check the disk and the folder, then rerun with --continue"
+	return e.Then("check the disk and the folder")
+}
+
+// Retry ends a store error's advice with how to do again what failed,
+// once its cause is dealt with. Only the command knows how that reads (a
+// run: rerun with --continue; a list: the same list again), so the
+// command sets it (SetAgain) on the error it ends with; unset, it reads
+// "try again".
+type Retry struct{ again string }
+
+// Then is fix followed by how to do it again: "free some space, then
+// rerun with --continue".
+func (r *Retry) Then(fix string) string {
+	again := r.again
+	if again == "" {
+		again = "try again"
+	}
+	return fix + ", then " + again
+}
+
+func (r *Retry) setAgain(again string) { r.again = again }
+
+// SetAgain makes every Retry in err's tree advise again.
+func SetAgain(err error, again string) {
+	switch e := err.(type) {
+	case nil:
+		return
+	case interface{ setAgain(string) }:
+		e.setAgain(again)
+	}
+	switch e := err.(type) {
+	case interface{ Unwrap() error }:
+		SetAgain(e.Unwrap(), again)
+	case interface{ Unwrap() []error }:
+		for _, w := range e.Unwrap() {
+			SetAgain(w, again)
+		}
+	}
 }
 
 // NewStoreError is StoreError for an operation on path, unwrapping the
