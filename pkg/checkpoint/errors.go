@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/teamrun/teamrun/internal/regfile"
 )
 
 var (
@@ -21,7 +23,7 @@ var (
 	ErrStore = errors.New("session store cannot be read or written")
 	// ErrNotRegular: where a store keeps a file there is something else
 	// (a named pipe, a device, a folder), which teamrun never puts there.
-	ErrNotRegular = errors.New("not a regular file")
+	ErrNotRegular = regfile.ErrNotRegular
 	// ErrBadLocation: the store's location (--store, TEAMRUN_STORE) is
 	// malformed, a mistake of usage (the CLI exits 2): nothing was opened.
 	ErrBadLocation = errors.New("bad session store location")
@@ -61,20 +63,7 @@ func (e *StoreError) Unwrap() []error { return []error{e.Err, ErrStore} }
 
 // NotRegular is ErrNotRegular for a file of mode m, naming what it is:
 // "a named pipe, not a regular file".
-func NotRegular(m fs.FileMode) error {
-	kind := "a special file"
-	switch {
-	case m.IsDir():
-		kind = "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		kind = "a named pipe"
-	case m&fs.ModeSocket != 0:
-		kind = "a socket"
-	case m&fs.ModeDevice != 0:
-		kind = "a device"
-	}
-	return fmt.Errorf("%s, %w", kind, ErrNotRegular)
-}
+func NotRegular(m fs.FileMode) error { return regfile.NotRegular(m) }
 
 // LinkAdvice is what to do about a symbolic link where teamrun writes.
 const LinkAdvice = "it is a symbolic link, and teamrun never writes through one: remove the link (and find out who made it)"
