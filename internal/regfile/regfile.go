@@ -40,13 +40,19 @@ func Open(path string, flags int) (*os.File, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = NotRegular(fi.Mode())
-	}
+	fi, err := Regular(f)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	return f, fi, nil
+}
+
+// Regular is f's FileInfo, or ErrNotRegular when f is no regular file.
+func Regular(f *os.File) (fs.FileInfo, error) {
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = NotRegular(fi.Mode())
+	}
+	return fi, err
 }

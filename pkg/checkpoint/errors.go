@@ -138,6 +138,11 @@ func NewStoreError(op, path string, err error) error {
 	if errors.As(err, &le) {
 		err = le.Err
 	}
+	if errors.Is(err, syscall.EISDIR) {
+		// A folder where a file goes: said as the special files are, with
+		// what to do, not "is a directory; check the disk".
+		err = NotRegular(fs.ModeDir)
+	}
 	return &StoreError{Op: op, Path: path, Err: err}
 }
 
