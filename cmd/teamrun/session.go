@@ -149,9 +149,9 @@ func (a *admin) notFound(c *cli.Context, id string) error {
 }
 
 func adminWarnf(c *cli.Context, format string, args ...any) {
-	for _, a := range args {
+	for i, a := range args {
 		if err, ok := a.(error); ok {
-			checkpoint.SetAgain(err, againAdvice(c))
+			args[i] = againText(c, err)
 		}
 	}
 	fmt.Fprintln(c.App.ErrWriter, runner.WarningLine(fmt.Sprintf(format, args...)))
@@ -281,8 +281,7 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 			out.Sessions = newestFirst(c.Context, a.store, out.Sessions, want, limit.n)
 			for i, e := range out.Sessions {
 				if e.err != nil {
-					checkpoint.SetAgain(e.err, againAdvice(c))
-					out.Sessions[i].Error = e.err.Error()
+					out.Sessions[i].Error = againText(c, e.err)
 				}
 			}
 			if c.Bool("json") {

@@ -52,14 +52,21 @@ type StoreError struct {
 	Op   string // read, write, create, sync, rename, remove
 	Path string
 	Err  error
-	Retry
 }
 
 func (e *StoreError) Error() string {
-	return fmt.Sprintf("cannot %s %s: %v; %s", e.Op, e.Path, e.Err, e.advice())
+	advice, _ := e.advice()
+	return fmt.Sprintf("cannot %s %s: %v; %s", e.Op, e.Path, e.Err, advice)
 }
 
 func (e *StoreError) Unwrap() []error { return []error{e.Err, ErrStore} }
+
+// Retryable: the advice is a fix to make before the command is run again
+// (Retryable).
+func (e *StoreError) Retryable() bool {
+	_, again := e.advice()
+	return again
+}
 
 // NotRegular is ErrNotRegular for a file of mode m, naming what it is:
 // "a named pipe, not a regular file".
@@ -68,59 +75,35 @@ func NotRegular(m fs.FileMode) error { return regfile.NotRegular(m) }
 // LinkAdvice is what to do about a symbolic link where teamrun writes.
 const LinkAdvice = "it is a symbolic link, and teamrun never writes through one: remove the link (and find out who made it)"
 
-func (e *StoreError) advice() string {
+// advice is what to do about e; again: then run the command again.
+func (e *StoreError) advice() (advice string, again bool) {
 	err := e.Err
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		return e.Then("the disk is full: free some space")
+		return "the disk is full: free some space", true
 	case errors.Is(err, syscall.ELOOP):
-		return LinkAdvice
+		return LinkAdvice, false
 	case errors.Is(err, ErrNotRegular):
-		return "teamrun keeps only regular files there: move it out of the store (and find out who put it there)"
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
-		return "check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)"
+		return "teamrun keeps only regular files there: move it out of the store (and find out who put it there)", false
+	case errors.Is(err, syscall.EROFS):
+		// No owner or permission fixes a read-only mount.
+		return "the file system there is mounted read-only: point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) at a writable folder, or mount it read-write", true
+	case errors.Is(err, fs.ErrPermission):
+		return "check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)", false
 	case errors.Is(err, syscall.ENOTDIR):
 		// TEAMRUN_HOME=/etc/passwd: no disk to check, no run to resume.
-		return "a part of that path is a file, not a folder: point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) or the project at a folder"
+		return "a part of that path is a file, not a folder: point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) or the project at a folder", false
 	}
-	return e.Then("check the disk and the folder")
+	return "check the disk and the folder", true
 }
 
-// Retry ends a store error's advice with how to do again what failed,
-// once its cause is dealt with. Only the command knows how that reads (a
-// run: rerun with --continue; a list: the same list again), so the
-// command sets it (SetAgain) on the error it ends with; unset, it reads
-// "try again".
-type Retry struct{ again string }
-
-// Then is fix followed by how to do it again: "free some space, then
-// rerun with --continue".
-func (r *Retry) Then(fix string) string {
-	again := r.again
-	if again == "" {
-		again = "try again"
-	}
-	return fix + ", then " + again
-}
-
-func (r *Retry) setAgain(again string) { r.again = again }
-
-// SetAgain makes every Retry in err's tree advise again.
-func SetAgain(err error, again string) {
-	switch e := err.(type) {
-	case nil:
-		return
-	case interface{ setAgain(string) }:
-		e.setAgain(again)
-	}
-	switch e := err.(type) {
-	case interface{ Unwrap() error }:
-		SetAgain(e.Unwrap(), again)
-	case interface{ Unwrap() []error }:
-		for _, w := range e.Unwrap() {
-			SetAgain(w, again)
-		}
-	}
+// Retryable reports whether err's advice is a fix to make before doing
+// again what failed ("free some space"). How to do it again is the
+// command's to say, after the whole message: a run reruns with
+// --continue, a list is listed again; a store cannot tell them apart.
+func Retryable(err error) bool {
+	var r interface{ Retryable() bool }
+	return errors.As(err, &r) && r.Retryable()
 }
 
 // NewStoreError is StoreError for an operation on path, unwrapping the

@@ -283,18 +283,16 @@ type Error struct {
 	Op       string // what teamrun was doing
 	Msg      string // the cause, password scrubbed
 	Advice   string
-	Then     bool // Advice is a fix to make before doing it again (Retry)
+	Then     bool // Advice is a fix to make before the command is run again
 	Err      error
-	checkpoint.Retry
 }
 
 func (e *Error) Error() string {
-	advice := e.Advice
-	if e.Then {
-		advice = e.Retry.Then(advice)
-	}
-	return fmt.Sprintf("PostgreSQL store %s: %s: %s; %s", e.Location, e.Op, e.Msg, advice)
+	return fmt.Sprintf("PostgreSQL store %s: %s: %s; %s", e.Location, e.Op, e.Msg, e.Advice)
 }
+
+// Retryable is Then (checkpoint.Retryable).
+func (e *Error) Retryable() bool { return e.Then }
 
 func (e *Error) Unwrap() []error { return []error{e.Err, checkpoint.ErrStore} }
 
