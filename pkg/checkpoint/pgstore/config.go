@@ -313,14 +313,23 @@ func message(err error) string {
 		return "the server closed the connection (a restart, a crash or pg_terminate_backend)"
 	}
 	var ce *pgconn.ConnectError
-	var op *net.OpError
-	var dns *net.DNSError
-	if !errors.As(err, &ce) || !errors.As(err, &dns) && (!errors.As(err, &op) || op.Op != "dial") {
+	if !errors.As(err, &ce) {
 		return err.Error()
 	}
 	where := ce.Config.Host
 	if !strings.HasPrefix(where, "/") {
 		where = net.JoinHostPort(where, strconv.Itoa(int(ce.Config.Port)))
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// The server answered and refused: its words, once, not pgx's
+		// "failed to connect to …: … failed SASL auth: FATAL: …".
+		return fmt.Sprintf("the server at %s refused user %s, database %s: %s (SQLSTATE %s)", where, ce.Config.User, ce.Config.Database, pe.Message, pe.Code)
+	}
+	var op *net.OpError
+	var dns *net.DNSError
+	if !errors.As(err, &dns) && (!errors.As(err, &op) || op.Op != "dial") {
+		return err.Error()
 	}
 	var errno syscall.Errno
 	why := "the connection failed"

@@ -557,7 +557,9 @@ func TestOpenErrors(t *testing.T) {
 		// error: dial tcp 127.0.0.1:1: connect: connection refused").
 		{"unreachable", "postgres://teamrun:hunter2x@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=5",
 			[]string{"postgres://teamrun@127.0.0.1:1/postgres", ": cannot reach 127.0.0.1:1 (user teamrun, database postgres): connection refused; check that the server is running and reachable"}},
-		{"bad password", wrong, []string{"check the user and password"}},
+		// pgx's own text was "failed to connect to `user=… database=…`: …
+		// failed SASL auth: FATAL: …".
+		{"bad password", wrong, []string{"connect: the server at ", "refused user teamrun, database ", ": password authentication failed for user \"teamrun\" (SQLSTATE 28P01); check the user and password"}},
 		{"no such database", noDB.String(), []string{"does not exist", "create that database, or name another in the URL"}},
 		// A statement_timeout (here from the URL's options, as from ALTER
 		// ROLE … SET) cancels the schema's setup: said so, not "check the
@@ -583,7 +585,7 @@ func TestOpenErrors(t *testing.T) {
 					t.Errorf("%v\ndoes not say %q", err, w)
 				}
 			}
-			for _, bad := range []string{"--continue", "dial", "\n"} {
+			for _, bad := range []string{"--continue", "dial", "\n", "failed to connect", "SASL", "FATAL"} {
 				if strings.Contains(err.Error(), bad) {
 					t.Errorf("%v\nsays %q", err, bad)
 				}
