@@ -449,8 +449,54 @@ func wireCommands(cmds []*cli.Command) {
 		c.OnUsageError = usageError
 		c.HideHelpCommand = true
 		c.Before = emptyFlag
+		if act := c.Action; act != nil {
+			c.Action = func(cc *cli.Context) error { return withAgain(cc, act(cc)) }
+		}
 		wireCommands(c.Subcommands)
 	}
+}
+
+// withAgain is err followed, when its advice is a fix to make first
+// (checkpoint.Retryable: "free some space"), by how this command does
+// again what failed (againAdvice). The exit code stays.
+func withAgain(c *cli.Context, err error) error {
+	if !checkpoint.Retryable(err) {
+		return err
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return &exitError{code: ee.code, err: &againError{err: ee.err, again: againAdvice(c)}}
+	}
+	return &againError{err: err, again: againAdvice(c)}
+}
+
+// againText is err's message as withAgain has it, for a warning or a
+// --json field.
+func againText(c *cli.Context, err error) string { return withAgain(c, err).Error() }
+
+type againError struct {
+	err   error
+	again string
+}
+
+func (e *againError) Error() string { return e.err.Error() + ", then " + e.again }
+func (e *againError) Unwrap() error { return e.err }
+
+// againAdvice is what does again what failed once its cause is dealt
+// with. A run resumes its session; any other command is simply run again
+// — a list, a show or an export never has a session to resume.
+func againAdvice(c *cli.Context) string {
+	var path []string
+	for _, cc := range c.Lineage() {
+		if cc.Command != nil && cc.Command.Name != c.App.Name { // the root's is the app's
+			path = append([]string{cc.Command.Name}, path...)
+		}
+	}
+	name := strings.Join(path, " ")
+	if name == "run" {
+		return "rerun with --continue (nothing acknowledged is lost)"
+	}
+	return "run the same `teamrun " + name + "` again"
 }
 
 // emptyFlag refuses a flag given an empty value (`--store "$URL"` with URL

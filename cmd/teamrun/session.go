@@ -149,6 +149,11 @@ func (a *admin) notFound(c *cli.Context, id string) error {
 }
 
 func adminWarnf(c *cli.Context, format string, args ...any) {
+	for i, a := range args {
+		if err, ok := a.(error); ok {
+			args[i] = againText(c, err)
+		}
+	}
 	fmt.Fprintln(c.App.ErrWriter, runner.WarningLine(fmt.Sprintf(format, args...)))
 }
 
@@ -190,6 +195,7 @@ type listEntry struct {
 	Updated    time.Time `json:"updated"`
 	Active     bool      `json:"active"`
 	Error      string    `json:"error,omitempty"`
+	err        error     // what Error says
 }
 
 func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
@@ -201,7 +207,8 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 		Description: "Columns: id, status, tasks done/total, last update (relative on a terminal, RFC 3339\n" +
 			"otherwise), spec. STATUS is done, partial (finished; routing skipped some tasks),\n" +
 			"failed, halted (waiting for a decision), running (a run holds it), interrupted\n" +
-			"(stopped before the end: Ctrl-C, kill -9, a crash) or corrupt. Below them, sessions\n" +
+			"(stopped before the end: Ctrl-C, kill -9, a crash), corrupt (its file cannot be decoded)\n" +
+			"or unreadable (it cannot be read: permissions, a special file, the server). Below them, sessions\n" +
 			"this project's audit log names that have no file in this store, \"missing from\n" +
 			"<store>\" (made under another TEAMRUN_HOME).\n\n" +
 			"Examples:\n" +
@@ -267,11 +274,16 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 				le := listEntry{ID: e.ID, Spec: e.SpecPath, Team: e.TeamName, TasksDone: e.Done, TasksTotal: e.Total,
 					Created: e.CreatedAt, Updated: e.Touched, Active: e.ID == active}
 				if e.Err != nil {
-					le.Error = e.Err.Error()
+					le.Error, le.err = e.Err.Error(), e.Err
 				}
 				out.Sessions = append(out.Sessions, le)
 			}
 			out.Sessions = newestFirst(c.Context, a.store, out.Sessions, want, limit.n)
+			for i, e := range out.Sessions {
+				if e.err != nil {
+					out.Sessions[i].Error = againText(c, e.err)
+				}
+			}
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, out)
 			}
@@ -319,9 +331,9 @@ func newestFirst(ctx context.Context, store checkpoint.Backend, list []listEntry
 	return list
 }
 
-// corruptCell is a session that cannot be read, in one short cell: the
-// reason on one line, cut.
-func corruptCell(reason string) string {
+// brokenCell is a session that cannot be read, in one short cell: its
+// status (corrupt, unreadable) and the reason on one line, cut.
+func brokenCell(status, reason string) string {
 	// The store's message names the file and what to do at length; the
 	// cell keeps what is wrong.
 	if _, after, ok := strings.Cut(reason, " is corrupt: "); ok {
@@ -330,7 +342,7 @@ func corruptCell(reason string) string {
 	if before, _, ok := strings.Cut(reason, "; "); ok {
 		reason = before
 	}
-	return "(corrupt: " + resultCut(oneLineText(reason), 60) + ")"
+	return "(" + status + ": " + resultCut(oneLineText(reason), 60) + ")"
 }
 
 // printList prints the list; filter is what it was filtered on ("of
@@ -352,7 +364,12 @@ func printList(w io.Writer, l listJSON, filter string, now time.Time, tty bool) 
 				id = "* " + s.ID
 			}
 			if s.Error != "" {
-				tab.Row(id, corruptCell(s.Error))
+				reason := s.Error
+				var se *checkpoint.StoreError
+				if errors.As(s.err, &se) {
+					reason = se.Err.Error() // the row names the session: not its path again
+				}
+				tab.Row(id, brokenCell(s.Status, reason))
 				continue
 			}
 			tab.Row(id, s.Status, fmt.Sprintf("%d/%d", s.TasksDone, s.TasksTotal), formatWhen(s.Updated, now, tty), s.Spec)

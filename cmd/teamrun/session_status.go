@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,10 +24,22 @@ const (
 	statusHalted      = "halted"      // waiting for a human decision
 	statusRunning     = "running"     // a run holds it now
 	statusInterrupted = "interrupted" // stopped before the end: a signal, a kill -9, a crash
-	statusCorrupt     = "corrupt"     // the file cannot be read
+	statusCorrupt     = "corrupt"     // its record cannot be decoded
+	statusUnreadable  = "unreadable"  // its record cannot be read (permissions, a special file, the server)
 )
 
-var statuses = []string{statusDone, statusPartial, statusFailed, statusHalted, statusRunning, statusInterrupted, statusCorrupt}
+var statuses = []string{statusDone, statusPartial, statusFailed, statusHalted, statusRunning, statusInterrupted, statusCorrupt, statusUnreadable}
+
+// brokenStatus is the status of a session that err keeps from being read:
+// corrupt only when what was read cannot be decoded — a file teamrun may
+// not open, or a server that went away, is not a damaged session.
+func brokenStatus(err error) string {
+	var ce *checkpoint.CorruptError
+	if errors.As(err, &ce) {
+		return statusCorrupt
+	}
+	return statusUnreadable
+}
 
 // sessionStatus reads how a session stands. held: a run holds it now.
 func sessionStatus(s *checkpoint.Session, held bool) string {
@@ -102,8 +115,8 @@ func statusOf(ctx context.Context, store checkpoint.Backend, list []listEntry) {
 			defer wg.Done()
 			for i := range next {
 				e := &list[i]
-				if e.Error != "" {
-					e.Status = statusCorrupt
+				if e.err != nil {
+					e.Status = brokenStatus(e.err)
 					continue
 				}
 				if e.TasksTotal > 0 && e.TasksDone == e.TasksTotal {
@@ -116,7 +129,7 @@ func statusOf(ctx context.Context, store checkpoint.Backend, list []listEntry) {
 				}
 				sess, err := store.Load(ctx, e.ID)
 				if err != nil {
-					e.Status, e.Error = statusCorrupt, err.Error()
+					e.Status, e.Error, e.err = brokenStatus(err), err.Error(), err
 					continue
 				}
 				held, _ := store.Held(ctx, e.ID)

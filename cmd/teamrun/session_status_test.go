@@ -46,9 +46,9 @@ func TestSessionStatus(t *testing.T) {
 
 func TestCorruptCell(t *testing.T) {
 	long := "session c2: /home/u/.teamrun/sessions/c2.json is corrupt: not a session file: team.tasks: expected a list, got the text \"notalist\" and much more\nacross lines; it was left untouched: restore it"
-	got := corruptCell(long)
+	got := brokenCell(statusCorrupt, long)
 	want := "(corrupt: not a session file: team.tasks: expected a list, got the te…)"
 	if got != want {
-		t.Errorf("corruptCell:\n got %q\nwant %q", got, want)
+		t.Errorf("brokenCell:\n got %q\nwant %q", got, want)
 	}
 }

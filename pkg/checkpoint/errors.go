@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/teamrun/teamrun/internal/regfile"
 )
 
 var (
@@ -21,7 +23,7 @@ var (
 	ErrStore = errors.New("session store cannot be read or written")
 	// ErrNotRegular: where a store keeps a file there is something else
 	// (a named pipe, a device, a folder), which teamrun never puts there.
-	ErrNotRegular = errors.New("not a regular file")
+	ErrNotRegular = regfile.ErrNotRegular
 	// ErrBadLocation: the store's location (--store, TEAMRUN_STORE) is
 	// malformed, a mistake of usage (the CLI exits 2): nothing was opened.
 	ErrBadLocation = errors.New("bad session store location")
@@ -53,46 +55,55 @@ type StoreError struct {
 }
 
 func (e *StoreError) Error() string {
-	return fmt.Sprintf("cannot %s %s: %v; %s", e.Op, e.Path, e.Err, advice(e.Err))
+	advice, _ := e.advice()
+	return fmt.Sprintf("cannot %s %s: %v; %s", e.Op, e.Path, e.Err, advice)
 }
 
 func (e *StoreError) Unwrap() []error { return []error{e.Err, ErrStore} }
 
+// Retryable: the advice is a fix to make before the command is run again
+// (Retryable).
+func (e *StoreError) Retryable() bool {
+	_, again := e.advice()
+	return again
+}
+
 // NotRegular is ErrNotRegular for a file of mode m, naming what it is:
 // "a named pipe, not a regular file".
-func NotRegular(m fs.FileMode) error {
-	kind := "a special file"
-	switch {
-	case m.IsDir():
-		kind = "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		kind = "a named pipe"
-	case m&fs.ModeSocket != 0:
-		kind = "a socket"
-	case m&fs.ModeDevice != 0:
-		kind = "a device"
-	}
-	return fmt.Errorf("%s, %w", kind, ErrNotRegular)
-}
+func NotRegular(m fs.FileMode) error { return regfile.NotRegular(m) }
 
 // LinkAdvice is what to do about a symbolic link where teamrun writes.
 const LinkAdvice = "it is a symbolic link, and teamrun never writes through one: remove the link (and find out who made it)"
 
-func advice(err error) string {
+// advice is what to do about e; again: then run the command again.
+func (e *StoreError) advice() (advice string, again bool) {
+	err := e.Err
 	switch {
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
-		return "the disk is full: free some space, then rerun with --continue (nothing acknowledged is lost)"
+		return "the disk is full: free some space", true
 	case errors.Is(err, syscall.ELOOP):
-		return LinkAdvice
+		return LinkAdvice, false
 	case errors.Is(err, ErrNotRegular):
-		return "teamrun keeps only regular files there: move it out of the store (and find out who put it there)"
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
-		return "check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)"
+		return "teamrun keeps only regular files there: move it out of the store (and find out who put it there)", false
+	case errors.Is(err, syscall.EROFS):
+		// No owner or permission fixes a read-only mount.
+		return "the file system there is mounted read-only: point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) at a writable folder, or mount it read-write", true
+	case errors.Is(err, fs.ErrPermission):
+		return "check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)", false
 	case errors.Is(err, syscall.ENOTDIR):
 		// TEAMRUN_HOME=/etc/passwd: no disk to check, no run to resume.
-		return "a part of that path is a file, not a folder: point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) or the project at a folder"
+		return "a part of that path is a file, not a folder: point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) or the project at a folder", false
 	}
-	return "check the disk and the folder, then rerun with --continue"
+	return "check the disk and the folder", true
+}
+
+// Retryable reports whether err's advice is a fix to make before doing
+// again what failed ("free some space"). How to do it again is the
+// command's to say, after the whole message: a run reruns with
+// --continue, a list is listed again; a store cannot tell them apart.
+func Retryable(err error) bool {
+	var r interface{ Retryable() bool }
+	return errors.As(err, &r) && r.Retryable()
 }
 
 // NewStoreError is StoreError for an operation on path, unwrapping the
@@ -109,6 +120,11 @@ func NewStoreError(op, path string, err error) error {
 	var le *os.LinkError
 	if errors.As(err, &le) {
 		err = le.Err
+	}
+	if errors.Is(err, syscall.EISDIR) {
+		// A folder where a file goes: said as the special files are, with
+		// what to do, not "is a directory; check the disk".
+		err = NotRegular(fs.ModeDir)
 	}
 	return &StoreError{Op: op, Path: path, Err: err}
 }

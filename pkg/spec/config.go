@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/teamrun/teamrun/internal/regfile"
 )
 
 // Config is a project's .teamrun/config.yml: settings beside the spec,
@@ -126,17 +129,26 @@ func EnsureConfig(path string) (Config, error) {
 // such as a dry run.
 func ReadConfig(path string) (Config, error) {
 	cfg := defaultConfigValue()
-	fi, err := os.Stat(path)
+	f, fi, err := regfile.Open(path, 0)
 	if noConfig(err) {
 		return cfg, nil
 	}
-	if err != nil {
-		return cfg, fmt.Errorf("cannot read %s: %w", path, err)
+	if errors.Is(err, regfile.ErrNotRegular) {
+		// A named pipe read the usual way waited for a writer for ever.
+		return cfg, fmt.Errorf("cannot read %s: %w; the project's config is a regular file: move that away (and find out who put it there), and a run makes a new one", path, err)
 	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is said once
+	}
+	if err != nil {
+		return cfg, fmt.Errorf("cannot read %s: %w; check the owner and permissions of the file and its folder (teamrun keeps them 0600/0700)", path, err)
+	}
+	defer f.Close()
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return cfg, fmt.Errorf("%s can be accessed by group or others (mode %04o); it may hold LLM settings: run `chmod 600 %s`", path, perm, path)
 	}
-	b, err := os.ReadFile(path)
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return cfg, fmt.Errorf("cannot read %s: %w", path, err)
 	}

@@ -20,5 +20,3 @@ func flockWait(f *os.File) error {
 func alive(pid int) bool { return true }
 
 const noFollow = 0
-
-const nonBlock = 0

@@ -48,7 +48,3 @@ func alive(pid int) bool {
 // writes through one (a cloned repository can ship .teamrun/audit.log as a
 // link to any file of the user's).
 const noFollow = syscall.O_NOFOLLOW
-
-// nonBlock makes opening a named pipe return at once instead of waiting
-// for a writer (openRead refuses it then); a regular file ignores it.
-const nonBlock = syscall.O_NONBLOCK

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
@@ -82,6 +83,13 @@ func (s *Store) tryLock(id string) (*FileLock, *checkpoint.HeldError, error) {
 	}
 	for {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
+		if err == nil {
+			// A named pipe (opened read-write, it does not wait) or a
+			// device put there is no lock file.
+			if _, err = regfile.Regular(f); err != nil {
+				f.Close()
+			}
+		}
 		if err != nil {
 			return nil, nil, storeErr("create", path, err)
 		}

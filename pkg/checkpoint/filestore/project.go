@@ -90,6 +90,15 @@ func (e *ProjectWriteError) Error() string {
 		return fmt.Sprintf("cannot %s %s: it is not a folder; a run records its session in the project's .teamrun folder (state.json, audit.log, config.yml): move that file away, then run again (no session was created and nothing was run)",
 			e.Op, e.Path)
 	}
+	if errors.Is(e.Err, syscall.EISDIR) || errors.Is(e.Err, checkpoint.ErrNotRegular) {
+		// Not the folder's owner or permissions: the name is taken.
+		why := e.Err
+		if errors.Is(why, syscall.EISDIR) {
+			why = checkpoint.NotRegular(fs.ModeDir)
+		}
+		return fmt.Sprintf("cannot %s %s: %v; a run records its session in the project's .teamrun folder (state.json, audit.log) as regular files: move that away, then run again (no session was created and nothing was run)",
+			e.Op, e.Path, why)
+	}
 	return fmt.Sprintf("cannot %s %s: %v; a run records its session in the project's .teamrun folder (state.json, audit.log): fix that folder's owner or permissions, then run again (no session was created and nothing was run)",
 		e.Op, e.Path, e.Err)
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 )
@@ -190,19 +191,7 @@ const outsideHeapFrom = 1 << 20
 // wait for a writer for ever, and the command with it, deaf to SIGTERM.
 // flags adds to O_RDONLY (noFollow).
 func openRead(path string, flags int) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock|flags, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = checkpoint.NotRegular(fi.Mode())
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, fi, nil
+	return regfile.Open(path, flags)
 }
 
 // readFile is os.ReadFile of a store file, through openRead.

@@ -3,12 +3,15 @@ package pgstore
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -280,12 +283,16 @@ type Error struct {
 	Op       string // what teamrun was doing
 	Msg      string // the cause, password scrubbed
 	Advice   string
+	Then     bool // Advice is a fix to make before the command is run again
 	Err      error
 }
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("PostgreSQL store %s: %s: %s; %s", e.Location, e.Op, e.Msg, e.Advice)
 }
+
+// Retryable is Then (checkpoint.Retryable).
+func (e *Error) Retryable() bool { return e.Then }
 
 func (e *Error) Unwrap() []error { return []error{e.Err, checkpoint.ErrStore} }
 
@@ -294,9 +301,50 @@ func (c *config) fail(op string, err error) error {
 	if errors.As(err, &se) {
 		return err
 	}
-	return &Error{Location: c.location, Op: op, Msg: scrub(err.Error(), c.password), Advice: advice(err), Err: err}
+	return &Error{Location: c.location, Op: op, Msg: scrub(message(err), c.password), Advice: advice(err), Then: true, Err: err}
 }
 
+// message is err as a user reads it. A server that cannot be reached is
+// where and why ("cannot reach 127.0.0.1:1: connection refused"), not
+// pgx's line per attempt of Go's dialer text.
+func message(err error) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		// Go's words for a connection the server closed.
+		return "the server closed the connection (a restart, a crash or pg_terminate_backend)"
+	}
+	var ce *pgconn.ConnectError
+	if !errors.As(err, &ce) {
+		return err.Error()
+	}
+	where := ce.Config.Host
+	if !strings.HasPrefix(where, "/") {
+		where = net.JoinHostPort(where, strconv.Itoa(int(ce.Config.Port)))
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// The server answered and refused: its words, once, not pgx's
+		// "failed to connect to …: … failed SASL auth: FATAL: …".
+		return fmt.Sprintf("the server at %s refused user %s, database %s: %s (SQLSTATE %s)", where, ce.Config.User, ce.Config.Database, pe.Message, pe.Code)
+	}
+	var op *net.OpError
+	var dns *net.DNSError
+	if !errors.As(err, &dns) && (!errors.As(err, &op) || op.Op != "dial") {
+		return err.Error()
+	}
+	var errno syscall.Errno
+	why := "the connection failed"
+	switch {
+	case dns != nil:
+		why = "cannot look up " + dns.Name + ": " + dns.Err
+	case op.Timeout():
+		why = "no answer in time (connect_timeout)"
+	case errors.As(op.Err, &errno):
+		why = errno.Error()
+	}
+	return fmt.Sprintf("cannot reach %s (user %s, database %s): %s", where, ce.Config.User, ce.Config.Database, why)
+}
+
+// advice is what to deal with before err's operation is done again.
 func advice(err error) string {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -307,14 +355,20 @@ func advice(err error) string {
 			return "create that database, or name another in the URL"
 		case pe.Code == "42501":
 			return "grant the user the rights on the database and schema teamrun uses (CREATE on the database, or create the schema for it)"
+		case pe.Code == "57014":
+			// query_canceled: a statement_timeout (ALTER ROLE/DATABASE …
+			// SET, PGOPTIONS) or pg_cancel_backend.
+			return "a statement_timeout set for this user or database (or in PGOPTIONS), or an administrator, cancelled it: raise or unset statement_timeout for the user teamrun connects as"
+		case pe.Code == "55P03":
+			return "a lock_timeout set for this user or database (or in PGOPTIONS) ran out: raise or unset lock_timeout for the user teamrun connects as"
 		case strings.HasPrefix(pe.Code, "57P"), strings.HasPrefix(pe.Code, "08"):
-			return "the server went away: when it is back, rerun with --continue (nothing acknowledged is lost)"
+			return "the server went away: wait until it is back"
 		}
-		return "check the server's log, then rerun with --continue (nothing acknowledged is lost)"
+		return "check the server's log"
 	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
 		return "check that the server is running and reachable from here, and the store URL (--store, TEAMRUN_STORE)"
 	}
-	return "check the server and the network, then rerun with --continue (nothing acknowledged is lost)"
+	return "check the server and the network"
 }

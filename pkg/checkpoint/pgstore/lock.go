@@ -285,8 +285,9 @@ func (l *Lock) loseLocked(err error) {
 		return
 	}
 	l.setLostLocked(&Error{Location: l.store.cfg.location, Op: "session " + l.id,
-		Msg:    "the connection holding the session's lock was lost (" + scrub(err.Error(), l.store.cfg.password) + ")",
-		Advice: "this run stops writing; another run may take the session over: rerun with --continue (nothing acknowledged is lost)",
+		Msg:    "the connection holding the session's lock was lost (" + scrub(message(err), l.store.cfg.password) + ")",
+		Advice: "this run stops writing; another run may take the session over",
+		Then:   true,
 		Err:    errors.Join(ErrLost, err)})
 }
 

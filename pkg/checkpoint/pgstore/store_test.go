@@ -505,7 +505,7 @@ func TestRestartImmediateKeepsAcknowledged(t *testing.T) {
 	if err == nil {
 		t.Skip("every record landed before the restart: nothing was interrupted")
 	}
-	if !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), "rerun with --continue") {
+	if !errors.Is(err, checkpoint.ErrStore) || !checkpoint.Retryable(err) || strings.Contains(err.Error(), "EOF") {
 		t.Fatalf("the write the restart cut = %v, want a store error saying what to do", err)
 	}
 	noPassword(t, raw, err.Error())
@@ -544,13 +544,28 @@ func TestOpenErrors(t *testing.T) {
 	newer := testStoreURL(t)
 	s := openStore(t, newer)
 	adminExec(t, newer, `UPDATE `+s.cfg.schema+`.schema_version SET version = 99`)
+	noDB, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noDB.Path = "/" + randomName("nodb_")
 	tests := []struct {
 		name, url string
 		want      []string
 	}{
+		// pgx's own text was a line per attempt of Go's dialer ("dial
+		// error: dial tcp 127.0.0.1:1: connect: connection refused").
 		{"unreachable", "postgres://teamrun:hunter2x@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=5",
-			[]string{"postgres://teamrun@127.0.0.1:1/postgres", "check that the server is running and reachable"}},
-		{"bad password", wrong, []string{"check the user and password"}},
+			[]string{"postgres://teamrun@127.0.0.1:1/postgres", ": cannot reach 127.0.0.1:1 (user teamrun, database postgres): connection refused; check that the server is running and reachable"}},
+		// pgx's own text was "failed to connect to `user=… database=…`: …
+		// failed SASL auth: FATAL: …".
+		{"bad password", wrong, []string{"connect: the server at ", "refused user teamrun, database ", ": password authentication failed for user \"teamrun\" (SQLSTATE 28P01); check the user and password"}},
+		{"no such database", noDB.String(), []string{"does not exist", "create that database, or name another in the URL"}},
+		// A statement_timeout (here from the URL's options, as from ALTER
+		// ROLE … SET) cancels the schema's setup: said so, not "check the
+		// server's log, then rerun with --continue".
+		{"statement timeout", withParams(t, testStoreURL(t), "options", "-cstatement_timeout=1"),
+			[]string{"statement timeout", "raise or unset statement_timeout for the user teamrun connects as"}},
 		{"newer schema", newer, []string{"version 99, newer than this teamrun knows (" + strconv.Itoa(SchemaVersion) + ")", "upgrade teamrun"}},
 	}
 	for _, tt := range tests {
@@ -562,9 +577,17 @@ func TestOpenErrors(t *testing.T) {
 			if !errors.Is(err, checkpoint.ErrStore) {
 				t.Errorf("%v does not wrap checkpoint.ErrStore", err)
 			}
+			if again := tt.name != "newer schema"; checkpoint.Retryable(err) != again {
+				t.Errorf("Retryable(%v) = %v: the command is run again after the fix", err, !again)
+			}
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("%v\ndoes not say %q", err, w)
+				}
+			}
+			for _, bad := range []string{"--continue", "dial", "\n", "failed to connect", "SASL", "FATAL"} {
+				if strings.Contains(err.Error(), bad) {
+					t.Errorf("%v\nsays %q", err, bad)
 				}
 			}
 			noPassword(t, tt.url, err.Error())

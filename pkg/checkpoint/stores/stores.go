@@ -5,6 +5,7 @@ package stores
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,25 +72,43 @@ func Open(ctx context.Context, location string) (checkpoint.Backend, error) {
 		}
 		return s, nil
 	case strings.HasPrefix(location, "file://"):
-		location = strings.TrimPrefix(location, "file://")
-		if rest, ok := strings.CutPrefix(location, "localhost/"); ok {
-			location = "/" + rest // file://localhost/p is file:///p (RFC 8089)
-		}
-		if location == "" || strings.ContainsAny(location, "?#") {
-			// A folder named with ? or # is more likely a URL's query.
-			return nil, fmt.Errorf("%w: file://%s: give the folder's path, as in file:///var/lib/teamrun (no ?query or #fragment), or the plain path", checkpoint.ErrBadLocation, location)
-		}
-		if !filepath.IsAbs(location) {
-			// file://st/x names the host st; taken as the folder st/x in
-			// the current one, it made sessions that a run from another
-			// folder does not find.
-			return nil, fmt.Errorf("%w: file://%s: a file URL names its folder from the root, as in file:///var/lib/teamrun (three slashes); a folder relative to the current one is its plain path (%s)", checkpoint.ErrBadLocation, location, location)
+		var err error
+		if location, err = filePath(location); err != nil {
+			return nil, err
 		}
 	case strings.Contains(location, "://"):
 		scheme, _, _ := strings.Cut(location, "://")
 		return nil, fmt.Errorf("%w: unknown store scheme %q: use a folder, file://PATH or postgres://…", checkpoint.ErrBadLocation, scheme)
 	}
 	return filestore.Open(location)
+}
+
+// filePath is the folder a file:// URL names. Its path is a URL's path
+// (RFC 8089, RFC 3986): percent-encoded, so file:///tmp/a%20b is the
+// folder "/tmp/a b" — taken as it was, it made a folder named "a%20b" —
+// and a folder whose name holds a % is written %25 in the URL, or given as
+// its plain path.
+func filePath(location string) (string, error) {
+	raw := strings.TrimPrefix(location, "file://")
+	if rest, ok := strings.CutPrefix(raw, "localhost/"); ok {
+		raw = "/" + rest // file://localhost/p is file:///p (RFC 8089)
+	}
+	if raw == "" || strings.ContainsAny(raw, "?#") {
+		// A folder named with ? or # is more likely a URL's query; %3F
+		// and %23 name one.
+		return "", fmt.Errorf("%w: %s: give the folder's path, as in file:///var/lib/teamrun (no ?query or #fragment), or the plain path", checkpoint.ErrBadLocation, location)
+	}
+	if !strings.HasPrefix(raw, "/") {
+		// file://st/x names the host st; taken as the folder st/x in
+		// the current one, it made sessions that a run from another
+		// folder does not find.
+		return "", fmt.Errorf("%w: %s: a file URL names its folder from the root, as in file:///var/lib/teamrun (three slashes); a folder relative to the current one is its plain path (%s)", checkpoint.ErrBadLocation, location, raw)
+	}
+	path, err := url.PathUnescape(raw)
+	if err != nil || strings.ContainsRune(path, 0) {
+		return "", fmt.Errorf("%w: %s: a file URL's path is percent-encoded (a space is %%20, a %% itself %%25): encode it so, or give the folder's plain path", checkpoint.ErrBadLocation, location)
+	}
+	return path, nil
 }
 
 // Shown is location as a message or a command line may show it: a URL

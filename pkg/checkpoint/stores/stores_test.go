@@ -61,3 +61,38 @@ func TestLocationHome(t *testing.T) {
 		}
 	}
 }
+
+// A file URL's path is percent-encoded (RFC 8089 takes RFC 3986's path):
+// file:///tmp/a%20b is the folder "/tmp/a b". Taken as it was, it made a
+// folder named "a%20b" that the plain path "/tmp/a b" does not find.
+func TestFilePath(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" for an error naming ErrBadLocation
+	}{
+		{"file:///srv/teamrun", "/srv/teamrun"},
+		{"file:///tmp/a%20b", "/tmp/a b"},
+		{"file:///tmp/100%25", "/tmp/100%"},
+		{"file:///tmp/q%3F", "/tmp/q?"},
+		{"file://localhost/tmp/a%20b", "/tmp/a b"},
+		{"file:///tmp/a b", "/tmp/a b"}, // a space left as it is names the same folder
+		{"file:///tmp/100%", ""},
+		{"file:///tmp/%zz", ""},
+		{"file:///tmp/nul%00", ""},
+		{"file://st/x", ""},
+		{"file://%2Ftmp", ""}, // a host, encoded or not
+		{"file://", ""},
+		{"file:///tmp/x?mode=1", ""},
+	}
+	for _, tt := range tests {
+		got, err := filePath(tt.in)
+		if tt.want == "" {
+			if !errors.Is(err, checkpoint.ErrBadLocation) {
+				t.Errorf("filePath(%q) = %q, %v; want ErrBadLocation", tt.in, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("filePath(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
