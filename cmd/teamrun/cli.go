@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -465,9 +466,9 @@ func withAgain(c *cli.Context, err error) error {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		return &exitError{code: ee.code, err: &againError{err: ee.err, again: againAdvice(c)}}
+		return &exitError{code: ee.code, err: &againError{err: ee.err, again: againAdvice(c, err)}}
 	}
-	return &againError{err: err, again: againAdvice(c)}
+	return &againError{err: err, again: againAdvice(c, err)}
 }
 
 // againText is err's message as withAgain has it, for a warning or a
@@ -483,9 +484,11 @@ func (e *againError) Error() string { return e.err.Error() + ", then " + e.again
 func (e *againError) Unwrap() error { return e.err }
 
 // againAdvice is what does again what failed once its cause is dealt
-// with. A run resumes its session; any other command is simply run again
-// — a list, a show or an export never has a session to resume.
-func againAdvice(c *cli.Context) string {
+// with. A run resumes its session, unless it failed before the project
+// named it (runner.UnnamedError: --continue would resume another); any
+// other command is simply run again — a list, a show or an export never
+// has a session to resume.
+func againAdvice(c *cli.Context, err error) string {
 	var path []string
 	for _, cc := range c.Lineage() {
 		if cc.Command != nil && cc.Command.Name != c.App.Name { // the root's is the app's
@@ -493,7 +496,8 @@ func againAdvice(c *cli.Context) string {
 		}
 	}
 	name := strings.Join(path, " ")
-	if name == "run" {
+	var unnamed *runner.UnnamedError
+	if name == "run" && !errors.As(err, &unnamed) {
 		return "rerun with --continue (nothing acknowledged is lost)"
 	}
 	return "run the same `teamrun " + name + "` again"

@@ -67,6 +67,15 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
+// UnnamedError is the error of a run without --continue that ended
+// before the project named its session the active one: --continue would
+// resume another session (the one the project names), so what does it
+// again is the same run.
+type UnnamedError struct{ Err error }
+
+func (e *UnnamedError) Error() string { return e.Err.Error() }
+func (e *UnnamedError) Unwrap() error { return e.Err }
+
 // IsUsage reports whether err is bad usage or a bad spec (exit 2).
 func IsUsage(err error) bool {
 	var u *UsageError
@@ -81,8 +90,14 @@ func usagef(format string, args ...any) error {
 // when asked. The summary says how the run ended; the error is a
 // *UsageError, a store failure (errors.Is checkpoint.ErrStore or a
 // *StoreError), or a held session (errors.Is checkpoint.ErrLocked).
-func Run(ctx context.Context, o Options) (*Summary, error) {
+func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	started := time.Now()
+	var p *pass
+	defer func() {
+		if err != nil && !o.Continue && (p == nil || !p.named) {
+			err = &UnnamedError{Err: err}
+		}
+	}()
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -310,7 +325,6 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	// A run that lost the store may have lost the session to another run,
 	// which now uses the same scratch (PostgreSQL: another run on this
 	// host took over): it leaves the sweep to the session's next run.
-	var p *pass
 	defer func() {
 		if p == nil || !p.lostStore {
 			sweepScratch(scratch, lock, warn)
@@ -365,6 +379,7 @@ type pass struct {
 	specAbs    string
 	haveConfig bool
 	started    time.Time
+	named      bool // the project names the session active: --continue resumes it
 	commands   *Commands
 	ranBefore  map[string]bool // tasks an earlier pass completed
 	cutBefore  map[string]bool // tasks an earlier pass cut off
@@ -473,6 +488,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 			return nil, false, err
 		}
 	}
+	p.named = true
 	if err := project.Audit(ctx, checkpoint.AuditRecord{Event: audit, Session: id, Store: store.Location()}); err != nil {
 		return nil, false, err
 	}
