@@ -68,10 +68,6 @@ func (e *StoreError) Retryable() bool {
 	return again
 }
 
-// NotRegular is ErrNotRegular for a file of mode m, naming what it is:
-// "a named pipe, not a regular file".
-func NotRegular(m fs.FileMode) error { return regfile.NotRegular(m) }
-
 // LinkAdvice is what to do about a symbolic link where teamrun writes.
 const LinkAdvice = "it is a symbolic link, and teamrun never writes through one: remove the link (and find out who made it)"
 
@@ -124,7 +120,7 @@ func NewStoreError(op, path string, err error) error {
 	if errors.Is(err, syscall.EISDIR) {
 		// A folder where a file goes: said as the special files are, with
 		// what to do, not "is a directory; check the disk".
-		err = NotRegular(fs.ModeDir)
+		err = regfile.NotRegular(fs.ModeDir)
 	}
 	return &StoreError{Op: op, Path: path, Err: err}
 }

@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/internal/regfile"
 )
 
 // Error is a failed step of Write. Renamed says the new file had already
@@ -104,7 +104,7 @@ func StageWith(path string, write func(io.Writer) error, perm fs.FileMode) (*Sta
 	// /dev/stdout) is refused: the rename would replace it, a device node
 	// itself when run as root.
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, fail("write", path, checkpoint.NotRegular(fi.Mode()), false)
+		return nil, fail("write", path, regfile.NotRegular(fi.Mode()), false)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 	if err != nil {

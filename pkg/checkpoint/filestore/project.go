@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"syscall"
 
+	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
@@ -94,7 +95,7 @@ func (e *ProjectWriteError) Error() string {
 		// Not the folder's owner or permissions: the name is taken.
 		why := e.Err
 		if errors.Is(why, syscall.EISDIR) {
-			why = checkpoint.NotRegular(fs.ModeDir)
+			why = regfile.NotRegular(fs.ModeDir)
 		}
 		return fmt.Sprintf("cannot %s %s: %v; a run records its session in the project's .teamrun folder (state.json, audit.log) as regular files: move that away, then run again (no session was created and nothing was run)",
 			e.Op, e.Path, why)
