@@ -240,6 +240,12 @@ func (g *Graph) CutoffReads(i int) []int {
 	return out
 }
 
+// readsAny reports whether is holds for a task that task i waits for or
+// reads (its deps, its context), without making a list of them.
+func (g *Graph) readsAny(i int, is func(c int) bool) bool {
+	return slices.ContainsFunc(g.deps[i], is) || slices.ContainsFunc(g.context[i], is)
+}
+
 // Gates is the tasks whose condition routes to task i.
 func (g *Graph) Gates(i int) []int {
 	if g.gates == nil {
@@ -419,8 +425,7 @@ func (g *Graph) Refusals(result func(i int) (raw string, ok bool), skippedBefore
 		}
 		// Held behind a task skipped last time that runs now for sure:
 		// it cannot come out as recorded (skipped), so nothing is held.
-		if problems[i].Held && skippedBefore != nil && slices.ContainsFunc(append(slices.Clone(g.deps[i]), g.context[i]...),
-			func(c int) bool { return skippedBefore(c) && started(c) }) {
+		if problems[i].Held && skippedBefore != nil && g.readsAny(i, func(c int) bool { return skippedBefore(c) && started(c) }) {
 			problems[i].Held = false
 		}
 	}
@@ -498,14 +503,10 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 			// not one recorded otherwise (failed, never run), one a gate
 			// skips now, or one whose own result is refused (what
 			// replaces it cannot be the same).
-			out[i].Held = true
-			for _, c := range append(slices.Clone(g.deps[i]), g.context[i]...) {
+			out[i].Held = !g.readsAny(i, func(c int) bool {
 				recorded := has[c] || skippedBefore != nil && skippedBefore(c)
-				if !taken(c) && (!recorded || own[c] || gated[c]) {
-					out[i].Held = false
-					break
-				}
-			}
+				return !taken(c) && (!recorded || own[c] || gated[c])
+			})
 		}
 		return out
 	}
