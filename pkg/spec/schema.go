@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -171,10 +172,18 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 
 	switch keyword {
 	case "type":
-		if w := defWords[parent]; w != "" {
-			return one(fmt.Sprintf("expected %s, got %s", w, at.describe()))
+		got := at.describe()
+		if slices.Contains(asList(want), any("string")) {
+			// A name or text YAML read as a number, boolean or null
+			// (agent: 123): say how to quote it, when quoted it fits.
+			if p, _ := cs.lookup(parent + "/pattern").(string); p == "" || fits(p, at.text) {
+				got += at.textHint()
+			}
 		}
-		return one(fmt.Sprintf("expected %s, got %s", typeWords(want), at.describe()))
+		if w := defWords[parent]; w != "" {
+			return one(fmt.Sprintf("expected %s, got %s", w, got))
+		}
+		return one(fmt.Sprintf("expected %s, got %s", typeWords(want), got))
 	case "enum":
 		var opts []string
 		for _, v := range asList(want) {
