@@ -88,6 +88,11 @@ func (b *builder) praison(root *tree) {
 		case "config", "llm", "roles", "agents", "tasks", "steps", "task":
 			// handled above or below
 		case "workflow":
+			if ws, top := v.get("steps"), root.get("steps"); ws != nil && top != nil {
+				// stepsOf runs the top-level ones, as PraisonAI's
+				// workflow parser does.
+				b.warnf(ws, ws.kpos(), "ignored: the top-level steps: (line %d) run; keep one list of steps", top.kpos().Line)
+			}
 			b.praisonWorkflow(v, setVar)
 		case "schedule":
 			b.praisonSchedule(v)

@@ -52,6 +52,9 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 				v := st.get(k)
 				switch k {
 				case "loop":
+					if !v.isMap() {
+						return at(v, loopNotMapping(v))
+					}
 					// A loop of one agent step over a variable is foreach;
 					// a loop of several steps, or over a template, is not yet.
 					switch body, n := loopBody(st); {
@@ -115,6 +118,20 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 		}
 	}
 	return nil
+}
+
+// loopNotMapping says what to write for a loop: that is no mapping, such
+// as loop: topics or loop: [a, b] (which PraisonAI's parser stops at too).
+func loopNotMapping(v *tree) string {
+	msg := "expected a mapping such as {over: VAR}, got " + v.describe()
+	s, _ := v.str()
+	switch {
+	case identRE().MatchString(s):
+		return msg + fmt.Sprintf(": write loop: {over: %s}", s)
+	case v.isSeq():
+		return msg + ": put the items under variables: (items: [a, b]) and write loop: {over: items}"
+	}
+	return msg + ": name a list variable, loop: {over: VAR}, which runs the step once per item"
 }
 
 // stepBuilder holds what mapping one steps list needs.
