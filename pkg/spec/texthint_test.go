@@ -48,3 +48,28 @@ func TestTextHint(t *testing.T) {
 		})
 	}
 }
+
+// TestShapeHints: a foreach, repeat or condition written as a scalar is
+// told the shape to write, not "expected a mapping" alone.
+func TestShapeHints(t *testing.T) {
+	spec := func(task string) string {
+		return "agents:\n  w: {shell: cat}\nvariables:\n  items: [x]\ntasks:\n  a: {description: d, agent: w, " + task + "}\n"
+	}
+	tests := []struct{ name, src, want string }{
+		{"foreach", spec("foreach: items"), `agents.yaml:6:42: tasks.a.foreach: expected a mapping such as {over: VAR, as: NAME}, got string "items": write foreach: {over: items, as: item} (then {item} in the texts)`},
+		{"foreach list", spec("foreach: [x, y]"), `agents.yaml:6:42: tasks.a.foreach: expected a mapping such as {over: VAR, as: NAME}, got a list`},
+		{"repeat", spec("repeat: 3"), `agents.yaml:6:41: tasks.a.repeat: expected a mapping such as {until: TEXT, max_iterations: N}, got integer 3`},
+		{"condition", spec("condition: approve"), `agents.yaml:6:44: tasks.a.condition: expected a mapping of results to the tasks they run, such as {approve: [publish], reject: [revise]}, got string "approve"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("agents.yaml", []byte(tt.src))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if got := strings.Split(err.Error(), "\n"); !contains(got, tt.want) {
+				t.Errorf("got\n%s\nwant the line\n%s", err, tt.want)
+			}
+		})
+	}
+}
