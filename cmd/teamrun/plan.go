@@ -211,9 +211,11 @@ func printPlan(out io.Writer, p *plan.Plan) {
 	}
 	fmt.Fprintln(w)
 	tw := iostreams.NewTable(w)
-	fmt.Fprintln(tw, "TASK\tACTION\tWHY")
+	tw.Row("TASK", "ACTION", "WHY")
 	for _, s := range p.Steps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Task, s.Action, s.Reason)
+		// Cells, not a formatted line the table splits again: a task
+		// name holds no tab or newline (spec.nameRE), a reason none.
+		tw.Row(s.Task, string(s.Action), s.Reason)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\n%d to restore, %d to run, %d to skip\n", p.Count(plan.Restore), p.Count(plan.Run), p.Count(plan.Skip))

@@ -833,7 +833,7 @@ func (e *Engine) job(i int) *Job {
 // commands' TEAMRUN_VAR_<NAME>), a snapshot: a foreach instance's item is
 // bound in it, as in the instance's own texts (Task.Scope).
 func (e *Engine) jobState(t *spec.Task) map[string]any {
-	if len(t.Expanded().Bind) > 0 {
+	if t.Expanded().As != "" {
 		return t.Scope(e.State)
 	}
 	state := maps.Clone(e.State)

@@ -387,7 +387,7 @@ func quoteHint(n *yaml.Node) string {
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!str" || n.Tag == "!!null" {
 		return ""
 	}
-	return fmt.Sprintf(" (if that is meant as a text, quote it: %q)", n.Value)
+	return quoteAdvice(n.Value, "")
 }
 
 // JoinKey is the dotted key path of key under prefix, as messages print it.

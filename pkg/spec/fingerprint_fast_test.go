@@ -54,7 +54,7 @@ func refTaskKeyJSON(tk *Task, d *TaskDef, ctxKeys []string) []byte {
 		m["route_on"] = tk.RouteOn
 	}
 	if x := tk.Expansion; x != nil && x.BindInKey {
-		m["item"] = x.Bind
+		m["item"] = x.Bind()
 	}
 	return canonicalJSON(m)
 }

@@ -286,20 +286,24 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 		if join.Description == "" {
 			join.Description = fmt.Sprintf("the results of %s[0..%d] as a JSON array", tk.Name, len(items)-1)
 		}
+		bind := make(map[string]any, 2)
+		join.Context = slices.Grow(join.Context, len(items))
 		for k, item := range items {
 			name := InstanceName(tk.Name, k)
 			if taken[name] {
 				return nil, fmt.Errorf("%s:%d:%d: %s: instance %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name)
 			}
-			bind := map[string]any{tk.Foreach.As: item}
-			if tk.Foreach.Index != "" {
-				bind[tk.Foreach.Index] = k // after the item, as PraisonAI sets them
-			}
 			inst := *tk
 			inst.Name, inst.Foreach = name, nil
-			inst.Expansion = &Expansion{ForeachOf: tk.Name, After: join.Expansion.After, Bind: bind}
+			inst.Expansion = &Expansion{ForeachOf: tk.Name, After: join.Expansion.After, Item: item, As: tk.Foreach.As, IndexAs: tk.Foreach.Index, Index: k}
 			// Its texts stay the declared ones: rendered against its
 			// Scope, the item is filled with the shared state, once.
+			// bind is the foreach's one mapping, set to each item in
+			// turn: one of each instance's own was ~300 bytes more.
+			bind[tk.Foreach.As] = item
+			if tk.Foreach.Index != "" {
+				bind[tk.Foreach.Index] = k
+			}
 			inst.Expansion.BindInKey = t.Render(tk.Description, bind) == tk.Description && t.Render(tk.ExpectedOutput, bind) == tk.ExpectedOutput
 			inst.Context, inst.HasContext = ctx, true
 			if tk.Foreach.Chain && k > 0 {

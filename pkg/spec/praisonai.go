@@ -88,6 +88,11 @@ func (b *builder) praison(root *tree) {
 		case "config", "llm", "roles", "agents", "tasks", "steps", "task":
 			// handled above or below
 		case "workflow":
+			if ws, top := v.get("steps"), root.get("steps"); ws != nil && top != nil {
+				// stepsOf runs the top-level ones, as PraisonAI's
+				// workflow parser does.
+				b.warnf(ws, ws.kpos(), "ignored: the top-level steps: (line %d) run; keep one list of steps", top.kpos().Line)
+			}
 			b.praisonWorkflow(v, setVar)
 		case "schedule":
 			b.praisonSchedule(v)
@@ -95,7 +100,7 @@ func (b *builder) praison(root *tree) {
 			if s, ok := v.str(); ok && s != "" {
 				t.Name = s
 			} else {
-				b.errorf(v, v.pos(), "expected string, got %s", v.describe())
+				b.errorf(v, v.pos(), "expected string, got %s", v.gotText())
 			}
 		case "process":
 			if s, _ := v.str(); s == string(Workflow) && stepsOf(root) == nil {
@@ -513,7 +518,7 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 		return &LLM{Model: s, Pos: v.pos()}
 	}
 	if !v.isMap() {
-		b.errorf(v, v.pos(), "expected a model name or a mapping with model, got %s", v.describe())
+		b.errorf(v, v.pos(), "expected a model name or a mapping with model, got %s", v.gotText())
 		return nil
 	}
 	l := &LLM{Pos: v.pos()}
@@ -523,7 +528,7 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 		switch k {
 		case "model":
 			if !isStr || s == "" {
-				b.errorf(f, f.pos(), "expected a model name, got %s", f.describe())
+				b.errorf(f, f.pos(), "expected a model name, got %s", f.gotText())
 			}
 			l.Model = s
 		case "base_url":
@@ -732,7 +737,7 @@ func (b *builder) praisonTopTasks(v *tree) {
 			}
 			if !ok || name == "" {
 				nv := it.get("name")
-				b.errorf(nv, nv.pos(), "expected a task name, got %s", nv.describe())
+				b.errorf(nv, nv.pos(), "expected a task name, got %s", nv.gotText())
 				continue
 			}
 			agent, _ := it.get("agent").str()
@@ -802,6 +807,6 @@ func (b *builder) praisonString(f *tree, dst *string) {
 	if s, ok := f.str(); ok {
 		*dst = s
 	} else if !f.isNull() {
-		b.errorf(f, f.pos(), "expected string, got %s", f.describe())
+		b.errorf(f, f.pos(), "expected string, got %s", f.gotText())
 	}
 }

@@ -50,7 +50,7 @@ func (b *builder) repeat(v *tree, praison bool) *Repeat {
 		if s, ok := u.str(); ok {
 			r.Until = s
 		} else if check && !u.isNull() {
-			b.errorf(u, u.pos(), "expected the text that ends the repeat, got %s", u.describe())
+			b.errorf(u, u.pos(), "expected the text that ends the repeat, got %s", u.gotText())
 		}
 	}
 	if m := v.get("max_iterations"); m != nil {

@@ -191,8 +191,8 @@ tasks:
 	produced := map[string]any{"topics": []any{"go", "zig"}}
 	want := map[string]Expansion{
 		"list":        {},
-		"research[0]": {ForeachOf: "research", After: []string{"list"}, Bind: map[string]any{"topic": "go"}},
-		"research[1]": {ForeachOf: "research", After: []string{"list"}, Bind: map[string]any{"topic": "zig"}},
+		"research[0]": {ForeachOf: "research", After: []string{"list"}, Item: "go", As: "topic"},
+		"research[1]": {ForeachOf: "research", After: []string{"list"}, Item: "zig", As: "topic", Index: 1},
 		"research":    {ForeachOf: "research", After: []string{"list"}},
 		"draft#1":     {RepeatOf: "draft", Iteration: 1},
 		"draft#2":     {RepeatOf: "draft", Iteration: 2, Until: "Approved"},

@@ -19,7 +19,7 @@ import (
 func (b *builder) praisonSchedulerTask(v *tree) {
 	s, ok := v.str()
 	if !ok || strings.TrimSpace(s) == "" {
-		b.errorf(v, v.pos(), "expected the task as a string, got %s", v.describe())
+		b.errorf(v, v.pos(), "expected the task as a string, got %s", v.gotText())
 		return
 	}
 	if len(b.team.Agents) == 0 {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -171,10 +172,21 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 
 	switch keyword {
 	case "type":
-		if w := defWords[parent]; w != "" {
-			return one(fmt.Sprintf("expected %s, got %s", w, at.describe()))
+		got := at.describe()
+		if slices.Contains(asList(want), any("string")) {
+			// A name or text YAML read as a number, boolean or null
+			// (agent: 123): say how to quote it, when quoted it fits.
+			if p, _ := cs.lookup(parent + "/pattern").(string); p == "" || fits(p, at.text) {
+				got += at.textHint()
+			}
 		}
-		return one(fmt.Sprintf("expected %s, got %s", typeWords(want), at.describe()))
+		if w := defWords[parent]; w != "" {
+			if s, ok := at.str(); ok && strings.HasSuffix(parent, "/foreach") && identRE().MatchString(s) {
+				got += fmt.Sprintf(": write foreach: {over: %s, as: item} (then {item} in the texts)", s)
+			}
+			return one(fmt.Sprintf("expected %s, got %s", w, got))
+		}
+		return one(fmt.Sprintf("expected %s, got %s", typeWords(want), got))
 	case "enum":
 		var opts []string
 		for _, v := range asList(want) {
@@ -266,6 +278,11 @@ var defWords = map[string]string{
 	"/$defs/duration":   "a duration such as 30s, 5m or 1h30m",
 	"/$defs/identifier": "an identifier (letters, digits and _, not starting with a digit)",
 	"/$defs/name":       "a name without slashes or control characters, not starting with a dot or a space",
+	// A loop or a route written as a scalar (foreach: items, repeat: 3)
+	// gets the shape to write, not "expected a mapping" alone.
+	"/$defs/task/properties/foreach":   "a mapping such as {over: VAR, as: NAME}",
+	"/$defs/task/properties/repeat":    "a mapping such as {until: TEXT, max_iterations: N}",
+	"/$defs/task/properties/condition": "a mapping of results to the tasks they run, such as {approve: [publish], reject: [revise]}",
 }
 
 func typeWords(v any) string {

@@ -78,6 +78,8 @@ func TestInvalidSpecs(t *testing.T) {
 		{"missing-agent.yaml", []string{`missing-agent.yaml:5:3: tasks.draft: missing required key "agent"`}},
 		{"missing-tasks.yaml", []string{`missing-tasks.yaml:1:1: missing required key "tasks"`}},
 		{"empty-tasks.yaml", []string{`empty-tasks.yaml:4:8: tasks: the team has no tasks: give it at least one`}},
+		// A key over YAML's 1,024 characters: said so at the key, not "quote the value".
+		{"key-too-long.yaml", []string{"key-too-long.yaml:9:3: invalid YAML: this key is 1099 characters long, and YAML reads a key written as `key: value` (quoted or not) only up to 1024: shorten it, or write it as an explicit key, `? ` and the key on one line and `: ` and the value on the next"}},
 		{"llm-api-key.yaml", []string{`llm-api-key.yaml:3:3: llm.api_key: unknown key "api_key": a key never goes into the spec; put it in an environment variable and name that variable in api_key_env`}},
 		{"llm-missing-model.yaml", []string{`llm-missing-model.yaml:3:5: agents.w.llm: missing required key "model"`}},
 		{"temperature-too-high.yaml", []string{`temperature-too-high.yaml:3:39: agents.w.llm.temperature: expected at most 2, got integer 3`}},

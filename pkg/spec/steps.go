@@ -52,6 +52,9 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 				v := st.get(k)
 				switch k {
 				case "loop":
+					if !v.isMap() {
+						return at(v, loopNotMapping(v))
+					}
 					// A loop of one agent step over a variable is foreach;
 					// a loop of several steps, or over a template, is not yet.
 					switch body, n := loopBody(st); {
@@ -115,6 +118,20 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 		}
 	}
 	return nil
+}
+
+// loopNotMapping says what to write for a loop: that is no mapping, such
+// as loop: topics or loop: [a, b] (which PraisonAI's parser stops at too).
+func loopNotMapping(v *tree) string {
+	msg := "expected a mapping such as {over: VAR}, got " + v.describe()
+	s, _ := v.str()
+	switch {
+	case identRE().MatchString(s):
+		return msg + fmt.Sprintf(": write loop: {over: %s}", s)
+	case v.isSeq():
+		return msg + ": put the items under variables: (items: [a, b]) and write loop: {over: items}"
+	}
+	return msg + ": name a list variable, loop: {over: VAR}, which runs the step once per item"
 }
 
 // stepBuilder holds what mapping one steps list needs.
@@ -467,6 +484,13 @@ func (sb *stepBuilder) step(st *tree, name string, prev []string, first bool) []
 		b.errorf(st, st.pos(), "expected a step (a mapping with agent and action), got %s%s", st.describe(), hint)
 		return prev
 	}
+	if n := st.get("name"); n != nil {
+		if _, ok := n.str(); !ok {
+			// stepName would name it step_N: say so instead of
+			// dropping the name (name: 9).
+			b.errorf(n, n.pos(), "expected a step name, got %s", n.gotText())
+		}
+	}
 	switch {
 	case st.get("parallel") != nil:
 		sb.dag = true
@@ -599,7 +623,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 				b.praisonRole(name, f, false, false)
 				tk.Agent = name
 			} else {
-				b.errorf(f, f.pos(), "expected an agent's name, got %s", f.describe())
+				b.errorf(f, f.pos(), "expected an agent's name, got %s", f.gotText())
 			}
 		case "action", "description":
 			text(f, &tk.Description)
@@ -770,7 +794,11 @@ func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 			if s, ok := v.str(); ok && identRE().MatchString(s) {
 				tk.Foreach.As = s
 			} else {
-				b.errorf(v, v.pos(), "expected a variable name, got %s", v.describe())
+				got := v.describe()
+				if identRE().MatchString(v.text) {
+					got = v.gotText()
+				}
+				b.errorf(v, v.pos(), "expected a variable name, got %s", got)
 			}
 		case "parallel":
 			p, ok := v.val().(bool)
@@ -881,7 +909,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		for k, it := range items {
 			agent, ok := it.str()
 			if !ok {
-				b.errorf(it, it.pos(), "expected an agent's name, got %s", it.describe())
+				b.errorf(it, it.pos(), "expected an agent's name, got %s", it.gotText())
 				continue
 			}
 			tn := name + "_" + l
@@ -1199,7 +1227,7 @@ func (b *builder) praisonContext(f *tree, tk *Task) {
 			if s, ok := it.str(); ok {
 				tk.Context = append(tk.Context, s)
 			} else {
-				b.errorf(it, it.pos(), "expected a task name, got %s", it.describe())
+				b.errorf(it, it.pos(), "expected a task name, got %s", it.gotText())
 			}
 		}
 	} else if !f.isNull() {

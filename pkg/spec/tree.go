@@ -253,7 +253,7 @@ func parseTreeYAML(file string, data []byte) (*tree, ErrorList) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, ErrorList{ctrlHint(colonHint(tabHint(syntaxError(file, err, data), data), data), data)}
+		return nil, ErrorList{ctrlHint(colonHint(longKeyHint(tabHint(syntaxError(file, err, data), data), data), data), data)}
 	}
 	// A second document would be silently ignored: say so instead.
 	var next yaml.Node

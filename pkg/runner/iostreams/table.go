@@ -138,8 +138,14 @@ func (t *Table) Flush() error {
 		t.Row(strings.Split(t.buf.String(), "\t")...)
 		t.buf.Reset()
 	}
+	lines := t.Lines()
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
 	var b strings.Builder
-	for _, l := range t.Lines() {
+	b.Grow(n) // grown by doubling, a 200,000-row table copied itself ~20 times
+	for _, l := range lines {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}

@@ -227,10 +227,10 @@ func (g *Graph) CutoffReads(i int) []int {
 		add(j)
 	}
 	t := g.team.Tasks[i]
-	bind := t.Expanded().Bind // a foreach instance's item shadows a variable of its name
+	x := t.Expanded() // a foreach instance's item shadows a variable of its name
 	for _, j := range g.outputs {
 		o := g.team.Tasks[j]
-		if _, bound := bind[o.OutputVariable]; bound {
+		if x.Binds(o.OutputVariable) {
 			continue
 		}
 		if g.team.Reads(t.Description, o.OutputVariable) || g.team.Reads(t.ExpectedOutput, o.OutputVariable) {

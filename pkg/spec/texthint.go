@@ -1,0 +1,52 @@
+package spec
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// quoteAdvice is what a "got ..." message adds for a scalar YAML read as a
+// number, a boolean or null where a text (a name) is expected: quote it.
+// key, when not empty, is the key to show it under (agent: "123").
+func quoteAdvice(src, key string) string {
+	w := strconv.Quote(src)
+	if key != "" {
+		w = key + ": " + w
+	}
+	return " (if that is meant as a text, quote it: " + w + ")"
+}
+
+// textHint is quoteAdvice for t, where a text is expected: "" unless t is
+// a scalar YAML read as no text (agent: 123, agent: true, agent: null).
+func (t *tree) textHint() string {
+	if t == nil || t.kind != yaml.ScalarNode {
+		return ""
+	}
+	if _, ok := t.value.(string); ok {
+		return ""
+	}
+	key := t.path[strings.LastIndexByte(t.path, '.')+1:]
+	if strings.HasSuffix(key, "]") {
+		key = "" // a list item: the quoted text alone
+	}
+	if t.value == nil && t.text == "" {
+		if key == "" {
+			return " (the item is empty: write it)"
+		}
+		return " (nothing is written after " + strconv.Quote(key+":") + ": write it there)"
+	}
+	return quoteAdvice(t.text, key)
+}
+
+// gotText is describe and textHint, for a "got ..." message where a text
+// or a name is expected.
+func (t *tree) gotText() string { return t.describe() + t.textHint() }
+
+// fits reports whether text matches the schema's pattern p.
+func fits(p, text string) bool {
+	re, err := regexp.Compile(p)
+	return err == nil && re.MatchString(text)
+}
