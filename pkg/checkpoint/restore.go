@@ -115,6 +115,9 @@ type Restored struct {
 	// defs the restore was given (Name "" where the session had none);
 	// nil once Continue took them.
 	records []TaskRecord
+	// shared says records is the restored session's own list
+	// (shareRecords).
+	shared bool
 	// Reused lists the completed tasks taken over, in spec order.
 	Reused    []string
 	State     map[string]any
@@ -370,6 +373,7 @@ func (r *Restored) refuse(defs []spec.TaskDef, ch Choice) {
 		if i >= len(refusals) || refusals[i].Why == "" || !r.Done(d.Name) {
 			continue
 		}
+		r.own()
 		f, t := refusals[i], *r.Tasks[d.Name]
 		if r.Refused == nil {
 			r.Refused = map[string]Refusal{}
@@ -562,6 +566,7 @@ func keepRefused(task, why, then string) string {
 // rerun turns the restored tasks that --rerun and --rerun-from name back
 // into pending ones, and holds what reads them for the early cut-off.
 func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
+	r.own()
 	kept := map[string]bool{}
 	for _, k := range ch.Keep {
 		kept[k] = true
@@ -656,7 +661,6 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 	// Room for every task at once: a map grown a task at a time copies
 	// it over and over.
 	r.Tasks = make(map[string]*TaskRecord, len(defs))
-	r.records = make([]TaskRecord, len(defs))
 	old := make(map[string]*TaskRecord, len(sess.Team.Tasks))
 	for i := range sess.Team.Tasks {
 		old[sess.Team.Tasks[i].Name] = &sess.Team.Tasks[i]
@@ -679,18 +683,25 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		// Most of a full restore's tasks are reused: room for them all at
 		// once (grown a name at a time, 10,000 names allocated 0.65 MB).
 		r.Reused = make([]string, 0, len(defs))
-		for i, d := range defs {
-			t, ok := old[d.Name]
-			if !ok {
-				continue
+		if r.shareRecords(sess, defs, again) {
+			for i := range r.records {
+				r.Tasks[defs[i].Name] = &r.records[i]
+				r.Reused = append(r.Reused, defs[i].Name)
 			}
-			if again[d.Name] {
-				r.take(i, runsAgain(*t))
-				continue
-			}
-			r.take(i, carried(*t, t.Status == StatusCompleted))
-			if t.Status == StatusCompleted {
-				r.Reused = append(r.Reused, d.Name)
+		} else {
+			for i, d := range defs {
+				t, ok := old[d.Name]
+				if !ok {
+					continue
+				}
+				if again[d.Name] {
+					r.take(i, runsAgain(*t))
+					continue
+				}
+				r.take(i, carried(*t, t.Status == StatusCompleted))
+				if t.Status == StatusCompleted {
+					r.Reused = append(r.Reused, d.Name)
+				}
 			}
 		}
 		// A decision stays with its task when the task is carried over.
@@ -707,6 +718,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		return r
 	}
 
+	r.records = make([]TaskRecord, len(defs))
 	r.Diffs = diffTasks(sess, defs, old)
 	reused := map[string]bool{}
 	// --keep pins a completed task's output whatever changed in it; what
@@ -792,6 +804,43 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep: the recorded output of %s is kept although its definition changed", strings.Join(r.Kept, ", ")))
 	}
 	return r
+}
+
+// shareRecords makes sess's own list of records the restore's when the
+// restore would take every one of them over as it is: a full restore of a
+// session that holds exactly defs' tasks in their order, all completed,
+// none run again (again), and no tool log (carryToolLogs compares the
+// recorded keys with those Continue writes). Then no copy of the list is
+// made (3.1 MB at 10,000 tasks, where a fully restored rerun collects
+// nothing); what writes to a restored record (rerun, refuse) first makes
+// the restore's own copy (own), and Continue takes the list from sess.
+// Otherwise it makes the restore's list, empty, and reports false.
+func (r *Restored) shareRecords(sess *Session, defs []spec.TaskDef, again map[string]bool) bool {
+	ok := sess.distinct && len(again) == 0 && len(sess.ToolLogs) == 0 && len(sess.Team.Tasks) == len(defs)
+	for i := 0; ok && i < len(defs); i++ {
+		t := &sess.Team.Tasks[i]
+		ok = t.Name == defs[i].Name && t.Status == StatusCompleted
+	}
+	if !ok {
+		r.records = make([]TaskRecord, len(defs))
+		return false
+	}
+	r.records, r.shared = sess.Team.Tasks, true
+	return true
+}
+
+// own gives the restore its own copy of the records it shares with the
+// session it restores (shareRecords), before it changes one: the session
+// is read as it was recorded until Continue.
+func (r *Restored) own() {
+	if !r.shared {
+		return
+	}
+	shared := r.records
+	r.records, r.shared = make([]TaskRecord, len(shared)), false
+	for i := range shared {
+		r.take(i, carried(shared[i], true))
+	}
 }
 
 // take makes t the restored record of the i-th task of the defs the
