@@ -410,7 +410,8 @@ type Problem struct {
 // Refusals is RestoreProblems with, for each task not taken over, whether
 // a dry run of the schedule from the results taken over skips it this
 // time (Problem.Skipped): the state alone knows only the gates restored,
-// not an iteration skipped after one an until narrowed skips.
+// not an iteration skipped after one an until narrowed skips. Nil, as
+// RestoreProblems, when every result is taken over.
 func (g *Graph) Refusals(result func(i int) (raw string, ok bool), skippedBefore func(i int) bool, decide func(i int) (string, bool), kept func(i int) bool) []Problem {
 	problems := g.RestoreProblems(result, skippedBefore, decide, kept)
 	refused := false
@@ -496,24 +497,27 @@ func (g *Graph) Refuser(text func(i int, t checkpoint.TaskRecord) string) func(*
 // cut-off (Problem.Held). skippedBefore says of a task with no result
 // that it was skipped last time (nil: none was): skipped again, it stands
 // as recorded (checkpoint.Stands). The restore asks it, for run and plan
-// alike (Refusals, Refuser).
+// alike (Refusals, Refuser). It is nil when every result is taken over;
+// result may be asked more than once for a task.
 func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippedBefore func(i int) bool, decide func(i int) (string, bool), kept func(i int) bool) []Problem {
 	n := len(g.context)
 	why := make([]string, n)
 	has := make([]bool, n)
-	raws := make([]string, n)
 	// own: its result itself is refused (schema, route); gated: a gate
 	// restored before it no longer leads to it.
 	own, gated := make([]bool, n), make([]bool, n)
 	for i := range n {
 		raw, ok := result(i)
-		if has[i], raws[i] = ok, raw; ok {
+		if has[i] = ok; ok {
 			why[i] = g.RestoreProblem(i, raw)
 			own[i] = why[i] != ""
 		}
 	}
 	taken := func(i int) bool { return has[i] && why[i] == "" }
 	problems := func() []Problem {
+		if !slices.ContainsFunc(why, func(w string) bool { return w != "" }) {
+			return nil // every result taken over: no list of n empty problems
+		}
 		out := make([]Problem, n)
 		for i := range n {
 			out[i].Why = why[i]
@@ -566,7 +570,8 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 		st := g.NewState()
 		for i := range n {
 			if taken(i) {
-				st.Complete(i, raws[i])
+				raw, _ := result(i) // asked again: no list of n results kept for a rare case
+				st.Complete(i, raw)
 			}
 		}
 		// A gate's restored result that no longer leads to a task (a
