@@ -108,6 +108,15 @@ type scanner struct {
 	i      int
 	whole  int // tasks decoded whole by encoding/json
 	fields int // values decoded by encoding/json
+	// noVariables is the one empty map the tasks' "variables": {} share
+	// (nothing writes to a record's variables: a completion replaces
+	// them), 48 bytes a task.
+	noVariables map[string]any
+	// lastWhen and whenText are the last time whenPtr read and its text: a
+	// task's finished_at is its last attempt's end, which shares it (24
+	// bytes a task; nothing writes through a record's times).
+	lastWhen *time.Time
+	whenText []byte
 }
 
 func (s *scanner) ws() {
@@ -444,11 +453,15 @@ func (s *scanner) whenPtr(p **time.Time) error {
 	}
 	start := s.i
 	if _, ok := s.plainString(); ok {
+		if b := s.data[start:s.i]; s.lastWhen != nil && bytes.Equal(b, s.whenText) {
+			*p = s.lastWhen
+			return nil
+		}
 		t := new(time.Time)
 		if err := t.UnmarshalJSON(s.data[start:s.i]); err != nil {
 			return err
 		}
-		*p = t
+		*p, s.lastWhen, s.whenText = t, t, s.data[start:s.i]
 		return nil
 	}
 	return s.generic(p)
@@ -671,7 +684,10 @@ func (s *scanner) variables(p *map[string]any) error {
 		if j < len(s.data) && s.data[j] == '}' {
 			s.i = j + 1
 			if *p == nil {
-				*p = map[string]any{}
+				if s.noVariables == nil {
+					s.noVariables = map[string]any{}
+				}
+				*p = s.noVariables
 			}
 			return nil
 		}

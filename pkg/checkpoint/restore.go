@@ -115,6 +115,9 @@ type Restored struct {
 	// defs the restore was given (Name "" where the session had none);
 	// nil once Continue took them.
 	records []TaskRecord
+	// shared says records is the restored session's own list
+	// (shareRecords).
+	shared bool
 	// Reused lists the completed tasks taken over, in spec order.
 	Reused    []string
 	State     map[string]any
@@ -370,6 +373,7 @@ func (r *Restored) refuse(defs []spec.TaskDef, ch Choice) {
 		if i >= len(refusals) || refusals[i].Why == "" || !r.Done(d.Name) {
 			continue
 		}
+		r.own()
 		f, t := refusals[i], *r.Tasks[d.Name]
 		if r.Refused == nil {
 			r.Refused = map[string]Refusal{}
@@ -562,6 +566,7 @@ func keepRefused(task, why, then string) string {
 // rerun turns the restored tasks that --rerun and --rerun-from name back
 // into pending ones, and holds what reads them for the early cut-off.
 func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
+	r.own()
 	kept := map[string]bool{}
 	for _, k := range ch.Keep {
 		kept[k] = true
@@ -656,18 +661,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 	// Room for every task at once: a map grown a task at a time copies
 	// it over and over.
 	r.Tasks = make(map[string]*TaskRecord, len(defs))
-	r.records = make([]TaskRecord, len(defs))
-	old := make(map[string]*TaskRecord, len(sess.Team.Tasks))
-	for i := range sess.Team.Tasks {
-		old[sess.Team.Tasks[i].Name] = &sess.Team.Tasks[i]
-	}
-	if len(old) == len(sess.Team.Tasks) {
-		// No name repeats (a hand-edited file may): Session.Task may look
-		// by position, as in a session NewSession made, and
-		// uncoveredWarnings, asking for every task in the defs' order,
-		// builds no index of its own (0.43 MB at 10,000 tasks).
-		sess.distinct = true
-	}
+	old := recordsOf(sess, defs)
 	for k, v := range sess.Team.State {
 		r.State[k] = v
 	}
@@ -679,18 +673,25 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		// Most of a full restore's tasks are reused: room for them all at
 		// once (grown a name at a time, 10,000 names allocated 0.65 MB).
 		r.Reused = make([]string, 0, len(defs))
-		for i, d := range defs {
-			t, ok := old[d.Name]
-			if !ok {
-				continue
+		if r.shareRecords(sess, defs, again) {
+			for i := range r.records {
+				r.Tasks[defs[i].Name] = &r.records[i]
+				r.Reused = append(r.Reused, defs[i].Name)
 			}
-			if again[d.Name] {
-				r.take(i, runsAgain(*t))
-				continue
-			}
-			r.take(i, carried(*t, t.Status == StatusCompleted))
-			if t.Status == StatusCompleted {
-				r.Reused = append(r.Reused, d.Name)
+		} else {
+			for i, d := range defs {
+				t := old.of(d.Name)
+				if t == nil {
+					continue
+				}
+				if again[d.Name] {
+					r.take(i, runsAgain(*t))
+					continue
+				}
+				r.take(i, carried(*t, t.Status == StatusCompleted))
+				if t.Status == StatusCompleted {
+					r.Reused = append(r.Reused, d.Name)
+				}
 			}
 		}
 		// A decision stays with its task when the task is carried over.
@@ -707,12 +708,13 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		return r
 	}
 
+	r.records = make([]TaskRecord, len(defs))
 	r.Diffs = diffTasks(sess, defs, old)
 	reused := map[string]bool{}
 	// --keep pins a completed task's output whatever changed in it; what
 	// reads it is decided by the usual rules.
 	for _, d := range defs {
-		if t := old[d.Name]; slices.Contains(keep, d.Name) && t != nil && t.Status == StatusCompleted {
+		if t := old.of(d.Name); slices.Contains(keep, d.Name) && t != nil && t.Status == StatusCompleted {
 			reused[d.Name] = true
 			if !unchanged(d, t) {
 				r.Kept = append(r.Kept, d.Name)
@@ -726,7 +728,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		for changed := true; changed; {
 			changed = false
 			for _, d := range defs {
-				if reused[d.Name] || !unchanged(d, old[d.Name]) {
+				if reused[d.Name] || !unchanged(d, old.of(d.Name)) {
 					continue
 				}
 				ok := true
@@ -748,8 +750,8 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 	}
 	unchangedDef := map[string]bool{}
 	for i, d := range defs {
-		t, ok := old[d.Name]
-		if !ok {
+		t := old.of(d.Name)
+		if t == nil {
 			continue
 		}
 		if reused[d.Name] {
@@ -794,6 +796,83 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 	return r
 }
 
+// shareRecords makes sess's own list of records the restore's when the
+// restore would take every one of them over as it is: a full restore of a
+// session that holds exactly defs' tasks in their order, all completed,
+// none run again (again), and no tool log (carryToolLogs compares the
+// recorded keys with those Continue writes). Then no copy of the list is
+// made (3.1 MB at 10,000 tasks, where a fully restored rerun collects
+// nothing); what writes to a restored record (rerun, refuse) first makes
+// the restore's own copy (own), and Continue takes the list from sess.
+// Otherwise it makes the restore's list, empty, and reports false.
+func (r *Restored) shareRecords(sess *Session, defs []spec.TaskDef, again map[string]bool) bool {
+	ok := sess.distinct && len(again) == 0 && len(sess.ToolLogs) == 0 && len(sess.Team.Tasks) == len(defs)
+	for i := 0; ok && i < len(defs); i++ {
+		t := &sess.Team.Tasks[i]
+		ok = t.Name == defs[i].Name && t.Status == StatusCompleted
+	}
+	if !ok {
+		r.records = make([]TaskRecord, len(defs))
+		return false
+	}
+	r.records, r.shared = sess.Team.Tasks, true
+	return true
+}
+
+// own gives the restore its own copy of the records it shares with the
+// session it restores (shareRecords), before it changes one: the session
+// is read as it was recorded until Continue.
+func (r *Restored) own() {
+	if !r.shared {
+		return
+	}
+	shared := r.records
+	r.records, r.shared = make([]TaskRecord, len(shared)), false
+	for i := range shared {
+		r.take(i, carried(shared[i], true))
+	}
+}
+
+// byName finds the records of a restored session by task name, keeping
+// the last record of a name a hand-edited file repeats.
+type byName struct {
+	sess *Session
+	m    map[string]*TaskRecord // nil: sess.Task finds them
+}
+
+// recordsOf is sess's records by name for a restore for defs. When the
+// session holds defs' tasks in their order (a run of the same spec), its
+// names differ as defs' do: Session.Task finds each by position, as in a
+// session NewSession made, and no map of them is made (0.43 MB at 10,000
+// tasks, where a fully restored rerun collects nothing); uncoveredWarnings,
+// asking for every task in the defs' order, builds no index either.
+func recordsOf(sess *Session, defs []spec.TaskDef) byName {
+	aligned := len(sess.Team.Tasks) == len(defs)
+	for i := 0; aligned && i < len(defs); i++ {
+		aligned = sess.Team.Tasks[i].Name == defs[i].Name
+	}
+	if aligned {
+		sess.distinct = true
+		return byName{sess: sess}
+	}
+	m := make(map[string]*TaskRecord, len(sess.Team.Tasks))
+	for i := range sess.Team.Tasks {
+		m[sess.Team.Tasks[i].Name] = &sess.Team.Tasks[i]
+	}
+	if len(m) == len(sess.Team.Tasks) {
+		sess.distinct = true // no name repeats (a hand-edited file may)
+	}
+	return byName{sess: sess, m: m}
+}
+
+func (o byName) of(name string) *TaskRecord {
+	if o.m != nil {
+		return o.m[name]
+	}
+	t, _ := o.sess.Task(name)
+	return t
+}
+
 // take makes t the restored record of the i-th task of the defs the
 // restore was given.
 func (r *Restored) take(i int, t TaskRecord) {
@@ -814,10 +893,10 @@ func (r *Restored) take(i int, t TaskRecord) {
 //
 // A task kept (--keep) stays restored, and what reads only it is not run
 // again for it.
-func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRecord, keep []string) (again map[string]bool) {
+func (r *Restored) changedInstances(defs []spec.TaskDef, old byName, keep []string) (again map[string]bool) {
 	var changed []string
 	for _, d := range defs {
-		t := old[d.Name]
+		t := old.of(d.Name)
 		if d.ExpandedFrom == "" || t == nil {
 			continue
 		}
@@ -854,7 +933,7 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 	}
 	again = map[string]bool{}
 	for _, d := range defs {
-		if t := old[d.Name]; runs[d.Name] && t != nil && t.Status == StatusCompleted {
+		if t := old.of(d.Name); runs[d.Name] && t != nil && t.Status == StatusCompleted {
 			again[d.Name] = true
 			r.Recorded[d.Name] = t.Outcome()
 		}
@@ -864,7 +943,7 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 			continue
 		}
 		if !slices.ContainsFunc(d.Context, func(c string) bool { _, was := r.Recorded[c]; return runs[c] && !was }) {
-			r.Held[d.Name] = carried(*old[d.Name], true)
+			r.Held[d.Name] = carried(*old.of(d.Name), true)
 		}
 	}
 	return again
@@ -875,9 +954,9 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old map[string]*TaskRec
 // taken, and they, skipped again, leave what it reads as it was (the
 // rule run and plan share, Stands). A skipped task itself is
 // never restored: routing is decided again.
-func (r *Restored) recordSkipped(defs []spec.TaskDef, old map[string]*TaskRecord) {
+func (r *Restored) recordSkipped(defs []spec.TaskDef, old byName) {
 	for _, d := range defs {
-		if t := old[d.Name]; t != nil && t.Status == StatusSkipped {
+		if t := old.of(d.Name); t != nil && t.Status == StatusSkipped {
 			r.Recorded[d.Name] = t.Outcome()
 		}
 	}
@@ -888,16 +967,16 @@ func (r *Restored) recordSkipped(defs []spec.TaskDef, old map[string]*TaskRecord
 // read changed: each may be cut off once what it reads has run again. It
 // records the result of every completed task that runs again, to compare
 // (that the skipped ones were skipped, recordSkipped has recorded).
-func (r *Restored) holdDownstream(defs []spec.TaskDef, old map[string]*TaskRecord, reused map[string]bool) {
+func (r *Restored) holdDownstream(defs []spec.TaskDef, old byName, reused map[string]bool) {
 	for _, d := range defs {
-		if t := old[d.Name]; t != nil && t.Status == StatusCompleted && !reused[d.Name] {
+		if t := old.of(d.Name); t != nil && t.Status == StatusCompleted && !reused[d.Name] {
 			r.Recorded[d.Name] = t.Outcome()
 		}
 	}
 	for changed := true; changed; {
 		changed = false
 		for _, d := range defs {
-			t := old[d.Name]
+			t := old.of(d.Name)
 			if _, ok := r.Held[d.Name]; ok || reused[d.Name] || t == nil || t.Status != StatusCompleted ||
 				t.OwnKey == "" || t.OwnKey != d.OwnKey || len(d.Context) == 0 {
 				continue
@@ -977,13 +1056,13 @@ func definitionChanges(f []string, t *TaskRecord, d spec.TaskDef) []string {
 	return f
 }
 
-func diffTasks(sess *Session, defs []spec.TaskDef, old map[string]*TaskRecord) []TaskDiff {
+func diffTasks(sess *Session, defs []spec.TaskDef, old byName) []TaskDiff {
 	var diffs []TaskDiff
 	inSpec := make(map[string]bool, len(defs))
 	for _, d := range defs {
 		inSpec[d.Name] = true
-		t, ok := old[d.Name]
-		if !ok {
+		t := old.of(d.Name)
+		if t == nil {
 			diffs = append(diffs, TaskDiff{Task: d.Name, How: "added"})
 			continue
 		}

@@ -422,11 +422,17 @@ func newSession(id, specPath, teamName string, process spec.Process, defs []spec
 // restored records, the restored state, decisions and memory.
 //
 // The session takes over r's records (Restored.Tasks then points at its
-// own): one list of 10,000 records fewer while a restore loads.
+// own): one list of 10,000 records fewer while a restore loads. When those
+// are old's own (a full restore that changed none, shareRecords), old is
+// left without tasks: its list is the new session's, which the run changes.
 func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskDef, fingerprint string, now time.Time) *Session {
 	var records []TaskRecord
 	if r != nil && len(r.records) == len(defs) && len(r.Deferred) == 0 {
 		records, r.records = r.records, nil
+		if r.shared {
+			r.shared = false
+			defer old.dropTasks()
+		}
 	}
 	s := newSession(old.ID, old.SpecPath, old.TeamName, process, defs, fingerprint, now, records)
 	s.CreatedAt = old.CreatedAt
@@ -475,6 +481,11 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 	s.Team.DroppedUsage = droppedUsage(old, s)
 	s.Hold = r.hold()
 	return s
+}
+
+// dropTasks empties s's list of tasks, taken over by its continuation.
+func (s *Session) dropTasks() {
+	s.Team.Tasks, s.index, s.indexed, s.cursor = nil, nil, 0, 0
 }
 
 // droppedUsage is what old's requests cost that s, its continuation, no

@@ -248,7 +248,6 @@ type taskState struct {
 	attempts int
 	restored bool
 	cutoff   bool // restored by the early cut-off
-	err      string
 }
 
 type attemptDone struct {
@@ -1060,7 +1059,6 @@ func (e *Engine) finish(d attemptDone, stage bool) error {
 		ev.Usage = d.usage
 	case d.err != nil:
 		e.sched.Fail(d.i)
-		st.err = d.err.Error()
 		ev.Type = TaskFailed
 		ev.Error = d.err.Error()
 		ev.Usage = d.usage

@@ -408,6 +408,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	var (
 		sess     *checkpoint.Session
 		restored *checkpoint.Restored
+		skipped  map[string]bool // under a full restore, the tasks old records skipped
 	)
 	team, state0, defs, fingerprint := set.Team, set.State, set.Defs, set.Fingerprint
 	if n == 0 {
@@ -432,6 +433,9 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 			p.held, p.recorded = maps.Clone(restored.Held), maps.Clone(restored.Recorded)
 		} else {
 			restored.HoldAgain(old, defs, p.held, p.recorded)
+		}
+		if restored.Kind == checkpoint.RestoreFull {
+			skipped = skippedIn(old) // before Continue, which may take old's records over
 		}
 		sess = checkpoint.Continue(old, restored, team.Process, defs, fingerprint, now)
 		if v, ok := old.Checkpoint.Decisions[BudgetDecision]; ok && team.TaskIndex(BudgetDecision) < 0 {
@@ -466,7 +470,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	// Any other restore rewrites the session for today's task set at once.
 	defer rec.close()
 	if restored != nil && restored.Kind == checkpoint.RestoreFull {
-		rec.prior = old
+		rec.prior = skipped
 	}
 	if rec.j == nil && (restored == nil || restored.Kind != checkpoint.RestoreFull) {
 		if err := rec.begin(); err != nil {
@@ -1001,10 +1005,10 @@ type journalRecorder struct {
 	// host and pgid go on every started record (checkpoint.Record).
 	host string
 	pgid int
-	// prior is the session as the store holds it, under a full restore
-	// (nil otherwise); deferred are skips it already records, written
-	// only if the journal begins.
-	prior    *checkpoint.Session
+	// prior are the tasks the session file records skipped, under a full
+	// restore (nil otherwise); deferred are skips it already records,
+	// written only if the journal begins.
+	prior    map[string]bool
 	deferred []checkpoint.Record
 }
 
@@ -1025,12 +1029,25 @@ func (r *journalRecorder) flushWarnings() {
 }
 
 // skippedBefore reports whether the session file has task skipped.
-func (r *journalRecorder) skippedBefore(task string) bool {
-	if r.prior == nil {
-		return false
+func (r *journalRecorder) skippedBefore(task string) bool { return r.prior[task] }
+
+// skippedIn is the set of tasks sess records skipped (nil: none), each by
+// its record Session.Task finds (a hand-edited file may repeat a name).
+func skippedIn(sess *checkpoint.Session) map[string]bool {
+	var out map[string]bool
+	for i := range sess.Team.Tasks {
+		t := &sess.Team.Tasks[i]
+		if t.Status != checkpoint.StatusSkipped {
+			continue
+		}
+		if first, _ := sess.Task(t.Name); first == t {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[t.Name] = true
+		}
 	}
-	t, ok := r.prior.Task(task)
-	return ok && t.Status == checkpoint.StatusSkipped
+	return out
 }
 
 // close compacts the journal into the session file, once.

@@ -47,19 +47,43 @@ type Graph struct {
 // Contexts turns each task definition's context names into task indices;
 // names that are not tasks of team are left out.
 func Contexts(team *spec.Team, defs []spec.TaskDef) [][]int {
-	index := make(map[string]int, len(team.Tasks))
-	for i, t := range team.Tasks {
-		index[t.Name] = i
-	}
+	index := taskNames{tasks: team.Tasks}
 	out := make([][]int, len(team.Tasks))
 	for i := range min(len(defs), len(team.Tasks)) {
+		guess := i - 1 // a sequential team's task reads the one before it
 		for _, name := range defs[i].Context {
-			if j, ok := index[name]; ok {
+			if j, ok := index.find(name, guess); ok {
 				out[i] = append(out[i], j)
+				guess = j + 1 // a join reads the instances in their order
 			}
 		}
 	}
 	return out
+}
+
+// taskNames finds a team's tasks by name: at a guessed position first, then
+// in a map made at the first miss. A team's names differ (the spec refuses
+// a repeated one), and most lookups guess right: a sequential team's
+// context is the task before, and a team without conditions, repeats or
+// foreach looks up no other name, so its 10,000 tasks make no map (0.43
+// MB each, where a fully restored rerun collects nothing).
+type taskNames struct {
+	tasks []*spec.Task
+	index map[string]int
+}
+
+func (x *taskNames) find(name string, guess int) (int, bool) {
+	if guess >= 0 && guess < len(x.tasks) && x.tasks[guess].Name == name {
+		return guess, true
+	}
+	if x.index == nil {
+		x.index = make(map[string]int, len(x.tasks))
+		for i, t := range x.tasks {
+			x.index[t.Name] = i
+		}
+	}
+	i, ok := x.index[name]
+	return i, ok
 }
 
 // New builds the graph of team. context holds each task's effective context
@@ -76,16 +100,15 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 		return nil, fmt.Errorf("schedule: %d context lists for %d tasks", len(context), n)
 	}
 	g := &Graph{team: team, context: context, deps: make([][]int, n)}
-	byName := make(map[string]int, n)
+	byName := taskNames{tasks: team.Tasks}
 	for i, t := range team.Tasks {
-		byName[t.Name] = i
 		if t.OutputVariable != "" {
 			g.outputs = append(g.outputs, i)
 		}
 	}
 	for i, t := range team.Tasks {
 		if x := t.Expansion; x != nil && x.Until != "" && x.Iteration > 1 {
-			if p, ok := byName[spec.IterationName(x.RepeatOf, x.Iteration-1)]; ok {
+			if p, ok := byName.find(spec.IterationName(x.RepeatOf, x.Iteration-1), i-1); ok {
 				if g.until == nil {
 					g.until = slices.Repeat([]int{-1}, n)
 				}
@@ -96,7 +119,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 	for j, t := range team.Tasks {
 		for _, r := range t.Condition {
 			for _, name := range r.Next {
-				if i, ok := byName[name]; ok && !slices.Contains(g.Gates(i), j) {
+				if i, ok := byName.find(name, j+1); ok && !slices.Contains(g.Gates(i), j) {
 					if g.gates == nil {
 						g.gates = make([][]int, n)
 					}
@@ -115,7 +138,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 			}
 			// A foreach over a task's output waits for that task.
 			for _, name := range team.Tasks[i].Expanded().After {
-				if a, ok := byName[name]; ok && !slices.Contains(d, a) {
+				if a, ok := byName.find(name, -1); ok && !slices.Contains(d, a) {
 					d = append(d, a)
 				}
 			}
@@ -387,7 +410,8 @@ type Problem struct {
 // Refusals is RestoreProblems with, for each task not taken over, whether
 // a dry run of the schedule from the results taken over skips it this
 // time (Problem.Skipped): the state alone knows only the gates restored,
-// not an iteration skipped after one an until narrowed skips.
+// not an iteration skipped after one an until narrowed skips. Nil, as
+// RestoreProblems, when every result is taken over.
 func (g *Graph) Refusals(result func(i int) (raw string, ok bool), skippedBefore func(i int) bool, decide func(i int) (string, bool), kept func(i int) bool) []Problem {
 	problems := g.RestoreProblems(result, skippedBefore, decide, kept)
 	refused := false
@@ -473,24 +497,27 @@ func (g *Graph) Refuser(text func(i int, t checkpoint.TaskRecord) string) func(*
 // cut-off (Problem.Held). skippedBefore says of a task with no result
 // that it was skipped last time (nil: none was): skipped again, it stands
 // as recorded (checkpoint.Stands). The restore asks it, for run and plan
-// alike (Refusals, Refuser).
+// alike (Refusals, Refuser). It is nil when every result is taken over;
+// result may be asked more than once for a task.
 func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippedBefore func(i int) bool, decide func(i int) (string, bool), kept func(i int) bool) []Problem {
 	n := len(g.context)
 	why := make([]string, n)
 	has := make([]bool, n)
-	raws := make([]string, n)
 	// own: its result itself is refused (schema, route); gated: a gate
 	// restored before it no longer leads to it.
 	own, gated := make([]bool, n), make([]bool, n)
 	for i := range n {
 		raw, ok := result(i)
-		if has[i], raws[i] = ok, raw; ok {
+		if has[i] = ok; ok {
 			why[i] = g.RestoreProblem(i, raw)
 			own[i] = why[i] != ""
 		}
 	}
 	taken := func(i int) bool { return has[i] && why[i] == "" }
 	problems := func() []Problem {
+		if !slices.ContainsFunc(why, func(w string) bool { return w != "" }) {
+			return nil // every result taken over: no list of n empty problems
+		}
 		out := make([]Problem, n)
 		for i := range n {
 			out[i].Why = why[i]
@@ -543,7 +570,8 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 		st := g.NewState()
 		for i := range n {
 			if taken(i) {
-				st.Complete(i, raws[i])
+				raw, _ := result(i) // asked again: no list of n results kept for a rare case
+				st.Complete(i, raw)
 			}
 		}
 		// A gate's restored result that no longer leads to a task (a
