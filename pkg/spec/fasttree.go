@@ -184,7 +184,15 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 		if !ok {
 			return nil, false
 		}
-		name := string(k)
+		// The key is the end of its value's path, not a string of its own:
+		// 0.3 MB of a 10,000-task spec's 30,000 keys.
+		var cpath string
+		if path == "" {
+			cpath = string(k)
+		} else {
+			cpath = path + "." + string(k) // joinPath's, without k's copy
+		}
+		name := cpath[len(cpath)-len(k):]
 		if !plainWord(k) && isVariables(path) {
 			return nil, false // a key such as 1 or true: yaml.v3 tags it (tree.typed)
 		}
@@ -195,7 +203,6 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 			}
 			seen.set(name, kp)
 		}
-		cpath := joinPath(path, name)
 		var v *tree
 		if len(rest) == 0 || rest[0] == '#' {
 			p.li++
