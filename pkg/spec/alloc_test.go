@@ -17,6 +17,11 @@ func TestTreeNodeSizes(t *testing.T) {
 	if s := unsafe.Sizeof(fastLine{}); s > 16 {
 		t.Errorf("a fastLine is %d bytes; want at most 16", s)
 	}
+	// A spec's tasks live through the run: 288 is a size class (the next
+	// is 320, which a task of 304 bytes took).
+	if s := unsafe.Sizeof(Task{}); s > 288 {
+		t.Errorf("a Task is %d bytes; want at most 288", s)
+	}
 }
 
 // What parsing a spec of plain tasks allocates in all, by task: all of it

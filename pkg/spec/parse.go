@@ -128,8 +128,12 @@ func Parse(file string, data []byte) (*Team, error) {
 		a.Dir = workDir(base, a.dir)
 	}
 	for i, tk := range b.team.Tasks {
+		// A task's path is kept where it is not tasks.NAME, which
+		// KeyPath says of a task without one.
 		if i < len(b.tasks) && b.tasks[i] != nil {
-			tk.path = b.tasks[i].path
+			if p := b.tasks[i].path; p != "" && !(strings.HasPrefix(p, "tasks.") && p[len("tasks."):] == tk.Name) {
+				tk.setMore(func(m *taskMore) { m.path = p })
+			}
 		}
 	}
 	b.collectPlaceholders(data)
