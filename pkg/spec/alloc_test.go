@@ -54,3 +54,31 @@ func TestParseAllocationPerTask(t *testing.T) {
 		t.Logf("%d bytes a task", per)
 	}
 }
+
+// What TaskDefs allocates for a spec of plain tasks, by task: a restore
+// makes them while it loads, collecting nothing. Its list is 192 bytes a
+// task and their two keys 32; 304 bytes a task while tasks were found
+// through a map of their names and marked done in a list of ints.
+func TestTaskDefsAllocationPerTask(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's own allocations are counted too")
+	}
+	const tasks = 2000
+	team, err := Parse("bench.yaml", benchSpec(tasks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	team.TaskDefs(nil) // the agents' keys' one-time parts
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	defs := team.TaskDefs(nil)
+	runtime.ReadMemStats(&after)
+	if len(defs) != tasks {
+		t.Fatalf("%d defs", len(defs))
+	}
+	if per := (after.TotalAlloc - before.TotalAlloc) / tasks; per > 260 {
+		t.Errorf("TaskDefs of %d tasks allocated %d bytes a task; want at most 260", tasks, per)
+	} else {
+		t.Logf("%d bytes a task", per)
+	}
+}

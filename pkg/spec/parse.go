@@ -878,7 +878,7 @@ func (b *builder) checkCycles(index nameIndex) {
 		}
 		return true
 	}
-	color := make([]int, len(t.Tasks))
+	color := make([]uint8, len(t.Tasks)) // a byte a task: 8 were 80 KB for 10,000
 	var stack []int
 	var visit func(i int) bool
 	reported := false
