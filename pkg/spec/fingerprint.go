@@ -53,12 +53,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			ItemInKey:      x.BindInKey,
 		}
 	}
-	index := make(map[string]int, len(defs))
-	for i, d := range defs {
-		if _, dup := index[d.Name]; !dup {
-			index[d.Name] = i
-		}
-	}
+	index := newNameIndex(len(defs), func(i int) string { return defs[i].Name })
 	// Keys include the keys of context tasks, so compute them depth first;
 	// a cycle (only in an unvalidated team) is cut rather than followed.
 	const (
@@ -81,7 +76,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 	} else {
 		own(0, len(defs))
 	}
-	state2 := make([]int, len(defs))
+	state2 := make([]uint8, len(defs)) // a byte a task: 8 were 80 KB for 10,000
 	var buf []byte
 	var key func(i int) string
 	key = func(i int) string {
@@ -94,7 +89,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 		state2[i] = busy
 		ctxKeys := make([]string, len(defs[i].Context))
 		for c, name := range defs[i].Context {
-			if j, ok := index[name]; ok {
+			if j, ok := index.first(name); ok {
 				ctxKeys[c] = key(j)
 			}
 		}

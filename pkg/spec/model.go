@@ -267,10 +267,38 @@ type Task struct {
 	// there of the result (RouteKey).
 	RouteOn string `json:",omitempty"`
 
+	// more holds what few tasks have (nil: none), apart so that a task is
+	// 288 bytes, not 320 (two size classes of Go's allocator; a
+	// 10,000-task spec's tasks live through the run). Set once, as the
+	// spec loads; a copy of the task shares it.
+	more *taskMore
+}
+
+// taskMore is what few tasks have: a compiled output schema, a path other
+// than tasks.NAME.
+type taskMore struct {
 	schema *jsonschema.Schema // OutputSchema compiled
-	// path is where the task is declared, as errors name it (tasks.NAME,
-	// roles.R.tasks.NAME, steps[0]); see KeyPath.
+	// path is where the task is declared, as errors name it, when not
+	// tasks.NAME (roles.R.tasks.NAME, steps[0]); see KeyPath.
 	path string
+}
+
+// schema is OutputSchema compiled; nil: none.
+func (t *Task) schema() *jsonschema.Schema {
+	if t.more == nil {
+		return nil
+	}
+	return t.more.schema
+}
+
+// setMore changes t's taskMore, a copy of it: a copy of t may share it.
+func (t *Task) setMore(f func(*taskMore)) {
+	var m taskMore
+	if t.more != nil {
+		m = *t.more
+	}
+	f(&m)
+	t.more = &m
 }
 
 // Expansion is what Team.Expand records on the tasks it makes. It lives
@@ -531,8 +559,8 @@ func (a *Agent) KeyPath() string {
 // declares it (steps[0] for a PraisonAI step), else tasks.NAME. An
 // instance or iteration that Team.Expand made has its task's.
 func (t *Task) KeyPath() string {
-	if t.path != "" {
-		return t.path
+	if t.more != nil && t.more.path != "" {
+		return t.more.path
 	}
 	x := t.Expanded()
 	return "tasks." + cmp.Or(x.ForeachOf, x.RepeatOf, t.Name)

@@ -49,7 +49,7 @@ func (b *builder) outputSchema(sv *tree, tk *Task) {
 	if err != nil {
 		b.errorf(sv, sv.pos(), "not a JSON Schema teamrun can check results with: %s", strings.Join(strings.Fields(err.Error()), " "))
 	}
-	tk.schema = s
+	tk.setMore(func(m *taskMore) { m.schema = s })
 }
 
 type errRemoteRef struct{ url string }
@@ -86,7 +86,8 @@ func schemaProblem(err error) error {
 // wraps ErrOutputSchema, names the first problem and where it is, so a
 // retry (or a person) can act on it.
 func (tk *Task) CheckOutput(result string) (any, error) {
-	if tk.schema == nil {
+	schema := tk.schema()
+	if schema == nil {
 		return nil, nil
 	}
 	dec := json.NewDecoder(strings.NewReader(result))
@@ -98,7 +99,7 @@ func (tk *Task) CheckOutput(result string) (any, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("%w: it holds more than one JSON value: %s", ErrOutputSchema, preview(result))
 	}
-	err := tk.schema.Validate(v)
+	err := schema.Validate(v)
 	var ve *jsonschema.ValidationError
 	if errors.As(err, &ve) {
 		first := leaves(ve)[0]

@@ -128,8 +128,12 @@ func Parse(file string, data []byte) (*Team, error) {
 		a.Dir = workDir(base, a.dir)
 	}
 	for i, tk := range b.team.Tasks {
+		// A task's path is kept where it is not tasks.NAME, which
+		// KeyPath says of a task without one.
 		if i < len(b.tasks) && b.tasks[i] != nil {
-			tk.path = b.tasks[i].path
+			if p := b.tasks[i].path; p != "" && !(strings.HasPrefix(p, "tasks.") && p[len("tasks."):] == tk.Name) {
+				tk.setMore(func(m *taskMore) { m.path = p })
+			}
 		}
 	}
 	b.collectPlaceholders(data)
@@ -680,10 +684,7 @@ func (b *builder) check() {
 	if len(t.Tasks) == 0 {
 		return // the schema (or the PraisonAI loader) reports a team without tasks
 	}
-	index := make(map[string]int, len(t.Tasks))
-	for i, tk := range t.Tasks {
-		index[tk.Name] = i
-	}
+	index := newNameIndex(len(t.Tasks), func(i int) string { return t.Tasks[i].Name })
 	var agentNames []string
 	agentSet := make(map[string]bool, len(t.Agents))
 	for _, a := range t.Agents {
@@ -728,7 +729,7 @@ func (b *builder) check() {
 				if !ok {
 					continue
 				}
-				j, found := index[name]
+				j, found := index.last(name)
 				switch {
 				case !found:
 					b.errorf(it, it.pos(), "%s", unknownRef("task", name, taskNames(), "context names tasks of this file"))
@@ -751,7 +752,7 @@ func (b *builder) check() {
 				if !ok {
 					continue
 				}
-				if j, found := index[name]; !found {
+				if j, found := index.last(name); !found {
 					b.errorf(it, it.pos(), "%s", unknownRef("task", name, taskNames(), "a condition routes to tasks of this file"))
 				} else if j == i {
 					b.errorf(it, it.pos(), "a task cannot route to itself")
@@ -839,7 +840,7 @@ const maxNameBytes = 255
 // A task waits for its context tasks and, in a workflow, for every task whose
 // condition routes to it (the route decides whether it runs), so a cycle may
 // go through condition routes too.
-func (b *builder) checkCycles(index map[string]int) {
+func (b *builder) checkCycles(index nameIndex) {
 	t := b.team
 	const (
 		white = iota
@@ -853,7 +854,7 @@ func (b *builder) checkCycles(index map[string]int) {
 		for i, tk := range t.Tasks {
 			for _, r := range tk.Condition {
 				for _, name := range r.Next {
-					if j, ok := index[name]; ok && j != i {
+					if j, ok := index.last(name); ok && j != i {
 						routedBy[j] = append(routedBy[j], i)
 					}
 				}
@@ -863,7 +864,7 @@ func (b *builder) checkCycles(index map[string]int) {
 	deps := func(i int) []int {
 		var out []int
 		for _, name := range t.Tasks[i].Context {
-			if j, ok := index[name]; ok && j != i {
+			if j, ok := index.last(name); ok && j != i {
 				out = append(out, j)
 			}
 		}
@@ -871,13 +872,13 @@ func (b *builder) checkCycles(index map[string]int) {
 	}
 	isRoute := func(from, to int) bool { // from waits for to only because to routes to from
 		for _, name := range t.Tasks[from].Context {
-			if j, ok := index[name]; ok && j == to {
+			if j, ok := index.last(name); ok && j == to {
 				return false
 			}
 		}
 		return true
 	}
-	color := make([]int, len(t.Tasks))
+	color := make([]uint8, len(t.Tasks)) // a byte a task: 8 were 80 KB for 10,000
 	var stack []int
 	var visit func(i int) bool
 	reported := false
@@ -932,6 +933,40 @@ func (b *builder) checkCycles(index map[string]int) {
 			visit(i)
 		}
 	}
+}
+
+// nameIndex finds tasks by name: their positions sorted by name, a list
+// of int32, not a map (a map of a 10,000-task spec's names is 0.43 MB).
+type nameIndex struct {
+	name  func(int) string
+	order []int32
+}
+
+func newNameIndex(n int, name func(int) string) nameIndex {
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(name(int(a)), name(int(b))) })
+	return nameIndex{name: name, order: order}
+}
+
+// first is the first task named name, in the order given.
+func (x nameIndex) first(name string) (int, bool) {
+	k := sort.Search(len(x.order), func(k int) bool { return x.name(int(x.order[k])) >= name })
+	if k < len(x.order) && x.name(int(x.order[k])) == name {
+		return int(x.order[k]), true
+	}
+	return 0, false
+}
+
+// last is the last task named name, in the order given.
+func (x nameIndex) last(name string) (int, bool) {
+	k := sort.Search(len(x.order), func(k int) bool { return x.name(int(x.order[k])) > name })
+	if k > 0 && x.name(int(x.order[k-1])) == name {
+		return int(x.order[k-1]), true
+	}
+	return 0, false
 }
 
 func unknownRef(kind, name string, known []string, hint string) string {

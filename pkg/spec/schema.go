@@ -626,6 +626,9 @@ func fastKind(t *tree) string {
 	case yaml.SequenceNode:
 		return "array"
 	}
+	if t.isText {
+		return "string"
+	}
 	switch v := t.value.(type) {
 	case nil:
 		return "null"
@@ -669,7 +672,7 @@ func (s *fastSchema) check(t *tree, kind string, depth int) bool {
 		}
 	}
 	if s.enum != nil {
-		str, isStr := t.value.(string)
+		str, isStr := t.str()
 		if kind != "string" || !isStr || !contains(s.enum, str) {
 			return false
 		}
@@ -735,7 +738,7 @@ func (s *fastSchema) check(t *tree, kind string, depth int) bool {
 			}
 		}
 	case "string":
-		str, _ := t.value.(string)
+		str, _ := t.str()
 		if !s.stringOK(str) {
 			return false
 		}

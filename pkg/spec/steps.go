@@ -1270,7 +1270,7 @@ func synthMap(at *tree, kv ...any) *tree {
 func synthList(at *tree, names []string) *tree {
 	t := &tree{kind: yaml.SequenceNode, at: at.at, kat: at.kat, path: at.path}
 	for _, n := range names {
-		t.kids = append(t.kids, &tree{kind: yaml.ScalarNode, value: n, text: n, at: at.at, kat: at.kat, path: at.path})
+		t.kids = append(t.kids, &tree{kind: yaml.ScalarNode, isText: true, text: n, at: at.at, kat: at.kat, path: at.path})
 	}
 	return t
 }
