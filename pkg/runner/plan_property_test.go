@@ -34,7 +34,7 @@ func TestPlanMatchesRun(t *testing.T) {
 		teams = 12
 	}
 	for seed := range teams {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), false) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), plainRun) })
 	}
 }
 
@@ -50,7 +50,7 @@ func TestPlanMatchesRunAfterStop(t *testing.T) {
 		teams = 6
 	}
 	for seed := range teams {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), true) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), afterStop) })
 	}
 }
 
@@ -86,9 +86,35 @@ func TestPlanMatchesRunAfterStop(t *testing.T) {
 // restored there as the session holds it, by the usual rules.)
 func TestPlanMatchesRunSeeds(t *testing.T) {
 	for _, seed := range []uint64{660, 249, 264, 336, 379, 414, 530, 703, 1222, 736, 990, 985, 767, 413, 344} {
-		t.Run(fmt.Sprint("stop", seed), func(t *testing.T) { planMatchesRun(t, seed, true) })
+		t.Run(fmt.Sprint("stop", seed), func(t *testing.T) { planMatchesRun(t, seed, afterStop) })
 	}
 }
+
+// TestPlanMatchesRunAfterProducerFails is the property after a stopped
+// run that ran a foreach's list producer again (--rerun) and saw it fail:
+// the foreach is deferred, its instances' records and its hold carried
+// to the plain --continue, which makes them anew when the producer
+// finishes; one whose item and inputs are the recorded ones is not run
+// again. Its instances read the producer (context) one time in two.
+// Seeds whose team has no producer are skipped.
+func TestPlanMatchesRunAfterProducerFails(t *testing.T) {
+	seeds := 400
+	if testing.Short() {
+		seeds = 40
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), afterProducerFails) })
+	}
+}
+
+// runHow is what the compared --continue follows.
+type runHow int
+
+const (
+	plainRun           runHow = iota // the random checkpoint state as made
+	afterStop                        // a --continue that stopped early
+	afterProducerFails               // a --continue of the list's producer again, which fails
+)
 
 type genTeam struct {
 	workflow bool
@@ -231,9 +257,22 @@ func contains(xs []int, x int) bool {
 	return false
 }
 
-func planMatchesRun(t *testing.T, seed uint64, stop bool) {
+func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 	rng := rand.New(rand.NewPCG(seed, 0x7ea))
 	g := newGenTeam(rng)
+	stop := how != plainRun
+	// Draws of their own, so that the seeds of the other ways keep their
+	// teams and states.
+	stopRng := rand.New(rand.NewPCG(seed, 0x5709))
+	starts := 1 + stopRng.IntN(3)
+	if how == afterProducerFails {
+		if g.producer < 0 {
+			t.Skip("no foreach over a task's output")
+		}
+		if stopRng.IntN(2) == 0 && !contains(g.context[g.loop], g.producer) {
+			g.context[g.loop] = append(g.context[g.loop], g.producer)
+		}
+	}
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	specPath := filepath.Join(dir, "team.yaml")
@@ -369,7 +408,7 @@ func planMatchesRun(t *testing.T, seed uint64, stop bool) {
 	// on; what it reads is compared with the results the stopped run
 	// started from (before0) for a task still undecided then, and with
 	// those it left (before) for one it decided.
-	var before0 map[string]string
+	var before0, items0 map[string]string
 	did0 := map[string]string{}
 	named := map[string]bool{} // what the stopped run was asked to run again
 	partial0 := false
@@ -390,19 +429,39 @@ func planMatchesRun(t *testing.T, seed uint64, stop bool) {
 			named[fmt.Sprintf("t%d", i)] = named[fmt.Sprintf("t%d", i)] || from[i]
 		}
 		before0 = results(t, home)
-		stopRng := rand.New(rand.NewPCG(seed, 0x5709))
-		did0 = actions(t, runStop(ch, true, 1+stopRng.IntN(3)))
+		items0 = itemsOf(t, home)
+		prod := fmt.Sprintf("t%d", g.producer)
+		if how == afterProducerFails {
+			if !slices.Contains(ch.Rerun, prod) && !slices.Contains(ch.RerunFrom, prod) && !slices.Contains(ch.Keep, prod) {
+				ch.Rerun = append(ch.Rerun, prod)
+			}
+			named[prod] = true
+			write("fail-"+prod, "")
+			starts = 0 // it stops at the failure
+		}
+		did0 = actions(t, runStop(ch, true, starts))
+		if how == afterProducerFails {
+			if err := os.Remove(filepath.Join(dir, "fail-"+prod)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		ch = checkpoint.Choice{}
 	}
 	p := planFor(t, specPath, home, ch, g.vars)
-	before := results(t, home)
+	before, items := results(t, home), itemsOf(t, home)
 	did := actions(t, run(ch, true))
-	after := results(t, home)
+	after, itemsAfter := results(t, home), itemsOf(t, home)
 	refFor := func(name string) map[string]string {
 		if stop && before[name] == "" {
 			return before0
 		}
 		return before
+	}
+	itemsRef := func(name string) map[string]string {
+		if stop && before[name] == "" {
+			return items0
+		}
+		return items
 	}
 	// What declared task i reads: its context, the task before it
 	// (sequential), its routers; a join reads its instances or
@@ -491,6 +550,53 @@ func planMatchesRun(t *testing.T, seed uint64, stop bool) {
 		}
 		if same {
 			t.Errorf("task %s ran again though everything it reads (%v) came out as recorded: plan said %q\nspec:\n%s", name, readsOf(i), reason, g.yaml(dir))
+		}
+	}
+	// The same two checks for each foreach instance: one reused reads
+	// only what came out as recorded; one whose item and all it reads are
+	// the recorded ones is not run again (unless the user asked, it ran
+	// in the stopped run, or a restore that keeps no instance applied).
+	if g.loop >= 0 {
+		loop := fmt.Sprintf("t%d", g.loop)
+		var reads []string // what an instance reads: the foreach's reads and its producer
+		for _, c := range g.context[g.loop] {
+			reads = append(reads, fmt.Sprintf("t%d", c))
+		}
+		if !g.workflow && g.loop > 0 {
+			reads = append(reads, fmt.Sprintf("t%d", g.loop-1))
+		}
+		if prod := fmt.Sprintf("t%d", g.producer); g.producer >= 0 && !slices.Contains(reads, prod) {
+			reads = append(reads, prod)
+		}
+		for name, how := range did {
+			if !strings.HasPrefix(name, loop+"[") {
+				continue
+			}
+			ref := refFor(name)
+			same := ref[name] != "" && itemsRef(name)[name] == itemsAfter[name]
+			for _, cn := range reads {
+				same = same && after[cn] == ref[cn]
+			}
+			switch how {
+			case "reused":
+				if after[name] != ref[name] || !same {
+					t.Errorf("instance %s was reused (early cut-off) though its item or what it reads (%v) changed\nspec:\n%s", name, reads, g.yaml(dir))
+				}
+			case "run":
+				if !same || edited[g.loop] || p.Restore == "partial" || stop && (did0[name] == "run" || named[loop] || partial0) {
+					continue
+				}
+				var reason string
+				for _, step := range p.Steps {
+					if step.Task == name {
+						reason = step.Reason
+					}
+				}
+				if strings.Contains(reason, "on request") || strings.Contains(reason, "--rerun-from") || strings.Contains(reason, "its record is not restored") {
+					continue
+				}
+				t.Errorf("instance %s ran again though its item and everything it reads (%v) came out as recorded: plan said %q\nspec:\n%s", name, reads, reason, g.yaml(dir))
+			}
 		}
 	}
 	halts := false // the run stops at an undecided human task
@@ -598,6 +704,19 @@ func planFor(t *testing.T, specPath, home string, ch checkpoint.Choice, vars map
 // results are the session's completed results by task ("" for the rest).
 func results(t *testing.T, home string) map[string]string {
 	t.Helper()
+	return completed(t, home, func(tk checkpoint.TaskRecord) string { return tk.Result })
+}
+
+// itemsOf are the session's completed records' expected outputs by task:
+// a foreach instance's says its item.
+func itemsOf(t *testing.T, home string) map[string]string {
+	t.Helper()
+	return completed(t, home, func(tk checkpoint.TaskRecord) string { return tk.ExpectedOutput })
+}
+
+// completed is field of each of the session's completed records, by task.
+func completed(t *testing.T, home string, field func(checkpoint.TaskRecord) string) map[string]string {
+	t.Helper()
 	store, err := OpenStore(context.Background(), home, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
@@ -610,7 +729,7 @@ func results(t *testing.T, home string) map[string]string {
 	}
 	for _, tk := range sess.Team.Tasks {
 		if tk.Status == checkpoint.StatusCompleted {
-			out[tk.Name] = tk.Result
+			out[tk.Name] = field(tk)
 		}
 	}
 	return out
