@@ -28,15 +28,7 @@ import (
 // Memory agents are LLM agents, which this property test (command agents,
 // no server) does not generate; their ordering is the schedule package's
 // own test.
-func TestPlanMatchesRun(t *testing.T) {
-	teams := 400
-	if testing.Short() {
-		teams = 12
-	}
-	for seed := range teams {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), plainRun) })
-	}
-}
+func TestPlanMatchesRun(t *testing.T) { planMatchesRunSeeds(t, 400, 12, plainRun) }
 
 // TestPlanMatchesRunAfterStop is the same property for a plain --continue
 // after a run that stopped early (Ctrl-C at its first, second or third
@@ -44,15 +36,7 @@ func TestPlanMatchesRun(t *testing.T) {
 // early cut-off still applies, so plan and run agree on it, a task it held
 // is reused only if what it reads came out as its recorded result was made
 // from, and it is not run again when that did.
-func TestPlanMatchesRunAfterStop(t *testing.T) {
-	teams := 130
-	if testing.Short() {
-		teams = 6
-	}
-	for seed := range teams {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), afterStop) })
-	}
-}
+func TestPlanMatchesRunAfterStop(t *testing.T) { planMatchesRunSeeds(t, 130, 6, afterStop) }
 
 // TestPlanMatchesRunSeeds are seeds beyond the ranges above that found
 // plan and run disagreeing. After a stop, 660: a sequential team's foreach
@@ -98,12 +82,17 @@ func TestPlanMatchesRunSeeds(t *testing.T) {
 // again. Its instances read the producer (context) one time in two.
 // Seeds whose team has no producer are skipped.
 func TestPlanMatchesRunAfterProducerFails(t *testing.T) {
-	seeds := 400
+	planMatchesRunSeeds(t, 400, 40, afterProducerFails)
+}
+
+// planMatchesRunSeeds runs the property for seeds 0 to n-1 (short: to
+// short-1), each the way how says.
+func planMatchesRunSeeds(t *testing.T, n, short int, how runHow) {
 	if testing.Short() {
-		seeds = 40
+		n = short
 	}
-	for seed := range seeds {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), afterProducerFails) })
+	for seed := range n {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), how) })
 	}
 }
 
@@ -535,12 +524,7 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 			stop && (did0[name] == "run" || named[name] || partial0) {
 			continue
 		}
-		var reason string
-		for _, step := range p.Steps {
-			if step.Task == name {
-				reason = step.Reason
-			}
-		}
+		reason := reasonOf(p, name)
 		if strings.Contains(reason, "on request") || strings.Contains(reason, "--rerun-from") || strings.Contains(reason, "if the list changes") {
 			continue
 		}
@@ -586,12 +570,7 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 				if !same || edited[g.loop] || p.Restore == "partial" || stop && (did0[name] == "run" || named[loop] || partial0) {
 					continue
 				}
-				var reason string
-				for _, step := range p.Steps {
-					if step.Task == name {
-						reason = step.Reason
-					}
-				}
+				reason := reasonOf(p, name)
 				if strings.Contains(reason, "on request") || strings.Contains(reason, "--rerun-from") || strings.Contains(reason, "its record is not restored") {
 					continue
 				}
@@ -627,6 +606,16 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 			t.Errorf("task %s: plan says %s (%s), the run did %q\nplan: %+v\nrun: %v\nspec:\n%s", step.Task, step.Action, step.Reason, got, p.Steps, did, g.yaml(dir))
 		}
 	}
+}
+
+// reasonOf is what plan p says of task name ("" when nothing).
+func reasonOf(p *plan.Plan, name string) string {
+	for _, step := range p.Steps {
+		if step.Task == name {
+			return step.Reason
+		}
+	}
+	return ""
 }
 
 // stopAfter keeps a run's output and cancels it once n task_started
