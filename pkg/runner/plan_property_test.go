@@ -85,6 +85,16 @@ func TestPlanMatchesRunAfterProducerFails(t *testing.T) {
 	planMatchesRunSeeds(t, 400, 40, afterProducerFails)
 }
 
+// TestPlanMatchesRunAfterFailure is the property after a stopped
+// --continue in which one task, instance or iteration fails (with, two
+// times in three, a Ctrl-C at its first or second task start too).
+func TestPlanMatchesRunAfterFailure(t *testing.T) { planMatchesRunSeeds(t, 150, 10, afterFailure) }
+
+// TestPlanMatchesRunAfterHalt is the property after a --continue that
+// halted for a human decision, made before the compared one. Seeds whose
+// team has no human task are skipped.
+func TestPlanMatchesRunAfterHalt(t *testing.T) { planMatchesRunSeeds(t, 150, 10, afterHalt) }
+
 // planMatchesRunSeeds runs the property for seeds 0 to n-1 (short: to
 // short-1), each the way how says.
 func planMatchesRunSeeds(t *testing.T, n, short int, how runHow) {
@@ -103,6 +113,8 @@ const (
 	plainRun           runHow = iota // the random checkpoint state as made
 	afterStop                        // a --continue that stopped early
 	afterProducerFails               // a --continue of the list's producer again, which fails
+	afterFailure                     // a --continue in which a random task (or instance, iteration) fails
+	afterHalt                        // a --continue that halts for a human decision, made after it
 )
 
 type genTeam struct {
@@ -254,6 +266,9 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 	// teams and states.
 	stopRng := rand.New(rand.NewPCG(seed, 0x5709))
 	starts := 1 + stopRng.IntN(3)
+	if how == afterHalt && len(g.human) == 0 {
+		t.Skip("no human task")
+	}
 	if how == afterProducerFails {
 		if g.producer < 0 {
 			t.Skip("no foreach over a task's output")
@@ -359,7 +374,9 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 		}
 	}
 	clearFails(t, dir, rng, 1)
-	decideSome(t, rng, home, g, 1)
+	if how != afterHalt {
+		decideSome(t, rng, home, g, 1)
+	}
 
 	ch := checkpoint.Choice{Reuse: []checkpoint.Reuse{checkpoint.ReuseStrict, checkpoint.ReuseUnchanged}[rng.IntN(2)]}
 	// What the user asks to run again or keep, and outputs that change
@@ -419,20 +436,47 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 		}
 		before0 = results(t, home)
 		items0 = itemsOf(t, home)
-		prod := fmt.Sprintf("t%d", g.producer)
-		if how == afterProducerFails {
-			if !slices.Contains(ch.Rerun, prod) && !slices.Contains(ch.RerunFrom, prod) && !slices.Contains(ch.Keep, prod) {
-				ch.Rerun = append(ch.Rerun, prod)
+		var failing string // the task that fails in the stopped run
+		switch how {
+		case afterProducerFails:
+			failing = fmt.Sprintf("t%d", g.producer)
+			if !slices.Contains(ch.Rerun, failing) && !slices.Contains(ch.RerunFrom, failing) && !slices.Contains(ch.Keep, failing) {
+				ch.Rerun = append(ch.Rerun, failing)
 			}
-			named[prod] = true
-			write("fail-"+prod, "")
+			named[failing] = true
 			starts = 0 // it stops at the failure
+		case afterFailure:
+			var names []string
+			for i := range g.n {
+				if !g.human[i] {
+					names = append(names, fmt.Sprintf("t%d", i))
+				}
+			}
+			for k := range len(g.items) {
+				if g.loop >= 0 {
+					names = append(names, fmt.Sprintf("t%d[%d]", g.loop, k))
+				}
+			}
+			for k := 1; k <= 3 && g.rep >= 0; k++ {
+				names = append(names, fmt.Sprintf("t%d#%d", g.rep, k))
+			}
+			failing = names[stopRng.IntN(len(names))]
+			starts = stopRng.IntN(3) // 0: no Ctrl-C, only the failure
+		}
+		if failing != "" {
+			write("fail-"+failing, "")
+		}
+		if how == afterHalt {
+			starts = 0 // it stops at the halt
 		}
 		did0 = actions(t, runStop(ch, true, starts))
-		if how == afterProducerFails {
-			if err := os.Remove(filepath.Join(dir, "fail-"+prod)); err != nil {
+		if failing != "" {
+			if err := os.Remove(filepath.Join(dir, "fail-"+failing)); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if how == afterHalt {
+			decideSome(t, stopRng, home, g, 1)
 		}
 		ch = checkpoint.Choice{}
 	}
