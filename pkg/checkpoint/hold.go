@@ -56,11 +56,14 @@ func (d Digested) outcome() Outcome {
 // hold is what a session of the run r restores keeps of its early cut-off:
 // nil when it holds nothing.
 func (r *Restored) hold() *Hold {
-	if r == nil || len(r.Held) == 0 {
+	if r == nil || len(r.Held)+len(r.HeldLater) == 0 {
 		return nil
 	}
-	h := &Hold{Tasks: make(map[string]Digested, len(r.Held)), Inputs: make(map[string]Digested, len(r.Recorded))}
+	h := &Hold{Tasks: make(map[string]Digested, len(r.Held)+len(r.HeldLater)), Inputs: make(map[string]Digested, len(r.Recorded))}
 	for n, t := range r.Held {
+		h.Tasks[n] = digested(t.Outcome())
+	}
+	for n, t := range r.HeldLater {
 		h.Tasks[n] = digested(t.Outcome())
 	}
 	for n, o := range r.Recorded {
@@ -143,9 +146,31 @@ func (r *Restored) holdUndecided(sess *Session, defs []spec.TaskDef, ch Choice) 
 		}
 		h := *t
 		h.Status, h.Result, h.Blob = StatusCompleted, t.Previous, t.PreviousBlob
+		if r.Kind == RestoreFull && ch.deferred(n) {
+			// Its foreach waits for its producer: held past the
+			// expansion, where its definition is made anew.
+			if r.HeldLater == nil {
+				r.HeldLater = map[string]TaskRecord{}
+			}
+			r.HeldLater[n] = h
+			continue
+		}
 		held[n] = h
 	}
-	if len(held) > 0 {
+	if len(held) > 0 || len(r.HeldLater) > 0 {
 		r.HoldAgain(sess, defs, held, recorded)
 	}
+}
+
+// deferred says whether name is an instance or the join of a foreach that
+// waits for its producer (DeferredJoin).
+func (ch Choice) deferred(name string) bool {
+	if ch.DeferredJoin == nil {
+		return false
+	}
+	if ch.DeferredJoin(name) != nil {
+		return true
+	}
+	join := ch.DeferredJoin(spec.InstanceName(name, 0))
+	return join != nil && join.Name == name
 }

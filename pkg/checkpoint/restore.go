@@ -158,8 +158,15 @@ type Restored struct {
 	// rendered definition (an unchanged item's is restored, not paid
 	// again). A completed one stays completed under a full restore when
 	// nothing it reads runs this time but the producer; otherwise it runs
-	// again, its attempts counted on.
+	// again, its attempts counted on, unless it is held (HeldLater).
 	Deferred []TaskRecord
+	// HeldLater are the held tasks (holdUndecided) of a foreach that waits
+	// for its producer: its instances (carried, Deferred) and its join.
+	// This pass cannot decide them, their definitions being made anew
+	// when the producer finishes; the session keeps them held (Hold), and
+	// the pass after the expansion holds each again (HoldAgain) whose
+	// own definition is the held record's.
+	HeldLater map[string]TaskRecord
 }
 
 // Refusal is why today's team does not take over a restored result (Why,
@@ -316,8 +323,14 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	r.Warnings = append(r.Warnings, r.Unkept...)
 	var held []string
 	for _, d := range defs {
-		if _, ok := r.Held[d.Name]; ok && r.Refused[d.Name].Why == "" { // a refused one has its own warning
+		_, later := r.HeldLater[d.Name]
+		if _, ok := r.Held[d.Name]; ok && r.Refused[d.Name].Why == "" || later { // a refused one has its own warning
 			held = append(held, d.Name)
+		}
+	}
+	for _, t := range r.Deferred {
+		if _, ok := r.HeldLater[t.Name]; ok {
+			held = append(held, t.Name)
 		}
 	}
 	if len(held) > 0 {
@@ -353,9 +366,15 @@ func (r *Restored) carryDeferred(sess *Session, ch Choice) {
 		// Made from what runs this time (a context task not restored):
 		// its result is not the one that task will make.
 		stale := slices.ContainsFunc(t.Context, func(c string) bool { return c != producer && !r.Done(c) })
-		if t.Status == StatusCompleted && !stale {
+		_, held := r.HeldLater[t.Name]
+		switch {
+		case t.Status == StatusCompleted && !stale:
 			r.Deferred = append(r.Deferred, carried(t, true))
-		} else {
+		case held:
+			// Pending with its definition and previous result, so that
+			// a run stopped again leaves it held as it was.
+			r.Deferred = append(r.Deferred, carried(t, false))
+		default:
 			r.Deferred = append(r.Deferred, runsAgain(t))
 		}
 	}

@@ -116,6 +116,10 @@ type TeamState struct {
 	// instances gone), without calls: paid all the same, so the session's
 	// usage and its budget go on counting it (Session.Usage).
 	DroppedUsage *Usage `json:"dropped_usage,omitempty"`
+	// Deferred names the records of Tasks kept for the instances of a
+	// foreach that waits for its producer (Restored.Deferred): not tasks
+	// of the run, so no count of the session's tasks has them.
+	Deferred []string `json:"deferred,omitempty"`
 }
 
 // AgentRecord is what a session keeps about an agent: never a secret.
@@ -459,6 +463,9 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 	if r != nil && len(r.Deferred) > 0 {
 		// Not removed from the file: made anew when the producer finishes.
 		s.Team.Tasks = append(s.Team.Tasks, r.Deferred...)
+		for _, t := range r.Deferred {
+			s.Team.Deferred = append(s.Team.Deferred, t.Name)
+		}
 	}
 	s.ToolLogs = carryToolLogs(old, s)
 	if r == nil {
@@ -578,8 +585,19 @@ func (s *Session) reindex() {
 }
 
 func (s *Session) counts() Counts {
-	c := Counts{Total: len(s.Team.Tasks)}
+	var deferred map[string]bool
+	if len(s.Team.Deferred) > 0 {
+		deferred = make(map[string]bool, len(s.Team.Deferred))
+		for _, n := range s.Team.Deferred {
+			deferred[n] = true
+		}
+	}
+	var c Counts
 	for _, t := range s.Team.Tasks {
+		if deferred[t.Name] {
+			continue
+		}
+		c.Total++
 		if t.Status == StatusCompleted {
 			c.Done++
 		}
@@ -615,6 +633,7 @@ func (s *Session) clone() *Session {
 	}
 	c.ToolLogs = cloneToolLogs(s.ToolLogs)
 	c.Hold = s.Hold.clone()
+	c.Team.Deferred = slices.Clone(s.Team.Deferred)
 	c.index, c.indexed = nil, 0
 	return &c
 }

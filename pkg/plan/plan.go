@@ -315,6 +315,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 		if x := team.Tasks[i].Expanded(); x.ExpandsWhen != "" && step.Action == Run {
 			step.Reason += fmt.Sprintf("; expands when %s finishes (foreach over its output_variable %s): its instances are made then", x.ExpandsWhen, team.Tasks[team.TaskIndex(x.ExpandsWhen)].OutputVariable)
+			if _, held := r.HeldLater[d.Name]; held {
+				step.Reason += ", and it will run only if their output changes (else its recorded result is reused: early cut-off)"
+			}
 		} else if len(x.After) > 0 && x.ExpandsWhen == "" {
 			// Made from the producer's recorded list: if it runs again,
 			// its output decides the instances anew.
@@ -381,7 +384,19 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				when := fmt.Sprintf("an instance of %s, which expands when %s finishes", join.Name, join.Expanded().ExpandsWhen)
 				step := Step{Task: o.Name, Action: Run, LastStatus: o.Status, Attempts: o.Attempts,
 					Reason: when + ": its record is not restored, it runs then; if the list changes, the run makes the instances of the new one"}
+				_, held := r.HeldLater[o.Name]
 				switch st, ok := carried[o.Name]; {
+				case held:
+					// The stopped run held it: the early cut-off compares
+					// what it reads then, as it would have.
+					reads := []string{join.Expanded().ExpandsWhen}
+					for _, c := range o.Context {
+						if !slices.Contains(reads, c) {
+							reads = append(reads, c)
+						}
+					}
+					step.Reason = fmt.Sprintf("%s: it will run then only if %s's output changes (else its recorded result is reused: early cut-off); if the list changes, the run makes the instances of the new one",
+						when, strings.Join(reads, " or "))
 				case ok && st == checkpoint.StatusCompleted:
 					step.Action = Restore
 					step.Reason = when + ": its recorded result is restored then if its item is the recorded one; if the list changes, the run makes the instances of the new one, and runs those whose item changed"

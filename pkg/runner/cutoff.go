@@ -71,7 +71,7 @@ func (e *Engine) cutOff(ctx context.Context, i int) (Output, string, string, boo
 		switch {
 		case e.sched.Status(d) == schedule.Skipped:
 			skipped = append(skipped, name)
-		case !e.tasks[d].restored || e.tasks[d].cutoff:
+		case !e.tasks[d].restored || e.tasks[d].cutoff || e.RanBefore[name]:
 			reran = append(reran, name)
 		}
 	}

@@ -28,15 +28,7 @@ import (
 // Memory agents are LLM agents, which this property test (command agents,
 // no server) does not generate; their ordering is the schedule package's
 // own test.
-func TestPlanMatchesRun(t *testing.T) {
-	teams := 400
-	if testing.Short() {
-		teams = 12
-	}
-	for seed := range teams {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), false) })
-	}
-}
+func TestPlanMatchesRun(t *testing.T) { planMatchesRunSeeds(t, 400, 12, plainRun) }
 
 // TestPlanMatchesRunAfterStop is the same property for a plain --continue
 // after a run that stopped early (Ctrl-C at its first, second or third
@@ -44,15 +36,7 @@ func TestPlanMatchesRun(t *testing.T) {
 // early cut-off still applies, so plan and run agree on it, a task it held
 // is reused only if what it reads came out as its recorded result was made
 // from, and it is not run again when that did.
-func TestPlanMatchesRunAfterStop(t *testing.T) {
-	teams := 130
-	if testing.Short() {
-		teams = 6
-	}
-	for seed := range teams {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), true) })
-	}
-}
+func TestPlanMatchesRunAfterStop(t *testing.T) { planMatchesRunSeeds(t, 130, 6, afterStop) }
 
 // TestPlanMatchesRunSeeds are seeds beyond the ranges above that found
 // plan and run disagreeing. After a stop, 660: a sequential team's foreach
@@ -86,9 +70,52 @@ func TestPlanMatchesRunAfterStop(t *testing.T) {
 // restored there as the session holds it, by the usual rules.)
 func TestPlanMatchesRunSeeds(t *testing.T) {
 	for _, seed := range []uint64{660, 249, 264, 336, 379, 414, 530, 703, 1222, 736, 990, 985, 767, 413, 344} {
-		t.Run(fmt.Sprint("stop", seed), func(t *testing.T) { planMatchesRun(t, seed, true) })
+		t.Run(fmt.Sprint("stop", seed), func(t *testing.T) { planMatchesRun(t, seed, afterStop) })
 	}
 }
+
+// TestPlanMatchesRunAfterProducerFails is the property after a stopped
+// run that ran a foreach's list producer again (--rerun) and saw it fail:
+// the foreach is deferred, its instances' records and its hold carried
+// to the plain --continue, which makes them anew when the producer
+// finishes; one whose item and inputs are the recorded ones is not run
+// again. Its instances read the producer (context) one time in two.
+// Seeds whose team has no producer are skipped.
+func TestPlanMatchesRunAfterProducerFails(t *testing.T) {
+	planMatchesRunSeeds(t, 400, 40, afterProducerFails)
+}
+
+// TestPlanMatchesRunAfterFailure is the property after a stopped
+// --continue in which one task, instance or iteration fails (with, two
+// times in three, a Ctrl-C at its first or second task start too).
+func TestPlanMatchesRunAfterFailure(t *testing.T) { planMatchesRunSeeds(t, 150, 10, afterFailure) }
+
+// TestPlanMatchesRunAfterHalt is the property after a --continue that
+// halted for a human decision, made before the compared one. Seeds whose
+// team has no human task are skipped.
+func TestPlanMatchesRunAfterHalt(t *testing.T) { planMatchesRunSeeds(t, 150, 10, afterHalt) }
+
+// planMatchesRunSeeds runs the property for seeds 0 to n-1 (short: to
+// short-1), each the way how says.
+func planMatchesRunSeeds(t *testing.T, n, short int, how runHow) {
+	if testing.Short() {
+		n = short
+	}
+	for seed := range n {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { planMatchesRun(t, uint64(seed), how) })
+	}
+}
+
+// runHow is what the compared --continue follows.
+type runHow int
+
+const (
+	plainRun           runHow = iota // the random checkpoint state as made
+	afterStop                        // a --continue that stopped early
+	afterProducerFails               // a --continue of the list's producer again, which fails
+	afterFailure                     // a --continue in which a random task (or instance, iteration) fails
+	afterHalt                        // a --continue that halts for a human decision, made after it
+)
 
 type genTeam struct {
 	workflow bool
@@ -231,9 +258,25 @@ func contains(xs []int, x int) bool {
 	return false
 }
 
-func planMatchesRun(t *testing.T, seed uint64, stop bool) {
+func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 	rng := rand.New(rand.NewPCG(seed, 0x7ea))
 	g := newGenTeam(rng)
+	stop := how != plainRun
+	// Draws of their own, so that the seeds of the other ways keep their
+	// teams and states.
+	stopRng := rand.New(rand.NewPCG(seed, 0x5709))
+	starts := 1 + stopRng.IntN(3)
+	if how == afterHalt && len(g.human) == 0 {
+		t.Skip("no human task")
+	}
+	if how == afterProducerFails {
+		if g.producer < 0 {
+			t.Skip("no foreach over a task's output")
+		}
+		if stopRng.IntN(2) == 0 && !contains(g.context[g.loop], g.producer) {
+			g.context[g.loop] = append(g.context[g.loop], g.producer)
+		}
+	}
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	specPath := filepath.Join(dir, "team.yaml")
@@ -331,7 +374,9 @@ func planMatchesRun(t *testing.T, seed uint64, stop bool) {
 		}
 	}
 	clearFails(t, dir, rng, 1)
-	decideSome(t, rng, home, g, 1)
+	if how != afterHalt {
+		decideSome(t, rng, home, g, 1)
+	}
 
 	ch := checkpoint.Choice{Reuse: []checkpoint.Reuse{checkpoint.ReuseStrict, checkpoint.ReuseUnchanged}[rng.IntN(2)]}
 	// What the user asks to run again or keep, and outputs that change
@@ -369,7 +414,7 @@ func planMatchesRun(t *testing.T, seed uint64, stop bool) {
 	// on; what it reads is compared with the results the stopped run
 	// started from (before0) for a task still undecided then, and with
 	// those it left (before) for one it decided.
-	var before0 map[string]string
+	var before0, items0 map[string]string
 	did0 := map[string]string{}
 	named := map[string]bool{} // what the stopped run was asked to run again
 	partial0 := false
@@ -390,19 +435,66 @@ func planMatchesRun(t *testing.T, seed uint64, stop bool) {
 			named[fmt.Sprintf("t%d", i)] = named[fmt.Sprintf("t%d", i)] || from[i]
 		}
 		before0 = results(t, home)
-		stopRng := rand.New(rand.NewPCG(seed, 0x5709))
-		did0 = actions(t, runStop(ch, true, 1+stopRng.IntN(3)))
+		items0 = itemsOf(t, home)
+		var failing string // the task that fails in the stopped run
+		switch how {
+		case afterProducerFails:
+			failing = fmt.Sprintf("t%d", g.producer)
+			if !slices.Contains(ch.Rerun, failing) && !slices.Contains(ch.RerunFrom, failing) && !slices.Contains(ch.Keep, failing) {
+				ch.Rerun = append(ch.Rerun, failing)
+			}
+			named[failing] = true
+			starts = 0 // it stops at the failure
+		case afterFailure:
+			var names []string
+			for i := range g.n {
+				if !g.human[i] {
+					names = append(names, fmt.Sprintf("t%d", i))
+				}
+			}
+			for k := range len(g.items) {
+				if g.loop >= 0 {
+					names = append(names, fmt.Sprintf("t%d[%d]", g.loop, k))
+				}
+			}
+			for k := 1; k <= 3 && g.rep >= 0; k++ {
+				names = append(names, fmt.Sprintf("t%d#%d", g.rep, k))
+			}
+			failing = names[stopRng.IntN(len(names))]
+			starts = stopRng.IntN(3) // 0: no Ctrl-C, only the failure
+		}
+		if failing != "" {
+			write("fail-"+failing, "")
+		}
+		if how == afterHalt {
+			starts = 0 // it stops at the halt
+		}
+		did0 = actions(t, runStop(ch, true, starts))
+		if failing != "" {
+			if err := os.Remove(filepath.Join(dir, "fail-"+failing)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if how == afterHalt {
+			decideSome(t, stopRng, home, g, 1)
+		}
 		ch = checkpoint.Choice{}
 	}
 	p := planFor(t, specPath, home, ch, g.vars)
-	before := results(t, home)
+	before, items := results(t, home), itemsOf(t, home)
 	did := actions(t, run(ch, true))
-	after := results(t, home)
+	after, itemsAfter := results(t, home), itemsOf(t, home)
 	refFor := func(name string) map[string]string {
 		if stop && before[name] == "" {
 			return before0
 		}
 		return before
+	}
+	itemsRef := func(name string) map[string]string {
+		if stop && before[name] == "" {
+			return items0
+		}
+		return items
 	}
 	// What declared task i reads: its context, the task before it
 	// (sequential), its routers; a join reads its instances or
@@ -476,12 +568,7 @@ func planMatchesRun(t *testing.T, seed uint64, stop bool) {
 			stop && (did0[name] == "run" || named[name] || partial0) {
 			continue
 		}
-		var reason string
-		for _, step := range p.Steps {
-			if step.Task == name {
-				reason = step.Reason
-			}
-		}
+		reason := reasonOf(p, name)
 		if strings.Contains(reason, "on request") || strings.Contains(reason, "--rerun-from") || strings.Contains(reason, "if the list changes") {
 			continue
 		}
@@ -491,6 +578,48 @@ func planMatchesRun(t *testing.T, seed uint64, stop bool) {
 		}
 		if same {
 			t.Errorf("task %s ran again though everything it reads (%v) came out as recorded: plan said %q\nspec:\n%s", name, readsOf(i), reason, g.yaml(dir))
+		}
+	}
+	// The same two checks for each foreach instance: one reused reads
+	// only what came out as recorded; one whose item and all it reads are
+	// the recorded ones is not run again (unless the user asked, it ran
+	// in the stopped run, or a restore that keeps no instance applied).
+	if g.loop >= 0 {
+		loop := fmt.Sprintf("t%d", g.loop)
+		var reads []string // what an instance reads: the foreach's reads and its producer
+		for _, c := range g.context[g.loop] {
+			reads = append(reads, fmt.Sprintf("t%d", c))
+		}
+		if !g.workflow && g.loop > 0 {
+			reads = append(reads, fmt.Sprintf("t%d", g.loop-1))
+		}
+		if prod := fmt.Sprintf("t%d", g.producer); g.producer >= 0 && !slices.Contains(reads, prod) {
+			reads = append(reads, prod)
+		}
+		for name, how := range did {
+			if !strings.HasPrefix(name, loop+"[") {
+				continue
+			}
+			ref := refFor(name)
+			same := ref[name] != "" && itemsRef(name)[name] == itemsAfter[name]
+			for _, cn := range reads {
+				same = same && after[cn] == ref[cn]
+			}
+			switch how {
+			case "reused":
+				if after[name] != ref[name] || !same {
+					t.Errorf("instance %s was reused (early cut-off) though its item or what it reads (%v) changed\nspec:\n%s", name, reads, g.yaml(dir))
+				}
+			case "run":
+				if !same || edited[g.loop] || p.Restore == "partial" || stop && (did0[name] == "run" || named[loop] || partial0) {
+					continue
+				}
+				reason := reasonOf(p, name)
+				if strings.Contains(reason, "on request") || strings.Contains(reason, "--rerun-from") || strings.Contains(reason, "its record is not restored") {
+					continue
+				}
+				t.Errorf("instance %s ran again though its item and everything it reads (%v) came out as recorded: plan said %q\nspec:\n%s", name, reads, reason, g.yaml(dir))
+			}
 		}
 	}
 	halts := false // the run stops at an undecided human task
@@ -521,6 +650,16 @@ func planMatchesRun(t *testing.T, seed uint64, stop bool) {
 			t.Errorf("task %s: plan says %s (%s), the run did %q\nplan: %+v\nrun: %v\nspec:\n%s", step.Task, step.Action, step.Reason, got, p.Steps, did, g.yaml(dir))
 		}
 	}
+}
+
+// reasonOf is what plan p says of task name ("" when nothing).
+func reasonOf(p *plan.Plan, name string) string {
+	for _, step := range p.Steps {
+		if step.Task == name {
+			return step.Reason
+		}
+	}
+	return ""
 }
 
 // stopAfter keeps a run's output and cancels it once n task_started
@@ -598,6 +737,19 @@ func planFor(t *testing.T, specPath, home string, ch checkpoint.Choice, vars map
 // results are the session's completed results by task ("" for the rest).
 func results(t *testing.T, home string) map[string]string {
 	t.Helper()
+	return completed(t, home, func(tk checkpoint.TaskRecord) string { return tk.Result })
+}
+
+// itemsOf are the session's completed records' expected outputs by task:
+// a foreach instance's says its item.
+func itemsOf(t *testing.T, home string) map[string]string {
+	t.Helper()
+	return completed(t, home, func(tk checkpoint.TaskRecord) string { return tk.ExpectedOutput })
+}
+
+// completed is field of each of the session's completed records, by task.
+func completed(t *testing.T, home string, field func(checkpoint.TaskRecord) string) map[string]string {
+	t.Helper()
 	store, err := OpenStore(context.Background(), home, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
@@ -610,7 +762,7 @@ func results(t *testing.T, home string) map[string]string {
 	}
 	for _, tk := range sess.Team.Tasks {
 		if tk.Status == checkpoint.StatusCompleted {
-			out[tk.Name] = tk.Result
+			out[tk.Name] = field(tk)
 		}
 	}
 	return out

@@ -431,6 +431,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 		if n == 0 {
 			p.held, p.recorded = maps.Clone(restored.Held), maps.Clone(restored.Recorded)
+			maps.Copy(p.held, restored.HeldLater) // decided after the expansion
 		} else {
 			restored.HoldAgain(old, defs, p.held, p.recorded)
 		}
