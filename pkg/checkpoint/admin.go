@@ -274,7 +274,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			continue
 		}
 		if sum.Err != nil {
-			stale = append(stale, Stale{Entry: sum, Reason: fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", sum.Err, sum.ID)})
+			stale = append(stale, Stale{Entry: sum, Reason: unreadable(sum.ID, sum.Err)})
 			continue
 		}
 		st := Stale{Entry: sum}
@@ -306,7 +306,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			if errors.Is(err, ErrNotFound) {
 				continue // removed meanwhile by someone else
 			}
-			st.Reason = fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", err, sum.ID)
+			st.Reason = unreadable(sum.ID, err)
 			stale = append(stale, st)
 			continue
 		}
@@ -350,6 +350,16 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 		}
 	}
 	return stale, newer, nil
+}
+
+// unreadable is why prune keeps session id, which err says it cannot
+// read. Something teamrun never puts there (a folder named <id>.json) is
+// not the session's to delete: its error says to move it out.
+func unreadable(id string, err error) string {
+	if errors.Is(err, ErrNotRegular) {
+		return fmt.Sprintf("unreadable (%v)", err)
+	}
+	return fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", err, id)
 }
 
 // pruneAgain is what to do about a removal of prune's cut off midway.
