@@ -320,7 +320,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 				if errors.Is(err, ErrNotFound) {
 					continue // removed meanwhile by someone else
 				}
-				return stale, newer, Again(err, pruneAgain)
+				return stale, newer, err
 			}
 		}
 		if held != nil {
@@ -362,9 +362,6 @@ func unreadable(id string, err error) string {
 	return fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", err, id)
 }
 
-// pruneAgain is what to do about a removal of prune's cut off midway.
-const pruneAgain = "run the same `teamrun session prune` again to finish it"
-
 // pruneOrphan removes the orphan lock o when it is debris: taken before
 // the cut-off, and held by no run. A run takes a new session's lock just
 // before it writes the session: a lock taken since the cut-off may be such
@@ -404,7 +401,7 @@ func pruneOrphan(ctx context.Context, s Backend, p ProjectState, o OrphanLock, o
 		return st, false, err
 	}
 	if err := s.Discard(ctx, l); err != nil {
-		return st, false, Again(err, pruneAgain)
+		return st, false, Own(err)
 	}
 	st.Removed = true
 	detail := fmt.Sprintf("a lock with no session (its run ended before it wrote the session), last taken %s, before %s",
