@@ -60,7 +60,14 @@ func sessionExportCommand() *cli.Command {
 				if errors.Is(err, checkpoint.ErrNotRegular) {
 					return exitf(exitUsage, "-o %s: %v: the document replaces the file it is written to; name a file, or leave -o out for stdout", out, errors.Unwrap(err))
 				}
-				return exitf(exitStore, "%v", err)
+				var ae *atomicfile.Error
+				if errors.As(err, &ae) && ae.Renamed {
+					return writeFileError("", "sync the folder of", out, ae.Err, "the document is in it whole, but a power cut may undo that", "-o FILE")
+				}
+				if errors.As(err, &ae) {
+					err = ae.Err
+				}
+				return writeFileError("", "write", out, err, "nothing was written (a file already there is left as it was)", "-o FILE")
 			}
 			fmt.Fprintf(c.App.ErrWriter, "exported session %s from %s to %s\n", id, a.store.Location(), out)
 			return nil
