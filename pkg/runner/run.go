@@ -297,6 +297,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 				notes = append(notes, orphansNote(id, pids, lapses))
 			}
 			notes = append(notes, elsewhereNotes(old, host)...)
+			notes = append(notes, paidAgainNotes(old)...)
 		}
 	}
 	// What a killed run left (its scratch, snapshot temp files) is litter
