@@ -354,9 +354,11 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 
 // unreadable is why prune keeps session id, which err says it cannot
 // read. Something teamrun never puts there (a folder named <id>.json) is
-// not the session's to delete: its error says to move it out.
+// not the session's to delete: its error says to move it out; nor is a
+// session a newer teamrun wrote: its error says to upgrade.
 func unreadable(id string, err error) string {
-	if errors.Is(err, ErrNotRegular) {
+	var newer *NewerError
+	if errors.Is(err, ErrNotRegular) || errors.As(err, &newer) {
 		return fmt.Sprintf("unreadable (%v)", err)
 	}
 	return fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", err, id)

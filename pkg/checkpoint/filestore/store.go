@@ -369,7 +369,7 @@ func decodeFiles(id, path string, data []byte, jpath string, jdata []byte) (*che
 			if errors.Is(err, errForeignJournal) {
 				err = fmt.Errorf("%w: snapshot %s", err, path)
 			}
-			return nil, &checkpoint.CorruptError{ID: id, Path: jpath, Err: err}
+			return nil, checkpoint.Undecodable(id, jpath, err)
 		}
 	}
 	sess.Summarize()

@@ -327,7 +327,7 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 		}
 		r, err := checkpoint.DecodeRecord(rec)
 		if err != nil {
-			return nil, &checkpoint.CorruptError{ID: id, Path: where, Err: err}
+			return nil, checkpoint.Undecodable(id, where, err)
 		}
 		sess.Apply(r)
 	}
