@@ -108,3 +108,36 @@ func TestFileOnFullDisk(t *testing.T) {
 		t.Errorf("init on a full disk left %s: %v", spec, err)
 	}
 }
+
+// A spec on a read-only mount (a ConfigMap), or on a full disk, with the
+// file store: the run cannot record its session beside the spec, and says
+// why and what to do, not to fix the folder's owner or permissions.
+func TestProjectOnReadOnlyOrFullDisk(t *testing.T) {
+	for _, tt := range []struct{ name, want string }{
+		{"read-only", ": read-only file system; a run records its session in the project's .teamrun folder (state.json, audit.log): the file system there is mounted read-only: run a copy of the spec from a writable folder, or keep sessions in PostgreSQL (--store postgres://…), which writes nothing beside the spec, then run again (no session was created and nothing was run)\n"},
+		{"full", ": no space left on device; "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			disk := smallDisk(t)
+			dir := t.TempDir()
+			p := &crashProject{dir: dir, spec: filepath.Join(disk, "team.yaml")}
+			if err := os.WriteFile(p.spec, []byte("agents:\n  w: {shell: echo a}\ntasks:\n  a: {description: a, agent: w}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tt.name == "full" {
+				fill(t, disk)
+			} else if err := syscall.Mount("", disk, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+				t.Fatalf("remounting read-only: %v", err)
+			}
+			got, code := p.teamrun(t, "run", p.spec)
+			if tt.name == "read-only" && (!strings.HasPrefix(got, "teamrun: cannot create "+filepath.Join(disk, ".teamrun")) || !strings.HasSuffix(got, tt.want)) ||
+				tt.name == "full" && (!strings.Contains(got, filepath.Join(disk, ".teamrun")) || !strings.Contains(got, tt.want+"the disk is full: free some space")) ||
+				code != exitStore || strings.Contains(got, "owner or permissions") {
+				t.Errorf("exit %d\n%s\nwant exit 5 and …%s", code, got, tt.want)
+			}
+			if list, code := p.teamrun(t, "session", "list"); !strings.HasPrefix(list, "no sessions in ") {
+				t.Errorf("a session was left (exit %d):\n%s", code, list)
+			}
+		})
+	}
+}
