@@ -61,19 +61,12 @@ func (f *paidLLM) requests() int {
 // request's (105 + 12 tokens, and their cost), not only the last one's.
 func TestLLMCrashKeepsPaidUsage(t *testing.T) {
 	f := &paidLLM{second: make(chan struct{})}
-	srv := httptest.NewServer(f)
-	defer srv.Close()
-	dir := t.TempDir()
-	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
-	spec := fmt.Sprintf(`
+	p := llmCrashProject(t, f, `
 agents:
   writer: {role: Writer, llm: {model: m, base_url: %s/v1, stream: true, price: {input: 1, output: 2}}}
 tasks:
   draft: {description: Write it, agent: writer}
-`, srv.URL)
-	if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	p.crash(t, func() bool {
 		select {
 		case <-f.second:
@@ -143,19 +136,12 @@ func (p *brokenProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // whose stream broke off was paid and stays in the session's totals.
 func TestRealLLMCrashKeepsPaidUsage(t *testing.T) {
 	px := &brokenProxy{base: strings.TrimRight(testenv.LLMBaseURL(t), "/"), second: make(chan struct{})}
-	srv := httptest.NewServer(px)
-	defer srv.Close()
-	dir := t.TempDir()
-	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
-	spec := fmt.Sprintf(`
+	p := llmCrashProject(t, px, `
 agents:
   judge: {role: Judge, llm: {model: tiny-approve, base_url: %s, stream: true, temperature: 0}}
 tasks:
   verdict: {description: Approve or reject the release, agent: judge}
-`, srv.URL)
-	if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	p.crash(t, func() bool {
 		select {
 		case <-px.second:
@@ -217,20 +203,13 @@ func (f *bigLLM) requests() int {
 // never paid twice in silence.
 func TestLLMCrashWritingOutputFile(t *testing.T) {
 	f := &bigLLM{answer: strings.Repeat("0123456789abcde\n", 1<<20)} // 16 MiB: its write takes a while
-	srv := httptest.NewServer(f)
-	defer srv.Close()
-	dir := t.TempDir()
-	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
-	spec := fmt.Sprintf(`
+	p := llmCrashProject(t, f, `
 agents:
   writer: {role: Writer, llm: {model: m, base_url: %s/v1, stream: false, price: {input: 1, output: 2}}}
 tasks:
   draft: {description: Write it, agent: writer, output_file: out/draft.md}
-`, srv.URL)
-	if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	outDir := filepath.Join(dir, "out")
+`)
+	outDir := filepath.Join(p.dir, "out")
 	left := func() []string {
 		des, _ := os.ReadDir(outDir)
 		var names []string
@@ -272,4 +251,18 @@ tasks:
 	default:
 		t.Errorf("%d requests for one task", f.requests())
 	}
+}
+
+// llmCrashProject serves h and writes spec, a format whose %s is the
+// server's URL, as the team of a crashProject.
+func llmCrashProject(t *testing.T, h http.Handler, spec string) *crashProject {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	if err := os.WriteFile(p.spec, []byte(fmt.Sprintf(spec, srv.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
