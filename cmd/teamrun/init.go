@@ -58,7 +58,7 @@ func initCommand() *cli.Command {
 				return exitf(exitUsage, "init: %s already exists; nothing was written (remove it, or name another FILE: teamrun init FILE)", path)
 			}
 			if err != nil {
-				return exitf(exitStore, "init: cannot create %s: %v; nothing was written (check the folder's permissions, or name another FILE)", path, pathErr(err))
+				return writeFileError("init: ", "create", path, err, "nothing was written", "teamrun init FILE")
 			}
 			_, err = f.Write(starterSpec)
 			if cerr := f.Close(); err == nil {
@@ -66,7 +66,7 @@ func initCommand() *cli.Command {
 			}
 			if err != nil {
 				os.Remove(path)
-				return exitf(exitStore, "init: cannot write %s: %v; nothing was written", path, pathErr(err))
+				return writeFileError("init: ", "write", path, err, "nothing was written", "teamrun init FILE")
 			}
 			fmt.Fprintf(c.App.Writer, "wrote %s\n", path)
 			schema := filepath.Join(dir, "agents.schema.json")

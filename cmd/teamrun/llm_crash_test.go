@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -60,19 +61,12 @@ func (f *paidLLM) requests() int {
 // request's (105 + 12 tokens, and their cost), not only the last one's.
 func TestLLMCrashKeepsPaidUsage(t *testing.T) {
 	f := &paidLLM{second: make(chan struct{})}
-	srv := httptest.NewServer(f)
-	defer srv.Close()
-	dir := t.TempDir()
-	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
-	spec := fmt.Sprintf(`
+	p := llmCrashProject(t, f, `
 agents:
   writer: {role: Writer, llm: {model: m, base_url: %s/v1, stream: true, price: {input: 1, output: 2}}}
 tasks:
   draft: {description: Write it, agent: writer}
-`, srv.URL)
-	if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	p.crash(t, func() bool {
 		select {
 		case <-f.second:
@@ -142,19 +136,12 @@ func (p *brokenProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // whose stream broke off was paid and stays in the session's totals.
 func TestRealLLMCrashKeepsPaidUsage(t *testing.T) {
 	px := &brokenProxy{base: strings.TrimRight(testenv.LLMBaseURL(t), "/"), second: make(chan struct{})}
-	srv := httptest.NewServer(px)
-	defer srv.Close()
-	dir := t.TempDir()
-	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
-	spec := fmt.Sprintf(`
+	p := llmCrashProject(t, px, `
 agents:
   judge: {role: Judge, llm: {model: tiny-approve, base_url: %s, stream: true, temperature: 0}}
 tasks:
   verdict: {description: Approve or reject the release, agent: judge}
-`, srv.URL)
-	if err := os.WriteFile(p.spec, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	p.crash(t, func() bool {
 		select {
 		case <-px.second:
@@ -182,4 +169,100 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// bigLLM answers every request with the same large text (non-streamed),
+// counting the requests.
+type bigLLM struct {
+	mu     sync.Mutex
+	n      int
+	answer string
+}
+
+func (f *bigLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105}}`, f.answer)
+}
+
+func (f *bigLLM) requests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// A kill -9 while an LLM task's output_file is being written (its temp
+// file beside it exists, the answer paid for) leaves no half-written file
+// under its name; after --continue the file is the whole answer and no
+// part of a temp file is left beside it (the rerun's write sweeps what the
+// killed one left). The task runs again, and says that what it paid for
+// in the cut attempt is counted and what it asks again is paid again:
+// never paid twice in silence.
+func TestLLMCrashWritingOutputFile(t *testing.T) {
+	f := &bigLLM{answer: strings.Repeat("0123456789abcde\n", 1<<20)} // 16 MiB: its write takes a while
+	p := llmCrashProject(t, f, `
+agents:
+  writer: {role: Writer, llm: {model: m, base_url: %s/v1, stream: false, price: {input: 1, output: 2}}}
+tasks:
+  draft: {description: Write it, agent: writer, output_file: out/draft.md}
+`)
+	outDir := filepath.Join(p.dir, "out")
+	left := func() []string {
+		des, _ := os.ReadDir(outDir)
+		var names []string
+		for _, d := range des {
+			names = append(names, d.Name())
+		}
+		return names
+	}
+	p.crash(t, func() bool {
+		return slices.ContainsFunc(left(), func(n string) bool { return strings.HasPrefix(n, ".draft.md.tmp-") })
+	})
+	if b, err := os.ReadFile(filepath.Join(outDir, "draft.md")); err == nil && string(b) != f.answer {
+		t.Fatalf("after the kill draft.md holds %d bytes, not the whole answer", len(b))
+	}
+	out, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+	if code != 0 {
+		t.Fatalf("--continue: exit %d:\n%s", code, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(outDir, "draft.md")); err != nil || string(b) != f.answer {
+		t.Fatalf("after --continue draft.md: %d bytes, %v; want the whole answer", len(b), err)
+	}
+	if names := left(); !slices.Equal(names, []string{"draft.md"}) {
+		t.Errorf("after --continue the output folder holds %q; want draft.md alone", names)
+	}
+	summary := out
+	if i := strings.LastIndex(out, "summary "); i >= 0 { // not the 16 MiB before it
+		summary = out[i:]
+	}
+	switch f.requests() {
+	case 2: // the kill came before the completion was recorded
+		if !strings.Contains(out, "task draft was cut off in attempt 1 after paying for 105 tokens ($0.00011), which the session's totals count: it runs again, and what it asks again is paid again") ||
+			!strings.Contains(summary, "session 210 tokens ($0.00022)") {
+			t.Errorf("the task ran again without saying what its cut attempt paid:\n%s", summary)
+		}
+	case 1: // after it: restored, not paid again
+		if !strings.Contains(summary, "1 restored") || strings.Contains(out, "paid again") {
+			t.Errorf("restored, yet:\n%s", out)
+		}
+	default:
+		t.Errorf("%d requests for one task", f.requests())
+	}
+}
+
+// llmCrashProject serves h and writes spec, a format whose %s is the
+// server's URL, as the team of a crashProject.
+func llmCrashProject(t *testing.T, h http.Handler, spec string) *crashProject {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	if err := os.WriteFile(p.spec, []byte(fmt.Sprintf(spec, srv.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -60,7 +60,14 @@ func sessionExportCommand() *cli.Command {
 				if errors.Is(err, checkpoint.ErrNotRegular) {
 					return exitf(exitUsage, "-o %s: %v: the document replaces the file it is written to; name a file, or leave -o out for stdout", out, errors.Unwrap(err))
 				}
-				return exitf(exitStore, "%v", err)
+				var ae *atomicfile.Error
+				if errors.As(err, &ae) && ae.Renamed {
+					return writeFileError("", "sync the folder of", out, ae.Err, "the document is in it whole, but a power cut may undo that", "-o FILE")
+				}
+				if errors.As(err, &ae) {
+					err = ae.Err
+				}
+				return writeFileError("", "write", out, err, "nothing was written (a file already there is left as it was)", "-o FILE")
 			}
 			fmt.Fprintf(c.App.ErrWriter, "exported session %s from %s to %s\n", id, a.store.Location(), out)
 			return nil
@@ -93,6 +100,13 @@ func sessionImportCommand() *cli.Command {
 			}
 			if errors.Is(err, context.Canceled) {
 				return &runner.ReadInterruptedError{Read: file, Done: "nothing was imported", Err: err}
+			}
+			if errors.Is(err, errEmpty) && file == "stdin" {
+				// cron's stdin, or a pipe whose export failed.
+				return exitf(exitUsage, "stdin is empty (nothing was piped in?): nothing was imported; pipe in what session export wrote (teamrun session export ID | teamrun session import -)")
+			}
+			if errors.Is(err, errEmpty) {
+				return exitf(exitUsage, "%s is empty: nothing was imported; name the file session export wrote (teamrun session export ID -o FILE)", file)
 			}
 			if errors.Is(err, errNoObject) {
 				return exitf(exitUsage, "%s is not a session that teamrun session export wrote (%v)", file, err)
@@ -129,6 +143,9 @@ func sessionImportCommand() *cli.Command {
 // errNoObject: what import was given does not start as a JSON object does.
 var errNoObject = errors.New("it is no JSON object")
 
+// errEmpty: what import was given is empty (or only white space).
+var errEmpty = errors.New("empty")
+
 // readInput reads file, or stdin for "-", given up at Ctrl-C
 // (runner.Interruptible): a pipe or FIFO may never get its writer. What
 // is no JSON object is refused at its first byte (errNoObject), not read
@@ -149,7 +166,7 @@ func readInput(ctx context.Context, file string, stdin io.Reader) ([]byte, error
 			b, err := br.ReadByte()
 			if err != nil {
 				if errors.Is(err, io.EOF) {
-					return nil, nil // empty: said "no session_id" like any other
+					return nil, errEmpty
 				}
 				return nil, err
 			}

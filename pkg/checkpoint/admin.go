@@ -274,7 +274,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			continue
 		}
 		if sum.Err != nil {
-			stale = append(stale, Stale{Entry: sum, Reason: fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", sum.Err, sum.ID)})
+			stale = append(stale, Stale{Entry: sum, Reason: unreadable(sum.ID, sum.Err)})
 			continue
 		}
 		st := Stale{Entry: sum}
@@ -306,7 +306,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			if errors.Is(err, ErrNotFound) {
 				continue // removed meanwhile by someone else
 			}
-			st.Reason = fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", err, sum.ID)
+			st.Reason = unreadable(sum.ID, err)
 			stale = append(stale, st)
 			continue
 		}
@@ -320,7 +320,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 				if errors.Is(err, ErrNotFound) {
 					continue // removed meanwhile by someone else
 				}
-				return stale, newer, Again(err, pruneAgain)
+				return stale, newer, err
 			}
 		}
 		if held != nil {
@@ -352,8 +352,17 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 	return stale, newer, nil
 }
 
-// pruneAgain is what to do about a removal of prune's cut off midway.
-const pruneAgain = "run the same `teamrun session prune` again to finish it"
+// unreadable is why prune keeps session id, which err says it cannot
+// read. Something teamrun never puts there (a folder named <id>.json) is
+// not the session's to delete: its error says to move it out; nor is a
+// session a newer teamrun wrote: its error says to upgrade.
+func unreadable(id string, err error) string {
+	var newer *NewerError
+	if errors.Is(err, ErrNotRegular) || errors.As(err, &newer) {
+		return fmt.Sprintf("unreadable (%v)", err)
+	}
+	return fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", err, id)
+}
 
 // pruneOrphan removes the orphan lock o when it is debris: taken before
 // the cut-off, and held by no run. A run takes a new session's lock just
@@ -394,7 +403,7 @@ func pruneOrphan(ctx context.Context, s Backend, p ProjectState, o OrphanLock, o
 		return st, false, err
 	}
 	if err := s.Discard(ctx, l); err != nil {
-		return st, false, Again(err, pruneAgain)
+		return st, false, Own(err)
 	}
 	st.Removed = true
 	detail := fmt.Sprintf("a lock with no session (its run ended before it wrote the session), last taken %s, before %s",

@@ -133,10 +133,7 @@ func (c *checksumWriter) write(p []byte) {
 func DecodeSession(id, where string, data []byte) (*Session, error) {
 	sess, err := decodeSession(data)
 	if err != nil {
-		if n, ok := errors.AsType[*errNewer](err); ok {
-			return nil, &NewerError{ID: id, Path: where, Version: n.version}
-		}
-		return nil, &CorruptError{ID: id, Path: where, Err: err}
+		return nil, Undecodable(id, where, err)
 	}
 	if sess.ID != id {
 		return nil, &CorruptError{ID: id, Path: where, Err: fmt.Errorf("it holds session %q", sess.ID)}

@@ -25,11 +25,39 @@ type NewerError struct {
 	ID      string
 	Path    string
 	Version int // the file's format_version
+	// Kind, when set, is a journal record's kind this teamrun does not
+	// know (Version is then 0): a newer teamrun's record, in a format
+	// this one reads otherwise (a journal written since request_paid, read
+	// by a teamrun from before it, would be one).
+	Kind RecordKind
 }
 
 func (e *NewerError) Error() string {
+	if e.Kind != "" {
+		return fmt.Sprintf("session %s: %s holds a %q record, which this teamrun does not know: a newer teamrun wrote it; upgrade teamrun to read the session (the file was left untouched: do not delete it)",
+			e.ID, e.Path, e.Kind)
+	}
 	return fmt.Sprintf("session %s: %s was written by a newer teamrun (format %d; this one reads up to %d): upgrade teamrun; the file was left untouched",
 		e.ID, e.Path, e.Version, FormatVersion)
+}
+
+// unknownKind is a record of a kind this teamrun does not know.
+type unknownKind struct{ kind RecordKind }
+
+func (e *unknownKind) Error() string { return fmt.Sprintf("unknown record kind %q", e.kind) }
+
+// Undecodable is err, which keeps session id's record at where (a file, a
+// table row) from being decoded, as a *NewerError when a newer teamrun
+// wrote it (a newer format, a record kind this one does not know) and as a
+// *CorruptError otherwise: "upgrade", not "corrupt: delete the session".
+func Undecodable(id, where string, err error) error {
+	if n, ok := errors.AsType[*errNewer](err); ok {
+		return &NewerError{ID: id, Path: where, Version: n.version}
+	}
+	if u, ok := errors.AsType[*unknownKind](err); ok {
+		return &NewerError{ID: id, Path: where, Kind: u.kind}
+	}
+	return &CorruptError{ID: id, Path: where, Err: err}
 }
 
 // Unwrap: the session cannot be read, so it is a store error (exit 5).

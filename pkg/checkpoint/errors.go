@@ -127,32 +127,46 @@ func NewStoreError(op, path string, err error) error {
 
 // UnfinishedError is a removal (of a session, of a lock with no session)
 // that its store's connection was cut from midway (pg_terminate_backend, a
-// restart): whether it was done is unknown, and doing it again finishes
-// it. Advice says what does it again; it depends on the command, not on
-// the store, so a command that removes on its own behalf (prune) puts its
-// own (Again).
+// restart): whether it was done is unknown. Doing it again finishes it,
+// and how is the command's to say, as for any store failure (Retryable):
+// a delete is run again, a prune is. The one difference is Leftover.
 type UnfinishedError struct {
-	Store  string // "PostgreSQL store <location>"
-	Op     string // what was being removed: "delete session x"
-	Cause  string // why the connection went, with no secret in it
-	Advice string
-	Err    error
+	Store string // "PostgreSQL store <location>"
+	Op    string // what was being removed: "delete session x"
+	Cause string // why the connection went, with no secret in it
+	// Leftover, when set, is what may be left and what removes it, for a
+	// removal that was no command's purpose but a clean-up after it (a
+	// run's or an import's Discard of a session it gave up): doing the
+	// command again would not remove it, so it is not Retryable. A
+	// command whose purpose the removal is (prune) drops it (Own).
+	Leftover string
+	Err      error
 }
 
 func (e *UnfinishedError) Error() string {
-	return fmt.Sprintf("%s: %s: %s; whether it was done is unknown: %s", e.Store, e.Op, e.Cause, e.Advice)
+	what := "wait until the server answers again" // then the command's again
+	if e.Leftover != "" {
+		what = e.Leftover
+	}
+	return fmt.Sprintf("%s: %s: %s; whether it was done is unknown: %s", e.Store, e.Op, e.Cause, what)
 }
 
 func (e *UnfinishedError) Unwrap() []error { return []error{e.Err, ErrStore} }
 
-// Again is err with advice in place of an UnfinishedError's own; any other
-// error is returned as it is.
-func Again(err error, advice string) error {
+// Retryable: doing the command again finishes the removal, unless it was a
+// clean-up (Leftover).
+func (e *UnfinishedError) Retryable() bool { return e.Leftover == "" }
+
+// Own is err with the clean-up of an UnfinishedError made the command's
+// own purpose (prune removing a lock with no session through Discard):
+// doing the command again finishes it. Any other error is returned as it
+// is.
+func Own(err error) error {
 	var u *UnfinishedError
-	if !errors.As(err, &u) {
+	if !errors.As(err, &u) || u.Leftover == "" {
 		return err
 	}
-	again := *u
-	again.Advice = advice
-	return &again
+	own := *u
+	own.Leftover = ""
+	return &own
 }

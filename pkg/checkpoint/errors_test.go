@@ -47,3 +47,39 @@ func TestStoreErrorAdvice(t *testing.T) {
 		})
 	}
 }
+
+// retryableCause stands for what a store wraps in an UnfinishedError: the
+// lost lock's own error, which says a retry fits (a run's).
+type retryableCause struct{}
+
+func (retryableCause) Error() string   { return "the connection holding the session's lock was lost" }
+func (retryableCause) Retryable() bool { return true }
+
+// A removal cut off midway says so, once; whether the command is done
+// again is Retryable's, as for any store failure — except a clean-up
+// (Leftover), whose leftover is removed by prune, not by doing the command
+// again (its cause's Retryable notwithstanding); Own makes it prune's.
+func TestUnfinishedErrorAdvice(t *testing.T) {
+	cut := &UnfinishedError{Store: "PostgreSQL store pg", Op: "delete session s1", Cause: "lost", Err: retryableCause{}}
+	if got, want := cut.Error(), "PostgreSQL store pg: delete session s1: lost; whether it was done is unknown: wait until the server answers again"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if !Retryable(fmt.Errorf("pruning: %w", cut)) {
+		t.Error("a removal cut off midway is not Retryable")
+	}
+	cleanup := &UnfinishedError{Store: "PostgreSQL store pg", Op: "remove session s1 and its lock", Cause: "lost",
+		Leftover: "`teamrun session prune` removes what is left", Err: retryableCause{}}
+	if got, want := cleanup.Error(), "PostgreSQL store pg: remove session s1 and its lock: lost; whether it was done is unknown: `teamrun session prune` removes what is left"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if Retryable(cleanup) {
+		t.Error("a clean-up cut off midway is Retryable: the command would be run again for what prune removes")
+	}
+	own := Own(fmt.Errorf("pruning: %w", cleanup))
+	if !Retryable(own) || strings.Contains(own.Error(), "removes what is left") || !strings.Contains(own.Error(), "remove session s1 and its lock: lost; whether it was done is unknown: wait until") {
+		t.Errorf("Own(clean-up) = %v, Retryable %v; want the removal prune's own, to do again", own, Retryable(own))
+	}
+	if other := fmt.Errorf("x"); Own(other) != other {
+		t.Error("Own changed an error that is no UnfinishedError")
+	}
+}

@@ -125,7 +125,7 @@ func (r *Record) validate() error {
 			return fmt.Errorf("%s record without a task or its usage", r.Kind)
 		}
 	default:
-		return fmt.Errorf("unknown record kind %q", r.Kind)
+		return &unknownKind{r.Kind}
 	}
 	if len(r.Messages) > 0 && r.Agent == "" {
 		return fmt.Errorf("%s record with messages but no agent", r.Kind)

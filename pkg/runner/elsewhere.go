@@ -26,3 +26,23 @@ func elsewhereNotes(old *checkpoint.Session, host string) []string {
 	}
 	return notes
 }
+
+// paidAgainNotes name each task that old has on record as running (its run
+// was killed in the middle of it) whose cut attempt had paid for LLM
+// requests: the task runs again, and what it asks again is paid again —
+// said, never silent. What was paid is in the session's totals already.
+func paidAgainNotes(old *checkpoint.Session) []string {
+	var notes []string
+	for _, t := range old.Team.Tasks {
+		if t.Status != checkpoint.StatusRunning || t.Usage == nil {
+			continue
+		}
+		paid := attemptUsage(&Usage{Calls: t.Usage.Calls}, t.Attempts)
+		if !HasUsage(paid) {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("task %s was cut off in attempt %d after paying for %s, which the session's totals count: it runs again, and what it asks again is paid again",
+			t.Name, t.Attempts, UsageText(paid)))
+	}
+	return notes
+}

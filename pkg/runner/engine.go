@@ -492,7 +492,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 				e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
 					Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].out.Raw, ResultBlob: e.tasks[i].out.Blob})
 			}
-			if w := restoreOutputFile(ctx, e.Team, e.Team.Tasks[i], e.State, e.tasks[i].out); w != "" {
+			if w := restoreOutputFile(ctx, e.Team, e.Team.Tasks[i], e.State, e.tasks[i].out, e.Started); w != "" {
 				e.observe(Event{Time: e.now(), Type: RunWarning, Index: -1, Session: e.Session, Message: w})
 			}
 		}
@@ -872,7 +872,7 @@ func (e *Engine) human(i int) (*Halt, error) {
 	if err == nil && t.OutputFile != "" {
 		var path string
 		if path, err = e.Team.OutputPath(t, e.State); err == nil {
-			err = writeOutputFile(path, strings.NewReader(value))
+			err = writeOutputFile(path, strings.NewReader(value), e.Started)
 		}
 	}
 	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, text: value, err: err, attempt: attempt}, false)
@@ -935,7 +935,7 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 				// What the attempt paid is durable before the file's
 				// write, which may take a while.
 				if err = e.flush(); err == nil {
-					err = writeOutput(ctx, path, out)
+					err = writeOutput(ctx, path, out, e.Started)
 				}
 			}
 		}

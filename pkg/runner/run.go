@@ -297,6 +297,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 				notes = append(notes, orphansNote(id, pids, lapses))
 			}
 			notes = append(notes, elsewhereNotes(old, host)...)
+			notes = append(notes, paidAgainNotes(old)...)
 		}
 	}
 	// What a killed run left (its scratch, snapshot temp files) is litter
@@ -490,6 +491,16 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	}
 	if active, aerr := project.Active(ctx); aerr != nil || active != id {
 		if err := project.SetActive(ctx, id); err != nil {
+			if !exists && n == 0 {
+				// The session just begun, which the project cannot name,
+				// goes (as startClaimed's does): left, every "run again"
+				// after a full disk (which CheckWritable's empty file
+				// passes) left one more that nothing resumes.
+				rec.close()
+				if derr := store.Discard(context.WithoutCancel(ctx), lock); derr != nil && !errors.Is(derr, err) {
+					err = errors.Join(err, derr)
+				}
+			}
 			return nil, false, err
 		}
 	}

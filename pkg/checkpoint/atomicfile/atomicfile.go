@@ -13,7 +13,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/teamrun/teamrun/internal/regfile"
 )
@@ -169,4 +171,26 @@ func SyncDir(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// Sweep removes the temp files of path (Stage's, named .<name>.tmp-<digits>)
+// last written before before: what a writer killed midway (kill -9, a
+// power cut) left beside it, in part, never renamed. A writer that began
+// at or after before is left alone. Best effort: what cannot be removed
+// stays.
+func Sweep(path string, before time.Time) {
+	prefix := "." + filepath.Base(path) + ".tmp-"
+	des, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		return
+	}
+	for _, d := range des {
+		rest, ok := strings.CutPrefix(d.Name(), prefix)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" || !d.Type().IsRegular() {
+			continue
+		}
+		if fi, err := d.Info(); err == nil && fi.ModTime().Before(before) {
+			os.Remove(filepath.Join(filepath.Dir(path), d.Name()))
+		}
+	}
 }

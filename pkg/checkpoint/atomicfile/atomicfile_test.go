@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWrite(t *testing.T) {
@@ -91,5 +93,36 @@ func TestWriteWith(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("temp files left: %v", entries)
+	}
+}
+
+// Sweep removes the temp files of its path written before the cut-off,
+// and nothing else: not a newer one (a writer at work), not another
+// file's, not a name that only looks like one.
+func TestSweep(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "draft.md")
+	old := time.Now().Add(-time.Hour)
+	names := map[string]bool{ // name: swept
+		".draft.md.tmp-123": true, ".draft.md.tmp-9": true,
+		".draft.md.tmp-new": false, ".draft.md.tmp-": false, ".other.md.tmp-1": false, "draft.md": false, ".draft.md.tmp-77": false,
+	}
+	for name := range names {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if name != ".draft.md.tmp-77" { // 77 is newer: a writer at work
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	Sweep(path, time.Now().Add(-time.Minute))
+	for name, swept := range names {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		if gone := errors.Is(err, fs.ErrNotExist); gone != swept {
+			t.Errorf("%s: gone %v, want %v", name, gone, swept)
+		}
 	}
 }

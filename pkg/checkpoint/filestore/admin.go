@@ -67,9 +67,12 @@ func (s *Store) List(_ context.Context) ([]checkpoint.Entry, error) {
 	for _, d := range dirents {
 		name := d.Name()
 		files[name] = d
-		if strings.HasPrefix(name, ".") || d.IsDir() {
+		if strings.HasPrefix(name, ".") {
 			continue
 		}
+		// A folder named <id>.json is listed too, as unreadable (its
+		// entry says what it is): passed over, the session it stands for
+		// vanished from the list in silence.
 		if id, ok := strings.CutSuffix(name, ".json"); ok && checkpoint.ValidateID(id) == nil {
 			ids = append(ids, id)
 		}

@@ -100,8 +100,16 @@ func (e *ProjectWriteError) Error() string {
 		return fmt.Sprintf("cannot %s %s: %v; a run records its session in the project's .teamrun folder (state.json, audit.log) as regular files: move that away, then run again (no session was created and nothing was run)",
 			e.Op, e.Path, why)
 	}
-	return fmt.Sprintf("cannot %s %s: %v; a run records its session in the project's .teamrun folder (state.json, audit.log): fix that folder's owner or permissions, then run again (no session was created and nothing was run)",
-		e.Op, e.Path, e.Err)
+	fix := "fix that folder's owner or permissions"
+	switch {
+	case errors.Is(e.Err, syscall.EROFS):
+		// No owner or permissions fix a read-only mount (a ConfigMap).
+		fix = "the file system there is mounted read-only: run a copy of the spec from a writable folder, or keep sessions in PostgreSQL (--store postgres://…), which writes nothing beside the spec"
+	case errors.Is(e.Err, syscall.ENOSPC), errors.Is(e.Err, syscall.EDQUOT):
+		fix = "the disk is full: free some space"
+	}
+	return fmt.Sprintf("cannot %s %s: %v; a run records its session in the project's .teamrun folder (state.json, audit.log): %s, then run again (no session was created and nothing was run)",
+		e.Op, e.Path, e.Err, fix)
 }
 
 func (e *ProjectWriteError) Unwrap() []error { return []error{e.Err, checkpoint.ErrStore} }

@@ -369,7 +369,7 @@ func decodeFiles(id, path string, data []byte, jpath string, jdata []byte) (*che
 			if errors.Is(err, errForeignJournal) {
 				err = fmt.Errorf("%w: snapshot %s", err, path)
 			}
-			return nil, &checkpoint.CorruptError{ID: id, Path: jpath, Err: err}
+			return nil, checkpoint.Undecodable(id, jpath, err)
 		}
 	}
 	sess.Summarize()
@@ -479,6 +479,12 @@ func (s *Store) Discard(_ context.Context, cl checkpoint.Lock) error {
 // last; the caller holds its lock. found: its snapshot or journal was there.
 func (s *Store) remove(id string) (found bool, err error) {
 	for _, p := range []string{s.Path(id), s.journalPath(id)} {
+		// What teamrun never puts there (a folder, a pipe) is not its to
+		// remove: an empty folder went in silence as if it were the
+		// session, a full one failed as "directory not empty".
+		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+			return found, storeErr("remove", p, regfile.NotRegular(fi.Mode()))
+		}
 		err := os.Remove(p)
 		if err == nil {
 			found = true

@@ -446,7 +446,7 @@ func TestLoadErrors(t *testing.T) {
 		{"journal damaged mid-file", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
 			string(headerLine("e")) + "00000000 {}\n" + string(frame([]byte(`{"k":"state","at":"2026-01-01T00:00:00Z"}`))), "fails its checksum"},
 		{"journal bad record", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
-			string(headerLine("e")) + string(frame([]byte(`{"k":"explode","at":"2026-01-01T00:00:00Z"}`))), "unknown record kind"},
+			string(headerLine("e")) + string(frame([]byte(`{"k":"completed","at":"2026-01-01T00:00:00Z"}`))), "completed record without a task"},
 		// Not the json package's "cannot unmarshal string into Go struct field".
 		{"journal record of another shape", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
 			string(headerLine("e")) + string(frame([]byte(`{"k":"completed","task":"a","attempt":"2","at":"2026-01-01T00:00:00Z"}`))), "record 1: attempt: expected a whole number, got the text \"2\""},
@@ -484,6 +484,43 @@ func TestLoadErrors(t *testing.T) {
 				t.Error("corrupt session was modified")
 			}
 		})
+	}
+}
+
+// A journal record of a kind this teamrun does not know, intact (its
+// checksum holds), was written by a newer teamrun: Load, List and prune
+// say to upgrade, never that the session is corrupt or to delete it (what
+// a teamrun from before request_paid said of a journal holding one).
+func TestLoadNewerRecordKind(t *testing.T) {
+	s, p, _ := newAdmin(t)
+	adminSession(t, s, "newer", "/specs/a.yaml")
+	sess, err := s.Load(bg, "newer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := append(headerLine(sess.Epoch), frame([]byte(`{"k":"explode","task":"build","at":"2026-01-01T00:00:00Z"}`))...)
+	if err := os.WriteFile(s.journalPath("newer"), before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const want = `holds a "explode" record, which this teamrun does not know: a newer teamrun wrote it; upgrade teamrun to read the session (the file was left untouched: do not delete it)`
+	_, err = s.Load(bg, "newer")
+	var ne *checkpoint.NewerError
+	if !errors.As(err, &ne) || !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), "session newer: "+s.journalPath("newer")+" "+want) {
+		t.Fatalf("Load = %v; want a NewerError naming the journal, saying to upgrade", err)
+	}
+	if strings.Contains(err.Error(), "corrupt") || strings.Contains(err.Error(), "session delete") {
+		t.Errorf("Load = %v; it is no damage", err)
+	}
+	list, err := s.List(bg)
+	if err != nil || len(list) != 1 || !errors.As(list[0].Err, &ne) {
+		t.Errorf("List = %+v, %v; want newer listed with its NewerError", list, err)
+	}
+	stale, _, err := checkpoint.Prune(bg, s, p, checkpoint.PruneOptions{Before: time.Now().Add(time.Hour)})
+	if err != nil || len(stale) != 1 || stale[0].Removed || !strings.Contains(stale[0].Reason, want) || strings.Contains(stale[0].Reason, "session delete") {
+		t.Errorf("Prune = %+v, %v; want newer kept, saying to upgrade, not to delete", stale, err)
+	}
+	if after, _ := os.ReadFile(s.journalPath("newer")); string(after) != string(before) {
+		t.Error("the journal was changed")
 	}
 }
 

@@ -139,7 +139,7 @@ func decode(id, where string, snap []byte, recs [][]byte) (*checkpoint.Session, 
 	for i, p := range recs {
 		r, err := checkpoint.DecodeRecord(p)
 		if err != nil {
-			return nil, &checkpoint.CorruptError{ID: id, Path: where, Err: fmt.Errorf("record %d: %w", i+1, err)}
+			return nil, checkpoint.Undecodable(id, where, fmt.Errorf("record %d: %w", i+1, err))
 		}
 		sess.Apply(r)
 	}

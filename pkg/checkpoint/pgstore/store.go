@@ -327,7 +327,7 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 		}
 		r, err := checkpoint.DecodeRecord(rec)
 		if err != nil {
-			return nil, &checkpoint.CorruptError{ID: id, Path: where, Err: err}
+			return nil, checkpoint.Undecodable(id, where, err)
 		}
 		sess.Apply(r)
 	}
@@ -412,7 +412,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	defer l.Release()
 	n, err := s.remove(ctx, l)
 	if err != nil {
-		return s.unfinished(err, "delete session "+id, "run `teamrun session delete "+id+"` again")
+		return s.unfinished(err, "delete session "+id, "")
 	}
 	if n == 0 {
 		return s.notFound(id)
@@ -434,14 +434,15 @@ func (s *Store) Discard(ctx context.Context, cl checkpoint.Lock) error {
 }
 
 // unfinished is err, from a removal under a lock whose connection was
-// lost, as a *checkpoint.UnfinishedError advising advice: the lock's own
-// advice is a run's (--continue). Any other error is returned as it is.
-func (s *Store) unfinished(err error, op, advice string) error {
+// lost, as a *checkpoint.UnfinishedError (with leftover, if any): the
+// lock's own advice is a run's (this run stops writing). Any other error
+// is returned as it is.
+func (s *Store) unfinished(err error, op, leftover string) error {
 	var lost *Error
 	if !errors.Is(err, ErrLost) || !errors.As(err, &lost) {
 		return err
 	}
-	return &checkpoint.UnfinishedError{Store: "PostgreSQL store " + s.cfg.location, Op: op, Cause: lost.Msg, Advice: advice, Err: err}
+	return &checkpoint.UnfinishedError{Store: "PostgreSQL store " + s.cfg.location, Op: op, Cause: lost.Msg, Leftover: leftover, Err: err}
 }
 
 // remove deletes the session l holds (its transitions and logs go with

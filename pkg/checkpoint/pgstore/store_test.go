@@ -1032,9 +1032,11 @@ func TestTransitionChecksum(t *testing.T) {
 }
 
 // A session delete whose lock connection is terminated
-// (pg_terminate_backend) while it deletes fails with exit 5 saying what
-// to do about the delete, not a run's advice (--continue), and without
-// the password; deleting again finishes it, leaving nothing of the session.
+// (pg_terminate_backend) while it deletes fails with exit 5 saying that
+// whether it was done is unknown, Retryable (the CLI appends how to delete
+// again: pgstore_unfinished.txtar), not a run's advice (--continue), and
+// without the password; deleting again finishes it, leaving nothing of
+// the session.
 func TestDeleteTerminated(t *testing.T) {
 	raw := testStoreURL(t)
 	s := openStore(t, raw)
@@ -1057,8 +1059,9 @@ func TestDeleteTerminated(t *testing.T) {
 	}
 	msg := err.Error()
 	noPassword(t, raw, msg)
-	if strings.Contains(msg, "--continue") || !strings.Contains(msg, "teamrun session delete del") {
-		t.Errorf("Delete with its connection terminated says %q; want it to say to delete again", msg)
+	if strings.Contains(msg, "--continue") || !strings.Contains(msg, "delete session del: ") ||
+		!strings.Contains(msg, "whether it was done is unknown: wait until the server answers again") || !checkpoint.Retryable(err) {
+		t.Errorf("Delete with its connection terminated says %q (Retryable %v); want it unfinished, to do again", msg, checkpoint.Retryable(err))
 	}
 	if err := s.Delete(ctx, "del"); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Fatalf("deleting again: %v", err)
@@ -1162,8 +1165,12 @@ func TestPruneTerminated(t *testing.T) {
 			}
 			msg := err.Error()
 			noPassword(t, raw, msg)
-			if strings.Contains(msg, "--continue") || strings.Contains(msg, "session delete") || !strings.Contains(msg, "teamrun session prune") {
-				t.Errorf("Prune with its connection terminated says %q; want it to say to prune again", msg)
+			// How to prune again is the command's to say (the CLI appends
+			// it when Retryable): not a run's advice, not delete's, not the
+			// clean-up's of a Discard, though prune removes locks by one.
+			if strings.Contains(msg, "--continue") || strings.Contains(msg, "session delete") || strings.Contains(msg, "session prune") ||
+				!strings.Contains(msg, "whether it was done is unknown") || !checkpoint.Retryable(err) {
+				t.Errorf("Prune with its connection terminated says %q (Retryable %v); want it unfinished, to do again", msg, checkpoint.Retryable(err))
 			}
 			if _, _, err := checkpoint.Prune(ctx, s, p, opts); err != nil {
 				t.Fatalf("pruning again: %v", err)
@@ -1173,5 +1180,43 @@ func TestPruneTerminated(t *testing.T) {
 				t.Errorf("holders and sessions rows left: %d, %v", rows, err)
 			}
 		})
+	}
+}
+
+// A Discard (a run's, an import's, of a session it gave up) whose lock
+// connection is terminated midway says what may be left and that
+// session prune removes it; it is not Retryable: running the command
+// again would not remove it. Prune then does.
+func TestDiscardTerminated(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	l, j := begin(t, s, "given-up", 1)
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pid := backendPID(t, l) // not in beforeWrite: Discard holds the lock's mutex then
+	s.beforeWrite = func() {
+		s.beforeWrite = nil
+		adminExec(t, raw, `SELECT pg_terminate_backend($1)`, pid)
+	}
+	err := s.Discard(ctx, l)
+	var u *checkpoint.UnfinishedError
+	if !errors.As(err, &u) || !errors.Is(err, checkpoint.ErrStore) {
+		t.Fatalf("Discard with its connection terminated = %v, want an unfinished removal", err)
+	}
+	msg := err.Error()
+	noPassword(t, raw, msg)
+	if !strings.Contains(msg, "remove session given-up and its lock: ") || !strings.Contains(msg, "whether it was done is unknown: what is left of it is a session no run uses, or a lock with no session: `teamrun session prune` removes it") ||
+		strings.Contains(msg, "--continue") || checkpoint.Retryable(err) {
+		t.Errorf("Discard with its connection terminated says %q (Retryable %v); want what is left and that prune removes it, not Retryable", msg, checkpoint.Retryable(err))
+	}
+	p := s.Project(t.TempDir())
+	if _, _, err := checkpoint.Prune(ctx, s, p, checkpoint.PruneOptions{Before: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatalf("prune after the cut-off Discard: %v", err)
+	}
+	var rows int
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.holders) + (SELECT count(*) FROM {s}.sessions)`)).Scan(&rows); err != nil || rows != 0 {
+		t.Errorf("holders and sessions rows left after prune: %d, %v", rows, err)
 	}
 }

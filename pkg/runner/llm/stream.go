@@ -141,20 +141,27 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 			resp.FinishReason = *p
 		}
 	}
+	keptAlive := false // keep-alive comments came since the last data
 	for !done && bad == nil {
 		line, err := br.ReadString('\n')
-		timer.Reset(st.idle)
 		line = strings.TrimRight(line, "\r\n")
 		switch {
 		case line == "":
 			dispatch()
 		case strings.HasPrefix(line, "data:"):
+			// Only data is progress: a server that sends nothing but
+			// keep-alive comments (a stuck upstream behind a proxy) is as
+			// stalled as a silent one, not held to the request's timeout.
+			timer.Reset(st.idle)
+			keptAlive = false
 			if data.Len() > 0 {
 				data.WriteByte('\n')
 			}
 			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		case strings.HasPrefix(line, ":"):
+			keptAlive = true
 		default:
-			// comments (":"), event:, id: and retry: lines say nothing here
+			// event:, id: and retry: lines say nothing here
 		}
 		if err == nil {
 			continue
@@ -173,7 +180,11 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		}
 		switch {
 		case errors.Is(context.Cause(ctx), errIdle):
-			return fail(&Error{Message: fmt.Sprintf("the stream stalled: nothing came for %s (idle_timeout)%s", st.idle, droppedNote),
+			what := "nothing came"
+			if keptAlive {
+				what = "nothing but keep-alive comments came"
+			}
+			return fail(&Error{Message: fmt.Sprintf("the stream stalled: %s for %s (idle_timeout)%s", what, st.idle, droppedNote),
 				Retryable: true, Err: ErrStalled})
 		case err != io.EOF:
 			e := transportError(ctx, timeout, fmt.Errorf("reading the stream: %w", err))

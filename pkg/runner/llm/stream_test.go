@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -246,6 +247,54 @@ func TestStreamStalled(t *testing.T) {
 	}
 	if !errors.Is(err, ErrExhausted) {
 		t.Errorf("a stall is transient: %v", err)
+	}
+}
+
+// A server that, after the first piece of the answer, sends nothing but
+// keep-alive comments (a stuck upstream behind a proxy that keeps the
+// connection warm) stalls like a silent one: after idle_timeout, saying
+// so, not after the request's timeout. Comments between pieces that keep
+// coming hold nothing up.
+func TestStreamKeepAliveOnly(t *testing.T) {
+	keepAlive := func(w http.ResponseWriter, r *http.Request, n int) {
+		for i := 0; (n < 0 || i < n) && r.Context().Err() == nil; i++ {
+			if _, err := io.WriteString(w, ": keep-alive\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush() // the first with what came before it
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	fs := newFakeServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		// The first comment comes with the piece: the stall is said to be
+		// one of keep-alives however late the next ones come.
+		io.WriteString(w, "data: "+delta("The start of")+"\n\n")
+		keepAlive(w, r, -1)
+	})
+	c := testClient(fs, &fakeSleep{})
+	c.MaxAttempts, c.Timeout = 1, time.Minute
+	req := tinyReq
+	req.Stream, req.IdleTimeout = true, 60*time.Millisecond
+	_, err := c.Complete(context.Background(), req)
+	if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "the stream stalled: nothing but keep-alive comments came for 60ms (idle_timeout); the partial answer was dropped") {
+		t.Fatalf("err = %v, want a stalled stream", err)
+	}
+
+	// Keep-alives between pieces, each piece within idle_timeout.
+	fs2 := newFakeServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, piece := range []string{"one ", "two ", "three"} {
+			io.WriteString(w, "data: "+delta(piece)+"\n\n")
+			keepAlive(w, r, 2)
+		}
+		sse(w, finishStop, usageChunk, "[DONE]")
+	})
+	c.BaseURL = fs2.URL + "/v1"
+	req.IdleTimeout = time.Minute
+	resp, err := c.Complete(context.Background(), req)
+	if err != nil || resp.Content != "one two three" {
+		t.Fatalf("got %q, %v; want the answer", resp.Content, err)
 	}
 }
 

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// smallDisk mounts a tmpfs of 48 KiB at a new folder and unmounts it when
+// the test ends; it skips the test where mounting is not allowed (not
+// root).
+func smallDisk(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "full")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=48k"); err != nil {
+		t.Skipf("cannot mount a small tmpfs (%v): run as root to test a full disk", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, 0); err != nil {
+			t.Errorf("unmounting %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// fill writes a file in dir until the disk is full.
+func fill(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for {
+		if _, err := f.Write(make([]byte, 4096)); errors.Is(err, syscall.ENOSPC) {
+			return
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range des {
+		names = append(names, d.Name())
+	}
+	return names
+}
+
+// session export -o FILE on a disk too small for the document, and init on
+// a full one: exit 5 naming the file, saying the disk is full and what to
+// do, then how to do it again; no file written, not even in part (no temp
+// file left either), and a file already there left as it was.
+func TestFileOnFullDisk(t *testing.T) {
+	full := smallDisk(t)
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	// A result of 200 KB: its document cannot fit in 48 KiB.
+	if err := os.WriteFile(p.spec, []byte("agents:\n  w: {shell: 'head -c 200000 /dev/zero | tr \"\\\\0\" x'}\ntasks:\n  a: {description: a, agent: w}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := p.teamrun(t, "run", p.spec, "--session", "big"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	out := filepath.Join(full, "big.json")
+	got, code := p.teamrun(t, "session", "export", "big", "-o", out)
+	want := "teamrun: cannot write " + out + ": no space left on device; nothing was written (a file already there is left as it was): the disk is full: free some space, or name a file on another disk (-o FILE), then run the same `teamrun session export` again\n"
+	if code != exitStore || got != want {
+		t.Errorf("export to a full disk: exit %d\n%s\nwant exit 5\n%s", code, got, want)
+	}
+	if names := entries(t, full); len(names) != 0 {
+		t.Errorf("export to a full disk left %q", names)
+	}
+	keep := filepath.Join(full, "keep.json")
+	if err := os.WriteFile(keep, []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, code := p.teamrun(t, "session", "export", "big", "-o", keep); code != exitStore || !strings.Contains(got, "the disk is full") {
+		t.Errorf("export over a file on a full disk: exit %d\n%s", code, got)
+	}
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "mine" {
+		t.Errorf("the file export was to replace holds %q, %v; want it as it was", b, err)
+	}
+	if names := entries(t, full); len(names) != 1 {
+		t.Errorf("export over a file on a full disk left %q", names)
+	}
+
+	fill(t, full)
+	spec := filepath.Join(full, "agents.yaml")
+	got, code = p.teamrun(t, "init", spec)
+	want = "teamrun: init: cannot write " + spec + ": no space left on device; nothing was written: the disk is full: free some space, or name a file on another disk (teamrun init FILE), then run the same `teamrun init` again\n"
+	if code != exitStore || got != want {
+		t.Errorf("init on a full disk: exit %d\n%s\nwant exit 5\n%s", code, got, want)
+	}
+	if _, err := os.Lstat(spec); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("init on a full disk left %s: %v", spec, err)
+	}
+}
+
+// A spec on a read-only mount (a ConfigMap), or on a full disk, with the
+// file store: the run cannot record its session beside the spec, and says
+// why and what to do, not to fix the folder's owner or permissions.
+func TestProjectOnReadOnlyOrFullDisk(t *testing.T) {
+	for _, tt := range []struct{ name, want string }{
+		{"read-only", ": read-only file system; a run records its session in the project's .teamrun folder (state.json, audit.log): the file system there is mounted read-only: run a copy of the spec from a writable folder, or keep sessions in PostgreSQL (--store postgres://…), which writes nothing beside the spec, then run again (no session was created and nothing was run)\n"},
+		{"full", ": no space left on device; "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			disk := smallDisk(t)
+			dir := t.TempDir()
+			p := &crashProject{dir: dir, spec: filepath.Join(disk, "team.yaml")}
+			if err := os.WriteFile(p.spec, []byte("agents:\n  w: {shell: echo a}\ntasks:\n  a: {description: a, agent: w}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tt.name == "full" {
+				fill(t, disk)
+			} else if err := syscall.Mount("", disk, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+				t.Fatalf("remounting read-only: %v", err)
+			}
+			got, code := p.teamrun(t, "run", p.spec)
+			if tt.name == "read-only" && (!strings.HasPrefix(got, "teamrun: cannot create "+filepath.Join(disk, ".teamrun")) || !strings.HasSuffix(got, tt.want)) ||
+				tt.name == "full" && (!strings.Contains(got, filepath.Join(disk, ".teamrun")) || !strings.Contains(got, tt.want+"the disk is full: free some space")) ||
+				code != exitStore || strings.Contains(got, "owner or permissions") {
+				t.Errorf("exit %d\n%s\nwant exit 5 and …%s", code, got, tt.want)
+			}
+			if list, code := p.teamrun(t, "session", "list"); !strings.HasPrefix(list, "no sessions in ") {
+				t.Errorf("a session was left (exit %d):\n%s", code, list)
+			}
+		})
+	}
+}
