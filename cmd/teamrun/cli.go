@@ -394,9 +394,9 @@ func usageError(c *cli.Context, err error, isSubcommand bool) error {
 		}
 		hint := ""
 		if s := spec.Closest(m[1], names); s != "" {
-			hint = " " + fmt.Sprintf(cli.SuggestDidYouMeanTemplate, dashed(s))
+			hint = ". " + fmt.Sprintf(cli.SuggestDidYouMeanTemplate, dashed(s))
 		}
-		return exitf(exitUsage, "unknown flag %s.%s (see %s --help)", dashed(m[1]), hint, help)
+		return exitf(exitUsage, "unknown flag %s%s (see %s --help)", dashed(m[1]), hint, help)
 	}
 	if m := needsArgument().FindStringSubmatch(msg); m != nil {
 		return exitf(exitUsage, "%s needs a value (see %s --help)", dashed(m[1]), help)
