@@ -113,13 +113,17 @@ func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+".json")
 func (s *Store) journalPath(id string) string { return filepath.Join(s.dir, id+".journal") }
 func (s *Store) lockPath(id string) string    { return filepath.Join(s.dir, id+".lock") }
 
-// Exists reports whether the session file of id exists.
+// Exists reports whether the session file of id exists. Something else
+// in its place (a folder) is an error, as to Load: a new run told the
+// session exists would be sent to --continue, which Load refuses.
 func (s *Store) Exists(_ context.Context, id string) (bool, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return false, err
 	}
-	_, err := os.Stat(s.Path(id))
+	fi, err := os.Stat(s.Path(id))
 	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return false, storeErr("read", s.Path(id), regfile.NotRegular(fi.Mode()))
 	case err == nil:
 		return true, nil
 	case errors.Is(err, fs.ErrNotExist):
