@@ -214,7 +214,7 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 				}
 			}
 			v := at.vals()[i]
-			out = append(out, diag(v, v.kpos(), unknownKeyMessage(k, allowed)))
+			out = append(out, diag(v, v.kpos(), unknownKeyMessage(k, allowed, at.path == "")))
 		}
 		if len(out) == 0 {
 			return one("unexpected key")
@@ -324,15 +324,21 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func unknownKeyMessage(key string, allowed []string) string {
+// unknownKeyMessage words an unknown key; top: a key of the file's top
+// mapping, where a key that only holds a YAML anchor (defaults: &d) has a
+// home of its own.
+func unknownKeyMessage(key string, allowed []string, top bool) string {
 	if key == "api_key" {
 		return `unknown key "api_key": a key never goes into the spec; put it in an environment variable and name that variable in api_key_env`
 	}
 	msg := fmt.Sprintf("unknown key %q", key)
-	if m := closest(key, allowed); m != "" {
+	switch m := closest(key, allowed); {
+	case m != "":
 		msg += fmt.Sprintf(" (did you mean %q?)", m)
-	} else if praisonKey(key) {
+	case praisonKey(key):
 		msg += ": a PraisonAI key; to read the file as PraisonAI's, add `framework: praisonai` at the top (keys teamrun does not support then warn instead)"
+	case top:
+		msg += fmt.Sprintf(": a top-level key is one of %s; to keep a YAML anchor or a note at the top, name the key x-%s (top-level x-… keys are ignored)", strings.Join(allowed, ", "), key)
 	}
 	return msg
 }
