@@ -505,8 +505,12 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 	} else {
 		fmt.Fprintln(tw, "TASK\tAGENT\tSTATUS\tATTEMPTS\tDURATION\tRESULT")
 	}
+	kept := s.KeptRecords()
 	for _, t := range s.Team.Tasks {
 		result, status := t.Result, shownStatus(t)
+		if kept[t.Name] {
+			status = statusKept
+		}
 		switch {
 		case status == statusHalted:
 			result = t.Error // what it waits for
@@ -528,11 +532,18 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 		fmt.Fprintf(tw, "%s\n", resultPreview(result, 60))
 	}
 	tw.Flush()
+	if len(kept) > 0 {
+		fmt.Fprintf(w, "%s: a record kept for an instance of a foreach that waits for its producer; not a task of this run until the producer finishes, then restored if its item is the recorded one\n", statusKept)
+	}
 	if spans := spansOf(s); len(spans) > 0 {
 		fmt.Fprintln(w)
 		printTimeline(w, spans, width, tty)
 	}
 }
+
+// statusKept is how session show names a record kept for an instance of a
+// deferred foreach (Session.KeptRecords): a task status, not a session's.
+const statusKept = "kept"
 
 // shownStatus is a task's status as session show says it: a task halted
 // in the middle (a tool call, the budget) is recorded as a failure, but it

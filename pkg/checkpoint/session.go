@@ -584,14 +584,22 @@ func (s *Session) reindex() {
 	s.indexed = len(s.Team.Tasks)
 }
 
-func (s *Session) counts() Counts {
-	var deferred map[string]bool
-	if len(s.Team.Deferred) > 0 {
-		deferred = make(map[string]bool, len(s.Team.Deferred))
-		for _, n := range s.Team.Deferred {
-			deferred[n] = true
-		}
+// KeptRecords are the names of the records s keeps for the instances of
+// a foreach that waits for its producer (TeamState.Deferred): not tasks of
+// its run. nil when there are none.
+func (s *Session) KeptRecords() map[string]bool {
+	if len(s.Team.Deferred) == 0 {
+		return nil
 	}
+	kept := make(map[string]bool, len(s.Team.Deferred))
+	for _, n := range s.Team.Deferred {
+		kept[n] = true
+	}
+	return kept
+}
+
+func (s *Session) counts() Counts {
+	deferred := s.KeptRecords()
 	var c Counts
 	for _, t := range s.Team.Tasks {
 		if deferred[t.Name] {
