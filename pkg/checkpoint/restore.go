@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -118,6 +119,9 @@ type Restored struct {
 	// shared says records is the restored session's own list
 	// (shareRecords).
 	shared bool
+	// changed are the instances and joins whose rendered definition
+	// changed under a fingerprint match (changedInstances).
+	changed []string
 	// Reused lists the completed tasks taken over, in spec order.
 	Reused    []string
 	State     map[string]any
@@ -308,6 +312,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	keep, refused := keepExpanded(sess, defs, ch.Keep)
 	ch.Keep = keep
 	r := restoreRules(sess, defs, fingerprint, ch.Reuse, ch.Keep)
+	r.warnChanged(ch)
 	r.Keep = keep
 	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
 		ch.Rerun, ch.RerunFrom = withExpansions(defs, ch.Rerun), withExpansions(defs, ch.RerunFrom)
@@ -933,7 +938,7 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old byName, keep []stri
 	if len(changed) == 0 {
 		return nil
 	}
-	r.Warnings = append(r.Warnings, fmt.Sprintf("%s changed since the checkpoint (a foreach item, or what a join reads): it runs again", strings.Join(changed, ", ")))
+	r.changed = changed       // worded by warnChanged, which knows what waits
 	runs := map[string]bool{} // not restored: changed, or downstream of a change
 	for _, n := range changed {
 		runs[n] = !slices.Contains(keep, n)
@@ -966,6 +971,32 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old byName, keep []stri
 		}
 	}
 	return again
+}
+
+// warnChanged says which tasks changedInstances found changed run again.
+// The join of a foreach that waits for its producer is not one: it is
+// made anew, with its instances, when the producer finishes, and they are
+// decided then (an instance whose item is the recorded one is restored).
+func (r *Restored) warnChanged(ch Choice) {
+	var changed, waiting []string
+	producers := map[string]bool{}
+	for _, n := range r.changed {
+		if ch.DeferredJoin != nil {
+			if join := ch.DeferredJoin(spec.InstanceName(n, 0)); join != nil && join.Name == n {
+				waiting = append(waiting, n)
+				producers[join.Expanded().ExpandsWhen] = true
+				continue
+			}
+		}
+		changed = append(changed, n)
+	}
+	if len(changed) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s changed since the checkpoint (a foreach item, or what a join reads): it runs again", strings.Join(changed, ", ")))
+	}
+	if len(waiting) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s waits for %s, which runs again: its instances are made when that finishes, and an instance whose item is the recorded one is restored",
+			strings.Join(waiting, ", "), strings.Join(slices.Sorted(maps.Keys(producers)), ", ")))
+	}
 }
 
 // recordSkipped records, for every restore path, that the tasks skipped
