@@ -25,7 +25,7 @@ func (t *tree) textHint() string {
 	if t == nil || t.kind != yaml.ScalarNode {
 		return ""
 	}
-	if _, ok := t.value.(string); ok {
+	if _, ok := t.str(); ok {
 		return ""
 	}
 	key := t.path[strings.LastIndexByte(t.path, '.')+1:]

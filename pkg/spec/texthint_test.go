@@ -3,6 +3,8 @@ package spec
 import (
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // TestTextHint: where a name or a text is expected and YAML read a
@@ -71,5 +73,21 @@ func TestShapeHints(t *testing.T) {
 				t.Errorf("got\n%s\nwant the line\n%s", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestTextHintOfText: a text needs no quoting, whatever it holds. Since a
+// text scalar keeps its value as its text (isText), not in value, a check
+// of value alone took every text for a number or null.
+func TestTextHintOfText(t *testing.T) {
+	for _, text := range []string{"w", "", "123"} {
+		n := &tree{kind: yaml.ScalarNode, text: text, isText: true, path: "tasks.t.agent"}
+		if h := n.textHint(); h != "" {
+			t.Errorf("textHint of the text %q = %q, want none", text, h)
+		}
+	}
+	n := &tree{kind: yaml.ScalarNode, text: "123", value: int64(123), path: "tasks.t.agent"}
+	if h := n.textHint(); !strings.Contains(h, `agent: "123"`) {
+		t.Errorf("textHint of the integer 123 = %q, want the quoting advice", h)
 	}
 }
