@@ -330,7 +330,16 @@ func TestStreamNeverEnding(t *testing.T) {
 		}
 	})
 	t.Run("comments forever", func(t *testing.T) {
-		fs := newFakeServer(t, forever(": keep-alive\n"))
+		// Keep-alives, then nothing until the request ends: only its
+		// timeout can end it. Comments sent without a pause reached the
+		// 32 MiB cap within the 200ms on a quiet machine, so which
+		// ended the request was a race.
+		fs := newFakeServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte(strings.Repeat(": keep-alive\n", 1<<16)))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		})
 		c := testClient(fs, &fakeSleep{})
 		c.MaxAttempts, c.Timeout = 1, 200*time.Millisecond
 		req := tinyReq
