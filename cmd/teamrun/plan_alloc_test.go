@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/teamrun/teamrun/internal/testenv"
 )
 
 // foreachSpec is a team whose one task runs once per item of a list of n.
@@ -30,7 +32,7 @@ func foreachSpec(n int) []byte {
 // has no map of its own for its item, TaskDefs no copy of the state for
 // each, and plan's steps, table and the join's key are made at their size.
 func TestPlanForeachAllocation(t *testing.T) {
-	if raceEnabled {
+	if testenv.Race {
 		t.Skip("the race detector's own allocations are counted too")
 	}
 	// Without the huge pages' one untouched allocation (hugeLoadingHeap),

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"runtime"
 	"testing"
+
+	"github.com/teamrun/teamrun/internal/testenv"
 )
 
 // Decoding completed tasks shares what they repeat: one empty map for
@@ -27,7 +29,7 @@ func TestDecodeSharesEmptyVariablesAndEndTimes(t *testing.T) {
 			t.Fatalf("task %d decoded as %+v", i, r)
 		}
 	}
-	if raceEnabled {
+	if testenv.Race {
 		return // the race detector's own allocations are counted too
 	}
 	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 780 {

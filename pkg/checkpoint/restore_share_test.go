@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamrun/teamrun/internal/testenv"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -95,7 +96,7 @@ func TestFullRestoreSharesTheSessionsRecords(t *testing.T) {
 	if got := encoded(t, s); !bytes.Equal(got, want) {
 		t.Errorf("the continued session differs from the one a copy makes:\n%.400s\nwant\n%.400s", got, want)
 	}
-	if raceEnabled {
+	if testenv.Race {
 		return // the race detector's own allocations are counted too
 	}
 	// Left: the restore's index of the tasks and its lists of names, the
@@ -198,7 +199,7 @@ func TestRestoreInTheSessionsOrderMakesNoMap(t *testing.T) {
 	if got := r.Tasks["t3"]; got == nil || got.Result != "t3" {
 		t.Errorf("restored t3 out of order: %+v", got)
 	}
-	if raceEnabled {
+	if testenv.Race {
 		return // the race detector's own allocations are counted too
 	}
 	// Left: the copy of the records (320 bytes a task), the restore's

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"testing"
 	"unsafe"
+
+	"github.com/teamrun/teamrun/internal/testenv"
 )
 
 // A 10,000-task spec's tree has ~30,000 nodes and its reader ~30,000
@@ -33,7 +35,7 @@ func TestTreeNodeSizes(t *testing.T) {
 // their paths' bytes, string values are not copied into an any, names are
 // found without a map, a task is 288 bytes and nodes are made in blocks.
 func TestParseAllocationPerTask(t *testing.T) {
-	if raceEnabled {
+	if testenv.Race {
 		t.Skip("the race detector's own allocations are counted too")
 	}
 	const tasks = 2000
@@ -60,7 +62,7 @@ func TestParseAllocationPerTask(t *testing.T) {
 // task and their two keys 32; 304 bytes a task while tasks were found
 // through a map of their names and marked done in a list of ints.
 func TestTaskDefsAllocationPerTask(t *testing.T) {
-	if raceEnabled {
+	if testenv.Race {
 		t.Skip("the race detector's own allocations are counted too")
 	}
 	const tasks = 2000

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teamrun/teamrun/internal/testenv"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -31,7 +32,7 @@ func TestGraphOfPlainTasksMakesNoIndex(t *testing.T) {
 			t.Errorf("task %d reads %v; want [%d]", i, got, i-1)
 		}
 	}
-	if raceEnabled {
+	if testenv.Race {
 		return // the race detector's own allocations are counted too
 	}
 	// Left: the lists of what each task reads and waits for.
@@ -80,7 +81,7 @@ func TestRefuserOfResultsAllTakenOver(t *testing.T) {
 	if got != nil {
 		t.Fatalf("refusals %+v; want none", got[:3])
 	}
-	if raceEnabled {
+	if testenv.Race {
 		return // the race detector's own allocations are counted too
 	}
 	// Left: the refuser's results and the check's reasons (16 bytes a

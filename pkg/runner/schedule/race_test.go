@@ -1,7 +1,0 @@
-//go:build race
-
-package schedule
-
-// The race detector allocates beside the code it watches: byte counts
-// measured under it are not the code's.
-const raceEnabled = true

@@ -1,5 +1,0 @@
-//go:build !race
-
-package spec
-
-const raceEnabled = false
