@@ -17,9 +17,7 @@ func TestTextHint(t *testing.T) {
 	steps := func(step string) string {
 		return "agents:\n  writer: {role: W, goal: g, instructions: i, llm: m}\nsteps:\n" + step
 	}
-	tests := []struct {
-		name, src, want string
-	}{
+	tests := []refusal{
 		{"agent number", native("    agent: 123\n"), `agents.yaml:7:12: tasks.t.agent: expected string, got integer 123 (if that is meant as a text, quote it: agent: "123")`},
 		{"agent boolean", native("    agent: true\n"), `agents.yaml:7:12: tasks.t.agent: expected string, got boolean true (if that is meant as a text, quote it: agent: "true")`},
 		{"agent null", native("    agent: null\n"), `agents.yaml:7:12: tasks.t.agent: expected string, got null (if that is meant as a text, quote it: agent: "null")`},
@@ -38,17 +36,7 @@ func TestTextHint(t *testing.T) {
 		{"loop var_name", steps("  - agent: writer\n    action: do\n    loop: {over: items, var_name: false}\n"), `agents.yaml:6:35: steps[0].loop.var_name: expected a variable name, got boolean false (if that is meant as a text, quote it: var_name: "false")`},
 		{"role tasks context", "framework: praisonai\nroles:\n  r:\n    role: R\n    goal: g\n    backstory: b\n    tasks:\n      t:\n        description: d\n        expected_output: e\n        context: [1]\n", `agents.yaml:11:19: roles.r.tasks.t.context[0]: expected a task name, got integer 1 (if that is meant as a text, quote it: "1")`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("agents.yaml", []byte(tt.src))
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			if got := strings.Split(err.Error(), "\n"); !contains(got, tt.want) {
-				t.Errorf("got\n%s\nwant the line\n%s", err, tt.want)
-			}
-		})
-	}
+	refusedWithLine(t, tests)
 }
 
 // TestShapeHints: a foreach, repeat or condition written as a scalar is
@@ -57,23 +45,13 @@ func TestShapeHints(t *testing.T) {
 	spec := func(task string) string {
 		return "agents:\n  w: {shell: cat}\nvariables:\n  items: [x]\ntasks:\n  a: {description: d, agent: w, " + task + "}\n"
 	}
-	tests := []struct{ name, src, want string }{
+	tests := []refusal{
 		{"foreach", spec("foreach: items"), `agents.yaml:6:42: tasks.a.foreach: expected a mapping such as {over: VAR, as: NAME}, got string "items": write foreach: {over: items, as: item} (then {item} in the texts)`},
 		{"foreach list", spec("foreach: [x, y]"), `agents.yaml:6:42: tasks.a.foreach: expected a mapping such as {over: VAR, as: NAME}, got a list`},
 		{"repeat", spec("repeat: 3"), `agents.yaml:6:41: tasks.a.repeat: expected a mapping such as {until: TEXT, max_iterations: N}, got integer 3`},
 		{"condition", spec("condition: approve"), `agents.yaml:6:44: tasks.a.condition: expected a mapping of results to the tasks they run, such as {approve: [publish], reject: [revise]}, got string "approve"`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("agents.yaml", []byte(tt.src))
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			if got := strings.Split(err.Error(), "\n"); !contains(got, tt.want) {
-				t.Errorf("got\n%s\nwant the line\n%s", err, tt.want)
-			}
-		})
-	}
+	refusedWithLine(t, tests)
 }
 
 // TestTextHintOfText: a text needs no quoting, whatever it holds. Since a
@@ -89,5 +67,24 @@ func TestTextHintOfText(t *testing.T) {
 	n := &tree{kind: yaml.ScalarNode, text: "123", value: int64(123), path: "tasks.t.agent"}
 	if h := n.textHint(); !strings.Contains(h, `agent: "123"`) {
 		t.Errorf("textHint of the integer 123 = %q, want the quoting advice", h)
+	}
+}
+
+// refusal is a spec named name, whose source src Parse refuses with the
+// error line want among its lines.
+type refusal struct{ name, src, want string }
+
+func refusedWithLine(t *testing.T, tests []refusal) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("agents.yaml", []byte(tt.src))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if got := strings.Split(err.Error(), "\n"); !contains(got, tt.want) {
+				t.Errorf("got\n%s\nwant the line\n%s", err, tt.want)
+			}
+		})
 	}
 }
