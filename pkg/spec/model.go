@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -372,14 +371,8 @@ func (x Expansion) Binds(name string) bool {
 // itself for any other task. Each text is rendered once against it: an
 // item is data, and a "{name}" in it is never filled.
 func (t *Task) Scope(state map[string]any) map[string]any {
-	bind := t.Expanded().Bind()
-	if len(bind) == 0 {
-		return state
-	}
-	s := make(map[string]any, len(state)+len(bind))
-	maps.Copy(s, state)
-	maps.Copy(s, bind)
-	return s
+	o := overlay{state: state} // TaskDefs keeps one for every task
+	return o.scope(t)
 }
 
 // Expanded is what made t (Task.Expansion), the zero Expansion for a task
