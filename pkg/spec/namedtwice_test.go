@@ -34,6 +34,8 @@ func TestTaskNamedTwice(t *testing.T) {
 			"", "", "b", []string{"a", "c"}},
 		{"PraisonAI role task", roles + "      t1: {description: D, expected_output: E}\n      t2: {description: D, expected_output: E, context: [t1, t1]}\n",
 			"", `s.yaml:11:62: roles.r.tasks.t2.context[1]: duplicate task "t1" in context (first at line 11, column 58): it is read once, as PraisonAI reads it; name it once`, "t2", []string{"t1"}},
+		{"PraisonAI route", roles + "      t1: {description: D, expected_output: E, condition: {yes: [t2, t2], no: []}}\n      t2: {description: D, expected_output: E}\n",
+			"", `s.yaml:10:70: roles.r.tasks.t1.condition.yes[1]: duplicate task "t2" in this route (first at line 10, column 66): it runs once; name it once`, "", nil},
 		{"PraisonAI step", steps + "  - {name: one, agent: a, action: A}\n  - {name: two, agent: a, action: B}\n  - {name: three, agent: a, action: C, context: [one, one]}\n",
 			"", `s.yaml:6:55: steps[2].context[1]: duplicate task "one" in context (first at line 6, column 50): it is read once, as PraisonAI reads it; name it once`, "three", []string{"two", "one"}},
 	}

@@ -728,7 +728,7 @@ func (b *builder) check() {
 			clear(first)
 			for _, it := range items {
 				name, ok := it.str()
-				if !ok || b.namedTwice(first, it, name, "context", "it is read once") {
+				if !ok || b.namedTwice(first, it, name, "context", "it is read once, as PraisonAI reads it") {
 					continue
 				}
 				j, found := index.last(name)
@@ -790,9 +790,9 @@ func (b *builder) check() {
 // namedTwice says whether the list of task names at hand (first: the names
 // so far, by their first mention) named name before, at it, and if so says
 // so: a slip, refused in a native file as a duplicate key or task name is.
-// A PraisonAI file gets a warning (once says what teamrun does instead): PraisonAI
-// runs it, reading the task once (agents.py de-duplicates the context
-// texts), and so does teamrun.
+// A PraisonAI file, which PraisonAI runs reading the task once (agents.py
+// de-duplicates the context texts), gets a warning saying what teamrun
+// does instead (once), which is the same.
 func (b *builder) namedTwice(first map[string]*tree, it *tree, name, list, once string) bool {
 	f, dup := first[name]
 	if !dup {
@@ -801,7 +801,7 @@ func (b *builder) namedTwice(first map[string]*tree, it *tree, name, list, once 
 	}
 	msg := fmt.Sprintf("duplicate task %q in %s (first at line %d, column %d)", name, list, f.pos().Line, f.pos().Column)
 	if b.team.PraisonTemplates { // a PraisonAI file
-		b.warnf(it, it.pos(), "%s: %s, as PraisonAI reads it; name it once", msg, once)
+		b.warnf(it, it.pos(), "%s: %s; name it once", msg, once)
 	} else {
 		b.errorf(it, it.pos(), "%s: name it once", msg)
 	}
