@@ -164,6 +164,13 @@ type Restored struct {
 	// nothing it reads runs this time but the producer; otherwise it runs
 	// again, its attempts counted on, unless it is held (HeldLater).
 	Deferred []TaskRecord
+	// Waiting are, under a full restore, the joins of a foreach that waits
+	// for its producer (Choice.DeferredJoin), by join, the producer: the
+	// join is made anew with its instances when the producer, which runs
+	// again, finishes. It is not one of Diffs: what differs from its
+	// record is the placeholder that stands for its instances, which run
+	// (warnChanged) and plan say as "waits for" instead.
+	Waiting map[string]string
 	// HeldLater are the held tasks (holdUndecided) of a foreach that waits
 	// for its producer: its instances (carried, Deferred) and its join.
 	// This pass cannot decide them, their definitions being made anew
@@ -312,7 +319,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	keep, refused := keepExpanded(sess, defs, ch.Keep)
 	ch.Keep = keep
 	r := restoreRules(sess, defs, fingerprint, ch.Reuse, ch.Keep)
-	r.warnChanged(ch)
+	r.warnChanged(defs, ch)
 	r.Keep = keep
 	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
 		ch.Rerun, ch.RerunFrom = withExpansions(defs, ch.Rerun), withExpansions(defs, ch.RerunFrom)
@@ -974,19 +981,33 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old byName, keep []stri
 }
 
 // warnChanged says which tasks changedInstances found changed run again.
-// The join of a foreach that waits for its producer is not one: it is
-// made anew, with its instances, when the producer finishes, and they are
-// decided then (an instance whose item is the recorded one is restored).
-func (r *Restored) warnChanged(ch Choice) {
+// The join of a foreach that waits for its producer is not one (Waiting):
+// it is made anew, with its instances, when the producer finishes, and
+// they are decided then (an instance whose item is the recorded one is
+// restored).
+func (r *Restored) warnChanged(defs []spec.TaskDef, ch Choice) {
+	if r.Kind == RestoreFull && ch.DeferredJoin != nil {
+		for _, d := range defs {
+			// Only a foreach's join can wait: its agent names it.
+			if d.ExpandedFrom != d.Name || d.Agent != "foreach:"+d.Name {
+				continue
+			}
+			if join := ch.DeferredJoin(spec.InstanceName(d.Name, 0)); join != nil && join.Name == d.Name {
+				if r.Waiting == nil {
+					r.Waiting = map[string]string{}
+				}
+				r.Waiting[d.Name] = join.Expanded().ExpandsWhen
+			}
+		}
+		r.Diffs = slices.DeleteFunc(r.Diffs, func(d TaskDiff) bool { _, w := r.Waiting[d.Task]; return w })
+	}
 	var changed, waiting []string
 	producers := map[string]bool{}
 	for _, n := range r.changed {
-		if ch.DeferredJoin != nil {
-			if join := ch.DeferredJoin(spec.InstanceName(n, 0)); join != nil && join.Name == n {
-				waiting = append(waiting, n)
-				producers[join.Expanded().ExpandsWhen] = true
-				continue
-			}
+		if p, ok := r.Waiting[n]; ok {
+			waiting = append(waiting, n)
+			producers[p] = true
+			continue
 		}
 		changed = append(changed, n)
 	}

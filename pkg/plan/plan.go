@@ -288,9 +288,13 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			step.Action = Run
 			_, changed := diffs[d.Name]
 			held := heldReason(d, func() []string { return cutoffReads(i) }, r, stands)
+			producer, waits := r.Waiting[d.Name]
 			switch forced := forcedReason(d, ch, r); {
 			case forced != "":
 				step.Reason = forced
+			case waits:
+				// As the run warns: made anew when the producer finishes.
+				step.Reason = fmt.Sprintf("waits for %s, which runs again", producer)
 			case held != "" && !changed && cause[i] == "":
 				step.Reason = "completed last time; " + held
 			case held != "":

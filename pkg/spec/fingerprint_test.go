@@ -56,7 +56,7 @@ func TestTaskDefsParallelKeysMatchSequential(t *testing.T) {
 		for i := range n {
 			b = fmt.Appendf(b, "  t%d: {description: \"step %d\", agent: w", i, i)
 			if i >= 2 {
-				b = fmt.Appendf(b, ", context: [t%d, t%d]", i-1, i/2)
+				b = fmt.Appendf(b, ", context: [t%d, t%d]", i-1, i/2-1) // two tasks, never one twice
 			}
 			b = append(b, "}\n"...)
 		}

@@ -16,8 +16,10 @@ import (
 type Foreach struct {
 	Over string
 	As   string
-	// Text reads a text that is no JSON array as PraisonAI's loop reads
-	// one (praisonList) rather than refusing it: a PraisonAI loop's.
+	// Text reads a task's output that is no JSON array as PraisonAI's
+	// loop reads one (praisonList) rather than refusing it: a PraisonAI
+	// loop's. A text the user gives (variables:, --var) is no list in
+	// either format (foreachItems).
 	Text bool
 	// Index, when set, is bound in each instance to its item's position
 	// from 0: PraisonAI's loop_index.
@@ -104,27 +106,42 @@ var ErrNoVariable = errors.New("no variable")
 // ForeachItems is the list a foreach runs over, from the state the run
 // starts from: a list, or a string holding a JSON array (as --var gives).
 func ForeachItems(f *Foreach, state map[string]any) ([]any, error) {
+	return foreachItems(f, state, false)
+}
+
+// foreachItems is the one rule of what a foreach, native or PraisonAI's
+// loop, runs over. A list, or a text that is a JSON array, is its items.
+// Any other text the user wrote (variables:, --var) is refused, in both
+// formats: PraisonAI would run it as one item, where a careful user who
+// wrote "AI, ML" meant two. Only a task's output (produced) that a
+// PraisonAI loop reads is read as PraisonAI reads a model's answer
+// (praisonList), as the files written for it expect.
+func foreachItems(f *Foreach, state map[string]any, produced bool) ([]any, error) {
 	v, ok := state[f.Over]
 	if !ok {
 		return nil, fmt.Errorf("foreach over %s: %w %s; set it under variables: or with --var %s='[\"a\", \"b\"]'", f.Over, ErrNoVariable, f.Over, f.Over)
 	}
+	hint := ""
 	switch x := v.(type) {
 	case []any:
 		return x, nil
 	case string:
-		if f.Text {
+		if f.Text && produced {
 			return praisonList(x), nil
 		}
 		var items []any
 		if err := json.Unmarshal([]byte(strings.TrimSpace(x)), &items); err == nil && items != nil {
 			return items, nil
 		}
+		if f.Text {
+			hint = fmt.Sprintf("; PraisonAI would run the whole text as one item: to keep that, write it as a list of one, [%s]", quoteShort(x))
+		}
 	}
 	got := quoteShort(FormatValue(v))
 	if v == nil {
 		got = "null (nothing)" // not "": an empty text would be no item
 	}
-	return nil, fmt.Errorf("foreach over %s: expected a list (or a JSON array such as '[\"a\", \"b\"]'), got %s", f.Over, got)
+	return nil, fmt.Errorf("foreach over %s: expected a list (or a JSON array such as '[\"a\", \"b\"]'), got %s%s", f.Over, got, hint)
 }
 
 // replaced is context ctx with the tasks of old replaced by task by, where
@@ -275,7 +292,7 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 				join.Expansion.ExpandsWhen, join.Context = p, ctx
 				join.Description = fmt.Sprintf("the results of %s[…] as a JSON array, its instances made when %s finishes", tk.Name, p)
 			default:
-				if items, err = ForeachItems(tk.Foreach, map[string]any{tk.Foreach.Over: v}); err != nil {
+				if items, err = foreachItems(tk.Foreach, map[string]any{tk.Foreach.Over: v}, true); err != nil {
 					join.Expansion.JoinError = fmt.Sprintf("%s:%d:%d: %s: %v (the output of task %s)", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, QuotePath(tk.Foreach.keyPath(tk)), err, p)
 					join.Description = fmt.Sprintf("the results of %s[…]: %s's output is not a list", tk.Name, p)
 				}

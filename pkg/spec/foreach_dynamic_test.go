@@ -122,7 +122,7 @@ func TestPraisonList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ForeachItems(&Foreach{Over: "xs", Text: true}, map[string]any{"xs": tt.text})
+			got, err := foreachItems(&Foreach{Over: "xs", Text: true}, map[string]any{"xs": tt.text}, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,9 +131,45 @@ func TestPraisonList(t *testing.T) {
 			}
 		})
 	}
-	// The native foreach refuses such a text: it says what it expected.
-	if _, err := ForeachItems(&Foreach{Over: "xs"}, map[string]any{"xs": "Go, Rust"}); err == nil {
-		t.Error("a native foreach took a text that is no JSON array")
+}
+
+// TestForeachItemsOfText: what a foreach makes of a text is one rule for
+// both formats. A text the user gives (variables:, --var) is a list only
+// when it is a JSON array, for a PraisonAI loop too, whose line says how
+// to keep PraisonAI's one item; only a task's output that a PraisonAI loop
+// reads is read as PraisonAI reads a model's answer.
+func TestForeachItemsOfText(t *testing.T) {
+	tests := []struct {
+		name           string
+		praison        bool
+		produced       bool
+		value          any
+		want           []any
+		err, errSuffix string
+	}{
+		{"native, given text", false, false, "AI, ML", nil, `got "AI, ML"`, `got "AI, ML"`},
+		{"PraisonAI, given text", true, false, "AI, ML", nil, `got "AI, ML"`, `write it as a list of one, ["AI, ML"]`},
+		{"native, output text", false, true, "AI, ML", nil, `got "AI, ML"`, `got "AI, ML"`},
+		{"PraisonAI, output text", true, true, "AI, ML", []any{"AI, ML"}, "", ""},
+		{"native, given JSON array", false, false, ` ["AI", "ML"]`, []any{"AI", "ML"}, "", ""},
+		{"PraisonAI, given JSON array", true, false, `["AI", "ML"]` + "\n", []any{"AI", "ML"}, "", ""},
+		{"PraisonAI, given array in a sentence", true, false, `Topics: ["AI", "ML"]`, nil, `got "Topics: [\"AI\", \"ML\"]"`, `["Topics: [\"AI\", \"ML\"]"]`},
+		{"PraisonAI, given number", true, false, 7, nil, `got "7"`, `got "7"`},
+		{"PraisonAI, given list", true, false, []any{"AI"}, []any{"AI"}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := foreachItems(&Foreach{Over: "xs", Text: tt.praison}, map[string]any{"xs": tt.value}, tt.produced)
+			if tt.err == "" {
+				if err != nil || FormatValue(got) != FormatValue(tt.want) || len(got) != len(tt.want) {
+					t.Errorf("items %s, %v; want %s", FormatValue(got), err, FormatValue(tt.want))
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.HasSuffix(err.Error(), tt.errSuffix) {
+				t.Errorf("error %v; want one with %s, ending %s", err, tt.err, tt.errSuffix)
+			}
+		})
 	}
 }
 

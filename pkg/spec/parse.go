@@ -705,6 +705,7 @@ func (b *builder) check() {
 		}
 		return names
 	}
+	first := map[string]*tree{} // for namedTwice, one list at a time
 	for i, tk := range t.Tasks {
 		src := b.tasks[i]
 		// A task's output is a file named after it in TEAMRUN_CONTEXT_DIR;
@@ -724,9 +725,10 @@ func (b *builder) check() {
 			if !cv.isSeq() {
 				items = []*tree{cv}
 			}
+			clear(first)
 			for _, it := range items {
 				name, ok := it.str()
-				if !ok {
+				if !ok || b.namedTwice(first, it, name, "context", "it is read once, as PraisonAI reads it") {
 					continue
 				}
 				j, found := index.last(name)
@@ -747,9 +749,10 @@ func (b *builder) check() {
 			if !rv.isSeq() {
 				items = []*tree{rv}
 			}
+			clear(first)
 			for _, it := range items {
 				name, ok := it.str()
-				if !ok {
+				if !ok || b.namedTwice(first, it, name, "this route", "it runs once") {
 					continue
 				}
 				if j, found := index.last(name); !found {
@@ -782,6 +785,27 @@ func (b *builder) check() {
 	}
 	b.checkCycles(index)
 	b.checkEnvNames()
+}
+
+// namedTwice says whether the list of task names at hand (first: the names
+// so far, by their first mention) named name before, at it, and if so says
+// so: a slip, refused in a native file as a duplicate key or task name is.
+// A PraisonAI file, which PraisonAI runs reading the task once (agents.py
+// de-duplicates the context texts), gets a warning saying what teamrun
+// does instead (once), which is the same.
+func (b *builder) namedTwice(first map[string]*tree, it *tree, name, list, once string) bool {
+	f, dup := first[name]
+	if !dup {
+		first[name] = it
+		return false
+	}
+	msg := fmt.Sprintf("duplicate task %q in %s (first at line %d, column %d)", name, list, f.pos().Line, f.pos().Column)
+	if b.team.PraisonTemplates { // a PraisonAI file
+		b.warnf(it, it.pos(), "%s: %s; name it once", msg, once)
+	} else {
+		b.errorf(it, it.pos(), "%s: name it once", msg)
+	}
+	return true
 }
 
 // checkEnvNames warns when two names of the shared state (variables and

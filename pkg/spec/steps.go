@@ -1217,7 +1217,8 @@ func (b *builder) praisonRetries(f *tree, tk *Task) {
 	tk.MaxRetries = int(n)
 }
 
-// praisonContext reads a task's context: one task name or a list of them.
+// praisonContext reads a task's context: one task name or a list of them,
+// each once, as PraisonAI reads them (a name twice is a warning: check).
 func (b *builder) praisonContext(f *tree, tk *Task) {
 	tk.HasContext = true
 	if s, ok := f.str(); ok {
@@ -1225,7 +1226,9 @@ func (b *builder) praisonContext(f *tree, tk *Task) {
 	} else if f.isSeq() {
 		for _, it := range f.items() {
 			if s, ok := it.str(); ok {
-				tk.Context = append(tk.Context, s)
+				if !slices.Contains(tk.Context, s) {
+					tk.Context = append(tk.Context, s)
+				}
 			} else {
 				b.errorf(it, it.pos(), "expected a task name, got %s", it.gotText())
 			}
