@@ -259,6 +259,19 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 	case "maximum":
 		return one(fmt.Sprintf("expected at most %v, got %s", want, at.describe()))
 	case "uniqueItems":
+		// Name the value and both places: in a long list of tools the
+		// second mention is often a slip for another name.
+		first := map[string]*tree{}
+		for _, it := range at.items() {
+			if it.kind != yaml.ScalarNode {
+				continue
+			}
+			v := fmt.Sprintf("%T %v", it.val(), it.val()) // 1 is not "1"
+			if f, dup := first[v]; dup {
+				return []Diagnostic{diag(it, it.pos(), fmt.Sprintf("lists %s twice (first at line %d, column %d): name it once", quoteShort(FormatValue(it.val())), f.pos().Line, f.pos().Column))}
+			}
+			first[v] = it
+		}
 		return one("lists the same value twice")
 	}
 	return one("is not valid here")

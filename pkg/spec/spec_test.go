@@ -64,6 +64,8 @@ func TestInvalidSpecs(t *testing.T) {
 		{"duration-overflow.yaml", []string{`duration-overflow.yaml:8:14: tasks.count.timeout: expected a duration such as 30s, 5m or 1h30m, got string "9999999999h": it is out of range`}},
 		{"bad-process.yaml", []string{`bad-process.yaml:1:10: process: expected one of sequential, workflow, got string "sequencial" (did you mean "sequential"?)`}},
 		{"unknown-agent.yaml", []string{`unknown-agent.yaml:9:12: tasks.draft.agent: unknown agent "writr" (did you mean "writer"?)`}},
+		// The value listed twice, where, and where it was first.
+		{"options-twice.yaml", []string{`options-twice.yaml:8:7: tasks.review.options[2]: lists "approve" twice (first at line 7, column 15): name it once`}},
 		{"unknown-context.yaml", []string{`unknown-context.yaml:11:15: tasks.polish.context[0]: unknown task "drafts" (did you mean "draft"?)`}},
 		{"context-cycle.yaml", []string{`context-cycle.yaml:6:3: tasks.a: context forms a cycle: a -> c -> b -> a`}},
 		{"context-self.yaml", []string{`context-self.yaml:9:15: tasks.a.context[0]: a task cannot read its own output: remove "a" from its context`}},
