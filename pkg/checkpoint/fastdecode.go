@@ -91,7 +91,7 @@ func fastDecode(data []byte, w *sessionWire) (*scanner, error) {
 var errFastGiveUp = errors.New("not in the canonical form")
 
 // interner shares the copies of the strings many tasks repeat (agent,
-// status, digests), so that 10,000 tasks do not hold 10,000 copies.
+// status, outcome), so that 10,000 tasks do not hold 10,000 copies.
 type interner map[string]string
 
 func (in interner) of(b []byte) string {
@@ -117,6 +117,8 @@ type scanner struct {
 	// 32 bytes a task).
 	cur    Attempt
 	curEnd pendingTime
+	// lastDigest is the last result digest digest read.
+	lastDigest string
 }
 
 func (s *scanner) ws() {
@@ -781,6 +783,28 @@ func (a Attempt) ending(end pendingTime) Attempt {
 	return a
 }
 
+// digest reads an attempt's result digest. The empty result's is
+// emptyDigest, and one the same as the last digest read shares its
+// string; any other has a string of its own. The interner kept a map of
+// them: a session's results mostly differ, and at 10,000 tasks their
+// digests' map allocated 1.3 MB beyond their strings' 0.8.
+func (s *scanner) digest(p *string) error {
+	b, ok := s.plainString()
+	if !ok {
+		return s.str(p, nil)
+	}
+	switch {
+	case string(b) == emptyDigest:
+		*p = emptyDigest
+	case string(b) == s.lastDigest:
+		*p = s.lastDigest
+	default:
+		*p = string(b)
+		s.lastDigest = *p
+	}
+	return nil
+}
+
 func (s *scanner) attempt(a *Attempt, end *pendingTime, in interner) error {
 	var seen uint32
 	return s.object(func(key []byte) error {
@@ -796,7 +820,7 @@ func (s *scanner) attempt(a *Attempt, end *pendingTime, in interner) error {
 		case "outcome":
 			bit, err = 8, s.str((*string)(&a.Outcome), in)
 		case "result_digest":
-			bit, err = 16, s.str(&a.Digest, in)
+			bit, err = 16, s.digest(&a.Digest)
 		case "error":
 			bit, err = 32, s.str(&a.Error, nil)
 		default:
