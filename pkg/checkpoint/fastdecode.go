@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,11 +58,20 @@ func fastDecode(data []byte, w *sessionWire) (*scanner, error) {
 			var tw taskRecordWire
 			in := interner{}
 			return s.array(func() error {
-				if len(w.records) == 1 && cap(w.records) == 1 {
-					// Room for the rest, guessed from the first task's
-					// size: the slice is not grown a dozen times.
-					first := s.i - start
-					w.records = slices.Grow(w.records, (len(data)-s.i)/max(first, 64)+1)
+				if n := len(w.records); n > 0 && n == cap(w.records) {
+					// Room for the rest, guessed from the size of the
+					// tasks read so far, and again, with a quarter more,
+					// if that fell short (the first task may be far from
+					// the others): the list is not grown by a quarter at
+					// a time, each copy kept where a restore collects
+					// nothing.
+					more := (len(data)-s.i)/max((s.i-start)/n, 64) + 1
+					if n > 1 {
+						more += more / 4
+					}
+					grown := make([]TaskRecord, n, n+more)
+					copy(grown, w.records)
+					w.records = grown
 				}
 				if len(w.records) == 0 {
 					start = s.i
