@@ -14,73 +14,36 @@ import (
 )
 
 // Decoding completed tasks shares what they repeat: one empty map for
-// their "variables": {}, and one time for a task's finished_at and its
-// last attempt's end (0.47 and 0.23 MB at 10,000 tasks, where a fully
-// restored rerun collects nothing). The session encodes back byte for
-// byte. Seen failing without the sharing: 836 bytes a task (732 now).
-func TestDecodeSharesEmptyVariablesAndEndTimes(t *testing.T) {
-	const n = 2000
-	_, _, data := completedSession(t, n, false)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	sess := decoded(t, data)
-	runtime.ReadMemStats(&after)
-	if got := encoded(t, sess); !bytes.Equal(got, data) {
-		t.Errorf("the decoded session encodes differently:\n%.300s\nwant\n%.300s", got, data)
-	}
-	for _, i := range []int{0, 1, n - 1} {
-		r := &sess.Team.Tasks[i]
-		if r.Variables == nil || len(r.Variables) != 0 || r.FinishedAt == nil || len(r.History) != 1 || !r.History[0].End.Equal(*r.FinishedAt) {
-			t.Fatalf("task %d decoded as %+v", i, r)
-		}
-	}
-	if testenv.Race {
-		return // the race detector's own allocations are counted too
-	}
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 780 {
-		t.Errorf("decoding %d completed tasks allocated %d bytes a task; want at most 780", n, per)
-	} else {
-		t.Logf("%d bytes a task", per)
-	}
-}
-
-// A task that ran once keeps its attempt and the attempt's end in one
-// allocation, and its started_at and finished_at are that attempt's start
-// and end (as apply shares them): 112 bytes a task where the history, its
-// end and the two times took 96+24+24 (0.32 MB at 10,000 tasks, where a
-// fully restored rerun collects nothing). The session encodes back byte
-// for byte. Seen failing without it: 764 bytes a task
-// (732 now).
-func TestDecodeKeepsAnAttemptWithItsTimes(t *testing.T) {
+// their "variables": {} (0.47 MB at 10,000 tasks, where a fully restored
+// rerun collects nothing), and a task that ran once keeps its attempt and
+// the attempt's end in one allocation, its started_at and finished_at
+// being that attempt's start and end (as apply shares them): 112 bytes a
+// task where the history, its end and the two times took 96+24+24. The
+// session encodes back byte for byte. Seen failing without the empty map
+// shared (836 bytes a task, before the rest), without the attempt's block
+// (its end apart), and without the times placed in it (not shared); 554
+// bytes a task now.
+func TestDecodeSharesEmptyVariablesAndTimes(t *testing.T) {
 	const n = 2000
 	sess, _, _ := completedSession(t, n, false)
 	for i := range sess.Team.Tasks {
 		r := &sess.Team.Tasks[i]
-		end := r.StartedAt.Add(1500 * time.Millisecond)
+		end := r.StartedAt.Add(1500 * time.Millisecond) // as a real task's
 		r.FinishedAt, r.History[0].End = &end, &end
 	}
 	data := encoded(t, sess)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	sess = decoded(t, data)
-	runtime.ReadMemStats(&after)
-	if got := encoded(t, sess); !bytes.Equal(got, data) {
-		t.Errorf("the decoded session encodes differently:\n%.300s\nwant\n%.300s", got, data)
-	}
+	sess, per := decodePerTask(t, data, n)
 	for _, i := range []int{0, 1, n - 1} {
 		r := &sess.Team.Tasks[i]
-		if len(r.History) != 1 || r.StartedAt != &r.History[0].Start || r.FinishedAt != r.History[0].End || r.FinishedAt == nil || r.FinishedAt.Equal(*r.StartedAt) {
+		if r.Variables == nil || len(r.Variables) != 0 || len(r.History) != 1 || r.StartedAt != &r.History[0].Start ||
+			r.FinishedAt != r.History[0].End || r.FinishedAt == nil || r.FinishedAt.Equal(*r.StartedAt) {
 			t.Fatalf("task %d decoded as %+v", i, r)
 		}
+		if end := unsafe.Pointer(r.History[0].End); uintptr(end) != uintptr(unsafe.Pointer(&r.History[0]))+unsafe.Sizeof(Attempt{}) {
+			t.Errorf("task %d: its attempt's end is not kept with the attempt", i)
+		}
 	}
-	if testenv.Race {
-		return // the race detector's own allocations are counted too
-	}
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 745 {
-		t.Errorf("decoding %d completed tasks allocated %d bytes a task; want at most 745", n, per)
-	} else {
-		t.Logf("%d bytes a task", per)
-	}
+	allocatedAtMost(t, "decoding completed tasks", per, 575)
 }
 
 // A session's results mostly differ, and so do their digests: the decoder
@@ -103,26 +66,13 @@ func TestDecodeKeepsNoMapOfDigests(t *testing.T) {
 		r.History[0].Digest = Digest(r.Result)
 	}
 	data := encoded(t, sess)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	sess = decoded(t, data)
-	runtime.ReadMemStats(&after)
-	if got := encoded(t, sess); !bytes.Equal(got, data) {
-		t.Errorf("the decoded session encodes differently:\n%.300s\nwant\n%.300s", got, data)
-	}
+	sess, per := decodePerTask(t, data, n)
 	digest := func(i int) *byte { return unsafe.StringData(sess.Team.Tasks[i].History[0].Digest) }
 	if digest(1) != unsafe.StringData(emptyDigest) || digest(9) != digest(1) || digest(3) != digest(2) || digest(0) == digest(4) {
 		t.Errorf("digests shared as %p %p, %p %p, %p %p; want the empty result's one string, a repeat's the one before it, the others their own",
 			digest(1), digest(9), digest(3), digest(2), digest(0), digest(4))
 	}
-	if testenv.Race {
-		return // the race detector's own allocations are counted too
-	}
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 580 {
-		t.Errorf("decoding %d completed tasks allocated %d bytes a task; want at most 580", n, per)
-	} else {
-		t.Logf("%d bytes a task", per)
-	}
+	allocatedAtMost(t, "decoding completed tasks", per, 580)
 }
 
 // The room made for a session's records is guessed from the size of the
@@ -139,24 +89,11 @@ func TestDecodeGuessesRoomFromTheTasksRead(t *testing.T) {
 	first.Result = strings.Repeat("a long first result. ", 400)
 	first.History[0].Digest = Digest(first.Result)
 	data := encoded(t, sess)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	sess = decoded(t, data)
-	runtime.ReadMemStats(&after)
-	if got := encoded(t, sess); !bytes.Equal(got, data) {
-		t.Errorf("the decoded session encodes differently:\n%.300s\nwant\n%.300s", got, data)
-	}
+	sess, per := decodePerTask(t, data, n)
 	if len(sess.Team.Tasks) != n || cap(sess.Team.Tasks) > n*11/10 {
 		t.Errorf("%d records in room for %d, want %d in about as many", len(sess.Team.Tasks), cap(sess.Team.Tasks), n)
 	}
-	if testenv.Race {
-		return // the race detector's own allocations are counted too
-	}
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 800 {
-		t.Errorf("decoding %d completed tasks allocated %d bytes a task; want at most 800", n, per)
-	} else {
-		t.Logf("%d bytes a task", per)
-	}
+	allocatedAtMost(t, "decoding completed tasks", per, 800)
 }
 
 // A record keeps its previous result (few have one) behind one pointer:
@@ -177,11 +114,34 @@ func TestRecordsKeepTheRarePreviousResultAside(t *testing.T) {
 	if len(sess.Team.Tasks) != n || sess.Team.Tasks[n-1].Name != defs[n-1].Name {
 		t.Fatalf("%d records, the last %q", len(sess.Team.Tasks), sess.Team.Tasks[len(sess.Team.Tasks)-1].Name)
 	}
-	if testenv.Race {
-		return // the race detector's own allocations are counted too
+	allocatedAtMost(t, "a new session", (after.TotalAlloc-before.TotalAlloc)/n, 315)
+}
+
+// decodePerTask decodes data, a session of n tasks, checks that what it
+// decoded encodes back byte for byte, and says how many bytes a task the
+// decoding allocated.
+func decodePerTask(t *testing.T, data []byte, n int) (*Session, uint64) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	sess := decoded(t, data)
+	runtime.ReadMemStats(&after)
+	if got := encoded(t, sess); !bytes.Equal(got, data) {
+		t.Errorf("the decoded session encodes differently:\n%.300s\nwant\n%.300s", got, data)
 	}
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 315 {
-		t.Errorf("a new session of %d tasks allocated %d bytes a task; want at most 315", n, per)
+	return sess, (after.TotalAlloc - before.TotalAlloc) / uint64(n)
+}
+
+// allocatedAtMost fails t when what allocated more than most bytes a task
+// (per). Under the race detector, whose own allocations are counted too,
+// it checks nothing.
+func allocatedAtMost(t *testing.T, what string, per, most uint64) {
+	t.Helper()
+	if testenv.Race {
+		return
+	}
+	if per > most {
+		t.Errorf("%s allocated %d bytes a task; want at most %d", what, per, most)
 	} else {
 		t.Logf("%d bytes a task", per)
 	}
