@@ -125,7 +125,7 @@ type scanner struct {
 	// 32 bytes a task).
 	cur    Attempt
 	curEnd pendingTime
-	// lastDigest is the last result digest digest read.
+	// lastDigest is the last digest that digest gave a string of its own.
 	lastDigest string
 }
 
