@@ -56,7 +56,7 @@ func printTaskHistory(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskReco
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.N, formatWhen(a.Start, now, tty), dur, attemptOutcome(a), digest, tokens)
 	}
 	tw.Flush()
-	if t.Previous != "" || t.PreviousBlob != nil {
+	if t.Previous != nil {
 		fmt.Fprintf(w, "an earlier result is kept: teamrun session diff %s %s\n", cmdline.Quote(s.ID), cmdline.Quote(t.Name))
 	}
 }
@@ -93,20 +93,20 @@ func sessionDiffCommand(ios *iostreams.IOStreams) *cli.Command {
 			if t.Status != checkpoint.StatusCompleted {
 				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (teamrun session show %s --task %s lists its attempts)", t.Name, sess.ID, t.Status, cmdline.Quote(sess.ID), cmdline.Quote(t.Name))
 			}
-			if t.Previous == "" && t.PreviousBlob == nil && len(completedAttempts(t)) < 2 {
+			prev := t.PreviousOutcome()
+			if t.Previous == nil && len(completedAttempts(t)) < 2 {
 				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (teamrun run FILE --continue --session %s --rerun %s runs it again)", t.Name, sess.ID, cmdline.Quote(sess.ID), cmdline.Quote(t.Name))
 			}
-			if t.Blob != nil || t.PreviousBlob != nil {
+			if t.Blob != nil || prev.Blob != nil {
 				// Results stored out of line are not diffed in memory:
 				// their digests say whether they differ.
-				prev := checkpoint.Outcome{Text: t.Previous, Blob: t.PreviousBlob}
 				if !prev.Same(t.Outcome()) {
 					fmt.Fprintf(ios.Out, "the results differ: previous %s, latest %s (over %d bytes, a result is stored out of line and not diffed)\n",
 						outcomeText(prev), outcomeText(t.Outcome()), checkpoint.BlobThreshold)
 				}
 				return nil
 			}
-			fmt.Fprint(ios.Out, textdiff.Unified(t.Name+" (previous)", t.Name+" (latest)", t.Previous, t.Result, 3))
+			fmt.Fprint(ios.Out, textdiff.Unified(t.Name+" (previous)", t.Name+" (latest)", prev.Text, t.Result, 3))
 			return nil
 		}),
 	}

@@ -67,7 +67,7 @@ type BlobStore interface {
 func (s *Session) Blobs() map[string]Blob {
 	out := map[string]Blob{}
 	for _, t := range s.Team.Tasks {
-		for _, b := range []*Blob{t.Blob, t.PreviousBlob} {
+		for _, b := range []*Blob{t.Blob, t.PreviousOutcome().Blob} {
 			if b != nil {
 				out[b.Digest] = *b
 			}
@@ -80,7 +80,7 @@ func (s *Session) Blobs() map[string]Blob {
 // (an older teamrun then says it is newer, rather than damaged), else 2.
 func formatOf(s *Session) int {
 	for _, t := range s.Team.Tasks {
-		if t.Blob != nil || t.PreviousBlob != nil {
+		if t.Blob != nil || t.PreviousOutcome().Blob != nil {
 			return 3
 		}
 	}
@@ -263,10 +263,11 @@ func (t TaskRecord) Outcome() Outcome {
 func InlineBlobs(ctx context.Context, bs BlobStore, s *Session) error {
 	for i := range s.Team.Tasks {
 		t := &s.Team.Tasks[i]
+		prev := t.PreviousOutcome()
 		for _, f := range []struct {
 			text *string
 			blob **Blob
-		}{{&t.Result, &t.Blob}, {&t.Previous, &t.PreviousBlob}} {
+		}{{&t.Result, &t.Blob}, {&prev.Text, &prev.Blob}} {
 			if *f.blob == nil {
 				continue
 			}
@@ -279,6 +280,7 @@ func InlineBlobs(ctx context.Context, bs BlobStore, s *Session) error {
 			}
 			*f.text, *f.blob = text, nil
 		}
+		t.Previous = previous(prev.Text, prev.Blob) // a copy may share the one it had
 	}
 	return nil
 }
@@ -291,10 +293,11 @@ func OutlineBlobs(ctx context.Context, bs BlobStore, s *Session) error {
 	}
 	for i := range s.Team.Tasks {
 		t := &s.Team.Tasks[i]
+		prev := t.PreviousOutcome()
 		for _, f := range []struct {
 			text *string
 			blob **Blob
-		}{{&t.Result, &t.Blob}, {&t.Previous, &t.PreviousBlob}} {
+		}{{&t.Result, &t.Blob}, {&prev.Text, &prev.Blob}} {
 			if *f.blob != nil || len(*f.text) <= BlobThreshold {
 				continue
 			}
@@ -304,6 +307,7 @@ func OutlineBlobs(ctx context.Context, bs BlobStore, s *Session) error {
 			}
 			*f.text, *f.blob = "", &b
 		}
+		t.Previous = previous(prev.Text, prev.Blob) // a copy may share the one it had
 	}
 	return nil
 }

@@ -141,11 +141,12 @@ func (r *Restored) holdUndecided(sess *Session, defs []spec.TaskDef, ch Choice) 
 	for n, d := range sess.Hold.Tasks {
 		t, ok := sess.Task(n)
 		if !ok || t.Status != StatusPending || slices.Contains(named, n) ||
-			!(Outcome{Text: t.Previous, Blob: t.PreviousBlob}).Same(d.outcome()) || readsDiffering(n) {
+			!t.PreviousOutcome().Same(d.outcome()) || readsDiffering(n) {
 			continue
 		}
 		h := *t
-		h.Status, h.Result, h.Blob = StatusCompleted, t.Previous, t.PreviousBlob
+		prev := t.PreviousOutcome()
+		h.Status, h.Result, h.Blob = StatusCompleted, prev.Text, prev.Blob
 		if r.Kind == RestoreFull && ch.deferred(n) {
 			// Its foreach waits for its producer: held past the
 			// expansion, where its definition is made anew.

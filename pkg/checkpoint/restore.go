@@ -1071,13 +1071,13 @@ func (r *Restored) holdDownstream(defs []spec.TaskDef, old byName, reused map[st
 // count, history and usage go on, and its last result becomes the
 // previous one.
 func runsAgain(t TaskRecord) TaskRecord {
-	prev, prevBlob := t.Previous, t.PreviousBlob
+	prev := t.Previous
 	if t.Status == StatusCompleted {
-		prev, prevBlob = t.Result, t.Blob
+		prev = previous(t.Result, t.Blob)
 	}
 	// What it cost stays the session's whatever runs it again (a changed
 	// definition, --rerun, a held cut-off): it was paid.
-	return TaskRecord{Name: t.Name, Status: StatusPending, Attempts: t.Attempts, History: slices.Clone(t.History), Previous: prev, PreviousBlob: prevBlob,
+	return TaskRecord{Name: t.Name, Status: StatusPending, Attempts: t.Attempts, History: slices.Clone(t.History), Previous: prev,
 		Usage: t.Usage}
 }
 

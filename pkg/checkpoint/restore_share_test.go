@@ -96,16 +96,9 @@ func TestFullRestoreSharesTheSessionsRecords(t *testing.T) {
 	if got := encoded(t, s); !bytes.Equal(got, want) {
 		t.Errorf("the continued session differs from the one a copy makes:\n%.400s\nwant\n%.400s", got, want)
 	}
-	if testenv.Race {
-		return // the race detector's own allocations are counted too
-	}
 	// Left: the restore's index of the tasks and its lists of names, the
 	// old session's index, the new session's maps (~200 bytes a task).
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 400 {
-		t.Errorf("a full restore of %d tasks allocated %d bytes a task; want at most 400", n, per)
-	} else {
-		t.Logf("%d bytes a task", per)
-	}
+	allocatedAtMost(t, "a full restore", (after.TotalAlloc-before.TotalAlloc)/n, 400)
 }
 
 // What changes a restored record (--rerun, a refused result, a foreach

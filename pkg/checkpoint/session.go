@@ -323,15 +323,17 @@ type TaskRecord struct {
 	StartedAt      *time.Time     `json:"started_at,omitempty"`
 	FinishedAt     *time.Time     `json:"finished_at,omitempty"`
 	Usage          *Usage         `json:"usage,omitempty"`
-	// History is every attempt of the task in the session, oldest first;
-	// Previous the result it had before it ran again (--rerun, a changed
-	// definition), for `session diff`.
-	History  []Attempt `json:"history,omitempty"`
-	Previous string    `json:"previous_result,omitempty"`
+	// History is every attempt of the task in the session, oldest first.
+	History []Attempt `json:"history,omitempty"`
+	// Previous is the result the task had before it ran again (--rerun, a
+	// changed definition), for `session diff`; nil when it has none. Few
+	// records have one: behind a pointer it is 8 bytes a record, not 24
+	// (its text and blob). It is never written through: a record copied
+	// from another shares it (replace it instead).
+	Previous *Outcome `json:"-"`
 	// Blob is set, and Result empty, for a result stored out of line
-	// (over BlobThreshold); PreviousBlob likewise for Previous.
-	Blob         *Blob `json:"-"`
-	PreviousBlob *Blob `json:"-"`
+	// (over BlobThreshold).
+	Blob *Blob `json:"-"`
 	// Host and PGID say, while the task runs, the host and process group
 	// of the run that started it (absent in older sessions).
 	Host string `json:"host,omitempty"`
@@ -752,19 +754,36 @@ type taskRecordWire struct {
 // wire is t's result fields as stored.
 func (t *TaskRecord) wire() taskRecordWire {
 	w := taskRecordWire{taskRecordJSON: taskRecordJSON(*t), Result: result{text: text(t.Result), blob: t.Blob}, Error: text(t.Error)}
-	if t.Previous != "" || t.PreviousBlob != nil {
-		w.Previous = &result{text: text(t.Previous), blob: t.PreviousBlob}
+	if p := t.Previous; p != nil {
+		w.Previous = &result{text: text(p.Text), blob: p.Blob}
 	}
 	return w
+}
+
+// previous is a result kept as a record's Previous: nil for none (an
+// empty text, no blob), as the file then has none.
+func previous(text string, blob *Blob) *Outcome {
+	if text == "" && blob == nil {
+		return nil
+	}
+	return &Outcome{Text: text, Blob: blob}
+}
+
+// PreviousOutcome is t's previous result; the zero Outcome when it has none.
+func (t *TaskRecord) PreviousOutcome() Outcome {
+	if t.Previous == nil {
+		return Outcome{}
+	}
+	return *t.Previous
 }
 
 // record is the task a wire form holds.
 func (w *taskRecordWire) record() TaskRecord {
 	t := TaskRecord(w.taskRecordJSON)
 	t.Result, t.Blob, t.Error = string(w.Result.text), w.Result.blob, string(w.Error)
-	t.Previous, t.PreviousBlob = "", nil
+	t.Previous = nil
 	if w.Previous != nil {
-		t.Previous, t.PreviousBlob = string(w.Previous.text), w.Previous.blob
+		t.Previous = previous(string(w.Previous.text), w.Previous.blob)
 	}
 	return t
 }

@@ -54,7 +54,7 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 		return "", &DocumentError{err}
 	}
 	for _, t := range sess.Team.Tasks {
-		if t.Blob != nil || t.PreviousBlob != nil {
+		if t.Blob != nil || t.PreviousOutcome().Blob != nil {
 			return "", &DocumentError{fmt.Errorf("%s: task %s refers to a result stored out of line in another store; export the session with teamrun session export, which puts it in the document", where, t.Name)}
 		}
 	}
