@@ -356,8 +356,8 @@ func (g *Graph) NoRoute(i int, raw string) string {
 	switch {
 	case err != nil:
 		return "result routes nowhere: " + err.Error()
-	case tk.RouteOn != "":
-		return fmt.Sprintf("result's %s, %q, matches none of its condition's values (%s)", tk.RouteOn, truncate(key, 80), g.RouteValues(i))
+	case tk.RouteOn() != "":
+		return fmt.Sprintf("result's %s, %q, matches none of its condition's values (%s)", tk.RouteOn(), truncate(key, 80), g.RouteValues(i))
 	}
 	return fmt.Sprintf("result %q matches none of its condition's values (%s)", truncate(key, 80), g.RouteValues(i))
 }
