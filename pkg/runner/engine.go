@@ -1178,7 +1178,7 @@ func truncate(s string, n int) string {
 // output_schema the parsed JSON value (the result fits it: the attempt was
 // checked), else VariableValue.
 func OutputValue(t *spec.Task, raw string) any {
-	if t.OutputSchema != nil {
+	if t.OutputSchema() != nil {
 		if v, err := t.CheckOutput(raw); err == nil {
 			return v
 		}

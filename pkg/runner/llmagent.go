@@ -183,7 +183,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	req := llm.Request{Model: ep.Model, Messages: msgs,
 		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
 		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: onDelta, OnDiscard: onDiscard,
-		Schema: schemaObject(job.Task.OutputSchema), SchemaName: job.Task.Name}
+		Schema: schemaObject(job.Task.OutputSchema()), SchemaName: job.Task.Name}
 	var content string
 	var calls []llm.Call // every request that reported usage, the tool loop's turns included
 	if len(a.Tools) > 0 || len(a.MCP) > 0 {

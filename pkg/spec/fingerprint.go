@@ -328,17 +328,17 @@ func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte 
 	b = appendJSONString(b, d.Name)
 	b = append(b, `,"options":`...)
 	b = appendStringList(b, tk.Options)
-	if tk.OutputSchema != nil {
+	if s := tk.OutputSchema(); s != nil {
 		// Only when present, so that the keys of tasks without one, and
 		// the sessions that recorded them, stay as they were.
 		b = append(b, `,"output_schema":`...)
-		b = appendJSON(b, tk.OutputSchema)
+		b = appendJSON(b, s)
 	}
 	b = append(b, `,"output_variable":`...)
 	b = appendJSONString(b, tk.OutputVariable)
-	if tk.RouteOn != "" {
+	if on := tk.RouteOn(); on != "" {
 		b = append(b, `,"route_on":`...)
-		b = appendJSONString(b, tk.RouteOn)
+		b = appendJSONString(b, on)
 	}
 	b = append(b, `,"timeout":`...)
 	b = appendJSONString(b, durationText(tk.Timeout))

@@ -47,11 +47,11 @@ func refTaskKeyJSON(tk *Task, d *TaskDef, ctxKeys []string) []byte {
 		"timeout":         durationText(tk.Timeout),
 		"context":         ctx,
 	}
-	if tk.OutputSchema != nil {
-		m["output_schema"] = tk.OutputSchema
+	if tk.OutputSchema() != nil {
+		m["output_schema"] = tk.OutputSchema()
 	}
-	if tk.RouteOn != "" {
-		m["route_on"] = tk.RouteOn
+	if tk.RouteOn() != "" {
+		m["route_on"] = tk.RouteOn()
 	}
 	if x := tk.Expansion; x != nil && x.BindInKey {
 		m["item"] = x.Bind()

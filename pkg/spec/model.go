@@ -247,9 +247,6 @@ type Task struct {
 	// AcceptTruncated is on_truncated: accept: an LLM answer cut at
 	// max_tokens is the result instead of a failed attempt.
 	AcceptTruncated bool `json:",omitempty"`
-	// OutputSchema is output_schema as JSON values (nil: none): the result
-	// must be JSON that fits it (CheckOutput); LLM agents also ask for it.
-	OutputSchema any `json:",omitempty"`
 	// OutputFile is output_file as written: the result is also written
 	// there, relative to the spec's folder.
 	OutputFile string `json:",omitempty"`
@@ -262,24 +259,42 @@ type Task struct {
 	// Expansion is, on an instance, iteration or join that Team.Expand
 	// made, what made it; nil on a task as declared.
 	Expansion *Expansion `json:",omitempty"`
-	// RouteOn is route_on, a JSON pointer: Condition compares the value
-	// there of the result (RouteKey).
-	RouteOn string `json:",omitempty"`
 
 	// more holds what few tasks have (nil: none), apart so that a task is
-	// 288 bytes, not 320 (two size classes of Go's allocator; a
+	// 256 bytes, not 288 or 320 (size classes of Go's allocator; a
 	// 10,000-task spec's tasks live through the run). Set once, as the
 	// spec loads; a copy of the task shares it.
 	more *taskMore
 }
 
-// taskMore is what few tasks have: a compiled output schema, a path other
-// than tasks.NAME.
+// taskMore is what few tasks have: an output schema, a route_on, a path
+// other than tasks.NAME.
 type taskMore struct {
-	schema *jsonschema.Schema // OutputSchema compiled
+	// outputSchema is output_schema as JSON values (nil: none).
+	outputSchema any
+	schema       *jsonschema.Schema // outputSchema compiled
+	routeOn      string
 	// path is where the task is declared, as errors name it, when not
 	// tasks.NAME (roles.R.tasks.NAME, steps[0]); see KeyPath.
 	path string
+}
+
+// OutputSchema is output_schema as JSON values (nil: none): the result
+// must be JSON that fits it (CheckOutput); LLM agents also ask for it.
+func (t *Task) OutputSchema() any {
+	if t.more == nil {
+		return nil
+	}
+	return t.more.outputSchema
+}
+
+// RouteOn is route_on, a JSON pointer ("": none): Condition compares the
+// value there of the result (RouteKey).
+func (t *Task) RouteOn() string {
+	if t.more == nil {
+		return ""
+	}
+	return t.more.routeOn
 }
 
 // schema is OutputSchema compiled; nil: none.

@@ -44,12 +44,12 @@ func compileOutputSchema(task string, schema any) (*jsonschema.Schema, error) {
 // that its result is asked for in and checked against: the native
 // output_schema, or a PraisonAI step's output_json.
 func (b *builder) outputSchema(sv *tree, tk *Task) {
-	tk.OutputSchema = sv.json()
-	s, err := compileOutputSchema(tk.Name, tk.OutputSchema)
+	v := sv.json()
+	s, err := compileOutputSchema(tk.Name, v)
 	if err != nil {
 		b.errorf(sv, sv.pos(), "not a JSON Schema teamrun can check results with: %s", strings.Join(strings.Fields(err.Error()), " "))
 	}
-	tk.setMore(func(m *taskMore) { m.schema = s })
+	tk.setMore(func(m *taskMore) { m.outputSchema, m.schema = v, s })
 }
 
 type errRemoteRef struct{ url string }
@@ -162,33 +162,34 @@ func preview(s string) string {
 // result (a string as it is, anything else as FormatValue prints it). The
 // error says why a result has no such value.
 func (tk *Task) RouteKey(raw string) (string, error) {
-	if tk.RouteOn == "" {
+	on := tk.RouteOn()
+	if on == "" {
 		return strings.TrimSpace(raw), nil
 	}
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return "", fmt.Errorf("route_on %s: the result is not JSON: %s", tk.RouteOn, preview(raw))
+		return "", fmt.Errorf("route_on %s: the result is not JSON: %s", on, preview(raw))
 	}
 	v = plainJSON(v)
-	for _, seg := range strings.Split(tk.RouteOn, "/")[1:] {
+	for _, seg := range strings.Split(on, "/")[1:] {
 		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
 		switch c := v.(type) {
 		case map[string]any:
 			x, ok := c[seg]
 			if !ok {
-				return "", fmt.Errorf("route_on %s: the result has no %q", tk.RouteOn, seg)
+				return "", fmt.Errorf("route_on %s: the result has no %q", on, seg)
 			}
 			v = x
 		case []any:
 			n, err := strconv.Atoi(seg)
 			if err != nil || n < 0 || n >= len(c) {
-				return "", fmt.Errorf("route_on %s: the result's list has no item %q", tk.RouteOn, seg)
+				return "", fmt.Errorf("route_on %s: the result's list has no item %q", on, seg)
 			}
 			v = c[n]
 		default:
-			return "", fmt.Errorf("route_on %s: the result has no %q (it is not an object or a list there)", tk.RouteOn, seg)
+			return "", fmt.Errorf("route_on %s: the result has no %q (it is not an object or a list there)", on, seg)
 		}
 	}
 	return FormatValue(v), nil

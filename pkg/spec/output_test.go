@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -88,7 +89,7 @@ func TestRouteKey(t *testing.T) {
 		{"/a/b", `{"a": 1}`, "", `the result has no "b" (it is not an object or a list there)`},
 	}
 	for _, tt := range tests {
-		tk := &Task{RouteOn: tt.on}
+		tk := &Task{more: &taskMore{routeOn: tt.on}}
 		got, err := tk.RouteKey(tt.raw)
 		switch {
 		case tt.wantErr == "" && (err != nil || got != tt.want):
@@ -191,5 +192,42 @@ func TestOutputFileBracesSaid(t *testing.T) {
 		case tt.want != "" && (len(said) != 1 || !strings.HasPrefix(said[0], tt.want)):
 			t.Errorf("%s: warnings %q, want one starting %q", tt.path, said, tt.want)
 		}
+	}
+}
+
+// output_schema and route_on are kept in taskMore, where the model's
+// golden JSON (TestValidSpecs) does not show them: read them back here.
+func TestOutputSchemaAndRouteOnParsed(t *testing.T) {
+	team, err := Parse("agents.yaml", []byte(`agents:
+  c: {shell: cat}
+tasks:
+  triage:
+    description: d
+    agent: c
+    output_schema: {type: object, required: [severity]}
+    route_on: /severity
+    condition: {high: [page]}
+  page:
+    description: d
+    agent: c
+  plain:
+    description: d
+    agent: c
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"type": "object", "required": []any{"severity"}}
+	if got := team.Tasks[0].OutputSchema(); !reflect.DeepEqual(got, want) {
+		t.Errorf("triage's OutputSchema() = %#v; want %#v", got, want)
+	}
+	if got := team.Tasks[0].RouteOn(); got != "/severity" {
+		t.Errorf("triage's RouteOn() = %q; want /severity", got)
+	}
+	if got, err := team.Tasks[0].RouteKey(`{"severity": "high"}`); err != nil || got != "high" {
+		t.Errorf("triage's RouteKey = %q, %v; want high", got, err)
+	}
+	if s, on := team.Tasks[2].OutputSchema(), team.Tasks[2].RouteOn(); s != nil || on != "" {
+		t.Errorf("plain's OutputSchema(), RouteOn() = %v, %q; want nil, \"\"", s, on)
 	}
 }

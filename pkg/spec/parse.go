@@ -653,7 +653,8 @@ func (b *builder) task(name string, v *tree) {
 	}
 	tk.OutputFile, _ = v.get("output_file").str()
 	if rv := v.get("route_on"); rv != nil {
-		tk.RouteOn, _ = rv.str()
+		on, _ := rv.str()
+		tk.setMore(func(m *taskMore) { m.routeOn = on })
 		if v.get("condition") == nil {
 			b.errorf(rv, rv.kpos(), "route_on says where in the result condition looks: give the task a condition too")
 		}

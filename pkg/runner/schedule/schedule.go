@@ -31,8 +31,13 @@ const (
 type Graph struct {
 	team    *spec.Team
 	context [][]int // the tasks each task reads
-	deps    [][]int // what must be resolved before a task can start
-	gates   [][]int // tasks whose condition routes to this one
+	// deps is what must be resolved before a task can start (Deps); nil
+	// in a sequential team, where each task waits for the one before it,
+	// the one-item list seq[i-1:i] (a list each was 32 bytes a task
+	// that live through the run, a list of indices is 8).
+	deps  [][]int
+	seq   []int
+	gates [][]int // tasks whose condition routes to this one
 	// until is, for a repeat iteration after the first, the iteration
 	// before it (-1 otherwise): its result containing the repeat's text
 	// (Task.Until) skips this one. Both gates and until are nil in a
@@ -99,7 +104,15 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 	if len(context) != n {
 		return nil, fmt.Errorf("schedule: %d context lists for %d tasks", len(context), n)
 	}
-	g := &Graph{team: team, context: context, deps: make([][]int, n)}
+	g := &Graph{team: team, context: context}
+	if team.Process == spec.Workflow {
+		g.deps = make([][]int, n)
+	} else {
+		g.seq = make([]int, n)
+		for i := range g.seq {
+			g.seq[i] = i
+		}
+	}
 	byName := taskNames{tasks: team.Tasks}
 	for i, t := range team.Tasks {
 		if t.OutputVariable != "" {
@@ -128,24 +141,20 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 			}
 		}
 	}
-	for i := range n {
-		if team.Process == spec.Workflow {
-			d := slices.Clone(context[i])
-			for _, gt := range g.Gates(i) {
-				if !slices.Contains(d, gt) {
-					d = append(d, gt)
-				}
+	for i := range g.deps {
+		d := slices.Clone(context[i])
+		for _, gt := range g.Gates(i) {
+			if !slices.Contains(d, gt) {
+				d = append(d, gt)
 			}
-			// A foreach over a task's output waits for that task.
-			for _, name := range team.Tasks[i].Expanded().After {
-				if a, ok := byName.find(name, -1); ok && !slices.Contains(d, a) {
-					d = append(d, a)
-				}
-			}
-			g.deps[i] = d
-		} else if i > 0 {
-			g.deps[i] = []int{i - 1}
 		}
+		// A foreach over a task's output waits for that task.
+		for _, name := range team.Tasks[i].Expanded().After {
+			if a, ok := byName.find(name, -1); ok && !slices.Contains(d, a) {
+				d = append(d, a)
+			}
+		}
+		g.deps[i] = d
 	}
 	if team.Process == spec.Workflow {
 		g.chainMemory()
@@ -203,7 +212,7 @@ func (g *Graph) chainMemory() {
 }
 
 // Len is the number of tasks.
-func (g *Graph) Len() int { return len(g.deps) }
+func (g *Graph) Len() int { return len(g.context) }
 
 // Context is the tasks task i reads, as indices.
 func (g *Graph) Context(i int) []int { return g.context[i] }
@@ -213,7 +222,15 @@ func (g *Graph) Contexts() [][]int { return g.context }
 
 // Deps is what task i waits for: its context, the tasks routing to it,
 // the task before it in a sequential team, its memory agent's previous task.
-func (g *Graph) Deps(i int) []int { return g.deps[i] }
+func (g *Graph) Deps(i int) []int {
+	switch {
+	case g.deps != nil:
+		return g.deps[i]
+	case i > 0:
+		return g.seq[i-1 : i : i] // full: an append copies
+	}
+	return nil
+}
 
 // CutoffReads is what the early cut-off compares for held task i, in
 // run and plan alike: what it waits for, what it reads (in a sequential
@@ -236,14 +253,14 @@ func (g *Graph) CutoffReads(i int) []int {
 		case !slices.Contains(out, j):
 			out = append(out, j)
 			if len(out) == 16 {
-				seen = make(map[int]bool, len(g.deps[i])+len(g.context[i]))
+				seen = make(map[int]bool, len(g.Deps(i))+len(g.context[i]))
 				for _, k := range out {
 					seen[k] = true
 				}
 			}
 		}
 	}
-	for _, j := range g.deps[i] {
+	for _, j := range g.Deps(i) {
 		add(j)
 	}
 	for _, j := range g.context[i] {
@@ -266,7 +283,7 @@ func (g *Graph) CutoffReads(i int) []int {
 // readsAny reports whether is holds for a task that task i waits for or
 // reads (its deps, its context), without making a list of them.
 func (g *Graph) readsAny(i int, is func(c int) bool) bool {
-	return slices.ContainsFunc(g.deps[i], is) || slices.ContainsFunc(g.context[i], is)
+	return slices.ContainsFunc(g.Deps(i), is) || slices.ContainsFunc(g.context[i], is)
 }
 
 // Gates is the tasks whose condition routes to task i.
@@ -356,8 +373,8 @@ func (g *Graph) NoRoute(i int, raw string) string {
 	switch {
 	case err != nil:
 		return "result routes nowhere: " + err.Error()
-	case tk.RouteOn != "":
-		return fmt.Sprintf("result's %s, %q, matches none of its condition's values (%s)", tk.RouteOn, truncate(key, 80), g.RouteValues(i))
+	case tk.RouteOn() != "":
+		return fmt.Sprintf("result's %s, %q, matches none of its condition's values (%s)", tk.RouteOn(), truncate(key, 80), g.RouteValues(i))
 	}
 	return fmt.Sprintf("result %q matches none of its condition's values (%s)", truncate(key, 80), g.RouteValues(i))
 }
@@ -700,7 +717,7 @@ func (s *State) Ready() []int {
 }
 
 func (s *State) depsResolved(i int) bool {
-	for _, d := range s.g.deps[i] {
+	for _, d := range s.g.Deps(i) {
 		if !resolved(s.status[d]) {
 			return false
 		}
