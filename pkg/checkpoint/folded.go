@@ -1,6 +1,9 @@
 package checkpoint
 
-import "sync"
+import (
+	"fmt"
+	"sync"
+)
 
 // FoldedView is what a store's journal holds of its session in memory: the
 // snapshot plus every acknowledged record, and what degraded since it was
@@ -50,4 +53,29 @@ func (v *FoldedView) Warnings() []string {
 // Warn adds to what Warnings returns next; Mu is held.
 func (v *FoldedView) Warn(w ...string) {
 	v.warnings = append(v.warnings, w...)
+}
+
+// Prepare makes rs ready for the store to write: each as PrepareRecord
+// stores it, and its payload (EncodeRecord). It is all of rs or, on an
+// error (which names the session), none, and so are their warnings: they
+// are added (Warn) only once every record is ready, so a refused batch
+// leaves no warning about a record that was never written. Mu is held.
+func (v *FoldedView) Prepare(rs []Record) (records []Record, payloads [][]byte, err error) {
+	records = make([]Record, len(rs))
+	payloads = make([][]byte, len(rs))
+	var warnings []string
+	for i, r := range rs {
+		r, w, err := PrepareRecord(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("checkpoint: session %s: %w", v.Sess.ID, err)
+		}
+		payload, err := EncodeRecord(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("checkpoint: session %s: %w", v.Sess.ID, err)
+		}
+		records[i], payloads[i] = r, payload
+		warnings = append(warnings, w...)
+	}
+	v.Warn(warnings...)
+	return records, payloads, nil
 }

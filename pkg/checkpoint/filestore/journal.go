@@ -357,19 +357,13 @@ func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 	if j.err != nil {
 		return j.err
 	}
-	b := &batch{records: make([]checkpoint.Record, len(rs))}
-	for i, r := range rs {
-		r, w, err := checkpoint.PrepareRecord(r)
-		if err != nil {
-			return fmt.Errorf("checkpoint: session %s: %w", j.Sess.ID, err)
-		}
-		j.Warn(w...)
-		payload, err := checkpoint.EncodeRecord(r)
-		if err != nil {
-			return fmt.Errorf("checkpoint: session %s: %w", j.Sess.ID, err)
-		}
-		b.records[i] = r
-		b.buf = append(b.buf, frame(payload)...)
+	records, payloads, err := j.Prepare(rs)
+	if err != nil {
+		return err
+	}
+	b := &batch{records: records}
+	for _, p := range payloads {
+		b.buf = append(b.buf, frame(p)...)
 	}
 	// A compaction runs beside the records, but the journal may not run
 	// away from it: past twice the snapshot, a batch waits for it (only

@@ -345,22 +345,10 @@ func (j *journal) RecordBatch(rs []checkpoint.Record) error {
 	if j.closed {
 		return fmt.Errorf("checkpoint: session %s: Record after Close", j.Sess.ID)
 	}
-	prepared := make([]checkpoint.Record, len(rs))
-	payloads := make([][]byte, len(rs))
-	var warnings []string
-	for i, r := range rs {
-		r, w, err := checkpoint.PrepareRecord(r)
-		if err != nil {
-			return fmt.Errorf("checkpoint: session %s: %w", j.Sess.ID, err)
-		}
-		payload, err := checkpoint.EncodeRecord(r)
-		if err != nil {
-			return fmt.Errorf("checkpoint: session %s: %w", j.Sess.ID, err)
-		}
-		prepared[i], payloads[i] = r, payload
-		warnings = append(warnings, w...)
+	prepared, payloads, err := j.Prepare(rs)
+	if err != nil {
+		return err
 	}
-	j.Warn(warnings...)
 	s := j.store
 	s.mu.Lock()
 	e := s.sessions[j.Sess.ID]

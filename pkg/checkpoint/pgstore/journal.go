@@ -165,22 +165,14 @@ func (j *Journal) RecordBatch(rs []checkpoint.Record) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	b := &batch{records: make([]checkpoint.Record, len(rs)), payloads: make([][]byte, len(rs))}
-	var warnings []string
-	for i, r := range rs {
-		r, w, err := checkpoint.PrepareRecord(r)
-		if err != nil {
-			return fmt.Errorf("checkpoint: session %s: %w", j.Sess.ID, err)
-		}
-		warnings = append(warnings, w...)
-		payload, err := checkpoint.EncodeRecord(r)
-		if err != nil {
-			return fmt.Errorf("checkpoint: session %s: %w", j.Sess.ID, err)
-		}
-		b.records[i], b.payloads[i] = r, payload
-		b.size += len(payload)
+	records, payloads, err := j.Prepare(rs)
+	if err != nil {
+		return err
 	}
-	j.Warn(warnings...)
+	b := &batch{records: records, payloads: payloads}
+	for _, p := range payloads {
+		b.size += len(p)
+	}
 	if j.writing {
 		b.done = make(chan batchDone, 1)
 		j.queue = append(j.queue, b)
