@@ -45,5 +45,5 @@ func (e *fileError) advice() string {
 
 // writeFileError is exit 5 with a fileError, after prefix ("init: ").
 func writeFileError(prefix, op, path string, err error, state, another string) error {
-	return withCode(exitStore, fmt.Errorf("%s%w", prefix, &fileError{op: op, path: path, err: pathErr(err), state: state, another: another}))
+	return withCode(exitStore, fmt.Errorf("%s%w", prefix, &fileError{op: op, path: path, err: fserr.Bare(err), state: state, another: another}))
 }

@@ -8,6 +8,7 @@ package fserr
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"syscall"
 
 	"github.com/teamrun/teamrun/internal/regfile"
@@ -53,4 +54,21 @@ func Of(err error) Kind {
 		return NotRegular
 	}
 	return Other
+}
+
+// Bare is the system's error inside err without the operation and path(s)
+// the os package wrapped it in (fs.PathError, os.LinkError), for a
+// message that names the path itself, once: "cannot write f: no space
+// left on device", not "… write f: no space left on device". An err
+// with neither is returned as it is.
+func Bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return err
 }

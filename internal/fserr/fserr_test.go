@@ -44,3 +44,23 @@ func TestOf(t *testing.T) {
 		}
 	}
 }
+
+// Bare leaves the errno of an os error, which the message then names its
+// path beside once; an error with no path is left whole.
+func TestBare(t *testing.T) {
+	plain := errors.New("no path")
+	tests := []struct {
+		err, want error
+	}{
+		{&fs.PathError{Op: "open", Path: "/d/f", Err: syscall.EACCES}, syscall.EACCES},
+		{&os.LinkError{Op: "rename", Old: "/d/.f.tmp", New: "/d/f", Err: syscall.EXDEV}, syscall.EXDEV},
+		{fmt.Errorf("saving: %w", &fs.PathError{Op: "write", Path: "/d/f", Err: syscall.ENOSPC}), syscall.ENOSPC},
+		{plain, plain},
+		{nil, nil},
+	}
+	for _, tt := range tests {
+		if got := Bare(tt.err); got != tt.want {
+			t.Errorf("Bare(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}

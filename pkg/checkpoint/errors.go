@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/internal/regfile"
@@ -108,14 +107,7 @@ func NewStoreError(op, path string, err error) error {
 	if errors.As(err, &se) {
 		return err
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		err = le.Err
-	}
+	err = fserr.Bare(err)
 	if fserr.Of(err) == fserr.IsDir {
 		// A folder where a file goes: said as the special files are, with
 		// what to do, not "is a directory; check the disk".

@@ -115,11 +115,7 @@ func (e *ProjectWriteError) Error() string {
 func (e *ProjectWriteError) Unwrap() []error { return []error{e.Err, checkpoint.ErrStore} }
 
 func projectWriteErr(op, path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return &ProjectWriteError{Op: op, Path: path, Err: err}
+	return &ProjectWriteError{Op: op, Path: path, Err: fserr.Bare(err)}
 }
 
 type projectState struct {
