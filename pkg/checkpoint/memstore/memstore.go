@@ -71,20 +71,8 @@ func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (checkp
 		s.mu.Unlock()
 		he := &checkpoint.HeldError{ID: id, PID: held.holder.PID, Host: held.holder.Host, Started: held.holder.Started}
 		left := time.Until(deadline)
-		if left <= 0 {
-			if wait > 0 {
-				he.Waited = wait
-			}
-			return nil, he
-		}
-		t := time.NewTimer(left)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("waiting for session %s: %w (%v)", id, ctx.Err(), he)
-		case <-wake:
-			t.Stop()
-		case <-t.C:
+		if err := checkpoint.WaitTurn(ctx, he, wait, left, left, wake); err != nil {
+			return nil, err
 		}
 	}
 }
