@@ -30,25 +30,7 @@ func sessionLogsCommand() *cli.Command {
 		Flags: []cli.Flag{projectFlag(), storeFlagDef(),
 			&cli.GenericFlag{Name: "attempt", Value: attempt, Usage: "only attempt `N` (1, 2, … as run counts them)", DefaultText: "all"},
 		},
-		BashComplete: func(c *cli.Context) {
-			if c.NArg() == 0 {
-				completeSessions(c)
-				return
-			}
-			if c.NArg() != 1 {
-				return
-			}
-			store, err := openStore(c)
-			if err != nil {
-				return
-			}
-			defer store.Close()
-			if sess, err := store.Load(c.Context, c.Args().First()); err == nil {
-				for _, t := range sess.Team.Tasks {
-					fmt.Fprintln(c.App.Writer, t.Name)
-				}
-			}
-		},
+		BashComplete: completeSessionTasks(func(*checkpoint.TaskRecord) bool { return true }),
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return exitf(exitUsage, "session logs needs ID and at most one TASK (e.g. teamrun session logs ID fetch)")
