@@ -474,7 +474,7 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 				if err != nil {
 					return err
 				}
-				if err := showTask(c.App.Writer, sess, task, c.Bool("json")); err != nil || c.Bool("json") {
+				if err := showTask(c.App.Writer, sess, t, c.Bool("json")); err != nil || c.Bool("json") {
 					return err
 				}
 				printTaskHistory(c.App.Writer, sess, t, time.Now(), ios.IsTerminal())
