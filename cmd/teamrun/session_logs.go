@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -45,13 +44,9 @@ func sessionLogsCommand() *cli.Command {
 			}
 			tasks := sess.Team.Tasks
 			if len(args) == 2 {
-				t, ok := sess.Task(args[1])
-				if !ok {
-					names := make([]string, len(tasks))
-					for i, t := range tasks {
-						names[i] = t.Name
-					}
-					return exitf(exitUsage, "session %s has no task %q (its tasks: %s)", sess.ID, args[1], strings.Join(names, ", "))
+				t, err := sessionTask(sess, args[1])
+				if err != nil {
+					return err
 				}
 				tasks = []checkpoint.TaskRecord{*t}
 				if attempt.n > t.Attempts {
