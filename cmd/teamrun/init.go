@@ -84,16 +84,6 @@ func initCommand() *cli.Command {
 	}
 }
 
-// pathErr is err without the operation and path a *fs.PathError adds
-// ("open x.yaml: permission denied"): the message names the file itself.
-func pathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // writeNew writes a file that must not exist yet.
 func writeNew(path string, data []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

@@ -174,6 +174,35 @@ func completeSessions(c *cli.Context) {
 	}
 }
 
+// completeSessionTasks offers the store's session ids, then, after one,
+// the names of that session's tasks that keep accepts; nothing when the
+// session cannot be read (a completion never prints an error).
+func completeSessionTasks(keep func(*checkpoint.TaskRecord) bool) cli.BashCompleteFunc {
+	return func(c *cli.Context) {
+		if c.NArg() == 0 {
+			completeSessions(c)
+			return
+		}
+		if c.NArg() != 1 {
+			return
+		}
+		store, err := openStore(c)
+		if err != nil {
+			return
+		}
+		defer store.Close()
+		sess, err := store.Load(c.Context, c.Args().First())
+		if err != nil {
+			return
+		}
+		for i := range sess.Team.Tasks {
+			if t := &sess.Team.Tasks[i]; keep(t) {
+				fmt.Fprintln(c.App.Writer, t.Name)
+			}
+		}
+	}
+}
+
 // ---- list
 
 type listJSON struct {
@@ -445,7 +474,7 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 				if err != nil {
 					return err
 				}
-				if err := showTask(c.App.Writer, sess, task, c.Bool("json")); err != nil || c.Bool("json") {
+				if err := showTask(c.App.Writer, sess, t, c.Bool("json")); err != nil || c.Bool("json") {
 					return err
 				}
 				printTaskHistory(c.App.Writer, sess, t, time.Now(), ios.IsTerminal())
@@ -811,27 +840,8 @@ func sessionDecideCommand() *cli.Command {
 			"Example:\n" +
 			"   teamrun session decide release-notes-20260301-101500-ab12 review approve\n" +
 			"   teamrun session decide nightly budget raise=2",
-		Flags: []cli.Flag{projectFlag(), storeFlagDef()},
-		BashComplete: func(c *cli.Context) {
-			if c.NArg() == 0 {
-				completeSessions(c)
-				return
-			}
-			if c.NArg() != 1 {
-				return
-			}
-			store, err := openStore(c)
-			if err != nil {
-				return
-			}
-			if sess, err := store.Load(c.Context, c.Args().First()); err == nil {
-				for _, t := range sess.Team.Tasks {
-					if t.Agent == spec.HumanAgent {
-						fmt.Fprintln(c.App.Writer, t.Name)
-					}
-				}
-			}
-		},
+		Flags:        []cli.Flag{projectFlag(), storeFlagDef()},
+		BashComplete: completeSessionTasks(func(t *checkpoint.TaskRecord) bool { return t.Agent == spec.HumanAgent }),
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) != 3 {
 				return exitf(exitUsage, "session decide needs ID TASK VALUE (e.g. teamrun session decide nightly review approve)")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -30,25 +29,7 @@ func sessionLogsCommand() *cli.Command {
 		Flags: []cli.Flag{projectFlag(), storeFlagDef(),
 			&cli.GenericFlag{Name: "attempt", Value: attempt, Usage: "only attempt `N` (1, 2, … as run counts them)", DefaultText: "all"},
 		},
-		BashComplete: func(c *cli.Context) {
-			if c.NArg() == 0 {
-				completeSessions(c)
-				return
-			}
-			if c.NArg() != 1 {
-				return
-			}
-			store, err := openStore(c)
-			if err != nil {
-				return
-			}
-			defer store.Close()
-			if sess, err := store.Load(c.Context, c.Args().First()); err == nil {
-				for _, t := range sess.Team.Tasks {
-					fmt.Fprintln(c.App.Writer, t.Name)
-				}
-			}
-		},
+		BashComplete: completeSessionTasks(func(*checkpoint.TaskRecord) bool { return true }),
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return exitf(exitUsage, "session logs needs ID and at most one TASK (e.g. teamrun session logs ID fetch)")
@@ -63,13 +44,9 @@ func sessionLogsCommand() *cli.Command {
 			}
 			tasks := sess.Team.Tasks
 			if len(args) == 2 {
-				t, ok := sess.Task(args[1])
-				if !ok {
-					names := make([]string, len(tasks))
-					for i, t := range tasks {
-						names[i] = t.Name
-					}
-					return exitf(exitUsage, "session %s has no task %q (its tasks: %s)", sess.ID, args[1], strings.Join(names, ", "))
+				t, err := sessionTask(sess, args[1])
+				if err != nil {
+					return err
 				}
 				tasks = []checkpoint.TaskRecord{*t}
 				if attempt.n > t.Attempts {

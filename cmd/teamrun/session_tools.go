@@ -20,17 +20,10 @@ type taskToolsJSON struct {
 
 // showTask prints one task of a session with its tool calls: turn, tool,
 // arguments, duration, result size, and how often a resumed run replayed
-// the recorded result instead of running the call.
-func showTask(w io.Writer, s *checkpoint.Session, name string, asJSON bool) error {
-	t, ok := s.Task(name)
-	if !ok {
-		names := make([]string, len(s.Team.Tasks))
-		for i, t := range s.Team.Tasks {
-			names[i] = t.Name
-		}
-		return exitf(exitUsage, "session %s has no task %q; its tasks: %s", s.ID, name, strings.Join(names, ", "))
-	}
-	lg := s.ToolLogs[name]
+// the recorded result instead of running the call. t is one of s's tasks
+// (sessionTask).
+func showTask(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskRecord, asJSON bool) error {
+	lg := s.ToolLogs[t.Name]
 	if asJSON {
 		return writeJSON(w, taskToolsJSON{Task: *t, Tools: lg})
 	}

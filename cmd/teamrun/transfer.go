@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint/transfer"
@@ -112,11 +112,8 @@ func sessionImportCommand() *cli.Command {
 				return exitf(exitUsage, "%s is not a session that teamrun session export wrote (%v)", file, err)
 			}
 			if err != nil {
-				var pe *fs.PathError // the message names the file once
-				if errors.As(err, &pe) {
-					err = pe.Err
-				}
-				return exitf(exitUsage, "cannot read %s: %v", file, err)
+				// The message names the file once.
+				return exitf(exitUsage, "cannot read %s: %v", file, fserr.Bare(err))
 			}
 			a, err := openAdmin(c)
 			if err != nil {

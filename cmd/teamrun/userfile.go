@@ -1,10 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"syscall"
+
+	"github.com/teamrun/teamrun/internal/fserr"
 )
 
 // fileError is a file the user named (export's -o FILE, init's FILE) that
@@ -27,18 +26,18 @@ func (e *fileError) Retryable() bool { return true }
 
 // advice is what to deal with before the file is written again.
 func (e *fileError) advice() string {
-	switch err := e.err; {
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+	switch fserr.Of(e.err) {
+	case fserr.Full:
 		return "the disk is full: free some space, or name a file on another disk (" + e.another + ")"
-	case errors.Is(err, syscall.EROFS):
+	case fserr.ReadOnly:
 		return "the file system there is mounted read-only: name a file on a writable one (" + e.another + ")"
-	case errors.Is(err, fs.ErrPermission):
+	case fserr.Permission:
 		return "check the permissions of its folder, or name a file elsewhere (" + e.another + ")"
-	case errors.Is(err, fs.ErrNotExist):
+	case fserr.NotExist:
 		return "its folder does not exist: create it, or name a file in another (" + e.another + ")"
-	case errors.Is(err, syscall.ENOTDIR):
+	case fserr.NotDir:
 		return "a part of that path is a file, not a folder: name another (" + e.another + ")"
-	case errors.Is(err, syscall.ENAMETOOLONG):
+	case fserr.NameTooLong:
 		return "name a shorter one (" + e.another + ")"
 	}
 	return "check the disk and the folder, or name a file elsewhere (" + e.another + ")"
@@ -46,5 +45,5 @@ func (e *fileError) advice() string {
 
 // writeFileError is exit 5 with a fileError, after prefix ("init: ").
 func writeFileError(prefix, op, path string, err error, state, another string) error {
-	return withCode(exitStore, fmt.Errorf("%s%w", prefix, &fileError{op: op, path: path, err: pathErr(err), state: state, another: another}))
+	return withCode(exitStore, fmt.Errorf("%s%w", prefix, &fileError{op: op, path: path, err: fserr.Bare(err), state: state, another: another}))
 }

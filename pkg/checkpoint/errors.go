@@ -4,9 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"syscall"
 
+	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/internal/regfile"
 )
 
@@ -73,20 +72,19 @@ const LinkAdvice = "it is a symbolic link, and teamrun never writes through one:
 
 // advice is what to do about e; again: then run the command again.
 func (e *StoreError) advice() (advice string, again bool) {
-	err := e.Err
-	switch {
-	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+	switch fserr.Of(e.Err) {
+	case fserr.Full:
 		return "the disk is full: free some space", true
-	case errors.Is(err, syscall.ELOOP):
+	case fserr.Link:
 		return LinkAdvice, false
-	case errors.Is(err, ErrNotRegular):
+	case fserr.NotRegular:
 		return "teamrun keeps only regular files there: move it out of the store (and find out who put it there)", false
-	case errors.Is(err, syscall.EROFS):
+	case fserr.ReadOnly:
 		// No owner or permission fixes a read-only mount.
 		return "the file system there is mounted read-only: point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) at a writable folder, or mount it read-write", true
-	case errors.Is(err, fs.ErrPermission):
+	case fserr.Permission:
 		return "check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)", false
-	case errors.Is(err, syscall.ENOTDIR):
+	case fserr.NotDir:
 		// TEAMRUN_HOME=/etc/passwd: no disk to check, no run to resume.
 		return "a part of that path is a file, not a folder: point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) or the project at a folder", false
 	}
@@ -109,15 +107,8 @@ func NewStoreError(op, path string, err error) error {
 	if errors.As(err, &se) {
 		return err
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		err = le.Err
-	}
-	if errors.Is(err, syscall.EISDIR) {
+	err = fserr.Bare(err)
+	if fserr.Of(err) == fserr.IsDir {
 		// A folder where a file goes: said as the special files are, with
 		// what to do, not "is a directory; check the disk".
 		err = regfile.NotRegular(fs.ModeDir)

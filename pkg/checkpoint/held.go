@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -35,4 +36,28 @@ type Holder struct {
 	PID     int       `json:"pid"`
 	Host    string    `json:"host"`
 	Started time.Time `json:"started"`
+}
+
+// WaitTurn is one turn of a Lock that found the session held (by held),
+// for every store: once left, the time Lock may still wait, is used up, it
+// is held, Waited set when Lock was to wait at all; else it waits pause
+// (at most left), until wake (a store that knows of a release; nil for
+// none) or until ctx is done, which is an error that wraps ctx's. nil:
+// try the lock again.
+func WaitTurn(ctx context.Context, held *HeldError, wait, left, pause time.Duration, wake <-chan struct{}) error {
+	if left <= 0 {
+		if wait > 0 {
+			held.Waited = wait
+		}
+		return held
+	}
+	t := time.NewTimer(min(pause, left))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for session %s: %w (%v)", held.ID, ctx.Err(), held)
+	case <-wake:
+	case <-t.C:
+	}
+	return nil
 }

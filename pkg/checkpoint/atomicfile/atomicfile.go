@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/internal/regfile"
 )
 
@@ -34,15 +35,7 @@ func (e *Error) Error() string { return "cannot " + e.Op + " " + e.Path + ": " +
 func (e *Error) Unwrap() error { return e.Err }
 
 func fail(op, path string, err error, renamed bool) *Error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		err = le.Err
-	}
-	return &Error{Op: op, Path: path, Err: err, Renamed: renamed}
+	return &Error{Op: op, Path: path, Err: fserr.Bare(err), Renamed: renamed}
 }
 
 // Write replaces path with data, the file made with mode perm. The temp

@@ -45,8 +45,8 @@ func crashImage(t *testing.T, s *Store) *Store {
 
 // waitCompacted waits until no compaction is under way.
 func waitCompacted(j *FileJournal) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	j.Mu.Lock()
+	defer j.Mu.Unlock()
 	for j.compacting {
 		j.idle.Wait()
 	}
@@ -98,9 +98,9 @@ func recordUntil(t *testing.T, j *FileJournal, names []string, held <-chan struc
 		res := fmt.Sprintf("%06d %s", i, kib)
 		record(t, j, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: name, Result: res})
 		want[name] = res
-		j.mu.Lock()
+		j.Mu.Lock()
 		started := j.compacting
-		j.mu.Unlock()
+		j.Mu.Unlock()
 		if started {
 			<-held
 			return i + 1
@@ -145,7 +145,7 @@ func TestCompactionDoesNotStallRecord(t *testing.T) {
 		}
 	}
 	j, names := compactTeam(t, s, "bg")
-	oldEpoch := j.sess.Epoch
+	oldEpoch := j.Sess.Epoch
 	want := map[string]string{}
 	n := recordUntil(t, j, names, held, want)
 
@@ -338,7 +338,7 @@ func TestLoadDuringCompaction(t *testing.T) {
 		record(t, j, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: names[i], Result: res})
 		want[names[i]] = res
 	}
-	oldEpoch := j.sess.Epoch
+	oldEpoch := j.Sess.Epoch
 	reads := 0
 	s.testStep = func(step string) {
 		if step != "snapshot read" {

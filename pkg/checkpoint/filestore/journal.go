@@ -150,16 +150,14 @@ func foldedPart(sess *checkpoint.Session, epoch string, n int) (int, error) {
 
 // FileJournal appends a session's transitions. It is safe for concurrent use.
 type FileJournal struct {
-	mu       sync.Mutex
+	checkpoint.FoldedView
 	store    *Store
 	lock     *FileLock
-	sess     *checkpoint.Session
 	f        *os.File
 	path     string
 	size     int64 // bytes of valid journal on disk
 	records  int   // records in the journal after its header
 	snapSize int64
-	warnings []string
 	err      error // set when the journal's state on disk is unknown
 	closed   bool
 
@@ -167,7 +165,7 @@ type FileJournal struct {
 	// up and share the next write and sync, which the first of them leads.
 	syncing bool
 	queue   []*batch
-	idle    *sync.Cond // signalled when no sync is in flight; on mu
+	idle    *sync.Cond // signalled when no sync is in flight; on Mu
 
 	// Compaction runs beside the records (compactBehind): compacting
 	// while it does; slotWanted, when set, is closed by the leader that
@@ -221,9 +219,9 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	for _, p := range s.tempFiles(sess.ID) {
 		_ = os.Remove(p)
 	}
-	j := &FileJournal{store: s, lock: l, sess: sess, path: s.journalPath(sess.ID)}
-	j.idle = sync.NewCond(&j.mu)
-	j.warnings = append(j.warnings, checkpoint.PrepareSnapshot(sess)...)
+	j := &FileJournal{FoldedView: checkpoint.FoldedView{Sess: sess}, store: s, lock: l, path: s.journalPath(sess.ID)}
+	j.idle = sync.NewCond(&j.Mu)
+	j.Warn(checkpoint.PrepareSnapshot(sess)...)
 	// The new snapshot names sess's epoch as the one it absorbs. A journal
 	// of an older epoch (its records were folded before sess was loaded)
 	// would belong to neither after a crash right after the snapshot: empty
@@ -252,7 +250,7 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	// The snapshot is written: a blob it does not name is no task's result.
 	// One left behind costs only space: say so and go on.
 	if err := s.sweepBlobs(sess.ID, sess.Blobs()); err != nil {
-		j.warnings = append(j.warnings, fmt.Sprintf("results no task names were left in place: %v", err))
+		j.Warn(fmt.Sprintf("results no task names were left in place: %v", err))
 	}
 	if err := j.restart(); err != nil {
 		f.Close()
@@ -328,7 +326,7 @@ func (j *FileJournal) restart() error {
 	if err := j.f.Truncate(0); err != nil {
 		return storeErr("write", j.path, err)
 	}
-	h := headerLine(j.sess.Epoch)
+	h := headerLine(j.Sess.Epoch)
 	if _, err := j.f.Write(h); err != nil {
 		return storeErr("write", j.path, err)
 	}
@@ -351,27 +349,21 @@ func (j *FileJournal) Record(r checkpoint.Record) error {
 // while a sync is in flight share the next one (group commit); none
 // returns before its records are durable.
 func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	j.Mu.Lock()
+	defer j.Mu.Unlock()
 	if j.closed {
-		return fmt.Errorf("checkpoint: session %s: Record after Close", j.sess.ID)
+		return fmt.Errorf("checkpoint: session %s: Record after Close", j.Sess.ID)
 	}
 	if j.err != nil {
 		return j.err
 	}
-	b := &batch{records: make([]checkpoint.Record, len(rs))}
-	for i, r := range rs {
-		r, w, err := checkpoint.PrepareRecord(r)
-		if err != nil {
-			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
-		}
-		j.warnings = append(j.warnings, w...)
-		payload, err := checkpoint.EncodeRecord(r)
-		if err != nil {
-			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
-		}
-		b.records[i] = r
-		b.buf = append(b.buf, frame(payload)...)
+	records, payloads, err := j.Prepare(rs)
+	if err != nil {
+		return err
+	}
+	b := &batch{records: records}
+	for _, p := range payloads {
+		b.buf = append(b.buf, frame(p)...)
 	}
 	// A compaction runs beside the records, but the journal may not run
 	// away from it: past twice the snapshot, a batch waits for it (only
@@ -380,7 +372,7 @@ func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 		j.idle.Wait()
 	}
 	if j.closed {
-		return fmt.Errorf("checkpoint: session %s: Record after Close", j.sess.ID)
+		return fmt.Errorf("checkpoint: session %s: Record after Close", j.Sess.ID)
 	}
 	if j.err != nil {
 		return j.err
@@ -388,9 +380,9 @@ func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 	if j.syncing {
 		b.done = make(chan batchDone, 1)
 		j.queue = append(j.queue, b)
-		j.mu.Unlock()
+		j.Mu.Unlock()
 		d := <-b.done
-		j.mu.Lock()
+		j.Mu.Lock()
 		if !d.lead {
 			return d.err
 		}
@@ -401,7 +393,7 @@ func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 	return j.lead(b)
 }
 
-// lead writes and syncs every queued batch at once (mu held, released
+// lead writes and syncs every queued batch at once (Mu held, released
 // during the I/O), answers the others, and hands the lead to the first
 // batch that queued meanwhile. It returns own's result.
 func (j *FileJournal) lead(own *batch) error {
@@ -416,15 +408,15 @@ func (j *FileJournal) lead(own *batch) error {
 	}
 	err := j.err
 	if err == nil {
-		j.mu.Unlock()
+		j.Mu.Unlock()
 		err = j.write(buf)
-		j.mu.Lock()
+		j.Mu.Lock()
 	}
 	if err == nil {
 		j.records += n
 		for _, b := range group {
 			for _, r := range b.records {
-				j.sess.Apply(r)
+				j.Sess.Apply(r)
 			}
 		}
 		j.maybeCompact()
@@ -438,7 +430,7 @@ func (j *FileJournal) lead(own *batch) error {
 	return err
 }
 
-// handOver passes the sync slot on (mu held): to a compaction waiting to
+// handOver passes the sync slot on (Mu held): to a compaction waiting to
 // switch journals, else to the first batch that queued, else it is free.
 func (j *FileJournal) handOver() {
 	switch {
@@ -453,12 +445,12 @@ func (j *FileJournal) handOver() {
 	}
 }
 
-// write appends buf and syncs it; mu is not held, only the leader writes.
+// write appends buf and syncs it; Mu is not held, only the leader writes.
 func (j *FileJournal) write(buf []byte) error {
 	if _, err := j.f.Write(buf); err != nil {
 		// Cut a partial line so the next record does not follow garbage.
-		j.mu.Lock()
-		defer j.mu.Unlock()
+		j.Mu.Lock()
+		defer j.Mu.Unlock()
 		if terr := j.f.Truncate(j.size); terr != nil {
 			j.err = storeErr("write", j.path, err)
 		}
@@ -466,25 +458,25 @@ func (j *FileJournal) write(buf []byte) error {
 	}
 	if err := j.store.datasync(j.f); err != nil {
 		// After a failed sync nothing is known about the file: stop here.
-		j.mu.Lock()
-		defer j.mu.Unlock()
+		j.Mu.Lock()
+		defer j.Mu.Unlock()
 		j.err = storeErr("sync", j.path, err)
 		return j.err
 	}
-	j.mu.Lock()
+	j.Mu.Lock()
 	j.size += int64(len(buf))
-	j.mu.Unlock()
+	j.Mu.Unlock()
 	return nil
 }
 
-// maybeCompact starts a compaction (mu held) when the journal outgrew the
+// maybeCompact starts a compaction (Mu held) when the journal outgrew the
 // snapshot. The snapshot is encoded and written beside the records, from
 // a copy of the session as it stands: Record never waits for it.
 func (j *FileJournal) maybeCompact() {
 	if j.compacting || j.size <= j.snapSize || j.size <= j.store.compactMin {
 		return
 	}
-	c := &compaction{snap: j.sess.Clone(), records: j.records, offset: j.size}
+	c := &compaction{snap: j.Sess.Clone(), records: j.records, offset: j.size}
 	j.compacting = true
 	go j.compactBehind(c)
 }
@@ -507,11 +499,11 @@ type compaction struct {
 // before the snapshot's rename only postpones the next one.
 func (j *FileJournal) compactBehind(c *compaction) {
 	err := j.compactSwitch(c)
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	j.Mu.Lock()
+	defer j.Mu.Unlock()
 	j.compacting = false
 	if err != nil && j.err == nil {
-		j.warnings = append(j.warnings, fmt.Sprintf("compaction of session %s postponed: %v", j.sess.ID, err))
+		j.Warn(fmt.Sprintf("compaction of session %s postponed: %v", j.Sess.ID, err))
 		j.snapSize = j.size * 2 // retry later, not on every record
 	}
 	j.idle.Broadcast()
@@ -542,9 +534,9 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 		}
 	}()
 	// Most of the tail is copied before taking the slot; the rest after.
-	j.mu.Lock()
+	j.Mu.Lock()
 	upto := j.size
-	j.mu.Unlock()
+	j.Mu.Unlock()
 	tail := make([]byte, upto-c.offset)
 	if _, err := j.f.ReadAt(tail, c.offset); err != nil {
 		return storeErr("read", j.path, err)
@@ -570,20 +562,20 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 
 	s.step("staged")
 	// The switch, holding the sync slot.
-	j.mu.Lock()
+	j.Mu.Lock()
 	if j.syncing {
 		ready := make(chan struct{})
 		j.slotWanted = ready
-		j.mu.Unlock()
+		j.Mu.Unlock()
 		<-ready
-		j.mu.Lock()
+		j.Mu.Lock()
 	}
 	j.syncing = true
 	end, records, failed := j.size, j.records, j.err
-	j.mu.Unlock()
+	j.Mu.Unlock()
 	renamed := false
 	defer func() {
-		j.mu.Lock()
+		j.Mu.Lock()
 		if err != nil && renamed {
 			// The snapshot moved on but the journal did not follow:
 			// appending now would write records no reader applies.
@@ -593,10 +585,10 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 			j.f.Close()
 			j.f, j.size, j.records = nf, int64(len(headerLine(c.snap.Epoch)))+end-c.offset, records-c.records
 			j.snapSize = size
-			j.sess.Epoch, j.sess.FoldedEpoch, j.sess.FoldedRecords = c.snap.Epoch, oldEpoch, c.records
+			j.Sess.Epoch, j.Sess.FoldedEpoch, j.Sess.FoldedRecords = c.snap.Epoch, oldEpoch, c.records
 		}
 		j.handOver()
-		j.mu.Unlock()
+		j.Mu.Unlock()
 	}()
 	if failed != nil {
 		return failed
@@ -624,43 +616,14 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 	return syncDir(s.dir)
 }
 
-// Session is a copy of the folded view: the snapshot plus every
-// acknowledged record. It costs O(tasks); use Task for one task.
-func (j *FileJournal) Session() *checkpoint.Session {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.sess.Clone()
-}
-
-// Task is the current record of one task.
-func (j *FileJournal) Task(name string) (checkpoint.TaskRecord, bool) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	t, ok := j.sess.Task(name)
-	if !ok {
-		return checkpoint.TaskRecord{}, false
-	}
-	return *t, true
-}
-
-// Warnings returns, and forgets, what degraded since the last call: fields
-// stored as {} because JSON cannot hold them, a postponed compaction.
-func (j *FileJournal) Warnings() []string {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	w := j.warnings
-	j.warnings = nil
-	return w
-}
-
 // Close compacts: the folded session becomes the snapshot (temp file, fsync,
 // rename, fsync of the folder) and the journal is removed. The removal is
 // not synced: a journal a crash brings back is of the epoch the snapshot
 // absorbed whole (FoldedRecords 0), which Load ignores and Begin empties.
 // The lock stays held; release it separately.
 func (j *FileJournal) Close() error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	j.Mu.Lock()
+	defer j.Mu.Unlock()
 	if j.closed {
 		return nil
 	}
@@ -671,7 +634,7 @@ func (j *FileJournal) Close() error {
 	defer j.f.Close()
 	// The in-memory view holds exactly the acknowledged records, so it is
 	// safe to write even after a failed append.
-	if _, _, err := j.store.writeSnapshot(j.sess); err != nil {
+	if _, _, err := j.store.writeSnapshot(j.Sess); err != nil {
 		return err
 	}
 	if err := os.Remove(j.path); err != nil && !errors.Is(err, fs.ErrNotExist) {

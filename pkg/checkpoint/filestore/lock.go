@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"sync"
@@ -58,19 +57,8 @@ func (s *Store) lock(ctx context.Context, id string, wait time.Duration) (*FileL
 		if err != nil || l != nil {
 			return l, err
 		}
-		left := wait - time.Since(start)
-		if left <= 0 {
-			if wait > 0 {
-				held.Waited = wait
-			}
-			return nil, held
-		}
-		t := time.NewTimer(min(delay, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("waiting for session %s: %w (%v)", id, ctx.Err(), held)
-		case <-t.C:
+		if err := checkpoint.WaitTurn(ctx, held, wait, wait-time.Since(start), delay, nil); err != nil {
+			return nil, err
 		}
 		delay = min(delay*2, 200*time.Millisecond)
 	}

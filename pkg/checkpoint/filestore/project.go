@@ -12,8 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"syscall"
 
+	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
@@ -84,28 +84,28 @@ type ProjectWriteError struct {
 }
 
 func (e *ProjectWriteError) Error() string {
-	if errors.Is(e.Err, syscall.ELOOP) {
+	kind := fserr.Of(e.Err)
+	switch kind {
+	case fserr.Link:
 		return fmt.Sprintf("cannot %s %s: %s, then run again (no session was created and nothing was run)", e.Op, e.Path, checkpoint.LinkAdvice)
-	}
-	if errors.Is(e.Err, syscall.ENOTDIR) {
+	case fserr.NotDir:
 		return fmt.Sprintf("cannot %s %s: it is not a folder; a run records its session in the project's .teamrun folder (state.json, audit.log, config.yml): move that file away, then run again (no session was created and nothing was run)",
 			e.Op, e.Path)
-	}
-	if errors.Is(e.Err, syscall.EISDIR) || errors.Is(e.Err, checkpoint.ErrNotRegular) {
+	case fserr.IsDir, fserr.NotRegular:
 		// Not the folder's owner or permissions: the name is taken.
 		why := e.Err
-		if errors.Is(why, syscall.EISDIR) {
+		if kind == fserr.IsDir {
 			why = regfile.NotRegular(fs.ModeDir)
 		}
 		return fmt.Sprintf("cannot %s %s: %v; a run records its session in the project's .teamrun folder (state.json, audit.log) as regular files: move that away, then run again (no session was created and nothing was run)",
 			e.Op, e.Path, why)
 	}
 	fix := "fix that folder's owner or permissions"
-	switch {
-	case errors.Is(e.Err, syscall.EROFS):
+	switch kind {
+	case fserr.ReadOnly:
 		// No owner or permissions fix a read-only mount (a ConfigMap).
 		fix = "the file system there is mounted read-only: run a copy of the spec from a writable folder, or keep sessions in PostgreSQL (--store postgres://…), which writes nothing beside the spec"
-	case errors.Is(e.Err, syscall.ENOSPC), errors.Is(e.Err, syscall.EDQUOT):
+	case fserr.Full:
 		fix = "the disk is full: free some space"
 	}
 	return fmt.Sprintf("cannot %s %s: %v; a run records its session in the project's .teamrun folder (state.json, audit.log): %s, then run again (no session was created and nothing was run)",
@@ -115,11 +115,7 @@ func (e *ProjectWriteError) Error() string {
 func (e *ProjectWriteError) Unwrap() []error { return []error{e.Err, checkpoint.ErrStore} }
 
 func projectWriteErr(op, path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return &ProjectWriteError{Op: op, Path: path, Err: err}
+	return &ProjectWriteError{Op: op, Path: path, Err: fserr.Bare(err)}
 }
 
 type projectState struct {

@@ -71,20 +71,8 @@ func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (checkp
 		s.mu.Unlock()
 		he := &checkpoint.HeldError{ID: id, PID: held.holder.PID, Host: held.holder.Host, Started: held.holder.Started}
 		left := time.Until(deadline)
-		if left <= 0 {
-			if wait > 0 {
-				he.Waited = wait
-			}
-			return nil, he
-		}
-		t := time.NewTimer(left)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("waiting for session %s: %w (%v)", id, ctx.Err(), he)
-		case <-wake:
-			t.Stop()
-		case <-t.C:
+		if err := checkpoint.WaitTurn(ctx, he, wait, left, left, wake); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -260,8 +248,8 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	if sess.Epoch == "" && s.sessions[sess.ID] != nil {
 		return nil, fmt.Errorf("%w: session %s is already in %s; nothing was overwritten", checkpoint.ErrExists, sess.ID, s.Location())
 	}
-	j := &journal{store: s, lock: l, sess: sess}
-	j.warnings = checkpoint.PrepareSnapshot(sess)
+	j := &journal{FoldedView: checkpoint.FoldedView{Sess: sess}, store: s, lock: l}
+	j.Warn(checkpoint.PrepareSnapshot(sess)...)
 	if err := j.snapshot(); err != nil {
 		return nil, err
 	}
@@ -313,26 +301,24 @@ func (l *lock) Release() error {
 }
 
 type journal struct {
-	mu       sync.Mutex
-	store    *Store
-	lock     *lock
-	sess     *checkpoint.Session
-	warnings []string
-	closed   bool
+	checkpoint.FoldedView
+	store  *Store
+	lock   *lock
+	closed bool
 }
 
-// snapshot replaces the stored session with j.sess; store.mu is held.
+// snapshot replaces the stored session with j.Sess; store.mu is held.
 func (j *journal) snapshot() error {
-	j.sess.Epoch = checkpoint.RandHex(8)
-	data, err := checkpoint.EncodeSession(j.sess)
+	j.Sess.Epoch = checkpoint.RandHex(8)
+	data, err := checkpoint.EncodeSession(j.Sess)
 	if err != nil {
 		return err
 	}
 	var logs map[logKey][]byte // a new snapshot of the session keeps its logs
-	if old := j.store.sessions[j.sess.ID]; old != nil {
+	if old := j.store.sessions[j.Sess.ID]; old != nil {
 		logs = old.logs
 	}
-	j.store.sessions[j.sess.ID] = &session{snapshot: data, touched: time.Now(), logs: logs}
+	j.store.sessions[j.Sess.ID] = &session{snapshot: data, touched: time.Now(), logs: logs}
 	return nil
 }
 
@@ -342,70 +328,34 @@ func (j *journal) Record(r checkpoint.Record) error {
 
 // RecordBatch keeps rs together: all of them or, on an error, none.
 func (j *journal) RecordBatch(rs []checkpoint.Record) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	j.Mu.Lock()
+	defer j.Mu.Unlock()
 	if j.closed {
-		return fmt.Errorf("checkpoint: session %s: Record after Close", j.sess.ID)
+		return fmt.Errorf("checkpoint: session %s: Record after Close", j.Sess.ID)
 	}
-	prepared := make([]checkpoint.Record, len(rs))
-	payloads := make([][]byte, len(rs))
-	var warnings []string
-	for i, r := range rs {
-		r, w, err := checkpoint.PrepareRecord(r)
-		if err != nil {
-			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
-		}
-		payload, err := checkpoint.EncodeRecord(r)
-		if err != nil {
-			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
-		}
-		prepared[i], payloads[i] = r, payload
-		warnings = append(warnings, w...)
+	prepared, payloads, err := j.Prepare(rs)
+	if err != nil {
+		return err
 	}
-	j.warnings = append(j.warnings, warnings...)
 	s := j.store
 	s.mu.Lock()
-	e := s.sessions[j.sess.ID]
-	if e == nil || s.locks[j.sess.ID] != j.lock {
+	e := s.sessions[j.Sess.ID]
+	if e == nil || s.locks[j.Sess.ID] != j.lock {
 		s.mu.Unlock()
-		return fmt.Errorf("%w: session %s was deleted or taken over", checkpoint.ErrStore, j.sess.ID)
+		return fmt.Errorf("%w: session %s was deleted or taken over", checkpoint.ErrStore, j.Sess.ID)
 	}
 	e.records = append(e.records, payloads...)
 	e.touched = time.Now()
 	s.mu.Unlock()
 	for _, r := range prepared {
-		j.sess.Apply(r)
+		j.Sess.Apply(r)
 	}
 	return nil
 }
 
-func (j *journal) Session() *checkpoint.Session {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.sess.Clone()
-}
-
-func (j *journal) Task(name string) (checkpoint.TaskRecord, bool) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	t, ok := j.sess.Task(name)
-	if !ok {
-		return checkpoint.TaskRecord{}, false
-	}
-	return *t, true
-}
-
-func (j *journal) Warnings() []string {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	w := j.warnings
-	j.warnings = nil
-	return w
-}
-
 func (j *journal) Close() error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	j.Mu.Lock()
+	defer j.Mu.Unlock()
 	if j.closed {
 		return nil
 	}

@@ -17,16 +17,14 @@ import (
 // Journal records a session's transitions as rows of the transitions
 // table, each committed (synchronous_commit=on) before Record returns.
 type Journal struct {
-	mu       sync.Mutex
+	checkpoint.FoldedView
 	store    *Store
 	lock     *Lock
-	sess     *checkpoint.Session
 	seq      int64 // last acknowledged transition
 	snapSeq  int64 // last transition folded into the snapshot
 	snapSize int
-	pending  int // bytes of transitions since the snapshot
-	done     int // tasks completed, as the sessions row says
-	warnings []string
+	pending  int   // bytes of transitions since the snapshot
+	done     int   // tasks completed, as the sessions row says
 	err      error // set once a write failed: the journal's rows are unknown
 	closed   bool
 
@@ -35,7 +33,7 @@ type Journal struct {
 	// leads (as in the file store).
 	writing bool
 	queue   []*batch
-	idle    *sync.Cond // signalled when no write is in flight; on mu
+	idle    *sync.Cond // signalled when no write is in flight; on Mu
 }
 
 // batch is one RecordBatch call's records, encoded, waiting for its write.
@@ -69,9 +67,9 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 	if !ok || l == nil || l.store != s || l.id != sess.ID {
 		return nil, fmt.Errorf("pgstore: Begin on session %s without holding its lock in %s", sess.ID, s.cfg.location)
 	}
-	j := &Journal{store: s, lock: l, sess: sess}
-	j.idle = sync.NewCond(&j.mu)
-	j.warnings = append(j.warnings, checkpoint.PrepareSnapshot(sess)...)
+	j := &Journal{FoldedView: checkpoint.FoldedView{Sess: sess}, store: s, lock: l}
+	j.idle = sync.NewCond(&j.Mu)
+	j.Warn(checkpoint.PrepareSnapshot(sess)...)
 	fresh := sess.Epoch == ""
 	epoch := sess.Epoch
 	sess.Epoch = newEpoch()
@@ -130,7 +128,7 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 	// The snapshot is committed: a blob it does not name is no task's result.
 	// One left behind costs only space: say so and go on.
 	if err := s.sweepBlobs(ctx, sess.ID, sess.Blobs()); err != nil {
-		j.warnings = append(j.warnings, fmt.Sprintf("results no task names were left in place: %v", err))
+		j.Warn(fmt.Sprintf("results no task names were left in place: %v", err))
 	}
 	return j, nil
 }
@@ -156,10 +154,10 @@ func (j *Journal) Record(r checkpoint.Record) error {
 // acknowledged and the journal never writes again (a record that cannot be
 // encoded refuses its batch before anything is written).
 func (j *Journal) RecordBatch(rs []checkpoint.Record) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	j.Mu.Lock()
+	defer j.Mu.Unlock()
 	if j.closed {
-		return fmt.Errorf("pgstore: session %s: Record after Close", j.sess.ID)
+		return fmt.Errorf("pgstore: session %s: Record after Close", j.Sess.ID)
 	}
 	if j.err != nil {
 		return j.err
@@ -167,28 +165,20 @@ func (j *Journal) RecordBatch(rs []checkpoint.Record) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	b := &batch{records: make([]checkpoint.Record, len(rs)), payloads: make([][]byte, len(rs))}
-	var warnings []string
-	for i, r := range rs {
-		r, w, err := checkpoint.PrepareRecord(r)
-		if err != nil {
-			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
-		}
-		warnings = append(warnings, w...)
-		payload, err := checkpoint.EncodeRecord(r)
-		if err != nil {
-			return fmt.Errorf("checkpoint: session %s: %w", j.sess.ID, err)
-		}
-		b.records[i], b.payloads[i] = r, payload
-		b.size += len(payload)
+	records, payloads, err := j.Prepare(rs)
+	if err != nil {
+		return err
 	}
-	j.warnings = append(j.warnings, warnings...)
+	b := &batch{records: records, payloads: payloads}
+	for _, p := range payloads {
+		b.size += len(p)
+	}
 	if j.writing {
 		b.done = make(chan batchDone, 1)
 		j.queue = append(j.queue, b)
-		j.mu.Unlock()
+		j.Mu.Unlock()
 		d := <-b.done
-		j.mu.Lock()
+		j.Mu.Lock()
 		if !d.lead {
 			return d.err
 		}
@@ -199,7 +189,7 @@ func (j *Journal) RecordBatch(rs []checkpoint.Record) error {
 	return j.lead(b)
 }
 
-// lead writes every queued batch in one statement (mu held, released
+// lead writes every queued batch in one statement (Mu held, released
 // during the round trip), answers the others, and hands the lead to the
 // first batch that queued meanwhile. It returns own's result.
 func (j *Journal) lead(own *batch) error {
@@ -219,16 +209,16 @@ func (j *Journal) lead(own *batch) error {
 		done := j.done + j.doneDelta(recs)
 		first, last := j.seq+1, j.seq+int64(len(recs))
 		at := recs[len(recs)-1].At.UTC()
-		j.mu.Unlock()
+		j.Mu.Unlock()
 		err = j.write(first, last, at, done, payloads)
-		j.mu.Lock()
+		j.Mu.Lock()
 		if err != nil {
 			j.err = err
 		} else {
 			j.seq, j.done = last, done
 			j.pending += size
 			for _, r := range recs {
-				j.sess.Apply(r)
+				j.Sess.Apply(r)
 			}
 			err = j.maybeCompact()
 		}
@@ -266,7 +256,7 @@ func (j *Journal) write(first, last int64, at time.Time, done int, payloads [][]
 				WHERE id = $1 AND owner_generation = $2 AND last_seq = $3 - 1 RETURNING id)
 			INSERT INTO {s}.transitions (session_id, seq, owner_generation, record, checksum)
 				SELECT s.id, $3 + u.n - 1, $2, u.record, u.checksum FROM s, unnest($7::bytea[], $8::bigint[]) WITH ORDINALITY AS u(record, checksum, n)`),
-			j.sess.ID, j.lock.gen, first, last, at, done, payloads, sums)
+			j.Sess.ID, j.lock.gen, first, last, at, done, payloads, sums)
 		if err != nil {
 			return err
 		}
@@ -278,7 +268,7 @@ func (j *Journal) write(first, last int64, at time.Time, done int, payloads [][]
 }
 
 // maybeCompact folds the transitions into the snapshot once they outgrow
-// it. mu is held. Only a lost lock fails the write; any other failure is
+// it. Mu is held. Only a lost lock fails the write; any other failure is
 // a warning, and the compaction waits until the transitions doubled.
 func (j *Journal) maybeCompact() error {
 	if j.pending <= j.snapSize || j.pending <= j.store.minCompact {
@@ -289,7 +279,7 @@ func (j *Journal) maybeCompact() error {
 			j.err = err
 			return err
 		}
-		j.warnings = append(j.warnings, fmt.Sprintf("compaction of session %s postponed: %v", j.sess.ID, err))
+		j.Warn(fmt.Sprintf("compaction of session %s postponed: %v", j.Sess.ID, err))
 		j.snapSize = j.pending * 2 // retry later, not on every record
 	}
 	return nil
@@ -307,7 +297,7 @@ func (j *Journal) doneDelta(rs []checkpoint.Record) int {
 		}
 		was, seen := completed[r.Task]
 		if !seen {
-			if t, ok := j.sess.Task(r.Task); ok {
+			if t, ok := j.Sess.Task(r.Task); ok {
 				was = t.Status == checkpoint.StatusCompleted
 			}
 		}
@@ -325,7 +315,7 @@ func (j *Journal) doneDelta(rs []checkpoint.Record) int {
 
 // compact folds the transitions into the snapshot in one transaction.
 func (j *Journal) compact(ctx context.Context) error {
-	snap, err := checkpoint.EncodeSession(j.sess)
+	snap, err := checkpoint.EncodeSession(j.Sess)
 	if err != nil {
 		return err
 	}
@@ -335,14 +325,14 @@ func (j *Journal) compact(ctx context.Context) error {
 			tag, err := tx.Exec(ctx, j.store.q(`UPDATE {s}.sessions SET snapshot = $3, snapshot_seq = $4, tasks_done = $5,
 					tasks_total = $6, updated_at = $7
 				WHERE id = $1 AND owner_generation = $2 AND last_seq = $4`),
-				j.sess.ID, j.lock.gen, snap, seq, j.sess.Summary.Done, j.sess.Summary.Total, j.sess.UpdatedAt)
+				j.Sess.ID, j.lock.gen, snap, seq, j.Sess.Summary.Done, j.Sess.Summary.Total, j.Sess.UpdatedAt)
 			if err != nil {
 				return err
 			}
 			if tag.RowsAffected() != 1 {
 				return errFenced
 			}
-			_, err = tx.Exec(ctx, j.store.q(`DELETE FROM {s}.transitions WHERE session_id = $1 AND seq <= $2`), j.sess.ID, seq)
+			_, err = tx.Exec(ctx, j.store.q(`DELETE FROM {s}.transitions WHERE session_id = $1 AND seq <= $2`), j.Sess.ID, seq)
 			return err
 		})
 	})
@@ -350,42 +340,15 @@ func (j *Journal) compact(ctx context.Context) error {
 		return err
 	}
 	j.snapSeq, j.snapSize, j.pending = seq, len(snap), 0
-	j.done = j.sess.Summary.Done
+	j.done = j.Sess.Summary.Done
 	return nil
-}
-
-// Session is a copy of the folded view.
-func (j *Journal) Session() *checkpoint.Session {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.sess.Clone()
-}
-
-// Task is the current record of one task.
-func (j *Journal) Task(name string) (checkpoint.TaskRecord, bool) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	t, ok := j.sess.Task(name)
-	if !ok {
-		return checkpoint.TaskRecord{}, false
-	}
-	return *t, true
-}
-
-// Warnings returns, and forgets, what degraded since the last call.
-func (j *Journal) Warnings() []string {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	w := j.warnings
-	j.warnings = nil
-	return w
 }
 
 // Close folds the transitions into the snapshot; the lock stays held. After
 // a lost lock it writes nothing (the acknowledged rows are all there).
 func (j *Journal) Close() error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	j.Mu.Lock()
+	defer j.Mu.Unlock()
 	if j.closed {
 		return nil
 	}

@@ -139,20 +139,9 @@ func (s *Store) lock(ctx context.Context, id string, wait time.Duration) (*Lock,
 			// close. Let it, rather than report a dead run as the holder.
 			left = deadHolderGrace - time.Since(start)
 		}
-		if left <= 0 {
+		if err := checkpoint.WaitTurn(ctx, held, wait, left, delay, nil); err != nil {
 			conn.Close(context.Background())
-			if wait > 0 {
-				held.Waited = wait
-			}
-			return nil, held
-		}
-		t := time.NewTimer(min(delay, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			conn.Close(context.Background())
-			return nil, fmt.Errorf("waiting for session %s: %w (%v)", id, ctx.Err(), held)
-		case <-t.C:
+			return nil, err
 		}
 		delay = min(delay*2, 250*time.Millisecond)
 	}

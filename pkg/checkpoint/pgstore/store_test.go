@@ -778,9 +778,9 @@ func TestGroupCommit(t *testing.T) {
 	}
 	for queued := 0; queued < n-1; {
 		time.Sleep(time.Millisecond)
-		pj.mu.Lock()
+		pj.Mu.Lock()
 		queued = len(pj.queue)
-		pj.mu.Unlock()
+		pj.Mu.Unlock()
 	}
 	select {
 	case err := <-errs:

@@ -208,10 +208,13 @@ func testCrashKill(t *testing.T, h Harness) {
 			time.Sleep(time.Duration(rand.IntN(20000)) * time.Microsecond)
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
-		werr := cmd.Wait()
+		// Every ack the child wrote is read before Wait, which closes the
+		// pipe: lines still in it would be lost, and the session would
+		// seem to hold records the child never acknowledged.
 		for n := range acks {
 			acked = max(acked, n)
 		}
+		werr := cmd.Wait()
 		var ee *exec.ExitError
 		if !errors.As(werr, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 			t.Fatalf("kill %d: child ended by itself (%v): %s", killed, werr, stderr.String())

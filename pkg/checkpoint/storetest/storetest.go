@@ -283,11 +283,17 @@ func testBatch(t *testing.T, s checkpoint.Backend) {
 		checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t01"}); err != nil {
 		t.Fatal(err)
 	}
+	j.Warnings()
+	// The refused batch's first record degrades (an Inf stored as {}): its
+	// warning goes with it, as the record does.
 	err := checkpoint.RecordAll(j,
-		checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t01", Result: "second"},
+		checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t01", Result: "second", State: map[string]any{"inf": math.Inf(1)}},
 		checkpoint.Record{Kind: "bogus", Task: "t02"})
 	if err == nil {
 		t.Fatal("a batch with a bogus record was accepted")
+	}
+	if w := j.Warnings(); len(w) != 0 {
+		t.Errorf("a refused batch left warnings about its records: %q", w)
 	}
 	for when, sess := range map[string]*checkpoint.Session{"view": j.Session(), "load": load(t, s, "batch")} {
 		t0, _ := sess.Task("t00")
