@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -22,7 +23,7 @@ import (
 func writeOutputFile(path string, result io.Reader, runStart time.Time) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("output_file %s: %w", path, unwrapPath(err))
+		return fmt.Errorf("output_file %s: %w", path, fserr.Bare(err))
 	}
 	if err := atomicfile.WriteFrom(path, result, 0o644); err != nil {
 		var ae *atomicfile.Error
@@ -33,20 +34,6 @@ func writeOutputFile(path string, result io.Reader, runStart time.Time) error {
 	}
 	atomicfile.Sweep(path, runStart)
 	return nil
-}
-
-// unwrapPath drops a *PathError's operation and path, which the message
-// already names.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
-	}
-	return err
 }
 
 // restoreOutputFile writes a restored task's result to its output_file

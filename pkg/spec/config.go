@@ -16,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/internal/regfile"
 )
 
@@ -137,11 +138,8 @@ func ReadConfig(path string) (Config, error) {
 		// A named pipe read the usual way waited for a writer for ever.
 		return cfg, fmt.Errorf("cannot read %s: %w; the project's config is a regular file: move that away (and find out who put it there), and a run makes a new one", path, err)
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err // the path is said once
-	}
 	if err != nil {
+		err = fserr.Bare(err) // the path is said once
 		return cfg, fmt.Errorf("cannot read %s: %w; check the owner and permissions of the file and its folder (teamrun keeps them 0600/0700)", path, err)
 	}
 	defer f.Close()

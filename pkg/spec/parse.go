@@ -1,10 +1,8 @@
 package spec
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/teamrun/teamrun/internal/fserr"
 )
 
 var (
@@ -29,11 +29,7 @@ func Load(path string) (*Team, error) {
 	}
 	data, err := readSpec(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+		return nil, fmt.Errorf("cannot read %s: %w", path, fserr.Bare(err))
 	}
 	return Parse(path, data)
 }

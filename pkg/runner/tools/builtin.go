@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -44,7 +45,7 @@ func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([
 	if t.Builtin == "write_file" {
 		// A workdir that does not exist yet is made by the first write.
 		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
-			return nil, false, fmt.Errorf("cannot create the folder %s: %w", s.Dir, pathErr(err))
+			return nil, false, fmt.Errorf("cannot create the folder %s: %w", s.Dir, fserr.Bare(err))
 		}
 	}
 	// os.Root below is what keeps the tools in the folder; where a path
@@ -61,19 +62,19 @@ func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([
 	}
 	root, err := os.OpenRoot(s.Dir)
 	if err != nil {
-		return nil, false, fmt.Errorf("cannot open the folder %s: %w", s.Dir, pathErr(err))
+		return nil, false, fmt.Errorf("cannot open the folder %s: %w", s.Dir, fserr.Bare(err))
 	}
 	defer root.Close()
 	switch t.Builtin {
 	case "read_file":
 		f, err := root.Open(p)
 		if err != nil {
-			return nil, false, fmt.Errorf("cannot read %s: %w", p, pathErr(err))
+			return nil, false, fmt.Errorf("cannot read %s: %w", p, fserr.Bare(err))
 		}
 		defer f.Close()
 		out, err := io.ReadAll(io.LimitReader(f, MaxOutput+1))
 		if err != nil {
-			return nil, false, fmt.Errorf("cannot read %s: %w", p, pathErr(err))
+			return nil, false, fmt.Errorf("cannot read %s: %w", p, fserr.Bare(err))
 		}
 		cut := len(out) > MaxOutput
 		if cut {
@@ -83,18 +84,18 @@ func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([
 	case "write_file":
 		if dir := path.Dir(filepath.ToSlash(p)); dir != "." {
 			if err := root.MkdirAll(dir, 0o755); err != nil {
-				return nil, false, fmt.Errorf("cannot create the folder %s: %w", dir, pathErr(err))
+				return nil, false, fmt.Errorf("cannot create the folder %s: %w", dir, fserr.Bare(err))
 			}
 		}
 		content := str("content")
 		if err := root.WriteFile(p, []byte(content), 0o644); err != nil {
-			return nil, false, fmt.Errorf("cannot write %s: %w", p, pathErr(err))
+			return nil, false, fmt.Errorf("cannot write %s: %w", p, fserr.Bare(err))
 		}
 		return fmt.Appendf(nil, "wrote %d bytes to %s", len(content), p), false, nil
 	default: // list_files
 		entries, err := fs.ReadDir(root.FS(), filepath.ToSlash(p))
 		if err != nil {
-			return nil, false, fmt.Errorf("cannot list %s: %w", p, pathErr(err))
+			return nil, false, fmt.Errorf("cannot list %s: %w", p, fserr.Bare(err))
 		}
 		var b strings.Builder
 		for _, e := range entries {
@@ -111,15 +112,6 @@ func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([
 		}
 		return out, cut, nil
 	}
-}
-
-// pathErr is the cause of a file error without Go's "openat" wording.
-func pathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // resolve is where p, a local path in s.Dir, leads once symbolic links
@@ -176,7 +168,7 @@ func follow(root, rel string) (string, error) {
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
-			return "", pathErr(err)
+			return "", fserr.Bare(err)
 		}
 		if filepath.IsAbs(target) {
 			cur = filepath.VolumeName(target) + string(filepath.Separator)
