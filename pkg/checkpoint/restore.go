@@ -692,15 +692,15 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 	// Room for every task at once: a map grown a task at a time copies
 	// it over and over.
 	r.Tasks = make(map[string]*TaskRecord, len(defs))
-	old := recordsOf(sess, defs)
+	lookUpByName(sess, defs)
 	for k, v := range sess.Team.State {
 		r.State[k] = v
 	}
-	r.recordSkipped(defs, old)
+	r.recordSkipped(sess, defs)
 
 	if fingerprint != "" && fingerprint == sess.Team.TasksFingerprint {
 		r.Kind = RestoreFull
-		again := r.changedInstances(defs, old, keep)
+		again := r.changedInstances(sess, defs, keep)
 		// Most of a full restore's tasks are reused: room for them all at
 		// once (grown a name at a time, 10,000 names allocated 0.65 MB).
 		r.Reused = make([]string, 0, len(defs))
@@ -711,7 +711,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 			}
 		} else {
 			for i, d := range defs {
-				t := old.of(d.Name)
+				t := sess.record(d.Name)
 				if t == nil {
 					continue
 				}
@@ -740,12 +740,12 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 	}
 
 	r.records = make([]TaskRecord, len(defs))
-	r.Diffs = diffTasks(sess, defs, old)
+	r.Diffs = diffTasks(sess, defs)
 	reused := map[string]bool{}
 	// --keep pins a completed task's output whatever changed in it; what
 	// reads it is decided by the usual rules.
 	for _, d := range defs {
-		if t := old.of(d.Name); slices.Contains(keep, d.Name) && t != nil && t.Status == StatusCompleted {
+		if t := sess.record(d.Name); slices.Contains(keep, d.Name) && t != nil && t.Status == StatusCompleted {
 			reused[d.Name] = true
 			if !unchanged(d, t) {
 				r.Kept = append(r.Kept, d.Name)
@@ -759,7 +759,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		for changed := true; changed; {
 			changed = false
 			for _, d := range defs {
-				if reused[d.Name] || !unchanged(d, old.of(d.Name)) {
+				if reused[d.Name] || !unchanged(d, sess.record(d.Name)) {
 					continue
 				}
 				ok := true
@@ -775,13 +775,13 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 				}
 			}
 		}
-		r.holdDownstream(defs, old, reused)
+		r.holdDownstream(sess, defs, reused)
 	} else {
 		r.Kind = RestorePartial
 	}
 	unchangedDef := map[string]bool{}
 	for i, d := range defs {
-		t := old.of(d.Name)
+		t := sess.record(d.Name)
 		if t == nil {
 			continue
 		}
@@ -864,43 +864,27 @@ func (r *Restored) own() {
 	}
 }
 
-// byName finds the records of a restored session by task name, keeping
-// the last record of a name a hand-edited file repeats.
-type byName struct {
-	sess *Session
-	m    map[string]*TaskRecord // nil: sess.Task finds them
-}
-
-// recordsOf is sess's records by name for a restore for defs. When the
-// session holds defs' tasks in their order (a run of the same spec), its
-// names differ as defs' do: Session.Task finds each by position, as in a
-// session NewSession made, and no map of them is made (0.43 MB at 10,000
-// tasks, where a fully restored rerun collects nothing); uncoveredWarnings,
-// asking for every task in the defs' order, builds no index either.
-func recordsOf(sess *Session, defs []spec.TaskDef) byName {
+// lookUpByName readies sess for a restore for defs to find its records by
+// name, as every reader does (Session.Task: the first record of a name a
+// hand-edited file repeats). When the session holds defs' tasks in their
+// order (a run of the same spec), its names differ as defs' do, and
+// Session.Task finds each by position with no index of them (0.43 MB at
+// 10,000 tasks, where a fully restored rerun collects nothing);
+// uncoveredWarnings, asking for every task in the defs' order, builds none
+// either.
+func lookUpByName(sess *Session, defs []spec.TaskDef) {
 	aligned := len(sess.Team.Tasks) == len(defs)
 	for i := 0; aligned && i < len(defs); i++ {
 		aligned = sess.Team.Tasks[i].Name == defs[i].Name
 	}
 	if aligned {
 		sess.distinct = true
-		return byName{sess: sess}
 	}
-	m := make(map[string]*TaskRecord, len(sess.Team.Tasks))
-	for i := range sess.Team.Tasks {
-		m[sess.Team.Tasks[i].Name] = &sess.Team.Tasks[i]
-	}
-	if len(m) == len(sess.Team.Tasks) {
-		sess.distinct = true // no name repeats (a hand-edited file may)
-	}
-	return byName{sess: sess, m: m}
 }
 
-func (o byName) of(name string) *TaskRecord {
-	if o.m != nil {
-		return o.m[name]
-	}
-	t, _ := o.sess.Task(name)
+// record is the record of the task named name, nil for none (Task).
+func (s *Session) record(name string) *TaskRecord {
+	t, _ := s.Task(name)
 	return t
 }
 
@@ -924,10 +908,10 @@ func (r *Restored) take(i int, t TaskRecord) {
 //
 // A task kept (--keep) stays restored, and what reads only it is not run
 // again for it.
-func (r *Restored) changedInstances(defs []spec.TaskDef, old byName, keep []string) (again map[string]bool) {
+func (r *Restored) changedInstances(sess *Session, defs []spec.TaskDef, keep []string) (again map[string]bool) {
 	var changed []string
 	for _, d := range defs {
-		t := old.of(d.Name)
+		t := sess.record(d.Name)
 		if d.ExpandedFrom == "" || t == nil {
 			continue
 		}
@@ -964,7 +948,7 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old byName, keep []stri
 	}
 	again = map[string]bool{}
 	for _, d := range defs {
-		if t := old.of(d.Name); runs[d.Name] && t != nil && t.Status == StatusCompleted {
+		if t := sess.record(d.Name); runs[d.Name] && t != nil && t.Status == StatusCompleted {
 			again[d.Name] = true
 			r.Recorded[d.Name] = t.Outcome()
 		}
@@ -974,7 +958,7 @@ func (r *Restored) changedInstances(defs []spec.TaskDef, old byName, keep []stri
 			continue
 		}
 		if !slices.ContainsFunc(d.Context, func(c string) bool { _, was := r.Recorded[c]; return runs[c] && !was }) {
-			r.Held[d.Name] = carried(*old.of(d.Name), true)
+			r.Held[d.Name] = carried(*sess.record(d.Name), true)
 		}
 	}
 	return again
@@ -1025,9 +1009,9 @@ func (r *Restored) warnChanged(defs []spec.TaskDef, ch Choice) {
 // taken, and they, skipped again, leave what it reads as it was (the
 // rule run and plan share, Stands). A skipped task itself is
 // never restored: routing is decided again.
-func (r *Restored) recordSkipped(defs []spec.TaskDef, old byName) {
+func (r *Restored) recordSkipped(sess *Session, defs []spec.TaskDef) {
 	for _, d := range defs {
-		if t := old.of(d.Name); t != nil && t.Status == StatusSkipped {
+		if t := sess.record(d.Name); t != nil && t.Status == StatusSkipped {
 			r.Recorded[d.Name] = t.Outcome()
 		}
 	}
@@ -1038,16 +1022,16 @@ func (r *Restored) recordSkipped(defs []spec.TaskDef, old byName) {
 // read changed: each may be cut off once what it reads has run again. It
 // records the result of every completed task that runs again, to compare
 // (that the skipped ones were skipped, recordSkipped has recorded).
-func (r *Restored) holdDownstream(defs []spec.TaskDef, old byName, reused map[string]bool) {
+func (r *Restored) holdDownstream(sess *Session, defs []spec.TaskDef, reused map[string]bool) {
 	for _, d := range defs {
-		if t := old.of(d.Name); t != nil && t.Status == StatusCompleted && !reused[d.Name] {
+		if t := sess.record(d.Name); t != nil && t.Status == StatusCompleted && !reused[d.Name] {
 			r.Recorded[d.Name] = t.Outcome()
 		}
 	}
 	for changed := true; changed; {
 		changed = false
 		for _, d := range defs {
-			t := old.of(d.Name)
+			t := sess.record(d.Name)
 			if _, ok := r.Held[d.Name]; ok || reused[d.Name] || t == nil || t.Status != StatusCompleted ||
 				t.OwnKey == "" || t.OwnKey != d.OwnKey || len(d.Context) == 0 {
 				continue
@@ -1127,12 +1111,12 @@ func definitionChanges(f []string, t *TaskRecord, d spec.TaskDef) []string {
 	return f
 }
 
-func diffTasks(sess *Session, defs []spec.TaskDef, old byName) []TaskDiff {
+func diffTasks(sess *Session, defs []spec.TaskDef) []TaskDiff {
 	var diffs []TaskDiff
 	inSpec := make(map[string]bool, len(defs))
 	for _, d := range defs {
 		inSpec[d.Name] = true
-		t := old.of(d.Name)
+		t := sess.record(d.Name)
 		if t == nil {
 			diffs = append(diffs, TaskDiff{Task: d.Name, How: "added"})
 			continue

@@ -1,6 +1,9 @@
 package checkpoint
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // A full restore of a decoded session looks each task up in the defs'
 // order: when no name repeats, Session.Task finds it by position and no
@@ -25,5 +28,27 @@ func TestRestoreOfDistinctNamesBuildsNoIndex(t *testing.T) {
 	RestoreChoice(sess, defs, "fp", Choice{})
 	if got, ok := sess.Task("t3"); !ok || got != &sess.Team.Tasks[3] {
 		t.Errorf("Task(t3) = %p, %v with t3 repeated; want the first record, %p", got, ok, &sess.Team.Tasks[3])
+	}
+}
+
+// A session whose file repeats a name (edited by hand) is read by the
+// restore as by every other reader (Session.Task): the first record of
+// the name is the task's. The second record of t3 here is t9's, with
+// t9's definition: taken as t3's, it made t3 run again.
+func TestRestoreOfARepeatedNameTakesItsFirstRecord(t *testing.T) {
+	_, defs, data := completedSession(t, 12, false)
+	sess := decoded(t, data)
+	sess.Team.Tasks[9].Name = "t3"
+	r := RestoreChoice(sess, defs, "fp", Choice{})
+	if got := r.Tasks["t3"]; got == nil || got.Result != "t3" {
+		t.Errorf("restored t3 = %+v; want its first record, whose result is t3", got)
+	}
+	if !slices.Contains(r.Reused, "t3") {
+		t.Errorf("t3 is not reused (reused: %v); its first record is its own, unchanged", r.Reused)
+	}
+	for _, d := range r.Diffs {
+		if d.Task == "t3" {
+			t.Errorf("t3 is said to differ from its record: %+v", d)
+		}
 	}
 }

@@ -168,7 +168,7 @@ func TestRestoreCopiesWhatItChanges(t *testing.T) {
 
 // A restore for defs in the order of the session's tasks finds each
 // record where it is (Session.Task, by position) and makes no map of them
-// (0.43 MB at 10,000 tasks). Seen failing before recordsOf: 129 bytes a
+// (0.43 MB at 10,000 tasks). Seen failing before lookUpByName: 129 bytes a
 // task.
 func TestRestoreInTheSessionsOrderMakesNoMap(t *testing.T) {
 	const n = 2000
