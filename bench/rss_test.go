@@ -1,3 +1,8 @@
+//go:build linux
+
+// ru_maxrss is in KiB on Linux, in bytes on macOS; the teams below need a
+// POSIX shell. The other platforms have no RSS benchmark.
+
 package bench
 
 import (

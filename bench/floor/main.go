@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 
 	"github.com/teamrun/teamrun/bench/floors"
 )
@@ -37,11 +36,11 @@ func run(args []string) error {
 		if err := cmd.Run(); err != nil {
 			return err
 		}
-		ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		if !ok {
-			return fmt.Errorf("no rusage on this system")
+		kib, err := peakRSS(cmd.ProcessState)
+		if err != nil {
+			return err
 		}
-		fmt.Println(ru.Maxrss) // KiB on Linux
+		fmt.Println(kib)
 		return nil
 	}
 	if len(args) < 3 {

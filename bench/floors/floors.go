@@ -14,8 +14,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // line is the journal line a task's completion costs: about the size of
@@ -65,7 +63,7 @@ func (j *Journal) Commit() error {
 		j.syncing = true
 		upto := j.written
 		j.mu.Unlock()
-		err := unix.Fdatasync(int(j.f.Fd()))
+		err := fdatasync(j.f)
 		j.mu.Lock()
 		j.syncing = false
 		j.synced.Broadcast()

@@ -1,0 +1,12 @@
+//go:build !unix
+
+package main
+
+import (
+	"errors"
+	"os"
+)
+
+func peakRSS(*os.ProcessState) (int64, error) {
+	return 0, errors.New("floor rss needs getrusage(2), which this system lacks")
+}
