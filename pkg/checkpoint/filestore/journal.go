@@ -366,10 +366,15 @@ func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 
 // writeGroup appends records (payloads framed) in one write and syncs
 // them, for commit, which holds the sync slot for it: Mu is held, and
-// released during the I/O.
+// released during the I/O. A journal whose lock was released writes
+// nothing more: another run may have begun the session anew, and its
+// journal may be this very file.
 func (j *FileJournal) writeGroup(records []checkpoint.Record, payloads [][]byte) error {
 	if j.err != nil {
 		return j.err
+	}
+	if !j.lock.held() {
+		return fmt.Errorf("%w: session %s: its lock was released", checkpoint.ErrStore, j.Sess.ID)
 	}
 	f, size := j.f, j.size
 	j.Mu.Unlock()
