@@ -71,7 +71,7 @@ func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (checkp
 		s.mu.Unlock()
 		he := &checkpoint.HeldError{ID: id, PID: held.holder.PID, Host: held.holder.Host, Started: held.holder.Started}
 		left := time.Until(deadline)
-		if err := checkpoint.WaitTurn(ctx, he, wait, left, left, wake); err != nil {
+		if err := checkpoint.WaitTurn(ctx, he, checkpoint.Turn{Wait: wait, Left: left, Pause: left, Wake: wake}); err != nil {
 			return nil, err
 		}
 	}
