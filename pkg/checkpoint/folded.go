@@ -55,27 +55,25 @@ func (v *FoldedView) Warn(w ...string) {
 	v.warnings = append(v.warnings, w...)
 }
 
-// Prepare makes rs ready for the store to write: each as PrepareRecord
-// stores it, and its payload (EncodeRecord). It is all of rs or, on an
-// error (which names the session), none, and so are their warnings: they
-// are added (Warn) only once every record is ready, so a refused batch
-// leaves no warning about a record that was never written. Mu is held.
-func (v *FoldedView) Prepare(rs []Record) (records []Record, payloads [][]byte, err error) {
-	records = make([]Record, len(rs))
-	payloads = make([][]byte, len(rs))
-	var warnings []string
+// Prepare makes rs ready for the store to write (GroupCommit.Commit): each
+// as PrepareRecord stores it, and its payload (EncodeRecord). It is all of
+// rs or, on an error (which names the session), none. The warnings of the
+// records are the batch's: they are added (Warn) once it is written, so a
+// refused batch leaves no warning about a record that never was. Mu is
+// held.
+func (v *FoldedView) Prepare(rs []Record) (*Batch, error) {
+	b := &Batch{Records: make([]Record, len(rs)), Payloads: make([][]byte, len(rs))}
 	for i, r := range rs {
 		r, w, err := PrepareRecord(r)
 		if err != nil {
-			return nil, nil, fmt.Errorf("checkpoint: session %s: %w", v.Sess.ID, err)
+			return nil, fmt.Errorf("checkpoint: session %s: %w", v.Sess.ID, err)
 		}
 		payload, err := EncodeRecord(r)
 		if err != nil {
-			return nil, nil, fmt.Errorf("checkpoint: session %s: %w", v.Sess.ID, err)
+			return nil, fmt.Errorf("checkpoint: session %s: %w", v.Sess.ID, err)
 		}
-		records[i], payloads[i] = r, payload
-		warnings = append(warnings, w...)
+		b.Records[i], b.Payloads[i] = r, payload
+		b.warnings = append(b.warnings, w...)
 	}
-	v.Warn(warnings...)
-	return records, payloads, nil
+	return b, nil
 }

@@ -38,26 +38,33 @@ type Holder struct {
 	Started time.Time `json:"started"`
 }
 
+// Turn is how one turn of a Lock that found its session held waits.
+type Turn struct {
+	Wait  time.Duration   // how long Lock was to wait in all (0: not at all), for HeldError.Waited
+	Left  time.Duration   // what is left of it (or of a grace the store gives): once used up, the session is held
+	Pause time.Duration   // how long this turn waits, at most Left
+	Wake  <-chan struct{} // ends the pause early: a store that knows of a release; nil for none
+}
+
 // WaitTurn is one turn of a Lock that found the session held (by held),
-// for every store: once left, the time Lock may still wait, is used up, it
-// is held, Waited set when Lock was to wait at all; else it waits pause
-// (at most left), until wake (a store that knows of a release; nil for
-// none) or until ctx is done, which is an error that wraps ctx's. nil:
+// for every store: once t.Left is used up it is held, Waited set when
+// Lock was to wait at all; else it waits t.Pause (at most t.Left), until
+// t.Wake or until ctx is done, which is an error that wraps ctx's. nil:
 // try the lock again.
-func WaitTurn(ctx context.Context, held *HeldError, wait, left, pause time.Duration, wake <-chan struct{}) error {
-	if left <= 0 {
-		if wait > 0 {
-			held.Waited = wait
+func WaitTurn(ctx context.Context, held *HeldError, t Turn) error {
+	if t.Left <= 0 {
+		if t.Wait > 0 {
+			held.Waited = t.Wait
 		}
 		return held
 	}
-	t := time.NewTimer(min(pause, left))
-	defer t.Stop()
+	timer := time.NewTimer(min(t.Pause, t.Left))
+	defer timer.Stop()
 	select {
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for session %s: %w (%v)", held.ID, ctx.Err(), held)
-	case <-wake:
-	case <-t.C:
+	case <-t.Wake:
+	case <-timer.C:
 	}
 	return nil
 }

@@ -18,23 +18,22 @@ func TestWaitTurn(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	tests := []struct {
-		name              string
-		ctx               context.Context
-		wait, left, pause time.Duration
-		wake              <-chan struct{}
-		waited            time.Duration // of the HeldError returned; -1: nil returned
-		is                error
+		name   string
+		ctx    context.Context
+		turn   Turn
+		waited time.Duration // of the HeldError returned; -1: nil returned
+		is     error
 	}{
-		{"no wait", context.Background(), 0, 0, time.Hour, nil, 0, ErrLocked},
-		{"waited in vain", context.Background(), time.Minute, -time.Millisecond, time.Hour, nil, time.Minute, ErrLocked},
-		{"woken", context.Background(), time.Hour, time.Hour, time.Hour, woken, -1, nil},
-		{"paused", context.Background(), time.Hour, time.Hour, time.Nanosecond, nil, -1, nil},
-		{"left is shorter than the pause", context.Background(), time.Hour, time.Nanosecond, time.Hour, nil, -1, nil},
-		{"interrupted", cancelled, time.Hour, time.Hour, time.Hour, nil, 0, context.Canceled},
+		{"no wait", context.Background(), Turn{Pause: time.Hour}, 0, ErrLocked},
+		{"waited in vain", context.Background(), Turn{Wait: time.Minute, Left: -time.Millisecond, Pause: time.Hour}, time.Minute, ErrLocked},
+		{"woken", context.Background(), Turn{Wait: time.Hour, Left: time.Hour, Pause: time.Hour, Wake: woken}, -1, nil},
+		{"paused", context.Background(), Turn{Wait: time.Hour, Left: time.Hour, Pause: time.Nanosecond}, -1, nil},
+		{"left is shorter than the pause", context.Background(), Turn{Wait: time.Hour, Left: time.Nanosecond, Pause: time.Hour}, -1, nil},
+		{"interrupted", cancelled, Turn{Wait: time.Hour, Left: time.Hour, Pause: time.Hour}, 0, context.Canceled},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := WaitTurn(tt.ctx, held(), tt.wait, tt.left, tt.pause, tt.wake)
+			err := WaitTurn(tt.ctx, held(), tt.turn)
 			if tt.waited < 0 {
 				if err != nil {
 					t.Fatalf("got %v, want another try (nil)", err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/tools"
 )
@@ -336,7 +336,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	groups.startLock()
 	if err = ctx.Err(); err == nil {
 		err = cmd.Start()
-		if errors.Is(err, fs.ErrNotExist) && !strings.Contains(name, "/") {
+		if fserr.Of(err) == fserr.NotExist && !strings.Contains(name, "/") {
 			// Gone from where PATH had it earlier in the run?
 			cs.Paths.forget(name)
 			cmd = newCmd()
@@ -480,18 +480,19 @@ type onlyReader struct{ io.Reader }
 
 // startError says why a command did not start in the user's terms, not
 // exec's ("exec: \"x\": executable file not found in $PATH"); the cause
-// stays reachable with errors.Is.
+// stays reachable with errors.Is. The file system's causes are sorted as
+// everywhere else (fserr).
 func startError(cmd *exec.Cmd, err error) error {
 	name := cmd.Args[0]
 	var msg string
-	switch {
+	switch kind := fserr.Of(err); {
 	case errors.Is(err, exec.ErrNotFound):
 		msg = fmt.Sprintf("command %q is not in PATH: install it, or give its full path", name)
-	case errors.Is(err, fs.ErrNotExist) && cmd.Dir != "":
+	case kind == fserr.NotExist && cmd.Dir != "":
 		msg = fmt.Sprintf("command %q or the folder %s does not exist: check the agent's command", name, cmd.Dir)
-	case errors.Is(err, fs.ErrNotExist):
+	case kind == fserr.NotExist:
 		msg = fmt.Sprintf("command %q does not exist: check the agent's command", name)
-	case errors.Is(err, fs.ErrPermission):
+	case kind == fserr.Permission:
 		msg = fmt.Sprintf("command %q cannot be run (permission denied): make it executable (chmod +x)", name)
 	default:
 		return fmt.Errorf("command %q did not start: %w", name, err)

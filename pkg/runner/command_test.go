@@ -382,3 +382,46 @@ func TestRunCommandSmallOutputAllocatesLittle(t *testing.T) {
 		t.Logf("a silent command allocated %d bytes", per)
 	}
 }
+
+// A command that does not start is said so in the user's terms, each
+// cause its own words: exec's own error only where none fits.
+func TestStartError(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, []byte("echo hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	garbage := filepath.Join(dir, "garbage")
+	if err := os.WriteFile(garbage, []byte{0x7f, 'E', 'L', 'F', 0, 0, 0, 0}, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		cs   CommandSpec
+		want string
+		is   error
+	}{
+		{"missing program", CommandSpec{Argv: []string{"/no/such/program"}},
+			`command "/no/such/program" does not exist: check the agent's command`, os.ErrNotExist},
+		{"missing folder", CommandSpec{Argv: []string{"true"}, Dir: filepath.Join(dir, "no-such-folder")},
+			fmt.Sprintf(`command "true" or the folder %s does not exist: check the agent's command`, filepath.Join(dir, "no-such-folder")), os.ErrNotExist},
+		{"not executable", CommandSpec{Argv: []string{plain}},
+			fmt.Sprintf(`command %q cannot be run (permission denied): make it executable (chmod +x)`, plain), os.ErrPermission},
+		{"not in PATH", CommandSpec{Argv: []string{"teamrun-no-such-program"}},
+			`command "teamrun-no-such-program" is not in PATH: install it, or give its full path`, exec.ErrNotFound},
+		{"none of these", CommandSpec{Argv: []string{garbage}},
+			fmt.Sprintf(`command %q did not start: fork/exec %s: exec format error`, garbage, garbage), syscall.ENOEXEC},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := RunCommand(context.Background(), &Groups{}, tt.cs)
+			var ce *CommandError
+			if !errors.As(err, &ce) || ce.ExitCode != -1 {
+				t.Fatalf("error %v (%T), want a *CommandError of exit -1", err, err)
+			}
+			if ce.Err == nil || ce.Err.Error() != tt.want || !errors.Is(err, tt.is) {
+				t.Errorf("error %q, want %q (one that is %v)", ce.Err, tt.want, tt.is)
+			}
+		})
+	}
+}

@@ -48,7 +48,7 @@ func waitCompacted(j *FileJournal) {
 	j.Mu.Lock()
 	defer j.Mu.Unlock()
 	for j.compacting {
-		j.idle.Wait()
+		j.commit.Wait()
 	}
 }
 

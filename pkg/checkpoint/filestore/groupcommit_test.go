@@ -63,7 +63,7 @@ func TestGroupCommit(t *testing.T) {
 		wg.Add(1)
 		go record(i)
 	}
-	waitFor(t, func() bool { j.Mu.Lock(); defer j.Mu.Unlock(); return len(j.queue) == n-1 })
+	waitFor(t, func() bool { j.Mu.Lock(); defer j.Mu.Unlock(); return j.commit.Queued() == n-1 })
 	close(hold)
 	wg.Wait()
 	close(errs)

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"sync"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
@@ -36,8 +35,11 @@ type journalHeader struct {
 	Epoch   string `json:"epoch"`
 }
 
+// framing is a line's bytes besides its payload: checksum, space, newline.
+const framing = 10
+
 func frame(payload []byte) []byte {
-	line := make([]byte, 0, len(payload)+10)
+	line := make([]byte, 0, len(payload)+framing)
 	line = fmt.Appendf(line, "%08x ", checkpoint.Checksum(payload))
 	line = append(line, payload...)
 	return append(line, '\n')
@@ -161,31 +163,13 @@ type FileJournal struct {
 	err      error // set when the journal's state on disk is unknown
 	closed   bool
 
-	// Group commit: batches that arrive while a sync is in flight queue
-	// up and share the next write and sync, which the first of them leads.
-	syncing bool
-	queue   []*batch
-	idle    *sync.Cond // signalled when no sync is in flight; on Mu
+	// Group commit: batches that arrive while a sync is in flight share
+	// the next write and sync (writeGroup); its slot is the sync slot.
+	commit checkpoint.GroupCommit
 
-	// Compaction runs beside the records (compactBehind): compacting
-	// while it does; slotWanted, when set, is closed by the leader that
-	// hands it the sync slot for the switch to the new journal.
+	// Compaction runs beside the records (compactBehind), and takes the
+	// sync slot (commit.Hold) only for the switch to the new journal.
 	compacting bool
-	slotWanted chan struct{}
-}
-
-// batch is one RecordBatch call waiting for its sync.
-type batch struct {
-	buf     []byte
-	records []checkpoint.Record
-	done    chan batchDone
-}
-
-// batchDone ends a wait: the batch is durable (err nil), failed, or its
-// caller is to lead the next sync.
-type batchDone struct {
-	err  error
-	lead bool
 }
 
 // minCompact keeps small sessions from compacting on every few records.
@@ -220,7 +204,7 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 		_ = os.Remove(p)
 	}
 	j := &FileJournal{FoldedView: checkpoint.FoldedView{Sess: sess}, store: s, lock: l, path: s.journalPath(sess.ID)}
-	j.idle = sync.NewCond(&j.Mu)
+	j.commit.Init(&j.FoldedView, j.writeGroup, j.maybeCompact)
 	j.Warn(checkpoint.PrepareSnapshot(sess)...)
 	// The new snapshot names sess's epoch as the one it absorbs. A journal
 	// of an older epoch (its records were folded before sess was loaded)
@@ -357,19 +341,19 @@ func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 	if j.err != nil {
 		return j.err
 	}
-	records, payloads, err := j.Prepare(rs)
+	b, err := j.Prepare(rs)
 	if err != nil {
 		return err
-	}
-	b := &batch{records: records}
-	for _, p := range payloads {
-		b.buf = append(b.buf, frame(p)...)
 	}
 	// A compaction runs beside the records, but the journal may not run
 	// away from it: past twice the snapshot, a batch waits for it (only
 	// records large next to the whole session ever get here).
-	for j.compacting && j.err == nil && j.size+int64(len(b.buf)) > 2*j.snapSize+j.store.compactMin {
-		j.idle.Wait()
+	size := int64(0)
+	for _, p := range b.Payloads {
+		size += int64(framing + len(p))
+	}
+	for j.compacting && j.err == nil && j.size+size > 2*j.snapSize+j.store.compactMin {
+		j.commit.Wait()
 	}
 	if j.closed {
 		return fmt.Errorf("checkpoint: session %s: Record after Close", j.Sess.ID)
@@ -377,108 +361,68 @@ func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 	if j.err != nil {
 		return j.err
 	}
-	if j.syncing {
-		b.done = make(chan batchDone, 1)
-		j.queue = append(j.queue, b)
-		j.Mu.Unlock()
-		d := <-b.done
-		j.Mu.Lock()
-		if !d.lead {
-			return d.err
-		}
-		// Led by us now: everything queued so far, us first.
-	} else {
-		j.queue = append([]*batch{b}, j.queue...)
-	}
-	return j.lead(b)
+	return j.commit.Commit(b)
 }
 
-// lead writes and syncs every queued batch at once (Mu held, released
-// during the I/O), answers the others, and hands the lead to the first
-// batch that queued meanwhile. It returns own's result.
-func (j *FileJournal) lead(own *batch) error {
-	group := j.queue
-	j.queue = nil
-	j.syncing = true
-	var buf []byte
-	n := 0
-	for _, b := range group {
-		buf = append(buf, b.buf...)
-		n += len(b.records)
-	}
-	err := j.err
-	if err == nil {
-		j.Mu.Unlock()
-		err = j.write(buf)
-		j.Mu.Lock()
-	}
-	if err == nil {
-		j.records += n
-		for _, b := range group {
-			for _, r := range b.records {
-				j.Sess.Apply(r)
-			}
-		}
-		j.maybeCompact()
-	}
-	for _, b := range group {
-		if b != own {
-			b.done <- batchDone{err: err}
-		}
-	}
-	j.handOver()
-	return err
-}
-
-// handOver passes the sync slot on (Mu held): to a compaction waiting to
-// switch journals, else to the first batch that queued, else it is free.
-func (j *FileJournal) handOver() {
-	switch {
-	case j.slotWanted != nil:
-		close(j.slotWanted)
-		j.slotWanted = nil
-	case len(j.queue) > 0:
-		j.queue[0].done <- batchDone{lead: true}
-	default:
-		j.syncing = false
-		j.idle.Broadcast()
-	}
-}
-
-// write appends buf and syncs it; Mu is not held, only the leader writes.
-func (j *FileJournal) write(buf []byte) error {
-	if _, err := j.f.Write(buf); err != nil {
-		// Cut a partial line so the next record does not follow garbage.
-		j.Mu.Lock()
-		defer j.Mu.Unlock()
-		if terr := j.f.Truncate(j.size); terr != nil {
-			j.err = storeErr("write", j.path, err)
-		}
-		return storeErr("write", j.path, err)
-	}
-	if err := j.store.datasync(j.f); err != nil {
-		// After a failed sync nothing is known about the file: stop here.
-		j.Mu.Lock()
-		defer j.Mu.Unlock()
-		j.err = storeErr("sync", j.path, err)
+// writeGroup appends records (payloads framed) in one write and syncs
+// them, for commit, which holds the sync slot for it: Mu is held, and
+// released during the I/O. A journal whose lock was released writes
+// nothing more: another run may have begun the session anew, and its
+// journal may be this very file.
+func (j *FileJournal) writeGroup(records []checkpoint.Record, payloads [][]byte) error {
+	if j.err != nil {
 		return j.err
 	}
-	j.Mu.Lock()
-	j.size += int64(len(buf))
+	if !j.lock.held() {
+		return fmt.Errorf("%w: session %s: its lock was released", checkpoint.ErrStore, j.Sess.ID)
+	}
+	f, size := j.f, j.size
 	j.Mu.Unlock()
+	var buf []byte
+	for _, p := range payloads {
+		buf = append(buf, frame(p)...)
+	}
+	unknown, err := j.write(f, size, buf)
+	j.Mu.Lock()
+	if unknown {
+		j.err = err
+	}
+	if err != nil {
+		return err
+	}
+	j.size += int64(len(buf))
+	j.records += len(records)
 	return nil
+}
+
+// write appends buf to f, a journal of size bytes, and syncs it; Mu is not
+// held, only the holder of the sync slot writes. unknown: the journal's
+// state on disk is unknown from now on.
+func (j *FileJournal) write(f *os.File, size int64, buf []byte) (unknown bool, err error) {
+	if _, err := f.Write(buf); err != nil {
+		// Cut a partial line so the next record does not follow garbage.
+		terr := f.Truncate(size)
+		return terr != nil, storeErr("write", j.path, err)
+	}
+	if err := j.store.datasync(f); err != nil {
+		// After a failed sync nothing is known about the file: stop here.
+		return true, storeErr("sync", j.path, err)
+	}
+	return false, nil
 }
 
 // maybeCompact starts a compaction (Mu held) when the journal outgrew the
 // snapshot. The snapshot is encoded and written beside the records, from
-// a copy of the session as it stands: Record never waits for it.
-func (j *FileJournal) maybeCompact() {
+// a copy of the session as it stands: Record never waits for it, nor
+// fails for it.
+func (j *FileJournal) maybeCompact() error {
 	if j.compacting || j.size <= j.snapSize || j.size <= j.store.compactMin {
-		return
+		return nil
 	}
 	c := &compaction{snap: j.Sess.Clone(), records: j.records, offset: j.size}
 	j.compacting = true
 	go j.compactBehind(c)
+	return nil
 }
 
 func (s *Store) step(name string) {
@@ -506,7 +450,7 @@ func (j *FileJournal) compactBehind(c *compaction) {
 		j.Warn(fmt.Sprintf("compaction of session %s postponed: %v", j.Sess.ID, err))
 		j.snapSize = j.size * 2 // retry later, not on every record
 	}
-	j.idle.Broadcast()
+	j.commit.Wake()
 }
 
 // compactSwitch writes c's snapshot under a new epoch that absorbs the
@@ -563,14 +507,7 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 	s.step("staged")
 	// The switch, holding the sync slot.
 	j.Mu.Lock()
-	if j.syncing {
-		ready := make(chan struct{})
-		j.slotWanted = ready
-		j.Mu.Unlock()
-		<-ready
-		j.Mu.Lock()
-	}
-	j.syncing = true
+	j.commit.Hold()
 	end, records, failed := j.size, j.records, j.err
 	j.Mu.Unlock()
 	renamed := false
@@ -587,7 +524,7 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 			j.snapSize = size
 			j.Sess.Epoch, j.Sess.FoldedEpoch, j.Sess.FoldedRecords = c.snap.Epoch, oldEpoch, c.records
 		}
-		j.handOver()
+		j.commit.Release()
 		j.Mu.Unlock()
 	}()
 	if failed != nil {
@@ -627,8 +564,8 @@ func (j *FileJournal) Close() error {
 	if j.closed {
 		return nil
 	}
-	for j.syncing || j.compacting {
-		j.idle.Wait()
+	for j.commit.Busy() || j.compacting {
+		j.commit.Wait()
 	}
 	j.closed = true
 	defer j.f.Close()

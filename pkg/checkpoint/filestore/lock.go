@@ -57,7 +57,7 @@ func (s *Store) lock(ctx context.Context, id string, wait time.Duration) (*FileL
 		if err != nil || l != nil {
 			return l, err
 		}
-		if err := checkpoint.WaitTurn(ctx, held, wait, wait-time.Since(start), delay, nil); err != nil {
+		if err := checkpoint.WaitTurn(ctx, held, checkpoint.Turn{Wait: wait, Left: wait - time.Since(start), Pause: delay}); err != nil {
 			return nil, err
 		}
 		delay = min(delay*2, 200*time.Millisecond)

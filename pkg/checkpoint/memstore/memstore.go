@@ -71,7 +71,7 @@ func (s *Store) Lock(ctx context.Context, id string, wait time.Duration) (checkp
 		s.mu.Unlock()
 		he := &checkpoint.HeldError{ID: id, PID: held.holder.PID, Host: held.holder.Host, Started: held.holder.Started}
 		left := time.Until(deadline)
-		if err := checkpoint.WaitTurn(ctx, he, wait, left, left, wake); err != nil {
+		if err := checkpoint.WaitTurn(ctx, he, checkpoint.Turn{Wait: wait, Left: left, Pause: left, Wake: wake}); err != nil {
 			return nil, err
 		}
 	}
@@ -249,6 +249,7 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 		return nil, fmt.Errorf("%w: session %s is already in %s; nothing was overwritten", checkpoint.ErrExists, sess.ID, s.Location())
 	}
 	j := &journal{FoldedView: checkpoint.FoldedView{Sess: sess}, store: s, lock: l}
+	j.commit.Init(&j.FoldedView, j.writeGroup, nil)
 	j.Warn(checkpoint.PrepareSnapshot(sess)...)
 	if err := j.snapshot(); err != nil {
 		return nil, err
@@ -305,6 +306,9 @@ type journal struct {
 	store  *Store
 	lock   *lock
 	closed bool
+	// Mu is held through a batch's write: the batches never group, but
+	// they are written, applied and acknowledged as the other stores' are.
+	commit checkpoint.GroupCommit
 }
 
 // snapshot replaces the stored session with j.Sess; store.mu is held.
@@ -333,23 +337,25 @@ func (j *journal) RecordBatch(rs []checkpoint.Record) error {
 	if j.closed {
 		return fmt.Errorf("checkpoint: session %s: Record after Close", j.Sess.ID)
 	}
-	prepared, payloads, err := j.Prepare(rs)
+	b, err := j.Prepare(rs)
 	if err != nil {
 		return err
 	}
+	return j.commit.Commit(b)
+}
+
+// writeGroup appends the payloads to the stored session, unless another
+// run took it over or it was deleted (Mu held).
+func (j *journal) writeGroup(_ []checkpoint.Record, payloads [][]byte) error {
 	s := j.store
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	e := s.sessions[j.Sess.ID]
 	if e == nil || s.locks[j.Sess.ID] != j.lock {
-		s.mu.Unlock()
 		return fmt.Errorf("%w: session %s was deleted or taken over", checkpoint.ErrStore, j.Sess.ID)
 	}
 	e.records = append(e.records, payloads...)
 	e.touched = time.Now()
-	s.mu.Unlock()
-	for _, r := range prepared {
-		j.Sess.Apply(r)
-	}
 	return nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,27 +27,9 @@ type Journal struct {
 	err      error // set once a write failed: the journal's rows are unknown
 	closed   bool
 
-	// Group commit: batches that arrive while a write is in flight queue
-	// up and go together in the next statement, which the first of them
-	// leads (as in the file store).
-	writing bool
-	queue   []*batch
-	idle    *sync.Cond // signalled when no write is in flight; on Mu
-}
-
-// batch is one RecordBatch call's records, encoded, waiting for its write.
-type batch struct {
-	records  []checkpoint.Record
-	payloads [][]byte
-	size     int
-	done     chan batchDone
-}
-
-// batchDone ends a wait: the batch is durable (err nil), failed, or its
-// caller is to lead the next write.
-type batchDone struct {
-	err  error
-	lead bool
+	// Group commit: batches that arrive while a write is in flight go
+	// together in the next statement (writeGroup).
+	commit checkpoint.GroupCommit
 }
 
 var _ checkpoint.BatchJournal = (*Journal)(nil)
@@ -68,7 +49,7 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 		return nil, fmt.Errorf("pgstore: Begin on session %s without holding its lock in %s", sess.ID, s.cfg.location)
 	}
 	j := &Journal{FoldedView: checkpoint.FoldedView{Sess: sess}, store: s, lock: l}
-	j.idle = sync.NewCond(&j.Mu)
+	j.commit.Init(&j.FoldedView, j.writeGroup, j.maybeCompact)
 	j.Warn(checkpoint.PrepareSnapshot(sess)...)
 	fresh := sess.Epoch == ""
 	epoch := sess.Epoch
@@ -165,76 +146,35 @@ func (j *Journal) RecordBatch(rs []checkpoint.Record) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	records, payloads, err := j.Prepare(rs)
+	b, err := j.Prepare(rs)
 	if err != nil {
 		return err
 	}
-	b := &batch{records: records, payloads: payloads}
-	for _, p := range payloads {
-		b.size += len(p)
-	}
-	if j.writing {
-		b.done = make(chan batchDone, 1)
-		j.queue = append(j.queue, b)
-		j.Mu.Unlock()
-		d := <-b.done
-		j.Mu.Lock()
-		if !d.lead {
-			return d.err
-		}
-		// Led by us now: everything queued so far, us first.
-	} else {
-		j.queue = append([]*batch{b}, j.queue...)
-	}
-	return j.lead(b)
+	return j.commit.Commit(b)
 }
 
-// lead writes every queued batch in one statement (Mu held, released
-// during the round trip), answers the others, and hands the lead to the
-// first batch that queued meanwhile. It returns own's result.
-func (j *Journal) lead(own *batch) error {
-	group := j.queue
-	j.queue = nil
-	j.writing = true
-	var recs []checkpoint.Record
-	var payloads [][]byte
-	size := 0
-	for _, b := range group {
-		recs = append(recs, b.records...)
-		payloads = append(payloads, b.payloads...)
-		size += b.size
+// writeGroup commits recs (payloads are their encodings) in one statement,
+// for commit, which holds the slot for it: Mu is held, and released
+// during the round trip. After a failure the journal never writes again.
+func (j *Journal) writeGroup(recs []checkpoint.Record, payloads [][]byte) error {
+	if j.err != nil {
+		return j.err
 	}
-	err := j.err
-	if err == nil {
-		done := j.done + j.doneDelta(recs)
-		first, last := j.seq+1, j.seq+int64(len(recs))
-		at := recs[len(recs)-1].At.UTC()
-		j.Mu.Unlock()
-		err = j.write(first, last, at, done, payloads)
-		j.Mu.Lock()
-		if err != nil {
-			j.err = err
-		} else {
-			j.seq, j.done = last, done
-			j.pending += size
-			for _, r := range recs {
-				j.Sess.Apply(r)
-			}
-			err = j.maybeCompact()
-		}
+	done := j.done + j.doneDelta(recs)
+	first, last := j.seq+1, j.seq+int64(len(recs))
+	at := recs[len(recs)-1].At.UTC()
+	j.Mu.Unlock()
+	err := j.write(first, last, at, done, payloads)
+	j.Mu.Lock()
+	if err != nil {
+		j.err = err
+		return err
 	}
-	for _, b := range group {
-		if b != own {
-			b.done <- batchDone{err: err}
-		}
+	j.seq, j.done = last, done
+	for _, p := range payloads {
+		j.pending += len(p)
 	}
-	if len(j.queue) > 0 {
-		j.queue[0].done <- batchDone{lead: true}
-	} else {
-		j.writing = false
-		j.idle.Broadcast()
-	}
-	return err
+	return nil
 }
 
 // write inserts transitions first..last in one statement, so in its own
@@ -353,8 +293,8 @@ func (j *Journal) Close() error {
 		return nil
 	}
 	j.closed = true
-	for j.writing {
-		j.idle.Wait()
+	for j.commit.Busy() {
+		j.commit.Wait()
 	}
 	if j.err != nil {
 		if errors.Is(j.err, ErrLost) {

@@ -139,7 +139,7 @@ func (s *Store) lock(ctx context.Context, id string, wait time.Duration) (*Lock,
 			// close. Let it, rather than report a dead run as the holder.
 			left = deadHolderGrace - time.Since(start)
 		}
-		if err := checkpoint.WaitTurn(ctx, held, wait, left, delay, nil); err != nil {
+		if err := checkpoint.WaitTurn(ctx, held, checkpoint.Turn{Wait: wait, Left: left, Pause: delay}); err != nil {
 			conn.Close(context.Background())
 			return nil, err
 		}

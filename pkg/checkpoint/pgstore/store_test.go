@@ -779,7 +779,7 @@ func TestGroupCommit(t *testing.T) {
 	for queued := 0; queued < n-1; {
 		time.Sleep(time.Millisecond)
 		pj.Mu.Lock()
-		queued = len(pj.queue)
+		queued = pj.commit.Queued()
 		pj.Mu.Unlock()
 	}
 	select {

@@ -272,7 +272,8 @@ func testTransitions(t *testing.T, s checkpoint.Backend) {
 }
 
 // testBatch: RecordAll makes a batch durable as a whole; a batch with a bad
-// record is refused whole, nothing of it acknowledged.
+// record, or one the store refuses (its lock released), is refused whole,
+// nothing of it acknowledged, no warning about its records left.
 func testBatch(t *testing.T, s checkpoint.Backend) {
 	ds := defs(3)
 	l := lock(t, s, "batch")
@@ -295,16 +296,34 @@ func testBatch(t *testing.T, s checkpoint.Backend) {
 	if w := j.Warnings(); len(w) != 0 {
 		t.Errorf("a refused batch left warnings about its records: %q", w)
 	}
-	for when, sess := range map[string]*checkpoint.Session{"view": j.Session(), "load": load(t, s, "batch")} {
+	checkBatch := func(when string, sess *checkpoint.Session) {
+		t.Helper()
 		t0, _ := sess.Task("t00")
 		t1, _ := sess.Task("t01")
 		if t0.Status != checkpoint.StatusCompleted || t0.Result != "first" || t1.Status != checkpoint.StatusRunning {
 			t.Errorf("%s: t00 %+v\nt01 %+v", when, t0, t1)
 		}
 	}
-	if err := j.Close(); err != nil {
+	checkBatch("view", j.Session())
+	checkBatch("load", load(t, s, "batch"))
+	// A batch the store refuses once it is ready to write (the session is
+	// no longer this run's: its lock was released) leaves no warning
+	// either, and nothing of it is acknowledged.
+	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
+	err = checkpoint.RecordAll(j,
+		checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t01", Result: "second", State: map[string]any{"inf": math.Inf(1)}},
+		checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t02"})
+	if err == nil {
+		t.Fatal("a batch after the lock was released was accepted")
+	}
+	if w := j.Warnings(); len(w) != 0 {
+		t.Errorf("a batch refused after the lock was released left warnings about its records: %q", w)
+	}
+	checkBatch("view after the refused batch", j.Session())
+	checkBatch("load after the refused batch", load(t, s, "batch"))
+	j.Close() // the lock is gone: whether Close may write is the store's
 }
 
 func testRestore(t *testing.T, s checkpoint.Backend) {
