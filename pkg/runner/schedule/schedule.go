@@ -16,7 +16,7 @@ import (
 )
 
 // Status is where a task stands.
-type Status int
+type Status uint8
 
 const (
 	Pending   Status = iota // not started (or interrupted): it may become ready
