@@ -140,7 +140,8 @@ type Engine struct {
 	Session string
 	Team    *spec.Team
 	// Context holds each task's effective context as task indices
-	// (spec.Team.ContextOf).
+	// (spec.Team.ContextOf), for setup to build Graph from when it is
+	// nil; the engine reads Graph's.
 	Context [][]int
 	// Graph, when set, is schedule.New of Team and Context, built by the
 	// caller already (the restore's refuser asked it): setup builds it
@@ -795,7 +796,7 @@ func (e *Engine) skipText(r *schedule.Reason) string {
 
 func (e *Engine) contextOf(i int) []ContextOutput {
 	var out []ContextOutput
-	for _, c := range e.Context[i] {
+	for _, c := range e.graph.Context(i) {
 		if e.sched.Status(c) == schedule.Completed {
 			out = append(out, ContextOutput{Task: e.Team.Tasks[c].Name, Output: e.out(c)})
 		}
@@ -1143,7 +1144,7 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 	}
 	read := make([]bool, len(e.tasks))
 	for i := range e.tasks {
-		for _, c := range e.Context[i] {
+		for _, c := range e.graph.Context(i) {
 			read[c] = true
 		}
 		// The list a foreach ran over is read by it, not an output.

@@ -654,7 +654,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		Begun:          begun,
 	}
 	if g, err := set.graph(); err == nil {
-		e.Graph, e.Context = g, g.Contexts()
+		e.Graph = g
 	} else {
 		e.Context = schedule.Contexts(team, defs) // setup says what is wrong
 	}
