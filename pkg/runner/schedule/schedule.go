@@ -436,6 +436,9 @@ func (g *Graph) RouteValues(i int) string {
 type State struct {
 	g      *Graph
 	status []Status
+	// result is each completed task's result, kept only where the rules
+	// read one (a condition's route, a repeat's until): nil in a team
+	// with neither, whose 10,000 results were 0.16 MB for the run.
 	result []string
 	known  []bool     // completed with a known result (a dry run may assume one)
 	chosen [][]string // the route a completed task with a known result took; nil until one has one
@@ -445,14 +448,18 @@ type State struct {
 // NewState is the state where every task is pending.
 func (g *Graph) NewState() *State {
 	n := g.Len()
-	return &State{g: g, status: make([]Status, n), result: make([]string, n), known: make([]bool, n)}
+	s := &State{g: g, status: make([]Status, n), known: make([]bool, n)}
+	if g.gates != nil || g.until != nil {
+		s.result = make([]string, n)
+	}
+	return s
 }
 
 // Status is where task i stands.
 func (s *State) Status(i int) Status { return s.status[i] }
 
-// Known says whether task i completed with a known result, and which.
-func (s *State) Known(i int) (string, bool) { return s.result[i], s.known[i] }
+// Known says whether task i completed with a known result.
+func (s *State) Known(i int) bool { return s.known[i] }
 
 // Problem is why a checkpointed result is not taken over (Why, "" when it
 // is), and whether the run holds the task for the early cut-off instead
@@ -699,8 +706,16 @@ func truncate(s string, n int) string {
 // the task without a route (the engine fails such an attempt first).
 func (s *State) Complete(i int, raw string) {
 	route, _ := s.g.Route(i, raw)
-	s.status[i], s.result[i], s.known[i] = Completed, raw, true
+	s.status[i], s.known[i] = Completed, true
+	s.keep(i, raw)
 	s.choose(i, route)
+}
+
+// keep keeps task i's result where the rules read one.
+func (s *State) keep(i int, raw string) {
+	if s.result != nil {
+		s.result[i] = raw
+	}
 }
 
 // choose records the route task i took (nil: none).
@@ -717,7 +732,8 @@ func (s *State) choose(i int, route []string) {
 // Assume marks task i as one that runs in a dry run: completed, with a
 // result nobody knows yet, so no route is known either.
 func (s *State) Assume(i int) {
-	s.status[i], s.result[i], s.known[i] = Completed, "", false
+	s.status[i], s.known[i] = Completed, false
+	s.keep(i, "")
 	s.choose(i, nil)
 }
 
@@ -733,7 +749,8 @@ func (s *State) Reset(i int) {
 }
 
 func (s *State) set(i int, st Status) {
-	s.status[i], s.result[i], s.known[i] = st, "", false
+	s.status[i], s.known[i] = st, false
+	s.keep(i, "")
 	s.choose(i, nil)
 }
 
