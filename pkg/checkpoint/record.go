@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -177,14 +178,14 @@ func (s *Session) apply(r Record) {
 		} else {
 			t.Attempts++
 		}
-		t.History = append(t.History, Attempt{N: t.Attempts, Start: at, Outcome: StatusRunning})
+		s.startAttempt(t, Attempt{N: t.Attempts, Start: at, Outcome: StatusRunning})
 		// StartedAt shares the attempt's start, as its end shares
 		// FinishedAt: neither is ever written through.
 		t.Status, t.Error, t.StartedAt, t.FinishedAt = StatusRunning, "", &t.History[len(t.History)-1].Start, nil
 		t.Host, t.PGID = r.Host, r.PGID
 		s.Checkpoint.CurrentTask = r.Task
 	case TaskCompleted:
-		t.Status, t.Result, t.Blob, t.Variables, t.Usage, t.Error, t.FinishedAt = StatusCompleted, r.Result, r.Blob, r.Variables, r.Usage, "", timeAt(at)
+		t.Status, t.Result, t.Blob, t.Variables, t.Usage, t.Error, t.FinishedAt = StatusCompleted, r.Result, r.Blob, r.Variables, r.Usage, "", s.endAt(t, at)
 		t.Host, t.PGID = "", 0
 		if r.RetryCount > 0 {
 			t.RetryCount = r.RetryCount
@@ -192,7 +193,7 @@ func (s *Session) apply(r Record) {
 		s.endToolLog(r.Task, "completed")
 		t.endAttempt(t.FinishedAt, StatusCompleted, r.Result, r.Blob, "")
 	case TaskFailed:
-		t.Status, t.Error, t.RetryCount, t.FinishedAt = StatusFailed, r.Error, r.RetryCount, timeAt(at)
+		t.Status, t.Error, t.RetryCount, t.FinishedAt = StatusFailed, r.Error, r.RetryCount, s.endAt(t, at)
 		t.Host, t.PGID = "", 0
 		t.endAttempt(t.FinishedAt, StatusFailed, "", nil, r.Error)
 		if r.Usage != nil {
@@ -234,6 +235,44 @@ func (s *Session) apply(r Record) {
 		}
 		s.Checkpoint.MemorySummary[r.Agent] = len(s.Memory[r.Agent])
 	}
+}
+
+// startAttempt adds a to t's history. A first attempt gets a block with
+// room for its end (open until endAt); a later one is appended.
+func (s *Session) startAttempt(t *TaskRecord, a Attempt) {
+	if len(t.History) > 0 {
+		s.close(&t.History[0]) // an attempt that never ended
+		t.History = append(t.History, a)
+		return
+	}
+	b := &attemptBlock{a: [1]Attempt{a}}
+	t.History = b.a[:]
+	s.open = append(s.open, b)
+}
+
+// endAt is where t's attempt under way ends, at: its block's room when
+// startAttempt gave it one, else a time of its own.
+func (s *Session) endAt(t *TaskRecord, at time.Time) *time.Time {
+	if n := len(t.History); n == 1 && t.History[0].End == nil {
+		if b := s.close(&t.History[0]); b != nil {
+			b.end = at
+			return &b.end
+		}
+	}
+	return timeAt(at)
+}
+
+// close takes the block of attempt a out of s.open and returns it (nil
+// when a has none). The open blocks are those of the tasks running at
+// once: a few.
+func (s *Session) close(a *Attempt) *attemptBlock {
+	for k, b := range s.open {
+		if &b.a[0] == a {
+			s.open = slices.Delete(s.open, k, k+1)
+			return b
+		}
+	}
+	return nil
 }
 
 // timeAt is a pointer to a copy of at: taken only where one is kept, so

@@ -80,6 +80,10 @@ type Session struct {
 	// never builds it (0.4 MB at 10,000 tasks).
 	distinct bool
 	cursor   int
+	// open are the attempts apply started in one block with room for
+	// their end (attemptBlock) and has not ended: a task that runs once
+	// keeps 112 bytes, not an attempt's 96 and its end's 24.
+	open []*attemptBlock
 }
 
 // Counts is the summary kept at the top of a session file.
@@ -618,6 +622,7 @@ func (s *Session) counts() Counts {
 // clone is a deep-enough copy for handing out: maps and slices are fresh.
 func (s *Session) clone() *Session {
 	c := *s
+	c.open = nil // its attempts are copies: their ends get times of their own
 	c.Team.Tasks = append([]TaskRecord(nil), s.Team.Tasks...)
 	for i := range c.Team.Tasks {
 		// Apply closes the last attempt in place: the copy needs its own.

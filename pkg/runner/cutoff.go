@@ -43,7 +43,7 @@ func (e *Engine) standing(i int) checkpoint.Now {
 	case schedule.Skipped:
 		return checkpoint.Now{Ended: true, Outcome: checkpoint.Outcome{Skipped: true}}
 	case schedule.Completed:
-		return checkpoint.Now{Ended: true, Outcome: e.tasks[i].out.outcome(),
+		return checkpoint.Now{Ended: true, Outcome: e.out(i).outcome(),
 			Restored: e.tasks[i].restored && !e.RanBefore[e.Team.Tasks[i].Name]}
 	}
 	return checkpoint.Now{}
@@ -93,7 +93,8 @@ func (e *Engine) cutOff(ctx context.Context, i int) (Output, string, string, boo
 func (e *Engine) reuse(i int, out Output, text, why string) error {
 	t := e.Team.Tasks[i]
 	e.sched.Complete(i, text)
-	e.tasks[i].out, e.tasks[i].restored, e.tasks[i].cutoff = out, true, true
+	e.tasks[i].setOut(out)
+	e.tasks[i].restored, e.tasks[i].cutoff = true, true
 	ev := Event{Type: TaskReused, Index: i, Task: t.Name, Agent: t.Agent, Result: out.Raw, ResultBlob: out.Blob, Reason: why}
 	if t.OutputVariable != "" {
 		ev.OutputVariable, ev.OutputValue = t.OutputVariable, OutputValue(t, text)

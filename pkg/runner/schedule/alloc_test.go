@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,5 +132,84 @@ tasks:
 	got := Contexts(tm, tm.TaskDefs(tm.InitialState(nil)))
 	if fmt.Sprint(got) != "[[] [0] [1 0] [0]]" {
 		t.Errorf("Contexts = %v; want [[] [0] [1 0] [0]]", got)
+	}
+	// The graph keeps them cut from one list, as they were.
+	g, err := New(tm, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range got {
+		if c := g.Context(i); !slices.Equal(c, want) || (c == nil) != (len(want) == 0) {
+			t.Errorf("Context(%d) = %v; want %v", i, c, want)
+		}
+	}
+	if c := g.Context(1); len(c) != cap(c) {
+		t.Errorf("Context(1) has room for %d; want none (an append copies)", cap(c))
+	}
+}
+
+// A run keeps its State to the end: a status is a byte, not 8 (0.07 MB of
+// a 10,000-task run's live heap), and a team without conditions or
+// repeats keeps no results (0.16 MB). Seen failing with Status an int (25
+// bytes a task), then with every result kept (18.4).
+func TestNewStateSize(t *testing.T) {
+	const n = 2000
+	tm := plainTeam(t, n)
+	g, err := New(tm, Contexts(tm, tm.TaskDefs(tm.InitialState(nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if testenv.Race {
+		return // the race detector's own allocations are counted too
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s := g.NewState()
+	runtime.ReadMemStats(&after)
+	if s.Status(n-1) != Pending {
+		t.Fatalf("the last task is %v; want pending", s.Status(n-1))
+	}
+	// Left: a status and a flag a task.
+	if per := float64(after.TotalAlloc-before.TotalAlloc) / n; per > 2.5 {
+		t.Errorf("the state of %d tasks is %.1f bytes a task; want at most 2.5", n, per)
+	} else {
+		t.Logf("%.1f bytes a task", per)
+	}
+}
+
+// The graph lives through the run: what each task reads is kept cut from
+// one list, and a sequential team's is the list of indices its waits are
+// cut from. Seen failing with a list each: 40 bytes a task kept.
+func TestGraphKeepsReadsInOneList(t *testing.T) {
+	const n = 2000
+	tm := plainTeam(t, n)
+	defs := tm.TaskDefs(tm.InitialState(nil))
+	if testenv.Race {
+		return // the race detector's own allocations are counted too
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	g, err := New(tm, Contexts(tm, defs))
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{1, 2, n - 1} {
+		if got := g.Context(i); len(got) != 1 || got[0] != i-1 {
+			t.Errorf("task %d reads %v; want [%d]", i, got, i-1)
+		}
+	}
+	if got := g.Context(0); got != nil {
+		t.Errorf("the first task reads %v; want nothing", got)
+	}
+	runtime.KeepAlive(defs)
+	// Left: where each task's reads start (4 bytes) and the list of
+	// indices (8).
+	if per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n; per > 16 {
+		t.Errorf("the graph of %d tasks keeps %d bytes a task; want at most 16", n, per)
+	} else {
+		t.Logf("%d bytes a task", per)
 	}
 }

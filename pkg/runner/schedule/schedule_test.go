@@ -253,7 +253,7 @@ func TestDryRun(t *testing.T) {
 						t.Errorf("%s reported skipped but is %v", tm.Tasks[i].Name, s.Status(i))
 					}
 				}
-				if _, ok := s.Known(i); ok {
+				if s.Known(i) {
 					known = append(known, i)
 				}
 			}
