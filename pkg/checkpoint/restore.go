@@ -513,7 +513,7 @@ func keepExpanded(sess *Session, defs []spec.TaskDef, keep []string) (out, refus
 		var instances []string
 		missing := ""
 		for _, d := range defs {
-			if d.ExpandedFrom != k || d.Name == k {
+			if d.ExpandedFrom() != k || d.Name == k {
 				continue
 			}
 			instances = append(instances, d.Name)
@@ -538,7 +538,7 @@ func withExpansions(defs []spec.TaskDef, names []string) []string {
 	var out []string
 	for _, n := range names {
 		for _, d := range defs {
-			if d.ExpandedFrom == n && d.Name != n {
+			if d.ExpandedFrom() == n && d.Name != n {
 				out = append(out, d.Name)
 			}
 		}
@@ -647,7 +647,7 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 			reads = reads || again[c]
 			made = made || deferred[c]
 		}
-		for _, a := range d.After {
+		for _, a := range d.After() {
 			made = made || again[a]
 		}
 		switch {
@@ -912,11 +912,11 @@ func (r *Restored) changedInstances(sess *Session, defs []spec.TaskDef, keep []s
 	var changed []string
 	for _, d := range defs {
 		t := sess.record(d.Name)
-		if d.ExpandedFrom == "" || t == nil {
+		if d.ExpandedFrom() == "" || t == nil {
 			continue
 		}
 		f := definitionChanges(nil, t, d)
-		if len(f) == 0 && d.ItemInKey && t.AgentKey == d.AgentKey && t.OwnKey != "" && t.OwnKey != d.OwnKey {
+		if len(f) == 0 && d.ItemInKey() && t.AgentKey == d.AgentKey && t.OwnKey != "" && t.OwnKey != d.OwnKey {
 			// Texts that do not name the item cannot show that it
 			// changed: the own key, which holds it, does.
 			f = append(f, "item")
@@ -973,7 +973,7 @@ func (r *Restored) warnChanged(defs []spec.TaskDef, ch Choice) {
 	if r.Kind == RestoreFull && ch.DeferredJoin != nil {
 		for _, d := range defs {
 			// Only a foreach's join can wait: its agent names it.
-			if d.ExpandedFrom != d.Name || d.Agent != "foreach:"+d.Name {
+			if d.ExpandedFrom() != d.Name || d.Agent != "foreach:"+d.Name {
 				continue
 			}
 			if join := ch.DeferredJoin(spec.InstanceName(d.Name, 0)); join != nil && join.Name == d.Name {

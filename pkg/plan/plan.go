@@ -426,7 +426,7 @@ func forcedReason(d spec.TaskDef, ch checkpoint.Choice, r *checkpoint.Restored) 
 	// A foreach's instances and a repeat's iterations are asked for by
 	// the declared task's name.
 	asked := func(names []string) bool {
-		return slices.Contains(names, d.Name) || (d.ExpandedFrom != "" && slices.Contains(names, d.ExpandedFrom))
+		return slices.Contains(names, d.Name) || (d.ExpandedFrom() != "" && slices.Contains(names, d.ExpandedFrom()))
 	}
 	switch {
 	case asked(ch.Rerun):
