@@ -81,8 +81,10 @@ type fastParser struct {
 	lines []fastLine
 	li    int       // the line being read
 	node  yaml.Node // the scalar being typed, one for all: a node each would be garbage
-	// free are the nodes of the block being handed out (newNode).
-	free []tree
+	// free are the nodes of the block being handed out (newNode), and
+	// freeBr its branches (newBranch).
+	free   []tree
+	freeBr []branch
 }
 
 // nodeBlock is as many nodes as fill 32 KiB, a size class of Go's
@@ -102,6 +104,20 @@ func (p *fastParser) newNode(t tree) *tree {
 	*n = t
 	return n
 }
+
+// newBranch is newNode's for a mapping's or a sequence's branch: a
+// 10,000-task spec has ~10,000 of them.
+func (p *fastParser) newBranch() *branch {
+	if len(p.freeBr) == 0 {
+		p.freeBr = make([]branch, min(max((len(p.lines)-p.li)/2, 16), branchBlock))
+	}
+	b := &p.freeBr[0]
+	p.freeBr = p.freeBr[1:]
+	return b
+}
+
+// branchBlock is nodeBlock's for branches.
+const branchBlock = 32 << 10 / int(unsafe.Sizeof(branch{}))
 
 // split cuts data into its lines with content; it refuses what it does not
 // read: tabs, carriage returns, directives and document markers.
@@ -193,7 +209,8 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 			n++
 		}
 	}
-	t.keys, t.kids = make([]string, 0, n), make([]*tree, 0, n)
+	t.br = p.newBranch()
+	t.br.keys, t.br.kids = make([]string, 0, n), make([]*tree, 0, n)
 	// A few keys are checked for repeats as they come (posSet holds them
 	// inline); more, once all are read (distinctKeys): a key set of the
 	// 10,000 tasks of a spec was a map of 0.64 MB.
@@ -245,10 +262,9 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 		if !ok {
 			return nil, false
 		}
-		t.keys = append(t.keys, name)
-		t.kids = append(t.kids, v)
+		t.add(name, v)
 	}
-	if !few && !distinctKeys(t.keys) {
+	if !few && !distinctKeys(t.keys()) {
 		return nil, false // parseTree says where the first one is
 	}
 	return t, true
@@ -312,7 +328,7 @@ func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tr
 			return nil, false
 		}
 		v.kat = v.at
-		t.kids = append(t.kids, v)
+		t.addItem(v)
 	}
 	return t, true
 }
@@ -489,11 +505,10 @@ func (p *fastParser) flow(text []byte, i, line, col int, path string, kpos Pos, 
 			return nil, 0, false
 		}
 		if kind == yaml.MappingNode {
-			t.keys = append(t.keys, name)
-			t.kids = append(t.kids, it)
+			t.add(name, it)
 		} else {
 			it.kat = it.at
-			t.kids = append(t.kids, it)
+			t.addItem(it)
 		}
 		skip()
 		if i >= len(text) {

@@ -147,8 +147,8 @@ func dumpTree(t *tree) string {
 	var b strings.Builder
 	var walk func(t *tree, indent string)
 	walk = func(t *tree, indent string) {
-		fmt.Fprintf(&b, "%skind=%d value=%#v isText=%v text=%q pos=%v kpos=%v path=%q\n", indent, t.kind, t.value, t.isText, t.text, t.pos(), t.kpos(), t.path)
-		for i, k := range t.keys {
+		fmt.Fprintf(&b, "%skind=%d value=%#v isText=%v text=%q pos=%v kpos=%v path=%q\n", indent, t.kind, t.val(), t.isText, t.text, t.pos(), t.kpos(), t.path)
+		for i, k := range t.keys() {
 			fmt.Fprintf(&b, "%s key %q:\n", indent, k)
 			walk(t.vals()[i], indent+"   ")
 		}
