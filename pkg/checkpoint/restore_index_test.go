@@ -40,7 +40,7 @@ func TestRestoreOfARepeatedNameTakesItsFirstRecord(t *testing.T) {
 	sess := decoded(t, data)
 	sess.Team.Tasks[9].Name = "t3"
 	r := RestoreChoice(sess, defs, "fp", Choice{})
-	if got := r.Tasks["t3"]; got == nil || got.Result != "t3" {
+	if got := r.rec("t3"); got == nil || got.Result != "t3" {
 		t.Errorf("restored t3 = %+v; want its first record, whose result is t3", got)
 	}
 	if !slices.Contains(r.Reused, "t3") {
@@ -51,4 +51,10 @@ func TestRestoreOfARepeatedNameTakesItsFirstRecord(t *testing.T) {
 			t.Errorf("t3 is said to differ from its record: %+v", d)
 		}
 	}
+}
+
+// rec is the restored record of the named task, nil for none.
+func (r *Restored) rec(name string) *TaskRecord {
+	t, _ := r.Task(name)
+	return t
 }
