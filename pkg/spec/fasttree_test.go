@@ -235,3 +235,31 @@ func TestFastTreeLeavesRepeatedKeys(t *testing.T) {
 		}
 	}
 }
+
+// A line, or an indentation, longer than a fastLine holds (65,535 bytes)
+// is left to yaml.v3, which reads it whole.
+func TestFastTreeLeavesLongLines(t *testing.T) {
+	long := strings.Repeat("x", 70_000)
+	for name, data := range map[string]string{
+		"a long value":      "name: n\nagents:\n  w:\n    command: [\"true\"]\ntasks:\n  a:\n    description: " + long + "\n    agent: w\n",
+		"a long item":       "name: n\nagents:\n  w:\n    command: [\"true\"]\ntasks:\n  a:\n    description: d\n    agent: w\n    context:\n      - " + long + "\n",
+		"a value just fits": "name: n\nagents:\n  w:\n    command: [\"true\"]\ntasks:\n  a:\n    description: " + long[:65_535-len("description: ")] + "\n    agent: w\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, fast := fastTree("m", []byte(data))
+			if want := name == "a value just fits"; fast != want {
+				t.Errorf("fastTree took it: %v, want %v", fast, want)
+			}
+			team, err := Parse("m.yaml", []byte(data))
+			if name == "a long item" {
+				if err == nil || !strings.Contains(err.Error(), "tasks.a.context[0]") {
+					t.Errorf("a context naming no task: %v", err)
+				}
+				return
+			}
+			if err != nil || len(team.Tasks) != 1 || !strings.HasPrefix(team.Tasks[0].Description, "xxx") {
+				t.Fatalf("%v", err)
+			}
+		})
+	}
+}
