@@ -143,7 +143,7 @@ func (s *Store) Load(_ context.Context, id string) (*checkpoint.Session, error) 
 	if err != nil {
 		return nil, err
 	}
-	return decodeFiles(id, s.Path(id), data, s.journalPath(id), jdata)
+	return decodeFiles(id, s.Path(id), data, s.journalPath(id), jdata, nil)
 }
 
 // readFiles reads a session's snapshot and journal (nil when there is none).
@@ -291,16 +291,23 @@ func (s *Store) Prefetch(id string) {
 			return
 		}
 		// No decoded value refers to data (the decoders copy what they
-		// keep): it goes as soon as it is decoded and summed.
+		// keep): it goes as soon as it is decoded, and a snapshot mapped
+		// outside the heap a part at a time as the decoder is done with
+		// it (dropRead), summed first.
 		defer func() {
 			unmap(release)
 			p.unmapped = release != nil
 		}()
-		sess, err := decodeFiles(id, s.Path(id), data, s.journalPath(id), jdata)
+		snap, journal := contentOf(data), contentOf(jdata)
+		var drop func(upto int)
+		if release != nil {
+			drop = func(upto int) { dropRead(data, upto) }
+		}
+		sess, err := decodeFiles(id, s.Path(id), data, s.journalPath(id), jdata, drop)
 		if err != nil {
 			return
 		}
-		p.snap, p.journal, p.sess = contentOf(data), contentOf(jdata), sess
+		p.snap, p.journal, p.sess = snap, journal, sess
 	}()
 }
 
@@ -346,8 +353,9 @@ func sameContent(path string, want content) bool {
 }
 
 // decodeFiles is Load without the I/O: the snapshot with its journal folded.
-func decodeFiles(id, path string, data []byte, jpath string, jdata []byte) (*checkpoint.Session, error) {
-	sess, err := checkpoint.DecodeSession(id, path, data)
+// drop is DecodeSessionDropping's (nil: data is kept whole).
+func decodeFiles(id, path string, data []byte, jpath string, jdata []byte, drop func(upto int)) (*checkpoint.Session, error) {
+	sess, err := checkpoint.DecodeSessionDropping(id, path, data, drop)
 	if err != nil {
 		return nil, err
 	}
