@@ -10,7 +10,7 @@ import (
 )
 
 // A large snapshot is prefetched outside the heap and unmapped as soon as
-// it is decoded, before Load compares the files with it (their SHA-256):
+// it is decoded, before Load compares the files with it (their hash):
 // the session decoded from it refers to none of it (it is the one Load
 // decodes from the heap). Held until Load, it stayed in a restore's peak
 // RSS beside the spec's parse.

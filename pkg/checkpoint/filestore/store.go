@@ -3,10 +3,10 @@ package filestore
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -244,10 +244,11 @@ const maxReadAttempts = 8
 // lock is taken, so that the decoding overlaps a run's other start-up work
 // (the spec's parsing). It is only a guess: Load reads the files again and
 // keeps the decoded session only when they hold what was decoded, the
-// same bytes (their SHA-256, snap and journal).
+// same bytes (their hash, snap and journal).
 type prefetch struct {
 	id            string
 	done          chan struct{}
+	seed          maphash.Seed
 	snap, journal content
 	sess          *checkpoint.Session
 	// unmapped says the snapshot was read outside the heap, and unmapped
@@ -256,22 +257,26 @@ type prefetch struct {
 }
 
 // content is what Load compares a prefetched file with: its size and
-// SHA-256, or that there was none. Not the bytes themselves: kept until
-// Load, the snapshot (6 MiB of a 10,000-task session) stayed in the peak
-// RSS of a restore's loading, beside the spec's parse, long after it was
-// decoded.
+// hash, or that there was none. Not the bytes themselves: kept until Load,
+// the snapshot (6 MiB of a 10,000-task session) stayed in the peak RSS of
+// a restore's loading, beside the spec's parse, long after it was
+// decoded. The hash is maphash's, with a seed of this process's own: what
+// changes a file between the prefetch and Load is another run rewriting
+// it, whose bytes nothing chooses to collide with a seed they cannot
+// know. It hashes a 6 MiB snapshot in 0.7-1.5 ms here, SHA-256 in 5-9
+// (twice: the prefetch's and Load's, both on the way to the first task).
 type content struct {
 	exists bool
 	size   int64
-	sum    [sha256.Size]byte
+	sum    uint64
 }
 
-// contentOf is data's content; nil data: no file.
-func contentOf(data []byte) content {
+// contentOf is data's content under seed; nil data: no file.
+func contentOf(seed maphash.Seed, data []byte) content {
 	if data == nil {
 		return content{}
 	}
-	return content{exists: true, size: int64(len(data)), sum: sha256.Sum256(data)}
+	return content{exists: true, size: int64(len(data)), sum: maphash.Bytes(seed, data)}
 }
 
 // Prefetch starts reading session id for the next Load of it. It only
@@ -280,7 +285,7 @@ func (s *Store) Prefetch(id string) {
 	if checkpoint.ValidateID(id) != nil {
 		return
 	}
-	p := &prefetch{id: id, done: make(chan struct{})}
+	p := &prefetch{id: id, done: make(chan struct{}), seed: maphash.MakeSeed()}
 	s.mu.Lock()
 	s.prefetched = p
 	s.mu.Unlock()
@@ -298,7 +303,7 @@ func (s *Store) Prefetch(id string) {
 			unmap(release)
 			p.unmapped = release != nil
 		}()
-		snap, journal := contentOf(data), contentOf(jdata)
+		snap, journal := contentOf(p.seed, data), contentOf(p.seed, jdata)
 		var drop func(upto int)
 		if release != nil {
 			drop = func(upto int) { dropRead(data, upto) }
@@ -324,7 +329,7 @@ func (s *Store) takePrefetched(id string) *checkpoint.Session {
 		return nil
 	}
 	<-p.done
-	if p.sess == nil || checkpoint.ValidateID(id) != nil || !sameContent(s.Path(id), p.snap) || !sameContent(s.journalPath(id), p.journal) {
+	if p.sess == nil || checkpoint.ValidateID(id) != nil || !sameContent(s.Path(id), p.seed, p.snap) || !sameContent(s.journalPath(id), p.seed, p.journal) {
 		return nil
 	}
 	return p.sess
@@ -333,7 +338,7 @@ func (s *Store) takePrefetched(id string) *checkpoint.Session {
 // sameContent reports whether the file at path holds exactly want; a file
 // that does not exist holds no content. Any error is false: Load reads it
 // again.
-func sameContent(path string, want content) bool {
+func sameContent(path string, seed maphash.Seed, want content) bool {
 	f, fi, err := openRead(path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return !want.exists
@@ -345,11 +350,12 @@ func sameContent(path string, want content) bool {
 	if !want.exists || fi.Size() != want.size {
 		return false
 	}
-	h := sha256.New()
-	if n, err := io.CopyBuffer(h, f, make([]byte, 64<<10)); err != nil || n != want.size {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	if n, err := io.CopyBuffer(&h, f, make([]byte, 64<<10)); err != nil || n != want.size {
 		return false
 	}
-	return [sha256.Size]byte(h.Sum(nil)) == want.sum
+	return h.Sum64() == want.sum
 }
 
 // decodeFiles is Load without the I/O: the snapshot with its journal folded.
