@@ -914,7 +914,9 @@ func (r *Restored) Task(name string) (*TaskRecord, bool) {
 	if r == nil || name == "" {
 		return nil, false
 	}
-	for _, i := range [...]int{r.cursor, r.cursor + 1} {
+	// Where the last one was, the next, and the first: a pass over
+	// the tasks starts again from there.
+	for _, i := range [...]int{r.cursor, r.cursor + 1, 0} {
 		if i < len(r.records) && r.records[i].Name == name {
 			r.cursor = i
 			return &r.records[i], true
