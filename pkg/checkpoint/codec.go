@@ -131,7 +131,17 @@ func (c *checksumWriter) write(p []byte) {
 // *CorruptError or a *NewerError. It folds no transitions: a backend applies
 // them (Apply) and then calls Summarize.
 func DecodeSession(id, where string, data []byte) (*Session, error) {
-	sess, err := decodeSession(data)
+	return DecodeSessionDropping(id, where, data, nil)
+}
+
+// DecodeSessionDropping is DecodeSession that tells drop (nil: nobody),
+// as it goes, that data before upto will not be read again, so that its
+// holder can let that part go (a snapshot read outside the heap, whose
+// pages would otherwise stay in the RSS beside what is decoded from them).
+// Once it told drop, a file the fast decoder cannot read is an error (its
+// holder reads it again), not left to the other decoders.
+func DecodeSessionDropping(id, where string, data []byte, drop func(upto int)) (*Session, error) {
+	sess, err := decodeSession(data, drop)
 	if err != nil {
 		return nil, Undecodable(id, where, err)
 	}
@@ -188,13 +198,15 @@ type teamStateWire struct {
 	Tasks []taskRecordWire `json:"tasks"`
 }
 
-func decodeSession(data []byte) (*Session, error) {
+func decodeSession(data []byte, drop func(upto int)) (*Session, error) {
 	_, checked, err := verifyChecksum(data)
 	if err != nil {
 		return nil, err
 	}
 	var w sessionWire
-	if fastSession(data, &w) != nil {
+	if err := fastSession(data, &w, drop); errors.Is(err, errDropped) {
+		return nil, err
+	} else if err != nil {
 		// What the fast decoder filled in before it gave up is dropped:
 		// decoding into it again would merge maps.
 		w = sessionWire{}

@@ -92,7 +92,7 @@ func TestContinueTakesRestoredRecords(t *testing.T) {
 			taken := RestoreChoice(continuedFrom(n), tt.defs, tt.fp, tt.ch)
 			got := Continue(continuedFrom(n), taken, spec.Workflow, tt.defs, tt.fp, at)
 			copied := RestoreChoice(continuedFrom(n), tt.defs, tt.fp, tt.ch)
-			copied.records = nil // as after another Continue took them: copies
+			copied.taken = true // as after another Continue took them: copies
 			want := Continue(continuedFrom(n), copied, spec.Workflow, tt.defs, tt.fp, at)
 
 			g, err := EncodeSession(got)
@@ -108,12 +108,12 @@ func TestContinueTakesRestoredRecords(t *testing.T) {
 			}
 			for i := range got.Team.Tasks {
 				rec := &got.Team.Tasks[i]
-				if p, ok := taken.Tasks[rec.Name]; ok && p != rec {
-					t.Errorf("Restored.Tasks[%q] is not the session's record", rec.Name)
+				if p, ok := taken.Task(rec.Name); ok && p != rec {
+					t.Errorf("Restored.Task(%q) is not the session's record", rec.Name)
 				}
 			}
-			if taken.records != nil {
-				t.Error("the restore still holds the records Continue took")
+			if !taken.taken {
+				t.Error("the restore does not know Continue took its records")
 			}
 		})
 	}

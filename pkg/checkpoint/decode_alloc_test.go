@@ -2,8 +2,11 @@ package checkpoint
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,5 +147,48 @@ func allocatedAtMost(t *testing.T, what string, per, most uint64) {
 		t.Errorf("%s allocated %d bytes a task; want at most %d", what, per, most)
 	} else {
 		t.Logf("%d bytes a task", per)
+	}
+}
+
+// DecodeSessionDropping tells its caller, a huge page at a time, what of
+// the file it will not read again, so that a snapshot read outside the
+// heap leaves the RSS as it is decoded: the session is the same when all
+// of that is gone (zeroed here) as soon as it is told. A file the fast
+// decoder gives up on after it told is an error, not read again by the
+// other decoders from what is gone.
+func TestDecodeDropsWhatItRead(t *testing.T) {
+	_, _, data := completedSession(t, 12_000, true)
+	if len(data) < 2*dropStep {
+		t.Fatalf("the session is %d bytes: too small for the test", len(data))
+	}
+	want := decoded(t, data)
+	var told []int
+	work := bytes.Clone(data)
+	got, err := DecodeSessionDropping("s", "s.json", work, func(upto int) {
+		told = append(told, upto)
+		clear(work[:upto])
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(told) < len(data)/dropStep-1 || !slices.IsSorted(told) {
+		t.Errorf("told %v for a file of %d bytes; want one a %d bytes", told, len(data), dropStep)
+	}
+	if !reflect.DeepEqual(got.Clone(), want.Clone()) {
+		t.Error("the session decoded while its file was let go of differs")
+	}
+
+	bad := bytes.Clone(data)
+	// After the tasks, a spelling of "tasks" the fast decoder leaves to
+	// encoding/json.
+	at := bytes.LastIndex(bad, []byte(`"tasks_fingerprint":"fp"`))
+	copy(bad[at:], `"Tasks":[              ]`)
+	body := bad[:len(bad)-checksumLength]
+	copy(bad[len(body)+len(checksumOpen):], fmt.Sprintf("%08x", Checksum(body)))
+	if _, err := DecodeSession("s", "s.json", bytes.Clone(bad)); err != nil {
+		t.Fatalf("the other decoders read it whole: %v", err)
+	}
+	if _, err := DecodeSessionDropping("s", "s.json", bad, func(upto int) { clear(bad[:upto]) }); !errors.Is(err, errDropped) {
+		t.Errorf("a file given up on after it was let go of: %v; want errDropped", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -20,15 +21,29 @@ import (
 // streamSession decodes it. It accepts no file that streamSession rejects:
 // anything it cannot place is an error, and then decodeSession falls back
 // to the decoders that word it.
-func fastSession(data []byte, w *sessionWire) error {
-	_, err := fastDecode(data, w)
+func fastSession(data []byte, w *sessionWire, drop func(upto int)) error {
+	_, err := fastDecodeDropping(data, w, drop)
 	return err
 }
 
 // fastDecode is fastSession, and its scanner, which tests ask how many
 // tasks it decoded whole with encoding/json.
 func fastDecode(data []byte, w *sessionWire) (*scanner, error) {
+	return fastDecodeDropping(data, w, nil)
+}
+
+// dropStep is how much of the tasks fastDecodeDropping reads before it
+// tells drop: a huge page.
+const dropStep = 2 << 20
+
+// fastDecodeDropping is fastDecode that tells drop (nil: nobody), every
+// dropStep bytes of the tasks, that data before upto will not be read
+// again: what it keeps of a task is a copy, and a task is read from its
+// start at most twice (scanner.task). Once it told drop, it gives up on
+// an error (errDropped) rather than leave data to the other decoders.
+func fastDecodeDropping(data []byte, w *sessionWire, drop func(upto int)) (*scanner, error) {
 	s := &scanner{data: data}
+	dropped := 0
 	var sawTeam bool
 	err := s.object(func(key []byte) error {
 		if string(key) != "team" {
@@ -76,6 +91,10 @@ func fastDecode(data []byte, w *sessionWire) (*scanner, error) {
 				if len(w.records) == 0 {
 					start = s.i
 				}
+				if drop != nil && s.i-dropped >= dropStep {
+					dropped = s.i
+					drop(dropped)
+				}
 				tw = taskRecordWire{}
 				if err := s.task(&tw, in); err != nil {
 					return err
@@ -85,15 +104,19 @@ func fastDecode(data []byte, w *sessionWire) (*scanner, error) {
 			})
 		})
 	})
-	if err != nil {
-		return s, err
+	if err == nil {
+		if s.ws(); s.i != len(data) {
+			err = errors.New("data after the JSON object")
+		}
 	}
-	s.ws()
-	if s.i != len(data) {
-		return s, errors.New("data after the JSON object")
+	if err != nil && dropped > 0 {
+		return s, fmt.Errorf("%w: %w", errDropped, err)
 	}
-	return s, nil
+	return s, err
 }
+
+// errDropped: the fast decoder gave up on data it had let go of part of.
+var errDropped = errors.New("the file was let go of as it was decoded")
 
 // errFastGiveUp: the fast decoder leaves the file to the others.
 var errFastGiveUp = errors.New("not in the canonical form")

@@ -179,11 +179,11 @@ func TestDecodeSessionAfterFastGivesUp(t *testing.T) {
 	if _, err := fastDecode([]byte(data), &s); err == nil {
 		t.Fatal("fast decoder took another spelling of tasks")
 	}
-	sess, err := decodeSession([]byte(data))
+	sess, err := decodeSession([]byte(data), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := decodeSession([]byte(full))
+	want, err := decodeSession([]byte(full), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -101,21 +102,18 @@ func (d TaskDiff) String() string {
 // Restored is what a run may take over from a session.
 type Restored struct {
 	Kind RestoreKind
-	// Tasks by name: every completed task that is reused (status completed,
-	// result, retry count, variables), and for the other tasks of the spec
-	// that the session knew, their attempt history with status pending or
-	// failed and no result. A task that was running comes back pending with
-	// its Attempts, so the next attempt number continues. Each points into
-	// one list in the defs' order, which Continue takes over as the new
-	// session's records: a map of copies (4.7 MB at 10,000 tasks), copied
-	// again into the session (3.1 MB), made 8.2 MB of a restore's 45, now
-	// 4.6 (nothing is collected while a restore loads: cmd/teamrun's
-	// loadingGC).
-	Tasks map[string]*TaskRecord
-	// records are the records Tasks points into, in the order of the
-	// defs the restore was given (Name "" where the session had none);
-	// nil once Continue took them.
+	// records are the restored records (Task), in the order of the defs
+	// the restore was given (Name "" where the session had none), which
+	// Continue takes over as the new session's records (taken).
 	records []TaskRecord
+	// taken says Continue took records: another Continue copies them.
+	taken bool
+	// index finds a record by name when Task does not find it by its
+	// position (cursor): made when first needed. A map of every task's
+	// name was 0.42 MB of a 10,000-task restore, which collects nothing
+	// while it loads.
+	index  map[string]int
+	cursor int
 	// shared says records is the restored session's own list
 	// (shareRecords).
 	shared bool
@@ -301,7 +299,7 @@ func (r *Restored) Done(task string) bool {
 	if r == nil {
 		return false
 	}
-	t, ok := r.Tasks[task]
+	t, ok := r.Task(task)
 	_, held := r.Held[task]
 	return ok && t.Status == StatusCompleted && !held
 }
@@ -366,7 +364,7 @@ func (r *Restored) carryDeferred(sess *Session, ch Choice) {
 	}
 	seen := map[string]bool{} // a hand-edited file may repeat a name
 	for _, t := range sess.Team.Tasks {
-		if _, ok := r.Tasks[t.Name]; ok || seen[t.Name] {
+		if _, ok := r.Task(t.Name); ok || seen[t.Name] {
 			continue
 		}
 		seen[t.Name] = true
@@ -405,13 +403,14 @@ func (r *Restored) refuse(defs []spec.TaskDef, ch Choice) {
 			continue
 		}
 		r.own()
-		f, t := refusals[i], *r.Tasks[d.Name]
+		p, _ := r.Task(d.Name)
+		f, t := refusals[i], *p
 		if r.Refused == nil {
 			r.Refused = map[string]Refusal{}
 		}
 		r.Refused[d.Name] = f
 		r.Recorded[d.Name] = t.Outcome()
-		*r.Tasks[d.Name] = runsAgain(t)
+		*p = runsAgain(t)
 		r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
 		if f.Held && !f.Skipped {
 			r.Held[d.Name] = t
@@ -513,7 +512,7 @@ func keepExpanded(sess *Session, defs []spec.TaskDef, keep []string) (out, refus
 		var instances []string
 		missing := ""
 		for _, d := range defs {
-			if d.ExpandedFrom != k || d.Name == k {
+			if d.ExpandedFrom() != k || d.Name == k {
 				continue
 			}
 			instances = append(instances, d.Name)
@@ -538,7 +537,7 @@ func withExpansions(defs []spec.TaskDef, names []string) []string {
 	var out []string
 	for _, n := range names {
 		for _, d := range defs {
-			if d.ExpandedFrom == n && d.Name != n {
+			if d.ExpandedFrom() == n && d.Name != n {
 				out = append(out, d.Name)
 			}
 		}
@@ -637,7 +636,7 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 			again[d.Name] = true
 			continue
 		}
-		p, ok := r.Tasks[d.Name]
+		p, ok := r.Task(d.Name)
 		if !ok || !r.Done(d.Name) {
 			continue
 		}
@@ -647,7 +646,7 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 			reads = reads || again[c]
 			made = made || deferred[c]
 		}
-		for _, a := range d.After {
+		for _, a := range d.After() {
 			made = made || again[a]
 		}
 		switch {
@@ -684,14 +683,11 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 }
 
 func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse, keep []string) *Restored {
-	r := &Restored{Kind: RestoreNone, Tasks: map[string]*TaskRecord{}, State: map[string]any{},
+	r := &Restored{Kind: RestoreNone, State: map[string]any{},
 		Decisions: map[string]string{}, Memory: map[string][]Message{}, Held: map[string]TaskRecord{}, Recorded: map[string]Outcome{}}
 	if sess == nil {
 		return r
 	}
-	// Room for every task at once: a map grown a task at a time copies
-	// it over and over.
-	r.Tasks = make(map[string]*TaskRecord, len(defs))
 	lookUpByName(sess, defs)
 	for k, v := range sess.Team.State {
 		r.State[k] = v
@@ -706,7 +702,6 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		r.Reused = make([]string, 0, len(defs))
 		if r.shareRecords(sess, defs, again) {
 			for i := range r.records {
-				r.Tasks[defs[i].Name] = &r.records[i]
 				r.Reused = append(r.Reused, defs[i].Name)
 			}
 		} else {
@@ -727,7 +722,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		}
 		// A decision stays with its task when the task is carried over.
 		for k, v := range sess.Checkpoint.Decisions {
-			if _, ok := r.Tasks[k]; ok && !again[k] {
+			if _, ok := r.Task(k); ok && !again[k] {
 				r.Decisions[k] = v
 			}
 		}
@@ -892,7 +887,55 @@ func (s *Session) record(name string) *TaskRecord {
 // restore was given.
 func (r *Restored) take(i int, t TaskRecord) {
 	r.records[i] = t
-	r.Tasks[t.Name] = &r.records[i]
+	if r.index != nil {
+		r.index[t.Name] = i
+	}
+}
+
+// Records are the restored records (Task), in the defs' order.
+func (r *Restored) Records() iter.Seq[*TaskRecord] {
+	return func(yield func(*TaskRecord) bool) {
+		for i := range r.records {
+			if r.records[i].Name != "" && !yield(&r.records[i]) {
+				return
+			}
+		}
+	}
+}
+
+// Task is the restored record of the named task: every completed task
+// that is reused (status completed, result, retry count, variables), and
+// for the other tasks of the spec that the session knew, their attempt
+// history with status pending or failed and no result. A task that was
+// running comes back pending with its Attempts, so the next attempt
+// number continues. Asked for in the defs' order, as every reader does,
+// each is found at its position without an index.
+func (r *Restored) Task(name string) (*TaskRecord, bool) {
+	if r == nil || name == "" {
+		return nil, false
+	}
+	// Where the last one was, the next, and the first: a pass over
+	// the tasks starts again from there.
+	for _, i := range [...]int{r.cursor, r.cursor + 1, 0} {
+		if i < len(r.records) && r.records[i].Name == name {
+			r.cursor = i
+			return &r.records[i], true
+		}
+	}
+	if r.index == nil {
+		r.index = make(map[string]int, len(r.records))
+		for i := range r.records {
+			if n := r.records[i].Name; n != "" {
+				r.index[n] = i
+			}
+		}
+	}
+	i, ok := r.index[name]
+	if !ok {
+		return nil, false
+	}
+	r.cursor = i
+	return &r.records[i], true
 }
 
 // changedInstances is, under a fingerprint match, what runs again because
@@ -912,11 +955,11 @@ func (r *Restored) changedInstances(sess *Session, defs []spec.TaskDef, keep []s
 	var changed []string
 	for _, d := range defs {
 		t := sess.record(d.Name)
-		if d.ExpandedFrom == "" || t == nil {
+		if d.ExpandedFrom() == "" || t == nil {
 			continue
 		}
 		f := definitionChanges(nil, t, d)
-		if len(f) == 0 && d.ItemInKey && t.AgentKey == d.AgentKey && t.OwnKey != "" && t.OwnKey != d.OwnKey {
+		if len(f) == 0 && d.ItemInKey() && t.AgentKey == d.AgentKey && t.OwnKey != "" && t.OwnKey != d.OwnKey {
 			// Texts that do not name the item cannot show that it
 			// changed: the own key, which holds it, does.
 			f = append(f, "item")
@@ -973,7 +1016,7 @@ func (r *Restored) warnChanged(defs []spec.TaskDef, ch Choice) {
 	if r.Kind == RestoreFull && ch.DeferredJoin != nil {
 		for _, d := range defs {
 			// Only a foreach's join can wait: its agent names it.
-			if d.ExpandedFrom != d.Name || d.Agent != "foreach:"+d.Name {
+			if d.ExpandedFrom() != d.Name || d.Agent != "foreach:"+d.Name {
 				continue
 			}
 			if join := ch.DeferredJoin(spec.InstanceName(d.Name, 0)); join != nil && join.Name == d.Name {

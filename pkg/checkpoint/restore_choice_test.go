@@ -114,10 +114,10 @@ func TestRestoreChoice(t *testing.T) {
 				t.Errorf("kept = %v, want %v", r.Kept, tc.kept)
 			}
 			for _, n := range append(slices.Clone(tc.rerun), tc.held...) {
-				if r.Done(n) || r.Tasks[n].Attempts != 1 || r.Recorded[n].Text != n+"\n" || r.Tasks[n].PreviousOutcome().Text != n+"\n" {
-					t.Errorf("%s: done %v, attempts %d, recorded %q, previous %q; want pending with its attempts and its recorded result", n, r.Done(n), r.Tasks[n].Attempts, r.Recorded[n].Text, r.Tasks[n].PreviousOutcome().Text)
+				if r.Done(n) || rec(r, n).Attempts != 1 || r.Recorded[n].Text != n+"\n" || rec(r, n).PreviousOutcome().Text != n+"\n" {
+					t.Errorf("%s: done %v, attempts %d, recorded %q, previous %q; want pending with its attempts and its recorded result", n, r.Done(n), rec(r, n).Attempts, r.Recorded[n].Text, rec(r, n).PreviousOutcome().Text)
 				}
-				if u := r.Tasks[n].Usage; u == nil || u.TotalTokens != 10 {
+				if u := rec(r, n).Usage; u == nil || u.TotalTokens != 10 {
 					t.Errorf("%s: usage %+v, want what it cost kept (10 tokens)", n, u)
 				}
 			}
@@ -218,4 +218,10 @@ func TestContinueKeepsUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rec is r's record of the named task, nil for none.
+func rec(r *checkpoint.Restored, name string) *checkpoint.TaskRecord {
+	t, _ := r.Task(name)
+	return t
 }

@@ -16,10 +16,10 @@ func foreachDefs(items ...string) []spec.TaskDef {
 	var join []string
 	for k, it := range items {
 		n := spec.InstanceName("t", k)
-		ds = append(ds, spec.TaskDef{ID: k, Name: n, Agent: "w", Description: "do " + it, Key: "k-" + it, ExpandedFrom: "t"})
+		ds = append(ds, spec.TaskDef{ID: k, Name: n, Agent: "w", Description: "do " + it, Key: "k-" + it, Expansion: &spec.Expansion{ForeachOf: "t"}})
 		join = append(join, n)
 	}
-	ds = append(ds, spec.TaskDef{ID: len(ds), Name: "t", Agent: "foreach:t", Description: "join", Context: join, Key: "k-join", ExpandedFrom: "t"},
+	ds = append(ds, spec.TaskDef{ID: len(ds), Name: "t", Agent: "foreach:t", Description: "join", Context: join, Key: "k-join", Expansion: &spec.Expansion{ForeachOf: "t"}},
 		spec.TaskDef{ID: len(ds) + 1, Name: "u", Agent: "w", Description: "u", Context: []string{"t"}, Key: "k-u"},
 		spec.TaskDef{ID: len(ds) + 2, Name: "v", Agent: "w", Description: "v", Context: []string{"u"}, Key: "k-v"})
 	return ds

@@ -96,9 +96,10 @@ func TestFullRestoreSharesTheSessionsRecords(t *testing.T) {
 	if got := encoded(t, s); !bytes.Equal(got, want) {
 		t.Errorf("the continued session differs from the one a copy makes:\n%.400s\nwant\n%.400s", got, want)
 	}
-	// Left: the restore's index of the tasks and its lists of names, the
-	// old session's index, the new session's maps (~200 bytes a task).
-	allocatedAtMost(t, "a full restore", (after.TotalAlloc-before.TotalAlloc)/n, 400)
+	// Left: the restore's list of the reused names, the new session's
+	// small maps (16 bytes a task; 71 while the restore kept a map of
+	// every task's name, which it finds now by position: Restored.Task).
+	allocatedAtMost(t, "a full restore", (after.TotalAlloc-before.TotalAlloc)/n, 40)
 }
 
 // What changes a restored record (--rerun, a refused result, a foreach
@@ -124,13 +125,13 @@ func TestRestoreChangesNoRecordOfTheSession(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sess := decoded(t, data)
 			r := RestoreChoice(sess, defs, "fp", tc.ch)
-			if got := r.Tasks[tc.task]; got == nil || got.Status != StatusPending || got.Result != "" {
+			if got := r.rec(tc.task); got == nil || got.Status != StatusPending || got.Result != "" {
 				t.Fatalf("restored %s: %+v; want it pending, to run again", tc.task, got)
 			}
 			if got, ok := sess.Task(tc.task); !ok || got.Status != StatusCompleted || got.Result != tc.task {
 				t.Errorf("the session's own %s changed with the restore's: %+v", tc.task, got)
 			}
-			if &sess.Team.Tasks[0] == r.Tasks["t0"] {
+			if &sess.Team.Tasks[0] == r.rec("t0") {
 				t.Errorf("the restore changed records and still shares the session's list")
 			}
 			if got := encoded(t, sess); !bytes.Equal(got, data) {
@@ -147,7 +148,7 @@ func TestRestoreCopiesWhatItChanges(t *testing.T) {
 	sess := decoded(t, data)
 	sess.Team.Tasks[3].Status, sess.Team.Tasks[3].Result = StatusFailed, ""
 	r := RestoreChoice(sess, defs, "fp", Choice{})
-	if r.shared || &sess.Team.Tasks[0] == r.Tasks["t0"] {
+	if r.shared || &sess.Team.Tasks[0] == r.rec("t0") {
 		t.Fatalf("a restore of a session with a failed task shares its list")
 	}
 	s := Continue(sess, r, spec.Sequential, defs, "fp", time.Unix(99, 0))
@@ -178,7 +179,7 @@ func TestRestoreInTheSessionsOrderMakesNoMap(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	r := RestoreChoice(sess, defs, "fp", Choice{})
 	runtime.ReadMemStats(&after)
-	if r.Kind != RestoreFull || len(r.Reused) != n-1 || r.Tasks["t5"].Status != StatusFailed {
+	if r.Kind != RestoreFull || len(r.Reused) != n-1 || r.rec("t5").Status != StatusFailed {
 		t.Fatalf("restore %v, %d reused; want full, %d, t5 failed", r.Kind, len(r.Reused), n-1)
 	}
 	if sess.index != nil {
@@ -189,16 +190,17 @@ func TestRestoreInTheSessionsOrderMakesNoMap(t *testing.T) {
 	swapped := slices.Clone(defs)
 	swapped[3], swapped[4] = swapped[4], swapped[3]
 	r = RestoreChoice(sess, swapped, "fp", Choice{})
-	if got := r.Tasks["t3"]; got == nil || got.Result != "t3" {
+	if got := r.rec("t3"); got == nil || got.Result != "t3" {
 		t.Errorf("restored t3 out of order: %+v", got)
 	}
 	if testenv.Race {
 		return // the race detector's own allocations are counted too
 	}
-	// Left: the copy of the records (320 bytes a task), the restore's
-	// index of them and its list of the reused names.
-	if per := (after.TotalAlloc-before.TotalAlloc)/n - 320; per > 80 {
-		t.Errorf("a restore of %d tasks allocated %d bytes a task besides its records; want at most 80", n, per)
+	// Left: the copy of the records (320 bytes a task) and the list of
+	// the reused names (~3 bytes a task besides them; 58 while the
+	// restore kept a map of the names: Restored.Task).
+	if per := (after.TotalAlloc-before.TotalAlloc)/n - 320; per > 30 {
+		t.Errorf("a restore of %d tasks allocated %d bytes a task besides its records; want at most 30", n, per)
 	} else {
 		t.Logf("%d bytes a task besides the records", per)
 	}

@@ -431,14 +431,14 @@ func newSession(id, specPath, teamName string, process spec.Process, defs []spec
 // current tasks and what Restore kept: tasks in defs order carrying their
 // restored records, the restored state, decisions and memory.
 //
-// The session takes over r's records (Restored.Tasks then points at its
-// own): one list of 10,000 records fewer while a restore loads. When those
+// The session takes over r's records (Restored.Task then finds its own):
+// one list of 10,000 records fewer while a restore loads. When those
 // are old's own (a full restore that changed none, shareRecords), old is
 // left without tasks: its list is the new session's, which the run changes.
 func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskDef, fingerprint string, now time.Time) *Session {
 	var records []TaskRecord
-	if r != nil && len(r.records) == len(defs) && len(r.Deferred) == 0 {
-		records, r.records = r.records, nil
+	if r != nil && !r.taken && len(r.records) == len(defs) && len(r.Deferred) == 0 {
+		records, r.taken = r.records, true
 		if r.shared {
 			r.shared = false
 			defer old.dropTasks()
@@ -453,7 +453,7 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 		def := NewTask(defs[i])
 		rec, ok := (*TaskRecord)(nil), false
 		if r != nil {
-			rec, ok = r.Tasks[def.Name]
+			rec, ok = r.Task(def.Name)
 		}
 		if !ok {
 			*t = def

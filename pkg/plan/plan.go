@@ -145,7 +145,8 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	for i, d := range defs {
 		redo[i] = r.Refused[d.Name]
 		if r.Done(d.Name) {
-			st.Complete(i, r.Tasks[d.Name].Result) // the restore took it over, as the run does
+			rec, _ := r.Task(d.Name)
+			st.Complete(i, rec.Result) // the restore took it over, as the run does
 		}
 	}
 	skipped := st.DryRun(decided)
@@ -161,7 +162,8 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		case in && skipped[i] != nil:
 			now = checkpoint.Now{Ended: true, Outcome: checkpoint.Outcome{Skipped: true}}
 		case r.Done(name):
-			now = checkpoint.Now{Ended: true, Outcome: r.Tasks[name].Outcome(), Restored: true}
+			rec, _ := r.Task(name)
+			now = checkpoint.Now{Ended: true, Outcome: rec.Outcome(), Restored: true}
 		}
 		return checkpoint.Stands(v, ok, now), now.Skipped
 	}
@@ -426,7 +428,7 @@ func forcedReason(d spec.TaskDef, ch checkpoint.Choice, r *checkpoint.Restored) 
 	// A foreach's instances and a repeat's iterations are asked for by
 	// the declared task's name.
 	asked := func(names []string) bool {
-		return slices.Contains(names, d.Name) || (d.ExpandedFrom != "" && slices.Contains(names, d.ExpandedFrom))
+		return slices.Contains(names, d.Name) || (d.ExpandedFrom() != "" && slices.Contains(names, d.ExpandedFrom()))
 	}
 	switch {
 	case asked(ch.Rerun):

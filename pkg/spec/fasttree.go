@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,16 +65,21 @@ func printable(data []byte) bool {
 // message parseTree words).
 const fastDepth = 64
 
-// fastLine is 16 bytes, not the 40 of ints and a slice: a 10,000-task
+// fastLine is 12 bytes, not the 40 of ints and a slice: a 10,000-task
 // spec has 30,000 of them (a spec is at most MaxSpecBytes, so int32 holds
-// any of its offsets).
+// any of its offsets; a line of more than 65,535 bytes, or indented as
+// much, is left to yaml.v3).
 type fastLine struct {
-	num    int32 // 1-based line number
-	indent int32 // spaces before text
-	// from and to delimit in the file the line after its indentation, not
-	// empty, not a comment (fastParser.text).
-	from, to int32
+	num int32 // 1-based line number
+	// from and from+n delimit in the file the line after its indentation,
+	// not empty, not a comment (fastParser.text).
+	from   int32
+	n      uint16
+	indent uint16 // spaces before text
 }
+
+// to is where l's text ends in the file.
+func (l fastLine) to() int32 { return l.from + int32(l.n) }
 
 type fastParser struct {
 	c     *converter
@@ -81,8 +87,10 @@ type fastParser struct {
 	lines []fastLine
 	li    int       // the line being read
 	node  yaml.Node // the scalar being typed, one for all: a node each would be garbage
-	// free are the nodes of the block being handed out (newNode).
-	free []tree
+	// free are the nodes of the block being handed out (newNode), and
+	// freeBr its branches (newBranch).
+	free   []tree
+	freeBr []branch
 }
 
 // nodeBlock is as many nodes as fill 32 KiB, a size class of Go's
@@ -102,6 +110,20 @@ func (p *fastParser) newNode(t tree) *tree {
 	*n = t
 	return n
 }
+
+// newBranch is newNode's for a mapping's or a sequence's branch: a
+// 10,000-task spec has ~10,000 of them.
+func (p *fastParser) newBranch() *branch {
+	if len(p.freeBr) == 0 {
+		p.freeBr = make([]branch, min(max((len(p.lines)-p.li)/2, 16), branchBlock))
+	}
+	b := &p.freeBr[0]
+	p.freeBr = p.freeBr[1:]
+	return b
+}
+
+// branchBlock is nodeBlock's for branches.
+const branchBlock = 32 << 10 / int(unsafe.Sizeof(branch{}))
 
 // split cuts data into its lines with content; it refuses what it does not
 // read: tabs, carriage returns, directives and document markers.
@@ -130,14 +152,17 @@ func (p *fastParser) split(data []byte) bool {
 		if indent == 0 && (text[0] == '%' || bytes.HasPrefix(text, []byte("---")) || bytes.HasPrefix(text, []byte("..."))) {
 			return false
 		}
-		from := start + indent
-		p.lines = append(p.lines, fastLine{num: int32(num), indent: int32(indent), from: int32(from), to: int32(from + len(bytes.TrimRight(text, " ")))})
+		from, n := start+indent, len(bytes.TrimRight(text, " "))
+		if indent > math.MaxUint16 || n > math.MaxUint16 {
+			return false
+		}
+		p.lines = append(p.lines, fastLine{num: int32(num), indent: uint16(indent), from: int32(from), n: uint16(n)})
 	}
 	return true
 }
 
 // text is line l's text after its indentation.
-func (p *fastParser) text(l fastLine) []byte { return p.data[l.from:l.to] }
+func (p *fastParser) text(l fastLine) []byte { return p.data[l.from:l.to()] }
 
 // seqEntry reports whether text starts a block sequence entry.
 func seqEntry(text []byte) bool {
@@ -193,7 +218,8 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 			n++
 		}
 	}
-	t.keys, t.kids = make([]string, 0, n), make([]*tree, 0, n)
+	t.br = p.newBranch()
+	t.br.keys, t.br.kids = make([]string, 0, n), make([]*tree, 0, n)
 	// A few keys are checked for repeats as they come (posSet holds them
 	// inline); more, once all are read (distinctKeys): a key set of the
 	// 10,000 tasks of a spec was a map of 0.64 MB.
@@ -245,10 +271,9 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 		if !ok {
 			return nil, false
 		}
-		t.keys = append(t.keys, name)
-		t.kids = append(t.kids, v)
+		t.add(name, v)
 	}
-	if !few && !distinctKeys(t.keys) {
+	if !few && !distinctKeys(t.keys()) {
 		return nil, false // parseTree says where the first one is
 	}
 	return t, true
@@ -295,7 +320,10 @@ func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tr
 		default:
 			if _, _, _, isKey := key(rest); isKey {
 				// "- key: value": a mapping whose keys line up with this one.
-				ln.indent, ln.from = int32(indent+1+s), ln.to-int32(len(rest))
+				if indent+1+s > math.MaxUint16 {
+					return nil, false
+				}
+				ln.indent, ln.from, ln.n = uint16(indent+1+s), ln.to()-int32(len(rest)), uint16(len(rest))
 				v, ok = p.mapping(int(ln.indent), ipath, at, depth+1)
 				if ok && p.li < len(p.lines) && int(p.lines[p.li].indent) > indent && p.lines[p.li].indent != ln.indent {
 					return nil, false
@@ -312,7 +340,7 @@ func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tr
 			return nil, false
 		}
 		v.kat = v.at
-		t.kids = append(t.kids, v)
+		t.addItem(v)
 	}
 	return t, true
 }
@@ -489,11 +517,10 @@ func (p *fastParser) flow(text []byte, i, line, col int, path string, kpos Pos, 
 			return nil, 0, false
 		}
 		if kind == yaml.MappingNode {
-			t.keys = append(t.keys, name)
-			t.kids = append(t.kids, it)
+			t.add(name, it)
 		} else {
 			it.kat = it.at
-			t.kids = append(t.kids, it)
+			t.addItem(it)
 		}
 		skip()
 		if i >= len(text) {

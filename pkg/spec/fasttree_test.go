@@ -147,8 +147,8 @@ func dumpTree(t *tree) string {
 	var b strings.Builder
 	var walk func(t *tree, indent string)
 	walk = func(t *tree, indent string) {
-		fmt.Fprintf(&b, "%skind=%d value=%#v isText=%v text=%q pos=%v kpos=%v path=%q\n", indent, t.kind, t.value, t.isText, t.text, t.pos(), t.kpos(), t.path)
-		for i, k := range t.keys {
+		fmt.Fprintf(&b, "%skind=%d value=%#v isText=%v text=%q pos=%v kpos=%v path=%q\n", indent, t.kind, t.val(), t.isText, t.text, t.pos(), t.kpos(), t.path)
+		for i, k := range t.keys() {
 			fmt.Fprintf(&b, "%s key %q:\n", indent, k)
 			walk(t.vals()[i], indent+"   ")
 		}
@@ -233,5 +233,33 @@ func TestFastTreeLeavesRepeatedKeys(t *testing.T) {
 		if _, ok := fastTree("m", benchSpec(n)); !ok {
 			t.Errorf("%d distinct tasks: fastTree did not take them", n)
 		}
+	}
+}
+
+// A line, or an indentation, longer than a fastLine holds (65,535 bytes)
+// is left to yaml.v3, which reads it whole.
+func TestFastTreeLeavesLongLines(t *testing.T) {
+	long := strings.Repeat("x", 70_000)
+	for name, data := range map[string]string{
+		"a long value":      "name: n\nagents:\n  w:\n    command: [\"true\"]\ntasks:\n  a:\n    description: " + long + "\n    agent: w\n",
+		"a long item":       "name: n\nagents:\n  w:\n    command: [\"true\"]\ntasks:\n  a:\n    description: d\n    agent: w\n    context:\n      - " + long + "\n",
+		"a value just fits": "name: n\nagents:\n  w:\n    command: [\"true\"]\ntasks:\n  a:\n    description: " + long[:65_535-len("description: ")] + "\n    agent: w\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, fast := fastTree("m", []byte(data))
+			if want := name == "a value just fits"; fast != want {
+				t.Errorf("fastTree took it: %v, want %v", fast, want)
+			}
+			team, err := Parse("m.yaml", []byte(data))
+			if name == "a long item" {
+				if err == nil || !strings.Contains(err.Error(), "tasks.a.context[0]") {
+					t.Errorf("a context naming no task: %v", err)
+				}
+				return
+			}
+			if err != nil || len(team.Tasks) != 1 || !strings.HasPrefix(team.Tasks[0].Description, "xxx") {
+				t.Fatalf("%v", err)
+			}
+		})
 	}
 }

@@ -38,7 +38,6 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			ak = agentKeyOf(tk.Agent, agents[tk.Agent], state, t.syntax())
 			agentKeys[tk.Agent] = ak
 		}
-		x := tk.Expanded()
 		scope := over.scope(tk)
 		defs[i] = TaskDef{
 			ID:             i,
@@ -48,9 +47,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			ExpectedOutput: t.Render(tk.ExpectedOutput, scope),
 			Context:        t.ContextOf(i),
 			AgentKey:       ak,
-			ExpandedFrom:   x.ForeachOf + x.RepeatOf,
-			After:          x.After,
-			ItemInKey:      x.BindInKey,
+			Expansion:      tk.Expansion,
 		}
 	}
 	index := newNameIndex(len(defs), func(i int) string { return defs[i].Name })

@@ -53,13 +53,13 @@ func (b *builder) mcpServers(v *tree, praison bool) {
 	if !servers.isMap() {
 		return // the schema (native) reports it; PraisonAI: nothing to load
 	}
-	for i, name := range servers.keys {
+	for i, name := range servers.keys() {
 		sv := servers.vals()[i]
 		if !sv.isMap() {
 			continue
 		}
 		if praison {
-			for j, k := range sv.keys {
+			for j, k := range sv.keys() {
 				if !slices.Contains(mcpServerKeys, k) {
 					b.praisonIgnored(sv.vals()[j])
 				}
@@ -127,8 +127,8 @@ func stringMap(v *tree) map[string]string {
 	if !v.isMap() {
 		return nil
 	}
-	out := make(map[string]string, len(v.keys))
-	for i, k := range v.keys {
+	out := make(map[string]string, len(v.keys()))
+	for i, k := range v.keys() {
 		if s, ok := v.vals()[i].str(); ok {
 			out[k] = s
 		}

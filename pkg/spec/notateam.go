@@ -68,7 +68,7 @@ func notATeam(file string, root *tree) *Diagnostic {
 		return at(top, "this is a CrewAI agents file (each top-level key an agent with role, goal and backstory), not a team: CrewAI keeps the tasks in a tasks.yaml beside it; teamrun runs one file with both: put the agents under roles: and give each its tasks (roles.NAME.tasks)")
 	}
 	var unknown []string
-	for _, k := range root.keys {
+	for _, k := range root.keys() {
 		if !teamKeys[k] {
 			unknown = append(unknown, k)
 		}
@@ -76,7 +76,7 @@ func notATeam(file string, root *tree) *Diagnostic {
 	if ag := root.get("agents"); len(unknown) == 0 && praisonAgentsOnly(ag) {
 		return at(ag, "these agents have no task: PraisonAI makes one from each agent's instructions, teamrun runs the tasks a file writes down: give each agent a step (steps: [{agent: NAME, action: WHAT}]) or a task (tasks:, see `teamrun schema`)")
 	}
-	if len(unknown) >= 3 && 2*len(unknown) > len(root.keys) {
+	if len(unknown) >= 3 && 2*len(unknown) > len(root.keys()) {
 		shown := unknown
 		if len(shown) > 4 {
 			shown = append(shown[:4:4], "…")
@@ -90,12 +90,12 @@ func notATeam(file string, root *tree) *Diagnostic {
 // top-level key, none of them a team's, an agent with a role and a goal or
 // backstory.
 func crewAIAgents(root *tree) bool {
-	for i, k := range root.keys {
+	for i, k := range root.keys() {
 		if teamKeys[k] || !crewAIAgent(root.vals()[i]) {
 			return false
 		}
 	}
-	return len(root.keys) > 0
+	return len(root.keys()) > 0
 }
 
 // crewAIAgent reports whether v is an agent as CrewAI writes one: a role
@@ -136,7 +136,7 @@ func praisonAgentsOnly(agents *tree) bool {
 		if !m.isMap() {
 			continue
 		}
-		for _, k := range m.keys {
+		for _, k := range m.keys() {
 			switch {
 			case k == "shell" || k == "command":
 				command = true

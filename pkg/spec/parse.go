@@ -249,7 +249,7 @@ func (b *builder) native(root *tree) {
 	b.mcpServers(root.get("mcp"), false)
 	b.workdir(root.get("workdir"))
 	if ag := root.get("agents"); ag.isMap() {
-		for i, name := range ag.keys {
+		for i, name := range ag.keys() {
 			b.nativeAgent(name, ag.vals()[i])
 		}
 	}
@@ -345,7 +345,7 @@ func (b *builder) variables(v *tree) {
 	if !v.isMap() {
 		return
 	}
-	for i, k := range v.keys {
+	for i, k := range v.keys() {
 		if _, dup := t.Variables[k]; !dup {
 			t.VarOrder = append(t.VarOrder, k)
 		}
@@ -365,7 +365,7 @@ func notJSON(v *tree) string {
 	if k := v.typed(); len(k) > 0 {
 		return fmt.Sprintf("a mapping with keys that are not strings (%s)", strings.Join(k, ", "))
 	}
-	if f, ok := v.value.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+	if f, ok := v.float(); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
 		return fmt.Sprintf("%s is not a number JSON has", v.text)
 	}
 	for _, c := range append(slices.Clone(v.vals()), v.items()...) {
@@ -384,14 +384,14 @@ func (b *builder) models(v *tree) {
 		return
 	}
 	t := b.team
-	t.Models = make(map[string]*LLM, len(v.keys))
-	for i, name := range v.keys {
+	t.Models = make(map[string]*LLM, len(v.keys()))
+	for i, name := range v.keys() {
 		if l := b.llmFields(v.vals()[i]); l != nil {
 			l.Alias, l.AliasPos = name, v.vals()[i].kpos()
 			t.Models[name] = l
 		}
 	}
-	for i, name := range v.keys {
+	for i, name := range v.keys() {
 		l := t.Models[name]
 		if l == nil || l.Model == name {
 			continue
@@ -424,7 +424,7 @@ func (b *builder) llm(v *tree) *LLM {
 	r := *a
 	r.Pos = v.pos()
 	if v.isMap() {
-		for _, k := range v.keys {
+		for _, k := range v.keys() {
 			switch k {
 			case "base_url":
 				r.BaseURL = l.BaseURL
@@ -587,7 +587,7 @@ func (b *builder) nativeTasks(v *tree) {
 	b.tasks = slices.Grow(b.tasks, n)
 	switch {
 	case v.isMap():
-		for i, name := range v.keys {
+		for i, name := range v.keys() {
 			b.task(name, v.vals()[i])
 		}
 	case v.isSeq():
@@ -816,7 +816,7 @@ func (b *builder) checkEnvNames() {
 	}
 	var names []named
 	if b.vars.isMap() {
-		for i, k := range b.vars.keys {
+		for i, k := range b.vars.keys() {
 			names = append(names, named{k, b.vars.vals()[i], b.vars.vals()[i].kpos()})
 		}
 	}
@@ -1029,8 +1029,8 @@ func isPraison(root *tree) bool {
 // routesOf reads a condition mapping {VALUE: task or [tasks]} in file
 // order; a value with no task has a nil Next.
 func routesOf(c *tree) []Route {
-	routes := make([]Route, 0, len(c.keys))
-	for i, val := range c.keys {
+	routes := make([]Route, 0, len(c.keys()))
+	for i, val := range c.keys() {
 		r := Route{Value: val}
 		t := c.vals()[i]
 		if s, ok := t.str(); ok {

@@ -43,7 +43,7 @@ func (b *builder) praison(root *tree) {
 	defaultMemory := false
 	// First pass: settings the agents inherit, wherever they are in the file.
 	if cfg := root.get("config"); cfg.isMap() {
-		for i, k := range cfg.keys {
+		for i, k := range cfg.keys() {
 			v := cfg.vals()[i]
 			switch k {
 			case "llm":
@@ -82,7 +82,7 @@ func (b *builder) praison(root *tree) {
 			t.LLM = b.praisonLLM(wl)
 		}
 	}
-	for i, k := range root.keys {
+	for i, k := range root.keys() {
 		v := root.vals()[i]
 		switch k {
 		case "config", "llm", "roles", "agents", "tasks", "steps", "task":
@@ -142,7 +142,7 @@ func (b *builder) praison(root *tree) {
 			}
 		case "variables":
 			if v.isMap() {
-				for j, vk := range v.keys {
+				for j, vk := range v.keys() {
 					setVar(vk, v.vals()[j])
 				}
 			} else if !v.isNull() {
@@ -153,7 +153,7 @@ func (b *builder) praison(root *tree) {
 				b.warnf(v, v.kpos(), "%q is ignored: teamrun runs the team itself", s)
 			}
 		case "dependencies":
-			if len(v.items()) > 0 || len(v.keys) > 0 {
+			if len(v.items()) > 0 || len(v.keys()) > 0 {
 				b.warnf(v, v.kpos(), "not supported, ignored: tasks run in file order, each reading the previous task's output (give a task context: to choose what it reads)")
 			}
 		default:
@@ -175,7 +175,7 @@ func (b *builder) praison(root *tree) {
 		if root.get("roles") != nil {
 			nameKey = "role"
 		}
-		for i, name := range roles.keys {
+		for i, name := range roles.keys() {
 			if s, ok := roles.vals()[i].get(nameKey).str(); ok && s != "" && s != name {
 				if b.stepOutputName == nil {
 					b.stepOutputName = map[string]string{}
@@ -338,7 +338,7 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 // praisonIgnored warns about a key teamrun does not support. A key without a
 // value (null, or an empty list) drops nothing, so it passes silently.
 func (b *builder) praisonIgnored(v *tree) {
-	if v.isNull() || (v.isSeq() && len(v.items()) == 0) || (v.isMap() && len(v.keys) == 0) {
+	if v.isNull() || (v.isSeq() && len(v.items()) == 0) || (v.isMap() && len(v.keys()) == 0) {
 		return
 	}
 	effect := ignoredEffect(v.path)
@@ -522,7 +522,7 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 		return nil
 	}
 	l := &LLM{Pos: v.pos()}
-	for i, k := range v.keys {
+	for i, k := range v.keys() {
 		f := v.vals()[i]
 		s, isStr := f.str()
 		switch k {
@@ -599,7 +599,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 		return nil
 	}
 	var tasks *tree
-	for i, k := range v.keys {
+	for i, k := range v.keys() {
 		f := v.vals()[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
 		// {{previous_output}} as in tasks and steps.
@@ -661,13 +661,13 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 		}
 	}
 	b.team.Agents = append(b.team.Agents, a)
-	if b.steps != nil && tasks != nil && (len(tasks.keys) > 0 || len(tasks.items()) > 0) {
+	if b.steps != nil && tasks != nil && (len(tasks.keys()) > 0 || len(tasks.items()) > 0) {
 		b.warnf(tasks, tasks.kpos(), "ignored: the file has steps: (line %d), and PraisonAI then runs its steps, not its roles' tasks; make these tasks steps to run them", b.steps.kpos().Line)
 		return a
 	}
 	switch {
 	case tasks.isMap():
-		for i, tn := range tasks.keys {
+		for i, tn := range tasks.keys() {
 			tv := tasks.vals()[i]
 			if nv := tv.get("name"); nv != nil {
 				if s, _ := nv.str(); s != "" && s != tn {
@@ -720,7 +720,7 @@ func hasTools(v *tree) bool {
 func (b *builder) praisonTopTasks(v *tree) {
 	switch {
 	case v.isMap():
-		for i, name := range v.keys {
+		for i, name := range v.keys() {
 			f := v.vals()[i]
 			agent, _ := f.get("agent").str()
 			if f.get("agent") == nil {
@@ -767,7 +767,7 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 	if v.get("description") == nil {
 		b.errorf(v, v.kpos(), "missing required key \"description\"")
 	}
-	for i, k := range v.keys {
+	for i, k := range v.keys() {
 		f := v.vals()[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
 		// {{previous_output}}, as in steps.

@@ -86,7 +86,7 @@ func (b *builder) praisonSchedule(v *tree) {
 	extra := ""
 	if v.isMap() {
 		var ignored []string
-		for i, k := range v.keys {
+		for i, k := range v.keys() {
 			switch k {
 			case "interval", "max_retries", "timeout", "run_immediately":
 			case "max_cost", "max_cost_usd":

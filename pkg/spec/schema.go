@@ -204,7 +204,7 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 		patterns, _ := cs.lookup(parent + "/patternProperties").(map[string]any)
 		var out []Diagnostic
 	keys:
-		for i, k := range at.keys {
+		for i, k := range at.keys() {
 			if contains(allowed, k) {
 				continue
 			}
@@ -648,7 +648,7 @@ func fastKind(t *tree) string {
 	if t.isText {
 		return "string"
 	}
-	switch v := t.value.(type) {
+	switch v := t.val().(type) {
 	case nil:
 		return "null"
 	case string:
@@ -698,7 +698,7 @@ func (s *fastSchema) check(t *tree, kind string, depth int) bool {
 	}
 	switch kind {
 	case "object":
-		if s.minProps >= 0 && len(t.keys) < s.minProps {
+		if s.minProps >= 0 && len(t.keys()) < s.minProps {
 			return false
 		}
 		for _, r := range s.required {
@@ -706,7 +706,7 @@ func (s *fastSchema) check(t *tree, kind string, depth int) bool {
 				return false
 			}
 		}
-		for i, k := range t.keys {
+		for i, k := range t.keys() {
 			v := t.vals()[i]
 			vk := fastKind(v)
 			matched := false
@@ -763,7 +763,7 @@ func (s *fastSchema) check(t *tree, kind string, depth int) bool {
 		}
 	case "integer", "number":
 		var f float64
-		switch v := t.value.(type) {
+		switch v := t.val().(type) {
 		case int64:
 			if v > 1<<53 || v < -(1<<53) {
 				return false // beyond exact float64 comparison: let the full check judge

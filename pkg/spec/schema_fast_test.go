@@ -61,10 +61,14 @@ func fuzzInput(data []byte) []byte {
 
 func cloneTree(t *tree) *tree {
 	c := *t
-	c.keys = append([]string(nil), t.keys...)
-	c.kids = make([]*tree, len(t.kids))
-	for i, v := range t.kids {
-		c.kids[i] = cloneTree(v)
+	if t.br != nil {
+		b := *t.br
+		b.keys = append([]string(nil), t.br.keys...)
+		b.kids = make([]*tree, len(t.br.kids))
+		for i, v := range t.br.kids {
+			b.kids[i] = cloneTree(v)
+		}
+		c.br = &b
 	}
 	return &c
 }
@@ -76,19 +80,24 @@ func nodes(t *tree) []*tree {
 }
 
 func scalarTree(v any) *tree {
-	t := &tree{kind: yaml.ScalarNode, value: v, text: fmt.Sprint(v)}
+	t := &tree{kind: yaml.ScalarNode, text: fmt.Sprint(v)}
+	if s, ok := v.(string); ok {
+		t.text = s
+		t.isText = true
+	} else {
+		t.setVal(v)
+	}
 	return t
 }
 
 // replacements are the values a node is swapped for.
 func replacements() []*tree {
 	str := func(s string) *tree { return scalarTree(s) }
-	seq := func(items ...*tree) *tree { return &tree{kind: yaml.SequenceNode, kids: items} }
+	seq := func(items ...*tree) *tree { return &tree{kind: yaml.SequenceNode, br: &branch{kids: items}} }
 	mapping := func(kv ...any) *tree {
 		m := &tree{kind: yaml.MappingNode}
 		for i := 0; i+1 < len(kv); i += 2 {
-			m.keys = append(m.keys, kv[i].(string))
-			m.kids = append(m.kids, kv[i+1].(*tree))
+			m.add(kv[i].(string), kv[i+1].(*tree))
 		}
 		return m
 	}
@@ -150,17 +159,16 @@ func TestFastSchemaNeverAcceptsWhatJSONSchemaRejects(t *testing.T) {
 						if target.get(key) != nil {
 							continue
 						}
-						target.keys = append(target.keys, key)
-						target.kids = append(target.kids, cloneTree(r))
+						target.add(key, cloneTree(r))
 						variants = append(variants, c)
 					}
 				}
-				if len(at.keys) > 0 {
-					for k := range at.keys {
+				if len(at.keys()) > 0 {
+					for k := range at.keys() {
 						c := cloneTree(root)
 						target := nodes(c)[i]
-						target.keys = append(target.keys[:k:k], target.keys[k+1:]...)
-						target.kids = append(target.vals()[:k:k], target.vals()[k+1:]...)
+						target.br.keys = append(target.keys()[:k:k], target.keys()[k+1:]...)
+						target.br.kids = append(target.vals()[:k:k], target.vals()[k+1:]...)
 						variants = append(variants, c)
 					}
 				}

@@ -48,7 +48,7 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 			if n, ok := st.get("name").str(); ok {
 				names[n] = order
 			}
-			for _, k := range st.keys {
+			for _, k := range st.keys() {
 				v := st.get(k)
 				switch k {
 				case "loop":
@@ -558,25 +558,25 @@ func (sb *stepBuilder) loopStep(st *tree) *tree {
 	}
 	what := map[string]bool{"agent": true, "action": true, "description": true, "expected_output": true}
 	out := synthMap(st)
-	for i, k := range st.keys {
+	for i, k := range st.keys() {
 		switch {
 		case k == "step" || k == "steps":
 		case what[k]:
 			sb.b.warnf(st.vals()[i], st.vals()[i].kpos(), "ignored: PraisonAI runs the loop's step (line %d), not this one's %s", body.kpos().Line, k)
 		default:
-			out.keys, out.kids = append(out.keys, k), append(out.kids, st.vals()[i])
+			out.add(k, st.vals()[i])
 		}
 	}
 	if _, ok := body.str(); ok {
-		out.keys, out.kids = append(out.keys, "agent"), append(out.kids, body)
+		out.add("agent", body)
 		return out
 	}
-	for i, k := range body.keys {
+	for i, k := range body.keys() {
 		if k == "name" {
 			continue // the loop step's name names the task
 		}
 		if st.get(k) == nil || what[k] {
-			out.keys, out.kids = append(out.keys, k), append(out.kids, body.vals()[i])
+			out.add(k, body.vals()[i])
 		} else {
 			sb.b.warnf(body.vals()[i], body.vals()[i].kpos(), "ignored: the loop step sets %s (line %d); keep one", k, st.get(k).kpos().Line)
 		}
@@ -586,7 +586,7 @@ func (sb *stepBuilder) loopStep(st *tree) *tree {
 
 // otherKeys warns about the keys of a pattern step besides its pattern.
 func (sb *stepBuilder) otherKeys(st *tree, pattern string) {
-	for i, k := range st.keys {
+	for i, k := range st.keys() {
 		if k != pattern && k != "name" {
 			sb.b.praisonIgnored(st.vals()[i])
 		}
@@ -611,7 +611,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 	b := sb.b
 	tk := &Task{Name: name, Pos: st.kpos(), HasContext: true, Context: append([]string(nil), prev...)}
 	text := func(f *tree, dst *string) { b.praisonString(f, dst) }
-	for i, k := range st.keys {
+	for i, k := range st.keys() {
 		f := st.vals()[i]
 		switch k {
 		case "name":
@@ -678,7 +678,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		case "repeat":
 			// PraisonAI's repeat: {until, max_iterations} is teamrun's.
 			tk.Repeat = b.repeat(f, true)
-			for _, k := range f.keys {
+			for _, k := range f.keys() {
 				if k != "until" && k != "max_iterations" {
 					b.praisonIgnored(f.get(k))
 				}
@@ -785,7 +785,7 @@ func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 	b := sb.b
 	tk.Foreach = &Foreach{As: foreachAs, Pos: f.kpos(), Text: true, Index: loopIndex, Path: f.path}
 	parallel := false
-	for i, k := range f.keys {
+	for i, k := range f.keys() {
 		v := f.vals()[i]
 		switch k {
 		case "over":
@@ -829,7 +829,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	b := sb.b
 	r := st.get("route")
 	sb.otherKeys(st, "route")
-	if !r.isMap() || len(r.keys) == 0 {
+	if !r.isMap() || len(r.keys()) == 0 {
 		b.errorf(r, r.pos(), "expected a mapping of labels to agents, got %s", r.describe())
 		return prev
 	}
@@ -839,7 +839,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	}
 	agentName := "route:" + name
 	var labels []string
-	for i, l := range r.keys {
+	for i, l := range r.keys() {
 		if l == "default" {
 			continue
 		}
@@ -896,7 +896,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		}
 		return pass
 	}
-	for i, l := range r.keys {
+	for i, l := range r.keys() {
 		v := r.vals()[i]
 		items := v.itemsOrNil()
 		if _, ok := v.str(); ok {
@@ -930,13 +930,11 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			outs = append(outs, branch[len(branch)-1])
 		}
 		rt.Condition = append(rt.Condition, Route{Value: l, Next: branch})
-		condTree.keys = append(condTree.keys, l)
-		condTree.kids = append(condTree.kids, synthList(v, branch))
+		condTree.add(l, synthList(v, branch))
 	}
 	if r.get("default") == nil {
 		rt.Condition = append(rt.Condition, Route{Value: "default", Next: passOn()})
-		condTree.keys = append(condTree.keys, "default")
-		condTree.kids = append(condTree.kids, synthList(r, pass))
+		condTree.add("default", synthList(r, pass))
 	}
 	if pass != nil {
 		var script strings.Builder
@@ -1005,7 +1003,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		b.errorf(condT, condT.pos(), "%v", err)
 		return prev
 	}
-	for _, k := range c.keys {
+	for _, k := range c.keys() {
 		if k != "condition" && k != "then" && k != "else" {
 			b.praisonIgnored(c.get(k))
 		}
@@ -1047,8 +1045,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		if src == nil {
 			src = c
 		}
-		condTree.keys = append(condTree.keys, br)
-		condTree.kids = append(condTree.kids, synthList(src, names))
+		condTree.add(br, synthList(src, names))
 	}
 	// Its description is the condition, where a placeholder's warning points.
 	b.insertTask(it, synthMap(st, "condition", condTree, "description", condT), at)
@@ -1263,8 +1260,7 @@ func (b *builder) praisonCondition(f *tree, tk *Task) {
 func synthMap(at *tree, kv ...any) *tree {
 	t := &tree{kind: yaml.MappingNode, at: at.at, kat: at.kat, path: at.path}
 	for i := 0; i+1 < len(kv); i += 2 {
-		t.keys = append(t.keys, kv[i].(string))
-		t.kids = append(t.kids, kv[i+1].(*tree))
+		t.add(kv[i].(string), kv[i+1].(*tree))
 	}
 	return t
 }
@@ -1273,7 +1269,7 @@ func synthMap(at *tree, kv ...any) *tree {
 func synthList(at *tree, names []string) *tree {
 	t := &tree{kind: yaml.SequenceNode, at: at.at, kat: at.kat, path: at.path}
 	for _, n := range names {
-		t.kids = append(t.kids, &tree{kind: yaml.ScalarNode, isText: true, text: n, at: at.at, kat: at.kat, path: at.path})
+		t.addItem(&tree{kind: yaml.ScalarNode, isText: true, text: n, at: at.at, kat: at.kat, path: at.path})
 	}
 	return t
 }
@@ -1285,13 +1281,13 @@ func (b *builder) praisonWorkflow(v *tree, setVar func(string, *tree)) {
 		b.praisonIgnored(v)
 		return
 	}
-	for i, k := range v.keys {
+	for i, k := range v.keys() {
 		f := v.vals()[i]
 		switch k {
 		case "steps":
 		case "variables":
 			if f.isMap() {
-				for j, vk := range f.keys {
+				for j, vk := range f.keys() {
 					setVar(vk, f.vals()[j])
 				}
 			} else if !f.isNull() {

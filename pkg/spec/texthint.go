@@ -32,7 +32,7 @@ func (t *tree) textHint() string {
 	if strings.HasSuffix(key, "]") {
 		key = "" // a list item: the quoted text alone
 	}
-	if t.value == nil && t.text == "" {
+	if t.vt == noNum && t.typed() == nil && t.text == "" {
 		if key == "" {
 			return " (the item is empty: write it)"
 		}

@@ -55,8 +55,8 @@ func TestShapeHints(t *testing.T) {
 }
 
 // TestTextHintOfText: a text needs no quoting, whatever it holds. Since a
-// text scalar keeps its value as its text (isText), not in value, a check
-// of value alone took every text for a number or null.
+// text scalar keeps its value as its text (isText), not in num, a check
+// of num alone took every text for a number or null.
 func TestTextHintOfText(t *testing.T) {
 	for _, text := range []string{"w", "", "123"} {
 		n := &tree{kind: yaml.ScalarNode, text: text, isText: true, path: "tasks.t.agent"}
@@ -64,7 +64,8 @@ func TestTextHintOfText(t *testing.T) {
 			t.Errorf("textHint of the text %q = %q, want none", text, h)
 		}
 	}
-	n := &tree{kind: yaml.ScalarNode, text: "123", value: int64(123), path: "tasks.t.agent"}
+	n := &tree{kind: yaml.ScalarNode, text: "123", path: "tasks.t.agent"}
+	n.setVal(int64(123))
 	if h := n.textHint(); !strings.Contains(h, `agent: "123"`) {
 		t.Errorf("textHint of the integer 123 = %q, want the quoting advice", h)
 	}

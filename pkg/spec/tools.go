@@ -128,7 +128,7 @@ func (b *builder) tools(v *tree) {
 	if !v.isMap() {
 		return
 	}
-	for i, name := range v.keys {
+	for i, name := range v.keys() {
 		tv := v.vals()[i]
 		if !tv.isMap() {
 			continue // the schema reports it

@@ -21,28 +21,48 @@ import (
 // yaml.Node so that the schema check, the model builder and the error
 // messages all see the same keys in the same order.
 type tree struct {
-	// value is a scalar's Go value: int64, float64, bool or nil, or, when
-	// isText, none (the value is text, a string: one in an `any` is an
-	// allocation of its own, 0.3 MB of a 10,000-task spec's tree); on a
-	// mapping, its typedKeys or nil. Read it with val or str.
-	value any
-	text  string   // a scalar's source text
-	keys  []string // mapping keys, in file order
-	// kids are a mapping's values, parallel to keys (vals), or a
-	// sequence's items (items): one field for both, and positions of
-	// int32, make a node 128 bytes, not 160.
-	kids []*tree
+	text string // a scalar's source text
+	// br holds a mapping's keys and values, a sequence's items; nil on a
+	// scalar. Apart, so that a scalar, two of a spec's three nodes, does
+	// not carry two empty lists: a node is 72 bytes, not 120 (a
+	// 10,000-task spec's tree has ~30,000 of them while it loads, and a
+	// restore collects nothing then).
+	br *branch
 	// path is the display path, e.g. tasks.count.max_retries. The JSON
 	// pointer is made only for a spec the schema check refuses
-	// (walkPointers): with it a node was 192 bytes, not 160 (a
-	// 10,000-task spec's tree has ~30,000 of them while it loads).
+	// (walkPointers): with it a node was 192 bytes, not 160.
 	path string
+	// num is a scalar's value when it is no text (not isText), of the
+	// type vt says: an int64, a float64's bits, a bool as 0 or 1. In an
+	// `any` it was 16 bytes a node, and an allocation of its own.
+	num  uint64
 	at   place     // where the value starts (pos)
 	kat  place     // where its key starts, a sequence item: the item itself (kpos)
 	kind yaml.Kind // MappingNode, SequenceNode or ScalarNode
+	vt   numType
 	// isText: a scalar whose value is a string, its text.
 	isText bool
 }
+
+// branch is what a mapping or a sequence holds (tree.br).
+type branch struct {
+	keys []string // a mapping's keys, in file order
+	// kids are a mapping's values, parallel to keys (vals), or a
+	// sequence's items (items).
+	kids  []*tree
+	typed *typedKeys // rare: behind a pointer, a branch is 56 bytes, not 72
+}
+
+// numType is what a scalar's num holds; noNum when nothing (a null, or
+// any node that is no scalar).
+type numType uint8
+
+const (
+	noNum numType = iota
+	numBool
+	numInt
+	numFloat
+)
 
 // place is a Pos in half the bytes: a spec is at most MaxSpecBytes.
 type place struct{ line, col int32 }
@@ -52,31 +72,60 @@ func placeOf(p Pos) place { return place{int32(p.Line), int32(p.Column)} }
 func (t *tree) pos() Pos  { return Pos{Line: int(t.at.line), Column: int(t.at.col)} }
 func (t *tree) kpos() Pos { return Pos{Line: int(t.kat.line), Column: int(t.kat.col)} }
 
-// vals are a mapping's values, parallel to its keys; nil on anything else.
-func (t *tree) vals() []*tree {
-	if t == nil || t.kind != yaml.MappingNode {
+// keys are a mapping's keys, in file order; nil on anything else.
+func (t *tree) keys() []string {
+	if t == nil || t.br == nil {
 		return nil
 	}
-	return t.kids
+	return t.br.keys
+}
+
+// vals are a mapping's values, parallel to its keys; nil on anything else.
+func (t *tree) vals() []*tree {
+	if t == nil || t.kind != yaml.MappingNode || t.br == nil {
+		return nil
+	}
+	return t.br.kids
 }
 
 // items are a sequence's items; nil on anything else.
 func (t *tree) items() []*tree {
-	if t == nil || t.kind != yaml.SequenceNode {
+	if t == nil || t.kind != yaml.SequenceNode || t.br == nil {
 		return nil
 	}
-	return t.kids
+	return t.br.kids
+}
+
+// branch is t's branch, made when t has none.
+func (t *tree) branch() *branch {
+	if t.br == nil {
+		t.br = &branch{}
+	}
+	return t.br
+}
+
+// add appends key and its value v to the mapping t.
+func (t *tree) add(key string, v *tree) {
+	b := t.branch()
+	b.keys, b.kids = append(b.keys, key), append(b.kids, v)
+}
+
+// addItem appends v to the sequence t.
+func (t *tree) addItem(v *tree) {
+	b := t.branch()
+	b.kids = append(b.kids, v)
 }
 
 // typedKeys are a mapping's keys YAML reads as no string (1, true): JSON
-// cannot hold them (a variable so keyed is degraded, DESIGN §4). Rare, so
-// kept in the mapping's unused value rather than a field of every node.
+// cannot hold them (a variable so keyed is degraded, DESIGN §4). Rare.
 type typedKeys []string
 
 // typed returns the mapping's typedKeys.
 func (t *tree) typed() typedKeys {
-	k, _ := t.value.(typedKeys)
-	return k
+	if t.br == nil || t.br.typed == nil {
+		return nil
+	}
+	return *t.br.typed
 }
 
 // get returns the value of a mapping key, or nil.
@@ -84,7 +133,7 @@ func (t *tree) get(key string) *tree {
 	if t == nil || t.kind != yaml.MappingNode {
 		return nil
 	}
-	for i, k := range t.keys {
+	for i, k := range t.keys() {
 		if k == key {
 			return t.vals()[i]
 		}
@@ -100,13 +149,44 @@ func (t *tree) val() any {
 	if t.isText {
 		return t.text
 	}
-	return t.value
+	switch t.vt {
+	case numBool:
+		return t.num != 0
+	case numInt:
+		return int64(t.num)
+	case numFloat:
+		return math.Float64frombits(t.num)
+	}
+	return nil
+}
+
+// float is a scalar's value when it is a float64.
+func (t *tree) float() (float64, bool) {
+	if t == nil || t.kind != yaml.ScalarNode || t.isText || t.vt != numFloat {
+		return 0, false
+	}
+	return math.Float64frombits(t.num), true
+}
+
+// setVal makes v, a bool, int64 or float64, the scalar's value.
+func (t *tree) setVal(v any) {
+	switch x := v.(type) {
+	case bool:
+		t.vt, t.num = numBool, 0
+		if x {
+			t.num = 1
+		}
+	case int64:
+		t.vt, t.num = numInt, uint64(x)
+	case float64:
+		t.vt, t.num = numFloat, math.Float64bits(x)
+	}
 }
 
 func (t *tree) isMap() bool { return t != nil && t.kind == yaml.MappingNode }
 func (t *tree) isSeq() bool { return t != nil && t.kind == yaml.SequenceNode }
 func (t *tree) isNull() bool {
-	return t == nil || (t.kind == yaml.ScalarNode && t.value == nil && !t.isText)
+	return t == nil || (t.kind == yaml.ScalarNode && t.vt == noNum && !t.isText)
 }
 
 // str returns a scalar's string value.
@@ -124,7 +204,7 @@ func (t *tree) describe() string {
 	}
 	switch t.kind {
 	case yaml.MappingNode:
-		if len(t.keys) == 0 {
+		if len(t.keys()) == 0 {
 			return "an empty mapping" // "expected a mapping of …, got a mapping" would puzzle
 		}
 		return "a mapping"
@@ -168,8 +248,8 @@ func (t *tree) plain() any { return t.values(false) }
 func (t *tree) values(finiteOnly bool) any {
 	switch t.kind {
 	case yaml.MappingNode:
-		m := make(map[string]any, len(t.keys))
-		for i, k := range t.keys {
+		m := make(map[string]any, len(t.keys()))
+		for i, k := range t.keys() {
 			m[k] = t.vals()[i].values(finiteOnly)
 		}
 		return m
@@ -180,7 +260,7 @@ func (t *tree) values(finiteOnly bool) any {
 		}
 		return l
 	}
-	if f, ok := t.value.(float64); finiteOnly && ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+	if f, ok := t.float(); finiteOnly && ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
 		// JSON has no NaN or infinity; the text keeps the type error readable.
 		return t.text
 	}
@@ -204,7 +284,7 @@ func (t *tree) walk(f func(*tree)) {
 func (t *tree) walkPointers(ptr string, f func(string, *tree)) {
 	f(ptr, t)
 	for i, v := range t.vals() {
-		v.walkPointers(ptr+"/"+ptrEscaper.Replace(t.keys[i]), f)
+		v.walkPointers(ptr+"/"+ptrEscaper.Replace(t.keys()[i]), f)
 	}
 	for i, it := range t.items() {
 		it.walkPointers(ptr+"/"+strconv.Itoa(i), f)
@@ -562,7 +642,7 @@ func (c *converter) convert(n *yaml.Node, path string, kpos Pos, active map[*yam
 			if err != nil {
 				return nil, err
 			}
-			t.kids = append(t.kids, it)
+			t.addItem(it)
 		}
 	case yaml.ScalarNode:
 		c.scalar(t, n)
@@ -632,10 +712,12 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 		if err != nil {
 			return err
 		}
-		t.keys = append(t.keys, e.key)
-		t.kids = append(t.kids, v)
+		t.add(e.key, v)
 		if e.typed && isVariables(t.path) { // only there does it matter (fastTree agrees)
-			t.value = append(t.typed(), e.key)
+			if t.br.typed == nil {
+				t.br.typed = new(typedKeys)
+			}
+			*t.br.typed = append(*t.br.typed, e.key)
 		}
 		return nil
 	}
@@ -750,16 +832,12 @@ func (c *converter) scalar(t *tree, n *yaml.Node) {
 			return
 		}
 		switch x := v.(type) {
-		case bool:
-			t.value = x
+		case bool, int64, float64:
+			t.setVal(x)
 		case int:
-			t.value = int64(x)
-		case int64:
-			t.value = x
+			t.setVal(int64(x))
 		case uint64:
-			t.value = float64(x)
-		case float64:
-			t.value = x
+			t.setVal(float64(x))
 		default:
 			t.isText = true
 		}

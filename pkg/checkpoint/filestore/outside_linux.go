@@ -41,3 +41,14 @@ func readOutsideHeap(f *os.File, size int64) (data []byte, release func(), ok bo
 	}
 	return m[:size:size], release, true
 }
+
+// dropRead lets go of the pages of data, a snapshot readOutsideHeap read,
+// before upto (rounded down to a huge page): the decoder will not read
+// them again (checkpoint.DecodeSessionDropping), and they would stay in
+// the RSS until the whole snapshot is unmapped.
+func dropRead(data []byte, upto int) {
+	const huge = 2 << 20
+	if n := upto &^ (huge - 1); n > 0 && n <= len(data) {
+		_ = unix.Madvise(data[:n], unix.MADV_DONTNEED)
+	}
+}

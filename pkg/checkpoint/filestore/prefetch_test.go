@@ -62,13 +62,17 @@ func TestLoadPrefetched(t *testing.T) {
 		s.Prefetch("p")
 		p := s.prefetched
 		<-p.done
-		data := bytes.Clone(p.data)
+		was, err := os.ReadFile(s.Path("p"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := bytes.Clone(was)
 		i := bytes.Index(data, []byte("task-00003"))
 		data[i] = 'T' // the checksum no longer matches: Load must say so
 		if err := os.WriteFile(s.Path("p"), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		defer os.WriteFile(s.Path("p"), p.data, 0o600)
+		defer os.WriteFile(s.Path("p"), was, 0o600)
 		if got, err := s.Load(bg, "p"); !errors.As(err, new(*checkpoint.CorruptError)) {
 			t.Errorf("Load of a changed snapshot: %v, %v; want a CorruptError, not the prefetch", got != nil, err)
 		}

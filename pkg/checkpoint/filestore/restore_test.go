@@ -59,12 +59,12 @@ func TestRestoreSeed(t *testing.T) {
 				t.Errorf("reused = %v, want %v", got, tc.reused)
 			}
 			for _, name := range tc.reused {
-				if rec := r.Tasks[name]; rec.Status != checkpoint.StatusCompleted || rec.Result != "out-"+name {
+				if rec, _ := r.Task(name); rec == nil || rec.Status != checkpoint.StatusCompleted || rec.Result != "out-"+name {
 					t.Errorf("task %s restored as %+v", name, rec)
 				}
 			}
-			for name, rec := range r.Tasks {
-				if !slices.Contains(tc.reused, name) && (rec.Status == checkpoint.StatusCompleted || rec.Result != "") {
+			for rec := range r.Records() {
+				if name := rec.Name; !slices.Contains(tc.reused, name) && (rec.Status == checkpoint.StatusCompleted || rec.Result != "") {
 					t.Errorf("task %s: output not refused: %+v", name, rec)
 				}
 			}
@@ -84,8 +84,8 @@ func TestRestoreSeed(t *testing.T) {
 					}
 				}
 			}
-			for name := range r.Tasks {
-				if !slices.ContainsFunc(tc.now, func(d spec.TaskDef) bool { return d.Name == name }) {
+			for rec := range r.Records() {
+				if name := rec.Name; !slices.ContainsFunc(tc.now, func(d spec.TaskDef) bool { return d.Name == name }) {
 					t.Errorf("task %s is not in the spec but was restored", name)
 				}
 			}
@@ -95,7 +95,11 @@ func TestRestoreSeed(t *testing.T) {
 
 func TestRestoreNone(t *testing.T) {
 	r := checkpoint.Restore(nil, seed(), fp(seed()), checkpoint.ReuseStrict)
-	if r.Kind != checkpoint.RestoreNone || len(r.Tasks) != 0 || r.Kind.String() != "none" {
+	records := 0
+	for range r.Records() {
+		records++
+	}
+	if r.Kind != checkpoint.RestoreNone || records != 0 || r.Kind.String() != "none" {
 		t.Fatalf("got %+v", r)
 	}
 }
@@ -193,13 +197,13 @@ func TestRestoreRunningAndFailed(t *testing.T) {
 	if r.Kind != checkpoint.RestoreFull || !r.Done("t01") || r.Done("t02") {
 		t.Fatalf("got %+v", r)
 	}
-	if got := r.Tasks["t02"]; got.Status != checkpoint.StatusPending || got.Attempts != 4 || got.Result != "" {
+	if got := restored(r, "t02"); got.Status != checkpoint.StatusPending || got.Attempts != 4 || got.Result != "" {
 		t.Fatalf("running task restored as %+v; want pending with attempts 4", got)
 	}
 	// A failed task stays failed (it runs again) and keeps its retry count.
 	record(t, j, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: "t02", Error: "boom again", RetryCount: 3})
 	r = checkpoint.Restore(j.Session(), ds, fp(ds), checkpoint.ReuseStrict)
-	if got := r.Tasks["t02"]; got.Status != checkpoint.StatusFailed || got.RetryCount != 3 || got.Attempts != 4 {
+	if got := restored(r, "t02"); got.Status != checkpoint.StatusFailed || got.RetryCount != 3 || got.Attempts != 4 {
 		t.Fatalf("failed task restored as %+v", got)
 	}
 	if err := j.Close(); err != nil {
@@ -213,8 +217,8 @@ func TestRestoreUnknownTasksSkipped(t *testing.T) {
 	now := chain12()[:3]
 	for _, reuse := range []checkpoint.Reuse{checkpoint.ReuseStrict, checkpoint.ReuseUnchanged} {
 		r := checkpoint.Restore(sess, now, fp(now), reuse)
-		for name := range r.Tasks {
-			if name > "t03" {
+		for rec := range r.Records() {
+			if name := rec.Name; name > "t03" {
 				t.Errorf("%v: task %s not in the spec came back", reuse, name)
 			}
 		}
@@ -305,7 +309,7 @@ func TestRestoredOutput(t *testing.T) {
 	sess := runSession(t, s, "o", seed(), 2)
 	r := checkpoint.Restore(sess, seed(), fp(seed()), checkpoint.ReuseStrict)
 	want := checkpoint.TaskOutput{Description: "Polish the draft", Raw: "out-polish", Agent: "writer", OutputFormat: "RAW"}
-	if got := r.Tasks["polish"].Output(); got != want {
+	if got := restored(r, "polish").Output(); got != want {
 		t.Fatalf("%+v, want %+v", got, want)
 	}
 }
@@ -330,4 +334,10 @@ func TestTaskDiffString(t *testing.T) {
 			t.Errorf("%+v: got %s, want %s", tc.diff, got, tc.want)
 		}
 	}
+}
+
+// restored is r's record of the named task, nil for none.
+func restored(r *checkpoint.Restored, name string) *checkpoint.TaskRecord {
+	t, _ := r.Task(name)
+	return t
 }

@@ -137,7 +137,7 @@ func FuzzLoad(f *testing.F) {
 	// The reader without the file I/O, so inputs run fast enough to explore.
 	f.Fuzz(func(t *testing.T, snap, jour []byte) {
 		parseHead("fz", bytes.NewReader(snap))
-		sess, err := decodeFiles("fz", "fz.json", snap, "fz.journal", jour)
+		sess, err := decodeFiles("fz", "fz.json", snap, "fz.journal", jour, nil)
 		if err != nil {
 			var ce *checkpoint.CorruptError
 			if !errors.As(err, &ce) {

@@ -79,10 +79,11 @@ func TestRefuserOfResultsAllTakenOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &checkpoint.Restored{Tasks: make(map[string]*checkpoint.TaskRecord, n)}
+	results := make(map[string]string, n)
 	for _, tk := range tm.Tasks {
-		r.Tasks[tk.Name] = &checkpoint.TaskRecord{Name: tk.Name, Status: checkpoint.StatusCompleted, Result: "ok"}
+		results[tk.Name] = "ok"
 	}
+	r := restoredOf(tm, results)
 	refuse := g.Refuser(func(_ int, t checkpoint.TaskRecord) string { return t.Result })
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

@@ -535,7 +535,8 @@ func (g *Graph) Refuser(text func(i int, t checkpoint.TaskRecord) string) func(*
 		raws, done := make([]string, n), make([]bool, n)
 		for i, t := range g.team.Tasks {
 			if done[i] = r.Done(t.Name); done[i] {
-				raws[i] = text(i, *r.Tasks[t.Name])
+				rec, _ := r.Task(t.Name)
+				raws[i] = text(i, *rec)
 			}
 		}
 		problems := g.Refusals(func(i int) (string, bool) { return raws[i], done[i] },

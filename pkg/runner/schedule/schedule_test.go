@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -530,10 +531,7 @@ func TestRefuserListsOnlyWhatItRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &checkpoint.Restored{Tasks: map[string]*checkpoint.TaskRecord{}}
-			for n, res := range tt.restored {
-				r.Tasks[n] = &checkpoint.TaskRecord{Name: n, Status: checkpoint.StatusCompleted, Result: res}
-			}
+			r := restoredOf(tm, tt.restored)
 			got := g.Refuser(func(_ int, t checkpoint.TaskRecord) string { return t.Result })(r)
 			if tt.want == nil {
 				if got != nil {
@@ -548,6 +546,20 @@ func TestRefuserListsOnlyWhatItRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// restoredOf is the full restore of a session of tm whose tasks named in
+// results completed with those results; the others are pending.
+func restoredOf(tm *spec.Team, results map[string]string) *checkpoint.Restored {
+	defs := tm.TaskDefs(tm.InitialState(nil))
+	fp := spec.FingerprintOf(defs)
+	sess := checkpoint.NewSession("s", "", tm.Name, tm.Process, defs, fp, time.Now())
+	for i := range sess.Team.Tasks {
+		if res, ok := results[sess.Team.Tasks[i].Name]; ok {
+			sess.Team.Tasks[i].Status, sess.Team.Tasks[i].Result = checkpoint.StatusCompleted, res
+		}
+	}
+	return checkpoint.Restore(sess, defs, fp, checkpoint.ReuseStrict)
 }
 
 // TestCutoffReads is what the early cut-off compares for a held task, run
