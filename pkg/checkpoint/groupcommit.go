@@ -88,11 +88,15 @@ func (g *GroupCommit) lead(own *queued) error {
 	group := g.queue
 	g.queue = nil
 	g.busy = true
-	var records []Record
-	var payloads [][]byte
-	for _, q := range group {
-		records = append(records, q.b.Records...)
-		payloads = append(payloads, q.b.Payloads...)
+	// Alone (a sequential run's every write), a batch is written as it
+	// is: joined lists are made only for a group.
+	records, payloads := group[0].b.Records, group[0].b.Payloads
+	if len(group) > 1 {
+		records, payloads = nil, nil
+		for _, q := range group {
+			records = append(records, q.b.Records...)
+			payloads = append(payloads, q.b.Payloads...)
+		}
 	}
 	err := g.write(records, payloads)
 	if err == nil {
