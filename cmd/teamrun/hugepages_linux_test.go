@@ -39,7 +39,7 @@ func TestLoadingHugePages(t *testing.T) {
 	}{
 		{"small spec", 4 << 10, "", "", false, loadingGC},
 		{"large spec", hugeLoadFrom, "", "", true, loadingGC},
-		{"large spec, a new run", hugeLoadFrom, "", "", false, func(...string) func() { newRunGC(); return func() {} }},
+		{"large spec, a new run", hugeLoadFrom, "", "", false, newRunGC},
 		{"large spec, GOGC=50", hugeLoadFrom, "", "50", true, loadingGC},
 		{"large spec, GODEBUG=disablethp=1", hugeLoadFrom, "madvdontneed=1,disablethp=1", "", false, loadingGC},
 	} {

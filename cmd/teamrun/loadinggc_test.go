@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/debug"
@@ -215,4 +216,39 @@ func TestNewRunGC(t *testing.T) {
 		t.Errorf("16 MiB loaded: GOGC %d, limit %d; want 25 to 100 and %d", p, l, limit0)
 	}
 	runtime.KeepAlive(held)
+}
+
+// TestNewRunGCCollectsParsed: a new run of a spec of collectParsedFrom
+// bytes or more collects once it is parsed, a smaller one does not, nor
+// does any with GOGC in the environment.
+func TestNewRunGCCollectsParsed(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		specBytes int
+		gogc      string
+		collects  bool
+	}{
+		{"small spec", collectParsedFrom - 1, "", false},
+		{"large spec", collectParsedFrom, "", true},
+		{"large spec, GOGC=50", collectParsedFrom, "50", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !ownProcess(t, 1, "GOGC="+tc.gogc) {
+				return
+			}
+			spec := filepath.Join(t.TempDir(), "agents.yaml")
+			if err := os.WriteFile(spec, make([]byte, tc.specBytes), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			parsed := newRunGC(spec)
+			// No collection of the pacer's own between the readings.
+			defer debug.SetGCPercent(debug.SetGCPercent(-1))
+			_, _, before := gcSettings()
+			parsed()
+			_, _, after := gcSettings()
+			if got := after > before; got != tc.collects {
+				t.Errorf("%d collections when parsed, want one: %v", after-before, tc.collects)
+			}
+		})
+	}
 }

@@ -163,11 +163,11 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		case c.Bool("quiet"):
 			mode = runner.ModeQuiet
 		}
-		var loaded func()
+		var loaded, parsed func()
 		if c.Bool("continue") {
 			loaded = loadingGC(args[0])
 		} else {
-			newRunGC()
+			parsed = newRunGC(args[0])
 		}
 		ctx, interrupts := runner.WatchInterrupts(c.Context, func(msg string) { fmt.Fprintln(ios.ErrOut, msg) })
 		defer interrupts.Stop()
@@ -191,6 +191,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			Interrupts:  interrupts,
 			Subreaper:   true, // this process starts no children but the tasks'
 			Loaded:      loaded,
+			Parsed:      parsed,
 		})
 		return runExit(sum, err, interrupts.Signal())
 	}
@@ -322,20 +323,40 @@ func loadingGC(paths ...string) (loaded func()) {
 }
 
 // newRunGC sets the collector, in loadingGC's place, for a run that
-// starts a new session (no --continue): it restores nothing, so its
-// loading is the spec's alone, and collecting that costs nothing next to
-// running the tasks (a cold 1,000-task run: 0.95x the time, farm-bench,
-// 15 pairs). runningGC's rule holds from the start: a 10,000-task spec's parse tree is collected
-// before the session and the engine are built, and the loading's heap
-// peaks at 15 MB, not 27. Nor does it load into huge pages: they save a
-// few milliseconds of page faults, nothing next to starting the tasks, and
-// a 2 MiB page is resident whole, which made the loading the run's peak
-// RSS (a 10,000-task run: 38.3-38.9 MiB with them, 35.9-36.5 without).
-func newRunGC() {
-	if !gogcGiven() {
-		runningGC()
+// starts a new session (no --continue) of the specs at paths, unless GOGC
+// is set, and returns what to call once they are parsed. The run restores
+// nothing, so its loading is the spec's alone, and collecting that costs
+// nothing next to running the tasks (a cold 1,000-task run: 0.95x the
+// time, farm-bench, 15 pairs): runningGC's rule holds from the start. Nor
+// does it load into huge pages: they save a few milliseconds of page
+// faults, nothing next to starting the tasks, and a 2 MiB page is resident
+// whole, which made the loading the run's peak RSS (a 10,000-task run:
+// 38.3-38.9 MiB with them, 35.9-36.5 without).
+//
+// Specs of collectParsedFrom bytes or more are collected once parsed:
+// their parse tree is garbage then, and the session and the engine are
+// built next. Left to the pacer, a collection that marks while they are
+// built (slower on a busy machine) finds the tree still live and sets a
+// higher goal: a 10,000-task run's loading peaked at 31,684-33,112 KiB
+// (VmHWM) at load average 7, 29,892-31,564 with the collection, every one
+// of 8 interleaved pairs lower.
+func newRunGC(paths ...string) (parsed func()) {
+	if gogcGiven() {
+		return func() {}
 	}
+	runningGC()
+	if filesSize(paths) < collectParsedFrom {
+		return func() {}
+	}
+	return runtime.GC
 }
+
+// collectParsedFrom is the size of the specs from which a new run
+// collects once they are parsed. At 1,000 tasks (a spec of 47 KB) the
+// loading peaked ~0.3 MB lower (7 of 8 interleaved pairs, load average 7)
+// for a collection of 2-9 ms, at most 24 (gctrace, stopping the world on
+// a busy machine), next to the ~2 s its tasks take to run.
+const collectParsedFrom = 32 << 10
 
 // gogcGiven reports whether GOGC is in the environment: it overrides
 // loadingGC's, newRunGC's and runningGC's rules.

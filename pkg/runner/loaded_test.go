@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
@@ -58,5 +59,62 @@ tasks:
 			t.Errorf("continue=%v: Loaded called %d times (want %d), after a task ran: %v", cont, calls, want, ranBefore)
 		}
 		os.Remove(mark)
+	}
+}
+
+// Options.Parsed is called once per run, as soon as the spec is parsed:
+// before Loaded and before any task runs, for a new session and a
+// continued one alike; a spec that does not parse never calls it.
+func TestParsedCalledOnceBeforeLoaded(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	good := `name: t
+agents:
+  w: {shell: "touch ` + mark + `"}
+tasks:
+  a: {description: a, agent: w}
+  b: {description: b, agent: w}
+`
+	for _, tc := range []struct {
+		name, spec string
+		cont       bool
+		want       int
+	}{
+		{"new session", good, false, 1},
+		{"continued", good, true, 1},
+		{"a spec that does not parse", "name: t\ntasks: [\n", false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(dir, "team.yaml"), []byte(tc.spec), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(mark)
+			var order []string
+			var out bytes.Buffer
+			_, err := Run(context.Background(), Options{
+				SpecPath: filepath.Join(dir, "team.yaml"), Continue: tc.cont, Session: "s1", Mode: ModeJSON,
+				IO: iostreams.Test(nil, &out, &out), Home: filepath.Join(dir, "home"), Getenv: func(string) string { return "" },
+				Parsed: func() {
+					if _, err := os.Stat(mark); err == nil {
+						order = append(order, "a task ran")
+					}
+					order = append(order, "parsed")
+				},
+				Loaded: func() { order = append(order, "loaded") },
+			})
+			if (err == nil) != (tc.want == 1) {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			want := []string{}
+			if tc.want == 1 {
+				want = append(want, "parsed")
+				if !tc.cont {
+					want = append(want, "loaded") // the continued session is done: nothing runs
+				}
+			}
+			if strings.Join(order, ", ") != strings.Join(want, ", ") {
+				t.Errorf("calls: %q, want %q", order, want)
+			}
+		})
 	}
 }

@@ -49,6 +49,10 @@ type Options struct {
 	// so that none outlives its task (Groups.Subreap). Only a process
 	// that starts no children of its own, the teamrun command, may set it.
 	Subreaper bool
+	// Parsed, when set, is called once the spec is parsed, before
+	// anything is built from it: what the parse alone needed is garbage
+	// then (newRunGC in cmd/teamrun collects it there).
+	Parsed func()
 	// Loaded, when set, is called once the spec and the session are
 	// loaded, just before the first task runs, and not at all when every
 	// task is restored: the teamrun command tunes the collector for the
@@ -130,6 +134,9 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	}
 	if err != nil {
 		return nil, &UsageError{Err: err} // a spec.ErrorList, or an unreadable file
+	}
+	if o.Parsed != nil {
+		o.Parsed()
 	}
 	choice := checkpoint.Choice{Reuse: o.Reuse, Rerun: o.Rerun, RerunFrom: o.RerunFrom, Keep: o.Keep}
 	if err := checkChoice(choice, team, o.Continue); err != nil {
