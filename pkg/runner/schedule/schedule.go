@@ -22,7 +22,7 @@ type Status uint8
 const (
 	Pending   Status = iota // not started (or interrupted): it may become ready
 	Running                 // an attempt is under way
-	Completed               // done, with a result (see State.Known)
+	Completed               // done, with a result (known or not: State.known)
 	Failed                  // its attempts are spent
 	Skipped                 // it does not run: see State.SkipReason
 	Waiting                 // a human task without a decision
@@ -432,9 +432,6 @@ func (g *Graph) NewState() *State {
 
 // Status is where task i stands.
 func (s *State) Status(i int) Status { return s.status[i] }
-
-// Known says whether task i completed with a known result.
-func (s *State) Known(i int) bool { return s.known[i] }
 
 // Problem is why a checkpointed result is not taken over (Why, "" when it
 // is), and whether the run holds the task for the early cut-off instead
