@@ -26,7 +26,16 @@ var (
 	// ErrBadLocation: the store's location (--store, TEAMRUN_STORE) is
 	// malformed, a mistake of usage (the CLI exits 2): nothing was opened.
 	ErrBadLocation = errors.New("bad session store location")
+	// ErrClosed: a journal was handed records after its Close, a bug of
+	// its caller (a run closes its journal last). Every store says it
+	// with JournalClosed.
+	ErrClosed = errors.New("Record after Close")
 )
+
+// JournalClosed is ErrClosed for the journal of session id.
+func JournalClosed(id string) error {
+	return fmt.Errorf("checkpoint: session %s: %w", id, ErrClosed)
+}
 
 // IDRule is the session id rule, as error messages state it.
 const IDRule = "1 to 128 characters of A-Z a-z 0-9 . _ -, not starting with a dot"

@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"fmt"
-	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -889,17 +888,6 @@ func (r *Restored) take(i int, t TaskRecord) {
 	r.records[i] = t
 	if r.index != nil {
 		r.index[t.Name] = i
-	}
-}
-
-// Records are the restored records (Task), in the defs' order.
-func (r *Restored) Records() iter.Seq[*TaskRecord] {
-	return func(yield func(*TaskRecord) bool) {
-		for i := range r.records {
-			if r.records[i].Name != "" && !yield(&r.records[i]) {
-				return
-			}
-		}
 	}
 }
 

@@ -50,7 +50,7 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 			Expansion:      tk.Expansion,
 		}
 	}
-	index := newNameIndex(len(defs), func(i int) string { return defs[i].Name })
+	index := t.Finder() // defs[i] is named as t.Tasks[i]
 	// Keys include the keys of context tasks, so compute them depth first;
 	// a cycle (only in an unvalidated team) is cut rather than followed.
 	const (
@@ -85,9 +85,11 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef {
 		}
 		state2[i] = busy
 		ctxKeys := make([]string, len(defs[i].Context))
+		guess := i - 1 // as schedule.Contexts guesses
 		for c, name := range defs[i].Context {
-			if j, ok := index.first(name); ok {
+			if j, ok := index.Find(name, guess); ok {
 				ctxKeys[c] = key(j)
+				guess = j + 1
 			}
 		}
 		buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], ctxKeys)

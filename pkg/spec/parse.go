@@ -681,7 +681,7 @@ func (b *builder) check() {
 	if len(t.Tasks) == 0 {
 		return // the schema (or the PraisonAI loader) reports a team without tasks
 	}
-	index := newNameIndex(len(t.Tasks), func(i int) string { return t.Tasks[i].Name })
+	index := t.Finder()
 	var agentNames []string
 	agentSet := make(map[string]bool, len(t.Agents))
 	for _, a := range t.Agents {
@@ -780,7 +780,7 @@ func (b *builder) check() {
 			b.errorf(ov, ov.kpos(), "only a task whose agent is %q has options", HumanAgent)
 		}
 	}
-	b.checkCycles(index)
+	b.checkCycles(&index)
 	b.checkEnvNames()
 }
 
@@ -861,7 +861,7 @@ const maxNameBytes = 255
 // A task waits for its context tasks and, in a workflow, for every task whose
 // condition routes to it (the route decides whether it runs), so a cycle may
 // go through condition routes too.
-func (b *builder) checkCycles(index nameIndex) {
+func (b *builder) checkCycles(index *TaskFinder) {
 	t := b.team
 	const (
 		white = iota
@@ -954,40 +954,6 @@ func (b *builder) checkCycles(index nameIndex) {
 			visit(i)
 		}
 	}
-}
-
-// nameIndex finds tasks by name: their positions sorted by name, a list
-// of int32, not a map (a map of a 10,000-task spec's names is 0.43 MB).
-type nameIndex struct {
-	name  func(int) string
-	order []int32
-}
-
-func newNameIndex(n int, name func(int) string) nameIndex {
-	order := make([]int32, n)
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(name(int(a)), name(int(b))) })
-	return nameIndex{name: name, order: order}
-}
-
-// first is the first task named name, in the order given.
-func (x nameIndex) first(name string) (int, bool) {
-	k := sort.Search(len(x.order), func(k int) bool { return x.name(int(x.order[k])) >= name })
-	if k < len(x.order) && x.name(int(x.order[k])) == name {
-		return int(x.order[k]), true
-	}
-	return 0, false
-}
-
-// last is the last task named name, in the order given.
-func (x nameIndex) last(name string) (int, bool) {
-	k := sort.Search(len(x.order), func(k int) bool { return x.name(int(x.order[k])) > name })
-	if k > 0 && x.name(int(x.order[k-1])) == name {
-		return int(x.order[k-1]), true
-	}
-	return 0, false
 }
 
 func unknownRef(kind, name string, known []string, hint string) string {

@@ -25,16 +25,6 @@ func (t *Team) UsedAgents() map[string]bool {
 	return used
 }
 
-// TaskIndex returns the position of the task named name, or -1.
-func (t *Team) TaskIndex(name string) int {
-	for i, tk := range t.Tasks {
-		if tk.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // ContextOf returns the names of the tasks whose outputs task i reads: its
 // explicit context; else, in a sequential team, the previous task (none for
 // the first); in a workflow, none.

@@ -336,7 +336,7 @@ func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 	j.Mu.Lock()
 	defer j.Mu.Unlock()
 	if j.closed {
-		return fmt.Errorf("checkpoint: session %s: Record after Close", j.Sess.ID)
+		return checkpoint.JournalClosed(j.Sess.ID)
 	}
 	if j.err != nil {
 		return j.err
@@ -356,7 +356,7 @@ func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 		j.commit.Wait()
 	}
 	if j.closed {
-		return fmt.Errorf("checkpoint: session %s: Record after Close", j.Sess.ID)
+		return checkpoint.JournalClosed(j.Sess.ID)
 	}
 	if j.err != nil {
 		return j.err

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"sync/atomic"
 	"testing"
 )
 
@@ -16,6 +17,12 @@ import (
 // RSS beside the spec's parse.
 func TestPrefetchOutsideHeap(t *testing.T) {
 	s := newStore(t)
+	var unmapped atomic.Int32
+	s.testStep = func(step string) {
+		if step == "prefetch unmapped" {
+			unmapped.Add(1)
+		}
+	}
 	l := mustLock(t, s, "big")
 	mustBegin(t, s, l, bigSession("big", 2000))
 	if fi, err := os.Stat(s.Path("big")); err != nil || fi.Size() < outsideHeapFrom {
@@ -24,7 +31,7 @@ func TestPrefetchOutsideHeap(t *testing.T) {
 	s.Prefetch("big")
 	p := s.prefetched
 	<-p.done
-	if runtime.GOOS == "linux" && !p.unmapped {
+	if runtime.GOOS == "linux" && unmapped.Swap(0) == 0 {
 		t.Fatal("the prefetched snapshot is still mapped once decoded, or was read into the heap")
 	}
 	got, err := s.Load(bg, "big")
@@ -46,7 +53,7 @@ func TestPrefetchOutsideHeap(t *testing.T) {
 		p := s.prefetched
 		end()
 		<-p.done
-		if runtime.GOOS == "linux" && !p.unmapped {
+		if runtime.GOOS == "linux" && unmapped.Swap(0) == 0 {
 			t.Error("a prefetch no Load takes was left mapped")
 		}
 	}

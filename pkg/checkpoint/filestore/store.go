@@ -32,7 +32,8 @@ type Store struct {
 	// testStep, when set, is called at the steps tests interleave with: a
 	// background compaction's ("staged": both files written, before the
 	// switch; "renamed": between the snapshot's rename and the journal's)
-	// and a read's ("snapshot read": before its journal is read). Tests
+	// and a read's ("snapshot read": before its journal is read; "prefetch
+	// unmapped": a prefetch read outside the heap let its snapshot go). Tests
 	// hold a step there or take a crash image of the folder.
 	testStep func(step string)
 
@@ -251,9 +252,6 @@ type prefetch struct {
 	seed          maphash.Seed
 	snap, journal content
 	sess          *checkpoint.Session
-	// unmapped says the snapshot was read outside the heap, and unmapped
-	// once decoded, before p is done.
-	unmapped bool
 }
 
 // content is what Load compares a prefetched file with: its size and
@@ -300,8 +298,10 @@ func (s *Store) Prefetch(id string) {
 		// outside the heap a part at a time as the decoder is done with
 		// it (dropRead), summed first.
 		defer func() {
-			unmap(release)
-			p.unmapped = release != nil
+			if release != nil {
+				release()
+				s.step("prefetch unmapped")
+			}
 		}()
 		snap, journal := contentOf(p.seed, data), contentOf(p.seed, jdata)
 		var drop func(upto int)

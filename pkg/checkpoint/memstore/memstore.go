@@ -335,7 +335,7 @@ func (j *journal) RecordBatch(rs []checkpoint.Record) error {
 	j.Mu.Lock()
 	defer j.Mu.Unlock()
 	if j.closed {
-		return fmt.Errorf("checkpoint: session %s: Record after Close", j.Sess.ID)
+		return checkpoint.JournalClosed(j.Sess.ID)
 	}
 	b, err := j.Prepare(rs)
 	if err != nil {

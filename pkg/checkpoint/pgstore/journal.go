@@ -138,7 +138,7 @@ func (j *Journal) RecordBatch(rs []checkpoint.Record) error {
 	j.Mu.Lock()
 	defer j.Mu.Unlock()
 	if j.closed {
-		return fmt.Errorf("pgstore: session %s: Record after Close", j.Sess.ID)
+		return checkpoint.JournalClosed(j.Sess.ID)
 	}
 	if j.err != nil {
 		return j.err

@@ -250,8 +250,8 @@ func testTransitions(t *testing.T, s checkpoint.Backend) {
 		t.Fatal(err)
 	}
 	check("closed", load(t, s, "tr"))
-	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: "t03"}); err == nil {
-		t.Error("Record after Close succeeded")
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskSkipped, Task: "t03"}); !errors.Is(err, checkpoint.ErrClosed) {
+		t.Errorf("Record after Close: %v, want ErrClosed", err)
 	}
 	// A continuation keeps everything and records on.
 	l.Release()

@@ -22,7 +22,7 @@ type Status uint8
 const (
 	Pending   Status = iota // not started (or interrupted): it may become ready
 	Running                 // an attempt is under way
-	Completed               // done, with a result (see State.Known)
+	Completed               // done, with a result (known or not: State.known)
 	Failed                  // its attempts are spent
 	Skipped                 // it does not run: see State.SkipReason
 	Waiting                 // a human task without a decision
@@ -58,43 +58,18 @@ type Graph struct {
 // Contexts turns each task definition's context names into task indices;
 // names that are not tasks of team are left out.
 func Contexts(team *spec.Team, defs []spec.TaskDef) [][]int {
-	index := taskNames{tasks: team.Tasks}
+	index := team.Finder()
 	out := make([][]int, len(team.Tasks))
 	for i := range min(len(defs), len(team.Tasks)) {
 		guess := i - 1 // a sequential team's task reads the one before it
 		for _, name := range defs[i].Context {
-			if j, ok := index.find(name, guess); ok {
+			if j, ok := index.Find(name, guess); ok {
 				out[i] = append(out[i], j)
 				guess = j + 1 // a join reads the instances in their order
 			}
 		}
 	}
 	return out
-}
-
-// taskNames finds a team's tasks by name: at a guessed position first, then
-// in a map made at the first miss. A team's names differ (the spec refuses
-// a repeated one), and most lookups guess right: a sequential team's
-// context is the task before, and a team without conditions, repeats or
-// foreach looks up no other name, so its 10,000 tasks make no map (0.43
-// MB each, where a fully restored rerun collects nothing).
-type taskNames struct {
-	tasks []*spec.Task
-	index map[string]int
-}
-
-func (x *taskNames) find(name string, guess int) (int, bool) {
-	if guess >= 0 && guess < len(x.tasks) && x.tasks[guess].Name == name {
-		return guess, true
-	}
-	if x.index == nil {
-		x.index = make(map[string]int, len(x.tasks))
-		for i, t := range x.tasks {
-			x.index[t.Name] = i
-		}
-	}
-	i, ok := x.index[name]
-	return i, ok
 }
 
 // New builds the graph of team. context holds each task's effective context
@@ -122,7 +97,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 	if err := g.setReads(context); err != nil {
 		return nil, err
 	}
-	byName := taskNames{tasks: team.Tasks}
+	byName := team.Finder()
 	for i, t := range team.Tasks {
 		if t.OutputVariable != "" {
 			g.outputs = append(g.outputs, i)
@@ -130,7 +105,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 	}
 	for i, t := range team.Tasks {
 		if x := t.Expansion; x != nil && x.Until != "" && x.Iteration > 1 {
-			if p, ok := byName.find(spec.IterationName(x.RepeatOf, x.Iteration-1), i-1); ok {
+			if p, ok := byName.Find(spec.IterationName(x.RepeatOf, x.Iteration-1), i-1); ok {
 				if g.until == nil {
 					g.until = slices.Repeat([]int{-1}, n)
 				}
@@ -141,7 +116,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 	for j, t := range team.Tasks {
 		for _, r := range t.Condition {
 			for _, name := range r.Next {
-				if i, ok := byName.find(name, j+1); ok && !slices.Contains(g.Gates(i), j) {
+				if i, ok := byName.Find(name, j+1); ok && !slices.Contains(g.Gates(i), j) {
 					if g.gates == nil {
 						g.gates = make([][]int, n)
 					}
@@ -159,7 +134,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 		}
 		// A foreach over a task's output waits for that task.
 		for _, name := range team.Tasks[i].Expanded().After {
-			if a, ok := byName.find(name, -1); ok && !slices.Contains(d, a) {
+			if a, ok := byName.Find(name, -1); ok && !slices.Contains(d, a) {
 				d = append(d, a)
 			}
 		}
@@ -457,9 +432,6 @@ func (g *Graph) NewState() *State {
 
 // Status is where task i stands.
 func (s *State) Status(i int) Status { return s.status[i] }
-
-// Known says whether task i completed with a known result.
-func (s *State) Known(i int) bool { return s.known[i] }
 
 // Problem is why a checkpointed result is not taken over (Why, "" when it
 // is), and whether the run holds the task for the early cut-off instead

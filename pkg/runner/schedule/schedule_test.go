@@ -254,7 +254,7 @@ func TestDryRun(t *testing.T) {
 						t.Errorf("%s reported skipped but is %v", tm.Tasks[i].Name, s.Status(i))
 					}
 				}
-				if s.Known(i) {
+				if s.known[i] {
 					known = append(known, i)
 				}
 			}
