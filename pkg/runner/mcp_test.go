@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,22 +36,40 @@ type echoArgs struct {
 // serveTestMCP serves echo (it logs each call to $MCP_LOG and answers
 // with the text and the task it ran for) and secret, over stdin/stdout.
 // MCP_DIES=start makes it end before its handshake, MCP_DIES=call while
-// it runs echo, each saying why on stderr first.
+// it runs echo, each saying why on stderr first; start-late, list-late
+// (when asked for its tools) and call-late close its stdout first, and
+// say why only after the client has seen the connection end.
 func serveTestMCP() {
-	if os.Getenv("MCP_DIES") == "start" {
+	switch os.Getenv("MCP_DIES") {
+	case "start":
 		fmt.Fprintln(os.Stderr, "test server: cannot open /nonexistent/db", os.Getenv("MCP_SAY"))
 		os.Exit(1)
+	case "start-late":
+		dieLate("test server: cannot open /nonexistent/db", 1)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	if os.Getenv("MCP_DIES") == "list-late" {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "tools/list" {
+					dieLate("test server: no tools today", 3)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo a text"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 		f, err := os.OpenFile(os.Getenv("MCP_LOG"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err == nil {
 			fmt.Fprintln(f, in.Text)
 			f.Close()
 		}
-		if os.Getenv("MCP_DIES") == "call" {
+		switch os.Getenv("MCP_DIES") {
+		case "call":
 			fmt.Fprintln(os.Stderr, "test server: out of memory")
 			os.Exit(2)
+		case "call-late":
+			dieLate("test server: out of memory", 2)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("echo %s for %s (%s)", in.Text, os.Getenv("TEAMRUN_TASK"), os.Getenv("GREETING"))}}}, nil, nil
 	})
@@ -58,6 +77,17 @@ func serveTestMCP() {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the secret"}}}, nil, nil
 	})
 	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// dieLate ends the connection (closes stdout) before the server says on
+// stderr why it ends: the order a loaded machine may give to a server that
+// writes its stderr and exits at once. The pause is that of a slow server,
+// not a measure: the client must wait for the server's end, however long.
+func dieLate(why string, code int) {
+	os.Stdout.Close()
+	time.Sleep(200 * time.Millisecond)
+	fmt.Fprintln(os.Stderr, why)
+	os.Exit(code)
 }
 
 func mcpTeam(t *testing.T, idempotent string) (string, string) {
@@ -314,8 +344,12 @@ func TestMCPServerEnds(t *testing.T) {
 		{"start", os.Args[0], "MCP server testsrv: it ended before its MCP handshake; its stderr ends: test server: cannot open /nonexistent/db"},
 		{"", "/nonexistent/mcp-server", "MCP server testsrv: cannot start /nonexistent/mcp-server: no such file or directory"},
 		{"call", os.Args[0], "error: MCP server testsrv ended or closed its connection: if it did during this call, what the call did is unknown; its stderr ends: test server: out of memory"},
+		// Its stderr read after its connection ended: the message waits for it.
+		{"start-late", os.Args[0], "MCP server testsrv: it ended before its MCP handshake; its stderr ends: test server: cannot open /nonexistent/db"},
+		{"list-late", os.Args[0], "MCP server testsrv: listing its tools: it ended before its MCP handshake; its stderr ends: test server: no tools today"},
+		{"call-late", os.Args[0], "error: MCP server testsrv ended or closed its connection: if it did during this call, what the call did is unknown; its stderr ends: test server: out of memory"},
 	} {
-		t.Run(tc.want[:40], func(t *testing.T) {
+		t.Run(tc.dies+" "+tc.want[:40], func(t *testing.T) {
 			yaml, _ := mcpTeam(t, "")
 			yaml = strings.Replace(yaml, fmt.Sprintf("command: [%q]", os.Args[0]), fmt.Sprintf("command: [%q]", tc.command), 1)
 			yaml = strings.Replace(yaml, "GREETING: hello", "GREETING: hello, MCP_DIES: \""+tc.dies+"\"", 1)

@@ -28,12 +28,17 @@ const HandshakeTimeout = 30 * time.Second
 // stderrTail is how much of a stdio server's stderr an error quotes.
 const stderrTail = 2048
 
+// stderrSettle bounds the wait, once a server's connection has ended, for
+// the rest of its stderr: all of it, unless the server closed its stdout
+// but lives on (or a child of it holds its stderr).
+const stderrSettle = 5 * time.Second
+
 // handshakeErr says why a server could not be reached or listed, in the
 // user's words (the SDK's "client is closing: EOF" says nothing of a
 // server that died at start), with the end of a stdio server's stderr:
 // where a server says what it lacks.
 // ctx is the attempt's, hctx the handshake's (ctx with the limit).
-func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, stderr *Tail) error {
+func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, stderr *serverStderr) error {
 	var ee *exec.Error
 	var pe *fs.PathError
 	switch {
@@ -48,9 +53,10 @@ func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, std
 	case errors.As(err, &pe):
 		return fmt.Errorf("cannot start %s: %w", pe.Path, pe.Err)
 	case stderr != nil && ended(err):
+		stderr.settle(ctx)
 		err = errors.New("it ended before its MCP handshake")
 	}
-	return fmt.Errorf("%w%s", err, stderrText(stderr))
+	return fmt.Errorf("%w%s", err, stderr.text())
 }
 
 // stoppedHandshake is a handshake the attempt's end cut short: errors.Is
@@ -66,14 +72,59 @@ func ended(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)
 }
 
-// stderrText is what a failure adds of a stdio server's stderr; "" for
-// an HTTP server (nil).
-func stderrText(stderr *Tail) string {
-	if stderr == nil {
+// serverStderr is a stdio server's stderr, read through a pipe of
+// teamrun's own into a Tail. Were the Tail the command's Stderr, os/exec
+// would copy it in a goroutine only Wait waits for, and Wait comes when
+// the session closes: a failure seen on stdout (its end) could be told
+// before the server's last words on stderr were read, or not, as the
+// machine's load decides.
+type serverStderr struct {
+	tail Tail
+	r    *os.File
+	done chan struct{} // closed once r is read to its end
+}
+
+// startStderr gives cmd a new pipe as its stderr and starts reading it;
+// the caller closes w once cmd has started (or failed to), so that the
+// pipe ends with the server.
+func startStderr(cmd *exec.Cmd) (*serverStderr, *os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &serverStderr{tail: Tail{Max: stderrTail}, r: r, done: make(chan struct{})}
+	cmd.Stderr = w
+	go func() {
+		defer close(s.done)
+		_, _ = io.Copy(&s.tail, r)
+	}()
+	return s, w, nil
+}
+
+// settle waits until the server's stderr is read to its end (the server
+// and its children are gone), for stderrSettle at most, or until ctx ends.
+func (s *serverStderr) settle(ctx context.Context) {
+	t := time.NewTimer(stderrSettle)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// close stops reading: a child the server left that holds its stderr
+// keeps no goroutine of teamrun's.
+func (s *serverStderr) close() { _ = s.r.Close() }
+
+// text is what a failure adds of a stdio server's stderr; "" for an HTTP
+// server (nil).
+func (s *serverStderr) text() string {
+	if s == nil {
 		return ""
 	}
-	if s := strings.TrimSpace(stderr.String()); s != "" {
-		return "; its stderr ends: " + s
+	if t := strings.TrimSpace(s.tail.String()); t != "" {
+		return "; its stderr ends: " + t
 	}
 	return "; it wrote nothing on stderr"
 }
@@ -96,7 +147,7 @@ type MCPOptions struct {
 // MCP is the open sessions of one attempt's MCP servers.
 type MCP struct {
 	sessions map[string]*mcp.ClientSession
-	stderr   map[string]*Tail // each stdio server's
+	stderr   map[string]*serverStderr // each stdio server's
 	opts     MCPOptions
 	pids     []int
 	// Digests holds, per server, the SHA-256 (16 hex digits) of the tool
@@ -108,7 +159,7 @@ type MCP struct {
 // tools: those its allow-list keeps, with the server's schemas compiled
 // and the idempotent ones marked. Close the MCP when the attempt ends.
 func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions) (*MCP, []*spec.Tool, error) {
-	m := &MCP{sessions: map[string]*mcp.ClientSession{}, stderr: map[string]*Tail{}, opts: opts, Digests: map[string]string{}}
+	m := &MCP{sessions: map[string]*mcp.ClientSession{}, stderr: map[string]*serverStderr{}, opts: opts, Digests: map[string]string{}}
 	var out []*spec.Tool
 	for _, s := range servers {
 		// A server that never finishes its handshake must not hang the
@@ -120,9 +171,11 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 		hctx, cancel := context.WithTimeout(ctx, limit)
 		cs, err := m.connect(hctx, s)
 		if err != nil {
+			// Told before Close, which stops reading the server's stderr.
+			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name])
 			cancel()
 			m.Close()
-			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name]))
+			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, err)
 		}
 		m.sessions[s.Name] = cs
 		res, err := cs.ListTools(hctx, &mcp.ListToolsParams{})
@@ -192,12 +245,18 @@ func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSessio
 		env = append(env, k+"="+s.Env[k])
 	}
 	cmd.Env = env
-	m.stderr[s.Name] = &Tail{Max: stderrTail}
-	cmd.Stderr = m.stderr[s.Name]
+	stderr, w, err := startStderr(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("cannot start %s: a pipe for its stderr: %w", s.Command[0], err)
+	}
+	m.stderr[s.Name] = stderr
 	if m.opts.Prepare != nil {
 		m.opts.Prepare(cmd)
 	}
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	// The server holds its own end now (or never started): teamrun's
+	// would keep the pipe open past the server's end.
+	_ = w.Close()
 	if cmd.Process != nil {
 		m.pids = append(m.pids, cmd.Process.Pid)
 		if m.opts.Started != nil {
@@ -244,7 +303,8 @@ func (m *MCP) Call(ctx context.Context, server, tool string, args map[string]any
 		if stderr := m.stderr[server]; stderr != nil && ended(err) {
 			// What the call did before the server went is unknown; a
 			// later call never reached it.
-			return nil, false, fmt.Errorf("MCP server %s ended or closed its connection: if it did during this call, what the call did is unknown%s", server, stderrText(stderr))
+			stderr.settle(ctx)
+			return nil, false, fmt.Errorf("MCP server %s ended or closed its connection: if it did during this call, what the call did is unknown%s", server, stderr.text())
 		}
 		return nil, false, fmt.Errorf("MCP server %s: %w", server, err)
 	}
@@ -288,6 +348,9 @@ func (m *MCP) Close() {
 		for _, pid := range m.pids {
 			m.opts.Ended(pid)
 		}
+	}
+	for _, s := range m.stderr {
+		s.close()
 	}
 }
 

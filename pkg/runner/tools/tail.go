@@ -7,7 +7,7 @@ import (
 
 // Tail keeps the last Max bytes written to it, for an error to quote:
 // a command's stderr, an MCP server's. It is safe for a writer and a
-// reader at once (os/exec copies an MCP server's stderr while its
+// reader at once (an MCP server's stderr is copied while its
 // connection is in use).
 type Tail struct {
 	Max int
