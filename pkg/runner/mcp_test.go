@@ -346,7 +346,7 @@ func TestMCPServerEnds(t *testing.T) {
 		{"call", os.Args[0], "error: MCP server testsrv ended or closed its connection: if it did during this call, what the call did is unknown; its stderr ends: test server: out of memory"},
 		// Its stderr read after its connection ended: the message waits for it.
 		{"start-late", os.Args[0], "MCP server testsrv: it ended before its MCP handshake; its stderr ends: test server: cannot open /nonexistent/db"},
-		{"list-late", os.Args[0], "MCP server testsrv: listing its tools: it ended before its MCP handshake; its stderr ends: test server: no tools today"},
+		{"list-late", os.Args[0], "MCP server testsrv: listing its tools: it ended before it answered; its stderr ends: test server: no tools today"},
 		{"call-late", os.Args[0], "error: MCP server testsrv ended or closed its connection: if it did during this call, what the call did is unknown; its stderr ends: test server: out of memory"},
 	} {
 		t.Run(tc.dies+" "+tc.want[:40], func(t *testing.T) {

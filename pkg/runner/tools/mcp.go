@@ -37,8 +37,9 @@ const stderrSettle = 5 * time.Second
 // user's words (the SDK's "client is closing: EOF" says nothing of a
 // server that died at start), with the end of a stdio server's stderr:
 // where a server says what it lacks.
-// ctx is the attempt's, hctx the handshake's (ctx with the limit).
-func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, stderr *serverStderr) error {
+// ctx is the attempt's, hctx the handshake's (ctx with the limit); a
+// server that ended did so before awaited (its handshake, its tool list).
+func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, stderr *serverStderr, awaited string) error {
 	var ee *exec.Error
 	var pe *fs.PathError
 	switch {
@@ -54,7 +55,7 @@ func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, std
 		return fmt.Errorf("cannot start %s: %w", pe.Path, pe.Err)
 	case stderr != nil && ended(err):
 		stderr.settle(ctx)
-		err = errors.New("it ended before its MCP handshake")
+		err = errors.New("it ended before " + awaited)
 	}
 	return fmt.Errorf("%w%s", err, stderr.text())
 }
@@ -172,7 +173,7 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 		cs, err := m.connect(hctx, s)
 		if err != nil {
 			// Told before Close, which stops reading the server's stderr.
-			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name])
+			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name], "its MCP handshake")
 			cancel()
 			m.Close()
 			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, err)
@@ -180,7 +181,7 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 		m.sessions[s.Name] = cs
 		res, err := cs.ListTools(hctx, &mcp.ListToolsParams{})
 		if err != nil {
-			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name])
+			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name], "it answered")
 			cancel()
 			m.Close()
 			return nil, nil, fmt.Errorf("MCP server %s: listing its tools: %w", s.Name, err)
