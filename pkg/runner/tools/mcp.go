@@ -269,6 +269,11 @@ func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSessio
 	cmd.Env = env
 	stderr, w, err := startStderr(cmd)
 	if err != nil {
+		// The errno ("too many open files"), not the system call's name.
+		var se *os.SyscallError
+		if errors.As(err, &se) {
+			err = se.Err
+		}
 		return nil, fmt.Errorf("cannot start %s: a pipe for its stderr: %w", s.Command[0], err)
 	}
 	m.stderr[s.Name] = stderr

@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -107,5 +108,37 @@ func TestMCPListingStopped(t *testing.T) {
 	want := "MCP server slow: listing its tools: stopped before it answered"
 	if err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want %q (context.Canceled)", err, want)
+	}
+}
+
+// A stdio server teamrun cannot give a pipe for its stderr (no file
+// descriptor is left) is not started, and the error says why in the
+// user's words. The descriptors run out in a child (this test binary run
+// again), so that no other test lacks them.
+func TestMCPStderrPipeFails(t *testing.T) {
+	const marker = "connect error: "
+	if os.Getenv("TEAMRUN_TEST_NOFILE") == "1" {
+		// Lower the limit, then take every descriptor below it.
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: 64, Max: 64}); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := os.Open(os.DevNull); err != nil {
+				break
+			}
+		}
+		_, _, err := tools.ConnectMCP(context.Background(), []*spec.MCPServer{{Name: "fd", Command: []string{"mcp-server"}}}, tools.MCPOptions{})
+		fmt.Println(marker + fmt.Sprint(err))
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMCPStderrPipeFails$")
+	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_NOFILE=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := marker + "MCP server fd: cannot start mcp-server: a pipe for its stderr: too many open files\n"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("got\n%s\nwant %q", out, want)
 	}
 }
