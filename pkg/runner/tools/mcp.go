@@ -33,39 +33,60 @@ const stderrTail = 2048
 // but lives on (or a child of it holds its stderr).
 const stderrSettle = 5 * time.Second
 
+// phase is the step of reaching a server that failed: its MCP handshake
+// (starting or reaching it first), or the listing of its tools that
+// follows, under the same limit.
+type phase int
+
+const (
+	handshake phase = iota
+	listing
+)
+
 // handshakeErr says why a server could not be reached or listed, in the
 // user's words (the SDK's "client is closing: EOF" says nothing of a
 // server that died at start), with the end of a stdio server's stderr:
 // where a server says what it lacks.
-// ctx is the attempt's, hctx the handshake's (ctx with the limit); a
-// server that ended did so before awaited (its handshake, its tool list).
-func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, stderr *serverStderr, awaited string) error {
+// ctx is the attempt's, hctx the handshake's (ctx with the limit).
+func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, stderr *serverStderr, p phase) error {
+	// What each phase says when the attempt ended (cut), when its limit
+	// passed (silent), when the server ended (gone).
+	step, cut, gone := "", "stopped before it answered its MCP handshake", "it ended before its MCP handshake"
+	silent := fmt.Sprintf("no answer to the MCP handshake within %s (is it an MCP server on stdin and stdout?)", limit)
+	if p == listing {
+		step, cut, gone = "listing its tools: ", "stopped before it answered", "it ended before it answered"
+		silent = fmt.Sprintf("no answer within the %s its MCP handshake and tool list may take", limit)
+	}
 	var ee *exec.Error
 	var pe *fs.PathError
 	switch {
 	case ctx.Err() != nil:
 		// The attempt's end (its timeout, an interrupt), which the
 		// caller names, not the handshake's limit.
-		err = stoppedHandshake{ctx.Err()}
+		err = stopped{ctx.Err(), cut}
 	case errors.Is(hctx.Err(), context.DeadlineExceeded):
-		err = fmt.Errorf("no answer to the MCP handshake within %s (is it an MCP server on stdin and stdout?)", limit)
+		err = errors.New(silent)
 	case errors.As(err, &ee):
 		return fmt.Errorf("cannot start %s: %w", ee.Name, ee.Err)
 	case errors.As(err, &pe):
 		return fmt.Errorf("cannot start %s: %w", pe.Path, pe.Err)
 	case stderr != nil && ended(err):
 		stderr.settle(ctx)
-		err = errors.New("it ended before " + awaited)
+		err = errors.New(gone)
 	}
-	return fmt.Errorf("%w%s", err, stderr.text())
+	return fmt.Errorf("%s%w%s", step, err, stderr.text())
 }
 
-// stoppedHandshake is a handshake the attempt's end cut short: errors.Is
-// sees the context's error; the text is the user's words, not Go's.
-type stoppedHandshake struct{ err error }
+// stopped is a handshake or listing the attempt's end cut short:
+// errors.Is sees the context's error; the text is the user's words, not
+// Go's.
+type stopped struct {
+	err  error
+	text string
+}
 
-func (e stoppedHandshake) Error() string { return "stopped before it answered its MCP handshake" }
-func (e stoppedHandshake) Unwrap() error { return e.err }
+func (e stopped) Error() string { return e.text }
+func (e stopped) Unwrap() error { return e.err }
 
 // ended tells a connection the server closed (it exited, or closed its
 // stdout) from other failures.
@@ -173,7 +194,7 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 		cs, err := m.connect(hctx, s)
 		if err != nil {
 			// Told before Close, which stops reading the server's stderr.
-			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name], "its MCP handshake")
+			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name], handshake)
 			cancel()
 			m.Close()
 			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, err)
@@ -181,10 +202,10 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 		m.sessions[s.Name] = cs
 		res, err := cs.ListTools(hctx, &mcp.ListToolsParams{})
 		if err != nil {
-			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name], "it answered")
+			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name], listing)
 			cancel()
 			m.Close()
-			return nil, nil, fmt.Errorf("MCP server %s: listing its tools: %w", s.Name, err)
+			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, err)
 		}
 		cancel()
 		h := sha256.New()
@@ -248,6 +269,11 @@ func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSessio
 	cmd.Env = env
 	stderr, w, err := startStderr(cmd)
 	if err != nil {
+		// The errno ("too many open files"), not the system call's name.
+		var se *os.SyscallError
+		if errors.As(err, &se) {
+			err = se.Err
+		}
 		return nil, fmt.Errorf("cannot start %s: a pipe for its stderr: %w", s.Command[0], err)
 	}
 	m.stderr[s.Name] = stderr

@@ -2,13 +2,20 @@ package tools_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/teamrun/teamrun/pkg/runner/tools"
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -42,5 +49,96 @@ func TestMCPHandshakeTimeout(t *testing.T) {
 			t.Fatalf("the server process %d outlived the failed handshake", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// silentLister serves an MCP server over HTTP that finishes its handshake
+// but never answers tools/list (until the test ends); listing tells when
+// that request arrived.
+func silentLister(t *testing.T) (url string, listing <-chan struct{}) {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "silent", Version: "1"}, nil)
+	asked := make(chan struct{})
+	var once sync.Once
+	release := make(chan struct{})
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				once.Do(func() { close(asked) })
+				select {
+				case <-ctx.Done():
+				case <-release:
+				}
+				return nil, errors.New("too late")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	// Stateless: closing a session would wait for the silent handler.
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	// Cleanups run last first: the handler lets go before the server closes.
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	return srv.URL, asked
+}
+
+// A server that answers its handshake but not the listing of its tools
+// is told so, in the words of that step, with the limit that ran out
+// (the handshake's, which covers the listing).
+func TestMCPListingTimeout(t *testing.T) {
+	url, _ := silentLister(t)
+	_, _, err := tools.ConnectMCP(context.Background(), []*spec.MCPServer{{Name: "slow", URL: url}}, tools.MCPOptions{HandshakeTimeout: time.Second})
+	want := "MCP server slow: listing its tools: no answer within the 1s its MCP handshake and tool list may take"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err %v, want %q", err, want)
+	}
+}
+
+// The attempt's end (its timeout, an interrupt) while a server lists its
+// tools is told as that step's, and errors.Is still sees why it ended.
+func TestMCPListingStopped(t *testing.T) {
+	url, listing := silentLister(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-listing
+		cancel()
+	}()
+	_, _, err := tools.ConnectMCP(ctx, []*spec.MCPServer{{Name: "slow", URL: url}}, tools.MCPOptions{})
+	want := "MCP server slow: listing its tools: stopped before it answered"
+	if err == nil || err.Error() != want || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want %q (context.Canceled)", err, want)
+	}
+}
+
+// A stdio server teamrun cannot give a pipe for its stderr (no file
+// descriptor is left) is not started, and the error says why in the
+// user's words. The descriptors run out in a child (this test binary run
+// again), so that no other test lacks them.
+func TestMCPStderrPipeFails(t *testing.T) {
+	const marker = "connect error: "
+	if os.Getenv("TEAMRUN_TEST_NOFILE") == "1" {
+		// Lower the limit, then take every descriptor below it.
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: 64, Max: 64}); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := os.Open(os.DevNull); err != nil {
+				break
+			}
+		}
+		_, _, err := tools.ConnectMCP(context.Background(), []*spec.MCPServer{{Name: "fd", Command: []string{"mcp-server"}}}, tools.MCPOptions{})
+		fmt.Println(marker + fmt.Sprint(err))
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMCPStderrPipeFails$")
+	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_NOFILE=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := marker + "MCP server fd: cannot start mcp-server: a pipe for its stderr: too many open files\n"
+	if !strings.Contains(string(out), want) {
+		t.Errorf("got\n%s\nwant %q", out, want)
 	}
 }
