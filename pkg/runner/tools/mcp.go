@@ -52,7 +52,12 @@ func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, std
 	// What each phase says when the attempt ended (cut), when its limit
 	// passed (silent), when the server ended (gone).
 	step, cut, gone := "", "stopped before it answered its MCP handshake", "it ended before its MCP handshake"
-	silent := fmt.Sprintf("no answer to the MCP handshake within %s (is it an MCP server on stdin and stdout?)", limit)
+	// stderr is nil for an HTTP server: it has no stdin and stdout.
+	hint := "is it an MCP server on stdin and stdout?"
+	if stderr == nil {
+		hint = "is its url a streamable HTTP MCP endpoint?"
+	}
+	silent := fmt.Sprintf("no answer to the MCP handshake within %s (%s)", limit, hint)
 	if p == listing {
 		step, cut, gone = "listing its tools: ", "stopped before it answered", "it ended before it answered"
 		silent = fmt.Sprintf("no answer within the %s its MCP handshake and tool list may take", limit)

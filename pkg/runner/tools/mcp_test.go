@@ -1,9 +1,11 @@
 package tools_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -140,5 +142,31 @@ func TestMCPStderrPipeFails(t *testing.T) {
 	want := marker + "MCP server fd: cannot start mcp-server: a pipe for its stderr: too many open files\n"
 	if !strings.Contains(string(out), want) {
 		t.Errorf("got\n%s\nwant %q", out, want)
+	}
+}
+
+// An HTTP server that never answers its handshake is not asked whether
+// it speaks on stdin and stdout: the hint is its url's. (It takes the
+// notices it is sent, such as the SDK's that the handshake was given up,
+// whose delivery the SDK waits for up to 5s.)
+func TestMCPHandshakeTimeoutHTTP(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"notifications/`)) {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	_, _, err := tools.ConnectMCP(context.Background(), []*spec.MCPServer{{Name: "mute", URL: srv.URL}}, tools.MCPOptions{HandshakeTimeout: 200 * time.Millisecond})
+	want := "MCP server mute: no answer to the MCP handshake within 200ms (is its url a streamable HTTP MCP endpoint?)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err %v, want %q", err, want)
 	}
 }
