@@ -163,15 +163,13 @@ func TestNewStateSize(t *testing.T) {
 	if testenv.Race {
 		return // the race detector's own allocations are counted too
 	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	s := g.NewState()
-	runtime.ReadMemStats(&after)
+	var s *State
+	bytes := testenv.Allocated(3, func() { s = g.NewState() })
 	if s.Status(n-1) != Pending {
 		t.Fatalf("the last task is %v; want pending", s.Status(n-1))
 	}
 	// Left: a status and a flag a task.
-	if per := float64(after.TotalAlloc-before.TotalAlloc) / n; per > 2.5 {
+	if per := float64(bytes) / n; per > 2.5 {
 		t.Errorf("the state of %d tasks is %.1f bytes a task; want at most 2.5", n, per)
 	} else {
 		t.Logf("%.1f bytes a task", per)
