@@ -282,7 +282,7 @@ func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte 
 	b = append(b, `,"agent_key":`...)
 	b = appendJSONString(b, d.AgentKey)
 	b = append(b, `,"condition":[`...)
-	for i, r := range tk.Condition {
+	for i, r := range tk.Condition() {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -326,7 +326,7 @@ func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte 
 	b = append(b, `,"name":`...)
 	b = appendJSONString(b, d.Name)
 	b = append(b, `,"options":`...)
-	b = appendStringList(b, tk.Options)
+	b = appendStringList(b, tk.Options())
 	if s := tk.OutputSchema(); s != nil {
 		// Only when present, so that the keys of tasks without one, and
 		// the sessions that recorded them, stay as they were.

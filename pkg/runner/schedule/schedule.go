@@ -114,7 +114,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 		}
 	}
 	for j, t := range team.Tasks {
-		for _, r := range t.Condition {
+		for _, r := range t.Condition() {
 			for _, name := range r.Next {
 				if i, ok := byName.Find(name, j+1); ok && !slices.Contains(g.Gates(i), j) {
 					if g.gates == nil {
@@ -363,7 +363,7 @@ func (g *Graph) agentKind(i int) spec.AgentKind {
 // Route picks the condition route of task i for a result: ok is false when
 // the task has a condition and no value matches the trimmed result.
 func (g *Graph) Route(i int, raw string) (next []string, ok bool) {
-	conds := g.team.Tasks[i].Condition
+	conds := g.team.Tasks[i].Condition()
 	if len(conds) == 0 {
 		return nil, true
 	}
@@ -399,7 +399,7 @@ func (g *Graph) NoRoute(i int, raw string) string {
 
 // RouteValues lists the values of task i's condition, quoted, for messages.
 func (g *Graph) RouteValues(i int) string {
-	conds := g.team.Tasks[i].Condition
+	conds := g.team.Tasks[i].Condition()
 	vs := make([]string, len(conds))
 	for k, r := range conds {
 		vs[k] = fmt.Sprintf("%q", r.Value)
@@ -909,7 +909,7 @@ func (s *State) runsAnyRoute(ctx []int, memo map[int][]int) bool {
 			continue
 		}
 		gate := oc[0]
-		for k, r := range s.g.team.Tasks[gate].Condition {
+		for k, r := range s.g.team.Tasks[gate].Condition() {
 			if slices.Contains(r.Next, s.g.team.Tasks[c].Name) {
 				if covered[gate] == nil {
 					covered[gate] = map[int]bool{}
@@ -919,7 +919,7 @@ func (s *State) runsAnyRoute(ctx []int, memo map[int][]int) bool {
 		}
 	}
 	for gate, routes := range covered {
-		if n := len(s.g.team.Tasks[gate].Condition); n > 0 && len(routes) == n {
+		if n := len(s.g.team.Tasks[gate].Condition()); n > 0 && len(routes) == n {
 			return true
 		}
 	}
@@ -964,8 +964,8 @@ func (s *State) DryRun(decide func(i int) (string, bool)) map[int]*Reason {
 // returns nil.
 func (g *Graph) ValidDecision(i int, value string) error {
 	t := g.team.Tasks[i]
-	if len(t.Options) > 0 && !slices.Contains(t.Options, value) {
-		return fmt.Errorf("decision %q is not one of the options %s", value, strings.Join(t.Options, ", "))
+	if len(t.Options()) > 0 && !slices.Contains(t.Options(), value) {
+		return fmt.Errorf("decision %q is not one of the options %s", value, strings.Join(t.Options(), ", "))
 	}
 	if _, ok := g.Route(i, value); !ok {
 		return fmt.Errorf("decision %q matches none of the condition's values %s", value, g.RouteValues(i))
