@@ -44,7 +44,7 @@ type TaskSet struct {
 // graph is the schedule of the set's team with its defs' contexts.
 func (s *TaskSet) graph() (*schedule.Graph, error) {
 	if s.g == nil && s.gErr == nil {
-		s.g, s.gErr = schedule.New(s.Team, schedule.Contexts(s.Team, s.Defs))
+		s.g, s.gErr = schedule.NewOf(s.Team, s.Defs)
 	}
 	return s.g, s.gErr
 }

@@ -58,18 +58,24 @@ type Graph struct {
 // Contexts turns each task definition's context names into task indices;
 // names that are not tasks of team are left out.
 func Contexts(team *spec.Team, defs []spec.TaskDef) [][]int {
-	index := team.Finder()
 	out := make([][]int, len(team.Tasks))
+	eachRead(team, defs, func(i, j int) { out[i] = append(out[i], j) })
+	return out
+}
+
+// eachRead calls read(i, j) for each task j, in order, that task i's
+// definition names in its context (Contexts).
+func eachRead(team *spec.Team, defs []spec.TaskDef, read func(i, j int)) {
+	index := team.Finder()
 	for i := range min(len(defs), len(team.Tasks)) {
 		guess := i - 1 // a sequential team's task reads the one before it
 		for _, name := range defs[i].Context {
 			if j, ok := index.Find(name, guess); ok {
-				out[i] = append(out[i], j)
+				read(i, j)
 				guess = j + 1 // a join reads the instances in their order
 			}
 		}
 	}
-	return out
 }
 
 // New builds the graph of team. context holds each task's effective context
@@ -81,10 +87,22 @@ func Contexts(team *spec.Team, defs []spec.TaskDef) [][]int {
 // another, each seeing the turns of the ones before: in file order, unless a
 // task reads a later one (then in the first order the graph allows).
 func New(team *spec.Team, context [][]int) (*Graph, error) {
-	n := len(team.Tasks)
-	if len(context) != n {
-		return nil, fmt.Errorf("schedule: %d context lists for %d tasks", len(context), n)
+	if len(context) != len(team.Tasks) {
+		return nil, fmt.Errorf("schedule: %d context lists for %d tasks", len(context), len(team.Tasks))
 	}
+	return newGraph(team, func(g *Graph) error { return g.setReads(context) })
+}
+
+// NewOf is New of the contexts of defs (Contexts), without their list of
+// lists: 32 bytes a task (0.32 MB at 10,000 tasks, made while a restore
+// loads, collecting nothing) that the graph, keeping its own, dropped.
+func NewOf(team *spec.Team, defs []spec.TaskDef) (*Graph, error) {
+	return newGraph(team, func(g *Graph) error { return g.readsOf(defs) })
+}
+
+// newGraph builds the graph of team; reads sets its at and reads.
+func newGraph(team *spec.Team, reads func(*Graph) error) (*Graph, error) {
+	n := len(team.Tasks)
 	g := &Graph{team: team}
 	if team.Process == spec.Workflow {
 		g.deps = make([][]int, n)
@@ -94,7 +112,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 			g.seq[i] = i
 		}
 	}
-	if err := g.setReads(context); err != nil {
+	if err := reads(g); err != nil {
 		return nil, err
 	}
 	byName := team.Finder()
@@ -126,7 +144,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 		}
 	}
 	for i := range g.deps {
-		d := slices.Clone(context[i])
+		d := slices.Clone(g.Context(i))
 		for _, gt := range g.Gates(i) {
 			if !slices.Contains(d, gt) {
 				d = append(d, gt)
@@ -144,6 +162,48 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 		g.chainMemory()
 	}
 	return g, nil
+}
+
+// readsOf sets at and reads from defs (eachRead), as setReads does from
+// their Contexts: reads[p] is p as long as the team's reads are its seq,
+// which then stand for them.
+func (g *Graph) readsOf(defs []spec.TaskDef) error {
+	total := 0
+	for i := range min(len(defs), len(g.team.Tasks)) {
+		total += len(defs[i].Context)
+	}
+	if total > math.MaxInt32 {
+		return fmt.Errorf("schedule: %d context reads; at most %d", total, math.MaxInt32)
+	}
+	g.at = make([]int32, len(g.team.Tasks)+1)
+	inSeq := g.seq != nil && total <= len(g.seq)
+	var reads []int
+	if !inSeq {
+		reads = make([]int, 0, total)
+	}
+	p := 0 // reads so far
+	eachRead(g.team, defs, func(i, j int) {
+		g.at[i+1]++
+		switch {
+		case inSeq && j == p:
+		case inSeq:
+			inSeq = false
+			reads = append(make([]int, 0, total), g.seq[:p]...)
+			reads = append(reads, j)
+		default:
+			reads = append(reads, j)
+		}
+		p++
+	})
+	for i := range len(g.at) - 1 {
+		g.at[i+1] += g.at[i]
+	}
+	if inSeq {
+		g.reads = g.seq[:p:p]
+	} else {
+		g.reads = reads
+	}
+	return nil
 }
 
 // setReads keeps context as at and reads.
