@@ -59,7 +59,7 @@ func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string)
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	set := &TaskSet{Team: expanded, State: state, Defs: expanded.TaskDefs(state), Produced: produced,
+	set := &TaskSet{Team: expanded, State: state, Defs: expanded.TaskDefsKnown(state, knownKeys(old)), Produced: produced,
 		Warnings: keptVariables(team, old, vars)}
 	if expanded == team {
 		// Nothing expanded: the declared tasks are the defs just made, and
@@ -77,6 +77,22 @@ func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string)
 		}
 	}
 	return set, nil
+}
+
+// knownKeys is, for TaskDefsKnown, the keys of old's (nil: none) record of
+// task i, when it is the i-th: a session's records are in the order of
+// its tasks. It reads the records only, from two goroutines.
+func knownKeys(old *checkpoint.Session) func(i int, name string) (key, ownKey string) {
+	if old == nil {
+		return nil
+	}
+	recs := old.Team.Tasks
+	return func(i int, name string) (string, string) {
+		if i < len(recs) && recs[i].Name == name {
+			return recs[i].Key, recs[i].OwnKey
+		}
+		return "", ""
+	}
 }
 
 // Produced is what a foreach over a task's output_variable runs over: the

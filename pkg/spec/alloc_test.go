@@ -101,3 +101,46 @@ func TestTaskDefsAllocationPerTask(t *testing.T) {
 		t.Logf("%d bytes a task", per)
 	}
 }
+
+// TaskDefsKnown makes no string for a key that comes out as the one known
+// (a session's record of the task): a restore's defs share them. A key
+// known wrong, or of another task, is computed as TaskDefs computes it.
+// Seen failing while every key was a string of its own: 205 bytes a task.
+func TestTaskDefsKnownShareKeys(t *testing.T) {
+	const tasks = 2000
+	team, err := Parse("bench.yaml", benchSpec(tasks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := team.TaskDefs(nil)
+	known := func(i int, name string) (string, string) {
+		if i == 7 {
+			return "0123456789abcdef", want[i].Key // wrong key, and the own key where the key is
+		}
+		if i == 8 {
+			return want[9].Key, want[9].OwnKey // another task's
+		}
+		return want[i].Key, want[i].OwnKey
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	defs := team.TaskDefsKnown(nil, known)
+	runtime.ReadMemStats(&after)
+	for i := range defs {
+		if defs[i].Key != want[i].Key || defs[i].OwnKey != want[i].OwnKey {
+			t.Fatalf("task %d: keys %s %s; want %s %s", i, defs[i].Key, defs[i].OwnKey, want[i].Key, want[i].OwnKey)
+		}
+	}
+	if unsafe.StringData(defs[3].Key) != unsafe.StringData(want[3].Key) || unsafe.StringData(defs[3].OwnKey) != unsafe.StringData(want[3].OwnKey) {
+		t.Errorf("task 3's keys are strings of their own; want the known ones")
+	}
+	if testenv.Race {
+		return // the race detector's own allocations are counted too
+	}
+	// Left: the list (152 bytes a task) and the contexts.
+	if per := (after.TotalAlloc - before.TotalAlloc) / tasks; per > 180 {
+		t.Errorf("TaskDefsKnown of %d tasks allocated %d bytes a task; want at most 180", tasks, per)
+	} else {
+		t.Logf("%d bytes a task", per)
+	}
+}
