@@ -79,19 +79,19 @@ func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string)
 	return set, nil
 }
 
-// knownKeys is, for TaskDefsKnown, the keys of old's (nil: none) record of
-// task i, when it is the i-th: a session's records are in the order of
-// its tasks. It reads the records only, from two goroutines.
-func knownKeys(old *checkpoint.Session) func(i int, name string) (key, ownKey string) {
+// knownKeys is, for TaskDefsKnown, the keys and context of old's (nil:
+// none) record of task i, when it is the i-th: a session's records are in
+// the order of its tasks. It reads the records only, from two goroutines.
+func knownKeys(old *checkpoint.Session) func(i int, name string) spec.Known {
 	if old == nil {
 		return nil
 	}
 	recs := old.Team.Tasks
-	return func(i int, name string) (string, string) {
+	return func(i int, name string) spec.Known {
 		if i < len(recs) && recs[i].Name == name {
-			return recs[i].Key, recs[i].OwnKey
+			return spec.Known{Key: recs[i].Key, OwnKey: recs[i].OwnKey, Context: recs[i].Context}
 		}
-		return "", ""
+		return spec.Known{}
 	}
 }
 

@@ -33,14 +33,21 @@ func hash16As(b []byte, known string) string {
 // rendered against state, effective context resolved, keys computed.
 func (t *Team) TaskDefs(state map[string]any) []TaskDef { return t.TaskDefsKnown(state, nil) }
 
-// TaskDefsKnown is TaskDefs where known (nil: none) gives, for task i
-// named name, the Key and OwnKey it had before (a session's record): a
-// def whose key comes out the same shares its string, not one more of
-// its own (0.32 MB at 10,000 tasks, made while a restore loads,
-// collecting nothing). known is asked from two goroutines at once.
-func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string) (key, ownKey string)) []TaskDef {
+// Known is what a task had before (a session's record of it), for
+// TaskDefsKnown; the zero Known: nothing.
+type Known struct {
+	Key, OwnKey string
+	Context     []string // never written through
+}
+
+// TaskDefsKnown is TaskDefs where known (nil: none) gives what task i,
+// named name, had before: a def whose keys or context come out the same
+// share their strings and list, not ones of their own (0.48 MB at 10,000
+// tasks, made while a restore loads, collecting nothing). known is asked
+// from two goroutines at once.
+func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string) Known) []TaskDef {
 	if known == nil {
-		known = func(int, string) (string, string) { return "", "" }
+		known = func(int, string) Known { return Known{} }
 	}
 	defs := make([]TaskDef, len(t.Tasks))
 	agentKeys := map[string]string{}
@@ -64,7 +71,7 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 			Agent:          tk.Agent,
 			Description:    t.Render(tk.Description, scope),
 			ExpectedOutput: t.Render(tk.ExpectedOutput, scope),
-			Context:        t.ContextOf(i),
+			Context:        t.contextAs(i, known(i, tk.Name).Context),
 			AgentKey:       ak,
 			Expansion:      tk.Expansion,
 		}
@@ -83,8 +90,7 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 		var buf []byte
 		for i := from; i < to; i++ {
 			buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], make([]string, len(defs[i].Context)))
-			_, was := known(i, defs[i].Name)
-			defs[i].OwnKey = hash16As(buf, was)
+			defs[i].OwnKey = hash16As(buf, known(i, defs[i].Name).OwnKey)
 		}
 	}
 	var owned sync.WaitGroup
@@ -113,8 +119,7 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 			}
 		}
 		buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], ctxKeys)
-		was, _ := known(i, defs[i].Name)
-		defs[i].Key = hash16As(buf, was)
+		defs[i].Key = hash16As(buf, known(i, defs[i].Name).Key)
 		state2[i] = done
 		return defs[i].Key
 	}
