@@ -193,6 +193,10 @@ type builder struct {
 	// once the variables PraisonAI binds as a workflow runs are bound (a
 	// condition reads them as any text does).
 	conditions map[*Task]ifCond
+	// free are the tasks nativeTasks made room for, handed out by task:
+	// one list, where each task alone took the 192 bytes of its size
+	// class (a 10,000-task spec's tasks live through the run).
+	free []Task
 }
 
 func (b *builder) errorf(t *tree, p Pos, format string, args ...any) {
@@ -585,6 +589,7 @@ func (b *builder) nativeTasks(v *tree) {
 	n := len(v.vals()) + len(v.items())
 	b.team.Tasks = slices.Grow(b.team.Tasks, n)
 	b.tasks = slices.Grow(b.tasks, n)
+	b.free = make([]Task, n)
 	switch {
 	case v.isMap():
 		for i, name := range v.keys() {
@@ -610,7 +615,13 @@ func (b *builder) nativeTasks(v *tree) {
 }
 
 func (b *builder) task(name string, v *tree) {
-	tk := &Task{Name: name, Pos: v.kpos()}
+	var tk *Task
+	if len(b.free) > 0 {
+		tk, b.free = &b.free[0], b.free[1:]
+	} else {
+		tk = new(Task)
+	}
+	*tk = Task{Name: name, Pos: v.kpos()}
 	tk.Description, _ = v.get("description").str()
 	tk.ExpectedOutput, _ = v.get("expected_output").str()
 	tk.Agent, _ = v.get("agent").str()
