@@ -72,7 +72,7 @@ func planCommand() *cli.Command {
 				printSpecError(c.App.ErrWriter, err)
 				return exitf(exitUsage, "%s is invalid", path)
 			}
-			if err := ch.Check(team.TaskNames()); err != nil {
+			if err := ch.Check(team.TaskNames); err != nil {
 				return exitf(exitUsage, "%s: %v", path, err)
 			}
 			specAbs, err := filepath.Abs(path)

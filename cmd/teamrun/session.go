@@ -922,7 +922,7 @@ func checkOptions(c *cli.Context, sess *checkpoint.Session, task, value string) 
 		adminWarnf(c, "%s no longer has task %s: the next --continue will skip it", sess.SpecPath, task)
 		return nil
 	}
-	opts := team.Tasks[i].Options
+	opts := team.Tasks[i].Options()
 	if len(opts) > 0 && !slices.Contains(opts, value) {
 		return exitf(exitUsage, "%q is not an option of task %s (%s: tasks.%s.options: %s)", value, task, sess.SpecPath, task, strings.Join(opts, ", "))
 	}

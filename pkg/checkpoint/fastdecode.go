@@ -100,6 +100,7 @@ func fastDecodeDropping(data []byte, w *sessionWire, drop func(upto int)) (*scan
 					return err
 				}
 				w.records = append(w.records, tw.record())
+				s.lastName = w.records[len(w.records)-1].Name
 				return nil
 			})
 		})
@@ -150,6 +151,10 @@ type scanner struct {
 	curEnd pendingTime
 	// lastDigest is the last digest that digest gave a string of its own.
 	lastDigest string
+	// lastName is the name of the task read last: a sequential team's
+	// task reads the one before it, whose name its context shares
+	// (strings), not a string of its own.
+	lastName string
 }
 
 func (s *scanner) ws() {
@@ -696,11 +701,19 @@ func (s *scanner) strings(p *[]string, in interner) error {
 	start := s.i
 	l := []string{}
 	err := s.array(func() error {
-		v, ok := s.stringValue(nil)
-		if !ok {
-			return errFastGiveUp
+		b, ok := s.plainString()
+		switch {
+		case ok && string(b) == s.lastName:
+			l = append(l, s.lastName)
+		case ok:
+			l = append(l, string(b))
+		default:
+			v, ok := s.stringValue(nil)
+			if !ok {
+				return errFastGiveUp
+			}
+			l = append(l, v)
 		}
-		l = append(l, v)
 		return nil
 	})
 	if err != nil {

@@ -233,12 +233,14 @@ type Choice struct {
 }
 
 // Check refuses a choice that names a task the spec does not have (with a
-// did-you-mean) or both keeps and re-runs a task. tasks are the spec's
-// task names.
-func (c Choice) Check(tasks []string) error {
+// did-you-mean) or both keeps and re-runs a task. names lists the spec's
+// task names, asked only when the choice names a task: a list of 10,000
+// was 160 KB of a restore that collects nothing.
+func (c Choice) Check(names func() []string) error {
 	if len(c.Rerun)+len(c.RerunFrom)+len(c.Keep) == 0 {
 		return nil // nothing to look up: no set of 10,000 names for it
 	}
+	tasks := names()
 	known := make(map[string]bool, len(tasks))
 	for _, t := range tasks {
 		known[t] = true

@@ -144,7 +144,7 @@ func TestChoiceCheck(t *testing.T) {
 		{checkpoint.Choice{Rerun: []string{"draft"}, Keep: []string{"draft"}}, "contradict"},
 	}
 	for _, tc := range tests {
-		err := tc.ch.Check(names)
+		err := tc.ch.Check(func() []string { return names })
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%+v: %v", tc.ch, err)

@@ -76,7 +76,7 @@ func (p *Plan) Count(a Action) int {
 func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkpoint.Session, ch checkpoint.Choice, store string) *Plan {
 	// A dry run of the engine's own schedule: restored results and
 	// recorded decisions are known, everything that would run is not.
-	graph, gerr := schedule.New(team, schedule.Contexts(team, defs))
+	graph, gerr := schedule.NewOf(team, defs)
 	if gerr == nil {
 		// What today's team refuses of the restored results, the restore
 		// runs again, as run's does (blobs are read in line: ReadBlobs).

@@ -108,7 +108,7 @@ func (o Output) Verify(ctx context.Context) error {
 // schema, its routes, its output_variable, a repeat's until text): only
 // then is a result stored out of line read into memory.
 func readsResult(t *spec.Task) bool {
-	return t.OutputSchema() != nil || len(t.Condition) > 0 || t.OutputVariable != "" || t.Expanded().Until != ""
+	return t.OutputSchema() != nil || len(t.Condition()) > 0 || t.OutputVariable != "" || t.Expanded().Until != ""
 }
 
 // resultText is the text of out the engine reads for task t: "" when it

@@ -133,7 +133,7 @@ func checkChoice(c checkpoint.Choice, team *spec.Team, cont bool) error {
 	if !cont && len(c.Rerun)+len(c.RerunFrom)+len(c.Keep) > 0 {
 		return usagef("--rerun, --rerun-from and --keep choose what a resumed session runs again: add --continue")
 	}
-	if err := c.Check(team.TaskNames()); err != nil {
+	if err := c.Check(team.TaskNames); err != nil {
 		return &UsageError{Err: fmt.Errorf("%s: %w", team.File, err)}
 	}
 	return nil

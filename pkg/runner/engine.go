@@ -867,10 +867,10 @@ func (e *Engine) human(i int) (*Halt, error) {
 	desc := e.Render(t.Description, t.Scope(e.State))
 	value, ok := e.Decisions[t.Name]
 	if !ok {
-		h := &Halt{Session: e.Session, Task: t.Name, Description: desc, Options: t.Options}
+		h := &Halt{Session: e.Session, Task: t.Name, Description: desc, Options: t.Options()}
 		if e.DecideCommand != nil {
 			h.Command = e.DecideCommand(t.Name, "")
-			for _, o := range t.Options {
+			for _, o := range t.Options() {
 				h.Commands = append(h.Commands, e.DecideCommand(t.Name, o))
 			}
 		}
@@ -887,7 +887,7 @@ func (e *Engine) human(i int) (*Halt, error) {
 		// by an edit: a new decision replaces it.
 		err = fmt.Errorf("%w: record another with `%s`", err, e.DecideCommand(t.Name, ""))
 	}
-	if err == nil && t.OutputFile != "" {
+	if err == nil && t.OutputFile() != "" {
 		var path string
 		if path, err = e.Team.OutputPath(t, e.State); err == nil {
 			err = writeOutputFile(path, strings.NewReader(value), e.Started)
@@ -945,7 +945,7 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 				err = errors.New(e.graph.NoRoute(j.Index, text))
 			}
 		}
-		if err == nil && t.OutputFile != "" {
+		if err == nil && t.OutputFile() != "" {
 			// Before the completion is recorded: a crash in between runs
 			// the task again, which writes the file again.
 			var path string

@@ -78,12 +78,12 @@ func retries(n int, d time.Duration) taskOpt {
 	return func(t *spec.Task) { t.MaxRetries, t.RetryDelay = n, d }
 }
 func cond(value string, next ...string) taskOpt {
-	return func(t *spec.Task) { t.Condition = append(t.Condition, spec.Route{Value: value, Next: next}) }
+	return func(t *spec.Task) { t.SetCondition(append(t.Condition(), spec.Route{Value: value, Next: next})) }
 }
 func agent(name string) taskOpt { return func(t *spec.Task) { t.Agent = name } }
 func outVar(v string) taskOpt   { return func(t *spec.Task) { t.OutputVariable = v } }
 func options(o ...string) taskOpt {
-	return func(t *spec.Task) { t.Options = o }
+	return func(t *spec.Task) { t.SetOptions(o) }
 }
 
 func task(name string, opts ...taskOpt) *spec.Task {

@@ -40,7 +40,7 @@ func writeOutputFile(path string, result io.Reader, runStart time.Time) error {
 // (where state puts it) when the file is missing, and says why when it
 // cannot; "" when there is nothing to say.
 func restoreOutputFile(ctx context.Context, team *spec.Team, tk *spec.Task, state map[string]any, out Output, runStart time.Time) string {
-	if tk.OutputFile == "" {
+	if tk.OutputFile() == "" {
 		return ""
 	}
 	path, err := team.OutputPath(tk, state)

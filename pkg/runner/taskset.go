@@ -44,7 +44,7 @@ type TaskSet struct {
 // graph is the schedule of the set's team with its defs' contexts.
 func (s *TaskSet) graph() (*schedule.Graph, error) {
 	if s.g == nil && s.gErr == nil {
-		s.g, s.gErr = schedule.New(s.Team, schedule.Contexts(s.Team, s.Defs))
+		s.g, s.gErr = schedule.NewOf(s.Team, s.Defs)
 	}
 	return s.g, s.gErr
 }
@@ -59,7 +59,7 @@ func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string)
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
-	set := &TaskSet{Team: expanded, State: state, Defs: expanded.TaskDefs(state), Produced: produced,
+	set := &TaskSet{Team: expanded, State: state, Defs: expanded.TaskDefsKnown(state, knownKeys(old)), Produced: produced,
 		Warnings: keptVariables(team, old, vars)}
 	if expanded == team {
 		// Nothing expanded: the declared tasks are the defs just made, and
@@ -77,6 +77,22 @@ func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string)
 		}
 	}
 	return set, nil
+}
+
+// knownKeys is, for TaskDefsKnown, the keys and context of old's (nil:
+// none) record of task i, when it is the i-th: a session's records are in
+// the order of its tasks. It reads the records only, from two goroutines.
+func knownKeys(old *checkpoint.Session) func(i int, name string) spec.Known {
+	if old == nil {
+		return nil
+	}
+	recs := old.Team.Tasks
+	return func(i int, name string) spec.Known {
+		if i < len(recs) && recs[i].Name == name {
+			return spec.Known{Key: recs[i].Key, OwnKey: recs[i].OwnKey, Context: recs[i].Context}
+		}
+		return spec.Known{}
+	}
 }
 
 // Produced is what a foreach over a task's output_variable runs over: the

@@ -91,6 +91,55 @@ type fastParser struct {
 	// freeBr its branches (newBranch).
 	free   []tree
 	freeBr []branch
+	// paths is the block the nodes' paths are written in (pathOf), add
+	// a path's last part as pathOf builds it.
+	paths, add []byte
+}
+
+// pathBlock is the most a block of paths takes: a size class of Go's
+// allocator, as nodeBlock.
+const pathBlock = 32 << 10
+
+// pathOf returns path followed by add, written in a block of paths: a
+// 10,000-task spec's 30,000 paths were as many strings, each rounded up
+// to a size class. A mapping's path is the last one written when its
+// first key's is made, which then takes its bytes rather than a copy
+// ("tasks.t1" and "tasks.t1.description" share theirs). Only the parse
+// writes the block, and never over the bytes of a path it returned.
+func (p *fastParser) pathOf(path string, add []byte) string {
+	n := len(path) + len(add)
+	if len(path) > 0 && len(path) <= len(p.paths) && cap(p.paths)-len(p.paths) >= len(add) &&
+		unsafe.StringData(path) == &p.paths[len(p.paths)-len(path)] {
+		p.paths = append(p.paths, add...)
+		return unsafe.String(unsafe.StringData(path), n)
+	}
+	if cap(p.paths)-len(p.paths) < n {
+		// About as many bytes of paths as the rest of the spec has: no
+		// block much larger than a small spec.
+		rest := len(p.data)
+		if p.li < len(p.lines) {
+			rest -= int(p.lines[p.li].from)
+		}
+		p.paths = make([]byte, 0, max(n, min(max(rest, 256), pathBlock)))
+	}
+	at := len(p.paths)
+	p.paths = append(append(p.paths, path...), add...)
+	return unsafe.String(&p.paths[at], n)
+}
+
+// keyPath is joinPath(path, k) by pathOf.
+func (p *fastParser) keyPath(path string, k []byte) string {
+	if path == "" {
+		return p.pathOf("", k)
+	}
+	p.add = append(append(p.add[:0], '.'), k...)
+	return p.pathOf(path, p.add)
+}
+
+// itemPath is the path of a sequence's item i, path[i], by pathOf.
+func (p *fastParser) itemPath(path string, i int) string {
+	p.add = append(strconv.AppendInt(append(p.add[:0], '['), int64(i), 10), ']')
+	return p.pathOf(path, p.add)
 }
 
 // nodeBlock is as many nodes as fill 32 KiB, a size class of Go's
@@ -233,12 +282,7 @@ func (p *fastParser) mapping(indent int, path string, kpos Pos, depth int) (*tre
 		}
 		// The key is the end of its value's path, not a string of its own:
 		// 0.3 MB of a 10,000-task spec's 30,000 keys.
-		var cpath string
-		if path == "" {
-			cpath = string(k)
-		} else {
-			cpath = path + "." + string(k) // joinPath's, without k's copy
-		}
+		cpath := p.keyPath(path, k)
 		name := cpath[len(cpath)-len(k):]
 		if !plainWord(k) && isVariables(path) {
 			return nil, false // a key such as 1 or true: yaml.v3 tags it (tree.typed)
@@ -300,7 +344,7 @@ func (p *fastParser) sequence(indent int, path string, kpos Pos, depth int) (*tr
 	t := p.newNode(tree{kind: yaml.SequenceNode, at: place{first.num, int32(indent + 1)}, kat: placeOf(kpos), path: path})
 	for i := 0; p.li < len(p.lines) && int(p.lines[p.li].indent) == indent && seqEntry(p.text(p.lines[p.li])); i++ {
 		ln := &p.lines[p.li]
-		ipath := path + "[" + strconv.Itoa(i) + "]"
+		ipath := p.itemPath(path, i)
 		rest := p.text(*ln)[1:]
 		s := 0
 		for s < len(rest) && rest[s] == ' ' {
@@ -487,18 +531,18 @@ func (p *fastParser) flow(text []byte, i, line, col int, path string, kpos Pos, 
 			if !isKey || restAt <= len(k) {
 				return nil, 0, false // not "key: value": left to yaml.v3
 			}
-			name = string(k)
 			if !plainWord(k) && isVariables(path) {
 				return nil, 0, false // a key such as 1 or true: yaml.v3 tags it (tree.typed)
 			}
+			cpath = p.keyPath(path, k)
+			name = cpath[len(cpath)-len(k):]
 			if _, dup := seen.get(name); dup {
 				return nil, 0, false
 			}
 			seen.set(name, itemStart)
-			cpath = joinPath(path, name)
 			i += restAt
 		} else {
-			cpath = path + "[" + strconv.Itoa(n) + "]"
+			cpath = p.itemPath(path, n)
 		}
 		if i >= len(text) {
 			return nil, 0, false

@@ -31,7 +31,7 @@ func refTaskKeyJSON(tk *Task, d *TaskDef, ctxKeys []string) []byte {
 		ctx = append(ctx, map[string]any{"name": name, "key": ctxKeys[i]})
 	}
 	var cond []any
-	for _, r := range tk.Condition {
+	for _, r := range tk.Condition() {
 		cond = append(cond, map[string]any{"value": r.Value, "next": anyStrings(r.Next)})
 	}
 	m := map[string]any{
@@ -41,7 +41,7 @@ func refTaskKeyJSON(tk *Task, d *TaskDef, ctxKeys []string) []byte {
 		"description":     d.Description,
 		"expected_output": d.ExpectedOutput,
 		"output_variable": tk.OutputVariable,
-		"options":         anyStrings(tk.Options),
+		"options":         anyStrings(tk.Options()),
 		"condition":       cond,
 		"max_retries":     tk.MaxRetries,
 		"timeout":         durationText(tk.Timeout),
@@ -110,8 +110,8 @@ func TestDirectJSONMatchesCanonicalJSON(t *testing.T) {
 		if i > 0 {
 			tk.HasContext = true
 			tk.Context = []string{team.Tasks[i-1].Name, "missing"}
-			tk.Options = []string{"yes", odd}
-			tk.Condition = []Route{{Value: "yes", Next: []string{"t0", odd}}, {Value: odd}}
+			tk.SetOptions([]string{"yes", odd})
+			tk.SetCondition([]Route{{Value: "yes", Next: []string{"t0", odd}}, {Value: odd}})
 		}
 		team.Tasks = append(team.Tasks, tk)
 	}

@@ -86,7 +86,7 @@ func (b *builder) checkForeach() {
 		switch {
 		case tk.Agent == HumanAgent:
 			b.errorf(fv, fv.kpos(), "a human task cannot run once per item: give the decision one task")
-		case len(tk.Condition) > 0:
+		case len(tk.Condition()) > 0:
 			b.errorf(fv, fv.kpos(), "a foreach task cannot route (condition): route on a task after it, which reads the JSON array of results")
 		case over == nil:
 			// No over: the schema says so, and there is nothing to check.
@@ -279,7 +279,8 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 		}
 		ctx := t.ContextOf(i)
 		join := &Task{Name: tk.Name, Agent: "foreach:" + tk.Name, HasContext: true, Pos: tk.Pos,
-			OutputVariable: tk.OutputVariable, OutputFile: tk.OutputFile, Expansion: &Expansion{ForeachOf: tk.Name}}
+			OutputVariable: tk.OutputVariable, Expansion: &Expansion{ForeachOf: tk.Name}}
+		join.SetOutputFile(tk.OutputFile())
 		var items []any
 		var err error
 		if p := t.Producer(tk.Foreach); p != "" {
@@ -305,12 +306,17 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 		}
 		bind := make(map[string]any, 2)
 		join.Context = slices.Grow(join.Context, len(items))
+		// The join keeps the output: the instances share one taskMore
+		// without its file, not one each.
+		base := *tk
+		base.OutputVariable = ""
+		base.SetOutputFile("")
 		for k, item := range items {
 			name := InstanceName(tk.Name, k)
 			if taken[name] {
 				return nil, fmt.Errorf("%s:%d:%d: %s: instance %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name)
 			}
-			inst := *tk
+			inst := base
 			inst.Name, inst.Foreach = name, nil
 			inst.Expansion = &Expansion{ForeachOf: tk.Name, After: join.Expansion.After, Item: item, As: tk.Foreach.As, IndexAs: tk.Foreach.Index, Index: k}
 			// Its texts stay the declared ones: rendered against its
@@ -326,7 +332,6 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 			if tk.Foreach.Chain && k > 0 {
 				inst.Context = replaced(ctx, tk.Foreach.Feed, InstanceName(tk.Name, k-1))
 			}
-			inst.OutputVariable, inst.OutputFile = "", ""
 			out.Tasks = append(out.Tasks, &inst)
 			join.Context = append(join.Context, name)
 		}

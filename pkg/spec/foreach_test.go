@@ -80,11 +80,11 @@ tasks:
 				}
 			}
 			join := x.Tasks[x.TaskIndex("research")]
-			if join.OutputVariable != "notes" || join.OutputFile != "notes.json" || join.Expanded().ForeachOf != "research" {
+			if join.OutputVariable != "notes" || join.OutputFile() != "notes.json" || join.Expanded().ForeachOf != "research" {
 				t.Errorf("the join task carries output_variable and output_file: %+v", join)
 			}
 			for _, tk := range x.Tasks {
-				if strings.HasPrefix(tk.Name, "research[") && (tk.OutputVariable != "" || tk.OutputFile != "") {
+				if strings.HasPrefix(tk.Name, "research[") && (tk.OutputVariable != "" || tk.OutputFile() != "") {
 					t.Errorf("instance %s writes the task's output", tk.Name)
 				}
 			}

@@ -4,6 +4,7 @@ package spec
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -236,20 +237,16 @@ type Task struct {
 	Agent          string
 	Context        []string // as written; see Team.ContextOf for the effective one
 	HasContext     bool     // `context` was given, even empty
-	MaxRetries     int
-	RetryDelay     time.Duration
-	Timeout        time.Duration
-	OutputVariable string
-	Options        []string // for human tasks: the allowed decisions
-	Condition      []Route  // routing on the trimmed result, in file order
-	Pos            Pos
-
 	// AcceptTruncated is on_truncated: accept: an LLM answer cut at
-	// max_tokens is the result instead of a failed attempt.
-	AcceptTruncated bool `json:",omitempty"`
-	// OutputFile is output_file as written: the result is also written
-	// there, relative to the spec's folder.
-	OutputFile string `json:",omitempty"`
+	// max_tokens is the result instead of a failed attempt. Beside
+	// HasContext: apart, each took 8 bytes.
+	AcceptTruncated bool
+	MaxRetries      int
+	RetryDelay      time.Duration
+	Timeout         time.Duration
+	OutputVariable  string
+	Pos             Pos
+
 	// Foreach runs the task once per item of a list (Team.Expand); nil:
 	// once.
 	Foreach *Foreach `json:",omitempty"`
@@ -261,15 +258,20 @@ type Task struct {
 	Expansion *Expansion `json:",omitempty"`
 
 	// more holds what few tasks have (nil: none), apart so that a task is
-	// 256 bytes, not 288 or 320 (size classes of Go's allocator; a
-	// 10,000-task spec's tasks live through the run). Set once, as the
-	// spec loads; a copy of the task shares it.
+	// 192 bytes, not 256, 288 or 320 (size classes of Go's allocator; a
+	// 10,000-task spec's tasks live through the run, and a restore
+	// collects nothing while it loads). Set as the spec loads (setMore);
+	// a copy of the task shares it.
 	more *taskMore
 }
 
 // taskMore is what few tasks have: an output schema, a route_on, a path
-// other than tasks.NAME.
+// other than tasks.NAME, options, a condition, an output file.
 type taskMore struct {
+	options    []string // Options
+	condition  []Route  // Condition
+	outputFile string   // OutputFile
+
 	// outputSchema is output_schema as JSON values (nil: none).
 	outputSchema any
 	schema       *jsonschema.Schema // outputSchema compiled
@@ -277,6 +279,74 @@ type taskMore struct {
 	// path is where the task is declared, as errors name it, when not
 	// tasks.NAME (roles.R.tasks.NAME, steps[0]); see KeyPath.
 	path string
+}
+
+// Options are a human task's allowed decisions (nil: any).
+func (t *Task) Options() []string {
+	if t.more == nil {
+		return nil
+	}
+	return t.more.options
+}
+
+// Condition is the task's routing on its trimmed result, in file order
+// (nil: none).
+func (t *Task) Condition() []Route {
+	if t.more == nil {
+		return nil
+	}
+	return t.more.condition
+}
+
+// OutputFile is output_file as written: the result is also written
+// there, relative to the spec's folder ("": none).
+func (t *Task) OutputFile() string {
+	if t.more == nil {
+		return ""
+	}
+	return t.more.outputFile
+}
+
+// SetOptions sets Options, on t alone (a copy of t keeps its own).
+func (t *Task) SetOptions(o []string) { t.setMore(func(m *taskMore) { m.options = o }) }
+
+// SetCondition sets Condition, on t alone.
+func (t *Task) SetCondition(c []Route) { t.setMore(func(m *taskMore) { m.condition = c }) }
+
+// SetOutputFile sets OutputFile, on t alone; an unchanged one makes no
+// taskMore.
+func (t *Task) SetOutputFile(f string) {
+	if f != t.OutputFile() {
+		t.setMore(func(m *taskMore) { m.outputFile = f })
+	}
+}
+
+// MarshalJSON writes the task as its fields were before Options,
+// Condition and OutputFile moved to taskMore, in the same order: the
+// model's JSON (the valid specs' golden files) does not change with how
+// a task is laid out.
+func (t Task) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Name            string
+		Description     string
+		ExpectedOutput  string
+		Agent           string
+		Context         []string
+		HasContext      bool
+		MaxRetries      int
+		RetryDelay      time.Duration
+		Timeout         time.Duration
+		OutputVariable  string
+		Options         []string
+		Condition       []Route
+		Pos             Pos
+		AcceptTruncated bool       `json:",omitempty"`
+		OutputFile      string     `json:",omitempty"`
+		Foreach         *Foreach   `json:",omitempty"`
+		Repeat          *Repeat    `json:",omitempty"`
+		Expansion       *Expansion `json:",omitempty"`
+	}{t.Name, t.Description, t.ExpectedOutput, t.Agent, t.Context, t.HasContext, t.MaxRetries, t.RetryDelay, t.Timeout,
+		t.OutputVariable, t.Options(), t.Condition(), t.Pos, t.AcceptTruncated, t.OutputFile(), t.Foreach, t.Repeat, t.Expansion})
 }
 
 // OutputSchema is output_schema as JSON values (nil: none): the result

@@ -149,7 +149,7 @@ roles:
 		t.Fatal(err)
 	}
 	c := team.Tasks[0]
-	if c.MaxRetries != 2 || c.RetryDelay.Seconds() != 1.5 || c.OutputVariable != "label" || len(c.Condition) != 2 {
+	if c.MaxRetries != 2 || c.RetryDelay.Seconds() != 1.5 || c.OutputVariable != "label" || len(c.Condition()) != 2 {
 		t.Errorf("classify = %+v", c)
 	}
 	want := "f.yaml:6:5: roles.a.model: ignored: llm: (line 5) sets the model; keep one of them"

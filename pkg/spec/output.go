@@ -203,10 +203,10 @@ func (tk *Task) RouteKey(raw string) (string, error) {
 // or that a filled-in value takes out of the folder its written part
 // names is an error: the value would pick the file, not the spec.
 func (t *Team) OutputPath(tk *Task, state map[string]any) (string, error) {
-	p := tk.OutputFile
+	p := tk.OutputFile()
 	if t.PraisonSteps {
-		if p = t.Render(tk.OutputFile, state); p != tk.OutputFile {
-			if err := filledPath(tk.OutputFile, p, t.syntax()); err != nil {
+		if p = t.Render(tk.OutputFile(), state); p != tk.OutputFile() {
+			if err := filledPath(tk.OutputFile(), p, t.syntax()); err != nil {
 				return "", err
 			}
 		}

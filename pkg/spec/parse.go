@@ -193,6 +193,10 @@ type builder struct {
 	// once the variables PraisonAI binds as a workflow runs are bound (a
 	// condition reads them as any text does).
 	conditions map[*Task]ifCond
+	// free are the tasks nativeTasks made room for, handed out by task:
+	// one list, where each task alone took the 192 bytes of its size
+	// class (a 10,000-task spec's tasks live through the run).
+	free []Task
 }
 
 func (b *builder) errorf(t *tree, p Pos, format string, args ...any) {
@@ -304,7 +308,7 @@ func (t *Team) unpricedWarning() (string, bool) {
 func (b *builder) checkOutputFiles() {
 	first := map[string]string{}
 	for i, tk := range b.team.Tasks {
-		if tk.OutputFile == "" {
+		if tk.OutputFile() == "" {
 			continue
 		}
 		var fv *tree
@@ -314,24 +318,24 @@ func (b *builder) checkOutputFiles() {
 		if fv == nil {
 			fv = &tree{at: placeOf(tk.Pos)}
 		}
-		if strings.ContainsRune(tk.OutputFile, 0) {
+		if strings.ContainsRune(tk.OutputFile(), 0) {
 			b.errorf(fv, fv.pos(), "a file name cannot hold a NUL byte")
 			continue
 		}
-		if syn := b.team.syntax(); syn != praisonSteps && len(placeholdersIn(tk.OutputFile, syn)) > 0 {
+		if syn := b.team.syntax(); syn != praisonSteps && len(placeholdersIn(tk.OutputFile(), syn)) > 0 {
 			// Kept as written (README: DESIGN fills the texts it names,
 			// and PraisonAI a task's output_file never): said, so that a
 			// file named "{topic}.md" is no surprise.
-			dir, name := filepath.Split(tk.OutputFile)
+			dir, name := filepath.Split(tk.OutputFile())
 			where := "in " + filepath.Clean(dir)
 			if dir == "" {
 				where = "beside the spec"
 			}
-			b.warnf(fv, fv.pos(), "output_file %q is used as written, a file named %s %s: only a task's description and expected_output and an agent's role, goal, backstory and instructions take {placeholders}", tk.OutputFile, name, where)
+			b.warnf(fv, fv.pos(), "output_file %q is used as written, a file named %s %s: only a task's description and expected_output and an agent's role, goal, backstory and instructions take {placeholders}", tk.OutputFile(), name, where)
 		}
-		p := filepath.Clean(tk.OutputFile)
+		p := filepath.Clean(tk.OutputFile())
 		if other, dup := first[p]; dup {
-			b.errorf(fv, fv.pos(), "task %q writes %s too: give each task its own output_file", other, tk.OutputFile)
+			b.errorf(fv, fv.pos(), "task %q writes %s too: give each task its own output_file", other, tk.OutputFile())
 			continue
 		}
 		first[p] = tk.Name
@@ -585,6 +589,7 @@ func (b *builder) nativeTasks(v *tree) {
 	n := len(v.vals()) + len(v.items())
 	b.team.Tasks = slices.Grow(b.team.Tasks, n)
 	b.tasks = slices.Grow(b.tasks, n)
+	b.free = make([]Task, n)
 	switch {
 	case v.isMap():
 		for i, name := range v.keys() {
@@ -610,7 +615,13 @@ func (b *builder) nativeTasks(v *tree) {
 }
 
 func (b *builder) task(name string, v *tree) {
-	tk := &Task{Name: name, Pos: v.kpos()}
+	var tk *Task
+	if len(b.free) > 0 {
+		tk, b.free = &b.free[0], b.free[1:]
+	} else {
+		tk = new(Task)
+	}
+	*tk = Task{Name: name, Pos: v.kpos()}
 	tk.Description, _ = v.get("description").str()
 	tk.ExpectedOutput, _ = v.get("expected_output").str()
 	tk.Agent, _ = v.get("agent").str()
@@ -647,7 +658,9 @@ func (b *builder) task(name string, v *tree) {
 			b.outputSchema(sv, tk)
 		}
 	}
-	tk.OutputFile, _ = v.get("output_file").str()
+	if f, _ := v.get("output_file").str(); f != "" {
+		tk.SetOutputFile(f)
+	}
 	if rv := v.get("route_on"); rv != nil {
 		on, _ := rv.str()
 		tk.setMore(func(m *taskMore) { m.routeOn = on })
@@ -655,13 +668,17 @@ func (b *builder) task(name string, v *tree) {
 			b.errorf(rv, rv.kpos(), "route_on says where in the result condition looks: give the task a condition too")
 		}
 	}
+	var options []string
 	for _, it := range v.get("options").itemsOrNil() {
 		if s, ok := it.str(); ok {
-			tk.Options = append(tk.Options, s)
+			options = append(options, s)
 		}
 	}
+	if options != nil {
+		tk.SetOptions(options)
+	}
 	if c := v.get("condition"); c.isMap() {
-		tk.Condition = routesOf(c)
+		tk.SetCondition(routesOf(c))
 	}
 	b.team.Tasks = append(b.team.Tasks, tk)
 	b.tasks = append(b.tasks, v)
@@ -740,7 +757,7 @@ func (b *builder) check() {
 			}
 		}
 		cond := src.get("condition")
-		for ri, r := range tk.Condition {
+		for ri, r := range tk.Condition() {
 			rv := cond.vals()[ri]
 			items := rv.items()
 			if !rv.isSeq() {
@@ -760,23 +777,23 @@ func (b *builder) check() {
 					b.errorf(it, it.pos(), "task %q comes earlier in the file; in a sequential team it has run before %q decides, so a condition routes only to later tasks (move it after %q, or use process: workflow)", name, tk.Name, tk.Name)
 				}
 			}
-			if len(tk.Options) > 0 && !contains(tk.Options, r.Value) {
-				b.errorf(rv, rv.kpos(), "%q is not one of the task's options (%s)", r.Value, strings.Join(tk.Options, ", "))
+			if len(tk.Options()) > 0 && !contains(tk.Options(), r.Value) {
+				b.errorf(rv, rv.kpos(), "%q is not one of the task's options (%s)", r.Value, strings.Join(tk.Options(), ", "))
 			}
 		}
-		routesValid := !slices.ContainsFunc(tk.Condition, func(r Route) bool { return !contains(tk.Options, r.Value) })
-		if len(tk.Options) > 0 && len(tk.Condition) > 0 && routesValid {
+		routesValid := !slices.ContainsFunc(tk.Condition(), func(r Route) bool { return !contains(tk.Options(), r.Value) })
+		if len(tk.Options()) > 0 && len(tk.Condition()) > 0 && routesValid {
 			// A decision that no route takes fails the task, again at every
 			// --continue: say so before anything runs. (A misspelt route is
 			// reported above; the options it leaves uncovered would be noise.)
-			for oi, o := range tk.Options {
-				if !slices.ContainsFunc(tk.Condition, func(r Route) bool { return r.Value == o }) {
+			for oi, o := range tk.Options() {
+				if !slices.ContainsFunc(tk.Condition(), func(r Route) bool { return r.Value == o }) {
 					it := src.get("options").items()[oi]
 					b.errorf(it, it.pos(), "option %q has no route in condition: deciding it would fail the task; add `%s: []` to route it nowhere", o, o)
 				}
 			}
 		}
-		if ov := src.get("options"); ov != nil && len(tk.Options) > 0 && tk.Agent != HumanAgent && tk.Agent != "" {
+		if ov := src.get("options"); ov != nil && len(tk.Options()) > 0 && tk.Agent != HumanAgent && tk.Agent != "" {
 			b.errorf(ov, ov.kpos(), "only a task whose agent is %q has options", HumanAgent)
 		}
 	}
@@ -873,7 +890,7 @@ func (b *builder) checkCycles(index *TaskFinder) {
 	routedBy := make(map[int][]int)
 	if t.Process == Workflow {
 		for i, tk := range t.Tasks {
-			for _, r := range tk.Condition {
+			for _, r := range tk.Condition() {
 				for _, name := range r.Next {
 					if j, ok := index.last(name); ok && j != i {
 						routedBy[j] = append(routedBy[j], i)

@@ -83,7 +83,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 	for i, tk := range b.team.Tasks {
 		// On the stack: most tasks have no placeholder, and a 10,000-task
 		// spec made 0.6 MB of these (and of src) for nothing.
-		fields := [...]field{{[2]string{"description", "action"}, tk.Description}, {[2]string{"expected_output"}, tk.ExpectedOutput}, {[2]string{"output_file"}, tk.OutputFile}}
+		fields := [...]field{{[2]string{"description", "action"}, tk.Description}, {[2]string{"expected_output"}, tk.ExpectedOutput}, {[2]string{"output_file"}, tk.OutputFile()}}
 		n := 2
 		if syn == praisonSteps {
 			n = 3 // filled when the file is written (Team.OutputPath)

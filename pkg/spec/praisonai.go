@@ -782,7 +782,9 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 		case "context":
 			b.praisonContext(f, tk)
 		case "output_file":
-			str(&tk.OutputFile)
+			f := tk.OutputFile()
+			str(&f)
+			tk.SetOutputFile(f)
 		case "max_retries":
 			b.praisonRetries(f, tk)
 		case "retry_delay":

@@ -79,7 +79,7 @@ func (b *builder) checkRepeat() {
 			b.errorf(rv, rv.kpos(), "a task cannot both repeat and run once per item (foreach): repeat a task that reads the foreach task's results")
 		case tk.Agent == HumanAgent:
 			b.errorf(rv, rv.kpos(), "a human task cannot repeat: a decision is taken once")
-		case len(tk.Condition) > 0:
+		case len(tk.Condition()) > 0:
 			b.errorf(rv, rv.kpos(), "a repeat task cannot route (condition): route on a task after it, which reads its last iteration's result")
 		}
 	}
@@ -105,7 +105,8 @@ func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
 	ctx := t.ContextOf(i)
 	join := &Task{Name: tk.Name, Agent: "repeat:" + tk.Name, HasContext: true, Pos: tk.Pos,
 		Description:    fmt.Sprintf("the result of the last iteration of %s#1..%d that ran", tk.Name, n),
-		OutputVariable: tk.OutputVariable, OutputFile: tk.OutputFile, Expansion: &Expansion{RepeatOf: tk.Name}}
+		OutputVariable: tk.OutputVariable, Expansion: &Expansion{RepeatOf: tk.Name}}
+	join.SetOutputFile(tk.OutputFile())
 	var count *Task
 	if tk.Repeat.Count != "" {
 		count = &Task{Name: CountName(tk.Name), Agent: join.Agent, HasContext: true, Pos: tk.Pos,
@@ -116,12 +117,17 @@ func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
 		}
 		join.Context = []string{count.Name}
 	}
+	// The join keeps the output: the iterations share one taskMore
+	// without its file, not one each.
+	base := *tk
+	base.OutputVariable = ""
+	base.SetOutputFile("")
 	for k := 1; k <= n; k++ {
 		name := IterationName(tk.Name, k)
 		if taken[name] {
 			return fmt.Errorf("%s:%d:%d: %s: iteration %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name)
 		}
-		it := *tk
+		it := base
 		it.Name, it.Repeat = name, nil
 		it.Expansion = &Expansion{RepeatOf: tk.Name, Iteration: k}
 		it.Context, it.HasContext = slices.Clone(ctx), true
@@ -130,7 +136,6 @@ func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
 			it.Context = append(slices.DeleteFunc(it.Context, func(c string) bool { return c == prev }), prev)
 			it.Expansion.Until = tk.Repeat.Until
 		}
-		it.OutputVariable, it.OutputFile = "", ""
 		out.Tasks = append(out.Tasks, &it)
 		join.Context = append(join.Context, name)
 	}

@@ -44,7 +44,7 @@ tasks:
 		if i < len(wantUntil) && tk.Expanded().Until != wantUntil[i] {
 			t.Errorf("%s: until %q, want %q", tk.Name, tk.Expanded().Until, wantUntil[i])
 		}
-		if strings.HasPrefix(tk.Name, "draft#") && (tk.OutputVariable != "" || tk.OutputFile != "" || tk.Repeat != nil || tk.Expanded().RepeatOf != "draft") {
+		if strings.HasPrefix(tk.Name, "draft#") && (tk.OutputVariable != "" || tk.OutputFile() != "" || tk.Repeat != nil || tk.Expanded().RepeatOf != "draft") {
 			t.Errorf("iteration %s: %+v", tk.Name, tk)
 		}
 	}
@@ -52,7 +52,7 @@ tasks:
 		t.Fatalf("tasks %q, want %q", names, wantNames)
 	}
 	join := x.Tasks[4]
-	if join.OutputVariable != "final" || join.OutputFile != "final.txt" || join.Expanded().RepeatOf != "draft" || join.Expanded().Iteration != 0 {
+	if join.OutputVariable != "final" || join.OutputFile() != "final.txt" || join.Expanded().RepeatOf != "draft" || join.Expanded().Iteration != 0 {
 		t.Errorf("the join carries the task's outputs: %+v", join)
 	}
 	if a := x.Agents[len(x.Agents)-1]; a.Kind != JoinAgent || a.Name != "repeat:draft" {

@@ -659,7 +659,9 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 				b.warnf(f, f.kpos(), "not supported, ignored: teamrun has no native equivalent, so a failed step fails the run (exit 1) after its retries; `--continue` runs it again")
 			}
 		case "output_file":
-			b.praisonString(f, &tk.OutputFile)
+			of := tk.OutputFile()
+			b.praisonString(f, &of)
+			tk.SetOutputFile(of)
 		case "output_json":
 			// A JSON Schema is what PraisonAI asks the model to answer in:
 			// teamrun's output_schema. Anything else names a Python class
@@ -929,11 +931,11 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		} else {
 			outs = append(outs, branch[len(branch)-1])
 		}
-		rt.Condition = append(rt.Condition, Route{Value: l, Next: branch})
+		rt.SetCondition(append(rt.Condition(), Route{Value: l, Next: branch}))
 		condTree.add(l, synthList(v, branch))
 	}
 	if r.get("default") == nil {
-		rt.Condition = append(rt.Condition, Route{Value: "default", Next: passOn()})
+		rt.SetCondition(append(rt.Condition(), Route{Value: "default", Next: passOn()}))
 		condTree.add("default", synthList(r, pass))
 	}
 	if pass != nil {
@@ -1040,7 +1042,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		} else {
 			outs = append(outs, branchPrev...)
 		}
-		it.Condition = append(it.Condition, Route{Value: br, Next: names})
+		it.SetCondition(append(it.Condition(), Route{Value: br, Next: names}))
 		src := v
 		if src == nil {
 			src = c
@@ -1161,7 +1163,12 @@ func convertTemplate(s string) string {
 // workflow runs are bound in: its description, expected output and
 // output_file (filled when it is written).
 func boundTexts(tk *Task) []*string {
-	return []*string{&tk.Description, &tk.ExpectedOutput, &tk.OutputFile}
+	texts := []*string{&tk.Description, &tk.ExpectedOutput}
+	if tk.OutputFile() != "" {
+		tk.setMore(func(*taskMore) {}) // its own, to be written through
+		texts = append(texts, &tk.more.outputFile)
+	}
+	return texts
 }
 
 // renameVar makes text's {{from}} (and {{from.field}}) read the variable
@@ -1251,7 +1258,7 @@ func (b *builder) praisonCondition(f *tree, tk *Task) {
 		if r.Next == nil {
 			r.Next = []string{} // written down: the value routes nowhere
 		}
-		tk.Condition = append(tk.Condition, r)
+		tk.SetCondition(append(tk.Condition(), r))
 	}
 }
 

@@ -339,7 +339,7 @@ steps:
 	}
 	rt := team.Tasks[1]
 	var routes []string
-	for _, r := range rt.Condition {
+	for _, r := range rt.Condition() {
 		routes = append(routes, r.Value+"->"+strings.Join(r.Next, ","))
 	}
 	if got := strings.Join(routes, " "); got != "technical->routing_technical none->routing_default default->routing_default" {

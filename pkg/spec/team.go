@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"os"
+	"slices"
 )
 
 // Agent returns the agent named name, or nil.
@@ -28,15 +29,25 @@ func (t *Team) UsedAgents() map[string]bool {
 // ContextOf returns the names of the tasks whose outputs task i reads: its
 // explicit context; else, in a sequential team, the previous task (none for
 // the first); in a workflow, none.
-func (t *Team) ContextOf(i int) []string {
+func (t *Team) ContextOf(i int) []string { return t.contextAs(i, nil) }
+
+// contextAs is ContextOf, known itself (full: an append copies) when they
+// are the same: a list of its own is made only for another.
+func (t *Team) contextAs(i int, known []string) []string {
 	if i < 0 || i >= len(t.Tasks) {
 		return nil
 	}
 	tk := t.Tasks[i]
 	if tk.HasContext {
+		if len(tk.Context) > 0 && slices.Equal(tk.Context, known) {
+			return known[:len(known):len(known)]
+		}
 		return append([]string(nil), tk.Context...)
 	}
 	if t.Process != Workflow && i > 0 {
+		if prev := t.Tasks[i-1].Name; len(known) == 1 && known[0] == prev {
+			return known[:1:1]
+		}
 		return []string{t.Tasks[i-1].Name}
 	}
 	return nil

@@ -17,14 +17,15 @@ import (
 // found where it is looked for first (two maps, 0.43 MB each at 10,000
 // tasks, where a fully restored rerun collects nothing). Seen failing
 // before taskNames: 174 bytes a task; before Deps cut a sequential
-// team's lists from one list of indices, 65.
+// team's lists from one list of indices, 65; while the graph was made
+// from the defs' Contexts, a list of lists, 44 (NewOf).
 func TestGraphOfPlainTasksMakesNoIndex(t *testing.T) {
 	const n = 2000
 	tm := plainTeam(t, n)
 	defs := tm.TaskDefs(tm.InitialState(nil))
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	g, err := New(tm, Contexts(tm, defs))
+	g, err := NewOf(tm, defs)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
@@ -43,11 +44,12 @@ func TestGraphOfPlainTasksMakesNoIndex(t *testing.T) {
 	if testenv.Race {
 		return // the race detector's own allocations are counted too
 	}
-	// Left: the lists of what each task reads (32 bytes a task) and the
-	// list of indices what each waits for is cut from (8); a list each of
-	// what it waits for was 32 more.
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 50 {
-		t.Errorf("the graph of %d tasks allocated %d bytes a task; want at most 50", n, per)
+	// Left: where each task's reads start (4 bytes a task) and the list
+	// of indices what each reads and waits for is cut from (8); the lists
+	// of what each reads were 32 more, a list each of what it waits for
+	// 32 more again.
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 16 {
+		t.Errorf("the graph of %d tasks allocated %d bytes a task; want at most 16", n, per)
 	} else {
 		t.Logf("%d bytes a task", per)
 	}
@@ -71,7 +73,9 @@ func plainTeam(t *testing.T, n int) *spec.Team {
 // A restore's check of results that are all taken over keeps no list of
 // them beside the refuser's own, and makes no list of n empty problems
 // (0.16 and 0.24 MB at 10,000 tasks, where a fully restored rerun
-// collects nothing). Seen failing before: 77 bytes a task (36 now).
+// collects nothing). Seen failing before: 77 bytes a task; 36 while the
+// refuser kept a list of the results and the check one of its reasons
+// (16 bytes a task each), 3 since.
 func TestRefuserOfResultsAllTakenOver(t *testing.T) {
 	const n = 2000
 	tm := plainTeam(t, n)
@@ -95,10 +99,9 @@ func TestRefuserOfResultsAllTakenOver(t *testing.T) {
 	if testenv.Race {
 		return // the race detector's own allocations are counted too
 	}
-	// Left: the refuser's results and the check's reasons (16 bytes a
-	// task each) and its flags.
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 45 {
-		t.Errorf("checking %d restored results allocated %d bytes a task; want at most 45", n, per)
+	// Left: the check's flags (a byte a task each).
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 8 {
+		t.Errorf("checking %d restored results allocated %d bytes a task; want at most 8", n, per)
 	} else {
 		t.Logf("%d bytes a task", per)
 	}
@@ -130,9 +133,20 @@ tasks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := Contexts(tm, tm.TaskDefs(tm.InitialState(nil)))
+	defs := tm.TaskDefs(tm.InitialState(nil))
+	got := Contexts(tm, defs)
 	if fmt.Sprint(got) != "[[] [0] [1 0] [0]]" {
 		t.Errorf("Contexts = %v; want [[] [0] [1 0] [0]]", got)
+	}
+	// NewOf reads the same, without the list of lists.
+	of, err := NewOf(tm, defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range got {
+		if c := of.Context(i); !slices.Equal(c, want) || len(c) != cap(c) {
+			t.Errorf("NewOf: Context(%d) = %v (room for %d); want %v", i, c, cap(c), want)
+		}
 	}
 	// The graph keeps them cut from one list, as they were.
 	g, err := New(tm, got)
@@ -210,5 +224,66 @@ func TestGraphKeepsReadsInOneList(t *testing.T) {
 		t.Errorf("the graph of %d tasks keeps %d bytes a task; want at most 16", n, per)
 	} else {
 		t.Logf("%d bytes a task", per)
+	}
+}
+
+// NewOf makes the graph New makes of the defs' Contexts: the same reads
+// and waits, whether the reads leave the sequence 0, 1, 2, … late, early
+// or never (a workflow's).
+func TestNewOfIsNewOfContexts(t *testing.T) {
+	for name, src := range map[string]string{
+		"late": `name: w
+agents:
+  w:
+    command: ["true"]
+tasks:
+  a: {description: a, agent: w}
+  b: {description: b, agent: w}
+  c: {description: c, agent: w}
+  d: {description: d, agent: w, context: [a, c]}
+  e: {description: e, agent: w}
+`,
+		"early": `name: w
+agents:
+  w:
+    command: ["true"]
+tasks:
+  a: {description: a, agent: w}
+  b: {description: b, agent: w}
+  c: {description: c, agent: w, context: [a]}
+  d: {description: d, agent: w, context: []}
+`,
+		"workflow": `name: w
+process: workflow
+agents:
+  w:
+    command: ["true"]
+tasks:
+  a: {description: a, agent: w}
+  b: {description: b, agent: w, context: [a]}
+  c: {description: c, agent: w, context: [b, a]}
+`,
+	} {
+		tm, err := spec.Parse("agents.yaml", []byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		defs := tm.TaskDefs(tm.InitialState(nil))
+		want, err := New(tm, Contexts(tm, defs))
+		if err != nil {
+			t.Fatalf("%s: New: %v", name, err)
+		}
+		got, err := NewOf(tm, defs)
+		if err != nil {
+			t.Fatalf("%s: NewOf: %v", name, err)
+		}
+		for i := range tm.Tasks {
+			if g, w := got.Context(i), want.Context(i); !slices.Equal(g, w) {
+				t.Errorf("%s: Context(%d) = %v; want %v", name, i, g, w)
+			}
+			if g, w := got.Deps(i), want.Deps(i); !slices.Equal(g, w) {
+				t.Errorf("%s: Deps(%d) = %v; want %v", name, i, g, w)
+			}
+		}
 	}
 }

@@ -58,18 +58,24 @@ type Graph struct {
 // Contexts turns each task definition's context names into task indices;
 // names that are not tasks of team are left out.
 func Contexts(team *spec.Team, defs []spec.TaskDef) [][]int {
-	index := team.Finder()
 	out := make([][]int, len(team.Tasks))
+	eachRead(team, defs, func(i, j int) { out[i] = append(out[i], j) })
+	return out
+}
+
+// eachRead calls read(i, j) for each task j, in order, that task i's
+// definition names in its context (Contexts).
+func eachRead(team *spec.Team, defs []spec.TaskDef, read func(i, j int)) {
+	index := team.Finder()
 	for i := range min(len(defs), len(team.Tasks)) {
 		guess := i - 1 // a sequential team's task reads the one before it
 		for _, name := range defs[i].Context {
 			if j, ok := index.Find(name, guess); ok {
-				out[i] = append(out[i], j)
+				read(i, j)
 				guess = j + 1 // a join reads the instances in their order
 			}
 		}
 	}
-	return out
 }
 
 // New builds the graph of team. context holds each task's effective context
@@ -81,10 +87,22 @@ func Contexts(team *spec.Team, defs []spec.TaskDef) [][]int {
 // another, each seeing the turns of the ones before: in file order, unless a
 // task reads a later one (then in the first order the graph allows).
 func New(team *spec.Team, context [][]int) (*Graph, error) {
-	n := len(team.Tasks)
-	if len(context) != n {
-		return nil, fmt.Errorf("schedule: %d context lists for %d tasks", len(context), n)
+	if len(context) != len(team.Tasks) {
+		return nil, fmt.Errorf("schedule: %d context lists for %d tasks", len(context), len(team.Tasks))
 	}
+	return newGraph(team, func(g *Graph) error { return g.setReads(context) })
+}
+
+// NewOf is New of the contexts of defs (Contexts), without their list of
+// lists: 32 bytes a task (0.32 MB at 10,000 tasks, made while a restore
+// loads, collecting nothing) that the graph, keeping its own, dropped.
+func NewOf(team *spec.Team, defs []spec.TaskDef) (*Graph, error) {
+	return newGraph(team, func(g *Graph) error { return g.readsOf(defs) })
+}
+
+// newGraph builds the graph of team; reads sets its at and reads.
+func newGraph(team *spec.Team, reads func(*Graph) error) (*Graph, error) {
+	n := len(team.Tasks)
 	g := &Graph{team: team}
 	if team.Process == spec.Workflow {
 		g.deps = make([][]int, n)
@@ -94,7 +112,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 			g.seq[i] = i
 		}
 	}
-	if err := g.setReads(context); err != nil {
+	if err := reads(g); err != nil {
 		return nil, err
 	}
 	byName := team.Finder()
@@ -114,7 +132,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 		}
 	}
 	for j, t := range team.Tasks {
-		for _, r := range t.Condition {
+		for _, r := range t.Condition() {
 			for _, name := range r.Next {
 				if i, ok := byName.Find(name, j+1); ok && !slices.Contains(g.Gates(i), j) {
 					if g.gates == nil {
@@ -126,7 +144,7 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 		}
 	}
 	for i := range g.deps {
-		d := slices.Clone(context[i])
+		d := slices.Clone(g.Context(i))
 		for _, gt := range g.Gates(i) {
 			if !slices.Contains(d, gt) {
 				d = append(d, gt)
@@ -144,6 +162,48 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 		g.chainMemory()
 	}
 	return g, nil
+}
+
+// readsOf sets at and reads from defs (eachRead), as setReads does from
+// their Contexts: reads[p] is p as long as the team's reads are its seq,
+// which then stand for them.
+func (g *Graph) readsOf(defs []spec.TaskDef) error {
+	total := 0
+	for i := range min(len(defs), len(g.team.Tasks)) {
+		total += len(defs[i].Context)
+	}
+	if total > math.MaxInt32 {
+		return fmt.Errorf("schedule: %d context reads; at most %d", total, math.MaxInt32)
+	}
+	g.at = make([]int32, len(g.team.Tasks)+1)
+	inSeq := g.seq != nil && total <= len(g.seq)
+	var reads []int
+	if !inSeq {
+		reads = make([]int, 0, total)
+	}
+	p := 0 // reads so far
+	eachRead(g.team, defs, func(i, j int) {
+		g.at[i+1]++
+		switch {
+		case inSeq && j == p:
+		case inSeq:
+			inSeq = false
+			reads = append(make([]int, 0, total), g.seq[:p]...)
+			reads = append(reads, j)
+		default:
+			reads = append(reads, j)
+		}
+		p++
+	})
+	for i := range len(g.at) - 1 {
+		g.at[i+1] += g.at[i]
+	}
+	if inSeq {
+		g.reads = g.seq[:p:p]
+	} else {
+		g.reads = reads
+	}
+	return nil
 }
 
 // setReads keeps context as at and reads.
@@ -363,7 +423,7 @@ func (g *Graph) agentKind(i int) spec.AgentKind {
 // Route picks the condition route of task i for a result: ok is false when
 // the task has a condition and no value matches the trimmed result.
 func (g *Graph) Route(i int, raw string) (next []string, ok bool) {
-	conds := g.team.Tasks[i].Condition
+	conds := g.team.Tasks[i].Condition()
 	if len(conds) == 0 {
 		return nil, true
 	}
@@ -399,7 +459,7 @@ func (g *Graph) NoRoute(i int, raw string) string {
 
 // RouteValues lists the values of task i's condition, quoted, for messages.
 func (g *Graph) RouteValues(i int) string {
-	conds := g.team.Tasks[i].Condition
+	conds := g.team.Tasks[i].Condition()
 	vs := make([]string, len(conds))
 	for k, r := range conds {
 		vs[k] = fmt.Sprintf("%q", r.Value)
@@ -500,18 +560,21 @@ func (g *Graph) Refusals(result func(i int) (raw string, ok bool), skippedBefore
 // asks it, before the session is written, which restored results today's
 // team does not take over (Refusals). text is a restored task's result as
 // the engine reads it (a result stored out of line: its text, when the
-// task reads it).
+// task reads it). text is asked as Refusals asks for a result, more than
+// once for some tasks: a list of the n results was 160 KB at 10,000
+// tasks, where a restore collects nothing.
 func (g *Graph) Refuser(text func(i int, t checkpoint.TaskRecord) string) func(*checkpoint.Restored) []checkpoint.Refusal {
 	return func(r *checkpoint.Restored) []checkpoint.Refusal {
 		n := len(g.team.Tasks)
-		raws, done := make([]string, n), make([]bool, n)
-		for i, t := range g.team.Tasks {
-			if done[i] = r.Done(t.Name); done[i] {
-				rec, _ := r.Task(t.Name)
-				raws[i] = text(i, *rec)
+		result := func(i int) (string, bool) {
+			name := g.team.Tasks[i].Name
+			if !r.Done(name) {
+				return "", false
 			}
+			rec, _ := r.Task(name)
+			return text(i, *rec), true
 		}
-		problems := g.Refusals(func(i int) (string, bool) { return raws[i], done[i] },
+		problems := g.Refusals(result,
 			func(i int) bool { o, ok := r.Recorded[g.team.Tasks[i].Name]; return ok && o.Skipped },
 			func(i int) (string, bool) { v, ok := r.Decisions[g.team.Tasks[i].Name]; return v, ok },
 			func(i int) bool { return slices.Contains(r.Keep, g.team.Tasks[i].Name) })
@@ -541,7 +604,7 @@ func (g *Graph) Refuser(text func(i int, t checkpoint.TaskRecord) string) func(*
 // result may be asked more than once for a task.
 func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippedBefore func(i int) bool, decide func(i int) (string, bool), kept func(i int) bool) []Problem {
 	n := g.Len()
-	why := make([]string, n)
+	var why reasons
 	has := make([]bool, n)
 	// own: its result itself is refused (schema, route); gated: a gate
 	// restored before it no longer leads to it.
@@ -549,19 +612,19 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 	for i := range n {
 		raw, ok := result(i)
 		if has[i] = ok; ok {
-			why[i] = g.RestoreProblem(i, raw)
-			own[i] = why[i] != ""
+			why.set(i, n, g.RestoreProblem(i, raw))
+			own[i] = why.of(i) != ""
 		}
 	}
-	taken := func(i int) bool { return has[i] && why[i] == "" }
+	taken := func(i int) bool { return has[i] && why.of(i) == "" }
 	problems := func() []Problem {
-		if !slices.ContainsFunc(why, func(w string) bool { return w != "" }) {
+		if why == nil {
 			return nil // every result taken over: no list of n empty problems
 		}
 		out := make([]Problem, n)
 		for i := range n {
-			out[i].Why = why[i]
-			if why[i] == "" || own[i] || gated[i] {
+			out[i].Why = why.of(i)
+			if out[i].Why == "" || own[i] || gated[i] {
 				continue
 			}
 			// Held only if each task it waits for or reads that is not
@@ -586,8 +649,8 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 					continue
 				}
 				for _, c := range g.Context(i) {
-					if has[c] && why[c] != "" {
-						why[i] = fmt.Sprintf("it reads %s, whose restored result is not taken over", g.team.Tasks[c].Name)
+					if has[c] && why.of(c) != "" {
+						why.set(i, n, fmt.Sprintf("it reads %s, whose restored result is not taken over", g.team.Tasks[c].Name))
 						grew = true
 						break
 					}
@@ -623,7 +686,7 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 				continue
 			}
 			if r := st.SkipReason(i); r != nil && r.Gate >= 0 {
-				why[i] = fmt.Sprintf("%s's restored result no longer leads to it", g.team.Tasks[r.Gate].Name)
+				why.set(i, n, fmt.Sprintf("%s's restored result no longer leads to it", g.team.Tasks[r.Gate].Name))
 				gated[i], skips = true, true
 			}
 		}
@@ -641,7 +704,7 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 			}
 			for _, c := range g.Context(i) {
 				if !taken(c) && st.status[c] == Completed && !st.known[c] { // started by the dry run
-					why[i] = fmt.Sprintf("it reads %s, which runs this time", g.team.Tasks[c].Name)
+					why.set(i, n, fmt.Sprintf("it reads %s, which runs this time", g.team.Tasks[c].Name))
 					stale = true
 					break
 				}
@@ -651,6 +714,30 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 			return problems()
 		}
 	}
+}
+
+// reasons are RestoreProblems' why a task's result is not taken over,
+// made at the first: a full restore has none, and its list of n empty
+// strings was 160 KB at 10,000 tasks.
+type reasons []string
+
+// set makes task i's reason why, of n tasks.
+func (w *reasons) set(i, n int, why string) {
+	if *w == nil {
+		if why == "" {
+			return
+		}
+		*w = make([]string, n)
+	}
+	(*w)[i] = why
+}
+
+// of is task i's reason, "" when none.
+func (w reasons) of(i int) string {
+	if w == nil {
+		return ""
+	}
+	return w[i]
 }
 
 // RestoreProblem says why a checkpointed result of task i cannot be
@@ -882,7 +969,7 @@ func (s *State) runsAnyRoute(ctx []int, memo map[int][]int) bool {
 			continue
 		}
 		gate := oc[0]
-		for k, r := range s.g.team.Tasks[gate].Condition {
+		for k, r := range s.g.team.Tasks[gate].Condition() {
 			if slices.Contains(r.Next, s.g.team.Tasks[c].Name) {
 				if covered[gate] == nil {
 					covered[gate] = map[int]bool{}
@@ -892,7 +979,7 @@ func (s *State) runsAnyRoute(ctx []int, memo map[int][]int) bool {
 		}
 	}
 	for gate, routes := range covered {
-		if n := len(s.g.team.Tasks[gate].Condition); n > 0 && len(routes) == n {
+		if n := len(s.g.team.Tasks[gate].Condition()); n > 0 && len(routes) == n {
 			return true
 		}
 	}
@@ -937,8 +1024,8 @@ func (s *State) DryRun(decide func(i int) (string, bool)) map[int]*Reason {
 // returns nil.
 func (g *Graph) ValidDecision(i int, value string) error {
 	t := g.team.Tasks[i]
-	if len(t.Options) > 0 && !slices.Contains(t.Options, value) {
-		return fmt.Errorf("decision %q is not one of the options %s", value, strings.Join(t.Options, ", "))
+	if len(t.Options()) > 0 && !slices.Contains(t.Options(), value) {
+		return fmt.Errorf("decision %q is not one of the options %s", value, strings.Join(t.Options(), ", "))
 	}
 	if _, ok := g.Route(i, value); !ok {
 		return fmt.Errorf("decision %q matches none of the condition's values %s", value, g.RouteValues(i))
