@@ -4,7 +4,6 @@ package spec
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -319,34 +318,6 @@ func (t *Task) SetOutputFile(f string) {
 	if f != t.OutputFile() {
 		t.setMore(func(m *taskMore) { m.outputFile = f })
 	}
-}
-
-// MarshalJSON writes the task as its fields were before Options,
-// Condition and OutputFile moved to taskMore, in the same order: the
-// model's JSON (the valid specs' golden files) does not change with how
-// a task is laid out.
-func (t Task) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Name            string
-		Description     string
-		ExpectedOutput  string
-		Agent           string
-		Context         []string
-		HasContext      bool
-		MaxRetries      int
-		RetryDelay      time.Duration
-		Timeout         time.Duration
-		OutputVariable  string
-		Options         []string
-		Condition       []Route
-		Pos             Pos
-		AcceptTruncated bool       `json:",omitempty"`
-		OutputFile      string     `json:",omitempty"`
-		Foreach         *Foreach   `json:",omitempty"`
-		Repeat          *Repeat    `json:",omitempty"`
-		Expansion       *Expansion `json:",omitempty"`
-	}{t.Name, t.Description, t.ExpectedOutput, t.Agent, t.Context, t.HasContext, t.MaxRetries, t.RetryDelay, t.Timeout,
-		t.OutputVariable, t.Options(), t.Condition(), t.Pos, t.AcceptTruncated, t.OutputFile(), t.Foreach, t.Repeat, t.Expansion})
 }
 
 // OutputSchema is output_schema as JSON values (nil: none): the result

@@ -90,18 +90,33 @@ func New(team *spec.Team, context [][]int) (*Graph, error) {
 	if len(context) != len(team.Tasks) {
 		return nil, fmt.Errorf("schedule: %d context lists for %d tasks", len(context), len(team.Tasks))
 	}
-	return newGraph(team, func(g *Graph) error { return g.setReads(context) })
+	total := 0
+	for _, c := range context {
+		total += len(c)
+	}
+	return newGraph(team, total, func(read func(i, j int)) {
+		for i, c := range context {
+			for _, j := range c {
+				read(i, j)
+			}
+		}
+	})
 }
 
 // NewOf is New of the contexts of defs (Contexts), without their list of
 // lists: 32 bytes a task (0.32 MB at 10,000 tasks, made while a restore
 // loads, collecting nothing) that the graph, keeping its own, dropped.
 func NewOf(team *spec.Team, defs []spec.TaskDef) (*Graph, error) {
-	return newGraph(team, func(g *Graph) error { return g.readsOf(defs) })
+	total := 0 // at most: names that are not tasks are left out
+	for i := range min(len(defs), len(team.Tasks)) {
+		total += len(defs[i].Context)
+	}
+	return newGraph(team, total, func(read func(i, j int)) { eachRead(team, defs, read) })
 }
 
-// newGraph builds the graph of team; reads sets its at and reads.
-func newGraph(team *spec.Team, reads func(*Graph) error) (*Graph, error) {
+// newGraph builds the graph of team whose reads each calls read(i, j)
+// for, at most total of them (setReads).
+func newGraph(team *spec.Team, total int, each func(read func(i, j int))) (*Graph, error) {
 	n := len(team.Tasks)
 	g := &Graph{team: team}
 	if team.Process == spec.Workflow {
@@ -112,7 +127,7 @@ func newGraph(team *spec.Team, reads func(*Graph) error) (*Graph, error) {
 			g.seq[i] = i
 		}
 	}
-	if err := reads(g); err != nil {
+	if err := g.setReads(total, each); err != nil {
 		return nil, err
 	}
 	byName := team.Finder()
@@ -164,14 +179,11 @@ func newGraph(team *spec.Team, reads func(*Graph) error) (*Graph, error) {
 	return g, nil
 }
 
-// readsOf sets at and reads from defs (eachRead), as setReads does from
-// their Contexts: reads[p] is p as long as the team's reads are its seq,
-// which then stand for them.
-func (g *Graph) readsOf(defs []spec.TaskDef) error {
-	total := 0
-	for i := range min(len(defs), len(g.team.Tasks)) {
-		total += len(defs[i].Context)
-	}
+// setReads keeps the reads each calls read(i, j) for, task by task and
+// at most total of them, as at and reads. A sequential team whose tasks
+// read the one before them (or none) reads 0, 1, 2, …: seq, kept
+// already, then stands for reads.
+func (g *Graph) setReads(total int, each func(read func(i, j int))) error {
 	if total > math.MaxInt32 {
 		return fmt.Errorf("schedule: %d context reads; at most %d", total, math.MaxInt32)
 	}
@@ -182,7 +194,7 @@ func (g *Graph) readsOf(defs []spec.TaskDef) error {
 		reads = make([]int, 0, total)
 	}
 	p := 0 // reads so far
-	eachRead(g.team, defs, func(i, j int) {
+	each(func(i, j int) {
 		g.at[i+1]++
 		switch {
 		case inSeq && j == p:
@@ -202,36 +214,6 @@ func (g *Graph) readsOf(defs []spec.TaskDef) error {
 		g.reads = g.seq[:p:p]
 	} else {
 		g.reads = reads
-	}
-	return nil
-}
-
-// setReads keeps context as at and reads.
-func (g *Graph) setReads(context [][]int) error {
-	total := 0
-	for _, c := range context {
-		total += len(c)
-	}
-	if total > math.MaxInt32 {
-		return fmt.Errorf("schedule: %d context reads; at most %d", total, math.MaxInt32)
-	}
-	// A sequential team whose tasks read the one before them (or none)
-	// reads 0, 1, 2, …: seq, kept already.
-	inSeq := g.seq != nil && total <= len(g.seq)
-	g.at = make([]int32, len(context)+1)
-	for i, c := range context {
-		for k, j := range c {
-			inSeq = inSeq && j == int(g.at[i])+k
-		}
-		g.at[i+1] = g.at[i] + int32(len(c))
-	}
-	if inSeq {
-		g.reads = g.seq[:total:total]
-		return nil
-	}
-	g.reads = make([]int, 0, total)
-	for _, c := range context {
-		g.reads = append(g.reads, c...)
 	}
 	return nil
 }
