@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -32,17 +31,14 @@ func TestCheckChoiceListsNamesOnlyToLookUp(t *testing.T) {
 	if err := checkChoice(checkpoint.Choice{Rerun: []string{"t77777"}}, team, true); err == nil || !strings.Contains(err.Error(), `unknown task "t77777"`) {
 		t.Errorf("--rerun t77777: %v; want an unknown task", err)
 	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	err = checkChoice(checkpoint.Choice{}, team, true)
-	runtime.ReadMemStats(&after)
+	bytes := testenv.Allocated(3, func() { err = checkChoice(checkpoint.Choice{}, team, true) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if testenv.Race {
 		return // the race detector's own allocations are counted too
 	}
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 1 {
+	if per := bytes / n; per > 1 {
 		t.Errorf("checking an empty choice on %d tasks allocated %d bytes a task; want none", n, per)
 	}
 }

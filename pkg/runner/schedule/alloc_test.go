@@ -23,10 +23,9 @@ func TestGraphOfPlainTasksMakesNoIndex(t *testing.T) {
 	const n = 2000
 	tm := plainTeam(t, n)
 	defs := tm.TaskDefs(tm.InitialState(nil))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	g, err := NewOf(tm, defs)
-	runtime.ReadMemStats(&after)
+	var g *Graph
+	var err error
+	bytes := testenv.Allocated(3, func() { g, err = NewOf(tm, defs) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +47,7 @@ func TestGraphOfPlainTasksMakesNoIndex(t *testing.T) {
 	// of indices what each reads and waits for is cut from (8); the lists
 	// of what each reads were 32 more, a list each of what it waits for
 	// 32 more again.
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 16 {
+	if per := bytes / n; per > 16 {
 		t.Errorf("the graph of %d tasks allocated %d bytes a task; want at most 16", n, per)
 	} else {
 		t.Logf("%d bytes a task", per)
@@ -89,10 +88,8 @@ func TestRefuserOfResultsAllTakenOver(t *testing.T) {
 	}
 	r := restoredOf(tm, results)
 	refuse := g.Refuser(func(_ int, t checkpoint.TaskRecord) string { return t.Result })
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	got := refuse(r)
-	runtime.ReadMemStats(&after)
+	var got []checkpoint.Refusal
+	bytes := testenv.Allocated(3, func() { got = refuse(r) })
 	if got != nil {
 		t.Fatalf("refusals %+v; want none", got[:3])
 	}
@@ -100,7 +97,7 @@ func TestRefuserOfResultsAllTakenOver(t *testing.T) {
 		return // the race detector's own allocations are counted too
 	}
 	// Left: the check's flags (a byte a task each).
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 8 {
+	if per := bytes / n; per > 8 {
 		t.Errorf("checking %d restored results allocated %d bytes a task; want at most 8", n, per)
 	} else {
 		t.Logf("%d bytes a task", per)
