@@ -593,7 +593,9 @@ func (b *builder) nativeTasks(v *tree) {
 	switch {
 	case v.isMap():
 		for i, name := range v.keys() {
-			b.task(name, v.vals()[i])
+			// A key is cut from a block of the parse's paths: the task
+			// keeps its name to the end, and its name alone, not 32 KiB.
+			b.task(strings.Clone(name), v.vals()[i])
 		}
 	case v.isSeq():
 		first := map[string]int{}
