@@ -125,12 +125,13 @@ func TestGCPercentFor(t *testing.T) {
 	}{
 		{0, 100},
 		{2 << 20, 100},   // up to 2 MiB: the default
-		{4 << 20, 50},    // 2 MiB of room
-		{5 << 20, 40},    // 2 MiB of room
-		{8 << 20, 25},    // a quarter
-		{16 << 20, 25},   // a quarter
-		{100 << 20, 25},  // a quarter
-		{1 << 40, 25},    // never below
+		{2<<20 + 1, 49},  // 1 MiB of room
+		{4 << 20, 25},    // 1 MiB of room
+		{5 << 20, 20},    // 1 MiB of room
+		{8 << 20, 12},    // an eighth
+		{16 << 20, 12},   // an eighth
+		{100 << 20, 12},  // an eighth
+		{1 << 40, 12},    // never below
 		{1<<20 + 1, 100}, // small: the default
 	} {
 		if got := gcPercentFor(tc.live); got != tc.want {
@@ -174,7 +175,7 @@ func TestRunningGC(t *testing.T) {
 	for i := range held {
 		held[i] = make([]byte, 4096)
 	}
-	waitPercent(25, "32 MiB")
+	waitPercent(12, "32 MiB")
 	runtime.KeepAlive(held)
 	held = nil
 	waitPercent(100, "nearly nothing")
@@ -212,8 +213,8 @@ func TestNewRunGC(t *testing.T) {
 		t.Errorf("16 MiB allocated while loading and no collection")
 	}
 	// runningGC's, set by whichever collection came last.
-	if p, l, _ := gcSettings(); p < 25 || p > 100 || l != limit0 {
-		t.Errorf("16 MiB loaded: GOGC %d, limit %d; want 25 to 100 and %d", p, l, limit0)
+	if p, l, _ := gcSettings(); p < 12 || p > 100 || l != limit0 {
+		t.Errorf("16 MiB loaded: GOGC %d, limit %d; want 12 to 100 and %d", p, l, limit0)
 	}
 	runtime.KeepAlive(held)
 }

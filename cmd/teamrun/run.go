@@ -364,14 +364,15 @@ func gogcGiven() bool { return os.Getenv("GOGC") != "" }
 
 // runningGC sets the collector for running the tasks, and keeps it set
 // after every collection (gcPercentFor): past 2 MiB live, the heap may
-// grow by 2 MiB, or by a quarter of what is live when that is more; below,
+// grow by 1 MiB, or by an eighth of what is live when that is more; below,
 // by what is live, the default. The default lets a heap that only grows
 // with the run reach twice what is live between collections: a
 // 10,000-task run's 15 MB of records made a 30 MB heap at its end, its
-// peak RSS. Under this rule with 4 MiB for 2 that run peaked at 44.8 MiB,
-// not 51.6, in 1.04x the time (farm-bench, 8 pairs), and at 41.2 with
-// newRunGC's loading. With 2 MiB its heap while the tasks run peaks at
-// 13 MB, not 14 (105 collections, not 63). A team of up to about 1,000
+// peak RSS. With 4 MiB of room that run peaked at 44.8 MiB, not 51.6, in
+// 1.04x the time (farm-bench, 8 pairs); with 2 MiB its heap peaked at 13
+// MB, not 14. With 1 MiB, not 2, its peak (~8 MB live at its end) is 0.86
+// MiB lower (7 interleaved pairs, every one lower) for twice the
+// collections, ~2% more user CPU. A team of up to about 1,000
 // tasks stays near 2 MiB live and runs at the default as before (a cold
 // 1,000-task run: 1.01x the time, farm-bench, 9 pairs): GOGC=50 for every
 // heap made a 1,000-task workflow at --max-parallel 8 take 1.13x the time.
@@ -395,13 +396,13 @@ func runningGC() {
 }
 
 // gcPercentFor is the GOGC that lets a heap with live bytes live grow by
-// max(2 MiB, live/4), within GOGC 25 to 100.
+// max(1 MiB, live/8), within GOGC 12 to 100, past 2 MiB live.
 func gcPercentFor(live uint64) int {
-	const least = 2 << 20
-	if live <= least {
+	const room, small = 1 << 20, 2 << 20
+	if live <= small {
 		return 100
 	}
-	return max(25, int(100*least/live))
+	return max(12, int(100*room/live))
 }
 
 // hugeLoadFrom is the size of the specs from which loading them is worth

@@ -120,9 +120,11 @@ type Commands struct {
 	free     []contextFolder // emptied context folders, ready for the next attempt
 	all      []string
 	warned   map[string]bool // variables left out of the environment, with why
-	// inherited is what teamrun's own environment costs against
-	// maxEnvTotal; 0: not measured yet.
-	inherited int
+	// env is teamrun's own environment, which every command gets
+	// (inheritedEnv's), and envCost what it costs against maxEnvTotal;
+	// nil: not read yet.
+	env     []string
+	envCost int
 }
 
 // contextFolder is a context folder and the files teamrun wrote in it for
@@ -288,8 +290,9 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 			return err
 		}
 	}
+	inherited, _ := c.inherited()
 	out, err := RunCommand(ctx, c.Groups, CommandSpec{
-		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Dir: a.Dir, Timeout: timeout, Owner: owner,
+		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Inherited: inherited, Dir: a.Dir, Timeout: timeout, Owner: owner,
 		Spool: c.TempDir, Stdout: sinks.stdout, Stderr: sinks.stderr, Large: large, Paths: &c.paths,
 	})
 	if cerr := sinks.close(); cerr != nil {
@@ -489,7 +492,8 @@ func (c *Commands) fitArgs(base []string) func(tool string, entries []string) []
 // fit; the others by index, an entry no environment can carry (a NUL
 // byte, over 128 KiB) in bad with why, one past maxEnvTotal in over.
 func (c *Commands) fitEnv(base, entries []string) (fit []string, bad map[int]string, over []int) {
-	budget := maxEnvTotal - c.inheritedEnvCost()
+	_, inherited := c.inherited()
+	budget := maxEnvTotal - inherited
 	for _, e := range base {
 		budget -= envCost(e)
 	}
@@ -511,18 +515,18 @@ func (c *Commands) fitEnv(base, entries []string) (fit []string, bad map[int]str
 	return fit, bad, over
 }
 
-// inheritedEnvCost is what teamrun's own environment, which every command
-// inherits, costs against maxEnvTotal; read once.
-func (c *Commands) inheritedEnvCost() int {
+// inherited is teamrun's own environment, which every command gets, and
+// what it costs against maxEnvTotal; read once.
+func (c *Commands) inherited() (env []string, cost int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.inherited == 0 {
-		c.inherited = 1 // the environment may be empty
-		for _, e := range os.Environ() {
-			c.inherited += envCost(e)
+	if c.env == nil {
+		c.env, c.envCost = inheritedEnv(), 1 // the environment may be empty
+		for _, e := range c.env {
+			c.envCost += envCost(e)
 		}
 	}
-	return c.inherited
+	return c.env, c.envCost
 }
 
 // writeVarsFile writes the whole shared state, as a JSON object keyed by

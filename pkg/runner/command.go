@@ -28,12 +28,15 @@ const outputGrace = 2 * time.Second
 
 // CommandSpec is one attempt of a command agent, ready to start.
 type CommandSpec struct {
-	Shell   string   // run by /bin/sh -c when set
-	Argv    []string // run directly otherwise
-	Stdin   string
-	Env     []string // added to the runner's own environment
-	Dir     string
-	Timeout time.Duration // 0: none
+	Shell string   // run by /bin/sh -c when set
+	Argv  []string // run directly otherwise
+	Stdin string
+	Env   []string // added to the runner's own environment
+	// Inherited is the runner's own environment (inheritedEnv's), read
+	// once for many commands; nil: read for this one.
+	Inherited []string
+	Dir       string
+	Timeout   time.Duration // 0: none
 	// Spool is the folder of the file stdout goes to, unlinked at once;
 	// "" means os.TempDir().
 	Spool string
@@ -293,9 +296,9 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	default:
 		return "", &CommandError{ExitCode: -1, Err: errors.New("the agent has neither shell nor command")}
 	}
-	var env []string
-	if len(cs.Env) > 0 {
-		env = append(os.Environ(), cs.Env...)
+	env, err := commandEnv(cs.Inherited, cs.Env, cs.Dir)
+	if err != nil {
+		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("command %q did not start: %w", name, err)}
 	}
 	// The pipes are ours, not exec's: exec's Wait would wait for every
 	// holder of stderr, so a background child (`sleep 7 & echo hi`) would
@@ -323,24 +326,19 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 		// drained like stderr, into the spool and the copy.
 		childStdout = p.stdoutW
 	}
-	newCmd := func() *exec.Cmd {
-		cmd := cs.Paths.command(name, args...)
-		cmd.SysProcAttr = procAttr()
-		cmd.Dir, cmd.Env = cs.Dir, env
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, childStdout, p.stderrW
-		return cmd
-	}
-	cmd := newCmd()
+	cmd := &process{name: name, argv: append([]string{name}, args...), attr: os.ProcAttr{
+		Dir: cs.Dir, Env: env, Sys: procAttr(),
+		Files: []*os.File{p.stdinR, childStdout, p.stderrW},
+	}}
 	stderr := &tools.Tail{Max: stderrTail}
 
 	groups.startLock()
 	if err = ctx.Err(); err == nil {
-		err = cmd.Start()
+		err = cmd.start(cs.Paths)
 		if fserr.Of(err) == fserr.NotExist && !strings.Contains(name, "/") {
 			// Gone from where PATH had it earlier in the run?
 			cs.Paths.forget(name)
-			cmd = newCmd()
-			err = cmd.Start()
+			err = cmd.start(cs.Paths)
 		}
 	}
 	p.closeChildEnds()
@@ -349,7 +347,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 		p.closeOurEnds()
 		return "", &CommandError{ExitCode: -1, Err: startError(cmd, err)}
 	}
-	pid := cmd.Process.Pid
+	pid := cmd.proc.Pid
 	groups.addIfSet(pid)
 	groups.startUnlock()
 	// A timeout or a cancelled run kills the whole group; should that
@@ -357,7 +355,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	// goroutine of its own per command.)
 	stopKill := context.AfterFunc(ctx, func() {
 		if killGroup(pid) != nil {
-			_ = cmd.Process.Kill()
+			_ = cmd.proc.Kill()
 		}
 	})
 	// ended follows the leader's end (Wait's err).
@@ -385,7 +383,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	if p.drained() {
 		err = drain(pidfd, cmd, p.outFd, p.errFd, outW, errW, outputGrace, ended)
 	} else {
-		err = ended(cmd.Wait())
+		err = ended(cmd.wait())
 	}
 	p.finish(copied, outputGrace)
 	if err == nil && stdout.err != nil {
@@ -482,14 +480,14 @@ type onlyReader struct{ io.Reader }
 // exec's ("exec: \"x\": executable file not found in $PATH"); the cause
 // stays reachable with errors.Is. The file system's causes are sorted as
 // everywhere else (fserr).
-func startError(cmd *exec.Cmd, err error) error {
-	name := cmd.Args[0]
+func startError(cmd *process, err error) error {
+	name := cmd.name
 	var msg string
 	switch kind := fserr.Of(err); {
 	case errors.Is(err, exec.ErrNotFound):
 		msg = fmt.Sprintf("command %q is not in PATH: install it, or give its full path", name)
-	case kind == fserr.NotExist && cmd.Dir != "":
-		msg = fmt.Sprintf("command %q or the folder %s does not exist: check the agent's command", name, cmd.Dir)
+	case kind == fserr.NotExist && cmd.attr.Dir != "":
+		msg = fmt.Sprintf("command %q or the folder %s does not exist: check the agent's command", name, cmd.attr.Dir)
 	case kind == fserr.NotExist:
 		msg = fmt.Sprintf("command %q does not exist: check the agent's command", name)
 	case kind == fserr.Permission:

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -34,7 +33,7 @@ func openPidfd(pid int) (int, error) { return unix.PidfdOpen(pid, 0) }
 // are read to their end, at most grace longer: only a process that left
 // the group can hold them open that long, and its output is not the
 // task's. drain closes pidfd (openPidfd's).
-func drain(pidfd int, cmd *exec.Cmd, out, errp int, outW, errW io.Writer, grace time.Duration, ended func(error) error) (err error) {
+func drain(pidfd int, cmd *process, out, errp int, outW, errW io.Writer, grace time.Duration, ended func(error) error) (err error) {
 	defer unix.Close(pidfd)
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
 	writers := []io.Writer{nil}
@@ -66,15 +65,15 @@ func drain(pidfd int, cmd *exec.Cmd, out, errp int, outW, errW io.Writer, grace 
 			// running is killed first, as its output is no longer read
 			// (it could block on a full pipe and Wait never return).
 			if !exited {
-				_ = killGroup(cmd.Process.Pid)
-				err = ended(cmd.Wait())
+				_ = killGroup(cmd.proc.Pid)
+				err = ended(cmd.wait())
 			}
 			return err
 		}
 		if !exited && fds[0].Revents != 0 {
 			exited = true
 			fds[0].Fd = -1 // poll ignores it from now on
-			err = ended(cmd.Wait())
+			err = ended(cmd.wait())
 			deadline = time.Now().Add(grace)
 		}
 		for i := 1; i < len(fds); i++ {

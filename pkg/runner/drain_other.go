@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"time"
 )
 
@@ -16,7 +15,7 @@ func drainPipe() (*os.File, int, error) { return nil, -1, errNoDrain }
 
 func openPidfd(int) (int, error) { return -1, errNoDrain }
 
-func drain(int, *exec.Cmd, int, int, io.Writer, io.Writer, time.Duration, func(error) error) error {
+func drain(int, *process, int, int, io.Writer, io.Writer, time.Duration, func(error) error) error {
 	return errNoDrain
 }
 

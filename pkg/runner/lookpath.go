@@ -51,17 +51,11 @@ func (c *pathCache) forget(name string) {
 	c.mu.Unlock()
 }
 
-// command is exec.Command with name looked up through c; argv[0] stays
-// name, as the command would see it from a shell.
-func (c *pathCache) command(name string, args ...string) *exec.Cmd {
-	if c == nil || strings.Contains(name, "/") {
-		return exec.Command(name, args...)
+// program is where name's program is, looked up through c when name has
+// no slash, as exec.Command would find it (its error an *exec.Error).
+func (c *pathCache) program(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
 	}
-	path, err := c.look(name)
-	if err != nil {
-		return exec.Command(name, args...) // exec says why
-	}
-	cmd := exec.Command(path, args...)
-	cmd.Args[0] = name
-	return cmd
+	return c.look(name)
 }
