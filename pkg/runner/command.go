@@ -118,8 +118,9 @@ type Groups struct {
 
 	// start is held shared from a command's fork to its registration in
 	// pgid, and exclusively by a sweep of adopted processes: a sweep never
-	// sees a command os/exec has started but pgid does not name yet, so it
-	// never reaps (waits for) a process os/exec will wait for.
+	// sees a command RunCommand (or os/exec, an MCP server) has started
+	// but pgid does not name yet, so it never reaps (waits for) a process
+	// another wait is for.
 	start     sync.RWMutex
 	subreaper bool
 	// stop ends the recorder (Subreap); done says it has.
@@ -300,10 +301,10 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	if err != nil {
 		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("command %q did not start: %w", name, err)}
 	}
-	// The pipes are ours, not exec's: exec's Wait would wait for every
-	// holder of stderr, so a background child (`sleep 7 & echo hi`) would
-	// keep the task running after its command ended. With *os.File ends,
-	// Wait returns when the command exits; then its group is killed and
+	// The pipes are ours, read by drain or copy: os/exec's Wait would wait
+	// for every holder of the stderr it copies, so a background child
+	// (`sleep 7 & echo hi`) would keep the task running after its command
+	// ended. Here the wait returns when the command exits; then its group is killed and
 	// stderr read to the end. stdout goes to a file (past a short output,
 	// when it is copied as it comes), not into a growing buffer: read once,
 	// when the command has ended, into a string of its size, the output is

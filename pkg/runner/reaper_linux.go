@@ -86,10 +86,11 @@ func readProc(pid int) (proc, bool) {
 // command is between its fork and its registration in running.
 //
 // Reaping is why: an adopted process that ends stays a zombie until its
-// new parent waits for it. teamrun waits only for pids it knows are not
-// os/exec's (never wait4(-1), which would take a running command's exit
-// status from exec.Cmd.Wait and make it fail with ECHILD): a child of
-// teamrun that is not in running can only be an adopted one.
+// new parent waits for it. teamrun waits only for pids it knows no other
+// wait is for (never wait4(-1), which would take a running command's exit
+// status from its own Wait, RunCommand's or os/exec's for an MCP server,
+// and make that fail with ECHILD): a child of teamrun that is not in
+// running can only be an adopted one.
 func sweepAdopted(owner []string, running map[int]bool, all bool) {
 	if !hasChildren() || onlyChildren(running) {
 		return // nothing adopted: the /proc scan (slow on a busy machine) is not needed
