@@ -356,6 +356,11 @@ func (e *Engine) stage(ev Event) error {
 		e.recMu.Unlock()
 		return e.storeErr
 	}
+	if e.staged == nil {
+		// Room for the record that will carry it too (record appends
+		// it): one list a task, not two.
+		e.staged = make([]Event, 0, 2)
+	}
 	e.staged = append(e.staged, ev)
 	e.recMu.Unlock()
 	return nil
