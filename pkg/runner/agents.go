@@ -471,7 +471,7 @@ func (c *Commands) varEnv(state map[string]any, base []string, varsEntry string)
 func (c *Commands) fitArgs(base []string) func(tool string, entries []string) []string {
 	return func(tool string, entries []string) []string {
 		out, bad, over := c.fitEnv(base, entries)
-		name := func(i int) string { n, _, _ := strings.Cut(entries[i], "="); return n }
+		name := func(i int) string { return envName(entries[i]) }
 		for _, i := range slices.Sorted(maps.Keys(bad)) {
 			c.warnOnce("\x00arg "+tool+"\x00"+name(i)+"\x00"+bad[i], fmt.Sprintf("tool %s: %s is left out of its environment: %s; the tool reads the argument in the JSON on its stdin", tool, name(i), bad[i]))
 		}

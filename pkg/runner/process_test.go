@@ -42,7 +42,7 @@ func TestCommandEnv(t *testing.T) {
 
 func TestCommandEnvNUL(t *testing.T) {
 	_, err := commandEnv([]string{"A=1"}, []string{"TEAMRUN_TASK=a\x00b"}, "")
-	if err == nil || !strings.Contains(err.Error(), "TEAMRUN_TASK holds a NUL byte") {
+	if err == nil || !strings.Contains(err.Error(), "TEAMRUN_TASK cannot be passed: its value contains a NUL byte") {
 		t.Fatalf("err = %v, want one naming TEAMRUN_TASK and its NUL byte", err)
 	}
 }

@@ -74,10 +74,11 @@ func toolSource(t *spec.Tool) string {
 
 // toolRunner starts a tool's process as a command agent's: RunCommand, in
 // its own process group, known to groups for interrupts, marked as the
-// task's by owner, its stdout spooled in spool.
-func toolRunner(groups *Groups, owner []string, spool string) tools.Runner {
+// task's by owner, with the run's environment as read once (inherited),
+// its stdout spooled in spool.
+func toolRunner(groups *Groups, owner, inherited []string, spool string) tools.Runner {
 	return func(ctx context.Context, p tools.Proc) ([]byte, error) {
-		out, err := RunCommand(ctx, groups, CommandSpec{Shell: p.Shell, Argv: p.Argv, Stdin: p.Stdin, Env: p.Env,
+		out, err := RunCommand(ctx, groups, CommandSpec{Shell: p.Shell, Argv: p.Argv, Stdin: p.Stdin, Env: p.Env, Inherited: inherited,
 			Dir: p.Dir, Timeout: p.Timeout, StdoutLimit: p.StdoutLimit, Owner: owner, Spool: spool})
 		return []byte(out), err
 	}
@@ -157,7 +158,8 @@ func (l *LLMs) toolSet(ctx context.Context, job *Job) (*tools.Set, func(), error
 	}
 	set.Env = env
 	set.FitArgs = cmds.fitArgs(env)
-	set.Run = toolRunner(cmds.Groups, owner, cmds.TempDir)
+	inherited, _ := cmds.inherited()
+	set.Run = toolRunner(cmds.Groups, owner, inherited, cmds.TempDir)
 	return set, release, nil
 }
 
