@@ -146,6 +146,15 @@ rss() {
 	out=$(TEAMRUN_HOME=$home "$bin/floor" rss "$@") || failed $? "$@"
 	add "$name" "$(tail -1 <<<"$out")"
 }
+# faults NAME CMD…: adds to NAME the page faults CMD took. On a virtual
+# machine a first touch of a page can cost 5-11 µs, and a start's time
+# follows its faults (bench/RESULTS.md, session 29).
+faults() {
+	local name=$1 out
+	shift
+	out=$(TEAMRUN_HOME=$home "$bin/floor" faults "$@") || failed $? "$@"
+	add "$name" "$(tail -1 <<<"$out")"
+}
 # samples NAME: NAME's samples, one a line, in the order of the rounds.
 samples() { tr -s ' ' '\n' <<<"${S[$1]}" | sed '/^$/d'; }
 
@@ -180,6 +189,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	fi
 	ms hello "$bin/hello"
 	ms version "$teamrun" --version
+	faults faults_hello "$bin/hello"
+	faults faults_version "$teamrun" --version
+	faults faults_restored1k "$teamrun" run "$WORK/cmd/team.yaml" --quiet --continue --session done1k
 	if [ "${ONLY:-}" != restore ]; then
 		ms deps "$bin/deps"
 		ms depslean "$bin/depslean"
@@ -246,7 +258,9 @@ printf '%-64s %s\n' \
 	"teamrun --version / Go hello-world ($(m version) / $(m hello))" "$(ratio version hello)" \
 	"  hello-world linking teamrun's libraries / hello-world ($(m deps))" "$(ratio deps hello)" \
 	"  the same without jsonschema/v5 and urfave/cli ($(m depslean))" "$(ratio depslean hello)" \
-	"validate 10-task spec / Go hello-world ($(m validate10) / $(m hello))" "$(ratio validate10 hello)"
+	"validate 10-task spec / Go hello-world ($(m validate10) / $(m hello))" "$(ratio validate10 hello)" \
+	"page faults: --version / hello-world ($(m faults_version) / $(m faults_hello))" "$(ratio faults_version faults_hello)" \
+	"page faults: fully restored 1,000-task rerun" "$(m faults_restored1k)"
 if [ -n "${BASELINE:-}" ]; then
 	printf '%-64s %s\n' \
 		"baseline: 1,000 cold / direct floor ($(m base_cmd_cold) / $(m floor_direct))" "$(ratio base_cmd_cold floor_direct)" \

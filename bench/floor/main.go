@@ -6,12 +6,14 @@
 //	floor sh N DIR          N × (sh -c true + a journal line made durable)
 //	floor llm N URL DIR     N × (a chat completion request to URL + a journal line made durable)
 //	floor rss CMD ARG…      run CMD and print its peak RSS in KiB
+//	floor faults CMD ARG…   run CMD and print its page faults (minor and major)
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,27 +23,33 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "floor:", err)
 		os.Exit(1)
 	}
 }
 
-var errUsage = errors.New("usage: floor direct N DIR [P], floor sh N DIR, floor llm N URL DIR, or floor rss CMD ARG…")
+var errUsage = errors.New("usage: floor direct N DIR [P], floor sh N DIR, floor llm N URL DIR, floor rss CMD ARG…, or floor faults CMD ARG…")
 
-func run(args []string) error {
-	if len(args) >= 2 && args[0] == "rss" {
+// run runs the floor args name; rss and faults print their figure on
+// out, after what the command printed there.
+func run(args []string, out io.Writer) error {
+	if len(args) >= 2 && (args[0] == "rss" || args[0] == "faults") {
 		cmd := exec.Command(args[1], args[2:]...)
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		cmd.Stdout, cmd.Stderr = out, os.Stderr
 		if err := cmd.Run(); err != nil {
 			return err
 		}
-		kib, err := peakRSS(cmd.ProcessState)
+		figure := peakRSS
+		if args[0] == "faults" {
+			figure = pageFaults
+		}
+		n, err := figure(cmd.ProcessState)
 		if err != nil {
 			return err
 		}
-		fmt.Println(kib)
-		return nil
+		_, err = fmt.Fprintln(out, n)
+		return err
 	}
 	if len(args) < 3 {
 		return errUsage

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -46,7 +48,7 @@ func TestFloorModes(t *testing.T) {
 				args[i] = d
 			}
 		}
-		err := run(args)
+		err := run(args, io.Discard)
 		if tc.usage {
 			if !errors.Is(err, errUsage) {
 				t.Errorf("floor %q: %v, want the usage", tc.args, err)
@@ -63,6 +65,31 @@ func TestFloorModes(t *testing.T) {
 		}
 		if n := bytes.Count(b, []byte("\n")); n != tc.lines {
 			t.Errorf("floor %q: %d lines in the journal, want %d", tc.args, n, tc.lines)
+		}
+	}
+}
+
+// rss and faults print the command's own output, then their figure of
+// it, a positive count; a command that fails is an error, not a figure.
+func TestFloorFigures(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	for _, mode := range []string{"rss", "faults"} {
+		var out bytes.Buffer
+		if err := run([]string{mode, "/bin/sh", "-c", "echo said"}, &out); err != nil {
+			t.Fatalf("floor %s: %v", mode, err)
+		}
+		said, figure, ok := strings.Cut(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if n, err := strconv.ParseInt(figure, 10, 64); !ok || said != "said" || err != nil || n <= 0 {
+			t.Errorf("floor %s printed %q, want the command's line and then a positive count", mode, out.String())
+		}
+		out.Reset()
+		if err := run([]string{mode, "/bin/sh", "-c", "exit 3"}, &out); err == nil || out.Len() != 0 {
+			t.Errorf("floor %s of a failing command: %v, printed %q; want an error and nothing", mode, err, out.String())
+		}
+		if err := run([]string{mode}, &out); !errors.Is(err, errUsage) {
+			t.Errorf("floor %s without a command: %v, want the usage", mode, err)
 		}
 	}
 }
