@@ -4,24 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
 )
-
-// DefaultHome is $TEAMRUN_HOME, else ~/.teamrun.
-func DefaultHome() (string, error) {
-	if h := os.Getenv("TEAMRUN_HOME"); h != "" {
-		return h, nil
-	}
-	u, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the session store: set TEAMRUN_HOME (%w)", err)
-	}
-	return filepath.Join(u, ".teamrun"), nil
-}
 
 // ValidateID checks the session id rule. Ids cannot hold a separator or
 // start with a dot, so a session's files always stay inside the store.

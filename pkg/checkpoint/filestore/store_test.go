@@ -165,18 +165,6 @@ func TestNewID(t *testing.T) {
 	}
 }
 
-func TestDefaultHome(t *testing.T) {
-	t.Setenv("TEAMRUN_HOME", "/srv/teamrun")
-	if h, err := checkpoint.DefaultHome(); err != nil || h != "/srv/teamrun" {
-		t.Fatalf("%q %v", h, err)
-	}
-	t.Setenv("TEAMRUN_HOME", "")
-	t.Setenv("HOME", "/home/u")
-	if h, err := checkpoint.DefaultHome(); err != nil || h != "/home/u/.teamrun" {
-		t.Fatalf("%q %v", h, err)
-	}
-}
-
 func mode(t *testing.T, p string) os.FileMode {
 	t.Helper()
 	fi, err := os.Stat(p)

@@ -4,7 +4,9 @@ package stores
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -30,6 +32,12 @@ func Location(flag string, getenv func(string) string) (string, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", &noStoreError{err}
+	}
+	// A service account's home may not exist (Debian's nobody has
+	// /nonexistent): the store is not made there, parents and all, and the
+	// message says what to set rather than that a folder cannot be made.
+	if _, err := os.Stat(home); errors.Is(err, fs.ErrNotExist) {
+		return "", &noStoreError{fmt.Errorf("the home folder %s does not exist", home)}
 	}
 	return filepath.Join(home, ".teamrun"), nil
 }

@@ -2,6 +2,8 @@ package stores
 
 import (
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -94,5 +96,23 @@ func TestFilePath(t *testing.T) {
 		if err != nil || got != tt.want {
 			t.Errorf("filePath(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
+	}
+}
+
+// With nothing configured the store is ~/.teamrun, and only in a home
+// that exists: a missing one is no store (checkpoint.ErrStore, exit 5),
+// not a folder to make.
+func TestLocationDefault(t *testing.T) {
+	none := func(string) string { return "" }
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if got, err := Location("", none); err != nil || got != filepath.Join(home, ".teamrun") {
+		t.Errorf("Location with HOME=%s: %q, %v; want its .teamrun", home, got, err)
+	}
+	gone := filepath.Join(home, "gone")
+	t.Setenv("HOME", gone)
+	got, err := Location("", none)
+	if !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), gone+" does not exist") {
+		t.Errorf("Location with HOME=%s: %q, %v; want no store, naming the folder", gone, got, err)
 	}
 }
