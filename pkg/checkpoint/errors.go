@@ -60,6 +60,11 @@ type StoreError struct {
 	Op   string // read, write, create, sync, rename, remove
 	Path string
 	Err  error
+	// Home marks the store's own folders, which teamrun makes where the
+	// store is configured (~/.teamrun by default): when they cannot be
+	// made, the fix is as often another place for the store (a container
+	// whose $HOME is / and not its user's) as another owner.
+	Home bool
 }
 
 func (e *StoreError) Error() string {
@@ -92,6 +97,9 @@ func (e *StoreError) advice() (advice string, again bool) {
 		// No owner or permission fixes a read-only mount.
 		return "the file system there is mounted read-only: point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) at a writable folder, or mount it read-write", true
 	case fserr.Permission:
+		if e.Home {
+			return "point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) at a folder this user can write, or fix the owner and permissions of the folder it is made in", false
+		}
 		return "check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)", false
 	case fserr.NotDir:
 		// TEAMRUN_HOME=/etc/passwd: no disk to check, no run to resume.

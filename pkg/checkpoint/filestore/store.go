@@ -76,7 +76,12 @@ func Open(home string) (*Store, error) {
 // makeDir creates home and home/sessions (0700) before a write.
 func (s *Store) makeDir() error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return storeErr("create", s.dir, err)
+		err := storeErr("create", s.dir, err)
+		var se *checkpoint.StoreError
+		if errors.As(err, &se) {
+			se.Home = true
+		}
+		return err
 	}
 	// The sessions folder is teamrun's own: keep it private even when it
 	// was made by hand or by an older tool.

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -1052,5 +1053,36 @@ func TestOpenCreatesNothing(t *testing.T) {
 	defer l.Release()
 	if fi, err := os.Stat(s.Dir()); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("sessions folder after the first lock: %v %v", fi, err)
+	}
+}
+
+// A store whose folder cannot be made says to point the store elsewhere
+// as well as to fix the owner: in a container whose $HOME is / and not its
+// user's, the owner is not the user's to fix. Root is refused only by an
+// immutable folder (chattr +i).
+func TestStoreFolderNotMade(t *testing.T) {
+	parent := t.TempDir()
+	if os.Geteuid() == 0 {
+		if out, err := exec.Command("chattr", "+i", parent).CombinedOutput(); err != nil {
+			t.Skipf("root, and no immutable folder here: %v %s", err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("chattr", "-i", parent).Run() })
+	} else {
+		if err := os.Chmod(parent, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.Chmod(parent, 0o700) })
+	}
+	s, err := Open(filepath.Join(parent, "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.makeDir()
+	const want = "; point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) at a folder this user can write, or fix the owner and permissions of the folder it is made in"
+	if !errors.Is(err, checkpoint.ErrStore) || !strings.HasSuffix(err.Error(), want) || strings.Count(err.Error(), parent) != 1 {
+		t.Errorf("making the store in a folder that refuses it: %v\nwant ErrStore, naming the folder once and ending %q", err, want)
+	}
+	if _, err := os.Stat(filepath.Join(parent, "home")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the store's folder: %v, want none", err)
 	}
 }
