@@ -246,13 +246,12 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			step.Reason = redo[i].Why + ": it runs again"
 			if redo[i].Held {
 				// Only what it reads runs again: the run holds it.
-				var reads []string
-				for _, c := range append(slices.Clone(graph.Deps(i)), graph.Context(i)...) {
-					if !r.Done(defs[c].Name) && !slices.Contains(reads, defs[c].Name) {
-						reads = append(reads, defs[c].Name)
-					}
+				reads := slices.DeleteFunc(cutoffReads(i), r.Done)
+				if len(reads) == 0 {
+					step.Reason = redo[i].Why + "; if it runs, its recorded result is reused (early cut-off)"
+				} else {
+					step.Reason = fmt.Sprintf("%s; will run only if %s's output changes (else its recorded result is reused: early cut-off)", redo[i].Why, strings.Join(reads, " or "))
 				}
-				step.Reason = fmt.Sprintf("%s; will run only if %s's output changes (else its recorded result is reused: early cut-off)", redo[i].Why, strings.Join(reads, " or "))
 			}
 			// Refused, it runs again as any task does: if its gates,
 			// not decided before the run, lead to it.

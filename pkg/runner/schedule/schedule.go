@@ -146,14 +146,33 @@ func newGraph(team *spec.Team, total int, each func(read func(i, j int))) (*Grap
 			}
 		}
 	}
+	gate := func(i, j int) {
+		if !slices.Contains(g.Gates(i), j) {
+			if g.gates == nil {
+				g.gates = make([][]int, n)
+			}
+			g.gates[i] = append(g.gates[i], j)
+		}
+	}
 	for j, t := range team.Tasks {
 		for _, r := range t.Condition() {
 			for _, name := range r.Next {
-				if i, ok := byName.Find(name, j+1); ok && !slices.Contains(g.Gates(i), j) {
-					if g.gates == nil {
-						g.gates = make([][]int, n)
+				if i, ok := byName.Find(name, j+1); ok {
+					gate(i, j)
+				}
+			}
+		}
+	}
+	// A route names the task as declared: its join. The instances of a
+	// foreach and the iterations of a repeat (made before the join) are
+	// routed with it: a branch not taken runs none of them.
+	if g.gates != nil {
+		for i, t := range team.Tasks {
+			if name := routedAs(t); name != t.Name {
+				if join, ok := byName.Find(name, i+1); ok {
+					for _, j := range g.gates[join] {
+						gate(i, j)
 					}
-					g.gates[i] = append(g.gates[i], j)
 				}
 			}
 		}
@@ -270,6 +289,17 @@ func (g *Graph) chainMemory() {
 // Len is the number of tasks.
 func (g *Graph) Len() int { return len(g.at) - 1 }
 
+// routedAs is the name a condition's route gives task t by: the task as
+// declared, for a foreach's instance or a repeat's iteration (and the
+// task counting them).
+func routedAs(t *spec.Task) string {
+	x := t.Expanded()
+	if name := x.ForeachOf + x.RepeatOf; name != "" {
+		return name
+	}
+	return t.Name
+}
+
 // Context is the tasks task i reads, as indices (nil: none); full: an
 // append copies.
 func (g *Graph) Context(i int) []int {
@@ -321,7 +351,9 @@ func (g *Graph) CutoffReads(i int) []int {
 		}
 	}
 	for _, j := range g.Deps(i) {
-		add(j)
+		if !g.routesOnly(i, j) {
+			add(j)
+		}
 	}
 	for _, j := range g.Context(i) {
 		add(j)
@@ -341,9 +373,19 @@ func (g *Graph) CutoffReads(i int) []int {
 }
 
 // readsAny reports whether is holds for a task that task i waits for or
-// reads (its deps, its context), without making a list of them.
+// reads (its deps but the gates it only waits for, its context), without
+// making a list of them.
 func (g *Graph) readsAny(i int, is func(c int) bool) bool {
-	return slices.ContainsFunc(g.Deps(i), is) || slices.ContainsFunc(g.Context(i), is)
+	return slices.ContainsFunc(g.Deps(i), func(c int) bool { return !g.routesOnly(i, c) && is(c) }) ||
+		slices.ContainsFunc(g.Context(i), is)
+}
+
+// routesOnly reports whether task i waits for task c only because c's
+// condition routes to it (a gate it does not read): that route decides
+// whether i runs (SkipReason), never what its result is made of.
+func (g *Graph) routesOnly(i, c int) bool {
+	return slices.Contains(g.Gates(i), c) && !slices.Contains(g.Context(i), c) &&
+		!slices.Contains(g.team.Tasks[i].Expanded().After, g.team.Tasks[c].Name)
 }
 
 // Gates is the tasks whose condition routes to task i.
@@ -662,6 +704,8 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 		// A gate's restored result that no longer leads to a task (a
 		// changed condition, an until met earlier now) skips it this time:
 		// its old result is not taken over, and what reads it runs again.
+		// A gate that runs this time decides again whether the task runs:
+		// it is held, skipped if the gate routes elsewhere.
 		skips := false
 		for i := range n {
 			if !taken(i) || kept(i) {
@@ -670,6 +714,9 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 			if r := st.SkipReason(i); r != nil && r.Gate >= 0 {
 				why.set(i, n, fmt.Sprintf("%s's restored result no longer leads to it", g.team.Tasks[r.Gate].Name))
 				gated[i], skips = true, true
+			} else if k := slices.IndexFunc(g.Gates(i), func(gt int) bool { return !taken(gt) }); k >= 0 {
+				why.set(i, n, fmt.Sprintf("%s runs this time: whether it routes here is decided again", g.team.Tasks[g.Gates(i)[k]].Name))
+				skips = true
 			}
 		}
 		if skips {
@@ -859,7 +906,7 @@ type Reason struct {
 // SkipReason says why task i must not run, or nil. Only what the state
 // knows counts: a gate whose result is not known yet skips nothing.
 func (s *State) SkipReason(i int) *Reason {
-	name := s.g.team.Tasks[i].Name
+	name := routedAs(s.g.team.Tasks[i])
 	if p, until := s.g.Until(i); p >= 0 {
 		switch {
 		case s.status[p] == Skipped:
@@ -952,7 +999,7 @@ func (s *State) runsAnyRoute(ctx []int, memo map[int][]int) bool {
 		}
 		gate := oc[0]
 		for k, r := range s.g.team.Tasks[gate].Condition() {
-			if slices.Contains(r.Next, s.g.team.Tasks[c].Name) {
+			if slices.Contains(r.Next, routedAs(s.g.team.Tasks[c])) {
 				if covered[gate] == nil {
 					covered[gate] = map[int]bool{}
 				}

@@ -564,9 +564,9 @@ func restoredOf(tm *spec.Team, results map[string]string) *checkpoint.Restored {
 
 // TestCutoffReads is what the early cut-off compares for a held task, run
 // and plan alike: what it waits for (in a sequential team, the task
-// before it; in a workflow, its gates too), its context, and the tasks
-// whose output_variable its texts name, but not a variable a foreach
-// instance's item shadows.
+// before it), its context, and the tasks whose output_variable its texts
+// name, but not a variable a foreach instance's item shadows, nor a gate
+// it does not read (whose route decides whether it runs, not its result).
 func TestCutoffReads(t *testing.T) {
 	for _, c := range []struct{ name, yaml, task, want string }{
 		{"sequential: the task before it, and its context", `
@@ -576,14 +576,29 @@ tasks:
   b: {description: b, agent: w}
   c: {description: c, agent: w, context: [a]}
 `, "c", "b,a"},
-		{"workflow: a gate routing to it", `
+		{"workflow: a gate routing to it, not read", `
 process: workflow
 agents: {w: {shell: cat}}
 tasks:
   a: {description: a, agent: w}
   g: {description: g, agent: w, condition: {go: [c], no: []}}
   c: {description: c, agent: w, context: [a]}
+`, "c", "a"},
+		{"workflow: a gate routing to it, read", `
+process: workflow
+agents: {w: {shell: cat}}
+tasks:
+  a: {description: a, agent: w}
+  g: {description: g, agent: w, condition: {go: [c], no: []}}
+  c: {description: c, agent: w, context: [a, g]}
 `, "c", "a,g"},
+		{"sequential: the gate before it, not read", `
+agents: {w: {shell: cat}}
+tasks:
+  a: {description: a, agent: w}
+  g: {description: g, agent: w, condition: {go: [c], no: []}}
+  c: {description: c, agent: w, context: [a]}
+`, "c", "a"},
 		{"an output_variable its texts name", `
 process: workflow
 agents: {w: {shell: cat}}
