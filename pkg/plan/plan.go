@@ -308,7 +308,11 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			step.Reason += only
 			if graph.Human(i) {
 				if v, ok := r.Decisions[d.Name]; ok {
-					step.Reason += fmt.Sprintf("; decision %q recorded: the task completes with it", v)
+					if err := graph.ValidDecision(i, v); err != nil {
+						step.Reason += fmt.Sprintf("; the run fails it: %v", err)
+					} else {
+						step.Reason += fmt.Sprintf("; decision %q recorded: the task completes with it", v)
+					}
 				} else {
 					id := p.Session
 					if id == "" {
