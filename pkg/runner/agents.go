@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,7 +73,7 @@ func joinResults(ctx context.Context, job *Job) (Result, error) {
 			return Result{}, fmt.Errorf("joining the results of %s: %w", job.Task.Name, err)
 		}
 	}
-	b, err := json.Marshal(raws)
+	b, err := marshalText(raws)
 	if err != nil {
 		return Result{}, fmt.Errorf("joining the results of %s: %w", job.Task.Name, err)
 	}
@@ -270,7 +271,7 @@ func (c *Commands) Close() {
 
 func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	a := job.Agent
-	timeout, _ := attemptTimeout(job)
+	timeout, timeoutKey := attemptTimeout(job)
 	env, owner, release, err := c.jobEnv(ctx, job)
 	if err != nil {
 		return Result{}, err
@@ -304,6 +305,9 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	var se *SpoolError
 	if errors.As(err, &se) {
 		return Result{}, &StoreError{Err: checkpoint.NewStoreError("write", se.Dir, se.Err)}
+	}
+	if ce := (*CommandError)(nil); errors.As(err, &ce) && ce.TimedOut {
+		ce.TimeoutKey = timeoutKey
 	}
 	if err != nil {
 		return Result{}, redactedErr(err, c.Keys)
@@ -535,14 +539,14 @@ func (c *Commands) inherited() (env []string, cost int) {
 func writeVarsFile(dir string, state map[string]any) (string, error) {
 	obj := make(map[string]json.RawMessage, len(state))
 	for k, v := range state {
-		b, err := json.Marshal(v)
+		b, err := marshalText(v)
 		if err != nil {
 			// Not JSON (NaN, say): as the environment would have it.
-			b, _ = json.Marshal(envValue(v))
+			b, _ = marshalText(envValue(v))
 		}
 		obj[k] = b
 	}
-	data, err := json.Marshal(obj)
+	data, err := marshalText(obj)
 	if err != nil {
 		return "", err
 	}
@@ -605,11 +609,23 @@ func envValue(v any) string {
 	case nil:
 		return ""
 	}
-	b, err := json.Marshal(v)
+	b, err := marshalText(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// marshalText is json.Marshal without its HTML escaping: what it makes is
+// text for agents, commands and files, where "<" and "&" stay as written.
+func marshalText(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // writeContextFile writes a context task's output to path (0600), copied

@@ -80,13 +80,18 @@ type CommandError struct {
 	ExitCode int // -1 when killed by a signal or not started
 	TimedOut bool
 	Timeout  time.Duration
-	Stderr   string // the tail of stderr, trimmed
-	Err      error  // the underlying error
+	// TimeoutKey is where the timeout is set (tasks.NAME.timeout), for
+	// the message; "" when unknown.
+	TimeoutKey string
+	Stderr     string // the tail of stderr, trimmed
+	Err        error  // the underlying error
 }
 
 func (e *CommandError) Error() string {
 	var b strings.Builder
 	switch {
+	case e.TimedOut && e.TimeoutKey != "":
+		fmt.Fprintf(&b, "timed out after %s (%s)", e.Timeout, e.TimeoutKey)
 	case e.TimedOut:
 		fmt.Fprintf(&b, "timed out after %s", e.Timeout)
 	case e.ExitCode >= 0:
