@@ -665,6 +665,7 @@ func sessionDeleteCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			head, _ := a.store.Head(c.Context, id) // its spec: where its removal is audited
 			if err := a.store.Delete(c.Context, id); err != nil {
 				if errors.Is(err, checkpoint.ErrNotFound) {
 					return a.notFound(c, id)
@@ -672,7 +673,8 @@ func sessionDeleteCommand() *cli.Command {
 				return storeExit(err)
 			}
 			removeLocal(c, a.store, id)
-			if err := a.project.Audit(c.Context, checkpoint.AuditRecord{Event: checkpoint.EventDeleted, Session: id, Store: a.store.Location()}); err != nil {
+			rec := checkpoint.AuditRecord{Event: checkpoint.EventDeleted, Session: id, Store: a.store.Location()}
+			if err := checkpoint.AuditRemoval(c.Context, a.store, a.project, head.SpecPath, rec); err != nil {
 				return storeExit(fmt.Errorf("session %s was deleted, but the audit log could not be written: %w", id, err))
 			}
 			fmt.Fprintf(c.App.Writer, "deleted session %s from %s\n", id, a.store.Location())

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -329,7 +330,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			st.Removed = true
 			if !opts.DryRun {
 				detail := fmt.Sprintf("last updated %s, before %s", sum.Touched.UTC().Format(time.RFC3339), opts.Before.UTC().Format(time.RFC3339))
-				if err := p.Audit(ctx, AuditRecord{Event: EventPruned, Session: sum.ID, Store: s.Location(), Detail: detail}); err != nil {
+				if err := AuditRemoval(ctx, s, p, sum.SpecPath, AuditRecord{Event: EventPruned, Session: sum.ID, Store: s.Location(), Detail: detail}); err != nil {
 					return append(stale, st), newer, err
 				}
 			}
@@ -411,6 +412,25 @@ func pruneOrphan(ctx context.Context, s Backend, p ProjectState, o OrphanLock, o
 	return st, true, p.Audit(ctx, AuditRecord{Event: EventPruned, Session: o.ID, Store: s.Location(), Detail: detail})
 }
 
+// AuditRemoval records rec, the removal of a session whose spec is at
+// specPath, in the audit log that names the session: its own project's
+// (the spec's folder, whatever folder the command runs in), so that its
+// `session list` does not show it "missing"; in p's when that log names
+// it, or the session's project is p, or no log names it.
+func AuditRemoval(ctx context.Context, s Backend, p ProjectState, specPath string, rec AuditRecord) error {
+	if specPath != "" {
+		if dir := filepath.Dir(filepath.Clean(specPath)); dir != p.Dir() {
+			own := s.Project(dir)
+			// Only a log that names it: the spec's folder may be gone, or
+			// never have been this store's project.
+			if recs, err := own.AuditRecords(ctx); err == nil && slices.ContainsFunc(recs, func(r AuditRecord) bool { return r.Session == rec.Session }) {
+				return own.Audit(ctx, rec)
+			}
+		}
+	}
+	return p.Audit(ctx, rec)
+}
+
 func heldReason(h *HeldError) string {
 	if h.PID > 0 {
 		return fmt.Sprintf("held by a run (pid %d on %s, started %s)", h.PID, h.Host, h.Started.UTC().Format(time.RFC3339))
@@ -432,7 +452,11 @@ func HumanTask(sess *Session, task string) error {
 		if len(names) == 0 {
 			return fmt.Errorf("session %s has no task %q, and no human task at all", sess.ID, task)
 		}
-		return fmt.Errorf("session %s has no task %q; its human tasks: %v", sess.ID, task, names)
+		msg := fmt.Sprintf("session %s has no task %q; its human tasks: %s", sess.ID, task, strings.Join(names, ", "))
+		if m := spec.Closest(task, names); m != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", m)
+		}
+		return errors.New(msg)
 	}
 	if t.Agent != spec.HumanAgent {
 		for _, a := range sess.Team.Agents {
