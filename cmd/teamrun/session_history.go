@@ -36,7 +36,11 @@ func sessionTask(sess *checkpoint.Session, name string) (*checkpoint.TaskRecord,
 // printTaskHistory is the attempts part of `session show ID --task T`.
 func printTaskHistory(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskRecord, now time.Time, tty bool) {
 	fmt.Fprintf(w, "\nattempts of %s (%d):\n", t.Name, t.Attempts)
-	if len(t.History) == 0 {
+	switch {
+	case len(t.History) == 0 && t.Attempts == 0:
+		fmt.Fprintf(w, "none yet (the task is %s)\n", t.Status)
+		return
+	case len(t.History) == 0:
 		fmt.Fprintln(w, "no attempt history (the session was written before teamrun kept one)")
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
@@ -37,7 +38,16 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 		ID string `json:"session_id"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&head); err != nil || head.ID == "" {
+	err := dec.Decode(&head)
+	var syntax *json.SyntaxError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &syntax):
+		what := "it ends before its JSON does"
+		if syntax != nil {
+			what = fmt.Sprintf("its JSON breaks off at byte %d", syntax.Offset)
+		}
+		return "", &DocumentError{fmt.Errorf("%s is damaged: %s (cut short, or edited); nothing was imported: export the session again from the store that has it (teamrun session export ID -o FILE), or import an intact copy", where, what)}
+	case err != nil || head.ID == "":
 		return "", &DocumentError{fmt.Errorf("%s is not a session that teamrun session export wrote (no session_id)", where)}
 	}
 	if err := checkpoint.ValidateID(head.ID); err != nil {
