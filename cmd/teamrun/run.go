@@ -171,6 +171,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		}
 		ctx, interrupts := runner.WatchInterrupts(c.Context, func(msg string) { fmt.Fprintln(ios.ErrOut, msg) })
 		defer interrupts.Stop()
+		defer exitIfStuck(interrupts)()
 		sum, err := runner.Run(ctx, runner.Options{
 			SpecPath:    args[0],
 			Continue:    c.Bool("continue"),
@@ -197,6 +198,34 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 	}
 	return cmd
 }
+
+// exitIfStuck exits with the first signal's code when, after a second
+// signal (its tasks killed), the run has not ended within forcedGrace:
+// what keeps it is its own output, blocked (a pager that does not read, a
+// terminal paused with Ctrl-S), and the user said to exit at once. The
+// checkpoint is valid at any instant, as after kill -9. The returned func
+// is called once the run ended.
+func exitIfStuck(in *runner.Interrupts) (ended func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-in.Forced():
+		case <-done:
+			return
+		}
+		select {
+		case <-time.After(forcedGrace):
+			os.Exit(runner.ExitCodeOf(in.Signal()))
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
+}
+
+// forcedGrace is how long a run has, after a second signal, to end by its
+// ordinary path (it usually takes milliseconds once its commands are
+// killed).
+const forcedGrace = time.Second
 
 // rerunFlags are --rerun, --rerun-from and --keep, for run and plan alike
 // (checkpoint.Choice); each takes TASK[,TASK…] and repeats.

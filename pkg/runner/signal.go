@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Interrupts is the one place that handles SIGINT, SIGTERM and SIGHUP
@@ -16,7 +17,7 @@ import (
 // so that nothing the run waits for can keep it alive; the run still
 // returns through its ordinary path (the checkpoint closed, scratch folders
 // removed) and the command exits with the first signal's code. Nothing here
-// exits the process.
+// exits the process: Forced tells the command that the user asked for it.
 type Interrupts struct {
 	groups *Groups
 
@@ -27,6 +28,11 @@ type Interrupts struct {
 	ch      chan os.Signal
 	done    chan struct{}
 	cancel  context.CancelFunc
+	forced  chan struct{} // closed at the second signal
+	// saying orders the notices: each is printed by a goroutine of its
+	// own, which a blocked output (a pager that does not read, a
+	// terminal paused with Ctrl-S) may keep forever.
+	saying sync.Mutex
 }
 
 // WatchInterrupts returns a context that ends at the first SIGINT, SIGTERM
@@ -37,7 +43,7 @@ type Interrupts struct {
 // with its reporter's (Say) so notices start on a line of their own.
 func WatchInterrupts(parent context.Context, say func(string)) (context.Context, *Interrupts) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
-	in := &Interrupts{groups: &Groups{}, say: say, ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel}
+	in := &Interrupts{groups: &Groups{}, say: say, ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel, forced: make(chan struct{})}
 	signal.Notify(in.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go in.watch()
 	return ctx, in
@@ -52,35 +58,60 @@ func (in *Interrupts) watch() {
 	}
 	in.mu.Lock()
 	in.sig = first
-	if in.started {
-		in.stopping()
-	}
+	tell := in.started
 	in.mu.Unlock()
+	// What a signal does is done before it is said: saying it may block.
 	in.cancel()
+	if tell {
+		in.stopping(first)
+	}
 	select {
 	case s := <-in.ch:
 		in.groups.KillAll()
+		close(in.forced)
 		in.notice(fmt.Sprintf("teamrun: %s again: exiting now; the checkpoint is valid, --continue resumes", signalName(s)))
 	case <-in.done:
 	}
 }
 
+// noticeWait is how long the watcher waits for a notice to be printed
+// before it goes on: long enough to keep notices before the lines a run
+// prints after them, short enough that a blocked output never holds back
+// a second signal.
+const noticeWait = 200 * time.Millisecond
+
+// notice prints msg, in order with the notices before it, and returns once
+// it is printed or noticeWait has passed.
 func (in *Interrupts) notice(msg string) {
 	in.mu.Lock()
 	say := in.say
 	in.mu.Unlock()
-	if say != nil {
+	if say == nil {
+		return
+	}
+	printed := make(chan struct{})
+	go func() {
+		in.saying.Lock()
+		defer in.saying.Unlock()
 		say(msg)
+		close(printed)
+	}()
+	select {
+	case <-printed:
+	case <-time.After(noticeWait):
 	}
 }
 
-// stopping says what the first signal does to a run under way. in.mu is
-// held.
-func (in *Interrupts) stopping() {
-	if in.say != nil {
-		in.say(fmt.Sprintf("teamrun: %s: stopping the running tasks and writing the checkpoint (again to exit at once)", signalName(in.sig)))
-	}
+// stopping says what the first signal, sig, does to a run under way.
+func (in *Interrupts) stopping(sig os.Signal) {
+	in.notice(fmt.Sprintf("teamrun: %s: stopping the running tasks and writing the checkpoint (again to exit at once)", signalName(sig)))
 }
+
+// Forced is closed at a second signal: the running commands are killed,
+// and the run is to end at once, its checkpoint as it is (valid at any
+// instant). The command exits if the run has not ended soon after, as
+// when its output is blocked.
+func (in *Interrupts) Forced() <-chan struct{} { return in.forced }
 
 // Groups are the process groups of the run's commands, which a second
 // signal kills.
@@ -99,11 +130,13 @@ func (in *Interrupts) Say(say func(string)) {
 // came before the run got under way is told now.
 func (in *Interrupts) Started() {
 	in.mu.Lock()
-	defer in.mu.Unlock()
-	if !in.started && in.sig != nil {
-		in.stopping()
-	}
+	sig := in.sig
+	tell := !in.started && sig != nil
 	in.started = true
+	in.mu.Unlock()
+	if tell {
+		in.stopping(sig)
+	}
 }
 
 // Signal is the first signal received, or nil.
