@@ -277,6 +277,13 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	// be an orphan in the store: check before the session is written.
 	if p, ok := project.(interface{ CheckWritable() error }); ok {
 		if err := p.CheckWritable(); err != nil {
+			if !exists && begun == nil {
+				// Nothing of the session was written: its lock file goes
+				// too, not left for prune to find (one each try).
+				if derr := store.Discard(context.WithoutCancel(ctx), lock); derr != nil {
+					err = errors.Join(err, derr)
+				}
+			}
 			return nil, err
 		}
 	}
