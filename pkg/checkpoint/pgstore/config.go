@@ -314,6 +314,12 @@ func message(err error) string {
 	}
 	var ce *pgconn.ConnectError
 	if !errors.As(err, &ce) {
+		if pgconn.Timeout(err) {
+			// A connection that stops answering (the server stopped,
+			// frozen, or the network gone) is pgx's "timeout: context
+			// deadline exceeded".
+			return "the server stopped answering"
+		}
 		return err.Error()
 	}
 	where := ce.Config.Host
@@ -329,6 +335,15 @@ func message(err error) string {
 	var op *net.OpError
 	var dns *net.DNSError
 	if !errors.As(err, &dns) && (!errors.As(err, &op) || op.Op != "dial") {
+		// Connected, and then no PostgreSQL conversation: nothing
+		// answered (a frozen server, a port that waits for its client
+		// to speak first, as HTTP's does), or something else did.
+		switch {
+		case pgconn.Timeout(err):
+			return fmt.Sprintf("the server at %s (user %s, database %s) did not answer in time (connect_timeout): is it stopped or overloaded, or is that port another program's?", where, ce.Config.User, ce.Config.Database)
+		case strings.Contains(err.Error(), "failed to receive message"):
+			return fmt.Sprintf("what answers at %s does not speak PostgreSQL's protocol (user %s, database %s): is that the server's port?", where, ce.Config.User, ce.Config.Database)
+		}
 		return err.Error()
 	}
 	var errno syscall.Errno

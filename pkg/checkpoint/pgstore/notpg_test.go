@@ -1,0 +1,58 @@
+package pgstore
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A store URL whose port is not PostgreSQL's says so, in words, not in
+// pgx's ("failed to receive message: invalid body length: expected at most
+// 1073741822, but got 1397239086", "timeout: context deadline exceeded").
+// No server is needed: the listeners stand in for another program.
+func TestOpenNotPostgreSQL(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		serve func(c net.Conn) // what the port does with a connection
+		want  string
+	}{
+		{"another protocol", func(c net.Conn) { _, _ = c.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n")); time.Sleep(time.Second) },
+			"does not speak PostgreSQL's protocol (user teamrun, database postgres): is that the server's port?"},
+		{"no answer", func(c net.Conn) { time.Sleep(5 * time.Second) },
+			"did not answer in time (connect_timeout): is it stopped or overloaded, or is that port another program's?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Skipf("no loopback listener: %v", err)
+			}
+			defer ln.Close()
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					go func() { defer c.Close(); tc.serve(c) }()
+				}
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err = Open(ctx, "postgres://teamrun:hunter2x@"+ln.Addr().String()+"/postgres?sslmode=disable&connect_timeout=1")
+			if err == nil {
+				t.Fatal("Open succeeded")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("got %q, want it to contain %q", msg, tc.want)
+			}
+			for _, internal := range []string{"failed to receive message", "invalid body length", "context deadline exceeded", "hunter2x"} {
+				if strings.Contains(msg, internal) {
+					t.Errorf("%q says %q", msg, internal)
+				}
+			}
+		})
+	}
+}
