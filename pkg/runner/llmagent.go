@@ -69,10 +69,17 @@ func (l *LLMs) Remember(agent string, turns []Turn) {
 }
 
 // keyRefused adds to a 401 or 403 which variable held the key the server
-// refused (its value is never shown), or that none was sent.
+// refused (its value is never shown), or that none was sent; to a request
+// that got no HTTP answer at all, where its URL comes from.
 func keyRefused(err error, ep llm.Endpoint) error {
 	var le *llm.Error
-	if !errors.As(err, &le) || (le.StatusCode != http.StatusUnauthorized && le.StatusCode != http.StatusForbidden) {
+	if !errors.As(err, &le) {
+		return err
+	}
+	if le.StatusCode == 0 && le.Retryable && !errors.Is(le.Err, context.DeadlineExceeded) && ep.BaseFrom != "" {
+		return fmt.Errorf("%w (the URL comes from %s: check it)", err, ep.BaseFrom)
+	}
+	if le.StatusCode != http.StatusUnauthorized && le.StatusCode != http.StatusForbidden {
 		return err
 	}
 	if ep.APIKey == "" {

@@ -310,6 +310,14 @@ func TestLLMRetriesAndErrors(t *testing.T) {
 			w.WriteHeader(http.StatusUnauthorized)
 			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s"}}`, secret)
 		}, Failed, 1, "HTTP 401 Unauthorized: Incorrect API key provided: [REDACTED] (the key came from $MY_KEY: check it, or name another variable in llm.api_key_env)"},
+		// No HTTP answer at all: what is at the other end, and where the
+		// URL comes from, not Go's bare "EOF".
+		{"closed without an answer", func(n int, w http.ResponseWriter) {
+			c, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				c.Close()
+			}
+		}, Failed, 4, "the server closed the connection without an answer (is that an HTTP server's port?) (gave up after 4 attempts) (the URL comes from llm.base_url: check it)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

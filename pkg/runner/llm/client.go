@@ -6,6 +6,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -602,7 +604,25 @@ func transportError(actx context.Context, timeout time.Duration, err error) *Err
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return &Error{Message: err.Error(), Retryable: true, Err: err}
+	return &Error{Message: wireWords(err), Retryable: true, Err: err}
+}
+
+// wireWords is a request that got no HTTP answer as a user reads it: what
+// is at the other end, not Go's transport text ("tls: first record does
+// not look like a TLS handshake", a bare "EOF").
+func wireWords(err error) string {
+	var tlsErr tls.RecordHeaderError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "nothing listens there (connection refused): is the server running, and is that its port?"
+	case errors.As(err, &tlsErr), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return "the server does not speak TLS: is the URL https:// for a plain http:// server?"
+	case strings.Contains(err.Error(), "malformed HTTP response"):
+		return "what answers there does not speak HTTP: is that the server's port?"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the server closed the connection without an answer (is that an HTTP server's port?)"
+	}
+	return err.Error()
 }
 
 // canceled reports a ctx that ended: the caller asked to stop, so there is

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"unicode"
 
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -87,6 +88,10 @@ type Endpoint struct {
 	// KeyVar is the environment variable the key comes from ("" when
 	// none would give one), for the hint on a refused key.
 	KeyVar string
+	// BaseFrom says where BaseURL comes from (llm.base_url,
+	// $OPENAI_BASE_URL, a provider's, the default), for the hint on a
+	// request that got no answer.
+	BaseFrom string
 }
 
 // Resolve says where an agent's requests go, with which key and under which
@@ -129,7 +134,7 @@ func Resolve(l *spec.LLM, getenv func(string) string) (Endpoint, error) {
 	if _, _, err := chatURL(ep.BaseURL); err != nil {
 		return Endpoint{}, fmt.Errorf("%s: %w", source, err)
 	}
-	ep.BaseURL = strings.TrimRight(ep.BaseURL, "/")
+	ep.BaseURL, ep.BaseFrom = strings.TrimRight(ep.BaseURL, "/"), source
 
 	switch {
 	case l != nil && l.APIKeyEnv != "":
@@ -158,6 +163,12 @@ func Resolve(l *spec.LLM, getenv func(string) string) (Endpoint, error) {
 			}
 			return Endpoint{}, fmt.Errorf("model %q: no key for OpenAI (%s): export OPENAI_API_KEY, or name another variable in llm.api_key_env; for a local server set llm.base_url (or $OPENAI_BASE_URL)", model, DefaultBaseURL)
 		}
+	}
+	if strings.ContainsFunc(ep.APIKey, unicode.IsControl) {
+		// No HTTP header can carry it: Go's words were "invalid header
+		// field value for \"Authorization\"", retried as if the server
+		// were down.
+		return Endpoint{}, fmt.Errorf("the environment variable %s holds a line break or another control character inside its key, which no HTTP header can carry: export the key on one line", ep.KeyVar)
 	}
 	return ep, nil
 }
