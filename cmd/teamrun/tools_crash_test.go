@@ -336,6 +336,12 @@ func TestToolCrashAfterResult(t *testing.T) {
 	if out, code := p.teamrun(t, "session", "show", "s1", "--task", "wrok"); code != 2 || !strings.Contains(out, `has no task "wrok"; its tasks: work`) {
 		t.Errorf("an unknown task: exit %d\n%s", code, out)
 	}
+	// Restored, its result is worth both turns, the one the killed
+	// attempt paid included: running it again would pay both.
+	out, code = p.teamrun(t, "run", p.spec, "--continue", "--session", "s1")
+	if code != 0 || !strings.Contains(out, "whose 24 tokens (cost unknown) were not paid again") {
+		t.Errorf("a full restore: exit %d\n%s", code, out)
+	}
 }
 
 type chargeArgs struct {

@@ -180,6 +180,10 @@ type Engine struct {
 	// TeamState.DroppedUsage): the budget counts both.
 	PriorUsage   []*Usage
 	DroppedUsage *Usage
+	// ResultFrom holds, for a task whose result a tool loop made over
+	// several attempts (resumed after a crash), the attempt that began it;
+	// nil or 0: its last attempt alone made it.
+	ResultFrom []int
 	// Decisions holds the recorded human decisions, by task name.
 	Decisions map[string]string
 	Executor  Executor
@@ -1143,8 +1147,13 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 		}
 		if e.tasks[i].restored && i < len(e.Attempts) && !e.RanBefore[e.Team.Tasks[i].Name] {
 			// What running it again would cost: the attempt that produced
-			// the result, not the failures before it.
-			s.RestoredUsage = totals(s.RestoredUsage.Plus(attemptUsage(u, e.Attempts[i])))
+			// the result, not the failures before it (with a tool loop
+			// resumed across attempts, all of its attempts).
+			from := e.Attempts[i]
+			if i < len(e.ResultFrom) && e.ResultFrom[i] > 0 {
+				from = e.ResultFrom[i]
+			}
+			s.RestoredUsage = totals(s.RestoredUsage.Plus(attemptsUsage(u, from, e.Attempts[i])))
 		}
 	}
 	read := make([]bool, len(e.tasks))

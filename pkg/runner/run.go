@@ -618,9 +618,10 @@ func restoredCount(r *checkpoint.Restored) int {
 }
 
 // priorOf is each of defs' attempts and LLM usage as sess records them,
-// for Engine.Attempts and PriorUsage; nil for none: a new session's
-// 10,000 tasks have none, where the two lists were 0.16 MB of its run.
-func priorOf(sess *checkpoint.Session, defs []spec.TaskDef) (attempts []int, usage []*Usage) {
+// for Engine.Attempts, PriorUsage and ResultFrom; nil for none: a new
+// session's 10,000 tasks have none, where the two lists were 0.16 MB of
+// its run.
+func priorOf(sess *checkpoint.Session, defs []spec.TaskDef) (attempts []int, usage []*Usage, from []int) {
 	for i, d := range defs {
 		rec, ok := sess.Task(d.Name)
 		if !ok {
@@ -638,8 +639,17 @@ func priorOf(sess *checkpoint.Session, defs []spec.TaskDef) (attempts []int, usa
 			}
 			usage[i] = rec.Usage
 		}
+		// A tool loop that a later attempt resumed and completed: its
+		// result carries the turns of the attempts from the one that
+		// began it.
+		if l := sess.ToolLogs[d.Name]; l != nil && l.Ended == "completed" && l.Attempt > 0 && l.Attempt < rec.Attempts {
+			if from == nil {
+				from = make([]int, len(defs))
+			}
+			from[i] = l.Attempt
+		}
 	}
-	return attempts, usage
+	return attempts, usage, from
 }
 
 // engine runs the engine on one pass's task set.
@@ -681,7 +691,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 	for k, v := range sess.Checkpoint.Decisions {
 		e.Decisions[k] = v
 	}
-	e.Attempts, e.PriorUsage = priorOf(sess, defs)
+	e.Attempts, e.PriorUsage, e.ResultFrom = priorOf(sess, defs)
 	if restoredCount(restored) > 0 {
 		e.Restored = func(i int) (Output, bool) {
 			if i >= len(defs) {

@@ -99,13 +99,17 @@ func paidUsage(err error) *Usage {
 // (its Calls of that attempt); u itself when it lists no calls.
 func AttemptUsage(u *Usage, attempt int) *Usage { return attemptUsage(u, attempt) }
 
-func attemptUsage(u *Usage, attempt int) *Usage {
+func attemptUsage(u *Usage, attempt int) *Usage { return attemptsUsage(u, attempt, attempt) }
+
+// attemptsUsage is the part of u that the calls of attempts from to to
+// cost (attemptUsage).
+func attemptsUsage(u *Usage, from, to int) *Usage {
 	if u == nil || len(u.Calls) == 0 {
 		return u
 	}
 	var out *Usage
 	for _, c := range u.Calls {
-		if c.Attempt != attempt && c.Attempt != 0 {
+		if c.Attempt != 0 && (c.Attempt < from || c.Attempt > to) {
 			continue
 		}
 		out = out.Plus(c.Usage())
