@@ -80,7 +80,7 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 		// Two specs in one folder share state.json: the other spec's
 		// session is not this one's to take over.
 		head, err := s.Head(ctx, named)
-		if err != nil || specPath == "" || head.SpecPath == "" || filepath.Clean(head.SpecPath) == filepath.Clean(specPath) {
+		if err != nil || specPath == "" || head.SpecPath == "" || sameSpec(p, head.SpecPath, specPath) {
 			a.ID = named
 			return a, nil
 		}
@@ -123,6 +123,19 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 
 // latestOf is the most recently updated readable session of specPath (or,
 // for "", of any spec in p's folder).
+// sameSpec reports whether the specs at a and b are one spec of project
+// p: the same file, or, in a project named apart from its folder
+// (TEAMRUN_PROJECT, a database store: one project over the checkouts of
+// several machines, its spec in another folder on each), the same file
+// name.
+func sameSpec(p ProjectState, a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	named, ok := p.(interface{ Key() string })
+	return ok && named.Key() != p.Dir() && filepath.Base(a) == filepath.Base(b)
+}
+
 func latestOf(ctx context.Context, s Backend, p ProjectState, specPath string) (*Entry, error) {
 	list, err := s.List(ctx)
 	if err != nil {

@@ -94,3 +94,28 @@ func TestProjectKeySharedAcrossFolders(t *testing.T) {
 		t.Errorf("Dir %q Where %q", a.Dir(), a.Where())
 	}
 }
+
+// A project named by TEAMRUN_PROJECT spans checkouts in other folders (a
+// CronJob's pod on another node): its active session, started from one,
+// is --continue's from another whose spec has the same file name; a spec
+// of another name in it still gets its own.
+func TestResolveActiveAcrossCheckouts(t *testing.T) {
+	s := openStore(t, testStoreURL(t))
+	ctx := context.Background()
+	t.Setenv("TEAMRUN_PROJECT", "nightly")
+	l, j := begin(t, s, "night-1", 2) // its spec: /specs/agents.yaml
+	j.Close()
+	l.Release()
+	if err := s.Project("/specs").SetActive(ctx, "night-1"); err != nil {
+		t.Fatal(err)
+	}
+	b := s.Project("/mnt/pod-b/specs")
+	a, err := checkpoint.ResolveActive(ctx, s, b, "/mnt/pod-b/specs/agents.yaml")
+	if err != nil || a.ID != "night-1" || len(a.Notes) != 0 {
+		t.Errorf("the same spec from another checkout: %+v, %v; want night-1 and no note", a, err)
+	}
+	a, err = checkpoint.ResolveActive(ctx, s, b, "/mnt/pod-b/specs/other.yaml")
+	if err != nil || a.ID == "night-1" || len(a.Notes) == 0 {
+		t.Errorf("another spec of the project: %+v, %v; want not night-1, and a note", a, err)
+	}
+}
