@@ -280,6 +280,13 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 // propertyNameDiag reports a bad mapping key. jsonschema/v5 validates the
 // key at the location of its value, so that node knows where the key is.
 func propertyNameDiag(file string, at *tree, ptr, what string) []Diagnostic {
+	// An empty key's pointer is the mapping's own (its empty last
+	// segment dropped): point at the key, not at the mapping's name.
+	if i := slices.Index(at.keys(), ""); i >= 0 && at.vals() != nil {
+		k := at.vals()[i].kpos()
+		return []Diagnostic{{File: file, Line: k.Line, Column: k.Column, Path: at.path,
+			Message: `expected a name, got an empty one (""): name it`}}
+	}
 	key := ptr[strings.LastIndexByte(ptr, '/')+1:]
 	key = strings.NewReplacer("~1", "/", "~0", "~").Replace(key)
 	return []Diagnostic{{File: file, Line: at.kpos().Line, Column: at.kpos().Column, Path: at.path,

@@ -31,7 +31,22 @@ func TestInvalidSpecs(t *testing.T) {
 		file string
 		want []string // every line of the error, in order
 	}{
-		{"syntax-error.yaml", []string{`syntax-error.yaml:6:1: invalid YAML: found unexpected end of stream`}},
+		// yaml.v3 names the line of the task; the quote is on line 6.
+		{"syntax-error.yaml", []string{`syntax-error.yaml:6:18: invalid YAML: found unexpected end of stream: the quoted value that starts here is never closed: end it with the same quote`}},
+		// yaml.v3 names no line at all (1:1): the alias's own place.
+		{"unknown-anchor.yaml", []string{`unknown-anchor.yaml:5:18: invalid YAML: unknown anchor 'nope' referenced: *nope names an anchor (&nope) written before it; to write the text *nope, quote the value`}},
+		// yaml.v3 names the line of the task (4), not the line indented
+		// to no key (6).
+		{"stray-indent.yaml", []string{`stray-indent.yaml:6:1: invalid YAML: did not find expected key: this line is indented to no key above it: indent it as the keys it belongs with`}},
+		{"at-value.yaml", []string{"at-value.yaml:5:18: invalid YAML: found character that cannot start any token: a value that starts with @ or ` must be quoted"}},
+		{"flow-then-text.yaml", []string{`flow-then-text.yaml:5:18: invalid YAML: did not find expected key: a value that starts with { or [ is read as a mapping or a list, and text after it is no YAML: quote the whole value ("{topic} is here")`}},
+		{"placeholder-unquoted.yaml", []string{`placeholder-unquoted.yaml:5:18: tasks.a.description: expected string, got a mapping (if that is meant as a text, quote it: description: "{topic}")`}},
+		{"steps-placeholder-unquoted.yaml", []string{
+			`steps-placeholder-unquoted.yaml:5:13: steps[0].action: expected string, got an empty mapping`,
+			`steps-placeholder-unquoted.yaml:5:14: steps[0].action: a mapping key must be a plain value, not a mapping (if that is meant as a text, quote it: "{{input}}")`,
+		}},
+		// The empty key itself, not the tasks: line and its name.
+		{"empty-task-name.yaml", []string{`empty-task-name.yaml:5:3: tasks: expected a name, got an empty one (""): name it`}},
 		// At the end of the input: its last line, not the empty one after it.
 		{"syntax-error-at-end.yaml", []string{`syntax-error-at-end.yaml:2:1: invalid YAML: did not find expected node content`}},
 		{"not-utf8.yaml", []string{`not-utf8.yaml:6:22: the file is not UTF-8: byte 0xE9 here is not part of a UTF-8 character (save the file as UTF-8)`}},

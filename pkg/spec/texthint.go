@@ -22,7 +22,15 @@ func quoteAdvice(src, key string) string {
 // textHint is quoteAdvice for t, where a text is expected: "" unless t is
 // a scalar YAML read as no text (agent: 123, agent: true, agent: null).
 func (t *tree) textHint() string {
-	if t == nil || t.kind != yaml.ScalarNode {
+	if t == nil {
+		return ""
+	}
+	if name, ok := t.placeholderMapping(); ok {
+		// description: {topic}, a placeholder left unquoted: YAML reads
+		// a mapping of topic to nothing.
+		return quoteAdvice("{"+name+"}", t.path[strings.LastIndexByte(t.path, '.')+1:])
+	}
+	if t.kind != yaml.ScalarNode {
 		return ""
 	}
 	if _, ok := t.str(); ok {
@@ -49,4 +57,17 @@ func (t *tree) gotText() string { return t.describe() + t.textHint() }
 func fits(p, text string) bool {
 	re, err := regexp.Compile(p)
 	return err == nil && re.MatchString(text)
+}
+
+// placeholderMapping reports a mapping of one key to nothing, as YAML
+// reads an unquoted {name}, and the name.
+func (t *tree) placeholderMapping() (string, bool) {
+	if t.kind != yaml.MappingNode || len(t.keys()) != 1 {
+		return "", false
+	}
+	v := t.vals()[0]
+	if v == nil || v.kind != yaml.ScalarNode || v.vt != noNum || v.typed() != nil || v.text != "" || !identRE().MatchString(t.keys()[0]) {
+		return "", false
+	}
+	return t.keys()[0], true
 }

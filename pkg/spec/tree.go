@@ -339,7 +339,7 @@ func parseTreeYAML(file string, data []byte) (*tree, ErrorList) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, ErrorList{ctrlHint(colonHint(longKeyHint(tabHint(syntaxError(file, err, data), data), data), data), data)}
+		return nil, ErrorList{valueHint(ctrlHint(colonHint(longKeyHint(tabHint(syntaxError(file, err, data), data), data), data), data), data)}
 	}
 	// A second document would be silently ignored: say so instead.
 	var next yaml.Node
@@ -670,6 +670,11 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 			kn = kn.Alias
 		}
 		if kn.Kind != yaml.ScalarNode {
+			if name, ok := placeholderKey(kn); ok && len(n.Content) == 2 {
+				// {{input}} unquoted: a mapping whose key is a mapping.
+				c.errorf(kp, t.path, "a mapping key must be a plain value, not %s (if that is meant as a text, quote it: \"{{%s}}\")", kindName(kn.Kind), name)
+				continue
+			}
 			c.errorf(kp, t.path, "a mapping key must be a plain value, not %s", kindName(kn.Kind))
 			continue
 		}
@@ -845,4 +850,17 @@ func (c *converter) scalar(t *tree, n *yaml.Node) {
 	}
 	// A custom tag such as !foo: keep the text.
 	t.isText = true
+}
+
+// placeholderKey reports a flow mapping of one plain key to nothing, as
+// YAML reads {name}, and the name.
+func placeholderKey(n *yaml.Node) (string, bool) {
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		return "", false
+	}
+	k, v := n.Content[0], n.Content[1]
+	if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode || v.Tag != "!!null" || v.Value != "" || !identRE().MatchString(k.Value) {
+		return "", false
+	}
+	return k.Value, true
 }
