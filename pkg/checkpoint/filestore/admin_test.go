@@ -302,7 +302,8 @@ func TestHumanTask(t *testing.T) {
 	for _, tc := range []struct{ task, want string }{
 		{"approve", ""},
 		{"build", `task "build" of session a is done by agent "sh", not by a human`},
-		{"nope", `session a has no task "nope"; its human tasks: [approve]`},
+		{"nope", `session a has no task "nope"; its human tasks: approve`},
+		{"aprove", `session a has no task "aprove"; its human tasks: approve (did you mean "approve"?)`},
 	} {
 		err := checkpoint.HumanTask(sess, tc.task)
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
