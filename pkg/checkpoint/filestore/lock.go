@@ -88,8 +88,20 @@ func (s *Store) tryLock(id string) (*FileLock, *checkpoint.HeldError, error) {
 		}
 		if !ok {
 			h := readHolder(f)
-			f.Close()
-			return nil, &checkpoint.HeldError{ID: id, PID: h.PID, Host: h.Host, Started: h.Started}, nil
+			// No live holder named after readHolder's wait: one killed
+			// (kill -9) whose lock the kernel drops as it finishes
+			// exiting, which a --continue run at once can meet. Try
+			// once more rather than say "held" by nobody.
+			if h.PID == 0 {
+				ok, err = flock(f)
+			}
+			if err != nil || !ok {
+				f.Close()
+				if err != nil {
+					return nil, nil, storeErr("lock", path, err)
+				}
+				return nil, &checkpoint.HeldError{ID: id, PID: h.PID, Host: h.Host, Started: h.Started}, nil
+			}
 		}
 		// Delete removes lock files while holding them: make sure the file
 		// locked is still the one at the path, else try again.
