@@ -601,10 +601,11 @@ func transportError(actx context.Context, timeout time.Duration, err error) *Err
 	// url.Error repeats the URL, query and all, which the *Error already
 	// names without credentials: keep only what it wraps.
 	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
+	if !errors.As(err, &ue) {
+		// An answer that broke off while it was read: its own words.
+		return &Error{Message: err.Error(), Retryable: true, Err: err}
 	}
-	return &Error{Message: wireWords(err), Retryable: true, Err: err}
+	return &Error{Message: wireWords(ue.Err), Retryable: true, Err: ue.Err}
 }
 
 // wireWords is a request that got no HTTP answer as a user reads it: what
