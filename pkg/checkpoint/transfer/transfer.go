@@ -40,8 +40,9 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 	dec := json.NewDecoder(bytes.NewReader(data))
 	err := dec.Decode(&head)
 	var syntax *json.SyntaxError
+	object := bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{"))
 	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &syntax):
+	case object && (errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &syntax)):
 		what := "it ends before its JSON does"
 		if syntax != nil {
 			what = fmt.Sprintf("its JSON breaks off at byte %d", syntax.Offset)
