@@ -90,8 +90,8 @@ func planCommand() *cli.Command {
 				fmt.Fprintln(c.App.ErrWriter, strings.Join(problems, "\n"))
 				return exitf(exitUsage, "%s is invalid", path)
 			}
-			keyWarns := keyWarnings(path, team)
-			for _, w := range keyWarns {
+			inputWarns := append(keyWarnings(path, team), runner.VarWarnings(team, vars.vals, vars.order)...)
+			for _, w := range inputWarns {
 				fmt.Fprintln(c.App.ErrWriter, runner.WarningLine(w))
 			}
 			if storeErr != nil {
@@ -122,7 +122,7 @@ func planCommand() *cli.Command {
 			for _, w := range p.Warnings {
 				fmt.Fprintln(c.App.ErrWriter, runner.WarningLine(w))
 			}
-			p.Warnings = append(append(warnings, keyWarns...), p.Warnings...)
+			p.Warnings = append(append(warnings, inputWarns...), p.Warnings...)
 			if c.Bool("json") {
 				return writeJSON(c.App.Writer, p)
 			}

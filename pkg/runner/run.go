@@ -166,7 +166,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	for _, d := range team.Notes { // information: --quiet leaves it out
 		rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Message: d.String()})
 	}
-	for _, w := range append(varCollisions(team, o.Vars, o.VarOrder), unusedVars(team, o.Vars, o.VarOrder)...) {
+	for _, w := range VarWarnings(team, o.Vars, o.VarOrder) {
 		warn(w)
 	}
 	if configErr != nil {

@@ -49,6 +49,13 @@ func varCollisions(team *spec.Team, vars map[string]string, order []string) []st
 	return warns
 }
 
+// VarWarnings are the warnings about the --var values vars (given in
+// order) for team: two names one TEAMRUN_VAR_ holds, and a value nothing
+// reads. run and plan both say them.
+func VarWarnings(team *spec.Team, vars map[string]string, order []string) []string {
+	return append(varCollisions(team, vars, order), unusedVars(team, vars, order)...)
+}
+
 // unusedVars warns about a --var that no placeholder or foreach names and
 // no command mentions: it changes nothing the agents read, which is most often a typo
 // of a variable's name. A command may still read it from its environment
