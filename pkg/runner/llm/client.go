@@ -618,7 +618,10 @@ func wireWords(err error) string {
 		return "nothing listens there (connection refused): is the server running, and is that its port?"
 	case errors.As(err, &tlsErr), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return "the server does not speak TLS: is the URL https:// for a plain http:// server?"
-	case strings.Contains(err.Error(), "malformed HTTP response"):
+	case strings.Contains(err.Error(), "malformed HTTP response"),
+		// What spoke first, before the request was sent (an SSH
+		// banner): Go's transport has no words of its own for it.
+		strings.Contains(err.Error(), "readLoopPeekFailLocked"):
 		return "what answers there does not speak HTTP: is that the server's port?"
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return "the server closed the connection without an answer (is that an HTTP server's port?)"
