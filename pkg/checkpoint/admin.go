@@ -121,8 +121,6 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 	return a, nil
 }
 
-// latestOf is the most recently updated readable session of specPath (or,
-// for "", of any spec in p's folder).
 // sameSpec reports whether the specs at a and b are one spec of project
 // p: the same file, or, in a project named apart from its folder
 // (TEAMRUN_PROJECT, a database store: one project over the checkouts of
@@ -136,6 +134,8 @@ func sameSpec(p ProjectState, a, b string) bool {
 	return ok && named.Key() != p.Dir() && filepath.Base(a) == filepath.Base(b)
 }
 
+// latestOf is the most recently updated readable session of specPath (or,
+// for "", of any spec in p's folder).
 func latestOf(ctx context.Context, s Backend, p ProjectState, specPath string) (*Entry, error) {
 	list, err := s.List(ctx)
 	if err != nil {
