@@ -34,8 +34,10 @@ func TestLockOfDyingHolder(t *testing.T) {
 	if _, err := f.WriteString(`{"pid":` + strconv.Itoa(gone.Process.Pid) + `,"host":"` + host + `"}` + "\n"); err != nil {
 		t.Fatal(err)
 	}
-	// The dying holder's descriptor closes while the new run looks.
-	time.AfterFunc(100*time.Millisecond, func() { f.Close() })
+	// The dying holder's descriptor closes while the new run looks: after
+	// its first look at the note (~250 ms), as a forked task process that
+	// had not exec'd yet closes its copy in its own time.
+	time.AfterFunc(600*time.Millisecond, func() { f.Close() })
 	l, err := s.Lock(context.Background(), "s1", 0)
 	if err != nil {
 		t.Fatalf("Lock: %v", err)

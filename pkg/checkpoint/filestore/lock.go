@@ -90,10 +90,15 @@ func (s *Store) tryLock(id string) (*FileLock, *checkpoint.HeldError, error) {
 			h := readHolder(f)
 			// No live holder named after readHolder's wait: one killed
 			// (kill -9) whose lock the kernel drops as it finishes
-			// exiting, which a --continue run at once can meet. Try
-			// once more rather than say "held" by nobody.
-			if h.PID == 0 {
-				ok, err = flock(f)
+			// exiting, or a task's process it forked and that had not
+			// exec'd yet (it holds a copy of the descriptor until then),
+			// which a --continue run at once can meet. Try again, for
+			// up to about 2 s, rather than say "held" by nobody.
+			for tries := 0; h.PID == 0 && tries < 8; tries++ {
+				if ok, err = flock(f); err != nil || ok {
+					break
+				}
+				h = readHolder(f)
 			}
 			if err != nil || !ok {
 				f.Close()
