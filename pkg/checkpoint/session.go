@@ -71,6 +71,12 @@ type Session struct {
 	// absent when it held nothing, and in older sessions.
 	Hold *Hold `json:"held,omitempty"`
 
+	// JournalLeft: the store read the session with a journal beside its
+	// snapshot (a run killed, or stopped by the store, before its end
+	// folded it). A run that resumes it folds it at its end, even one that
+	// records nothing (a full restore with nothing to run).
+	JournalLeft bool `json:"-"`
+
 	index   map[string]int // task name -> position in Team.Tasks
 	indexed int            // how many of Team.Tasks index covers
 	// distinct says the tasks' names are known to differ (NewSession made

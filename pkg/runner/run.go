@@ -482,13 +482,16 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		rec = &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: p.host, pgid: runGroup()}
 	}
 	// A full restore may have nothing left to do: then the session file
-	// stays as it is and the journal is only begun by the first record.
-	// Any other restore rewrites the session for today's task set at once.
+	// stays as it is and the journal is only begun by the first record,
+	// unless a journal was left beside it (a run killed before its end):
+	// its end folds that one. Any other restore rewrites the session for
+	// today's task set at once.
 	defer rec.close()
 	if restored != nil && restored.Kind == checkpoint.RestoreFull {
 		rec.prior = skipped
 	}
-	if rec.j == nil && (restored == nil || restored.Kind != checkpoint.RestoreFull) {
+	full := restored != nil && restored.Kind == checkpoint.RestoreFull
+	if rec.j == nil && (!full || old != nil && old.JournalLeft) {
 		if err := rec.begin(); err != nil {
 			return nil, false, err
 		}

@@ -377,6 +377,7 @@ func decodeFiles(id, path string, data []byte, jpath string, jdata []byte, drop 
 			}
 			return nil, checkpoint.Undecodable(id, jpath, err)
 		}
+		sess.JournalLeft = true
 	}
 	sess.Summarize()
 	return sess, nil
