@@ -293,9 +293,8 @@ func (g *Graph) Len() int { return len(g.at) - 1 }
 // declared, for a foreach's instance or a repeat's iteration (and the
 // task counting them).
 func routedAs(t *spec.Task) string {
-	x := t.Expanded()
-	if name := x.ForeachOf + x.RepeatOf; name != "" {
-		return name
+	if x := t.Expansion; x != nil && x.ForeachOf+x.RepeatOf != "" {
+		return x.ForeachOf + x.RepeatOf
 	}
 	return t.Name
 }
@@ -906,7 +905,6 @@ type Reason struct {
 // SkipReason says why task i must not run, or nil. Only what the state
 // knows counts: a gate whose result is not known yet skips nothing.
 func (s *State) SkipReason(i int) *Reason {
-	name := routedAs(s.g.team.Tasks[i])
 	if p, until := s.g.Until(i); p >= 0 {
 		switch {
 		case s.status[p] == Skipped:
@@ -919,7 +917,7 @@ func (s *State) SkipReason(i int) *Reason {
 		switch {
 		case s.status[gt] == Skipped:
 			return &Reason{Cause: GateSkipped, Gate: gt}
-		case s.status[gt] == Completed && s.known[gt] && (s.chosen == nil || !slices.Contains(s.chosen[gt], name)):
+		case s.status[gt] == Completed && s.known[gt] && (s.chosen == nil || !slices.Contains(s.chosen[gt], routedAs(s.g.team.Tasks[i]))):
 			return &Reason{Cause: RoutedElsewhere, Gate: gt, Value: strings.TrimSpace(s.result[gt])}
 		}
 	}
