@@ -939,23 +939,33 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		condTree.add("default", synthList(r, pass))
 	}
 	if pass != nil {
-		var script strings.Builder
-		for i, p := range prev {
-			if i > 0 { // the outputs of a parallel step before it, each its own
-				script.WriteString("printf '\\n\\n'\n")
-			}
-			fmt.Fprintf(&script, "cat \"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(p))
-		}
-		agent := "route:" + passName
-		b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos(), made: true})
-		b.agents[agent] = true
-		b.addTask(&Task{Name: passName, Agent: agent, Pos: r.kpos(), HasContext: true, Context: prev,
-			Description: fmt.Sprintf("Pass the output of %s on: the route runs no agent", strings.Join(prev, " and "))}, synthMap(r))
+		sb.passStep(passName, "route:", "the route runs no agent", prev, r)
 		outs = append(outs, passName)
 	}
 	// The route task goes before its branches, so that file order is run order.
 	b.insertTask(rt, synthMap(st, "condition", condTree), at)
 	return outs
+}
+
+// passStep adds a task named name that passes the outputs of prev on, for
+// a branch that runs no agent: the next step reads it, and a branch's
+// output alone when a branch ran, as PraisonAI passes the previous output
+// on. Its agent, a command made for it, is named kind+name; src is where
+// it is declared; why ends its description.
+func (sb *stepBuilder) passStep(name, kind, why string, prev []string, src *tree) {
+	b := sb.b
+	var script strings.Builder
+	for i, p := range prev {
+		if i > 0 { // the outputs of a parallel step before it, each its own
+			script.WriteString("printf '\\n\\n'\n")
+		}
+		fmt.Fprintf(&script, "cat \"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(p))
+	}
+	agent := kind + name
+	b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: CommandAgent, Shell: script.String(), Pos: src.kpos(), made: true})
+	b.agents[agent] = true
+	b.addTask(&Task{Name: name, Agent: agent, Pos: src.kpos(), HasContext: true, Context: prev,
+		Description: fmt.Sprintf("Pass the output of %s on: %s", strings.Join(prev, " and "), why)}, synthMap(src))
 }
 
 // insertTask adds tk at position at, before the tasks already added after it.
@@ -1033,20 +1043,24 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		if v != nil && !v.isSeq() && !v.isNull() {
 			b.errorf(v, v.pos(), "expected a list of steps, got %s", v.describe())
 		}
+		src := v
+		if src == nil {
+			src = c
+		}
 		var names []string
 		for _, t := range b.team.Tasks[before:] {
 			names = append(names, t.Name)
 		}
 		if len(names) == 0 {
-			outs = append(outs, name)
-		} else {
-			outs = append(outs, branchPrev...)
+			// No step (an if without else): the next step reads what came
+			// before the if, as PraisonAI passes it on, not the if's own
+			// "then" or "else".
+			pass := name + "_" + br
+			sb.passStep(pass, "if:", "the "+br+" branch runs no step", prev, src)
+			names, branchPrev = []string{pass}, []string{pass}
 		}
+		outs = append(outs, branchPrev...)
 		it.SetCondition(append(it.Condition(), Route{Value: br, Next: names}))
-		src := v
-		if src == nil {
-			src = c
-		}
 		condTree.add(br, synthList(src, names))
 	}
 	// Its description is the condition, where a placeholder's warning points.
