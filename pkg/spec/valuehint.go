@@ -31,9 +31,10 @@ func valueHint(d Diagnostic, data []byte) Diagnostic {
 				return at(n+1, utf8.RuneCount(l[:i])+1, ": *"+m[1]+" names an anchor (&"+m[1]+") written before it; to write the text *"+m[1]+", quote the value")
 			}
 		}
-	case strings.Contains(d.Message, "found character that cannot start any token"):
-		// A plain value cannot start with @ or ` (reserved by YAML).
-		if n, col, ok := valueStarting(lines, d.Line, func(v string) bool { return v[0] == '@' || v[0] == '`' }); ok {
+	case strings.Contains(d.Message, "found character that cannot start any token") && !strings.Contains(d.Message, "tab in the indentation"):
+		// A plain value cannot start with @ or ` (reserved by YAML);
+		// yaml.v3 names its line.
+		if n, col, ok := valueStarting(lines[:min(d.Line, len(lines))], d.Line, func(v string) bool { return v[0] == '@' || v[0] == '`' }); ok {
 			return at(n, col, ": a value that starts with @ or ` must be quoted")
 		}
 	case strings.Contains(d.Message, "did not find expected key"),
