@@ -537,6 +537,11 @@ func printSession(w io.Writer, s *checkpoint.Session, held *checkpoint.HeldError
 	kept := s.KeptRecords()
 	for _, t := range s.Team.Tasks {
 		result, status := t.Result, shownStatus(t)
+		if t.Status == checkpoint.StatusRunning && held == nil {
+			// Recorded as running, and no run holds the session: its run
+			// died (kill -9, a crash), as the session's status says.
+			status = statusInterrupted
+		}
 		if kept[t.Name] {
 			status = statusKept
 		}
