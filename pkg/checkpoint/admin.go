@@ -282,6 +282,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 	if err != nil {
 		return nil, 0, err
 	}
+	removed := &removals{s: s, p: p}
 	for _, sum := range list {
 		if !sum.Touched.Before(opts.Before) {
 			newer++
@@ -343,7 +344,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			st.Removed = true
 			if !opts.DryRun {
 				detail := fmt.Sprintf("last updated %s, before %s", sum.Touched.UTC().Format(time.RFC3339), opts.Before.UTC().Format(time.RFC3339))
-				if err := AuditRemoval(ctx, s, p, sum.SpecPath, AuditRecord{Event: EventPruned, Session: sum.ID, Store: s.Location(), Detail: detail}); err != nil {
+				if err := removed.audit(ctx, sum.SpecPath, AuditRecord{Event: EventPruned, Session: sum.ID, Store: s.Location(), Detail: detail}); err != nil {
 					return append(stale, st), newer, err
 				}
 			}
@@ -431,17 +432,42 @@ func pruneOrphan(ctx context.Context, s Backend, p ProjectState, o OrphanLock, o
 // `session list` does not show it "missing"; in p's when that log names
 // it, or the session's project is p, or no log names it.
 func AuditRemoval(ctx context.Context, s Backend, p ProjectState, specPath string, rec AuditRecord) error {
+	return (&removals{s: s, p: p}).audit(ctx, specPath, rec)
+}
+
+// removals is AuditRemoval for many sessions (a prune): each project's
+// audit log is read once, not once a session.
+type removals struct {
+	s     Backend
+	p     ProjectState
+	named map[string]map[string]bool // project folder -> the sessions its log names
+}
+
+func (a *removals) audit(ctx context.Context, specPath string, rec AuditRecord) error {
 	if specPath != "" {
-		if dir := filepath.Dir(filepath.Clean(specPath)); dir != p.Dir() {
-			own := s.Project(dir)
-			// Only a log that names it: the spec's folder may be gone, or
-			// never have been this store's project.
-			if recs, err := own.AuditRecords(ctx); err == nil && slices.ContainsFunc(recs, func(r AuditRecord) bool { return r.Session == rec.Session }) {
+		if dir := filepath.Dir(filepath.Clean(specPath)); dir != a.p.Dir() {
+			own := a.s.Project(dir)
+			if a.named == nil {
+				a.named = map[string]map[string]bool{}
+			}
+			ids, ok := a.named[dir]
+			if !ok {
+				// Only a log that names it: the spec's folder may be gone,
+				// or never have been this store's project.
+				ids = map[string]bool{}
+				if recs, err := own.AuditRecords(ctx); err == nil {
+					for _, r := range recs {
+						ids[r.Session] = true
+					}
+				}
+				a.named[dir] = ids
+			}
+			if ids[rec.Session] {
 				return own.Audit(ctx, rec)
 			}
 		}
 	}
-	return p.Audit(ctx, rec)
+	return a.p.Audit(ctx, rec)
 }
 
 func heldReason(h *HeldError) string {
