@@ -283,6 +283,12 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 		return nil, 0, err
 	}
 	removed := &removals{s: s, p: p}
+	var actives map[string]string
+	if ai, ok := s.(ActiveIndex); ok {
+		if actives, err = ai.ActiveSessions(ctx); err != nil {
+			return nil, 0, err
+		}
+	}
 	for _, sum := range list {
 		if !sum.Touched.Before(opts.Before) {
 			newer++
@@ -298,11 +304,17 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			stale = append(stale, st)
 			continue
 		}
-		// One store serves every project (~/.teamrun by default): the
-		// active session of the project its spec lives in is kept too, so
-		// a prune here never takes the session another folder's --continue
-		// would resume.
-		if dir := filepath.Dir(filepath.Clean(sum.SpecPath)); sum.SpecPath != "" && dir != p.Dir() {
+		// One store serves every project (~/.teamrun by default): another
+		// project's active session is kept too, so a prune here never takes
+		// the session another folder's --continue would resume. A store
+		// that indexes them names its project; else it is looked for in the
+		// project its spec lives in.
+		if key, ok := actives[sum.ID]; ok {
+			st.Reason = "the active session of project " + key
+			stale = append(stale, st)
+			continue
+		}
+		if dir := filepath.Dir(filepath.Clean(sum.SpecPath)); actives == nil && sum.SpecPath != "" && dir != p.Dir() {
 			if other, err := s.Project(dir).Active(ctx); err == nil && other == sum.ID {
 				st.Reason = "the active session of the project in " + dir
 				stale = append(stale, st)

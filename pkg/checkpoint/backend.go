@@ -95,6 +95,16 @@ type Journal interface {
 	Close() error
 }
 
+// ActiveIndex is a store that keeps every project's active session in one
+// place (a database table), where the file store keeps each in its own
+// project's folder. A project named by TEAMRUN_PROJECT is not found from
+// its sessions' spec folders: prune asks the index instead.
+type ActiveIndex interface {
+	// ActiveSessions maps each project's active session to the project's
+	// key.
+	ActiveSessions(ctx context.Context) (map[string]string, error)
+}
+
 // ProjectState is a project's own state: the session `--continue` resumes
 // and the audit log of what happened to its sessions (DESIGN §5).
 type ProjectState interface {

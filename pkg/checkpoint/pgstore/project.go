@@ -60,6 +60,24 @@ func (p *Project) Where() string {
 	return fmt.Sprintf("%s (%s.projects, project %s)", p.store.cfg.location, p.store.cfg.schema, p.key)
 }
 
+var _ checkpoint.ActiveIndex = (*Store)(nil)
+
+// ActiveSessions maps every project's active session to the project's key.
+func (s *Store) ActiveSessions(ctx context.Context) (map[string]string, error) {
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
+	rows, err := s.pool.Query(ctx, s.q(`SELECT active_session, project_key FROM {s}.projects`))
+	if err != nil {
+		return nil, s.cfg.fail("read the projects' active sessions", err)
+	}
+	m := map[string]string{}
+	var id, key string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &key}, func() error { m[id] = key; return nil }); err != nil {
+		return nil, s.cfg.fail("read the projects' active sessions", err)
+	}
+	return m, nil
+}
+
 // Active is the project's active session id, "" when none is set.
 func (p *Project) Active(ctx context.Context) (string, error) {
 	var id string

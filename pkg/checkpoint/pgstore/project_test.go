@@ -119,3 +119,40 @@ func TestResolveActiveAcrossCheckouts(t *testing.T) {
 		t.Errorf("another spec of the project: %+v, %v; want not night-1, and a note", a, err)
 	}
 }
+
+// Projects named by TEAMRUN_PROJECT share one spec folder's path (every
+// pod mounts /specs): a prune in project weekly never removes project
+// nightly's active session, whose spec folder is its own.
+func TestPruneKeepsNamedProjectsActive(t *testing.T) {
+	s := openStore(t, testStoreURL(t))
+	ctx := context.Background()
+	for _, id := range []string{"night-1", "week-old"} {
+		l, j := begin(t, s, id, 1) // its spec: /specs/agents.yaml
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l.Release()
+	}
+	t.Setenv("TEAMRUN_PROJECT", "nightly")
+	if err := s.Project("/specs").SetActive(ctx, "night-1"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TEAMRUN_PROJECT", "weekly")
+	stale, _, err := checkpoint.Prune(ctx, s, s.Project("/specs"), checkpoint.PruneOptions{Before: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, st := range stale {
+		got[st.ID] = st.Reason
+		if st.Removed {
+			got[st.ID] = "removed"
+		}
+	}
+	if got["night-1"] != "the active session of project nightly" || got["week-old"] != "removed" {
+		t.Errorf("prune in project weekly: %q", got)
+	}
+	if ok, err := s.Exists(ctx, "night-1"); !ok || err != nil {
+		t.Errorf("project nightly's active session is gone: %v", err)
+	}
+}
