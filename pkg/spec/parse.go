@@ -754,7 +754,12 @@ func (b *builder) check() {
 				case j == i:
 					b.errorf(it, it.pos(), "a task cannot read its own output: remove %q from its context", name)
 				case j > i && t.Process != Workflow:
-					b.errorf(it, it.pos(), "task %q comes later in the file; in a sequential team a task reads only tasks before it (use process: workflow for a DAG)", name)
+					fix := "use process: workflow for a DAG"
+					if t.PraisonTemplates {
+						// A PraisonAI file's tasks always run in file order.
+						fix = "move it before this task, or write the team in the native format, whose process: workflow runs a DAG"
+					}
+					b.errorf(it, it.pos(), "task %q comes later in the file; in a sequential team a task reads only tasks before it (%s)", name, fix)
 				}
 			}
 		}

@@ -84,6 +84,9 @@ func (b *builder) praison(root *tree) {
 	}
 	for i, k := range root.keys() {
 		v := root.vals()[i]
+		if strings.HasPrefix(k, "x-") {
+			continue // a home for YAML anchors, as in the native format
+		}
 		switch k {
 		case "config", "llm", "roles", "agents", "tasks", "steps", "task":
 			// handled above or below
@@ -544,20 +547,17 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 		case "api_key_env":
 			l.APIKeyEnv = s
 		case "temperature":
-			switch x := f.val().(type) {
-			case float64:
+			// The native schema's rule: the API refuses anything else.
+			if x, ok := number(f); ok && x >= 0 && x <= 2 {
 				l.Temperature = &x
-			case int64:
-				y := float64(x)
-				l.Temperature = &y
-			default:
-				b.praisonIgnored(f)
+			} else if !f.isNull() {
+				b.errorf(f, f.pos(), "expected a number from 0 to 2, got %s", f.describe())
 			}
 		case "max_tokens":
 			if n, ok := f.val().(int64); ok && n > 0 && n < 1<<31 {
 				l.MaxTokens = int(n)
-			} else {
-				b.praisonIgnored(f)
+			} else if !f.isNull() {
+				b.errorf(f, f.pos(), "expected a whole number of tokens, at least 1, got %s", f.describe())
 			}
 		case "api_key":
 			if !f.isNull() {

@@ -231,6 +231,7 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:1:12: workflow.stream: not supported by teamrun, ignored: teamrun streams an LLM answer on its own whenever a run shows live progress on a terminal; in the native format an llm's stream: (auto, true or false) sets it"},
 		{"an agent's stream", "agents:\n  a: {role: A, llm: m, stream: false}\n" + steps,
 			"w.yaml:2:24: agents.a.stream: not supported by teamrun, ignored: teamrun streams an LLM answer on its own"},
+		{"an x- key holds anchors", "x-defaults: &d {role: A, llm: m}\nagents:\n  a: *d\n" + steps, ""},
 		{"run_on, tools_run_on's old spelling", "run_on: docker\nagents:\n  a: {role: A, llm: m}\n" + steps,
 			"w.yaml:1:1: run_on: not supported by teamrun, ignored: tools run on this machine, where teamrun runs"},
 	}
@@ -265,6 +266,31 @@ func TestPraisonAIRefusedInOneLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse("r.yaml", []byte(tt.src))
+			var list ErrorList
+			if !errors.As(err, &list) || len(list) != 1 || list[0].String() != tt.want {
+				t.Errorf("err:\n%v\nwant exactly:\n%s", err, tt.want)
+			}
+		})
+	}
+}
+
+// A PraisonAI file's wrong value is the native format's error, not a
+// setting dropped with a warning; and its advice fits the format.
+func TestPraisonAIValueErrors(t *testing.T) {
+	const role = "framework: praisonai\nroles:\n  a:\n    role: A\n"
+	tests := []struct{ name, src, want string }{
+		{"temperature as text", role + "    llm: {model: m, temperature: \"0.7\"}\n    tasks:\n      t: {description: d}\n",
+			`p.yaml:5:34: roles.a.llm.temperature: expected a number from 0 to 2, got string "0.7"`},
+		{"temperature out of range", role + "    llm: {model: m, temperature: 3}\n    tasks:\n      t: {description: d}\n",
+			`p.yaml:5:34: roles.a.llm.temperature: expected a number from 0 to 2, got integer 3`},
+		{"max_tokens as text", role + "    llm: {model: m, max_tokens: \"512\"}\n    tasks:\n      t: {description: d}\n",
+			`p.yaml:5:33: roles.a.llm.max_tokens: expected a whole number of tokens, at least 1, got string "512"`},
+		{"a later task in context", role + "    tasks:\n      t: {description: d, context: [u]}\n      u: {description: e}\n",
+			`p.yaml:6:37: roles.a.tasks.t.context[0]: task "u" comes later in the file; in a sequential team a task reads only tasks before it (move it before this task, or write the team in the native format, whose process: workflow runs a DAG)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("p.yaml", []byte(tt.src))
 			var list ErrorList
 			if !errors.As(err, &list) || len(list) != 1 || list[0].String() != tt.want {
 				t.Errorf("err:\n%v\nwant exactly:\n%s", err, tt.want)
