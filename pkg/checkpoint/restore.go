@@ -225,6 +225,14 @@ type Choice struct {
 	// nil: unknown): a hold the last run left is taken over for each
 	// task whose reads it recorded as this restore does (holdUndecided).
 	CutoffReads func(i int) []int
+	// Reads is what the result of the task at index i in defs is made of
+	// (schedule.Graph.Reads; nil: its context): what reads a task --rerun
+	// names is held.
+	Reads func(i int) []int
+	// Upstream is what the run of the task at index i in defs is made of
+	// or decided by (schedule.Graph.Upstream; nil: its context and the
+	// producer of its foreach): what --rerun-from follows.
+	Upstream func(i int) []int
 	// DeferredJoin is, for the name of a task in the session but not in
 	// defs, the join of the foreach it is an instance of when that
 	// foreach waits for its producer (spec.Team.DeferredJoin; nil: none):
@@ -263,9 +271,12 @@ func (c Choice) Check(names func() []string) error {
 	return nil
 }
 
-// Downstream lists name and every task that reads it, directly or through
-// others (context), in defs order.
-func Downstream(defs []spec.TaskDef, names []string) []string {
+// Downstream lists names and every task whose run is made of or decided
+// by one of them, directly or through others (ch.Upstream), in defs order.
+func (ch Choice) Downstream(defs []spec.TaskDef, names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
 	in := map[string]bool{}
 	for _, n := range names {
 		in[n] = true
@@ -274,15 +285,9 @@ func Downstream(defs []spec.TaskDef, names []string) []string {
 	// a fixed point keeps any order right.
 	for changed := true; changed; {
 		changed = false
-		for _, d := range defs {
-			if in[d.Name] {
-				continue
-			}
-			for _, c := range d.Context {
-				if in[c] {
-					in[d.Name], changed = true, true
-					break
-				}
+		for i, d := range defs {
+			if !in[d.Name] && slices.ContainsFunc(ch.upstream(defs, i), func(c string) bool { return in[c] }) {
+				in[d.Name], changed = true, true
 			}
 		}
 	}
@@ -290,6 +295,32 @@ func Downstream(defs []spec.TaskDef, names []string) []string {
 	for _, d := range defs {
 		if in[d.Name] {
 			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+// upstream names ch.Upstream of the task at index i in defs.
+func (ch Choice) upstream(defs []spec.TaskDef, i int) []string {
+	if ch.Upstream == nil {
+		return slices.Concat(defs[i].Context, defs[i].After())
+	}
+	return namesAt(defs, ch.Upstream(i))
+}
+
+// reads names ch.Reads of the task at index i in defs.
+func (ch Choice) reads(defs []spec.TaskDef, i int) []string {
+	if ch.Reads == nil {
+		return defs[i].Context
+	}
+	return namesAt(defs, ch.Reads(i))
+}
+
+func namesAt(defs []spec.TaskDef, at []int) []string {
+	out := make([]string, 0, len(at))
+	for _, j := range at {
+		if j >= 0 && j < len(defs) {
+			out = append(out, defs[j].Name)
 		}
 	}
 	return out
@@ -317,7 +348,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	asked := ch.Keep
 	keep, refused := keepExpanded(sess, defs, ch.Keep)
 	ch.Keep = keep
-	r := restoreRules(sess, defs, fingerprint, ch.Reuse, ch.Keep)
+	r := restoreRules(sess, defs, fingerprint, ch)
 	r.warnChanged(defs, ch)
 	r.Keep = keep
 	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
@@ -607,7 +638,7 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 		forced[n] = true
 	}
 	var keptDown []string
-	for _, n := range Downstream(defs, ch.RerunFrom) {
+	for _, n := range ch.Downstream(defs, ch.RerunFrom) {
 		if kept[n] && !slices.Contains(ch.RerunFrom, n) {
 			// Check refuses --keep of a task --rerun-from names; one
 			// downstream of it is kept, and that is said.
@@ -627,7 +658,7 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 	// again and the next pass restores or runs each by its own rendered
 	// definition (an unchanged instance is restored, not paid again).
 	deferred := map[string]bool{}
-	for _, d := range defs {
+	for i, d := range defs {
 		if _, held := r.Held[d.Name]; held && forced[d.Name] {
 			// Held by the restore (what it reads changed), but asked
 			// for: it runs, never cut off. Its record is pending and
@@ -643,8 +674,11 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 		}
 		t := *p // held as it was: p turns pending below
 		reads, made := false, false
-		for _, c := range d.Context {
-			reads = reads || again[c]
+		for _, c := range ch.reads(defs, i) {
+			// A foreach is made from its producer's output: made
+			// again, not read, unless a context reads it too.
+			producer := slices.Contains(d.After(), c) && !slices.Contains(d.Context, c)
+			reads = reads || again[c] && !producer
 			made = made || deferred[c]
 		}
 		for _, a := range d.After() {
@@ -683,7 +717,8 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 	}
 }
 
-func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse, keep []string) *Restored {
+func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Choice) *Restored {
+	reuse, keep := ch.Reuse, ch.Keep
 	r := &Restored{Kind: RestoreNone, State: map[string]any{},
 		Decisions: map[string]string{}, Memory: map[string][]Message{}, Held: map[string]TaskRecord{}, Recorded: map[string]Outcome{}}
 	if sess == nil {
@@ -754,12 +789,12 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 		// spec; still, iterate to a fixed point so the order cannot matter.
 		for changed := true; changed; {
 			changed = false
-			for _, d := range defs {
+			for i, d := range defs {
 				if reused[d.Name] || !unchanged(d, sess.record(d.Name)) {
 					continue
 				}
 				ok := true
-				for _, c := range d.Context {
+				for _, c := range ch.reads(defs, i) {
 					if !reused[c] {
 						ok = false
 						break
@@ -771,7 +806,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, reuse 
 				}
 			}
 		}
-		r.holdDownstream(sess, defs, reused)
+		r.holdDownstream(sess, defs, reused, ch)
 	} else {
 		r.Kind = RestorePartial
 	}
@@ -1055,7 +1090,7 @@ func (r *Restored) recordSkipped(sess *Session, defs []spec.TaskDef) {
 // read changed: each may be cut off once what it reads has run again. It
 // records the result of every completed task that runs again, to compare
 // (that the skipped ones were skipped, recordSkipped has recorded).
-func (r *Restored) holdDownstream(sess *Session, defs []spec.TaskDef, reused map[string]bool) {
+func (r *Restored) holdDownstream(sess *Session, defs []spec.TaskDef, reused map[string]bool, ch Choice) {
 	for _, d := range defs {
 		if t := sess.record(d.Name); t != nil && t.Status == StatusCompleted && !reused[d.Name] {
 			r.Recorded[d.Name] = t.Outcome()
@@ -1063,14 +1098,15 @@ func (r *Restored) holdDownstream(sess *Session, defs []spec.TaskDef, reused map
 	}
 	for changed := true; changed; {
 		changed = false
-		for _, d := range defs {
+		for i, d := range defs {
 			t := sess.record(d.Name)
 			if _, ok := r.Held[d.Name]; ok || reused[d.Name] || t == nil || t.Status != StatusCompleted ||
-				t.OwnKey == "" || t.OwnKey != d.OwnKey || len(d.Context) == 0 {
+				t.OwnKey == "" || t.OwnKey != d.OwnKey {
 				continue
 			}
-			ok := true
-			for _, c := range d.Context {
+			reads := ch.reads(defs, i)
+			ok := len(reads) > 0
+			for _, c := range reads {
 				if _, was := r.Recorded[c]; !reused[c] && !was {
 					ok = false // it reads a task with no recorded result to compare with
 					break

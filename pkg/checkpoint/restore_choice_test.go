@@ -162,7 +162,7 @@ func TestDownstream(t *testing.T) {
 		{[]string{"x", "c"}, []string{"c", "d", "x"}},
 		{nil, nil},
 	} {
-		if got := checkpoint.Downstream(ds, tc.from); !slices.Equal(got, tc.want) {
+		if got := (checkpoint.Choice{}).Downstream(ds, tc.from); !slices.Equal(got, tc.want) {
 			t.Errorf("Downstream(%v) = %v, want %v", tc.from, got, tc.want)
 		}
 	}

@@ -81,7 +81,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		// What today's team refuses of the restored results, the restore
 		// runs again, as run's does (blobs are read in line: ReadBlobs).
 		ch.Refuse = graph.Refuser(func(_ int, t checkpoint.TaskRecord) string { return t.Result })
-		ch.CutoffReads = graph.CutoffReads
+		ch.CutoffReads, ch.Reads, ch.Upstream = graph.CutoffReads, graph.Reads, graph.Upstream
 	}
 	ch.DeferredJoin = team.DeferredJoin
 	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)

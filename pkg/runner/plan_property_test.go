@@ -423,13 +423,22 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 		for _, n := range slices.Concat(ch.Rerun, ch.RerunFrom) {
 			named[n] = true
 		}
-		// And what --rerun-from reaches (context tasks come first; in a
-		// sequential team, a task without context reads the one before).
+		// And what --rerun-from reaches: what a task reads or is routed
+		// by (context tasks come first; in a sequential team, a task
+		// without context reads the one before), and a foreach's producer.
 		from := map[int]bool{}
 		for i := range g.n {
-			reads := g.context[i]
+			reads := slices.Clone(g.context[i])
 			if !g.workflow && len(reads) == 0 && i > 0 {
 				reads = []int{i - 1}
+			}
+			for j, r := range g.routes {
+				if contains(r[0], i) || contains(r[1], i) {
+					reads = append(reads, j)
+				}
+			}
+			if i == g.loop && g.producer >= 0 {
+				reads = append(reads, g.producer)
 			}
 			from[i] = slices.Contains(ch.RerunFrom, fmt.Sprintf("t%d", i)) || slices.ContainsFunc(reads, func(c int) bool { return from[c] })
 			named[fmt.Sprintf("t%d", i)] = named[fmt.Sprintf("t%d", i)] || from[i]

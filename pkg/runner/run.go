@@ -437,7 +437,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 			choice.Refuse = refuse
 		}
 		if g, err := set.graph(); err == nil {
-			choice.CutoffReads = g.CutoffReads
+			choice.CutoffReads, choice.Reads, choice.Upstream = g.CutoffReads, g.Reads, g.Upstream
 		}
 		choice.DeferredJoin = set.Team.DeferredJoin
 		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)

@@ -357,15 +357,44 @@ func (g *Graph) CutoffReads(i int) []int {
 	for _, j := range g.Context(i) {
 		add(j)
 	}
+	g.eachVariableRead(i, add)
+	return out
+}
+
+// eachVariableRead calls read with each task whose output_variable task
+// i's texts name.
+func (g *Graph) eachVariableRead(i int, read func(j int)) {
 	t := g.team.Tasks[i]
 	x := t.Expanded() // a foreach instance's item shadows a variable of its name
 	for _, j := range g.outputs {
 		o := g.team.Tasks[j]
-		if x.Binds(o.OutputVariable) {
+		if j == i || x.Binds(o.OutputVariable) {
 			continue
 		}
 		if g.team.Reads(t.Description, o.OutputVariable) || g.team.Reads(t.ExpectedOutput, o.OutputVariable) {
-			add(j)
+			read(j)
+		}
+	}
+}
+
+// Reads is what task i's result is made of: its context and each task
+// whose output_variable its texts name (a task may be listed twice).
+// What reads a task --rerun names is held for the early cut-off.
+func (g *Graph) Reads(i int) []int {
+	out := slices.Clone(g.Context(i))
+	g.eachVariableRead(i, func(j int) { out = append(out, j) })
+	return out
+}
+
+// Upstream is what task i's run is made of or decided by (a task may be
+// listed twice): what it reads, the gates routing to it and the task
+// whose output its foreach is over. --rerun-from runs again every task
+// with one it names upstream.
+func (g *Graph) Upstream(i int) []int {
+	out := append(g.Reads(i), g.Gates(i)...)
+	for _, name := range g.team.Tasks[i].Expanded().After {
+		if j := g.team.TaskIndex(name); j >= 0 {
+			out = append(out, j)
 		}
 	}
 	return out
