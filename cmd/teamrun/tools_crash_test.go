@@ -314,6 +314,12 @@ func TestToolCrashAfterResult(t *testing.T) {
 	if !strings.Contains(out, "tool loop resumed after turn 1; recorded results replayed, not run again") {
 		t.Errorf("the resume is not said:\n%s", out)
 	}
+	// What the cut attempt paid is told as the loop resumes: replayed, so
+	// not paid again (a task that starts over says it is).
+	if !strings.Contains(out, "task work was cut off in attempt 1 after paying for 12 tokens (cost unknown), which the session's totals count: its tool loop resumes after turn 1: the recorded turns are replayed, not paid again") ||
+		strings.Contains(out, "is paid again") {
+		t.Errorf("the warning on what the cut attempt paid is not the resumed loop's:\n%s", out)
+	}
 	// The turn the killed run recorded was paid for: the session counts
 	// it (it would otherwise be lost with the attempt), this run the new
 	// request alone.
