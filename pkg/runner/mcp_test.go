@@ -401,11 +401,12 @@ func TestMCPServerEnds(t *testing.T) {
 	}
 }
 
-// What plan learns of a server that cannot list its tools quotes its
-// stderr: a key the server prints there (one it was given, or found in
-// teamrun's environment) is redacted, as a run redacts it.
-func TestMCPDigestRedacted(t *testing.T) {
-	const key = "sk-digest-secret-0123456789"
+// What a run tells of a server that cannot be reached quotes what the
+// server printed, its stderr or the line on its stdout that is not
+// JSON-RPC: a key the server prints there (one it was given, or found in
+// teamrun's environment) is redacted in the output and the session.
+func TestMCPHandshakeErrorRedacted(t *testing.T) {
+	const key = "sk-handshake-secret-0123456789"
 	for dies, want := range map[string]string{
 		"start": "its stderr ends: test server: cannot open /nonexistent/db [REDACTED]",
 		// The line it wrote on stdout is quoted as its stderr is.
@@ -414,20 +415,27 @@ func TestMCPDigestRedacted(t *testing.T) {
 		t.Run(dies, func(t *testing.T) {
 			yaml, _ := mcpTeam(t, "")
 			yaml = strings.Replace(yaml, "GREETING: hello", "GREETING: hello, MCP_DIES: "+dies+", MCP_SAY: "+key, 1)
-			yaml = strings.Replace(yaml, "base_url: BASE", "base_url: http://127.0.0.1:9/v1, api_key_env: TEST_KEY", 1)
-			team, err := spec.Parse("team.yaml", []byte(yaml))
+			yaml = strings.Replace(yaml, "base_url: BASE", "base_url: BASE, api_key_env: TEST_KEY", 1)
+			srv := httptest.NewServer(&toolLLM{script: func(int, toolRequest) string { return answer("done") }})
+			defer srv.Close()
+			p := newProject(t, srv.URL, yaml)
+			p.env["TEST_KEY"] = key
+			_, out, err := p.run(t, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			getenv := func(k string) string {
-				if k == "TEST_KEY" {
-					return key
-				}
-				return ""
+			b, err := p.sessionFileBytes()
+			if err != nil {
+				t.Fatal(err)
 			}
-			_, err = MCPDigest(context.Background(), team, team.MCP[0], getenv)
-			if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "0123456789") {
-				t.Errorf("got %v, want %q", err, want)
+			tr, _ := p.session(t).Task("t")
+			if !strings.Contains(tr.Error, want) {
+				t.Errorf("the task's error %q, want %q", tr.Error, want)
+			}
+			for what, text := range map[string]string{"the output": out, "the session": string(b)} {
+				if strings.Contains(text, "0123456789") {
+					t.Errorf("%s holds the key:\n%s", what, text)
+				}
 			}
 		})
 	}
