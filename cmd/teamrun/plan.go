@@ -2,11 +2,9 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,11 +110,6 @@ func planCommand() *cli.Command {
 			p := plan.Make(team, set.Defs, set.Fingerprint, sess, ch, storeFlag(c))
 			p.Spec, p.Notes = path, notes
 			p.Warnings = append(p.Warnings, set.Warnings...)
-			if len(team.MCP) > 0 {
-				p.NoteMCP(c.Context, team, sess, func(ctx context.Context, s *spec.MCPServer) (string, error) {
-					return runner.MCPDigest(ctx, team, s, os.Getenv)
-				})
-			}
 			// The plan's own warnings go to stderr as every warning does;
 			// the session's were printed when they were found.
 			for _, w := range p.Warnings {

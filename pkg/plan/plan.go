@@ -3,9 +3,7 @@
 package plan
 
 import (
-	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -644,49 +642,4 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, dec
 	}
 	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `%s`",
 		c.Tool, checkpoint.ShortArguments(c.Arguments), cmdline.OneOf(cmdline.Decide(store, sess.ID, d.Name, ""), checkpoint.ToolDecisions()))
-}
-
-// MCPLister returns the digest of the tool list an MCP server offers now,
-// as a run would record it (runner.MCPDigest).
-type MCPLister func(ctx context.Context, s *spec.MCPServer) (string, error)
-
-// NoteMCP adds to each task whose tool loop recorded MCP servers' tool
-// lists whether a server now lists other tools. A server that cannot be
-// listed is a warning; each is listed once.
-func (p *Plan) NoteMCP(ctx context.Context, team *spec.Team, sess *checkpoint.Session, list MCPLister) {
-	if sess == nil || list == nil {
-		return
-	}
-	now := map[string]string{}
-	failed := map[string]bool{}
-	for i := range p.Steps {
-		step := &p.Steps[i]
-		lg := sess.ToolLogs[step.Task]
-		if lg == nil || len(lg.MCP) == 0 {
-			continue
-		}
-		var changed []string
-		for _, name := range slices.Sorted(maps.Keys(lg.MCP)) {
-			s := team.MCPServer(name)
-			if s == nil || failed[name] {
-				continue
-			}
-			d, ok := now[name]
-			if !ok {
-				var err error
-				if d, err = list(ctx, s); err != nil {
-					failed[name] = true
-					p.Warnings = append(p.Warnings, fmt.Sprintf("cannot list the tools of MCP server %s to compare them with the checkpoint's: %v", name, err))
-					continue
-				}
-				now[name] = d
-			}
-			if d != lg.MCP[name] {
-				changed = append(changed, name)
-			}
-		}
-		if len(changed) > 0 {
-			step.Reason += fmt.Sprintf("; MCP server %s lists other tools than when its tool loop last ran", strings.Join(changed, " and "))
-		}
-	}
 }

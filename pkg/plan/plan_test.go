@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -302,52 +300,6 @@ func TestPlanToolLoop(t *testing.T) {
 			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict}, "/srv/st")
 			if r := p.Steps[0].Reason; p.Steps[0].Action != Run || !strings.Contains(r, "its tool loop resumes after turn 1") || !strings.Contains(r, tc.want) {
 				t.Errorf("step %+v", p.Steps[0])
-			}
-		})
-	}
-}
-
-func TestPlanNoteMCP(t *testing.T) {
-	tm := load(t, `
-mcp: {servers: {srv: {command: [srv]}, gone: {command: [gone]}}}
-agents:
-  a: {llm: m, tools: [srv, gone]}
-tasks:
-  t: {description: d, agent: a}
-`)
-	sess := session(tm, map[string]rec{"t": {status: checkpoint.StatusRunning, attempts: 1}}, nil)
-	sess.Apply(checkpoint.Record{Kind: checkpoint.ToolTurnRecorded, Task: "t", Attempt: 1, Tool: &checkpoint.ToolStep{Turn: 1,
-		Calls: []checkpoint.ToolCall{{ID: "c1", Tool: "x"}}, MCP: map[string]string{"srv": "aaaa", "gone": "cccc"}}})
-	for _, tc := range []struct {
-		name, digest, want, warn string
-		fail                     bool
-	}{
-		{"changed", "bbbb", "; MCP server srv lists other tools than when its tool loop last ran", "", false},
-		{"unchanged", "aaaa", "", "", false},
-		{"unreachable", "", "", "cannot list the tools of MCP server srv", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict}, "")
-			calls := 0
-			p.NoteMCP(context.Background(), tm.t, sess, func(_ context.Context, s *spec.MCPServer) (string, error) {
-				calls++
-				if s.Name == "gone" {
-					return "cccc", nil
-				}
-				if tc.fail {
-					return "", errors.New("no such program")
-				}
-				return tc.digest, nil
-			})
-			r := p.Steps[0].Reason
-			if (tc.want != "") != strings.Contains(r, "lists other tools") || (tc.want != "" && !strings.Contains(r, tc.want)) {
-				t.Errorf("reason %q, want %q", r, tc.want)
-			}
-			if tc.warn != "" && (len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], tc.warn)) {
-				t.Errorf("warnings %q", p.Warnings)
-			}
-			if calls != 2 {
-				t.Errorf("%d listings, want one per server", calls)
 			}
 		})
 	}

@@ -29,9 +29,12 @@ func elsewhereNotes(old *checkpoint.Session, host string) []string {
 
 // paidAgainNotes name each task that old has on record as running (its run
 // was killed in the middle of it) whose cut attempt had paid for LLM
-// requests: the task runs again, and what it asks again is paid again —
-// said, never silent. What was paid is in the session's totals already.
-func paidAgainNotes(old *checkpoint.Session) []string {
+// requests: said, never silent. What was paid is in the session's totals
+// already. A task whose tool loop resumes (logs, the loops the continued
+// session carries, as the run will read them) replays its recorded turns,
+// not paid again; any other runs again, and what it asks again is paid
+// again.
+func paidAgainNotes(old *checkpoint.Session, logs map[string]*checkpoint.ToolLog) []string {
 	var notes []string
 	for _, t := range old.Team.Tasks {
 		if t.Status != checkpoint.StatusRunning || t.Usage == nil {
@@ -41,8 +44,12 @@ func paidAgainNotes(old *checkpoint.Session) []string {
 		if !HasUsage(paid) {
 			continue
 		}
-		notes = append(notes, fmt.Sprintf("task %s was cut off in attempt %d after paying for %s, which the session's totals count: it runs again, and what it asks again is paid again",
-			t.Name, t.Attempts, UsageText(paid)))
+		again := "it runs again, and what it asks again is paid again"
+		if lg := logs[t.Name]; lg.Resumable() {
+			again = fmt.Sprintf("its tool loop resumes after turn %d: the recorded turns are replayed, not paid again; what it asks after them is paid", len(lg.Turns))
+		}
+		notes = append(notes, fmt.Sprintf("task %s was cut off in attempt %d after paying for %s, which the session's totals count: %s",
+			t.Name, t.Attempts, UsageText(paid), again))
 	}
 	return notes
 }

@@ -59,3 +59,47 @@ func TestStartedRecordsCarryHost(t *testing.T) {
 type fakeTasks struct{ checkpoint.Journal }
 
 func (fakeTasks) Task(string) (checkpoint.TaskRecord, bool) { return checkpoint.TaskRecord{}, false }
+
+// A task a kill cut off after it paid for requests is told: one whose tool
+// loop the run resumes replays its recorded turns, not paid again; any
+// other runs again, and what it asks again is paid again.
+func TestPaidAgainNotes(t *testing.T) {
+	defs := []spec.TaskDef{{ID: 0, Name: "a", Key: "ka"}}
+	paid := []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "a", Attempt: 1},
+		{Kind: checkpoint.RequestPaid, Task: "a", Usage: &checkpoint.Usage{PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110,
+			Calls: []checkpoint.Call{{Model: "m", Attempt: 1, Status: 200, PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110}}}}}
+	turns := []checkpoint.Record{
+		{Kind: checkpoint.ToolTurnRecorded, Task: "a", Attempt: 1, Tool: &checkpoint.ToolStep{Turn: 1, Calls: []checkpoint.ToolCall{{ID: "c1", Tool: "t", Arguments: "{}"}}}},
+		{Kind: checkpoint.ToolStarted, Task: "a", Attempt: 1, Tool: &checkpoint.ToolStep{Turn: 1, Call: "c1", Name: "t"}},
+		{Kind: checkpoint.ToolFinished, Task: "a", Attempt: 1, Tool: &checkpoint.ToolStep{Turn: 1, Call: "c1", Name: "t", Result: "ok"}},
+	}
+	const cut = "task a was cut off in attempt 1 after paying for 110 tokens (cost unknown), which the session's totals count: "
+	cases := []struct {
+		name    string
+		recs    []checkpoint.Record
+		carried bool // the continued session carries the task's loop
+		want    []string
+	}{
+		{"no tool loop", paid, false, []string{cut + "it runs again, and what it asks again is paid again"}},
+		{"a loop that resumes", append(slices.Clone(paid), turns...), true,
+			[]string{cut + "its tool loop resumes after turn 1: the recorded turns are replayed, not paid again; what it asks after them is paid"}},
+		// The task's definition changed: the loop starts afresh.
+		{"a loop not carried", append(slices.Clone(paid), turns...), false, []string{cut + "it runs again, and what it asks again is paid again"}},
+		{"nothing paid", paid[:1], false, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := checkpoint.NewSession("s1", "/x/team.yaml", "team", spec.Workflow, defs, "fp", time.Unix(0, 0))
+			for _, r := range c.recs {
+				s.Apply(r)
+			}
+			var logs map[string]*checkpoint.ToolLog
+			if c.carried {
+				logs = s.ToolLogs
+			}
+			if got := paidAgainNotes(s, logs); !slices.Equal(got, c.want) {
+				t.Errorf("notes %q\nwant  %q", got, c.want)
+			}
+		})
+	}
+}

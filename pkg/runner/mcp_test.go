@@ -38,9 +38,13 @@ type echoArgs struct {
 // MCP_DIES=start makes it end before its handshake, MCP_DIES=call while
 // it runs echo, each saying why on stderr first; start-late, list-late
 // (when asked for its tools) and call-late close its stdout first, and
-// say why only after the client has seen the connection end.
+// say why only after the client has seen the connection end. banner
+// writes a line that is not JSON-RPC on its stdout before its handshake,
+// call-banner while it runs echo.
 func serveTestMCP() {
 	switch os.Getenv("MCP_DIES") {
+	case "banner":
+		fmt.Println("test server 1.0 ready", os.Getenv("MCP_SAY"))
 	case "start":
 		fmt.Fprintln(os.Stderr, "test server: cannot open /nonexistent/db", os.Getenv("MCP_SAY"))
 		os.Exit(1)
@@ -70,6 +74,8 @@ func serveTestMCP() {
 			os.Exit(2)
 		case "call-late":
 			dieLate("test server: out of memory", 2)
+		case "call-banner":
+			fmt.Println("echoing", in.Text)
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("echo %s for %s (%s)", in.Text, os.Getenv("TEAMRUN_TASK"), os.Getenv("GREETING"))}}}, nil, nil
 	})
@@ -340,14 +346,20 @@ func TestMCPServerEnds(t *testing.T) {
 	for _, tc := range []struct {
 		dies, command string
 		want          string // in the task's error or the call's result
+		later         string // in the next call's result, if set
 	}{
-		{"start", os.Args[0], "MCP server testsrv: it ended before its MCP handshake; its stderr ends: test server: cannot open /nonexistent/db"},
-		{"", "/nonexistent/mcp-server", "MCP server testsrv: cannot start /nonexistent/mcp-server: no such file or directory"},
-		{"call", os.Args[0], "error: MCP server testsrv ended or closed its connection: if it did during this call, what the call did is unknown; its stderr ends: test server: out of memory"},
+		{"start", os.Args[0], "MCP server testsrv: it ended before its MCP handshake; its stderr ends: test server: cannot open /nonexistent/db", ""},
+		{"", "/nonexistent/mcp-server", "MCP server testsrv: cannot start /nonexistent/mcp-server: no such file or directory", ""},
+		{"call", os.Args[0], "error: MCP server testsrv ended or closed its connection: if it did during this call, what the call did is unknown; its stderr ends: test server: out of memory", ""},
 		// Its stderr read after its connection ended: the message waits for it.
-		{"start-late", os.Args[0], "MCP server testsrv: it ended before its MCP handshake; its stderr ends: test server: cannot open /nonexistent/db"},
-		{"list-late", os.Args[0], "MCP server testsrv: listing its tools: it ended before it answered; its stderr ends: test server: no tools today"},
-		{"call-late", os.Args[0], "error: MCP server testsrv ended or closed its connection: if it did during this call, what the call did is unknown; its stderr ends: test server: out of memory"},
+		{"start-late", os.Args[0], "MCP server testsrv: it ended before its MCP handshake; its stderr ends: test server: cannot open /nonexistent/db", ""},
+		{"list-late", os.Args[0], "MCP server testsrv: listing its tools: it ended before it answered; its stderr ends: test server: no tools today", ""},
+		{"call-late", os.Args[0], "error: MCP server testsrv ended or closed its connection: if it did during this call, what the call did is unknown; its stderr ends: test server: out of memory", ""},
+		// A line on stdout that is not JSON-RPC is the server's mistake,
+		// told as such: it did not end.
+		{"banner", os.Args[0], "MCP server testsrv: it wrote a line that is not JSON-RPC on its stdout (`test server 1.0 ready `): an MCP stdio server must write only protocol messages there; log to stderr", ""},
+		{"call-banner", os.Args[0], "error: MCP server testsrv: it wrote a line that is not JSON-RPC on its stdout (`echoing hi`): an MCP stdio server must write only protocol messages there; log to stderr; teamrun closed its connection during this call, so what the call did is unknown",
+			"error: MCP server testsrv: it wrote a line that is not JSON-RPC on its stdout (`echoing hi`): an MCP stdio server must write only protocol messages there; log to stderr; teamrun closed its connection before this call, which never reached it"},
 	} {
 		t.Run(tc.dies+" "+tc.want[:40], func(t *testing.T) {
 			yaml, _ := mcpTeam(t, "")
@@ -355,7 +367,7 @@ func TestMCPServerEnds(t *testing.T) {
 			yaml = strings.Replace(yaml, "GREETING: hello", "GREETING: hello, MCP_DIES: \""+tc.dies+"\"", 1)
 			f := &toolLLM{script: func(n int, _ toolRequest) string {
 				if n == 1 {
-					return calls("c1", "echo", `{"text":"hi"}`)
+					return calls("c1", "echo", `{"text":"hi"}`, "c2", "echo", `{"text":"again"}`)
 				}
 				return answer("done")
 			}}
@@ -375,7 +387,12 @@ func TestMCPServerEnds(t *testing.T) {
 			if !strings.Contains(got, tc.want) {
 				t.Errorf("got %q, want %q\n%s", got, tc.want, out)
 			}
-			for _, internal := range []string{"client is closing", "fork/exec", "EOF"} {
+			if tc.later != "" {
+				if later := sess.ToolLogs["t"].Turns[0].Calls[1].Result; later != tc.later {
+					t.Errorf("the next call's result %q, want %q", later, tc.later)
+				}
+			}
+			for _, internal := range []string{"client is closing", "fork/exec", "EOF", "invalid character"} {
 				if strings.Contains(got, internal) {
 					t.Errorf("%q says %q", got, internal)
 				}
@@ -384,27 +401,43 @@ func TestMCPServerEnds(t *testing.T) {
 	}
 }
 
-// What plan learns of a server that cannot list its tools quotes its
-// stderr: a key the server prints there (one it was given, or found in
-// teamrun's environment) is redacted, as a run redacts it.
-func TestMCPDigestRedacted(t *testing.T) {
-	const key = "sk-digest-secret-0123456789"
-	yaml, _ := mcpTeam(t, "")
-	yaml = strings.Replace(yaml, "GREETING: hello", "GREETING: hello, MCP_DIES: start, MCP_SAY: "+key, 1)
-	yaml = strings.Replace(yaml, "base_url: BASE", "base_url: http://127.0.0.1:9/v1, api_key_env: TEST_KEY", 1)
-	team, err := spec.Parse("team.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	getenv := func(k string) string {
-		if k == "TEST_KEY" {
-			return key
-		}
-		return ""
-	}
-	_, err = MCPDigest(context.Background(), team, team.MCP[0], getenv)
-	if err == nil || !strings.Contains(err.Error(), "its stderr ends: test server: cannot open /nonexistent/db [REDACTED]") || strings.Contains(err.Error(), "0123456789") {
-		t.Errorf("got %v", err)
+// What a run tells of a server that cannot be reached quotes what the
+// server printed, its stderr or the line on its stdout that is not
+// JSON-RPC: a key the server prints there (one it was given, or found in
+// teamrun's environment) is redacted in the output and the session.
+func TestMCPHandshakeErrorRedacted(t *testing.T) {
+	const key = "sk-handshake-secret-0123456789"
+	for dies, want := range map[string]string{
+		"start": "its stderr ends: test server: cannot open /nonexistent/db [REDACTED]",
+		// The line it wrote on stdout is quoted as its stderr is.
+		"banner": "it wrote a line that is not JSON-RPC on its stdout (`test server 1.0 ready [REDACTED]`)",
+	} {
+		t.Run(dies, func(t *testing.T) {
+			yaml, _ := mcpTeam(t, "")
+			yaml = strings.Replace(yaml, "GREETING: hello", "GREETING: hello, MCP_DIES: "+dies+", MCP_SAY: "+key, 1)
+			yaml = strings.Replace(yaml, "base_url: BASE", "base_url: BASE, api_key_env: TEST_KEY", 1)
+			srv := httptest.NewServer(&toolLLM{script: func(int, toolRequest) string { return answer("done") }})
+			defer srv.Close()
+			p := newProject(t, srv.URL, yaml)
+			p.env["TEST_KEY"] = key
+			_, out, err := p.run(t, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := p.sessionFileBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, _ := p.session(t).Task("t")
+			if !strings.Contains(tr.Error, want) {
+				t.Errorf("the task's error %q, want %q", tr.Error, want)
+			}
+			for what, text := range map[string]string{"the output": out, "the session": string(b)} {
+				if strings.Contains(text, "0123456789") {
+					t.Errorf("%s holds the key:\n%s", what, text)
+				}
+			}
+		})
 	}
 }
 

@@ -311,7 +311,6 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 				notes = append(notes, orphansNote(id, pids, lapses))
 			}
 			notes = append(notes, elsewhereNotes(old, host)...)
-			notes = append(notes, paidAgainNotes(old)...)
 		}
 	}
 	// What a killed run left (its scratch, snapshot temp files) is litter
@@ -552,6 +551,10 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	}
 	if info := res.Info; info != "" {
 		rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Session: id, Message: info})
+	}
+	if old != nil {
+		// Told once the tool loops the run resumes are known.
+		notes = append(notes, paidAgainNotes(old, sess.ToolLogs)...)
 	}
 	for _, n := range notes {
 		warn(n)

@@ -518,21 +518,3 @@ func mcpChanges(recorded, now map[string]string) string {
 	slices.Sort(out)
 	return strings.Join(out, ", ")
 }
-
-// MCPDigest lists an MCP server's tools as an attempt would (a stdio
-// server in its own process group, ended right after) and returns the
-// digest a run records of them; plan compares it with the checkpoint's.
-// Its error is redacted of team's keys and the server's header values,
-// as a run's would be: it may quote the server's stderr.
-func MCPDigest(ctx context.Context, team *spec.Team, s *spec.MCPServer, getenv func(string) string) (string, error) {
-	m, _, err := tools.ConnectMCP(ctx, []*spec.MCPServer{s}, tools.MCPOptions{
-		Prepare: func(cmd *exec.Cmd) { cmd.SysProcAttr = procAttr() },
-		Ended:   killLeftovers,
-		Getenv:  getenv,
-	})
-	if err != nil {
-		return "", redactedErr(err, append(teamKeys(team, getenv), tools.HeaderValues([]*spec.MCPServer{s}, getenv)...))
-	}
-	defer m.Close()
-	return m.Digests[s.Name], nil
-}

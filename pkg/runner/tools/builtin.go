@@ -17,7 +17,8 @@ import (
 )
 
 // builtin runs one of teamrun's own tools. The file tools see only Dir:
-// a path that leaves it, by .. or a symbolic link, is an error result.
+// a path that leaves it, by .., an absolute path or a symbolic link, is an
+// error result.
 func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([]byte, bool, error) {
 	str := func(k string) string { v, _ := args[k].(string); return v }
 	switch t.Builtin {
@@ -39,8 +40,8 @@ func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([
 	if p == "" && t.Builtin == "list_files" {
 		p = "."
 	}
-	if p = filepath.Clean(p); !filepath.IsLocal(p) {
-		return nil, false, fmt.Errorf("path %q is outside the folder the file tools may use (%s): give a path relative to it", str("path"), s.Dir)
+	if p = s.local(filepath.Clean(p)); !filepath.IsLocal(p) {
+		return nil, false, fmt.Errorf("path %q is outside the folder the file tools may use (%s): give a path inside it, relative to it or absolute", str("path"), s.Dir)
 	}
 	if t.Builtin == "write_file" {
 		// A workdir that does not exist yet is made by the first write.
@@ -112,6 +113,29 @@ func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([
 		}
 		return out, cut, nil
 	}
+}
+
+// local is p relative to s.Dir when p is an absolute path in it (models
+// often send one), by the folder's name as given or its real one; any
+// other p is returned as it is, for the checks that follow to judge.
+func (s *Set) local(p string) string {
+	if !filepath.IsAbs(p) {
+		return p
+	}
+	dir, err := filepath.Abs(s.Dir)
+	if err != nil {
+		return p
+	}
+	dirs := []string{dir}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+		dirs = append(dirs, real)
+	}
+	for _, d := range dirs {
+		if rel, err := filepath.Rel(d, p); err == nil && filepath.IsLocal(rel) {
+			return rel
+		}
+	}
+	return p
 }
 
 // resolve is where p, a local path in s.Dir, leads once symbolic links

@@ -48,7 +48,8 @@ const (
 // server that died at start), with the end of a stdio server's stderr:
 // where a server says what it lacks.
 // ctx is the attempt's, hctx the handshake's (ctx with the limit).
-func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, stderr *serverStderr, p phase) error {
+// out is a stdio server's stdout (nil for an HTTP server).
+func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, stderr *serverStderr, out *jsonLines, p phase) error {
 	// What each phase says when the attempt ended (cut), when its limit
 	// passed (silent), when the server ended (gone).
 	step, cut, gone := "", "stopped before it answered its MCP handshake", "it ended before its MCP handshake"
@@ -64,7 +65,11 @@ func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, std
 	}
 	var ee *exec.Error
 	var pe *fs.PathError
-	switch {
+	switch bad := out.notJSON(); {
+	case bad != nil:
+		// The server did not end, nor is a JSON syntax error the user's
+		// to read: the line is the mistake, which its stderr does not tell.
+		return fmt.Errorf("%s%w", step, bad)
 	case ctx.Err() != nil:
 		// The attempt's end (its timeout, an interrupt), which the
 		// caller names, not the handshake's limit.
@@ -175,6 +180,7 @@ type MCPOptions struct {
 type MCP struct {
 	sessions map[string]*mcp.ClientSession
 	stderr   map[string]*serverStderr // each stdio server's
+	stdout   map[string]*jsonLines    // each stdio server's
 	opts     MCPOptions
 	pids     []int
 	// Digests holds, per server, the SHA-256 (16 hex digits) of the tool
@@ -186,7 +192,7 @@ type MCP struct {
 // tools: those its allow-list keeps, with the server's schemas compiled
 // and the idempotent ones marked. Close the MCP when the attempt ends.
 func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions) (*MCP, []*spec.Tool, error) {
-	m := &MCP{sessions: map[string]*mcp.ClientSession{}, stderr: map[string]*serverStderr{}, opts: opts, Digests: map[string]string{}}
+	m := &MCP{sessions: map[string]*mcp.ClientSession{}, stderr: map[string]*serverStderr{}, stdout: map[string]*jsonLines{}, opts: opts, Digests: map[string]string{}}
 	var out []*spec.Tool
 	for _, s := range servers {
 		// A server that never finishes its handshake must not hang the
@@ -199,7 +205,7 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 		cs, err := m.connect(hctx, s)
 		if err != nil {
 			// Told before Close, which stops reading the server's stderr.
-			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name], handshake)
+			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name], m.stdout[s.Name], handshake)
 			cancel()
 			m.Close()
 			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, err)
@@ -207,7 +213,7 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 		m.sessions[s.Name] = cs
 		res, err := cs.ListTools(hctx, &mcp.ListToolsParams{})
 		if err != nil {
-			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name], listing)
+			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name], m.stdout[s.Name], listing)
 			cancel()
 			m.Close()
 			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, err)
@@ -285,7 +291,9 @@ func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSessio
 	if m.opts.Prepare != nil {
 		m.opts.Prepare(cmd)
 	}
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	out := &jsonLines{}
+	m.stdout[s.Name] = out
+	cs, err := client.Connect(ctx, &stdioTransport{cmd: cmd, terminate: 2 * time.Second, out: out}, nil)
 	// The server holds its own end now (or never started): teamrun's
 	// would keep the pipe open past the server's end.
 	_ = w.Close()
@@ -330,8 +338,20 @@ func (m *MCP) Call(ctx context.Context, server, tool string, args map[string]any
 	if cs == nil {
 		return nil, false, fmt.Errorf("MCP server %s is not connected", server)
 	}
+	stdout := m.stdout[server]
+	before := stdout.notJSON()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
+		if bad := stdout.notJSON(); bad != nil {
+			// A line read while the call ran may have come from it (or
+			// be a log line it wrote): teamrun no longer hears the
+			// server, whatever the call did.
+			when := "during this call, so what the call did is unknown"
+			if before != nil {
+				when = "before this call, which never reached it"
+			}
+			return nil, false, fmt.Errorf("MCP server %s: %w; teamrun closed its connection %s", server, bad, when)
+		}
 		if stderr := m.stderr[server]; stderr != nil && ended(err) {
 			// What the call did before the server went is unknown; a
 			// later call never reached it.

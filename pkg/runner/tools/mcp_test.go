@@ -170,3 +170,38 @@ func TestMCPHandshakeTimeoutHTTP(t *testing.T) {
 		t.Fatalf("err %v, want %q", err, want)
 	}
 }
+
+// A stdio server that writes a line that is not JSON-RPC on its stdout
+// (a banner, a log line: the commonest MCP server mistake) is told so,
+// the line quoted (cut, its control characters made spaces), with what to
+// do: not as a server that ended, nor as a JSON syntax error.
+func TestMCPNotJSONLine(t *testing.T) {
+	const what = ": an MCP stdio server must write only protocol messages there; log to stderr"
+	long := strings.Repeat("x", 300)
+	for _, tc := range []struct {
+		name, script, line string
+	}{
+		{"banner", `echo 'hello I am not json'`, "hello I am not json"},
+		{"after a blank line", `echo; echo '  server ready'`, "  server ready"},
+		{"broken JSON", `echo '{"jsonrpc": oops}'`, `{"jsonrpc": oops}`},
+		{"JSON, not JSON-RPC", `echo '"hello"'`, `"hello"`},
+		{"colored and long", `printf '\033[32mINFO\033[0m ` + long + `\n'`, " [32mINFO [0m " + long[:200-len("\033[32mINFO\033[0m ")] + "…"},
+		{"longer than the line buffer", `head -c 100000 /dev/zero | tr '\0' y; echo`, strings.Repeat("y", 200) + "…"},
+		// Its stdout ends on the line: the line, not the end, is told.
+		{"no newline", `printf 'Listening'; exec 1>&-`, "Listening"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The server reads on after its line, as a live one would, and
+			// ends with its stdin.
+			_, _, err := tools.ConnectMCP(context.Background(), []*spec.MCPServer{{Name: "noisy", Command: []string{"sh", "-c", tc.script + "; while read -r l; do :; done"}}}, tools.MCPOptions{})
+			want := "MCP server noisy: it wrote a line that is not JSON-RPC on its stdout (`" + tc.line + "`)" + what
+			if err == nil || err.Error() != want {
+				t.Fatalf("err %v\nwant %q", err, want)
+			}
+			var nj *tools.NotJSONError
+			if !errors.As(err, &nj) {
+				t.Errorf("errors.As finds no NotJSONError in %v", err)
+			}
+		})
+	}
+}

@@ -122,6 +122,10 @@ func TestBuiltinFileTools(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o600)
 	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "link"))
 	os.Symlink(outside, filepath.Join(dir, "away"))
+	// The folder as the spec names it may itself be reached by a link.
+	realDir := dir
+	dir = filepath.Join(t.TempDir(), "linked")
+	os.Symlink(realDir, dir)
 	var builtins []*spec.Tool
 	for _, n := range []string{"read_file", "write_file", "list_files", "execute_command"} {
 		builtins = append(builtins, spec.BuiltinTool(n))
@@ -142,6 +146,14 @@ func TestBuiltinFileTools(t *testing.T) {
 		{"write outside through a linked folder", "write_file", `{"path":"away/x","content":"x"}`, true, `path "away/x" leads out of the folder the file tools may use`},
 		{"list outside through a linked folder", "list_files", `{"path":"away"}`, true, `path "away" leads out of the folder`},
 		{"a missing file", "read_file", `{"path":"nope.txt"}`, true, "cannot read nope.txt: no such file or directory"},
+		// Models often send absolute paths: one inside the folder is taken
+		// as the path relative to it.
+		{"write by an absolute path inside", "write_file", `{"path":"` + filepath.Join(dir, "abs", "x.txt") + `","content":"abs"}`, false, "wrote 3 bytes to abs/x.txt"},
+		{"read by an absolute path inside", "read_file", `{"path":"` + filepath.Join(dir, "abs", "x.txt") + `"}`, false, "abs"},
+		{"list the folder by its absolute path", "list_files", `{"path":"` + dir + `"}`, false, "abs/\naway\n"},
+		{"read by the folder's real path", "read_file", `{"path":"` + filepath.Join(realDir, "notes.txt") + `"}`, false, "hello"},
+		{"read outside by an absolute path with ..", "read_file", `{"path":"` + dir + `/../` + filepath.Base(outside) + `/secret"}`, true, "is outside the folder the file tools may use (" + dir + "): give a path inside it, relative to it or absolute"},
+		{"read outside by an absolute path through a link", "read_file", `{"path":"` + filepath.Join(dir, "link") + `"}`, true, `path "link" leads out of the folder`},
 		{"execute_command without allow", "execute_command", `{"command":"echo hi"}`, true, "not allowed"},
 	}
 	for _, tc := range tests {
@@ -159,7 +171,7 @@ func TestBuiltinFileTools(t *testing.T) {
 		t.Error("a file outside the folder was written")
 	}
 	set.Allow = []string{"execute_command"}
-	if res := call(t, set, "execute_command", `{"command":"echo hi; pwd"}`); res.IsError || res.Content != "hi\n"+dir+"\n" {
+	if res := call(t, set, "execute_command", `{"command":"echo hi; pwd -P"}`); res.IsError || res.Content != "hi\n"+realDir+"\n" {
 		t.Errorf("execute_command with allow: %+v", res)
 	}
 }
@@ -198,6 +210,14 @@ func TestFileToolsGuarded(t *testing.T) {
 		{"a dangling link into .teamrun", "write_file", "dangling", "is in a .teamrun folder"},
 		{"the session store", "write_file", "home/sessions/s1.json", "is the session store"},
 		{"a new file in the session store", "write_file", "home/x", "is the session store"},
+		// An absolute path inside the folder is guarded as the relative one.
+		{"the spec by an absolute path", "write_file", spec1, "agents.yaml is the spec being run"},
+		{"the spec by an absolute path with ..", "write_file", dir + "/sub/../agents.yaml", "agents.yaml is the spec being run"},
+		{"the spec by an absolute hard link", "write_file", filepath.Join(dir, "hard.yaml"), "hard.yaml is the spec being run"},
+		{"config.yml by an absolute path", "write_file", filepath.Join(dir, ".teamrun", "config.yml"), ".teamrun/config.yml is in a .teamrun folder"},
+		{"config.yml by an absolute linked folder", "write_file", filepath.Join(dir, "cfg", "config.yml"), "is in a .teamrun folder"},
+		{"the session store by an absolute path", "write_file", filepath.Join(home, "sessions", "s1.json"), "is the session store"},
+		{"an ordinary file by an absolute path", "write_file", filepath.Join(dir, "notes.txt"), ""},
 		{"an ordinary file", "write_file", "notes.txt", ""},
 		{"a file named like the spec elsewhere", "write_file", "sub/agents.yaml", ""},
 		{"reading config.yml", "read_file", ".teamrun/config.yml", ""},
