@@ -703,6 +703,13 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 		*p = runsAgain(t)
 		r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
 	}
+	// As do the decisions they completed with: each was used once, on
+	// what it judged.
+	for n := range again {
+		if v, ok := r.Decisions[n]; ok && r.Recorded[n].Text == v && r.Recorded[n].Blob == nil {
+			delete(r.Decisions, n)
+		}
+	}
 	// The turns of tasks that run again go, as for a changed task.
 	for a, msgs := range r.Memory {
 		kept := slices.DeleteFunc(slices.Clone(msgs), func(m Message) bool { return again[m.Task] })
@@ -833,9 +840,11 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 		}
 	}
 	// A decision is an input, not an output: it survives when its task's
-	// definition is unchanged.
+	// definition is unchanged, and is used once: a task that completed
+	// with it keeps it only when its result is reused (one that runs
+	// again, or is held, judges another input and asks anew).
 	for k, v := range sess.Checkpoint.Decisions {
-		if unchangedDef[k] {
+		if t := sess.record(k); unchangedDef[k] && (reused[k] || !usedDecision(t, v)) {
 			r.Decisions[k] = v
 		}
 	}
@@ -1118,6 +1127,12 @@ func (r *Restored) holdDownstream(sess *Session, defs []spec.TaskDef, reused map
 			}
 		}
 	}
+}
+
+// usedDecision says whether t completed with decision v: one recorded
+// since (session decide on a completed task) is for its next run.
+func usedDecision(t *TaskRecord, v string) bool {
+	return t != nil && t.Status == StatusCompleted && t.Blob == nil && t.Result == v
 }
 
 // runsAgain is the pending record of a task that runs again: its attempt
