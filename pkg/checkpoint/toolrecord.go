@@ -43,6 +43,9 @@ type ToolStep struct {
 	Decision string     `json:"decision,omitempty"` // the decision this step settles, consumed with it
 	Reason   string     `json:"reason,omitempty"`
 	Name     string     `json:"name,omitempty"` // a start's or result's tool, for readers of the journal
+	// Idempotent is, on a start, whether its tool was `idempotent` then:
+	// what a crash during the call allows (ToolCall.RunsAgain).
+	Idempotent bool `json:"idempotent,omitempty"`
 	// MCP holds, on a loop's first turn and on a resume, the digest of each
 	// MCP server's tool list as the model was offered it.
 	MCP map[string]string `json:"mcp,omitempty"`
@@ -63,6 +66,8 @@ type ToolCall struct {
 	IsError   bool   `json:"is_error,omitempty"`
 	Millis    int64  `json:"ms,omitempty"`
 	Decision  string `json:"decision,omitempty"`
+	// Idempotent: its tool was idempotent when it last started.
+	Idempotent bool `json:"idempotent,omitempty"`
 	// Replays counts the resumed runs that gave the model the recorded
 	// result instead of running the call.
 	Replays int `json:"replays,omitempty"`
@@ -70,6 +75,14 @@ type ToolCall struct {
 
 // Pending reports a call that was started but whose result is not known.
 func (c *ToolCall) Pending() bool { return c.Starts > 0 && !c.Done }
+
+// RunsAgain reports a pending call that a run makes again without a
+// decision: its tool was idempotent when it started, as journaled. The
+// spec's tool today does not count: renamed, given other parameters or
+// made idempotent since, it is an edit, and an edit is no decision (the
+// call may have taken effect under the definition it started with). A
+// journal written before starts recorded it says not idempotent: halt.
+func (c *ToolCall) RunsAgain() bool { return c.Pending() && c.Idempotent }
 
 // shownArguments is how much of a call's arguments a message shows.
 const shownArguments = 200
@@ -234,6 +247,7 @@ func ApplyTool(log *ToolLog, r Record) *ToolLog {
 		if c := log.Find(st.Turn, st.Call); c != nil {
 			c.Starts++
 			c.Done = false
+			c.Idempotent = st.Idempotent
 			if st.Decision != "" {
 				c.Decision = st.Decision
 			}

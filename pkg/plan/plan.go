@@ -623,24 +623,13 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, dec
 	if c == nil {
 		return note
 	}
-	idempotent := false
-	if a := team.Agent(d.Agent); a != nil {
-		for _, t := range a.Tools {
-			if t.Name == c.Tool {
-				idempotent = t.Idempotent
-			}
-		}
-		for _, m := range a.MCP {
-			if m.Allows(c.Tool) && m.IsIdempotent(c.Tool) {
-				idempotent = true
-			}
-		}
-	}
+	// As the run settles it (runner's settle): a recorded decision first,
+	// then the tool's idempotency when the call started, never today's.
 	switch {
-	case idempotent:
-		return note + fmt.Sprintf("; tool %s was started without a recorded result and is idempotent: it runs again", c.Tool)
 	case slices.Contains(checkpoint.ToolDecisions(), decision):
 		return note + fmt.Sprintf("; tool %s was started without a recorded result: decision %q recorded", c.Tool, decision)
+	case c.RunsAgain():
+		return note + fmt.Sprintf("; tool %s was started without a recorded result and was idempotent then: it runs again", c.Tool)
 	}
 	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `%s`",
 		c.Tool, checkpoint.ShortArguments(c.Arguments), cmdline.OneOf(cmdline.Decide(store, sess.ID, d.Name, ""), checkpoint.ToolDecisions()))

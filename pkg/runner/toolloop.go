@@ -18,17 +18,17 @@ import (
 )
 
 // ToolHaltError stops a task at a tool call whose outcome a crash or a
-// timeout hid: its start is recorded, its result is not, and the tool is
-// not idempotent. The engine turns it into a halt that `teamrun session
-// decide` settles. Arguments are as shown (checkpoint.ShortArguments);
+// timeout hid: its start is recorded, its result is not, and its tool was
+// not idempotent when the call started. The engine turns it into a halt
+// that `teamrun session decide` settles. Arguments are as shown (checkpoint.ShortArguments);
 // Ended says what stopped the call ("" an earlier run).
 type ToolHaltError struct {
 	Task, Tool, Arguments, Call, Ended string
 }
 
 func (e *ToolHaltError) Error() string {
-	return fmt.Sprintf("task %q: tool %s was started with %s, and %s before its result was recorded; it is not idempotent, so it is not run again without a decision (rerun, fail or unknown)",
-		e.Task, e.Tool, e.Arguments, e.ended())
+	return fmt.Sprintf("task %q: tool %s was started with %s, and %s before its result was recorded; %s was not idempotent when the call started, so the call is not run again without a decision (rerun, fail or unknown)",
+		e.Task, e.Tool, e.Arguments, e.ended(), e.Tool)
 }
 
 // ended is what stopped the call, in words.
@@ -364,8 +364,11 @@ func (lp *loop) end(cause error) error {
 }
 
 // settle gives one call its result: the recorded one, else by running it,
-// unless it was started before without a recorded result; then the tool's
-// idempotency or the user's decision rules.
+// unless it was started before without a recorded result; then the
+// idempotency its tool had when it started (ToolCall.RunsAgain) or the
+// user's decision rules, before today's tools are looked at: a tool
+// renamed or given other parameters since would tell the model that a
+// call which may have taken effect never ran.
 func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (tools.Result, error) {
 	if rc := lp.log.Find(turn, c.ID); rc != nil {
 		c = *rc
@@ -373,19 +376,11 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 	if c.Done {
 		return tools.Result{Content: c.Result, IsError: c.IsError}, nil
 	}
-	tool, args, bad := lp.set.Check(tools.Call{ID: c.ID, Name: c.Tool, Arguments: c.Arguments})
-	if bad != nil {
-		st := checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: bad.Content, IsError: true}
-		if c.Pending() {
-			st.Decision = lp.job.Decision // settled all the same: spent
-		}
-		return *bad, lp.record(checkpoint.ToolFinished, st)
-	}
 	// A decision recorded for the call is applied, and so spent, also when
-	// its tool has since been made idempotent: left in the checkpoint, it
-	// would settle a later call that no one decided on.
+	// its tool was idempotent: left in the checkpoint, it would settle a
+	// later call that no one decided on.
 	decision := ""
-	if c.Pending() && (!tool.Idempotent || lp.job.Decision != "") {
+	if c.Pending() && (!c.RunsAgain() || lp.job.Decision != "") {
 		switch lp.job.Decision {
 		case checkpoint.DecideRerun:
 			decision = checkpoint.DecideRerun
@@ -403,7 +398,12 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 				Ended: lp.l.stoppedBy(lp.job.Task.Name, c.ID)}
 		}
 	}
-	if err := lp.record(checkpoint.ToolStarted, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Decision: decision}); err != nil {
+	tool, args, bad := lp.set.Check(tools.Call{ID: c.ID, Name: c.Tool, Arguments: c.Arguments})
+	if bad != nil {
+		// A rerun decision is spent all the same.
+		return *bad, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: bad.Content, IsError: true, Decision: decision})
+	}
+	if err := lp.record(checkpoint.ToolStarted, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Decision: decision, Idempotent: tool.Idempotent}); err != nil {
 		return tools.Result{}, err
 	}
 	start := time.Now()
@@ -496,7 +496,7 @@ func (e *Engine) toolHalt(err error) *Halt {
 		return nil
 	}
 	h := &Halt{Session: e.Session, Task: th.Task, Tool: th.Tool, Arguments: th.Arguments, Options: checkpoint.ToolDecisions(),
-		Description: fmt.Sprintf("tool %s was started with %s, but %s before its result was recorded, and it is not idempotent: did it take effect?", th.Tool, th.Arguments, th.ended())}
+		Description: fmt.Sprintf("tool %s was started with %s, but %s before its result was recorded, and %s was not idempotent when the call started: did it take effect?", th.Tool, th.Arguments, th.ended(), th.Tool)}
 	if e.DecideCommand != nil {
 		h.Command = e.DecideCommand(th.Task, "")
 		for _, o := range h.Options {
