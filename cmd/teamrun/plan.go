@@ -16,6 +16,7 @@ import (
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/plan"
 	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -111,6 +112,9 @@ func planCommand() *cli.Command {
 			team = set.Team
 			p := plan.Make(team, set.Defs, set.Fingerprint, sess, ch, storeFlag(c))
 			p.Spec, p.Notes = path, notes
+			if why := runner.SessionBudgetReached(team, sess); why != "" {
+				p.NoteBudget(team, why, cmdline.Decide(storeFlag(c), sess.ID, runner.BudgetDecision, "raise=N"))
+			}
 			p.Warnings = append(p.Warnings, set.Warnings...)
 			if len(team.MCP) > 0 {
 				p.NoteMCP(c.Context, team, sess, func(ctx context.Context, s *spec.MCPServer) (string, error) {

@@ -635,6 +635,28 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, dec
 		c.Tool, checkpoint.ShortArguments(c.Arguments), cmdline.OneOf(cmdline.Decide(store, sess.ID, d.Name, ""), checkpoint.ToolDecisions()))
 }
 
+// NoteBudget adds to each LLM task that the run would start that it halts
+// there instead: the session has spent its budget, as why says (the run's
+// rule, runner.SessionBudgetReached; "" when it has not), until decide
+// (`teamrun session decide ID budget raise=N`) raises it. Command tasks
+// still run.
+func (p *Plan) NoteBudget(team *spec.Team, why, decide string) {
+	if why == "" {
+		return
+	}
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		ti := team.TaskIndex(s.Task)
+		if s.Action != Run || ti < 0 {
+			continue
+		}
+		if a := team.Agent(team.Tasks[ti].Agent); a == nil || a.Kind != spec.LLMAgent {
+			continue
+		}
+		s.Reason += fmt.Sprintf("; the session's budget is reached (%s): the run halts before it (exit 3) until `%s` (or a larger budget in the spec)", why, decide)
+	}
+}
+
 // MCPLister returns the digest of the tool list an MCP server offers now,
 // as a run would record it (runner.MCPDigest).
 type MCPLister func(ctx context.Context, s *spec.MCPServer) (string, error)
