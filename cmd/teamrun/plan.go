@@ -14,6 +14,7 @@ import (
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/plan"
 	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -109,6 +110,9 @@ func planCommand() *cli.Command {
 			team = set.Team
 			p := plan.Make(team, set.Defs, set.Fingerprint, sess, ch, storeFlag(c))
 			p.Spec, p.Notes = path, notes
+			if why := runner.SessionBudgetReached(team, sess); why != "" {
+				p.NoteBudget(team, why, cmdline.Decide(storeFlag(c), sess.ID, runner.BudgetDecision, "raise=N"))
+			}
 			p.Warnings = append(p.Warnings, set.Warnings...)
 			// The plan's own warnings go to stderr as every warning does;
 			// the session's were printed when they were found.

@@ -841,9 +841,12 @@ func sessionDecideCommand() *cli.Command {
 			"completes the human task with VALUE as its result. TASK budget (when no task has that\n" +
 			"name) raises the budget of a session halted by it: raise=N adds N to the one limit the\n" +
 			"spec sets (dollars or tokens); max_cost_usd=X or max_tokens=N sets that limit.\n\n" +
-			"A task halted at a tool call whose outcome a crash hid (a tool that is not idempotent)\n" +
+			"A task halted at a tool call whose outcome a crash hid (its tool was not idempotent)\n" +
 			"takes rerun (run the call again), fail (fail the task's attempt) or unknown (tell the\n" +
-			"model the outcome is unknown; the call is not repeated).\n\n" +
+			"model the outcome is unknown; the call is not repeated). A task halted because its\n" +
+			"tool loop ended on max_turns or max_tool_calls after calls of tools that are not\n" +
+			"idempotent takes rerun (start the loop afresh; the model may make them again), unless\n" +
+			"the limit is raised in the spec instead (the loop then goes on).\n\n" +
 			"Example:\n" +
 			"   teamrun session decide release-notes-20260301-101500-ab12 review approve\n" +
 			"   teamrun session decide nightly budget raise=2",
@@ -869,6 +872,14 @@ func sessionDecideCommand() *cli.Command {
 				// A tool call a crash left without its result (issue 10).
 				if !slices.Contains(checkpoint.ToolDecisions(), value) {
 					return exitf(exitUsage, "task %s waits for a decision on its call of tool %s with %s: decide %s", task, call.Tool, checkpoint.ShortArguments(call.Arguments), strings.Join(checkpoint.ToolDecisions(), ", "))
+				}
+			} else if checkpoint.LoopWaits(sess, task) {
+				// A tool loop a limit ended after calls that were not
+				// idempotent: rerun starts it afresh.
+				if value != checkpoint.DecideRerun {
+					lg := sess.ToolLogs[task]
+					return exitf(exitUsage, "task %s's tool loop ended on its agent's %s (%d): decide %s to start it afresh (the model may make its calls again), or raise %s in the spec and --continue goes on with the loop",
+						task, lg.Limit, lg.Max, checkpoint.DecideRerun, lg.Limit)
 				}
 			} else if err := checkpoint.HumanTask(sess, task); err != nil {
 				return withCode(exitUsage, err)

@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -43,6 +45,13 @@ type ToolStep struct {
 	Decision string     `json:"decision,omitempty"` // the decision this step settles, consumed with it
 	Reason   string     `json:"reason,omitempty"`
 	Name     string     `json:"name,omitempty"` // a start's or result's tool, for readers of the journal
+	// Limit and Max are, on an end, the agent's limit that stopped the
+	// loop (LimitTurns or LimitCalls) and its value then.
+	Limit string `json:"limit,omitempty"`
+	Max   int    `json:"max,omitempty"`
+	// Idempotent is, on a start, whether its tool was `idempotent` then:
+	// what a crash during the call allows (ToolCall.RunsAgain).
+	Idempotent bool `json:"idempotent,omitempty"`
 	// MCP holds, on a loop's first turn and on a resume, the digest of each
 	// MCP server's tool list as the model was offered it.
 	MCP map[string]string `json:"mcp,omitempty"`
@@ -63,6 +72,8 @@ type ToolCall struct {
 	IsError   bool   `json:"is_error,omitempty"`
 	Millis    int64  `json:"ms,omitempty"`
 	Decision  string `json:"decision,omitempty"`
+	// Idempotent: its tool was idempotent when it last started.
+	Idempotent bool `json:"idempotent,omitempty"`
 	// Replays counts the resumed runs that gave the model the recorded
 	// result instead of running the call.
 	Replays int `json:"replays,omitempty"`
@@ -70,6 +81,14 @@ type ToolCall struct {
 
 // Pending reports a call that was started but whose result is not known.
 func (c *ToolCall) Pending() bool { return c.Starts > 0 && !c.Done }
+
+// RunsAgain reports a pending call that a run makes again without a
+// decision: its tool was idempotent when it started, as journaled. The
+// spec's tool today does not count: renamed, given other parameters or
+// made idempotent since, it is an edit, and an edit is no decision (the
+// call may have taken effect under the definition it started with). A
+// journal written before starts recorded it says not idempotent: halt.
+func (c *ToolCall) RunsAgain() bool { return c.Pending() && c.Idempotent }
 
 // shownArguments is how much of a call's arguments a message shows.
 const shownArguments = 200
@@ -102,15 +121,98 @@ type ToolLog struct {
 	Turns   []ToolTurn `json:"turns"`
 	// Ended says why the loop ended (completed, max_turns, decided fail);
 	// an ended log is shown, never resumed.
-	Ended   string `json:"ended,omitempty"`
+	Ended string `json:"ended,omitempty"`
+	// Limit and Max: the agent's limit that ended the loop, and its value
+	// then; such a loop goes on once it is raised (Next).
+	Limit   string `json:"limit,omitempty"`
+	Max     int    `json:"max,omitempty"`
 	Resumes int    `json:"resumes,omitempty"`
 	// MCP is the digest of each MCP server's tool list when the loop last
 	// started or resumed.
 	MCP map[string]string `json:"mcp,omitempty"`
 }
 
-// Resumable reports whether a run should continue this log.
+// Resumable reports whether a run should continue this log: it did not
+// end. One a limit ended may go on too (Next).
 func (l *ToolLog) Resumable() bool { return l != nil && l.Ended == "" && len(l.Turns) > 0 }
+
+// The agent limits that end a tool loop, as the spec names them.
+const (
+	LimitTurns = "max_turns"
+	LimitCalls = "max_tool_calls"
+)
+
+// LoopNext is what an attempt does with its task's tool loop log.
+type LoopNext int
+
+const (
+	LoopAfresh  LoopNext = iota // the model starts anew (no log, or one that ended)
+	LoopResumes                 // recorded turns and results are replayed; the loop goes on
+	// LoopHalts: a limit ended the loop, it is not raised since, and
+	// tools that were not idempotent ran in it. Started afresh, the model
+	// could make those calls again, so the run halts until the limit is
+	// raised or `decide ... rerun` says to start afresh.
+	LoopHalts
+)
+
+// Next says what an attempt does with l, given the agent's limits today
+// (max_turns and max_tool_calls, defaults filled in) and the decision
+// recorded for its task. A loop a limit ended goes on once that limit is
+// raised: its recorded calls are replayed, never made again.
+func (l *ToolLog) Next(maxTurns, maxCalls int, decision string) LoopNext {
+	switch {
+	case l.Resumable():
+		return LoopResumes
+	case l == nil || l.Limit == "" || len(l.Turns) == 0:
+		return LoopAfresh
+	case decision == DecideRerun:
+		return LoopAfresh // the run spends it
+	case l.Limit == LimitTurns && maxTurns > l.Max, l.Limit == LimitCalls && maxCalls > l.Max:
+		return LoopResumes
+	case len(l.Unrepeatable()) > 0:
+		return LoopHalts
+	}
+	return LoopAfresh
+}
+
+// Unrepeatable are the calls of the log that started under a tool that
+// was not idempotent: a loop started afresh could make them again.
+func (l *ToolLog) Unrepeatable() []ToolCall {
+	var out []ToolCall
+	if l != nil {
+		for _, t := range l.Turns {
+			for _, c := range t.Calls {
+				if c.Starts > 0 && !c.Idempotent {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ToolNames names the tools calls call, each once, the first five: a
+// turn of 10,000 calls is no 10,000-name message.
+func ToolNames(calls []ToolCall) string {
+	var names []string
+	for _, c := range calls {
+		if slices.Contains(names, c.Tool) {
+			continue
+		}
+		if len(names) == 5 {
+			return strings.Join(names, ", ") + ", …"
+		}
+		names = append(names, c.Tool)
+	}
+	return strings.Join(names, ", ")
+}
+
+// LoopWaits reports a task whose tool loop a limit ended after calls of
+// tools that were not idempotent: `decide ... rerun` starts it afresh.
+func LoopWaits(sess *Session, task string) bool {
+	l := sess.ToolLogs[task]
+	return l != nil && !l.Resumable() && l.Limit != "" && len(l.Unrepeatable()) > 0
+}
 
 // CallCount is how many calls the log's turns asked for.
 func (l *ToolLog) CallCount() int {
@@ -234,6 +336,7 @@ func ApplyTool(log *ToolLog, r Record) *ToolLog {
 		if c := log.Find(st.Turn, st.Call); c != nil {
 			c.Starts++
 			c.Done = false
+			c.Idempotent = st.Idempotent
 			if st.Decision != "" {
 				c.Decision = st.Decision
 			}
@@ -251,9 +354,12 @@ func ApplyTool(log *ToolLog, r Record) *ToolLog {
 			if log.Ended == "" {
 				log.Ended = "ended"
 			}
+			log.Limit, log.Max = st.Limit, st.Max
 		}
 	case ToolLoopResumed:
 		if log != nil {
+			// A loop a limit ended goes on once it is raised.
+			log.Ended, log.Limit, log.Max = "", "", 0
 			log.Resumes++
 			if st.MCP != nil {
 				log.MCP = st.MCP
@@ -298,17 +404,19 @@ func carryToolLogs(old, next *Session) map[string]*ToolLog {
 }
 
 // ToolLogCarries says whether a task's tool loop log l, recorded under
-// the task key oldKey, is resumed by a run whose task has key newKey: when
+// the task key oldKey, is kept by a run whose task has key newKey: when
 // the key is the same, and also when it changed while a call of the loop
-// waits for a decision. An edit (the task's text, its agent, a tool) is no
-// decision: without the log the task would start afresh and its model
-// could make the call again, unasked; with it the run halts on the call,
-// and `decide ... fail` starts the task afresh.
+// waits for a decision, or after a limit ended the loop. An edit (the
+// task's text, its agent, a tool) is no decision: without the log the
+// task would start afresh and its model could make the calls again,
+// unasked; with it the run halts on the call, and `decide ... fail`
+// starts the task afresh. Raising the limit is an edit too: the loop goes
+// on (ToolLog.Next says when).
 func ToolLogCarries(l *ToolLog, oldKey, newKey string) bool {
 	if l == nil || oldKey == "" {
 		return false
 	}
-	return newKey == oldKey || l.PendingCall() != nil
+	return newKey == oldKey || l.PendingCall() != nil || l.Limit != ""
 }
 
 func cloneToolLogs(m map[string]*ToolLog) map[string]*ToolLog {

@@ -101,3 +101,58 @@ func TestToolLogsCarried(t *testing.T) {
 		t.Error("an edited task kept its tool log")
 	}
 }
+
+// What an attempt does with a loop log: a loop a limit ended goes on once
+// that limit is raised, and otherwise does not start afresh unasked after
+// calls of tools that were not idempotent.
+func TestToolLogNext(t *testing.T) {
+	// A loop of one turn whose call of charge ran, ended on limit (max).
+	ended := func(limit string, max int, idempotent bool) *ToolLog {
+		var l *ToolLog
+		for _, r := range []Record{
+			{Kind: ToolTurnRecorded, Task: "work", Attempt: 1, Tool: &ToolStep{Turn: 1, Calls: []ToolCall{{ID: "c1", Tool: "charge"}}}},
+			{Kind: ToolStarted, Task: "work", Tool: &ToolStep{Turn: 1, Call: "c1", Idempotent: idempotent}},
+			{Kind: ToolFinished, Task: "work", Tool: &ToolStep{Turn: 1, Call: "c1", Result: "ok"}},
+			{Kind: ToolLoopEnded, Task: "work", Tool: &ToolStep{Reason: "limit", Limit: limit, Max: max}},
+		} {
+			l = ApplyTool(l, r)
+		}
+		return l
+	}
+	completed := ended("", 0, false)
+	tests := []struct {
+		name         string
+		log          *ToolLog
+		turns, calls int
+		decision     string
+		want         LoopNext
+	}{
+		{"no log", nil, 10, 100, "", LoopAfresh},
+		{"completed", completed, 10, 100, "", LoopAfresh},
+		{"max_turns not raised", ended(LimitTurns, 4, false), 4, 100, "", LoopHalts},
+		{"max_turns raised", ended(LimitTurns, 4, false), 5, 100, "", LoopResumes},
+		{"max_turns lowered", ended(LimitTurns, 4, false), 3, 100, "", LoopHalts},
+		{"the other limit raised", ended(LimitCalls, 4, false), 20, 4, "", LoopHalts},
+		{"max_tool_calls raised", ended(LimitCalls, 4, false), 10, 5, "", LoopResumes},
+		{"decided rerun", ended(LimitCalls, 4, false), 10, 4, DecideRerun, LoopAfresh},
+		{"decided rerun, raised too", ended(LimitCalls, 4, false), 10, 8, DecideRerun, LoopAfresh},
+		{"only idempotent calls ran", ended(LimitTurns, 4, true), 4, 100, "", LoopAfresh},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.log.Next(tc.turns, tc.calls, tc.decision); got != tc.want {
+				t.Errorf("Next = %d, want %d", got, tc.want)
+			}
+		})
+	}
+	// Kept across an edit (raising the limit is one), and reopened by the
+	// run that goes on with it.
+	l := ended(LimitCalls, 4, false)
+	if !ToolLogCarries(l, "k1", "k2") || ToolLogCarries(completed, "k1", "k2") {
+		t.Error("a loop a limit ended is not kept across an edit, or a completed one is")
+	}
+	l = ApplyTool(l, Record{Kind: ToolLoopResumed, Task: "work", Tool: &ToolStep{Turn: 1}})
+	if !l.Resumable() || l.Limit != "" || l.Max != 0 {
+		t.Errorf("resumed log %+v", l)
+	}
+}

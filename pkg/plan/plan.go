@@ -608,38 +608,70 @@ func firstLine(s string) string {
 	return s
 }
 
-// toolLoopNote says how a task's unfinished tool loop resumes: its recorded
-// turns are replayed, and a call that a crash left without its result
-// halts the run unless its tool is idempotent or a decision is recorded.
+// toolLoopNote says what the run does with a task's tool loop, by the
+// run's rule (checkpoint.ToolLog.Next): an unfinished one resumes, its
+// recorded turns replayed, and a call that a crash left without its
+// result halts the run unless its tool was idempotent or a decision is
+// recorded; one a limit ended goes on once that limit is raised, and
+// otherwise halts if tools that were not idempotent ran in it.
 func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, decision, store string) string {
 	lg := sess.ToolLogs[d.Name]
-	if !lg.Resumable() {
+	a := team.Agent(d.Agent)
+	if a == nil || lg == nil {
+		return ""
+	}
+	turns, calls := a.ToolLimits()
+	switch lg.Next(turns, calls, decision) {
+	case checkpoint.LoopHalts:
+		return fmt.Sprintf("; its tool loop ended on agents.%s.%s (%d) after calls of tools that were not idempotent (%s): the run halts here (exit 3) until agents.%s.%s is raised above %d (the loop then goes on after turn %d) or `%s` (it starts afresh, and the model may make those calls again)",
+			a.Name, lg.Limit, lg.Max, checkpoint.ToolNames(lg.Unrepeatable()), a.Name, lg.Limit, lg.Max, len(lg.Turns), cmdline.Decide(store, sess.ID, d.Name, checkpoint.DecideRerun))
+	case checkpoint.LoopAfresh:
+		if lg.Limit != "" && decision == checkpoint.DecideRerun {
+			return fmt.Sprintf("; its tool loop, which agents.%s.%s (%d) ended, starts afresh: decision %q recorded", a.Name, lg.Limit, lg.Max, decision)
+		}
+		if lg.Limit != "" {
+			return fmt.Sprintf("; its tool loop, which agents.%s.%s (%d) ended, starts afresh: the tools that ran in it were idempotent", a.Name, lg.Limit, lg.Max)
+		}
 		return ""
 	}
 	note := fmt.Sprintf("; its tool loop resumes after turn %d (recorded results are replayed, not run again)", len(lg.Turns))
+	if lg.Limit != "" {
+		note += fmt.Sprintf(", agents.%s.%s being raised above the %d that ended it", a.Name, lg.Limit, lg.Max)
+	}
 	c := lg.PendingCall()
 	if c == nil {
 		return note
 	}
-	idempotent := false
-	if a := team.Agent(d.Agent); a != nil {
-		for _, t := range a.Tools {
-			if t.Name == c.Tool {
-				idempotent = t.Idempotent
-			}
-		}
-		for _, m := range a.MCP {
-			if m.Allows(c.Tool) && m.IsIdempotent(c.Tool) {
-				idempotent = true
-			}
-		}
-	}
+	// As the run settles it (runner's settle): a recorded decision first,
+	// then the tool's idempotency when the call started, never today's.
 	switch {
-	case idempotent:
-		return note + fmt.Sprintf("; tool %s was started without a recorded result and is idempotent: it runs again", c.Tool)
 	case slices.Contains(checkpoint.ToolDecisions(), decision):
 		return note + fmt.Sprintf("; tool %s was started without a recorded result: decision %q recorded", c.Tool, decision)
+	case c.RunsAgain():
+		return note + fmt.Sprintf("; tool %s was started without a recorded result and was idempotent then: it runs again", c.Tool)
 	}
 	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `%s`",
 		c.Tool, checkpoint.ShortArguments(c.Arguments), cmdline.OneOf(cmdline.Decide(store, sess.ID, d.Name, ""), checkpoint.ToolDecisions()))
+}
+
+// NoteBudget adds to each LLM task that the run would start that it halts
+// there instead: the session has spent its budget, as why says (the run's
+// rule, runner.SessionBudgetReached; "" when it has not), until decide
+// (`teamrun session decide ID budget raise=N`) raises it. Command tasks
+// still run.
+func (p *Plan) NoteBudget(team *spec.Team, why, decide string) {
+	if why == "" {
+		return
+	}
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		ti := team.TaskIndex(s.Task)
+		if s.Action != Run || ti < 0 {
+			continue
+		}
+		if a := team.Agent(team.Tasks[ti].Agent); a == nil || a.Kind != spec.LLMAgent {
+			continue
+		}
+		s.Reason += fmt.Sprintf("; the session's budget is reached (%s): the run halts before it (exit 3) until `%s` (or a larger budget in the spec)", why, decide)
+	}
 }

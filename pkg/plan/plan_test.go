@@ -278,19 +278,32 @@ func TestPlanNamesChangedTool(t *testing.T) {
 }
 
 // plan says how an unfinished tool loop resumes, and that a call a crash
-// left without its result halts the run unless its tool is idempotent.
+// left without its result halts the run unless its tool was idempotent
+// when the call started (as journaled: today's spec does not count) or a
+// decision is recorded.
 func TestPlanToolLoop(t *testing.T) {
 	tm := load(t, toolsBase)
-	for _, tc := range []struct{ tool, decision, want string }{
-		{"get_time", "", "tool get_time was started without a recorded result and is idempotent: it runs again"},
-		{"note", "", "the run halts here (exit 3) until `teamrun session decide --store /srv/st s1 now rerun|fail|unknown`"},
-		{"note", "unknown", `decision "unknown" recorded`},
+	halts := "the run halts here (exit 3) until `teamrun session decide --store /srv/st s1 now rerun|fail|unknown`"
+	for _, tc := range []struct {
+		name, tool        string
+		startedIdempotent bool
+		decision, want    string
+	}{
+		{"idempotent", "get_time", true, "", "tool get_time was started without a recorded result and was idempotent then: it runs again"},
+		// get_time is idempotent today, but was not when the call started.
+		{"made idempotent since", "get_time", false, "", halts},
+		{"not idempotent", "note", false, "", halts},
+		{"decided", "note", false, "unknown", `decision "unknown" recorded`},
+		// The run spends a recorded decision also on an idempotent call.
+		{"idempotent, decided", "get_time", true, "unknown", `decision "unknown" recorded`},
+		// Renamed since (no tool by that name today): still halts.
+		{"renamed since", "gone", false, "", halts},
 	} {
-		t.Run(tc.tool+tc.decision, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			sess := session(tm, map[string]rec{"now": {status: checkpoint.StatusRunning, attempts: 1}}, nil)
 			for _, r := range []checkpoint.Record{
 				{Kind: checkpoint.ToolTurnRecorded, Task: "now", Attempt: 1, Tool: &checkpoint.ToolStep{Turn: 1, Calls: []checkpoint.ToolCall{{ID: "c1", Tool: tc.tool, Arguments: `{}`}}}},
-				{Kind: checkpoint.ToolStarted, Task: "now", Tool: &checkpoint.ToolStep{Turn: 1, Call: "c1"}},
+				{Kind: checkpoint.ToolStarted, Task: "now", Tool: &checkpoint.ToolStep{Turn: 1, Call: "c1", Idempotent: tc.startedIdempotent}},
 			} {
 				sess.Apply(r)
 			}

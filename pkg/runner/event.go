@@ -77,6 +77,10 @@ type Halt struct {
 	// Tool and Arguments name the call a tool halt is about.
 	Tool      string `json:"tool,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
+	// Loop, when set, names the limit that ended the task's tool loop
+	// ("agents.w.max_turns (4)"): it waits for a higher one or for
+	// `decide ... rerun` (LoopHaltError).
+	Loop string `json:"loop,omitempty"`
 }
 
 // Event is one step of a run. The engine hands each to its Recorder (the

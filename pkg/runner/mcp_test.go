@@ -152,12 +152,22 @@ func TestMCPTools(t *testing.T) {
 }
 
 // A crash between an MCP tool's start and its result follows the rule of
-// every tool: run again only when the server declares it idempotent.
+// every tool: run again only when the server declared it idempotent when
+// the call started (the start records it); declared since, it halts.
 func TestMCPToolPendingAfterCrash(t *testing.T) {
-	for _, idempotent := range []bool{false, true} {
-		t.Run(fmt.Sprintf("idempotent=%v", idempotent), func(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		started, now bool // declared idempotent when the call started, and today
+		idempotent   bool // runs again
+	}{
+		{"not idempotent", false, false, false},
+		{"idempotent", true, true, true},
+		{"declared idempotent since", false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idempotent := tc.idempotent
 			names := ""
-			if idempotent {
+			if tc.now {
 				names = "echo"
 			}
 			yaml, log := mcpTeam(t, names)
@@ -172,7 +182,7 @@ func TestMCPToolPendingAfterCrash(t *testing.T) {
 			var lg *checkpoint.ToolLog
 			for _, r := range []checkpoint.Record{
 				{Kind: checkpoint.ToolTurnRecorded, Task: "t", Attempt: 1, Tool: &checkpoint.ToolStep{Turn: 1, Calls: []checkpoint.ToolCall{{ID: "c1", Tool: "echo", Arguments: `{"text":"pay"}`}}}},
-				{Kind: checkpoint.ToolStarted, Task: "t", Tool: &checkpoint.ToolStep{Turn: 1, Call: "c1", Name: "echo"}},
+				{Kind: checkpoint.ToolStarted, Task: "t", Tool: &checkpoint.ToolStep{Turn: 1, Call: "c1", Name: "echo", Idempotent: tc.started}},
 			} {
 				lg = checkpoint.ApplyTool(lg, r)
 			}

@@ -272,9 +272,12 @@ func writeHalt(w io.Writer, h *Halt, _ string) {
 		fmt.Fprintf(w, "  then:    %s\n", h.Command)
 		return
 	}
-	if h.Tool != "" {
+	switch {
+	case h.Loop != "":
+		fmt.Fprintf(w, "halted: task %q: its tool loop ended on %s and needs it raised or a decision\n", h.Task, h.Loop)
+	case h.Tool != "":
 		fmt.Fprintf(w, "halted: task %q: a call of tool %s needs a decision\n", h.Task, h.Tool)
-	} else {
+	default:
 		fmt.Fprintf(w, "halted: task %q needs a human decision\n", h.Task)
 	}
 	fmt.Fprintf(w, "  session: %s\n", h.Session)
@@ -314,6 +317,8 @@ func haltText(halts []*Halt) string {
 				p += " (" + h.Commands[0] + ")"
 			}
 			add(p)
+		case h.Loop != "":
+			add(fmt.Sprintf("a higher %s or a decision on task %s's tool loop (%s)", h.Loop, h.Task, h.decideText()))
 		case h.Tool != "":
 			add(fmt.Sprintf("a decision on task %s's call of tool %s with %s (%s)", h.Task, h.Tool, h.Arguments, h.decideText()))
 		default:

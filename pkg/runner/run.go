@@ -1033,6 +1033,9 @@ func haltedError(h *Halt) string {
 		}
 		return s
 	}
+	if h.Loop != "" {
+		return haltedPrefix + fmt.Sprintf("its tool loop ended on %s after calls of tools that were not idempotent; raise it, or start the loop afresh with %s", h.Loop, h.decideText())
+	}
 	s := haltedPrefix + fmt.Sprintf("tool %s was started with %s without a recorded result", h.Tool, h.Arguments)
 	if c := h.decideText(); c != "" {
 		s += "; settle it with " + c

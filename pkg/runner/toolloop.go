@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,17 +17,17 @@ import (
 )
 
 // ToolHaltError stops a task at a tool call whose outcome a crash or a
-// timeout hid: its start is recorded, its result is not, and the tool is
-// not idempotent. The engine turns it into a halt that `teamrun session
-// decide` settles. Arguments are as shown (checkpoint.ShortArguments);
+// timeout hid: its start is recorded, its result is not, and its tool was
+// not idempotent when the call started. The engine turns it into a halt
+// that `teamrun session decide` settles. Arguments are as shown (checkpoint.ShortArguments);
 // Ended says what stopped the call ("" an earlier run).
 type ToolHaltError struct {
 	Task, Tool, Arguments, Call, Ended string
 }
 
 func (e *ToolHaltError) Error() string {
-	return fmt.Sprintf("task %q: tool %s was started with %s, and %s before its result was recorded; it is not idempotent, so it is not run again without a decision (rerun, fail or unknown)",
-		e.Task, e.Tool, e.Arguments, e.ended())
+	return fmt.Sprintf("task %q: tool %s was started with %s, and %s before its result was recorded; %s was not idempotent when the call started, so the call is not run again without a decision (rerun, fail or unknown)",
+		e.Task, e.Tool, e.Arguments, e.ended(), e.Tool)
 }
 
 // ended is what stopped the call, in words.
@@ -39,6 +38,32 @@ func (e *ToolHaltError) ended() string {
 	// It ended, or (PostgreSQL) lost the session at the end of its lease
 	// while it may still live.
 	return "the run that started it stopped or lost the session"
+}
+
+// LoopHaltError stops a task whose tool loop a limit ended, that limit
+// not raised since, after calls of tools that were not idempotent:
+// started afresh, the model could make them again (checkpoint.LoopHalts).
+// Limit is the key ("agents.w.max_turns"), Max its value, Turns the
+// recorded turns, Tools those calls' tools (toolNames).
+type LoopHaltError struct {
+	Task, Limit, Tools string
+	Max, Turns         int
+}
+
+func (e *LoopHaltError) Error() string {
+	return fmt.Sprintf("task %q: %s", e.Task, e.what())
+}
+
+// what is the halt in words, the task aside.
+func (e *LoopHaltError) what() string {
+	return fmt.Sprintf("its tool loop ended on %s (%d) after calls of tools that were not idempotent (%s): started afresh, the model could make them again; raise %s above %d and the loop goes on after turn %d, or decide rerun to start it afresh",
+		e.Limit, e.Max, e.Tools, e.Limit, e.Max, e.Turns)
+}
+
+// loopHalt is the halt of job, whose loop log lg a limit ended.
+func loopHalt(job *Job, lg *checkpoint.ToolLog) *LoopHaltError {
+	return &LoopHaltError{Task: job.Task.Name, Limit: "agents." + job.Agent.Name + "." + lg.Limit, Max: lg.Max, Turns: len(lg.Turns),
+		Tools: checkpoint.ToolNames(lg.Unrepeatable())}
 }
 
 // DecidedFailError is the attempt that `decide ... fail` ended: it is not
@@ -222,6 +247,7 @@ type loop struct {
 	log    *checkpoint.ToolLog
 	calls  []llm.Call        // the requests that reported usage, every turn's
 	mcp    map[string]string // MCP servers' tool list digests
+	resume bool              // log is replayed, then goes on
 	// keys are the agent's key and the team's: what the model or a tool
 	// writes of them is redacted before it is recorded, shown or run.
 	keys []string
@@ -256,8 +282,22 @@ func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req l
 	if set.MCP != nil {
 		lp.mcp = set.MCP.Digests
 	}
-	if lg := l.toolLog(job.Task.Name); lg.Resumable() {
-		lp.log = lg
+	lg := l.toolLog(job.Task.Name)
+	turns, calls := job.Agent.ToolLimits()
+	switch lg.Next(turns, calls, job.Decision) {
+	case checkpoint.LoopResumes:
+		lp.log, lp.resume = lg, true
+	case checkpoint.LoopHalts:
+		return "", nil, loopHalt(job, lg)
+	default:
+		if lg != nil && lg.Limit != "" && job.Decision == checkpoint.DecideRerun {
+			// Spent here: the loop a limit ended starts afresh, as decided.
+			lp.log = lg
+			if err := lp.record(checkpoint.ToolLoopEnded, checkpoint.ToolStep{Reason: "decided: rerun: the loop starts afresh", Decision: checkpoint.DecideRerun}); err != nil {
+				return "", nil, err
+			}
+			lp.log = nil
+		}
 	}
 	content, err := lp.run(ctx)
 	return content, lp.calls, err
@@ -277,14 +317,10 @@ func (lp *loop) record(kind checkpoint.RecordKind, step checkpoint.ToolStep) err
 
 func (lp *loop) run(ctx context.Context) (string, error) {
 	a := lp.job.Agent
-	maxTurns := a.MaxTurns
-	if maxTurns <= 0 {
-		maxTurns = spec.DefaultMaxTurns
-	}
-	maxCalls := cmp.Or(a.MaxToolCalls, spec.DefaultMaxToolCalls)
+	maxTurns, maxCalls := a.ToolLimits()
 	msgs := append([]llm.Message(nil), lp.req.Messages...)
 	turn := 0
-	if lp.log.Resumable() {
+	if lp.resume {
 		if changed := mcpChanges(lp.log.MCP, lp.mcp); changed != "" && lp.job.Warn != nil {
 			lp.job.Warn(fmt.Sprintf("task %s: the tool list of MCP server %s changed since the recorded turns; they are replayed as recorded", lp.job.Task.Name, changed))
 		}
@@ -306,7 +342,7 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 	}
 	for {
 		if turn >= maxTurns {
-			return "", lp.end(fmt.Errorf("max_turns (%d) reached: the model kept calling tools without answering; raise max_turns of agent %q, or make the task simpler", maxTurns, a.Name))
+			return "", lp.limit(checkpoint.LimitTurns, maxTurns, fmt.Errorf("max_turns (%d) reached: the model kept calling tools without answering; raise max_turns of agent %q, or make the task simpler", maxTurns, a.Name))
 		}
 		req := lp.req
 		req.Messages = msgs
@@ -329,12 +365,12 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 		calls := callsOf(turn, resp.ToolCalls, lp.redact)
 		if turn >= maxTurns {
 			// Its results would never be read: nothing of this turn runs.
-			return "", lp.end(fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, toolNames(calls), a.Name))
+			return "", lp.limit(checkpoint.LimitTurns, maxTurns, fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, checkpoint.ToolNames(calls), a.Name))
 		}
 		if ran := lp.log.CallCount(); ran+len(calls) > maxCalls {
 			// Before any of them runs, and before the turn is journaled: a
 			// model answering with 10,000 calls must not run them all.
-			return "", lp.end(fmt.Errorf("task %q: turn %d asked for %d tool calls, more than the %d that max_tool_calls (%d) leaves this attempt: none of them ran; raise agents.%s.max_tool_calls, or make the task simpler",
+			return "", lp.limit(checkpoint.LimitCalls, maxCalls, fmt.Errorf("task %q: turn %d asked for %d tool calls, more than the %d that max_tool_calls (%d) leaves this attempt: none of them ran; raise agents.%s.max_tool_calls, or make the task simpler",
 				lp.job.Task.Name, turn, len(calls), max(maxCalls-ran, 0), maxCalls, a.Name))
 		}
 		step := checkpoint.ToolStep{Turn: turn, Content: content, Calls: calls}
@@ -355,17 +391,23 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 	}
 }
 
-// end closes the log (the next attempt starts afresh) and fails the attempt.
-func (lp *loop) end(cause error) error {
-	if err := lp.record(checkpoint.ToolLoopEnded, checkpoint.ToolStep{Reason: cause.Error()}); err != nil {
+// limit ends the loop on the agent's limit key, whose value is max, and
+// fails the attempt. The log is kept: the next attempt goes on with it
+// once the limit is raised, and otherwise does not start afresh unasked
+// after calls that were not idempotent (checkpoint.ToolLog.Next).
+func (lp *loop) limit(key string, max int, cause error) error {
+	if err := lp.record(checkpoint.ToolLoopEnded, checkpoint.ToolStep{Reason: cause.Error(), Limit: key, Max: max}); err != nil {
 		return err
 	}
 	return cause
 }
 
 // settle gives one call its result: the recorded one, else by running it,
-// unless it was started before without a recorded result; then the tool's
-// idempotency or the user's decision rules.
+// unless it was started before without a recorded result; then the
+// idempotency its tool had when it started (ToolCall.RunsAgain) or the
+// user's decision rules, before today's tools are looked at: a tool
+// renamed or given other parameters since would tell the model that a
+// call which may have taken effect never ran.
 func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (tools.Result, error) {
 	if rc := lp.log.Find(turn, c.ID); rc != nil {
 		c = *rc
@@ -373,19 +415,11 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 	if c.Done {
 		return tools.Result{Content: c.Result, IsError: c.IsError}, nil
 	}
-	tool, args, bad := lp.set.Check(tools.Call{ID: c.ID, Name: c.Tool, Arguments: c.Arguments})
-	if bad != nil {
-		st := checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: bad.Content, IsError: true}
-		if c.Pending() {
-			st.Decision = lp.job.Decision // settled all the same: spent
-		}
-		return *bad, lp.record(checkpoint.ToolFinished, st)
-	}
 	// A decision recorded for the call is applied, and so spent, also when
-	// its tool has since been made idempotent: left in the checkpoint, it
-	// would settle a later call that no one decided on.
+	// its tool was idempotent: left in the checkpoint, it would settle a
+	// later call that no one decided on.
 	decision := ""
-	if c.Pending() && (!tool.Idempotent || lp.job.Decision != "") {
+	if c.Pending() && (!c.RunsAgain() || lp.job.Decision != "") {
 		switch lp.job.Decision {
 		case checkpoint.DecideRerun:
 			decision = checkpoint.DecideRerun
@@ -403,7 +437,12 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 				Ended: lp.l.stoppedBy(lp.job.Task.Name, c.ID)}
 		}
 	}
-	if err := lp.record(checkpoint.ToolStarted, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Decision: decision}); err != nil {
+	tool, args, bad := lp.set.Check(tools.Call{ID: c.ID, Name: c.Tool, Arguments: c.Arguments})
+	if bad != nil {
+		// A rerun decision is spent all the same.
+		return *bad, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Result: bad.Content, IsError: true, Decision: decision})
+	}
+	if err := lp.record(checkpoint.ToolStarted, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool, Decision: decision, Idempotent: tool.Idempotent}); err != nil {
 		return tools.Result{}, err
 	}
 	start := time.Now()
@@ -423,22 +462,6 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 	res.Content = lp.redact(res.Content)
 	return res, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool,
 		Result: res.Content, IsError: res.IsError, Millis: time.Since(start).Milliseconds()})
-}
-
-// toolNames names the tools calls call, each once, the first five: a
-// turn of 10,000 calls is no 10,000-name message.
-func toolNames(calls []checkpoint.ToolCall) string {
-	var names []string
-	for _, c := range calls {
-		if slices.Contains(names, c.Tool) {
-			continue
-		}
-		if len(names) == 5 {
-			return strings.Join(names, ", ") + ", …"
-		}
-		names = append(names, c.Tool)
-	}
-	return strings.Join(names, ", ")
 }
 
 // redact is text with the loop's keys redacted (llm.RedactKeys).
@@ -488,15 +511,26 @@ func (e *Engine) stepEvent(i int, r checkpoint.Record) Event {
 	return ev
 }
 
-// toolHalt is the halt for an attempt stopped at a tool call that needs a
-// decision, or nil.
+// toolHalt is the halt for an attempt stopped at a tool call, or a tool
+// loop, that needs a decision; or nil.
 func (e *Engine) toolHalt(err error) *Halt {
+	var lh *LoopHaltError
+	if errors.As(err, &lh) {
+		h := &Halt{Session: e.Session, Task: lh.Task, Loop: fmt.Sprintf("%s (%d)", lh.Limit, lh.Max), Options: []string{checkpoint.DecideRerun},
+			Description: fmt.Sprintf("its tool loop ended on %s (%d) after calls of tools that were not idempotent (%s); started afresh, the model could make them again. Raise %s above %d (the loop then goes on after turn %d), or decide rerun to start it afresh?",
+				lh.Limit, lh.Max, lh.Tools, lh.Limit, lh.Max, lh.Turns)}
+		if e.DecideCommand != nil {
+			h.Command = e.DecideCommand(lh.Task, "")
+			h.Commands = []string{e.DecideCommand(lh.Task, checkpoint.DecideRerun)}
+		}
+		return h
+	}
 	var th *ToolHaltError
 	if !errors.As(err, &th) {
 		return nil
 	}
 	h := &Halt{Session: e.Session, Task: th.Task, Tool: th.Tool, Arguments: th.Arguments, Options: checkpoint.ToolDecisions(),
-		Description: fmt.Sprintf("tool %s was started with %s, but %s before its result was recorded, and it is not idempotent: did it take effect?", th.Tool, th.Arguments, th.ended())}
+		Description: fmt.Sprintf("tool %s was started with %s, but %s before its result was recorded, and %s was not idempotent when the call started: did it take effect?", th.Tool, th.Arguments, th.ended(), th.Tool)}
 	if e.DecideCommand != nil {
 		h.Command = e.DecideCommand(th.Task, "")
 		for _, o := range h.Options {

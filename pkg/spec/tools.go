@@ -422,3 +422,16 @@ func (b *builder) workdir(v *tree) {
 func (t *Team) ToolDir(specPath string) string {
 	return filepath.Join(filepath.Dir(specPath), t.Workdir)
 }
+
+// ToolLimits are the agent's max_turns and max_tool_calls as its tool loop
+// holds them, the defaults filled in.
+func (a *Agent) ToolLimits() (turns, calls int) {
+	turns, calls = a.MaxTurns, a.MaxToolCalls
+	if turns <= 0 {
+		turns = DefaultMaxTurns
+	}
+	if calls <= 0 {
+		calls = DefaultMaxToolCalls
+	}
+	return turns, calls
+}
