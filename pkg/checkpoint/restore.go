@@ -133,8 +133,9 @@ type Restored struct {
 	// instances of a kept foreach or repeat, without a refused one.
 	Keep []string
 	// Kept lists the tasks --keep pinned although their definition changed;
-	// KeptDownstream those it pinned although --rerun-from reaches them.
-	Kept, KeptDownstream []string
+	// KeptDownstream those it pinned although --rerun-from reaches them,
+	// KeptRead those it pinned although what they read runs again.
+	Kept, KeptDownstream, KeptRead []string
 	// Unkept says, one warning each, the tasks --keep names that have no
 	// recorded output to pin: they run, as without it.
 	Unkept []string
@@ -583,7 +584,7 @@ func withExpansions(defs []spec.TaskDef, names []string) []string {
 func unkept(sess *Session, keep []string) []string {
 	var out []string
 	for _, k := range keep {
-		why := "there is no session yet"
+		why, then := "there is no session yet", KeptRuns
 		if sess != nil {
 			why = "the session has not run it"
 			if t, ok := sess.Task(k); ok {
@@ -593,13 +594,14 @@ func unkept(sess *Session, keep []string) []string {
 				case StatusFailed:
 					why = "it failed last time"
 				case StatusSkipped:
-					why = "it was skipped last time"
+					// Its gate may route away from it again.
+					why, then = "it was skipped last time", "whether it runs is decided again by the route"
 				default:
 					why = "it did not complete last time"
 				}
 			}
 		}
-		out = append(out, keepRefused(k, "it has no recorded output to keep ("+why+")", KeptRuns))
+		out = append(out, keepRefused(k, "it has no recorded output to keep ("+why+")", then))
 	}
 	return out
 }
@@ -696,12 +698,18 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 			r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
 			continue
 		default:
+			if (reads || made) && kept[d.Name] {
+				r.KeptRead = append(r.KeptRead, d.Name)
+			}
 			continue
 		}
 		again[d.Name] = true
 		r.Recorded[d.Name] = t.Outcome()
 		*p = runsAgain(t)
 		r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
+	}
+	if len(r.KeptRead) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept, though what it reads runs again (%s)", strings.Join(r.KeptRead, ", "), strings.Join(slices.Concat(ch.Rerun, ch.RerunFrom), ", ")))
 	}
 	// As do the decisions they completed with: each was used once, on
 	// what it judged.

@@ -275,6 +275,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			if slices.Contains(r.KeptDownstream, d.Name) {
 				step.Reason += fmt.Sprintf("; kept (--keep), though downstream of --rerun-from %s", strings.Join(ch.RerunFrom, ", "))
 			}
+			if slices.Contains(r.KeptRead, d.Name) {
+				step.Reason += "; kept (--keep), though what it reads runs again"
+			}
 		case why != nil:
 			step.Action, step.Reason = Skip, skipText(defs, r, why)
 		case isHeld(d, r) && len(heldReads(cutoffReads(i), stands)) == 0:
