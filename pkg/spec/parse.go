@@ -733,6 +733,13 @@ func (b *builder) check() {
 			}
 			b.errorf(at, pos, "the task name is %d bytes in UTF-8; a task's output is a file named after it in TEAMRUN_CONTEXT_DIR, where at most %d bytes fit: shorten it", len(tk.Name), maxNameBytes)
 		}
+		if strings.Contains(tk.Name, ",") && tk.Expansion == nil {
+			at, pos := src, src.kpos()
+			if nv := src.get("name"); nv != nil {
+				at, pos = nv, nv.pos()
+			}
+			b.warnf(at, pos, "the task name %s has a comma: --rerun, --rerun-from and --keep split their value at commas, so they cannot name it; rename it", quoteShort(tk.Name))
+		}
 		if av := src.get("agent"); av != nil && tk.Agent != "" && tk.Agent != HumanAgent && !agentSet[tk.Agent] && !b.malformed[tk.Agent] {
 			b.errorf(av, av.pos(), "%s", unknownRef("agent", tk.Agent, agentNames, "declare it under agents"))
 		}

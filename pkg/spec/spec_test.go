@@ -424,3 +424,16 @@ func TestLoadTooLarge(t *testing.T) {
 		}
 	}
 }
+
+// A task name with a comma cannot be named to --rerun, --rerun-from or
+// --keep: said once, at its key.
+func TestTaskNameWithComma(t *testing.T) {
+	team, err := Parse("c.yaml", []byte("agents:\n  w: {shell: cat}\ntasks:\n  \"x,y\": {description: a, agent: w}\n  z: {description: b, agent: w}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `c.yaml:4:3: tasks.x,y: the task name "x,y" has a comma: --rerun, --rerun-from and --keep split their value at commas, so they cannot name it; rename it`
+	if len(team.Warnings) != 1 || team.Warnings[0].String() != want {
+		t.Errorf("warnings %v, want one: %s", team.Warnings, want)
+	}
+}
