@@ -234,6 +234,10 @@ type Choice struct {
 	// or decided by (schedule.Graph.Upstream; nil: its context and the
 	// producer of its foreach): what --rerun-from follows.
 	Upstream func(i int) []int
+	// Memory says whether the agent of the task at index i in defs has
+	// memory: true (schedule.Graph.Remembers; nil: none has): held, it
+	// runs all the same, as the early cut-off never reuses it.
+	Memory func(i int) bool
 	// DeferredJoin is, for the name of a task in the session but not in
 	// defs, the join of the foreach it is an instance of when that
 	// foreach waits for its producer (spec.Team.DeferredJoin; nil: none):
@@ -364,12 +368,24 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	}
 	r.Unkept = append(refused, unkept(sess, slices.DeleteFunc(slices.Clone(asked), func(k string) bool { return !slices.Contains(keep, k) }))...)
 	r.Warnings = append(r.Warnings, r.Unkept...)
-	var held []string
-	for _, d := range defs {
+	var held, remember []string
+	for i, d := range defs {
 		_, later := r.HeldLater[d.Name]
 		if _, ok := r.Held[d.Name]; ok && r.Refused[d.Name].Why == "" || later { // a refused one has its own warning
-			held = append(held, d.Name)
+			if ch.Memory != nil && ch.Memory(i) {
+				remember = append(remember, d.Name)
+			} else {
+				held = append(held, d.Name)
+			}
 		}
+	}
+	if len(remember) > 0 {
+		they, run, is := "they", "run", "are"
+		if len(remember) == 1 {
+			they, run, is = "it", "runs", "is"
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s %s again: what %s %s made of runs again, and the early cut-off never reuses the answer of an agent with memory: true",
+			strings.Join(remember, ", "), run, they, is))
 	}
 	for _, t := range r.Deferred {
 		if _, ok := r.HeldLater[t.Name]; ok {

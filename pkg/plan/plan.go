@@ -79,7 +79,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		// What today's team refuses of the restored results, the restore
 		// runs again, as run's does (blobs are read in line: ReadBlobs).
 		ch.Refuse = graph.Refuser(func(_ int, t checkpoint.TaskRecord) string { return t.Result })
-		ch.CutoffReads, ch.Reads, ch.Upstream = graph.CutoffReads, graph.Reads, graph.Upstream
+		ch.CutoffReads, ch.Reads, ch.Upstream, ch.Memory = graph.CutoffReads, graph.Reads, graph.Upstream, graph.Memory
 	}
 	ch.DeferredJoin = team.DeferredJoin
 	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)
@@ -280,7 +280,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 		case why != nil:
 			step.Action, step.Reason = Skip, skipText(defs, r, why)
-		case isHeld(d, r) && len(heldReads(cutoffReads(i), stands)) == 0:
+		case isHeld(d, r) && len(heldReads(cutoffReads(i), stands)) == 0 && (graph == nil || !graph.Memory(i)):
 			// Held, but nothing it reads runs again (what it reads is
 			// kept by --keep, or skipped again as it was): the cut-off
 			// reuses it for certain.
@@ -290,6 +290,11 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			step.Action = Run
 			_, changed := diffs[d.Name]
 			held := heldReason(d, func() []string { return cutoffReads(i) }, r, stands)
+			if held != "" && graph != nil && graph.Memory(i) {
+				// The engine's rule (cutOff): an answer made of turns
+				// that were not kept is never reused.
+				held = "its agent has memory: true, whose answers the early cut-off never reuses: it runs again"
+			}
 			producer, waits := r.Waiting[d.Name]
 			switch forced := forcedReason(d, ch, r); {
 			case forced != "":

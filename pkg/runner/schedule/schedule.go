@@ -53,6 +53,10 @@ type Graph struct {
 	// outputs are the tasks with an output_variable, which CutoffReads
 	// checks each task's texts for: few, where the tasks can be 100,000.
 	outputs []int
+	// remembers is, for a task of an agent with memory: true, its
+	// agent's task whose turns it is sent last (-1: none); nil when no
+	// agent has memory.
+	remembers []int
 }
 
 // Contexts turns each task definition's context names into task indices;
@@ -194,8 +198,45 @@ func newGraph(team *spec.Team, total int, each func(read func(i, j int))) (*Grap
 	}
 	if team.Process == spec.Workflow {
 		g.chainMemory()
+	} else {
+		g.memoryInFileOrder()
 	}
 	return g, nil
+}
+
+// memoryInFileOrder sets remembers for a sequential team: each task of an
+// agent with memory is sent the turns of its agent's tasks before it.
+func (g *Graph) memoryInFileOrder() {
+	last := map[string]int{}
+	for i, t := range g.team.Tasks {
+		if a := g.team.Agent(t.Agent); a == nil || !a.Memory {
+			continue
+		}
+		if g.remembers == nil {
+			g.remembers = slices.Repeat([]int{-1}, len(g.team.Tasks))
+		}
+		if p, ok := last[t.Agent]; ok {
+			g.remembers[i] = p
+		}
+		last[t.Agent] = i
+	}
+}
+
+// Memory says whether task i's agent has memory: true.
+func (g *Graph) Memory(i int) bool {
+	_, ok := g.Remembers(i)
+	return ok
+}
+
+// Remembers says whether task i's agent has memory: true (its answer is
+// made of its agent's earlier turns, so the early cut-off never reuses
+// it), and the task whose turns it is sent last (-1: none).
+func (g *Graph) Remembers(i int) (int, bool) {
+	if g.remembers == nil {
+		return -1, false
+	}
+	a := g.team.Agent(g.team.Tasks[i].Agent)
+	return g.remembers[i], a != nil && a.Memory
 }
 
 // setReads keeps the reads each calls read(i, j) for, task by task and
@@ -270,8 +311,14 @@ func (g *Graph) chainMemory() {
 		i := ready[0]
 		ready = ready[1:]
 		if a := g.team.Tasks[i].Agent; memory[a] {
-			if p, ok := last[a]; ok && !slices.Contains(g.deps[i], p) {
-				g.deps[i] = append(g.deps[i], p)
+			if g.remembers == nil {
+				g.remembers = slices.Repeat([]int{-1}, n)
+			}
+			if p, ok := last[a]; ok {
+				g.remembers[i] = p
+				if !slices.Contains(g.deps[i], p) {
+					g.deps[i] = append(g.deps[i], p)
+				}
 			}
 			last[a] = i
 		}
@@ -377,12 +424,16 @@ func (g *Graph) eachVariableRead(i int, read func(j int)) {
 	}
 }
 
-// Reads is what task i's result is made of: its context and each task
-// whose output_variable its texts name (a task may be listed twice).
+// Reads is what task i's result is made of: its context, each task whose
+// output_variable its texts name, and the task whose turns its agent's
+// memory sends it last (a task may be listed twice).
 // What reads a task --rerun names is held for the early cut-off.
 func (g *Graph) Reads(i int) []int {
 	out := slices.Clone(g.Context(i))
 	g.eachVariableRead(i, func(j int) { out = append(out, j) })
+	if p, _ := g.Remembers(i); p >= 0 {
+		out = append(out, p) // its turns are in what it is sent
+	}
 	return out
 }
 
