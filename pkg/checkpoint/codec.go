@@ -59,6 +59,9 @@ func WriteSession(w io.Writer, sess *Session) (int64, error) {
 	// by a marker no other value can contain (an unguessable fingerprint
 	// right after an empty task list); then the tasks are written into it.
 	head := *sess
+	if sess.Redact != nil {
+		head.redactHead(sess.Redact)
+	}
 	nonce := RandHex(16)
 	head.Team.Tasks, head.Team.TasksFingerprint = []TaskRecord{}, nonce
 	data, err := marshalNoEscape(&head)
@@ -92,6 +95,9 @@ func WriteSession(w io.Writer, sess *Session) (int64, error) {
 				buf.WriteByte(',')
 			}
 			wire = sess.Team.Tasks[k].encodable()
+			if sess.Redact != nil {
+				wire.redact(sess.Redact)
+			}
 			if err := enc.Encode(&wire); err != nil {
 				return cw.n, fmt.Errorf("session %s cannot be encoded: task %s: %w", sess.ID, sess.Team.Tasks[k].Name, err)
 			}

@@ -56,7 +56,8 @@ func (v *FoldedView) Warn(w ...string) {
 }
 
 // Prepare makes rs ready for the store to write (GroupCommit.Commit): each
-// as PrepareRecord stores it, and its payload (EncodeRecord). It is all of
+// as PrepareRecord stores it, and its payload (EncodeRecord, its texts
+// redacted by the session's Redact). It is all of
 // rs or, on an error (which names the session), none. The warnings of the
 // records are the batch's: they are added (Warn) once it is written, so a
 // refused batch leaves no warning about a record that never was. Mu is
@@ -68,7 +69,7 @@ func (v *FoldedView) Prepare(rs []Record) (*Batch, error) {
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: session %s: %w", v.Sess.ID, err)
 		}
-		payload, err := EncodeRecord(r)
+		payload, err := EncodeRecord(r.redacted(v.Sess.Redact))
 		if err != nil {
 			return nil, fmt.Errorf("checkpoint: session %s: %w", v.Sess.ID, err)
 		}

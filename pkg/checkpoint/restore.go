@@ -1202,15 +1202,18 @@ func unchanged(d spec.TaskDef, t *TaskRecord) bool {
 
 // definitionChanges appends to f the fields of d's definition that differ
 // from the recorded t's: its agent, rendered description and expected
-// output, and context.
+// output, and context. The own key is over the texts as rendered, and the
+// session stores them with keys redacted (Session.Redact): texts that
+// differ under the same own key differ only there.
 func definitionChanges(f []string, t *TaskRecord, d spec.TaskDef) []string {
 	if t.Agent != d.Agent {
 		f = append(f, "agent")
 	}
-	if t.Description != d.Description {
+	sameTexts := t.OwnKey != "" && t.OwnKey == d.OwnKey
+	if t.Description != d.Description && !sameTexts {
 		f = append(f, "description")
 	}
-	if t.ExpectedOutput != d.ExpectedOutput {
+	if t.ExpectedOutput != d.ExpectedOutput && !sameTexts {
 		f = append(f, "expected_output")
 	}
 	if !slices.Equal(t.Context, d.Context) {

@@ -76,6 +76,11 @@ type Session struct {
 	// folded it). A run that resumes it folds it at its end, even one that
 	// records nothing (a full restore with nothing to run).
 	JournalLeft bool `json:"-"`
+	// Redact, when set, is applied to the texts the session's snapshot
+	// and journal records store (redact.go): a run sets it to remove its
+	// agents' keys, which a --var or a description rendered with one may
+	// hold. The session in memory keeps the real texts.
+	Redact func(string) string `json:"-"`
 
 	index   map[string]int // task name -> position in Team.Tasks
 	indexed int            // how many of Team.Tasks index covers
@@ -551,8 +556,9 @@ func (u *Usage) withoutCalls() *Usage {
 // sess stored, the spec's variables it lacks, and this run's --var over
 // all. A run started with --var and resumed without it so renders the
 // very texts it fingerprinted (the checkpoint's state carries the --var
-// values, and renders the tasks). sess nil: a new session, the spec's
-// variables and --var.
+// values, and renders the tasks), except a value stored redacted (Redact),
+// which the run must give again (runner.TaskSetOf refuses it). sess nil: a
+// new session, the spec's variables and --var.
 func StartState(sess *Session, team *spec.Team, overrides map[string]string) map[string]any {
 	state := team.InitialState(overrides)
 	if sess == nil {

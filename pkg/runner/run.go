@@ -206,6 +206,10 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		begun  *journalRecorder
 	)
 	host, _ := os.Hostname() // on started records, and to tell another host's tasks
+	// What a task gets is real; what is written or printed of the keys
+	// the team sends is redacted (DESIGN §2).
+	secrets := teamSecrets(team, getenv)
+	redact := redactor(secretValues(secrets))
 	// Waiting is no fault: a note, which --quiet leaves out of cron's mail.
 	note := func(msg string) { rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Message: msg}) }
 	for {
@@ -244,7 +248,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		}
 		sess := checkpoint.NewSession(res.ID, specAbs, newSet.Team.Name, newSet.Team.Process, newSet.Defs, newSet.Fingerprint, time.Now())
 		startState(sess, newSet, o.Vars)
-		rec := &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: host, pgid: runGroup()}
+		rec := &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: host, pgid: runGroup(), redact: redact}
 		won, err := startClaimed(ctx, store, project, rec, res)
 		if err != nil {
 			return nil, err
@@ -346,7 +350,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	}()
 	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(scratch, id),
 		Logs: logsOf(store), Lock: lock, LogsCtx: context.WithoutCancel(ctx), Kept: &keptLogs{}, Session: id, Blobs: blobsOf(store),
-		Keys: teamKeys(team, getenv)}
+		Keys: secretValues(secrets)}
 	if o.Verbose {
 		commands.Line = func(task, stream, line string) {
 			rep.Observe(Event{Time: time.Now(), Type: TaskLine, Index: -1, Task: task, Stream: stream, Message: line})
@@ -359,7 +363,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	// ends there, the session is loaded back as --continue loads it, and
 	// the next pass runs the task set expanded with the list, what is done
 	// restored (the fingerprint, over the declared tasks, is the same).
-	p = &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host,
+	p = &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host, secrets: secrets, redact: redact,
 		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, restoredBefore: map[string]bool{}, texts: blobTexts{}, begun: begun}
 	for n := 0; ; n++ {
 		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
@@ -389,7 +393,9 @@ type pass struct {
 	rep        Reporter
 	warn       func(string)
 	getenv     func(string) string
-	host       string // this host's name, on started records
+	host       string              // this host's name, on started records
+	secrets    []teamSecret        // teamSecrets: kept out of the resume command
+	redact     func(string) string // the session's Redact
 	specAbs    string
 	haveConfig bool
 	started    time.Time
@@ -478,7 +484,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		sess, state = rec.sess, rec.sess.Team.State
 	} else {
 		state = startState(sess, set, o.Vars)
-		rec = &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: p.host, pgid: runGroup()}
+		rec = &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: p.host, pgid: runGroup(), redact: p.redact}
 	}
 	// A full restore may have nothing left to do: then the session file
 	// stays as it is and the journal is only begun by the first record,
@@ -673,7 +679,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		Decisions:      map[string]string{},
 		DroppedUsage:   sess.Team.DroppedUsage,
 		MaxParallel:    o.MaxParallel,
-		ResumeCommand:  ResumeCommand(o, id),
+		ResumeCommand:  resumeCommand(o, id, p.secrets),
 		DecideCommand:  func(task, value string) string { return cmdline.Decide(o.Home, id, task, value) },
 		Observer:       logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home},
 		Regrow:         regrowOf(set),
@@ -954,25 +960,57 @@ func existsError(id, location string) error {
 	return usagef("session %s already exists in %s: resume it with --continue, or name a new one with --session", id, location)
 }
 
-// teamKeys are the secrets teamrun sends for the LLM agents the team's
-// tasks use, each once: their API keys and their MCP servers' header
-// values (a token a server or a gateway may echo as a proxy echoes a key).
-func teamKeys(team *spec.Team, getenv func(string) string) []string {
-	var keys []string
-	add := func(k string) {
-		if k != "" && !slices.Contains(keys, k) {
-			keys = append(keys, k)
+// teamSecret is a value a run redacts from everything it writes or prints,
+// and the environment variable that holds it whole ("" when none does: an
+// MCP header's value, a base URL's credential), which a printed command
+// names in its place.
+type teamSecret struct{ value, env string }
+
+// teamSecrets are the secrets teamrun sends for the LLM agents the team's
+// tasks use, each once: their API keys, the credentials in their base
+// URLs and their MCP servers' header values (a token a server or a
+// gateway may echo as a proxy echoes a key).
+func teamSecrets(team *spec.Team, getenv func(string) string) []teamSecret {
+	var out []teamSecret
+	add := func(v, env string) {
+		if v != "" && !slices.ContainsFunc(out, func(s teamSecret) bool { return s.value == v }) {
+			out = append(out, teamSecret{value: v, env: env})
 		}
 	}
 	for _, a := range usedLLMAgents(team) {
 		if ep, err := llm.Resolve(a.LLM, getenv); err == nil {
-			add(ep.APIKey)
+			add(ep.APIKey, ep.KeyVar)
+			for _, v := range llm.URLSecrets(ep.BaseURL) {
+				add(v, "")
+			}
 		}
 		for _, v := range tools.HeaderValues(a.MCP, getenv) {
-			add(v)
+			add(v, "")
 		}
 	}
+	return out
+}
+
+// teamKeys are the values of teamSecrets.
+func teamKeys(team *spec.Team, getenv func(string) string) []string {
+	return secretValues(teamSecrets(team, getenv))
+}
+
+func secretValues(secrets []teamSecret) []string {
+	keys := make([]string, 0, len(secrets))
+	for _, s := range secrets {
+		keys = append(keys, s.value)
+	}
 	return keys
+}
+
+// redactor is what a session's texts are stored through (Session.Redact):
+// keys redacted as a task's result is; nil when there are none.
+func redactor(keys []string) func(string) string {
+	if !slices.ContainsFunc(keys, llm.Redactable) {
+		return nil
+	}
+	return func(s string) string { return llm.RedactKeys(s, keys...) }
 }
 
 // usedLLMAgents are the LLM agents with a model that some task uses: those
@@ -997,7 +1035,11 @@ func agentRecords(team *spec.Team, state map[string]any) []checkpoint.AgentRecor
 }
 
 // ResumeCommand is the command that continues session id of this run.
-func ResumeCommand(o Options, id string) string {
+func ResumeCommand(o Options, id string) string { return resumeCommand(o, id, nil) }
+
+// resumeCommand is ResumeCommand with the run's secrets kept out of its
+// --var values (varArg).
+func resumeCommand(o Options, id string, secrets []teamSecret) string {
 	parts := []string{"teamrun", "run", cmdline.Quote(o.SpecPath), "--continue", "--session", cmdline.Quote(id)}
 	keys := o.VarOrder
 	if len(keys) == 0 {
@@ -1007,12 +1049,45 @@ func ResumeCommand(o Options, id string) string {
 		sort.Strings(keys)
 	}
 	for _, k := range keys {
-		parts = append(parts, "--var", cmdline.Quote(k+"="+o.Vars[k]))
+		parts = append(parts, "--var", varArg(k, o.Vars[k], secrets))
 	}
 	if o.Reuse == checkpoint.ReuseUnchanged {
 		parts = append(parts, "--reuse", "unchanged")
 	}
 	return strings.Join(parts, " ") + cmdline.StoreFlag(o.Home)
+}
+
+// varArg is --var's KEY=VALUE quoted for a shell. A secret in the value
+// is named by the environment variable that holds it ('k='"$MY_KEY"), so
+// that the pasted command gives the run the real value, or else redacted:
+// a printed command never shows a key.
+func varArg(k, v string, secrets []teamSecret) string {
+	keys := secretValues(secrets)
+	var b strings.Builder
+	quoted := func(s string) {
+		if s != "" {
+			b.WriteString(cmdline.Quote(llm.RedactKeys(s, keys...)))
+		}
+	}
+	before := k + "="
+	for {
+		at, next := -1, teamSecret{}
+		for _, s := range secrets {
+			if s.env == "" || !llm.Redactable(s.value) {
+				continue
+			}
+			if i := strings.Index(v, s.value); i >= 0 && (at < 0 || i < at || i == at && len(s.value) > len(next.value)) {
+				at, next = i, s
+			}
+		}
+		if at < 0 {
+			quoted(before + v)
+			return b.String()
+		}
+		quoted(before + v[:at])
+		b.WriteString(`"$` + next.env + `"`)
+		before, v = "", v[at+len(next.value):]
+	}
 }
 
 // InterruptedError is the error recorded for a task a signal stopped: it
@@ -1071,9 +1146,12 @@ type journalRecorder struct {
 	// written only if the journal begins.
 	prior    map[string]bool
 	deferred []checkpoint.Record
+	// redact is what the session's texts are stored through (its Redact).
+	redact func(string) string
 }
 
 func (r *journalRecorder) begin() error {
+	r.sess.Redact = r.redact
 	j, err := r.store.Begin(r.ctx, r.lock, r.sess)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/runner/schedule"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -53,6 +54,9 @@ func (s *TaskSet) graph() (*schedule.Graph, error) {
 // session) and --var vars. An error is bad usage (foreach over something
 // that is not a list).
 func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string) (*TaskSet, error) {
+	if err := redactedStart(old, vars); err != nil {
+		return nil, err
+	}
 	state := checkpoint.StartState(old, team, vars)
 	produced := Produced(team, old)
 	expanded, err := team.ExpandWith(state, produced)
@@ -77,6 +81,25 @@ func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string)
 		}
 	}
 	return set, nil
+}
+
+// redactedStart refuses to resume old (nil: none) from a value it started
+// from that it stores redacted, because it held a key (Session.Redact),
+// unless vars give it again: the tasks would be rendered, and run, with
+// the redaction marker in place of the key.
+func redactedStart(old *checkpoint.Session, vars map[string]string) error {
+	if old == nil {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(old.Team.InitialState)) {
+		if _, given := vars[k]; given {
+			continue
+		}
+		if b, err := json.Marshal(old.Team.InitialState[k]); err == nil && bytes.Contains(b, []byte(llm.Redacted)) {
+			return usagef("variable %s: session %s stores its value with a key redacted (a key is never written to a session): pass --var %s=VALUE again, with the value the session started with, to continue it", k, old.ID, k)
+		}
+	}
+	return nil
 }
 
 // knownKeys is, for TaskDefsKnown, the keys and context of old's (nil:

@@ -741,6 +741,35 @@ func chatURL(base string) (endpoint, shown string, err error) {
 	return u.String(), showURL(u), nil
 }
 
+// URLSecrets are the credentials base carries, which showURL leaves out
+// of messages and a run redacts from what it writes (a proxy may echo the
+// request's path): the userinfo's password, and the values of the query
+// parameters whose name says they are one. Others (Azure's api-version)
+// stay: their dates would vanish from every answer.
+func URLSecrets(base string) []string {
+	u, err := url.Parse(strings.TrimSpace(base))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if p, ok := u.User.Password(); ok && p != "" {
+		out = append(out, p)
+	}
+	for name, vals := range u.Query() {
+		n := strings.ToLower(name)
+		if !strings.Contains(n, "key") && !strings.Contains(n, "token") && !strings.Contains(n, "secret") &&
+			!strings.Contains(n, "pass") && !strings.Contains(n, "auth") && !strings.Contains(n, "sig") && n != "code" {
+			continue
+		}
+		for _, v := range vals {
+			if v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
 func showURL(u *url.URL) string {
 	if u == nil {
 		return "(unparsable URL)"

@@ -91,11 +91,14 @@ const minFragment = 8
 // sent on. A key shorter than minFragment (a local server's "ollama")
 // guards nothing and is left alone: removing it would cut ordinary words.
 func RedactKey(key, text string) string {
-	if len(key) < minFragment {
+	if !Redactable(key) {
 		return text
 	}
 	return redactor(key).cleanAll(text)
 }
+
+// Redactable says whether RedactKey removes key (it is long enough).
+func Redactable(key string) bool { return len(key) >= minFragment }
 
 // RedactKeys is RedactKey of every key in turn.
 func RedactKeys(text string, keys ...string) string {

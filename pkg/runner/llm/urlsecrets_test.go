@@ -1,0 +1,30 @@
+package llm
+
+import (
+	"slices"
+	"testing"
+)
+
+// A base URL's credentials are redacted where a run writes (a proxy may
+// echo the request's path); its other query parameters are not, or their
+// values (a date) would vanish from every answer.
+func TestURLSecrets(t *testing.T) {
+	tests := []struct {
+		url  string
+		want []string
+	}{
+		{"http://127.0.0.1:11434/v1", nil},
+		{"https://x.example/v1?api-key=QUERYSECRET777", []string{"QUERYSECRET777"}},
+		{"https://x.example/openai?api-version=2024-06-01&Token=t0k3n-value", []string{"t0k3n-value"}},
+		{"https://user:pa55word-long@x.example/v1?code=fn-code-123&sig=abc", []string{"pa55word-long", "abc", "fn-code-123"}},
+		{"://not a url", nil},
+	}
+	for _, tt := range tests {
+		got := URLSecrets(tt.url)
+		slices.Sort(got)
+		want := slices.Sorted(slices.Values(tt.want))
+		if !slices.Equal(got, want) {
+			t.Errorf("URLSecrets(%q) = %q, want %q", tt.url, got, want)
+		}
+	}
+}
