@@ -812,7 +812,64 @@ func (b *builder) check() {
 		}
 	}
 	b.checkCycles(&index)
+	b.checkVariableWaits(&index)
 	b.checkEnvNames()
+}
+
+// checkVariableWaits warns of each task of a workflow whose texts name the
+// output_variable of a task it does not wait for: it starts as soon as
+// what it waits for is done, so whether it sees that task's value or the
+// one before is a race.
+func (b *builder) checkVariableWaits(index *TaskFinder) {
+	t := b.team
+	if t.Process != Workflow || len(b.diags) > 0 {
+		return
+	}
+	var waitedBy [][]int // the tasks that wait for each task
+	for j, p := range t.Tasks {
+		if p.OutputVariable == "" {
+			continue
+		}
+		if waitedBy == nil {
+			waitedBy = make([][]int, len(t.Tasks))
+			for i, tk := range t.Tasks {
+				for _, name := range tk.Context {
+					if k, ok := index.last(name); ok && k != i {
+						waitedBy[k] = append(waitedBy[k], i)
+					}
+				}
+				for _, r := range tk.Condition() {
+					for _, name := range r.Next {
+						if k, ok := index.last(name); ok && k != i {
+							waitedBy[i] = append(waitedBy[i], k)
+						}
+					}
+				}
+			}
+		}
+		after := make([]bool, len(t.Tasks))
+		queue := []int{j}
+		for len(queue) > 0 {
+			k := queue[0]
+			queue = queue[1:]
+			for _, i := range waitedBy[k] {
+				if !after[i] {
+					after[i] = true
+					queue = append(queue, i)
+				}
+			}
+		}
+		for i, tk := range t.Tasks {
+			v := p.OutputVariable
+			if i == j || after[i] || (tk.Foreach != nil && (tk.Foreach.As == v || tk.Foreach.Index == v)) {
+				continue
+			}
+			if t.Reads(tk.Description, v) || t.Reads(tk.ExpectedOutput, v) {
+				src := b.tasks[i]
+				b.warnf(src, src.kpos(), "reads {%s}, which task %s sets (output_variable), but does not wait for it: in a workflow it may start first and see the value before; add %s to its context", v, p.Name, p.Name)
+			}
+		}
+	}
 }
 
 // namedTwice says whether the list of task names at hand (first: the names

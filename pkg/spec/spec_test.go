@@ -437,3 +437,20 @@ func TestTaskNameWithComma(t *testing.T) {
 		t.Errorf("warnings %v, want one: %s", team.Warnings, want)
 	}
 }
+
+// In a workflow, a task that names another's output_variable without
+// waiting for it would race it: a warning says to add it to its context.
+func TestWorkflowVariableWithoutWait(t *testing.T) {
+	team, err := Parse("w.yaml", []byte("process: workflow\nagents:\n  w: {shell: cat}\ntasks:\n"+
+		"  a: {description: a, agent: w, output_variable: av}\n"+
+		"  b: {description: \"b {av}\", agent: w}\n"+
+		"  c: {description: \"c {av}\", agent: w, context: [a]}\n"+
+		"  d: {description: \"d {av}\", agent: w, context: [c]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "w.yaml:6:3: tasks.b: reads {av}, which task a sets (output_variable), but does not wait for it: in a workflow it may start first and see the value before; add a to its context"
+	if len(team.Warnings) != 1 || team.Warnings[0].String() != want {
+		t.Errorf("warnings %v, want one: %s", team.Warnings, want)
+	}
+}
