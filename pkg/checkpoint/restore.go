@@ -263,9 +263,14 @@ func (c Choice) Check(names func() []string) error {
 		names []string
 	}{{"--rerun", c.Rerun}, {"--rerun-from", c.RerunFrom}, {"--keep", c.Keep}} {
 		for _, n := range f.names {
-			if !known[n] {
-				return fmt.Errorf("%s: %s", f.flag, spec.UnknownTask(n, tasks))
+			if known[n] {
+				continue
 			}
+			if i := strings.IndexAny(n, "[#"); i > 0 && known[n[:i]] {
+				// An instance or an iteration goes with its declared task.
+				return fmt.Errorf("%s: %s is one of task %s's instances or iterations, which are named together: %s %s", f.flag, n, n[:i], f.flag, n[:i])
+			}
+			return fmt.Errorf("%s: %s", f.flag, spec.UnknownTask(n, tasks))
 		}
 	}
 	for _, k := range c.Keep {

@@ -141,6 +141,8 @@ func TestChoiceCheck(t *testing.T) {
 		{checkpoint.Choice{Rerun: []string{"reveiw"}}, `--rerun: unknown task "reveiw" (did you mean "review"?)`},
 		{checkpoint.Choice{RerunFrom: []string{"zzzzzz"}}, `--rerun-from: unknown task "zzzzzz" (known: draft, review, publish)`},
 		{checkpoint.Choice{Keep: []string{"drafts"}}, `--keep: unknown task "drafts" (did you mean "draft"?)`},
+		{checkpoint.Choice{Rerun: []string{"draft[1]"}}, `--rerun: draft[1] is one of task draft's instances or iterations, which are named together: --rerun draft`},
+		{checkpoint.Choice{Keep: []string{"review#2"}}, `--keep: review#2 is one of task review's instances or iterations, which are named together: --keep review`},
 		{checkpoint.Choice{Rerun: []string{"draft"}, Keep: []string{"draft"}}, "contradict"},
 	}
 	for _, tc := range tests {
