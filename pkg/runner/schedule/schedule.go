@@ -207,6 +207,9 @@ func newGraph(team *spec.Team, total int, each func(read func(i, j int))) (*Grap
 // memoryInFileOrder sets remembers for a sequential team: each task of an
 // agent with memory is sent the turns of its agent's tasks before it.
 func (g *Graph) memoryInFileOrder() {
+	if !slices.ContainsFunc(g.team.Agents, func(a *spec.Agent) bool { return a.Memory }) {
+		return // most teams: no map, no lookup a task
+	}
 	last := map[string]int{}
 	for i, t := range g.team.Tasks {
 		if a := g.team.Agent(t.Agent); a == nil || !a.Memory {
