@@ -719,7 +719,7 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 			r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
 			continue
 		default:
-			if (reads || made) && kept[d.Name] {
+			if (reads || made) && kept[d.Name] && !slices.Contains(keptDown, d.Name) {
 				r.KeptRead = append(r.KeptRead, d.Name)
 			}
 			continue
