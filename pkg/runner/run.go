@@ -991,11 +991,6 @@ func teamSecrets(team *spec.Team, getenv func(string) string) []teamSecret {
 	return out
 }
 
-// teamKeys are the values of teamSecrets.
-func teamKeys(team *spec.Team, getenv func(string) string) []string {
-	return secretValues(teamSecrets(team, getenv))
-}
-
 func secretValues(secrets []teamSecret) []string {
 	keys := make([]string, 0, len(secrets))
 	for _, s := range secrets {
