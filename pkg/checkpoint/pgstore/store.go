@@ -24,7 +24,7 @@ import (
 )
 
 // SchemaVersion is the newest schema this teamrun knows.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations[i] brings the schema from version i to i+1. {s} is the schema.
 var migrations = []string{
@@ -98,6 +98,16 @@ var migrations = []string{
 	// as the file store's journal lines carry one; NULL in the rows an
 	// older teamrun wrote, which are read unchecked.
 	`ALTER TABLE {s}.transitions ADD COLUMN IF NOT EXISTS checksum bigint;`,
+	// 5: the key of the project each session was started in (projectOf),
+	// so that --continue's fallback takes only its own project's: projects
+	// named by TEAMRUN_PROJECT share the spec folder's path. An older row
+	// takes it from the audit record of its creation; one with none keeps
+	// NULL, and counts as the project of its spec's folder.
+	`ALTER TABLE {s}.sessions ADD COLUMN IF NOT EXISTS project_key text;
+	UPDATE {s}.sessions AS t SET project_key = a.project_key
+		FROM (SELECT DISTINCT ON (session_id) session_id, project_key FROM {s}.audit
+			WHERE event = 'created' ORDER BY session_id, id) AS a
+		WHERE a.session_id = t.id AND t.project_key IS NULL;`,
 }
 
 // migrationsUsed keeps the list and the constant together.
@@ -339,11 +349,11 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 }
 
 // entryColumns are what List and Head read: the sessions row, no snapshot.
-const entryColumns = `id, spec_path, team_name, created_at, updated_at, tasks_done, tasks_total`
+const entryColumns = `id, spec_path, team_name, created_at, updated_at, tasks_done, tasks_total, coalesce(project_key, '')`
 
 func (s *Store) scanEntry(row pgx.Row) (checkpoint.Entry, error) {
 	var e checkpoint.Entry
-	if err := row.Scan(&e.ID, &e.SpecPath, &e.TeamName, &e.CreatedAt, &e.UpdatedAt, &e.Done, &e.Total); err != nil {
+	if err := row.Scan(&e.ID, &e.SpecPath, &e.TeamName, &e.CreatedAt, &e.UpdatedAt, &e.Done, &e.Total, &e.Project); err != nil {
 		return e, err
 	}
 	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
