@@ -110,14 +110,41 @@ func parseURL(raw string) (*config, error) {
 	if c.conn.RuntimeParams["application_name"] == "" {
 		c.conn.RuntimeParams["application_name"] = "teamrun"
 	}
+	c.location = canonical(u, c)
+	return c, nil
+}
+
+// canonical is the store's location: its URL without the password, spelt
+// one way whatever way it was written, for it is the store's identity too.
+// The runs of a session find what an earlier run killed on this machine
+// left by it: its tasks' processes (TEAMRUN_STORE in their environment)
+// and its scratch folder (checkpoint.LocalScratch). The scheme is
+// postgres; the user, the database and (one host) the port are those pgx
+// connects with, wherever the URL or the PG* variables gave them; the
+// parameters are sorted, schema among them unless the default. Host names
+// are left as written: localhost and 127.0.0.1 stay two spellings.
+func canonical(u *url.URL, c *config) string {
 	loc := *u
+	loc.Scheme = "postgres"
 	lq := loc.Query()
+	for _, k := range []string{"user", "dbname", "database"} {
+		lq.Del(k)
+	}
+	loc.User = nil
+	if c.conn.User != "" {
+		loc.User = url.User(c.conn.User)
+	}
+	if c.conn.Database != "" {
+		loc.Path, loc.RawPath = "/"+c.conn.Database, ""
+	}
+	if !lq.Has("host") && !lq.Has("port") && loc.Host != "" && !strings.Contains(loc.Host, ",") && loc.Port() == "" {
+		loc.Host = net.JoinHostPort(loc.Hostname(), strconv.Itoa(int(c.conn.Port)))
+	}
 	if c.schema != DefaultSchema {
 		lq.Set("schema", c.schema)
 	}
 	loc.RawQuery = lq.Encode()
-	c.location = redacted(&loc)
-	return c, nil
+	return redacted(&loc)
 }
 
 // numberParam is a store URL parameter pgx reads as a number, and what it
