@@ -1272,3 +1272,42 @@ func TestDiscardTerminated(t *testing.T) {
 		t.Errorf("holders and sessions rows left after prune: %d, %v", rows, err)
 	}
 }
+
+// A statement the server does not answer in time is said in words, with
+// the wait, not as Go's "context deadline exceeded": pgx's own timeout, and
+// the pool's bare deadline while it waits for a connection.
+func TestSilentServerInWords(t *testing.T) {
+	c, err := parseURL("postgres://u@db/app?lease=30s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cause := range []error{context.DeadlineExceeded, fmt.Errorf("acquire connection: %w", context.DeadlineExceeded)} {
+		msg := c.fail("keep the stdout of task b, attempt 1, of session s1", cause).Error()
+		if !strings.Contains(msg, "keep the stdout of task b, attempt 1, of session s1: the server did not answer within 15s") ||
+			strings.Contains(msg, "deadline") {
+			t.Errorf("%v: %s", cause, msg)
+		}
+	}
+}
+
+// A read-only server or user (a hot standby, default_transaction_read_only)
+// refuses the first write: the message says so and what to do, and not the
+// statement teamrun sent.
+func TestReadOnlyServerAdvice(t *testing.T) {
+	raw := testStoreURL(t)
+	openStore(t, raw).Close() // the schema, made writable
+	s := openStore(t, withParams(t, raw, "options", "-cdefault_transaction_read_only=on"))
+	_, err := s.Lock(context.Background(), "ro1", 0)
+	if err == nil {
+		t.Fatal("a read-only server took the lock")
+	}
+	msg := err.Error()
+	for _, w := range []string{"session ro1", "read-only (SQLSTATE 25006)", "point the store at a writable primary"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s\ndoes not say %q", msg, w)
+		}
+	}
+	if strings.Contains(msg, "nextval") || strings.Contains(msg, "check the server's log") {
+		t.Errorf("%s\nnames the statement, or sends to the log", msg)
+	}
+}
