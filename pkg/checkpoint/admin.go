@@ -134,8 +134,20 @@ func sameSpec(p ProjectState, a, b string) bool {
 	return ok && named.Key() != p.Dir() && filepath.Base(a) == filepath.Base(b)
 }
 
-// latestOf is the most recently updated readable session of specPath (or,
-// for "", of any spec in p's folder).
+// ofProject reports whether session e is project p's: the project the
+// store recorded it was started in, or, where it recorded none, the
+// project of its spec's folder. A project named apart from its folder
+// (TEAMRUN_PROJECT) shares the store, and the spec folder's path, with
+// others: the session one of them started is not another's.
+func ofProject(p ProjectState, e Summary) bool {
+	if named, ok := p.(interface{ Key() string }); ok && e.Project != "" {
+		return e.Project == named.Key()
+	}
+	return filepath.Dir(filepath.Clean(e.SpecPath)) == p.Dir()
+}
+
+// latestOf is the most recently updated readable session of project p and
+// of specPath (sameSpec), or, for "", of any spec of p.
 func latestOf(ctx context.Context, s Backend, p ProjectState, specPath string) (*Entry, error) {
 	list, err := s.List(ctx)
 	if err != nil {
@@ -144,13 +156,10 @@ func latestOf(ctx context.Context, s Backend, p ProjectState, specPath string) (
 	var best *Entry
 	for i := range list {
 		sum := &list[i]
-		if sum.Err != nil {
+		if sum.Err != nil || !ofProject(p, sum.Summary) {
 			continue
 		}
-		if specPath != "" && filepath.Clean(sum.SpecPath) != filepath.Clean(specPath) {
-			continue
-		}
-		if specPath == "" && filepath.Dir(filepath.Clean(sum.SpecPath)) != p.Dir() {
+		if specPath != "" && !sameSpec(p, sum.SpecPath, specPath) {
 			continue
 		}
 		if best == nil || sum.UpdatedAt.After(best.UpdatedAt) {

@@ -85,5 +85,10 @@ type Summary struct {
 	Done      int
 	Total     int
 	Path      string
-	Err       error // the session could not be read; the other fields may be empty
+	// Project is the key of the project the session was started in, where
+	// the store records it (PostgreSQL); "" where it does not: the file
+	// store, whose project is the spec's folder, or a row an older
+	// teamrun wrote.
+	Project string
+	Err     error // the session could not be read; the other fields may be empty
 }

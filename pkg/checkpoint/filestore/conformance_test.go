@@ -46,6 +46,16 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		DamageSnapshot: func(t *testing.T, b checkpoint.Backend, id string) {
+			path := b.(*Store).Path(id)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(strings.Replace(string(data), "result of t01", "result of X01", 1)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
 		Logs: true,
 		// Any file or folder whose path in the store names the session.
 		Leftovers: func(t *testing.T, b checkpoint.Backend, id string) []string {

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -110,14 +111,41 @@ func parseURL(raw string) (*config, error) {
 	if c.conn.RuntimeParams["application_name"] == "" {
 		c.conn.RuntimeParams["application_name"] = "teamrun"
 	}
+	c.location = canonical(u, c)
+	return c, nil
+}
+
+// canonical is the store's location: its URL without the password, spelt
+// one way whatever way it was written, for it is the store's identity too.
+// The runs of a session find what an earlier run killed on this machine
+// left by it: its tasks' processes (TEAMRUN_STORE in their environment)
+// and its scratch folder (checkpoint.LocalScratch). The scheme is
+// postgres; the user, the database and (one host) the port are those pgx
+// connects with, wherever the URL or the PG* variables gave them; the
+// parameters are sorted, schema among them unless the default. Host names
+// are left as written: localhost and 127.0.0.1 stay two spellings.
+func canonical(u *url.URL, c *config) string {
 	loc := *u
+	loc.Scheme = "postgres"
 	lq := loc.Query()
+	for _, k := range []string{"user", "dbname", "database"} {
+		lq.Del(k)
+	}
+	loc.User = nil
+	if c.conn.User != "" {
+		loc.User = url.User(c.conn.User)
+	}
+	if c.conn.Database != "" {
+		loc.Path, loc.RawPath = "/"+c.conn.Database, ""
+	}
+	if !lq.Has("host") && !lq.Has("port") && loc.Host != "" && !strings.Contains(loc.Host, ",") && loc.Port() == "" {
+		loc.Host = net.JoinHostPort(loc.Hostname(), strconv.Itoa(int(c.conn.Port)))
+	}
 	if c.schema != DefaultSchema {
 		lq.Set("schema", c.schema)
 	}
 	loc.RawQuery = lq.Encode()
-	c.location = redacted(&loc)
-	return c, nil
+	return redacted(&loc)
 }
 
 // numberParam is a store URL parameter pgx reads as a number, and what it
@@ -301,24 +329,32 @@ func (c *config) fail(op string, err error) error {
 	if errors.As(err, &se) {
 		return err
 	}
-	return &Error{Location: c.location, Op: op, Msg: scrub(message(err), c.password), Advice: advice(err), Then: true, Err: err}
+	return &Error{Location: c.location, Op: op, Msg: scrub(message(err, c.lease/2), c.password), Advice: advice(err), Then: true, Err: err}
 }
 
 // message is err as a user reads it. A server that cannot be reached is
 // where and why ("cannot reach 127.0.0.1:1: connection refused"), not
-// pgx's line per attempt of Go's dialer text.
-func message(err error) string {
+// pgx's line per attempt of Go's dialer text. within is how long teamrun
+// waits for the server to answer a statement (half the lease: every
+// deadline teamrun sets on one).
+func message(err error, within time.Duration) string {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		// Go's words for a connection the server closed.
 		return "the server closed the connection (a restart, a crash or pg_terminate_backend)"
 	}
 	var ce *pgconn.ConnectError
 	if !errors.As(err, &ce) {
-		if pgconn.Timeout(err) {
+		if pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
 			// A connection that stops answering (the server stopped,
 			// frozen, or the network gone) is pgx's "timeout: context
-			// deadline exceeded".
-			return "the server stopped answering"
+			// deadline exceeded", or Go's bare "context deadline
+			// exceeded" while waiting for a connection of the pool.
+			return fmt.Sprintf("the server did not answer within %s (stopped, frozen, or the network is gone)", within)
+		}
+		if readOnly(err) {
+			// The server's words name the statement teamrun sent
+			// ("cannot execute nextval() in a read-only transaction").
+			return "the server refused to write: the server or the user teamrun connects as is read-only (SQLSTATE 25006)"
 		}
 		return err.Error()
 	}
@@ -359,11 +395,21 @@ func message(err error) string {
 	return fmt.Sprintf("cannot reach %s (user %s, database %s): %s", where, ce.Config.User, ce.Config.Database, why)
 }
 
+// readOnly reports whether err is the server refusing a write in a
+// read-only transaction: a hot standby, or default_transaction_read_only
+// set for the server, the database or the user.
+func readOnly(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "25006"
+}
+
 // advice is what to deal with before err's operation is done again.
 func advice(err error) string {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
+		case pe.Code == "25006":
+			return "point the store at a writable primary (not a standby), or make the user writable (default_transaction_read_only off for it and its database)"
 		case pe.Code == "28P01" || pe.Code == "28000":
 			return "check the user and password (in the URL, PGPASSWORD or ~/.pgpass)"
 		case pe.Code == "3D000":

@@ -40,6 +40,14 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("damaging blob %s: %v (%d rows)", blob.Digest, err, tag.RowsAffected())
 			}
 		},
+		DamageSnapshot: func(t *testing.T, b checkpoint.Backend, id string) {
+			s := b.(*Store)
+			tag, err := s.pool.Exec(context.Background(), s.q(`UPDATE {s}.sessions
+				SET snapshot = convert_to(replace(convert_from(snapshot, 'UTF8'), 'result of t01', 'result of X01'), 'UTF8') WHERE id = $1`), id)
+			if err != nil || tag.RowsAffected() != 1 {
+				t.Fatalf("damaging the snapshot of %s: %v (%d rows)", id, err, tag.RowsAffected())
+			}
+		},
 		Logs: true,
 		// The rows of every table keyed by session.
 		Leftovers: func(t *testing.T, b checkpoint.Backend, id string) []string {

@@ -77,16 +77,19 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 			if _, err := tx.Exec(ctx, s.q(`DELETE FROM {s}.transitions WHERE session_id = $1`), sess.ID); err != nil {
 				return err
 			}
+			// A session stays in the project it was started in; a row
+			// an older teamrun wrote takes this run's.
 			tag, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.sessions AS t (id, spec_path, team_name, created_at, updated_at,
-					tasks_done, tasks_total, fingerprint, snapshot, snapshot_seq, last_seq, owner_generation)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)
+					tasks_done, tasks_total, fingerprint, snapshot, snapshot_seq, last_seq, owner_generation, project_key, snapshot_digest)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, sha256($9))
 				ON CONFLICT (id) DO UPDATE SET spec_path = excluded.spec_path, team_name = excluded.team_name,
 					created_at = excluded.created_at, updated_at = excluded.updated_at, tasks_done = excluded.tasks_done,
 					tasks_total = excluded.tasks_total, fingerprint = excluded.fingerprint, snapshot = excluded.snapshot,
-					snapshot_seq = excluded.snapshot_seq, last_seq = excluded.last_seq
+					snapshot_seq = excluded.snapshot_seq, last_seq = excluded.last_seq, snapshot_digest = excluded.snapshot_digest,
+					project_key = coalesce(t.project_key, excluded.project_key)
 				WHERE t.owner_generation = excluded.owner_generation`),
 				sess.ID, sess.SpecPath, sess.TeamName, sess.CreatedAt, sess.UpdatedAt, sess.Summary.Done, sess.Summary.Total,
-				sess.Team.TasksFingerprint, snap, last, l.gen)
+				sess.Team.TasksFingerprint, snap, last, l.gen, projectOf(sess.SpecPath))
 			if err != nil {
 				return err
 			}
@@ -262,7 +265,7 @@ func (j *Journal) compact(ctx context.Context) error {
 	seq := j.seq
 	err = j.lock.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
 		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, j.store.q(`UPDATE {s}.sessions SET snapshot = $3, snapshot_seq = $4, tasks_done = $5,
+			tag, err := tx.Exec(ctx, j.store.q(`UPDATE {s}.sessions SET snapshot = $3, snapshot_digest = sha256($3), snapshot_seq = $4, tasks_done = $5,
 					tasks_total = $6, updated_at = $7
 				WHERE id = $1 AND owner_generation = $2 AND last_seq = $4`),
 				j.Sess.ID, j.lock.gen, snap, seq, j.Sess.Summary.Done, j.Sess.Summary.Total, j.Sess.UpdatedAt)

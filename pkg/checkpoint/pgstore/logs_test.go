@@ -29,12 +29,12 @@ func TestMigrateToLogs(t *testing.T) {
 	l.Release()
 	s.Close()
 	// Undo the migrations from the logs table's on (the schema as an older
-	// teamrun left it); only the logs table's is undone here, so it must
-	// be the last.
-	if before != len(migrations)-2 {
+	// teamrun left it); those undone here must be all of them.
+	if before != len(migrations)-4 {
 		t.Fatalf("the logs table's migration is %d of %d: undo the later ones here too", before+1, len(migrations))
 	}
-	adminExec(t, raw, fmt.Sprintf(`ALTER TABLE %[1]s.transitions DROP COLUMN checksum; DROP TABLE %[1]s.logs; UPDATE %[1]s.schema_version SET version = %[2]d`, s.cfg.schema, before))
+	adminExec(t, raw, fmt.Sprintf(`ALTER TABLE %[1]s.sessions DROP COLUMN snapshot_digest, DROP COLUMN project_key; ALTER TABLE %[1]s.transitions DROP COLUMN checksum;
+		DROP TABLE %[1]s.logs; UPDATE %[1]s.schema_version SET version = %[2]d`, s.cfg.schema, before))
 
 	s = openStore(t, raw)
 	ctx := context.Background()

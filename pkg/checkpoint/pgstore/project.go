@@ -26,6 +26,20 @@ func ProjectKey(specDir string) (string, error) {
 	return abs, nil
 }
 
+// projectOf is the key of the project a session of specPath is started
+// in: the ProjectKey of its spec's folder, as the run's Project has it;
+// nil (not known) without a spec path.
+func projectOf(specPath string) *string {
+	if specPath == "" {
+		return nil
+	}
+	key, err := ProjectKey(filepath.Dir(specPath))
+	if err != nil {
+		return nil
+	}
+	return &key
+}
+
 // Project is a project's active session and audit log kept in the
 // database under its key, so the spec folder may be read-only.
 type Project struct {

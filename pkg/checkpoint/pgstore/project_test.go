@@ -2,12 +2,14 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 func TestProjectKey(t *testing.T) {
@@ -154,5 +156,122 @@ func TestPruneKeepsNamedProjectsActive(t *testing.T) {
 	}
 	if ok, err := s.Exists(ctx, "night-1"); !ok || err != nil {
 		t.Errorf("project nightly's active session is gone: %v", err)
+	}
+}
+
+// started writes a session of specPath, updated at, as a run in project
+// TEAMRUN_PROJECT=project ("": the spec's folder) writes it.
+func started(t *testing.T, s *Store, id, specPath, project string, at time.Time) {
+	t.Helper()
+	t.Setenv("TEAMRUN_PROJECT", project)
+	cl, err := s.Lock(context.Background(), id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Release()
+	sess := checkpoint.NewSession(id, specPath, "team", spec.Sequential, taskDefs(2), "fp1", at)
+	j, err := s.Begin(context.Background(), cl, sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// --continue falls back, when the project's active session is another
+// spec's (or missing), to the newest session of this project and this
+// spec, by sameSpec's rule: in a project named by TEAMRUN_PROJECT, one
+// started from another checkout of a spec of the same file name, and never
+// another project's, though its spec has the very same path.
+func TestResolveActiveFallbackIsTheProjects(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	type sess struct{ id, spec, project string }
+	tests := []struct {
+		name      string
+		sessions  []sess // oldest first
+		project   string // TEAMRUN_PROJECT of the run
+		active    string // the project's active session
+		dir, spec string // the run's
+		want      string // "": a new session
+	}{
+		{name: "named project, the spec mounted elsewhere",
+			sessions: []sess{{"night-1", "/mnt/pod-a/specs/nightly.yaml", "p"}, {"hour-1", "/mnt/pod-a/specs/hourly.yaml", "p"}},
+			project:  "p", active: "hour-1", dir: "/mnt/pod-b/specs", spec: "/mnt/pod-b/specs/nightly.yaml", want: "night-1"},
+		{name: "named project, active session missing",
+			sessions: []sess{{"night-1", "/mnt/pod-a/specs/nightly.yaml", "p"}},
+			project:  "p", active: "gone", dir: "/mnt/pod-b/specs", spec: "/mnt/pod-b/specs/nightly.yaml", want: "night-1"},
+		{name: "another project's session of the same path",
+			sessions: []sess{{"x-night", "/specs/nightly.yaml", "teamX"}, {"y-hour", "/specs/hourly.yaml", "teamY"}},
+			project:  "teamY", active: "y-hour", dir: "/specs", spec: "/specs/nightly.yaml", want: ""},
+		{name: "another project's, the active session missing",
+			sessions: []sess{{"x-night", "/specs/nightly.yaml", "teamX"}},
+			project:  "teamY", active: "gone", dir: "/specs", spec: "/specs/nightly.yaml", want: ""},
+		{name: "a named project's session is not the folder's",
+			sessions: []sess{{"x-night", "/specs/nightly.yaml", "teamX"}, {"hour", "/specs/hourly.yaml", ""}},
+			project:  "", active: "hour", dir: "/specs", spec: "/specs/nightly.yaml", want: ""},
+		{name: "the folder's project, the newest of its spec",
+			sessions: []sess{{"old", "/specs/nightly.yaml", ""}, {"new", "/specs/nightly.yaml", ""}, {"x-night", "/specs/nightly.yaml", "teamX"}, {"hour", "/specs/hourly.yaml", ""}},
+			project:  "", active: "hour", dir: "/specs", spec: "/specs/nightly.yaml", want: "new"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openStore(t, testStoreURL(t))
+			ctx := context.Background()
+			for i, se := range tt.sessions {
+				started(t, s, se.id, se.spec, se.project, at.Add(time.Duration(i)*time.Minute))
+			}
+			t.Setenv("TEAMRUN_PROJECT", tt.project)
+			p := s.Project(tt.dir)
+			if err := p.SetActive(ctx, tt.active); err != nil {
+				t.Fatal(err)
+			}
+			a, err := checkpoint.ResolveActive(ctx, s, p, tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.ID != tt.want || a.Adopted != (tt.want != "") {
+				t.Errorf("ResolveActive = %+v; want %q", a, tt.want)
+			}
+		})
+	}
+}
+
+// A session row an older teamrun wrote has no project: the migration takes
+// it from the audit record of its creation, and one it cannot place still
+// counts as the project of its spec's folder.
+func TestMigrateSessionProjects(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	started(t, s, "x-night", "/specs/nightly.yaml", "teamX", at)
+	if err := s.Project("/specs").Audit(ctx, checkpoint.AuditRecord{Event: checkpoint.EventCreated, Session: "x-night"}); err != nil {
+		t.Fatal(err)
+	}
+	started(t, s, "unaudited", "/specs/nightly.yaml", "teamX", at.Add(time.Minute))
+	s.Close()
+	adminExec(t, raw, fmt.Sprintf(`UPDATE %[1]s.sessions SET project_key = NULL; ALTER TABLE %[1]s.sessions DROP COLUMN project_key;
+		UPDATE %[1]s.schema_version SET version = 4`, s.cfg.schema))
+
+	s = openStore(t, raw)
+	got := map[string]string{}
+	list, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range list {
+		got[e.ID] = e.Project
+	}
+	if got["x-night"] != "teamX" || got["unaudited"] != "" {
+		t.Errorf("projects after the migration: %q; want x-night in teamX, unaudited in none", got)
+	}
+	t.Setenv("TEAMRUN_PROJECT", "")
+	p := s.Project("/specs")
+	if err := p.SetActive(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := checkpoint.ResolveActive(ctx, s, p, "/specs/nightly.yaml"); err != nil || a.ID != "unaudited" {
+		t.Errorf("the folder's project falls back to %+v, %v; want unaudited, its folder's", a, err)
 	}
 }

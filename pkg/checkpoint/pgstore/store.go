@@ -24,7 +24,7 @@ import (
 )
 
 // SchemaVersion is the newest schema this teamrun knows.
-const SchemaVersion = 4
+const SchemaVersion = 6
 
 // migrations[i] brings the schema from version i to i+1. {s} is the schema.
 var migrations = []string{
@@ -98,6 +98,22 @@ var migrations = []string{
 	// as the file store's journal lines carry one; NULL in the rows an
 	// older teamrun wrote, which are read unchecked.
 	`ALTER TABLE {s}.transitions ADD COLUMN IF NOT EXISTS checksum bigint;`,
+	// 5: the key of the project each session was started in (projectOf),
+	// so that --continue's fallback takes only its own project's: projects
+	// named by TEAMRUN_PROJECT share the spec folder's path. An older row
+	// takes it from the audit record of its creation; one with none keeps
+	// NULL, and counts as the project of its spec's folder.
+	`ALTER TABLE {s}.sessions ADD COLUMN IF NOT EXISTS project_key text;
+	UPDATE {s}.sessions AS t SET project_key = a.project_key
+		FROM (SELECT DISTINCT ON (session_id) session_id, project_key FROM {s}.audit
+			WHERE event = 'created' ORDER BY session_id, id) AS a
+		WHERE a.session_id = t.id AND t.project_key IS NULL;`,
+	// 6: the SHA-256 of each snapshot as written, so that List and Head
+	// tell a snapshot changed since (damaged past its head) from the
+	// server's own digest of it, without reading it here (scanEntry). An
+	// older row takes the digest of what it holds now.
+	`ALTER TABLE {s}.sessions ADD COLUMN IF NOT EXISTS snapshot_digest bytea;
+	UPDATE {s}.sessions SET snapshot_digest = sha256(snapshot) WHERE snapshot_digest IS NULL;`,
 }
 
 // migrationsUsed keeps the list and the constant together.
@@ -338,31 +354,59 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 	return sess, nil
 }
 
-// entryColumns are what List and Head read: the sessions row, no snapshot.
-const entryColumns = `id, spec_path, team_name, created_at, updated_at, tasks_done, tasks_total`
+// entryColumns are what List and Head read: the sessions row, and whether
+// its snapshot is still the one written (its digest, on the server), not
+// the snapshot itself.
+const entryColumns = `id, spec_path, team_name, created_at, updated_at, tasks_done, tasks_total, coalesce(project_key, ''),
+	coalesce(sha256(snapshot) <> snapshot_digest, false)`
 
-func (s *Store) scanEntry(row pgx.Row) (checkpoint.Entry, error) {
-	var e checkpoint.Entry
-	if err := row.Scan(&e.ID, &e.SpecPath, &e.TeamName, &e.CreatedAt, &e.UpdatedAt, &e.Done, &e.Total); err != nil {
-		return e, err
+// scanEntry reads an entry; changed says its snapshot is not the one
+// written (checkEntry).
+func (s *Store) scanEntry(row pgx.Row) (e checkpoint.Entry, changed bool, err error) {
+	if err := row.Scan(&e.ID, &e.SpecPath, &e.TeamName, &e.CreatedAt, &e.UpdatedAt, &e.Done, &e.Total, &e.Project, &changed); err != nil {
+		return e, false, err
 	}
 	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
 	e.Path = s.where(e.ID)
 	e.Touched = e.UpdatedAt
-	return e, nil
+	return e, changed, nil
 }
 
-// List summarises every session from the sessions table alone, sorted by id.
+// checkEntry gives e, whose snapshot was changed since it was written, the
+// error its Load meets, as the file store's list reads a session file whole
+// and so finds it corrupt, not done. ok is false when it is gone meanwhile.
+func (s *Store) checkEntry(ctx context.Context, e *checkpoint.Entry) (ok bool) {
+	_, err := s.Load(ctx, e.ID)
+	if errors.Is(err, checkpoint.ErrNotFound) {
+		return false
+	}
+	e.Err = err // nil: rewritten whole since, by a run
+	return true
+}
+
+// List summarises every session from the sessions table, sorted by id;
+// only a session whose snapshot was changed since it was written is read.
 func (s *Store) List(ctx context.Context) ([]checkpoint.Entry, error) {
 	rows, err := s.pool.Query(ctx, s.q(`SELECT `+entryColumns+` FROM {s}.sessions ORDER BY id`))
 	if err != nil {
 		return nil, s.cfg.fail("list sessions", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.Entry, error) { return s.scanEntry(r) })
+	var changed []bool
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.Entry, error) {
+		e, ch, err := s.scanEntry(r)
+		changed = append(changed, ch)
+		return e, err
+	})
 	if err != nil {
 		return nil, s.cfg.fail("list sessions", err)
 	}
-	return out, nil
+	kept := out[:0]
+	for i := range out {
+		if !changed[i] || s.checkEntry(ctx, &out[i]) {
+			kept = append(kept, out[i])
+		}
+	}
+	return kept, nil
 }
 
 // Head is the session's entry, from its sessions row.
@@ -370,12 +414,15 @@ func (s *Store) Head(ctx context.Context, id string) (checkpoint.Entry, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return checkpoint.Entry{}, err
 	}
-	e, err := s.scanEntry(s.pool.QueryRow(ctx, s.q(`SELECT `+entryColumns+` FROM {s}.sessions WHERE id = $1`), id))
+	e, changed, err := s.scanEntry(s.pool.QueryRow(ctx, s.q(`SELECT `+entryColumns+` FROM {s}.sessions WHERE id = $1`), id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return checkpoint.Entry{}, s.notFound(id)
 	}
 	if err != nil {
 		return checkpoint.Entry{}, s.cfg.fail("read session "+id, err)
+	}
+	if changed && !s.checkEntry(ctx, &e) {
+		return checkpoint.Entry{}, s.notFound(id)
 	}
 	return e, nil
 }

@@ -25,6 +25,10 @@ import (
 
 func TestParseURL(t *testing.T) {
 	t.Setenv("PGPASSWORD", "")
+	for _, k := range []string{"PGHOST", "PGPORT", "PGDATABASE"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("PGUSER", "envuser")
 	tests := []struct {
 		name, raw    string
 		wantErr      string
@@ -36,10 +40,10 @@ func TestParseURL(t *testing.T) {
 		{name: "defaults", raw: "postgres://u:secret@db:5432/app",
 			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app"},
 		{name: "postgresql scheme, own params stripped", raw: "postgresql://u:secret@db/app?schema=nightly&lease=45s&sslmode=disable",
-			schema: "nightly", lease: 45 * time.Second, location: "postgresql://u@db/app?schema=nightly&sslmode=disable",
+			schema: "nightly", lease: 45 * time.Second, location: "postgres://u@db:5432/app?schema=nightly&sslmode=disable",
 			serverParams: []string{"schema", "lease"}},
 		{name: "password as a parameter", raw: "postgres://db/app?user=u&password=secret",
-			schema: "teamrun", lease: DefaultLease, location: "postgres://db/app?user=u"},
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app"},
 		{name: "lease too short", raw: "postgres://u:secret@db/app?lease=1s", wantErr: `lease="1s" in the store URL: a duration of at least 3s`},
 		{name: "lease not a duration", raw: "postgres://u:secret@db/app?lease=soon", wantErr: `lease="soon"`},
 		{name: "bad schema", raw: "postgres://u:secret@db/app?schema=Robert%27)DROP", wantErr: "a schema name is 1 to 63 of a-z 0-9 _"},
@@ -54,7 +58,7 @@ func TestParseURL(t *testing.T) {
 		{name: "a line break", raw: "postgres://u:secret@db/app\n",
 			wantErr: `the store URL "postgres://u@db/app\n" cannot be read: it holds a control character (a line break, a tab): remove it`},
 		{name: "no host is libpq's defaults", raw: "postgres://?password=secret&sslmode=disable",
-			schema: "teamrun", lease: DefaultLease, location: "postgres://?sslmode=disable"},
+			schema: "teamrun", lease: DefaultLease, location: "postgres://envuser@?sslmode=disable"},
 		{name: "port out of range", raw: "postgres://u:secret@db:99999/app",
 			wantErr: "the store URL postgres://u@db:99999/app: invalid port; it looks like postgres://user:password@host:5432/db"},
 		{name: "bad sslmode", raw: "postgres://u:secret@db/app?sslmode=bogus", wantErr: "sslmode is invalid"},
@@ -64,7 +68,7 @@ func TestParseURL(t *testing.T) {
 			wantErr: `connect_timeout="abc" in the store URL: a whole number of seconds, such as 10 (0: no limit)`},
 		{name: "connect_timeout negative", raw: "postgres://u:secret@db/app?connect_timeout=-1", wantErr: `connect_timeout="-1" in the store URL: a whole number of seconds`},
 		{name: "connect_timeout fine", raw: "postgres://u:secret@db/app?connect_timeout=0",
-			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db/app?connect_timeout=0"},
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app?connect_timeout=0"},
 		{name: "port parameter not a number", raw: "postgres://u:secret@db/app?port=abc", wantErr: `port="abc" in the store URL: a port number from 1 to 65535`},
 		{name: "port parameter zero", raw: "postgres://u:secret@db/app?port=0", wantErr: `port="0" in the store URL`},
 		{name: "ports per host, one the default", raw: "postgres://u:secret@db1,db2,db3/app?port=5432,,5433",
@@ -100,6 +104,9 @@ func TestParseURL(t *testing.T) {
 			}
 			if c.schema != tt.schema || c.lease != tt.lease || c.location != tt.location {
 				t.Errorf("schema %q lease %s location %q, want %q %s %q", c.schema, c.lease, c.location, tt.schema, tt.lease, tt.location)
+			}
+			if again, err := parseURL(c.location); err != nil || again.location != c.location {
+				t.Errorf("the location %s, opened, is %v, %v: not itself", c.location, again, err)
 			}
 			if c.conn.Password != "secret" {
 				t.Errorf("password %q did not reach the connection config", c.conn.Password)
@@ -920,6 +927,48 @@ func TestWaiterOutlivesRestart(t *testing.T) {
 
 // A number pgx reads from a PG* variable, which the URL's own parameter
 // overrides, says what was wrong without Go's number parser's words.
+// The location is the store's identity: a run finds the processes and the
+// scratch folder an earlier run of the session left on this machine by it
+// (TEAMRUN_STORE, checkpoint.LocalScratch). Every spelling of one store is
+// one location, and another schema, database, user or host is another.
+func TestLocationIsOneSpelling(t *testing.T) {
+	for _, k := range []string{"PGHOST", "PGPORT", "PGDATABASE", "PGUSER"} {
+		t.Setenv(k, "")
+	}
+	const want = "postgres://teamrun@db:5432/app?schema=s1&sslmode=disable"
+	tests := []struct {
+		name, raw, pguser string
+		same              bool
+	}{
+		{name: "itself", raw: want, same: true},
+		{name: "postgresql scheme", raw: "postgresql://teamrun:pw@db:5432/app?sslmode=disable&schema=s1", same: true},
+		{name: "user as a parameter", raw: "postgres://db:5432/app?user=teamrun&password=pw&sslmode=disable&schema=s1", same: true},
+		{name: "user from PGUSER", raw: "postgres://db:5432/app?sslmode=disable&schema=s1", pguser: "teamrun", same: true},
+		{name: "default port, parameters reordered", raw: "postgres://teamrun@db/app?schema=s1&sslmode=disable", same: true},
+		{name: "database as a parameter", raw: "postgres://teamrun@db:5432?dbname=app&sslmode=disable&schema=s1", same: true},
+		{name: "lease", raw: want + "&lease=40s", same: true},
+		{name: "another schema", raw: "postgres://teamrun@db:5432/app?schema=s2&sslmode=disable"},
+		{name: "another database", raw: "postgres://teamrun@db:5432/other?schema=s1&sslmode=disable"},
+		{name: "another user", raw: "postgres://other@db:5432/app?schema=s1&sslmode=disable"},
+		{name: "another port", raw: "postgres://teamrun@db:5433/app?schema=s1&sslmode=disable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("PGUSER", tt.pguser)
+			c, err := parseURL(tt.raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (c.location == want) != tt.same {
+				t.Errorf("%s is at %s; the same store as %s: %v", tt.raw, c.location, want, tt.same)
+			}
+			if strings.Contains(c.location, "pw") {
+				t.Errorf("the location %s shows the password", c.location)
+			}
+		})
+	}
+}
+
 func TestParseURLNumberFromEnvironment(t *testing.T) {
 	for _, tc := range []struct{ name, env, raw, wantErr string }{
 		{"bad variable", "soon", "postgres://u:secret@db/app", `invalid connect_timeout: "soon" is not a whole number`},
@@ -1221,5 +1270,44 @@ func TestDiscardTerminated(t *testing.T) {
 	var rows int
 	if err := s.pool.QueryRow(ctx, s.q(`SELECT (SELECT count(*) FROM {s}.holders) + (SELECT count(*) FROM {s}.sessions)`)).Scan(&rows); err != nil || rows != 0 {
 		t.Errorf("holders and sessions rows left after prune: %d, %v", rows, err)
+	}
+}
+
+// A statement the server does not answer in time is said in words, with
+// the wait, not as Go's "context deadline exceeded": pgx's own timeout, and
+// the pool's bare deadline while it waits for a connection.
+func TestSilentServerInWords(t *testing.T) {
+	c, err := parseURL("postgres://u@db/app?lease=30s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cause := range []error{context.DeadlineExceeded, fmt.Errorf("acquire connection: %w", context.DeadlineExceeded)} {
+		msg := c.fail("keep the stdout of task b, attempt 1, of session s1", cause).Error()
+		if !strings.Contains(msg, "keep the stdout of task b, attempt 1, of session s1: the server did not answer within 15s") ||
+			strings.Contains(msg, "deadline") {
+			t.Errorf("%v: %s", cause, msg)
+		}
+	}
+}
+
+// A read-only server or user (a hot standby, default_transaction_read_only)
+// refuses the first write: the message says so and what to do, and not the
+// statement teamrun sent.
+func TestReadOnlyServerAdvice(t *testing.T) {
+	raw := testStoreURL(t)
+	openStore(t, raw).Close() // the schema, made writable
+	s := openStore(t, withParams(t, raw, "options", "-cdefault_transaction_read_only=on"))
+	_, err := s.Lock(context.Background(), "ro1", 0)
+	if err == nil {
+		t.Fatal("a read-only server took the lock")
+	}
+	msg := err.Error()
+	for _, w := range []string{"session ro1", "read-only (SQLSTATE 25006)", "point the store at a writable primary"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s\ndoes not say %q", msg, w)
+		}
+	}
+	if strings.Contains(msg, "nextval") || strings.Contains(msg, "check the server's log") {
+		t.Errorf("%s\nnames the statement, or sends to the log", msg)
 	}
 }

@@ -38,6 +38,11 @@ type Harness struct {
 	// DamageBlob, when set, changes a byte of a stored blob (the Blobs
 	// case then checks that it is found).
 	DamageBlob func(t *testing.T, s checkpoint.Backend, id string, b checkpoint.Blob)
+	// DamageSnapshot, when set, changes the text "result of t01" in
+	// session id's snapshot (past its head), as an edit or a bad disk
+	// would; the DamagedPastHead case then checks that List and Head find
+	// it.
+	DamageSnapshot func(t *testing.T, s checkpoint.Backend, id string)
 	// Logs says the store keeps the attempts' output (AttemptLog,
 	// ReadLog); the Logs case fails when it does not.
 	Logs bool
@@ -82,6 +87,7 @@ func Run(t *testing.T, h Harness) {
 	}
 	t.Run("Discard", func(t *testing.T) { testDiscard(t, h) })
 	t.Run("Blobs", func(t *testing.T) { testBlobs(t, h) })
+	t.Run("DamagedPastHead", func(t *testing.T) { testDamagedPastHead(t, h) })
 	if h.Logs {
 		t.Run("Logs", func(t *testing.T) {
 			s := h.New(t)
@@ -164,6 +170,42 @@ func finished(t *testing.T, s checkpoint.Backend, id string, n, done int) {
 		t.Fatal(err)
 	}
 	l.Release()
+}
+
+// testDamagedPastHead: a done session whose snapshot was changed past its
+// head is listed (and its Head is) with the error its Load meets, a
+// *CorruptError, not as done: `session list` shows it corrupt in every
+// store (the file store reads the whole file for its checksum).
+func testDamagedPastHead(t *testing.T, h Harness) {
+	if h.DamageSnapshot == nil {
+		t.Skip("no way to damage a snapshot given")
+	}
+	s := h.New(t)
+	t.Cleanup(func() { s.Close() })
+	finished(t, s, "dmg", 3, 3)
+	finished(t, s, "fine", 3, 3)
+	h.DamageSnapshot(t, s, "dmg")
+	var corrupt *checkpoint.CorruptError
+	if _, err := s.Load(bg, "dmg"); !errors.As(err, &corrupt) {
+		t.Fatalf("Load of the damaged session: %v; want a *CorruptError (the damage did not take)", err)
+	}
+	list, err := s.List(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]error{}
+	for _, e := range list {
+		got[e.ID] = e.Err
+	}
+	if len(list) != 2 || !errors.As(got["dmg"], &corrupt) || got["fine"] != nil {
+		t.Errorf("List: %d entries, dmg %v, fine %v; want dmg with a *CorruptError and fine with none", len(list), got["dmg"], got["fine"])
+	}
+	if e, err := s.Head(bg, "dmg"); err != nil || !errors.As(e.Err, &corrupt) {
+		t.Errorf("Head(dmg) = Err %v, %v; want a *CorruptError in its Err", e.Err, err)
+	}
+	if e, err := s.Head(bg, "fine"); err != nil || e.Err != nil || e.Done != 3 {
+		t.Errorf("Head(fine) = %+v, %v", e, err)
+	}
 }
 
 func load(t *testing.T, s checkpoint.Backend, id string) *checkpoint.Session {
