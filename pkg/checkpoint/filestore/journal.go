@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 )
@@ -218,7 +219,7 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	// folder's sync after it makes both names durable. Its content is not
 	// touched until the snapshot is in place: until then it is what the
 	// old snapshot (or none) expects.
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
+	f, _, err := regfile.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
 	if err != nil {
 		return nil, storeErr("create", j.path, err)
 	}
@@ -248,7 +249,7 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 // snapshot absorbs it by name). It says whether there was a journal.
 func (s *Store) dropStaleJournal(sess *checkpoint.Session) (existed bool, err error) {
 	path := s.journalPath(sess.ID)
-	f, err := os.OpenFile(path, os.O_RDWR|noFollow, 0)
+	f, _, err := regfile.OpenFile(path, os.O_RDWR|noFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

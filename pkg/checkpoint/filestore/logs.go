@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
@@ -23,6 +24,8 @@ func (s *Store) logPath(id, task string, attempt int, stream string) string {
 // attempt of the session l holds, written as the output comes (what a
 // killed run's attempt wrote is kept): made (0600, never through a
 // symbolic link) at the first byte, so a silent stream costs no file.
+// What cannot be kept (a named pipe, a full disk) is an error of its
+// writes, which the run tells as a warning and goes on.
 func (s *Store) AttemptLog(_ context.Context, l checkpoint.Lock, task string, attempt int, stream string) io.WriteCloser {
 	return &logFile{path: s.logPath(l.ID(), task, attempt, stream)}
 }
@@ -63,17 +66,21 @@ func (l *logFile) Write(p []byte) (int, error) {
 	}
 	if l.f == nil {
 		if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
-			return 0, err
+			return 0, storeErr("create", filepath.Dir(l.path), err)
 		}
 		// Attempt numbers never recur (a crashed attempt's successor has
 		// the next one), so a file of the same name is a leftover.
-		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600)
+		f, _, err := regfile.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600)
 		if err != nil {
-			return 0, err
+			return 0, storeErr("write", l.path, err)
 		}
 		l.f = f
 	}
-	return l.f.Write(p)
+	n, err := l.f.Write(p)
+	if err != nil {
+		err = storeErr("write", l.path, err)
+	}
+	return n, err
 }
 
 func (l *logFile) Close() error {
