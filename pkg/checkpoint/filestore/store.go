@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -91,6 +92,31 @@ func (s *Store) makeDir() error {
 	}
 	return nil
 }
+
+// ownDir makes folder dir (0700) unless it is there, and refuses what is
+// not a folder in its place: what teamrun writes in a symbolic link put
+// there would go wherever it points (<id>.blobs, <id>.logs).
+func ownDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return storeErr("create", dir, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return storeErr("create", dir, err)
+	}
+	if !fi.IsDir() {
+		return storeErr("create", dir, notDir{link: fi.Mode()&fs.ModeSymlink != 0})
+	}
+	return nil
+}
+
+// notDir is something else where teamrun keeps a folder; a link is said
+// as the links O_NOFOLLOW refuses are (fserr.Link, LinkAdvice).
+type notDir struct{ link bool }
+
+func (notDir) Error() string { return "not a folder" }
+
+func (e notDir) Is(target error) bool { return e.link && target == syscall.ELOOP }
 
 // readDir lists the sessions folder; a store nothing was written to yet
 // is empty.
