@@ -287,7 +287,7 @@ func (s *Store) dropStaleJournal(sess *checkpoint.Session) (existed bool, err er
 // a journal of the snapshot's epoch, replacing the old one atomically.
 // Emptying it instead would lose them if the next snapshot never lands.
 func (s *Store) finishSwitch(sess *checkpoint.Session, path string) error {
-	data, err := readFile(path)
+	data, _, _, err := readWithInfo(path, sessionFiles, false)
 	if err != nil {
 		return storeErr("read", path, err)
 	}

@@ -79,7 +79,7 @@ func TestAttemptLogFoldersLinked(t *testing.T) {
 			w := s.AttemptLog(bg, l, "t", 1, "stdout")
 			_, err := io.WriteString(w, "output")
 			w.Close()
-			if !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), link+": not a folder; it is a symbolic link, and teamrun never writes through one") {
+			if !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), link+": it is a symbolic link, and teamrun never writes through one") {
 				t.Errorf("err = %v; want a store error naming the link", err)
 			}
 			if entries, _ := os.ReadDir(outside); len(entries) != 0 {

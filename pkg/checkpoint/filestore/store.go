@@ -111,7 +111,7 @@ func ownDir(dir string) error {
 }
 
 // notDir is something else where teamrun keeps a folder; a link is said
-// as the links O_NOFOLLOW refuses are (fserr.Link, LinkAdvice).
+// as the links O_NOFOLLOW refuses are (ELOOP: fserr.Link, LinkAdvice).
 type notDir struct{ link bool }
 
 func (notDir) Error() string { return "not a folder" }
@@ -144,17 +144,19 @@ func (s *Store) journalPath(id string) string { return filepath.Join(s.dir, id+"
 func (s *Store) lockPath(id string) string    { return filepath.Join(s.dir, id+".lock") }
 
 // Exists reports whether the session file of id exists. Something else
-// in its place (a folder) is an error, as to Load: a new run told the
-// session exists would be sent to --continue, which Load refuses.
+// in its place (a folder, a symbolic link, dangling or not) is an error,
+// as to Load: opened as Load opens it. A new run told the session exists
+// would be sent to --continue, which Load refuses; one told it does not
+// would be refused by Begin ("already exists"), and an import would
+// leave the blobs it stored.
 func (s *Store) Exists(_ context.Context, id string) (bool, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return false, err
 	}
-	fi, err := os.Stat(s.Path(id))
+	f, _, err := openRead(s.Path(id), sessionFiles)
 	switch {
-	case err == nil && !fi.Mode().IsRegular():
-		return false, storeErr("read", s.Path(id), regfile.NotRegular(fi.Mode()))
 	case err == nil:
+		f.Close()
 		return true, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
@@ -195,7 +197,7 @@ func (s *Store) readFiles(id string, outside bool) (data, jdata []byte, release 
 	path, jpath := s.Path(id), s.journalPath(id)
 	for attempt := 0; ; attempt++ {
 		var snap fs.FileInfo
-		data, snap, release, err = readWithInfo(path, outside)
+		data, snap, release, err = readWithInfo(path, sessionFiles, outside)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, nil, nil, s.notFound(id)
@@ -203,7 +205,7 @@ func (s *Store) readFiles(id string, outside bool) (data, jdata []byte, release 
 			return nil, nil, nil, storeErr("read", path, err)
 		}
 		s.step("snapshot read")
-		jdata, err = readFile(jpath)
+		jdata, _, _, err = readWithInfo(jpath, sessionFiles, false)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			unmap(release)
 			return nil, nil, nil, storeErr("read", jpath, err)
@@ -228,9 +230,15 @@ func openRead(path string, flags int) (*os.File, fs.FileInfo, error) {
 	return regfile.Open(path, flags)
 }
 
+// sessionFiles are openRead's flags for a session's file and journal:
+// never read through a symbolic link (ELOOP: LinkAdvice), which Begin
+// refuses to replace and Delete removes; a dangling one read as "no
+// session" where `run` and import said "already exists".
+const sessionFiles = noFollow
+
 // readFile is os.ReadFile of a store file, through openRead.
 func readFile(path string) ([]byte, error) {
-	data, _, _, err := readWithInfo(path, false)
+	data, _, _, err := readWithInfo(path, 0, false)
 	return data, err
 }
 
@@ -246,8 +254,8 @@ func unmap(release func()) {
 // read file's FileInfo: the identity of the very file read, taken from
 // its descriptor; outside reads one of outsideHeapFrom bytes or more
 // outside the heap where it can, and release unmaps it (else it is nil).
-func readWithInfo(path string, outside bool) ([]byte, fs.FileInfo, func(), error) {
-	f, fi, err := openRead(path, 0)
+func readWithInfo(path string, flags int, outside bool) ([]byte, fs.FileInfo, func(), error) {
+	f, fi, err := openRead(path, flags)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -370,7 +378,7 @@ func (s *Store) takePrefetched(id string) *checkpoint.Session {
 // that does not exist holds no content. Any error is false: Load reads it
 // again.
 func sameContent(path string, seed maphash.Seed, want content) bool {
-	f, fi, err := openRead(path, 0)
+	f, fi, err := openRead(path, sessionFiles)
 	if errors.Is(err, fs.ErrNotExist) {
 		return !want.exists
 	}
@@ -418,7 +426,7 @@ func decodeFiles(id, path string, data []byte, jpath string, jdata []byte, drop 
 // one, falls back to a full Load, which says what is wrong with it.
 func (s *Store) readHead(id string) (*checkpoint.Session, error) {
 	path := s.Path(id)
-	data, err := readFile(path)
+	data, _, _, err := readWithInfo(path, sessionFiles, false)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, s.notFound(id)
