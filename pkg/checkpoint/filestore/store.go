@@ -489,6 +489,15 @@ func parseHead(id string, r io.Reader) (*checkpoint.Session, bool) {
 // Delete removes a session and its helper files. It refuses while a run
 // holds the session.
 func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return err
+	}
+	// No session: said without taking its lock, whose file would be made
+	// (and removed again) by a command that writes nothing (exit 2), and
+	// refused on a read-only store.
+	if !s.mayExist(id) {
+		return s.notFound(id)
+	}
 	l, err := s.lock(ctx, id, 0)
 	if err != nil {
 		return err
@@ -502,6 +511,18 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return s.notFound(id)
 	}
 	return nil
+}
+
+// mayExist is false when neither the session's file nor its journal is
+// there (remove's found); anything else, an error included, is left to
+// remove to say under the lock.
+func (s *Store) mayExist(id string) bool {
+	for _, p := range []string{s.Path(id), s.journalPath(id)} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
 }
 
 // Discard removes the session cl holds, if it was written, with its lock
