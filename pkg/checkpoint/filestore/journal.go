@@ -254,7 +254,8 @@ func (s *Store) dropStaleJournal(sess *checkpoint.Session) (existed bool, err er
 		return false, nil
 	}
 	if err != nil {
-		return false, storeErr("read", path, err)
+		// Opened to be emptied: an immutable journal reads well.
+		return false, storeErr("write", path, err)
 	}
 	defer f.Close()
 	head := make([]byte, 512)
