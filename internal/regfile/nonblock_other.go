@@ -2,4 +2,8 @@
 
 package regfile
 
+import "os"
+
 const nonBlock = 0
+
+func blocking(*os.File) error { return nil }

@@ -1,7 +1,8 @@
-// Package regfile opens, to read them, the files teamrun keeps and reads
-// back (session files, config.yml): they are regular files, and anything
-// else put in their place is refused at once. A named pipe opened the
-// usual way waits for a writer for ever, and the command with it.
+// Package regfile opens the files teamrun keeps (session files, journals,
+// logs, audit.log, config.yml): they are regular files, and anything else
+// put in their place is refused at once. A named pipe opened the usual
+// way waits for a writer (or, to write it, a reader) for ever, and the
+// command with it, deaf to SIGTERM.
 package regfile
 
 import (
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // ErrNotRegular: where teamrun keeps a file there is something else (a
@@ -36,11 +38,27 @@ func NotRegular(m fs.FileMode) error {
 // file; the FileInfo is the descriptor's, of the very file opened. flags
 // adds to O_RDONLY (O_NOFOLLOW).
 func Open(path string, flags int) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock|flags, 0)
+	return OpenFile(path, os.O_RDONLY|flags, 0)
+}
+
+// OpenFile is os.OpenFile refusing (ErrNotRegular) what is no regular
+// file, for reading or writing, without waiting for a pipe's other end.
+func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, flag|nonBlock, perm)
+	if errors.Is(err, syscall.ENXIO) {
+		// Opened to write without waiting, a named pipe with no reader
+		// (or a socket) fails "no such device or address": say what it is.
+		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+			err = &fs.PathError{Op: "open", Path: path, Err: NotRegular(fi.Mode())}
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	fi, err := Regular(f)
+	if err == nil {
+		err = blocking(f)
+	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err

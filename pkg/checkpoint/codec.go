@@ -170,6 +170,14 @@ func VerifyChecksum(data []byte) (checked bool, err error) {
 func verifyChecksum(data []byte) (body []byte, checked bool, err error) {
 	n := len(data)
 	if n < checksumLength || !bytes.HasPrefix(data[n-checksumLength:], []byte(checksumOpen)) || !bytes.HasSuffix(data, []byte(checksumClose)) {
+		// Blank lines after it (an editor's, a `>>`): the checksum is
+		// there, but not last, and "missing" would send one looking for
+		// a cut.
+		t := bytes.TrimRight(data, " \t\r\n")
+		if end := len(t) + 1; end < n && end >= checksumLength && bytes.HasSuffix(t, []byte(checksumClose[:len(checksumClose)-1])) &&
+			bytes.HasPrefix(data[end-checksumLength:], []byte(checksumOpen)) {
+			return nil, true, fmt.Errorf("blank space (%d bytes) follows its checksum, which teamrun writes last: the file was changed", n-end)
+		}
 		return data, false, nil
 	}
 	body = data[:n-checksumLength]

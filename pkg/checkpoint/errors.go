@@ -69,6 +69,10 @@ type StoreError struct {
 
 func (e *StoreError) Error() string {
 	advice, _ := e.advice()
+	if fserr.Of(e.Err) == fserr.Link {
+		// The advice says what it is: "it is a symbolic link, …".
+		return fmt.Sprintf("cannot %s %s: %s", e.Op, e.Path, advice)
+	}
 	return fmt.Sprintf("cannot %s %s: %v; %s", e.Op, e.Path, e.Err, advice)
 }
 
@@ -125,6 +129,11 @@ func NewStoreError(op, path string, err error) error {
 		return err
 	}
 	err = fserr.Bare(err)
+	if fserr.Of(err) == fserr.Link {
+		// Where the error is told without its advice (a cell of session
+		// list), "too many levels of symbolic links" (ELOOP) said nothing.
+		err = symlinkError{err}
+	}
 	if fserr.Of(err) == fserr.IsDir {
 		// A folder where a file goes: said as the special files are, with
 		// what to do, not "is a directory; check the disk".
@@ -178,3 +187,10 @@ func Own(err error) error {
 	own.Leftover = ""
 	return &own
 }
+
+// symlinkError is an error of a symbolic link where teamrun keeps a file
+// or folder, said as what it is.
+type symlinkError struct{ err error }
+
+func (symlinkError) Error() string   { return "a symbolic link" }
+func (e symlinkError) Unwrap() error { return e.err }

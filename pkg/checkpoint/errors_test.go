@@ -29,6 +29,10 @@ func TestStoreErrorAdvice(t *testing.T) {
 			"cannot write " + p + ": a folder, not a regular file; teamrun keeps only regular files there: move it out of the store (and find out who put it there)", false},
 		{"permission", &fs.PathError{Op: "open", Path: p, Err: syscall.EACCES},
 			"cannot write " + p + ": permission denied; check the owner and permissions of the file and its folder (teamrun keeps them 0700/0600)", false},
+		// Said once, as what it is, not as ELOOP's "too many levels of
+		// symbolic links".
+		{"symbolic link", &fs.PathError{Op: "open", Path: p, Err: syscall.ELOOP},
+			"cannot write " + p + ": it is a symbolic link, and teamrun never writes through one: remove the link (and find out who made it)", false},
 		{"disk", syscall.EIO,
 			"cannot write " + p + ": input/output error; check the disk and the folder", true},
 	}

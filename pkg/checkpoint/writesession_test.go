@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,4 +113,35 @@ func BenchmarkWriteSession10000(b *testing.B) {
 		}
 	}
 	b.SetBytes(n)
+}
+
+// Blank lines after a good snapshot's checksum are refused as a change,
+// not as a checksum gone missing (which sent one looking for a cut); a
+// file cut short still says it is.
+func TestSnapshotTrailer(t *testing.T) {
+	data, err := EncodeSession(NewSession("s1", "a.yaml", "t", "sequential", nil, "", time.Unix(0, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		data []byte
+		want string // "" when it decodes
+	}{
+		{"as written", data, ""},
+		{"a blank line after", append(bytes.Clone(data), '\n'), "blank space (1 bytes) follows its checksum, which teamrun writes last: the file was changed"},
+		{"blank space after", append(bytes.Clone(data), " \r\n\n"...), "blank space (4 bytes) follows its checksum"},
+		{"cut short", data[:len(data)-20], "the file is cut short"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeSession("s1", "s1.json", tt.data)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatal(err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
 }

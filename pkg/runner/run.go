@@ -71,6 +71,20 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
+// DiscardedError is a store failure after which the run removed the
+// session it had just begun, before any task ran: nothing of it is left,
+// so what does it again is the same run, once the cause is fixed.
+type DiscardedError struct{ Err error }
+
+func (e *DiscardedError) Error() string {
+	return e.Err.Error() + "; no session was created and nothing was run: when that is fixed, run the same `teamrun run` again"
+}
+
+func (e *DiscardedError) Unwrap() error { return e.Err }
+
+// Retryable is false: the message says already how to do it again.
+func (e *DiscardedError) Retryable() bool { return false }
+
 // UnnamedError is the error of a run without --continue that ended
 // before the project named its session the active one: --continue would
 // resume another session (the one the project names), so what does it
@@ -344,7 +358,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	// which now uses the same scratch (PostgreSQL: another run on this
 	// host took over): it leaves the sweep to the session's next run.
 	defer func() {
-		if p == nil || !p.lostStore {
+		if p == nil || !p.lostStore && !p.discarded {
 			sweepScratch(scratch, lock, warn)
 		}
 	}()
@@ -415,6 +429,7 @@ type pass struct {
 	// is read once, whatever pass or check asks for it.
 	texts     blobTexts
 	lostStore bool // a pass ended for a store failure
+	discarded bool // the session just begun was removed, its lock released
 	// begun is the new session --continue claimed, begun before the
 	// claim; pass 0 takes it over.
 	begun *journalRecorder
@@ -519,8 +534,13 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 				// after a full disk (which CheckWritable's empty file
 				// passes) left one more that nothing resumes.
 				rec.close()
+				// Discard releases the lock: the scratch went with the
+				// session, and the run's last sweep is not to be done.
+				p.discarded = true
 				if derr := store.Discard(context.WithoutCancel(ctx), lock); derr != nil && !errors.Is(derr, err) {
 					err = errors.Join(err, derr)
+				} else {
+					err = &DiscardedError{Err: err}
 				}
 			}
 			return nil, false, err

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
@@ -24,7 +25,7 @@ func (s *Store) Held(_ context.Context, id string) (*checkpoint.HeldError, error
 		return nil, err
 	}
 	path := s.lockPath(id)
-	f, err := os.OpenFile(path, os.O_RDWR|noFollow, 0)
+	f, _, err := regfile.OpenFile(path, os.O_RDWR|noFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

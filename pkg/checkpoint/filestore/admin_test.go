@@ -410,3 +410,23 @@ func TestHeldNote(t *testing.T) {
 		t.Fatalf("holder on another host: Held = %+v, %v; want probed and held", h, err)
 	}
 }
+
+// Deleting a session that is not there writes nothing: its lock file was
+// made and removed again (the folder changed on an exit 2; a read-only
+// store said "cannot create nosuch.lock").
+func TestDeleteMissingWritesNothing(t *testing.T) {
+	s := newStore(t)
+	if err := s.makeDir(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(s.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(bg, "nosuch"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Fatalf("Delete: %v, want ErrNotFound", err)
+	}
+	if after, err := os.Stat(s.Dir()); err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the store's folder changed: %v -> %v (%v)", before.ModTime(), after.ModTime(), err)
+	}
+}

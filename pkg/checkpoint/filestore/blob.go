@@ -35,14 +35,8 @@ func (s *Store) PutBlob(_ context.Context, id string, r io.Reader) (checkpoint.B
 		return checkpoint.Blob{}, err
 	}
 	dir := s.BlobDir(id)
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return checkpoint.Blob{}, storeErr("create", dir, err)
-	}
-	// A link in the folder's place would put the results wherever it points.
-	if fi, err := os.Lstat(dir); err != nil {
-		return checkpoint.Blob{}, storeErr("create", dir, err)
-	} else if !fi.IsDir() {
-		return checkpoint.Blob{}, storeErr("create", dir, fmt.Errorf("not a folder: %s", checkpoint.LinkAdvice))
+	if err := ownDir(dir); err != nil {
+		return checkpoint.Blob{}, err
 	}
 	tmp, err := os.CreateTemp(dir, ".tmp-")
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 )
@@ -218,7 +219,7 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	// folder's sync after it makes both names durable. Its content is not
 	// touched until the snapshot is in place: until then it is what the
 	// old snapshot (or none) expects.
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
+	f, _, err := regfile.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
 	if err != nil {
 		return nil, storeErr("create", j.path, err)
 	}
@@ -248,12 +249,13 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 // snapshot absorbs it by name). It says whether there was a journal.
 func (s *Store) dropStaleJournal(sess *checkpoint.Session) (existed bool, err error) {
 	path := s.journalPath(sess.ID)
-	f, err := os.OpenFile(path, os.O_RDWR|noFollow, 0)
+	f, _, err := regfile.OpenFile(path, os.O_RDWR|noFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
-		return false, storeErr("read", path, err)
+		// Opened to be emptied: an immutable journal reads well.
+		return false, storeErr("write", path, err)
 	}
 	defer f.Close()
 	head := make([]byte, 512)
@@ -286,7 +288,7 @@ func (s *Store) dropStaleJournal(sess *checkpoint.Session) (existed bool, err er
 // a journal of the snapshot's epoch, replacing the old one atomically.
 // Emptying it instead would lose them if the next snapshot never lands.
 func (s *Store) finishSwitch(sess *checkpoint.Session, path string) error {
-	data, err := readFile(path)
+	data, _, _, err := readWithInfo(path, sessionFiles, false)
 	if err != nil {
 		return storeErr("read", path, err)
 	}

@@ -70,14 +70,8 @@ func (s *Store) tryLock(id string) (*FileLock, *checkpoint.HeldError, error) {
 		return nil, nil, err
 	}
 	for {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
-		if err == nil {
-			// A named pipe (opened read-write, it does not wait) or a
-			// device put there is no lock file.
-			if _, err = regfile.Regular(f); err != nil {
-				f.Close()
-			}
-		}
+		// A named pipe or a device put there is no lock file.
+		f, _, err := regfile.OpenFile(path, os.O_RDWR|os.O_CREATE|noFollow, 0o600)
 		if err != nil {
 			return nil, nil, storeErr("create", path, err)
 		}

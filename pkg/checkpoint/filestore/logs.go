@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
@@ -22,9 +23,12 @@ func (s *Store) logPath(id, task string, attempt int, stream string) string {
 // AttemptLog is the file of one stream ("stdout" or "stderr") of an
 // attempt of the session l holds, written as the output comes (what a
 // killed run's attempt wrote is kept): made (0600, never through a
-// symbolic link) at the first byte, so a silent stream costs no file.
+// symbolic link, be it the file, <id>.logs or the task's folder) at the
+// first byte, so a silent stream costs no file. What cannot be kept (a
+// link, a named pipe, a full disk) is an error of its writes, which the
+// run tells as a warning and goes on.
 func (s *Store) AttemptLog(_ context.Context, l checkpoint.Lock, task string, attempt int, stream string) io.WriteCloser {
-	return &logFile{path: s.logPath(l.ID(), task, attempt, stream)}
+	return &logFile{logs: s.LogsDir(l.ID()), path: s.logPath(l.ID(), task, attempt, stream)}
 }
 
 // ReadLog is what was kept of one stream of an attempt; an error wrapping
@@ -53,6 +57,7 @@ func (s *Store) removeLogs(id string) error {
 }
 
 type logFile struct {
+	logs string // the session's LogsDir
 	path string
 	f    *os.File
 }
@@ -62,18 +67,26 @@ func (l *logFile) Write(p []byte) (int, error) {
 		return 0, nil
 	}
 	if l.f == nil {
-		if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
-			return 0, err
+		// <id>.logs and its task's folder: O_NOFOLLOW guards only the
+		// file's own name.
+		for _, dir := range []string{l.logs, filepath.Dir(l.path)} {
+			if err := ownDir(dir); err != nil {
+				return 0, err
+			}
 		}
 		// Attempt numbers never recur (a crashed attempt's successor has
 		// the next one), so a file of the same name is a leftover.
-		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600)
+		f, _, err := regfile.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600)
 		if err != nil {
-			return 0, err
+			return 0, storeErr("write", l.path, err)
 		}
 		l.f = f
 	}
-	return l.f.Write(p)
+	n, err := l.f.Write(p)
+	if err != nil {
+		err = storeErr("write", l.path, err)
+	}
+	return n, err
 }
 
 func (l *logFile) Close() error {

@@ -1,10 +1,14 @@
 package filestore
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 // A log is a file of its own (0600 in a 0700 folder), and one that is a
@@ -47,5 +51,40 @@ func TestAttemptLogFiles(t *testing.T) {
 	}
 	if _, err := s.ReadLog(bg, "a", "t/1", 2, "stdout"); err == nil {
 		t.Error("a log that is a symbolic link was read")
+	}
+}
+
+// A symbolic link at the session's log folder or at a task's folder in it
+// is never written through (O_NOFOLLOW guards only the file's own name):
+// the write fails saying it is a link, and nothing is made where it points.
+func TestAttemptLogFoldersLinked(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		link func(s *Store) string
+	}{
+		{"logs folder", func(s *Store) string { return s.LogsDir("a") }},
+		{"task folder", func(s *Store) string { return filepath.Dir(s.logPath("a", "t", 1, "stdout")) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			l := mustLock(t, s, "a")
+			outside := t.TempDir()
+			link := tt.link(s)
+			if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, link); err != nil {
+				t.Skipf("no symbolic links here: %v", err)
+			}
+			w := s.AttemptLog(bg, l, "t", 1, "stdout")
+			_, err := io.WriteString(w, "output")
+			w.Close()
+			if !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), link+": it is a symbolic link, and teamrun never writes through one") {
+				t.Errorf("err = %v; want a store error naming the link", err)
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+				t.Errorf("made %d entries where the link points", len(entries))
+			}
+		})
 	}
 }

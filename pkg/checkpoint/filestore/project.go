@@ -64,7 +64,7 @@ func (p *Project) CheckWritable() error {
 	if err := canCreateIn(p.stateDir()); err != nil {
 		return projectWriteErr("create files in", p.stateDir(), &fs.PathError{Op: "access", Path: p.stateDir(), Err: err})
 	}
-	f, err := os.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND|noFollow, 0)
+	f, _, err := regfile.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND|noFollow, 0)
 	switch {
 	case err == nil:
 		f.Close()
@@ -205,7 +205,7 @@ func (p *Project) Audit(_ context.Context, rec checkpoint.AuditRecord) error {
 	if err != nil {
 		return fmt.Errorf("audit record: %w", err)
 	}
-	f, err := os.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
+	f, _, err := regfile.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
 		return storeErr("write", p.auditPath(), err)
 	}

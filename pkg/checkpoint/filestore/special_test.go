@@ -87,3 +87,64 @@ func mkfifo(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// A named pipe where the store or the project writes a file is refused at
+// once, saying what it is: opened to write, a pipe waited for a reader for
+// ever, and `run` hung with it, deaf to SIGTERM (an attempt's log, the
+// project's audit.log), or failed with "invalid argument" (the journal).
+func TestSpecialFilesRefusedToWrite(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		pipe func(s *Store, p *Project) string
+		do   func(s *Store, p *Project, l checkpoint.Lock) error // l: session w's, nil for "lock"
+	}{
+		{"attempt log", func(s *Store, _ *Project) string { return s.logPath("w", "a", 1, "stdout") }, func(s *Store, _ *Project, l checkpoint.Lock) error {
+			w := s.AttemptLog(bg, l, "a", 1, "stdout")
+			defer w.Close()
+			_, err := w.Write([]byte("out"))
+			return err
+		}},
+		{"audit.log appended to", func(_ *Store, p *Project) string { return p.auditPath() }, func(_ *Store, p *Project, _ checkpoint.Lock) error {
+			return p.Audit(bg, checkpoint.AuditRecord{Event: checkpoint.EventCreated, Session: "w"})
+		}},
+		{"audit.log checked", func(_ *Store, p *Project) string { return p.auditPath() }, func(_ *Store, p *Project, _ checkpoint.Lock) error {
+			return p.CheckWritable()
+		}},
+		{"journal of a new session", func(s *Store, _ *Project) string { return s.journalPath("w") }, func(s *Store, _ *Project, l checkpoint.Lock) error {
+			_, err := s.Begin(bg, l, checkpoint.NewSession("w", "a.yaml", "t", "sequential", seed(), fp(seed()), t0))
+			return err
+		}},
+		{"lock", func(s *Store, _ *Project) string { return s.lockPath("w") }, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			p := OpenProject(t.TempDir())
+			var l checkpoint.Lock
+			do := tt.do
+			if do == nil {
+				do = func(s *Store, _ *Project, _ checkpoint.Lock) error {
+					_, err := s.Lock(bg, "w", 0)
+					return err
+				}
+			} else {
+				l = mustLock(t, s, "w")
+			}
+			mkfifo(t, tt.pipe(s, p))
+			done := make(chan error, 1)
+			go func() { done <- do(s, p, l) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("still waiting on the pipe after 20s")
+			}
+			if !errors.Is(err, checkpoint.ErrStore) || !errors.Is(err, checkpoint.ErrNotRegular) ||
+				!strings.Contains(err.Error(), tt.pipe(s, p)+": a named pipe, not a regular file") {
+				t.Errorf("err = %v; want a store error naming the pipe", err)
+			}
+			if fi, err := os.Lstat(tt.pipe(s, p)); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+				t.Errorf("the pipe was replaced or removed: %v, %v", fi, err)
+			}
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -92,6 +93,31 @@ func (s *Store) makeDir() error {
 	return nil
 }
 
+// ownDir makes folder dir (0700) unless it is there, and refuses what is
+// not a folder in its place: what teamrun writes in a symbolic link put
+// there would go wherever it points (<id>.blobs, <id>.logs).
+func ownDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return storeErr("create", dir, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return storeErr("create", dir, err)
+	}
+	if !fi.IsDir() {
+		return storeErr("create", dir, notDir{link: fi.Mode()&fs.ModeSymlink != 0})
+	}
+	return nil
+}
+
+// notDir is something else where teamrun keeps a folder; a link is said
+// as the links O_NOFOLLOW refuses are (ELOOP: fserr.Link, LinkAdvice).
+type notDir struct{ link bool }
+
+func (notDir) Error() string { return "not a folder" }
+
+func (e notDir) Is(target error) bool { return e.link && target == syscall.ELOOP }
+
 // readDir lists the sessions folder; a store nothing was written to yet
 // is empty.
 func (s *Store) readDir() ([]fs.DirEntry, error) {
@@ -118,17 +144,19 @@ func (s *Store) journalPath(id string) string { return filepath.Join(s.dir, id+"
 func (s *Store) lockPath(id string) string    { return filepath.Join(s.dir, id+".lock") }
 
 // Exists reports whether the session file of id exists. Something else
-// in its place (a folder) is an error, as to Load: a new run told the
-// session exists would be sent to --continue, which Load refuses.
+// in its place (a folder, a symbolic link, dangling or not) is an error,
+// as to Load: opened as Load opens it. A new run told the session exists
+// would be sent to --continue, which Load refuses; one told it does not
+// would be refused by Begin ("already exists"), and an import would
+// leave the blobs it stored.
 func (s *Store) Exists(_ context.Context, id string) (bool, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return false, err
 	}
-	fi, err := os.Stat(s.Path(id))
+	f, _, err := openRead(s.Path(id), sessionFiles)
 	switch {
-	case err == nil && !fi.Mode().IsRegular():
-		return false, storeErr("read", s.Path(id), regfile.NotRegular(fi.Mode()))
 	case err == nil:
+		f.Close()
 		return true, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil
@@ -169,7 +197,7 @@ func (s *Store) readFiles(id string, outside bool) (data, jdata []byte, release 
 	path, jpath := s.Path(id), s.journalPath(id)
 	for attempt := 0; ; attempt++ {
 		var snap fs.FileInfo
-		data, snap, release, err = readWithInfo(path, outside)
+		data, snap, release, err = readWithInfo(path, sessionFiles, outside)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, nil, nil, s.notFound(id)
@@ -177,7 +205,7 @@ func (s *Store) readFiles(id string, outside bool) (data, jdata []byte, release 
 			return nil, nil, nil, storeErr("read", path, err)
 		}
 		s.step("snapshot read")
-		jdata, err = readFile(jpath)
+		jdata, _, _, err = readWithInfo(jpath, sessionFiles, false)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			unmap(release)
 			return nil, nil, nil, storeErr("read", jpath, err)
@@ -202,9 +230,15 @@ func openRead(path string, flags int) (*os.File, fs.FileInfo, error) {
 	return regfile.Open(path, flags)
 }
 
+// sessionFiles are openRead's flags for a session's file and journal:
+// never read through a symbolic link (ELOOP: LinkAdvice), which Begin
+// refuses to replace and Delete removes; a dangling one read as "no
+// session" where `run` and import said "already exists".
+const sessionFiles = noFollow
+
 // readFile is os.ReadFile of a store file, through openRead.
 func readFile(path string) ([]byte, error) {
-	data, _, _, err := readWithInfo(path, false)
+	data, _, _, err := readWithInfo(path, 0, false)
 	return data, err
 }
 
@@ -220,8 +254,8 @@ func unmap(release func()) {
 // read file's FileInfo: the identity of the very file read, taken from
 // its descriptor; outside reads one of outsideHeapFrom bytes or more
 // outside the heap where it can, and release unmaps it (else it is nil).
-func readWithInfo(path string, outside bool) ([]byte, fs.FileInfo, func(), error) {
-	f, fi, err := openRead(path, 0)
+func readWithInfo(path string, flags int, outside bool) ([]byte, fs.FileInfo, func(), error) {
+	f, fi, err := openRead(path, flags)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -344,7 +378,7 @@ func (s *Store) takePrefetched(id string) *checkpoint.Session {
 // that does not exist holds no content. Any error is false: Load reads it
 // again.
 func sameContent(path string, seed maphash.Seed, want content) bool {
-	f, fi, err := openRead(path, 0)
+	f, fi, err := openRead(path, sessionFiles)
 	if errors.Is(err, fs.ErrNotExist) {
 		return !want.exists
 	}
@@ -392,7 +426,7 @@ func decodeFiles(id, path string, data []byte, jpath string, jdata []byte, drop 
 // one, falls back to a full Load, which says what is wrong with it.
 func (s *Store) readHead(id string) (*checkpoint.Session, error) {
 	path := s.Path(id)
-	data, err := readFile(path)
+	data, _, _, err := readWithInfo(path, sessionFiles, false)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, s.notFound(id)
@@ -455,6 +489,15 @@ func parseHead(id string, r io.Reader) (*checkpoint.Session, bool) {
 // Delete removes a session and its helper files. It refuses while a run
 // holds the session.
 func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := checkpoint.ValidateID(id); err != nil {
+		return err
+	}
+	// No session: said without taking its lock, whose file would be made
+	// (and removed again) by a command that writes nothing (exit 2), and
+	// refused on a read-only store.
+	if !s.mayExist(id) {
+		return s.notFound(id)
+	}
 	l, err := s.lock(ctx, id, 0)
 	if err != nil {
 		return err
@@ -468,6 +511,18 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return s.notFound(id)
 	}
 	return nil
+}
+
+// mayExist is false when neither the session's file nor its journal is
+// there (remove's found); anything else, an error included, is left to
+// remove to say under the lock.
+func (s *Store) mayExist(id string) bool {
+	for _, p := range []string{s.Path(id), s.journalPath(id)} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
 }
 
 // Discard removes the session cl holds, if it was written, with its lock

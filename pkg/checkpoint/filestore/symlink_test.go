@@ -87,3 +87,40 @@ func TestSymlinksAreNeverWrittenThrough(t *testing.T) {
 		t.Errorf("the linked folder's target was chmod'ed to %04o", fi.Mode().Perm())
 	}
 }
+
+// A symbolic link at a session's file, dangling or not, is refused by
+// Exists, Load and Head alike, saying it is a link: a dangling one was "no
+// session" to Exists and Load and "already exists" to Begin.
+func TestSessionFileLinkRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		target func(t *testing.T, s *Store) string
+	}{
+		{"dangling", func(t *testing.T, _ *Store) string { return filepath.Join(t.TempDir(), "nowhere.json") }},
+		{"to a session file", func(t *testing.T, s *Store) string {
+			adminSession(t, s, "real", "/specs/a.yaml")
+			return s.Path("real")
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(tt.target(t, s), s.Path("l")); err != nil {
+				t.Fatal(err)
+			}
+			ok, existsErr := s.Exists(bg, "l")
+			_, loadErr := s.Load(bg, "l")
+			head, headErr := s.Head(bg, "l")
+			if ok || headErr != nil {
+				t.Errorf("Exists = %v, Head: %v", ok, headErr)
+			}
+			for _, err := range []error{existsErr, loadErr, head.Err} {
+				if !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), s.Path("l")+": it is a symbolic link") {
+					t.Errorf("err = %v; want a store error naming the link", err)
+				}
+			}
+		})
+	}
+}

@@ -90,6 +90,10 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 	j, err := b.Begin(ctx, l, sess)
 	if err != nil {
 		if errors.Is(err, checkpoint.ErrExists) {
+			// Not discarded: Discard would remove the session there, and
+			// the blobs stored may be its own. Exists refuses what Begin
+			// would take for a session (a link there, say), so only a
+			// session made by no teamrun run since then gets here.
 			return "", fmt.Errorf("%w: session %s is already in %s; delete it there first (teamrun session delete %s) to replace it", checkpoint.ErrExists, sess.ID, b.Location(), sess.ID)
 		}
 		return "", discard(ctx, b, l, err)
