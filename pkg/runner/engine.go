@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,8 +47,12 @@ type Job struct {
 	Description    string // rendered
 	ExpectedOutput string // rendered
 	Context        []ContextOutput
-	Attempt        int            // 1, 2, … counted across runs
-	State          map[string]any // a snapshot of the shared state; read only
+	// Remembers is, for a task of an agent with memory: true, the tasks
+	// whose turns it is sent, oldest first: its agent's tasks before it,
+	// whatever order a --rerun made their turns in.
+	Remembers []string
+	Attempt   int            // 1, 2, … counted across runs
+	State     map[string]any // a snapshot of the shared state; read only
 	// OnDelta, when set, gets a streamed answer's text as it comes: a
 	// preview for the user, never the result. OnDiscard is told when the
 	// text it got so far is dropped (the stream failed, the request is
@@ -835,6 +840,7 @@ func (e *Engine) job(i int) *Job {
 		Description:    e.Render(t.Description, state),
 		ExpectedOutput: e.Render(t.ExpectedOutput, state),
 		Context:        ctx,
+		Remembers:      e.remembered(i),
 		Attempt:        int(e.tasks[i].attempts) + 1,
 		OnDelta: func(text string) {
 			// To the user only: the recorder never sees a stream's pieces.
@@ -853,6 +859,16 @@ func (e *Engine) job(i int) *Job {
 		},
 		Admit: e.admitter(i),
 	}
+}
+
+// remembered is Job.Remembers of task i: the chain of Graph.Remembers.
+func (e *Engine) remembered(i int) []string {
+	var out []string
+	for p, _ := e.graph.Remembers(i); p >= 0; p, _ = e.graph.Remembers(p) {
+		out = append(out, e.Team.Tasks[p].Name)
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // jobState is the shared state a job of t sees (its agent's texts, its

@@ -88,12 +88,32 @@ func keyRefused(err error, ep llm.Endpoint) error {
 	return fmt.Errorf("%w (the key came from $%s: check it, or name another variable in llm.api_key_env)", err, ep.KeyVar)
 }
 
-func (l *LLMs) history(agent string) []llm.Message {
+// history is the turns agent's memory sends a task: those of the tasks
+// it remembers, in their order (a task's own turns as they came). A task
+// run again by --rerun appends its turns after those of later tasks, and
+// they must not reach it, nor come first for the tasks after it.
+func (l *LLMs) history(agent string, remembers []string) []llm.Message {
+	at := make(map[string]int, len(remembers))
+	for k, n := range remembers {
+		at[n] = k
+	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	msgs := l.memory[agent]
-	out := make([]llm.Message, len(msgs))
-	for i, m := range msgs {
+	var turns []Turn
+	for _, m := range l.memory[agent] {
+		if _, ok := at[m.Task]; ok || m.Task == "" { // "": a checkpoint's turn that names no task
+			turns = append(turns, m)
+		}
+	}
+	l.mu.Unlock()
+	pos := func(t Turn) int {
+		if k, ok := at[t.Task]; ok {
+			return k
+		}
+		return -1
+	}
+	slices.SortStableFunc(turns, func(a, b Turn) int { return cmp.Compare(pos(a), pos(b)) })
+	out := make([]llm.Message, len(turns))
+	for i, m := range turns {
 		out[i] = llm.Message{Role: m.Role, Content: m.Content}
 	}
 	return out
@@ -142,7 +162,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	}
 	var hist []llm.Message
 	if a.Memory {
-		hist = l.history(a.Name)
+		hist = l.history(a.Name, job.Remembers)
 	}
 	desc := job.Description
 	if job.Feedback != "" {

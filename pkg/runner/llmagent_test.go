@@ -656,3 +656,50 @@ tasks:
 		}
 	}
 }
+
+// --rerun one --keep two of an agent with memory: one is sent no turn of
+// two, which comes after it, and three is sent one's new turns before
+// two's kept ones, as in file order.
+func TestLLMMemoryRerunKeepsFileOrder(t *testing.T) {
+	f := &fakeLLM{answer: func(n int, req chatRequest, w http.ResponseWriter) {
+		reply(w, fmt.Sprintf("reply %d", n))
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, `
+llm: {model: m, base_url: BASE}
+agents:
+  editor: {role: Editor, memory: true}
+tasks:
+  one: {description: task one, agent: editor}
+  two: {description: task two, agent: editor}
+  three: {description: task three, agent: editor}
+`)
+	if sum, out, err := p.run(t, false); err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	var out bytes.Buffer
+	sum, err := Run(context.Background(), Options{
+		SpecPath: filepath.Join(p.dir, "team.yaml"), Continue: true, Session: "s1", Mode: ModeJSON,
+		Rerun: []string{"one"}, Keep: []string{"two"},
+		IO: iostreams.Test(nil, &out, &out), Home: p.home, Getenv: func(k string) string { return p.env[k] },
+	})
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("--rerun one --keep two: %v, %+v\n%s", err, sum, out.String())
+	}
+	users := func(i int) []string {
+		var u []string
+		for _, m := range f.request(i).Messages {
+			if m.Role == "user" {
+				u = append(u, strings.SplitN(m.Content, "\n", 2)[0]) // its context follows
+			}
+		}
+		return u
+	}
+	if got := users(3); !slices.Equal(got, []string{"task one"}) {
+		t.Errorf("one, run again, was sent %q; want only its own message", got)
+	}
+	if got := users(4); !slices.Equal(got, []string{"task one", "task two", "task three"}) {
+		t.Errorf("three was sent %q; want one's, two's and its own, in file order", got)
+	}
+}

@@ -428,14 +428,16 @@ func (g *Graph) eachVariableRead(i int, read func(j int)) {
 }
 
 // Reads is what task i's result is made of: its context, each task whose
-// output_variable its texts name, and the task whose turns its agent's
-// memory sends it last (a task may be listed twice).
+// output_variable its texts name, and the tasks whose turns its agent's
+// memory sends it (a task may be listed twice).
 // What reads a task --rerun names is held for the early cut-off.
 func (g *Graph) Reads(i int) []int {
 	out := slices.Clone(g.Context(i))
 	g.eachVariableRead(i, func(j int) { out = append(out, j) })
-	if p, _ := g.Remembers(i); p >= 0 {
-		out = append(out, p) // its turns are in what it is sent
+	// Every earlier task of its agent's: their turns are in what it is
+	// sent, even when one between them is kept (--keep).
+	for p, _ := g.Remembers(i); p >= 0; p, _ = g.Remembers(p) {
+		out = append(out, p)
 	}
 	return out
 }
