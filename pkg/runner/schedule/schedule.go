@@ -414,14 +414,22 @@ func (g *Graph) CutoffReads(i int) []int {
 // eachVariableRead calls read with each task whose output_variable task
 // i's texts name.
 func (g *Graph) eachVariableRead(i int, read func(j int)) {
+	if len(g.outputs) == 0 {
+		return
+	}
 	t := g.team.Tasks[i]
 	x := t.Expanded() // a foreach instance's item shadows a variable of its name
+	texts := []string{t.Description, t.ExpectedOutput}
+	if a := g.team.Agent(t.Agent); a != nil {
+		// The system message it is sent is rendered too.
+		texts = append(texts, a.Role, a.Goal, a.Backstory, a.Instructions)
+	}
 	for _, j := range g.outputs {
 		o := g.team.Tasks[j]
 		if j == i || x.Binds(o.OutputVariable) {
 			continue
 		}
-		if g.team.Reads(t.Description, o.OutputVariable) || g.team.Reads(t.ExpectedOutput, o.OutputVariable) {
+		if slices.ContainsFunc(texts, func(s string) bool { return g.team.Reads(s, o.OutputVariable) }) {
 			read(j)
 		}
 	}
