@@ -533,11 +533,26 @@ func uncoveredWarnings(sess *Session, defs []spec.TaskDef, r *Restored) []string
 			contexts = append(contexts, d.Name)
 		}
 	}
-	restoredText := func(tasks []string) string {
-		if len(tasks) == 1 {
-			return fmt.Sprintf("task %s is restored with its recorded result (--rerun %s runs it again)", tasks[0], tasks[0])
+	declared := map[string]string{} // an instance's or iteration's declared task, which --rerun names
+	for _, d := range defs {
+		if from := d.ExpandedFrom(); from != "" {
+			declared[d.Name] = from
 		}
-		return fmt.Sprintf("tasks %s are restored with their recorded results (--rerun %s runs them again)", strings.Join(tasks, ", "), strings.Join(tasks, ","))
+	}
+	restoredText := func(tasks []string) string {
+		var named []string
+		for _, n := range tasks {
+			if from, ok := declared[n]; ok {
+				n = from
+			}
+			if !slices.Contains(named, n) {
+				named = append(named, n)
+			}
+		}
+		if len(tasks) == 1 {
+			return fmt.Sprintf("task %s is restored with its recorded result (--rerun %s runs it again)", tasks[0], named[0])
+		}
+		return fmt.Sprintf("tasks %s are restored with their recorded results (--rerun %s runs them again)", strings.Join(tasks, ", "), strings.Join(named, ","))
 	}
 	var out []string
 	for _, a := range agents {
