@@ -420,16 +420,22 @@ func (g *Graph) eachVariableRead(i int, read func(j int)) {
 	t := g.team.Tasks[i]
 	x := t.Expanded() // a foreach instance's item shadows a variable of its name
 	texts := []string{t.Description, t.ExpectedOutput}
+	command := ""
 	if a := g.team.Agent(t.Agent); a != nil {
-		// The system message it is sent is rendered too.
+		// The system message it is sent is rendered too; a command
+		// reads its environment.
 		texts = append(texts, a.Role, a.Goal, a.Backstory, a.Instructions)
+		if a.Kind == spec.CommandAgent {
+			command = a.Shell + "\x00" + strings.Join(a.Command, "\x00")
+		}
 	}
 	for _, j := range g.outputs {
 		o := g.team.Tasks[j]
 		if j == i || x.Binds(o.OutputVariable) {
 			continue
 		}
-		if slices.ContainsFunc(texts, func(s string) bool { return g.team.Reads(s, o.OutputVariable) }) {
+		if slices.ContainsFunc(texts, func(s string) bool { return g.team.Reads(s, o.OutputVariable) }) ||
+			strings.Contains(command, "TEAMRUN_VAR_"+spec.EnvName(o.OutputVariable)) || strings.Contains(command, "TEAMRUN_VARS_FILE") {
 			read(j)
 		}
 	}
