@@ -533,13 +533,16 @@ func uncoveredWarnings(sess *Session, defs []spec.TaskDef, r *Restored) []string
 			contexts = append(contexts, d.Name)
 		}
 	}
-	declared := map[string]string{} // an instance's or iteration's declared task, which --rerun names
-	for _, d := range defs {
-		if from := d.ExpandedFrom(); from != "" {
-			declared[d.Name] = from
-		}
-	}
+	var declared map[string]string // an instance's or iteration's declared task, which --rerun names
 	restoredText := func(tasks []string) string {
+		if declared == nil { // only when there is something to say: O(tasks), once
+			declared = map[string]string{}
+			for _, d := range defs {
+				if from := d.ExpandedFrom(); from != "" {
+					declared[d.Name] = from
+				}
+			}
+		}
 		var named []string
 		for _, n := range tasks {
 			if from, ok := declared[n]; ok {
