@@ -75,19 +75,8 @@ func unusedVars(team *spec.Team, vars map[string]string, order []string) []strin
 			used[t.Foreach.Over] = true
 		}
 	}
-	var commands []string
-	for _, a := range team.Agents {
-		if a.Kind == spec.CommandAgent {
-			commands = append(commands, a.Shell+"\x00"+strings.Join(a.Command, "\x00"))
-		}
-	}
 	mentioned := func(k string) bool {
-		for _, c := range commands {
-			if strings.Contains(c, "TEAMRUN_VAR_"+EnvName(k)) || strings.Contains(c, "TEAMRUN_VARS_FILE") {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(team.Agents, func(a *spec.Agent) bool { return a.MentionsVariable(k) })
 	}
 	var known []string
 	for k := range team.Defined(nil) {
@@ -102,7 +91,7 @@ func unusedVars(team *spec.Team, vars map[string]string, order []string) []strin
 		}
 		seen[k] = true
 		msg := fmt.Sprintf("--var %s: no placeholder {%s} uses it", k, k)
-		if len(commands) > 0 {
+		if slices.ContainsFunc(team.Agents, func(a *spec.Agent) bool { return a.Kind == spec.CommandAgent }) {
 			msg += fmt.Sprintf(" and no command mentions TEAMRUN_VAR_%s (a script a command runs may still read it)", EnvName(k))
 		} else {
 			msg += ", so it changes nothing"

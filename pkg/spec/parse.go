@@ -864,11 +864,7 @@ func (b *builder) checkVariableWaits(index *TaskFinder) {
 			if i == j || after[i] || (tk.Foreach != nil && (tk.Foreach.As == v || tk.Foreach.Index == v)) {
 				continue
 			}
-			texts := []string{tk.Description, tk.ExpectedOutput}
-			if a := t.Agent(tk.Agent); a != nil {
-				texts = append(texts, a.Role, a.Goal, a.Backstory, a.Instructions)
-			}
-			if slices.ContainsFunc(texts, func(s string) bool { return t.Reads(s, v) }) {
+			if t.ReadsVariable(tk, v) {
 				src := b.tasks[i]
 				b.warnf(src, src.kpos(), "reads {%s}, which task %s sets (output_variable), but does not wait for it: in a workflow it may start first and see the value before; add %s to its context", v, p.Name, p.Name)
 			}

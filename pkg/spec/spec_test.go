@@ -454,3 +454,33 @@ func TestWorkflowVariableWithoutWait(t *testing.T) {
 		t.Errorf("warnings %v, want one: %s", team.Warnings, want)
 	}
 }
+
+// What a task's run reads of the shared state: its texts, its agent's
+// texts, and its agent's command's environment; one rule for the restore
+// and the workflow warning.
+func TestReadsVariable(t *testing.T) {
+	team, err := Parse("r.yaml", []byte(`llm: m
+agents:
+  w: {role: Writer, goal: 'about {topic}'}
+  plain: {role: Plain}
+  env: {shell: 'echo "$TEAMRUN_VAR_TOPIC"'}
+  file: {command: [sh, -c, 'cat "$TEAMRUN_VARS_FILE"']}
+  other: {shell: echo hi}
+variables: {topic: x}
+tasks:
+  by_goal: {description: d, agent: w}
+  by_text: {description: 'on {topic}', agent: plain}
+  by_env: {description: d, agent: env}
+  by_file: {description: d, agent: file}
+  none: {description: d, agent: other}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"by_goal": true, "by_text": true, "by_env": true, "by_file": true, "none": false}
+	for _, tk := range team.Tasks {
+		if got := team.ReadsVariable(tk, "topic"); got != want[tk.Name] {
+			t.Errorf("%s reads topic: %v, want %v", tk.Name, got, want[tk.Name])
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 )
 
 // Agent returns the agent named name, or nil.
@@ -100,4 +101,35 @@ func (t *Team) TaskNames() []string {
 		names[i] = tk.Name
 	}
 	return names
+}
+
+// ReadsVariable says whether a run of tk reads the shared-state variable
+// name: its texts or its agent's (rendered into what it is sent) name it,
+// or its agent's command mentions it in its environment. A script the
+// command runs is not looked into.
+func (t *Team) ReadsVariable(tk *Task, name string) bool {
+	if t.Reads(tk.Description, name) || t.Reads(tk.ExpectedOutput, name) {
+		return true
+	}
+	a := t.Agent(tk.Agent)
+	if a == nil {
+		return false
+	}
+	return t.Reads(a.Role, name) || t.Reads(a.Goal, name) || t.Reads(a.Backstory, name) || t.Reads(a.Instructions, name) ||
+		a.MentionsVariable(name)
+}
+
+// MentionsVariable says whether a's command names variable name in its
+// environment: $TEAMRUN_VAR_<NAME>, or TEAMRUN_VARS_FILE, which holds
+// them all.
+func (a *Agent) MentionsVariable(name string) bool {
+	if a.Kind != CommandAgent {
+		return false
+	}
+	for _, c := range append([]string{a.Shell}, a.Command...) {
+		if strings.Contains(c, "TEAMRUN_VAR_"+EnvName(name)) || strings.Contains(c, "TEAMRUN_VARS_FILE") {
+			return true
+		}
+	}
+	return false
 }

@@ -412,30 +412,13 @@ func (g *Graph) CutoffReads(i int) []int {
 }
 
 // eachVariableRead calls read with each task whose output_variable task
-// i's texts name.
+// i reads (spec.Team.ReadsVariable).
 func (g *Graph) eachVariableRead(i int, read func(j int)) {
-	if len(g.outputs) == 0 {
-		return
-	}
 	t := g.team.Tasks[i]
 	x := t.Expanded() // a foreach instance's item shadows a variable of its name
-	texts := []string{t.Description, t.ExpectedOutput}
-	command := ""
-	if a := g.team.Agent(t.Agent); a != nil {
-		// The system message it is sent is rendered too; a command
-		// reads its environment.
-		texts = append(texts, a.Role, a.Goal, a.Backstory, a.Instructions)
-		if a.Kind == spec.CommandAgent {
-			command = a.Shell + "\x00" + strings.Join(a.Command, "\x00")
-		}
-	}
 	for _, j := range g.outputs {
 		o := g.team.Tasks[j]
-		if j == i || x.Binds(o.OutputVariable) {
-			continue
-		}
-		if slices.ContainsFunc(texts, func(s string) bool { return g.team.Reads(s, o.OutputVariable) }) ||
-			strings.Contains(command, "TEAMRUN_VAR_"+spec.EnvName(o.OutputVariable)) || strings.Contains(command, "TEAMRUN_VARS_FILE") {
+		if j != i && !x.Binds(o.OutputVariable) && g.team.ReadsVariable(t, o.OutputVariable) {
 			read(j)
 		}
 	}
