@@ -136,7 +136,8 @@ func (r *Restored) holdUndecided(sess *Session, defs []spec.TaskDef, ch Choice) 
 		i, ok := index[n]
 		return !ok || slices.ContainsFunc(ch.CutoffReads(i), func(j int) bool { return differs[defs[j].Name] })
 	}
-	named := slices.Concat(ch.Rerun, ch.Keep, ch.Downstream(defs, ch.RerunFrom))
+	down, _ := ch.rerunFrom(defs)
+	named := slices.Concat(ch.Rerun, ch.Keep, down)
 	held := map[string]TaskRecord{}
 	for n, d := range sess.Hold.Tasks {
 		t, ok := sess.Task(n)

@@ -284,30 +284,59 @@ func (c Choice) Check(names func() []string) error {
 // Downstream lists names and every task whose run is made of or decided
 // by one of them, directly or through others (ch.Upstream), in defs order.
 func (ch Choice) Downstream(defs []spec.TaskDef, names []string) []string {
+	out, _ := ch.downstreamBut(defs, names, nil)
+	return out
+}
+
+// rerunFrom is what --rerun-from runs again: its tasks and what is
+// downstream of them, but a task --keep pins (kept: reached, and kept)
+// and what it alone leads to, which is held like any reader of a kept
+// task.
+func (ch Choice) rerunFrom(defs []spec.TaskDef) (runs, kept []string) {
+	stop := map[string]bool{}
+	for _, k := range ch.Keep {
+		if !slices.Contains(ch.RerunFrom, k) {
+			stop[k] = true
+		}
+	}
+	return ch.downstreamBut(defs, ch.RerunFrom, stop)
+}
+
+// downstreamBut is Downstream, which does not go on through the tasks of
+// stop: those it reaches it lists apart.
+func (ch Choice) downstreamBut(defs []spec.TaskDef, names []string, stop map[string]bool) (out, stopped []string) {
 	if len(names) == 0 {
-		return nil
+		return nil, nil
 	}
 	in := map[string]bool{}
 	for _, n := range names {
 		in[n] = true
 	}
+	reached := map[string]bool{}
 	// defs are in file order and a task reads earlier ones in a valid spec;
 	// a fixed point keeps any order right.
 	for changed := true; changed; {
 		changed = false
 		for i, d := range defs {
-			if !in[d.Name] && slices.ContainsFunc(ch.upstream(defs, i), func(c string) bool { return in[c] }) {
+			if in[d.Name] || reached[d.Name] || !slices.ContainsFunc(ch.upstream(defs, i), func(c string) bool { return in[c] }) {
+				continue
+			}
+			if stop[d.Name] {
+				reached[d.Name] = true
+			} else {
 				in[d.Name], changed = true, true
 			}
 		}
 	}
-	var out []string
 	for _, d := range defs {
-		if in[d.Name] {
+		switch {
+		case in[d.Name]:
 			out = append(out, d.Name)
+		case reached[d.Name]:
+			stopped = append(stopped, d.Name)
 		}
 	}
-	return out
+	return out, stopped
 }
 
 // upstream names ch.Upstream of the task at index i in defs.
@@ -678,14 +707,10 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 	for _, n := range ch.Rerun {
 		forced[n] = true
 	}
-	var keptDown []string
-	for _, n := range ch.Downstream(defs, ch.RerunFrom) {
-		if kept[n] && !slices.Contains(ch.RerunFrom, n) {
-			// Check refuses --keep of a task --rerun-from names; one
-			// downstream of it is kept, and that is said.
-			keptDown = append(keptDown, n)
-			continue
-		}
+	// Check refuses --keep of a task --rerun-from names; one downstream
+	// of it is kept, and that is said.
+	down, keptDown := ch.rerunFrom(defs)
+	for _, n := range down {
 		forced[n] = true
 	}
 	if r.KeptDownstream = keptDown; len(keptDown) > 0 {
