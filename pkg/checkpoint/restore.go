@@ -778,7 +778,7 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 	// As do the decisions they completed with: each was used once, on
 	// what it judged.
 	for n := range again {
-		if v, ok := r.Decisions[n]; ok && r.Recorded[n].Text == v && r.Recorded[n].Blob == nil {
+		if v, ok := r.Decisions[n]; ok && decidedWith(r.Recorded[n], v) {
 			delete(r.Decisions, n)
 		}
 	}
@@ -1204,7 +1204,12 @@ func (r *Restored) holdDownstream(sess *Session, defs []spec.TaskDef, reused map
 // usedDecision says whether t completed with decision v: one recorded
 // since (session decide on a completed task) is for its next run.
 func usedDecision(t *TaskRecord, v string) bool {
-	return t != nil && t.Status == StatusCompleted && t.Blob == nil && t.Result == v
+	return t != nil && t.Status == StatusCompleted && decidedWith(t.Outcome(), v)
+}
+
+// decidedWith says whether a human task's recorded result o is decision v.
+func decidedWith(o Outcome, v string) bool {
+	return o.Blob == nil && !o.Skipped && o.Text == v
 }
 
 // runsAgain is the pending record of a task that runs again: its attempt

@@ -55,7 +55,7 @@ func (e *Engine) standing(i int) checkpoint.Now {
 // is never cut off: the turns of its recorded answer were not kept.
 func (e *Engine) cutOff(ctx context.Context, i int) (Output, string, string, bool) {
 	out, ok := e.Held[i]
-	if !ok || e.agentOf(i).Memory {
+	if !ok || e.graph.Memory(i) {
 		return Output{}, "", "", false
 	}
 	text, err := readResult(ctx, e.Team.Tasks[i], out, e.texts)
