@@ -832,18 +832,10 @@ func (b *builder) checkVariableWaits(index *TaskFinder) {
 		}
 		if waitedBy == nil {
 			waitedBy = make([][]int, len(t.Tasks))
-			for i, tk := range t.Tasks {
-				for _, name := range tk.Context {
-					if k, ok := index.last(name); ok && k != i {
-						waitedBy[k] = append(waitedBy[k], i)
-					}
-				}
-				for _, r := range tk.Condition() {
-					for _, name := range r.Next {
-						if k, ok := index.last(name); ok && k != i {
-							waitedBy[i] = append(waitedBy[i], k)
-						}
-					}
+			waits := b.waitsFor(index)
+			for i := range t.Tasks {
+				for _, k := range waits(i) {
+					waitedBy[k] = append(waitedBy[k], i)
 				}
 			}
 		}
@@ -945,19 +937,11 @@ func EnvName(name string) string {
 // a declared task's context file is named after it (DESIGN §3).
 const maxNameBytes = 255
 
-// checkCycles reports each dependency cycle once, at the first of its tasks.
-// A task waits for its context tasks and, in a workflow, for every task whose
-// condition routes to it (the route decides whether it runs), so a cycle may
-// go through condition routes too.
-func (b *builder) checkCycles(index *TaskFinder) {
+// waitsFor is what each task waits for as declared: its context and, in a
+// workflow, the tasks whose condition routes to it (a sequential team
+// runs in file order and routes only forward).
+func (b *builder) waitsFor(index *TaskFinder) func(i int) []int {
 	t := b.team
-	const (
-		white = iota
-		grey
-		black
-	)
-	// routedBy[j]: the tasks whose condition routes to task j (workflow only;
-	// a sequential team runs in file order and routes only forward).
 	routedBy := make(map[int][]int)
 	if t.Process == Workflow {
 		for i, tk := range t.Tasks {
@@ -970,7 +954,7 @@ func (b *builder) checkCycles(index *TaskFinder) {
 			}
 		}
 	}
-	deps := func(i int) []int {
+	return func(i int) []int {
 		var out []int
 		for _, name := range t.Tasks[i].Context {
 			if j, ok := index.last(name); ok && j != i {
@@ -979,6 +963,20 @@ func (b *builder) checkCycles(index *TaskFinder) {
 		}
 		return append(out, routedBy[i]...)
 	}
+}
+
+// checkCycles reports each dependency cycle once, at the first of its tasks.
+// A task waits for its context tasks and, in a workflow, for every task whose
+// condition routes to it (the route decides whether it runs), so a cycle may
+// go through condition routes too.
+func (b *builder) checkCycles(index *TaskFinder) {
+	t := b.team
+	const (
+		white = iota
+		grey
+		black
+	)
+	deps := b.waitsFor(index)
 	isRoute := func(from, to int) bool { // from waits for to only because to routes to from
 		for _, name := range t.Tasks[from].Context {
 			if j, ok := index.last(name); ok && j == to {
