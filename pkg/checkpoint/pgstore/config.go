@@ -395,6 +395,21 @@ func message(err error, within time.Duration) string {
 	return fmt.Sprintf("cannot reach %s (user %s, database %s): %s", where, ce.Config.User, ce.Config.Database, why)
 }
 
+// refusedParameter is the server refusing, as the first connection
+// starts, a setting the URL passed it (a typo such as sslmod=, or a value
+// it does not take): the URL is wrong, not the store, so it is bad usage
+// (exit 2), and running again as it is would fail the same way. Only the
+// first connection is asked: the lock's connections add settings of teamrun's own.
+func (c *config) refusedParameter(err error) error {
+	var ce *pgconn.ConnectError
+	var pe *pgconn.PgError
+	if !errors.As(err, &ce) || !errors.As(err, &pe) || (pe.Code != "42704" && pe.Code != "22023") {
+		return nil
+	}
+	return fmt.Errorf("%w: the server refused a parameter of the store URL %s: %s (SQLSTATE %s); correct or remove it (schema= and lease= are teamrun's; every other parameter goes to the server as a setting or is one of pgx's, such as sslmode)",
+		checkpoint.ErrBadLocation, c.location, scrub(pe.Message, c.password), pe.Code)
+}
+
 // readOnly reports whether err is the server refusing a write in a
 // read-only transaction: a hot standby, or default_transaction_read_only
 // set for the server, the database or the user.

@@ -215,6 +215,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		return nil
 	}
 	if err != nil && !isUndefinedTable(err) && !errors.Is(err, pgx.ErrNoRows) {
+		if bad := s.cfg.refusedParameter(err); bad != nil {
+			return bad
+		}
 		return s.cfg.fail("connect", err)
 	}
 	if err == nil && v > SchemaVersion {

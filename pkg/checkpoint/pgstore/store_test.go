@@ -1311,3 +1311,29 @@ func TestReadOnlyServerAdvice(t *testing.T) {
 		t.Errorf("%s\nnames the statement, or sends to the log", msg)
 	}
 }
+
+// A parameter the server refuses as the first connection starts is the
+// URL's fault: exit 2 with the server's words, not "check the server's
+// log, then run again" (exit 5), and nothing is created.
+func TestOpenRefusedParameter(t *testing.T) {
+	for _, tc := range []struct{ key, value, want string }{
+		{"sslmod", "require", `unrecognized configuration parameter "sslmod"`},
+		{"statement_timeout", "soon", `invalid value for parameter "statement_timeout"`},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			raw := testStoreURL(t, tc.key, tc.value)
+			s, err := Open(context.Background(), raw)
+			if err == nil {
+				s.Close()
+				t.Fatalf("Open(%s=%s) succeeded", tc.key, tc.value)
+			}
+			if !errors.Is(err, checkpoint.ErrBadLocation) || errors.Is(err, checkpoint.ErrStore) {
+				t.Errorf("%v: want checkpoint.ErrBadLocation alone (exit 2)", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "correct or remove it") {
+				t.Errorf("err = %v, want the server's %q and what to do", err, tc.want)
+			}
+			noPassword(t, raw, err.Error())
+		})
+	}
+}
