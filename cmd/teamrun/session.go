@@ -477,7 +477,7 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 				if err := showTask(c.App.Writer, sess, t, c.Bool("json")); err != nil || c.Bool("json") {
 					return err
 				}
-				printTaskHistory(c.App.Writer, sess, t, time.Now(), ios.IsTerminal())
+				printTaskHistory(c.App.Writer, sess, t, storeFlag(c), time.Now(), ios.IsTerminal())
 				return nil
 			}
 			if c.Bool("json") {
