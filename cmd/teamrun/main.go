@@ -70,6 +70,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ios := iostreams.System(stdin, stdout, stderr, os.Getenv)
 	app := newApp(ios)
+	app.Metadata = map[string]any{lineKey: args[1:]}
 	if n := len(args); n > 1 && args[n-1] == completionFlag {
 		wireCompletion(app.Commands, app.Commands, args[1:n-1])
 	}
