@@ -857,6 +857,11 @@ func sessionDecideCommand() *cli.Command {
 				return exitf(exitUsage, "session decide needs ID TASK VALUE (e.g. teamrun session decide nightly review approve)")
 			}
 			id, task, value := args[0], args[1], args[2]
+			if strings.TrimSpace(value) == "" {
+				// As an empty flag value is refused: `"$CHOICE"` left unset
+				// would record "" as the task's result.
+				return exitf(exitUsage, "session decide: VALUE is empty (a variable left unset?): give the decision for task %s (see teamrun session decide --help)", task)
+			}
 			a, err := openAdmin(c)
 			if err != nil {
 				return err
