@@ -1107,7 +1107,7 @@ func varArg(k, v string, secrets []teamSecret) string {
 
 // InterruptedError is the error recorded for a task a signal stopped: it
 // tells an interrupted session from a failed one.
-const InterruptedError = "interrupted before it completed"
+const InterruptedError = checkpoint.InterruptedError
 
 // haltedPrefix begins the error recorded for a task halted in the middle
 // (checkpoint.HaltedError).
