@@ -374,6 +374,11 @@ func brokenCell(status, reason string) string {
 	return "(" + status + ": " + resultCut(oneLineText(reason), 60) + ")"
 }
 
+// missingCell is what the row of session m, missing from store, says.
+func missingCell(store string, m checkpoint.Absent) string {
+	return fmt.Sprintf("missing from %s (%s)", store, m.Describe())
+}
+
 // printList prints the list; filter is what it was filtered on ("of
 // a.yaml with status failed"), for the line that says it is empty.
 func printList(w io.Writer, l listJSON, filter string, now time.Time, tty bool) error {
@@ -403,12 +408,15 @@ func printList(w io.Writer, l listJSON, filter string, now time.Time, tty bool) 
 			}
 			tab.Row(id, s.Status, fmt.Sprintf("%d/%d", s.TasksDone, s.TasksTotal), formatWhen(s.Updated, now, tty), s.Spec)
 		}
-		if err := tab.Flush(); err != nil {
-			return err
+		// A missing session's row is as a corrupt one's: its id in the
+		// ID column, then one cell.
+		for _, m := range l.Missing {
+			tab.Row("! "+m.ID, missingCell(l.Store, m))
 		}
+		return tab.Flush()
 	}
 	for _, m := range l.Missing {
-		fmt.Fprintf(w, "! %s  missing from %s (%s)\n", m.ID, l.Store, m.Describe())
+		fmt.Fprintf(w, "! %s  %s\n", m.ID, missingCell(l.Store, m))
 	}
 	return nil
 }
