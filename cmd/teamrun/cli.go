@@ -20,6 +20,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -45,31 +46,52 @@ type optionalValue interface {
 // normalizeArgs rewrites a command line into the form urfave/cli parses (it
 // stops at the first argument): the flags of the command go first, the
 // arguments after a "--", so that `teamrun run agents.yaml --continue` and
-// `teamrun run --help agents.yaml` mean what they say. `help CMD…` becomes
-// `CMD… --help`, and `--wait 1s` becomes `--wait=1s`. A line for shell
-// completion is left alone: urfave/cli reads it as typed. With --help among
-// the flags the arguments are dropped: the help is the command's.
+// `teamrun run --help agents.yaml` mean what they say. `help CMD…` and
+// `--help CMD…` become `CMD… --help`, and `--wait 1s` becomes `--wait=1s`.
+// With --help among the flags the arguments are dropped: the help is the
+// command's. A line for shell completion is complete's.
 func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	if len(args) < 2 || args[len(args)-1] == completionFlag {
 		return args, nil
 	}
 	out := []string{args[0]}
 	rest := args[1:]
-	// Global flags (--help, --version) before the command stay where they are.
-	for len(rest) > 0 && strings.HasPrefix(rest[0], "-") && rest[0] != "--" {
-		out = append(out, rest[0])
+	// Global flags (--help, --version) before the command stay where they
+	// are, except a --help that names a topic: `teamrun --help run` is
+	// `teamrun help run`.
+	askedHelp := false
+	for len(rest) > 0 && cmdline.ReadAsFlag(rest[0]) && rest[0] != "--" {
+		if isHelpFlag(rest[0]) && !askedHelp {
+			askedHelp = true
+		} else {
+			out = append(out, rest[0])
+		}
 		rest = rest[1:]
+	}
+	if askedHelp {
+		rest = append([]string{"help"}, rest...)
 	}
 	if len(rest) == 0 {
 		return out, nil
 	}
 	if rest[0] == "help" || rest[0] == "h" {
-		if len(rest) == 1 || strings.HasPrefix(rest[1], "-") {
-			return append(out, rest...), nil // urfave/cli's help: the app's
+		// `help help` is the list of commands, as `help` is: that is
+		// what help does.
+		topic := rest[1:]
+		for len(topic) > 0 && (topic[0] == "help" || topic[0] == "h" || topic[0] == "--") {
+			topic = topic[1:]
 		}
-		if findCommand(cmds, rest[1]) == nil {
-			return nil, exitf(exitUsage, "no help topic %q.%s (teamrun --help lists the commands)", rest[1], didYouMean(cmds, rest[1]))
+		switch {
+		case len(topic) == 0 || isHelpFlag(topic[0]):
+			return append(out, "--help"), nil
+		case cmdline.ReadAsFlag(topic[0]):
+			// help takes no flag: refused as any command refuses one,
+			// not with urfave/cli's help dump on stdout.
+			return nil, exitf(exitUsage, "unknown flag %s (see teamrun --help)", flagWord(topic[0]))
+		case findCommand(cmds, topic[0]) == nil:
+			return nil, exitf(exitUsage, "no help topic %q.%s (teamrun --help lists the commands)", topic[0], didYouMean(cmds, topic[0]))
 		}
+		rest = append([]string{"help"}, topic...)
 	}
 	cmd, names, rest, helpFor := commandAt(cmds, rest)
 	if cmd == nil {
@@ -77,12 +99,16 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	}
 	out = append(out, names...)
 	path := "teamrun " + strings.Join(names, " ")
+	// `session help nothing` is no help for session: a topic that is none
+	// of its subcommands is refused as `session nothing` is, whatever
+	// flags stand around it (`session help --store DIR nothing`,
+	// `session nothing --help`).
+	noTopic := func(topic string) error {
+		return exitf(exitUsage, "no help topic %q in %s: use %s.%s (%s --help)", topic, path, subcommandList(cmd.Subcommands), didYouMean(cmd.Subcommands, topic), path)
+	}
 	if helpFor {
-		// `session help nothing` is no help for session: a topic that is
-		// none of its subcommands is refused as `session nothing` is,
-		// whatever flags stand around it (`session help --store DIR nothing`).
 		if pos := helpTopics(cmd, rest); len(pos) > 0 && len(cmd.Subcommands) > 0 {
-			return nil, exitf(exitUsage, "no help topic %q in %s: use %s.%s (%s --help)", pos[0], path, subcommandList(cmd.Subcommands), didYouMean(cmd.Subcommands, pos[0]), path)
+			return nil, noTopic(pos[0])
 		}
 		return append(out, "--help"), nil
 	}
@@ -91,16 +117,32 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 		return nil, err
 	}
 	out = append(out, flags...)
-	for _, f := range flags {
-		if f == "--help" || f == "-h" {
-			return out, nil
+	if slices.ContainsFunc(flags, isHelpFlag) {
+		if len(pos) > 0 && len(cmd.Subcommands) > 0 {
+			return nil, noTopic(pos[0])
 		}
+		return out, nil
 	}
 	if len(pos) > 0 {
 		out = append(out, "--")
 		out = append(out, pos...)
 	}
 	return out, nil
+}
+
+// isHelpFlag reports whether word asks for help: -h, --help (or -help).
+func isHelpFlag(word string) bool {
+	if !cmdline.ReadAsFlag(word) {
+		return false
+	}
+	name := strings.TrimLeft(word, "-")
+	return name == "help" || name == "h"
+}
+
+// flagWord is a flag as typed, without the value given with "=".
+func flagWord(word string) string {
+	w, _, _ := strings.Cut(word, "=")
+	return w
 }
 
 // commandAt reads the command a line names (after the global flags): the
@@ -145,7 +187,7 @@ func commandAt(cmds []*cli.Command, line []string) (cmd *cli.Command, names, res
 // of subs, with their values; a help flag or an unknown one ends them.
 func leadingFlags(subs []*cli.Command, line []string) int {
 	i := 0
-	for i < len(line) && len(line[i]) > 1 && line[i][0] == '-' && line[i] != "--" {
+	for i < len(line) && cmdline.ReadAsFlag(line[i]) && line[i] != "--" {
 		name, _, hasValue := strings.Cut(strings.TrimLeft(line[i], "-"), "=")
 		kind := flagUnknown
 		for _, sub := range subs {
@@ -178,7 +220,7 @@ func helpTopics(cmd *cli.Command, line []string) []string {
 			return append(pos, line[i+1:]...)
 		case n > 0:
 			i += n - 1
-		case len(line[i]) < 2 || line[i][0] != '-':
+		case !cmdline.ReadAsFlag(line[i]):
 			pos = append(pos, line[i])
 		}
 	}
@@ -191,14 +233,19 @@ func helpTopics(cmd *cli.Command, line []string) []string {
 // A flag that takes one value is refused the second time it is given
 // (urfave/cli would keep the last in silence); one that collects values
 // (--var, --rerun: repeats) may repeat, and so may a switch (--json).
+//
+// A flag given again under another of its names (-v --verbose) is written
+// as it was first: urfave/cli refuses two spellings of one flag, where the
+// same one twice is the switch.
 func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []string, err error) {
 	given := map[cli.Flag]bool{}
+	spelled := map[cli.Flag]string{}
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if a == "--" {
 			return flags, append(pos, rest[i+1:]...), nil
 		}
-		if len(a) < 2 || a[0] != '-' {
+		if !cmdline.ReadAsFlag(a) {
 			pos = append(pos, a)
 			continue
 		}
@@ -211,6 +258,13 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 			}
 			given[f] = true
 		}
+		if f := flagNamed(cmd, name); f != nil {
+			if first, ok := spelled[f]; !ok {
+				spelled[f] = name
+			} else if first != name {
+				a = dashed(first) + a[len(flagWord(a)):] // with its "=value", if any
+			}
+		}
 		switch {
 		case hasValue, kind == flagBool, kind == flagUnknown:
 			// An unknown flag is left for urfave/cli to refuse, with a suggestion.
@@ -219,7 +273,7 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 			// A word that is no value is the next argument, unless the
 			// command has its one FILE already (`run a.yaml --wait abc`):
 			// then it is a bad value, and said so.
-			if i+1 < len(rest) && (opt.Accepts(rest[i+1]) || cmd.ArgsUsage == "FILE" && len(pos) > 0 && !strings.HasPrefix(rest[i+1], "-")) {
+			if i+1 < len(rest) && (opt.Accepts(rest[i+1]) || cmd.ArgsUsage == "FILE" && len(pos) > 0 && !cmdline.ReadAsFlag(rest[i+1])) {
 				flags = append(flags, a+"="+rest[i+1])
 				i++
 				continue
@@ -372,6 +426,7 @@ func usageError(c *cli.Context, err error, isSubcommand bool) error {
 	}
 	msg := err.Error()
 	if m := undefinedFlag().FindStringSubmatch(msg); m != nil {
+		typed := asTyped(c, m[1])
 		if owners := flagOwners(c.App.Commands, "", m[1]); !isSubcommand && len(owners) > 0 {
 			// `teamrun -v run FILE`: flags go anywhere after the command.
 			hint := ""
@@ -383,7 +438,7 @@ func usageError(c *cli.Context, err error, isSubcommand bool) error {
 				who = fmt.Sprintf("%s and %d more", strings.Join(owners[:3], ", "), len(owners)-3)
 			}
 			return exitf(exitUsage, "unknown flag %s before the command: a command's flags go after its name, as in teamrun %s … %s (a flag of %s)%s",
-				dashed(m[1]), owners[0], dashed(m[1]), who, hint)
+				typed, owners[0], typed, who, hint)
 		}
 		var names []string
 		for _, f := range c.Command.Flags {
@@ -393,27 +448,50 @@ func usageError(c *cli.Context, err error, isSubcommand bool) error {
 			names = append(names, "help")
 		}
 		hint := ""
-		if s := spec.Closest(m[1], names); s != "" {
+		switch s := spec.Closest(m[1], names); {
+		case s != "":
 			hint = ". " + fmt.Sprintf(cli.SuggestDidYouMeanTemplate, dashed(s))
+		case c.Command.ArgsUsage != "" && !strings.HasPrefix(typed, "--"):
+			// `session decide s1 -ask yes`: a task named "-ask".
+			hint = fmt.Sprintf(`: an argument that starts with "-" goes after "--", as in %s … -- %s`, help, typed)
 		}
-		return exitf(exitUsage, "unknown flag %s%s (see %s --help)", dashed(m[1]), hint, help)
+		return exitf(exitUsage, "unknown flag %s%s (see %s --help)", typed, hint, help)
 	}
 	if m := needsArgument().FindStringSubmatch(msg); m != nil {
-		return exitf(exitUsage, "%s needs a value (see %s --help)", dashed(m[1]), help)
+		return exitf(exitUsage, "%s needs a value (see %s --help)", asTyped(c, m[1]), help)
 	}
 	if m := invalidValue().FindStringSubmatch(msg); m != nil {
 		if strings.Contains(m[3], m[1]) { // the message names the value already
-			return exitf(exitUsage, "%s: %s", dashed(m[2]), m[3])
+			return exitf(exitUsage, "%s: %s", asTyped(c, m[2]), m[3])
 		}
-		return exitf(exitUsage, "%s=%s: %s", dashed(m[2]), m[1], m[3])
+		return exitf(exitUsage, "%s=%s: %s", asTyped(c, m[2]), m[1], m[3])
 	}
 	if m := invalidBool().FindStringSubmatch(msg); m != nil {
 		if m[3] != "parse error" { // a flag that may stand alone, such as --wait, said why
-			return exitf(exitUsage, "%s: %s", dashed(m[2]), m[3])
+			return exitf(exitUsage, "%s: %s", asTyped(c, m[2]), m[3])
 		}
-		return exitf(exitUsage, "%s=%s: want true or false (or the flag alone), got %s", dashed(m[2]), m[1], m[1])
+		return exitf(exitUsage, "%s=%s: want true or false (or the flag alone), got %s", asTyped(c, m[2]), m[1], m[1])
 	}
 	return withCode(exitUsage, err)
+}
+
+// lineKey is the App.Metadata entry that holds the command line as typed
+// (run sets it), for the errors that name a flag.
+const lineKey = "line"
+
+// asTyped is flag name as the command line has it ("-qv", "--wait"): the
+// flag package's messages give every flag one dash.
+func asTyped(c *cli.Context, name string) string {
+	line, _ := c.App.Metadata[lineKey].([]string)
+	for _, w := range line {
+		if w == "--" {
+			break
+		}
+		if w = flagWord(w); w == "-"+name || w == "--"+name {
+			return w
+		}
+	}
+	return dashed(name)
 }
 
 // flagOwners are the commands among cmds (named from prefix, "session
@@ -553,11 +631,13 @@ func (p *posIntFlag) Set(s string) error {
 
 // Accepts reports whether s is meant as a --wait duration, so that `--wait
 // 1s` takes it while `--wait agents.yaml` leaves the FILE alone; a bare
-// number is taken too, for Set to ask for its unit.
+// number is taken too, for Set to ask for its unit, and a negative
+// duration, for Set to refuse.
 func (w *waitFlag) Accepts(s string) bool {
 	if _, err := strconv.ParseFloat(s, 64); err == nil {
 		return true
 	}
-	d, err := time.ParseDuration(s)
-	return err == nil && d >= 0
+	// A negative one too: no flag, it is --wait's bad value, said so.
+	_, err := time.ParseDuration(s)
+	return err == nil
 }

@@ -7,13 +7,16 @@ package main
 // `teamrun completion SHELL` prints ask the binary for every word.
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -109,6 +112,47 @@ func fishCompletion(app *cli.App) (string, error) {
 func knowsValues(f cli.Flag) bool {
 	p := placeholder(f)
 	return p == "ID" || p == "TASK" || hasName(f.Names(), "reuse")
+}
+
+// complete answers a line for shell completion (it ends with
+// --generate-bash-completion), and never runs its command.
+//
+// A "--" on it ends the flags: only arguments come after it, and the shell
+// completes file names (urfave/cli would run the command, the completion
+// flag an argument). `help TOPIC…` completes the commands it names so far.
+// Flags before a subcommand (`session --store DIR decide ID`) are moved
+// after it, as normalizeArgs does, for urfave/cli to reach the subcommand.
+func complete(ctx context.Context, app *cli.App, args []string) error {
+	line := args[1 : len(args)-1]
+	if slices.Contains(line, "--") {
+		return nil
+	}
+	global := 0
+	for global < len(line) && cmdline.ReadAsFlag(line[global]) {
+		global++
+	}
+	rest := line[global:]
+	if len(rest) > 0 && (rest[0] == "help" || rest[0] == "h") {
+		cmds := app.Commands
+		for _, w := range rest[1:] {
+			c := findCommand(cmds, w)
+			if c == nil {
+				return nil
+			}
+			cmds = c.Subcommands
+		}
+		for _, c := range cmds {
+			if !c.Hidden {
+				fmt.Fprintln(app.Writer, c.Name)
+			}
+		}
+		return nil
+	}
+	wireCompletion(app.Commands, app.Commands, line)
+	if cmd, names, tail, _ := commandAt(app.Commands, rest); cmd != nil {
+		rest = append(names, tail...)
+	}
+	return app.RunContext(ctx, append(append(slices.Clone(args[:1+global]), rest...), completionFlag))
 }
 
 // wireCompletion gives every command a BashComplete hook for line, the

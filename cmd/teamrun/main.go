@@ -70,11 +70,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ios := iostreams.System(stdin, stdout, stderr, os.Getenv)
 	app := newApp(ios)
+	app.Metadata = map[string]any{lineKey: args[1:]}
+	var err error
 	if n := len(args); n > 1 && args[n-1] == completionFlag {
-		wireCompletion(app.Commands, app.Commands, args[1:n-1])
-	}
-	args, err := normalizeArgs(app.Commands, args)
-	if err == nil {
+		err = complete(ctx, app, args)
+	} else if args, err = normalizeArgs(app.Commands, args); err == nil {
 		err = app.RunContext(ctx, args)
 	}
 	var ee *exitError

@@ -37,10 +37,10 @@ func planCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "session", Usage: "the session `ID` (default: the project's active session)"},
 			&cli.StringFlag{Name: "reuse", Value: "strict", Usage: "as for run: `MODE` strict or unchanged"},
-			&cli.GenericFlag{Name: "var", Usage: "set a variable as run would (repeatable)", Value: vars, DefaultText: "`key=value`"},
+			&cli.GenericFlag{Name: "var", Usage: "set `KEY=VALUE` as run would (repeatable)", Value: vars},
 			storeFlagDef(),
 			jsonFlag("the plan"),
-		}, rerunFlags()...),
+		}, rerunFlags("as with run --continue: ")...),
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) != 1 {
 				return exitf(exitUsage, "plan needs exactly one FILE (e.g. teamrun plan agents.yaml)")

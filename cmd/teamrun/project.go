@@ -5,8 +5,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +17,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/teamrun/teamrun/internal/fserr"
 )
 
 // projectFlag is --project DIR: the folder whose .teamrun/ holds state.json,
@@ -47,8 +51,14 @@ func projectDir(c *cli.Context) (string, error) {
 	if err != nil {
 		return "", exitf(exitUsage, "--project %s: %v", dir, err)
 	}
-	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return "", exitf(exitUsage, "--project %s: not a folder", dir)
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", exitf(exitUsage, "--project %s: does not exist: name the project's folder (the one with its .teamrun)", dir)
+	case err != nil:
+		return "", exitf(exitUsage, "--project %s: cannot read it: %v", dir, fserr.Bare(err))
+	case !fi.IsDir():
+		return "", exitf(exitUsage, "--project %s: not a folder: name the project's folder (the one with its .teamrun)", dir)
 	}
 	return abs, nil
 }

@@ -97,11 +97,12 @@ func TestPrintListTerminal(t *testing.T) {
 	if err := printList(&tty, l, "", now, true); err != nil {
 		t.Fatal(err)
 	}
-	// The corrupt row is its id and one cell: it widens no column.
-	want := "  ID  STATUS       TASKS  UPDATED  SPEC\n" +
-		"* a   interrupted  9/12   3h ago   /p/agents.yaml\n" +
-		"  c   (corrupt: not a session file: not valid JSON at line 1, column 9)\n" +
-		"  bb  done         1/1    50d ago  /p/other.yaml\n" +
+	// The corrupt row is its id and one cell: it widens no column but
+	// ID. So is a missing session's: its id stands in the ID column.
+	want := "  ID    STATUS       TASKS  UPDATED  SPEC\n" +
+		"* a     interrupted  9/12   3h ago   /p/agents.yaml\n" +
+		"  c     (corrupt: not a session file: not valid JSON at line 1, column 9)\n" +
+		"  bb    done         1/1    50d ago  /p/other.yaml\n" +
 		"! gone  missing from /h/sessions (audit.log: created gone at 2026-03-04T12:00:00Z in /x/sessions by u (pid 3))\n"
 	if tty.String() != want {
 		t.Errorf("terminal:\n%s\nwant:\n%s", tty.String(), want)
@@ -109,7 +110,7 @@ func TestPrintListTerminal(t *testing.T) {
 	if err := printList(&pipe, l, "", now, false); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(pipe.String(), "* a   interrupted  9/12   2026-03-04T09:00:00Z  /p/agents.yaml\n") {
+	if !strings.Contains(pipe.String(), "* a     interrupted  9/12   2026-03-04T09:00:00Z  /p/agents.yaml\n") {
 		t.Errorf("pipe:\n%s", pipe.String())
 	}
 }

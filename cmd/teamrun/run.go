@@ -129,7 +129,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "stream each task's stdout and stderr lines as they come, prefixed with the task's name"},
 		},
 	}
-	cmd.Flags = append(cmd.Flags, rerunFlags()...)
+	cmd.Flags = append(cmd.Flags, rerunFlags("with --continue: ")...)
 	cmd.Action = func(c *cli.Context) error {
 		args := c.Args().Slice()
 		switch len(args) {
@@ -229,11 +229,14 @@ const forcedGrace = time.Second
 
 // rerunFlags are --rerun, --rerun-from and --keep, for run and plan alike
 // (checkpoint.Choice); each takes TASK[,TASK…] and repeats.
-func rerunFlags() []cli.Flag {
+// rerunFlags are --rerun, --rerun-from and --keep, their usage led by
+// when: run takes them with --continue, plan (which has no --continue)
+// says what run would do with them.
+func rerunFlags(when string) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "rerun", Usage: "with --continue: run `TASK`[,TASK…] again though done; what reads it is reused if its output comes out unchanged"},
-		&cli.StringSliceFlag{Name: "rerun-from", Usage: "with --continue: run `TASK` and everything downstream of it again"},
-		&cli.StringSliceFlag{Name: "keep", Usage: "with --continue: keep `TASK`'s recorded output even though its definition changed"},
+		&cli.StringSliceFlag{Name: "rerun", Usage: when + "run `TASK`[,TASK…] again though done; what reads it is reused if its output comes out unchanged"},
+		&cli.StringSliceFlag{Name: "rerun-from", Usage: when + "run `TASK` and everything downstream of it again"},
+		&cli.StringSliceFlag{Name: "keep", Usage: when + "keep `TASK`'s recorded output even though its definition changed"},
 	}
 }
 

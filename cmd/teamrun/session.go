@@ -374,6 +374,11 @@ func brokenCell(status, reason string) string {
 	return "(" + status + ": " + resultCut(oneLineText(reason), 60) + ")"
 }
 
+// missingCell is what the row of session m, missing from store, says.
+func missingCell(store string, m checkpoint.Absent) string {
+	return fmt.Sprintf("missing from %s (%s)", store, m.Describe())
+}
+
 // printList prints the list; filter is what it was filtered on ("of
 // a.yaml with status failed"), for the line that says it is empty.
 func printList(w io.Writer, l listJSON, filter string, now time.Time, tty bool) error {
@@ -403,12 +408,15 @@ func printList(w io.Writer, l listJSON, filter string, now time.Time, tty bool) 
 			}
 			tab.Row(id, s.Status, fmt.Sprintf("%d/%d", s.TasksDone, s.TasksTotal), formatWhen(s.Updated, now, tty), s.Spec)
 		}
-		if err := tab.Flush(); err != nil {
-			return err
+		// A missing session's row is as a corrupt one's: its id in the
+		// ID column, then one cell.
+		for _, m := range l.Missing {
+			tab.Row("! "+m.ID, missingCell(l.Store, m))
 		}
+		return tab.Flush()
 	}
 	for _, m := range l.Missing {
-		fmt.Fprintf(w, "! %s  missing from %s (%s)\n", m.ID, l.Store, m.Describe())
+		fmt.Fprintf(w, "! %s  %s\n", m.ID, missingCell(l.Store, m))
 	}
 	return nil
 }
@@ -477,7 +485,7 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 				if err := showTask(c.App.Writer, sess, t, c.Bool("json")); err != nil || c.Bool("json") {
 					return err
 				}
-				printTaskHistory(c.App.Writer, sess, t, time.Now(), ios.IsTerminal())
+				printTaskHistory(c.App.Writer, sess, t, storeFlag(c), time.Now(), ios.IsTerminal())
 				return nil
 			}
 			if c.Bool("json") {
@@ -857,6 +865,11 @@ func sessionDecideCommand() *cli.Command {
 				return exitf(exitUsage, "session decide needs ID TASK VALUE (e.g. teamrun session decide nightly review approve)")
 			}
 			id, task, value := args[0], args[1], args[2]
+			if strings.TrimSpace(value) == "" {
+				// As an empty flag value is refused: `"$CHOICE"` left unset
+				// would record "" as the task's result.
+				return exitf(exitUsage, "session decide: VALUE is empty (a variable left unset?): give the decision for task %s (see teamrun session decide --help)", task)
+			}
 			a, err := openAdmin(c)
 			if err != nil {
 				return err

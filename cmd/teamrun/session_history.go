@@ -33,8 +33,9 @@ func sessionTask(sess *checkpoint.Session, name string) (*checkpoint.TaskRecord,
 	return nil, exitf(exitUsage, "%s", msg)
 }
 
-// printTaskHistory is the attempts part of `session show ID --task T`.
-func printTaskHistory(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskRecord, now time.Time, tty bool) {
+// printTaskHistory is the attempts part of `session show ID --task T`;
+// store is the --store it was given, for the diff command it prints.
+func printTaskHistory(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskRecord, store string, now time.Time, tty bool) {
 	fmt.Fprintf(w, "\nattempts of %s (%d):\n", t.Name, t.Attempts)
 	switch {
 	case len(t.History) == 0 && t.Attempts == 0:
@@ -61,7 +62,7 @@ func printTaskHistory(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskReco
 	}
 	tw.Flush()
 	if t.Previous != nil {
-		fmt.Fprintf(w, "an earlier result is kept: teamrun session diff %s %s\n", cmdline.Quote(s.ID), cmdline.Quote(t.Name))
+		fmt.Fprintf(w, "an earlier result is kept: %s\n", cmdline.Command("session diff", cmdline.Store(store), []string{s.ID, t.Name}, nil))
 	}
 }
 
@@ -95,11 +96,11 @@ func sessionDiffCommand(ios *iostreams.IOStreams) *cli.Command {
 				return err
 			}
 			if t.Status != checkpoint.StatusCompleted {
-				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (teamrun session show %s --task %s lists its attempts)", t.Name, sess.ID, t.Status, cmdline.Quote(sess.ID), cmdline.Quote(t.Name))
+				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (%s lists its attempts)", t.Name, sess.ID, t.Status, cmdline.Command("session show", cmdline.Store(storeFlag(c)), []string{sess.ID}, []string{"--task", cmdline.Quote(t.Name)}))
 			}
 			prev := t.PreviousOutcome()
 			if t.Previous == nil && len(completedAttempts(t)) < 2 {
-				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (teamrun run FILE --continue --session %s --rerun %s runs it again)", t.Name, sess.ID, cmdline.Quote(sess.ID), cmdline.Quote(t.Name))
+				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (%s runs it again)", t.Name, sess.ID, cmdline.Command("run", nil, []string{"FILE"}, append([]string{"--continue", "--session", cmdline.Quote(sess.ID), "--rerun", cmdline.Quote(t.Name)}, cmdline.Store(storeFlag(c))...)))
 			}
 			if t.Blob != nil || prev.Blob != nil {
 				// Results stored out of line are not diffed in memory:

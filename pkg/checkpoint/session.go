@@ -157,6 +157,11 @@ const HaltedErrorPrefix = "halted for a decision: "
 // HaltedError says whether a task's recorded error is a halt's.
 func HaltedError(recorded string) bool { return strings.HasPrefix(recorded, HaltedErrorPrefix) }
 
+// InterruptedError is the error recorded for a task a signal stopped (a
+// failed record, as a halt's is): it tells an interrupted task from a
+// failed one.
+const InterruptedError = "interrupted before it completed"
+
 // Usage is what a task's LLM requests cost: the sums, and each request
 // that reported usage (Calls), failed and retried ones included.
 type Usage struct {

@@ -558,6 +558,10 @@ func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkp
 	}
 	switch o.Status {
 	case checkpoint.StatusFailed:
+		if o.Error == checkpoint.InterruptedError {
+			// Stopped by a signal, as session list says: no failure.
+			return fmt.Sprintf("interrupted last time (attempt %d)", o.Attempts)
+		}
 		msg := fmt.Sprintf("failed last time (attempt %d)", o.Attempts)
 		if checkpoint.HaltedError(o.Error) {
 			msg = fmt.Sprintf("halted last time (attempt %d)", o.Attempts) // a wait, recorded as a failure

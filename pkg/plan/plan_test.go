@@ -119,6 +119,11 @@ func TestMake(t *testing.T) {
 			want: map[string]string{"build": "run: interrupted last time (attempt 1 was running)"},
 		},
 		{
+			name: "stopped by a signal", spec: orig, kind: "full",
+			sess: session(orig, map[string]rec{"fetch": done, "build": {checkpoint.StatusFailed, checkpoint.InterruptedError, 1}}, nil),
+			want: map[string]string{"build": "run: interrupted last time (attempt 1)"},
+		},
+		{
 			name: "decision recorded routes", spec: orig, kind: "full",
 			sess: session(orig, map[string]rec{"fetch": done, "build": done}, map[string]string{"gate": "no"}),
 			want: map[string]string{

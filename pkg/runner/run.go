@@ -1055,7 +1055,7 @@ func ResumeCommand(o Options, id string) string { return resumeCommand(o, id, ni
 // resumeCommand is ResumeCommand with the run's secrets kept out of its
 // --var values (varArg).
 func resumeCommand(o Options, id string, secrets []teamSecret) string {
-	parts := []string{"teamrun", "run", cmdline.Quote(o.SpecPath), "--continue", "--session", cmdline.Quote(id)}
+	flags := []string{"--continue", "--session", cmdline.Quote(id)}
 	keys := o.VarOrder
 	if len(keys) == 0 {
 		for k := range o.Vars {
@@ -1064,12 +1064,12 @@ func resumeCommand(o Options, id string, secrets []teamSecret) string {
 		sort.Strings(keys)
 	}
 	for _, k := range keys {
-		parts = append(parts, "--var", varArg(k, o.Vars[k], secrets))
+		flags = append(flags, "--var", varArg(k, o.Vars[k], secrets))
 	}
 	if o.Reuse == checkpoint.ReuseUnchanged {
-		parts = append(parts, "--reuse", "unchanged")
+		flags = append(flags, "--reuse", "unchanged")
 	}
-	return strings.Join(parts, " ") + cmdline.StoreFlag(o.Home)
+	return cmdline.Command("run", nil, []string{o.SpecPath}, append(flags, cmdline.Store(o.Home)...))
 }
 
 // varArg is --var's KEY=VALUE quoted for a shell. A secret in the value
@@ -1107,7 +1107,7 @@ func varArg(k, v string, secrets []teamSecret) string {
 
 // InterruptedError is the error recorded for a task a signal stopped: it
 // tells an interrupted session from a failed one.
-const InterruptedError = "interrupted before it completed"
+const InterruptedError = checkpoint.InterruptedError
 
 // haltedPrefix begins the error recorded for a task halted in the middle
 // (checkpoint.HaltedError).

@@ -258,12 +258,12 @@ type logHints struct {
 	Observer
 	kept    *keptLogs
 	session string
-	store   string // --store, for StoreFlag
+	store   string // --store, for cmdline.Logs
 }
 
 func (h logHints) Observe(ev Event) {
 	if ev.Type == TaskFailed && ev.Attempt > 0 && h.kept.has(ev.Task, ev.Attempt) {
-		ev.Logs = fmt.Sprintf("teamrun session logs %s %s --attempt %d%s", cmdline.Quote(h.session), cmdline.Quote(ev.Task), ev.Attempt, cmdline.StoreFlag(h.store))
+		ev.Logs = cmdline.Logs(h.store, h.session, ev.Task, ev.Attempt)
 	}
 	h.Observer.Observe(ev)
 }

@@ -22,7 +22,10 @@ _teamrun_bash_autocomplete() {
       cword=$COMP_CWORD
     fi
     words=("${words[@]:0:$cword}")
-    if [[ "$cur" == "-"* ]]; then
+    if [[ "$cur" == "--" ]]; then
+      # "--" itself would end the flags: ask for them all, compgen keeps the long ones.
+      requestComp="${words[*]} - --generate-bash-completion"
+    elif [[ "$cur" == "-"* ]]; then
       requestComp="${words[*]} ${cur} --generate-bash-completion"
     else
       requestComp="${words[*]} --generate-bash-completion"

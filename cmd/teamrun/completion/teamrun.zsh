@@ -6,7 +6,10 @@ _teamrun_zsh_autocomplete() {
   local -a opts
   local cur
   cur=${words[-1]}
-  if [[ "$cur" == "-"* ]]; then
+  if [[ "$cur" == "--" ]]; then
+    # "--" itself would end the flags: ask for them all.
+    opts=("${(@f)$(${words[@]:0:#words[@]-1} - --generate-bash-completion)}")
+  elif [[ "$cur" == "-"* ]]; then
     opts=("${(@f)$(${words[@]:0:#words[@]-1} ${cur} --generate-bash-completion)}")
   else
     opts=("${(@f)$(${words[@]:0:#words[@]-1} --generate-bash-completion)}")

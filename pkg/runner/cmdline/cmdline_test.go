@@ -12,6 +12,10 @@ func TestDecide(t *testing.T) {
 		{"a folder", "/srv/my store", "s1", "review", "", "teamrun session decide --store '/srv/my store' s1 review VALUE"},
 		{"a URL without its password", "postgres://u:hunter2@db/app", "s1", "review", "",
 			"teamrun session decide --store postgres://u@db/app s1 review VALUE"},
+		// A word read as a flag: the flags first, "--" before the arguments.
+		{"a task that starts with -", "", "s1", "-ask", "yes", "teamrun session decide -- s1 -ask yes"},
+		{"a session that starts with -", "/srv/st", "-x", "review", "", "teamrun session decide --store /srv/st -- -x review VALUE"},
+		{"a value that starts with -", "", "s1", "review", "-1", "teamrun session decide -- s1 review -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Decide(tc.store, tc.session, tc.task, tc.value); got != tc.want {
@@ -33,6 +37,43 @@ func TestOneOf(t *testing.T) {
 	} {
 		if got := OneOf(tc.command, tc.options); got != tc.want {
 			t.Errorf("OneOf(%q, %q) = %q, want %q", tc.command, tc.options, got, tc.want)
+		}
+	}
+}
+
+func TestCommand(t *testing.T) {
+	for _, tc := range []struct {
+		name, cmd     string
+		before, after []string
+		args          []string
+		want          string
+	}{
+		{"plain", "run", nil, []string{"--continue", "--session", "s1"}, []string{"agents.yaml"}, "teamrun run agents.yaml --continue --session s1"},
+		{"a file named -dash.yaml", "run", nil, []string{"--continue", "--session", "s1"}, []string{"-dash.yaml"}, "teamrun run --continue --session s1 -- -dash.yaml"},
+		{"stdin's - is an argument", "run", nil, []string{"--continue"}, []string{"-"}, "teamrun run - --continue"},
+		{"quoted", "run", nil, nil, []string{"-my team.yaml"}, "teamrun run -- '-my team.yaml'"},
+		{"flags on both sides", "session logs", []string{"--store", "st"}, []string{"--attempt", "2"}, []string{"s1", "-t"}, "teamrun session logs --store st --attempt 2 -- s1 -t"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Command(tc.cmd, tc.before, tc.args, tc.after); got != tc.want {
+				t.Errorf("Command = %s\nwant      %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLogs(t *testing.T) {
+	for _, tc := range []struct {
+		store, session, task string
+		want                 string
+	}{
+		{"", "s1", "fetch", "teamrun session logs s1 fetch --attempt 2"},
+		{"/srv/st", "s1", "fetch", "teamrun session logs s1 fetch --attempt 2 --store /srv/st"},
+		{"", "s1", "-fail", "teamrun session logs --attempt 2 -- s1 -fail"},
+		{"/srv/st", "-x", "fetch", "teamrun session logs --attempt 2 --store /srv/st -- -x fetch"},
+	} {
+		if got := Logs(tc.store, tc.session, tc.task, 2); got != tc.want {
+			t.Errorf("Logs(%q, %q, %q) = %s\nwant %s", tc.store, tc.session, tc.task, got, tc.want)
 		}
 	}
 }
