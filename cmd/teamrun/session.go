@@ -902,6 +902,11 @@ func sessionDecideCommand() *cli.Command {
 			if rec, _ := sess.Task(task); rec != nil && rec.Status == checkpoint.StatusCompleted {
 				adminWarnf(c, "task %s already completed with %s: the decision only counts if it runs again", task, resultPreview(rec.Result, 40))
 			}
+			if was, ok := sess.Checkpoint.Decisions[task]; ok && was != value {
+				// The last decide wins; a second one (a typo put right, or
+				// two people) is said, not silent.
+				adminWarnf(c, "task %s had the decision %s, not yet used: it is replaced by %s", task, resultPreview(was, 40), resultPreview(value, 40))
+			}
 			if err := checkpoint.Decide(c.Context, a.store, id, task, value); err != nil {
 				return storeExit(err)
 			}
