@@ -1169,7 +1169,11 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 			if i < len(e.ResultFrom) && e.ResultFrom[i] > 0 {
 				from = e.ResultFrom[i]
 			}
-			s.RestoredUsage = totals(s.RestoredUsage.Plus(attemptsUsage(u, from, e.Attempts[i])))
+			paid := attemptsUsage(u, from, e.Attempts[i])
+			if paid != nil && paid.TotalTokens > 0 {
+				s.RestoredPaid++
+			}
+			s.RestoredUsage = totals(s.RestoredUsage.Plus(paid))
 		}
 	}
 	read := make([]bool, len(e.tasks))

@@ -166,6 +166,9 @@ type Summary struct {
 	Usage         *Usage `json:"usage,omitempty"`
 	SessionUsage  *Usage `json:"session_usage,omitempty"`
 	RestoredUsage *Usage `json:"restored_usage,omitempty"`
+	// RestoredPaid counts the restored tasks whose RestoredUsage it is (a
+	// command task's restore saves no tokens).
+	RestoredPaid int `json:"restored_paid_tasks,omitempty"`
 	// FailedTasks names the tasks that failed, in file order.
 	FailedTasks []string `json:"failed_tasks,omitempty"`
 	// Unrecorded counts, and UnrecordedTasks names in file order, the

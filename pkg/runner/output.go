@@ -352,8 +352,8 @@ func writeUsage(w io.Writer, s *Summary) {
 		return
 	}
 	fmt.Fprintf(w, "tokens:  this run %s; session %s\n", UsageText(s.Usage), UsageText(s.SessionUsage))
-	if r := s.RestoredUsage; r != nil && r.TotalTokens > 0 && s.Restored > 0 {
-		fmt.Fprintf(w, "restored %d %s whose %s tokens (%s) were not paid again\n", s.Restored, plural(s.Restored, "task"), thousands(r.TotalTokens), CostText(r))
+	if r := s.RestoredUsage; r != nil && r.TotalTokens > 0 && s.RestoredPaid > 0 {
+		fmt.Fprintf(w, "restored %d %s whose %s tokens (%s) were not paid again\n", s.RestoredPaid, plural(s.RestoredPaid, "task"), thousands(r.TotalTokens), CostText(r))
 	}
 }
 
