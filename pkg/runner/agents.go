@@ -39,6 +39,8 @@ func (a Agents) Execute(ctx context.Context, job *Job) (Result, error) {
 		}
 	case spec.JoinAgent:
 		return joinResults(ctx, job)
+	case spec.RouteAgent:
+		return decide(ctx, job)
 	}
 	return Result{}, fmt.Errorf("no executor for %s agent %q", job.Agent.Kind, job.Agent.Name)
 }
@@ -78,6 +80,43 @@ func joinResults(ctx context.Context, job *Job) (Result, error) {
 		return Result{}, fmt.Errorf("joining the results of %s: %w", job.Task.Name, err)
 	}
 	return Result{Raw: string(b)}, nil
+}
+
+// decide is a route agent's result (spec.Decision): the label or branch
+// it picks, on the whole of the outputs and variables it reads, as they
+// are here, with no process started; a line as a command's echo made it,
+// so that a result recorded before compares equal (early cut-off). An
+// output that cannot be read fails the attempt: it is never taken for a
+// condition that does not hold.
+func decide(ctx context.Context, job *Job) (Result, error) {
+	d := job.Agent.Decides
+	if d == nil {
+		return Result{}, fmt.Errorf("agent %s has nothing to decide by", job.Agent.Name)
+	}
+	prev := func() (string, error) {
+		var parts []string
+		for _, name := range d.Prev {
+			// A task that was skipped (a branch not taken) has no output.
+			for _, c := range job.Context {
+				if c.Task != name {
+					continue
+				}
+				text, err := c.Output.Text(ctx)
+				if err != nil {
+					return "", fmt.Errorf("reading the output of %s: %w", name, err)
+				}
+				parts = append(parts, text)
+			}
+		}
+		// The outputs of a parallel step, each its own, as they are passed on.
+		return strings.Join(parts, "\n\n"), nil
+	}
+	value := func(name string) string { return spec.FormatValue(job.State[name]) }
+	picked, err := d.Decide(prev, value)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Raw: picked + "\n"}, nil
 }
 
 // Commands runs command agents (DESIGN §2): the rendered description on

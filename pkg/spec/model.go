@@ -158,7 +158,7 @@ type Price struct {
 	Output      float64  `json:"output"`
 }
 
-// AgentKind tells the three kinds of agent apart.
+// AgentKind tells the kinds of agent apart: the three a file declares, and teamrun's own.
 type AgentKind int
 
 const (
@@ -168,6 +168,10 @@ const (
 	// JoinAgent is teamrun's own: it joins a foreach task's instance
 	// results into one JSON array. Expand adds it; no file declares it.
 	JoinAgent
+	// RouteAgent is teamrun's own too: it picks the route of a PraisonAI
+	// route or if step (Agent.Decides), in the runner's process, so that
+	// it reads whole values and decides alike on every machine.
+	RouteAgent
 )
 
 func (k AgentKind) String() string {
@@ -180,6 +184,8 @@ func (k AgentKind) String() string {
 		return "human"
 	case JoinAgent:
 		return "join"
+	case RouteAgent:
+		return "route"
 	}
 	return fmt.Sprintf("AgentKind(%d)", int(k))
 }
@@ -215,8 +221,10 @@ type Agent struct {
 	// (agents.NAME, roles.NAME, roles[0]); see KeyPath.
 	path string
 	// made: teamrun made it for a PraisonAI step (a route's or an if's
-	// command agent); no task of the file may name it.
+	// agent, a join, a pass-on command); no task of the file may name it.
 	made bool
+	// Decides is what a RouteAgent decides by; nil for the other kinds.
+	Decides *Decision `json:",omitempty"`
 	// Tools are what an LLM agent may call, resolved; MaxTurns bounds its
 	// tool loop (0: DefaultMaxTurns), MaxToolCalls the calls the loop
 	// runs in one attempt (0: DefaultMaxToolCalls).

@@ -15,8 +15,9 @@ import (
 
 // PraisonAI "steps:" workflows map onto tasks: a step is a task fed the
 // previous step's output, as PraisonAI runs it; parallel, route and if
-// steps make the team a workflow DAG whose routing is done by small
-// command agents, so that a resumed run decides exactly as the first did.
+// steps make the team a workflow DAG whose routing is done by tasks of
+// their own (route agents, Decision), recorded as any task is, so that a
+// resumed run decides exactly as the first did.
 
 // stepsOf returns the steps list of a PraisonAI file (top-level steps: or
 // workflow.steps), or nil.
@@ -189,17 +190,16 @@ func (b *builder) praisonSteps(steps *tree) {
 	sb.compileConditions()
 }
 
-// compileConditions gives each if step's agent the script that evaluates
-// its condition as bound.
+// compileConditions gives each if step's agent its condition as bound.
 func (sb *stepBuilder) compileConditions() {
 	for tk, c := range sb.b.conditions {
 		cond, _ := strings.CutPrefix(tk.Description, evaluatePrefix)
-		script, err := conditionScript(cond, c.prev)
+		parsed, err := parseCondition(cond)
 		if err != nil {
 			sb.b.errorf(c.src, c.src.pos(), "%v", err)
 			continue
 		}
-		c.agent.Shell = script
+		c.agent.Decides = &Decision{If: parsed, Prev: c.prev}
 	}
 }
 
@@ -848,37 +848,17 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 		// The label is looked for as a word of the output, and the route
 		// task's trimmed output is matched to it: an empty one would be
 		// found in every output, and one with a space at an end, or a
-		// line break (two words to grep -F), never be picked as written.
+		// line break, never be picked as written.
 		if strings.TrimSpace(l) != l || l == "" || strings.IndexFunc(l, unicode.IsControl) >= 0 {
 			b.errorf(r.vals()[i], r.vals()[i].kpos(), "expected a label to find in the output, got %s: a word or words, without a space at either end or a line break", quoteShort(l))
 			continue
 		}
 		labels = append(labels, l)
 	}
-	var script strings.Builder
-	files := "\"$f\""
-	if len(prev) == 1 {
-		fmt.Fprintf(&script, "f=\"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(prev[0]))
-	} else {
-		// After a parallel step: PraisonAI routes on their joined output.
-		files = ""
-		for _, p := range prev {
-			files += " \"$TEAMRUN_CONTEXT_DIR\"/" + shQuote(p)
-		}
-	}
-	for i, l := range labels {
-		kw := "elif"
-		if i == 0 {
-			kw = "if"
-		}
-		fmt.Fprintf(&script, "%s grep -qiwF -e %s %s; then echo %s\n", kw, shQuote(l), strings.TrimSpace(files), shQuote(l))
-	}
-	if len(labels) > 0 {
-		script.WriteString("else echo default; fi\n")
-	} else {
-		script.WriteString("echo default\n")
-	}
-	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: CommandAgent, Shell: script.String(), Pos: r.kpos(), made: true})
+	// After a parallel step it reads their outputs: PraisonAI routes on
+	// their joined output.
+	b.team.Agents = append(b.team.Agents, &Agent{Name: agentName, Kind: RouteAgent, Pos: r.kpos(), made: true,
+		Decides: &Decision{Labels: labels, Prev: slices.Clone(prev)}})
 	b.agents[agentName] = true
 	rt := &Task{Name: name, Agent: agentName, Pos: st.kpos(), HasContext: true, Context: prev,
 		Description: fmt.Sprintf("Pick the route for the output of %s: %s, else default", strings.Join(prev, " and "), strings.Join(labels, ", "))}
@@ -984,19 +964,9 @@ func (b *builder) insertTask(tk *Task, src *tree, at int) {
 	}
 }
 
-// condRE reads an if condition: a comparison of two operands, a contains
-// or in test, or a single operand's truth.
-var condRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*(.+?)\s*(==|!=|>=|<=|>|<|\bcontains\b|\bin\b)\s*(.+?)\s*$`)
-})
-
-// operandRE is a {{ VAR }} reference.
-var operandRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$`) })
-
 // ifStep maps `if: {condition, then, else}`: a task named after the step
-// evaluates the comparison on the shared state when it runs (a command
-// agent reading TEAMRUN_VAR_<NAME>) and prints then or else; its condition
-// runs that branch's steps.
+// evaluates the comparison on the shared state when it runs (a route
+// agent, Decision) and its result, then or else, runs that branch's steps.
 func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 	b := sb.b
 	c := st.get("if")
@@ -1011,7 +981,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		b.errorf(c, c.kpos(), "missing required key \"condition\", such as \"{{score}} >= 80\"")
 		return prev
 	}
-	if _, err := conditionScript(cond, prev); err != nil {
+	if _, err := parseCondition(cond); err != nil {
 		b.errorf(condT, condT.pos(), "%v", err)
 		return prev
 	}
@@ -1021,7 +991,7 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 		}
 	}
 	agentName := "if:" + name
-	agent := &Agent{Name: agentName, Kind: CommandAgent, Pos: c.kpos(), made: true}
+	agent := &Agent{Name: agentName, Kind: RouteAgent, Pos: c.kpos(), made: true}
 	b.team.Agents = append(b.team.Agents, agent)
 	b.agents[agentName] = true
 	it := &Task{Name: name, Agent: agentName, Pos: st.kpos(), HasContext: true, Context: prev,
@@ -1078,81 +1048,6 @@ func dedup(l []string) []string {
 		}
 	}
 	return out
-}
-
-// conditionScript turns a PraisonAI condition into a shell command that
-// prints then or else, meaning what PraisonAI's evaluator makes of it.
-// Operands are {{VAR}} references (read from TEAMRUN_VAR_<NAME> when the
-// task runs), {{previous_output}} (the outputs of prev, the steps before
-// it, from the context folder) or literals; both are trimmed. Two numbers
-// compare as numbers, anything else as text; contains and in ignore case;
-// an ordering with nothing on its left is false; a lone operand is true
-// unless empty or "false".
-func conditionScript(cond string, prev []string) (string, error) {
-	operand := func(s string) (string, error) {
-		s = strings.TrimSpace(s)
-		if m := operandRE().FindStringSubmatch(s); m != nil {
-			if m[1] == "previous_output" {
-				files := make([]string, len(prev))
-				for i, p := range prev {
-					files[i] = "\"$TEAMRUN_CONTEXT_DIR\"/" + shQuote(p)
-				}
-				if len(files) == 0 {
-					return "''", nil
-				}
-				return "\"$(cat " + strings.Join(files, " ") + " 2>/dev/null)\"", nil
-			}
-			return fmt.Sprintf("\"${TEAMRUN_VAR_%s-}\"", EnvName(m[1])), nil
-		}
-		if strings.Contains(s, "{{") {
-			return "", fmt.Errorf("%q: an if condition compares variables ({{name}}) and literals; nested names such as {{item.score}} are not supported", s)
-		}
-		if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
-			s = s[1 : len(s)-1]
-		}
-		return shQuote(s), nil
-	}
-	var a, op, bb string
-	m := condRE().FindStringSubmatch(cond)
-	if m != nil {
-		var err error
-		if a, err = operand(m[1]); err != nil {
-			return "", err
-		}
-		if bb, err = operand(m[3]); err != nil {
-			return "", err
-		}
-		op = m[2]
-	} else {
-		var err error
-		if a, err = operand(cond); err != nil {
-			return "", err
-		}
-		if !operandRE().MatchString(strings.TrimSpace(cond)) {
-			return "", fmt.Errorf("%q: expected a comparison such as \"{{score}} >= 80\", \"{{status}} == approved\", \"{{status}} contains done\", \"error in {{message}}\" or a {{flag}}", cond)
-		}
-		bb, op = "''", "truthy"
-	}
-	var test string
-	switch op {
-	case "contains":
-		test = "r = index(tolower(a \"\"), tolower(b \"\")) > 0"
-	case "in":
-		test = "r = index(tolower(b \"\"), tolower(a \"\")) > 0"
-	case "truthy":
-		test = "r = a != \"\" && tolower(a) != \"false\""
-	case "==", "!=":
-		test = "r = (a " + op + " b)"
-	default:
-		test = "r = (a \"\" != \"\") && (a " + op + " b)"
-	}
-	prog := `function trim(s) { gsub(/^[ \t\r\n]+|[ \t\r\n]+$/, "", s); return s }
-function num(s) { return s ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
-BEGIN { a = trim(ENVIRON["A"]); b = trim(ENVIRON["B"])
-  if (num(a) && num(b)) { a += 0; b += 0 } else { a = a ""; b = b "" }
-  ` + test + `
-  exit !r }`
-	return fmt.Sprintf("if A=%s B=%s awk %s; then echo then; else echo else; fi\n", a, bb, shQuote(prog)), nil
 }
 
 // shQuote quotes s for /bin/sh.

@@ -11,56 +11,108 @@ import (
 	"testing"
 )
 
-// An if: step's condition means what PraisonAI's evaluator makes of it:
-// the script the step's command agent runs is executed here, with the
-// variables and the previous step's output as a run gives them.
-func TestConditionScript(t *testing.T) {
-	if _, err := exec.LookPath("awk"); err != nil {
-		t.Skip("no awk")
-	}
+// An if: step's condition means what PraisonAI's evaluator makes of it,
+// on the variables and the previous step's output as a run holds them:
+// whole, whatever their size, and with one case rule (Lower), whatever
+// the machine's locale.
+func TestCondition(t *testing.T) {
+	big := strings.Repeat("word ", 40_000) + "DONE" // over what one environment string may hold
 	tests := []struct {
 		cond string
-		vars map[string]string
+		vars map[string]any
 		prev string // the previous step's output
 		want string // then or else
 	}{
-		{"{{score}} >= 80", map[string]string{"score": "92"}, "", "then"},
-		{"{{score}} >= 80", map[string]string{"score": "41"}, "", "else"},
-		{"{{score}} > 80", map[string]string{"score": "  92\n"}, "", "then"}, // an answer's whitespace
-		{"{{score}} > 9", map[string]string{"score": "10"}, "", "then"},      // numbers, not text
-		{"{{score}} < 80", nil, "", "else"},                                  // unset: no comparison holds
-		{"{{status}} == approved", map[string]string{"status": "approved"}, "", "then"},
-		{"{{status}} == 'approved'", map[string]string{"status": "approved"}, "", "then"},
-		{"{{status}} != approved", map[string]string{"status": "rejected"}, "", "then"},
-		{"{{status}} contains success", map[string]string{"status": "Build SUCCESS"}, "", "then"},
-		{"{{status}} contains success", map[string]string{"status": "failed"}, "", "else"},
-		{"error in {{message}}", map[string]string{"message": "An Error occurred"}, "", "then"},
-		{"error in {{message}}", map[string]string{"message": "all fine"}, "", "else"},
+		{"{{score}} >= 80", map[string]any{"score": "92"}, "", "then"},
+		{"{{score}} >= 80", map[string]any{"score": "41"}, "", "else"},
+		{"{{score}} >= 80", map[string]any{"score": 92}, "", "then"},      // a number variable
+		{"{{score}} > 80", map[string]any{"score": "  92\n"}, "", "then"}, // an answer's whitespace
+		{"{{score}} > 9", map[string]any{"score": "10"}, "", "then"},      // numbers, not text
+		{"{{score}} > 9", map[string]any{"score": "10x"}, "", "else"},     // text: "10x" < "9"
+		{"{{score}} == 80", map[string]any{"score": "80.0"}, "", "then"},
+		{"{{score}} < 80", nil, "", "else"}, // unset: no comparison holds
+		{"{{status}} == approved", map[string]any{"status": "approved"}, "", "then"},
+		{"{{status}} == 'approved'", map[string]any{"status": "approved"}, "", "then"},
+		{"{{status}} == approved", map[string]any{"status": "Approved"}, "", "else"}, // == is exact
+		{"{{status}} != approved", map[string]any{"status": "rejected"}, "", "then"},
+		{"{{status}} contains success", map[string]any{"status": "Build SUCCESS"}, "", "then"},
+		{"{{status}} contains success", map[string]any{"status": "failed"}, "", "else"},
+		{"error in {{message}}", map[string]any{"message": "An Error occurred"}, "", "then"},
+		{"error in {{message}}", map[string]any{"message": "all fine"}, "", "else"},
 		{"{{previous_output}} contains approved", nil, "APPROVED: clear and accurate", "then"},
 		{"{{previous_output}} contains approved", nil, "NEEDS IMPROVEMENT", "else"},
-		{"{{flag}}", map[string]string{"flag": "true"}, "", "then"},
-		{"{{flag}}", map[string]string{"flag": "False"}, "", "else"},
-		{"{{flag}}", map[string]string{"flag": "0"}, "", "then"}, // PraisonAI: a non-empty text is true
+		{"{{flag}}", map[string]any{"flag": "true"}, "", "then"},
+		{"{{flag}}", map[string]any{"flag": "False"}, "", "else"},
+		{"{{flag}}", map[string]any{"flag": "0"}, "", "then"}, // PraisonAI: a non-empty text is true
+		{"{{flag}}", map[string]any{"flag": true}, "", "then"},
 		{"{{flag}}", nil, "", "else"},
+		// Python's str.lower() on both sides, not ASCII only (awk) nor
+		// by the locale.
+		{"{{mood}} contains ärger", map[string]any{"mood": "ÄRGER"}, "", "then"},
+		{"ÉTÉ in {{season}}", map[string]any{"season": "un été chaud"}, "", "then"},
+		{"{{word}} contains οδος", map[string]any{"word": "ΟΔΟΣ"}, "", "then"}, // a final sigma
+		{"{{list}} contains beta", map[string]any{"list": []any{"alpha", "BETA"}}, "", "then"},
+		// Whole values: past the 128 KiB an environment string may hold.
+		{"{{previous_output}} contains DONE", nil, big, "then"},
+		{"{{report}} contains done", map[string]any{"report": big}, "", "then"},
+		{"{{report}} contains missing", map[string]any{"report": big}, "", "else"},
 	}
 	for _, tt := range tests {
-		script, err := conditionScript(tt.cond, []string{"check"})
+		c, err := parseCondition(tt.cond)
 		if err != nil {
 			t.Errorf("%s: %v", tt.cond, err)
 			continue
 		}
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "check"), []byte(tt.prev), 0o600); err != nil {
-			t.Fatal(err)
+		d := &Decision{If: c, Prev: []string{"check"}}
+		got, err := d.Decide(func() (string, error) { return tt.prev, nil }, func(name string) string { return FormatValue(tt.vars[name]) })
+		if err != nil || got != tt.want {
+			t.Errorf("%s with %.40v, previous %.40q: %q (%v), want %s", tt.cond, tt.vars, tt.prev, got, err, tt.want)
 		}
-		cmd := exec.Command("/bin/sh", "-c", script)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TEAMRUN_CONTEXT_DIR=" + dir}
-		for k, v := range tt.vars {
-			cmd.Env = append(cmd.Env, "TEAMRUN_VAR_"+EnvName(k)+"="+v)
+	}
+}
+
+// A previous output that cannot be read fails the decision: it is never
+// taken for a condition that does not hold, nor a route for default.
+func TestDecisionUnreadable(t *testing.T) {
+	broken := errors.New("blob gone")
+	c, err := parseCondition("{{previous_output}} contains DONE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*Decision{{If: c}, {Labels: []string{"done"}}} {
+		if got, err := d.Decide(func() (string, error) { return "", broken }, func(string) string { return "" }); !errors.Is(err, broken) {
+			t.Errorf("%+v: %q, %v; want the error", d, got, err)
 		}
-		out, err := cmd.CombinedOutput()
-		if got := strings.TrimSpace(string(out)); err != nil || got != tt.want {
-			t.Errorf("%s with %v, previous %q: %q (%v), want %s", tt.cond, tt.vars, tt.prev, got, err, tt.want)
+	}
+}
+
+// A route picks the first label found as a word in the previous output,
+// with the case rule of if's contains (Lower), the same in every locale:
+// a word is letters, digits and _ in every script.
+func TestRouteLabels(t *testing.T) {
+	tests := []struct {
+		labels []string
+		out    string
+		want   string
+	}{
+		{[]string{"technical", "billing"}, "This is a Technical issue", "technical"},
+		{[]string{"technical", "billing"}, "billing, then technical", "technical"}, // the first label, not the first word
+		{[]string{"technical"}, "technicality", "default"},
+		{[]string{"ärger"}, "ÄRGER", "ärger"},
+		{[]string{"ärger"}, "Verärgert", "default"},
+		{[]string{"caf"}, "café", "default"}, // é is a letter: no word ends at caf
+		{[]string{"café"}, "CAFÉ au lait", "café"},
+		{[]string{"needs work"}, "it NEEDS  work", "default"},
+		{[]string{"needs work"}, "it Needs Work.", "needs work"},
+		{[]string{"ok"}, "not_ok ok_not", "default"}, // _ is part of a word
+		{[]string{"ok"}, "not_ok, ok", "ok"},         // a later place where it is a word
+		{[]string{"x"}, strings.Repeat("y ", 100_000) + "X", "x"},
+	}
+	for _, tt := range tests {
+		d := &Decision{Labels: tt.labels}
+		got, err := d.Decide(func() (string, error) { return tt.out, nil }, nil)
+		if err != nil || got != tt.want {
+			t.Errorf("%q in %.40q: %q (%v), want %s", tt.labels, tt.out, got, err, tt.want)
 		}
 	}
 }
@@ -68,7 +120,7 @@ func TestConditionScript(t *testing.T) {
 // Conditions teamrun cannot evaluate are refused when the file loads.
 func TestConditionScriptRefused(t *testing.T) {
 	for _, cond := range []string{"{{item.score}} >= 60", "score is high"} {
-		if _, err := conditionScript(cond, nil); err == nil {
+		if _, err := parseCondition(cond); err == nil {
 			t.Errorf("%s: accepted", cond)
 		}
 	}
@@ -274,9 +326,6 @@ steps:
 // A route right after a parallel step routes on their joined outputs, as
 // PraisonAI does: the route task reads them all, and so does the branch.
 func TestRouteAfterParallel(t *testing.T) {
-	if _, err := exec.LookPath("grep"); err != nil {
-		t.Skip("no grep")
-	}
 	team, err := Parse("r.yaml", []byte(`agents:
   r: {role: R, llm: m}
   x: {role: X, llm: m}
@@ -296,22 +345,9 @@ steps:
 	if i < 0 || !slices.Equal(team.Tasks[i].Context, []string{"research_1", "research_2"}) {
 		t.Fatalf("the route task reads %v, want both parallel steps", team.Tasks[i].Context)
 	}
-	for _, tt := range []struct{ first, second, want string }{
-		{"plain", "a Technical issue", "technical"},
-		{"nothing", "at all", "default"},
-	} {
-		dir := t.TempDir()
-		for name, text := range map[string]string{"research_1": tt.first, "research_2": tt.second} {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		cmd := exec.Command("/bin/sh", "-c", team.Agent("route:routing").Shell)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TEAMRUN_CONTEXT_DIR=" + dir}
-		out, err := cmd.CombinedOutput()
-		if got := strings.TrimSpace(string(out)); err != nil || got != tt.want {
-			t.Errorf("%q + %q: routed to %q (%v), want %s", tt.first, tt.second, got, err, tt.want)
-		}
+	d := team.Agent("route:routing").Decides
+	if d == nil || !slices.Equal(d.Prev, []string{"research_1", "research_2"}) || !slices.Equal(d.Labels, []string{"technical"}) {
+		t.Fatalf("the route decides by %+v, want the label technical on both parallel steps' outputs", d)
 	}
 }
 
@@ -662,8 +698,8 @@ steps:
 
 // TestIfConditionBindings: an if condition reads the variables PraisonAI
 // binds as a workflow runs as a step's text does ({{NAME_output}},
-// {{repeat_iterations}}, {{parallel_outputs}}, {{loop_outputs}}): its
-// script reads the variable they are bound to, which the step it follows
+// {{repeat_iterations}}, {{parallel_outputs}}, {{loop_outputs}}): it
+// reads the variable they are bound to, which the step it follows
 // sets ({{previous_output}} reads the steps before it, defined so); a
 // placeholder nothing defines is reported at the condition, by its key
 // path.
@@ -681,16 +717,16 @@ steps:
 `
 	tests := []struct {
 		cond    string
-		env     string // what the condition's script reads
+		env     string // the variable the condition reads
 		context []string
 		warning string // the one undefined placeholder's place and path
 	}{
-		{"{{draft_output}} contains done", "${TEAMRUN_VAR_NOTES-}", []string{"fan_1", "fan_2"}, ""},
-		{"{{repeat_iterations}} >= 2", "${TEAMRUN_VAR_DRAFT_REPEAT_ITERATIONS-}", []string{"fan_1", "fan_2"}, ""},
-		{"{{loop_outputs}} contains p", "${TEAMRUN_VAR_EACH_LOOP_OUTPUTS-}", []string{"fan_1", "fan_2"}, ""},
-		{"{{parallel_outputs}} contains X", "${TEAMRUN_VAR_FAN_PARALLEL_OUTPUTS-}", []string{"fan_1", "fan_2", "fan"}, ""},
-		{"{{score}} > 1", "${TEAMRUN_VAR_SCORE-}", []string{"fan_1", "fan_2"}, "s.yaml:10:22: steps[3].if.condition"},
-		{"{{previous_output}} contains X", "TEAMRUN_CONTEXT_DIR\"/'fan_1' \"$TEAMRUN_CONTEXT_DIR\"/'fan_2' 2>/dev/null)\"", []string{"fan_1", "fan_2"}, ""},
+		{"{{draft_output}} contains done", "notes", []string{"fan_1", "fan_2"}, ""},
+		{"{{repeat_iterations}} >= 2", "draft_repeat_iterations", []string{"fan_1", "fan_2"}, ""},
+		{"{{loop_outputs}} contains p", "each_loop_outputs", []string{"fan_1", "fan_2"}, ""},
+		{"{{parallel_outputs}} contains X", "fan_parallel_outputs", []string{"fan_1", "fan_2", "fan"}, ""},
+		{"{{score}} > 1", "score", []string{"fan_1", "fan_2"}, "s.yaml:10:22: steps[3].if.condition"},
+		{"{{previous_output}} contains X", "previous_output", []string{"fan_1", "fan_2"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cond, func(t *testing.T) {
@@ -698,8 +734,9 @@ steps:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a := team.Agent("if:check"); a == nil || !strings.Contains(a.Shell, tt.env) {
-				t.Errorf("the condition's script does not read %s: %+v", tt.env, a)
+			if a := team.Agent("if:check"); a == nil || a.Decides == nil || a.Decides.If.Left.Var != tt.env ||
+				!slices.Equal(a.Decides.Prev, []string{"fan_1", "fan_2"}) {
+				t.Errorf("the condition does not read %s (and previous_output fan_1, fan_2): %+v", tt.env, a)
 			}
 			if i := team.TaskIndex("check"); i < 0 || !slices.Equal(team.Tasks[i].Context, tt.context) {
 				t.Errorf("check reads %q, want %q", team.Tasks[i].Context, tt.context)

@@ -505,9 +505,10 @@ func (g *Graph) EndsRepeat(i int) (string, bool) {
 }
 
 // UntilMet says whether result raw of an iteration ends a repeat whose
-// text is until: it contains it, case-insensitively.
+// text is until: it contains it, case-insensitively, by the rule an if
+// step's contains follows (spec.ContainsFold). "" (no until) never does.
 func UntilMet(raw, until string) bool {
-	return until != "" && strings.Contains(strings.ToLower(raw), strings.ToLower(until))
+	return until != "" && spec.ContainsFold(raw, until)
 }
 
 // Human says whether task i is decided by a person.

@@ -355,6 +355,22 @@ func TestRepeatUntil(t *testing.T) {
 	if UntilMet("anything", "") {
 		t.Error("an empty until text ends a repeat")
 	}
+	// The case rule of an if step's contains (spec.ContainsFold), as
+	// PraisonAI's str.lower(): Unicode, the same in every locale.
+	for _, tt := range []struct {
+		raw, until string
+		want       bool
+	}{
+		{"ÄRGER", "ärger", true},
+		{"Verdict: APPROVED", "approved", true},
+		{"ΟΔΟΣ", "οδος", true}, // a final sigma
+		{"İstanbul", "i̇stanbul", true},
+		{"approve", "approved", false},
+	} {
+		if got := UntilMet(tt.raw, tt.until); got != tt.want {
+			t.Errorf("UntilMet(%q, %q) = %v, want %v", tt.raw, tt.until, got, tt.want)
+		}
+	}
 }
 
 // A task that reads the branches of one gate waits on it only if some route
