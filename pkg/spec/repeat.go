@@ -47,7 +47,11 @@ func (b *builder) repeat(v *tree, praison bool) *Repeat {
 		r.MaxIterations = praisonMaxIterations
 	}
 	if u := v.get("until"); u != nil {
-		if s, ok := u.str(); ok {
+		if s, ok := u.str(); ok && s == "" {
+			// PraisonAI's "" in result ends after the first iteration,
+			// "no until" would run them all: neither is meant.
+			b.errorf(u, u.pos(), "expected the text that ends the repeat, got \"\", which every result holds: a word or words the result holds once it is done (without until:, the task runs max_iterations times)")
+		} else if ok {
 			r.Until = s
 		} else if check && !u.isNull() {
 			b.errorf(u, u.pos(), "expected the text that ends the repeat, got %s", u.gotText())

@@ -104,6 +104,7 @@ func TestRepeatRefused(t *testing.T) {
 		{"human", "  d: {description: \"ok?\", agent: human, options: [yes, no], repeat: {until: yes}}\n", "a human task cannot repeat"},
 		{"condition", "  a: {description: a, agent: w, repeat: {until: x}, condition: {x: [b]}}\n  b: {description: b, agent: w}\n", "a repeat task cannot route"},
 		{"a name taken", "  a: {description: a, agent: w, repeat: {max_iterations: 2}}\n  'a#2': {description: b, agent: w}\n", "iteration a#2 has the name of another task"},
+		{"an empty until", "  a: {description: a, agent: w, repeat: {until: \"\", max_iterations: 3}}\n", `a.yaml:4:49: tasks.a.repeat.until: expected the text that ends the repeat, got "", which every result holds`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,6 +154,7 @@ func TestPraisonAIRepeatStep(t *testing.T) {
 		{"a repeat of steps", "  - repeat: {until: x, steps: [{agent: ev, action: a}]}\n", "a repeat of steps is not supported yet"},
 		{"zero", "  - agent: ev\n    action: a\n    repeat: {until: x, max_iterations: 0}\n", "max_iterations: expected a number of iterations from 1 to 100, got integer 0"},
 		{"not a mapping", "  - agent: ev\n    action: a\n    repeat: twice\n", "repeat: expected a mapping such as {until: TEXT, max_iterations: N}"},
+		{"an empty until", "  - agent: ev\n    action: a\n    repeat: {until: '', max_iterations: 3}\n", `p.yaml:10:21: steps[1].repeat.until: expected the text that ends the repeat, got "", which every result holds`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
