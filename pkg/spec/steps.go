@@ -814,6 +814,10 @@ func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 			b.warnf(v, v.kpos(), "ignored: --max-parallel (default 4) bounds how many instances run at once")
 		case "step", "steps":
 			// the step the loop runs (loopStep)
+		case "from_csv", "from_file":
+			// Alone, refused (stepsFatal); beside over, PraisonAI reads
+			// over first and never opens the file.
+			b.warnf(v, v.kpos(), "ignored: over: wins, as in PraisonAI, which loops over the variable and does not read the file")
 		default:
 			b.praisonIgnored(v)
 		}
