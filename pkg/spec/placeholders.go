@@ -106,13 +106,31 @@ func (b *builder) collectPlaceholders(data []byte) {
 				}
 			}
 			var bound []string
-			if tk.Foreach != nil && f.keys[0] != "output_file" { // the join writes it, item-less
-				bound = append(bound, tk.Foreach.As, tk.Foreach.Index)
+			each := tk.Foreach
+			if each != nil && f.keys[0] != "output_file" {
+				bound = append(bound, each.As, each.Index)
+			} else if each != nil {
+				// The join writes it, item-less: said as that, not as a
+				// name nothing defines (the loop defines it).
+				v := src.get("output_file")
+				if v == nil {
+					v = src
+				}
+				for _, w := range placeholdersIn(f.text, syn) {
+					if root, _, _ := strings.Cut(w.name, "."); root == each.As || (root == each.Index && root != "") {
+						b.warnf(v, at,
+							"%s: a loop step's output_file is written once, when its items are done, with the JSON array of their answers, so %s has no value there and the file's name keeps it as written: name one file for the whole loop", w.as, w.as)
+						bound = append(bound, root)
+					}
+				}
 			}
 			if _, isIf := b.conditions[tk]; isIf || tk.Repeat != nil {
 				bound = append(bound, PreviousOutput)
 			}
-			add(f.text, at, path, tk.Foreach, bound...)
+			if f.keys[0] == "output_file" {
+				each = nil // no item's field is read there
+			}
+			add(f.text, at, path, each, bound...)
 		}
 	}
 	slices.SortStableFunc(b.team.Placeholders, func(x, y PlaceholderUse) int {

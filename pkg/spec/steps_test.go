@@ -815,3 +815,40 @@ func TestStepShapesRefused(t *testing.T) {
 		})
 	}
 }
+
+// A loop step's output_file is written once, by its join, with the array
+// of the items' answers: a {{item}} (or {{loop_index}}) in it, which the
+// loop defines, is said to have no value there, not that nothing defines
+// it; another name nothing defines is said as such.
+func TestLoopOutputFileItem(t *testing.T) {
+	team, err := Parse("l.yaml", []byte(`variables: {topics: [alpha, beta]}
+agents: {c: {role: C, goal: gc, instructions: ic}}
+steps:
+  - name: each
+    agent: c
+    action: "Write {{item}}"
+    loop: {over: topics}
+    output_file: "out/{{item}}-{{loop_index}}-{{nope}}.md"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	for _, w := range team.Warnings {
+		said = append(said, w.String())
+	}
+	want := []string{
+		"l.yaml:8:18: steps[0].output_file: {{item}}: a loop step's output_file is written once, when its items are done, with the JSON array of their answers, so {{item}} has no value there and the file's name keeps it as written: name one file for the whole loop",
+		"l.yaml:8:18: steps[0].output_file: {{loop_index}}: a loop step's output_file is written once, when its items are done, with the JSON array of their answers, so {{loop_index}} has no value there and the file's name keeps it as written: name one file for the whole loop",
+	}
+	if !slices.Equal(said, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(said, "\n"), strings.Join(want, "\n"))
+	}
+	var undefined []string
+	for _, d := range team.UndefinedPlaceholders(nil) {
+		undefined = append(undefined, d.Message)
+	}
+	if len(undefined) != 1 || !strings.HasPrefix(undefined[0], "{{nope}}: nothing defines nope") {
+		t.Errorf("undefined placeholders %q, want {{nope}}'s only", undefined)
+	}
+}
