@@ -266,11 +266,10 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 	for _, tk := range t.Tasks {
 		taken[tk.Name] = true
 	}
+	var clashes []error // every name taken, said at once
 	for i, tk := range t.Tasks {
 		if tk.Repeat != nil {
-			if err := t.expandRepeat(&out, i, taken); err != nil {
-				return nil, err
-			}
+			clashes = append(clashes, t.expandRepeat(&out, i, taken)...)
 			continue
 		}
 		if tk.Foreach == nil {
@@ -314,7 +313,7 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 		for k, item := range items {
 			name := InstanceName(tk.Name, k)
 			if taken[name] {
-				return nil, fmt.Errorf("%s:%d:%d: %s: instance %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name)
+				clashes = append(clashes, fmt.Errorf("%s:%d:%d: %s: instance %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name))
 			}
 			inst := base
 			inst.Name, inst.Foreach = name, nil
@@ -337,6 +336,9 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 		}
 		out.Tasks = append(out.Tasks, join)
 		out.Agents = append(out.Agents, &Agent{Name: join.Agent, Kind: JoinAgent, Pos: tk.Pos})
+	}
+	if len(clashes) > 0 {
+		return nil, errors.Join(clashes...)
 	}
 	return &out, nil
 }

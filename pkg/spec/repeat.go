@@ -103,7 +103,8 @@ func CountName(name string) string { return name + "#iterations" }
 // contains Until (schedule), so the ones after are skipped too. With a
 // Count, a task before the join counts the iterations that ran into that
 // variable; the join reads it first, so what reads the join waits for it.
-func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
+// clashes are the names it makes that another task has.
+func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) (clashes []error) {
 	tk := t.Tasks[i]
 	n := tk.Repeat.MaxIterations
 	ctx := t.ContextOf(i)
@@ -117,7 +118,7 @@ func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
 			Description:    fmt.Sprintf("the number of the iterations of %s#1..%d that ran", tk.Name, n),
 			OutputVariable: tk.Repeat.Count, Expansion: &Expansion{RepeatOf: tk.Name, Counts: true}}
 		if taken[count.Name] {
-			return fmt.Errorf("%s:%d:%d: %s: %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), count.Name)
+			clashes = append(clashes, fmt.Errorf("%s:%d:%d: %s: %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), count.Name))
 		}
 		join.Context = []string{count.Name}
 	}
@@ -129,7 +130,7 @@ func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
 	for k := 1; k <= n; k++ {
 		name := IterationName(tk.Name, k)
 		if taken[name] {
-			return fmt.Errorf("%s:%d:%d: %s: iteration %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name)
+			clashes = append(clashes, fmt.Errorf("%s:%d:%d: %s: iteration %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name))
 		}
 		it := base
 		it.Name, it.Repeat = name, nil
@@ -149,5 +150,5 @@ func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) error {
 	}
 	out.Tasks = append(out.Tasks, join)
 	out.Agents = append(out.Agents, &Agent{Name: join.Agent, Kind: JoinAgent, Pos: tk.Pos})
-	return nil
+	return clashes
 }
