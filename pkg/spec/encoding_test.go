@@ -66,3 +66,47 @@ func TestSpecEncodings(t *testing.T) {
 		}
 	}
 }
+
+// A %YAML 1.x directive, which PyYAML (PraisonAI's loader) reads, loads:
+// yaml.v3 takes only 1.1, so the version is read as that, every line and
+// column staying where it was; another major version is refused in one
+// line that says to remove the directive, at its line.
+func TestYAMLVersionDirective(t *testing.T) {
+	const body = "---\nagents:\n  a: {role: A, llm: m}\nsteps:\n  - {agent: a, action: \"x {{nope}}\"}\n"
+	for _, tt := range []struct {
+		name, head string
+		warned     string // the warning about {{nope}}, whose place must not move
+		err        string
+	}{
+		{"1.2", "%YAML 1.2\n", "d.yaml:6:27: steps[0].action", ""},
+		{"1.1", "%YAML 1.1\n", "d.yaml:6:27: steps[0].action", ""},
+		{"1.10 with a comment and a tag", "%YAML 1.10 # new\n%TAG !e! tag:example.com,2000:\n", "d.yaml:7:27: steps[0].action", ""},
+		{"after a comment", "# spec\n%YAML 1.2\n", "d.yaml:7:27: steps[0].action", ""},
+		{"after a byte order mark", "\uFEFF%YAML 1.2\n", "d.yaml:6:27: steps[0].action", ""},
+		{"2.0", "# spec\n%YAML 2.0\n", "", "d.yaml:2:1: invalid YAML: the %YAML directive names a version other than 1.x, which teamrun (and PyYAML) cannot read: remove the %YAML line"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("d.yaml", []byte(tt.head+body))
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("err %v, want %s", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var at []string
+			for _, d := range team.UndefinedPlaceholders(nil) {
+				at = append(at, d.String()[:len(tt.warned)])
+			}
+			if len(at) != 1 || at[0] != tt.warned {
+				t.Errorf("the placeholder is said at %q, want %s", at, tt.warned)
+			}
+		})
+	}
+	// A directive-like line inside the document is the document's.
+	if got := yamlVersionRead([]byte("a: 1\n%YAML 1.2\n")); string(got) != "a: 1\n%YAML 1.2\n" {
+		t.Errorf("a line after the document starts was changed: %q", got)
+	}
+}

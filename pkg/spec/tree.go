@@ -337,7 +337,7 @@ func parseTree(file string, data []byte) (*tree, ErrorList) {
 // parseTreeYAML is parseTree through yaml.v3's node tree.
 func parseTreeYAML(file string, data []byte) (*tree, ErrorList) {
 	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec := yaml.NewDecoder(bytes.NewReader(yamlVersionRead(data)))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, ErrorList{valueHint(ctrlHint(colonHint(longKeyHint(tabHint(syntaxError(file, err, data), data), data), data), data), data)}
 	}
@@ -366,6 +366,46 @@ func parseTreeYAML(file string, data []byte) (*tree, ErrorList) {
 		return nil, ErrorList{{File: file, Line: root.Line, Column: root.Column, Message: "the document expands to too many values through aliases"}}
 	}
 	return t, c.diags
+}
+
+// yamlVersionRead is data with a %YAML 1.x directive before its document
+// written as %YAML 1.1, the one version yaml.v3 takes: PyYAML, which
+// PraisonAI loads files with, reads any 1.x (a %YAML 1.2 line is common),
+// and yaml.v3 reads such a document alike. The version keeps its length
+// (padded with spaces), so every line and column stays where it was. A
+// %YAML 2 directive is left for yaml.v3 to refuse (syntaxError).
+func yamlVersionRead(data []byte) []byte {
+	out, cloned := data, false
+	for rest, at := data, 0; len(rest) > 0; {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line = rest[:i+1]
+		}
+		text := bytes.TrimRight(line, " \t\r\n")
+		if at == 0 {
+			text = bytes.TrimPrefix(text, []byte("\uFEFF"))
+		}
+		switch {
+		case bytes.HasPrefix(text, []byte("%YAML")) && len(text) > len("%YAML") && (text[5] == ' ' || text[5] == '\t'):
+			f := bytes.Fields(text[5:])
+			if len(f) > 0 && bytes.HasPrefix(f[0], []byte("1.")) && len(f[0]) > 2 && !bytes.Equal(f[0], []byte("1.1")) &&
+				len(bytes.Trim(f[0][2:], "0123456789")) == 0 {
+				if !cloned {
+					out, cloned = bytes.Clone(data), true
+				}
+				v := at + bytes.Index(line, f[0])
+				copy(out[v:], "1.1")
+				for k := v + 3; k < v+len(f[0]); k++ {
+					out[k] = ' '
+				}
+			}
+		case len(text) > 0 && text[0] != '%' && text[0] != '#':
+			return out // the document starts: no directive after it
+		}
+		at += len(line)
+		rest = rest[len(line):]
+	}
+	return out
 }
 
 // specText is data as UTF-8, which the rest of the loader reads: a file
@@ -525,6 +565,14 @@ var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // the line but not the column, so the column is 1.
 func syntaxError(file string, err error, data []byte) Diagnostic {
 	line, msg := YAMLError(err, data)
+	if strings.HasPrefix(msg, "found incompatible YAML document") {
+		// A %YAML directive of another major version (yamlVersionRead
+		// takes every 1.x): say which line to remove.
+		msg = "the %YAML directive names a version other than 1.x, which teamrun (and PyYAML) cannot read: remove the %YAML line"
+		if i := bytes.Index(data, []byte("%YAML")); i >= 0 {
+			line = 1 + bytes.Count(data[:i], []byte("\n"))
+		}
+	}
 	return Diagnostic{File: file, Line: line, Column: 1, Message: "invalid YAML: " + msg}
 }
 
