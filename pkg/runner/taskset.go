@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
@@ -170,13 +171,57 @@ func keptVariables(team *spec.Team, old *checkpoint.Session, vars map[string]str
 		if _, forced := vars[k]; forced || !ok {
 			continue
 		}
-		a, aerr := json.Marshal(was)
-		b, berr := json.Marshal(now[k])
-		if aerr != nil || berr != nil || bytes.Equal(a, b) {
+		a, aerr := valueText(was)
+		b, berr := valueText(now[k])
+		if aerr != nil || berr != nil || a == b {
 			continue
 		}
+		a, b = differing(a, b, 60)
 		warns = append(warns, fmt.Sprintf("variable %s: session %s started with %s (the spec says %s), and --continue keeps the session's value (the shared state comes back): pass --var %s=VALUE for another, or start a new session",
-			k, old.ID, truncate(string(a), 60), truncate(string(b), 60), k))
+			k, old.ID, a, b, k))
 	}
 	return warns
+}
+
+// valueText is a variable's value as JSON, for a message and to compare:
+// a text that holds a JSON list or mapping (a --var, which comes as
+// text) as that list or mapping, which is what a loop or a field reads
+// of it, so that --var xs='["a", "b"]' is the spec's xs: [a, b].
+func valueText(v any) (string, error) {
+	if s, ok := v.(string); ok {
+		if t := strings.TrimSpace(s); strings.HasPrefix(t, "[") || strings.HasPrefix(t, "{") {
+			var parsed any
+			if json.Unmarshal([]byte(t), &parsed) == nil {
+				v = parsed
+			}
+		}
+	}
+	b, err := marshalText(v)
+	return string(b), err
+}
+
+// differing is a and b cut to about width characters each where they
+// differ, with the characters before the first difference that place it,
+// so that two long values never look alike for being cut at one place.
+func differing(a, b string, width int) (string, string) {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) <= width && len(rb) <= width {
+		return a, b
+	}
+	p := 0
+	for p < len(ra) && p < len(rb) && ra[p] == rb[p] {
+		p++
+	}
+	from := max(0, p-width/3)
+	cut := func(r []rune) string {
+		out := string(r[from:min(len(r), from+width)])
+		if from > 0 {
+			out = "…" + out
+		}
+		if from+width < len(r) {
+			out += "…"
+		}
+		return out
+	}
+	return cut(ra), cut(rb)
 }
