@@ -1071,8 +1071,11 @@ func (r *Restored) changedInstances(sess *Session, defs []spec.TaskDef, keep []s
 			f = append(f, "item")
 		}
 		if len(f) > 0 {
-			changed = append(changed, d.Name)
 			r.Diffs = append(r.Diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f})
+			if t.Status == StatusPending && t.Attempts == 0 {
+				continue // never started: it runs as it would have, not "again"
+			}
+			changed = append(changed, d.Name)
 		}
 	}
 	if len(changed) == 0 {

@@ -531,6 +531,11 @@ func ownChange(d checkpoint.TaskDiff) bool {
 func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkpoint.TaskDiff, cause string, r, lenient *checkpoint.Restored) string {
 	diff, changed := diffs[d.Name]
 	switch {
+	case o != nil && o.Status == checkpoint.StatusPending && o.Attempts == 0:
+		// Never started: how its definition differs from the one
+		// recorded changes nothing (a repeat's join after max_iterations
+		// was lowered).
+		return "not run yet"
 	case changed && diff.How == "added":
 		return "added to the file since the checkpoint"
 	case changed && ownChange(diff):
@@ -584,6 +589,11 @@ func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkp
 		return "its output was not restored"
 	}
 	if o.Attempts > 0 {
+		if h := o.History; len(h) > 0 && h[len(h)-1].Outcome == checkpoint.StatusCompleted {
+			// Pending since a run set it to run again (--rerun, a change
+			// upstream) and stopped before it started it.
+			return fmt.Sprintf("set to run again by a run that stopped before it ran (attempt %d had completed)", o.Attempts)
+		}
 		return fmt.Sprintf("interrupted last time (after attempt %d)", o.Attempts)
 	}
 	return "not run yet"
