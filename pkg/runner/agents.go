@@ -418,6 +418,12 @@ func (c *Commands) jobEnv(ctx context.Context, job *Job) (env, owner []string, r
 	if c.Store != "" {
 		owner = append(owner, env[len(env)-1])
 	}
+	if job.Agent.Made() {
+		// teamrun's own command (one that passes an output on) reads
+		// its context folder only: no variable is passed, none is
+		// warned about to a user who wrote no command.
+		return env, owner, release, nil
+	}
 	vars, spill := c.varEnv(job.State, env, "TEAMRUN_VARS_FILE="+varsFile(dir))
 	if len(spill) > 0 {
 		spilled = true

@@ -623,6 +623,11 @@ func (t *Team) FillLLM(l LLM) {
 	}
 }
 
+// Made says teamrun made the agent for a PraisonAI step (a route's, an
+// if's, a join, a command that passes an output on): no file declares it,
+// and it reads no variable.
+func (a *Agent) Made() bool { return a.made }
+
 // KeyPath is the key path errors name the agent by: where it is declared
 // (roles.NAME in a PraisonAI file), else agents.NAME.
 func (a *Agent) KeyPath() string {

@@ -939,11 +939,17 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 func (sb *stepBuilder) passStep(name, kind, why string, prev []string, src *tree) {
 	b := sb.b
 	var script strings.Builder
-	for i, p := range prev {
-		if i > 0 { // the outputs of a parallel step before it, each its own
-			script.WriteString("printf '\\n\\n'\n")
+	if len(prev) == 1 {
+		fmt.Fprintf(&script, "cat \"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(prev[0]))
+	} else {
+		// The outputs of a parallel step before it, each its own; or of
+		// the branches of an if or route, of which those not taken were
+		// skipped and have no output.
+		script.WriteString("s=\nfor f in")
+		for _, p := range prev {
+			fmt.Fprintf(&script, " \"$TEAMRUN_CONTEXT_DIR\"/%s", shQuote(p))
 		}
-		fmt.Fprintf(&script, "cat \"$TEAMRUN_CONTEXT_DIR\"/%s\n", shQuote(p))
+		script.WriteString("; do\n\tif [ -e \"$f\" ]; then printf \"$s\"; cat \"$f\" || exit; s='\\n\\n'; fi\ndone\n")
 	}
 	agent := kind + name
 	b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: CommandAgent, Shell: script.String(), Pos: src.kpos(), made: true})

@@ -852,3 +852,36 @@ steps:
 		t.Errorf("undefined placeholders %q, want {{nope}}'s only", undefined)
 	}
 }
+
+// The task that passes the output on past an if without else, after the
+// branches of another, reads the branch that ran: the one not taken was
+// skipped and has no output, which is no failure.
+func TestPassAfterBranches(t *testing.T) {
+	team, err := Parse("p.yaml", []byte(`agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: first, agent: a, action: x, output_variable: v}
+  - name: one
+    if: {condition: "{{v}} contains y", then: [{name: yes, agent: a, action: y}], else: [{name: no, agent: a, action: n}]}
+  - name: two
+    if: {condition: "{{v}} contains z", then: [{name: zed, agent: a, action: z}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := team.Agent("if:two_else")
+	if pass == nil || team.Tasks[team.TaskIndex("two_else")].Agent != pass.Name {
+		t.Fatalf("no task passes the output on past two: %v", team.TaskNames())
+	}
+	for _, ran := range []string{"yes", "no"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, ran), []byte(ran+" output"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("/bin/sh", "-c", pass.Shell)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TEAMRUN_CONTEXT_DIR=" + dir}
+		if out, err := cmd.CombinedOutput(); err != nil || string(out) != ran+" output" {
+			t.Errorf("with %s run: passed on %q (%v), want its output", ran, out, err)
+		}
+	}
+}
