@@ -58,13 +58,62 @@ type wireChunk struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Delta struct {
-			Content wireText `json:"content"`
-			Refusal *string  `json:"refusal"`
+			Content   wireText        `json:"content"`
+			Refusal   *string         `json:"refusal"`
+			ToolCalls []wireToolDelta `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *wireUsage      `json:"usage"`
 	Error json.RawMessage `json:"error"`
+}
+
+// wireToolDelta is a piece of a streamed tool call: the first of a call
+// (by its index) names it, the ones after add to its arguments.
+type wireToolDelta struct {
+	Index *int   `json:"index"`
+	ID    string `json:"id"`
+	Type  string `json:"type"`
+	// Arguments as text, or as the object some servers send (FunctionCall).
+	Function FunctionCall `json:"function"`
+}
+
+// toolCalls puts the pieces of a stream's tool calls together, each
+// call at the index its pieces give (a piece without one, as some servers
+// send whole calls, is a call of its own).
+type toolCalls struct {
+	calls []ToolCall
+	at    map[int]int // a wire index's place in calls
+}
+
+func (t *toolCalls) add(deltas []wireToolDelta) {
+	for _, d := range deltas {
+		i, ok := -1, false
+		if d.Index != nil {
+			i, ok = t.at[*d.Index]
+		}
+		if !ok {
+			t.calls = append(t.calls, ToolCall{Type: "function"})
+			i = len(t.calls) - 1
+			if d.Index != nil {
+				if t.at == nil {
+					t.at = map[int]int{}
+				}
+				t.at[*d.Index] = i
+			}
+		}
+		c := &t.calls[i]
+		if d.ID != "" {
+			c.ID = d.ID
+		}
+		if d.Type != "" {
+			c.Type = d.Type
+		}
+		if c.Function.Name == "" {
+			c.Function.Name = d.Function.Name // sent whole, in a call's first piece
+		}
+		c.Function.Arguments += d.Function.Arguments
+	}
 }
 
 // readStream reads a streamed answer to its end. Only a stream that ended
@@ -82,6 +131,7 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 	var (
 		text    textJoiner // a character may be cut between two events
 		refusal strings.Builder
+		tools   toolCalls
 		data    strings.Builder // the data lines of the event being read
 		done    bool
 		bad     *Error
@@ -134,6 +184,8 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		if s := text.add(c.Delta.Content); s != "" && st.onDelta != nil {
 			st.onDelta(s)
 		}
+		tools.add(c.Delta.ToolCalls)
+		resp.ToolCalls = tools.calls
 		if p := c.Delta.Refusal; p != nil {
 			refusal.WriteString(*p)
 		}
