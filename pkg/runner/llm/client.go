@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/teamrun/teamrun/pkg/runner/backoff"
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // Defaults for a zero Client field.
@@ -730,18 +731,19 @@ func retryAfterOf(h http.Header, now time.Time) time.Duration {
 }
 
 // chatURL is base + /chat/completions, and the same without credentials
-// or query, fit to show.
+// or query, fit to show. base is held to spec.ParseBaseURL, the rule a
+// spec's llm.base_url is refused by.
 func chatURL(base string) (endpoint, shown string, err error) {
-	u, err := url.Parse(strings.TrimSpace(base))
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "", showURL(u), fmt.Errorf("base URL %q is not an http or https URL such as http://127.0.0.1:11434/v1", showURL(u))
+	u, err := spec.ParseBaseURL(base)
+	if err != nil {
+		return "", spec.ShownURL(base), fmt.Errorf("base URL %w", err)
 	}
 	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions"
 	u.RawPath = ""
-	return u.String(), showURL(u), nil
+	return u.String(), spec.ShownURL(u.String()), nil
 }
 
-// URLSecrets are the credentials base carries, which showURL leaves out
+// URLSecrets are the credentials base carries, which spec.ShownURL leaves out
 // of messages and a run redacts from what it writes (a proxy may echo the
 // request's path): the userinfo's password, and the values of the query
 // parameters whose name says they are one. Others (Azure's api-version)
@@ -768,16 +770,6 @@ func URLSecrets(base string) []string {
 		}
 	}
 	return out
-}
-
-func showURL(u *url.URL) string {
-	if u == nil {
-		return "(unparsable URL)"
-	}
-	c := *u
-	c.User = nil
-	c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = "", false, "", ""
-	return c.String()
 }
 
 // serverMessage pulls the error text out of an error body: OpenAI's
