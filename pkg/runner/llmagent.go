@@ -281,8 +281,8 @@ func (l *LLMs) warnUnreported(job *Job, model string, calls []llm.Call) {
 	// The key is the model's: one warning per model, whichever way it
 	// came without a count.
 	what := "answered without usage (its server reported no token counts)"
-	if calls[i].UsageNegative {
-		what = "reported a negative token count, which no answer can have"
+	if r := calls[i].UsageUnreadable; r != "" {
+		what = r
 	}
 	msg := fmt.Sprintf("model %s %s: each such answer counts as an estimate from its size (request and answer bytes / 3 as tokens, priced when the model has a price) in the totals and the budget", model, what)
 	switch {

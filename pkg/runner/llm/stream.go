@@ -141,7 +141,7 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		e.unread = e.unread || e.Retryable // broke off
 		// The usage that came is the one thing kept of a broken stream,
 		// and the size of what came, for an estimate without it.
-		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage, negUsage: resp.negUsage,
+		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage, badUsage: resp.badUsage,
 			received: text.size() + refusal.Len() + resp.answerBytes()}, -1, e
 	}
 	dispatch := func() {
@@ -166,7 +166,7 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		if ch.Model != "" {
 			resp.Model = red.clean(ch.Model) // recorded with the usage
 		}
-		if u, ok := ch.Usage.usage(); ok {
+		if u, ok, bad := ch.Usage.usage(); ok {
 			if resp.hasUsage {
 				// Reported again (each chunk, or twice): a stream's counts
 				// only grow, so a smaller one (a proxy's zeros after the
@@ -174,8 +174,8 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 				u = u.atLeast(resp.Usage)
 			}
 			resp.Usage, resp.hasUsage = u, true
-		} else if ch.Usage != nil {
-			resp.negUsage = true
+		} else if bad != "" {
+			resp.badUsage = bad
 		}
 		if len(ch.Choices) == 0 {
 			return
@@ -239,7 +239,7 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 			return fail(&Error{Message: fmt.Sprintf("the stream stalled: %s for %s (idle_timeout)%s", what, st.idle, droppedNote),
 				Retryable: true, Err: ErrStalled})
 		case err != io.EOF:
-			e := transportError(ctx, timeout, fmt.Errorf("reading the stream: %w", err))
+			e := brokeOff(ctx, timeout, hresp.StatusCode, "stream", int(maxBody+1-body.N), err)
 			e.Message += droppedNote
 			return fail(e)
 		case resp.FinishReason == "":
