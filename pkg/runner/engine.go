@@ -15,6 +15,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/backoff"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/runner/schedule"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -59,6 +60,10 @@ type Job struct {
 	// sent again), and why.
 	OnDelta   func(text string)
 	OnDiscard func(reason string)
+	// OnRequestRetry, when set, is told of each wait of the client's
+	// retries of an LLM request in the given attempt, before the wait:
+	// shown, never recorded.
+	OnRequestRetry func(attempt int, r llm.Retry)
 	// Feedback is why this invocation's previous attempt was refused when
 	// the agent can correct it (a result that did not fit output_schema);
 	// "" otherwise.
@@ -848,6 +853,10 @@ func (e *Engine) job(i int) *Job {
 		},
 		OnDiscard: func(reason string) {
 			e.observe(Event{Time: e.now(), Type: TaskStreamDiscarded, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Message: reason})
+		},
+		OnRequestRetry: func(attempt int, r llm.Retry) {
+			e.observe(Event{Time: e.now(), Type: RequestRetrying, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent,
+				Attempt: attempt, Request: r.Attempt, MaxRequests: r.MaxAttempts, Error: r.Why, Delay: millis(r.Wait)})
 		},
 		State:    e.jobState(t),
 		Record:   func(r checkpoint.Record) error { return e.record(e.stepEvent(i, r)) },

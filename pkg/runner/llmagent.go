@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -70,7 +71,8 @@ func (l *LLMs) Remember(agent string, turns []Turn) {
 
 // keyRefused adds to a 401 or 403 which variable held the key the server
 // refused (its value is never shown), or that none was sent; to a request
-// that got no HTTP answer at all, where its URL comes from.
+// that got no HTTP answer at all, or a 404 that is not about the model,
+// where its URL comes from.
 func keyRefused(err error, ep llm.Endpoint) error {
 	var le *llm.Error
 	if !errors.As(err, &le) {
@@ -79,6 +81,9 @@ func keyRefused(err error, ep llm.Endpoint) error {
 	if le.StatusCode == 0 && le.Retryable && !errors.Is(le.Err, context.DeadlineExceeded) && ep.BaseFrom != "" {
 		return fmt.Errorf("%w (the URL comes from %s: check it)", err, ep.BaseFrom)
 	}
+	if le.StatusCode == http.StatusNotFound && ep.BaseFrom != "" && !strings.Contains(strings.ToLower(le.Message), "model") {
+		return fmt.Errorf("%w (%s)", err, notFoundHint(ep))
+	}
 	if le.StatusCode != http.StatusUnauthorized && le.StatusCode != http.StatusForbidden {
 		return err
 	}
@@ -86,6 +91,24 @@ func keyRefused(err error, ep llm.Endpoint) error {
 		return fmt.Errorf("%w (no key was sent: export %s, or name the variable that holds it in llm.api_key_env)", err, cmp.Or(ep.KeyVar, "OPENAI_API_KEY"))
 	}
 	return fmt.Errorf("%w (the key came from $%s: check it, or name another variable in llm.api_key_env)", err, ep.KeyVar)
+}
+
+// notFoundHint is what a 404 at the endpoint suggests: the usual mistakes
+// of a base URL are a missing /v1 and a /chat/completions that teamrun
+// adds itself. A 404 that names the model (an unknown one) gets none.
+func notFoundHint(ep llm.Endpoint) string {
+	base := strings.TrimRight(spec.ShownURL(ep.BaseURL), "/")
+	path := base
+	if u, err := url.Parse(base); err == nil {
+		path = u.Path
+	}
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		return fmt.Sprintf("the URL comes from %s, which must not end in /chat/completions: teamrun adds it; set it to %s", ep.BaseFrom, strings.TrimSuffix(base, "/chat/completions"))
+	case !slices.ContainsFunc(strings.Split(path, "/"), func(seg string) bool { return strings.HasPrefix(seg, "v1") }):
+		return fmt.Sprintf("the URL comes from %s: most OpenAI-compatible servers answer under /v1; did you mean %s/v1?", ep.BaseFrom, base)
+	}
+	return fmt.Sprintf("the URL comes from %s: check it", ep.BaseFrom)
 }
 
 // history is the turns agent's memory sends a task: those of the tasks
@@ -171,6 +194,10 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		desc += "\n\nYour previous answer was refused: " + job.Feedback + ". Answer again with only JSON that fits the schema."
 	}
 	msgs := llm.BuildMessages(&ra, desc, job.ExpectedOutput, cos, hist)
+	// An answer that holds a key (a proxy that echoes the request, a
+	// model told it by a tool) is redacted as a command's output is,
+	// before it is recorded, shown or streamed.
+	keys := append([]string{ep.APIKey}, l.keys()...)
 	client := &llm.Client{BaseURL: ep.BaseURL, APIKey: ep.APIKey, HTTP: l.HTTP, Timeout: time.Duration(a.LLM.Timeout),
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
 	if job.Admit != nil {
@@ -190,6 +217,12 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			}, nil
 		}
 	}
+	if job.OnRequestRetry != nil {
+		client.OnRetry = func(r llm.Retry) {
+			r.Why = llm.RedactKeys(r.Why, keys...) // a base URL's secret too
+			job.OnRequestRetry(job.Attempt, r)
+		}
+	}
 	if job.Stage != nil {
 		// Each request's usage is kept as it is paid, and durable before
 		// a retry's wait or the next request; an answer's rides with the
@@ -201,10 +234,6 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		}
 		client.Durable = job.Flush
 	}
-	// An answer that holds a key (a proxy that echoes the request, a
-	// model told it by a tool) is redacted as a command's output is,
-	// before it is recorded, shown or streamed.
-	keys := append([]string{ep.APIKey}, l.keys()...)
 	onDelta, onDiscard, flushDeltas := redactedDeltas(job.OnDelta, job.OnDiscard, keys)
 	defer flushDeltas()
 	req := llm.Request{Model: ep.Model, Messages: msgs,

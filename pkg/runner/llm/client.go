@@ -174,6 +174,17 @@ type Client struct {
 	// its Calls).
 	Paid    func(Call) error
 	Durable func() error
+	// OnRetry, when set, is told of each wait before a request is sent
+	// again, before the wait: a run that says nothing for minutes (a
+	// Retry-After of five) looks stuck.
+	OnRetry func(Retry)
+}
+
+// Retry is one wait of Complete before it sends its request again.
+type Retry struct {
+	Attempt, MaxAttempts int           // the request that failed (1, 2, …), of how many at most
+	Why                  string        // its failure: the HTTP status and the server's message, redacted
+	Wait                 time.Duration // how long Complete waits
 }
 
 type wireRequest struct {
@@ -383,7 +394,11 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			return Response{}, last
 		}
 		st.discard(req.OnDiscard, last)
-		if err := c.sleep(ctx, c.backoff(attempt, retryAfter)); err != nil || ctx.Err() != nil {
+		wait := c.backoff(attempt, retryAfter)
+		if c.OnRetry != nil {
+			c.OnRetry(Retry{Attempt: attempt, MaxAttempts: attempts, Why: last.detail(), Wait: wait})
+		}
+		if err := c.sleep(ctx, wait); err != nil || ctx.Err() != nil {
 			return Response{}, canceled(ctx, req.Model, shown, last, calls)
 		}
 	}

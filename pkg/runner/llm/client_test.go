@@ -949,3 +949,52 @@ func TestCompleteBodyBrokeOff(t *testing.T) {
 		})
 	}
 }
+
+// TestCompleteOnRetry: each wait before a request is sent again is told,
+// with the failure that caused it and how long it is, before it is
+// waited; a failure that is not retried tells of none.
+func TestCompleteOnRetry(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply func(i int, w http.ResponseWriter)
+		want  []Retry
+	}{
+		{"429 with Retry-After, then an answer", func(i int, w http.ResponseWriter) {
+			if i < 2 {
+				w.Header().Set("Retry-After", "3")
+				errReply(w, 429, "slow down")
+				return
+			}
+			okReply(w, "ok")
+		}, []Retry{
+			{Attempt: 1, MaxAttempts: 3, Why: "HTTP 429 Too Many Requests: slow down", Wait: 3 * time.Second},
+			{Attempt: 2, MaxAttempts: 3, Why: "HTTP 429 Too Many Requests: slow down", Wait: 3 * time.Second},
+		}},
+		{"retries run out: the last failure waits for nothing", func(_ int, w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "1")
+			errReply(w, 503, "busy")
+		}, []Retry{
+			{Attempt: 1, MaxAttempts: 3, Why: "HTTP 503 Service Unavailable: busy", Wait: time.Second},
+			{Attempt: 2, MaxAttempts: 3, Why: "HTTP 503 Service Unavailable: busy", Wait: time.Second},
+		}},
+		{"not retried", func(_ int, w http.ResponseWriter) { errReply(w, 400, "bad request") }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, func(i int, w http.ResponseWriter, _ *http.Request) { tt.reply(i, w) })
+			sl := &fakeSleep{}
+			c := testClient(fs, sl)
+			var got []Retry
+			c.OnRetry = func(r Retry) {
+				if len(sl.waits) != len(got) {
+					t.Errorf("told of retry %d after its wait", r.Attempt)
+				}
+				got = append(got, r)
+			}
+			c.Complete(context.Background(), tinyReq)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("told %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
