@@ -60,10 +60,6 @@ type Job struct {
 	// sent again), and why.
 	OnDelta   func(text string)
 	OnDiscard func(reason string)
-	// OnRequestRetry, when set, is told of each wait of the client's
-	// retries of an LLM request in the given attempt, before the wait:
-	// shown, never recorded.
-	OnRequestRetry func(attempt int, r llm.Retry)
 	// Feedback is why this invocation's previous attempt was refused when
 	// the agent can correct it (a result that did not fit output_schema);
 	// "" otherwise.
@@ -644,9 +640,11 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 						progressed = true
 						continue
 					}
+					job := e.job(i)
 					if e.agentOf(i).Kind == spec.LLMAgent {
-						if why := e.budgetReached(); why != "" {
-							// No LLM request once the budget is spent;
+						if why := e.budgetHaltsBefore(runCtx, job); why != "" {
+							// No LLM request once the budget cannot
+							// take it, nor an attempt that sends none;
 							// command tasks and other branches go on.
 							e.sched.Wait(i)
 							halts = append(halts, e.budgetHalt(i, why))
@@ -654,7 +652,6 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 							continue
 						}
 					}
-					job := e.job(i)
 					e.sched.Start(i)
 					running++
 					starting = append(starting, job)
@@ -853,10 +850,6 @@ func (e *Engine) job(i int) *Job {
 		},
 		OnDiscard: func(reason string) {
 			e.observe(Event{Time: e.now(), Type: TaskStreamDiscarded, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Message: reason})
-		},
-		OnRequestRetry: func(attempt int, r llm.Retry) {
-			e.observe(Event{Time: e.now(), Type: RequestRetrying, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent,
-				Attempt: attempt, Request: r.Attempt, MaxRequests: r.MaxAttempts, Error: r.Why, Delay: millis(r.Wait)})
 		},
 		State:    e.jobState(t),
 		Record:   func(r checkpoint.Record) error { return e.record(e.stepEvent(i, r)) },
@@ -1064,6 +1057,13 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// requestRetried shows that an LLM request of job (an attempt's) is sent
+// again after a wait, before the wait: never recorded.
+func (e *Engine) requestRetried(j *Job, r llm.Retry) {
+	e.observe(Event{Time: e.now(), Type: RequestRetrying, Index: j.Index, Task: j.Task.Name, Agent: j.Task.Agent,
+		Attempt: j.Attempt, Request: r.Attempt, MaxRequests: r.MaxAttempts, Error: r.Why, Delay: millis(r.Wait)})
 }
 
 func startedEvent(j *Job) Event {

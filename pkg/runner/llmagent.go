@@ -32,6 +32,9 @@ type LLMs struct {
 	MaxAttempts int
 	MaxBackoff  time.Duration
 	Sleep       func(ctx context.Context, d time.Duration) error
+	// Retried, when set, is told of each wait of the client's retries of
+	// an LLM request of a job (the attempt's), before the wait.
+	Retried func(job *Job, r llm.Retry)
 	// Commands gives tools their processes' environment and process
 	// groups, as command agents get them; Dir is the folder the built-in
 	// file tools are confined to (the spec's).
@@ -164,36 +167,11 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			}
 		}()
 	}
-	render := l.Render
-	if render == nil {
-		render = spec.Render
+	req, err := l.request(ctx, job, ep)
+	if err != nil {
+		return Result{}, err
 	}
-	ra := *a
-	ra.Role = render(a.Role, job.State)
-	ra.Goal = render(a.Goal, job.State)
-	ra.Backstory = render(a.Backstory, job.State)
-	ra.Instructions = render(a.Instructions, job.State)
-	cos := make([]llm.ContextOutput, len(job.Context))
-	for i, c := range job.Context {
-		// A prompt holds its context whole: a result stored out of line
-		// is read into memory here (README: Limits).
-		text, err := c.Output.Text(ctx)
-		if err != nil {
-			return Result{}, fmt.Errorf("the output of context task %s: %w", c.Task, err)
-		}
-		cos[i] = llm.ContextOutput{Task: c.Task, Output: text}
-	}
-	var hist []llm.Message
-	if a.Memory {
-		hist = l.history(a.Name, job.Remembers)
-	}
-	desc := job.Description
-	if job.Feedback != "" {
-		// The retry says what was wrong: the same prompt would likely get
-		// the same misfit again.
-		desc += "\n\nYour previous answer was refused: " + job.Feedback + ". Answer again with only JSON that fits the schema."
-	}
-	msgs := llm.BuildMessages(&ra, desc, job.ExpectedOutput, cos, hist)
+	msgs := req.Messages
 	// An answer that holds a key (a proxy that echoes the request, a
 	// model told it by a tool) is redacted as a command's output is,
 	// before it is recorded, shown or streamed.
@@ -217,10 +195,10 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			}, nil
 		}
 	}
-	if job.OnRequestRetry != nil {
+	if l.Retried != nil {
 		client.OnRetry = func(r llm.Retry) {
 			r.Why = llm.RedactKeys(r.Why, keys...) // a base URL's secret too
-			job.OnRequestRetry(job.Attempt, r)
+			l.Retried(job, r)
 		}
 	}
 	if job.Stage != nil {
@@ -236,13 +214,10 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	}
 	onDelta, onDiscard, flushDeltas := redactedDeltas(job.OnDelta, job.OnDiscard, keys)
 	defer flushDeltas()
-	req := llm.Request{Model: ep.Model, Messages: msgs,
-		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
-		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: onDelta, OnDiscard: onDiscard,
-		Schema: schemaObject(job.Task.OutputSchema()), SchemaName: job.Task.Name}
+	req.OnDelta, req.OnDiscard = onDelta, onDiscard
 	var content string
 	var calls []llm.Call // every request that reported usage, the tool loop's turns included
-	if len(a.Tools) > 0 || len(a.MCP) > 0 {
+	if hasTools(a) {
 		content, calls, err = l.runTools(ctx, job, client, req, keys)
 		if err != nil {
 			// An MCP server's error text may echo the header it was sent
@@ -279,6 +254,69 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		}
 	}
 	return res, nil
+}
+
+// request is the first request an attempt of job sends to ep (without
+// its callbacks, nor a tool loop's tools: runTools adds them): its
+// agent's texts rendered, its context read, its memory.
+func (l *LLMs) request(ctx context.Context, job *Job, ep llm.Endpoint) (llm.Request, error) {
+	a := job.Agent
+	render := l.Render
+	if render == nil {
+		render = spec.Render
+	}
+	ra := *a
+	ra.Role = render(a.Role, job.State)
+	ra.Goal = render(a.Goal, job.State)
+	ra.Backstory = render(a.Backstory, job.State)
+	ra.Instructions = render(a.Instructions, job.State)
+	cos := make([]llm.ContextOutput, len(job.Context))
+	for i, c := range job.Context {
+		// A prompt holds its context whole: a result stored out of line
+		// is read into memory here (README: Limits).
+		text, err := c.Output.Text(ctx)
+		if err != nil {
+			return llm.Request{}, fmt.Errorf("the output of context task %s: %w", c.Task, err)
+		}
+		cos[i] = llm.ContextOutput{Task: c.Task, Output: text}
+	}
+	var hist []llm.Message
+	if a.Memory {
+		hist = l.history(a.Name, job.Remembers)
+	}
+	desc := job.Description
+	if job.Feedback != "" {
+		// The retry says what was wrong: the same prompt would likely get
+		// the same misfit again.
+		desc += "\n\nYour previous answer was refused: " + job.Feedback + ". Answer again with only JSON that fits the schema."
+	}
+	return llm.Request{Model: ep.Model, Messages: llm.BuildMessages(&ra, desc, job.ExpectedOutput, cos, hist),
+		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
+		// A tool loop reads whole answers (runTools).
+		Stream:      !hasTools(a) && ((a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream)),
+		IdleTimeout: time.Duration(a.LLM.IdleTimeout),
+		Schema:      schemaObject(job.Task.OutputSchema()), SchemaName: job.Task.Name}, nil
+}
+
+func hasTools(a *spec.Agent) bool { return len(a.Tools) > 0 || len(a.MCP) > 0 }
+
+// firstRequestBytes is the size of the first request an attempt of job
+// would send, for the budget's check before the attempt starts
+// (Engine.budgetHaltsBefore); exact is false when it is only a lower
+// bound: a tool loop's first request adds its tools' definitions.
+func (l *LLMs) firstRequestBytes(ctx context.Context, job *Job) (n int, exact bool, err error) {
+	if job.Agent.LLM == nil {
+		return 0, false, errors.New("no model")
+	}
+	ep, err := llm.Resolve(job.Agent.LLM, l.Getenv)
+	if err != nil {
+		return 0, false, err
+	}
+	req, err := l.request(ctx, job, ep)
+	if err != nil {
+		return 0, false, err
+	}
+	return llm.RequestBytes(req), !hasTools(job.Agent), nil
 }
 
 // attemptTimeout is what bounds an attempt, of a command or an LLM

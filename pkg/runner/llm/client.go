@@ -249,6 +249,31 @@ type wireResponse struct {
 	Error json.RawMessage `json:"error"`
 }
 
+// wireOf is the body Complete sends first for req.
+func wireOf(req Request) wireRequest {
+	wr := wireRequest{
+		Model: req.Model, Messages: req.Messages,
+		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Tools: req.Tools,
+	}
+	if req.Schema != nil {
+		wr.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchemaSpec{Name: schemaName(req.SchemaName), Schema: req.Schema}}
+	}
+	if req.Stream {
+		wr.Stream, wr.StreamOptions = true, &streamOptions{IncludeUsage: true}
+	}
+	return wr
+}
+
+// RequestBytes is the size of the body Complete sends first for req, as
+// Admit is told it; 0 when it cannot be encoded (Complete then fails).
+func RequestBytes(req Request) int {
+	b, err := json.Marshal(wireOf(req))
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
 // Complete sends req to {BaseURL}/chat/completions and returns the first
 // choice. What is retried follows OpenAI's own clients: a server's
 // x-should-retry header decides first; else HTTP 408, 409, 429, 5xx and
@@ -275,16 +300,9 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	if req.Model == "" {
 		return Response{}, fail(&Error{Message: "no model given: set llm.model for the agent or the team"})
 	}
-	wr := wireRequest{
-		Model: req.Model, Messages: req.Messages,
-		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Tools: req.Tools,
-	}
-	if req.Schema != nil {
-		wr.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchemaSpec{Name: schemaName(req.SchemaName), Schema: req.Schema}}
-	}
+	wr := wireOf(req)
 	var st *streaming
 	if req.Stream {
-		wr.Stream, wr.StreamOptions = true, &streamOptions{IncludeUsage: true}
 		st = &streaming{idle: req.IdleTimeout}
 		if req.OnDelta != nil {
 			st.onDelta = func(text string) {
