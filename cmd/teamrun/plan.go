@@ -110,8 +110,12 @@ func planCommand() *cli.Command {
 			team = set.Team
 			p := plan.Make(team, set.Defs, set.Fingerprint, sess, ch, storeFlag(c))
 			p.Spec, p.Notes = path, notes
-			if why := runner.SessionBudgetReached(team, sess); why != "" {
-				p.NoteBudget(team, why, cmdline.Decide(storeFlag(c), sess.ID, runner.BudgetDecision, "raise=N"))
+			if team.Budget != nil {
+				decide := ""
+				if sess != nil {
+					decide = cmdline.Decide(storeFlag(c), sess.ID, runner.BudgetDecision, "raise=N")
+				}
+				p.NoteBudget(team, func(task string) string { return runner.BudgetHaltsBefore(team, sess, task) }, decide)
 			}
 			p.Warnings = append(p.Warnings, set.Warnings...)
 			// The plan's own warnings go to stderr as every warning does;

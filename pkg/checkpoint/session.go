@@ -154,6 +154,11 @@ type AgentRecord struct {
 // tells it from a failure.
 const HaltedErrorPrefix = "halted for a decision: "
 
+// BudgetHaltPrefix begins the error recorded for a task halted by the
+// session's budget, after its first request or between two: plan tells
+// it from the other halts, whose reason it shows.
+const BudgetHaltPrefix = HaltedErrorPrefix + "the session's budget is reached before its next LLM request: "
+
 // HaltedError says whether a task's recorded error is a halt's.
 func HaltedError(recorded string) bool { return strings.HasPrefix(recorded, HaltedErrorPrefix) }
 

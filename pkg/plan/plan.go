@@ -568,7 +568,12 @@ func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkp
 			return fmt.Sprintf("interrupted last time (attempt %d)", o.Attempts)
 		}
 		msg := fmt.Sprintf("failed last time (attempt %d)", o.Attempts)
-		if checkpoint.HaltedError(o.Error) {
+		switch {
+		case strings.HasPrefix(o.Error, checkpoint.BudgetHaltPrefix):
+			// What the budget does now, NoteBudget says in full; the
+			// reason recorded then, cut to a line, would stop at its point.
+			return fmt.Sprintf("halted last time (attempt %d) for the budget", o.Attempts)
+		case checkpoint.HaltedError(o.Error):
 			msg = fmt.Sprintf("halted last time (attempt %d)", o.Attempts) // a wait, recorded as a failure
 		}
 		if e := strings.TrimPrefix(firstLine(o.Error), checkpoint.HaltedErrorPrefix); e != "" {
@@ -677,14 +682,12 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, dec
 }
 
 // NoteBudget adds to each LLM task that the run would start that it halts
-// there instead: the session has spent its budget, as why says (the run's
-// rule, runner.SessionBudgetReached; "" when it has not), until decide
-// (`teamrun session decide ID budget raise=N`) raises it. Command tasks
-// still run.
-func (p *Plan) NoteBudget(team *spec.Team, why, decide string) {
-	if why == "" {
-		return
-	}
+// there instead, as halts says why (the run's rule,
+// runner.BudgetHaltsBefore; "" when it does not): the session has spent
+// its budget, or what is left cannot take the task's next request, until
+// decide (`teamrun session decide ID budget raise=N`; "" for a new
+// session) raises it. Command tasks still run.
+func (p *Plan) NoteBudget(team *spec.Team, halts func(task string) string, decide string) {
 	for i := range p.Steps {
 		s := &p.Steps[i]
 		ti := team.TaskIndex(s.Task)
@@ -694,6 +697,12 @@ func (p *Plan) NoteBudget(team *spec.Team, why, decide string) {
 		if a := team.Agent(team.Tasks[ti].Agent); a == nil || a.Kind != spec.LLMAgent {
 			continue
 		}
-		s.Reason += fmt.Sprintf("; the session's budget is reached (%s): the run halts before it (exit 3) until `%s` (or a larger budget in the spec)", why, decide)
+		switch why := halts(s.Task); {
+		case why == "":
+		case decide == "": // a new session: nothing to decide on yet
+			s.Reason += fmt.Sprintf("; the session's budget is reached (%s): the run halts before it (exit 3) until the spec's budget is larger", why)
+		default:
+			s.Reason += fmt.Sprintf("; the session's budget is reached (%s): the run halts before it (exit 3) until `%s` (or a larger budget in the spec)", why, decide)
+		}
 	}
 }

@@ -109,9 +109,17 @@ func TestMake(t *testing.T) {
 			},
 		},
 		{
-			name: "halted in the middle (a tool call, the budget)", spec: orig, kind: "full",
-			sess: session(orig, map[string]rec{"fetch": done, "build": {checkpoint.StatusFailed, checkpoint.HaltedErrorPrefix + "the session's budget is reached before its next LLM request", 2}}, nil),
-			want: map[string]string{"build": "run: halted last time (attempt 2): the session's budget is reached before its next LLM request"},
+			name: "halted in the middle (a tool call)", spec: orig, kind: "full",
+			sess: session(orig, map[string]rec{"fetch": done, "build": {checkpoint.StatusFailed, checkpoint.HaltedErrorPrefix + "tool rm was started with {} without a recorded result", 2}}, nil),
+			want: map[string]string{"build": "run: halted last time (attempt 2): tool rm was started with {} without a recorded result"},
+		},
+		// What the budget does now, NoteBudget says: the reason recorded
+		// then is not cut to a line at the point that explains it.
+		{
+			name: "halted in the middle (the budget)", spec: orig, kind: "full",
+			sess: session(orig, map[string]rec{"fetch": done, "build": {checkpoint.StatusFailed, checkpoint.BudgetHaltPrefix +
+				"the session has spent $0.004 and the next request may cost up to $0.010124 more (its prompt and max_tokens), budget.max_cost_usd is $0.012", 2}}, nil),
+			want: map[string]string{"build": "run: halted last time (attempt 2) for the budget"},
 		},
 		{
 			name: "interrupted", spec: orig, kind: "full",

@@ -45,6 +45,14 @@ func (a Agents) Execute(ctx context.Context, job *Job) (Result, error) {
 	return Result{}, fmt.Errorf("no executor for %s agent %q", job.Agent.Kind, job.Agent.Name)
 }
 
+// firstRequestBytes is the LLM executor's (requestSizer), when it has one.
+func (a Agents) firstRequestBytes(ctx context.Context, job *Job) (int, bool, error) {
+	if s, ok := a.LLM.(requestSizer); ok && job.Agent.Kind == spec.LLMAgent {
+		return s.firstRequestBytes(ctx, job)
+	}
+	return 0, false, errors.New("no size known")
+}
+
 // joinResults is a foreach task's result: its instances' results, in item
 // order, as a JSON array of strings (none: a foreach whose producer was
 // skipped has no list, so "[]"); a repeat task's is its last

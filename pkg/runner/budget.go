@@ -196,10 +196,13 @@ func (e *Engine) budgetHalt(i int, why string) *Halt {
 
 // reservation is what an LLM request under way may still cost: its worst
 // case, or, without one (no max_tokens), all that is left of the budget.
+// least is a worst case of which only a part is known (plan's, before the
+// prompt is; a tool loop's, before its tools are): it is at least that.
 type reservation struct {
 	tokens int
 	cost   float64
 	all    bool
+	least  bool
 }
 
 // promptBytesPerToken is how many bytes of a request a prompt token is
@@ -256,13 +259,88 @@ func admits(b *spec.Budget, spent *Usage, inflight map[int]reservation, r reserv
 	case (overTokens || overCost) && len(inflight) > 0:
 		return false, "" // what is under way may leave room
 	case overTokens:
-		return false, fmt.Sprintf("the session has used %s tokens%s and the next request may use up to %s more (its prompt and max_tokens), budget.max_tokens is %s",
-			thousands(spentTokens), estimatedPart(spent, true), thousands(r.tokens), thousands(b.MaxTokens))
+		return false, fmt.Sprintf("the session has used %s tokens%s and the next request may use %s more %s, budget.max_tokens is %s",
+			thousands(spentTokens), estimatedPart(spent, true), r.upTo(thousands(r.tokens)), r.what(), thousands(b.MaxTokens))
 	case overCost:
-		return false, fmt.Sprintf("the session has spent %s%s and the next request may cost up to %s more (its prompt and max_tokens), budget.max_cost_usd is %s",
-			dollars(spentCost), estimatedPart(spent, false), dollars(r.cost), dollars(b.MaxCostUSD))
+		return false, fmt.Sprintf("the session has spent %s%s and the next request may cost %s more %s, budget.max_cost_usd is %s",
+			dollars(spentCost), estimatedPart(spent, false), r.upTo(dollars(r.cost)), r.what(), dollars(b.MaxCostUSD))
 	}
 	return true, ""
+}
+
+func (r reservation) upTo(amount string) string {
+	if r.least {
+		return "at least " + amount
+	}
+	return "up to " + amount
+}
+
+func (r reservation) what() string {
+	if r.least {
+		return "(its max_tokens, and its prompt as far as it is known)"
+	}
+	return "(its prompt and max_tokens)"
+}
+
+// requestSizer is an Executor that can tell, before an attempt starts,
+// how large its first LLM request is (exact false: at least that large).
+type requestSizer interface {
+	firstRequestBytes(ctx context.Context, job *Job) (n int, exact bool, err error)
+}
+
+// budgetHaltsBefore says why job's LLM task halts before its attempt
+// starts ("" when it may start): the budget refuses its first request by
+// admits, as it would refuse it once sent for, with nothing else under
+// way (what is under way only adds). An attempt that would halt before
+// it sent anything is no attempt: none is recorded.
+func (e *Engine) budgetHaltsBefore(ctx context.Context, job *Job) string {
+	b := effectiveBudget(e.Team.Budget, e.Decisions[BudgetDecision])
+	if b == nil {
+		return ""
+	}
+	r := reservation{all: true}
+	if s, ok := e.Executor.(requestSizer); ok && job.Agent.LLM != nil && job.Agent.LLM.MaxTokens > 0 {
+		// Its size is unknown on an error, which the attempt meets and
+		// says: only the spending is checked then.
+		if n, exact, err := s.firstRequestBytes(ctx, job); err == nil {
+			r = reserveFor(n, job.Agent.LLM.MaxTokens, job.Agent.LLM.Price)
+			r.least = !exact
+		}
+	}
+	e.recMu.Lock()
+	defer e.recMu.Unlock()
+	_, why := admits(b, e.sessionUsageLocked(true), nil, r)
+	return why
+}
+
+// BudgetHaltsBefore says why a --continue of sess (nil: a new session)
+// halts before task's first LLM request ("" when it may send it), by the
+// run's rule (budgetHaltsBefore) with what plan knows: the spending, and
+// the request's max_tokens, its prompt unknown.
+func BudgetHaltsBefore(team *spec.Team, sess *checkpoint.Session, task string) string {
+	var (
+		recorded string
+		spent    *Usage
+	)
+	if sess != nil {
+		recorded, spent = sess.Checkpoint.Decisions[BudgetDecision], sess.Usage()
+	}
+	b := effectiveBudget(team.Budget, recorded)
+	i := team.TaskIndex(task)
+	if b == nil || i < 0 {
+		return ""
+	}
+	a := team.Agent(team.Tasks[i].Agent)
+	if a == nil || a.Kind != spec.LLMAgent {
+		return ""
+	}
+	r := reservation{all: true}
+	if a.LLM != nil && a.LLM.MaxTokens > 0 {
+		r = reserveFor(0, a.LLM.MaxTokens, a.LLM.Price)
+		r.least = true
+	}
+	_, why := admits(b, spent, nil, r)
+	return why
 }
 
 // admitter is task i's Job.Admit; nil without a budget.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -174,6 +175,71 @@ func TestBudgetBeforeEveryRequest(t *testing.T) {
 				t.Errorf("the resumed loop ran tools again: %q", got)
 			}
 		})
+	}
+}
+
+// A task whose first request the budget cannot take (what is spent and
+// that request's worst case, its prompt and max_tokens, are over it)
+// halts before its attempt starts: no request, and no attempt in its
+// history, however often --continue meets it; plan says so by the same
+// rule. A raise lets it run as attempt 1.
+func TestBudgetHaltsBeforeAttempt(t *testing.T) {
+	f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) {
+		fmt.Fprint(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":200,"total_tokens":1200}}`)
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	// a costs $0.004; b's worst case is $0.01 and its prompt: over the
+	// $0.012 left of nothing after a, under it before.
+	p := newProject(t, srv.URL, `
+llm: {model: m, base_url: BASE, max_tokens: 1000, price: {input: 2, output: 10}}
+budget: {max_cost_usd: 0.012}
+agents:
+  w: {role: Writer}
+tasks:
+  a: {description: A, agent: w}
+  b: {description: B, agent: w}
+`)
+	const why = "the session has spent $0.004 and the next request may cost up to $0.0101"
+	for run := range 3 {
+		sum, out, err := p.run(t, run > 0)
+		if err != nil || sum.Outcome != Halted || !strings.Contains(out, why) || strings.Contains(out, `"task_started","session":"s1","task":"b"`) {
+			t.Fatalf("run %d: %v, %+v; want a halt before b starts, saying %q\n%s", run+1, err, sum, why, out)
+		}
+	}
+	if f.count() != 1 {
+		t.Fatalf("%d requests, want a's alone", f.count())
+	}
+	sess := p.session(t)
+	if b, _ := sess.Task("b"); b.Attempts != 0 || len(b.History) != 0 {
+		t.Errorf("b: %d attempts, history %+v; want none", b.Attempts, b.History)
+	}
+	team, err := spec.Load(filepath.Join(p.dir, "team.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := BudgetHaltsBefore(team, sess, "b"); !strings.Contains(got, "the session has spent $0.004 and the next request may cost at least $0.010002 more (its max_tokens, and its prompt as far as it is known), budget.max_cost_usd is $0.012") {
+		t.Errorf("plan's rule says %q", got)
+	}
+	if got := BudgetHaltsBefore(team, nil, "b"); got != "" {
+		t.Errorf("plan's rule for a new session says %q, want nothing: $0.010002 fits in $0.012", got)
+	}
+	st, err := stores.Open(context.Background(), p.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RecordBudget(context.Background(), st, "s1", "max_cost_usd=1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := BudgetHaltsBefore(team, p.session(t), "b"); got != "" {
+		t.Errorf("after the raise plan's rule says %q", got)
+	}
+	sum, out, err := p.run(t, true)
+	if err != nil || sum.Outcome != Succeeded || f.count() != 2 {
+		t.Fatalf("after the raise: %v, %+v, %d requests\n%s", err, sum, f.count(), out)
+	}
+	if b, _ := p.session(t).Task("b"); b.Attempts != 1 {
+		t.Errorf("b ran as attempt %d, want 1", b.Attempts)
 	}
 }
 

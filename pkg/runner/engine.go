@@ -15,6 +15,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/backoff"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/runner/schedule"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -639,9 +640,11 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 						progressed = true
 						continue
 					}
+					job := e.job(i)
 					if e.agentOf(i).Kind == spec.LLMAgent {
-						if why := e.budgetReached(); why != "" {
-							// No LLM request once the budget is spent;
+						if why := e.budgetHaltsBefore(runCtx, job); why != "" {
+							// No LLM request once the budget cannot
+							// take it, nor an attempt that sends none;
 							// command tasks and other branches go on.
 							e.sched.Wait(i)
 							halts = append(halts, e.budgetHalt(i, why))
@@ -649,7 +652,6 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 							continue
 						}
 					}
-					job := e.job(i)
 					e.sched.Start(i)
 					running++
 					starting = append(starting, job)
@@ -1055,6 +1057,13 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// requestRetried shows that an LLM request of job (an attempt's) is sent
+// again after a wait, before the wait: never recorded.
+func (e *Engine) requestRetried(j *Job, r llm.Retry) {
+	e.observe(Event{Time: e.now(), Type: RequestRetrying, Index: j.Index, Task: j.Task.Name, Agent: j.Task.Agent,
+		Attempt: j.Attempt, Request: r.Attempt, MaxRequests: r.MaxAttempts, Error: r.Why, Delay: millis(r.Wait)})
 }
 
 func startedEvent(j *Job) Event {

@@ -33,11 +33,16 @@ const (
 	// request is sent again, so the deltas that follow rebuild the result.
 	// Message says why.
 	TaskStreamDiscarded EventType = "task_stream_discarded"
-	RunHalted           EventType = "halted"
-	RunWarning          EventType = "warning"
-	RunInfo             EventType = "info"        // worth saying, never worth a cron mail: --quiet drops it
-	TaskLine            EventType = "task_output" // --verbose: a line of a command's stdout or stderr
-	RunFinished         EventType = "run_finished"
+	// RequestRetrying is an LLM request that failed and that the client
+	// sends again after Delay (its Retry-After, else a backoff): Request
+	// of MaxRequests, Error why. Shown, never recorded: a run that waits
+	// minutes on a busy server says so.
+	RequestRetrying EventType = "request_retrying"
+	RunHalted       EventType = "halted"
+	RunWarning      EventType = "warning"
+	RunInfo         EventType = "info"        // worth saying, never worth a cron mail: --quiet drops it
+	TaskLine        EventType = "task_output" // --verbose: a line of a command's stdout or stderr
+	RunFinished     EventType = "run_finished"
 	// The steps of an LLM agent's tool loop; their names are the journal's.
 	ToolTurn    EventType = EventType(checkpoint.ToolTurnRecorded)
 	ToolStarted EventType = EventType(checkpoint.ToolStarted)
@@ -124,6 +129,11 @@ type Event struct {
 	// Paid is a request_paid event's usage: that request's, not in Usage,
 	// which the attempt's end event has (no sum counts it twice).
 	Paid *Usage `json:"paid,omitempty"`
+	// Request and MaxRequests are, for request_retrying, the LLM request
+	// of the attempt that failed (1, 2, …) and how many the client sends
+	// at most.
+	Request     int `json:"request,omitempty"`
+	MaxRequests int `json:"max_requests,omitempty"`
 }
 
 // Millis is a duration printed as whole milliseconds in JSON events.

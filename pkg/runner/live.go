@@ -183,7 +183,7 @@ func (r *liveReporter) printStep(ev Event) {
 		ev.Task = shorten(ev.Task, max(iostreams.DisplayWidth(ev.Task)-over, 9))
 	}
 	line := strings.TrimSuffix(describe(ev, r.st), ": ")
-	if ev.Type == TaskRetrying {
+	if ev.Type == TaskRetrying || ev.Type == RequestRetrying {
 		line = fit(describe(ev, style{}), width) // its reason inline, cut: the last attempt's error is printed in full
 	}
 	fmt.Fprintln(r.io.Out, line)

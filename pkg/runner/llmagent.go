@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +32,9 @@ type LLMs struct {
 	MaxAttempts int
 	MaxBackoff  time.Duration
 	Sleep       func(ctx context.Context, d time.Duration) error
+	// Retried, when set, is told of each wait of the client's retries of
+	// an LLM request of a job (the attempt's), before the wait.
+	Retried func(job *Job, r llm.Retry)
 	// Commands gives tools their processes' environment and process
 	// groups, as command agents get them; Dir is the folder the built-in
 	// file tools are confined to (the spec's).
@@ -70,7 +74,8 @@ func (l *LLMs) Remember(agent string, turns []Turn) {
 
 // keyRefused adds to a 401 or 403 which variable held the key the server
 // refused (its value is never shown), or that none was sent; to a request
-// that got no HTTP answer at all, where its URL comes from.
+// that got no HTTP answer at all, or a 404 that is not about the model,
+// where its URL comes from.
 func keyRefused(err error, ep llm.Endpoint) error {
 	var le *llm.Error
 	if !errors.As(err, &le) {
@@ -79,6 +84,9 @@ func keyRefused(err error, ep llm.Endpoint) error {
 	if le.StatusCode == 0 && le.Retryable && !errors.Is(le.Err, context.DeadlineExceeded) && ep.BaseFrom != "" {
 		return fmt.Errorf("%w (the URL comes from %s: check it)", err, ep.BaseFrom)
 	}
+	if le.StatusCode == http.StatusNotFound && ep.BaseFrom != "" && !strings.Contains(strings.ToLower(le.Message), "model") {
+		return fmt.Errorf("%w (%s)", err, notFoundHint(ep))
+	}
 	if le.StatusCode != http.StatusUnauthorized && le.StatusCode != http.StatusForbidden {
 		return err
 	}
@@ -86,6 +94,24 @@ func keyRefused(err error, ep llm.Endpoint) error {
 		return fmt.Errorf("%w (no key was sent: export %s, or name the variable that holds it in llm.api_key_env)", err, cmp.Or(ep.KeyVar, "OPENAI_API_KEY"))
 	}
 	return fmt.Errorf("%w (the key came from $%s: check it, or name another variable in llm.api_key_env)", err, ep.KeyVar)
+}
+
+// notFoundHint is what a 404 at the endpoint suggests: the usual mistakes
+// of a base URL are a missing /v1 and a /chat/completions that teamrun
+// adds itself. A 404 that names the model (an unknown one) gets none.
+func notFoundHint(ep llm.Endpoint) string {
+	base := strings.TrimRight(spec.ShownURL(ep.BaseURL), "/")
+	path := base
+	if u, err := url.Parse(base); err == nil {
+		path = u.Path
+	}
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		return fmt.Sprintf("the URL comes from %s, which must not end in /chat/completions: teamrun adds it; set it to %s", ep.BaseFrom, strings.TrimSuffix(base, "/chat/completions"))
+	case !slices.ContainsFunc(strings.Split(path, "/"), func(seg string) bool { return strings.HasPrefix(seg, "v1") }):
+		return fmt.Sprintf("the URL comes from %s: most OpenAI-compatible servers answer under /v1; did you mean %s/v1?", ep.BaseFrom, base)
+	}
+	return fmt.Sprintf("the URL comes from %s: check it", ep.BaseFrom)
 }
 
 // history is the turns agent's memory sends a task: those of the tasks
@@ -141,36 +167,15 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			}
 		}()
 	}
-	render := l.Render
-	if render == nil {
-		render = spec.Render
+	req, err := l.request(ctx, job, ep)
+	if err != nil {
+		return Result{}, err
 	}
-	ra := *a
-	ra.Role = render(a.Role, job.State)
-	ra.Goal = render(a.Goal, job.State)
-	ra.Backstory = render(a.Backstory, job.State)
-	ra.Instructions = render(a.Instructions, job.State)
-	cos := make([]llm.ContextOutput, len(job.Context))
-	for i, c := range job.Context {
-		// A prompt holds its context whole: a result stored out of line
-		// is read into memory here (README: Limits).
-		text, err := c.Output.Text(ctx)
-		if err != nil {
-			return Result{}, fmt.Errorf("the output of context task %s: %w", c.Task, err)
-		}
-		cos[i] = llm.ContextOutput{Task: c.Task, Output: text}
-	}
-	var hist []llm.Message
-	if a.Memory {
-		hist = l.history(a.Name, job.Remembers)
-	}
-	desc := job.Description
-	if job.Feedback != "" {
-		// The retry says what was wrong: the same prompt would likely get
-		// the same misfit again.
-		desc += "\n\nYour previous answer was refused: " + job.Feedback + ". Answer again with only JSON that fits the schema."
-	}
-	msgs := llm.BuildMessages(&ra, desc, job.ExpectedOutput, cos, hist)
+	msgs := req.Messages
+	// An answer that holds a key (a proxy that echoes the request, a
+	// model told it by a tool) is redacted as a command's output is,
+	// before it is recorded, shown or streamed.
+	keys := append([]string{ep.APIKey}, l.keys()...)
 	client := &llm.Client{BaseURL: ep.BaseURL, APIKey: ep.APIKey, HTTP: l.HTTP, Timeout: time.Duration(a.LLM.Timeout),
 		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
 	if job.Admit != nil {
@@ -190,6 +195,12 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			}, nil
 		}
 	}
+	if l.Retried != nil {
+		client.OnRetry = func(r llm.Retry) {
+			r.Why = llm.RedactKeys(r.Why, keys...) // a base URL's secret too
+			l.Retried(job, r)
+		}
+	}
 	if job.Stage != nil {
 		// Each request's usage is kept as it is paid, and durable before
 		// a retry's wait or the next request; an answer's rides with the
@@ -201,19 +212,12 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		}
 		client.Durable = job.Flush
 	}
-	// An answer that holds a key (a proxy that echoes the request, a
-	// model told it by a tool) is redacted as a command's output is,
-	// before it is recorded, shown or streamed.
-	keys := append([]string{ep.APIKey}, l.keys()...)
 	onDelta, onDiscard, flushDeltas := redactedDeltas(job.OnDelta, job.OnDiscard, keys)
 	defer flushDeltas()
-	req := llm.Request{Model: ep.Model, Messages: msgs,
-		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
-		Stream: (a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream), IdleTimeout: time.Duration(a.LLM.IdleTimeout), OnDelta: onDelta, OnDiscard: onDiscard,
-		Schema: schemaObject(job.Task.OutputSchema()), SchemaName: job.Task.Name}
+	req.OnDelta, req.OnDiscard = onDelta, onDiscard
 	var content string
 	var calls []llm.Call // every request that reported usage, the tool loop's turns included
-	if len(a.Tools) > 0 || len(a.MCP) > 0 {
+	if hasTools(a) {
 		content, calls, err = l.runTools(ctx, job, client, req, keys)
 		if err != nil {
 			// An MCP server's error text may echo the header it was sent
@@ -252,6 +256,69 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	return res, nil
 }
 
+// request is the first request an attempt of job sends to ep (without
+// its callbacks, nor a tool loop's tools: runTools adds them): its
+// agent's texts rendered, its context read, its memory.
+func (l *LLMs) request(ctx context.Context, job *Job, ep llm.Endpoint) (llm.Request, error) {
+	a := job.Agent
+	render := l.Render
+	if render == nil {
+		render = spec.Render
+	}
+	ra := *a
+	ra.Role = render(a.Role, job.State)
+	ra.Goal = render(a.Goal, job.State)
+	ra.Backstory = render(a.Backstory, job.State)
+	ra.Instructions = render(a.Instructions, job.State)
+	cos := make([]llm.ContextOutput, len(job.Context))
+	for i, c := range job.Context {
+		// A prompt holds its context whole: a result stored out of line
+		// is read into memory here (README: Limits).
+		text, err := c.Output.Text(ctx)
+		if err != nil {
+			return llm.Request{}, fmt.Errorf("the output of context task %s: %w", c.Task, err)
+		}
+		cos[i] = llm.ContextOutput{Task: c.Task, Output: text}
+	}
+	var hist []llm.Message
+	if a.Memory {
+		hist = l.history(a.Name, job.Remembers)
+	}
+	desc := job.Description
+	if job.Feedback != "" {
+		// The retry says what was wrong: the same prompt would likely get
+		// the same misfit again.
+		desc += "\n\nYour previous answer was refused: " + job.Feedback + ". Answer again with only JSON that fits the schema."
+	}
+	return llm.Request{Model: ep.Model, Messages: llm.BuildMessages(&ra, desc, job.ExpectedOutput, cos, hist),
+		Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens, AcceptTruncated: job.Task.AcceptTruncated,
+		// A tool loop reads whole answers (runTools).
+		Stream:      !hasTools(a) && ((a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream)),
+		IdleTimeout: time.Duration(a.LLM.IdleTimeout),
+		Schema:      schemaObject(job.Task.OutputSchema()), SchemaName: job.Task.Name}, nil
+}
+
+func hasTools(a *spec.Agent) bool { return len(a.Tools) > 0 || len(a.MCP) > 0 }
+
+// firstRequestBytes is the size of the first request an attempt of job
+// would send, for the budget's check before the attempt starts
+// (Engine.budgetHaltsBefore); exact is false when it is only a lower
+// bound: a tool loop's first request adds its tools' definitions.
+func (l *LLMs) firstRequestBytes(ctx context.Context, job *Job) (n int, exact bool, err error) {
+	if job.Agent.LLM == nil {
+		return 0, false, errors.New("no model")
+	}
+	ep, err := llm.Resolve(job.Agent.LLM, l.Getenv)
+	if err != nil {
+		return 0, false, err
+	}
+	req, err := l.request(ctx, job, ep)
+	if err != nil {
+		return 0, false, err
+	}
+	return llm.RequestBytes(req), !hasTools(job.Agent), nil
+}
+
 // attemptTimeout is what bounds an attempt, of a command or an LLM
 // agent: the task's timeout, else its agent's (0: none), and the key that
 // sets it, for messages.
@@ -281,8 +348,8 @@ func (l *LLMs) warnUnreported(job *Job, model string, calls []llm.Call) {
 	// The key is the model's: one warning per model, whichever way it
 	// came without a count.
 	what := "answered without usage (its server reported no token counts)"
-	if calls[i].UsageNegative {
-		what = "reported a negative token count, which no answer can have"
+	if r := calls[i].UsageUnreadable; r != "" {
+		what = r
 	}
 	msg := fmt.Sprintf("model %s %s: each such answer counts as an estimate from its size (request and answer bytes / 3 as tokens, priced when the model has a price) in the totals and the budget", model, what)
 	switch {

@@ -318,6 +318,17 @@ func TestLLMRetriesAndErrors(t *testing.T) {
 				c.Close()
 			}
 		}, Failed, 4, "the server closed the connection without an answer (is that an HTTP server's port?) (gave up after 4 attempts) (the URL comes from llm.base_url: check it)"},
+		// An answer that came and broke off reached the server: no
+		// hint at the URL, no Go words.
+		{"an answer that broke off", func(n int, w http.ResponseWriter) {
+			c, buf, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				return
+			}
+			fmt.Fprint(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"model\":\"m\",\"choices\":[")
+			buf.Flush()
+			c.Close()
+		}, Failed, 4, "HTTP 200 OK: the answer broke off after 24 bytes: the server (or a proxy on the way) closed the connection before the end (gave up after 4 attempts)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -337,8 +348,8 @@ func TestLLMRetriesAndErrors(t *testing.T) {
 				t.Fatalf("Authorization %q", f.auth[0])
 			}
 			tr, _ := p.session(t).Task("write")
-			if !strings.Contains(tr.Error, tt.errHas) {
-				t.Fatalf("task error %q, want it to contain %q", tr.Error, tt.errHas)
+			if !strings.Contains(tr.Error, tt.errHas) || strings.HasSuffix(tt.errHas, "attempts)") && !strings.HasSuffix(tr.Error, tt.errHas) {
+				t.Fatalf("task error %q, want it to contain %q (and end with it when it ends with the attempts)", tr.Error, tt.errHas)
 			}
 			// The key reaches no checkpoint, log line, error or audit record.
 			// Every file of the store (session, journal, lock) and the project.
@@ -701,5 +712,99 @@ tasks:
 	}
 	if got := users(4); !slices.Equal(got, []string{"task one", "task two", "task three"}) {
 		t.Errorf("three was sent %q; want one's, two's and its own, in file order", got)
+	}
+}
+
+// TestRequestRetriesSaid: the client's waits before it sends a request
+// again are said, one line each in plain output and a request_retrying
+// event in --json (which task, why, how long), nothing in --quiet.
+func TestRequestRetriesSaid(t *testing.T) {
+	tests := []struct {
+		name string
+		mode Mode
+		want []string // in the output, in order
+		none string   // not in it
+	}{
+		{"plain", ModeAuto, []string{"retrying  write: LLM request 1 of 4 failed: HTTP 429 Too Many Requests: slow down [REDACTED]; sending it again in 2ms",
+			"retrying  write: LLM request 2 of 4 failed: HTTP 503 Service Unavailable: busy; sending it again in 2ms", "completed write"}, secret},
+		{"json", ModeJSON, []string{`"event":"request_retrying","session":"s1","task":"write","agent":"writer","attempt":1,"error":"HTTP 429 Too Many Requests: slow down [REDACTED]","delay_ms":2,"request":1,"max_requests":4}`,
+			`"event":"request_retrying","session":"s1","task":"write","agent":"writer","attempt":1,"error":"HTTP 503 Service Unavailable: busy","delay_ms":2,"request":2,"max_requests":4}`}, secret},
+		{"quiet", ModeQuiet, nil, "retrying"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeLLM{answer: func(n int, _ chatRequest, w http.ResponseWriter) {
+				switch n {
+				case 1:
+					w.Header().Set("Retry-After-Ms", "2")
+					w.WriteHeader(http.StatusTooManyRequests)
+					fmt.Fprintf(w, `{"error":{"message":"slow down %s"}}`, secret)
+				case 2:
+					w.Header().Set("Retry-After-Ms", "2")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					fmt.Fprint(w, `{"error":{"message":"busy"}}`)
+				default:
+					reply(w, "done")
+				}
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, retryTeam)
+			p.env["MY_KEY"] = secret
+			var out bytes.Buffer
+			sum, err := Run(context.Background(), Options{
+				SpecPath: filepath.Join(p.dir, "team.yaml"), Session: "s1", Mode: tt.mode,
+				IO: iostreams.Test(nil, &out, &out), Home: p.home, Getenv: func(k string) string { return p.env[k] },
+			})
+			if err != nil || sum.Outcome != Succeeded || f.count() != 3 {
+				t.Fatalf("run: %v, %+v, %d requests\n%s", err, sum, f.count(), out.String())
+			}
+			rest := out.String()
+			for _, w := range tt.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("output lacks %q (in order):\n%s", w, out.String())
+				}
+				rest = rest[i+len(w):]
+			}
+			if strings.Contains(out.String(), tt.none) {
+				t.Errorf("output holds %q:\n%s", tt.none, out.String())
+			}
+		})
+	}
+}
+
+// TestNotFoundHint: a 404 at the endpoint says what is likely wrong with
+// base_url; a 404 about the model does not.
+func TestNotFoundHint(t *testing.T) {
+	f := &fakeLLM{answer: func(_ int, req chatRequest, w http.ResponseWriter) {
+		if req.Model == "gone" {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"error":{"message":"The model gone does not exist"}}`)
+			return
+		}
+		reply(w, "ok")
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	tests := []struct{ name, llm, want string }{
+		{"no /v1", "{model: m, base_url: '" + srv.URL + "'}",
+			"HTTP 404 Not Found: 404 page not found (the URL comes from llm.base_url: most OpenAI-compatible servers answer under /v1; did you mean " + srv.URL + "/v1?)"},
+		{"with /chat/completions", "{model: m, base_url: 'BASE/chat/completions'}",
+			"HTTP 404 Not Found: 404 page not found (the URL comes from llm.base_url, which must not end in /chat/completions: teamrun adds it; set it to " + srv.URL + "/v1)"},
+		{"an unknown model", "{model: gone, base_url: BASE}", "HTTP 404 Not Found: The model gone does not exist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProject(t, srv.URL, "llm: "+tt.llm+"\nagents:\n  w: {role: W}\ntasks:\n  t: {description: d, agent: w}\n")
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Failed {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			tr, _ := p.session(t).Task("t")
+			if !strings.HasSuffix(tr.Error, tt.want) {
+				t.Errorf("error %q, want it to end with %q", tr.Error, tt.want)
+			}
+		})
 	}
 }

@@ -191,6 +191,9 @@ func describe(ev Event, s style) string {
 	case TaskRetrying:
 		return fmt.Sprintf("%s %s: attempt %d failed%s: %s; retrying in %s", s.yellow("retrying "), ev.Task, ev.Attempt, el,
 			oneLine(ev.Error), fmtDuration(time.Duration(*ev.Delay)))
+	case RequestRetrying:
+		return fmt.Sprintf("%s %s: LLM request %d of %d failed: %s; sending it again in %s", s.yellow("retrying "), ev.Task, ev.Request, ev.MaxRequests,
+			oneLine(ev.Error), fmtDuration(time.Duration(*ev.Delay)))
 	case TaskCompleted:
 		u := ""
 		switch {

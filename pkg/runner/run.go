@@ -742,6 +742,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 	llms.Restore(turnsOf(sess.Memory))
 	llms.RestoreTools(sess.ToolLogs)
 	llms.Commands = p.commands
+	llms.Retried = e.requestRetried
 	e.Executor = Agents{Command: p.commands, LLM: llms}
 	e.Memory = llms
 	e.Recorder = rec
@@ -1117,7 +1118,7 @@ const haltedPrefix = checkpoint.HaltedErrorPrefix
 // error: the tool call or the budget, and the command that settles it.
 func haltedError(h *Halt) string {
 	if h.Budget != "" {
-		s := haltedPrefix + "the session's budget is reached before its next LLM request: " + h.Budget
+		s := checkpoint.BudgetHaltPrefix + h.Budget
 		if len(h.Commands) > 0 {
 			s += "; raise it with " + h.Commands[0]
 		}

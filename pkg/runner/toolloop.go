@@ -260,8 +260,8 @@ func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req l
 	if err != nil {
 		return "", nil, err
 	}
-	// The loop reads whole answers: a streamed turn's tool calls would
-	// come in pieces the stream reader does not assemble.
+	// The loop reads whole answers (a request with tools is never
+	// streamed): a turn is recorded whole, not shown as it comes.
 	req.Stream, req.OnDelta = false, nil
 	defer release()
 	if len(job.Agent.MCP) > 0 {

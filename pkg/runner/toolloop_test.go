@@ -280,22 +280,49 @@ func TestToolLoopJournal(t *testing.T) {
 }
 
 // A reply of only tool calls to an agent without tools is a failed
-// attempt, never an empty result.
+// attempt, never an empty result: streamed or not, it says so.
 func TestToolCallsWithoutTools(t *testing.T) {
-	f := &toolLLM{script: func(n int, _ toolRequest) string { return calls("c1", "code_interpret", `{}`) }}
-	p, _ := toolProject(t, f, `
+	streamed := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, e := range []string{
+			`{"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"code_interpret","arguments":""}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}`,
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+			`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`,
+			`[DONE]`,
+		} {
+			fmt.Fprintf(w, "data: %s\n\n", e)
+		}
+	}
+	tests := []struct {
+		name, stream string
+		answer       func(w http.ResponseWriter)
+	}{
+		{"whole", "false", func(w http.ResponseWriter) {
+			fmt.Fprintf(w, `{"choices":[{"message":%s,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`, calls("c1", "code_interpret", `{}`))
+		}},
+		{"streamed", "true", streamed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) { tt.answer(w) }}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, `
 agents:
-  a: {llm: {model: m, base_url: BASE}}
+  a: {llm: {model: m, base_url: BASE, stream: `+tt.stream+`}}
 tasks:
   t: {description: d, agent: a}
 `)
-	sum, out, err := p.run(t, false)
-	if err != nil || sum.Outcome != Failed {
-		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
-	}
-	tr, _ := p.session(t).Task("t")
-	if tr.Status != checkpoint.StatusFailed || !strings.Contains(tr.Error, `the model answered only with a call of tool code_interpret, but agent "a" has no tools`) {
-		t.Errorf("record %+v", tr)
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Failed {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			tr, _ := p.session(t).Task("t")
+			if tr.Status != checkpoint.StatusFailed || !strings.Contains(tr.Error, `the model answered only with a call of tool code_interpret, but agent "a" has no tools`) {
+				t.Errorf("record %+v", tr)
+			}
+		})
 	}
 }
 

@@ -242,37 +242,3 @@ func (e *Engine) sessionUsageLocked(pending bool) *Usage {
 	}
 	return s
 }
-
-// budgetReached says how the session's spending has reached the team's
-// budget, "" while it is under it: checked before each LLM task starts,
-// and before each of its requests (admit).
-func (e *Engine) budgetReached() string {
-	if e.Team.Budget == nil {
-		return ""
-	}
-	e.recMu.Lock()
-	u := e.sessionUsageLocked(true)
-	e.recMu.Unlock()
-	return budgetReachedBy(e.Team.Budget, e.Decisions[BudgetDecision], u)
-}
-
-// budgetReachedBy is the rule: how spent has reached the spec's budget b,
-// as raised by a recorded `session decide ID budget …`; "" while under it
-// or without a budget.
-func budgetReachedBy(b *spec.Budget, recorded string, spent *Usage) string {
-	eb := effectiveBudget(b, recorded)
-	if eb == nil {
-		return ""
-	}
-	return overBudget(eb, spent)
-}
-
-// SessionBudgetReached says how what sess has spent has reached team's
-// budget, "" while it is under it: what a --continue's first LLM task
-// would meet (budgetReached), for plan to say that the run halts.
-func SessionBudgetReached(team *spec.Team, sess *checkpoint.Session) string {
-	if sess == nil || team.Budget == nil {
-		return ""
-	}
-	return budgetReachedBy(team.Budget, sess.Checkpoint.Decisions[BudgetDecision], sess.Usage())
-}

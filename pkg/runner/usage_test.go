@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -190,7 +191,7 @@ func TestBudgetReached(t *testing.T) {
 	}
 	for i, tt := range tests {
 		e := &Engine{Team: &spec.Team{Budget: tt.budget, Tasks: make([]*spec.Task, 2)}, PriorUsage: tt.prior, used: tt.run}
-		if got := e.budgetReached(); got != tt.want {
+		if got := e.budgetHaltsBefore(context.Background(), &Job{Agent: &spec.Agent{Kind: spec.LLMAgent}}); got != tt.want {
 			t.Errorf("%d: %q, want %q", i, got, tt.want)
 		}
 	}
@@ -343,7 +344,18 @@ func TestAnswerWithoutUsage(t *testing.T) {
 		sseReply(w, sseDelta(answer), `{"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
 			`{"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":-3,"total_tokens":2}}`, "[DONE]")
 	}
+	// A count that cannot be read is none either: the answer is kept.
+	unreadable := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":"lots","completion_tokens":3.5}}`, answer)
+	}
+	overflow := func(w http.ResponseWriter) {
+		sseReply(w, sseDelta(answer), `{"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			`{"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":99999999999999999999999}}`, "[DONE]")
+	}
 	const noUsage = "model m answered without usage (its server reported no token counts): each such answer counts as an estimate from its size"
+	const badUsage = "model m reported a token count that is no whole number (prompt_tokens: a text): each such answer counts as an estimate from its size"
+	const hugeUsage = "model m reported more tokens than any answer can have (completion_tokens: 99999999999999999999999): each such answer counts as an estimate from its size"
 	const negUsage = "model m reported a negative token count, which no answer can have: each such answer counts as an estimate from its size"
 	tests := []struct {
 		name     string
@@ -360,6 +372,8 @@ func TestAnswerWithoutUsage(t *testing.T) {
 		{"a stream without its usage chunk", streamed, "true", "budget: {max_tokens: 100}\n", Halted, 2, noUsage},
 		{"a negative count", negative, "false", "budget: {max_tokens: 100}\n", Halted, 2, negUsage},
 		{"a negative count streamed", negativeStreamed, "true", "budget: {max_tokens: 100}\n", Halted, 2, negUsage},
+		{"a count that is no number", unreadable, "false", "budget: {max_tokens: 100}\n", Halted, 2, badUsage},
+		{"a count that overflows, streamed", overflow, "true", "budget: {max_tokens: 100}\n", Halted, 2, hugeUsage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -406,5 +420,53 @@ tasks:
 				t.Errorf("the halt does not say the spending is estimated:\n%s", out)
 			}
 		})
+	}
+}
+
+// A 200 whose body breaks off (the connection reset after some of it) was
+// perhaps billed: it is recorded as an interrupted request with an
+// estimate from its size, which a budget counts, as a stream that breaks
+// off is. A server that does so every time cannot spend without bound:
+// the run halts (exit 3) and a --continue sends nothing more.
+func TestBrokenAnswerCountedByBudget(t *testing.T) {
+	answer := `{"model":"m","choices":[{"message":{"role":"assistant","content":"` + strings.Repeat("x", 400) + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":11,"completion_tokens":300,"total_tokens":311}}`
+	f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) {
+		c, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(answer), answer[:200])
+		buf.Flush()
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetLinger(0) // close sends an RST
+		}
+		c.Close()
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, `
+llm: {model: m, base_url: BASE}
+budget: {max_tokens: 50}
+agents:
+  a: {role: A}
+tasks:
+  t1: {description: one, agent: a}
+`)
+	for run := range 3 {
+		sum, out, err := p.run(t, run > 0)
+		if err != nil || sum.Outcome != Halted {
+			t.Fatalf("run %d: %v, %+v, want halted\n%s", run+1, err, sum, out)
+		}
+	}
+	if f.count() != 1 {
+		t.Fatalf("%d requests over 3 runs, want 1: the budget counts the broken answer", f.count())
+	}
+	tr, _ := p.session(t).Task("t1")
+	body := len(f.requestBody(0))
+	want := body/3 + 1 + 200/3 + 1
+	if u := tr.Usage; u == nil || len(u.Calls) != 1 || u.UnknownRequests != 1 || u.InterruptedEstimatedTokens != want ||
+		u.Calls[0].Outcome != CallInterrupted || u.Calls[0].Status != 200 || !u.Calls[0].UsageUnknown {
+		t.Fatalf("t1's usage %+v, want 1 interrupted request estimated at %d tokens", u, want)
 	}
 }

@@ -372,6 +372,9 @@ func (d *configDecoder) llm(v *yaml.Node) *LLMDefault {
 		case "model":
 			l.Model = val.Value
 		case "base_url":
+			if _, err := ParseBaseURL(val.Value); err != nil {
+				d.errorf(val, path, "%v", err)
+			}
 			l.BaseURL = val.Value
 		case "api_key_env":
 			l.APIKeyEnv = val.Value

@@ -96,6 +96,9 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`2:10: llm.model: expected a text, got true (if that is meant as a text, quote it: "true")`}},
 		{"llm model empty", "llm:\n  model:\n",
 			[]string{`2:9: llm.model: expected a text, got nothing`}},
+		// The rule a spec's base_url is held to (ParseBaseURL).
+		{"llm base_url without a scheme", "llm: {model: m, base_url: 'localhost:11434/v1'}\n",
+			[]string{`1:27: llm.base_url: "localhost:11434/v1" has no scheme: write http://localhost:11434/v1 (or https://)`}},
 		{"prices a list", "prices: [1]\n",
 			[]string{`1:9: prices: expected model names, each with {input: N, output: N} in US dollars per million tokens; got a list`}},
 		{"price a number", "prices:\n  gpt-4o: 5\n",

@@ -459,7 +459,7 @@ func (b *builder) llmFields(v *tree) *LLM {
 	}
 	l := &LLM{Pos: v.pos()}
 	l.Model, _ = v.get("model").str()
-	l.BaseURL, _ = v.get("base_url").str()
+	l.BaseURL = b.baseURL(v.get("base_url"))
 	l.APIKeyEnv, _ = v.get("api_key_env").str()
 	if p := v.get("price"); p.isMap() {
 		l.Price = &Price{}
@@ -487,6 +487,20 @@ func (b *builder) llmFields(v *tree) *LLM {
 	}
 	l.IdleTimeout = Duration(b.duration(v.get("idle_timeout")))
 	return l
+}
+
+// baseURL reads a base_url, refused at its key, as written, when it is no
+// URL a request can go to (ParseBaseURL): it is in the file, so validate
+// and plan refuse it as run would. "" when unset.
+func (b *builder) baseURL(v *tree) string {
+	s, ok := v.str()
+	if !ok || strings.TrimSpace(s) == "" {
+		return s
+	}
+	if _, err := ParseBaseURL(s); err != nil {
+		b.errorf(v, v.pos(), "%v", err)
+	}
+	return s
 }
 
 // number reads an integer or a float.

@@ -303,6 +303,9 @@ var defWords = map[string]string{
 	"/$defs/task/properties/foreach":   "a mapping such as {over: VAR, as: NAME}",
 	"/$defs/task/properties/repeat":    "a mapping such as {until: TEXT, max_iterations: N}",
 	"/$defs/task/properties/condition": "a mapping of results to the tasks they run, such as {approve: [publish], reject: [revise]}",
+	// The schema's pattern is ^auto$ for the one text allowed beside the
+	// booleans: "a value matching ^auto$" named a regex and one choice.
+	"/$defs/llm/properties/stream": "true, false or auto",
 }
 
 func typeWords(v any) string {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/teamrun/teamrun/pkg/runner/backoff"
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // Defaults for a zero Client field.
@@ -68,71 +70,18 @@ type Call struct {
 	Duration time.Duration
 	Usage    Usage
 	// CutOff is a request that teamrun cut off (Ctrl-C, a timeout, a
-	// stalled stream); UsageUnknown that no usage came: Usage is zero,
-	// but the request may have been billed (cut off) or was (answered).
-	// UsageNegative, with UsageUnknown, is why: the usage that came held
-	// a count below zero, which no answer can have.
-	CutOff, UsageUnknown, UsageNegative bool
+	// stalled stream) or whose answer broke off; UsageUnknown that no
+	// usage came: Usage is zero, but the request may have been billed
+	// (cut off) or was (answered).
+	CutOff, UsageUnknown bool
+	// UsageUnreadable, with UsageUnknown, says why a usage that came is
+	// none, in a warning's words ("reported a negative token count, which
+	// no answer can have"); "" when none came.
+	UsageUnreadable string
 	// RequestBytes and AnswerBytes, of a call of unknown usage, are the
 	// size of its request body and of the answer's text and tool calls:
 	// what an estimate of its tokens goes by.
 	RequestBytes, AnswerBytes int
-}
-
-// wireUsage reads the usage member of the servers teamrun talks to: the
-// details objects of OpenAI (and vLLM, llama-server), DeepSeek's cache hits.
-type wireUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
-}
-
-// usage is what w reports; false when there is no usage member, or one
-// no count of which can be true (a negative number): such an answer is
-// billed all the same and counted as one without usage (an estimate from
-// its size), never as the negative tokens that would give a budget back
-// what other requests spent.
-func (w *wireUsage) usage() (Usage, bool) {
-	if w == nil {
-		return Usage{}, false
-	}
-	for _, n := range []int{w.PromptTokens, w.CompletionTokens, w.TotalTokens, w.PromptCacheHitTokens} {
-		if n < 0 {
-			return Usage{}, false
-		}
-	}
-	if d := w.PromptTokensDetails; d != nil && d.CachedTokens < 0 {
-		return Usage{}, false
-	}
-	if d := w.CompletionTokensDetails; d != nil && d.ReasoningTokens < 0 {
-		return Usage{}, false
-	}
-	u := Usage{PromptTokens: w.PromptTokens, CompletionTokens: w.CompletionTokens, TotalTokens: w.TotalTokens,
-		CachedTokens: w.PromptCacheHitTokens}
-	if d := w.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
-		u.CachedTokens = d.CachedTokens
-	}
-	if d := w.CompletionTokensDetails; d != nil {
-		u.ReasoningTokens = d.ReasoningTokens
-	}
-	// A total under its parts (none given, or a server that undercounts)
-	// is their sum: max_tokens budgets count the total.
-	u.TotalTokens = max(u.TotalTokens, u.PromptTokens+u.CompletionTokens)
-	return u, true
-}
-
-// atLeast is u with each count raised to o's where o's is larger.
-func (u Usage) atLeast(o Usage) Usage {
-	return Usage{PromptTokens: max(u.PromptTokens, o.PromptTokens), CompletionTokens: max(u.CompletionTokens, o.CompletionTokens),
-		TotalTokens: max(u.TotalTokens, o.TotalTokens), CachedTokens: max(u.CachedTokens, o.CachedTokens),
-		ReasoningTokens: max(u.ReasoningTokens, o.ReasoningTokens)}
 }
 
 // Request is one completion to ask for. A nil Temperature and a zero
@@ -179,10 +128,10 @@ type Response struct {
 	// answer's last; Usage is the last one's.
 	Calls []Call
 
-	status    int  // the HTTP status of the answer
-	hasUsage  bool // the answer reported usage
-	negUsage  bool // the answer reported usage with a negative count (no usage)
-	answered  bool // a completion came, whatever it says: the server billed it
+	status    int    // the HTTP status of the answer
+	hasUsage  bool   // the answer reported usage
+	badUsage  string // why the usage the answer reported is none (wireUsage)
+	answered  bool   // a completion came, whatever it says: the server billed it
 	ToolCalls []ToolCall
 	// received is how many bytes of the answer a request cut off had
 	// read, which it does not keep: what its estimate goes by.
@@ -225,6 +174,17 @@ type Client struct {
 	// its Calls).
 	Paid    func(Call) error
 	Durable func() error
+	// OnRetry, when set, is told of each wait before a request is sent
+	// again, before the wait: a run that says nothing for minutes (a
+	// Retry-After of five) looks stuck.
+	OnRetry func(Retry)
+}
+
+// Retry is one wait of Complete before it sends its request again.
+type Retry struct {
+	Attempt, MaxAttempts int           // the request that failed (1, 2, …), of how many at most
+	Why                  string        // its failure: the HTTP status and the server's message, redacted
+	Wait                 time.Duration // how long Complete waits
 }
 
 type wireRequest struct {
@@ -289,6 +249,31 @@ type wireResponse struct {
 	Error json.RawMessage `json:"error"`
 }
 
+// wireOf is the body Complete sends first for req.
+func wireOf(req Request) wireRequest {
+	wr := wireRequest{
+		Model: req.Model, Messages: req.Messages,
+		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Tools: req.Tools,
+	}
+	if req.Schema != nil {
+		wr.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchemaSpec{Name: schemaName(req.SchemaName), Schema: req.Schema}}
+	}
+	if req.Stream {
+		wr.Stream, wr.StreamOptions = true, &streamOptions{IncludeUsage: true}
+	}
+	return wr
+}
+
+// RequestBytes is the size of the body Complete sends first for req, as
+// Admit is told it; 0 when it cannot be encoded (Complete then fails).
+func RequestBytes(req Request) int {
+	b, err := json.Marshal(wireOf(req))
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
 // Complete sends req to {BaseURL}/chat/completions and returns the first
 // choice. What is retried follows OpenAI's own clients: a server's
 // x-should-retry header decides first; else HTTP 408, 409, 429, 5xx and
@@ -315,16 +300,9 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 	if req.Model == "" {
 		return Response{}, fail(&Error{Message: "no model given: set llm.model for the agent or the team"})
 	}
-	wr := wireRequest{
-		Model: req.Model, Messages: req.Messages,
-		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Tools: req.Tools,
-	}
-	if req.Schema != nil {
-		wr.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: jsonSchemaSpec{Name: schemaName(req.SchemaName), Schema: req.Schema}}
-	}
+	wr := wireOf(req)
 	var st *streaming
 	if req.Stream {
-		wr.Stream, wr.StreamOptions = true, &streamOptions{IncludeUsage: true}
 		st = &streaming{idle: req.IdleTimeout}
 		if req.OnDelta != nil {
 			st.onDelta = func(text string) {
@@ -379,7 +357,10 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			// is judged. An answer without usage (a server that counts
 			// none) was billed all the same: its usage is unknown, not 0.
 			call = &Call{Model: resp.Model, Status: resp.status, Duration: time.Since(start), Usage: resp.Usage,
-				CutOff: cut, UsageUnknown: !resp.hasUsage, UsageNegative: !resp.hasUsage && resp.negUsage}
+				CutOff: cut, UsageUnknown: !resp.hasUsage}
+			if call.UsageUnknown {
+				call.UsageUnreadable = resp.badUsage
+			}
 			if call.UsageUnknown {
 				call.RequestBytes, call.AnswerBytes = len(body), resp.answerBytes()
 			}
@@ -431,7 +412,11 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			return Response{}, last
 		}
 		st.discard(req.OnDiscard, last)
-		if err := c.sleep(ctx, c.backoff(attempt, retryAfter)); err != nil || ctx.Err() != nil {
+		wait := c.backoff(attempt, retryAfter)
+		if c.OnRetry != nil {
+			c.OnRetry(Retry{Attempt: attempt, MaxAttempts: attempts, Why: last.detail(), Wait: wait})
+		}
+		if err := c.sleep(ctx, wait); err != nil || ctx.Err() != nil {
 			return Response{}, canceled(ctx, req.Model, shown, last, calls)
 		}
 	}
@@ -476,7 +461,14 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	}
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, maxBody+1))
 	if err != nil {
-		return Response{}, -1, transportError(actx, timeout, fmt.Errorf("reading the answer: %w", err))
+		e := brokeOff(actx, timeout, hresp.StatusCode, "answer", len(data), err)
+		if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
+			return Response{}, retryAfterOf(hresp.Header, time.Now()), e // an error: billed by no one
+		}
+		// A 200 whose body broke off: billed, perhaps, as a stream that
+		// broke off is, and counted as one (unread).
+		e.unread = true
+		return Response{status: hresp.StatusCode, received: len(data)}, -1, e
 	}
 	if len(data) > maxBody {
 		return Response{received: len(data)}, -1, tooLong(hresp.StatusCode)
@@ -509,7 +501,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		}
 		// Usage it reported was paid for all the same.
 		var failed Response
-		if u, ok := wr.Usage.usage(); ok {
+		if u, ok, _ := wr.Usage.usage(); ok {
 			failed = Response{Model: red.clean(wr.Model), Usage: u, status: hresp.StatusCode, hasUsage: true}
 		}
 		return failed, -1, &Error{StatusCode: hresp.StatusCode, Message: msg}
@@ -517,8 +509,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	ch := wr.Choices[0]
 	// The model's name is recorded with the usage: no key may ride in it.
 	resp := Response{Model: red.clean(wr.Model), status: hresp.StatusCode, ToolCalls: ch.Message.ToolCalls, answered: true}
-	resp.Usage, resp.hasUsage = wr.Usage.usage()
-	resp.negUsage = wr.Usage != nil && !resp.hasUsage
+	resp.Usage, resp.hasUsage, resp.badUsage = wr.Usage.usage()
 	var text textJoiner
 	text.add(ch.Message.Content)
 	text.end()
@@ -528,7 +519,7 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	}
 	if p := ch.Message.Refusal; p != nil && strings.TrimSpace(*p) != "" {
 		// A refusal is paid for too: its usage stays with the failure.
-		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage, negUsage: resp.negUsage, answered: true, Content: *p}, -1,
+		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage, badUsage: resp.badUsage, answered: true, Content: *p}, -1,
 			&Error{StatusCode: hresp.StatusCode, Message: "the model refused to answer: " + red.snippet(*p)}
 	}
 	return resp, -1, nil
@@ -602,10 +593,46 @@ func transportError(actx context.Context, timeout time.Duration, err error) *Err
 	// names without credentials: keep only what it wraps.
 	var ue *url.Error
 	if !errors.As(err, &ue) {
-		// An answer that broke off while it was read: its own words.
+		// An answer that broke off while it was read: brokeOff words it.
 		return &Error{Message: err.Error(), Retryable: true, Err: err}
 	}
 	return &Error{Message: wireWords(ue.Err), Retryable: true, Err: ue.Err}
+}
+
+// brokeOff is an answer whose status and headers came but whose body
+// (what: "answer", "stream") did not come whole, after got bytes: in a
+// user's words, with the status it had (it did reach the server: no hint
+// about the URL applies), retried as a transport failure is.
+func brokeOff(actx context.Context, timeout time.Duration, status int, what string, got int, err error) *Error {
+	e := transportError(actx, timeout, err)
+	if !errors.Is(e.Err, context.DeadlineExceeded) {
+		e.Message = fmt.Sprintf("the %s broke off after %s: %s", what, bytesText(got), connWords(err))
+	}
+	e.StatusCode = status
+	return e
+}
+
+// connWords is why a connection that carried part of an answer ended, as
+// a user reads it: not Go's "read tcp 127.0.0.1:54498->…: read:
+// connection reset by peer".
+func connWords(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNRESET):
+		return "the server (or a proxy on the way) reset the connection"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "the server (or a proxy on the way) closed the connection before the end"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "the connection timed out"
+	}
+	return "the connection failed"
+}
+
+func bytesText(n int) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // wireWords is a request that got no HTTP answer as a user reads it: what
@@ -730,18 +757,19 @@ func retryAfterOf(h http.Header, now time.Time) time.Duration {
 }
 
 // chatURL is base + /chat/completions, and the same without credentials
-// or query, fit to show.
+// or query, fit to show. base is held to spec.ParseBaseURL, the rule a
+// spec's llm.base_url is refused by.
 func chatURL(base string) (endpoint, shown string, err error) {
-	u, err := url.Parse(strings.TrimSpace(base))
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "", showURL(u), fmt.Errorf("base URL %q is not an http or https URL such as http://127.0.0.1:11434/v1", showURL(u))
+	u, err := spec.ParseBaseURL(base)
+	if err != nil {
+		return "", spec.ShownURL(base), fmt.Errorf("base URL %w", err)
 	}
 	u.Path = strings.TrimRight(u.Path, "/") + "/chat/completions"
 	u.RawPath = ""
-	return u.String(), showURL(u), nil
+	return u.String(), spec.ShownURL(u.String()), nil
 }
 
-// URLSecrets are the credentials base carries, which showURL leaves out
+// URLSecrets are the credentials base carries, which spec.ShownURL leaves out
 // of messages and a run redacts from what it writes (a proxy may echo the
 // request's path): the userinfo's password, and the values of the query
 // parameters whose name says they are one. Others (Azure's api-version)
@@ -768,16 +796,6 @@ func URLSecrets(base string) []string {
 		}
 	}
 	return out
-}
-
-func showURL(u *url.URL) string {
-	if u == nil {
-		return "(unparsable URL)"
-	}
-	c := *u
-	c.User = nil
-	c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = "", false, "", ""
-	return c.String()
 }
 
 // serverMessage pulls the error text out of an error body: OpenAI's

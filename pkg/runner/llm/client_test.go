@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -815,9 +816,9 @@ func TestCompleteBadInput(t *testing.T) {
 	tests := []struct {
 		name, base, model, want string
 	}{
-		{"no base URL", "", "m", `model "m" at : base URL "" is not an http or https URL`},
+		{"no base URL", "", "m", `model "m" at : base URL "" is no URL: write one such as http://127.0.0.1:11434/v1`},
 		{"not http", "ftp://host/v1", "m", `base URL "ftp://host/v1" is not an http or https URL`},
-		{"no host", "http:///v1", "m", `is not an http or https URL`},
+		{"no host", "http:///v1", "m", `base URL "http:///v1" names no host: write one such as http://127.0.0.1:11434/v1`},
 		{"credentials hidden", "gopher://u:pw@host/x", "m", `base URL "gopher://host/x"`},
 		{"no model", "http://127.0.0.1:1/v1", "", `model "" at http://127.0.0.1:1/v1/chat/completions: no model given`},
 	}
@@ -886,6 +887,113 @@ func TestCanceledWording(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "context") {
 				t.Errorf("Go's wording leaked: %v", err)
+			}
+		})
+	}
+}
+
+// brokenBody answers 200 with a Content-Length of the whole answer, sends
+// its first sent bytes and ends the connection: reset (an RST, as a
+// crashing server or proxy does) or closed.
+func brokenBody(t testing.TB, w http.ResponseWriter, answer string, sent int, reset bool) {
+	c, buf, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(answer), answer[:sent])
+	buf.Flush()
+	if tc, ok := c.(*net.TCPConn); ok && reset {
+		tc.SetLinger(0) // close sends an RST
+	}
+	c.Close()
+}
+
+// TestCompleteBodyBrokeOff: a 200 whose body breaks off was perhaps
+// billed, as a stream that breaks off is: each is recorded as cut off,
+// with what came of it for an estimate, retried, and said in teamrun's
+// words with the status that came.
+func TestCompleteBodyBrokeOff(t *testing.T) {
+	answer := `{"model":"served","choices":[{"message":{"content":"` + strings.Repeat("x", 400) + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":11,"completion_tokens":300,"total_tokens":311}}`
+	tests := []struct {
+		name  string
+		reset bool
+		want  string
+	}{
+		{"reset", true, "HTTP 200 OK: the answer broke off after 200 bytes: the server (or a proxy on the way) reset the connection (gave up after 3 attempts)"},
+		{"closed", false, "HTTP 200 OK: the answer broke off after 200 bytes: the server (or a proxy on the way) closed the connection before the end (gave up after 3 attempts)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { brokenBody(t, w, answer, 200, tt.reset) })
+			sl := &fakeSleep{}
+			_, err := testClient(fs, sl).Complete(context.Background(), tinyReq)
+			var le *Error
+			if !errors.As(err, &le) || le.StatusCode != 200 || !le.Retryable || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "read tcp") || strings.Contains(err.Error(), "by peer") || strings.Contains(err.Error(), "unexpected EOF") {
+				t.Errorf("Go's transport text in %q", err)
+			}
+			calls := CallsOf(err)
+			want := Call{Model: "m1", Status: 200, CutOff: true, UsageUnknown: true, RequestBytes: tinyReqBytes, AnswerBytes: 200}
+			if len(calls) != 3 {
+				t.Fatalf("calls %+v, want 3 cut off", calls)
+			}
+			for _, c := range calls {
+				c.Duration = 0
+				if c != want {
+					t.Errorf("call %+v, want %+v", c, want)
+				}
+			}
+		})
+	}
+}
+
+// TestCompleteOnRetry: each wait before a request is sent again is told,
+// with the failure that caused it and how long it is, before it is
+// waited; a failure that is not retried tells of none.
+func TestCompleteOnRetry(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply func(i int, w http.ResponseWriter)
+		want  []Retry
+	}{
+		{"429 with Retry-After, then an answer", func(i int, w http.ResponseWriter) {
+			if i < 2 {
+				w.Header().Set("Retry-After", "3")
+				errReply(w, 429, "slow down")
+				return
+			}
+			okReply(w, "ok")
+		}, []Retry{
+			{Attempt: 1, MaxAttempts: 3, Why: "HTTP 429 Too Many Requests: slow down", Wait: 3 * time.Second},
+			{Attempt: 2, MaxAttempts: 3, Why: "HTTP 429 Too Many Requests: slow down", Wait: 3 * time.Second},
+		}},
+		{"retries run out: the last failure waits for nothing", func(_ int, w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "1")
+			errReply(w, 503, "busy")
+		}, []Retry{
+			{Attempt: 1, MaxAttempts: 3, Why: "HTTP 503 Service Unavailable: busy", Wait: time.Second},
+			{Attempt: 2, MaxAttempts: 3, Why: "HTTP 503 Service Unavailable: busy", Wait: time.Second},
+		}},
+		{"not retried", func(_ int, w http.ResponseWriter) { errReply(w, 400, "bad request") }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, func(i int, w http.ResponseWriter, _ *http.Request) { tt.reply(i, w) })
+			sl := &fakeSleep{}
+			c := testClient(fs, sl)
+			var got []Retry
+			c.OnRetry = func(r Retry) {
+				if len(sl.waits) != len(got) {
+					t.Errorf("told of retry %d after its wait", r.Attempt)
+				}
+				got = append(got, r)
+			}
+			c.Complete(context.Background(), tinyReq)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("told %+v, want %+v", got, tt.want)
 			}
 		})
 	}

@@ -158,7 +158,7 @@ func TestResolve(t *testing.T) {
 		{name: "agent base beats env", llm: &spec.LLM{BaseURL: "http://llm.local:8000/v1"}, getenv: env("OPENAI_BASE_URL", "http://other/v1"), wantBase: "http://llm.local:8000/v1"},
 		{name: "api_key_env beats OPENAI_API_KEY", llm: &spec.LLM{APIKeyEnv: "MY_KEY"}, getenv: env("MY_KEY", "mine", "OPENAI_API_KEY", "global"), wantBase: DefaultBaseURL, wantKey: "mine"},
 		{name: "api_key_env unset is an error naming it", llm: &spec.LLM{APIKeyEnv: "MY_KEY"}, getenv: env("OPENAI_API_KEY", "global"), wantErr: "llm.api_key_env: the environment variable MY_KEY is not set or empty"},
-		{name: "bad base_url", llm: &spec.LLM{BaseURL: "localhost:11434"}, getenv: env(), wantErr: `llm.base_url: base URL "localhost:11434" is not an http or https URL`},
+		{name: "bad base_url", llm: &spec.LLM{BaseURL: "localhost:11434"}, getenv: env(), wantErr: `llm.base_url: base URL "localhost:11434" has no scheme: write http://localhost:11434 (or https://)`},
 		{name: "bad env base", getenv: env("OPENAI_BASE_URL", "ftp://u:secret@x/v1"), wantErr: `$OPENAI_BASE_URL: base URL "ftp://x/v1" is not`},
 		{name: "a slash that is no provider is sent as is", llm: &spec.LLM{Model: "Qwen/Qwen2.5-7B"}, getenv: env("OPENAI_BASE_URL", "http://vllm:8000/v1"), wantBase: "http://vllm:8000/v1"},
 		{name: "groq/ beats $OPENAI_BASE_URL", llm: &spec.LLM{Model: "groq/llama3-70b-8192"}, getenv: env("OPENAI_BASE_URL", "http://other/v1", "GROQ_API_KEY", "g", "OPENAI_API_KEY", "global"), wantBase: "https://api.groq.com/openai/v1", wantKey: "g", model: "llama3-70b-8192"},

@@ -58,13 +58,62 @@ type wireChunk struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Delta struct {
-			Content wireText `json:"content"`
-			Refusal *string  `json:"refusal"`
+			Content   wireText        `json:"content"`
+			Refusal   *string         `json:"refusal"`
+			ToolCalls []wireToolDelta `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *wireUsage      `json:"usage"`
 	Error json.RawMessage `json:"error"`
+}
+
+// wireToolDelta is a piece of a streamed tool call: the first of a call
+// (by its index) names it, the ones after add to its arguments.
+type wireToolDelta struct {
+	Index *int   `json:"index"`
+	ID    string `json:"id"`
+	Type  string `json:"type"`
+	// Arguments as text, or as the object some servers send (FunctionCall).
+	Function FunctionCall `json:"function"`
+}
+
+// toolCalls puts the pieces of a stream's tool calls together, each
+// call at the index its pieces give (a piece without one, as some servers
+// send whole calls, is a call of its own).
+type toolCalls struct {
+	calls []ToolCall
+	at    map[int]int // a wire index's place in calls
+}
+
+func (t *toolCalls) add(deltas []wireToolDelta) {
+	for _, d := range deltas {
+		i, ok := -1, false
+		if d.Index != nil {
+			i, ok = t.at[*d.Index]
+		}
+		if !ok {
+			t.calls = append(t.calls, ToolCall{Type: "function"})
+			i = len(t.calls) - 1
+			if d.Index != nil {
+				if t.at == nil {
+					t.at = map[int]int{}
+				}
+				t.at[*d.Index] = i
+			}
+		}
+		c := &t.calls[i]
+		if d.ID != "" {
+			c.ID = d.ID
+		}
+		if d.Type != "" {
+			c.Type = d.Type
+		}
+		if c.Function.Name == "" {
+			c.Function.Name = d.Function.Name // sent whole, in a call's first piece
+		}
+		c.Function.Arguments += d.Function.Arguments
+	}
 }
 
 // readStream reads a streamed answer to its end. Only a stream that ended
@@ -82,6 +131,7 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 	var (
 		text    textJoiner // a character may be cut between two events
 		refusal strings.Builder
+		tools   toolCalls
 		data    strings.Builder // the data lines of the event being read
 		done    bool
 		bad     *Error
@@ -91,7 +141,7 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		e.unread = e.unread || e.Retryable // broke off
 		// The usage that came is the one thing kept of a broken stream,
 		// and the size of what came, for an estimate without it.
-		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage, negUsage: resp.negUsage,
+		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage, badUsage: resp.badUsage,
 			received: text.size() + refusal.Len() + resp.answerBytes()}, -1, e
 	}
 	dispatch := func() {
@@ -116,7 +166,7 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		if ch.Model != "" {
 			resp.Model = red.clean(ch.Model) // recorded with the usage
 		}
-		if u, ok := ch.Usage.usage(); ok {
+		if u, ok, bad := ch.Usage.usage(); ok {
 			if resp.hasUsage {
 				// Reported again (each chunk, or twice): a stream's counts
 				// only grow, so a smaller one (a proxy's zeros after the
@@ -124,8 +174,8 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 				u = u.atLeast(resp.Usage)
 			}
 			resp.Usage, resp.hasUsage = u, true
-		} else if ch.Usage != nil {
-			resp.negUsage = true
+		} else if bad != "" {
+			resp.badUsage = bad
 		}
 		if len(ch.Choices) == 0 {
 			return
@@ -134,6 +184,8 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		if s := text.add(c.Delta.Content); s != "" && st.onDelta != nil {
 			st.onDelta(s)
 		}
+		tools.add(c.Delta.ToolCalls)
+		resp.ToolCalls = tools.calls
 		if p := c.Delta.Refusal; p != nil {
 			refusal.WriteString(*p)
 		}
@@ -187,7 +239,7 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 			return fail(&Error{Message: fmt.Sprintf("the stream stalled: %s for %s (idle_timeout)%s", what, st.idle, droppedNote),
 				Retryable: true, Err: ErrStalled})
 		case err != io.EOF:
-			e := transportError(ctx, timeout, fmt.Errorf("reading the stream: %w", err))
+			e := brokeOff(ctx, timeout, hresp.StatusCode, "stream", int(maxBody+1-body.N), err)
 			e.Message += droppedNote
 			return fail(e)
 		case resp.FinishReason == "":

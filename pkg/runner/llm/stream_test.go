@@ -350,3 +350,60 @@ func TestStreamNeverEnding(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamToolCalls: a streamed answer's tool calls are put together
+// from their pieces, as a whole answer gives them: a caller tells an
+// answer of only tool calls from an empty one either way.
+func TestStreamToolCalls(t *testing.T) {
+	const finishTools = `{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`
+	tool := func(calls string) string {
+		return `{"model":"served","choices":[{"index":0,"delta":{"tool_calls":` + calls + `},"finish_reason":null}]}`
+	}
+	tests := []struct {
+		name   string
+		events []string
+		want   []ToolCall
+	}{
+		{"OpenAI's pieces", []string{
+			tool(`[{"index":0,"id":"call_1","type":"function","function":{"name":"rm_rf","arguments":""}}]`),
+			tool(`[{"index":0,"function":{"arguments":"{\"path\":"}}]`),
+			tool(`[{"index":0,"function":{"arguments":"\"/\"}"}}]`),
+			finishTools, usageChunk, "[DONE]",
+		}, []ToolCall{{ID: "call_1", Type: "function", Function: FunctionCall{Name: "rm_rf", Arguments: `{"path":"/"}`}}}},
+		{"two calls, pieces interleaved", []string{
+			tool(`[{"index":0,"id":"a","type":"function","function":{"name":"one","arguments":"{\"x\""}}]`),
+			tool(`[{"index":1,"id":"b","type":"function","function":{"name":"two","arguments":"{}"}}]`),
+			tool(`[{"index":0,"function":{"arguments":":1}"}}]`),
+			finishTools, "[DONE]",
+		}, []ToolCall{
+			{ID: "a", Type: "function", Function: FunctionCall{Name: "one", Arguments: `{"x":1}`}},
+			{ID: "b", Type: "function", Function: FunctionCall{Name: "two", Arguments: `{}`}},
+		}},
+		{"whole calls without an index, arguments an object", []string{
+			tool(`[{"id":"a","type":"function","function":{"name":"one","arguments":{"x":1}}},{"id":"b","function":{"name":"two"}}]`),
+			finishTools, "[DONE]",
+		}, []ToolCall{
+			{ID: "a", Type: "function", Function: FunctionCall{Name: "one", Arguments: `{"x":1}`}},
+			{ID: "b", Type: "function", Function: FunctionCall{Name: "two"}},
+		}},
+		{"an index far from the last", []string{
+			tool(`[{"index":3,"id":"a","type":"function","function":{"name":"one","arguments":"{"}}]`),
+			tool(`[{"index":3,"function":{"arguments":"}"}}]`),
+			finishTools, "[DONE]",
+		}, []ToolCall{{ID: "a", Type: "function", Function: FunctionCall{Name: "one", Arguments: `{}`}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, tt.events...) })
+			req := tinyReq
+			req.Stream = true
+			resp, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(resp.ToolCalls) != fmt.Sprint(tt.want) || resp.FinishReason != "tool_calls" || resp.Content != "" {
+				t.Fatalf("got %+v (finish %q, content %q), want %+v", resp.ToolCalls, resp.FinishReason, resp.Content, tt.want)
+			}
+		})
+	}
+}

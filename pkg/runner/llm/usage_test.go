@@ -47,12 +47,36 @@ func TestCompleteUsage(t *testing.T) {
 		// A count no answer can have would give a budget back what other
 		// requests spent: the answer counts as one without usage.
 		{"a negative count is no usage", []func(http.ResponseWriter){body(200, strings.Replace(detailed, `"prompt_tokens":100`, `"prompt_tokens":-100000`, 1))}, false,
-			[]Call{{Model: "served", Status: 200, UsageUnknown: true, UsageNegative: true, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
+			[]Call{{Model: "served", Status: 200, UsageUnknown: true, UsageUnreadable: negCount, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
 		{"a total under its parts is their sum", []func(http.ResponseWriter){body(200, strings.Replace(detailed, `"total_tokens":120`, `"total_tokens":1`, 1))}, false,
 			[]Call{{Model: "served", Status: 200, Usage: Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120, CachedTokens: 64, ReasoningTokens: 8}}}},
 		{"a negative detail is no usage", []func(http.ResponseWriter){body(200, strings.Replace(detailed, `"cached_tokens":64`, `"cached_tokens":-64`, 1))}, false,
-			[]Call{{Model: "served", Status: 200, UsageUnknown: true, UsageNegative: true, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
+			[]Call{{Model: "served", Status: 200, UsageUnknown: true, UsageUnreadable: negCount, RequestBytes: tinyReqBytes, AnswerBytes: 2}}},
 		{"a server error is no answer", []func(http.ResponseWriter){body(400, `{"error":"bad"}`)}, true, nil},
+		// Counts some servers send as floats or texts are read where
+		// they mean a whole number; the answer is kept either way.
+		{"whole numbers as floats", []func(http.ResponseWriter){body(200, withUsage(`{"prompt_tokens":100.0,"completion_tokens":3.0,"total_tokens":1.03e2}`))}, false,
+			[]Call{{Model: "served", Status: 200, Usage: Usage{PromptTokens: 100, CompletionTokens: 3, TotalTokens: 103}}}},
+		{"whole numbers as texts", []func(http.ResponseWriter){body(200, withUsage(`{"prompt_tokens":"100","completion_tokens":" 3 ","total_tokens":"103.0","prompt_tokens_details":{"cached_tokens":"64"}}`))}, false,
+			[]Call{{Model: "served", Status: 200, Usage: Usage{PromptTokens: 100, CompletionTokens: 3, TotalTokens: 103, CachedTokens: 64}}}},
+		{"null counts and details", []func(http.ResponseWriter){body(200, withUsage(`{"prompt_tokens":10,"completion_tokens":null,"prompt_tokens_details":null,"completion_tokens_details":"n/a"}`))}, false,
+			[]Call{{Model: "served", Status: 200, Usage: Usage{PromptTokens: 10, TotalTokens: 10}}}},
+		// Else the answer is kept, its usage unknown: estimated from
+		// its size, which a budget counts, and said why.
+		{"a fraction", []func(http.ResponseWriter){body(200, withUsage(`{"prompt_tokens":100.5,"completion_tokens":3,"total_tokens":103}`))}, false,
+			unreadableCall("reported a token count that is no whole number (prompt_tokens: 100.5)")},
+		{"a text that is no number", []func(http.ResponseWriter){body(200, withUsage(`{"prompt_tokens":"lots","completion_tokens":3}`))}, false,
+			unreadableCall("reported a token count that is no whole number (prompt_tokens: a text)")},
+		{"an overflow", []func(http.ResponseWriter){body(200, withUsage(`{"prompt_tokens":1,"completion_tokens":99999999999999999999999,"total_tokens":3}`))}, false,
+			unreadableCall("reported more tokens than any answer can have (completion_tokens: 99999999999999999999999)")},
+		{"more than any answer", []func(http.ResponseWriter){body(200, withUsage(`{"prompt_tokens":1e300,"completion_tokens":3}`))}, false,
+			unreadableCall("reported more tokens than any answer can have (prompt_tokens: 1e300)")},
+		{"a boolean", []func(http.ResponseWriter){body(200, withUsage(`{"prompt_tokens":true,"completion_tokens":3}`))}, false,
+			unreadableCall("reported a token count that is no whole number (prompt_tokens: a value that is no number)")},
+		{"a usage that is no object", []func(http.ResponseWriter){body(200, withUsage(`"n/a"`))}, false,
+			unreadableCall("reported a usage that is not a JSON object")},
+		{"a bad detail", []func(http.ResponseWriter){body(200, withUsage(`{"prompt_tokens":10,"completion_tokens":3,"completion_tokens_details":{"reasoning_tokens":0.5}}`))}, false,
+			unreadableCall("reported a token count that is no whole number (reasoning_tokens: 0.5)")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,6 +106,18 @@ func TestCompleteUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+const negCount = "reported a negative token count, which no answer can have"
+
+// withUsage is an answer "ok" with usage as given.
+func withUsage(usage string) string {
+	return `{"model":"served","choices":[{"message":{"content":"ok"},"finish_reason":"stop"}],"usage":` + usage + `}`
+}
+
+// unreadableCall is the call of an answer "ok" whose usage is none, why.
+func unreadableCall(why string) []Call {
+	return []Call{{Model: "served", Status: 200, UsageUnknown: true, UsageUnreadable: why, RequestBytes: tinyReqBytes, AnswerBytes: 2}}
 }
 
 // tinyReqBytes is the size of tinyReq's body.

@@ -1,0 +1,59 @@
+package spec
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// ParseBaseURL reads the base URL of an OpenAI-compatible endpoint
+// (llm.base_url, $OPENAI_BASE_URL): http or https, a host, and a port,
+// when it has one, from 1 to 65535. It is the one rule: validate and plan
+// refuse a spec's base_url by it as run does, and run holds the
+// environment's to it. The error shows the URL as written, without its
+// credentials, and what to write instead.
+func ParseBaseURL(s string) (*url.URL, error) {
+	s = strings.TrimSpace(s)
+	u, err := url.Parse(s)
+	switch {
+	case s == "":
+		return nil, fmt.Errorf(`"" is no URL: write one such as http://127.0.0.1:11434/v1`)
+	case !strings.Contains(s, "://"):
+		// localhost:11434/v1 parses as the scheme "localhost".
+		return nil, fmt.Errorf("%q has no scheme: write http://%s (or https://)", ShownURL(s), strings.TrimPrefix(ShownURL(s), "//"))
+	case err != nil:
+		return nil, fmt.Errorf("%q is not a URL: write one such as http://127.0.0.1:11434/v1", ShownURL(s))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("%q is not an http or https URL such as http://127.0.0.1:11434/v1", ShownURL(s))
+	case u.Hostname() == "":
+		return nil, fmt.Errorf("%q names no host: write one such as %s://127.0.0.1:11434/v1", ShownURL(s), u.Scheme)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("%q has the port %s, which no server listens on: a port is from 1 to 65535", ShownURL(s), p)
+		}
+	}
+	return u, nil
+}
+
+// ShownURL is a URL as written, fit for a message: without the userinfo
+// and the query, where credentials ride, nor the fragment. It works on
+// the text, so that one that does not parse is shown too.
+func ShownURL(s string) string {
+	s = strings.TrimSpace(s)
+	s, _, _ = strings.Cut(s, "#")
+	s, _, _ = strings.Cut(s, "?")
+	host := 0
+	if i := strings.Index(s, "://"); i >= 0 {
+		host = i + len("://")
+	}
+	end := len(s)
+	if i := strings.IndexByte(s[host:], '/'); i >= 0 {
+		end = host + i
+	}
+	if i := strings.LastIndexByte(s[host:end], '@'); i >= 0 {
+		s = s[:host] + s[host+i+1:]
+	}
+	return s
+}

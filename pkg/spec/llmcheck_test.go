@@ -1,0 +1,51 @@
+package spec
+
+import "testing"
+
+// TestLLMStreamValues: a stream: the schema refuses names the values it
+// takes, whichever way it is wrong.
+func TestLLMStreamValues(t *testing.T) {
+	spec := func(stream string) string {
+		return "llm: {model: m, stream: " + stream + "}\nagents:\n  w: {role: W}\ntasks:\n  a: {description: d, agent: w}\n"
+	}
+	tests := []refusal{
+		{"yes", spec("yes"), `agents.yaml:1:25: llm.stream: expected true, false or auto, got string "yes"`},
+		{"Auto", spec("Auto"), `agents.yaml:1:25: llm.stream: expected true, false or auto, got string "Auto"`},
+		{"number", spec("1"), `agents.yaml:1:25: llm.stream: expected true, false or auto, got integer 1`},
+	}
+	refusedWithLine(t, tests)
+}
+
+// TestBaseURLRefused: a base_url no request can go to is refused at its
+// key, wherever an llm is written, showing it as written without its
+// credentials: validate and plan refuse it as run does.
+func TestBaseURLRefused(t *testing.T) {
+	native := func(llm string) string {
+		return "llm: {model: m, base_url: " + llm + "}\nagents:\n  w: {role: W}\ntasks:\n  a: {description: d, agent: w}\n"
+	}
+	tests := []refusal{
+		{"not http", native("'ftp://x'"), `agents.yaml:1:27: llm.base_url: "ftp://x" is not an http or https URL such as http://127.0.0.1:11434/v1`},
+		{"no scheme", native("'127.0.0.1:18730/v1'"), `agents.yaml:1:27: llm.base_url: "127.0.0.1:18730/v1" has no scheme: write http://127.0.0.1:18730/v1 (or https://)`},
+		{"no scheme, a host name", native("'localhost:11434/v1'"), `agents.yaml:1:27: llm.base_url: "localhost:11434/v1" has no scheme: write http://localhost:11434/v1 (or https://)`},
+		{"no host", native("'http://'"), `agents.yaml:1:27: llm.base_url: "http://" names no host: write one such as http://127.0.0.1:11434/v1`},
+		{"a port out of range", native("'http://127.0.0.1:99999/v1'"), `agents.yaml:1:27: llm.base_url: "http://127.0.0.1:99999/v1" has the port 99999, which no server listens on: a port is from 1 to 65535`},
+		{"credentials not shown", native("'ftp://user:pw@host/v1?api-key=s3cret'"), `agents.yaml:1:27: llm.base_url: "ftp://host/v1" is not an http or https URL such as http://127.0.0.1:11434/v1`},
+		{"unparsable, credentials not shown", native("'http://user:pw@[::1/v1?token=s3cret'"), `agents.yaml:1:27: llm.base_url: "http://[::1/v1" is not a URL: write one such as http://127.0.0.1:11434/v1`},
+		{"an alias", "models:\n  fast: {model: m, base_url: 'ftp://x'}\nllm: fast\nagents:\n  w: {role: W}\ntasks:\n  a: {description: d, agent: w}\n",
+			`agents.yaml:2:30: models.fast.base_url: "ftp://x" is not an http or https URL such as http://127.0.0.1:11434/v1`},
+		{"an agent's", "agents:\n  w:\n    role: W\n    llm:\n      model: m\n      base_url: ftp://x\ntasks:\n  a: {description: d, agent: w}\n",
+			`agents.yaml:6:17: agents.w.llm.base_url: "ftp://x" is not an http or https URL such as http://127.0.0.1:11434/v1`},
+		{"PraisonAI's api_base", "framework: praisonai\nroles:\n  r:\n    role: R\n    goal: g\n    backstory: b\n    llm: {model: m, api_base: 'localhost:1234/v1'}\n    tasks:\n      t: {description: d, expected_output: e}\n",
+			`agents.yaml:7:31: roles.r.llm.api_base: "localhost:1234/v1" has no scheme: write http://localhost:1234/v1 (or https://)`},
+	}
+	refusedWithLine(t, tests)
+}
+
+// TestParseBaseURL: the URLs a request can go to pass as they are.
+func TestParseBaseURL(t *testing.T) {
+	for _, s := range []string{"http://127.0.0.1:11434/v1", "https://api.openai.com/v1", " http://h/v1/ ", "http://[::1]:8080/v1", "https://u:p@h/v1?api-version=1"} {
+		if _, err := ParseBaseURL(s); err != nil {
+			t.Errorf("ParseBaseURL(%q): %v", s, err)
+		}
+	}
+}
