@@ -476,10 +476,10 @@ func (a *removals) audit(ctx context.Context, specPath string, rec AuditRecord) 
 				// Only a log that names it: the spec's folder may be gone,
 				// or never have been this store's project.
 				ids = map[string]bool{}
-				if recs, err := own.AuditRecords(ctx); err == nil {
-					for _, r := range recs {
-						ids[r.Session] = true
-					}
+				// A damaged line is skipped: the others still count.
+				recs, _ := own.AuditRecords(ctx)
+				for _, r := range recs {
+					ids[r.Session] = true
 				}
 				a.named[dir] = ids
 			}

@@ -123,6 +123,9 @@ type ProjectState interface {
 	ClaimActive(ctx context.Context, prev, id string) (string, error)
 	// Audit appends rec, its time, pid and user filled in when zero.
 	Audit(ctx context.Context, rec AuditRecord) error
+	// AuditRecords reads the project's audit records. With an error it
+	// may still return records: those of a log with lines it skipped
+	// (damaged), which the error names.
 	AuditRecords(ctx context.Context) ([]AuditRecord, error)
 }
 

@@ -110,14 +110,60 @@ func TestProjectAudit(t *testing.T) {
 	if recs, err := p.AuditRecords(bg); err != nil || len(recs) != len(events) {
 		t.Fatalf("torn line: %d %v", len(recs), err)
 	}
-	// A damaged line in the middle is reported with its line number.
-	os.WriteFile(path, []byte("{\"event\":\"created\"}\nnot json\n{\"event\":\"halted\"}\n"), 0o600)
-	if _, err := p.AuditRecords(bg); err == nil || !strings.Contains(err.Error(), "audit.log:2: not an audit record (not valid JSON at line 1, column 2)") {
-		t.Errorf("damaged line: %v", err)
+	// The next record starts a line of its own: the torn line stays a
+	// torn one, skipped in silence, and the record is read.
+	if err := p.Audit(bg, checkpoint.AuditRecord{Event: "after", Session: "s-after", Store: "/store"}); err != nil {
+		t.Fatal(err)
 	}
-	os.WriteFile(path, []byte("{\"event\":\"created\"}\n{\"pid\":\"12\"}\n"), 0o600)
-	if _, err := p.AuditRecords(bg); err == nil || !strings.Contains(err.Error(), "audit.log:2: not an audit record (pid: expected a whole number, got the text \"12\")") {
-		t.Errorf("line of another shape: %v", err)
+	recs, err = p.AuditRecords(bg)
+	if len(recs) != len(events)+1 || recs[len(recs)-1].Session != "s-after" {
+		t.Fatalf("after a torn line: %d records %+v; want %d, the last s-after", len(recs), recs, len(events)+1)
+	}
+	if err != nil {
+		t.Errorf("the torn line, now in the middle: %v; want it ignored", err)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "{\"event\":\"crea\n{") {
+		t.Errorf("the record after the torn line does not start a line of its own:\n%s", b)
+	}
+}
+
+// A damaged line of the audit log is skipped, named in the error, and
+// the records of every other line are returned: one bad line no longer
+// hid every session the log tells of.
+func TestAuditRecordsSkipDamaged(t *testing.T) {
+	p := OpenProject(t.TempDir())
+	path := p.auditPath()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, log string
+		want      int
+		err       string
+	}{
+		{"not JSON", "{\"event\":\"created\"}\nnot json\n{\"event\":\"halted\"}\n", 2,
+			"audit.log:2: not an audit record (not valid JSON at line 1, column 2): it was skipped; fix or remove that line"},
+		{"another shape", "{\"event\":\"created\"}\n{\"pid\":\"12\"}\n", 1,
+			"audit.log:2: not an audit record (pid: expected a whole number, got the text \"12\")"},
+		{"several", "x\n{\"event\":\"created\"}\ny\nz\n{}\n", 2,
+			"audit.log: lines 1, 3, 4 are not audit records (line 1: not valid JSON at line 1, column 1): they were skipped; fix or remove those lines"},
+		{"many", strings.Repeat("x\n", 7) + "{}\n", 1, "lines 1, 2, 3, 4, 5 and 2 more are not audit records"},
+		{"sound", "{}\n\n{}\n{\"event\":", 2, ""},
+		{"torn in the middle", "{}\n{\"event\":\"cre\n{}\n", 2, ""},
+		{"torn record glued to the next", "{}\n{\"time\":\"2026-12-07T00:2{\"event\":\"created\"}\n{}\n", 2, "audit.log:2: not an audit record"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(tt.log), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := p.AuditRecords(bg)
+			if len(recs) != tt.want {
+				t.Errorf("%d records; want %d", len(recs), tt.want)
+			}
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+				t.Errorf("error %v; want %q", err, tt.err)
+			}
+		})
 	}
 }
 
