@@ -133,15 +133,19 @@ func (p *Project) Active(_ context.Context) (string, error) {
 	}
 	var st projectState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return "", fmt.Errorf("%s: %v: fix it or remove it (it only names the active session)", p.statePath(), checkpoint.DecodeProblem(b, err, reflect.TypeFor[projectState](), "not the project's state"))
+		return "", fmt.Errorf("%s: %v: %s", p.statePath(), checkpoint.DecodeProblem(b, err, reflect.TypeFor[projectState](), "not the project's state"), stateRemedy)
 	}
 	if st.ActiveSession != "" {
 		if err := checkpoint.ValidateID(st.ActiveSession); err != nil {
-			return "", fmt.Errorf("%s: active_session: %w", p.statePath(), err)
+			// Still a bad id (exit 2), whoever reads it.
+			return "", fmt.Errorf("%s: active_session: %w: %s", p.statePath(), err, stateRemedy)
 		}
 	}
 	return st.ActiveSession, nil
 }
+
+// stateRemedy is what to do about a state.json that cannot be read.
+const stateRemedy = "fix it or remove it (it only names the active session)"
 
 // SetActive makes id the active session (atomic write of state.json).
 func (p *Project) SetActive(_ context.Context, id string) error {

@@ -41,16 +41,21 @@ func TestProjectActive(t *testing.T) {
 		t.Errorf("temp files left: %v", entries)
 	}
 	for body, want := range map[string]string{
-		"{":                         "state.json: the JSON ends early (the file is cut short): fix it or remove it",
-		"{]":                        "state.json: not valid JSON at line 1, column 2: fix it or remove it",
-		`{"active_session":"../x"}`: "active_session",
+		"{":  "state.json: the JSON ends early (the file is cut short): fix it or remove it",
+		"{]": "state.json: not valid JSON at line 1, column 2: fix it or remove it",
+		// A bad id (exit 2, ErrBadID below), with the same remedy.
+		`{"active_session":"../x"}`: `state.json: active_session: invalid session id "../x": starts with a dot; an id is 1 to 128 characters of A-Z a-z 0-9 . _ -, not starting with a dot: fix it or remove it (it only names the active session)`,
 		// Not the json package's "cannot unmarshal number into Go struct field".
 		`{"active_session":3}`: "state.json: active_session: expected a text, got the number 3: fix it or remove it",
 		`[]`:                   "state.json: expected an object, got a list: fix it or remove it",
 	} {
 		os.WriteFile(filepath.Join(p.stateDir(), "state.json"), []byte(body), 0o600)
-		if _, err := p.Active(bg); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
+		_, err := p.Active(bg)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
 			t.Errorf("%s: %v", body, err)
+		}
+		if errors.Is(err, checkpoint.ErrBadID) != strings.Contains(body, "../x") {
+			t.Errorf("%s: %v; ErrBadID only for the bad id", body, err)
 		}
 	}
 }
