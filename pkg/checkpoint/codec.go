@@ -178,7 +178,7 @@ func verifyChecksum(data []byte) (body []byte, checked bool, err error) {
 		t := bytes.TrimRight(data, " \t\r\n")
 		if end := len(t) + 1; end < n && end >= checksumLength && bytes.HasSuffix(t, []byte(checksumClose[:len(checksumClose)-1])) &&
 			bytes.HasPrefix(data[end-checksumLength:], []byte(checksumOpen)) {
-			return nil, true, fmt.Errorf("blank space (%d bytes) follows its checksum, which teamrun writes last: the file was changed", n-end)
+			return nil, true, fmt.Errorf("blank space (%d bytes) follows its checksum, which teamrun writes last: it was changed", n-end)
 		}
 		return data, false, nil
 	}
@@ -186,10 +186,10 @@ func verifyChecksum(data []byte) (body []byte, checked bool, err error) {
 	hexSum := data[n-checksumLength+len(checksumOpen) : n-len(checksumClose)]
 	var want uint32
 	if _, err := fmt.Sscanf(string(hexSum), "%08x", &want); err != nil || len(hexSum) != 8 {
-		return nil, true, errors.New("its checksum is not readable: the file was changed or damaged")
+		return nil, true, errors.New("its checksum is not readable: it was changed or damaged")
 	}
 	if got := Checksum(body); got != want {
-		return nil, true, fmt.Errorf("its checksum does not match its content (crc32c %08x, recorded %08x): the file was changed or damaged", got, want)
+		return nil, true, fmt.Errorf("its checksum does not match its content (crc32c %08x, recorded %08x): it was changed or damaged", got, want)
 	}
 	return body, true, nil
 }

@@ -1148,6 +1148,26 @@ func TestTransitionsTampered(t *testing.T) {
 	}
 }
 
+// A snapshot changed in its row is corrupt, said of the row it is in, not
+// of a file.
+func TestSnapshotChangedSaysRow(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	_, j := begin(t, s, "snap", 2)
+	if err := complete(j, "t001", "as recorded"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	adminExec(t, raw, `UPDATE `+s.cfg.schema+`.sessions SET snapshot = convert_to(replace(convert_from(snapshot, 'UTF8'), 'as recorded', 'as changed!'), 'UTF8') WHERE id = 'snap'`)
+	_, err := s.Load(context.Background(), "snap")
+	want := "session snap: " + s.where("snap") + " is corrupt: its checksum does not match its content"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "file") {
+		t.Fatalf("Load = %v; want %q, and no file named", err, want)
+	}
+}
+
 // Rows written before schema 4 have no checksum, and stay readable after
 // the migration to schema 7 records the last of them per session; a row
 // of another session whose checksum is set to NULL since is corrupt.
