@@ -32,8 +32,8 @@ import (
 // paid for again. A journal an older teamrun wrote has no first_seq and
 // is read unnumbered; an older teamrun reads a numbered one, ignoring the
 // numbers. A missing last line cannot be told from a write a crash cut
-// short before its bytes reached the disk, which is why a record is
-// acknowledged only once synced.
+// short before its bytes reached the disk, and loads as one: the run went
+// no further than that record, which is acknowledged only once synced.
 
 const journalMagic = "teamrun-journal"
 
@@ -193,7 +193,7 @@ func checkOrder(first int64, payloads [][]byte) error {
 		switch {
 		case !ok:
 			return fmt.Errorf("record at byte %d has no number, where every record of this journal has one (it was changed)", off)
-		case got > want && got-want == 1:
+		case got == want+1:
 			return fmt.Errorf("record at byte %d is number %d, where %d was expected: record %d is missing (a line was removed)", off, got, want, want)
 		case got > want:
 			return fmt.Errorf("record at byte %d is number %d, where %d was expected: records %d to %d are missing (lines were removed)", off, got, want, want, got-1)
