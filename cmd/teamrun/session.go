@@ -712,8 +712,11 @@ type pruneJSON struct {
 
 type pruneLock struct {
 	ID     string    `json:"id"`
-	Taken  time.Time `json:"taken"` // when the lock was last taken
+	Taken  time.Time `json:"taken"` // when the lock was last taken (or what is left, written)
 	Reason string    `json:"reason,omitempty"`
+	// Left: what else is left of a session whose file is gone, lock
+	// included ("journal", "lock"); absent for a lock alone.
+	Left []string `json:"left,omitempty"`
 }
 
 type pruneItem struct {
@@ -781,7 +784,7 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 				if s.Removed && !out.DryRun {
 					removeLocal(c, a.store, s.ID)
 				}
-				lk := pruneLock{ID: it.ID, Taken: it.Updated, Reason: it.Reason}
+				lk := pruneLock{ID: it.ID, Taken: it.Updated, Reason: it.Reason, Left: s.Left}
 				switch {
 				case s.Lock && s.Removed:
 					out.RemovedLocks = append(out.RemovedLocks, lk)
@@ -820,20 +823,40 @@ func printPrune(w io.Writer, p pruneJSON, what string, now time.Time, tty, finis
 		fmt.Fprintf(w, "kept %s (last update %s): %s\n", it.ID, formatWhen(it.Updated, now, tty), it.Reason)
 	}
 	for _, it := range p.RemovedLocks {
-		fmt.Fprintf(w, "%s lock %s, which has no session (last taken %s)\n", verb, it.ID, formatWhen(it.Taken, now, tty))
+		fmt.Fprintf(w, "%s %s\n", verb, orphanLine(it, formatWhen(it.Taken, now, tty)))
 	}
 	for _, it := range p.KeptLocks {
-		fmt.Fprintf(w, "kept lock %s, which has no session (last taken %s): %s\n", it.ID, formatWhen(it.Taken, now, tty), it.Reason)
+		fmt.Fprintf(w, "kept %s: %s\n", orphanLine(it, formatWhen(it.Taken, now, tty)), it.Reason)
 	}
 	if !finished {
 		return
 	}
 	removed := countOf(len(p.Removed), "session")
-	if n := len(p.RemovedLocks); n > 0 {
-		removed += " and " + countOf(n, "lock") + " with no session"
+	locks, leftovers := 0, 0
+	for _, it := range p.RemovedLocks {
+		if checkpoint.Leftovers(it.Left) == "" {
+			locks++
+		} else {
+			leftovers++
+		}
+	}
+	if locks > 0 {
+		removed += " and " + countOf(locks, "lock") + " with no session"
+	}
+	if leftovers > 0 {
+		removed += " and what " + countOf(leftovers, "session") + " left without its file"
 	}
 	fmt.Fprintf(w, "%s %s, kept %d old and %d newer (%s: before %s) in %s\n", verb, removed,
 		len(p.Kept), p.Newer, what, p.Before.Format(time.RFC3339), p.Store)
+}
+
+// orphanLine names a lock with no session, or what else a session whose
+// file is gone left (checkpoint.Leftovers), as prune reports it.
+func orphanLine(it pruneLock, when string) string {
+	if what := checkpoint.Leftovers(it.Left); what != "" {
+		return fmt.Sprintf("%s of %s, which has no session file (last written %s)", what, it.ID, when)
+	}
+	return fmt.Sprintf("lock %s, which has no session (last taken %s)", it.ID, when)
 }
 
 // ---- decide

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -43,6 +45,10 @@ func sessionExportCommand() *cli.Command {
 			if err := checkpoint.ValidateID(id); err != nil {
 				return withCode(exitUsage, err)
 			}
+			out := c.String("output")
+			if where := keptByTeamrun(a.store, out); where != "" {
+				return exitf(exitUsage, "-o %s: it is %s: the document would replace one of those files, or pass for one; nothing was written: name a file outside it, or leave -o out for stdout", out, where)
+			}
 			doc, err := transfer.Export(c.Context, a.store, id)
 			if errors.Is(err, checkpoint.ErrNotFound) {
 				return a.notFound(c, id)
@@ -50,7 +56,6 @@ func sessionExportCommand() *cli.Command {
 			if err != nil {
 				return storeExit(err)
 			}
-			out := c.String("output")
 			if out == "" || out == "-" { // "-": stdout, as import's "-" is stdin
 				_, err := c.App.Writer.Write(doc)
 				return err
@@ -134,6 +139,58 @@ func sessionImportCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "imported session %s into %s\n", id, a.store.Location())
 			return nil
 		}),
+	}
+}
+
+// keptByTeamrun says where out lies, and what is kept there, when that is
+// a folder teamrun keeps its own files in — the file store's folder (its
+// sessions), or a .teamrun folder — and "" otherwise (stdout included). Links and relative paths
+// are resolved first, as the rename that writes out would resolve them;
+// a folder that is not there yet holds nothing of teamrun's.
+func keptByTeamrun(store checkpoint.Backend, out string) string {
+	if out == "" || out == "-" {
+		return ""
+	}
+	// Not filepath.Dir, which cleans "link/../x" to "x" where the kernel
+	// follows link first.
+	dir, base := ".", out
+	if i := strings.LastIndexByte(out, filepath.Separator); i >= 0 {
+		dir, base = out[:i+1], out[i+1:]
+	}
+	parent, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		parent, err = filepath.Abs(parent)
+	}
+	if err != nil {
+		return "" // the write fails, and says why
+	}
+	real := filepath.Join(parent, base)
+	if h, ok := store.(interface{ Home() string }); ok && inside(h.Home(), real) {
+		return "inside the session store " + h.Home() + ", whose files are the sessions' own (snapshots, journals, locks, results, logs)"
+	}
+	for _, c := range strings.Split(filepath.ToSlash(real), "/") {
+		if strings.EqualFold(c, ".teamrun") {
+			return "in a .teamrun folder, whose files are a project's own (state.json, audit.log, config.yml)"
+		}
+	}
+	return ""
+}
+
+// inside says whether path, its folders resolved, is dir or in it: the
+// same folder by another name (a bind mount, a case-insensitive disk)
+// counts, so each of path's folders is compared with dir as a file.
+func inside(dir, path string) bool {
+	di, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	for p := path; ; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil && os.SameFile(di, fi) {
+			return true
+		}
+		if filepath.Dir(p) == p {
+			return false
+		}
 	}
 }
 

@@ -267,8 +267,10 @@ type Stale struct {
 	Entry
 	// Lock: not a session but a lock with no session (only ID and Touched
 	// are set): a run killed after it took the lock and before it wrote
-	// the session left it.
+	// the session left it. Left says what else was left with it
+	// (OrphanLock.Left): then it is more than a lock.
 	Lock    bool
+	Left    []string
 	Removed bool   // removed (or, in a dry run, would be)
 	Reason  string // why it was kept; "" when removed
 }
@@ -400,7 +402,8 @@ func unreadable(id string, err error) string {
 	return fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", err, id)
 }
 
-// pruneOrphan removes the orphan lock o when it is debris: taken before
+// pruneOrphan removes the orphan lock o (and what else is left with it)
+// when it is debris: taken before
 // the cut-off, and held by no run. A run takes a new session's lock just
 // before it writes the session: a lock taken since the cut-off may be such
 // a run's and is left alone, unreported. The lock is removed by taking it
@@ -409,7 +412,7 @@ func unreadable(id string, err error) string {
 // again, for a run that wrote it and ended since the store was listed.
 // report is false when o is not reported: too young, or a session now.
 func pruneOrphan(ctx context.Context, s Backend, p ProjectState, o OrphanLock, opts PruneOptions) (st Stale, report bool, err error) {
-	st = Stale{Entry: Entry{Summary: Summary{ID: o.ID}, Touched: o.Touched}, Lock: true}
+	st = Stale{Entry: Entry{Summary: Summary{ID: o.ID}, Touched: o.Touched}, Lock: true, Left: o.Left}
 	if !o.Touched.Before(opts.Before) {
 		return st, false, nil
 	}
@@ -444,6 +447,10 @@ func pruneOrphan(ctx context.Context, s Backend, p ProjectState, o OrphanLock, o
 	st.Removed = true
 	detail := fmt.Sprintf("a lock with no session (its run ended before it wrote the session), last taken %s, before %s",
 		o.Touched.UTC().Format(time.RFC3339), opts.Before.UTC().Format(time.RFC3339))
+	if what := Leftovers(o.Left); what != "" {
+		detail = fmt.Sprintf("%s of a session whose file is gone (a run or a delete cut short), last written %s, before %s",
+			what, o.Touched.UTC().Format(time.RFC3339), opts.Before.UTC().Format(time.RFC3339))
+	}
 	return st, true, p.Audit(ctx, AuditRecord{Event: EventPruned, Session: o.ID, Store: s.Location(), Detail: detail})
 }
 
@@ -476,10 +483,10 @@ func (a *removals) audit(ctx context.Context, specPath string, rec AuditRecord) 
 				// Only a log that names it: the spec's folder may be gone,
 				// or never have been this store's project.
 				ids = map[string]bool{}
-				if recs, err := own.AuditRecords(ctx); err == nil {
-					for _, r := range recs {
-						ids[r.Session] = true
-					}
+				// A damaged line is skipped: the others still count.
+				recs, _ := own.AuditRecords(ctx)
+				for _, r := range recs {
+					ids[r.Session] = true
 				}
 				a.named[dir] = ids
 			}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -63,12 +64,30 @@ type Backend interface {
 	Close() error
 }
 
-// OrphanLock is a session lock a store keeps for a session it lacks.
+// OrphanLock is a session lock a store keeps for a session it lacks, or
+// what else it keeps of one (Left).
 type OrphanLock struct {
 	ID string
-	// Touched is when the lock was last taken or released: what prune's
-	// age counts.
+	// Touched is when the lock was last taken or released (or what is
+	// left was last written): what prune's age counts.
 	Touched time.Time
+	// Left names what the store keeps of the session besides a lock, in
+	// the words of Leftovers ("journal", "stored results", …): a journal
+	// whose session file is gone (a delete cut short between its two
+	// removals). nil: a lock alone.
+	Left []string
+}
+
+// Leftovers says what left is, lock included ("the journal and lock");
+// "" for a lock alone.
+func Leftovers(left []string) string {
+	if len(left) == 0 || len(left) == 1 && left[0] == "lock" {
+		return ""
+	}
+	if len(left) == 1 {
+		return "the " + left[0]
+	}
+	return "the " + strings.Join(left[:len(left)-1], ", ") + " and " + left[len(left)-1]
 }
 
 // Lock is a held session lock.
@@ -123,6 +142,9 @@ type ProjectState interface {
 	ClaimActive(ctx context.Context, prev, id string) (string, error)
 	// Audit appends rec, its time, pid and user filled in when zero.
 	Audit(ctx context.Context, rec AuditRecord) error
+	// AuditRecords reads the project's audit records. With an error it
+	// may still return records: those of a log with lines it skipped
+	// (damaged), which the error names.
 	AuditRecords(ctx context.Context) ([]AuditRecord, error)
 }
 

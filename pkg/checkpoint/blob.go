@@ -139,7 +139,7 @@ func (v *verifier) Read(p []byte) (int, error) {
 		case got.Size != v.want.Size:
 			v.err = v.corrupt(fmt.Errorf("it holds %d bytes, %d recorded", got.Size, v.want.Size))
 		case got.Digest != v.want.Digest:
-			v.err = v.corrupt(fmt.Errorf("its checksum does not match its name (%s): the file was changed or damaged", got.Digest))
+			v.err = v.corrupt(fmt.Errorf("its checksum does not match its name (%s): it was changed or damaged", got.Digest))
 		default:
 			v.err = io.EOF
 		}

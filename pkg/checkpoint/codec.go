@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/maphash"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -176,7 +178,7 @@ func verifyChecksum(data []byte) (body []byte, checked bool, err error) {
 		t := bytes.TrimRight(data, " \t\r\n")
 		if end := len(t) + 1; end < n && end >= checksumLength && bytes.HasSuffix(t, []byte(checksumClose[:len(checksumClose)-1])) &&
 			bytes.HasPrefix(data[end-checksumLength:], []byte(checksumOpen)) {
-			return nil, true, fmt.Errorf("blank space (%d bytes) follows its checksum, which teamrun writes last: the file was changed", n-end)
+			return nil, true, fmt.Errorf("blank space (%d bytes) follows its checksum, which teamrun writes last: it was changed", n-end)
 		}
 		return data, false, nil
 	}
@@ -184,10 +186,10 @@ func verifyChecksum(data []byte) (body []byte, checked bool, err error) {
 	hexSum := data[n-checksumLength+len(checksumOpen) : n-len(checksumClose)]
 	var want uint32
 	if _, err := fmt.Sscanf(string(hexSum), "%08x", &want); err != nil || len(hexSum) != 8 {
-		return nil, true, errors.New("its checksum is not readable: the file was changed or damaged")
+		return nil, true, errors.New("its checksum is not readable: it was changed or damaged")
 	}
 	if got := Checksum(body); got != want {
-		return nil, true, fmt.Errorf("its checksum does not match its content (crc32c %08x, recorded %08x): the file was changed or damaged", got, want)
+		return nil, true, fmt.Errorf("its checksum does not match its content (crc32c %08x, recorded %08x): it was changed or damaged", got, want)
 	}
 	return body, true, nil
 }
@@ -265,7 +267,72 @@ func decodeSession(data []byte, drop func(upto int)) (*Session, error) {
 		return nil, errors.New("no session_id")
 	}
 	sess.normalize()
+	if err := checkTasks(sess.Team.Tasks); err != nil {
+		return nil, err
+	}
 	return &sess, nil
+}
+
+// checkTasks refuses task records no teamrun writes: a status it does not
+// know (read as interrupted, it was run again) or two records of one name
+// (the second was never read). Only an edit makes them, whose checksum
+// was made again: the file is not what a run recorded.
+func checkTasks(tasks []TaskRecord) error {
+	for i := range tasks {
+		switch tasks[i].Status {
+		case StatusPending, StatusRunning, StatusCompleted, StatusFailed, StatusSkipped:
+		default:
+			return fmt.Errorf("task %q has status %q, which no teamrun writes (it is one of pending, running, completed, failed, skipped): the file was changed", tasks[i].Name, tasks[i].Status)
+		}
+	}
+	if name, ok := repeatedName(tasks); ok {
+		return fmt.Errorf("task %q is recorded twice, which no teamrun writes: the file was changed", name)
+	}
+	return nil
+}
+
+// repeatedName is a name two of tasks share. Their names are hashed and
+// the hashes sorted, 4 bytes a task, not put in a map: decoding a
+// 10,000-task session keeps no index of its names (Session.distinct);
+// only names of one hash are compared.
+func repeatedName(tasks []TaskRecord) (string, bool) {
+	if len(tasks) <= 16 {
+		for i := range tasks {
+			for j := range i {
+				if tasks[i].Name == tasks[j].Name {
+					return tasks[i].Name, true
+				}
+			}
+		}
+		return "", false
+	}
+	seed := maphash.MakeSeed()
+	return repeatedHashed(tasks, func(name string) uint32 { return uint32(maphash.String(seed, name)) })
+}
+
+// repeatedHashed is repeatedName with the names hashed by sum.
+func repeatedHashed(tasks []TaskRecord, sum func(string) uint32) (string, bool) {
+	sums := make([]uint32, len(tasks))
+	for i := range tasks {
+		sums[i] = sum(tasks[i].Name)
+	}
+	slices.Sort(sums)
+	for i := 1; i < len(sums); i++ {
+		if sums[i] != sums[i-1] || i > 1 && sums[i-1] == sums[i-2] {
+			continue // each shared hash once
+		}
+		var same []string
+		for j := range tasks {
+			if sum(tasks[j].Name) != sums[i] {
+				continue
+			}
+			if slices.Contains(same, tasks[j].Name) {
+				return tasks[j].Name, true
+			}
+			same = append(same, tasks[j].Name)
+		}
+	}
+	return "", false
 }
 
 // streamSession decodes a session file as one Decode of it would, but

@@ -27,7 +27,8 @@ import (
 // (its end apart), and without the times placed in it (not shared); 554
 // bytes a task then. A task's context that names the task before it
 // shares that task's name (scanner.lastName): 549 since (seen failing
-// with a string of its own).
+// with a string of its own); 554 with the names' hashes a decoder sorts
+// to refuse a name recorded twice (checkTasks).
 func TestDecodeSharesEmptyVariablesAndTimes(t *testing.T) {
 	const n = 2000
 	sess, _, _ := completedSession(t, n, false)

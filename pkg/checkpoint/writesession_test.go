@@ -129,7 +129,7 @@ func TestSnapshotTrailer(t *testing.T) {
 		want string // "" when it decodes
 	}{
 		{"as written", data, ""},
-		{"a blank line after", append(bytes.Clone(data), '\n'), "blank space (1 bytes) follows its checksum, which teamrun writes last: the file was changed"},
+		{"a blank line after", append(bytes.Clone(data), '\n'), "blank space (1 bytes) follows its checksum, which teamrun writes last: it was changed"},
 		{"blank space after", append(bytes.Clone(data), " \r\n\n"...), "blank space (4 bytes) follows its checksum"},
 		{"cut short", data[:len(data)-20], "the file is cut short"},
 	}

@@ -333,7 +333,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	}
 	// What a killed run left (its scratch, snapshot temp files) is litter
 	// now that its processes are gone: the lock makes it ours.
-	sweepScratch(scratch, lock, warn)
+	swept := sweepScratch(scratch, lock, warn, "")
 	// The task texts, and so the fingerprint, are rendered from the state
 	// the session started from, not from this invocation's --var alone: a
 	// run with --var resumed without it renders the same texts. Computed
@@ -359,7 +359,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	// host took over): it leaves the sweep to the session's next run.
 	defer func() {
 		if p == nil || !p.lostStore && !p.discarded {
-			sweepScratch(scratch, lock, warn)
+			sweepScratch(scratch, lock, warn, swept)
 		}
 	}()
 	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(scratch, id),

@@ -86,13 +86,21 @@ func scratchDir(s scratchStore, id string) string {
 }
 
 // sweepScratch removes what earlier runs of the session left in its
-// scratch, if it has one; a failure is worth a warning, not the run.
-func sweepScratch(s scratchStore, l checkpoint.Lock, warn func(string)) {
-	if s != nil {
-		if err := s.SweepScratch(l); err != nil {
-			warn(err.Error())
-		}
+// scratch, if it has one; a failure is worth a warning, not the run. It
+// returns the warning; one the same as said (the sweep at a run's start
+// failed as the one at its end does: a read-only folder) is given once.
+func sweepScratch(s scratchStore, l checkpoint.Lock, warn func(string), said string) string {
+	if s == nil {
+		return ""
 	}
+	err := s.SweepScratch(l)
+	if err == nil {
+		return ""
+	}
+	if err.Error() != said {
+		warn(err.Error())
+	}
+	return err.Error()
 }
 
 // procsRecord is where a run of session id writes down its tasks'

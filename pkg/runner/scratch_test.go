@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,7 @@ func TestLocalScratch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sweepScratch(sa, l, func(msg string) { t.Errorf("warning: %s", msg) })
+	sweepScratch(sa, l, func(msg string) { t.Errorf("warning: %s", msg) }, "")
 	l.Release()
 	if _, err := os.Stat(da); !os.IsNotExist(err) {
 		t.Errorf("%s after the sweep: %v", da, err)
@@ -129,5 +130,31 @@ func TestLocalScratchUnavailable(t *testing.T) {
 				t.Errorf("warnings %q", warnings)
 			}
 		})
+	}
+}
+
+// failingSweep is a scratch store whose sweep always fails, as in a
+// sessions folder made read-only.
+type failingSweep struct{ localScratch }
+
+func (failingSweep) SweepScratch(checkpoint.Lock) error {
+	return errors.New("cannot remove s2.scratch: permission denied")
+}
+
+// A run sweeps its session's scratch at its start and at its end: one that
+// fails both times for the same reason warns once, not twice; another
+// reason at the end is said too.
+func TestSweepScratchWarnsOnce(t *testing.T) {
+	var warned []string
+	warn := func(msg string) { warned = append(warned, msg) }
+	s := failingSweep{}
+	said := sweepScratch(s, nil, warn, "")
+	sweepScratch(s, nil, warn, said)
+	if len(warned) != 1 || warned[0] != "cannot remove s2.scratch: permission denied" {
+		t.Errorf("warnings %q; want the one, once", warned)
+	}
+	sweepScratch(s, nil, warn, "another")
+	if len(warned) != 2 {
+		t.Errorf("warnings %q; want a second for another reason before", warned)
 	}
 }

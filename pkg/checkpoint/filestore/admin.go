@@ -147,9 +147,12 @@ func (s *Store) entry(id string, files map[string]fs.DirEntry) (checkpoint.Entry
 	return e, true
 }
 
-// OrphanLocks lists the lock files of sessions the folder has no session
-// file of (<id>.lock without <id>.json), each dated by its lock file: a
-// lock's note is written when it is taken and emptied when released.
+// OrphanLocks lists the sessions the folder keeps a lock file or other
+// helpers of but no session file (<id>.lock, <id>.journal, … without
+// <id>.json), each dated by the newest of them: a lock's note is written
+// when it is taken and emptied when released. What is left besides a
+// lock is named in Left: a journal a delete cut short between its two
+// removals left, which no command read again.
 func (s *Store) OrphanLocks(_ context.Context) ([]checkpoint.OrphanLock, error) {
 	dirents, err := s.readDir()
 	if err != nil {
@@ -159,22 +162,58 @@ func (s *Store) OrphanLocks(_ context.Context) ([]checkpoint.OrphanLock, error) 
 	for _, d := range dirents {
 		names[d.Name()] = true
 	}
-	var out []checkpoint.OrphanLock
-	for _, d := range dirents {
-		id, ok := strings.CutSuffix(d.Name(), ".lock")
-		if !ok || names[id+".json"] || d.IsDir() || checkpoint.ValidateID(id) != nil {
-			continue
-		}
-		fi, err := d.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // removed meanwhile
-		}
-		if err != nil {
-			return nil, storeErr("read", s.lockPath(id), err)
-		}
-		out = append(out, checkpoint.OrphanLock{ID: id, Touched: fi.ModTime()})
+	// What is kept beside a session's file, in the order Leftovers names
+	// it; folder says it is one (else a file).
+	helpers := [...]struct {
+		suffix, what string
+		folder       bool
+	}{
+		{".journal", "journal", false},
+		{".blobs", "stored results", true},
+		{".logs", "logs", true},
+		{".scratch", "scratch folder", true},
+		{".lock", "lock", false},
 	}
-	// By name is not by id: "a.b.lock" comes before "a.lock".
+	found := map[string]*checkpoint.OrphanLock{}
+	kinds := map[string]*[len(helpers)]bool{} // id -> which of helpers
+	for _, d := range dirents {
+		for k, h := range helpers {
+			id, ok := strings.CutSuffix(d.Name(), h.suffix)
+			// What teamrun never puts there (a folder named <id>.lock)
+			// is not its to remove.
+			if !ok || names[id+".json"] || d.IsDir() != h.folder || checkpoint.ValidateID(id) != nil {
+				continue
+			}
+			fi, err := d.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // removed meanwhile
+			}
+			if err != nil {
+				return nil, storeErr("read", filepath.Join(s.dir, d.Name()), err)
+			}
+			o := found[id]
+			if o == nil {
+				o = &checkpoint.OrphanLock{ID: id}
+				found[id], kinds[id] = o, new([len(helpers)]bool)
+			}
+			kinds[id][k] = true
+			if fi.ModTime().After(o.Touched) {
+				o.Touched = fi.ModTime()
+			}
+		}
+	}
+	out := make([]checkpoint.OrphanLock, 0, len(found))
+	for id, o := range found {
+		for k, h := range helpers {
+			if kinds[id][k] {
+				o.Left = append(o.Left, h.what)
+			}
+		}
+		if checkpoint.Leftovers(o.Left) == "" {
+			o.Left = nil // a lock alone
+		}
+		out = append(out, *o)
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }

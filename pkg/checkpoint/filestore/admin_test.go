@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -428,5 +430,87 @@ func TestDeleteMissingWritesNothing(t *testing.T) {
 	}
 	if after, err := os.Stat(s.Dir()); err != nil || !after.ModTime().Equal(before.ModTime()) {
 		t.Errorf("the store's folder changed: %v -> %v (%v)", before.ModTime(), after.ModTime(), err)
+	}
+}
+
+// What a session whose file is gone left beside it — its journal (a
+// delete cut short between its two removals), its stored results, logs
+// or scratch, with or without a lock — is listed with what it is, and
+// prune removes it once older than the cut-off, saying what it removed in
+// its audit record; a lock alone stays a lock, a folder named <id>.lock
+// is not teamrun's, and what is younger stays.
+func TestPruneLeftovers(t *testing.T) {
+	s, p, specPath := newAdmin(t)
+	adminSession(t, s, "kept", specPath)
+	old := time.Now().Add(-40 * 24 * time.Hour)
+	for _, f := range []struct {
+		name   string
+		folder bool
+	}{
+		{"gone.journal", false}, {"gone.lock", false}, {"gone.logs", true},
+		{"results.blobs", true},
+		{"lockonly.lock", false},
+		{"notours.lock", true},
+		{"young.journal", false},
+		{"kept.logs", true},
+	} {
+		path := filepath.Join(s.Dir(), f.name)
+		var err error
+		if f.folder {
+			err = os.Mkdir(path, 0o700)
+		} else {
+			err = os.WriteFile(path, nil, 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(f.name, "young") {
+			if err := os.Chtimes(path, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	orphans, err := s.OrphanLocks(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, o := range orphans {
+		got[o.ID] = checkpoint.Leftovers(o.Left)
+	}
+	want := map[string]string{"gone": "the journal, logs and lock", "results": "the stored results", "lockonly": "", "young": "the journal"}
+	if !maps.Equal(got, want) {
+		t.Errorf("OrphanLocks: %q; want %q", got, want)
+	}
+	stale, _, err := checkpoint.Prune(bg, s, p, checkpoint.PruneOptions{Before: time.Now().Add(-30 * 24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := map[string]bool{}
+	for _, st := range stale {
+		removed[st.ID] = st.Removed && st.Lock
+	}
+	if !maps.Equal(removed, map[string]bool{"gone": true, "results": true, "lockonly": true}) {
+		t.Errorf("prune removed %v; want gone, results and lockonly", removed)
+	}
+	entries, _ := os.ReadDir(s.Dir())
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if !slices.Equal(left, []string{"kept.json", "kept.lock", "kept.logs", "notours.lock", "young.journal"}) {
+		t.Errorf("left in the store: %v", left)
+	}
+	recs, err := p.AuditRecords(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	details := map[string]string{}
+	for _, r := range recs {
+		details[r.Session] = r.Detail
+	}
+	if !strings.HasPrefix(details["gone"], "the journal, logs and lock of a session whose file is gone (a run or a delete cut short), last written ") ||
+		!strings.HasPrefix(details["lockonly"], "a lock with no session (its run ended before it wrote the session)") {
+		t.Errorf("audit details: %q", details)
 	}
 }

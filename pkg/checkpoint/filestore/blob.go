@@ -3,7 +3,6 @@ package filestore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -74,11 +73,36 @@ func (s *Store) PutBlob(_ context.Context, id string, r io.Reader) (checkpoint.B
 	return b, nil
 }
 
-// OpenBlob opens blob b of session id (never through a link), its bytes
-// checked against b as they are read.
+// checkBlobDir refuses what stands at session id's <id>.blobs when it is
+// no folder: through a symbolic link there, results would be read from,
+// and written to, wherever it points. Load checks it before anything of
+// the session is read (plan, run, show, export), not when a result is.
+func (s *Store) checkBlobDir(id string) error { return folderAt(s.BlobDir(id)) }
+
+// folderAt refuses what stands at dir, a folder teamrun keeps beside a
+// session, when it is no folder (a symbolic link, a file); nothing there
+// is fine.
+func folderAt(dir string) error {
+	fi, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return storeErr("read", dir, err)
+	case !fi.IsDir():
+		return storeErr("read", dir, notDir{link: fi.Mode()&fs.ModeSymlink != 0})
+	}
+	return nil
+}
+
+// OpenBlob opens blob b of session id (never through a link, be it the
+// blob's file or <id>.blobs), its bytes checked against b as they are read.
 func (s *Store) OpenBlob(_ context.Context, id string, b checkpoint.Blob) (io.ReadCloser, error) {
 	if err := b.Valid(); err != nil {
 		return nil, &checkpoint.CorruptError{ID: id, Path: s.Path(id), Err: err}
+	}
+	if err := s.checkBlobDir(id); err != nil {
+		return nil, err
 	}
 	path := s.BlobPath(id, b)
 	f, _, err := openRead(path, noFollow)
@@ -102,14 +126,13 @@ type readCloser struct {
 func (s *Store) sweepBlobs(id string, keep map[string]checkpoint.Blob) error {
 	dir := s.BlobDir(id)
 	// Never through a link: its target's files are not ours to remove.
-	if fi, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	} else if err != nil {
-		return storeErr("read", dir, err)
-	} else if !fi.IsDir() {
-		return storeErr("read", dir, fmt.Errorf("not a folder: %s", checkpoint.LinkAdvice))
+	if err := s.checkBlobDir(id); err != nil {
+		return err
 	}
 	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return storeErr("read", dir, err)
 	}

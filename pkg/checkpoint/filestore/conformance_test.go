@@ -56,6 +56,17 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		DropTransition: func(t *testing.T, b checkpoint.Backend, id string, n int) {
+			path := b.(*Store).journalPath(id)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(string(data), "\n") // the header, then a line per transition
+			if err := os.WriteFile(path, []byte(strings.Join(append(lines[:n:n], lines[n+1:]...), "")), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
 		Logs: true,
 		// Any file or folder whose path in the store names the session.
 		Leftovers: func(t *testing.T, b checkpoint.Backend, id string) []string {

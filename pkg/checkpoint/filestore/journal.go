@@ -3,6 +3,7 @@ package filestore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 
 	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -22,6 +24,16 @@ import (
 // JSON, a newline. The first line is a header naming the epoch of the
 // snapshot it belongs to. Only an unterminated last line can be a torn
 // write (see journalLines).
+//
+// Each line's checksum finds a changed line, not a removed one: the
+// header's first_seq numbers the records, each of which carries its number
+// as its JSON's first member ("seq"), so that a record missing between two
+// others is damage too (checkOrder), not a task silently forgotten and
+// paid for again. A journal an older teamrun wrote has no first_seq and
+// is read unnumbered; an older teamrun reads a numbered one, ignoring the
+// numbers. A missing last line cannot be told from a write a crash cut
+// short before its bytes reached the disk, and loads as one: the run went
+// no further than that record, which is acknowledged only once synced.
 
 const journalMagic = "teamrun-journal"
 
@@ -34,6 +46,9 @@ type journalHeader struct {
 	Magic   string `json:"journal"`
 	Version int    `json:"format_version"`
 	Epoch   string `json:"epoch"`
+	// First is the number of the journal's first record; 0 (absent): its
+	// records are not numbered (an older teamrun's journal).
+	First int64 `json:"first_seq,omitempty"`
 }
 
 // framing is a line's bytes besides its payload: checksum, space, newline.
@@ -46,9 +61,57 @@ func frame(payload []byte) []byte {
 	return append(line, '\n')
 }
 
-func headerLine(epoch string) []byte {
-	// Version 2: the journal's own format, which format 3 did not change.
-	b, _ := json.Marshal(journalHeader{Magic: journalMagic, Version: 2, Epoch: epoch})
+// seqMember opens a numbered record's JSON: {"seq":N, and then the
+// record's own members.
+const seqMember = `{"seq":`
+
+// appendNumbered appends to buf the line of record number seq, whose
+// encoding is payload (a JSON object, never empty: a record has its "k"):
+// its number goes in as the object's first member, under the line's
+// checksum.
+func appendNumbered(buf []byte, seq int64, payload []byte) []byte {
+	start := len(buf)
+	buf = append(buf, "00000000 "...)
+	body := len(buf)
+	buf = append(buf, seqMember...)
+	buf = strconv.AppendInt(buf, seq, 10)
+	buf = append(buf, ',')
+	buf = append(buf, payload[1:]...)
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], checkpoint.Checksum(buf[body:]))
+	hex.Encode(buf[start:start+8], sum[:])
+	return append(buf, '\n')
+}
+
+// recordSeq is the number a record's payload carries, and ok=false when it
+// carries none.
+func recordSeq(payload []byte) (int64, bool) {
+	if rest, ok := bytes.CutPrefix(payload, []byte(seqMember)); ok {
+		// Digits read here, not by strconv: no copy of them per record.
+		n, i := int64(0), 0
+		for ; i < len(rest) && i < 18 && '0' <= rest[i] && rest[i] <= '9'; i++ {
+			n = n*10 + int64(rest[i]-'0')
+		}
+		if i > 0 && i < len(rest) && rest[i] == ',' {
+			return n, true
+		}
+	}
+	// Not where this teamrun puts it: a record rewritten by some tool.
+	var r struct {
+		Seq *int64 `json:"seq"`
+	}
+	if json.Unmarshal(payload, &r) != nil || r.Seq == nil {
+		return 0, false
+	}
+	return *r.Seq, true
+}
+
+// headerLine is the header of a journal of epoch whose first record is
+// number first (0: its records are not numbered).
+func headerLine(epoch string, first int64) []byte {
+	// Version 2: the journal's own format, which format 3 did not change,
+	// nor did the records' numbers, which older readers ignore.
+	b, _ := json.Marshal(journalHeader{Magic: journalMagic, Version: 2, Epoch: epoch, First: first})
 	return frame(b)
 }
 
@@ -96,22 +159,58 @@ func journalLines(data []byte) (payloads [][]byte, valid int, err error) {
 	return payloads, off, nil
 }
 
+// journalRecords is the journal in data: its header, and the payloads of
+// its header and records (journalLines), checked in order (checkOrder).
+// No header at all (an empty journal, or one whose header a crash cut
+// short) is a zero header and no payloads.
+func journalRecords(data []byte) (journalHeader, [][]byte, error) {
+	var h journalHeader
+	payloads, _, err := journalLines(data)
+	if err != nil || len(payloads) == 0 {
+		return h, nil, err
+	}
+	if err := json.Unmarshal(payloads[0], &h); err != nil || h.Magic != journalMagic {
+		return h, nil, errors.New("not a teamrun journal: bad header")
+	}
+	if err := checkpoint.CheckVersion(h.Version); err != nil {
+		return h, nil, err
+	}
+	return h, payloads, checkOrder(h.First, payloads)
+}
+
+// checkOrder checks that the records after the header (payloads[0]) are
+// numbered first, first+1, …: a record missing between two others was
+// removed, which its neighbours' checksums cannot tell. first 0: an older
+// teamrun's journal, unnumbered.
+func checkOrder(first int64, payloads [][]byte) error {
+	if first == 0 {
+		return nil
+	}
+	off := len(payloads[0]) + framing
+	for k, p := range payloads[1:] {
+		want := first + int64(k)
+		got, ok := recordSeq(p)
+		switch {
+		case !ok:
+			return fmt.Errorf("record at byte %d has no number, where every record of this journal has one (it was changed)", off)
+		case got == want+1:
+			return fmt.Errorf("record at byte %d is number %d, where %d was expected: record %d is missing (a line was removed)", off, got, want, want)
+		case got > want:
+			return fmt.Errorf("record at byte %d is number %d, where %d was expected: records %d to %d are missing (lines were removed)", off, got, want, want, got-1)
+		case got != want:
+			return fmt.Errorf("record at byte %d is number %d, where %d was expected: a line was repeated or moved", off, got, want)
+		}
+		off += len(p) + framing
+	}
+	return nil
+}
+
 // foldJournal applies the journal's records to sess when the journal
 // belongs to sess's snapshot; a stale journal (another epoch, or no
 // complete header) was already folded in and is ignored.
 func foldJournal(sess *checkpoint.Session, data []byte) (int, error) {
-	payloads, _, err := journalLines(data)
-	if err != nil {
-		return 0, err
-	}
-	if len(payloads) == 0 {
-		return 0, nil
-	}
-	var h journalHeader
-	if err := json.Unmarshal(payloads[0], &h); err != nil || h.Magic != journalMagic {
-		return 0, errors.New("not a teamrun journal: bad header")
-	}
-	if err := checkpoint.CheckVersion(h.Version); err != nil {
+	h, payloads, err := journalRecords(data)
+	if err != nil || len(payloads) == 0 {
 		return 0, err
 	}
 	skip, err := foldedPart(sess, h.Epoch, len(payloads)-1)
@@ -160,6 +259,7 @@ type FileJournal struct {
 	path     string
 	size     int64 // bytes of valid journal on disk
 	records  int   // records in the journal after its header
+	first    int64 // the number of its first record (its header's first_seq)
 	snapSize int64
 	err      error // set when the journal's state on disk is unknown
 	closed   bool
@@ -292,14 +392,19 @@ func (s *Store) finishSwitch(sess *checkpoint.Session, path string) error {
 	if err != nil {
 		return storeErr("read", path, err)
 	}
-	payloads, _, err := journalLines(data)
+	h, payloads, err := journalRecords(data)
 	if err == nil && len(payloads)-1 < sess.FoldedRecords {
-		err = fmt.Errorf("it has %d records where its snapshot absorbed %d: records were lost", len(payloads)-1, sess.FoldedRecords)
+		err = fmt.Errorf("it has %d records where its snapshot absorbed %d: records were lost", max(len(payloads)-1, 0), sess.FoldedRecords)
 	}
 	if err != nil {
 		return &checkpoint.CorruptError{ID: sess.ID, Path: path, Err: err}
 	}
-	buf := headerLine(sess.Epoch)
+	// The records keep their numbers, and the header follows them.
+	first := int64(0)
+	if h.First > 0 {
+		first = h.First + int64(sess.FoldedRecords)
+	}
+	buf := headerLine(sess.Epoch, first)
 	for _, p := range payloads[1+sess.FoldedRecords:] {
 		buf = append(buf, frame(p)...)
 	}
@@ -312,14 +417,14 @@ func (j *FileJournal) restart() error {
 	if err := j.f.Truncate(0); err != nil {
 		return storeErr("write", j.path, err)
 	}
-	h := headerLine(j.Sess.Epoch)
+	h := headerLine(j.Sess.Epoch, 1)
 	if _, err := j.f.Write(h); err != nil {
 		return storeErr("write", j.path, err)
 	}
 	if err := fdatasync(j.f); err != nil {
 		return storeErr("sync", j.path, err)
 	}
-	j.size, j.records = int64(len(h)), 0
+	j.size, j.records, j.first = int64(len(h)), 0, 1
 	return nil
 }
 
@@ -352,7 +457,7 @@ func (j *FileJournal) RecordBatch(rs []checkpoint.Record) error {
 	// records large next to the whole session ever get here).
 	size := int64(0)
 	for _, p := range b.Payloads {
-		size += int64(framing + len(p))
+		size += int64(framing + len(seqMember) + 20 + len(p)) // 20: the number's digits, at most
 	}
 	for j.compacting && j.err == nil && j.size+size > 2*j.snapSize+j.store.compactMin {
 		j.commit.Wait()
@@ -378,11 +483,15 @@ func (j *FileJournal) writeGroup(records []checkpoint.Record, payloads [][]byte)
 	if !j.lock.held() {
 		return fmt.Errorf("%w: session %s: its lock was released", checkpoint.ErrStore, j.Sess.ID)
 	}
-	f, size := j.f, j.size
+	f, size, seq := j.f, j.size, j.first+int64(j.records)
 	j.Mu.Unlock()
-	var buf []byte
+	n := 0
 	for _, p := range payloads {
-		buf = append(buf, frame(p)...)
+		n += framing + len(seqMember) + 20 + len(p)
+	}
+	buf := make([]byte, 0, n)
+	for i, p := range payloads {
+		buf = appendNumbered(buf, seq+int64(i), p)
 	}
 	unknown, err := j.write(f, size, buf)
 	j.Mu.Lock()
@@ -466,6 +575,12 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 	s, id := j.store, c.snap.ID
 	oldEpoch := c.snap.Epoch
 	c.snap.Epoch, c.snap.FoldedEpoch, c.snap.FoldedRecords = checkpoint.RandHex(8), oldEpoch, c.records
+	// The records moved keep their numbers: the new journal starts at the
+	// first of them.
+	j.Mu.Lock()
+	first := j.first + int64(c.records)
+	j.Mu.Unlock()
+	head := headerLine(c.snap.Epoch, first)
 	var size int64
 	snap, err := atomicfile.StageWith(s.Path(id), func(w io.Writer) error {
 		size, err = checkpoint.WriteSession(w, c.snap)
@@ -487,7 +602,7 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 	if _, err := j.f.ReadAt(tail, c.offset); err != nil {
 		return storeErr("read", j.path, err)
 	}
-	jst, err := atomicfile.Stage(j.path, append(headerLine(c.snap.Epoch), tail...), 0o600)
+	jst, err := atomicfile.Stage(j.path, append(head, tail...), 0o600)
 	if err != nil {
 		return atomicErr(err)
 	}
@@ -522,7 +637,7 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 		}
 		if err == nil {
 			j.f.Close()
-			j.f, j.size, j.records = nf, int64(len(headerLine(c.snap.Epoch)))+end-c.offset, records-c.records
+			j.f, j.size, j.records, j.first = nf, int64(len(head))+end-c.offset, records-c.records, first
 			j.snapSize = size
 			j.Sess.Epoch, j.Sess.FoldedEpoch, j.Sess.FoldedRecords = c.snap.Epoch, oldEpoch, c.records
 		}

@@ -32,9 +32,16 @@ func (s *Store) AttemptLog(_ context.Context, l checkpoint.Lock, task string, at
 }
 
 // ReadLog is what was kept of one stream of an attempt; an error wrapping
-// fs.ErrNotExist when nothing was.
+// fs.ErrNotExist when nothing was. Never through a symbolic link, be it
+// the file, <id>.logs or the task's folder (O_NOFOLLOW guards only the
+// file's own name).
 func (s *Store) ReadLog(_ context.Context, id, task string, attempt int, stream string) ([]byte, error) {
 	p := s.logPath(id, task, attempt, stream)
+	for _, dir := range []string{s.LogsDir(id), filepath.Dir(p)} {
+		if err := folderAt(dir); err != nil {
+			return nil, err
+		}
+	}
 	f, _, err := openRead(p, noFollow)
 	if err != nil {
 		return nil, storeErr("read", p, err)

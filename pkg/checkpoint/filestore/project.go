@@ -133,15 +133,19 @@ func (p *Project) Active(_ context.Context) (string, error) {
 	}
 	var st projectState
 	if err := json.Unmarshal(b, &st); err != nil {
-		return "", fmt.Errorf("%s: %v: fix it or remove it (it only names the active session)", p.statePath(), checkpoint.DecodeProblem(b, err, reflect.TypeFor[projectState](), "not the project's state"))
+		return "", fmt.Errorf("%s: %v: %s", p.statePath(), checkpoint.DecodeProblem(b, err, reflect.TypeFor[projectState](), "not the project's state"), stateRemedy)
 	}
 	if st.ActiveSession != "" {
 		if err := checkpoint.ValidateID(st.ActiveSession); err != nil {
-			return "", fmt.Errorf("%s: active_session: %w", p.statePath(), err)
+			// Still a bad id (exit 2), whoever reads it.
+			return "", fmt.Errorf("%s: active_session: %w: %s", p.statePath(), err, stateRemedy)
 		}
 	}
 	return st.ActiveSession, nil
 }
+
+// stateRemedy is what to do about a state.json that cannot be read.
+const stateRemedy = "fix it or remove it (it only names the active session)"
 
 // SetActive makes id the active session (atomic write of state.json).
 func (p *Project) SetActive(_ context.Context, id string) error {
@@ -196,6 +200,9 @@ func (p *Project) writeActive(id string) error {
 
 // Audit appends rec (time, pid and user filled in when zero) as one JSON
 // line, in one write with O_APPEND so concurrent runs do not interleave.
+// A log whose last line was torn (a crash, a full disk mid-append) gets
+// the record on a line of its own: glued to the torn one, the record was
+// lost and the line read as damage.
 func (p *Project) Audit(_ context.Context, rec checkpoint.AuditRecord) error {
 	rec.Fill()
 	if err := p.mkdir(); err != nil {
@@ -205,12 +212,18 @@ func (p *Project) Audit(_ context.Context, rec checkpoint.AuditRecord) error {
 	if err != nil {
 		return fmt.Errorf("audit record: %w", err)
 	}
-	f, _, err := regfile.OpenFile(p.auditPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
+	f, _, err := regfile.OpenFile(p.auditPath(), os.O_RDWR|os.O_APPEND|os.O_CREATE|noFollow, 0o600)
 	if err != nil {
 		return storeErr("write", p.auditPath(), err)
 	}
 	defer f.Close()
-	if _, err := f.Write(append(b, '\n')); err != nil {
+	line := append(b, '\n')
+	if endsUnfinished(f) {
+		// Two runs that both find it unfinished leave a blank line
+		// between their records, which AuditRecords skips.
+		line = append([]byte{'\n'}, line...)
+	}
+	if _, err := f.Write(line); err != nil {
 		return storeErr("write", p.auditPath(), err)
 	}
 	if err := f.Sync(); err != nil {
@@ -219,7 +232,38 @@ func (p *Project) Audit(_ context.Context, rec checkpoint.AuditRecord) error {
 	return nil
 }
 
-// AuditRecords reads the audit log; a torn last line is ignored.
+// endsUnfinished says whether f's last byte is not a newline: its last
+// line was cut short. What cannot be read counts as finished.
+func endsUnfinished(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false
+	}
+	var last [1]byte
+	_, err = f.ReadAt(last[:], fi.Size()-1)
+	return err == nil && last[0] != '\n'
+}
+
+// cutShort says whether line is the start of a JSON object that ends too
+// soon: what an append a crash or a full disk cut short leaves, which the
+// next record (Audit) ends with a newline. Not damage: its record is lost,
+// not changed.
+func cutShort(line []byte) bool {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return false
+	}
+	var v any
+	return errors.Is(json.NewDecoder(bytes.NewReader(line)).Decode(&v), io.ErrUnexpectedEOF)
+}
+
+// maxNamedLines bounds the damaged lines an AuditRecords error names.
+const maxNamedLines = 5
+
+// AuditRecords reads the audit log; a torn append is ignored, be it the
+// last line or one the next record ended (cutShort). A damaged line is
+// skipped, not the whole log: the records of every other line are
+// returned with an error naming it (the callers warn).
 func (p *Project) AuditRecords(_ context.Context) ([]checkpoint.AuditRecord, error) {
 	f, _, err := openRead(p.auditPath(), 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -230,11 +274,13 @@ func (p *Project) AuditRecords(_ context.Context) ([]checkpoint.AuditRecord, err
 	}
 	defer f.Close()
 	var recs []checkpoint.AuditRecord
+	var bad []int
+	var first error
 	r := bufio.NewReader(f)
 	for line := 1; ; line++ {
 		b, err := r.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
-			return recs, nil // a last line without newline is a torn append
+			break // a last line without newline is a torn append
 		}
 		if err != nil {
 			return nil, storeErr("read", p.auditPath(), err)
@@ -244,8 +290,29 @@ func (p *Project) AuditRecords(_ context.Context) ([]checkpoint.AuditRecord, err
 		}
 		var rec checkpoint.AuditRecord
 		if err := json.Unmarshal(b, &rec); err != nil {
-			return nil, fmt.Errorf("%s:%d: not an audit record (%v): fix or remove that line", p.auditPath(), line, checkpoint.DecodeProblem(b, err, reflect.TypeFor[checkpoint.AuditRecord](), "not of an audit record's shape"))
+			if cutShort(b) {
+				continue // a torn append that the next record's newline ended
+			}
+			if first == nil {
+				first = checkpoint.DecodeProblem(b, err, reflect.TypeFor[checkpoint.AuditRecord](), "not of an audit record's shape")
+			}
+			bad = append(bad, line)
+			continue
 		}
 		recs = append(recs, rec)
 	}
+	if len(bad) == 0 {
+		return recs, nil
+	}
+	if len(bad) == 1 {
+		return recs, fmt.Errorf("%s:%d: not an audit record (%v): it was skipped; fix or remove that line", p.auditPath(), bad[0], first)
+	}
+	lines := fmt.Sprint(bad[0])
+	for _, n := range bad[1:min(len(bad), maxNamedLines)] {
+		lines += fmt.Sprintf(", %d", n)
+	}
+	if len(bad) > maxNamedLines {
+		lines += fmt.Sprintf(" and %d more", len(bad)-maxNamedLines)
+	}
+	return recs, fmt.Errorf("%s: lines %s are not audit records (line %d: %v): they were skipped; fix or remove those lines", p.auditPath(), lines, bad[0], first)
 }

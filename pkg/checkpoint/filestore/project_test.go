@@ -41,16 +41,21 @@ func TestProjectActive(t *testing.T) {
 		t.Errorf("temp files left: %v", entries)
 	}
 	for body, want := range map[string]string{
-		"{":                         "state.json: the JSON ends early (the file is cut short): fix it or remove it",
-		"{]":                        "state.json: not valid JSON at line 1, column 2: fix it or remove it",
-		`{"active_session":"../x"}`: "active_session",
+		"{":  "state.json: the JSON ends early (the file is cut short): fix it or remove it",
+		"{]": "state.json: not valid JSON at line 1, column 2: fix it or remove it",
+		// A bad id (exit 2, ErrBadID below), with the same remedy.
+		`{"active_session":"../x"}`: `state.json: active_session: invalid session id "../x": starts with a dot; an id is 1 to 128 characters of A-Z a-z 0-9 . _ -, not starting with a dot: fix it or remove it (it only names the active session)`,
 		// Not the json package's "cannot unmarshal number into Go struct field".
 		`{"active_session":3}`: "state.json: active_session: expected a text, got the number 3: fix it or remove it",
 		`[]`:                   "state.json: expected an object, got a list: fix it or remove it",
 	} {
 		os.WriteFile(filepath.Join(p.stateDir(), "state.json"), []byte(body), 0o600)
-		if _, err := p.Active(bg); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
+		_, err := p.Active(bg)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go struct") {
 			t.Errorf("%s: %v", body, err)
+		}
+		if errors.Is(err, checkpoint.ErrBadID) != strings.Contains(body, "../x") {
+			t.Errorf("%s: %v; ErrBadID only for the bad id", body, err)
 		}
 	}
 }
@@ -110,14 +115,60 @@ func TestProjectAudit(t *testing.T) {
 	if recs, err := p.AuditRecords(bg); err != nil || len(recs) != len(events) {
 		t.Fatalf("torn line: %d %v", len(recs), err)
 	}
-	// A damaged line in the middle is reported with its line number.
-	os.WriteFile(path, []byte("{\"event\":\"created\"}\nnot json\n{\"event\":\"halted\"}\n"), 0o600)
-	if _, err := p.AuditRecords(bg); err == nil || !strings.Contains(err.Error(), "audit.log:2: not an audit record (not valid JSON at line 1, column 2)") {
-		t.Errorf("damaged line: %v", err)
+	// The next record starts a line of its own: the torn line stays a
+	// torn one, skipped in silence, and the record is read.
+	if err := p.Audit(bg, checkpoint.AuditRecord{Event: "after", Session: "s-after", Store: "/store"}); err != nil {
+		t.Fatal(err)
 	}
-	os.WriteFile(path, []byte("{\"event\":\"created\"}\n{\"pid\":\"12\"}\n"), 0o600)
-	if _, err := p.AuditRecords(bg); err == nil || !strings.Contains(err.Error(), "audit.log:2: not an audit record (pid: expected a whole number, got the text \"12\")") {
-		t.Errorf("line of another shape: %v", err)
+	recs, err = p.AuditRecords(bg)
+	if len(recs) != len(events)+1 || recs[len(recs)-1].Session != "s-after" {
+		t.Fatalf("after a torn line: %d records %+v; want %d, the last s-after", len(recs), recs, len(events)+1)
+	}
+	if err != nil {
+		t.Errorf("the torn line, now in the middle: %v; want it ignored", err)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "{\"event\":\"crea\n{") {
+		t.Errorf("the record after the torn line does not start a line of its own:\n%s", b)
+	}
+}
+
+// A damaged line of the audit log is skipped, named in the error, and
+// the records of every other line are returned: one bad line no longer
+// hid every session the log tells of.
+func TestAuditRecordsSkipDamaged(t *testing.T) {
+	p := OpenProject(t.TempDir())
+	path := p.auditPath()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, log string
+		want      int
+		err       string
+	}{
+		{"not JSON", "{\"event\":\"created\"}\nnot json\n{\"event\":\"halted\"}\n", 2,
+			"audit.log:2: not an audit record (not valid JSON at line 1, column 2): it was skipped; fix or remove that line"},
+		{"another shape", "{\"event\":\"created\"}\n{\"pid\":\"12\"}\n", 1,
+			"audit.log:2: not an audit record (pid: expected a whole number, got the text \"12\")"},
+		{"several", "x\n{\"event\":\"created\"}\ny\nz\n{}\n", 2,
+			"audit.log: lines 1, 3, 4 are not audit records (line 1: not valid JSON at line 1, column 1): they were skipped; fix or remove those lines"},
+		{"many", strings.Repeat("x\n", 7) + "{}\n", 1, "lines 1, 2, 3, 4, 5 and 2 more are not audit records"},
+		{"sound", "{}\n\n{}\n{\"event\":", 2, ""},
+		{"torn in the middle", "{}\n{\"event\":\"cre\n{}\n", 2, ""},
+		{"torn record glued to the next", "{}\n{\"time\":\"2026-12-07T00:2{\"event\":\"created\"}\n{}\n", 2, "audit.log:2: not an audit record"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(tt.log), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := p.AuditRecords(bg)
+			if len(recs) != tt.want {
+				t.Errorf("%d records; want %d", len(recs), tt.want)
+			}
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+				t.Errorf("error %v; want %q", err, tt.err)
+			}
+		})
 	}
 }
 

@@ -212,6 +212,10 @@ func (s *Store) readFiles(id string, outside bool) (data, jdata []byte, release 
 		}
 		now, err := os.Stat(path)
 		if err == nil && os.SameFile(snap, now) || attempt == maxReadAttempts-1 {
+			if err := s.checkBlobDir(id); err != nil {
+				unmap(release)
+				return nil, nil, nil, err
+			}
 			return data, jdata, release, nil
 		}
 		unmap(release)
@@ -436,6 +440,9 @@ func (s *Store) readHead(id string) (*checkpoint.Session, error) {
 	checked, err := checkpoint.VerifyChecksum(data)
 	if err != nil {
 		return nil, &checkpoint.CorruptError{ID: id, Path: path, Err: err}
+	}
+	if err := s.checkBlobDir(id); err != nil {
+		return nil, err
 	}
 	sess, ok := parseHead(id, bytes.NewReader(data))
 	if ok && (checked || sess.FormatVersion < 2) {

@@ -433,12 +433,12 @@ func TestLoadErrors(t *testing.T) {
 		{"other id", `{"format_version":1,"session_id":"other"}`, "", `holds session "other"`},
 		{"bad result", `{"format_version":1,"session_id":"bad","team":{"tasks":[{"name":"a","result":{"x":1}}]}}`, "", "team.tasks[0].result: expected a text"},
 		{"journal damaged mid-file", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
-			string(headerLine("e")) + "00000000 {}\n" + string(frame([]byte(`{"k":"state","at":"2026-01-01T00:00:00Z"}`))), "fails its checksum"},
+			string(headerLine("e", 0)) + "00000000 {}\n" + string(frame([]byte(`{"k":"state","at":"2026-01-01T00:00:00Z"}`))), "fails its checksum"},
 		{"journal bad record", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
-			string(headerLine("e")) + string(frame([]byte(`{"k":"completed","at":"2026-01-01T00:00:00Z"}`))), "completed record without a task"},
+			string(headerLine("e", 0)) + string(frame([]byte(`{"k":"completed","at":"2026-01-01T00:00:00Z"}`))), "completed record without a task"},
 		// Not the json package's "cannot unmarshal string into Go struct field".
 		{"journal record of another shape", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`,
-			string(headerLine("e")) + string(frame([]byte(`{"k":"completed","task":"a","attempt":"2","at":"2026-01-01T00:00:00Z"}`))), "record 1: attempt: expected a whole number, got the text \"2\""},
+			string(headerLine("e", 0)) + string(frame([]byte(`{"k":"completed","task":"a","attempt":"2","at":"2026-01-01T00:00:00Z"}`))), "record 1: attempt: expected a whole number, got the text \"2\""},
 		{"journal bad header", `{"format_version":1,"session_id":"bad","journal_epoch":"e"}`, string(frame([]byte(`{"hello":1}`))), "bad header"},
 	}
 	for _, tc := range tests {
@@ -487,7 +487,7 @@ func TestLoadNewerRecordKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := append(headerLine(sess.Epoch), frame([]byte(`{"k":"explode","task":"build","at":"2026-01-01T00:00:00Z"}`))...)
+	before := append(headerLine(sess.Epoch, 0), frame([]byte(`{"k":"explode","task":"build","at":"2026-01-01T00:00:00Z"}`))...)
 	if err := os.WriteFile(s.journalPath("newer"), before, 0o600); err != nil {
 		t.Fatal(err)
 	}

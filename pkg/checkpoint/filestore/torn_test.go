@@ -132,7 +132,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add(snapshot, journal[:ends[3]+7])
 	f.Add(snapshot, []byte{})
 	f.Add([]byte(`{"format_version":1,"session_id":"fz","journal_epoch":"e","team":{"tasks":[{"name":"a","result":{"$base64":"/w=="}}]}}`),
-		append(headerLine("e"), frame([]byte(`{"k":"completed","task":"a","result":{"$base64":"AA=="},"variables":{"x":{"$base64":"!"}},"at":"2026-01-01T00:00:00Z"}`))...))
+		append(headerLine("e", 0), frame([]byte(`{"k":"completed","task":"a","result":{"$base64":"AA=="},"variables":{"x":{"$base64":"!"}},"at":"2026-01-01T00:00:00Z"}`))...))
 	f.Add([]byte(`{"format_version":1,"session_id":"fz","team":{"tasks":[{"name":"a"},{"name":"a"}],"state":{"n":1e999}}}`), []byte("00000000 \n"))
 	// The reader without the file I/O, so inputs run fast enough to explore.
 	f.Fuzz(func(t *testing.T, snap, jour []byte) {
@@ -171,7 +171,7 @@ func TestForeignJournalIsCorrupt(t *testing.T) {
 		name    string
 		journal []byte
 	}{
-		{"another epoch, intact frames", append(headerLine("0123456789abcdef"), journal[len(headerLine(sess.Epoch)):]...)},
+		{"another epoch, intact frames", append(headerLine("0123456789abcdef", 1), journal[len(headerLine(sess.Epoch, 1)):]...)},
 		{"a flipped bit in the header's epoch", flipIn(journal, sess.Epoch)},
 	} {
 		if err := os.WriteFile(s.journalPath("fj"), tc.journal, 0o600); err != nil {

@@ -48,6 +48,14 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("damaging the snapshot of %s: %v (%d rows)", id, err, tag.RowsAffected())
 			}
 		},
+		DropTransition: func(t *testing.T, b checkpoint.Backend, id string, n int) {
+			s := b.(*Store)
+			tag, err := s.pool.Exec(context.Background(), s.q(`DELETE FROM {s}.transitions
+				WHERE session_id = $1 AND seq = (SELECT snapshot_seq FROM {s}.sessions WHERE id = $1) + $2`), id, n)
+			if err != nil || tag.RowsAffected() != 1 {
+				t.Fatalf("removing transition %d of %s: %v (%d rows)", n, id, err, tag.RowsAffected())
+			}
+		},
 		Logs: true,
 		// The rows of every table keyed by session.
 		Leftovers: func(t *testing.T, b checkpoint.Backend, id string) []string {

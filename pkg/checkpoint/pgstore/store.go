@@ -24,7 +24,7 @@ import (
 )
 
 // SchemaVersion is the newest schema this teamrun knows.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrations[i] brings the schema from version i to i+1. {s} is the schema.
 var migrations = []string{
@@ -114,6 +114,15 @@ var migrations = []string{
 	// older row takes the digest of what it holds now.
 	`ALTER TABLE {s}.sessions ADD COLUMN IF NOT EXISTS snapshot_digest bytea;
 	UPDATE {s}.sessions SET snapshot_digest = sha256(snapshot) WHERE snapshot_digest IS NULL;`,
+	// 7: the last transition of each session written without a checksum
+	// (before schema 4), so that Load reads only those unchecked: a row
+	// whose checksum was set to NULL since is changed, not old. Every row
+	// written from now on has one (no older teamrun writes to this
+	// schema: it refuses a newer one).
+	`ALTER TABLE {s}.sessions ADD COLUMN IF NOT EXISTS unchecked_seq bigint NOT NULL DEFAULT 0;
+	UPDATE {s}.sessions AS t SET unchecked_seq = u.upto
+		FROM (SELECT session_id, max(seq) AS upto FROM {s}.transitions WHERE checksum IS NULL GROUP BY session_id) AS u
+		WHERE u.session_id = t.id;`,
 }
 
 // migrationsUsed keeps the list and the constant together.
@@ -316,8 +325,8 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // read-only
 	var snap []byte
-	var from int64
-	err = tx.QueryRow(ctx, s.q(`SELECT snapshot, snapshot_seq FROM {s}.sessions WHERE id = $1`), id).Scan(&snap, &from)
+	var from, last, unchecked int64
+	err = tx.QueryRow(ctx, s.q(`SELECT snapshot, snapshot_seq, last_seq, unchecked_seq FROM {s}.sessions WHERE id = $1`), id).Scan(&snap, &from, &last, &unchecked)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, s.notFound(id)
 	}
@@ -333,6 +342,11 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 		return nil, s.cfg.fail("read session "+id, err)
 	}
 	defer rows.Close()
+	// The transitions after the snapshot are from+1 … last, each there:
+	// a write inserts its rows and moves last_seq in one statement, and a
+	// compaction deletes only what its snapshot holds. A row missing was
+	// removed, and with it a task a run acknowledged.
+	want := from + 1
 	for rows.Next() {
 		var seq int64
 		var rec []byte
@@ -340,10 +354,19 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 		if err := rows.Scan(&seq, &rec, &sum); err != nil {
 			return nil, s.cfg.fail("read session "+id, err)
 		}
-		where := fmt.Sprintf("transition %d in %s (%s.transitions)", seq, s.cfg.location, s.cfg.schema)
-		if sum != nil && *sum != int64(checkpoint.Checksum(rec)) {
+		where := s.transition(seq)
+		switch {
+		case seq > last:
+			return nil, &checkpoint.CorruptError{ID: id, Path: where, Err: fmt.Errorf("it is past the session's last transition (%d, last_seq in %s.sessions): no run wrote it", last, s.cfg.schema)}
+		case seq != want:
+			return nil, s.missing(id, want, seq, last)
+		case sum == nil && seq > unchecked:
+			// Only rows from before schema 4 have none (unchecked_seq).
+			return nil, &checkpoint.CorruptError{ID: id, Path: where, Err: errors.New("the record has no checksum, which every transition written since schema 4 has (it was changed after it was written)")}
+		case sum != nil && *sum != int64(checkpoint.Checksum(rec)):
 			return nil, &checkpoint.CorruptError{ID: id, Path: where, Err: errors.New("the record fails its checksum (it was changed after it was written)")}
 		}
+		want++
 		r, err := checkpoint.DecodeRecord(rec)
 		if err != nil {
 			return nil, checkpoint.Undecodable(id, where, err)
@@ -353,18 +376,42 @@ func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error
 	if err := rows.Err(); err != nil {
 		return nil, s.cfg.fail("read session "+id, err)
 	}
+	if want <= last {
+		return nil, s.missing(id, want, last+1, last)
+	}
 	sess.Summarize()
 	return sess, nil
 }
 
-// entryColumns are what List and Head read: the sessions row, and whether
-// its snapshot is still the one written (its digest, on the server), not
-// the snapshot itself.
-const entryColumns = `id, spec_path, team_name, created_at, updated_at, tasks_done, tasks_total, coalesce(project_key, ''),
-	coalesce(sha256(snapshot) <> snapshot_digest, false)`
+// transition names transition seq's row in messages.
+func (s *Store) transition(seq int64) string {
+	return fmt.Sprintf("transition %d in %s (%s.transitions)", seq, s.cfg.location, s.cfg.schema)
+}
 
-// scanEntry reads an entry; changed says its snapshot is not the one
-// written (checkEntry).
+// missing is the error of session id whose transitions first … next-1
+// are not there, last being its last (the sessions row's last_seq).
+func (s *Store) missing(id string, first, next, last int64) error {
+	what := "it is missing"
+	if n := next - first; n > 1 {
+		what = fmt.Sprintf("it is missing, and so are the %d after it", n-1)
+	}
+	return &checkpoint.CorruptError{ID: id, Path: s.transition(first),
+		Err: fmt.Errorf("%s (the session's transitions run to %d, last_seq in %s.sessions): a transition a run acknowledged was removed", what, last, s.cfg.schema)}
+}
+
+// entryColumns are what List and Head read: the sessions row, and whether
+// its snapshot is still the one written (its digest, on the server) and
+// its transitions still those written (each there, none without its
+// checksum, none past the last: Load's rules, but for the checksums
+// themselves), not the snapshot itself.
+const entryColumns = `id, spec_path, team_name, created_at, updated_at, tasks_done, tasks_total, coalesce(project_key, ''),
+	coalesce(sha256(snapshot) <> snapshot_digest, false) OR
+	(SELECT count(*) FILTER (WHERE t.seq <= sessions.last_seq AND (t.checksum IS NOT NULL OR t.seq <= sessions.unchecked_seq)) <> sessions.last_seq - sessions.snapshot_seq
+		OR count(*) <> sessions.last_seq - sessions.snapshot_seq
+		FROM {s}.transitions t WHERE t.session_id = sessions.id AND t.seq > sessions.snapshot_seq)`
+
+// scanEntry reads an entry; changed says its snapshot or its transitions
+// are not those written (checkEntry).
 func (s *Store) scanEntry(row pgx.Row) (e checkpoint.Entry, changed bool, err error) {
 	if err := row.Scan(&e.ID, &e.SpecPath, &e.TeamName, &e.CreatedAt, &e.UpdatedAt, &e.Done, &e.Total, &e.Project, &changed); err != nil {
 		return e, false, err
@@ -375,9 +422,10 @@ func (s *Store) scanEntry(row pgx.Row) (e checkpoint.Entry, changed bool, err er
 	return e, changed, nil
 }
 
-// checkEntry gives e, whose snapshot was changed since it was written, the
-// error its Load meets, as the file store's list reads a session file whole
-// and so finds it corrupt, not done. ok is false when it is gone meanwhile.
+// checkEntry gives e, whose snapshot or transitions were changed since they
+// were written, the error its Load meets, as the file store's list reads a
+// session file whole and so finds it corrupt, not done. ok is false when
+// it is gone meanwhile.
 func (s *Store) checkEntry(ctx context.Context, e *checkpoint.Entry) (ok bool) {
 	_, err := s.Load(ctx, e.ID)
 	if errors.Is(err, checkpoint.ErrNotFound) {

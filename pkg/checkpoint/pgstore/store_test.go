@@ -1083,6 +1083,123 @@ func TestTransitionChecksum(t *testing.T) {
 	}
 }
 
+// The transitions after a snapshot are each there, up to the session's
+// last_seq, each with its checksum: a row removed (a completed task
+// forgotten, to be run and paid for again), added, or whose checksum was
+// set to NULL makes the session corrupt (exit 5), naming the transition,
+// in Load and in List alike.
+func TestTransitionsTampered(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	sch := s.cfg.schema
+	where := func(seq int) string {
+		return fmt.Sprintf("transition %d in %s (%s.transitions) is corrupt: ", seq, s.cfg.location, sch)
+	}
+	for _, tt := range []struct {
+		name, sql, want string
+	}{
+		{"a middle row removed", `DELETE FROM {s}.transitions WHERE session_id = $1 AND seq = 4`,
+			where(4) + "it is missing (the session's transitions run to 6, last_seq in " + sch + ".sessions): a transition a run acknowledged was removed"},
+		{"the last row removed", `DELETE FROM {s}.transitions WHERE session_id = $1 AND seq = 6`,
+			where(6) + "it is missing (the session's transitions run to 6"},
+		{"the first rows removed", `DELETE FROM {s}.transitions WHERE session_id = $1 AND seq <= 3`,
+			where(1) + "it is missing, and so are the 2 after it"},
+		{"a row past the last", `INSERT INTO {s}.transitions (session_id, seq, owner_generation, record, checksum)
+			SELECT session_id, 7, owner_generation, record, checksum FROM {s}.transitions WHERE session_id = $1 AND seq = 6`,
+			where(7) + "it is past the session's last transition (6, last_seq in " + sch + ".sessions): no run wrote it"},
+		{"a checksum set to NULL", `UPDATE {s}.transitions SET checksum = NULL,
+			record = convert_to(replace(convert_from(record, 'UTF8'), 'result b', 'FAKE!'), 'UTF8') WHERE session_id = $1 AND seq = 4`,
+			where(4) + "the record has no checksum, which every transition written since schema 4 has (it was changed after it was written)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			id := "tampered-" + strings.ReplaceAll(tt.name, " ", "-")
+			_, j := begin(t, s, id, 3)
+			for _, task := range []string{"a", "b", "c"} {
+				if err := complete(j, task, "result "+task); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Load(ctx, id); err != nil {
+				t.Fatalf("before the change: %v", err)
+			}
+			if tag, err := s.pool.Exec(ctx, s.q(tt.sql), id); err != nil || tag.RowsAffected() == 0 {
+				t.Fatalf("%s: %v (%d rows)", tt.sql, err, tag.RowsAffected())
+			}
+			_, err := s.Load(ctx, id)
+			var ce *checkpoint.CorruptError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "session "+id+": "+tt.want) {
+				t.Fatalf("Load = %v; want a corrupt session: %q", err, tt.want)
+			}
+			e, err := s.Head(ctx, id)
+			if err != nil || !errors.As(e.Err, &ce) {
+				t.Errorf("Head = Err %v, %v; want the corrupt session's error", e.Err, err)
+			}
+			list, err := s.List(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range list {
+				if e.ID == id && !errors.As(e.Err, &ce) {
+					t.Errorf("List: %s with Err %v (%d/%d done); want it corrupt", id, e.Err, e.Done, e.Total)
+				}
+			}
+		})
+	}
+}
+
+// A snapshot changed in its row is corrupt, said of the row it is in, not
+// of a file.
+func TestSnapshotChangedSaysRow(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	_, j := begin(t, s, "snap", 2)
+	if err := complete(j, "t001", "as recorded"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	adminExec(t, raw, `UPDATE `+s.cfg.schema+`.sessions SET snapshot = convert_to(replace(convert_from(snapshot, 'UTF8'), 'as recorded', 'as changed!'), 'UTF8') WHERE id = 'snap'`)
+	_, err := s.Load(context.Background(), "snap")
+	want := "session snap: " + s.where("snap") + " is corrupt: its checksum does not match its content"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "file") {
+		t.Fatalf("Load = %v; want %q, and no file named", err, want)
+	}
+}
+
+// Rows written before schema 4 have no checksum, and stay readable after
+// the migration to schema 7 records the last of them per session; a row
+// of another session whose checksum is set to NULL since is corrupt.
+func TestMigrateUncheckedTransitions(t *testing.T) {
+	raw := testStoreURL(t)
+	s := openStore(t, raw)
+	ctx := context.Background()
+	for _, id := range []string{"old", "new"} {
+		_, j := begin(t, s, id, 2)
+		if err := complete(j, "t001", "as recorded"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	// "old" as a teamrun before schema 4 wrote it; the schema as schema 6
+	// left it.
+	adminExec(t, raw, fmt.Sprintf(`UPDATE %[1]s.transitions SET checksum = NULL WHERE session_id = 'old';
+		ALTER TABLE %[1]s.sessions DROP COLUMN unchecked_seq; UPDATE %[1]s.schema_version SET version = 6`, s.cfg.schema))
+	s = openStore(t, raw)
+	if sess, err := s.Load(ctx, "old"); err != nil || sess.Summary.Done != 1 {
+		t.Fatalf("the unchecked rows of before schema 4: %v", err)
+	}
+	if _, err := s.Load(ctx, "new"); err != nil {
+		t.Fatal(err)
+	}
+	adminExec(t, raw, fmt.Sprintf(`UPDATE %[1]s.transitions SET checksum = NULL WHERE session_id = 'new' AND seq = 2`, s.cfg.schema))
+	var ce *checkpoint.CorruptError
+	if _, err := s.Load(ctx, "new"); !errors.As(err, &ce) || !strings.Contains(err.Error(), "transition 2 in ") || !strings.Contains(err.Error(), "has no checksum") {
+		t.Fatalf("a checksum set to NULL after the migration: %v; want the session corrupt", err)
+	}
+}
+
 // A session delete whose lock connection is terminated
 // (pg_terminate_backend) while it deletes fails with exit 5 saying that
 // whether it was done is unknown, Retryable (the CLI appends how to delete

@@ -43,6 +43,11 @@ type Harness struct {
 	// would; the DamagedPastHead case then checks that List and Head find
 	// it.
 	DamageSnapshot func(t *testing.T, s checkpoint.Backend, id string)
+	// DropTransition, when set, removes the n-th (from 1) of the
+	// transitions session id recorded since its snapshot — a journal
+	// line, a row — as a hand edit would; the TransitionRemoved case then
+	// checks that Load, List and Head find it.
+	DropTransition func(t *testing.T, s checkpoint.Backend, id string, n int)
 	// Logs says the store keeps the attempts' output (AttemptLog,
 	// ReadLog); the Logs case fails when it does not.
 	Logs bool
@@ -88,6 +93,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("Discard", func(t *testing.T) { testDiscard(t, h) })
 	t.Run("Blobs", func(t *testing.T) { testBlobs(t, h) })
 	t.Run("DamagedPastHead", func(t *testing.T) { testDamagedPastHead(t, h) })
+	t.Run("TransitionRemoved", func(t *testing.T) { testTransitionRemoved(t, h) })
 	if h.Logs {
 		t.Run("Logs", func(t *testing.T) {
 			s := h.New(t)
@@ -206,6 +212,44 @@ func testDamagedPastHead(t *testing.T, h Harness) {
 	if e, err := s.Head(bg, "fine"); err != nil || e.Err != nil || e.Done != 3 {
 		t.Errorf("Head(fine) = %+v, %v", e, err)
 	}
+}
+
+// testTransitionRemoved: a transition removed between two others (a
+// task's completion) makes the session corrupt in every store, never a
+// session that forgot the task and runs it again.
+func testTransitionRemoved(t *testing.T, h Harness) {
+	if h.DropTransition == nil {
+		t.Skip("no way to remove a transition given")
+	}
+	s := h.New(t)
+	t.Cleanup(func() { s.Close() })
+	l := lock(t, s, "gap")
+	ds := defs(3)
+	j := begin(t, s, l, newSession("gap", ds))
+	for _, d := range ds {
+		record(t, j, complete(d.Name, "result of "+d.Name)...)
+	}
+	// A run killed now leaves the six transitions unfolded.
+	if sess := load(t, s, "gap"); sess.Summary.Done != 3 {
+		t.Fatalf("before the removal: %d done; want 3", sess.Summary.Done)
+	}
+	h.DropTransition(t, s, "gap", 4) // t02's completion
+	var corrupt *checkpoint.CorruptError
+	if sess, err := s.Load(bg, "gap"); !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "session gap: ") {
+		done := -1
+		if sess != nil {
+			done = sess.Summary.Done
+		}
+		t.Fatalf("Load with a transition removed: %v (%d done); want a *CorruptError naming the session", err, done)
+	}
+	if e, err := s.Head(bg, "gap"); err != nil || !errors.As(e.Err, &corrupt) {
+		t.Errorf("Head = Err %v, %v; want a *CorruptError in its Err", e.Err, err)
+	}
+	list, err := s.List(bg)
+	if err != nil || len(list) != 1 || !errors.As(list[0].Err, &corrupt) {
+		t.Errorf("List = %+v, %v; want gap with a *CorruptError", list, err)
+	}
+	l.Release()
 }
 
 func load(t *testing.T, s checkpoint.Backend, id string) *checkpoint.Session {
