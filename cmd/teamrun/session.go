@@ -732,8 +732,9 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 		Usage:           "remove sessions not updated for max_session_age_days (config.yml, default 30)",
 		Description: "Age counts from the last write of a session's files. Never removes the project's\n" +
 			"active session or one a run holds; each old session kept is listed with the reason.\n" +
-			"Also removes the lock a run killed before it wrote its session left behind (a lock\n" +
-			"with no session), once older than the cut-off and held by no run.\n" +
+			"Also removes what a session whose file is gone left behind (a lock a run killed\n" +
+			"before it wrote its session, a journal, stored results, logs, a scratch folder),\n" +
+			"once older than the cut-off and held by no run, and says what each was.\n" +
 			"Every removal is written to the project's audit log.\n\n" +
 			"Examples:\n" +
 			"   teamrun session prune --dry-run\n" +
