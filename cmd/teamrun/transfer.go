@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamrun/teamrun/internal/fserr"
+	"github.com/teamrun/teamrun/internal/ownfiles"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint/transfer"
@@ -144,9 +145,10 @@ func sessionImportCommand() *cli.Command {
 
 // keptByTeamrun says where out lies, and what is kept there, when that is
 // a folder teamrun keeps its own files in — the file store's folder (its
-// sessions), or a .teamrun folder — and "" otherwise (stdout included). Links and relative paths
-// are resolved first, as the rename that writes out would resolve them;
-// a folder that is not there yet holds nothing of teamrun's.
+// sessions), or a .teamrun folder — and "" otherwise (stdout included).
+// Links and relative paths are resolved first, as the rename that writes
+// out would resolve them; a folder that is not there yet holds nothing of
+// teamrun's.
 func keptByTeamrun(store checkpoint.Backend, out string) string {
 	if out == "" || out == "-" {
 		return ""
@@ -165,33 +167,12 @@ func keptByTeamrun(store checkpoint.Backend, out string) string {
 		return "" // the write fails, and says why
 	}
 	real := filepath.Join(parent, base)
-	if h, ok := store.(interface{ Home() string }); ok && inside(h.Home(), real) {
-		return "inside the session store " + h.Home() + ", whose files are the sessions' own (snapshots, journals, locks, results, logs)"
+	var guards []ownfiles.Guard
+	if h, ok := store.(interface{ Home() string }); ok {
+		guards = append(guards, ownfiles.Guard{Path: h.Home(),
+			What: "inside the session store " + h.Home() + ", whose files are the sessions' own (snapshots, journals, locks, results, logs)"})
 	}
-	for _, c := range strings.Split(filepath.ToSlash(real), "/") {
-		if strings.EqualFold(c, ".teamrun") {
-			return "in a .teamrun folder, whose files are a project's own (state.json, audit.log, config.yml)"
-		}
-	}
-	return ""
-}
-
-// inside says whether path, its folders resolved, is dir or in it: the
-// same folder by another name (a bind mount, a case-insensitive disk)
-// counts, so each of path's folders is compared with dir as a file.
-func inside(dir, path string) bool {
-	di, err := os.Stat(dir)
-	if err != nil {
-		return false
-	}
-	for p := path; ; p = filepath.Dir(p) {
-		if fi, err := os.Stat(p); err == nil && os.SameFile(di, fi) {
-			return true
-		}
-		if filepath.Dir(p) == p {
-			return false
-		}
-	}
+	return ownfiles.Of(real, guards, real)
 }
 
 // errNoObject: what import was given does not start as a JSON object does.

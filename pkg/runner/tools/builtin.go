@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/teamrun/teamrun/internal/fserr"
+	"github.com/teamrun/teamrun/internal/ownfiles"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -57,7 +58,7 @@ func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([
 		return nil, false, err
 	}
 	if t.Builtin == "write_file" {
-		if why := s.guarded(p, real, inside); why != "" {
+		if why := ownfiles.Of(real, s.Guarded, p, inside); why != "" {
 			return nil, false, fmt.Errorf("%s is %s: the file tools do not write teamrun's own files", p, why)
 		}
 	}
@@ -200,39 +201,4 @@ func follow(root, rel string) (string, error) {
 		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
 	}
 	return cur, nil
-}
-
-// within says whether path is dir or inside it.
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && (rel == "." || filepath.IsLocal(rel))
-}
-
-// guarded says what of teamrun's p is, p that leads to real, inside the
-// tools' folder; "" when it is none of teamrun's own.
-func (s *Set) guarded(p, real, inside string) string {
-	for _, path := range []string{p, inside} {
-		for _, c := range strings.Split(filepath.ToSlash(path), "/") {
-			if strings.EqualFold(c, ".teamrun") {
-				return "in a .teamrun folder (a project's state, audit log and config.yml)"
-			}
-		}
-	}
-	fi, err := os.Stat(real)
-	for _, g := range s.Guarded {
-		path := g.Path
-		if r, lerr := filepath.EvalSymlinks(path); lerr == nil {
-			path = r
-		}
-		// The same file by another name (a hard link) is the same file.
-		if within(path, real) || err == nil && sameFile(fi, path) {
-			return g.What
-		}
-	}
-	return ""
-}
-
-func sameFile(fi fs.FileInfo, path string) bool {
-	gi, err := os.Stat(path)
-	return err == nil && os.SameFile(fi, gi)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/teamrun/teamrun/internal/ownfiles"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -84,7 +85,7 @@ type Set struct {
 
 // Guard is a file or folder the file tools do not write: its absolute
 // path, and what it is in the words of the error the model reads.
-type Guard struct{ Path, What string }
+type Guard = ownfiles.Guard
 
 // Tool returns the tool named name, or nil.
 func (s *Set) Tool(name string) *spec.Tool {

@@ -1,0 +1,49 @@
+package ownfiles
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestOf(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "home")
+	spec := filepath.Join(dir, "agents.yaml")
+	for _, p := range []string{store, filepath.Join(dir, "work")} {
+		if err := os.Mkdir(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(spec, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The store by another name: a link to it, and a hard link to the spec.
+	if err := os.Symlink(store, filepath.Join(dir, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(spec, filepath.Join(dir, "work", "copy.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	guards := []Guard{{Path: spec, What: "the spec"}, {Path: filepath.Join(dir, "alias"), What: "the store"}}
+	for _, tt := range []struct {
+		name, real string
+		names      []string
+		want       string
+	}{
+		{"the spec itself", spec, nil, "the spec"},
+		{"the spec by a hard link", filepath.Join(dir, "work", "copy.yaml"), nil, "the spec"},
+		{"a file in the store, its guard a link", filepath.Join(store, "sessions", "s.json"), nil, "the store"},
+		{"the store itself", store, nil, "the store"},
+		{"a .teamrun folder among the names", filepath.Join(dir, "work", ".teamrun", "state.json"), []string{".TeamRun/state.json"}, Project},
+		{"a .teamrun folder not among the names", filepath.Join(dir, ".teamrun", "x"), []string{"x"}, ""},
+		{"elsewhere", filepath.Join(dir, "work", "out.json"), []string{"out.json"}, ""},
+		{"a name that only starts like the store", store + "2/x", nil, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Of(tt.real, guards, tt.names...); got != tt.want {
+				t.Errorf("Of(%s, %v) = %q, want %q", tt.real, tt.names, got, tt.want)
+			}
+		})
+	}
+}
