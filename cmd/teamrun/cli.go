@@ -18,9 +18,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
-	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -60,7 +60,7 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	// are, except a --help that names a topic: `teamrun --help run` is
 	// `teamrun help run`.
 	askedHelp := false
-	for len(rest) > 0 && cmdline.ReadAsFlag(rest[0]) && rest[0] != "--" {
+	for len(rest) > 0 && shellcmd.ReadAsFlag(rest[0]) && rest[0] != "--" {
 		if isHelpFlag(rest[0]) && !askedHelp {
 			askedHelp = true
 		} else {
@@ -84,7 +84,7 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 		switch {
 		case len(topic) == 0 || isHelpFlag(topic[0]):
 			return append(out, "--help"), nil
-		case cmdline.ReadAsFlag(topic[0]):
+		case shellcmd.ReadAsFlag(topic[0]):
 			// help takes no flag: refused as any command refuses one,
 			// not with urfave/cli's help dump on stdout.
 			return nil, exitf(exitUsage, "unknown flag %s (see teamrun --help)", flagWord(topic[0]))
@@ -132,7 +132,7 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 
 // isHelpFlag reports whether word asks for help: -h, --help (or -help).
 func isHelpFlag(word string) bool {
-	if !cmdline.ReadAsFlag(word) {
+	if !shellcmd.ReadAsFlag(word) {
 		return false
 	}
 	name := strings.TrimLeft(word, "-")
@@ -187,7 +187,7 @@ func commandAt(cmds []*cli.Command, line []string) (cmd *cli.Command, names, res
 // of subs, with their values; a help flag or an unknown one ends them.
 func leadingFlags(subs []*cli.Command, line []string) int {
 	i := 0
-	for i < len(line) && cmdline.ReadAsFlag(line[i]) && line[i] != "--" {
+	for i < len(line) && shellcmd.ReadAsFlag(line[i]) && line[i] != "--" {
 		name, _, hasValue := strings.Cut(strings.TrimLeft(line[i], "-"), "=")
 		kind := flagUnknown
 		for _, sub := range subs {
@@ -220,7 +220,7 @@ func helpTopics(cmd *cli.Command, line []string) []string {
 			return append(pos, line[i+1:]...)
 		case n > 0:
 			i += n - 1
-		case !cmdline.ReadAsFlag(line[i]):
+		case !shellcmd.ReadAsFlag(line[i]):
 			pos = append(pos, line[i])
 		}
 	}
@@ -245,7 +245,7 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 		if a == "--" {
 			return flags, append(pos, rest[i+1:]...), nil
 		}
-		if !cmdline.ReadAsFlag(a) {
+		if !shellcmd.ReadAsFlag(a) {
 			pos = append(pos, a)
 			continue
 		}
@@ -273,7 +273,7 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 			// A word that is no value is the next argument, unless the
 			// command has its one FILE already (`run a.yaml --wait abc`):
 			// then it is a bad value, and said so.
-			if i+1 < len(rest) && (opt.Accepts(rest[i+1]) || cmd.ArgsUsage == "FILE" && len(pos) > 0 && !cmdline.ReadAsFlag(rest[i+1])) {
+			if i+1 < len(rest) && (opt.Accepts(rest[i+1]) || cmd.ArgsUsage == "FILE" && len(pos) > 0 && !shellcmd.ReadAsFlag(rest[i+1])) {
 				flags = append(flags, a+"="+rest[i+1])
 				i++
 				continue

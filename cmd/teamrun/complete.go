@@ -16,7 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/teamrun/teamrun/pkg/runner/cmdline"
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -128,7 +128,7 @@ func complete(ctx context.Context, app *cli.App, args []string) error {
 		return nil
 	}
 	global := 0
-	for global < len(line) && cmdline.ReadAsFlag(line[global]) {
+	for global < len(line) && shellcmd.ReadAsFlag(line[global]) {
 		global++
 	}
 	rest := line[global:]

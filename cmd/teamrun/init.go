@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/teamrun/teamrun/pkg/runner/cmdline"
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/schemas"
 )
 
@@ -46,7 +46,7 @@ func initCommand() *cli.Command {
 			// would hold a file that is not what it says, and as JSON the
 			// comments that make it a starter would be lost.
 			if ext := strings.ToLower(filepath.Ext(path)); ext != ".yaml" && ext != ".yml" {
-				return exitf(exitUsage, "init: %s: the starter team is commented YAML; name a FILE ending in .yaml or .yml (%s); nothing was written", path, cmdline.Command("init", nil, []string{strings.TrimSuffix(path, filepath.Ext(path)) + ".yaml"}, nil))
+				return exitf(exitUsage, "init: %s: the starter team is commented YAML; name a FILE ending in .yaml or .yml (%s); nothing was written", path, shellcmd.Command("init", nil, []string{strings.TrimSuffix(path, filepath.Ext(path)) + ".yaml"}, nil))
 			}
 			dir := filepath.Dir(path)
 			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -78,7 +78,7 @@ func initCommand() *cli.Command {
 			default:
 				adminWarnf(c, "%v: editors will not find the schema (`teamrun schema > %s` writes it)", err, schema)
 			}
-			fmt.Fprintf(c.App.Writer, "next: %s\n", cmdline.Command("run", nil, []string{path}, nil))
+			fmt.Fprintf(c.App.Writer, "next: %s\n", shellcmd.Command("run", nil, []string{path}, nil))
 			return nil
 		}),
 	}

@@ -15,9 +15,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
-	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -139,7 +139,7 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		default:
 			quoted := make([]string, len(args)) // an empty one is seen: ''
 			for i, a := range args {
-				quoted[i] = cmdline.Quote(a)
+				quoted[i] = shellcmd.Quote(a)
 			}
 			return exitf(exitUsage, "run takes one FILE, got %d arguments: %s", len(args), strings.Join(quoted, " "))
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
 	"github.com/teamrun/teamrun/pkg/runner/cmdline"
@@ -62,7 +63,7 @@ func printTaskHistory(w io.Writer, s *checkpoint.Session, t *checkpoint.TaskReco
 	}
 	tw.Flush()
 	if t.Previous != nil {
-		fmt.Fprintf(w, "an earlier result is kept: %s\n", cmdline.Command("session diff", cmdline.Store(store), []string{s.ID, t.Name}, nil))
+		fmt.Fprintf(w, "an earlier result is kept: %s\n", shellcmd.Command("session diff", cmdline.Store(store), []string{s.ID, t.Name}, nil))
 	}
 }
 
@@ -96,11 +97,11 @@ func sessionDiffCommand(ios *iostreams.IOStreams) *cli.Command {
 				return err
 			}
 			if t.Status != checkpoint.StatusCompleted {
-				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (%s lists its attempts)", t.Name, sess.ID, t.Status, cmdline.Command("session show", cmdline.Store(storeFlag(c)), []string{sess.ID}, []string{"--task", cmdline.Quote(t.Name)}))
+				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (%s lists its attempts)", t.Name, sess.ID, t.Status, shellcmd.Command("session show", cmdline.Store(storeFlag(c)), []string{sess.ID}, []string{"--task", shellcmd.Quote(t.Name)}))
 			}
 			prev := t.PreviousOutcome()
 			if t.Previous == nil && len(completedAttempts(t)) < 2 {
-				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (%s runs it again)", t.Name, sess.ID, cmdline.Command("run", nil, []string{"FILE"}, append([]string{"--continue", "--session", cmdline.Quote(sess.ID), "--rerun", cmdline.Quote(t.Name)}, cmdline.Store(storeFlag(c))...)))
+				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (%s runs it again)", t.Name, sess.ID, shellcmd.Command("run", nil, []string{"FILE"}, append([]string{"--continue", "--session", shellcmd.Quote(sess.ID), "--rerun", shellcmd.Quote(t.Name)}, cmdline.Store(storeFlag(c))...)))
 			}
 			if t.Blob != nil || prev.Blob != nil {
 				// Results stored out of line are not diffed in memory:

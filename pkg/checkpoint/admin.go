@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -399,7 +400,7 @@ func unreadable(id string, err error) string {
 	if errors.Is(err, ErrNotRegular) || errors.As(err, &newer) {
 		return fmt.Sprintf("unreadable (%v)", err)
 	}
-	return fmt.Sprintf("unreadable (%v): inspect it, then `teamrun session delete %s`", err, id)
+	return fmt.Sprintf("unreadable (%v): inspect it, then `%s`", err, shellcmd.Command("session delete", nil, []string{id}, nil))
 }
 
 // pruneOrphan removes the orphan lock o (and what else is left with it)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/internal/regfile"
+	"github.com/teamrun/teamrun/internal/shellcmd"
 )
 
 var (
@@ -49,8 +50,8 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("session %s: %s is corrupt: %v; it was left untouched: restore it from a backup, or delete the session with `teamrun session delete %s`",
-		e.ID, e.Path, e.Err, e.ID)
+	return fmt.Sprintf("session %s: %s is corrupt: %v; it was left untouched: restore it from a backup, or delete the session with `%s`",
+		e.ID, e.Path, e.Err, shellcmd.Command("session delete", nil, []string{e.ID}, nil))
 }
 
 func (e *CorruptError) Unwrap() []error { return []error{e.Err, ErrStore} }

@@ -87,3 +87,20 @@ func TestUnfinishedErrorAdvice(t *testing.T) {
 		t.Error("Own changed an error that is no UnfinishedError")
 	}
 }
+
+// The commands the store's messages give to paste work for a session
+// whose id starts with "-", which teamrun would otherwise read as a flag.
+func TestMessagesCommandsPaste(t *testing.T) {
+	tests := []struct {
+		name, got, want string
+	}{
+		{"corrupt", (&CorruptError{ID: "-x", Path: "/h/sessions/-x.json", Err: fmt.Errorf("bad")}).Error(), "`teamrun session delete -- -x`"},
+		{"corrupt, plain id", (&CorruptError{ID: "s1", Path: "/h/sessions/s1.json", Err: fmt.Errorf("bad")}).Error(), "`teamrun session delete s1`"},
+		{"unreadable in prune", unreadable("-x", fmt.Errorf("bad")), "`teamrun session delete -- -x`"},
+	}
+	for _, tt := range tests {
+		if !strings.Contains(tt.got, tt.want) {
+			t.Errorf("%s: %s\ndoes not contain %s", tt.name, tt.got, tt.want)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
 	"github.com/teamrun/teamrun/pkg/runner/cmdline"
@@ -1056,7 +1057,7 @@ func ResumeCommand(o Options, id string) string { return resumeCommand(o, id, ni
 // resumeCommand is ResumeCommand with the run's secrets kept out of its
 // --var values (varArg).
 func resumeCommand(o Options, id string, secrets []teamSecret) string {
-	flags := []string{"--continue", "--session", cmdline.Quote(id)}
+	flags := []string{"--continue", "--session", shellcmd.Quote(id)}
 	keys := o.VarOrder
 	if len(keys) == 0 {
 		for k := range o.Vars {
@@ -1070,7 +1071,7 @@ func resumeCommand(o Options, id string, secrets []teamSecret) string {
 	if o.Reuse == checkpoint.ReuseUnchanged {
 		flags = append(flags, "--reuse", "unchanged")
 	}
-	return cmdline.Command("run", nil, []string{o.SpecPath}, append(flags, cmdline.Store(o.Home)...))
+	return shellcmd.Command("run", nil, []string{o.SpecPath}, append(flags, cmdline.Store(o.Home)...))
 }
 
 // varArg is --var's KEY=VALUE quoted for a shell. A secret in the value
@@ -1082,7 +1083,7 @@ func varArg(k, v string, secrets []teamSecret) string {
 	var b strings.Builder
 	quoted := func(s string) {
 		if s != "" {
-			b.WriteString(cmdline.Quote(llm.RedactKeys(s, keys...)))
+			b.WriteString(shellcmd.Quote(llm.RedactKeys(s, keys...)))
 		}
 	}
 	before := k + "="

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
@@ -286,7 +287,7 @@ func (l *Lock) takenOverLocked() error {
 	if l.lost == nil {
 		l.setLostLocked(&Error{Location: l.store.cfg.location, Op: "session " + l.id,
 			Msg:    fmt.Sprintf("the session was taken over by another run (this run's owner generation %d is no longer the session's)", l.gen),
-			Advice: "this run stops writing; see `teamrun session show " + l.id + "`",
+			Advice: "this run stops writing; see `" + shellcmd.Command("session show", nil, []string{l.id}, nil) + "`",
 			Err:    ErrLost})
 	}
 	return l.lost

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
@@ -59,7 +60,7 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 	if errors.As(err, &ce) {
 		// A store's advice (delete the session) is wrong here: the
 		// document is damaged, and this store has no such session.
-		return "", &DocumentError{fmt.Errorf("%s is damaged: %v; nothing was imported: export session %s again from the store that has it (teamrun session export %s -o FILE), or import an intact copy", where, ce.Err, head.ID, head.ID)}
+		return "", &DocumentError{fmt.Errorf("%s is damaged: %v; nothing was imported: export session %s again from the store that has it (%s), or import an intact copy", where, ce.Err, head.ID, shellcmd.Command("session export", nil, []string{head.ID}, []string{"-o", "FILE"}))}
 	}
 	if err != nil {
 		return "", &DocumentError{err}
@@ -79,7 +80,7 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 	if ok, err := b.Exists(ctx, sess.ID); err != nil {
 		return "", err
 	} else if ok {
-		return "", fmt.Errorf("%w: session %s is already in %s; delete it there first (teamrun session delete %s) to replace it", checkpoint.ErrExists, sess.ID, b.Location(), sess.ID)
+		return "", alreadyIn(sess.ID, b.Location())
 	}
 	bs, _ := b.(checkpoint.BlobStore)
 	if err := checkpoint.OutlineBlobs(ctx, bs, sess); err != nil {
@@ -94,7 +95,7 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 			// the blobs stored may be its own. Exists refuses what Begin
 			// would take for a session (a link there, say), so only a
 			// session made by no teamrun run since then gets here.
-			return "", fmt.Errorf("%w: session %s is already in %s; delete it there first (teamrun session delete %s) to replace it", checkpoint.ErrExists, sess.ID, b.Location(), sess.ID)
+			return "", alreadyIn(sess.ID, b.Location())
 		}
 		return "", discard(ctx, b, l, err)
 	}
@@ -123,3 +124,10 @@ type DocumentError struct{ Err error }
 
 func (e *DocumentError) Error() string { return e.Err.Error() }
 func (e *DocumentError) Unwrap() error { return e.Err }
+
+// alreadyIn is the error for session id, which store (at location)
+// already has.
+func alreadyIn(id, location string) error {
+	return fmt.Errorf("%w: session %s is already in %s; delete it there first (%s) to replace it",
+		checkpoint.ErrExists, id, location, shellcmd.Command("session delete", nil, []string{id}, nil))
+}
