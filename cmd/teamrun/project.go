@@ -12,8 +12,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -108,27 +110,45 @@ func relative(d time.Duration) string {
 	return prefix + s + suffix
 }
 
-// parseAge reads --older-than: a Go duration ("36h", "90m") or whole days
-// ("7d"), which is what people mean for session ages.
-func parseAge(s string) (time.Duration, error) {
+// parseAge reads --older-than: a duration (parseDuration), which is
+// what people mean for session ages.
+func parseAge(s string) (time.Duration, error) { return parseDuration(s, "7d, 36h or 90m") }
+
+// parseDuration is the one rule for a duration flag (--older-than,
+// --wait=DUR): a Go duration ("36h", "90m") or whole days ("7d"), not
+// negative, and no longer than a time.Duration holds: more would wrap
+// around to minutes (prune would remove sessions updated just now). An
+// error gives examples of what it takes.
+func parseDuration(s, examples string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
+	maxDays := int(math.MaxInt64 / int64(24*time.Hour))
+	tooLong := fmt.Errorf("%q is longer than teamrun can count: use at most %dd", s, maxDays)
 	if n, ok := strings.CutSuffix(s, "d"); ok {
-		days, err := strconv.Atoi(n)
-		if err == nil && days >= 0 {
-			// More days than a Duration holds would wrap around to an age
-			// of minutes: prune would remove sessions updated just now.
-			if maxDays := int(math.MaxInt64 / int64(24*time.Hour)); days > maxDays {
-				return 0, fmt.Errorf("%q is longer than teamrun can count: use at most %dd", s, maxDays)
+		if days, err := strconv.Atoi(n); err == nil && days >= 0 {
+			if days > maxDays {
+				return 0, tooLong
 			}
 			return time.Duration(days) * 24 * time.Hour, nil
+		} else if errors.Is(err, strconv.ErrRange) && days > 0 {
+			return 0, tooLong
 		}
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not a duration: use e.g. 7d, 36h or 90m", s)
+	switch {
+	case err != nil && durationSyntax().MatchString(s):
+		// time.ParseDuration refuses a well-formed duration only when it
+		// is too long.
+		return 0, tooLong
+	case err != nil || d < 0:
+		return 0, fmt.Errorf("%q is not a duration: use e.g. %s", s, examples)
 	}
 	return d, nil
 }
+
+// durationSyntax matches what time.ParseDuration reads, whatever its size.
+var durationSyntax = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\+?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
+})
 
 // writeJSON prints v indented, one document followed by a newline.
 func writeJSON(w io.Writer, v any) error {

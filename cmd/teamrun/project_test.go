@@ -56,6 +56,7 @@ func TestParseAge(t *testing.T) {
 		in   string
 		want time.Duration
 		bad  bool
+		msg  string
 	}{
 		{in: "7d", want: 7 * 24 * time.Hour},
 		{in: "0d", want: 0},
@@ -71,12 +72,17 @@ func TestParseAge(t *testing.T) {
 		{in: "106751d", want: 106751 * 24 * time.Hour},
 		// Would wrap around to a few minutes and prune every session.
 		{in: "106752d", bad: true},
-		{in: "200000d", bad: true},
+		{in: "200000d", bad: true, msg: "longer than teamrun can count"},
+		{in: "99999999999999999999d", bad: true, msg: "longer than teamrun can count"},
+		// Well formed, past what a time.Duration holds: not "not a duration".
+		{in: "2562048h", bad: true, msg: "longer than teamrun can count: use at most 106751d"},
+		{in: "2562047h", want: 2562047 * time.Hour},
+		{in: "soon", bad: true, msg: `"soon" is not a duration: use e.g. 7d, 36h or 90m`},
 	} {
 		got, err := parseAge(tc.in)
 		if tc.bad {
-			if err == nil {
-				t.Errorf("parseAge(%q) = %v, want an error", tc.in, got)
+			if err == nil || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("parseAge(%q) = %v, %v; want an error saying %q", tc.in, got, err, tc.msg)
 			}
 			continue
 		}
@@ -133,6 +139,9 @@ func TestCommandArgs(t *testing.T) {
 		{args: []string{"a.yaml", "--wait=2m"}, want: "[a.yaml] json=false session= vars= wait=2m0s"},
 		{args: []string{"--wait", "a.yaml"}, want: "[a.yaml] json=false session= vars= wait=2562047h47m16.854775807s"},
 		{args: []string{"a.yaml", "--wait", "abc"}, errMatch: `--wait: "abc" is not a duration`},
+		// One rule for --wait and --older-than: whole days, and no wrap-around.
+		{args: []string{"a.yaml", "--wait=1d"}, want: "[a.yaml] json=false session= vars= wait=24h0m0s"},
+		{args: []string{"a.yaml", "--wait=3000000h"}, errMatch: `--wait: "3000000h" is longer than teamrun can count`},
 		{args: []string{"a.yaml", "--wait", "--json"}, want: "[a.yaml] json=true session= vars= wait=2562047h47m16.854775807s"},
 		{args: []string{"a.yaml", "-h"}, help: true},
 		{args: []string{"--help", "a.yaml"}, help: true},

@@ -47,12 +47,12 @@ func (w *waitFlag) Set(s string) error {
 		w.set, w.d = false, 0
 		return nil
 	}
-	d, err := time.ParseDuration(s)
 	if _, nerr := strconv.ParseFloat(s, 64); nerr == nil && s != "0" {
 		return fmt.Errorf("%q is not a duration: give its unit (--wait=%ss)", s, s)
 	}
-	if err != nil || d < 0 {
-		return fmt.Errorf("%q is not a duration (e.g. 30s, 5m)", s)
+	d, err := parseDuration(s, "30s, 5m or 1d")
+	if err != nil {
+		return err
 	}
 	w.d = d
 	return nil
