@@ -448,12 +448,18 @@ func usageError(c *cli.Context, err error, isSubcommand bool) error {
 			names = append(names, "help")
 		}
 		hint := ""
-		switch s := spec.Closest(m[1], names); {
-		case s != "":
-			hint = ". " + fmt.Sprintf(cli.SuggestDidYouMeanTemplate, dashed(s))
-		case c.Command.ArgsUsage != "" && !strings.HasPrefix(typed, "--"):
-			// `session decide s1 -ask yes`: a task named "-ask".
+		closest := spec.Closest(m[1], names)
+		switch {
+		case c.Command.ArgsUsage != "" && !strings.HasPrefix(typed, "--") && len(closest) != 1:
+			// `session decide s1 -ask yes`: a task named "-ask", or a
+			// session named "-dash" (which is also near --task). Near a
+			// short flag (-qv), it is the flags run together.
 			hint = fmt.Sprintf(`: an argument that starts with "-" goes after "--", as in %s … -- %s`, help, typed)
+			if closest != "" {
+				hint += fmt.Sprintf("; or did you mean %q?", dashed(closest))
+			}
+		case closest != "":
+			hint = ". " + fmt.Sprintf(cli.SuggestDidYouMeanTemplate, dashed(closest))
 		}
 		return exitf(exitUsage, "unknown flag %s%s (see %s --help)", typed, hint, help)
 	}
