@@ -174,6 +174,13 @@ func planSession(c *cli.Context, store checkpoint.Backend, team *spec.Team, spec
 	if err := runner.ReadBlobs(c.Context, store, team, sess); err != nil {
 		return nil, nil, nil, storeExit(err)
 	}
+	// What run --continue would do now: wait, or exit 4. The plan is of
+	// the session as that run last saved it.
+	if held, err := store.Held(c.Context, res.ID); err != nil {
+		adminWarnf(c, "%v", err)
+	} else if held != nil {
+		notes = append(notes, heldBy(held)+": run --continue would exit 4 now (or wait for it with --wait); this plan is of the session as that run last saved it")
+	}
 	if sess.SpecPath != "" && filepath.Clean(sess.SpecPath) != filepath.Clean(specAbs) {
 		// Two specs in one folder share the active session: say that run
 		// --continue would carry the other spec's session over to this one.

@@ -110,11 +110,16 @@ func storeExit(err error) error {
 }
 
 func heldMessage(h *checkpoint.HeldError) string {
+	return heldBy(h) + ": try again when it has finished"
+}
+
+// heldBy says which run holds session h.ID, as far as the lock tells.
+func heldBy(h *checkpoint.HeldError) string {
 	if h.PID > 0 {
-		return fmt.Sprintf("session %s is held by a run (pid %d on %s, started %s): try again when it has finished",
+		return fmt.Sprintf("session %s is held by a run (pid %d on %s, started %s)",
 			h.ID, h.PID, h.Host, h.Started.UTC().Format(time.RFC3339))
 	}
-	return fmt.Sprintf("session %s is held by a run: try again when it has finished", h.ID)
+	return fmt.Sprintf("session %s is held by a run", h.ID)
 }
 
 // load reads a session for show and decide. A session the audit log knows
