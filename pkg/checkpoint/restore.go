@@ -238,6 +238,10 @@ type Choice struct {
 	// memory: true (schedule.Graph.Remembers; nil: none has): held, it
 	// runs all the same, as the early cut-off never reuses it.
 	Memory func(i int) bool
+	// Human says whether the task at index i in defs is decided by a
+	// person (schedule.Graph.Human; nil: none is): held with a decision
+	// recorded since, it completes with that decision (decideHeld).
+	Human func(i int) bool
 	// DeferredJoin is, for the name of a task in the session but not in
 	// defs, the join of the foreach it is an instance of when that
 	// foreach waits for its producer (spec.Team.DeferredJoin; nil: none):
@@ -395,6 +399,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 		r.rerun(sess, defs, ch)
 	}
 	r.holdUndecided(sess, defs, ch)
+	r.decideHeld(defs, ch)
 	r.refuse(defs, ch)
 	r.carryDeferred(sess, ch)
 	if r.Kind == RestoreFull {
@@ -435,6 +440,33 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 			strings.Join(held, ", "), they, reads, its))
 	}
 	return r
+}
+
+// decideHeld settles the held human tasks that have a decision: a
+// decision recorded since the task completed (session decide on a task a
+// stopped --rerun left held) is its result, so it is no longer held and
+// the run completes it with that decision, as plan says, rather than the
+// early cut-off reusing the old one and leaving the new one to judge a
+// later, other input. A decision that is the recorded result was used on
+// what it judged: it goes (as in rerun), and the task stays held, to be
+// decided anew if what it reads changes. Run and plan both take the held
+// tasks from here.
+func (r *Restored) decideHeld(defs []spec.TaskDef, ch Choice) {
+	if ch.Human == nil || len(r.Held) == 0 {
+		return
+	}
+	for i, d := range defs {
+		t, held := r.Held[d.Name]
+		v, decided := r.Decisions[d.Name]
+		if !held || !decided || !ch.Human(i) {
+			continue
+		}
+		if decidedWith(t.Outcome(), v) {
+			delete(r.Decisions, d.Name)
+			continue
+		}
+		delete(r.Held, d.Name)
+	}
 }
 
 // carryDeferred keeps the records of sess that are instances of a foreach
