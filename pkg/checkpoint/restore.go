@@ -136,6 +136,9 @@ type Restored struct {
 	// KeptDownstream those it pinned although --rerun-from reaches them,
 	// KeptRead those it pinned although what they read runs again.
 	Kept, KeptDownstream, KeptRead []string
+	// KeptPrevious lists the tasks --keep pinned to the result they had
+	// before a run set them to run again and stopped (keptResult).
+	KeptPrevious []string
 	// Unkept says, one warning each, the tasks --keep names that have no
 	// recorded output to pin: they run, as without it.
 	Unkept []string
@@ -407,6 +410,9 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	}
 	r.Unkept = append(refused, unkept(sess, slices.DeleteFunc(slices.Clone(asked), func(k string) bool { return !slices.Contains(keep, k) }))...)
 	r.Warnings = append(r.Warnings, r.Unkept...)
+	if len(r.KeptPrevious) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept the result recorded before a run set it to run again and stopped", strings.Join(r.KeptPrevious, ", ")))
+	}
 	var held, remember []string
 	for i, d := range defs {
 		_, later := r.HeldLater[d.Name]
@@ -688,9 +694,10 @@ func unkept(sess *Session, keep []string) []string {
 		if sess != nil {
 			why = "the session has not run it"
 			if t, ok := sess.Task(k); ok {
-				switch t.Status {
-				case StatusCompleted:
+				if _, ok := keptResult(t); ok {
 					continue
+				}
+				switch t.Status {
 				case StatusFailed:
 					why = "it failed last time"
 				case StatusSkipped:
@@ -861,6 +868,14 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 					r.take(i, runsAgain(*t))
 					continue
 				}
+				if k, ok := keptResult(t); ok && t.Status != StatusCompleted && slices.Contains(keep, d.Name) {
+					// Pinned: the result it had before a run set it to
+					// run again and stopped.
+					r.take(i, carried(k, true))
+					r.Reused = append(r.Reused, d.Name)
+					r.KeptPrevious = append(r.KeptPrevious, d.Name)
+					continue
+				}
 				r.take(i, carried(*t, t.Status == StatusCompleted))
 				if t.Status == StatusCompleted {
 					r.Reused = append(r.Reused, d.Name)
@@ -887,9 +902,12 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 	// --keep pins a completed task's output whatever changed in it; what
 	// reads it is decided by the usual rules.
 	for _, d := range defs {
-		if t := sess.record(d.Name); slices.Contains(keep, d.Name) && t != nil && t.Status == StatusCompleted {
+		if t, ok := keptResult(sess.record(d.Name)); ok && slices.Contains(keep, d.Name) {
 			reused[d.Name] = true
-			if !unchanged(d, t) {
+			if sess.record(d.Name).Status != StatusCompleted {
+				r.KeptPrevious = append(r.KeptPrevious, d.Name)
+			}
+			if !unchanged(d, &t) {
 				r.Kept = append(r.Kept, d.Name)
 			}
 		}
@@ -928,7 +946,8 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 			continue
 		}
 		if reused[d.Name] {
-			r.take(i, carried(*t, true))
+			k, _ := keptResult(t) // reused: completed, or kept
+			r.take(i, carried(k, true))
 			r.Reused = append(r.Reused, d.Name)
 		} else if t.Status == StatusSkipped {
 			// Skipped until the run decides its route again, as after a
@@ -1234,6 +1253,24 @@ func (r *Restored) holdDownstream(sess *Session, defs []spec.TaskDef, reused map
 			}
 		}
 	}
+}
+
+// keptResult is t as --keep pins it: completed, or, when a run set it to
+// run again and stopped before it completed (a --rerun that failed or was
+// killed, a task that run held), completed with the result it had before,
+// which session show lists as kept; false when it has no result to pin.
+func keptResult(t *TaskRecord) (TaskRecord, bool) {
+	switch {
+	case t == nil || t.Status == StatusSkipped:
+		return TaskRecord{}, false
+	case t.Status == StatusCompleted:
+		return *t, true
+	case t.Previous == nil || t.Previous.Skipped:
+		return TaskRecord{}, false
+	}
+	k := *t
+	k.Status, k.Result, k.Blob, k.Error, k.Previous = StatusCompleted, t.Previous.Text, t.Previous.Blob, "", nil
+	return k, true
 }
 
 // usedDecision says whether t completed with decision v: one recorded

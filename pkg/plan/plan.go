@@ -272,6 +272,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			if slices.Contains(r.Kept, d.Name) {
 				step.Reason = "kept (--keep) although it changed since the checkpoint; completed last time"
 			}
+			if slices.Contains(r.KeptPrevious, d.Name) {
+				step.Reason = "kept (--keep): the result recorded before a run set it to run again and stopped"
+			}
 			if slices.Contains(r.KeptDownstream, d.Name) {
 				step.Reason += fmt.Sprintf("; kept (--keep), though downstream of --rerun-from %s", strings.Join(ch.RerunFrom, ", "))
 			}
