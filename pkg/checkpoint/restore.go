@@ -281,9 +281,14 @@ func (c Choice) Check(names func() []string) error {
 		}
 	}
 	for _, k := range c.Keep {
-		if slices.Contains(c.Rerun, k) || slices.Contains(c.RerunFrom, k) {
-			return fmt.Errorf("--keep %s and --rerun %s contradict each other: keep its output or run it again, not both", k, k)
+		flag := "--rerun" // named as typed
+		if !slices.Contains(c.Rerun, k) {
+			if !slices.Contains(c.RerunFrom, k) {
+				continue
+			}
+			flag = "--rerun-from"
 		}
+		return fmt.Errorf("--keep %s and %s %s contradict each other: keep its output or run it again, not both", k, flag, k)
 	}
 	return nil
 }

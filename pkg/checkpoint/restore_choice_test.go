@@ -143,7 +143,8 @@ func TestChoiceCheck(t *testing.T) {
 		{checkpoint.Choice{Keep: []string{"drafts"}}, `--keep: unknown task "drafts" (did you mean "draft"?)`},
 		{checkpoint.Choice{Rerun: []string{"draft[1]"}}, `--rerun: draft[1] is one of task draft's instances or iterations, which are named together: --rerun draft`},
 		{checkpoint.Choice{Keep: []string{"review#2"}}, `--keep: review#2 is one of task review's instances or iterations, which are named together: --keep review`},
-		{checkpoint.Choice{Rerun: []string{"draft"}, Keep: []string{"draft"}}, "contradict"},
+		{checkpoint.Choice{Rerun: []string{"draft"}, Keep: []string{"draft"}}, "--keep draft and --rerun draft contradict"},
+		{checkpoint.Choice{RerunFrom: []string{"draft"}, Keep: []string{"draft"}}, "--keep draft and --rerun-from draft contradict"},
 	}
 	for _, tc := range tests {
 		err := tc.ch.Check(func() []string { return names })
