@@ -758,7 +758,23 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 		forced[n] = true
 	}
 	if r.KeptDownstream = keptDown; len(keptDown) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept, though downstream of --rerun-from %s", strings.Join(keptDown, ", "), strings.Join(ch.RerunFrom, ", ")))
+		// Said of the task as declared, as the user named it: a
+		// foreach's or repeat's join with its instances.
+		var named []string
+		for _, n := range keptDown {
+			if i := slices.IndexFunc(defs, func(d spec.TaskDef) bool { return d.Name == n }); i >= 0 && defs[i].ExpandedFrom() != "" {
+				n = defs[i].ExpandedFrom()
+			}
+			if !slices.Contains(named, n) {
+				named = append(named, n)
+			}
+		}
+		for _, n := range named {
+			if !slices.Contains(r.KeptDownstream, n) {
+				r.KeptDownstream = append(r.KeptDownstream, n)
+			}
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept, though downstream of --rerun-from %s", strings.Join(named, ", "), strings.Join(ch.RerunFrom, ", ")))
 	}
 	again := map[string]bool{} // not reused any more: forced or held
 	// Made from the output of a task that runs again (a foreach's
