@@ -142,6 +142,10 @@ type Restored struct {
 	// Unkept says, one warning each, the tasks --keep names that have no
 	// recorded output to pin: they run, as without it.
 	Unkept []string
+	// Unrerun says, one warning each, the tasks --rerun names that were
+	// skipped last time: their route, not the flag, decides whether they
+	// run (--rerun is said, never silent, as --keep is).
+	Unrerun []string
 	// Held are completed tasks that would have been reused but read
 	// (through context) a task that runs again (or that Choice.Refuse
 	// refuses, Refusal.Held): each is reused after all, with its recorded
@@ -415,6 +419,14 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	}
 	r.Unkept = append(refused, unkept(sess, slices.DeleteFunc(slices.Clone(asked), func(k string) bool { return !slices.Contains(keep, k) }))...)
 	r.Warnings = append(r.Warnings, r.Unkept...)
+	if sess != nil {
+		for _, n := range ch.Rerun {
+			if t, ok := sess.Task(n); ok && t.Status == StatusSkipped {
+				r.Unrerun = append(r.Unrerun, fmt.Sprintf("--rerun %s: it was skipped last time: its route decides again whether it runs", n))
+			}
+		}
+		r.Warnings = append(r.Warnings, r.Unrerun...)
+	}
 	if len(r.KeptPrevious) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept the result recorded before a run set it to run again and stopped", strings.Join(r.KeptPrevious, ", ")))
 	}

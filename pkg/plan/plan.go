@@ -83,7 +83,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	}
 	ch.DeferredJoin = team.DeferredJoin
 	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)
-	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept, Warnings: r.Unkept}
+	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept, Warnings: slices.Concat(r.Unkept, r.Unrerun)}
 	// A step a task, made at its size: grown by appending, a 200,000-task
 	// plan copied its steps over and over (80 MB for 16 MB).
 	p.Steps = make([]Step, 0, len(defs))
