@@ -136,9 +136,16 @@ type Restored struct {
 	// KeptDownstream those it pinned although --rerun-from reaches them,
 	// KeptRead those it pinned although what they read runs again.
 	Kept, KeptDownstream, KeptRead []string
+	// KeptPrevious lists the tasks --keep pinned to the result they had
+	// before a run set them to run again and stopped (keptResult).
+	KeptPrevious []string
 	// Unkept says, one warning each, the tasks --keep names that have no
 	// recorded output to pin: they run, as without it.
 	Unkept []string
+	// Unrerun says, one warning each, the tasks --rerun names that were
+	// skipped last time: their route, not the flag, decides whether they
+	// run (--rerun is said, never silent, as --keep is).
+	Unrerun []string
 	// Held are completed tasks that would have been reused but read
 	// (through context) a task that runs again (or that Choice.Refuse
 	// refuses, Refusal.Held): each is reused after all, with its recorded
@@ -238,6 +245,10 @@ type Choice struct {
 	// memory: true (schedule.Graph.Remembers; nil: none has): held, it
 	// runs all the same, as the early cut-off never reuses it.
 	Memory func(i int) bool
+	// Human says whether the task at index i in defs is decided by a
+	// person (schedule.Graph.Human; nil: none is): held with a decision
+	// recorded since, it completes with that decision (decideHeld).
+	Human func(i int) bool
 	// DeferredJoin is, for the name of a task in the session but not in
 	// defs, the join of the foreach it is an instance of when that
 	// foreach waits for its producer (spec.Team.DeferredJoin; nil: none):
@@ -274,9 +285,14 @@ func (c Choice) Check(names func() []string) error {
 		}
 	}
 	for _, k := range c.Keep {
-		if slices.Contains(c.Rerun, k) || slices.Contains(c.RerunFrom, k) {
-			return fmt.Errorf("--keep %s and --rerun %s contradict each other: keep its output or run it again, not both", k, k)
+		flag := "--rerun" // named as typed
+		if !slices.Contains(c.Rerun, k) {
+			if !slices.Contains(c.RerunFrom, k) {
+				continue
+			}
+			flag = "--rerun-from"
 		}
+		return fmt.Errorf("--keep %s and %s %s contradict each other: keep its output or run it again, not both", k, flag, k)
 	}
 	return nil
 }
@@ -395,6 +411,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 		r.rerun(sess, defs, ch)
 	}
 	r.holdUndecided(sess, defs, ch)
+	r.decideHeld(defs, ch)
 	r.refuse(defs, ch)
 	r.carryDeferred(sess, ch)
 	if r.Kind == RestoreFull {
@@ -402,6 +419,17 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	}
 	r.Unkept = append(refused, unkept(sess, slices.DeleteFunc(slices.Clone(asked), func(k string) bool { return !slices.Contains(keep, k) }))...)
 	r.Warnings = append(r.Warnings, r.Unkept...)
+	if sess != nil {
+		for _, n := range ch.Rerun {
+			if t, ok := sess.Task(n); ok && t.Status == StatusSkipped {
+				r.Unrerun = append(r.Unrerun, fmt.Sprintf("--rerun %s: it was skipped last time: its route decides again whether it runs", n))
+			}
+		}
+		r.Warnings = append(r.Warnings, r.Unrerun...)
+	}
+	if len(r.KeptPrevious) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept the result recorded before a run set it to run again and stopped", strings.Join(r.KeptPrevious, ", ")))
+	}
 	var held, remember []string
 	for i, d := range defs {
 		_, later := r.HeldLater[d.Name]
@@ -435,6 +463,33 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 			strings.Join(held, ", "), they, reads, its))
 	}
 	return r
+}
+
+// decideHeld settles the held human tasks that have a decision: a
+// decision recorded since the task completed (session decide on a task a
+// stopped --rerun left held) is its result, so it is no longer held and
+// the run completes it with that decision, as plan says, rather than the
+// early cut-off reusing the old one and leaving the new one to judge a
+// later, other input. A decision that is the recorded result was used on
+// what it judged: it goes (as in rerun), and the task stays held, to be
+// decided anew if what it reads changes. Run and plan both take the held
+// tasks from here.
+func (r *Restored) decideHeld(defs []spec.TaskDef, ch Choice) {
+	if ch.Human == nil || len(r.Held) == 0 {
+		return
+	}
+	for i, d := range defs {
+		t, held := r.Held[d.Name]
+		v, decided := r.Decisions[d.Name]
+		if !held || !decided || !ch.Human(i) {
+			continue
+		}
+		if decidedWith(t.Outcome(), v) {
+			delete(r.Decisions, d.Name)
+			continue
+		}
+		delete(r.Held, d.Name)
+	}
 }
 
 // carryDeferred keeps the records of sess that are instances of a foreach
@@ -656,9 +711,10 @@ func unkept(sess *Session, keep []string) []string {
 		if sess != nil {
 			why = "the session has not run it"
 			if t, ok := sess.Task(k); ok {
-				switch t.Status {
-				case StatusCompleted:
+				if _, ok := keptResult(t); ok {
 					continue
+				}
+				switch t.Status {
 				case StatusFailed:
 					why = "it failed last time"
 				case StatusSkipped:
@@ -714,7 +770,23 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 		forced[n] = true
 	}
 	if r.KeptDownstream = keptDown; len(keptDown) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept, though downstream of --rerun-from %s", strings.Join(keptDown, ", "), strings.Join(ch.RerunFrom, ", ")))
+		// Said of the task as declared, as the user named it: a
+		// foreach's or repeat's join with its instances.
+		var named []string
+		for _, n := range keptDown {
+			if i := slices.IndexFunc(defs, func(d spec.TaskDef) bool { return d.Name == n }); i >= 0 && defs[i].ExpandedFrom() != "" {
+				n = defs[i].ExpandedFrom()
+			}
+			if !slices.Contains(named, n) {
+				named = append(named, n)
+			}
+		}
+		for _, n := range named {
+			if !slices.Contains(r.KeptDownstream, n) {
+				r.KeptDownstream = append(r.KeptDownstream, n)
+			}
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept, though downstream of --rerun-from %s", strings.Join(named, ", "), strings.Join(ch.RerunFrom, ", ")))
 	}
 	again := map[string]bool{} // not reused any more: forced or held
 	// Made from the output of a task that runs again (a foreach's
@@ -829,6 +901,14 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 					r.take(i, runsAgain(*t))
 					continue
 				}
+				if k, ok := keptResult(t); ok && t.Status != StatusCompleted && slices.Contains(keep, d.Name) {
+					// Pinned: the result it had before a run set it to
+					// run again and stopped.
+					r.take(i, carried(k, true))
+					r.Reused = append(r.Reused, d.Name)
+					r.KeptPrevious = append(r.KeptPrevious, d.Name)
+					continue
+				}
 				r.take(i, carried(*t, t.Status == StatusCompleted))
 				if t.Status == StatusCompleted {
 					r.Reused = append(r.Reused, d.Name)
@@ -855,9 +935,12 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 	// --keep pins a completed task's output whatever changed in it; what
 	// reads it is decided by the usual rules.
 	for _, d := range defs {
-		if t := sess.record(d.Name); slices.Contains(keep, d.Name) && t != nil && t.Status == StatusCompleted {
+		if t, ok := keptResult(sess.record(d.Name)); ok && slices.Contains(keep, d.Name) {
 			reused[d.Name] = true
-			if !unchanged(d, t) {
+			if sess.record(d.Name).Status != StatusCompleted {
+				r.KeptPrevious = append(r.KeptPrevious, d.Name)
+			}
+			if !unchanged(d, &t) {
 				r.Kept = append(r.Kept, d.Name)
 			}
 		}
@@ -896,7 +979,8 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 			continue
 		}
 		if reused[d.Name] {
-			r.take(i, carried(*t, true))
+			k, _ := keptResult(t) // reused: completed, or kept
+			r.take(i, carried(k, true))
 			r.Reused = append(r.Reused, d.Name)
 		} else if t.Status == StatusSkipped {
 			// Skipped until the run decides its route again, as after a
@@ -1202,6 +1286,24 @@ func (r *Restored) holdDownstream(sess *Session, defs []spec.TaskDef, reused map
 			}
 		}
 	}
+}
+
+// keptResult is t as --keep pins it: completed, or, when a run set it to
+// run again and stopped before it completed (a --rerun that failed or was
+// killed, a task that run held), completed with the result it had before,
+// which session show lists as kept; false when it has no result to pin.
+func keptResult(t *TaskRecord) (TaskRecord, bool) {
+	switch {
+	case t == nil || t.Status == StatusSkipped:
+		return TaskRecord{}, false
+	case t.Status == StatusCompleted:
+		return *t, true
+	case t.Previous == nil || t.Previous.Skipped:
+		return TaskRecord{}, false
+	}
+	k := *t
+	k.Status, k.Result, k.Blob, k.Error, k.Previous = StatusCompleted, t.Previous.Text, t.Previous.Blob, "", nil
+	return k, true
 }
 
 // usedDecision says whether t completed with decision v: one recorded

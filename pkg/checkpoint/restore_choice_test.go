@@ -143,7 +143,8 @@ func TestChoiceCheck(t *testing.T) {
 		{checkpoint.Choice{Keep: []string{"drafts"}}, `--keep: unknown task "drafts" (did you mean "draft"?)`},
 		{checkpoint.Choice{Rerun: []string{"draft[1]"}}, `--rerun: draft[1] is one of task draft's instances or iterations, which are named together: --rerun draft`},
 		{checkpoint.Choice{Keep: []string{"review#2"}}, `--keep: review#2 is one of task review's instances or iterations, which are named together: --keep review`},
-		{checkpoint.Choice{Rerun: []string{"draft"}, Keep: []string{"draft"}}, "contradict"},
+		{checkpoint.Choice{Rerun: []string{"draft"}, Keep: []string{"draft"}}, "--keep draft and --rerun draft contradict"},
+		{checkpoint.Choice{RerunFrom: []string{"draft"}, Keep: []string{"draft"}}, "--keep draft and --rerun-from draft contradict"},
 	}
 	for _, tc := range tests {
 		err := tc.ch.Check(func() []string { return names })
@@ -226,4 +227,52 @@ func TestContinueKeepsUsage(t *testing.T) {
 func rec(r *checkpoint.Restored, name string) *checkpoint.TaskRecord {
 	t, _ := r.Task(name)
 	return t
+}
+
+// TestKeepPinsPreviousResult: --keep pins the result a task had before a
+// run set it to run again and stopped (a --rerun that failed or was
+// killed, a held task), under a full and a per-task restore; a task with
+// no earlier result has nothing to pin, and that is said.
+func TestKeepPinsPreviousResult(t *testing.T) {
+	earlier := &checkpoint.Outcome{Text: "b\n"}
+	for _, tc := range []struct {
+		name     string
+		status   checkpoint.Status
+		previous *checkpoint.Outcome
+		kept     bool
+	}{
+		{"completed", checkpoint.StatusCompleted, nil, true},
+		{"held, pending", checkpoint.StatusPending, earlier, true},
+		{"killed while running", checkpoint.StatusRunning, earlier, true},
+		{"its rerun failed", checkpoint.StatusFailed, earlier, true},
+		{"failed, never completed", checkpoint.StatusFailed, nil, false},
+		{"skipped", checkpoint.StatusSkipped, earlier, false},
+		{"previously skipped", checkpoint.StatusPending, &checkpoint.Outcome{Skipped: true}, false},
+	} {
+		for _, fp := range []string{"fp", "other"} {
+			t.Run(tc.name+"/"+fp, func(t *testing.T) {
+				s := finished()
+				b := &s.Team.Tasks[1]
+				b.Status, b.Previous = tc.status, tc.previous
+				if tc.status != checkpoint.StatusCompleted {
+					b.Result = ""
+				}
+				r := checkpoint.RestoreChoice(s, chain(), fp, checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Keep: []string{"b"}})
+				rec, _ := r.Task("b")
+				if got := r.Done("b"); got != tc.kept {
+					t.Fatalf("Done(b) = %v, want %v (warnings %q)", got, tc.kept, r.Warnings)
+				}
+				unkept := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "no recorded output") })
+				if unkept == tc.kept {
+					t.Errorf("a 'no recorded output' warning is %v, want %v: %q", unkept, !tc.kept, r.Warnings)
+				}
+				if tc.kept && rec.Result != "b\n" {
+					t.Errorf("kept result %q, want %q", rec.Result, "b\n")
+				}
+				if previous := slices.Contains(r.KeptPrevious, "b"); previous != (tc.kept && tc.status != checkpoint.StatusCompleted) {
+					t.Errorf("KeptPrevious = %q", r.KeptPrevious)
+				}
+			})
+		}
+	}
 }

@@ -79,11 +79,11 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		// What today's team refuses of the restored results, the restore
 		// runs again, as run's does (blobs are read in line: ReadBlobs).
 		ch.Refuse = graph.Refuser(func(_ int, t checkpoint.TaskRecord) string { return t.Result })
-		ch.CutoffReads, ch.Reads, ch.Upstream, ch.Memory = graph.CutoffReads, graph.Reads, graph.Upstream, graph.Memory
+		ch.CutoffReads, ch.Reads, ch.Upstream, ch.Memory, ch.Human = graph.CutoffReads, graph.Reads, graph.Upstream, graph.Memory, graph.Human
 	}
 	ch.DeferredJoin = team.DeferredJoin
 	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)
-	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept, Warnings: r.Unkept}
+	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept, Warnings: slices.Concat(r.Unkept, r.Unrerun)}
 	// A step a task, made at its size: grown by appending, a 200,000-task
 	// plan copied its steps over and over (80 MB for 16 MB).
 	p.Steps = make([]Step, 0, len(defs))
@@ -271,6 +271,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 			if slices.Contains(r.Kept, d.Name) {
 				step.Reason = "kept (--keep) although it changed since the checkpoint; completed last time"
+			}
+			if slices.Contains(r.KeptPrevious, d.Name) {
+				step.Reason = "kept (--keep): the result recorded before a run set it to run again and stopped"
 			}
 			if slices.Contains(r.KeptDownstream, d.Name) {
 				step.Reason += fmt.Sprintf("; kept (--keep), though downstream of --rerun-from %s", strings.Join(ch.RerunFrom, ", "))
@@ -531,7 +534,7 @@ func ownChange(d checkpoint.TaskDiff) bool {
 func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkpoint.TaskDiff, cause string, r, lenient *checkpoint.Restored) string {
 	diff, changed := diffs[d.Name]
 	switch {
-	case o != nil && o.Status == checkpoint.StatusPending && o.Attempts == 0:
+	case o != nil && o.Status == checkpoint.StatusPending && o.Attempts == 0 && o.Previous == nil:
 		// Never started: how its definition differs from the one
 		// recorded changes nothing (a repeat's join after max_iterations
 		// was lowered).
@@ -600,6 +603,11 @@ func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkp
 			return fmt.Sprintf("set to run again by a run that stopped before it ran (attempt %d had completed)", o.Attempts)
 		}
 		return fmt.Sprintf("interrupted last time (after attempt %d)", o.Attempts)
+	}
+	if o.Previous != nil {
+		// A human task counts no attempts: its previous result says it
+		// completed before a run set it to run again.
+		return "completed last time; set to run again by a run that stopped before it ran"
 	}
 	return "not run yet"
 }

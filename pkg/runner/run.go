@@ -458,7 +458,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 			choice.Refuse = refuse
 		}
 		if g, err := set.graph(); err == nil {
-			choice.CutoffReads, choice.Reads, choice.Upstream, choice.Memory = g.CutoffReads, g.Reads, g.Upstream, g.Memory
+			choice.CutoffReads, choice.Reads, choice.Upstream, choice.Memory, choice.Human = g.CutoffReads, g.Reads, g.Upstream, g.Memory, g.Human
 		}
 		choice.DeferredJoin = set.Team.DeferredJoin
 		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)
