@@ -172,6 +172,41 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			waiting = append(waiting, d.Name)
 		}
 	}
+	// failsFirst says, of task i, which human task the run fails before
+	// it (its decision fits no option), and whether for sure: i waits
+	// for it (in a sequential team everything after it does). Else a
+	// workflow's failure starts no new task, so i may not start either.
+	var failing []string
+	behindFailure := make([]string, len(defs))
+	for i, d := range defs {
+		if v, ok := decided(i); ok && graph.Human(i) && !r.Done(d.Name) && graph.ValidDecision(i, v) != nil {
+			failing = append(failing, d.Name)
+			behindFailure[i] = d.Name
+		}
+	}
+	for changed := len(failing) > 0; changed; {
+		changed = false
+		for i := range defs {
+			if behindFailure[i] != "" {
+				continue
+			}
+			for _, dep := range graph.Deps(i) {
+				if behindFailure[dep] != "" {
+					behindFailure[i], changed = behindFailure[dep], true
+					break
+				}
+			}
+		}
+	}
+	failsFirst := func(i int) (string, bool) {
+		if behindFailure[i] != "" && behindFailure[i] != defs[i].Name {
+			return behindFailure[i], true
+		}
+		if len(failing) > 0 && behindFailure[i] == "" {
+			return strings.Join(failing, " and "), false
+		}
+		return "", false
+	}
 	// onlyIf says which of the gates of task i the run decides before it
 	// (a condition, a repeat's earlier iteration, not known now) must lead
 	// to it, and returns the conditions among them.
@@ -372,6 +407,14 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 			if len(first) > 0 {
 				step.Reason += fmt.Sprintf("; after the decision of %s, which the run halts for first", strings.Join(first, " and "))
+			}
+		}
+		if step.Action == Run {
+			switch f, sure := failsFirst(i); {
+			case sure:
+				step.Reason += fmt.Sprintf("; after %s, which the run fails first: it does not run this time", f)
+			case f != "":
+				step.Reason += fmt.Sprintf("; unless the run fails %s first (after a failure it starts no new task)", f)
 			}
 		}
 		if step.Action == Run && sess != nil && o != nil && checkpoint.ToolLogCarries(sess.ToolLogs[d.Name], o.Key, d.Key) {
