@@ -290,8 +290,9 @@ func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req l
 	case checkpoint.LoopHalts:
 		return "", nil, loopHalt(job, lg)
 	default:
-		if lg != nil && lg.Limit != "" && job.Decision == checkpoint.DecideRerun {
-			// Spent here: the loop a limit ended starts afresh, as decided.
+		if lg != nil && (lg.Limit != "" || lg.Resumable()) && job.Decision == checkpoint.DecideRerun {
+			// Spent here: the loop a limit ended, or one an edit kept,
+			// starts afresh, as decided.
 			lp.log = lg
 			if err := lp.record(checkpoint.ToolLoopEnded, checkpoint.ToolStep{Reason: "decided: rerun: the loop starts afresh", Decision: checkpoint.DecideRerun}); err != nil {
 				return "", nil, err
