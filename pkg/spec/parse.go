@@ -932,6 +932,22 @@ func (b *builder) checkEnvNames() {
 	}
 }
 
+// EnvClash returns the first two of names, in sorted order, that EnvName
+// makes one (dry_run and dry~run): a tool given both as TEAMRUN_ARG_<NAME>
+// would see only one of them. ok is false when there are none.
+func EnvClash(names []string) (a, b string, ok bool) {
+	sorted := slices.Sorted(slices.Values(names))
+	first := make(map[string]string, len(sorted))
+	for _, n := range sorted {
+		env := EnvName(n)
+		if prev, seen := first[env]; seen && prev != n {
+			return prev, n, true
+		}
+		first[env] = n
+	}
+	return "", "", false
+}
+
 // EnvName is a name after TEAMRUN_VAR_ or TEAMRUN_ARG_, as the runner makes it:
 // upper case, anything but ASCII letters, digits and _ replaced by _.
 func EnvName(name string) string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -166,6 +167,15 @@ func (b *builder) tools(v *tree) {
 				b.errorf(p, p.pos(), "a tool's parameters describe an object (type: object), whose properties are the arguments; got type %v", typ)
 			} else {
 				t.Parameters = params
+			}
+		}
+		if props, ok := t.Parameters["properties"].(map[string]any); ok {
+			if x, y, clash := EnvClash(slices.Collect(maps.Keys(props))); clash {
+				at := tv.get("parameters")
+				if pp := at.get("properties"); pp != nil {
+					at = pp
+				}
+				b.errorf(at, at.pos(), "parameters %q and %q both reach the tool as TEAMRUN_ARG_%s, so it would see only one of them: rename one", x, y, EnvName(x))
 			}
 		}
 		s, err := compileParameters(t.Parameters)
