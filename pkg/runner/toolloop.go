@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -487,9 +488,59 @@ func callsOf(turn int, tcs []llm.ToolCall, redact func(string) string) []checkpo
 			}
 		}
 		seen[id] = true
-		out[i] = checkpoint.ToolCall{ID: id, Tool: redact(tc.Function.Name), Arguments: redact(tc.Function.Arguments)}
+		out[i] = checkpoint.ToolCall{ID: id, Tool: redact(tc.Function.Name), Arguments: redactArguments(tc.Function.Arguments, redact)}
 	}
 	return out
+}
+
+// redactArguments is a call's arguments redacted as the tool would read
+// them: JSON may write a key in \u escapes, which the text's redaction
+// does not see and the tool decodes. Arguments whose decoded strings
+// (keys included) hold nothing to redact are kept as the model wrote them.
+func redactArguments(args string, redact func(string) string) string {
+	args = redact(args)
+	if !strings.Contains(args, `\`) {
+		return args // no escape: the text's redaction saw every string
+	}
+	dec := json.NewDecoder(strings.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return args // not JSON: the call fails its check, and runs nothing
+	}
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			if r := redact(x); r != x {
+				changed = true
+				return r
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[walk(k).(string)] = walk(e)
+			}
+			return out
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return args
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return args
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // assistantTurn is a recorded turn as the model sent it.
