@@ -251,6 +251,14 @@ func (b *builder) native(root *tree) {
 	}
 	b.tools(root.get("tools"))
 	b.mcpServers(root.get("mcp"), false)
+	if ms := root.get("mcp_servers"); ms != nil {
+		// DESIGN's spelling of mcp.servers.
+		if m := root.get("mcp").get("servers"); m != nil {
+			b.errorf(ms, ms.kpos(), "mcp_servers and mcp.servers (line %d) both declare MCP servers: keep one", m.kpos().Line)
+		} else {
+			b.mcpServerMap(ms, false)
+		}
+	}
 	b.workdir(root.get("workdir"))
 	if ag := root.get("agents"); ag.isMap() {
 		for i, name := range ag.keys() {
