@@ -223,6 +223,11 @@ func (l *LLMs) connectMCP(ctx context.Context, job *Job, set *tools.Set) (*tools
 	if err != nil {
 		return nil, err
 	}
+	if job.Warn != nil {
+		for _, w := range m.Unlisted {
+			job.Warn(fmt.Sprintf("task %s: %s", job.Task.Name, w))
+		}
+	}
 	all := append([]*spec.Tool(nil), set.Tools...)
 	for _, t := range listed {
 		if prev := set.Tool(t.Name); prev != nil {
