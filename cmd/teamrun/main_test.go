@@ -265,10 +265,17 @@ func cmdFlipEach(ts *testscript.TestScript, neg bool, args []string) {
 // with "data:", where a line "!cut" ends the connection there (a stream
 // that broke off). {AUTH} in an answer becomes the request's
 // Authorization header (a proxy that echoes the request). The key the
-// script set in OPENAI_API_KEY stays.
+// script set in OPENAI_API_KEY stays. `fakellm -turns FILE` answers a
+// request with the answer numbered by the assistant messages it holds
+// (the first when none), as a model that reads its conversation does: a
+// loop started afresh gets the first answer again, a resumed one the next.
 func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
+	byTurn := len(args) == 2 && args[0] == "-turns"
+	if byTurn {
+		args = args[1:]
+	}
 	if neg || len(args) > 1 {
-		ts.Fatalf("usage: fakellm [FILE]")
+		ts.Fatalf("usage: fakellm [-turns] [FILE]")
 	}
 	var script []string
 	if len(args) == 1 {
@@ -282,13 +289,22 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	repliesDir := ts.MkAbs("replies")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
-			Messages []struct{ Content string } `json:"messages"`
+			Messages []struct{ Role, Content string } `json:"messages"`
 		}
 		body, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(body, &req)
 		if script != nil {
 			mu.Lock()
-			a := script[min(served, len(script)-1)]
+			n := served
+			if byTurn {
+				n = 0
+				for _, m := range req.Messages {
+					if m.Role == "assistant" {
+						n++
+					}
+				}
+			}
+			a := script[min(n, len(script)-1)]
 			served++
 			mu.Unlock()
 			scriptedAnswer(w, strings.ReplaceAll(a, "{AUTH}", r.Header.Get("Authorization")))

@@ -883,7 +883,9 @@ func sessionDecideCommand() *cli.Command {
 			"model the outcome is unknown; the call is not repeated). A task halted because its\n" +
 			"tool loop ended on max_turns or max_tool_calls after calls of tools that are not\n" +
 			"idempotent takes rerun (start the loop afresh; the model may make them again), unless\n" +
-			"the limit is raised in the spec instead (the loop then goes on).\n\n" +
+			"the limit is raised in the spec instead (the loop then goes on). A task whose unfinished\n" +
+			"tool loop holds such calls (kept, replayed, across any edit of the task) takes rerun to\n" +
+			"start that loop afresh.\n\n" +
 			"Example:\n" +
 			"   teamrun session decide release-notes-20260301-101500-ab12 review approve\n" +
 			"   teamrun session decide nightly budget raise=2",
@@ -918,8 +920,10 @@ func sessionDecideCommand() *cli.Command {
 			} else if checkpoint.LoopWaits(sess, task) {
 				// A tool loop a limit ended after calls that were not
 				// idempotent: rerun starts it afresh.
-				if value != checkpoint.DecideRerun {
-					lg := sess.ToolLogs[task]
+				if lg := sess.ToolLogs[task]; value != checkpoint.DecideRerun && lg.Resumable() {
+					return exitf(exitUsage, "task %s's tool loop holds calls of tools that were not idempotent (%s): decide %s to start it afresh (the model may make those calls again); without a decision --continue resumes it, replaying their recorded results",
+						task, checkpoint.ToolNames(lg.Unrepeatable()), checkpoint.DecideRerun)
+				} else if value != checkpoint.DecideRerun {
 					return exitf(exitUsage, "task %s's tool loop ended on its agent's %s (%d): decide %s to start it afresh (the model may make its calls again), or raise %s in the spec and --continue goes on with the loop",
 						task, lg.Limit, lg.Max, checkpoint.DecideRerun, lg.Limit)
 				}

@@ -991,7 +991,9 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 			// never the output.
 			r.take(i, runsAgain(*t))
 		}
-		if t.Key != "" && t.Key == d.Key {
+		// A decision on a tool call or loop is about the recorded loop,
+		// which an edit may keep (ToolLogCarries): it goes on with it.
+		if t.Key != "" && (t.Key == d.Key || ToolLogCarries(sess.ToolLogs[d.Name], t.Key, d.Key)) {
 			unchangedDef[d.Name] = true
 		}
 	}

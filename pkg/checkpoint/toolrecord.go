@@ -158,9 +158,13 @@ const (
 // Next says what an attempt does with l, given the agent's limits today
 // (max_turns and max_tool_calls, defaults filled in) and the decision
 // recorded for its task. A loop a limit ended goes on once that limit is
-// raised: its recorded calls are replayed, never made again.
+// raised: its recorded calls are replayed, never made again. `decide ...
+// rerun` starts afresh a loop that waits for it (LoopWaits) and has no
+// call waiting.
 func (l *ToolLog) Next(maxTurns, maxCalls int, decision string) LoopNext {
 	switch {
+	case l.Resumable() && decision == DecideRerun && l.PendingCall() == nil && len(l.Unrepeatable()) > 0:
+		return LoopAfresh // decided: the run spends it
 	case l.Resumable():
 		return LoopResumes
 	case l == nil || l.Limit == "" || len(l.Turns) == 0:
@@ -207,11 +211,16 @@ func ToolNames(calls []ToolCall) string {
 	return strings.Join(names, ", ")
 }
 
-// LoopWaits reports a task whose tool loop a limit ended after calls of
-// tools that were not idempotent: `decide ... rerun` starts it afresh.
+// LoopWaits reports a task whose tool loop `decide ... rerun` may start
+// afresh: calls of tools that were not idempotent ran in it, and either a
+// limit ended it or it is unfinished with no call waiting (an edit keeps
+// such a loop: EditKept).
 func LoopWaits(sess *Session, task string) bool {
 	l := sess.ToolLogs[task]
-	return l != nil && !l.Resumable() && l.Limit != "" && len(l.Unrepeatable()) > 0
+	if l == nil || len(l.Unrepeatable()) == 0 {
+		return false
+	}
+	return !l.Resumable() && l.Limit != "" || l.Resumable() && l.PendingCall() == nil
 }
 
 // CallCount is how many calls the log's turns asked for.
@@ -405,18 +414,37 @@ func carryToolLogs(old, next *Session) map[string]*ToolLog {
 
 // ToolLogCarries says whether a task's tool loop log l, recorded under
 // the task key oldKey, is kept by a run whose task has key newKey: when
-// the key is the same, and also when it changed while a call of the loop
-// waits for a decision, or after a limit ended the loop. An edit (the
-// task's text, its agent, a tool) is no decision: without the log the
-// task would start afresh and its model could make the calls again,
-// unasked; with it the run halts on the call, and `decide ... fail`
-// starts the task afresh. Raising the limit is an edit too: the loop goes
-// on (ToolLog.Next says when).
+// the key is the same, and also when it changed while the loop holds a
+// call that ran under a tool that was not idempotent (finished or
+// waiting for a decision), or a call that waits, or after a limit ended
+// the loop. An edit (the task's text, its agent, a tool, even one the
+// fingerprint does not see) is no decision: without the log the task
+// would start afresh and its model could make those calls again, unasked;
+// with it the recorded results are replayed, a waiting call halts, and
+// `decide ... rerun` (EditKept) or `fail` starts the task afresh. Raising
+// the limit is an edit too: the loop goes on (ToolLog.Next says when).
 func ToolLogCarries(l *ToolLog, oldKey, newKey string) bool {
 	if l == nil || oldKey == "" {
 		return false
 	}
-	return newKey == oldKey || l.PendingCall() != nil || l.Limit != ""
+	return newKey == oldKey || l.PendingCall() != nil || l.Limit != "" || l.Resumable() && len(l.Unrepeatable()) > 0
+}
+
+// EditKept reports a log that ToolLogCarries keeps across an edit only
+// for the calls of tools that were not idempotent that finished in it:
+// the run resumes it under today's definition, replaying their results,
+// unless `decide ... rerun` starts it afresh (the model may then make
+// them again). Plan and run say so.
+func EditKept(l *ToolLog, oldKey, newKey string) bool {
+	return oldKey != "" && newKey != oldKey && l.Resumable() && l.PendingCall() == nil && len(l.Unrepeatable()) > 0
+}
+
+// EditKeptText says, for plan and run, what an edit that EditKept does:
+// decide is the command that starts the loop afresh instead.
+func EditKeptText(l *ToolLog, decide string) string {
+	calls := l.Unrepeatable()
+	return fmt.Sprintf("its definition changed, but calls of tools that were not idempotent ran in its loop (%[2]s, %[1]d in all): started afresh, the model could make them again, so the loop goes on under the new definition with their recorded results; `%[3]s` starts it afresh instead (the model may then make those calls again)",
+		len(calls), ToolNames(calls), decide)
 }
 
 func cloneToolLogs(m map[string]*ToolLog) map[string]*ToolLog {

@@ -156,3 +156,59 @@ func TestToolLogNext(t *testing.T) {
 		t.Errorf("resumed log %+v", l)
 	}
 }
+
+// An edit keeps an unfinished loop in which a call of a tool that was not
+// idempotent ran: started afresh, its model could make that call again.
+// Only such a loop waits for `decide rerun`, which starts it afresh.
+func TestToolLogCarriesEdit(t *testing.T) {
+	loop := func(idempotent, done bool, end *ToolStep) *ToolLog {
+		recs := []Record{
+			{Kind: ToolTurnRecorded, Task: "work", Attempt: 1, Tool: &ToolStep{Turn: 1, Calls: []ToolCall{{ID: "c1", Tool: "charge"}}}},
+			{Kind: ToolStarted, Task: "work", Tool: &ToolStep{Turn: 1, Call: "c1", Idempotent: idempotent}},
+		}
+		if done {
+			recs = append(recs, Record{Kind: ToolFinished, Task: "work", Tool: &ToolStep{Turn: 1, Call: "c1", Result: "ok"}})
+		}
+		if end != nil {
+			recs = append(recs, Record{Kind: ToolLoopEnded, Task: "work", Tool: end})
+		}
+		var l *ToolLog
+		for _, r := range recs {
+			l = ApplyTool(l, r)
+		}
+		return l
+	}
+	tests := []struct {
+		name                 string
+		log                  *ToolLog
+		carries, kept, waits bool
+		afterRerun           LoopNext
+	}{
+		{"finished call, not idempotent", loop(false, true, nil), true, true, true, LoopAfresh},
+		{"finished call, idempotent", loop(true, true, nil), false, false, false, LoopResumes},
+		{"pending call, not idempotent", loop(false, false, nil), true, false, false, LoopResumes},
+		{"pending call, idempotent", loop(true, false, nil), true, false, false, LoopResumes},
+		{"ended by decide fail", loop(false, true, &ToolStep{Reason: "decided fail", Decision: DecideFail}), false, false, false, LoopAfresh},
+		{"ended on a limit", loop(false, true, &ToolStep{Reason: "limit", Limit: LimitTurns, Max: 1}), true, false, true, LoopAfresh},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ToolLogCarries(tc.log, "k1", "k2"); got != tc.carries {
+				t.Errorf("ToolLogCarries across an edit = %v, want %v", got, tc.carries)
+			}
+			if got := EditKept(tc.log, "k1", "k2"); got != tc.kept {
+				t.Errorf("EditKept = %v, want %v", got, tc.kept)
+			}
+			if EditKept(tc.log, "k1", "k1") {
+				t.Error("EditKept without an edit")
+			}
+			sess := &Session{ToolLogs: map[string]*ToolLog{"work": tc.log}}
+			if got := LoopWaits(sess, "work"); got != tc.waits {
+				t.Errorf("LoopWaits = %v, want %v", got, tc.waits)
+			}
+			if got := tc.log.Next(10, 100, DecideRerun); got != tc.afterRerun {
+				t.Errorf("Next after decide rerun = %d, want %d", got, tc.afterRerun)
+			}
+		})
+	}
+}

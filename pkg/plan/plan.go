@@ -418,7 +418,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 		}
 		if step.Action == Run && sess != nil && o != nil && checkpoint.ToolLogCarries(sess.ToolLogs[d.Name], o.Key, d.Key) {
-			step.Reason += toolLoopNote(team, d, sess, r.Decisions[d.Name], store)
+			step.Reason += toolLoopNote(team, d, sess, r.Decisions[d.Name], store, checkpoint.EditKept(sess.ToolLogs[d.Name], o.Key, d.Key))
 		}
 		if o != nil && o.AgentKey != "" && o.AgentKey != d.AgentKey {
 			// The agent's key covers its tools: say which of them changed.
@@ -691,8 +691,9 @@ func firstLine(s string) string {
 // recorded turns replayed, and a call that a crash left without its
 // result halts the run unless its tool was idempotent or a decision is
 // recorded; one a limit ended goes on once that limit is raised, and
-// otherwise halts if tools that were not idempotent ran in it.
-func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, decision, store string) string {
+// otherwise halts if tools that were not idempotent ran in it. edited: an
+// edit kept the loop for such calls (checkpoint.EditKept).
+func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, decision, store string, edited bool) string {
 	lg := sess.ToolLogs[d.Name]
 	a := team.Agent(d.Agent)
 	if a == nil || lg == nil {
@@ -710,9 +711,15 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, dec
 		if lg.Limit != "" {
 			return fmt.Sprintf("; its tool loop, which agents.%s.%s (%d) ended, starts afresh: the tools that ran in it were idempotent", a.Name, lg.Limit, lg.Max)
 		}
+		if lg.Resumable() && decision == checkpoint.DecideRerun {
+			return fmt.Sprintf("; its tool loop starts afresh: decision %q recorded (the model may call %s again)", decision, checkpoint.ToolNames(lg.Unrepeatable()))
+		}
 		return ""
 	}
 	note := fmt.Sprintf("; its tool loop resumes after turn %d (recorded results are replayed, not run again)", len(lg.Turns))
+	if edited {
+		note += "; " + checkpoint.EditKeptText(lg, cmdline.Decide(store, sess.ID, d.Name, checkpoint.DecideRerun))
+	}
 	if lg.Limit != "" {
 		note += fmt.Sprintf(", agents.%s.%s being raised above the %d that ended it", a.Name, lg.Limit, lg.Max)
 	}

@@ -53,3 +53,21 @@ func paidAgainNotes(old *checkpoint.Session, logs map[string]*checkpoint.ToolLog
 	}
 	return notes
 }
+
+// editKeptNotes name each task of next, the continuation of old, whose
+// tool loop an edit of its definition kept for the calls of tools that
+// were not idempotent that finished in it (checkpoint.EditKept): the loop
+// goes on under the new definition, said, never silent. decide is the
+// `session decide ID TASK rerun` of a task, which starts it afresh.
+func editKeptNotes(old, next *checkpoint.Session, decide func(task string) string) []string {
+	var notes []string
+	for _, t := range next.Team.Tasks {
+		o, ok := old.Task(t.Name)
+		lg := next.ToolLogs[t.Name]
+		if !ok || next.Checkpoint.Decisions[t.Name] == checkpoint.DecideRerun || !checkpoint.EditKept(lg, o.Key, t.Key) {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("task %s: its tool loop resumes after turn %d; %s", t.Name, len(lg.Turns), checkpoint.EditKeptText(lg, decide(t.Name))))
+	}
+	return notes
+}

@@ -582,6 +582,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	if old != nil {
 		// Told once the tool loops the run resumes are known.
 		notes = append(notes, paidAgainNotes(old, sess.ToolLogs)...)
+		notes = append(notes, editKeptNotes(old, sess, func(task string) string { return cmdline.Decide(o.Home, id, task, checkpoint.DecideRerun) })...)
 	}
 	for _, n := range notes {
 		warn(n)
@@ -988,10 +989,10 @@ func existsError(id, location string) error {
 // names in its place.
 type teamSecret struct{ value, env string }
 
-// teamSecrets are the secrets teamrun sends for the LLM agents the team's
-// tasks use, each once: their API keys, the credentials in their base
-// URLs and their MCP servers' header values (a token a server or a
-// gateway may echo as a proxy echoes a key).
+// teamSecrets are the secrets of the team's LLM agents, each once: their
+// API keys, the credentials in their base URLs and the MCP servers'
+// header values (a token a server or a gateway may echo as a proxy echoes
+// a key).
 func teamSecrets(team *spec.Team, getenv func(string) string) []teamSecret {
 	var out []teamSecret
 	add := func(v, env string) {
@@ -999,7 +1000,13 @@ func teamSecrets(team *spec.Team, getenv func(string) string) []teamSecret {
 			out = append(out, teamSecret{value: v, env: env})
 		}
 	}
-	for _, a := range usedLLMAgents(team) {
+	// Every declared agent's, not only those with a task: a tool or a
+	// command prints what is in its environment, a key an agent without
+	// a task names included.
+	for _, a := range team.Agents {
+		if a.Kind != spec.LLMAgent || a.LLM == nil || a.LLM.Model == "" {
+			continue
+		}
 		if ep, err := llm.Resolve(a.LLM, getenv); err == nil {
 			add(ep.APIKey, ep.KeyVar)
 			for _, v := range llm.URLSecrets(ep.BaseURL) {
@@ -1009,6 +1016,9 @@ func teamSecrets(team *spec.Team, getenv func(string) string) []teamSecret {
 		for _, v := range tools.HeaderValues(a.MCP, getenv) {
 			add(v, "")
 		}
+	}
+	for _, v := range tools.HeaderValues(team.MCP, getenv) {
+		add(v, "")
 	}
 	return out
 }
@@ -1031,7 +1041,7 @@ func redactor(keys []string) func(string) string {
 }
 
 // usedLLMAgents are the LLM agents with a model that some task uses: those
-// whose keys a run checks and redacts.
+// whose keys a run checks (it redacts every agent's: teamSecrets).
 func usedLLMAgents(team *spec.Team) []*spec.Agent {
 	used := team.UsedAgents()
 	var out []*spec.Agent

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -105,6 +106,10 @@ func toolRunner(groups *Groups, owner, inherited []string, spool string) tools.R
 	return func(ctx context.Context, p tools.Proc) ([]byte, error) {
 		out, err := RunCommand(ctx, groups, CommandSpec{Shell: p.Shell, Argv: p.Argv, Stdin: p.Stdin, Env: p.Env, Inherited: inherited,
 			Dir: p.Dir, Timeout: p.Timeout, StdoutLimit: p.StdoutLimit, Owner: owner, Spool: spool})
+		if ce := (*CommandError)(nil); errors.As(err, &ce) && ce.TimedOut {
+			// Killed mid-way: a model told only "timed out" calls it again.
+			err = fmt.Errorf("%w (it was stopped before it ended: what it did is unknown; check its effect before you call it again)", err)
+		}
 		return []byte(out), err
 	}
 }
@@ -218,6 +223,11 @@ func (l *LLMs) connectMCP(ctx context.Context, job *Job, set *tools.Set) (*tools
 	if err != nil {
 		return nil, err
 	}
+	if job.Warn != nil {
+		for _, w := range m.Unlisted {
+			job.Warn(fmt.Sprintf("task %s: %s", job.Task.Name, w))
+		}
+	}
 	all := append([]*spec.Tool(nil), set.Tools...)
 	for _, t := range listed {
 		if prev := set.Tool(t.Name); prev != nil {
@@ -290,8 +300,9 @@ func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req l
 	case checkpoint.LoopHalts:
 		return "", nil, loopHalt(job, lg)
 	default:
-		if lg != nil && lg.Limit != "" && job.Decision == checkpoint.DecideRerun {
-			// Spent here: the loop a limit ended starts afresh, as decided.
+		if lg != nil && (lg.Limit != "" || lg.Resumable()) && job.Decision == checkpoint.DecideRerun {
+			// Spent here: the loop a limit ended, or one an edit kept,
+			// starts afresh, as decided.
 			lp.log = lg
 			if err := lp.record(checkpoint.ToolLoopEnded, checkpoint.ToolStep{Reason: "decided: rerun: the loop starts afresh", Decision: checkpoint.DecideRerun}); err != nil {
 				return "", nil, err
@@ -486,9 +497,59 @@ func callsOf(turn int, tcs []llm.ToolCall, redact func(string) string) []checkpo
 			}
 		}
 		seen[id] = true
-		out[i] = checkpoint.ToolCall{ID: id, Tool: redact(tc.Function.Name), Arguments: redact(tc.Function.Arguments)}
+		out[i] = checkpoint.ToolCall{ID: id, Tool: redact(tc.Function.Name), Arguments: redactArguments(tc.Function.Arguments, redact)}
 	}
 	return out
+}
+
+// redactArguments is a call's arguments redacted as the tool would read
+// them: JSON may write a key in \u escapes, which the text's redaction
+// does not see and the tool decodes. Arguments whose decoded strings
+// (keys included) hold nothing to redact are kept as the model wrote them.
+func redactArguments(args string, redact func(string) string) string {
+	args = redact(args)
+	if !strings.Contains(args, `\`) {
+		return args // no escape: the text's redaction saw every string
+	}
+	dec := json.NewDecoder(strings.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return args // not JSON: the call fails its check, and runs nothing
+	}
+	changed := false
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			if r := redact(x); r != x {
+				changed = true
+				return r
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[walk(k).(string)] = walk(e)
+			}
+			return out
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return args
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return args
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // assistantTurn is a recorded turn as the model sent it.

@@ -49,7 +49,12 @@ func (t *Team) MCPServer(name string) *MCPServer {
 // itself; any other key of one is said to be ignored, as the schema says
 // it of a native one.
 func (b *builder) mcpServers(v *tree, praison bool) {
-	servers := v.get("servers")
+	b.mcpServerMap(v.get("servers"), praison)
+}
+
+// mcpServerMap reads a mapping of MCP servers by name: mcp.servers, or
+// DESIGN's top-level mcp_servers.
+func (b *builder) mcpServerMap(servers *tree, praison bool) {
 	if !servers.isMap() {
 		return // the schema (native) reports it; PraisonAI: nothing to load
 	}

@@ -251,6 +251,14 @@ func (b *builder) native(root *tree) {
 	}
 	b.tools(root.get("tools"))
 	b.mcpServers(root.get("mcp"), false)
+	if ms := root.get("mcp_servers"); ms != nil {
+		// DESIGN's spelling of mcp.servers.
+		if m := root.get("mcp").get("servers"); m != nil {
+			b.errorf(ms, ms.kpos(), "mcp_servers and mcp.servers (line %d) both declare MCP servers: keep one", m.kpos().Line)
+		} else {
+			b.mcpServerMap(ms, false)
+		}
+	}
 	b.workdir(root.get("workdir"))
 	if ag := root.get("agents"); ag.isMap() {
 		for i, name := range ag.keys() {
@@ -930,6 +938,22 @@ func (b *builder) checkEnvNames() {
 			b.warnf(n.at, n.pos, "%q and %q both reach command agents as TEAMRUN_VAR_%s, so they see only one of them: rename one", prev, n.name, env)
 		}
 	}
+}
+
+// EnvClash returns the first two of names, in sorted order, that EnvName
+// makes one (dry_run and dry~run): a tool given both as TEAMRUN_ARG_<NAME>
+// would see only one of them. ok is false when there are none.
+func EnvClash(names []string) (a, b string, ok bool) {
+	sorted := slices.Sorted(slices.Values(names))
+	first := make(map[string]string, len(sorted))
+	for _, n := range sorted {
+		env := EnvName(n)
+		if prev, seen := first[env]; seen && prev != n {
+			return prev, n, true
+		}
+		first[env] = n
+	}
+	return "", "", false
 }
 
 // EnvName is a name after TEAMRUN_VAR_ or TEAMRUN_ARG_, as the runner makes it:

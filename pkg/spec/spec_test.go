@@ -70,7 +70,7 @@ func TestInvalidSpecs(t *testing.T) {
 		}},
 		// Nothing close to it: the top-level keys, and the x- home for
 		// an anchor.
-		{"anchor-holder-key.yaml", []string{`anchor-holder-key.yaml:2:1: defaults: unknown key "defaults": a top-level key is one of agents, allow, budget, dir, llm, mcp, models, name, process, tasks, tools, variables, workdir; to keep a YAML anchor or a note at the top, name the key x-defaults (top-level x-… keys are ignored)`}},
+		{"anchor-holder-key.yaml", []string{`anchor-holder-key.yaml:2:1: defaults: unknown key "defaults": a top-level key is one of agents, allow, budget, dir, llm, mcp, mcp_servers, models, name, process, tasks, tools, variables, workdir; to keep a YAML anchor or a note at the top, name the key x-defaults (top-level x-… keys are ignored)`}},
 		{"unknown-task-key.yaml", []string{`unknown-task-key.yaml:6:5: tasks.draft.descriptoin: unknown key "descriptoin" (did you mean "description"?)`}},
 		{"max-retries-string.yaml", []string{`max-retries-string.yaml:8:18: tasks.count.max_retries: expected integer, got string "two"`}},
 		{"max-retries-negative.yaml", []string{`max-retries-negative.yaml:8:18: tasks.count.max_retries: expected at least 0, got integer -1`}},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -134,6 +135,9 @@ func (b *builder) tools(v *tree) {
 			continue // the schema reports it
 		}
 		t := &Tool{Name: name, Pos: tv.kpos()}
+		if slices.Contains(builtinNames(), name) {
+			b.warnf(tv, tv.kpos(), "declares a tool named like teamrun's built-in %s, which it replaces for every agent that lists %s: rename it to keep the built-in", name, name)
+		}
 		t.Description, _ = tv.get("description").str()
 		if s := tv.get("shell"); s != nil {
 			t.Shell, _ = s.str()
@@ -166,6 +170,15 @@ func (b *builder) tools(v *tree) {
 				b.errorf(p, p.pos(), "a tool's parameters describe an object (type: object), whose properties are the arguments; got type %v", typ)
 			} else {
 				t.Parameters = params
+			}
+		}
+		if props, ok := t.Parameters["properties"].(map[string]any); ok {
+			if x, y, clash := EnvClash(slices.Collect(maps.Keys(props))); clash {
+				at := tv.get("parameters")
+				if pp := at.get("properties"); pp != nil {
+					at = pp
+				}
+				b.errorf(at, at.pos(), "parameters %q and %q both reach the tool as TEAMRUN_ARG_%s, so it would see only one of them: rename one", x, y, EnvName(x))
 			}
 		}
 		s, err := compileParameters(t.Parameters)
@@ -242,7 +255,9 @@ func (b *builder) agentTools(a *Agent, v *tree) {
 		}
 		t := BuiltinTool(name)
 		if t == nil {
-			b.errorf(it, it.pos(), "%s", unknownRef("tool", name, known, "declare it under the top-level tools"))
+			if toolNameOK(name) { // else the schema says what is wrong with it
+				b.errorf(it, it.pos(), "%s", unknownRef("tool", name, known, "declare it under the top-level tools"))
+			}
 			continue
 		}
 		t.Workdir = b.team.Workdir
@@ -323,6 +338,17 @@ func (b *builder) praisonTools(a *Agent, v *tree) {
 			b.warnf(it, it.pos(), "tool %q is not available in teamrun, ignored: the agent runs without it; in the native format a command tool provides it: `tools: {%s: {description: ..., parameters: {type: object, properties: {query: {type: string}}}, command: [./%s]}}` and the agent's `tools: [%s]`", name, id, id, id)
 		}
 	}
+}
+
+// toolNameOK reports a tool name the schema takes: 1 to 64 of
+// [A-Za-z0-9_-], what the OpenAI API takes as a function's name.
+func toolNameOK(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	return !strings.ContainsFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	})
 }
 
 // toolIdentifier is name as a native tool name: snake case, [A-Za-z0-9_-].

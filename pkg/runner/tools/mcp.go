@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -186,6 +187,10 @@ type MCP struct {
 	// Digests holds, per server, the SHA-256 (16 hex digits) of the tool
 	// list the model is offered: names, descriptions and schemas.
 	Digests map[string]string
+	// Unlisted says, per name a server's tools: or idempotent: gives that
+	// the server does not list, what that name does: a typo there hides
+	// a tool, or makes it not idempotent, unsaid otherwise.
+	Unlisted []string
 }
 
 // ConnectMCP starts (stdio) or reaches (HTTP) each server and lists its
@@ -243,8 +248,29 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 			out = append(out, st)
 		}
 		m.Digests[s.Name] = hex.EncodeToString(h.Sum(nil)[:8])
+		m.Unlisted = append(m.Unlisted, unlisted(s, res.Tools)...)
 	}
 	return m, out, nil
+}
+
+// unlisted are the messages for the names s's tools: and idempotent:
+// give that the server's list lacks.
+func unlisted(s *spec.MCPServer, listed []*mcp.Tool) []string {
+	has := func(name string) bool {
+		return slices.ContainsFunc(listed, func(t *mcp.Tool) bool { return t.Name == name })
+	}
+	var out []string
+	for _, n := range s.Allow {
+		if !has(n) {
+			out = append(out, fmt.Sprintf("MCP server %s lists no tool %s, which its tools: allow-list names: no tool of that name is offered", s.Name, n))
+		}
+	}
+	for _, n := range s.Idempotent {
+		if !has(n) {
+			out = append(out, fmt.Sprintf("MCP server %s lists no tool %s, which its idempotent: list names", s.Name, n))
+		}
+	}
+	return out
 }
 
 func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSession, error) {

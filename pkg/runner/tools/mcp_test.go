@@ -205,3 +205,33 @@ func TestMCPNotJSONLine(t *testing.T) {
 		})
 	}
 }
+
+// Names a server's tools: allow-list or idempotent: list give that the
+// server does not list are said: a typo there would hide a tool, or make
+// it not idempotent, silently.
+func TestMCPUnlistedNames(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "two", Version: "1"}, nil)
+	for _, name := range []string{"echo", "mcharge"} {
+		mcp.AddTool(s, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	m, listed, err := tools.ConnectMCP(context.Background(), []*spec.MCPServer{{Name: "py", URL: srv.URL,
+		Allow: []string{"echo", "ghost", "mcharge"}, Idempotent: []string{"mcharge", "phantom"}}}, tools.MCPOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if len(listed) != 2 {
+		t.Errorf("listed %d tools, want 2", len(listed))
+	}
+	want := []string{
+		"MCP server py lists no tool ghost, which its tools: allow-list names: no tool of that name is offered",
+		"MCP server py lists no tool phantom, which its idempotent: list names",
+	}
+	if fmt.Sprint(m.Unlisted) != fmt.Sprint(want) {
+		t.Errorf("Unlisted %q, want %q", m.Unlisted, want)
+	}
+}

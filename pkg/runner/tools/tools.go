@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,12 +129,31 @@ func (s *Set) Check(c Call) (t *spec.Tool, args map[string]any, bad *Result) {
 	if !ok {
 		return t, nil, &Result{IsError: true, Content: fmt.Sprintf("error: the arguments of %s must be a JSON object", c.Name)}
 	}
+	if t.MCP == "" && t.Builtin == "" {
+		// A command tool reads each as TEAMRUN_ARG_<NAME>: two that make
+		// one name would let the one the schema did not check win.
+		if a, b, clash := spec.EnvClash(slices.Collect(maps.Keys(obj))); clash {
+			return t, nil, &Result{IsError: true, Content: fmt.Sprintf("error: the arguments %q and %q of %s both reach it as TEAMRUN_ARG_%s, so it would see only one of them: call it again with only %q", a, b, c.Name, spec.EnvName(a), declaredOf(t, a, b))}
+		}
+	}
 	if t.Schema != nil {
 		if err := t.Schema.Validate(obj); err != nil {
 			return t, nil, &Result{IsError: true, Content: fmt.Sprintf("error: the arguments of %s do not match its parameters: %s; call it again with valid arguments", c.Name, validationText(err))}
 		}
 	}
 	return t, obj, nil
+}
+
+// declaredOf is whichever of a and b the tool's parameters declare (a
+// when both or neither).
+func declaredOf(t *spec.Tool, a, b string) string {
+	props, _ := t.Parameters["properties"].(map[string]any)
+	if _, ok := props[a]; !ok {
+		if _, ok := props[b]; ok {
+			return b
+		}
+	}
+	return a
 }
 
 // StoppedError is a call that the run's end or the task's timeout

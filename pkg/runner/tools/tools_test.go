@@ -43,6 +43,9 @@ tools:
     shell: 'touch MARKER; echo "zone=$TEAMRUN_ARG_ZONE n=$TEAMRUN_ARG_N flag=$TEAMRUN_ARG_FLAG list=${TEAMRUN_ARG_LIST-unset} task=$TEAMRUN_TASK session=$TEAMRUN_SESSION"; cat'
   fails:
     shell: 'echo partial; echo broken >&2; exit 3'
+  deploy:
+    parameters: {type: object, properties: {dry_run: {type: boolean, const: true}}, required: [dry_run]}
+    shell: 'touch MARKER; echo "dry_run=$TEAMRUN_ARG_DRY_RUN"'
   slow:
     shell: 'sleep 5'
     timeout: 100ms
@@ -62,7 +65,11 @@ tools:
 		{"a required argument missing", "echo_args", `{}`, true, []string{"missing properties: 'zone'"}, false},
 		{"arguments that are not JSON", "echo_args", `{"zone":`, true, []string{"are not JSON"}, false},
 		{"arguments that are not an object", "echo_args", `["UTC"]`, true, []string{"must be a JSON object"}, false},
-		{"an unknown tool", "get_tme", `{}`, true, []string{`there is no tool "get_tme"; the tools are: echo_args, fails, slow, chatty`}, false},
+		{"an unknown tool", "get_tme", `{}`, true, []string{`there is no tool "get_tme"; the tools are: echo_args, fails, deploy, slow, chatty`}, false},
+		{"an undeclared argument that would reach the tool under a declared one's name", "deploy", `{"dry_run":true,"dry~run":false}`, true,
+			[]string{`the arguments "dry_run" and "dry~run" of deploy both reach it as TEAMRUN_ARG_DRY_RUN`, `call it again with only "dry_run"`}, false},
+		{"two undeclared arguments of one name", "deploy", `{"dry_run":true,"x-y":1,"X_Y":2}`, true, []string{`"X_Y" and "x-y"`}, false},
+		{"a declared argument alone", "deploy", `{"dry_run":true}`, false, []string{"dry_run=true"}, true},
 		{"a non-zero exit", "fails", ``, true, []string{"exit status 3: broken", "output:\npartial"}, false},
 		{"a timeout", "slow", `{}`, true, []string{"timed out after 100ms"}, false},
 	}
