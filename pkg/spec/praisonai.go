@@ -325,6 +325,11 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 		agents = append(agents, roles.vals()...)
 	}
 	agents = append(agents, roles.itemsOrNil()...)
+	if stepsOf(root) == nil {
+		if d := tasksLoopBack(file, agents, root.get("tasks")); d != nil {
+			return d
+		}
+	}
 	for _, a := range agents {
 		if cb := a.get("cli_backend"); cb != nil && !cb.isNull() {
 			return at(cb, "CLI backends are not supported: use a command agent (shell: or command:) in the native format")
@@ -333,6 +338,42 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 		// its chat agent, which is what teamrun runs.
 		if class, ok := a.get("agent").str(); ok && class != "" && class != "Agent" {
 			return at(a.get("agent"), fmt.Sprintf("%s agents are not supported: teamrun runs chat agents, and %s's media or document work needs its own API; call that from a command agent (shell: or command:) in the native format", quoteShort(class), class))
+		}
+	}
+	return nil
+}
+
+// tasksLoopBack finds the first task of roles (their tasks:) or of the
+// top-level tasks whose next_tasks loops back, in the order praison adds
+// them: the roles' tasks, then the top-level ones.
+func tasksLoopBack(file string, roles []*tree, top *tree) *Diagnostic {
+	var order flowOrder
+	place := map[*tree]int{}
+	var tasks []*tree
+	add := func(list *tree, unnamed func(i int) string) {
+		for i, k := range list.keys() {
+			place[list.vals()[i]] = order.add(k)
+			tasks = append(tasks, list.vals()[i])
+		}
+		for i, it := range list.itemsOrNil() {
+			name, ok := it.get("name").str()
+			if !ok && unnamed != nil {
+				name = unnamed(i)
+			}
+			place[it] = order.add(name)
+			tasks = append(tasks, it)
+		}
+	}
+	for _, r := range roles {
+		add(r.get("tasks"), nil)
+	}
+	// A top-level list's task without a name is task_I (praisonTopTasks).
+	add(top, func(i int) string { return fmt.Sprintf("task_%d", i) })
+	for _, tk := range tasks {
+		if nt := tk.get("next_tasks"); nt != nil {
+			if msg := order.loopsBack(nt, place[tk], "task"); msg != "" {
+				return &Diagnostic{File: file, Line: nt.kpos().Line, Column: nt.kpos().Column, Path: nt.path, Message: msg}
+			}
 		}
 	}
 	return nil
@@ -472,6 +513,10 @@ func ignoredEffect(path string) string {
 		return ignoredEffect("output_json")
 	case "min_iterations":
 		return ignoredEffect("planning")
+	case "task_type":
+		// PraisonAI's workflow process: decision (read beside a condition
+		// mapping), loop (over a file) or task.
+		return "teamrun reads task_type only as decision beside a condition: mapping of results to the tasks they run; this one runs as any task does"
 	}
 	// Keys whose names are too common to mean PraisonAI's anywhere else.
 	switch path {
@@ -796,7 +841,9 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 		case "tools":
 			b.praisonTools(b.team.Agent(agent), f)
 		default:
-			b.praisonIgnored(f)
+			if !b.praisonFlowKey(k, f, v, "tasks") {
+				b.praisonIgnored(f)
+			}
 		}
 	}
 	b.taskAt[name] = len(b.team.Tasks)

@@ -233,6 +233,12 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 		{"an agent's stream", "agents:\n  a: {role: A, llm: m, stream: false}\n" + steps,
 			"w.yaml:2:24: agents.a.stream: not supported by teamrun, ignored: teamrun streams an LLM answer on its own"},
 		{"an x- key holds anchors", "x-defaults: &d {role: A, llm: m}\nagents:\n  a: *d\n" + steps, ""},
+		// PraisonAI's workflow process reads them: none is a misspelt key.
+		{"a decision task", "framework: praisonai\nroles:\n  a:\n    tasks:\n      d: {description: d, task_type: decision, condition: {ok: [e]}}\n      e: {description: e}\n", ""},
+		{"task_type without condition", "framework: praisonai\nroles:\n  a:\n    tasks:\n      d: {description: d, task_type: loop}\n",
+			"w.yaml:5:27: roles.a.tasks.d.task_type: not supported by teamrun, ignored: teamrun reads task_type only as decision beside a condition: mapping of results to the tasks they run; this one runs as any task does"},
+		{"next_tasks forward", "framework: praisonai\nroles:\n  a:\n    tasks:\n      d: {description: d, next_tasks: [e], is_start: true}\n      e: {description: e}\n",
+			"w.yaml:5:27: roles.a.tasks.d.next_tasks: ignored: tasks run in file order, each after the ones it reads (context:)"},
 		{"run_on, tools_run_on's old spelling", "run_on: docker\nagents:\n  a: {role: A, llm: m}\n" + steps,
 			"w.yaml:1:1: run_on: not supported by teamrun, ignored: tools run on this machine, where teamrun runs"},
 	}
@@ -263,6 +269,16 @@ func TestPraisonAIRefusedInOneLine(t *testing.T) {
 			"r.yaml:2:1: process: PraisonAI's hierarchical process (a manager model assigns each task to an agent and checks the result) is not supported: write process: sequential to run the tasks in file order, each by the agent that declares it"},
 		{"a media agent", "agents:\n  d:\n    agent: VideoAgent\n    role: Director\nsteps:\n  - agent: d\n    action: film it\n",
 			`r.yaml:3:5: agents.d.agent: "VideoAgent" agents are not supported: teamrun runs chat agents, and VideoAgent's media or document work needs its own API; call that from a command agent (shell: or command:) in the native format`},
+		// next_tasks that loop back: one rule for a roles: file's tasks, a
+		// tasks: list's, and a steps: file's steps.
+		{"a role's task loops back", "framework: praisonai\nroles:\n  w:\n    tasks:\n      draft: {description: d}\n  r:\n    tasks:\n      decide: {description: e, task_type: decision, condition: {ok: [], no: [revise]}}\n      revise: {description: f, next_tasks: [draft]}\n",
+			`r.yaml:9:32: roles.r.tasks.revise.next_tasks: "draft" loops back to an earlier task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
+		{"a task loops to itself", "framework: praisonai\nroles:\n  w:\n    tasks:\n      draft: {description: d, next_tasks: [draft]}\n",
+			`r.yaml:5:31: roles.w.tasks.draft.next_tasks: "draft" loops back to an earlier task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
+		{"a top-level task_I loops back", "agents:\n  - {name: w, role: W}\ntasks:\n  - {agent: w, description: d}\n  - {agent: w, description: e, next_tasks: [task_0]}\n",
+			`r.yaml:5:32: tasks[1].next_tasks: "task_0" loops back to an earlier task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
+		{"a step loops back past a parallel", "agents:\n  a: {role: A}\nsteps:\n  - {agent: a, action: x}\n  - parallel:\n      - {name: p1, agent: a, action: y}\n      - {name: p2, agent: a, action: z}\n  - {agent: a, action: w, next_tasks: [p2]}\n",
+			`r.yaml:8:27: steps[2].next_tasks: "p2" loops back to an earlier step: teamrun runs a DAG of tasks, so route forward with condition: instead`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
