@@ -49,10 +49,8 @@ func (b *builder) praison(root *tree) {
 			case "llm":
 				t.LLM = b.praisonLLM(v)
 			case "memory":
-				if m, ok := v.val().(bool); ok {
+				if m, ok := b.praisonMemory(v); ok {
 					defaultMemory = m
-				} else {
-					b.praisonIgnored(v)
 				}
 			default:
 				b.praisonIgnored(v)
@@ -420,7 +418,7 @@ func ignoredEffect(path string) string {
 	case "history":
 		return "teamrun keeps that trace always: each task's attempts, tool calls and outputs are in the session (teamrun session show ID --task TASK, teamrun session logs ID)"
 	case "memory", "memory_config":
-		return "no memory beyond what each task is given (its context, the previous output); a native agent with memory: true keeps its conversation in the session"
+		return "teamrun keeps no memory store (PraisonAI's provider, across runs), so the agent has no memory beyond what each task is given; memory: true keeps its conversation of the run, checkpointed in the session"
 	case "async_execution":
 		return "tasks run in order; in the native format, process: workflow runs independent tasks side by side"
 	case "output_file":
@@ -673,10 +671,8 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 				}
 			}
 		case "memory":
-			if m, ok := f.val().(bool); ok {
+			if m, ok := b.praisonMemory(f); ok {
 				a.Memory = m
-			} else {
-				b.praisonIgnored(f)
 			}
 		case "name":
 			// In an agents: file with steps it names the steps' outputs.
@@ -849,6 +845,44 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 	b.taskAt[name] = len(b.team.Tasks)
 	b.team.Tasks = append(b.team.Tasks, tk)
 	b.tasks = append(b.tasks, v)
+}
+
+// praisonMemory reads a memory: setting: true or false, as the native
+// format's; a mapping configures PraisonAI's memory store, which teamrun
+// has not (a warning). ok is false when it sets nothing.
+func (b *builder) praisonMemory(f *tree) (on, ok bool) {
+	if f.isMap() {
+		if len(f.keys()) == 0 {
+			return false, false
+		}
+		b.warnf(f, f.kpos(), "ignored: this mapping configures PraisonAI's memory store, which teamrun has not, so the agent runs without memory: write memory: true to keep its conversation of the run, checkpointed in the session")
+		return false, false
+	}
+	return b.praisonBool(f)
+}
+
+// praisonBool reads a true or false; anything else is an error (null sets
+// nothing). PyYAML, PraisonAI's loader, reads YAML 1.1's yes, on, y (and
+// no, off, n) as booleans, where teamrun's YAML reads text: the error says
+// which to write, rather than read the file otherwise than PraisonAI.
+func (b *builder) praisonBool(f *tree) (v, ok bool) {
+	if f.isNull() {
+		return false, false
+	}
+	if v, ok := f.val().(bool); ok {
+		return v, true
+	}
+	msg := "expected true or false, got " + f.describe()
+	if s, isStr := f.str(); isStr {
+		switch strings.ToLower(s) {
+		case "yes", "on", "y":
+			msg += ": write true (PraisonAI's YAML reads " + s + " as true, teamrun's as text)"
+		case "no", "off", "n":
+			msg += ": write false (PraisonAI's YAML reads " + s + " as false, teamrun's as text)"
+		}
+	}
+	b.errorf(f, f.pos(), "%s", msg)
+	return false, false
 }
 
 // praisonString sets *dst from a string value; null leaves it as it is.

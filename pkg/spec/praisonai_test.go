@@ -233,6 +233,9 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 		{"an agent's stream", "agents:\n  a: {role: A, llm: m, stream: false}\n" + steps,
 			"w.yaml:2:24: agents.a.stream: not supported by teamrun, ignored: teamrun streams an LLM answer on its own"},
 		{"an x- key holds anchors", "x-defaults: &d {role: A, llm: m}\nagents:\n  a: *d\n" + steps, ""},
+		{"memory as PraisonAI's store", "framework: praisonai\nroles:\n  a:\n    memory: {provider: rag}\n    tasks:\n      t: {description: d}\n",
+			"w.yaml:4:5: roles.a.memory: ignored: this mapping configures PraisonAI's memory store, which teamrun has not, so the agent runs without memory: write memory: true to keep its conversation of the run, checkpointed in the session"},
+		{"memory: true", "framework: praisonai\nconfig: {memory: true}\nroles:\n  a:\n    memory: false\n    tasks:\n      t: {description: d}\n", ""},
 		// PraisonAI's workflow process reads them: none is a misspelt key.
 		{"a decision task", "framework: praisonai\nroles:\n  a:\n    tasks:\n      d: {description: d, task_type: decision, condition: {ok: [e]}}\n      e: {description: e}\n", ""},
 		{"task_type without condition", "framework: praisonai\nroles:\n  a:\n    tasks:\n      d: {description: d, task_type: loop}\n",
@@ -302,6 +305,16 @@ func TestPraisonAIValueErrors(t *testing.T) {
 			`p.yaml:5:34: roles.a.llm.temperature: expected a number from 0 to 2, got integer 3`},
 		{"max_tokens as text", role + "    llm: {model: m, max_tokens: \"512\"}\n    tasks:\n      t: {description: d}\n",
 			`p.yaml:5:33: roles.a.llm.max_tokens: expected a whole number of tokens, at least 1, got string "512"`},
+		// PyYAML reads YAML 1.1's yes and on as true, teamrun's YAML as
+		// text: never a memory turned off by a spelling, nor "not supported".
+		{"memory: yes", role + "    memory: yes\n    tasks:\n      t: {description: d}\n",
+			`p.yaml:5:13: roles.a.memory: expected true or false, got string "yes": write true (PraisonAI's YAML reads yes as true, teamrun's as text)`},
+		{"config memory: Off", "framework: praisonai\nconfig: {memory: Off}\nroles:\n  a:\n    tasks:\n      t: {description: d}\n",
+			`p.yaml:2:18: config.memory: expected true or false, got string "Off": write false (PraisonAI's YAML reads Off as false, teamrun's as text)`},
+		{"memory a number", role + "    memory: 1\n    tasks:\n      t: {description: d}\n",
+			`p.yaml:5:13: roles.a.memory: expected true or false, got integer 1`},
+		{"loop parallel: on", "agents:\n  a: {role: A}\nvariables: {xs: [1]}\nsteps:\n  - {agent: a, action: x, loop: {over: xs, parallel: on}}\n",
+			`p.yaml:5:54: steps[0].loop.parallel: expected true or false, got string "on": write true (PraisonAI's YAML reads on as true, teamrun's as text)`},
 		{"a later task in context", role + "    tasks:\n      t: {description: d, context: [u]}\n      u: {description: e}\n",
 			`p.yaml:6:37: roles.a.tasks.t.context[0]: task "u" comes later in the file; in a sequential team a task reads only tasks before it (move it before this task, or write the team in the native format, whose process: workflow runs a DAG)`},
 	}

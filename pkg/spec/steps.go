@@ -790,10 +790,8 @@ func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 				b.errorf(v, v.pos(), "expected a variable name, got %s", got)
 			}
 		case "parallel":
-			p, ok := v.val().(bool)
-			if !ok {
-				b.errorf(v, v.pos(), "expected true or false, got %s", v.describe())
-			} else if p {
+			p, _ := b.praisonBool(v)
+			if p {
 				sb.dag = true
 			}
 			parallel = p
