@@ -630,7 +630,11 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 		b.errorf(v, v.kpos(), "expected a name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(name))
 	}
 	if b.agents[name] {
-		b.errorf(v, v.kpos(), "duplicate agent %q", name)
+		if first := b.team.Agent(name); first != nil {
+			b.errorf(v, v.kpos(), "%s", duplicateName("agent", name, first.Pos.Line))
+		} else {
+			b.errorf(v, v.kpos(), "duplicate agent name %q: give the agents different names", name)
+		}
 	}
 	b.agents[name] = true
 	if !v.isMap() {
@@ -794,7 +798,7 @@ func (b *builder) praisonTopTasks(v *tree) {
 
 func (b *builder) praisonTask(name string, v *tree, agent string) {
 	if i, dup := b.taskAt[name]; dup {
-		b.errorf(v, v.kpos(), "duplicate task name %q (first at line %d)", name, b.team.Tasks[i].Pos.Line)
+		b.errorf(v, v.kpos(), "%s", duplicateName("task", name, b.team.Tasks[i].Pos.Line))
 		return
 	}
 	if !nameRE().MatchString(name) {

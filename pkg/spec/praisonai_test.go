@@ -315,6 +315,11 @@ func TestPraisonAIValueErrors(t *testing.T) {
 			`p.yaml:5:13: roles.a.memory: expected true or false, got integer 1`},
 		{"loop parallel: on", "agents:\n  a: {role: A}\nvariables: {xs: [1]}\nsteps:\n  - {agent: a, action: x, loop: {over: xs, parallel: on}}\n",
 			`p.yaml:5:54: steps[0].loop.parallel: expected true or false, got string "on": write true (PraisonAI's YAML reads on as true, teamrun's as text)`},
+		// Task names are per role in PraisonAI, one namespace in teamrun.
+		{"two roles' tasks of one name", "framework: praisonai\nroles:\n  a:\n    tasks:\n      sum: {description: d}\n  b:\n    tasks:\n      sum: {description: e}\n",
+			`p.yaml:8:7: roles.b.tasks.sum: duplicate task name "sum" (first at line 5): give the tasks different names`},
+		{"two listed agents of one name", "agents:\n  - {name: a, role: A}\n  - {name: a, role: B}\nsteps:\n  - {agent: a, action: x}\n",
+			`p.yaml:3:5: agents.a: duplicate agent name "a" (first at line 2): give the agents different names`},
 		{"a later task in context", role + "    tasks:\n      t: {description: d, context: [u]}\n      u: {description: e}\n",
 			`p.yaml:6:37: roles.a.tasks.t.context[0]: task "u" comes later in the file; in a sequential team a task reads only tasks before it (move it before this task, or write the team in the native format, whose process: workflow runs a DAG)`},
 	}

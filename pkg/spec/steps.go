@@ -591,7 +591,7 @@ func (sb *stepBuilder) otherKeys(st *tree, pattern string) {
 // addTask adds a task mapped from a step; src is where its errors point.
 func (b *builder) addTask(tk *Task, src *tree) {
 	if i, dup := b.taskAt[tk.Name]; dup {
-		b.errorf(src, src.kpos(), "duplicate step name %q (first at line %d): give the steps different names", tk.Name, b.team.Tasks[i].Pos.Line)
+		b.errorf(src, src.kpos(), "%s", duplicateName("step", tk.Name, b.team.Tasks[i].Pos.Line))
 		return
 	}
 	if !nameRE().MatchString(tk.Name) {
@@ -946,7 +946,7 @@ func (sb *stepBuilder) passStep(name, kind, why string, prev []string, src *tree
 // insertTask adds tk at position at, before the tasks already added after it.
 func (b *builder) insertTask(tk *Task, src *tree, at int) {
 	if i, dup := b.taskAt[tk.Name]; dup {
-		b.errorf(src, src.kpos(), "duplicate step name %q (first at line %d): give the steps different names", tk.Name, b.team.Tasks[i].Pos.Line)
+		b.errorf(src, src.kpos(), "%s", duplicateName("step", tk.Name, b.team.Tasks[i].Pos.Line))
 		return
 	}
 	if at < 0 || at > len(b.team.Tasks) {
