@@ -4,9 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/teamrun/teamrun/internal/sessionid"
 )
 
 // ValidateID checks the session id rule. Ids cannot hold a separator or
@@ -17,7 +18,7 @@ func ValidateID(id string) error {
 	}
 	// Positions and lengths count characters, as people read them: "é"
 	// is one character at 1, not the byte 'Ã'.
-	if n := utf8.RuneCountInString(id); n > 128 {
+	if n := utf8.RuneCountInString(id); n > sessionid.MaxLen {
 		return fmt.Errorf("%w: %d characters; an id is %s", ErrBadID, n, IDRule)
 	}
 	if id[0] == '.' {
@@ -26,7 +27,7 @@ func ValidateID(id string) error {
 	pos := 0
 	for i, r := range id {
 		pos++
-		if r < utf8.RuneSelf && idByte(byte(r)) {
+		if r < utf8.RuneSelf && sessionid.Byte(byte(r)) {
 			continue
 		}
 		what := fmt.Sprintf("character %q", r)
@@ -40,32 +41,11 @@ func ValidateID(id string) error {
 	return nil
 }
 
-func idByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
-}
-
-// NewID is a fresh id <name>-<YYYYMMDD-HHMMSS>-<4 hex>, the name sanitised
-// to the id alphabet: a run of other characters is one '-', and the name
-// starts with neither a dot nor a '-' (an id the commands teamrun prints
-// would take for a flag).
+// NewID is a fresh id <name>-<YYYYMMDD-HHMMSS>-<4 hex>, the name made an
+// id's start by sessionid.Prefix.
 func NewID(teamName string, now time.Time) string {
-	var b strings.Builder
-	for i := 0; i < len(teamName); i++ {
-		if c := teamName[i]; idByte(c) {
-			b.WriteByte(c)
-		} else if !strings.HasSuffix(b.String(), "-") {
-			b.WriteByte('-')
-		}
-	}
-	name := strings.TrimRight(strings.TrimLeft(b.String(), ".-"), "-")
 	suffix := "-" + now.UTC().Format("20060102-150405") + "-" + RandHex(2)
-	if max := 128 - len(suffix); len(name) > max {
-		name = name[:max]
-	}
-	if name == "" {
-		name = "session"
-	}
-	return name + suffix
+	return sessionid.Prefix(teamName, sessionid.MaxLen-len(suffix)) + suffix
 }
 
 // RandHex is n random bytes in hex.

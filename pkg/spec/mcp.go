@@ -70,11 +70,7 @@ func (b *builder) mcpServerMap(servers *tree, praison bool) {
 				}
 			}
 			if e := sv.get("enabled"); e != nil && !e.isNull() {
-				on, ok := e.val().(bool)
-				if !ok {
-					b.errorf(e, e.pos(), "expected true or false, got %s", e.describe())
-				}
-				if !on {
+				if on, _ := b.praisonBool(e); !on {
 					continue
 				}
 			}

@@ -211,6 +211,13 @@ func (b *builder) notef(t *tree, p Pos, format string, args ...any) {
 	b.team.Notes = append(b.team.Notes, Diagnostic{File: b.file, Line: p.Line, Column: p.Column, Path: t.path, Message: fmt.Sprintf(format, args...)})
 }
 
+// duplicateName is the error of a task or step (kind) named as one at
+// line first is: teamrun knows a task by its name alone (context:,
+// --rerun, the session's records), so the two need names of their own.
+func duplicateName(kind, name string, first int) string {
+	return fmt.Sprintf("duplicate %s name %q (first at line %d): give the %ss different names", kind, name, first, kind)
+}
+
 func defaultName(file string) string {
 	base := filepath.Base(file)
 	return strings.TrimSuffix(base, filepath.Ext(base))
@@ -628,7 +635,7 @@ func (b *builder) nativeTasks(v *tree) {
 				continue // the schema reports it
 			}
 			if line, dup := first[name]; dup {
-				b.errorf(nameT, nameT.pos(), "duplicate task name %q (first at line %d)", name, line)
+				b.errorf(nameT, nameT.pos(), "%s", duplicateName("task", name, line))
 				continue
 			}
 			first[name] = nameT.pos().Line

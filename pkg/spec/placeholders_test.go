@@ -233,12 +233,28 @@ func TestBuiltinsIn(t *testing.T) {
 	}
 	then := team.initialStateAt(nil, time.Date(2026, time.March, 7, 0, 0, 0, 0, time.UTC))
 	got := team.BuiltinsIn(then)
-	if len(got) != 1 || got["year"] != "2026" {
-		t.Errorf("builtins %v, want year only: the state holds the built-ins its texts name", got)
+	// The texts name year; the value of day reads today: --continue on a
+	// later day makes day again from the session's today, so that an
+	// unedited variable is not said to have changed.
+	if len(got) != 2 || got["year"] != "2026" || got["today"] != "March 07, 2026" {
+		t.Errorf("builtins %v, want year and today: the state holds the built-ins its texts and its variables' values read", got)
 	}
-	again := team.initialStateAt(map[string]string{"today": "March 07, 2026"}, time.Date(2027, time.May, 1, 0, 0, 0, 0, time.UTC))
+	again := team.initialStateAt(got, time.Date(2027, time.May, 1, 0, 0, 0, 0, time.UTC))
 	if again["day"] != then["day"] {
 		t.Errorf("day %v, want %v", again["day"], then["day"])
+	}
+	// One {{uuid}} is one value: in every variable, and kept as the
+	// texts' is.
+	ids, err := Parse("p.yaml", []byte("variables:\n  a: \"{{uuid}}\"\n  b: \"run {{uuid}}\"\nagents:\n  a: {role: A}\nsteps:\n  - agent: a\n    action: \"{{a}} {{b}}\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := ids.InitialState(nil)
+	if st["b"] != "run "+FormatValue(st["a"]) || st["uuid"] != st["a"] {
+		t.Errorf("a %v, b %v, uuid %v: want one uuid", st["a"], st["b"], st["uuid"])
+	}
+	if again := ids.InitialState(ids.BuiltinsIn(st)); again["a"] != st["a"] || again["b"] != st["b"] {
+		t.Errorf("again a %v, b %v, want %v, %v", again["a"], again["b"], st["a"], st["b"])
 	}
 	native, err := Parse("n.yaml", []byte("agents:\n  w: {shell: cat}\ntasks:\n  t: {description: x, agent: w}\n"))
 	if err != nil {

@@ -49,10 +49,8 @@ func (b *builder) praison(root *tree) {
 			case "llm":
 				t.LLM = b.praisonLLM(v)
 			case "memory":
-				if m, ok := v.val().(bool); ok {
+				if m, ok := b.praisonMemory(v); ok {
 					defaultMemory = m
-				} else {
-					b.praisonIgnored(v)
 				}
 			default:
 				b.praisonIgnored(v)
@@ -325,6 +323,11 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 		agents = append(agents, roles.vals()...)
 	}
 	agents = append(agents, roles.itemsOrNil()...)
+	if stepsOf(root) == nil {
+		if d := tasksLoopBack(file, agents, root.get("tasks")); d != nil {
+			return d
+		}
+	}
 	for _, a := range agents {
 		if cb := a.get("cli_backend"); cb != nil && !cb.isNull() {
 			return at(cb, "CLI backends are not supported: use a command agent (shell: or command:) in the native format")
@@ -333,6 +336,42 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 		// its chat agent, which is what teamrun runs.
 		if class, ok := a.get("agent").str(); ok && class != "" && class != "Agent" {
 			return at(a.get("agent"), fmt.Sprintf("%s agents are not supported: teamrun runs chat agents, and %s's media or document work needs its own API; call that from a command agent (shell: or command:) in the native format", quoteShort(class), class))
+		}
+	}
+	return nil
+}
+
+// tasksLoopBack finds the first task of roles (their tasks:) or of the
+// top-level tasks whose next_tasks loops back, in the order praison adds
+// them: the roles' tasks, then the top-level ones.
+func tasksLoopBack(file string, roles []*tree, top *tree) *Diagnostic {
+	var order flowOrder
+	place := map[*tree]int{}
+	var tasks []*tree
+	add := func(list *tree, unnamed func(i int) string) {
+		for i, k := range list.keys() {
+			place[list.vals()[i]] = order.add(k)
+			tasks = append(tasks, list.vals()[i])
+		}
+		for i, it := range list.itemsOrNil() {
+			name, ok := it.get("name").str()
+			if !ok && unnamed != nil {
+				name = unnamed(i)
+			}
+			place[it] = order.add(name)
+			tasks = append(tasks, it)
+		}
+	}
+	for _, r := range roles {
+		add(r.get("tasks"), nil)
+	}
+	// A top-level list's task without a name is task_I (praisonTopTasks).
+	add(top, func(i int) string { return fmt.Sprintf("task_%d", i) })
+	for _, tk := range tasks {
+		if nt := tk.get("next_tasks"); nt != nil {
+			if msg := order.loopsBack(nt, place[tk], "task"); msg != "" {
+				return &Diagnostic{File: file, Line: nt.kpos().Line, Column: nt.kpos().Column, Path: nt.path, Message: msg}
+			}
 		}
 	}
 	return nil
@@ -379,7 +418,7 @@ func ignoredEffect(path string) string {
 	case "history":
 		return "teamrun keeps that trace always: each task's attempts, tool calls and outputs are in the session (teamrun session show ID --task TASK, teamrun session logs ID)"
 	case "memory", "memory_config":
-		return "no memory beyond what each task is given (its context, the previous output); a native agent with memory: true keeps its conversation in the session"
+		return "teamrun keeps no memory store (PraisonAI's provider, across runs), so the agent has no memory beyond what each task is given; memory: true keeps its conversation of the run, checkpointed in the session"
 	case "async_execution":
 		return "tasks run in order; in the native format, process: workflow runs independent tasks side by side"
 	case "output_file":
@@ -472,6 +511,10 @@ func ignoredEffect(path string) string {
 		return ignoredEffect("output_json")
 	case "min_iterations":
 		return ignoredEffect("planning")
+	case "task_type":
+		// PraisonAI's workflow process: decision (read beside a condition
+		// mapping), loop (over a file) or task.
+		return "teamrun reads task_type only as decision beside a condition: mapping of results to the tasks they run; this one runs as any task does"
 	}
 	// Keys whose names are too common to mean PraisonAI's anywhere else.
 	switch path {
@@ -587,7 +630,11 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 		b.errorf(v, v.kpos(), "expected a name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(name))
 	}
 	if b.agents[name] {
-		b.errorf(v, v.kpos(), "duplicate agent %q", name)
+		if first := b.team.Agent(name); first != nil {
+			b.errorf(v, v.kpos(), "%s", duplicateName("agent", name, first.Pos.Line))
+		} else {
+			b.errorf(v, v.kpos(), "duplicate agent name %q: give the agents different names", name)
+		}
 	}
 	b.agents[name] = true
 	if !v.isMap() {
@@ -628,10 +675,8 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 				}
 			}
 		case "memory":
-			if m, ok := f.val().(bool); ok {
+			if m, ok := b.praisonMemory(f); ok {
 				a.Memory = m
-			} else {
-				b.praisonIgnored(f)
 			}
 		case "name":
 			// In an agents: file with steps it names the steps' outputs.
@@ -753,7 +798,7 @@ func (b *builder) praisonTopTasks(v *tree) {
 
 func (b *builder) praisonTask(name string, v *tree, agent string) {
 	if i, dup := b.taskAt[name]; dup {
-		b.errorf(v, v.kpos(), "duplicate task name %q (first at line %d)", name, b.team.Tasks[i].Pos.Line)
+		b.errorf(v, v.kpos(), "%s", duplicateName("task", name, b.team.Tasks[i].Pos.Line))
 		return
 	}
 	if !nameRE().MatchString(name) {
@@ -796,12 +841,52 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 		case "tools":
 			b.praisonTools(b.team.Agent(agent), f)
 		default:
-			b.praisonIgnored(f)
+			if !b.praisonFlowKey(k, f, v, "tasks") {
+				b.praisonIgnored(f)
+			}
 		}
 	}
 	b.taskAt[name] = len(b.team.Tasks)
 	b.team.Tasks = append(b.team.Tasks, tk)
 	b.tasks = append(b.tasks, v)
+}
+
+// praisonMemory reads a memory: setting: true or false, as the native
+// format's; a mapping configures PraisonAI's memory store, which teamrun
+// has not (a warning). ok is false when it sets nothing.
+func (b *builder) praisonMemory(f *tree) (on, ok bool) {
+	if f.isMap() {
+		if len(f.keys()) == 0 {
+			return false, false
+		}
+		b.warnf(f, f.kpos(), "ignored: this mapping configures PraisonAI's memory store, which teamrun has not, so the agent runs without memory: write memory: true to keep its conversation of the run, checkpointed in the session")
+		return false, false
+	}
+	return b.praisonBool(f)
+}
+
+// praisonBool reads a true or false; anything else is an error (null sets
+// nothing). PyYAML, PraisonAI's loader, reads YAML 1.1's yes, on, y (and
+// no, off, n) as booleans, where teamrun's YAML reads text: the error says
+// which to write, rather than read the file otherwise than PraisonAI.
+func (b *builder) praisonBool(f *tree) (v, ok bool) {
+	if f.isNull() {
+		return false, false
+	}
+	if v, ok := f.val().(bool); ok {
+		return v, true
+	}
+	msg := "expected true or false, got " + f.describe()
+	if s, isStr := f.str(); isStr {
+		switch strings.ToLower(s) {
+		case "yes", "on", "y":
+			msg += ": write true (PraisonAI's YAML reads " + s + " as true, teamrun's as text)"
+		case "no", "off", "n":
+			msg += ": write false (PraisonAI's YAML reads " + s + " as false, teamrun's as text)"
+		}
+	}
+	b.errorf(f, f.pos(), "%s", msg)
+	return false, false
 }
 
 // praisonString sets *dst from a string value; null leaves it as it is.

@@ -233,6 +233,15 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 		{"an agent's stream", "agents:\n  a: {role: A, llm: m, stream: false}\n" + steps,
 			"w.yaml:2:24: agents.a.stream: not supported by teamrun, ignored: teamrun streams an LLM answer on its own"},
 		{"an x- key holds anchors", "x-defaults: &d {role: A, llm: m}\nagents:\n  a: *d\n" + steps, ""},
+		{"memory as PraisonAI's store", "framework: praisonai\nroles:\n  a:\n    memory: {provider: rag}\n    tasks:\n      t: {description: d}\n",
+			"w.yaml:4:5: roles.a.memory: ignored: this mapping configures PraisonAI's memory store, which teamrun has not, so the agent runs without memory: write memory: true to keep its conversation of the run, checkpointed in the session"},
+		{"memory: true", "framework: praisonai\nconfig: {memory: true}\nroles:\n  a:\n    memory: false\n    tasks:\n      t: {description: d}\n", ""},
+		// PraisonAI's workflow process reads them: none is a misspelt key.
+		{"a decision task", "framework: praisonai\nroles:\n  a:\n    tasks:\n      d: {description: d, task_type: decision, condition: {ok: [e]}}\n      e: {description: e}\n", ""},
+		{"task_type without condition", "framework: praisonai\nroles:\n  a:\n    tasks:\n      d: {description: d, task_type: loop}\n",
+			"w.yaml:5:27: roles.a.tasks.d.task_type: not supported by teamrun, ignored: teamrun reads task_type only as decision beside a condition: mapping of results to the tasks they run; this one runs as any task does"},
+		{"next_tasks forward", "framework: praisonai\nroles:\n  a:\n    tasks:\n      d: {description: d, next_tasks: [e], is_start: true}\n      e: {description: e}\n",
+			"w.yaml:5:27: roles.a.tasks.d.next_tasks: ignored: tasks run in file order, each after the ones it reads (context:)"},
 		{"run_on, tools_run_on's old spelling", "run_on: docker\nagents:\n  a: {role: A, llm: m}\n" + steps,
 			"w.yaml:1:1: run_on: not supported by teamrun, ignored: tools run on this machine, where teamrun runs"},
 	}
@@ -263,6 +272,16 @@ func TestPraisonAIRefusedInOneLine(t *testing.T) {
 			"r.yaml:2:1: process: PraisonAI's hierarchical process (a manager model assigns each task to an agent and checks the result) is not supported: write process: sequential to run the tasks in file order, each by the agent that declares it"},
 		{"a media agent", "agents:\n  d:\n    agent: VideoAgent\n    role: Director\nsteps:\n  - agent: d\n    action: film it\n",
 			`r.yaml:3:5: agents.d.agent: "VideoAgent" agents are not supported: teamrun runs chat agents, and VideoAgent's media or document work needs its own API; call that from a command agent (shell: or command:) in the native format`},
+		// next_tasks that loop back: one rule for a roles: file's tasks, a
+		// tasks: list's, and a steps: file's steps.
+		{"a role's task loops back", "framework: praisonai\nroles:\n  w:\n    tasks:\n      draft: {description: d}\n  r:\n    tasks:\n      decide: {description: e, task_type: decision, condition: {ok: [], no: [revise]}}\n      revise: {description: f, next_tasks: [draft]}\n",
+			`r.yaml:9:32: roles.r.tasks.revise.next_tasks: "draft" loops back to an earlier task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
+		{"a task loops to itself", "framework: praisonai\nroles:\n  w:\n    tasks:\n      draft: {description: d, next_tasks: [draft]}\n",
+			`r.yaml:5:31: roles.w.tasks.draft.next_tasks: "draft" loops back to an earlier task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
+		{"a top-level task_I loops back", "agents:\n  - {name: w, role: W}\ntasks:\n  - {agent: w, description: d}\n  - {agent: w, description: e, next_tasks: [task_0]}\n",
+			`r.yaml:5:32: tasks[1].next_tasks: "task_0" loops back to an earlier task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
+		{"a step loops back past a parallel", "agents:\n  a: {role: A}\nsteps:\n  - {agent: a, action: x}\n  - parallel:\n      - {name: p1, agent: a, action: y}\n      - {name: p2, agent: a, action: z}\n  - {agent: a, action: w, next_tasks: [p2]}\n",
+			`r.yaml:8:27: steps[2].next_tasks: "p2" loops back to an earlier step: teamrun runs a DAG of tasks, so route forward with condition: instead`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -286,6 +305,21 @@ func TestPraisonAIValueErrors(t *testing.T) {
 			`p.yaml:5:34: roles.a.llm.temperature: expected a number from 0 to 2, got integer 3`},
 		{"max_tokens as text", role + "    llm: {model: m, max_tokens: \"512\"}\n    tasks:\n      t: {description: d}\n",
 			`p.yaml:5:33: roles.a.llm.max_tokens: expected a whole number of tokens, at least 1, got string "512"`},
+		// PyYAML reads YAML 1.1's yes and on as true, teamrun's YAML as
+		// text: never a memory turned off by a spelling, nor "not supported".
+		{"memory: yes", role + "    memory: yes\n    tasks:\n      t: {description: d}\n",
+			`p.yaml:5:13: roles.a.memory: expected true or false, got string "yes": write true (PraisonAI's YAML reads yes as true, teamrun's as text)`},
+		{"config memory: Off", "framework: praisonai\nconfig: {memory: Off}\nroles:\n  a:\n    tasks:\n      t: {description: d}\n",
+			`p.yaml:2:18: config.memory: expected true or false, got string "Off": write false (PraisonAI's YAML reads Off as false, teamrun's as text)`},
+		{"memory a number", role + "    memory: 1\n    tasks:\n      t: {description: d}\n",
+			`p.yaml:5:13: roles.a.memory: expected true or false, got integer 1`},
+		{"loop parallel: on", "agents:\n  a: {role: A}\nvariables: {xs: [1]}\nsteps:\n  - {agent: a, action: x, loop: {over: xs, parallel: on}}\n",
+			`p.yaml:5:54: steps[0].loop.parallel: expected true or false, got string "on": write true (PraisonAI's YAML reads on as true, teamrun's as text)`},
+		// Task names are per role in PraisonAI, one namespace in teamrun.
+		{"two roles' tasks of one name", "framework: praisonai\nroles:\n  a:\n    tasks:\n      sum: {description: d}\n  b:\n    tasks:\n      sum: {description: e}\n",
+			`p.yaml:8:7: roles.b.tasks.sum: duplicate task name "sum" (first at line 5): give the tasks different names`},
+		{"two listed agents of one name", "agents:\n  - {name: a, role: A}\n  - {name: a, role: B}\nsteps:\n  - {agent: a, action: x}\n",
+			`p.yaml:3:5: agents.a: duplicate agent name "a" (first at line 2): give the agents different names`},
 		{"a later task in context", role + "    tasks:\n      t: {description: d, context: [u]}\n      u: {description: e}\n",
 			`p.yaml:6:37: roles.a.tasks.t.context[0]: task "u" comes later in the file; in a sequential team a task reads only tasks before it (move it before this task, or write the team in the native format, whose process: workflow runs a DAG)`},
 	}

@@ -300,9 +300,18 @@ func (t *Team) initialStateAt(overrides map[string]string, now time.Time) map[st
 		state[k] = deepCopy(v)
 	}
 	if t.PraisonTemplates {
+		clock := map[string]any{}
 		for k, v := range state {
 			if s, ok := v.(string); ok && strings.Contains(s, "{{") {
-				state[k] = t.fillBuiltins(s, k, overrides, now, map[string]bool{k: true})
+				state[k] = t.fillBuiltins(s, k, overrides, now, map[string]bool{k: true}, clock)
+			}
+		}
+		// The built-ins the values read from the clock are kept as the
+		// texts' are, so that a session's --continue makes the values it
+		// started with again, on any day (BuiltinsIn).
+		for n, v := range clock {
+			if _, set := state[n]; !set {
+				state[n] = v
 			}
 		}
 		for _, u := range t.Placeholders {
@@ -345,7 +354,9 @@ func (t *Team) filledTopic(state map[string]any) any {
 // file's variable NAME (its own built-ins filled so), else the built-in
 // at now; in NAME's own value, the built-in. filling holds the variables
 // being filled, so that two that name each other end with the built-in.
-func (t *Team) fillBuiltins(s, self string, overrides map[string]string, now time.Time, filling map[string]bool) string {
+// clock gets the built-ins read at now, and gives them again: one
+// {{uuid}} is one value in every variable.
+func (t *Team) fillBuiltins(s, self string, overrides map[string]string, now time.Time, filling map[string]bool, clock map[string]any) string {
 	return replacePlaceholders(s, praisonSteps, func(name string) (string, bool) {
 		d, ok := praisonBuiltin(name, now)
 		if !ok {
@@ -358,9 +369,14 @@ func (t *Team) fillBuiltins(s, self string, overrides map[string]string, now tim
 			if vs, isText := v.(string); isText {
 				filling[name] = true
 				defer delete(filling, name)
-				return t.fillBuiltins(vs, name, overrides, now, filling), true
+				return t.fillBuiltins(vs, name, overrides, now, filling, clock), true
 			}
 			return FormatValue(v), true
+		}
+		if was, read := clock[name]; read {
+			d = was
+		} else {
+			clock[name] = d
 		}
 		return FormatValue(d), true
 	})

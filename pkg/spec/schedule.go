@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/teamrun/teamrun/internal/sessionid"
+	"github.com/teamrun/teamrun/internal/shellcmd"
 )
 
 // PraisonAI scheduler files hold one task (a top-level task: string) for the
@@ -82,7 +85,6 @@ func (b *builder) praisonSchedule(v *tree) {
 	if err != nil {
 		abs = b.file
 	}
-	name := defaultName(b.file)
 	extra := ""
 	if v.isMap() {
 		var ignored []string
@@ -106,13 +108,29 @@ func (b *builder) praisonSchedule(v *tree) {
 		b.warnf(v, v.kpos(), "%q is not run by teamrun (%s): teamrun runs the team once, now%s", expr, note, extra)
 		return
 	}
-	// --quiet: the cron job mails only what went wrong; this advice is a
-	// note, which --quiet leaves out, so it is not mailed every time.
-	line := fmt.Sprintf("%s teamrun run %s --continue --quiet --session %s-$(date +\\%%F-\\%%H\\%%M)", cron, shQuote(abs), name)
 	if note != "" {
 		note = " (" + note + ")"
 	}
-	b.notef(v, v.kpos(), "teamrun runs the team once, now; to run it %s%s, put this line in crontab: %s%s", scheduleWords(expr), note, line, extra)
+	if strings.ContainsAny(abs, "\n\r") {
+		b.warnf(v, v.kpos(), "teamrun runs the team once, now; to run it %s%s from cron, give the file a path without a line break: a crontab line cannot hold one%s", scheduleWords(expr), note, extra)
+		return
+	}
+	b.notef(v, v.kpos(), "teamrun runs the team once, now; to run it %s%s, put this line in crontab: %s%s", scheduleWords(expr), note, cronCommand(cron, abs), extra)
+}
+
+// cronCommand is the crontab line that runs the file at path abs on the
+// schedule cron (its five fields), each tick a session of its own.
+func cronCommand(cron, abs string) string {
+	// The session id is the file's name made an id's start as a fresh
+	// id's is, then the tick's local time.
+	const tick = "-YYYY-MM-DD-HHMM"
+	prefix := sessionid.Prefix(defaultName(abs), sessionid.MaxLen-len(tick))
+	// --quiet: the cron job mails only what went wrong; this advice is a
+	// note, which --quiet leaves out, so it is not mailed every time.
+	cmd := shellcmd.Command("run", nil, []string{abs}, []string{"--continue", "--quiet", "--session", shellcmd.Quote(prefix) + "-$(date +%F-%H%M)"})
+	// cron ends the command at a bare % (the rest is its stdin), and
+	// gives the shell \% as %: every % of the line, the path's too.
+	return cron + " " + strings.ReplaceAll(cmd, "%", `\%`)
 }
 
 // scheduleWords says how often expr runs, for "to run it ...".

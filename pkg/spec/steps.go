@@ -37,18 +37,16 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 	at := func(v *tree, msg string) *Diagnostic {
 		return &Diagnostic{File: file, Line: v.kpos().Line, Column: v.kpos().Column, Path: v.path, Message: msg}
 	}
-	names := map[string]int{} // step name -> its order, for next_tasks loops
-	order := 0
+	var order flowOrder      // for next_tasks loops
+	place := map[*tree]int{} // a step's place in order
 	var walk func(list *tree) *Diagnostic
 	walk = func(list *tree) *Diagnostic {
 		for _, st := range list.itemsOrNil() {
 			if !st.isMap() {
 				continue // reported when the step is built
 			}
-			order++
-			if n, ok := st.get("name").str(); ok {
-				names[n] = order
-			}
+			n, _ := st.get("name").str()
+			place[st] = order.add(n)
 			for _, k := range st.keys() {
 				v := st.get(k)
 				switch k {
@@ -108,13 +106,10 @@ func stepsFatal(file string, steps *tree) *Diagnostic {
 	}
 	// A decision graph whose next_tasks go back to an earlier step loops:
 	// teamrun's workflow is a DAG.
-	order = 0
 	for _, st := range steps.itemsOrNil() {
-		order++
-		nt := st.get("next_tasks")
-		for _, it := range nt.itemsOrNil() {
-			if s, _ := it.str(); names[s] != 0 && names[s] <= order {
-				return at(nt, fmt.Sprintf("%q loops back to an earlier step: teamrun runs a DAG of tasks, so route forward with condition: instead", s))
+		if nt := st.get("next_tasks"); place[st] > 0 {
+			if msg := order.loopsBack(nt, place[st], "step"); msg != "" {
+				return at(nt, msg)
 			}
 		}
 	}
@@ -596,7 +591,7 @@ func (sb *stepBuilder) otherKeys(st *tree, pattern string) {
 // addTask adds a task mapped from a step; src is where its errors point.
 func (b *builder) addTask(tk *Task, src *tree) {
 	if i, dup := b.taskAt[tk.Name]; dup {
-		b.errorf(src, src.kpos(), "duplicate step name %q (first at line %d): give the steps different names", tk.Name, b.team.Tasks[i].Pos.Line)
+		b.errorf(src, src.kpos(), "%s", duplicateName("step", tk.Name, b.team.Tasks[i].Pos.Line))
 		return
 	}
 	if !nameRE().MatchString(tk.Name) {
@@ -650,10 +645,6 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 			b.praisonString(f, &tk.OutputVariable)
 		case "condition":
 			b.praisonCondition(f, tk)
-		case "task_type":
-			if s, _ := f.str(); s != "decision" || st.get("condition") == nil {
-				b.praisonIgnored(f)
-			}
 		case "skip_on_failure":
 			if v, _ := f.val().(bool); v {
 				b.warnf(f, f.kpos(), "not supported, ignored: teamrun has no native equivalent, so a failed step fails the run (exit 1) after its retries; `--continue` runs it again")
@@ -688,14 +679,10 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		case "tools":
 			agent, _ := st.get("agent").str()
 			b.praisonTools(b.team.Agent(agent), f)
-		case "is_start":
-			// the first step starts anyway
-		case "next_tasks":
-			if len(f.items()) > 0 {
-				b.warnf(f, f.kpos(), "ignored: steps run in file order, each after the ones it reads (context:)")
-			}
 		default:
-			b.praisonIgnored(f)
+			if !b.praisonFlowKey(k, f, st, "steps") {
+				b.praisonIgnored(f)
+			}
 		}
 	}
 	// A step with no output before it (the first, reading no context:)
@@ -803,10 +790,8 @@ func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 				b.errorf(v, v.pos(), "expected a variable name, got %s", got)
 			}
 		case "parallel":
-			p, ok := v.val().(bool)
-			if !ok {
-				b.errorf(v, v.pos(), "expected true or false, got %s", v.describe())
-			} else if p {
+			p, _ := b.praisonBool(v)
+			if p {
 				sb.dag = true
 			}
 			parallel = p
@@ -961,7 +946,7 @@ func (sb *stepBuilder) passStep(name, kind, why string, prev []string, src *tree
 // insertTask adds tk at position at, before the tasks already added after it.
 func (b *builder) insertTask(tk *Task, src *tree, at int) {
 	if i, dup := b.taskAt[tk.Name]; dup {
-		b.errorf(src, src.kpos(), "duplicate step name %q (first at line %d): give the steps different names", tk.Name, b.team.Tasks[i].Pos.Line)
+		b.errorf(src, src.kpos(), "%s", duplicateName("step", tk.Name, b.team.Tasks[i].Pos.Line))
 		return
 	}
 	if at < 0 || at > len(b.team.Tasks) {

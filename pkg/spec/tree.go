@@ -746,14 +746,14 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 		}
 		key := kn.Value
 		if first, dup := seen.get(key); dup {
-			what := "key"
+			msg := fmt.Sprintf("duplicate key %q (first at line %d): keep one", key, first.Line)
 			switch t.path {
 			case "tasks":
-				what = "task name"
+				msg = duplicateName("task", key, first.Line)
 			case "agents", "roles":
-				what = "agent name"
+				msg = duplicateName("agent", key, first.Line)
 			}
-			c.errorf(kp, joinPath(t.path, key), "duplicate %s %q (first at line %d)", what, key, first.Line)
+			c.errorf(kp, joinPath(t.path, key), "%s", msg)
 			continue
 		}
 		seen.set(key, kp)
