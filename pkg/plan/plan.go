@@ -198,11 +198,30 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			}
 		}
 	}
-	failsFirst := func(i int) (string, bool) {
-		if behindFailure[i] != "" && behindFailure[i] != defs[i].Name {
-			return behindFailure[i], true
+	// What a failing task waits for runs before it fails, for sure (in
+	// a sequential team, every task before it).
+	before := make([]bool, len(defs))
+	var stack []int
+	for i := range defs {
+		if behindFailure[i] == defs[i].Name {
+			stack = append(stack, i)
 		}
-		if len(failing) > 0 && behindFailure[i] == "" {
+	}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, dep := range graph.Deps(i) {
+			if !before[dep] {
+				before[dep] = true
+				stack = append(stack, dep)
+			}
+		}
+	}
+	failsFirst := func(i int) (string, bool) {
+		switch {
+		case behindFailure[i] != "" && behindFailure[i] != defs[i].Name:
+			return behindFailure[i], true
+		case len(failing) > 0 && behindFailure[i] == "" && !before[i]:
 			return strings.Join(failing, " and "), false
 		}
 		return "", false
