@@ -990,9 +990,9 @@ func existsError(id, location string) error {
 type teamSecret struct{ value, env string }
 
 // teamSecrets are the secrets of the team's LLM agents, each once: their
-// API keys, the credentials in their base URLs and the MCP servers'
-// header values (a token a server or a gateway may echo as a proxy echoes
-// a key).
+// API keys, the credentials in their base URLs, and the MCP servers' URL
+// credentials and header values (a token a server or a gateway may echo
+// as a proxy echoes a key).
 func teamSecrets(team *spec.Team, getenv func(string) string) []teamSecret {
 	var out []teamSecret
 	add := func(v, env string) {
@@ -1019,6 +1019,11 @@ func teamSecrets(team *spec.Team, getenv func(string) string) []teamSecret {
 	}
 	for _, v := range tools.HeaderValues(team.MCP, getenv) {
 		add(v, "")
+	}
+	for _, m := range team.MCP {
+		for _, v := range llm.URLSecrets(m.URL) {
+			add(v, "")
+		}
 	}
 	return out
 }
