@@ -100,6 +100,9 @@ func (b *builder) mcpServerMap(servers *tree, praison bool) {
 		}
 		m.Env = stringMap(sv.get("env"))
 		m.Headers = stringMap(sv.get("headers"))
+		for _, h := range sv.get("headers").vals() {
+			b.checkKeyName(h, praison)
+		}
 		for _, it := range sv.get("tools").itemsOrNil() {
 			if s, ok := it.str(); ok {
 				m.Allow = append(m.Allow, s)
