@@ -234,6 +234,16 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		if res, err = ResolveSession(ctx, store, project, specAbs, team.Name, o.Session, o.Continue); err != nil {
 			return nil, err
 		}
+		if pre, ok := store.(interface {
+			Prefetched(id string) *checkpoint.Session
+		}); ok && res.Exists {
+			// Refused again under the lock (TaskSetOf); said here from
+			// the decode the prefetch made, so that exit 2 takes no lock,
+			// and so writes no lock file.
+			if err := redactedStart(team, pre.Prefetched(res.ID), o.Vars); err != nil {
+				return nil, err
+			}
+		}
 		if exists, err := store.Exists(ctx, res.ID); err == nil && !exists && newSet == nil {
 			if newSet, err = TaskSetOf(team, nil, o.Vars); err != nil {
 				return nil, err

@@ -379,6 +379,21 @@ func (s *Store) Prefetch(id string) {
 	}()
 }
 
+// Prefetched is the session of id as Prefetch decoded it (nil: none),
+// to read only and at once: Load may hand it over later. It may be out of
+// date (nothing is locked yet): good for what a session's later runs do
+// not undo, such as a start value stored redacted.
+func (s *Store) Prefetched(id string) *checkpoint.Session {
+	s.mu.Lock()
+	p := s.prefetched
+	s.mu.Unlock()
+	if p == nil || p.id != id {
+		return nil
+	}
+	<-p.done
+	return p.sess
+}
+
 // takePrefetched is the prefetched session of id when its files now hold
 // what it was decoded from; it is handed over once.
 func (s *Store) takePrefetched(id string) *checkpoint.Session {
