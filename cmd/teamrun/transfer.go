@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -147,26 +145,12 @@ func sessionImportCommand() *cli.Command {
 // a folder teamrun keeps its own files in — the file store's folder (its
 // sessions), or a .teamrun folder — and "" otherwise (stdout included).
 // Links and relative paths are resolved first, as the rename that writes
-// out would resolve them; a folder that is not there yet holds nothing of
-// teamrun's.
+// out would resolve them (ownfiles.RenameTarget).
 func keptByTeamrun(store checkpoint.Backend, out string) string {
 	if out == "" || out == "-" {
 		return ""
 	}
-	// Not filepath.Dir, which cleans "link/../x" to "x" where the kernel
-	// follows link first.
-	dir, base := ".", out
-	if i := strings.LastIndexByte(out, filepath.Separator); i >= 0 {
-		dir, base = out[:i+1], out[i+1:]
-	}
-	parent, err := filepath.EvalSymlinks(dir)
-	if err == nil {
-		parent, err = filepath.Abs(parent)
-	}
-	if err != nil {
-		return "" // the write fails, and says why
-	}
-	real := filepath.Join(parent, base)
+	real := ownfiles.RenameTarget(out)
 	var guards []ownfiles.Guard
 	if h, ok := store.(interface{ Home() string }); ok {
 		guards = append(guards, ownfiles.Guard{Path: h.Home(),

@@ -64,3 +64,34 @@ func sameOrAncestor(dir, path string) bool {
 		}
 	}
 }
+
+// RenameTarget is where a file renamed onto path lands, for Of: its folder
+// with the links resolved as far as the folder exists (a writer makes the
+// rest), and its own name as written, since a rename replaces a link
+// there rather than writing through it.
+func RenameTarget(path string) string {
+	// Not filepath.Dir, which cleans "link/../x" to "x" where the kernel
+	// follows link first.
+	dir, base := ".", path
+	if i := strings.LastIndexByte(path, filepath.Separator); i >= 0 {
+		dir, base = path[:i+1], path[i+1:]
+	}
+	return filepath.Join(realDir(dir), base)
+}
+
+// realDir is dir, absolute, with its links resolved up to the first part
+// that does not exist.
+func realDir(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		if a, err := filepath.Abs(r); err == nil {
+			return a
+		}
+		return r
+	}
+	clean := filepath.Clean(dir)
+	parent := filepath.Dir(clean)
+	if parent == clean {
+		return clean
+	}
+	return filepath.Join(realDir(parent), filepath.Base(clean))
+}

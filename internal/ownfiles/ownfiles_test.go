@@ -47,3 +47,31 @@ func TestOf(t *testing.T) {
 		})
 	}
 }
+
+// RenameTarget resolves the folders of a path, as far as they exist, and
+// leaves its own name alone: a rename replaces a link there.
+func TestRenameTarget(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "store")
+	if err := os.Mkdir(store, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"alias": store, "file-link": filepath.Join(store, "s.json")} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct{ path, want string }{
+		{filepath.Join(dir, "alias", "s.json"), filepath.Join(store, "s.json")},
+		{filepath.Join(dir, "alias", "new", "deeper", "s.json"), filepath.Join(store, "new", "deeper", "s.json")},
+		{filepath.Join(dir, "file-link"), filepath.Join(dir, "file-link")},
+		{filepath.Join(dir, "alias", "..", "x"), filepath.Join(dir, "x")},
+	} {
+		if got := RenameTarget(tt.path); got != tt.want {
+			t.Errorf("RenameTarget(%s) = %s, want %s", tt.path, got, tt.want)
+		}
+	}
+}

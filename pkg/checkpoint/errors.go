@@ -89,8 +89,19 @@ func (e *StoreError) Retryable() bool {
 // LinkAdvice is what to do about a symbolic link where teamrun writes.
 const LinkAdvice = "it is a symbolic link, and teamrun never writes through one: remove the link (and find out who made it)"
 
+// DanglingLinkError is a symbolic link on the way to the store's folder
+// that points at nothing: mkdir says only "file exists".
+type DanglingLinkError struct{ Link, Target string }
+
+func (e *DanglingLinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link to %s, a folder that does not exist", e.Link, e.Target)
+}
+
 // advice is what to do about e; again: then run the command again.
 func (e *StoreError) advice() (advice string, again bool) {
+	if _, ok := errors.AsType[*DanglingLinkError](e.Err); ok {
+		return "create that folder, or point the store (--store, $TEAMRUN_STORE or $TEAMRUN_HOME) at one that exists", true
+	}
 	switch fserr.Of(e.Err) {
 	case fserr.Full:
 		return "the disk is full: free some space", true

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamrun/teamrun/internal/ownfiles"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/backoff"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
@@ -172,6 +173,9 @@ type Engine struct {
 	// Blobs reads the results stored out of line; nil: the store keeps
 	// none.
 	Blobs BlobOpener
+	// Guarded are teamrun's own files, which no output_file may be
+	// (ownOutputFile).
+	Guarded []ownfiles.Guard
 	// Begun, when set, is told once the restored results are checked how
 	// many of them are taken over (the run's header).
 	Begun func(taken int)
@@ -525,7 +529,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 				e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
 					Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].raw, ResultBlob: e.tasks[i].blob})
 			}
-			if w := restoreOutputFile(ctx, e.Team, e.Team.Tasks[i], e.State, e.out(i), e.Started); w != "" {
+			if w := restoreOutputFile(ctx, e.Team, e.Team.Tasks[i], e.State, e.Guarded, e.out(i), e.Started); w != "" {
 				e.observe(Event{Time: e.now(), Type: RunWarning, Index: -1, Session: e.Session, Message: w})
 			}
 		}
@@ -916,7 +920,7 @@ func (e *Engine) human(i int) (*Halt, error) {
 	}
 	if err == nil && t.OutputFile() != "" {
 		var path string
-		if path, err = e.Team.OutputPath(t, e.State); err == nil {
+		if path, err = e.outputPath(t, e.State); err == nil {
 			err = writeOutputFile(path, strings.NewReader(value), e.Started)
 		}
 	}
@@ -976,7 +980,7 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 			// Before the completion is recorded: a crash in between runs
 			// the task again, which writes the file again.
 			var path string
-			if path, err = e.Team.OutputPath(t, j.State); err == nil {
+			if path, err = e.outputPath(t, j.State); err == nil {
 				// What the attempt paid is durable before the file's
 				// write, which may take a while.
 				if err = e.flush(); err == nil {

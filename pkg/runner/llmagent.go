@@ -219,11 +219,6 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	var calls []llm.Call // every request that reported usage, the tool loop's turns included
 	if hasTools(a) {
 		content, calls, err = l.runTools(ctx, job, client, req, keys)
-		if err != nil {
-			// An MCP server's error text may echo the header it was sent
-			// (the model's server's is redacted by the client).
-			err = redactedErr(err, keys)
-		}
 	} else {
 		var resp llm.Response
 		resp, err = client.Complete(ctx, req)
@@ -235,6 +230,12 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 			// A reply of only tool calls is no answer, least of all an empty one.
 			err = fmt.Errorf("the model answered only with a call of tool %s, but agent %q has no tools: give it tools (see `teamrun schema`), or use a model that answers in text", resp.ToolCalls[0].Function.Name, a.Name)
 		}
+	}
+	if err != nil {
+		// The client redacts only its own key: a server's error may echo
+		// the base URL's credentials (the request's path) or another of
+		// the team's secrets, an MCP server's the header it was sent.
+		err = redactedErr(err, keys)
 	}
 	l.warnUnreported(job, ep.Model, calls)
 	content = llm.RedactKeys(content, keys...)

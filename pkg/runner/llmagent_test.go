@@ -808,3 +808,33 @@ func TestNotFoundHint(t *testing.T) {
 		})
 	}
 }
+
+// TestLLMErrorURLSecrets: a server's error that echoes the request's path
+// shows the base URL's credential query parameter, and a 401 the key:
+// both are redacted in every message (the printed failure, --json's
+// task_failed, the run's error), as they are in the session.
+func TestLLMErrorURLSecrets(t *testing.T) {
+	const query = "QSECRET-zyxwvut9876"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s. path %s"}}`,
+			strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), r.URL.RequestURI())
+	}))
+	defer srv.Close()
+	for _, mode := range []Mode{ModeAuto, ModeJSON} {
+		p := newProject(t, srv.URL, strings.ReplaceAll(retryTeam, "BASE", `"BASE?api-key=`+query+`"`))
+		p.env["MY_KEY"] = secret
+		var out bytes.Buffer
+		sum, err := Run(context.Background(), Options{
+			SpecPath: filepath.Join(p.dir, "team.yaml"), Session: "s1", Mode: mode,
+			IO: iostreams.Test(nil, &out, &out), Home: p.home, Getenv: func(k string) string { return p.env[k] },
+		})
+		if sum == nil || sum.Outcome != Failed {
+			t.Fatalf("run: %v, %+v\n%s", err, sum, out.String())
+		}
+		shown := out.String() + fmt.Sprint(err) + fmt.Sprintf("%+v", *sum)
+		if strings.Contains(shown, query) || strings.Contains(shown, secret) || !strings.Contains(out.String(), "?api-key=[REDACTED]") {
+			t.Errorf("mode %v: the output shows a secret, or no redacted query:\n%s", mode, shown)
+		}
+	}
+}

@@ -507,3 +507,39 @@ agents:
 		})
 	}
 }
+
+// An MCP server url's credentials (its password, a credential query
+// parameter) are secrets: a transport error that quotes the url shows
+// them nowhere, neither in the output nor in the session.
+func TestMCPURLSecrets(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // nothing listens there now
+	u := strings.Replace(gone.URL, "http://", "http://user:PWSECRET-abcdefgh1234@", 1) + "/mcp?api_key=QSECRET-zyxwvut9876"
+	srv := httptest.NewServer(&toolLLM{script: func(int, toolRequest) string { return answer("done") }})
+	defer srv.Close()
+	p := newProject(t, srv.URL, fmt.Sprintf(`
+mcp:
+  servers:
+    remote: {url: %q}
+agents:
+  a: {llm: {model: m, base_url: BASE}, tools: [remote]}
+tasks:
+  t: {description: d, agent: a}
+`, u))
+	sum, out, err := p.run(t, false)
+	if sum == nil || sum.Outcome != Failed {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	b, err := p.sessionFileBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, text := range map[string]string{"the output": out, "the session": string(b)} {
+		if strings.Contains(text, "QSECRET") || strings.Contains(text, "PWSECRET") {
+			t.Errorf("%s holds a credential of the url:\n%s", what, text)
+		}
+	}
+	if !strings.Contains(out, "api_key=[REDACTED]") {
+		t.Errorf("the output does not say the query was redacted:\n%s", out)
+	}
+}

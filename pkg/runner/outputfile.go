@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/teamrun/teamrun/internal/fserr"
+	"github.com/teamrun/teamrun/internal/ownfiles"
 	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -39,11 +40,14 @@ func writeOutputFile(path string, result io.Reader, runStart time.Time) error {
 // restoreOutputFile writes a restored task's result to its output_file
 // (where state puts it) when the file is missing, and says why when it
 // cannot; "" when there is nothing to say.
-func restoreOutputFile(ctx context.Context, team *spec.Team, tk *spec.Task, state map[string]any, out Output, runStart time.Time) string {
+func restoreOutputFile(ctx context.Context, team *spec.Team, tk *spec.Task, state map[string]any, guards []ownfiles.Guard, out Output, runStart time.Time) string {
 	if tk.OutputFile() == "" {
 		return ""
 	}
 	path, err := team.OutputPath(tk, state)
+	if err == nil {
+		err = ownOutputFile(team, tk, path, guards)
+	}
 	if err != nil {
 		return fmt.Sprintf("task %s was restored but its %v", tk.Name, err)
 	}
@@ -72,4 +76,55 @@ func writeOutput(ctx context.Context, path string, out Output, runStart time.Tim
 func schemaObject(s any) map[string]any {
 	m, _ := s.(map[string]any)
 	return m
+}
+
+// ownOutputFile refuses path, where task tk's output_file puts it, when it
+// is one of teamrun's own files (ownfiles.Of): replaced, the spec being run
+// would have the next --continue run what a model wrote, and a session
+// file or the project's state would be lost. One a filled-in value picks is
+// refused when it is written, a static one before anything runs.
+func ownOutputFile(team *spec.Team, tk *spec.Task, path string, guards []ownfiles.Guard) error {
+	name := path // a .teamrun folder counts from the spec's folder on
+	if rel, err := filepath.Rel(filepath.Dir(team.File), path); err == nil && filepath.IsLocal(rel) {
+		name = rel
+	}
+	why := ownfiles.Of(ownfiles.RenameTarget(path), guards, name)
+	if why == "" {
+		return nil
+	}
+	written := fmt.Sprintf("output_file %q", tk.OutputFile())
+	if filepath.Clean(tk.OutputFile()) != filepath.Clean(name) {
+		written += fmt.Sprintf(" (%s)", path)
+	}
+	return fmt.Errorf("task %s: %s is %s: teamrun never writes a result over its own files; name another file in output_file", tk.Name, written, why)
+}
+
+// ownOutputFiles are the tasks whose output_file as written is one of
+// teamrun's own files: validate, plan and run refuse them. What a PraisonAI
+// step's {{NAME}}s are filled with is checked as it is written.
+func ownOutputFiles(team *spec.Team, guards []ownfiles.Guard) []spec.Diagnostic {
+	var out []spec.Diagnostic
+	for _, tk := range team.Tasks {
+		if tk.OutputFile() == "" {
+			continue
+		}
+		path, err := team.OutputPath(tk, nil)
+		if err != nil {
+			continue // said when it is written
+		}
+		if err := ownOutputFile(team, tk, path, guards); err != nil {
+			out = append(out, spec.Diagnostic{File: team.File, Line: tk.Pos.Line, Column: tk.Pos.Column, Path: tk.KeyPath() + ".output_file", Message: err.Error()})
+		}
+	}
+	return out
+}
+
+// outputPath is where t's output_file goes with state (Team.OutputPath),
+// refused when it is one of teamrun's own files (ownOutputFile).
+func (e *Engine) outputPath(t *spec.Task, state map[string]any) (string, error) {
+	path, err := e.Team.OutputPath(t, state)
+	if err == nil {
+		err = ownOutputFile(e.Team, t, path, e.Guarded)
+	}
+	return path, err
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamrun/teamrun/internal/ownfiles"
 	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
@@ -166,10 +167,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		o.Interrupts.Say(rep.Notice)
 	}
 	warn := func(msg string) { rep.Observe(Event{Time: time.Now(), Type: RunWarning, Index: -1, Message: msg}) }
-	specAbs, err := filepath.Abs(o.SpecPath)
-	if err != nil {
-		specAbs = o.SpecPath
-	}
+	specAbs := absOr(o.SpecPath)
 	configPath := spec.ConfigPath(projectDir)
 	// Nothing is written before the spec is known to be runnable: the
 	// config is only read here, and created with the session. It is read
@@ -192,6 +190,11 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	}
 	if storeErr != nil {
 		return nil, storeErr
+	}
+	// SpecProblems knew no store: an output_file into it is refused now,
+	// before anything is written.
+	if ds := ownOutputFiles(team, guardedFiles(specAbs, configPath, store, filepath.Dir(specAbs), "")); len(ds) > 0 {
+		return nil, &UsageError{Err: errors.New(ds[0].String())}
 	}
 	project := store.Project(projectDir)
 	if h, ok := store.(homeWarner); ok {
@@ -230,6 +233,16 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	for {
 		if res, err = ResolveSession(ctx, store, project, specAbs, team.Name, o.Session, o.Continue); err != nil {
 			return nil, err
+		}
+		if pre, ok := store.(interface {
+			Prefetched(id string) *checkpoint.Session
+		}); ok && res.Exists {
+			// Refused again under the lock (TaskSetOf); said here from
+			// the decode the prefetch made, so that exit 2 takes no lock,
+			// and so writes no lock file.
+			if err := redactedStart(team, pre.Prefetched(res.ID), o.Vars); err != nil {
+				return nil, err
+			}
 		}
 		if exists, err := store.Exists(ctx, res.ID); err == nil && !exists && newSet == nil {
 			if newSet, err = TaskSetOf(team, nil, o.Vars); err != nil {
@@ -379,7 +392,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	// the next pass runs the task set expanded with the list, what is done
 	// restored (the fingerprint, over the declared tasks, is the same).
 	p = &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host, secrets: secrets, redact: redact,
-		specAbs: specAbs, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, restoredBefore: map[string]bool{}, texts: blobTexts{}, begun: begun}
+		specAbs: specAbs, configPath: configPath, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, restoredBefore: map[string]bool{}, texts: blobTexts{}, begun: begun}
 	for n := 0; ; n++ {
 		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
 		if err != nil || !grew {
@@ -412,6 +425,7 @@ type pass struct {
 	secrets    []teamSecret        // teamSecrets: kept out of the resume command
 	redact     func(string) string // the session's Redact
 	specAbs    string
+	configPath string // the project's config.yml: its folder is guarded
 	haveConfig bool
 	started    time.Time
 	named      bool // the project names the session active: --continue resumes it
@@ -624,15 +638,20 @@ func startState(sess *checkpoint.Session, set *TaskSet, vars map[string]string) 
 	return state
 }
 
-// guardedFiles are what the built-in file tools never write, in the
-// tools' folder toolDir: the spec being run, the session store's folder
-// (only its sessions when it holds toolDir) and the session's scratch
-// (the file store's is in its folder; another store's is not).
-func guardedFiles(specAbs string, store checkpoint.Backend, toolDir, scratch string) []tools.Guard {
+// guardedFiles are what the built-in file tools and output_file never
+// write, in the writer's folder dir: the spec being run, the project's
+// .teamrun folder, the session store's folder (only its sessions when it
+// holds dir) and the session's scratch (the file store's is in its
+// folder; another store's is not). store and scratch may be unknown
+// (nil, ""): validate and plan have no session.
+func guardedFiles(specAbs, configPath string, store checkpoint.Backend, dir, scratch string) []tools.Guard {
 	g := []tools.Guard{{Path: specAbs, What: "the spec being run"}}
+	if abs, err := filepath.Abs(filepath.Dir(configPath)); err == nil && configPath != "" {
+		g = append(g, tools.Guard{Path: abs, What: ownfiles.Project})
+	}
 	if h, ok := store.(interface{ Home() string }); ok {
 		home := h.Home()
-		if rel, err := filepath.Rel(home, toolDir); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+		if rel, err := filepath.Rel(home, dir); err == nil && (rel == "." || filepath.IsLocal(rel)) {
 			home = store.Location()
 		}
 		g = append(g, tools.Guard{Path: home, What: "the session store (" + home + ")"})
@@ -641,6 +660,14 @@ func guardedFiles(specAbs string, store checkpoint.Backend, toolDir, scratch str
 		g = append(g, tools.Guard{Path: scratch, What: "the session's scratch folder"})
 	}
 	return g
+}
+
+// absOr is path made absolute, or as it is when it cannot be.
+func absOr(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // restoredCount is how many completed tasks r gives back.
@@ -717,6 +744,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		e.Context = schedule.Contexts(team, defs) // setup says what is wrong
 	}
 	e.texts = p.texts
+	e.Guarded = guardedFiles(p.specAbs, p.configPath, store, filepath.Dir(p.specAbs), p.commands.TempDir)
 	e.Blobs = blobOpener(blobsOf(store), id)
 	e.Held, e.Recorded = cutoffInputs(restored, defs, e.Blobs)
 	if restored != nil {
@@ -740,7 +768,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		}
 	}
 	llms := &LLMs{Getenv: p.getenv, Render: team.Render, HTTP: o.HTTP, Live: o.Mode == ModeAuto && o.IO.IsTerminal(), Dir: team.ToolDir(p.specAbs)}
-	llms.Guarded = guardedFiles(p.specAbs, store, llms.Dir, p.commands.TempDir)
+	llms.Guarded = guardedFiles(p.specAbs, p.configPath, store, llms.Dir, p.commands.TempDir)
 	llms.Restore(turnsOf(sess.Memory))
 	llms.RestoreTools(sess.ToolLogs)
 	llms.Commands = p.commands
@@ -931,6 +959,7 @@ func orphansNote(id string, pids []int, lapses bool) string {
 // validate all refuse a team on them (exit 2).
 func SpecProblems(team *spec.Team, configPath string) []spec.Diagnostic {
 	problems := append(team.WithoutModel(configPath), llm.UnservedModels(team)...)
+	problems = append(problems, ownOutputFiles(team, guardedFiles(absOr(team.File), configPath, nil, filepath.Dir(team.File), ""))...)
 	return append(problems, team.MissingDirs()...)
 }
 
@@ -990,9 +1019,9 @@ func existsError(id, location string) error {
 type teamSecret struct{ value, env string }
 
 // teamSecrets are the secrets of the team's LLM agents, each once: their
-// API keys, the credentials in their base URLs and the MCP servers'
-// header values (a token a server or a gateway may echo as a proxy echoes
-// a key).
+// API keys, the credentials in their base URLs, and the MCP servers' URL
+// credentials and header values (a token a server or a gateway may echo
+// as a proxy echoes a key).
 func teamSecrets(team *spec.Team, getenv func(string) string) []teamSecret {
 	var out []teamSecret
 	add := func(v, env string) {
@@ -1019,6 +1048,11 @@ func teamSecrets(team *spec.Team, getenv func(string) string) []teamSecret {
 	}
 	for _, v := range tools.HeaderValues(team.MCP, getenv) {
 		add(v, "")
+	}
+	for _, m := range team.MCP {
+		for _, v := range llm.URLSecrets(m.URL) {
+			add(v, "")
+		}
 	}
 	return out
 }

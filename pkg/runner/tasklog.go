@@ -46,48 +46,54 @@ func logsOf(store checkpoint.Backend) logStore {
 }
 
 // redacting is w with what is written of keys redacted (llm.RedactKeys);
-// w itself when there are none.
+// w itself when there are none it redacts.
 func redacting(w io.WriteCloser, keys []string) io.WriteCloser {
-	longest := 0
-	for _, k := range keys {
-		longest = max(longest, len(k))
-	}
-	if longest == 0 {
+	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return !llm.Redactable(k) })
+	if len(keys) == 0 {
 		return w
 	}
-	return &redactingWriter{w: w, keys: keys, held: longest - 1}
+	return &redactingWriter{w: w, keys: keys}
 }
 
-// redactingWriter holds back the end of each write that could begin a
-// key until the next write or Close, so that a key a command writes in
-// pieces is caught whole.
+// redactingWriter holds back the end of each write that could still be
+// part of a key until the next write or Close, so that a key, or a piece
+// of one, written a byte at a time (a command's flushes, a stream's
+// one-character deltas) is caught whole: no run of key characters is ever
+// split between two writes to w, so RedactKeys sees each whole, and what
+// w gets is what RedactKeys makes of the whole stream.
 type redactingWriter struct {
 	w     io.WriteCloser
 	keys  []string
-	held  int // the longest key's length less one: the most held back
 	tail  string
 	wrote error
 }
 
 func (r *redactingWriter) Write(p []byte) (int, error) {
 	s := r.tail + string(p)
-	for _, k := range r.keys {
-		s = strings.ReplaceAll(s, k, llm.Redacted)
-	}
-	cut := len(s)
-	for n := min(r.held, len(s)); n > 0; n-- {
-		if slices.ContainsFunc(r.keys, func(k string) bool { return strings.HasPrefix(k, s[len(s)-n:]) }) {
-			cut = len(s) - n
-			break
-		}
-	}
+	cut := len(s) - keyTail(s, r.keys)
 	r.tail = s[cut:]
 	r.emit(s[:cut])
 	return len(p), r.wrote
 }
 
-// emit writes s with what is left of the keys in it (a piece the command
-// echoed) redacted too.
+// keyTail is the length of the longest end of s that occurs in a key: the
+// start of a run of key characters that the next write may go on with.
+// Every longer end holds a character no key has there, so no run of key
+// characters reaches from before it into what comes next.
+func keyTail(s string, keys []string) int {
+	longest := 0
+	for _, k := range keys {
+		longest = max(longest, len(k))
+	}
+	for n := min(longest, len(s)); n > 0; n-- {
+		if slices.ContainsFunc(keys, func(k string) bool { return strings.Contains(k, s[len(s)-n:]) }) {
+			return n
+		}
+	}
+	return 0
+}
+
+// emit writes s with the keys in it, and their pieces, redacted.
 func (r *redactingWriter) emit(s string) {
 	s = llm.RedactKeys(s, r.keys...)
 	if s != "" && r.wrote == nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
 )
 
 func TestLineWriter(t *testing.T) {
@@ -216,5 +217,53 @@ func TestRedactingWriterAcrossWrites(t *testing.T) {
 	// Without keys the log's own writer is used, nothing in between.
 	if b := (&closingBuffer{}); redacting(b, nil) != io.WriteCloser(b) {
 		t.Error("a redacting writer without keys to redact")
+	}
+}
+
+// chunks is a writer that keeps each write apart, as the events a
+// stream's deltas become are.
+type chunks struct{ got []string }
+
+func (c *chunks) Write(p []byte) (int, error) { c.got = append(c.got, string(p)); return len(p), nil }
+func (*chunks) Close() error                  { return nil }
+
+// A key, or a piece of 8 or more of its characters from anywhere in it,
+// written a byte at a time (a command's per-character flushes, a stream's
+// one-character deltas) is redacted as the whole text would be, and no
+// two writes the writer passes on hold the pieces of one run of key
+// characters between them.
+func TestRedactingWriterBytewise(t *testing.T) {
+	const key, other = "sk-SECRETKEY-0123456789abcdef", "QSECRET-zyxwvut9876"
+	for _, text := range []string{
+		"token " + key[2:14] + "\n",
+		"piece: " + key[5:20] + " / " + other[3:12] + " end",
+		"whole " + key + " and " + other + "\n",
+		"start" + key[:8] + "mid" + key[len(key)-9:],
+		"short " + key[4:10] + " stays\n",
+		"sk-sk-sk-SECRETKEY-0sk-",
+		"no key here at all\n",
+	} {
+		want := llm.RedactKeys(text, key, other)
+		for _, size := range []int{1, 2, 3, 7} {
+			c := &chunks{}
+			w := redacting(c, []string{key, "", "short", other})
+			for i := 0; i < len(text); i += size {
+				w.Write([]byte(text[i:min(i+size, len(text))]))
+			}
+			w.Close()
+			if got := strings.Join(c.got, ""); got != want {
+				t.Errorf("%q in writes of %d: got %q, want %q", text, size, got, want)
+			}
+			for i, g := range c.got {
+				for _, k := range []string{key, other} {
+					for n := 1; n <= len(g) && n < len(k); n++ {
+						end := g[len(g)-n:]
+						if i+1 < len(c.got) && strings.Contains(k, end+c.got[i+1][:1]) {
+							t.Errorf("%q in writes of %d: write %q ends with %q, which the next write %q goes on as a piece of a key", text, size, g, end, c.got[i+1])
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -55,7 +55,7 @@ func (s *TaskSet) graph() (*schedule.Graph, error) {
 // session) and --var vars. An error is bad usage (foreach over something
 // that is not a list).
 func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string) (*TaskSet, error) {
-	if err := redactedStart(old, vars); err != nil {
+	if err := redactedStart(team, old, vars); err != nil {
 		return nil, err
 	}
 	state := checkpoint.StartState(old, team, vars)
@@ -88,7 +88,7 @@ func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string)
 // from that it stores redacted, because it held a key (Session.Redact),
 // unless vars give it again: the tasks would be rendered, and run, with
 // the redaction marker in place of the key.
-func redactedStart(old *checkpoint.Session, vars map[string]string) error {
+func redactedStart(team *spec.Team, old *checkpoint.Session, vars map[string]string) error {
 	if old == nil {
 		return nil
 	}
@@ -97,6 +97,11 @@ func redactedStart(old *checkpoint.Session, vars map[string]string) error {
 			continue
 		}
 		if b, err := json.Marshal(old.Team.InitialState[k]); err == nil && bytes.Contains(b, []byte(llm.Redacted)) {
+			if _, inSpec := team.Variables[k]; inSpec {
+				// No --var was given to give "again": the key is written
+				// in the spec, where none belongs.
+				return usagef("variable %s: session %s stores its value with a key redacted (a key is never written to a session), and that value is the spec's own (variables.%s), which holds a key of the team: a key never goes into the spec; remove it there and pass it on every run of the session, this one included, as --var %s=\"$VARIABLE\" (the environment variable that holds the key)", k, old.ID, k, k)
+			}
 			return usagef("variable %s: session %s stores its value with a key redacted (a key is never written to a session): pass --var %s=VALUE again, with the value the session started with, to continue it", k, old.ID, k)
 		}
 	}

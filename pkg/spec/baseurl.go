@@ -14,20 +14,31 @@ import (
 // environment's to it. The error shows the URL as written, without its
 // credentials, and what to write instead.
 func ParseBaseURL(s string) (*url.URL, error) {
+	return parseHTTPURL(s, "127.0.0.1:11434/v1")
+}
+
+// ParseMCPURL is ParseBaseURL's rule for an MCP server's url.
+func ParseMCPURL(s string) (*url.URL, error) {
+	return parseHTTPURL(s, "mcp.example/mcp")
+}
+
+// parseHTTPURL reads an http or https URL; the errors suggest one such as
+// http://example (a host and path).
+func parseHTTPURL(s, example string) (*url.URL, error) {
 	s = strings.TrimSpace(s)
 	u, err := url.Parse(s)
 	switch {
 	case s == "":
-		return nil, fmt.Errorf(`"" is no URL: write one such as http://127.0.0.1:11434/v1`)
+		return nil, fmt.Errorf(`"" is no URL: write one such as http://%s`, example)
 	case !strings.Contains(s, "://"):
 		// localhost:11434/v1 parses as the scheme "localhost".
 		return nil, fmt.Errorf("%q has no scheme: write http://%s (or https://)", ShownURL(s), strings.TrimPrefix(ShownURL(s), "//"))
 	case err != nil:
-		return nil, fmt.Errorf("%q is not a URL: write one such as http://127.0.0.1:11434/v1", ShownURL(s))
+		return nil, fmt.Errorf("%q is not a URL: write one such as http://%s", ShownURL(s), example)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("%q is not an http or https URL such as http://127.0.0.1:11434/v1", ShownURL(s))
+		return nil, fmt.Errorf("%q is not an http or https URL such as http://%s", ShownURL(s), example)
 	case u.Hostname() == "":
-		return nil, fmt.Errorf("%q names no host: write one such as %s://127.0.0.1:11434/v1", ShownURL(s), u.Scheme)
+		return nil, fmt.Errorf("%q names no host: write one such as %s://%s", ShownURL(s), u.Scheme, example)
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {

@@ -377,6 +377,10 @@ func (d *configDecoder) llm(v *yaml.Node) *LLMDefault {
 			}
 			l.BaseURL = val.Value
 		case "api_key_env":
+			if LooksLikeKey(val.Value) {
+				d.errorf(val, path, "%s", pastedKey)
+				continue
+			}
 			l.APIKeyEnv = val.Value
 		}
 	}

@@ -86,6 +86,8 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`3:3: unknown key "temprature" in llm (known: model, base_url, api_key_env)`}},
 		{"api key", "llm: {model: m, api_key: k}\n",
 			[]string{`1:17: llm.api_key: an API key never goes into config.yml: put it in an environment variable and name that variable in llm.api_key_env`}},
+		{"a key pasted as api_key_env", "llm: {model: m, api_key_env: sk-LIVESECRET-9876543210abcd}\n",
+			[]string{`1:30: llm.api_key_env: ` + pastedKey}},
 		{"llm a list", "llm: [m]\n",
 			[]string{`1:6: llm: expected a model name, or a mapping with model, base_url and api_key_env; got a list`}},
 		{"llm model a mapping", "llm: {model: {name: m}}\n",

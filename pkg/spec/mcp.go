@@ -92,9 +92,17 @@ func (b *builder) mcpServerMap(servers *tree, praison bool) {
 				m.Command = append(m.Command, s)
 			}
 		}
-		m.URL, _ = sv.get("url").str()
+		if u := sv.get("url"); u != nil {
+			m.URL, _ = u.str()
+			if _, err := ParseMCPURL(m.URL); m.URL != "" && err != nil {
+				b.errorf(u, u.pos(), "%v", err)
+			}
+		}
 		m.Env = stringMap(sv.get("env"))
 		m.Headers = stringMap(sv.get("headers"))
+		for _, h := range sv.get("headers").vals() {
+			b.checkKeyName(h, praison)
+		}
 		for _, it := range sv.get("tools").itemsOrNil() {
 			if s, ok := it.str(); ok {
 				m.Allow = append(m.Allow, s)

@@ -476,6 +476,7 @@ func (b *builder) llmFields(v *tree) *LLM {
 	l.Model, _ = v.get("model").str()
 	l.BaseURL = b.baseURL(v.get("base_url"))
 	l.APIKeyEnv, _ = v.get("api_key_env").str()
+	b.checkKeyName(v.get("api_key_env"), false)
 	if p := v.get("price"); p.isMap() {
 		l.Price = &Price{}
 		l.Price.Input, _ = number(p.get("input"))

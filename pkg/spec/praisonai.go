@@ -589,6 +589,7 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 			}
 		case "api_key_env":
 			l.APIKeyEnv = s
+			b.checkKeyName(f, true)
 		case "temperature":
 			// The native schema's rule: the API refuses anything else.
 			if x, ok := number(f); ok && x >= 0 && x <= 2 {

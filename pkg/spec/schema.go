@@ -238,6 +238,9 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 			// The instance is the offending key itself: point at it.
 			return propertyNameDiag(file, at, ptr, what)
 		}
+		if namesSecret(at.path) {
+			return one(fmt.Sprintf("expected %s, the name of a variable, but it %s", what, pastedKey))
+		}
 		return one(fmt.Sprintf("expected %s, got %s", what, at.describe()))
 	case "minLength":
 		if strings.Contains(leaf.KeywordLocation, "/propertyNames/") {

@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,6 +78,9 @@ func Open(home string) (*Store, error) {
 // makeDir creates home and home/sessions (0700) before a write.
 func (s *Store) makeDir() error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			err = cmp.Or(danglingLink(s.dir), err)
+		}
 		err := storeErr("create", s.dir, err)
 		var se *checkpoint.StoreError
 		if errors.As(err, &se) {
@@ -91,6 +95,22 @@ func (s *Store) makeDir() error {
 		_ = os.Chmod(s.dir, 0o700)
 	}
 	return nil
+}
+
+// danglingLink is the symbolic link on dir's way that points at nothing,
+// nil when there is none.
+func danglingLink(dir string) error {
+	for p := dir; ; p = filepath.Dir(p) {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+				target, _ := os.Readlink(p)
+				return &checkpoint.DanglingLinkError{Link: p, Target: target}
+			}
+		}
+		if filepath.Dir(p) == p {
+			return nil
+		}
+	}
 }
 
 // ownDir makes folder dir (0700) unless it is there, and refuses what is
@@ -357,6 +377,21 @@ func (s *Store) Prefetch(id string) {
 		}
 		p.snap, p.journal, p.sess = snap, journal, sess
 	}()
+}
+
+// Prefetched is the session of id as Prefetch decoded it (nil: none),
+// to read only and at once: Load may hand it over later. It may be out of
+// date (nothing is locked yet): good for what a session's later runs do
+// not undo, such as a start value stored redacted.
+func (s *Store) Prefetched(id string) *checkpoint.Session {
+	s.mu.Lock()
+	p := s.prefetched
+	s.mu.Unlock()
+	if p == nil || p.id != id {
+		return nil
+	}
+	<-p.done
+	return p.sess
 }
 
 // takePrefetched is the prefetched session of id when its files now hold

@@ -1086,3 +1086,22 @@ func TestStoreFolderNotMade(t *testing.T) {
 		t.Errorf("the store's folder: %v, want none", err)
 	}
 }
+
+// A store folder that is a symbolic link to a folder that is not there is
+// said so, not "file exists".
+func TestDanglingHomeLink(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "homelink")
+	if err := os.Symlink(filepath.Join(dir, "nohome"), home); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.makeDir()
+	want := home + " is a symbolic link to " + filepath.Join(dir, "nohome") + ", a folder that does not exist; create that folder"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("makeDir: %v, want it to say %q", err, want)
+	}
+}

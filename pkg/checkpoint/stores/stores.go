@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
@@ -50,6 +51,11 @@ func Location(flag string, getenv func(string) string) (string, error) {
 // file://~/…, names the same folder: taken as it is, it made the same
 // folder named "~".
 func expandHome(from, loc string, getenv func(string) string) (string, error) {
+	if keywordDSN(loc) {
+		// Taken as a folder, its name (and the password in it) went into
+		// the audit log, the resume line and every session list.
+		return "", fmt.Errorf("%w: %s looks like a PostgreSQL keyword connection string (host=… password=…), which teamrun does not read (the value is not shown: it may hold a password): give the database as a URL, postgres://USER:PASSWORD@HOST:PORT/DBNAME", checkpoint.ErrBadLocation, from)
+	}
 	scheme := ""
 	if strings.HasPrefix(loc, "file://~") {
 		scheme, loc = "file://", strings.TrimPrefix(loc, "file://")
@@ -66,6 +72,22 @@ func expandHome(from, loc string, getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("%w: %s=%s: ~ is $HOME, which is not set here: give the folder's full path", checkpoint.ErrBadLocation, from, scheme+loc)
 	}
 	return scheme + filepath.Join(home, rest), nil
+}
+
+// dsnKeywords are libpq's connection keywords that a keyword connection
+// string ("host=db password=…") is made of.
+var dsnKeywords = []string{"host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode", "connect_timeout", "application_name", "options", "service", "target_session_attrs"}
+
+// keywordDSN says whether loc, given as a store's location, is a libpq
+// keyword connection string rather than a folder: a word of it is one of
+// the keywords followed by =.
+func keywordDSN(loc string) bool {
+	for _, f := range strings.Fields(loc) {
+		if k, _, ok := strings.Cut(f, "="); ok && slices.Contains(dsnKeywords, strings.ToLower(k)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Open opens the store at location: a postgres:// or postgresql:// URL is

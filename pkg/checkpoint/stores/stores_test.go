@@ -49,12 +49,19 @@ func TestLocationHome(t *testing.T) {
 		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_HOME": "rel/dir"}, "rel/dir"},
 		{"", map[string]string{"TEAMRUN_HOME": "~/trh"}, ""},
 		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_HOME": "~bob/trh"}, ""},
+		// A libpq keyword string is no folder: its password would name one.
+		{"host=127.0.0.1 port=1 password=PGSECRET-abcdef123", nil, ""},
+		{"", map[string]string{"TEAMRUN_STORE": "dbname=teamrun user=u"}, ""},
+		{"/srv/user=bob/x", nil, "/srv/user=bob/x"},
 	}
 	for _, tt := range tests {
 		got, err := Location(tt.flag, env(tt.vars))
 		if tt.want == "" {
 			if !errors.Is(err, checkpoint.ErrBadLocation) {
 				t.Errorf("Location(%q, %v) = %q, %v; want a bad location", tt.flag, tt.vars, got, err)
+			}
+			if err != nil && strings.Contains(err.Error(), "PGSECRET") {
+				t.Errorf("the error shows the password: %v", err)
 			}
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -771,7 +772,7 @@ func chatURL(base string) (endpoint, shown string, err error) {
 
 // URLSecrets are the credentials base carries, which spec.ShownURL leaves out
 // of messages and a run redacts from what it writes (a proxy may echo the
-// request's path): the userinfo's password, and the values of the query
+// request's path): the userinfo's password (and its Basic auth form), and the values of the query
 // parameters whose name says they are one. Others (Azure's api-version)
 // stay: their dates would vanish from every answer.
 func URLSecrets(base string) []string {
@@ -781,7 +782,9 @@ func URLSecrets(base string) []string {
 	}
 	var out []string
 	if p, ok := u.User.Password(); ok && p != "" {
-		out = append(out, p)
+		// Without a key, Go sends the userinfo as Basic auth: a server
+		// that echoes the Authorization header shows it so.
+		out = append(out, p, base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+p)))
 	}
 	for name, vals := range u.Query() {
 		n := strings.ToLower(name)

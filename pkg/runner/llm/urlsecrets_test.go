@@ -16,7 +16,7 @@ func TestURLSecrets(t *testing.T) {
 		{"http://127.0.0.1:11434/v1", nil},
 		{"https://x.example/v1?api-key=QUERYSECRET777", []string{"QUERYSECRET777"}},
 		{"https://x.example/openai?api-version=2024-06-01&Token=t0k3n-value", []string{"t0k3n-value"}},
-		{"https://user:pa55word-long@x.example/v1?code=fn-code-123&sig=abc", []string{"pa55word-long", "abc", "fn-code-123"}},
+		{"https://user:pa55word-long@x.example/v1?code=fn-code-123&sig=abc", []string{"pa55word-long", "dXNlcjpwYTU1d29yZC1sb25n", "abc", "fn-code-123"}},
 		{"://not a url", nil},
 	}
 	for _, tt := range tests {
