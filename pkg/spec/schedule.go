@@ -115,7 +115,8 @@ func (b *builder) praisonSchedule(v *tree) {
 		b.warnf(v, v.kpos(), "teamrun runs the team once, now; to run it %s%s from cron, give the file a path without a line break: a crontab line cannot hold one%s", scheduleWords(expr), note, extra)
 		return
 	}
-	b.notef(v, v.kpos(), "teamrun runs the team once, now; to run it %s%s, put this line in crontab: %s%s", scheduleWords(expr), note, cronCommand(cron, abs), extra)
+	// The line comes last, so that what is pasted is the line alone.
+	b.notef(v, v.kpos(), "teamrun runs the team once, now%s; to run it %s%s, put this line in crontab: %s", extra, scheduleWords(expr), note, cronCommand(cron, abs))
 }
 
 // cronCommand is the crontab line that runs the file at path abs on the

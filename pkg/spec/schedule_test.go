@@ -32,7 +32,8 @@ func TestPraisonAISchedulerFile(t *testing.T) {
 		{name: "seconds", src: "task: Check AI news\nschedule: {interval: \"*/10s\"}\n",
 			warnings: []string{"(cron's floor is one minute, not 10 seconds), put this line in crontab: * * * * * "}},
 		{name: "retries and budget", src: "task: Check AI news\nschedule:\n  interval: hourly\n  max_retries: 3\n  max_cost: 1.50\n  run_immediately: true\n",
-			warnings: []string{"schedule.max_cost is each run's budget ($1.50 a session)", "schedule.max_cost: agents monitor have no price"},
+			// The crontab line ends the note: pasted, it is the line alone.
+			warnings: []string{"now; schedule.max_cost is each run's budget ($1.50 a session); to run it hourly, put this line in crontab: 0 * * * * teamrun run ", "schedule.max_cost: agents monitor have no price"},
 			not:      "not applied", budget: 1.5, retries: 3},
 		{name: "a whole number of dollars", src: "task: Check AI news\nschedule: {interval: daily, max_cost: 2}\n",
 			warnings: []string{"$2.00 a session"}, budget: 2},
