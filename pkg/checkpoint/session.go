@@ -48,6 +48,15 @@ type Session struct {
 	TeamName      string    `json:"team_name,omitempty"`
 	CreatedAt     time.Time `json:"created_at"`
 	UpdatedAt     time.Time `json:"updated_at"`
+	// JournalOpen, in a file store's snapshot, says the run that wrote it
+	// went on recording in its journal (of Epoch), which no snapshot has
+	// absorbed yet: that journal gone is damage, not a session with
+	// nothing recorded (the tasks it finished would run again). A run's
+	// end writes its snapshot without it. It is in the head, before
+	// Summary, so that List sees it without decoding the tasks. Only the
+	// file store sets it, on the snapshot it writes, and clears it once
+	// it has checked the one it read.
+	JournalOpen bool `json:"journal_open,omitempty"`
 	// Summary is recomputed on every snapshot; it is what List shows.
 	Summary Counts `json:"summary"`
 	// Epoch names the journal generation that belongs to this snapshot;

@@ -262,7 +262,7 @@ func TestCrashBetweenCompactionRenames(t *testing.T) {
 	if _, err := img.dropStaleJournal(sess2); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := img.writeSnapshot(sess2); err != nil {
+	if _, _, err := img.writeSnapshot(sess2, true); err != nil {
 		t.Fatal(err)
 	}
 	back, err := img.Load(bg, "mid")
@@ -300,7 +300,7 @@ func TestFoldedJournalTooShort(t *testing.T) {
 	// A snapshot that claims to have absorbed three of the journal's two records.
 	sess := j.Session()
 	sess.FoldedRecords = 0
-	if _, _, err := s.writeSnapshot(sess); err != nil {
+	if _, _, err := s.writeSnapshot(sess, true); err != nil {
 		t.Fatal(err)
 	}
 	sess.FoldedRecords = 3

@@ -323,15 +323,19 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	if err != nil {
 		return nil, storeErr("create", j.path, err)
 	}
-	size, _, err := s.writeSnapshot(sess)
+	s.step("journal created")
+	size, renamed, err := s.writeSnapshot(sess, true)
 	if err != nil {
 		f.Close()
-		if !existed {
+		// Once renamed (its folder's sync failed), the snapshot names
+		// the journal, which must stay.
+		if !existed && !renamed {
 			_ = os.Remove(j.path) // ours, and empty
 		}
 		return nil, err
 	}
 	j.f, j.snapSize = f, size
+	s.step("begun")
 	// The snapshot is written: a blob it does not name is no task's result.
 	// One left behind costs only space: say so and go on.
 	if err := s.sweepBlobs(sess.ID, sess.Blobs()); err != nil {
@@ -575,6 +579,7 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 	s, id := j.store, c.snap.ID
 	oldEpoch := c.snap.Epoch
 	c.snap.Epoch, c.snap.FoldedEpoch, c.snap.FoldedRecords = checkpoint.RandHex(8), oldEpoch, c.records
+	c.snap.JournalOpen = true // the run records on, in the new journal
 	// The records moved keep their numbers: the new journal starts at the
 	// first of them.
 	j.Mu.Lock()
@@ -688,9 +693,10 @@ func (j *FileJournal) Close() error {
 	defer j.f.Close()
 	// The in-memory view holds exactly the acknowledged records, so it is
 	// safe to write even after a failed append.
-	if _, _, err := j.store.writeSnapshot(j.Sess); err != nil {
+	if _, _, err := j.store.writeSnapshot(j.Sess, false); err != nil {
 		return err
 	}
+	j.store.step("folded")
 	if err := os.Remove(j.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return storeErr("remove", j.path, err)
 	}

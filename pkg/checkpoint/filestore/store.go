@@ -33,7 +33,10 @@ type Store struct {
 	datasync func(*os.File) error
 	// testStep, when set, is called at the steps tests interleave with: a
 	// background compaction's ("staged": both files written, before the
-	// switch; "renamed": between the snapshot's rename and the journal's)
+	// switch; "renamed": between the snapshot's rename and the journal's),
+	// Begin's ("journal created": its name made, before the snapshot's
+	// rename; "begun": the snapshot renamed, before the journal's header),
+	// Close's ("folded": its snapshot renamed, before the journal's removal)
 	// and a read's ("snapshot read": before its journal is read; "prefetch
 	// unmapped": a prefetch read outside the heap let its snapshot go). Tests
 	// hold a step there or take a crash image of the folder.
@@ -437,12 +440,21 @@ func sameContent(path string, seed maphash.Seed, want content) bool {
 }
 
 // decodeFiles is Load without the I/O: the snapshot with its journal folded.
-// drop is DecodeSessionDropping's (nil: data is kept whole).
+// jdata nil: there is no journal file (an empty one is not nil). drop is
+// DecodeSessionDropping's (nil: data is kept whole).
 func decodeFiles(id, path string, data []byte, jpath string, jdata []byte, drop func(upto int)) (*checkpoint.Session, error) {
 	sess, err := checkpoint.DecodeSessionDropping(id, path, data, drop)
 	if err != nil {
 		return nil, err
 	}
+	// A run's journal is made before the snapshot that names it, and goes
+	// only once a later snapshot absorbed it: read with that snapshot (as
+	// readFiles reads them), it is there, whatever instant a crash hit.
+	if sess.JournalOpen && jdata == nil {
+		return nil, &checkpoint.CorruptError{ID: id, Path: jpath, Err: fmt.Errorf(
+			"it is missing: the snapshot beside it (%s) was written by a run that went on recording its tasks there, and nothing folded it in since (was it deleted or moved? put it back)", filepath.Base(path))}
+	}
+	sess.JournalOpen = false
 	if len(jdata) > 0 {
 		if _, err := foldJournal(sess, jdata); err != nil {
 			if errors.Is(err, errForeignJournal) {
@@ -480,7 +492,9 @@ func (s *Store) readHead(id string) (*checkpoint.Session, error) {
 		return nil, err
 	}
 	sess, ok := parseHead(id, bytes.NewReader(data))
-	if ok && (checked || sess.FormatVersion < 2) {
+	// A snapshot whose journal is still open is only as good as that
+	// journal: Load reads the two together and says when it is gone.
+	if ok && !sess.JournalOpen && (checked || sess.FormatVersion < 2) {
 		return sess, nil
 	}
 	return s.Load(context.Background(), id)
@@ -512,6 +526,8 @@ func parseHead(id string, r io.Reader) (*checkpoint.Session, bool) {
 			dst = &sess.CreatedAt
 		case "updated_at":
 			dst = &sess.UpdatedAt
+		case "journal_open":
+			dst = &sess.JournalOpen
 		case "summary":
 			dst = &sess.Summary
 		default:
@@ -635,11 +651,15 @@ func (s *Store) tempFiles(id string) []string {
 
 // writeSnapshot writes sess atomically under a new epoch: temp file, fsync,
 // rename, fsync of the folder. renamed says whether the new file replaced the
-// old one (after that the old journal no longer applies).
-func (s *Store) writeSnapshot(sess *checkpoint.Session) (size int64, renamed bool, err error) {
+// old one (after that the old journal no longer applies). open: a run goes
+// on recording in the new epoch's journal (JournalOpen); a run's end writes
+// the last snapshot without it.
+func (s *Store) writeSnapshot(sess *checkpoint.Session, open bool) (size int64, renamed bool, err error) {
 	old, oldFolded, oldRecords := sess.Epoch, sess.FoldedEpoch, sess.FoldedRecords
 	sess.Epoch, sess.FoldedEpoch, sess.FoldedRecords = checkpoint.RandHex(8), old, 0
+	sess.JournalOpen = open
 	defer func() {
+		sess.JournalOpen = false
 		if err != nil && !renamed {
 			sess.Epoch, sess.FoldedEpoch, sess.FoldedRecords = old, oldFolded, oldRecords
 		}

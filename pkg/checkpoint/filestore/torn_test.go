@@ -264,7 +264,7 @@ func TestStaleJournalAfterTwoCrashes(t *testing.T) {
 	j := mustBegin(t, s, l, checkpoint.NewSession("st", "a.yaml", "t", spec.Sequential, seed(), fp(seed()), t0))
 	record(t, j, complete(seed()[0].Name, "one")...)
 	// Crash 1: a compaction's snapshot is renamed, its journal not restarted.
-	if _, _, err := s.writeSnapshot(j.Sess); err != nil {
+	if _, _, err := s.writeSnapshot(j.Sess, true); err != nil {
 		t.Fatal(err)
 	}
 	sess, err := s.Load(bg, "st")
@@ -276,7 +276,7 @@ func TestStaleJournalAfterTwoCrashes(t *testing.T) {
 	if _, err := s.dropStaleJournal(sess); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.writeSnapshot(sess); err != nil {
+	if _, _, err := s.writeSnapshot(sess, true); err != nil {
 		t.Fatal(err)
 	}
 	back, err := s.Load(bg, "st")

@@ -1105,6 +1105,10 @@ func TestTransitionsTampered(t *testing.T) {
 			where(6) + "it is missing (the session's transitions run to 6"},
 		{"the first rows removed", `DELETE FROM {s}.transitions WHERE session_id = $1 AND seq <= 3`,
 			where(1) + "it is missing, and so are the 2 after it"},
+		// The file store's journal removed whole: the sessions row still
+		// says how many there are.
+		{"every row removed", `DELETE FROM {s}.transitions WHERE session_id = $1`,
+			where(1) + "it is missing, and so are the 5 after it (the session's transitions run to 6"},
 		{"a row past the last", `INSERT INTO {s}.transitions (session_id, seq, owner_generation, record, checksum)
 			SELECT session_id, 7, owner_generation, record, checksum FROM {s}.transitions WHERE session_id = $1 AND seq = 6`,
 			where(7) + "it is past the session's last transition (6, last_seq in " + sch + ".sessions): no run wrote it"},
