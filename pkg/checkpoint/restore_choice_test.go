@@ -276,3 +276,38 @@ func TestKeepPinsPreviousResult(t *testing.T) {
 		}
 	}
 }
+
+// A human task held by a stopped --rerun, with a decision equal to the
+// result it completed with: that one was used, unless the task halted
+// since for a new decision (its input changed), which the halt's record
+// says: a decision recorded after it is about the new input.
+func TestDecisionAfterHalt(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		halted     bool
+		wantDecide bool
+	}{
+		{"held, no halt since: the used decision goes", false, false},
+		{"halted since: the decision is a new one", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := finished()
+			b, _ := s.Task("b")
+			prev := checkpoint.Outcome{Text: "approve"}
+			b.Status, b.Result, b.Previous = checkpoint.StatusPending, "", &prev
+			s.Hold = &checkpoint.Hold{Tasks: map[string]checkpoint.Digested{"b": {Digest: checkpoint.Digest("approve"), Size: 7}},
+				Inputs: map[string]checkpoint.Digested{"a": {Digest: checkpoint.Digest("a\n"), Size: 2}}}
+			if tc.halted {
+				s.Apply(checkpoint.Record{Kind: checkpoint.CurrentTask, Task: "b", At: time.Unix(1, 0)})
+			}
+			s.Apply(checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: "b", Value: "approve", At: time.Unix(2, 0)})
+			r := checkpoint.RestoreChoice(s, chain(), "fp", checkpoint.Choice{Human: func(i int) bool { return i == 1 }})
+			if _, ok := r.Decisions["b"]; ok != tc.wantDecide {
+				t.Errorf("decision kept = %v, want %v (held %v)", ok, tc.wantDecide, heldNames(r))
+			}
+			if _, held := r.Held["b"]; held == tc.wantDecide {
+				t.Errorf("b held = %v, want %v", held, !tc.wantDecide)
+			}
+		})
+	}
+}
