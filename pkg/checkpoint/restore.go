@@ -404,6 +404,9 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	keep, refused := keepExpanded(sess, defs, ch.Keep)
 	ch.Keep = keep
 	r := restoreRules(sess, defs, fingerprint, ch)
+	if len(r.Kept) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep: the recorded output of %s is kept although its definition changed", strings.Join(r.Kept, ", ")))
+	}
 	r.warnChanged(defs, ch)
 	r.Keep = keep
 	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
@@ -907,6 +910,9 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 					r.take(i, carried(k, true))
 					r.Reused = append(r.Reused, d.Name)
 					r.KeptPrevious = append(r.KeptPrevious, d.Name)
+					if !unchanged(d, &k) {
+						r.Kept = append(r.Kept, d.Name)
+					}
 					continue
 				}
 				r.take(i, carried(*t, t.Status == StatusCompleted))
@@ -1019,9 +1025,6 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 		}
 	}
 	r.Warnings = append(r.Warnings, mismatchWarning(sess, fingerprint, r))
-	if len(r.Kept) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep: the recorded output of %s is kept although its definition changed", strings.Join(r.Kept, ", ")))
-	}
 	return r
 }
 
@@ -1305,6 +1308,11 @@ func keptResult(t *TaskRecord) (TaskRecord, bool) {
 	}
 	k := *t
 	k.Status, k.Result, k.Blob, k.Error, k.Previous = StatusCompleted, t.Previous.Text, t.Previous.Blob, "", nil
+	if t.Previous.Key != "" {
+		// Made under this key: a definition edited since is seen
+		// (unchanged), as for a completed task's result.
+		k.Key = t.Previous.Key
+	}
 	return k, true
 }
 
@@ -1325,7 +1333,7 @@ func decidedWith(o Outcome, v string) bool {
 func runsAgain(t TaskRecord) TaskRecord {
 	prev := t.Previous
 	if t.Status == StatusCompleted {
-		prev = previous(t.Result, t.Blob)
+		prev = previous(t.Result, t.Blob, t.Key)
 	}
 	// What it cost stays the session's whatever runs it again (a changed
 	// definition, --rerun, a held cut-off): it was paid.

@@ -304,10 +304,12 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			} else {
 				step.Reason = "unchanged (its definition, its agent's and its context tasks'); completed last time"
 			}
-			if slices.Contains(r.Kept, d.Name) {
+			switch kept, previous := slices.Contains(r.Kept, d.Name), slices.Contains(r.KeptPrevious, d.Name); {
+			case kept && previous:
+				step.Reason = "kept (--keep) although it changed since the checkpoint: the result recorded before a run set it to run again and stopped"
+			case kept:
 				step.Reason = "kept (--keep) although it changed since the checkpoint; completed last time"
-			}
-			if slices.Contains(r.KeptPrevious, d.Name) {
+			case previous:
 				step.Reason = "kept (--keep): the result recorded before a run set it to run again and stopped"
 			}
 			if slices.Contains(r.KeptDownstream, d.Name) {
