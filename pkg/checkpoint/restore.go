@@ -139,6 +139,10 @@ type Restored struct {
 	// KeptPrevious lists the tasks --keep pinned to the result they had
 	// before a run set them to run again and stopped (keptResult).
 	KeptPrevious []string
+	// KeptOverDecision are, by task, the decisions recorded for a held
+	// human task that --keep pinned to its earlier result: dropped, with
+	// a warning (keepOverDecision).
+	KeptOverDecision map[string]string
 	// Unkept says, one warning each, the tasks --keep names that have no
 	// recorded output to pin: they run, as without it.
 	Unkept []string
@@ -432,6 +436,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	}
 	if len(r.KeptPrevious) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept the result recorded before a run set it to run again and stopped", strings.Join(r.KeptPrevious, ", ")))
+		r.keepOverDecision(defs, ch)
 	}
 	var held, remember []string
 	for i, d := range defs {
@@ -492,6 +497,32 @@ func (r *Restored) decideHeld(defs []spec.TaskDef, ch Choice) {
 			continue
 		}
 		delete(r.Held, d.Name)
+	}
+}
+
+// keepOverDecision drops the decision recorded for a held human task that
+// --keep pins to the result it completed with: the user chose that result
+// over the decision, which, left in the session, would judge a later,
+// other input the next time the task runs. Said, never silent; one that
+// is the kept result goes without a word (it was used).
+func (r *Restored) keepOverDecision(defs []spec.TaskDef, ch Choice) {
+	if ch.Human == nil {
+		return
+	}
+	for i, d := range defs {
+		v, ok := r.Decisions[d.Name]
+		if !ok || !ch.Human(i) || !slices.Contains(r.KeptPrevious, d.Name) {
+			continue
+		}
+		delete(r.Decisions, d.Name)
+		if t, ok := r.Task(d.Name); ok && decidedWith(t.Outcome(), v) {
+			continue
+		}
+		if r.KeptOverDecision == nil {
+			r.KeptOverDecision = map[string]string{}
+		}
+		r.KeptOverDecision[d.Name] = v
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: the decision %q recorded for it is dropped: the kept result stands (without --keep, the task completes with the decision)", d.Name, v))
 	}
 }
 

@@ -312,6 +312,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			case previous:
 				step.Reason = "kept (--keep): the result recorded before a run set it to run again and stopped"
 			}
+			if v, ok := r.KeptOverDecision[d.Name]; ok {
+				step.Reason += fmt.Sprintf("; the decision %q recorded for it is dropped", v)
+			}
 			if slices.Contains(r.KeptDownstream, d.Name) {
 				step.Reason += fmt.Sprintf("; kept (--keep), though downstream of --rerun-from %s", strings.Join(ch.RerunFrom, ", "))
 			}
