@@ -280,7 +280,7 @@ func InlineBlobs(ctx context.Context, bs BlobStore, s *Session) error {
 			}
 			*f.text, *f.blob = text, nil
 		}
-		t.Previous = previous(prev.Text, prev.Blob) // a copy may share the one it had
+		t.Previous = previous(prev.Text, prev.Blob, t.previousKey()) // a copy may share the one it had
 	}
 	return nil
 }
@@ -307,7 +307,7 @@ func OutlineBlobs(ctx context.Context, bs BlobStore, s *Session) error {
 			}
 			*f.text, *f.blob = "", &b
 		}
-		t.Previous = previous(prev.Text, prev.Blob) // a copy may share the one it had
+		t.Previous = previous(prev.Text, prev.Blob, t.previousKey()) // a copy may share the one it had
 	}
 	return nil
 }

@@ -547,6 +547,7 @@ const (
 	fUsage
 	fHistory
 	fPrevious
+	fPreviousKey
 	fHost
 	fPGID
 )
@@ -659,6 +660,10 @@ func (s *scanner) taskFields(t *taskRecordWire, in interner) error {
 		case "previous_result":
 			if err = once(fPrevious); err == nil {
 				err = s.generic(&t.Previous)
+			}
+		case "previous_key":
+			if err = once(fPreviousKey); err == nil {
+				err = s.str(&t.PreviousKey, nil)
 			}
 		case "host":
 			if err = once(fHost); err == nil {

@@ -37,8 +37,8 @@ func richSession(t *testing.T) []byte {
 	sess.Apply(Record{Kind: TaskStarted, Task: "c", At: at})
 	sess.Apply(Record{Kind: TaskCompleted, Task: "c", Blob: blob, At: at.Add(time.Second)})
 	sess.Apply(Record{Kind: TaskStarted, Task: "d", At: at})
-	sess.Team.Tasks[3].Previous = &Outcome{Text: "before\ttab"}
-	sess.Team.Tasks[4].Previous = &Outcome{Blob: blob}
+	sess.Team.Tasks[3].Previous = &PreviousResult{Outcome: Outcome{Text: "before\ttab"}, Key: "k-before"}
+	sess.Team.Tasks[4].Previous = &PreviousResult{Outcome: Outcome{Blob: blob}}
 	data, err := EncodeSession(sess)
 	if err != nil {
 		t.Fatal(err)

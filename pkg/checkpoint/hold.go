@@ -17,7 +17,8 @@ import (
 type Hold struct {
 	// Tasks are the held tasks not decided yet, each with the digest of
 	// the recorded result it takes over: a task leaves it when it starts,
-	// completes (cut off), fails or is skipped.
+	// completes (cut off), fails, is skipped or halts (a human task that
+	// asks for a new decision).
 	Tasks map[string]Digested `json:"tasks"`
 	// Inputs are the results the held tasks were made from: the recorded
 	// result of every task that runs again (or is held), and that the
@@ -72,8 +73,8 @@ func (r *Restored) hold() *Hold {
 	return h
 }
 
-// decided drops task from the held tasks: it started, was cut off, failed
-// or was skipped. A hold with no task left is dropped whole.
+// decided drops task from the held tasks: it started, was cut off,
+// failed, was skipped or halted. A hold with no task left is dropped whole.
 func (s *Session) decided(task string) {
 	if s.Hold == nil {
 		return

@@ -204,6 +204,11 @@ func (s *Session) apply(r Record) {
 		t.Host, t.PGID = "", 0
 	case CurrentTask:
 		s.Checkpoint.CurrentTask = r.Task
+		// Written for a halt: a held task halts only once the early
+		// cut-off let it go (what it reads changed), so its hold is
+		// decided, and a decision recorded from now on is a new one about
+		// the new input (Restored.decideHeld judges held tasks only).
+		s.decided(r.Task)
 	case DecisionRecorded:
 		if s.Checkpoint.Decisions == nil {
 			s.Checkpoint.Decisions = map[string]string{}

@@ -28,7 +28,7 @@ func TestRedactAtWrite(t *testing.T) {
 	task.Status, task.Result, task.Error = StatusFailed, "said "+redactKey, "failed on "+redactKey
 	task.Variables = map[string]any{"out": redactKey}
 	task.History = []Attempt{{N: 1, Start: at, End: &at, Outcome: StatusFailed, Error: "failed on " + redactKey}}
-	task.Previous = &Outcome{Text: "before " + redactKey}
+	task.Previous = &PreviousResult{Outcome: Outcome{Text: "before " + redactKey}}
 	s.Memory = map[string][]Message{"w": {{Role: "user", Content: "use " + redactKey, Task: "a"}}}
 	s.Redact = redactTest
 

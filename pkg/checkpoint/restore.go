@@ -139,6 +139,10 @@ type Restored struct {
 	// KeptPrevious lists the tasks --keep pinned to the result they had
 	// before a run set them to run again and stopped (keptResult).
 	KeptPrevious []string
+	// KeptOverDecision are, by task, the decisions recorded for a held
+	// human task that --keep pinned to its earlier result: dropped, with
+	// a warning (keepOverDecision).
+	KeptOverDecision map[string]string
 	// Unkept says, one warning each, the tasks --keep names that have no
 	// recorded output to pin: they run, as without it.
 	Unkept []string
@@ -404,6 +408,9 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	keep, refused := keepExpanded(sess, defs, ch.Keep)
 	ch.Keep = keep
 	r := restoreRules(sess, defs, fingerprint, ch)
+	if len(r.Kept) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep: the recorded output of %s is kept although its definition changed", strings.Join(r.Kept, ", ")))
+	}
 	r.warnChanged(defs, ch)
 	r.Keep = keep
 	if sess != nil && (len(ch.Rerun) > 0 || len(ch.RerunFrom) > 0) {
@@ -429,6 +436,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	}
 	if len(r.KeptPrevious) > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept the result recorded before a run set it to run again and stopped", strings.Join(r.KeptPrevious, ", ")))
+		r.keepOverDecision(defs, ch)
 	}
 	var held, remember []string
 	for i, d := range defs {
@@ -489,6 +497,32 @@ func (r *Restored) decideHeld(defs []spec.TaskDef, ch Choice) {
 			continue
 		}
 		delete(r.Held, d.Name)
+	}
+}
+
+// keepOverDecision drops the decision recorded for a held human task that
+// --keep pins to the result it completed with: the user chose that result
+// over the decision, which, left in the session, would judge a later,
+// other input the next time the task runs. Said, never silent; one that
+// is the kept result goes without a word (it was used).
+func (r *Restored) keepOverDecision(defs []spec.TaskDef, ch Choice) {
+	if ch.Human == nil {
+		return
+	}
+	for i, d := range defs {
+		v, ok := r.Decisions[d.Name]
+		if !ok || !ch.Human(i) || !slices.Contains(r.KeptPrevious, d.Name) {
+			continue
+		}
+		delete(r.Decisions, d.Name)
+		if t, ok := r.Task(d.Name); ok && decidedWith(t.Outcome(), v) {
+			continue
+		}
+		if r.KeptOverDecision == nil {
+			r.KeptOverDecision = map[string]string{}
+		}
+		r.KeptOverDecision[d.Name] = v
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: the decision %q recorded for it is dropped: the kept result stands (without --keep, the task completes with the decision)", d.Name, v))
 	}
 }
 
@@ -907,6 +941,9 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 					r.take(i, carried(k, true))
 					r.Reused = append(r.Reused, d.Name)
 					r.KeptPrevious = append(r.KeptPrevious, d.Name)
+					if !unchanged(d, &k) {
+						r.Kept = append(r.Kept, d.Name)
+					}
 					continue
 				}
 				r.take(i, carried(*t, t.Status == StatusCompleted))
@@ -1019,9 +1056,6 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 		}
 	}
 	r.Warnings = append(r.Warnings, mismatchWarning(sess, fingerprint, r))
-	if len(r.Kept) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep: the recorded output of %s is kept although its definition changed", strings.Join(r.Kept, ", ")))
-	}
 	return r
 }
 
@@ -1305,6 +1339,11 @@ func keptResult(t *TaskRecord) (TaskRecord, bool) {
 	}
 	k := *t
 	k.Status, k.Result, k.Blob, k.Error, k.Previous = StatusCompleted, t.Previous.Text, t.Previous.Blob, "", nil
+	if t.Previous.Key != "" {
+		// Made under this key: a definition edited since is seen
+		// (unchanged), as for a completed task's result.
+		k.Key = t.Previous.Key
+	}
 	return k, true
 }
 
@@ -1325,7 +1364,7 @@ func decidedWith(o Outcome, v string) bool {
 func runsAgain(t TaskRecord) TaskRecord {
 	prev := t.Previous
 	if t.Status == StatusCompleted {
-		prev = previous(t.Result, t.Blob)
+		prev = previous(t.Result, t.Blob, t.Key)
 	}
 	// What it cost stays the session's whatever runs it again (a changed
 	// definition, --rerun, a held cut-off): it was paid.

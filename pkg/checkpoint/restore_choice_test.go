@@ -234,11 +234,11 @@ func rec(r *checkpoint.Restored, name string) *checkpoint.TaskRecord {
 // killed, a held task), under a full and a per-task restore; a task with
 // no earlier result has nothing to pin, and that is said.
 func TestKeepPinsPreviousResult(t *testing.T) {
-	earlier := &checkpoint.Outcome{Text: "b\n"}
+	earlier := &checkpoint.PreviousResult{Outcome: checkpoint.Outcome{Text: "b\n"}}
 	for _, tc := range []struct {
 		name     string
 		status   checkpoint.Status
-		previous *checkpoint.Outcome
+		previous *checkpoint.PreviousResult
 		kept     bool
 	}{
 		{"completed", checkpoint.StatusCompleted, nil, true},
@@ -247,7 +247,7 @@ func TestKeepPinsPreviousResult(t *testing.T) {
 		{"its rerun failed", checkpoint.StatusFailed, earlier, true},
 		{"failed, never completed", checkpoint.StatusFailed, nil, false},
 		{"skipped", checkpoint.StatusSkipped, earlier, false},
-		{"previously skipped", checkpoint.StatusPending, &checkpoint.Outcome{Skipped: true}, false},
+		{"previously skipped", checkpoint.StatusPending, &checkpoint.PreviousResult{Outcome: checkpoint.Outcome{Skipped: true}}, false},
 	} {
 		for _, fp := range []string{"fp", "other"} {
 			t.Run(tc.name+"/"+fp, func(t *testing.T) {
@@ -271,6 +271,81 @@ func TestKeepPinsPreviousResult(t *testing.T) {
 				}
 				if previous := slices.Contains(r.KeptPrevious, "b"); previous != (tc.kept && tc.status != checkpoint.StatusCompleted) {
 					t.Errorf("KeptPrevious = %q", r.KeptPrevious)
+				}
+			})
+		}
+	}
+}
+
+// A human task held by a stopped --rerun, with a decision equal to the
+// result it completed with: that one was used, unless the task halted
+// since for a new decision (its input changed), which the halt's record
+// says: a decision recorded after it is about the new input.
+func TestDecisionAfterHalt(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		halted     bool
+		wantDecide bool
+	}{
+		{"held, no halt since: the used decision goes", false, false},
+		{"halted since: the decision is a new one", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := finished()
+			b, _ := s.Task("b")
+			prev := checkpoint.PreviousResult{Outcome: checkpoint.Outcome{Text: "approve"}}
+			b.Status, b.Result, b.Previous = checkpoint.StatusPending, "", &prev
+			s.Hold = &checkpoint.Hold{Tasks: map[string]checkpoint.Digested{"b": {Digest: checkpoint.Digest("approve"), Size: 7}},
+				Inputs: map[string]checkpoint.Digested{"a": {Digest: checkpoint.Digest("a\n"), Size: 2}}}
+			if tc.halted {
+				s.Apply(checkpoint.Record{Kind: checkpoint.CurrentTask, Task: "b", At: time.Unix(1, 0)})
+			}
+			s.Apply(checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: "b", Value: "approve", At: time.Unix(2, 0)})
+			r := checkpoint.RestoreChoice(s, chain(), "fp", checkpoint.Choice{Human: func(i int) bool { return i == 1 }})
+			if _, ok := r.Decisions["b"]; ok != tc.wantDecide {
+				t.Errorf("decision kept = %v, want %v (held %v)", ok, tc.wantDecide, heldNames(r))
+			}
+			if _, held := r.Held["b"]; held == tc.wantDecide {
+				t.Errorf("b held = %v, want %v", held, !tc.wantDecide)
+			}
+		})
+	}
+}
+
+// --keep of the previous result of a task edited since it was made says
+// it is kept although it changed, as --keep of a completed one does: the
+// previous result keeps the key it was made under.
+func TestKeepPreviousResultOfEditedTask(t *testing.T) {
+	made := chain()[1].Key // b's key when its result was made
+	for _, tc := range []struct {
+		name    string
+		edited  bool
+		changed bool
+	}{
+		{"same definition", false, false},
+		{"edited since", true, true},
+	} {
+		for _, fp := range []string{"fp", "other"} {
+			t.Run(tc.name+"/"+fp, func(t *testing.T) {
+				var defs []spec.TaskDef
+				if defs = chain(); tc.edited {
+					defs = chain("b")
+				}
+				s := finished()
+				b := &s.Team.Tasks[1]
+				// The stopped run set b to run again under today's key.
+				b.Status, b.Result, b.Key = checkpoint.StatusFailed, "", defs[1].Key
+				b.Previous = &checkpoint.PreviousResult{Outcome: checkpoint.Outcome{Text: "b\n"}, Key: made}
+				r := checkpoint.RestoreChoice(s, defs, fp, checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Keep: []string{"b"}})
+				if !slices.Contains(r.KeptPrevious, "b") {
+					t.Fatalf("KeptPrevious = %v, want b", r.KeptPrevious)
+				}
+				if got := slices.Contains(r.Kept, "b"); got != tc.changed {
+					t.Errorf("kept although changed = %v, want %v (warnings %q)", got, tc.changed, r.Warnings)
+				}
+				warned := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "kept although its definition changed") })
+				if warned != tc.changed {
+					t.Errorf("warned %v, want %v: %q", warned, tc.changed, r.Warnings)
 				}
 			})
 		}

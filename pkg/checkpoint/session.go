@@ -364,7 +364,7 @@ type TaskRecord struct {
 	// records have one: behind a pointer it is 8 bytes a record, not 24
 	// (its text and blob). It is never written through: a record copied
 	// from another shares it (replace it instead).
-	Previous *Outcome `json:"-"`
+	Previous *PreviousResult `json:"-"`
 	// Blob is set, and Result empty, for a result stored out of line
 	// (over BlobThreshold).
 	Blob *Blob `json:"-"`
@@ -782,27 +782,36 @@ type taskRecordJSON TaskRecord
 
 type taskRecordWire struct {
 	taskRecordJSON
-	Result   result  `json:"result"`
-	Error    text    `json:"error,omitempty"`
-	Previous *result `json:"previous_result,omitempty"`
+	Result      result  `json:"result"`
+	Error       text    `json:"error,omitempty"`
+	Previous    *result `json:"previous_result,omitempty"`
+	PreviousKey string  `json:"previous_key,omitempty"`
 }
 
 // wire is t's result fields as stored.
 func (t *TaskRecord) wire() taskRecordWire {
 	w := taskRecordWire{taskRecordJSON: taskRecordJSON(*t), Result: result{text: text(t.Result), blob: t.Blob}, Error: text(t.Error)}
 	if p := t.Previous; p != nil {
-		w.Previous = &result{text: text(p.Text), blob: p.Blob}
+		w.Previous, w.PreviousKey = &result{text: text(p.Text), blob: p.Blob}, p.Key
 	}
 	return w
 }
 
+// PreviousResult is a record's previous result and the task key it was
+// made under ("" in older sessions): --keep of it (keptResult) says so
+// when the definition changed since.
+type PreviousResult struct {
+	Outcome
+	Key string
+}
+
 // previous is a result kept as a record's Previous: nil for none (an
 // empty text, no blob), as the file then has none.
-func previous(text string, blob *Blob) *Outcome {
+func previous(text string, blob *Blob, key string) *PreviousResult {
 	if text == "" && blob == nil {
 		return nil
 	}
-	return &Outcome{Text: text, Blob: blob}
+	return &PreviousResult{Outcome: Outcome{Text: text, Blob: blob}, Key: key}
 }
 
 // PreviousOutcome is t's previous result; the zero Outcome when it has none.
@@ -810,7 +819,15 @@ func (t *TaskRecord) PreviousOutcome() Outcome {
 	if t.Previous == nil {
 		return Outcome{}
 	}
-	return *t.Previous
+	return t.Previous.Outcome
+}
+
+// previousKey is the key t's previous result was made under.
+func (t *TaskRecord) previousKey() string {
+	if t.Previous == nil {
+		return ""
+	}
+	return t.Previous.Key
 }
 
 // record is the task a wire form holds.
@@ -819,7 +836,7 @@ func (w *taskRecordWire) record() TaskRecord {
 	t.Result, t.Blob, t.Error = string(w.Result.text), w.Result.blob, string(w.Error)
 	t.Previous = nil
 	if w.Previous != nil {
-		t.Previous = previous(string(w.Previous.text), w.Previous.blob)
+		t.Previous = previous(string(w.Previous.text), w.Previous.blob, w.PreviousKey)
 	}
 	return t
 }

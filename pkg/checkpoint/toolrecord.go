@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // The records of an LLM agent's tool loop (issue 10). The model turn that
@@ -130,6 +132,11 @@ type ToolLog struct {
 	// MCP is the digest of each MCP server's tool list when the loop last
 	// started or resumed.
 	MCP map[string]string `json:"mcp,omitempty"`
+	// Key is the task key the loop was recorded under, kept only while
+	// its task is removed from the file (the session then has no record
+	// of the task to hold it): put back, the task finds its loop
+	// (CarriedLog).
+	Key string `json:"key,omitempty"`
 }
 
 // Resumable reports whether a run should continue this log: it did not
@@ -153,7 +160,35 @@ const (
 	// could make those calls again, so the run halts until the limit is
 	// raised or `decide ... rerun` says to start afresh.
 	LoopHalts
+	// LoopUnread: the agent that runs the task today runs no tool loop (a
+	// command agent, an LLM agent without tools): the task runs without
+	// the log, which stays recorded (NextFor).
+	LoopUnread
 )
+
+// NextFor is Next for the task's agent a today (nil: the task is not in
+// the file): LoopUnread when a runs no tool loop and the log holds one to
+// go on with. The rule run and plan both say what a loop does by.
+func (l *ToolLog) NextFor(a *spec.Agent, decision string) LoopNext {
+	if !a.RunsToolLoop() {
+		if l.Resumable() || l.Limit != "" {
+			return LoopUnread
+		}
+		return LoopAfresh
+	}
+	turns, calls := a.ToolLimits()
+	return l.Next(turns, calls, decision)
+}
+
+// UnreadText says, for plan and run, what becomes of a loop NextFor calls
+// LoopUnread: agent is the task's agent today.
+func UnreadText(l *ToolLog, agent string) string {
+	what := "its tool loop"
+	if calls := l.Unrepeatable(); len(calls) > 0 {
+		what = fmt.Sprintf("its tool loop, in which calls of tools that were not idempotent ran (%s, %d in all),", ToolNames(calls), len(calls))
+	}
+	return fmt.Sprintf("%s is not resumed: agent %s runs no tools now, so the task runs without it (those calls are not made again, and the model is not told of them); the loop stays recorded, and goes on if the agent gets its tools back", what, agent)
+}
 
 // Next says what an attempt does with l, given the agent's limits today
 // (max_turns and max_tool_calls, defaults filled in) and the decision
@@ -395,21 +430,78 @@ func (s *Session) endToolLog(task, reason string) {
 // carryToolLogs keeps, for a continued session, the logs of the tasks
 // whose definition (their agent's and tools' included) is unchanged: a
 // resumed loop replays only what the same definition produced. next
-// holds today's definitions (their keys).
+// holds today's definitions (their keys). A task removed from the file
+// is an edit too: its log is kept, with the key it was recorded under,
+// when ToolLogCarries keeps one across any edit (calls of tools that were
+// not idempotent ran in it, a call waits, a limit ended it), so that the
+// task put back resumes it rather than make those calls again.
 func carryToolLogs(old, next *Session) map[string]*ToolLog {
 	var out map[string]*ToolLog
 	for task, l := range old.ToolLogs {
-		t, ok := old.Task(task)
-		n, now := next.Task(task)
-		if !ok || !now || !ToolLogCarries(l, t.Key, n.Key) {
-			continue
+		keep := l
+		if n, now := next.Task(task); now {
+			if keep, _ = old.CarriedLog(task, n.Key); keep == nil {
+				continue
+			}
+			keep = keep.clone()
+			keep.Key = ""
+		} else {
+			if old.RemovedLog(task) == nil {
+				continue
+			}
+			keep = l.clone()
+			keep.Key = old.logKey(task)
 		}
 		if out == nil {
 			out = map[string]*ToolLog{}
 		}
-		out[task] = l.clone()
+		out[task] = keep
 	}
 	return out
+}
+
+// CarriedLog is the tool loop log of task that a continuation of s whose
+// task has key newKey keeps (ToolLogCarries), and the key it was recorded
+// under: s's record's, or, for a task removed from the file and put back
+// since, the log's own. nil when it keeps none.
+func (s *Session) CarriedLog(task, newKey string) (*ToolLog, string) {
+	l, oldKey := s.ToolLogs[task], s.logKey(task)
+	if !ToolLogCarries(l, oldKey, newKey) {
+		return nil, ""
+	}
+	return l, oldKey
+}
+
+// logKey is the task key task's tool loop log was recorded under.
+func (s *Session) logKey(task string) string {
+	if t, ok := s.Task(task); ok {
+		return t.Key
+	}
+	if l := s.ToolLogs[task]; l != nil {
+		return l.Key
+	}
+	return ""
+}
+
+// RemovedLogText says, for plan and run, what becomes of the tool loop
+// log l of a task removed from the file (RemovedLog).
+func RemovedLogText(l *ToolLog) string {
+	if calls := l.Unrepeatable(); len(calls) > 0 {
+		return fmt.Sprintf("calls of tools that were not idempotent ran in its unfinished tool loop (%s, %d in all): the session keeps the loop, and the task put back goes on with it (those calls are not made again)", ToolNames(calls), len(calls))
+	}
+	return "the session keeps its unfinished tool loop: the task put back goes on with it"
+}
+
+// RemovedLog says, of a task s has but the file no longer does, the calls
+// that ran in the unfinished tool loop the continuation keeps for it
+// (carryToolLogs): nil when it keeps none.
+func (s *Session) RemovedLog(task string) *ToolLog {
+	// "": no key of today's, so only what ToolLogCarries keeps across
+	// any edit.
+	if l := s.ToolLogs[task]; ToolLogCarries(l, s.logKey(task), "") {
+		return l
+	}
+	return nil
 }
 
 // ToolLogCarries says whether a task's tool loop log l, recorded under

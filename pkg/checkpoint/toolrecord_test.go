@@ -212,3 +212,38 @@ func TestToolLogCarriesEdit(t *testing.T) {
 		})
 	}
 }
+
+// A task removed from the file keeps, in the session, an unfinished loop
+// in which a call of a tool that was not idempotent ran, with the key it
+// was recorded under: put back, the task finds it (CarriedLog). A loop
+// an edit would not keep goes with the task.
+func TestToolLogKeptWhileRemoved(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		idempotent bool
+		kept       bool
+	}{
+		{"not idempotent", false, true},
+		{"idempotent", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := toolSession(t)
+			old.Apply(Record{Kind: ToolTurnRecorded, Task: "work", Attempt: 1, Tool: &ToolStep{Turn: 1, Calls: []ToolCall{{ID: "c1", Tool: "charge"}}}})
+			old.Apply(Record{Kind: ToolStarted, Task: "work", Tool: &ToolStep{Turn: 1, Call: "c1", Idempotent: tc.idempotent}})
+			old.Apply(Record{Kind: ToolFinished, Task: "work", Tool: &ToolStep{Turn: 1, Call: "c1", Result: "ok"}})
+			removed := Continue(old, nil, spec.Sequential, []spec.TaskDef{{ID: 0, Name: "other", Agent: "clerk", Key: "ko"}}, "fp2", time.Now())
+			if got := removed.RemovedLog("work") != nil; got != tc.kept {
+				t.Fatalf("the session keeps the removed task's loop: %v, want %v", got, tc.kept)
+			}
+			back := []spec.TaskDef{{ID: 0, Name: "work", Agent: "clerk", Key: "k2"}, {ID: 1, Name: "other", Agent: "clerk", Key: "ko"}}
+			lg, oldKey := removed.CarriedLog("work", "k2")
+			if (lg != nil) != tc.kept || tc.kept && (oldKey != "k1" || !EditKept(lg, oldKey, "k2")) {
+				t.Errorf("put back: log %v recorded under %q, want kept %v under k1", lg != nil, oldKey, tc.kept)
+			}
+			s := Continue(removed, nil, spec.Sequential, back, "fp", time.Now())
+			if l := s.ToolLogs["work"]; (l != nil) != tc.kept || l != nil && l.Key != "" {
+				t.Errorf("put back, the session's log is %+v, want kept %v, its key in the record", l, tc.kept)
+			}
+		})
+	}
+}

@@ -323,11 +323,16 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			} else {
 				step.Reason = "unchanged (its definition, its agent's and its context tasks'); completed last time"
 			}
-			if slices.Contains(r.Kept, d.Name) {
+			switch kept, previous := slices.Contains(r.Kept, d.Name), slices.Contains(r.KeptPrevious, d.Name); {
+			case kept && previous:
+				step.Reason = "kept (--keep) although it changed since the checkpoint: the result recorded before a run set it to run again and stopped"
+			case kept:
 				step.Reason = "kept (--keep) although it changed since the checkpoint; completed last time"
-			}
-			if slices.Contains(r.KeptPrevious, d.Name) {
+			case previous:
 				step.Reason = "kept (--keep): the result recorded before a run set it to run again and stopped"
+			}
+			if v, ok := r.KeptOverDecision[d.Name]; ok {
+				step.Reason += fmt.Sprintf("; the decision %q recorded for it is dropped", v)
 			}
 			if slices.Contains(r.KeptDownstream, d.Name) {
 				step.Reason += fmt.Sprintf("; kept (--keep), though downstream of --rerun-from %s", strings.Join(ch.RerunFrom, ", "))
@@ -436,8 +441,10 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				step.Reason += fmt.Sprintf("; unless the run fails %s first (after a failure it starts no new task)", f)
 			}
 		}
-		if step.Action == Run && sess != nil && o != nil && checkpoint.ToolLogCarries(sess.ToolLogs[d.Name], o.Key, d.Key) {
-			step.Reason += toolLoopNote(team, d, sess, r.Decisions[d.Name], store, checkpoint.EditKept(sess.ToolLogs[d.Name], o.Key, d.Key))
+		if step.Action == Run && sess != nil {
+			if lg, oldKey := sess.CarriedLog(d.Name, d.Key); lg != nil {
+				step.Reason += toolLoopNote(team, d, sess, lg, r.Decisions[d.Name], store, checkpoint.EditKept(lg, oldKey, d.Key))
+			}
 		}
 		if o != nil && o.AgentKey != "" && o.AgentKey != d.AgentKey {
 			// The agent's key covers its tools: say which of them changed.
@@ -486,8 +493,11 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				p.Steps = append(p.Steps, step)
 				continue
 			}
-			p.Steps = append(p.Steps, Step{Task: o.Name, Action: Skip, Removed: true, LastStatus: o.Status, Attempts: o.Attempts,
-				Reason: "removed from the file: it is in the checkpoint only and is never run"})
+			why := "removed from the file: it is in the checkpoint only and is never run"
+			if lg := sess.RemovedLog(o.Name); lg != nil {
+				why += "; " + checkpoint.RemovedLogText(lg)
+			}
+			p.Steps = append(p.Steps, Step{Task: o.Name, Action: Skip, Removed: true, LastStatus: o.Status, Attempts: o.Attempts, Reason: why})
 		}
 	}
 	return p
@@ -705,21 +715,22 @@ func firstLine(s string) string {
 	return s
 }
 
-// toolLoopNote says what the run does with a task's tool loop, by the
-// run's rule (checkpoint.ToolLog.Next): an unfinished one resumes, its
+// toolLoopNote says what the run does with a task's tool loop lg, by the
+// run's rule (checkpoint.ToolLog.NextFor): an unfinished one resumes, its
 // recorded turns replayed, and a call that a crash left without its
 // result halts the run unless its tool was idempotent or a decision is
 // recorded; one a limit ended goes on once that limit is raised, and
-// otherwise halts if tools that were not idempotent ran in it. edited: an
-// edit kept the loop for such calls (checkpoint.EditKept).
-func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, decision, store string, edited bool) string {
-	lg := sess.ToolLogs[d.Name]
+// otherwise halts if tools that were not idempotent ran in it; an agent
+// that runs no tools now does not read it. edited: an edit kept the loop
+// for such calls (checkpoint.EditKept).
+func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, lg *checkpoint.ToolLog, decision, store string, edited bool) string {
 	a := team.Agent(d.Agent)
 	if a == nil || lg == nil {
 		return ""
 	}
-	turns, calls := a.ToolLimits()
-	switch lg.Next(turns, calls, decision) {
+	switch lg.NextFor(a, decision) {
+	case checkpoint.LoopUnread:
+		return "; " + checkpoint.UnreadText(lg, a.Name)
 	case checkpoint.LoopHalts:
 		return fmt.Sprintf("; its tool loop ended on agents.%s.%s (%d) after calls of tools that were not idempotent (%s): the run halts here (exit 3) until agents.%s.%s is raised above %d (the loop then goes on after turn %d) or `%s` (it starts afresh, and the model may make those calls again)",
 			a.Name, lg.Limit, lg.Max, checkpoint.ToolNames(lg.Unrepeatable()), a.Name, lg.Limit, lg.Max, len(lg.Turns), cmdline.Decide(store, sess.ID, d.Name, checkpoint.DecideRerun))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // elsewhereNotes name each task that old, a session whose run ended (or,
@@ -30,11 +31,12 @@ func elsewhereNotes(old *checkpoint.Session, host string) []string {
 // paidAgainNotes name each task that old has on record as running (its run
 // was killed in the middle of it) whose cut attempt had paid for LLM
 // requests: said, never silent. What was paid is in the session's totals
-// already. A task whose tool loop resumes (logs, the loops the continued
-// session carries, as the run will read them) replays its recorded turns,
-// not paid again; any other runs again, and what it asks again is paid
-// again.
-func paidAgainNotes(old *checkpoint.Session, logs map[string]*checkpoint.ToolLog) []string {
+// already. A task whose tool loop resumes (by the run's rule,
+// checkpoint.ToolLog.NextFor, on the loops next, the continued session,
+// carries and the decisions it holds) replays its recorded turns, not
+// paid again; any other runs again, and what it asks again is paid again,
+// unless it is removed from the file.
+func paidAgainNotes(old, next *checkpoint.Session, team *spec.Team) []string {
 	var notes []string
 	for _, t := range old.Team.Tasks {
 		if t.Status != checkpoint.StatusRunning || t.Usage == nil {
@@ -45,8 +47,21 @@ func paidAgainNotes(old *checkpoint.Session, logs map[string]*checkpoint.ToolLog
 			continue
 		}
 		again := "it runs again, and what it asks again is paid again"
-		if lg := logs[t.Name]; lg.Resumable() {
-			again = fmt.Sprintf("its tool loop resumes after turn %d: the recorded turns are replayed, not paid again; what it asks after them is paid", len(lg.Turns))
+		n, now := next.Task(t.Name)
+		lg := next.ToolLogs[t.Name]
+		switch {
+		case !now:
+			again = "it is removed from the file: it does not run"
+		case !lg.Resumable():
+		default:
+			switch decision := next.Checkpoint.Decisions[t.Name]; lg.NextFor(team.Agent(n.Agent), decision) {
+			case checkpoint.LoopResumes:
+				again = fmt.Sprintf("its tool loop resumes after turn %d: the recorded turns are replayed, not paid again; what it asks after them is paid", len(lg.Turns))
+			case checkpoint.LoopUnread:
+				again = "it runs again without its tool loop (its agent runs no tools now), and what it asks again is paid again"
+			case checkpoint.LoopAfresh:
+				again = fmt.Sprintf("its tool loop starts afresh (decision %q recorded), and what it asks again is paid again", decision)
+			}
 		}
 		notes = append(notes, fmt.Sprintf("task %s was cut off in attempt %d after paying for %s, which the session's totals count: %s",
 			t.Name, t.Attempts, UsageText(paid), again))
@@ -57,17 +72,32 @@ func paidAgainNotes(old *checkpoint.Session, logs map[string]*checkpoint.ToolLog
 // editKeptNotes name each task of next, the continuation of old, whose
 // tool loop an edit of its definition kept for the calls of tools that
 // were not idempotent that finished in it (checkpoint.EditKept): the loop
-// goes on under the new definition, said, never silent. decide is the
-// `session decide ID TASK rerun` of a task, which starts it afresh.
-func editKeptNotes(old, next *checkpoint.Session, decide func(task string) string) []string {
+// goes on under the new definition, said, never silent; or, whatever kept
+// the loop, that its agent runs no tools now, and the task runs without
+// it (checkpoint.LoopUnread). So too each task removed from the file whose
+// loop the session keeps (checkpoint.Session.RemovedLog), as plan says.
+// decide is the `session decide ID TASK rerun` of a task, which starts it
+// afresh.
+func editKeptNotes(old, next *checkpoint.Session, team *spec.Team, decide func(task string) string) []string {
 	var notes []string
 	for _, t := range next.Team.Tasks {
-		o, ok := old.Task(t.Name)
-		lg := next.ToolLogs[t.Name]
-		if !ok || next.Checkpoint.Decisions[t.Name] == checkpoint.DecideRerun || !checkpoint.EditKept(lg, o.Key, t.Key) {
+		lg, oldKey := old.CarriedLog(t.Name, t.Key)
+		if lg == nil {
 			continue
 		}
-		notes = append(notes, fmt.Sprintf("task %s: its tool loop resumes after turn %d; %s", t.Name, len(lg.Turns), checkpoint.EditKeptText(lg, decide(t.Name))))
+		switch lg.NextFor(team.Agent(t.Agent), next.Checkpoint.Decisions[t.Name]) {
+		case checkpoint.LoopUnread:
+			notes = append(notes, fmt.Sprintf("task %s: %s", t.Name, checkpoint.UnreadText(lg, t.Agent)))
+		case checkpoint.LoopResumes:
+			if checkpoint.EditKept(lg, oldKey, t.Key) {
+				notes = append(notes, fmt.Sprintf("task %s: its tool loop resumes after turn %d; %s", t.Name, len(lg.Turns), checkpoint.EditKeptText(lg, decide(t.Name))))
+			}
+		}
+	}
+	for _, t := range old.Team.Tasks {
+		if _, now := next.Task(t.Name); !now && next.ToolLogs[t.Name] != nil {
+			notes = append(notes, fmt.Sprintf("task %s is removed from the file, but %s", t.Name, checkpoint.RemovedLogText(next.ToolLogs[t.Name])))
+		}
 	}
 	return notes
 }

@@ -62,9 +62,14 @@ func (fakeTasks) Task(string) (checkpoint.TaskRecord, bool) { return checkpoint.
 
 // A task a kill cut off after it paid for requests is told: one whose tool
 // loop the run resumes replays its recorded turns, not paid again; any
-// other runs again, and what it asks again is paid again.
+// other runs again, and what it asks again is paid again, by the rule the
+// run applies (a decision to start afresh, an agent without tools now), or
+// does not run (removed from the file).
 func TestPaidAgainNotes(t *testing.T) {
-	defs := []spec.TaskDef{{ID: 0, Name: "a", Key: "ka"}}
+	defs := []spec.TaskDef{{ID: 0, Name: "a", Key: "ka", Agent: "w"}}
+	tool := &spec.Tool{Name: "t"}
+	withTools := &spec.Team{Agents: []*spec.Agent{{Name: "w", Kind: spec.LLMAgent, Tools: []*spec.Tool{tool}}}}
+	without := &spec.Team{Agents: []*spec.Agent{{Name: "w", Kind: spec.LLMAgent}}}
 	paid := []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "a", Attempt: 1},
 		{Kind: checkpoint.RequestPaid, Task: "a", Usage: &checkpoint.Usage{PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110,
 			Calls: []checkpoint.Call{{Model: "m", Attempt: 1, Status: 200, PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110}}}}}
@@ -74,18 +79,27 @@ func TestPaidAgainNotes(t *testing.T) {
 		{Kind: checkpoint.ToolFinished, Task: "a", Attempt: 1, Tool: &checkpoint.ToolStep{Turn: 1, Call: "c1", Name: "t", Result: "ok"}},
 	}
 	const cut = "task a was cut off in attempt 1 after paying for 110 tokens (cost unknown), which the session's totals count: "
+	looped := append(slices.Clone(paid), turns...)
 	cases := []struct {
-		name    string
-		recs    []checkpoint.Record
-		carried bool // the continued session carries the task's loop
-		want    []string
+		name     string
+		recs     []checkpoint.Record
+		carried  bool // the continued session carries the task's loop
+		team     *spec.Team
+		decision string
+		removed  bool
+		want     []string
 	}{
-		{"no tool loop", paid, false, []string{cut + "it runs again, and what it asks again is paid again"}},
-		{"a loop that resumes", append(slices.Clone(paid), turns...), true,
+		{"no tool loop", paid, false, withTools, "", false, []string{cut + "it runs again, and what it asks again is paid again"}},
+		{"a loop that resumes", looped, true, withTools, "", false,
 			[]string{cut + "its tool loop resumes after turn 1: the recorded turns are replayed, not paid again; what it asks after them is paid"}},
 		// The task's definition changed: the loop starts afresh.
-		{"a loop not carried", append(slices.Clone(paid), turns...), false, []string{cut + "it runs again, and what it asks again is paid again"}},
-		{"nothing paid", paid[:1], false, nil},
+		{"a loop not carried", looped, false, withTools, "", false, []string{cut + "it runs again, and what it asks again is paid again"}},
+		{"nothing paid", paid[:1], false, withTools, "", false, nil},
+		{"decided rerun", looped, true, withTools, checkpoint.DecideRerun, false,
+			[]string{cut + `its tool loop starts afresh (decision "rerun" recorded), and what it asks again is paid again`}},
+		{"agent without tools now", looped, true, without, "", false,
+			[]string{cut + "it runs again without its tool loop (its agent runs no tools now), and what it asks again is paid again"}},
+		{"removed from the file", looped, true, withTools, "", true, []string{cut + "it is removed from the file: it does not run"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,11 +107,18 @@ func TestPaidAgainNotes(t *testing.T) {
 			for _, r := range c.recs {
 				s.Apply(r)
 			}
-			var logs map[string]*checkpoint.ToolLog
-			if c.carried {
-				logs = s.ToolLogs
+			nextDefs := defs
+			if c.removed {
+				nextDefs = nil
 			}
-			if got := paidAgainNotes(s, logs); !slices.Equal(got, c.want) {
+			next := checkpoint.NewSession("s1", "/x/team.yaml", "team", spec.Workflow, nextDefs, "fp", time.Unix(0, 0))
+			if c.carried {
+				next.ToolLogs = s.ToolLogs
+			}
+			if c.decision != "" {
+				next.Checkpoint.Decisions["a"] = c.decision
+			}
+			if got := paidAgainNotes(s, next, c.team); !slices.Equal(got, c.want) {
 				t.Errorf("notes %q\nwant  %q", got, c.want)
 			}
 		})

@@ -299,7 +299,7 @@ func (l *LLMs) request(ctx context.Context, job *Job, ep llm.Endpoint) (llm.Requ
 		Schema:      schemaObject(job.Task.OutputSchema()), SchemaName: job.Task.Name}, nil
 }
 
-func hasTools(a *spec.Agent) bool { return len(a.Tools) > 0 || len(a.MCP) > 0 }
+func hasTools(a *spec.Agent) bool { return a.RunsToolLoop() }
 
 // firstRequestBytes is the size of the first request an attempt of job
 // would send, for the budget's check before the attempt starts

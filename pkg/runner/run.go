@@ -595,8 +595,8 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	}
 	if old != nil {
 		// Told once the tool loops the run resumes are known.
-		notes = append(notes, paidAgainNotes(old, sess.ToolLogs)...)
-		notes = append(notes, editKeptNotes(old, sess, func(task string) string { return cmdline.Decide(o.Home, id, task, checkpoint.DecideRerun) })...)
+		notes = append(notes, paidAgainNotes(old, sess, set.Team)...)
+		notes = append(notes, editKeptNotes(old, sess, set.Team, func(task string) string { return cmdline.Decide(o.Home, id, task, checkpoint.DecideRerun) })...)
 	}
 	for _, n := range notes {
 		warn(n)

@@ -293,8 +293,7 @@ func (l *LLMs) runTools(ctx context.Context, job *Job, client *llm.Client, req l
 		lp.mcp = set.MCP.Digests
 	}
 	lg := l.toolLog(job.Task.Name)
-	turns, calls := job.Agent.ToolLimits()
-	switch lg.Next(turns, calls, job.Decision) {
+	switch lg.NextFor(job.Agent, job.Decision) { // the rule plan says it by
 	case checkpoint.LoopResumes:
 		lp.log, lp.resume = lg, true
 	case checkpoint.LoopHalts:

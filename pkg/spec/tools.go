@@ -449,6 +449,12 @@ func (t *Team) ToolDir(specPath string) string {
 	return filepath.Join(filepath.Dir(specPath), t.Workdir)
 }
 
+// RunsToolLoop says whether the agent's attempts run a tool loop: an LLM
+// agent with tools or MCP servers. Nil: no agent, none.
+func (a *Agent) RunsToolLoop() bool {
+	return a != nil && a.Kind == LLMAgent && (len(a.Tools) > 0 || len(a.MCP) > 0)
+}
+
 // ToolLimits are the agent's max_turns and max_tool_calls as its tool loop
 // holds them, the defaults filled in.
 func (a *Agent) ToolLimits() (turns, calls int) {
