@@ -368,10 +368,10 @@ func redactedDeltas(onDelta func(string), onDiscard func(string), keys []string)
 	if onDelta == nil {
 		return nil, nil, func() {}
 	}
-	w := redacting(deltaWriter(onDelta), slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "" }))
+	w := redacting(deltaWriter(onDelta), keys)
 	discard = func(reason string) {
 		if r, ok := w.(*redactingWriter); ok {
-			r.tail = ""
+			r.keys.Drop()
 		}
 		if onDiscard != nil {
 			onDiscard(llm.RedactKeys(reason, keys...))
