@@ -45,10 +45,10 @@ func TestKeyNameProblem(t *testing.T) {
 	for name, want := range map[string]string{
 		"OPENAI_API_KEY": ok, "MY_KEY": ok, "my_key": ok, "OpenRouterKey2": ok, azureRg: ok,
 		"OpenAI_Api_Key_Production2": ok, "GITHUB_TOKEN_ForOrg2Readonly": ok, "hf_token": ok, "sk_test_var": ok,
-		hexKey: ok, // could be a name: accepted, and never shown (ShowsVarName)
+		hexKey:        ok, // could be a name: accepted, and never shown (ShowsVarName)
 		"sk-proj-abc": key, "gsk_LiveSecret9876543210abcdXYZ": key, "AIzaSyA-1234": key, "xai-abc": key,
 		"sk_live_51H8abcdefghijklmnop": key,
-		"$OPENAI_API_KEY": dollar, "${OPENAI_API_KEY}": dollar, "$" + hexKey: dollar,
+		"$OPENAI_API_KEY":              dollar, "${OPENAI_API_KEY}": dollar, "$" + hexKey: dollar,
 		"OPENAI_API_KEY ": spaces, " MY_KEY": spaces,
 		"openai-key": noName, "OPENAI KEY": noName, "9KEY": noName, "": noName, "$": noName, "$sk-abc": noName,
 		"aB3dE6gH9jK2mN5pQ8sT1vW4yZ-x": noName,
