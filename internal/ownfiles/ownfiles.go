@@ -5,9 +5,13 @@
 package ownfiles
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/teamrun/teamrun/internal/fserr"
 )
 
 // Guard is a file or folder of teamrun's, and what it is in words.
@@ -31,10 +35,7 @@ func Of(real string, guards []Guard, names ...string) string {
 		}
 	}
 	for _, g := range guards {
-		path := g.Path
-		if r, err := filepath.EvalSymlinks(path); err == nil {
-			path = r
-		}
+		path := Resolve(g.Path)
 		if within(path, real) || sameOrAncestor(path, real) {
 			return g.What
 		}
@@ -66,8 +67,8 @@ func sameOrAncestor(dir, path string) bool {
 }
 
 // RenameTarget is where a file renamed onto path lands, for Of: its folder
-// with the links resolved as far as the folder exists (a writer makes the
-// rest), and its own name as written, since a rename replaces a link
+// with the links resolved (Resolve; a link that leads nowhere yet, to its
+// target, which a writer makes), and its own name as written, since a rename replaces a link
 // there rather than writing through it.
 func RenameTarget(path string) string {
 	// Not filepath.Dir, which cleans "link/../x" to "x" where the kernel
@@ -76,22 +77,76 @@ func RenameTarget(path string) string {
 	if i := strings.LastIndexByte(path, filepath.Separator); i >= 0 {
 		dir, base = path[:i+1], path[i+1:]
 	}
-	return filepath.Join(realDir(dir), base)
+	return filepath.Join(Resolve(dir), base)
 }
 
-// realDir is dir, absolute, with its links resolved up to the first part
-// that does not exist.
-func realDir(dir string) string {
-	if r, err := filepath.EvalSymlinks(dir); err == nil {
-		if a, err := filepath.Abs(r); err == nil {
-			return a
+// Resolve is path, absolute, with every link on the way replaced by its
+// target (Follow), as far as it exists.
+func Resolve(path string) string {
+	root, rel := string(filepath.Separator), path
+	if filepath.IsAbs(path) {
+		root = filepath.VolumeName(path) + root
+		rel = path[len(root):]
+	} else if wd, err := os.Getwd(); err == nil {
+		// Not filepath.Abs, which cleans "link/.." before the link is followed.
+		if r, err := filepath.EvalSymlinks(wd); err == nil {
+			wd = r
 		}
+		root = wd
+	}
+	if r, err := Follow(root, rel); err == nil {
 		return r
 	}
-	clean := filepath.Clean(dir)
-	parent := filepath.Dir(clean)
-	if parent == clean {
-		return clean
+	if a, err := filepath.Abs(path); err == nil {
+		return a
 	}
-	return filepath.Join(realDir(parent), filepath.Base(clean))
+	return path
+}
+
+// maxLinks bounds the symbolic links one path may go through, as
+// Linux's MAXSYMLINKS does.
+const maxLinks = 40
+
+// ErrLinkLoop: a path goes through more links than the kernel follows.
+var ErrLinkLoop = errors.New("too many symbolic links (a loop?)")
+
+// Follow is rel in the folder root (itself free of links) with every
+// symbolic link on the way replaced by its target, dangling ones
+// included: a write through a link creates its target.
+func Follow(root, rel string) (string, error) {
+	todo := strings.Split(filepath.ToSlash(rel), "/")
+	cur, links := root, 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Not there (yet): the rest is as written.
+			return filepath.Join(append([]string{next}, todo...)...), nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", ErrLinkLoop
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", fserr.Bare(err)
+		}
+		if filepath.IsAbs(target) {
+			cur = filepath.VolumeName(target) + string(filepath.Separator)
+		}
+		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
+	}
+	return cur, nil
 }

@@ -48,8 +48,8 @@ func TestOf(t *testing.T) {
 	}
 }
 
-// RenameTarget resolves the folders of a path, as far as they exist, and
-// leaves its own name alone: a rename replaces a link there.
+// RenameTarget resolves the folders of a path, links that lead nowhere yet
+// included, and leaves its own name alone: a rename replaces a link there.
 func TestRenameTarget(t *testing.T) {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -59,7 +59,7 @@ func TestRenameTarget(t *testing.T) {
 	if err := os.Mkdir(store, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for name, target := range map[string]string{"alias": store, "file-link": filepath.Join(store, "s.json")} {
+	for name, target := range map[string]string{"alias": store, "file-link": filepath.Join(store, "s.json"), "later": "notyet", "later2": "later"} {
 		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -69,6 +69,9 @@ func TestRenameTarget(t *testing.T) {
 		{filepath.Join(dir, "alias", "new", "deeper", "s.json"), filepath.Join(store, "new", "deeper", "s.json")},
 		{filepath.Join(dir, "file-link"), filepath.Join(dir, "file-link")},
 		{filepath.Join(dir, "alias", "..", "x"), filepath.Join(dir, "x")},
+		// A link that leads nowhere yet: to where the writer makes its target.
+		{filepath.Join(dir, "later", "s.json"), filepath.Join(dir, "notyet", "s.json")},
+		{filepath.Join(dir, "later2", "a", "s.json"), filepath.Join(dir, "notyet", "a", "s.json")},
 	} {
 		if got := RenameTarget(tt.path); got != tt.want {
 			t.Errorf("RenameTarget(%s) = %s, want %s", tt.path, got, tt.want)

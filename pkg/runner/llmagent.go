@@ -90,6 +90,9 @@ func keyRefused(err error, ep llm.Endpoint) error {
 	if le.StatusCode != http.StatusUnauthorized && le.StatusCode != http.StatusForbidden {
 		return err
 	}
+	if !spec.ShowsVarName(cmp.Or(ep.KeyVar, "OPENAI_API_KEY")) {
+		return fmt.Errorf("%w (the key came from %s: check it, or name another variable in llm.api_key_env)", err, llm.KeyVarText(ep.KeyVar))
+	}
 	if ep.APIKey == "" {
 		return fmt.Errorf("%w (no key was sent: export %s, or name the variable that holds it in llm.api_key_env)", err, cmp.Or(ep.KeyVar, "OPENAI_API_KEY"))
 	}
@@ -368,10 +371,10 @@ func redactedDeltas(onDelta func(string), onDiscard func(string), keys []string)
 	if onDelta == nil {
 		return nil, nil, func() {}
 	}
-	w := redacting(deltaWriter(onDelta), slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "" }))
+	w := redacting(deltaWriter(onDelta), keys)
 	discard = func(reason string) {
 		if r, ok := w.(*redactingWriter); ok {
-			r.tail = ""
+			r.keys.Drop()
 		}
 		if onDiscard != nil {
 			onDiscard(llm.RedactKeys(reason, keys...))

@@ -84,19 +84,31 @@ func schemaObject(s any) map[string]any {
 // file or the project's state would be lost. One a filled-in value picks is
 // refused when it is written, a static one before anything runs.
 func ownOutputFile(team *spec.Team, tk *spec.Task, path string, guards []ownfiles.Guard) error {
-	name := path // a .teamrun folder counts from the spec's folder on
-	if rel, err := filepath.Rel(filepath.Dir(team.File), path); err == nil && filepath.IsLocal(rel) {
-		name = rel
-	}
-	why := ownfiles.Of(ownfiles.RenameTarget(path), guards, name)
+	// A .teamrun folder counts from the spec's folder on, in the path as
+	// written and where its links lead (another project's .teamrun reached
+	// through a link to it).
+	dir := filepath.Dir(team.File)
+	name := fromFolder(dir, path)
+	real := ownfiles.RenameTarget(path)
+	why := ownfiles.Of(real, guards, name, fromFolder(ownfiles.Resolve(dir), real))
 	if why == "" {
 		return nil
 	}
 	written := fmt.Sprintf("output_file %q", tk.OutputFile())
-	if filepath.Clean(tk.OutputFile()) != filepath.Clean(name) {
+	if abs, err := filepath.Abs(path); err == nil && abs != real {
+		written += fmt.Sprintf(" (through a link: %s)", real)
+	} else if filepath.Clean(tk.OutputFile()) != filepath.Clean(name) {
 		written += fmt.Sprintf(" (%s)", path)
 	}
 	return fmt.Errorf("task %s: %s is %s: teamrun never writes a result over its own files; name another file in output_file", tk.Name, written, why)
+}
+
+// fromFolder is path from dir on when it is inside dir, else path.
+func fromFolder(dir, path string) string {
+	if rel, err := filepath.Rel(dir, path); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return path
 }
 
 // ownOutputFiles are the tasks whose output_file as written is one of

@@ -1037,7 +1037,11 @@ func teamSecrets(team *spec.Team, getenv func(string) string) []teamSecret {
 			continue
 		}
 		if ep, err := llm.Resolve(a.LLM, getenv); err == nil {
-			add(ep.APIKey, ep.KeyVar)
+			env := ep.KeyVar
+			if !spec.ShowsVarName(env) {
+				env = "" // never printed in a resume command: it may be a key
+			}
+			add(ep.APIKey, env)
 			for _, v := range llm.URLSecrets(ep.BaseURL) {
 				add(v, "")
 			}

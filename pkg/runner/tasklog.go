@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -48,62 +46,37 @@ func logsOf(store checkpoint.Backend) logStore {
 // redacting is w with what is written of keys redacted (llm.RedactKeys);
 // w itself when there are none it redacts.
 func redacting(w io.WriteCloser, keys []string) io.WriteCloser {
-	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return !llm.Redactable(k) })
-	if len(keys) == 0 {
+	ks := llm.NewKeyStream(keys...)
+	if !ks.Redacts() {
 		return w
 	}
-	return &redactingWriter{w: w, keys: keys}
+	return &redactingWriter{w: w, keys: ks}
 }
 
-// redactingWriter holds back the end of each write that could still be
-// part of a key until the next write or Close, so that a key, or a piece
-// of one, written a byte at a time (a command's flushes, a stream's
-// one-character deltas) is caught whole: no run of key characters is ever
-// split between two writes to w, so RedactKeys sees each whole, and what
-// w gets is what RedactKeys makes of the whole stream.
+// redactingWriter passes on what of the redacted stream can no longer
+// change (llm.KeyStream): a key, or a piece of one, written a byte at a
+// time (a command's flushes, a stream's one-character deltas) or cut
+// anywhere is caught whole, and what w gets, put together, is what
+// RedactKeys makes of the whole stream.
 type redactingWriter struct {
 	w     io.WriteCloser
-	keys  []string
-	tail  string
+	keys  *llm.KeyStream
 	wrote error
 }
 
 func (r *redactingWriter) Write(p []byte) (int, error) {
-	s := r.tail + string(p)
-	cut := len(s) - keyTail(s, r.keys)
-	r.tail = s[cut:]
-	r.emit(s[:cut])
+	r.emit(r.keys.Next(string(p)))
 	return len(p), r.wrote
 }
 
-// keyTail is the length of the longest end of s that occurs in a key: the
-// start of a run of key characters that the next write may go on with.
-// Every longer end holds a character no key has there, so no run of key
-// characters reaches from before it into what comes next.
-func keyTail(s string, keys []string) int {
-	longest := 0
-	for _, k := range keys {
-		longest = max(longest, len(k))
-	}
-	for n := min(longest, len(s)); n > 0; n-- {
-		if slices.ContainsFunc(keys, func(k string) bool { return strings.Contains(k, s[len(s)-n:]) }) {
-			return n
-		}
-	}
-	return 0
-}
-
-// emit writes s with the keys in it, and their pieces, redacted.
 func (r *redactingWriter) emit(s string) {
-	s = llm.RedactKeys(s, r.keys...)
 	if s != "" && r.wrote == nil {
 		_, r.wrote = io.WriteString(r.w, s)
 	}
 }
 
 func (r *redactingWriter) Close() error {
-	r.emit(r.tail)
-	r.tail = ""
+	r.emit(r.keys.End())
 	return errors.Join(r.wrote, r.w.Close())
 }
 

@@ -229,9 +229,7 @@ func (*chunks) Close() error                  { return nil }
 
 // A key, or a piece of 8 or more of its characters from anywhere in it,
 // written a byte at a time (a command's per-character flushes, a stream's
-// one-character deltas) is redacted as the whole text would be, and no
-// two writes the writer passes on hold the pieces of one run of key
-// characters between them.
+// one-character deltas) is redacted as the whole text would be.
 func TestRedactingWriterBytewise(t *testing.T) {
 	const key, other = "sk-SECRETKEY-0123456789abcdef", "QSECRET-zyxwvut9876"
 	for _, text := range []string{
@@ -253,16 +251,6 @@ func TestRedactingWriterBytewise(t *testing.T) {
 			w.Close()
 			if got := strings.Join(c.got, ""); got != want {
 				t.Errorf("%q in writes of %d: got %q, want %q", text, size, got, want)
-			}
-			for i, g := range c.got {
-				for _, k := range []string{key, other} {
-					for n := 1; n <= len(g) && n < len(k); n++ {
-						end := g[len(g)-n:]
-						if i+1 < len(c.got) && strings.Contains(k, end+c.got[i+1][:1]) {
-							t.Errorf("%q in writes of %d: write %q ends with %q, which the next write %q goes on as a piece of a key", text, size, g, end, c.got[i+1])
-						}
-					}
-				}
 			}
 		}
 	}

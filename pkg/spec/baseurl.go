@@ -31,9 +31,21 @@ func parseHTTPURL(s, example string) (*url.URL, error) {
 	case s == "":
 		return nil, fmt.Errorf(`"" is no URL: write one such as http://%s`, example)
 	case !strings.Contains(s, "://"):
+		shown := ShownURL(s)
+		for _, scheme := range []string{"http", "https"} {
+			if rest, ok := cutPrefixFold(shown, scheme+":"); ok {
+				// http:/h or https:h: the scheme is there, a slash short.
+				return nil, fmt.Errorf("%q needs two slashes after %s:, write %s://%s", shown, scheme, scheme, strings.TrimLeft(rest, "/"))
+			}
+		}
 		// localhost:11434/v1 parses as the scheme "localhost".
-		return nil, fmt.Errorf("%q has no scheme: write http://%s (or https://)", ShownURL(s), strings.TrimPrefix(ShownURL(s), "//"))
+		return nil, fmt.Errorf("%q has no scheme: write http://%s (or https://)", shown, strings.TrimPrefix(shown, "//"))
 	case err != nil:
+		if user, rest, ok := userinfo(s); ok && user != "" {
+			if _, err := url.Parse(rest); err == nil {
+				return nil, fmt.Errorf("%q has a user or password part (before the @, not shown) that is no valid URL text: percent-encode its special characters (%% as %%25, @ as %%40, / as %%2F, : in the password as %%3A)", ShownURL(s))
+			}
+		}
 		return nil, fmt.Errorf("%q is not a URL: write one such as http://%s", ShownURL(s), example)
 	case u.Scheme != "http" && u.Scheme != "https":
 		return nil, fmt.Errorf("%q is not an http or https URL such as http://%s", ShownURL(s), example)
@@ -55,16 +67,32 @@ func ShownURL(s string) string {
 	s = strings.TrimSpace(s)
 	s, _, _ = strings.Cut(s, "#")
 	s, _, _ = strings.Cut(s, "?")
+	_, rest, _ := userinfo(s)
+	return rest
+}
+
+// userinfo cuts the user and password part (user:password@) out of the
+// URL s, as text: ok when it has one; rest is s without it.
+func userinfo(s string) (user, rest string, ok bool) {
 	host := 0
 	if i := strings.Index(s, "://"); i >= 0 {
 		host = i + len("://")
 	}
 	end := len(s)
-	if i := strings.IndexByte(s[host:], '/'); i >= 0 {
+	if i := strings.IndexAny(s[host:], "/?#"); i >= 0 {
 		end = host + i
 	}
-	if i := strings.LastIndexByte(s[host:end], '@'); i >= 0 {
-		s = s[:host] + s[host+i+1:]
+	i := strings.LastIndexByte(s[host:end], '@')
+	if i < 0 {
+		return "", s, false
 	}
-	return s
+	return s[host : host+i], s[:host] + s[host+i+1:], true
+}
+
+// cutPrefixFold is strings.CutPrefix with the case of prefix ignored.
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }

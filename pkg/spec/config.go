@@ -377,8 +377,8 @@ func (d *configDecoder) llm(v *yaml.Node) *LLMDefault {
 			}
 			l.BaseURL = val.Value
 		case "api_key_env":
-			if LooksLikeKey(val.Value) {
-				d.errorf(val, path, "%s", pastedKey)
+			if p := KeyNameProblem(val.Value); p != "" {
+				d.errorf(val, path, "%s", p)
 				continue
 			}
 			l.APIKeyEnv = val.Value

@@ -36,7 +36,11 @@ func (o *flowOrder) add(name string) int {
 func (o *flowOrder) loopsBack(nt *tree, at int, noun string) string {
 	for _, it := range nt.itemsOrNil() {
 		if s, _ := it.str(); o.place[s] > 0 && o.place[s] <= at {
-			return fmt.Sprintf("%q loops back to an earlier %s: teamrun runs a DAG of tasks, so route forward with condition: instead", s, noun)
+			where := "back to an earlier " + noun
+			if o.place[s] == at {
+				where = "back to its own " + noun
+			}
+			return fmt.Sprintf("%q loops %s: teamrun runs a DAG of tasks, so route forward with condition: instead", s, where)
 		}
 	}
 	return ""

@@ -2,15 +2,20 @@ package spec
 
 import (
 	"strings"
-	"unicode"
 )
 
-// A key pasted where the name of the variable that holds it goes
-// (llm.api_key_env, an MCP server's header) is refused without being
-// shown: a message would put it into a CI log or a cron mail.
+// Where the name of the environment variable that holds a secret goes
+// (llm.api_key_env, in a spec or .teamrun/config.yml, an MCP server's
+// header), a value that is no such name is refused without being shown:
+// it may be the key itself, and a message would put it into a CI log or a
+// cron mail. One that is a name is shown only when it reads as one
+// (ShowsVarName).
 
-// pastedKey is what is said of one.
+// pastedKey is what is said of a key pasted there.
 const pastedKey = "holds what looks like a key itself, not the name of the environment variable that holds it (the value is not shown): put the key in a variable (export MY_KEY=…) and name that variable here"
+
+// notVarName is what is said of any other value that is no variable name.
+const notVarName = "is no environment variable name (the value is not shown): write the name of the variable that holds it: letters, digits and _, not starting with a digit, such as MY_API_KEY"
 
 // namesSecret says whether the key at path names the environment variable
 // that holds a secret: an api_key_env, or an MCP server's header.
@@ -20,34 +25,76 @@ func namesSecret(path string) bool {
 	return segs[n-1] == "api_key_env" || n >= 2 && segs[n-2] == "headers"
 }
 
-// keyPrefixes begin the keys of well-known providers; no variable's name
-// does.
+// keyPrefixes begin the keys of well-known providers.
 var keyPrefixes = []string{"sk-", "sk_", "gsk_", "xai-", "AIza", "hf_", "ghp_", "github_pat_", "glpat-", "r8_", "pplx-", "nvapi-", "csk-"}
 
-// LooksLikeKey says whether name, written where a variable's name goes, is
-// rather a key: a known provider's prefix, or a long mix of lower- and
-// upper-case letters and digits, as no variable is named.
-func LooksLikeKey(name string) bool {
+// minKeyRest is how long a key goes on after its prefix at least: a name
+// such as hf_token or sk_test_var starts like a key but is none.
+const minKeyRest = 16
+
+// KeyNameProblem says what is wrong with name where the name of the
+// environment variable that holds a secret goes, without showing it: ""
+// when it can be that name. Refused is what no variable can be named
+// (a character other than letters, digits and _, a leading digit) and what
+// starts as a well-known provider's keys do.
+func KeyNameProblem(name string) string {
+	ident := identRE().MatchString(name)
 	for _, p := range keyPrefixes {
-		if strings.HasPrefix(name, p) {
-			return true
+		if strings.HasPrefix(name, p) && (!ident || len(name)-len(p) >= minKeyRest) {
+			return pastedKey
 		}
 	}
-	var lower, upper, digit bool
-	for _, r := range name {
-		lower = lower || unicode.IsLower(r)
-		upper = upper || unicode.IsUpper(r)
-		digit = digit || unicode.IsDigit(r)
+	if ident {
+		return ""
 	}
-	return len(name) >= 24 && lower && upper && digit
+	// The usual slips in writing a name: $NAME or ${NAME}, spaces.
+	if n, ok := strings.CutPrefix(name, "$"); ok {
+		if b, ok := strings.CutPrefix(n, "{"); ok {
+			n = strings.TrimSuffix(b, "}")
+		}
+		if KeyNameProblem(n) == "" {
+			if ShowsVarName(n) {
+				return "is written with a $: write the variable's name alone, " + n + " (teamrun reads the variable itself)"
+			}
+			return "is written with a $ (the value is not shown): write the variable's name alone, without $ or braces (teamrun reads the variable itself)"
+		}
+	}
+	if t := strings.TrimSpace(name); t != name && KeyNameProblem(t) == "" {
+		return "has spaces around the variable's name (the value is not shown): write the name alone"
+	}
+	return notVarName
 }
 
-// checkKeyName refuses v, a variable's name where a secret's variable is
-// named, when it looks like the secret itself. One that is no identifier
-// at all the schema refuses, without showing it either, but for a
-// PraisonAI file (unchecked: true), which the schema does not check.
+// maxNamePart is the longest run between _s of a name that messages show:
+// a key pasted as a name is one long run (32 hex digits, say), a variable's
+// name is words (AZURE_OPENAI_API_KEY_eastus2).
+const maxNamePart = 16
+
+// ShowsVarName says whether a message may show name, a variable's name
+// where the name of one holding a secret goes: it reads as a name, not as
+// a key pasted there. Another is named by the key that names it.
+func ShowsVarName(name string) bool {
+	if KeyNameProblem(name) != "" {
+		return false
+	}
+	for part := range strings.SplitSeq(name, "_") {
+		if len(part) > maxNamePart {
+			return false
+		}
+	}
+	return true
+}
+
+// checkKeyName refuses v, the name of a variable that holds a secret, when
+// it is none (KeyNameProblem). The schema refuses one that is no
+// identifier, with the same words, but in a PraisonAI file (unchecked:
+// true), which the schema does not check.
 func (b *builder) checkKeyName(v *tree, unchecked bool) {
-	if s, ok := v.str(); ok && (unchecked || identRE().MatchString(s)) && LooksLikeKey(s) {
-		b.errorf(v, v.pos(), "%s", pastedKey)
+	s, ok := v.str()
+	if !ok || !unchecked && !identRE().MatchString(s) {
+		return
+	}
+	if p := KeyNameProblem(s); p != "" {
+		b.errorf(v, v.pos(), "%s", p)
 	}
 }

@@ -29,15 +29,56 @@ func TestKeyPastedAsName(t *testing.T) {
 	}
 }
 
-func TestLooksLikeKey(t *testing.T) {
-	for name, want := range map[string]bool{
-		"OPENAI_API_KEY": false, "MY_KEY": false, "GROQ_API_KEY": false, "AZURE_OPENAI_API_KEY_2024": false,
-		"my_key": false, "SEARCH_TOKEN": false, "OpenRouterKey2": false,
-		"sk-proj-abc": true, "gsk_abc": true, "AIzaSyA-1234": true, "xai-abc": true,
-		"aB3dE6gH9jK2mN5pQ8sT1vW4yZ": true,
+// What can be a variable's name is one, however it looks; what cannot, or
+// starts as a provider's keys do, is refused, each in words that fit the
+// slip and never with the value.
+func TestKeyNameProblem(t *testing.T) {
+	const (
+		ok      = ""
+		key     = "looks like a key itself"
+		noName  = "is no environment variable name"
+		dollar  = "is written with a $"
+		spaces  = "has spaces around"
+		hexKey  = "e3b0c44298fc1c149afbf4c8996fb924"
+		azureRg = "AZURE_OPENAI_API_KEY_eastus2"
+	)
+	for name, want := range map[string]string{
+		"OPENAI_API_KEY": ok, "MY_KEY": ok, "my_key": ok, "OpenRouterKey2": ok, azureRg: ok,
+		"OpenAI_Api_Key_Production2": ok, "GITHUB_TOKEN_ForOrg2Readonly": ok, "hf_token": ok, "sk_test_var": ok,
+		hexKey:        ok, // could be a name: accepted, and never shown (ShowsVarName)
+		"sk-proj-abc": key, "gsk_LiveSecret9876543210abcdXYZ": key, "AIzaSyA-1234": key, "xai-abc": key,
+		"sk_live_51H8abcdefghijklmnop": key,
+		"$OPENAI_API_KEY":              dollar, "${OPENAI_API_KEY}": dollar, "$" + hexKey: dollar,
+		"OPENAI_API_KEY ": spaces, " MY_KEY": spaces,
+		"openai-key": noName, "OPENAI KEY": noName, "9KEY": noName, "": noName, "$": noName, "$sk-abc": noName,
+		"aB3dE6gH9jK2mN5pQ8sT1vW4yZ-x": noName,
 	} {
-		if got := LooksLikeKey(name); got != want {
-			t.Errorf("LooksLikeKey(%q) = %v, want %v", name, got, want)
+		got := KeyNameProblem(name)
+		if want == ok && got != "" || want != ok && !strings.Contains(got, want) {
+			t.Errorf("KeyNameProblem(%q) = %q, want %q", name, got, want)
+		}
+		if name != "" && strings.Contains(got, name) {
+			t.Errorf("KeyNameProblem(%q) shows it: %q", name, got)
+		}
+	}
+	if got := KeyNameProblem("$" + hexKey); strings.Contains(got, hexKey) {
+		t.Errorf("a $ before a key-like name shows it: %q", got)
+	}
+	if got := KeyNameProblem("$OPENAI_API_KEY"); !strings.Contains(got, "write the variable's name alone, OPENAI_API_KEY ") {
+		t.Errorf("$OPENAI_API_KEY: %q, want it to say write OPENAI_API_KEY", got)
+	}
+}
+
+// A name is shown in messages when it reads as one; a key pasted there as
+// a name (32 hex digits, Azure's) is not.
+func TestShowsVarName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"OPENAI_API_KEY": true, "AZURE_OPENAI_API_KEY_eastus2": true, "my_key": true, "OpenRouterKey2": true,
+		"e3b0c44298fc1c149afbf4c8996fb924": false, "ABCDEF0123456789ABCDEF0123456789": false,
+		"sk-abc": false, "$X": false,
+	} {
+		if got := ShowsVarName(name); got != want {
+			t.Errorf("ShowsVarName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package spec
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestLLMStreamValues: a stream: the schema refuses names the values it
 // takes, whichever way it is wrong.
@@ -46,6 +49,25 @@ func TestParseBaseURL(t *testing.T) {
 	for _, s := range []string{"http://127.0.0.1:11434/v1", "https://api.openai.com/v1", " http://h/v1/ ", "http://[::1]:8080/v1", "https://u:p@h/v1?api-version=1"} {
 		if _, err := ParseBaseURL(s); err != nil {
 			t.Errorf("ParseBaseURL(%q): %v", s, err)
+		}
+	}
+}
+
+// A URL refused says what is wrong with it, its credentials not shown:
+// a scheme a slash short, a malformed user or password part.
+func TestParseBaseURLRefused(t *testing.T) {
+	for s, want := range map[string]string{
+		"http:/h/mcp":               `"http:/h/mcp" needs two slashes after http:, write http://h/mcp`,
+		"https:h/v1":                `"https:h/v1" needs two slashes after https:, write https://h/v1`,
+		"localhost:11434/v1":        `"localhost:11434/v1" has no scheme: write http://localhost:11434/v1 (or https://)`,
+		"https://u:s3cret%ZZ@h/mcp": `"https://h/mcp" has a user or password part (before the @, not shown) that is no valid URL text: percent-encode`,
+	} {
+		_, err := ParseMCPURL(s)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("ParseMCPURL(%q) = %v, want %s…", s, err, want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "pw9")) {
+			t.Errorf("ParseMCPURL(%q) shows a secret: %v", s, err)
 		}
 	}
 }

@@ -277,7 +277,7 @@ func TestPraisonAIRefusedInOneLine(t *testing.T) {
 		{"a role's task loops back", "framework: praisonai\nroles:\n  w:\n    tasks:\n      draft: {description: d}\n  r:\n    tasks:\n      decide: {description: e, task_type: decision, condition: {ok: [], no: [revise]}}\n      revise: {description: f, next_tasks: [draft]}\n",
 			`r.yaml:9:32: roles.r.tasks.revise.next_tasks: "draft" loops back to an earlier task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
 		{"a task loops to itself", "framework: praisonai\nroles:\n  w:\n    tasks:\n      draft: {description: d, next_tasks: [draft]}\n",
-			`r.yaml:5:31: roles.w.tasks.draft.next_tasks: "draft" loops back to an earlier task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
+			`r.yaml:5:31: roles.w.tasks.draft.next_tasks: "draft" loops back to its own task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
 		{"a top-level task_I loops back", "agents:\n  - {name: w, role: W}\ntasks:\n  - {agent: w, description: d}\n  - {agent: w, description: e, next_tasks: [task_0]}\n",
 			`r.yaml:5:32: tasks[1].next_tasks: "task_0" loops back to an earlier task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
 		{"a step loops back past a parallel", "agents:\n  a: {role: A}\nsteps:\n  - {agent: a, action: x}\n  - parallel:\n      - {name: p1, agent: a, action: y}\n      - {name: p2, agent: a, action: z}\n  - {agent: a, action: w, next_tasks: [p2]}\n",

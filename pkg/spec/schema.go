@@ -238,8 +238,10 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 			// The instance is the offending key itself: point at it.
 			return propertyNameDiag(file, at, ptr, what)
 		}
-		if namesSecret(at.path) {
-			return one(fmt.Sprintf("expected %s, the name of a variable, but it %s", what, pastedKey))
+		if s, ok := at.str(); ok && namesSecret(at.path) {
+			if p := KeyNameProblem(s); p != "" {
+				return one(p) // never the value: it may be the key
+			}
 		}
 		return one(fmt.Sprintf("expected %s, got %s", what, at.describe()))
 	case "minLength":

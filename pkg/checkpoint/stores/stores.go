@@ -76,14 +76,16 @@ func expandHome(from, loc string, getenv func(string) string) (string, error) {
 
 // dsnKeywords are libpq's connection keywords that a keyword connection
 // string ("host=db password=…") is made of.
-var dsnKeywords = []string{"host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode", "connect_timeout", "application_name", "options", "service", "target_session_attrs"}
+var dsnKeywords = []string{"host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode", "sslpassword", "sslkey", "sslcert", "sslrootcert", "channel_binding", "gssencmode", "krbsrvname", "require_auth", "connect_timeout", "application_name", "options", "service", "target_session_attrs"}
 
 // keywordDSN says whether loc, given as a store's location, is a libpq
 // keyword connection string rather than a folder: a word of it is one of
-// the keywords followed by =.
+// the keywords followed by =, with or without spaces around the = (libpq
+// allows them: "host = db password = …").
 func keywordDSN(loc string) bool {
-	for _, f := range strings.Fields(loc) {
-		if k, _, ok := strings.Cut(f, "="); ok && slices.Contains(dsnKeywords, strings.ToLower(k)) {
+	words := strings.Fields(strings.ReplaceAll(loc, "=", " = "))
+	for i := 1; i < len(words); i++ {
+		if words[i] == "=" && slices.Contains(dsnKeywords, strings.ToLower(words[i-1])) {
 			return true
 		}
 	}

@@ -53,6 +53,9 @@ func TestLocationHome(t *testing.T) {
 		{"host=127.0.0.1 port=1 password=PGSECRET-abcdef123", nil, ""},
 		{"", map[string]string{"TEAMRUN_STORE": "dbname=teamrun user=u"}, ""},
 		{"/srv/user=bob/x", nil, "/srv/user=bob/x"},
+		{"host = db password = PGSECRET-abcdef123", nil, ""}, // libpq allows spaces around =
+		{"host =db sslpassword= PGSECRET-abcdef123", nil, ""},
+		{"/srv/out = dir", nil, "/srv/out = dir"},
 	}
 	for _, tt := range tests {
 		got, err := Location(tt.flag, env(tt.vars))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 )
 
@@ -116,14 +117,48 @@ func (r redactor) clean(s string) string {
 }
 
 // cleanAll removes the key and every run of at least minFragment
-// characters that also occurs in the key: for text a server wrote.
+// characters that also occurs in the key: for text a server wrote. Whole
+// keys go first; the runs are looked for between them, in the text as
+// written, so that what one redaction put in ("[REDACTED]") never joins a
+// run: what cleanAll makes of a text then depends on each part of it alone
+// wherever no run of key characters crosses between them (KeyStream).
 func (r redactor) cleanAll(s string) string {
-	s = r.clean(s)
 	key := string(r)
-	if len(key) < minFragment || len(s) < minFragment {
-		return s
+	if len(key) < minFragment {
+		return r.clean(s)
 	}
 	var b strings.Builder
+	for {
+		i := strings.Index(s, key)
+		if i < 0 {
+			break
+		}
+		r.pieces(&b, s[:i])
+		b.WriteString(redacted)
+		s = s[i+len(key):]
+	}
+	if b.Len() == 0 {
+		return r.piecesOf(s)
+	}
+	r.pieces(&b, s)
+	return b.String()
+}
+
+// piecesOf is s with every run of minFragment or more key characters
+// redacted (pieces).
+func (r redactor) piecesOf(s string) string {
+	var b strings.Builder
+	if !r.pieces(&b, s) {
+		return s
+	}
+	return b.String()
+}
+
+// pieces writes s to b with each run of minFragment or more characters
+// that occurs in the key replaced, longest first from the left; it says
+// whether it replaced any.
+func (r redactor) pieces(b *strings.Builder, s string) bool {
+	key := string(r)
 	last := 0 // s[:last] is copied or replaced
 	for i := 0; i+minFragment <= len(s); {
 		if !strings.Contains(key, s[i:i+minFragment]) {
@@ -138,11 +173,112 @@ func (r redactor) cleanAll(s string) string {
 		b.WriteString(redacted)
 		last, i = j, j
 	}
-	if last == 0 {
-		return s
-	}
 	b.WriteString(s[last:])
-	return b.String()
+	return last > 0
+}
+
+// KeyStream redacts a text that comes in parts (a command's writes, a
+// stream's deltas) exactly as RedactKeys redacts the whole: what Next and
+// End return, put together, is RedactKeys of all the parts put together,
+// however the text is split. It holds back what the next part could still
+// make a piece of a key.
+type KeyStream struct {
+	stages []keyStage
+}
+
+// keyStage is one key's RedactKey on a stream: RedactKeys redacts key by
+// key, each on what the one before made, so the stream does too.
+type keyStage struct {
+	key  redactor
+	held string // the text not yet redacted, from a point cleanAll splits at
+}
+
+// maxHeld bounds what a stage holds: beyond it (a MiB of text that is all
+// pieces of a key joined up, which a random key does not allow) it lets go
+// of all but what the next part could still join.
+const maxHeld = 1 << 20
+
+// NewKeyStream redacts keys (those RedactKey removes) from a stream.
+func NewKeyStream(keys ...string) *KeyStream {
+	var k KeyStream
+	for _, key := range keys {
+		if Redactable(key) {
+			k.stages = append(k.stages, keyStage{key: redactor(key)})
+		}
+	}
+	return &k
+}
+
+// Redacts says whether k removes any key.
+func (k *KeyStream) Redacts() bool { return len(k.stages) > 0 }
+
+// Next takes the next part of the text and returns what of the redacted
+// text can no longer change.
+func (k *KeyStream) Next(s string) string {
+	for i := range k.stages {
+		s = k.stages[i].next(s)
+	}
+	return s
+}
+
+// End returns the rest of the redacted text: the text is complete.
+func (k *KeyStream) End() string {
+	s := ""
+	for i := range k.stages {
+		st := &k.stages[i]
+		s = st.next(s)
+		s += st.key.cleanAll(st.held)
+		st.held = ""
+	}
+	return s
+}
+
+// Drop forgets what k holds: the text so far is discarded (a stream
+// retried) and what comes next starts a new one.
+func (k *KeyStream) Drop() {
+	for i := range k.stages {
+		k.stages[i].held = ""
+	}
+}
+
+func (st *keyStage) next(s string) string {
+	st.held += s
+	c := st.key.cut(st.held)
+	if c == 0 && len(st.held) > maxHeld {
+		c = len(st.held) - st.key.joinable(st.held)
+	}
+	out := st.key.cleanAll(st.held[:c])
+	st.held = st.held[c:]
+	return out
+}
+
+// cut is where cleanAll splits s whatever comes after it: cleanAll(s+x) is
+// cleanAll(s[:cut]) + cleanAll(s[cut:]+x) for every x. A whole key or a
+// run of key characters that crossed it would have to hold a piece of
+// minFragment characters crossing it, or begin in a end of s that x can
+// go on with; cut is before both.
+func (r redactor) cut(s string) int {
+	c := len(s) - r.joinable(s)
+	for {
+		p := max(0, c-minFragment+1)
+		for p < c && (p+minFragment > len(s) || !strings.Contains(string(r), s[p:p+minFragment])) {
+			p++
+		}
+		if p == c {
+			return c
+		}
+		c = p
+	}
+}
+
+// joinable is the length of the longest end of s that occurs in the key:
+// what a next part could make a piece of it. Every end of an end that
+// occurs in the key occurs too, so the lengths that do are 0..joinable.
+func (r redactor) joinable(s string) int {
+	n := min(len(s), len(r))
+	return sort.Search(n+1, func(m int) bool {
+		return m > 0 && !strings.Contains(string(r), s[len(s)-m:])
+	}) - 1
 }
 
 // snippet is the start of a server's text, redacted before it is cut.

@@ -140,7 +140,7 @@ func Resolve(l *spec.LLM, getenv func(string) string) (Endpoint, error) {
 	case l != nil && l.APIKeyEnv != "":
 		ep.APIKey, ep.KeyVar = strings.TrimSpace(getenv(l.APIKeyEnv)), l.APIKeyEnv
 		if ep.APIKey == "" {
-			return Endpoint{}, fmt.Errorf("llm.api_key_env: the environment variable %s is not set or empty: export it, or drop api_key_env to use %s", l.APIKeyEnv, keyVarsText(prov, hasProv))
+			return Endpoint{}, fmt.Errorf("llm.api_key_env: %s is not set or empty: export it, or drop api_key_env to use %s", KeyVarText(l.APIKeyEnv), keyVarsText(prov, hasProv))
 		}
 	case hasProv:
 		for _, v := range prov.KeyEnv {
@@ -168,7 +168,7 @@ func Resolve(l *spec.LLM, getenv func(string) string) (Endpoint, error) {
 		// No HTTP header can carry it: Go's words were "invalid header
 		// field value for \"Authorization\"", retried as if the server
 		// were down.
-		return Endpoint{}, fmt.Errorf("the environment variable %s holds a line break or another control character inside its key, which no HTTP header can carry: export the key on one line", ep.KeyVar)
+		return Endpoint{}, fmt.Errorf("%s holds a line break or another control character inside its key, which no HTTP header can carry: export the key on one line", KeyVarText(ep.KeyVar))
 	}
 	return ep, nil
 }
@@ -212,4 +212,14 @@ func UnservedModels(t *spec.Team) []spec.Diagnostic {
 		out = append(out, spec.Diagnostic{File: t.File, Line: pos.Line, Column: pos.Column, Path: path, Message: msg})
 	}
 	return out
+}
+
+// KeyVarText names the variable a key comes from in a message: by its name
+// when that reads as one (spec.ShowsVarName), else by the key that names
+// it, as what was written there may be a key itself.
+func KeyVarText(name string) string {
+	if spec.ShowsVarName(name) {
+		return "the environment variable " + name
+	}
+	return "the environment variable llm.api_key_env names (not shown: it reads as a key rather than a name)"
 }

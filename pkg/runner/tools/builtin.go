@@ -147,58 +147,11 @@ func (s *Set) resolve(p string) (real, inside string, err error) {
 	if err != nil {
 		return filepath.Join(s.Dir, p), p, nil // no folder yet: nothing to follow
 	}
-	if real, err = follow(root, p); err != nil {
+	if real, err = ownfiles.Follow(root, p); err != nil {
 		return "", "", fmt.Errorf("cannot follow %s: %w", p, err)
 	}
 	if inside, err = filepath.Rel(root, real); err != nil || !filepath.IsLocal(inside) && inside != "." {
 		return "", "", fmt.Errorf("path %q leads out of the folder the file tools may use (%s) through a symbolic link: give a path inside it", p, s.Dir)
 	}
 	return real, inside, nil
-}
-
-// maxLinks bounds the symbolic links one path may go through, as
-// Linux's MAXSYMLINKS does.
-const maxLinks = 40
-
-var errLinkLoop = errors.New("too many symbolic links (a loop?)")
-
-// follow is rel in the folder root (itself free of links) with every
-// symbolic link on the way replaced by its target, dangling ones
-// included: a write through a link creates its target.
-func follow(root, rel string) (string, error) {
-	todo := strings.Split(filepath.ToSlash(rel), "/")
-	cur, links := root, 0
-	for len(todo) > 0 {
-		c := todo[0]
-		todo = todo[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
-		if err != nil {
-			// Not there (yet): the rest is as written.
-			return filepath.Join(append([]string{next}, todo...)...), nil
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		if links++; links > maxLinks {
-			return "", errLinkLoop
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", fserr.Bare(err)
-		}
-		if filepath.IsAbs(target) {
-			cur = filepath.VolumeName(target) + string(filepath.Separator)
-		}
-		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
-	}
-	return cur, nil
 }

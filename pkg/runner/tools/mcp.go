@@ -285,6 +285,9 @@ func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSessio
 		for h, env := range s.Headers {
 			v := getenv(env)
 			if v == "" {
+				if !spec.ShowsVarName(env) {
+					return nil, fmt.Errorf("header %s comes from the environment variable its headers entry names (not shown: it reads as a key rather than a name), which is not set", h)
+				}
 				return nil, fmt.Errorf("header %s comes from $%s, which is not set", h, env)
 			}
 			headers.Set(h, v)
