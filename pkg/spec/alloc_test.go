@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"math"
 	"runtime"
 	"slices"
 	"testing"
@@ -127,10 +128,18 @@ func TestTaskDefsKnownShareKeys(t *testing.T) {
 		}
 		return Known{Key: want[i].Key, OwnKey: want[i].OwnKey, Context: want[i].Context}
 	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	defs := team.TaskDefsKnown(nil, known)
-	runtime.ReadMemStats(&after)
+	// The fewest bytes of three calls: TotalAlloc counts what the rest of
+	// the process allocates meanwhile too (another test, the runtime),
+	// which once made it 161.
+	var defs []TaskDef
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		defs = team.TaskDefsKnown(nil, known)
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
 	for i := range defs {
 		if defs[i].Key != want[i].Key || defs[i].OwnKey != want[i].OwnKey || !slices.Equal(defs[i].Context, want[i].Context) {
 			t.Fatalf("task %d: keys %s %s, context %v; want %s %s, %v", i, defs[i].Key, defs[i].OwnKey, defs[i].Context, want[i].Key, want[i].OwnKey, want[i].Context)
@@ -146,7 +155,7 @@ func TestTaskDefsKnownShareKeys(t *testing.T) {
 		return // the race detector's own allocations are counted too
 	}
 	// Left: the list (152 bytes a task).
-	if per := (after.TotalAlloc - before.TotalAlloc) / tasks; per > 160 {
+	if per := least / tasks; per > 160 {
 		t.Errorf("TaskDefsKnown of %d tasks allocated %d bytes a task; want at most 160", tasks, per)
 	} else {
 		t.Logf("%d bytes a task", per)
