@@ -867,9 +867,10 @@ func (b *builder) praisonMemory(f *tree) (on, ok bool) {
 }
 
 // praisonBool reads a true or false; anything else is an error (null sets
-// nothing). PyYAML, PraisonAI's loader, reads YAML 1.1's yes, on, y (and
-// no, off, n) as booleans, where teamrun's YAML reads text: the error says
-// which to write, rather than read the file otherwise than PraisonAI.
+// nothing). PyYAML, PraisonAI's loader, reads YAML 1.1's yes and on (and
+// no and off) as booleans, in lower case, capitalised or upper case, where
+// teamrun's YAML reads text: the error says which to write, rather than
+// read the file otherwise than PraisonAI. (y and n are text to PyYAML too.)
 func (b *builder) praisonBool(f *tree) (v, ok bool) {
 	if f.isNull() {
 		return false, false
@@ -879,10 +880,15 @@ func (b *builder) praisonBool(f *tree) (v, ok bool) {
 	}
 	msg := "expected true or false, got " + f.describe()
 	if s, isStr := f.str(); isStr {
-		switch strings.ToLower(s) {
-		case "yes", "on", "y":
+		// PyYAML's bool resolver: one case throughout, or capitalised.
+		lower := strings.ToLower(s)
+		if s != lower && s != strings.ToUpper(s) && s != strings.ToUpper(s[:1])+lower[1:] {
+			lower = ""
+		}
+		switch lower {
+		case "yes", "on":
 			msg += ": write true (PraisonAI's YAML reads " + s + " as true, teamrun's as text)"
-		case "no", "off", "n":
+		case "no", "off":
 			msg += ": write false (PraisonAI's YAML reads " + s + " as false, teamrun's as text)"
 		}
 	}

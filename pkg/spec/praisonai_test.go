@@ -311,6 +311,14 @@ func TestPraisonAIValueErrors(t *testing.T) {
 			`p.yaml:5:13: roles.a.memory: expected true or false, got string "yes": write true (PraisonAI's YAML reads yes as true, teamrun's as text)`},
 		{"config memory: Off", "framework: praisonai\nconfig: {memory: Off}\nroles:\n  a:\n    tasks:\n      t: {description: d}\n",
 			`p.yaml:2:18: config.memory: expected true or false, got string "Off": write false (PraisonAI's YAML reads Off as false, teamrun's as text)`},
+		// y and n are text to PyYAML too (memory: n is a truthy string
+		// there), and so is a mixed case: no hint to write true or false.
+		{"memory: n", role + "    memory: n\n    tasks:\n      t: {description: d}\n",
+			`p.yaml:5:13: roles.a.memory: expected true or false, got string "n"`},
+		{"memory: yEs", role + "    memory: yEs\n    tasks:\n      t: {description: d}\n",
+			`p.yaml:5:13: roles.a.memory: expected true or false, got string "yEs"`},
+		{"memory: YES", role + "    memory: YES\n    tasks:\n      t: {description: d}\n",
+			`p.yaml:5:13: roles.a.memory: expected true or false, got string "YES": write true (PraisonAI's YAML reads YES as true, teamrun's as text)`},
 		{"memory a number", role + "    memory: 1\n    tasks:\n      t: {description: d}\n",
 			`p.yaml:5:13: roles.a.memory: expected true or false, got integer 1`},
 		{"loop parallel: on", "agents:\n  a: {role: A}\nvariables: {xs: [1]}\nsteps:\n  - {agent: a, action: x, loop: {over: xs, parallel: on}}\n",
