@@ -176,53 +176,24 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	// it (its decision fits no option), and whether for sure: i waits
 	// for it (in a sequential team everything after it does). Else a
 	// workflow's failure starts no new task, so i may not start either.
-	var failing []string
-	behindFailure := make([]string, len(defs))
+	var failing []int
 	for i, d := range defs {
 		if v, ok := decided(i); ok && graph.Human(i) && !r.Done(d.Name) && graph.ValidDecision(i, v) != nil {
-			failing = append(failing, d.Name)
-			behindFailure[i] = d.Name
+			failing = append(failing, i)
 		}
 	}
-	for changed := len(failing) > 0; changed; {
-		changed = false
-		for i := range defs {
-			if behindFailure[i] != "" {
-				continue
-			}
-			for _, dep := range graph.Deps(i) {
-				if behindFailure[dep] != "" {
-					behindFailure[i], changed = behindFailure[dep], true
-					break
-				}
-			}
-		}
-	}
-	// What a failing task waits for runs before it fails, for sure (in
-	// a sequential team, every task before it).
-	before := make([]bool, len(defs))
-	var stack []int
-	for i := range defs {
-		if behindFailure[i] == defs[i].Name {
-			stack = append(stack, i)
-		}
-	}
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, dep := range graph.Deps(i) {
-			if !before[dep] {
-				before[dep] = true
-				stack = append(stack, dep)
-			}
-		}
-	}
+	behind, before := failureReach(graph, failing, len(defs))
 	failsFirst := func(i int) (string, bool) {
 		switch {
-		case behindFailure[i] != "" && behindFailure[i] != defs[i].Name:
-			return behindFailure[i], true
-		case len(failing) > 0 && behindFailure[i] == "" && !before[i]:
-			return strings.Join(failing, " and "), false
+		case len(failing) == 0:
+		case behind[i] >= 0 && behind[i] != i:
+			return defs[behind[i]].Name, true
+		case behind[i] < 0 && !before[i]:
+			names := make([]string, len(failing))
+			for k, f := range failing {
+				names[k] = defs[f].Name
+			}
+			return strings.Join(names, " and "), false
 		}
 		return "", false
 	}
@@ -793,4 +764,48 @@ func (p *Plan) NoteBudget(team *spec.Team, halts func(task string) string, decid
 			s.Reason += fmt.Sprintf("; the session's budget is reached (%s): the run halts before it (exit 3) until `%s` (or a larger budget in the spec)", why, decide)
 		}
 	}
+}
+
+// failureReach is, for the tasks failing (none: nil, nil), which of them
+// each of n tasks waits for, directly or not (-1: none; a failing task
+// itself), and whether it is one that a failing task waits for: it runs
+// before that task fails, for sure.
+func failureReach(g *schedule.Graph, failing []int, n int) (behind []int, before []bool) {
+	if len(failing) == 0 {
+		return nil, nil
+	}
+	behind = make([]int, n)
+	for i := range behind {
+		behind[i] = -1
+	}
+	for _, f := range failing {
+		behind[f] = f
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := range behind {
+			if behind[i] >= 0 {
+				continue
+			}
+			for _, dep := range g.Deps(i) {
+				if behind[dep] >= 0 {
+					behind[i], changed = behind[dep], true
+					break
+				}
+			}
+		}
+	}
+	before = make([]bool, n)
+	stack := slices.Clone(failing)
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, dep := range g.Deps(i) {
+			if !before[dep] {
+				before[dep] = true
+				stack = append(stack, dep)
+			}
+		}
+	}
+	return behind, before
 }
