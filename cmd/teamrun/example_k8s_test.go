@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teamrun/teamrun/internal/scripttest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -88,13 +89,13 @@ func TestKubernetesCronJobExample(t *testing.T) {
 	}
 	store := filepath.Join(dir, "home")
 	if u := os.Getenv("TEAMRUN_TEST_PG_URL"); u != "" {
-		schema := randomSchema()
+		schema := scripttest.RandomSchema()
 		sep := "?"
 		if strings.Contains(u, "?") {
 			sep = "&"
 		}
 		store = u + sep + "schema=" + schema
-		t.Cleanup(func() { dropSchemas(t, u, []string{schema}) })
+		t.Cleanup(func() { scripttest.DropSchemas(t, u, []string{schema}) })
 	}
 	t.Setenv("TEAMRUN_STORE", store)
 	t.Setenv("TEAMRUN_PROJECT", env["TEAMRUN_PROJECT"])
