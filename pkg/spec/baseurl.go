@@ -77,6 +77,13 @@ func userinfo(s string) (user, rest string, ok bool) {
 	host := 0
 	if i := strings.Index(s, "://"); i >= 0 {
 		host = i + len("://")
+	} else {
+		// http:/u:pw@h, a slash short: the user part still follows the scheme.
+		for _, scheme := range []string{"http:", "https:"} {
+			if rest, ok := cutPrefixFold(s, scheme); ok {
+				host = len(s) - len(strings.TrimLeft(rest, "/"))
+			}
+		}
 	}
 	end := len(s)
 	if i := strings.IndexAny(s[host:], "/?#"); i >= 0 {
