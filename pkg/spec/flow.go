@@ -34,7 +34,7 @@ func (o *flowOrder) add(name string) int {
 // at, when it names one at or before it (noun: "step" or "task"); "" when
 // it does not.
 func (o *flowOrder) loopsBack(nt *tree, at int, noun string) string {
-	for _, it := range nt.itemsOrNil() {
+	for _, it := range nextTaskNames(nt) {
 		if s, _ := it.str(); o.place[s] > 0 && o.place[s] <= at {
 			where := "back to an earlier " + noun
 			if o.place[s] == at {
@@ -44,6 +44,16 @@ func (o *flowOrder) loopsBack(nt *tree, at int, noun string) string {
 		}
 	}
 	return ""
+}
+
+// nextTaskNames are the names a next_tasks value gives: a list of them,
+// or one written alone (next_tasks: review), which PraisonAI would read
+// letter by letter.
+func nextTaskNames(nt *tree) []*tree {
+	if s, ok := nt.str(); ok && s != "" {
+		return []*tree{nt}
+	}
+	return nt.itemsOrNil()
 }
 
 // praisonFlowKey reads key k of a step or task (src) that is about
@@ -60,7 +70,7 @@ func (b *builder) praisonFlowKey(k string, f, src *tree, noun string) bool {
 	case "is_start":
 		// the first one starts anyway
 	case "next_tasks":
-		if len(f.items()) > 0 {
+		if len(nextTaskNames(f)) > 0 {
 			b.warnf(f, f.kpos(), "ignored: %s run in file order, each after the ones it reads (context:)", noun)
 		}
 	default:

@@ -242,6 +242,8 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:5:27: roles.a.tasks.d.task_type: not supported by teamrun, ignored: teamrun reads task_type only as decision beside a condition: mapping of results to the tasks they run; this one runs as any task does"},
 		{"next_tasks forward", "framework: praisonai\nroles:\n  a:\n    tasks:\n      d: {description: d, next_tasks: [e], is_start: true}\n      e: {description: e}\n",
 			"w.yaml:5:27: roles.a.tasks.d.next_tasks: ignored: tasks run in file order, each after the ones it reads (context:)"},
+		{"next_tasks forward, one name", "framework: praisonai\nroles:\n  a:\n    tasks:\n      d: {description: d, next_tasks: e}\n      e: {description: e}\n",
+			"w.yaml:5:27: roles.a.tasks.d.next_tasks: ignored: tasks run in file order, each after the ones it reads (context:)"},
 		{"run_on, tools_run_on's old spelling", "run_on: docker\nagents:\n  a: {role: A, llm: m}\n" + steps,
 			"w.yaml:1:1: run_on: not supported by teamrun, ignored: tools run on this machine, where teamrun runs"},
 	}
@@ -276,6 +278,8 @@ func TestPraisonAIRefusedInOneLine(t *testing.T) {
 		// tasks: list's, and a steps: file's steps.
 		{"a role's task loops back", "framework: praisonai\nroles:\n  w:\n    tasks:\n      draft: {description: d}\n  r:\n    tasks:\n      decide: {description: e, task_type: decision, condition: {ok: [], no: [revise]}}\n      revise: {description: f, next_tasks: [draft]}\n",
 			`r.yaml:9:32: roles.r.tasks.revise.next_tasks: "draft" loops back to an earlier task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
+		{"a task loops back by one name", "framework: praisonai\nroles:\n  w:\n    tasks:\n      draft: {description: d}\n      review: {description: r, next_tasks: draft}\n",
+			`r.yaml:6:32: roles.w.tasks.review.next_tasks: "draft" loops back to an earlier task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
 		{"a task loops to itself", "framework: praisonai\nroles:\n  w:\n    tasks:\n      draft: {description: d, next_tasks: [draft]}\n",
 			`r.yaml:5:31: roles.w.tasks.draft.next_tasks: "draft" loops back to its own task: teamrun runs a DAG of tasks, so route forward with condition: instead`},
 		{"a top-level task_I loops back", "agents:\n  - {name: w, role: W}\ntasks:\n  - {agent: w, description: d}\n  - {agent: w, description: e, next_tasks: [task_0]}\n",
