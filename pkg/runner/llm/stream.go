@@ -231,6 +231,9 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 			break
 		}
 		switch {
+		case errors.Is(context.Cause(ctx), errIdle) && resp.FinishReason != "":
+			// The answer ended and the server then held the connection
+			// open without [DONE]: complete, as one that closes it is.
 		case errors.Is(context.Cause(ctx), errIdle):
 			what := "nothing came"
 			if keptAlive {

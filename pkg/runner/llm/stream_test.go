@@ -250,6 +250,31 @@ func TestStreamStalled(t *testing.T) {
 	}
 }
 
+// A stream whose answer ended (finish_reason and usage came) but whose
+// server holds the connection open without [DONE] is complete after
+// idle_timeout: one request, not a stall sent again.
+func TestStreamEndedButHeldOpen(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	fs := newFakeServer(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		sse(w, delta("complete answer"), finishStop, usageChunk)
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	})
+	c := testClient(fs, &fakeSleep{})
+	req := tinyReq
+	req.Stream, req.IdleTimeout = true, 20*time.Millisecond
+	resp, err := c.Complete(context.Background(), req)
+	if err != nil || resp.Content != "complete answer" || resp.FinishReason != "stop" {
+		t.Fatalf("got %q (%s), %v; want the answer that came", resp.Content, resp.FinishReason, err)
+	}
+	if n := len(fs.requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
+
 // A server that, after the first piece of the answer, sends nothing but
 // keep-alive comments (a stuck upstream behind a proxy that keeps the
 // connection warm) stalls like a silent one: after idle_timeout, saying
