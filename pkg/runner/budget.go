@@ -93,8 +93,10 @@ func RaisedBudget(b *spec.Budget, recorded, value string) (string, error) {
 		return "", fmt.Errorf("%q: want raise=N, max_cost_usd=X or max_tokens=N", value)
 	}
 	n, err := strconv.ParseFloat(v, 64)
-	if err != nil || n <= 0 {
-		return "", fmt.Errorf("%q: %s wants a positive number", value, k)
+	// NaN and Inf parse, and NaN <= 0 is false; a budget of 2^53 tokens or
+	// dollars or more is none (the spec's max_tokens stops there too).
+	if err != nil || !(n > 0) || n >= 1<<53 {
+		return "", fmt.Errorf("%q: %s wants a positive number below 2^53, such as %s=10", value, k, k)
 	}
 	next := *cur
 	switch k {
@@ -104,15 +106,20 @@ func RaisedBudget(b *spec.Budget, recorded, value string) (string, error) {
 			return "", fmt.Errorf("the budget sets both max_cost_usd (%s) and max_tokens (%s): say which to raise, e.g. max_cost_usd=%s or max_tokens=%s",
 				dollars(cur.MaxCostUSD), thousands(cur.MaxTokens), strconv.FormatFloat(cur.MaxCostUSD*2, 'f', -1, 64), strconv.Itoa(cur.MaxTokens*2))
 		case cur.MaxCostUSD > 0:
-			next.MaxCostUSD += n
+			next.MaxCostUSD = checkpoint.RoundCost(cur.MaxCostUSD + n)
 		default:
 			if n != float64(int(n)) {
 				return "", fmt.Errorf("%q: max_tokens is raised by a whole number of tokens", value)
 			}
-			next.MaxTokens += int(n)
+			if next.MaxTokens += int(n); next.MaxTokens >= 1<<53 {
+				return "", fmt.Errorf("%q: max_tokens would be %s, 2^53 or more: give max_tokens=N instead", value, thousands(next.MaxTokens))
+			}
 		}
 	case "max_cost_usd":
-		next.MaxCostUSD = n
+		next.MaxCostUSD = checkpoint.RoundCost(n)
+		if next.MaxCostUSD == 0 {
+			return "", fmt.Errorf("%q: max_cost_usd is kept to a ten-billionth of a dollar: give at least 0.0000000001", value)
+		}
 	case "max_tokens":
 		if n != float64(int(n)) {
 			return "", fmt.Errorf("%q: max_tokens wants a whole number", value)

@@ -38,6 +38,15 @@ func TestRaisedBudget(t *testing.T) {
 		{tokens, "", "more", "", "want raise=N, max_cost_usd=X or max_tokens=N"},
 		{tokens, "", "max_turns=3", "", "want raise=N"},
 		{nil, "", "raise=1", "", "the spec sets no budget"},
+		// Sums carry no float noise; NaN, Inf and sizes past 2^53 are no
+		// budget (NaN once erased an earlier raise, Inf made it endless).
+		{&spec.Budget{MaxCostUSD: 0.00004}, "", "raise=0.001", "max_cost_usd=0.00104", ""},
+		{&spec.Budget{MaxCostUSD: 0.00004}, "max_cost_usd=0.00104", "raise=NaN", "", "wants a positive number"},
+		{cost, "", "raise=Inf", "", "wants a positive number"},
+		{cost, "", "max_cost_usd=+Inf", "", "wants a positive number"},
+		{cost, "", "raise=1e308", "", "wants a positive number below 2^53"},
+		{cost, "", "max_cost_usd=1e-12", "", "a ten-billionth of a dollar"},
+		{tokens, "max_tokens=9007199254740000", "raise=9000", "", "2^53 or more"},
 	}
 	for _, tt := range tests {
 		got, err := RaisedBudget(tt.b, tt.recorded, tt.value)
