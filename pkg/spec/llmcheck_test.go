@@ -19,6 +19,19 @@ func TestLLMStreamValues(t *testing.T) {
 	refusedWithLine(t, tests)
 }
 
+// TestTokenLimitsRefused: a max_tokens no server reads (2^31 or more) or
+// no budget can hold (2^53 or more) is refused at its key, not dropped
+// and the request sent without one; the bound is written as a number.
+func TestTokenLimitsRefused(t *testing.T) {
+	tests := []refusal{
+		{"llm.max_tokens", "llm: {model: m, max_tokens: 5000000000}\nagents:\n  w: {role: W}\ntasks:\n  a: {description: d, agent: w}\n",
+			`agents.yaml:1:29: llm.max_tokens: expected at most 2147483647, got integer 5000000000`},
+		{"budget.max_tokens", "budget: {max_tokens: 9007199254740993}\nllm: {model: m}\nagents:\n  w: {role: W}\ntasks:\n  a: {description: d, agent: w}\n",
+			`agents.yaml:1:22: budget.max_tokens: expected at most 9007199254740991, got integer 9007199254740993`},
+	}
+	refusedWithLine(t, tests)
+}
+
 // TestBaseURLRefused: a base_url no request can go to is refused at its
 // key, wherever an llm is written, showing it as written without its
 // credentials: validate and plan refuse it as run does.

@@ -96,6 +96,15 @@ func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
 }
 
 // lookup resolves a JSON pointer inside the schema document.
+// bound is a schema's minimum or maximum as the user writes numbers:
+// 2147483647, not 2.147483647e+09.
+func bound(want any) string {
+	if f, ok := want.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(want)
+}
+
 func (cs *compiled) lookup(ptr string) any {
 	var cur any = cs.doc
 	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
@@ -260,9 +269,9 @@ func (cs *compiled) explain(file string, leaf *jsonschema.ValidationError, index
 		}
 		return one("must not be empty")
 	case "minimum":
-		return one(fmt.Sprintf("expected at least %v, got %s", want, at.describe()))
+		return one(fmt.Sprintf("expected at least %s, got %s", bound(want), at.describe()))
 	case "maximum":
-		return one(fmt.Sprintf("expected at most %v, got %s", want, at.describe()))
+		return one(fmt.Sprintf("expected at most %s, got %s", bound(want), at.describe()))
 	case "uniqueItems":
 		// Name the value and both places: in a long list of tools the
 		// second mention is often a slip for another name.
