@@ -94,10 +94,10 @@ func (tk *Task) CheckOutput(result string) (any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: it is not JSON (%v): %s", ErrOutputSchema, err, preview(result))
+		return nil, fmt.Errorf("%w: %s: %s", ErrOutputSchema, whyNotJSON(result, err), preview(result))
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("%w: it holds more than one JSON value: %s", ErrOutputSchema, preview(result))
+		return nil, fmt.Errorf("%w: text follows the JSON value, which must be all of the answer: %s", ErrOutputSchema, preview(result))
 	}
 	err := schema.Validate(v)
 	var ve *jsonschema.ValidationError
@@ -113,6 +113,25 @@ func (tk *Task) CheckOutput(result string) (any, error) {
 		return nil, fmt.Errorf("%w: %v", ErrOutputSchema, err)
 	}
 	return plainJSON(v), nil
+}
+
+// whyNotJSON says, in the words a retry prompt can act on, why result did
+// not decode (err): the decoder's own text speaks of literals and
+// characters the answer never meant.
+func whyNotJSON(result string, err error) string {
+	t := strings.TrimSpace(result)
+	var se *json.SyntaxError
+	switch {
+	case t == "":
+		return "it is empty, where JSON was wanted"
+	case strings.HasPrefix(t, "```"):
+		return "it is JSON in a ``` fence: the answer must be the JSON alone, without the fence"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "its JSON is cut short"
+	case errors.As(err, &se):
+		return fmt.Sprintf("it is not JSON (from byte %d on)", se.Offset)
+	}
+	return "it is not JSON"
 }
 
 // PlainNumber is a decoded JSON number as the shared state holds numbers:

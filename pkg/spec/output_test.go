@@ -33,12 +33,15 @@ tasks:
 	}{
 		{"triage", `{"severity": "high", "count": 3}`, ""},
 		{"triage", "  {\"severity\": \"low\"}\n", ""},
-		{"triage", `approve`, `the result does not fit output_schema: it is not JSON (invalid character 'a' looking for beginning of value): "approve"`},
+		{"triage", `approve`, `the result does not fit output_schema: it is not JSON (from byte 1 on): "approve"`},
+		{"triage", "```json\n{\"severity\": \"low\"}\n```", "it is JSON in a ``` fence: the answer must be the JSON alone, without the fence"},
+		{"triage", `{"severity": "lo`, `its JSON is cut short`},
+		{"triage", `{"severity": "low"} Hope this helps`, `text follows the JSON value, which must be all of the answer`},
 		{"triage", `{"severity": "medium"}`, `the result does not fit output_schema: at /severity: value must be one of "low", "high"`},
 		{"triage", `{"count": 1}`, `the result does not fit output_schema: at the top: missing properties: 'severity'`},
 		{"triage", `{"severity": "low", "count": -1}`, `at /count: must be >= 0 but found -1`},
-		{"triage", `{"severity": "low"} {"severity": "low"}`, `it holds more than one JSON value`},
-		{"triage", ``, `it is not JSON (EOF): (empty)`},
+		{"triage", `{"severity": "low"} {"severity": "low"}`, `text follows the JSON value`},
+		{"triage", ``, `it is empty, where JSON was wanted: (empty)`},
 		{"plain", `not json at all`, ""},
 		{"never", `{}`, `the result does not fit output_schema: at the top:`},
 	}
