@@ -115,7 +115,7 @@ func planCommand() *cli.Command {
 				if sess != nil {
 					decide = cmdline.Decide(storeFlag(c), sess.ID, runner.BudgetDecision, "raise=N")
 				}
-				p.NoteBudget(team, func(task string) string { return runner.BudgetHaltsBefore(team, sess, task) }, decide)
+				p.NoteBudget(team, func(task string) string { return set.BudgetHaltsBefore(sess, task) }, decide)
 			}
 			p.Warnings = append(p.Warnings, set.Warnings...)
 			// The plan's own warnings go to stderr as every warning does;

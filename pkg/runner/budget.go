@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -322,9 +323,10 @@ func (e *Engine) budgetHaltsBefore(ctx context.Context, job *Job) string {
 
 // BudgetHaltsBefore says why a --continue of sess (nil: a new session)
 // halts before task's first LLM request ("" when it may send it), by the
-// run's rule (budgetHaltsBefore) with what plan knows: the spending, and
-// the request's max_tokens, its prompt unknown.
-func BudgetHaltsBefore(team *spec.Team, sess *checkpoint.Session, task string) string {
+// run's rule (budgetHaltsBefore) with what plan knows: the spending, the
+// request's max_tokens, and its prompt as far as the set's texts and the
+// session's records give it (knownPromptBytes).
+func (s *TaskSet) BudgetHaltsBefore(sess *checkpoint.Session, task string) string {
 	var (
 		recorded string
 		spent    *Usage
@@ -332,22 +334,46 @@ func BudgetHaltsBefore(team *spec.Team, sess *checkpoint.Session, task string) s
 	if sess != nil {
 		recorded, spent = sess.Checkpoint.Decisions[BudgetDecision], sess.Usage()
 	}
-	b := effectiveBudget(team.Budget, recorded)
-	i := team.TaskIndex(task)
+	b := effectiveBudget(s.Team.Budget, recorded)
+	i := s.Team.TaskIndex(task)
 	if b == nil || i < 0 {
 		return ""
 	}
-	a := team.Agent(team.Tasks[i].Agent)
+	a := s.Team.Agent(s.Team.Tasks[i].Agent)
 	if a == nil || a.Kind != spec.LLMAgent {
 		return ""
 	}
 	r := reservation{all: true}
 	if a.LLM != nil && a.LLM.MaxTokens > 0 {
-		r = reserveFor(0, a.LLM.MaxTokens, a.LLM.Price)
+		r = reserveFor(s.knownPromptBytes(sess, i, a), a.LLM.MaxTokens, a.LLM.Price)
 		r.least = true
 	}
 	_, why := admits(b, spent, nil, r)
 	return why
+}
+
+// knownPromptBytes is the size of task i's first request (to agent a) as
+// plan knows it: its texts rendered with the state the run starts from,
+// and the outputs its context tasks hold in sess's file. An output not
+// known yet, or stored out of line, counts nothing, as do a tool loop's
+// definitions and a memory's history, so it is at most the run's size.
+func (s *TaskSet) knownPromptBytes(sess *checkpoint.Session, i int, a *spec.Agent) int {
+	t := s.Team.Tasks[i]
+	state := t.Scope(s.State)
+	ra := *a
+	ra.Role, ra.Goal = spec.Render(a.Role, state), spec.Render(a.Goal, state)
+	ra.Backstory, ra.Instructions = spec.Render(a.Backstory, state), spec.Render(a.Instructions, state)
+	var cos []llm.ContextOutput
+	if g, err := s.graph(); err == nil && sess != nil {
+		for _, c := range g.Context(i) {
+			name := s.Team.Tasks[c].Name
+			if rec, ok := sess.Task(name); ok && rec.Status == checkpoint.StatusCompleted {
+				cos = append(cos, llm.ContextOutput{Task: name, Output: rec.Result})
+			}
+		}
+	}
+	msgs := llm.BuildMessages(&ra, spec.Render(t.Description, state), spec.Render(t.ExpectedOutput, state), cos, nil)
+	return llm.RequestBytes(llm.Request{Model: a.LLM.Model, Messages: msgs, Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens})
 }
 
 // admitter is task i's Job.Admit; nil without a budget.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -209,7 +210,7 @@ tasks:
   a: {description: A, agent: w}
   b: {description: B, agent: w}
 `)
-	const why = "the session has spent $0.004 and the next request may cost up to $0.0101"
+	const why = "the session has spent $0.004 and the next request may cost up to $0.010112 more"
 	for run := range 3 {
 		sum, out, err := p.run(t, run > 0)
 		if err != nil || sum.Outcome != Halted || !strings.Contains(out, why) || strings.Contains(out, `"task_started","session":"s1","task":"b"`) {
@@ -227,11 +228,28 @@ tasks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := BudgetHaltsBefore(team, sess, "b"); !strings.Contains(got, "the session has spent $0.004 and the next request may cost at least $0.010002 more (its max_tokens, and its prompt as far as it is known), budget.max_cost_usd is $0.012") {
+	halts := func(team *spec.Team, sess *checkpoint.Session, task string) string {
+		t.Helper()
+		set, err := TaskSetOf(team, sess, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set.BudgetHaltsBefore(sess, task)
+	}
+	// Plan sizes b's prompt as the run does: the run's figure, $0.010112.
+	if got := halts(team, sess, "b"); !strings.Contains(got, "the session has spent $0.004 and the next request may cost at least $0.010112 more (its max_tokens, and its prompt as far as it is known), budget.max_cost_usd is $0.012") {
 		t.Errorf("plan's rule says %q", got)
 	}
-	if got := BudgetHaltsBefore(team, nil, "b"); got != "" {
-		t.Errorf("plan's rule for a new session says %q, want nothing: $0.010002 fits in $0.012", got)
+	if got := halts(team, nil, "b"); got != "" {
+		t.Errorf("plan's rule for a new session says %q, want nothing: $0.010112 fits in $0.012", got)
+	}
+	// A prompt that alone tips the budget: plan says the run halts before
+	// it, where it once counted the prompt as nothing.
+	long := *team
+	long.Tasks = slices.Clone(team.Tasks)
+	long.Tasks[1].Description = strings.Repeat("lorem ipsum ", 500)
+	if got := halts(&long, nil, "b"); !strings.Contains(got, "the next request may cost at least $0.01409 more") {
+		t.Errorf("plan's rule for a 6,000-byte prompt says %q, want a halt", got)
 	}
 	st, err := stores.Open(context.Background(), p.home)
 	if err != nil {
@@ -240,7 +258,7 @@ tasks:
 	if err := RecordBudget(context.Background(), st, "s1", "max_cost_usd=1"); err != nil {
 		t.Fatal(err)
 	}
-	if got := BudgetHaltsBefore(team, p.session(t), "b"); got != "" {
+	if got := halts(team, p.session(t), "b"); got != "" {
 		t.Errorf("after the raise plan's rule says %q", got)
 	}
 	sum, out, err := p.run(t, true)
