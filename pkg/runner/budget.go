@@ -360,9 +360,7 @@ func (s *TaskSet) BudgetHaltsBefore(sess *checkpoint.Session, task string) strin
 func (s *TaskSet) knownPromptBytes(sess *checkpoint.Session, i int, a *spec.Agent) int {
 	t := s.Team.Tasks[i]
 	state := t.Scope(s.State)
-	ra := *a
-	ra.Role, ra.Goal = spec.Render(a.Role, state), spec.Render(a.Goal, state)
-	ra.Backstory, ra.Instructions = spec.Render(a.Backstory, state), spec.Render(a.Instructions, state)
+	ra := promptAgent(a, spec.Render, state)
 	var cos []llm.ContextOutput
 	if g, err := s.graph(); err == nil && sess != nil {
 		for _, c := range g.Context(i) {
