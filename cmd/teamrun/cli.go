@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -633,17 +632,4 @@ func (p *posIntFlag) Set(s string) error {
 	}
 	p.n = n
 	return nil
-}
-
-// Accepts reports whether s is meant as a --wait duration, so that `--wait
-// 1s` takes it while `--wait agents.yaml` leaves the FILE alone; a bare
-// number is taken too, for Set to ask for its unit, and a negative
-// duration, for Set to refuse.
-func (w *waitFlag) Accepts(s string) bool {
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		return true
-	}
-	// A negative one too: no flag, it is --wait's bad value, said so.
-	_, err := time.ParseDuration(s)
-	return err == nil
 }

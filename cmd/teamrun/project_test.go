@@ -78,6 +78,13 @@ func TestParseAge(t *testing.T) {
 		{in: "2562048h", bad: true, msg: "longer than teamrun can count: use at most 106751d"},
 		{in: "2562047h", want: 2562047 * time.Hour},
 		{in: "soon", bad: true, msg: `"soon" is not a duration: use e.g. 7d, 36h or 90m`},
+		{in: "-99999999999999999999d", bad: true, msg: "is not a duration"},
+		{in: "-9999999999h", bad: true, msg: "is not a duration"},
+		{in: "+2d", want: 48 * time.Hour},
+		{in: "0", want: 0},
+		{in: ".5h", want: 30 * time.Minute},
+		{in: ".h", bad: true, msg: "is not a duration"},
+		{in: "1.5d", bad: true, msg: "is not a duration"},
 	} {
 		got, err := parseAge(tc.in)
 		if tc.bad {
@@ -149,6 +156,15 @@ func TestCommandArgs(t *testing.T) {
 		{args: []string{"a.yaml", "--sesion", "x"}, errMatch: `Did you mean "--session"?`},
 		{args: []string{"a.yaml", "--session"}, errMatch: "--session needs a value"},
 		{args: []string{"a.yaml", "--json=maybe"}, errMatch: `--json=maybe: want true or false (or the flag alone), got maybe`},
+		// parseDuration's syntax decides which words --wait takes, before
+		// the FILE too: whole days, and a negative or too long duration
+		// for Set to refuse.
+		{args: []string{"--wait", "1d", "a.yaml"}, want: "[a.yaml] json=false session= vars= wait=24h0m0s"},
+		{args: []string{"--wait", "+2d", "a.yaml"}, want: "[a.yaml] json=false session= vars= wait=48h0m0s"},
+		{args: []string{"--wait", "-1d", "a.yaml"}, errMatch: `--wait: "-1d" is not a duration`},
+		{args: []string{"--wait", "200000d", "a.yaml"}, errMatch: `--wait: "200000d" is longer than teamrun can count`},
+		{args: []string{"--wait", "1.5d", "a.yaml"}, errMatch: `--wait: "1.5d" is not a duration`},
+		{args: []string{"--wait", "1x", "a.yaml"}, want: "[1x a.yaml] json=false session= vars= wait=2562047h47m16.854775807s"},
 	} {
 		var got string
 		vars := &varsFlag{}
