@@ -35,10 +35,12 @@ const (
 	flagOptional          // --wait, --wait=1m, --wait 1m (a value only if it parses)
 )
 
-// optionalValue is a flag value that may stand alone (IsBoolFlag) and may take
-// a value: Accepts says whether the next word on the line is that value.
-type optionalValue interface {
-	IsBoolFlag() bool
+// valueWords is a flag value that knows its words: Accepts says whether the
+// next word on the line is its value. It decides for a flag that may stand
+// alone (IsBoolFlag: --wait, --wait 1d), and for a word that starts with
+// "-" after a flag that needs a value: a negative number or duration, which
+// no flag is, is the value, for Set to refuse saying what it wants.
+type valueWords interface {
 	Accepts(s string) bool
 }
 
@@ -279,6 +281,9 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 			}
 			flags = append(flags, a)
 		case i+1 < len(rest):
+			if err := valueAfter(cmd, path, a, opt, rest[i+1]); err != nil {
+				return nil, nil, err
+			}
 			flags = append(flags, a, rest[i+1])
 			i++
 		default:
@@ -288,7 +293,26 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 	return flags, pos, nil
 }
 
-func kindOf(cmd *cli.Command, name string) (flagKind, optionalValue) {
+// valueAfter refuses next as the value of flag (as typed, `--session`) when
+// teamrun reads it as a flag (shellcmd.ReadAsFlag): `--session $ID
+// --continue` with ID unset would start a session named "--continue" and
+// drop --continue. A value that starts with "-" goes after "=", the one
+// place where it cannot be a flag: `--session=-x`. A word the flag's value
+// accepts (a negative number) is its value.
+func valueAfter(cmd *cli.Command, path, flag string, v valueWords, next string) error {
+	if !shellcmd.ReadAsFlag(next) || v != nil && v.Accepts(next) {
+		return nil
+	}
+	flag = flagWord(flag)
+	if kind, _ := kindOf(cmd, strings.TrimLeft(flagWord(next), "-")); kind != flagUnknown {
+		return exitf(exitUsage, `%s needs a value, but %s follows it, a flag of %s (a variable left unset?): give the value, and one that starts with "-" as %s=-x (see %s --help)`,
+			flag, flagWord(next), path, flag, path)
+	}
+	// Not said back: it may be a value, and a store URL's may hold a password.
+	return exitf(exitUsage, `%s needs a value, but the word after it starts with "-", which reads as a flag: give such a value as %s=-x (see %s --help)`, flag, flag, path)
+}
+
+func kindOf(cmd *cli.Command, name string) (flagKind, valueWords) {
 	if name == "help" || name == "h" {
 		return flagBool, nil
 	}
@@ -300,9 +324,11 @@ func kindOf(cmd *cli.Command, name string) (flagKind, optionalValue) {
 		case *cli.BoolFlag:
 			return flagBool, nil
 		case *cli.GenericFlag:
-			if o, ok := f.Value.(optionalValue); ok && o.IsBoolFlag() {
-				return flagOptional, o
+			v, _ := f.Value.(valueWords)
+			if o, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && o.IsBoolFlag() && v != nil {
+				return flagOptional, v
 			}
+			return flagValue, v
 		}
 		return flagValue, nil
 	}
@@ -632,4 +658,11 @@ func (p *posIntFlag) Set(s string) error {
 	}
 	p.n = n
 	return nil
+}
+
+// Accepts reports whether s is a number, for Set to refuse with what it
+// wants: -1 after --limit is its bad value, not a flag (valueWords).
+func (p *posIntFlag) Accepts(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }

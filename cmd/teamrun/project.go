@@ -110,6 +110,36 @@ func relative(d time.Duration) string {
 	return prefix + s + suffix
 }
 
+// ageFlag is --older-than DUR, read as parseDuration reads it when the
+// line is parsed, before anything is opened; typed is the value as given,
+// for the summary.
+type ageFlag struct {
+	d     time.Duration
+	typed string
+}
+
+func (a *ageFlag) String() string {
+	if a == nil {
+		return ""
+	}
+	return a.typed
+}
+
+func (a *ageFlag) Set(s string) error {
+	if strings.TrimSpace(s) == "" { // --older-than "$AGE", AGE unset: not "everything"
+		return errors.New("an empty duration: give one (--older-than=7d), or leave it out for the project's max_session_age_days")
+	}
+	d, err := parseAge(s)
+	if err != nil {
+		return err
+	}
+	a.d, a.typed = d, s
+	return nil
+}
+
+// Accepts: a duration, or a number, is --older-than's (durationArg).
+func (a *ageFlag) Accepts(s string) bool { return durationArg(s) }
+
 // parseAge reads --older-than: a duration (parseDuration), which is
 // what people mean for session ages.
 func parseAge(s string) (time.Duration, error) { return parseDuration(s, "7d, 36h or 90m") }

@@ -156,6 +156,20 @@ func TestCommandArgs(t *testing.T) {
 		{args: []string{"a.yaml", "--sesion", "x"}, errMatch: `Did you mean "--session"?`},
 		{args: []string{"a.yaml", "--session"}, errMatch: "--session needs a value"},
 		{args: []string{"a.yaml", "--json=maybe"}, errMatch: `--json=maybe: want true or false (or the flag alone), got maybe`},
+		// The word after a flag that needs a value is never a flag: `--session
+		// $ID --json` with ID unset is refused, not a session named --json.
+		{args: []string{"a.yaml", "--session", "--json"}, errMatch: `--session needs a value, but --json follows it, a flag of teamrun plan (a variable left unset?): give the value, and one that starts with "-" as --session=-x (see teamrun plan --help)`},
+		{args: []string{"a.yaml", "--session", "-h"}, errMatch: `--session needs a value, but -h follows it`},
+		{args: []string{"a.yaml", "-session", "--wait"}, errMatch: `-session needs a value, but --wait follows it`},
+		{args: []string{"a.yaml", "--session", "-x"}, errMatch: `--session needs a value, but the word after it starts with "-", which reads as a flag: give such a value as --session=-x (see teamrun plan --help)`},
+		{args: []string{"a.yaml", "--session", "--", "b.yaml"}, errMatch: `--session needs a value, but the word after it starts with "-"`},
+		{args: []string{"a.yaml", "--var", "--x=1"}, errMatch: `--var needs a value, but the word after it starts with "-"`},
+		{args: []string{"a.yaml", "--session=-x"}, want: "[a.yaml] json=false session=-x vars= wait="},
+		{args: []string{"a.yaml", "--session=--json"}, want: "[a.yaml] json=false session=--json vars= wait="},
+		{args: []string{"a.yaml", "--session", "-"}, want: "[a.yaml] json=false session=- vars= wait="},
+		// A negative number is a number flag's value, refused saying what it wants.
+		{args: []string{"a.yaml", "--limit", "-1"}, errMatch: `--limit: want a whole number ≥ 1, got -1`},
+		{args: []string{"a.yaml", "--limit", "--json"}, errMatch: `--limit needs a value, but --json follows it`},
 		// parseDuration's syntax decides which words --wait takes, before
 		// the FILE too: whole days, and a negative or too long duration
 		// for Set to refuse.
@@ -173,7 +187,8 @@ func TestCommandArgs(t *testing.T) {
 		app := &cli.App{Name: "t", Writer: &out, ErrWriter: io.Discard, ExitErrHandler: func(*cli.Context, error) {}, Commands: []*cli.Command{{
 			Name: "plan", ArgsUsage: "FILE",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}, &cli.StringFlag{Name: "session"},
-				&cli.GenericFlag{Name: "var", Value: vars}, &cli.GenericFlag{Name: "wait", Value: wait}},
+				&cli.GenericFlag{Name: "var", Value: vars}, &cli.GenericFlag{Name: "wait", Value: wait},
+				&cli.GenericFlag{Name: "limit", Value: &posIntFlag{}}},
 			Action: action(func(c *cli.Context, args []string) error {
 				got = fmt.Sprintf("%v json=%v session=%s vars=%s wait=%s", args, c.Bool("json"), c.String("session"), vars, wait)
 				return nil
