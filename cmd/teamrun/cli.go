@@ -103,13 +103,19 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	// `session help nothing` is no help for session: a topic that is none
 	// of its subcommands is refused as `session nothing` is, whatever
 	// flags stand around it (`session help --store DIR nothing`,
-	// `session nothing --help`).
-	noTopic := func(topic string) error {
-		return exitf(exitUsage, "no help topic %q in %s: use %s.%s (%s --help)", topic, path, subcommandList(cmd.Subcommands), didYouMean(cmd.Subcommands, topic), path)
+	// `session nothing --help`); the flags of its subcommands are no
+	// topic (`session --store DIR --help nothing`): helpTopics skips them
+	// with their values.
+	noTopic := func() error {
+		pos := helpTopics(cmd, rest)
+		if len(pos) == 0 || len(cmd.Subcommands) == 0 {
+			return nil
+		}
+		return exitf(exitUsage, "no help topic %q in %s: use %s.%s (%s --help)", pos[0], path, subcommandList(cmd.Subcommands), didYouMean(cmd.Subcommands, pos[0]), path)
 	}
 	if helpFor {
-		if pos := helpTopics(cmd, rest); len(pos) > 0 && len(cmd.Subcommands) > 0 {
-			return nil, noTopic(pos[0])
+		if err := noTopic(); err != nil {
+			return nil, err
 		}
 		return append(out, "--help"), nil
 	}
@@ -119,8 +125,8 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	}
 	out = append(out, flags...)
 	if slices.ContainsFunc(flags, isHelpFlag) {
-		if len(pos) > 0 && len(cmd.Subcommands) > 0 {
-			return nil, noTopic(pos[0])
+		if err := noTopic(); err != nil {
+			return nil, err
 		}
 		return out, nil
 	}
@@ -185,7 +191,8 @@ func commandAt(cmds []*cli.Command, line []string) (cmd *cli.Command, names, res
 }
 
 // leadingFlags counts the words at the start of line that are flags of one
-// of subs, with their values; a help flag or an unknown one ends them.
+// of subs, with their values, or help flags (`session --help list` is the
+// help of list, as `session list --help` is); an unknown one ends them.
 func leadingFlags(subs []*cli.Command, line []string) int {
 	i := 0
 	for i < len(line) && shellcmd.ReadAsFlag(line[i]) && line[i] != "--" {
@@ -198,7 +205,7 @@ func leadingFlags(subs []*cli.Command, line []string) int {
 			}
 		}
 		switch {
-		case name == "help" || name == "h" || kind == flagUnknown:
+		case kind == flagUnknown && !isHelpFlag(line[i]):
 			return i
 		case hasValue || kind != flagValue:
 			i++
