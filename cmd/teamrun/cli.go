@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -36,10 +35,12 @@ const (
 	flagOptional          // --wait, --wait=1m, --wait 1m (a value only if it parses)
 )
 
-// optionalValue is a flag value that may stand alone (IsBoolFlag) and may take
-// a value: Accepts says whether the next word on the line is that value.
-type optionalValue interface {
-	IsBoolFlag() bool
+// valueWords is a flag value that knows its words: Accepts says whether the
+// next word on the line is its value. It decides for a flag that may stand
+// alone (IsBoolFlag: --wait, --wait 1d), and for a word that starts with
+// "-" after a flag that needs a value: a negative number or duration, which
+// no flag is, is the value, for Set to refuse saying what it wants.
+type valueWords interface {
 	Accepts(s string) bool
 }
 
@@ -102,13 +103,19 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	// `session help nothing` is no help for session: a topic that is none
 	// of its subcommands is refused as `session nothing` is, whatever
 	// flags stand around it (`session help --store DIR nothing`,
-	// `session nothing --help`).
-	noTopic := func(topic string) error {
-		return exitf(exitUsage, "no help topic %q in %s: use %s.%s (%s --help)", topic, path, subcommandList(cmd.Subcommands), didYouMean(cmd.Subcommands, topic), path)
+	// `session nothing --help`); the flags of its subcommands are no
+	// topic (`session --store DIR --help nothing`): helpTopics skips them
+	// with their values.
+	noTopic := func() error {
+		pos := helpTopics(cmd, rest)
+		if len(pos) == 0 || len(cmd.Subcommands) == 0 {
+			return nil
+		}
+		return exitf(exitUsage, "no help topic %q in %s: use %s.%s (%s --help)", pos[0], path, subcommandList(cmd.Subcommands), didYouMean(cmd.Subcommands, pos[0]), path)
 	}
 	if helpFor {
-		if pos := helpTopics(cmd, rest); len(pos) > 0 && len(cmd.Subcommands) > 0 {
-			return nil, noTopic(pos[0])
+		if err := noTopic(); err != nil {
+			return nil, err
 		}
 		return append(out, "--help"), nil
 	}
@@ -118,8 +125,8 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	}
 	out = append(out, flags...)
 	if slices.ContainsFunc(flags, isHelpFlag) {
-		if len(pos) > 0 && len(cmd.Subcommands) > 0 {
-			return nil, noTopic(pos[0])
+		if err := noTopic(); err != nil {
+			return nil, err
 		}
 		return out, nil
 	}
@@ -184,7 +191,8 @@ func commandAt(cmds []*cli.Command, line []string) (cmd *cli.Command, names, res
 }
 
 // leadingFlags counts the words at the start of line that are flags of one
-// of subs, with their values; a help flag or an unknown one ends them.
+// of subs, with their values, or help flags (`session --help list` is the
+// help of list, as `session list --help` is); an unknown one ends them.
 func leadingFlags(subs []*cli.Command, line []string) int {
 	i := 0
 	for i < len(line) && shellcmd.ReadAsFlag(line[i]) && line[i] != "--" {
@@ -197,7 +205,7 @@ func leadingFlags(subs []*cli.Command, line []string) int {
 			}
 		}
 		switch {
-		case name == "help" || name == "h" || kind == flagUnknown:
+		case kind == flagUnknown && !isHelpFlag(line[i]):
 			return i
 		case hasValue || kind != flagValue:
 			i++
@@ -280,6 +288,9 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 			}
 			flags = append(flags, a)
 		case i+1 < len(rest):
+			if err := valueAfter(cmd, path, a, opt, rest[i+1]); err != nil {
+				return nil, nil, err
+			}
 			flags = append(flags, a, rest[i+1])
 			i++
 		default:
@@ -289,7 +300,26 @@ func splitFlags(cmd *cli.Command, path string, rest []string) (flags, pos []stri
 	return flags, pos, nil
 }
 
-func kindOf(cmd *cli.Command, name string) (flagKind, optionalValue) {
+// valueAfter refuses next as the value of flag (as typed, `--session`) when
+// teamrun reads it as a flag (shellcmd.ReadAsFlag): `--session $ID
+// --continue` with ID unset would start a session named "--continue" and
+// drop --continue. A value that starts with "-" goes after "=", the one
+// place where it cannot be a flag: `--session=-x`. A word the flag's value
+// accepts (a negative number) is its value.
+func valueAfter(cmd *cli.Command, path, flag string, v valueWords, next string) error {
+	if !shellcmd.ReadAsFlag(next) || v != nil && v.Accepts(next) {
+		return nil
+	}
+	flag = flagWord(flag)
+	if kind, _ := kindOf(cmd, strings.TrimLeft(flagWord(next), "-")); kind != flagUnknown {
+		return exitf(exitUsage, `%s needs a value, but %s follows it, a flag of %s (a variable left unset?): give the value, and one that starts with "-" as %s=-x (see %s --help)`,
+			flag, flagWord(next), path, flag, path)
+	}
+	// Not said back: it may be a value, and a store URL's may hold a password.
+	return exitf(exitUsage, `%s needs a value, but the word after it starts with "-", which reads as a flag: give such a value as %s=-x (see %s --help)`, flag, flag, path)
+}
+
+func kindOf(cmd *cli.Command, name string) (flagKind, valueWords) {
 	if name == "help" || name == "h" {
 		return flagBool, nil
 	}
@@ -301,9 +331,11 @@ func kindOf(cmd *cli.Command, name string) (flagKind, optionalValue) {
 		case *cli.BoolFlag:
 			return flagBool, nil
 		case *cli.GenericFlag:
-			if o, ok := f.Value.(optionalValue); ok && o.IsBoolFlag() {
-				return flagOptional, o
+			v, _ := f.Value.(valueWords)
+			if o, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && o.IsBoolFlag() && v != nil {
+				return flagOptional, v
 			}
+			return flagValue, v
 		}
 		return flagValue, nil
 	}
@@ -635,15 +667,9 @@ func (p *posIntFlag) Set(s string) error {
 	return nil
 }
 
-// Accepts reports whether s is meant as a --wait duration, so that `--wait
-// 1s` takes it while `--wait agents.yaml` leaves the FILE alone; a bare
-// number is taken too, for Set to ask for its unit, and a negative
-// duration, for Set to refuse.
-func (w *waitFlag) Accepts(s string) bool {
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		return true
-	}
-	// A negative one too: no flag, it is --wait's bad value, said so.
-	_, err := time.ParseDuration(s)
+// Accepts reports whether s is a number, for Set to refuse with what it
+// wants: -1 after --limit is its bad value, not a flag (valueWords).
+func (p *posIntFlag) Accepts(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
 	return err == nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/plan"
 	"github.com/teamrun/teamrun/pkg/runner"
@@ -154,9 +155,12 @@ func planSession(c *cli.Context, store checkpoint.Backend, team *spec.Team, spec
 			adminWarnf(c, "%s", n)
 		}
 	}
+	notIn := func() string {
+		return fmt.Sprintf("session %s is not in %s: run --continue %s would start it", res.ID, store.Location(), strings.Join(shellcmd.Flag("--session", res.ID), " "))
+	}
 	switch {
 	case !res.Exists && c.String("session") != "":
-		return nil, []string{fmt.Sprintf("session %s is not in %s: run --continue --session %s would start it", res.ID, store.Location(), res.ID)}, warnings, nil
+		return nil, []string{notIn()}, warnings, nil
 	case res.Pending:
 		return nil, []string{fmt.Sprintf("session %s, the project's active session, is being started by a run and is not in %s yet: run --continue would wait for it (--wait) or exit 4", res.ID, store.Location())}, warnings, nil
 	case !res.Exists:
@@ -166,7 +170,7 @@ func planSession(c *cli.Context, store checkpoint.Backend, team *spec.Team, spec
 	}
 	sess, err = store.Load(c.Context, res.ID)
 	if errors.Is(err, checkpoint.ErrNotFound) {
-		return nil, append(notes, fmt.Sprintf("session %s is not in %s: run --continue --session %s would start it", res.ID, store.Location(), res.ID)), warnings, nil
+		return nil, append(notes, notIn()), warnings, nil
 	}
 	if err != nil {
 		return nil, nil, nil, storeExit(err)

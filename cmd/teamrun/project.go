@@ -110,9 +110,51 @@ func relative(d time.Duration) string {
 	return prefix + s + suffix
 }
 
+// ageFlag is --older-than DUR, read as parseDuration reads it when the
+// line is parsed, before anything is opened; typed is the value as given,
+// for the summary.
+type ageFlag struct {
+	d     time.Duration
+	typed string
+}
+
+func (a *ageFlag) String() string {
+	if a == nil {
+		return ""
+	}
+	return a.typed
+}
+
+func (a *ageFlag) Set(s string) error {
+	if strings.TrimSpace(s) == "" { // --older-than "$AGE", AGE unset: not "everything"
+		return errors.New("an empty duration: give one (--older-than=7d), or leave it out for the project's max_session_age_days")
+	}
+	d, err := parseAge(s)
+	if err != nil {
+		return err
+	}
+	a.d, a.typed = d, s
+	return nil
+}
+
+// Accepts: a duration, or a number, is --older-than's (durationArg).
+func (a *ageFlag) Accepts(s string) bool { return durationArg(s) }
+
 // parseAge reads --older-than: a duration (parseDuration), which is
 // what people mean for session ages.
 func parseAge(s string) (time.Duration, error) { return parseDuration(s, "7d, 36h or 90m") }
+
+// durationArg reports whether s is meant as a duration flag's value:
+// written as a duration (durationSyntax), however long and even negative,
+// or a bare number, for parseDuration and the flag to say what is wrong
+// with it. `--wait 1d FILE` takes the 1d, and `--wait -5s` refuses it
+// (valueWords).
+func durationArg(s string) bool {
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return true
+	}
+	return durationSyntax().MatchString(strings.TrimSpace(s))
+}
 
 // parseDuration is the one rule for a duration flag (--older-than,
 // --wait=DUR): a Go duration ("36h", "90m") or whole days ("7d"), not
@@ -121,33 +163,39 @@ func parseAge(s string) (time.Duration, error) { return parseDuration(s, "7d, 36
 // error gives examples of what it takes.
 func parseDuration(s, examples string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
+	if !durationSyntax().MatchString(s) {
+		return 0, fmt.Errorf("%q is not a duration: use e.g. %s", s, examples)
+	}
 	maxDays := int(math.MaxInt64 / int64(24*time.Hour))
 	tooLong := fmt.Errorf("%q is longer than teamrun can count: use at most %dd", s, maxDays)
+	notOne := fmt.Errorf("%q is not a duration: use e.g. %s", s, examples)
 	if n, ok := strings.CutSuffix(s, "d"); ok {
-		if days, err := strconv.Atoi(n); err == nil && days >= 0 {
-			if days > maxDays {
-				return 0, tooLong
-			}
-			return time.Duration(days) * 24 * time.Hour, nil
-		} else if errors.Is(err, strconv.ErrRange) && days > 0 {
+		days, err := strconv.Atoi(n)
+		switch {
+		case err == nil && days > maxDays, errors.Is(err, strconv.ErrRange) && days > 0:
 			return 0, tooLong
+		case err != nil || days < 0: // 1.5d: whole days only
+			return 0, notOne
 		}
+		return time.Duration(days) * 24 * time.Hour, nil
 	}
 	d, err := time.ParseDuration(s)
 	switch {
-	case err != nil && durationSyntax().MatchString(s):
-		// time.ParseDuration refuses a well-formed duration only when it
-		// is too long.
+	case err != nil && !strings.HasPrefix(s, "-"):
+		// Written as a duration (durationSyntax): only its size is wrong.
 		return 0, tooLong
 	case err != nil || d < 0:
-		return 0, fmt.Errorf("%q is not a duration: use e.g. %s", s, examples)
+		return 0, notOne
 	}
 	return d, nil
 }
 
-// durationSyntax matches what time.ParseDuration reads, whatever its size.
+// durationSyntax matches a word written as a duration, good or not: what
+// time.ParseDuration reads, whatever its size and sign, or days (parseDuration
+// takes whole ones).
 var durationSyntax = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\+?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
+	const number = `([0-9]+(\.[0-9]*)?|\.[0-9]+)`
+	return regexp.MustCompile(`^[-+]?(0|(` + number + `(ns|us|µs|μs|ms|s|m|h))+|` + number + `d)$`)
 })
 
 // writeJSON prints v indented, one document followed by a newline.

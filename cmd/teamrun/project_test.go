@@ -78,6 +78,13 @@ func TestParseAge(t *testing.T) {
 		{in: "2562048h", bad: true, msg: "longer than teamrun can count: use at most 106751d"},
 		{in: "2562047h", want: 2562047 * time.Hour},
 		{in: "soon", bad: true, msg: `"soon" is not a duration: use e.g. 7d, 36h or 90m`},
+		{in: "-99999999999999999999d", bad: true, msg: "is not a duration"},
+		{in: "-9999999999h", bad: true, msg: "is not a duration"},
+		{in: "+2d", want: 48 * time.Hour},
+		{in: "0", want: 0},
+		{in: ".5h", want: 30 * time.Minute},
+		{in: ".h", bad: true, msg: "is not a duration"},
+		{in: "1.5d", bad: true, msg: "is not a duration"},
 	} {
 		got, err := parseAge(tc.in)
 		if tc.bad {
@@ -149,6 +156,29 @@ func TestCommandArgs(t *testing.T) {
 		{args: []string{"a.yaml", "--sesion", "x"}, errMatch: `Did you mean "--session"?`},
 		{args: []string{"a.yaml", "--session"}, errMatch: "--session needs a value"},
 		{args: []string{"a.yaml", "--json=maybe"}, errMatch: `--json=maybe: want true or false (or the flag alone), got maybe`},
+		// The word after a flag that needs a value is never a flag: `--session
+		// $ID --json` with ID unset is refused, not a session named --json.
+		{args: []string{"a.yaml", "--session", "--json"}, errMatch: `--session needs a value, but --json follows it, a flag of teamrun plan (a variable left unset?): give the value, and one that starts with "-" as --session=-x (see teamrun plan --help)`},
+		{args: []string{"a.yaml", "--session", "-h"}, errMatch: `--session needs a value, but -h follows it`},
+		{args: []string{"a.yaml", "-session", "--wait"}, errMatch: `-session needs a value, but --wait follows it`},
+		{args: []string{"a.yaml", "--session", "-x"}, errMatch: `--session needs a value, but the word after it starts with "-", which reads as a flag: give such a value as --session=-x (see teamrun plan --help)`},
+		{args: []string{"a.yaml", "--session", "--", "b.yaml"}, errMatch: `--session needs a value, but the word after it starts with "-"`},
+		{args: []string{"a.yaml", "--var", "--x=1"}, errMatch: `--var needs a value, but the word after it starts with "-"`},
+		{args: []string{"a.yaml", "--session=-x"}, want: "[a.yaml] json=false session=-x vars= wait="},
+		{args: []string{"a.yaml", "--session=--json"}, want: "[a.yaml] json=false session=--json vars= wait="},
+		{args: []string{"a.yaml", "--session", "-"}, want: "[a.yaml] json=false session=- vars= wait="},
+		// A negative number is a number flag's value, refused saying what it wants.
+		{args: []string{"a.yaml", "--limit", "-1"}, errMatch: `--limit: want a whole number ≥ 1, got -1`},
+		{args: []string{"a.yaml", "--limit", "--json"}, errMatch: `--limit needs a value, but --json follows it`},
+		// parseDuration's syntax decides which words --wait takes, before
+		// the FILE too: whole days, and a negative or too long duration
+		// for Set to refuse.
+		{args: []string{"--wait", "1d", "a.yaml"}, want: "[a.yaml] json=false session= vars= wait=24h0m0s"},
+		{args: []string{"--wait", "+2d", "a.yaml"}, want: "[a.yaml] json=false session= vars= wait=48h0m0s"},
+		{args: []string{"--wait", "-1d", "a.yaml"}, errMatch: `--wait: "-1d" is not a duration`},
+		{args: []string{"--wait", "200000d", "a.yaml"}, errMatch: `--wait: "200000d" is longer than teamrun can count`},
+		{args: []string{"--wait", "1.5d", "a.yaml"}, errMatch: `--wait: "1.5d" is not a duration`},
+		{args: []string{"--wait", "1x", "a.yaml"}, want: "[1x a.yaml] json=false session= vars= wait=2562047h47m16.854775807s"},
 	} {
 		var got string
 		vars := &varsFlag{}
@@ -157,7 +187,8 @@ func TestCommandArgs(t *testing.T) {
 		app := &cli.App{Name: "t", Writer: &out, ErrWriter: io.Discard, ExitErrHandler: func(*cli.Context, error) {}, Commands: []*cli.Command{{
 			Name: "plan", ArgsUsage: "FILE",
 			Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}, &cli.StringFlag{Name: "session"},
-				&cli.GenericFlag{Name: "var", Value: vars}, &cli.GenericFlag{Name: "wait", Value: wait}},
+				&cli.GenericFlag{Name: "var", Value: vars}, &cli.GenericFlag{Name: "wait", Value: wait},
+				&cli.GenericFlag{Name: "limit", Value: &posIntFlag{}}},
 			Action: action(func(c *cli.Context, args []string) error {
 				got = fmt.Sprintf("%v json=%v session=%s vars=%s wait=%s", args, c.Bool("json"), c.String("session"), vars, wait)
 				return nil

@@ -61,6 +61,11 @@ func (w *waitFlag) Set(s string) error {
 // IsBoolFlag lets --wait stand alone, while --wait=5m still takes a value.
 func (w *waitFlag) IsBoolFlag() bool { return true }
 
+// Accepts reports whether s is the value of a --wait that may stand alone
+// (durationArg): `--wait 1d agents.yaml` takes the 1d, `--wait agents.yaml`
+// leaves the FILE alone, and `--wait -5s` is refused by Set.
+func (w *waitFlag) Accepts(s string) bool { return durationArg(s) }
+
 // varsFlag collects --var key=value, keeping commas inside values.
 type varsFlag struct {
 	vals  map[string]string

@@ -731,6 +731,7 @@ type pruneItem struct {
 }
 
 func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
+	olderThan := &ageFlag{}
 	return &cli.Command{
 		Name:            "prune",
 		HideHelpCommand: true, // session ids such as "h" stay arguments
@@ -747,7 +748,7 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 		Flags: []cli.Flag{
 			projectFlag(),
 			storeFlagDef(),
-			&cli.StringFlag{Name: "older-than", Usage: "remove sessions older than `DUR` (e.g. 7d, 36h) instead of max_session_age_days"},
+			&cli.GenericFlag{Name: "older-than", Value: olderThan, Usage: "remove sessions older than `DUR` (e.g. 7d, 36h) instead of max_session_age_days"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed; remove nothing"},
 			jsonFlag("what was removed and kept"),
 		},
@@ -762,10 +763,7 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 			var age time.Duration
 			what := ""
 			if c.IsSet("older-than") {
-				if age, err = parseAge(c.String("older-than")); err != nil {
-					return exitf(exitUsage, "--older-than: %v", err)
-				}
-				what = "--older-than " + c.String("older-than")
+				age, what = olderThan.d, "--older-than "+olderThan.typed
 			} else {
 				// Read, never create: a prune (a dry run above all) writes
 				// nothing but its removals and their audit records.

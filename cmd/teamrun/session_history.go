@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
-
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -97,11 +97,11 @@ func sessionDiffCommand(ios *iostreams.IOStreams) *cli.Command {
 				return err
 			}
 			if t.Status != checkpoint.StatusCompleted {
-				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (%s lists its attempts)", t.Name, sess.ID, t.Status, shellcmd.Command("session show", cmdline.Store(storeFlag(c)), []string{sess.ID}, []string{"--task", shellcmd.Quote(t.Name)}))
+				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (%s lists its attempts)", t.Name, sess.ID, t.Status, shellcmd.Command("session show", cmdline.Store(storeFlag(c)), []string{sess.ID}, shellcmd.Flag("--task", t.Name)))
 			}
 			prev := t.PreviousOutcome()
 			if t.Previous == nil && len(completedAttempts(t)) < 2 {
-				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (%s runs it again)", t.Name, sess.ID, shellcmd.Command("run", nil, []string{"FILE"}, append([]string{"--continue", "--session", shellcmd.Quote(sess.ID), "--rerun", shellcmd.Quote(t.Name)}, cmdline.Store(storeFlag(c))...)))
+				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (%s runs it again)", t.Name, sess.ID, shellcmd.Command("run", nil, []string{"FILE"}, slices.Concat([]string{"--continue"}, shellcmd.Flag("--session", sess.ID), shellcmd.Flag("--rerun", t.Name), cmdline.Store(storeFlag(c)))))
 			}
 			if t.Blob != nil || prev.Blob != nil {
 				// Results stored out of line are not diffed in memory:

@@ -25,6 +25,18 @@ func Quote(s string) string {
 // Only after "--" is such a word an argument.
 func ReadAsFlag(word string) bool { return len(word) > 1 && word[0] == '-' }
 
+// Flag is a flag and its value as words of a command line to paste
+// (`--session s1`, the value quoted). A value teamrun would read as a flag
+// (a session named "-x") is joined to it with "=" (`--session=-x`): the
+// only way teamrun takes such a value, as after a flag that takes one the
+// next word is refused when it starts with "-".
+func Flag(name, value string) []string {
+	if ReadAsFlag(value) {
+		return []string{name + "=" + Quote(value)}
+	}
+	return []string{name, Quote(value)}
+}
+
 // Command is `teamrun cmd` with its arguments args, each quoted, between
 // the flags before and after them (flag words, quoted by the caller). An
 // argument teamrun would read as a flag (a task or file named "-ask")

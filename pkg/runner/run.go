@@ -1105,7 +1105,7 @@ func ResumeCommand(o Options, id string) string { return resumeCommand(o, id, ni
 // resumeCommand is ResumeCommand with the run's secrets kept out of its
 // --var values (varArg).
 func resumeCommand(o Options, id string, secrets []teamSecret) string {
-	flags := []string{"--continue", "--session", shellcmd.Quote(id)}
+	flags := append([]string{"--continue"}, shellcmd.Flag("--session", id)...)
 	keys := o.VarOrder
 	if len(keys) == 0 {
 		for k := range o.Vars {

@@ -25,7 +25,7 @@ func Store(store string) []string {
 	if store == "" {
 		return nil
 	}
-	return []string{"--store", shellcmd.Quote(stores.Shown(store))}
+	return shellcmd.Flag("--store", stores.Shown(store))
 }
 
 // Decide is `teamrun session decide` recording value for task of session,
