@@ -302,7 +302,7 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 				out.Missing = []checkpoint.Absent{} // they have neither a status nor a spec to filter on
 			}
 			for _, e := range entries {
-				if specAbs != "" && e.SpecPath != specAbs {
+				if specAbs != "" && !checkpoint.SamePath(e.SpecPath, specAbs) {
 					continue
 				}
 				le := listEntry{ID: e.ID, Spec: e.SpecPath, Team: e.TeamName, TasksDone: e.Done, TasksTotal: e.Total,

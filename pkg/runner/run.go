@@ -328,7 +328,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		if old, err = store.Load(ctx, id); err != nil {
 			return nil, err
 		}
-		if old.SpecPath != "" && filepath.Clean(old.SpecPath) != filepath.Clean(specAbs) {
+		if old.SpecPath != "" && !checkpoint.SamePath(old.SpecPath, specAbs) {
 			// As plan says it: the session named is resumed with this
 			// file's tasks, and the other file's outputs go.
 			notes = append(notes, fmt.Sprintf("session %s was saved for %s, not %s: resuming it with this file's tasks (pass --session ID to pick another session)", id, old.SpecPath, specAbs))
