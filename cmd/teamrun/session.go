@@ -24,8 +24,8 @@ func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{
 		Name:  "session",
 		Usage: "list, show, delete and prune sessions; record human decisions; show task output",
-		Description: "Sessions live in the store: --store URL, else $TEAMRUN_STORE, else $TEAMRUN_HOME/sessions\n" +
-			"(default ~/.teamrun). The project — the current folder, or --project DIR — supplies the\n" +
+		Description: "Sessions live in the store: --store URL, else $TEAMRUN_STORE, else $TEAMRUN_HOME (default\n" +
+			"~/.teamrun); a folder keeps them in its sessions/ folder. The project — the current folder, or --project DIR — supplies the\n" +
 			"active session and the audit log (.teamrun/state.json and audit.log, or the database's\n" +
 			"with a PostgreSQL store) and config.yml.\n\n" +
 			"Examples:\n" +
