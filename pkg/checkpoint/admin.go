@@ -299,6 +299,9 @@ type PruneOptions struct {
 	Before time.Time // sessions whose files were last written before this are stale
 	Active string    // the project's active session: always kept
 	DryRun bool      // report, remove nothing
+	// Store is the --store words of the commands its reasons tell
+	// (NameStore).
+	Store []string
 }
 
 // Prune removes the sessions whose files were last written before opts.Before, except the
@@ -326,7 +329,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			continue
 		}
 		if sum.Err != nil {
-			stale = append(stale, Stale{Entry: sum, Reason: unreadable(sum.ID, sum.Err)})
+			stale = append(stale, Stale{Entry: sum, Reason: unreadable(sum.ID, sum.Err, opts.Store)})
 			continue
 		}
 		st := Stale{Entry: sum}
@@ -364,7 +367,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			if errors.Is(err, ErrNotFound) {
 				continue // removed meanwhile by someone else
 			}
-			st.Reason = unreadable(sum.ID, err)
+			st.Reason = unreadable(sum.ID, err, opts.Store)
 			stale = append(stale, st)
 			continue
 		}
@@ -411,15 +414,17 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 }
 
 // unreadable is why prune keeps session id, which err says it cannot
-// read. Something teamrun never puts there (a folder named <id>.json) is
-// not the session's to delete: its error says to move it out; nor is a
-// session a newer teamrun wrote: its error says to upgrade.
-func unreadable(id string, err error) string {
+// read; store is the --store words of the commands it tells. Something
+// teamrun never puts there (a folder named <id>.json) is not the
+// session's to delete: its error says to move it out; nor is a session a
+// newer teamrun wrote: its error says to upgrade.
+func unreadable(id string, err error, store []string) string {
+	NameStore(err, store)
 	var newer *NewerError
 	if errors.Is(err, ErrNotRegular) || errors.As(err, &newer) {
 		return fmt.Sprintf("unreadable (%v)", err)
 	}
-	return fmt.Sprintf("unreadable (%v): inspect it, then `%s`", err, shellcmd.Command("session delete", nil, []string{id}, nil))
+	return fmt.Sprintf("unreadable (%v): inspect it, then `%s`", err, shellcmd.Command("session delete", nil, []string{id}, store))
 }
 
 // pruneOrphan removes the orphan lock o (and what else is left with it)
