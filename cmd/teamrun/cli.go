@@ -567,16 +567,19 @@ func wireCommands(cmds []*cli.Command) {
 		c.HideHelpCommand = true
 		c.Before = emptyFlag
 		if act := c.Action; act != nil {
-			c.Action = func(cc *cli.Context) error { return withAgain(cc, act(cc)) }
+			c.Action = func(cc *cli.Context) error { return explained(cc, act(cc)) }
 		}
 		wireCommands(c.Subcommands)
 	}
 }
 
-// withAgain is err followed, when its advice is a fix to make first
-// (checkpoint.Retryable: "free some space"), by how this command does
-// again what failed (againAdvice). The exit code stays.
-func withAgain(c *cli.Context, err error) error {
+// explained is err as command c ends with it: the commands it tells to
+// paste name the store c was given (checkpoint.NameStore), and advice that
+// is a fix to make first (checkpoint.Retryable: "free some space") is
+// followed by how this command does again what failed (againAdvice). The
+// exit code stays.
+func explained(c *cli.Context, err error) error {
+	checkpoint.NameStore(err, pasteStore(c))
 	if !checkpoint.Retryable(err) {
 		return err
 	}
@@ -587,9 +590,9 @@ func withAgain(c *cli.Context, err error) error {
 	return &againError{err: err, again: againAdvice(c, err)}
 }
 
-// againText is err's message as withAgain has it, for a warning or a
+// explainedText is err's message as explained has it, for a warning or a
 // --json field.
-func againText(c *cli.Context, err error) string { return withAgain(c, err).Error() }
+func explainedText(c *cli.Context, err error) string { return explained(c, err).Error() }
 
 type againError struct {
 	err   error

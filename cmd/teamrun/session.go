@@ -14,8 +14,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -24,8 +26,8 @@ func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 	return &cli.Command{
 		Name:  "session",
 		Usage: "list, show, delete and prune sessions; record human decisions; show task output",
-		Description: "Sessions live in the store: --store URL, else $TEAMRUN_STORE, else $TEAMRUN_HOME/sessions\n" +
-			"(default ~/.teamrun). The project — the current folder, or --project DIR — supplies the\n" +
+		Description: "Sessions live in the store: --store URL, else $TEAMRUN_STORE, else $TEAMRUN_HOME (default\n" +
+			"~/.teamrun); a folder keeps them in its sessions/ folder. The project — the current folder, or --project DIR — supplies the\n" +
 			"active session and the audit log (.teamrun/state.json and audit.log, or the database's\n" +
 			"with a PostgreSQL store) and config.yml.\n\n" +
 			"Examples:\n" +
@@ -91,6 +93,10 @@ func storeFlag(c *cli.Context) string {
 	return ""
 }
 
+// pasteStore is the --store words of the commands c prints for the user
+// to paste (cmdline.Store): the store c was given, so that they reach it.
+func pasteStore(c *cli.Context) []string { return cmdline.Store(storeFlag(c)) }
+
 // storeExit gives a checkpoint error its exit code (DESIGN §3).
 func storeExit(err error) error {
 	var held *checkpoint.HeldError
@@ -150,13 +156,13 @@ func (a *admin) notFound(c *cli.Context, id string) error {
 	if ok {
 		return exitf(exitStore, "session %s is missing from %s (another TEAMRUN_HOME?); %s", id, a.store.Location(), absent.Describe())
 	}
-	return exitf(exitUsage, "no session %s in %s (`teamrun session list` shows them)", id, a.store.Location())
+	return exitf(exitUsage, "no session %s in %s (`%s` shows them)", id, a.store.Location(), shellcmd.Command("session list", nil, nil, pasteStore(c)))
 }
 
 func adminWarnf(c *cli.Context, format string, args ...any) {
 	for i, a := range args {
 		if err, ok := a.(error); ok {
-			args[i] = againText(c, err)
+			args[i] = explainedText(c, err)
 		}
 	}
 	fmt.Fprintln(c.App.ErrWriter, runner.WarningLine(fmt.Sprintf(format, args...)))
@@ -302,7 +308,7 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 				out.Missing = []checkpoint.Absent{} // they have neither a status nor a spec to filter on
 			}
 			for _, e := range entries {
-				if specAbs != "" && e.SpecPath != specAbs {
+				if specAbs != "" && !checkpoint.SamePath(e.SpecPath, specAbs) {
 					continue
 				}
 				le := listEntry{ID: e.ID, Spec: e.SpecPath, Team: e.TeamName, TasksDone: e.Done, TasksTotal: e.Total,
@@ -315,7 +321,7 @@ func sessionListCommand(ios *iostreams.IOStreams) *cli.Command {
 			out.Sessions = newestFirst(c.Context, a.store, out.Sessions, want, limit.n)
 			for i, e := range out.Sessions {
 				if e.err != nil {
-					out.Sessions[i].Error = againText(c, e.err)
+					out.Sessions[i].Error = explainedText(c, e.err)
 				}
 			}
 			if c.Bool("json") {
@@ -474,7 +480,8 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 					if res.Missing {
 						return a.notFound(c, res.Named)
 					}
-					return exitf(exitUsage, "this project (%s) has no active session: name one, e.g. teamrun session show ID (`teamrun session list` shows them)", a.dir)
+					return exitf(exitUsage, "this project (%s) has no active session: name one, e.g. %s (`%s` shows them)", a.dir,
+						shellcmd.Command("session show", nil, []string{"ID"}, pasteStore(c)), shellcmd.Command("session list", nil, nil, pasteStore(c)))
 				}
 				id = res.ID
 			}
@@ -780,7 +787,7 @@ func sessionPruneCommand(ios *iostreams.IOStreams) *cli.Command {
 				return storeExit(fmt.Errorf("%w; prune needs to know the active session", err))
 			}
 			now := time.Now()
-			stale, newer, perr := checkpoint.Prune(c.Context, a.store, a.project, checkpoint.PruneOptions{Before: now.Add(-age), Active: active, DryRun: c.Bool("dry-run")})
+			stale, newer, perr := checkpoint.Prune(c.Context, a.store, a.project, checkpoint.PruneOptions{Before: now.Add(-age), Active: active, DryRun: c.Bool("dry-run"), Store: pasteStore(c)})
 			out := pruneJSON{Store: a.store.Location(), Before: now.Add(-age).UTC().Truncate(time.Second), DryRun: c.Bool("dry-run"),
 				Removed: []pruneItem{}, Kept: []pruneItem{}, Newer: newer, RemovedLocks: []pruneLock{}, KeptLocks: []pruneLock{}}
 			for _, s := range stale {

@@ -97,11 +97,11 @@ func sessionDiffCommand(ios *iostreams.IOStreams) *cli.Command {
 				return err
 			}
 			if t.Status != checkpoint.StatusCompleted {
-				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (%s lists its attempts)", t.Name, sess.ID, t.Status, shellcmd.Command("session show", cmdline.Store(storeFlag(c)), []string{sess.ID}, shellcmd.Flag("--task", t.Name)))
+				return exitf(exitUsage, "task %s of session %s is %s: it has no latest result to compare (%s lists its attempts)", t.Name, sess.ID, t.Status, shellcmd.Command("session show", pasteStore(c), []string{sess.ID}, shellcmd.Flag("--task", t.Name)))
 			}
 			prev := t.PreviousOutcome()
 			if t.Previous == nil && len(completedAttempts(t)) < 2 {
-				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (%s runs it again)", t.Name, sess.ID, shellcmd.Command("run", nil, []string{"FILE"}, slices.Concat([]string{"--continue"}, shellcmd.Flag("--session", sess.ID), shellcmd.Flag("--rerun", t.Name), cmdline.Store(storeFlag(c)))))
+				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (%s runs it again)", t.Name, sess.ID, shellcmd.Command("run", nil, []string{"FILE"}, slices.Concat([]string{"--continue"}, shellcmd.Flag("--session", sess.ID), shellcmd.Flag("--rerun", t.Name), pasteStore(c))))
 			}
 			if t.Blob != nil || prev.Blob != nil {
 				// Results stored out of line are not diffed in memory:

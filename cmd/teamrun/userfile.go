@@ -9,7 +9,7 @@ import (
 // fileError is a file the user named (export's -o FILE, init's FILE) that
 // could not be written: which, why, what became of it and what to do
 // first. It is Retryable (checkpoint.Retryable), so the command appends how
-// to do it again (withAgain), as for a store failure; exit 5.
+// to do it again (explained), as for a store failure; exit 5.
 type fileError struct {
 	op, path string // "write", "create"
 	err      error  // the system's, without the path

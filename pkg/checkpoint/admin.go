@@ -123,28 +123,45 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 }
 
 // sameSpec reports whether the specs at a and b are one spec of project
-// p: the same file, or, in a project named apart from its folder
-// (TEAMRUN_PROJECT, a database store: one project over the checkouts of
-// several machines, its spec in another folder on each), the same file
-// name.
-func sameSpec(p ProjectState, a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	named, ok := p.(interface{ Key() string })
-	return ok && named.Key() != p.Dir() && filepath.Base(a) == filepath.Base(b)
+// p: the same file (SamePath), or, in a project named apart from its
+// folder (TEAMRUN_PROJECT, a database store: one project over the
+// checkouts of several machines, its spec in another folder on each), the
+// same file name.
+func sameSpec(p ProjectState, a, b string) bool { return ownerOf(p, b).sameSpec(a) }
+
+// owner decides which sessions are project p's (ofProject) and which of
+// those are of its spec (sameSpec), for a loop over a store's sessions:
+// each distinct path is looked up once.
+type owner struct {
+	key  string // the project's key; "" for a store without keys (files)
+	dir  *pathMatch
+	spec *pathMatch
 }
 
-// ofProject reports whether session e is project p's: the project the
+func ownerOf(p ProjectState, specPath string) *owner {
+	o := &owner{dir: matchPath(p.Dir()), spec: matchPath(specPath)}
+	if named, ok := p.(interface{ Key() string }); ok {
+		o.key = named.Key()
+	}
+	return o
+}
+
+func (o *owner) sameSpec(specPath string) bool {
+	return o.spec.same(specPath) || o.key != "" && o.key != o.dir.path && filepath.Base(specPath) == filepath.Base(o.spec.path)
+}
+
+// ofProject reports whether session e is the project's: the project the
 // store recorded it was started in, or, where it recorded none, the
 // project of its spec's folder. A project named apart from its folder
 // (TEAMRUN_PROJECT) shares the store, and the spec folder's path, with
-// others: the session one of them started is not another's.
-func ofProject(p ProjectState, e Summary) bool {
-	if named, ok := p.(interface{ Key() string }); ok && e.Project != "" {
-		return e.Project == named.Key()
+// others: the session one of them started is not another's. A key is a
+// path unless TEAMRUN_PROJECT named it, and one written on another
+// machine compares by its text (SamePath).
+func (o *owner) ofProject(e Summary) bool {
+	if o.key != "" && e.Project != "" {
+		return SamePath(e.Project, o.key)
 	}
-	return filepath.Dir(filepath.Clean(e.SpecPath)) == p.Dir()
+	return o.dir.same(filepath.Dir(filepath.Clean(e.SpecPath)))
 }
 
 // latestOf is the most recently updated readable session of project p and
@@ -154,13 +171,14 @@ func latestOf(ctx context.Context, s Backend, p ProjectState, specPath string) (
 	if err != nil {
 		return nil, err
 	}
+	o := ownerOf(p, specPath)
 	var best *Entry
 	for i := range list {
 		sum := &list[i]
-		if sum.Err != nil || !ofProject(p, sum.Summary) {
+		if sum.Err != nil || !o.ofProject(sum.Summary) {
 			continue
 		}
-		if specPath != "" && !sameSpec(p, sum.SpecPath, specPath) {
+		if specPath != "" && !o.sameSpec(sum.SpecPath) {
 			continue
 		}
 		if best == nil || sum.UpdatedAt.After(best.UpdatedAt) {
@@ -281,6 +299,9 @@ type PruneOptions struct {
 	Before time.Time // sessions whose files were last written before this are stale
 	Active string    // the project's active session: always kept
 	DryRun bool      // report, remove nothing
+	// Store is the --store words of the commands its reasons tell
+	// (NameStore).
+	Store []string
 }
 
 // Prune removes the sessions whose files were last written before opts.Before, except the
@@ -295,6 +316,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 		return nil, 0, err
 	}
 	removed := &removals{s: s, p: p}
+	here := matchPath(p.Dir())
 	var actives map[string]string
 	if ai, ok := s.(ActiveIndex); ok {
 		if actives, err = ai.ActiveSessions(ctx); err != nil {
@@ -307,7 +329,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			continue
 		}
 		if sum.Err != nil {
-			stale = append(stale, Stale{Entry: sum, Reason: unreadable(sum.ID, sum.Err)})
+			stale = append(stale, Stale{Entry: sum, Reason: unreadable(sum.ID, sum.Err, opts.Store)})
 			continue
 		}
 		st := Stale{Entry: sum}
@@ -326,7 +348,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			stale = append(stale, st)
 			continue
 		}
-		if dir := filepath.Dir(filepath.Clean(sum.SpecPath)); actives == nil && sum.SpecPath != "" && dir != p.Dir() {
+		if dir := filepath.Dir(filepath.Clean(sum.SpecPath)); actives == nil && sum.SpecPath != "" && !here.same(dir) {
 			if other, err := s.Project(dir).Active(ctx); err == nil && other == sum.ID {
 				st.Reason = "the active session of the project in " + dir
 				stale = append(stale, st)
@@ -345,7 +367,7 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			if errors.Is(err, ErrNotFound) {
 				continue // removed meanwhile by someone else
 			}
-			st.Reason = unreadable(sum.ID, err)
+			st.Reason = unreadable(sum.ID, err, opts.Store)
 			stale = append(stale, st)
 			continue
 		}
@@ -392,15 +414,17 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 }
 
 // unreadable is why prune keeps session id, which err says it cannot
-// read. Something teamrun never puts there (a folder named <id>.json) is
-// not the session's to delete: its error says to move it out; nor is a
-// session a newer teamrun wrote: its error says to upgrade.
-func unreadable(id string, err error) string {
+// read; store is the --store words of the commands it tells. Something
+// teamrun never puts there (a folder named <id>.json) is not the
+// session's to delete: its error says to move it out; nor is a session a
+// newer teamrun wrote: its error says to upgrade.
+func unreadable(id string, err error, store []string) string {
+	NameStore(err, store)
 	var newer *NewerError
 	if errors.Is(err, ErrNotRegular) || errors.As(err, &newer) {
 		return fmt.Sprintf("unreadable (%v)", err)
 	}
-	return fmt.Sprintf("unreadable (%v): inspect it, then `%s`", err, shellcmd.Command("session delete", nil, []string{id}, nil))
+	return fmt.Sprintf("unreadable (%v): inspect it, then `%s`", err, shellcmd.Command("session delete", nil, []string{id}, store))
 }
 
 // pruneOrphan removes the orphan lock o (and what else is left with it)
@@ -474,7 +498,7 @@ type removals struct {
 
 func (a *removals) audit(ctx context.Context, specPath string, rec AuditRecord) error {
 	if specPath != "" {
-		if dir := filepath.Dir(filepath.Clean(specPath)); dir != a.p.Dir() {
+		if dir := filepath.Dir(filepath.Clean(specPath)); !SamePath(dir, a.p.Dir()) {
 			own := a.s.Project(dir)
 			if a.named == nil {
 				a.named = map[string]map[string]bool{}

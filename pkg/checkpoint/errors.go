@@ -41,20 +41,55 @@ func JournalClosed(id string) error {
 // IDRule is the session id rule, as error messages state it.
 const IDRule = "1 to 128 characters of A-Z a-z 0-9 . _ -, not starting with a dot"
 
+// StoreNamer is an error whose message tells a teamrun command to paste
+// about the store the error came from (delete a session there, list its
+// sessions). NameStore gives that command the --store words of the
+// command line that met the error (cmdline.Store; none when it named no
+// store, and the same environment finds the same store again): without
+// them, pasted, a `session delete` removed the session of the default
+// store, not of the one the command was given.
+type StoreNamer interface {
+	NameStore(words []string)
+}
+
+// NameStore gives words to every StoreNamer in err's tree: the one place
+// a command names its store in the commands its errors tell. A wrapper
+// that formats its message when made (fmt.Errorf) keeps the words it
+// found then, so such errors are wrapped by types that format when
+// printed, or not at all, on their way to the command.
+func NameStore(err error, words []string) {
+	if n, ok := err.(StoreNamer); ok {
+		n.NameStore(words)
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		NameStore(u.Unwrap(), words)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			NameStore(e, words)
+		}
+	}
+}
+
 // CorruptError is a session file (or its journal) that cannot be decoded.
 // Nothing ever overwrites or deletes it on its own.
 type CorruptError struct {
 	ID   string
 	Path string
 	Err  error
+	// Store is the --store words of the delete command it tells (NameStore).
+	Store []string
 }
 
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("session %s: %s is corrupt: %v; it was left untouched: restore it from a backup, or delete the session with `%s`",
-		e.ID, e.Path, e.Err, shellcmd.Command("session delete", nil, []string{e.ID}, nil))
+		e.ID, e.Path, e.Err, shellcmd.Command("session delete", nil, []string{e.ID}, e.Store))
 }
 
 func (e *CorruptError) Unwrap() []error { return []error{e.Err, ErrStore} }
+
+// NameStore is StoreNamer's.
+func (e *CorruptError) NameStore(words []string) { e.Store = words }
 
 // StoreError is an I/O failure on a store file, with what to do about it.
 type StoreError struct {
@@ -163,24 +198,31 @@ type UnfinishedError struct {
 	Store string // "PostgreSQL store <location>"
 	Op    string // what was being removed: "delete session x"
 	Cause string // why the connection went, with no secret in it
-	// Leftover, when set, is what may be left and what removes it, for a
-	// removal that was no command's purpose but a clean-up after it (a
-	// run's or an import's Discard of a session it gave up): doing the
-	// command again would not remove it, so it is not Retryable. A
-	// command whose purpose the removal is (prune) drops it (Own).
+	// Leftover, when set, is what may be left, which `session prune`
+	// removes, for a removal that was no command's purpose but a clean-up
+	// after it (a run's or an import's Discard of a session it gave up):
+	// doing the command again would not remove it, so it is not
+	// Retryable. A command whose purpose the removal is (prune) drops it
+	// (Own).
 	Leftover string
 	Err      error
+	// Paste is the --store words of the prune command it tells
+	// (NameStore).
+	Paste []string
 }
 
 func (e *UnfinishedError) Error() string {
 	what := "wait until the server answers again" // then the command's again
 	if e.Leftover != "" {
-		what = e.Leftover
+		what = fmt.Sprintf("%s: `%s` removes it once it is older than the cut-off", e.Leftover, shellcmd.Command("session prune", nil, nil, e.Paste))
 	}
 	return fmt.Sprintf("%s: %s: %s; whether it was done is unknown: %s", e.Store, e.Op, e.Cause, what)
 }
 
 func (e *UnfinishedError) Unwrap() []error { return []error{e.Err, ErrStore} }
+
+// NameStore is StoreNamer's.
+func (e *UnfinishedError) NameStore(words []string) { e.Paste = words }
 
 // Retryable: doing the command again finishes the removal, unless it was a
 // clean-up (Leftover).

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -72,15 +73,15 @@ func TestUnfinishedErrorAdvice(t *testing.T) {
 		t.Error("a removal cut off midway is not Retryable")
 	}
 	cleanup := &UnfinishedError{Store: "PostgreSQL store pg", Op: "remove session s1 and its lock", Cause: "lost",
-		Leftover: "`teamrun session prune` removes what is left", Err: retryableCause{}}
-	if got, want := cleanup.Error(), "PostgreSQL store pg: remove session s1 and its lock: lost; whether it was done is unknown: `teamrun session prune` removes what is left"; got != want {
+		Leftover: "what is left of it is a lock with no session", Err: retryableCause{}}
+	if got, want := cleanup.Error(), "PostgreSQL store pg: remove session s1 and its lock: lost; whether it was done is unknown: what is left of it is a lock with no session: `teamrun session prune` removes it once it is older than the cut-off"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	if Retryable(cleanup) {
 		t.Error("a clean-up cut off midway is Retryable: the command would be run again for what prune removes")
 	}
 	own := Own(fmt.Errorf("pruning: %w", cleanup))
-	if !Retryable(own) || strings.Contains(own.Error(), "removes what is left") || !strings.Contains(own.Error(), "remove session s1 and its lock: lost; whether it was done is unknown: wait until") {
+	if !Retryable(own) || strings.Contains(own.Error(), "session prune") || !strings.Contains(own.Error(), "remove session s1 and its lock: lost; whether it was done is unknown: wait until") {
 		t.Errorf("Own(clean-up) = %v, Retryable %v; want the removal prune's own, to do again", own, Retryable(own))
 	}
 	if other := fmt.Errorf("x"); Own(other) != other {
@@ -96,11 +97,55 @@ func TestMessagesCommandsPaste(t *testing.T) {
 	}{
 		{"corrupt", (&CorruptError{ID: "-x", Path: "/h/sessions/-x.json", Err: fmt.Errorf("bad")}).Error(), "`teamrun session delete -- -x`"},
 		{"corrupt, plain id", (&CorruptError{ID: "s1", Path: "/h/sessions/s1.json", Err: fmt.Errorf("bad")}).Error(), "`teamrun session delete s1`"},
-		{"unreadable in prune", unreadable("-x", fmt.Errorf("bad")), "`teamrun session delete -- -x`"},
+		{"unreadable in prune", unreadable("-x", fmt.Errorf("bad"), nil), "`teamrun session delete -- -x`"},
 	}
 	for _, tt := range tests {
 		if !strings.Contains(tt.got, tt.want) {
 			t.Errorf("%s: %s\ndoes not contain %s", tt.name, tt.got, tt.want)
 		}
 	}
+}
+
+// lazyWrap formats its message when printed, as the wrappers between a
+// store's error and the command's end do (runner.StoreError).
+type lazyWrap struct{ err error }
+
+func (e lazyWrap) Error() string { return "cannot write the checkpoint: " + e.err.Error() }
+func (e lazyWrap) Unwrap() error { return e.err }
+
+// The commands a store's errors tell name the store the command line gave
+// (NameStore), wherever the error sits in the tree it ends with; without
+// --store they name none.
+func TestNameStore(t *testing.T) {
+	store := []string{"--store", "/srv/other"}
+	corrupt := func() *CorruptError {
+		return &CorruptError{ID: "s1", Path: "/srv/other/sessions/s1.json", Err: fmt.Errorf("bad")}
+	}
+	cleanup := func() *UnfinishedError {
+		return &UnfinishedError{Store: "PostgreSQL store pg", Op: "remove session s1 and its lock", Cause: "lost", Leftover: "a lock is left"}
+	}
+	tests := []struct {
+		name  string
+		err   error
+		words []string
+		want  string
+	}{
+		{"corrupt", corrupt(), store, "`teamrun session delete s1 --store /srv/other`"},
+		{"corrupt, no --store", corrupt(), nil, "`teamrun session delete s1`"},
+		{"corrupt, wrapped", lazyWrap{corrupt()}, store, "`teamrun session delete s1 --store /srv/other`"},
+		{"corrupt, joined", errors.Join(fmt.Errorf("first"), lazyWrap{corrupt()}), store, "`teamrun session delete s1 --store /srv/other`"},
+		{"a clean-up cut short", cleanup(), store, "`teamrun session prune --store /srv/other` removes it"},
+		{"a clean-up, as prune's own", Own(cleanup()), store, "wait until the server answers again"},
+		{"unreadable in prune", errors.New(unreadable("s1", corrupt(), store)), nil,
+			"delete the session with `teamrun session delete s1 --store /srv/other`): inspect it, then `teamrun session delete s1 --store /srv/other`"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NameStore(tt.err, tt.words)
+			if got := tt.err.Error(); !strings.HasSuffix(got, tt.want) && !strings.Contains(got, tt.want+" ") {
+				t.Errorf("got  %s\nwant it to hold %s", got, tt.want)
+			}
+		})
+	}
+	NameStore(nil, store) // nothing to name: no panic
 }

@@ -134,9 +134,11 @@ type Commands struct {
 	// first; "" means os.TempDir().
 	TempDir string
 	Groups  *Groups
-	// Store is the session store's folder, passed as TEAMRUN_STORE: with
-	// TEAMRUN_SESSION it tells the processes of this store's session from
-	// those of a namesake in another store (killOrphans).
+	// Store is the session store as TEAMRUN_STORE names it to the
+	// commands (stores.Named): a teamrun a task starts opens the same
+	// store, and with TEAMRUN_SESSION it tells the processes of this
+	// store's session from those of a namesake in another store
+	// (killOrphans, given the same value).
 	Store string
 	// Warn tells the user something; nil: nobody. Called from the
 	// goroutines of parallel tasks.

@@ -328,7 +328,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		if old, err = store.Load(ctx, id); err != nil {
 			return nil, err
 		}
-		if old.SpecPath != "" && filepath.Clean(old.SpecPath) != filepath.Clean(specAbs) {
+		if old.SpecPath != "" && !checkpoint.SamePath(old.SpecPath, specAbs) {
 			// As plan says it: the session named is resumed with this
 			// file's tasks, and the other file's outputs go.
 			notes = append(notes, fmt.Sprintf("session %s was saved for %s, not %s: resuming it with this file's tasks (pass --session ID to pick another session)", id, old.SpecPath, specAbs))
@@ -338,7 +338,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		// recorded as running can have left anything (a task's group is
 		// killed when it ends), so the /proc scan is skipped otherwise.
 		if slices.ContainsFunc(old.Team.Tasks, func(t checkpoint.TaskRecord) bool { return t.Status == checkpoint.StatusRunning }) {
-			if pids := killOrphans(id, store.Location(), procsRecord(scratch, id)); len(pids) > 0 {
+			if pids := killOrphans(id, stores.Named(store), procsRecord(scratch, id)); len(pids) > 0 {
 				_, lapses := lock.(Losable)
 				notes = append(notes, orphansNote(id, pids, lapses))
 			}
@@ -376,7 +376,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 			sweepScratch(scratch, lock, warn, swept)
 		}
 	}()
-	commands := &Commands{Groups: groups, Warn: warn, Store: store.Location(), TempDir: scratchDir(scratch, id),
+	commands := &Commands{Groups: groups, Warn: warn, Store: stores.Named(store), TempDir: scratchDir(scratch, id),
 		Logs: logsOf(store), Lock: lock, LogsCtx: context.WithoutCancel(ctx), Kept: &keptLogs{}, Session: id, Blobs: blobsOf(store),
 		Keys: secretValues(secrets)}
 	if o.Verbose {

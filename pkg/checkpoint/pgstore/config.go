@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
@@ -313,11 +314,22 @@ type Error struct {
 	Advice   string
 	Then     bool // Advice is a fix to make before the command is run again
 	Err      error
+	// Show, when set, is the session whose `session show` Advice ends
+	// with, named with the --store words Paste (NameStore).
+	Show  string
+	Paste []string
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("PostgreSQL store %s: %s: %s; %s", e.Location, e.Op, e.Msg, e.Advice)
+	advice := e.Advice
+	if e.Show != "" {
+		advice += "; see `" + shellcmd.Command("session show", nil, []string{e.Show}, e.Paste) + "`"
+	}
+	return fmt.Sprintf("PostgreSQL store %s: %s: %s; %s", e.Location, e.Op, e.Msg, advice)
 }
+
+// NameStore is checkpoint.StoreNamer's.
+func (e *Error) NameStore(words []string) { e.Paste = words }
 
 // Retryable is Then (checkpoint.Retryable).
 func (e *Error) Retryable() bool { return e.Then }

@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
@@ -287,7 +286,8 @@ func (l *Lock) takenOverLocked() error {
 	if l.lost == nil {
 		l.setLostLocked(&Error{Location: l.store.cfg.location, Op: "session " + l.id,
 			Msg:    fmt.Sprintf("the session was taken over by another run (this run's owner generation %d is no longer the session's)", l.gen),
-			Advice: "this run stops writing; see `" + shellcmd.Command("session show", nil, []string{l.id}, nil) + "`",
+			Advice: "this run stops writing",
+			Show:   l.id,
 			Err:    ErrLost})
 	}
 	return l.lost

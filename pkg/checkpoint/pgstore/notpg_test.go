@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 // A store URL whose port is not PostgreSQL's says so, in words, not in
@@ -52,6 +54,28 @@ func TestOpenNotPostgreSQL(t *testing.T) {
 				if strings.Contains(msg, internal) {
 					t.Errorf("%q says %q", msg, internal)
 				}
+			}
+		})
+	}
+}
+
+// A run whose session another run took over is told to look at it in the
+// store its command line named (checkpoint.NameStore), not the default one.
+func TestTakenOverNamesTheStore(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		words []string
+		want  string
+	}{
+		{"--store given", []string{"--store", "postgres://u@db/app"}, "this run stops writing; see `teamrun session show l2 --store postgres://u@db/app`"},
+		{"none given", nil, "this run stops writing; see `teamrun session show l2`"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := error(&Error{Location: "postgres://u@db/app", Op: "session l2", Msg: "the session was taken over by another run",
+				Advice: "this run stops writing", Show: "l2", Err: ErrLost})
+			checkpoint.NameStore(err, tc.words)
+			if got := err.Error(); !strings.HasSuffix(got, tc.want) {
+				t.Errorf("got  %s\nwant it to end with %s", got, tc.want)
 			}
 		})
 	}

@@ -1,11 +1,13 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -46,6 +48,9 @@ type Project struct {
 	store *Store
 	dir   string
 	key   string
+
+	mu  sync.Mutex
+	row string // the key its rows are under (rowKey); "" until looked up
 }
 
 var _ checkpoint.ProjectState = (*Project)(nil)
@@ -71,7 +76,52 @@ func (p *Project) Key() string { return p.key }
 
 // Where names the project's row in messages.
 func (p *Project) Where() string {
-	return fmt.Sprintf("%s (%s.projects, project %s)", p.store.cfg.location, p.store.cfg.schema, p.key)
+	p.mu.Lock()
+	key := cmp.Or(p.row, p.key)
+	p.mu.Unlock()
+	return fmt.Sprintf("%s (%s.projects, project %s)", p.store.cfg.location, p.store.cfg.schema, key)
+}
+
+// rowKey is the key the project's rows (its active session, its audit
+// records) are under: its own key when rows are under it, or when
+// TEAMRUN_PROJECT named it; else the key of the rows of this very folder
+// reached by another path (checkpoint.SamePath: through a symbolic link,
+// or the link's target), which a run given that path wrote first; else its
+// own. The key stays the path a run was given, not the folder a link
+// points to: a link that a deploy points at each new release keeps its
+// project.
+func (p *Project) rowKey(ctx context.Context) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.row != "" {
+		return p.row, nil
+	}
+	if p.key != p.dir {
+		p.row = p.key
+		return p.row, nil
+	}
+	ctx, cancel := p.store.bounded(ctx)
+	defer cancel()
+	// Its own first, then the others newest first. Only a project with
+	// no rows of its own pays for the look-up of every key here: a
+	// project's first run, or its folder's first through another path.
+	rows, err := p.store.pool.Query(ctx, p.store.q(`SELECT project_key FROM {s}.projects
+		ORDER BY project_key = $1 DESC, updated_at DESC`), p.key)
+	if err != nil {
+		return "", p.store.cfg.fail("read the projects' keys", err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", p.store.cfg.fail("read the projects' keys", err)
+	}
+	p.row = p.key
+	for _, k := range keys {
+		if checkpoint.SamePath(k, p.dir) {
+			p.row = k
+			break
+		}
+	}
+	return p.row, nil
 }
 
 var _ checkpoint.ActiveIndex = (*Store)(nil)
@@ -94,15 +144,19 @@ func (s *Store) ActiveSessions(ctx context.Context) (map[string]string, error) {
 
 // Active is the project's active session id, "" when none is set.
 func (p *Project) Active(ctx context.Context) (string, error) {
+	key, err := p.rowKey(ctx)
+	if err != nil {
+		return "", err
+	}
 	var id string
 	ctx, cancel := p.store.bounded(ctx)
 	defer cancel()
-	err := p.store.pool.QueryRow(ctx, p.store.q(`SELECT active_session FROM {s}.projects WHERE project_key = $1`), p.key).Scan(&id)
+	err = p.store.pool.QueryRow(ctx, p.store.q(`SELECT active_session FROM {s}.projects WHERE project_key = $1`), key).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
 	if err != nil {
-		return "", p.store.cfg.fail("read the active session of project "+p.key, err)
+		return "", p.store.cfg.fail("read the active session of project "+key, err)
 	}
 	return id, nil
 }
@@ -112,12 +166,16 @@ func (p *Project) SetActive(ctx context.Context, id string) error {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return err
 	}
+	key, err := p.rowKey(ctx)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := p.store.bounded(ctx)
 	defer cancel()
-	_, err := p.store.pool.Exec(ctx, p.store.q(`INSERT INTO {s}.projects (project_key, active_session, updated_at) VALUES ($1, $2, now())
-		ON CONFLICT (project_key) DO UPDATE SET active_session = excluded.active_session, updated_at = excluded.updated_at`), p.key, id)
+	_, err = p.store.pool.Exec(ctx, p.store.q(`INSERT INTO {s}.projects (project_key, active_session, updated_at) VALUES ($1, $2, now())
+		ON CONFLICT (project_key) DO UPDATE SET active_session = excluded.active_session, updated_at = excluded.updated_at`), key, id)
 	if err != nil {
-		return p.store.cfg.fail("set the active session of project "+p.key, err)
+		return p.store.cfg.fail("set the active session of project "+key, err)
 	}
 	return nil
 }
@@ -130,18 +188,22 @@ func (p *Project) ClaimActive(ctx context.Context, prev, id string) (string, err
 	if err := checkpoint.ValidateID(id); err != nil {
 		return "", err
 	}
+	key, err := p.rowKey(ctx)
+	if err != nil {
+		return "", err
+	}
 	cur := id
-	err := pgx.BeginFunc(ctx, p.store.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, p.store.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, p.store.q(`INSERT INTO {s}.projects AS p (project_key, active_session, updated_at) VALUES ($1, $2, now())
 			ON CONFLICT (project_key) DO UPDATE SET active_session = excluded.active_session, updated_at = excluded.updated_at
-			WHERE p.active_session = $3`), p.key, id, prev)
+			WHERE p.active_session = $3`), key, id, prev)
 		if err != nil || tag.RowsAffected() == 1 {
 			return err
 		}
-		return tx.QueryRow(ctx, p.store.q(`SELECT active_session FROM {s}.projects WHERE project_key = $1`), p.key).Scan(&cur)
+		return tx.QueryRow(ctx, p.store.q(`SELECT active_session FROM {s}.projects WHERE project_key = $1`), key).Scan(&cur)
 	})
 	if err != nil {
-		return "", p.store.cfg.fail("set the active session of project "+p.key, err)
+		return "", p.store.cfg.fail("set the active session of project "+key, err)
 	}
 	return cur, nil
 }
@@ -150,22 +212,30 @@ func (p *Project) ClaimActive(ctx context.Context, prev, id string) (string, err
 // file log does; it returns once committed.
 func (p *Project) Audit(ctx context.Context, rec checkpoint.AuditRecord) error {
 	rec.Fill()
+	key, err := p.rowKey(ctx)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := p.store.bounded(ctx)
 	defer cancel()
-	_, err := p.store.pool.Exec(ctx, p.store.q(`INSERT INTO {s}.audit (project_key, at, event, session_id, store, pid, username, detail)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`), p.key, rec.Time, rec.Event, rec.Session, rec.Store, rec.PID, rec.User, rec.Detail)
+	_, err = p.store.pool.Exec(ctx, p.store.q(`INSERT INTO {s}.audit (project_key, at, event, session_id, store, pid, username, detail)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`), key, rec.Time, rec.Event, rec.Session, rec.Store, rec.PID, rec.User, rec.Detail)
 	if err != nil {
-		return p.store.cfg.fail("write the audit of project "+p.key, err)
+		return p.store.cfg.fail("write the audit of project "+key, err)
 	}
 	return nil
 }
 
 // AuditRecords is the project's audit log, oldest first.
 func (p *Project) AuditRecords(ctx context.Context) ([]checkpoint.AuditRecord, error) {
-	rows, err := p.store.pool.Query(ctx, p.store.q(`SELECT at, event, session_id, store, pid, username, detail
-		FROM {s}.audit WHERE project_key = $1 ORDER BY id`), p.key)
+	key, err := p.rowKey(ctx)
 	if err != nil {
-		return nil, p.store.cfg.fail("read the audit of project "+p.key, err)
+		return nil, err
+	}
+	rows, err := p.store.pool.Query(ctx, p.store.q(`SELECT at, event, session_id, store, pid, username, detail
+		FROM {s}.audit WHERE project_key = $1 ORDER BY id`), key)
+	if err != nil {
+		return nil, p.store.cfg.fail("read the audit of project "+key, err)
 	}
 	recs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (checkpoint.AuditRecord, error) {
 		var rec checkpoint.AuditRecord
@@ -174,7 +244,7 @@ func (p *Project) AuditRecords(ctx context.Context) ([]checkpoint.AuditRecord, e
 		return rec, err
 	})
 	if err != nil {
-		return nil, p.store.cfg.fail("read the audit of project "+p.key, err)
+		return nil, p.store.cfg.fail("read the audit of project "+key, err)
 	}
 	return recs, nil
 }

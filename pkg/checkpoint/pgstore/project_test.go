@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,6 +26,62 @@ func TestProjectKey(t *testing.T) {
 		if err != nil || got != tt.want {
 			t.Errorf("TEAMRUN_PROJECT=%q ProjectKey(%q) = %q, %v; want %q", tt.env, tt.dir, got, err, tt.want)
 		}
+	}
+}
+
+// A folder reached through a symbolic link is the same project as the
+// folder itself: the rows a run given one path wrote are the rows of a run
+// given the other. A key is the path a run was given, so a project's own
+// rows win, and a key that is a name (TEAMRUN_PROJECT) or a path not on
+// this machine is never another folder's.
+func TestProjectThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink("real", link); err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(dir, "gone") // another machine's checkout
+	tests := []struct {
+		name    string
+		rows    map[string]string // project key -> active session
+		named   string            // TEAMRUN_PROJECT of the second run
+		dir     string            // its folder
+		want    string            // the active session it finds
+		audited string            // the key its audit record goes under
+	}{
+		{name: "the link after the folder", rows: map[string]string{real: "s1"}, dir: link, want: "s1", audited: real},
+		{name: "the folder after the link", rows: map[string]string{link: "s1"}, dir: real, want: "s1", audited: link},
+		{name: "its own rows first", rows: map[string]string{link: "via-link", real: "own"}, dir: real, want: "own", audited: real},
+		{name: "a path not here is another folder", rows: map[string]string{gone: "elsewhere"}, dir: real, want: "", audited: real},
+		{name: "a named project is its name's", rows: map[string]string{real: "s1"}, named: "nightly", dir: link, want: "", audited: "nightly"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openStore(t, testStoreURL(t))
+			ctx := context.Background()
+			t.Setenv("TEAMRUN_PROJECT", "")
+			for key, id := range tt.rows { // as runs given those paths wrote them
+				if _, err := s.pool.Exec(ctx, s.q(`INSERT INTO {s}.projects VALUES ($1, $2, now())`), key, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("TEAMRUN_PROJECT", tt.named)
+			p := s.Project(tt.dir)
+			if got, err := p.Active(ctx); err != nil || got != tt.want {
+				t.Errorf("Active = %q, %v; want %q", got, err, tt.want)
+			}
+			if err := p.Audit(ctx, checkpoint.AuditRecord{Event: checkpoint.EventCreated, Session: "audited"}); err != nil {
+				t.Fatal(err)
+			}
+			var key string
+			if err := s.pool.QueryRow(ctx, s.q(`SELECT project_key FROM {s}.audit WHERE session_id = 'audited'`)).Scan(&key); err != nil || key != tt.audited {
+				t.Errorf("audited under %q, %v; want %q", key, err, tt.audited)
+			}
+		})
 	}
 }
 

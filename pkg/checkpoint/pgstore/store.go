@@ -528,7 +528,7 @@ func (s *Store) Discard(ctx context.Context, cl checkpoint.Lock) error {
 	defer l.Release()
 	_, err := s.remove(ctx, l)
 	return s.unfinished(err, "remove session "+l.id+" and its lock",
-		"what is left of it is a session no run uses, or a lock with no session: `teamrun session prune` removes it once it is older than the cut-off")
+		"what is left of it is a session no run uses, or a lock with no session")
 }
 
 // unfinished is err, from a removal under a lock whose connection was

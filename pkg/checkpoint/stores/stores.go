@@ -143,6 +143,19 @@ func filePath(location string) (string, error) {
 	return path, nil
 }
 
+// Named is the location that opens b again, as TEAMRUN_STORE names it to
+// the processes of b's tasks (a teamrun a task starts uses the same store)
+// and as the orphan sweep finds those processes by: the file store's own
+// folder, not the sessions folder within it that messages name (read as
+// a store, that folder put sessions one level down, where no list looked);
+// a database's URL without its password (PGPASSWORD or ~/.pgpass give it).
+func Named(b checkpoint.Backend) string {
+	if h, ok := b.(interface{ Home() string }); ok {
+		return h.Home()
+	}
+	return b.Location()
+}
+
 // Shown is location as a message or a command line may show it: a URL
 // without its password (pgstore's rule, the one for store URLs).
 func Shown(location string) string {

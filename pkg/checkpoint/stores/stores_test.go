@@ -1,6 +1,7 @@
 package stores
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -124,5 +125,38 @@ func TestLocationDefault(t *testing.T) {
 	got, err := Location("", none)
 	if !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), gone+" does not exist") {
 		t.Errorf("Location with HOME=%s: %q, %v; want no store, naming the folder", gone, got, err)
+	}
+}
+
+// Named is the location that opens the same store again: what a command
+// agent gets as TEAMRUN_STORE, so that a teamrun it starts reads and
+// writes the run's own sessions. The file store's sessions folder, read
+// as a store, put them one level down, where no list looked.
+func TestNamedOpensTheSameStore(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	tests := []struct{ location, want string }{
+		{filepath.Join(dir, "home"), filepath.Join(dir, "home")},
+		{"rel/home", filepath.Join(dir, "rel", "home")}, // a task runs in another folder
+		{"file://" + filepath.ToSlash(dir) + "/a%20b", filepath.Join(dir, "a b")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.location, func(t *testing.T) {
+			s, err := Open(context.Background(), tt.location)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Named(s)
+			if got != tt.want {
+				t.Errorf("Named = %q; want %q", got, tt.want)
+			}
+			again, err := Open(context.Background(), got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Location() != s.Location() {
+				t.Errorf("opened from %q: Location %q; want %q", got, again.Location(), s.Location())
+			}
+		})
 	}
 }

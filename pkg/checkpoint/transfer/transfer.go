@@ -80,7 +80,7 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 	if ok, err := b.Exists(ctx, sess.ID); err != nil {
 		return "", err
 	} else if ok {
-		return "", alreadyIn(sess.ID, b.Location())
+		return "", &ExistsError{ID: sess.ID, Location: b.Location()}
 	}
 	bs, _ := b.(checkpoint.BlobStore)
 	if err := checkpoint.OutlineBlobs(ctx, bs, sess); err != nil {
@@ -95,7 +95,7 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 			// the blobs stored may be its own. Exists refuses what Begin
 			// would take for a session (a link there, say), so only a
 			// session made by no teamrun run since then gets here.
-			return "", alreadyIn(sess.ID, b.Location())
+			return "", &ExistsError{ID: sess.ID, Location: b.Location()}
 		}
 		return "", discard(ctx, b, l, err)
 	}
@@ -113,10 +113,18 @@ func Import(ctx context.Context, b checkpoint.Backend, where string, data []byte
 // error is err again, not worth a second telling.
 func discard(ctx context.Context, b checkpoint.Backend, l checkpoint.Lock, err error) error {
 	if derr := b.Discard(context.WithoutCancel(ctx), l); derr != nil && !errors.Is(derr, err) {
-		return errors.Join(err, fmt.Errorf("removing what the import stored: %w", derr))
+		return errors.Join(err, &removingError{derr})
 	}
 	return err
 }
+
+// removingError is what the import's clean-up (discard) met. Its message
+// is made when printed, so the prune it may tell names the store the
+// command was given (checkpoint.NameStore).
+type removingError struct{ err error }
+
+func (e *removingError) Error() string { return "removing what the import stored: " + e.err.Error() }
+func (e *removingError) Unwrap() error { return e.err }
 
 // DocumentError: the document given to Import is not a readable session
 // (the store was not touched).
@@ -125,9 +133,23 @@ type DocumentError struct{ Err error }
 func (e *DocumentError) Error() string { return e.Err.Error() }
 func (e *DocumentError) Unwrap() error { return e.Err }
 
-// alreadyIn is the error for session id, which store (at location)
-// already has.
-func alreadyIn(id, location string) error {
-	return fmt.Errorf("%w: session %s is already in %s; delete it there first (%s) to replace it",
-		checkpoint.ErrExists, id, location, shellcmd.Command("session delete", nil, []string{id}, nil))
+// ExistsError: the store at Location already has session ID, which an
+// import never replaces (checkpoint.ErrExists).
+type ExistsError struct {
+	ID       string
+	Location string
+	// Store is the --store words of the delete command it tells
+	// (checkpoint.NameStore): pasted without them, it deleted the session
+	// from the default store instead.
+	Store []string
 }
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%v: session %s is already in %s; delete it there first (%s) to replace it",
+		checkpoint.ErrExists, e.ID, e.Location, shellcmd.Command("session delete", nil, []string{e.ID}, e.Store))
+}
+
+func (e *ExistsError) Unwrap() error { return checkpoint.ErrExists }
+
+// NameStore is checkpoint.StoreNamer's.
+func (e *ExistsError) NameStore(words []string) { e.Store = words }
