@@ -168,7 +168,8 @@ func (r *liveReporter) Observe(ev Event) {
 
 // printStep prints a finished step on one line that fits the width: a long
 // task name is shortened in the middle so that what happened to it stays
-// readable; an error follows in full on its own lines.
+// readable; an error, and the command that shows a failed task's output,
+// follow in full on their own lines.
 func (r *liveReporter) printStep(ev Event) {
 	width := max(r.io.Width()-1, 20)
 	var msg string
@@ -191,7 +192,9 @@ func (r *liveReporter) printStep(ev Event) {
 		fmt.Fprintf(r.io.Out, "  %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
 	}
 	if ev.Type == TaskFailed && ev.Logs != "" {
-		fmt.Fprintf(r.io.Out, "  %s\n", r.st.dim(fit("its output: "+ev.Logs, width-2)))
+		// A command printed for pasting is never cut: it may wrap, as the
+		// resume line does; it is above the block, which alone must fit.
+		fmt.Fprintf(r.io.Out, "  %s\n", r.st.dim("its output: "+ev.Logs))
 	}
 }
 

@@ -152,3 +152,27 @@ func TestLiveBlockNarrowTerminal(t *testing.T) {
 		})
 	}
 }
+
+// A failed task's "its output:" command is printed for pasting: whole, at
+// any width, where it was cut with "…" to fit the terminal.
+func TestLiveFailedTaskLogsCommandWhole(t *testing.T) {
+	logs := "teamrun session logs nightly-release-notes-20261207-054741-d2d0 fetch-changelog --attempt 1"
+	for _, width := range []int{40, 80, 200} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			screen := &iostreams.Screen{Width: width}
+			ios := iostreams.Test(nil, screen, screen)
+			ios.SetTerminal(width, false)
+			r := newLiveReporter(ios)
+			r.Observe(Event{Type: RunStarted, Message: "session s: new, 2 tasks", Tasks: 2})
+			r.Observe(Event{Type: TaskStarted, Task: "other", Attempt: 1})
+			r.Observe(Event{Type: TaskStarted, Task: "fetch-changelog", Attempt: 1})
+			r.Observe(Event{Type: TaskFailed, Task: "fetch-changelog", Attempt: 1, Error: "exit status 1", Logs: logs, Elapsed: millis(time.Second)})
+			r.Observe(Event{Type: TaskCompleted, Task: "other", Elapsed: millis(time.Second)})
+			r.Close()
+			flat := strings.Join(screen.Lines(), "")
+			if !strings.Contains(flat, "its output: "+logs) {
+				t.Errorf("the whole command %q is not on a %d-column screen:\n%s", logs, width, strings.Join(screen.Lines(), "\n"))
+			}
+		})
+	}
+}
