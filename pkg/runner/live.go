@@ -20,7 +20,8 @@ type liveReporter struct {
 	io       *iostreams.IOStreams
 	st       style
 	total    int
-	finished int
+	finished int // done: completed, skipped, restored or reused
+	failed   int
 	running  map[string]time.Time
 	preview  map[string]string // a streaming task's latest line of text
 	order    []string
@@ -83,7 +84,11 @@ func (r *liveReporter) block(now time.Time, width int) []string {
 		return nil
 	}
 	width = max(width-1, minWidth)
-	lines := []string{fit(fmt.Sprintf("%d/%d done, %d running", r.finished, r.total, len(r.order)), width)}
+	head := fmt.Sprintf("%d/%d done", r.finished, r.total)
+	if r.failed > 0 {
+		head += fmt.Sprintf(", %d failed", r.failed)
+	}
+	lines := []string{fit(fmt.Sprintf("%s, %d running", head, len(r.order)), width)}
 	shown := r.order
 	if len(shown) > maxRunningLines {
 		shown = shown[:maxRunningLines-1]
@@ -142,7 +147,11 @@ func (r *liveReporter) Observe(ev Event) {
 		r.running[ev.Task] = time.Now()
 		delete(r.preview, ev.Task) // a new attempt's text starts afresh
 	case TaskCompleted, TaskFailed, TaskInterrupted, TaskHalted, TaskSkipped, TaskRestored, TaskReused:
-		if ev.Type != TaskInterrupted && ev.Type != TaskHalted {
+		switch ev.Type {
+		case TaskFailed:
+			r.failed++ // a failed task is not done: the run ends unsuccessful
+		case TaskInterrupted, TaskHalted:
+		default:
 			r.finished++
 		}
 		delete(r.running, ev.Task)
