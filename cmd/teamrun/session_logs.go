@@ -52,12 +52,13 @@ func sessionLogsCommand() *cli.Command {
 					return err
 				}
 				tasks = []checkpoint.TaskRecord{*t}
+				where := cmdline.Where{Store: storeFlag(c), Project: filepath.Dir(sess.SpecPath)}
 				switch {
 				case t.Attempts == 0 && attempt.n != 0:
-					return exitf(exitUsage, "%s: there is no attempt %d", noAttempts(sess, t, cmdline.Where{Store: storeFlag(c), Project: filepath.Dir(sess.SpecPath)}), attempt.n)
+					return exitf(exitUsage, "%s: there is no attempt %d", noAttempts(sess, t, where), attempt.n)
 				case t.Attempts == 0:
 					// Not "no attempts have run in session ID": others may have.
-					fmt.Fprintln(c.App.Writer, noAttempts(sess, t, cmdline.Where{Store: storeFlag(c), Project: filepath.Dir(sess.SpecPath)}))
+					fmt.Fprintln(c.App.Writer, noAttempts(sess, t, where))
 					return nil
 				case attempt.n > t.Attempts:
 					return exitf(exitUsage, "task %s of session %s has run %s; there is no attempt %d", t.Name, sess.ID, countOf(t.Attempts, "attempt"), attempt.n)

@@ -1,6 +1,6 @@
 // Package cmdline builds the teamrun command lines that run, plan and the
 // session commands print for users to paste (resume, decide, logs): which
-// store they name and how a decide hint reads. They are quoted by
+// store and project they name and how a decide hint reads. They are quoted by
 // shellcmd. It sits below both runner and plan, which cannot import each
 // other.
 package cmdline
