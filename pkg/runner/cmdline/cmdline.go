@@ -46,7 +46,7 @@ func Project(dir string) []string {
 	if wd, err := os.Getwd(); dir == "" || err == nil && wd == dir {
 		return nil
 	}
-	return []string{"--project", shellcmd.Quote(dir)}
+	return shellcmd.Flag("--project", dir)
 }
 
 // Decide is `teamrun session decide` recording value for task of session,
