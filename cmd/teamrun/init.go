@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/schemas"
 )
@@ -26,7 +27,8 @@ func initCommand() *cli.Command {
 		Description: "Writes FILE (default agents.yaml) and, beside it, agents.schema.json for editors (the\n" +
 			"file's yaml-language-server line names it). An existing FILE is never overwritten\n" +
 			"(exit 2, nothing written); an existing agents.schema.json is left as it is. FILE ends in\n" +
-			"\".yaml\" or \".yml\": the starter is commented YAML (another name is exit 2, nothing written).\n\n" +
+			"\".yaml\" or \".yml\": the starter is commented YAML (another name is exit 2, nothing written).\n" +
+			"Folders on FILE's path that do not exist are made.\n\n" +
 			"Examples:\n" +
 			"   teamrun init && teamrun run agents.yaml\n" +
 			"   teamrun init pipelines/nightly.yaml",
@@ -49,8 +51,25 @@ func initCommand() *cli.Command {
 				return exitf(exitUsage, "init: %s: the starter team is commented YAML; name a FILE ending in .yaml or .yml (%s); nothing was written", path, shellcmd.Command("init", nil, []string{strings.TrimSuffix(path, filepath.Ext(path)) + ".yaml"}, nil))
 			}
 			dir := filepath.Dir(path)
-			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				return exitf(exitUsage, "init: %s is not a folder: create it first", dir)
+			missing, err := missingFolders(dir)
+			var file *notFolderError
+			switch {
+			case errors.As(err, &file):
+				return exitf(exitUsage, "init: %s is a file, not a folder: name a FILE in a folder (teamrun init FILE); nothing was written", file.path)
+			case err != nil:
+				return writeFileError("init: ", "read", dir, err, "nothing was written", "teamrun init FILE")
+			}
+			// The help's `teamrun init pipelines/nightly.yaml` in a fresh
+			// checkout: missing folders are made, as the store makes its
+			// own, and removed again when FILE cannot be written.
+			undo := func() {
+				for _, d := range missing {
+					os.Remove(d)
+				}
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				undo()
+				return writeFileError("init: ", "create the folder", dir, err, "nothing was written", "teamrun init FILE")
 			}
 			// O_EXCL: a file that appears meanwhile is not overwritten either.
 			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -58,6 +77,7 @@ func initCommand() *cli.Command {
 				return exitf(exitUsage, "init: %s already exists; nothing was written (remove it, or name another FILE: teamrun init FILE)", path)
 			}
 			if err != nil {
+				undo()
 				return writeFileError("init: ", "create", path, err, "nothing was written", "teamrun init FILE")
 			}
 			_, err = f.Write(starterSpec)
@@ -66,7 +86,12 @@ func initCommand() *cli.Command {
 			}
 			if err != nil {
 				os.Remove(path)
+				undo()
 				return writeFileError("init: ", "write", path, err, "nothing was written", "teamrun init FILE")
+			}
+			if len(missing) > 0 {
+				// Said, so that a misspelt folder does not go unseen.
+				fmt.Fprintf(c.App.Writer, "made the folder %s\n", dir)
 			}
 			fmt.Fprintf(c.App.Writer, "wrote %s\n", path)
 			schema := filepath.Join(dir, "agents.schema.json")
@@ -81,6 +106,33 @@ func initCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "next: %s\n", shellcmd.Command("run", nil, []string{path}, nil))
 			return nil
 		}),
+	}
+}
+
+// notFolderError is a part of init's FILE that is a file, not a folder.
+type notFolderError struct{ path string }
+
+func (e *notFolderError) Error() string { return e.path + " is a file, not a folder" }
+
+// missingFolders are dir and those of its parents that do not exist,
+// deepest first: what making dir makes, and removing them undoes. A part
+// of dir that is a file is a notFolderError.
+func missingFolders(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		switch {
+		case err == nil && fi.IsDir():
+			return missing, nil
+		case err == nil:
+			return nil, &notFolderError{path: d}
+		case !errors.Is(err, fs.ErrNotExist) && fserr.Of(err) != fserr.NotDir:
+			return nil, err
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			return missing, nil
+		}
 	}
 }
 

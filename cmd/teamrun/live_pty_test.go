@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -139,5 +140,45 @@ func TestLiveVerboseOnATerminal(t *testing.T) {
 	}
 	if strings.Contains(text, " done, ") || wrapped > 0 {
 		t.Errorf("a stale block line or a wrapped line (%d) on the final screen:\n%s", wrapped, text)
+	}
+}
+
+// A task fails on an 80-column terminal while another runs on: the block
+// counts it as failed, not done, and its "its output:" command, printed for
+// pasting, is there whole (it was cut with "…" to the width).
+func TestLiveFailureOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	// slow waits for bad to have failed, so the block shows the failure
+	// next to a running task.
+	spec := "process: workflow\nagents:\n" +
+		"  slow:\n    shell: 'while [ ! -e bad.done ]; do sleep 0.1; done; sleep 1; echo slow'\n" +
+		"  bad:\n    shell: 'echo \"something went wrong\" >&2; touch bad.done; exit 1'\n" +
+		"tasks:\n  wait-for-it:\n    description: x\n    agent: slow\n  fetch-changelog:\n    description: x\n    agent: bad\n"
+	path := filepath.Join(dir, "nightly-release-notes.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "run", "nightly-release-notes.yaml")
+	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"), "TERM=xterm", "NO_COLOR=1")
+	cmd.Dir = dir
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	var out bytes.Buffer
+	if _, err = io.Copy(&out, f); err != nil && !errors.Is(err, syscall.EIO) {
+		t.Fatal(err)
+	}
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("teamrun: %v, want exit 1\n%s", err, out.String())
+	}
+	raw := out.String()
+	if !strings.Contains(raw, "0/2 done, 1 failed, 1 running") || strings.Contains(raw, "1/2 done, 1 running") {
+		t.Errorf("the block does not count the failed task apart:\n%q", raw)
+	}
+	logs := regexp.MustCompile(`its output: teamrun session logs nightly-release-notes-\S+ fetch-changelog --attempt 1\r\n`)
+	if !logs.MatchString(raw) {
+		t.Errorf("no whole `its output:` command:\n%q", raw)
 	}
 }

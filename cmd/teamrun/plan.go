@@ -109,12 +109,13 @@ func planCommand() *cli.Command {
 			}
 			printPlaceholderWarnings(c.App.ErrWriter, team, set.State)
 			team = set.Team
-			p := plan.Make(team, set.Defs, set.Fingerprint, sess, ch, storeFlag(c))
+			where := cmdline.Where{Store: storeFlag(c), Project: dir}
+			p := plan.Make(team, set.Defs, set.Fingerprint, sess, ch, where)
 			p.Spec, p.Notes = path, notes
 			if team.Budget != nil {
 				decide := ""
 				if sess != nil {
-					decide = cmdline.Decide(storeFlag(c), sess.ID, runner.BudgetDecision, "raise=N")
+					decide = cmdline.Decide(where, sess.ID, runner.BudgetDecision, "raise=N")
 				}
 				p.NoteBudget(team, func(task string) string { return set.BudgetHaltsBefore(sess, task) }, decide)
 			}

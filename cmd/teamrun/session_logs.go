@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 func sessionLogsCommand() *cli.Command {
@@ -49,7 +52,15 @@ func sessionLogsCommand() *cli.Command {
 					return err
 				}
 				tasks = []checkpoint.TaskRecord{*t}
-				if attempt.n > t.Attempts {
+				where := cmdline.Where{Store: storeFlag(c), Project: filepath.Dir(sess.SpecPath)}
+				switch {
+				case t.Attempts == 0 && attempt.n != 0:
+					return exitf(exitUsage, "%s: there is no attempt %d", noAttempts(sess, t, where), attempt.n)
+				case t.Attempts == 0:
+					// Not "no attempts have run in session ID": others may have.
+					fmt.Fprintln(c.App.Writer, noAttempts(sess, t, where))
+					return nil
+				case attempt.n > t.Attempts:
 					return exitf(exitUsage, "task %s of session %s has run %s; there is no attempt %d", t.Name, sess.ID, countOf(t.Attempts, "attempt"), attempt.n)
 				}
 			}
@@ -60,6 +71,23 @@ func sessionLogsCommand() *cli.Command {
 			return printLogs(c.Context, c.App.Writer, logs, sess.ID, tasks, attempt.n)
 		}),
 	}
+}
+
+// noAttempts says why task t of sess has no attempt to show: a human task
+// never runs one, and has a decision instead (or waits for one, recorded
+// by the command it names: w is the session's store and project, its
+// spec's folder, as for the run's); another has not run yet.
+func noAttempts(sess *checkpoint.Session, t *checkpoint.TaskRecord, w cmdline.Where) string {
+	if t.Agent != spec.HumanAgent {
+		return fmt.Sprintf("task %s of session %s has run no attempt (it is %s)", t.Name, sess.ID, t.Status)
+	}
+	decision := "no decision is recorded yet: " + cmdline.Decide(w, sess.ID, t.Name, "")
+	if v, ok := sess.Checkpoint.Decisions[t.Name]; ok {
+		decision = "its decision: " + resultPreview(v, 40)
+	} else if t.Status == checkpoint.StatusCompleted {
+		decision = "it completed with " + resultPreview(t.Result, 40)
+	}
+	return fmt.Sprintf("task %s of session %s is a human task: it runs no attempts and has no output (%s)", t.Name, sess.ID, decision)
 }
 
 // logReader is a store that keeps the attempts' output (the file store,

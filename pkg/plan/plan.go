@@ -68,10 +68,10 @@ func (p *Plan) Count(a Action) int {
 // be nil (a new session).
 //
 // ch is what the user chose (--reuse, --rerun, --rerun-from, --keep), as
-// run takes it: checkpoint.RestoreChoice decides for both. store is the
-// --store the command line gave ("" for none): the commands the plan
-// names carry it, as run's do.
-func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkpoint.Session, ch checkpoint.Choice, store string) *Plan {
+// run takes it: checkpoint.RestoreChoice decides for both. where is the
+// --store the command line gave and the spec's folder: the commands the
+// plan names carry them as run's do (cmdline.Decide).
+func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkpoint.Session, ch checkpoint.Choice, where cmdline.Where) *Plan {
 	// A dry run of the engine's own schedule: restored results and
 	// recorded decisions are known, everything that would run is not.
 	graph, gerr := schedule.NewOf(team, defs)
@@ -357,7 +357,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 					if id == "" {
 						id = "ID"
 					}
-					step.Reason += fmt.Sprintf("; no decision yet: the run halts here (exit 3) until `%s`", cmdline.Decide(store, id, d.Name, ""))
+					step.Reason += fmt.Sprintf("; no decision yet: the run halts here (exit 3) until `%s`", cmdline.Decide(where, id, d.Name, ""))
 				}
 			}
 		}
@@ -414,7 +414,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 		if step.Action == Run && sess != nil {
 			if lg, oldKey := sess.CarriedLog(d.Name, d.Key); lg != nil {
-				step.Reason += toolLoopNote(team, d, sess, lg, r.Decisions[d.Name], store, checkpoint.EditKept(lg, oldKey, d.Key))
+				step.Reason += toolLoopNote(team, d, sess, lg, r.Decisions[d.Name], where, checkpoint.EditKept(lg, oldKey, d.Key))
 			}
 		}
 		if o != nil && o.AgentKey != "" && o.AgentKey != d.AgentKey {
@@ -694,7 +694,7 @@ func firstLine(s string) string {
 // otherwise halts if tools that were not idempotent ran in it; an agent
 // that runs no tools now does not read it. edited: an edit kept the loop
 // for such calls (checkpoint.EditKept).
-func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, lg *checkpoint.ToolLog, decision, store string, edited bool) string {
+func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, lg *checkpoint.ToolLog, decision string, where cmdline.Where, edited bool) string {
 	a := team.Agent(d.Agent)
 	if a == nil || lg == nil {
 		return ""
@@ -704,7 +704,7 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, lg 
 		return "; " + checkpoint.UnreadText(lg, a.Name)
 	case checkpoint.LoopHalts:
 		return fmt.Sprintf("; its tool loop ended on agents.%s.%s (%d) after calls of tools that were not idempotent (%s): the run halts here (exit 3) until agents.%s.%s is raised above %d (the loop then goes on after turn %d) or `%s` (it starts afresh, and the model may make those calls again)",
-			a.Name, lg.Limit, lg.Max, checkpoint.ToolNames(lg.Unrepeatable()), a.Name, lg.Limit, lg.Max, len(lg.Turns), cmdline.Decide(store, sess.ID, d.Name, checkpoint.DecideRerun))
+			a.Name, lg.Limit, lg.Max, checkpoint.ToolNames(lg.Unrepeatable()), a.Name, lg.Limit, lg.Max, len(lg.Turns), cmdline.Decide(where, sess.ID, d.Name, checkpoint.DecideRerun))
 	case checkpoint.LoopAfresh:
 		if lg.Limit != "" && decision == checkpoint.DecideRerun {
 			return fmt.Sprintf("; its tool loop, which agents.%s.%s (%d) ended, starts afresh: decision %q recorded", a.Name, lg.Limit, lg.Max, decision)
@@ -719,7 +719,7 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, lg 
 	}
 	note := fmt.Sprintf("; its tool loop resumes after turn %d (recorded results are replayed, not run again)", len(lg.Turns))
 	if edited {
-		note += "; " + checkpoint.EditKeptText(lg, cmdline.Decide(store, sess.ID, d.Name, checkpoint.DecideRerun))
+		note += "; " + checkpoint.EditKeptText(lg, cmdline.Decide(where, sess.ID, d.Name, checkpoint.DecideRerun))
 	}
 	if lg.Limit != "" {
 		note += fmt.Sprintf(", agents.%s.%s being raised above the %d that ended it", a.Name, lg.Limit, lg.Max)
@@ -737,7 +737,7 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, lg 
 		return note + fmt.Sprintf("; tool %s was started without a recorded result and was idempotent then: it runs again", c.Tool)
 	}
 	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `%s`",
-		c.Tool, checkpoint.ShortArguments(c.Arguments), cmdline.OneOf(cmdline.Decide(store, sess.ID, d.Name, ""), checkpoint.ToolDecisions()))
+		c.Tool, checkpoint.ShortArguments(c.Arguments), cmdline.OneOf(cmdline.Decide(where, sess.ID, d.Name, ""), checkpoint.ToolDecisions()))
 }
 
 // NoteBudget adds to each LLM task that the run would start that it halts

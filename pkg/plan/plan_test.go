@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -207,7 +208,7 @@ func TestMake(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := Make(tc.spec.t, tc.spec.defs, tc.spec.fp, tc.sess, checkpoint.Choice{Reuse: tc.reuse}, "")
+			p := Make(tc.spec.t, tc.spec.defs, tc.spec.fp, tc.sess, checkpoint.Choice{Reuse: tc.reuse}, cmdline.Where{})
 			if p.Restore != tc.kind {
 				t.Fatalf("restore %s, want %s", p.Restore, tc.kind)
 			}
@@ -268,7 +269,7 @@ func TestPlanNamesChangedTool(t *testing.T) {
 				t.Fatal("a tool edit changed the task-set fingerprint")
 			}
 			for _, reuse := range []checkpoint.Reuse{checkpoint.ReuseStrict, checkpoint.ReuseUnchanged} {
-				p := Make(now.t, now.defs, now.fp, sess, checkpoint.Choice{Reuse: reuse}, "")
+				p := Make(now.t, now.defs, now.fp, sess, checkpoint.Choice{Reuse: reuse}, cmdline.Where{})
 				if len(p.Steps) != 1 || !strings.Contains(p.Steps[0].Reason, tc.want) {
 					t.Errorf("reuse %s: steps %+v, want the reason to say %q", reuse, p.Steps, tc.want)
 				}
@@ -277,14 +278,14 @@ func TestPlanNamesChangedTool(t *testing.T) {
 			// note); once the task set changes too, --reuse unchanged re-runs
 			// the task whose agent's tool changed.
 			grown := load(t, tc.yaml+"  later: {description: later, agent: clock}\n")
-			p := Make(grown.t, grown.defs, grown.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged}, "")
+			p := Make(grown.t, grown.defs, grown.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged}, cmdline.Where{})
 			if p.Steps[0].Action != Run || !strings.Contains(p.Steps[0].Reason, "agent definition") || !strings.Contains(p.Steps[0].Reason, tc.want) {
 				t.Errorf("--reuse unchanged: %+v", p.Steps[0])
 			}
 		})
 	}
 	// Unchanged: nothing said.
-	p := Make(old.t, old.defs, old.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged}, "")
+	p := Make(old.t, old.defs, old.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged}, cmdline.Where{})
 	if strings.Contains(p.Steps[0].Reason, "tool") {
 		t.Errorf("unchanged tools: %q", p.Steps[0].Reason)
 	}
@@ -323,7 +324,7 @@ func TestPlanToolLoop(t *testing.T) {
 			if tc.decision != "" {
 				sess.Apply(checkpoint.Record{Kind: checkpoint.DecisionRecorded, Task: "now", Value: tc.decision})
 			}
-			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict}, "/srv/st")
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict}, cmdline.Where{Store: "/srv/st"})
 			if r := p.Steps[0].Reason; p.Steps[0].Action != Run || !strings.Contains(r, "its tool loop resumes after turn 1") || !strings.Contains(r, tc.want) {
 				t.Errorf("step %+v", p.Steps[0])
 			}
@@ -363,7 +364,7 @@ tasks:
 		t.Run(tc.name, func(t *testing.T) {
 			done := rec{checkpoint.StatusCompleted, tc.result, 1}
 			sess := session(tm, map[string]rec{"triage": done}, nil)
-			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict, Keep: tc.keep}, "")
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict, Keep: tc.keep}, cmdline.Where{})
 			var want []string
 			if tc.want != "" {
 				want = []string{tc.want}
@@ -392,7 +393,7 @@ tasks:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sess := session(tm, map[string]rec{"a": {checkpoint.StatusCompleted, "ok", 1}}, nil)
-			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict}, tc.store)
+			p := Make(tm.t, tm.defs, tm.fp, sess, checkpoint.Choice{Reuse: checkpoint.ReuseStrict}, cmdline.Where{Store: tc.store})
 			if r := p.Steps[1].Reason; !strings.HasSuffix(r, tc.want) {
 				t.Errorf("reason %q, want it to end %q", r, tc.want)
 			}

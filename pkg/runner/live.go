@@ -20,7 +20,8 @@ type liveReporter struct {
 	io       *iostreams.IOStreams
 	st       style
 	total    int
-	finished int
+	finished int // done: completed, skipped, restored or reused
+	failed   int
 	running  map[string]time.Time
 	preview  map[string]string // a streaming task's latest line of text
 	order    []string
@@ -83,7 +84,11 @@ func (r *liveReporter) block(now time.Time, width int) []string {
 		return nil
 	}
 	width = max(width-1, minWidth)
-	lines := []string{fit(fmt.Sprintf("%d/%d done, %d running", r.finished, r.total, len(r.order)), width)}
+	head := fmt.Sprintf("%d/%d done", r.finished, r.total)
+	if r.failed > 0 {
+		head += fmt.Sprintf(", %d failed", r.failed)
+	}
+	lines := []string{fit(fmt.Sprintf("%s, %d running", head, len(r.order)), width)}
 	shown := r.order
 	if len(shown) > maxRunningLines {
 		shown = shown[:maxRunningLines-1]
@@ -142,7 +147,11 @@ func (r *liveReporter) Observe(ev Event) {
 		r.running[ev.Task] = time.Now()
 		delete(r.preview, ev.Task) // a new attempt's text starts afresh
 	case TaskCompleted, TaskFailed, TaskInterrupted, TaskHalted, TaskSkipped, TaskRestored, TaskReused:
-		if ev.Type != TaskInterrupted && ev.Type != TaskHalted {
+		switch ev.Type {
+		case TaskFailed:
+			r.failed++ // a failed task is not done: the run ends unsuccessful
+		case TaskInterrupted, TaskHalted:
+		default:
 			r.finished++
 		}
 		delete(r.running, ev.Task)
@@ -168,7 +177,8 @@ func (r *liveReporter) Observe(ev Event) {
 
 // printStep prints a finished step on one line that fits the width: a long
 // task name is shortened in the middle so that what happened to it stays
-// readable; an error follows in full on its own lines.
+// readable; an error, and the command that shows a failed task's output,
+// follow in full on their own lines.
 func (r *liveReporter) printStep(ev Event) {
 	width := max(r.io.Width()-1, 20)
 	var msg string
@@ -191,7 +201,9 @@ func (r *liveReporter) printStep(ev Event) {
 		fmt.Fprintf(r.io.Out, "  %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
 	}
 	if ev.Type == TaskFailed && ev.Logs != "" {
-		fmt.Fprintf(r.io.Out, "  %s\n", r.st.dim(fit("its output: "+ev.Logs, width-2)))
+		// A command printed for pasting is never cut: it may wrap, as the
+		// resume line does; it is above the block, which alone must fit.
+		fmt.Fprintf(r.io.Out, "  %s\n", r.st.dim("its output: "+ev.Logs))
 	}
 }
 

@@ -152,3 +152,63 @@ func TestLiveBlockNarrowTerminal(t *testing.T) {
 		})
 	}
 }
+
+// The block's first line counts a failed task apart from the done ones:
+// "1/2 done" after a failure read as if a task had finished well.
+func TestLiveBlockCountsFailuresApart(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		ended []EventType // what happened to the tasks before "last", which runs on
+		want  string
+	}{
+		{"nothing ended", nil, "0/3 done, 1 running"},
+		{"one failed", []EventType{TaskFailed}, "0/3 done, 1 failed, 1 running"},
+		{"one done, one failed", []EventType{TaskCompleted, TaskFailed}, "1/3 done, 1 failed, 1 running"},
+		{"skipped and restored are done", []EventType{TaskSkipped, TaskRestored}, "2/3 done, 1 running"},
+		{"halted is neither", []EventType{TaskHalted, TaskFailed}, "0/3 done, 1 failed, 1 running"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ios := iostreams.Test(nil, &strings.Builder{}, &strings.Builder{})
+			ios.SetTerminal(80, false)
+			r := newLiveReporter(ios)
+			defer r.Close()
+			r.Observe(Event{Type: RunStarted, Message: "session s: new, 3 tasks", Tasks: 3})
+			r.Observe(Event{Type: TaskStarted, Task: "last", Attempt: 1})
+			for i, typ := range tt.ended {
+				task := fmt.Sprintf("t%d", i)
+				r.Observe(Event{Type: TaskStarted, Task: task, Attempt: 1})
+				r.Observe(Event{Type: typ, Task: task, Attempt: 1, Error: "exit status 1", Elapsed: millis(time.Second)})
+			}
+			r.mu.Lock()
+			block := r.block(time.Now(), 80)
+			r.mu.Unlock()
+			if len(block) == 0 || block[0] != tt.want {
+				t.Errorf("block = %q, want its first line %q", block, tt.want)
+			}
+		})
+	}
+}
+
+// A failed task's "its output:" command is printed for pasting: whole, at
+// any width, where it was cut with "…" to fit the terminal.
+func TestLiveFailedTaskLogsCommandWhole(t *testing.T) {
+	logs := "teamrun session logs nightly-release-notes-20261207-054741-d2d0 fetch-changelog --attempt 1"
+	for _, width := range []int{40, 80, 200} {
+		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			screen := &iostreams.Screen{Width: width}
+			ios := iostreams.Test(nil, screen, screen)
+			ios.SetTerminal(width, false)
+			r := newLiveReporter(ios)
+			r.Observe(Event{Type: RunStarted, Message: "session s: new, 2 tasks", Tasks: 2})
+			r.Observe(Event{Type: TaskStarted, Task: "other", Attempt: 1})
+			r.Observe(Event{Type: TaskStarted, Task: "fetch-changelog", Attempt: 1})
+			r.Observe(Event{Type: TaskFailed, Task: "fetch-changelog", Attempt: 1, Error: "exit status 1", Logs: logs, Elapsed: millis(time.Second)})
+			r.Observe(Event{Type: TaskCompleted, Task: "other", Elapsed: millis(time.Second)})
+			r.Close()
+			flat := strings.Join(screen.Lines(), "")
+			if !strings.Contains(flat, "its output: "+logs) {
+				t.Errorf("the whole command %q is not on a %d-column screen:\n%s", logs, width, strings.Join(screen.Lines(), "\n"))
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/plan"
+	"github.com/teamrun/teamrun/pkg/runner/cmdline"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -740,7 +741,7 @@ func planFor(t *testing.T, specPath, home string, ch checkpoint.Choice, vars map
 	if err != nil {
 		t.Fatal(err)
 	}
-	return plan.Make(set.Team, set.Defs, set.Fingerprint, sess, ch, "")
+	return plan.Make(set.Team, set.Defs, set.Fingerprint, sess, ch, cmdline.Where{})
 }
 
 // results are the session's completed results by task ("" for the rest).

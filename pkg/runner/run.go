@@ -450,6 +450,13 @@ type pass struct {
 	begun *journalRecorder
 }
 
+// decideCommand is the `session decide` the run prints for task of its
+// session: pasted in any folder, it records into this run's store and
+// project.
+func (p *pass) decideCommand(task, value string) string {
+	return cmdline.Decide(cmdline.Where{Store: p.o.Home, Project: filepath.Dir(p.specAbs)}, p.id, task, value)
+}
+
 // run runs pass n on task set set of session old (exists: in the store);
 // grew reports that the pass ended for a new expansion.
 func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, exists bool, choice checkpoint.Choice,
@@ -596,7 +603,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	if old != nil {
 		// Told once the tool loops the run resumes are known.
 		notes = append(notes, paidAgainNotes(old, sess, set.Team)...)
-		notes = append(notes, editKeptNotes(old, sess, set.Team, func(task string) string { return cmdline.Decide(o.Home, id, task, checkpoint.DecideRerun) })...)
+		notes = append(notes, editKeptNotes(old, sess, set.Team, func(task string) string { return p.decideCommand(task, checkpoint.DecideRerun) })...)
 	}
 	for _, n := range notes {
 		warn(n)
@@ -729,7 +736,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		DroppedUsage:   sess.Team.DroppedUsage,
 		MaxParallel:    o.MaxParallel,
 		ResumeCommand:  resumeCommand(o, id, p.secrets),
-		DecideCommand:  func(task, value string) string { return cmdline.Decide(o.Home, id, task, value) },
+		DecideCommand:  p.decideCommand,
 		Observer:       logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home},
 		Regrow:         regrowOf(set),
 		RanBefore:      p.ranBefore,

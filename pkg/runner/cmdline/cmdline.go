@@ -1,11 +1,12 @@
 // Package cmdline builds the teamrun command lines that run, plan and the
 // session commands print for users to paste (resume, decide, logs): which
-// store they name and how a decide hint reads. They are quoted by
+// store and project they name and how a decide hint reads. They are quoted by
 // shellcmd. It sits below both runner and plan, which cannot import each
 // other.
 package cmdline
 
 import (
+	"os"
 	"strconv"
 	"strings"
 
@@ -28,14 +29,34 @@ func Store(store string) []string {
 	return shellcmd.Flag("--store", stores.Shown(store))
 }
 
+// Where is what a printed command names so that, pasted in any folder,
+// it reaches the run's session and project: the store the command line
+// gave ("" for none) and the project's folder, the spec's (absolute; ""
+// for none).
+type Where struct {
+	Store   string
+	Project string
+}
+
+// Project is the `--project DIR` of a printed command that writes to the
+// project (session decide audits): dir when it is not the current
+// folder, so that the record lands in dir's .teamrun wherever the command
+// is pasted; nothing when it is, as the default finds it again.
+func Project(dir string) []string {
+	if wd, err := os.Getwd(); dir == "" || err == nil && wd == dir {
+		return nil
+	}
+	return shellcmd.Flag("--project", dir)
+}
+
 // Decide is `teamrun session decide` recording value for task of session,
-// in store ("" when the command line named none); value "" leaves
-// Placeholder for the user to fill in.
-func Decide(store, session, task, value string) string {
+// in the store and project of w; value "" leaves Placeholder for the user
+// to fill in.
+func Decide(w Where, session, task, value string) string {
 	if value == "" {
 		value = Placeholder // shellcmd.Quote leaves it as it is
 	}
-	return shellcmd.Command("session decide", Store(store), []string{session, task, value}, nil)
+	return shellcmd.Command("session decide", append(Store(w.Store), Project(w.Project)...), []string{session, task, value}, nil)
 }
 
 // Logs is `teamrun session logs` showing the output attempt of task kept.

@@ -1,24 +1,40 @@
 package cmdline
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 func TestDecide(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		name, store, session, task, value, want string
+		name                       string
+		where                      Where
+		session, task, value, want string
 	}{
-		{"no store", "", "s1", "review", "", "teamrun session decide s1 review VALUE"},
-		{"a value", "", "s1", "review", "approve", "teamrun session decide s1 review approve"},
-		{"quoted", "", "s1", "ok it", "it's fine", `teamrun session decide s1 'ok it' 'it'\''s fine'`},
-		{"a folder", "/srv/my store", "s1", "review", "", "teamrun session decide --store '/srv/my store' s1 review VALUE"},
-		{"a URL without its password", "postgres://u:hunter2@db/app", "s1", "review", "",
+		{"no store", Where{}, "s1", "review", "", "teamrun session decide s1 review VALUE"},
+		{"a value", Where{}, "s1", "review", "approve", "teamrun session decide s1 review approve"},
+		{"quoted", Where{}, "s1", "ok it", "it's fine", `teamrun session decide s1 'ok it' 'it'\''s fine'`},
+		{"a folder", Where{Store: "/srv/my store"}, "s1", "review", "", "teamrun session decide --store '/srv/my store' s1 review VALUE"},
+		{"a URL without its password", Where{Store: "postgres://u:hunter2@db/app"}, "s1", "review", "",
 			"teamrun session decide --store postgres://u@db/app s1 review VALUE"},
 		// A word read as a flag: the flags first, "--" before the arguments.
-		{"a task that starts with -", "", "s1", "-ask", "yes", "teamrun session decide -- s1 -ask yes"},
-		{"a session that starts with -", "/srv/st", "-x", "review", "", "teamrun session decide --store /srv/st -- -x review VALUE"},
-		{"a value that starts with -", "", "s1", "review", "-1", "teamrun session decide -- s1 review -1"},
+		{"a task that starts with -", Where{}, "s1", "-ask", "yes", "teamrun session decide -- s1 -ask yes"},
+		{"a session that starts with -", Where{Store: "/srv/st"}, "-x", "review", "", "teamrun session decide --store /srv/st -- -x review VALUE"},
+		{"a value that starts with -", Where{}, "s1", "review", "-1", "teamrun session decide -- s1 review -1"},
+		// The project: named when it is not the current folder, so that
+		// the audit record lands in it wherever the command is pasted.
+		{"the project is the current folder", Where{Project: wd}, "s1", "review", "", "teamrun session decide s1 review VALUE"},
+		{"the project is another folder", Where{Project: "/srv/my x"}, "s1", "review", "",
+			"teamrun session decide --project '/srv/my x' s1 review VALUE"},
+		{"another project and a store", Where{Store: "/srv/st", Project: "/srv/x"}, "-x", "review", "",
+			"teamrun session decide --store /srv/st --project /srv/x -- -x review VALUE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Decide(tc.store, tc.session, tc.task, tc.value); got != tc.want {
+			if got := Decide(tc.where, tc.session, tc.task, tc.value); got != tc.want {
 				t.Errorf("Decide = %s\nwant     %s", got, tc.want)
 			}
 		})
