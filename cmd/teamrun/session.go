@@ -139,16 +139,15 @@ func (a *admin) load(c *cli.Context, id string) (*checkpoint.Session, error) {
 }
 
 func (a *admin) notFound(c *cli.Context, id string) error {
-	recs, aerr := a.project.AuditRecords(c.Context)
-	if aerr != nil {
-		adminWarnf(c, "%v", aerr)
+	m, err := checkpoint.FindMissing(c.Context, a.store, a.project, id)
+	if err != nil {
+		return storeExit(err)
 	}
-	absent, ok, ferr := checkpoint.FindAbsent(c.Context, a.store, recs, id)
-	if ferr != nil {
-		return storeExit(ferr)
+	if m.Damage != nil {
+		adminWarnf(c, "%v", m.Damage)
 	}
-	if ok {
-		return exitf(exitStore, "session %s is missing from %s (another TEAMRUN_HOME?); %s", id, a.store.Location(), absent.Describe())
+	if m.Audited {
+		return exitf(exitStore, "%s", m.Note("session "+id+" is"))
 	}
 	return exitf(exitUsage, "no session %s in %s (`teamrun session list` shows them)", id, a.store.Location())
 }
