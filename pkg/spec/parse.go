@@ -603,6 +603,12 @@ func (b *builder) nativeAgent(name string, v *tree) {
 		// written, when none does, and validate reports it.
 		a.Kind = LLMAgent
 	}
+	if mv := v.get("memory"); a.Memory && a.Kind == CommandAgent {
+		// A command keeps no conversation: the flag would only run its
+		// tasks one at a time and keep the early cut-off from reusing them.
+		b.warnf(mv, mv.kpos(), "ignored: memory keeps an LLM agent's conversation, and a command agent has none; remove it")
+		a.Memory = false
+	}
 	b.agentTools(a, v)
 	if n, ok := v.get("max_turns").val().(int64); ok && n > 0 {
 		a.MaxTurns = int(min(n, 1000))
