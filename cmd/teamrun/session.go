@@ -931,10 +931,12 @@ func sessionDecideCommand() *cli.Command {
 			} else if err := checkOptions(c, sess, task, value); err != nil {
 				return err
 			}
-			if rec, _ := sess.Task(task); rec != nil && rec.Status == checkpoint.StatusCompleted {
+			rec, _ := sess.Task(task)
+			if rec != nil && rec.Status == checkpoint.StatusCompleted {
 				adminWarnf(c, "task %s already completed with %s: the decision only counts if it runs again", task, resultPreview(rec.Result, 40))
 			}
-			if was, ok := sess.Checkpoint.Decisions[task]; ok && was != value {
+			// One the task completed with was used: the warning above says it.
+			if was, ok := sess.Checkpoint.Decisions[task]; ok && was != value && !checkpoint.UsedDecision(rec, was) {
 				// The last decide wins; a second one (a typo put right, or
 				// two people) is said, not silent.
 				adminWarnf(c, "task %s had the decision %s, not yet used: it is replaced by %s", task, resultPreview(was, 40), resultPreview(value, 40))
