@@ -17,7 +17,10 @@ import (
 )
 
 var (
-	nameRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[^./\s\x00-\x1f][^/\x00-\x1f]*$`) })
+	// nameRE is the schema's $defs.name pattern, which names in every
+	// format (PraisonAI's roles and steps too) follow: teamrun and an
+	// editor that reads the schema hold a name to one rule.
+	nameRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(schemaDefPattern("name")) })
 	durationRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`) })
 )
 
