@@ -150,7 +150,7 @@ func planSession(c *cli.Context, store checkpoint.Backend, team *spec.Team, spec
 		case res.Fallback:
 			// The id a run would make is its own, made then.
 			warnings[n-1] += ": run --continue would start a new session"
-		case res.Lost:
+		case res.Lost != nil:
 			warnings[n-1] += fmt.Sprintf(": run --continue --session %s would start it again in this store, every task with it", res.ID)
 		}
 	}

@@ -34,9 +34,10 @@ type Resolution struct {
 	Claim bool
 	Prev  string
 	// Lost: --session names a session the audit log says was made, which
-	// this store lacks. Notes end with that; a run starts it again, every
-	// task with it (Starting says so).
-	Lost bool
+	// this store lacks (nil else). Notes end with that; a run starts it
+	// again, every task with it (Starting says so), and audits it then,
+	// with the session's creation: not before an exit 2 could come.
+	Lost *checkpoint.Missing
 }
 
 // Starting is the last note completed with the new session a run starts.
@@ -46,7 +47,7 @@ func (r Resolution) Starting() []string {
 		switch {
 		case r.Fallback:
 			notes[n-1] += ": starting " + r.ID
-		case r.Lost:
+		case r.Lost != nil:
 			notes[n-1] += ": starting it again in this store, every task with it"
 		}
 	}
@@ -90,8 +91,8 @@ func ResolveSession(ctx context.Context, store checkpoint.Backend, project check
 			}
 			if held == nil {
 				r.Notes = append(r.Notes, m.Note("session "+session+" is"))
-				r.Lost = true
-				return r, m.Audit(ctx, project, "--session names it; not in this store")
+				r.Lost = &m
+				return r, nil
 			}
 		}
 		r.Info = fmt.Sprintf("no session %s in %s yet: starting it", session, store.Location())
