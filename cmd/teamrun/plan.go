@@ -146,15 +146,18 @@ func planSession(c *cli.Context, store checkpoint.Backend, team *spec.Team, spec
 		}
 		return nil, nil, nil, storeExit(err)
 	}
-	if c.String("session") == "" {
-		warnings = slices.Clone(res.Notes)
-		if n := len(warnings); n > 0 && res.Fallback {
+	warnings = slices.Clone(res.Notes)
+	if n := len(warnings); n > 0 {
+		switch {
+		case res.Fallback:
 			// The id a run would make is its own, made then.
 			warnings[n-1] += ": run --continue would start a new session"
+		case res.Lost != nil:
+			warnings[n-1] += fmt.Sprintf(": run --continue --session %s would start it again in this store, every task with it", res.ID)
 		}
-		for _, n := range warnings {
-			adminWarnf(c, "%s", n)
-		}
+	}
+	for _, n := range warnings {
+		adminWarnf(c, "%s", n)
 	}
 	notIn := func() string {
 		return fmt.Sprintf("session %s is not in %s: run --continue %s would start it", res.ID, store.Location(), strings.Join(shellcmd.Flag("--session", res.ID), " "))

@@ -145,16 +145,15 @@ func (a *admin) load(c *cli.Context, id string) (*checkpoint.Session, error) {
 }
 
 func (a *admin) notFound(c *cli.Context, id string) error {
-	recs, aerr := a.project.AuditRecords(c.Context)
-	if aerr != nil {
-		adminWarnf(c, "%v", aerr)
+	m, err := checkpoint.FindMissing(c.Context, a.store, a.project, id)
+	if err != nil {
+		return storeExit(err)
 	}
-	absent, ok, ferr := checkpoint.FindAbsent(c.Context, a.store, recs, id)
-	if ferr != nil {
-		return storeExit(ferr)
+	if m.Damage != nil {
+		adminWarnf(c, "%v", m.Damage)
 	}
-	if ok {
-		return exitf(exitStore, "session %s is missing from %s (another TEAMRUN_HOME?); %s", id, a.store.Location(), absent.Describe())
+	if m.Audited {
+		return exitf(exitStore, "%s", m.Note("session "+id+" is"))
 	}
 	return exitf(exitUsage, "no session %s in %s (`%s` shows them)", id, a.store.Location(), shellcmd.Command("session list", nil, nil, pasteStore(c)))
 }
@@ -937,10 +936,12 @@ func sessionDecideCommand() *cli.Command {
 			} else if err := checkOptions(c, sess, task, value); err != nil {
 				return err
 			}
-			if rec, _ := sess.Task(task); rec != nil && rec.Status == checkpoint.StatusCompleted {
+			rec, _ := sess.Task(task)
+			if rec != nil && rec.Status == checkpoint.StatusCompleted {
 				adminWarnf(c, "task %s already completed with %s: the decision only counts if it runs again", task, resultPreview(rec.Result, 40))
 			}
-			if was, ok := sess.Checkpoint.Decisions[task]; ok && was != value {
+			// One the task completed with was used: the warning above says it.
+			if was, ok := sess.Checkpoint.Decisions[task]; ok && was != value && !checkpoint.UsedDecision(rec, was) {
 				// The last decide wins; a second one (a typo put right, or
 				// two people) is said, not silent.
 				adminWarnf(c, "task %s had the decision %s, not yet used: it is replaced by %s", task, resultPreview(was, 40), resultPreview(value, 40))

@@ -97,8 +97,14 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 		return a, nil
 	}
 	a.Missing = true
-	a.Notes = append(a.Notes, fmt.Sprintf("%s names the active session %s, which is missing from %s",
-		p.Where(), named, s.Location()))
+	m, err := FindMissing(ctx, s, p, named)
+	if err != nil {
+		return Active{}, err
+	}
+	if m.Damage != nil {
+		a.Notes = append(a.Notes, m.Damage.Error())
+	}
+	a.Notes = append(a.Notes, m.Note(fmt.Sprintf("%s names the active session %s, which is", p.Where(), named)))
 	detail := "state.json names it; not in this store"
 	best, err := latestOf(ctx, s, p, specPath)
 	if err != nil {
@@ -116,7 +122,7 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 		a.Notes = append(a.Notes, fmt.Sprintf("no other session of %s in this store", what))
 		detail += "; no other session of the spec in this store"
 	}
-	if err := p.Audit(ctx, AuditRecord{Event: EventMissing, Session: named, Store: s.Location(), Detail: detail}); err != nil {
+	if err := m.Audit(ctx, p, detail); err != nil {
 		return Active{}, err
 	}
 	return a, nil

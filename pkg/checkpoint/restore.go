@@ -1039,7 +1039,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 	// with it keeps it only when its result is reused (one that runs
 	// again, or is held, judges another input and asks anew).
 	for k, v := range sess.Checkpoint.Decisions {
-		if t := sess.record(k); unchangedDef[k] && (reused[k] || !usedDecision(t, v)) {
+		if t := sess.record(k); unchangedDef[k] && (reused[k] || !UsedDecision(t, v)) {
 			r.Decisions[k] = v
 		}
 	}
@@ -1347,9 +1347,9 @@ func keptResult(t *TaskRecord) (TaskRecord, bool) {
 	return k, true
 }
 
-// usedDecision says whether t completed with decision v: one recorded
+// UsedDecision says whether t completed with decision v: one recorded
 // since (session decide on a completed task) is for its next run.
-func usedDecision(t *TaskRecord, v string) bool {
+func UsedDecision(t *TaskRecord, v string) bool {
 	return t != nil && t.Status == StatusCompleted && decidedWith(t.Outcome(), v)
 }
 

@@ -33,13 +33,23 @@ type Resolution struct {
 	// and finds the winner's session held.
 	Claim bool
 	Prev  string
+	// Lost: --session names a session the audit log says was made, which
+	// this store lacks (nil else). Notes end with that; a run starts it
+	// again, every task with it (Starting says so), and audits it then,
+	// with the session's creation: not before an exit 2 could come.
+	Lost *checkpoint.Missing
 }
 
 // Starting is the last note completed with the new session a run starts.
 func (r Resolution) Starting() []string {
 	notes := slices.Clone(r.Notes)
-	if n := len(notes); n > 0 && r.Fallback {
-		notes[n-1] += ": starting " + r.ID
+	if n := len(notes); n > 0 {
+		switch {
+		case r.Fallback:
+			notes[n-1] += ": starting " + r.ID
+		case r.Lost != nil:
+			notes[n-1] += ": starting it again in this store, every task with it"
+		}
 	}
 	return notes
 }
@@ -60,9 +70,32 @@ func ResolveSession(ctx context.Context, store checkpoint.Backend, project check
 			return Resolution{}, err
 		}
 		r := Resolution{ID: session, Exists: ok}
-		if !ok {
-			r.Info = fmt.Sprintf("no session %s in %s yet: starting it", session, store.Location())
+		if ok {
+			return r, nil
 		}
+		m, err := checkpoint.FindMissing(ctx, store, project, session)
+		if err != nil {
+			return Resolution{}, err
+		}
+		if m.Damage != nil {
+			r.Notes = append(r.Notes, m.Damage.Error())
+		}
+		if m.Audited {
+			// Made before, yet not here: starting it again pays for every
+			// task again, which --quiet must not hide (DESIGN §5, as for
+			// the session state.json names). One a run holds is being
+			// started now, in this store: not missing.
+			held, err := store.Held(ctx, session)
+			if err != nil {
+				return Resolution{}, err
+			}
+			if held == nil {
+				r.Notes = append(r.Notes, m.Note("session "+session+" is"))
+				r.Lost = &m
+				return r, nil
+			}
+		}
+		r.Info = fmt.Sprintf("no session %s in %s yet: starting it", session, store.Location())
 		return r, nil
 	}
 	fresh := checkpoint.NewID(teamName, time.Now())

@@ -569,6 +569,11 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 	}
 	p.named = true
+	if res.Lost != nil && !exists && n == 0 {
+		if err := res.Lost.Audit(ctx, project, "--session names it; not in this store: started again"); err != nil {
+			return nil, false, err
+		}
+	}
 	if err := project.Audit(ctx, checkpoint.AuditRecord{Event: audit, Session: id, Store: store.Location()}); err != nil {
 		return nil, false, err
 	}

@@ -135,15 +135,44 @@ func whyNotJSON(result string, err error) string {
 }
 
 // PlainNumber is a decoded JSON number as the shared state holds numbers:
-// int64 when integral, else float64 (its text when it fits neither).
+// int64 when integral, an integer no int64 holds as its digits (BigInt),
+// else float64 (its text when it fits none).
 func PlainNumber(n json.Number) any {
 	if i, err := n.Int64(); err == nil {
 		return i
+	}
+	if b, ok := BigInt(string(n)); ok {
+		return b
 	}
 	if f, err := n.Float64(); err == nil {
 		return f
 	}
 	return n.String()
+}
+
+// BigInt reads text, a YAML or JSON number, when it writes an integer no
+// int64 holds, as the shared state keeps one: its decimal digits, a
+// json.Number, which placeholders, TEAMRUN_VAR_<NAME> and the session's
+// JSON all give as written, and a restore reads back the same. A float64
+// would round a 20-digit id (YAML and JSON read such a number as one).
+func BigInt(text string) (json.Number, bool) {
+	plain := strings.ReplaceAll(text, "_", "") // YAML's digit separators
+	if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
+		return "", false
+	}
+	if u, err := strconv.ParseUint(plain, 0, 64); err == nil {
+		return json.Number(strconv.FormatUint(u, 10)), true // 0x…, 0o…, 0b… too, as YAML reads them
+	}
+	// Beyond uint64 YAML reads only decimal digits as a number (a float).
+	neg := strings.HasPrefix(plain, "-")
+	digits := strings.TrimLeft(strings.TrimLeft(plain, "+-"), "0")
+	if len(plain)-len(strings.TrimLeft(plain, "+-")) > 1 || digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return "", false
+	}
+	if neg {
+		return json.Number("-" + digits), true
+	}
+	return json.Number(digits), true
 }
 
 // plainJSON turns the json.Numbers of a decoded value into int64 or

@@ -17,7 +17,10 @@ import (
 )
 
 var (
-	nameRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[^./\s\x00-\x1f][^/\x00-\x1f]*$`) })
+	// nameRE is the schema's $defs.name pattern, which names in every
+	// format (PraisonAI's roles and steps too) follow: teamrun and an
+	// editor that reads the schema hold a name to one rule.
+	nameRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(schemaDefPattern("name")) })
 	durationRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`) })
 )
 
@@ -602,6 +605,12 @@ func (b *builder) nativeAgent(name string, v *tree) {
 		// supply one (llm.model, DESIGN §5); run refuses it, before anything is
 		// written, when none does, and validate reports it.
 		a.Kind = LLMAgent
+	}
+	if mv := v.get("memory"); a.Memory && a.Kind == CommandAgent {
+		// A command keeps no conversation: the flag would only run its
+		// tasks one at a time and keep the early cut-off from reusing them.
+		b.warnf(mv, mv.kpos(), "ignored: memory keeps an LLM agent's conversation, and a command agent has none; remove it")
+		a.Memory = false
 	}
 	b.agentTools(a, v)
 	if n, ok := v.get("max_turns").val().(int64); ok && n > 0 {

@@ -262,6 +262,8 @@ func FormatValue(v any) string {
 		return strconv.FormatInt(int64(x), 10)
 	case uint64:
 		return strconv.FormatUint(x, 10)
+	case json.Number: // an integer no int64 holds (BigInt): its digits
+		return string(x)
 	case float64:
 		return yamlFloat(x, 64)
 	case float32:
@@ -478,6 +480,8 @@ func appendJSON(b []byte, v any) []byte {
 		return strconv.AppendInt(b, int64(x), 10)
 	case uint64:
 		return strconv.AppendUint(b, x, 10)
+	case json.Number:
+		return append(b, x...)
 	case float32:
 		return appendJSONFloat(b, float64(x))
 	case float64:

@@ -47,6 +47,20 @@ var loadSchema = sync.OnceValues(func() (*compiled, error) {
 	return &compiled{schema: s, doc: doc}, nil
 })
 
+// schemaDefPattern is the pattern of the embedded schema's $defs.<def>:
+// "" when it has none, which no test lets through.
+func schemaDefPattern(def string) string {
+	var doc struct {
+		Defs map[string]struct {
+			Pattern string `json:"pattern"`
+		} `json:"$defs"`
+	}
+	if json.Unmarshal(schemas.AgentsSchema, &doc) != nil {
+		return ""
+	}
+	return doc.Defs[def].Pattern
+}
+
 // validateSchema checks the native format against the embedded schema and
 // rewrites every failure in words a person can act on, at its YAML position.
 func validateSchema(file string, root *tree) ErrorList {

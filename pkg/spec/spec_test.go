@@ -484,3 +484,39 @@ tasks:
 		}
 	}
 }
+
+// memory keeps an LLM agent's conversation; a command agent has none, so
+// on one it is ignored with a warning, and has no effect (scheduling, the
+// early cut-off read Agent.Memory).
+func TestMemoryOnCommandAgent(t *testing.T) {
+	tests := []struct {
+		name, agent string
+		memory      bool
+		want        []string
+	}{
+		{"shell", "{shell: cat, memory: true}", false,
+			[]string{`a.yaml:2:19: agents.w.memory: ignored: memory keeps an LLM agent's conversation, and a command agent has none; remove it`}},
+		{"command", "{command: [cat], memory: true}", false,
+			[]string{`a.yaml:2:23: agents.w.memory: ignored: memory keeps an LLM agent's conversation, and a command agent has none; remove it`}},
+		{"command, memory false", "{shell: cat, memory: false}", false, nil},
+		{"llm", "{llm: m, memory: true}", true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("a.yaml", []byte("agents:\n  w: "+tt.agent+"\ntasks:\n  t: {description: d, agent: w}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range team.Warnings {
+				got = append(got, w.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("warnings:\n got %q\nwant %q", got, tt.want)
+			}
+			if m := team.Agent("w").Memory; m != tt.memory {
+				t.Errorf("Memory = %v, want %v", m, tt.memory)
+			}
+		})
+	}
+}

@@ -264,6 +264,13 @@ func (t *tree) values(finiteOnly bool) any {
 		// JSON has no NaN or infinity; the text keeps the type error readable.
 		return t.text
 	}
+	if t.vt == numFloat && !finiteOnly {
+		// A variable's 20-digit id keeps its digits; the schema and the
+		// other fields read the float.
+		if b, ok := BigInt(t.text); ok {
+			return b
+		}
+	}
 	return t.val()
 }
 

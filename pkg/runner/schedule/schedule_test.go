@@ -81,7 +81,7 @@ const workflow = `
 process: workflow
 agents:
   sh: {shell: cat}
-  mem: {shell: cat, memory: true}
+  mem: {llm: m, memory: true}
 tasks:
   fetch: {description: fetch, agent: sh}
   gate: {description: proceed, agent: sh, context: [fetch], condition: {"yes": [ship], "no": [fix]}}
