@@ -467,9 +467,9 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 	}
 	if exists {
-		refuse, readErr := refuser(ctx, set, blobOpener(blobsOf(store), id), p.texts)
+		refuse, sets, readErr := refuser(ctx, set, blobOpener(blobsOf(store), id), p.texts)
 		if refuse != nil {
-			choice.Refuse = refuse
+			choice.Refuse, choice.Sets = refuse, sets
 		}
 		if g, err := set.graph(); err == nil {
 			choice.CutoffReads, choice.Reads, choice.Upstream, choice.Memory, choice.Human = g.CutoffReads, g.Reads, g.Upstream, g.Memory, g.Human
@@ -526,7 +526,9 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		rec.prior = skipped
 	}
 	full := restored != nil && restored.Kind == checkpoint.RestoreFull
-	if rec.j == nil && (!full || old != nil && old.JournalLeft) {
+	// A restored result that sets another variable today (Resets) rewrites
+	// the session too, so that its state says what the run starts from.
+	if rec.j == nil && (!full || old != nil && old.JournalLeft || len(restored.Resets) > 0) {
 		if err := rec.begin(); err != nil {
 			return nil, false, err
 		}
