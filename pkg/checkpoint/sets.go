@@ -81,7 +81,9 @@ func itThem(n int) string {
 // state what today's task sets with it (ch.Sets), as a run of it would
 // (DESIGN §4: a restored result is rebuilt as if just produced). Without
 // it an output_variable added, renamed or removed since would leave later
-// tasks reading the variable the recorded run set, or none.
+// tasks reading the variable the recorded run set, or none. A variable a
+// restored task sets today holds what the last of them in file order sets,
+// whichever task set it last before.
 //
 // A variable a record set that today's task does not is dropped from the
 // state only when the records show nothing else set it: no other record
@@ -135,11 +137,6 @@ func (r *Restored) setsAgain(sess *Session, defs []spec.TaskDef, ch Choice) {
 			}
 		}
 	}
-	for _, c := range changes {
-		if now := r.Resets[c.task]; now.Now != "" && !now.Held {
-			r.State[now.Now] = last[now.Now]
-		}
-	}
 	// What each old variable was set to, and by which of the changed tasks.
 	setBy := map[string][]string{}
 	values := map[string][]any{}
@@ -150,6 +147,18 @@ func (r *Restored) setsAgain(sess *Session, defs []spec.TaskDef, ch Choice) {
 				setBy[k] = append(setBy[k], c.task)
 				values[k] = append(values[k], c.was[k])
 			}
+		}
+	}
+	// A variable a restored task sets today holds what the last of them
+	// (in file order) sets, whichever task's record set it before.
+	for _, c := range changes {
+		if now := r.Resets[c.task].Now; now != "" && !r.Resets[c.task].Held {
+			r.State[now] = last[now]
+		}
+	}
+	for k := range setBy {
+		if setNow[k] {
+			r.State[k] = last[k]
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(setBy)) {
