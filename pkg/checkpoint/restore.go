@@ -187,6 +187,10 @@ type Restored struct {
 	// the pass after the expansion holds each again (HoldAgain) whose
 	// own definition is the held record's.
 	HeldLater map[string]TaskRecord
+	// Resets are, by task, the results taken over (restored or held) that
+	// set another variable today than their records say, or another
+	// value: the restore set today's (Choice.Sets, setsAgain).
+	Resets map[string]Reset
 }
 
 // Refusal is why today's team does not take over a restored result (Why,
@@ -253,6 +257,11 @@ type Choice struct {
 	// person (schedule.Graph.Human; nil: none is): held with a decision
 	// recorded since, it completes with that decision (decideHeld).
 	Human func(i int) bool
+	// Sets is what the result recorded in t, taken over for the task at
+	// index i in defs, puts in the shared state today: spec.Task.Sets of
+	// its text, by today's output_variable (nil: what its record set).
+	// The restore sets it (setsAgain), for run and plan alike.
+	Sets func(i int, t TaskRecord) (name string, value any)
 	// DeferredJoin is, for the name of a task in the session but not in
 	// defs, the join of the foreach it is an instance of when that
 	// foreach waits for its producer (spec.Team.DeferredJoin; nil: none):
@@ -421,6 +430,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	r.decideHeld(defs, ch)
 	r.refuse(defs, ch)
 	r.carryDeferred(sess, ch)
+	r.setsAgain(sess, defs, ch)
 	if r.Kind == RestoreFull {
 		r.Warnings = append(r.Warnings, uncoveredWarnings(sess, defs, r)...)
 	}

@@ -78,7 +78,8 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	if gerr == nil {
 		// What today's team refuses of the restored results, the restore
 		// runs again, as run's does (blobs are read in line: ReadBlobs).
-		ch.Refuse = graph.Refuser(func(_ int, t checkpoint.TaskRecord) string { return t.Result })
+		inLine := func(_ int, t checkpoint.TaskRecord) string { return t.Result }
+		ch.Refuse, ch.Sets = graph.Refuser(inLine), graph.Setter(inLine)
 		ch.CutoffReads, ch.Reads, ch.Upstream, ch.Memory, ch.Human = graph.CutoffReads, graph.Reads, graph.Upstream, graph.Memory, graph.Human
 	}
 	ch.DeferredJoin = team.DeferredJoin
@@ -416,6 +417,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			if lg, oldKey := sess.CarriedLog(d.Name, d.Key); lg != nil {
 				step.Reason += toolLoopNote(team, d, sess, lg, r.Decisions[d.Name], where, checkpoint.EditKept(lg, oldKey, d.Key))
 			}
+		}
+		if note := r.Resets[d.Name].Note(); note != "" {
+			step.Reason += "; " + note // as run warns
 		}
 		if o != nil && o.AgentKey != "" && o.AgentKey != d.AgentKey {
 			// The agent's key covers its tools: say which of them changed.

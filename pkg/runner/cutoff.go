@@ -96,35 +96,35 @@ func (e *Engine) reuse(i int, out Output, text, why string) error {
 	e.tasks[i].setOut(out)
 	e.tasks[i].restored, e.tasks[i].cutoff = true, true
 	ev := Event{Type: TaskReused, Index: i, Task: t.Name, Agent: t.Agent, Result: out.Raw, ResultBlob: out.Blob, Reason: why}
-	if t.OutputVariable != "" {
-		ev.OutputVariable, ev.OutputValue = t.OutputVariable, OutputValue(t, text)
-		e.State[t.OutputVariable] = ev.OutputValue
-	}
+	e.setVariable(t, text, &ev)
 	return e.record(ev)
 }
 
 // refuser is the restore's check of the results it takes over against
 // set's team (checkpoint.Choice.Refuse), the one the engine makes: asked
 // before the session is written, so that what it refuses, and what reads
-// that, is recorded as running again before anything runs. open reads the
-// results stored out of line; the first that does not read back is the
-// error *readErr points at once the restore has asked; what it reads
-// whole it keeps in texts. refuse is nil when the team's graph cannot be
-// made (the engine says why).
-func refuser(ctx context.Context, set *TaskSet, open BlobOpener, texts blobTexts) (refuse func(*checkpoint.Restored) []checkpoint.Refusal, readErr *error) {
+// that, is recorded as running again before anything runs; and sets is
+// what those results set in the shared state today (Choice.Sets). open
+// reads the results stored out of line; the first that does not read back
+// is the error *readErr points at once the restore has asked; what it
+// reads whole it keeps in texts. refuse and sets are nil when the team's
+// graph cannot be made (the engine says why).
+func refuser(ctx context.Context, set *TaskSet, open BlobOpener, texts blobTexts) (refuse func(*checkpoint.Restored) []checkpoint.Refusal,
+	sets func(int, checkpoint.TaskRecord) (string, any), readErr *error) {
 	readErr = new(error)
 	g, err := set.graph()
 	if err != nil {
-		return nil, readErr
+		return nil, nil, readErr
 	}
-	return g.Refuser(func(i int, t checkpoint.TaskRecord) string {
+	text := func(i int, t checkpoint.TaskRecord) string {
 		out := Output{Raw: t.Result}.withBlob(t.Blob, open)
 		text, err := readResult(ctx, set.Team.Tasks[i], out, texts)
 		if err != nil && *readErr == nil {
 			*readErr = err
 		}
 		return text
-	}), readErr
+	}
+	return g.Refuser(text), g.Setter(text), readErr
 }
 
 // checkChoice refuses, before anything is written, --rerun, --rerun-from

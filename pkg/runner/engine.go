@@ -1125,14 +1125,8 @@ func (e *Engine) finish(d attemptDone, stage bool) error {
 		ev.Result, ev.ResultBlob = d.res.Raw, d.res.Blob
 		ev.Usage = d.res.Usage
 		ev.Memory = d.res.Memory
-		if t.OutputVariable != "" {
-			// Like $(...) in a shell: the trailing newlines of a command's
-			// output would only get in the way of {placeholders}.
-			ev.OutputVariable, ev.OutputValue = t.OutputVariable, OutputValue(t, d.text)
-			e.State[t.OutputVariable] = ev.OutputValue
-			if e.Regrow != nil && e.Regrow(t.OutputVariable, ev.OutputValue) {
-				e.grow = true
-			}
+		if e.setVariable(t, d.text, &ev) && e.Regrow != nil && e.Regrow(ev.OutputVariable, ev.OutputValue) {
+			e.grow = true
 		}
 	}
 	record := e.record
@@ -1239,22 +1233,17 @@ func truncate(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// OutputValue is what output_variable stores for a task's result: with an
-// output_schema the parsed JSON value (the result fits it: the attempt was
-// checked), else VariableValue.
-func OutputValue(t *spec.Task, raw string) any {
-	if t.OutputSchema() != nil {
-		if v, err := t.CheckOutput(raw); err == nil {
-			return v
-		}
+// setVariable puts what task t's result text sets (spec.Task.Sets) in the
+// shared state and on ev, the event that records it; false when it sets
+// nothing. A restored result's is set by the restore (checkpoint.Choice.Sets).
+func (e *Engine) setVariable(t *spec.Task, text string, ev *Event) bool {
+	name, v := t.Sets(text)
+	if name == "" {
+		return false
 	}
-	return VariableValue(raw)
-}
-
-// VariableValue is what output_variable stores for a result without an
-// output_schema: the result without its trailing newlines.
-func VariableValue(raw string) string {
-	return strings.TrimRight(raw, "\r\n")
+	ev.OutputVariable, ev.OutputValue = name, v
+	e.State[name] = v
+	return true
 }
 
 // output is what task t's agent produced as later tasks read it.

@@ -599,14 +599,6 @@ func TestHaltLetsIndependentBranchesFinish(t *testing.T) {
 	}
 }
 
-func TestVariableValue(t *testing.T) {
-	for in, want := range map[string]string{"42\n": "42", "a\r\n\n": "a", "  x  ": "  x  ", "": "", "a\nb\n": "a\nb"} {
-		if got := VariableValue(in); got != want {
-			t.Errorf("VariableValue(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // A task that ran but whose end the store did not take is neither ran nor
 // failed in the summary: it is unrecorded, and runs again on --continue.
 func TestSummaryUnrecorded(t *testing.T) {

@@ -353,8 +353,13 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	// run with --var resumed without it renders the same texts. Computed
 	// before the subreaper is set up: bad usage leaves nothing behind.
 	set := newSet
+	texts := blobTexts{}
+	open := blobOpener(blobsOf(store), id)
+	text := func(tk *spec.Task, rec *checkpoint.TaskRecord) (string, error) {
+		return readResult(ctx, tk, Output{Raw: rec.Result}.withBlob(rec.Blob, open), texts)
+	}
 	if old != nil || set == nil {
-		if set, err = TaskSetOf(team, old, o.Vars); err != nil {
+		if set, err = taskSetOf(team, old, o.Vars, text); err != nil {
 			return nil, err
 		}
 	}
@@ -392,7 +397,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	// the next pass runs the task set expanded with the list, what is done
 	// restored (the fingerprint, over the declared tasks, is the same).
 	p = &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host, secrets: secrets, redact: redact,
-		specAbs: specAbs, configPath: configPath, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, restoredBefore: map[string]bool{}, texts: blobTexts{}, begun: begun}
+		specAbs: specAbs, configPath: configPath, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, restoredBefore: map[string]bool{}, texts: texts, begun: begun}
 	for n := 0; ; n++ {
 		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
 		if err != nil || !grew {
@@ -401,7 +406,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		if old, err = store.Load(ctx, id); err != nil {
 			return nil, err
 		}
-		if set, err = TaskSetOf(team, old, o.Vars); err != nil {
+		if set, err = taskSetOf(team, old, o.Vars, text); err != nil {
 			return nil, err
 		}
 		exists, now = true, time.Now()
@@ -474,9 +479,9 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 	}
 	if exists {
-		refuse, readErr := refuser(ctx, set, blobOpener(blobsOf(store), id), p.texts)
+		refuse, sets, readErr := refuser(ctx, set, blobOpener(blobsOf(store), id), p.texts)
 		if refuse != nil {
-			choice.Refuse = refuse
+			choice.Refuse, choice.Sets = refuse, sets
 		}
 		if g, err := set.graph(); err == nil {
 			choice.CutoffReads, choice.Reads, choice.Upstream, choice.Memory, choice.Human = g.CutoffReads, g.Reads, g.Upstream, g.Memory, g.Human
@@ -533,7 +538,9 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		rec.prior = skipped
 	}
 	full := restored != nil && restored.Kind == checkpoint.RestoreFull
-	if rec.j == nil && (!full || old != nil && old.JournalLeft) {
+	// A restored result that sets another variable today (Resets) rewrites
+	// the session too, so that its state says what the run starts from.
+	if rec.j == nil && (!full || old != nil && old.JournalLeft || len(restored.Resets) > 0) {
 		if err := rec.begin(); err != nil {
 			return nil, false, err
 		}

@@ -53,13 +53,27 @@ func (s *TaskSet) graph() (*schedule.Graph, error) {
 
 // TaskSetOf computes the task set of team for session old (nil: a new
 // session) and --var vars. An error is bad usage (foreach over something
-// that is not a list).
+// that is not a list). Of old's results it reads those held in line (plan
+// reads the others in line first: ReadBlobs).
 func TaskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string) (*TaskSet, error) {
+	return taskSetOf(team, old, vars, nil)
+}
+
+// storedText reads the result rec holds of task tk as the engine reads it
+// (readResult); an error is the store's.
+type storedText func(tk *spec.Task, rec *checkpoint.TaskRecord) (string, error)
+
+// taskSetOf is TaskSetOf reading old's results with text (nil: those in
+// line only).
+func taskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string, text storedText) (*TaskSet, error) {
 	if err := redactedStart(team, old, vars); err != nil {
 		return nil, err
 	}
 	state := checkpoint.StartState(old, team, vars)
-	produced := Produced(team, old)
+	produced, err := Produced(team, old, text)
+	if err != nil {
+		return nil, err
+	}
 	expanded, err := team.ExpandWith(state, produced)
 	if err != nil {
 		return nil, &UsageError{Err: err}
@@ -127,9 +141,13 @@ func knownKeys(old *checkpoint.Session) func(i int, name string) spec.Known {
 // Produced is what a foreach over a task's output_variable runs over: the
 // values old (nil: none) holds of the output variables of its completed
 // tasks. A producer that has not completed leaves its foreach deferred.
-func Produced(team *spec.Team, old *checkpoint.Session) map[string]any {
+// One whose record set another variable (its output_variable was renamed
+// since) gives what its recorded result sets today (spec.Task.Sets), as
+// the restore sets it (checkpoint.Choice.Sets), read with text (nil: only
+// a result held in line is read).
+func Produced(team *spec.Team, old *checkpoint.Session, text storedText) (map[string]any, error) {
 	if old == nil {
-		return nil
+		return nil, nil
 	}
 	var out map[string]any
 	for _, tk := range team.Tasks {
@@ -145,6 +163,18 @@ func Produced(team *spec.Team, old *checkpoint.Session) map[string]any {
 			continue
 		}
 		v, has := rec.Variables[tk.Foreach.Over]
+		if i := team.TaskIndex(p); !has && i >= 0 && (rec.Blob == nil || text != nil) {
+			result := rec.Result
+			if rec.Blob != nil {
+				var err error
+				if result, err = text(team.Tasks[i], rec); err != nil {
+					return nil, err
+				}
+			}
+			var name string
+			name, v = team.Tasks[i].Sets(result)
+			has = name == tk.Foreach.Over
+		}
 		if !has {
 			if v, has = old.Team.State[tk.Foreach.Over]; !has {
 				continue
@@ -155,7 +185,7 @@ func Produced(team *spec.Team, old *checkpoint.Session) map[string]any {
 		}
 		out[tk.Foreach.Over] = v
 	}
-	return out
+	return out, nil
 }
 
 // keptVariables says of each variable whose value in the spec is not the

@@ -146,3 +146,54 @@ func TestTaskSetGraphIsMadeOnce(t *testing.T) {
 		t.Errorf("a second graph (%p, then %p) or one of %d tasks for %d", g, again, g.Len(), len(set.Defs))
 	}
 }
+
+// TestProducedRenamed: a foreach over a producer's output_variable runs
+// over what the producer's recorded result sets today, as the restore sets
+// it: its record set another name when the output_variable was renamed
+// since. A result stored out of line is read with the run's reader.
+func TestProducedRenamed(t *testing.T) {
+	team, err := spec.Parse("agents.yaml", []byte(`agents: {w: {shell: cat}}
+tasks:
+  p: {description: P, agent: w, output_variable: ys}
+  l: {description: L, agent: w, foreach: {over: ys, as: it}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := &checkpoint.Blob{Digest: "sha256:00", Size: 11}
+	read := func(_ *spec.Task, rec *checkpoint.TaskRecord) (string, error) {
+		if rec.Blob == nil {
+			t.Error("read a result held in line")
+		}
+		return "[\"b1\",\"b2\"]\n", nil
+	}
+	tests := []struct {
+		name   string
+		vars   map[string]any // what p's record set
+		result string
+		blob   *checkpoint.Blob
+		text   storedText
+		want   any // nil: not produced
+	}{
+		{name: "recorded under today's name", vars: map[string]any{"ys": `["r1"]`}, result: "[\"x\"]\n", want: `["r1"]`},
+		{name: "renamed since: its result today", vars: map[string]any{"xs": `["x"]`}, result: "[\"x\"]\n", want: `["x"]`},
+		{name: "added since", result: "[\"x\"]\n", want: `["x"]`},
+		{name: "stored out of line, read", vars: map[string]any{"xs": "old"}, blob: blob, text: read, want: `["b1","b2"]`},
+		{name: "stored out of line, no reader", vars: map[string]any{"xs": "old"}, blob: blob},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sess := checkpoint.NewSession("s", "agents.yaml", "team", spec.Sequential, team.TaskDefs(nil), "fp", time.Now())
+			rec, _ := sess.Task("p")
+			rec.Status, rec.Result, rec.Blob, rec.Variables = checkpoint.StatusCompleted, tt.result, tt.blob, tt.vars
+			got, err := Produced(team, sess, tt.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, ok := got["ys"]
+			if tt.want == nil && ok || tt.want != nil && v != tt.want {
+				t.Errorf("produced %v, want ys = %v", got, tt.want)
+			}
+		})
+	}
+}

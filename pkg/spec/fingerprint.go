@@ -188,7 +188,8 @@ func durationText(d time.Duration) string {
 // AgentKey hashes the full definition of the agent named name as it would
 // run with state: kind, prompts (rendered), llm settings (the name of the
 // key's variable, never a key), memory, command, timeout and dir: as
-// written, and the full definition of its tools and max_turns.
+// written, the values of the variables its command reads (readValues),
+// and the full definition of its tools and max_turns.
 func (t *Team) AgentKey(name string, state map[string]any) string {
 	return t.agentKey(name, state)
 }
@@ -218,6 +219,13 @@ func agentKeyOf(name string, a *Agent, state map[string]any, syn syntax) string 
 	if a.dir != "" {
 		// Only when given: the keys of agents without dir: stay as they were.
 		def["dir"] = a.dir
+	}
+	if vars := readValues(a, state); len(vars) > 0 {
+		// What a command reads of the state through its environment is
+		// what it runs with, as the placeholders rendered into an LLM
+		// agent's prompts are: another --var gives another key. Only when
+		// it reads some, so that the other agents' keys stay as they were.
+		def["vars"] = vars
 	}
 	if a.LLM != nil {
 		l := map[string]any{
@@ -255,6 +263,34 @@ func agentKeyOf(name string, a *Agent, state map[string]any, syn syntax) string 
 		def["mcp"] = servers
 	}
 	return hash16(canonicalJSON(def))
+}
+
+// readValues are the values of the variables of state that a's command
+// mentions (Agent.MentionsVariable), as its TEAMRUN_VAR_<NAME> carries
+// them: a string as it is, anything else as JSON. nil when it mentions
+// none, and for any agent but a command agent.
+func readValues(a *Agent, state map[string]any) map[string]any {
+	if a.Kind != CommandAgent {
+		return nil
+	}
+	var out map[string]any
+	for k, v := range state {
+		if !a.MentionsVariable(k) {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		switch x := v.(type) {
+		case string:
+			out[k] = x
+		case nil:
+			out[k] = ""
+		default:
+			out[k] = string(canonicalJSON(x))
+		}
+	}
+	return out
 }
 
 // CanonicalTasks is the JSON array DESIGN §4 hashes: per task, in file

@@ -105,3 +105,54 @@ tasks:
 		t.Errorf("human def = %+v", defs[1])
 	}
 }
+
+// TestCommandReadsVariables: the variables a command agent reads through
+// its environment are part of its agent's definition, as the placeholders
+// of an LLM agent's prompts are: another value gives another key to the
+// agent and its tasks (and never another fingerprint); a value it does not
+// read, or the same text written another way, gives the same key.
+func TestCommandReadsVariables(t *testing.T) {
+	const base = `variables: {topic: A, other: x, n: 3}
+llm: {model: gpt-4o, api_key_env: MY_KEY}
+agents:
+  a: {AGENT}
+tasks:
+  t: {description: Do it, agent: a}
+`
+	tests := []struct {
+		name        string
+		agent       string
+		before      map[string]string
+		after       map[string]string
+		wantChanged bool
+	}{
+		{"shell reads the variable", `shell: 'echo "$TEAMRUN_VAR_TOPIC"'`, nil, map[string]string{"topic": "B"}, true},
+		{"shell reads another variable", `shell: 'echo "$TEAMRUN_VAR_TOPIC"'`, nil, map[string]string{"other": "y"}, false},
+		{"argv reads the variable", `command: [printenv, TEAMRUN_VAR_TOPIC]`, nil, map[string]string{"topic": "B"}, true},
+		{"the vars file holds them all", `shell: 'cat "$TEAMRUN_VARS_FILE"'`, nil, map[string]string{"other": "y"}, true},
+		{"a variable that was not set", `shell: 'echo "$TEAMRUN_VAR_LATER"'`, nil, map[string]string{"later": "1"}, true},
+		{"the same text in the environment", `shell: 'echo "$TEAMRUN_VAR_N"'`, nil, map[string]string{"n": "3"}, false},
+		{"the same --var again", `shell: 'echo "$TEAMRUN_VAR_TOPIC"'`, map[string]string{"topic": "B"}, map[string]string{"topic": "B"}, false},
+		{"a command that reads none", `shell: 'echo hi'`, nil, map[string]string{"topic": "B", "other": "y"}, false},
+		{"an LLM agent's prompt, alike", `goal: "Write about {topic}"`, nil, map[string]string{"topic": "B"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := strings.Replace(base, "AGENT", tt.agent, 1)
+			team, before := defsOf(t, spec, tt.before)
+			_, after := defsOf(t, spec, tt.after)
+			if got := after[0].AgentKey != before[0].AgentKey; got != tt.wantChanged {
+				t.Errorf("agent key changed = %v, want %v", got, tt.wantChanged)
+			}
+			if got := after[0].Key != before[0].Key; got != tt.wantChanged {
+				t.Errorf("task key changed = %v, want %v", got, tt.wantChanged)
+			}
+			if got := team.AgentKey("a", team.InitialState(tt.after)); got != after[0].AgentKey {
+				t.Errorf("AgentKey = %s, the task's def has %s", got, after[0].AgentKey)
+			}
+			if a, b := team.Fingerprint(team.InitialState(tt.before)), team.Fingerprint(team.InitialState(tt.after)); a != b {
+				t.Errorf("fingerprint changed: %s, %s", a, b)
+			}
+		})
+	}
+}

@@ -285,3 +285,22 @@ func filledPath(written, p string, syn syntax) error {
 	}
 	return nil
 }
+
+// Sets is what a result of tk (its text, as the engine reads it) puts in
+// the shared state: its output_variable (name "" when it has none) and the
+// value, with an output_schema the parsed JSON value (when the result
+// fits it), else the result without its trailing newlines, as $(...)
+// would take a command's output. The one rule for a result that
+// completes, that the early cut-off reuses and that a restore takes over
+// (DESIGN §4: a restored result is rebuilt as if just produced).
+func (tk *Task) Sets(result string) (name string, value any) {
+	if tk.OutputVariable == "" {
+		return "", nil
+	}
+	if tk.OutputSchema() != nil {
+		if v, err := tk.CheckOutput(result); err == nil {
+			return tk.OutputVariable, v
+		}
+	}
+	return tk.OutputVariable, strings.TrimRight(result, "\r\n")
+}

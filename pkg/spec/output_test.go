@@ -56,6 +56,40 @@ tasks:
 	}
 }
 
+// TestSets: what a result puts in the shared state, the one rule for a
+// result that completes, is reused or is restored.
+func TestSets(t *testing.T) {
+	team, err := Parse("o.yaml", []byte(`agents:
+  c: {shell: cat}
+tasks:
+  none: {description: x, agent: c}
+  text: {description: x, agent: c, output_variable: v}
+  json: {description: x, agent: c, output_variable: j, output_schema: {type: object}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		task, result, wantName string
+		want                   any
+	}{
+		{"none", "42\n", "", nil},
+		{"text", "42\n", "v", "42"},
+		{"text", "a\r\n\n", "v", "a"},
+		{"text", "  x  ", "v", "  x  "},
+		{"text", "", "v", ""},
+		{"text", "a\nb\n", "v", "a\nb"},
+		{"json", `{"n": 3, "f": 1.5}` + "\n", "j", map[string]any{"n": int64(3), "f": 1.5}},
+		{"json", "not json\n", "j", "not json"}, // a result that does not fit: its text
+	}
+	for _, tt := range tests {
+		name, got := team.Tasks[team.TaskIndex(tt.task)].Sets(tt.result)
+		if name != tt.wantName || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s.Sets(%q) = %q, %#v; want %q, %#v", tt.task, tt.result, name, got, tt.wantName, tt.want)
+		}
+	}
+}
+
 // TestOutputSchemaKey checks that the schema is part of the task's key
 // (plan and --reuse unchanged see an edit to it) and that a task without
 // one keeps the key it had before output_schema existed.

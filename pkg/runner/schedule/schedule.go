@@ -695,6 +695,19 @@ func (g *Graph) Refuser(text func(i int, t checkpoint.TaskRecord) string) func(*
 	}
 }
 
+// Setter is what a restored result of the graph's team sets in the shared
+// state today (checkpoint.Choice.Sets: spec.Task.Sets), text reading it as
+// for Refuser; a task without an output_variable has no text read.
+func (g *Graph) Setter(text func(i int, t checkpoint.TaskRecord) string) func(i int, t checkpoint.TaskRecord) (string, any) {
+	return func(i int, t checkpoint.TaskRecord) (string, any) {
+		tk := g.team.Tasks[i]
+		if tk.OutputVariable == "" {
+			return "", nil
+		}
+		return tk.Sets(text(i, t))
+	}
+}
+
 // RestoreProblems says, for each task with a checkpointed result
 // (result(i) ok), why it is not taken over ("" when it is): its own
 // RestoreProblem, or it reads, directly or not, a task that runs this time
