@@ -1189,6 +1189,13 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 			s.RestoredUsage = totals(s.RestoredUsage.Plus(paid))
 		}
 	}
+	// One that counts no request is none: --json leaves it out rather
+	// than show "usage": {}.
+	for _, u := range []**Usage{&s.Usage, &s.SessionUsage, &s.RestoredUsage} {
+		if !HasUsage(*u) {
+			*u = nil
+		}
+	}
 	read := make([]bool, len(e.tasks))
 	for i := range e.tasks {
 		for _, c := range e.graph.Context(i) {
