@@ -586,7 +586,7 @@ func decodeProblem(err error) string {
 	case errors.As(err, &te) && te.Field != "":
 		return fmt.Sprintf(" (%s is %s, not %s)", te.Field, jsonWords(te.Value), typeWords(te.Type))
 	case errors.As(err, &se):
-		return " (it is not JSON)"
+		return " (it is not valid JSON)"
 	}
 	return ""
 }

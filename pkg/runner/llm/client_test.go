@@ -191,7 +191,7 @@ func TestCompleteAnswerShapes(t *testing.T) {
 		{name: "error inside a 200", body: `{"error":{"message":"overloaded"}}`, wantErr: "the answer has no choices: overloaded"},
 		// A 200 that came whole was billed, whatever it holds: counted with
 		// the usage it has, else estimated from its size.
-		{name: "not JSON", body: "<html>\n<b>proxy</b> page</html>", wantErr: "not a Chat Completions response (it is not JSON): <html> <b>proxy</b> page</html>",
+		{name: "not JSON", body: "<html>\n<b>proxy</b> page</html>", wantErr: "not a Chat Completions response (it is not valid JSON): <html> <b>proxy</b> page</html>",
 			wantUnknown: true},
 		{name: "content of another type: paid for, and named", body: `{"model":"m","choices":[{"message":{"content":42}}],"usage":{"prompt_tokens":6,"completion_tokens":2,"total_tokens":8}}`,
 			wantErr: "not a Chat Completions response (choices.message.content is a number, not a text): ", wantTokens: 8},
