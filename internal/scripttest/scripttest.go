@@ -223,7 +223,8 @@ func cmdFlipEach(ts *testscript.TestScript, neg bool, args []string) {
 // on lines of "===", the last one again once they are used up. An answer
 // is the body sent as it is: JSON, or server-sent events when it starts
 // with "data:", where a line "!cut" ends the connection there (a stream
-// that broke off). {AUTH} in an answer becomes the request's
+// that broke off); a first line "Content-Type: TYPE" sends it so labelled.
+// {AUTH} in an answer becomes the request's
 // Authorization header (a proxy that echoes the request). The key the
 // script set in OPENAI_API_KEY stays. `fakellm -turns FILE` answers a
 // request with the answer numbered by the assistant messages it holds
@@ -305,12 +306,22 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 
 // scriptedAnswer sends one answer of a fakellm script.
 func scriptedAnswer(w http.ResponseWriter, a string) {
+	ctype := ""
+	if rest, ok := strings.CutPrefix(a, "Content-Type: "); ok {
+		// A server (or a proxy) that labels its answer so.
+		ctype, a, _ = strings.Cut(rest, "\n")
+		w.Header().Set("Content-Type", ctype)
+	}
 	if !strings.HasPrefix(a, "data:") {
-		w.Header().Set("Content-Type", "application/json")
+		if ctype == "" {
+			w.Header().Set("Content-Type", "application/json")
+		}
 		io.WriteString(w, a)
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
+	if ctype == "" {
+		w.Header().Set("Content-Type", "text/event-stream")
+	}
 	events, _, cut := strings.Cut(a, "\n!cut\n")
 	io.WriteString(w, events+"\n")
 	w.(http.Flusher).Flush()

@@ -10,7 +10,13 @@ import (
 type RecordKind string
 
 const (
-	TaskStarted      RecordKind = "started"   // Task, Attempt (0: one more than before), Host, PGID
+	// TaskStarted: Task, Attempt (0: one more than before), Host, PGID,
+	// and Usage, for an LLM attempt, what it counts should it never end
+	// (Call.NoEnd): the journal has no record of a request under way,
+	// which would cost a sync per request, so a start with no end is
+	// taken to have paid for one. The attempt's end record carries the
+	// task's usage without it (Usage.WithoutAttempt).
+	TaskStarted      RecordKind = "started"
 	TaskCompleted    RecordKind = "completed" // Task, Result, Variables, Usage
 	TaskFailed       RecordKind = "failed"    // Task, Error, RetryCount
 	TaskSkipped      RecordKind = "skipped"   // Task
@@ -179,13 +185,16 @@ func (s *Session) apply(r Record) {
 			t.Attempts++
 		}
 		s.startAttempt(t, Attempt{N: t.Attempts, Start: at, Outcome: StatusRunning})
+		if r.Usage != nil {
+			t.Usage = t.Usage.Plus(r.Usage)
+		}
 		// StartedAt shares the attempt's start, as its end shares
 		// FinishedAt: neither is ever written through.
 		t.Status, t.Error, t.StartedAt, t.FinishedAt = StatusRunning, "", &t.History[len(t.History)-1].Start, nil
 		t.Host, t.PGID = r.Host, r.PGID
 		s.Checkpoint.CurrentTask = r.Task
 	case TaskCompleted:
-		t.Status, t.Result, t.Blob, t.Variables, t.Usage, t.Error, t.FinishedAt = StatusCompleted, r.Result, r.Blob, r.Variables, r.Usage, "", s.endAt(t, at)
+		t.Status, t.Result, t.Blob, t.Variables, t.Usage, t.Error, t.FinishedAt = StatusCompleted, r.Result, r.Blob, r.Variables, r.Usage.orNil(), "", s.endAt(t, at)
 		t.Host, t.PGID = "", 0
 		if r.RetryCount > 0 {
 			t.RetryCount = r.RetryCount
@@ -197,7 +206,7 @@ func (s *Session) apply(r Record) {
 		t.Host, t.PGID = "", 0
 		t.endAttempt(t.FinishedAt, StatusFailed, "", nil, r.Error)
 		if r.Usage != nil {
-			t.Usage = r.Usage
+			t.Usage = r.Usage.orNil()
 		}
 	case TaskSkipped:
 		t.Status, t.FinishedAt = StatusSkipped, timeAt(at)

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -233,6 +234,12 @@ type Call struct {
 	// budget counts of it.
 	EstimatedTokens  int      `json:"estimated_tokens,omitempty"`
 	EstimatedCostUSD *float64 `json:"estimated_cost_usd,omitempty"`
+	// NoEnd marks what an attempt's start counts should the attempt never
+	// end (a kill -9, a crash, a power cut): a request it may have had
+	// under way, interrupted, its usage unknown, estimated from the size
+	// of the attempt's first request. The attempt's end record replaces
+	// it with the requests the attempt paid (TaskStarted).
+	NoEnd bool `json:"no_end,omitempty"`
 }
 
 // CallInterrupted is the outcome of a request cut off by Ctrl-C or a
@@ -281,6 +288,16 @@ func (u *Usage) WithoutAttempt(n int) *Usage {
 		out.addCounts(c.Usage(), -1)
 	}
 	return &out
+}
+
+// orNil is u, or nil when it holds no call and counts nothing: what a
+// task paid once its attempt's start estimate is taken back (TaskStarted)
+// by an end that paid nothing is none, not {}.
+func (u *Usage) orNil() *Usage {
+	if u == nil || len(u.Calls) > 0 || !reflect.DeepEqual(*u, Usage{Calls: u.Calls}) {
+		return u
+	}
+	return nil
 }
 
 // Plus is u and o together; either may be nil (nil and nil: nil).

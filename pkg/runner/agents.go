@@ -45,6 +45,14 @@ func (a Agents) Execute(ctx context.Context, job *Job) (Result, error) {
 	return Result{}, fmt.Errorf("no executor for %s agent %q", job.Agent.Kind, job.Agent.Name)
 }
 
+// unendedUsage is the LLM executor's (unendedCounter), when it has one.
+func (a Agents) unendedUsage(ctx context.Context, job *Job) *Usage {
+	if c, ok := a.LLM.(unendedCounter); ok && job.Agent.Kind == spec.LLMAgent {
+		return c.unendedUsage(ctx, job)
+	}
+	return nil
+}
+
 // firstRequestBytes is the LLM executor's (requestSizer), when it has one.
 func (a Agents) firstRequestBytes(ctx context.Context, job *Job) (int, bool, error) {
 	if s, ok := a.LLM.(requestSizer); ok && job.Agent.Kind == spec.LLMAgent {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -30,7 +31,8 @@ func elsewhereNotes(old *checkpoint.Session, host string) []string {
 
 // paidAgainNotes name each task that old has on record as running (its run
 // was killed in the middle of it) whose cut attempt had paid for LLM
-// requests: said, never silent. What was paid is in the session's totals
+// requests, or counts one it may have had under way (checkpoint.Call.NoEnd):
+// said, never silent. What was paid is in the session's totals
 // already. A task whose tool loop resumes (by the run's rule,
 // checkpoint.ToolLog.NextFor, on the loops next, the continued session,
 // carries and the decisions it holds) replays its recorded turns, not
@@ -42,8 +44,24 @@ func paidAgainNotes(old, next *checkpoint.Session, team *spec.Team) []string {
 		if t.Status != checkpoint.StatusRunning || t.Usage == nil {
 			continue
 		}
-		paid := attemptUsage(&Usage{Calls: t.Usage.Calls}, t.Attempts)
-		if !HasUsage(paid) {
+		var paid, unended *Usage
+		for _, c := range t.Usage.Calls {
+			switch {
+			case c.Attempt != 0 && c.Attempt != t.Attempts:
+			case c.NoEnd:
+				unended = unended.Plus(c.Usage())
+			default:
+				paid = paid.Plus(c.Usage())
+			}
+		}
+		var what []string
+		if HasUsage(paid) {
+			what = append(what, "after paying for "+UsageText(paid))
+		}
+		if HasUsage(unended) {
+			what = append(what, "with a request that may have been under way, counted as "+UsageText(unended))
+		}
+		if len(what) == 0 {
 			continue
 		}
 		again := "it runs again, and what it asks again is paid again"
@@ -63,8 +81,8 @@ func paidAgainNotes(old, next *checkpoint.Session, team *spec.Team) []string {
 				again = fmt.Sprintf("its tool loop starts afresh (decision %q recorded), and what it asks again is paid again", decision)
 			}
 		}
-		notes = append(notes, fmt.Sprintf("task %s was cut off in attempt %d after paying for %s, which the session's totals count: %s",
-			t.Name, t.Attempts, UsageText(paid), again))
+		notes = append(notes, fmt.Sprintf("task %s was cut off in attempt %d %s, which the session's totals count: %s",
+			t.Name, t.Attempts, strings.Join(what, " and "), again))
 	}
 	return notes
 }

@@ -53,6 +53,11 @@ func TestStartedRecordsCarryHost(t *testing.T) {
 	if len(recs) != 1 || recs[0].Host != "node-x" || recs[0].PGID != 99 {
 		t.Fatalf("records %+v", recs)
 	}
+	// What an LLM attempt counts should it never end rides on its start.
+	u := &checkpoint.Usage{UnknownRequests: 1, InterruptedEstimatedTokens: 9}
+	if recs, err = r.records(Event{Type: TaskStarted, Task: "a", Attempt: 1, Unended: u}); err != nil || len(recs) != 1 || recs[0].Usage != u {
+		t.Fatalf("records %+v, %v: want the start's estimate", recs, err)
+	}
 }
 
 // fakeTasks is a journal that knows no task yet.
@@ -80,6 +85,12 @@ func TestPaidAgainNotes(t *testing.T) {
 	}
 	const cut = "task a was cut off in attempt 1 after paying for 110 tokens (cost unknown), which the session's totals count: "
 	looped := append(slices.Clone(paid), turns...)
+	// A start that counts a request it may have under way (NoEnd).
+	unended := &checkpoint.Usage{UnknownRequests: 1, InterruptedEstimatedTokens: 40,
+		Calls: []checkpoint.Call{{Model: "m", Attempt: 1, Outcome: checkpoint.CallInterrupted, UsageUnknown: true, EstimatedTokens: 40, NoEnd: true}}}
+	started := []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "a", Attempt: 1, Usage: unended}}
+	startedPaid := append(slices.Clone(started), paid[1:]...)
+	const underWay = "with a request that may have been under way, counted as 1 interrupted request of unknown usage (estimated from its size: 40 tokens), which the session's totals count: "
 	cases := []struct {
 		name     string
 		recs     []checkpoint.Record
@@ -95,6 +106,10 @@ func TestPaidAgainNotes(t *testing.T) {
 		// The task's definition changed: the loop starts afresh.
 		{"a loop not carried", looped, false, withTools, "", false, []string{cut + "it runs again, and what it asks again is paid again"}},
 		{"nothing paid", paid[:1], false, withTools, "", false, nil},
+		{"a request under way", started, false, withTools, "", false,
+			[]string{"task a was cut off in attempt 1 " + underWay + "it runs again, and what it asks again is paid again"}},
+		{"paid, and a request under way", startedPaid, false, withTools, "", false,
+			[]string{"task a was cut off in attempt 1 after paying for 110 tokens (cost unknown) and " + underWay + "it runs again, and what it asks again is paid again"}},
 		{"decided rerun", looped, true, withTools, checkpoint.DecideRerun, false,
 			[]string{cut + `its tool loop starts afresh (decision "rerun" recorded), and what it asks again is paid again`}},
 		{"agent without tools now", looped, true, without, "", false,

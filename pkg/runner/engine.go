@@ -672,7 +672,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			job := starting[0]
 			go func() { results <- e.attempts(runCtx, job, false) }()
 		case len(starting) > 1:
-			if err := e.startAll(starting); err != nil {
+			if err := e.startAll(runCtx, starting); err != nil {
 				for _, job := range starting {
 					e.sched.Reset(job.Index)
 				}
@@ -953,7 +953,7 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 			}
 		}
 		if try > 0 || !started {
-			if err := e.record(startedEvent(&j)); err != nil {
+			if err := e.record(e.startedEvent(ctx, &j)); err != nil {
 				return attemptDone{i: j.Index, err: err, attempt: j.Attempt}
 			}
 		}
@@ -1070,17 +1070,32 @@ func (e *Engine) requestRetried(j *Job, r llm.Retry) {
 		Attempt: j.Attempt, Request: r.Attempt, MaxRequests: r.MaxAttempts, Error: r.Why, Delay: millis(r.Wait)})
 }
 
-func startedEvent(j *Job) Event {
+// unendedCounter is an Executor that can tell what an attempt of job
+// counts should its run die before the attempt ends: a request it may
+// have had under way. A kill -9 leaves nothing else to count it by: a
+// record of each request as it is sent would cost a sync each.
+type unendedCounter interface {
+	unendedUsage(ctx context.Context, job *Job) *Usage
+}
+
+// startedEvent is the start of j's attempt, with what it counts should
+// it never end (unendedCounter), which its start's record carries and
+// its end's takes back.
+func (e *Engine) startedEvent(ctx context.Context, j *Job) Event {
 	t := j.Task
-	return Event{Type: TaskStarted, Index: j.Index, Task: t.Name, Agent: t.Agent, Attempt: j.Attempt, RetryCount: j.Attempt - 1}
+	ev := Event{Type: TaskStarted, Index: j.Index, Task: t.Name, Agent: t.Agent, Attempt: j.Attempt, RetryCount: j.Attempt - 1}
+	if c, ok := e.Executor.(unendedCounter); ok {
+		ev.Unended = c.unendedUsage(ctx, j)
+	}
+	return ev
 }
 
 // startAll records the starts of jobs, about to run side by side, with
 // the completions staged before them: one sync for all, where each start
 // recorded by its own goroutine would wait for the one before.
-func (e *Engine) startAll(jobs []*Job) error {
+func (e *Engine) startAll(ctx context.Context, jobs []*Job) error {
 	for _, j := range jobs {
-		if err := e.stage(startedEvent(j)); err != nil {
+		if err := e.stage(e.startedEvent(ctx, j)); err != nil {
 			return err
 		}
 	}
@@ -1181,6 +1196,13 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 				s.RestoredPaid++
 			}
 			s.RestoredUsage = totals(s.RestoredUsage.Plus(paid))
+		}
+	}
+	// One that counts no request is none: --json leaves it out rather
+	// than show "usage": {}.
+	for _, u := range []**Usage{&s.Usage, &s.SessionUsage, &s.RestoredUsage} {
+		if !HasUsage(*u) {
+			*u = nil
 		}
 	}
 	read := make([]bool, len(e.tasks))

@@ -129,6 +129,10 @@ type Event struct {
 	// Paid is a request_paid event's usage: that request's, not in Usage,
 	// which the attempt's end event has (no sum counts it twice).
 	Paid *Usage `json:"paid,omitempty"`
+	// Unended is, on an LLM attempt's task_started, what the attempt
+	// counts should its run die before it ends (checkpoint.Call.NoEnd):
+	// journaled, never shown, and no usage of this run's.
+	Unended *Usage `json:"-"`
 	// Request and MaxRequests are, for request_retrying, the LLM request
 	// of the attempt that failed (1, 2, …) and how many the client sends
 	// at most.

@@ -316,18 +316,38 @@ func hasTools(a *spec.Agent) bool { return a.RunsToolLoop() }
 // (Engine.budgetHaltsBefore); exact is false when it is only a lower
 // bound: a tool loop's first request adds its tools' definitions.
 func (l *LLMs) firstRequestBytes(ctx context.Context, job *Job) (n int, exact bool, err error) {
-	if job.Agent.LLM == nil {
-		return 0, false, errors.New("no model")
-	}
-	ep, err := llm.Resolve(job.Agent.LLM, l.Getenv)
-	if err != nil {
-		return 0, false, err
-	}
-	req, err := l.request(ctx, job, ep)
+	req, err := l.firstRequest(ctx, job)
 	if err != nil {
 		return 0, false, err
 	}
 	return llm.RequestBytes(req), !hasTools(job.Agent), nil
+}
+
+// unendedUsage is what an attempt of job counts should its run die before
+// the attempt ends (a kill -9, a crash): one request cut off, its usage
+// unknown, estimated from the size of its first request (answered with
+// nothing, as far as anyone knows), as Ctrl-C's is; nil when the attempt
+// cannot build one, and so sends none.
+func (l *LLMs) unendedUsage(ctx context.Context, job *Job) *Usage {
+	req, err := l.firstRequest(ctx, job)
+	if err != nil {
+		return nil
+	}
+	u := usageOf([]llm.Call{{Model: req.Model, CutOff: true, UsageUnknown: true, RequestBytes: llm.RequestBytes(req)}}, job.Agent.LLM.Price, job.Attempt)
+	u.Calls[0].NoEnd = true
+	return u
+}
+
+// firstRequest is the first request an attempt of job would send.
+func (l *LLMs) firstRequest(ctx context.Context, job *Job) (llm.Request, error) {
+	if job.Agent.LLM == nil {
+		return llm.Request{}, errors.New("no model")
+	}
+	ep, err := llm.Resolve(job.Agent.LLM, l.Getenv)
+	if err != nil {
+		return llm.Request{}, err
+	}
+	return l.request(ctx, job, ep)
 }
 
 // attemptTimeout is what bounds an attempt, of a command or an LLM

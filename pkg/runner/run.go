@@ -1360,7 +1360,7 @@ func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 	usage = usage.Plus(ev.Usage)
 	switch ev.Type {
 	case TaskStarted:
-		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: ev.Task, Attempt: ev.Attempt, Host: r.host, PGID: r.pgid, At: ev.Time})
+		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: ev.Task, Attempt: ev.Attempt, Host: r.host, PGID: r.pgid, Usage: ev.Unended, At: ev.Time})
 	case TaskRetrying, TaskFailed:
 		recs = append(recs, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: ev.Task, Error: ev.Error, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time})
 	case TaskInterrupted:

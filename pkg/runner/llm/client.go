@@ -4,6 +4,7 @@
 package llm
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -15,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -457,8 +459,17 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		return Response{}, -1, transportError(actx, timeout, err)
 	}
 	defer hresp.Body.Close()
-	if st != nil && hresp.StatusCode >= 200 && hresp.StatusCode <= 299 && isEventStream(hresp.Header) {
-		return readStream(actx, cancelCause, timeout, hresp, st, red)
+	if st != nil && hresp.StatusCode >= 200 && hresp.StatusCode <= 299 {
+		if isEventStream(hresp.Header) {
+			return readStream(actx, cancelCause, timeout, hresp, st, red)
+		}
+		// A proxy may relabel a stream (text/plain): one that starts as
+		// server-sent events is read as one, as OpenAI's clients do.
+		br := bufio.NewReader(hresp.Body)
+		hresp.Body = peekedBody{br, hresp.Body}
+		if startsAsEvents(br) {
+			return readStream(actx, cancelCause, timeout, hresp, st, red)
+		}
 	}
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, maxBody+1))
 	if err != nil {
@@ -489,9 +500,9 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	}
 	var wr wireResponse
 	if err := json.Unmarshal(data, &wr); err != nil {
-		return Response{}, -1, &Error{
+		return unreadAnswer(data, hresp.StatusCode, red), -1, &Error{
 			StatusCode: hresp.StatusCode,
-			Message:    "the answer is not a Chat Completions response: " + red.snippet(window(data)),
+			Message:    "the answer is not a Chat Completions response" + decodeProblem(err) + ": " + red.snippet(window(data)),
 			Err:        err,
 		}
 	}
@@ -524,6 +535,102 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 			&Error{StatusCode: hresp.StatusCode, Message: "the model refused to answer: " + red.snippet(*p)}
 	}
 	return resp, -1, nil
+}
+
+// peekedBody is a response body read through a bufio.Reader that has
+// peeked at its start.
+type peekedBody struct {
+	*bufio.Reader
+	io.Closer
+}
+
+// startsAsEvents says whether a body starts as a stream of server-sent
+// events does: with a data, event or comment line.
+func startsAsEvents(br *bufio.Reader) bool {
+	p, _ := br.Peek(len("event:"))
+	return bytes.HasPrefix(p, []byte("data:")) || bytes.HasPrefix(p, []byte("event:")) || bytes.HasPrefix(p, []byte(":"))
+}
+
+// unreadAnswer is what is kept of a 200 that came whole but is no Chat
+// Completions response (a gateway's format, a stream relabelled by a
+// proxy): answered, so billed, it counts with its usage where that reads
+// on its own, else as an answer without usage, estimated from its size.
+func unreadAnswer(data []byte, status int, red redactor) Response {
+	r := Response{status: status, answered: true, received: len(data)}
+	var part struct {
+		Model json.RawMessage `json:"model"`
+		Usage *wireUsage      `json:"usage"`
+	}
+	if json.Unmarshal(data, &part) == nil {
+		r.Usage, r.hasUsage, r.badUsage = part.Usage.usage()
+		var model string
+		if json.Unmarshal(part.Model, &model) == nil {
+			r.Model = red.clean(model) // recorded with the usage
+		}
+	}
+	if !r.hasUsage && r.badUsage == "" {
+		r.badUsage = "sent an answer that is not a Chat Completions response"
+	}
+	return r
+}
+
+// decodeProblem says what of an answer does not fit, in a user's words:
+// " (choices.message.content is a number, not a text)"; "" when the
+// decoder says nothing more useful.
+func decodeProblem(err error) string {
+	var (
+		te *json.UnmarshalTypeError
+		se *json.SyntaxError
+	)
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return fmt.Sprintf(" (%s is %s, not %s)", te.Field, jsonWords(te.Value), typeWords(te.Type))
+	case errors.As(err, &se):
+		return " (it is not valid JSON)"
+	}
+	return ""
+}
+
+// jsonWords names a kind of JSON value as encoding/json reports it
+// ("number", "number 1.5", "array", …).
+func jsonWords(v string) string {
+	switch kind, _, _ := strings.Cut(v, " "); kind {
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	case "number":
+		return "a number"
+	case "string":
+		return "a text"
+	case "bool":
+		return "true or false"
+	}
+	return v
+}
+
+// typeWords names what a Go type takes, as JSON.
+func typeWords(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "what it should be"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a text"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "what it should be"
 }
 
 // tooLong is an answer over maxBody: not read further, not retried (the

@@ -189,7 +189,20 @@ func TestCompleteAnswerShapes(t *testing.T) {
 		{name: "no usage, no model", body: `{"choices":[{"message":{"content":"x"}}]}`, want: Response{Content: "x", Model: "m1"}},
 		{name: "empty choices", body: `{"model":"m","choices":[]}`, wantErr: "HTTP 200 OK: the answer has no choices"},
 		{name: "error inside a 200", body: `{"error":{"message":"overloaded"}}`, wantErr: "the answer has no choices: overloaded"},
-		{name: "not JSON", body: "<html>\n<b>proxy</b> page</html>", wantErr: "not a Chat Completions response: <html> <b>proxy</b> page</html>"},
+		// A 200 that came whole was billed, whatever it holds: counted with
+		// the usage it has, else estimated from its size.
+		{name: "not JSON", body: "<html>\n<b>proxy</b> page</html>", wantErr: "not a Chat Completions response (it is not valid JSON): <html> <b>proxy</b> page</html>",
+			wantUnknown: true},
+		{name: "content of another type: paid for, and named", body: `{"model":"m","choices":[{"message":{"content":42}}],"usage":{"prompt_tokens":6,"completion_tokens":2,"total_tokens":8}}`,
+			wantErr: "not a Chat Completions response (choices.message.content is a number, not a text): ", wantTokens: 8},
+		{name: "a list that is no content parts", body: `{"model":"m","choices":[{"message":{"content":[1,2]}}],"usage":{"prompt_tokens":6,"completion_tokens":2,"total_tokens":8}}`,
+			wantErr: "(choices.message.content is a list, not a text)", wantTokens: 8},
+		{name: "a model that is no text, no usage", body: `{"model":7,"choices":[{"message":{"content":"x"}}]}`,
+			wantErr: "(model is a number, not a text)", wantUnknown: true},
+		// OpenAI's format allows content as a list of parts: the text
+		// parts are the answer.
+		{name: "content parts", body: `{"model":"m","choices":[{"message":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hmm"}]},{"type":"text","text":"part one "},{"type":"text","text":"and \u00e9"}]}}]}`,
+			want: Response{Model: "m", Content: "part one and é"}},
 		{name: "no choices, but usage: paid for", body: `{"model":"m","choices":[],"usage":{"prompt_tokens":6,"completion_tokens":2,"total_tokens":8}}`,
 			wantErr: "the answer has no choices", wantTokens: 8},
 		{name: "over 32 MiB", body: `{"model":"m","choices":[{"message":{"content":"` + strings.Repeat("x", maxBody) + `"}}]}`,

@@ -43,6 +43,9 @@ func (w *wireUsage) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// zeroUsage is why a usage of no tokens ({}, or every count 0) is none.
+const zeroUsage = "reported a usage of 0 tokens (or none at all), which no answer can have"
+
 // usage is what w reports; false when there is no usage member, or one
 // whose counts cannot be read or cannot be true (bad says why): such an
 // answer is billed all the same and counted as one without usage (an
@@ -60,6 +63,11 @@ func (w *wireUsage) usage() (Usage, bool, string) {
 		if c.bad != "" {
 			return Usage{}, false, c.bad
 		}
+	}
+	if w.prompt.n == 0 && w.completion.n == 0 && w.total.n == 0 {
+		// usage: {}, or the zeros of a server or proxy that counts
+		// nothing: no answer is free, so it is one without usage.
+		return Usage{}, false, zeroUsage
 	}
 	u := Usage{PromptTokens: w.prompt.n, CompletionTokens: w.completion.n, TotalTokens: w.total.n,
 		CachedTokens: w.hits.n, ReasoningTokens: w.reasoning.n}

@@ -77,6 +77,14 @@ func TestCompleteUsage(t *testing.T) {
 			unreadableCall("reported a usage that is not a JSON object")},
 		{"a bad detail", []func(http.ResponseWriter){body(200, withUsage(`{"prompt_tokens":10,"completion_tokens":3,"completion_tokens_details":{"reasoning_tokens":0.5}}`))}, false,
 			unreadableCall("reported a token count that is no whole number (reasoning_tokens: 0.5)")},
+		// What a server or proxy that counts nothing sends: no answer is
+		// free, so it is an answer without usage, not one of 0 tokens.
+		{"zero counts", []func(http.ResponseWriter){body(200, withUsage(`{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}`))}, false,
+			unreadableCall(zeroUsage)},
+		{"an empty usage", []func(http.ResponseWriter){body(200, withUsage(`{}`))}, false,
+			unreadableCall(zeroUsage)},
+		{"zero counts with details", []func(http.ResponseWriter){body(200, withUsage(`{"prompt_tokens":"0","completion_tokens":null,"prompt_tokens_details":{"cached_tokens":0}}`))}, false,
+			unreadableCall(zeroUsage)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,8 +1,10 @@
 package llm
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -18,14 +20,76 @@ type wireText []byte
 var errNotString = errors.New("not a JSON string")
 
 // UnmarshalJSON unquotes a JSON string, keeping bytes that are not UTF-8
-// as they are. Unmarshal has checked the syntax already.
+// as they are, or joins the text parts of an array of them, which
+// OpenAI's format allows for a message's content
+// ([{"type":"text","text":"…"}], as some gateways and Mistral's
+// reasoning models send). Other values are type errors, which
+// encoding/json names with the member's path. Unmarshal has checked the
+// syntax already.
 func (t *wireText) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
+	switch {
+	case string(b) == "null":
 		*t = nil
 		return nil
+	case len(b) > 0 && b[0] == '[':
+		return t.joinParts(b)
+	case len(b) == 0 || b[0] != '"':
+		return notText(b)
 	}
+	out, err := unquote(b)
+	if err != nil {
+		return err
+	}
+	*t = out
+	return nil
+}
+
+// joinParts is the text of an array of content parts: its text parts
+// joined. Parts of other types (a reasoning model's "thinking") are not
+// the answer.
+func (t *wireText) joinParts(b []byte) error {
+	var parts []struct {
+		Type string          `json:"type"`
+		Text json.RawMessage `json:"text"`
+	}
+	if json.Unmarshal(b, &parts) != nil {
+		return notText(b)
+	}
+	var out []byte
+	for _, p := range parts {
+		if p.Type != "text" {
+			continue
+		}
+		s, err := unquote(p.Text)
+		if err != nil {
+			return notText(b)
+		}
+		out = append(out, s...)
+	}
+	*t = out
+	return nil
+}
+
+// notText is the type error of a value b that is no text.
+func notText(b []byte) error {
+	kind := "object"
+	switch {
+	case len(b) == 0:
+	case b[0] == '[':
+		kind = "array"
+	case b[0] == 't' || b[0] == 'f':
+		kind = "bool"
+	case b[0] != '{':
+		kind = "number"
+	}
+	return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeFor[string]()}
+}
+
+// unquote is JSON string b's bytes, as unquoted as encoding/json does but
+// with the bytes that are not UTF-8 kept.
+func unquote(b []byte) ([]byte, error) {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return errNotString
+		return nil, errNotString
 	}
 	s := b[1 : len(b)-1]
 	out := make([]byte, 0, len(s))
@@ -37,7 +101,7 @@ func (t *wireText) UnmarshalJSON(b []byte) error {
 			continue
 		}
 		if i+1 >= len(s) {
-			return errNotString
+			return nil, errNotString
 		}
 		switch e := s[i+1]; e {
 		case '"', '\\', '/':
@@ -55,7 +119,7 @@ func (t *wireText) UnmarshalJSON(b []byte) error {
 		case 'u':
 			r, ok := hex4(s[i+2:])
 			if !ok {
-				return errNotString
+				return nil, errNotString
 			}
 			i += 6
 			if utf16.IsSurrogate(r) {
@@ -75,12 +139,11 @@ func (t *wireText) UnmarshalJSON(b []byte) error {
 			out = utf8.AppendRune(out, r)
 			continue
 		default:
-			return errNotString
+			return nil, errNotString
 		}
 		i += 2
 	}
-	*t = out
-	return nil
+	return out, nil
 }
 
 func hex4(s []byte) (rune, bool) {
