@@ -31,89 +31,93 @@ func stepsOf(root *tree) *tree {
 	return nil
 }
 
-// stepsFatal finds the first step teamrun cannot run, anywhere in the
-// steps tree: one line naming the key and what to use instead.
-func stepsFatal(file string, steps *tree) *Diagnostic {
-	at := func(v *tree, msg string) *Diagnostic {
-		return &Diagnostic{File: file, Line: v.kpos().Line, Column: v.kpos().Column, Path: v.path, Message: msg}
-	}
+// refuseSteps reports each step teamrun cannot run, anywhere in the
+// steps tree, in one line naming the key and what to use instead, and
+// returns them: they are not built, so that the file's other errors come
+// with these (DESIGN §2), and none that only a missing step would cause.
+func (b *builder) refuseSteps(steps *tree) map[*tree]bool {
+	refused := map[*tree]bool{}
 	var order flowOrder      // for next_tasks loops
 	place := map[*tree]int{} // a step's place in order
-	var walk func(list *tree) *Diagnostic
-	walk = func(list *tree) *Diagnostic {
+	var walk func(list *tree)
+	walk = func(list *tree) {
 		for _, st := range list.itemsOrNil() {
 			if !st.isMap() {
 				continue // reported when the step is built
 			}
 			n, _ := st.get("name").str()
 			place[st] = order.add(n)
-			for _, k := range st.keys() {
-				v := st.get(k)
-				switch k {
-				case "loop":
-					if !v.isMap() {
-						return at(v, loopNotMapping(v))
-					}
-					// A loop of one agent step over a variable is foreach;
-					// a loop of several steps, or over a template, is not yet.
-					switch body, n := loopBody(st); {
-					case n > 1:
-						return at(v, "a loop of several steps is not supported yet: loop one agent step (agent: and action: beside loop:, or step: {agent: NAME, action: TEXT}), which runs once per item as foreach does, and put the other steps after it: the next step reads the JSON array of the loop's answers")
-					case body == nil:
-						return at(v, "the loop names no step to run: give it agent: and action: beside loop:, step: {agent: NAME, action: TEXT}, or loop.step: NAME")
-					case body.isMap() && body.get("agent") == nil:
-						return at(body, "a loop runs one agent step here: give it agent: and action: (a loop of a loop, parallel, route or if step is not supported yet)")
-					}
-					for _, k := range []string{"from_csv", "from_file"} {
-						if f := v.get(k); f != nil && v.get("over") == nil {
-							return at(f, fmt.Sprintf("a loop over a file (%s) is not supported: teamrun loops over a list variable; give the items under variables: (items: [a, b]) or as --var items='[\"a\", \"b\"]' (a JSON array) and write loop: {over: items}; in the native format, a command task before it can read the file into an output_variable to loop over", k))
-						}
-					}
-					if o, _ := v.get("over").str(); !identRE().MatchString(o) {
-						return at(v, fmt.Sprintf("loop over %s is not supported: loop over a list variable's name (loop: {over: VAR}), which runs once per item as foreach does", v.get("over").describe()))
-					}
-				case "repeat":
-					// A repeat on an agent step is the native repeat; a
-					// repeat of steps is not yet.
-					if v.get("steps") != nil || st.get("agent") == nil {
-						return at(v, "a repeat of steps is not supported yet: give the repeat one agent step (agent:, action:, repeat: {until: TEXT, max_iterations: N}), which runs again until its result contains TEXT")
-					}
-				case "run":
-					return at(v, "shell steps (run:) are not supported: use a command agent (shell:) in the native format")
-				case "judge":
-					return at(v, "judge steps are not supported: use an LLM task that scores the file against the criteria")
-				case "approve":
-					return at(v, "approve steps are not supported here: use a task whose agent is human (it halts for `teamrun session decide`) in the native format")
-				case "workflow", "include":
-					return at(v, "nested workflows are not supported: write their steps in this file's steps")
-				case "parallel":
-					if d := walk(v); d != nil {
-						return d
-					}
-				case "if":
-					for _, b := range []string{"then", "else"} {
-						if d := walk(v.get(b)); d != nil {
-							return d
-						}
-					}
-				}
+			if at, msg := stepRefusal(st); msg != "" {
+				b.errorf(at, at.kpos(), "%s", msg)
+				refused[st] = true
+			}
+			// The steps inside it, refused or not: their refusals are
+			// said now, not once this one is fixed.
+			walk(st.get("parallel"))
+			for _, br := range []string{"then", "else"} {
+				walk(st.get("if").get(br))
 			}
 		}
-		return nil
 	}
-	if d := walk(steps); d != nil {
-		return d
-	}
+	walk(steps)
 	// A decision graph whose next_tasks go back to an earlier step loops:
 	// teamrun's workflow is a DAG.
 	for _, st := range steps.itemsOrNil() {
-		if nt := st.get("next_tasks"); place[st] > 0 {
+		if nt := st.get("next_tasks"); place[st] > 0 && !refused[st] {
 			if msg := order.loopsBack(nt, place[st], "step"); msg != "" {
-				return at(nt, msg)
+				b.errorf(nt, nt.kpos(), "%s", msg)
+				refused[st] = true
 			}
 		}
 	}
-	return nil
+	return refused
+}
+
+// stepRefusal is the first key of step st (not of the steps inside it)
+// that teamrun cannot run, and what to use instead; "" when none.
+func stepRefusal(st *tree) (*tree, string) {
+	for _, k := range st.keys() {
+		v := st.get(k)
+		switch k {
+		case "loop":
+			if !v.isMap() {
+				return v, loopNotMapping(v)
+			}
+			// A loop of one agent step over a variable is foreach;
+			// a loop of several steps, or over a template, is not yet.
+			switch body, n := loopBody(st); {
+			case n > 1:
+				return v, "a loop of several steps is not supported yet: loop one agent step (agent: and action: beside loop:, or step: {agent: NAME, action: TEXT}), which runs once per item as foreach does, and put the other steps after it: the next step reads the JSON array of the loop's answers"
+			case body == nil:
+				return v, "the loop names no step to run: give it agent: and action: beside loop:, step: {agent: NAME, action: TEXT}, or loop.step: NAME"
+			case body.isMap() && body.get("agent") == nil:
+				return body, "a loop runs one agent step here: give it agent: and action: (a loop of a loop, parallel, route or if step is not supported yet)"
+			}
+			for _, k := range []string{"from_csv", "from_file"} {
+				if f := v.get(k); f != nil && v.get("over") == nil {
+					return f, fmt.Sprintf("a loop over a file (%s) is not supported: teamrun loops over a list variable; give the items under variables: (items: [a, b]) or as --var items='[\"a\", \"b\"]' (a JSON array) and write loop: {over: items}; in the native format, a command task before it can read the file into an output_variable to loop over", k)
+				}
+			}
+			if o, _ := v.get("over").str(); !identRE().MatchString(o) {
+				return v, fmt.Sprintf("loop over %s is not supported: loop over a list variable's name (loop: {over: VAR}), which runs once per item as foreach does", v.get("over").describe())
+			}
+		case "repeat":
+			// A repeat on an agent step is the native repeat; a
+			// repeat of steps is not yet.
+			if v.get("steps") != nil || st.get("agent") == nil {
+				return v, "a repeat of steps is not supported yet: give the repeat one agent step (agent:, action:, repeat: {until: TEXT, max_iterations: N}), which runs again until its result contains TEXT"
+			}
+		case "run":
+			return v, "shell steps (run:) are not supported: use a command agent (shell:) in the native format"
+		case "judge":
+			return v, "judge steps are not supported: use an LLM task that scores the file against the criteria"
+		case "approve":
+			return v, "approve steps are not supported here: use a task whose agent is human (it halts for `teamrun session decide`) in the native format"
+		case "workflow", "include":
+			return v, "nested workflows are not supported: write their steps in this file's steps"
+		}
+	}
+	return nil, ""
 }
 
 // loopNotMapping says what to write for a loop: that is no mapping, such
@@ -141,6 +145,8 @@ type stepBuilder struct {
 	byName map[string][]*Task
 	// parallels is the parallel steps, in file order.
 	parallels []parallelStep
+	// refused are the steps refuseSteps refused: not built.
+	refused map[*tree]bool
 }
 
 // ifCond is an if step's condition: the agent that evaluates it, the steps
@@ -171,7 +177,7 @@ func (b *builder) praisonSteps(steps *tree) {
 		return
 	}
 	_, hasInput := b.team.Variables["input"]
-	sb := &stepBuilder{b: b, hasInput: hasInput, byName: map[string][]*Task{}}
+	sb := &stepBuilder{b: b, hasInput: hasInput, byName: map[string][]*Task{}, refused: b.refuseSteps(steps)}
 	from := len(b.team.Tasks)
 	var prev []string
 	for i, st := range steps.items() {
@@ -478,6 +484,13 @@ func (sb *stepBuilder) step(st *tree, name string, prev []string, first bool) []
 		}
 		b.errorf(st, st.pos(), "expected a step (a mapping with agent and action), got %s%s", st.describe(), hint)
 		return prev
+	}
+	if sb.refused[st] {
+		if b.refusedSteps == nil {
+			b.refusedSteps = map[string]bool{}
+		}
+		b.refusedSteps[name] = true
+		return prev // said where it was refused
 	}
 	if n := st.get("name"); n != nil {
 		if _, ok := n.str(); !ok {
@@ -800,7 +813,7 @@ func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 		case "step", "steps":
 			// the step the loop runs (loopStep)
 		case "from_csv", "from_file":
-			// Alone, refused (stepsFatal); beside over, PraisonAI reads
+			// Alone, refused (stepRefusal); beside over, PraisonAI reads
 			// over first and never opens the file.
 			b.warnf(v, v.kpos(), "ignored: over: wins, as in PraisonAI, which loops over the variable and does not read the file")
 		default:

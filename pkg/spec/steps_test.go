@@ -885,3 +885,68 @@ steps:
 		}
 	}
 }
+
+// A step teamrun refuses is one error among the file's others, which are
+// all said at once (DESIGN §2), and none that only its absence causes (a
+// context naming it).
+func TestStepRefusalsWithOtherErrors(t *testing.T) {
+	const head = "input: go\nagents:\n  w: {role: W, llm: m}\nsteps:\n"
+	for _, tt := range []struct {
+		name, steps string
+		want        []string
+	}{
+		{"a loop that is no mapping", `  - {agent: w, action: "Process {{item}}", loop: people}
+  - {agent: x, action: "Process {{item}}", repeat: 3}
+  - {agent: w, route: nope}
+`, []string{
+			`a.yaml:5:44: steps[0].loop: expected a mapping such as {over: VAR}, got string "people": write loop: {over: people}`,
+			`a.yaml:6:13: steps[1].agent: unknown agent "x" (known: w)`,
+			`a.yaml:6:52: steps[1].repeat: expected a mapping such as {until: TEXT, max_iterations: N}, got integer 3`,
+			`a.yaml:7:23: steps[2].route: expected a mapping of labels to agents, got string "nope"`,
+		}},
+		{"a loop over a file, then another refusal", `  - {agent: w, action: x, loop: {from_file: people.csv}}
+  - {agent: w, action: y, loop: people}
+`, []string{
+			`a.yaml:5:34: steps[0].loop.from_file: a loop over a file (from_file) is not supported`,
+			`a.yaml:6:27: steps[1].loop: expected a mapping such as {over: VAR}, got string "people"`,
+		}},
+		{"nested workflows", `  - {agent: w, action: a}
+  - workflow: other.yaml
+  - include: third.yaml
+  - {agent: y, action: b}
+`, []string{
+			`a.yaml:6:5: steps[1].workflow: nested workflows are not supported`,
+			`a.yaml:7:5: steps[2].include: nested workflows are not supported`,
+			`a.yaml:8:13: steps[3].agent: unknown agent "y" (known: w)`,
+		}},
+		{"a refused step that another reads", `  - {name: each, agent: w, action: "Do {{item}}", loop: people}
+  - {name: after, agent: w, action: "Sum", context: [each]}
+  - parallel:
+      - {agent: w, run: ls}
+      - {agent: z, action: x}
+`, []string{
+			`a.yaml:5:51: steps[0].loop: expected a mapping such as {over: VAR}`,
+			`a.yaml:8:20: steps[2].parallel[0].run: shell steps (run:) are not supported`,
+			`a.yaml:9:17: steps[2].parallel[1].agent: unknown agent "z" (known: w)`,
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("a.yaml", []byte(head+tt.steps))
+			var l ErrorList
+			if !errors.As(err, &l) {
+				t.Fatalf("got %v, want errors", err)
+			}
+			var got []string
+			for _, d := range l {
+				got = append(got, d.String())
+			}
+			ok := len(got) == len(tt.want)
+			for i := 0; ok && i < len(got); i++ {
+				ok = strings.HasPrefix(got[i], tt.want[i])
+			}
+			if !ok {
+				t.Errorf("got\n%s\nwant (each a line's start)\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
