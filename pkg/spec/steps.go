@@ -307,12 +307,25 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		return src
 	}
 	var repeated, looped *Task // the last repeat and loop steps before the reader
+	// The loop steps before the reader, by loopOutputsName: a text names
+	// their outputs so whether or not another reads {{loop_outputs}}.
+	loops := map[string]*Task{}
+	loopNamed := func(name string) *Task { // nil when a variable has the name
+		if _, isVar := sb.b.team.Variables[name]; isVar {
+			return nil
+		}
+		return loops[name]
+	}
 	for _, tk := range tasks {
-		if f := tk.Foreach; f != nil && f.Over == loopOutputs {
+		switch f := tk.Foreach; {
+		case f == nil:
+		case f.Over == loopOutputs:
 			if v := sb.loopOutputsOf(looped); v != "" {
 				f.Over = v
 			}
-		} else if f != nil {
+		case loopNamed(f.Over) != nil:
+			f.Over = loopOutputsVar(loopNamed(f.Over))
+		default:
 			// A loop over NAME_output loops over that step's output, as
 			// PraisonAI keeps it, unless a variable has the name.
 			name, ok := strings.CutSuffix(f.Over, "_output")
@@ -334,6 +347,9 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 			}
 			*dst = replacePlaceholders(*dst, praisonSteps, func(n string) (string, bool) {
 				v, field, dotted := strings.Cut(n, ".")
+				if l := loopNamed(v); l != nil {
+					return spellVar(loopOutputsVar(l), field, dotted), true
+				}
 				name, ok := strings.CutSuffix(v, "_output")
 				src := last(name)
 				if _, isVar := sb.b.team.Variables[v]; !ok || isVar || src == nil {
@@ -342,10 +358,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				if src.OutputVariable == "" {
 					src.OutputVariable = v
 				}
-				if dotted {
-					return "{{" + src.OutputVariable + "." + field + "}}", true
-				}
-				return "{{" + src.OutputVariable + "}}", true
+				return spellVar(src.OutputVariable, field, dotted), true
 			})
 			if !strings.Contains(*dst, "{{") {
 				continue
@@ -373,6 +386,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		}
 		if tk.Foreach != nil {
 			looped = tk
+			loops[loopOutputsName(tk)] = tk
 		}
 	}
 }
@@ -422,19 +436,30 @@ const loopOutputs = "loop_outputs"
 
 // loopOutputsOf is the variable {{loop_outputs}} (or a loop over
 // loop_outputs) reads after the loop step l, the last before the reader
-// (nil: none), as PraisonAI sets it: l's output_variable, which its join
-// sets to the JSON array of the items' outputs (PraisonAI sets the loop's
-// output_variable to that list too), named after l when it has none. ""
-// when nothing binds it: no loop before, or a variable of that name.
+// (nil: none), as PraisonAI sets it: loopOutputsVar. "" when nothing
+// binds it: no loop before, or a variable of that name.
 func (sb *stepBuilder) loopOutputsOf(l *Task) string {
 	if _, isVar := sb.b.team.Variables[loopOutputs]; l == nil || isVar {
 		return ""
 	}
+	return loopOutputsVar(l)
+}
+
+// loopOutputsVar is the variable that holds the outputs of loop step l:
+// its output_variable, which its join sets to the JSON array of the
+// items' outputs (PraisonAI sets the loop's output_variable to that list
+// too), named loopOutputsName when it has none. It is set only when a
+// text reads it: the key of a loop no step reads stays as it was.
+func loopOutputsVar(l *Task) string {
 	if l.OutputVariable == "" {
-		l.OutputVariable = identOf(l.Name) + "_" + loopOutputs
+		l.OutputVariable = loopOutputsName(l)
 	}
 	return l.OutputVariable
 }
+
+// loopOutputsName is the name of the variable of loop step l's outputs
+// when it has no output_variable: STEP_loop_outputs.
+func loopOutputsName(l *Task) string { return identOf(l.Name) + "_" + loopOutputs }
 
 // unboundOutput warns that tk's {{NAME_output}} m names no step before it.
 func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
@@ -1096,11 +1121,16 @@ func renameVar(text, from, to string) string {
 		if root != from {
 			return "", false
 		}
-		if dotted {
-			return "{{" + to + "." + field + "}}", true
-		}
-		return "{{" + to + "}}", true
+		return spellVar(to, field, dotted), true
 	})
+}
+
+// spellVar spells the placeholder {{name}}, or {{name.field}} when dotted.
+func spellVar(name, field string, dotted bool) string {
+	if dotted {
+		return "{{" + name + "." + field + "}}"
+	}
+	return "{{" + name + "}}"
 }
 
 // seconds reads a PraisonAI duration: a number of seconds (a float is

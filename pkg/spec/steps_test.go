@@ -950,3 +950,67 @@ func TestStepRefusalsWithOtherErrors(t *testing.T) {
 		})
 	}
 }
+
+// {{STEP_loop_outputs}} reads the outputs of the loop step STEP before
+// it (its output_variable when it has one) whether or not another step
+// reads {{loop_outputs}}; a variable of that name, and a text before the
+// loop, keep it as written.
+func TestLoopOutputsByName(t *testing.T) {
+	const head = "agents:\n  a: {role: A, llm: m}\nsteps:\n"
+	for _, tt := range []struct {
+		name, vars, steps string
+		want              []string // per task: name description over -> output_variable
+	}{
+		{"read by name alone", "variables: {xs: [p, q]}\n", `  - {name: per, agent: a, action: "Do {{item}}", loop: {over: xs}}
+  - {name: sum, agent: a, action: "Sum up {{per_loop_outputs}}", expected_output: "{{ per_loop_outputs.x }}"}
+`, []string{
+			"per Do {{item}} over xs -> per_loop_outputs",
+			"sum Sum up {{per_loop_outputs}}|{{per_loop_outputs.x}} over  -> ",
+		}},
+		{"a loop with an output_variable", "variables: {xs: [p, q]}\n", `  - {name: per, agent: a, action: "Do {{item}}", loop: {over: xs}, output_variable: done}
+  - {name: sum, agent: a, action: "Sum up {{per_loop_outputs}}"}
+`, []string{
+			"per Do {{item}} over xs -> done",
+			"sum Sum up {{done}} over  -> ",
+		}},
+		{"a loop over it, a name with a dash", "variables: {xs: [p, q]}\n", `  - {name: fetch-data, agent: a, action: "Do {{item}}", loop: {over: xs}}
+  - {name: again, agent: a, action: "Redo {{item}}", loop: {over: fetch_data_loop_outputs}}
+`, []string{
+			"fetch-data Do {{item}} over xs -> fetch_data_loop_outputs",
+			"again Redo {{item}} over fetch_data_loop_outputs -> ",
+		}},
+		{"a variable of that name", "variables: {xs: [p, q], per_loop_outputs: mine}\n", `  - {name: per, agent: a, action: "Do {{item}}", loop: {over: xs}}
+  - {name: sum, agent: a, action: "Sum up {{per_loop_outputs}}"}
+`, []string{
+			"per Do {{item}} over xs -> ",
+			"sum Sum up {{per_loop_outputs}} over  -> ",
+		}},
+		{"a text before the loop", "variables: {xs: [p, q]}\n", `  - {name: pre, agent: a, action: "Before {{per_loop_outputs}}"}
+  - {name: per, agent: a, action: "Do {{item}}", loop: {over: xs}}
+`, []string{
+			"pre Before {{per_loop_outputs}} over  -> ",
+			"per Do {{item}} over xs -> ",
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("s.yaml", []byte(tt.vars+head+tt.steps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tk := range team.Tasks {
+				over, text := "", tk.Description
+				if tk.Foreach != nil {
+					over = tk.Foreach.Over
+				}
+				if tk.ExpectedOutput != "" {
+					text += "|" + tk.ExpectedOutput
+				}
+				got = append(got, fmt.Sprintf("%s %s over %s -> %s", tk.Name, text, over, tk.OutputVariable))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
