@@ -617,13 +617,47 @@ func (sb *stepBuilder) loopStep(st *tree) *tree {
 	return out
 }
 
-// otherKeys warns about the keys of a pattern step besides its pattern.
+// otherKeys warns about the keys of a pattern step besides its pattern:
+// a key of an agent step (agent:, action:, …) is PraisonAI's own, which
+// its parser ignores there too, so the warning says what the pattern
+// runs instead, not that the key may be misspelt.
 func (sb *stepBuilder) otherKeys(st *tree, pattern string) {
 	for i, k := range st.keys() {
-		if k != pattern && k != "name" {
-			sb.b.praisonIgnored(st.vals()[i])
+		v := st.vals()[i]
+		switch {
+		case k == pattern || k == "name":
+		case praisonStepKey(k) && !v.isNull():
+			sb.b.warnf(v, v.kpos(), "ignored, as PraisonAI ignores it here: %s", patternRuns(pattern, k))
+		default:
+			sb.b.praisonIgnored(v)
 		}
 	}
+}
+
+// praisonStepKey says whether k is a key PraisonAI reads on an agent step
+// (yaml_parser.py, _parse_agent_step), and only there.
+func praisonStepKey(k string) bool {
+	switch k {
+	case "agent", "action", "description", "expected_output", "context", "output_file", "output_json",
+		"output_pydantic", "output_variable", "create_directory", "callback", "async_execution",
+		"guardrail", "max_retries", "retry_delay", "skip_on_failure":
+		return true
+	}
+	return false
+}
+
+// patternRuns says what a route:, parallel: or if: step runs, and where
+// key k of an agent step goes instead.
+func patternRuns(pattern, k string) string {
+	switch {
+	case pattern == "route" && k == "agent":
+		return "a route step runs only the agents its labels list (route: {LABEL: [AGENT]}), each fed the output of the step before it; to run this agent there, list it under a label; to have it classify, give it the step before the route"
+	case pattern == "route":
+		return "a route step runs only the agents its labels list (route: {LABEL: [AGENT]}), each fed the output of the step before it; to use this, give it a step of its own"
+	case pattern == "parallel":
+		return "a parallel step runs only the steps it lists; to use this, put it in one of them"
+	}
+	return "an if step runs only the steps of its then: or else:; to use this, put it in one of them"
 }
 
 // addTask adds a task mapped from a step; src is where its errors point.
