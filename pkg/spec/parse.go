@@ -196,6 +196,8 @@ type builder struct {
 	// refusedSteps are the PraisonAI steps refused (refuseSteps), by
 	// name, reported once there, not again where a context names them.
 	refusedSteps map[string]bool
+	// stepNames says where each step task's name comes from (placeTask).
+	stepNames map[string]nameSource
 	// free are the tasks nativeTasks made room for, handed out by task:
 	// one list, where each task alone took the 192 bytes of its size
 	// class (a 10,000-task spec's tasks live through the run).

@@ -257,11 +257,15 @@ func (sb *stepBuilder) bindParallelOutputs() {
 		j := &Task{Name: ps.name, Agent: agent, Pos: ps.src.kpos(), HasContext: true, Context: slices.Clone(ps.outs),
 			OutputVariable: identOf(ps.name) + "_" + parallelOutputs,
 			Description:    fmt.Sprintf("the outputs of %s as a JSON array", strings.Join(ps.outs, ", "))}
-		b.insertTask(j, synthMap(ps.src), b.taskAt[ps.last]+1)
-		joins[k] = j
+		if b.placeTask(j, synthMap(ps.src), b.taskAt[ps.last]+1, stepNamed(ps.src)) {
+			joins[k] = j
+		}
 	}
 	for tk, k := range readers {
 		j := joins[k]
+		if j == nil {
+			continue // its name is another task's: said
+		}
 		for _, s := range boundTexts(tk) {
 			*s = renameVar(*s, parallelOutputs, j.OutputVariable)
 		}
@@ -660,18 +664,82 @@ func patternRuns(pattern, k string) string {
 	return "an if step runs only the steps of its then: or else:; to use this, put it in one of them"
 }
 
-// addTask adds a task mapped from a step; src is where its errors point.
-func (b *builder) addTask(tk *Task, src *tree) {
+// nameSource is where a step task's name comes from, for the error of a
+// name two tasks have: the user's name: (at, made ""), or teamrun's, made
+// up for what made says, which is declared at at.
+type nameSource struct {
+	at      *tree
+	made    string
+	unnamed bool // made: a step's without name:, which the user can name
+}
+
+// stepNamed is the nameSource of the task of step st: its name:, else
+// the name teamrun gives it by its place.
+func stepNamed(st *tree) nameSource {
+	if stepName(st, "") != "" {
+		return nameSource{at: st.get("name")}
+	}
+	return nameSource{at: st, made: "the unnamed step " + st.path, unnamed: true}
+}
+
+// addTask adds a task mapped from a step after the others: placeTask.
+func (b *builder) addTask(tk *Task, src *tree, ns nameSource) bool {
+	return b.placeTask(tk, src, -1, ns)
+}
+
+// placeTask adds tk at position at (-1: after the others), before the
+// tasks already added after it; its name comes from ns, and src is where
+// its other errors point. It reports whether tk was added: a name another
+// task has is an error (nameTaken), and the task is left out, so that
+// nothing reads the other task for it.
+func (b *builder) placeTask(tk *Task, src *tree, at int, ns nameSource) bool {
 	if i, dup := b.taskAt[tk.Name]; dup {
-		b.errorf(src, src.kpos(), "%s", duplicateName("step", tk.Name, b.team.Tasks[i].Pos.Line))
-		return
+		b.nameTaken(tk.Name, b.stepNames[tk.Name], ns, b.team.Tasks[i].Pos.Line, src)
+		return false
 	}
 	if !nameRE().MatchString(tk.Name) {
 		b.errorf(src, src.kpos(), "expected a step name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(tk.Name))
 	}
-	b.taskAt[tk.Name] = len(b.team.Tasks)
-	b.team.Tasks = append(b.team.Tasks, tk)
-	b.tasks = append(b.tasks, src)
+	if at < 0 || at > len(b.team.Tasks) {
+		at = len(b.team.Tasks)
+	}
+	b.team.Tasks = append(b.team.Tasks[:at], append([]*Task{tk}, b.team.Tasks[at:]...)...)
+	b.tasks = append(b.tasks[:at], append([]*tree{src}, b.tasks[at:]...)...)
+	for i := at; i < len(b.team.Tasks); i++ {
+		b.taskAt[b.team.Tasks[i].Name] = i
+	}
+	if b.stepNames == nil {
+		b.stepNames = map[string]nameSource{}
+	}
+	b.stepNames[tk.Name] = ns
+	return true
+}
+
+// nameTaken reports that name, which first (declared at line) has, is
+// again's too (src: where again's task is declared): at the user's step
+// when teamrun made the other name up, saying so, since the user never
+// wrote that one.
+func (b *builder) nameTaken(name string, first, again nameSource, line int, src *tree) {
+	user, made := first, again
+	if first.made != "" {
+		user, made = again, first
+	}
+	switch {
+	case user.made == "" && made.made == "":
+		b.errorf(src, src.kpos(), "%s", duplicateName("step", name, line))
+	case user.made == "":
+		fix := "rename this step"
+		if made.unnamed {
+			fix += ", or give that one a name"
+		}
+		b.errorf(user.at, user.at.pos(), "step name %q is the name teamrun gives %s (line %d): %s", name, made.made, made.at.kpos().Line, fix)
+	default:
+		fix := "rename the step or route label one of them comes from"
+		if first.unnamed || again.unnamed {
+			fix += ", or give the unnamed step a name"
+		}
+		b.errorf(src, src.kpos(), "teamrun gives the name %q to %s (line %d) and to %s (line %d): %s", name, first.made, first.at.kpos().Line, again.made, again.at.kpos().Line, fix)
+	}
 }
 
 func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first bool) []string {
@@ -782,7 +850,9 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 			b.errorf(st, st.kpos(), "missing required key \"action\": say what the agent should do")
 		}
 	}
-	b.addTask(tk, st)
+	if !b.addTask(tk, st, stepNamed(st)) {
+		return prev
+	}
 	var keys []string
 	if n := stepName(st, ""); n != "" {
 		keys = append(keys, n)
@@ -929,16 +999,16 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	// A label that runs no agent (default, when not given) runs pass,
 	// which passes the classifier's output on: the next step reads that,
 	// and a branch's output alone when a branch ran, as in PraisonAI.
-	pass, passName := []string(nil), name+"_pass"
+	passName := name + "_pass"
 	if r.get("default").isNull() {
 		passName = name + "_default"
 	}
-	passOn := func() []string {
-		if pass == nil {
-			pass = []string{passName}
-		}
-		return pass
+	type labelRoute struct {
+		label string
+		src   *tree
+		next  []string // nil: pass
 	}
+	var routes []labelRoute
 	for i, l := range r.keys() {
 		v := r.vals()[i]
 		items := v.itemsOrNil()
@@ -962,38 +1032,48 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			// As PraisonAI runs a branch: its first agent takes the input,
 			// each later one the output before it.
 			desc := sb.noAction(k == 0, true)
-			b.addTask(&Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos(), HasContext: true, Context: ctx},
-				synthMap(it, "agent", it))
-			branch = append(branch, tn)
-			ctx = []string{tn}
+			made := nameSource{at: it, made: fmt.Sprintf("the task that runs agent %s for the label %s of route step %q", agent, quoteShort(l), name)}
+			if b.addTask(&Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos(), HasContext: true, Context: ctx},
+				synthMap(it, "agent", it), made) {
+				branch = append(branch, tn)
+				ctx = []string{tn}
+			}
 		}
-		if len(branch) == 0 {
-			branch = passOn()
-		} else {
+		if len(branch) > 0 {
 			outs = append(outs, branch[len(branch)-1])
 		}
-		rt.SetCondition(append(rt.Condition(), Route{Value: l, Next: branch}))
-		condTree.add(l, synthList(v, branch))
+		routes = append(routes, labelRoute{l, v, branch})
 	}
 	if r.get("default") == nil {
-		rt.SetCondition(append(rt.Condition(), Route{Value: "default", Next: passOn()}))
-		condTree.add("default", synthList(r, pass))
+		routes = append(routes, labelRoute{"default", r, nil})
 	}
-	if pass != nil {
-		sb.passStep(passName, "route:", "the route runs no agent", prev, r)
+	// After the branches' tasks, as the file has them; what routes to it
+	// once it is added, and to nothing when its name is another's.
+	pass := []string{}
+	if slices.ContainsFunc(routes, func(lr labelRoute) bool { return lr.next == nil }) &&
+		sb.passStep(passName, "route:", name, "the route runs no agent", prev, r) {
+		pass = []string{passName}
 		outs = append(outs, passName)
 	}
+	for _, lr := range routes {
+		if lr.next == nil {
+			lr.next = pass
+		}
+		rt.SetCondition(append(rt.Condition(), Route{Value: lr.label, Next: lr.next}))
+		condTree.add(lr.label, synthList(lr.src, lr.next))
+	}
 	// The route task goes before its branches, so that file order is run order.
-	b.insertTask(rt, synthMap(st, "condition", condTree), at)
+	b.placeTask(rt, synthMap(st, "condition", condTree), at, stepNamed(st))
 	return outs
 }
 
 // passStep adds a task named name that passes the outputs of prev on, for
-// a branch that runs no agent: the next step reads it, and a branch's
-// output alone when a branch ran, as PraisonAI passes the previous output
-// on. Its agent, a command made for it, is named kind+name; src is where
-// it is declared; why ends its description.
-func (sb *stepBuilder) passStep(name, kind, why string, prev []string, src *tree) {
+// a branch of the route or if step (kind) named step that runs no agent:
+// the next step reads it, and a branch's output alone when a branch ran,
+// as PraisonAI passes the previous output on. Its agent, a command made
+// for it, is named kind+name; src is where it is declared; why ends its
+// description. It reports whether it was added (placeTask).
+func (sb *stepBuilder) passStep(name, kind, step, why string, prev []string, src *tree) bool {
 	b := sb.b
 	var script strings.Builder
 	if len(prev) == 1 {
@@ -1011,24 +1091,9 @@ func (sb *stepBuilder) passStep(name, kind, why string, prev []string, src *tree
 	agent := kind + name
 	b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: CommandAgent, Shell: script.String(), Pos: src.kpos(), made: true})
 	b.agents[agent] = true
-	b.addTask(&Task{Name: name, Agent: agent, Pos: src.kpos(), HasContext: true, Context: prev,
-		Description: fmt.Sprintf("Pass the output of %s on: %s", strings.Join(prev, " and "), why)}, synthMap(src))
-}
-
-// insertTask adds tk at position at, before the tasks already added after it.
-func (b *builder) insertTask(tk *Task, src *tree, at int) {
-	if i, dup := b.taskAt[tk.Name]; dup {
-		b.errorf(src, src.kpos(), "%s", duplicateName("step", tk.Name, b.team.Tasks[i].Pos.Line))
-		return
-	}
-	if at < 0 || at > len(b.team.Tasks) {
-		at = len(b.team.Tasks)
-	}
-	b.team.Tasks = append(b.team.Tasks[:at], append([]*Task{tk}, b.team.Tasks[at:]...)...)
-	b.tasks = append(b.tasks[:at], append([]*tree{src}, b.tasks[at:]...)...)
-	for i := at; i < len(b.team.Tasks); i++ {
-		b.taskAt[b.team.Tasks[i].Name] = i
-	}
+	made := fmt.Sprintf("the task of %s step %q that passes the output on when %s", strings.TrimSuffix(kind, ":"), step, why)
+	return b.addTask(&Task{Name: name, Agent: agent, Pos: src.kpos(), HasContext: true, Context: prev,
+		Description: fmt.Sprintf("Pass the output of %s on: %s", strings.Join(prev, " and "), why)}, synthMap(src), nameSource{at: src, made: made})
 }
 
 // ifStep maps `if: {condition, then, else}`: a task named after the step
@@ -1093,15 +1158,17 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 			// before the if, as PraisonAI passes it on, not the if's own
 			// "then" or "else".
 			pass := name + "_" + br
-			sb.passStep(pass, "if:", "the "+br+" branch runs no step", prev, src)
-			names, branchPrev = []string{pass}, []string{pass}
+			names = []string{} // routes nowhere when pass's name is another's
+			if sb.passStep(pass, "if:", name, "the "+br+" branch runs no step", prev, src) {
+				names, branchPrev = []string{pass}, []string{pass}
+			}
 		}
 		outs = append(outs, branchPrev...)
 		it.SetCondition(append(it.Condition(), Route{Value: br, Next: names}))
 		condTree.add(br, synthList(src, names))
 	}
 	// Its description is the condition, where a placeholder's warning points.
-	b.insertTask(it, synthMap(st, "condition", condTree, "description", condT), at)
+	b.placeTask(it, synthMap(st, "condition", condTree, "description", condT), at, stepNamed(st))
 	return dedup(outs)
 }
 

@@ -1014,3 +1014,80 @@ func TestLoopOutputsByName(t *testing.T) {
 		})
 	}
 }
+
+// A step named as a task teamrun names itself (a route's branch, a pass,
+// an unnamed step) is one error at the user's name: saying what teamrun
+// names so and what to rename, whichever comes first in the file; no
+// other error follows from the two names (a cycle through the route).
+func TestStepNameTakenByTeamrun(t *testing.T) {
+	const head = "input: go\nagents:\n  a: {role: A, llm: m}\n  c: {role: C, llm: m}\nsteps:\n"
+	for _, tt := range []struct {
+		name, steps string
+		want        []string
+	}{
+		{"a route's branch, named first", `  - {name: pick_technical, agent: a, action: early}
+  - {name: cls, agent: c, action: classify}
+  - {name: pick, route: {technical: [a], default: [c]}}
+`, []string{
+			`a.yaml:6:12: steps[0].name: step name "pick_technical" is the name teamrun gives the task that runs agent a for the label "technical" of route step "pick" (line 8): rename this step`,
+		}},
+		{"a route's branch, named after", `  - {name: cls, agent: c, action: classify}
+  - {name: pick, route: {technical: [a], default: [c]}}
+  - {name: pick_technical, agent: a, action: late}
+`, []string{
+			`a.yaml:8:12: steps[2].name: step name "pick_technical" is the name teamrun gives the task that runs agent a for the label "technical" of route step "pick" (line 7): rename this step`,
+		}},
+		{"a route's pass", `  - {name: pick_default, agent: a, action: early}
+  - {name: cls, agent: c, action: classify}
+  - {name: pick, route: {technical: [a]}}
+`, []string{
+			`a.yaml:6:12: steps[0].name: step name "pick_default" is the name teamrun gives the task of route step "pick" that passes the output on when the route runs no agent (line 8): rename this step`,
+		}},
+		{"an if's pass", `  - {name: g_else, agent: a, action: early}
+  - {name: g, if: {condition: "{{previous_output}}", then: [{agent: a, action: t}]}}
+`, []string{
+			`a.yaml:6:12: steps[0].name: step name "g_else" is the name teamrun gives the task of if step "g" that passes the output on when the else branch runs no step (line 7): rename this step`,
+		}},
+		{"an unnamed step of a parallel", `  - {name: par, parallel: [{agent: a, action: one}, {agent: c, action: two}]}
+  - {name: par_1, agent: a, action: three}
+`, []string{
+			`a.yaml:7:12: steps[1].name: step name "par_1" is the name teamrun gives the unnamed step steps[0].parallel[0] (line 6): rename this step, or give that one a name`,
+		}},
+		{"an unnamed step", `  - {agent: a, action: one}
+  - {name: step_1, agent: a, action: two}
+`, []string{
+			`a.yaml:7:12: steps[1].name: step name "step_1" is the name teamrun gives the unnamed step steps[0] (line 6): rename this step, or give that one a name`,
+		}},
+		{"two names the user gave", `  - {name: w, agent: a, action: one}
+  - {name: w, agent: a, action: two}
+`, []string{
+			`a.yaml:7:5: steps[1]: duplicate step name "w" (first at line 6): give the steps different names`,
+		}},
+		{"two names teamrun made", `  - {name: cls, agent: c, action: classify}
+  - {name: pick, route: {x: [a, c], x_2: [a]}}
+`, []string{
+			`a.yaml:7:43: steps[1].route.x_2[0]: teamrun gives the name "pick_x_2" to the task that runs agent c for the label "x" of route step "pick" (line 7) and to the task that runs agent a for the label "x_2" of route step "pick" (line 7): rename the step or route label one of them comes from`,
+		}},
+		{"a made name and an unnamed step's", `  - {name: cls, agent: c, action: classify}
+  - {agent: a, action: two}
+  - {name: step, route: {"2": [a]}}
+`, []string{
+			`a.yaml:8:32: steps[2].route.2[0]: teamrun gives the name "step_2" to the unnamed step steps[1] (line 7) and to the task that runs agent a for the label "2" of route step "step" (line 8): rename the step or route label one of them comes from, or give the unnamed step a name`,
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("a.yaml", []byte(head+tt.steps))
+			var l ErrorList
+			if !errors.As(err, &l) {
+				t.Fatalf("got %v, want errors", err)
+			}
+			var got []string
+			for _, d := range l {
+				got = append(got, d.String())
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
