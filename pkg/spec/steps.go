@@ -703,8 +703,8 @@ func (b *builder) placeTask(tk *Task, src *tree, at int, ns nameSource) bool {
 	if at < 0 || at > len(b.team.Tasks) {
 		at = len(b.team.Tasks)
 	}
-	b.team.Tasks = append(b.team.Tasks[:at], append([]*Task{tk}, b.team.Tasks[at:]...)...)
-	b.tasks = append(b.tasks[:at], append([]*tree{src}, b.tasks[at:]...)...)
+	b.team.Tasks = slices.Insert(b.team.Tasks, at, tk)
+	b.tasks = slices.Insert(b.tasks, at, src)
 	for i := at; i < len(b.team.Tasks); i++ {
 		b.taskAt[b.team.Tasks[i].Name] = i
 	}
@@ -718,14 +718,15 @@ func (b *builder) placeTask(tk *Task, src *tree, at int, ns nameSource) bool {
 // nameTaken reports that name, which first (declared at line) has, is
 // again's too (src: where again's task is declared): at the user's step
 // when teamrun made the other name up, saying so, since the user never
-// wrote that one.
+// wrote that one. A first without source (a task of tasks:, beside the
+// steps) is the user's, said as a duplicate name.
 func (b *builder) nameTaken(name string, first, again nameSource, line int, src *tree) {
 	user, made := first, again
 	if first.made != "" {
 		user, made = again, first
 	}
 	switch {
-	case user.made == "" && made.made == "":
+	case user.made == "" && made.made == "" || first.at == nil:
 		b.errorf(src, src.kpos(), "%s", duplicateName("step", name, line))
 	case user.made == "":
 		fix := "rename this step"
