@@ -400,3 +400,54 @@ tasks:
 		})
 	}
 }
+
+// How the output_variable a task sets changed since its completed record
+// is said by name: which variable, and which task sets it now or did
+// before; nothing when it did not change, or the record does not tell.
+func TestOutputVariableChanges(t *testing.T) {
+	const head = "agents:\n  w: {shell: cat}\ntasks:\n"
+	for _, tt := range []struct {
+		name  string
+		tasks string            // the file's tasks now
+		set   map[string]string // by completed task, the variable it set ("" none)
+		want  map[string]string
+	}{
+		{"moved to another task",
+			"  a: {description: a, agent: w}\n  b: {description: b, agent: w, output_variable: v}\n",
+			map[string]string{"a": "v", "b": ""},
+			map[string]string{"a": "output_variable v moved to b", "b": "output_variable v moved to it from a"}},
+		{"dropped", "  a: {description: a, agent: w}\n", map[string]string{"a": "v"},
+			map[string]string{"a": "it no longer sets output_variable v"}},
+		{"added", "  a: {description: a, agent: w, output_variable: v}\n", map[string]string{"a": ""},
+			map[string]string{"a": "it sets output_variable v now"}},
+		{"renamed", "  a: {description: a, agent: w, output_variable: u}\n", map[string]string{"a": "v"},
+			map[string]string{"a": "output_variable v is u now"}},
+		{"unchanged", "  a: {description: a, agent: w, output_variable: v}\n  b: {description: b, agent: w}\n", map[string]string{"a": "v", "b": ""},
+			map[string]string{}},
+		{"not completed: no record tells", "  a: {description: a, agent: w, output_variable: v}\n", map[string]string{},
+			map[string]string{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tm := load(t, head+tt.tasks)
+			recs := map[string]rec{}
+			for name := range tt.set {
+				recs[name] = rec{checkpoint.StatusCompleted, "ok", 1}
+			}
+			sess := session(tm, recs, nil)
+			for i := range sess.Team.Tasks {
+				if v, ok := tt.set[sess.Team.Tasks[i].Name]; ok && v != "" {
+					sess.Team.Tasks[i].Variables = map[string]any{v: "ok"}
+				}
+			}
+			got := outputVariableChanges(tm.t, sess)
+			if len(got) != len(tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+			for k, w := range tt.want {
+				if got[k] != w {
+					t.Errorf("%s: %q, want %q", k, got[k], w)
+				}
+			}
+		})
+	}
+}

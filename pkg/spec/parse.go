@@ -196,6 +196,11 @@ type builder struct {
 	// once the variables PraisonAI binds as a workflow runs are bound (a
 	// condition reads them as any text does).
 	conditions map[*Task]ifCond
+	// refusedSteps are the PraisonAI steps refused (refuseSteps), by
+	// name, reported once there, not again where a context names them.
+	refusedSteps map[string]bool
+	// stepNames says where each step task's name comes from (placeTask).
+	stepNames map[string]nameSource
 	// free are the tasks nativeTasks made room for, handed out by task:
 	// one list, where each task alone took the 192 bytes of its size
 	// class (a 10,000-task spec's tasks live through the run).
@@ -795,6 +800,8 @@ func (b *builder) check() {
 				}
 				j, found := index.last(name)
 				switch {
+				case !found && b.refusedSteps[name]:
+					// said where the step is refused
 				case !found:
 					b.errorf(it, it.pos(), "%s", unknownRef("task", name, taskNames(), "context names tasks of this file"))
 				case j == i:
@@ -822,7 +829,9 @@ func (b *builder) check() {
 				if !ok || b.namedTwice(first, it, name, "this route", "it runs once") {
 					continue
 				}
-				if j, found := index.last(name); !found {
+				if j, found := index.last(name); !found && b.refusedSteps[name] {
+					continue // said where the step is refused
+				} else if !found {
 					b.errorf(it, it.pos(), "%s", unknownRef("task", name, taskNames(), "a condition routes to tasks of this file"))
 				} else if j == i {
 					b.errorf(it, it.pos(), "a task cannot route to itself")

@@ -14,8 +14,9 @@ const praisonDefaultModel = "gpt-4o-mini"
 
 // praison loads the PraisonAI format: roles (or agents) with nested tasks,
 // or top-level tasks naming their agent. A key teamrun does not support is a
-// warning when the team still runs as written; a feature it cannot run is
-// one error naming it, and nothing else.
+// warning when the team still runs as written; a feature of the whole file
+// it cannot run is one error naming it, and nothing else; a step it cannot
+// run is one error among the file's others (refuseSteps).
 func (b *builder) praison(root *tree) {
 	if d := praisonFatal(b.file, root); d != nil {
 		b.diags = ErrorList{*d}
@@ -296,11 +297,6 @@ func praisonFatal(file string, root *tree) *Diagnostic {
 	if ty := root.get("type"); ty != nil {
 		s, _ := ty.str()
 		return at(ty, fmt.Sprintf("PraisonAI %q workflows (run:, judge:, approve: steps) are not supported: use command agents (shell:) for run: and a human task for approve: in the native format", s))
-	}
-	if s := stepsOf(root); s != nil {
-		if d := stepsFatal(file, s); d != nil {
-			return d
-		}
 	}
 	if inc := root.get("includes"); inc != nil && !inc.isNull() {
 		return at(inc, "nested workflows are not supported: write their steps in this file's steps")

@@ -244,6 +244,18 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:5:27: roles.a.tasks.d.next_tasks: ignored: tasks run in file order, each after the ones it reads (context:)"},
 		{"next_tasks forward, one name", "framework: praisonai\nroles:\n  a:\n    tasks:\n      d: {description: d, next_tasks: e}\n      e: {description: e}\n",
 			"w.yaml:5:27: roles.a.tasks.d.next_tasks: ignored: tasks run in file order, each after the ones it reads (context:)"},
+		// A key of an agent step beside route:, parallel: or if: is
+		// PraisonAI's, ignored there by its parser too: no misspelling.
+		{"agent beside route", "agents:\n  a: {role: A, llm: m}\n" + steps + "  - {agent: a, route: {x: [a]}}\n",
+			"w.yaml:6:6: steps[1].agent: ignored, as PraisonAI ignores it here: a route step runs only the agents its labels list (route: {LABEL: [AGENT]}), each fed the output of the step before it; to run this agent there, list it under a label; to have it classify, give it the step before the route"},
+		{"action beside route", "agents:\n  a: {role: A, llm: m}\n" + steps + "  - {action: sort, route: {x: [a]}}\n",
+			"w.yaml:6:6: steps[1].action: ignored, as PraisonAI ignores it here: a route step runs only the agents its labels list (route: {LABEL: [AGENT]}), each fed the output of the step before it; to use this, give it a step of its own"},
+		{"agent beside parallel", "agents:\n  a: {role: A, llm: m}\n" + steps + "  - {agent: a, parallel: [{agent: a, action: x}]}\n",
+			"w.yaml:6:6: steps[1].agent: ignored, as PraisonAI ignores it here: a parallel step runs only the steps it lists; to use this, put it in one of them"},
+		{"expected_output beside if", "agents:\n  a: {role: A, llm: m}\n" + steps + "  - {expected_output: y, if: {condition: \"{{previous_output}}\", then: [{agent: a}]}}\n",
+			"w.yaml:6:6: steps[1].expected_output: ignored, as PraisonAI ignores it here: an if step runs only the steps of its then: or else:; to use this, put it in one of them"},
+		{"a misspelt key beside route", "agents:\n  a: {role: A, llm: m}\n" + steps + "  - {agnet: a, route: {x: [a]}}\n",
+			"w.yaml:6:6: steps[1].agnet: not supported by teamrun, ignored: nothing reads it (a misspelt key?"},
 		{"run_on, tools_run_on's old spelling", "run_on: docker\nagents:\n  a: {role: A, llm: m}\n" + steps,
 			"w.yaml:1:1: run_on: not supported by teamrun, ignored: tools run on this machine, where teamrun runs"},
 	}

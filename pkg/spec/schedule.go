@@ -49,7 +49,7 @@ func (b *builder) praisonSchedulerTask(v *tree) {
 		}
 		b.warnf(v, v.kpos(), "only the first agent (%s) runs the task, as PraisonAI's scheduler does; %s %s nothing", b.team.Agents[0].Name, strings.Join(rest, ", "), verb)
 	}
-	b.addTask(tk, v)
+	b.addTask(tk, v, nameSource{at: v, made: "the task of a scheduler file's task:"})
 }
 
 // scheduleMap is the schedule: mapping, if the file has one; set by

@@ -31,89 +31,93 @@ func stepsOf(root *tree) *tree {
 	return nil
 }
 
-// stepsFatal finds the first step teamrun cannot run, anywhere in the
-// steps tree: one line naming the key and what to use instead.
-func stepsFatal(file string, steps *tree) *Diagnostic {
-	at := func(v *tree, msg string) *Diagnostic {
-		return &Diagnostic{File: file, Line: v.kpos().Line, Column: v.kpos().Column, Path: v.path, Message: msg}
-	}
+// refuseSteps reports each step teamrun cannot run, anywhere in the
+// steps tree, in one line naming the key and what to use instead, and
+// returns them: they are not built, so that the file's other errors come
+// with these (DESIGN §2), and none that only a missing step would cause.
+func (b *builder) refuseSteps(steps *tree) map[*tree]bool {
+	refused := map[*tree]bool{}
 	var order flowOrder      // for next_tasks loops
 	place := map[*tree]int{} // a step's place in order
-	var walk func(list *tree) *Diagnostic
-	walk = func(list *tree) *Diagnostic {
+	var walk func(list *tree)
+	walk = func(list *tree) {
 		for _, st := range list.itemsOrNil() {
 			if !st.isMap() {
 				continue // reported when the step is built
 			}
 			n, _ := st.get("name").str()
 			place[st] = order.add(n)
-			for _, k := range st.keys() {
-				v := st.get(k)
-				switch k {
-				case "loop":
-					if !v.isMap() {
-						return at(v, loopNotMapping(v))
-					}
-					// A loop of one agent step over a variable is foreach;
-					// a loop of several steps, or over a template, is not yet.
-					switch body, n := loopBody(st); {
-					case n > 1:
-						return at(v, "a loop of several steps is not supported yet: loop one agent step (agent: and action: beside loop:, or step: {agent: NAME, action: TEXT}), which runs once per item as foreach does, and put the other steps after it: the next step reads the JSON array of the loop's answers")
-					case body == nil:
-						return at(v, "the loop names no step to run: give it agent: and action: beside loop:, step: {agent: NAME, action: TEXT}, or loop.step: NAME")
-					case body.isMap() && body.get("agent") == nil:
-						return at(body, "a loop runs one agent step here: give it agent: and action: (a loop of a loop, parallel, route or if step is not supported yet)")
-					}
-					for _, k := range []string{"from_csv", "from_file"} {
-						if f := v.get(k); f != nil && v.get("over") == nil {
-							return at(f, fmt.Sprintf("a loop over a file (%s) is not supported: teamrun loops over a list variable; give the items under variables: (items: [a, b]) or as --var items='[\"a\", \"b\"]' (a JSON array) and write loop: {over: items}; in the native format, a command task before it can read the file into an output_variable to loop over", k))
-						}
-					}
-					if o, _ := v.get("over").str(); !identRE().MatchString(o) {
-						return at(v, fmt.Sprintf("loop over %s is not supported: loop over a list variable's name (loop: {over: VAR}), which runs once per item as foreach does", v.get("over").describe()))
-					}
-				case "repeat":
-					// A repeat on an agent step is the native repeat; a
-					// repeat of steps is not yet.
-					if v.get("steps") != nil || st.get("agent") == nil {
-						return at(v, "a repeat of steps is not supported yet: give the repeat one agent step (agent:, action:, repeat: {until: TEXT, max_iterations: N}), which runs again until its result contains TEXT")
-					}
-				case "run":
-					return at(v, "shell steps (run:) are not supported: use a command agent (shell:) in the native format")
-				case "judge":
-					return at(v, "judge steps are not supported: use an LLM task that scores the file against the criteria")
-				case "approve":
-					return at(v, "approve steps are not supported here: use a task whose agent is human (it halts for `teamrun session decide`) in the native format")
-				case "workflow", "include":
-					return at(v, "nested workflows are not supported: write their steps in this file's steps")
-				case "parallel":
-					if d := walk(v); d != nil {
-						return d
-					}
-				case "if":
-					for _, b := range []string{"then", "else"} {
-						if d := walk(v.get(b)); d != nil {
-							return d
-						}
-					}
-				}
+			if at, msg := stepRefusal(st); msg != "" {
+				b.errorf(at, at.kpos(), "%s", msg)
+				refused[st] = true
+			}
+			// The steps inside it, refused or not: their refusals are
+			// said now, not once this one is fixed.
+			walk(st.get("parallel"))
+			for _, br := range []string{"then", "else"} {
+				walk(st.get("if").get(br))
 			}
 		}
-		return nil
 	}
-	if d := walk(steps); d != nil {
-		return d
-	}
+	walk(steps)
 	// A decision graph whose next_tasks go back to an earlier step loops:
 	// teamrun's workflow is a DAG.
 	for _, st := range steps.itemsOrNil() {
-		if nt := st.get("next_tasks"); place[st] > 0 {
+		if nt := st.get("next_tasks"); place[st] > 0 && !refused[st] {
 			if msg := order.loopsBack(nt, place[st], "step"); msg != "" {
-				return at(nt, msg)
+				b.errorf(nt, nt.kpos(), "%s", msg)
+				refused[st] = true
 			}
 		}
 	}
-	return nil
+	return refused
+}
+
+// stepRefusal is the first key of step st (not of the steps inside it)
+// that teamrun cannot run, and what to use instead; "" when none.
+func stepRefusal(st *tree) (*tree, string) {
+	for _, k := range st.keys() {
+		v := st.get(k)
+		switch k {
+		case "loop":
+			if !v.isMap() {
+				return v, loopNotMapping(v)
+			}
+			// A loop of one agent step over a variable is foreach;
+			// a loop of several steps, or over a template, is not yet.
+			switch body, n := loopBody(st); {
+			case n > 1:
+				return v, "a loop of several steps is not supported yet: loop one agent step (agent: and action: beside loop:, or step: {agent: NAME, action: TEXT}), which runs once per item as foreach does, and put the other steps after it: the next step reads the JSON array of the loop's answers"
+			case body == nil:
+				return v, "the loop names no step to run: give it agent: and action: beside loop:, step: {agent: NAME, action: TEXT}, or loop.step: NAME"
+			case body.isMap() && body.get("agent") == nil:
+				return body, "a loop runs one agent step here: give it agent: and action: (a loop of a loop, parallel, route or if step is not supported yet)"
+			}
+			for _, k := range []string{"from_csv", "from_file"} {
+				if f := v.get(k); f != nil && v.get("over") == nil {
+					return f, fmt.Sprintf("a loop over a file (%s) is not supported: teamrun loops over a list variable; give the items under variables: (items: [a, b]) or as --var items='[\"a\", \"b\"]' (a JSON array) and write loop: {over: items}; in the native format, a command task before it can read the file into an output_variable to loop over", k)
+				}
+			}
+			if o, _ := v.get("over").str(); !identRE().MatchString(o) {
+				return v, fmt.Sprintf("loop over %s is not supported: loop over a list variable's name (loop: {over: VAR}), which runs once per item as foreach does", v.get("over").describe())
+			}
+		case "repeat":
+			// A repeat on an agent step is the native repeat; a
+			// repeat of steps is not yet.
+			if v.get("steps") != nil || st.get("agent") == nil {
+				return v, "a repeat of steps is not supported yet: give the repeat one agent step (agent:, action:, repeat: {until: TEXT, max_iterations: N}), which runs again until its result contains TEXT"
+			}
+		case "run":
+			return v, "shell steps (run:) are not supported: use a command agent (shell:) in the native format"
+		case "judge":
+			return v, "judge steps are not supported: use an LLM task that scores the file against the criteria"
+		case "approve":
+			return v, "approve steps are not supported here: use a task whose agent is human (it halts for `teamrun session decide`) in the native format"
+		case "workflow", "include":
+			return v, "nested workflows are not supported: write their steps in this file's steps"
+		}
+	}
+	return nil, ""
 }
 
 // loopNotMapping says what to write for a loop: that is no mapping, such
@@ -141,6 +145,8 @@ type stepBuilder struct {
 	byName map[string][]*Task
 	// parallels is the parallel steps, in file order.
 	parallels []parallelStep
+	// refused are the steps refuseSteps refused: not built.
+	refused map[*tree]bool
 }
 
 // ifCond is an if step's condition: the agent that evaluates it, the steps
@@ -171,7 +177,7 @@ func (b *builder) praisonSteps(steps *tree) {
 		return
 	}
 	_, hasInput := b.team.Variables["input"]
-	sb := &stepBuilder{b: b, hasInput: hasInput, byName: map[string][]*Task{}}
+	sb := &stepBuilder{b: b, hasInput: hasInput, byName: map[string][]*Task{}, refused: b.refuseSteps(steps)}
 	from := len(b.team.Tasks)
 	var prev []string
 	for i, st := range steps.items() {
@@ -251,11 +257,15 @@ func (sb *stepBuilder) bindParallelOutputs() {
 		j := &Task{Name: ps.name, Agent: agent, Pos: ps.src.kpos(), HasContext: true, Context: slices.Clone(ps.outs),
 			OutputVariable: identOf(ps.name) + "_" + parallelOutputs,
 			Description:    fmt.Sprintf("the outputs of %s as a JSON array", strings.Join(ps.outs, ", "))}
-		b.insertTask(j, synthMap(ps.src), b.taskAt[ps.last]+1)
-		joins[k] = j
+		if b.placeTask(j, synthMap(ps.src), b.taskAt[ps.last]+1, stepNamed(ps.src)) {
+			joins[k] = j
+		}
 	}
 	for tk, k := range readers {
 		j := joins[k]
+		if j == nil {
+			continue // its name is another task's: said
+		}
 		for _, s := range boundTexts(tk) {
 			*s = renameVar(*s, parallelOutputs, j.OutputVariable)
 		}
@@ -301,12 +311,25 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		return src
 	}
 	var repeated, looped *Task // the last repeat and loop steps before the reader
+	// The loop steps before the reader, by loopOutputsName: a text names
+	// their outputs so whether or not another reads {{loop_outputs}}.
+	loops := map[string]*Task{}
+	loopNamed := func(name string) *Task { // nil when a variable has the name
+		if _, isVar := sb.b.team.Variables[name]; isVar {
+			return nil
+		}
+		return loops[name]
+	}
 	for _, tk := range tasks {
-		if f := tk.Foreach; f != nil && f.Over == loopOutputs {
+		switch f := tk.Foreach; {
+		case f == nil:
+		case f.Over == loopOutputs:
 			if v := sb.loopOutputsOf(looped); v != "" {
 				f.Over = v
 			}
-		} else if f != nil {
+		case loopNamed(f.Over) != nil:
+			f.Over = loopOutputsVar(loopNamed(f.Over))
+		default:
 			// A loop over NAME_output loops over that step's output, as
 			// PraisonAI keeps it, unless a variable has the name.
 			name, ok := strings.CutSuffix(f.Over, "_output")
@@ -328,6 +351,9 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 			}
 			*dst = replacePlaceholders(*dst, praisonSteps, func(n string) (string, bool) {
 				v, field, dotted := strings.Cut(n, ".")
+				if l := loopNamed(v); l != nil {
+					return spellVar(loopOutputsVar(l), field, dotted), true
+				}
 				name, ok := strings.CutSuffix(v, "_output")
 				src := last(name)
 				if _, isVar := sb.b.team.Variables[v]; !ok || isVar || src == nil {
@@ -336,10 +362,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				if src.OutputVariable == "" {
 					src.OutputVariable = v
 				}
-				if dotted {
-					return "{{" + src.OutputVariable + "." + field + "}}", true
-				}
-				return "{{" + src.OutputVariable + "}}", true
+				return spellVar(src.OutputVariable, field, dotted), true
 			})
 			if !strings.Contains(*dst, "{{") {
 				continue
@@ -367,6 +390,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		}
 		if tk.Foreach != nil {
 			looped = tk
+			loops[loopOutputsName(tk)] = tk
 		}
 	}
 }
@@ -416,19 +440,30 @@ const loopOutputs = "loop_outputs"
 
 // loopOutputsOf is the variable {{loop_outputs}} (or a loop over
 // loop_outputs) reads after the loop step l, the last before the reader
-// (nil: none), as PraisonAI sets it: l's output_variable, which its join
-// sets to the JSON array of the items' outputs (PraisonAI sets the loop's
-// output_variable to that list too), named after l when it has none. ""
-// when nothing binds it: no loop before, or a variable of that name.
+// (nil: none), as PraisonAI sets it: loopOutputsVar. "" when nothing
+// binds it: no loop before, or a variable of that name.
 func (sb *stepBuilder) loopOutputsOf(l *Task) string {
 	if _, isVar := sb.b.team.Variables[loopOutputs]; l == nil || isVar {
 		return ""
 	}
+	return loopOutputsVar(l)
+}
+
+// loopOutputsVar is the variable that holds the outputs of loop step l:
+// its output_variable, which its join sets to the JSON array of the
+// items' outputs (PraisonAI sets the loop's output_variable to that list
+// too), named loopOutputsName when it has none. It is set only when a
+// text reads it: the key of a loop no step reads stays as it was.
+func loopOutputsVar(l *Task) string {
 	if l.OutputVariable == "" {
-		l.OutputVariable = identOf(l.Name) + "_" + loopOutputs
+		l.OutputVariable = loopOutputsName(l)
 	}
 	return l.OutputVariable
 }
+
+// loopOutputsName is the name of the variable of loop step l's outputs
+// when it has no output_variable: STEP_loop_outputs.
+func loopOutputsName(l *Task) string { return identOf(l.Name) + "_" + loopOutputs }
 
 // unboundOutput warns that tk's {{NAME_output}} m names no step before it.
 func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
@@ -478,6 +513,13 @@ func (sb *stepBuilder) step(st *tree, name string, prev []string, first bool) []
 		}
 		b.errorf(st, st.pos(), "expected a step (a mapping with agent and action), got %s%s", st.describe(), hint)
 		return prev
+	}
+	if sb.refused[st] {
+		if b.refusedSteps == nil {
+			b.refusedSteps = map[string]bool{}
+		}
+		b.refusedSteps[name] = true
+		return prev // said where it was refused
 	}
 	if n := st.get("name"); n != nil {
 		if _, ok := n.str(); !ok {
@@ -579,27 +621,126 @@ func (sb *stepBuilder) loopStep(st *tree) *tree {
 	return out
 }
 
-// otherKeys warns about the keys of a pattern step besides its pattern.
+// otherKeys warns about the keys of a pattern step besides its pattern:
+// a key of an agent step (agent:, action:, …) is PraisonAI's own, which
+// its parser ignores there too, so the warning says what the pattern
+// runs instead, not that the key may be misspelt.
 func (sb *stepBuilder) otherKeys(st *tree, pattern string) {
 	for i, k := range st.keys() {
-		if k != pattern && k != "name" {
-			sb.b.praisonIgnored(st.vals()[i])
+		v := st.vals()[i]
+		switch {
+		case k == pattern || k == "name":
+		case praisonStepKey(k) && !v.isNull():
+			sb.b.warnf(v, v.kpos(), "ignored, as PraisonAI ignores it here: %s", patternRuns(pattern, k))
+		default:
+			sb.b.praisonIgnored(v)
 		}
 	}
 }
 
-// addTask adds a task mapped from a step; src is where its errors point.
-func (b *builder) addTask(tk *Task, src *tree) {
+// praisonStepKey says whether k is a key PraisonAI reads on an agent step
+// (yaml_parser.py, _parse_agent_step), and only there.
+func praisonStepKey(k string) bool {
+	switch k {
+	case "agent", "action", "description", "expected_output", "context", "output_file", "output_json",
+		"output_pydantic", "output_variable", "create_directory", "callback", "async_execution",
+		"guardrail", "max_retries", "retry_delay", "skip_on_failure":
+		return true
+	}
+	return false
+}
+
+// patternRuns says what a route:, parallel: or if: step runs, and where
+// key k of an agent step goes instead.
+func patternRuns(pattern, k string) string {
+	switch {
+	case pattern == "route" && k == "agent":
+		return "a route step runs only the agents its labels list (route: {LABEL: [AGENT]}), each fed the output of the step before it; to run this agent there, list it under a label; to have it classify, give it the step before the route"
+	case pattern == "route":
+		return "a route step runs only the agents its labels list (route: {LABEL: [AGENT]}), each fed the output of the step before it; to use this, give it a step of its own"
+	case pattern == "parallel":
+		return "a parallel step runs only the steps it lists; to use this, put it in one of them"
+	}
+	return "an if step runs only the steps of its then: or else:; to use this, put it in one of them"
+}
+
+// nameSource is where a step task's name comes from, for the error of a
+// name two tasks have: the user's name: (at, made ""), or teamrun's, made
+// up for what made says, which is declared at at.
+type nameSource struct {
+	at      *tree
+	made    string
+	unnamed bool // made: a step's without name:, which the user can name
+}
+
+// stepNamed is the nameSource of the task of step st: its name:, else
+// the name teamrun gives it by its place.
+func stepNamed(st *tree) nameSource {
+	if stepName(st, "") != "" {
+		return nameSource{at: st.get("name")}
+	}
+	return nameSource{at: st, made: "the unnamed step " + st.path, unnamed: true}
+}
+
+// addTask adds a task mapped from a step after the others: placeTask.
+func (b *builder) addTask(tk *Task, src *tree, ns nameSource) bool {
+	return b.placeTask(tk, src, -1, ns)
+}
+
+// placeTask adds tk at position at (-1: after the others), before the
+// tasks already added after it; its name comes from ns, and src is where
+// its other errors point. It reports whether tk was added: a name another
+// task has is an error (nameTaken), and the task is left out, so that
+// nothing reads the other task for it.
+func (b *builder) placeTask(tk *Task, src *tree, at int, ns nameSource) bool {
 	if i, dup := b.taskAt[tk.Name]; dup {
-		b.errorf(src, src.kpos(), "%s", duplicateName("step", tk.Name, b.team.Tasks[i].Pos.Line))
-		return
+		b.nameTaken(tk.Name, b.stepNames[tk.Name], ns, b.team.Tasks[i].Pos.Line, src)
+		return false
 	}
 	if !nameRE().MatchString(tk.Name) {
 		b.errorf(src, src.kpos(), "expected a step name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(tk.Name))
 	}
-	b.taskAt[tk.Name] = len(b.team.Tasks)
-	b.team.Tasks = append(b.team.Tasks, tk)
-	b.tasks = append(b.tasks, src)
+	if at < 0 || at > len(b.team.Tasks) {
+		at = len(b.team.Tasks)
+	}
+	b.team.Tasks = slices.Insert(b.team.Tasks, at, tk)
+	b.tasks = slices.Insert(b.tasks, at, src)
+	for i := at; i < len(b.team.Tasks); i++ {
+		b.taskAt[b.team.Tasks[i].Name] = i
+	}
+	if b.stepNames == nil {
+		b.stepNames = map[string]nameSource{}
+	}
+	b.stepNames[tk.Name] = ns
+	return true
+}
+
+// nameTaken reports that name, which first (declared at line) has, is
+// again's too (src: where again's task is declared): at the user's step
+// when teamrun made the other name up, saying so, since the user never
+// wrote that one. A first without source (a task of tasks:, beside the
+// steps) is the user's, said as a duplicate name.
+func (b *builder) nameTaken(name string, first, again nameSource, line int, src *tree) {
+	user, made := first, again
+	if first.made != "" {
+		user, made = again, first
+	}
+	switch {
+	case user.made == "" && made.made == "" || first.at == nil:
+		b.errorf(src, src.kpos(), "%s", duplicateName("step", name, line))
+	case user.made == "":
+		fix := "rename this step"
+		if made.unnamed {
+			fix += ", or give that one a name"
+		}
+		b.errorf(user.at, user.at.pos(), "step name %q is the name teamrun gives %s (line %d): %s", name, made.made, made.at.kpos().Line, fix)
+	default:
+		fix := "rename the step or route label one of them comes from"
+		if first.unnamed || again.unnamed {
+			fix += ", or give the unnamed step a name"
+		}
+		b.errorf(src, src.kpos(), "teamrun gives the name %q to %s (line %d) and to %s (line %d): %s", name, first.made, first.at.kpos().Line, again.made, again.at.kpos().Line, fix)
+	}
 }
 
 func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first bool) []string {
@@ -710,7 +851,9 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 			b.errorf(st, st.kpos(), "missing required key \"action\": say what the agent should do")
 		}
 	}
-	b.addTask(tk, st)
+	if !b.addTask(tk, st, stepNamed(st)) {
+		return prev
+	}
 	var keys []string
 	if n := stepName(st, ""); n != "" {
 		keys = append(keys, n)
@@ -800,7 +943,7 @@ func (sb *stepBuilder) loop(f *tree, tk *Task, prev []string) {
 		case "step", "steps":
 			// the step the loop runs (loopStep)
 		case "from_csv", "from_file":
-			// Alone, refused (stepsFatal); beside over, PraisonAI reads
+			// Alone, refused (stepRefusal); beside over, PraisonAI reads
 			// over first and never opens the file.
 			b.warnf(v, v.kpos(), "ignored: over: wins, as in PraisonAI, which loops over the variable and does not read the file")
 		default:
@@ -857,16 +1000,16 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	// A label that runs no agent (default, when not given) runs pass,
 	// which passes the classifier's output on: the next step reads that,
 	// and a branch's output alone when a branch ran, as in PraisonAI.
-	pass, passName := []string(nil), name+"_pass"
+	passName := name + "_pass"
 	if r.get("default").isNull() {
 		passName = name + "_default"
 	}
-	passOn := func() []string {
-		if pass == nil {
-			pass = []string{passName}
-		}
-		return pass
+	type labelRoute struct {
+		label string
+		src   *tree
+		next  []string // nil: pass
 	}
+	var routes []labelRoute
 	for i, l := range r.keys() {
 		v := r.vals()[i]
 		items := v.itemsOrNil()
@@ -890,38 +1033,48 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			// As PraisonAI runs a branch: its first agent takes the input,
 			// each later one the output before it.
 			desc := sb.noAction(k == 0, true)
-			b.addTask(&Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos(), HasContext: true, Context: ctx},
-				synthMap(it, "agent", it))
-			branch = append(branch, tn)
-			ctx = []string{tn}
+			made := nameSource{at: it, made: fmt.Sprintf("the task that runs agent %s for the label %s of route step %q", agent, quoteShort(l), name)}
+			if b.addTask(&Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos(), HasContext: true, Context: ctx},
+				synthMap(it, "agent", it), made) {
+				branch = append(branch, tn)
+				ctx = []string{tn}
+			}
 		}
-		if len(branch) == 0 {
-			branch = passOn()
-		} else {
+		if len(branch) > 0 {
 			outs = append(outs, branch[len(branch)-1])
 		}
-		rt.SetCondition(append(rt.Condition(), Route{Value: l, Next: branch}))
-		condTree.add(l, synthList(v, branch))
+		routes = append(routes, labelRoute{l, v, branch})
 	}
 	if r.get("default") == nil {
-		rt.SetCondition(append(rt.Condition(), Route{Value: "default", Next: passOn()}))
-		condTree.add("default", synthList(r, pass))
+		routes = append(routes, labelRoute{"default", r, nil})
 	}
-	if pass != nil {
-		sb.passStep(passName, "route:", "the route runs no agent", prev, r)
+	// After the branches' tasks, as the file has them; what routes to it
+	// once it is added, and to nothing when its name is another's.
+	pass := []string{}
+	if slices.ContainsFunc(routes, func(lr labelRoute) bool { return lr.next == nil }) &&
+		sb.passStep(passName, "route:", name, "the route runs no agent", prev, r) {
+		pass = []string{passName}
 		outs = append(outs, passName)
 	}
+	for _, lr := range routes {
+		if lr.next == nil {
+			lr.next = pass
+		}
+		rt.SetCondition(append(rt.Condition(), Route{Value: lr.label, Next: lr.next}))
+		condTree.add(lr.label, synthList(lr.src, lr.next))
+	}
 	// The route task goes before its branches, so that file order is run order.
-	b.insertTask(rt, synthMap(st, "condition", condTree), at)
+	b.placeTask(rt, synthMap(st, "condition", condTree), at, stepNamed(st))
 	return outs
 }
 
 // passStep adds a task named name that passes the outputs of prev on, for
-// a branch that runs no agent: the next step reads it, and a branch's
-// output alone when a branch ran, as PraisonAI passes the previous output
-// on. Its agent, a command made for it, is named kind+name; src is where
-// it is declared; why ends its description.
-func (sb *stepBuilder) passStep(name, kind, why string, prev []string, src *tree) {
+// a branch of the route or if step (kind) named step that runs no agent:
+// the next step reads it, and a branch's output alone when a branch ran,
+// as PraisonAI passes the previous output on. Its agent, a command made
+// for it, is named kind+name; src is where it is declared; why ends its
+// description. It reports whether it was added (placeTask).
+func (sb *stepBuilder) passStep(name, kind, step, why string, prev []string, src *tree) bool {
 	b := sb.b
 	var script strings.Builder
 	if len(prev) == 1 {
@@ -939,24 +1092,9 @@ func (sb *stepBuilder) passStep(name, kind, why string, prev []string, src *tree
 	agent := kind + name
 	b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: CommandAgent, Shell: script.String(), Pos: src.kpos(), made: true})
 	b.agents[agent] = true
-	b.addTask(&Task{Name: name, Agent: agent, Pos: src.kpos(), HasContext: true, Context: prev,
-		Description: fmt.Sprintf("Pass the output of %s on: %s", strings.Join(prev, " and "), why)}, synthMap(src))
-}
-
-// insertTask adds tk at position at, before the tasks already added after it.
-func (b *builder) insertTask(tk *Task, src *tree, at int) {
-	if i, dup := b.taskAt[tk.Name]; dup {
-		b.errorf(src, src.kpos(), "%s", duplicateName("step", tk.Name, b.team.Tasks[i].Pos.Line))
-		return
-	}
-	if at < 0 || at > len(b.team.Tasks) {
-		at = len(b.team.Tasks)
-	}
-	b.team.Tasks = append(b.team.Tasks[:at], append([]*Task{tk}, b.team.Tasks[at:]...)...)
-	b.tasks = append(b.tasks[:at], append([]*tree{src}, b.tasks[at:]...)...)
-	for i := at; i < len(b.team.Tasks); i++ {
-		b.taskAt[b.team.Tasks[i].Name] = i
-	}
+	made := fmt.Sprintf("the task of %s step %q that passes the output on when %s", strings.TrimSuffix(kind, ":"), step, why)
+	return b.addTask(&Task{Name: name, Agent: agent, Pos: src.kpos(), HasContext: true, Context: prev,
+		Description: fmt.Sprintf("Pass the output of %s on: %s", strings.Join(prev, " and "), why)}, synthMap(src), nameSource{at: src, made: made})
 }
 
 // ifStep maps `if: {condition, then, else}`: a task named after the step
@@ -1021,15 +1159,17 @@ func (sb *stepBuilder) ifStep(st *tree, name string, prev []string) []string {
 			// before the if, as PraisonAI passes it on, not the if's own
 			// "then" or "else".
 			pass := name + "_" + br
-			sb.passStep(pass, "if:", "the "+br+" branch runs no step", prev, src)
-			names, branchPrev = []string{pass}, []string{pass}
+			names = []string{} // routes nowhere when pass's name is another's
+			if sb.passStep(pass, "if:", name, "the "+br+" branch runs no step", prev, src) {
+				names, branchPrev = []string{pass}, []string{pass}
+			}
 		}
 		outs = append(outs, branchPrev...)
 		it.SetCondition(append(it.Condition(), Route{Value: br, Next: names}))
 		condTree.add(br, synthList(src, names))
 	}
 	// Its description is the condition, where a placeholder's warning points.
-	b.insertTask(it, synthMap(st, "condition", condTree, "description", condT), at)
+	b.placeTask(it, synthMap(st, "condition", condTree, "description", condT), at, stepNamed(st))
 	return dedup(outs)
 }
 
@@ -1083,11 +1223,16 @@ func renameVar(text, from, to string) string {
 		if root != from {
 			return "", false
 		}
-		if dotted {
-			return "{{" + to + "." + field + "}}", true
-		}
-		return "{{" + to + "}}", true
+		return spellVar(to, field, dotted), true
 	})
+}
+
+// spellVar spells the placeholder {{name}}, or {{name.field}} when dotted.
+func spellVar(name, field string, dotted bool) string {
+	if dotted {
+		return "{{" + name + "." + field + "}}"
+	}
+	return "{{" + name + "}}"
 }
 
 // seconds reads a PraisonAI duration: a number of seconds (a float is

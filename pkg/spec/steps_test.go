@@ -885,3 +885,215 @@ steps:
 		}
 	}
 }
+
+// A step teamrun refuses is one error among the file's others, which are
+// all said at once (DESIGN §2), and none that only its absence causes (a
+// context naming it).
+func TestStepRefusalsWithOtherErrors(t *testing.T) {
+	const head = "input: go\nagents:\n  w: {role: W, llm: m}\nsteps:\n"
+	for _, tt := range []struct {
+		name, steps string
+		want        []string
+	}{
+		{"a loop that is no mapping", `  - {agent: w, action: "Process {{item}}", loop: people}
+  - {agent: x, action: "Process {{item}}", repeat: 3}
+  - {agent: w, route: nope}
+`, []string{
+			`a.yaml:5:44: steps[0].loop: expected a mapping such as {over: VAR}, got string "people": write loop: {over: people}`,
+			`a.yaml:6:13: steps[1].agent: unknown agent "x" (known: w)`,
+			`a.yaml:6:52: steps[1].repeat: expected a mapping such as {until: TEXT, max_iterations: N}, got integer 3`,
+			`a.yaml:7:23: steps[2].route: expected a mapping of labels to agents, got string "nope"`,
+		}},
+		{"a loop over a file, then another refusal", `  - {agent: w, action: x, loop: {from_file: people.csv}}
+  - {agent: w, action: y, loop: people}
+`, []string{
+			`a.yaml:5:34: steps[0].loop.from_file: a loop over a file (from_file) is not supported`,
+			`a.yaml:6:27: steps[1].loop: expected a mapping such as {over: VAR}, got string "people"`,
+		}},
+		{"nested workflows", `  - {agent: w, action: a}
+  - workflow: other.yaml
+  - include: third.yaml
+  - {agent: y, action: b}
+`, []string{
+			`a.yaml:6:5: steps[1].workflow: nested workflows are not supported`,
+			`a.yaml:7:5: steps[2].include: nested workflows are not supported`,
+			`a.yaml:8:13: steps[3].agent: unknown agent "y" (known: w)`,
+		}},
+		{"a refused step that another reads", `  - {name: each, agent: w, action: "Do {{item}}", loop: people}
+  - {name: after, agent: w, action: "Sum", context: [each]}
+  - parallel:
+      - {agent: w, run: ls}
+      - {agent: z, action: x}
+`, []string{
+			`a.yaml:5:51: steps[0].loop: expected a mapping such as {over: VAR}`,
+			`a.yaml:8:20: steps[2].parallel[0].run: shell steps (run:) are not supported`,
+			`a.yaml:9:17: steps[2].parallel[1].agent: unknown agent "z" (known: w)`,
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("a.yaml", []byte(head+tt.steps))
+			var l ErrorList
+			if !errors.As(err, &l) {
+				t.Fatalf("got %v, want errors", err)
+			}
+			var got []string
+			for _, d := range l {
+				got = append(got, d.String())
+			}
+			ok := len(got) == len(tt.want)
+			for i := 0; ok && i < len(got); i++ {
+				ok = strings.HasPrefix(got[i], tt.want[i])
+			}
+			if !ok {
+				t.Errorf("got\n%s\nwant (each a line's start)\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// {{STEP_loop_outputs}} reads the outputs of the loop step STEP before
+// it (its output_variable when it has one) whether or not another step
+// reads {{loop_outputs}}; a variable of that name, and a text before the
+// loop, keep it as written.
+func TestLoopOutputsByName(t *testing.T) {
+	const head = "agents:\n  a: {role: A, llm: m}\nsteps:\n"
+	for _, tt := range []struct {
+		name, vars, steps string
+		want              []string // per task: name description over -> output_variable
+	}{
+		{"read by name alone", "variables: {xs: [p, q]}\n", `  - {name: per, agent: a, action: "Do {{item}}", loop: {over: xs}}
+  - {name: sum, agent: a, action: "Sum up {{per_loop_outputs}}", expected_output: "{{ per_loop_outputs.x }}"}
+`, []string{
+			"per Do {{item}} over xs -> per_loop_outputs",
+			"sum Sum up {{per_loop_outputs}}|{{per_loop_outputs.x}} over  -> ",
+		}},
+		{"a loop with an output_variable", "variables: {xs: [p, q]}\n", `  - {name: per, agent: a, action: "Do {{item}}", loop: {over: xs}, output_variable: done}
+  - {name: sum, agent: a, action: "Sum up {{per_loop_outputs}}"}
+`, []string{
+			"per Do {{item}} over xs -> done",
+			"sum Sum up {{done}} over  -> ",
+		}},
+		{"a loop over it, a name with a dash", "variables: {xs: [p, q]}\n", `  - {name: fetch-data, agent: a, action: "Do {{item}}", loop: {over: xs}}
+  - {name: again, agent: a, action: "Redo {{item}}", loop: {over: fetch_data_loop_outputs}}
+`, []string{
+			"fetch-data Do {{item}} over xs -> fetch_data_loop_outputs",
+			"again Redo {{item}} over fetch_data_loop_outputs -> ",
+		}},
+		{"a variable of that name", "variables: {xs: [p, q], per_loop_outputs: mine}\n", `  - {name: per, agent: a, action: "Do {{item}}", loop: {over: xs}}
+  - {name: sum, agent: a, action: "Sum up {{per_loop_outputs}}"}
+`, []string{
+			"per Do {{item}} over xs -> ",
+			"sum Sum up {{per_loop_outputs}} over  -> ",
+		}},
+		{"a text before the loop", "variables: {xs: [p, q]}\n", `  - {name: pre, agent: a, action: "Before {{per_loop_outputs}}"}
+  - {name: per, agent: a, action: "Do {{item}}", loop: {over: xs}}
+`, []string{
+			"pre Before {{per_loop_outputs}} over  -> ",
+			"per Do {{item}} over xs -> ",
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("s.yaml", []byte(tt.vars+head+tt.steps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tk := range team.Tasks {
+				over, text := "", tk.Description
+				if tk.Foreach != nil {
+					over = tk.Foreach.Over
+				}
+				if tk.ExpectedOutput != "" {
+					text += "|" + tk.ExpectedOutput
+				}
+				got = append(got, fmt.Sprintf("%s %s over %s -> %s", tk.Name, text, over, tk.OutputVariable))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("tasks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// A step named as a task teamrun names itself (a route's branch, a pass,
+// an unnamed step) is one error at the user's name: saying what teamrun
+// names so and what to rename, whichever comes first in the file; no
+// other error follows from the two names (a cycle through the route).
+func TestStepNameTakenByTeamrun(t *testing.T) {
+	const head = "input: go\nagents:\n  a: {role: A, llm: m}\n  c: {role: C, llm: m}\nsteps:\n"
+	for _, tt := range []struct {
+		name, steps string
+		want        []string
+	}{
+		{"a route's branch, named first", `  - {name: pick_technical, agent: a, action: early}
+  - {name: cls, agent: c, action: classify}
+  - {name: pick, route: {technical: [a], default: [c]}}
+`, []string{
+			`a.yaml:6:12: steps[0].name: step name "pick_technical" is the name teamrun gives the task that runs agent a for the label "technical" of route step "pick" (line 8): rename this step`,
+		}},
+		{"a route's branch, named after", `  - {name: cls, agent: c, action: classify}
+  - {name: pick, route: {technical: [a], default: [c]}}
+  - {name: pick_technical, agent: a, action: late}
+`, []string{
+			`a.yaml:8:12: steps[2].name: step name "pick_technical" is the name teamrun gives the task that runs agent a for the label "technical" of route step "pick" (line 7): rename this step`,
+		}},
+		{"a route's pass", `  - {name: pick_default, agent: a, action: early}
+  - {name: cls, agent: c, action: classify}
+  - {name: pick, route: {technical: [a]}}
+`, []string{
+			`a.yaml:6:12: steps[0].name: step name "pick_default" is the name teamrun gives the task of route step "pick" that passes the output on when the route runs no agent (line 8): rename this step`,
+		}},
+		{"an if's pass", `  - {name: g_else, agent: a, action: early}
+  - {name: g, if: {condition: "{{previous_output}}", then: [{agent: a, action: t}]}}
+`, []string{
+			`a.yaml:6:12: steps[0].name: step name "g_else" is the name teamrun gives the task of if step "g" that passes the output on when the else branch runs no step (line 7): rename this step`,
+		}},
+		{"an unnamed step of a parallel", `  - {name: par, parallel: [{agent: a, action: one}, {agent: c, action: two}]}
+  - {name: par_1, agent: a, action: three}
+`, []string{
+			`a.yaml:7:12: steps[1].name: step name "par_1" is the name teamrun gives the unnamed step steps[0].parallel[0] (line 6): rename this step, or give that one a name`,
+		}},
+		{"an unnamed step", `  - {agent: a, action: one}
+  - {name: step_1, agent: a, action: two}
+`, []string{
+			`a.yaml:7:12: steps[1].name: step name "step_1" is the name teamrun gives the unnamed step steps[0] (line 6): rename this step, or give that one a name`,
+		}},
+		{"a task of tasks: beside the steps", `  - {agent: a, action: one}
+tasks:
+  step_1: {description: d, agent: a}
+`, []string{
+			`a.yaml:6:5: steps[0]: duplicate step name "step_1" (first at line 8): give the steps different names`,
+		}},
+		{"two names the user gave", `  - {name: w, agent: a, action: one}
+  - {name: w, agent: a, action: two}
+`, []string{
+			`a.yaml:7:5: steps[1]: duplicate step name "w" (first at line 6): give the steps different names`,
+		}},
+		{"two names teamrun made", `  - {name: cls, agent: c, action: classify}
+  - {name: pick, route: {x: [a, c], x_2: [a]}}
+`, []string{
+			`a.yaml:7:43: steps[1].route.x_2[0]: teamrun gives the name "pick_x_2" to the task that runs agent c for the label "x" of route step "pick" (line 7) and to the task that runs agent a for the label "x_2" of route step "pick" (line 7): rename the step or route label one of them comes from`,
+		}},
+		{"a made name and an unnamed step's", `  - {name: cls, agent: c, action: classify}
+  - {agent: a, action: two}
+  - {name: step, route: {"2": [a]}}
+`, []string{
+			`a.yaml:8:32: steps[2].route.2[0]: teamrun gives the name "step_2" to the unnamed step steps[1] (line 7) and to the task that runs agent a for the label "2" of route step "step" (line 8): rename the step or route label one of them comes from, or give the unnamed step a name`,
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("a.yaml", []byte(head+tt.steps))
+			var l ErrorList
+			if !errors.As(err, &l) {
+				t.Fatalf("got %v, want errors", err)
+			}
+			var got []string
+			for _, d := range l {
+				got = append(got, d.String())
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
