@@ -275,7 +275,7 @@ func (l *Lock) loseLocked(err error) {
 		return
 	}
 	l.setLostLocked(&Error{Location: l.store.cfg.location, Op: "session " + l.id,
-		Msg:    "the connection holding the session's lock was lost (" + scrub(message(err, l.store.cfg.lease/2), l.store.cfg.password) + ")",
+		Msg:    "the connection holding the session's lock was lost (" + scrub(message(err, l.store.cfg.lease/2), l.store.cfg.secrets...) + ")",
 		Advice: "this run stops writing; another run may take the session over",
 		Then:   true,
 		Err:    errors.Join(ErrLost, err)})

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,7 +36,9 @@ func TestParseURL(t *testing.T) {
 		schema       string
 		lease        time.Duration
 		location     string
-		serverParams []string // must not reach the server
+		serverParams []string          // must not reach the server
+		runtime      map[string]string // settings the server gets
+		password     string            // "secret" unless set
 	}{
 		{name: "defaults", raw: "postgres://u:secret@db:5432/app",
 			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app"},
@@ -47,7 +50,33 @@ func TestParseURL(t *testing.T) {
 		{name: "lease too short", raw: "postgres://u:secret@db/app?lease=1s", wantErr: `lease="1s" in the store URL: a duration of at least 3s`},
 		{name: "lease not a duration", raw: "postgres://u:secret@db/app?lease=soon", wantErr: `lease="soon"`},
 		{name: "bad schema", raw: "postgres://u:secret@db/app?schema=Robert%27)DROP", wantErr: "a schema name is 1 to 63 of a-z 0-9 _"},
-		{name: "semicolon in the parameters", raw: "postgres://u:secret@db/app?schema=a;b", wantErr: "parameters of the store URL postgres://u@db/app?schema=a;b cannot be read"},
+		// A ; is part of a value, as libpq has it: here, of a bad schema name.
+		{name: "semicolon in the parameters", raw: "postgres://u:secret@db/app?schema=a;b", wantErr: `schema="a;b" in the store URL: a schema name is`},
+		{name: "a password parameter run into the next", raw: "postgres://u@db:5432/app?password=secret;sslmode=disable",
+			wantErr: "password= in the store URL holds a second =: write an = inside a value as %3D"},
+		{name: "bad port, password as a parameter", raw: "postgres://u@127.0.0.1:abc/app?password=secret",
+			wantErr: "the store URL postgres://u@127.0.0.1:abc/app cannot be read: the port after the host is not a number"},
+		{name: "missing ], password as a parameter", raw: "postgres://u@[::1/app?password=secret", wantErr: "the store URL postgres://u@[::1/app cannot be read: missing ']' in host"},
+		{name: "a carriage return, password as a parameter", raw: "postgres://u@db:5432/app?password=secret\r",
+			wantErr: `the store URL postgres://u@db:5432/app cannot be read: it holds a control character`},
+		{name: "a password holding a / in the user part", raw: "postgres://u:sec/ret@db/app", wantErr: "the store URL postgres://u@db/app cannot be read: the port after the host is not a number"},
+		{name: "a # in the user part", raw: "postgres://u:sec#ret@db/app", wantErr: "the store URL postgres://u@db/app has a ? # or @ in its user or password part (not shown): percent-encode it (%3F %23 %40)"},
+		{name: "a # before the parameters", raw: "postgres://u:secret@db/app#x?sslmode=disable", wantErr: "the store URL postgres://u@db/app#x?sslmode=disable holds a # before its parameters: write it %23"},
+		{name: "a slash too many", raw: "postgres:///u:secret@db/app", wantErr: "the store URL postgres://u@db/app has an @ after the host, in the database's name"},
+		{name: "a parameter with no =", raw: "postgres://u@db/app?sslmode=disable&secret", wantErr: "parameter 2 of the store URL (after the ?) has no =: write key=value pairs"},
+		{name: "a bad escape in the password parameter", raw: "postgres://u@db/app?password=se%zzcret", wantErr: "the value of password= in the store URL (not shown) is not valid URL text: a % that starts no escape"},
+		{name: "schema twice", raw: "postgres://u:secret@db/app?schema=a&schema=b", wantErr: "schema= is given twice in the store URL: give it once"},
+		{name: "lease twice, the second bad", raw: "postgres://u:secret@db/app?lease=5s&lease=xx", wantErr: "lease= is given twice in the store URL"},
+		{name: "sslmode twice", raw: "postgres://u:secret@db/app?sslmode=disable&sslmode=require", wantErr: "sslmode= is given twice in the store URL"},
+		// Parameters go to the server as libpq reads them: %20 is a space,
+		// a + is a plus, a # in a value is part of it.
+		{name: "spaces and pluses as libpq reads them", raw: "postgres://u@db/app?password=secret&options=-c%20statement_timeout%3D0&application_name=nightly%20job+1",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app?application_name=nightly%20job%2B1&options=-c%20statement_timeout%3D0",
+			runtime: map[string]string{"options": "-c statement_timeout=0", "application_name": "nightly job+1"}},
+		{name: "a password parameter with a space", raw: "postgres://u@db/app?password=open%20secret%2042", password: "open secret 42",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app"},
+		{name: "a # in the password parameter", raw: "postgres://u@db/app?sslmode=disable&password=se#cret", password: "se#cret",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app?sslmode=disable"},
 		{name: "not postgres", raw: "mysql://u:secret@db/app", wantErr: "is not a postgres:// or postgresql:// URL"},
 		{name: "unparsable keeps the password out", raw: "postgres://u:secret@db:port/app", wantErr: "cannot be read"},
 		// Go's own words ("net/url: invalid userinfo") say nothing to
@@ -108,8 +137,13 @@ func TestParseURL(t *testing.T) {
 			if again, err := parseURL(c.location); err != nil || again.location != c.location {
 				t.Errorf("the location %s, opened, is %v, %v: not itself", c.location, again, err)
 			}
-			if c.conn.Password != "secret" {
-				t.Errorf("password %q did not reach the connection config", c.conn.Password)
+			if want := cmp.Or(tt.password, "secret"); c.conn.Password != want {
+				t.Errorf("password %q did not reach the connection config (%q)", want, c.conn.Password)
+			}
+			for k, v := range tt.runtime {
+				if got := c.conn.RuntimeParams[k]; got != v {
+					t.Errorf("the server gets %s=%q, want %q", k, got, v)
+				}
 			}
 			for _, p := range tt.serverParams {
 				if _, ok := c.conn.RuntimeParams[p]; ok {
@@ -1456,5 +1490,18 @@ func TestOpenRefusedParameter(t *testing.T) {
 			}
 			noPassword(t, raw, err.Error())
 		})
+	}
+}
+
+// The server gets the URL's parameters as psql would give them: %20 is a
+// space and a + a plus. They were re-encoded, a space as a +, which the
+// server read as a plus: "-c+statement_timeout" was refused.
+func TestParametersAsWritten(t *testing.T) {
+	raw := testStoreURL(t) + "&options=-c%20statement_timeout%3D4321&application_name=nightly%20job+1"
+	s := openStore(t, raw)
+	var timeout, app string
+	err := s.pool.QueryRow(context.Background(), `SELECT current_setting('statement_timeout'), current_setting('application_name')`).Scan(&timeout, &app)
+	if err != nil || timeout != "4321ms" || app != "nightly job+1" {
+		t.Fatalf("the server has statement_timeout %q, application_name %q (%v); want 4321ms, \"nightly job+1\"", timeout, app, err)
 	}
 }
