@@ -185,7 +185,8 @@ func sameUser(raw string) error {
 // and its scratch folder (checkpoint.LocalScratch). The scheme is
 // postgres; the user, the database and (one host) the port are those pgx
 // connects with, wherever the URL or the PG* variables gave them; the
-// parameters are sorted, schema among them unless the default. Host names
+// parameters are sorted, schema among them unless the default, and those
+// that only tune the connection (connectionOnly) left out. Host names
 // are left as written: localhost and 127.0.0.1 stay two spellings.
 func canonical(u *url.URL, c *config, params []param) string {
 	loc := *u
@@ -203,7 +204,7 @@ func canonical(u *url.URL, c *config, params []param) string {
 		has[p.key] = true
 		switch {
 		case slices.Contains([]string{"user", "dbname", "database", "schema", "lease"}, p.key),
-			secretKey(p.key):
+			slices.Contains(connectionOnly, p.key), secretKey(p.key):
 		default:
 			kept = append(kept, p)
 		}

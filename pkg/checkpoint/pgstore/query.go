@@ -115,6 +115,10 @@ func uriEscape(s string) string {
 	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
 }
 
+// Parameters that only tune the connection, not which server, database,
+// user or security it has: they do not make a URL another store.
+var connectionOnly = []string{"connect_timeout", "application_name", "statement_cache_capacity", "description_cache_capacity", "default_query_exec_mode"}
+
 // maskQuery is q, a URL's parameters as written, without those that may
 // hold a password: password= and sslpassword=, however their names are
 // cased or percent-encoded. q may not parse, so it is read loosely: a pair
