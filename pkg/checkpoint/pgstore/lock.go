@@ -75,6 +75,9 @@ func (s *Store) lock(ctx context.Context, id string, wait time.Duration) (*Lock,
 	if err := checkpoint.ValidateID(id); err != nil {
 		return nil, err
 	}
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
 	conn, err := s.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -388,6 +391,9 @@ func (l *Lock) Release() error {
 func (s *Store) Held(ctx context.Context, id string) (*checkpoint.HeldError, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return nil, err
+	}
+	if none, err := s.empty(ctx); none || err != nil {
+		return nil, err // no run has held a session here: none does
 	}
 	return s.holder(ctx, id, false)
 }

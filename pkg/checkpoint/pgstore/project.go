@@ -78,6 +78,9 @@ var _ checkpoint.ActiveIndex = (*Store)(nil)
 
 // ActiveSessions maps every project's active session to the project's key.
 func (s *Store) ActiveSessions(ctx context.Context) (map[string]string, error) {
+	if none, err := s.empty(ctx); none || err != nil {
+		return map[string]string{}, err
+	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, s.q(`SELECT active_session, project_key FROM {s}.projects`))
@@ -94,6 +97,9 @@ func (s *Store) ActiveSessions(ctx context.Context) (map[string]string, error) {
 
 // Active is the project's active session id, "" when none is set.
 func (p *Project) Active(ctx context.Context) (string, error) {
+	if none, err := p.store.empty(ctx); none || err != nil {
+		return "", err
+	}
 	var id string
 	ctx, cancel := p.store.bounded(ctx)
 	defer cancel()
@@ -112,6 +118,9 @@ func (p *Project) SetActive(ctx context.Context, id string) error {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return err
 	}
+	if err := p.store.ready(ctx); err != nil {
+		return err
+	}
 	ctx, cancel := p.store.bounded(ctx)
 	defer cancel()
 	_, err := p.store.pool.Exec(ctx, p.store.q(`INSERT INTO {s}.projects (project_key, active_session, updated_at) VALUES ($1, $2, now())
@@ -128,6 +137,9 @@ func (p *Project) SetActive(ctx context.Context, id string) error {
 // for), so the read after it sees the row as this claim left it.
 func (p *Project) ClaimActive(ctx context.Context, prev, id string) (string, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
+		return "", err
+	}
+	if err := p.store.ready(ctx); err != nil {
 		return "", err
 	}
 	cur := id
@@ -149,6 +161,9 @@ func (p *Project) ClaimActive(ctx context.Context, prev, id string) (string, err
 // Audit appends rec, its time, pid and user filled in when zero, as the
 // file log does; it returns once committed.
 func (p *Project) Audit(ctx context.Context, rec checkpoint.AuditRecord) error {
+	if err := p.store.ready(ctx); err != nil {
+		return err
+	}
 	rec.Fill()
 	ctx, cancel := p.store.bounded(ctx)
 	defer cancel()
@@ -162,6 +177,9 @@ func (p *Project) Audit(ctx context.Context, rec checkpoint.AuditRecord) error {
 
 // AuditRecords is the project's audit log, oldest first.
 func (p *Project) AuditRecords(ctx context.Context) ([]checkpoint.AuditRecord, error) {
+	if none, err := p.store.empty(ctx); none || err != nil {
+		return nil, err
+	}
 	rows, err := p.store.pool.Query(ctx, p.store.q(`SELECT at, event, session_id, store, pid, username, detail
 		FROM {s}.audit WHERE project_key = $1 ORDER BY id`), p.key)
 	if err != nil {

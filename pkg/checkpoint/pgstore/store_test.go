@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"net/url"
 	"os"
@@ -587,6 +588,9 @@ func TestOpenErrors(t *testing.T) {
 	}
 	newer := testStoreURL(t)
 	s := openStore(t, newer)
+	if err := s.ready(ctx); err != nil {
+		t.Fatal(err)
+	}
 	adminExec(t, newer, `UPDATE `+s.cfg.schema+`.schema_version SET version = 99`)
 	noDB, err := url.Parse(raw)
 	if err != nil {
@@ -606,7 +610,7 @@ func TestOpenErrors(t *testing.T) {
 		{"bad password", wrong, []string{"connect: the server at ", "refused user teamrun, database ", ": password authentication failed for user \"teamrun\" (SQLSTATE 28P01); check the user and password"}},
 		{"no such database", noDB.String(), []string{"does not exist", "create that database, or name another in the URL"}},
 		// A statement_timeout (here from the URL's options, as from ALTER
-		// ROLE … SET) cancels the schema's setup: said so, not "check the
+		// ROLE … SET) cancels the schema's setup (at the first write): said so, not "check the
 		// server's log, then rerun with --continue".
 		// The server says "due to statement timeout", or, when its 1 ms
 		// timer fired between two of the setup's statements, "due to user
@@ -617,9 +621,17 @@ func TestOpenErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Open(ctx, tt.url)
+			s, err := Open(ctx, tt.url)
 			if err == nil {
-				t.Fatal("Open succeeded")
+				// The schema is made by the first write.
+				var l checkpoint.Lock
+				if l, err = s.Lock(ctx, "s1", 0); err == nil {
+					l.Release()
+				}
+				s.Close()
+			}
+			if err == nil {
+				t.Fatal("Open and a first write succeeded")
 			}
 			if !errors.Is(err, checkpoint.ErrStore) {
 				t.Errorf("%v does not wrap checkpoint.ErrStore", err)
@@ -643,14 +655,20 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// Runs that start at once on a fresh schema make it once: the first
+// write of each (a lock) makes it, under an advisory lock.
 func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	raw := testStoreURL(t)
 	ctx := context.Background()
 	errs := make(chan error, 8)
-	for range 8 {
+	for i := range 8 {
 		go func() {
 			s, err := Open(ctx, raw)
 			if err == nil {
+				var l checkpoint.Lock
+				if l, err = s.Lock(ctx, fmt.Sprintf("s%d", i), 0); err == nil {
+					l.Release()
+				}
 				s.Close()
 			}
 			errs <- err
@@ -727,7 +745,12 @@ func TestOwnSchemaWithoutCreateOnDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Release()
-	_, err = Open(context.Background(), withParams(t, as, "schema", randomName("t_")))
+	// Found at the first write: opening it, and reading it, make nothing.
+	other := openStore(t, withParams(t, as, "schema", randomName("t_")))
+	if list, err := other.List(context.Background()); err != nil || len(list) != 0 {
+		t.Errorf("a schema that is not there lists %v, %v; want nothing", list, err)
+	}
+	_, err = other.Lock(context.Background(), "s1", 0)
 	if !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), "42501") || !strings.Contains(err.Error(), "CREATE on the database, or create the schema for it") {
 		t.Errorf("a schema the user may not create: %v", err)
 	}
@@ -1453,7 +1476,9 @@ func TestSilentServerInWords(t *testing.T) {
 // statement teamrun sent.
 func TestReadOnlyServerAdvice(t *testing.T) {
 	raw := testStoreURL(t)
-	openStore(t, raw).Close() // the schema, made writable
+	if err := openStore(t, raw).ready(context.Background()); err != nil { // the schema, made writable
+		t.Fatal(err)
+	}
 	s := openStore(t, withParams(t, raw, "options", "-cdefault_transaction_read_only=on"))
 	_, err := s.Lock(context.Background(), "ro1", 0)
 	if err == nil {
@@ -1506,5 +1531,81 @@ func TestParametersAsWritten(t *testing.T) {
 	err := s.pool.QueryRow(context.Background(), `SELECT current_setting('statement_timeout'), current_setting('application_name')`).Scan(&timeout, &app)
 	if err != nil || timeout != "4321ms" || app != "nightly job+1" {
 		t.Fatalf("the server has statement_timeout %q, application_name %q (%v); want 4321ms, \"nightly job+1\"", timeout, app, err)
+	}
+}
+
+// A store whose schema is not there reads as empty and makes nothing:
+// plan, session list and show open it, and a mistyped schema= left an
+// empty schema of teamrun's tables behind. The first write makes it.
+func TestAbsentSchemaReadsEmpty(t *testing.T) {
+	raw := testStoreURL(t)
+	ctx := context.Background()
+	s := openStore(t, raw)
+	schemaThere := func() bool {
+		t.Helper()
+		c, err := admin(ctx, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		var ok bool
+		if err := c.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, s.Schema()).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	p := s.Project("/specs")
+	if list, err := s.List(ctx); err != nil || len(list) != 0 {
+		t.Errorf("List = %v, %v; want none", list, err)
+	}
+	if _, err := s.Load(ctx, "s1"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Load = %v, want ErrNotFound", err)
+	}
+	if _, err := s.Head(ctx, "s1"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Head = %v, want ErrNotFound", err)
+	}
+	if ok, err := s.Exists(ctx, "s1"); ok || err != nil {
+		t.Errorf("Exists = %v, %v", ok, err)
+	}
+	if h, err := s.Held(ctx, "s1"); h != nil || err != nil {
+		t.Errorf("Held = %v, %v", h, err)
+	}
+	if o, err := s.OrphanLocks(ctx); len(o) != 0 || err != nil {
+		t.Errorf("OrphanLocks = %v, %v", o, err)
+	}
+	if _, err := s.ReadLog(ctx, "s1", "t", 1, "stdout"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadLog = %v, want fs.ErrNotExist", err)
+	}
+	if _, err := s.OpenBlob(ctx, "s1", checkpoint.Blob{Digest: checkpoint.Digest("x"), Size: 1}); !errors.As(err, new(*checkpoint.CorruptError)) {
+		t.Errorf("OpenBlob = %v, want a missing blob", err)
+	}
+	if m, err := s.ActiveSessions(ctx); len(m) != 0 || err != nil {
+		t.Errorf("ActiveSessions = %v, %v", m, err)
+	}
+	if id, err := p.Active(ctx); id != "" || err != nil {
+		t.Errorf("Active = %q, %v", id, err)
+	}
+	if recs, err := p.AuditRecords(ctx); len(recs) != 0 || err != nil {
+		t.Errorf("AuditRecords = %v, %v", recs, err)
+	}
+	if err := s.Delete(ctx, "s1"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Delete = %v, want ErrNotFound", err)
+	}
+	if schemaThere() {
+		t.Fatalf("reading made schema %s", s.Schema())
+	}
+	// The first write makes it, and what it wrote reads back.
+	if err := p.SetActive(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := p.Active(ctx); id != "s1" || err != nil {
+		t.Errorf("Active after SetActive = %q, %v", id, err)
+	}
+	if !schemaThere() {
+		t.Fatalf("schema %s was not made by the first write", s.Schema())
+	}
+	// A store opened on it now reads it as it is.
+	if id, err := openStore(t, raw).Project("/specs").Active(ctx); id != "s1" || err != nil {
+		t.Errorf("Active, opened again = %q, %v", id, err)
 	}
 }

@@ -99,8 +99,9 @@ func keywordDSN(loc string) bool {
 }
 
 // Open opens the store at location: a postgres:// or postgresql:// URL is
-// the PostgreSQL store (which creates or migrates its schema), a folder (or
-// file:// URL) the file store, which creates nothing.
+// the PostgreSQL store (which migrates an older schema; the first write
+// makes a missing one), a folder (or file:// URL) the file store, which
+// creates nothing.
 func Open(ctx context.Context, location string) (checkpoint.Backend, error) {
 	switch {
 	case pgstore.IsURL(location):
