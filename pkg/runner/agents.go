@@ -361,7 +361,7 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 	// task's: no attempt is spent on a full disk.
 	var se *SpoolError
 	if errors.As(err, &se) {
-		return Result{}, &StoreError{Err: checkpoint.NewStoreError("write", se.Dir, se.Err)}
+		return Result{}, &StoreError{Err: checkpoint.NewStoreError("write", se.Dir, se.Err), Ended: true}
 	}
 	if ce := (*CommandError)(nil); errors.As(err, &ce) && ce.TimedOut {
 		ce.TimeoutKey = timeoutKey

@@ -398,7 +398,7 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	if err == nil && cs.Large != nil && cs.StdoutLimit == 0 {
 		if n, serr := stdout.size(); serr == nil && n > checkpoint.BlobThreshold {
 			if lerr := cs.Large(stdout.reader(n)); lerr != nil {
-				return "", &StoreError{Err: lerr}
+				return "", &StoreError{Err: lerr, Ended: true}
 			}
 			return "", nil
 		}

@@ -129,7 +129,13 @@ type Observer interface {
 
 // StoreError is a Recorder failure: the run stopped because its progress
 // could not be made durable.
-type StoreError struct{ Err error }
+type StoreError struct {
+	Err error
+	// Ended: the attempt came to its own end and only its result could
+	// not be kept (its output's blob, its spool). It ran, and runs again
+	// on --continue; a write that cut an attempt short leaves this false.
+	Ended bool
+}
 
 func (e *StoreError) Error() string { return "cannot write the checkpoint: " + e.Err.Error() }
 func (e *StoreError) Unwrap() error { return e.Err }
@@ -292,6 +298,15 @@ type attemptDone struct {
 	elapsed     time.Duration
 	interrupted bool
 	usage       *Usage // of the last try (a success's is res.Usage)
+}
+
+// unkept reports whether the attempt came to its own end (not stopped by
+// a store failure, nor by a write of its own that failed), yet the session
+// will not know: its end, or its result, was not stored. It ran, but is
+// not recorded.
+func (d attemptDone) unkept() bool {
+	var se *StoreError
+	return !d.interrupted && (!errors.As(d.err, &se) || se.Ended)
 }
 
 func (e *Engine) now() time.Time {
@@ -562,11 +577,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	handle := func(d attemptDone) {
 		running--
 		if e.storeFailed() {
-			// An attempt that came to its own end (not stopped by the
-			// failure, nor by a write of its own that failed) ran: its
-			// end is not recorded.
-			var se *StoreError
-			if !d.interrupted && !errors.As(d.err, &se) {
+			if d.unkept() {
 				e.recMu.Lock()
 				e.unrecordedTaskLocked(d.i)
 				e.recMu.Unlock()
@@ -1116,6 +1127,11 @@ func (e *Engine) finish(d attemptDone, stage bool) error {
 		// output's blob, its spool) stops the run as a failed record does.
 		e.sched.Reset(d.i)
 		e.failStore(se)
+		if d.unkept() {
+			e.recMu.Lock()
+			e.unrecordedTaskLocked(d.i)
+			e.recMu.Unlock()
+		}
 		return d.err
 	}
 	ev := Event{Index: d.i, Task: t.Name, Agent: t.Agent, Attempt: d.attempt, RetryCount: max(d.attempt-1, 0)}

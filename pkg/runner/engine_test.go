@@ -610,6 +610,14 @@ func TestSummaryUnrecorded(t *testing.T) {
 			return Result{Raw: "ok"}, nil
 		}
 	}
+	storeFails := func(name string, ended bool) func(ctx context.Context, j *Job) (Result, error) {
+		return func(ctx context.Context, j *Job) (Result, error) {
+			if j.Task.Name == name {
+				return Result{}, &StoreError{Err: errors.New("store a result: duplicate key"), Ended: ended}
+			}
+			return Result{Raw: "ok"}, nil
+		}
+	}
 	for _, tc := range []struct {
 		name     string
 		rec      Recorder
@@ -620,6 +628,8 @@ func TestSummaryUnrecorded(t *testing.T) {
 		pending  int
 		unrecord []string
 	}{
+		{name: "result not kept", rec: &memRecorder{}, fn: storeFails("b", true), ran: 1, pending: 1, unrecord: []string{"b"}},
+		{name: "cut short by a write of its own: it did not end", rec: &memRecorder{}, fn: storeFails("b", false), ran: 1, pending: 2},
 		{name: "completion refused", rec: &memRecorder{failAt: 4}, ran: 1, pending: 1, unrecord: []string{"b"}},
 		{name: "failure refused", rec: &memRecorder{failAt: 4}, fn: fails("b"), ran: 1, pending: 1, unrecord: []string{"b"}},
 		// a's start, a's completion with b's start, then c's start carrying

@@ -9,12 +9,12 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -48,61 +48,73 @@ type config struct {
 	pool     *pgxpool.Config
 	schema   string
 	lease    time.Duration
-	location string // the URL without password, for messages
-	password string // to scrub from messages
+	location string   // the URL without password, for messages
+	secrets  []string // passwords, to scrub from messages
 }
 
 func parseURL(raw string) (*config, error) {
 	if !IsURL(raw) {
 		return nil, fmt.Errorf("%w: %q is not a postgres:// or postgresql:// URL", checkpoint.ErrBadLocation, redactRaw(raw))
 	}
-	u, err := url.Parse(raw)
+	u, query, err := splitURL(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the store URL %s cannot be read: %v; it looks like postgres://user@host:5432/db", checkpoint.ErrBadLocation, redactRaw(raw), redactURLError(err))
-	}
-	q, err := url.ParseQuery(u.RawQuery)
-	if err != nil {
-		// u.Query() would drop the bad pair silently (a schema= with a
-		// semicolon would become the default schema).
-		return nil, fmt.Errorf("%w: the parameters of the store URL %s cannot be read: %v", checkpoint.ErrBadLocation, redacted(u), err)
-	}
-	c := &config{schema: DefaultSchema, lease: DefaultLease}
-	if v := q.Get("schema"); v != "" || q.Has("schema") {
-		if !schemaRule().MatchString(v) {
-			return nil, fmt.Errorf("%w: schema=%q in the store URL: a schema name is 1 to 63 of a-z 0-9 _, not starting with a digit", checkpoint.ErrBadLocation, v)
-		}
-		c.schema = v
-	}
-	if q.Has("lease") {
-		d, err := time.ParseDuration(q.Get("lease"))
-		if err != nil || d < MinLease {
-			return nil, fmt.Errorf("%w: lease=%q in the store URL: a duration of at least %s, such as 30s", checkpoint.ErrBadLocation, q.Get("lease"), MinLease)
-		}
-		c.lease = d
-	}
-	for k := range q {
-		if strings.HasPrefix(k, "pool_") {
-			// pgxpool's settings: pgx would send them to the server as
-			// its own parameters, which it refuses (exit 5 once connected).
-			return nil, fmt.Errorf("%w: %s in the store URL: teamrun sizes its own connection pool; leave it out", checkpoint.ErrBadLocation, k)
-		}
-	}
-	if err := checkNumbers(q, passwordOf(u)); err != nil {
 		return nil, err
 	}
-	q.Del("schema")
-	q.Del("lease")
-	u.RawQuery = q.Encode()
+	params, err := queryParams(query)
+	if err != nil {
+		return nil, err
+	}
+	c := &config{schema: DefaultSchema, lease: DefaultLease}
+	values := map[string]string{}
+	var pass []string // the pairs pgx gets, as written
+	for _, p := range params {
+		values[p.key] = p.value
+		if secretKey(p.key) {
+			c.secrets = append(c.secrets, p.value)
+		}
+		switch {
+		case secretKey(p.key) && p.key != "password" && p.key != "sslpassword":
+			// The server would get it as a setting, and its name in
+			// its refusal, with the URL it comes in.
+			return nil, fmt.Errorf("%w: %s= in the store URL is no parameter libpq knows: the password is password=, the client key's sslpassword= (lower case)", checkpoint.ErrBadLocation, p.key)
+		case p.key == "schema":
+			if !schemaRule().MatchString(p.value) {
+				return nil, fmt.Errorf("%w: schema=%q in the store URL: a schema name is 1 to 63 of a-z 0-9 _, not starting with a digit", checkpoint.ErrBadLocation, p.value)
+			}
+			c.schema = p.value
+		case p.key == "lease":
+			d, err := time.ParseDuration(p.value)
+			if err != nil || d < MinLease {
+				return nil, fmt.Errorf("%w: lease=%q in the store URL: a duration of at least %s, such as 30s", checkpoint.ErrBadLocation, p.value, MinLease)
+			}
+			c.lease = d
+		case strings.HasPrefix(p.key, "pool_"):
+			// pgxpool's settings: pgx would send them to the server as
+			// its own parameters, which it refuses (exit 5 once connected).
+			return nil, fmt.Errorf("%w: %s in the store URL: teamrun sizes its own connection pool; leave it out", checkpoint.ErrBadLocation, p.key)
+		default:
+			pass = append(pass, p.raw)
+		}
+	}
+	if pw, ok := u.User.Password(); ok {
+		c.secrets = append(c.secrets, pw)
+	}
+	if err := checkNumbers(values, c.secrets); err != nil {
+		return nil, err
+	}
+	// The other parameters reach pgx as they were written: it reads them
+	// as libpq does, so a URL psql takes means the same here.
+	u.RawQuery, u.ForceQuery = strings.Join(pass, "&"), false
 	// The pool's settings come from the URL too: parsed from "" they
 	// would be the PG* variables' alone, and one the URL overrides (a
 	// PGPORT that is no number) would fail there.
 	c.pool, err = pgxpool.ParseConfig(connString(u))
 	if err != nil {
 		return nil, fmt.Errorf("%w: the store URL %s: %s; it looks like postgres://user:password@host:5432/db?sslmode=require",
-			checkpoint.ErrBadLocation, redacted(u), scrub(numberProblem(err), passwordOf(u)))
+			checkpoint.ErrBadLocation, redacted(u), scrub(numberProblem(err), c.secrets...))
 	}
 	c.conn = c.pool.ConnConfig
-	c.password = c.conn.Password
+	c.secrets = append(c.secrets, c.conn.Password) // from PGPASSWORD or ~/.pgpass too
 	if c.conn.ConnectTimeout == 0 {
 		c.conn.ConnectTimeout = 10 * time.Second
 	}
@@ -112,8 +124,59 @@ func parseURL(raw string) (*config, error) {
 	if c.conn.RuntimeParams["application_name"] == "" {
 		c.conn.RuntimeParams["application_name"] = "teamrun"
 	}
-	c.location = canonical(u, c)
+	c.location = canonical(u, c, params)
 	return c, nil
+}
+
+// splitURL parses raw, a store URL, but for its parameters: query is all
+// that follows its first ?, as libpq has it (a # there is part of a
+// value, not a fragment). u has no query.
+func splitURL(raw string) (u *url.URL, query string, err error) {
+	if err := sameUser(raw); err != nil {
+		return nil, "", err
+	}
+	u, err = url.Parse(raw)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: the store URL %s cannot be read: %s; it looks like postgres://user@host:5432/db", checkpoint.ErrBadLocation, redactRaw(raw), urlProblem(err))
+	}
+	qi, hi := strings.IndexByte(raw, '?'), strings.IndexByte(raw, '#')
+	switch {
+	case hi >= 0 && (qi < 0 || hi < qi):
+		return nil, "", fmt.Errorf("%w: the store URL %s holds a # before its parameters: write it %%23 (a password holding / ? # or @ needs them percent-encoded: %%2F %%3F %%23 %%40)", checkpoint.ErrBadLocation, redactRaw(raw))
+	case passwordKeyAt(u.Host+u.EscapedPath()) >= 0:
+		// postgres://h/db&password=…: a ? short, libpq reads it all as
+		// the database's name, which messages show.
+		return nil, "", fmt.Errorf("%w: the store URL %s has a password= before its parameters, in the host or database: the parameters follow a ? (postgres://user@host/db?password=…)", checkpoint.ErrBadLocation, redactRaw(raw))
+	case strings.Contains(u.EscapedPath(), "@"):
+		// postgres:///u:pw@h/db: the user part is read as the database's
+		// name, and the location would show the password.
+		return nil, "", fmt.Errorf("%w: the store URL %s has an @ after the host, in the database's name: a user:password@ part goes right after postgres:// (write an @ in a name as %%40)", checkpoint.ErrBadLocation, redactRaw(raw))
+	}
+	if qi >= 0 {
+		query = raw[qi+1:]
+	}
+	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+	return u, query, nil
+}
+
+// sameUser refuses raw, a store URL, when libpq (and so pgx) would read
+// its user part otherwise than Go does, which teamrun shows and checks:
+// libpq's ends at the first @ (before any /), Go's at the last before the
+// first / ? or #. A ? or # in the part, or a second @, is read either way.
+func sameUser(raw string) error {
+	_, rest, _ := schemeRest(raw)
+	i := strings.IndexAny(rest, "@/")
+	if i < 0 || rest[i] != '@' {
+		return nil
+	}
+	host := rest[i+1:]
+	if j := strings.IndexAny(host, "/?#"); j >= 0 {
+		host = host[:j]
+	}
+	if strings.ContainsAny(rest[:i], "?#") || strings.Contains(host, "@") {
+		return fmt.Errorf("%w: the store URL %s has a ? # or @ in its user or password part (not shown): percent-encode it (%%3F %%23 %%40)", checkpoint.ErrBadLocation, redactRaw(raw))
+	}
+	return nil
 }
 
 // canonical is the store's location: its URL without the password, spelt
@@ -123,15 +186,12 @@ func parseURL(raw string) (*config, error) {
 // and its scratch folder (checkpoint.LocalScratch). The scheme is
 // postgres; the user, the database and (one host) the port are those pgx
 // connects with, wherever the URL or the PG* variables gave them; the
-// parameters are sorted, schema among them unless the default. Host names
+// parameters are sorted, schema among them unless the default, and those
+// that only tune the connection (connectionOnly) left out. Host names
 // are left as written: localhost and 127.0.0.1 stay two spellings.
-func canonical(u *url.URL, c *config) string {
+func canonical(u *url.URL, c *config, params []param) string {
 	loc := *u
 	loc.Scheme = "postgres"
-	lq := loc.Query()
-	for _, k := range []string{"user", "dbname", "database"} {
-		lq.Del(k)
-	}
 	loc.User = nil
 	if c.conn.User != "" {
 		loc.User = url.User(c.conn.User)
@@ -139,14 +199,30 @@ func canonical(u *url.URL, c *config) string {
 	if c.conn.Database != "" {
 		loc.Path, loc.RawPath = "/"+c.conn.Database, ""
 	}
-	if !lq.Has("host") && !lq.Has("port") && loc.Host != "" && !strings.Contains(loc.Host, ",") && loc.Port() == "" {
-		loc.Host = net.JoinHostPort(loc.Hostname(), strconv.Itoa(int(c.conn.Port)))
+	has := map[string]bool{}
+	var kept []param
+	for _, p := range params {
+		has[p.key] = true
+		switch {
+		case slices.Contains([]string{"user", "dbname", "database", "schema", "lease"}, p.key),
+			slices.Contains(connectionOnly, p.key), secretKey(p.key):
+		default:
+			kept = append(kept, p)
+		}
 	}
 	if c.schema != DefaultSchema {
-		lq.Set("schema", c.schema)
+		kept = append(kept, param{key: "schema", value: c.schema})
 	}
-	loc.RawQuery = lq.Encode()
-	return redacted(&loc)
+	slices.SortFunc(kept, func(a, b param) int { return strings.Compare(a.key, b.key) })
+	pairs := make([]string, len(kept))
+	for i, p := range kept {
+		pairs[i] = uriEscape(p.key) + "=" + uriEscape(p.value)
+	}
+	if !has["host"] && !has["port"] && loc.Host != "" && !strings.Contains(loc.Host, ",") && loc.Port() == "" {
+		loc.Host = net.JoinHostPort(loc.Hostname(), strconv.Itoa(int(c.conn.Port)))
+	}
+	loc.RawQuery = strings.Join(pairs, "&")
+	return connString(&loc)
 }
 
 // numberParam is a store URL parameter pgx reads as a number, and what it
@@ -180,14 +256,14 @@ func numberParams() []numberParam {
 	}
 }
 
-// checkNumbers refuses a numeric parameter of q, the store URL's, that pgx
-// could not read, saying what it takes. The URL's parameter is the one
-// pgx uses (over the host's :port and PG* variables); a bad value from
-// elsewhere is left to pgx (see numberProblem).
-func checkNumbers(q url.Values, password string) error {
+// checkNumbers refuses a numeric parameter of the store URL (values, by
+// key) that pgx could not read, saying what it takes. The URL's parameter
+// is the one pgx uses (over the host's :port and PG* variables); a bad
+// value from elsewhere is left to pgx (see numberProblem).
+func checkNumbers(values map[string]string, secrets []string) error {
 	for _, p := range numberParams() {
-		if v := q.Get(p.key); q.Has(p.key) && !p.ok(v) {
-			return fmt.Errorf("%w: %s=%q in the store URL: %s", checkpoint.ErrBadLocation, p.key, scrub(v, password), p.want)
+		if v, ok := values[p.key]; ok && !p.ok(v) {
+			return fmt.Errorf("%w: %s=%q in the store URL: %s", checkpoint.ErrBadLocation, p.key, scrub(v, secrets...), p.want)
 		}
 	}
 	return nil
@@ -208,68 +284,38 @@ func numberProblem(err error) string {
 // Shown is a store URL as a message or a command line may show it: without
 // its password, in the user part or as a parameter.
 func Shown(raw string) string {
-	u, err := url.Parse(raw)
+	u, query, err := splitURL(raw)
+	if err == nil {
+		_, err = queryParams(query)
+	}
+	if !IsURL(raw) {
+		// The file store's (file://): no parameters of libpq's. Any
+		// other is no store's: nothing of it is shown.
+		u, err = url.Parse(raw)
+		if err == nil && (u.Scheme != "file" || u.Opaque != "") {
+			err = errors.New("not file://")
+		}
+		if err == nil {
+			query = u.RawQuery
+		}
+	}
 	if err != nil {
-		scheme, _, _ := strings.Cut(raw, "://")
+		scheme, _, _ := strings.Cut(raw, ":")
 		return scheme + "://…" // on a command line: nothing of it, to be safe
 	}
+	u.RawQuery = query
 	return redacted(u)
 }
 
-func passwordOf(u *url.URL) string {
-	if p, ok := u.User.Password(); ok {
-		return p
-	}
-	return u.Query().Get("password")
-}
-
-// redacted is u without its password.
+// redacted is u without its password, in the user part or as a parameter.
 func redacted(u *url.URL) string {
 	c := *u
 	if c.User != nil {
 		c.User = url.User(c.User.Username())
 	}
-	if q := c.Query(); q.Has("password") || q.Has("sslpassword") {
-		q.Del("password")
-		q.Del("sslpassword")
-		c.RawQuery = q.Encode()
-	}
+	c.RawQuery = maskQuery(c.RawQuery)
+	c.Fragment, c.RawFragment = "", ""
 	return connString(&c)
-}
-
-// redactRaw drops what may be a password from a URL that does not parse.
-func redactRaw(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		return "(the store URL)"
-	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		user, _, _ := strings.Cut(rest[:at], ":")
-		rest = user + "@" + rest[at+1:]
-	}
-	s := scheme + "://" + rest
-	// A line break from a file read with $(…) would cut the message.
-	if strings.ContainsFunc(s, unicode.IsControl) {
-		return strconv.Quote(s)
-	}
-	return s
-}
-
-// redactURLError is why url.Parse refused a URL, in words for the one who
-// wrote it rather than net/url's own.
-func redactURLError(err error) string {
-	msg := err.Error()
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		msg = ue.Err.Error()
-	}
-	switch msg = strings.TrimPrefix(msg, "net/url: "); msg {
-	case "invalid userinfo":
-		return "the user or password holds a character a URL must percent-encode (a space is %20, / is %2F, @ is %40, : is %3A)"
-	case "invalid control character in URL":
-		return "it holds a control character (a line break, a tab): remove it"
-	}
-	return msg
 }
 
 // connString is u as text, for pgx and for messages. url.URL drops the "//" of a URL with no host
@@ -294,15 +340,17 @@ func parseProblem(err error) string {
 	return msg
 }
 
-// scrub removes password from msg. A password shorter than minScrubbed is
-// left: it cannot be told from the words around it (scrubbing "p" would
+// scrub removes each of secrets from msg. One shorter than minScrubbed
+// is left: it cannot be told from the words around it (scrubbing "p" would
 // mangle every word with a p); pgx masks the password of a URL it quotes.
-func scrub(msg, password string) string {
+func scrub(msg string, secrets ...string) string {
 	const minScrubbed = 4
-	if len(password) < minScrubbed {
-		return msg
+	for _, s := range secrets {
+		if len(s) >= minScrubbed {
+			msg = strings.ReplaceAll(msg, s, "********")
+		}
 	}
-	return strings.ReplaceAll(msg, password, "********")
+	return msg
 }
 
 // Error is a PostgreSQL store operation that failed. It wraps the cause and
@@ -341,7 +389,7 @@ func (c *config) fail(op string, err error) error {
 	if errors.As(err, &se) {
 		return err
 	}
-	return &Error{Location: c.location, Op: op, Msg: scrub(message(err, c.lease/2), c.password), Advice: advice(err), Then: true, Err: err}
+	return &Error{Location: c.location, Op: op, Msg: scrub(message(err, c.lease/2), c.secrets...), Advice: advice(err), Then: true, Err: err}
 }
 
 // message is err as a user reads it. A server that cannot be reached is
@@ -419,7 +467,7 @@ func (c *config) refusedParameter(err error) error {
 		return nil
 	}
 	return fmt.Errorf("%w: the server refused a parameter of the store URL %s: %s (SQLSTATE %s); correct or remove it (schema= and lease= are teamrun's; every other parameter goes to the server as a setting or is one of pgx's, such as sslmode)",
-		checkpoint.ErrBadLocation, c.location, scrub(pe.Message, c.password), pe.Code)
+		checkpoint.ErrBadLocation, c.location, scrub(pe.Message, c.secrets...), pe.Code)
 }
 
 // readOnly reports whether err is the server refusing a write in a

@@ -74,6 +74,9 @@ func (s *Store) lock(ctx context.Context, id string, wait time.Duration) (*Lock,
 	if err := checkpoint.ValidateID(id); err != nil {
 		return nil, err
 	}
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
 	conn, err := s.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -274,7 +277,7 @@ func (l *Lock) loseLocked(err error) {
 		return
 	}
 	l.setLostLocked(&Error{Location: l.store.cfg.location, Op: "session " + l.id,
-		Msg:    "the connection holding the session's lock was lost (" + scrub(message(err, l.store.cfg.lease/2), l.store.cfg.password) + ")",
+		Msg:    "the connection holding the session's lock was lost (" + scrub(message(err, l.store.cfg.lease/2), l.store.cfg.secrets...) + ")",
 		Advice: "this run stops writing; another run may take the session over",
 		Then:   true,
 		Err:    errors.Join(ErrLost, err)})
@@ -388,6 +391,9 @@ func (l *Lock) Release() error {
 func (s *Store) Held(ctx context.Context, id string) (*checkpoint.HeldError, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return nil, err
+	}
+	if none, err := s.empty(ctx); none || err != nil {
+		return nil, err // no run has held a session here: none does
 	}
 	return s.holder(ctx, id, false)
 }

@@ -69,8 +69,14 @@ func (l *logRow) Close() error {
 // fs.ErrNotExist when nothing was.
 func (s *Store) ReadLog(ctx context.Context, id, task string, attempt int, stream string) ([]byte, error) {
 	var data []byte
-	err := s.pool.QueryRow(ctx, s.q(`SELECT bytes FROM {s}.logs WHERE session_id = $1 AND task = $2 AND attempt = $3 AND stream = $4`),
-		id, task, attempt, stream).Scan(&data)
+	none, err := s.empty(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err = pgx.ErrNoRows; !none {
+		err = s.pool.QueryRow(ctx, s.q(`SELECT bytes FROM {s}.logs WHERE session_id = $1 AND task = $2 AND attempt = $3 AND stream = $4`),
+			id, task, attempt, stream).Scan(&data)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("no %s kept for task %s, attempt %d, of session %s: %w", stream, task, attempt, id, fs.ErrNotExist)
 	}

@@ -128,6 +128,9 @@ var _ checkpoint.ActiveIndex = (*Store)(nil)
 
 // ActiveSessions maps every project's active session to the project's key.
 func (s *Store) ActiveSessions(ctx context.Context) (map[string]string, error) {
+	if none, err := s.empty(ctx); none || err != nil {
+		return map[string]string{}, err
+	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	rows, err := s.pool.Query(ctx, s.q(`SELECT active_session, project_key FROM {s}.projects`))
@@ -144,6 +147,9 @@ func (s *Store) ActiveSessions(ctx context.Context) (map[string]string, error) {
 
 // Active is the project's active session id, "" when none is set.
 func (p *Project) Active(ctx context.Context) (string, error) {
+	if none, err := p.store.empty(ctx); none || err != nil {
+		return "", err
+	}
 	key, err := p.rowKey(ctx)
 	if err != nil {
 		return "", err
@@ -166,6 +172,9 @@ func (p *Project) SetActive(ctx context.Context, id string) error {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return err
 	}
+	if err := p.store.ready(ctx); err != nil {
+		return err
+	}
 	key, err := p.rowKey(ctx)
 	if err != nil {
 		return err
@@ -186,6 +195,9 @@ func (p *Project) SetActive(ctx context.Context, id string) error {
 // for), so the read after it sees the row as this claim left it.
 func (p *Project) ClaimActive(ctx context.Context, prev, id string) (string, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
+		return "", err
+	}
+	if err := p.store.ready(ctx); err != nil {
 		return "", err
 	}
 	key, err := p.rowKey(ctx)
@@ -211,6 +223,9 @@ func (p *Project) ClaimActive(ctx context.Context, prev, id string) (string, err
 // Audit appends rec, its time, pid and user filled in when zero, as the
 // file log does; it returns once committed.
 func (p *Project) Audit(ctx context.Context, rec checkpoint.AuditRecord) error {
+	if err := p.store.ready(ctx); err != nil {
+		return err
+	}
 	rec.Fill()
 	key, err := p.rowKey(ctx)
 	if err != nil {
@@ -228,6 +243,9 @@ func (p *Project) Audit(ctx context.Context, rec checkpoint.AuditRecord) error {
 
 // AuditRecords is the project's audit log, oldest first.
 func (p *Project) AuditRecords(ctx context.Context) ([]checkpoint.AuditRecord, error) {
+	if none, err := p.store.empty(ctx); none || err != nil {
+		return nil, err
+	}
 	key, err := p.rowKey(ctx)
 	if err != nil {
 		return nil, err

@@ -8,12 +8,15 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -139,13 +142,21 @@ type Store struct {
 	// removal; tests hold a write in flight, or break its connection,
 	// with it.
 	beforeWrite func()
+	// absent: Open found no tables of teamrun's in the schema (or no
+	// schema). The store reads as empty, and the first write makes them
+	// (ready), so a command that only reads makes nothing.
+	absent  atomic.Bool
+	readyMu sync.Mutex
 }
 
 var _ checkpoint.Backend = (*Store)(nil)
 
-// Open connects to the store at rawURL (postgres:// or postgresql://),
-// creating or migrating its schema. Standard PG* variables and ~/.pgpass
-// fill in what the URL leaves out.
+// Open connects to the store at rawURL (postgres:// or postgresql://) and
+// migrates its schema when it is older. A schema that is not there, or
+// holds no tables of teamrun's, is made by the first write (ready): plan,
+// session list and show read it as empty, and a mistyped schema= left an
+// empty schema behind. Standard PG* variables and ~/.pgpass fill in what
+// the URL leaves out.
 func Open(ctx context.Context, rawURL string) (*Store, error) {
 	cfg, err := parseURL(rawURL)
 	if err != nil {
@@ -159,10 +170,12 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		return nil, cfg.fail("connect", err)
 	}
 	s := &Store{cfg: cfg, pool: pool, minCompact: 256 << 10}
-	if err := s.migrate(ctx); err != nil {
+	absent, err := s.look(ctx)
+	if err != nil {
 		pool.Close()
 		return nil, err
 	}
+	s.absent.Store(absent)
 	return s, nil
 }
 
@@ -215,23 +228,68 @@ func (s *Store) key(kind, name string) int64 {
 	return int64(binary.BigEndian.Uint64(h[:8]))
 }
 
+// look reads the schema's version, and migrates a schema that is older.
+// absent: it holds no tables of teamrun's, or is not there.
+func (s *Store) look(ctx context.Context) (absent bool, err error) {
+	var v int
+	err = s.pool.QueryRow(ctx, s.q(`SELECT version FROM {s}.schema_version`)).Scan(&v)
+	switch {
+	case err == nil && v == SchemaVersion:
+		return false, nil
+	case err == nil && v > SchemaVersion:
+		return false, s.newer(v)
+	case isUndefinedTable(err):
+		return true, nil
+	case err != nil && !errors.Is(err, pgx.ErrNoRows):
+		if bad := s.cfg.refusedParameter(err); bad != nil {
+			return false, bad
+		}
+		return false, s.cfg.fail("connect", err)
+	}
+	return false, s.migrate(ctx)
+}
+
+// empty reports whether the store has no tables yet, and so reads as
+// empty. Open found none; another run may have made them since, so while
+// there were none each read looks again (one query, only then).
+func (s *Store) empty(ctx context.Context) (bool, error) {
+	if !s.absent.Load() {
+		return false, nil
+	}
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	if !s.absent.Load() {
+		return false, nil
+	}
+	absent, err := s.look(ctx)
+	if err != nil || absent {
+		return absent, err
+	}
+	s.absent.Store(false)
+	return false, nil
+}
+
+// ready makes the schema and its tables before the first write, when
+// Open found none.
+func (s *Store) ready(ctx context.Context) error {
+	if !s.absent.Load() {
+		return nil
+	}
+	s.readyMu.Lock()
+	defer s.readyMu.Unlock()
+	if !s.absent.Load() {
+		return nil
+	}
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	s.absent.Store(false)
+	return nil
+}
+
 // migrate creates or upgrades the schema under an advisory lock, so two
 // runs starting at once on a fresh database do not race.
 func (s *Store) migrate(ctx context.Context) error {
-	var v int
-	err := s.pool.QueryRow(ctx, s.q(`SELECT version FROM {s}.schema_version`)).Scan(&v)
-	if err == nil && v == SchemaVersion {
-		return nil
-	}
-	if err != nil && !isUndefinedTable(err) && !errors.Is(err, pgx.ErrNoRows) {
-		if bad := s.cfg.refusedParameter(err); bad != nil {
-			return bad
-		}
-		return s.cfg.fail("connect", err)
-	}
-	if err == nil && v > SchemaVersion {
-		return s.newer(v)
-	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return s.cfg.fail("connect", err)
@@ -254,7 +312,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, s.q(`CREATE TABLE IF NOT EXISTS {s}.schema_version (version integer NOT NULL)`)); err != nil {
 		return s.cfg.fail("create "+s.cfg.schema+".schema_version", err)
 	}
-	v = 0
+	v := 0
 	err = tx.QueryRow(ctx, s.q(`SELECT version FROM {s}.schema_version`)).Scan(&v)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return s.cfg.fail("read the schema version", err)
@@ -306,6 +364,9 @@ func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return false, err
 	}
+	if none, err := s.empty(ctx); none || err != nil {
+		return false, err
+	}
 	var ok bool
 	if err := s.pool.QueryRow(ctx, s.q(`SELECT EXISTS (SELECT 1 FROM {s}.sessions WHERE id = $1)`), id).Scan(&ok); err != nil {
 		return false, s.cfg.fail("read session "+id, err)
@@ -318,6 +379,9 @@ func (s *Store) Exists(ctx context.Context, id string) (bool, error) {
 func (s *Store) Load(ctx context.Context, id string) (*checkpoint.Session, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return nil, err
+	}
+	if none, err := s.empty(ctx); none || err != nil {
+		return nil, cmp.Or(err, s.notFound(id))
 	}
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
@@ -438,6 +502,9 @@ func (s *Store) checkEntry(ctx context.Context, e *checkpoint.Entry) (ok bool) {
 // List summarises every session from the sessions table, sorted by id;
 // only a session whose snapshot was changed since it was written is read.
 func (s *Store) List(ctx context.Context) ([]checkpoint.Entry, error) {
+	if none, err := s.empty(ctx); none || err != nil {
+		return nil, err
+	}
 	rows, err := s.pool.Query(ctx, s.q(`SELECT `+entryColumns+` FROM {s}.sessions ORDER BY id`))
 	if err != nil {
 		return nil, s.cfg.fail("list sessions", err)
@@ -465,6 +532,9 @@ func (s *Store) Head(ctx context.Context, id string) (checkpoint.Entry, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return checkpoint.Entry{}, err
 	}
+	if none, err := s.empty(ctx); none || err != nil {
+		return checkpoint.Entry{}, cmp.Or(err, s.notFound(id))
+	}
 	e, changed, err := s.scanEntry(s.pool.QueryRow(ctx, s.q(`SELECT `+entryColumns+` FROM {s}.sessions WHERE id = $1`), id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return checkpoint.Entry{}, s.notFound(id)
@@ -483,6 +553,9 @@ func (s *Store) Head(ctx context.Context, id string) (checkpoint.Entry, error) {
 // release deletes it, and a run killed before it wrote its session
 // leaves it.
 func (s *Store) OrphanLocks(ctx context.Context) ([]checkpoint.OrphanLock, error) {
+	if none, err := s.empty(ctx); none || err != nil {
+		return nil, err
+	}
 	rows, err := s.pool.Query(ctx, s.q(`SELECT h.session_id, h.started FROM {s}.holders h
 		WHERE NOT EXISTS (SELECT 1 FROM {s}.sessions s WHERE s.id = h.session_id) ORDER BY h.session_id`))
 	if err != nil {
@@ -503,6 +576,9 @@ func (s *Store) OrphanLocks(ctx context.Context) ([]checkpoint.OrphanLock, error
 // Delete removes a session and its transitions under its lock: it refuses
 // (a *HeldError) while a run holds the session.
 func (s *Store) Delete(ctx context.Context, id string) error {
+	if none, err := s.empty(ctx); none || err != nil {
+		return cmp.Or(err, checkpoint.ValidateID(id), s.notFound(id))
+	}
 	l, err := s.lock(ctx, id, 0)
 	if err != nil {
 		return err

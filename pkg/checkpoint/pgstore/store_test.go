@@ -2,10 +2,12 @@ package pgstore
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"net/url"
 	"os"
@@ -35,7 +37,9 @@ func TestParseURL(t *testing.T) {
 		schema       string
 		lease        time.Duration
 		location     string
-		serverParams []string // must not reach the server
+		serverParams []string          // must not reach the server
+		runtime      map[string]string // settings the server gets
+		password     string            // "secret" unless set
 	}{
 		{name: "defaults", raw: "postgres://u:secret@db:5432/app",
 			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app"},
@@ -47,7 +51,36 @@ func TestParseURL(t *testing.T) {
 		{name: "lease too short", raw: "postgres://u:secret@db/app?lease=1s", wantErr: `lease="1s" in the store URL: a duration of at least 3s`},
 		{name: "lease not a duration", raw: "postgres://u:secret@db/app?lease=soon", wantErr: `lease="soon"`},
 		{name: "bad schema", raw: "postgres://u:secret@db/app?schema=Robert%27)DROP", wantErr: "a schema name is 1 to 63 of a-z 0-9 _"},
-		{name: "semicolon in the parameters", raw: "postgres://u:secret@db/app?schema=a;b", wantErr: "parameters of the store URL postgres://u@db/app?schema=a;b cannot be read"},
+		// A ; is part of a value, as libpq has it: here, of a bad schema name.
+		{name: "semicolon in the parameters", raw: "postgres://u:secret@db/app?schema=a;b", wantErr: `schema="a;b" in the store URL: a schema name is`},
+		{name: "a password parameter run into the next", raw: "postgres://u@db:5432/app?password=secret;sslmode=disable",
+			wantErr: "password= in the store URL holds a second =: write an = inside a value as %3D"},
+		{name: "bad port, password as a parameter", raw: "postgres://u@127.0.0.1:abc/app?password=secret",
+			wantErr: "the store URL postgres://u@127.0.0.1:abc/app cannot be read: the port after the host is not a number"},
+		{name: "missing ], password as a parameter", raw: "postgres://u@[::1/app?password=secret", wantErr: "the store URL postgres://u@[::1/app cannot be read: missing ']' in host"},
+		{name: "a carriage return, password as a parameter", raw: "postgres://u@db:5432/app?password=secret\r",
+			wantErr: `the store URL postgres://u@db:5432/app cannot be read: it holds a control character`},
+		{name: "a password holding a / in the user part", raw: "postgres://u:sec/ret@db/app", wantErr: "the store URL postgres://u@db/app cannot be read: the port after the host is not a number"},
+		{name: "a # in the user part", raw: "postgres://u:sec#ret@db/app", wantErr: "the store URL postgres://u@db/app has a ? # or @ in its user or password part (not shown): percent-encode it (%3F %23 %40)"},
+		{name: "a # before the parameters", raw: "postgres://u:secret@db/app#x?sslmode=disable", wantErr: "the store URL postgres://u@db/app#x?sslmode=disable holds a # before its parameters: write it %23"},
+		{name: "a slash too many", raw: "postgres:///u:secret@db/app", wantErr: "the store URL postgres://u@db/app has an @ after the host, in the database's name"},
+		{name: "a parameter with no =", raw: "postgres://u@db/app?sslmode=disable&secret", wantErr: "parameter 2 of the store URL (after the ?) has no =: write key=value pairs"},
+		{name: "a bad escape in the password parameter", raw: "postgres://u@db/app?password=se%zzcret", wantErr: "the value of password= in the store URL (not shown) is not valid URL text: a % that starts no escape"},
+		{name: "schema twice", raw: "postgres://u:secret@db/app?schema=a&schema=b", wantErr: "schema= is given twice in the store URL: give it once"},
+		{name: "lease twice, the second bad", raw: "postgres://u:secret@db/app?lease=5s&lease=xx", wantErr: "lease= is given twice in the store URL"},
+		{name: "sslmode twice", raw: "postgres://u:secret@db/app?sslmode=disable&sslmode=require", wantErr: "sslmode= is given twice in the store URL"},
+		// Parameters go to the server as libpq reads them: %20 is a space,
+		// a + is a plus, a # in a value is part of it.
+		{name: "spaces and pluses as libpq reads them", raw: "postgres://u@db/app?password=secret&options=-c%20statement_timeout%3D0&application_name=nightly%20job+1",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app?options=-c%20statement_timeout%3D0",
+			runtime: map[string]string{"options": "-c statement_timeout=0", "application_name": "nightly job+1"}},
+		{name: "a password parameter with a space", raw: "postgres://u@db/app?password=open%20secret%2042", password: "open secret 42",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app"},
+		{name: "a # in the password parameter", raw: "postgres://u@db/app?sslmode=disable&password=se#cret", password: "se#cret",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app?sslmode=disable"},
+		// What only tunes the connection does not make it another store.
+		{name: "connection-only parameters are no part of the location", raw: "postgres://u:secret@db/app?connect_timeout=10&application_name=x&sslmode=disable&statement_cache_capacity=8",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app?sslmode=disable"},
 		{name: "not postgres", raw: "mysql://u:secret@db/app", wantErr: "is not a postgres:// or postgresql:// URL"},
 		{name: "unparsable keeps the password out", raw: "postgres://u:secret@db:port/app", wantErr: "cannot be read"},
 		// Go's own words ("net/url: invalid userinfo") say nothing to
@@ -68,7 +101,7 @@ func TestParseURL(t *testing.T) {
 			wantErr: `connect_timeout="abc" in the store URL: a whole number of seconds, such as 10 (0: no limit)`},
 		{name: "connect_timeout negative", raw: "postgres://u:secret@db/app?connect_timeout=-1", wantErr: `connect_timeout="-1" in the store URL: a whole number of seconds`},
 		{name: "connect_timeout fine", raw: "postgres://u:secret@db/app?connect_timeout=0",
-			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app?connect_timeout=0"},
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app"},
 		{name: "port parameter not a number", raw: "postgres://u:secret@db/app?port=abc", wantErr: `port="abc" in the store URL: a port number from 1 to 65535`},
 		{name: "port parameter zero", raw: "postgres://u:secret@db/app?port=0", wantErr: `port="0" in the store URL`},
 		{name: "ports per host, one the default", raw: "postgres://u:secret@db1,db2,db3/app?port=5432,,5433",
@@ -108,8 +141,13 @@ func TestParseURL(t *testing.T) {
 			if again, err := parseURL(c.location); err != nil || again.location != c.location {
 				t.Errorf("the location %s, opened, is %v, %v: not itself", c.location, again, err)
 			}
-			if c.conn.Password != "secret" {
-				t.Errorf("password %q did not reach the connection config", c.conn.Password)
+			if want := cmp.Or(tt.password, "secret"); c.conn.Password != want {
+				t.Errorf("password %q did not reach the connection config (%q)", want, c.conn.Password)
+			}
+			for k, v := range tt.runtime {
+				if got := c.conn.RuntimeParams[k]; got != v {
+					t.Errorf("the server gets %s=%q, want %q", k, got, v)
+				}
 			}
 			for _, p := range tt.serverParams {
 				if _, ok := c.conn.RuntimeParams[p]; ok {
@@ -550,6 +588,9 @@ func TestOpenErrors(t *testing.T) {
 	}
 	newer := testStoreURL(t)
 	s := openStore(t, newer)
+	if err := s.ready(ctx); err != nil {
+		t.Fatal(err)
+	}
 	adminExec(t, newer, `UPDATE `+s.cfg.schema+`.schema_version SET version = 99`)
 	noDB, err := url.Parse(raw)
 	if err != nil {
@@ -569,7 +610,7 @@ func TestOpenErrors(t *testing.T) {
 		{"bad password", wrong, []string{"connect: the server at ", "refused user teamrun, database ", ": password authentication failed for user \"teamrun\" (SQLSTATE 28P01); check the user and password"}},
 		{"no such database", noDB.String(), []string{"does not exist", "create that database, or name another in the URL"}},
 		// A statement_timeout (here from the URL's options, as from ALTER
-		// ROLE … SET) cancels the schema's setup: said so, not "check the
+		// ROLE … SET) cancels the schema's setup (at the first write): said so, not "check the
 		// server's log, then rerun with --continue".
 		// The server says "due to statement timeout", or, when its 1 ms
 		// timer fired between two of the setup's statements, "due to user
@@ -580,9 +621,17 @@ func TestOpenErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Open(ctx, tt.url)
+			s, err := Open(ctx, tt.url)
 			if err == nil {
-				t.Fatal("Open succeeded")
+				// The schema is made by the first write.
+				var l checkpoint.Lock
+				if l, err = s.Lock(ctx, "s1", 0); err == nil {
+					l.Release()
+				}
+				s.Close()
+			}
+			if err == nil {
+				t.Fatal("Open and a first write succeeded")
 			}
 			if !errors.Is(err, checkpoint.ErrStore) {
 				t.Errorf("%v does not wrap checkpoint.ErrStore", err)
@@ -606,14 +655,20 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// Runs that start at once on a fresh schema make it once: the first
+// write of each (a lock) makes it, under an advisory lock.
 func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	raw := testStoreURL(t)
 	ctx := context.Background()
 	errs := make(chan error, 8)
-	for range 8 {
+	for i := range 8 {
 		go func() {
 			s, err := Open(ctx, raw)
 			if err == nil {
+				var l checkpoint.Lock
+				if l, err = s.Lock(ctx, fmt.Sprintf("s%d", i), 0); err == nil {
+					l.Release()
+				}
 				s.Close()
 			}
 			errs <- err
@@ -690,7 +745,12 @@ func TestOwnSchemaWithoutCreateOnDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Release()
-	_, err = Open(context.Background(), withParams(t, as, "schema", randomName("t_")))
+	// Found at the first write: opening it, and reading it, make nothing.
+	other := openStore(t, withParams(t, as, "schema", randomName("t_")))
+	if list, err := other.List(context.Background()); err != nil || len(list) != 0 {
+		t.Errorf("a schema that is not there lists %v, %v; want nothing", list, err)
+	}
+	_, err = other.Lock(context.Background(), "s1", 0)
 	if !errors.Is(err, checkpoint.ErrStore) || !strings.Contains(err.Error(), "42501") || !strings.Contains(err.Error(), "CREATE on the database, or create the schema for it") {
 		t.Errorf("a schema the user may not create: %v", err)
 	}
@@ -1416,7 +1476,9 @@ func TestSilentServerInWords(t *testing.T) {
 // statement teamrun sent.
 func TestReadOnlyServerAdvice(t *testing.T) {
 	raw := testStoreURL(t)
-	openStore(t, raw).Close() // the schema, made writable
+	if err := openStore(t, raw).ready(context.Background()); err != nil { // the schema, made writable
+		t.Fatal(err)
+	}
 	s := openStore(t, withParams(t, raw, "options", "-cdefault_transaction_read_only=on"))
 	_, err := s.Lock(context.Background(), "ro1", 0)
 	if err == nil {
@@ -1456,5 +1518,94 @@ func TestOpenRefusedParameter(t *testing.T) {
 			}
 			noPassword(t, raw, err.Error())
 		})
+	}
+}
+
+// The server gets the URL's parameters as psql would give them: %20 is a
+// space and a + a plus. They were re-encoded, a space as a +, which the
+// server read as a plus: "-c+statement_timeout" was refused.
+func TestParametersAsWritten(t *testing.T) {
+	raw := testStoreURL(t) + "&options=-c%20statement_timeout%3D4321&application_name=nightly%20job+1"
+	s := openStore(t, raw)
+	var timeout, app string
+	err := s.pool.QueryRow(context.Background(), `SELECT current_setting('statement_timeout'), current_setting('application_name')`).Scan(&timeout, &app)
+	if err != nil || timeout != "4321ms" || app != "nightly job+1" {
+		t.Fatalf("the server has statement_timeout %q, application_name %q (%v); want 4321ms, \"nightly job+1\"", timeout, app, err)
+	}
+}
+
+// A store whose schema is not there reads as empty and makes nothing:
+// plan, session list and show open it, and a mistyped schema= left an
+// empty schema of teamrun's tables behind. The first write makes it.
+func TestAbsentSchemaReadsEmpty(t *testing.T) {
+	raw := testStoreURL(t)
+	ctx := context.Background()
+	s := openStore(t, raw)
+	schemaThere := func() bool {
+		t.Helper()
+		c, err := admin(ctx, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		var ok bool
+		if err := c.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, s.Schema()).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	p := s.Project("/specs")
+	if list, err := s.List(ctx); err != nil || len(list) != 0 {
+		t.Errorf("List = %v, %v; want none", list, err)
+	}
+	if _, err := s.Load(ctx, "s1"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Load = %v, want ErrNotFound", err)
+	}
+	if _, err := s.Head(ctx, "s1"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Head = %v, want ErrNotFound", err)
+	}
+	if ok, err := s.Exists(ctx, "s1"); ok || err != nil {
+		t.Errorf("Exists = %v, %v", ok, err)
+	}
+	if h, err := s.Held(ctx, "s1"); h != nil || err != nil {
+		t.Errorf("Held = %v, %v", h, err)
+	}
+	if o, err := s.OrphanLocks(ctx); len(o) != 0 || err != nil {
+		t.Errorf("OrphanLocks = %v, %v", o, err)
+	}
+	if _, err := s.ReadLog(ctx, "s1", "t", 1, "stdout"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadLog = %v, want fs.ErrNotExist", err)
+	}
+	if _, err := s.OpenBlob(ctx, "s1", checkpoint.Blob{Digest: checkpoint.Digest("x"), Size: 1}); !errors.As(err, new(*checkpoint.CorruptError)) {
+		t.Errorf("OpenBlob = %v, want a missing blob", err)
+	}
+	if m, err := s.ActiveSessions(ctx); len(m) != 0 || err != nil {
+		t.Errorf("ActiveSessions = %v, %v", m, err)
+	}
+	if id, err := p.Active(ctx); id != "" || err != nil {
+		t.Errorf("Active = %q, %v", id, err)
+	}
+	if recs, err := p.AuditRecords(ctx); len(recs) != 0 || err != nil {
+		t.Errorf("AuditRecords = %v, %v", recs, err)
+	}
+	if err := s.Delete(ctx, "s1"); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("Delete = %v, want ErrNotFound", err)
+	}
+	if schemaThere() {
+		t.Fatalf("reading made schema %s", s.Schema())
+	}
+	// The first write makes it, and what it wrote reads back.
+	if err := p.SetActive(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := p.Active(ctx); id != "s1" || err != nil {
+		t.Errorf("Active after SetActive = %q, %v", id, err)
+	}
+	if !schemaThere() {
+		t.Fatalf("schema %s was not made by the first write", s.Schema())
+	}
+	// A store opened on it now reads it as it is.
+	if id, err := openStore(t, raw).Project("/specs").Active(ctx); id != "s1" || err != nil {
+		t.Errorf("Active, opened again = %q, %v", id, err)
 	}
 }

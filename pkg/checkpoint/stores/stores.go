@@ -56,6 +56,12 @@ func expandHome(from, loc string, getenv func(string) string) (string, error) {
 		// the audit log, the resume line and every session list.
 		return "", fmt.Errorf("%w: %s looks like a PostgreSQL keyword connection string (host=… password=…), which teamrun does not read (the value is not shown: it may hold a password): give the database as a URL, postgres://USER:PASSWORD@HOST:PORT/DBNAME", checkpoint.ErrBadLocation, from)
 	}
+	if fixed, short := pgstore.SlashShort(loc); short {
+		// Taken as a folder, it made folders named after its password,
+		// and printed it.
+		scheme, _, _ := strings.Cut(loc, ":")
+		return "", fmt.Errorf("%w: %s is a %s: URL a slash short (not shown: it may hold a password): write %s (a folder whose name starts so is written ./%s:…)", checkpoint.ErrBadLocation, from, scheme, fixed, scheme)
+	}
 	scheme := ""
 	if strings.HasPrefix(loc, "file://~") {
 		scheme, loc = "file://", strings.TrimPrefix(loc, "file://")
@@ -93,8 +99,9 @@ func keywordDSN(loc string) bool {
 }
 
 // Open opens the store at location: a postgres:// or postgresql:// URL is
-// the PostgreSQL store (which creates or migrates its schema), a folder (or
-// file:// URL) the file store, which creates nothing.
+// the PostgreSQL store (which migrates an older schema; the first write
+// makes a missing one), a folder (or file:// URL) the file store, which
+// creates nothing.
 func Open(ctx context.Context, location string) (checkpoint.Backend, error) {
 	switch {
 	case pgstore.IsURL(location):

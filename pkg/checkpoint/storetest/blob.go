@@ -3,8 +3,10 @@ package storetest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,6 +109,47 @@ func testBlobs(t *testing.T, h Harness) {
 	if rc, err := bs.OpenBlob(bg, "bl", b); err == nil {
 		rc.Close()
 		t.Error("a deleted session's blob is still there")
+	}
+}
+
+// testBlobsAtOnce: tasks of one session that end with the same large
+// result store it at the same moment; a blob is named by its content, so
+// each gets that one blob, and none fails for another being written.
+func testBlobsAtOnce(t *testing.T, h Harness) {
+	s := h.New(t)
+	t.Cleanup(func() { s.Close() })
+	bs, ok := s.(checkpoint.BlobStore)
+	if !ok {
+		t.Skipf("%T keeps no blobs", s)
+	}
+	const writers = 4
+	for round := range 5 {
+		big := strings.Repeat(fmt.Sprintf("round %d ", round), checkpoint.BlobThreshold/8+1)
+		var (
+			start = make(chan struct{})
+			wg    sync.WaitGroup
+			got   [writers]checkpoint.Blob
+			errs  [writers]error
+		)
+		for i := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				got[i], errs[i] = bs.PutBlob(bg, "same", strings.NewReader(big))
+			}()
+		}
+		close(start)
+		wg.Wait()
+		want := checkpoint.Digest(big)
+		for i := range writers {
+			if errs[i] != nil || got[i].Digest != want {
+				t.Fatalf("round %d, writer %d of %d storing the same content at once: %+v, %v; want blob %s", round, i, writers, got[i], errs[i], want)
+			}
+		}
+		if back := readBlob(t, bs, "same", got[0]); back != big {
+			t.Fatalf("round %d: read back %d bytes, want %d", round, len(back), len(big))
+		}
 	}
 }
 

@@ -92,6 +92,7 @@ func Run(t *testing.T, h Harness) {
 	}
 	t.Run("Discard", func(t *testing.T) { testDiscard(t, h) })
 	t.Run("Blobs", func(t *testing.T) { testBlobs(t, h) })
+	t.Run("BlobsAtOnce", func(t *testing.T) { testBlobsAtOnce(t, h) })
 	t.Run("DamagedPastHead", func(t *testing.T) { testDamagedPastHead(t, h) })
 	t.Run("TransitionRemoved", func(t *testing.T) { testTransitionRemoved(t, h) })
 	if h.Logs {
