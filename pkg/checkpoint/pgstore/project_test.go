@@ -64,6 +64,9 @@ func TestProjectThroughLink(t *testing.T) {
 			s := openStore(t, testStoreURL(t))
 			ctx := context.Background()
 			t.Setenv("TEAMRUN_PROJECT", "")
+			if err := s.ready(ctx); err != nil { // the tables, as a run's first write makes them
+				t.Fatal(err)
+			}
 			for key, id := range tt.rows { // as runs given those paths wrote them
 				if _, err := s.pool.Exec(ctx, s.q(`INSERT INTO {s}.projects VALUES ($1, $2, now())`), key, id); err != nil {
 					t.Fatal(err)
