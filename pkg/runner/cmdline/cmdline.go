@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/teamrun/teamrun/internal/shellcmd"
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
 )
 
@@ -41,9 +42,10 @@ type Where struct {
 // Project is the `--project DIR` of a printed command that writes to the
 // project (session decide audits): dir when it is not the current
 // folder, so that the record lands in dir's .teamrun wherever the command
-// is pasted; nothing when it is, as the default finds it again.
+// is pasted; nothing when it is (checkpoint.SamePath: through a link
+// too), as the default finds it again.
 func Project(dir string) []string {
-	if wd, err := os.Getwd(); dir == "" || err == nil && wd == dir {
+	if wd, err := os.Getwd(); dir == "" || err == nil && checkpoint.SamePath(wd, dir) {
 		return nil
 	}
 	return shellcmd.Flag("--project", dir)

@@ -2,12 +2,17 @@ package cmdline
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
 func TestDecide(t *testing.T) {
 	wd, err := os.Getwd()
 	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "here")
+	if err := os.Symlink(wd, link); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -28,6 +33,7 @@ func TestDecide(t *testing.T) {
 		// The project: named when it is not the current folder, so that
 		// the audit record lands in it wherever the command is pasted.
 		{"the project is the current folder", Where{Project: wd}, "s1", "review", "", "teamrun session decide s1 review VALUE"},
+		{"the current folder through a link", Where{Project: link}, "s1", "review", "", "teamrun session decide s1 review VALUE"},
 		{"the project is another folder", Where{Project: "/srv/my x"}, "s1", "review", "",
 			"teamrun session decide --project '/srv/my x' s1 review VALUE"},
 		{"another project and a store", Where{Store: "/srv/st", Project: "/srv/x"}, "-x", "review", "",
