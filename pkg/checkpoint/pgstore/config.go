@@ -385,11 +385,16 @@ func (e *Error) Retryable() bool { return e.Then }
 func (e *Error) Unwrap() []error { return []error{e.Err, checkpoint.ErrStore} }
 
 func (c *config) fail(op string, err error) error {
+	return c.failWithin(op, err, c.lease/2)
+}
+
+// failWithin is fail for an operation that was given within to finish.
+func (c *config) failWithin(op string, err error, within time.Duration) error {
 	var se *Error
 	if errors.As(err, &se) {
 		return err
 	}
-	return &Error{Location: c.location, Op: op, Msg: scrub(message(err, c.lease/2), c.secrets...), Advice: advice(err), Then: true, Err: err}
+	return &Error{Location: c.location, Op: op, Msg: scrub(message(err, within), c.secrets...), Advice: advice(err), Then: true, Err: err}
 }
 
 // message is err as a user reads it. A server that cannot be reached is

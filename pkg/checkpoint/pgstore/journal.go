@@ -60,45 +60,54 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 		return nil, err
 	}
 	var exists bool
-	err = l.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
-		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-			var last int64
-			err := tx.QueryRow(ctx, s.q(`SELECT last_seq FROM {s}.sessions WHERE id = $1 FOR UPDATE`), sess.ID).Scan(&last)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-				last = 0
-			case err != nil:
-				return err
-			case fresh:
-				exists = true
-				return nil
-			}
-			// The new snapshot holds everything: older transitions go.
-			if _, err := tx.Exec(ctx, s.q(`DELETE FROM {s}.transitions WHERE session_id = $1`), sess.ID); err != nil {
-				return err
-			}
-			// A session stays in the project it was started in; a row
-			// an older teamrun wrote takes this run's.
-			tag, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.sessions AS t (id, spec_path, team_name, created_at, updated_at,
-					tasks_done, tasks_total, fingerprint, snapshot, snapshot_seq, last_seq, owner_generation, project_key, snapshot_digest)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, sha256($9))
-				ON CONFLICT (id) DO UPDATE SET spec_path = excluded.spec_path, team_name = excluded.team_name,
-					created_at = excluded.created_at, updated_at = excluded.updated_at, tasks_done = excluded.tasks_done,
-					tasks_total = excluded.tasks_total, fingerprint = excluded.fingerprint, snapshot = excluded.snapshot,
-					snapshot_seq = excluded.snapshot_seq, last_seq = excluded.last_seq, snapshot_digest = excluded.snapshot_digest,
-					project_key = coalesce(t.project_key, excluded.project_key)
-				WHERE t.owner_generation = excluded.owner_generation`),
-				sess.ID, sess.SpecPath, sess.TeamName, sess.CreatedAt, sess.UpdatedAt, sess.Summary.Done, sess.Summary.Total,
-				sess.Team.TasksFingerprint, snap, last, l.gen, projectOf(sess.SpecPath))
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() != 1 {
-				return errFenced
-			}
-			j.seq, j.snapSeq = last, last
+	// A long write: the snapshot of a session resumed is all of it. It is
+	// not on the lock's connection, so it checks the lock is still this
+	// run's (a session not written yet has no row to fence), and holds
+	// the holders row until COMMIT: a run taking the session over waits.
+	err = l.long(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var ours bool
+		if err := tx.QueryRow(ctx, s.q(`SELECT EXISTS (SELECT 1 FROM {s}.holders WHERE session_id = $1 AND owner_generation = $2 FOR SHARE)`), sess.ID, l.gen).Scan(&ours); err != nil {
+			return err
+		}
+		if !ours {
+			return errFenced
+		}
+		var last int64
+		err := tx.QueryRow(ctx, s.q(`SELECT last_seq FROM {s}.sessions WHERE id = $1 FOR UPDATE`), sess.ID).Scan(&last)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			last = 0
+		case err != nil:
+			return err
+		case fresh:
+			exists = true
 			return nil
-		})
+		}
+		// The new snapshot holds everything: older transitions go.
+		if _, err := tx.Exec(ctx, s.q(`DELETE FROM {s}.transitions WHERE session_id = $1`), sess.ID); err != nil {
+			return err
+		}
+		// A session stays in the project it was started in; a row
+		// an older teamrun wrote takes this run's.
+		tag, err := tx.Exec(ctx, s.q(`INSERT INTO {s}.sessions AS t (id, spec_path, team_name, created_at, updated_at,
+				tasks_done, tasks_total, fingerprint, snapshot, snapshot_seq, last_seq, owner_generation, project_key, snapshot_digest)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, sha256($9))
+			ON CONFLICT (id) DO UPDATE SET spec_path = excluded.spec_path, team_name = excluded.team_name,
+				created_at = excluded.created_at, updated_at = excluded.updated_at, tasks_done = excluded.tasks_done,
+				tasks_total = excluded.tasks_total, fingerprint = excluded.fingerprint, snapshot = excluded.snapshot,
+				snapshot_seq = excluded.snapshot_seq, last_seq = excluded.last_seq, snapshot_digest = excluded.snapshot_digest,
+				project_key = coalesce(t.project_key, excluded.project_key)
+			WHERE t.owner_generation = excluded.owner_generation`),
+			sess.ID, sess.SpecPath, sess.TeamName, sess.CreatedAt, sess.UpdatedAt, sess.Summary.Done, sess.Summary.Total,
+			sess.Team.TasksFingerprint, snap, last, l.gen, projectOf(sess.SpecPath))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() != 1 {
+			return errFenced
+		}
+		j.seq, j.snapSeq = last, last
+		return nil
 	})
 	if err != nil {
 		sess.Epoch = epoch
@@ -256,28 +265,27 @@ func (j *Journal) doneDelta(rs []checkpoint.Record) int {
 	return delta
 }
 
-// compact folds the transitions into the snapshot in one transaction.
+// compact folds the transitions into the snapshot in one transaction, a
+// long one (Lock.long): the snapshot is the whole session.
 func (j *Journal) compact(ctx context.Context) error {
 	snap, err := checkpoint.EncodeSession(j.Sess)
 	if err != nil {
 		return err
 	}
 	seq := j.seq
-	err = j.lock.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
-		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, j.store.q(`UPDATE {s}.sessions SET snapshot = $3, snapshot_digest = sha256($3), snapshot_seq = $4, tasks_done = $5,
-					tasks_total = $6, updated_at = $7
-				WHERE id = $1 AND owner_generation = $2 AND last_seq = $4`),
-				j.Sess.ID, j.lock.gen, snap, seq, j.Sess.Summary.Done, j.Sess.Summary.Total, j.Sess.UpdatedAt)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() != 1 {
-				return errFenced
-			}
-			_, err = tx.Exec(ctx, j.store.q(`DELETE FROM {s}.transitions WHERE session_id = $1 AND seq <= $2`), j.Sess.ID, seq)
+	err = j.lock.long(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, j.store.q(`UPDATE {s}.sessions SET snapshot = $3, snapshot_digest = sha256($3), snapshot_seq = $4, tasks_done = $5,
+				tasks_total = $6, updated_at = $7
+			WHERE id = $1 AND owner_generation = $2 AND last_seq = $4`),
+			j.Sess.ID, j.lock.gen, snap, seq, j.Sess.Summary.Done, j.Sess.Summary.Total, j.Sess.UpdatedAt)
+		if err != nil {
 			return err
-		})
+		}
+		if tag.RowsAffected() != 1 {
+			return errFenced
+		}
+		_, err = tx.Exec(ctx, j.store.q(`DELETE FROM {s}.transitions WHERE session_id = $1 AND seq <= $2`), j.Sess.ID, seq)
+		return err
 	})
 	if err != nil {
 		return err

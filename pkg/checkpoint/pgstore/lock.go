@@ -171,18 +171,26 @@ func (s *Store) dial(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, s.cfg.fail("connect", err)
 	}
-	// A compaction rewrites the whole snapshot, and pglz, the default,
-	// costs about as much as the rest of the run's writes together; lz4
-	// compresses several times faster. A server without it (built without
-	// lz4, or older than 14) refuses, and pglz it stays.
-	if _, err := conn.Exec(ctx, `SET default_toast_compression = lz4`); err != nil {
-		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || conn.IsClosed() {
-			conn.Close(context.Background())
-			return nil, s.cfg.fail("connect", err)
-		}
+	if err := preferLZ4(ctx, conn); err != nil {
+		conn.Close(context.Background())
+		return nil, s.cfg.fail("connect", err)
 	}
 	return conn, nil
+}
+
+// preferLZ4 asks conn's server for lz4 TOAST compression. A compaction
+// rewrites the whole snapshot (on a connection of the pool), and pglz, the
+// default, costs about as much as the rest of the run's writes together;
+// lz4 compresses several times faster. A server without it (built without
+// lz4, or older than 14) refuses, and pglz it stays: only a connection
+// that broke is an error.
+func preferLZ4(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, `SET default_toast_compression = lz4`)
+	var pe *pgconn.PgError
+	if err != nil && (!errors.As(err, &pe) || conn.IsClosed()) {
+		return err
+	}
+	return nil
 }
 
 // claim records the new holder and moves the session's owner generation to
@@ -338,6 +346,73 @@ func (l *Lock) do(ctx context.Context, f func(context.Context, *pgx.Conn) error)
 	return nil
 }
 
+// long runs f in a transaction that may take the server long while it
+// answers (a snapshot of many megabytes on a busy machine): on a
+// connection of the pool, not the lock's, whose heartbeat goes on and so
+// keeps the session meanwhile. Through the lock's connection, with do's
+// deadline of half the lease, a slow one lost the lock with a healthy
+// server. The transaction first checks that the lock's connection still
+// holds the lock (a server restart ends it, and the holders row stays);
+// f's writes are fenced by the owner generation as the lock's are
+// (errFenced). f is cut off once the lock is lost (the heartbeat found
+// the server silent, or another run took the session) or after
+// longWithin.
+func (l *Lock) long(ctx context.Context, f func(context.Context, pgx.Tx) error) error {
+	l.mu.Lock()
+	if l.lost != nil || l.conn == nil {
+		defer l.mu.Unlock()
+		if l.lost != nil {
+			return l.lost
+		}
+		return fmt.Errorf("%w: session %s: its lock was released", checkpoint.ErrStore, l.id)
+	}
+	backend := l.conn.PgConn().PID()
+	l.mu.Unlock()
+	within := max(longWithin, l.store.cfg.lease/2)
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	go func() {
+		select {
+		case <-l.gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	hi, lo := l.store.lockKey(l.id)
+	err := pgx.BeginFunc(ctx, l.store.pool, func(tx pgx.Tx) error {
+		var held bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks l WHERE `+sessionLock+` AND l.pid = $1)`, backend, hi, lo).Scan(&held); err != nil {
+			return err
+		}
+		if !held {
+			return errNotHeld
+		}
+		return f(ctx, tx)
+	})
+	if err == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.lost != nil:
+		return l.lost
+	case errors.Is(err, errFenced):
+		return l.takenOverLocked()
+	case errors.Is(err, errNotHeld):
+		l.loseLocked(err)
+		return l.lost
+	}
+	return l.store.cfg.failWithin("write session "+l.id, err, within)
+}
+
+// errNotHeld: the server no longer holds the session's advisory lock for
+// the lock's connection.
+var errNotHeld = errors.New("the server no longer holds the session's lock for it (it restarted, or ended the connection)")
+
+// longWithin bounds a long write (Lock.long) while the lock holds.
+const longWithin = 30 * time.Second
+
 // connLost says err ended the connection: anything but an SQL error the
 // server sent and survived.
 func connLost(err error) bool {
@@ -385,6 +460,19 @@ func (l *Lock) Release() error {
 	return nil
 }
 
+// sessionLock are the rows of pg_locks l that are a session's advisory
+// lock, granted: $2 and $3 are the halves of its key (lockKey).
+const sessionLock = `l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+	AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND l.classid::bigint = $2 AND l.objid::bigint = $3`
+
+// lockKey is session id's advisory lock key as pg_locks shows it, in two
+// halves.
+func (s *Store) lockKey(id string) (hi, lo int64) {
+	k := uint64(s.key("session", id))
+	return int64(k >> 32), int64(k & 0xffffffff)
+}
+
 // Held reports who holds the session without taking or creating anything:
 // nil when no run does. It reads pg_locks, so a probe never makes a run
 // starting at that instant fail.
@@ -401,7 +489,7 @@ func (s *Store) Held(ctx context.Context, id string) (*checkpoint.HeldError, err
 // holder is who holds id's advisory lock. A holder that has just taken the
 // lock may not have written its row yet: with settle, look again briefly.
 func (s *Store) holder(ctx context.Context, id string, settle bool) (*checkpoint.HeldError, error) {
-	k := uint64(s.key("session", id))
+	hi, lo := s.lockKey(id)
 	for i := 0; ; i++ {
 		var backend int32
 		var host *string
@@ -409,10 +497,7 @@ func (s *Store) holder(ctx context.Context, id string, settle bool) (*checkpoint
 		var started *time.Time
 		err := s.pool.QueryRow(ctx, s.q(`SELECT l.pid, h.host, h.pid, h.started
 			FROM pg_locks l LEFT JOIN {s}.holders h ON h.session_id = $1 AND h.backend_pid = l.pid
-			WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-				AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-				AND l.classid::bigint = $2 AND l.objid::bigint = $3
-			LIMIT 1`), id, int64(k>>32), int64(k&0xffffffff)).Scan(&backend, &host, &pid, &started)
+			WHERE `+sessionLock+` LIMIT 1`), id, hi, lo).Scan(&backend, &host, &pid, &started)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, nil
 		}

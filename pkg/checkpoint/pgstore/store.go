@@ -165,6 +165,7 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	pcfg := cfg.pool.Copy()
 	pcfg.ConnConfig = cfg.conn.Copy()
 	pcfg.MaxConns = 4
+	pcfg.AfterConnect = preferLZ4
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, cfg.fail("connect", err)

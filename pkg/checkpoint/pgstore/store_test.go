@@ -1609,3 +1609,65 @@ func TestAbsentSchemaReadsEmpty(t *testing.T) {
 		t.Errorf("Active, opened again = %q, %v", id, err)
 	}
 }
+
+// A compaction that takes the server longer than half the lease while it
+// answers (a large session's snapshot on a busy machine) keeps the lock:
+// cut off at half the lease, it lost the lock and stopped the run (exit
+// 5, "the server did not answer within 1.5s"). Here the compaction waits
+// on a row another transaction holds, past half the lease.
+func TestSlowCompactionKeepsTheLock(t *testing.T) {
+	raw := testStoreURL(t, "lease", "3s")
+	ctx := context.Background()
+	s := openStore(t, raw)
+	s.minCompact = 1 << 30
+	l, j := begin(t, s, "slow", 3)
+	if err := complete(j, "t001", "first"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := admin(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, s.q(`SELECT 1 FROM {s}.transitions WHERE session_id = 'slow' FOR UPDATE`)); err != nil {
+		t.Fatal(err)
+	}
+	hold := s.cfg.lease/2 + time.Second
+	released := make(chan error, 1)
+	go func() {
+		time.Sleep(hold)
+		released <- tx.Commit(ctx)
+	}()
+	s.minCompact = 0
+	err = complete(j, "t002", strings.Repeat("x", 64<<10))
+	if rerr := <-released; rerr != nil {
+		t.Fatal(rerr)
+	}
+	if err != nil {
+		t.Fatalf("a record whose compaction waited %s for a row: %v", hold, err)
+	}
+	if err := l.LostErr(); err != nil {
+		t.Fatalf("the lock was lost: %v", err)
+	}
+	var snapSeq int64
+	if err := s.pool.QueryRow(ctx, s.q(`SELECT snapshot_seq FROM {s}.sessions WHERE id = 'slow'`)).Scan(&snapSeq); err != nil || snapSeq == 0 {
+		t.Fatalf("snapshot_seq %d, %v: the compaction did not happen", snapSeq, err)
+	}
+	if err := complete(j, "t003", "third"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, "slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Summary.Done != 3 {
+		t.Errorf("%d of 3 tasks done after the slow compaction", got.Summary.Done)
+	}
+}
