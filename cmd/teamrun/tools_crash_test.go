@@ -582,11 +582,16 @@ tasks:
 			if code != 0 || !strings.Contains(out, "The time is noon.") || p.runs(t) != tc.runs {
 				t.Fatalf("after deciding %s: exit %d, %d runs (want %d):\n%s", tc.decision, code, p.runs(t), tc.runs, out)
 			}
-			// Two requests in all (the turn that called get_time, recorded
-			// before the crash, and the answer): the session counts each once.
+			// Two requests answered in all (the turn that called get_time,
+			// recorded before the crash, and the answer): the session counts
+			// each once. The kill also leaves the attempt's estimate of a
+			// request that may have been under way (README: a kill outside
+			// any request adds one too), at most one.
 			js, _ := p.teamrun(t, "session", "show", "s1", "--json")
-			if n := strings.Count(js, `"model": "tiny-tools"`) + strings.Count(js, `"model":"tiny-tools"`); n != 2 {
-				t.Errorf("the session records %d requests, want 2:\n%s", n, js)
+			calls := strings.Count(js, `"model": "tiny-tools"`) + strings.Count(js, `"model":"tiny-tools"`)
+			estimated := strings.Count(js, `"no_end": true`) + strings.Count(js, `"no_end":true`)
+			if calls-estimated != 2 || estimated > 1 {
+				t.Errorf("the session records %d requests answered and %d estimated, want 2 and at most 1:\n%s", calls-estimated, estimated, js)
 			}
 		})
 	}
