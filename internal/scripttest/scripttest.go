@@ -142,6 +142,7 @@ func Params(dir string, pg bool, setup func(*testscript.Env) error) testscript.P
 			"exitcode": cmdExitcode,
 			"fakellm":  cmdFakeLLM,
 			"flipeach": cmdFlipEach,
+			"pgtables": cmdPGTables,
 		},
 	}
 }
@@ -166,6 +167,29 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdPGTables makes the tables of the PostgreSQL store TEAMRUN_STORE
+// names, as its first write does (a lock taken and let go, which leaves
+// no row), for a script that puts rows there with psql before teamrun
+// wrote anything: opening the store makes nothing.
+func cmdPGTables(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: pgtables")
+	}
+	ctx := context.Background()
+	s, err := pgstore.Open(ctx, ts.Getenv("TEAMRUN_STORE"))
+	if err != nil {
+		ts.Fatalf("pgtables: %v", err)
+	}
+	defer s.Close()
+	l, err := s.Lock(ctx, "pgtables", 0)
+	if err != nil {
+		ts.Fatalf("pgtables: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		ts.Fatalf("pgtables: %v", err)
 	}
 }
 
