@@ -369,6 +369,7 @@ func (l *Lock) long(ctx context.Context, f func(context.Context, pgx.Tx) error) 
 	backend := l.conn.PgConn().PID()
 	l.mu.Unlock()
 	within := max(longWithin, l.store.cfg.lease/2)
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	go func() {
@@ -391,6 +392,17 @@ func (l *Lock) long(ctx context.Context, f func(context.Context, pgx.Tx) error) 
 	})
 	if err == nil {
 		return nil
+	}
+	if connLost(err) && !errors.Is(err, errFenced) && !errors.Is(err, errNotHeld) {
+		// The pool's connection broke (a server restart ends them all):
+		// whether the lock went with it is for the lock's own connection
+		// to say, by do's rule, as a write through it would have.
+		if lost := l.do(parent, func(ctx context.Context, conn *pgx.Conn) error {
+			_, err := conn.Exec(ctx, "SELECT 1")
+			return err
+		}); lost != nil {
+			return lost
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
