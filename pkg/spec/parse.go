@@ -113,7 +113,11 @@ func Parse(file string, data []byte) (*Team, error) {
 	b.checkOutputFiles()
 	b.team.Warnings = groupWarnings(sortDiags(b.team.Warnings))
 	if len(b.diags) > 0 {
-		if len(b.team.Warnings) > 0 {
+		// A file with a step teamrun cannot run is refused as a file with
+		// a feature it cannot run is (praisonFatal): its errors, all of
+		// them, without the warnings about a team that will not run as
+		// written anyway.
+		if len(b.team.Warnings) > 0 && b.refusedSteps == nil {
 			return nil, &Refusal{Errors: sortDiags(b.diags), Warnings: b.team.Warnings}
 		}
 		return nil, sortDiags(b.diags)

@@ -70,6 +70,9 @@ func (b *builder) refuseSteps(steps *tree) map[*tree]bool {
 			}
 		}
 	}
+	if len(refused) > 0 && b.refusedSteps == nil {
+		b.refusedSteps = map[string]bool{} // step fills in their names
+	}
 	return refused
 }
 
