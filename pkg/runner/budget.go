@@ -353,25 +353,29 @@ func (s *TaskSet) BudgetHaltsBefore(sess *checkpoint.Session, task string) strin
 }
 
 // knownPromptBytes is the size of task i's first request (to agent a) as
-// plan knows it: its texts rendered with the state the run starts from,
-// and the outputs its context tasks hold in sess's file. An output not
-// known yet, or stored out of line, counts nothing, as do a tool loop's
-// definitions and a memory's history, so it is at most the run's size.
+// plan knows it, built by the run's own rule (LLMs.request): its texts
+// rendered with the state the run starts from, and the outputs its
+// context tasks hold in sess's file. An output not known yet, or stored
+// out of line, counts nothing, as do a tool loop's definitions and a
+// memory's history, so it is at most the run's size.
 func (s *TaskSet) knownPromptBytes(sess *checkpoint.Session, i int, a *spec.Agent) int {
 	t := s.Team.Tasks[i]
 	state := t.Scope(s.State)
-	ra := promptAgent(a, spec.Render, state)
-	var cos []llm.ContextOutput
+	job := &Job{Task: t, Agent: a, State: state,
+		Description: spec.Render(t.Description, state), ExpectedOutput: spec.Render(t.ExpectedOutput, state)}
 	if g, err := s.graph(); err == nil && sess != nil {
 		for _, c := range g.Context(i) {
 			name := s.Team.Tasks[c].Name
 			if rec, ok := sess.Task(name); ok && rec.Status == checkpoint.StatusCompleted {
-				cos = append(cos, llm.ContextOutput{Task: name, Output: rec.Result})
+				job.Context = append(job.Context, ContextOutput{Task: name, Output: Output{Raw: rec.Result}})
 			}
 		}
 	}
-	msgs := llm.BuildMessages(&ra, spec.Render(t.Description, state), spec.Render(t.ExpectedOutput, state), cos, nil)
-	return llm.RequestBytes(llm.Request{Model: a.LLM.Model, Messages: msgs, Temperature: a.LLM.Temperature, MaxTokens: a.LLM.MaxTokens})
+	req, err := (&LLMs{}).request(context.Background(), job, llm.Endpoint{Model: a.LLM.Model})
+	if err != nil {
+		return 0
+	}
+	return llm.RequestBytes(req)
 }
 
 // admitter is task i's Job.Admit; nil without a budget.

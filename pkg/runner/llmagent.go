@@ -269,7 +269,11 @@ func (l *LLMs) request(ctx context.Context, job *Job, ep llm.Endpoint) (llm.Requ
 	if render == nil {
 		render = spec.Render
 	}
-	ra := promptAgent(a, render, job.State)
+	ra := *a
+	ra.Role = render(a.Role, job.State)
+	ra.Goal = render(a.Goal, job.State)
+	ra.Backstory = render(a.Backstory, job.State)
+	ra.Instructions = render(a.Instructions, job.State)
 	cos := make([]llm.ContextOutput, len(job.Context))
 	for i, c := range job.Context {
 		// A prompt holds its context whole: a result stored out of line
@@ -296,17 +300,6 @@ func (l *LLMs) request(ctx context.Context, job *Job, ep llm.Endpoint) (llm.Requ
 		Stream:      !hasTools(a) && ((a.LLM.Stream == nil && l.Live) || (a.LLM.Stream != nil && *a.LLM.Stream)),
 		IdleTimeout: time.Duration(a.LLM.IdleTimeout),
 		Schema:      schemaObject(job.Task.OutputSchema()), SchemaName: job.Task.Name}, nil
-}
-
-// promptAgent is agent a with the texts of its system prompt rendered
-// with state: the run's requests and plan's sizing of them (knownPromptBytes).
-func promptAgent(a *spec.Agent, render func(string, map[string]any) string, state map[string]any) spec.Agent {
-	ra := *a
-	ra.Role = render(a.Role, state)
-	ra.Goal = render(a.Goal, state)
-	ra.Backstory = render(a.Backstory, state)
-	ra.Instructions = render(a.Instructions, state)
-	return ra
 }
 
 func hasTools(a *spec.Agent) bool { return a.RunsToolLoop() }
