@@ -54,7 +54,7 @@ func queryParams(raw string) ([]param, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: the value of %s in the store URL (not shown) is not valid URL text: %s", checkpoint.ErrBadLocation, name, err)
 		}
-		if i := slices.IndexFunc(out, func(p param) bool { return p.key == key }); i >= 0 {
+		if slices.ContainsFunc(out, func(p param) bool { return p.key == key }) {
 			return nil, fmt.Errorf("%w: %s is given twice in the store URL: give it once", checkpoint.ErrBadLocation, name)
 		}
 		out = append(out, param{raw: pair, key: key, value: value})
