@@ -70,6 +70,10 @@ type TaskDiff struct {
 	// and its per-task key differs all the same, because an upstream task
 	// or a setting changed.
 	Fields []string
+	// Variables says how the variables it sets or reads changed
+	// (VariableChanges), "" when they did not or no record tells; then
+	// Fields holds "variables", not "key".
+	Variables string
 }
 
 // String says how the task differs in user terms, e.g.
@@ -81,19 +85,25 @@ func (d TaskDiff) String() string {
 	var own []string
 	for _, f := range d.Fields {
 		switch f {
-		case "key":
+		case "key", "variables":
 		case "agent definition":
 			own = append(own, "its agent's definition")
 		default:
 			own = append(own, strings.ReplaceAll(f, "_", " "))
 		}
 	}
-	if len(own) == 0 {
+	switch {
+	case len(own) == 0 && d.Variables != "":
+		return fmt.Sprintf("task %q: %s", d.Task, d.Variables)
+	case len(own) == 0:
 		return fmt.Sprintf("task %q: an upstream task or a setting changed", d.Task)
 	}
 	what := own[len(own)-1]
 	if len(own) > 1 {
 		what = strings.Join(own[:len(own)-1], ", ") + " and " + what
+	}
+	if d.Variables != "" {
+		return fmt.Sprintf("task %q: %s changed; %s", d.Task, what, d.Variables)
 	}
 	return fmt.Sprintf("task %q: %s changed", d.Task, what)
 }
@@ -262,6 +272,11 @@ type Choice struct {
 	// its text, by today's output_variable (nil: what its record set).
 	// The restore sets it (setsAgain), for run and plan alike.
 	Sets func(i int, t TaskRecord) (name string, value any)
+	// VariableChanges says, by task, how the variables it sets or reads
+	// changed since the checkpoint (VariableChanges of today's team; nil:
+	// unknown): asked only when the task set differs, its words are the
+	// diff's (TaskDiff.Variables).
+	VariableChanges func() map[string]string
 	// DeferredJoin is, for the name of a task in the session but not in
 	// defs, the join of the foreach it is an instance of when that
 	// foreach waits for its producer (spec.Team.DeferredJoin; nil: none):
@@ -977,7 +992,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 	}
 
 	r.records = make([]TaskRecord, len(defs))
-	r.Diffs = diffTasks(sess, defs)
+	r.Diffs = diffTasks(sess, defs, ch.VariableChanges)
 	reused := map[string]bool{}
 	// --keep pins a completed task's output whatever changed in it; what
 	// reads it is decided by the usual rules.
@@ -1431,8 +1446,10 @@ func definitionChanges(f []string, t *TaskRecord, d spec.TaskDef) []string {
 	return f
 }
 
-func diffTasks(sess *Session, defs []spec.TaskDef) []TaskDiff {
+func diffTasks(sess *Session, defs []spec.TaskDef, variables func() map[string]string) []TaskDiff {
 	var diffs []TaskDiff
+	var said map[string]string // asked once, when a task's key differs
+	asked := false
 	inSpec := make(map[string]bool, len(defs))
 	for _, d := range defs {
 		inSpec[d.Name] = true
@@ -1449,11 +1466,20 @@ func diffTasks(sess *Session, defs []spec.TaskDef) []TaskDiff {
 		if t.Agent == d.Agent && t.AgentKey != d.AgentKey {
 			f = append(f, "agent definition")
 		}
+		var vars string
+		if t.Key != d.Key && variables != nil {
+			if !asked {
+				said, asked = variables(), true
+			}
+			if vars = said[d.Name]; vars != "" {
+				f = append(f, "variables")
+			}
+		}
 		if len(f) == 0 && t.Key != d.Key {
 			f = append(f, "key")
 		}
 		if len(f) > 0 {
-			diffs = append(diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f})
+			diffs = append(diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f, Variables: vars})
 		}
 	}
 	for _, t := range sess.Team.Tasks {

@@ -83,6 +83,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		ch.CutoffReads, ch.Reads, ch.Upstream, ch.Memory, ch.Human = graph.CutoffReads, graph.Reads, graph.Upstream, graph.Memory, graph.Human
 	}
 	ch.DeferredJoin = team.DeferredJoin
+	ch.VariableChanges = func() map[string]string { return checkpoint.VariableChanges(team, sess) }
 	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)
 	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept, Warnings: slices.Concat(r.Unkept, r.Unrerun)}
 	// A step a task, made at its size: grown by appending, a 200,000-task
@@ -103,15 +104,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		}
 	}
 	diffs := map[string]checkpoint.TaskDiff{}
-	outVar := outputVariableChanges(team, sess)
 	for _, d := range r.Diffs {
-		ov := outVar[d.Task]
-		if ov != "" && d.How == "changed" {
-			// Its own change, which no field the diff compares holds.
-			d.Fields = append(slices.DeleteFunc(slices.Clone(d.Fields), func(f string) bool { return f == "key" }), outputVariable)
-		}
 		diffs[d.Task] = d
-		p.Changes = append(p.Changes, changeText(d, ov))
+		p.Changes = append(p.Changes, d.String())
 	}
 	// Under --reuse strict, say which outputs --reuse unchanged would keep.
 	var lenient *checkpoint.Restored
@@ -345,9 +340,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			case held != "" && !changed && cause[i] == "":
 				step.Reason = "completed last time; " + held
 			case held != "":
-				step.Reason = runReason(d, o, diffs, outVar[d.Name], cause[i], r, lenient) + "; " + held
+				step.Reason = runReason(d, o, diffs, cause[i], r, lenient) + "; " + held
 			default:
-				step.Reason = runReason(d, o, diffs, outVar[d.Name], cause[i], r, lenient)
+				step.Reason = runReason(d, o, diffs, cause[i], r, lenient)
 			}
 			var only string
 			only, open = onlyIf(i)
@@ -584,9 +579,8 @@ func ownChange(d checkpoint.TaskDiff) bool {
 	return false
 }
 
-// runReason says why task d runs; outVar is how the output_variable it
-// sets changed (outputVariableChanges), "" when it did not.
-func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkpoint.TaskDiff, outVar, cause string, r, lenient *checkpoint.Restored) string {
+// runReason says why task d runs.
+func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkpoint.TaskDiff, cause string, r, lenient *checkpoint.Restored) string {
 	diff, changed := diffs[d.Name]
 	switch {
 	case o != nil && o.Status == checkpoint.StatusPending && o.Attempts == 0 && o.Previous == nil:
@@ -600,8 +594,8 @@ func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkp
 		var own []string
 		for _, f := range diff.Fields {
 			switch {
-			case f == outputVariable:
-				own = append(own, outVar+" (the variable a task sets is part of its key: its result is not reused, even when what it sends is the same)")
+			case f == "variables":
+				own = append(own, diff.Variables+" (part of its key: its result is not reused, even when what it sends is the same)")
 			case !strings.HasPrefix(f, "key"):
 				own = append(own, strings.ReplaceAll(f, "_", " "))
 			}
@@ -668,72 +662,6 @@ func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkp
 		return "completed last time; set to run again by a run that stopped before it ran"
 	}
 	return "not run yet"
-}
-
-// outputVariable is the diff field plan adds for a task whose
-// output_variable changed (outputVariableChanges).
-const outputVariable = "output_variable"
-
-// outputVariableChanges says, by task, how the output_variable it sets
-// changed since sess recorded it: the task's key covers it, so the task
-// runs again, though no field a diff compares holds it and the request
-// it sends may be the same (a steps: file's {{NAME_output}} is set by the
-// last NAME step before its reader: inserting one moves it there). A
-// completed record's variables are the one it set; other records do not
-// tell.
-func outputVariableChanges(team *spec.Team, sess *checkpoint.Session) map[string]string {
-	if sess == nil {
-		return nil
-	}
-	setNow := map[string]string{} // variable -> the task that sets it now
-	for _, tk := range team.Tasks {
-		if _, ok := setNow[tk.OutputVariable]; tk.OutputVariable != "" && !ok {
-			setNow[tk.OutputVariable] = tk.Name
-		}
-	}
-	set := map[string]string{} // the variable each completed record set
-	setBefore := map[string]string{}
-	for _, o := range sess.Team.Tasks {
-		if o.Status != checkpoint.StatusCompleted || len(o.Variables) > 1 {
-			continue
-		}
-		set[o.Name] = ""
-		for v := range o.Variables {
-			set[o.Name], setBefore[v] = v, o.Name
-		}
-	}
-	out := map[string]string{}
-	for _, tk := range team.Tasks {
-		was, ok := set[tk.Name]
-		now := tk.OutputVariable
-		switch {
-		case !ok || was == now:
-		case now == "" && setNow[was] != "":
-			out[tk.Name] = fmt.Sprintf("output_variable %s moved to %s", was, setNow[was])
-		case now == "":
-			out[tk.Name] = fmt.Sprintf("it no longer sets output_variable %s", was)
-		case was == "" && setBefore[now] != "":
-			out[tk.Name] = fmt.Sprintf("output_variable %s moved to it from %s", now, setBefore[now])
-		case was == "":
-			out[tk.Name] = fmt.Sprintf("it sets output_variable %s now", now)
-		default:
-			out[tk.Name] = fmt.Sprintf("output_variable %s is %s now", was, now)
-		}
-	}
-	return out
-}
-
-// changeText says how task d differs from the checkpoint; ov is how its
-// output_variable changed, "" when it did not.
-func changeText(d checkpoint.TaskDiff, ov string) string {
-	if ov == "" || d.How != "changed" {
-		return d.String()
-	}
-	d.Fields = slices.DeleteFunc(slices.Clone(d.Fields), func(f string) bool { return f == outputVariable })
-	if len(d.Fields) == 0 {
-		return fmt.Sprintf("task %q: %s", d.Task, ov)
-	}
-	return d.String() + "; " + ov
 }
 
 // skipText words a skip reason of the dry run.

@@ -487,6 +487,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 			choice.CutoffReads, choice.Reads, choice.Upstream, choice.Memory, choice.Human = g.CutoffReads, g.Reads, g.Upstream, g.Memory, g.Human
 		}
 		choice.DeferredJoin = set.Team.DeferredJoin
+		choice.VariableChanges = func() map[string]string { return checkpoint.VariableChanges(team, old) }
 		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)
 		if err := *readErr; err != nil {
 			return nil, false, err // a result stored out of line that does not read back

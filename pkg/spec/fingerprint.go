@@ -84,12 +84,13 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 		busy
 		done
 	)
+	sources := t.variablesFrom()
 	// A task's own key reads no other task's: a large team has them
 	// hashed beside the keys, on another core.
 	own := func(from, to int) {
 		var buf []byte
 		for i := from; i < to; i++ {
-			buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], make([]string, len(defs[i].Context)))
+			buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], make([]string, len(defs[i].Context)), sources[i])
 			defs[i].OwnKey = hash16As(buf, known(i, defs[i].Name).OwnKey)
 		}
 	}
@@ -118,7 +119,7 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 				guess = j + 1
 			}
 		}
-		buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], ctxKeys)
+		buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], ctxKeys, sources[i])
 		defs[i].Key = hash16As(buf, known(i, defs[i].Name).Key)
 		state2[i] = done
 		return defs[i].Key
@@ -128,6 +129,49 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 	}
 	owned.Wait()
 	return defs
+}
+
+// variablesFrom is, by task, the "variables_from" member of its key:
+// each output_variable it reads (EachVariableRead), by name, with the
+// tasks that set it, in file order. A result made from one task's notes
+// is then never taken over for a task whose {notes} another task sets now
+// (moved, or set where nothing set it), however alike the two outputs
+// come out. nil when no task sets a variable; a task that reads none has
+// no member, so its key is what it was before keys had one.
+func (t *Team) variablesFrom() map[int][]byte {
+	outputs := t.OutputTasks()
+	if len(outputs) == 0 {
+		return nil
+	}
+	out := map[int][]byte{}
+	byVar := map[string][]string{}
+	var names []string
+	for i := range t.Tasks {
+		clear(byVar)
+		names = names[:0]
+		t.EachVariableRead(i, outputs, func(j int) {
+			v := t.Tasks[j].OutputVariable
+			if _, ok := byVar[v]; !ok {
+				names = append(names, v)
+			}
+			byVar[v] = append(byVar[v], t.Tasks[j].Name)
+		})
+		if len(names) == 0 {
+			continue
+		}
+		sortStrings(names)
+		b := []byte(`,"variables_from":{`)
+		for k, v := range names {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, v)
+			b = append(b, ':')
+			b = appendStringList(b, byVar[v])
+		}
+		out[i] = append(b, '}')
+	}
+	return out
 }
 
 // overlay is Task.Scope for one task after another without a map of each
@@ -336,9 +380,11 @@ func writeCanonicalTasks(w io.Writer, defs []TaskDef) {
 // "context": [{"key", "name"}], "description", "expected_output",
 // "item" (a foreach instance's bound item, when its texts do not name it),
 // "max_retries", "name", "options", "output_schema" (when set),
-// "output_variable", "route_on" (when set), "timeout", "until" (when set)}, written
-// directly in sorted key order (fingerprint_fast_test.go checks the bytes).
-func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte {
+// "output_variable", "route_on" (when set), "timeout", "until" (when set),
+// "variables_from" (when it reads one: from, as variablesFrom wrote it)},
+// written directly in sorted key order (fingerprint_fast_test.go checks
+// the bytes).
+func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string, from []byte) []byte {
 	b = append(b, `{"agent":`...)
 	b = appendJSONString(b, d.Agent)
 	b = append(b, `,"agent_key":`...)
@@ -408,6 +454,7 @@ func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string) []byte 
 		b = append(b, `,"until":`...)
 		b = appendJSONString(b, until)
 	}
+	b = append(b, from...)
 	return append(b, '}')
 }
 

@@ -25,7 +25,8 @@ func refCanonicalTasks(defs []TaskDef) []byte {
 	return canonicalJSON(list)
 }
 
-func refTaskKeyJSON(tk *Task, d *TaskDef, ctxKeys []string) []byte {
+func refTaskKeyJSON(team *Team, i int, d *TaskDef, ctxKeys []string) []byte {
+	tk := team.Tasks[i]
 	var ctx []any
 	for i, name := range d.Context {
 		ctx = append(ctx, map[string]any{"name": name, "key": ctxKeys[i]})
@@ -56,6 +57,18 @@ func refTaskKeyJSON(tk *Task, d *TaskDef, ctxKeys []string) []byte {
 	if x := tk.Expansion; x != nil && x.BindInKey {
 		m["item"] = x.Bind()
 	}
+	if until := tk.Expanded().Until; until != "" {
+		m["until"] = until
+	}
+	from := map[string]any{}
+	team.EachVariableRead(i, team.OutputTasks(), func(j int) {
+		v := team.Tasks[j].OutputVariable
+		l, _ := from[v].([]any)
+		from[v] = append(l, team.Tasks[j].Name)
+	})
+	if len(from) > 0 {
+		m["variables_from"] = from
+	}
 	return canonicalJSON(m)
 }
 
@@ -78,8 +91,8 @@ func checkDirectJSON(t *testing.T, name string, team *Team) {
 				keys[c] = defs[j].Key
 			}
 		}
-		got := string(appendTaskKeyJSON(nil, team.Tasks[i], &defs[i], keys))
-		if want := string(refTaskKeyJSON(team.Tasks[i], &defs[i], keys)); got != want {
+		got := string(appendTaskKeyJSON(nil, team.Tasks[i], &defs[i], keys, team.variablesFrom()[i]))
+		if want := string(refTaskKeyJSON(team, i, &defs[i], keys)); got != want {
 			t.Errorf("%s: task %q key JSON\n got %s\nwant %s", name, defs[i].Name, got, want)
 		}
 		if defs[i].Key != hash16([]byte(got)) {
@@ -105,7 +118,7 @@ func TestDirectJSONMatchesCanonicalJSON(t *testing.T) {
 	odd := "q\"uote \\ back\nnew\ttab \x01 é 😀 <html> &amp; \u2028"
 	team := &Team{Process: Workflow, Agents: []*Agent{{Name: "a", Kind: CommandAgent, Shell: "cat"}}}
 	for i := range 4 {
-		tk := &Task{Name: fmt.Sprintf("t%d %s", i, odd), Agent: "a", Description: odd, ExpectedOutput: odd,
+		tk := &Task{Name: fmt.Sprintf("t%d %s", i, odd), Agent: "a", Description: odd + " {vxx} {v}", ExpectedOutput: odd,
 			MaxRetries: i * 7, Timeout: time.Duration(i) * 1500 * time.Millisecond, OutputVariable: "v" + strings.Repeat("x", i)}
 		if i > 0 {
 			tk.HasContext = true
@@ -115,6 +128,8 @@ func TestDirectJSONMatchesCanonicalJSON(t *testing.T) {
 		}
 		team.Tasks = append(team.Tasks, tk)
 	}
+	// A second task setting v: its readers name both.
+	team.Tasks = append(team.Tasks, &Task{Name: "again " + odd, Agent: "a", Description: odd, OutputVariable: "v"})
 	checkDirectJSON(t, "odd", team)
 	team.Process = Sequential
 	for _, tk := range team.Tasks {

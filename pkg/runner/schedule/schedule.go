@@ -135,11 +135,7 @@ func newGraph(team *spec.Team, total int, each func(read func(i, j int))) (*Grap
 		return nil, err
 	}
 	byName := team.Finder()
-	for i, t := range team.Tasks {
-		if t.OutputVariable != "" {
-			g.outputs = append(g.outputs, i)
-		}
-	}
+	g.outputs = team.OutputTasks()
 	for i, t := range team.Tasks {
 		if x := t.Expansion; x != nil && x.Until != "" && x.Iteration > 1 {
 			if p, ok := byName.Find(spec.IterationName(x.RepeatOf, x.Iteration-1), i-1); ok {
@@ -412,16 +408,9 @@ func (g *Graph) CutoffReads(i int) []int {
 }
 
 // eachVariableRead calls read with each task whose output_variable task
-// i reads (spec.Team.ReadsVariable).
+// i reads (spec.Team.EachVariableRead).
 func (g *Graph) eachVariableRead(i int, read func(j int)) {
-	t := g.team.Tasks[i]
-	x := t.Expanded() // a foreach instance's item shadows a variable of its name
-	for _, j := range g.outputs {
-		o := g.team.Tasks[j]
-		if j != i && !x.Binds(o.OutputVariable) && g.team.ReadsVariable(t, o.OutputVariable) {
-			read(j)
-		}
-	}
+	g.team.EachVariableRead(i, g.outputs, read)
 }
 
 // Reads is what task i's result is made of: its context, each task whose

@@ -1,0 +1,109 @@
+package checkpoint
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/teamrun/teamrun/pkg/spec"
+)
+
+// VariableChanges says, by task, how the variables it sets or reads
+// changed since sess recorded them, in words: the output_variable it sets
+// moved, went or came; a {name} it reads is set by another task now (or by
+// one where nothing set it, or by none). Each is part of the task's key
+// (spec.TaskDefs), so the task runs again though no field a diff compares
+// holds the change and the request it sends may be the same (a steps:
+// file's {{NAME_output}} is set by the last NAME step before its reader:
+// inserting one moves it there). Who set a variable before is what the
+// completed records set; a task whose record does not tell is left out.
+func VariableChanges(team *spec.Team, sess *Session) map[string]string {
+	if sess == nil {
+		return nil
+	}
+	outputs := team.OutputTasks()
+	setNow := map[string]string{} // variable -> the first task that sets it now
+	for _, j := range outputs {
+		if v := team.Tasks[j].OutputVariable; setNow[v] == "" {
+			setNow[v] = team.Tasks[j].Name
+		}
+	}
+	set := map[string]string{} // the variable each completed record set
+	setBefore := map[string]string{}
+	for _, o := range sess.Team.Tasks {
+		if o.Status != StatusCompleted || len(o.Variables) > 1 {
+			continue
+		}
+		set[o.Name] = ""
+		for v := range o.Variables {
+			set[o.Name], setBefore[v] = v, o.Name
+		}
+	}
+	out := map[string]string{}
+	for i, tk := range team.Tasks {
+		was, ok := set[tk.Name]
+		if !ok {
+			continue
+		}
+		var says []string
+		if s := outputChange(was, tk.OutputVariable, setNow, setBefore); s != "" {
+			says = append(says, s)
+		}
+		says = append(says, readChanges(team, i, outputs, setBefore)...)
+		if len(says) > 0 {
+			out[tk.Name] = strings.Join(says, "; ")
+		}
+	}
+	return out
+}
+
+// outputChange says how a task's output_variable changed from was to now.
+func outputChange(was, now string, setNow, setBefore map[string]string) string {
+	switch {
+	case was == now:
+		return ""
+	case now == "" && setNow[was] != "":
+		return fmt.Sprintf("output_variable %s moved to %s", was, setNow[was])
+	case now == "":
+		return fmt.Sprintf("it no longer sets output_variable %s", was)
+	case was == "" && setBefore[now] != "":
+		return fmt.Sprintf("output_variable %s moved to it from %s", now, setBefore[now])
+	case was == "":
+		return fmt.Sprintf("it sets output_variable %s now", now)
+	}
+	return fmt.Sprintf("output_variable %s is %s now", was, now)
+}
+
+// readChanges says, for each variable task i reads, when the task that set
+// it before (setBefore) is not one that sets it now.
+func readChanges(team *spec.Team, i int, outputs []int, setBefore map[string]string) []string {
+	from := map[string][]string{}
+	var names []string
+	team.EachVariableRead(i, outputs, func(j int) {
+		v := team.Tasks[j].OutputVariable
+		if _, ok := from[v]; !ok {
+			names = append(names, v)
+		}
+		from[v] = append(from[v], team.Tasks[j].Name)
+	})
+	tk := team.Tasks[i]
+	for v, by := range setBefore {
+		if _, ok := from[v]; !ok && by != tk.Name && !tk.Expanded().Binds(v) && team.ReadsVariable(tk, v) {
+			names = append(names, v)
+		}
+	}
+	slices.Sort(names)
+	var out []string
+	for _, v := range names {
+		now, before := from[v], setBefore[v]
+		switch {
+		case len(now) == 0:
+			out = append(out, fmt.Sprintf("no task sets {%s} now (%s did)", v, before))
+		case before == "":
+			out = append(out, fmt.Sprintf("{%s} is set by %s now, where no task set it", v, strings.Join(now, ", ")))
+		case !slices.Contains(now, before):
+			out = append(out, fmt.Sprintf("{%s} is set by %s now, not %s", v, strings.Join(now, ", "), before))
+		}
+	}
+	return out
+}
