@@ -60,7 +60,7 @@ func VarWarnings(team *spec.Team, vars map[string]string, order []string) []stri
 // no command mentions: it changes nothing the agents read, which is most often a typo
 // of a variable's name. A command may still read it from its environment
 // (TEAMRUN_VAR_<NAME>, TEAMRUN_VARS_FILE) through a script, so the warning
-// says so when the team has command agents.
+// says so when the team runs commands (command agents, tools, MCP servers).
 func unusedVars(team *spec.Team, vars map[string]string, order []string) []string {
 	if len(order) == 0 {
 		order = slices.Sorted(maps.Keys(vars))
@@ -91,7 +91,7 @@ func unusedVars(team *spec.Team, vars map[string]string, order []string) []strin
 		}
 		seen[k] = true
 		msg := fmt.Sprintf("--var %s: no placeholder {%s} uses it", k, k)
-		if slices.ContainsFunc(team.Agents, func(a *spec.Agent) bool { return a.Kind == spec.CommandAgent }) {
+		if slices.ContainsFunc(team.Agents, func(a *spec.Agent) bool { return a.Kind == spec.CommandAgent || len(a.Tools)+len(a.MCP) > 0 }) {
 			msg += fmt.Sprintf(" and no command mentions TEAMRUN_VAR_%s (a script a command runs may still read it)", EnvName(k))
 		} else {
 			msg += ", so it changes nothing"

@@ -309,14 +309,11 @@ func agentKeyOf(name string, a *Agent, state map[string]any, syn syntax) string 
 	return hash16(canonicalJSON(def))
 }
 
-// readValues are the values of the variables of state that a's command
-// mentions (Agent.MentionsVariable), as its TEAMRUN_VAR_<NAME> carries
-// them: a string as it is, anything else as JSON. nil when it mentions
-// none, and for any agent but a command agent.
+// readValues are the values of the variables of state that a's commands
+// (its own, its tools', its MCP servers') mention (Agent.MentionsVariable),
+// as TEAMRUN_VAR_<NAME> carries them: a string as it is, anything else as
+// JSON. nil when they mention none.
 func readValues(a *Agent, state map[string]any) map[string]any {
-	if a.Kind != CommandAgent {
-		return nil
-	}
 	var out map[string]any
 	for k, v := range state {
 		if !a.MentionsVariable(k) {

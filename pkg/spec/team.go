@@ -145,15 +145,26 @@ func (t *Team) ReadsVariable(tk *Task, name string) bool {
 		a.MentionsVariable(name)
 }
 
-// MentionsVariable says whether a's command names variable name in its
-// environment: $TEAMRUN_VAR_<NAME>, or TEAMRUN_VARS_FILE, which holds
-// them all.
+// MentionsVariable says whether a command a's tasks run names variable
+// name in its environment: $TEAMRUN_VAR_<NAME>, or TEAMRUN_VARS_FILE,
+// which holds them all. Those commands are a command agent's own, its
+// tools' and its stdio MCP servers': each gets the task's environment.
 func (a *Agent) MentionsVariable(name string) bool {
-	if a.Kind != CommandAgent {
-		return false
+	mentions := func(texts ...string) bool {
+		return slices.ContainsFunc(texts, func(c string) bool {
+			return strings.Contains(c, "TEAMRUN_VAR_"+EnvName(name)) || strings.Contains(c, "TEAMRUN_VARS_FILE")
+		})
 	}
-	for _, c := range append([]string{a.Shell}, a.Command...) {
-		if strings.Contains(c, "TEAMRUN_VAR_"+EnvName(name)) || strings.Contains(c, "TEAMRUN_VARS_FILE") {
+	if a.Kind == CommandAgent && (mentions(a.Shell) || mentions(a.Command...)) {
+		return true
+	}
+	for _, t := range a.Tools {
+		if mentions(t.Shell) || mentions(t.Command...) {
+			return true
+		}
+	}
+	for _, m := range a.MCP {
+		if mentions(m.Command...) {
 			return true
 		}
 	}
