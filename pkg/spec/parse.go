@@ -621,6 +621,20 @@ func (b *builder) nativeAgent(name string, v *tree) {
 		b.warnf(mv, mv.kpos(), "ignored: memory keeps an LLM agent's conversation, and a command agent has none; remove it")
 		a.Memory = false
 	}
+	if a.Kind == CommandAgent {
+		// A command is sent its task's description on stdin and nothing
+		// else: a prompt text would be silently dropped, and still be in
+		// its key and in what its tasks are said to read.
+		for _, f := range []struct {
+			key  string
+			text *string
+		}{{"role", &a.Role}, {"goal", &a.Goal}, {"backstory", &a.Backstory}, {"instructions", &a.Instructions}} {
+			if kv := v.get(f.key); kv != nil {
+				b.warnf(kv, kv.kpos(), "ignored: a command agent is sent no prompt, only its task's description on stdin; %s is for an LLM agent: remove it", f.key)
+				*f.text = ""
+			}
+		}
+	}
 	b.agentTools(a, v)
 	if n, ok := v.get("max_turns").val().(int64); ok && n > 0 {
 		a.MaxTurns = int(min(n, 1000))

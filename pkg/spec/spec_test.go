@@ -520,3 +520,40 @@ func TestMemoryOnCommandAgent(t *testing.T) {
 		})
 	}
 }
+
+// A command agent is sent its task's description and nothing else: a
+// prompt text on one is ignored with a warning at its key, and dropped, so
+// that it is neither in the agent's key nor read as a placeholder.
+func TestPromptOnCommandAgent(t *testing.T) {
+	tests := []struct {
+		name, agent string
+		want        []string
+	}{
+		{"role and goal", "{shell: cat, role: Writer, goal: 'write {topic}'}", []string{
+			`a.yaml:2:19: agents.w.role: ignored: a command agent is sent no prompt, only its task's description on stdin; role is for an LLM agent: remove it`,
+			`a.yaml:2:33: agents.w.goal: ignored: a command agent is sent no prompt, only its task's description on stdin; goal is for an LLM agent: remove it`}},
+		{"backstory and instructions", "{command: [cat], backstory: b, instructions: i}", []string{
+			`a.yaml:2:23: agents.w.backstory: ignored: a command agent is sent no prompt, only its task's description on stdin; backstory is for an LLM agent: remove it`,
+			`a.yaml:2:37: agents.w.instructions: ignored: a command agent is sent no prompt, only its task's description on stdin; instructions is for an LLM agent: remove it`}},
+		{"llm", "{llm: m, role: Writer, goal: g}", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("a.yaml", []byte("agents:\n  w: "+tt.agent+"\ntasks:\n  t: {description: d, agent: w}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range team.Warnings {
+				got = append(got, w.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("warnings:\n got %q\nwant %q", got, tt.want)
+			}
+			a := team.Agent("w")
+			if prompt := a.Role + a.Goal + a.Backstory + a.Instructions; a.Kind == CommandAgent && prompt != "" {
+				t.Errorf("a command agent kept %q", prompt)
+			}
+		})
+	}
+}
