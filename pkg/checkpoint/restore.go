@@ -446,6 +446,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	r.refuse(defs, ch)
 	r.carryDeferred(sess, ch)
 	r.setsAgain(sess, defs, ch)
+	r.unsetRunning(sess, defs)
 	if r.Kind == RestoreFull {
 		r.Warnings = append(r.Warnings, uncoveredWarnings(sess, defs, r)...)
 	}

@@ -92,8 +92,7 @@ func itThem(n int) string {
 // session's run, left another). Dropped, it is what a new session starts
 // with: the spec's variable or --var of that name, or nothing. A held task
 // sets today's variable when it completes; its old one goes now all the
-// same. A task that runs again is not taken over: the state keeps what it
-// set, as after a mismatch (it is keyed by name).
+// same. What a task that runs again set, unsetRunning takes back.
 func (r *Restored) setsAgain(sess *Session, defs []spec.TaskDef, ch Choice) {
 	if sess == nil || ch.Sets == nil || len(r.Reused)+len(r.Held) == 0 {
 		return
@@ -209,4 +208,58 @@ func sameValue(a, b any) bool {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// unsetRunning makes the shared state a full or per-task restore hands
+// the run the one the tasks it takes over leave, as a new run of them
+// would: a variable the record of a task that runs again (or is held)
+// set holds what the last task taken over that sets it (in file order)
+// leaves, else the session's initial value, else nothing, until a task
+// of this run sets it. Left as that record set it, a task run again read
+// its own last output (--rerun refine with "Improve {notes}" improved
+// its last result, not draft's notes) or a later task's, and its early
+// cut-off could not take. A strict mismatch keeps the state as it came
+// back (DESIGN §4).
+func (r *Restored) unsetRunning(sess *Session, defs []spec.TaskDef) {
+	if sess == nil || r.Kind != RestoreFull && r.Kind != RestorePerTask {
+		return
+	}
+	var running map[string]bool
+	for i := range sess.Team.Tasks {
+		o := &sess.Team.Tasks[i]
+		// Asked of every record in turn, Done finds each where the last
+		// one was (Restored.Task), with no map of the names.
+		if r.Done(o.Name) || len(o.Variables) == 0 {
+			continue
+		}
+		if _, today := r.Task(o.Name); !today {
+			continue // not in the file: the state keeps it, keyed by name
+		}
+		if running == nil {
+			running = map[string]bool{}
+		}
+		for k := range o.Variables {
+			running[k] = true
+		}
+	}
+	if running == nil {
+		return // most sessions: no task that runs again set a variable
+	}
+	last := map[string]any{}
+	for _, d := range defs {
+		if p, ok := r.Task(d.Name); ok && r.Done(d.Name) {
+			maps.Copy(last, p.Variables)
+		}
+	}
+	for k := range running {
+		v, ok := last[k]
+		if !ok {
+			v, ok = sess.Team.InitialState[k]
+		}
+		if ok {
+			r.State[k] = v
+		} else {
+			delete(r.State, k)
+		}
+	}
 }

@@ -51,9 +51,14 @@ func TestRestoreSetsToday(t *testing.T) {
 			warnings: []string{"v stays in the shared state"}},
 		{name: "the last restored task's value wins", was: map[string]string{"c": "v"}, now: map[string]string{"a": "v", "c": "v"},
 			wantState: map[string]any{"v": "c"}, wantVars: map[string]string{"a": "v", "c": "v"}, resets: []string{"a"}},
-		{name: "a task run again keeps what it set", was: map[string]string{"a": "v"}, now: map[string]string{"a": "w"},
+		// A task that runs again reads what the tasks taken over before it
+		// left, as a new run of it would, not what it set last time.
+		{name: "a task run again leaves nothing of its last run", was: map[string]string{"a": "v"}, now: map[string]string{"a": "w"},
 			ch:        checkpoint.Choice{RerunFrom: []string{"a"}},
-			wantState: map[string]any{"v": "a"}, wantVars: map[string]string{}, noWarning: "output_variable"},
+			wantState: map[string]any{}, wantVars: map[string]string{}, noWarning: "output_variable"},
+		{name: "a task run again reads what the one before it set", was: map[string]string{"a": "v", "b": "v"}, now: map[string]string{"a": "v", "b": "v"},
+			ch:        checkpoint.Choice{Rerun: []string{"b"}},
+			wantState: map[string]any{"v": "a"}, wantVars: map[string]string{"a": "v"}, noWarning: "output_variable"},
 		{name: "a held task's old variable goes", was: map[string]string{"b": "u"}, ch: checkpoint.Choice{Rerun: []string{"a"}},
 			wantState: map[string]any{}, wantVars: map[string]string{}, resets: []string{"b"},
 			warnings: []string{"task b: output_variable u → (none) since it ran: u, set by nothing else, is dropped from the shared state"}},

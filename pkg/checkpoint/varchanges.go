@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -21,16 +22,26 @@ func VariableChanges(team *spec.Team, sess *Session) map[string]string {
 	if sess == nil {
 		return nil
 	}
-	outputs := team.OutputTasks()
+	reads := team.VariableReads()
 	setNow := map[string]string{} // variable -> the first task that sets it now
-	for _, j := range outputs {
+	for _, j := range reads.Outputs() {
 		if v := team.Tasks[j].OutputVariable; setNow[v] == "" {
 			setNow[v] = team.Tasks[j].Name
 		}
 	}
 	set := map[string]string{} // the variable each completed record set
 	setBefore := map[string]string{}
-	for _, o := range sess.Team.Tasks {
+	// setAt are, for each record, the setters before it: by variable, the
+	// last completed record before it in the session that set it.
+	setAt := make([]map[string]string, len(sess.Team.Tasks))
+	at := map[string]int{}
+	for i, o := range sess.Team.Tasks {
+		if len(setBefore) > 0 {
+			setAt[i] = maps.Clone(setBefore)
+		}
+		if _, dup := at[o.Name]; !dup {
+			at[o.Name] = i
+		}
 		if o.Status != StatusCompleted || len(o.Variables) > 1 {
 			continue
 		}
@@ -49,7 +60,7 @@ func VariableChanges(team *spec.Team, sess *Session) map[string]string {
 		if s := outputChange(was, tk.OutputVariable, setNow, setBefore); s != "" {
 			says = append(says, s)
 		}
-		says = append(says, readChanges(team, i, outputs, setBefore)...)
+		says = append(says, readChanges(team, reads, i, setAt[at[tk.Name]])...)
 		if len(says) > 0 {
 			out[tk.Name] = strings.Join(says, "; ")
 		}
@@ -74,12 +85,13 @@ func outputChange(was, now string, setNow, setBefore map[string]string) string {
 	return fmt.Sprintf("output_variable %s is %s now", was, now)
 }
 
-// readChanges says, for each variable task i reads, when the task that set
-// it before (setBefore) is not one that sets it now.
-func readChanges(team *spec.Team, i int, outputs []int, setBefore map[string]string) []string {
+// readChanges says, for each variable task i reads, when the task whose
+// record set it before i's (setBefore) is not one that sets it for i now
+// (VariableReads.Each).
+func readChanges(team *spec.Team, reads *spec.VariableReads, i int, setBefore map[string]string) []string {
 	from := map[string][]string{}
 	var names []string
-	team.EachVariableRead(i, outputs, func(j int) {
+	reads.Each(i, func(j int) {
 		v := team.Tasks[j].OutputVariable
 		if _, ok := from[v]; !ok {
 			names = append(names, v)
@@ -87,8 +99,8 @@ func readChanges(team *spec.Team, i int, outputs []int, setBefore map[string]str
 		from[v] = append(from[v], team.Tasks[j].Name)
 	})
 	tk := team.Tasks[i]
-	for v, by := range setBefore {
-		if _, ok := from[v]; !ok && by != tk.Name && !tk.Expanded().Binds(v) && team.ReadsVariable(tk, v) {
+	for v := range setBefore {
+		if _, ok := from[v]; !ok && !tk.Expanded().Binds(v) && team.ReadsVariable(tk, v) {
 			names = append(names, v)
 		}
 	}
@@ -98,7 +110,7 @@ func readChanges(team *spec.Team, i int, outputs []int, setBefore map[string]str
 		now, before := from[v], setBefore[v]
 		switch {
 		case len(now) == 0:
-			out = append(out, fmt.Sprintf("no task sets {%s} now (%s did)", v, before))
+			out = append(out, fmt.Sprintf("no task sets {%s} before it now (%s did)", v, before))
 		case before == "":
 			out = append(out, fmt.Sprintf("{%s} is set by %s now, where no task set it", v, strings.Join(now, ", ")))
 		case !slices.Contains(now, before):

@@ -132,15 +132,15 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 }
 
 // variablesFrom is, by task, the "variables_from" member of its key:
-// each output_variable it reads (EachVariableRead), by name, with the
+// each output_variable it reads (VariableReads.Each), by name, with the
 // tasks that set it, in file order. A result made from one task's notes
 // is then never taken over for a task whose {notes} another task sets now
 // (moved, or set where nothing set it), however alike the two outputs
 // come out. nil when no task sets a variable; a task that reads none has
 // no member, so its key is what it was before keys had one.
 func (t *Team) variablesFrom() map[int][]byte {
-	outputs := t.OutputTasks()
-	if len(outputs) == 0 {
+	reads := t.VariableReads()
+	if len(reads.Outputs()) == 0 {
 		return nil
 	}
 	out := map[int][]byte{}
@@ -149,7 +149,7 @@ func (t *Team) variablesFrom() map[int][]byte {
 	for i := range t.Tasks {
 		clear(byVar)
 		names = names[:0]
-		t.EachVariableRead(i, outputs, func(j int) {
+		reads.Each(i, func(j int) {
 			v := t.Tasks[j].OutputVariable
 			if _, ok := byVar[v]; !ok {
 				names = append(names, v)

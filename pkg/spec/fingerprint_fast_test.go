@@ -61,7 +61,7 @@ func refTaskKeyJSON(team *Team, i int, d *TaskDef, ctxKeys []string) []byte {
 		m["until"] = until
 	}
 	from := map[string]any{}
-	team.EachVariableRead(i, team.OutputTasks(), func(j int) {
+	team.VariableReads().Each(i, func(j int) {
 		v := team.Tasks[j].OutputVariable
 		l, _ := from[v].([]any)
 		from[v] = append(l, team.Tasks[j].Name)

@@ -878,53 +878,30 @@ func (b *builder) check() {
 		}
 	}
 	b.checkCycles(&index)
-	b.checkVariableWaits(&index)
+	b.checkVariableWaits()
 	b.checkEnvNames()
 }
 
 // checkVariableWaits warns of each task of a workflow whose texts name the
-// output_variable of a task it does not wait for: it starts as soon as
-// what it waits for is done, so whether it sees that task's value or the
-// one before is a race.
-func (b *builder) checkVariableWaits(index *TaskFinder) {
+// output_variable of a task it neither waits for nor is waited for by
+// (VariableReads.Races): it starts as soon as what it waits for is done,
+// so whether it sees that task's value or the one before is a race. A
+// task the producer waits for runs first, and reads the value before.
+func (b *builder) checkVariableWaits() {
 	t := b.team
 	if t.Process != Workflow || len(b.diags) > 0 {
 		return
 	}
-	var waitedBy [][]int // the tasks that wait for each task
-	for j, p := range t.Tasks {
-		if p.OutputVariable == "" {
-			continue
-		}
-		if waitedBy == nil {
-			waitedBy = make([][]int, len(t.Tasks))
-			waits := b.waitsFor(index)
-			for i := range t.Tasks {
-				for _, k := range waits(i) {
-					waitedBy[k] = append(waitedBy[k], i)
-				}
-			}
-		}
-		after := make([]bool, len(t.Tasks))
-		queue := []int{j}
-		for len(queue) > 0 {
-			k := queue[0]
-			queue = queue[1:]
-			for _, i := range waitedBy[k] {
-				if !after[i] {
-					after[i] = true
-					queue = append(queue, i)
-				}
-			}
-		}
+	reads := t.VariableReads()
+	for p, j := range reads.Outputs() {
+		v := t.Tasks[j].OutputVariable
 		for i, tk := range t.Tasks {
-			v := p.OutputVariable
-			if i == j || after[i] || (tk.Foreach != nil && (tk.Foreach.As == v || tk.Foreach.Index == v)) {
+			if !reads.Races(p, i) || (tk.Foreach != nil && (tk.Foreach.As == v || tk.Foreach.Index == v)) {
 				continue
 			}
 			if t.ReadsVariable(tk, v) {
 				src := b.tasks[i]
-				b.warnf(src, src.kpos(), "reads {%s}, which task %s sets (output_variable), but does not wait for it: in a workflow it may start first and see the value before; add %s to its context", v, p.Name, p.Name)
+				b.warnf(src, src.kpos(), "reads {%s}, which task %s sets (output_variable), but does not wait for it: in a workflow it may start first and see the value before; add %s to its context", v, t.Tasks[j].Name, t.Tasks[j].Name)
 			}
 		}
 	}

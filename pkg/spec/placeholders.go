@@ -66,6 +66,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 	}
 	for _, a := range b.team.Agents {
 		p := a.KeyPath()
+		bound := agentBound(b.team, a.Name)
 		for _, f := range []struct{ key, text string }{{"role", a.Role}, {"goal", a.Goal}, {"backstory", a.Backstory}, {"instructions", a.Instructions}} {
 			// From the field's own value: the agent's first line would
 			// find the first of a name in any of its texts.
@@ -73,7 +74,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if v := b.agentSrc[a].get(f.key); v != nil {
 				from = v.pos()
 			}
-			add(f.text, from, p+"."+f.key, nil, "")
+			add(f.text, from, p+"."+f.key, nil, bound...)
 		}
 	}
 	type field struct {
@@ -272,4 +273,27 @@ func missAt(name string, v any, path string) string {
 		v, name = next, name+"."+f
 	}
 	return ""
+}
+
+// agentBound are the names every task of agent name binds as a foreach
+// item (as, index): its texts are rendered with the item of the instance
+// they serve, so such a name is defined there. "" is always one.
+func agentBound(t *Team, name string) []string {
+	bound := []string{""}
+	first := true
+	for _, tk := range t.Tasks {
+		if tk.Agent != name {
+			continue
+		}
+		var here []string
+		if tk.Foreach != nil {
+			here = []string{tk.Foreach.As, tk.Foreach.Index}
+		}
+		if first {
+			bound, first = append(bound, here...), false
+			continue
+		}
+		bound = slices.DeleteFunc(bound, func(n string) bool { return n != "" && !slices.Contains(here, n) })
+	}
+	return bound
 }

@@ -55,11 +55,26 @@ roles:
     tasks:
       post: {description: Write a post}
 `
+	// An agent's texts are rendered with the item of the instance they
+	// serve: a name every task of the agent binds is defined there.
+	items := `variables:
+  items: [x, y]
+agents:
+  itemer: {llm: m, role: Specialist, goal: "Handle {it}"}
+  mixed: {llm: m, goal: "Handle {item}"}
+tasks:
+  loop: {description: Process it, agent: itemer, foreach: {over: items, as: it}}
+  loop2: {description: Process it, agent: mixed, foreach: {over: items}}
+  plain: {description: Then, agent: mixed}
+`
 	tests := []struct {
 		name, file, src string
 		vars            map[string]any
 		want            []string
 	}{
+		{"a foreach item in an agent's texts", "i.yaml", items, nil, []string{
+			`i.yaml:5:33: agents.mixed.goal: {item}: nothing defines item (variables:, an output_variable or --var item=VALUE), so the text keeps it as written (did you mean "items"?); known: items`,
+		}},
 		{"each field at its own place", "f.yaml", fields, nil, []string{
 			`f.yaml:5:23: roles.writer.backstory: {topic}: nothing defines topic (variables:, an output_variable or --var topic=VALUE), so the text keeps it as written; known: date, month, now, timestamp, today, uuid, year`,
 			`f.yaml:6:36: roles.writer.goal: {topic}: nothing defines topic (variables:, an output_variable or --var topic=VALUE), so the text keeps it as written; known: date, month, now, timestamp, today, uuid, year`,

@@ -103,32 +103,6 @@ func (t *Team) TaskNames() []string {
 	return names
 }
 
-// OutputTasks lists, in file order, the tasks that set an
-// output_variable: few, where the tasks can be 100,000.
-func (t *Team) OutputTasks() []int {
-	var out []int
-	for i, tk := range t.Tasks {
-		if tk.OutputVariable != "" {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// EachVariableRead calls read with each task of outputs (OutputTasks), in
-// order, whose output_variable task i reads (ReadsVariable) and does not
-// set itself; a foreach instance's item shadows a variable of its name.
-func (t *Team) EachVariableRead(i int, outputs []int, read func(j int)) {
-	tk := t.Tasks[i]
-	x := tk.Expanded()
-	for _, j := range outputs {
-		v := t.Tasks[j].OutputVariable
-		if j != i && !x.Binds(v) && t.ReadsVariable(tk, v) {
-			read(j)
-		}
-	}
-}
-
 // ReadsVariable says whether a run of tk reads the shared-state variable
 // name: its texts or its agent's (rendered into what it is sent) name it,
 // or its agent's command mentions it in its environment. A script the

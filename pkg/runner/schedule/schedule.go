@@ -50,9 +50,9 @@ type Graph struct {
 	// team without conditions or repeats: most have neither, and each
 	// would cost a 10,000-task run a quarter of a megabyte for the run.
 	until []int
-	// outputs are the tasks with an output_variable, which CutoffReads
-	// checks each task's texts for: few, where the tasks can be 100,000.
-	outputs []int
+	// vars says which task's output_variable each task reads, which
+	// CutoffReads and Reads follow.
+	vars *spec.VariableReads
 	// remembers is, for a task of an agent with memory: true, its
 	// agent's task whose turns it is sent last (-1: none); nil when no
 	// agent has memory.
@@ -135,7 +135,7 @@ func newGraph(team *spec.Team, total int, each func(read func(i, j int))) (*Grap
 		return nil, err
 	}
 	byName := team.Finder()
-	g.outputs = team.OutputTasks()
+	g.vars = team.VariableReads()
 	for i, t := range team.Tasks {
 		if x := t.Expansion; x != nil && x.Until != "" && x.Iteration > 1 {
 			if p, ok := byName.Find(spec.IterationName(x.RepeatOf, x.Iteration-1), i-1); ok {
@@ -408,9 +408,9 @@ func (g *Graph) CutoffReads(i int) []int {
 }
 
 // eachVariableRead calls read with each task whose output_variable task
-// i reads (spec.Team.EachVariableRead).
+// i reads (spec.VariableReads.Each).
 func (g *Graph) eachVariableRead(i int, read func(j int)) {
-	g.team.EachVariableRead(i, g.outputs, read)
+	g.vars.Each(i, read)
 }
 
 // Reads is what task i's result is made of: its context, each task whose
