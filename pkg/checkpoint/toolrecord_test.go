@@ -50,8 +50,8 @@ func TestToolRecordsFold(t *testing.T) {
 	if _, ok := s.Checkpoint.Decisions["work"]; ok {
 		t.Error("the decision a start settled was not consumed")
 	}
-	if c, err := PendingToolCall(s, "work"); err != nil || c.ID != "c2" {
-		t.Errorf("PendingToolCall: %+v, %v", c, err)
+	if c, err := WaitingToolCall(s, "work"); err != nil || c.ID != "c2" {
+		t.Errorf("WaitingToolCall: %+v, %v", c, err)
 	}
 	// The clone is deep: the journal hands out copies.
 	cl := s.clone()
@@ -64,7 +64,7 @@ func TestToolRecordsFold(t *testing.T) {
 	if lg.Resumable() || lg.Ended != "completed" {
 		t.Errorf("after completion: %+v", lg)
 	}
-	if _, err := PendingToolCall(s, "work"); err == nil {
+	if _, err := WaitingToolCall(s, "work"); err == nil {
 		t.Error("a completed task still waits for a decision")
 	}
 	// A new first turn replaces the log.
@@ -178,6 +178,12 @@ func TestToolLogCarriesEdit(t *testing.T) {
 		}
 		return l
 	}
+	// pendingAfter adds to l a second turn whose call of look started,
+	// its result not recorded.
+	pendingAfter := func(l *ToolLog, idempotent bool) *ToolLog {
+		l = ApplyTool(l, Record{Kind: ToolTurnRecorded, Task: "work", Attempt: 1, Tool: &ToolStep{Turn: 2, Calls: []ToolCall{{ID: "c2", Tool: "look"}}}})
+		return ApplyTool(l, Record{Kind: ToolStarted, Task: "work", Tool: &ToolStep{Turn: 2, Call: "c2", Idempotent: idempotent}})
+	}
 	tests := []struct {
 		name                 string
 		log                  *ToolLog
@@ -187,7 +193,12 @@ func TestToolLogCarriesEdit(t *testing.T) {
 		{"finished call, not idempotent", loop(false, true, nil), true, true, true, LoopAfresh},
 		{"finished call, idempotent", loop(true, true, nil), false, false, false, LoopResumes},
 		{"pending call, not idempotent", loop(false, false, nil), true, false, false, LoopResumes},
-		{"pending call, idempotent", loop(true, false, nil), true, false, false, LoopResumes},
+		// Waits for no decision (it runs again): nothing to keep, as when
+		// the idempotent call had finished.
+		{"pending call, idempotent", loop(true, false, nil), false, false, false, LoopResumes},
+		{"finished call not idempotent, pending idempotent one", pendingAfter(loop(false, true, nil), true), true, true, true, LoopAfresh},
+		{"finished call not idempotent, pending one not idempotent", pendingAfter(loop(false, true, nil), false), true, false, false, LoopResumes},
+		{"finished idempotent call, pending idempotent one", pendingAfter(loop(true, true, nil), true), false, false, false, LoopResumes},
 		{"ended by decide fail", loop(false, true, &ToolStep{Reason: "decided fail", Decision: DecideFail}), false, false, false, LoopAfresh},
 		{"ended on a limit", loop(false, true, &ToolStep{Reason: "limit", Limit: LimitTurns, Max: 1}), true, false, true, LoopAfresh},
 	}
@@ -208,6 +219,12 @@ func TestToolLogCarriesEdit(t *testing.T) {
 			}
 			if got := tc.log.Next(10, 100, DecideRerun); got != tc.afterRerun {
 				t.Errorf("Next after decide rerun = %d, want %d", got, tc.afterRerun)
+			}
+			// decide takes rerun, fail or unknown only for a call that
+			// waits for it: one that started under a tool not idempotent.
+			c, err := WaitingToolCall(sess, "work")
+			if want := tc.log.PendingCall() != nil && !tc.log.PendingCall().Idempotent; (err == nil) != want || err == nil && c.Idempotent {
+				t.Errorf("WaitingToolCall = %+v, %v; want a call: %v", c, err, want)
 			}
 		})
 	}
