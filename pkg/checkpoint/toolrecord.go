@@ -124,6 +124,10 @@ type ToolLog struct {
 	// Ended says why the loop ended (completed, max_turns, decided fail);
 	// an ended log is shown, never resumed.
 	Ended string `json:"ended,omitempty"`
+	// EndedBy is the decision that ended the loop (`decide ... fail`),
+	// until the task completes: its next attempt starts afresh, and its
+	// model may make the calls again (FailedLoopText).
+	EndedBy string `json:"ended_by,omitempty"`
 	// Limit and Max: the agent's limit that ended the loop, and its value
 	// then; such a loop goes on once it is raised (Next).
 	Limit   string `json:"limit,omitempty"`
@@ -405,7 +409,7 @@ func ApplyTool(log *ToolLog, r Record) *ToolLog {
 		}
 	case ToolLoopEnded:
 		if log != nil {
-			log.Ended = st.Reason
+			log.Ended, log.EndedBy = st.Reason, st.Decision
 			if log.Ended == "" {
 				log.Ended = "ended"
 			}
@@ -433,8 +437,11 @@ func ApplyTool(log *ToolLog, r Record) *ToolLog {
 
 // endToolLog marks a task's log as ended: a completed task's loop is over.
 func (s *Session) endToolLog(task, reason string) {
-	if l := s.ToolLogs[task]; l != nil && l.Ended == "" {
-		l.Ended = reason
+	if l := s.ToolLogs[task]; l != nil {
+		if l.Ended == "" {
+			l.Ended = reason
+		}
+		l.EndedBy = "" // completed since: nothing is left to warn of
 	}
 }
 
@@ -543,6 +550,23 @@ func ToolLogCarries(l *ToolLog, oldKey, newKey string) bool {
 // make them again). Plan and run say so.
 func EditKept(l *ToolLog, oldKey, newKey string) bool {
 	return oldKey != "" && newKey != oldKey && l.Resumable() && l.WaitingCall() == nil && len(l.Unrepeatable()) > 0
+}
+
+// FailedLoopText says, for plan, what the next attempt of a task whose
+// tool loop l `decide ... fail` ended does: it starts the loop afresh,
+// and the model may make again the calls of tools that were not
+// idempotent that ran in it (the failed call included). "" for any other
+// loop, or one in which only idempotent tools ran. show is the command
+// that lists those calls.
+func FailedLoopText(l *ToolLog, show string) string {
+	if l == nil || l.EndedBy != DecideFail {
+		return ""
+	}
+	calls := l.Unrepeatable()
+	if len(calls) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("its tool loop, which `decide ... fail` ended, starts afresh: the model may make again the calls of tools that were not idempotent that ran in it (%s, %d in all: `%s` lists them)", ToolNames(calls), len(calls), show)
 }
 
 // EditKeptText says, for plan and run, what an edit that EditKept does:

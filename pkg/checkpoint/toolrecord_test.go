@@ -264,3 +264,42 @@ func TestToolLogKeptWhileRemoved(t *testing.T) {
 		})
 	}
 }
+
+// A loop `decide ... fail` ended starts afresh: plan names the calls of
+// tools that were not idempotent that its model may make again, until the
+// task completes.
+func TestFailedLoopText(t *testing.T) {
+	loop := func(idempotent bool, end *ToolStep, completed bool) *ToolLog {
+		s := toolSession(t)
+		s.Apply(Record{Kind: ToolTurnRecorded, Task: "work", Attempt: 1, Tool: &ToolStep{Turn: 1, Calls: []ToolCall{{ID: "c1", Tool: "charge"}, {ID: "c2", Tool: "charge"}}}})
+		s.Apply(Record{Kind: ToolStarted, Task: "work", Tool: &ToolStep{Turn: 1, Call: "c1", Idempotent: idempotent}})
+		s.Apply(Record{Kind: ToolFinished, Task: "work", Tool: &ToolStep{Turn: 1, Call: "c1", Result: "ok"}})
+		s.Apply(Record{Kind: ToolStarted, Task: "work", Tool: &ToolStep{Turn: 1, Call: "c2", Idempotent: idempotent}})
+		if end != nil {
+			s.Apply(Record{Kind: ToolLoopEnded, Task: "work", Tool: end})
+		}
+		if completed {
+			s.Apply(Record{Kind: TaskCompleted, Task: "work", Result: "done"})
+		}
+		return s.ToolLogs["work"]
+	}
+	fail := &ToolStep{Reason: "decided fail", Decision: DecideFail}
+	for _, tc := range []struct {
+		name string
+		log  *ToolLog
+		want string
+	}{
+		{"ended by decide fail", loop(false, fail, false), "its tool loop, which `decide ... fail` ended, starts afresh: the model may make again the calls of tools that were not idempotent that ran in it (charge, 2 in all: `SHOW` lists them)"},
+		{"only idempotent calls", loop(true, fail, false), ""},
+		{"completed since", loop(false, fail, true), ""},
+		{"ended on a limit", loop(false, &ToolStep{Reason: "limit", Limit: LimitTurns, Max: 1}, false), ""},
+		{"unfinished", loop(false, nil, false), ""},
+		{"no log", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FailedLoopText(tc.log, "SHOW"); got != tc.want {
+				t.Errorf("FailedLoopText = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
