@@ -561,7 +561,7 @@ func HumanTask(sess *Session, task string) error {
 			if a.Name == t.Agent && len(a.Tools) > 0 {
 				// Reached only when no call of its tools waits for a
 				// decision (WaitingToolCall), the other thing decide settles.
-				return fmt.Errorf("task %q of session %s is done by agent %q, not by a human, and no call of its tools waits for a decision: decide takes a human task's value, or rerun, fail or unknown for a call of a tool that was not idempotent that a crash or a timeout left without its result (an idempotent one runs again by itself)", task, sess.ID, t.Agent)
+				return fmt.Errorf("task %q of session %s is done by agent %q, not by a human, and no call of its tools waits for a decision: decide takes a human task's value, or rerun, fail or unknown for a tool call that a crash or a timeout left without its result while its tool was not idempotent (one of an idempotent tool runs again by itself)", task, sess.ID, t.Agent)
 			}
 		}
 		return fmt.Errorf("task %q of session %s is done by agent %q, not by a human: only human tasks take decisions", task, sess.ID, t.Agent)
