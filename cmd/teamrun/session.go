@@ -916,8 +916,9 @@ func sessionDecideCommand() *cli.Command {
 			if _, isTask := sess.Task(task); !isTask && task == runner.BudgetDecision {
 				return decideBudget(c, a, sess, value)
 			}
-			if call, terr := checkpoint.PendingToolCall(sess, task); terr == nil {
-				// A tool call a crash left without its result (issue 10).
+			if call, terr := checkpoint.WaitingToolCall(sess, task); terr == nil {
+				// A call of a tool that was not idempotent, which a crash left
+				// without its result (issue 10).
 				if !slices.Contains(checkpoint.ToolDecisions(), value) {
 					return exitf(exitUsage, "task %s waits for a decision on its call of tool %s with %s: decide %s", task, call.Tool, checkpoint.ShortArguments(call.Arguments), strings.Join(checkpoint.ToolDecisions(), ", "))
 				}

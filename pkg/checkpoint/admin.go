@@ -560,8 +560,8 @@ func HumanTask(sess *Session, task string) error {
 		for _, a := range sess.Team.Agents {
 			if a.Name == t.Agent && len(a.Tools) > 0 {
 				// Reached only when no call of its tools waits for a
-				// decision (PendingToolCall), the other thing decide settles.
-				return fmt.Errorf("task %q of session %s is done by agent %q, not by a human, and no call of its tools waits for a decision: decide takes a human task's value, or rerun, fail or unknown for a tool call that a crash or a timeout left without its result", task, sess.ID, t.Agent)
+				// decision (WaitingToolCall), the other thing decide settles.
+				return fmt.Errorf("task %q of session %s is done by agent %q, not by a human, and no call of its tools waits for a decision: decide takes a human task's value, or rerun, fail or unknown for a tool call that a crash or a timeout left without its result while its tool was not idempotent (one of an idempotent tool runs again by itself)", task, sess.ID, t.Agent)
 			}
 		}
 		return fmt.Errorf("task %q of session %s is done by agent %q, not by a human: only human tasks take decisions", task, sess.ID, t.Agent)

@@ -124,6 +124,10 @@ type ToolLog struct {
 	// Ended says why the loop ended (completed, max_turns, decided fail);
 	// an ended log is shown, never resumed.
 	Ended string `json:"ended,omitempty"`
+	// EndedBy is the decision that ended the loop (`decide ... fail`),
+	// until the task completes: its next attempt starts afresh, and its
+	// model may make the calls again (FailedLoopText).
+	EndedBy string `json:"ended_by,omitempty"`
 	// Limit and Max: the agent's limit that ended the loop, and its value
 	// then; such a loop goes on once it is raised (Next).
 	Limit   string `json:"limit,omitempty"`
@@ -194,11 +198,11 @@ func UnreadText(l *ToolLog, agent string) string {
 // (max_turns and max_tool_calls, defaults filled in) and the decision
 // recorded for its task. A loop a limit ended goes on once that limit is
 // raised: its recorded calls are replayed, never made again. `decide ...
-// rerun` starts afresh a loop that waits for it (LoopWaits) and has no
-// call waiting.
+// rerun` starts afresh a loop that waits for it (LoopWaits): no call in
+// it waits for a decision (WaitingCall).
 func (l *ToolLog) Next(maxTurns, maxCalls int, decision string) LoopNext {
 	switch {
-	case l.Resumable() && decision == DecideRerun && l.PendingCall() == nil && len(l.Unrepeatable()) > 0:
+	case l.Resumable() && decision == DecideRerun && l.WaitingCall() == nil && len(l.Unrepeatable()) > 0:
 		return LoopAfresh // decided: the run spends it
 	case l.Resumable():
 		return LoopResumes
@@ -248,14 +252,14 @@ func ToolNames(calls []ToolCall) string {
 
 // LoopWaits reports a task whose tool loop `decide ... rerun` may start
 // afresh: calls of tools that were not idempotent ran in it, and either a
-// limit ended it or it is unfinished with no call waiting (an edit keeps
-// such a loop: EditKept).
+// limit ended it or it is unfinished with no call waiting for a decision
+// (an edit keeps such a loop: EditKept).
 func LoopWaits(sess *Session, task string) bool {
 	l := sess.ToolLogs[task]
 	if l == nil || len(l.Unrepeatable()) == 0 {
 		return false
 	}
-	return !l.Resumable() && l.Limit != "" || l.Resumable() && l.PendingCall() == nil
+	return !l.Resumable() && l.Limit != "" || l.Resumable() && l.WaitingCall() == nil
 }
 
 // CallCount is how many calls the log's turns asked for.
@@ -283,13 +287,24 @@ func (l *ToolLog) Find(turn int, id string) *ToolCall {
 }
 
 // PendingCall is the first call started without a result, or nil.
-func (l *ToolLog) PendingCall() *ToolCall {
+func (l *ToolLog) PendingCall() *ToolCall { return l.firstCall((*ToolCall).Pending) }
+
+// WaitingCall is the first call that waits for a decision: started
+// without a result under a tool that was not idempotent then; or nil. A
+// pending call of an idempotent tool waits for none: it runs again
+// (RunsAgain). The one rule decide, plan and run tell a waiting call by.
+func (l *ToolLog) WaitingCall() *ToolCall {
+	return l.firstCall(func(c *ToolCall) bool { return c.Pending() && !c.RunsAgain() })
+}
+
+// firstCall is the first call of a resumable log that is, or nil.
+func (l *ToolLog) firstCall(is func(*ToolCall) bool) *ToolCall {
 	if !l.Resumable() {
 		return nil
 	}
 	for ti := range l.Turns {
 		for ci := range l.Turns[ti].Calls {
-			if c := &l.Turns[ti].Calls[ci]; c.Pending() {
+			if c := &l.Turns[ti].Calls[ci]; is(c) {
 				return c
 			}
 		}
@@ -394,7 +409,7 @@ func ApplyTool(log *ToolLog, r Record) *ToolLog {
 		}
 	case ToolLoopEnded:
 		if log != nil {
-			log.Ended = st.Reason
+			log.Ended, log.EndedBy = st.Reason, st.Decision
 			if log.Ended == "" {
 				log.Ended = "ended"
 			}
@@ -422,8 +437,11 @@ func ApplyTool(log *ToolLog, r Record) *ToolLog {
 
 // endToolLog marks a task's log as ended: a completed task's loop is over.
 func (s *Session) endToolLog(task, reason string) {
-	if l := s.ToolLogs[task]; l != nil && l.Ended == "" {
-		l.Ended = reason
+	if l := s.ToolLogs[task]; l != nil {
+		if l.Ended == "" {
+			l.Ended = reason
+		}
+		l.EndedBy = "" // completed since: nothing is left to warn of
 	}
 }
 
@@ -433,7 +451,7 @@ func (s *Session) endToolLog(task, reason string) {
 // holds today's definitions (their keys). A task removed from the file
 // is an edit too: its log is kept, with the key it was recorded under,
 // when ToolLogCarries keeps one across any edit (calls of tools that were
-// not idempotent ran in it, a call waits, a limit ended it), so that the
+// not idempotent ran in it, or a limit ended it), so that the
 // task put back resumes it rather than make those calls again.
 func carryToolLogs(old, next *Session) map[string]*ToolLog {
 	var out map[string]*ToolLog
@@ -506,29 +524,49 @@ func (s *Session) RemovedLog(task string) *ToolLog {
 
 // ToolLogCarries says whether a task's tool loop log l, recorded under
 // the task key oldKey, is kept by a run whose task has key newKey: when
-// the key is the same, and also when it changed while the loop holds a
-// call that ran under a tool that was not idempotent (finished or
-// waiting for a decision), or a call that waits, or after a limit ended
-// the loop. An edit (the task's text, its agent, a tool, even one the
-// fingerprint does not see) is no decision: without the log the task
-// would start afresh and its model could make those calls again, unasked;
-// with it the recorded results are replayed, a waiting call halts, and
-// `decide ... rerun` (EditKept) or `fail` starts the task afresh. Raising
-// the limit is an edit too: the loop goes on (ToolLog.Next says when).
+// the key is the same, and also when it changed while the unfinished loop
+// holds a call that ran under a tool that was not idempotent (finished,
+// or waiting for a decision), or after a limit ended the loop. An edit
+// (the task's text, its agent, a tool, even one the fingerprint does not
+// see) is no decision: without the log the task would start afresh and
+// its model could make those calls again, unasked; with it the recorded
+// results are replayed, a waiting call halts, and `decide ... rerun`
+// (EditKept) or `fail` starts the task afresh. A loop in which only
+// idempotent tools ran, one of them perhaps still pending, starts afresh
+// under the edit: nothing in it needs keeping. Raising the limit is an
+// edit too: the loop goes on (ToolLog.Next says when).
 func ToolLogCarries(l *ToolLog, oldKey, newKey string) bool {
 	if l == nil || oldKey == "" {
 		return false
 	}
-	return newKey == oldKey || l.PendingCall() != nil || l.Limit != "" || l.Resumable() && len(l.Unrepeatable()) > 0
+	return newKey == oldKey || l.Limit != "" || l.Resumable() && len(l.Unrepeatable()) > 0
 }
 
 // EditKept reports a log that ToolLogCarries keeps across an edit only
-// for the calls of tools that were not idempotent that finished in it:
-// the run resumes it under today's definition, replaying their results,
-// unless `decide ... rerun` starts it afresh (the model may then make
-// them again). Plan and run say so.
+// for the calls of tools that were not idempotent that finished in it,
+// none waiting for a decision (a pending call of an idempotent tool runs
+// again): the run resumes it under today's definition, replaying their
+// results, unless `decide ... rerun` starts it afresh (the model may then
+// make them again). Plan and run say so.
 func EditKept(l *ToolLog, oldKey, newKey string) bool {
-	return oldKey != "" && newKey != oldKey && l.Resumable() && l.PendingCall() == nil && len(l.Unrepeatable()) > 0
+	return oldKey != "" && newKey != oldKey && l.Resumable() && l.WaitingCall() == nil && len(l.Unrepeatable()) > 0
+}
+
+// FailedLoopText says, for plan, what the next attempt of a task whose
+// tool loop l `decide ... fail` ended does: it starts the loop afresh,
+// and the model may make again the calls of tools that were not
+// idempotent that ran in it (the failed call included). "" for any other
+// loop, or one in which only idempotent tools ran. show is the command
+// that lists those calls.
+func FailedLoopText(l *ToolLog, show string) string {
+	if l == nil || l.EndedBy != DecideFail {
+		return ""
+	}
+	calls := l.Unrepeatable()
+	if len(calls) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("its tool loop, which `decide ... fail` ended, starts afresh: the model may make again the calls of tools that were not idempotent that ran in it (%s, %d in all: `%s` lists them)", ToolNames(calls), len(calls), show)
 }
 
 // EditKeptText says, for plan and run, what an edit that EditKept does:
@@ -555,10 +593,11 @@ func cloneToolLogs(m map[string]*ToolLog) map[string]*ToolLog {
 // ErrNoToolCall is decide on a task without a call waiting for a decision.
 var ErrNoToolCall = errors.New("no tool call waits for a decision")
 
-// PendingToolCall is the call of task that a decision would settle: started
-// in a crashed run, its result unknown.
-func PendingToolCall(sess *Session, task string) (*ToolCall, error) {
-	c := sess.ToolLogs[task].PendingCall()
+// WaitingToolCall is the call of task that a decision would settle: started
+// in a crashed run under a tool that was not idempotent, its result
+// unknown (ToolLog.WaitingCall).
+func WaitingToolCall(sess *Session, task string) (*ToolCall, error) {
+	c := sess.ToolLogs[task].WaitingCall()
 	if c == nil {
 		return nil, fmt.Errorf("task %q of session %s: %w", task, sess.ID, ErrNoToolCall)
 	}

@@ -50,8 +50,8 @@ func TestToolRecordsFold(t *testing.T) {
 	if _, ok := s.Checkpoint.Decisions["work"]; ok {
 		t.Error("the decision a start settled was not consumed")
 	}
-	if c, err := PendingToolCall(s, "work"); err != nil || c.ID != "c2" {
-		t.Errorf("PendingToolCall: %+v, %v", c, err)
+	if c, err := WaitingToolCall(s, "work"); err != nil || c.ID != "c2" {
+		t.Errorf("WaitingToolCall: %+v, %v", c, err)
 	}
 	// The clone is deep: the journal hands out copies.
 	cl := s.clone()
@@ -64,7 +64,7 @@ func TestToolRecordsFold(t *testing.T) {
 	if lg.Resumable() || lg.Ended != "completed" {
 		t.Errorf("after completion: %+v", lg)
 	}
-	if _, err := PendingToolCall(s, "work"); err == nil {
+	if _, err := WaitingToolCall(s, "work"); err == nil {
 		t.Error("a completed task still waits for a decision")
 	}
 	// A new first turn replaces the log.
@@ -178,6 +178,12 @@ func TestToolLogCarriesEdit(t *testing.T) {
 		}
 		return l
 	}
+	// pendingAfter adds to l a second turn whose call of look started,
+	// its result not recorded.
+	pendingAfter := func(l *ToolLog, idempotent bool) *ToolLog {
+		l = ApplyTool(l, Record{Kind: ToolTurnRecorded, Task: "work", Attempt: 1, Tool: &ToolStep{Turn: 2, Calls: []ToolCall{{ID: "c2", Tool: "look"}}}})
+		return ApplyTool(l, Record{Kind: ToolStarted, Task: "work", Tool: &ToolStep{Turn: 2, Call: "c2", Idempotent: idempotent}})
+	}
 	tests := []struct {
 		name                 string
 		log                  *ToolLog
@@ -187,7 +193,12 @@ func TestToolLogCarriesEdit(t *testing.T) {
 		{"finished call, not idempotent", loop(false, true, nil), true, true, true, LoopAfresh},
 		{"finished call, idempotent", loop(true, true, nil), false, false, false, LoopResumes},
 		{"pending call, not idempotent", loop(false, false, nil), true, false, false, LoopResumes},
-		{"pending call, idempotent", loop(true, false, nil), true, false, false, LoopResumes},
+		// Waits for no decision (it runs again): nothing to keep, as when
+		// the idempotent call had finished.
+		{"pending call, idempotent", loop(true, false, nil), false, false, false, LoopResumes},
+		{"finished call not idempotent, pending idempotent one", pendingAfter(loop(false, true, nil), true), true, true, true, LoopAfresh},
+		{"finished call not idempotent, pending one not idempotent", pendingAfter(loop(false, true, nil), false), true, false, false, LoopResumes},
+		{"finished idempotent call, pending idempotent one", pendingAfter(loop(true, true, nil), true), false, false, false, LoopResumes},
 		{"ended by decide fail", loop(false, true, &ToolStep{Reason: "decided fail", Decision: DecideFail}), false, false, false, LoopAfresh},
 		{"ended on a limit", loop(false, true, &ToolStep{Reason: "limit", Limit: LimitTurns, Max: 1}), true, false, true, LoopAfresh},
 	}
@@ -208,6 +219,12 @@ func TestToolLogCarriesEdit(t *testing.T) {
 			}
 			if got := tc.log.Next(10, 100, DecideRerun); got != tc.afterRerun {
 				t.Errorf("Next after decide rerun = %d, want %d", got, tc.afterRerun)
+			}
+			// decide takes rerun, fail or unknown only for a call that
+			// waits for it: one that started under a tool not idempotent.
+			c, err := WaitingToolCall(sess, "work")
+			if want := tc.log.PendingCall() != nil && !tc.log.PendingCall().Idempotent; (err == nil) != want || err == nil && c.Idempotent {
+				t.Errorf("WaitingToolCall = %+v, %v; want a call: %v", c, err, want)
 			}
 		})
 	}
@@ -243,6 +260,45 @@ func TestToolLogKeptWhileRemoved(t *testing.T) {
 			s := Continue(removed, nil, spec.Sequential, back, "fp", time.Now())
 			if l := s.ToolLogs["work"]; (l != nil) != tc.kept || l != nil && l.Key != "" {
 				t.Errorf("put back, the session's log is %+v, want kept %v, its key in the record", l, tc.kept)
+			}
+		})
+	}
+}
+
+// A loop `decide ... fail` ended starts afresh: plan names the calls of
+// tools that were not idempotent that its model may make again, until the
+// task completes.
+func TestFailedLoopText(t *testing.T) {
+	loop := func(idempotent bool, end *ToolStep, completed bool) *ToolLog {
+		s := toolSession(t)
+		s.Apply(Record{Kind: ToolTurnRecorded, Task: "work", Attempt: 1, Tool: &ToolStep{Turn: 1, Calls: []ToolCall{{ID: "c1", Tool: "charge"}, {ID: "c2", Tool: "charge"}}}})
+		s.Apply(Record{Kind: ToolStarted, Task: "work", Tool: &ToolStep{Turn: 1, Call: "c1", Idempotent: idempotent}})
+		s.Apply(Record{Kind: ToolFinished, Task: "work", Tool: &ToolStep{Turn: 1, Call: "c1", Result: "ok"}})
+		s.Apply(Record{Kind: ToolStarted, Task: "work", Tool: &ToolStep{Turn: 1, Call: "c2", Idempotent: idempotent}})
+		if end != nil {
+			s.Apply(Record{Kind: ToolLoopEnded, Task: "work", Tool: end})
+		}
+		if completed {
+			s.Apply(Record{Kind: TaskCompleted, Task: "work", Result: "done"})
+		}
+		return s.ToolLogs["work"]
+	}
+	fail := &ToolStep{Reason: "decided fail", Decision: DecideFail}
+	for _, tc := range []struct {
+		name string
+		log  *ToolLog
+		want string
+	}{
+		{"ended by decide fail", loop(false, fail, false), "its tool loop, which `decide ... fail` ended, starts afresh: the model may make again the calls of tools that were not idempotent that ran in it (charge, 2 in all: `SHOW` lists them)"},
+		{"only idempotent calls", loop(true, fail, false), ""},
+		{"completed since", loop(false, fail, true), ""},
+		{"ended on a limit", loop(false, &ToolStep{Reason: "limit", Limit: LimitTurns, Max: 1}, false), ""},
+		{"unfinished", loop(false, nil, false), ""},
+		{"no log", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FailedLoopText(tc.log, "SHOW"); got != tc.want {
+				t.Errorf("FailedLoopText = %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -418,6 +418,13 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			if lg, oldKey := sess.CarriedLog(d.Name, d.Key); lg != nil {
 				step.Reason += toolLoopNote(team, d, sess, lg, r.Decisions[d.Name], where, checkpoint.EditKept(lg, oldKey, d.Key))
 			}
+			// Edited since or not, such a loop starts afresh (toolLoopNote
+			// has nothing to say of it).
+			if a := team.Agent(d.Agent); a != nil && a.RunsToolLoop() {
+				if note := checkpoint.FailedLoopText(sess.ToolLogs[d.Name], cmdline.ShowTask(where.Store, sess.ID, d.Name)); note != "" {
+					step.Reason += "; " + note
+				}
+			}
 		}
 		if note := r.Resets[d.Name].Note(); note != "" {
 			step.Reason += "; " + note // as run warns

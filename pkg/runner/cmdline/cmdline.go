@@ -66,6 +66,12 @@ func Logs(store, session, task string, attempt int) string {
 	return shellcmd.Command("session logs", nil, []string{session, task}, append([]string{"--attempt", strconv.Itoa(attempt)}, Store(store)...))
 }
 
+// ShowTask is `teamrun session show` listing task's tool calls and
+// attempts.
+func ShowTask(store, session, task string) string {
+	return shellcmd.Command("session show", nil, []string{session}, append([]string{"--task", task}, Store(store)...))
+}
+
 // OneOf is a decide command with the values it takes in place of its
 // Placeholder, for a hint: "… rerun|fail|unknown". A command with no
 // placeholder, or no options, comes back as it is.
