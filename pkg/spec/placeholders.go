@@ -51,7 +51,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 		}
 		return from
 	}
-	add := func(text string, from Pos, path string, each *Foreach, bound ...string) {
+	add := func(text string, from Pos, path string, agent bool, each *Foreach, bound ...string) {
 		for _, w := range placeholdersIn(text, syn) {
 			over := ""
 			if root, _, dotted := strings.Cut(w.name, "."); slices.Contains(bound, root) {
@@ -61,7 +61,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 				over = each.Over // a field of each item: checked on the items
 			}
 			b.team.Placeholders = append(b.team.Placeholders, PlaceholderUse{Name: w.name, Written: w.as,
-				Pos: find(w.name, from, 2*strings.Count(text, "\n")+64), Path: path, Over: over})
+				Pos: find(w.name, from, 2*strings.Count(text, "\n")+64), Path: path, Over: over, Agent: agent})
 		}
 	}
 	for _, a := range b.team.Agents {
@@ -73,7 +73,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if v := b.agentSrc[a].get(f.key); v != nil {
 				from = v.pos()
 			}
-			add(f.text, from, p+"."+f.key, nil, "")
+			add(f.text, from, p+"."+f.key, true, nil, "")
 		}
 	}
 	type field struct {
@@ -130,7 +130,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if f.keys[0] == "output_file" {
 				each = nil // no item's field is read there
 			}
-			add(f.text, at, path, each, bound...)
+			add(f.text, at, path, false, each, bound...)
 		}
 	}
 	slices.SortStableFunc(b.team.Placeholders, func(x, y PlaceholderUse) int {
@@ -213,7 +213,7 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		if m := closest(root, known); m != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", m)
 		}
-		if h := praisonSetsWhere(root); h != "" && t.PraisonTemplates {
+		if h := t.praisonSetsWhere(root, u.Agent); h != "" && t.PraisonTemplates {
 			msg += "; " + h
 		}
 		if len(known) > 0 {

@@ -216,8 +216,10 @@ func (b *builder) praison(root *tree) {
 			t.VarOrder = append(t.VarOrder, "input")
 		}
 	}
-	if b.steps != nil {
-		b.praisonSteps(b.steps)
+	if b.steps == nil {
+		b.bindPreviousOutput()
+	} else {
+		b.praisonSteps(b.steps) // binds it among the steps' bindings
 		input := setBy["input"]
 		if root.get("input") == nil && input == nil {
 			input = setBy["topic"] // read as the input
@@ -646,17 +648,15 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 	for i, k := range v.keys() {
 		f := v.vals()[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
-		// {{previous_output}} as in tasks and steps.
-		text := func(dst *string) { str(dst); *dst = convertTemplate(*dst) }
 		switch k {
 		case "role":
-			text(&a.Role)
+			str(&a.Role)
 		case "goal":
-			text(&a.Goal)
+			str(&a.Goal)
 		case "backstory":
-			text(&a.Backstory)
+			str(&a.Backstory)
 		case "instructions":
-			text(&a.Instructions)
+			str(&a.Instructions)
 		case "llm":
 			if !f.isNull() {
 				a.LLM = b.praisonLLM(f)
@@ -812,13 +812,11 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 	for i, k := range v.keys() {
 		f := v.vals()[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
-		// {{previous_output}}, as in steps.
-		text := func(dst *string) { str(dst); *dst = convertTemplate(*dst) }
 		switch k {
 		case "description":
-			text(&tk.Description)
+			str(&tk.Description)
 		case "expected_output":
-			text(&tk.ExpectedOutput)
+			str(&tk.ExpectedOutput)
 		case "agent", "name":
 			// read by the caller
 		case "context":
@@ -846,6 +844,7 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 	b.taskAt[name] = len(b.team.Tasks)
 	b.team.Tasks = append(b.team.Tasks, tk)
 	b.tasks = append(b.tasks, v)
+	b.userTexts = append(b.userTexts, tk)
 }
 
 // praisonMemory reads a memory: setting: true or false, as the native

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -552,6 +553,70 @@ func TestPraisonAIRoleNotAMapping(t *testing.T) {
 			}
 			if len(list) != 1 || list[0].String() != tt.want {
 				t.Errorf("got %q, want [%q]", err, tt.want)
+			}
+		})
+	}
+}
+
+// {{previous_output}} follows one rule in a roles: file, a tasks: list, a
+// steps: file and a scheduler's task: a task with something before it
+// (the task before it in file order, its context:, the step before it)
+// reads the context teamrun appends; one with nothing before it keeps it
+// as written, as PraisonAI sends it, with a warning. An agent's texts,
+// its system message for every task it does, always keep it, warned.
+func TestPreviousOutputNeedsSomethingBefore(t *testing.T) {
+	const bound = "the previous step's output (below)"
+	tests := []struct {
+		name, src string
+		texts     []string // each task's description / expected_output
+		warned    []string // the start of each warning's path: message, in order
+	}{
+		{"a role's first task", "framework: praisonai\nroles:\n  a:\n    role: A\n    llm: m\n    tasks:\n      t1: {description: \"First: {{previous_output}}\", expected_output: \"{{previous_output}}\"}\n      t2: {description: \"Then {{previous_output}}\"}\n",
+			[]string{"First: {{previous_output}} / {{previous_output}}", "Then " + bound + " / "},
+			[]string{"roles.a.tasks.t1.description: {{previous_output}}: nothing defines previous_output", "roles.a.tasks.t1.expected_output: {{previous_output}}: nothing defines previous_output"}},
+		{"a tasks: list", "framework: praisonai\nagents:\n  - {name: a, role: A, llm: m}\ntasks:\n  - {agent: a, description: \"First: {{previous_output}}\"}\n  - {agent: a, description: \"Then {{previous_output}}\"}\n",
+			[]string{"First: {{previous_output}} / ", "Then " + bound + " / "},
+			[]string{"tasks[0].description: {{previous_output}}: nothing defines previous_output"}},
+		{"context: [] reads nothing", "framework: praisonai\nroles:\n  a:\n    llm: m\n    tasks:\n      t1: {description: one}\n      t2: {description: \"Then {{previous_output}}\", context: []}\n      t3: {description: \"Last {{previous_output}}\", context: [t1]}\n",
+			[]string{"one / ", "Then {{previous_output}} / ", "Last " + bound + " / "},
+			[]string{"roles.a.tasks.t2.description: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; it is the output of the task before, and the first task, or one with context: [], has none;"}},
+		{"a steps: file", "agents:\n  a: {role: A, llm: m}\nsteps:\n  - {agent: a, action: \"First: {{previous_output}}\"}\n  - {agent: a, action: \"Then {{previous_output}}\"}\n",
+			[]string{"First: {{previous_output}} / ", "Then " + bound + " / "},
+			[]string{"steps[0].action: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; it is the output of the step before, and the first step has none;"}},
+		{"an agent's texts", "agents:\n  a:\n    role: \"A {{previous_output}}\"\n    goal: \"Improve {{previous_output}}\"\n    backstory: b\n    instructions: \"Use {{previous_output}}\"\n    llm: m\nsteps:\n  - {agent: a, action: one}\n  - {agent: a, action: two}\n",
+			[]string{"one / ", "two / "},
+			[]string{"agents.a.role: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; an agent's texts make the system message of every task it does, where PraisonAI fills no previous output either: write {{previous_output}} in a step's action or a task's description;",
+				"agents.a.goal: {{previous_output}}", "agents.a.instructions: {{previous_output}}"}},
+		{"a role's texts", "framework: praisonai\nroles:\n  a:\n    goal: \"Improve {{previous_output}}\"\n    llm: m\n    tasks:\n      t1: {description: one}\n      t2: {description: two}\n",
+			[]string{"one / ", "two / "},
+			[]string{"roles.a.goal: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; an agent's texts"}},
+		{"a scheduler's task", "framework: praisonai\nagents:\n  - {name: a, role: A, llm: m}\ntask: \"Check {{previous_output}}\"\n",
+			[]string{"Check {{previous_output}} / "},
+			[]string{"task: {{previous_output}}: nothing defines previous_output"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("p.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, tk := range team.Tasks {
+				texts = append(texts, tk.Description+" / "+tk.ExpectedOutput)
+			}
+			if !slices.Equal(texts, tt.texts) {
+				t.Errorf("texts %q, want %q", texts, tt.texts)
+			}
+			var said []string
+			for _, d := range team.UndefinedPlaceholders(nil) {
+				said = append(said, d.Path+": "+d.Message)
+			}
+			ok := len(said) == len(tt.warned)
+			for i := range min(len(said), len(tt.warned)) {
+				ok = ok && strings.HasPrefix(said[i], tt.warned[i])
+			}
+			if !ok {
+				t.Errorf("warnings:\n%s\nwant, starting:\n%s", strings.Join(said, "\n"), strings.Join(tt.warned, "\n"))
 			}
 		})
 	}

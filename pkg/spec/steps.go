@@ -189,6 +189,9 @@ func (b *builder) praisonSteps(steps *tree) {
 	if sb.dag {
 		b.team.Process = Workflow
 	}
+	// Before the other bindings: a step named previous keeps its output
+	// as previous_output, which is not what {{previous_output}} reads.
+	b.bindPreviousOutput()
 	sb.bindParallelOutputs()
 	sb.bindStepOutputs(b.team.Tasks[from:])
 	sb.compileConditions()
@@ -403,8 +406,15 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 const repeatIterations = "repeat_iterations"
 
 // praisonSetsWhere says where PraisonAI sets the variable name as a
-// workflow runs, for a text that reads it elsewhere; "" for the others.
-func praisonSetsWhere(name string) string {
+// workflow runs, for a text (an agent's: agent) that reads it elsewhere;
+// "" for the others.
+func (t *Team) praisonSetsWhere(name string, agent bool) string {
+	switch {
+	case name == PreviousOutput && agent:
+		return "an agent's texts make the system message of every task it does, where PraisonAI fills no previous output either: write {{previous_output}} in a step's action or a task's description"
+	case name == PreviousOutput && !t.PraisonSteps:
+		return "it is the output of the task before, and the first task, or one with context: [], has none"
+	}
 	switch name {
 	case repeatIterations:
 		return "PraisonAI sets it once a repeat step is done, for the steps after it"
@@ -829,12 +839,6 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 			}
 		}
 	}
-	// A step with no output before it (the first, reading no context:)
-	// has no previous output: PraisonAI sends its {{previous_output}} as
-	// written, and so does teamrun, as any {{VAR}} nothing sets.
-	if len(tk.Context) > 0 || tk.Foreach != nil {
-		tk.Description, tk.ExpectedOutput = convertTemplate(tk.Description), convertTemplate(tk.ExpectedOutput)
-	}
 	if st.get("agent") == nil {
 		b.errorf(st, st.kpos(), "missing required key \"agent\": name the agent that does this step")
 	}
@@ -857,6 +861,7 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 	if !b.addTask(tk, st, stepNamed(st)) {
 		return prev
 	}
+	b.userTexts = append(b.userTexts, tk)
 	var keys []string
 	if n := stepName(st, ""); n != "" {
 		keys = append(keys, n)
@@ -1196,14 +1201,30 @@ func shQuote(s string) string {
 // identRE is a variable's name.
 var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
-// convertTemplate makes PraisonAI's {{previous_output}} a reference to
-// the context teamrun appends to the prompt, as the previous output is
-// given there. The text's other {{VAR}}s stay as written: Render fills
-// them, and leaves what it cannot fill as written, as PraisonAI does.
-func convertTemplate(s string) string {
-	return replacePlaceholders(s, praisonSteps, func(name string) (string, bool) {
-		return "the previous step's output (below)", name == PreviousOutput
-	})
+// bindPreviousOutput makes the {{previous_output}} of each task in
+// b.userTexts (the tasks whose texts the file writes) a reference to the
+// context teamrun appends to the prompt, where the previous output is
+// given, when the task has one: it reads a task (its context:, the step
+// before it, in a sequential team the task before it) or, in a loop, the
+// item before. A task with none (the first, or one with context: [])
+// keeps it as written, as PraisonAI sends it, and the placeholder check
+// says so, as for any {{VAR}} nothing sets. An agent's texts are never
+// bound: they make the system message of every task the agent does,
+// where PraisonAI fills no previous output either. The text's other
+// {{VAR}}s stay as written: Render fills them.
+func (b *builder) bindPreviousOutput() {
+	for _, tk := range b.userTexts {
+		i, ok := b.taskAt[tk.Name]
+		if !ok || b.team.Tasks[i] != tk || (tk.Foreach == nil && len(b.team.contextAs(i, nil)) == 0) {
+			continue
+		}
+		for _, s := range []*string{&tk.Description, &tk.ExpectedOutput} {
+			*s = replacePlaceholders(*s, praisonSteps, func(name string) (string, bool) {
+				return "the previous step's output (below)", name == PreviousOutput
+			})
+		}
+	}
+	b.userTexts = nil
 }
 
 // boundTexts are the texts of tk the variables PraisonAI binds as a
