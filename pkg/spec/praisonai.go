@@ -509,6 +509,19 @@ func ignoredEffect(path string) string {
 		return ignoredEffect("output_json")
 	case "min_iterations":
 		return ignoredEffect("planning")
+	// An agent's keys of PraisonAI's (and CrewAI's) Agent.
+	case "knowledge", "knowledge_sources", "retrieval_config":
+		return "teamrun has no knowledge store, so the agent runs without its documents: list read_file in its tools to let it read them, or put what it needs in a task's text"
+	case "allow_code_execution", "code_execution_mode":
+		return "the agent runs no code of its own; execute_command in its tools (with the top-level allow: [execute_command]) runs shell commands, or a command task runs a script"
+	case "markdown":
+		return "the system message asks for no format: say in a task's expected_output how the answer should look"
+	case "max_retry_limit":
+		return "a task's max_retries: sets how often a failed task is tried again"
+	case "respect_context_window":
+		return "nothing is summarised to fit the model's context window: a request too long for it fails the attempt"
+	case "use_system_prompt":
+		return "teamrun always sends the system message it makes from role, goal, backstory and instructions"
 	case "task_type":
 		// PraisonAI's workflow process: decision (read beside a condition
 		// mapping), loop (over a file) or task.
