@@ -190,13 +190,17 @@ func (b *builder) praison(root *tree) {
 		}
 	case roles.isSeq():
 		for _, it := range roles.items() {
-			nameT := it.get("name")
-			name, ok := nameT.str()
-			if !ok || name == "" {
-				b.errorf(it, it.pos(), "an agent in a list needs a name")
+			name, ok := b.listedName(it, "agent", "steps and tasks name the agent by it")
+			if !ok {
 				continue
 			}
-			it.path = strings.SplitN(it.path, "[", 2)[0] + "." + name
+			if name == "" {
+				// Said; its other errors are said too, all at once, under
+				// its place in the list, which names no role.
+				name = it.path
+			} else {
+				it.path = strings.SplitN(it.path, "[", 2)[0] + "." + name
+			}
 			b.praisonRole(name, it, true, defaultMemory)
 		}
 	case roles != nil && !roles.isNull():
@@ -734,10 +738,12 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 		}
 	case tasks.isSeq():
 		for _, it := range tasks.items() {
-			tn, ok := it.get("name").str()
-			if !ok || tn == "" {
-				b.errorf(it, it.pos(), "a task in a list needs a name")
+			tn, ok := b.listedName(it, "task", "context: and --rerun name the task by it")
+			if !ok {
 				continue
+			}
+			if tn == "" {
+				tn = it.path // as for an agent without a name
 			}
 			b.nestedAgent(it, name)
 			b.praisonTask(tn, it, name)
@@ -746,6 +752,32 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 		b.errorf(tasks, tasks.pos(), "expected a mapping of tasks, got %s", tasks.describe())
 	}
 	return a
+}
+
+// listedName is the name: of it, an agent or a task (kind) in a list;
+// what says what names it by that. "" when it has none: an error then
+// says to write it, and its other keys are still worth reading, for
+// their errors. ok is false when it is no mapping (an error says so).
+func (b *builder) listedName(it *tree, kind, what string) (name string, ok bool) {
+	if !it.isMap() {
+		b.errorf(it, it.pos(), "expected a mapping such as {name: NAME, …} for the %s, got %s", kind, it.gotText())
+		return "", false
+	}
+	nv := it.get("name")
+	s, isText := nv.str()
+	switch {
+	case isText && s != "":
+		return s, true
+	case nv.isNull() || isText:
+		article := "a"
+		if kind == "agent" {
+			article = "an"
+		}
+		b.errorf(it, it.pos(), "%s %s in a list needs a name: add name: NAME (%s)", article, kind, what)
+	default:
+		b.errorf(nv, nv.pos(), "expected the %s's name as text, got %s", kind, nv.gotText())
+	}
+	return "", true
 }
 
 // nestedAgent warns when a task under a role names another agent: the

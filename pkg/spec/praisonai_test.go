@@ -639,3 +639,40 @@ func TestPreviousOutputNeedsSomethingBefore(t *testing.T) {
 		})
 	}
 }
+
+// An agent or a role's task in a list without a name is an error saying
+// to write name:, and the errors inside it are said with it, all at once.
+func TestPraisonAIListedNamesNeeded(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"an unnamed role's own errors", "framework: praisonai\nroles:\n  - role: Planner\n    llm: {model: m, temperature: 9}\n    tasks:\n      - {description: Plan}\n      - {name: refine}\n  - name: second\n    tasks:\n      - {description: Review}\n",
+			`l.yaml:3:5: roles[0]: an agent in a list needs a name: add name: NAME (steps and tasks name the agent by it)
+l.yaml:4:34: roles[0].llm.temperature: expected a number from 0 to 2, got integer 9
+l.yaml:6:9: roles[0].tasks[0]: a task in a list needs a name: add name: NAME (context: and --rerun name the task by it)
+l.yaml:7:9: roles[0].tasks[1]: missing required key "description"
+l.yaml:10:9: roles[1].tasks[0]: a task in a list needs a name: add name: NAME (context: and --rerun name the task by it)`},
+		{"an empty name", "framework: praisonai\nroles:\n  - name: \"\"\n    tasks:\n      t: {description: d}\n",
+			`l.yaml:3:5: roles[0]: an agent in a list needs a name: add name: NAME (steps and tasks name the agent by it)`},
+		{"a name that is no text", "framework: praisonai\nroles:\n  - name: 123\n    tasks:\n      t: {description: d}\n",
+			`l.yaml:3:11: roles[0].name: expected the agent's name as text, got integer 123 (if that is meant as a text, quote it: name: "123")`},
+		{"a role that is no mapping", "framework: praisonai\nroles:\n  - reviewer\n",
+			`l.yaml:3:5: roles[0]: expected a mapping such as {name: NAME, …} for the agent, got string "reviewer"`},
+		{"a task name that is no text", "framework: praisonai\nroles:\n  - name: a\n    tasks:\n      - {name: [x], description: d}\n",
+			`l.yaml:5:16: roles[0].tasks[0].name: expected the task's name as text, got a list`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("l.yaml", []byte(tt.src))
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("got %v, want errors", err)
+			}
+			var got []string
+			for _, d := range list {
+				got = append(got, d.String())
+			}
+			if strings.Join(got, "\n") != tt.want {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), tt.want)
+			}
+		})
+	}
+}
