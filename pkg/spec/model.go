@@ -107,6 +107,9 @@ type PlaceholderUse struct {
 	// Agent says the text is an agent's: the system message of every
 	// task it does, which no task's previous output reaches.
 	Agent bool
+	// Unwritten says the text is one teamrun gives a PraisonAI step the
+	// file writes no action for, as PraisonAI gives it.
+	Unwritten bool
 }
 
 // LLM says which model an LLM agent talks to and how.

@@ -406,12 +406,14 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 const repeatIterations = "repeat_iterations"
 
 // praisonSetsWhere says where PraisonAI sets the variable name as a
-// workflow runs, for a text (an agent's: agent) that reads it elsewhere;
-// "" for the others.
-func (t *Team) praisonSetsWhere(name string, agent bool) string {
+// workflow runs, for the text of u that reads it elsewhere; "" for the
+// others.
+func (t *Team) praisonSetsWhere(name string, u PlaceholderUse) string {
 	switch {
-	case name == PreviousOutput && agent:
+	case name == PreviousOutput && u.Agent:
 		return "an agent's texts make the system message of every task it does, where PraisonAI fills no previous output either: write {{previous_output}} in a step's action or a task's description"
+	case name == PreviousOutput && u.Unwritten:
+		return "the step has no action:, and PraisonAI sends a later step of a parallel that opens the file {{previous_output}}, which nothing sets there: write the step's action"
 	case name == PreviousOutput && !t.PraisonSteps:
 		return "it is the output of the task before, and the first task, or one with context: [], has none"
 	}
@@ -843,20 +845,11 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		b.errorf(st, st.kpos(), "missing required key \"agent\": name the agent that does this step")
 	}
 	if st.get("action") == nil && st.get("description") == nil {
-		tk.Description = sb.noAction(first, len(prev) > 0)
-		if tk.Description == "" && tk.Foreach != nil {
-			// PraisonAI would send the empty input: the item is what it means.
-			tk.Description = praisonSteps.spell(tk.Foreach.As)
+		item := ""
+		if tk.Foreach != nil {
+			item = tk.Foreach.As
 		}
-		if tk.Description == "" && first {
-			// PraisonAI's action defaults to {{input}}, which its CLI
-			// (--input) or input: gives; --var input= gives it here, and
-			// nothing giving it is said as for any {{VAR}}.
-			tk.Description = praisonSteps.spell("input")
-		}
-		if tk.Description == "" {
-			b.errorf(st, st.kpos(), "missing required key \"action\": say what the agent should do")
-		}
+		tk.Description = sb.noAction(first, len(prev) > 0, item)
 	}
 	if !b.addTask(tk, st, stepNamed(st)) {
 		return prev
@@ -887,16 +880,25 @@ const carryOn = "Carry on from the previous step's output."
 
 // noAction is what a step without action does, as PraisonAI runs it: the
 // first of its list takes the workflow's input, a later one the previous
-// output (which teamrun appends as context either way). "" when there is
-// neither.
-func (sb *stepBuilder) noAction(first, hasPrev bool) string {
+// output (which teamrun appends as context either way). Where there is
+// none, a loop's step (item: the name its item is bound to, else "") is
+// given its item, where PraisonAI would send the empty input; another
+// step, the placeholder PraisonAI sends as written there, which the
+// placeholder check says nothing defines, as it says of any {{VAR}}:
+// {{input}} (its CLI's --input, --var input= here), or, in a later step
+// of a parallel that opens the file, {{previous_output}}.
+func (sb *stepBuilder) noAction(first, hasPrev bool, item string) string {
 	switch {
 	case first && sb.hasInput:
 		return praisonSteps.spell("input")
 	case hasPrev:
 		return carryOn
+	case item != "":
+		return praisonSteps.spell(item)
+	case first:
+		return praisonSteps.spell("input")
 	}
-	return ""
+	return praisonSteps.spell(PreviousOutput)
 }
 
 // jsonSchemaLike says whether v is a mapping with a JSON Schema keyword
@@ -1040,7 +1042,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			}
 			// As PraisonAI runs a branch: its first agent takes the input,
 			// each later one the output before it.
-			desc := sb.noAction(k == 0, true)
+			desc := sb.noAction(k == 0, true, "")
 			made := nameSource{at: it, made: fmt.Sprintf("the task that runs agent %s for the label %s of route step %q", agent, quoteShort(l), name)}
 			if b.addTask(&Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos(), HasContext: true, Context: ctx},
 				synthMap(it, "agent", it), made) {
