@@ -104,6 +104,12 @@ type PlaceholderUse struct {
 	// Over is, for a field of a foreach item ({{item.title}}), the list
 	// the items come from, whose items are checked for the field.
 	Over string
+	// Agent says the text is an agent's: the system message of every
+	// task it does, which no task's previous output reaches.
+	Agent bool
+	// Unwritten says the text is one teamrun gives a PraisonAI step the
+	// file writes no action for, as PraisonAI gives it.
+	Unwritten bool
 }
 
 // LLM says which model an LLM agent talks to and how.

@@ -203,6 +203,9 @@ type builder struct {
 	// refusedSteps are the PraisonAI steps refused (refuseSteps), by
 	// name, reported once there, not again where a context names them.
 	refusedSteps map[string]bool
+	// userTexts are the PraisonAI tasks whose texts the file writes, not
+	// yet bound by bindPreviousOutput.
+	userTexts []*Task
 	// stepNames says where each step task's name comes from (placeTask).
 	stepNames map[string]nameSource
 	// free are the tasks nativeTasks made room for, handed out by task:

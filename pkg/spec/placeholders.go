@@ -51,7 +51,8 @@ func (b *builder) collectPlaceholders(data []byte) {
 		}
 		return from
 	}
-	add := func(text string, from Pos, path string, each *Foreach, bound ...string) {
+	// like is the use of a placeholder in text but for its name and place.
+	add := func(text string, from Pos, like PlaceholderUse, each *Foreach, bound ...string) {
 		for _, w := range placeholdersIn(text, syn) {
 			over := ""
 			if root, _, dotted := strings.Cut(w.name, "."); slices.Contains(bound, root) {
@@ -60,8 +61,10 @@ func (b *builder) collectPlaceholders(data []byte) {
 				}
 				over = each.Over // a field of each item: checked on the items
 			}
-			b.team.Placeholders = append(b.team.Placeholders, PlaceholderUse{Name: w.name, Written: w.as,
-				Pos: find(w.name, from, 2*strings.Count(text, "\n")+64), Path: path, Over: over})
+			u := like
+			u.Name, u.Written, u.Over = w.name, w.as, over
+			u.Pos = find(w.name, from, 2*strings.Count(text, "\n")+64)
+			b.team.Placeholders = append(b.team.Placeholders, u)
 		}
 	}
 	for _, a := range b.team.Agents {
@@ -74,7 +77,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if v := b.agentSrc[a].get(f.key); v != nil {
 				from = v.pos()
 			}
-			add(f.text, from, p+"."+f.key, nil, bound...)
+			add(f.text, from, PlaceholderUse{Path: p + "." + f.key, Agent: true}, nil, bound...)
 		}
 	}
 	type field struct {
@@ -99,10 +102,10 @@ func (b *builder) collectPlaceholders(data []byte) {
 			}
 			// A text the file does not write (a step's action it left
 			// out) is said where the step is.
-			at, path := src.pos(), src.path
+			at, path, unwritten := src.pos(), src.path, f.keys[0] == "description"
 			for _, k := range f.keys {
 				if v := src.get(k); k != "" && v != nil {
-					at, path = v.pos(), v.path
+					at, path, unwritten = v.pos(), v.path, false
 					break
 				}
 			}
@@ -131,7 +134,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if f.keys[0] == "output_file" {
 				each = nil // no item's field is read there
 			}
-			add(f.text, at, path, each, bound...)
+			add(f.text, at, PlaceholderUse{Path: path, Unwritten: unwritten && syn == praisonSteps}, each, bound...)
 		}
 	}
 	slices.SortStableFunc(b.team.Placeholders, func(x, y PlaceholderUse) int {
@@ -214,7 +217,7 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		if m := closest(root, known); m != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", m)
 		}
-		if h := praisonSetsWhere(root); h != "" && t.PraisonTemplates {
+		if h := t.praisonSetsWhere(root, u); h != "" && t.PraisonTemplates {
 			msg += "; " + h
 		}
 		if len(known) > 0 {

@@ -190,13 +190,17 @@ func (b *builder) praison(root *tree) {
 		}
 	case roles.isSeq():
 		for _, it := range roles.items() {
-			nameT := it.get("name")
-			name, ok := nameT.str()
-			if !ok || name == "" {
-				b.errorf(it, it.pos(), "an agent in a list needs a name")
+			name, ok := b.listedName(it, "agent", "steps and tasks name the agent by it")
+			if !ok {
 				continue
 			}
-			it.path = strings.SplitN(it.path, "[", 2)[0] + "." + name
+			if name == "" {
+				// Said; its other errors are said too, all at once, under
+				// its place in the list, which names no role.
+				name = it.path
+			} else {
+				it.path = strings.SplitN(it.path, "[", 2)[0] + "." + name
+			}
 			b.praisonRole(name, it, true, defaultMemory)
 		}
 	case roles != nil && !roles.isNull():
@@ -216,8 +220,10 @@ func (b *builder) praison(root *tree) {
 			t.VarOrder = append(t.VarOrder, "input")
 		}
 	}
-	if b.steps != nil {
-		b.praisonSteps(b.steps)
+	if b.steps == nil {
+		b.bindPreviousOutput()
+	} else {
+		b.praisonSteps(b.steps) // binds it among the steps' bindings
 		input := setBy["input"]
 		if root.get("input") == nil && input == nil {
 			input = setBy["topic"] // read as the input
@@ -507,6 +513,19 @@ func ignoredEffect(path string) string {
 		return ignoredEffect("output_json")
 	case "min_iterations":
 		return ignoredEffect("planning")
+	// An agent's keys of PraisonAI's (and CrewAI's) Agent.
+	case "knowledge", "knowledge_sources", "retrieval_config":
+		return "teamrun has no knowledge store, so the agent runs without its documents: list read_file in its tools to let it read them, or put what it needs in a task's text"
+	case "allow_code_execution", "code_execution_mode":
+		return "the agent runs no code of its own; execute_command in its tools (with the top-level allow: [execute_command]) runs shell commands, or a command task runs a script"
+	case "markdown":
+		return "the system message asks for no format: say in a task's expected_output how the answer should look"
+	case "max_retry_limit":
+		return "a task's max_retries: sets how often a failed task is tried again"
+	case "respect_context_window":
+		return "nothing is summarised to fit the model's context window: a request too long for it fails the attempt"
+	case "use_system_prompt":
+		return "teamrun always sends the system message it makes from role, goal, backstory and instructions"
 	case "task_type":
 		// PraisonAI's workflow process: decision (read beside a condition
 		// mapping), loop (over a file) or task.
@@ -646,17 +665,15 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 	for i, k := range v.keys() {
 		f := v.vals()[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
-		// {{previous_output}} as in tasks and steps.
-		text := func(dst *string) { str(dst); *dst = convertTemplate(*dst) }
 		switch k {
 		case "role":
-			text(&a.Role)
+			str(&a.Role)
 		case "goal":
-			text(&a.Goal)
+			str(&a.Goal)
 		case "backstory":
-			text(&a.Backstory)
+			str(&a.Backstory)
 		case "instructions":
-			text(&a.Instructions)
+			str(&a.Instructions)
 		case "llm":
 			if !f.isNull() {
 				a.LLM = b.praisonLLM(f)
@@ -721,10 +738,12 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 		}
 	case tasks.isSeq():
 		for _, it := range tasks.items() {
-			tn, ok := it.get("name").str()
-			if !ok || tn == "" {
-				b.errorf(it, it.pos(), "a task in a list needs a name")
+			tn, ok := b.listedName(it, "task", "context: and --rerun name the task by it")
+			if !ok {
 				continue
+			}
+			if tn == "" {
+				tn = it.path // as for an agent without a name
 			}
 			b.nestedAgent(it, name)
 			b.praisonTask(tn, it, name)
@@ -733,6 +752,32 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 		b.errorf(tasks, tasks.pos(), "expected a mapping of tasks, got %s", tasks.describe())
 	}
 	return a
+}
+
+// listedName is the name: of it, an agent or a task (kind) in a list;
+// what says what names it by that. "" when it has none: an error then
+// says to write it, and its other keys are still worth reading, for
+// their errors. ok is false when it is no mapping (an error says so).
+func (b *builder) listedName(it *tree, kind, what string) (name string, ok bool) {
+	if !it.isMap() {
+		b.errorf(it, it.pos(), "expected a mapping such as {name: NAME, …} for the %s, got %s", kind, it.gotText())
+		return "", false
+	}
+	nv := it.get("name")
+	s, isText := nv.str()
+	switch {
+	case isText && s != "":
+		return s, true
+	case nv.isNull() || isText:
+		article := "a"
+		if kind == "agent" {
+			article = "an"
+		}
+		b.errorf(it, it.pos(), "%s %s in a list needs a name: add name: NAME (%s)", article, kind, what)
+	default:
+		b.errorf(nv, nv.pos(), "expected the %s's name as text, got %s", kind, nv.gotText())
+	}
+	return "", true
 }
 
 // nestedAgent warns when a task under a role names another agent: the
@@ -812,13 +857,11 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 	for i, k := range v.keys() {
 		f := v.vals()[i]
 		str := func(dst *string) { b.praisonString(f, dst) }
-		// {{previous_output}}, as in steps.
-		text := func(dst *string) { str(dst); *dst = convertTemplate(*dst) }
 		switch k {
 		case "description":
-			text(&tk.Description)
+			str(&tk.Description)
 		case "expected_output":
-			text(&tk.ExpectedOutput)
+			str(&tk.ExpectedOutput)
 		case "agent", "name":
 			// read by the caller
 		case "context":
@@ -846,6 +889,7 @@ func (b *builder) praisonTask(name string, v *tree, agent string) {
 	b.taskAt[name] = len(b.team.Tasks)
 	b.team.Tasks = append(b.team.Tasks, tk)
 	b.tasks = append(b.tasks, v)
+	b.userTexts = append(b.userTexts, tk)
 }
 
 // praisonMemory reads a memory: setting: true or false, as the native

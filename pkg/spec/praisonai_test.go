@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -256,6 +257,24 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:6:6: steps[1].expected_output: ignored, as PraisonAI ignores it here: an if step runs only the steps of its then: or else:; to use this, put it in one of them"},
 		{"a misspelt key beside route", "agents:\n  a: {role: A, llm: m}\n" + steps + "  - {agnet: a, route: {x: [a]}}\n",
 			"w.yaml:6:6: steps[1].agnet: not supported by teamrun, ignored: nothing reads it (a misspelt key?"},
+		// An agent's keys of PraisonAI's and CrewAI's Agent: none is a
+		// misspelt key, and knowledge says what the agent goes without.
+		{"knowledge", "framework: praisonai\nroles:\n  r:\n    knowledge: [docs/handbook.pdf]\n    tasks:\n      t: {description: d}\n",
+			"w.yaml:4:5: roles.r.knowledge: not supported by teamrun, ignored: teamrun has no knowledge store, so the agent runs without its documents: list read_file in its tools to let it read them, or put what it needs in a task's text"},
+		{"retrieval_config", "agents:\n  a: {role: A, llm: m, retrieval_config: {top_k: 5}}\n" + steps,
+			"w.yaml:2:24: agents.a.retrieval_config: not supported by teamrun, ignored: teamrun has no knowledge store, so the agent runs without its documents"},
+		{"allow_code_execution", "agents:\n  a: {role: A, llm: m, allow_code_execution: true}\n" + steps,
+			"w.yaml:2:24: agents.a.allow_code_execution: not supported by teamrun, ignored: the agent runs no code of its own; execute_command in its tools"},
+		{"code_execution_mode", "agents:\n  a: {role: A, llm: m, code_execution_mode: safe}\n" + steps,
+			"w.yaml:2:24: agents.a.code_execution_mode: not supported by teamrun, ignored: the agent runs no code of its own"},
+		{"markdown", "agents:\n  a: {role: A, llm: m, markdown: true}\n" + steps,
+			"w.yaml:2:24: agents.a.markdown: not supported by teamrun, ignored: the system message asks for no format: say in a task's expected_output how the answer should look"},
+		{"max_retry_limit", "agents:\n  a: {role: A, llm: m, max_retry_limit: 3}\n" + steps,
+			"w.yaml:2:24: agents.a.max_retry_limit: not supported by teamrun, ignored: a task's max_retries: sets how often a failed task is tried again"},
+		{"respect_context_window", "agents:\n  a: {role: A, llm: m, respect_context_window: true}\n" + steps,
+			"w.yaml:2:24: agents.a.respect_context_window: not supported by teamrun, ignored: nothing is summarised to fit the model's context window"},
+		{"use_system_prompt", "agents:\n  a: {role: A, llm: m, use_system_prompt: false}\n" + steps,
+			"w.yaml:2:24: agents.a.use_system_prompt: not supported by teamrun, ignored: teamrun always sends the system message it makes from role, goal, backstory and instructions"},
 		{"run_on, tools_run_on's old spelling", "run_on: docker\nagents:\n  a: {role: A, llm: m}\n" + steps,
 			"w.yaml:1:1: run_on: not supported by teamrun, ignored: tools run on this machine, where teamrun runs"},
 	}
@@ -552,6 +571,107 @@ func TestPraisonAIRoleNotAMapping(t *testing.T) {
 			}
 			if len(list) != 1 || list[0].String() != tt.want {
 				t.Errorf("got %q, want [%q]", err, tt.want)
+			}
+		})
+	}
+}
+
+// {{previous_output}} follows one rule in a roles: file, a tasks: list, a
+// steps: file and a scheduler's task: a task with something before it
+// (the task before it in file order, its context:, the step before it)
+// reads the context teamrun appends; one with nothing before it keeps it
+// as written, as PraisonAI sends it, with a warning. An agent's texts,
+// its system message for every task it does, always keep it, warned.
+func TestPreviousOutputNeedsSomethingBefore(t *testing.T) {
+	const bound = "the previous step's output (below)"
+	tests := []struct {
+		name, src string
+		texts     []string // each task's description / expected_output
+		warned    []string // the start of each warning's path: message, in order
+	}{
+		{"a role's first task", "framework: praisonai\nroles:\n  a:\n    role: A\n    llm: m\n    tasks:\n      t1: {description: \"First: {{previous_output}}\", expected_output: \"{{previous_output}}\"}\n      t2: {description: \"Then {{previous_output}}\"}\n",
+			[]string{"First: {{previous_output}} / {{previous_output}}", "Then " + bound + " / "},
+			[]string{"roles.a.tasks.t1.description: {{previous_output}}: nothing defines previous_output", "roles.a.tasks.t1.expected_output: {{previous_output}}: nothing defines previous_output"}},
+		{"a tasks: list", "framework: praisonai\nagents:\n  - {name: a, role: A, llm: m}\ntasks:\n  - {agent: a, description: \"First: {{previous_output}}\"}\n  - {agent: a, description: \"Then {{previous_output}}\"}\n",
+			[]string{"First: {{previous_output}} / ", "Then " + bound + " / "},
+			[]string{"tasks[0].description: {{previous_output}}: nothing defines previous_output"}},
+		{"context: [] reads nothing", "framework: praisonai\nroles:\n  a:\n    llm: m\n    tasks:\n      t1: {description: one}\n      t2: {description: \"Then {{previous_output}}\", context: []}\n      t3: {description: \"Last {{previous_output}}\", context: [t1]}\n",
+			[]string{"one / ", "Then {{previous_output}} / ", "Last " + bound + " / "},
+			[]string{"roles.a.tasks.t2.description: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; it is the output of the task before, and the first task, or one with context: [], has none;"}},
+		{"a steps: file", "agents:\n  a: {role: A, llm: m}\nsteps:\n  - {agent: a, action: \"First: {{previous_output}}\"}\n  - {agent: a, action: \"Then {{previous_output}}\"}\n",
+			[]string{"First: {{previous_output}} / ", "Then " + bound + " / "},
+			[]string{"steps[0].action: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; it is the output of the step before, and the first step has none;"}},
+		{"an agent's texts", "agents:\n  a:\n    role: \"A {{previous_output}}\"\n    goal: \"Improve {{previous_output}}\"\n    backstory: b\n    instructions: \"Use {{previous_output}}\"\n    llm: m\nsteps:\n  - {agent: a, action: one}\n  - {agent: a, action: two}\n",
+			[]string{"one / ", "two / "},
+			[]string{"agents.a.role: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; an agent's texts make the system message of every task it does, where PraisonAI fills no previous output either: write {{previous_output}} in a step's action or a task's description;",
+				"agents.a.goal: {{previous_output}}", "agents.a.instructions: {{previous_output}}"}},
+		{"a role's texts", "framework: praisonai\nroles:\n  a:\n    goal: \"Improve {{previous_output}}\"\n    llm: m\n    tasks:\n      t1: {description: one}\n      t2: {description: two}\n",
+			[]string{"one / ", "two / "},
+			[]string{"roles.a.goal: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; an agent's texts"}},
+		{"a scheduler's task", "framework: praisonai\nagents:\n  - {name: a, role: A, llm: m}\ntask: \"Check {{previous_output}}\"\n",
+			[]string{"Check {{previous_output}} / "},
+			[]string{"task: {{previous_output}}: nothing defines previous_output"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("p.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, tk := range team.Tasks {
+				texts = append(texts, tk.Description+" / "+tk.ExpectedOutput)
+			}
+			if !slices.Equal(texts, tt.texts) {
+				t.Errorf("texts %q, want %q", texts, tt.texts)
+			}
+			var said []string
+			for _, d := range team.UndefinedPlaceholders(nil) {
+				said = append(said, d.Path+": "+d.Message)
+			}
+			ok := len(said) == len(tt.warned)
+			for i := range min(len(said), len(tt.warned)) {
+				ok = ok && strings.HasPrefix(said[i], tt.warned[i])
+			}
+			if !ok {
+				t.Errorf("warnings:\n%s\nwant, starting:\n%s", strings.Join(said, "\n"), strings.Join(tt.warned, "\n"))
+			}
+		})
+	}
+}
+
+// An agent or a role's task in a list without a name is an error saying
+// to write name:, and the errors inside it are said with it, all at once.
+func TestPraisonAIListedNamesNeeded(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"an unnamed role's own errors", "framework: praisonai\nroles:\n  - role: Planner\n    llm: {model: m, temperature: 9}\n    tasks:\n      - {description: Plan}\n      - {name: refine}\n  - name: second\n    tasks:\n      - {description: Review}\n",
+			`l.yaml:3:5: roles[0]: an agent in a list needs a name: add name: NAME (steps and tasks name the agent by it)
+l.yaml:4:34: roles[0].llm.temperature: expected a number from 0 to 2, got integer 9
+l.yaml:6:9: roles[0].tasks[0]: a task in a list needs a name: add name: NAME (context: and --rerun name the task by it)
+l.yaml:7:9: roles[0].tasks[1]: missing required key "description"
+l.yaml:10:9: roles[1].tasks[0]: a task in a list needs a name: add name: NAME (context: and --rerun name the task by it)`},
+		{"an empty name", "framework: praisonai\nroles:\n  - name: \"\"\n    tasks:\n      t: {description: d}\n",
+			`l.yaml:3:5: roles[0]: an agent in a list needs a name: add name: NAME (steps and tasks name the agent by it)`},
+		{"a name that is no text", "framework: praisonai\nroles:\n  - name: 123\n    tasks:\n      t: {description: d}\n",
+			`l.yaml:3:11: roles[0].name: expected the agent's name as text, got integer 123 (if that is meant as a text, quote it: name: "123")`},
+		{"a role that is no mapping", "framework: praisonai\nroles:\n  - reviewer\n",
+			`l.yaml:3:5: roles[0]: expected a mapping such as {name: NAME, …} for the agent, got string "reviewer"`},
+		{"a task name that is no text", "framework: praisonai\nroles:\n  - name: a\n    tasks:\n      - {name: [x], description: d}\n",
+			`l.yaml:5:16: roles[0].tasks[0].name: expected the task's name as text, got a list`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("l.yaml", []byte(tt.src))
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("got %v, want errors", err)
+			}
+			var got []string
+			for _, d := range list {
+				got = append(got, d.String())
+			}
+			if strings.Join(got, "\n") != tt.want {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), tt.want)
 			}
 		})
 	}

@@ -29,7 +29,7 @@ func (b *builder) praisonSchedulerTask(v *tree) {
 		b.errorf(v, v.kpos(), "the task needs an agent to run it: declare one under agents")
 		return
 	}
-	tk := &Task{Name: "task", Agent: b.team.Agents[0].Name, Description: convertTemplate(s), Pos: v.kpos()}
+	tk := &Task{Name: "task", Agent: b.team.Agents[0].Name, Description: s, Pos: v.kpos()}
 	if sc := b.scheduleMap(); sc != nil {
 		if f := sc.get("max_retries"); f != nil {
 			b.praisonRetries(f, tk)
@@ -49,7 +49,9 @@ func (b *builder) praisonSchedulerTask(v *tree) {
 		}
 		b.warnf(v, v.kpos(), "only the first agent (%s) runs the task, as PraisonAI's scheduler does; %s %s nothing", b.team.Agents[0].Name, strings.Join(rest, ", "), verb)
 	}
-	b.addTask(tk, v, nameSource{at: v, made: "the task of a scheduler file's task:"})
+	if b.addTask(tk, v, nameSource{at: v, made: "the task of a scheduler file's task:"}) {
+		b.userTexts = append(b.userTexts, tk)
+	}
 }
 
 // scheduleMap is the schedule: mapping, if the file has one; set by

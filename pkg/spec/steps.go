@@ -189,6 +189,9 @@ func (b *builder) praisonSteps(steps *tree) {
 	if sb.dag {
 		b.team.Process = Workflow
 	}
+	// Before the other bindings: a step named previous keeps its output
+	// as previous_output, which is not what {{previous_output}} reads.
+	b.bindPreviousOutput()
 	sb.bindParallelOutputs()
 	sb.bindStepOutputs(b.team.Tasks[from:])
 	sb.compileConditions()
@@ -403,8 +406,17 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 const repeatIterations = "repeat_iterations"
 
 // praisonSetsWhere says where PraisonAI sets the variable name as a
-// workflow runs, for a text that reads it elsewhere; "" for the others.
-func praisonSetsWhere(name string) string {
+// workflow runs, for the text of u that reads it elsewhere; "" for the
+// others.
+func (t *Team) praisonSetsWhere(name string, u PlaceholderUse) string {
+	switch {
+	case name == PreviousOutput && u.Agent:
+		return "an agent's texts make the system message of every task it does, where PraisonAI fills no previous output either: write {{previous_output}} in a step's action or a task's description"
+	case name == PreviousOutput && u.Unwritten:
+		return "the step has no action:, and PraisonAI sends a later step of a parallel that opens the file {{previous_output}}, which nothing sets there: write the step's action"
+	case name == PreviousOutput && !t.PraisonSteps:
+		return "it is the output of the task before, and the first task, or one with context: [], has none"
+	}
 	switch name {
 	case repeatIterations:
 		return "PraisonAI sets it once a repeat step is done, for the steps after it"
@@ -829,34 +841,20 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 			}
 		}
 	}
-	// A step with no output before it (the first, reading no context:)
-	// has no previous output: PraisonAI sends its {{previous_output}} as
-	// written, and so does teamrun, as any {{VAR}} nothing sets.
-	if len(tk.Context) > 0 || tk.Foreach != nil {
-		tk.Description, tk.ExpectedOutput = convertTemplate(tk.Description), convertTemplate(tk.ExpectedOutput)
-	}
 	if st.get("agent") == nil {
 		b.errorf(st, st.kpos(), "missing required key \"agent\": name the agent that does this step")
 	}
 	if st.get("action") == nil && st.get("description") == nil {
-		tk.Description = sb.noAction(first, len(prev) > 0)
-		if tk.Description == "" && tk.Foreach != nil {
-			// PraisonAI would send the empty input: the item is what it means.
-			tk.Description = praisonSteps.spell(tk.Foreach.As)
+		item := ""
+		if tk.Foreach != nil {
+			item = tk.Foreach.As
 		}
-		if tk.Description == "" && first {
-			// PraisonAI's action defaults to {{input}}, which its CLI
-			// (--input) or input: gives; --var input= gives it here, and
-			// nothing giving it is said as for any {{VAR}}.
-			tk.Description = praisonSteps.spell("input")
-		}
-		if tk.Description == "" {
-			b.errorf(st, st.kpos(), "missing required key \"action\": say what the agent should do")
-		}
+		tk.Description = sb.noAction(first, len(prev) > 0, item)
 	}
 	if !b.addTask(tk, st, stepNamed(st)) {
 		return prev
 	}
+	b.userTexts = append(b.userTexts, tk)
 	var keys []string
 	if n := stepName(st, ""); n != "" {
 		keys = append(keys, n)
@@ -882,16 +880,25 @@ const carryOn = "Carry on from the previous step's output."
 
 // noAction is what a step without action does, as PraisonAI runs it: the
 // first of its list takes the workflow's input, a later one the previous
-// output (which teamrun appends as context either way). "" when there is
-// neither.
-func (sb *stepBuilder) noAction(first, hasPrev bool) string {
+// output (which teamrun appends as context either way). Where there is
+// none, a loop's step (item: the name its item is bound to, else "") is
+// given its item, where PraisonAI would send the empty input; another
+// step, the placeholder PraisonAI sends as written there, which the
+// placeholder check says nothing defines, as it says of any {{VAR}}:
+// {{input}} (its CLI's --input, --var input= here), or, in a later step
+// of a parallel that opens the file, {{previous_output}}.
+func (sb *stepBuilder) noAction(first, hasPrev bool, item string) string {
 	switch {
 	case first && sb.hasInput:
 		return praisonSteps.spell("input")
 	case hasPrev:
 		return carryOn
+	case item != "":
+		return praisonSteps.spell(item)
+	case first:
+		return praisonSteps.spell("input")
 	}
-	return ""
+	return praisonSteps.spell(PreviousOutput)
 }
 
 // jsonSchemaLike says whether v is a mapping with a JSON Schema keyword
@@ -1035,7 +1042,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			}
 			// As PraisonAI runs a branch: its first agent takes the input,
 			// each later one the output before it.
-			desc := sb.noAction(k == 0, true)
+			desc := sb.noAction(k == 0, true, "")
 			made := nameSource{at: it, made: fmt.Sprintf("the task that runs agent %s for the label %s of route step %q", agent, quoteShort(l), name)}
 			if b.addTask(&Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos(), HasContext: true, Context: ctx},
 				synthMap(it, "agent", it), made) {
@@ -1196,14 +1203,30 @@ func shQuote(s string) string {
 // identRE is a variable's name.
 var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
-// convertTemplate makes PraisonAI's {{previous_output}} a reference to
-// the context teamrun appends to the prompt, as the previous output is
-// given there. The text's other {{VAR}}s stay as written: Render fills
-// them, and leaves what it cannot fill as written, as PraisonAI does.
-func convertTemplate(s string) string {
-	return replacePlaceholders(s, praisonSteps, func(name string) (string, bool) {
-		return "the previous step's output (below)", name == PreviousOutput
-	})
+// bindPreviousOutput makes the {{previous_output}} of each task in
+// b.userTexts (the tasks whose texts the file writes) a reference to the
+// context teamrun appends to the prompt, where the previous output is
+// given, when the task has one: it reads a task (its context:, the step
+// before it, in a sequential team the task before it) or, in a loop, the
+// item before. A task with none (the first, or one with context: [])
+// keeps it as written, as PraisonAI sends it, and the placeholder check
+// says so, as for any {{VAR}} nothing sets. An agent's texts are never
+// bound: they make the system message of every task the agent does,
+// where PraisonAI fills no previous output either. The text's other
+// {{VAR}}s stay as written: Render fills them.
+func (b *builder) bindPreviousOutput() {
+	for _, tk := range b.userTexts {
+		i, ok := b.taskAt[tk.Name]
+		if !ok || b.team.Tasks[i] != tk || (tk.Foreach == nil && len(b.team.contextAs(i, nil)) == 0) {
+			continue
+		}
+		for _, s := range []*string{&tk.Description, &tk.ExpectedOutput} {
+			*s = replacePlaceholders(*s, praisonSteps, func(name string) (string, bool) {
+				return "the previous step's output (below)", name == PreviousOutput
+			})
+		}
+	}
+	b.userTexts = nil
 }
 
 // boundTexts are the texts of tk the variables PraisonAI binds as a

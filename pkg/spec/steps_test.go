@@ -787,6 +787,59 @@ steps:
 	}
 }
 
+// A step without action is given what PraisonAI gives it, in a parallel
+// that opens the file too: the first the input, a later one
+// {{previous_output}}, which nothing sets there, so it is sent as written
+// with a warning saying to write the action, as a first step's
+// {{previous_output}} is; it was refused as missing its action.
+func TestParallelFirstWithoutAction(t *testing.T) {
+	const head = "agents:\n  a: {role: A, llm: m}\n  c: {role: C, llm: m}\n"
+	tests := []struct {
+		name, src string
+		texts     []string
+		warned    []string
+	}{
+		{"with input", "input: cars\n" + head + "steps:\n  - name: research\n    parallel:\n      - {agent: a, action: \"Market of {{input}}\"}\n      - agent: c\n",
+			[]string{"Market of {{input}}", "{{previous_output}}"},
+			[]string{"p.yaml:9:9: steps[0].parallel[1]: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; the step has no action:, and PraisonAI sends a later step of a parallel that opens the file {{previous_output}}, which nothing sets there: write the step's action; known: date, input, month, now, timestamp, today, uuid, year"}},
+		{"without input", head + "steps:\n  - parallel:\n      - agent: a\n      - agent: c\n",
+			[]string{"{{input}}", "{{previous_output}}"},
+			[]string{"p.yaml:6:9: steps[0].parallel[0]: {{input}}: nothing defines input", "p.yaml:7:9: steps[0].parallel[1]: {{previous_output}}: nothing defines previous_output"}},
+		{"later in the file", head + "steps:\n  - {agent: a, action: intro}\n  - parallel:\n      - agent: a\n      - agent: c\n",
+			[]string{"intro", carryOn, carryOn}, nil},
+		{"a loop", "variables: {xs: [1, 2]}\n" + head + "steps:\n  - parallel:\n      - {agent: a, action: go}\n      - {agent: c, loop: {over: xs}}\n",
+			[]string{"go", "{{item}}"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("p.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, tk := range team.Tasks {
+				if tk.Agent == "a" || tk.Agent == "c" {
+					texts = append(texts, tk.Description)
+				}
+			}
+			if !slices.Equal(texts, tt.texts) {
+				t.Errorf("texts %q, want %q", texts, tt.texts)
+			}
+			var said []string
+			for _, d := range team.UndefinedPlaceholders(nil) {
+				said = append(said, d.String())
+			}
+			ok := len(said) == len(tt.warned)
+			for i := range min(len(said), len(tt.warned)) {
+				ok = ok && strings.HasPrefix(said[i], tt.warned[i])
+			}
+			if !ok {
+				t.Errorf("warnings:\n%s\nwant, starting:\n%s", strings.Join(said, "\n"), strings.Join(tt.warned, "\n"))
+			}
+		})
+	}
+}
+
 // Step shapes that cannot run as written are refused naming the key and
 // what to write: a route label that every output (or none) would pick, an
 // empty parallel or steps list, an agent's name where a step goes.
