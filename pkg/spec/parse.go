@@ -887,7 +887,7 @@ func (b *builder) check() {
 
 // checkVariableWaits warns of each task of a workflow whose texts name the
 // output_variable of a task it neither waits for nor is waited for by
-// (VariableReads.Races): it starts as soon as what it waits for is done,
+// (VariableReads.races): it starts as soon as what it waits for is done,
 // so whether it sees that task's value or the one before is a race. A
 // task the producer waits for runs first, and reads the value before.
 func (b *builder) checkVariableWaits() {
@@ -899,7 +899,7 @@ func (b *builder) checkVariableWaits() {
 	for p, j := range reads.Outputs() {
 		v := t.Tasks[j].OutputVariable
 		for i, tk := range t.Tasks {
-			if !reads.Races(p, i) || (tk.Foreach != nil && (tk.Foreach.As == v || tk.Foreach.Index == v)) {
+			if !reads.races(p, i) || (tk.Foreach != nil && (tk.Foreach.As == v || tk.Foreach.Index == v)) {
 				continue
 			}
 			if t.ReadsVariable(tk, v) {

@@ -88,7 +88,8 @@ func (v *VariableReads) Outputs() []int { return v.outputs }
 // Each calls read with each task, in file order, whose output_variable
 // task i reads (Team.ReadsVariable; a foreach instance's item shadows a
 // variable of its name) and that can have set it when i starts: in a
-// sequential team one before it; in a workflow one it waits for, or one
+// sequential team one before it, back to the last one no route can skip
+// (it overwrote those before it); in a workflow one it waits for, or one
 // before it in the file that does not wait for it either (it may end
 // first: Parse warns of that race). A task that sets the variable after
 // i ran, itself included, never set what i read.
@@ -100,7 +101,7 @@ func (v *VariableReads) Each(i int, read func(j int)) {
 	for p := len(v.outputs) - 1; p >= 0; p-- {
 		j := v.outputs[p]
 		name := v.team.Tasks[j].OutputVariable
-		if j == i || !v.Before(p, i) || x.Binds(name) || slices.Contains(covered, name) || !v.team.ReadsVariable(tk, name) {
+		if j == i || !v.canSet(p, i) || x.Binds(name) || slices.Contains(covered, name) || !v.team.ReadsVariable(tk, name) {
 			continue
 		}
 		set = append(set, j)
@@ -115,9 +116,9 @@ func (v *VariableReads) Each(i int, read func(j int)) {
 	}
 }
 
-// Before says whether the p-th of Outputs can have set its variable when
+// canSet says whether the p-th of Outputs can have set its variable when
 // task i starts (Each).
-func (v *VariableReads) Before(p, i int) bool {
+func (v *VariableReads) canSet(p, i int) bool {
 	j := v.outputs[p]
 	if v.after == nil {
 		return j < i
@@ -125,10 +126,10 @@ func (v *VariableReads) Before(p, i int) bool {
 	return v.after[p][i] || j < i && !v.before[p][i]
 }
 
-// Races says whether task i, in a workflow, may start before or after
+// races says whether task i, in a workflow, may start before or after
 // the p-th of Outputs ends: it neither waits for that task nor is waited
 // for by it.
-func (v *VariableReads) Races(p, i int) bool {
+func (v *VariableReads) races(p, i int) bool {
 	return v.after != nil && !v.after[p][i] && !v.before[p][i] && v.outputs[p] != i
 }
 
