@@ -1,0 +1,60 @@
+package spec
+
+import (
+	"slices"
+	"testing"
+)
+
+// Which tasks' output_variable a task reads is only what can have set it
+// when the task starts: never a task after it (in a workflow, one that
+// waits for it), nor itself; in a sequential team nothing before the
+// last one that always runs, which overwrote them.
+func TestVariableReads(t *testing.T) {
+	const head = "agents:\n  w: {shell: cat}\n"
+	tests := []struct {
+		name, tasks string
+		reader      string
+		want        []string
+	}{
+		{"sequential: before, not after",
+			"tasks:\n  a: {description: a, agent: w, output_variable: v}\n  r: {description: '{v}', agent: w}\n  z: {description: z, agent: w, output_variable: v}\n",
+			"r", []string{"a"}},
+		{"sequential: the last one overwrote the ones before",
+			"tasks:\n  a: {description: a, agent: w, output_variable: v}\n  b: {description: b, agent: w, output_variable: v}\n  r: {description: '{v}', agent: w}\n",
+			"r", []string{"b"}},
+		{"sequential: a route may skip the last one",
+			"tasks:\n  a: {description: a, agent: w, output_variable: v, condition: {'yes': [b], 'no': [r]}}\n  b: {description: b, agent: w, output_variable: v}\n  r: {description: '{v}', agent: w}\n",
+			"r", []string{"a", "b"}},
+		{"sequential: a task that reads and sets it reads the one before",
+			"tasks:\n  a: {description: a, agent: w, output_variable: v}\n  r: {description: 'improve {v}', agent: w, output_variable: v}\n",
+			"r", []string{"a"}},
+		{"sequential: not read, not listed",
+			"tasks:\n  a: {description: a, agent: w, output_variable: v}\n  r: {description: r, agent: w}\n",
+			"r", nil},
+		{"workflow: what it waits for, though later in the file",
+			"process: workflow\ntasks:\n  r: {description: '{v}', agent: w, context: [z]}\n  z: {description: z, agent: w, output_variable: v}\n",
+			"r", []string{"z"}},
+		{"workflow: not what waits for it",
+			"process: workflow\ntasks:\n  a: {description: a, agent: w, output_variable: v}\n  r: {description: '{v}', agent: w, context: [a]}\n  z: {description: z, agent: w, context: [r], output_variable: v}\n",
+			"r", []string{"a"}},
+		{"workflow: an unordered one before it in the file, not after",
+			"process: workflow\ntasks:\n  a: {description: a, agent: w, output_variable: v}\n  r: {description: '{v}', agent: w}\n  z: {description: z, agent: w, output_variable: v}\n",
+			"r", []string{"a"}},
+		{"workflow: what a route makes it wait for",
+			"process: workflow\ntasks:\n  r: {description: '{v}', agent: w}\n  g: {description: g, agent: w, output_variable: v, condition: {'yes': [r]}}\n",
+			"r", []string{"g"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("a.yaml", []byte(head+tt.tasks))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			team.VariableReads().Each(team.TaskIndex(tt.reader), func(j int) { got = append(got, team.Tasks[j].Name) })
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("%s reads v from %q, want %q", tt.reader, got, tt.want)
+			}
+		})
+	}
+}
