@@ -96,7 +96,7 @@ func (e *Engine) reuse(i int, out Output, text, why string) error {
 	e.tasks[i].setOut(out)
 	e.tasks[i].restored, e.tasks[i].cutoff = true, true
 	ev := Event{Type: TaskReused, Index: i, Task: t.Name, Agent: t.Agent, Result: out.Raw, ResultBlob: out.Blob, Reason: why}
-	e.setVariable(t, text, &ev)
+	e.setVariable(i, text, &ev)
 	return e.record(ev)
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -164,6 +165,11 @@ type Engine struct {
 	Render func(text string, state map[string]any) string
 	// State is the shared state; the engine updates it in place.
 	State map[string]any
+	// Initial is the shared state before any task set a variable (the
+	// spec's variables, --var, a session's starting values): what a task
+	// finds of an output_variable that no task it comes after set
+	// (stateFor). nil: State as it starts.
+	Initial map[string]any
 	// Restored gives the output of task i when a checkpoint gave it back
 	// completed (ok false: it did not; nil: none did). setup asks once for
 	// each task: a map of them was 1.5 MB of a 10,000-task restore, made
@@ -242,11 +248,17 @@ type Engine struct {
 	// said so (and wrote their output files back), this one does not again.
 	RestoredBefore map[string]bool
 
-	tasks    []taskState
-	graph    *schedule.Graph
-	sched    *schedule.State // which task may go next: the one set of rules plan shares
-	grow     bool            // a completed task's output asks for a new expansion (Regrow)
-	texts    blobTexts       // results stored out of line the restore read whole (readResult)
+	tasks []taskState
+	graph *schedule.Graph
+	sched *schedule.State // which task may go next: the one set of rules plan shares
+	grow  bool            // a completed task's output asks for a new expansion (Regrow)
+	// vars says which tasks' output_variable each task finds when it
+	// starts (stateFor); values is what each completed task set, by
+	// index, and names the variables any task sets.
+	vars     *spec.VariableReads
+	values   map[int]any
+	names    []string
+	texts    blobTexts // results stored out of line the restore read whole (readResult)
 	recMu    sync.Mutex
 	storeErr error
 	staged   []Event // staged, not yet durable nor shown; under recMu
@@ -482,6 +494,15 @@ func (e *Engine) setup(ctx context.Context) error {
 	if e.State == nil {
 		e.State = map[string]any{}
 	}
+	if e.Initial == nil {
+		e.Initial = maps.Clone(e.State)
+	}
+	e.vars = g.VariableReads()
+	for _, j := range e.vars.Outputs() {
+		if name := t.Tasks[j].OutputVariable; !slices.Contains(e.names, name) {
+			e.names = append(e.names, name)
+		}
+	}
 	if e.Held == nil {
 		e.Held = map[int]Output{}
 	}
@@ -512,6 +533,7 @@ func (e *Engine) setup(ctx context.Context) error {
 		}
 		e.sched.Complete(i, raw)
 		e.tasks[i].setOut(out)
+		e.setValue(i, raw)
 		e.tasks[i].restored = true
 		e.tasks[i].cutoff = e.CutBefore[t.Tasks[i].Name]
 	}
@@ -544,7 +566,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 				e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
 					Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].raw, ResultBlob: e.tasks[i].blob})
 			}
-			if w := restoreOutputFile(ctx, e.Team, e.Team.Tasks[i], e.State, e.Guarded, e.out(i), e.Started); w != "" {
+			if w := restoreOutputFile(ctx, e.Team, e.Team.Tasks[i], e.stateFor(i), e.Guarded, e.out(i), e.Started); w != "" {
 				e.observe(Event{Time: e.now(), Type: RunWarning, Index: -1, Session: e.Session, Message: w})
 			}
 		}
@@ -838,7 +860,7 @@ func (e *Engine) contextOf(i int) []ContextOutput {
 func (e *Engine) job(i int) *Job {
 	t := e.Team.Tasks[i]
 	ctx := e.contextOf(i)
-	state := t.Scope(e.State)
+	state := t.Scope(e.stateFor(i))
 	if t.Expanded().Iteration > 0 {
 		// A repeat iteration's {previous_output}: the output of the last
 		// task it reads, the iteration before it from the second on.
@@ -866,7 +888,7 @@ func (e *Engine) job(i int) *Job {
 		OnDiscard: func(reason string) {
 			e.observe(Event{Time: e.now(), Type: TaskStreamDiscarded, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Message: reason})
 		},
-		State:    e.jobState(t),
+		State:    e.jobState(i),
 		Record:   func(r checkpoint.Record) error { return e.record(e.stepEvent(i, r)) },
 		Stage:    func(r checkpoint.Record) error { return e.stage(e.stepEvent(i, r)) },
 		Flush:    e.flush,
@@ -891,11 +913,12 @@ func (e *Engine) remembered(i int) []string {
 // jobState is the shared state a job of t sees (its agent's texts, its
 // commands' TEAMRUN_VAR_<NAME>), a snapshot: a foreach instance's item is
 // bound in it, as in the instance's own texts (Task.Scope).
-func (e *Engine) jobState(t *spec.Task) map[string]any {
+func (e *Engine) jobState(i int) map[string]any {
+	t := e.Team.Tasks[i]
 	if t.Expanded().As != "" {
-		return t.Scope(e.State)
+		return t.Scope(e.stateFor(i))
 	}
-	state := maps.Clone(e.State)
+	state := maps.Clone(e.stateFor(i))
 	if state == nil {
 		state = map[string]any{}
 	}
@@ -906,7 +929,7 @@ func (e *Engine) jobState(t *spec.Task) map[string]any {
 // halt that asks for one.
 func (e *Engine) human(i int) (*Halt, error) {
 	t := e.Team.Tasks[i]
-	desc := e.Render(t.Description, t.Scope(e.State))
+	desc := e.Render(t.Description, t.Scope(e.stateFor(i)))
 	value, ok := e.Decisions[t.Name]
 	if !ok {
 		h := &Halt{Session: e.Session, Task: t.Name, Description: desc, Options: t.Options()}
@@ -931,7 +954,7 @@ func (e *Engine) human(i int) (*Halt, error) {
 	}
 	if err == nil && t.OutputFile() != "" {
 		var path string
-		if path, err = e.outputPath(t, e.State); err == nil {
+		if path, err = e.outputPath(t, e.stateFor(i)); err == nil {
 			err = writeOutputFile(path, strings.NewReader(value), e.Started)
 		}
 	}
@@ -1156,7 +1179,7 @@ func (e *Engine) finish(d attemptDone, stage bool) error {
 		ev.Result, ev.ResultBlob = d.res.Raw, d.res.Blob
 		ev.Usage = d.res.Usage
 		ev.Memory = d.res.Memory
-		if e.setVariable(t, d.text, &ev) && e.Regrow != nil && e.Regrow(ev.OutputVariable, ev.OutputValue) {
+		if e.setVariable(d.i, d.text, &ev) && e.Regrow != nil && e.Regrow(ev.OutputVariable, ev.OutputValue) {
 			e.grow = true
 		}
 	}
@@ -1271,17 +1294,77 @@ func truncate(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-// setVariable puts what task t's result text sets (spec.Task.Sets) in the
+// setVariable puts what task i's result text sets (spec.Task.Sets) in the
 // shared state and on ev, the event that records it; false when it sets
 // nothing. A restored result's is set by the restore (checkpoint.Choice.Sets).
-func (e *Engine) setVariable(t *spec.Task, text string, ev *Event) bool {
-	name, v := t.Sets(text)
+func (e *Engine) setVariable(i int, text string, ev *Event) bool {
+	name, v := e.setValue(i, text)
 	if name == "" {
 		return false
 	}
 	ev.OutputVariable, ev.OutputValue = name, v
 	e.State[name] = v
 	return true
+}
+
+// setValue keeps what task i's result text sets, for stateFor.
+func (e *Engine) setValue(i int, text string) (string, any) {
+	t := e.Team.Tasks[i]
+	if t.OutputVariable == "" {
+		return "", nil
+	}
+	name, v := t.Sets(text)
+	if name != "" {
+		if e.values == nil {
+			e.values = map[int]any{}
+		}
+		e.values[i] = v
+	}
+	return name, v
+}
+
+// stateFor is the shared state as task i finds it when it starts, as a
+// new run of the same tasks would: each output_variable as the last of
+// the completed tasks that can have left it (spec.VariableReads.Sources)
+// set it, else as it was before any task set it (Initial). The shared
+// state holds what the last task to end set, which on a resumed run may
+// be a task restored past i, or i's own last run.
+func (e *Engine) stateFor(i int) map[string]any {
+	if len(e.names) == 0 || i < 0 || i >= len(e.Team.Tasks) {
+		return e.State
+	}
+	var found map[string]any
+	e.vars.Sources(i, func(j int) {
+		if v, ok := e.values[j]; ok && e.sched.Status(j) == schedule.Completed {
+			if found == nil {
+				found = map[string]any{}
+			}
+			found[e.Team.Tasks[j].OutputVariable] = v // in file order: the last wins
+		}
+	})
+	view, cloned := e.State, false
+	for _, name := range e.names {
+		want, ok := found[name]
+		if !ok {
+			want, ok = e.Initial[name]
+		}
+		cur, has := e.State[name]
+		if ok == has && (!ok || reflect.DeepEqual(cur, want)) {
+			continue
+		}
+		if !cloned {
+			view, cloned = maps.Clone(e.State), true
+			if view == nil {
+				view = map[string]any{}
+			}
+		}
+		if ok {
+			view[name] = want
+		} else {
+			delete(view, name)
+		}
+	}
+	return view
 }
 
 // output is what task t's agent produced as later tasks read it.

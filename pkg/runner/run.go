@@ -758,6 +758,11 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		UsedBefore:     p.usedBefore,
 		Begun:          begun,
 	}
+	if restored == nil || restored.Kind != checkpoint.RestorePartial {
+		// After a strict mismatch the shared state comes back whole (DESIGN
+		// §4): what a task finds before any task it follows set a variable.
+		e.Initial = set.State
+	}
 	if g, err := set.graph(); err == nil {
 		e.Graph = g
 	} else {

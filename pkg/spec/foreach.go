@@ -222,8 +222,21 @@ func (t *Team) DeferredJoin(name string) *Task {
 }
 
 // Producer is the task whose output_variable foreach f runs over ("" when
-// the list is a variable known when the run starts).
+// the list is a variable known when the run starts): of those that set
+// it, the last whose value the foreach task can find when it starts
+// (VariableReads.Sources), as a {placeholder} of it would read.
 func (t *Team) Producer(f *Foreach) string {
+	if i := slices.IndexFunc(t.Tasks, func(tk *Task) bool { return tk.Foreach == f }); i >= 0 {
+		last := ""
+		t.VariableReads().Sources(i, func(j int) {
+			if t.Tasks[j].OutputVariable == f.Over {
+				last = t.Tasks[j].Name
+			}
+		})
+		if last != "" {
+			return last
+		}
+	}
 	for _, tk := range t.Tasks {
 		if tk.OutputVariable == f.Over && tk.Foreach != f {
 			return tk.Name

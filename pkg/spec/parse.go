@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -905,6 +906,29 @@ func (b *builder) checkVariableWaits() {
 			if t.ReadsVariable(tk, v) {
 				src := b.tasks[i]
 				b.warnf(src, src.kpos(), "reads {%s}, which task %s sets (output_variable), but does not wait for it: in a workflow it may start first and see the value before; add %s to its context", v, t.Tasks[j].Name, t.Tasks[j].Name)
+			}
+		}
+	}
+	// Two tasks it waits for that set the variable, neither after the
+	// other: whichever ends last sets what it reads.
+	for i, tk := range t.Tasks {
+		if len(reads.outputs) < 2 {
+			break
+		}
+		var byVar map[string][]string
+		reads.Sources(i, func(j int) {
+			p := slices.Index(reads.outputs, j)
+			if v := t.Tasks[j].OutputVariable; reads.after[p][i] && t.ReadsVariable(tk, v) {
+				if byVar == nil {
+					byVar = map[string][]string{}
+				}
+				byVar[v] = append(byVar[v], t.Tasks[j].Name)
+			}
+		})
+		for _, v := range slices.Sorted(maps.Keys(byVar)) {
+			if set := byVar[v]; len(set) > 1 {
+				src := b.tasks[i]
+				b.warnf(src, src.kpos(), "reads {%s}, which tasks %s all set (output_variable), and none of them waits for another: in a workflow they may end in either order, and the last to end sets what it reads; put one in the other's context", v, strings.Join(set, ", "))
 			}
 		}
 	}

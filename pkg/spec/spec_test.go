@@ -455,6 +455,27 @@ func TestWorkflowVariableWithoutWait(t *testing.T) {
 	}
 }
 
+// A task a producer waits for runs first and reads the value before: no
+// race, no warning (adding the producer to its context would make a
+// cycle). A task that waits for two producers of one variable, neither
+// waiting for the other, reads whichever ends last: a warning.
+func TestWorkflowVariableOrder(t *testing.T) {
+	team, err := Parse("w.yaml", []byte("process: workflow\nagents:\n  w: {shell: cat}\ntasks:\n"+
+		"  a: {description: a, agent: w, output_variable: av}\n"+
+		"  r: {description: \"r {av}\", agent: w, context: [a]}\n"+
+		"  z: {description: z, agent: w, context: [r], output_variable: av}\n"+
+		"  b: {description: b, agent: w, output_variable: bv}\n"+
+		"  c: {description: c, agent: w, output_variable: bv}\n"+
+		"  d: {description: \"d {bv}\", agent: w, context: [b, c]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "w.yaml:10:3: tasks.d: reads {bv}, which tasks b, c all set (output_variable), and none of them waits for another: in a workflow they may end in either order, and the last to end sets what it reads; put one in the other's context"
+	if len(team.Warnings) != 1 || team.Warnings[0].String() != want {
+		t.Errorf("warnings %v, want one: %s", team.Warnings, want)
+	}
+}
+
 // What a task's run reads of the shared state: its texts, its agent's
 // texts, and its agent's command's environment; one rule for the restore
 // and the workflow warning.

@@ -124,10 +124,9 @@ func (t *Team) ReadsVariable(tk *Task, name string) bool {
 // which holds them all. Those commands are a command agent's own, its
 // tools' and its stdio MCP servers': each gets the task's environment.
 func (a *Agent) MentionsVariable(name string) bool {
+	env := "TEAMRUN_VAR_" + EnvName(name)
 	mentions := func(texts ...string) bool {
-		return slices.ContainsFunc(texts, func(c string) bool {
-			return strings.Contains(c, "TEAMRUN_VAR_"+EnvName(name)) || strings.Contains(c, "TEAMRUN_VARS_FILE")
-		})
+		return slices.ContainsFunc(texts, func(c string) bool { return mentionsEnv(c, env) || strings.Contains(c, "TEAMRUN_VARS_FILE") })
 	}
 	if a.Kind == CommandAgent && (mentions(a.Shell) || mentions(a.Command...)) {
 		return true
@@ -143,4 +142,24 @@ func (a *Agent) MentionsVariable(name string) bool {
 		}
 	}
 	return false
+}
+
+// mentionsEnv says whether text names the environment variable env as a
+// whole word: $TEAMRUN_VAR_REGIONS does not name TEAMRUN_VAR_REGION.
+func mentionsEnv(text, env string) bool {
+	for at := 0; ; {
+		k := strings.Index(text[at:], env)
+		if k < 0 {
+			return false
+		}
+		end := at + k + len(env)
+		if end == len(text) || !isEnvByte(text[end]) {
+			return true
+		}
+		at = end
+	}
+}
+
+func isEnvByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }

@@ -16,9 +16,9 @@ type VariableReads struct {
 	// route, directly or through others (after), or it waits for that
 	// task (before). nil in a sequential team, whose order is the file's.
 	after, before [][]bool
-	// routed says, in a sequential team, of each task whether a route
-	// may skip it (nil: none can): the last task before a reader that
-	// sets a variable and that no route skips set what it reads.
+	// routed says of each task whether a route may skip it (nil: none
+	// can): a task that sets a variable and that no route skips
+	// overwrites what the tasks it runs after set (overwrites).
 	routed []bool
 }
 
@@ -33,8 +33,8 @@ func (t *Team) VariableReads() *VariableReads {
 	if len(v.outputs) == 0 {
 		return v
 	}
+	v.routed = t.routeTargets()
 	if t.Process != Workflow {
-		v.routed = t.routeTargets()
 		return v
 	}
 	waits := make([][]int, len(t.Tasks)) // i waits for waits[i]
@@ -85,35 +85,58 @@ func (t *Team) VariableReads() *VariableReads {
 // Outputs are the tasks with an output_variable, in file order.
 func (v *VariableReads) Outputs() []int { return v.outputs }
 
-// Each calls read with each task, in file order, whose output_variable
-// task i reads (Team.ReadsVariable; a foreach instance's item shadows a
-// variable of its name) and that can have set it when i starts: in a
-// sequential team one before it, back to the last one no route can skip
-// (it overwrote those before it); in a workflow one it waits for, or one
-// before it in the file that does not wait for it either (it may end
-// first: Parse warns of that race). A task that sets the variable after
-// i ran, itself included, never set what i read.
+// Sources calls set, in file order, with each task whose
+// output_variable's value task i may find when it starts: one that can
+// have set it by then (in a sequential team one before it; in a workflow
+// one it waits for, or one before it in the file that does not wait for
+// it either, which may end first: Parse warns of that race), unless
+// another such task of the same variable always ends after it and before
+// i starts, overwriting it. A task that sets the variable after i ran,
+// itself included, never set what i read.
+func (v *VariableReads) Sources(i int, set func(j int)) {
+	var at [8]int // most tasks read from a few
+	cands := at[:0]
+	for p, j := range v.outputs {
+		if j != i && v.canSet(p, i) {
+			cands = append(cands, p)
+		}
+	}
+	for _, p := range cands {
+		name := v.team.Tasks[v.outputs[p]].OutputVariable
+		if !slices.ContainsFunc(cands, func(q int) bool {
+			return q != p && v.team.Tasks[v.outputs[q]].OutputVariable == name && v.overwrites(q, p, i)
+		}) {
+			set(v.outputs[p])
+		}
+	}
+}
+
+// Each calls read, in file order, with each of Sources(i) whose
+// output_variable task i reads (Team.ReadsVariable; a foreach instance's
+// item shadows a variable of its name).
 func (v *VariableReads) Each(i int, read func(j int)) {
 	tk := v.team.Tasks[i]
 	x := tk.Expanded()
-	var set []int // from the last before i back
-	var covered []string
-	for p := len(v.outputs) - 1; p >= 0; p-- {
-		j := v.outputs[p]
-		name := v.team.Tasks[j].OutputVariable
-		if j == i || !v.canSet(p, i) || x.Binds(name) || slices.Contains(covered, name) || !v.team.ReadsVariable(tk, name) {
-			continue
+	v.Sources(i, func(j int) {
+		if name := v.team.Tasks[j].OutputVariable; !x.Binds(name) && v.team.ReadsVariable(tk, name) {
+			read(j)
 		}
-		set = append(set, j)
-		if v.after == nil && (v.routed == nil || !v.routed[j]) {
-			// In a sequential team it always runs before i: what any
-			// task before it set of this variable, it overwrote.
-			covered = append(covered, name)
-		}
+	})
+}
+
+// overwrites says whether the q-th of Outputs always ends after the p-th
+// and before task i starts (both can set their variable by then): no
+// route can skip it, and it comes after the p-th (in a sequential team)
+// or waits for it while i waits for it (in a workflow).
+func (v *VariableReads) overwrites(q, p, i int) bool {
+	k, j := v.outputs[q], v.outputs[p]
+	if v.routed != nil && v.routed[k] {
+		return false
 	}
-	for k := len(set) - 1; k >= 0; k-- {
-		read(set[k])
+	if v.after == nil {
+		return k > j
 	}
+	return v.after[q][i] && v.before[q][j]
 }
 
 // canSet says whether the p-th of Outputs can have set its variable when

@@ -40,6 +40,12 @@ func TestVariableReads(t *testing.T) {
 		{"workflow: an unordered one before it in the file, not after",
 			"process: workflow\ntasks:\n  a: {description: a, agent: w, output_variable: v}\n  r: {description: '{v}', agent: w}\n  z: {description: z, agent: w, output_variable: v}\n",
 			"r", []string{"a"}},
+		{"workflow: the one it waits for overwrote the one before it",
+			"process: workflow\ntasks:\n  a: {description: a, agent: w, output_variable: v}\n  b: {description: b, agent: w, output_variable: v, context: [a]}\n  r: {description: '{v}', agent: w, context: [b]}\n",
+			"r", []string{"b"}},
+		{"workflow: unordered producers both count",
+			"process: workflow\ntasks:\n  a: {description: a, agent: w, output_variable: v}\n  b: {description: b, agent: w, output_variable: v}\n  r: {description: '{v}', agent: w, context: [a, b]}\n",
+			"r", []string{"a", "b"}},
 		{"workflow: what a route makes it wait for",
 			"process: workflow\ntasks:\n  r: {description: '{v}', agent: w}\n  g: {description: g, agent: w, output_variable: v, condition: {'yes': [r]}}\n",
 			"r", []string{"g"}},
@@ -56,5 +62,26 @@ func TestVariableReads(t *testing.T) {
 				t.Errorf("%s reads v from %q, want %q", tt.reader, got, tt.want)
 			}
 		})
+	}
+}
+
+// A command names a variable's TEAMRUN_VAR_<NAME> only as a whole word.
+func TestMentionsVariable(t *testing.T) {
+	tests := []struct {
+		shell string
+		want  bool
+	}{
+		{`echo "$TEAMRUN_VAR_REGION"`, true},
+		{`echo ${TEAMRUN_VAR_REGION}x`, true},
+		{`echo $TEAMRUN_VAR_REGIONS`, false},
+		{`echo $TEAMRUN_VAR_REGIONS $TEAMRUN_VAR_REGION`, true},
+		{`echo $TEAMRUN_VAR_REGION_2`, false},
+		{`jq .region "$TEAMRUN_VARS_FILE"`, true},
+	}
+	for _, tt := range tests {
+		a := &Agent{Kind: CommandAgent, Shell: tt.shell}
+		if got := a.MentionsVariable("region"); got != tt.want {
+			t.Errorf("%s mentions region: %v, want %v", tt.shell, got, tt.want)
+		}
 	}
 }

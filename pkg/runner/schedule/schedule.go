@@ -407,6 +407,10 @@ func (g *Graph) CutoffReads(i int) []int {
 	return out
 }
 
+// VariableReads says which tasks' output_variable each task reads or
+// finds when it starts.
+func (g *Graph) VariableReads() *spec.VariableReads { return g.vars }
+
 // eachVariableRead calls read with each task whose output_variable task
 // i reads (spec.VariableReads.Each).
 func (g *Graph) eachVariableRead(i int, read func(j int)) {
