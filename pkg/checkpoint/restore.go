@@ -445,8 +445,8 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	r.decideHeld(defs, ch)
 	r.refuse(defs, ch)
 	r.carryDeferred(sess, ch)
+	r.unsetRunning(sess, defs) // first: setsAgain says what stays of the state it leaves
 	r.setsAgain(sess, defs, ch)
-	r.unsetRunning(sess, defs)
 	if r.Kind == RestoreFull {
 		r.Warnings = append(r.Warnings, uncoveredWarnings(sess, defs, r)...)
 	}
@@ -1468,7 +1468,7 @@ func diffTasks(sess *Session, defs []spec.TaskDef, variables func() map[string]s
 			f = append(f, "agent definition")
 		}
 		var vars string
-		if t.Key != d.Key && variables != nil {
+		if t.OwnKey != d.OwnKey && variables != nil { // variables_from is the task's own
 			if !asked {
 				said, asked = variables(), true
 			}

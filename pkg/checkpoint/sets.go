@@ -164,6 +164,9 @@ func (r *Restored) setsAgain(sess *Session, defs []spec.TaskDef, ch Choice) {
 		drop := !setNow[k]
 		for i := 0; drop && i < len(sess.Team.Tasks); i++ {
 			t := &sess.Team.Tasks[i]
+			if _, today := r.Task(t.Name); today && !r.Done(t.Name) {
+				continue // it runs again: unsetRunning takes back what it set
+			}
 			if _, sets := t.Variables[k]; sets && !slices.Contains(setBy[k], t.Name) {
 				drop = false // another task's record set it
 			}

@@ -29,6 +29,12 @@ func VariableChanges(team *spec.Team, sess *Session) map[string]string {
 			setNow[v] = team.Tasks[j].Name
 		}
 	}
+	skipped := map[string]bool{} // what a skipped task sets, its record does not tell
+	for _, o := range sess.Team.Tasks {
+		if o.Status == StatusSkipped {
+			skipped[o.Name] = true
+		}
+	}
 	set := map[string]string{} // the variable each completed record set
 	setBefore := map[string]string{}
 	// setAt are, for each record, the setters before it: by variable, the
@@ -60,7 +66,7 @@ func VariableChanges(team *spec.Team, sess *Session) map[string]string {
 		if s := outputChange(was, tk.OutputVariable, setNow, setBefore); s != "" {
 			says = append(says, s)
 		}
-		says = append(says, readChanges(team, reads, i, setAt[at[tk.Name]])...)
+		says = append(says, readChanges(team, reads, i, setAt[at[tk.Name]], skipped)...)
 		if len(says) > 0 {
 			out[tk.Name] = strings.Join(says, "; ")
 		}
@@ -88,7 +94,7 @@ func outputChange(was, now string, setNow, setBefore map[string]string) string {
 // readChanges says, for each variable task i reads, when the task whose
 // record set it before i's (setBefore) is not one that sets it for i now
 // (VariableReads.Each).
-func readChanges(team *spec.Team, reads *spec.VariableReads, i int, setBefore map[string]string) []string {
+func readChanges(team *spec.Team, reads *spec.VariableReads, i int, setBefore map[string]string, skipped map[string]bool) []string {
 	from := map[string][]string{}
 	var names []string
 	reads.Each(i, func(j int) {
@@ -111,6 +117,8 @@ func readChanges(team *spec.Team, reads *spec.VariableReads, i int, setBefore ma
 		switch {
 		case len(now) == 0:
 			out = append(out, fmt.Sprintf("no task sets {%s} before it now (%s did)", v, before))
+		case before == "" && slices.ContainsFunc(now, func(n string) bool { return skipped[n] }):
+			// A route skipped it last time: what it sets is not known.
 		case before == "":
 			out = append(out, fmt.Sprintf("{%s} is set by %s now, where no task set it", v, strings.Join(now, ", ")))
 		case !slices.Contains(now, before):
