@@ -144,32 +144,19 @@ func (t *Team) variablesFrom() map[int][]byte {
 		return nil
 	}
 	out := map[int][]byte{}
-	byVar := map[string][]string{}
-	var names []string
 	for i := range t.Tasks {
-		clear(byVar)
-		names = names[:0]
+		var from map[string]any
 		reads.Each(i, func(j int) {
+			if from == nil {
+				from = map[string]any{}
+			}
 			v := t.Tasks[j].OutputVariable
-			if _, ok := byVar[v]; !ok {
-				names = append(names, v)
-			}
-			byVar[v] = append(byVar[v], t.Tasks[j].Name)
+			l, _ := from[v].([]any)
+			from[v] = append(l, t.Tasks[j].Name)
 		})
-		if len(names) == 0 {
-			continue
+		if from != nil {
+			out[i] = appendJSON([]byte(`,"variables_from":`), from)
 		}
-		sortStrings(names)
-		b := []byte(`,"variables_from":{`)
-		for k, v := range names {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, v)
-			b = append(b, ':')
-			b = appendStringList(b, byVar[v])
-		}
-		out[i] = append(b, '}')
 	}
 	return out
 }
