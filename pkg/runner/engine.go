@@ -1333,15 +1333,27 @@ func (e *Engine) stateFor(i int) map[string]any {
 	if len(e.names) == 0 || i < 0 || i >= len(e.Team.Tasks) {
 		return e.State
 	}
-	var found map[string]any
+	var last map[string]int // by variable, the source whose value stands
 	e.vars.Sources(i, func(j int) {
-		if v, ok := e.values[j]; ok && e.sched.Status(j) == schedule.Completed {
-			if found == nil {
-				found = map[string]any{}
-			}
-			found[e.Team.Tasks[j].OutputVariable] = v // in file order: the last wins
+		if _, ok := e.values[j]; !ok || e.sched.Status(j) != schedule.Completed {
+			return
 		}
+		name := e.Team.Tasks[j].OutputVariable
+		if b, ok := last[name]; ok && e.vars.After(j, b) {
+			return // b ends after j
+		}
+		if last == nil {
+			last = map[string]int{}
+		}
+		last[name] = j // else the later in the file
 	})
+	var found map[string]any
+	for name, j := range last {
+		if found == nil {
+			found = map[string]any{}
+		}
+		found[name] = e.values[j]
+	}
 	view, cloned := e.State, false
 	for _, name := range e.names {
 		want, ok := found[name]

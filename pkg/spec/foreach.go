@@ -222,19 +222,29 @@ func (t *Team) DeferredJoin(name string) *Task {
 }
 
 // Producer is the task whose output_variable foreach f runs over ("" when
-// the list is a variable known when the run starts): of those that set
-// it, the last whose value the foreach task can find when it starts
-// (VariableReads.Sources), as a {placeholder} of it would read.
+// the list is a variable known when the run starts): of those whose value
+// the foreach task can find when it starts (VariableReads.Sources), the
+// one that ends last, as a {placeholder} of it would read; one no route
+// can skip before one a route may skip, which may leave the list to the
+// other: the run expands the foreach once, from one task's list.
 func (t *Team) Producer(f *Foreach) string {
 	if i := slices.IndexFunc(t.Tasks, func(tk *Task) bool { return tk.Foreach == f }); i >= 0 {
-		last := ""
-		t.VariableReads().Sources(i, func(j int) {
-			if t.Tasks[j].OutputVariable == f.Over {
-				last = t.Tasks[j].Name
+		reads, last := t.VariableReads(), -1
+		reads.Sources(i, func(j int) {
+			switch {
+			case t.Tasks[j].OutputVariable != f.Over:
+			case last < 0:
+				last = j
+			case reads.Skippable(j) != reads.Skippable(last):
+				if !reads.Skippable(j) {
+					last = j
+				}
+			case !reads.After(j, last):
+				last = j
 			}
 		})
-		if last != "" {
-			return last
+		if last >= 0 {
+			return t.Tasks[last].Name
 		}
 	}
 	for _, tk := range t.Tasks {

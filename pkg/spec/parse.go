@@ -915,23 +915,40 @@ func (b *builder) checkVariableWaits() {
 		if len(reads.outputs) < 2 {
 			break
 		}
-		var byVar map[string][]string
+		var byVar map[string][]int
 		reads.Sources(i, func(j int) {
 			p := slices.Index(reads.outputs, j)
 			if v := t.Tasks[j].OutputVariable; reads.after[p][i] && t.ReadsVariable(tk, v) {
 				if byVar == nil {
-					byVar = map[string][]string{}
+					byVar = map[string][]int{}
 				}
-				byVar[v] = append(byVar[v], t.Tasks[j].Name)
+				byVar[v] = append(byVar[v], j)
 			}
 		})
 		for _, v := range slices.Sorted(maps.Keys(byVar)) {
-			if set := byVar[v]; len(set) > 1 {
+			if set := byVar[v]; len(set) > 1 && unordered(reads, set) {
 				src := b.tasks[i]
-				b.warnf(src, src.kpos(), "reads {%s}, which tasks %s all set (output_variable), and none of them waits for another: in a workflow they may end in either order, and the last to end sets what it reads; put one in the other's context", v, strings.Join(set, ", "))
+				var names []string
+				for _, j := range set {
+					names = append(names, t.Tasks[j].Name)
+				}
+				b.warnf(src, src.kpos(), "reads {%s}, which tasks %s all set (output_variable), and none of them waits for another: in a workflow they may end in either order, and the last to end sets what it reads; put one in the other's context", v, strings.Join(names, ", "))
 			}
 		}
 	}
+}
+
+// unordered says whether no two of tasks run one after the other
+// (VariableReads.After).
+func unordered(reads *VariableReads, tasks []int) bool {
+	for _, j := range tasks {
+		for _, k := range tasks {
+			if j != k && reads.After(j, k) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // namedTwice says whether the list of task names at hand (first: the names

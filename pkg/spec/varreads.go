@@ -124,6 +124,21 @@ func (v *VariableReads) Each(i int, read func(j int)) {
 	})
 }
 
+// After says whether task k, when it runs, always ends after task j
+// does (both of Outputs): in a sequential team it comes after it; in a
+// workflow it waits for it, through context or a route. Of two tasks
+// that set one variable, what the later leaves stands.
+func (v *VariableReads) After(j, k int) bool {
+	if v.after == nil {
+		return k > j
+	}
+	q := slices.Index(v.outputs, k)
+	return q >= 0 && v.before[q][j]
+}
+
+// Skippable says whether a route may skip task j.
+func (v *VariableReads) Skippable(j int) bool { return v.routed != nil && v.routed[j] }
+
 // overwrites says whether the q-th of Outputs always ends after the p-th
 // and before task i starts (both can set their variable by then): no
 // route can skip it, and it comes after the p-th (in a sequential team)
