@@ -128,16 +128,28 @@ type Observer interface {
 }
 
 // StoreError is a Recorder failure: the run stopped because its progress
-// could not be made durable.
+// could not be made durable. It is also a file of teamrun's own for an
+// attempt that could not be written (scratchFailure). Either is the
+// store's failure, not the task's: the run stops (exit 5) and no attempt
+// is spent on it.
 type StoreError struct {
 	Err error
 	// Ended: the attempt came to its own end and only its result could
 	// not be kept (its output's blob, its spool). It ran, and runs again
-	// on --continue; a write that cut an attempt short leaves this false.
+	// on --continue; a write that cut an attempt short, or one before the
+	// attempt's command started, leaves this false.
 	Ended bool
+	// What could not be kept, when it is not the checkpoint: "the
+	// context folder of task b".
+	What string
 }
 
-func (e *StoreError) Error() string { return "cannot write the checkpoint: " + e.Err.Error() }
+func (e *StoreError) Error() string {
+	if e.What != "" {
+		return "cannot keep " + e.What + ": " + e.Err.Error()
+	}
+	return "cannot write the checkpoint: " + e.Err.Error()
+}
 func (e *StoreError) Unwrap() error { return e.Err }
 
 // Losable is a session lock that can be lost while the run goes on (a
