@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -139,5 +141,64 @@ func TestProjectOnReadOnlyOrFullDisk(t *testing.T) {
 				t.Errorf("a session was left (exit %d):\n%s", code, list)
 			}
 		})
+	}
+}
+
+// teamrunWithHome is p.teamrun with the store at home.
+func (p *crashProject) teamrunWithHome(t *testing.T, home string, args ...string) (string, int) {
+	t.Helper()
+	cmd := p.command(args...)
+	cmd.Env = append(cmd.Env, "TEAMRUN_HOME="+home)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), 0
+}
+
+// An attempt's log that a full disk cuts is not kept (README): no part of
+// it is left to pass, in `session logs`, for all the attempt wrote, and a
+// warning names each stream not kept. A stderr cut at 90112 of 150000
+// bytes was shown as if whole, with an empty stdout beside it, and only
+// the stdout was warned about.
+func TestAttemptLogOnFullDisk(t *testing.T) {
+	home := filepath.Join(smallDisk(t), "home")
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	if err := os.WriteFile(p.spec, []byte("agents:\n  noisy: {shell: 'head -c 150000 /dev/zero | tr \"\\\\0\" e >&2; echo fine'}\ntasks:\n  a: {description: a, agent: noisy}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := p.teamrunWithHome(t, home, "run", p.spec, "--session", "s1")
+	if code != 0 {
+		t.Fatalf("run: exit %d, want 0 (the logs given up, their space is free for the session)\n%s", code, out)
+	}
+	logs := filepath.Join(home, "sessions", "s1.logs", "a")
+	if _, err := os.Lstat(filepath.Join(logs, "1.stderr")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stderr log the disk cut is there: %v", err)
+	}
+	for _, stream := range []string{"stdout", "stderr"} {
+		path := filepath.Join(logs, "1."+stream)
+		b, err := os.ReadFile(path)
+		switch {
+		case err == nil && stream == "stdout" && string(b) != "fine\n":
+			t.Errorf("%s holds %q, not all the attempt wrote", path, b)
+		case errors.Is(err, os.ErrNotExist):
+			// Not kept: said so, naming it.
+			if !strings.Contains(out, "teamrun: warning: task a: its output could not be kept in "+home+": cannot write "+path+": no space left on device; the disk is full: free some space (the run goes on)\n") {
+				t.Errorf("no warning names %s:\n%s", path, out)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	got, code := p.teamrunWithHome(t, home, "session", "logs", "s1", "a")
+	if code != 0 || strings.Contains(got, "stderr ──") {
+		t.Errorf("session logs: exit %d, shows a stderr:\n%.300s", code, got)
 	}
 }

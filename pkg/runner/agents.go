@@ -353,8 +353,10 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Inherited: inherited, Dir: a.Dir, Timeout: timeout, Owner: owner,
 		Spool: c.TempDir, Stdout: sinks.stdout, Stderr: sinks.stderr, Large: large, Paths: &c.paths,
 	})
-	if cerr := sinks.close(); cerr != nil {
-		c.warnOnce("logs", fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, c.Store, cerr))
+	for _, cerr := range sinks.close() {
+		// Each log not kept is told (a full disk loses each stream on its
+		// own), a cause they share once (a link at <id>.logs).
+		c.warnOnce("logs: "+cerr.Error(), fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, c.Store, cerr))
 	}
 	var se *SpoolError
 	if errors.As(err, &se) {
