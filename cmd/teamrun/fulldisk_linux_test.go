@@ -202,3 +202,42 @@ func TestAttemptLogOnFullDisk(t *testing.T) {
 		t.Errorf("session logs: exit %d, shows a stderr:\n%.300s", code, got)
 	}
 }
+
+// The disk filling up after the tasks' records were written, before the
+// run folds its journal into the session's file: the summary and --json's
+// run_finished say the checkpoint could not be written, as the exit code
+// (5) and a PostgreSQL store's do. They said done (and "succeeded"), then
+// came the error and exit 5. Nothing is lost: once there is room again,
+// --continue restores the task.
+func TestSnapshotOnFullDisk(t *testing.T) {
+	disk := smallDisk(t)
+	home := filepath.Join(disk, "home")
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	filler := filepath.Join(disk, "filler")
+	// The task's end is a short record, appended to the journal's last
+	// page, which the disk still has; the session's file needs new ones.
+	if err := os.WriteFile(p.spec, []byte("agents:\n  w: {shell: 'cat /dev/zero > "+filler+" 2>/dev/null; echo ok'}\ntasks:\n  a: {description: a, agent: w}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := p.teamrunWithHome(t, home, "run", p.spec, "--session", "s1")
+	if code != exitStore || !strings.Contains(out, "summary stopped: the checkpoint could not be written: ") ||
+		!strings.Contains(out, "teamrun: cannot write the checkpoint: cannot write "+filepath.Join(home, "sessions", "s1.json")+": no space left on device; the disk is full: free some space, then rerun with --continue") {
+		t.Fatalf("exit %d, want 5, the summary saying the checkpoint could not be written, and why:\n%s", code, out)
+	}
+	// The run still held its session: its scratch went, as after any run.
+	if _, err := os.Lstat(filepath.Join(home, "sessions", "s1.scratch")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the run's scratch folder was left: %v", err)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := p.teamrunWithHome(t, home, "run", p.spec, "--continue", "--session", "s1"); code != 0 || !strings.Contains(out, "summary done: 1 restored, 0 ran") {
+		t.Fatalf("--continue once there is room: exit %d\n%s", code, out)
+	}
+
+	out, code = p.teamrunWithHome(t, home, "run", p.spec, "--session", "s2", "--json")
+	if code != exitStore || !strings.Contains(out, `"event":"run_finished"`) || !strings.Contains(out, `"outcome":"store_failed"`) {
+		t.Errorf("--json: exit %d, want 5 and a run_finished that says the store failed:\n%s", code, out)
+	}
+}
