@@ -241,3 +241,29 @@ func TestSnapshotOnFullDisk(t *testing.T) {
 		t.Errorf("--json: exit %d, want 5 and a run_finished that says the store failed:\n%s", code, out)
 	}
 }
+
+// A context file the full disk under the session's scratch folder cannot
+// take: exit 5 saying the disk is full, with no retry spent and the task's
+// command never run. Every retry was spent after its backoff, the task
+// recorded failed, with its command never run.
+func TestContextOnFullDisk(t *testing.T) {
+	home := filepath.Join(smallDisk(t), "home")
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	ran := filepath.Join(dir, "ran")
+	// a's 16000 bytes fit in its log and its record; its context file
+	// for b does not.
+	if err := os.WriteFile(p.spec, []byte("agents:\n  big: {shell: 'echo $TEAMRUN_TASK >> "+ran+"; head -c 16000 /dev/zero | tr \"\\\\0\" x'}\n"+
+		"tasks:\n  a: {description: a, agent: big}\n  b: {description: b, agent: big, context: [a], max_retries: 2, retry_delay: 10ms}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := p.teamrunWithHome(t, home, "run", p.spec, "--session", "s1")
+	if code != exitStore || strings.Contains(out, "retrying") || strings.Contains(out, "failed    b") ||
+		!strings.Contains(out, "teamrun: cannot keep the context folder of task b: cannot write "+filepath.Join(home, "sessions", "s1.scratch", "teamrun-context-")) ||
+		!strings.Contains(out, "/a: no space left on device; the disk is full: free some space, then rerun with --continue") {
+		t.Fatalf("exit %d, want 5 saying the disk is full, no retry:\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(ran); string(b) != "a\n" {
+		t.Errorf("the commands that ran: %q, want a's alone", b)
+	}
+}
