@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -139,5 +141,129 @@ func TestProjectOnReadOnlyOrFullDisk(t *testing.T) {
 				t.Errorf("a session was left (exit %d):\n%s", code, list)
 			}
 		})
+	}
+}
+
+// teamrunWithHome is p.teamrun with the store at home.
+func (p *crashProject) teamrunWithHome(t *testing.T, home string, args ...string) (string, int) {
+	t.Helper()
+	cmd := p.command(args...)
+	cmd.Env = append(cmd.Env, "TEAMRUN_HOME="+home)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), 0
+}
+
+// An attempt's log that a full disk cuts is not kept (README): no part of
+// it is left to pass, in `session logs`, for all the attempt wrote, and a
+// warning names each stream not kept. A stderr cut at 90112 of 150000
+// bytes was shown as if whole, with an empty stdout beside it, and only
+// the stdout was warned about.
+func TestAttemptLogOnFullDisk(t *testing.T) {
+	home := filepath.Join(smallDisk(t), "home")
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	if err := os.WriteFile(p.spec, []byte("agents:\n  noisy: {shell: 'head -c 150000 /dev/zero | tr \"\\\\0\" e >&2; echo fine'}\ntasks:\n  a: {description: a, agent: noisy}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := p.teamrunWithHome(t, home, "run", p.spec, "--session", "s1")
+	if code != 0 {
+		t.Fatalf("run: exit %d, want 0 (the logs given up, their space is free for the session)\n%s", code, out)
+	}
+	logs := filepath.Join(home, "sessions", "s1.logs", "a")
+	if _, err := os.Lstat(filepath.Join(logs, "1.stderr")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stderr log the disk cut is there: %v", err)
+	}
+	for _, stream := range []string{"stdout", "stderr"} {
+		path := filepath.Join(logs, "1."+stream)
+		b, err := os.ReadFile(path)
+		switch {
+		case err == nil && stream == "stdout" && string(b) != "fine\n":
+			t.Errorf("%s holds %q, not all the attempt wrote", path, b)
+		case errors.Is(err, os.ErrNotExist):
+			// Not kept: said so, naming it.
+			if !strings.Contains(out, "teamrun: warning: task a: its output could not be kept in "+home+": cannot write "+path+": no space left on device; the disk is full: free some space (the run goes on)\n") {
+				t.Errorf("no warning names %s:\n%s", path, out)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	got, code := p.teamrunWithHome(t, home, "session", "logs", "s1", "a")
+	if code != 0 || strings.Contains(got, "stderr ──") {
+		t.Errorf("session logs: exit %d, shows a stderr:\n%.300s", code, got)
+	}
+}
+
+// The disk filling up after the tasks' records were written, before the
+// run folds its journal into the session's file: the summary and --json's
+// run_finished say the checkpoint could not be written, as the exit code
+// (5) and a PostgreSQL store's do. They said done (and "succeeded"), then
+// came the error and exit 5. Nothing is lost: once there is room again,
+// --continue restores the task.
+func TestSnapshotOnFullDisk(t *testing.T) {
+	disk := smallDisk(t)
+	home := filepath.Join(disk, "home")
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	filler := filepath.Join(disk, "filler")
+	// The task's end is a short record, appended to the journal's last
+	// page, which the disk still has; the session's file needs new ones.
+	if err := os.WriteFile(p.spec, []byte("agents:\n  w: {shell: 'cat /dev/zero > "+filler+" 2>/dev/null; echo ok'}\ntasks:\n  a: {description: a, agent: w}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := p.teamrunWithHome(t, home, "run", p.spec, "--session", "s1")
+	if code != exitStore || !strings.Contains(out, "summary stopped: the checkpoint could not be written: ") ||
+		!strings.Contains(out, "teamrun: cannot write the checkpoint: cannot write "+filepath.Join(home, "sessions", "s1.json")+": no space left on device; the disk is full: free some space, then rerun with --continue") {
+		t.Fatalf("exit %d, want 5, the summary saying the checkpoint could not be written, and why:\n%s", code, out)
+	}
+	// The run still held its session: its scratch went, as after any run.
+	if _, err := os.Lstat(filepath.Join(home, "sessions", "s1.scratch")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the run's scratch folder was left: %v", err)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := p.teamrunWithHome(t, home, "run", p.spec, "--continue", "--session", "s1"); code != 0 || !strings.Contains(out, "summary done: 1 restored, 0 ran") {
+		t.Fatalf("--continue once there is room: exit %d\n%s", code, out)
+	}
+
+	out, code = p.teamrunWithHome(t, home, "run", p.spec, "--session", "s2", "--json")
+	if code != exitStore || !strings.Contains(out, `"event":"run_finished"`) || !strings.Contains(out, `"outcome":"store_failed"`) {
+		t.Errorf("--json: exit %d, want 5 and a run_finished that says the store failed:\n%s", code, out)
+	}
+}
+
+// A context file the full disk under the session's scratch folder cannot
+// take: exit 5 saying the disk is full, with no retry spent and the task's
+// command never run. Every retry was spent after its backoff, the task
+// recorded failed, with its command never run.
+func TestContextOnFullDisk(t *testing.T) {
+	home := filepath.Join(smallDisk(t), "home")
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	ran := filepath.Join(dir, "ran")
+	// a's 16000 bytes fit in its log and its record; its context file
+	// for b does not.
+	if err := os.WriteFile(p.spec, []byte("agents:\n  big: {shell: 'echo $TEAMRUN_TASK >> "+ran+"; head -c 16000 /dev/zero | tr \"\\\\0\" x'}\n"+
+		"tasks:\n  a: {description: a, agent: big}\n  b: {description: b, agent: big, context: [a], max_retries: 2, retry_delay: 10ms}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := p.teamrunWithHome(t, home, "run", p.spec, "--session", "s1")
+	if code != exitStore || strings.Contains(out, "retrying") || strings.Contains(out, "failed    b") ||
+		!strings.Contains(out, "teamrun: cannot keep the context folder of task b: cannot write "+filepath.Join(home, "sessions", "s1.scratch", "teamrun-context-")) ||
+		!strings.Contains(out, "/a: no space left on device; the disk is full: free some space, then rerun with --continue") {
+		t.Fatalf("exit %d, want 5 saying the disk is full, no retry:\n%s", code, out)
+	}
+	if b, _ := os.ReadFile(ran); string(b) != "a\n" {
+		t.Errorf("the commands that ran: %q, want a's alone", b)
 	}
 }

@@ -168,6 +168,12 @@ func planSession(c *cli.Context, store checkpoint.Backend, team *spec.Team, spec
 	case res.Pending:
 		return nil, []string{fmt.Sprintf("session %s, the project's active session, is being started by a run and is not in %s yet: run --continue would wait for it (--wait) or exit 4", res.ID, store.Location())}, warnings, nil
 	case !res.Exists:
+		// Nothing of the store was read yet: one that cannot be (a
+		// TEAMRUN_HOME that is a file) is exit 5 here, as run --continue's
+		// start of res.ID there would be.
+		if _, err := store.Exists(c.Context, res.ID); err != nil {
+			return nil, nil, nil, storeExit(err)
+		}
 		return nil, []string{"no active session: run --continue would start a new one"}, warnings, nil
 	case res.Active:
 		notes = append(notes, fmt.Sprintf("session %s is the project's active session", res.ID))

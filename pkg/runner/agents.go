@@ -353,15 +353,14 @@ func (c *Commands) Execute(ctx context.Context, job *Job) (Result, error) {
 		Shell: a.Shell, Argv: a.Command, Stdin: job.Description, Env: env, Inherited: inherited, Dir: a.Dir, Timeout: timeout, Owner: owner,
 		Spool: c.TempDir, Stdout: sinks.stdout, Stderr: sinks.stderr, Large: large, Paths: &c.paths,
 	})
-	if cerr := sinks.close(); cerr != nil {
-		c.warnOnce("logs", fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, c.Store, cerr))
+	for _, cerr := range sinks.close() {
+		// Each log not kept is told (a full disk loses each stream on its
+		// own), a cause they share once (a link at <id>.logs).
+		c.warnOnce("logs: "+cerr.Error(), fmt.Sprintf("task %s: its output could not be kept in %s: %v (the run goes on)", job.Task.Name, c.Store, cerr))
 	}
-	// An output the store's scratch folder could not take is the store's
-	// failure, as a checkpoint it could not write is (exit 5), not the
-	// task's: no attempt is spent on a full disk.
 	var se *SpoolError
 	if errors.As(err, &se) {
-		return Result{}, &StoreError{Err: checkpoint.NewStoreError("write", se.Dir, se.Err), Ended: true}
+		return Result{}, scratchFailure("the output of task "+job.Task.Name, se.Dir, se.Err, true)
 	}
 	if ce := (*CommandError)(nil); errors.As(err, &ce) && ce.TimedOut {
 		ce.TimeoutKey = timeoutKey
@@ -409,6 +408,33 @@ func redactedErr(err error, keys []string) error {
 	return &redactedError{text: red, err: err}
 }
 
+// scratchFailure is a file teamrun writes for an attempt in the session's
+// scratch folder — its context folder, its variables file, its command's
+// spooled stdout — that could not be written or read back (a full disk, a
+// folder gone): whichever the file, the store's failure, as a checkpoint
+// it could not write is (exit 5), not the task's, and no attempt is spent
+// on it. path is where ("": the path err names; an error that names none
+// says where itself); ran: the command ran to its end and only its output
+// was lost (StoreError.Ended).
+func scratchFailure(what, path string, err error, ran bool) *StoreError {
+	if path == "" {
+		var pe *fs.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			path = pe.Path
+		case errors.As(err, &le):
+			path = le.New
+		}
+	}
+	// A result stored out of line that could not be read is the store's
+	// own error already, with its path and advice.
+	if path != "" && !errors.Is(err, checkpoint.ErrStore) {
+		err = checkpoint.NewStoreError("write", path, err)
+	}
+	return &StoreError{Err: err, Ended: ran, What: what}
+}
+
 // jobEnv is the TEAMRUN_* environment of a job's processes, the command
 // agent's or an LLM agent's tools': session, task, attempt, a context
 // folder with the context tasks' outputs, the shared state. owner are the
@@ -417,7 +443,7 @@ func redactedErr(err error, keys []string) error {
 func (c *Commands) jobEnv(ctx context.Context, job *Job) (env, owner []string, release func(), err error) {
 	folder, err := c.contextDir(ctx, job.Context)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("context folder: %w", err)
+		return nil, nil, nil, scratchFailure("the context folder of task "+job.Task.Name, "", err, false)
 	}
 	dir := folder.dir
 	spilled := false
@@ -448,7 +474,7 @@ func (c *Commands) jobEnv(ctx context.Context, job *Job) (env, owner []string, r
 		path, err := writeVarsFile(dir, job.State)
 		if err != nil {
 			release()
-			return nil, nil, nil, fmt.Errorf("variables file: %w", err)
+			return nil, nil, nil, scratchFailure("the variables file of task "+job.Task.Name, varsFile(dir), err, false)
 		}
 		env = append(env, "TEAMRUN_VARS_FILE="+path)
 	}

@@ -129,16 +129,28 @@ type Observer interface {
 }
 
 // StoreError is a Recorder failure: the run stopped because its progress
-// could not be made durable.
+// could not be made durable. It is also a file of teamrun's own for an
+// attempt that could not be written (scratchFailure). Either is the
+// store's failure, not the task's: the run stops (exit 5) and no attempt
+// is spent on it.
 type StoreError struct {
 	Err error
 	// Ended: the attempt came to its own end and only its result could
 	// not be kept (its output's blob, its spool). It ran, and runs again
-	// on --continue; a write that cut an attempt short leaves this false.
+	// on --continue; a write that cut an attempt short, or one before the
+	// attempt's command started, leaves this false.
 	Ended bool
+	// What could not be kept, when it is not the checkpoint: "the
+	// context folder of task b".
+	What string
 }
 
-func (e *StoreError) Error() string { return "cannot write the checkpoint: " + e.Err.Error() }
+func (e *StoreError) Error() string {
+	if e.What != "" {
+		return "cannot keep " + e.What + ": " + e.Err.Error()
+	}
+	return "cannot write the checkpoint: " + e.Err.Error()
+}
 func (e *StoreError) Unwrap() error { return e.Err }
 
 // Losable is a session lock that can be lost while the run goes on (a
@@ -211,6 +223,12 @@ type Engine struct {
 	Executor  Executor
 	Memory    MemoryKeeper // may be nil
 	Recorder  Recorder
+	// Finish, when set, ends the recording once the run is over, before
+	// its end is told (RunFinished): the file store folds its journal
+	// into the session's file there. Its failure is the store's, as a
+	// record's is: the summary and the outcome say so (StoreFailed), as
+	// the exit code does.
+	Finish func() error
 	// Lock, when it can be lost, stops the run the moment it is: the
 	// running tasks are cancelled and nothing more is recorded.
 	Lock        Losable
@@ -753,9 +771,12 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 
 	if e.grow && !failed && ctx.Err() == nil && !e.storeFailed() {
 		// Not the end: the caller expands the task set and goes on, so
-		// neither the halts nor the summary are this pass's to tell.
-		e.Grew = true
-		return e.summary(Succeeded, e.now().Sub(start)), nil
+		// neither the halts nor the summary are this pass's to tell
+		// (unless the recording cannot be ended: then it is the end).
+		if e.finishRecording() {
+			e.Grew = true
+			return e.summary(Succeeded, e.now().Sub(start)), nil
+		}
 	}
 	switch {
 	case e.storeFailed():
@@ -779,6 +800,12 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		for _, h := range halts {
 			_ = e.record(Event{Type: RunHalted, Index: -1, Task: h.Task, Halt: h})
 		}
+	}
+	if !e.finishRecording() || e.storeFailed() {
+		// What the run's end is told as is what its exit code says: a
+		// halt the store did not take, or a session file it could not
+		// write (a full disk), is a store failure (exit 5).
+		sum.Outcome = StoreFailed
 	}
 	e.observe(Event{Type: RunFinished, Index: -1, Summary: sum, Elapsed: millis(e.now().Sub(start))})
 	if e.storeFailed() {
@@ -812,6 +839,21 @@ func (e *Engine) failStore(se *StoreError) {
 		e.storeErr = se
 	}
 	e.recMu.Unlock()
+}
+
+// finishRecording calls Finish, once; false when it failed, which fails
+// the store.
+func (e *Engine) finishRecording() bool {
+	finish := e.Finish
+	if finish == nil {
+		return true
+	}
+	e.Finish = nil
+	if err := finish(); err != nil {
+		e.failStore(&StoreError{Err: err})
+		return false
+	}
+	return true
 }
 
 func (e *Engine) storeFailed() bool {

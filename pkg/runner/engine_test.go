@@ -688,3 +688,60 @@ func TestEngineRunsOnTheGraphItIsGiven(t *testing.T) {
 		t.Error("the engine built a graph of its own")
 	}
 }
+
+// The recording is ended (Finish: the file store folds its journal into
+// the session's file) before the run's end is told, once: when that
+// fails (a full disk), the summary and RunFinished say the store failed,
+// as the error and the exit code (5) do, whatever the tasks did. The
+// summary said done, failed or halted, and --json's run_finished
+// "failed", while teamrun exited 5.
+func TestFinishFailureIsTheOutcome(t *testing.T) {
+	full := errors.New("cannot write /s/s1.json: no space left on device")
+	for _, tt := range []struct {
+		name    string
+		tasks   []*spec.Task
+		fails   bool // b fails
+		finish  error
+		outcome Outcome
+	}{
+		{name: "done", tasks: []*spec.Task{task("a"), task("b")}, outcome: Succeeded},
+		{name: "done, not folded in", tasks: []*spec.Task{task("a"), task("b")}, finish: full, outcome: StoreFailed},
+		{name: "failed", tasks: []*spec.Task{task("a"), task("b")}, fails: true, outcome: Failed},
+		{name: "halted", tasks: []*spec.Task{task("a"), task("b", agent(spec.HumanAgent), options("yes", "no"))}, outcome: Halted},
+		{name: "failed, not folded in", tasks: []*spec.Task{task("a"), task("b")}, fails: true, finish: full, outcome: StoreFailed},
+		{name: "halted, not folded in", tasks: []*spec.Task{task("a"), task("b", agent(spec.HumanAgent), options("yes", "no"))}, finish: full, outcome: StoreFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tm, cx := team(spec.Sequential, tt.tasks...)
+			ex := &fakeExec{fn: func(ctx context.Context, j *Job) (Result, error) {
+				if tt.fails && j.Task.Name == "b" {
+					return Result{}, errors.New("exit status 1")
+				}
+				return Result{Raw: "ok"}, nil
+			}}
+			e := newEngine(tm, cx, ex, &memRecorder{})
+			var obs obsRecorder
+			e.Observer = &obs
+			calls := 0
+			e.Finish = func() error {
+				if obs.find(RunFinished).Summary != nil {
+					t.Error("Finish was called after the run's end was told")
+				}
+				calls++
+				return tt.finish
+			}
+			sum, err := e.Run(context.Background())
+			if calls != 1 {
+				t.Errorf("Finish called %d times, want once", calls)
+			}
+			told := obs.find(RunFinished).Summary
+			if sum == nil || told == nil || sum.Outcome != tt.outcome || told.Outcome != tt.outcome {
+				t.Fatalf("summary %+v, told %+v; want outcome %s", sum, told, tt.outcome)
+			}
+			var se *StoreError
+			if (tt.finish != nil) != errors.As(err, &se) || tt.finish != nil && !errors.Is(err, full) {
+				t.Errorf("error %v, want a *StoreError of %v", err, tt.finish)
+			}
+		})
+	}
+}

@@ -805,10 +805,14 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		e.Lock = l
 	}
 
-	sum, runErr := e.Run(ctx)
-	if sum != nil && sum.Outcome == StoreFailed {
-		p.lostStore = true
+	e.Finish = func() error {
+		// A store that failed while the run recorded may have lost the
+		// session (lostStore); one that fails only to fold the journal
+		// in (a full disk) still holds it.
+		p.lostStore = e.storeFailed()
+		return rec.close()
 	}
+	sum, runErr := e.Run(ctx)
 
 	cerr := rec.close()
 	if e.Grew && runErr == nil && cerr == nil {

@@ -221,14 +221,16 @@ func multi(a, b io.Writer) io.Writer {
 	return io.MultiWriter(a, b)
 }
 
-func (s *outputSinks) close() error {
-	var first error
+// close closes every sink, and returns the error of each that failed: a
+// stream whose log was not kept is told on its own.
+func (s *outputSinks) close() []error {
+	var errs []error
 	for _, c := range s.closers {
-		if err := c.Close(); err != nil && first == nil {
-			first = err
+		if err := c.Close(); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	return first
+	return errs
 }
 
 // logHints tells, on a failed attempt, the command that shows its kept

@@ -3,6 +3,8 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,8 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 func TestLineWriter(t *testing.T) {
@@ -253,5 +257,61 @@ func TestRedactingWriterBytewise(t *testing.T) {
 				t.Errorf("%q in writes of %d: got %q, want %q", text, size, got, want)
 			}
 		}
+	}
+}
+
+// lostLogs is a store whose every log fails (a full disk): each stream's
+// with its own path, or all with one cause (a link at <id>.logs).
+type lostLogs struct{ shared bool }
+
+func (s lostLogs) AttemptLog(_ context.Context, _ checkpoint.Lock, task string, attempt int, stream string) io.WriteCloser {
+	if s.shared {
+		return failingLog{errors.New("cannot create /s/s1.logs: it is a symbolic link")}
+	}
+	return failingLog{fmt.Errorf("cannot write /s/s1.logs/%s/%d.%s: no space left on device", task, attempt, stream)}
+}
+
+type failingLog struct{ err error }
+
+func (f failingLog) Write([]byte) (int, error) { return 0, f.err }
+func (f failingLog) Close() error              { return nil }
+
+type heldLock struct{}
+
+func (heldLock) ID() string                { return "s1" }
+func (heldLock) Holder() checkpoint.Holder { return checkpoint.Holder{} }
+func (heldLock) Release() error            { return nil }
+
+// Each log that cannot be kept is told, both streams of an attempt and
+// each attempt's (a full disk loses each on its own); a cause they share
+// is told once. Only the first of the run was, so the stderr a full disk
+// cut was never named.
+func TestLogsNotKeptWarned(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		logs lostLogs
+		want []string
+	}{
+		{"each its own", lostLogs{}, []string{"/s/s1.logs/a/1.stdout", "/s/s1.logs/a/1.stderr", "/s/s1.logs/b/1.stdout", "/s/s1.logs/b/1.stderr"}},
+		{"one cause", lostLogs{shared: true}, []string{"/s/s1.logs: it is a symbolic link"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, job, warned := shellJob(t, "echo out; echo err >&2", nil)
+			c.Logs, c.Lock = tt.logs, heldLock{}
+			for _, task := range []string{"a", "b"} {
+				job.Task = &spec.Task{Name: task}
+				if _, err := c.Execute(context.Background(), job); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(*warned) != len(tt.want) {
+				t.Fatalf("%d warnings, want %d:\n%s", len(*warned), len(tt.want), strings.Join(*warned, "\n"))
+			}
+			for _, w := range tt.want {
+				if !slices.ContainsFunc(*warned, func(m string) bool { return strings.Contains(m, w) && strings.Contains(m, "(the run goes on)") }) {
+					t.Errorf("no warning names %s:\n%s", w, strings.Join(*warned, "\n"))
+				}
+			}
+		})
 	}
 }

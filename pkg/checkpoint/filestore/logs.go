@@ -2,11 +2,15 @@ package filestore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 
+	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
@@ -26,7 +30,7 @@ func (s *Store) logPath(id, task string, attempt int, stream string) string {
 // symbolic link, be it the file, <id>.logs or the task's folder) at the
 // first byte, so a silent stream costs no file. What cannot be kept (a
 // link, a named pipe, a full disk) is an error of its writes, which the
-// run tells as a warning and goes on.
+// run tells as a warning and goes on; what was written of it is removed.
 func (s *Store) AttemptLog(_ context.Context, l checkpoint.Lock, task string, attempt int, stream string) io.WriteCloser {
 	return &logFile{logs: s.LogsDir(l.ID()), path: s.logPath(l.ID(), task, attempt, stream)}
 }
@@ -67,9 +71,13 @@ type logFile struct {
 	logs string // the session's LogsDir
 	path string
 	f    *os.File
+	err  error // why the log is not kept: nothing more is written
 }
 
 func (l *logFile) Write(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -78,6 +86,7 @@ func (l *logFile) Write(p []byte) (int, error) {
 		// file's own name.
 		for _, dir := range []string{l.logs, filepath.Dir(l.path)} {
 			if err := ownDir(dir); err != nil {
+				l.err = err
 				return 0, err
 			}
 		}
@@ -85,20 +94,44 @@ func (l *logFile) Write(p []byte) (int, error) {
 		// the next one), so a file of the same name is a leftover.
 		f, _, err := regfile.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600)
 		if err != nil {
-			return 0, storeErr("write", l.path, err)
+			l.err = storeErr("write", l.path, err)
+			return 0, l.err
 		}
 		l.f = f
 	}
 	n, err := l.f.Write(p)
 	if err != nil {
-		err = storeErr("write", l.path, err)
+		return n, l.discard(err)
 	}
-	return n, err
+	return n, nil
 }
 
+// Close ends the log; nil when it is kept whole. After a failed Write it
+// returns nil: that Write told why, and there is nothing left to close.
 func (l *logFile) Close() error {
 	if l.f == nil {
 		return nil
 	}
-	return l.f.Close()
+	if err := l.f.Close(); err != nil {
+		l.f = nil
+		return l.discard(err)
+	}
+	l.f = nil
+	return nil
+}
+
+// discard removes a log that could not be written whole (a full disk): a
+// part of it, read back by `session logs`, would pass for all the attempt
+// wrote, so none is kept, as the other stores keep none (their logs are
+// written whole at Close). err is why.
+func (l *logFile) discard(err error) error {
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+	l.err = storeErr("write", l.path, err)
+	if rerr := os.Remove(l.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+		l.err = fmt.Errorf("%w (the part written is still there, and is not all the attempt wrote: %v; remove it)", l.err, fserr.Bare(rerr))
+	}
+	return l.err
 }
