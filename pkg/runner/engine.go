@@ -1345,6 +1345,14 @@ func (e *Engine) setVariable(i int, text string, ev *Event) bool {
 		return false
 	}
 	ev.OutputVariable, ev.OutputValue = name, v
+	// A task that runs after it and set the variable already (restored
+	// past a task run again) left what a new run's state would hold.
+	for j := range e.values {
+		if j != i && e.Team.Tasks[j].OutputVariable == name && e.sched.Status(j) == schedule.Completed && e.vars.After(i, j) {
+			ev.Overwritten = true
+			return true
+		}
+	}
 	e.State[name] = v
 	return true
 }

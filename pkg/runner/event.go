@@ -111,6 +111,9 @@ type Event struct {
 	// OutputVariable is set when the result also went into the shared state.
 	OutputVariable string `json:"output_variable,omitempty"`
 	OutputValue    any    `json:"-"` // what it holds now (OutputValue)
+	// Overwritten: a task that runs after it (restored, or ended
+	// already) set that variable, and the shared state keeps its value.
+	Overwritten bool `json:"-"`
 	// Memory holds the turns a task added to its agent's conversation, for
 	// agents with memory: true. It is checkpointed, never printed.
 	Memory  []Turn   `json:"-"`

@@ -1397,14 +1397,18 @@ func (r *journalRecorder) records(ev Event) ([]checkpoint.Record, error) {
 		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, Blob: ev.ResultBlob, Usage: prev.Usage, At: ev.Time}
 		if ev.OutputVariable != "" {
 			rec.Variables = map[string]any{ev.OutputVariable: ev.OutputValue}
-			rec.State = rec.Variables
+			if !ev.Overwritten {
+				rec.State = rec.Variables
+			}
 		}
 		recs = append(recs, rec)
 	case TaskCompleted:
 		rec := checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: ev.Task, Result: ev.Result, Blob: ev.ResultBlob, RetryCount: ev.RetryCount, Usage: usage, At: ev.Time}
 		if ev.OutputVariable != "" {
 			rec.Variables = map[string]any{ev.OutputVariable: ev.OutputValue}
-			rec.State = rec.Variables
+			if !ev.Overwritten {
+				rec.State = rec.Variables
+			}
 		}
 		if len(ev.Memory) > 0 {
 			// In the same record: a task never counts as completed while
