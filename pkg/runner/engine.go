@@ -1143,7 +1143,7 @@ func (e *Engine) sleep(ctx context.Context, d time.Duration) error {
 // again after a wait, before the wait: never recorded.
 func (e *Engine) requestRetried(j *Job, r llm.Retry) {
 	e.observe(Event{Time: e.now(), Type: RequestRetrying, Index: j.Index, Task: j.Task.Name, Agent: j.Task.Agent,
-		Attempt: j.Attempt, Request: r.Attempt, MaxRequests: r.MaxAttempts, Error: r.Why, Delay: millis(r.Wait)})
+		Attempt: j.Attempt, Request: int32(r.Attempt), MaxRequests: int32(r.MaxAttempts), Error: r.Why, Delay: millis(r.Wait)})
 }
 
 // unendedCounter is an Executor that can tell what an attempt of job

@@ -111,9 +111,6 @@ type Event struct {
 	// OutputVariable is set when the result also went into the shared state.
 	OutputVariable string `json:"output_variable,omitempty"`
 	OutputValue    any    `json:"-"` // what it holds now (OutputValue)
-	// Overwritten: a task that runs after it (restored, or ended
-	// already) set that variable, and the shared state keeps its value.
-	Overwritten bool `json:"-"`
 	// Memory holds the turns a task added to its agent's conversation, for
 	// agents with memory: true. It is checkpointed, never printed.
 	Memory  []Turn   `json:"-"`
@@ -139,8 +136,13 @@ type Event struct {
 	// Request and MaxRequests are, for request_retrying, the LLM request
 	// of the attempt that failed (1, 2, …) and how many the client sends
 	// at most.
-	Request     int `json:"request,omitempty"`
-	MaxRequests int `json:"max_requests,omitempty"`
+	Request     int32 `json:"request,omitempty"`
+	MaxRequests int32 `json:"max_requests,omitempty"`
+	// Overwritten: a task that runs after it (restored, or ended
+	// already) set the same variable, and the shared state keeps its
+	// value. Beside the two above, in room an Event has anyway: one
+	// more word put a task's events in a larger size class.
+	Overwritten bool `json:"-"`
 }
 
 // Millis is a duration printed as whole milliseconds in JSON events.
