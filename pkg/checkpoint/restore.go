@@ -555,9 +555,11 @@ func (r *Restored) keepOverDecision(defs []spec.TaskDef, ch Choice) {
 // carryDeferred keeps the records of sess that are instances of a foreach
 // waiting for its producer (r.Deferred). A partial or per-task restore
 // compares no instance with its rendered definition (there is none yet):
-// they are not taken over.
+// they are not taken over, except those of a join --keep pins (r.Keep),
+// which pins its instances' recorded results too (keepExpanded, once they
+// are made).
 func (r *Restored) carryDeferred(sess *Session, ch Choice) {
-	if sess == nil || ch.DeferredJoin == nil || r.Kind != RestoreFull {
+	if sess == nil || ch.DeferredJoin == nil {
 		return
 	}
 	seen := map[string]bool{} // a hand-edited file may repeat a name
@@ -568,6 +570,12 @@ func (r *Restored) carryDeferred(sess *Session, ch Choice) {
 		seen[t.Name] = true
 		join := ch.DeferredJoin(t.Name)
 		if join == nil {
+			continue
+		}
+		if r.Kind != RestoreFull {
+			if t.Status == StatusCompleted && r.Done(join.Name) && slices.Contains(r.Keep, join.Name) {
+				r.Deferred = append(r.Deferred, carried(t, true))
+			}
 			continue
 		}
 		producer := join.Expanded().ExpandsWhen
