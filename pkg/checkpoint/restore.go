@@ -428,7 +428,7 @@ func Restore(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse
 // RestoreChoice is Restore with what the user chose to run again or keep:
 // the one place run and plan both take the per-task decision from.
 func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Choice) *Restored {
-	asked := ch.Keep
+	asked, askedRerun := ch.Keep, ch.Rerun
 	keep, refused := keepExpanded(sess, defs, ch.Keep)
 	ch.Keep = keep
 	r := restoreRules(sess, defs, fingerprint, ch)
@@ -453,7 +453,9 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	r.Unkept = append(refused, unkept(sess, slices.DeleteFunc(slices.Clone(asked), func(k string) bool { return !slices.Contains(keep, k) }))...)
 	r.Warnings = append(r.Warnings, r.Unkept...)
 	if sess != nil {
-		for _, n := range ch.Rerun {
+		// The tasks the user named: a repeat's iterations that its until
+		// skipped are not (withExpansions adds them).
+		for _, n := range askedRerun {
 			if t, ok := sess.Task(n); ok && t.Status == StatusSkipped {
 				r.Unrerun = append(r.Unrerun, fmt.Sprintf("--rerun %s: it was skipped last time: its route decides again whether it runs", n))
 			}
