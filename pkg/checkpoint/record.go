@@ -164,6 +164,7 @@ func (s *Session) apply(r Record) {
 		}
 	}
 	var t *TaskRecord
+	cutOff := false // a held task completed with no attempt: its recorded result reused
 	switch r.Kind {
 	case TaskStarted, TaskCompleted, TaskFailed, TaskSkipped:
 		var ok bool
@@ -174,6 +175,10 @@ func (s *Session) apply(r Record) {
 			s.index[r.Task] = len(s.Team.Tasks) - 1
 			s.indexed = len(s.Team.Tasks)
 			t = &s.Team.Tasks[len(s.Team.Tasks)-1]
+		}
+		if s.Hold != nil {
+			_, held := s.Hold.Tasks[r.Task]
+			cutOff = held && r.Kind == TaskCompleted && t.Status != StatusRunning
 		}
 		s.decided(r.Task) // an early cut-off held it: now it is decided
 	}
@@ -201,6 +206,9 @@ func (s *Session) apply(r Record) {
 		}
 		s.endToolLog(r.Task, "completed")
 		t.endAttempt(t.FinishedAt, StatusCompleted, r.Result, r.Blob, "")
+		if cutOff {
+			t.reusedAsRecorded()
+		}
 	case TaskFailed:
 		t.Status, t.Error, t.RetryCount, t.FinishedAt = StatusFailed, r.Error, r.RetryCount, s.endAt(t, at)
 		t.Host, t.PGID = "", 0
@@ -297,6 +305,22 @@ func timeAt(at time.Time) *time.Time { return &at }
 // cut-off completes a task without one), at end: the task's FinishedAt,
 // one time shared rather than a copy a task (neither is ever written
 // through).
+// reusedAsRecorded makes t, a held task the early cut-off reused, the
+// record it was before the hold: the "previous" result the hold kept is
+// this very one (session diff would offer an empty diff), and its times
+// are its last attempt's, as a restored task's are.
+func (t *TaskRecord) reusedAsRecorded() {
+	if t.PreviousOutcome().Same(t.Outcome()) {
+		t.Previous = nil
+	}
+	for i := len(t.History) - 1; i >= 0; i-- {
+		if a := &t.History[i]; a.Outcome == StatusCompleted && a.End != nil {
+			t.StartedAt, t.FinishedAt = &a.Start, a.End
+			break
+		}
+	}
+}
+
 func (t *TaskRecord) endAttempt(end *time.Time, outcome Status, result string, blob *Blob, why string) {
 	n := len(t.History)
 	if n == 0 || t.History[n-1].End != nil {

@@ -428,7 +428,7 @@ func Restore(sess *Session, defs []spec.TaskDef, fingerprint string, reuse Reuse
 // RestoreChoice is Restore with what the user chose to run again or keep:
 // the one place run and plan both take the per-task decision from.
 func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Choice) *Restored {
-	asked := ch.Keep
+	asked, askedRerun := ch.Keep, ch.Rerun
 	keep, refused := keepExpanded(sess, defs, ch.Keep)
 	ch.Keep = keep
 	r := restoreRules(sess, defs, fingerprint, ch)
@@ -453,7 +453,9 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	r.Unkept = append(refused, unkept(sess, slices.DeleteFunc(slices.Clone(asked), func(k string) bool { return !slices.Contains(keep, k) }))...)
 	r.Warnings = append(r.Warnings, r.Unkept...)
 	if sess != nil {
-		for _, n := range ch.Rerun {
+		// The tasks the user named: a repeat's iterations that its until
+		// skipped are not (withExpansions adds them).
+		for _, n := range askedRerun {
 			if t, ok := sess.Task(n); ok && t.Status == StatusSkipped {
 				r.Unrerun = append(r.Unrerun, fmt.Sprintf("--rerun %s: it was skipped last time: its route decides again whether it runs", n))
 			}
@@ -555,9 +557,11 @@ func (r *Restored) keepOverDecision(defs []spec.TaskDef, ch Choice) {
 // carryDeferred keeps the records of sess that are instances of a foreach
 // waiting for its producer (r.Deferred). A partial or per-task restore
 // compares no instance with its rendered definition (there is none yet):
-// they are not taken over.
+// they are not taken over, except those of a join --keep pins (r.Keep),
+// which pins its instances' recorded results too (keepExpanded, once they
+// are made).
 func (r *Restored) carryDeferred(sess *Session, ch Choice) {
-	if sess == nil || ch.DeferredJoin == nil || r.Kind != RestoreFull {
+	if sess == nil || ch.DeferredJoin == nil {
 		return
 	}
 	seen := map[string]bool{} // a hand-edited file may repeat a name
@@ -568,6 +572,12 @@ func (r *Restored) carryDeferred(sess *Session, ch Choice) {
 		seen[t.Name] = true
 		join := ch.DeferredJoin(t.Name)
 		if join == nil {
+			continue
+		}
+		if r.Kind != RestoreFull {
+			if t.Status == StatusCompleted && r.Done(join.Name) && slices.Contains(r.Keep, join.Name) {
+				r.Deferred = append(r.Deferred, carried(t, true))
+			}
 			continue
 		}
 		producer := join.Expanded().ExpandsWhen

@@ -467,6 +467,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 					}
 					step.Reason = fmt.Sprintf("%s: it will run then only if %s's output changes (else its recorded result is reused: early cut-off); if the list changes, the run makes the instances of the new one",
 						when, strings.Join(reads, " or "))
+				case ok && st == checkpoint.StatusCompleted && slices.Contains(r.Keep, join.Name):
+					step.Action = Restore
+					step.Reason = when + ": kept (--keep " + join.Name + "), its recorded result is restored then; if the list has an item more, the --keep is not honoured and the instances run"
 				case ok && st == checkpoint.StatusCompleted:
 					step.Action = Restore
 					step.Reason = when + ": its recorded result is restored then if its item is the recorded one; if the list changes, the run makes the instances of the new one, and runs those whose item changed"

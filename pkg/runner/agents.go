@@ -75,6 +75,11 @@ func joinResults(ctx context.Context, job *Job) (Result, error) {
 	if x.Counts {
 		return Result{Raw: strconv.Itoa(len(job.Context))}, nil
 	}
+	if x.ExpandsWhen != "" {
+		// Never expanded: its producer was skipped. Its context is what
+		// the instances would have read, not results of its own.
+		return Result{Raw: "[]"}, nil
+	}
 	if x.RepeatOf != "" {
 		// The last task it reads that is an iteration: the count comes first.
 		for i := len(job.Context) - 1; i >= 0; i-- {

@@ -20,6 +20,7 @@ func TestJoinResults(t *testing.T) {
 	}{
 		{"a foreach", spec.Expansion{ForeachOf: "f"}, []ContextOutput{out("f[0]", "a"), out("f[1]", "b\n")}, `["a","b\n"]`, false},
 		{"a foreach of nothing", spec.Expansion{ForeachOf: "f"}, nil, `[]`, false},
+		{"a foreach whose producer was skipped, with a context", spec.Expansion{ForeachOf: "f", After: []string{"p"}, ExpandsWhen: "p"}, []ContextOutput{out("g", "no\n")}, `[]`, false},
 		{"a repeat", spec.Expansion{RepeatOf: "r"}, []ContextOutput{out("r#1", "one"), out("r#2", "two")}, "two", false},
 		{"a repeat read after its count", spec.Expansion{RepeatOf: "r"}, []ContextOutput{out("r#iterations", "2"), out("r#1", "one"), out("r#2", "two")}, "two", false},
 		{"a repeat of no iteration", spec.Expansion{RepeatOf: "r"}, []ContextOutput{out("r#iterations", "0")}, "", true},

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -539,9 +541,12 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		rec.prior = skipped
 	}
 	full := restored != nil && restored.Kind == checkpoint.RestoreFull
-	// A restored result that sets another variable today (Resets) rewrites
-	// the session too, so that its state says what the run starts from.
-	if rec.j == nil && (!full || old != nil && old.JournalLeft || len(restored.Resets) > 0) {
+	// A restored result that sets another variable today (Resets), or a
+	// start state that is not the one stored (a --var, a variable the spec
+	// added), rewrites the session too, so that its state says what the
+	// run starts from.
+	if rec.j == nil && (!full || old != nil && old.JournalLeft || len(restored.Resets) > 0 ||
+		old != nil && startsElsewhere(old, sess)) {
 		if err := rec.begin(); err != nil {
 			return nil, false, err
 		}
@@ -656,6 +661,22 @@ func startState(sess *checkpoint.Session, set *TaskSet, vars map[string]string) 
 	sess.Team.InitialState = maps.Clone(set.State)
 	sess.Team.Agents = agentRecords(set.Team, set.State)
 	return state
+}
+
+// startsElsewhere reports whether sess, made from old for this run,
+// starts from another shared state or initial state than old stored.
+// Compared as JSON: a number read back from the file is the same value
+// as the spec's, whatever Go type holds it.
+func startsElsewhere(old, sess *checkpoint.Session) bool {
+	same := func(a, b map[string]any) bool {
+		if len(a) == 0 && len(b) == 0 {
+			return true // the file leaves out an empty initial state
+		}
+		x, errA := json.Marshal(a)
+		y, errB := json.Marshal(b)
+		return errA == nil && errB == nil && bytes.Equal(x, y)
+	}
+	return !same(old.Team.State, sess.Team.State) || !same(old.Team.InitialState, sess.Team.InitialState)
 }
 
 // guardedFiles are what the built-in file tools and output_file never
