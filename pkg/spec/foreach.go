@@ -228,7 +228,15 @@ func (t *Team) DeferredJoin(name string) *Task {
 // can skip before one a route may skip, which may leave the list to the
 // other: the run expands the foreach once, from one task's list.
 func (t *Team) Producer(f *Foreach) string {
-	if i := slices.IndexFunc(t.Tasks, func(tk *Task) bool { return tk.Foreach == f }); i >= 0 {
+	sets := 0
+	for _, tk := range t.Tasks {
+		if tk.OutputVariable == f.Over && tk.Foreach != f {
+			sets++
+		}
+	}
+	// Only when several set it is the order asked (it may walk a
+	// workflow's graph once for each task that sets a variable).
+	if i := slices.IndexFunc(t.Tasks, func(tk *Task) bool { return tk.Foreach == f }); i >= 0 && sets > 1 {
 		reads, last := t.VariableReads(), -1
 		reads.Sources(i, func(j int) {
 			switch {
