@@ -277,6 +277,10 @@ type Choice struct {
 	// unknown): asked only when the task set differs, its words are the
 	// diff's (TaskDiff.Variables).
 	VariableChanges func() map[string]string
+	// After says whether the task at index k in defs, when it runs,
+	// always ends after the one at j (spec.VariableReads.After; nil: file
+	// order): of two that set one variable, the later's value stands.
+	After func(j, k int) bool
 	// DeferredJoin is, for the name of a task in the session but not in
 	// defs, the join of the foreach it is an instance of when that
 	// foreach waits for its producer (spec.Team.DeferredJoin; nil: none):
@@ -445,7 +449,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	r.decideHeld(defs, ch)
 	r.refuse(defs, ch)
 	r.carryDeferred(sess, ch)
-	r.unsetRunning(sess, defs) // first: setsAgain says what stays of the state it leaves
+	r.unsetRunning(sess, defs, ch) // first: setsAgain says what stays of the state it leaves
 	r.setsAgain(sess, defs, ch)
 	if r.Kind == RestoreFull {
 		r.Warnings = append(r.Warnings, uncoveredWarnings(sess, defs, r)...)

@@ -216,14 +216,14 @@ func sameValue(a, b any) bool {
 // unsetRunning makes the shared state a full or per-task restore hands
 // the run the one the tasks it takes over leave, as a new run of them
 // would: a variable the record of a task that runs again (or is held)
-// set holds what the last task taken over that sets it (in file order)
-// leaves, else the session's initial value, else nothing, until a task
-// of this run sets it. Left as that record set it, a task run again read
+// set holds what the task taken over that sets it and runs last
+// (ch.After, else file order) leaves, else the session's initial value,
+// else nothing, until a task of this run sets it. Left as that record set it, a task run again read
 // its own last output (--rerun refine with "Improve {notes}" improved
 // its last result, not draft's notes) or a later task's, and its early
 // cut-off could not take. A strict mismatch keeps the state as it came
 // back (DESIGN §4).
-func (r *Restored) unsetRunning(sess *Session, defs []spec.TaskDef) {
+func (r *Restored) unsetRunning(sess *Session, defs []spec.TaskDef, ch Choice) {
 	if sess == nil || r.Kind != RestoreFull && r.Kind != RestorePerTask {
 		return
 	}
@@ -249,9 +249,17 @@ func (r *Restored) unsetRunning(sess *Session, defs []spec.TaskDef) {
 		return // most sessions: no task that runs again set a variable
 	}
 	last := map[string]any{}
-	for _, d := range defs {
-		if p, ok := r.Task(d.Name); ok && r.Done(d.Name) {
-			maps.Copy(last, p.Variables)
+	by := map[string]int{} // which task set each of last
+	for i, d := range defs {
+		p, ok := r.Task(d.Name)
+		if !ok || !r.Done(d.Name) {
+			continue
+		}
+		for k, v := range p.Variables {
+			if j, seen := by[k]; seen && ch.After != nil && ch.After(i, j) {
+				continue // j, earlier in the file, runs after i
+			}
+			last[k], by[k] = v, i
 		}
 	}
 	for k := range running {

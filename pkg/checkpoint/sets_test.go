@@ -59,6 +59,10 @@ func TestRestoreSetsToday(t *testing.T) {
 		{name: "a task run again reads what the one before it set", was: map[string]string{"a": "v", "b": "v"}, now: map[string]string{"a": "v", "b": "v"},
 			ch:        checkpoint.Choice{Rerun: []string{"b"}},
 			wantState: map[string]any{"v": "a"}, wantVars: map[string]string{"a": "v"}, noWarning: "output_variable"},
+		{name: "of two taken over, the one that runs after the other, wherever the file lists it",
+			was: map[string]string{"a": "v", "b": "v", "c": "v"}, now: map[string]string{"a": "v", "b": "v", "c": "v"},
+			ch:        checkpoint.Choice{Rerun: []string{"c"}, After: func(j, k int) bool { return j == 1 && k == 0 }}, // a waits for b
+			wantState: map[string]any{"v": "a"}, wantVars: map[string]string{"a": "v", "b": "v"}, noWarning: "output_variable"},
 		{name: "renamed beside a task that runs again, which set the old name too", was: map[string]string{"a": "v", "b": "v"}, now: map[string]string{"a": "w", "b": "v"},
 			ch:        checkpoint.Choice{Rerun: []string{"b"}},
 			wantState: map[string]any{"w": "a"}, wantVars: map[string]string{"a": "w"}, resets: []string{"a"},

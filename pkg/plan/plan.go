@@ -81,6 +81,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		inLine := func(_ int, t checkpoint.TaskRecord) string { return t.Result }
 		ch.Refuse, ch.Sets = graph.Refuser(inLine), graph.Setter(inLine)
 		ch.CutoffReads, ch.Reads, ch.Upstream, ch.Memory, ch.Human = graph.CutoffReads, graph.Reads, graph.Upstream, graph.Memory, graph.Human
+		ch.After = graph.VariableReads().After
 	}
 	ch.DeferredJoin = team.DeferredJoin
 	ch.VariableChanges = func() map[string]string { return checkpoint.VariableChanges(team, sess) }

@@ -487,6 +487,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 		if g, err := set.graph(); err == nil {
 			choice.CutoffReads, choice.Reads, choice.Upstream, choice.Memory, choice.Human = g.CutoffReads, g.Reads, g.Upstream, g.Memory, g.Human
+			choice.After = g.VariableReads().After
 		}
 		choice.DeferredJoin = set.Team.DeferredJoin
 		choice.VariableChanges = func() map[string]string { return checkpoint.VariableChanges(team, old) }
