@@ -506,57 +506,31 @@ tasks:
 	}
 }
 
-// memory keeps an LLM agent's conversation; a command agent has none, so
-// on one it is ignored with a warning, and has no effect (scheduling, the
-// early cut-off read Agent.Memory).
-func TestMemoryOnCommandAgent(t *testing.T) {
+// An LLM agent's keys on a command agent, which is sent only its task's
+// description and keeps no conversation, are each ignored with a warning
+// at the key, and have no effect: memory (scheduling, the early cut-off
+// read Agent.Memory), and a prompt text (not in the agent's key, not read
+// for its placeholders).
+func TestLLMKeysOnCommandAgent(t *testing.T) {
+	const prompt = "ignored: a command agent is sent no prompt, only its task's description on stdin; "
 	tests := []struct {
 		name, agent string
 		memory      bool
 		want        []string
 	}{
-		{"shell", "{shell: cat, memory: true}", false,
+		{"memory, shell", "{shell: cat, memory: true}", false,
 			[]string{`a.yaml:2:19: agents.w.memory: ignored: memory keeps an LLM agent's conversation, and a command agent has none; remove it`}},
-		{"command", "{command: [cat], memory: true}", false,
+		{"memory, command", "{command: [cat], memory: true}", false,
 			[]string{`a.yaml:2:23: agents.w.memory: ignored: memory keeps an LLM agent's conversation, and a command agent has none; remove it`}},
-		{"command, memory false", "{shell: cat, memory: false}", false, nil},
-		{"llm", "{llm: m, memory: true}", true, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			team, err := Parse("a.yaml", []byte("agents:\n  w: "+tt.agent+"\ntasks:\n  t: {description: d, agent: w}\n"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, w := range team.Warnings {
-				got = append(got, w.String())
-			}
-			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("warnings:\n got %q\nwant %q", got, tt.want)
-			}
-			if m := team.Agent("w").Memory; m != tt.memory {
-				t.Errorf("Memory = %v, want %v", m, tt.memory)
-			}
-		})
-	}
-}
-
-// A command agent is sent its task's description and nothing else: a
-// prompt text on one is ignored with a warning at its key, and dropped, so
-// that it is neither in the agent's key nor read as a placeholder.
-func TestPromptOnCommandAgent(t *testing.T) {
-	tests := []struct {
-		name, agent string
-		want        []string
-	}{
-		{"role and goal", "{shell: cat, role: Writer, goal: 'write {topic}'}", []string{
-			`a.yaml:2:19: agents.w.role: ignored: a command agent is sent no prompt, only its task's description on stdin; role is for an LLM agent: remove it`,
-			`a.yaml:2:33: agents.w.goal: ignored: a command agent is sent no prompt, only its task's description on stdin; goal is for an LLM agent: remove it`}},
-		{"backstory and instructions", "{command: [cat], backstory: b, instructions: i}", []string{
-			`a.yaml:2:23: agents.w.backstory: ignored: a command agent is sent no prompt, only its task's description on stdin; backstory is for an LLM agent: remove it`,
-			`a.yaml:2:37: agents.w.instructions: ignored: a command agent is sent no prompt, only its task's description on stdin; instructions is for an LLM agent: remove it`}},
-		{"llm", "{llm: m, role: Writer, goal: g}", nil},
+		{"memory false", "{shell: cat, memory: false}", false, nil},
+		{"memory, llm", "{llm: m, memory: true}", true, nil},
+		{"role and goal", "{shell: cat, role: Writer, goal: 'write {topic}'}", false, []string{
+			`a.yaml:2:19: agents.w.role: ` + prompt + `role is for an LLM agent: remove it`,
+			`a.yaml:2:33: agents.w.goal: ` + prompt + `goal is for an LLM agent: remove it`}},
+		{"backstory and instructions", "{command: [cat], backstory: b, instructions: i}", false, []string{
+			`a.yaml:2:23: agents.w.backstory: ` + prompt + `backstory is for an LLM agent: remove it`,
+			`a.yaml:2:37: agents.w.instructions: ` + prompt + `instructions is for an LLM agent: remove it`}},
+		{"prompt, llm", "{llm: m, role: Writer, goal: g}", false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -572,6 +546,9 @@ func TestPromptOnCommandAgent(t *testing.T) {
 				t.Errorf("warnings:\n got %q\nwant %q", got, tt.want)
 			}
 			a := team.Agent("w")
+			if a.Memory != tt.memory {
+				t.Errorf("Memory = %v, want %v", a.Memory, tt.memory)
+			}
 			if prompt := a.Role + a.Goal + a.Backstory + a.Instructions; a.Kind == CommandAgent && prompt != "" {
 				t.Errorf("a command agent kept %q", prompt)
 			}
