@@ -902,7 +902,8 @@ func (e *Engine) contextOf(i int) []ContextOutput {
 func (e *Engine) job(i int) *Job {
 	t := e.Team.Tasks[i]
 	ctx := e.contextOf(i)
-	state := t.Scope(e.stateFor(i))
+	view := e.stateFor(i)
+	state := t.Scope(view)
 	if t.Expanded().Iteration > 0 {
 		// A repeat iteration's {previous_output}: the output of the last
 		// task it reads, the iteration before it from the second on.
@@ -930,7 +931,7 @@ func (e *Engine) job(i int) *Job {
 		OnDiscard: func(reason string) {
 			e.observe(Event{Time: e.now(), Type: TaskStreamDiscarded, Session: e.Session, Index: i, Task: t.Name, Agent: t.Agent, Message: reason})
 		},
-		State:    e.jobState(i),
+		State:    jobState(t, view),
 		Record:   func(r checkpoint.Record) error { return e.record(e.stepEvent(i, r)) },
 		Stage:    func(r checkpoint.Record) error { return e.stage(e.stepEvent(i, r)) },
 		Flush:    e.flush,
@@ -953,14 +954,14 @@ func (e *Engine) remembered(i int) []string {
 }
 
 // jobState is the shared state a job of t sees (its agent's texts, its
-// commands' TEAMRUN_VAR_<NAME>), a snapshot: a foreach instance's item is
-// bound in it, as in the instance's own texts (Task.Scope).
-func (e *Engine) jobState(i int) map[string]any {
-	t := e.Team.Tasks[i]
+// commands' TEAMRUN_VAR_<NAME>), a snapshot of view (what t finds:
+// stateFor): a foreach instance's item is bound in it, as in the
+// instance's own texts (Task.Scope).
+func jobState(t *spec.Task, view map[string]any) map[string]any {
 	if t.Expanded().As != "" {
-		return t.Scope(e.stateFor(i))
+		return t.Scope(view)
 	}
-	state := maps.Clone(e.stateFor(i))
+	state := maps.Clone(view)
 	if state == nil {
 		state = map[string]any{}
 	}
@@ -1397,17 +1398,13 @@ func (e *Engine) stateFor(i int) map[string]any {
 		}
 		last[name] = j // else the later in the file
 	})
-	var found map[string]any
-	for name, j := range last {
-		if found == nil {
-			found = map[string]any{}
-		}
-		found[name] = e.values[j]
-	}
 	view, cloned := e.State, false
 	for _, name := range e.names {
-		want, ok := found[name]
-		if !ok {
+		var want any
+		j, ok := last[name]
+		if ok {
+			want = e.values[j]
+		} else {
 			want, ok = e.Initial[name]
 		}
 		cur, has := e.State[name]
