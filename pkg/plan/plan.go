@@ -338,6 +338,11 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			case waits:
 				// As the run warns: made anew when the producer finishes.
 				step.Reason = fmt.Sprintf("waits for %s, which runs again", producer)
+				if held != "" {
+					// The run holds the join all the same: a producer a
+					// route skips again leaves it to the early cut-off.
+					step.Reason += "; " + held
+				}
 			case held != "" && !changed && cause[i] == "":
 				step.Reason = "completed last time; " + held
 			case held != "":
