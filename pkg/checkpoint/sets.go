@@ -24,13 +24,18 @@ type Reset struct {
 	// Held: held for the early cut-off, it sets Now when it completes
 	// (with its recorded result or a new one), not at the restore.
 	Held bool
+	// Untold: the result is the one kept from before a run that set the
+	// task to run again and stopped (--keep, a hold), and the session
+	// keeps no variable with it: Was is not known, so nothing changed to
+	// be said (it was no "(none)").
+	Untold bool
 }
 
 // Note says what the restore does about it, for run's warning and plan's
 // line alike; "" when the variable is the same and only its value follows
 // today's rule.
 func (c Reset) Note() string {
-	if c.Now == "" && len(c.Was) == 0 || len(c.Was) == 1 && c.Was[0] == c.Now {
+	if c.Untold || c.Now == "" && len(c.Was) == 0 || len(c.Was) == 1 && c.Was[0] == c.Now {
 		return "" // the zero Reset too
 	}
 	none := func(s string) string {
@@ -121,7 +126,11 @@ func (r *Restored) setsAgain(sess *Session, defs []spec.TaskDef, ch Choice) {
 		if sameVariables(rec.Variables, name, value) {
 			continue
 		}
-		c := Reset{Now: name, Was: slices.Sorted(maps.Keys(rec.Variables)), Held: !done}
+		// A record that did not complete lends the result kept from
+		// before (keptResult, holdUndecided), without its variables.
+		t := sess.record(d.Name)
+		untold := len(rec.Variables) == 0 && t != nil && t.Status != StatusCompleted
+		c := Reset{Now: name, Was: slices.Sorted(maps.Keys(rec.Variables)), Held: !done, Untold: untold}
 		if r.Resets == nil {
 			r.Resets = map[string]Reset{}
 		}

@@ -3,6 +3,7 @@ package checkpoint_test
 import (
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ func TestRestoreSetsToday(t *testing.T) {
 	tests := []struct {
 		name      string
 		was       map[string]string // the variable each record set
+		stopped   []string          // records a run set to run again and stopped: their result kept as the previous one
 		state     map[string]any    // the session's state, when not what was gives
 		now       map[string]string // today's output_variable of each task
 		fp        string            // "": the session's own
@@ -78,6 +80,11 @@ func TestRestoreSetsToday(t *testing.T) {
 		{name: "kept under a mismatch", was: map[string]string{"a": "v"}, now: map[string]string{"a": "w"}, fp: "other",
 			ch:        checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Keep: []string{"a"}},
 			wantState: map[string]any{"w": "a"}, wantVars: map[string]string{"a": "w", "b": "", "c": "", "d": "", "x": ""}, resets: []string{"a"}},
+		// The session keeps no variable with a previous result: the kept
+		// one sets today's, and nothing is said to have changed.
+		{name: "kept from before a stopped run", stopped: []string{"a"}, now: map[string]string{"a": "v"},
+			ch:        checkpoint.Choice{Keep: []string{"a"}},
+			wantState: map[string]any{"v": "a"}, wantVars: map[string]string{"a": "v"}, resets: []string{"a"}, noWarning: "output_variable"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,6 +94,12 @@ func TestRestoreSetsToday(t *testing.T) {
 				if v, ok := tt.was[rec.Name]; ok {
 					rec.Variables = map[string]any{v: rec.Name}
 					sess.Team.State[v] = rec.Name
+				}
+			}
+			for i := range sess.Team.Tasks {
+				if rec := &sess.Team.Tasks[i]; slices.Contains(tt.stopped, rec.Name) {
+					rec.Previous = &checkpoint.PreviousResult{Outcome: checkpoint.Outcome{Text: rec.Result}, Key: rec.Key}
+					rec.Status, rec.Result = checkpoint.StatusPending, ""
 				}
 			}
 			if tt.state != nil {
