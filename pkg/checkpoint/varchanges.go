@@ -23,12 +23,6 @@ func VariableChanges(team *spec.Team, sess *Session) map[string]string {
 		return nil
 	}
 	reads := team.VariableReads()
-	setNow := map[string]string{} // variable -> the first task that sets it now
-	for _, j := range reads.Outputs() {
-		if v := team.Tasks[j].OutputVariable; setNow[v] == "" {
-			setNow[v] = team.Tasks[j].Name
-		}
-	}
 	skipped := map[string]bool{} // what a skipped task sets, its record does not tell
 	for _, o := range sess.Team.Tasks {
 		if o.Status == StatusSkipped {
@@ -37,6 +31,7 @@ func VariableChanges(team *spec.Team, sess *Session) map[string]string {
 	}
 	set := map[string]string{} // the variable each completed record set
 	setBefore := map[string]string{}
+	var setBy map[string][]string // by variable, the completed records that set it
 	// setAt are, for each record, the setters before it: by variable, the
 	// last completed record before it in the session that set it.
 	setAt := make([]map[string]string, len(sess.Team.Tasks))
@@ -54,6 +49,27 @@ func VariableChanges(team *spec.Team, sess *Session) map[string]string {
 		set[o.Name] = ""
 		for v := range o.Variables {
 			set[o.Name], setBefore[v] = v, o.Name
+			if setBy == nil {
+				setBy = map[string][]string{}
+			}
+			setBy[v] = append(setBy[v], o.Name)
+		}
+	}
+	// A variable moved to a task that sets it now and did not, from one
+	// that set it and does not now: one that sets it still, before and
+	// now, is no move.
+	movedTo, movedFrom := map[string]string{}, map[string]string{}
+	for _, j := range reads.Outputs() {
+		if tk := team.Tasks[j]; movedTo[tk.OutputVariable] == "" && set[tk.Name] != tk.OutputVariable {
+			movedTo[tk.OutputVariable] = tk.Name
+		}
+	}
+	for v, names := range setBy {
+		for _, n := range names {
+			if k := team.TaskIndex(n); k < 0 || team.Tasks[k].OutputVariable != v {
+				movedFrom[v] = n
+				break
+			}
 		}
 	}
 	out := map[string]string{}
@@ -63,7 +79,7 @@ func VariableChanges(team *spec.Team, sess *Session) map[string]string {
 			continue
 		}
 		var says []string
-		if s := outputChange(was, tk.OutputVariable, setNow, setBefore); s != "" {
+		if s := outputChange(was, tk.OutputVariable, movedTo, movedFrom); s != "" {
 			says = append(says, s)
 		}
 		says = append(says, readChanges(team, reads, i, setAt[at[tk.Name]], skipped)...)
@@ -74,17 +90,19 @@ func VariableChanges(team *spec.Team, sess *Session) map[string]string {
 	return out
 }
 
-// outputChange says how a task's output_variable changed from was to now.
-func outputChange(was, now string, setNow, setBefore map[string]string) string {
+// outputChange says how a task's output_variable changed from was to now;
+// movedTo and movedFrom are, by variable, a task that sets it now and did
+// not, and one that did and does not now.
+func outputChange(was, now string, movedTo, movedFrom map[string]string) string {
 	switch {
 	case was == now:
 		return ""
-	case now == "" && setNow[was] != "":
-		return fmt.Sprintf("output_variable %s moved to %s", was, setNow[was])
+	case now == "" && movedTo[was] != "":
+		return fmt.Sprintf("output_variable %s moved to %s", was, movedTo[was])
 	case now == "":
 		return fmt.Sprintf("it no longer sets output_variable %s", was)
-	case was == "" && setBefore[now] != "":
-		return fmt.Sprintf("output_variable %s moved to it from %s", now, setBefore[now])
+	case was == "" && movedFrom[now] != "":
+		return fmt.Sprintf("output_variable %s moved to it from %s", now, movedFrom[now])
 	case was == "":
 		return fmt.Sprintf("it sets output_variable %s now", now)
 	}

@@ -22,6 +22,14 @@ func TestVariableChanges(t *testing.T) {
 			"  a: {description: a, agent: w}\n  b: {description: b, agent: w, output_variable: v}\n",
 			map[string]string{"a": "v", "b": ""},
 			map[string]string{"a": "output_variable v moved to b", "b": "output_variable v moved to it from a"}},
+		{"no longer set by one of two: no move", // a set it before and still does
+			"  a: {description: a, agent: w, output_variable: v}\n  b: {description: b, agent: w}\n",
+			map[string]string{"a": "v", "b": "v"},
+			map[string]string{"b": "it no longer sets output_variable v"}},
+		{"set by one more: no move", // a set it before and still does
+			"  a: {description: a, agent: w, output_variable: v}\n  b: {description: b, agent: w, output_variable: v}\n",
+			map[string]string{"a": "v", "b": ""},
+			map[string]string{"b": "it sets output_variable v now"}},
 		{"dropped", "  a: {description: a, agent: w}\n", map[string]string{"a": "v"},
 			map[string]string{"a": "it no longer sets output_variable v"}},
 		{"added", "  a: {description: a, agent: w, output_variable: v}\n", map[string]string{"a": ""},
