@@ -371,5 +371,6 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 	if len(clashes) > 0 {
 		return nil, errors.Join(clashes...)
 	}
+	out.keepReads()
 	return &out, nil
 }

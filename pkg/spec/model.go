@@ -90,6 +90,10 @@ type Team struct {
 	// them, so they are checked when the variables are known
 	// (UndefinedPlaceholders).
 	UnsetLists []PlaceholderUse `json:"-"`
+	// reads is the team's VariableReads, made once with its tasks (Parse,
+	// ExpandWith) when one sets a variable: the parse's warnings, the
+	// keys and the schedule all ask it. A copy of the team makes its own.
+	reads *VariableReads
 }
 
 // PlaceholderUse is one {name} (or PraisonAI {{name}}) in a text teamrun

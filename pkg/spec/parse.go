@@ -882,6 +882,9 @@ func (b *builder) check() {
 		}
 	}
 	b.checkCycles(&index)
+	if len(b.diags) == 0 {
+		b.team.keepReads() // the tasks are final
+	}
 	b.checkVariableWaits()
 	b.checkEnvNames()
 }

@@ -22,8 +22,27 @@ type VariableReads struct {
 	routed []bool
 }
 
-// VariableReads makes t's VariableReads.
+// VariableReads is t's VariableReads: the one made with its tasks
+// (keepReads), else one made now.
 func (t *Team) VariableReads() *VariableReads {
+	if v := t.reads; v != nil && v.team == t {
+		return v
+	}
+	return t.variableReads()
+}
+
+// keepReads makes t's VariableReads once its tasks are final, for all
+// that ask it, when a task sets a variable: a team without one keeps
+// nothing, as it made nothing (what VariableReads makes of it is empty).
+func (t *Team) keepReads() {
+	t.reads = nil
+	if slices.ContainsFunc(t.Tasks, func(tk *Task) bool { return tk.OutputVariable != "" }) {
+		t.reads = t.variableReads()
+	}
+}
+
+// variableReads makes t's VariableReads.
+func (t *Team) variableReads() *VariableReads {
 	v := &VariableReads{team: t}
 	for i, tk := range t.Tasks {
 		if tk.OutputVariable != "" {

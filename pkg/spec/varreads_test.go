@@ -61,6 +61,7 @@ func TestVariableReads(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("%s reads v from %q, want %q", tt.reader, got, tt.want)
 			}
+
 		})
 	}
 }
@@ -83,5 +84,45 @@ func TestMentionsVariable(t *testing.T) {
 		if got := a.MentionsVariable("region"); got != tt.want {
 			t.Errorf("%s mentions region: %v, want %v", tt.shell, got, tt.want)
 		}
+	}
+}
+
+// A team's VariableReads is made once with its tasks, by Parse and by
+// ExpandWith, and shared by all that ask (the parse's warnings, the
+// keys, the schedule); a team without an output_variable keeps none; a
+// copy of a team never answers with the original's.
+func TestVariableReadsMadeOnce(t *testing.T) {
+	const head = "process: workflow\nagents:\n  w: {shell: cat}\n"
+	for _, tt := range []struct {
+		name, tasks string
+		kept        bool
+	}{
+		{"an output_variable", "tasks:\n  a: {description: a, agent: w, output_variable: v}\n  r: {description: '{v}', agent: w, context: [a]}\n", true},
+		{"none", "tasks:\n  a: {description: a, agent: w}\n  r: {description: r, agent: w, context: [a]}\n", false},
+		{"a foreach", "tasks:\n  a: {description: a, agent: w, output_variable: v}\n  r: {description: '{it}', agent: w, context: [a], foreach: {over: xs, as: it}}\nvariables: {xs: [x, y]}\n", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("agents.yaml", []byte(head+tt.tasks))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := team.reads != nil; got != tt.kept {
+				t.Fatalf("kept reads: %v, want %v", got, tt.kept)
+			}
+			if tt.kept && team.VariableReads() != team.reads {
+				t.Error("VariableReads made another, not the one Parse made")
+			}
+			x, err := team.Expand(team.InitialState(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := x.VariableReads(); got.team != x || tt.kept && got != x.VariableReads() {
+				t.Error("the expanded team's VariableReads is not its own, made once")
+			}
+			c := *team
+			if c.VariableReads().team != &c {
+				t.Error("a copy answered with the original's VariableReads")
+			}
+		})
 	}
 }
