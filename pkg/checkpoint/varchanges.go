@@ -111,17 +111,10 @@ func outputChange(was, now string, movedTo, movedFrom map[string]string) string 
 
 // readChanges says, for each variable task i reads, when the task whose
 // record set it before i's (setBefore) is not one that sets it for i now
-// (VariableReads.Each).
+// (VariableReads.From).
 func readChanges(team *spec.Team, reads *spec.VariableReads, i int, setBefore map[string]string, skipped map[string]bool) []string {
-	from := map[string][]string{}
-	var names []string
-	reads.Each(i, func(j int) {
-		v := team.Tasks[j].OutputVariable
-		if _, ok := from[v]; !ok {
-			names = append(names, v)
-		}
-		from[v] = append(from[v], team.Tasks[j].Name)
-	})
+	from := reads.From(i)
+	names := slices.Collect(maps.Keys(from))
 	tk := team.Tasks[i]
 	for v := range setBefore {
 		if _, ok := from[v]; !ok && !tk.Expanded().Binds(v) && team.ReadsVariable(tk, v) {

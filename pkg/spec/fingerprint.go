@@ -132,8 +132,8 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 }
 
 // variablesFrom is, by task, the "variables_from" member of its key:
-// each output_variable it reads (VariableReads.Each), by name, with the
-// tasks that set it, in file order. A result made from one task's notes
+// each output_variable it reads, by name, with the tasks that set it, in
+// file order (VariableReads.From). A result made from one task's notes
 // is then never taken over for a task whose {notes} another task sets now
 // (moved, or set where nothing set it), however alike the two outputs
 // come out. nil when no task sets a variable; a task that reads none has
@@ -145,17 +145,12 @@ func (t *Team) variablesFrom() map[int][]byte {
 	}
 	out := map[int][]byte{}
 	for i := range t.Tasks {
-		var from map[string]any
-		reads.Each(i, func(j int) {
-			if from == nil {
-				from = map[string]any{}
+		if from := reads.From(i); from != nil {
+			m := make(map[string]any, len(from))
+			for v, names := range from {
+				m[v] = names
 			}
-			v := t.Tasks[j].OutputVariable
-			l, _ := from[v].([]any)
-			from[v] = append(l, t.Tasks[j].Name)
-		})
-		if from != nil {
-			out[i] = appendJSON([]byte(`,"variables_from":`), from)
+			out[i] = appendJSON([]byte(`,"variables_from":`), m)
 		}
 	}
 	return out

@@ -143,6 +143,22 @@ func (v *VariableReads) Each(i int, read func(j int)) {
 	})
 }
 
+// From is, by variable, the tasks whose output_variable task i reads
+// (Each), in file order; nil when it reads none. A task's key
+// (variables_from) and the restore's words about what moved both name
+// them so.
+func (v *VariableReads) From(i int) map[string][]string {
+	var from map[string][]string
+	v.Each(i, func(j int) {
+		if from == nil {
+			from = map[string][]string{}
+		}
+		name := v.team.Tasks[j].OutputVariable
+		from[name] = append(from[name], v.team.Tasks[j].Name)
+	})
+	return from
+}
+
 // After says whether task k, when it runs, always ends after task j
 // does (both of Outputs): in a sequential team it comes after it; in a
 // workflow it waits for it, through context or a route. Of two tasks

@@ -61,7 +61,10 @@ func TestVariableReads(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("%s reads v from %q, want %q", tt.reader, got, tt.want)
 			}
-
+			// From names the same tasks, by the variable (all set v here).
+			if from := team.VariableReads().From(team.TaskIndex(tt.reader)); !slices.Equal(from["v"], tt.want) || len(from) > 1 {
+				t.Errorf("%s: From = %q, want v: %q", tt.reader, from, tt.want)
+			}
 		})
 	}
 }
