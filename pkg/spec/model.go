@@ -110,6 +110,9 @@ type PlaceholderUse struct {
 	// Unwritten says the text is one teamrun gives a PraisonAI step the
 	// file writes no action for, as PraisonAI gives it.
 	Unwritten bool
+	// Chained says the text is a PraisonAI loop's whose items after the
+	// first read the item before (Foreach.Chain).
+	Chained bool
 }
 
 // LLM says which model an LLM agent talks to and how.

@@ -134,7 +134,7 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if f.keys[0] == "output_file" {
 				each = nil // no item's field is read there
 			}
-			add(f.text, at, PlaceholderUse{Path: path, Unwritten: unwritten && syn == praisonSteps}, each, bound...)
+			add(f.text, at, PlaceholderUse{Path: path, Unwritten: unwritten && syn == praisonSteps, Chained: each != nil && each.Chain}, each, bound...)
 		}
 	}
 	slices.SortStableFunc(b.team.Placeholders, func(x, y PlaceholderUse) int {

@@ -611,6 +611,17 @@ func TestPreviousOutputNeedsSomethingBefore(t *testing.T) {
 		{"a scheduler's task", "framework: praisonai\nagents:\n  - {name: a, role: A, llm: m}\ntask: \"Check {{previous_output}}\"\n",
 			[]string{"Check {{previous_output}} / "},
 			[]string{"task: {{previous_output}}: nothing defines previous_output"}},
+		// A loop's first item has the step before it, or nothing: the
+		// items after it read the item before.
+		{"a loop that opens the file", "variables: {xs: [a, b, c]}\nagents:\n  a: {role: A, llm: m}\nsteps:\n  - {name: l, agent: a, action: \"{{item}} after {{previous_output}}\", loop: {over: xs}}\n  - {agent: a, action: \"Then {{previous_output}}\"}\n",
+			[]string{"{{item}} after {{previous_output}} / ", "{{item}} after " + bound + " / ", "{{item}} after " + bound + " / ", "the results of l[0..2] as a JSON array / ", "Then " + bound + " / "},
+			[]string{"steps[0].action: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; it is the output of the step before, and the loop's first item has none (the items after it read the item before);"}},
+		{"a loop after a step", "variables: {xs: [a, b]}\nagents:\n  a: {role: A, llm: m}\nsteps:\n  - {agent: a, action: one}\n  - {name: l, agent: a, action: \"{{item}} after {{previous_output}}\", loop: {over: xs}}\n",
+			[]string{"one / ", "{{item}} after " + bound + " / ", "{{item}} after " + bound + " / ", "the results of l[0..1] as a JSON array / "},
+			nil},
+		{"a parallel loop that opens the file", "variables: {xs: [a, b]}\nagents:\n  a: {role: A, llm: m}\nsteps:\n  - {name: l, agent: a, action: \"{{item}} after {{previous_output}}\", loop: {over: xs, parallel: true}}\n",
+			[]string{"{{item}} after {{previous_output}} / ", "{{item}} after {{previous_output}} / ", "the results of l[0..1] as a JSON array / "},
+			[]string{"steps[0].action: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; it is the output of the step before, and the first step has none;"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -618,8 +629,12 @@ func TestPreviousOutputNeedsSomethingBefore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			run, err := team.Expand(team.Variables)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var texts []string
-			for _, tk := range team.Tasks {
+			for _, tk := range run.Tasks {
 				texts = append(texts, tk.Description+" / "+tk.ExpectedOutput)
 			}
 			if !slices.Equal(texts, tt.texts) {
