@@ -256,6 +256,7 @@ func (b *builder) praison(root *tree) {
 			a.MCP = append(a.MCP, t.MCP...)
 		}
 	}
+	b.warnSkippedReads()
 	b.check()
 	b.checkForeach()
 	b.checkRepeat()
