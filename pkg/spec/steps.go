@@ -414,8 +414,10 @@ func (t *Team) praisonSetsWhere(name string, u PlaceholderUse) string {
 		return "an agent's texts make the system message of every task it does, where PraisonAI fills no previous output either: write {{previous_output}} in a step's action or a task's description"
 	case name == PreviousOutput && u.Unwritten:
 		return "the step has no action:, and PraisonAI sends a later step of a parallel that opens the file {{previous_output}}, which nothing sets there: write the step's action"
-	case name == PreviousOutput && u.Chained:
+	case name == PreviousOutput && u.Runs == "item":
 		return "it is the output of the step before, and the loop's first item has none (the items after it read the item before)"
+	case name == PreviousOutput && u.Runs == "iteration":
+		return "it is the output of the step before, and the repeat's first iteration has none (the iterations after it read the one before)"
 	case name == PreviousOutput && !t.PraisonSteps:
 		return "it is the output of the task before, and the first task, or one with context: [], has none"
 	}
