@@ -255,6 +255,9 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:6:6: steps[1].agent: ignored, as PraisonAI ignores it here: a parallel step runs only the steps it lists; to use this, put it in one of them"},
 		{"expected_output beside if", "agents:\n  a: {role: A, llm: m}\n" + steps + "  - {expected_output: y, if: {condition: \"{{previous_output}}\", then: [{agent: a}]}}\n",
 			"w.yaml:6:6: steps[1].expected_output: ignored, as PraisonAI ignores it here: an if step runs only the steps of its then: or else:; to use this, put it in one of them"},
+		// PraisonAI reads a step's steps: beside loop: alone: no misspelling.
+		{"steps in a step", "agents:\n  a: {role: A, llm: m}\n" + steps + "    steps: [{agent: a, action: y}]\n",
+			"w.yaml:6:5: steps[0].steps: not supported by teamrun, ignored: PraisonAI reads a step's steps: only beside loop:, and runs none of them here either: write them in the file's steps: list, in the order they run"},
 		{"a misspelt key beside route", "agents:\n  a: {role: A, llm: m}\n" + steps + "  - {agnet: a, route: {x: [a]}}\n",
 			"w.yaml:6:6: steps[1].agnet: not supported by teamrun, ignored: nothing reads it (a misspelt key?"},
 		// An agent's keys of PraisonAI's and CrewAI's Agent: none is a
