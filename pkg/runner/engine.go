@@ -904,7 +904,7 @@ func (e *Engine) job(i int) *Job {
 	ctx := e.contextOf(i)
 	view := e.stateFor(i)
 	state := t.Scope(view)
-	if t.Expanded().Iteration > 0 {
+	if t.Expanded().Iteration > 0 && (len(ctx) > 0 || e.Team.FillsNoPrevious()) {
 		// A repeat iteration's {previous_output}: the output of the last
 		// task it reads, the iteration before it from the second on.
 		prev := ""

@@ -341,12 +341,22 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 		base := *tk
 		base.OutputVariable = ""
 		base.SetOutputFile("")
+		// A chained loop with nothing before it: its first item keeps
+		// {{previous_output}} as written (bindPreviousOutput), the items
+		// after it read the item before.
+		later := base
+		if tk.Foreach.Chain && len(ctx) == 0 {
+			later.Description, later.ExpectedOutput = previousBound(tk.Description), previousBound(tk.ExpectedOutput)
+		}
 		for k, item := range items {
 			name := InstanceName(tk.Name, k)
 			if taken[name] {
 				clashes = append(clashes, fmt.Errorf("%s:%d:%d: %s: instance %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name))
 			}
 			inst := base
+			if k > 0 {
+				inst = later
+			}
 			inst.Name, inst.Foreach = name, nil
 			inst.Expansion = &Expansion{ForeachOf: tk.Name, After: join.Expansion.After, Item: item, As: tk.Foreach.As, IndexAs: tk.Foreach.Index, Index: k}
 			// Its texts stay the declared ones: rendered against its
@@ -357,7 +367,7 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 			if tk.Foreach.Index != "" {
 				bind[tk.Foreach.Index] = k
 			}
-			inst.Expansion.BindInKey = t.Render(tk.Description, bind) == tk.Description && t.Render(tk.ExpectedOutput, bind) == tk.ExpectedOutput
+			inst.Expansion.BindInKey = t.Render(inst.Description, bind) == inst.Description && t.Render(inst.ExpectedOutput, bind) == inst.ExpectedOutput
 			inst.Context, inst.HasContext = ctx, true
 			if tk.Foreach.Chain && k > 0 {
 				inst.Context = replaced(ctx, tk.Foreach.Feed, InstanceName(tk.Name, k-1))

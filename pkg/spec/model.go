@@ -114,6 +114,10 @@ type PlaceholderUse struct {
 	// Unwritten says the text is one teamrun gives a PraisonAI step the
 	// file writes no action for, as PraisonAI gives it.
 	Unwritten bool
+	// Runs is, for the text of a PraisonAI loop whose items after the
+	// first read the item before (Foreach.Chain), "item", and for a
+	// repeat's, "iteration": its first one is the one with none before it.
+	Runs string
 }
 
 // LLM says which model an LLM agent talks to and how.

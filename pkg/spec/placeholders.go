@@ -128,13 +128,19 @@ func (b *builder) collectPlaceholders(data []byte) {
 					}
 				}
 			}
-			if _, isIf := b.conditions[tk]; isIf || tk.Repeat != nil {
+			runs := ""
+			if each != nil && each.Chain {
+				runs = "item"
+			}
+			if tk.Repeat != nil && b.team.PraisonTemplates && len(b.team.contextAs(i, nil)) == 0 {
+				runs = "iteration" // its first keeps it as written (Team.FillsNoPrevious)
+			} else if _, isIf := b.conditions[tk]; isIf || tk.Repeat != nil {
 				bound = append(bound, PreviousOutput)
 			}
 			if f.keys[0] == "output_file" {
 				each = nil // no item's field is read there
 			}
-			add(f.text, at, PlaceholderUse{Path: path, Unwritten: unwritten && syn == praisonSteps}, each, bound...)
+			add(f.text, at, PlaceholderUse{Path: path, Unwritten: unwritten && syn == praisonSteps, Runs: runs}, each, bound...)
 		}
 	}
 	slices.SortStableFunc(b.team.Placeholders, func(x, y PlaceholderUse) int {

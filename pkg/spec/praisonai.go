@@ -256,6 +256,7 @@ func (b *builder) praison(root *tree) {
 			a.MCP = append(a.MCP, t.MCP...)
 		}
 	}
+	b.warnSkippedReads()
 	b.check()
 	b.checkForeach()
 	b.checkRepeat()
@@ -561,6 +562,10 @@ func ignoredEffect(path string) string {
 			return "a loop runs once per item of a list: loop: {over: VAR}"
 		case "routes":
 			return "PraisonAI's workflow runner routes with route: {LABEL: [AGENT, …]} after the step that classifies, never with routes: write that"
+		case "steps":
+			// PraisonAI reads it beside loop: alone (its loop of several
+			// steps); a step without agent: is a generic step there.
+			return "PraisonAI reads a step's steps: only beside loop:, and runs none of them here either: write them in the file's steps: list, in the order they run"
 		}
 	}
 	return unreadKey

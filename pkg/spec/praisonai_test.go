@@ -255,6 +255,9 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:6:6: steps[1].agent: ignored, as PraisonAI ignores it here: a parallel step runs only the steps it lists; to use this, put it in one of them"},
 		{"expected_output beside if", "agents:\n  a: {role: A, llm: m}\n" + steps + "  - {expected_output: y, if: {condition: \"{{previous_output}}\", then: [{agent: a}]}}\n",
 			"w.yaml:6:6: steps[1].expected_output: ignored, as PraisonAI ignores it here: an if step runs only the steps of its then: or else:; to use this, put it in one of them"},
+		// PraisonAI reads a step's steps: beside loop: alone: no misspelling.
+		{"steps in a step", "agents:\n  a: {role: A, llm: m}\n" + steps + "    steps: [{agent: a, action: y}]\n",
+			"w.yaml:6:5: steps[0].steps: not supported by teamrun, ignored: PraisonAI reads a step's steps: only beside loop:, and runs none of them here either: write them in the file's steps: list, in the order they run"},
 		{"a misspelt key beside route", "agents:\n  a: {role: A, llm: m}\n" + steps + "  - {agnet: a, route: {x: [a]}}\n",
 			"w.yaml:6:6: steps[1].agnet: not supported by teamrun, ignored: nothing reads it (a misspelt key?"},
 		// An agent's keys of PraisonAI's and CrewAI's Agent: none is a
@@ -611,6 +614,23 @@ func TestPreviousOutputNeedsSomethingBefore(t *testing.T) {
 		{"a scheduler's task", "framework: praisonai\nagents:\n  - {name: a, role: A, llm: m}\ntask: \"Check {{previous_output}}\"\n",
 			[]string{"Check {{previous_output}} / "},
 			[]string{"task: {{previous_output}}: nothing defines previous_output"}},
+		// A loop's first item has the step before it, or nothing: the
+		// items after it read the item before.
+		{"a loop that opens the file", "variables: {xs: [a, b, c]}\nagents:\n  a: {role: A, llm: m}\nsteps:\n  - {name: l, agent: a, action: \"{{item}} after {{previous_output}}\", loop: {over: xs}}\n  - {agent: a, action: \"Then {{previous_output}}\"}\n",
+			[]string{"{{item}} after {{previous_output}} / ", "{{item}} after " + bound + " / ", "{{item}} after " + bound + " / ", "the results of l[0..2] as a JSON array / ", "Then " + bound + " / "},
+			[]string{"steps[0].action: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; it is the output of the step before, and the loop's first item has none (the items after it read the item before);"}},
+		{"a loop after a step", "variables: {xs: [a, b]}\nagents:\n  a: {role: A, llm: m}\nsteps:\n  - {agent: a, action: one}\n  - {name: l, agent: a, action: \"{{item}} after {{previous_output}}\", loop: {over: xs}}\n",
+			[]string{"one / ", "{{item}} after " + bound + " / ", "{{item}} after " + bound + " / ", "the results of l[0..1] as a JSON array / "},
+			nil},
+		{"a repeat that opens the file", "agents:\n  a: {role: A, llm: m}\nsteps:\n  - {name: r, agent: a, action: \"Improve {{previous_output}}\", repeat: {until: ok, max_iterations: 2}}\n",
+			[]string{"Improve {{previous_output}} / ", "Improve " + bound + " / ", "the result of the last iteration of r#1..2 that ran / "},
+			[]string{"steps[0].action: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; it is the output of the step before, and the repeat's first iteration has none (the iterations after it read the one before);"}},
+		{"a repeat after a step", "agents:\n  a: {role: A, llm: m}\nsteps:\n  - {agent: a, action: one}\n  - {name: r, agent: a, action: \"Improve {{previous_output}}\", repeat: {until: ok, max_iterations: 2}}\n",
+			[]string{"one / ", "Improve " + bound + " / ", "Improve " + bound + " / ", "the result of the last iteration of r#1..2 that ran / "},
+			nil},
+		{"a parallel loop that opens the file", "variables: {xs: [a, b]}\nagents:\n  a: {role: A, llm: m}\nsteps:\n  - {name: l, agent: a, action: \"{{item}} after {{previous_output}}\", loop: {over: xs, parallel: true}}\n",
+			[]string{"{{item}} after {{previous_output}} / ", "{{item}} after {{previous_output}} / ", "the results of l[0..1] as a JSON array / "},
+			[]string{"steps[0].action: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; it is the output of the step before, and the first step has none;"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -618,8 +638,12 @@ func TestPreviousOutputNeedsSomethingBefore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			run, err := team.Expand(team.Variables)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var texts []string
-			for _, tk := range team.Tasks {
+			for _, tk := range run.Tasks {
 				texts = append(texts, tk.Description+" / "+tk.ExpectedOutput)
 			}
 			if !slices.Equal(texts, tt.texts) {

@@ -32,6 +32,13 @@ const (
 // second on.
 const PreviousOutput = "previous_output"
 
+// FillsNoPrevious says whether a repeat iteration that reads no task has
+// its {previous_output} filled, empty: in the native format. A PraisonAI
+// file's stays as written, as PraisonAI sends it, with a warning, as in
+// any task with nothing before it (bindPreviousOutput); there every other
+// iteration's is bound to the context teamrun appends.
+func (t *Team) FillsNoPrevious() bool { return !t.PraisonTemplates }
+
 // repeat reads a task's repeat: (native: the schema checked its shape) or
 // a PraisonAI step's (praison: no schema did, and its default differs).
 func (b *builder) repeat(v *tree, praison bool) *Repeat {
@@ -127,12 +134,22 @@ func (t *Team) expandRepeat(out *Team, i int, taken map[string]bool) (clashes []
 	base := *tk
 	base.OutputVariable = ""
 	base.SetOutputFile("")
+	// A PraisonAI repeat with nothing before it: its first iteration
+	// keeps {{previous_output}} as written (FillsNoPrevious), the ones
+	// after it read the one before, as a loop's items do.
+	later := base
+	if !t.FillsNoPrevious() && len(ctx) == 0 {
+		later.Description, later.ExpectedOutput = previousBound(tk.Description), previousBound(tk.ExpectedOutput)
+	}
 	for k := 1; k <= n; k++ {
 		name := IterationName(tk.Name, k)
 		if taken[name] {
 			clashes = append(clashes, fmt.Errorf("%s:%d:%d: %s: iteration %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name))
 		}
 		it := base
+		if k > 1 {
+			it = later
+		}
 		it.Name, it.Repeat = name, nil
 		it.Expansion = &Expansion{RepeatOf: tk.Name, Iteration: k}
 		it.Context, it.HasContext = slices.Clone(ctx), true

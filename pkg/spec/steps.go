@@ -414,6 +414,10 @@ func (t *Team) praisonSetsWhere(name string, u PlaceholderUse) string {
 		return "an agent's texts make the system message of every task it does, where PraisonAI fills no previous output either: write {{previous_output}} in a step's action or a task's description"
 	case name == PreviousOutput && u.Unwritten:
 		return "the step has no action:, and PraisonAI sends a later step of a parallel that opens the file {{previous_output}}, which nothing sets there: write the step's action"
+	case name == PreviousOutput && u.Runs == "item":
+		return "it is the output of the step before, and the loop's first item has none (the items after it read the item before)"
+	case name == PreviousOutput && u.Runs == "iteration":
+		return "it is the output of the step before, and the repeat's first iteration has none (the iterations after it read the one before)"
 	case name == PreviousOutput && !t.PraisonSteps:
 		return "it is the output of the task before, and the first task, or one with context: [], has none"
 	}
@@ -1207,26 +1211,34 @@ var identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 // b.userTexts (the tasks whose texts the file writes) a reference to the
 // context teamrun appends to the prompt, where the previous output is
 // given, when the task has one: it reads a task (its context:, the step
-// before it, in a sequential team the task before it) or, in a loop, the
-// item before. A task with none (the first, or one with context: [])
-// keeps it as written, as PraisonAI sends it, and the placeholder check
-// says so, as for any {{VAR}} nothing sets. An agent's texts are never
-// bound: they make the system message of every task the agent does,
-// where PraisonAI fills no previous output either. The text's other
-// {{VAR}}s stay as written: Render fills them.
+// before it, in a sequential team the task before it). A task with none
+// (the first, or one with context: []) keeps it as written, as PraisonAI
+// sends it, and the placeholder check says so, as for any {{VAR}} nothing
+// sets; so does the first item of a loop that has none, while the items
+// after it, which read the item before, are bound as the loop expands
+// (Team.ExpandWith). An agent's texts are never bound: they make the
+// system message of every task the agent does, where PraisonAI fills no
+// previous output either. The text's other {{VAR}}s stay as written:
+// Render fills them.
 func (b *builder) bindPreviousOutput() {
 	for _, tk := range b.userTexts {
 		i, ok := b.taskAt[tk.Name]
-		if !ok || b.team.Tasks[i] != tk || (tk.Foreach == nil && len(b.team.contextAs(i, nil)) == 0) {
+		if !ok || b.team.Tasks[i] != tk || len(b.team.contextAs(i, nil)) == 0 {
 			continue
 		}
-		for _, s := range []*string{&tk.Description, &tk.ExpectedOutput} {
-			*s = replacePlaceholders(*s, praisonSteps, func(name string) (string, bool) {
-				return "the previous step's output (below)", name == PreviousOutput
-			})
-		}
+		tk.Description, tk.ExpectedOutput = previousBound(tk.Description), previousBound(tk.ExpectedOutput)
 	}
 	b.userTexts = nil
+}
+
+// previousBound is text with its {{previous_output}} a reference to the
+// context teamrun appends to the prompt: the one spelling of it, for a
+// task that reads something and for a loop's item that reads the item
+// before.
+func previousBound(text string) string {
+	return replacePlaceholders(text, praisonSteps, func(name string) (string, bool) {
+		return "the previous step's output (below)", name == PreviousOutput
+	})
 }
 
 // boundTexts are the texts of tk the variables PraisonAI binds as a
