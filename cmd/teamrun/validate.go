@@ -51,8 +51,16 @@ func validateCommand() *cli.Command {
 					}
 					continue
 				}
+				// The agents the file declares: not those teamrun makes
+				// for a PraisonAI step (a parallel's join, a route).
+				declared := 0
+				for _, a := range team.Agents {
+					if !a.Made() {
+						declared++
+					}
+				}
 				fmt.Fprintf(c.App.Writer, "%s: valid (%s, %s, %s)\n", team.File, // "stdin" for -
-					specPlural(len(team.Agents), "agent"), specPlural(len(team.Tasks), "task"), team.Process)
+					specPlural(declared, "agent"), specPlural(len(team.Tasks), "task"), team.Process)
 			}
 			if bad > 0 {
 				return exitf(exitUsage, "%s of %d invalid", specPlural(bad, "spec"), c.NArg())
