@@ -606,10 +606,13 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	var inline *attemptDone // the sequential attempt, run on this goroutine
 	running := 0
 	var (
-		halts   []*Halt
-		failed  bool
-		stuck   []string
-		outcome = Succeeded
+		halts []*Halt
+		// unsettled are the calls a signal left without a result, by task
+		// index: the halts the next --continue stops at.
+		unsettled = map[int]*Halt{}
+		failed    bool
+		stuck     []string
+		outcome   = Succeeded
 	)
 	stopping := func() bool {
 		return failed || e.grow || ctx.Err() != nil || e.storeFailed()
@@ -646,6 +649,9 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			e.sched.Wait(d.i)
 			halts = append(halts, d.halt)
 			return
+		}
+		if h := e.unsettledHalt(d.err); d.interrupted && h != nil {
+			unsettled[d.i] = h
 		}
 		// The next record follows at once (the start of the task that
 		// takes the freed slot, or the flush when none starts): the
@@ -794,6 +800,11 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		e.observe(Event{Type: RunWarning, Index: -1, Message: "these tasks can never start (their dependencies form a cycle): " + strings.Join(stuck, ", ")})
 	}
 	sum := e.summary(outcome, e.now().Sub(start))
+	if outcome == Interrupted {
+		for _, i := range slices.Sorted(maps.Keys(unsettled)) {
+			sum.Unsettled = append(sum.Unsettled, unsettled[i])
+		}
+	}
 	if outcome == Halted {
 		sum.Halts = halts
 		// The halted task becomes the checkpoint's current task.

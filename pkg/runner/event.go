@@ -206,6 +206,10 @@ type Summary struct {
 	Kept []string `json:"kept,omitempty"`
 	// Halts are what a halted run waits for, each as its halted event says.
 	Halts []*Halt `json:"halts,omitempty"`
+	// Unsettled are, in a run a signal stopped, the calls of tools that
+	// were not idempotent left without a result: each the halt the next
+	// --continue stops at unless it is decided first.
+	Unsettled []*Halt `json:"unsettled,omitempty"`
 }
 
 // TaskOutput is one task's result.
