@@ -1072,7 +1072,9 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 				// What the attempt paid is durable before the file's
 				// write, which may take a while.
 				if err = e.flush(); err == nil {
-					err = writeOutput(ctx, path, out, e.Started)
+					if err = writeOutput(ctx, path, out, e.Started); err != nil {
+						err = outputFileFailure(t.Name, path, err)
+					}
 				}
 			}
 		}
