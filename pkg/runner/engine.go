@@ -607,8 +607,10 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	running := 0
 	var (
 		halts []*Halt
-		// unsettled are the calls a signal left without a result, by task
-		// index: the halts the next --continue stops at.
+		// unsettled are, by task index, the calls of tools that were not
+		// idempotent that an attempt's end (a signal, the task's timeout
+		// on its last attempt, the store failing) left without a result:
+		// the halts the next --continue stops at.
 		unsettled = map[int]*Halt{}
 		failed    bool
 		stuck     []string
@@ -619,6 +621,9 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	}
 	handle := func(d attemptDone) {
 		running--
+		if h := e.unsettledHalt(d.err); h != nil {
+			unsettled[d.i] = h
+		}
 		if e.storeFailed() {
 			if d.unkept() {
 				e.recMu.Lock()
@@ -649,9 +654,6 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			e.sched.Wait(d.i)
 			halts = append(halts, d.halt)
 			return
-		}
-		if h := e.unsettledHalt(d.err); d.interrupted && h != nil {
-			unsettled[d.i] = h
 		}
 		// The next record follows at once (the start of the task that
 		// takes the freed slot, or the flush when none starts): the
@@ -800,10 +802,8 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		e.observe(Event{Type: RunWarning, Index: -1, Message: "these tasks can never start (their dependencies form a cycle): " + strings.Join(stuck, ", ")})
 	}
 	sum := e.summary(outcome, e.now().Sub(start))
-	if outcome == Interrupted {
-		for _, i := range slices.Sorted(maps.Keys(unsettled)) {
-			sum.Unsettled = append(sum.Unsettled, unsettled[i])
-		}
+	for _, i := range slices.Sorted(maps.Keys(unsettled)) {
+		sum.Unsettled = append(sum.Unsettled, unsettled[i])
 	}
 	if outcome == Halted {
 		sum.Halts = halts

@@ -43,8 +43,8 @@ func (e *ToolHaltError) ended() string {
 
 // UnsettledError is a call of a tool that was not idempotent which the
 // attempt's end stopped while it ran: the next --continue halts on it
-// (Halt), and a run a signal stopped says so in its summary, for whoever
-// reads a cron job's mail. Its text is the stop's.
+// (Halt), and the run's summary says so, for whoever reads a cron job's
+// mail. Its text is the stop's.
 type UnsettledError struct {
 	Halt ToolHaltError
 	Err  error
@@ -478,7 +478,7 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 		}
 		if !tool.Idempotent {
 			err = &UnsettledError{Halt: ToolHaltError{Task: lp.job.Task.Name, Tool: c.Tool, Arguments: checkpoint.ShortArguments(c.Arguments), Call: c.ID,
-				Ended: "this run was interrupted"}, Err: err}
+				Ended: "this run stopped it"}, Err: err}
 		}
 		return tools.Result{}, err
 	}
