@@ -267,3 +267,42 @@ func TestContextOnFullDisk(t *testing.T) {
 		t.Errorf("the commands that ran: %q, want a's alone", b)
 	}
 }
+
+// An output_file on a full disk is the disk's failure, not the task's, as
+// a file teamrun writes in the session's scratch folder is: exit 5 saying
+// the disk is full, no retry spent (an LLM task's would pay again for an
+// answer it could not write either), no failure recorded, and once there
+// is room --continue runs the task again and writes the file. It was a
+// failed attempt: every retry spent, exit 1.
+func TestOutputFileOnFullDisk(t *testing.T) {
+	full := smallDisk(t)
+	dir := t.TempDir()
+	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
+	ran := filepath.Join(dir, "ran")
+	out := filepath.Join(full, "out", "report.txt")
+	if err := os.WriteFile(p.spec, []byte("agents:\n  w: {shell: 'echo $TEAMRUN_TASK >> "+ran+"; head -c 20000 /dev/zero | tr \"\\\\0\" x'}\n"+
+		"tasks:\n  a: {description: a, agent: w, output_file: "+out+", max_retries: 2, retry_delay: 10ms}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, full)
+	got, code := p.teamrun(t, "run", p.spec, "--session", "s1")
+	if code != exitStore || strings.Contains(got, "retrying") || strings.Contains(got, "failed    a") ||
+		!strings.Contains(got, "teamrun: cannot keep the output_file of task a: cannot write "+out+": no space left on device; the disk is full: free some space, then rerun with --continue") {
+		t.Fatalf("exit %d, want 5 saying the disk is full, no retry:\n%s", code, got)
+	}
+	if b, _ := os.ReadFile(ran); string(b) != "a\n" {
+		t.Errorf("the commands that ran: %q, want a once", b)
+	}
+	if names := entries(t, filepath.Dir(out)); len(names) != 0 {
+		t.Errorf("left beside the output_file: %q", names)
+	}
+	if err := os.Remove(filepath.Join(full, "filler")); err != nil {
+		t.Fatal(err)
+	}
+	if got, code := p.teamrun(t, "run", p.spec, "--continue", "--session", "s1"); code != 0 || !strings.Contains(got, "summary done: 0 restored, 1 ran") {
+		t.Fatalf("--continue once there is room: exit %d\n%s", code, got)
+	}
+	if b, err := os.ReadFile(out); err != nil || len(b) != 20000 {
+		t.Errorf("the output_file: %d bytes, %v; want 20000", len(b), err)
+	}
+}

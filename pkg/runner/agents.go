@@ -416,7 +416,8 @@ func redactedErr(err error, keys []string) error {
 // scratchFailure is a file teamrun writes for an attempt in the session's
 // scratch folder — its context folder, its variables file, its command's
 // spooled stdout — that could not be written or read back (a full disk, a
-// folder gone): whichever the file, the store's failure, as a checkpoint
+// folder gone), or its output_file on a full disk (outputFileFailure):
+// whichever the file, the store's failure, as a checkpoint
 // it could not write is (exit 5), not the task's, and no attempt is spent
 // on it. path is where ("": the path err names; an error that names none
 // says where itself); ran: the command ran to its end and only its output

@@ -47,8 +47,9 @@ type CommandSpec struct {
 	// Stdout and Stderr, when set, get a copy of the output as it comes
 	// (the attempt's logs, --verbose).
 	Stdout, Stderr io.Writer
-	// StdoutLimit reads at most this many bytes of stdout (0: all): a
-	// chatty tool's output stays in its spool file, not in memory.
+	// StdoutLimit reads at most this many bytes of stdout (0: all), kept
+	// in memory, the rest drained and dropped: a chatty tool's output
+	// costs neither memory nor disk, and a full disk does not cut it.
 	StdoutLimit int
 	// copyByGoroutines copies stdout and stderr with a goroutine each, as
 	// systems without drain do (for tests of that path).
@@ -315,21 +316,24 @@ func RunCommand(ctx context.Context, groups *Groups, cs CommandSpec) (string, er
 	// when the command has ended, into a string of its size, the output is
 	// in memory once, however large (a growing buffer would hold up to
 	// twice its size, and a copy of that as the result).
-	stdout := &stdoutSpool{dir: cs.Spool}
+	stdout := &stdoutSpool{dir: cs.Spool, limit: cs.StdoutLimit}
 	defer stdout.close()
-	if cs.Stdout == nil {
+	// Read through a pipe when it is copied as it comes, or kept only so
+	// far: else the command writes into the spool file itself.
+	piped := cs.Stdout != nil || cs.StdoutLimit > 0
+	if !piped {
 		if err := stdout.direct(); err != nil {
 			return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the file for the command's output: %w", err)}
 		}
 	}
-	p, err := newPipes(cs.Stdin, cs.Stdout != nil, !cs.copyByGoroutines)
+	p, err := newPipes(cs.Stdin, piped, !cs.copyByGoroutines)
 	if err != nil {
 		return "", &CommandError{ExitCode: -1, Err: fmt.Errorf("cannot create the command's pipes: %w", err)}
 	}
 	childStdout := stdout.f
 	if p.stdoutW != nil {
-		// A copy as it comes (logs, --verbose): through a pipe of ours,
-		// drained like stderr, into the spool and the copy.
+		// A copy as it comes (logs, --verbose), or a limit: through a
+		// pipe of ours, drained like stderr, into the spool and the copy.
 		childStdout = p.stdoutW
 	}
 	cmd := &process{name: name, argv: append([]string{name}, args...), attr: os.ProcAttr{

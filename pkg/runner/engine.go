@@ -606,16 +606,24 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	var inline *attemptDone // the sequential attempt, run on this goroutine
 	running := 0
 	var (
-		halts   []*Halt
-		failed  bool
-		stuck   []string
-		outcome = Succeeded
+		halts []*Halt
+		// unsettled are, by task index, the calls of tools that were not
+		// idempotent that an attempt's end (a signal, the task's timeout
+		// on its last attempt, the store failing) left without a result:
+		// the halts the next --continue stops at.
+		unsettled = map[int]*Halt{}
+		failed    bool
+		stuck     []string
+		outcome   = Succeeded
 	)
 	stopping := func() bool {
 		return failed || e.grow || ctx.Err() != nil || e.storeFailed()
 	}
 	handle := func(d attemptDone) {
 		running--
+		if h := e.unsettledHalt(d.err); h != nil {
+			unsettled[d.i] = h
+		}
 		if e.storeFailed() {
 			if d.unkept() {
 				e.recMu.Lock()
@@ -794,6 +802,9 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 		e.observe(Event{Type: RunWarning, Index: -1, Message: "these tasks can never start (their dependencies form a cycle): " + strings.Join(stuck, ", ")})
 	}
 	sum := e.summary(outcome, e.now().Sub(start))
+	for _, i := range slices.Sorted(maps.Keys(unsettled)) {
+		sum.Unsettled = append(sum.Unsettled, unsettled[i])
+	}
 	if outcome == Halted {
 		sum.Halts = halts
 		// The halted task becomes the checkpoint's current task.
@@ -1061,7 +1072,9 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 				// What the attempt paid is durable before the file's
 				// write, which may take a while.
 				if err = e.flush(); err == nil {
-					err = writeOutput(ctx, path, out, e.Started)
+					if err = writeOutput(ctx, path, out, e.Started); err != nil {
+						err = outputFileFailure(t.Name, path, err)
+					}
 				}
 			}
 		}

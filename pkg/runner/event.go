@@ -206,6 +206,11 @@ type Summary struct {
 	Kept []string `json:"kept,omitempty"`
 	// Halts are what a halted run waits for, each as its halted event says.
 	Halts []*Halt `json:"halts,omitempty"`
+	// Unsettled are the calls of tools that were not idempotent this run
+	// left without a result (a signal stopped it, the task's timeout its
+	// last attempt, the store failed): each the halt the next --continue
+	// stops at unless it is decided first.
+	Unsettled []*Halt `json:"unsettled,omitempty"`
 }
 
 // TaskOutput is one task's result.

@@ -411,6 +411,10 @@ func writeResult(w io.Writer, s *Summary, st style) {
 		fmt.Fprintf(w, "; kept (--keep) although changed: %s", strings.Join(s.Kept, ", "))
 	}
 	fmt.Fprintln(w)
+	for _, h := range s.Unsettled {
+		fmt.Fprintf(w, "%s task %s's call of tool %s with %s was stopped before its result was recorded, and %s is not idempotent: decide whether it took effect (%s), or --continue halts on it (exit 3)\n",
+			st.yellow("unsettled:"), h.Task, h.Tool, h.Arguments, h.Tool, h.decideText())
+	}
 	writeUsage(w, s)
 	fmt.Fprintf(w, "session: %s\n", s.Session)
 	if s.Resume != "" {

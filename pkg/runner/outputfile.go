@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/teamrun/teamrun/internal/fserr"
@@ -35,6 +36,21 @@ func writeOutputFile(path string, result io.Reader, runStart time.Time) error {
 	}
 	atomicfile.Sweep(path, runStart)
 	return nil
+}
+
+// outputFileFailure is err, task's output_file at path that could not be
+// written, as the attempt's error. A full disk (or quota) is the disk's
+// failure, not the task's, as a file in the session's scratch folder is
+// (scratchFailure: exit 5, no retry spent, and --continue runs the task
+// again): a retry could not write it either, and an LLM task's would pay
+// for its answer again. Anything else (a folder in its place, the
+// permissions) fails the attempt: the spec names the file.
+func outputFileFailure(task, path string, err error) error {
+	var errno syscall.Errno
+	if fserr.Of(err) != fserr.Full || !errors.As(err, &errno) {
+		return err
+	}
+	return scratchFailure("the output_file of task "+task, path, errno, true)
 }
 
 // restoreOutputFile writes a restored task's result to its output_file

@@ -110,24 +110,92 @@ func noWarn(t *testing.T) func(string) {
 	return func(msg string) { t.Errorf("warning: %s", msg) }
 }
 
-// Without a cache folder that can be made, the scratch is os.TempDir()
-// again (no record, no sweep), and the run is told so.
-func TestLocalScratchUnavailable(t *testing.T) {
+// Without a cache folder to use (no HOME, a home that is not there — a
+// service account's /nonexistent under cron —, a cache folder that is a
+// file), the scratch is in this user's own folder in the system's
+// temporary folder, swept as the cache folder's is, with no warning, and no
+// home folder is made: root made /nonexistent/.cache/…, and every other
+// user got a warning at every run, which cron mailed.
+func TestLocalScratchWithoutHome(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for name, env := range map[string][2]string{"cache is a file": {file, "/nonexistent"}, "no HOME": {"", ""}} {
+	gone := filepath.Join(t.TempDir(), "nonexistent")
+	for _, tt := range []struct{ name, cache, home string }{
+		{"home not there", "", gone},
+		{"no HOME", "", ""},
+		{"cache is a file", file, gone},
+		{"relative XDG_CACHE_HOME", "cache", gone},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			t.Setenv("XDG_CACHE_HOME", tt.cache)
+			t.Setenv("HOME", tt.home)
+			store := memstore.New()
+			s := scratchOf(store, noWarn(t))
+			own := filepath.Join(tmp, tempName())
+			d := scratchDir(s, "s1")
+			if !strings.HasPrefix(d, own+string(filepath.Separator)) || procsRecord(s, "s1") != filepath.Join(d, "procs") {
+				t.Fatalf("scratch %q, want one in %s", d, own)
+			}
+			if fi, err := os.Lstat(own); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+				t.Errorf("%s: %v, %v; want a 0700 folder", own, fi, err)
+			}
+			if _, err := os.Lstat(gone); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the home folder %s was made: %v", gone, err)
+			}
+			// The next run finds it again, and session delete removes it.
+			if again := scratchDir(scratchOf(store, noWarn(t)), "s1"); again != d {
+				t.Errorf("the next run's scratch %s, want %s", again, d)
+			}
+			if err := os.MkdirAll(filepath.Join(d, "teamrun-context-1"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := RemoveScratch(store, "s1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s after RemoveScratch: %v", d, err)
+			}
+		})
+	}
+}
+
+// This user's folder in the temporary folder must be its alone: one
+// another user could have put there (a link, one open to others) is not
+// used, and with no cache folder either, the scratch is os.TempDir() again
+// (no record, no sweep), and the run is told so.
+func TestLocalScratchUnavailable(t *testing.T) {
+	for name, setup := range map[string]func(own string) error{
+		"a link in its place": func(own string) error { return os.Symlink(filepath.Dir(own), own) },
+		"open to others":      func(own string) error { return os.Mkdir(own, 0o777) },
+		"a file in its place": func(own string) error { return os.WriteFile(own, nil, 0o600) },
+	} {
 		t.Run(name, func(t *testing.T) {
-			t.Setenv("XDG_CACHE_HOME", env[0])
-			t.Setenv("HOME", env[1])
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			t.Setenv("XDG_CACHE_HOME", "")
+			t.Setenv("HOME", "")
+			own := filepath.Join(tmp, tempName())
+			if err := setup(own); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(own, 0o777); err != nil && name == "open to others" {
+				t.Fatal(err) // past the umask
+			}
 			var warnings []string
-			s := scratchOf(memstore.New(), func(m string) { warnings = append(warnings, m) })
+			store := memstore.New()
+			s := scratchOf(store, func(m string) { warnings = append(warnings, m) })
 			if s != nil || scratchDir(s, "s1") != "" || procsRecord(s, "s1") != "" {
 				t.Errorf("scratch %v, want none", s)
 			}
-			if len(warnings) != 1 || !strings.Contains(warnings[0], "XDG_CACHE_HOME") {
+			if len(warnings) != 1 || !strings.Contains(warnings[0], own+" is not a folder of this user's alone") || !strings.Contains(warnings[0], "XDG_CACHE_HOME") {
 				t.Errorf("warnings %q", warnings)
+			}
+			if err := RemoveScratch(store, "s1"); err != nil {
+				t.Errorf("RemoveScratch: %v", err)
 			}
 		})
 	}

@@ -18,9 +18,14 @@ const stdoutInMemory = 64 << 10
 // its output as it comes (direct).
 type stdoutSpool struct {
 	dir string
-	mem []byte
-	f   *os.File
-	err error // the first write that failed; later ones are dropped
+	// limit, when above zero, is all that is kept, in memory: what comes
+	// after it is drained and dropped, and no file is made (a tool's
+	// output, which the model reads 32 KiB of, needs no disk, a full one
+	// included).
+	limit int
+	mem   []byte
+	f     *os.File
+	err   error // the first write that failed; later ones are dropped
 }
 
 // direct gives the spool its file at once, for the command to write to.
@@ -35,6 +40,10 @@ func (s *stdoutSpool) direct() error {
 // error is in s.err, and the task fails with it.
 func (s *stdoutSpool) Write(p []byte) (int, error) {
 	if s.err != nil {
+		return len(p), nil
+	}
+	if s.limit > 0 {
+		s.mem = append(s.mem, p[:min(len(p), max(s.limit-len(s.mem), 0))]...)
 		return len(p), nil
 	}
 	if s.f == nil {

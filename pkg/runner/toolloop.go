@@ -41,6 +41,18 @@ func (e *ToolHaltError) ended() string {
 	return "the run that started it stopped or lost the session"
 }
 
+// UnsettledError is a call of a tool that was not idempotent which the
+// attempt's end stopped while it ran: the next --continue halts on it
+// (Halt), and the run's summary says so, for whoever reads a cron job's
+// mail. Its text is the stop's.
+type UnsettledError struct {
+	Halt ToolHaltError
+	Err  error
+}
+
+func (e *UnsettledError) Error() string { return e.Err.Error() }
+func (e *UnsettledError) Unwrap() error { return e.Err }
+
 // LoopHaltError stops a task whose tool loop a limit ended, that limit
 // not raised since, after calls of tools that were not idempotent:
 // started afresh, the model could make them again (checkpoint.LoopHalts).
@@ -464,6 +476,10 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 			t, key := attemptTimeout(lp.job)
 			lp.l.noteStopped(lp.job.Task.Name, c.ID, fmt.Sprintf("the timeout of %s (%s) stopped it in attempt %d of this run", t, key, lp.job.Attempt))
 		}
+		if !tool.Idempotent {
+			err = &UnsettledError{Halt: ToolHaltError{Task: lp.job.Task.Name, Tool: c.Tool, Arguments: checkpoint.ShortArguments(c.Arguments), Call: c.ID,
+				Ended: "this run stopped it"}, Err: err}
+		}
 		return tools.Result{}, err
 	}
 	// A tool runs in teamrun's environment, as a command does: what it
@@ -598,6 +614,17 @@ func (e *Engine) toolHalt(err error) *Halt {
 		}
 	}
 	return h
+}
+
+// unsettledHalt is the halt the next --continue stops at for an attempt
+// stopped in the middle of a call of a tool that was not idempotent
+// (UnsettledError); nil for any other.
+func (e *Engine) unsettledHalt(err error) *Halt {
+	var ue *UnsettledError
+	if !errors.As(err, &ue) {
+		return nil
+	}
+	return e.toolHalt(&ue.Halt)
 }
 
 // mcpChanges names the servers whose recorded tool list digest differs
