@@ -620,6 +620,9 @@ func (e *Engine) toolHalt(err error) *Halt {
 // stopped in the middle of a call of a tool that was not idempotent
 // (UnsettledError); nil for any other.
 func (e *Engine) unsettledHalt(err error) *Halt {
+	if err == nil {
+		return nil // before ue, which errors.As moves to the heap: every attempt asks
+	}
 	var ue *UnsettledError
 	if !errors.As(err, &ue) {
 		return nil
