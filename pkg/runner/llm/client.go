@@ -304,17 +304,18 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, fail(&Error{Message: "no model given: set llm.model for the agent or the team"})
 	}
 	wr := wireOf(req)
+	idle := req.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
 	var st *streaming
 	if req.Stream {
-		st = &streaming{idle: req.IdleTimeout}
+		st = &streaming{idle: idle}
 		if req.OnDelta != nil {
 			st.onDelta = func(text string) {
 				st.shown = true
 				req.OnDelta(text)
 			}
-		}
-		if st.idle <= 0 {
-			st.idle = DefaultIdleTimeout
 		}
 	}
 	body, err := json.Marshal(wr)
@@ -347,7 +348,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		if st != nil {
 			st.shown = false
 		}
-		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red, st)
+		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red, st, idle)
 		if resp.Model == "" {
 			resp.Model = req.Model
 		}
@@ -426,7 +427,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 }
 
 // attempt sends one request. retryAfter is the server's wish, or -1.
-func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red redactor, st *streaming) (Response, time.Duration, *Error) {
+func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red redactor, st *streaming, idle time.Duration) (Response, time.Duration, *Error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -459,15 +460,18 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		return Response{}, -1, transportError(actx, timeout, err)
 	}
 	defer hresp.Body.Close()
-	if st != nil && hresp.StatusCode >= 200 && hresp.StatusCode <= 299 {
-		if isEventStream(hresp.Header) {
-			return readStream(actx, cancelCause, timeout, hresp, st, red)
-		}
+	ok := hresp.StatusCode >= 200 && hresp.StatusCode <= 299
+	if ok && isEventStream(hresp.Header) {
+		// A stream is read as one also when a whole answer was asked for:
+		// a server or proxy that always streams answers so.
+		return readStream(actx, cancelCause, timeout, hresp, st.orWhole(idle), red)
+	}
+	if ok && st != nil {
 		// A proxy may relabel a stream (text/plain): one that starts as
 		// server-sent events is read as one, as OpenAI's clients do.
 		br := bufio.NewReader(hresp.Body)
 		hresp.Body = peekedBody{br, hresp.Body}
-		if startsAsEvents(br) {
+		if p, _ := br.Peek(len(bom) + len("event:")); startsAsEvents(p) {
 			return readStream(actx, cancelCause, timeout, hresp, st, red)
 		}
 	}
@@ -500,6 +504,12 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	}
 	var wr wireResponse
 	if err := json.Unmarshal(data, &wr); err != nil {
+		if startsAsEvents(data) {
+			// A stream, relabelled, to a request for a whole answer: it
+			// came whole, and reads as the stream it is.
+			hresp.Body = io.NopCloser(bytes.NewReader(data))
+			return readStream(actx, cancelCause, timeout, hresp, st.orWhole(idle), red)
+		}
 		return unreadAnswer(data, hresp.StatusCode, red), -1, &Error{
 			StatusCode: hresp.StatusCode,
 			Message:    "the answer is not a Chat Completions response" + decodeProblem(err) + ": " + red.snippet(window(data)),
@@ -544,10 +554,11 @@ type peekedBody struct {
 	io.Closer
 }
 
-// startsAsEvents says whether a body starts as a stream of server-sent
-// events does: with a data, event or comment line.
-func startsAsEvents(br *bufio.Reader) bool {
-	p, _ := br.Peek(len("event:"))
+// startsAsEvents says whether a body that starts with p starts as a
+// stream of server-sent events does: with a data, event or comment line
+// (after the byte order mark the SSE spec allows).
+func startsAsEvents(p []byte) bool {
+	p = bytes.TrimPrefix(p, []byte(bom))
 	return bytes.HasPrefix(p, []byte("data:")) || bytes.HasPrefix(p, []byte("event:")) || bytes.HasPrefix(p, []byte(":"))
 }
 
@@ -557,21 +568,31 @@ func startsAsEvents(br *bufio.Reader) bool {
 // on its own, else as an answer without usage, estimated from its size.
 func unreadAnswer(data []byte, status int, red redactor) Response {
 	r := Response{status: status, answered: true, received: len(data)}
-	var part struct {
-		Model json.RawMessage `json:"model"`
-		Usage *wireUsage      `json:"usage"`
-	}
-	if json.Unmarshal(data, &part) == nil {
-		r.Usage, r.hasUsage, r.badUsage = part.Usage.usage()
-		var model string
-		if json.Unmarshal(part.Model, &model) == nil {
-			r.Model = red.clean(model) // recorded with the usage
-		}
-	}
+	var model string
+	model, r.Usage, r.hasUsage, r.badUsage = partUsage(data)
+	r.Model = red.clean(model) // recorded with the usage
 	if !r.hasUsage && r.badUsage == "" {
 		r.badUsage = "sent an answer that is not a Chat Completions response"
 	}
 	return r
+}
+
+// partUsage is the model and the usage of a JSON object that is no Chat
+// Completions answer (or chunk) as a whole, where they read on their own:
+// what was paid for it. usage's results are its last three.
+func partUsage(data []byte) (model string, u Usage, ok bool, why string) {
+	var part struct {
+		Model json.RawMessage `json:"model"`
+		Usage *wireUsage      `json:"usage"`
+	}
+	if json.Unmarshal(data, &part) != nil {
+		return "", Usage{}, false, ""
+	}
+	if json.Unmarshal(part.Model, &model) != nil {
+		model = ""
+	}
+	u, ok, why = part.Usage.usage()
+	return model, u, ok, why
 }
 
 // decodeProblem says what of an answer does not fit, in a user's words:
