@@ -163,6 +163,17 @@ func TestStream(t *testing.T) {
 		{name: "deltas of a character cut in three and escaped pairs", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, rawDelta("\xf0\x9f"), rawDelta("\x98"), rawDelta("\x80 \\ud83d\\ude00\\u00e9\\n"), finishStop, "[DONE]")
 		}, want: "😀 😀é\n", wantReqs: 1, wantUnknown: 1},
+		// A proxy that cuts text by UTF-16 units sends a pair's halves
+		// as escapes in two events.
+		{name: "deltas of a surrogate pair cut between two events are joined", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, rawDelta(`smile \ud83d`), rawDelta(`\ude00 ok`), finishStop, usageChunk, "[DONE]")
+		}, want: "smile 😀 ok", wantReqs: 1, wantUsage: 9},
+		{name: "deltas with a lone surrogate: U+FFFD, said", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, rawDelta(`a \ud83d`), rawDelta(`b \ude00\ud83d\u0041`), finishStop, usageChunk, "[DONE]")
+		}, want: "a \uFFFDb \uFFFD\uFFFDA", wantReqs: 1, wantUsage: 9, wantMended: "its server sent 3 UTF-16 surrogate(s) without their pair"},
+		{name: "deltas ending with a pair's first half: U+FFFD, said", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, rawDelta(`ok \ud83d`), finishStop, usageChunk, "[DONE]")
+		}, want: "ok \uFFFD", wantReqs: 1, wantUsage: 9, wantMended: "its server sent 1 UTF-16 surrogate(s) without their pair"},
 		{name: "deltas ending inside a character: U+FFFD, said", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, rawDelta("ok \xe2\x82"), finishStop, "[DONE]")
 		}, want: "ok \uFFFD", wantReqs: 1, wantUnknown: 1, wantMended: "its server ended the answer inside a character"},
