@@ -25,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/teamrun/teamrun/pkg/runner/backoff"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -1032,10 +1033,11 @@ func window(data []byte) string {
 	return string(data[:min(len(data), windowLimit)])
 }
 
-// snippet is the start of a text on one line, valid UTF-8, for a message.
-// Callers redact before they call it.
+// snippet is the start of a text on one line, valid UTF-8, its control
+// characters escaped (a server's text may hold escape sequences, and the
+// message is printed), for a message. Callers redact before they call it.
 func snippet(text string) string {
-	s := strings.Join(strings.Fields(strings.ToValidUTF8(text, "?")), " ")
+	s := iostreams.Printable(strings.Join(strings.Fields(strings.ToValidUTF8(text, "?")), " "))
 	if len(s) > snippetLimit {
 		cut := snippetLimit
 		for cut > 0 && !utf8.RuneStart(s[cut]) {

@@ -864,6 +864,10 @@ func TestServerMessage(t *testing.T) {
 		{"", "(empty body)"},
 		{"\xff\xfe oops", "? oops"},
 		{long, strings.Repeat("é", 100) + "…"},
+		// A server's escape sequences are shown, not obeyed: the message
+		// is printed on terminals.
+		{`{"error":{"message":"bad \u001b]0;PWNED\u0007\u001b[2J request \u009b31m"}}`, `bad \x1b]0;PWNED\x07\x1b[2J request \u009b31m`},
+		{"raw \x1b]52;c;cGF5bG9hZA==\x07 body", `raw \x1b]52;c;cGF5bG9hZA==\x07 body`},
 	}
 	for _, tt := range tests {
 		if got, _ := serverMessage([]byte(tt.body), ""); got != tt.want {
