@@ -58,7 +58,13 @@ func (st *streaming) discard(onDiscard func(string), why *Error) {
 }
 
 func isEventStream(h http.Header) bool {
-	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	ct := h.Get("Content-Type")
+	// Asked of every answer, and most are JSON: ParseMediaType, which
+	// allocates, only for what may be a stream.
+	if !strings.Contains(strings.ToLower(ct), "event-stream") {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "text/event-stream"
 }
 
