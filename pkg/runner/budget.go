@@ -83,7 +83,10 @@ func effectiveBudget(b *spec.Budget, recorded string) *spec.Budget {
 // RaisedBudget is what `session decide ID budget VALUE` records, given the
 // spec's budget and what the session recorded before: VALUE is raise=N
 // (the one limit the budget sets, raised by N dollars or tokens),
-// max_cost_usd=X or max_tokens=N (that limit set to X).
+// max_cost_usd=X or max_tokens=N (that limit set to X). A decision only
+// raises: one for a limit the spec does not set, or not above the limit
+// in effect, would change nothing (effectiveBudget keeps the higher of
+// spec and record), so it is refused rather than recorded.
 func RaisedBudget(b *spec.Budget, recorded, value string) (string, error) {
 	if b == nil {
 		return "", errors.New("the spec sets no budget: there is nothing to raise")
@@ -117,19 +120,36 @@ func RaisedBudget(b *spec.Budget, recorded, value string) (string, error) {
 			}
 		}
 	case "max_cost_usd":
+		if cur.MaxCostUSD == 0 {
+			return "", fmt.Errorf("%q: the spec's budget sets no max_cost_usd, and a session can only raise a limit its spec sets: %s", value, raiseHint(cur))
+		}
 		next.MaxCostUSD = checkpoint.RoundCost(n)
-		if next.MaxCostUSD == 0 {
-			return "", fmt.Errorf("%q: max_cost_usd is kept to a ten-billionth of a dollar: give at least 0.0000000001", value)
+		if next.MaxCostUSD <= cur.MaxCostUSD {
+			return "", fmt.Errorf("%q: max_cost_usd is %s, and a decision only raises it: give more than %s, or raise=N to add N dollars", value, dollars(cur.MaxCostUSD), strconv.FormatFloat(cur.MaxCostUSD, 'f', -1, 64))
 		}
 	case "max_tokens":
+		if cur.MaxTokens == 0 {
+			return "", fmt.Errorf("%q: the spec's budget sets no max_tokens, and a session can only raise a limit its spec sets: %s", value, raiseHint(cur))
+		}
 		if n != float64(int(n)) {
 			return "", fmt.Errorf("%q: max_tokens wants a whole number", value)
 		}
 		next.MaxTokens = int(n)
+		if next.MaxTokens <= cur.MaxTokens {
+			return "", fmt.Errorf("%q: max_tokens is %s, and a decision only raises it: give more than %s, or raise=N to add N tokens", value, thousands(cur.MaxTokens), strconv.Itoa(cur.MaxTokens))
+		}
 	default:
 		return "", fmt.Errorf("%q: want raise=N, max_cost_usd=X or max_tokens=N", value)
 	}
 	return formatBudget(next), nil
+}
+
+// raiseHint says what raises b, a budget that sets one limit.
+func raiseHint(b *spec.Budget) string {
+	if b.MaxCostUSD > 0 {
+		return fmt.Sprintf("it sets max_cost_usd (%s): raise=N adds N dollars", dollars(b.MaxCostUSD))
+	}
+	return fmt.Sprintf("it sets max_tokens (%s): raise=N adds N tokens", thousands(b.MaxTokens))
 }
 
 // RecordBudget records a session's raised budget (RaisedBudget's value)

@@ -46,8 +46,18 @@ func TestRaisedBudget(t *testing.T) {
 		{cost, "", "raise=Inf", "", "wants a positive number"},
 		{cost, "", "max_cost_usd=+Inf", "", "wants a positive number"},
 		{cost, "", "raise=1e308", "", "wants a positive number below 2^53"},
-		{cost, "", "max_cost_usd=1e-12", "", "a ten-billionth of a dollar"},
+		{cost, "", "max_cost_usd=1e-12", "", "a decision only raises it"},
 		{tokens, "max_tokens=9007199254740000", "raise=9000", "", "2^53 or more"},
+		// A decision only raises: one that would change nothing is refused,
+		// saying what would.
+		{tokens, "", "max_cost_usd=1", "", `"max_cost_usd=1": the spec's budget sets no max_cost_usd, and a session can only raise a limit its spec sets: it sets max_tokens (1,000): raise=N adds N tokens`},
+		{cost, "", "max_tokens=5000", "", "sets no max_tokens, and a session can only raise a limit its spec sets: it sets max_cost_usd ($1.00): raise=N adds N dollars"},
+		{tokens, "max_tokens=1500", "max_tokens=5", "", `"max_tokens=5": max_tokens is 1,500, and a decision only raises it: give more than 1500, or raise=N to add N tokens`},
+		{tokens, "max_tokens=1500", "max_tokens=1500", "", "give more than 1500"},
+		{tokens, "max_tokens=1500", "max_tokens=1501", "max_tokens=1501", ""},
+		{both, "", "max_cost_usd=0.5", "", "max_cost_usd is $1.00, and a decision only raises it: give more than 1, or raise=N"},
+		{both, "max_cost_usd=1.25", "max_cost_usd=1.2500000000001", "", "give more than 1.25"},
+		{both, "max_cost_usd=1.25", "max_cost_usd=1.5", "max_cost_usd=1.5,max_tokens=1000", ""},
 	}
 	for _, tt := range tests {
 		got, err := RaisedBudget(tt.b, tt.recorded, tt.value)

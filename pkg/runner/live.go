@@ -166,7 +166,7 @@ func (r *liveReporter) Observe(ev Event) {
 	case RunHalted:
 		writeHalt(r.io.Out, ev.Halt, "")
 	case RunFinished:
-		writeSummary(r.io.Out, ev.Summary, r.st)
+		writeSummary(r.io, ev.Summary, r.st)
 	case TaskStarted:
 		// shown in the block
 	default:
@@ -198,7 +198,7 @@ func (r *liveReporter) printStep(ev Event) {
 	}
 	fmt.Fprintln(r.io.Out, line)
 	if msg = strings.TrimSpace(msg); msg != "" {
-		fmt.Fprintf(r.io.Out, "  %s\n", strings.ReplaceAll(msg, "\n", "\n  "))
+		fmt.Fprintf(r.io.Out, "  %s\n", strings.ReplaceAll(iostreams.Printable(msg), "\n", "\n  "))
 	}
 	if ev.Type == TaskFailed && ev.Logs != "" {
 		// A command printed for pasting is never cut: it may wrap, as the
@@ -232,7 +232,7 @@ func lastLine(s string) string {
 		s = s[i+1:]
 	}
 	s = strings.Map(func(r rune) rune {
-		if r < ' ' || r == 0x7f {
+		if r == '\t' || iostreams.IsControl(r) {
 			return ' '
 		}
 		return r

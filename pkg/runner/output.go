@@ -110,7 +110,7 @@ func (r *textReporter) Observe(ev Event) {
 		case r.quiet:
 			writeResult(r.io.ErrOut, ev.Summary, style{})
 		default:
-			writeSummary(r.io.Out, ev.Summary, style{})
+			writeSummary(r.io, ev.Summary, style{})
 			if ev.Summary.Outcome != Succeeded && alsoErr {
 				writeResult(r.io.ErrOut, ev.Summary, style{})
 			}
@@ -118,7 +118,7 @@ func (r *textReporter) Observe(ev Event) {
 		return
 	}
 	if ev.Type == TaskFailed && (r.quiet || alsoErr) {
-		fmt.Fprintf(r.io.ErrOut, "teamrun: task %s failed: %s\n", ev.Task, ev.Error)
+		fmt.Fprintf(r.io.ErrOut, "teamrun: task %s failed: %s\n", ev.Task, iostreams.Printable(ev.Error))
 		if ev.Logs != "" {
 			fmt.Fprintf(r.io.ErrOut, "  its output: %s\n", ev.Logs)
 		}
@@ -233,9 +233,12 @@ func describe(ev Event, s style) string {
 	return ""
 }
 
+// oneLine is a message on one line, its control characters escaped
+// (iostreams.Printable): it may quote a server or a task, and is printed
+// on a terminal, or into a log a terminal shows later.
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " | ")), " ")
+	return iostreams.Printable(strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " | ")), " "))
 }
 
 // FormatDuration is how teamrun prints a duration everywhere (the run's
@@ -256,13 +259,14 @@ func fmtDuration(d time.Duration) string {
 }
 
 // writeLine is a line of a task's output (--verbose), prefixed with the
-// task's name as docker compose does: stdout to stdout, stderr to stderr.
+// task's name as docker compose does: stdout to stdout, stderr to stderr;
+// on a terminal without the control sequences it may hold.
 func writeLine(s *iostreams.IOStreams, ev Event, st style) {
 	w := s.Out
 	if ev.Stream == "stderr" {
 		w = s.ErrOut
 	}
-	fmt.Fprintf(w, "%s %s\n", st.dim(ev.Task+" |"), ev.Message)
+	fmt.Fprintf(w, "%s %s\n", st.dim(ev.Task+" |"), s.Shown(ev.Message))
 }
 
 func writeHalt(w io.Writer, h *Halt, _ string) {
@@ -334,14 +338,19 @@ func haltText(halts []*Halt) string {
 	return "halted for " + strings.Join(parts, " and ")
 }
 
-func writeOutputs(w io.Writer, s *Summary, st style) {
+// writeOutputs writes the tasks' results: byte for byte to a pipe or a
+// file, without the control sequences they may hold to a terminal
+// (iostreams' Shown), where a model's answer must not clear the screen or
+// write the clipboard.
+func writeOutputs(out *iostreams.IOStreams, s *Summary, st style) {
+	w := out.Out
 	for _, o := range s.Outputs {
 		fmt.Fprintf(w, "%s\n", st.bold("── output of "+o.Task+" ──"))
 		if o.ResultBlob != nil {
-			writeBlobOutput(w, o)
+			writeBlobOutput(out, o)
 			continue
 		}
-		fmt.Fprint(w, o.Result)
+		fmt.Fprint(w, out.Shown(o.Result))
 		if !strings.HasSuffix(o.Result, "\n") {
 			fmt.Fprintln(w)
 		}
@@ -367,9 +376,9 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-func writeSummary(w io.Writer, s *Summary, st style) {
-	writeOutputs(w, s, st)
-	writeResult(w, s, st)
+func writeSummary(out *iostreams.IOStreams, s *Summary, st style) {
+	writeOutputs(out, s, st)
+	writeResult(out.Out, s, st)
 }
 
 // writeResult is the summary without the outputs: how the run ended, the
@@ -424,12 +433,20 @@ func writeResult(w io.Writer, s *Summary, st style) {
 
 // writeBlobOutput copies a result stored out of line from the store to w,
 // never whole in memory.
-func writeBlobOutput(w io.Writer, o TaskOutput) {
+func writeBlobOutput(out *iostreams.IOStreams, o TaskOutput) {
+	w := out.Out
 	// The summary is printed after the run's context is done with.
 	rc, err := o.out.Open(context.Background())
 	if err == nil {
 		last := &lastByte{w: w}
-		_, err = io.Copy(last, rc)
+		if out.IsTerminal() {
+			pw := iostreams.NewPrintableWriter(last)
+			if _, err = io.Copy(pw, rc); err == nil {
+				err = pw.Close()
+			}
+		} else {
+			_, err = io.Copy(last, rc)
+		}
 		rc.Close()
 		if err == nil && last.b != '\n' {
 			fmt.Fprintln(w)

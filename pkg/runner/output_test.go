@@ -171,3 +171,66 @@ func TestHaltText(t *testing.T) {
 		}
 	}
 }
+
+// TestReportersControlSequences checks that what a server or a model sent
+// reaches a terminal without its control sequences (the error of a failed
+// task, -v lines, the output block), and a pipe byte for byte where it is
+// the task's output.
+func TestReportersControlSequences(t *testing.T) {
+	const (
+		answer  = "before \x1b[2J\x1b]0;PWNED\x07 line1\rOVER\nline2\x1b[31mred\b\b end\n"
+		escaped = `before \x1b[2J\x1b]0;PWNED\x07 line1\x0dOVER` + "\n" + `line2\x1b[31mred\x08\x08 end` + "\n"
+		failure = "HTTP 400 Bad Request: bad \x1b]0;PWNED\x07\x1b[2J request"
+		failEsc = `bad \x1b]0;PWNED\x07\x1b[2J request`
+		raw     = "\x1b]0;PWNED"
+	)
+	events := []Event{
+		{Type: TaskStarted, Task: "a", Attempt: 1},
+		{Type: TaskLine, Task: "a", Stream: "stdout", Message: "line2\x1b[31mred"},
+		{Type: TaskCompleted, Task: "a"},
+		{Type: TaskFailed, Task: "b", Attempt: 1, Error: failure},
+		{Type: RunFinished, Summary: &Summary{Session: "s", Outcome: Failed, FailedTasks: []string{"b"}, Outputs: []TaskOutput{{Task: "a", Result: answer}}}},
+	}
+	t.Run("terminal", func(t *testing.T) {
+		var out bytes.Buffer
+		ios := iostreams.Test(nil, &out, &out)
+		ios.SetTerminal(200, false)
+		r := NewReporter(ios, ModeAuto)
+		for _, ev := range events {
+			r.Observe(ev)
+		}
+		r.Close()
+		got := out.String()
+		if strings.Contains(got, raw) || strings.Contains(got, "\x1b[2J") || strings.Contains(got, "\x1b[31mred") || strings.Contains(got, "\b") {
+			t.Errorf("a control sequence from the server reached the terminal:\n%q", got)
+		}
+		for _, want := range []string{escaped, failEsc, `a | line2\x1b[31mred`} {
+			if !strings.Contains(got, want) {
+				t.Errorf("the terminal does not show %q:\n%q", want, got)
+			}
+		}
+	})
+	t.Run("pipe", func(t *testing.T) {
+		var out, errw bytes.Buffer
+		r := NewReporter(iostreams.Test(nil, &out, &errw), ModeAuto)
+		for _, ev := range events {
+			r.Observe(ev)
+		}
+		r.Close()
+		if got := out.String(); !strings.Contains(got, "── output of a ──\n"+answer) || !strings.Contains(got, "a | line2\x1b[31mred\n") {
+			t.Errorf("a pipe does not get the output byte for byte:\n%q", got)
+		}
+		// A message is no output: escaped wherever it goes.
+		failed := ""
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.Contains(l, "failed    b") {
+				failed = l
+			}
+		}
+		for _, got := range []string{failed, errw.String()} {
+			if strings.Contains(got, raw) || !strings.Contains(got, failEsc) {
+				t.Errorf("the failure is not escaped: %q", got)
+			}
+		}
+	})
+}

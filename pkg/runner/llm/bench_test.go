@@ -29,3 +29,19 @@ func BenchmarkCompleteLocal(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompleteStream is the same for a streamed answer: what reading
+// server-sent events costs per call.
+func BenchmarkCompleteStream(b *testing.B) {
+	fs := newFakeServer(b, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		sse(w, delta("Hel"), delta("lo, "), delta("world"), finishStop, usageChunk, "[DONE]")
+	})
+	c := &Client{BaseURL: fs.URL + "/v1", APIKey: "k"}
+	req := tinyReq
+	req.Stream = true
+	for b.Loop() {
+		if _, err := c.Complete(context.Background(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/teamrun/teamrun/pkg/runner/backoff"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -304,17 +306,18 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, fail(&Error{Message: "no model given: set llm.model for the agent or the team"})
 	}
 	wr := wireOf(req)
+	idle := req.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
 	var st *streaming
 	if req.Stream {
-		st = &streaming{idle: req.IdleTimeout}
+		st = &streaming{idle: idle}
 		if req.OnDelta != nil {
 			st.onDelta = func(text string) {
 				st.shown = true
 				req.OnDelta(text)
 			}
-		}
-		if st.idle <= 0 {
-			st.idle = DefaultIdleTimeout
 		}
 	}
 	body, err := json.Marshal(wr)
@@ -347,7 +350,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		if st != nil {
 			st.shown = false
 		}
-		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red, st)
+		resp, retryAfter, e := c.attempt(ctx, endpoint, body, red, st, idle)
 		if resp.Model == "" {
 			resp.Model = req.Model
 		}
@@ -426,7 +429,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 }
 
 // attempt sends one request. retryAfter is the server's wish, or -1.
-func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red redactor, st *streaming) (Response, time.Duration, *Error) {
+func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red redactor, st *streaming, idle time.Duration) (Response, time.Duration, *Error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -459,15 +462,18 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 		return Response{}, -1, transportError(actx, timeout, err)
 	}
 	defer hresp.Body.Close()
-	if st != nil && hresp.StatusCode >= 200 && hresp.StatusCode <= 299 {
-		if isEventStream(hresp.Header) {
-			return readStream(actx, cancelCause, timeout, hresp, st, red)
-		}
+	ok := hresp.StatusCode >= 200 && hresp.StatusCode <= 299
+	if ok && isEventStream(hresp.Header) {
+		// A stream is read as one also when a whole answer was asked for:
+		// a server or proxy that always streams answers so.
+		return readStream(actx, cancelCause, timeout, hresp, st.orWhole(idle), red)
+	}
+	if ok && st != nil {
 		// A proxy may relabel a stream (text/plain): one that starts as
 		// server-sent events is read as one, as OpenAI's clients do.
 		br := bufio.NewReader(hresp.Body)
 		hresp.Body = peekedBody{br, hresp.Body}
-		if startsAsEvents(br) {
+		if p, _ := br.Peek(len(bom) + len("event:")); startsAsEvents(p) {
 			return readStream(actx, cancelCause, timeout, hresp, st, red)
 		}
 	}
@@ -500,6 +506,12 @@ func (c *Client) attempt(ctx context.Context, endpoint string, body []byte, red 
 	}
 	var wr wireResponse
 	if err := json.Unmarshal(data, &wr); err != nil {
+		if startsAsEvents(data) {
+			// A stream, relabelled, to a request for a whole answer: it
+			// came whole, and reads as the stream it is.
+			hresp.Body = io.NopCloser(bytes.NewReader(data))
+			return readStream(actx, cancelCause, timeout, hresp, st.orWhole(idle), red)
+		}
 		return unreadAnswer(data, hresp.StatusCode, red), -1, &Error{
 			StatusCode: hresp.StatusCode,
 			Message:    "the answer is not a Chat Completions response" + decodeProblem(err) + ": " + red.snippet(window(data)),
@@ -544,10 +556,11 @@ type peekedBody struct {
 	io.Closer
 }
 
-// startsAsEvents says whether a body starts as a stream of server-sent
-// events does: with a data, event or comment line.
-func startsAsEvents(br *bufio.Reader) bool {
-	p, _ := br.Peek(len("event:"))
+// startsAsEvents says whether a body that starts with p starts as a
+// stream of server-sent events does: with a data, event or comment line
+// (after the byte order mark the SSE spec allows).
+func startsAsEvents(p []byte) bool {
+	p = bytes.TrimPrefix(p, []byte(bom))
 	return bytes.HasPrefix(p, []byte("data:")) || bytes.HasPrefix(p, []byte("event:")) || bytes.HasPrefix(p, []byte(":"))
 }
 
@@ -557,21 +570,31 @@ func startsAsEvents(br *bufio.Reader) bool {
 // on its own, else as an answer without usage, estimated from its size.
 func unreadAnswer(data []byte, status int, red redactor) Response {
 	r := Response{status: status, answered: true, received: len(data)}
-	var part struct {
-		Model json.RawMessage `json:"model"`
-		Usage *wireUsage      `json:"usage"`
-	}
-	if json.Unmarshal(data, &part) == nil {
-		r.Usage, r.hasUsage, r.badUsage = part.Usage.usage()
-		var model string
-		if json.Unmarshal(part.Model, &model) == nil {
-			r.Model = red.clean(model) // recorded with the usage
-		}
-	}
+	var model string
+	model, r.Usage, r.hasUsage, r.badUsage = partUsage(data)
+	r.Model = red.clean(model) // recorded with the usage
 	if !r.hasUsage && r.badUsage == "" {
 		r.badUsage = "sent an answer that is not a Chat Completions response"
 	}
 	return r
+}
+
+// partUsage is the model and the usage of a JSON object that is no Chat
+// Completions answer (or chunk) as a whole, where they read on their own:
+// what was paid for it. usage's results are its last three.
+func partUsage(data []byte) (model string, u Usage, ok bool, why string) {
+	var part struct {
+		Model json.RawMessage `json:"model"`
+		Usage *wireUsage      `json:"usage"`
+	}
+	if json.Unmarshal(data, &part) != nil {
+		return "", Usage{}, false, ""
+	}
+	if json.Unmarshal(part.Model, &model) != nil {
+		model = ""
+	}
+	u, ok, why = part.Usage.usage()
+	return model, u, ok, why
 }
 
 // decodeProblem says what of an answer does not fit, in a user's words:
@@ -704,7 +727,8 @@ func transportError(actx context.Context, timeout time.Duration, err error) *Err
 		// An answer that broke off while it was read: brokeOff words it.
 		return &Error{Message: err.Error(), Retryable: true, Err: err}
 	}
-	return &Error{Message: wireWords(ue.Err), Retryable: true, Err: ue.Err}
+	msg, final := wireWords(ue.Err)
+	return &Error{Message: msg, Retryable: !final, Err: ue.Err}
 }
 
 // brokeOff is an answer whose status and headers came but whose body
@@ -744,24 +768,59 @@ func bytesText(n int) string {
 }
 
 // wireWords is a request that got no HTTP answer as a user reads it: what
-// is at the other end, not Go's transport text ("tls: first record does
-// not look like a TLS handshake", a bare "EOF").
-func wireWords(err error) string {
-	var tlsErr tls.RecordHeaderError
+// is at the other end and what to check, not Go's transport text ("tls:
+// first record does not look like a TLS handshake", a bare "EOF"). final
+// is a failure that sending again cannot mend (a host name that does not
+// exist, a certificate not trusted, TLS to a plain HTTP server): not
+// retried, the settings must change.
+func wireWords(err error) (msg string, final bool) {
+	var (
+		tlsErr tls.RecordHeaderError
+		dnsErr *net.DNSError
+	)
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return "nothing listens there (connection refused): is the server running, and is that its port?"
+		return "nothing listens there (connection refused): is the server running, and is that its port?", false
 	case errors.As(err, &tlsErr), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return "the server does not speak TLS: is the URL https:// for a plain http:// server?"
+		return "the server does not speak TLS: is the URL https:// for a plain http:// server? (check base_url; not retried)", true
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return fmt.Sprintf("there is no host %q (DNS: no such host): check the host name in base_url (or the provider's), and this machine's DNS; not retried", dnsErr.Name), true
+	case errors.As(err, &dnsErr):
+		return fmt.Sprintf("the host %q could not be looked up (DNS failed or timed out): check the network and this machine's DNS", dnsErr.Name), false
+	case certWords(err) != "":
+		return "the server's TLS certificate is not accepted: " + certWords(err) +
+			": check that base_url names the host the certificate is for; a gateway with a private CA needs SSL_CERT_FILE set to its CA's certificate; not retried", true
 	case strings.Contains(err.Error(), "malformed HTTP response"),
 		// What spoke first, before the request was sent (an SSH
 		// banner): Go's transport has no words of its own for it.
 		strings.Contains(err.Error(), "readLoopPeekFailLocked"):
-		return "what answers there does not speak HTTP: is that the server's port?"
+		return "what answers there does not speak HTTP: is that the server's port?", false
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "the server closed the connection without an answer (is that an HTTP server's port?)"
+		return "the server closed the connection without an answer (is that an HTTP server's port?)", false
 	}
-	return err.Error()
+	return err.Error(), false
+}
+
+// certWords says why a server's certificate was refused; "" for an error
+// that is no certificate's.
+func certWords(err error) string {
+	var (
+		host    x509.HostnameError
+		unknown x509.UnknownAuthorityError
+		invalid x509.CertificateInvalidError
+		verify  *tls.CertificateVerificationError
+	)
+	switch {
+	case errors.As(err, &host):
+		return fmt.Sprintf("it is not for the host %q", host.Host)
+	case errors.As(err, &unknown):
+		return "it is signed by an authority this machine does not trust (self-signed, or a private CA)"
+	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
+		return "it has expired (or is not valid yet: is this machine's clock right?)"
+	case errors.As(err, &invalid), errors.As(err, &verify):
+		return "it does not verify"
+	}
+	return ""
 }
 
 // canceled reports a ctx that ended: the caller asked to stop, so there is
@@ -974,10 +1033,11 @@ func window(data []byte) string {
 	return string(data[:min(len(data), windowLimit)])
 }
 
-// snippet is the start of a text on one line, valid UTF-8, for a message.
-// Callers redact before they call it.
+// snippet is the start of a text on one line, valid UTF-8, its control
+// characters escaped (a server's text may hold escape sequences, and the
+// message is printed), for a message. Callers redact before they call it.
 func snippet(text string) string {
-	s := strings.Join(strings.Fields(strings.ToValidUTF8(text, "?")), " ")
+	s := iostreams.Printable(strings.Join(strings.Fields(strings.ToValidUTF8(text, "?")), " "))
 	if len(s) > snippetLimit {
 		cut := snippetLimit
 		for cut > 0 && !utf8.RuneStart(s[cut]) {

@@ -864,6 +864,10 @@ func TestServerMessage(t *testing.T) {
 		{"", "(empty body)"},
 		{"\xff\xfe oops", "? oops"},
 		{long, strings.Repeat("é", 100) + "…"},
+		// A server's escape sequences are shown, not obeyed: the message
+		// is printed on terminals.
+		{`{"error":{"message":"bad \u001b]0;PWNED\u0007\u001b[2J request \u009b31m"}}`, `bad \x1b]0;PWNED\x07\x1b[2J request \u009b31m`},
+		{"raw \x1b]52;c;cGF5bG9hZA==\x07 body", `raw \x1b]52;c;cGF5bG9hZA==\x07 body`},
 	}
 	for _, tt := range tests {
 		if got, _ := serverMessage([]byte(tt.body), ""); got != tt.want {
@@ -1007,6 +1011,47 @@ func TestCompleteOnRetry(t *testing.T) {
 			c.Complete(context.Background(), tinyReq)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("told %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCompleteUnmendableTransport checks that failures sending again cannot
+// mend (a host that does not exist, a certificate not trusted, TLS to a
+// plain server) are said in a user's words, with what to check, and not
+// retried.
+func TestCompleteUnmendableTransport(t *testing.T) {
+	plain := newFakeServer(t, func(_ int, w http.ResponseWriter, _ *http.Request) { okReply(w, "x") })
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { okReply(w, "x") }))
+	t.Cleanup(tlsSrv.Close)
+	noHost := &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "nonexistent.invalid", IsNotFound: true}}
+	}}}
+	tests := []struct {
+		name, base string
+		client     *http.Client
+		want       string
+	}{
+		{name: "no such host", base: "http://nonexistent.invalid/v1", client: noHost,
+			want: `there is no host "nonexistent.invalid" (DNS: no such host): check the host name in base_url`},
+		{name: "a certificate of an unknown authority", base: tlsSrv.URL + "/v1",
+			want: "the server's TLS certificate is not accepted: it is signed by an authority this machine does not trust (self-signed, or a private CA): check that base_url names the host the certificate is for; a gateway with a private CA needs SSL_CERT_FILE"},
+		{name: "a certificate for another host", base: strings.Replace(tlsSrv.URL, "127.0.0.1", "localhost", 1) + "/v1", client: tlsSrv.Client(),
+			want: `the server's TLS certificate is not accepted: it is not for the host "localhost"`},
+		{name: "https to a plain server", base: strings.Replace(plain.URL, "http://", "https://", 1) + "/v1",
+			want: "the server does not speak TLS: is the URL https:// for a plain http:// server? (check base_url; not retried)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sl := &fakeSleep{}
+			c := &Client{BaseURL: tt.base, APIKey: "sk-secretkey123456", HTTP: tt.client, MaxAttempts: 3, Sleep: sl.sleep}
+			_, err := c.Complete(context.Background(), tinyReq)
+			var le *Error
+			if !errors.As(err, &le) || le.Retryable || le.Attempts != 1 || len(sl.waits) != 0 || !errors.Is(err, ErrPermanent) {
+				t.Fatalf("err = %v (%#v), waits %v; want one attempt, permanent", err, le, sl.waits)
+			}
+			if msg := err.Error(); !strings.Contains(msg, tt.want) || strings.Contains(msg, "x509") || strings.Contains(msg, "lookup") || strings.Contains(msg, "sk-secret") {
+				t.Errorf("error %q, want it to say %q, in no Go words and without the key", msg, tt.want)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +33,16 @@ type streaming struct {
 	shown   bool // onDelta got text from the request under way
 }
 
+// orWhole is st, or for a request that asked for a whole answer (nil)
+// and got a stream, how that stream is read: silent for idle at most, and
+// shown to no one.
+func (st *streaming) orWhole(idle time.Duration) *streaming {
+	if st != nil {
+		return st
+	}
+	return &streaming{idle: idle}
+}
+
 // droppedNote ends the error of a stream that failed after some text.
 const droppedNote = "; the partial answer was dropped"
 
@@ -47,7 +58,13 @@ func (st *streaming) discard(onDiscard func(string), why *Error) {
 }
 
 func isEventStream(h http.Header) bool {
-	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	ct := h.Get("Content-Type")
+	// Asked of every answer, and most are JSON: ParseMediaType, which
+	// allocates, only for what may be a stream.
+	if !strings.Contains(strings.ToLower(ct), "event-stream") {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "text/event-stream"
 }
 
@@ -121,12 +138,15 @@ func (t *toolCalls) add(deltas []wireToolDelta) {
 // connection closed (some servers send no [DONE]) — is an answer; one
 // that broke off or went silent is a failed attempt, and its text, shown
 // to onDelta as it came, is dropped. Usage that arrived is kept either way:
-// it was paid for.
+// it was paid for. An event that is no Chat Completions chunk fails the
+// attempt as a whole answer that does not read fails it (not retried: the
+// same request would meet it again), but the stream is read on to its end
+// for the usage that comes after it, since the server bills it all.
 func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout time.Duration, hresp *http.Response, st *streaming, red redactor) (Response, time.Duration, *Error) {
 	timer := time.AfterFunc(st.idle, func() { cancel(errIdle) })
 	defer timer.Stop()
 	body := &io.LimitedReader{R: hresp.Body, N: maxBody + 1}
-	br := bufio.NewReaderSize(body, 64<<10)
+	lines := sseLines{br: bufio.NewReaderSize(body, 64<<10)}
 	resp := Response{status: hresp.StatusCode}
 	var (
 		text    textJoiner // a character may be cut between two events
@@ -134,7 +154,9 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		tools   toolCalls
 		data    strings.Builder // the data lines of the event being read
 		done    bool
-		bad     *Error
+		bad     *Error // the server said it failed: the stream ends there
+		broken  *Error // an event that does not read; what follows is read for its usage
+		lost    int    // the bytes of the events that did not read: part of the answer's size
 	)
 	fail := func(e *Error) (Response, time.Duration, *Error) {
 		e.StatusCode = hresp.StatusCode
@@ -142,7 +164,30 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		// The usage that came is the one thing kept of a broken stream,
 		// and the size of what came, for an estimate without it.
 		return Response{Model: resp.Model, Usage: resp.Usage, status: resp.status, hasUsage: resp.hasUsage, badUsage: resp.badUsage,
-			received: text.size() + refusal.Len() + resp.answerBytes()}, -1, e
+			received: text.size() + refusal.Len() + resp.answerBytes() + lost}, -1, e
+	}
+	// unreadable ends a stream that had an event that does not read: it
+	// came, so it was billed, as a whole answer that does not read is.
+	unreadable := func() (Response, time.Duration, *Error) {
+		out, _, e := fail(broken)
+		out.answered = true
+		return out, -1, e
+	}
+	takeUsage := func(model string, u Usage, ok bool, why string) {
+		if model != "" {
+			resp.Model = red.clean(model) // recorded with the usage
+		}
+		switch {
+		case ok && resp.hasUsage:
+			// Reported again (each chunk, or twice): a stream's counts
+			// only grow, so a smaller one (a proxy's zeros after the
+			// server's) lowers none of them, and a repeat adds nothing.
+			resp.Usage = u.atLeast(resp.Usage)
+		case ok:
+			resp.Usage, resp.hasUsage = u, true
+		case why != "":
+			resp.badUsage = why
+		}
 	}
 	dispatch := func() {
 		payload := data.String()
@@ -156,32 +201,27 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		}
 		var ch wireChunk
 		if err := json.Unmarshal([]byte(payload), &ch); err != nil {
-			bad = &Error{Message: "a stream event is not a Chat Completions chunk: " + red.snippet(window([]byte(payload))), Err: err}
+			if broken == nil {
+				broken = &Error{Message: "a stream event is not a Chat Completions chunk" + decodeProblem(err) + ": " + red.snippet(window([]byte(payload))), Err: err}
+			}
+			lost += len(payload)
+			model, u, ok, why := partUsage([]byte(payload))
+			takeUsage(model, u, ok, why)
 			return
 		}
 		if m, _ := errorField(ch.Error); m != "" {
 			bad = &Error{Message: "the server reported an error in the stream: " + red.snippet(m), Retryable: true}
 			return
 		}
-		if ch.Model != "" {
-			resp.Model = red.clean(ch.Model) // recorded with the usage
-		}
-		if u, ok, bad := ch.Usage.usage(); ok {
-			if resp.hasUsage {
-				// Reported again (each chunk, or twice): a stream's counts
-				// only grow, so a smaller one (a proxy's zeros after the
-				// server's) lowers none of them, and a repeat adds nothing.
-				u = u.atLeast(resp.Usage)
-			}
-			resp.Usage, resp.hasUsage = u, true
-		} else if bad != "" {
-			resp.badUsage = bad
-		}
+		u, ok, why := ch.Usage.usage()
+		takeUsage(ch.Model, u, ok, why)
 		if len(ch.Choices) == 0 {
 			return
 		}
 		c := ch.Choices[0]
-		if s := text.add(c.Delta.Content); s != "" && st.onDelta != nil {
+		// After an event that did not read, the text is no answer: it is
+		// kept only for its size.
+		if s := text.add(c.Delta.Content); s != "" && st.onDelta != nil && broken == nil {
 			st.onDelta(s)
 		}
 		tools.add(c.Delta.ToolCalls)
@@ -195,11 +235,12 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 	}
 	keptAlive := false // keep-alive comments came since the last data
 	for !done && bad == nil {
-		line, err := br.ReadString('\n')
-		line = strings.TrimRight(line, "\r\n")
+		line, err := lines.next()
 		switch {
 		case line == "":
-			dispatch()
+			if err == nil { // a blank line ends an event; the body's end is below
+				dispatch()
+			}
 		case strings.HasPrefix(line, "data:"):
 			// Only data is progress: a server that sends nothing but
 			// keep-alive comments (a stuck upstream behind a proxy) is as
@@ -217,6 +258,10 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 		}
 		if err == nil {
 			continue
+		}
+		if broken != nil {
+			// Whatever ended it, the answer came and does not read.
+			return unreadable()
 		}
 		if body.N <= 0 {
 			return fail(tooLong(hresp.StatusCode))
@@ -253,6 +298,9 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 	if bad != nil {
 		return fail(bad)
 	}
+	if broken != nil {
+		return unreadable()
+	}
 	resp.answered = true // it ended as the protocol says
 	if r := strings.TrimSpace(refusal.String()); r != "" {
 		out, _, e := fail(&Error{Message: "the model refused to answer: " + red.snippet(r)})
@@ -266,4 +314,61 @@ func readStream(ctx context.Context, cancel context.CancelCauseFunc, timeout tim
 	}
 	resp.Content, resp.Mended = text.text.String(), text.mended()
 	return resp, -1, nil
+}
+
+// bom is the byte order mark the SSE spec ignores at a stream's start.
+const bom = "\uFEFF"
+
+// sseLines reads a stream's lines as the SSE spec ends them: with CR, LF
+// or CRLF, and one byte order mark at the very start ignored. A line is
+// given as soon as its end came: a CR is not held until the byte after it
+// shows whether an LF follows.
+type sseLines struct {
+	br      *bufio.Reader
+	buf     []byte // a line that spans reads of the body
+	afterCR bool   // the last line ended with a CR: an LF next ends nothing
+	started bool   // a line was read: a BOM is only one at the start
+}
+
+// next is the next line without its end; with an error (the body's end, a
+// broken connection) it is what came of a line that did not end.
+func (l *sseLines) next() (string, error) {
+	l.buf = l.buf[:0]
+	for {
+		if _, err := l.br.Peek(1); err != nil {
+			return l.line(l.buf), err
+		}
+		b, _ := l.br.Peek(l.br.Buffered())
+		if l.afterCR {
+			l.afterCR = false
+			if b[0] == '\n' {
+				_, _ = l.br.Discard(1)
+				continue
+			}
+		}
+		i := bytes.IndexAny(b, "\r\n")
+		if i < 0 {
+			l.buf = append(l.buf, b...)
+			_, _ = l.br.Discard(len(b))
+			continue
+		}
+		l.afterCR = b[i] == '\r'
+		var s string
+		if len(l.buf) == 0 {
+			s = l.line(b[:i]) // the whole line is in the buffer: no copy
+		} else {
+			l.buf = append(l.buf, b[:i]...)
+			s = l.line(l.buf)
+		}
+		_, _ = l.br.Discard(i + 1)
+		return s, nil
+	}
+}
+
+func (l *sseLines) line(b []byte) string {
+	if !l.started {
+		l.started = true
+		b = bytes.TrimPrefix(b, []byte(bom))
+	}
+	return string(b)
 }

@@ -25,6 +25,18 @@ func sse(w http.ResponseWriter, events ...string) {
 	}
 }
 
+// rawSSE writes a stream as it is, each part flushed on its own.
+func rawSSE(w http.ResponseWriter, parts ...string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	f, _ := w.(http.Flusher)
+	for _, p := range parts {
+		io.WriteString(w, p)
+		if f != nil {
+			f.Flush()
+		}
+	}
+}
+
 func delta(s string) string {
 	return fmt.Sprintf(`{"model":"served","choices":[{"index":0,"delta":{"content":%q},"finish_reason":null}]}`, s)
 }
@@ -113,15 +125,55 @@ func TestStream(t *testing.T) {
 			}
 			sse(w, delta("Whole"), finishStop, usageChunk, "[DONE]")
 		}, want: "Whole", wantReqs: 2, wantUsage: 9},
+		// An event that does not read fails the attempt, not retried, as
+		// a whole answer that does not read does; the 200 was billed, so
+		// it counts: with the usage that came after it, else estimated.
 		{name: "an event that is not JSON", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, "<html>")
-		}, wantErr: "a stream event is not a Chat Completions chunk: <html>", wantReqs: 1},
+		}, wantErr: "a stream event is not a Chat Completions chunk (it is not valid JSON): <html>", wantReqs: 1, wantUnknown: 1},
+		{name: "an event that is not JSON, then the usage", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, delta("x"), "{not json}", delta("y"), finishStop, usageChunk, "[DONE]")
+		}, wantErr: "a stream event is not a Chat Completions chunk (it is not valid JSON): {not json}", wantReqs: 1, wantUsage: 9},
+		{name: "a member of another type, then the usage", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, `{"choices":[{"index":0,"delta":{"content":42}}]}`, finishStop, usageChunk, "[DONE]")
+		}, wantErr: "(choices.delta.content is a number, not a text)", wantReqs: 1, wantUsage: 9},
+		{name: "a member of another type beside the usage", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, `{"choices":[{"index":0,"delta":{"content":42}}],"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}`)
+		}, wantErr: "(choices.delta.content is a number, not a text)", wantReqs: 1, wantUsage: 9},
+		{name: "an event that is not JSON in a stream that then breaks off", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, delta("x"), "{not json}", delta("y"))
+		}, wantErr: "a stream event is not a Chat Completions chunk", wantReqs: 1, wantUnknown: 1},
+		// The SSE spec ends lines with CR, LF or CRLF, and ignores one
+		// byte order mark at the start.
+		{name: "CR line ends", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			rawSSE(w, "data: "+delta("Hi")+"\r\r", "data: "+finishStop+"\r\rdata: "+usageChunk+"\r\r", "data: [DONE]\r\r")
+		}, want: "Hi", wantReqs: 1, wantUsage: 9},
+		{name: "CRLF cut between its CR and its LF", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			rawSSE(w, "data: "+delta("Hi")+"\r", "\n\r", "\ndata: "+finishStop+"\r\n\r\ndata: "+usageChunk+"\n\r\n", "data: [DONE]\r\n\r\n")
+		}, want: "Hi", wantReqs: 1, wantUsage: 9},
+		{name: "a byte order mark before the first event", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			rawSSE(w, "\uFEFFdata: "+delta("bom")+"\n\n", "data: "+finishStop+"\n\ndata: [DONE]\n\n")
+		}, want: "bom", wantReqs: 1, wantUnknown: 1},
+		{name: "a byte order mark cut inside", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			rawSSE(w, "\xef", "\xbb\xbfdata: "+delta("bom")+"\n\n", "data: "+finishStop+"\n\ndata: [DONE]\n\n")
+		}, want: "bom", wantReqs: 1, wantUnknown: 1},
 		{name: "deltas of a character cut between two events are joined", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, rawDelta("caf\xc3"), rawDelta("\xa9 ok"), finishStop, usageChunk, "[DONE]")
 		}, want: "café ok", wantReqs: 1, wantUsage: 9},
 		{name: "deltas of a character cut in three and escaped pairs", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, rawDelta("\xf0\x9f"), rawDelta("\x98"), rawDelta("\x80 \\ud83d\\ude00\\u00e9\\n"), finishStop, "[DONE]")
 		}, want: "😀 😀é\n", wantReqs: 1, wantUnknown: 1},
+		// A proxy that cuts text by UTF-16 units sends a pair's halves
+		// as escapes in two events.
+		{name: "deltas of a surrogate pair cut between two events are joined", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, rawDelta(`smile \ud83d`), rawDelta(`\ude00 ok`), finishStop, usageChunk, "[DONE]")
+		}, want: "smile 😀 ok", wantReqs: 1, wantUsage: 9},
+		{name: "deltas with a lone surrogate: U+FFFD, said", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, rawDelta(`a \ud83d`), rawDelta(`b \ude00\ud83d\u0041`), finishStop, usageChunk, "[DONE]")
+		}, want: "a \uFFFDb \uFFFD\uFFFDA", wantReqs: 1, wantUsage: 9, wantMended: "its server sent 3 UTF-16 surrogate(s) without their pair"},
+		{name: "deltas ending with a pair's first half: U+FFFD, said", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			sse(w, rawDelta(`ok \ud83d`), finishStop, usageChunk, "[DONE]")
+		}, want: "ok \uFFFD", wantReqs: 1, wantUsage: 9, wantMended: "its server sent 1 UTF-16 surrogate(s) without their pair"},
 		{name: "deltas ending inside a character: U+FFFD, said", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
 			sse(w, rawDelta("ok \xe2\x82"), finishStop, "[DONE]")
 		}, want: "ok \uFFFD", wantReqs: 1, wantUnknown: 1, wantMended: "its server ended the answer inside a character"},
@@ -428,6 +480,40 @@ func TestStreamToolCalls(t *testing.T) {
 			}
 			if fmt.Sprint(resp.ToolCalls) != fmt.Sprint(tt.want) || resp.FinishReason != "tool_calls" || resp.Content != "" {
 				t.Fatalf("got %+v (finish %q, content %q), want %+v", resp.ToolCalls, resp.FinishReason, resp.Content, tt.want)
+			}
+		})
+	}
+}
+
+// TestWholeAnswerStreamed checks that a server that streams whatever the
+// request says is read as the stream it is when a whole answer was asked
+// for (stream: false, an agent with tools), its usage counted.
+func TestWholeAnswerStreamed(t *testing.T) {
+	events := []string{delta("Hel"), delta("lo"), finishStop, usageChunk, "[DONE]"}
+	tests := []struct {
+		name  string
+		reply func(i int, w http.ResponseWriter, r *http.Request)
+	}{
+		{name: "labelled text/event-stream", reply: func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, events...) }},
+		{name: "relabelled", reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			for _, e := range events {
+				fmt.Fprintf(w, "data: %s\n\n", e)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFakeServer(t, tt.reply)
+			resp, err := testClient(fs, &fakeSleep{}).Complete(context.Background(), tinyReq)
+			if err != nil || resp.Content != "Hello" || resp.FinishReason != "stop" {
+				t.Fatalf("got %q (%q), %v; want Hello", resp.Content, resp.FinishReason, err)
+			}
+			if len(resp.Calls) != 1 || resp.Calls[0].Usage.TotalTokens != 9 || resp.Calls[0].UsageUnknown {
+				t.Errorf("calls %+v, want one of 9 tokens", resp.Calls)
+			}
+			if n := len(fs.requests()); n != 1 {
+				t.Errorf("%d requests, want 1", n)
 			}
 		})
 	}

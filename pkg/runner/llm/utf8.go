@@ -123,18 +123,23 @@ func unquote(b []byte) ([]byte, error) {
 			}
 			i += 6
 			if utf16.IsSurrogate(r) {
-				// A pair makes one character; a lone half is U+FFFD, as
-				// encoding/json has it.
+				// A pair makes one character. A lone half is kept as its
+				// three bytes (WTF-8), which are no UTF-8: a proxy that
+				// cuts text by UTF-16 units sends a pair's halves in two
+				// events, and textJoiner joins them, as it joins a
+				// character's bytes; a half that stays alone becomes
+				// U+FFFD there, said.
 				r2, ok := rune(0), false
 				if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
 					r2, ok = hex4(s[i+2:])
 				}
 				if pair := utf16.DecodeRune(r, r2); ok && pair != utf8.RuneError {
-					r = pair
+					out = utf8.AppendRune(out, pair)
 					i += 6
 				} else {
-					r = utf8.RuneError
+					out = append(out, 0xe0|byte(r>>12), 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
 				}
+				continue
 			}
 			out = utf8.AppendRune(out, r)
 			continue
@@ -175,16 +180,40 @@ type textJoiner struct {
 	text    strings.Builder
 	pending []byte // the start of a character whose rest has not come yet
 	bad     int    // bytes that could be part of no character, each now U+FFFD
+	lone    int    // UTF-16 surrogates without their pair, each now U+FFFD
 	cut     bool   // the text ended inside a character, now one U+FFFD
 }
 
 // add joins p and returns the text it completes ("" when p only starts a
-// character).
+// character, or is the first half of a surrogate pair).
 func (j *textJoiner) add(p []byte) string {
 	j.pending = append(j.pending, p...)
 	start := j.text.Len()
 	i := 0
-	for i < len(j.pending) && utf8.FullRune(j.pending[i:]) {
+	for i < len(j.pending) {
+		if r, n := surrogateAt(j.pending[i:]); n != 0 {
+			if n < 0 {
+				break // its bytes have not all come
+			}
+			if r < 0xdc00 { // a pair's first half: its second may follow
+				r2, n2 := surrogateAt(j.pending[i+n:])
+				if n2 < 0 {
+					break
+				}
+				if n2 > 0 && r2 >= 0xdc00 {
+					j.text.WriteRune(utf16.DecodeRune(r, r2))
+					i += n + n2
+					continue
+				}
+			}
+			j.text.WriteRune(utf8.RuneError)
+			j.lone++
+			i += n
+			continue
+		}
+		if !utf8.FullRune(j.pending[i:]) {
+			break
+		}
 		r, n := utf8.DecodeRune(j.pending[i:])
 		if r == utf8.RuneError && n == 1 {
 			j.text.WriteRune(utf8.RuneError)
@@ -207,7 +236,12 @@ func (j *textJoiner) end() string {
 	if len(j.pending) == 0 {
 		return ""
 	}
-	j.pending, j.cut = nil, true
+	if _, n := surrogateAt(j.pending); n == len(j.pending) {
+		j.lone++ // a pair's first half, and no second
+	} else {
+		j.cut = true
+	}
+	j.pending = nil
 	j.text.WriteRune(utf8.RuneError)
 	return string(utf8.RuneError)
 }
@@ -219,6 +253,9 @@ func (j *textJoiner) mended() string {
 	if j.bad > 0 {
 		what = append(what, fmt.Sprintf("sent %d byte(s) that are not UTF-8", j.bad))
 	}
+	if j.lone > 0 {
+		what = append(what, fmt.Sprintf("sent %d UTF-16 surrogate(s) without their pair (such as \\ud83d alone)", j.lone))
+	}
 	if j.cut {
 		what = append(what, "ended the answer inside a character (the first bytes of a UTF-8 character and not the rest)")
 	}
@@ -226,4 +263,26 @@ func (j *textJoiner) mended() string {
 		return ""
 	}
 	return "its server " + strings.Join(what, " and ") + ": the result has U+FFFD (\uFFFD) in their place"
+}
+
+// surrogateAt reads the UTF-16 surrogate b starts with, as unquote keeps a
+// lone one: its three bytes as if it were a character (WTF-8). n is 3, 0
+// when b starts with no surrogate, -1 when too little of b has come to
+// tell.
+func surrogateAt(b []byte) (r rune, n int) {
+	switch {
+	case len(b) == 0:
+		return 0, -1
+	case b[0] != 0xed:
+		return 0, 0
+	case len(b) == 1:
+		return 0, -1
+	case b[1] < 0xa0 || b[1] > 0xbf: // U+D000–U+D7FF, a character, or no UTF-8
+		return 0, 0
+	case len(b) == 2:
+		return 0, -1
+	case b[2]&0xc0 != 0x80:
+		return 0, 0
+	}
+	return 0xd000 | rune(b[1]&0x3f)<<6 | rune(b[2]&0x3f), 3
 }
