@@ -182,3 +182,51 @@ func TestLiveFailureOnATerminal(t *testing.T) {
 		t.Errorf("no whole `its output:` command:\n%q", raw)
 	}
 }
+
+// A command's output kept with the session holds an escape sequence (one
+// that sets the window title, one that clears the screen): `session logs`
+// and `session diff` show it escaped on a terminal, as a run's results
+// are, and byte for byte through a pipe.
+func TestSessionViewsEscapeOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	spec := "agents:\n  loud:\n    shell: 'printf \"run $TEAMRUN_ATTEMPT \\033]0;pwned\\007\\033[2J%s\\n\" \"$(date +%N)\"'\ntasks:\n  a:\n    description: x\n    agent: loud\n"
+	path := filepath.Join(dir, "team.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"), "TERM=xterm", "NO_COLOR=")
+	teamrun := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env, cmd.Dir = env, dir
+		return cmd
+	}
+	for _, args := range [][]string{{"run", path, "--session", "s1", "--quiet"}, {"run", path, "--continue", "--session", "s1", "--rerun", "a", "--quiet"}} {
+		if out, err := teamrun(args...).CombinedOutput(); err != nil {
+			t.Fatalf("teamrun %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	for _, args := range [][]string{{"session", "logs", "s1", "a"}, {"session", "diff", "s1", "a"}} {
+		piped, err := teamrun(args...).Output()
+		if err != nil {
+			t.Fatalf("teamrun %s: %v", strings.Join(args, " "), err)
+		}
+		if !bytes.Contains(piped, []byte("\x1b]0;pwned\a\x1b[2J")) {
+			t.Errorf("teamrun %s through a pipe changed the output:\n%q", strings.Join(args, " "), piped)
+		}
+		cmd := teamrun(args...)
+		f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+		if err != nil {
+			t.Skipf("no pseudo-terminal here: %v", err)
+		}
+		var out bytes.Buffer
+		if _, err := io.Copy(&out, f); err != nil && !errors.Is(err, syscall.EIO) {
+			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("teamrun %s: %v\n%q", strings.Join(args, " "), err, out.String())
+		}
+		if bytes.ContainsRune(out.Bytes(), 0x1b) || bytes.ContainsRune(out.Bytes(), 0x07) || !strings.Contains(out.String(), `\x1b]0;pwned\x07\x1b[2J`) {
+			t.Errorf("teamrun %s on a terminal sent the escape sequences:\n%q", strings.Join(args, " "), out.String())
+		}
+	}
+}

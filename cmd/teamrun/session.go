@@ -46,7 +46,7 @@ func sessionCommand(ios *iostreams.IOStreams) *cli.Command {
 			sessionDeleteCommand(),
 			sessionPruneCommand(ios),
 			sessionDecideCommand(),
-			sessionLogsCommand(),
+			sessionLogsCommand(ios),
 			sessionExportCommand(),
 			sessionImportCommand(),
 			sessionDiffCommand(ios),

@@ -112,7 +112,7 @@ func sessionDiffCommand(ios *iostreams.IOStreams) *cli.Command {
 				}
 				return nil
 			}
-			fmt.Fprint(ios.Out, textdiff.Unified(t.Name+" (previous)", t.Name+" (latest)", prev.Text, t.Result, 3))
+			fmt.Fprint(ios.Out, ios.Shown(textdiff.Unified(t.Name+" (previous)", t.Name+" (latest)", prev.Text, t.Result, 3)))
 			return nil
 		}),
 	}

@@ -13,10 +13,11 @@ import (
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner"
 	"github.com/teamrun/teamrun/pkg/runner/cmdline"
+	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
-func sessionLogsCommand() *cli.Command {
+func sessionLogsCommand(ios *iostreams.IOStreams) *cli.Command {
 	attempt := &posIntFlag{}
 	return &cli.Command{
 		Name:            "logs",
@@ -68,7 +69,7 @@ func sessionLogsCommand() *cli.Command {
 			if !ok {
 				return exitf(exitUsage, "session logs: %s keeps no task output", a.store.Location())
 			}
-			return printLogs(c.Context, c.App.Writer, logs, sess.ID, tasks, attempt.n)
+			return printLogs(c.Context, ios, logs, sess.ID, tasks, attempt.n)
 		}),
 	}
 }
@@ -100,7 +101,12 @@ type logReader interface {
 
 // printLogs writes the kept output of the tasks' attempts (only attempt
 // only, when it is not 0), each stream under a header naming it.
-func printLogs(ctx context.Context, w io.Writer, logs logReader, id string, tasks []checkpoint.TaskRecord, only int) error {
+//
+// On a terminal a log's control characters are escaped, as a run's
+// results are (iostreams' Shown): a command's output may hold sequences
+// that clear the screen or write the clipboard.
+func printLogs(ctx context.Context, ios *iostreams.IOStreams, logs logReader, id string, tasks []checkpoint.TaskRecord, only int) error {
+	w := ios.Out
 	shown := 0
 	for _, t := range tasks {
 		for n := 1; n <= t.Attempts; n++ {
@@ -119,7 +125,7 @@ func printLogs(ctx context.Context, w io.Writer, logs logReader, id string, task
 				}
 				any = true
 				fmt.Fprintf(w, "── %s, attempt %d: %s ──\n", t.Name, n, stream)
-				w.Write(data)
+				io.WriteString(w, ios.Shown(string(data)))
 				if len(data) > 0 && data[len(data)-1] != '\n' {
 					fmt.Fprintln(w)
 				}
