@@ -230,3 +230,49 @@ func TestSessionViewsEscapeOnATerminal(t *testing.T) {
 		}
 	}
 }
+
+// -v with stdout to a file and stderr on a terminal: a task's stderr
+// lines reach the terminal with their control characters escaped, and its
+// stdout lines reach the file byte for byte.
+func TestVerboseStderrOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	spec := "agents:\n  loud:\n    shell: 'printf \"out \\033[2J\\n\"; printf \"err \\033]0;pwned\\007\\n\" >&2'\ntasks:\n  a:\n    description: x\n    agent: loud\n"
+	path := filepath.Join(dir, "team.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	outFile, err := os.Create(filepath.Join(dir, "out.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outFile.Close()
+	cmd := exec.Command(os.Args[0], "run", path, "-v")
+	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"), "TERM=xterm", "NO_COLOR=")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, outFile, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var errOut bytes.Buffer
+	if _, err := io.Copy(&errOut, ptmx); err != nil && !errors.Is(err, syscall.EIO) {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("teamrun: %v\n%q", err, errOut.String())
+	}
+	if bytes.ContainsRune(errOut.Bytes(), 0x1b) || !strings.Contains(errOut.String(), `a | err \x1b]0;pwned\x07`) {
+		t.Errorf("the stderr line on the terminal:\n%q", errOut.String())
+	}
+	out, err := os.ReadFile(outFile.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out, []byte("a | out \x1b[2J\n")) {
+		t.Errorf("the stdout line in the file is not byte for byte:\n%q", out)
+	}
+}

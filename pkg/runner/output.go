@@ -262,11 +262,11 @@ func fmtDuration(d time.Duration) string {
 // task's name as docker compose does: stdout to stdout, stderr to stderr;
 // on a terminal without the control sequences it may hold.
 func writeLine(s *iostreams.IOStreams, ev Event, st style) {
-	w := s.Out
+	w, shown := s.Out, s.Shown
 	if ev.Stream == "stderr" {
-		w = s.ErrOut
+		w, shown = s.ErrOut, s.ErrShown
 	}
-	fmt.Fprintf(w, "%s %s\n", st.dim(ev.Task+" |"), s.Shown(ev.Message))
+	fmt.Fprintf(w, "%s %s\n", st.dim(ev.Task+" |"), shown(ev.Message))
 }
 
 func writeHalt(w io.Writer, h *Halt, _ string) {

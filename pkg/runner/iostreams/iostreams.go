@@ -23,7 +23,9 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	terminal bool
-	color    bool
+	// errTerminal: ErrOut is a terminal (ErrShown), whatever Out is.
+	errTerminal bool
+	color       bool
 	width    func() int
 	// sameOut is set when ErrOut is the very file Out is (a terminal, or
 	// `2>&1`): a line meant for both is then written once.
@@ -74,13 +76,17 @@ func System(in io.Reader, out, errOut io.Writer, getenv func(string) string) *IO
 	if !ok {
 		return s
 	}
+	isTerminal := func(fd uintptr) bool {
+		return (isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)) && getenv("TERM") != "dumb"
+	}
 	if ef, ok := errOut.(*os.File); ok {
 		fi, err1 := f.Stat()
 		ei, err2 := ef.Stat()
 		s.sameOut = err1 == nil && err2 == nil && os.SameFile(fi, ei)
+		s.errTerminal = isTerminal(ef.Fd())
 	}
 	fd := f.Fd()
-	s.terminal = (isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)) && getenv("TERM") != "dumb"
+	s.terminal = isTerminal(fd)
 	s.color = s.terminal && getenv("NO_COLOR") == ""
 	if s.terminal {
 		s.width = func() int {
@@ -103,7 +109,7 @@ func Test(in io.Reader, out, errOut io.Writer) *IOStreams {
 // SetTerminal makes the streams a terminal of the given width, with or
 // without colour (for tests).
 func (s *IOStreams) SetTerminal(width int, color bool) {
-	s.terminal, s.color = true, color
+	s.terminal, s.errTerminal, s.color = true, true, color
 	s.width = func() int { return width }
 }
 

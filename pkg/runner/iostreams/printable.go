@@ -116,3 +116,12 @@ func (s *IOStreams) Shown(text string) string {
 	}
 	return Printable(text)
 }
+
+// ErrShown is Shown for ErrOut, which may be a terminal where Out is not
+// (`-v > out.log`), or a file where Out is a terminal (`2> err.log`).
+func (s *IOStreams) ErrShown(text string) string {
+	if !s.errTerminal {
+		return text
+	}
+	return Printable(text)
+}
