@@ -26,7 +26,7 @@ type IOStreams struct {
 	// errTerminal: ErrOut is a terminal (ErrShown), whatever Out is.
 	errTerminal bool
 	color       bool
-	width    func() int
+	width       func() int
 	// sameOut is set when ErrOut is the very file Out is (a terminal, or
 	// `2>&1`): a line meant for both is then written once.
 	sameOut bool
