@@ -555,10 +555,19 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	if n > 0 {
 		// The run goes on: say what the expansion made, nothing else anew.
 		for _, tk := range team.Tasks {
-			if x := tk.Expanded(); x.ForeachOf == tk.Name && len(x.After) > 0 && !p.ranBefore[tk.Name] {
-				rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Session: id,
-					Message: fmt.Sprintf("foreach %s: %d instance(s) from the output of %s", tk.Name, len(tk.Context), x.After[0])})
+			x := tk.Expanded()
+			if x.ForeachOf != tk.Name || len(x.After) == 0 || p.ranBefore[tk.Name] {
+				continue
 			}
+			msg := fmt.Sprintf("foreach %s: %d instance(s) from the output of %s", tk.Name, len(tk.Context), x.After[0])
+			if x.ExpandsWhen != "" {
+				// Not expanded: its context is the foreach's, no instance.
+				if rec, ok := sess.Task(x.ExpandsWhen); !ok || rec.Status != checkpoint.StatusSkipped {
+					continue
+				}
+				msg = fmt.Sprintf("foreach %s: no instance: %s was skipped, so there is no list", tk.Name, x.ExpandsWhen)
+			}
+			rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Session: id, Message: msg})
 		}
 		return p.engine(ctx, set, state, sess, restored, rec, nil)
 	}
@@ -872,16 +881,32 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 // regrowOf is the Engine's Regrow for a pass of set: a foreach over a
 // task's output_variable expands again when that task completes with
 // another value than the one its instances were made from, or when there
-// were none yet (the foreach was deferred).
-func regrowOf(set *TaskSet) func(string, any) bool {
+// were none yet (the foreach was deferred); and when a route skips the
+// task its instances were made from (its recorded output): a new run's
+// foreach then has no list (joinResults), which the next pass, finding
+// it skipped, defers to.
+func regrowOf(set *TaskSet) func(int, any, bool) bool {
 	if len(set.Dynamic) == 0 {
 		return nil
 	}
-	return func(variable string, value any) bool {
-		if !set.Dynamic[variable] {
+	return func(i int, value any, skipped bool) bool {
+		tk := set.Team.Tasks[i]
+		if !set.Dynamic[tk.OutputVariable] {
 			return false
 		}
-		used, ok := set.Produced[variable]
+		used, ok := set.Produced[tk.OutputVariable]
+		if skipped {
+			g, err := set.graph()
+			if !ok || err != nil {
+				return false
+			}
+			for j := range set.Team.Tasks {
+				if g.NoInstance(j, func(p int) bool { return p == i }) {
+					return true
+				}
+			}
+			return false
+		}
 		return !ok || spec.FormatValue(used) != spec.FormatValue(value)
 	}
 }

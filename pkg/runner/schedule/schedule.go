@@ -462,6 +462,26 @@ func (g *Graph) routesOnly(i, c int) bool {
 		!slices.Contains(g.team.Tasks[i].Expanded().After, g.team.Tasks[c].Name)
 }
 
+// ListFrom is, for an instance or the join of a foreach expanded from
+// the recorded output of its list's producer, that producer; -1 for any
+// other task (a deferred join waits for its producer: ExpandsWhen).
+func (g *Graph) ListFrom(i int) int {
+	x := g.team.Tasks[i].Expanded()
+	if len(x.After) == 0 || x.ExpandsWhen != "" || x.ForeachOf == "" {
+		return -1
+	}
+	return g.team.TaskIndex(x.After[0])
+}
+
+// NoInstance reports whether task i is an instance of a foreach expanded
+// from the recorded output of a task that skipped says is skipped: a new
+// run's foreach has no list then, and the run, which expands again once
+// it skips that task, makes no instance of it.
+func (g *Graph) NoInstance(i int, skipped func(p int) bool) bool {
+	p := g.ListFrom(i)
+	return p >= 0 && g.team.Tasks[i].Expanded().ForeachOf != g.team.Tasks[i].Name && skipped(p)
+}
+
 // Gates is the tasks whose condition routes to task i.
 func (g *Graph) Gates(i int) []int {
 	if g.gates == nil {
@@ -642,7 +662,7 @@ func (g *Graph) Refusals(result func(i int) (raw string, ok bool), skippedBefore
 		return !slices.ContainsFunc(g.Gates(c), func(gt int) bool { return !st.known[gt] })
 	}
 	for i := range problems {
-		if problems[i].Why != "" && skipped[i] != nil {
+		if problems[i].Why != "" && (skipped[i] != nil || g.NoInstance(i, func(p int) bool { return skipped[p] != nil })) {
 			problems[i].Skipped, problems[i].Held = true, false
 		}
 		// Held behind a task skipped last time that runs now for sure:
@@ -805,6 +825,11 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 			} else if k := slices.IndexFunc(g.Gates(i), func(gt int) bool { return !taken(gt) }); k >= 0 {
 				why.set(i, n, fmt.Sprintf("%s runs this time: whether it routes here is decided again", g.team.Tasks[g.Gates(i)[k]].Name))
 				skips = true
+			} else if p := g.ListFrom(i); p >= 0 && gated[p] {
+				// As in a new run, its foreach has no list: no instance,
+				// and a join of none (the run expands again).
+				why.set(i, n, fmt.Sprintf("its foreach's list came from %s, which a route skips now", g.team.Tasks[p].Name))
+				gated[i], skips = g.team.Tasks[i].Expanded().ForeachOf != g.team.Tasks[i].Name, true
 			}
 		}
 		if skips {
