@@ -383,8 +383,6 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			// run does: no list, so no instance.
 			step.Action = Skip
 			step.Reason = fmt.Sprintf("an instance of %s, made from %s's recorded output: %s is skipped, so the foreach has no list and the run makes no instance of it", x.ForeachOf, x.After[0], x.After[0])
-		case producer >= 0 && isSkipped(producer) && step.Action == Run && redo[i].Why != "":
-			step.Reason += "; its result is []" // the refusal said why
 		case producer >= 0 && isSkipped(producer) && step.Action == Run:
 			step.Reason += fmt.Sprintf("; %s is skipped, so the foreach has no list: its result is []", x.After[0])
 		case x.ExpandsWhen != "" && step.Action == Run:

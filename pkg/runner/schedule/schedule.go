@@ -796,7 +796,8 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 		for i := range n {
 			if taken(i) && !kept(i) {
 				gatedAny = gatedAny || len(g.Gates(i)) > 0 || g.untilOf(i) >= 0
-				readsOther = readsOther || slices.ContainsFunc(g.Context(i), func(c int) bool { return !taken(c) })
+				readsOther = readsOther || slices.ContainsFunc(g.Context(i), func(c int) bool { return !taken(c) }) ||
+					g.NoInstance(i, func(p int) bool { return !taken(p) })
 			}
 		}
 		if !gatedAny && !readsOther {
@@ -825,11 +826,6 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 			} else if k := slices.IndexFunc(g.Gates(i), func(gt int) bool { return !taken(gt) }); k >= 0 {
 				why.set(i, n, fmt.Sprintf("%s runs this time: whether it routes here is decided again", g.team.Tasks[g.Gates(i)[k]].Name))
 				skips = true
-			} else if p := g.ListFrom(i); p >= 0 && gated[p] {
-				// As in a new run, its foreach has no list: no instance,
-				// and a join of none (the run expands again).
-				why.set(i, n, fmt.Sprintf("its foreach's list came from %s, which a route skips now", g.team.Tasks[p].Name))
-				gated[i], skips = g.team.Tasks[i].Expanded().ForeachOf != g.team.Tasks[i].Name, true
 			}
 		}
 		if skips {
@@ -842,6 +838,13 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 		stale := false
 		for i := range n {
 			if !taken(i) || kept(i) {
+				continue
+			}
+			if g.NoInstance(i, func(p int) bool { return st.status[p] == Skipped }) {
+				// As in a new run, its foreach has no list: the run
+				// expands again without it, and the join reads none.
+				why.set(i, n, fmt.Sprintf("its foreach's list is the output of %s, which does not run this time", g.team.Tasks[g.ListFrom(i)].Name))
+				gated[i], stale = true, true
 				continue
 			}
 			for _, c := range g.Context(i) {
