@@ -399,7 +399,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	// the next pass runs the task set expanded with the list, what is done
 	// restored (the fingerprint, over the declared tasks, is the same).
 	p = &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host, secrets: secrets, redact: redact,
-		specAbs: specAbs, configPath: configPath, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, restoredBefore: map[string]bool{}, texts: texts, begun: begun}
+		specAbs: specAbs, configPath: configPath, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, restoredBefore: map[string]bool{}, skippedBefore: map[string]bool{}, texts: texts, begun: begun}
 	for n := 0; ; n++ {
 		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
 		if err != nil || !grew {
@@ -439,6 +439,9 @@ type pass struct {
 	commands   *Commands
 	ranBefore  map[string]bool // tasks an earlier pass completed
 	cutBefore  map[string]bool // tasks an earlier pass cut off
+	// skippedBefore: tasks an earlier pass skipped (and said so); the
+	// next one skips them again, as its restore left them, unsaid
+	skippedBefore map[string]bool
 	// restoredBefore: tasks an earlier pass restored (and said so)
 	restoredBefore map[string]bool
 	// held and recorded are the first pass's early cut-off (what its
@@ -781,7 +784,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		MaxParallel:    o.MaxParallel,
 		ResumeCommand:  resumeCommand(o, id, p.secrets),
 		DecideCommand:  p.decideCommand,
-		Observer:       logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home},
+		Observer:       saidSkips{Observer: logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home}, before: p.skippedBefore},
 		Regrow:         regrowOf(set),
 		RanBefore:      p.ranBefore,
 		CutBefore:      p.cutBefore,
@@ -857,6 +860,9 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 			if e.tasks[i].restored {
 				p.restoredBefore[tk.Name] = true
 			}
+			if e.sched.Status(i) == schedule.Skipped {
+				p.skippedBefore[tk.Name] = true
+			}
 		}
 		p.usedBefore = sum.Usage
 		return sum, true, nil
@@ -876,6 +882,21 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		return sum, false, &StoreError{Err: cerr}
 	}
 	return sum, false, nil
+}
+
+// saidSkips shows the events of a pass but the skips of tasks an earlier
+// pass of the run skipped and said so (before): the pass that expands
+// again decides them again, as they were.
+type saidSkips struct {
+	Observer
+	before map[string]bool
+}
+
+func (s saidSkips) Observe(ev Event) {
+	if ev.Type == TaskSkipped && s.before[ev.Task] {
+		return
+	}
+	s.Observer.Observe(ev)
 }
 
 // regrowOf is the Engine's Regrow for a pass of set: a foreach over a
