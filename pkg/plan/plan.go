@@ -369,18 +369,36 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				}
 			}
 		}
-		if x := team.Tasks[i].Expanded(); x.ExpandsWhen != "" && step.Action == Run {
+		x := team.Tasks[i].Expanded()
+		producer := -1 // the task whose output_variable its foreach is over
+		if len(x.After) > 0 {
+			if k, ok := byName[x.After[0]]; ok && k < i {
+				producer = k
+			}
+		}
+		isSkipped := func(k int) bool { return skipped[k] != nil }
+		switch {
+		case graph.NoInstance(i, isSkipped):
+			// The run expands again once it skips the producer, as a new
+			// run does: no list, so no instance.
+			step.Action = Skip
+			step.Reason = fmt.Sprintf("an instance of %s, made from %s's recorded output: %s is skipped, so the foreach has no list and the run makes no instance of it", x.ForeachOf, x.After[0], x.After[0])
+		case producer >= 0 && isSkipped(producer) && step.Action == Run:
+			step.Reason += fmt.Sprintf("; %s is skipped, so the foreach has no list: its result is []", x.After[0])
+		case x.ExpandsWhen != "" && step.Action == Run:
 			step.Reason += fmt.Sprintf("; expands when %s finishes (foreach over its output_variable %s): its instances are made then", x.ExpandsWhen, team.Tasks[team.TaskIndex(x.ExpandsWhen)].OutputVariable)
 			if _, held := r.HeldLater[d.Name]; held {
 				step.Reason += ", and it will run only if their output changes (else its recorded result is reused: early cut-off)"
 			}
-		} else if len(x.After) > 0 && x.ExpandsWhen == "" {
+		case producer >= 0 && x.ExpandsWhen == "" && p.Steps[producer].Action == Run:
 			// Made from the producer's recorded list: if it runs again,
-			// its output decides the instances anew.
-			if k, ok := byName[x.After[0]]; ok && k < len(p.Steps) && p.Steps[k].Action == Run {
-				step.Reason += fmt.Sprintf("; made from %s's recorded output, which it replaces: if the list changes, the run expands again", x.After[0])
-				fromList[i] = x.After[0]
+			// its output decides the instances anew, and a route that
+			// skips it leaves no list.
+			step.Reason += fmt.Sprintf("; made from %s's recorded output, which it replaces: if the list changes, the run expands again", x.After[0])
+			if len(st.OpenGates(producer)) > 0 {
+				step.Reason += fmt.Sprintf(" (if a route skips %s, the foreach has no list)", x.After[0])
 			}
+			fromList[i] = x.After[0]
 		}
 		if fromList[i] == "" {
 			// What reads such an instance or join (or follows it as a
@@ -461,7 +479,12 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				step := Step{Task: o.Name, Action: Run, LastStatus: o.Status, Attempts: o.Attempts,
 					Reason: when + ": its record is not restored, it runs then; if the list changes, the run makes the instances of the new one"}
 				_, held := r.HeldLater[o.Name]
+				k, in := byName[join.Expanded().ExpandsWhen]
 				switch st, ok := carried[o.Name]; {
+				case in && skipped[k] != nil:
+					// No list: a new run makes no instance (joinResults).
+					step.Action = Skip
+					step.Reason = fmt.Sprintf("an instance of %s, whose list %s makes: %s is skipped, so the foreach has no list and the run makes no instance of it", join.Name, join.Expanded().ExpandsWhen, join.Expanded().ExpandsWhen)
 				case held:
 					// The stopped run held it: the early cut-off compares
 					// what it reads then, as it would have.

@@ -246,12 +246,14 @@ type Engine struct {
 	// Started is when the run began, for the summary's elapsed time; zero
 	// means when Run was called.
 	Started time.Time
-	// Regrow says whether a completed task's output_variable value makes
-	// the task set expand again (a foreach over it whose instances were
-	// not made from that value); nil: never. Then the engine starts
+	// Regrow says whether the end of task i, which sets an
+	// output_variable, makes the task set expand again: a foreach over it
+	// whose instances were not made from value, what it set on
+	// completing, or, skipped, that were made from its recorded output,
+	// where a new run has no list. nil: never. Then the engine starts
 	// nothing more, lets what runs finish, and returns with Grew set and
 	// no run_finished: the caller expands and runs the next pass.
-	Regrow func(variable string, value any) bool
+	Regrow func(i int, value any, skipped bool) bool
 	// Grew is set by Run when the pass ended so.
 	Grew bool
 	// RanBefore names the tasks an earlier pass of this invocation
@@ -269,7 +271,7 @@ type Engine struct {
 	tasks []taskState
 	graph *schedule.Graph
 	sched *schedule.State // which task may go next: the one set of rules plan shares
-	grow  bool            // a completed task's output asks for a new expansion (Regrow)
+	grow  bool            // a task's end asks for a new expansion (Regrow)
 	// vars says which tasks' output_variable each task finds when it
 	// starts (stateFor); values is what each completed task set, by
 	// index, and names the variables any task sets.
@@ -679,6 +681,9 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 					if reason := e.sched.SkipReason(i); reason != nil {
 						e.sched.Skip(i)
 						_ = e.record(Event{Type: TaskSkipped, Index: i, Task: e.Team.Tasks[i].Name, Agent: e.Team.Tasks[i].Agent, Reason: e.skipText(reason)})
+						if e.Regrow != nil && e.Team.Tasks[i].OutputVariable != "" && e.Regrow(i, nil, true) {
+							e.grow = true
+						}
 						progressed = true
 						continue
 					}
@@ -1235,7 +1240,7 @@ func (e *Engine) finish(d attemptDone, stage bool) error {
 		ev.Result, ev.ResultBlob = d.res.Raw, d.res.Blob
 		ev.Usage = d.res.Usage
 		ev.Memory = d.res.Memory
-		if e.setVariable(d.i, d.text, &ev) && e.Regrow != nil && e.Regrow(ev.OutputVariable, ev.OutputValue) {
+		if e.setVariable(d.i, d.text, &ev) && e.Regrow != nil && e.Regrow(d.i, ev.OutputValue, false) {
 			e.grow = true
 		}
 	}

@@ -399,7 +399,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	// the next pass runs the task set expanded with the list, what is done
 	// restored (the fingerprint, over the declared tasks, is the same).
 	p = &pass{o: o, store: store, lock: lock, project: project, id: id, rep: rep, warn: warn, getenv: getenv, host: host, secrets: secrets, redact: redact,
-		specAbs: specAbs, configPath: configPath, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, restoredBefore: map[string]bool{}, texts: texts, begun: begun}
+		specAbs: specAbs, configPath: configPath, haveConfig: haveConfig, started: started, commands: commands, ranBefore: map[string]bool{}, cutBefore: map[string]bool{}, restoredBefore: map[string]bool{}, skippedBefore: map[string]bool{}, texts: texts, begun: begun}
 	for n := 0; ; n++ {
 		sum, grew, err := p.run(ctx, set, old, exists, choice, res, notes, audit, n, now)
 		if err != nil || !grew {
@@ -439,6 +439,9 @@ type pass struct {
 	commands   *Commands
 	ranBefore  map[string]bool // tasks an earlier pass completed
 	cutBefore  map[string]bool // tasks an earlier pass cut off
+	// skippedBefore: tasks an earlier pass skipped (and said so); the
+	// next one skips them again, as its restore left them, unsaid
+	skippedBefore map[string]bool
 	// restoredBefore: tasks an earlier pass restored (and said so)
 	restoredBefore map[string]bool
 	// held and recorded are the first pass's early cut-off (what its
@@ -555,10 +558,19 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 	if n > 0 {
 		// The run goes on: say what the expansion made, nothing else anew.
 		for _, tk := range team.Tasks {
-			if x := tk.Expanded(); x.ForeachOf == tk.Name && len(x.After) > 0 && !p.ranBefore[tk.Name] {
-				rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Session: id,
-					Message: fmt.Sprintf("foreach %s: %d instance(s) from the output of %s", tk.Name, len(tk.Context), x.After[0])})
+			x := tk.Expanded()
+			if x.ForeachOf != tk.Name || len(x.After) == 0 || p.ranBefore[tk.Name] {
+				continue
 			}
+			msg := fmt.Sprintf("foreach %s: %d instance(s) from the output of %s", tk.Name, len(tk.Context), x.After[0])
+			if x.ExpandsWhen != "" {
+				// Not expanded: its context is the foreach's, no instance.
+				if rec, ok := sess.Task(x.ExpandsWhen); !ok || rec.Status != checkpoint.StatusSkipped {
+					continue
+				}
+				msg = fmt.Sprintf("foreach %s: no instance: %s was skipped, so there is no list", tk.Name, x.ExpandsWhen)
+			}
+			rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Session: id, Message: msg})
 		}
 		return p.engine(ctx, set, state, sess, restored, rec, nil)
 	}
@@ -772,7 +784,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		MaxParallel:    o.MaxParallel,
 		ResumeCommand:  resumeCommand(o, id, p.secrets),
 		DecideCommand:  p.decideCommand,
-		Observer:       logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home},
+		Observer:       saidSkips{Observer: logHints{Observer: verboseDeltas(rep, o.Verbose), kept: p.commands.Kept, session: id, store: o.Home}, before: p.skippedBefore},
 		Regrow:         regrowOf(set),
 		RanBefore:      p.ranBefore,
 		CutBefore:      p.cutBefore,
@@ -848,6 +860,9 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 			if e.tasks[i].restored {
 				p.restoredBefore[tk.Name] = true
 			}
+			if e.sched.Status(i) == schedule.Skipped {
+				p.skippedBefore[tk.Name] = true
+			}
 		}
 		p.usedBefore = sum.Usage
 		return sum, true, nil
@@ -869,19 +884,50 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 	return sum, false, nil
 }
 
+// saidSkips shows the events of a pass but the skips of tasks an earlier
+// pass of the run skipped and said so (before): the pass that expands
+// again decides them again, as they were.
+type saidSkips struct {
+	Observer
+	before map[string]bool
+}
+
+func (s saidSkips) Observe(ev Event) {
+	if ev.Type == TaskSkipped && s.before[ev.Task] {
+		return
+	}
+	s.Observer.Observe(ev)
+}
+
 // regrowOf is the Engine's Regrow for a pass of set: a foreach over a
 // task's output_variable expands again when that task completes with
 // another value than the one its instances were made from, or when there
-// were none yet (the foreach was deferred).
-func regrowOf(set *TaskSet) func(string, any) bool {
+// were none yet (the foreach was deferred); and when a route skips the
+// task its instances were made from (its recorded output): a new run's
+// foreach then has no list (joinResults), which the next pass, finding
+// it skipped, defers to.
+func regrowOf(set *TaskSet) func(int, any, bool) bool {
 	if len(set.Dynamic) == 0 {
 		return nil
 	}
-	return func(variable string, value any) bool {
-		if !set.Dynamic[variable] {
+	return func(i int, value any, skipped bool) bool {
+		tk := set.Team.Tasks[i]
+		if !set.Dynamic[tk.OutputVariable] {
 			return false
 		}
-		used, ok := set.Produced[variable]
+		used, ok := set.Produced[tk.OutputVariable]
+		if skipped {
+			g, err := set.graph()
+			if !ok || err != nil {
+				return false
+			}
+			for j := range set.Team.Tasks {
+				if g.NoInstance(j, func(p int) bool { return p == i }) {
+					return true
+				}
+			}
+			return false
+		}
 		return !ok || spec.FormatValue(used) != spec.FormatValue(value)
 	}
 }

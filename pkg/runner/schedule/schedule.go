@@ -462,6 +462,26 @@ func (g *Graph) routesOnly(i, c int) bool {
 		!slices.Contains(g.team.Tasks[i].Expanded().After, g.team.Tasks[c].Name)
 }
 
+// ListFrom is, for an instance or the join of a foreach expanded from
+// the recorded output of its list's producer, that producer; -1 for any
+// other task (a deferred join waits for its producer: ExpandsWhen).
+func (g *Graph) ListFrom(i int) int {
+	x := g.team.Tasks[i].Expanded()
+	if len(x.After) == 0 || x.ExpandsWhen != "" || x.ForeachOf == "" {
+		return -1
+	}
+	return g.team.TaskIndex(x.After[0])
+}
+
+// NoInstance reports whether task i is an instance of a foreach expanded
+// from the recorded output of a task that skipped says is skipped: a new
+// run's foreach has no list then, and the run, which expands again once
+// it skips that task, makes no instance of it.
+func (g *Graph) NoInstance(i int, skipped func(p int) bool) bool {
+	p := g.ListFrom(i)
+	return p >= 0 && g.team.Tasks[i].Expanded().ForeachOf != g.team.Tasks[i].Name && skipped(p)
+}
+
 // Gates is the tasks whose condition routes to task i.
 func (g *Graph) Gates(i int) []int {
 	if g.gates == nil {
@@ -642,7 +662,7 @@ func (g *Graph) Refusals(result func(i int) (raw string, ok bool), skippedBefore
 		return !slices.ContainsFunc(g.Gates(c), func(gt int) bool { return !st.known[gt] })
 	}
 	for i := range problems {
-		if problems[i].Why != "" && skipped[i] != nil {
+		if problems[i].Why != "" && (skipped[i] != nil || g.NoInstance(i, func(p int) bool { return skipped[p] != nil })) {
 			problems[i].Skipped, problems[i].Held = true, false
 		}
 		// Held behind a task skipped last time that runs now for sure:
@@ -776,7 +796,8 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 		for i := range n {
 			if taken(i) && !kept(i) {
 				gatedAny = gatedAny || len(g.Gates(i)) > 0 || g.untilOf(i) >= 0
-				readsOther = readsOther || slices.ContainsFunc(g.Context(i), func(c int) bool { return !taken(c) })
+				readsOther = readsOther || slices.ContainsFunc(g.Context(i), func(c int) bool { return !taken(c) }) ||
+					g.NoInstance(i, func(p int) bool { return !taken(p) })
 			}
 		}
 		if !gatedAny && !readsOther {
@@ -817,6 +838,13 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 		stale := false
 		for i := range n {
 			if !taken(i) || kept(i) {
+				continue
+			}
+			if g.NoInstance(i, func(p int) bool { return st.status[p] == Skipped }) {
+				// As in a new run, its foreach has no list: the run
+				// expands again without it, and the join reads none.
+				why.set(i, n, fmt.Sprintf("its foreach's list is the output of %s, which does not run this time", g.team.Tasks[g.ListFrom(i)].Name))
+				gated[i], stale = true, true
 				continue
 			}
 			for _, c := range g.Context(i) {

@@ -700,3 +700,78 @@ tasks:
 		}
 	}
 }
+
+// An instance of a foreach made from the recorded list of a task that
+// does not run this time (its gate's restored result leads elsewhere, or,
+// in a workflow, every task it reads is skipped) is refused, as a new run
+// has no list: it reads nothing that runs again (context: []), so only
+// that rule refuses it. Refusals says it is skipped.
+func TestRestoreProblemsForeachOfSkippedProducer(t *testing.T) {
+	const seq = `
+agents: {sh: {shell: cat}}
+tasks:
+  g: {description: g, agent: sh, condition: {"yes": [p], "no": []}}
+  p: {description: p, agent: sh, output_variable: items}
+  loop: {description: "l {item}", agent: sh, foreach: {over: items}, context: []}
+`
+	const wf = `
+process: workflow
+agents: {sh: {shell: cat}}
+tasks:
+  g: {description: g, agent: sh, condition: {"yes": [x], "no": []}}
+  x: {description: x, agent: sh, context: [g]}
+  p: {description: p, agent: sh, output_variable: items, context: [x]}
+  loop: {description: "l {item}", agent: sh, foreach: {over: items}, context: [g]}
+`
+	const why = "its foreach's list is the output of p, which does not run this time"
+	tests := []struct {
+		name     string
+		yaml     string
+		restored map[string]string
+		want     map[string]string // task: its problem's start; absent: ""
+	}{
+		{"the gate still leads to the producer", seq,
+			map[string]string{"g": "yes", "p": `["a"]`, "loop[0]": "r", "loop": `["r"]`}, nil},
+		{"the gate leads elsewhere now", seq,
+			map[string]string{"g": "no", "p": `["a"]`, "loop[0]": "r", "loop": `["r"]`},
+			map[string]string{"p": "g's restored result no longer leads to it", "loop[0]": why, "loop": "it reads loop[0], whose restored"}},
+		{"the gate runs again", seq,
+			map[string]string{"p": `["a"]`, "loop[0]": "r", "loop": `["r"]`},
+			map[string]string{"p": "g runs this time"}},
+		{"a workflow producer whose reads are all skipped", wf,
+			map[string]string{"g": "no", "x": "x", "p": `["a"]`, "loop[0]": "r", "loop": `["r"]`},
+			map[string]string{"x": "g's restored result no longer leads to it", "p": "it reads x, whose restored", "loop[0]": why, "loop": "it reads loop[0], whose restored"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tm, err := spec.Parse("agents.yaml", []byte(tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tm, err = tm.ExpandWith(nil, map[string]any{"items": []any{"a"}}); err != nil {
+				t.Fatal(err)
+			}
+			g, err := New(tm, Contexts(tm, tm.TaskDefs(nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			result := func(i int) (string, bool) {
+				raw, ok := tt.restored[tm.Tasks[i].Name]
+				return raw, ok
+			}
+			got := g.Refusals(result, nil, func(int) (string, bool) { return "", false }, func(int) bool { return false })
+			for i := range tm.Tasks {
+				name, p := tm.Tasks[i].Name, Problem{}
+				if got != nil {
+					p = got[i]
+				}
+				if want := tt.want[name]; !strings.HasPrefix(p.Why, want) || (want == "") != (p.Why == "") {
+					t.Errorf("%s: %q, want %q…", name, p.Why, want)
+				}
+				if name == "loop[0]" && p.Skipped != (tt.want[name] == why) {
+					t.Errorf("%s: skipped %v, want %v", name, p.Skipped, !p.Skipped)
+				}
+			}
+		})
+	}
+}
