@@ -9,44 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/teamrun/teamrun/internal/testenv"
 )
-
-// smallDisk mounts a tmpfs of 48 KiB at a new folder and unmounts it when
-// the test ends; it skips the test where mounting is not allowed (not
-// root).
-func smallDisk(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "full")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=48k"); err != nil {
-		t.Skipf("cannot mount a small tmpfs (%v): run as root to test a full disk", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmounting %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
-// fill writes a file in dir until the disk is full.
-func fill(t *testing.T, dir string) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(dir, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for {
-		if _, err := f.Write(make([]byte, 4096)); errors.Is(err, syscall.ENOSPC) {
-			return
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func entries(t *testing.T, dir string) []string {
 	t.Helper()
@@ -66,7 +31,7 @@ func entries(t *testing.T, dir string) []string {
 // do, then how to do it again; no file written, not even in part (no temp
 // file left either), and a file already there left as it was.
 func TestFileOnFullDisk(t *testing.T) {
-	full := smallDisk(t)
+	full := testenv.SmallDisk(t, "48k")
 	dir := t.TempDir()
 	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
 	// A result of 200 KB: its document cannot fit in 48 KiB.
@@ -99,7 +64,7 @@ func TestFileOnFullDisk(t *testing.T) {
 		t.Errorf("export over a file on a full disk left %q", names)
 	}
 
-	fill(t, full)
+	testenv.FillDisk(t, full)
 	spec := filepath.Join(full, "agents.yaml")
 	got, code = p.teamrun(t, "init", spec)
 	want = "teamrun: init: cannot write " + spec + ": no space left on device; nothing was written: the disk is full: free some space, or name a file on another disk (teamrun init FILE), then run the same `teamrun init` again\n"
@@ -120,14 +85,14 @@ func TestProjectOnReadOnlyOrFullDisk(t *testing.T) {
 		{"full", ": no space left on device; "},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			disk := smallDisk(t)
+			disk := testenv.SmallDisk(t, "48k")
 			dir := t.TempDir()
 			p := &crashProject{dir: dir, spec: filepath.Join(disk, "team.yaml")}
 			if err := os.WriteFile(p.spec, []byte("agents:\n  w: {shell: echo a}\ntasks:\n  a: {description: a, agent: w}\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if tt.name == "full" {
-				fill(t, disk)
+				testenv.FillDisk(t, disk)
 			} else if err := syscall.Mount("", disk, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
 				t.Fatalf("remounting read-only: %v", err)
 			}
@@ -168,7 +133,7 @@ func (p *crashProject) teamrunWithHome(t *testing.T, home string, args ...string
 // bytes was shown as if whole, with an empty stdout beside it, and only
 // the stdout was warned about.
 func TestAttemptLogOnFullDisk(t *testing.T) {
-	home := filepath.Join(smallDisk(t), "home")
+	home := filepath.Join(testenv.SmallDisk(t, "48k"), "home")
 	dir := t.TempDir()
 	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
 	if err := os.WriteFile(p.spec, []byte("agents:\n  noisy: {shell: 'head -c 150000 /dev/zero | tr \"\\\\0\" e >&2; echo fine'}\ntasks:\n  a: {description: a, agent: noisy}\n"), 0o644); err != nil {
@@ -210,7 +175,7 @@ func TestAttemptLogOnFullDisk(t *testing.T) {
 // came the error and exit 5. Nothing is lost: once there is room again,
 // --continue restores the task.
 func TestSnapshotOnFullDisk(t *testing.T) {
-	disk := smallDisk(t)
+	disk := testenv.SmallDisk(t, "48k")
 	home := filepath.Join(disk, "home")
 	dir := t.TempDir()
 	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
@@ -247,7 +212,7 @@ func TestSnapshotOnFullDisk(t *testing.T) {
 // command never run. Every retry was spent after its backoff, the task
 // recorded failed, with its command never run.
 func TestContextOnFullDisk(t *testing.T) {
-	home := filepath.Join(smallDisk(t), "home")
+	home := filepath.Join(testenv.SmallDisk(t, "48k"), "home")
 	dir := t.TempDir()
 	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
 	ran := filepath.Join(dir, "ran")
@@ -275,7 +240,7 @@ func TestContextOnFullDisk(t *testing.T) {
 // is room --continue runs the task again and writes the file. It was a
 // failed attempt: every retry spent, exit 1.
 func TestOutputFileOnFullDisk(t *testing.T) {
-	full := smallDisk(t)
+	full := testenv.SmallDisk(t, "48k")
 	dir := t.TempDir()
 	p := &crashProject{dir: dir, spec: filepath.Join(dir, "team.yaml")}
 	ran := filepath.Join(dir, "ran")
@@ -284,7 +249,7 @@ func TestOutputFileOnFullDisk(t *testing.T) {
 		"tasks:\n  a: {description: a, agent: w, output_file: "+out+", max_retries: 2, retry_delay: 10ms}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fill(t, full)
+	testenv.FillDisk(t, full)
 	got, code := p.teamrun(t, "run", p.spec, "--session", "s1")
 	if code != exitStore || strings.Contains(got, "retrying") || strings.Contains(got, "failed    a") ||
 		!strings.Contains(got, "teamrun: cannot keep the output_file of task a: cannot write "+out+": no space left on device; the disk is full: free some space, then rerun with --continue") {

@@ -2,47 +2,14 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/teamrun/teamrun/internal/testenv"
 	"github.com/teamrun/teamrun/pkg/runner/tools"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
-
-// fullDisk mounts a 16 KiB tmpfs, fills it and unmounts it when the test
-// ends; it skips the test where mounting is not allowed (not root).
-func fullDisk(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "full")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=16k"); err != nil {
-		t.Skipf("cannot mount a small tmpfs (%v): run as root to test a full disk", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmounting %s: %v", dir, err)
-		}
-	})
-	f, err := os.Create(filepath.Join(dir, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for {
-		if _, err := f.Write(make([]byte, 4096)); errors.Is(err, syscall.ENOSPC) {
-			return dir
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // A tool's output with the session's scratch folder on a full disk: the
 // model gets all of it, as on any disk, up to the cut (tools.MaxOutput),
@@ -53,7 +20,8 @@ func fullDisk(t *testing.T) string {
 // tools then fail; one that does not check its writes gave the model a
 // part of its output as if whole).
 func TestToolOutputOnFullDisk(t *testing.T) {
-	scratch := fullDisk(t)
+	scratch := testenv.SmallDisk(t, "16k")
+	testenv.FillDisk(t, scratch)
 	short := `printf 'line %s\n' $(seq 2000)` // 19 KB, more than the disk has
 	long := `yes 0123456789 | head -c 200000` // cut at MaxOutput
 	for _, tt := range []struct {

@@ -5,10 +5,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/teamrun/teamrun/internal/testenv"
 )
 
 // A log that a full disk cuts is not kept, not even its part: `session
@@ -17,18 +17,7 @@ import (
 // written. The write says why; no later write starts the file again; the
 // space it took is given back; a log that fits is kept.
 func TestAttemptLogOnFullDisk(t *testing.T) {
-	disk := filepath.Join(t.TempDir(), "disk")
-	if err := os.Mkdir(disk, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", disk, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("cannot mount a small tmpfs (%v): run as root to test a full disk", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(disk, 0); err != nil {
-			t.Errorf("unmounting %s: %v", disk, err)
-		}
-	})
+	disk := testenv.SmallDisk(t, "64k")
 	s, err := Open(disk)
 	if err != nil {
 		t.Fatal(err)
