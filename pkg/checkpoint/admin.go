@@ -81,7 +81,7 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 		// Two specs in one folder share state.json: the other spec's
 		// session is not this one's to take over.
 		head, err := s.Head(ctx, named)
-		if err != nil || specPath == "" || head.SpecPath == "" || sameSpec(p, head.SpecPath, specPath) {
+		if err != nil || specPath == "" || head.SpecPath == "" || SameSpec(p, head.SpecPath, specPath) {
 			a.ID = named
 			return a, nil
 		}
@@ -128,12 +128,12 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 	return a, nil
 }
 
-// sameSpec reports whether the specs at a and b are one spec of project
+// SameSpec reports whether the specs at a and b are one spec of project
 // p: the same file (SamePath), or, in a project named apart from its
 // folder (TEAMRUN_PROJECT, a database store: one project over the
 // checkouts of several machines, its spec in another folder on each), the
 // same file name.
-func sameSpec(p ProjectState, a, b string) bool { return ownerOf(p, b).sameSpec(a) }
+func SameSpec(p ProjectState, a, b string) bool { return ownerOf(p, b).sameSpec(a) }
 
 // owner decides which sessions are project p's (ofProject) and which of
 // those are of its spec (sameSpec), for a loop over a store's sessions:
