@@ -407,6 +407,11 @@ func message(err error, within time.Duration) string {
 		// Go's words for a connection the server closed.
 		return "the server closed the connection (a restart, a crash or pg_terminate_backend)"
 	}
+	if errors.Is(err, pgconn.ErrConnClosed) {
+		// pgx's "conn closed": a statement on a connection that broke
+		// under the one before.
+		return "the connection broke (the server or the network ended it)"
+	}
 	var ce *pgconn.ConnectError
 	if !errors.As(err, &ce) {
 		if pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
