@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -234,6 +235,47 @@ func TestMessageConnClosed(t *testing.T) {
 	for _, err := range []error{pgconn.ErrConnClosed, fmt.Errorf("rollback: %w", pgconn.ErrConnClosed)} {
 		if got, want := message(err, time.Second), "the connection broke (the server or the network ended it)"; got != want {
 			t.Errorf("message(%v) = %q, want %q", err, got, want)
+		}
+	}
+}
+
+// sslmode=require against a server without SSL says so, and what to
+// change, not pgx's "tls error: server refused TLS connection" with the
+// advice to check that the server runs.
+func TestSSLRefusedAdvice(t *testing.T) {
+	raw := withParams(t, testStoreURL(t), "sslmode", "require")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Open(ctx, raw)
+	if err == nil {
+		s.Close()
+		t.Skip("the test server accepts SSL")
+	}
+	msg := err.Error()
+	for _, want := range []string{"does not accept SSL, which the store URL's sslmode asks for", "set sslmode=disable (or prefer) in the store URL, or turn SSL on"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%s\nsays nothing of %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "tls error") || strings.Contains(msg, "running and reachable") {
+		t.Errorf("%s\nis pgx's words, or the wrong advice", msg)
+	}
+}
+
+// A statement_timeout that cancels a statement is blamed on the store
+// URL when the URL set it.
+func TestStatementTimeoutAdvice(t *testing.T) {
+	cancelled := &pgconn.PgError{Severity: "ERROR", Code: "57014", Message: "canceling statement due to statement timeout"}
+	for _, tc := range []struct{ raw, want string }{
+		{"postgres://u@db.example/app?statement_timeout=1", "the store URL sets statement_timeout=1: raise it or leave it out"},
+		{"postgres://u@db.example/app", "a statement_timeout set for this user or database (or in PGOPTIONS)"},
+	} {
+		c, err := parseURL(tc.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := c.fail("write session s1", cancelled).Error(); !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: %s\nsays nothing of %q", tc.raw, msg, tc.want)
 		}
 	}
 }
