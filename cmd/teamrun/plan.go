@@ -195,7 +195,7 @@ func planSession(c *cli.Context, store checkpoint.Backend, team *spec.Team, spec
 	} else if held != nil {
 		notes = append(notes, heldBy(held)+": run --continue would exit 4 now (or wait for it with --wait); this plan is of the session as that run last saved it")
 	}
-	if sess.SpecPath != "" && !checkpoint.SamePath(sess.SpecPath, specAbs) {
+	if sess.SpecPath != "" && !checkpoint.SameSpec(project, sess.SpecPath, specAbs) {
 		// Two specs in one folder share the active session: say that run
 		// --continue would carry the other spec's session over to this one.
 		w := fmt.Sprintf("session %s was saved for %s, not %s: run --continue would resume it with this file's tasks (pass --session ID to pick another session)", sess.ID, sess.SpecPath, specAbs)

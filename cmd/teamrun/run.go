@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -275,11 +276,11 @@ func choiceFlags(c *cli.Context) (checkpoint.Choice, error) {
 // runExit maps a run's end to the exit codes of DESIGN §3.
 func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 	var ue *runner.UsageError
-	var se *runner.StoreError
 	switch {
 	case err == nil:
-	case sig != nil:
-		// Interrupted before the run began (say, while waiting for a lock).
+	case sig != nil && !storeFailed(err):
+		// Interrupted before the run began (say, while waiting for a
+		// lock), or the signal's own doing.
 		return withCode(runner.ExitCodeOf(sig), err)
 	case errors.As(err, &ue):
 		var list spec.ErrorList
@@ -295,9 +296,9 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 		return withCode(exitUsage, err)
 	case errors.Is(err, checkpoint.ErrLocked):
 		return withCode(exitLocked, err)
-	case errors.As(err, &se), errors.Is(err, checkpoint.ErrStore):
-		return withCode(exitStore, err)
 	default:
+		// The store failed (storeFailed), or something no other code
+		// names.
 		return withCode(exitStore, err)
 	}
 	switch sum.Outcome {
@@ -314,6 +315,15 @@ func runExit(sum *runner.Summary, err error, sig os.Signal) error {
 		return exitf(exitInterrupted, "")
 	}
 	return exitf(exitStore, "")
+}
+
+// storeFailed reports whether err is the store failing on its own: the
+// checkpoint could not be written, so exit 5 even when a signal came too
+// (130/143 promise a written checkpoint). A store error the signal caused
+// (a connect or a wait cut short) is the signal's.
+func storeFailed(err error) bool {
+	var se *runner.StoreError
+	return errors.As(err, &se) || errors.Is(err, checkpoint.ErrStore) && !errors.Is(err, context.Canceled)
 }
 
 // loadingGC sets the collector for a command that loads the specs at

@@ -81,7 +81,7 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 		// Two specs in one folder share state.json: the other spec's
 		// session is not this one's to take over.
 		head, err := s.Head(ctx, named)
-		if err != nil || specPath == "" || head.SpecPath == "" || sameSpec(p, head.SpecPath, specPath) {
+		if err != nil || specPath == "" || head.SpecPath == "" || SameSpec(p, head.SpecPath, specPath) {
 			a.ID = named
 			return a, nil
 		}
@@ -128,12 +128,12 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 	return a, nil
 }
 
-// sameSpec reports whether the specs at a and b are one spec of project
+// SameSpec reports whether the specs at a and b are one spec of project
 // p: the same file (SamePath), or, in a project named apart from its
 // folder (TEAMRUN_PROJECT, a database store: one project over the
 // checkouts of several machines, its spec in another folder on each), the
 // same file name.
-func sameSpec(p ProjectState, a, b string) bool { return ownerOf(p, b).sameSpec(a) }
+func SameSpec(p ProjectState, a, b string) bool { return ownerOf(p, b).sameSpec(a) }
 
 // owner decides which sessions are project p's (ofProject) and which of
 // those are of its spec (sameSpec), for a loop over a store's sessions:
@@ -222,9 +222,10 @@ func (a Absent) Describe() string {
 }
 
 // AbsentSessions lists, in first-seen order, the sessions the audit
-// records name that have no file in s. Sessions whose latest record is their
-// removal (deleted, pruned) are gone on purpose and are left out — a later
-// "missing" record (state.json still naming one) does not bring them back;
+// records name that have no file in s. Sessions removed (deleted, pruned)
+// and not created again since are gone on purpose and are left out — a
+// later record of another kind ("missing": state.json still naming one;
+// the end of a run that had lost its lock) does not bring them back;
 // records that name no valid id are ignored.
 //
 // have, when not nil, is the set of ids known to be in s (from Entries), which
@@ -242,12 +243,18 @@ func AbsentSessions(ctx context.Context, s Backend, recs []AuditRecord, have map
 			a = &Absent{ID: r.Session, Created: r}
 			byID[r.Session] = a
 			order = append(order, r.Session)
-		} else if r.Event == EventCreated && a.Created.Event != EventCreated {
+		} else if r.Event == EventCreated && (a.Created.Event != EventCreated || removed[r.Session]) {
 			a.Created = r
 		}
 		a.Last = r
-		if r.Event != EventMissing {
-			removed[r.Session] = r.Event == EventDeleted || r.Event == EventPruned
+		// A removal is final until the id is created anew: a run that
+		// lost its lock may end (and say so) after its session was
+		// deleted or pruned.
+		switch r.Event {
+		case EventDeleted, EventPruned:
+			removed[r.Session] = true
+		case EventCreated:
+			removed[r.Session] = false
 		}
 	}
 	var out []Absent

@@ -31,6 +31,11 @@ var (
 	// its caller (a run closes its journal last). Every store says it
 	// with JournalClosed.
 	ErrClosed = errors.New("Record after Close")
+	// ErrMaybeWritten: a write failed after it was sent, and the store
+	// cannot tell whether it was committed (the connection was cut before
+	// the answer came, and the server could not be asked since): what it
+	// carried may be in the session.
+	ErrMaybeWritten = errors.New("the write may have been committed")
 )
 
 // JournalClosed is ErrClosed for the journal of session id.

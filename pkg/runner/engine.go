@@ -286,7 +286,12 @@ type Engine struct {
 	// failed to take (the run lost its lock, say): they run again on
 	// --continue, and the summary says so. Under recMu.
 	unrecorded map[int]bool
-	used       *Usage // what this run's LLM requests cost, without calls; under recMu
+	// maybe are those of unrecorded whose record's fate is unknown (the
+	// connection broke before the store's answer came:
+	// checkpoint.ErrMaybeWritten): --continue restores them if it was
+	// written. Under recMu.
+	maybe map[int]bool
+	used  *Usage // what this run's LLM requests cost, without calls; under recMu
 	// The budget's gate (budget.go), under recMu: what each task's
 	// answered requests cost before its attempt's event is durable (then
 	// it is in used), and the requests under way.
@@ -384,6 +389,7 @@ func (e *Engine) record(ev Event) error {
 				e.storeErr = &StoreError{Err: err}
 			}
 			e.unrecordedLocked(carried)
+			e.maybeLocked(err, append(carried, ev))
 			err := e.storeErr
 			e.recMu.Unlock()
 			return err
@@ -437,7 +443,9 @@ func (e *Engine) flush() error {
 	}
 	if err := e.Recorder.(Stager).Flush(); err != nil {
 		e.storeErr = &StoreError{Err: err}
-		e.unrecordedLocked(e.takeStagedLocked())
+		staged := e.takeStagedLocked()
+		e.unrecordedLocked(staged)
+		e.maybeLocked(err, staged)
 		e.recMu.Unlock()
 		return e.storeErr
 	}
@@ -451,6 +459,22 @@ func (e *Engine) unrecordedLocked(evs []Event) {
 	for _, ev := range evs {
 		if ev.Type == TaskCompleted || ev.Type == TaskFailed {
 			e.unrecordedTaskLocked(ev.Index)
+		}
+	}
+}
+
+// maybeLocked notes, when err says the write of evs may have been
+// committed all the same, the tasks whose end is among them.
+func (e *Engine) maybeLocked(err error, evs []Event) {
+	if !errors.Is(err, checkpoint.ErrMaybeWritten) {
+		return
+	}
+	for _, ev := range evs {
+		if ev.Type == TaskCompleted || ev.Type == TaskFailed {
+			if e.maybe == nil {
+				e.maybe = map[int]bool{}
+			}
+			e.maybe[ev.Index] = true
 		}
 	}
 }
@@ -1268,7 +1292,7 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 	s := &Summary{Session: e.Session, Outcome: outcome, Total: len(e.tasks), Resume: e.ResumeCommand, Elapsed: Millis(elapsed), Kept: e.Kept}
 	e.recMu.Lock()
 	s.Usage = e.used
-	unrecorded := e.unrecorded
+	unrecorded, maybe := e.unrecorded, e.maybe
 	e.recMu.Unlock()
 	if e.UsedBefore != nil {
 		// The session's usage has the earlier passes' already (their
@@ -1325,6 +1349,9 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 	for i, st := range e.tasks {
 		status := e.sched.Status(i)
 		switch {
+		case unrecorded[i] && maybe[i]:
+			s.MaybeRecorded++
+			s.MaybeRecordedTasks = append(s.MaybeRecordedTasks, e.Team.Tasks[i].Name)
 		case unrecorded[i]:
 			s.Unrecorded++
 			s.UnrecordedTasks = append(s.UnrecordedTasks, e.Team.Tasks[i].Name)

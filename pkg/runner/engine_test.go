@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/schedule"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
@@ -42,18 +44,20 @@ func (f *fakeExec) ran() []string {
 	return names
 }
 
-// memRecorder keeps events; failAt makes the n-th Record fail (1-based).
+// memRecorder keeps events; failAt makes the n-th Record fail (1-based),
+// with failWith when set.
 type memRecorder struct {
-	mu     sync.Mutex
-	events []Event
-	failAt int
+	mu       sync.Mutex
+	events   []Event
+	failAt   int
+	failWith error
 }
 
 func (m *memRecorder) Record(ev Event) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.failAt > 0 && len(m.events)+1 == m.failAt {
-		return errors.New("disk full")
+		return cmp.Or(m.failWith, errors.New("disk full"))
 	}
 	m.events = append(m.events, ev)
 	return nil
@@ -618,6 +622,7 @@ func TestSummaryUnrecorded(t *testing.T) {
 			return Result{Raw: "ok"}, nil
 		}
 	}
+	maybe := fmt.Errorf("connection lost: %w", checkpoint.ErrMaybeWritten)
 	for _, tc := range []struct {
 		name     string
 		rec      Recorder
@@ -627,6 +632,7 @@ func TestSummaryUnrecorded(t *testing.T) {
 		failed   int
 		pending  int
 		unrecord []string
+		maybe    []string
 	}{
 		{name: "result not kept", rec: &memRecorder{}, fn: storeFails("b", true), ran: 1, pending: 1, unrecord: []string{"b"}},
 		{name: "cut short by a write of its own: it did not end", rec: &memRecorder{}, fn: storeFails("b", false), ran: 1, pending: 2},
@@ -638,6 +644,11 @@ func TestSummaryUnrecorded(t *testing.T) {
 		{name: "lock lost while it ran", rec: &memRecorder{}, lose: true, ran: 1, pending: 1, unrecord: []string{"b"}},
 		{name: "start refused: it never ran", rec: &memRecorder{failAt: 3}, ran: 1, pending: 2},
 		{name: "nothing refused", rec: &memRecorder{}, ran: 3},
+		// The connection broke before the store's answer came: the
+		// completion may be in the session.
+		{name: "completion's fate unknown", rec: &memRecorder{failAt: 4, failWith: maybe}, ran: 1, pending: 1, maybe: []string{"b"}},
+		{name: "staged completion's fate unknown", rec: &stagingRecorder{failAt: 3, failWith: maybe}, ran: 1, pending: 1, maybe: []string{"b"}},
+		{name: "start's fate unknown: it never ran", rec: &memRecorder{failAt: 3, failWith: maybe}, ran: 1, pending: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tm, cx := team(spec.Sequential, task("a"), task("b"), task("c"))
@@ -660,8 +671,11 @@ func TestSummaryUnrecorded(t *testing.T) {
 				t.Errorf("ran %d failed %d not run %d unrecorded %d %q, want %d %d %d %q",
 					sum.Ran, sum.Failed, sum.Pending, sum.Unrecorded, sum.UnrecordedTasks, tc.ran, tc.failed, tc.pending, tc.unrecord)
 			}
+			if sum.MaybeRecorded != len(tc.maybe) || !slices.Equal(sum.MaybeRecordedTasks, tc.maybe) {
+				t.Errorf("maybe recorded %d %q, want %q", sum.MaybeRecorded, sum.MaybeRecordedTasks, tc.maybe)
+			}
 			for _, o := range sum.Outputs {
-				if slices.Contains(tc.unrecord, o.Task) {
+				if slices.Contains(tc.unrecord, o.Task) || slices.Contains(tc.maybe, o.Task) {
 					t.Errorf("the summary shows the output of %s, which the session does not have", o.Task)
 				}
 			}
@@ -743,5 +757,18 @@ func TestFinishFailureIsTheOutcome(t *testing.T) {
 				t.Errorf("error %v, want a *StoreError of %v", err, tt.finish)
 			}
 		})
+	}
+}
+
+// The summary tells a task whose record's fate is unknown apart from one
+// not recorded: --continue restores the first if it was written.
+func TestSummaryWordsUnrecorded(t *testing.T) {
+	var b strings.Builder
+	writeResult(&b, &Summary{Outcome: StoreFailed, Ran: 1, Unrecorded: 1, UnrecordedTasks: []string{"t3"},
+		MaybeRecorded: 1, MaybeRecordedTasks: []string{"t2"}, Total: 4}, style{})
+	want := "summary stopped: the checkpoint could not be written: 0 restored, 1 ran, 1 ran but not recorded (t3: it runs again on --continue), " +
+		"1 ran and may have been recorded (t2: --continue restores what was, and runs the rest again), 0 failed, 0 skipped of 4 tasks in "
+	if !strings.HasPrefix(b.String(), want) {
+		t.Fatalf("got  %q\nwant %q…", b.String(), want)
 	}
 }

@@ -196,6 +196,12 @@ type Summary struct {
 	// they run again on --continue.
 	Unrecorded      int      `json:"unrecorded,omitempty"`
 	UnrecordedTasks []string `json:"unrecorded_tasks,omitempty"`
+	// MaybeRecorded counts, and MaybeRecordedTasks names, the tasks that
+	// ran and whose record may have been written (the connection broke
+	// before the store's answer came): --continue restores them if it
+	// was, and runs them again if not.
+	MaybeRecorded      int      `json:"maybe_recorded,omitempty"`
+	MaybeRecordedTasks []string `json:"maybe_recorded_tasks,omitempty"`
 	// Outputs are the results of the completed tasks no other task reads:
 	// what the team produced.
 	Outputs []TaskOutput `json:"outputs,omitempty"`

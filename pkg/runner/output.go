@@ -408,6 +408,9 @@ func writeResult(w io.Writer, s *Summary, st style) {
 		}
 		fmt.Fprintf(w, ", %d ran but not recorded (%s: %s again on --continue)", s.Unrecorded, strings.Join(s.UnrecordedTasks, ", "), again)
 	}
+	if s.MaybeRecorded > 0 {
+		fmt.Fprintf(w, ", %d ran and may have been recorded (%s: --continue restores what was, and runs the rest again)", s.MaybeRecorded, strings.Join(s.MaybeRecordedTasks, ", "))
+	}
 	fmt.Fprintf(w, ", %d failed, %d skipped", s.Failed, s.Skipped)
 	if s.Pending > 0 {
 		fmt.Fprintf(w, ", %d not run", s.Pending)

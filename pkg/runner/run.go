@@ -330,9 +330,11 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		if old, err = store.Load(ctx, id); err != nil {
 			return nil, err
 		}
-		if old.SpecPath != "" && !checkpoint.SamePath(old.SpecPath, specAbs) {
+		if old.SpecPath != "" && !checkpoint.SameSpec(project, old.SpecPath, specAbs) {
 			// As plan says it: the session named is resumed with this
-			// file's tasks, and the other file's outputs go.
+			// file's tasks, and the other file's outputs go. In a
+			// project named apart from its folder, the spec of the same
+			// name elsewhere is the same spec (a CronJob's next node).
 			notes = append(notes, fmt.Sprintf("session %s was saved for %s, not %s: resuming it with this file's tasks (pass --session ID to pick another session)", id, old.SpecPath, specAbs))
 		}
 		// Before any task runs again: what a dead run left behind must

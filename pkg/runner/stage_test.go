@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,11 +17,12 @@ import (
 // stagingRecorder is a Stager: each Record or Flush is one "sync" that
 // carries what was staged before it. failAt makes the n-th sync fail.
 type stagingRecorder struct {
-	mu      sync.Mutex
-	staged  []string
-	batches [][]string
-	failAt  int
-	onSync  func(batch []string) // called with each sync's records, under mu
+	mu       sync.Mutex
+	staged   []string
+	batches  [][]string
+	failAt   int
+	failWith error                // the failure at failAt; nil: "disk full"
+	onSync   func(batch []string) // called with each sync's records, under mu
 }
 
 func (s *stagingRecorder) Stage(ev Event) error {
@@ -32,7 +34,7 @@ func (s *stagingRecorder) Stage(ev Event) error {
 
 func (s *stagingRecorder) sync(extra ...string) error {
 	if s.failAt > 0 && len(s.batches)+1 == s.failAt {
-		return errors.New("disk full")
+		return cmp.Or(s.failWith, errors.New("disk full"))
 	}
 	s.batches = append(s.batches, append(s.staged, extra...))
 	s.staged = nil

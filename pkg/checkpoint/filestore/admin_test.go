@@ -174,6 +174,19 @@ func TestAbsentSessions(t *testing.T) {
 		rec(checkpoint.EventMissing, "", 8),
 		rec(checkpoint.EventCreated, "../bad", 9),
 		rec(checkpoint.EventCreated, "elsewhere", 10),
+		// A run that lost its lock ends after its session was deleted
+		// (or pruned): its end record does not bring the session back.
+		rec(checkpoint.EventCreated, "stale", 11),
+		rec(checkpoint.EventDeleted, "stale", 12),
+		rec(checkpoint.EventFailed, "stale", 13),
+		rec(checkpoint.EventCreated, "stale2", 11),
+		rec(checkpoint.EventPruned, "stale2", 12),
+		rec(checkpoint.EventResumed, "stale2", 13),
+		rec(checkpoint.EventHalted, "stale2", 14),
+		// Created again after its deletion: that one is missing.
+		rec(checkpoint.EventCreated, "again", 14),
+		rec(checkpoint.EventDeleted, "again", 15),
+		rec(checkpoint.EventCreated, "again", 16),
 	}
 	got, err := checkpoint.AbsentSessions(bg, s, recs, nil)
 	if err != nil {
@@ -191,7 +204,7 @@ func TestAbsentSessions(t *testing.T) {
 	if got2, err := checkpoint.AbsentSessions(bg, s, recs, have); err != nil || len(got2) != len(got) || got2[0].ID != got[0].ID {
 		t.Fatalf("with have: %+v, %v; without: %+v", got2, err, got)
 	}
-	if len(got) != 2 || got[0].ID != "elsewhere" || got[1].ID != "elsewhere2" {
+	if len(got) != 3 || got[0].ID != "elsewhere" || got[1].ID != "elsewhere2" || got[2].ID != "again" {
 		t.Fatalf("got %+v", got)
 	}
 	if got[0].Created.Event != checkpoint.EventCreated || !got[0].Created.Time.Equal(t0.Add(10*time.Minute)) || !got[0].Last.Time.Equal(t0.Add(10*time.Minute)) {
@@ -203,7 +216,10 @@ func TestAbsentSessions(t *testing.T) {
 	if a, ok, err := checkpoint.FindAbsent(bg, s, recs, "elsewhere2"); !ok || err != nil || a.ID != "elsewhere2" {
 		t.Fatalf("FindAbsent(bg, elsewhere2) = %+v %v %v", a, ok, err)
 	}
-	for _, id := range []string{"here", "deleted", "never"} {
+	if !got[2].Created.Time.Equal(t0.Add(16 * time.Minute)) {
+		t.Fatalf("again: created %+v, want the creation after its deletion", got[2].Created)
+	}
+	for _, id := range []string{"here", "deleted", "never", "stale", "stale2"} {
 		if _, ok, err := checkpoint.FindAbsent(bg, s, recs, id); ok || err != nil {
 			t.Fatalf("FindAbsent(bg, %s) = %v, %v; want not absent", id, ok, err)
 		}

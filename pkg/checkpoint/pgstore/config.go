@@ -394,7 +394,13 @@ func (c *config) failWithin(op string, err error, within time.Duration) error {
 	if errors.As(err, &se) {
 		return err
 	}
-	return &Error{Location: c.location, Op: op, Msg: scrub(message(err, within), c.secrets...), Advice: advice(err), Then: true, Err: err}
+	adv := advice(err)
+	var pe *pgconn.PgError
+	if v := c.conn.RuntimeParams["statement_timeout"]; v != "" && errors.As(err, &pe) && pe.Code == "57014" {
+		// The URL's own setting, not the user's or database's.
+		adv = "the store URL sets statement_timeout=" + v + ": raise it or leave it out"
+	}
+	return &Error{Location: c.location, Op: op, Msg: scrub(message(err, within), c.secrets...), Advice: adv, Then: true, Err: err}
 }
 
 // message is err as a user reads it. A server that cannot be reached is
@@ -406,6 +412,11 @@ func message(err error, within time.Duration) string {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		// Go's words for a connection the server closed.
 		return "the server closed the connection (a restart, a crash or pg_terminate_backend)"
+	}
+	if errors.Is(err, pgconn.ErrConnClosed) {
+		// pgx's "conn closed": a statement on a connection that broke
+		// under the one before.
+		return "the connection broke (the server or the network ended it)"
 	}
 	var ce *pgconn.ConnectError
 	if !errors.As(err, &ce) {
@@ -440,6 +451,8 @@ func message(err error, within time.Duration) string {
 		// answered (a frozen server, a port that waits for its client
 		// to speak first, as HTTP's does), or something else did.
 		switch {
+		case refusedTLS(err):
+			return fmt.Sprintf("the server at %s (user %s, database %s) does not accept SSL, which the store URL's sslmode asks for", where, ce.Config.User, ce.Config.Database)
 		case pgconn.Timeout(err):
 			return fmt.Sprintf("the server at %s (user %s, database %s) did not answer in time (connect_timeout): is it stopped or overloaded, or is that port another program's?", where, ce.Config.User, ce.Config.Database)
 		case strings.Contains(err.Error(), "failed to receive message"):
@@ -508,8 +521,18 @@ func advice(err error) string {
 		return "check the server's log"
 	}
 	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) {
+	switch {
+	case errors.As(err, &ce) && refusedTLS(err):
+		return "set sslmode=disable (or prefer) in the store URL, or turn SSL on in the server's configuration (ssl = on)"
+	case errors.As(err, &ce):
 		return "check that the server is running and reachable from here, and the store URL (--store, TEAMRUN_STORE)"
 	}
 	return "check the server and the network"
+}
+
+// refusedTLS reports whether err is the server answering "no" to the SSL
+// request sslmode=require (verify-ca, verify-full) makes: the server
+// runs without SSL. pgx says it in words only.
+func refusedTLS(err error) bool {
+	return strings.Contains(err.Error(), "server refused TLS connection")
 }

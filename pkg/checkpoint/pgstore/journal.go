@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -59,12 +60,16 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 		sess.Epoch = epoch
 		return nil, err
 	}
-	var exists bool
+	var (
+		exists bool
+		via    *pgx.Conn // the pool's connection the snapshot went through
+	)
 	// A long write: the snapshot of a session resumed is all of it. It is
 	// not on the lock's connection, so it checks the lock is still this
 	// run's (a session not written yet has no row to fence), and holds
 	// the holders row until COMMIT: a run taking the session over waits.
 	err = l.long(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		via = tx.Conn()
 		var ours bool
 		if err := tx.QueryRow(ctx, s.q(`SELECT EXISTS (SELECT 1 FROM {s}.holders WHERE session_id = $1 AND owner_generation = $2 FOR SHARE)`), sess.ID, l.gen).Scan(&ours); err != nil {
 			return err
@@ -109,6 +114,9 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 		j.seq, j.snapSeq = last, last
 		return nil
 	})
+	if err != nil && via != nil && via.IsClosed() {
+		err = s.begunAnyway(err, via.PgConn().PID(), l, sess, snap, fresh)
+	}
 	if err != nil {
 		sess.Epoch = epoch
 		return nil, err
@@ -124,6 +132,32 @@ func (s *Store) Begin(ctx context.Context, cl checkpoint.Lock, sess *checkpoint.
 		j.Warn(fmt.Sprintf("results no task names were left in place: %v", err))
 	}
 	return j, nil
+}
+
+// begunAnyway is Begin's err, a connection that broke with the snapshot's
+// transaction under way (on its COMMIT, say), once the server was asked
+// whether the snapshot is in (landed; backend ran it): nil when it is and
+// the lock holds, so the run goes on. A session new to the store that may
+// be in it is resumed, rather than run again as new (which the store
+// would refuse, the session being there): the advice says so.
+func (s *Store) begunAnyway(err error, backend uint32, l *Lock, sess *checkpoint.Session, snap []byte, fresh bool) error {
+	digest := sha256.Sum256(snap)
+	committed, known := s.landed(err, backend,
+		`EXISTS (SELECT 1 FROM {s}.sessions WHERE id = $2 AND owner_generation = $3 AND snapshot_digest = $4)`, sess.ID, l.gen, digest[:])
+	switch {
+	case committed && l.LostErr() == nil:
+		return nil
+	case !fresh || known && !committed:
+		return err
+	}
+	what := "may have been written"
+	if committed {
+		what = "was written"
+	}
+	return &Error{Location: s.cfg.location, Op: "write session " + sess.ID,
+		Msg:    scrub(message(err, longWithin), s.cfg.secrets...) + "; the session's first snapshot " + what,
+		Advice: "check the server and the network, then rerun with --continue --session " + sess.ID + " (it resumes the session if it is there, and starts it if not)",
+		Err:    err}
 }
 
 func newEpoch() string {
@@ -178,6 +212,10 @@ func (j *Journal) writeGroup(recs []checkpoint.Record, payloads [][]byte) error 
 	j.Mu.Unlock()
 	err := j.write(first, last, at, done, payloads)
 	j.Mu.Lock()
+	var cl *committedLost
+	if errors.As(err, &cl) {
+		j.err, err = cl.lost, nil
+	}
 	if err != nil {
 		j.err = err
 		return err
@@ -202,7 +240,12 @@ func (j *Journal) write(first, last int64, at time.Time, done int, payloads [][]
 	for i, p := range payloads {
 		sums[i] = int64(checkpoint.Checksum(p))
 	}
-	return j.lock.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
+	var (
+		backend uint32
+		sent    error // the statement's own failure, the connection's included
+	)
+	err := j.lock.do(ctx, func(ctx context.Context, c *pgx.Conn) error {
+		backend = c.PgConn().PID()
 		tag, err := c.Exec(ctx, j.store.q(`WITH s AS (
 				UPDATE {s}.sessions SET last_seq = $4, updated_at = $5, tasks_done = $6
 				WHERE id = $1 AND owner_generation = $2 AND last_seq = $3 - 1 RETURNING id)
@@ -210,6 +253,7 @@ func (j *Journal) write(first, last int64, at time.Time, done int, payloads [][]
 				SELECT s.id, $3 + u.n - 1, $2, u.record, u.checksum FROM s, unnest($7::bytea[], $8::bigint[]) WITH ORDINALITY AS u(record, checksum, n)`),
 			j.Sess.ID, j.lock.gen, first, last, at, done, payloads, sums)
 		if err != nil {
+			sent = err
 			return err
 		}
 		if tag.RowsAffected() != int64(len(payloads)) {
@@ -217,12 +261,38 @@ func (j *Journal) write(first, last int64, at time.Time, done int, payloads [][]
 		}
 		return nil
 	})
+	if err == nil || sent == nil || !connLost(sent) {
+		return err
+	}
+	// The connection broke with the statement sent: the lock is lost, but
+	// the rows may be in, and what they record then happened for the
+	// session (--continue restores it): say so, not "not written".
+	committed, known := j.store.landed(sent, backend,
+		`EXISTS (SELECT 1 FROM {s}.sessions WHERE id = $2 AND owner_generation = $3 AND last_seq >= $4)`, j.Sess.ID, j.lock.gen, last)
+	switch {
+	case committed:
+		// Acknowledged; the journal writes no more (writeGroup).
+		return &committedLost{err}
+	case !known:
+		return maybeWritten{err}
+	}
+	return err
 }
+
+// committedLost is a write that committed on a connection that broke
+// before its answer came: its records are acknowledged, and lost is why
+// the journal writes no more.
+type committedLost struct{ lost error }
+
+func (c *committedLost) Error() string { return "committed, then: " + c.lost.Error() }
 
 // maybeCompact folds the transitions into the snapshot once they outgrow
 // it. Mu is held. Only a lost lock fails the write; any other failure is
 // a warning, and the compaction waits until the transitions doubled.
 func (j *Journal) maybeCompact() error {
+	if j.err != nil {
+		return nil // a write committed as the lock was lost: no more writes
+	}
 	if j.pending <= j.snapSize || j.pending <= j.store.minCompact {
 		return nil
 	}

@@ -525,3 +525,50 @@ func (s *Store) holder(ctx context.Context, id string, settle bool) (*checkpoint
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// landed says whether a write that failed after it was sent committed
+// (its connection was cut before the answer came: pg_terminate_backend,
+// a failover, a network cut): known is false when that cannot be told.
+// The server is asked, on a connection of the pool, only once backend, the
+// process that ran the write, is gone, so that the write is done or undone
+// for good; did is the query (on $2…) that finds the write's effect, run
+// as the second column. A server that stopped answering (a timeout) is
+// not asked: that would hold the run's end as long again. (Nor does
+// pgconn.SafeToRetry tell: a transaction's COMMIT cut short is followed
+// by a ROLLBACK on the closed connection, which is "safe to retry".)
+func (s *Store) landed(cause error, backend uint32, did string, args ...any) (committed, known bool) {
+	if pgconn.Timeout(cause) || errors.Is(cause, context.DeadlineExceeded) {
+		return false, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), landedWithin)
+	defer cancel()
+	for {
+		var alive, done bool
+		err := s.pool.QueryRow(ctx, s.q(`SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1), `+did),
+			append([]any{int32(backend)}, args...)...).Scan(&alive, &done)
+		switch {
+		case err == nil && done:
+			return true, true
+		case err == nil && !alive:
+			return false, true
+		}
+		t := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, false
+		case <-t.C:
+		}
+	}
+}
+
+// landedWithin bounds how long landed waits for the server to end the
+// backend of a cut connection (it sees the socket close at once, unless
+// the network dropped it silently: then it is a lease's matter).
+const landedWithin = 3 * time.Second
+
+// maybeWritten is a lost lock's error for a write whose fate is unknown
+// (landed): it reads the same, and is also checkpoint.ErrMaybeWritten.
+type maybeWritten struct{ error }
+
+func (m maybeWritten) Unwrap() []error { return []error{m.error, checkpoint.ErrMaybeWritten} }

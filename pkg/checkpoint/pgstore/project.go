@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -16,9 +17,10 @@ import (
 
 // ProjectKey names a project in the database: TEAMRUN_PROJECT when set
 // (so pods that mount the spec at different paths share one project), else
-// the spec folder's absolute path.
+// the spec folder's absolute path. A value of only spaces is unset, as an
+// empty one is (a variable quoted but left blank): no project is named so.
 func ProjectKey(specDir string) (string, error) {
-	if k := os.Getenv("TEAMRUN_PROJECT"); k != "" {
+	if k := os.Getenv("TEAMRUN_PROJECT"); strings.TrimSpace(k) != "" {
 		return k, nil
 	}
 	abs, err := filepath.Abs(specDir)

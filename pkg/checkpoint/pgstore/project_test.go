@@ -18,6 +18,8 @@ func TestProjectKey(t *testing.T) {
 	tests := []struct{ env, dir, want string }{
 		{env: "nightly", dir: dir, want: "nightly"},
 		{env: "", dir: dir, want: dir},
+		{env: "  ", dir: dir, want: dir},
+		{env: "\t", dir: dir, want: dir},
 		{env: "", dir: ".", want: func() string { a, _ := filepath.Abs("."); return a }()},
 	}
 	for _, tt := range tests {
