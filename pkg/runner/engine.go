@@ -841,11 +841,20 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			_ = e.record(Event{Type: RunHalted, Index: -1, Task: h.Task, Halt: h})
 		}
 	}
-	if !e.finishRecording() || e.storeFailed() {
+	if recorded := e.finishRecording(); !recorded || e.storeFailed() {
 		// What the run's end is told as is what its exit code says: a
 		// halt the store did not take, or a session file it could not
 		// write (a full disk), is a store failure (exit 5).
 		sum.Outcome = StoreFailed
+		// A file of an attempt's (a scratch file, an output_file) is
+		// named instead when the checkpoint itself was written.
+		e.recMu.Lock()
+		failure := e.storeErr
+		e.recMu.Unlock()
+		var se *StoreError
+		if recorded && errors.As(failure, &se) {
+			sum.Unkept = se.What
+		}
 	}
 	e.observe(Event{Type: RunFinished, Index: -1, Summary: sum, Elapsed: millis(e.now().Sub(start))})
 	if e.storeFailed() {

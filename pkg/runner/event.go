@@ -200,6 +200,10 @@ type Summary struct {
 	// ran and whose record may have been written (the connection broke
 	// before the store's answer came): --continue restores them if it
 	// was, and runs them again if not.
+	// Unkept, in a run that ended StoreFailed with its checkpoint
+	// written, is what else could not be kept ("the output_file of task
+	// b"): the run stopped for it, as the exit code (5) says.
+	Unkept             string   `json:"unkept,omitempty"`
 	MaybeRecorded      int      `json:"maybe_recorded,omitempty"`
 	MaybeRecordedTasks []string `json:"maybe_recorded_tasks,omitempty"`
 	// Outputs are the results of the completed tasks no other task reads:

@@ -399,6 +399,9 @@ func writeResult(w io.Writer, s *Summary, st style) {
 		head = st.yellow("interrupted") + ": checkpoint written"
 	case StoreFailed:
 		head = st.red("stopped") + ": the checkpoint could not be written"
+		if s.Unkept != "" {
+			head = st.red("stopped") + ": could not keep " + s.Unkept + " (the checkpoint is written)"
+		}
 	}
 	fmt.Fprintf(w, "%s %s: %d restored, %d ran", st.bold("summary"), head, s.Restored, s.Ran)
 	if s.Unrecorded > 0 {
