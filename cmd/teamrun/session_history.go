@@ -79,7 +79,7 @@ func sessionDiffCommand(ios *iostreams.IOStreams) *cli.Command {
 			"Example:\n" +
 			"   teamrun session diff nightly-2026-03-01 review",
 		Flags:        []cli.Flag{projectFlag(), storeFlagDef()},
-		BashComplete: completeSessions,
+		BashComplete: completeSessionTasks(func(*checkpoint.TaskRecord) bool { return true }),
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) != 2 {
 				return exitf(exitUsage, "session diff takes a session ID and a TASK (e.g. teamrun session diff ID review)")
