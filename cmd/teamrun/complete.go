@@ -24,8 +24,9 @@ import (
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
-// The bash and zsh scripts are urfave/cli's (its autocomplete folder),
-// named for teamrun.
+// The bash and zsh scripts began as urfave/cli's (its autocomplete
+// folder); they are teamrun's now: they read the binary's answer as data
+// (each says how).
 var (
 	//go:embed completion/teamrun.bash
 	bashCompletion string
