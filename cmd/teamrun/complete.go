@@ -11,17 +11,22 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
+	"syscall"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamrun/teamrun/internal/shellcmd"
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
-// The bash and zsh scripts are urfave/cli's (its autocomplete folder),
-// named for teamrun.
+// The bash and zsh scripts began as urfave/cli's (its autocomplete
+// folder); they are teamrun's now: they read the binary's answer as data
+// (each says how).
 var (
 	//go:embed completion/teamrun.bash
 	bashCompletion string
@@ -117,22 +122,30 @@ func knowsValues(f cli.Flag) bool {
 // complete answers a line for shell completion (it ends with
 // --generate-bash-completion), and never runs its command.
 //
+// The word before the completion flag is the one being completed when it
+// starts with "-" (a flag, or `--session=ni`); the scripts send "" for a
+// word that does not (the shell filters by its prefix), so that the words
+// before it are finished: after `--json ""` come arguments, not flags. A
+// line without it (an older script's) ends with its last finished word.
+//
+// The line's flags count wherever they stand, as they do when the command
+// runs: the finished words are put in order by normalizeArgs, the one rule,
+// so that `run a.yaml --store DIR --session <TAB>` lists DIR's sessions.
+//
 // A "--" on it ends the flags: only arguments come after it, and the shell
 // completes file names (urfave/cli would run the command, the completion
 // flag an argument). `help TOPIC…` completes the commands it names so far.
-// Flags before a subcommand (`session --store DIR decide ID`) are moved
-// after it, as normalizeArgs does, for urfave/cli to reach the subcommand.
 func complete(ctx context.Context, app *cli.App, args []string) error {
 	line := args[1 : len(args)-1]
 	if slices.Contains(line, "--") {
 		return nil
 	}
+	done, want := completionTarget(app.Commands, line)
 	global := 0
-	for global < len(line) && shellcmd.ReadAsFlag(line[global]) {
+	for global < len(done) && shellcmd.ReadAsFlag(done[global]) {
 		global++
 	}
-	rest := line[global:]
-	if len(rest) > 0 && (rest[0] == "help" || rest[0] == "h") {
+	if rest := done[global:]; len(rest) > 0 && (rest[0] == "help" || rest[0] == "h") {
 		cmds := app.Commands
 		for _, w := range rest[1:] {
 			c := findCommand(cmds, w)
@@ -148,84 +161,158 @@ func complete(ctx context.Context, app *cli.App, args []string) error {
 		}
 		return nil
 	}
-	wireCompletion(app.Commands, app.Commands, line)
-	if cmd, names, tail, _ := commandAt(app.Commands, rest); cmd != nil {
-		rest = append(names, tail...)
-	}
-	return app.RunContext(ctx, append(append(slices.Clone(args[:1+global]), rest...), completionFlag))
+	wireCompletion(app.Commands, want)
+	return app.RunContext(ctx, append(completionContext(app.Commands, args[0], done), completionFlag))
 }
 
-// wireCompletion gives every command a BashComplete hook for line, the
-// command line being completed (without the program and the completion
-// flag). A flag that takes a value completes its value; after a word that
-// starts with "-" urfave/cli completes the flag; otherwise the command's own
-// hook completes its arguments (a command without one leaves them to the
-// shell: files).
-func wireCompletion(root, cmds []*cli.Command, line []string) {
+// completing is what a completion line asks for: a flag's name, a flag's
+// value (`--session ` or `--session=`, eq), or else an argument.
+type completing struct {
+	flagName bool
+	value    string // the flag whose value, as named on the line ("session", "o")
+	eq       bool
+}
+
+// completionTarget splits a completion line (without the program and the
+// completion flag) into its finished words, which the completion reads as
+// the command does, and what is being completed. A flag that waits for its
+// value (`--session` last) is not among the finished words: its value is
+// what is asked for.
+func completionTarget(root []*cli.Command, line []string) (done []string, want completing) {
+	done, cur := line, ""
+	if n := len(line); n > 0 && (line[n-1] == "" || strings.HasPrefix(line[n-1], "-")) {
+		done, cur = line[:n-1], line[n-1]
+	}
+	switch {
+	case strings.HasPrefix(cur, "-") && strings.Contains(cur, "="):
+		name, _, _ := strings.Cut(strings.TrimLeft(cur, "-"), "=")
+		return done, completing{value: name, eq: true}
+	case cur != "":
+		// A whole flag that takes a value is taken as waiting for it, as
+		// an older script sends `--session <TAB>`.
+		if name, ok := valueFlag(root, done, cur); ok {
+			return done, completing{value: name}
+		}
+		return done, completing{flagName: true}
+	case len(done) > 0:
+		if name, ok := valueFlag(root, done[:len(done)-1], done[len(done)-1]); ok {
+			return done[:len(done)-1], completing{value: name}
+		}
+	}
+	return done, completing{}
+}
+
+// valueFlag reports whether word is a flag, without its value, that takes
+// one (not a switch, nor --wait, after which arguments follow) of the
+// command that the words before it name; name is the flag as typed.
+func valueFlag(root []*cli.Command, before []string, word string) (name string, ok bool) {
+	if !shellcmd.ReadAsFlag(word) || strings.Contains(word, "=") {
+		return "", false
+	}
+	cmd, _, _, _ := commandAt(root, leadingGlobal(before))
+	if cmd == nil {
+		return "", false
+	}
+	name = strings.TrimLeft(word, "-")
+	kind, _ := kindOf(cmd, name)
+	return name, kind == flagValue
+}
+
+// leadingGlobal is line without the global flags before the command.
+func leadingGlobal(line []string) []string {
+	for len(line) > 0 && shellcmd.ReadAsFlag(line[0]) {
+		line = line[1:]
+	}
+	return line
+}
+
+// completionContext is the command line urfave/cli runs to complete after
+// the finished words done: normalizeArgs's, without its "--" (urfave/cli
+// completes nothing after one), so that every flag is parsed wherever it
+// stood. A line normalizeArgs refuses (a flag given twice) is completed as
+// it stands, with the flags before a subcommand moved after it, for
+// urfave/cli to reach the subcommand.
+func completionContext(root []*cli.Command, prog string, done []string) []string {
+	norm, err := normalizeArgs(root, append([]string{prog}, done...))
+	if err == nil {
+		return slices.DeleteFunc(norm, func(w string) bool { return w == "--" })
+	}
+	global := len(done) - len(leadingGlobal(done))
+	rest := done[global:]
+	if cmd, names, tail, _ := commandAt(root, rest); cmd != nil {
+		rest = append(names, tail...)
+	}
+	return append(append([]string{prog}, done[:global]...), rest...)
+}
+
+// wireCompletion gives every command a BashComplete hook that offers what
+// want asks for: a flag's name (urfave/cli's), a flag's value, or else
+// what the command's own hook offers for its arguments (a command without
+// one leaves them to the shell: files, or its subcommands).
+func wireCompletion(cmds []*cli.Command, want completing) {
 	for _, cmd := range cmds {
 		own := cmd.BashComplete
 		cmd.BashComplete = func(c *cli.Context) {
-			if values, ok := flagValues(root, line, func() []string { return sessionIDs(c) }); ok {
-				for _, v := range values {
-					fmt.Fprintln(c.App.Writer, v)
+			switch {
+			case want.value != "":
+				prefix := ""
+				if want.eq {
+					prefix = dashed(want.value) + "="
 				}
-				return
-			}
-			if len(line) > 0 && strings.HasPrefix(line[len(line)-1], "-") || own == nil {
+				offer(c.App.Writer, prefix, flagValues(c, cmd, want.value))
+			case want.flagName || own == nil:
 				cli.DefaultCompleteWithFlags(cmd)(c)
-				return
+			default:
+				var b strings.Builder
+				w := c.App.Writer
+				c.App.Writer = &b
+				own(c)
+				c.App.Writer = w
+				offer(w, "", strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"))
 			}
-			own(c)
 		}
-		wireCompletion(root, cmd.Subcommands, line)
+		wireCompletion(cmd.Subcommands, want)
 	}
 }
 
-// flagValues completes the value of the flag the line ends with (`--session`,
-// or `--session=ni` as bash hands it over), by the placeholder in its usage:
-// `ID` a session id, `TASK` a task of the FILE on the line; --reuse its modes.
-// ok is false when the line does not end with a flag that takes a value.
-func flagValues(root []*cli.Command, line []string, ids func() []string) (values []string, ok bool) {
-	if len(line) == 0 {
-		return nil, false
-	}
-	last := line[len(line)-1]
-	if len(last) < 2 || last[0] != '-' {
-		return nil, false
-	}
-	name, _, eq := strings.Cut(strings.TrimLeft(last, "-"), "=")
-	cmd, _, rest, _ := commandAt(root, line[:len(line)-1])
-	if cmd == nil {
-		return nil, false
-	}
-	kind, _ := kindOf(cmd, name)
-	if kind != flagValue {
-		return nil, false
-	}
-	var f cli.Flag
-	for _, fl := range cmd.Flags {
-		if hasName(fl.Names(), name) {
-			f = fl
+// offer prints values, one a line, each led by prefix (`--session=`). A
+// value the command would read as a flag (a session "-dash") is offered
+// only after a prefix: alone it is refused (--session=-dash, `-- -dash`
+// are the forms the command takes). A value that would not stay one line
+// of the answer, or one word for the shell (a control character), is left
+// out.
+func offer(w io.Writer, prefix string, values []string) {
+	for _, v := range values {
+		if v == "" || prefix == "" && shellcmd.ReadAsFlag(v) || strings.ContainsFunc(v, unicode.IsControl) {
+			continue
 		}
+		fmt.Fprintln(w, prefix+v)
 	}
-	switch placeholder(f) {
+}
+
+// flagValues are the values cmd's flag name takes that teamrun knows, by the
+// placeholder in its usage: `ID` a session id, `TASK` a task of the FILE
+// on the line (or of the session ID, for a command whose argument is one);
+// --reuse its modes.
+func flagValues(c *cli.Context, cmd *cli.Command, name string) []string {
+	f := flagNamed(cmd, name)
+	switch {
+	case f == nil:
+		return nil
+	case hasName(f.Names(), "reuse"):
+		return []string{"strict", "unchanged"} // checkpoint.ParseReuse's words
+	case placeholder(f) == "ID":
+		return sessionIDs(c)
+	case placeholder(f) != "TASK" || c.NArg() == 0:
+		return nil
+	}
+	switch strings.Trim(strings.Fields(cmd.ArgsUsage + " ")[0], "[]") {
+	case "FILE":
+		return taskNames(c.Args().First())
 	case "ID":
-		values = ids()
-	case "TASK":
-		_, pos, err := splitFlags(cmd, "", rest)
-		if err == nil && len(pos) > 0 {
-			values = taskNames(pos[0])
-		}
+		return sessionTasks(c, c.Args().First(), func(*checkpoint.TaskRecord) bool { return true })
 	}
-	if name == "reuse" {
-		values = []string{"strict", "unchanged"} // checkpoint.ParseReuse's words
-	}
-	if eq {
-		for i, v := range values {
-			values[i] = dashed(name) + "=" + v
-		}
-	}
-	return values, true
+	return nil
 }
 
 // placeholder is the back-quoted word of a flag's usage ("the session `ID`"),
@@ -266,9 +353,24 @@ func sessionIDs(c *cli.Context) []string {
 	return ids
 }
 
-// taskNames are the tasks of the spec at path; nothing when it does not load.
+// taskNames are the tasks of the spec at path; nothing when it does not
+// load, or is no regular file: a FIFO would hold the shell until a writer
+// came (it is opened without blocking, and checked once open, so that one
+// put in its place meanwhile is not read either).
 func taskNames(path string) []string {
-	team, err := spec.Load(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > spec.MaxSpecBytes {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, spec.MaxSpecBytes))
+	if err != nil {
+		return nil
+	}
+	team, err := spec.Parse(path, data)
 	if err != nil {
 		return nil
 	}

@@ -48,7 +48,7 @@ func initCommand() *cli.Command {
 			// would hold a file that is not what it says, and as JSON the
 			// comments that make it a starter would be lost.
 			if ext := strings.ToLower(filepath.Ext(path)); ext != ".yaml" && ext != ".yml" {
-				return exitf(exitUsage, "init: %s: the starter team is commented YAML; name a FILE ending in .yaml or .yml (%s); nothing was written", path, shellcmd.Command("init", nil, []string{strings.TrimSuffix(path, filepath.Ext(path)) + ".yaml"}, nil))
+				return exitf(exitUsage, "init: %s: the starter team is commented YAML; name a FILE ending in .yaml or .yml (%s); nothing was written", path, shellcmd.Command("init", nil, []string{yamlName(path)}, nil))
 			}
 			dir := filepath.Dir(path)
 			missing, err := missingFolders(dir)
@@ -150,4 +150,20 @@ func writeNew(path string, data []byte) error {
 		os.Remove(path)
 	}
 	return err
+}
+
+// yamlName is the FILE that init's hint suggests for path, a name that is
+// no .yaml: path with .yaml in place of its extension (x.json: x.yaml); in
+// a folder that path names (sub/, or an existing folder), its
+// agents.yaml; for a stream or a device (-, /dev/stdout), agents.yaml: a
+// hidden sub/.yaml, a "-.yaml" or a /dev/stdout.yaml was no fix.
+func yamlName(path string) string {
+	fi, err := os.Stat(path)
+	switch {
+	case strings.HasSuffix(path, "/") || err == nil && fi.IsDir():
+		return filepath.Join(path, "agents.yaml")
+	case path == "-" || err == nil && !fi.Mode().IsRegular():
+		return "agents.yaml"
+	}
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".yaml"
 }

@@ -248,7 +248,8 @@ func TestOddLines(t *testing.T) {
 				lines++
 				_, _ = normalizeArgs(app.Commands, slices.Clone(full))
 				commandAt(app.Commands, slices.Clone(line))
-				flagValues(app.Commands, slices.Clone(line), func() []string { return nil })
+				done, _ := completionTarget(app.Commands, slices.Clone(line))
+				completionContext(app.Commands, "teamrun", done)
 			}()
 			if n == 0 {
 				return

@@ -154,13 +154,13 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 			return err
 		}
 		if c.Bool("json") && c.Bool("quiet") {
-			return exitf(exitUsage, "--json and --quiet do not go together")
+			return exitf(exitUsage, "--json and --quiet do not go together: drop --quiet for JSON events on stdout (a failure's among them), or --json for a run that prints nothing unless it fails")
 		}
 		if c.Bool("stream-json") && !c.Bool("json") {
 			return exitf(exitUsage, "--stream-json adds events to --json: give both")
 		}
 		if c.Bool("verbose") && c.Bool("quiet") {
-			return exitf(exitUsage, "--verbose and --quiet do not go together")
+			return exitf(exitUsage, "--verbose and --quiet do not go together: drop --quiet to see every task's output, or --verbose for a run that prints nothing unless it fails")
 		}
 		mode := runner.ModeAuto
 		switch {

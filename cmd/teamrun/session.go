@@ -185,8 +185,7 @@ func completeSessions(c *cli.Context) {
 }
 
 // completeSessionTasks offers the store's session ids, then, after one,
-// the names of that session's tasks that keep accepts; nothing when the
-// session cannot be read (a completion never prints an error).
+// the names of that session's tasks that keep accepts.
 func completeSessionTasks(keep func(*checkpoint.TaskRecord) bool) cli.BashCompleteFunc {
 	return func(c *cli.Context) {
 		if c.NArg() == 0 {
@@ -196,21 +195,32 @@ func completeSessionTasks(keep func(*checkpoint.TaskRecord) bool) cli.BashComple
 		if c.NArg() != 1 {
 			return
 		}
-		store, err := openStore(c)
-		if err != nil {
-			return
-		}
-		defer store.Close()
-		sess, err := store.Load(c.Context, c.Args().First())
-		if err != nil {
-			return
-		}
-		for i := range sess.Team.Tasks {
-			if t := &sess.Team.Tasks[i]; keep(t) {
-				fmt.Fprintln(c.App.Writer, t.Name)
-			}
+		for _, name := range sessionTasks(c, c.Args().First(), keep) {
+			fmt.Fprintln(c.App.Writer, name)
 		}
 	}
+}
+
+// sessionTasks are the names of session id's tasks that keep accepts, for
+// shell completion; nothing when the session cannot be read (a completion
+// never prints an error).
+func sessionTasks(c *cli.Context, id string, keep func(*checkpoint.TaskRecord) bool) []string {
+	store, err := openStore(c)
+	if err != nil {
+		return nil
+	}
+	defer store.Close()
+	sess, err := store.Load(c.Context, id)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for i := range sess.Team.Tasks {
+		if t := &sess.Team.Tasks[i]; keep(t) {
+			names = append(names, t.Name)
+		}
+	}
+	return names
 }
 
 // ---- list

@@ -79,7 +79,7 @@ func sessionDiffCommand(ios *iostreams.IOStreams) *cli.Command {
 			"Example:\n" +
 			"   teamrun session diff nightly-2026-03-01 review",
 		Flags:        []cli.Flag{projectFlag(), storeFlagDef()},
-		BashComplete: completeSessions,
+		BashComplete: completeSessionTasks(func(*checkpoint.TaskRecord) bool { return true }),
 		Action: action(func(c *cli.Context, args []string) error {
 			if len(args) != 2 {
 				return exitf(exitUsage, "session diff takes a session ID and a TASK (e.g. teamrun session diff ID review)")
@@ -101,7 +101,7 @@ func sessionDiffCommand(ios *iostreams.IOStreams) *cli.Command {
 			}
 			prev := t.PreviousOutcome()
 			if t.Previous == nil && len(completedAttempts(t)) < 2 {
-				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (%s runs it again)", t.Name, sess.ID, shellcmd.Command("run", nil, []string{"FILE"}, slices.Concat([]string{"--continue"}, shellcmd.Flag("--session", sess.ID), shellcmd.Flag("--rerun", t.Name), pasteStore(c))))
+				return exitf(exitUsage, "task %s of session %s has no earlier result to compare with: it completed once (%s runs it again)", t.Name, sess.ID, shellcmd.Command("run", nil, []string{specOr(sess.SpecPath)}, slices.Concat([]string{"--continue"}, shellcmd.Flag("--session", sess.ID), shellcmd.Flag("--rerun", t.Name), pasteStore(c))))
 			}
 			if t.Blob != nil || prev.Blob != nil {
 				// Results stored out of line are not diffed in memory:
@@ -135,4 +135,14 @@ func outcomeText(o checkpoint.Outcome) string {
 		return fmt.Sprintf("%s (%s)", o.Blob.Digest, sizeText(o.Blob.Size))
 	}
 	return fmt.Sprintf("%s (%s)", checkpoint.Digest(o.Text), sizeText(int64(len(o.Text))))
+}
+
+// specOr is the spec a printed `teamrun run` names: the session's (from the
+// root, so that it is pasteable in any folder), or FILE for a session that
+// recorded none.
+func specOr(path string) string {
+	if path == "" {
+		return "FILE"
+	}
+	return path
 }

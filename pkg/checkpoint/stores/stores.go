@@ -115,7 +115,7 @@ func Open(ctx context.Context, location string) (checkpoint.Backend, error) {
 		if location, err = filePath(location); err != nil {
 			return nil, err
 		}
-	case strings.Contains(location, "://"):
+	case IsURL(location):
 		scheme, _, _ := strings.Cut(location, "://")
 		return nil, fmt.Errorf("%w: unknown store scheme %q: use a folder, file://PATH or postgres://…", checkpoint.ErrBadLocation, scheme)
 	}
@@ -166,7 +166,7 @@ func Named(b checkpoint.Backend) string {
 // Shown is location as a message or a command line may show it: a URL
 // without its password (pgstore's rule, the one for store URLs).
 func Shown(location string) string {
-	if strings.Contains(location, "://") {
+	if IsURL(location) {
 		return pgstore.Shown(location)
 	}
 	return location
@@ -180,3 +180,7 @@ func (e *noStoreError) Error() string {
 }
 
 func (e *noStoreError) Unwrap() []error { return []error{e.err, checkpoint.ErrStore} }
+
+// IsURL says whether location is a URL (postgres://…, file:///…) rather
+// than a folder's path.
+func IsURL(location string) bool { return strings.Contains(location, "://") }

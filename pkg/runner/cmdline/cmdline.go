@@ -7,6 +7,7 @@ package cmdline
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -22,10 +23,19 @@ const Placeholder = "VALUE"
 // Store is the `--store URL` of a command printed for the user to paste:
 // the store given on the command line, shown without its password, so
 // that the pasted command finds the same session; nothing when none was
-// given, as the default chain finds it again.
+// given, as the default chain finds it again. A folder named from the
+// current one is named from the root, as --project is: pasted in another
+// folder, `--store rel-st` was another store, and the session missing (a
+// URL, and a ~ path that teamrun reads as $HOME, name the same store
+// anywhere).
 func Store(store string) []string {
 	if store == "" {
 		return nil
+	}
+	if !stores.IsURL(store) && !strings.HasPrefix(store, "~") {
+		if abs, err := filepath.Abs(store); err == nil {
+			store = abs
+		}
 	}
 	return shellcmd.Flag("--store", stores.Shown(store))
 }

@@ -3,7 +3,10 @@ package cmdline
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/teamrun/teamrun/internal/shellcmd"
 )
 
 func TestDecide(t *testing.T) {
@@ -75,6 +78,34 @@ func TestLogs(t *testing.T) {
 	} {
 		if got := Logs(tc.store, tc.session, tc.task, 2); got != tc.want {
 			t.Errorf("Logs(%q, %q, %q) = %s\nwant %s", tc.store, tc.session, tc.task, got, tc.want)
+		}
+	}
+}
+
+// A printed --store names a folder from the root, so that the command
+// pasted in another folder reaches the same store (--project is absolute
+// too); a URL, without its password, and a ~ path (teamrun's $HOME) stay.
+func TestStore(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		store string
+		want  []string
+	}{
+		{"", nil},
+		{"rel-st", []string{"--store", shellcmd.Quote(filepath.Join(wd, "rel-st"))}},
+		{"./alt", []string{"--store", shellcmd.Quote(filepath.Join(wd, "alt"))}},
+		{"../up/st", []string{"--store", shellcmd.Quote(filepath.Join(filepath.Dir(wd), "up", "st"))}},
+		{"/srv/st", []string{"--store", "/srv/st"}},
+		{"~/st", []string{"--store", "'~/st'"}},
+		{"postgres://u:hunter2@db/app", []string{"--store", "postgres://u@db/app"}},
+		{"file:///srv/a%20b", []string{"--store", "'file:///srv/a%20b'"}},
+		{"./postgres:x", []string{"--store", shellcmd.Quote(filepath.Join(wd, "postgres:x"))}},
+	} {
+		if got := Store(tc.store); !slices.Equal(got, tc.want) {
+			t.Errorf("Store(%q) = %q, want %q", tc.store, got, tc.want)
 		}
 	}
 }
