@@ -506,8 +506,7 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 		}
 		return items
 	}
-	// What declared task i reads: its context, the task before it
-	// (sequential), its routers; a join reads its instances or
+	// What declared task i reads: its context, its routers; a join reads its instances or
 	// iterations (and a foreach's producer), not the task's context: those
 	// of any of the three checkpoints (the stopped run may have dropped
 	// one its list no longer holds).
@@ -527,10 +526,9 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 			}
 			return names
 		}
+		// Every generated task has its own context: (in a sequential
+		// team too), so the task before it is no read of its.
 		reads := append([]int(nil), g.context[i]...)
-		if !g.workflow && i > 0 {
-			reads = append(reads, i-1)
-		}
 		for j, r := range g.routes {
 			if contains(r[0], i) || contains(r[1], i) {
 				reads = append(reads, j)
@@ -599,9 +597,6 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 		var reads []string // what an instance reads: the foreach's reads and its producer
 		for _, c := range g.context[g.loop] {
 			reads = append(reads, fmt.Sprintf("t%d", c))
-		}
-		if !g.workflow && g.loop > 0 {
-			reads = append(reads, fmt.Sprintf("t%d", g.loop-1))
 		}
 		if prod := fmt.Sprintf("t%d", g.producer); g.producer >= 0 && !slices.Contains(reads, prod) {
 			reads = append(reads, prod)

@@ -368,9 +368,8 @@ func (g *Graph) Deps(i int) []int {
 }
 
 // CutoffReads is what the early cut-off compares for held task i, in
-// run and plan alike: what it waits for, what it reads (in a sequential
-// team it may read an earlier task than the one it waits for), and each
-// task whose output_variable its texts name; each once.
+// run and plan alike: what its result is made of (madeOf) and each task
+// whose output_variable its texts name; each once.
 func (g *Graph) CutoffReads(i int) []int {
 	var out []int
 	// A join reads every instance: past a few reads a set, not a scan of
@@ -395,14 +394,7 @@ func (g *Graph) CutoffReads(i int) []int {
 			}
 		}
 	}
-	for _, j := range g.Deps(i) {
-		if !g.routesOnly(i, j) {
-			add(j)
-		}
-	}
-	for _, j := range g.Context(i) {
-		add(j)
-	}
+	g.madeOf(i, func(j int) bool { add(j); return false })
 	g.eachVariableRead(i, add)
 	return out
 }
@@ -446,12 +438,30 @@ func (g *Graph) Upstream(i int) []int {
 	return out
 }
 
-// readsAny reports whether is holds for a task that task i waits for or
-// reads (its deps but the gates it only waits for, its context), without
-// making a list of them.
-func (g *Graph) readsAny(i int, is func(c int) bool) bool {
-	return slices.ContainsFunc(g.Deps(i), func(c int) bool { return !g.routesOnly(i, c) && is(c) }) ||
-		slices.ContainsFunc(g.Context(i), is)
+// readsAny reports whether is holds for a task that task i's result is
+// made of (madeOf), without making a list of them.
+func (g *Graph) readsAny(i int, is func(c int) bool) bool { return g.madeOf(i, is) }
+
+// madeOf calls read with each task whose result task i's is made of, one
+// may be twice, until read returns true, and reports whether one did: its
+// context; in a workflow what it waits for but a gate that only routes to
+// it; a foreach instance's list producer (its item). Not, in a sequential
+// team, the task before it as such: a task that reads it has it as its
+// context, and one with its own context: (or an instance, after the one
+// before it) is made without it, whatever it gives.
+func (g *Graph) madeOf(i int, read func(j int) bool) bool {
+	if g.deps != nil && slices.ContainsFunc(g.deps[i], func(c int) bool { return !g.routesOnly(i, c) && read(c) }) {
+		return true
+	}
+	if slices.ContainsFunc(g.Context(i), read) {
+		return true
+	}
+	if x := g.team.Tasks[i].Expansion; x != nil && x.ForeachOf != "" && x.ForeachOf != g.team.Tasks[i].Name {
+		if p := g.ListFrom(i); p >= 0 {
+			return read(p)
+		}
+	}
+	return false
 }
 
 // routesOnly reports whether task i waits for task c only because c's

@@ -579,19 +579,58 @@ func restoredOf(tm *spec.Team, results map[string]string) *checkpoint.Restored {
 }
 
 // TestCutoffReads is what the early cut-off compares for a held task, run
-// and plan alike: what it waits for (in a sequential team, the task
-// before it), its context, and the tasks whose output_variable its texts
-// name, but not a variable a foreach instance's item shadows, nor a gate
-// it does not read (whose route decides whether it runs, not its result).
+// and plan alike: what its result is made of — its context (in a
+// sequential team, the task before it when it has none), what it waits
+// for in a workflow, a foreach instance's list producer — and the tasks
+// whose output_variable its texts name, but not a variable a foreach
+// instance's item shadows, nor a gate it does not read (whose route
+// decides whether it runs, not its result), nor in a sequential team the
+// task before it that its context leaves out (a changed one ran a
+// finished task again whose inputs were all unchanged).
 func TestCutoffReads(t *testing.T) {
 	for _, c := range []struct{ name, yaml, task, want string }{
-		{"sequential: the task before it, and its context", `
+		{"sequential: the task before it, with no context", `
+agents: {w: {shell: cat}}
+tasks:
+  a: {description: a, agent: w}
+  b: {description: b, agent: w}
+  c: {description: c, agent: w}
+`, "c", "b"},
+		{"sequential: its context, not the task before it", `
 agents: {w: {shell: cat}}
 tasks:
   a: {description: a, agent: w}
   b: {description: b, agent: w}
   c: {description: c, agent: w, context: [a]}
-`, "c", "b,a"},
+`, "c", "a"},
+		{"sequential: context: [] reads none", `
+agents: {w: {shell: cat}}
+tasks:
+  a: {description: a, agent: w}
+  c: {description: c, agent: w, context: []}
+`, "c", ""},
+		{"sequential: an instance reads its list's producer, not the task before it", `
+agents: {w: {shell: cat}, l: {shell: 'echo "[1, 2]"'}}
+tasks:
+  a: {description: a, agent: l, output_variable: xs}
+  b: {description: b, agent: w}
+  each: {description: "do {it}", agent: w, context: [], foreach: {over: xs, as: it}}
+`, "each[0]", "a"},
+		{"sequential: nor the instance before it", `
+agents: {w: {shell: cat}, l: {shell: 'echo "[1, 2]"'}}
+tasks:
+  a: {description: a, agent: l, output_variable: xs}
+  b: {description: b, agent: w}
+  each: {description: "do {it}", agent: w, context: [], foreach: {over: xs, as: it}}
+`, "each[1]", "a"},
+		{"workflow: an instance reads its list's producer", `
+process: workflow
+agents: {w: {shell: cat}, l: {shell: 'echo "[1, 2]"'}}
+tasks:
+  a: {description: a, agent: l, output_variable: xs}
+  b: {description: b, agent: w}
+  each: {description: "do {it}", agent: w, context: [b], foreach: {over: xs, as: it}}
+`, "each[1]", "b,a"},
 		{"workflow: a gate routing to it, not read", `
 process: workflow
 agents: {w: {shell: cat}}
@@ -637,7 +676,9 @@ tasks:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tm, err = tm.Expand(tm.InitialState(nil)); err != nil {
+			// A foreach over xs that a task sets: expanded as when it
+			// completed with [1, 2].
+			if tm, err = tm.ExpandWith(tm.InitialState(nil), map[string]any{"xs": []any{"1", "2"}}); err != nil {
 				t.Fatal(err)
 			}
 			g, err := New(tm, Contexts(tm, tm.TaskDefs(tm.InitialState(nil))))
