@@ -445,7 +445,8 @@ func (g *Graph) readsAny(i int, is func(c int) bool) bool { return g.madeOf(i, i
 // madeOf calls read with each task whose result task i's is made of, one
 // may be twice, until read returns true, and reports whether one did: its
 // context; in a workflow what it waits for but a gate that only routes to
-// it; a foreach instance's list producer (its item). Not, in a sequential
+// it; the earlier tasks of its agent's memory; a foreach instance's list
+// producer (its item). Not, in a sequential
 // team, the task before it as such: a task that reads it has it as its
 // context, and one with its own context: (or an instance, after the one
 // before it) is made without it, whatever it gives.
@@ -455,6 +456,13 @@ func (g *Graph) madeOf(i int, read func(j int) bool) bool {
 	}
 	if slices.ContainsFunc(g.Context(i), read) {
 		return true
+	}
+	// The earlier tasks of its agent's memory: their turns are in what it
+	// is sent (in a workflow it waits for them too).
+	for p, _ := g.Remembers(i); p >= 0; p, _ = g.Remembers(p) {
+		if read(p) {
+			return true
+		}
 	}
 	if x := g.team.Tasks[i].Expansion; x != nil && x.ForeachOf != "" && x.ForeachOf != g.team.Tasks[i].Name {
 		if p := g.ListFrom(i); p >= 0 {

@@ -662,6 +662,21 @@ tasks:
   b: {description: b, agent: w}
   c: {description: "c {v}", expected_output: "{v}", agent: w, context: [b]}
 `, "c", "b,a"},
+		{"sequential: the earlier tasks of its agent's memory", `
+agents: {m: {llm: x, memory: true}, w: {shell: cat}}
+tasks:
+  a: {description: a, agent: m}
+  b: {description: b, agent: w}
+  c: {description: c, agent: m, context: []}
+`, "c", "a"},
+		{"workflow: the earlier tasks of its agent's memory", `
+process: workflow
+agents: {m: {llm: x, memory: true}, w: {shell: cat}}
+tasks:
+  a: {description: a, agent: m}
+  b: {description: b, agent: w}
+  c: {description: c, agent: m, context: [b]}
+`, "c", "b,a"},
 		{"an instance's item shadows a variable of its name", `
 process: workflow
 variables: {xs: [1, 2]}
