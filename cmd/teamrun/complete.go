@@ -11,14 +11,13 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"unicode"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -358,12 +357,12 @@ func sessionIDs(c *cli.Context) []string {
 // came (it is opened without blocking, and checked once open, so that one
 // put in its place meanwhile is not read either).
 func taskNames(path string) []string {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := regfile.Open(path, 0) // a named pipe would wait for a writer
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > spec.MaxSpecBytes {
+	if fi.Size() > spec.MaxSpecBytes {
 		return nil
 	}
 	data, err := io.ReadAll(io.LimitReader(f, spec.MaxSpecBytes))
