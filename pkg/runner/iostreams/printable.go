@@ -56,19 +56,15 @@ func firstControl(s string) int {
 	return -1
 }
 
-// controlAt is the length of the control character s[i:] starts with (1,
-// or 2 for a C1 control's UTF-8), 0 when it starts with none.
+// controlAt is the length of the control character (IsControl) s[i:]
+// starts with, 0 when it starts with none: a CR before an LF is a line
+// end, and bytes that are no UTF-8 are none.
 func controlAt(s string, i int) int {
-	switch c := s[i]; {
-	case c == '\r':
-		if i+1 < len(s) && s[i+1] == '\n' {
-			return 0
-		}
-		return 1
-	case c < ' ' && c != '\n' && c != '\t', c == 0x7f:
-		return 1
-	case c == 0xc2 && i+1 < len(s) && 0x80 <= s[i+1] && s[i+1] <= 0x9f:
-		return 2
+	if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+		return 0
+	}
+	if r, n := utf8.DecodeRuneInString(s[i:]); IsControl(r) {
+		return n
 	}
 	return 0
 }
