@@ -140,11 +140,7 @@ func complete(ctx context.Context, app *cli.App, args []string) error {
 		return nil
 	}
 	done, want := completionTarget(app.Commands, line)
-	global := 0
-	for global < len(done) && shellcmd.ReadAsFlag(done[global]) {
-		global++
-	}
-	if rest := done[global:]; len(rest) > 0 && (rest[0] == "help" || rest[0] == "h") {
+	if rest := leadingGlobal(done); len(rest) > 0 && (rest[0] == "help" || rest[0] == "h") {
 		cmds := app.Commands
 		for _, w := range rest[1:] {
 			c := findCommand(cmds, w)
