@@ -35,6 +35,28 @@ func TestShorten(t *testing.T) {
 	}
 }
 
+// The preview is the answer's last line with every control character a
+// space (README, Output): an escape sequence in a model's answer never
+// reaches the terminal through it.
+func TestLastLine(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"first\nsecond", "second"},
+		{"a\r\nb", "b"},
+		{"progress\rdone", "done"},
+		{"x\x1b[2J\x1b]0;T\x07y", "x [2J ]0;T y"},
+		{"c1\u009bq\tt", "c1 q t"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := lastLine(tt.in); got != tt.want {
+			t.Errorf("lastLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := lastLine(strings.Repeat("é", 600)); got != strings.Repeat("é", 512) {
+		t.Errorf("lastLine of 600 runes kept %d runes, want the last 512", len([]rune(got)))
+	}
+}
+
 // The live block on an 80-column terminal: long names never wrap a line,
 // every redraw replaces the block in place, and the final screen shows each
 // task once, with no progress line left over.
