@@ -201,8 +201,12 @@ func TestBudgetReached(t *testing.T) {
 	}
 	for i, tt := range tests {
 		e := &Engine{Team: &spec.Team{Budget: tt.budget, Tasks: make([]*spec.Task, 2)}, PriorUsage: tt.prior, used: tt.run}
-		if got := e.budgetHaltsBefore(context.Background(), &Job{Agent: &spec.Agent{Kind: spec.LLMAgent}}); got != tt.want {
-			t.Errorf("%d: %q, want %q", i, got, tt.want)
+		_, release, got, err := e.admitFirst(context.Background(), &Job{Agent: &spec.Agent{Kind: spec.LLMAgent}})
+		if err != nil || got != tt.want {
+			t.Errorf("%d: %q, %v, want %q", i, got, err, tt.want)
+		}
+		if release != nil {
+			release()
 		}
 	}
 }
