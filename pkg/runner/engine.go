@@ -1355,7 +1355,7 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 				from = e.ResultFrom[i]
 			}
 			paid := attemptsUsage(u, from, e.Attempts[i])
-			if paid != nil && paid.TotalTokens > 0 {
+			if HasUsage(paid) { // an estimate too: restored_usage counts it
 				s.RestoredPaid++
 			}
 			s.RestoredUsage = totals(s.RestoredUsage.Plus(paid))
