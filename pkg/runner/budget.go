@@ -316,29 +316,63 @@ type requestSizer interface {
 	firstRequestBytes(ctx context.Context, job *Job) (n int, exact bool, err error)
 }
 
-// budgetHaltsBefore says why job's LLM task halts before its attempt
-// starts ("" when it may start): the budget refuses its first request by
-// admits, as it would refuse it once sent for, with nothing else under
-// way (what is under way only adds). An attempt that would halt before
-// it sent anything is no attempt: none is recorded.
-func (e *Engine) budgetHaltsBefore(ctx context.Context, job *Job) string {
-	b := effectiveBudget(e.Team.Budget, e.Decisions[BudgetDecision])
-	if b == nil {
-		return ""
-	}
-	r := reservation{all: true}
-	if s, ok := e.Executor.(requestSizer); ok && job.Agent.LLM != nil && job.Agent.LLM.MaxTokens > 0 {
-		// Its size is unknown on an error, which the attempt meets and
-		// says: only the spending is checked then.
+// gated says whether task i's attempts pass the budget's gate before
+// they start (admitFirst): an LLM task of a team with a budget.
+func (e *Engine) gated(i int) bool {
+	return e.Team.Budget != nil && e.agentOf(i).Kind == spec.LLMAgent
+}
+
+// admitFirst holds an attempt of job back, before its start is recorded,
+// until the budget admits its first LLM request by the rule every request
+// meets (admit), and reserves that request's worst case: an attempt the
+// budget refuses before it sent anything is no attempt, none is recorded,
+// also in a workflow where it waited behind another task's request that
+// reached the budget. why is the refusal ("" when admitted); admit is
+// job's Admit for the attempt, whose first request takes the reservation
+// over (sized then as sent), and release gives it up should no request
+// take it (call it once the attempt ends).
+func (e *Engine) admitFirst(ctx context.Context, job *Job) (admit func(context.Context, reservation) (func(*Usage), error), release func(), why string, err error) {
+	// Its size is unknown on an error, which the attempt meets and says
+	// before it sends anything: only the spending is checked then.
+	var r reservation
+	if s, ok := e.Executor.(requestSizer); ok && job.Agent.LLM != nil {
 		if n, exact, err := s.firstRequestBytes(ctx, job); err == nil {
 			r = reserveFor(n, job.Agent.LLM.MaxTokens, job.Agent.LLM.Price)
 			r.least = !exact
 		}
 	}
-	e.recMu.Lock()
-	defer e.recMu.Unlock()
-	_, why := admits(b, e.sessionUsageLocked(true), nil, r)
-	return why
+	var held int
+	done, err := e.admit(ctx, job.Index, r, nil, &held)
+	var be *BudgetError
+	if errors.As(err, &be) {
+		return nil, nil, be.Why, nil
+	}
+	if err != nil {
+		return nil, nil, "", err
+	}
+	var (
+		mu    sync.Mutex
+		taken bool
+	)
+	take := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		first := !taken
+		taken = true
+		return first
+	}
+	admit = func(ctx context.Context, r reservation) (func(*Usage), error) {
+		if take() {
+			return e.admit(ctx, job.Index, r, &held, nil)
+		}
+		return e.admit(ctx, job.Index, r, nil, nil)
+	}
+	release = func() {
+		if take() {
+			done(nil)
+		}
+	}
+	return admit, release, "", nil
 }
 
 // BudgetHaltsBefore says why a --continue of sess (nil: a new session)
@@ -398,19 +432,15 @@ func (s *TaskSet) knownPromptBytes(sess *checkpoint.Session, i int, a *spec.Agen
 	return llm.RequestBytes(req)
 }
 
-// admitter is task i's Job.Admit; nil without a budget.
-func (e *Engine) admitter(i int) func(ctx context.Context, r reservation) (func(*Usage), error) {
-	if e.Team.Budget == nil {
-		return nil
-	}
-	return func(ctx context.Context, r reservation) (func(*Usage), error) { return e.admit(ctx, i, r) }
-}
-
 // admit holds back one LLM request of task i until admits lets it go, and
 // returns what to call with its usage once it is answered. One mutex
 // (recMu) orders every check, so that requests of tasks running side by
-// side never pass it on the same remainder.
-func (e *Engine) admit(ctx context.Context, i int, r reservation) (func(*Usage), error) {
+// side never pass it on the same remainder. over, when not nil, is the
+// id of a reservation of the task's own that r takes the place of (the
+// first request's, admitFirst): given up in the same hold of the lock, so
+// that r neither waits behind it nor counts twice. id, when not nil, is
+// set to r's.
+func (e *Engine) admit(ctx context.Context, i int, r reservation, over, id *int) (func(*Usage), error) {
 	b := effectiveBudget(e.Team.Budget, e.Decisions[BudgetDecision])
 	if b == nil {
 		return func(*Usage) {}, nil
@@ -420,6 +450,10 @@ func (e *Engine) admit(ctx context.Context, i int, r reservation) (func(*Usage),
 		e.admitted = sync.NewCond(&e.recMu)
 	}
 	cond := e.admitted
+	if over != nil {
+		delete(e.inflight, *over)
+		cond.Broadcast() // others may fit now, should r wait
+	}
 	stop := context.AfterFunc(ctx, func() {
 		e.recMu.Lock()
 		cond.Broadcast()
@@ -444,14 +478,17 @@ func (e *Engine) admit(ctx context.Context, i int, r reservation) (func(*Usage),
 	if e.inflight == nil {
 		e.inflight = map[int]reservation{}
 	}
-	id := e.nextRes
+	n := e.nextRes
 	e.nextRes++
-	e.inflight[id] = r
+	e.inflight[n] = r
+	if id != nil {
+		*id = n
+	}
 	e.recMu.Unlock()
 	return func(u *Usage) {
 		e.recMu.Lock()
 		defer e.recMu.Unlock()
-		delete(e.inflight, id)
+		delete(e.inflight, n)
 		if u != nil {
 			if e.pending == nil {
 				e.pending = map[int]*Usage{}

@@ -345,3 +345,71 @@ tasks:
 		t.Errorf("at most %d requests at once, want 2: requests that fit together were serialized", most)
 	}
 }
+
+// sizedExecutor is an LLM executor whose first request is n bytes.
+type sizedExecutor struct{ n int }
+
+func (sizedExecutor) Execute(context.Context, *Job) (Result, error) { return Result{}, nil }
+func (s sizedExecutor) firstRequestBytes(context.Context, *Job) (int, bool, error) {
+	return s.n, true, nil
+}
+
+// TestAdmitFirst: an attempt passes the budget's gate before it starts,
+// its first request's worst case reserved; that request takes the
+// reservation over rather than waiting behind it, and a task that waited
+// behind another's request refused once that one reached the budget is
+// refused before it starts (no attempt), in a workflow too.
+func TestAdmitFirst(t *testing.T) {
+	ctx := context.Background()
+	// 59 bytes are 20 prompt tokens: with max_tokens 40, 60 tokens each.
+	llm := &spec.LLM{MaxTokens: 40}
+	team := &spec.Team{Budget: &spec.Budget{MaxTokens: 100}, Tasks: []*spec.Task{{Name: "a", Agent: "w"}, {Name: "b", Agent: "w"}},
+		Agents: []*spec.Agent{{Name: "w", Kind: spec.LLMAgent, LLM: llm}}}
+	e := &Engine{Team: team, Executor: sizedExecutor{n: 59}}
+	jobA := &Job{Index: 0, Agent: team.Agents[0]}
+	admitA, releaseA, why, err := e.admitFirst(ctx, jobA)
+	if why != "" || err != nil {
+		t.Fatalf("a: refused %q, %v", why, err)
+	}
+	if len(e.inflight) != 1 {
+		t.Fatalf("a's first request is not reserved: %v", e.inflight)
+	}
+
+	// b's first request waits: 60 + 60 tokens do not fit in 100.
+	type gate struct {
+		why string
+		err error
+	}
+	bDone := make(chan gate, 1)
+	go func() {
+		_, release, why, err := e.admitFirst(ctx, &Job{Index: 1, Agent: team.Agents[0]})
+		if release != nil {
+			release()
+		}
+		bDone <- gate{why, err}
+	}()
+
+	// a's first request takes its reservation over: it neither waits
+	// behind it (which would never end) nor counts twice.
+	done, err := admitA(ctx, reserveFor(59, 40, nil))
+	if err != nil {
+		t.Fatalf("a's first request: %v", err)
+	}
+	e.recMu.Lock()
+	n := len(e.inflight)
+	e.recMu.Unlock()
+	if n != 1 {
+		t.Errorf("a's first request under way counts %d reservations, want 1", n)
+	}
+	releaseA() // taken over: nothing more to give up
+
+	// a's answer reaches the budget: b, which waited, is refused.
+	done(&Usage{TotalTokens: 100})
+	g := <-bDone
+	if g.err != nil || !strings.Contains(g.why, "the session has used 100 tokens, budget.max_tokens is 100") {
+		t.Errorf("b after a reached the budget: %q, %v", g.why, g.err)
+	}
+	if len(e.inflight) != 0 {
+		t.Errorf("reservations left: %v", e.inflight)
+	}
+}

@@ -335,6 +335,9 @@ type attemptDone struct {
 	elapsed     time.Duration
 	interrupted bool
 	usage       *Usage // of the last try (a success's is res.Usage)
+	// unstarted: the budget's gate ended the try before its start was
+	// recorded (admitFirst); attempt is the last one recorded.
+	unstarted bool
 }
 
 // unkept reports whether the attempt came to its own end (not stopped by
@@ -647,6 +650,20 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 	}
 	handle := func(d attemptDone) {
 		running--
+		if d.unstarted {
+			// No attempt began: nothing to record. A refused task waits
+			// for the budget, as one the gate halts in the middle does.
+			if d.attempt > int(e.tasks[d.i].attempts) {
+				e.tasks[d.i].attempts = int32(d.attempt) // a retry's: its try before was recorded
+			}
+			if d.halt != nil && !e.storeFailed() {
+				e.sched.Wait(d.i)
+				halts = append(halts, d.halt)
+			} else {
+				e.sched.Reset(d.i)
+			}
+			return
+		}
 		if h := e.unsettledHalt(d.err); h != nil {
 			unsettled[d.i] = h
 		}
@@ -732,21 +749,9 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 						progressed = true
 						continue
 					}
-					job := e.job(i)
-					if e.agentOf(i).Kind == spec.LLMAgent {
-						if why := e.budgetHaltsBefore(runCtx, job); why != "" {
-							// No LLM request once the budget cannot
-							// take it, nor an attempt that sends none;
-							// command tasks and other branches go on.
-							e.sched.Wait(i)
-							halts = append(halts, e.budgetHalt(i, why))
-							progressed = true
-							continue
-						}
-					}
 					e.sched.Start(i)
 					running++
-					starting = append(starting, job)
+					starting = append(starting, e.job(i))
 				}
 			}
 		}
@@ -760,7 +765,15 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 			job := starting[0]
 			go func() { results <- e.attempts(runCtx, job, false) }()
 		case len(starting) > 1:
-			if err := e.startAll(runCtx, starting); err != nil {
+			// A gated task records its own start, once the budget admits
+			// its first request (admitFirst).
+			var now []*Job
+			for _, job := range starting {
+				if !e.gated(job.Index) {
+					now = append(now, job)
+				}
+			}
+			if err := e.startAll(runCtx, now); err != nil {
 				for _, job := range starting {
 					e.sched.Reset(job.Index)
 				}
@@ -769,12 +782,14 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 				break
 			}
 			for _, job := range starting {
-				go func() { results <- e.attempts(runCtx, job, true) }()
+				started := !e.gated(job.Index)
+				go func() { results <- e.attempts(runCtx, job, started) }()
 			}
 		}
-		if len(starting) == 0 {
-			// No task's start will carry a staged completion: it is made
-			// durable, and shown, before the engine waits or ends.
+		if inline == nil && !slices.ContainsFunc(starting, func(j *Job) bool { return !e.gated(j.Index) }) {
+			// No task's start will carry a staged completion at once (a
+			// gated task's waits for the budget): it is made durable,
+			// and shown, before the engine waits or ends.
 			_ = e.flush()
 		}
 		if running == 0 {
@@ -988,7 +1003,6 @@ func (e *Engine) job(i int) *Job {
 		Warn: func(msg string) {
 			e.observe(Event{Type: RunWarning, Index: i, Task: t.Name, Message: msg})
 		},
-		Admit: e.admitter(i),
 	}
 }
 
@@ -1078,13 +1092,29 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 				return rec(r)
 			}
 		}
+		release := func() {}
+		if e.gated(j.Index) {
+			admit, rel, why, err := e.admitFirst(ctx, &j)
+			switch {
+			case why != "":
+				// No LLM request once the budget cannot take it, nor
+				// an attempt that sends none; command tasks and other
+				// branches go on.
+				return attemptDone{i: j.Index, halt: e.budgetHalt(j.Index, why), attempt: j.Attempt - 1, unstarted: true}
+			case err != nil:
+				return attemptDone{i: j.Index, err: err, attempt: j.Attempt - 1, unstarted: true, interrupted: true}
+			}
+			j.Admit, release = admit, rel
+		}
 		if try > 0 || !started {
 			if err := e.record(e.startedEvent(ctx, &j)); err != nil {
+				release()
 				return attemptDone{i: j.Index, err: err, attempt: j.Attempt}
 			}
 		}
 		start := e.now()
 		res, err := e.Executor.Execute(ctx, &j)
+		release()
 		elapsed := e.now().Sub(start)
 		used := paidUsage(err)
 		out := e.output(j.Description, t, res)
@@ -1325,7 +1355,7 @@ func (e *Engine) summary(outcome Outcome, elapsed time.Duration) *Summary {
 				from = e.ResultFrom[i]
 			}
 			paid := attemptsUsage(u, from, e.Attempts[i])
-			if paid != nil && paid.TotalTokens > 0 {
+			if HasUsage(paid) { // an estimate too: restored_usage counts it
 				s.RestoredPaid++
 			}
 			s.RestoredUsage = totals(s.RestoredUsage.Plus(paid))

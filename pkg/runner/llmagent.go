@@ -306,7 +306,7 @@ func hasTools(a *spec.Agent) bool { return a.RunsToolLoop() }
 
 // firstRequestBytes is the size of the first request an attempt of job
 // would send, for the budget's check before the attempt starts
-// (Engine.budgetHaltsBefore); exact is false when it is only a lower
+// (Engine.admitFirst); exact is false when it is only a lower
 // bound: a tool loop's first request adds its tools' definitions.
 func (l *LLMs) firstRequestBytes(ctx context.Context, job *Job) (n int, exact bool, err error) {
 	req, err := l.firstRequest(ctx, job)

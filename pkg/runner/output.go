@@ -364,8 +364,10 @@ func writeUsage(w io.Writer, s *Summary) {
 		return
 	}
 	fmt.Fprintf(w, "tokens:  this run %s; session %s\n", UsageText(s.Usage), UsageText(s.SessionUsage))
-	if r := s.RestoredUsage; r != nil && r.TotalTokens > 0 && s.RestoredPaid > 0 {
-		fmt.Fprintf(w, "restored %d %s whose %s tokens (%s) were not paid again\n", s.RestoredPaid, plural(s.RestoredPaid, "task"), thousands(r.TotalTokens), CostText(r))
+	// All that --json's restored_usage counts, its estimates too (said
+	// as such), as the other lines do.
+	if r := s.RestoredUsage; HasUsage(r) && s.RestoredPaid > 0 {
+		fmt.Fprintf(w, "restored %d %s whose %s were not paid again\n", s.RestoredPaid, plural(s.RestoredPaid, "task"), UsageText(r))
 	}
 }
 

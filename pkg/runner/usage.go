@@ -56,14 +56,19 @@ const CallInterrupted = checkpoint.CallInterrupted
 
 // costOf prices one answer: cached prompt tokens at the cached price (the
 // input price without one), reasoning tokens as the completion tokens
-// they are part of.
+// they are part of, and the tokens of the total that neither count
+// claims (a total-only usage, a proxy's hidden reasoning tokens) at the
+// higher of the input and output prices: a known token is never free,
+// and a budget never counts less than the server may bill.
 func costOf(u llm.Usage, p *spec.Price) float64 {
 	cached := min(u.CachedTokens, u.PromptTokens)
 	cachedPrice := p.Input
 	if p.CachedInput != nil {
 		cachedPrice = *p.CachedInput
 	}
-	return checkpoint.RoundCost((float64(u.PromptTokens-cached)*p.Input + float64(cached)*cachedPrice + float64(u.CompletionTokens)*p.Output) / 1e6)
+	unattributed := max(0, u.TotalTokens-u.PromptTokens-u.CompletionTokens)
+	return checkpoint.RoundCost((float64(u.PromptTokens-cached)*p.Input + float64(cached)*cachedPrice + float64(u.CompletionTokens)*p.Output +
+		float64(unattributed)*max(p.Input, p.Output)) / 1e6)
 }
 
 // paidError is a failed attempt that had paid for LLM requests: the engine

@@ -139,6 +139,16 @@ func TestCostOf(t *testing.T) {
 		{llm.Usage{PromptTokens: 1e6, CachedTokens: 4e5}, spec.Price{Input: 1, Output: 2}, 1},
 		// A server counting more cached than prompt tokens is not trusted beyond the prompt.
 		{llm.Usage{PromptTokens: 1e6, CachedTokens: 2e6}, spec.Price{Input: 1, CachedInput: &half, Output: 2}, 0.5},
+		// A total the server does not split is priced at the higher of
+		// the two prices, whichever it is: never $0, never under-counted.
+		{llm.Usage{TotalTokens: 1e6}, spec.Price{Input: 1, Output: 2}, 2},
+		{llm.Usage{TotalTokens: 1e6}, spec.Price{Input: 3, Output: 2}, 3},
+		// The part of the total above prompt and completion (a proxy's
+		// hidden reasoning tokens) too.
+		{llm.Usage{PromptTokens: 1e6, CompletionTokens: 1e6, TotalTokens: 3e6}, spec.Price{Input: 1, Output: 2}, 5},
+		{llm.Usage{PromptTokens: 1e6, CachedTokens: 1e6, TotalTokens: 2e6}, spec.Price{Input: 1, CachedInput: &half, Output: 2}, 2.5},
+		// A total equal to its parts adds nothing.
+		{llm.Usage{PromptTokens: 1e6, CompletionTokens: 1e6, TotalTokens: 2e6}, spec.Price{Input: 1, Output: 2}, 3},
 	}
 	for i, tt := range tests {
 		if got := costOf(tt.u, &tt.p); math.Abs(got-tt.want) > 1e-9 {
@@ -191,8 +201,12 @@ func TestBudgetReached(t *testing.T) {
 	}
 	for i, tt := range tests {
 		e := &Engine{Team: &spec.Team{Budget: tt.budget, Tasks: make([]*spec.Task, 2)}, PriorUsage: tt.prior, used: tt.run}
-		if got := e.budgetHaltsBefore(context.Background(), &Job{Agent: &spec.Agent{Kind: spec.LLMAgent}}); got != tt.want {
-			t.Errorf("%d: %q, want %q", i, got, tt.want)
+		_, release, got, err := e.admitFirst(context.Background(), &Job{Agent: &spec.Agent{Kind: spec.LLMAgent}})
+		if err != nil || got != tt.want {
+			t.Errorf("%d: %q, %v, want %q", i, got, err, tt.want)
+		}
+		if release != nil {
+			release()
 		}
 	}
 }
