@@ -531,6 +531,14 @@ func ignoredEffect(path string) string {
 		// PraisonAI's workflow process: decision (read beside a condition
 		// mapping), loop (over a file) or task.
 		return "teamrun reads task_type only as decision beside a condition: mapping of results to the tasks they run; this one runs as any task does"
+	case "reasoning_steps":
+		// An Agent's and an LLM's: shows a reasoning model's reasoning.
+		return "the model's reasoning is neither shown nor kept apart: the task's result is its answer"
+	case "reasoning_effort":
+		return "the model's default reasoning effort is used"
+	}
+	if e := llmIgnoredEffect(path, key); e != "" {
+		return e
 	}
 	// Keys whose names are too common to mean PraisonAI's anywhere else.
 	switch path {
@@ -572,6 +580,38 @@ func ignoredEffect(path string) string {
 }
 
 const unreadKey = "nothing reads it (a misspelt key? the schema lists the keys teamrun reads)"
+
+// llmIgnoredEffect says what ignoring key of an llm: mapping (path
+// ending llm.KEY) means: one of the settings PraisonAI's LLM (and
+// CrewAI's, through LiteLLM) sends with each request, of which teamrun
+// sends temperature and max_tokens only. "" for any other key, or one not
+// under llm: their names (stop, n, seed) are too common to mean this
+// elsewhere.
+func llmIgnoredEffect(path, key string) string {
+	if path != "llm."+key && !strings.HasSuffix(path, ".llm."+key) {
+		return ""
+	}
+	const sends = " (of the sampling settings teamrun sends only temperature and max_tokens)"
+	switch key {
+	case "top_p", "presence_penalty", "frequency_penalty", "logit_bias":
+		return fmt.Sprintf("the model's default %s is used%s", key, sends)
+	case "seed":
+		return "no seed is sent: the model samples as it does without one" + sends
+	case "stop", "stop_phrases":
+		return "the answer is not cut at a stop text" + sends
+	case "n":
+		return "one answer is asked for, the one PraisonAI would use"
+	case "logprobs", "top_logprobs":
+		return "no token probabilities are asked for: a task's result is the answer's text"
+	case "max_completion_tokens":
+		return "max_tokens bounds the answer: write max_tokens: N instead"
+	case "response_format":
+		return ignoredEffect("output_json")
+	case "timeout":
+		return "a request times out after 5 minutes, teamrun's default; in the native format llm.timeout sets it"
+	}
+	return ""
+}
 
 // praisonKey says whether key is one PraisonAI's files use that the native
 // format does not have, for the advice to a file that lacks framework:.
