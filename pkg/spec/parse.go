@@ -213,6 +213,9 @@ type builder struct {
 	userTexts []*Task
 	// stepNames says where each step task's name comes from (placeTask).
 	stepNames map[string]nameSource
+	// badNames are the step names said to be no name (step), of which
+	// the names teamrun makes are not said again (madeOfBadName).
+	badNames []string
 	// givenLists are the foreach tasks whose list the file's variables
 	// give (checkForeach), checked by listErrors.
 	givenLists []givenList
