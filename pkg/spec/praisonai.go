@@ -779,7 +779,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 				}
 			}
 			b.nestedAgent(tv, name)
-			b.praisonTask(tn, tv, name)
+			b.praisonTask(tn, tv, name, v)
 		}
 	case tasks.isSeq():
 		for _, it := range tasks.items() {
@@ -791,7 +791,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 				tn = it.path // as for an agent without a name
 			}
 			b.nestedAgent(it, name)
-			b.praisonTask(tn, it, name)
+			b.praisonTask(tn, it, name, v)
 		}
 	case tasks != nil && !tasks.isNull():
 		b.errorf(tasks, tasks.pos(), "expected a mapping of tasks, got %s", tasks.describe())
@@ -837,6 +837,24 @@ func (b *builder) nestedAgent(tv *tree, role string) {
 
 // hasTools tells whether a tools list names any tool: PraisonAI files often
 // carry tools: [”] as a placeholder.
+// repeatedAt is where the task at v, of role, is repeated through an
+// alias (b: *r, tasks: *ts) or a merge key (<<: *r): the first of those
+// places that comes after the task, as YAML has an anchor before its
+// aliases. False when none does (a task written where it is).
+func repeatedAt(v, role *tree) (Pos, bool) {
+	tasks := role.get("tasks")
+	if tasks == nil {
+		return Pos{}, false // a top-level task
+	}
+	at := v.kpos()
+	for _, p := range []Pos{tasks.pos(), tasks.kpos(), role.pos()} {
+		if p.Line > at.Line || p.Line == at.Line && p.Column > at.Column {
+			return p, true
+		}
+	}
+	return Pos{}, false
+}
+
 func hasTools(v *tree) bool {
 	if v.isSeq() {
 		for _, it := range v.items() {
@@ -858,7 +876,7 @@ func (b *builder) praisonTopTasks(v *tree) {
 			if f.get("agent") == nil {
 				b.errorf(f, f.kpos(), "missing required key \"agent\"")
 			}
-			b.praisonTask(name, f, agent)
+			b.praisonTask(name, f, agent, nil)
 		}
 	case v.isSeq():
 		for i, it := range v.items() {
@@ -876,16 +894,23 @@ func (b *builder) praisonTopTasks(v *tree) {
 			if it.get("agent") == nil {
 				b.errorf(it, it.pos(), "missing required key \"agent\"")
 			}
-			b.praisonTask(name, it, agent)
+			b.praisonTask(name, it, agent, nil)
 		}
 	case !v.isNull():
 		b.errorf(v, v.pos(), "expected a mapping of tasks, got %s", v.describe())
 	}
 }
 
-func (b *builder) praisonTask(name string, v *tree, agent string) {
+// praisonTask adds the task name declared at v, of role (nil: a
+// top-level task) or run by agent.
+func (b *builder) praisonTask(name string, v *tree, agent string, role *tree) {
 	if i, dup := b.taskAt[name]; dup {
-		b.errorf(v, v.kpos(), "%s", duplicateName("task", name, b.team.Tasks[i].Pos.Line))
+		first := b.team.Tasks[i].Pos
+		if at, ok := repeatedAt(v, role); ok && first == v.kpos() {
+			b.errorf(v, at, "duplicate task name %q (first at line %d, repeated here through an alias or a merge key): write this role's tasks out, with names of their own", name, first.Line)
+			return
+		}
+		b.errorf(v, v.kpos(), "%s", duplicateName("task", name, first.Line))
 		return
 	}
 	if !nameRE().MatchString(name) {

@@ -726,3 +726,32 @@ l.yaml:10:9: roles[1].tasks[0]: a task in a list needs a name: add name: NAME (c
 		})
 	}
 }
+
+// TestPraisonAIDuplicateTaskThroughAlias: a role's tasks repeated through
+// an alias or a merge key clash at the place that repeats them (the
+// anchor's task is the first), not at the anchor's line twice.
+func TestPraisonAIDuplicateTaskThroughAlias(t *testing.T) {
+	const head = "framework: praisonai\ntopic: AI\nroles:\n"
+	const task = "      t1: {description: d, expected_output: e}\n"
+	const fix = `duplicate task name "t1" (first at line 8, repeated here through an alias or a merge key): write this role's tasks out, with names of their own`
+	for _, tt := range []struct{ name, roles, want string }{
+		{"a role's alias", "  a: &r\n    role: A\n    goal: g\n    tasks:\n" + task + "  b: *r\n",
+			"r.yaml:9:6: roles.b.tasks.t1: " + fix},
+		{"its tasks' alias", "  a:\n    role: A\n    goal: g\n    tasks: &ts\n" + task + "  b:\n    role: B\n    tasks: *ts\n",
+			"r.yaml:11:12: roles.b.tasks.t1: " + fix},
+		{"a merge key", "  a: &r\n    role: A\n    goal: g\n    tasks:\n" + task + "  b:\n    <<: *r\n    role: B\n",
+			"r.yaml:10:5: roles.b.tasks.t1: " + fix},
+		{"written twice", "  a:\n    role: A\n    goal: g\n    tasks:\n" + task + "  b:\n    role: B\n    tasks:\n" + task,
+			`r.yaml:12:7: roles.b.tasks.t1: duplicate task name "t1" (first at line 8): give the tasks different names`},
+		{"a task's alias under two keys", "  a:\n    role: A\n    goal: g\n    tasks:\n      t1: &t {description: d}\n  b:\n    role: B\n    tasks:\n      t1: *t\n",
+			`r.yaml:12:7: roles.b.tasks.t1: duplicate task name "t1" (first at line 8): give the tasks different names`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("r.yaml", []byte(head+tt.roles))
+			var l ErrorList
+			if !errors.As(err, &l) || len(l) != 1 || l[0].String() != tt.want {
+				t.Errorf("err:\n%v\nwant:\n%s", err, tt.want)
+			}
+		})
+	}
+}
