@@ -551,7 +551,7 @@ func (sb *stepBuilder) step(st *tree, name string, prev []string, first bool) []
 		// Said here, before the tasks named after it (a route's
 		// STEP_LABEL, a parallel's STEP_K), which placeTask then leaves
 		// unsaid; a second step of the name is a duplicate, said there.
-		b.errorf(st, st.kpos(), "expected a step name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(s))
+		b.errorf(st, st.kpos(), badStepName, quoteShort(s))
 		b.badNames = append(b.badNames, s)
 	}
 	switch {
@@ -724,7 +724,7 @@ func (b *builder) placeTask(tk *Task, src *tree, at int, ns nameSource) bool {
 		return false
 	}
 	if !nameRE().MatchString(tk.Name) && !b.madeOfBadName(tk.Name) {
-		b.errorf(src, src.kpos(), "expected a step name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(tk.Name))
+		b.errorf(src, src.kpos(), badStepName, quoteShort(tk.Name))
 	}
 	if at < 0 || at > len(b.team.Tasks) {
 		at = len(b.team.Tasks)
@@ -740,6 +740,9 @@ func (b *builder) placeTask(tk *Task, src *tree, at int, ns nameSource) bool {
 	b.stepNames[tk.Name] = ns
 	return true
 }
+
+// badStepName is the error of a step's name that is no name (nameRE).
+const badStepName = "expected a step name without slashes or control characters, not starting with a dot or a space, got %s"
 
 // madeOfBadName says whether name is bad only for a step name it starts
 // with that was said to be bad (badNames): the name itself, or one
