@@ -69,7 +69,7 @@ func planCommand() *cli.Command {
 				if !isSpecErrorList(err) {
 					return withCode(exitUsage, err) // such as "cannot read FILE: ...", said once
 				}
-				printSpecError(c.App.ErrWriter, err)
+				printSpecError(c.App.ErrWriter, err, nil)
 				return exitf(exitUsage, "%s is invalid", path)
 			}
 			if err := ch.Check(team.TaskNames); err != nil {

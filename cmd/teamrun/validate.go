@@ -30,17 +30,18 @@ func validateCommand() *cli.Command {
 				team, err := loadSpec(c, path)
 				if err != nil {
 					bad++
-					printSpecError(c.App.ErrWriter, err)
+					// With the errors of the lists the file gives, which
+					// run and plan say once --var is known.
+					printSpecError(c.App.ErrWriter, err, spec.ListErrorsOf(err))
 					continue
 				}
 				// The config's prices may settle a warning: it is read first.
 				problems := modelProblems(path, team)
 				// The task set run and plan make from the spec's own
 				// variables, refused as they refuse it (a foreach over a
-				// value that is no list); a variable the spec lacks is a
-				// warning already, as --var may give it.
-				if _, err := runner.TaskSetOf(team, nil, nil); err != nil && !errors.Is(err, spec.ErrNoVariable) {
-					problems = append(problems, err.Error())
+				// value that is no list).
+				if _, err := runner.TaskSetOf(team, nil, nil); err != nil {
+					problems = append(problems, setProblems(err)...)
 				}
 				printSpecWarnings(c.App.ErrWriter, team)
 				printPlaceholderWarnings(c.App.ErrWriter, team, nil)
@@ -104,7 +105,7 @@ func fingerprintCommand() *cli.Command {
 				if !isSpecErrorList(err) {
 					return withCode(exitUsage, err) // such as "cannot read FILE: ...", said once
 				}
-				printSpecError(c.App.ErrWriter, err)
+				printSpecError(c.App.ErrWriter, err, nil)
 				return exitf(exitUsage, "%s is invalid", args[0])
 			}
 			printSpecWarnings(c.App.ErrWriter, team)
@@ -173,6 +174,24 @@ func keyWarnings(path string, team *spec.Team) []string {
 	return out
 }
 
+// setProblems are the lines of err, a task set's refusal (TaskSetOf),
+// one for each of the problems it joins, but those of a foreach over a
+// variable the spec lacks: a warning already, as --var may give it.
+func setProblems(err error) []string {
+	errs := []error{err}
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		errs = joined.Unwrap()
+	}
+	var out []string
+	for _, e := range errs {
+		if !errors.Is(e, spec.ErrNoVariable) {
+			out = append(out, e.Error())
+		}
+	}
+	return out
+}
+
 // isSpecErrorList reports whether err lists a spec's problems, rather than
 // saying why it could not be read.
 func isSpecErrorList(err error) bool {
@@ -180,14 +199,15 @@ func isSpecErrorList(err error) bool {
 	return errors.As(err, &list)
 }
 
-// printSpecError writes one line per problem of an invalid spec.
-func printSpecError(w io.Writer, err error) {
+// printSpecError writes one line per problem of an invalid spec, and of
+// also, more of its problems, in line order with them.
+func printSpecError(w io.Writer, err error, also spec.ErrorList) {
 	for _, d := range spec.WarningsOf(err) {
 		fmt.Fprintln(w, runner.WarningLine(d.String()))
 	}
 	var list spec.ErrorList
 	if errors.As(err, &list) {
-		for _, d := range list {
+		for _, d := range list.Merge(also) {
 			fmt.Fprintln(w, d.String())
 		}
 		return

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,10 +94,42 @@ func (b *builder) checkForeach() {
 		case outputs[f.Over] != "" && producer[f.Over] >= i:
 			b.errorf(over, over.pos(), "%s is the output_variable of task %q, which comes after (or is) this one: move the task that makes the list before the foreach task", f.Over, outputs[f.Over])
 		}
-		if _, ok := t.Variables[f.Over]; !ok && outputs[f.Over] == "" && over != nil {
+		if outputs[f.Over] != "" || over == nil {
+			continue
+		}
+		if _, ok := t.Variables[f.Over]; ok {
+			b.givenLists = append(b.givenLists, givenList{tk, fv})
+		} else {
 			t.UnsetLists = append(t.UnsetLists, PlaceholderUse{Name: f.Over, Pos: over.pos(), Path: over.path})
 		}
 	}
+}
+
+// givenList is a foreach task whose list the file's variables give, and
+// the foreach (or loop) it is written as.
+type givenList struct {
+	tk *Task
+	at *tree
+}
+
+// listErrors are the errors of the lists the file's variables give that
+// are none (ForeachItems), for a file its other errors (b.diags) keep from
+// loading: validate says them with those, where it says them once the file
+// loads (TaskSetOf refuses them as run does), so that one validate says
+// all. Run and plan do not: their --var may give the list.
+func (b *builder) listErrors() ErrorList {
+	if len(b.givenLists) == 0 {
+		return nil
+	}
+	state := b.team.InitialState(nil) // as a run starts from it
+	var out ErrorList
+	for _, l := range b.givenLists {
+		if _, err := ForeachItems(l.tk.Foreach, state); err != nil {
+			p := l.tk.Foreach.Pos
+			out = append(out, Diagnostic{File: b.file, Line: p.Line, Column: p.Column, Path: l.at.path, Message: err.Error()})
+		}
+	}
+	return out
 }
 
 // ErrNoVariable: a foreach over a variable the state lacks, which --var
@@ -297,10 +330,14 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 	for _, tk := range t.Tasks {
 		taken[tk.Name] = true
 	}
-	var clashes []error // every name taken, said at once
+	// Every problem, said at once in line order: a name taken, a list
+	// that is none.
+	var bad []located
 	for i, tk := range t.Tasks {
 		if tk.Repeat != nil {
-			clashes = append(clashes, t.expandRepeat(&out, i, taken)...)
+			for _, err := range t.expandRepeat(&out, i, taken) {
+				bad = append(bad, located{tk.Pos, err})
+			}
 			continue
 		}
 		if tk.Foreach == nil {
@@ -329,7 +366,8 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 				}
 			}
 		} else if items, err = ForeachItems(tk.Foreach, state); err != nil {
-			return nil, fmt.Errorf("%s:%d:%d: %s: %w", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, QuotePath(tk.Foreach.keyPath(tk)), err)
+			bad = append(bad, located{tk.Foreach.Pos, fmt.Errorf("%s:%d:%d: %s: %w", t.File, tk.Foreach.Pos.Line, tk.Foreach.Pos.Column, QuotePath(tk.Foreach.keyPath(tk)), err)})
+			continue
 		}
 		if join.Description == "" {
 			join.Description = fmt.Sprintf("the results of %s[0..%d] as a JSON array", tk.Name, len(items)-1)
@@ -351,7 +389,7 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 		for k, item := range items {
 			name := InstanceName(tk.Name, k)
 			if taken[name] {
-				clashes = append(clashes, fmt.Errorf("%s:%d:%d: %s: instance %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name))
+				bad = append(bad, located{tk.Pos, fmt.Errorf("%s:%d:%d: %s: instance %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name)})
 			}
 			inst := base
 			if k > 0 {
@@ -378,9 +416,23 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 		out.Tasks = append(out.Tasks, join)
 		out.Agents = append(out.Agents, &Agent{Name: join.Agent, Kind: JoinAgent, Pos: tk.Pos})
 	}
-	if len(clashes) > 0 {
-		return nil, errors.Join(clashes...)
+	if len(bad) > 0 {
+		slices.SortStableFunc(bad, func(a, b located) int {
+			return cmp.Or(cmp.Compare(a.at.Line, b.at.Line), cmp.Compare(a.at.Column, b.at.Column))
+		})
+		errs := make([]error, len(bad))
+		for i, b := range bad {
+			errs[i] = b.err
+		}
+		return nil, errors.Join(errs...)
 	}
 	out.keepReads()
 	return &out, nil
+}
+
+// located is an error of the expansion and the place in the file it is
+// about, by which the errors are said in line order.
+type located struct {
+	at  Pos
+	err error
 }

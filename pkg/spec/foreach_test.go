@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -163,5 +164,85 @@ func TestExpandForeachWorkflow(t *testing.T) {
 	}
 	if c := x.ContextOf(4); !slices.Equal(c, []string{"t"}) {
 		t.Errorf("u reads %q", c)
+	}
+}
+
+// TestForeachListErrorsAtOnce: every foreach over a list the file gives
+// that is none is said at once, in line order, by Expand when the file
+// loads, and with the file's other errors (Refusal.Lists) when they keep
+// it from loading, where only validate says them (--var may give a list).
+func TestForeachListErrorsAtOnce(t *testing.T) {
+	const lp = `expected a list (or a JSON array such as '["a", "b"]')`
+	tests := []struct {
+		name, src string
+		errs      []string // the file's own errors; none: it loads
+		lists     []string
+	}{
+		{"two native foreach", "variables: {xs: 'a, b', n: 3, ok: [a]}\nagents: {w: {shell: cat}}\ntasks:\n" +
+			"  a: {description: a, agent: w, foreach: {over: xs}}\n" +
+			"  b: {description: b, agent: w, foreach: {over: ok}}\n" +
+			"  c: {description: c, agent: w, foreach: {over: n}}\n", nil,
+			[]string{`a.yaml:4:33: tasks.a.foreach: foreach over xs: ` + lp + `, got "a, b"`,
+				`a.yaml:6:33: tasks.c.foreach: foreach over n: ` + lp + `, got "3"`}},
+		{"two loop steps", "input: hi\nvariables: {xs: 'a, b', ys: 7}\nagents: {a: {role: A, llm: m}}\nsteps:\n" +
+			"  - {name: l, agent: a, action: '{{item}}', loop: {over: xs}}\n" +
+			"  - {name: l2, agent: a, action: '{{item}}', loop: {over: ys}}\n", nil,
+			[]string{`a.yaml:5:45: steps[0].loop: foreach over xs: ` + lp + `, got "a, b"; PraisonAI would run the whole text as one item: to keep that, write it as a list of one, ["a, b"]`,
+				`a.yaml:6:46: steps[1].loop: foreach over ys: ` + lp + `, got "7"`}},
+		{"loop steps beside bad repeat values", "input: hi\nvariables: {xs: 'a, b', ys: 7}\nagents: {a: {role: A, llm: m}}\nsteps:\n" +
+			"  - {name: l, agent: a, action: '{{item}}', loop: {over: xs}}\n" +
+			"  - {name: r, agent: a, action: go, repeat: {until: 100, max_iterations: '3'}}\n" +
+			"  - {name: l2, agent: a, action: '{{item}}', loop: {over: ys}}\n",
+			[]string{`a.yaml:6:53: steps[1].repeat.until: expected the text that ends the repeat`,
+				`a.yaml:6:74: steps[1].repeat.max_iterations: expected a number of iterations from 1 to 100`},
+			[]string{`a.yaml:5:45: steps[0].loop: foreach over xs: ` + lp + `, got "a, b"`,
+				`a.yaml:7:46: steps[2].loop: foreach over ys: ` + lp + `, got "7"`}},
+		{"a native foreach beside an unknown agent", "variables: {xs: 'a, b', ok: '[\"a\"]'}\nagents: {w: {shell: cat}}\ntasks:\n" +
+			"  a: {description: a, agent: w, foreach: {over: xs}}\n" +
+			"  b: {description: b, agent: nobody}\n" +
+			"  c: {description: c, agent: w, foreach: {over: ok}}\n" +
+			"  d: {description: d, agent: w, foreach: {over: unset}}\n",
+			[]string{`a.yaml:5:30: tasks.b.agent: unknown agent "nobody"`},
+			[]string{`a.yaml:4:33: tasks.a.foreach: foreach over xs: ` + lp + `, got "a, b"`}},
+	}
+	lines := func(l ErrorList) []string {
+		var out []string
+		for _, d := range l {
+			out = append(out, d.String())
+		}
+		return out
+	}
+	prefixes := func(got, want []string) bool { // got[i] starts with want[i]
+		if len(got) != len(want) {
+			return false
+		}
+		for i := range got {
+			if !strings.HasPrefix(got[i], want[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("a.yaml", []byte(tt.src))
+			if tt.errs == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = team.Expand(team.InitialState(nil))
+				if got := strings.Split(fmt.Sprint(err), "\n"); err == nil || !prefixes(got, tt.lists) {
+					t.Errorf("Expand: %v\nwant:\n%s", err, strings.Join(tt.lists, "\n"))
+				}
+				return
+			}
+			var list ErrorList
+			if !errors.As(err, &list) || !prefixes(lines(list), tt.errs) {
+				t.Errorf("errors:\n%v\nwant:\n%s", err, strings.Join(tt.errs, "\n"))
+			}
+			if got := lines(ListErrorsOf(err)); !prefixes(got, tt.lists) {
+				t.Errorf("list errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.lists, "\n"))
+			}
+		})
 	}
 }

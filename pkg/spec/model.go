@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -526,12 +527,24 @@ func (l ErrorList) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// Merge is l with more, in line order, each once.
+func (l ErrorList) Merge(more ErrorList) ErrorList {
+	if len(more) == 0 {
+		return l
+	}
+	return sortDiags(append(slices.Clone(l), more...))
+}
+
 // Refusal is an invalid spec whose loading also produced warnings: they
 // often explain the error (a key ignored, then "no tasks"), so they travel
 // with it. errors.As still finds the ErrorList.
 type Refusal struct {
 	Errors   ErrorList
 	Warnings []Diagnostic
+	// Lists are the errors of the foreach lists the file's variables give
+	// (listErrors): the file's too, but --var may give a list in their
+	// place, so only validate, which takes no --var, says them.
+	Lists ErrorList
 }
 
 func (r *Refusal) Error() string { return r.Errors.Error() }
@@ -542,6 +555,16 @@ func WarningsOf(err error) []Diagnostic {
 	var r *Refusal
 	if errors.As(err, &r) {
 		return r.Warnings
+	}
+	return nil
+}
+
+// ListErrorsOf returns the errors of the foreach lists of a refused spec
+// (Refusal.Lists), if any.
+func ListErrorsOf(err error) ErrorList {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r.Lists
 	}
 	return nil
 }

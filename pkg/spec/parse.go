@@ -118,10 +118,14 @@ func Parse(file string, data []byte) (*Team, error) {
 		// a feature it cannot run is (praisonFatal): its errors, all of
 		// them, without the warnings about a team that will not run as
 		// written anyway.
-		if len(b.team.Warnings) > 0 && b.refusedSteps == nil {
-			return nil, &Refusal{Errors: sortDiags(b.diags), Warnings: b.team.Warnings}
+		r := &Refusal{Errors: sortDiags(b.diags), Lists: b.listErrors()}
+		if b.refusedSteps == nil {
+			r.Warnings = b.team.Warnings
 		}
-		return nil, sortDiags(b.diags)
+		if len(r.Warnings) == 0 && len(r.Lists) == 0 {
+			return nil, r.Errors
+		}
+		return nil, r
 	}
 	base := filepath.Dir(file)
 	if abs, err := filepath.Abs(base); err == nil {
@@ -209,6 +213,12 @@ type builder struct {
 	userTexts []*Task
 	// stepNames says where each step task's name comes from (placeTask).
 	stepNames map[string]nameSource
+	// badNames are the step names said to be no name (step), of which
+	// the names teamrun makes are not said again (madeOfBadName).
+	badNames []string
+	// givenLists are the foreach tasks whose list the file's variables
+	// give (checkForeach), checked by listErrors.
+	givenLists []givenList
 	// free are the tasks nativeTasks made room for, handed out by task:
 	// one list, where each task alone took the 192 bytes of its size
 	// class (a 10,000-task spec's tasks live through the run).

@@ -531,6 +531,14 @@ func ignoredEffect(path string) string {
 		// PraisonAI's workflow process: decision (read beside a condition
 		// mapping), loop (over a file) or task.
 		return "teamrun reads task_type only as decision beside a condition: mapping of results to the tasks they run; this one runs as any task does"
+	case "reasoning_steps":
+		// An Agent's and an LLM's: shows a reasoning model's reasoning.
+		return "the model's reasoning is neither shown nor kept apart: the task's result is its answer"
+	case "reasoning_effort":
+		return "the model's default reasoning effort is used"
+	}
+	if e := llmIgnoredEffect(path, key); e != "" {
+		return e
 	}
 	// Keys whose names are too common to mean PraisonAI's anywhere else.
 	switch path {
@@ -572,6 +580,38 @@ func ignoredEffect(path string) string {
 }
 
 const unreadKey = "nothing reads it (a misspelt key? the schema lists the keys teamrun reads)"
+
+// llmIgnoredEffect says what ignoring key of an llm: mapping (path
+// ending llm.KEY) means: one of the settings PraisonAI's LLM (and
+// CrewAI's, through LiteLLM) sends with each request, of which teamrun
+// sends temperature and max_tokens only. "" for any other key, or one not
+// under llm: their names (stop, n, seed) are too common to mean this
+// elsewhere.
+func llmIgnoredEffect(path, key string) string {
+	if path != "llm."+key && !strings.HasSuffix(path, ".llm."+key) {
+		return ""
+	}
+	const sends = " (of the sampling settings teamrun sends only temperature and max_tokens)"
+	switch key {
+	case "top_p", "presence_penalty", "frequency_penalty", "logit_bias":
+		return fmt.Sprintf("the model's default %s is used%s", key, sends)
+	case "seed":
+		return "no seed is sent: the model samples as it does without one" + sends
+	case "stop", "stop_phrases":
+		return "the answer is not cut at a stop text" + sends
+	case "n":
+		return "one answer is asked for, the one PraisonAI would use"
+	case "logprobs", "top_logprobs":
+		return "no token probabilities are asked for: a task's result is the answer's text"
+	case "max_completion_tokens":
+		return "max_tokens bounds the answer: write max_tokens: N instead"
+	case "response_format":
+		return ignoredEffect("output_json")
+	case "timeout":
+		return "a request times out after 5 minutes, teamrun's default; in the native format llm.timeout sets it"
+	}
+	return ""
+}
 
 // praisonKey says whether key is one PraisonAI's files use that the native
 // format does not have, for the advice to a file that lacks framework:.
@@ -739,7 +779,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 				}
 			}
 			b.nestedAgent(tv, name)
-			b.praisonTask(tn, tv, name)
+			b.praisonTask(tn, tv, name, v)
 		}
 	case tasks.isSeq():
 		for _, it := range tasks.items() {
@@ -751,7 +791,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 				tn = it.path // as for an agent without a name
 			}
 			b.nestedAgent(it, name)
-			b.praisonTask(tn, it, name)
+			b.praisonTask(tn, it, name, v)
 		}
 	case tasks != nil && !tasks.isNull():
 		b.errorf(tasks, tasks.pos(), "expected a mapping of tasks, got %s", tasks.describe())
@@ -797,6 +837,24 @@ func (b *builder) nestedAgent(tv *tree, role string) {
 
 // hasTools tells whether a tools list names any tool: PraisonAI files often
 // carry tools: [”] as a placeholder.
+// repeatedAt is where the task at v, of role, is repeated through an
+// alias (b: *r, tasks: *ts) or a merge key (<<: *r): the first of those
+// places that comes after the task, as YAML has an anchor before its
+// aliases. False when none does (a task written where it is).
+func repeatedAt(v, role *tree) (Pos, bool) {
+	tasks := role.get("tasks")
+	if tasks == nil {
+		return Pos{}, false // a top-level task
+	}
+	at := v.kpos()
+	for _, p := range []Pos{tasks.pos(), tasks.kpos(), role.pos()} {
+		if p.Line > at.Line || p.Line == at.Line && p.Column > at.Column {
+			return p, true
+		}
+	}
+	return Pos{}, false
+}
+
 func hasTools(v *tree) bool {
 	if v.isSeq() {
 		for _, it := range v.items() {
@@ -818,7 +876,7 @@ func (b *builder) praisonTopTasks(v *tree) {
 			if f.get("agent") == nil {
 				b.errorf(f, f.kpos(), "missing required key \"agent\"")
 			}
-			b.praisonTask(name, f, agent)
+			b.praisonTask(name, f, agent, nil)
 		}
 	case v.isSeq():
 		for i, it := range v.items() {
@@ -836,16 +894,23 @@ func (b *builder) praisonTopTasks(v *tree) {
 			if it.get("agent") == nil {
 				b.errorf(it, it.pos(), "missing required key \"agent\"")
 			}
-			b.praisonTask(name, it, agent)
+			b.praisonTask(name, it, agent, nil)
 		}
 	case !v.isNull():
 		b.errorf(v, v.pos(), "expected a mapping of tasks, got %s", v.describe())
 	}
 }
 
-func (b *builder) praisonTask(name string, v *tree, agent string) {
+// praisonTask adds the task name declared at v, of role (nil: a
+// top-level task) or run by agent.
+func (b *builder) praisonTask(name string, v *tree, agent string, role *tree) {
 	if i, dup := b.taskAt[name]; dup {
-		b.errorf(v, v.kpos(), "%s", duplicateName("task", name, b.team.Tasks[i].Pos.Line))
+		first := b.team.Tasks[i].Pos
+		if at, ok := repeatedAt(v, role); ok && first == v.kpos() {
+			b.errorf(v, at, "duplicate task name %q (first at line %d, repeated here through an alias or a merge key): write this role's tasks out, with names of their own", name, first.Line)
+			return
+		}
+		b.errorf(v, v.kpos(), "%s", duplicateName("task", name, first.Line))
 		return
 	}
 	if !nameRE().MatchString(name) {

@@ -280,6 +280,32 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:2:24: agents.a.use_system_prompt: not supported by teamrun, ignored: teamrun always sends the system message it makes from role, goal, backstory and instructions"},
 		{"run_on, tools_run_on's old spelling", "run_on: docker\nagents:\n  a: {role: A, llm: m}\n" + steps,
 			"w.yaml:1:1: run_on: not supported by teamrun, ignored: tools run on this machine, where teamrun runs"},
+		// The sampling settings PraisonAI's LLM (and CrewAI's, through
+		// LiteLLM) sends: known keys, whose warning says what the model
+		// does without them, never "a misspelt key?".
+		{"llm.top_p", "framework: praisonai\nroles:\n  r:\n    llm: {model: m, top_p: 0.9}\n    tasks:\n      t: {description: d}\n",
+			"w.yaml:4:21: roles.r.llm.top_p: not supported by teamrun, ignored: the model's default top_p is used (of the sampling settings teamrun sends only temperature and max_tokens)"},
+		{"llm.presence_penalty", "agents:\n  a: {role: A, llm: {model: m, presence_penalty: 0.1}}\n" + steps,
+			"w.yaml:2:32: agents.a.llm.presence_penalty: not supported by teamrun, ignored: the model's default presence_penalty is used"},
+		{"llm.frequency_penalty", "llm: {model: m, frequency_penalty: 0.1}\nagents:\n  a: {role: A}\n" + steps,
+			"w.yaml:1:17: llm.frequency_penalty: not supported by teamrun, ignored: the model's default frequency_penalty is used"},
+		{"llm.seed", "agents:\n  a: {role: A, llm: {model: m, seed: 7}}\n" + steps,
+			"w.yaml:2:32: agents.a.llm.seed: not supported by teamrun, ignored: no seed is sent"},
+		{"llm.stop", "agents:\n  a: {role: A, llm: {model: m, stop: [END]}}\n" + steps,
+			"w.yaml:2:32: agents.a.llm.stop: not supported by teamrun, ignored: the answer is not cut at a stop text"},
+		{"llm.logprobs", "agents:\n  a: {role: A, llm: {model: m, logprobs: true}}\n" + steps,
+			"w.yaml:2:32: agents.a.llm.logprobs: not supported by teamrun, ignored: no token probabilities are asked for"},
+		{"llm.response_format", "agents:\n  a: {role: A, llm: {model: m, response_format: {type: json_object}}}\n" + steps,
+			"w.yaml:2:32: agents.a.llm.response_format: not supported by teamrun, ignored: the result is not checked as JSON"},
+		{"llm.max_completion_tokens", "agents:\n  a: {role: A, llm: {model: m, max_completion_tokens: 9}}\n" + steps,
+			"w.yaml:2:32: agents.a.llm.max_completion_tokens: not supported by teamrun, ignored: max_tokens bounds the answer: write max_tokens: N instead"},
+		{"llm.timeout", "agents:\n  a: {role: A, llm: {model: m, timeout: 30}}\n" + steps,
+			"w.yaml:2:32: agents.a.llm.timeout: not supported by teamrun, ignored: a request times out after 5 minutes"},
+		{"reasoning_steps", "framework: praisonai\nroles:\n  r:\n    reasoning_steps: true\n    llm: m\n    tasks:\n      t: {description: d}\n",
+			"w.yaml:4:5: roles.r.reasoning_steps: not supported by teamrun, ignored: the model's reasoning is neither shown nor kept apart: the task's result is its answer"},
+		// Outside an llm: those names are too common to be taken for it.
+		{"seed beside a step's agent", "agents:\n  a: {role: A, llm: m}\n" + steps + "    seed: 7\n",
+			"w.yaml:6:5: steps[0].seed: not supported by teamrun, ignored: nothing reads it (a misspelt key?"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -696,6 +722,35 @@ l.yaml:10:9: roles[1].tasks[0]: a task in a list needs a name: add name: NAME (c
 			}
 			if strings.Join(got, "\n") != tt.want {
 				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), tt.want)
+			}
+		})
+	}
+}
+
+// TestPraisonAIDuplicateTaskThroughAlias: a role's tasks repeated through
+// an alias or a merge key clash at the place that repeats them (the
+// anchor's task is the first), not at the anchor's line twice.
+func TestPraisonAIDuplicateTaskThroughAlias(t *testing.T) {
+	const head = "framework: praisonai\ntopic: AI\nroles:\n"
+	const task = "      t1: {description: d, expected_output: e}\n"
+	const fix = `duplicate task name "t1" (first at line 8, repeated here through an alias or a merge key): write this role's tasks out, with names of their own`
+	for _, tt := range []struct{ name, roles, want string }{
+		{"a role's alias", "  a: &r\n    role: A\n    goal: g\n    tasks:\n" + task + "  b: *r\n",
+			"r.yaml:9:6: roles.b.tasks.t1: " + fix},
+		{"its tasks' alias", "  a:\n    role: A\n    goal: g\n    tasks: &ts\n" + task + "  b:\n    role: B\n    tasks: *ts\n",
+			"r.yaml:11:12: roles.b.tasks.t1: " + fix},
+		{"a merge key", "  a: &r\n    role: A\n    goal: g\n    tasks:\n" + task + "  b:\n    <<: *r\n    role: B\n",
+			"r.yaml:10:5: roles.b.tasks.t1: " + fix},
+		{"written twice", "  a:\n    role: A\n    goal: g\n    tasks:\n" + task + "  b:\n    role: B\n    tasks:\n" + task,
+			`r.yaml:12:7: roles.b.tasks.t1: duplicate task name "t1" (first at line 8): give the tasks different names`},
+		{"a task's alias under two keys", "  a:\n    role: A\n    goal: g\n    tasks:\n      t1: &t {description: d}\n  b:\n    role: B\n    tasks:\n      t1: *t\n",
+			`r.yaml:12:7: roles.b.tasks.t1: duplicate task name "t1" (first at line 8): give the tasks different names`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("r.yaml", []byte(head+tt.roles))
+			var l ErrorList
+			if !errors.As(err, &l) || len(l) != 1 || l[0].String() != tt.want {
+				t.Errorf("err:\n%v\nwant:\n%s", err, tt.want)
 			}
 		})
 	}

@@ -547,6 +547,13 @@ func (sb *stepBuilder) step(st *tree, name string, prev []string, first bool) []
 			b.errorf(n, n.pos(), "expected a step name, got %s", n.gotText())
 		}
 	}
+	if s := stepName(st, ""); s != "" && !nameRE().MatchString(s) && !slices.Contains(b.badNames, s) {
+		// Said here, before the tasks named after it (a route's
+		// STEP_LABEL, a parallel's STEP_K), which placeTask then leaves
+		// unsaid; a second step of the name is a duplicate, said there.
+		b.errorf(st, st.kpos(), badStepName, quoteShort(s))
+		b.badNames = append(b.badNames, s)
+	}
 	switch {
 	case st.get("parallel") != nil:
 		sb.dag = true
@@ -716,8 +723,8 @@ func (b *builder) placeTask(tk *Task, src *tree, at int, ns nameSource) bool {
 		b.nameTaken(tk.Name, b.stepNames[tk.Name], ns, b.team.Tasks[i].Pos.Line, src)
 		return false
 	}
-	if !nameRE().MatchString(tk.Name) {
-		b.errorf(src, src.kpos(), "expected a step name without slashes or control characters, not starting with a dot or a space, got %s", quoteShort(tk.Name))
+	if !nameRE().MatchString(tk.Name) && !b.madeOfBadName(tk.Name) {
+		b.errorf(src, src.kpos(), badStepName, quoteShort(tk.Name))
 	}
 	if at < 0 || at > len(b.team.Tasks) {
 		at = len(b.team.Tasks)
@@ -732,6 +739,22 @@ func (b *builder) placeTask(tk *Task, src *tree, at int, ns nameSource) bool {
 	}
 	b.stepNames[tk.Name] = ns
 	return true
+}
+
+// badStepName is the error of a step's name that is no name (nameRE).
+const badStepName = "expected a step name without slashes or control characters, not starting with a dot or a space, got %s"
+
+// madeOfBadName says whether name is bad only for a step name it starts
+// with that was said to be bad (badNames): the name itself, or one
+// teamrun makes of it (lang/route_default of lang/route). One whose own
+// part is bad too (a route label a/b) is not.
+func (b *builder) madeOfBadName(name string) bool {
+	for _, bad := range b.badNames {
+		if rest, ok := strings.CutPrefix(name, bad); ok && nameRE().MatchString("x"+rest) {
+			return true
+		}
+	}
+	return false
 }
 
 // nameTaken reports that name, which first (declared at line) has, is

@@ -1150,3 +1150,53 @@ tasks:
 		})
 	}
 }
+
+// TestStepNameRefusedOnce: a step name that is no name is said once, at
+// the step, not again for each name teamrun makes of it (a route's
+// STEP_LABEL and STEP_default, a parallel's or a branch's STEP_K), which
+// the user never wrote; a name made bad by a part of its own (a route
+// label with a slash) is still said.
+func TestStepNameRefusedOnce(t *testing.T) {
+	const head = "input: go\nagents:\n  a: {role: A, llm: m}\n  c: {role: C, llm: m}\nsteps:\n"
+	const bad = "expected a step name without slashes or control characters, not starting with a dot or a space, got "
+	for _, tt := range []struct {
+		name, steps string
+		want        []string
+	}{
+		{"a route", `  - {agent: c, action: classify}
+  - name: "lang/route"
+    route: {alpha: [a], beta: [a, c], default: [c]}
+`, []string{`a.yaml:7:5: steps[1]: ` + bad + `"lang/route"`}},
+		{"a route without default", `  - {agent: c, action: classify}
+  - {name: "lang/route", route: {alpha: [a]}}
+`, []string{`a.yaml:7:5: steps[1]: ` + bad + `"lang/route"`}},
+		{"a parallel", `  - {name: "p/q", parallel: [{agent: a, action: x}, {agent: c, action: y}]}
+`, []string{`a.yaml:6:5: steps[0]: ` + bad + `"p/q"`}},
+		{"an if", `  - name: ".if"
+    if: {condition: "{{input}} == go", then: [{agent: a, action: t}]}
+`, []string{`a.yaml:6:5: steps[0]: ` + bad + `".if"`}},
+		{"the name twice", `  - {name: "lang/route", agent: c, action: classify}
+  - {name: "lang/route", route: {alpha: [a]}}
+`, []string{`a.yaml:6:5: steps[0]: ` + bad + `"lang/route"`,
+			`a.yaml:7:5: steps[1]: duplicate step name "lang/route" (first at line 6): give the steps different names`}},
+		{"a label with a slash", `  - {agent: c, action: classify}
+  - {name: "l/r", route: {"x/y": [a]}}
+`, []string{`a.yaml:7:5: steps[1]: ` + bad + `"l/r"`,
+			`a.yaml:7:35: steps[1].route.x/y[0]: ` + bad + `"l/r_x/y"`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("a.yaml", []byte(head+tt.steps))
+			var l ErrorList
+			if !errors.As(err, &l) {
+				t.Fatalf("got %v, want errors", err)
+			}
+			var got []string
+			for _, d := range l {
+				got = append(got, d.String())
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
