@@ -835,8 +835,6 @@ func (b *builder) nestedAgent(tv *tree, role string) {
 	}
 }
 
-// hasTools tells whether a tools list names any tool: PraisonAI files often
-// carry tools: [”] as a placeholder.
 // repeatedAt is where the task at v, of role, is repeated through an
 // alias (b: *r, tasks: *ts) or a merge key (<<: *r): the first of those
 // places that comes after the task, as YAML has an anchor before its
@@ -855,6 +853,8 @@ func repeatedAt(v, role *tree) (Pos, bool) {
 	return Pos{}, false
 }
 
+// hasTools tells whether a tools list names any tool: PraisonAI files often
+// carry tools: [”] as a placeholder.
 func hasTools(v *tree) bool {
 	if v.isSeq() {
 		for _, it := range v.items() {
