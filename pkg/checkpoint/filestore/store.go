@@ -468,6 +468,13 @@ func decodeFiles(id, path string, data []byte, jpath string, jdata []byte, drop 
 		sess.JournalLeft = len(jdata) > 0
 	}
 	sess.JournalOpen = false
+	// A snapshot without an epoch (hand-made, or a format-1 file of a
+	// tool that wrote none) is a session loaded all the same: with one, a
+	// run continues it, where Begin refuses a session that has none (not
+	// loaded: a new one) over a file that is there.
+	if sess.Epoch == "" {
+		sess.Epoch = checkpoint.RandHex(8)
+	}
 	sess.Summarize()
 	return sess, nil
 }
