@@ -22,7 +22,8 @@ func (fullDisk) Write([]byte) (int, error) {
 func TestOutputLost(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TEAMRUN_HOME", filepath.Join(dir, "home"))
-	t.Setenv("TEAMRUN_STORE", "")
+	t.Setenv("TEAMRUN_STORE", "") // restored after the test; unset meanwhile
+	os.Unsetenv("TEAMRUN_STORE")
 	spec := filepath.Join(dir, "team.yaml")
 	if err := os.WriteFile(spec, []byte("agents:\n  w: {shell: 'echo $TEAMRUN_VAR_X; exit $TEAMRUN_VAR_X'}\n"+
 		"variables: {x: '0'}\ntasks:\n  a: {description: a, agent: w}\n"), 0o600); err != nil {

@@ -76,7 +76,7 @@ func openAdmin(c *cli.Context) (*admin, error) {
 // openStore opens the store the command names (DESIGN §5); failing that is
 // exit 5, a malformed location exit 2.
 func openStore(c *cli.Context) (checkpoint.Backend, error) {
-	store, err := runner.OpenStore(c.Context, storeFlag(c), os.Getenv)
+	store, err := runner.OpenStore(c.Context, storeFlag(c), os.LookupEnv)
 	if err != nil {
 		return nil, storeExit(err)
 	}

@@ -493,7 +493,9 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 	}
 	s := newSession(old.ID, old.SpecPath, old.TeamName, process, defs, fingerprint, now, records)
 	s.CreatedAt = old.CreatedAt
-	s.Epoch = old.Epoch // a continuation: Begin may replace the file it came from
+	// A continuation: Begin may replace the file it came from, and reads
+	// what that file absorbed to switch its journal safely.
+	s.Epoch, s.FoldedEpoch, s.FoldedRecords = old.Epoch, old.FoldedEpoch, old.FoldedRecords
 	s.Team.Agents = old.Team.Agents
 	for i := range s.Team.Tasks {
 		t := &s.Team.Tasks[i]

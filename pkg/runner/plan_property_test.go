@@ -688,7 +688,7 @@ func (s *stopAfter) Write(p []byte) (int, error) {
 // probability p) as `teamrun session decide` does.
 func decideSome(t *testing.T, rng *rand.Rand, home string, g *genTeam, p float64) {
 	t.Helper()
-	store, err := OpenStore(context.Background(), home, func(string) string { return "" })
+	store, err := OpenStore(context.Background(), home, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -724,7 +724,7 @@ func planFor(t *testing.T, specPath, home string, ch checkpoint.Choice, vars map
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := OpenStore(context.Background(), home, func(string) string { return "" })
+	store, err := OpenStore(context.Background(), home, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -755,7 +755,7 @@ func itemsOf(t *testing.T, home string) map[string]string {
 // completed is field of each of the session's completed records, by task.
 func completed(t *testing.T, home string, field func(checkpoint.TaskRecord) string) map[string]string {
 	t.Helper()
-	store, err := OpenStore(context.Background(), home, func(string) string { return "" })
+	store, err := OpenStore(context.Background(), home, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,9 +117,10 @@ func ResolveSession(ctx context.Context, store checkpoint.Backend, project check
 }
 
 // OpenStore opens the store a run or command uses: location (--store or
-// Options.Home), else $TEAMRUN_STORE, else $TEAMRUN_HOME, else ~/.teamrun.
-func OpenStore(ctx context.Context, location string, getenv func(string) string) (checkpoint.Backend, error) {
-	loc, err := stores.Location(location, getenv)
+// Options.Home), else $TEAMRUN_STORE, else $TEAMRUN_HOME, else ~/.teamrun;
+// lookup is os.LookupEnv's (stores.Location).
+func OpenStore(ctx context.Context, location string, lookup func(string) (string, bool)) (checkpoint.Backend, error) {
+	loc, err := stores.Location(location, lookup)
 	if err != nil {
 		return nil, err
 	}

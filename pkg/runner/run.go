@@ -120,9 +120,16 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 			err = &UnnamedError{Err: err}
 		}
 	}()
-	getenv := o.Getenv
+	getenv, lookup := o.Getenv, os.LookupEnv
 	if getenv == nil {
 		getenv = os.Getenv
+	} else {
+		// An environment given as a function (tests) has no variable
+		// set to nothing: "" is unset.
+		lookup = func(name string) (string, bool) {
+			v := getenv(name)
+			return v, v != ""
+		}
 	}
 	// Before the store is opened: a prefetch would read the project
 	// folder of a stream (/dev/.teamrun).
@@ -135,7 +142,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	// the spec is known to be runnable: a typo is exit 2 whatever the store.
 	store, storeErr := o.store, error(nil)
 	if store == nil {
-		store, storeErr = OpenStore(ctx, o.Home, getenv)
+		store, storeErr = OpenStore(ctx, o.Home, lookup)
 	}
 	if storeErr == nil {
 		defer store.Close()

@@ -19,16 +19,21 @@ var kib = strings.Repeat("x", 1023) + "\n"
 
 // bigSession is a session of n completed tasks with 1 KiB results.
 func bigSession(id string, n int) *checkpoint.Session {
-	ds := make([]spec.TaskDef, n)
-	for i := range ds {
-		ds[i] = spec.TaskDef{ID: i, Name: fmt.Sprintf("task-%05d", i), Agent: "writer", Description: "do it", Key: "k", AgentKey: "a"}
-	}
-	sess := checkpoint.NewSession(id, "/p/agents.yaml", "bench", spec.Sequential, ds, "fp", t0)
+	sess := checkpoint.NewSession(id, "/p/agents.yaml", "bench", spec.Sequential, bigDefs(n), "fp", t0)
 	for i := range sess.Team.Tasks {
 		t := &sess.Team.Tasks[i]
 		t.Status, t.Result, t.Attempts = checkpoint.StatusCompleted, kib, 1
 	}
 	return sess
+}
+
+// bigDefs are bigSession's n tasks (its fingerprint is "fp").
+func bigDefs(n int) []spec.TaskDef {
+	ds := make([]spec.TaskDef, n)
+	for i := range ds {
+		ds[i] = spec.TaskDef{ID: i, Name: fmt.Sprintf("task-%05d", i), Agent: "writer", Description: "do it", Key: "k", AgentKey: "a"}
+	}
+	return ds
 }
 
 // BenchmarkRecord: one task transition (a completion with a 1 KiB result,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -254,35 +255,44 @@ func TestCrashBetweenCompactionRenames(t *testing.T) {
 	}
 	checkResults(t, sess, want)
 
-	// Crash 2: the next run's Begin gets as far as its first snapshot.
-	sess2, err := img.Load(bg, "mid")
-	if err != nil {
-		t.Fatal(err)
+	// Crash 2: the next run's Begin is killed at any of its steps, the
+	// session as loaded (session decide) or continued (run --continue).
+	for _, continued := range []bool{false, true} {
+		s := crashImage(t, img)
+		sess, err := s.Load(bg, "mid")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if continued {
+			ds := bigDefs(len(names))
+			sess = checkpoint.Continue(sess, checkpoint.Restore(sess, ds, "fp", checkpoint.ReuseStrict), spec.Sequential, ds, "fp", t0)
+		}
+		images := beginImages(t, s, sess)
+		for _, step := range beginSteps {
+			back, err := images[step].Load(bg, "mid")
+			if err != nil {
+				t.Fatalf("continued %v: after crash 2 at %q: %v", continued, step, err)
+			}
+			checkResults(t, back, want)
+		}
+		// And a run that goes on from there keeps everything.
+		s = images["begin renamed"]
+		back, err := s.Load(bg, "mid")
+		if err != nil {
+			t.Fatal(err)
+		}
+		j2 := mustBegin(t, s, mustLock(t, s, "mid"), back)
+		record(t, j2, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: names[0], Result: "last"})
+		if err := j2.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if back, err = s.Load(bg, "mid"); err != nil {
+			t.Fatal(err)
+		}
+		after := maps.Clone(want)
+		after[names[0]] = "last"
+		checkResults(t, back, after)
 	}
-	if _, err := img.dropStaleJournal(sess2); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := img.writeSnapshot(sess2, true); err != nil {
-		t.Fatal(err)
-	}
-	back, err := img.Load(bg, "mid")
-	if err != nil {
-		t.Fatalf("after crash 2: %v", err)
-	}
-	checkResults(t, back, want)
-
-	// And a run that goes on from there keeps everything.
-	l2 := mustLock(t, img, "mid")
-	j2 := mustBegin(t, img, l2, back)
-	record(t, j2, checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: names[0], Result: "last"})
-	want[names[0]] = "last"
-	if err := j2.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if back, err = img.Load(bg, "mid"); err != nil {
-		t.Fatal(err)
-	}
-	checkResults(t, back, want)
 }
 
 // The old journal beside a snapshot that absorbed part of it must still
@@ -368,7 +378,7 @@ func TestLoadDuringCompaction(t *testing.T) {
 
 // Close does not sync the journal's removal: a crash can bring the journal
 // back beside the final snapshot. It must change nothing: Load ignores it
-// (the snapshot absorbed it whole) and the next run empties it.
+// (the snapshot absorbed it whole) and the next run replaces it.
 func TestJournalBackAfterClose(t *testing.T) {
 	s := newStore(t)
 	l := mustLock(t, s, "back")
@@ -391,16 +401,17 @@ func TestJournalBackAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	sess := loadDone(t, s, "back", 5)
-	// The next run: Begin empties the stale journal, its records go on.
+	// The next run: Begin replaces the stale journal, its records go on.
 	j2 := mustBegin(t, s, l, sess)
 	record(t, j2, complete(ds[5].Name, "r "+ds[5].Name)...)
 	loadDone(t, s, "back", 6)
 	j2.Close()
 }
 
-// Begin makes the journal's name before the snapshot's rename, so that one
-// folder sync covers both. A crash between them leaves an empty journal and
-// no snapshot: no session, and a new run of it starts as if none were there.
+// A new session's Begin puts its journal in place before its snapshot (an
+// older teamrun's, empty, with its name only). A crash between them leaves
+// a journal and no snapshot: no session, and a new run of it starts as if
+// none were there.
 func TestEmptyJournalWithoutSnapshot(t *testing.T) {
 	s := newStore(t)
 	if err := s.makeDir(); err != nil {

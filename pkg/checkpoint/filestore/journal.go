@@ -161,8 +161,8 @@ func journalLines(data []byte) (payloads [][]byte, valid int, err error) {
 
 // journalRecords is the journal in data: its header, and the payloads of
 // its header and records (journalLines), checked in order (checkOrder).
-// No header at all (an empty journal, or one whose header a crash cut
-// short) is a zero header and no payloads.
+// No header at all (an empty journal, or one cut inside its first line) is
+// a zero header and no payloads.
 func journalRecords(data []byte) (journalHeader, [][]byte, error) {
 	var h journalHeader
 	payloads, _, err := journalLines(data)
@@ -205,13 +205,25 @@ func checkOrder(first int64, payloads [][]byte) error {
 	return nil
 }
 
+// errNoHeader: a journal with no header beside a snapshot that says the
+// run records on in it. A run puts its journal in place with its header
+// (switchTo), so this is damage, never a session with nothing recorded.
+var errNoHeader = errors.New("the journal has no header")
+
 // foldJournal applies the journal's records to sess when the journal
 // belongs to sess's snapshot; a stale journal (another epoch, or no
-// complete header) was already folded in and is ignored.
+// header beside a snapshot that records in no journal) was already folded
+// in and is ignored.
 func foldJournal(sess *checkpoint.Session, data []byte) (int, error) {
 	h, payloads, err := journalRecords(data)
-	if err != nil || len(payloads) == 0 {
+	if err != nil {
 		return 0, err
+	}
+	if len(payloads) == 0 {
+		if sess.JournalOpen {
+			return 0, errNoHeader
+		}
+		return 0, nil
 	}
 	skip, err := foldedPart(sess, h.Epoch, len(payloads)-1)
 	if err != nil || skip < 0 {
@@ -237,6 +249,13 @@ func foldedPart(sess *checkpoint.Session, epoch string, n int) (int, error) {
 		return 0, nil
 	}
 	if sess.FormatVersion >= 2 && epoch != sess.FoldedEpoch {
+		// The journal of a run that began after this snapshot, killed
+		// before its own snapshot was in place (switchTo puts the journal
+		// first only beside a snapshot that records in no journal): it
+		// holds nothing.
+		if n == 0 && !sess.JournalOpen {
+			return -1, nil
+		}
 		return 0, fmt.Errorf("%w (journal epoch %q; the snapshot is at %q after %q)", errForeignJournal, epoch, sess.Epoch, sess.FoldedEpoch)
 	}
 	if epoch == "" || sess.FoldedRecords == 0 {
@@ -279,6 +298,11 @@ const minCompact = 256 << 10
 // Begin makes sess the session's snapshot (atomically) and opens its journal
 // for appends. l must hold sess's lock. The journal owns sess from now on:
 // read it through Session.
+//
+// The snapshot it writes says the run records on in its journal
+// (journal_open), so a journal is only ever put in place whole, its header
+// synced, by a rename (switchTo): no crash leaves one without a header,
+// and a header-less journal beside such a snapshot is damage (Load).
 func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Session) (checkpoint.Journal, error) {
 	l, _ := cl.(*FileLock)
 	if sess == nil {
@@ -307,84 +331,67 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	j := &FileJournal{FoldedView: checkpoint.FoldedView{Sess: sess}, store: s, lock: l, path: s.journalPath(sess.ID)}
 	j.commit.Init(&j.FoldedView, j.writeGroup, j.maybeCompact)
 	j.Warn(checkpoint.PrepareSnapshot(sess)...)
-	// The new snapshot names sess's epoch as the one it absorbs. A journal
-	// of an older epoch (its records were folded before sess was loaded)
-	// would belong to neither after a crash right after the snapshot: empty
-	// it first; its records are in the snapshot already.
-	existed, err := s.dropStaleJournal(sess)
+	keep, existed, err := s.readyJournal(sess)
 	if err != nil {
 		return nil, err
 	}
-	// The journal's name is made before the snapshot's rename, so that the
-	// folder's sync after it makes both names durable. Its content is not
-	// touched until the snapshot is in place: until then it is what the
-	// old snapshot (or none) expects.
-	f, _, err := regfile.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND|noFollow, 0o600)
+	f, size, err := s.switchTo(sess, keep, existed)
 	if err != nil {
-		return nil, storeErr("create", j.path, err)
-	}
-	s.step("journal created")
-	size, renamed, err := s.writeSnapshot(sess, true)
-	if err != nil {
-		f.Close()
-		// Once renamed (its folder's sync failed), the snapshot names
-		// the journal, which must stay.
-		if !existed && !renamed {
-			_ = os.Remove(j.path) // ours, and empty
-		}
 		return nil, err
 	}
 	j.f, j.snapSize = f, size
+	j.size, j.records, j.first = int64(len(headerLine(sess.Epoch, 1))), 0, 1
 	s.step("begun")
 	// The snapshot is written: a blob it does not name is no task's result.
 	// One left behind costs only space: say so and go on.
 	if err := s.sweepBlobs(sess.ID, sess.Blobs()); err != nil {
 		j.Warn(fmt.Sprintf("results no task names were left in place: %v", err))
 	}
-	if err := j.restart(); err != nil {
-		f.Close()
-		return nil, err
-	}
 	return j, nil
 }
 
-// dropStaleJournal empties the journal beside sess's snapshot unless it is
-// of sess's epoch (then its records are folded into sess, and the next
-// snapshot absorbs it by name). It says whether there was a journal.
-func (s *Store) dropStaleJournal(sess *checkpoint.Session) (existed bool, err error) {
+// readyJournal readies the journal beside sess's snapshot for the switch
+// to a new epoch, and says whether it must stay in place until the new
+// snapshot is (keep: it holds records of sess's snapshot, which the new
+// one absorbs by name) and whether there was one. A journal that holds
+// nothing sess's snapshot needs may go first (switchTo).
+func (s *Store) readyJournal(sess *checkpoint.Session) (keep, existed bool, err error) {
 	path := s.journalPath(sess.ID)
+	// Opened to be written, as the journal is: a pipe, a folder, a link or
+	// an immutable file there is refused now, with nothing changed.
 	f, _, err := regfile.OpenFile(path, os.O_RDWR|noFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return false, false, nil
 	}
 	if err != nil {
-		// Opened to be emptied: an immutable journal reads well.
-		return false, storeErr("write", path, err)
+		return false, false, storeErr("write", path, err)
 	}
 	defer f.Close()
 	head := make([]byte, 512)
 	n, _ := f.ReadAt(head, 0)
-	if nl := bytes.IndexByte(head[:n], '\n'); nl >= 0 && sess.Epoch != "" {
-		if payload, ok := unframe(head[:nl]); ok {
-			var h journalHeader
-			if json.Unmarshal(payload, &h) == nil && h.Epoch == sess.Epoch {
-				return true, nil
-			}
-			if h.Epoch != "" && h.Epoch == sess.FoldedEpoch && sess.FoldedRecords > 0 {
-				return true, s.finishSwitch(sess, path)
-			}
-		}
+	nl := bytes.IndexByte(head[:n], '\n')
+	if nl < 0 {
+		return false, true, nil // no header: nothing recorded in it
 	}
-	if n == 0 {
-		return true, nil
+	payload, ok := unframe(head[:nl])
+	var h journalHeader
+	if !ok || json.Unmarshal(payload, &h) != nil || h.Epoch == "" {
+		return false, true, nil
 	}
-	if err := f.Truncate(0); err != nil {
-		return true, storeErr("write", path, err)
+	switch {
+	case h.Epoch == sess.Epoch:
+		return true, true, nil
+	case h.Epoch != sess.FoldedEpoch:
+		return false, true, nil // absorbed before, or a begin cut short
+	case sess.FoldedRecords > 0:
+		return true, true, s.finishSwitch(sess, path)
 	}
-	if err := fdatasync(f); err != nil {
-		return true, storeErr("sync", path, err)
-	}
-	return true, nil
+	// Absorbed whole by sess's snapshot, which may still say the run
+	// records on (a run killed between its renames): that snapshot's own
+	// journal, still empty, takes its place, so that either snapshot
+	// reads it at any instant of the switch.
+	_, err = writeAtomic(path, headerLine(sess.Epoch, 1))
+	return true, true, err
 }
 
 // finishSwitch ends a compaction a crash cut short between the renames:
@@ -416,20 +423,76 @@ func (s *Store) finishSwitch(sess *checkpoint.Session, path string) error {
 	return err
 }
 
-// restart empties the journal and writes the header of the current epoch.
-func (j *FileJournal) restart() error {
-	if err := j.f.Truncate(0); err != nil {
-		return storeErr("write", j.path, err)
+// switchTo writes sess under a new epoch, with journal_open, and a
+// journal of that epoch holding only its header, each staged (temp file,
+// fsync) and renamed into place, and returns that journal opened for
+// appends and the snapshot's size.
+//
+// Which goes first is what a crash between the two leaves readable. A
+// journal sess's snapshot needs (keep) stays until the new snapshot, which
+// absorbs it by name (folded_epoch), is in place: the new journal goes
+// second. Any other journal goes first: the old snapshot, which does not
+// say the run records on (Load checked it), ignores a journal with no
+// records, and so does a session with no snapshot yet. The folder is
+// synced after each rename, so that a power cut cannot keep the second
+// and lose the first, and before a record is appended.
+func (s *Store) switchTo(sess *checkpoint.Session, keep, existed bool) (f *os.File, size int64, err error) {
+	jpath := s.journalPath(sess.ID)
+	snap, size, undo, err := s.stageSnapshot(sess, true)
+	if err != nil {
+		return nil, 0, err
 	}
-	h := headerLine(j.Sess.Epoch, 1)
-	if _, err := j.f.Write(h); err != nil {
-		return storeErr("write", j.path, err)
+	renamed := false // the snapshot: sess keeps its new epoch from then on
+	defer func() {
+		if err != nil && !renamed {
+			snap.Remove()
+			undo()
+		}
+	}()
+	jst, err := atomicfile.Stage(jpath, headerLine(sess.Epoch, 1), 0o600)
+	if err != nil {
+		return nil, 0, atomicErr(err)
 	}
-	if err := fdatasync(j.f); err != nil {
-		return storeErr("sync", j.path, err)
+	f, err = os.OpenFile(jst.Temp(), os.O_RDWR|os.O_APPEND|noFollow, 0)
+	if err != nil {
+		jst.Remove()
+		return nil, 0, storeErr("create", jpath, err)
 	}
-	j.size, j.records, j.first = int64(len(h)), 0, 1
-	return nil
+	defer func() {
+		if err != nil {
+			f.Close()
+			jst.Remove() // gone already once renamed
+		}
+	}()
+	s.step("begin staged")
+	renameSnap := func() error {
+		if err := snap.Rename(); err != nil {
+			return atomicErr(err)
+		}
+		renamed = true
+		return syncDir(s.dir)
+	}
+	renameJournal := func() error {
+		if err := jst.Rename(); err != nil {
+			return atomicErr(err)
+		}
+		return syncDir(s.dir)
+	}
+	first, second := renameJournal, renameSnap
+	if keep {
+		first, second = renameSnap, renameJournal
+	}
+	if err := first(); err != nil {
+		return nil, 0, err
+	}
+	s.step("begin renamed")
+	if err := second(); err != nil {
+		if !keep && !existed && !renamed {
+			_ = os.Remove(jpath) // ours, and holding nothing
+		}
+		return nil, 0, err
+	}
+	return f, size, nil
 }
 
 // Record appends one transition and returns once it is on disk
@@ -678,7 +741,7 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 // Close compacts: the folded session becomes the snapshot (temp file, fsync,
 // rename, fsync of the folder) and the journal is removed. The removal is
 // not synced: a journal a crash brings back is of the epoch the snapshot
-// absorbed whole (FoldedRecords 0), which Load ignores and Begin empties.
+// absorbed whole (FoldedRecords 0), which Load ignores and Begin replaces.
 // The lock stays held; release it separately.
 func (j *FileJournal) Close() error {
 	j.Mu.Lock()

@@ -34,8 +34,8 @@ type Store struct {
 	// testStep, when set, is called at the steps tests interleave with: a
 	// background compaction's ("staged": both files written, before the
 	// switch; "renamed": between the snapshot's rename and the journal's),
-	// Begin's ("journal created": its name made, before the snapshot's
-	// rename; "begun": the snapshot renamed, before the journal's header),
+	// Begin's ("begin staged": its snapshot and journal written, neither
+	// renamed; "begin renamed": one renamed, not the other; "begun": both),
 	// Close's ("folded": its snapshot renamed, before the journal's removal)
 	// and a read's ("snapshot read": before its journal is read; "prefetch
 	// unmapped": a prefetch read outside the heap let its snapshot go). Tests
@@ -447,25 +447,45 @@ func decodeFiles(id, path string, data []byte, jpath string, jdata []byte, drop 
 	if err != nil {
 		return nil, err
 	}
-	// A run's journal is made before the snapshot that names it, and goes
-	// only once a later snapshot absorbed it: read with that snapshot (as
-	// readFiles reads them), it is there, whatever instant a crash hit.
+	// A journal only ever goes in place whole, its header synced, by a
+	// rename (switchTo), and goes only once a snapshot that does not say
+	// the run records on absorbed it (Close): read with a snapshot that
+	// says so (as readFiles reads them), a journal with its header is
+	// there, whatever instant a crash hit.
 	if sess.JournalOpen && jdata == nil {
-		return nil, &checkpoint.CorruptError{ID: id, Path: jpath, Err: fmt.Errorf(
-			"it is missing: the snapshot beside it (%s) was written by a run that went on recording its tasks there, and nothing folded it in since (was it deleted or moved? put it back)", filepath.Base(path))}
+		return nil, lostJournal(id, path, jpath, "it is missing", "was it deleted or moved? put it back")
 	}
-	sess.JournalOpen = false
-	if len(jdata) > 0 {
+	if jdata != nil {
 		if _, err := foldJournal(sess, jdata); err != nil {
-			if errors.Is(err, errForeignJournal) {
+			switch {
+			case errors.Is(err, errNoHeader):
+				return nil, lostJournal(id, path, jpath, "it has no header (it is empty, or cut inside its first line)", "was it emptied or cut short, by a copy or a sync tool? put the whole file back")
+			case errors.Is(err, errForeignJournal):
 				err = fmt.Errorf("%w: snapshot %s", err, path)
 			}
 			return nil, checkpoint.Undecodable(id, jpath, err)
 		}
-		sess.JournalLeft = true
+		sess.JournalLeft = len(jdata) > 0
+	}
+	sess.JournalOpen = false
+	// A snapshot without an epoch (hand-made, or a format-1 file of a
+	// tool that wrote none) is a session loaded all the same: with one, a
+	// run continues it, where Begin refuses a session that has none (not
+	// loaded: a new one) over a file that is there.
+	if sess.Epoch == "" {
+		sess.Epoch = checkpoint.RandHex(8)
 	}
 	sess.Summarize()
 	return sess, nil
+}
+
+// lostJournal is the damage of a journal a snapshot that says the run
+// records on in it (journal_open) cannot be read with: what happened to
+// it, and what to do. Read as a session with nothing recorded, the tasks
+// it finished would run, and be paid for, again.
+func lostJournal(id, path, jpath, what, advice string) error {
+	return &checkpoint.CorruptError{ID: id, Path: jpath, Err: fmt.Errorf(
+		"%s: the snapshot beside it (%s) was written by a run that went on recording its tasks there, and nothing folded it in since (%s)", what, filepath.Base(path), advice)}
 }
 
 // readHead decodes a session's head: the members before, and including,
@@ -651,25 +671,41 @@ func (s *Store) tempFiles(id string) []string {
 
 // writeSnapshot writes sess atomically under a new epoch: temp file, fsync,
 // rename, fsync of the folder. renamed says whether the new file replaced the
-// old one (after that the old journal no longer applies). open: a run goes
-// on recording in the new epoch's journal (JournalOpen); a run's end writes
-// the last snapshot without it.
+// old one (after that the old journal no longer applies). A run's end
+// writes its last snapshot so (open false); Begin stages its first one.
 func (s *Store) writeSnapshot(sess *checkpoint.Session, open bool) (size int64, renamed bool, err error) {
+	st, size, undo, err := s.stageSnapshot(sess, open)
+	if err != nil {
+		return 0, false, err
+	}
+	if err := st.Rename(); err != nil {
+		undo()
+		return 0, false, atomicErr(err)
+	}
+	return size, true, syncDir(s.dir)
+}
+
+// stageSnapshot writes sess under a new epoch, which absorbs its old one
+// (folded_epoch), to a temp file beside its snapshot and fsyncs it; undo
+// gives sess its old epochs back, for a staged file that is never renamed
+// (once renamed, the old journal no longer applies). open: a run goes on
+// recording in the new epoch's journal (journal_open).
+func (s *Store) stageSnapshot(sess *checkpoint.Session, open bool) (st *atomicfile.Staged, size int64, undo func(), err error) {
 	old, oldFolded, oldRecords := sess.Epoch, sess.FoldedEpoch, sess.FoldedRecords
+	undo = func() { sess.Epoch, sess.FoldedEpoch, sess.FoldedRecords = old, oldFolded, oldRecords }
 	sess.Epoch, sess.FoldedEpoch, sess.FoldedRecords = checkpoint.RandHex(8), old, 0
 	sess.JournalOpen = open
-	defer func() {
-		sess.JournalOpen = false
-		if err != nil && !renamed {
-			sess.Epoch, sess.FoldedEpoch, sess.FoldedRecords = old, oldFolded, oldRecords
-		}
-	}()
 	// Streamed to the file: a large session is never encoded whole.
-	renamed, err = writeAtomicWith(s.Path(sess.ID), func(w io.Writer) error {
+	st, err = atomicfile.StageWith(s.Path(sess.ID), func(w io.Writer) error {
 		size, err = checkpoint.WriteSession(w, sess)
 		return err
-	})
-	return size, renamed, err
+	}, 0o600)
+	sess.JournalOpen = false
+	if err != nil {
+		undo()
+		return nil, 0, nil, atomicErr(err)
+	}
+	return st, size, undo, nil
 }
 
 // writeAtomic is atomicfile.Write (0600) with the store's errors.

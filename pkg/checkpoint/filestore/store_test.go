@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -955,6 +956,68 @@ func TestBeginNeverOverwrites(t *testing.T) {
 	r := checkpoint.Restore(old, seed(), fp(seed()), checkpoint.ReuseStrict)
 	j := mustBegin(t, s, l, checkpoint.Continue(old, r, spec.Sequential, seed(), fp(seed()), t0))
 	j.Close()
+}
+
+// A session file without journal_epoch (hand-made, or a format-1 file of a
+// tool that wrote none) is a session like any: plan restores its finished
+// tasks, and a run that loads it (session decide) or continues it (run
+// --continue) goes on from there. Begin refused it as a new session over
+// an existing file ("already exists … continue it instead"), after plan
+// had said it resumes.
+func TestSessionWithoutEpoch(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		continued bool
+		journal   bool // a stale journal beside it, of no epoch it names
+	}{
+		{"loaded", false, false},
+		{"continued", true, false},
+		{"continued, beside a journal", true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			const id = "old"
+			runSession(t, s, id, seed(), 1)
+			data, err := os.ReadFile(s.Path(id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, re := range []string{`"journal_epoch":"[0-9a-f]+",`, `"folded_epoch":"[0-9a-f]+",`, `,"checksum":"crc32c-[0-9a-f]+"`} {
+				data = regexp.MustCompile(re).ReplaceAll(data, nil)
+			}
+			data = bytes.Replace(data, []byte(`"format_version":2`), []byte(`"format_version":1`), 1)
+			if bytes.Contains(data, []byte("_epoch")) {
+				t.Fatalf("an epoch is left: %s", data)
+			}
+			if err := os.WriteFile(s.Path(id), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if tt.journal {
+				if err := os.WriteFile(s.journalPath(id), headerLine("0123456789abcdef", 1), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sess := loadDone(t, s, id, 1)
+			if tt.continued {
+				sess = checkpoint.Continue(sess, checkpoint.Restore(sess, seed(), fp(seed()), checkpoint.ReuseStrict), spec.Sequential, seed(), fp(seed()), t0)
+			}
+			j, err := s.Begin(bg, mustLock(t, s, id), sess)
+			if err != nil {
+				t.Fatalf("Begin: %v", err)
+			}
+			record(t, j.(*FileJournal), complete("polish", "out-polish")...)
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			back := loadDone(t, s, id, 2)
+			if tk, _ := back.Task("draft"); tk.Result != "out-draft" {
+				t.Errorf("draft lost its result: %+v", tk)
+			}
+			if epoch, _, _ := snapshotHead(t, s.Path(id)); epoch == "" {
+				t.Error("the new snapshot has no epoch")
+			}
+		})
+	}
 }
 
 // TestLoadShapeErrors: a session file that is JSON of the wrong shape is a

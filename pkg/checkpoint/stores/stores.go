@@ -19,16 +19,28 @@ import (
 )
 
 // Location is the store a command uses (DESIGN §5): flag (--store), else
-// $TEAMRUN_STORE, else $TEAMRUN_HOME, else ~/.teamrun.
-func Location(flag string, getenv func(string) string) (string, error) {
+// $TEAMRUN_STORE, else $TEAMRUN_HOME, else ~/.teamrun. lookup is
+// os.LookupEnv's: a variable set to nothing, or to spaces, is refused
+// (ErrBadLocation), as an empty --store is. A crontab's
+// TEAMRUN_HOME=$DIR with DIR unset, taken as unset, put the sessions in
+// ~/.teamrun in silence, and one of spaces made a folder named " ".
+func Location(flag string, lookup func(string) (string, bool)) (string, error) {
+	getenv := func(name string) string {
+		v, _ := lookup(name)
+		return v
+	}
 	if flag != "" {
 		return expandHome("--store", flag, getenv)
 	}
-	if v := getenv("TEAMRUN_STORE"); v != "" {
-		return expandHome("TEAMRUN_STORE", v, getenv)
-	}
-	if v := getenv("TEAMRUN_HOME"); v != "" {
-		return expandHome("TEAMRUN_HOME", v, getenv)
+	for _, name := range []string{"TEAMRUN_STORE", "TEAMRUN_HOME"} {
+		v, set := lookup(name)
+		if !set {
+			continue
+		}
+		if strings.TrimSpace(v) == "" {
+			return "", blankVariable(name, v, lookup)
+		}
+		return expandHome(name, v, getenv)
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
@@ -41,6 +53,20 @@ func Location(flag string, getenv func(string) string) (string, error) {
 		return "", &noStoreError{fmt.Errorf("the home folder %s does not exist", home)}
 	}
 	return filepath.Join(home, ".teamrun"), nil
+}
+
+// blankVariable refuses store variable name, set to v, nothing but
+// spaces: it says what the store would be without it.
+func blankVariable(name, v string, lookup func(string) (string, bool)) error {
+	what := "empty"
+	if v != "" {
+		what = "only spaces"
+	}
+	instead := "~/.teamrun"
+	if _, set := lookup("TEAMRUN_HOME"); set && name == "TEAMRUN_STORE" {
+		instead = "$TEAMRUN_HOME"
+	}
+	return fmt.Errorf("%w: %s is %s (a variable left unset?): set it to the store's folder or URL, or unset it (unset %s) to use %s", checkpoint.ErrBadLocation, name, what, name, instead)
 }
 
 // expandHome is a folder location with a leading ~ or ~/ read as $HOME.

@@ -30,8 +30,11 @@ func TestShown(t *testing.T) {
 // --store= leave it unexpanded, and taken as it was it made a folder named
 // "~" in the current one.
 func TestLocationHome(t *testing.T) {
-	env := func(vars map[string]string) func(string) string {
-		return func(k string) string { return vars[k] }
+	env := func(vars map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			v, ok := vars[k]
+			return v, ok
+		}
 	}
 	tests := []struct {
 		flag string
@@ -118,7 +121,7 @@ func TestFilePath(t *testing.T) {
 // that exists: a missing one is no store (checkpoint.ErrStore, exit 5),
 // not a folder to make.
 func TestLocationDefault(t *testing.T) {
-	none := func(string) string { return "" }
+	none := func(string) (string, bool) { return "", false }
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	if got, err := Location("", none); err != nil || got != filepath.Join(home, ".teamrun") {
@@ -162,5 +165,46 @@ func TestNamedOpensTheSameStore(t *testing.T) {
 				t.Errorf("opened from %q: Location %q; want %q", got, again.Location(), s.Location())
 			}
 		})
+	}
+}
+
+// A store variable set to nothing or to spaces (a crontab's
+// TEAMRUN_HOME=$DIR with DIR unset) is a bad location, exit 2, naming it
+// and what the store is without it: taken as unset it put the sessions in
+// ~/.teamrun in silence, and spaces made a folder named " ". A variable
+// that is not consulted (a --store given, TEAMRUN_HOME under
+// TEAMRUN_STORE) is left alone.
+func TestLocationBlankVariable(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	tests := []struct {
+		flag string
+		vars map[string]string
+		want string // the location, or the error's text after "bad session store location: "
+	}{
+		{"", map[string]string{"TEAMRUN_HOME": ""}, "TEAMRUN_HOME is empty (a variable left unset?): set it to the store's folder or URL, or unset it (unset TEAMRUN_HOME) to use ~/.teamrun"},
+		{"", map[string]string{"TEAMRUN_HOME": "  "}, "TEAMRUN_HOME is only spaces (a variable left unset?): set it to the store's folder or URL, or unset it (unset TEAMRUN_HOME) to use ~/.teamrun"},
+		{"", map[string]string{"TEAMRUN_STORE": ""}, "TEAMRUN_STORE is empty (a variable left unset?): set it to the store's folder or URL, or unset it (unset TEAMRUN_STORE) to use ~/.teamrun"},
+		{"", map[string]string{"TEAMRUN_STORE": " \t", "TEAMRUN_HOME": "/srv/h"}, "TEAMRUN_STORE is only spaces (a variable left unset?): set it to the store's folder or URL, or unset it (unset TEAMRUN_STORE) to use $TEAMRUN_HOME"},
+		{"/srv/flag", map[string]string{"TEAMRUN_STORE": "", "TEAMRUN_HOME": ""}, "/srv/flag"},
+		{"", map[string]string{"TEAMRUN_STORE": "/srv/s", "TEAMRUN_HOME": ""}, "/srv/s"},
+		{"", map[string]string{"TEAMRUN_HOME": "/srv/h"}, "/srv/h"},
+		{"", nil, filepath.Join(home, ".teamrun")},
+	}
+	for _, tt := range tests {
+		lookup := func(k string) (string, bool) {
+			v, ok := tt.vars[k]
+			return v, ok
+		}
+		got, err := Location(tt.flag, lookup)
+		if err != nil {
+			got = strings.TrimPrefix(err.Error(), checkpoint.ErrBadLocation.Error()+": ")
+			if !errors.Is(err, checkpoint.ErrBadLocation) {
+				t.Errorf("Location(%q, %q): %v, not a bad location", tt.flag, tt.vars, err)
+			}
+		}
+		if got != tt.want {
+			t.Errorf("Location(%q, %q) = %q\nwant %q", tt.flag, tt.vars, got, tt.want)
+		}
 	}
 }
