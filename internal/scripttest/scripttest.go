@@ -2,8 +2,9 @@
 // testdata/script: their environment, conditions and commands. Two test
 // binaries run them: cmd/teamrun's, against the file store, with its own
 // binary as teamrun; and this package's, against a real PostgreSQL, with
-// a teamrun built from the checkout. Two binaries, so each pass has its
-// own time limit and the two run side by side.
+// a teamrun built from the checkout (and pgloop's, its fault scripts 20
+// times over). Binaries of their own, so each pass has its own time limit
+// and they run side by side.
 package scripttest
 
 import (
@@ -352,4 +353,31 @@ func scriptedAnswer(w http.ResponseWriter, a string) {
 	if cut {
 		panic(http.ErrAbortHandler) // the connection ends mid-stream
 	}
+}
+
+// PostgresScripts are the settings of the scripts in dir with a
+// PostgreSQL store and, first on PATH, a teamrun built from this checkout
+// as a user builds it.
+func PostgresScripts(t *testing.T, dir string) testscript.Params {
+	bin := buildTeamrun(t)
+	p := PostgresParams(t, dir, func(env *testscript.Env) error {
+		env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+		return nil
+	})
+	return p
+}
+
+// buildTeamrun builds ./cmd/teamrun into a folder of the test's and
+// returns that folder. It skips (fails under CI=true) without PostgreSQL
+// before paying for the build.
+func buildTeamrun(t *testing.T) string {
+	t.Helper()
+	testenv.PostgresURL(t)
+	goTool := testenv.LookPath(t, "go")
+	dir := t.TempDir()
+	cmd := exec.Command(goTool, "build", "-o", filepath.Join(dir, "teamrun"), "github.com/teamrun/teamrun/cmd/teamrun")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/teamrun: %v\n%s", err, out)
+	}
+	return dir
 }
