@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamrun/teamrun/internal/wireerr"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/runner/tools"
@@ -82,7 +83,7 @@ func keyRefused(err error, ep llm.Endpoint) error {
 		return err
 	}
 	if le.StatusCode == 0 && le.Retryable && !errors.Is(le.Err, context.DeadlineExceeded) && ep.BaseFrom != "" {
-		return fmt.Errorf("%w (the URL comes from %s: check it)", err, ep.BaseFrom)
+		return fmt.Errorf("%w (%s)", err, wireerr.From(ep.BaseFrom))
 	}
 	if le.StatusCode == http.StatusNotFound && ep.BaseFrom != "" && !strings.Contains(strings.ToLower(le.Message), "model") {
 		return fmt.Errorf("%w (%s)", err, notFoundHint(ep))
@@ -114,7 +115,7 @@ func notFoundHint(ep llm.Endpoint) string {
 	case !slices.ContainsFunc(strings.Split(path, "/"), func(seg string) bool { return strings.HasPrefix(seg, "v1") }):
 		return fmt.Sprintf("the URL comes from %s: most OpenAI-compatible servers answer under /v1; did you mean %s/v1?", ep.BaseFrom, base)
 	}
-	return fmt.Sprintf("the URL comes from %s: check it", ep.BaseFrom)
+	return wireerr.From(ep.BaseFrom)
 }
 
 // history is the turns agent's memory sends a task: those of the tasks

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -509,15 +510,33 @@ agents:
 }
 
 // An MCP server url's credentials (its password, a credential query
-// parameter) are secrets: a transport error that quotes the url shows
-// them nowhere, neither in the output nor in the session.
+// parameter) are secrets: a failure to reach it names its key, not the
+// url, and what a server that refuses the handshake echoes of the url
+// (and of the Basic auth the password is sent as) is redacted, neither
+// in the output nor in the session.
 func TestMCPURLSecrets(t *testing.T) {
 	gone := httptest.NewServer(http.NotFoundHandler())
 	gone.Close() // nothing listens there now
-	u := strings.Replace(gone.URL, "http://", "http://user:PWSECRET-abcdefgh1234@", 1) + "/mcp?api_key=QSECRET-zyxwvut9876"
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		msg := fmt.Sprintf("no access to %s for %s", r.URL, r.Header.Get("Authorization"))
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":%q}}`, msg)
+	}))
+	defer echo.Close()
+	const creds = "user:PWSECRET-abcdefgh1234"
+	basic := base64.StdEncoding.EncodeToString([]byte(creds))
 	srv := httptest.NewServer(&toolLLM{script: func(int, toolRequest) string { return answer("done") }})
 	defer srv.Close()
-	p := newProject(t, srv.URL, fmt.Sprintf(`
+	for _, tc := range []struct {
+		name, url, want string
+	}{
+		{"unreachable", gone.URL, "(the URL comes from mcp.servers.remote.url: check it)"},
+		{"echoed by the server", echo.URL, "api_key=[REDACTED]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := strings.Replace(tc.url, "http://", "http://"+creds+"@", 1) + "/mcp?api_key=QSECRET-zyxwvut9876"
+			p := newProject(t, srv.URL, fmt.Sprintf(`
 mcp:
   servers:
     remote: {url: %q}
@@ -526,20 +545,22 @@ agents:
 tasks:
   t: {description: d, agent: a}
 `, u))
-	sum, out, err := p.run(t, false)
-	if sum == nil || sum.Outcome != Failed {
-		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
-	}
-	b, err := p.sessionFileBytes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for what, text := range map[string]string{"the output": out, "the session": string(b)} {
-		if strings.Contains(text, "QSECRET") || strings.Contains(text, "PWSECRET") {
-			t.Errorf("%s holds a credential of the url:\n%s", what, text)
-		}
-	}
-	if !strings.Contains(out, "api_key=[REDACTED]") {
-		t.Errorf("the output does not say the query was redacted:\n%s", out)
+			sum, out, err := p.run(t, false)
+			if sum == nil || sum.Outcome != Failed {
+				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+			}
+			b, err := p.sessionFileBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, text := range map[string]string{"the output": out, "the session": string(b)} {
+				if strings.Contains(text, "QSECRET") || strings.Contains(text, "PWSECRET") || strings.Contains(text, basic) {
+					t.Errorf("%s holds a credential of the url:\n%s", what, text)
+				}
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("the output does not say %q:\n%s", tc.want, out)
+			}
+		})
 	}
 }

@@ -22,6 +22,17 @@ type MCPServer struct {
 	Allow      []string
 	Idempotent []string
 	Pos        Pos
+	// Path is where it is written, as messages name its keys:
+	// mcp.servers.NAME, or DESIGN's mcp_servers.NAME.
+	Path string
+}
+
+// Key is the path of its key k (url, headers) as messages name it.
+func (m *MCPServer) Key(k string) string {
+	if m.Path == "" {
+		return "mcp.servers." + m.Name + "." + k // one made in code, not read
+	}
+	return m.Path + "." + k
 }
 
 // Allows reports whether an agent may call the server's tool.
@@ -75,7 +86,7 @@ func (b *builder) mcpServerMap(servers *tree, praison bool) {
 				}
 			}
 		}
-		m := &MCPServer{Name: name, Pos: sv.kpos()}
+		m := &MCPServer{Name: name, Pos: sv.kpos(), Path: sv.path}
 		switch c := sv.get("command"); {
 		case c.isSeq():
 			for _, it := range c.items() {

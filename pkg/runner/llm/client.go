@@ -7,8 +7,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -24,6 +22,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/teamrun/teamrun/internal/wireerr"
 	"github.com/teamrun/teamrun/pkg/runner/backoff"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 	"github.com/teamrun/teamrun/pkg/spec"
@@ -727,7 +726,7 @@ func transportError(actx context.Context, timeout time.Duration, err error) *Err
 		// An answer that broke off while it was read: brokeOff words it.
 		return &Error{Message: err.Error(), Retryable: true, Err: err}
 	}
-	msg, final := wireWords(ue.Err)
+	msg, final := wireerr.Words(ue.Err, wireerr.URL{Key: "base_url", Retried: true})
 	return &Error{Message: msg, Retryable: !final, Err: ue.Err}
 }
 
@@ -765,62 +764,6 @@ func bytesText(n int) string {
 		return "1 byte"
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// wireWords is a request that got no HTTP answer as a user reads it: what
-// is at the other end and what to check, not Go's transport text ("tls:
-// first record does not look like a TLS handshake", a bare "EOF"). final
-// is a failure that sending again cannot mend (a host name that does not
-// exist, a certificate not trusted, TLS to a plain HTTP server): not
-// retried, the settings must change.
-func wireWords(err error) (msg string, final bool) {
-	var (
-		tlsErr tls.RecordHeaderError
-		dnsErr *net.DNSError
-	)
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "nothing listens there (connection refused): is the server running, and is that its port?", false
-	case errors.As(err, &tlsErr), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return "the server does not speak TLS: is the URL https:// for a plain http:// server? (check base_url; not retried)", true
-	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
-		return fmt.Sprintf("there is no host %q (DNS: no such host): check the host name in base_url (or the provider's), and this machine's DNS; not retried", dnsErr.Name), true
-	case errors.As(err, &dnsErr):
-		return fmt.Sprintf("the host %q could not be looked up (DNS failed or timed out): check the network and this machine's DNS", dnsErr.Name), false
-	case certWords(err) != "":
-		return "the server's TLS certificate is not accepted: " + certWords(err) +
-			": check that base_url names the host the certificate is for; a gateway with a private CA needs SSL_CERT_FILE set to its CA's certificate; not retried", true
-	case strings.Contains(err.Error(), "malformed HTTP response"),
-		// What spoke first, before the request was sent (an SSH
-		// banner): Go's transport has no words of its own for it.
-		strings.Contains(err.Error(), "readLoopPeekFailLocked"):
-		return "what answers there does not speak HTTP: is that the server's port?", false
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "the server closed the connection without an answer (is that an HTTP server's port?)", false
-	}
-	return err.Error(), false
-}
-
-// certWords says why a server's certificate was refused; "" for an error
-// that is no certificate's.
-func certWords(err error) string {
-	var (
-		host    x509.HostnameError
-		unknown x509.UnknownAuthorityError
-		invalid x509.CertificateInvalidError
-		verify  *tls.CertificateVerificationError
-	)
-	switch {
-	case errors.As(err, &host):
-		return fmt.Sprintf("it is not for the host %q", host.Host)
-	case errors.As(err, &unknown):
-		return "it is signed by an authority this machine does not trust (self-signed, or a private CA)"
-	case errors.As(err, &invalid) && invalid.Reason == x509.Expired:
-		return "it has expired (or is not valid yet: is this machine's clock right?)"
-	case errors.As(err, &invalid), errors.As(err, &verify):
-		return "it does not verify"
-	}
-	return ""
 }
 
 // canceled reports a ctx that ended: the caller asked to stop, so there is

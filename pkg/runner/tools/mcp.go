@@ -10,15 +10,19 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/teamrun/teamrun/internal/wireerr"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -44,13 +48,14 @@ const (
 	listing
 )
 
-// handshakeErr says why a server could not be reached or listed, in the
+// handshakeErr says why server s could not be reached or listed, in the
 // user's words (the SDK's "client is closing: EOF" says nothing of a
-// server that died at start), with the end of a stdio server's stderr:
-// where a server says what it lacks.
+// server that died at start, its "rejected by transport: Post …: dial
+// tcp …" nothing of the url to check), with the end of a stdio server's
+// stderr: where a server says what it lacks.
 // ctx is the attempt's, hctx the handshake's (ctx with the limit).
-// out is a stdio server's stdout (nil for an HTTP server).
-func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, stderr *serverStderr, out *jsonLines, p phase) error {
+func (m *MCP) handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, s *spec.MCPServer, p phase) error {
+	stderr, out, web := m.stderr[s.Name], m.stdout[s.Name], m.web[s.Name]
 	// What each phase says when the attempt ended (cut), when its limit
 	// passed (silent), when the server ended (gone).
 	step, cut, gone := "", "stopped before it answered its MCP handshake", "it ended before its MCP handshake"
@@ -81,6 +86,10 @@ func handshakeErr(ctx, hctx context.Context, limit time.Duration, err error, std
 		return fmt.Errorf("cannot start %s: %w", ee.Name, ee.Err)
 	case errors.As(err, &pe):
 		return fmt.Errorf("cannot start %s: %w", pe.Path, pe.Err)
+	case web != nil && web.refused() != 0:
+		return fmt.Errorf("%s%s", step, statusWords(s, web.refused(), err))
+	case web != nil && errors.As(err, new(*url.Error)):
+		return fmt.Errorf("%s%s", step, wireWords(s, err))
 	case stderr != nil && ended(err):
 		stderr.settle(ctx)
 		err = errors.New(gone)
@@ -180,8 +189,9 @@ type MCPOptions struct {
 // MCP is the open sessions of one attempt's MCP servers.
 type MCP struct {
 	sessions map[string]*mcp.ClientSession
-	stderr   map[string]*serverStderr // each stdio server's
-	stdout   map[string]*jsonLines    // each stdio server's
+	stderr   map[string]*serverStderr    // each stdio server's
+	stdout   map[string]*jsonLines       // each stdio server's
+	web      map[string]*headerTransport // each HTTP server's
 	opts     MCPOptions
 	pids     []int
 	// Digests holds, per server, the SHA-256 (16 hex digits) of the tool
@@ -197,7 +207,7 @@ type MCP struct {
 // tools: those its allow-list keeps, with the server's schemas compiled
 // and the idempotent ones marked. Close the MCP when the attempt ends.
 func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions) (*MCP, []*spec.Tool, error) {
-	m := &MCP{sessions: map[string]*mcp.ClientSession{}, stderr: map[string]*serverStderr{}, stdout: map[string]*jsonLines{}, opts: opts, Digests: map[string]string{}}
+	m := &MCP{sessions: map[string]*mcp.ClientSession{}, stderr: map[string]*serverStderr{}, stdout: map[string]*jsonLines{}, web: map[string]*headerTransport{}, opts: opts, Digests: map[string]string{}}
 	var out []*spec.Tool
 	for _, s := range servers {
 		// A server that never finishes its handshake must not hang the
@@ -210,7 +220,7 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 		cs, err := m.connect(hctx, s)
 		if err != nil {
 			// Told before Close, which stops reading the server's stderr.
-			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name], m.stdout[s.Name], handshake)
+			err = m.handshakeErr(ctx, hctx, limit, err, s, handshake)
 			cancel()
 			m.Close()
 			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, err)
@@ -218,7 +228,7 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 		m.sessions[s.Name] = cs
 		res, err := cs.ListTools(hctx, &mcp.ListToolsParams{})
 		if err != nil {
-			err = handshakeErr(ctx, hctx, limit, err, m.stderr[s.Name], m.stdout[s.Name], listing)
+			err = m.handshakeErr(ctx, hctx, limit, err, s, listing)
 			cancel()
 			m.Close()
 			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, err)
@@ -293,7 +303,9 @@ func (m *MCP) connect(ctx context.Context, s *spec.MCPServer) (*mcp.ClientSessio
 			headers.Set(h, v)
 		}
 		c := *hc
-		c.Transport = headerTransport{base: hc.Transport, headers: headers}
+		t := &headerTransport{base: hc.Transport, headers: headers}
+		m.web[s.Name] = t
+		c.Transport = t
 		return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &c}, nil)
 	}
 	cmd := exec.Command(s.Command[0], s.Command[1:]...)
@@ -435,13 +447,17 @@ func (m *MCP) Close() {
 	}
 }
 
-// headerTransport adds the server's headers to every request.
+// headerTransport adds the server's headers to every request, and notes
+// the status of the last POST's answer: the SDK's error for a status it
+// refuses has only the status's text ("Unauthorized"), too little to say
+// what to check.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
+	status  atomic.Int32 // 0 while a POST has no answer
 }
 
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	for k, v := range t.headers {
 		r.Header[k] = v
@@ -450,5 +466,86 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return base.RoundTrip(r)
+	// Only POSTs: they carry the requests that fail (a GET for the
+	// server's own stream may be refused, as the SDK expects).
+	post := r.Method == http.MethodPost
+	if post {
+		t.status.Store(0)
+	}
+	resp, err := base.RoundTrip(r)
+	if post && resp != nil {
+		t.status.Store(int32(resp.StatusCode))
+	}
+	return resp, err
+}
+
+// refused is the error status (4xx, 5xx) of the last POST's answer; 0
+// when it had none, or a success.
+func (t *headerTransport) refused() int {
+	if code := int(t.status.Load()); code >= 400 {
+		return code
+	}
+	return 0
+}
+
+// sdkRejected is the code of the SDK's own error for a request that
+// failed ("rejected by transport"), which no server wrote: the server's
+// error, when its answer held one, comes before it in the chain.
+const sdkRejected = -32005
+
+// statusWords says an HTTP server's refusal (code) of a request of the
+// handshake or listing, err the SDK's, with what to check: the headers
+// for a 401 or 403 (their variables named, never their values), the
+// url's path for a 404.
+func statusWords(s *spec.MCPServer, code int, err error) string {
+	said := fmt.Sprintf("the server answered HTTP %d %s", code, http.StatusText(code))
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && we.Code != sdkRejected && strings.TrimSpace(we.Message) != "" {
+		said += " (`" + quoteLine([]byte(we.Message)) + "`)"
+	}
+	switch {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		if len(s.Headers) == 0 {
+			return fmt.Sprintf("%s: no headers are sent (%s is not set): if the server wants a token, set it to name the variable that holds it, such as {Authorization: TOKEN_VAR}", said, s.Key("headers"))
+		}
+		vals := "that variable's value"
+		if len(s.Headers) > 1 {
+			vals = "those variables' values"
+		}
+		return fmt.Sprintf("%s: check %s (%s) and %s", said, s.Key("headers"), headerVars(s), vals)
+	case code == http.StatusNotFound:
+		return fmt.Sprintf("%s: check the path in %s: it must be the server's MCP endpoint (often /mcp)", said, s.Key("url"))
+	case code == http.StatusTooManyRequests || code >= 500:
+		return fmt.Sprintf("%s: the server (or a proxy on the way) failed or is busy: check its log, and that %s is its URL", said, s.Key("url"))
+	}
+	return fmt.Sprintf("%s: is %s a streamable HTTP MCP endpoint?", said, s.Key("url"))
+}
+
+// headerVars lists s's headers with the variables they come from, in
+// name order: "Authorization from $TOKEN".
+func headerVars(s *spec.MCPServer) string {
+	names := make([]string, 0, len(s.Headers))
+	for h := range s.Headers {
+		names = append(names, h)
+	}
+	sort.Strings(names)
+	for i, h := range names {
+		v := "a variable not shown (its name reads as a key)"
+		if spec.ShowsVarName(s.Headers[h]) {
+			v = "$" + s.Headers[h]
+		}
+		names[i] = h + " from " + v
+	}
+	return strings.Join(names, ", ")
+}
+
+// wireWords says an HTTP server's request that got no answer (err
+// holds a *url.Error) as the LLM client says one: naming s's url, which
+// a final failure's words do already.
+func wireWords(s *spec.MCPServer, err error) string {
+	msg, final := wireerr.Words(err, wireerr.URL{Key: s.Key("url")})
+	if !final {
+		msg += " (" + wireerr.From(s.Key("url")) + ")"
+	}
+	return msg
 }

@@ -235,3 +235,88 @@ func TestMCPUnlistedNames(t *testing.T) {
 		t.Errorf("Unlisted %q, want %q", m.Unlisted, want)
 	}
 }
+
+// An HTTP server that cannot be reached, or refuses the handshake, is
+// told as the LLM client tells its base_url's failures: what is at the
+// other end and what to check, naming the server's url (or headers: for
+// a 401 or 403, by their variables, never their values), not the SDK's
+// and Go's error chain.
+func TestMCPHTTPUnreachableOrRefused(t *testing.T) {
+	closed := func(t *testing.T) string { // a port nothing listens on
+		srv := httptest.NewServer(http.NotFoundHandler())
+		srv.Close()
+		return srv.URL + "/mcp"
+	}
+	// status answers every request of method (every one when ""), and
+	// the handshake as an MCP server would otherwise.
+	status := func(code int, method, body string) func(t *testing.T) string {
+		return func(t *testing.T) string {
+			s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				if r.Method == http.MethodPost && bytes.Contains(b, []byte(`"method":"`+method)) {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(code)
+					_, _ = io.WriteString(w, body)
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(b))
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(srv.Close)
+			return srv.URL + "/mcp"
+		}
+	}
+	const secret = "Bearer sk-mcp-secret-123456"
+	token := map[string]string{"Authorization": "MCP_TOKEN"}
+	for _, tc := range []struct {
+		name    string
+		url     func(t *testing.T) string
+		headers map[string]string
+		want    []string // all of them
+	}{
+		{"connection refused", closed, nil, []string{
+			"MCP server r: nothing listens there (connection refused): is the server running, and is that its port? (the URL comes from mcp.servers.r.url: check it)"}},
+		// A real lookup: .invalid is never a host. A machine without DNS
+		// fails it otherwise, still naming the url.
+		{"no such host", func(*testing.T) string { return "http://nosuchhost.invalid/mcp" }, nil, []string{
+			`MCP server r: `, `"nosuchhost.invalid"`, "mcp.servers.r.url"}},
+		{"401, no headers", status(http.StatusUnauthorized, "", ""), nil, []string{
+			"MCP server r: the server answered HTTP 401 Unauthorized: no headers are sent (mcp.servers.r.headers is not set): if the server wants a token, set it to name the variable that holds it, such as {Authorization: TOKEN_VAR}"}},
+		{"401, a header", status(http.StatusUnauthorized, "", `{"error":"bad token"}`), token, []string{
+			"MCP server r: the server answered HTTP 401 Unauthorized: check mcp.servers.r.headers (Authorization from $MCP_TOKEN) and that variable's value"}},
+		{"403, the server's words", status(http.StatusForbidden, "", `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"token lacks\nthe mcp scope"}}`),
+			map[string]string{"Authorization": "MCP_TOKEN", "X-Tenant": "MCP_TENANT"}, []string{
+				"MCP server r: the server answered HTTP 403 Forbidden (`token lacks the mcp scope`): check mcp.servers.r.headers (Authorization from $MCP_TOKEN, X-Tenant from $MCP_TENANT) and those variables' values"}},
+		{"404", status(http.StatusNotFound, "", ""), nil, []string{
+			"MCP server r: the server answered HTTP 404 Not Found: check the path in mcp.servers.r.url: it must be the server's MCP endpoint (often /mcp)"}},
+		{"500", status(http.StatusInternalServerError, "", ""), nil, []string{
+			"MCP server r: the server answered HTTP 500 Internal Server Error: the server (or a proxy on the way) failed or is busy: check its log, and that mcp.servers.r.url is its URL"}},
+		{"405", status(http.StatusMethodNotAllowed, "", ""), nil, []string{
+			"MCP server r: the server answered HTTP 405 Method Not Allowed: is mcp.servers.r.url a streamable HTTP MCP endpoint?"}},
+		{"401 to the tool list", status(http.StatusUnauthorized, "tools/list", ""), token, []string{
+			"MCP server r: listing its tools: the server answered HTTP 401 Unauthorized: check mcp.servers.r.headers (Authorization from $MCP_TOKEN) and that variable's value"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, _, err := tools.ConnectMCP(context.Background(), []*spec.MCPServer{{Name: "r", URL: tc.url(t), Headers: tc.headers}}, tools.MCPOptions{
+				Getenv: func(string) string { return secret }, HandshakeTimeout: 20 * time.Second,
+			})
+			if err == nil {
+				m.Close()
+				t.Fatal("ConnectMCP succeeded")
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("got  %q\nwant %q", msg, w)
+				}
+			}
+			for _, goText := range []string{"dial tcp", "lookup ", "rejected by transport", "Post ", `calling "initialize"`, "sk-mcp"} {
+				if strings.Contains(msg, goText) {
+					t.Errorf("%q says %q", msg, goText)
+				}
+			}
+		})
+	}
+}
