@@ -24,6 +24,15 @@ type Hold struct {
 	// result of every task that runs again (or is held), and that the
 	// tasks skipped last time were skipped.
 	Inputs map[string]Digested `json:"inputs"`
+	// Kept are the tasks --keep pinned although tasks they read run
+	// again, each with those of them not decided yet: a task leaves the
+	// lists when it completes or is skipped, and a kept task leaves when
+	// its list is empty (its result is adopted). A run stopped before
+	// then leaves the kept task made from Inputs that its next
+	// --continue, not pinning it, compares as for any reader
+	// (Restored.holdUndecided), rather than run it again for sure or
+	// restore it whatever they give now.
+	Kept map[string][]string `json:"kept,omitempty"`
 }
 
 // Digested is a result as a hold keeps it: its sha256 and size, or that
@@ -57,10 +66,16 @@ func (d Digested) outcome() Outcome {
 // hold is what a session of the run r restores keeps of its early cut-off:
 // nil when it holds nothing.
 func (r *Restored) hold() *Hold {
-	if r == nil || len(r.Held)+len(r.HeldLater) == 0 {
+	if r == nil || len(r.Held)+len(r.HeldLater)+len(r.KeptReads) == 0 {
 		return nil
 	}
 	h := &Hold{Tasks: make(map[string]Digested, len(r.Held)+len(r.HeldLater)), Inputs: make(map[string]Digested, len(r.Recorded))}
+	for n, reads := range r.KeptReads {
+		if h.Kept == nil {
+			h.Kept = make(map[string][]string, len(r.KeptReads))
+		}
+		h.Kept[n] = slices.Clone(reads)
+	}
 	for n, t := range r.Held {
 		h.Tasks[n] = digested(t.Outcome())
 	}
@@ -74,13 +89,24 @@ func (r *Restored) hold() *Hold {
 }
 
 // decided drops task from the held tasks: it started, was cut off,
-// failed, was skipped or halted. A hold with no task left is dropped whole.
-func (s *Session) decided(task string) {
+// failed, was skipped or halted. ended: it completed or was skipped, so it
+// leaves the kept tasks' lists too. A hold with no task left, held or
+// kept, is dropped whole.
+func (s *Session) decided(task string, ended bool) {
 	if s.Hold == nil {
 		return
 	}
 	delete(s.Hold.Tasks, task)
-	if len(s.Hold.Tasks) == 0 {
+	if ended {
+		for k, reads := range s.Hold.Kept {
+			if reads = slices.DeleteFunc(reads, func(n string) bool { return n == task }); len(reads) == 0 {
+				delete(s.Hold.Kept, k)
+			} else {
+				s.Hold.Kept[k] = reads
+			}
+		}
+	}
+	if len(s.Hold.Tasks)+len(s.Hold.Kept) == 0 {
 		s.Hold = nil
 	}
 }
@@ -89,7 +115,14 @@ func (h *Hold) clone() *Hold {
 	if h == nil {
 		return nil
 	}
-	return &Hold{Tasks: maps.Clone(h.Tasks), Inputs: maps.Clone(h.Inputs)}
+	c := &Hold{Tasks: maps.Clone(h.Tasks), Inputs: maps.Clone(h.Inputs)}
+	for k, reads := range h.Kept {
+		if c.Kept == nil {
+			c.Kept = make(map[string][]string, len(h.Kept))
+		}
+		c.Kept[k] = slices.Clone(reads)
+	}
+	return c
 }
 
 // holdUndecided takes over the early cut-off that sess's last run left
@@ -104,6 +137,11 @@ func (h *Hold) clone() *Hold {
 // when it is unknown) are not taken over and run; the others, made from
 // results this restore does not compare otherwise, are still held. A
 // partial restore reuses nothing, so holds nothing either.
+//
+// A task the last run's --keep pinned while tasks it reads had not run
+// again, and that it stopped before they did (Hold.Kept), is held too
+// when this restore does not pin it: its result was made from the hold's
+// inputs, which a new decision or a new output may not give again.
 func (r *Restored) holdUndecided(sess *Session, defs []spec.TaskDef, ch Choice) {
 	if sess == nil || sess.Hold == nil || (r.Kind != RestoreFull && r.Kind != RestorePerTask) {
 		return
@@ -140,6 +178,11 @@ func (r *Restored) holdUndecided(sess *Session, defs []spec.TaskDef, ch Choice) 
 	down, _ := ch.rerunFrom(defs)
 	named := slices.Concat(ch.Rerun, ch.Keep, down)
 	held := map[string]TaskRecord{}
+	for n, reads := range sess.Hold.Kept {
+		if t, ok := sess.Task(n); ok && len(reads) > 0 && t.Status == StatusCompleted && !slices.Contains(named, n) && !readsDiffering(n) {
+			r.unpin(defs, ch, *t, held)
+		}
+	}
 	for n, d := range sess.Hold.Tasks {
 		t, ok := sess.Task(n)
 		if !ok || t.Status != StatusPending || slices.Contains(named, n) ||
@@ -163,6 +206,26 @@ func (r *Restored) holdUndecided(sess *Session, defs []spec.TaskDef, ch Choice) 
 	if len(held) > 0 || len(r.HeldLater) > 0 {
 		r.HoldAgain(sess, defs, held, recorded)
 	}
+}
+
+// unpin makes t, the record of a task a stopped run's --keep pinned,
+// one held as HoldAgain holds it: restored, it runs again unless the
+// early cut-off reuses it, its result to compare with for what reads it.
+// One whose own definition changed since, or whose agent has memory
+// (never cut off), is left to the rules any restored result follows.
+func (r *Restored) unpin(defs []spec.TaskDef, ch Choice, t TaskRecord, held map[string]TaskRecord) {
+	i := slices.IndexFunc(defs, func(d spec.TaskDef) bool { return d.Name == t.Name })
+	if i < 0 || t.OwnKey == "" || t.OwnKey != defs[i].OwnKey || ch.Memory != nil && ch.Memory(i) {
+		return
+	}
+	if r.Done(t.Name) {
+		r.own()
+		p, _ := r.Task(t.Name)
+		r.Recorded[t.Name] = p.Outcome()
+		*p = runsAgain(*p)
+		r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == t.Name })
+	}
+	held[t.Name] = t
 }
 
 // deferred says whether name is an instance or the join of a foreach that

@@ -180,7 +180,9 @@ func (s *Session) apply(r Record) {
 			_, held := s.Hold.Tasks[r.Task]
 			cutOff = held && r.Kind == TaskCompleted && t.Status != StatusRunning
 		}
-		s.decided(r.Task) // an early cut-off held it: now it is decided
+		// An early cut-off held it: now it is decided; completed or
+		// skipped, what --keep pinned over it no longer waits for it.
+		s.decided(r.Task, r.Kind == TaskCompleted || r.Kind == TaskSkipped)
 	}
 	switch r.Kind {
 	case TaskStarted:
@@ -225,7 +227,7 @@ func (s *Session) apply(r Record) {
 		// cut-off let it go (what it reads changed), so its hold is
 		// decided, and a decision recorded from now on is a new one about
 		// the new input (Restored.decideHeld judges held tasks only).
-		s.decided(r.Task)
+		s.decided(r.Task, false)
 	case DecisionRecorded:
 		if s.Checkpoint.Decisions == nil {
 			s.Checkpoint.Decisions = map[string]string{}

@@ -149,6 +149,12 @@ type Restored struct {
 	// KeptPrevious lists the tasks --keep pinned to the result they had
 	// before a run set them to run again and stopped (keptResult).
 	KeptPrevious []string
+	// KeptReads are, by task --keep pinned, the tasks it reads that this
+	// run has not ended yet (they run again, are held, or their route is
+	// decided again): the session keeps them (Hold.Kept), so that a run
+	// stopped before they end leaves the kept task to the next --continue
+	// as any reader, compared with the results it was made from.
+	KeptReads map[string][]string
 	// KeptOverDecision are, by task, the decisions recorded for a held
 	// human task that --keep pinned to its earlier result: dropped, with
 	// a warning (keepOverDecision).
@@ -470,6 +476,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept the result recorded before a run set it to run again and stopped", strings.Join(r.KeptPrevious, ", ")))
 		r.keepOverDecision(defs, ch)
 	}
+	r.keptReads(defs, ch)
 	var held, remember []string
 	for i, d := range defs {
 		_, later := r.HeldLater[d.Name]
@@ -529,6 +536,32 @@ func (r *Restored) decideHeld(defs []spec.TaskDef, ch Choice) {
 			continue
 		}
 		delete(r.Held, d.Name)
+	}
+}
+
+// keptReads sets KeptReads: for each task --keep pins, what its early
+// cut-off would compare (ch.CutoffReads; nil: what it reads) that this
+// restore does not take over.
+func (r *Restored) keptReads(defs []spec.TaskDef, ch Choice) {
+	if len(r.Keep) == 0 {
+		return
+	}
+	for i, d := range defs {
+		if !slices.Contains(r.Keep, d.Name) || !r.Done(d.Name) {
+			continue
+		}
+		var reads []string
+		if ch.CutoffReads != nil {
+			reads = namesAt(defs, ch.CutoffReads(i))
+		} else {
+			reads = ch.reads(defs, i)
+		}
+		if reads = slices.DeleteFunc(slices.Clone(reads), r.Done); len(reads) > 0 {
+			if r.KeptReads == nil {
+				r.KeptReads = map[string][]string{}
+			}
+			r.KeptReads[d.Name] = reads
+		}
 	}
 }
 

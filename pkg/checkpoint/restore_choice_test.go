@@ -351,3 +351,72 @@ func TestKeepPreviousResultOfEditedTask(t *testing.T) {
 		}
 	}
 }
+
+// --rerun b --keep c, c reading b: c is kept for that run, and the session
+// says what it was made from until b ends in it (completes or is skipped).
+// A run that stopped before then (b failed, halted, was killed) leaves c
+// to the next restore as any reader of b: held, compared with b's result
+// before that run, unless that restore pins it again (--keep c) or runs it
+// (--rerun c), or c changed since.
+func TestKeptHeldAfterStop(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		stop  []checkpoint.Record // what the run did before it stopped
+		now   []spec.TaskDef
+		ch    checkpoint.Choice
+		held  bool // c is held by the next restore
+		kept  bool // the session still says what c was made from
+		rerun bool // c runs on request
+	}{
+		{name: "b failed", stop: []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "b"}, {Kind: checkpoint.TaskFailed, Task: "b", Error: "exit 1"}},
+			now: chain(), held: true, kept: true},
+		{name: "killed while b ran", stop: []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "b"}},
+			now: chain(), held: true, kept: true},
+		{name: "halted at b", stop: []checkpoint.Record{{Kind: checkpoint.CurrentTask, Task: "b"}},
+			now: chain(), held: true, kept: true},
+		{name: "nothing ran", now: chain(), held: true, kept: true},
+		{name: "b completed: adopted", stop: []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "b"}, {Kind: checkpoint.TaskCompleted, Task: "b", Result: "b changed\n"}},
+			now: chain()},
+		{name: "b skipped: adopted", stop: []checkpoint.Record{{Kind: checkpoint.TaskSkipped, Task: "b"}},
+			now: chain()},
+		{name: "pinned again", stop: []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "b"}},
+			now: chain(), ch: checkpoint.Choice{Keep: []string{"c"}}, kept: true},
+		{name: "run on request", stop: []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "b"}},
+			now: chain(), ch: checkpoint.Choice{Rerun: []string{"c"}}, kept: true, rerun: true},
+		{name: "c edited since", stop: []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "b"}},
+			now: chain("c"), kept: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := checkpoint.RestoreChoice(finished(), chain(), "fp", checkpoint.Choice{Rerun: []string{"b"}, Keep: []string{"c"}})
+			if !r.Done("c") || !slices.Equal(r.KeptReads["c"], []string{"b"}) {
+				t.Fatalf("--rerun b --keep c: c done %v, kept over %v; want done, over b", r.Done("c"), r.KeptReads["c"])
+			}
+			s := checkpoint.Continue(finished(), r, spec.Sequential, chain(), "fp", time.Unix(1, 0))
+			for k, rec := range tc.stop {
+				rec.At = time.Unix(int64(2+k), 0)
+				s.Apply(rec)
+			}
+			if kept := s.Hold != nil && len(s.Hold.Kept["c"]) > 0; kept != tc.kept {
+				t.Errorf("after the stop, the session keeps c over b: %v, want %v (hold %+v)", kept, tc.kept, s.Hold)
+			}
+			next := checkpoint.RestoreChoice(s, tc.now, "fp", tc.ch)
+			if _, held := next.Held["c"]; held != tc.held {
+				t.Errorf("the next restore holds c: %v, want %v (held %v, warnings %q)", held, tc.held, heldNames(next), next.Warnings)
+			}
+			if tc.held {
+				if next.Done("c") {
+					t.Error("c is held and restored as done")
+				}
+				if v, ok := next.Recorded["b"]; !ok || !v.Same(checkpoint.Outcome{Text: "b\n"}) {
+					t.Errorf("c is compared with b's %+v, want its result before the --rerun", v)
+				}
+				if v, ok := next.Recorded["c"]; !ok || !v.Same(checkpoint.Outcome{Text: "c\n"}) {
+					t.Errorf("what reads c is compared with %+v, want c's kept result", v)
+				}
+			}
+			if got := slices.Contains(next.Rerun, "c"); got != tc.rerun {
+				t.Errorf("c runs on request: %v, want %v", got, tc.rerun)
+			}
+		})
+	}
+}

@@ -155,7 +155,8 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	// (checkpoint.Stands), as the dry run has it before anything runs:
 	// skipped, restored (a run that held tasks may have been killed after
 	// it ran again: then its result must be the one they were made from),
-	// or not ended yet.
+	// a human task the run completes with the decision recorded for it
+	// (that decision is its result), or not ended yet.
 	stands := func(name string) (checkpoint.Standing, bool) {
 		v, ok := r.Recorded[name]
 		var now checkpoint.Now
@@ -165,6 +166,10 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		case r.Done(name):
 			rec, _ := r.Task(name)
 			now = checkpoint.Now{Ended: true, Outcome: rec.Outcome(), Restored: true}
+		case in && graph.Human(i) && st.Status(i) == schedule.Completed:
+			if d, ok := decided(i); ok && graph.ValidDecision(i, d) == nil {
+				now = checkpoint.Now{Ended: true, Outcome: checkpoint.Outcome{Text: d}}
+			}
 		}
 		return checkpoint.Stands(v, ok, now), now.Skipped
 	}
@@ -546,15 +551,20 @@ func heldReason(d spec.TaskDef, reads func() []string, r *checkpoint.Restored, s
 	if !isHeld(d, r) {
 		return ""
 	}
-	var ifs, ran, skips, changed, unrecorded, newlySkipped []string
+	var ifs, ran, skips, changed, redecided, unrecorded, newlySkipped []string
 	for _, c := range heldReads(reads(), stands) {
 		v, recorded := r.Recorded[c]
 		how, skippedNow := stands(c)
+		decision, decided := r.Decisions[c]
 		switch {
 		case !recorded:
 			unrecorded = append(unrecorded, c)
 		case how == checkpoint.Changed && skippedNow:
 			newlySkipped = append(newlySkipped, c)
+		case how == checkpoint.Changed && decided && !r.Done(c):
+			// A human task the run completes with a decision recorded
+			// since: stands says so only then.
+			redecided = append(redecided, fmt.Sprintf("%s's decision %q", c, decision))
 		case how == checkpoint.Changed:
 			changed = append(changed, c)
 		case v.Skipped:
@@ -571,6 +581,9 @@ func heldReason(d spec.TaskDef, reads func() []string, r *checkpoint.Restored, s
 	}
 	if len(changed) > 0 {
 		return fmt.Sprintf("%s came out changed since its recorded result was made: it runs again", strings.Join(changed, ", "))
+	}
+	if len(redecided) > 0 {
+		return fmt.Sprintf("%s is not what its recorded result was made from: it runs again", strings.Join(redecided, ", "))
 	}
 	if len(ran) > 0 {
 		ifs = append(ifs, strings.Join(ran, " or ")+"'s output changes")

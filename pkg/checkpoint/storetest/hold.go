@@ -70,3 +70,60 @@ func testHold(t *testing.T, s checkpoint.Backend) {
 	heldNow("compacted")
 	l.Release()
 }
+
+// testHoldKept: what --keep pins while a task it reads runs again is
+// durable too. --rerun t01 --keep t02: the run is killed before t01
+// ends (its attempt started, failed), so the stored session still says
+// what t02 was made from, and the next restore, not pinning it, holds t02
+// as any reader. Once t01 completes, in the journal and in the compacted
+// snapshot alike, nothing waits for it: the kept result is adopted.
+func testHoldKept(t *testing.T, s checkpoint.Backend) {
+	finished(t, s, "hk", 3, 3)
+	ds := defs(3)
+	for i := range ds {
+		ds[i].OwnKey = "own " + ds[i].Name
+	}
+	fp := spec.FingerprintOf(ds)
+	r := checkpoint.RestoreChoice(load(t, s, "hk"), ds, fp, checkpoint.Choice{Rerun: []string{"t01"}, Keep: []string{"t02"}})
+	if !r.Done("t02") {
+		t.Fatalf("--keep t02 does not restore it (held %v)", slices.Sorted(maps.Keys(r.Held)))
+	}
+	l := lock(t, s, "hk")
+	j := begin(t, s, l, checkpoint.Continue(load(t, s, "hk"), r, spec.Sequential, ds, fp, time.Now()))
+	record(t, j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t01"}, checkpoint.Record{Kind: checkpoint.TaskFailed, Task: "t01", Error: "exit status 1"})
+	l.Release() // killed: the journal is never closed
+
+	keptNow := func(when string, want ...string) *checkpoint.Session {
+		t.Helper()
+		got := load(t, s, "hk")
+		var names []string
+		if got.Hold != nil {
+			names = slices.Sorted(maps.Keys(got.Hold.Kept))
+		}
+		if !slices.Equal(names, want) {
+			t.Fatalf("%s: the session keeps %v as pinned over what it reads, want %v", when, names, want)
+		}
+		return got
+	}
+	after := keptNow("after the kill", "t02")
+	r = checkpoint.RestoreChoice(after, ds, fp, checkpoint.Choice{})
+	if _, ok := r.Held["t02"]; !ok || r.Done("t02") {
+		t.Fatalf("the next restore holds %v (t02 done: %v), want t02 held", slices.Sorted(maps.Keys(r.Held)), r.Done("t02"))
+	}
+	if v, ok := r.Recorded["t01"]; !ok || !v.Same(checkpoint.Outcome{Text: "result of t01"}) {
+		t.Errorf("t02 is compared with %+v, want t01's result before the --rerun", v)
+	}
+
+	// Given --keep again, t01 completing in that run adopts t02's result.
+	r = checkpoint.RestoreChoice(after, ds, fp, checkpoint.Choice{Keep: []string{"t02"}})
+	l = lock(t, s, "hk")
+	j = begin(t, s, l, checkpoint.Continue(after, r, spec.Sequential, ds, fp, time.Now()))
+	keptNow("begun again", "t02")
+	record(t, j, complete("t01", "result of t01, again")...)
+	keptNow("t01 completed")
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	keptNow("compacted")
+	l.Release()
+}

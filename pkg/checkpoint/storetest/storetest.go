@@ -69,6 +69,7 @@ func Run(t *testing.T, h Harness) {
 		{"Batch", testBatch},
 		{"Restore", testRestore},
 		{"Hold", testHold},
+		{"HoldKept", testHoldKept},
 		{"BeginNeverOverwrites", testBeginNeverOverwrites},
 		{"LockExclusive", testLockExclusive},
 		{"LockWait", testLockWait},

@@ -648,8 +648,8 @@ type Problem struct {
 // time (Problem.Skipped): the state alone knows only the gates restored,
 // not an iteration skipped after one an until narrowed skips. Nil, as
 // RestoreProblems, when every result is taken over.
-func (g *Graph) Refusals(result func(i int) (raw string, ok bool), skippedBefore func(i int) bool, decide func(i int) (string, bool), kept func(i int) bool) []Problem {
-	problems := g.RestoreProblems(result, skippedBefore, decide, kept)
+func (g *Graph) Refusals(result func(i int) (raw string, ok bool), recorded func(i int) (checkpoint.Outcome, bool), decide func(i int) (string, bool), kept func(i int) bool) []Problem {
+	problems := g.RestoreProblems(result, recorded, decide, kept)
 	refused := false
 	for i := range problems {
 		if _, ok := result(i); ok && problems[i].Why != "" {
@@ -685,7 +685,7 @@ func (g *Graph) Refusals(result func(i int) (raw string, ok bool), skippedBefore
 		}
 		// Held behind a task skipped last time that runs now for sure:
 		// it cannot come out as recorded (skipped), so nothing is held.
-		if problems[i].Held && skippedBefore != nil && g.readsAny(i, func(c int) bool { return skippedBefore(c) && started(c) }) {
+		if problems[i].Held && recorded != nil && g.readsAny(i, func(c int) bool { o, ok := recorded(c); return ok && o.Skipped && started(c) }) {
 			problems[i].Held = false
 		}
 	}
@@ -712,7 +712,7 @@ func (g *Graph) Refuser(text func(i int, t checkpoint.TaskRecord) string) func(*
 			return text(i, *rec), true
 		}
 		problems := g.Refusals(result,
-			func(i int) bool { o, ok := r.Recorded[g.team.Tasks[i].Name]; return ok && o.Skipped },
+			func(i int) (checkpoint.Outcome, bool) { o, ok := r.Recorded[g.team.Tasks[i].Name]; return o, ok },
 			func(i int) (string, bool) { v, ok := r.Decisions[g.team.Tasks[i].Name]; return v, ok },
 			func(i int) bool { return slices.Contains(r.Keep, g.team.Tasks[i].Name) })
 		if !slices.ContainsFunc(problems, func(p Problem) bool { return p.Why != "" }) {
@@ -747,12 +747,13 @@ func (g *Graph) Setter(text func(i int, t checkpoint.TaskRecord) string) func(i 
 // changed runs iterations it had stopped before, and its join read the
 // old last one. A result computed from an output the run replaces is not
 // reused, unless kept (--keep pins it), but may be held for the early
-// cut-off (Problem.Held). skippedBefore says of a task with no result
-// that it was skipped last time (nil: none was): skipped again, it stands
-// as recorded (checkpoint.Stands). The restore asks it, for run and plan
+// cut-off (Problem.Held). recorded is, for a task whose result is not
+// taken over, the one the restore compares it with (nil: none): the result
+// it had when it runs again or is held, or that it was skipped last time
+// (skipped again, it stands as recorded: checkpoint.Stands). The restore asks it, for run and plan
 // alike (Refusals, Refuser). It is nil when every result is taken over;
 // result may be asked more than once for a task.
-func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippedBefore func(i int) bool, decide func(i int) (string, bool), kept func(i int) bool) []Problem {
+func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), recorded func(i int) (checkpoint.Outcome, bool), decide func(i int) (string, bool), kept func(i int) bool) []Problem {
 	n := g.Len()
 	var why reasons
 	has := make([]bool, n)
@@ -778,14 +779,13 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 				continue
 			}
 			// Held only if each task it waits for or reads that is not
-			// taken over runs again from a recorded result that may come
-			// out the same, or was skipped last time and may be again:
-			// not one recorded otherwise (failed, never run), one a gate
-			// skips now, or one whose own result is refused (what
-			// replaces it cannot be the same).
+			// taken over runs again (or is held) from a recorded result
+			// that may come out the same, or was skipped last time and
+			// may be again: not one recorded otherwise (failed, never
+			// run), one a gate skips now, or one whose own result is
+			// refused (what replaces it cannot be the same).
 			out[i].Held = !g.readsAny(i, func(c int) bool {
-				recorded := has[c] || skippedBefore != nil && skippedBefore(c)
-				return !taken(c) && (!recorded || own[c] || gated[c])
+				return !taken(c) && (!has[c] && !recordedAt(recorded, c) || own[c] || gated[c])
 			})
 		}
 		return out
@@ -866,7 +866,10 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 				continue
 			}
 			for _, c := range g.Context(i) {
-				if !taken(c) && st.status[c] == Completed && !st.known[c] { // started by the dry run
+				// Started by the dry run, or a human task it completes
+				// with a decision, known but recorded since i's result
+				// was made from what c gave before: maybe not that one.
+				if !taken(c) && st.status[c] == Completed && (!st.known[c] || g.Human(c)) {
 					why.set(i, n, fmt.Sprintf("it reads %s, which runs this time", g.team.Tasks[c].Name))
 					stale = true
 					break
@@ -877,6 +880,16 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), skippe
 			return problems()
 		}
 	}
+}
+
+// recordedAt says whether recorded (RestoreProblems) has a result for
+// task c.
+func recordedAt(recorded func(i int) (checkpoint.Outcome, bool), c int) bool {
+	if recorded == nil {
+		return false
+	}
+	_, ok := recorded(c)
+	return ok
 }
 
 // reasons are RestoreProblems' why a task's result is not taken over,

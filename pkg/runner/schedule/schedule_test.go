@@ -532,6 +532,73 @@ tasks:
 	}
 }
 
+// RestoreProblems of a result that reads a task not taken over, which
+// --keep pinned in a run that stopped: a human task decided since runs
+// this time (the decision may not be what the result was made from), and
+// the result is held when what it reads runs again, or is held, from a
+// result the restore records to compare with; else it runs.
+func TestRestoreProblemsReadsWhatRunsAgain(t *testing.T) {
+	const team = `
+agents: {sh: {shell: cat}}
+tasks:
+  review: {description: r, agent: human}
+  publish: {description: p, agent: sh, context: [review]}
+  report: {description: q, agent: sh, context: [publish]}
+`
+	tm, g := build(t, team)
+	tests := []struct {
+		name     string
+		restored map[string]string
+		recorded map[string]string // the restore's result to compare with
+		decided  map[string]string
+		want     map[string]string // task: its problem's start; absent: ""
+		held     []string
+	}{
+		{"undecided: the run halts before what reads it",
+			map[string]string{"publish": "p", "report": "q"}, nil, nil, nil, nil},
+		{"decided since, nothing recorded: it runs",
+			map[string]string{"publish": "p", "report": "q"}, nil, map[string]string{"review": "no"},
+			map[string]string{"publish": "it reads review, which runs this time", "report": "it reads publish, whose restored result is not taken over"},
+			[]string{"report"}},
+		{"decided since, what it was made from recorded: held",
+			map[string]string{"publish": "p", "report": "q"}, map[string]string{"review": "yes"}, map[string]string{"review": "no"},
+			map[string]string{"publish": "it reads review, which runs this time", "report": "it reads publish, whose restored result is not taken over"},
+			[]string{"publish", "report"}},
+		{"it reads a held task: held",
+			map[string]string{"review": "yes", "report": "q"}, map[string]string{"publish": "p"}, nil,
+			map[string]string{"report": "it reads publish, which runs this time"}, []string{"report"}},
+		{"it reads a task not recorded: it runs",
+			map[string]string{"review": "yes", "report": "q"}, nil, nil,
+			map[string]string{"report": "it reads publish, which runs this time"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := g.RestoreProblems(func(i int) (string, bool) {
+				raw, ok := tt.restored[tm.Tasks[i].Name]
+				return raw, ok
+			}, func(i int) (checkpoint.Outcome, bool) {
+				raw, ok := tt.recorded[tm.Tasks[i].Name]
+				return checkpoint.Outcome{Text: raw}, ok
+			}, func(i int) (string, bool) {
+				v, ok := tt.decided[tm.Tasks[i].Name]
+				return v, ok
+			}, func(int) bool { return false })
+			for i := range tm.Tasks {
+				name, p := tm.Tasks[i].Name, Problem{}
+				if got != nil {
+					p = got[i]
+				}
+				if want := tt.want[name]; !strings.HasPrefix(p.Why, want) || (want == "") != (p.Why == "") {
+					t.Errorf("%s: %q, want %q…", name, p.Why, want)
+				}
+				if want := slices.Contains(tt.held, name); p.Held != want {
+					t.Errorf("%s: held %v, want %v", name, p.Held, want)
+				}
+			}
+		})
+	}
+}
+
 // Refuser says nothing (nil) when every restored result is taken over,
 // and why for each one that is not.
 func TestRefuserListsOnlyWhatItRefuses(t *testing.T) {
