@@ -496,6 +496,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 		choice.DeferredJoin = set.Team.DeferredJoin
 		choice.VariableChanges = func() map[string]string { return checkpoint.VariableChanges(team, old) }
+		choice.SettingAdded = team.SettingAdded(defs)
 		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)
 		if err := *readErr; err != nil {
 			return nil, false, err // a result stored out of line that does not read back
