@@ -44,7 +44,9 @@ type Known struct {
 // named name, had before: a def whose keys or context come out the same
 // share their strings and list, not ones of their own (0.48 MB at 10,000
 // tasks, made while a restore loads, collecting nothing). known is asked
-// from two goroutines at once.
+// from two goroutines at once. A key known that a teamrun from before
+// keys left out max_retries and timeout hashed is the def's where it is
+// the task's (olderKey), so that its result is still reused.
 func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string) Known) []TaskDef {
 	if known == nil {
 		known = func(int, string) Known { return Known{} }
