@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -66,10 +67,15 @@ type TaskDiff struct {
 	Task string // the task's name
 	How  string // "added", "removed" or "changed"
 	// Fields, for "changed": which fields, e.g. description, agent,
-	// context, "agent definition"; or only "key" when none of its own did
-	// and its per-task key differs all the same, because an upstream task
-	// or a setting changed.
+	// context, "agent definition"; or, when none of those did and its
+	// per-task key differs all the same, only one: "key" when a task it
+	// reads changed (Reads), a setting of its own key (condition,
+	// output_schema, …) that it did not have then, or "a setting" when
+	// the session cannot tell which (it keeps their digest).
 	Fields []string
+	// Reads are, for a change of its key alone, the tasks it reads whose
+	// key changed; none when the session cannot tell (an older one).
+	Reads []string
 	// Variables says how the variables it sets or reads changed
 	// (VariableChanges), "" when they did not or no record tells; then
 	// Fields holds "variables", not "key".
@@ -88,6 +94,9 @@ func (d TaskDiff) String() string {
 		case "key", "variables":
 		case "agent definition":
 			own = append(own, "its agent's definition")
+		case "a setting":
+			own = append(own, "a setting of its own (the session keeps their digest, not what they were: condition, options, output_schema, "+
+				"output_variable, route_on, until or its foreach item; or, recorded by an older teamrun, max_retries or timeout)")
 		default:
 			own = append(own, strings.ReplaceAll(f, "_", " "))
 		}
@@ -95,17 +104,24 @@ func (d TaskDiff) String() string {
 	switch {
 	case len(own) == 0 && d.Variables != "":
 		return fmt.Sprintf("task %q: %s", d.Task, d.Variables)
+	case len(own) == 0 && len(d.Reads) > 0:
+		return fmt.Sprintf("task %q: %s, which it reads, changed", d.Task, andList(d.Reads))
 	case len(own) == 0:
 		return fmt.Sprintf("task %q: an upstream task or a setting changed", d.Task)
 	}
-	what := own[len(own)-1]
-	if len(own) > 1 {
-		what = strings.Join(own[:len(own)-1], ", ") + " and " + what
-	}
+	what := andList(own)
 	if d.Variables != "" {
 		return fmt.Sprintf("task %q: %s changed; %s", d.Task, what, d.Variables)
 	}
 	return fmt.Sprintf("task %q: %s changed", d.Task, what)
+}
+
+// andList is "a", "a and b", "a, b and c".
+func andList(l []string) string {
+	if len(l) < 2 {
+		return strings.Join(l, "")
+	}
+	return strings.Join(l[:len(l)-1], ", ") + " and " + l[len(l)-1]
 }
 
 // Restored is what a run may take over from a session.
@@ -278,6 +294,12 @@ type Choice struct {
 	// its text, by today's output_variable (nil: what its record set).
 	// The restore sets it (setsAgain), for run and plan alike.
 	Sets func(i int, t TaskRecord) (name string, value any)
+	// SettingAdded names the setting of its own key (condition, options,
+	// output_schema, …) that the task at index i in defs did not have
+	// when the session recorded own as its own key (spec's
+	// Team.SettingAdded; nil, or "": it cannot tell): asked only for a
+	// task whose own key changed where no field a diff compares did.
+	SettingAdded func(i int, own string) string
 	// VariableChanges says, by task, how the variables it sets or reads
 	// changed since the checkpoint (VariableChanges of today's team; nil:
 	// unknown): asked only when the task set differs, its words are the
@@ -1040,7 +1062,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 	}
 
 	r.records = make([]TaskRecord, len(defs))
-	r.Diffs = diffTasks(sess, defs, ch.VariableChanges)
+	r.Diffs = diffTasks(sess, defs, ch)
 	reused := map[string]bool{}
 	// --keep pins a completed task's output whatever changed in it; what
 	// reads it is decided by the usual rules.
@@ -1494,12 +1516,16 @@ func definitionChanges(f []string, t *TaskRecord, d spec.TaskDef) []string {
 	return f
 }
 
-func diffTasks(sess *Session, defs []spec.TaskDef, variables func() map[string]string) []TaskDiff {
+// diffTasks says how defs differ from sess's tasks: added, removed, or
+// changed and in what (TaskDiff), ch's VariableChanges and SettingAdded
+// naming what the fields it compares do not show.
+func diffTasks(sess *Session, defs []spec.TaskDef, ch Choice) []TaskDiff {
 	var diffs []TaskDiff
 	var said map[string]string // asked once, when a task's key differs
 	asked := false
 	inSpec := make(map[string]bool, len(defs))
-	for _, d := range defs {
+	var at map[string]int // defs by name, made when first needed
+	for i, d := range defs {
 		inSpec[d.Name] = true
 		t := sess.record(d.Name)
 		if t == nil {
@@ -1515,19 +1541,44 @@ func diffTasks(sess *Session, defs []spec.TaskDef, variables func() map[string]s
 			f = append(f, "agent definition")
 		}
 		var vars string
-		if t.OwnKey != d.OwnKey && variables != nil { // variables_from is the task's own
+		if t.OwnKey != d.OwnKey && ch.VariableChanges != nil { // variables_from is the task's own
 			if !asked {
-				said, asked = variables(), true
+				said, asked = ch.VariableChanges(), true
 			}
 			if vars = said[d.Name]; vars != "" {
 				f = append(f, "variables")
 			}
 		}
+		var reads []string
 		if len(f) == 0 && t.Key != d.Key {
-			f = append(f, "key")
+			switch {
+			case t.OwnKey != "" && t.OwnKey == d.OwnKey:
+				// Its own definition stands: a task it reads changed.
+				if at == nil {
+					at = make(map[string]int, len(defs))
+					for j, e := range defs {
+						at[e.Name] = j
+					}
+				}
+				for _, c := range d.Context {
+					j, ok := at[c]
+					if r := sess.record(c); ok && (r == nil || r.Key != defs[j].Key) {
+						reads = append(reads, c)
+					}
+				}
+				f = append(f, "key")
+			case t.OwnKey == "" && len(d.Context) > 0:
+				f = append(f, "key") // an older session: no own key tells which
+			default:
+				setting := ""
+				if ch.SettingAdded != nil {
+					setting = ch.SettingAdded(i, t.OwnKey)
+				}
+				f = append(f, cmp.Or(setting, "a setting"))
+			}
 		}
 		if len(f) > 0 {
-			diffs = append(diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f, Variables: vars})
+			diffs = append(diffs, TaskDiff{Task: d.Name, How: "changed", Fields: f, Variables: vars, Reads: reads})
 		}
 	}
 	for _, t := range sess.Team.Tasks {

@@ -222,6 +222,44 @@ func sameValue(a, b any) bool {
 	return errA == nil && errB == nil && string(ja) == string(jb)
 }
 
+// lastSet is, for each of names (nil: every variable) that a task taken
+// over sets, what the last of them to run (after says whether the task
+// at index k in defs runs after the one at j; nil: file order) set: what
+// a new run of those tasks leaves it at.
+func (r *Restored) lastSet(defs []spec.TaskDef, after func(j, k int) bool, names map[string]bool) map[string]any {
+	last := map[string]any{}
+	by := map[string]int{} // which task set each of last
+	for i, d := range defs {
+		p, ok := r.Task(d.Name)
+		if !ok || !r.Done(d.Name) {
+			continue
+		}
+		for k, v := range p.Variables {
+			if names != nil && !names[k] {
+				continue
+			}
+			if j, seen := by[k]; seen && after != nil && after(i, j) {
+				continue // j, earlier in the file, runs after i
+			}
+			last[k], by[k] = v, i
+		}
+	}
+	return last
+}
+
+// SetOver is, for each variable of vars (a run's --var) that a task taken
+// over sets, what the last of them to run set (lastSet; after as there):
+// a --var is where a variable starts, and a task that sets it leaves its
+// own value over it, as in a new run. The state a run starts from, and
+// the session keeps, holds that (runner's startState), not the --var.
+func (r *Restored) SetOver(defs []spec.TaskDef, after func(j, k int) bool, vars map[string]string) map[string]any {
+	names := make(map[string]bool, len(vars))
+	for k := range vars {
+		names[k] = true
+	}
+	return r.lastSet(defs, after, names)
+}
+
 // unsetRunning makes the shared state a full or per-task restore hands
 // the run the one the tasks it takes over leave, as a new run of them
 // would: a variable the record of a task that runs again (or is held)
@@ -257,20 +295,7 @@ func (r *Restored) unsetRunning(sess *Session, defs []spec.TaskDef, ch Choice) {
 	if running == nil {
 		return // most sessions: no task that runs again set a variable
 	}
-	last := map[string]any{}
-	by := map[string]int{} // which task set each of last
-	for i, d := range defs {
-		p, ok := r.Task(d.Name)
-		if !ok || !r.Done(d.Name) {
-			continue
-		}
-		for k, v := range p.Variables {
-			if j, seen := by[k]; seen && ch.After != nil && ch.After(i, j) {
-				continue // j, earlier in the file, runs after i
-			}
-			last[k], by[k] = v, i
-		}
-	}
+	last := r.lastSet(defs, ch.After, running)
 	for k := range running {
 		v, ok := last[k]
 		if !ok {

@@ -85,6 +85,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 	}
 	ch.DeferredJoin = team.DeferredJoin
 	ch.VariableChanges = func() map[string]string { return checkpoint.VariableChanges(team, sess) }
+	ch.SettingAdded = team.SettingAdded(defs)
 	r := checkpoint.RestoreChoice(sess, defs, fingerprint, ch)
 	p := &Plan{Fingerprint: fingerprint, Restore: r.Kind.String(), Reuse: ch.Reuse.String(), Rerun: r.Rerun, Kept: r.Kept, Warnings: slices.Concat(r.Unkept, r.Unrerun)}
 	// A step a task, made at its size: grown by appending, a 200,000-task

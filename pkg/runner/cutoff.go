@@ -90,11 +90,14 @@ func (e *Engine) cutOff(ctx context.Context, i int) (Output, string, string, boo
 }
 
 // reuse completes held task i with its recorded output (early cut-off).
-func (e *Engine) reuse(i int, out Output, text, why string) error {
+// Taken over as a restored result is, it writes its missing output_file
+// as one does (restoreOutputFile).
+func (e *Engine) reuse(ctx context.Context, i int, out Output, text, why string) error {
 	t := e.Team.Tasks[i]
 	e.sched.Complete(i, text)
 	e.tasks[i].setOut(out)
 	e.tasks[i].restored, e.tasks[i].cutoff = true, true
+	e.restoreOutputFile(ctx, i)
 	ev := Event{Type: TaskReused, Index: i, Task: t.Name, Agent: t.Agent, Result: out.Raw, ResultBlob: out.Blob, Reason: why}
 	e.setVariable(i, text, &ev)
 	return e.record(ev)

@@ -613,9 +613,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 				e.observe(Event{Type: TaskRestored, Index: i, Task: e.Team.Tasks[i].Name,
 					Agent: e.Team.Tasks[i].Agent, Result: e.tasks[i].raw, ResultBlob: e.tasks[i].blob})
 			}
-			if w := restoreOutputFile(ctx, e.Team, e.Team.Tasks[i], e.stateFor(i), e.Guarded, e.out(i), e.Started); w != "" {
-				e.observe(Event{Time: e.now(), Type: RunWarning, Index: -1, Session: e.Session, Message: w})
-			}
+			e.restoreOutputFile(ctx, i)
 		}
 	}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -729,7 +727,7 @@ func (e *Engine) Run(ctx context.Context) (*Summary, error) {
 						continue
 					}
 					if out, text, why, ok := e.cutOff(runCtx, i); ok {
-						if err := e.reuse(i, out, text, why); err != nil {
+						if err := e.reuse(runCtx, i, out, text, why); err != nil {
 							cancel()
 						}
 						progressed = true

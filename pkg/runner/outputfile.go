@@ -53,27 +53,27 @@ func outputFileFailure(task, path string, err error) error {
 	return scratchFailure("the output_file of task "+task, path, errno, true)
 }
 
-// restoreOutputFile writes a restored task's result to its output_file
-// (where state puts it) when the file is missing, and says why when it
-// cannot; "" when there is nothing to say.
-func restoreOutputFile(ctx context.Context, team *spec.Team, tk *spec.Task, state map[string]any, guards []ownfiles.Guard, out Output, runStart time.Time) string {
+// restoreOutputFile writes the result task i took over (restored, kept,
+// or reused by the early cut-off) to its output_file (where the state it
+// starts from puts it) when the file is missing, and warns when it
+// cannot: what a run would have written is there, one the user edited is
+// left alone. The one place both ways of taking a result over write it.
+func (e *Engine) restoreOutputFile(ctx context.Context, i int) {
+	tk := e.Team.Tasks[i]
 	if tk.OutputFile() == "" {
-		return ""
+		return
 	}
-	path, err := team.OutputPath(tk, state)
+	path, err := e.outputPath(tk, e.stateFor(i))
 	if err == nil {
-		err = ownOutputFile(team, tk, path, guards)
+		if _, serr := os.Lstat(path); serr == nil || !errors.Is(serr, fs.ErrNotExist) {
+			return // there (or unknowable): a file the user edited is theirs
+		}
+		err = writeOutput(ctx, path, e.out(i), e.Started)
 	}
 	if err != nil {
-		return fmt.Sprintf("task %s was restored but its %v", tk.Name, err)
+		e.observe(Event{Time: e.now(), Type: RunWarning, Index: -1, Session: e.Session,
+			Message: fmt.Sprintf("task %s was restored but its %v", tk.Name, err)})
 	}
-	if _, err := os.Lstat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return "" // there (or unknowable): a file the user edited is theirs
-	}
-	if err := writeOutput(ctx, path, out, runStart); err != nil {
-		return fmt.Sprintf("task %s was restored but its %v", tk.Name, err)
-	}
-	return ""
 }
 
 // writeOutput writes out to the output_file path, streamed from its blob

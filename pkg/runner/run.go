@@ -284,7 +284,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 			}
 		}
 		sess := checkpoint.NewSession(res.ID, specAbs, newSet.Team.Name, newSet.Team.Process, newSet.Defs, newSet.Fingerprint, time.Now())
-		startState(sess, newSet, o.Vars)
+		startState(sess, newSet, o.Vars, nil)
 		rec := &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: host, pgid: runGroup(), redact: redact}
 		won, err := startClaimed(ctx, store, project, rec, res)
 		if err != nil {
@@ -503,6 +503,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		}
 		choice.DeferredJoin = set.Team.DeferredJoin
 		choice.VariableChanges = func() map[string]string { return checkpoint.VariableChanges(team, old) }
+		choice.SettingAdded = team.SettingAdded(defs)
 		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)
 		if err := *readErr; err != nil {
 			return nil, false, err // a result stored out of line that does not read back
@@ -541,7 +542,15 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		p.begun = nil
 		sess, state = rec.sess, rec.sess.Team.State
 	} else {
-		state = startState(sess, set, o.Vars)
+		var setOver map[string]any
+		if restored != nil && len(o.Vars) > 0 {
+			var after func(j, k int) bool
+			if g, err := set.graph(); err == nil {
+				after = g.VariableReads().After
+			}
+			setOver = restored.SetOver(defs, after, o.Vars)
+		}
+		state = startState(sess, set, o.Vars, setOver)
 		rec = &journalRecorder{ctx: ctx, store: store, lock: lock, sess: sess, warn: warn, host: p.host, pgid: runGroup(), redact: p.redact}
 	}
 	// A full restore may have nothing left to do: then the session file
@@ -668,8 +677,10 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 // startState makes sess's state the one a run of set starts from — the
 // checkpoint's (outputs of earlier tasks included), the spec's variables
 // where the checkpoint has none, and --var over everything, as the
-// fingerprint saw it — with its initial state and agents, and returns it.
-func startState(sess *checkpoint.Session, set *TaskSet, vars map[string]string) map[string]any {
+// fingerprint saw it, but what a task taken over sets (setOver:
+// Restored.SetOver), which a new run leaves over the --var too — with its
+// initial state and agents, and returns it.
+func startState(sess *checkpoint.Session, set *TaskSet, vars map[string]string, setOver map[string]any) map[string]any {
 	state := make(map[string]any, len(set.State)+len(sess.Team.State))
 	for k, v := range set.State {
 		state[k] = v
@@ -679,6 +690,7 @@ func startState(sess *checkpoint.Session, set *TaskSet, vars map[string]string) 
 			state[k] = v
 		}
 	}
+	maps.Copy(state, setOver)
 	sess.Team.State = state
 	sess.Team.InitialState = maps.Clone(set.State)
 	sess.Team.Agents = agentRecords(set.Team, set.State)

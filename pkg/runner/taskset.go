@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/llm"
@@ -123,18 +124,33 @@ func redactedStart(team *spec.Team, old *checkpoint.Session, vars map[string]str
 }
 
 // knownKeys is, for TaskDefsKnown, the keys and context of old's (nil:
-// none) record of task i, when it is the i-th: a session's records are in
-// the order of its tasks. It reads the records only, from two goroutines.
+// none) record of task i: the i-th, as a session's records are in the
+// order of its tasks, else (a task added or moved before it) the one of
+// its name, which TaskDefsKnown needs to tell a key an older teamrun
+// recorded for it. It reads the records only, from two goroutines.
 func knownKeys(old *checkpoint.Session) func(i int, name string) spec.Known {
 	if old == nil {
 		return nil
 	}
 	recs := old.Team.Tasks
-	return func(i int, name string) spec.Known {
-		if i < len(recs) && recs[i].Name == name {
-			return spec.Known{Key: recs[i].Key, OwnKey: recs[i].OwnKey, Context: recs[i].Context}
+	byName := sync.OnceValue(func() map[string]int {
+		m := make(map[string]int, len(recs))
+		for j := range recs {
+			if _, dup := m[recs[j].Name]; !dup {
+				m[recs[j].Name] = j
+			}
 		}
-		return spec.Known{}
+		return m
+	})
+	return func(i int, name string) spec.Known {
+		if i >= len(recs) || recs[i].Name != name {
+			j, ok := byName()[name]
+			if !ok {
+				return spec.Known{}
+			}
+			i = j
+		}
+		return spec.Known{Key: recs[i].Key, OwnKey: recs[i].OwnKey, Context: recs[i].Context}
 	}
 }
 

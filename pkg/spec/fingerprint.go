@@ -44,7 +44,9 @@ type Known struct {
 // named name, had before: a def whose keys or context come out the same
 // share their strings and list, not ones of their own (0.48 MB at 10,000
 // tasks, made while a restore loads, collecting nothing). known is asked
-// from two goroutines at once.
+// from two goroutines at once. A key known that a teamrun from before
+// keys left out max_retries and timeout hashed is the def's where it is
+// the task's (olderKey), so that its result is still reused.
 func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string) Known) []TaskDef {
 	if known == nil {
 		known = func(int, string) Known { return Known{} }
@@ -90,8 +92,13 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 	own := func(from, to int) {
 		var buf []byte
 		for i := from; i < to; i++ {
-			buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], make([]string, len(defs[i].Context)), sources[i])
-			defs[i].OwnKey = hash16As(buf, known(i, defs[i].Name).OwnKey)
+			noKeys := make([]string, len(defs[i].Context))
+			buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], noKeys, sources[i], keySettings{})
+			was := known(i, defs[i].Name).OwnKey
+			defs[i].OwnKey = hash16As(buf, was)
+			if defs[i].OwnKey != was && was != "" {
+				buf, defs[i].OwnKey = olderKey(buf, t.Tasks[i], &defs[i], noKeys, sources[i], defs[i].OwnKey, was)
+			}
 		}
 	}
 	var owned sync.WaitGroup
@@ -119,8 +126,12 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 				guess = j + 1
 			}
 		}
-		buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], ctxKeys, sources[i])
-		defs[i].Key = hash16As(buf, known(i, defs[i].Name).Key)
+		buf = appendTaskKeyJSON(buf[:0], t.Tasks[i], &defs[i], ctxKeys, sources[i], keySettings{})
+		was := known(i, defs[i].Name).Key
+		defs[i].Key = hash16As(buf, was)
+		if defs[i].Key != was && was != "" {
+			buf, defs[i].Key = olderKey(buf, t.Tasks[i], &defs[i], ctxKeys, sources[i], defs[i].Key, was)
+		}
 		state2[i] = done
 		return defs[i].Key
 	}
@@ -354,16 +365,122 @@ func writeCanonicalTasks(w io.Writer, defs []TaskDef) {
 	w.Write(append(b, ']'))
 }
 
+// SettingAdded is, for defs (t's TaskDefs), what names the setting its
+// own key holds that task i did not have when a session recorded own as
+// its own key: the one of condition, options, output_schema,
+// output_variable, route_on and until that, left out, gives own again.
+// "" when none does (one changed or went, or more than one came: the
+// session keeps their digest, not what they were). A diff asks it for a
+// task whose own key changed where none of the fields it compares did.
+func (t *Team) SettingAdded(defs []TaskDef) func(i int, own string) string {
+	var sources map[int][]byte
+	asked := false
+	return func(i int, own string) string {
+		if i < 0 || i >= len(t.Tasks) || i >= len(defs) || own == "" {
+			return ""
+		}
+		if !asked {
+			sources, asked = t.variablesFrom(), true
+		}
+		tk, d := t.Tasks[i], &defs[i]
+		noKeys := make([]string, len(d.Context))
+		var buf []byte
+		for _, w := range withoutSettings(tk) {
+			buf = appendTaskKeyJSON(buf[:0], w.task, d, noKeys, sources[i], keySettings{})
+			key := hash16(buf)
+			if key != own {
+				buf, key = olderKey(buf, w.task, d, noKeys, sources[i], key, own)
+			}
+			if key == own {
+				return w.name
+			}
+		}
+		return ""
+	}
+}
+
+// without is a copy of a task without one of its settings (name).
+type without struct {
+	name string
+	task *Task
+}
+
+// withoutSettings are copies of tk, each without one of the settings of
+// its own key that it has (SettingAdded), named as in the spec.
+func withoutSettings(tk *Task) []without {
+	var out []without
+	add := func(name string, unset func(*Task)) {
+		c := *tk
+		unset(&c)
+		out = append(out, without{name, &c})
+	}
+	if len(tk.Condition()) > 0 {
+		add("condition", func(c *Task) { c.SetCondition(nil) })
+	}
+	if len(tk.Options()) > 0 {
+		add("options", func(c *Task) { c.SetOptions(nil) })
+	}
+	if tk.OutputSchema() != nil {
+		add("output_schema", func(c *Task) { c.setMore(func(m *taskMore) { m.outputSchema = nil }) })
+	}
+	if tk.OutputVariable != "" {
+		add("output_variable", func(c *Task) { c.OutputVariable = "" })
+	}
+	if tk.RouteOn() != "" {
+		add("route_on", func(c *Task) { c.setMore(func(m *taskMore) { m.routeOn = "" }) })
+	}
+	if tk.Expanded().Until != "" {
+		add("until", func(c *Task) {
+			x := *c.Expansion
+			x.Until = ""
+			c.Expansion = &x
+		})
+	}
+	return out
+}
+
+// keySettings are the settings a key hashed before keys left them out:
+// max_retries and timeout. The zero keySettings is what a key hashes now.
+type keySettings struct {
+	maxRetries int
+	timeout    time.Duration
+}
+
+// olderKey is was, the key a session recorded for task tk whose key today
+// is key, when it is the key a teamrun before keys left out max_retries
+// and timeout hashed for tk as it is now, or before either was added to
+// it (their defaults then); else key. It appends the JSON to buf[:0] and
+// returns buf, to use again.
+func olderKey(buf []byte, tk *Task, d *TaskDef, ctxKeys []string, from []byte, key, was string) ([]byte, string) {
+	sets := [...]keySettings{{}, {tk.MaxRetries, tk.Timeout}, {0, tk.Timeout}, {tk.MaxRetries, 0}}
+	for n := 1; n < len(sets); n++ {
+		if slices.Contains(sets[:n], sets[n]) {
+			continue // today's key, or one tried before
+		}
+		buf = appendTaskKeyJSON(buf[:0], tk, d, ctxKeys, from, sets[n])
+		if hash16As(buf, was) == was {
+			return buf, was
+		}
+	}
+	return buf, key
+}
+
 // appendTaskKeyJSON appends the canonical JSON a task's key hashes:
 // canonicalJSON of {"agent", "agent_key", "condition": [{"next", "value"}],
 // "context": [{"key", "name"}], "description", "expected_output",
 // "item" (a foreach instance's bound item, when its texts do not name it),
-// "max_retries", "name", "options", "output_schema" (when set),
-// "output_variable", "route_on" (when set), "timeout", "until" (when set),
-// "variables_from" (when it reads one: from, as variablesFrom wrote it)},
-// written directly in sorted key order (fingerprint_fast_test.go checks
-// the bytes).
-func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string, from []byte) []byte {
+// "max_retries" (set's), "name", "options", "output_schema" (when set),
+// "output_variable", "route_on" (when set), "timeout" (set's), "until"
+// (when set), "variables_from" (when it reads one: from, as variablesFrom wrote
+// it)}, written directly in sorted key order (fingerprint_fast_test.go
+// checks the bytes).
+//
+// max_retries and timeout change no result (a timeout fails an attempt,
+// it completes none), so a result is reused whatever they are now: set
+// (keySettings{}) writes their defaults, so that the key of a task
+// without them is the one sessions recorded before; olderKey gives set
+// the task's values, as those teamruns hashed them.
+func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string, from []byte, set keySettings) []byte {
 	b = append(b, `{"agent":`...)
 	b = appendJSONString(b, d.Agent)
 	b = append(b, `,"agent_key":`...)
@@ -409,7 +526,7 @@ func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string, from []
 		b = appendJSON(b, x.Bind())
 	}
 	b = append(b, `,"max_retries":`...)
-	b = strconv.AppendInt(b, int64(tk.MaxRetries), 10)
+	b = strconv.AppendInt(b, int64(set.maxRetries), 10)
 	b = append(b, `,"name":`...)
 	b = appendJSONString(b, d.Name)
 	b = append(b, `,"options":`...)
@@ -427,7 +544,7 @@ func appendTaskKeyJSON(b []byte, tk *Task, d *TaskDef, ctxKeys []string, from []
 		b = appendJSONString(b, on)
 	}
 	b = append(b, `,"timeout":`...)
-	b = appendJSONString(b, durationText(tk.Timeout))
+	b = appendJSONString(b, durationText(set.timeout))
 	if until := tk.Expanded().Until; until != "" {
 		// Only on repeat iterations: other keys stay as they were.
 		b = append(b, `,"until":`...)

@@ -25,7 +25,9 @@ func refCanonicalTasks(defs []TaskDef) []byte {
 	return canonicalJSON(list)
 }
 
-func refTaskKeyJSON(team *Team, i int, d *TaskDef, ctxKeys []string) []byte {
+// refTaskKeyJSON is the key's JSON; older: as teamruns before keys left
+// max_retries and timeout out wrote it.
+func refTaskKeyJSON(team *Team, i int, d *TaskDef, ctxKeys []string, older bool) []byte {
 	tk := team.Tasks[i]
 	var ctx []any
 	for i, name := range d.Context {
@@ -44,9 +46,12 @@ func refTaskKeyJSON(team *Team, i int, d *TaskDef, ctxKeys []string) []byte {
 		"output_variable": tk.OutputVariable,
 		"options":         anyStrings(tk.Options()),
 		"condition":       cond,
-		"max_retries":     tk.MaxRetries,
-		"timeout":         durationText(tk.Timeout),
+		"max_retries":     0,
+		"timeout":         "",
 		"context":         ctx,
+	}
+	if older {
+		m["max_retries"], m["timeout"] = tk.MaxRetries, durationText(tk.Timeout)
 	}
 	if tk.OutputSchema() != nil {
 		m["output_schema"] = tk.OutputSchema()
@@ -91,12 +96,18 @@ func checkDirectJSON(t *testing.T, name string, team *Team) {
 				keys[c] = defs[j].Key
 			}
 		}
-		got := string(appendTaskKeyJSON(nil, team.Tasks[i], &defs[i], keys, team.variablesFrom()[i]))
-		if want := string(refTaskKeyJSON(team, i, &defs[i], keys)); got != want {
-			t.Errorf("%s: task %q key JSON\n got %s\nwant %s", name, defs[i].Name, got, want)
-		}
-		if defs[i].Key != hash16([]byte(got)) {
-			t.Errorf("%s: task %q key is not the hash of its JSON", name, defs[i].Name)
+		for _, older := range []bool{false, true} {
+			var set keySettings
+			if older {
+				set = keySettings{team.Tasks[i].MaxRetries, team.Tasks[i].Timeout}
+			}
+			got := string(appendTaskKeyJSON(nil, team.Tasks[i], &defs[i], keys, team.variablesFrom()[i], set))
+			if want := string(refTaskKeyJSON(team, i, &defs[i], keys, older)); got != want {
+				t.Errorf("%s: task %q key JSON (older %v)\n got %s\nwant %s", name, defs[i].Name, older, got, want)
+			}
+			if !older && defs[i].Key != hash16([]byte(got)) {
+				t.Errorf("%s: task %q key is not the hash of its JSON", name, defs[i].Name)
+			}
 		}
 	}
 }

@@ -46,7 +46,11 @@ func TestTaskKeys(t *testing.T) {
 		fpSame  bool     // the task-set fingerprint stays the same
 	}{
 		{"agent instructions propagate downstream", "Polish it.", "Polish it well.", nil, []string{"polish", "count"}, true},
-		{"max_retries is part of the key", "agent: counter, context: [polish]}", "agent: counter, context: [polish], max_retries: 2}", nil, []string{"count"}, true},
+		{"max_retries changes no result: not in the key", "agent: counter, context: [polish]}", "agent: counter, context: [polish], max_retries: 2}", nil, nil, true},
+		{"timeout changes no result: not in the key", "agent: counter, context: [polish]}", "agent: counter, context: [polish], timeout: 1m}", nil, nil, true},
+		{"retry_delay changes no result: not in the key", "agent: counter, context: [polish]}", "agent: counter, context: [polish], retry_delay: 3s}", nil, nil, true},
+		{"output_file changes no result: not in the key", "agent: counter, context: [polish]}", "agent: counter, context: [polish], output_file: out.txt}", nil, nil, true},
+		{"condition is part of the key", "agent: counter, context: [polish]}", "agent: counter, context: [polish], condition: {x: [side]}}", nil, []string{"count"}, true},
 		{"description changes key and fingerprint", "description: Aside", "description: Aside!", nil, []string{"side"}, false},
 		{"variable changes the rendered description", "", "", map[string]string{"topic": "Rust"}, []string{"draft", "polish", "count"}, false},
 		{"team llm model reaches every llm agent", "model: gpt-4o,", "model: gpt-4o-mini,", nil, []string{"draft", "polish", "count"}, true},
@@ -70,6 +74,80 @@ func TestTaskKeys(t *testing.T) {
 			same := team.Fingerprint(team.InitialState(tt.vars)) == baseTeam.Fingerprint(baseTeam.InitialState(nil))
 			if same != tt.fpSame {
 				t.Errorf("fingerprint unchanged = %v, want %v", same, tt.fpSame)
+			}
+		})
+	}
+}
+
+// olderDefs are the keys a teamrun from before keys left out max_retries
+// and timeout recorded for team's tasks (context before reader, as in
+// keysBase), as a session's Known.
+func olderDefs(t *testing.T, spec string) func(int, string) Known {
+	t.Helper()
+	team, defs := defsOf(t, spec, nil)
+	keys := map[string]string{}
+	known := make([]Known, len(defs))
+	for i := range defs {
+		ctx := make([]string, len(defs[i].Context))
+		for c, n := range defs[i].Context {
+			ctx[c] = keys[n]
+		}
+		from := team.variablesFrom()[i]
+		set := keySettings{team.Tasks[i].MaxRetries, team.Tasks[i].Timeout}
+		known[i].OwnKey = hash16(appendTaskKeyJSON(nil, team.Tasks[i], &defs[i], make([]string, len(ctx)), from, set))
+		known[i].Key = hash16(appendTaskKeyJSON(nil, team.Tasks[i], &defs[i], ctx, from, set))
+		keys[defs[i].Name] = known[i].Key
+	}
+	return func(i int, name string) Known {
+		if i < len(defs) && defs[i].Name == name {
+			return known[i]
+		}
+		return Known{}
+	}
+}
+
+// TestOlderKeys: a key a session recorded before keys left out max_retries
+// and timeout is still the task's while they are as they were, or were
+// added since (the key then hashed their defaults), and so are the keys of
+// the tasks that read it; it is not once they changed from a value set
+// then (that session cannot tell), nor when anything else changed.
+func TestOlderKeys(t *testing.T) {
+	const set = "context: [draft], max_retries: 2, timeout: 1m}"
+	withSettings := strings.Replace(keysBase, "context: [draft]}", set, 1)
+	timeoutOnly := strings.Replace(keysBase, "context: [draft]}", "context: [draft], timeout: 1m}", 1)
+	tests := []struct {
+		name    string
+		then    string
+		now     string
+		changed []string // the tasks whose key is not the recorded one
+		own     []string // the tasks whose own key is not
+	}{
+		{"no settings: the keys are as they were", keysBase, keysBase, nil, nil},
+		{"settings as they were", withSettings, withSettings, nil, nil},
+		{"settings added since", keysBase, withSettings, nil, nil},
+		{"max_retries added beside a timeout", timeoutOnly, withSettings, nil, nil},
+		{"a timeout added beside max_retries", strings.Replace(withSettings, ", timeout: 1m", "", 1), withSettings, nil, nil},
+		{"settings changed since", withSettings, strings.Replace(withSettings, "max_retries: 2", "max_retries: 3", 1), []string{"polish", "count"}, []string{"polish"}},
+		{"settings removed since", withSettings, keysBase, []string{"polish", "count"}, []string{"polish"}},
+		{"the description changed too", keysBase, strings.Replace(withSettings, "description: Polish,", "description: Polish!,", 1), []string{"polish", "count"}, []string{"polish"}},
+		{"what it reads changed", withSettings, strings.Replace(withSettings, "Write about", "Write on", 1), []string{"draft", "polish", "count"}, []string{"draft"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			known := olderDefs(t, tt.then)
+			team, err := Parse("k.yaml", []byte(tt.now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defs := team.TaskDefsKnown(team.InitialState(nil), known)
+			for i, d := range defs {
+				k := known(i, d.Name)
+				if changed := d.Key != k.Key; changed != contains(tt.changed, d.Name) {
+					t.Errorf("task %s: key %s, recorded %s: changed = %v", d.Name, d.Key, k.Key, changed)
+				}
+				if ownChanged := d.OwnKey != k.OwnKey; ownChanged != contains(tt.own, d.Name) {
+					t.Errorf("task %s: own key %s, recorded %s: changed = %v", d.Name, d.OwnKey, k.OwnKey, ownChanged)
+				}
 			}
 		})
 	}
@@ -154,5 +232,45 @@ tasks:
 				t.Errorf("fingerprint changed: %s, %s", a, b)
 			}
 		})
+	}
+}
+
+// TestSettingAdded: a diff names the setting of its own key a task did not
+// have when its own key was recorded; one it had and changed, the key
+// cannot tell.
+func TestSettingAdded(t *testing.T) {
+	const base = `agents: {a: {shell: cat}}
+tasks:
+  t: {description: Do it, agent: a, TASK}
+  u: {description: Then, agent: human, options: [yes, no]}
+`
+	tests := []struct {
+		name, then, now, want string
+	}{
+		{"condition added", "max_retries: 1", "condition: {x: [u]}", "condition"},
+		{"output_schema added", "timeout: 1m", "output_schema: {type: object}", "output_schema"},
+		{"output_variable added", "timeout: 1m", "output_variable: v", "output_variable"},
+		{"route_on added with its condition", "condition: {x: [u]}", "condition: {x: [u]}, route_on: /a", "route_on"},
+		{"condition changed", "condition: {x: [u]}", "condition: {y: [u]}", ""},
+		{"condition removed", "condition: {x: [u]}", "timeout: 1m", ""},
+		{"two added", "timeout: 1m", "condition: {x: [u]}, output_variable: v", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, then := defsOf(t, strings.Replace(base, "TASK", tt.then, 1), nil)
+			team, now := defsOf(t, strings.Replace(base, "TASK", tt.now, 1), nil)
+			if then[0].OwnKey == now[0].OwnKey {
+				t.Fatal("the own key did not change")
+			}
+			if got := team.SettingAdded(now)(0, then[0].OwnKey); got != tt.want {
+				t.Errorf("SettingAdded = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// options, on a human task.
+	_, then := defsOf(t, strings.Replace(strings.Replace(base, ", options: [yes, no]", "", 1), "TASK", "timeout: 1m", 1), nil)
+	team, now := defsOf(t, strings.Replace(base, "TASK", "timeout: 1m", 1), nil)
+	if got := team.SettingAdded(now)(1, then[1].OwnKey); got != "options" {
+		t.Errorf("options added: SettingAdded = %q", got)
 	}
 }

@@ -344,6 +344,11 @@ func TestTaskDiffString(t *testing.T) {
 	}{
 		{checkpoint.TaskDiff{Task: "b", How: "changed", Fields: []string{"description"}}, `task "b": description changed`},
 		{checkpoint.TaskDiff{Task: "d", How: "changed", Fields: []string{"key"}}, `task "d": an upstream task or a setting changed`},
+		{checkpoint.TaskDiff{Task: "d", How: "changed", Fields: []string{"key"}, Reads: []string{"b"}}, `task "d": b, which it reads, changed`},
+		{checkpoint.TaskDiff{Task: "d", How: "changed", Fields: []string{"key"}, Reads: []string{"a", "b", "c"}}, `task "d": a, b and c, which it reads, changed`},
+		{checkpoint.TaskDiff{Task: "d", How: "changed", Fields: []string{"condition"}}, `task "d": condition changed`},
+		{checkpoint.TaskDiff{Task: "d", How: "changed", Fields: []string{"a setting"}}, `task "d": a setting of its own (the session keeps their digest, not what they were: ` +
+			`condition, options, output_schema, output_variable, route_on, until or its foreach item; or, recorded by an older teamrun, max_retries or timeout) changed`},
 		{checkpoint.TaskDiff{Task: "b", How: "changed", Fields: []string{"description", "expected_output"}}, `task "b": description and expected output changed`},
 		{checkpoint.TaskDiff{Task: "b", How: "changed", Fields: []string{"position", "agent", "context"}}, `task "b": position, agent and context changed`},
 		{checkpoint.TaskDiff{Task: "b", How: "changed", Fields: []string{"agent definition"}}, `task "b": its agent's definition changed`},
