@@ -38,6 +38,11 @@ func parseHTTPURL(s, example string) (*url.URL, error) {
 				return nil, fmt.Errorf("%q needs two slashes after %s:, write %s://%s", shown, scheme, scheme, strings.TrimLeft(rest, "/"))
 			}
 		}
+		for _, scheme := range []string{"http", "https"} {
+			if rest, ok := cutPrefixFold(shown, scheme+"//"); ok {
+				return nil, fmt.Errorf("%q needs a colon after %s, write %s://%s", shown, scheme, scheme, rest)
+			}
+		}
 		// localhost:11434/v1 parses as the scheme "localhost".
 		return nil, fmt.Errorf("%q has no scheme: write http://%s (or https://)", shown, strings.TrimPrefix(shown, "//"))
 	case err != nil:
@@ -77,6 +82,10 @@ func userinfo(s string) (user, rest string, ok bool) {
 	host := 0
 	if i := strings.Index(s, "://"); i >= 0 {
 		host = i + len("://")
+	} else if i := strings.Index(s, "//"); i >= 0 {
+		// http//u:pw@h, a colon short, or //u:pw@h: the user part
+		// follows the slashes.
+		host = i + len("//")
 	} else {
 		// http:/u:pw@h, a slash short: the user part still follows the scheme.
 		for _, scheme := range []string{"http:", "https:"} {

@@ -75,6 +75,9 @@ func TestParseBaseURLRefused(t *testing.T) {
 		"http:/u:pw9@h/v1":          `"http:/h/v1" needs two slashes after http:, write http://h/v1`,
 		"HTTPS:u:pw9@h":             `"HTTPS:h" needs two slashes after https:, write https://h`,
 		"localhost:11434/v1":        `"localhost:11434/v1" has no scheme: write http://localhost:11434/v1 (or https://)`,
+		"http//bob:pw9@h/v1":        `"http//h/v1" needs a colon after http, write http://h/v1`,
+		"HTTPS//bob:pw9@h":          `"HTTPS//h" needs a colon after https, write https://h`,
+		"//bob:pw9@h/v1":            `"//h/v1" has no scheme: write http://h/v1 (or https://)`,
 		"https://u:s3cret%ZZ@h/mcp": `"https://h/mcp" has a user or password part (before the @, not shown) that is no valid URL text: percent-encode`,
 	} {
 		_, err := ParseMCPURL(s)

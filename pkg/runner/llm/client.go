@@ -895,16 +895,23 @@ func URLSecrets(base string) []string {
 		// that echoes the Authorization header shows it so.
 		out = append(out, p, base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+p)))
 	}
-	for name, vals := range u.Query() {
+	// By hand, not u.Query(): that drops a pair that does not decode
+	// (api_key=Tok3n%zz), and only the decoded value would be known,
+	// where a server that echoes the request's path echoes it encoded.
+	for pair := range strings.SplitSeq(u.RawQuery, "&") {
+		rawName, raw, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(rawName)
+		if err != nil {
+			name = rawName
+		}
 		n := strings.ToLower(name)
-		if !strings.Contains(n, "key") && !strings.Contains(n, "token") && !strings.Contains(n, "secret") &&
+		if raw == "" || !strings.Contains(n, "key") && !strings.Contains(n, "token") && !strings.Contains(n, "secret") &&
 			!strings.Contains(n, "pass") && !strings.Contains(n, "auth") && !strings.Contains(n, "sig") && n != "code" {
 			continue
 		}
-		for _, v := range vals {
-			if v != "" {
-				out = append(out, v)
-			}
+		out = append(out, raw)
+		if v, err := url.QueryUnescape(raw); err == nil && v != raw && v != "" {
+			out = append(out, v)
 		}
 	}
 	return out

@@ -17,6 +17,12 @@ func TestURLSecrets(t *testing.T) {
 		{"https://x.example/v1?api-key=QUERYSECRET777", []string{"QUERYSECRET777"}},
 		{"https://x.example/openai?api-version=2024-06-01&Token=t0k3n-value", []string{"t0k3n-value"}},
 		{"https://user:pa55word-long@x.example/v1?code=fn-code-123&sig=abc", []string{"pa55word-long", "dXNlcjpwYTU1d29yZC1sb25n", "abc", "fn-code-123"}},
+		// Echoed as sent (encoded) as well as decoded; a pair that does
+		// not decode is a secret too.
+		{"https://x.example/v1?api_key=AbC%2BdEf%2FgHi12345", []string{"AbC%2BdEf%2FgHi12345", "AbC+dEf/gHi12345"}},
+		{"https://x.example/v1?token=tok+en9876543210", []string{"tok+en9876543210", "tok en9876543210"}},
+		{"https://x.example/v1?api_key=Tok3n%zzVal99&api-version=1", []string{"Tok3n%zzVal99"}},
+		{"https://x.example/v1?Api%5FKey=enc0ded-name-key", []string{"enc0ded-name-key"}},
 		{"://not a url", nil},
 	}
 	for _, tt := range tests {
