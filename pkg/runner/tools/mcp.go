@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/teamrun/teamrun/internal/wireerr"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -505,6 +506,9 @@ func statusWords(s *spec.MCPServer, code int, err error) string {
 	}
 	switch {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		if len(s.Headers) == 0 && len(llm.URLSecrets(s.URL)) > 0 {
+			return fmt.Sprintf("%s: the credentials %s carries (its user and password, or a token in its query; not shown) were sent and refused: check them, or send a token in %s instead", said, s.Key("url"), s.Key("headers"))
+		}
 		if len(s.Headers) == 0 {
 			return fmt.Sprintf("%s: no headers are sent (%s is not set): if the server wants a token, set it to name the variable that holds it, such as {Authorization: TOKEN_VAR}", said, s.Key("headers"))
 		}

@@ -284,6 +284,10 @@ func TestMCPHTTPUnreachableOrRefused(t *testing.T) {
 			`MCP server r: `, `"nosuchhost.invalid"`, "mcp.servers.r.url"}},
 		{"401, no headers", status(http.StatusUnauthorized, "", ""), nil, []string{
 			"MCP server r: the server answered HTTP 401 Unauthorized: no headers are sent (mcp.servers.r.headers is not set): if the server wants a token, set it to name the variable that holds it, such as {Authorization: TOKEN_VAR}"}},
+		{"401, the url's credentials", func(t *testing.T) string {
+			return strings.Replace(status(http.StatusUnauthorized, "", "")(t), "://", "://bob:url-pw-98765@", 1) + "?token=url-tok-54321"
+		}, nil, []string{
+			"MCP server r: the server answered HTTP 401 Unauthorized: the credentials mcp.servers.r.url carries (its user and password, or a token in its query; not shown) were sent and refused: check them, or send a token in mcp.servers.r.headers instead"}},
 		{"401, a header", status(http.StatusUnauthorized, "", `{"error":"bad token"}`), token, []string{
 			"MCP server r: the server answered HTTP 401 Unauthorized: check mcp.servers.r.headers (Authorization from $MCP_TOKEN) and that variable's value"}},
 		{"403, the server's words", status(http.StatusForbidden, "", `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"token lacks\nthe mcp scope"}}`),
@@ -312,7 +316,7 @@ func TestMCPHTTPUnreachableOrRefused(t *testing.T) {
 					t.Errorf("got  %q\nwant %q", msg, w)
 				}
 			}
-			for _, goText := range []string{"dial tcp", "lookup ", "rejected by transport", "Post ", `calling "initialize"`, "sk-mcp"} {
+			for _, goText := range []string{"dial tcp", "lookup ", "rejected by transport", "Post ", `calling "initialize"`, "sk-mcp", "url-pw", "url-tok"} {
 				if strings.Contains(msg, goText) {
 					t.Errorf("%q says %q", msg, goText)
 				}
