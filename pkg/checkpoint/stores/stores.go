@@ -77,6 +77,12 @@ func blankVariable(name, v string, lookup func(string) (string, bool)) error {
 // file://~/…, names the same folder: taken as it is, it made the same
 // folder named "~".
 func expandHome(from, loc string, getenv func(string) string) (string, error) {
+	if strings.TrimSpace(loc) != loc {
+		// Taken as written, " /srv/x" made a folder named " " in the
+		// current one: sessions the next run, from another folder, does
+		// not find.
+		return "", fmt.Errorf("%w: %s begins or ends with a space (the value is not shown: it may hold a password): write it without (a crontab's or a unit's value is taken as written, spaces and all)", checkpoint.ErrBadLocation, from)
+	}
 	if keywordDSN(loc) {
 		// Taken as a folder, its name (and the password in it) went into
 		// the audit log, the resume line and every session list.
