@@ -332,11 +332,15 @@ func (e *Engine) gated(i int) bool {
 // over (sized then as sent), and release gives it up should no request
 // take it (call it once the attempt ends).
 func (e *Engine) admitFirst(ctx context.Context, job *Job) (admit func(context.Context, reservation) (func(*Usage), error), release func(), why string, err error) {
-	// Its size is unknown on an error, which the attempt meets and says
-	// before it sends anything: only the spending is checked then.
+	// Without max_tokens its worst case is unknown whatever its size, so
+	// the request is not built to be sized. Its size is unknown on an
+	// error, which the attempt meets and says before it sends anything:
+	// only the spending is checked then.
 	var r reservation
 	if s, ok := e.Executor.(requestSizer); ok && job.Agent.LLM != nil {
-		if n, exact, err := s.firstRequestBytes(ctx, job); err == nil {
+		if job.Agent.LLM.MaxTokens <= 0 {
+			r = reserveFor(0, 0, nil)
+		} else if n, exact, err := s.firstRequestBytes(ctx, job); err == nil {
 			r = reserveFor(n, job.Agent.LLM.MaxTokens, job.Agent.LLM.Price)
 			r.least = !exact
 		}
