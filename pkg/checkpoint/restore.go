@@ -562,12 +562,20 @@ func (r *Restored) decideHeld(defs []spec.TaskDef, ch Choice) {
 }
 
 // keptReads sets KeptReads: for each task --keep pins, what its early
-// cut-off would compare (ch.CutoffReads; nil: what it reads) that this
-// restore does not take over.
+// cut-off would compare (ch.CutoffReads; nil: what it reads and its
+// foreach's producer) that this restore does not take over. It is the one
+// rule for KeptRead and its warning too: a pinned task one of those runs
+// for this time, whatever makes it run (--rerun, a failure or a kill last
+// time, a change, a hold a stopped run left), as --keep is said, never
+// silent (DESIGN §3). One skipped last time is not said to run: its route
+// decides again, and skipped again it leaves what the pinned result was
+// made from as it was. One downstream of --rerun-from has its own warning
+// (KeptDownstream).
 func (r *Restored) keptReads(defs []spec.TaskDef, ch Choice) {
 	if len(r.Keep) == 0 {
 		return
 	}
+	var again []string // what the pinned tasks read that runs, each once
 	for i, d := range defs {
 		if !slices.Contains(r.Keep, d.Name) || !r.Done(d.Name) {
 			continue
@@ -576,14 +584,34 @@ func (r *Restored) keptReads(defs []spec.TaskDef, ch Choice) {
 		if ch.CutoffReads != nil {
 			reads = namesAt(defs, ch.CutoffReads(i))
 		} else {
-			reads = ch.reads(defs, i)
+			reads = slices.Concat(ch.reads(defs, i), d.After())
 		}
-		if reads = slices.DeleteFunc(slices.Clone(reads), r.Done); len(reads) > 0 {
-			if r.KeptReads == nil {
-				r.KeptReads = map[string][]string{}
+		if reads = slices.DeleteFunc(slices.Clone(reads), r.Done); len(reads) == 0 {
+			continue
+		}
+		if r.KeptReads == nil {
+			r.KeptReads = map[string][]string{}
+		}
+		r.KeptReads[d.Name] = reads
+		if slices.Contains(r.KeptDownstream, d.Name) {
+			continue
+		}
+		runs := false
+		for _, c := range reads {
+			if t, ok := r.Task(c); ok && t.Status == StatusSkipped {
+				continue
 			}
-			r.KeptReads[d.Name] = reads
+			runs = true
+			if !slices.Contains(again, c) {
+				again = append(again, c)
+			}
 		}
+		if runs {
+			r.KeptRead = append(r.KeptRead, d.Name)
+		}
+	}
+	if len(r.KeptRead) > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept, though what it reads runs again (%s)", strings.Join(r.KeptRead, ", "), strings.Join(again, ", ")))
 	}
 }
 
@@ -963,18 +991,12 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 			r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
 			continue
 		default:
-			if (reads || made) && kept[d.Name] && !slices.Contains(keptDown, d.Name) {
-				r.KeptRead = append(r.KeptRead, d.Name)
-			}
-			continue
+			continue // reused, or pinned (keptReads says so)
 		}
 		again[d.Name] = true
 		r.Recorded[d.Name] = t.Outcome()
 		*p = runsAgain(t)
 		r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
-	}
-	if len(r.KeptRead) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept, though what it reads runs again (%s)", strings.Join(r.KeptRead, ", "), strings.Join(slices.Concat(ch.Rerun, ch.RerunFrom), ", ")))
 	}
 	// As do the decisions they completed with: each was used once, on
 	// what it judged.

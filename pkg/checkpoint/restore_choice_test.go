@@ -68,6 +68,8 @@ func TestRestoreChoice(t *testing.T) {
 		rerun    []string
 		held     []string
 		kept     []string
+		failed   []string // failed last time (the session's record), not --rerun
+		keptRead []string // --keep pins them though what they read runs: said
 		warnings []string // each must be in some warning
 	}{
 		{name: "nothing asked: full restore", now: chain(), fp: "fp", reused: []string{"a", "b", "c", "d", "x"}},
@@ -87,11 +89,19 @@ func TestRestoreChoice(t *testing.T) {
 		{name: "a task whose own definition changed is not held", now: chain("b", "c"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged},
 			reused: []string{"a", "x"}, held: []string{"d"}},
 		{name: "keep under strict keeps only it", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Keep: []string{"b"}},
-			reused: []string{"b"}, kept: []string{"b"}},
+			reused: []string{"b"}, kept: []string{"b"}, keptRead: []string{"b"},
+			warnings: []string{"--keep b: kept, though what it reads runs again (a)"}},
 		{name: "keep of an unchanged task is no news", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Keep: []string{"a"}},
 			reused: []string{"a", "x"}, held: []string{"c", "d"}},
 		{name: "keep stops the hold below it", now: chain(), fp: "fp", ch: checkpoint.Choice{Rerun: []string{"b"}, Keep: []string{"c"}},
-			reused: []string{"a", "c", "d", "x"}, rerun: []string{"b"}},
+			reused: []string{"a", "c", "d", "x"}, rerun: []string{"b"}, keptRead: []string{"c"},
+			warnings: []string{"--keep c: kept, though what it reads runs again (b)"}},
+		{name: "keep of a reader of a task that failed last time is said", now: chain(), fp: "fp", ch: checkpoint.Choice{Keep: []string{"b"}},
+			failed: []string{"a"}, reused: []string{"b", "c", "d", "x"}, keptRead: []string{"b"},
+			warnings: []string{"--keep b: kept, though what it reads runs again (a)"}},
+		{name: "keep of a reader of a task that failed last time is said (unchanged reuse)", now: chain("d"), fp: "fp2",
+			ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Keep: []string{"b"}}, failed: []string{"a"},
+			reused: []string{"b", "c"}, keptRead: []string{"b"}, warnings: []string{"--keep b: kept, though what it reads runs again (a)"}},
 		{name: "rerun of a changed task under unchanged reuse", now: chain("d"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Rerun: []string{"a"}},
 			rerun: []string{"a"}, held: []string{"b", "c", "x"}},
 		{name: "rerun of a held task runs it, not cut off", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Rerun: []string{"c"}},
@@ -100,6 +110,10 @@ func TestRestoreChoice(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			sess := finished()
+			for _, n := range tc.failed {
+				f, _ := sess.Task(n)
+				f.Status, f.Result, f.Error = checkpoint.StatusFailed, "", "exit status 1"
+			}
 			r := checkpoint.RestoreChoice(sess, tc.now, tc.fp, tc.ch)
 			if !slices.Equal(r.Reused, tc.reused) {
 				t.Errorf("reused = %v, want %v", r.Reused, tc.reused)
@@ -112,6 +126,9 @@ func TestRestoreChoice(t *testing.T) {
 			}
 			if !slices.Equal(r.Kept, tc.kept) {
 				t.Errorf("kept = %v, want %v", r.Kept, tc.kept)
+			}
+			if !slices.Equal(r.KeptRead, tc.keptRead) {
+				t.Errorf("kept though what they read runs = %v, want %v (warnings %q)", r.KeptRead, tc.keptRead, r.Warnings)
 			}
 			for _, n := range append(slices.Clone(tc.rerun), tc.held...) {
 				if r.Done(n) || rec(r, n).Attempts != 1 || r.Recorded[n].Text != n+"\n" || rec(r, n).PreviousOutcome().Text != n+"\n" {
@@ -367,6 +384,9 @@ func TestKeptHeldAfterStop(t *testing.T) {
 		held  bool // c is held by the next restore
 		kept  bool // the session still says what c was made from
 		rerun bool // c runs on request
+		// keptRead: the next restore pins c (--keep c) though b, which
+		// it reads, runs: said, as after --rerun b.
+		keptRead bool
 	}{
 		{name: "b failed", stop: []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "b"}, {Kind: checkpoint.TaskFailed, Task: "b", Error: "exit 1"}},
 			now: chain(), held: true, kept: true},
@@ -380,7 +400,11 @@ func TestKeptHeldAfterStop(t *testing.T) {
 		{name: "b skipped: adopted", stop: []checkpoint.Record{{Kind: checkpoint.TaskSkipped, Task: "b"}},
 			now: chain()},
 		{name: "pinned again", stop: []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "b"}},
-			now: chain(), ch: checkpoint.Choice{Keep: []string{"c"}}, kept: true},
+			now: chain(), ch: checkpoint.Choice{Keep: []string{"c"}}, kept: true, keptRead: true},
+		{name: "pinned again after b failed", stop: []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "b"}, {Kind: checkpoint.TaskFailed, Task: "b", Error: "exit 1"}},
+			now: chain(), ch: checkpoint.Choice{Keep: []string{"c"}}, kept: true, keptRead: true},
+		{name: "pinned again, b completed", stop: []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "b"}, {Kind: checkpoint.TaskCompleted, Task: "b", Result: "b changed\n"}},
+			now: chain(), ch: checkpoint.Choice{Keep: []string{"c"}}},
 		{name: "run on request", stop: []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "b"}},
 			now: chain(), ch: checkpoint.Choice{Rerun: []string{"c"}}, kept: true, rerun: true},
 		{name: "c edited since", stop: []checkpoint.Record{{Kind: checkpoint.TaskStarted, Task: "b"}},
@@ -416,6 +440,10 @@ func TestKeptHeldAfterStop(t *testing.T) {
 			}
 			if got := slices.Contains(next.Rerun, "c"); got != tc.rerun {
 				t.Errorf("c runs on request: %v, want %v", got, tc.rerun)
+			}
+			said := slices.Contains(next.Warnings, "--keep c: kept, though what it reads runs again (b)")
+			if got := slices.Contains(next.KeptRead, "c"); got != tc.keptRead || said != tc.keptRead {
+				t.Errorf("c kept though b runs: %v, said %v, want %v (warnings %q)", got, said, tc.keptRead, next.Warnings)
 			}
 		})
 	}
