@@ -327,7 +327,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			// kept by --keep, or skipped again as it was): the cut-off
 			// reuses it for certain.
 			step.Action = Restore
-			step.Reason = fmt.Sprintf("completed last time; what it reads (%s) stands as recorded, so the early cut-off reuses its result", strings.Join(d.Context, ", "))
+			// What the cut-off compares (an output_variable read
+			// included), not its context, which may be empty.
+			step.Reason = fmt.Sprintf("completed last time; what it reads (%s) stands as recorded, so the early cut-off reuses its result", strings.Join(cutoffReads(i), ", "))
 		default:
 			step.Action = Run
 			_, changed := diffs[d.Name]
