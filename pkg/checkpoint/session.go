@@ -172,6 +172,18 @@ const BudgetHaltPrefix = HaltedErrorPrefix + "the session's budget is reached be
 // HaltedError says whether a task's recorded error is a halt's.
 func HaltedError(recorded string) bool { return strings.HasPrefix(recorded, HaltedErrorPrefix) }
 
+// AttemptNote is " (attempt n)" for a line about a task's attempt n, and
+// "" for n 0, no attempt: a human task makes none (its decision is not a
+// try, and the session counts none), nor a task stopped before its first
+// started. run and plan both word the attempt with it, so that they say
+// the same of one task.
+func AttemptNote(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (attempt %d)", n)
+}
+
 // InterruptedError is the error recorded for a task a signal stopped (a
 // failed record, as a halt's is): it tells an interrupted task from a
 // failed one.

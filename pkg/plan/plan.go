@@ -673,18 +673,19 @@ func runReason(d spec.TaskDef, o *checkpoint.TaskRecord, diffs map[string]checkp
 	}
 	switch o.Status {
 	case checkpoint.StatusFailed:
+		attempt := checkpoint.AttemptNote(o.Attempts) // none for a human task
 		if o.Error == checkpoint.InterruptedError {
 			// Stopped by a signal, as session list says: no failure.
-			return fmt.Sprintf("interrupted last time (attempt %d)", o.Attempts)
+			return "interrupted last time" + attempt
 		}
-		msg := fmt.Sprintf("failed last time (attempt %d)", o.Attempts)
+		msg := "failed last time" + attempt
 		switch {
 		case strings.HasPrefix(o.Error, checkpoint.BudgetHaltPrefix):
 			// What the budget does now, NoteBudget says in full; the
 			// reason recorded then, cut to a line, would stop at its point.
-			return fmt.Sprintf("halted last time (attempt %d) for the budget", o.Attempts)
+			return "halted last time" + attempt + " for the budget"
 		case checkpoint.HaltedError(o.Error):
-			msg = fmt.Sprintf("halted last time (attempt %d)", o.Attempts) // a wait, recorded as a failure
+			msg = "halted last time" + attempt // a wait, recorded as a failure
 		}
 		if e := strings.TrimPrefix(firstLine(o.Error), checkpoint.HaltedErrorPrefix); e != "" {
 			msg += ": " + e

@@ -1045,8 +1045,6 @@ func (e *Engine) human(i int) (*Halt, error) {
 		}
 		return h, nil
 	}
-	e.tasks[i].attempts++
-	attempt := int(e.tasks[i].attempts)
 	err := e.graph.ValidDecision(i, value)
 	if err == nil {
 		_, err = t.CheckOutput(value) // a decision is the task's result like any other
@@ -1062,7 +1060,9 @@ func (e *Engine) human(i int) (*Halt, error) {
 			err = writeOutputFile(path, strings.NewReader(value), e.Started)
 		}
 	}
-	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, text: value, err: err, attempt: attempt}, false)
+	// No attempt: a decision is no try, and the session counts none
+	// (checkpoint.AttemptNote words it so in run and plan alike).
+	return nil, e.finish(attemptDone{i: i, desc: desc, res: Result{Raw: value}, text: value, err: err}, false)
 }
 
 // attempts runs a task's attempts within one invocation: the first and up

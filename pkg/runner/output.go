@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
 
@@ -204,7 +205,7 @@ func describe(ev Event, s style) string {
 		}
 		return fmt.Sprintf("%s %s%s%s", s.green("completed"), ev.Task, el, u)
 	case TaskFailed:
-		return fmt.Sprintf("%s %s%s (attempt %d): %s", s.red("failed   "), ev.Task, el, ev.Attempt, oneLine(ev.Error))
+		return fmt.Sprintf("%s %s%s%s: %s", s.red("failed   "), ev.Task, el, checkpoint.AttemptNote(ev.Attempt), oneLine(ev.Error))
 	case TaskSkipped:
 		return fmt.Sprintf("%s %s: %s", s.dim("skipped  "), ev.Task, ev.Reason)
 	case TaskInterrupted:

@@ -22,6 +22,8 @@ func TestDescribe(t *testing.T) {
 		{Event{Type: TaskCompleted, Task: "a", Elapsed: ms(1500 * time.Millisecond), Usage: &Usage{TotalTokens: 42, UnpricedTokens: 42}}, "completed a in 1.5s (42 tokens, cost unknown)"},
 		{Event{Type: TaskCompleted, Task: "a", Usage: &Usage{TotalTokens: 51200, CostUSD: 0.014}}, "completed a (51,200 tokens, $0.014)"},
 		{Event{Type: TaskFailed, Task: "a", Attempt: 2, Elapsed: ms(3 * time.Millisecond), Error: "exit status 1:\nline one\nline two"}, "failed    a in 3ms (attempt 2): exit status 1: | line one | line two"},
+		// A human task makes no attempts: no number, as plan says it.
+		{Event{Type: TaskFailed, Task: "review", Agent: "human", Error: `decision "approve" is not one of the options yes, no`}, `failed    review: decision "approve" is not one of the options yes, no`},
 		{Event{Type: TaskRetrying, Task: "a", Attempt: 1, Error: "boom", Delay: ms(2 * time.Second)}, "retrying  a: attempt 1 failed: boom; retrying in 2s"},
 		{Event{Type: TaskSkipped, Task: "b", Reason: "review routed \"no\" elsewhere"}, "skipped   b: review routed \"no\" elsewhere"},
 		{Event{Type: TaskRestored, Task: "a"}, "restored  a"},
