@@ -244,8 +244,11 @@ const promptBytesPerToken = 3
 func estimatedTokens(n int) int { return n/promptBytesPerToken + 1 }
 
 // reserveFor is a request's worst case: its body as prompt tokens
-// (estimatedTokens) plus max_tokens, priced with price (nil: its cost is
-// unknown, which max_cost_usd does not count).
+// (estimatedTokens) plus max_tokens, each priced at the dearest price of
+// price (nil: its cost is unknown, which max_cost_usd does not count). A
+// server that reports only total_tokens is charged that price for each
+// (costOf), whichever way they went: at the input price, a large prompt
+// the worst case let through cost more than it, and crossed the budget.
 func reserveFor(requestBytes, maxTokens int, price *spec.Price) reservation {
 	if maxTokens <= 0 {
 		return reservation{all: true}
@@ -253,7 +256,7 @@ func reserveFor(requestBytes, maxTokens int, price *spec.Price) reservation {
 	prompt := estimatedTokens(requestBytes)
 	r := reservation{tokens: prompt + maxTokens}
 	if price != nil {
-		r.cost = (float64(prompt)*price.Input + float64(maxTokens)*price.Output) / 1e6
+		r.cost = float64(r.tokens) * dearest(price) / 1e6
 	}
 	return r
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/stores"
+	"github.com/teamrun/teamrun/pkg/runner/llm"
 	"github.com/teamrun/teamrun/pkg/spec"
 )
 
@@ -132,8 +134,91 @@ func TestAdmits(t *testing.T) {
 	if r := reserveFor(300, 0, nil); !r.all {
 		t.Errorf("without max_tokens: %+v, want the whole remainder", r)
 	}
-	if r := reserveFor(300, 50, &spec.Price{Input: 1, Output: 2}); r.tokens != 151 || r.cost != (101*1+50*2)/1e6 {
-		t.Errorf("reserveFor(300, 50) = %+v", r)
+}
+
+// TestReserveFor: a request's worst case prices every token it may use at
+// the dearest price of the table, as costOf charges a server that reports
+// only total_tokens: the prompt, 300 bytes as 101 tokens, and 50 of
+// max_tokens.
+func TestReserveFor(t *testing.T) {
+	cached := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		name  string
+		price *spec.Price
+		cost  float64
+	}{
+		{"output dearer", &spec.Price{Input: 1, Output: 2}, 151 * 2 / 1e6},
+		{"input dearer", &spec.Price{Input: 3, Output: 2}, 151 * 3 / 1e6},
+		{"a cached price above both", &spec.Price{Input: 1, Output: 2, CachedInput: cached(4)}, 151 * 4 / 1e6},
+		{"no price: the cost is unknown", nil, 0},
+	} {
+		r := reserveFor(300, 50, tc.price)
+		if r.all || r.tokens != 151 || r.cost != tc.cost {
+			t.Errorf("%s: reserveFor(300, 50) = %+v, want 151 tokens, $%g", tc.name, r, tc.cost)
+		}
+		if tc.price == nil {
+			continue
+		}
+		// What a total-only answer of that many tokens is charged: never
+		// more than the worst case.
+		if got := costOf(llm.Usage{TotalTokens: r.tokens}, tc.price); got > r.cost {
+			t.Errorf("%s: a total-only usage of %d tokens costs $%g, over the worst case $%g", tc.name, r.tokens, got, r.cost)
+		}
+	}
+	if r := reserveFor(300, 0, nil); !r.all {
+		t.Errorf("without max_tokens: %+v, want the whole remainder", r)
+	}
+}
+
+// TestBudgetTotalOnlyUsage: a server that reports only total_tokens is
+// charged each token at the dearest price (costOf), so the worst case the
+// gate reserves prices them so too: a request it lets through never takes
+// the session over its budget. Priced at the input price, a 40 KB prompt
+// ($0.0137 reserved, $0.0205 charged) passed a $0.015 budget and crossed
+// it by 37%, and two such tasks of a workflow ran side by side under $0.03.
+func TestBudgetTotalOnlyUsage(t *testing.T) {
+	big := strings.Repeat("lorem ipsum dolor sit amet ", 1500)
+	for _, tc := range []struct {
+		name     string
+		process  string
+		tasks    int
+		budget   string
+		requests int // sent before the halt
+	}{
+		{"a prompt whose worst case alone is over it", "sequential", 1, "0.015", 0},
+		{"a workflow's tasks, one after the other", "workflow", 3, "0.03", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeLLM{}
+			f.answer = func(n int, _ chatRequest, w http.ResponseWriter) {
+				// As tokenizers count English: a token in 4 bytes.
+				fmt.Fprintf(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"total_tokens":%d}}`,
+					len(f.requestBody(n-1))/4+100)
+			}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			yaml := fmt.Sprintf("process: %s\nllm: {model: m, base_url: BASE, max_tokens: 100, price: {input: 1, output: 2}}\nbudget: {max_cost_usd: %s}\nagents:\n  w: {role: W, goal: g}\ntasks:\n",
+				tc.process, tc.budget)
+			for k := range tc.tasks {
+				yaml += fmt.Sprintf("  t%d: {description: \"%d %s\", agent: w}\n", k, k, big)
+			}
+			p := newProject(t, srv.URL, yaml)
+			sum, _, err := p.run(t, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Outcome != Halted {
+				// Not the summary whole: its outputs hold the 40 KB prompt.
+				t.Fatalf("outcome %v after %d requests; want a halt for the budget", sum.Outcome, f.count())
+			}
+			if f.count() != tc.requests {
+				t.Errorf("%d requests, want %d", f.count(), tc.requests)
+			}
+			budget, _ := strconv.ParseFloat(tc.budget, 64)
+			if _, cost := spentOf(p.session(t).Usage()); cost > budget {
+				t.Errorf("the session spent $%g, over its budget $%g", cost, budget)
+			}
+		})
 	}
 }
 
@@ -220,7 +305,7 @@ tasks:
   a: {description: A, agent: w}
   b: {description: B, agent: w}
 `)
-	const why = "the session has spent $0.004 and the next request may cost up to $0.010112 more"
+	const why = "the session has spent $0.004 and the next request may cost up to $0.01056 more"
 	for run := range 3 {
 		sum, out, err := p.run(t, run > 0)
 		if err != nil || sum.Outcome != Halted || !strings.Contains(out, why) || strings.Contains(out, `"task_started","session":"s1","task":"b"`) {
@@ -246,19 +331,19 @@ tasks:
 		}
 		return set.BudgetHaltsBefore(sess, task)
 	}
-	// Plan sizes b's prompt as the run does: the run's figure, $0.010112.
-	if got := halts(team, sess, "b"); !strings.Contains(got, "the session has spent $0.004 and the next request may cost at least $0.010112 more (its max_tokens, and its prompt as far as it is known), budget.max_cost_usd is $0.012") {
+	// Plan sizes b's prompt as the run does: the run's figure, $0.01056.
+	if got := halts(team, sess, "b"); !strings.Contains(got, "the session has spent $0.004 and the next request may cost at least $0.01056 more (its max_tokens, and its prompt as far as it is known), budget.max_cost_usd is $0.012") {
 		t.Errorf("plan's rule says %q", got)
 	}
 	if got := halts(team, nil, "b"); got != "" {
-		t.Errorf("plan's rule for a new session says %q, want nothing: $0.010112 fits in $0.012", got)
+		t.Errorf("plan's rule for a new session says %q, want nothing: $0.01056 fits in $0.012", got)
 	}
 	// A prompt that alone tips the budget: plan says the run halts before
 	// it, where it once counted the prompt as nothing.
 	long := *team
 	long.Tasks = slices.Clone(team.Tasks)
 	long.Tasks[1].Description = strings.Repeat("lorem ipsum ", 500)
-	if got := halts(&long, nil, "b"); !strings.Contains(got, "the next request may cost at least $0.01409 more") {
+	if got := halts(&long, nil, "b"); !strings.Contains(got, "the next request may cost at least $0.03045 more") {
 		t.Errorf("plan's rule for a 6,000-byte prompt says %q, want a halt", got)
 	}
 	st, err := stores.Open(context.Background(), p.home)

@@ -58,8 +58,8 @@ const CallInterrupted = checkpoint.CallInterrupted
 // input price without one), reasoning tokens as the completion tokens
 // they are part of, and the tokens of the total that neither count
 // claims (a total-only usage, a proxy's hidden reasoning tokens) at the
-// higher of the input and output prices: a known token is never free,
-// and a budget never counts less than the server may bill.
+// dearest price (dearest): a known token is never free, and a budget
+// never counts less than the server may bill.
 func costOf(u llm.Usage, p *spec.Price) float64 {
 	cached := min(u.CachedTokens, u.PromptTokens)
 	cachedPrice := p.Input
@@ -68,7 +68,20 @@ func costOf(u llm.Usage, p *spec.Price) float64 {
 	}
 	unattributed := max(0, u.TotalTokens-u.PromptTokens-u.CompletionTokens)
 	return checkpoint.RoundCost((float64(u.PromptTokens-cached)*p.Input + float64(cached)*cachedPrice + float64(u.CompletionTokens)*p.Output +
-		float64(unattributed)*max(p.Input, p.Output)) / 1e6)
+		float64(unattributed)*dearest(p)) / 1e6)
+}
+
+// dearest is the most a token may cost under p, per million: what costOf
+// charges a token the usage does not say is prompt or completion (a
+// server that reports only total_tokens), and so what a budget's worst
+// case (reserveFor) prices every token at, as it cannot know ahead which
+// way the server will report them.
+func dearest(p *spec.Price) float64 {
+	d := max(p.Input, p.Output)
+	if p.CachedInput != nil {
+		d = max(d, *p.CachedInput)
+	}
+	return d
 }
 
 // paidError is a failed attempt that had paid for LLM requests: the engine
