@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/teamrun/teamrun/internal/urltext"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/filestore"
 	"github.com/teamrun/teamrun/pkg/checkpoint/pgstore"
@@ -88,11 +89,10 @@ func expandHome(from, loc string, getenv func(string) string) (string, error) {
 		// the audit log, the resume line and every session list.
 		return "", fmt.Errorf("%w: %s looks like a PostgreSQL keyword connection string (host=… password=…), which teamrun does not read (the value is not shown: it may hold a password): give the database as a URL, postgres://USER:PASSWORD@HOST:PORT/DBNAME", checkpoint.ErrBadLocation, from)
 	}
-	if fixed, short := pgstore.SlashShort(loc); short {
+	if scheme, prefix, fixed, how := pgstore.SchemeShort(loc); how != urltext.NotShort {
 		// Taken as a folder, it made folders named after its password,
 		// and printed it.
-		scheme, _, _ := strings.Cut(loc, ":")
-		return "", fmt.Errorf("%w: %s is a %s: URL a slash short (not shown: it may hold a password): write %s (a folder whose name starts so is written ./%s:…)", checkpoint.ErrBadLocation, from, scheme, fixed, scheme)
+		return "", fmt.Errorf("%w: %s is a %s URL that %s (not shown: it may hold a password): write %s (a folder whose name starts so is written ./%s…)", checkpoint.ErrBadLocation, from, scheme, how.Needs(scheme), fixed, prefix)
 	}
 	scheme := ""
 	if strings.HasPrefix(loc, "file://~") {

@@ -60,10 +60,15 @@ func TestLocationHome(t *testing.T) {
 		{"host = db password = PGSECRET-abcdef123", nil, ""}, // libpq allows spaces around =
 		{"host =db sslpassword= PGSECRET-abcdef123", nil, ""},
 		{"/srv/out = dir", nil, "/srv/out = dir"},
-		// A postgres: URL a slash short is no folder either.
+		// A postgres URL spelt short (a slash or the colon missing) is no
+		// folder either.
 		{"postgres:/u:PGSECRET-abcdef123@127.0.0.1:1/db", nil, ""},
 		{"", map[string]string{"TEAMRUN_STORE": "postgresql:u:PGSECRET-abcdef123@db/app"}, ""},
+		{"postgres//u:PGSECRET-abcdef123@127.0.0.1:1/db", nil, ""},
+		{"", map[string]string{"TEAMRUN_STORE": "postgresql//u:PGSECRET-abcdef123@db/app"}, ""},
+		{"", map[string]string{"TEAMRUN_HOME": "Postgres//u:PGSECRET-abcdef123@db/app"}, ""},
 		{"./postgres:/data", nil, "./postgres:/data"},
+		{"./postgres//data", nil, "./postgres//data"},
 	}
 	for _, tt := range tests {
 		got, err := Location(tt.flag, env(tt.vars))
