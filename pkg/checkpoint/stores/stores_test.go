@@ -69,6 +69,17 @@ func TestLocationHome(t *testing.T) {
 		{"", map[string]string{"TEAMRUN_HOME": "Postgres//u:PGSECRET-abcdef123@db/app"}, ""},
 		{"./postgres:/data", nil, "./postgres:/data"},
 		{"./postgres//data", nil, "./postgres//data"},
+		// file:/PATH is file:///PATH (RFC 8089), file:~/x as file://~/x:
+		// neither is a folder named "file:" in the current one.
+		{"file:/srv/teamrun", nil, "file:///srv/teamrun"},
+		{"", map[string]string{"TEAMRUN_STORE": "file:/srv/a%20b"}, "file:///srv/a%20b"},
+		{"file:~/f", map[string]string{"HOME": "/home/u"}, "file:///home/u/f"},
+		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_HOME": "file:~"}, "file:///home/u"},
+		{"file:~bob/f", map[string]string{"HOME": "/home/u"}, ""},
+		{"file:~/f", nil, ""},
+		{"file:rel/dir", nil, ""},
+		{"file:", nil, ""},
+		{"./file:/srv", nil, "./file:/srv"},
 	}
 	for _, tt := range tests {
 		got, err := Location(tt.flag, env(tt.vars))
