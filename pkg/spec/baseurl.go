@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/teamrun/teamrun/internal/urltext"
 )
 
 // ParseBaseURL reads the base URL of an OpenAI-compatible endpoint
@@ -26,40 +28,45 @@ func ParseMCPURL(s string) (*url.URL, error) {
 // http://example (a host and path).
 func parseHTTPURL(s, example string) (*url.URL, error) {
 	s = strings.TrimSpace(s)
-	u, err := url.Parse(s)
-	switch {
-	case s == "":
+	if s == "" {
 		return nil, fmt.Errorf(`"" is no URL: write one such as http://%s`, example)
-	case !strings.Contains(s, "://"):
-		shown := ShownURL(s)
-		for _, scheme := range []string{"http", "https"} {
-			if rest, ok := cutPrefixFold(shown, scheme+":"); ok {
-				// http:/h or https:h: the scheme is there, a slash short.
-				return nil, fmt.Errorf("%q needs two slashes after %s:, write %s://%s", shown, scheme, scheme, strings.TrimLeft(rest, "/"))
-			}
-		}
-		for _, scheme := range []string{"http", "https"} {
-			if rest, ok := cutPrefixFold(shown, scheme+"//"); ok {
-				return nil, fmt.Errorf("%q needs a colon after %s, write %s://%s", shown, scheme, scheme, rest)
-			}
-		}
+	}
+	shown := ShownURL(s)
+	if scheme, rest, how := urltext.SchemeShort(shown, "http", "https"); how != urltext.NotShort {
+		// http:/h, https:h, http//h: the user part shown would be a
+		// folder's name to some, a host to others.
+		return nil, fmt.Errorf("%q %s, write %s://%s", shown, how.Needs(scheme), scheme, rest)
+	}
+	if !strings.Contains(s, "://") {
 		// localhost:11434/v1 parses as the scheme "localhost".
 		return nil, fmt.Errorf("%q has no scheme: write http://%s (or https://)", shown, strings.TrimPrefix(shown, "//"))
-	case err != nil:
-		if user, rest, ok := userinfo(s); ok && user != "" {
-			if _, err := url.Parse(rest); err == nil {
-				return nil, fmt.Errorf("%q has a user or password part (before the @, not shown) that is no valid URL text: percent-encode its special characters (%% as %%25, @ as %%40, / as %%2F, : in the password as %%3A)", ShownURL(s))
-			}
+	}
+	u, err := url.Parse(s)
+	if user, rest, ok := userinfo(s); ok && user != "" {
+		// Go's user part ends at the first / ? or # after the //, and
+		// so the password's rest went into the host, the path or the
+		// query: a user part that holds one is refused whether or not Go
+		// reads the URL, and so is one that makes it no URL.
+		if _, rerr := url.Parse(rest); strings.ContainsAny(user, "/?#") || err != nil && rerr == nil {
+			return nil, fmt.Errorf("%q has a user or password part (up to the last @, not shown) that a URL does not read as written: percent-encode its special characters (%% as %%25, / as %%2F, ? as %%3F, # as %%23, @ as %%40, : in the password as %%3A)", shown)
 		}
-		return nil, fmt.Errorf("%q is not a URL: write one such as http://%s", ShownURL(s), example)
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%q is not a URL: write one such as http://%s", shown, example)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("%q is not an http or https URL such as http://%s", ShownURL(s), example)
+		return nil, fmt.Errorf("%q is not an http or https URL such as http://%s", shown, example)
 	case u.Hostname() == "":
-		return nil, fmt.Errorf("%q names no host: write one such as %s://%s", ShownURL(s), u.Scheme, example)
+		if _, after, _ := strings.Cut(shown, "://"); strings.HasPrefix(after, "/") {
+			// http:///u:pw@h: the host (and a user part) was read as
+			// the path.
+			return nil, fmt.Errorf("%q names no host: it has three slashes after %s:, where a URL has two before its host", shown, u.Scheme)
+		}
+		return nil, fmt.Errorf("%q names no host: write one such as %s://%s", shown, u.Scheme, example)
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("%q has the port %s, which no server listens on: a port is from 1 to 65535", ShownURL(s), p)
+			return nil, fmt.Errorf("%q has the port %s, which no server listens on: a port is from 1 to 65535", shown, p)
 		}
 	}
 	return u, nil
@@ -69,46 +76,39 @@ func parseHTTPURL(s, example string) (*url.URL, error) {
 // and the query, where credentials ride, nor the fragment. It works on
 // the text, so that one that does not parse is shown too.
 func ShownURL(s string) string {
-	s = strings.TrimSpace(s)
-	s, _, _ = strings.Cut(s, "#")
-	s, _, _ = strings.Cut(s, "?")
-	_, rest, _ := userinfo(s)
+	user, rest, _ := userinfo(strings.TrimSpace(s))
+	end := "?#"
+	if strings.ContainsAny(user, "?#") {
+		// Read as Go reads it, what follows the @ is in the query or
+		// the fragment (…?email=a@b&api_key=…): & and ; start another
+		// pair there.
+		end = "?#&;"
+	}
+	if i := strings.IndexAny(rest, end); i >= 0 {
+		rest = rest[:i]
+	}
 	return rest
 }
 
 // userinfo cuts the user and password part (user:password@) out of the
-// URL s, as text: ok when it has one; rest is s without it.
+// URL s, as text: ok when it has one; rest is s without it. The part runs
+// from the slashes after the scheme to the last @: a password may hold an
+// unencoded / ? # or @, which end the part to Go (and to a browser), and
+// would show what follows them (PostgreSQL's store URLs are read so too).
 func userinfo(s string) (user, rest string, ok bool) {
 	host := 0
-	if i := strings.Index(s, "://"); i >= 0 {
-		host = i + len("://")
+	if _, after, how := urltext.SchemeShort(s, "http", "https"); how != urltext.NotShort {
+		// http:/u:pw@h or http//u:pw@h: the user part follows the
+		// scheme spelt short.
+		host = len(s) - len(after)
 	} else if i := strings.Index(s, "//"); i >= 0 {
-		// http//u:pw@h, a colon short, or //u:pw@h: the user part
-		// follows the slashes.
 		host = i + len("//")
-	} else {
-		// http:/u:pw@h, a slash short: the user part still follows the scheme.
-		for _, scheme := range []string{"http:", "https:"} {
-			if rest, ok := cutPrefixFold(s, scheme); ok {
-				host = len(s) - len(strings.TrimLeft(rest, "/"))
-			}
-		}
 	}
-	end := len(s)
-	if i := strings.IndexAny(s[host:], "/?#"); i >= 0 {
-		end = host + i
-	}
-	i := strings.LastIndexByte(s[host:end], '@')
+	// http:///u:pw@h: a slash too many still leaves it a user part.
+	host = len(s) - len(strings.TrimLeft(s[host:], "/"))
+	i := strings.LastIndexByte(s[host:], '@')
 	if i < 0 {
 		return "", s, false
 	}
 	return s[host : host+i], s[:host] + s[host+i+1:], true
-}
-
-// cutPrefixFold is strings.CutPrefix with the case of prefix ignored.
-func cutPrefixFold(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
-		return s[len(prefix):], true
-	}
-	return s, false
 }

@@ -59,7 +59,8 @@ func TestBaseURLRefused(t *testing.T) {
 
 // TestParseBaseURL: the URLs a request can go to pass as they are.
 func TestParseBaseURL(t *testing.T) {
-	for _, s := range []string{"http://127.0.0.1:11434/v1", "https://api.openai.com/v1", " http://h/v1/ ", "http://[::1]:8080/v1", "https://u:p@h/v1?api-version=1"} {
+	for _, s := range []string{"http://127.0.0.1:11434/v1", "https://api.openai.com/v1", " http://h/v1/ ", "http://[::1]:8080/v1", "https://u:p@h/v1?api-version=1",
+		"http://usr:Zq9@pw@h/v1"} { // Go reads the user part to the last @ before the path, as ShownURL does
 		if _, err := ParseBaseURL(s); err != nil {
 			t.Errorf("ParseBaseURL(%q): %v", s, err)
 		}
@@ -78,14 +79,63 @@ func TestParseBaseURLRefused(t *testing.T) {
 		"http//bob:pw9@h/v1":        `"http//h/v1" needs a colon after http, write http://h/v1`,
 		"HTTPS//bob:pw9@h":          `"HTTPS//h" needs a colon after https, write https://h`,
 		"//bob:pw9@h/v1":            `"//h/v1" has no scheme: write http://h/v1 (or https://)`,
-		"https://u:s3cret%ZZ@h/mcp": `"https://h/mcp" has a user or password part (before the @, not shown) that is no valid URL text: percent-encode`,
+		"https://u:s3cret%ZZ@h/mcp": `"https://h/mcp" has a user or password part (up to the last @, not shown) that a URL does not read as written: percent-encode`,
+		// A password holding an unencoded / ? # or @ ends the user part
+		// to Go: the rest of it is the host, the path or the query, and
+		// was shown whole or in part. The part runs to the last @.
+		"http://usr:Zq9/s3cret@h.example/v1":   `"http://h.example/v1" has a user or password part (up to the last @, not shown) that a URL does not read as written: percent-encode`,
+		"http://usr:Zq9?s3cret@h.example/v1":   `"http://h.example/v1" has a user or password part`,
+		"http://usr:Zq9#s3cret@h.example/v1":   `"http://h.example/v1" has a user or password part`,
+		"https://usr:123/s3cret@h.example/mcp": `"https://h.example/mcp" has a user or password part`, // a valid URL to Go: the host usr, port 123
+		"http://usr:123?s3cret@h.example":      `"http://h.example" has a user or password part`,
+		"http://h/v1?email=a@b.example":        `"http://b.example" has a user or password part`,
+		"http://usr:123?s3 cret@h.example":     `"http://h.example" has a user or password part`,
+		// A slash too many: the user part was read as the path.
+		"http:///usr:Zq9s3cret@h.example/v1": `"http:///h.example/v1" names no host: it has three slashes after http:, where a URL has two before its host`,
+		"http:///h.example/v1":               `"http:///h.example/v1" names no host: it has three slashes after http:, where a URL has two before its host`,
+		"http:///usr:Zq9/s3cret@h.example":   `"http:///h.example" has a user or password part`,
+		"http//usr:Zq9/s3cret@h.example/v1":  `"http//h.example/v1" needs a colon after http, write http://h.example/v1`,
+		"http:/usr:Zq9?s3cret@h.example/v1":  `"http:/h.example/v1" needs two slashes after http:, write http://h.example/v1`,
+		"usr:Zq9/s3cret@h.example/v1":        `"h.example/v1" has no scheme: write http://h.example/v1 (or https://)`,
+		"ftp://usr:Zq9/s3cret@h.example/v1":  `"ftp://h.example/v1" has a user or password part`,
 	} {
 		_, err := ParseMCPURL(s)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("ParseMCPURL(%q) = %v, want %s…", s, err, want)
 		}
-		if err != nil && (strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "pw9")) {
+		if err != nil && (strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "pw9") || strings.Contains(err.Error(), "Zq9")) {
 			t.Errorf("ParseMCPURL(%q) shows a secret: %v", s, err)
+		}
+	}
+}
+
+// ShownURL leaves out all from the slashes after the scheme to the last
+// @, wherever it is, and the query and fragment: no part of a password
+// shows, however it is written.
+func TestShownURL(t *testing.T) {
+	for _, tt := range []struct{ url, want string }{
+		{"http://127.0.0.1:11434/v1", "http://127.0.0.1:11434/v1"},
+		{" https://h/v1?api-key=s3cret#frag ", "https://h/v1"},
+		{"http://u:s3cret@h/v1?token=s3cret", "http://h/v1"},
+		{"http://s3cret@h/v1", "http://h/v1"},
+		{"http://u:s3/cret@h/v1", "http://h/v1"},
+		{"http://u:s3?cret@h/v1", "http://h/v1"},
+		{"http://u:s3#cret@h/v1", "http://h/v1"},
+		{"http://u:s3@cret@h/v1", "http://h/v1"},
+		{"http:///u:s3cret@h/v1", "http:///h/v1"},
+		{"http:/u:s3cret@h/v1", "http:/h/v1"},
+		{"http:u:s3cret@h/v1", "http:h/v1"},
+		{"HTTP//u:s3cret@h/v1", "HTTP//h/v1"},
+		{"//u:s3cret@h/v1", "//h/v1"},
+		{"u:s3cret@h/v1", "h/v1"},
+		// What follows an @ in the query is the query's to Go: a pair
+		// after it is not shown either.
+		{"ftp://h/v1?email=a@b.example&api_key=s3cret", "ftp://b.example"},
+		{"ftp://h/v1#a@b.example;token=s3cret", "ftp://b.example"},
+	} {
+		got := ShownURL(tt.url)
+		if got != tt.want || strings.Contains(got, "s3") {
+			t.Errorf("ShownURL(%q) = %q, want %q", tt.url, got, tt.want)
 		}
 	}
 }

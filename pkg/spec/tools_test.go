@@ -284,7 +284,7 @@ func TestMCPServersInvalid(t *testing.T) {
 		{"ftp url", `mcp: {servers: {s: {url: "ftp://u:PWSECRET-1234@h/mcp"}}}`, `mcp.servers.s.url: "ftp://h/mcp" is not an http or https URL such as http://mcp.example/mcp`},
 		{"no scheme", `mcp: {servers: {s: {url: "127.0.0.1/mcp?api_key=QSECRET-9876"}}}`, `mcp.servers.s.url: "127.0.0.1/mcp" has no scheme: write http://127.0.0.1/mcp (or https://)`},
 		{"port out of range", `mcp: {servers: {s: {url: "http://h:99999/mcp"}}}`, `mcp.servers.s.url: "http://h:99999/mcp" has the port 99999`},
-		{"bad escape in the password", `mcp: {servers: {s: {url: "http://u:PWSEC%zzRET-abcdefgh1234@h/mcp"}}}`, `mcp.servers.s.url: "http://h/mcp" has a user or password part (before the @, not shown)`},
+		{"bad escape in the password", `mcp: {servers: {s: {url: "http://u:PWSEC%zzRET-abcdefgh1234@h/mcp"}}}`, `mcp.servers.s.url: "http://h/mcp" has a user or password part (up to the last @, not shown)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/teamrun/teamrun/internal/urltext"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
@@ -186,23 +187,15 @@ func looseDecode(s string) string {
 }
 
 // schemeRest cuts raw, a store URL, after its scheme: postgres:// or
-// postgresql://, or the same a slash or two short (postgres:/u:pw@h/db),
-// which is a URL still, and no folder. ok is false for anything else.
+// postgresql://, or the same spelt short (postgres:/u:pw@h/db,
+// postgres//u:pw@h/db), which is a URL still, and no folder. scheme is as
+// written; ok is false for anything else.
 func schemeRest(raw string) (scheme, rest string, ok bool) {
-	for _, s := range []string{"postgresql:", "postgres:"} {
-		if r, found := cutPrefixFold(raw, s); found {
-			return raw[:len(s)-1], strings.TrimLeft(r, "/"), true
-		}
+	s, rest, _ := urltext.SchemeShort(raw, "postgresql", "postgres")
+	if s == "" {
+		return "", raw, false
 	}
-	return "", raw, false
-}
-
-// cutPrefixFold is strings.CutPrefix with the case of prefix ignored.
-func cutPrefixFold(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
-		return s[len(prefix):], true
-	}
-	return s, false
+	return raw[:len(s)], strings.TrimLeft(rest, "/"), true
 }
 
 // redactRaw is raw, a store URL that does not parse (or not as one),
@@ -235,18 +228,18 @@ func redactRaw(raw string) string {
 	return s
 }
 
-// SlashShort reports whether loc, a store location, is a postgres: or
-// postgresql: URL a slash or two short (postgres:/u:pw@h/db), which no
-// folder is: taken as one, it made folders named after the password. fixed
-// is loc as it should be written, without its password.
-func SlashShort(loc string) (fixed string, short bool) {
-	if IsURL(loc) {
-		return "", false
+// SchemeShort reports whether loc, a store location, is a postgres or
+// postgresql URL spelt short (postgres:/u:pw@h/db, postgres//u:pw@h/db),
+// which no folder is: taken as one, it made folders named after the
+// password, and printed it. scheme is the one it names, prefix how loc
+// starts (postgres:/), fixed loc as it should be written, without its
+// password.
+func SchemeShort(loc string) (scheme, prefix, fixed string, how urltext.Short) {
+	scheme, rest, how := urltext.SchemeShort(loc, "postgresql", "postgres")
+	if how == urltext.NotShort {
+		return "", "", "", how
 	}
-	if _, _, ok := schemeRest(loc); !ok {
-		return "", false
-	}
-	return redactRaw(loc), true
+	return scheme, loc[:len(loc)-len(rest)], redactRaw(loc), how
 }
 
 // quoted is a quoted piece of text in Go's messages.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teamrun/teamrun/internal/urltext"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
@@ -15,7 +16,7 @@ import (
 // user part, as password= or sslpassword=), none inside the password or
 // the marks that make it one. Each mutated URL is opened (parseURL: its
 // error or its location), shown (Shown, for a resume line) and checked as
-// a location a slash short (SlashShort).
+// a location spelt short (SchemeShort).
 func TestPasswordNeverShown(t *testing.T) {
 	t.Setenv("PGPASSWORD", "")
 	const pw = "hunter2secret"
@@ -31,8 +32,8 @@ func TestPasswordNeverShown(t *testing.T) {
 		if strings.Contains(raw, "://") {
 			shown = append(shown, Shown(raw)) // stores.Shown's rule
 		}
-		if fixed, short := SlashShort(raw); short {
-			shown = append(shown, fixed)
+		if _, prefix, fixed, how := SchemeShort(raw); how != urltext.NotShort {
+			shown = append(shown, prefix, fixed)
 		}
 		for _, s := range shown {
 			if strings.Contains(s, pw) {
@@ -47,6 +48,9 @@ func TestPasswordNeverShown(t *testing.T) {
 		"postgres://teamrun@127.0.0.1:5432/postgres?password=" + pw + "\r",
 		"postgres:/u:" + pw + "@127.0.0.1:1/db",
 		"postgres:u:" + pw + "@127.0.0.1:1/db",
+		"postgres//u:" + pw + "@127.0.0.1:1/db",
+		"postgresql//u:" + pw + "@127.0.0.1:1/db",
+		"postgres//u:" + pw + "/x@127.0.0.1:1/db",
 		"postgres:///u:" + pw + "@127.0.0.1:1/db",
 		"postgres://u:" + pw + "@h/db?application_name=a@b",
 		"postgres://u@h/db?password=" + pw + "@b",
@@ -95,20 +99,30 @@ func TestPasswordNeverShown(t *testing.T) {
 	}
 }
 
-// A location that is a postgres: URL a slash or two short is told as it
-// should be written, without its password; anything else is left alone.
-func TestSlashShort(t *testing.T) {
-	for _, tt := range []struct{ loc, want string }{
-		{"postgres:/u:secret@127.0.0.1:1/db", "postgres://u@127.0.0.1:1/db"},
-		{"postgres:u:secret@db/app?password=secret&sslmode=disable", "postgres://u@db/app?sslmode=disable"},
-		{"PostgreSQL:/db/app", "PostgreSQL://db/app"},
-		{"postgres://u:secret@db/app", ""},
-		{"./postgres:data", ""},
-		{"/srv/teamrun", ""},
+// A location that is a postgres URL spelt short, a slash or two or the
+// colon missing, is told as it should be written, without its password;
+// anything else is left alone.
+func TestSchemeShort(t *testing.T) {
+	for _, tt := range []struct {
+		loc, prefix, want string
+		how               urltext.Short
+	}{
+		{"postgres:/u:secret@127.0.0.1:1/db", "postgres:/", "postgres://u@127.0.0.1:1/db", urltext.SlashShort},
+		{"postgres:u:secret@db/app?password=secret&sslmode=disable", "postgres:", "postgres://u@db/app?sslmode=disable", urltext.SlashShort},
+		{"PostgreSQL:/db/app", "PostgreSQL:/", "PostgreSQL://db/app", urltext.SlashShort},
+		{"postgres//u:secret@127.0.0.1:1/db", "postgres//", "postgres://u@127.0.0.1:1/db", urltext.ColonShort},
+		{"postgresql//u:secret@db/app", "postgresql//", "postgresql://u@db/app", urltext.ColonShort},
+		{"POSTGRES//u:se/cret@db/app", "POSTGRES//", "POSTGRES://u@db/app", urltext.ColonShort},
+		{"postgres://u:secret@db/app", "", "", urltext.NotShort},
+		{"./postgres:data", "", "", urltext.NotShort},
+		{"./postgres//data", "", "", urltext.NotShort},
+		{"postgres/data", "", "", urltext.NotShort},
+		{"postgresdata//x", "", "", urltext.NotShort},
+		{"/srv/teamrun", "", "", urltext.NotShort},
 	} {
-		fixed, short := SlashShort(tt.loc)
-		if fixed != tt.want || short != (tt.want != "") {
-			t.Errorf("SlashShort(%q) = %q, %v; want %q", tt.loc, fixed, short, tt.want)
+		_, prefix, fixed, how := SchemeShort(tt.loc)
+		if prefix != tt.prefix || fixed != tt.want || how != tt.how {
+			t.Errorf("SchemeShort(%q) = %q, %q, %v; want %q, %q, %v", tt.loc, prefix, fixed, how, tt.prefix, tt.want, tt.how)
 		}
 	}
 }

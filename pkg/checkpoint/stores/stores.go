@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/teamrun/teamrun/internal/urltext"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/filestore"
 	"github.com/teamrun/teamrun/pkg/checkpoint/pgstore"
@@ -69,13 +70,14 @@ func blankVariable(name, v string, lookup func(string) (string, bool)) error {
 	return fmt.Errorf("%w: %s is %s (a variable left unset?): set it to the store's folder or URL, or unset it (unset %s) to use %s", checkpoint.ErrBadLocation, name, what, name, instead)
 }
 
-// expandHome is a folder location with a leading ~ or ~/ read as $HOME.
+// expandHome is a store location as written, checked and made the one
+// Open reads: a folder location with a leading ~ or ~/ read as $HOME.
 // No shell expands it in a crontab's or a unit's variables, nor after
 // --store=, and taken as it is, it made a folder named "~" in the current
 // one: sessions that the next run, from another folder, does not find. A
 // ~user prefix is refused rather than guessed. The file store's URL,
-// file://~/…, names the same folder: taken as it is, it made the same
-// folder named "~".
+// file://~/… (or file:~/…), names the same folder: taken as it is, it made
+// the same folder named "~". file:/PATH is file:///PATH.
 func expandHome(from, loc string, getenv func(string) string) (string, error) {
 	if strings.TrimSpace(loc) != loc {
 		// Taken as written, " /srv/x" made a folder named " " in the
@@ -88,26 +90,35 @@ func expandHome(from, loc string, getenv func(string) string) (string, error) {
 		// the audit log, the resume line and every session list.
 		return "", fmt.Errorf("%w: %s looks like a PostgreSQL keyword connection string (host=… password=…), which teamrun does not read (the value is not shown: it may hold a password): give the database as a URL, postgres://USER:PASSWORD@HOST:PORT/DBNAME", checkpoint.ErrBadLocation, from)
 	}
-	if fixed, short := pgstore.SlashShort(loc); short {
+	if scheme, prefix, fixed, how := pgstore.SchemeShort(loc); how != urltext.NotShort {
 		// Taken as a folder, it made folders named after its password,
 		// and printed it.
-		scheme, _, _ := strings.Cut(loc, ":")
-		return "", fmt.Errorf("%w: %s is a %s: URL a slash short (not shown: it may hold a password): write %s (a folder whose name starts so is written ./%s:…)", checkpoint.ErrBadLocation, from, scheme, fixed, scheme)
+		return "", fmt.Errorf("%w: %s is a %s URL that %s (not shown: it may hold a password): write %s (a folder whose name starts so is written ./%s…)", checkpoint.ErrBadLocation, from, scheme, how.Needs(scheme), fixed, prefix)
 	}
-	scheme := ""
+	written := loc
+	scheme := "" // file:// when loc is the file store's URL
+	if rest, ok := strings.CutPrefix(loc, "file:"); ok && !strings.HasPrefix(rest, "//") {
+		// file:/srv/x, RFC 8089's shortest form, is file:///srv/x, and
+		// file:~/x is read as file://~/x is: taken as written, each made
+		// a folder named "file:" in the current one.
+		if !strings.HasPrefix(rest, "/") && !strings.HasPrefix(rest, "~") {
+			return "", fmt.Errorf("%w: %s=%s: a file URL names its folder from the root, as in file:///var/lib/teamrun (or file:/var/lib/teamrun); a folder relative to the current one is its plain path, and one whose name starts with file: is written ./file:…", checkpoint.ErrBadLocation, from, written)
+		}
+		loc = "file://" + rest
+	}
 	if strings.HasPrefix(loc, "file://~") {
 		scheme, loc = "file://", strings.TrimPrefix(loc, "file://")
 	}
 	if !strings.HasPrefix(loc, "~") {
-		return loc, nil
+		return scheme + loc, nil
 	}
 	rest := loc[1:]
 	if rest != "" && rest[0] != '/' {
-		return "", fmt.Errorf("%w: %s=%s: teamrun reads only ~ and ~/… as your home folder: give the folder's full path", checkpoint.ErrBadLocation, from, scheme+loc)
+		return "", fmt.Errorf("%w: %s=%s: teamrun reads only ~ and ~/… as your home folder: give the folder's full path", checkpoint.ErrBadLocation, from, written)
 	}
 	home := getenv("HOME")
 	if home == "" {
-		return "", fmt.Errorf("%w: %s=%s: ~ is $HOME, which is not set here: give the folder's full path", checkpoint.ErrBadLocation, from, scheme+loc)
+		return "", fmt.Errorf("%w: %s=%s: ~ is $HOME, which is not set here: give the folder's full path", checkpoint.ErrBadLocation, from, written)
 	}
 	return scheme + filepath.Join(home, rest), nil
 }

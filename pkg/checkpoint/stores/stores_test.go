@@ -60,10 +60,26 @@ func TestLocationHome(t *testing.T) {
 		{"host = db password = PGSECRET-abcdef123", nil, ""}, // libpq allows spaces around =
 		{"host =db sslpassword= PGSECRET-abcdef123", nil, ""},
 		{"/srv/out = dir", nil, "/srv/out = dir"},
-		// A postgres: URL a slash short is no folder either.
+		// A postgres URL spelt short (a slash or the colon missing) is no
+		// folder either.
 		{"postgres:/u:PGSECRET-abcdef123@127.0.0.1:1/db", nil, ""},
 		{"", map[string]string{"TEAMRUN_STORE": "postgresql:u:PGSECRET-abcdef123@db/app"}, ""},
+		{"postgres//u:PGSECRET-abcdef123@127.0.0.1:1/db", nil, ""},
+		{"", map[string]string{"TEAMRUN_STORE": "postgresql//u:PGSECRET-abcdef123@db/app"}, ""},
+		{"", map[string]string{"TEAMRUN_HOME": "Postgres//u:PGSECRET-abcdef123@db/app"}, ""},
 		{"./postgres:/data", nil, "./postgres:/data"},
+		{"./postgres//data", nil, "./postgres//data"},
+		// file:/PATH is file:///PATH (RFC 8089), file:~/x as file://~/x:
+		// neither is a folder named "file:" in the current one.
+		{"file:/srv/teamrun", nil, "file:///srv/teamrun"},
+		{"", map[string]string{"TEAMRUN_STORE": "file:/srv/a%20b"}, "file:///srv/a%20b"},
+		{"file:~/f", map[string]string{"HOME": "/home/u"}, "file:///home/u/f"},
+		{"", map[string]string{"HOME": "/home/u", "TEAMRUN_HOME": "file:~"}, "file:///home/u"},
+		{"file:~bob/f", map[string]string{"HOME": "/home/u"}, ""},
+		{"file:~/f", nil, ""},
+		{"file:rel/dir", nil, ""},
+		{"file:", nil, ""},
+		{"./file:/srv", nil, "./file:/srv"},
 	}
 	for _, tt := range tests {
 		got, err := Location(tt.flag, env(tt.vars))

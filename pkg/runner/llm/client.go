@@ -881,19 +881,30 @@ func chatURL(base string) (endpoint, shown string, err error) {
 
 // URLSecrets are the credentials base carries, which spec.ShownURL leaves out
 // of messages and a run redacts from what it writes (a proxy may echo the
-// request's path): the userinfo's password (and its Basic auth form), and the values of the query
-// parameters whose name says they are one. Others (Azure's api-version)
-// stay: their dates would vanish from every answer.
+// request's path): the userinfo's password, or its user name when it has
+// no password (http://TOKEN@h: the token is the credential), with their
+// Basic auth form, and the values of the query parameters whose name says
+// they are one (credentialName). Others (Azure's api-version) stay: their
+// dates would vanish from every answer.
 func URLSecrets(base string) []string {
 	u, err := url.Parse(strings.TrimSpace(base))
 	if err != nil {
 		return nil
 	}
 	var out []string
-	if p, ok := u.User.Password(); ok && p != "" {
-		// Without a key, Go sends the userinfo as Basic auth: a server
-		// that echoes the Authorization header shows it so.
-		out = append(out, p, base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+p)))
+	if u.User != nil {
+		name := u.User.Username()
+		pw, _ := u.User.Password()
+		secret := pw
+		if secret == "" {
+			secret = name
+		}
+		if secret != "" {
+			// Without a key, Go sends the userinfo as Basic auth (name:,
+			// with no password): a server that echoes the Authorization
+			// header shows it so.
+			out = append(out, secret, base64.StdEncoding.EncodeToString([]byte(name+":"+pw)))
+		}
 	}
 	// By hand, not u.Query(): that drops a pair that does not decode
 	// (api_key=Tok3n%zz), and only the decoded value would be known,
@@ -904,9 +915,7 @@ func URLSecrets(base string) []string {
 		if err != nil {
 			name = rawName
 		}
-		n := strings.ToLower(name)
-		if raw == "" || !strings.Contains(n, "key") && !strings.Contains(n, "token") && !strings.Contains(n, "secret") &&
-			!strings.Contains(n, "pass") && !strings.Contains(n, "auth") && !strings.Contains(n, "sig") && n != "code" {
+		if raw == "" || !credentialName(name) {
 			continue
 		}
 		out = append(out, raw)
@@ -915,6 +924,22 @@ func URLSecrets(base string) []string {
 		}
 	}
 	return out
+}
+
+// credentialName says whether a URL's query parameter so named carries a
+// credential: a name that holds one of the words well-known redactors
+// treat so (Sentry's list, Datadog's query obfuscation: api_key, token,
+// password, pwd, auth, signature, X-Amz-Credential, session, cookie, jwt,
+// csrf), or that is one of the short ones, too short to look for inside
+// another name (code, pw, sid), case ignored.
+func credentialName(name string) bool {
+	n := strings.ToLower(name)
+	for _, word := range []string{"key", "token", "secret", "pass", "pwd", "auth", "sig", "credential", "session", "cookie", "jwt", "csrf", "xsrf"} {
+		if strings.Contains(n, word) {
+			return true
+		}
+	}
+	return n == "code" || n == "pw" || n == "sid"
 }
 
 // serverMessage pulls the error text out of an error body: OpenAI's

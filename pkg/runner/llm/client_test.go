@@ -831,7 +831,9 @@ func TestCompleteBadInput(t *testing.T) {
 	}{
 		{"no base URL", "", "m", `model "m" at : base URL "" is no URL: write one such as http://127.0.0.1:11434/v1`},
 		{"not http", "ftp://host/v1", "m", `base URL "ftp://host/v1" is not an http or https URL`},
-		{"no host", "http:///v1", "m", `base URL "http:///v1" names no host: write one such as http://127.0.0.1:11434/v1`},
+		{"no host", "http://", "m", `base URL "http://" names no host: write one such as http://127.0.0.1:11434/v1`},
+		{"three slashes", "http:///v1", "m", `base URL "http:///v1" names no host: it has three slashes after http:, where a URL has two before its host`},
+		{"three slashes and a user part", "http:///u:pw@host/v1", "m", `base URL "http:///host/v1" names no host: it has three slashes after http:`},
 		{"credentials hidden", "gopher://u:pw@host/x", "m", `base URL "gopher://host/x"`},
 		{"no model", "http://127.0.0.1:1/v1", "", `model "" at http://127.0.0.1:1/v1/chat/completions: no model given`},
 	}

@@ -23,6 +23,19 @@ func TestURLSecrets(t *testing.T) {
 		{"https://x.example/v1?token=tok+en9876543210", []string{"tok+en9876543210", "tok en9876543210"}},
 		{"https://x.example/v1?api_key=Tok3n%zzVal99&api-version=1", []string{"Tok3n%zzVal99"}},
 		{"https://x.example/v1?Api%5FKey=enc0ded-name-key", []string{"enc0ded-name-key"}},
+		// A token given as the user name alone is the credential (Go
+		// sends it as Basic auth, TOKEN: in base64); with a password,
+		// the user name is not.
+		{"http://TKSECRETd@127.0.0.1:1/v1", []string{"TKSECRETd", "VEtTRUNSRVRkOg=="}},
+		{"http://TKSECRETd:@127.0.0.1:1/v1", []string{"TKSECRETd", "VEtTRUNSRVRkOg=="}},
+		{"http://bob:pw-secret-1@h/v1", []string{"pw-secret-1", "Ym9iOnB3LXNlY3JldC0x"}},
+		{"http://:@h/v1", nil},
+		// The names well-known redactors treat as credentials.
+		{"https://x.example/v1?pwd=PWDSECRETe&jwt=JWTSECRETf&pw=PWSECRETh&credential=CREDSECRETi",
+			[]string{"PWDSECRETe", "JWTSECRETf", "PWSECRETh", "CREDSECRETi"}},
+		{"https://x.example/v1?X-Amz-Credential=AKIA%2F1&X-Amz-Signature=abc1&session_id=s1&SID=s2&cookie=c1&_csrf=c2&Passwd=p1",
+			[]string{"AKIA%2F1", "AKIA/1", "abc1", "s1", "s2", "c1", "c2", "p1"}},
+		{"https://x.example/v1?api-version=2024-06-01&model=m&user=u&pwx=1&sidecar=2", nil},
 		{"://not a url", nil},
 	}
 	for _, tt := range tests {

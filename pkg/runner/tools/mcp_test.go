@@ -287,7 +287,12 @@ func TestMCPHTTPUnreachableOrRefused(t *testing.T) {
 		{"401, the url's credentials", func(t *testing.T) string {
 			return strings.Replace(status(http.StatusUnauthorized, "", "")(t), "://", "://bob:url-pw-98765@", 1) + "?token=url-tok-54321"
 		}, nil, []string{
-			"MCP server r: the server answered HTTP 401 Unauthorized: the credentials mcp.servers.r.url carries (its user and password, or a token in its query; not shown) were sent and refused: check them, or send a token in mcp.servers.r.headers instead"}},
+			"MCP server r: the server answered HTTP 401 Unauthorized: the credentials mcp.servers.r.url carries (its user name and password, a token as its user name or one in its query; not shown) were sent and refused: check them, or send a token in mcp.servers.r.headers instead"}},
+		// A token as the user name alone is sent too (Basic auth).
+		{"403, a token as the url's user name", func(t *testing.T) string {
+			return strings.Replace(status(http.StatusForbidden, "", "")(t), "://", "://url-tok-54321@", 1)
+		}, nil, []string{
+			"MCP server r: the server answered HTTP 403 Forbidden: the credentials mcp.servers.r.url carries (its user name and password, a token as its user name or one in its query; not shown) were sent and refused"}},
 		{"401, a header", status(http.StatusUnauthorized, "", `{"error":"bad token"}`), token, []string{
 			"MCP server r: the server answered HTTP 401 Unauthorized: check mcp.servers.r.headers (Authorization from $MCP_TOKEN) and that variable's value"}},
 		{"403, the server's words", status(http.StatusForbidden, "", `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"token lacks\nthe mcp scope"}}`),
