@@ -91,6 +91,15 @@ type Team struct {
 	// them, so they are checked when the variables are known
 	// (UndefinedPlaceholders).
 	UnsetLists []PlaceholderUse `json:"-"`
+	// madeNames are, for the variables teamrun made for a steps file's
+	// step outputs of a NAME that is no variable's name (madeVars), the
+	// {{NAME_output}} (or {{STEP_loop_outputs}}) a text writes for them,
+	// which the placeholder check lists in their place.
+	madeNames map[string]string
+	// sharedNames are the {{NAME_output}}s (and {{STEP_loop_outputs}}s)
+	// that several step names come out as once _ replaces what a variable
+	// name cannot hold, so none is read: the placeholders to write instead.
+	sharedNames map[string][]string
 	// reads is the team's VariableReads, made once with its tasks (Parse,
 	// ExpandWith) when one sets a variable: the parse's warnings, the
 	// keys and the schedule all ask it. A copy of the team makes its own.

@@ -146,6 +146,10 @@ type stepBuilder struct {
 	// PraisonAI keeps their output as, NAME_output: the step's name, else
 	// its agent's.
 	byName map[string][]*Task
+	// names are byName's keys, in file order.
+	names []string
+	// made names the variables made for the steps' outputs.
+	made *madeVars
 	// parallels is the parallel steps, in file order.
 	parallels []parallelStep
 	// refused are the steps refuseSteps refused: not built.
@@ -189,12 +193,21 @@ func (b *builder) praisonSteps(steps *tree) {
 	if sb.dag {
 		b.team.Process = Workflow
 	}
+	names := slices.Clone(sb.names)
+	for _, tk := range b.team.Tasks[from:] {
+		names = append(names, tk.Name)
+	}
+	for _, ps := range sb.parallels {
+		names = append(names, ps.name)
+	}
+	sb.made = newMadeVars(b.team, names)
 	// Before the other bindings: a step named previous keeps its output
 	// as previous_output, which is not what {{previous_output}} reads.
 	b.bindPreviousOutput()
 	sb.bindParallelOutputs()
 	sb.bindStepOutputs(b.team.Tasks[from:])
 	sb.compileConditions()
+	b.team.madeNames, b.team.sharedNames = sb.made.spelled, sb.made.shared
 }
 
 // compileConditions gives each if step's agent its condition as bound.
@@ -261,7 +274,7 @@ func (sb *stepBuilder) bindParallelOutputs() {
 		b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: JoinAgent, Pos: ps.src.kpos(), made: true})
 		b.agents[agent] = true
 		j := &Task{Name: ps.name, Agent: agent, Pos: ps.src.kpos(), HasContext: true, Context: slices.Clone(ps.outs),
-			OutputVariable: identOf(ps.name) + "_" + parallelOutputs,
+			OutputVariable: sb.made.varFor(ps.name, parallelOutputs),
 			Description:    fmt.Sprintf("the outputs of %s as a JSON array", strings.Join(ps.outs, ", "))}
 		if b.placeTask(j, synthMap(ps.src), b.taskAt[ps.last]+1, stepNamed(ps.src)) {
 			joins[k] = j
@@ -299,9 +312,9 @@ func (sb *stepBuilder) bindParallelOutputs() {
 // output_variable, the placeholder reads that one): a repeat's, its last
 // iteration's; a loop, whose items PraisonAI runs on a copy of the
 // variables, keeps none. A name that is a variable already, or no earlier
-// step's, is left as written. A NAME that
-// is no identifier (fetch-data), which is no placeholder then, binds to a
-// variable named with _ for the other bytes.
+// step's, is left as written. A NAME that is no identifier (fetch-data,
+// 調査), which is no placeholder then, binds to a variable made of it
+// (madeVars), one of its own; so do {{STEP_loop_outputs}}, a loop step's.
 // A loop over NAME_output runs over that step's output the same way.
 func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 	seen := map[*Task]bool{}
@@ -316,15 +329,41 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		}
 		return src
 	}
-	var repeated, looped *Task // the last repeat and loop steps before the reader
-	// The loop steps before the reader, by loopOutputsName: a text names
-	// their outputs so whether or not another reads {{loop_outputs}}.
-	loops := map[string]*Task{}
-	loopNamed := func(name string) *Task { // nil when a variable has the name
-		if _, isVar := sb.b.team.Variables[name]; isVar {
+	isVar := func(name string) bool {
+		_, ok := sb.b.team.Variables[name]
+		return ok
+	}
+	// output is the step {{v}} reads when v is NAME_output, NAME as a
+	// placeholder may spell it (madeVars.named); nil when none.
+	output := func(v string) *Task {
+		name, ok := strings.CutSuffix(v, "_output")
+		if !ok || isVar(v) {
 			return nil
 		}
-		return loops[name]
+		n, ok := sb.made.named(name, "output", func(n string) bool { return last(n) != nil })
+		if !ok {
+			return nil
+		}
+		src := last(n)
+		if src.OutputVariable == "" {
+			src.OutputVariable = sb.made.varFor(n, "output")
+		}
+		return src
+	}
+	var repeated, looped *Task // the last repeat and loop steps before the reader
+	// The loop steps before the reader, by name: a text names their
+	// outputs so whether or not another reads {{loop_outputs}}.
+	loops := map[string]*Task{}
+	loopNamed := func(v string) *Task { // v: STEP_loop_outputs; nil when a variable has the name
+		name, ok := strings.CutSuffix(v, "_"+loopOutputs)
+		if !ok || isVar(v) {
+			return nil
+		}
+		n, ok := sb.made.named(name, loopOutputs, func(n string) bool { return loops[n] != nil })
+		if !ok {
+			return nil
+		}
+		return loops[n]
 	}
 	for _, tk := range tasks {
 		switch f := tk.Foreach; {
@@ -334,18 +373,12 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				f.Over = v
 			}
 		case loopNamed(f.Over) != nil:
-			f.Over = loopOutputsVar(loopNamed(f.Over))
+			f.Over = sb.loopOutputsVar(loopNamed(f.Over))
 		default:
 			// A loop over NAME_output loops over that step's output, as
 			// PraisonAI keeps it, unless a variable has the name.
-			name, ok := strings.CutSuffix(f.Over, "_output")
-			if _, isVar := sb.b.team.Variables[f.Over]; ok && !isVar {
-				if src := last(name); src != nil {
-					if src.OutputVariable == "" {
-						src.OutputVariable = f.Over
-					}
-					f.Over = src.OutputVariable
-				}
+			if src := output(f.Over); src != nil {
+				f.Over = src.OutputVariable
 			}
 		}
 		for _, dst := range boundTexts(tk) {
@@ -358,34 +391,38 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 			*dst = replacePlaceholders(*dst, praisonSteps, func(n string) (string, bool) {
 				v, field, dotted := strings.Cut(n, ".")
 				if l := loopNamed(v); l != nil {
-					return spellVar(loopOutputsVar(l), field, dotted), true
+					return spellVar(sb.loopOutputsVar(l), field, dotted), true
 				}
-				name, ok := strings.CutSuffix(v, "_output")
-				src := last(name)
-				if _, isVar := sb.b.team.Variables[v]; !ok || isVar || src == nil {
-					return "", false
+				if src := output(v); src != nil {
+					return spellVar(src.OutputVariable, field, dotted), true
 				}
-				if src.OutputVariable == "" {
-					src.OutputVariable = v
-				}
-				return spellVar(src.OutputVariable, field, dotted), true
+				return "", false
 			})
 			if !strings.Contains(*dst, "{{") {
 				continue
 			}
+			// The NAMEs no placeholder is made of: PraisonAI replaces them
+			// as written.
 			*dst = stepOutputRE().ReplaceAllStringFunc(*dst, func(m string) string {
 				if _, end := placeholderAt(m, 0, praisonSteps); end == len(m) {
 					return m // a placeholder, bound above if it can be
 				}
-				name := stepOutputRE().FindStringSubmatch(m)[1]
-				v := identOf(name + "_output")
+				sub := stepOutputRE().FindStringSubmatch(m)
+				name, kind := sub[1], sub[2]
+				if kind == loopOutputs {
+					if l := loops[name]; l != nil {
+						return "{{" + sb.loopOutputsVar(l) + "}}"
+					}
+					sb.unboundOutput(tk, m, fmt.Sprintf("no loop step before it is named %q", name))
+					return m
+				}
 				src := last(name)
-				if _, isVar := sb.b.team.Variables[v]; isVar || src == nil {
-					sb.unboundOutput(tk, m, name)
+				if src == nil {
+					sb.unboundOutput(tk, m, fmt.Sprintf("no step before it is named %q (a step's name:, else its agent's)", name))
 					return m
 				}
 				if src.OutputVariable == "" {
-					src.OutputVariable = v
+					src.OutputVariable = sb.made.varFor(name, "output")
 				}
 				return "{{" + src.OutputVariable + "}}"
 			})
@@ -396,7 +433,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		}
 		if tk.Foreach != nil {
 			looped = tk
-			loops[loopOutputsName(tk)] = tk
+			loops[tk.Name] = tk
 		}
 	}
 }
@@ -448,7 +485,7 @@ func (sb *stepBuilder) bindRepeatIterations(text *string, r *Task) {
 		return
 	}
 	if r.Repeat.Count == "" {
-		r.Repeat.Count = identOf(r.Name) + "_" + repeatIterations
+		r.Repeat.Count = sb.made.varFor(r.Name, repeatIterations)
 	}
 	*text = renameVar(*text, repeatIterations, r.Repeat.Count)
 }
@@ -465,27 +502,25 @@ func (sb *stepBuilder) loopOutputsOf(l *Task) string {
 	if _, isVar := sb.b.team.Variables[loopOutputs]; l == nil || isVar {
 		return ""
 	}
-	return loopOutputsVar(l)
+	return sb.loopOutputsVar(l)
 }
 
 // loopOutputsVar is the variable that holds the outputs of loop step l:
 // its output_variable, which its join sets to the JSON array of the
 // items' outputs (PraisonAI sets the loop's output_variable to that list
-// too), named loopOutputsName when it has none. It is set only when a
-// text reads it: the key of a loop no step reads stays as it was.
-func loopOutputsVar(l *Task) string {
+// too), named STEP_loop_outputs (madeVars) when it has none. It is set
+// only when a text reads it: the key of a loop no step reads stays as it
+// was.
+func (sb *stepBuilder) loopOutputsVar(l *Task) string {
 	if l.OutputVariable == "" {
-		l.OutputVariable = loopOutputsName(l)
+		l.OutputVariable = sb.made.varFor(l.Name, loopOutputs)
 	}
 	return l.OutputVariable
 }
 
-// loopOutputsName is the name of the variable of loop step l's outputs
-// when it has no output_variable: STEP_loop_outputs.
-func loopOutputsName(l *Task) string { return identOf(l.Name) + "_" + loopOutputs }
-
-// unboundOutput warns that tk's {{NAME_output}} m names no step before it.
-func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
+// unboundOutput warns that tk's {{NAME_output}} (or {{NAME_loop_outputs}})
+// m names no step before it, as why says.
+func (sb *stepBuilder) unboundOutput(tk *Task, m, why string) {
 	b := sb.b
 	src := b.tasks[b.taskAt[tk.Name]]
 	at := src
@@ -495,23 +530,15 @@ func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
 			break
 		}
 	}
-	b.warnf(at, at.pos(), "%s: no step before it is named %q (a step's name:, else its agent's), so the text keeps it as written", m, name)
+	b.warnf(at, at.pos(), "%s: %s, so the text keeps it as written", m, why)
 }
 
-// stepOutputRE finds {{NAME_output}}s, NAME an identifier or not:
-// PraisonAI replaces them as written.
-var stepOutputRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([^{}\s][^{}]*?)_output\s*\}\}`) })
-
-// identOf is s with each byte an identifier cannot hold made _.
-func identOf(s string) string {
-	out := []byte(s)
-	for i, c := range out {
-		if !isIdentByte(c, i == 0) {
-			out[i] = '_'
-		}
-	}
-	return string(out)
-}
+// stepOutputRE finds {{NAME_output}}s and {{NAME_loop_outputs}}s, NAME
+// an identifier or not (submatches: NAME, the kind): PraisonAI replaces
+// them as written.
+var stepOutputRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{\s*([^{}\s][^{}]*?)_(output|loop_outputs)\s*\}\}`)
+})
 
 func stepName(st *tree, fallback string) string {
 	if s, ok := st.get("name").str(); ok && s != "" {
@@ -896,6 +923,9 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		}
 	}
 	for _, k := range dedup(keys) {
+		if sb.byName[k] == nil {
+			sb.names = append(sb.names, k)
+		}
 		sb.byName[k] = append(sb.byName[k], tk)
 	}
 	return []string{name}

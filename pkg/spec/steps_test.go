@@ -282,6 +282,45 @@ steps:
   - {agent: b, action: "{{fetch-data_output}} {{ fetch-data_output }} {{fetch-dta_output}}"}
 `, []string{"fetch_data_output|get", "|{{fetch_data_output}} {{fetch_data_output}} {{fetch-dta_output}}"}, []string{
 			`s.yaml:6:24: steps[1].action: {{fetch-dta_output}}: no step before it is named "fetch-dta" (a step's name:, else its agent's), so the text keeps it as written`}},
+		// Two names that come out the same with _ for what a variable name
+		// cannot hold (調査 and 分析, fetch-data and fetch data) each read
+		// their own step: one variable each, numbered, and the spelling
+		// both come out as reads neither (the placeholder check says so).
+		{"names that come out the same", `agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: 調査, agent: a, action: research}
+  - {name: 分析, agent: a, action: analyse}
+  - {name: fetch-data, agent: a, action: dash}
+  - {name: fetch data, agent: a, action: space}
+  - {agent: a, action: "{{調査_output}} {{分析_output}} {{fetch-data_output}} {{fetch data_output}} {{fetch_data_output}}"}
+`, []string{"___output_1|research", "___output_2|analyse", "fetch_data_output_1|dash", "fetch_data_output_2|space",
+			"|{{___output_1}} {{___output_2}} {{fetch_data_output_1}} {{fetch_data_output_2}} {{fetch_data_output}}"}, nil},
+		// A step named as the variable another's name comes out as keeps
+		// that name (PraisonAI's); a variable's name is not taken either.
+		{"a step or a variable has the name", `variables: {x_y_output: given}
+agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: fetch-data, agent: a, action: dash}
+  - {name: fetch_data, agent: a, action: under}
+  - {name: x-y, agent: a, action: xy}
+  - {agent: a, action: "{{fetch-data_output}} {{fetch_data_output}} {{x-y_output}} {{x_y_output}}"}
+`, []string{"fetch_data_output_1|dash", "fetch_data_output|under", "x_y_output_1|xy",
+			"|{{fetch_data_output_1}} {{fetch_data_output}} {{x_y_output_1}} {{x_y_output}}"}, nil},
+		// {{STEP_loop_outputs}} with STEP as written binds as
+		// {{STEP_output}} does; one that names no loop before it is said.
+		{"a loop's outputs by its name as written", `variables: {xs: [p, q]}
+agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: fetch-x, agent: a, action: "{{item}}", loop: {over: xs}}
+  - {name: 調査, agent: a, action: "{{item}}", loop: {over: xs}}
+  - {name: 分析, agent: a, action: "{{item}}", loop: {over: xs}}
+  - {agent: a, action: "{{fetch-x_loop_outputs}} {{fetch_x_loop_outputs}} {{調査_loop_outputs}} {{ 分析_loop_outputs }} {{fetch-y_loop_outputs}} {{step_1_loop_outputs}}"}
+`, []string{"fetch_x_loop_outputs|{{item}}", "___loop_outputs_1|{{item}}", "___loop_outputs_2|{{item}}",
+			"|{{fetch_x_loop_outputs}} {{fetch_x_loop_outputs}} {{___loop_outputs_1}} {{___loop_outputs_2}} {{fetch-y_loop_outputs}} {{step_1_loop_outputs}}"}, []string{
+			`s.yaml:8:24: steps[3].action: {{fetch-y_loop_outputs}}: no loop step before it is named "fetch-y", so the text keeps it as written`}},
 		// A repeat's is its last iteration's (the join's), by its name or,
 		// as PraisonAI names it, its agent's.
 		{"a repeat", `agents:
