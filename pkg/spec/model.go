@@ -310,6 +310,11 @@ type taskMore struct {
 	// path is where the task is declared, as errors name it, when not
 	// tasks.NAME (roles.R.tasks.NAME, steps[0]); see KeyPath.
 	path string
+	// written are the placeholders of a steps file's task that teamrun
+	// made read a variable of its own ({{repeat_iterations}} the count of
+	// the repeat before it), by that variable: RenderTask sends one as
+	// written when the variable has no value as the task runs.
+	written map[string]string
 }
 
 // Options are a human task's allowed decisions (nil: any).

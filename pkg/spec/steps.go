@@ -150,6 +150,8 @@ type stepBuilder struct {
 	names []string
 	// made names the variables made for the steps' outputs.
 	made *madeVars
+	// wrote are the placeholders each task's texts wrote (wroteIn).
+	wrote map[*Task]map[string]bool
 	// parallels is the parallel steps, in file order.
 	parallels []parallelStep
 	// refused are the steps refuseSteps refused: not built.
@@ -286,7 +288,7 @@ func (sb *stepBuilder) bindParallelOutputs() {
 			continue // its name is another task's: said
 		}
 		for _, s := range boundTexts(tk) {
-			*s = renameVar(*s, parallelOutputs, j.OutputVariable)
+			sb.renameIn(tk, s, parallelOutputs, j.OutputVariable)
 		}
 		if tk.Foreach != nil && tk.Foreach.Over == parallelOutputs {
 			tk.Foreach.Over = j.OutputVariable
@@ -381,22 +383,26 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				f.Over = src.OutputVariable
 			}
 		}
+		sb.wroteIn(tk) // before its texts are bound
 		for _, dst := range boundTexts(tk) {
-			sb.bindRepeatIterations(dst, repeated)
+			sb.bindRepeatIterations(tk, dst, repeated)
 			if readsVar(*dst, loopOutputs, praisonSteps) {
 				if v := sb.loopOutputsOf(looped); v != "" {
-					*dst = renameVar(*dst, loopOutputs, v)
+					sb.renameIn(tk, dst, loopOutputs, v)
 				}
 			}
 			*dst = replacePlaceholders(*dst, praisonSteps, func(n string) (string, bool) {
 				v, field, dotted := strings.Cut(n, ".")
+				to := ""
 				if l := loopNamed(v); l != nil {
-					return spellVar(sb.loopOutputsVar(l), field, dotted), true
+					to = sb.loopOutputsVar(l)
+				} else if src := output(v); src != nil {
+					to = src.OutputVariable
+				} else {
+					return "", false
 				}
-				if src := output(v); src != nil {
-					return spellVar(src.OutputVariable, field, dotted), true
-				}
-				return "", false
+				sb.noteWritten(tk, to, v)
+				return spellVar(to, field, dotted), true
 			})
 			if !strings.Contains(*dst, "{{") {
 				continue
@@ -411,7 +417,8 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				name, kind := sub[1], sub[2]
 				if kind == loopOutputs {
 					if l := loops[name]; l != nil {
-						return "{{" + sb.loopOutputsVar(l) + "}}"
+						sb.noteWritten(tk, sb.loopOutputsVar(l), name+"_"+kind)
+						return "{{" + l.OutputVariable + "}}"
 					}
 					sb.unboundOutput(tk, m, fmt.Sprintf("no loop step before it is named %q", name))
 					return m
@@ -424,6 +431,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				if src.OutputVariable == "" {
 					src.OutputVariable = sb.made.varFor(name, "output")
 				}
+				sb.noteWritten(tk, src.OutputVariable, name+"_"+kind)
 				return "{{" + src.OutputVariable + "}}"
 			})
 		}
@@ -480,14 +488,64 @@ func (t *Team) praisonSetsWhere(name string, u PlaceholderUse) string {
 // none) ran, counted into a variable of its own (Repeat.Count) so that a
 // later repeat's count is never taken for it. A variable of that name is
 // left as it is.
-func (sb *stepBuilder) bindRepeatIterations(text *string, r *Task) {
+func (sb *stepBuilder) bindRepeatIterations(tk *Task, text *string, r *Task) {
 	if _, isVar := sb.b.team.Variables[repeatIterations]; r == nil || isVar || !readsVar(*text, repeatIterations, praisonSteps) {
 		return
 	}
 	if r.Repeat.Count == "" {
 		r.Repeat.Count = sb.made.varFor(r.Name, repeatIterations)
 	}
-	*text = renameVar(*text, repeatIterations, r.Repeat.Count)
+	sb.renameIn(tk, text, repeatIterations, r.Repeat.Count)
+}
+
+// renameIn makes text, one of tk's, read the variable to where it writes
+// {{from}} (or a field of it), and notes that for RenderTask (noteWritten).
+func (sb *stepBuilder) renameIn(tk *Task, text *string, from, to string) {
+	sb.wroteIn(tk)
+	*text = renameVar(*text, from, to)
+	sb.noteWritten(tk, to, from)
+}
+
+// noteWritten notes that tk's placeholder {{written}} now reads the
+// variable v, for RenderTask to send it as written when v has no value as
+// the task runs: the one spelling the file wrote (README: what does not
+// resolve stays as written). Not when tk's texts name v themselves too,
+// which the two would then not be told apart in.
+func (sb *stepBuilder) noteWritten(tk *Task, v, written string) {
+	if v == written || sb.wroteIn(tk)[v] {
+		return
+	}
+	if tk.more == nil {
+		tk.setMore(func(*taskMore) {})
+	}
+	// In place: boundTexts hands out a pointer into tk.more.
+	if tk.more.written == nil {
+		tk.more.written = map[string]string{}
+	}
+	if _, ok := tk.more.written[v]; !ok {
+		tk.more.written[v] = written
+	}
+}
+
+// wroteIn is the roots of the placeholders tk's texts (those boundTexts
+// gives) write as the file has them: read before the first binding of tk
+// renames one (renameIn, bindStepOutputs).
+func (sb *stepBuilder) wroteIn(tk *Task) map[string]bool {
+	if w, ok := sb.wrote[tk]; ok {
+		return w
+	}
+	w := map[string]bool{}
+	for _, t := range []string{tk.Description, tk.ExpectedOutput, tk.OutputFile()} {
+		eachPlaceholder(t, praisonSteps, func(n string, _, _ int) {
+			root, _, _ := strings.Cut(n, ".")
+			w[root] = true
+		})
+	}
+	if sb.wrote == nil {
+		sb.wrote = map[*Task]map[string]bool{}
+	}
+	sb.wrote[tk] = w
+	return w
 }
 
 // loopOutputs is the variable PraisonAI sets when a loop step is done:

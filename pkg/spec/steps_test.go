@@ -1239,3 +1239,50 @@ func TestStepNameRefusedOnce(t *testing.T) {
 		})
 	}
 }
+
+// A placeholder the steps' bindings made read a variable of teamrun's
+// ({{repeat_iterations}} the count of the repeat before it) is sent as
+// the file writes it when that variable has no value as the task runs
+// (a branch not taken), never as teamrun's name for it; a value fills it.
+// A text that writes teamrun's name itself keeps that.
+func TestRenderTaskKeepsWritten(t *testing.T) {
+	team, err := Parse("s.yaml", []byte(`variables: {xs: [p], flag: no}
+agents: {a: {role: A, llm: m}}
+steps:
+  - {name: fetch-data, agent: a, action: get}
+  - name: gate
+    if:
+      condition: "{{flag}} == yes"
+      then:
+        - {name: lp, agent: a, action: "{{item}}", loop: {over: xs}}
+        - {name: rep, agent: a, action: again, repeat: {until: done, max_iterations: 2}}
+        - {name: fan, parallel: [{agent: a, action: x}, {agent: a, action: y}]}
+  - {name: end, agent: a, action: "{{repeat_iterations}} {{loop_outputs}} {{parallel_outputs}} {{fetch-data_output}} {{rep_output}}"}
+  - {name: own, agent: a, action: "{{loop_outputs}} {{lp_loop_outputs}}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := team.Tasks[team.TaskIndex("end")]
+	if want := "{{rep_repeat_iterations}} {{lp_loop_outputs}} {{fan_parallel_outputs}} {{fetch_data_output}} {{rep_output}}"; tk.Description != want {
+		t.Fatalf("bound as %q, want %q", tk.Description, want)
+	}
+	tests := []struct {
+		name  string
+		task  string
+		state map[string]any
+		want  string
+	}{
+		{"nothing set", "end", map[string]any{}, "{{repeat_iterations}} {{loop_outputs}} {{parallel_outputs}} {{fetch-data_output}} {{rep_output}}"},
+		{"all set", "end", map[string]any{"rep_repeat_iterations": 2, "lp_loop_outputs": "[1]", "fan_parallel_outputs": "[2]", "fetch_data_output": "go", "rep_output": "r"}, "2 [1] [2] go r"},
+		{"teamrun's name written too", "own", map[string]any{}, "{{lp_loop_outputs}} {{lp_loop_outputs}}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tk := team.Tasks[team.TaskIndex(tt.task)]
+			if got := team.RenderTask(tk, tk.Description, tt.state); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
