@@ -1098,6 +1098,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	}
 	agentName := "route:" + name
 	var labels []string
+	var labelAt []int // the line of each of labels
 	for i, l := range r.keys() {
 		if l == "default" {
 			continue
@@ -1110,7 +1111,11 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			b.errorf(r.vals()[i], r.vals()[i].kpos(), "expected a label to find in the output, got %s: a word or words, without a space at either end or a line break", quoteShort(l))
 			continue
 		}
+		if msg := shadowedLabel(l, labels, labelAt); msg != "" {
+			b.errorf(r.vals()[i], r.vals()[i].kpos(), "%s", msg)
+		}
 		labels = append(labels, l)
+		labelAt = append(labelAt, r.vals()[i].kpos().Line)
 	}
 	// After a parallel step it reads their outputs: PraisonAI routes on
 	// their joined output.
@@ -1191,6 +1196,23 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	// The route task goes before its branches, so that file order is run order.
 	b.placeTask(rt, synthMap(st, "condition", condTree), at, stepNamed(st))
 	return outs
+}
+
+// shadowedLabel says why route label l, after the labels before (each at
+// its line in at), can never be picked, "" when it can: Decision.Decide
+// picks the first label in file order found as a word of the output,
+// ignoring case, and wherever l is found, a label l holds as a word is
+// found too (Yes beside yes, yes beside yes please).
+func shadowedLabel(l string, before []string, at []int) string {
+	for k, e := range before {
+		switch {
+		case Lower(e) == Lower(l):
+			return fmt.Sprintf("label %s is label %s (line %d) but for case, and labels are found ignoring case, so only the first could ever be picked: keep one", quoteShort(l), quoteShort(e), at[k])
+		case HasWordFold(l, e):
+			return fmt.Sprintf("label %s holds label %s (line %d) as a word, so an output that holds it holds that one too, which comes first and is picked: it could never be picked; put it before %s", quoteShort(l), quoteShort(e), at[k], quoteShort(e))
+		}
+	}
+	return ""
 }
 
 // passStep adds a task named name that passes the outputs of prev on, for
