@@ -845,8 +845,8 @@ func (b *builder) madeOfBadName(name string) bool {
 // nameTaken reports that name, which first (declared at line) has, is
 // again's too (src: where again's task is declared): at the user's step
 // when teamrun made the other name up, saying so, since the user never
-// wrote that one. A first without source (a task of tasks:, beside the
-// steps) is the user's, said as a duplicate name.
+// wrote that one. A first without source (a task no step made) is the
+// user's, said as a duplicate name.
 func (b *builder) nameTaken(name string, first, again nameSource, line int, src *tree) {
 	user, made := first, again
 	if first.made != "" {

@@ -1156,12 +1156,6 @@ func TestStepNameTakenByTeamrun(t *testing.T) {
 `, []string{
 			`a.yaml:7:12: steps[1].name: step name "step_1" is the name teamrun gives the unnamed step steps[0] (line 6): rename this step, or give that one a name`,
 		}},
-		{"a task of tasks: beside the steps", `  - {agent: a, action: one}
-tasks:
-  step_1: {description: d, agent: a}
-`, []string{
-			`a.yaml:6:5: steps[0]: duplicate step name "step_1" (first at line 8): give the steps different names`,
-		}},
 		{"two names the user gave", `  - {name: w, agent: a, action: one}
   - {name: w, agent: a, action: two}
 `, []string{
