@@ -84,17 +84,18 @@ func (m *madeVars) varFor(name, kind string) string {
 
 // named is the name the NAME of a text's {{NAME_KIND}} names a step by:
 // NAME itself when has(NAME) (a step so named before the text); else,
-// for a NAME that is an identifier, the one name of has that comes out
-// as NAME with _ for what a variable name cannot hold (fetch_data for
-// fetch-data), as the README has always let a text write it. ok is false
-// when there is none, or several: then that spelling is recorded as
-// shared, for the placeholder check to say which to write.
+// for a NAME that is an identifier and no name of the file, the one name
+// of has that comes out as NAME with _ for what a variable name cannot
+// hold (fetch_data for fetch-data), as the README has always let a text
+// write it. ok is false when there is none, or several: then that
+// spelling is recorded as shared, for the placeholder check to say which
+// to write.
 func (m *madeVars) named(name, kind string, has func(string) bool) (string, bool) {
 	if has(name) {
 		return name, true
 	}
-	if !IsIdentifier(name) {
-		return "", false
+	if !IsIdentifier(name) || slices.Contains(m.groups[name], name) {
+		return "", false // no spelling of another's: a step has that name
 	}
 	var found []string
 	for _, n := range m.groups[name] {

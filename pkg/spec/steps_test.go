@@ -308,6 +308,21 @@ steps:
   - {agent: a, action: "{{fetch-data_output}} {{fetch_data_output}} {{x-y_output}} {{x_y_output}}"}
 `, []string{"fetch_data_output_1|dash", "fetch_data_output|under", "x_y_output_1|xy",
 			"|{{fetch_data_output_1}} {{fetch_data_output}} {{x_y_output_1}} {{x_y_output}}"}, nil},
+		// The _ spelling reads the one step whose name comes out so, but
+		// not when a step has that very name, later in the file.
+		{"the _ spelling", `agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: fetch-data, agent: a, action: dash}
+  - {agent: a, action: "{{fetch_data_output}}"}
+`, []string{"fetch_data_output|dash", "|{{fetch_data_output}}"}, nil},
+		{"the _ spelling, a step of that name later", `agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: fetch-data, agent: a, action: dash}
+  - {agent: a, action: "{{fetch_data_output}}"}
+  - {name: fetch_data, agent: a, action: under}
+`, []string{"|dash", "|{{fetch_data_output}}", "|under"}, nil},
 		// {{STEP_loop_outputs}} with STEP as written binds as
 		// {{STEP_output}} does; one that names no loop before it is said.
 		{"a loop's outputs by its name as written", `variables: {xs: [p, q]}
