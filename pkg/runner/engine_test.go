@@ -566,7 +566,7 @@ func TestRenderAtRunTime(t *testing.T) {
 	tm.Tasks[1].Description = "use {x}"
 	ex := &fakeExec{}
 	e := newEngine(tm, cx, ex, &memRecorder{})
-	e.Render = func(s string, st map[string]any) string {
+	e.Render = func(_ *spec.Task, s string, st map[string]any) string {
 		for k, v := range st {
 			s = strings.ReplaceAll(s, "{"+k+"}", fmt.Sprint(v))
 		}

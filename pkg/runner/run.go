@@ -798,7 +798,7 @@ func (p *pass) engine(ctx context.Context, set *TaskSet, state map[string]any, s
 		Session:        id,
 		Started:        p.started,
 		Team:           team,
-		Render:         team.Render,
+		Render:         team.RenderTask,
 		State:          state,
 		Decisions:      map[string]string{},
 		DroppedUsage:   sess.Team.DroppedUsage,

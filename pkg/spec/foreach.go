@@ -64,6 +64,7 @@ func (b *builder) foreach(v *tree) *Foreach {
 // when its list can only come from --var.
 func (b *builder) checkForeach() {
 	t := b.team
+	b.checkInstanceNames()
 	outputs := map[string]string{}
 	producer := map[string]int{} // output_variable -> the index of its task
 	for i, tk := range t.Tasks {
@@ -102,6 +103,40 @@ func (b *builder) checkForeach() {
 		} else {
 			t.UnsetLists = append(t.UnsetLists, PlaceholderUse{Name: f.Over, Pos: over.pos(), Path: over.path})
 		}
+	}
+}
+
+// checkInstanceNames refuses a task named as an instance of a foreach
+// task is (each[1] beside foreach task each), by the name's shape alone:
+// the list may be known only once a task before it has run, or be made
+// longer by --var, and the run must not stop there, after paying for
+// what ran before it, at every --continue.
+func (b *builder) checkInstanceNames() {
+	t := b.team
+	loops := map[string]*Task{}
+	for _, tk := range t.Tasks {
+		if tk.Foreach != nil {
+			loops[tk.Name] = tk
+		}
+	}
+	if len(loops) == 0 {
+		return
+	}
+	for i, tk := range t.Tasks {
+		of, k, ok := instanceOf(tk.Name)
+		l := loops[of]
+		if !ok || l == nil {
+			continue
+		}
+		at, pos := b.tasks[i], b.tasks[i].kpos()
+		if nv := at.get("name"); nv != nil {
+			at, pos = nv, nv.pos()
+		}
+		kind, what := "task", "foreach task"
+		if l.Foreach.Path != "" {
+			kind, what = "step", "loop step"
+		}
+		b.errorf(at, pos, "%s name %q is the name teamrun gives the instance of item %d of %s %q (line %d), whatever its list holds: rename one of them", kind, tk.Name, k, what, of, l.Pos.Line)
 	}
 }
 
@@ -241,17 +276,32 @@ func InstanceName(name string, i int) string { return fmt.Sprintf("%s[%d]", name
 // an instance is not removed from the file: it is made anew, from the
 // producer's output, when the producer finishes.
 func (t *Team) DeferredJoin(name string) *Task {
+	of, _, ok := instanceOf(name)
+	if !ok {
+		return nil
+	}
 	for _, tk := range t.Tasks {
-		x := tk.Expanded()
-		if x.ExpandsWhen == "" || x.ForeachOf != tk.Name {
-			continue
-		}
-		k, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, tk.Name+"["), "]"))
-		if err == nil && k >= 0 && InstanceName(tk.Name, k) == name {
+		if x := tk.Expanded(); tk.Name == of && x.ExpandsWhen != "" && x.ForeachOf == tk.Name {
 			return tk
 		}
 	}
 	return nil
+}
+
+// instanceOf splits name into the foreach task's name and the item's
+// index when it has the shape of an instance's name (InstanceName: of[k],
+// k written as InstanceName writes it); ok is false for any other name.
+func instanceOf(name string) (of string, k int, ok bool) {
+	open := strings.LastIndexByte(name, '[')
+	if open < 0 || !strings.HasSuffix(name, "]") {
+		return "", 0, false
+	}
+	digits := name[open+1 : len(name)-1]
+	k, err := strconv.Atoi(digits)
+	if err != nil || k < 0 || strconv.Itoa(k) != digits {
+		return "", 0, false // +1, 01: no instance is named so
+	}
+	return name[:open], k, true
 }
 
 // Producer is the task whose output_variable foreach f runs over ("" when
@@ -387,10 +437,9 @@ func (t *Team) ExpandWith(state, produced map[string]any) (*Team, error) {
 			later.Description, later.ExpectedOutput = previousBound(tk.Description), previousBound(tk.ExpectedOutput)
 		}
 		for k, item := range items {
+			// No other task has its name: the file's names were checked
+			// by their shape (checkInstanceNames), whatever the list.
 			name := InstanceName(tk.Name, k)
-			if taken[name] {
-				bad = append(bad, located{tk.Pos, fmt.Errorf("%s:%d:%d: %s: instance %s has the name of another task: rename one", t.File, tk.Pos.Line, tk.Pos.Column, QuotePath(tk.KeyPath()), name)})
-			}
 			inst := base
 			if k > 0 {
 				inst = later

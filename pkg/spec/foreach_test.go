@@ -246,3 +246,39 @@ func TestForeachListErrorsAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestInstanceNameTaken: a task named as an instance of a foreach task is
+// (each[1] beside foreach task each) is refused when the file loads, by
+// its shape, whatever the list holds or is yet to hold: a list an earlier
+// task makes, one --var may make longer, one too short to reach it.
+func TestInstanceNameTaken(t *testing.T) {
+	native := "variables: {xs: [a, b]}\nagents: {w: {shell: cat}}\ntasks:\n  produce: {description: p, agent: w, output_variable: lst}\n"
+	steps := "input: go\nvariables: {xs: [a, b]}\nagents: {a: {role: A, llm: m}}\nsteps:\n  - {name: make, agent: a, action: list}\n"
+	tests := []struct{ name, src, want string }{
+		{"a list a task makes", native + "  each: {description: \"{item}\", agent: w, foreach: {over: lst}}\n  each[1]: {description: x, agent: w}\n",
+			`a.yaml:6:3: tasks.each[1]: task name "each[1]" is the name teamrun gives the instance of item 1 of foreach task "each" (line 5), whatever its list holds: rename one of them`},
+		{"before the foreach", native + "  each[0]: {description: x, agent: w}\n  each: {description: \"{item}\", agent: w, foreach: {over: lst}}\n",
+			`a.yaml:5:3: tasks.each[0]: task name "each[0]" is the name teamrun gives the instance of item 0 of foreach task "each" (line 6), whatever its list holds: rename one of them`},
+		{"beyond a variable's list", native + "  each: {description: \"{item}\", agent: w, foreach: {over: xs}}\n  each[7]: {description: x, agent: w}\n",
+			`a.yaml:6:3: tasks.each[7]: task name "each[7]" is the name teamrun gives the instance of item 7 of foreach task "each"`},
+		{"a loop over a step's output", steps + "  - {name: each, agent: a, action: \"{{item}}\", loop: {over: make_output}}\n  - {name: \"each[1]\", agent: a, action: z}\n",
+			`a.yaml:7:12: steps[2].name: step name "each[1]" is the name teamrun gives the instance of item 1 of loop step "each" (line 6), whatever its list holds: rename one of them`},
+		{"a loop over a variable", steps + "  - {name: each, agent: a, action: \"{{item}}\", loop: {over: xs}}\n  - {name: \"each[2]\", agent: a, action: z}\n",
+			`step name "each[2]" is the name teamrun gives the instance of item 2 of loop step "each"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("a.yaml", []byte(tt.src))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+	// Names no instance has load.
+	for _, name := range []string{"each[01]", "each[+1]", "each[-1]", "each[]", "other[1]", "each[1]x"} {
+		src := native + "  each: {description: \"{item}\", agent: w, foreach: {over: lst}}\n  \"" + name + "\": {description: x, agent: w}\n"
+		if _, err := Parse("a.yaml", []byte(src)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

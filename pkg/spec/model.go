@@ -91,6 +91,15 @@ type Team struct {
 	// them, so they are checked when the variables are known
 	// (UndefinedPlaceholders).
 	UnsetLists []PlaceholderUse `json:"-"`
+	// madeNames are, for the variables teamrun made for a steps file's
+	// step outputs of a NAME that is no variable's name (madeVars), the
+	// {{NAME_output}} (or {{STEP_loop_outputs}}) a text writes for them,
+	// which the placeholder check lists in their place.
+	madeNames map[string]string
+	// sharedNames are the {{NAME_output}}s (and {{STEP_loop_outputs}}s)
+	// that several step names come out as once _ replaces what a variable
+	// name cannot hold, so none is read: the placeholders to write instead.
+	sharedNames map[string][]string
 	// reads is the team's VariableReads, made once with its tasks (Parse,
 	// ExpandWith) when one sets a variable: the parse's warnings, the
 	// keys and the schedule all ask it. A copy of the team makes its own.
@@ -301,6 +310,11 @@ type taskMore struct {
 	// path is where the task is declared, as errors name it, when not
 	// tasks.NAME (roles.R.tasks.NAME, steps[0]); see KeyPath.
 	path string
+	// written are the placeholders of a steps file's task that teamrun
+	// made read a variable of its own ({{repeat_iterations}} the count of
+	// the repeat before it), by that variable: RenderTask sends one as
+	// written when the variable has no value as the task runs.
+	written map[string]string
 }
 
 // Options are a human task's allowed decisions (nil: any).

@@ -197,6 +197,9 @@ type builder struct {
 	// steps are a PraisonAI file's steps, which PraisonAI runs instead of
 	// its roles' tasks.
 	steps *tree
+	// praisonMark is what makes the file a PraisonAI one (praisonMark),
+	// for the messages about what the native format has and it has not.
+	praisonMark string
 	// stepOutputName is the name PraisonAI gives a step's output when the
 	// step has no name, by agent, where it is not the agent's key: its
 	// name: in an agents: file, its role text in a roles: file.
@@ -1171,27 +1174,33 @@ func unknownRef(kind, name string, known []string, hint string) string {
 
 // isPraison tells a PraisonAI file from a native one by keys only PraisonAI
 // uses; a native file with a typo stays native and gets a did-you-mean.
-func isPraison(root *tree) bool {
+func isPraison(root *tree) bool { return praisonMark(root) != "" }
+
+// praisonMark is what makes root a PraisonAI file, as a message says it
+// (steps: (line 7)); "" for a native file.
+func praisonMark(root *tree) string {
 	for _, k := range []string{"framework", "topic", "roles", "steps", "workflow", "dependencies", "config", "input"} {
-		if root.get(k) != nil {
-			return true
+		if v := root.get(k); v != nil {
+			return fmt.Sprintf("%s: (line %d)", k, v.kpos().Line)
 		}
 	}
-	if s, _ := root.get("type").str(); s == "job" || s == "hybrid" {
-		return true
+	if v := root.get("type"); v != nil {
+		if s, _ := v.str(); s == "job" || s == "hybrid" {
+			return fmt.Sprintf("type: %s (line %d)", s, v.kpos().Line)
+		}
 	}
 	ag := root.get("agents")
 	if ag.isSeq() && len(ag.items()) > 0 && ag.items()[0].isMap() {
-		return true
+		return fmt.Sprintf("agents: as a list of roles (line %d)", ag.kpos().Line)
 	}
 	if ag.isMap() {
 		for _, v := range ag.vals() {
-			if v.get("tasks") != nil {
-				return true
+			if ts := v.get("tasks"); ts != nil {
+				return fmt.Sprintf("an agent with tasks: (%s, line %d)", v.path, ts.kpos().Line)
 			}
 		}
 	}
-	return false
+	return ""
 }
 
 // routesOf reads a condition mapping {VALUE: task or [tasks]} in file

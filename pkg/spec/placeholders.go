@@ -180,6 +180,11 @@ func (t *Team) Defined(state map[string]any) map[string]bool {
 func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 	defined := t.Defined(state)
 	known := slices.Collect(maps.Keys(defined))
+	for i, k := range known {
+		if w, ok := t.madeNames[k]; ok {
+			known[i] = w // the name a text writes, not teamrun's
+		}
+	}
 	if t.PraisonTemplates {
 		known = append(known, praisonBuiltinNames()...) // filled when the run starts
 	}
@@ -220,11 +225,16 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		if dotted {
 			msg = fmt.Sprintf("%s: nothing defines %s, the mapping it reads a field of (variables:, an output_variable), so the text keeps it as written", u.written(), root)
 		}
-		if m := closest(root, known); m != "" {
+		shared := t.sharedNames[root]
+		if m := closest(root, known); m != "" && shared == nil {
 			msg += fmt.Sprintf(" (did you mean %q?)", m)
 		}
 		if h := t.praisonSetsWhere(root, u); h != "" && t.PraisonTemplates {
 			msg += "; " + h
+		}
+		if shared != nil {
+			msg += fmt.Sprintf("; no step is named so, and %s and %s come out as it once _ replaces what a variable name cannot hold, so it reads none of them: write the one meant, with its step's name as written",
+				strings.Join(shared[:len(shared)-1], ", "), shared[len(shared)-1])
 		}
 		if len(known) > 0 {
 			msg += "; known: " + strings.Join(known, ", ")

@@ -86,6 +86,17 @@ tasks:
 			`a.yaml:17:23: tasks.write.expected_output: {json}: nothing defines json (variables:, an output_variable or --var json=VALUE), so the text keeps it as written; known: notes, topic`,
 		}},
 		{"a --var defines it", "a.yaml", native, map[string]any{"audience": "x", "topik": "y", "json": "z"}, nil},
+		// The variables made for step outputs are listed as a text writes
+		// them; a spelling several step names come out as says which.
+		{"step outputs as written", "s.yaml", `agents: {a: {role: A, llm: m}}
+steps:
+  - {name: fetch-data, agent: a, action: dash}
+  - {name: fetch data, agent: a, action: space}
+  - {name: 調査, agent: a, action: research}
+  - {agent: a, action: "{{fetch-data_output}} {{fetch data_output}} {{調査_output}} {{fetch_data_output}}"}
+`, nil, []string{
+			`s.yaml:6:83: steps[3].action: {{fetch_data_output}}: nothing defines fetch_data_output (variables:, an output_variable or --var fetch_data_output=VALUE), so the text keeps it as written; no step is named so, and {{fetch-data_output}} and {{fetch data_output}} come out as it once _ replaces what a variable name cannot hold, so it reads none of them: write the one meant, with its step's name as written; known: date, fetch data_output, fetch-data_output, month, now, timestamp, today, uuid, year, 調査_output`,
+		}},
 		{"roles: name the agent where it is declared", "r.yaml", roles, nil, []string{
 			`r.yaml:5:21: roles.w.goal: {audience}: nothing defines audience (variables:, an output_variable or --var audience=VALUE), so the text keeps it as written; known: date, month, now, timestamp, today, topic, uuid, year`,
 		}},

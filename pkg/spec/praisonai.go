@@ -23,6 +23,7 @@ func (b *builder) praison(root *tree) {
 		return
 	}
 	t := b.team
+	b.praisonMark = praisonMark(root)
 	t.Name = defaultName(b.file)
 	t.Process = Sequential
 	t.Variables = map[string]any{}
@@ -206,7 +207,7 @@ func (b *builder) praison(root *tree) {
 	case roles != nil && !roles.isNull():
 		b.errorf(roles, roles.pos(), "expected a mapping of roles, got %s", roles.describe())
 	}
-	if tasks := root.get("tasks"); tasks != nil {
+	if tasks := root.get("tasks"); tasks != nil && !b.tasksBesideSteps(tasks, "its tasks") {
 		b.praisonTopTasks(tasks)
 	}
 	if tv := root.get("task"); tv != nil {
@@ -752,6 +753,10 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 			if hasTools(f) {
 				b.warnf(f, f.kpos(), "not supported, ignored: the agent runs without these toolsets (list its tools under tools)")
 			}
+		case "shell", "command":
+			// The native format's command agent: here it would be an LLM
+			// role, sent to a model, and the command never run.
+			b.errorf(f, f.kpos(), "a command agent (%s:) is the native format's, and this file is read as a PraisonAI file, because it has %s, where every agent is an LLM role: to run a command, write the team in the native format (agents with shell: or command:, tasks: naming them, and none of PraisonAI's keys; see `teamrun schema`)", k, b.praisonMark)
 		default:
 			b.praisonIgnored(f)
 		}
@@ -765,8 +770,7 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 		}
 	}
 	b.team.Agents = append(b.team.Agents, a)
-	if b.steps != nil && tasks != nil && (len(tasks.keys()) > 0 || len(tasks.items()) > 0) {
-		b.warnf(tasks, tasks.kpos(), "ignored: the file has steps: (line %d), and PraisonAI then runs its steps, not its roles' tasks; make these tasks steps to run them", b.steps.kpos().Line)
+	if b.tasksBesideSteps(tasks, "its roles' tasks") {
 		return a
 	}
 	switch {
@@ -865,6 +869,18 @@ func hasTools(v *tree) bool {
 		return false
 	}
 	return !v.isNull()
+}
+
+// tasksBesideSteps warns that tasks (of roles, or top-level; what says
+// which) do not run, and says so, when the file has steps: PraisonAI's
+// workflow then runs its steps alone. False when the file has no steps,
+// or tasks holds none.
+func (b *builder) tasksBesideSteps(tasks *tree, what string) bool {
+	if b.steps == nil || tasks == nil || len(tasks.keys()) == 0 && len(tasks.items()) == 0 {
+		return false
+	}
+	b.warnf(tasks, tasks.kpos(), "ignored: the file has steps: (line %d), and PraisonAI then runs its steps, not %s; make these tasks steps to run them", b.steps.kpos().Line, what)
+	return true
 }
 
 func (b *builder) praisonTopTasks(v *tree) {

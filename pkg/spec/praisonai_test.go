@@ -454,6 +454,50 @@ steps:
 	}
 }
 
+// Top-level tasks: beside steps: are said to be ignored, as a role's are:
+// PraisonAI's workflow runs the steps alone.
+func TestPraisonAIStepsOverTopTasks(t *testing.T) {
+	team, err := Parse("s.yaml", []byte(`agents:
+  a: {role: A, llm: m}
+tasks:
+  t1: {description: native task, agent: a}
+steps:
+  - {agent: a, action: step action}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(team.Tasks) != 1 || team.Tasks[0].Description != "step action" {
+		t.Errorf("tasks %+v, want the step alone", team.Tasks)
+	}
+	want := "s.yaml:3:1: tasks: ignored: the file has steps: (line 5), and PraisonAI then runs its steps, not its tasks; make these tasks steps to run them"
+	if len(team.Warnings) != 1 || team.Warnings[0].String() != want {
+		t.Errorf("warnings %v, want %q", team.Warnings, want)
+	}
+}
+
+// A native command agent (shell: or command:) in a file read as a
+// PraisonAI one, where it would be an LLM role sent to a model and its
+// command never run, is refused, saying why the file is read so and
+// where commands run.
+func TestPraisonAICommandAgentRefused(t *testing.T) {
+	for _, tt := range []struct{ name, src, want string }{
+		{"shell, steps", "input: go\nagents:\n  sh: {shell: cat}\n  w: {role: W, llm: m}\nsteps:\n  - {agent: sh, action: hi}\n",
+			"s.yaml:3:8: agents.sh.shell: a command agent (shell:) is the native format's, and this file is read as a PraisonAI file, because it has steps: (line 5), where every agent is an LLM role: to run a command, write the team in the native format (agents with shell: or command:, tasks: naming them, and none of PraisonAI's keys; see `teamrun schema`)"},
+		{"command, topic", "topic: AI\nagents:\n  sh: {role: R, command: [wc, -w]}\ntasks:\n  t: {description: d, agent: sh}\n",
+			"s.yaml:3:17: agents.sh.command: a command agent (command:) is the native format's, and this file is read as a PraisonAI file, because it has topic: (line 1), where every agent is an LLM role"},
+		{"a roles mapping", "framework: praisonai\nroles:\n  sh:\n    shell: cat\n    tasks: {t: {description: d}}\n",
+			"s.yaml:4:5: roles.sh.shell: a command agent (shell:) is the native format's, and this file is read as a PraisonAI file, because it has framework: (line 1)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("s.yaml", []byte(tt.src))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
 // A role's task reads {{input}} (topic: when input: is not given) and
 // {{previous_output}} as a step does; a file that reads no input gets none.
 func TestPraisonAIRoleTaskTemplates(t *testing.T) {

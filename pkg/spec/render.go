@@ -61,6 +61,32 @@ func (syn syntax) spell(name string) string {
 	return "{" + name + "}"
 }
 
+// RenderTask is Render of text, a text of task tk, as the task runs: a
+// placeholder teamrun made read a variable of its own (the binding of a
+// steps file's {{repeat_iterations}}, {{loop_outputs}}, {{NAME_output}}, …)
+// that has no value then stays as the file writes it, as any placeholder
+// that does not resolve does, not as teamrun's name for it. The task's
+// key is over the texts as bound (TaskDefs): sessions keep theirs.
+func (t *Team) RenderTask(tk *Task, text string, state map[string]any) string {
+	var written map[string]string
+	if tk.more != nil {
+		written = tk.more.written
+	}
+	if written == nil {
+		return t.Render(text, state)
+	}
+	return replacePlaceholders(text, t.syntax(), func(name string) (string, bool) {
+		if v, ok := lookup(state, name); ok {
+			return FormatValue(v), true
+		}
+		root, field, dotted := strings.Cut(name, ".")
+		if w, ok := written[root]; ok {
+			return spellVar(w, field, dotted), true
+		}
+		return "", false
+	})
+}
+
 func render(text string, state map[string]any, syn syntax) string {
 	return replacePlaceholders(text, syn, func(name string) (string, bool) {
 		v, ok := lookup(state, name)

@@ -304,16 +304,13 @@ steps:
   - {name: ev, agent: a, action: x, repeat: {until: done, max_iterations: 2}}
   - {name: "ev#iterations", agent: a, action: "{{repeat_iterations}}"}
   - {name: "ev#2", agent: a, action: y}
-  - {name: each, agent: a, action: "{{item}}", loop: {over: xs}}
-  - {name: "each[1]", agent: a, action: z}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = team.Expand(team.InitialState(nil))
 	want := "n.yaml:4:5: steps[0]: ev#iterations has the name of another task: rename one\n" +
-		"n.yaml:4:5: steps[0]: iteration ev#2 has the name of another task: rename one\n" +
-		"n.yaml:7:5: steps[3]: instance each[1] has the name of another task: rename one"
+		"n.yaml:4:5: steps[0]: iteration ev#2 has the name of another task: rename one"
 	if err == nil || err.Error() != want {
 		t.Errorf("err:\n%v\nwant:\n%s", err, want)
 	}

@@ -146,6 +146,12 @@ type stepBuilder struct {
 	// PraisonAI keeps their output as, NAME_output: the step's name, else
 	// its agent's.
 	byName map[string][]*Task
+	// names are byName's keys, in file order.
+	names []string
+	// made names the variables made for the steps' outputs.
+	made *madeVars
+	// wrote are the placeholders each task's texts wrote (wroteIn).
+	wrote map[*Task]map[string]bool
 	// parallels is the parallel steps, in file order.
 	parallels []parallelStep
 	// refused are the steps refuseSteps refused: not built.
@@ -189,12 +195,21 @@ func (b *builder) praisonSteps(steps *tree) {
 	if sb.dag {
 		b.team.Process = Workflow
 	}
+	names := slices.Clone(sb.names)
+	for _, tk := range b.team.Tasks[from:] {
+		names = append(names, tk.Name)
+	}
+	for _, ps := range sb.parallels {
+		names = append(names, ps.name)
+	}
+	sb.made = newMadeVars(b.team, names)
 	// Before the other bindings: a step named previous keeps its output
 	// as previous_output, which is not what {{previous_output}} reads.
 	b.bindPreviousOutput()
 	sb.bindParallelOutputs()
 	sb.bindStepOutputs(b.team.Tasks[from:])
 	sb.compileConditions()
+	b.team.madeNames, b.team.sharedNames = sb.made.spelled, sb.made.shared
 }
 
 // compileConditions gives each if step's agent its condition as bound.
@@ -261,7 +276,7 @@ func (sb *stepBuilder) bindParallelOutputs() {
 		b.team.Agents = append(b.team.Agents, &Agent{Name: agent, Kind: JoinAgent, Pos: ps.src.kpos(), made: true})
 		b.agents[agent] = true
 		j := &Task{Name: ps.name, Agent: agent, Pos: ps.src.kpos(), HasContext: true, Context: slices.Clone(ps.outs),
-			OutputVariable: identOf(ps.name) + "_" + parallelOutputs,
+			OutputVariable: sb.made.varFor(ps.name, parallelOutputs),
 			Description:    fmt.Sprintf("the outputs of %s as a JSON array", strings.Join(ps.outs, ", "))}
 		if b.placeTask(j, synthMap(ps.src), b.taskAt[ps.last]+1, stepNamed(ps.src)) {
 			joins[k] = j
@@ -273,7 +288,7 @@ func (sb *stepBuilder) bindParallelOutputs() {
 			continue // its name is another task's: said
 		}
 		for _, s := range boundTexts(tk) {
-			*s = renameVar(*s, parallelOutputs, j.OutputVariable)
+			sb.renameIn(tk, s, parallelOutputs, j.OutputVariable)
 		}
 		if tk.Foreach != nil && tk.Foreach.Over == parallelOutputs {
 			tk.Foreach.Over = j.OutputVariable
@@ -299,9 +314,9 @@ func (sb *stepBuilder) bindParallelOutputs() {
 // output_variable, the placeholder reads that one): a repeat's, its last
 // iteration's; a loop, whose items PraisonAI runs on a copy of the
 // variables, keeps none. A name that is a variable already, or no earlier
-// step's, is left as written. A NAME that
-// is no identifier (fetch-data), which is no placeholder then, binds to a
-// variable named with _ for the other bytes.
+// step's, is left as written. A NAME that is no identifier (fetch-data,
+// 調査), which is no placeholder then, binds to a variable made of it
+// (madeVars), one of its own; so do {{STEP_loop_outputs}}, a loop step's.
 // A loop over NAME_output runs over that step's output the same way.
 func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 	seen := map[*Task]bool{}
@@ -316,15 +331,41 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		}
 		return src
 	}
-	var repeated, looped *Task // the last repeat and loop steps before the reader
-	// The loop steps before the reader, by loopOutputsName: a text names
-	// their outputs so whether or not another reads {{loop_outputs}}.
-	loops := map[string]*Task{}
-	loopNamed := func(name string) *Task { // nil when a variable has the name
-		if _, isVar := sb.b.team.Variables[name]; isVar {
+	isVar := func(name string) bool {
+		_, ok := sb.b.team.Variables[name]
+		return ok
+	}
+	// output is the step {{v}} reads when v is NAME_output, NAME as a
+	// placeholder may spell it (madeVars.named); nil when none.
+	output := func(v string) *Task {
+		name, ok := strings.CutSuffix(v, "_output")
+		if !ok || isVar(v) {
 			return nil
 		}
-		return loops[name]
+		n, ok := sb.made.named(name, "output", func(n string) bool { return last(n) != nil })
+		if !ok {
+			return nil
+		}
+		src := last(n)
+		if src.OutputVariable == "" {
+			src.OutputVariable = sb.made.varFor(n, "output")
+		}
+		return src
+	}
+	var repeated, looped *Task // the last repeat and loop steps before the reader
+	// The loop steps before the reader, by name: a text names their
+	// outputs so whether or not another reads {{loop_outputs}}.
+	loops := map[string]*Task{}
+	loopNamed := func(v string) *Task { // v: STEP_loop_outputs; nil when a variable has the name
+		name, ok := strings.CutSuffix(v, "_"+loopOutputs)
+		if !ok || isVar(v) {
+			return nil
+		}
+		n, ok := sb.made.named(name, loopOutputs, func(n string) bool { return loops[n] != nil })
+		if !ok {
+			return nil
+		}
+		return loops[n]
 	}
 	for _, tk := range tasks {
 		switch f := tk.Foreach; {
@@ -334,59 +375,63 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				f.Over = v
 			}
 		case loopNamed(f.Over) != nil:
-			f.Over = loopOutputsVar(loopNamed(f.Over))
+			f.Over = sb.loopOutputsVar(loopNamed(f.Over))
 		default:
 			// A loop over NAME_output loops over that step's output, as
 			// PraisonAI keeps it, unless a variable has the name.
-			name, ok := strings.CutSuffix(f.Over, "_output")
-			if _, isVar := sb.b.team.Variables[f.Over]; ok && !isVar {
-				if src := last(name); src != nil {
-					if src.OutputVariable == "" {
-						src.OutputVariable = f.Over
-					}
-					f.Over = src.OutputVariable
-				}
+			if src := output(f.Over); src != nil {
+				f.Over = src.OutputVariable
 			}
 		}
+		sb.wroteIn(tk) // before its texts are bound
 		for _, dst := range boundTexts(tk) {
-			sb.bindRepeatIterations(dst, repeated)
+			sb.bindRepeatIterations(tk, dst, repeated)
 			if readsVar(*dst, loopOutputs, praisonSteps) {
 				if v := sb.loopOutputsOf(looped); v != "" {
-					*dst = renameVar(*dst, loopOutputs, v)
+					sb.renameIn(tk, dst, loopOutputs, v)
 				}
 			}
 			*dst = replacePlaceholders(*dst, praisonSteps, func(n string) (string, bool) {
 				v, field, dotted := strings.Cut(n, ".")
+				to := ""
 				if l := loopNamed(v); l != nil {
-					return spellVar(loopOutputsVar(l), field, dotted), true
-				}
-				name, ok := strings.CutSuffix(v, "_output")
-				src := last(name)
-				if _, isVar := sb.b.team.Variables[v]; !ok || isVar || src == nil {
+					to = sb.loopOutputsVar(l)
+				} else if src := output(v); src != nil {
+					to = src.OutputVariable
+				} else {
 					return "", false
 				}
-				if src.OutputVariable == "" {
-					src.OutputVariable = v
-				}
-				return spellVar(src.OutputVariable, field, dotted), true
+				sb.noteWritten(tk, to, v)
+				return spellVar(to, field, dotted), true
 			})
 			if !strings.Contains(*dst, "{{") {
 				continue
 			}
+			// The NAMEs no placeholder is made of: PraisonAI replaces them
+			// as written.
 			*dst = stepOutputRE().ReplaceAllStringFunc(*dst, func(m string) string {
 				if _, end := placeholderAt(m, 0, praisonSteps); end == len(m) {
 					return m // a placeholder, bound above if it can be
 				}
-				name := stepOutputRE().FindStringSubmatch(m)[1]
-				v := identOf(name + "_output")
+				sub := stepOutputRE().FindStringSubmatch(m)
+				name, kind := sub[1], sub[2]
+				if kind == loopOutputs {
+					if l := loops[name]; l != nil {
+						sb.noteWritten(tk, sb.loopOutputsVar(l), name+"_"+kind)
+						return "{{" + l.OutputVariable + "}}"
+					}
+					sb.unboundOutput(tk, m, fmt.Sprintf("no loop step before it is named %q", name))
+					return m
+				}
 				src := last(name)
-				if _, isVar := sb.b.team.Variables[v]; isVar || src == nil {
-					sb.unboundOutput(tk, m, name)
+				if src == nil {
+					sb.unboundOutput(tk, m, fmt.Sprintf("no step before it is named %q (a step's name:, else its agent's)", name))
 					return m
 				}
 				if src.OutputVariable == "" {
-					src.OutputVariable = v
+					src.OutputVariable = sb.made.varFor(name, "output")
 				}
+				sb.noteWritten(tk, src.OutputVariable, name+"_"+kind)
 				return "{{" + src.OutputVariable + "}}"
 			})
 		}
@@ -396,7 +441,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 		}
 		if tk.Foreach != nil {
 			looped = tk
-			loops[loopOutputsName(tk)] = tk
+			loops[tk.Name] = tk
 		}
 	}
 }
@@ -443,14 +488,64 @@ func (t *Team) praisonSetsWhere(name string, u PlaceholderUse) string {
 // none) ran, counted into a variable of its own (Repeat.Count) so that a
 // later repeat's count is never taken for it. A variable of that name is
 // left as it is.
-func (sb *stepBuilder) bindRepeatIterations(text *string, r *Task) {
+func (sb *stepBuilder) bindRepeatIterations(tk *Task, text *string, r *Task) {
 	if _, isVar := sb.b.team.Variables[repeatIterations]; r == nil || isVar || !readsVar(*text, repeatIterations, praisonSteps) {
 		return
 	}
 	if r.Repeat.Count == "" {
-		r.Repeat.Count = identOf(r.Name) + "_" + repeatIterations
+		r.Repeat.Count = sb.made.varFor(r.Name, repeatIterations)
 	}
-	*text = renameVar(*text, repeatIterations, r.Repeat.Count)
+	sb.renameIn(tk, text, repeatIterations, r.Repeat.Count)
+}
+
+// renameIn makes text, one of tk's, read the variable to where it writes
+// {{from}} (or a field of it), and notes that for RenderTask (noteWritten).
+func (sb *stepBuilder) renameIn(tk *Task, text *string, from, to string) {
+	sb.wroteIn(tk)
+	*text = renameVar(*text, from, to)
+	sb.noteWritten(tk, to, from)
+}
+
+// noteWritten notes that tk's placeholder {{written}} now reads the
+// variable v, for RenderTask to send it as written when v has no value as
+// the task runs: the one spelling the file wrote (README: what does not
+// resolve stays as written). Not when tk's texts name v themselves too,
+// which the two would then not be told apart in.
+func (sb *stepBuilder) noteWritten(tk *Task, v, written string) {
+	if v == written || sb.wroteIn(tk)[v] {
+		return
+	}
+	if tk.more == nil {
+		tk.setMore(func(*taskMore) {})
+	}
+	// In place: boundTexts hands out a pointer into tk.more.
+	if tk.more.written == nil {
+		tk.more.written = map[string]string{}
+	}
+	if _, ok := tk.more.written[v]; !ok {
+		tk.more.written[v] = written
+	}
+}
+
+// wroteIn is the roots of the placeholders tk's texts (those boundTexts
+// gives) write as the file has them: read before the first binding of tk
+// renames one (renameIn, bindStepOutputs).
+func (sb *stepBuilder) wroteIn(tk *Task) map[string]bool {
+	if w, ok := sb.wrote[tk]; ok {
+		return w
+	}
+	w := map[string]bool{}
+	for _, t := range []string{tk.Description, tk.ExpectedOutput, tk.OutputFile()} {
+		eachPlaceholder(t, praisonSteps, func(n string, _, _ int) {
+			root, _, _ := strings.Cut(n, ".")
+			w[root] = true
+		})
+	}
+	if sb.wrote == nil {
+		sb.wrote = map[*Task]map[string]bool{}
+	}
+	sb.wrote[tk] = w
+	return w
 }
 
 // loopOutputs is the variable PraisonAI sets when a loop step is done:
@@ -465,27 +560,25 @@ func (sb *stepBuilder) loopOutputsOf(l *Task) string {
 	if _, isVar := sb.b.team.Variables[loopOutputs]; l == nil || isVar {
 		return ""
 	}
-	return loopOutputsVar(l)
+	return sb.loopOutputsVar(l)
 }
 
 // loopOutputsVar is the variable that holds the outputs of loop step l:
 // its output_variable, which its join sets to the JSON array of the
 // items' outputs (PraisonAI sets the loop's output_variable to that list
-// too), named loopOutputsName when it has none. It is set only when a
-// text reads it: the key of a loop no step reads stays as it was.
-func loopOutputsVar(l *Task) string {
+// too), named STEP_loop_outputs (madeVars) when it has none. It is set
+// only when a text reads it: the key of a loop no step reads stays as it
+// was.
+func (sb *stepBuilder) loopOutputsVar(l *Task) string {
 	if l.OutputVariable == "" {
-		l.OutputVariable = loopOutputsName(l)
+		l.OutputVariable = sb.made.varFor(l.Name, loopOutputs)
 	}
 	return l.OutputVariable
 }
 
-// loopOutputsName is the name of the variable of loop step l's outputs
-// when it has no output_variable: STEP_loop_outputs.
-func loopOutputsName(l *Task) string { return identOf(l.Name) + "_" + loopOutputs }
-
-// unboundOutput warns that tk's {{NAME_output}} m names no step before it.
-func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
+// unboundOutput warns that tk's {{NAME_output}} (or {{NAME_loop_outputs}})
+// m names no step before it, as why says.
+func (sb *stepBuilder) unboundOutput(tk *Task, m, why string) {
 	b := sb.b
 	src := b.tasks[b.taskAt[tk.Name]]
 	at := src
@@ -495,23 +588,15 @@ func (sb *stepBuilder) unboundOutput(tk *Task, m, name string) {
 			break
 		}
 	}
-	b.warnf(at, at.pos(), "%s: no step before it is named %q (a step's name:, else its agent's), so the text keeps it as written", m, name)
+	b.warnf(at, at.pos(), "%s: %s, so the text keeps it as written", m, why)
 }
 
-// stepOutputRE finds {{NAME_output}}s, NAME an identifier or not:
-// PraisonAI replaces them as written.
-var stepOutputRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([^{}\s][^{}]*?)_output\s*\}\}`) })
-
-// identOf is s with each byte an identifier cannot hold made _.
-func identOf(s string) string {
-	out := []byte(s)
-	for i, c := range out {
-		if !isIdentByte(c, i == 0) {
-			out[i] = '_'
-		}
-	}
-	return string(out)
-}
+// stepOutputRE finds {{NAME_output}}s and {{NAME_loop_outputs}}s, NAME
+// an identifier or not (submatches: NAME, the kind): PraisonAI replaces
+// them as written.
+var stepOutputRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{\s*([^{}\s][^{}]*?)_(output|loop_outputs)\s*\}\}`)
+})
 
 func stepName(st *tree, fallback string) string {
 	if s, ok := st.get("name").str(); ok && s != "" {
@@ -760,8 +845,8 @@ func (b *builder) madeOfBadName(name string) bool {
 // nameTaken reports that name, which first (declared at line) has, is
 // again's too (src: where again's task is declared): at the user's step
 // when teamrun made the other name up, saying so, since the user never
-// wrote that one. A first without source (a task of tasks:, beside the
-// steps) is the user's, said as a duplicate name.
+// wrote that one. A first without source (a task no step made) is the
+// user's, said as a duplicate name.
 func (b *builder) nameTaken(name string, first, again nameSource, line int, src *tree) {
 	user, made := first, again
 	if first.made != "" {
@@ -896,6 +981,9 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		}
 	}
 	for _, k := range dedup(keys) {
+		if sb.byName[k] == nil {
+			sb.names = append(sb.names, k)
+		}
 		sb.byName[k] = append(sb.byName[k], tk)
 	}
 	return []string{name}
@@ -1010,6 +1098,7 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	}
 	agentName := "route:" + name
 	var labels []string
+	var labelAt []int // the line of each of labels
 	for i, l := range r.keys() {
 		if l == "default" {
 			continue
@@ -1022,7 +1111,11 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			b.errorf(r.vals()[i], r.vals()[i].kpos(), "expected a label to find in the output, got %s: a word or words, without a space at either end or a line break", quoteShort(l))
 			continue
 		}
+		if msg := shadowedLabel(l, labels, labelAt); msg != "" {
+			b.errorf(r.vals()[i], r.vals()[i].kpos(), "%s", msg)
+		}
 		labels = append(labels, l)
+		labelAt = append(labelAt, r.vals()[i].kpos().Line)
 	}
 	// After a parallel step it reads their outputs: PraisonAI routes on
 	// their joined output.
@@ -1103,6 +1196,23 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 	// The route task goes before its branches, so that file order is run order.
 	b.placeTask(rt, synthMap(st, "condition", condTree), at, stepNamed(st))
 	return outs
+}
+
+// shadowedLabel says why route label l, after the labels before (each at
+// its line in at), can never be picked, "" when it can: Decision.Decide
+// picks the first label in file order found as a word of the output,
+// ignoring case, and wherever l is found, a label l holds as a word is
+// found too (Yes beside yes, yes beside yes please).
+func shadowedLabel(l string, before []string, at []int) string {
+	for k, e := range before {
+		switch {
+		case Lower(e) == Lower(l):
+			return fmt.Sprintf("label %s is label %s (line %d) but for case, and labels are found ignoring case, so only the first could ever be picked: keep one", quoteShort(l), quoteShort(e), at[k])
+		case HasWordFold(l, e):
+			return fmt.Sprintf("label %s holds label %s (line %d) as a word, so an output that holds it holds that one too, which comes first and is picked: it could never be picked; put it before %s", quoteShort(l), quoteShort(e), at[k], quoteShort(e))
+		}
+	}
+	return ""
 }
 
 // passStep adds a task named name that passes the outputs of prev on, for

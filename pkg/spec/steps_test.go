@@ -282,6 +282,60 @@ steps:
   - {agent: b, action: "{{fetch-data_output}} {{ fetch-data_output }} {{fetch-dta_output}}"}
 `, []string{"fetch_data_output|get", "|{{fetch_data_output}} {{fetch_data_output}} {{fetch-dta_output}}"}, []string{
 			`s.yaml:6:24: steps[1].action: {{fetch-dta_output}}: no step before it is named "fetch-dta" (a step's name:, else its agent's), so the text keeps it as written`}},
+		// Two names that come out the same with _ for what a variable name
+		// cannot hold (調査 and 分析, fetch-data and fetch data) each read
+		// their own step: one variable each, numbered, and the spelling
+		// both come out as reads neither (the placeholder check says so).
+		{"names that come out the same", `agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: 調査, agent: a, action: research}
+  - {name: 分析, agent: a, action: analyse}
+  - {name: fetch-data, agent: a, action: dash}
+  - {name: fetch data, agent: a, action: space}
+  - {agent: a, action: "{{調査_output}} {{分析_output}} {{fetch-data_output}} {{fetch data_output}} {{fetch_data_output}}"}
+`, []string{"___output_1|research", "___output_2|analyse", "fetch_data_output_1|dash", "fetch_data_output_2|space",
+			"|{{___output_1}} {{___output_2}} {{fetch_data_output_1}} {{fetch_data_output_2}} {{fetch_data_output}}"}, nil},
+		// A step named as the variable another's name comes out as keeps
+		// that name (PraisonAI's); a variable's name is not taken either.
+		{"a step or a variable has the name", `variables: {x_y_output: given}
+agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: fetch-data, agent: a, action: dash}
+  - {name: fetch_data, agent: a, action: under}
+  - {name: x-y, agent: a, action: xy}
+  - {agent: a, action: "{{fetch-data_output}} {{fetch_data_output}} {{x-y_output}} {{x_y_output}}"}
+`, []string{"fetch_data_output_1|dash", "fetch_data_output|under", "x_y_output_1|xy",
+			"|{{fetch_data_output_1}} {{fetch_data_output}} {{x_y_output_1}} {{x_y_output}}"}, nil},
+		// The _ spelling reads the one step whose name comes out so, but
+		// not when a step has that very name, later in the file.
+		{"the _ spelling", `agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: fetch-data, agent: a, action: dash}
+  - {agent: a, action: "{{fetch_data_output}}"}
+`, []string{"fetch_data_output|dash", "|{{fetch_data_output}}"}, nil},
+		{"the _ spelling, a step of that name later", `agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: fetch-data, agent: a, action: dash}
+  - {agent: a, action: "{{fetch_data_output}}"}
+  - {name: fetch_data, agent: a, action: under}
+`, []string{"|dash", "|{{fetch_data_output}}", "|under"}, nil},
+		// {{STEP_loop_outputs}} with STEP as written binds as
+		// {{STEP_output}} does; one that names no loop before it is said.
+		{"a loop's outputs by its name as written", `variables: {xs: [p, q]}
+agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: fetch-x, agent: a, action: "{{item}}", loop: {over: xs}}
+  - {name: 調査, agent: a, action: "{{item}}", loop: {over: xs}}
+  - {name: 分析, agent: a, action: "{{item}}", loop: {over: xs}}
+  - {agent: a, action: "{{fetch-x_loop_outputs}} {{fetch_x_loop_outputs}} {{調査_loop_outputs}} {{ 分析_loop_outputs }} {{fetch-y_loop_outputs}} {{step_1_loop_outputs}}"}
+`, []string{"fetch_x_loop_outputs|{{item}}", "___loop_outputs_1|{{item}}", "___loop_outputs_2|{{item}}",
+			"|{{fetch_x_loop_outputs}} {{fetch_x_loop_outputs}} {{___loop_outputs_1}} {{___loop_outputs_2}} {{fetch-y_loop_outputs}} {{step_1_loop_outputs}}"}, []string{
+			`s.yaml:8:24: steps[3].action: {{fetch-y_loop_outputs}}: no loop step before it is named "fetch-y", so the text keeps it as written`}},
 		// A repeat's is its last iteration's (the join's), by its name or,
 		// as PraisonAI names it, its agent's.
 		{"a repeat", `agents:
@@ -852,6 +906,12 @@ func TestStepShapesRefused(t *testing.T) {
 			`a.yaml:7:13: "steps[1].route.yes ": expected a label to find in the output, got "yes "`},
 		{"a route label with a line break", "steps:\n  - {agent: c, action: classify}\n  - route: {\"yes\\nno\": [x]}\n",
 			`a.yaml:7:13: "steps[1].route.yes\nno": expected a label to find in the output, got "yes\nno"`},
+		{"route labels alike but for case", "steps:\n  - {agent: c, action: classify}\n  - route:\n      Yes: [x]\n      yes: [c]\n",
+			`a.yaml:9:7: steps[1].route.yes: label "yes" is label "Yes" (line 8) but for case, and labels are found ignoring case, so only the first could ever be picked: keep one`},
+		{"a route label holding an earlier one", "steps:\n  - {agent: c, action: classify}\n  - route:\n      no: [x]\n      No Way: [c]\n",
+			`a.yaml:9:7: steps[1].route.No Way: label "No Way" holds label "no" (line 8) as a word, so an output that holds it holds that one too, which comes first and is picked: it could never be picked; put it before "no"`},
+		{"route labels alike but for case, beyond ASCII", "steps:\n  - {agent: c, action: classify}\n  - route:\n      ÉTÉ: [x]\n      été: [c]\n",
+			`a.yaml:9:7: steps[1].route.été: label "été" is label "ÉTÉ" (line 8) but for case`},
 		{"an empty parallel", "steps:\n  - parallel: []\n",
 			`a.yaml:6:15: steps[0].parallel: expected a list of steps to run at once, got an empty list`},
 		{"no steps", "steps: []\n",
@@ -1111,12 +1171,6 @@ func TestStepNameTakenByTeamrun(t *testing.T) {
 `, []string{
 			`a.yaml:7:12: steps[1].name: step name "step_1" is the name teamrun gives the unnamed step steps[0] (line 6): rename this step, or give that one a name`,
 		}},
-		{"a task of tasks: beside the steps", `  - {agent: a, action: one}
-tasks:
-  step_1: {description: d, agent: a}
-`, []string{
-			`a.yaml:6:5: steps[0]: duplicate step name "step_1" (first at line 8): give the steps different names`,
-		}},
 		{"two names the user gave", `  - {name: w, agent: a, action: one}
   - {name: w, agent: a, action: two}
 `, []string{
@@ -1196,6 +1250,53 @@ func TestStepNameRefusedOnce(t *testing.T) {
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// A placeholder the steps' bindings made read a variable of teamrun's
+// ({{repeat_iterations}} the count of the repeat before it) is sent as
+// the file writes it when that variable has no value as the task runs
+// (a branch not taken), never as teamrun's name for it; a value fills it.
+// A text that writes teamrun's name itself keeps that.
+func TestRenderTaskKeepsWritten(t *testing.T) {
+	team, err := Parse("s.yaml", []byte(`variables: {xs: [p], flag: no}
+agents: {a: {role: A, llm: m}}
+steps:
+  - {name: fetch-data, agent: a, action: get}
+  - name: gate
+    if:
+      condition: "{{flag}} == yes"
+      then:
+        - {name: lp, agent: a, action: "{{item}}", loop: {over: xs}}
+        - {name: rep, agent: a, action: again, repeat: {until: done, max_iterations: 2}}
+        - {name: fan, parallel: [{agent: a, action: x}, {agent: a, action: y}]}
+  - {name: end, agent: a, action: "{{repeat_iterations}} {{loop_outputs}} {{parallel_outputs}} {{fetch-data_output}} {{rep_output}}"}
+  - {name: own, agent: a, action: "{{loop_outputs}} {{lp_loop_outputs}}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := team.Tasks[team.TaskIndex("end")]
+	if want := "{{rep_repeat_iterations}} {{lp_loop_outputs}} {{fan_parallel_outputs}} {{fetch_data_output}} {{rep_output}}"; tk.Description != want {
+		t.Fatalf("bound as %q, want %q", tk.Description, want)
+	}
+	tests := []struct {
+		name  string
+		task  string
+		state map[string]any
+		want  string
+	}{
+		{"nothing set", "end", map[string]any{}, "{{repeat_iterations}} {{loop_outputs}} {{parallel_outputs}} {{fetch-data_output}} {{rep_output}}"},
+		{"all set", "end", map[string]any{"rep_repeat_iterations": 2, "lp_loop_outputs": "[1]", "fan_parallel_outputs": "[2]", "fetch_data_output": "go", "rep_output": "r"}, "2 [1] [2] go r"},
+		{"teamrun's name written too", "own", map[string]any{}, "{{lp_loop_outputs}} {{lp_loop_outputs}}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tk := team.Tasks[team.TaskIndex(tt.task)]
+			if got := team.RenderTask(tk, tk.Description, tt.state); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
 	}

@@ -58,7 +58,7 @@ func TestGraphOfPlainTasksMakesNoIndex(t *testing.T) {
 func plainTeam(t *testing.T, n int) *spec.Team {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString("name: bench\nprocess: sequential\nagents:\n  - name: w\n    command: [\"true\"]\ntasks:\n")
+	b.WriteString("name: bench\nprocess: sequential\nagents:\n  w:\n    command: [\"true\"]\ntasks:\n")
 	for i := range n {
 		fmt.Fprintf(&b, "  - name: t%d\n    agent: w\n    description: task %d\n", i, i)
 	}
@@ -109,7 +109,7 @@ func TestRefuserOfResultsAllTakenOver(t *testing.T) {
 func TestContextsFindTasksOutOfOrder(t *testing.T) {
 	tm, err := spec.Parse("agents.yaml", []byte(`name: w
 agents:
-  - name: w
+  w:
     command: ["true"]
 tasks:
   - name: a
