@@ -108,7 +108,9 @@ func (v *varsFlag) Set(s string) error {
 	return nil
 }
 
-func runCommand(ios *iostreams.IOStreams) *cli.Command {
+// runCommand is `teamrun run`; in is the handler main installed for its
+// signals before anything else.
+func runCommand(ios *iostreams.IOStreams, in *runner.Interrupts) *cli.Command {
 	wait := &waitFlag{}
 	vars := &varsFlag{}
 	maxParallel := &posIntFlag{n: 4}
@@ -175,8 +177,12 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		} else {
 			parsed = newRunGC(args[0])
 		}
-		ctx, interrupts := runner.WatchInterrupts(c.Context, func(msg string) { fmt.Fprintln(ios.ErrOut, msg) })
-		defer interrupts.Stop()
+		ctx, interrupts := c.Context, in
+		if interrupts == nil { // an app built alone, in a test
+			ctx, interrupts = runner.WatchInterrupts(ctx)
+			defer interrupts.Stop()
+		}
+		interrupts.Say(func(msg string) { fmt.Fprintln(ios.ErrOut, msg) })
 		defer exitIfStuck(interrupts)()
 		sum, err := runner.Run(ctx, runner.Options{
 			SpecPath:    args[0],

@@ -67,7 +67,7 @@ func TestReadOnlyCommandStopsAtSignal(t *testing.T) {
 	}
 }
 
-// A command that writes catches SIGINT and SIGTERM to finish its writes,
+// A command that writes catches SIGINT, SIGTERM and SIGHUP to finish its writes,
 // but while it still waits on the pipe it reads first (run's spec, the
 // file import reads) it has written nothing: the signal ends it then,
 // with the signal's exit code and nothing written.
@@ -81,8 +81,12 @@ func TestWritingCommandStopsAtSignalWhileReading(t *testing.T) {
 		{[]string{"run"}, syscall.SIGINT, 130, "nothing was run"},
 		{[]string{"run", "--continue"}, syscall.SIGTERM, 143, "nothing was run"},
 		{[]string{"session", "import"}, syscall.SIGINT, 130, "nothing was imported"},
+		// SIGHUP too (a closed terminal): it used to kill the command
+		// mid-write, as it was not caught.
+		{[]string{"session", "import"}, syscall.SIGHUP, 129, "nothing was imported"},
+		{[]string{"run"}, syscall.SIGHUP, 129, "nothing was run"},
 	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+		t.Run(strings.Join(tc.args, " ")+" "+tc.sig.String(), func(t *testing.T) {
 			ee, stderr, fifo, home := signalWhileReading(t, tc.args, tc.sig)
 			if ee.ExitCode() != tc.code {
 				t.Fatalf("%v, want exit %d\n%s", ee, tc.code, stderr)

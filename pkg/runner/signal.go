@@ -37,13 +37,13 @@ type Interrupts struct {
 
 // WatchInterrupts returns a context that ends at the first SIGINT, SIGTERM
 // or SIGHUP (a closed terminal or SSH connection must stop the run as
-// orderly as Ctrl-C, not kill teamrun and leave its tasks running). It
-// ignores the parent's cancellation by signal (main's own handler) so that
-// it alone decides. say prints a notice for the user; the run replaces it
-// with its reporter's (Say) so notices start on a line of their own.
-func WatchInterrupts(parent context.Context, say func(string)) (context.Context, *Interrupts) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
-	in := &Interrupts{groups: &Groups{}, say: say, ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel, forced: make(chan struct{})}
+// orderly as Ctrl-C, not kill teamrun and leave its tasks running). The
+// command calls it first thing, before it reads its flags: a signal that
+// comes while it starts is the run's first, not lost between two
+// handlers. Notices are said once Say gives the way to say them.
+func WatchInterrupts(parent context.Context) (context.Context, *Interrupts) {
+	ctx, cancel := context.WithCancel(parent)
+	in := &Interrupts{groups: &Groups{}, ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel, forced: make(chan struct{})}
 	signal.Notify(in.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go in.watch()
 	return ctx, in
