@@ -67,6 +67,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if cmd == "run" {
 			defer keepOnBrokenPipe()()
 		}
+	} else if !runner.QuitDumps() {
+		defer quitAtOnce()()
 	}
 	ios := iostreams.System(stdin, stdout, stderr, os.Getenv)
 	app := newApp(ios, in)
@@ -106,9 +108,30 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// quitAtOnce ends a command that writes nothing at SIGQUIT (Ctrl-\) with
+// its code, 131, as SIGINT, SIGTERM and SIGHUP end it (the shell reports
+// theirs), not with Go's dump of every goroutine and exit 2, which says
+// bad usage.
+func quitAtOnce() (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGQUIT)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			os.Exit(runner.ExitCodeOf(s))
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
 // commandOf is the command args name ("" for none). The commands that
-// write (run, session, init) catch SIGINT, SIGTERM and SIGHUP to end
-// what they write first.
+// write (run, session, init) catch SIGINT, SIGTERM, SIGHUP and SIGQUIT
+// to end what they write first.
 func commandOf(args []string) string {
 	for _, a := range args[1:] {
 		if !strings.HasPrefix(a, "-") {

@@ -121,8 +121,8 @@ func runCommand(ios *iostreams.IOStreams, in *runner.Interrupts) *cli.Command {
 		Description: "Exit codes: 0 all tasks done, 1 a task failed, 2 bad usage or spec, 3 halted for a\n" +
 			"human decision (or at a tool call a crash left unsettled), 4 the session is held by\n" +
 			"another run, 5 the session store failed,\n" +
-			"129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the checkpoint is written;\n" +
-			"--continue resumes).",
+			"129/130/131/143 interrupted by SIGHUP/SIGINT/SIGQUIT/SIGTERM (the checkpoint is\n" +
+			"written; --continue resumes).",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "continue", Usage: "resume the session (--session, else the project's active one)"},
 			&cli.StringFlag{Name: "session", Usage: "the session `ID`"},

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// Interrupts is the one place that handles SIGINT, SIGTERM and SIGHUP
-// during a run. The first signal cancels the run's context: the run stops
+// Interrupts is the one place that handles SIGINT, SIGTERM, SIGHUP and
+// SIGQUIT during a run. The first signal cancels the run's context: the run stops
 // starting tasks, stops the running ones and writes its checkpoint. A
 // second signal also kills every running command's process group at once,
 // so that nothing the run waits for can keep it alive; the run still
@@ -35,19 +35,37 @@ type Interrupts struct {
 	saying sync.Mutex
 }
 
-// WatchInterrupts returns a context that ends at the first SIGINT, SIGTERM
-// or SIGHUP (a closed terminal or SSH connection must stop the run as
-// orderly as Ctrl-C, not kill teamrun and leave its tasks running). The
+// WatchInterrupts returns a context that ends at the first SIGINT,
+// SIGTERM, SIGHUP or SIGQUIT (a closed terminal or SSH connection, or
+// Ctrl-\, must stop the run as orderly as Ctrl-C, not kill teamrun and
+// leave its tasks running). The
 // command calls it first thing, before it reads its flags: a signal that
 // comes while it starts is the run's first, not lost between two
 // handlers. Notices are said once Say gives the way to say them.
 func WatchInterrupts(parent context.Context) (context.Context, *Interrupts) {
 	ctx, cancel := context.WithCancel(parent)
 	in := &Interrupts{groups: &Groups{}, ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel, forced: make(chan struct{})}
-	signal.Notify(in.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(in.ch, interruptSignals()...)
 	go in.watch()
 	return ctx, in
 }
+
+// interruptSignals are the signals that stop a run in order: SIGQUIT
+// too, unless QuitDumps.
+func interruptSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+	if !QuitDumps() {
+		sigs = append(sigs, syscall.SIGQUIT)
+	}
+	return sigs
+}
+
+// QuitDumps reports whether SIGQUIT keeps Go's own meaning, a dump of
+// every goroutine on stderr and then a crash: only when GOTRACEBACK=crash
+// asks for it, to see where a teamrun that hangs is stuck. Otherwise
+// Ctrl-\ stops a run as Ctrl-C does (exit 131), and ends a command that
+// writes nothing at once.
+func QuitDumps() bool { return os.Getenv("GOTRACEBACK") == "crash" }
 
 func (in *Interrupts) watch() {
 	var first os.Signal
@@ -154,7 +172,7 @@ func (in *Interrupts) Stop() {
 }
 
 // ExitCodeOf is 128 + the signal's number: 130 for SIGINT, 143 for
-// SIGTERM, 129 for SIGHUP.
+// SIGTERM, 129 for SIGHUP, 131 for SIGQUIT.
 func ExitCodeOf(s os.Signal) int {
 	if n, ok := s.(syscall.Signal); ok {
 		return 128 + int(n)
@@ -170,6 +188,8 @@ func signalName(s os.Signal) string {
 		return "terminated (SIGTERM)"
 	case syscall.SIGHUP:
 		return "hung up (SIGHUP)"
+	case syscall.SIGQUIT:
+		return "quit (SIGQUIT)"
 	}
 	return s.String()
 }
