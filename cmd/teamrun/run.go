@@ -183,7 +183,7 @@ func runCommand(ios *iostreams.IOStreams, in *runner.Interrupts) *cli.Command {
 			defer interrupts.Stop()
 		}
 		interrupts.Say(func(msg string) { fmt.Fprintln(ios.ErrOut, msg) })
-		defer exitIfStuck(interrupts)()
+		defer exitIfStuck(ctx, interrupts, ios)()
 		sum, err := runner.Run(ctx, runner.Options{
 			SpecPath:    args[0],
 			Continue:    c.Bool("continue"),
@@ -211,24 +211,46 @@ func runCommand(ios *iostreams.IOStreams, in *runner.Interrupts) *cli.Command {
 	return cmd
 }
 
-// exitIfStuck exits with the first signal's code when, after a second
-// signal (its tasks killed), the run has not ended within forcedGrace:
-// what keeps it is its own output, blocked (a pager that does not read, a
-// terminal paused with Ctrl-S), and the user said to exit at once. The
-// checkpoint is valid at any instant, as after kill -9. The returned func
-// is called once the run ended.
-func exitIfStuck(in *runner.Interrupts) (ended func()) {
+// exitIfStuck exits with the first signal's code when a run that a signal
+// stops cannot end by its ordinary path, which only its own output can keep
+// from ending once its tasks are stopped: a reader that does not read (a
+// pager left paused, a stalled ssh, a terminal paused with Ctrl-S). That is
+// when a second signal (its tasks killed) is not followed by the end
+// within forcedGrace, the user having said to exit at once; or when, after
+// the first, the output has taken nothing for outputGrace. The checkpoint
+// is valid at any instant, as after kill -9: a task whose end could not be
+// recorded, its output held, runs again on --continue. ctx ends at the
+// first signal. The returned func is called once the run ended.
+func exitIfStuck(ctx context.Context, in *runner.Interrupts, ios *iostreams.IOStreams) (ended func()) {
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-in.Forced():
+		case <-ctx.Done():
 		case <-done:
 			return
 		}
-		select {
-		case <-time.After(forcedGrace):
-			os.Exit(runner.ExitCodeOf(in.Signal()))
-		case <-done:
+		tick := time.NewTicker(outputGrace / 10)
+		defer tick.Stop()
+		from, since := ios.OutProgress(), time.Now()
+		forced, grace := in.Forced(), (<-chan time.Time)(nil)
+		for {
+			select {
+			case <-done:
+				return
+			case <-forced:
+				forced, grace = nil, time.After(forcedGrace)
+			case <-grace:
+				os.Exit(runner.ExitCodeOf(in.Signal()))
+			case <-tick.C:
+				now := ios.OutProgress()
+				if !from.StalledUntil(now) {
+					from, since = now, time.Now()
+				} else if time.Since(since) >= outputGrace {
+					in.Groups().KillAll()
+					in.Notice(fmt.Sprintf("teamrun: stdout has taken nothing for %s (its reader does not read): exiting without waiting for it; the checkpoint is valid, --continue resumes", outputGrace))
+					os.Exit(runner.ExitCodeOf(in.Signal()))
+				}
+			}
 		}
 	}()
 	return func() { close(done) }
@@ -238,6 +260,11 @@ func exitIfStuck(in *runner.Interrupts) (ended func()) {
 // ordinary path (it usually takes milliseconds once its commands are
 // killed).
 const forcedGrace = time.Second
+
+// outputGrace is how long a run that a signal stops waits for a reader
+// that takes none of its output: a reader that reads at all, however
+// slowly, is waited for.
+const outputGrace = 5 * time.Second
 
 // rerunFlags are --rerun, --rerun-from and --keep, for run and plan alike
 // (checkpoint.Choice); each takes TASK[,TASK…] and repeats.

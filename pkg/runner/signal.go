@@ -87,7 +87,7 @@ func (in *Interrupts) watch() {
 	case s := <-in.ch:
 		in.groups.KillAll()
 		close(in.forced)
-		in.notice(fmt.Sprintf("teamrun: %s again: exiting now; the checkpoint is valid, --continue resumes", signalName(s)))
+		in.Notice(fmt.Sprintf("teamrun: %s again: exiting now; the checkpoint is valid, --continue resumes", signalName(s)))
 	case <-in.done:
 	}
 }
@@ -98,9 +98,10 @@ func (in *Interrupts) watch() {
 // a second signal.
 const noticeWait = 200 * time.Millisecond
 
-// notice prints msg, in order with the notices before it, and returns once
-// it is printed or noticeWait has passed.
-func (in *Interrupts) notice(msg string) {
+// Notice prints msg, in order with the notices before it, and returns once
+// it is printed or noticeWait has passed: an output that does not take it
+// never holds up the caller.
+func (in *Interrupts) Notice(msg string) {
 	in.mu.Lock()
 	say := in.say
 	in.mu.Unlock()
@@ -122,7 +123,7 @@ func (in *Interrupts) notice(msg string) {
 
 // stopping says what the first signal, sig, does to a run under way.
 func (in *Interrupts) stopping(sig os.Signal) {
-	in.notice(fmt.Sprintf("teamrun: %s: stopping the running tasks and writing the checkpoint (again to exit at once)", signalName(sig)))
+	in.Notice(fmt.Sprintf("teamrun: %s: stopping the running tasks and writing the checkpoint (again to exit at once)", signalName(sig)))
 }
 
 // Forced is closed at a second signal: the running commands are killed,
