@@ -11,13 +11,14 @@ import (
 )
 
 // Interrupts is the one place that handles SIGINT, SIGTERM, SIGHUP and
-// SIGQUIT during a run. The first signal cancels the run's context: the run stops
-// starting tasks, stops the running ones and writes its checkpoint. A
-// second signal also kills every running command's process group at once,
-// so that nothing the run waits for can keep it alive; the run still
-// returns through its ordinary path (the checkpoint closed, scratch folders
-// removed) and the command exits with the first signal's code. Nothing here
-// exits the process: Forced tells the command that the user asked for it.
+// SIGQUIT during a run. The first signal cancels the run's context: the
+// run stops starting tasks, stops the running ones and writes its
+// checkpoint. A second signal also kills every running command's process
+// group at once, so that nothing the run waits for can keep it alive; the
+// run still returns through its ordinary path (the checkpoint closed,
+// scratch folders removed) and the command exits with the first signal's
+// code. Nothing here exits the process: Forced tells the command that the
+// user asked for it.
 type Interrupts struct {
 	groups *Groups
 
@@ -38,10 +39,10 @@ type Interrupts struct {
 // WatchInterrupts returns a context that ends at the first SIGINT,
 // SIGTERM, SIGHUP or SIGQUIT (a closed terminal or SSH connection, or
 // Ctrl-\, must stop the run as orderly as Ctrl-C, not kill teamrun and
-// leave its tasks running). The
-// command calls it first thing, before it reads its flags: a signal that
-// comes while it starts is the run's first, not lost between two
-// handlers. Notices are said once Say gives the way to say them.
+// leave its tasks running). The command calls it first thing, before it
+// reads its flags: a signal that comes while it starts is the run's
+// first, not lost between two handlers. Notices are said once Say gives
+// the way to say them.
 func WatchInterrupts(parent context.Context) (context.Context, *Interrupts) {
 	ctx, cancel := context.WithCancel(parent)
 	in := &Interrupts{groups: &Groups{}, ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel, forced: make(chan struct{})}
