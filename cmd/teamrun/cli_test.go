@@ -30,7 +30,7 @@ func TestDurationArg(t *testing.T) {
 // TestSubcommandHelpLine: a help flag before a session subcommand is that
 // subcommand's help, as after it, whatever flags stand around it.
 func TestSubcommandHelpLine(t *testing.T) {
-	app := newApp(iostreams.Test(nil, io.Discard, io.Discard))
+	app := newApp(iostreams.Test(nil, io.Discard, io.Discard), nil)
 	for _, tc := range []struct {
 		line, want, errMatch string
 	}{

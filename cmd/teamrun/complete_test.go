@@ -67,7 +67,7 @@ func TestCompletionTarget(t *testing.T) {
 // The line's flags count wherever they stand, as when the command runs:
 // the context urfave/cli parses has them before the arguments.
 func TestCompletionContext(t *testing.T) {
-	app := newApp(iostreams.Test(nil, io.Discard, io.Discard))
+	app := newApp(iostreams.Test(nil, io.Discard, io.Discard), nil)
 	tests := []struct {
 		done []string
 		want []string

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -57,19 +56,22 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
-	var caught func() os.Signal
+	var in *runner.Interrupts
 	if cmd := commandOf(args); cmd == "run" || cmd == "session" || cmd == "init" {
 		// They finish what they write before they stop; the others
 		// stop at once, as any program does, a blocked read included.
-		var stop func()
-		ctx, caught, stop = catchSignals(ctx)
-		defer stop()
+		// Caught here, before anything else, and by this handler alone:
+		// a signal that comes while the command starts is its first.
+		ctx, in = runner.WatchInterrupts(ctx)
+		defer in.Stop()
 		if cmd == "run" {
 			defer keepOnBrokenPipe()()
 		}
+	} else if !runner.QuitDumps() {
+		defer quitAtOnce()()
 	}
 	ios := iostreams.System(stdin, stdout, stderr, os.Getenv)
-	app := newApp(ios)
+	app := newApp(ios, in)
 	app.Metadata = map[string]any{lineKey: args[1:]}
 	var err error
 	if n := len(args); n > 1 && args[n-1] == completionFlag {
@@ -89,11 +91,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil || errors.As(err, new(shownError)) {
 		return exitOK
 	}
-	if caught != nil && caught() != nil && errors.Is(err, context.Canceled) {
+	if in != nil && in.Signal() != nil && errors.Is(err, context.Canceled) {
 		// Stopped by the signal: its exit code, whatever the command
 		// made of the cancelled read or write.
 		fmt.Fprintln(stderr, "teamrun:", err)
-		return runner.ExitCodeOf(caught())
+		return runner.ExitCodeOf(in.Signal())
 	}
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
@@ -106,36 +108,30 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-// catchSignals is ctx, cancelled at SIGINT or SIGTERM; caught is the
-// signal that came, if one did.
-func catchSignals(parent context.Context) (ctx context.Context, caught func() os.Signal, stop func()) {
-	ctx, cancel := context.WithCancel(parent)
+// quitAtOnce ends a command that writes nothing at SIGQUIT (Ctrl-\) with
+// its code, 131, as SIGINT, SIGTERM and SIGHUP end it (the shell reports
+// theirs), not with Go's dump of every goroutine and exit 2, which says
+// bad usage.
+func quitAtOnce() (stop func()) {
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	var got atomic.Value
+	signal.Notify(ch, syscall.SIGQUIT)
 	done := make(chan struct{})
 	go func() {
 		select {
 		case s := <-ch:
-			got.Store(s)
-			cancel()
+			os.Exit(runner.ExitCodeOf(s))
 		case <-done:
 		}
 	}()
-	caught = func() os.Signal {
-		s, _ := got.Load().(os.Signal)
-		return s
-	}
-	return ctx, caught, func() {
+	return func() {
 		signal.Stop(ch)
 		close(done)
-		cancel()
 	}
 }
 
 // commandOf is the command args name ("" for none). The commands that
-// write (run, session, init) catch SIGINT and SIGTERM to end what they
-// write first.
+// write (run, session, init) catch SIGINT, SIGTERM, SIGHUP and SIGQUIT
+// to end what they write first.
 func commandOf(args []string) string {
 	for _, a := range args[1:] {
 		if !strings.HasPrefix(a, "-") {
@@ -157,7 +153,10 @@ func keepOnBrokenPipe() (stop func()) {
 	return func() { signal.Stop(ch) }
 }
 
-func newApp(ios *iostreams.IOStreams) *cli.App {
+// newApp is the command line; in is the signals' handler of a command
+// that writes (nil for one that does not, or in a test that builds the
+// app alone).
+func newApp(ios *iostreams.IOStreams, in *runner.Interrupts) *cli.App {
 	app := &cli.App{
 		Name:    "teamrun",
 		Usage:   "run a team of agents from agents.yaml, checkpointed and resumable",
@@ -192,7 +191,7 @@ func newApp(ios *iostreams.IOStreams) *cli.App {
 			validateCommand(),
 			schemaCommand(),
 			fingerprintCommand(),
-			runCommand(ios),
+			runCommand(ios, in),
 			sessionCommand(ios),
 			planCommand(),
 			completionCommand(),

@@ -220,7 +220,7 @@ func TestCommandArgs(t *testing.T) {
 // and without values, "help"). `run a.yaml --wait ""` once read the first
 // byte of the empty word.
 func TestOddLines(t *testing.T) {
-	app := newApp(iostreams.Test(nil, io.Discard, io.Discard))
+	app := newApp(iostreams.Test(nil, io.Discard, io.Discard), nil)
 	words := []string{"", "-", "--", "=", "-=", "--=", "a.yaml", "help", "h", "--help", "-v", "--wait", "--wait=",
 		"--session", "--session=", "--store", "--json", "--var", "-o", "--nothing", "list", "é", "x"}
 	var paths [][]string

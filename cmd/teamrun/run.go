@@ -108,7 +108,9 @@ func (v *varsFlag) Set(s string) error {
 	return nil
 }
 
-func runCommand(ios *iostreams.IOStreams) *cli.Command {
+// runCommand is `teamrun run`; in is the handler main installed for its
+// signals before anything else.
+func runCommand(ios *iostreams.IOStreams, in *runner.Interrupts) *cli.Command {
 	wait := &waitFlag{}
 	vars := &varsFlag{}
 	maxParallel := &posIntFlag{n: 4}
@@ -119,8 +121,8 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		Description: "Exit codes: 0 all tasks done, 1 a task failed, 2 bad usage or spec, 3 halted for a\n" +
 			"human decision (or at a tool call a crash left unsettled), 4 the session is held by\n" +
 			"another run, 5 the session store failed,\n" +
-			"129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (the checkpoint is written;\n" +
-			"--continue resumes).",
+			"129/130/131/143 interrupted by SIGHUP/SIGINT/SIGQUIT/SIGTERM (the checkpoint is\n" +
+			"written; --continue resumes).",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "continue", Usage: "resume the session (--session, else the project's active one)"},
 			&cli.StringFlag{Name: "session", Usage: "the session `ID`"},
@@ -175,9 +177,13 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 		} else {
 			parsed = newRunGC(args[0])
 		}
-		ctx, interrupts := runner.WatchInterrupts(c.Context, func(msg string) { fmt.Fprintln(ios.ErrOut, msg) })
-		defer interrupts.Stop()
-		defer exitIfStuck(interrupts)()
+		ctx, interrupts := c.Context, in
+		if interrupts == nil { // an app built alone, in a test
+			ctx, interrupts = runner.WatchInterrupts(ctx)
+			defer interrupts.Stop()
+		}
+		interrupts.Say(func(msg string) { fmt.Fprintln(ios.ErrOut, msg) })
+		defer exitIfStuck(ctx, interrupts, ios)()
 		sum, err := runner.Run(ctx, runner.Options{
 			SpecPath:    args[0],
 			Continue:    c.Bool("continue"),
@@ -205,24 +211,46 @@ func runCommand(ios *iostreams.IOStreams) *cli.Command {
 	return cmd
 }
 
-// exitIfStuck exits with the first signal's code when, after a second
-// signal (its tasks killed), the run has not ended within forcedGrace:
-// what keeps it is its own output, blocked (a pager that does not read, a
-// terminal paused with Ctrl-S), and the user said to exit at once. The
-// checkpoint is valid at any instant, as after kill -9. The returned func
-// is called once the run ended.
-func exitIfStuck(in *runner.Interrupts) (ended func()) {
+// exitIfStuck exits with the first signal's code when a run that a signal
+// stops cannot end by its ordinary path, which only its own output can keep
+// from ending once its tasks are stopped: a reader that does not read (a
+// pager left paused, a stalled ssh, a terminal paused with Ctrl-S). That is
+// when a second signal (its tasks killed) is not followed by the end
+// within forcedGrace, the user having said to exit at once; or when, after
+// the first, the output has taken nothing for outputGrace. The checkpoint
+// is valid at any instant, as after kill -9: a task whose end could not be
+// recorded, its output held, runs again on --continue. ctx ends at the
+// first signal. The returned func is called once the run ended.
+func exitIfStuck(ctx context.Context, in *runner.Interrupts, ios *iostreams.IOStreams) (ended func()) {
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-in.Forced():
+		case <-ctx.Done():
 		case <-done:
 			return
 		}
-		select {
-		case <-time.After(forcedGrace):
-			os.Exit(runner.ExitCodeOf(in.Signal()))
-		case <-done:
+		tick := time.NewTicker(outputGrace / 10)
+		defer tick.Stop()
+		from, since := ios.OutProgress(), time.Now()
+		forced, grace := in.Forced(), (<-chan time.Time)(nil)
+		for {
+			select {
+			case <-done:
+				return
+			case <-forced:
+				forced, grace = nil, time.After(forcedGrace)
+			case <-grace:
+				os.Exit(runner.ExitCodeOf(in.Signal()))
+			case <-tick.C:
+				now := ios.OutProgress()
+				if !from.StalledUntil(now) {
+					from, since = now, time.Now()
+				} else if time.Since(since) >= outputGrace {
+					in.Groups().KillAll()
+					in.Notice(fmt.Sprintf("teamrun: stdout has taken nothing for %s (its reader does not read): exiting without waiting for it; the checkpoint is valid, --continue resumes", outputGrace))
+					os.Exit(runner.ExitCodeOf(in.Signal()))
+				}
+			}
 		}
 	}()
 	return func() { close(done) }
@@ -232,6 +260,11 @@ func exitIfStuck(in *runner.Interrupts) (ended func()) {
 // ordinary path (it usually takes milliseconds once its commands are
 // killed).
 const forcedGrace = time.Second
+
+// outputGrace is how long a run that a signal stops waits for a reader
+// that takes none of its output: a reader that reads at all, however
+// slowly, is waited for.
+const outputGrace = 5 * time.Second
 
 // rerunFlags are --rerun, --rerun-from and --keep, for run and plan alike
 // (checkpoint.Choice); each takes TASK[,TASK…] and repeats.

@@ -48,7 +48,8 @@ func signalWhileReading(t *testing.T, args []string, sig syscall.Signal) (ee *ex
 
 // A command that writes nothing stops at SIGINT or SIGTERM as any program
 // does, even while it waits on a pipe it was given as its FILE (it used to
-// catch the signal and go on waiting).
+// catch the signal and go on waiting); at SIGQUIT (Ctrl-\) it exits 131
+// at once, not with Go's dump of its goroutines and exit 2 (bad usage).
 func TestReadOnlyCommandStopsAtSignal(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -57,17 +58,26 @@ func TestReadOnlyCommandStopsAtSignal(t *testing.T) {
 		{[]string{"validate"}, syscall.SIGINT},
 		{[]string{"fingerprint"}, syscall.SIGTERM},
 		{[]string{"plan"}, syscall.SIGINT},
+		{[]string{"validate"}, syscall.SIGQUIT},
+		{[]string{"plan"}, syscall.SIGQUIT},
 	} {
-		t.Run(tc.args[0], func(t *testing.T) {
-			ee, _, _, _ := signalWhileReading(t, tc.args, tc.sig)
-			if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != tc.sig {
+		t.Run(tc.args[0]+" "+tc.sig.String(), func(t *testing.T) {
+			ee, stderr, _, _ := signalWhileReading(t, tc.args, tc.sig)
+			ws, ok := ee.Sys().(syscall.WaitStatus)
+			if tc.sig == syscall.SIGQUIT {
+				if ee.ExitCode() != 131 || stderr != "" {
+					t.Errorf("%v, want exit 131 and nothing on stderr; stderr:\n%.500s", ee, stderr)
+				}
+				return
+			}
+			if !ok || !ws.Signaled() || ws.Signal() != tc.sig {
 				t.Errorf("%v: want it ended by %v", ee, tc.sig)
 			}
 		})
 	}
 }
 
-// A command that writes catches SIGINT and SIGTERM to finish its writes,
+// A command that writes catches SIGINT, SIGTERM and SIGHUP to finish its writes,
 // but while it still waits on the pipe it reads first (run's spec, the
 // file import reads) it has written nothing: the signal ends it then,
 // with the signal's exit code and nothing written.
@@ -81,8 +91,15 @@ func TestWritingCommandStopsAtSignalWhileReading(t *testing.T) {
 		{[]string{"run"}, syscall.SIGINT, 130, "nothing was run"},
 		{[]string{"run", "--continue"}, syscall.SIGTERM, 143, "nothing was run"},
 		{[]string{"session", "import"}, syscall.SIGINT, 130, "nothing was imported"},
+		// SIGHUP too (a closed terminal): it used to kill the command
+		// mid-write, as it was not caught.
+		{[]string{"session", "import"}, syscall.SIGHUP, 129, "nothing was imported"},
+		{[]string{"run"}, syscall.SIGHUP, 129, "nothing was run"},
+		// SIGQUIT (Ctrl-\) as well, not Go's dump of its goroutines and
+		// exit 2.
+		{[]string{"run"}, syscall.SIGQUIT, 131, "nothing was run"},
 	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+		t.Run(strings.Join(tc.args, " ")+" "+tc.sig.String(), func(t *testing.T) {
 			ee, stderr, fifo, home := signalWhileReading(t, tc.args, tc.sig)
 			if ee.ExitCode() != tc.code {
 				t.Fatalf("%v, want exit %d\n%s", ee, tc.code, stderr)

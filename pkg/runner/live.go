@@ -17,6 +17,7 @@ import (
 // lines.
 type liveReporter struct {
 	mu       sync.Mutex
+	errMu    sync.Mutex // held, under mu or alone, while writing ErrOut when it is not Out
 	io       *iostreams.IOStreams
 	st       style
 	total    int
@@ -160,9 +161,17 @@ func (r *liveReporter) Observe(ev Event) {
 	}
 	switch ev.Type {
 	case TaskLine:
-		writeLine(r.io, ev, r.st)
+		if ev.Stream == "stderr" {
+			r.errMu.Lock()
+			writeLine(r.io, ev, r.st)
+			r.errMu.Unlock()
+		} else {
+			writeLine(r.io, ev, r.st)
+		}
 	case RunWarning:
+		r.errMu.Lock()
 		fmt.Fprintln(r.io.ErrOut, warningLine(r.st, ev.Message))
+		r.errMu.Unlock()
 	case RunHalted:
 		writeHalt(r.io.Out, ev.Halt, "")
 	case RunFinished:
@@ -208,8 +217,17 @@ func (r *liveReporter) printStep(ev Event) {
 }
 
 // Notice prints msg on a line of its own above the block (a Ctrl-C notice
-// must not end up glued to a progress line).
+// must not end up glued to a progress line). On a stderr that is not the
+// terminal (2>log) it has no block to keep clear, and does not wait for
+// the terminal either: the notice of a signal must not wait behind an
+// output paused with Ctrl-S.
 func (r *liveReporter) Notice(msg string) {
+	if !r.io.ErrSameAsOut() {
+		r.errMu.Lock()
+		defer r.errMu.Unlock()
+		fmt.Fprintln(r.io.ErrOut, msg)
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.clear()

@@ -76,53 +76,78 @@ func (r *jsonReporter) Notice(msg string) { fmt.Fprintln(r.errOut, msg) }
 
 // textReporter writes plain timestamped lines, fit for cron mail and logs.
 type textReporter struct {
-	mu    sync.Mutex
+	out   sync.Mutex // held while writing Out
+	err   sync.Mutex // held while writing ErrOut, when it is not Out (errLock)
 	io    *iostreams.IOStreams
 	quiet bool
 }
 
+// errLock is the lock to hold while writing ErrOut: out's own when both
+// are one file (2>&1), so that their lines keep their order; err when not,
+// so that what goes to stderr (a warning, a failure, the notice of a
+// signal) never waits behind a stdout whose reader does not read (a
+// paused pager, a stalled ssh).
+func (r *textReporter) errLock() *sync.Mutex {
+	if r.io.ErrSameAsOut() {
+		return &r.out
+	}
+	return &r.err
+}
+
 func (r *textReporter) Observe(ev Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	// --quiet keeps stdout empty: what it prints at all is for stderr,
 	// which cron mails. Without it, a failure goes to stderr as well as
 	// into the log on stdout, so `run … >/dev/null` still tells of it.
+	// What goes to stderr is written first: stdout may block.
 	alsoErr := !r.io.ErrSameAsOut()
+	errMu := r.errLock()
 	switch ev.Type {
 	case TaskLine:
+		mu := &r.out
+		if ev.Stream == "stderr" {
+			mu = errMu
+		}
+		mu.Lock()
+		defer mu.Unlock()
 		writeLine(r.io, ev, style{})
 		return
 	case RunWarning:
+		errMu.Lock()
+		defer errMu.Unlock()
 		fmt.Fprintln(r.io.ErrOut, WarningLine(ev.Message))
 		return
 	case RunHalted:
-		if r.quiet {
+		if r.quiet || alsoErr { // what waits, and the command that settles it, as for a failure
+			errMu.Lock()
 			writeHalt(r.io.ErrOut, ev.Halt, "")
-			return
+			errMu.Unlock()
 		}
-		writeHalt(r.io.Out, ev.Halt, "")
-		if alsoErr { // what waits, and the command that settles it, as for a failure
-			writeHalt(r.io.ErrOut, ev.Halt, "")
+		if !r.quiet {
+			r.out.Lock()
+			defer r.out.Unlock()
+			writeHalt(r.io.Out, ev.Halt, "")
 		}
 		return
 	case RunFinished:
-		switch {
-		case ev.Summary.Outcome == Succeeded && r.quiet:
-		case r.quiet:
+		if ev.Summary.Outcome != Succeeded && (r.quiet || alsoErr) {
+			errMu.Lock()
 			writeResult(r.io.ErrOut, ev.Summary, style{})
-		default:
+			errMu.Unlock()
+		}
+		if !r.quiet {
+			r.out.Lock()
+			defer r.out.Unlock()
 			writeSummary(r.io, ev.Summary, style{})
-			if ev.Summary.Outcome != Succeeded && alsoErr {
-				writeResult(r.io.ErrOut, ev.Summary, style{})
-			}
 		}
 		return
 	}
 	if ev.Type == TaskFailed && (r.quiet || alsoErr) {
+		errMu.Lock()
 		fmt.Fprintf(r.io.ErrOut, "teamrun: task %s failed: %s\n", ev.Task, iostreams.Printable(ev.Error))
 		if ev.Logs != "" {
 			fmt.Fprintf(r.io.ErrOut, "  its output: %s\n", ev.Logs)
 		}
+		errMu.Unlock()
 	}
 	if r.quiet {
 		return
@@ -131,6 +156,8 @@ func (r *textReporter) Observe(ev Event) {
 	if line == "" {
 		return
 	}
+	r.out.Lock()
+	defer r.out.Unlock()
 	fmt.Fprintf(r.io.Out, "%s %s\n", ev.Time.Format(time.RFC3339), line)
 	if ev.Type == TaskFailed && ev.Logs != "" {
 		fmt.Fprintf(r.io.Out, "  its output: %s\n", ev.Logs)
@@ -140,8 +167,9 @@ func (r *textReporter) Observe(ev Event) {
 func (r *textReporter) Close() {}
 
 func (r *textReporter) Notice(msg string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	mu := r.errLock()
+	mu.Lock()
+	defer mu.Unlock()
 	fmt.Fprintln(r.io.ErrOut, msg)
 }
 

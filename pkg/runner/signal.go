@@ -10,14 +10,15 @@ import (
 	"time"
 )
 
-// Interrupts is the one place that handles SIGINT, SIGTERM and SIGHUP
-// during a run. The first signal cancels the run's context: the run stops
-// starting tasks, stops the running ones and writes its checkpoint. A
-// second signal also kills every running command's process group at once,
-// so that nothing the run waits for can keep it alive; the run still
-// returns through its ordinary path (the checkpoint closed, scratch folders
-// removed) and the command exits with the first signal's code. Nothing here
-// exits the process: Forced tells the command that the user asked for it.
+// Interrupts is the one place that handles SIGINT, SIGTERM, SIGHUP and
+// SIGQUIT during a run. The first signal cancels the run's context: the
+// run stops starting tasks, stops the running ones and writes its
+// checkpoint. A second signal also kills every running command's process
+// group at once, so that nothing the run waits for can keep it alive; the
+// run still returns through its ordinary path (the checkpoint closed,
+// scratch folders removed) and the command exits with the first signal's
+// code. Nothing here exits the process: Forced tells the command that the
+// user asked for it.
 type Interrupts struct {
 	groups *Groups
 
@@ -35,19 +36,37 @@ type Interrupts struct {
 	saying sync.Mutex
 }
 
-// WatchInterrupts returns a context that ends at the first SIGINT, SIGTERM
-// or SIGHUP (a closed terminal or SSH connection must stop the run as
-// orderly as Ctrl-C, not kill teamrun and leave its tasks running). It
-// ignores the parent's cancellation by signal (main's own handler) so that
-// it alone decides. say prints a notice for the user; the run replaces it
-// with its reporter's (Say) so notices start on a line of their own.
-func WatchInterrupts(parent context.Context, say func(string)) (context.Context, *Interrupts) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
-	in := &Interrupts{groups: &Groups{}, say: say, ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel, forced: make(chan struct{})}
-	signal.Notify(in.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+// WatchInterrupts returns a context that ends at the first SIGINT,
+// SIGTERM, SIGHUP or SIGQUIT (a closed terminal or SSH connection, or
+// Ctrl-\, must stop the run as orderly as Ctrl-C, not kill teamrun and
+// leave its tasks running). The command calls it first thing, before it
+// reads its flags: a signal that comes while it starts is the run's
+// first, not lost between two handlers. Notices are said once Say gives
+// the way to say them.
+func WatchInterrupts(parent context.Context) (context.Context, *Interrupts) {
+	ctx, cancel := context.WithCancel(parent)
+	in := &Interrupts{groups: &Groups{}, ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel, forced: make(chan struct{})}
+	signal.Notify(in.ch, interruptSignals()...)
 	go in.watch()
 	return ctx, in
 }
+
+// interruptSignals are the signals that stop a run in order: SIGQUIT
+// too, unless QuitDumps.
+func interruptSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
+	if !QuitDumps() {
+		sigs = append(sigs, syscall.SIGQUIT)
+	}
+	return sigs
+}
+
+// QuitDumps reports whether SIGQUIT keeps Go's own meaning, a dump of
+// every goroutine on stderr and then a crash: only when GOTRACEBACK=crash
+// asks for it, to see where a teamrun that hangs is stuck. Otherwise
+// Ctrl-\ stops a run as Ctrl-C does (exit 131), and ends a command that
+// writes nothing at once.
+func QuitDumps() bool { return os.Getenv("GOTRACEBACK") == "crash" }
 
 func (in *Interrupts) watch() {
 	var first os.Signal
@@ -69,7 +88,7 @@ func (in *Interrupts) watch() {
 	case s := <-in.ch:
 		in.groups.KillAll()
 		close(in.forced)
-		in.notice(fmt.Sprintf("teamrun: %s again: exiting now; the checkpoint is valid, --continue resumes", signalName(s)))
+		in.Notice(fmt.Sprintf("teamrun: %s again: exiting now; the checkpoint is valid, --continue resumes", signalName(s)))
 	case <-in.done:
 	}
 }
@@ -80,9 +99,10 @@ func (in *Interrupts) watch() {
 // a second signal.
 const noticeWait = 200 * time.Millisecond
 
-// notice prints msg, in order with the notices before it, and returns once
-// it is printed or noticeWait has passed.
-func (in *Interrupts) notice(msg string) {
+// Notice prints msg, in order with the notices before it, and returns once
+// it is printed or noticeWait has passed: an output that does not take it
+// never holds up the caller.
+func (in *Interrupts) Notice(msg string) {
 	in.mu.Lock()
 	say := in.say
 	in.mu.Unlock()
@@ -104,7 +124,7 @@ func (in *Interrupts) notice(msg string) {
 
 // stopping says what the first signal, sig, does to a run under way.
 func (in *Interrupts) stopping(sig os.Signal) {
-	in.notice(fmt.Sprintf("teamrun: %s: stopping the running tasks and writing the checkpoint (again to exit at once)", signalName(sig)))
+	in.Notice(fmt.Sprintf("teamrun: %s: stopping the running tasks and writing the checkpoint (again to exit at once)", signalName(sig)))
 }
 
 // Forced is closed at a second signal: the running commands are killed,
@@ -154,7 +174,7 @@ func (in *Interrupts) Stop() {
 }
 
 // ExitCodeOf is 128 + the signal's number: 130 for SIGINT, 143 for
-// SIGTERM, 129 for SIGHUP.
+// SIGTERM, 129 for SIGHUP, 131 for SIGQUIT.
 func ExitCodeOf(s os.Signal) int {
 	if n, ok := s.(syscall.Signal); ok {
 		return 128 + int(n)
@@ -170,6 +190,8 @@ func signalName(s os.Signal) string {
 		return "terminated (SIGTERM)"
 	case syscall.SIGHUP:
 		return "hung up (SIGHUP)"
+	case syscall.SIGQUIT:
+		return "quit (SIGQUIT)"
 	}
 	return s.String()
 }

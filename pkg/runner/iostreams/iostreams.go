@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mattn/go-isatty"
 	"golang.org/x/term"
@@ -41,10 +42,15 @@ type keptErrWriter struct {
 	w   io.Writer
 	mu  sync.Mutex
 	err error // the first failed write's
+	// begun and ended count the writes: one begun and not ended waits
+	// for the reader to take it (OutProgress).
+	begun, ended atomic.Uint64
 }
 
 func (k *keptErrWriter) Write(p []byte) (int, error) {
+	k.begun.Add(1)
 	n, err := k.w.Write(p)
+	k.ended.Add(1)
 	if err != nil {
 		k.mu.Lock()
 		if k.err == nil {
@@ -64,6 +70,29 @@ func (s *IOStreams) OutErr() error {
 	s.out.mu.Lock()
 	defer s.out.mu.Unlock()
 	return s.out.err
+}
+
+// OutProgress is how far the writes to Out have got, to tell a reader that
+// stopped reading (Stalled).
+type OutProgress struct{ begun, ended uint64 }
+
+// OutProgress is where the writes to Out are now (nothing for streams that
+// System did not make).
+func (s *IOStreams) OutProgress() OutProgress {
+	if s.out == nil {
+		return OutProgress{}
+	}
+	// ended first: a write that ends between the two loads is not taken
+	// for one still waiting.
+	e := s.out.ended.Load()
+	return OutProgress{begun: s.out.begun.Load(), ended: e}
+}
+
+// StalledUntil reports whether a write to Out waited from p to q: one had
+// begun and not ended at p, and none ended since. Its reader took nothing
+// in between (a paused pager, a stalled ssh, a reader that does not read).
+func (p OutProgress) StalledUntil(q OutProgress) bool {
+	return p.begun > p.ended && q.ended == p.ended
 }
 
 // System inspects out and the environment: a terminal gets live output,

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/creack/pty"
@@ -111,3 +112,46 @@ func TestErrSameAsOut(t *testing.T) {
 		t.Error("Test streams: one buffer for both is the same output, two are not")
 	}
 }
+
+// A write to Out stalled from one look to the next when it had begun and
+// not ended at the first, and none ended since: its reader took nothing.
+func TestStalledUntil(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		p, q  OutProgress
+		stall bool
+	}{
+		{"nothing written", OutProgress{}, OutProgress{}, false},
+		{"all written at both", OutProgress{3, 3}, OutProgress{3, 3}, false},
+		{"one waiting at both, none ended", OutProgress{4, 3}, OutProgress{4, 3}, true},
+		{"one waiting, then it ended", OutProgress{4, 3}, OutProgress{4, 4}, false},
+		{"one waiting, it ended, the next waits", OutProgress{4, 3}, OutProgress{5, 4}, false},
+		{"none waiting, then one began", OutProgress{3, 3}, OutProgress{4, 3}, false},
+	} {
+		if got := tc.p.StalledUntil(tc.q); got != tc.stall {
+			t.Errorf("%s: StalledUntil = %v, want %v", tc.name, got, tc.stall)
+		}
+	}
+	// A write that waits is seen so through System's streams.
+	release := make(chan struct{})
+	w := writerFunc(func(p []byte) (int, error) { <-release; return len(p), nil })
+	s := System(nil, w, io.Discard, func(string) string { return "" })
+	go s.Out.Write([]byte("x"))
+	for s.OutProgress().begun == 0 {
+		runtime.Gosched()
+	}
+	if p := s.OutProgress(); !p.StalledUntil(s.OutProgress()) {
+		t.Errorf("a write that waits: %+v, not stalled", p)
+	}
+	close(release)
+	for s.OutProgress().ended == 0 {
+		runtime.Gosched()
+	}
+	if p := s.OutProgress(); p.StalledUntil(s.OutProgress()) {
+		t.Errorf("every write ended: %+v, stalled", p)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
