@@ -3,18 +3,17 @@ package spec
 import (
 	"fmt"
 	"slices"
-	"strings"
-	"unicode/utf8"
 )
 
 // madeVars names the variables teamrun makes for a steps file's step
 // outputs: {{NAME_output}}'s, a loop's STEP_loop_outputs, a repeat's
 // count, a parallel step's outputs. A NAME that is a variable's name
 // gives NAME_KIND, as PraisonAI names it (and as sessions recorded it).
-// Any other NAME has _ for each character a variable name cannot hold,
-// and a number after when another name of the file comes out the same
-// (fetch-data and fetch data, 調査 and 分析) or a variable has that name:
-// two steps never share one, whichever the text names.
+// Any other NAME has _ for each byte a variable name cannot hold (as
+// sessions recorded it: Étape's is __tape), and a number after when
+// another name of the file comes out the same (fetch-data and fetch data,
+// 調査 and 分析) or a variable has that name: two steps never share one,
+// whichever the text names.
 type madeVars struct {
 	// taken are the names variables have: the file's variables and
 	// output_variables, and those made.
@@ -120,17 +119,15 @@ func (m *madeVars) named(name, kind string, has func(string) bool) (string, bool
 	return "", false
 }
 
-// identOf is s with each character a variable name cannot hold made _:
-// one _ for a character, however many bytes it takes in UTF-8.
+// identOf is s with each byte a variable name cannot hold made _: a
+// character of several bytes in UTF-8 gives as many (Étape: __tape), as
+// sessions recorded it, for the made variable is in a task's key.
 func identOf(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for i, r := range s {
-		if r < utf8.RuneSelf && isIdentByte(byte(r), i == 0) {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
+	out := []byte(s)
+	for i, c := range out {
+		if !isIdentByte(c, i == 0) {
+			out[i] = '_'
 		}
 	}
-	return b.String()
+	return string(out)
 }

@@ -294,8 +294,8 @@ steps:
   - {name: fetch-data, agent: a, action: dash}
   - {name: fetch data, agent: a, action: space}
   - {agent: a, action: "{{調査_output}} {{分析_output}} {{fetch-data_output}} {{fetch data_output}} {{fetch_data_output}}"}
-`, []string{"___output_1|research", "___output_2|analyse", "fetch_data_output_1|dash", "fetch_data_output_2|space",
-			"|{{___output_1}} {{___output_2}} {{fetch_data_output_1}} {{fetch_data_output_2}} {{fetch_data_output}}"}, nil},
+`, []string{"_______output_1|research", "_______output_2|analyse", "fetch_data_output_1|dash", "fetch_data_output_2|space",
+			"|{{_______output_1}} {{_______output_2}} {{fetch_data_output_1}} {{fetch_data_output_2}} {{fetch_data_output}}"}, nil},
 		// A step named as the variable another's name comes out as keeps
 		// that name (PraisonAI's); a variable's name is not taken either.
 		{"a step or a variable has the name", `variables: {x_y_output: given}
@@ -333,8 +333,8 @@ steps:
   - {name: 調査, agent: a, action: "{{item}}", loop: {over: xs}}
   - {name: 分析, agent: a, action: "{{item}}", loop: {over: xs}}
   - {agent: a, action: "{{fetch-x_loop_outputs}} {{fetch_x_loop_outputs}} {{調査_loop_outputs}} {{ 分析_loop_outputs }} {{fetch-y_loop_outputs}} {{step_1_loop_outputs}}"}
-`, []string{"fetch_x_loop_outputs|{{item}}", "___loop_outputs_1|{{item}}", "___loop_outputs_2|{{item}}",
-			"|{{fetch_x_loop_outputs}} {{fetch_x_loop_outputs}} {{___loop_outputs_1}} {{___loop_outputs_2}} {{fetch-y_loop_outputs}} {{step_1_loop_outputs}}"}, []string{
+`, []string{"fetch_x_loop_outputs|{{item}}", "_______loop_outputs_1|{{item}}", "_______loop_outputs_2|{{item}}",
+			"|{{fetch_x_loop_outputs}} {{fetch_x_loop_outputs}} {{_______loop_outputs_1}} {{_______loop_outputs_2}} {{fetch-y_loop_outputs}} {{step_1_loop_outputs}}"}, []string{
 			`s.yaml:8:24: steps[3].action: {{fetch-y_loop_outputs}}: no loop step before it is named "fetch-y", so the text keeps it as written`}},
 		// A repeat's is its last iteration's (the join's), by its name or,
 		// as PraisonAI names it, its agent's.
