@@ -308,6 +308,14 @@ steps:
   - {agent: a, action: "{{fetch-data_output}} {{fetch_data_output}} {{x-y_output}} {{x_y_output}}"}
 `, []string{"fetch_data_output_1|dash", "fetch_data_output|under", "x_y_output_1|xy",
 			"|{{fetch_data_output_1}} {{fetch_data_output}} {{x_y_output_1}} {{x_y_output}}"}, nil},
+		// One _ a byte, as sessions recorded it: one a character gave
+		// Étape another variable, and so another key, and ran it again.
+		{"a name of several bytes a character", `agents:
+  a: {role: A, llm: m}
+steps:
+  - {name: Étape, agent: a, action: one}
+  - {agent: a, action: "{{Étape_output}}"}
+`, []string{"__tape_output|one", "|{{__tape_output}}"}, nil},
 		// The _ spelling reads the one step whose name comes out so, but
 		// not when a step has that very name, later in the file.
 		{"the _ spelling", `agents:
