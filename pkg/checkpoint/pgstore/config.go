@@ -36,6 +36,22 @@ const MinLease = 3 * time.Second
 
 var schemaRule = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
 
+// checkSchema refuses name as the schema= of a store URL when PostgreSQL
+// would not make it teamrun's: the server refuses pg_ names (its own
+// schemas) only when teamrun first writes, and would let it fill
+// information_schema.
+func checkSchema(name string) error {
+	switch {
+	case !schemaRule().MatchString(name):
+		return fmt.Errorf("%w: schema=%q in the store URL: a schema name is 1 to 63 of a-z 0-9 _, not starting with a digit", checkpoint.ErrBadLocation, name)
+	case strings.HasPrefix(name, "pg_"):
+		return fmt.Errorf("%w: schema=%q in the store URL: names that start with pg_ are reserved for PostgreSQL's own schemas; choose another, such as schema=%s", checkpoint.ErrBadLocation, name, DefaultSchema)
+	case name == "information_schema":
+		return fmt.Errorf("%w: schema=%q in the store URL: that is PostgreSQL's system schema; choose another, such as schema=%s", checkpoint.ErrBadLocation, name, DefaultSchema)
+	}
+	return nil
+}
+
 // IsURL reports whether loc names a PostgreSQL store.
 func IsURL(loc string) bool {
 	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://")
@@ -78,8 +94,8 @@ func parseURL(raw string) (*config, error) {
 			// its refusal, with the URL it comes in.
 			return nil, fmt.Errorf("%w: %s= in the store URL is no parameter libpq knows: the password is password=, the client key's sslpassword= (lower case)", checkpoint.ErrBadLocation, p.key)
 		case p.key == "schema":
-			if !schemaRule().MatchString(p.value) {
-				return nil, fmt.Errorf("%w: schema=%q in the store URL: a schema name is 1 to 63 of a-z 0-9 _, not starting with a digit", checkpoint.ErrBadLocation, p.value)
+			if err := checkSchema(p.value); err != nil {
+				return nil, err
 			}
 			c.schema = p.value
 		case p.key == "lease":

@@ -51,6 +51,14 @@ func TestParseURL(t *testing.T) {
 		{name: "lease too short", raw: "postgres://u:secret@db/app?lease=1s", wantErr: `lease="1s" in the store URL: a duration of at least 3s`},
 		{name: "lease not a duration", raw: "postgres://u:secret@db/app?lease=soon", wantErr: `lease="soon"`},
 		{name: "bad schema", raw: "postgres://u:secret@db/app?schema=Robert%27)DROP", wantErr: "a schema name is 1 to 63 of a-z 0-9 _"},
+		// The server refuses a pg_ schema only at the first write (exit 5,
+		// "check the server's log"), and would fill information_schema.
+		{name: "a pg_ schema", raw: "postgres://u:secret@db/app?schema=pg_foo", wantErr: `schema="pg_foo" in the store URL: names that start with pg_ are reserved for PostgreSQL's own schemas`},
+		{name: "pg_catalog", raw: "postgres://u:secret@db/app?schema=pg_catalog", wantErr: "names that start with pg_ are reserved"},
+		{name: "pg_temp", raw: "postgres://u:secret@db/app?schema=pg_temp", wantErr: "names that start with pg_ are reserved"},
+		{name: "information_schema", raw: "postgres://u:secret@db/app?schema=information_schema", wantErr: `schema="information_schema" in the store URL: that is PostgreSQL's system schema`},
+		{name: "pg without the underscore", raw: "postgres://u:secret@db/app?schema=pgdata",
+			schema: "pgdata", lease: DefaultLease, location: "postgres://u@db:5432/app?schema=pgdata"},
 		// A ; is part of a value, as libpq has it: here, of a bad schema name.
 		{name: "semicolon in the parameters", raw: "postgres://u:secret@db/app?schema=a;b", wantErr: `schema="a;b" in the store URL: a schema name is`},
 		{name: "a password parameter run into the next", raw: "postgres://u@db:5432/app?password=secret;sslmode=disable",
