@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -116,6 +117,9 @@ func parseURL(raw string) (*config, error) {
 		c.secrets = append(c.secrets, pw)
 	}
 	if err := checkNumbers(values, c.secrets); err != nil {
+		return nil, err
+	}
+	if err := checkTarget(values); err != nil {
 		return nil, err
 	}
 	// The other parameters reach pgx as they were written: it reads them
@@ -281,6 +285,23 @@ func checkNumbers(values map[string]string, secrets []string) error {
 		if v, ok := values[p.key]; ok && !p.ok(v) {
 			return fmt.Errorf("%w: %s=%q in the store URL: %s", checkpoint.ErrBadLocation, p.key, scrub(v, secrets...), p.want)
 		}
+	}
+	return nil
+}
+
+// checkTarget refuses a target_session_attrs (the URL's, else
+// PGTARGETSESSIONATTRS, as pgx reads them) that asks for a server that
+// takes no writes: a store writes every task's state, so the run would
+// fail at its first write, or at connecting with pgx's words.
+func checkTarget(values map[string]string) error {
+	where := "target_session_attrs=%q in the store URL"
+	v, ok := values["target_session_attrs"]
+	if !ok {
+		where, v = "PGTARGETSESSIONATTRS=%q (in the environment)", os.Getenv("PGTARGETSESSIONATTRS")
+	}
+	switch v {
+	case "read-only", "standby", "prefer-standby":
+		return fmt.Errorf("%w: "+where+" asks for a server that takes no writes, and teamrun writes every task's state there: use read-write or primary, or leave it out", checkpoint.ErrBadLocation, v)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ import (
 
 func TestParseURL(t *testing.T) {
 	t.Setenv("PGPASSWORD", "")
-	for _, k := range []string{"PGHOST", "PGPORT", "PGDATABASE"} {
+	for _, k := range []string{"PGHOST", "PGPORT", "PGDATABASE", "PGTARGETSESSIONATTRS"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("PGUSER", "envuser")
@@ -119,6 +119,13 @@ func TestParseURL(t *testing.T) {
 			wantErr: `statement_cache_capacity="lots" in the store URL: a whole number, such as 512`},
 		{name: "description cache not a number", raw: "postgres://u:secret@db/app?description_cache_capacity=1.5",
 			wantErr: `description_cache_capacity="1.5" in the store URL: a whole number, such as 512`},
+		// A store writes: a server that takes no writes never works.
+		{name: "target_session_attrs read-only", raw: "postgres://u:secret@db/app?target_session_attrs=read-only",
+			wantErr: `target_session_attrs="read-only" in the store URL asks for a server that takes no writes, and teamrun writes every task's state there: use read-write or primary, or leave it out`},
+		{name: "target_session_attrs standby", raw: "postgres://u:secret@db1,db2/app?target_session_attrs=standby", wantErr: `target_session_attrs="standby" in the store URL asks for a server that takes no writes`},
+		{name: "target_session_attrs prefer-standby", raw: "postgres://u:secret@db/app?target_session_attrs=prefer-standby", wantErr: `target_session_attrs="prefer-standby" in the store URL asks`},
+		{name: "target_session_attrs read-write", raw: "postgres://u:secret@db1,db2/app?target_session_attrs=read-write",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db1,db2/app?target_session_attrs=read-write"},
 		{name: "pool settings are teamrun's", raw: "postgres://u:secret@db/app?pool_max_conns=8",
 			wantErr: "pool_max_conns in the store URL: teamrun sizes its own connection pool; leave it out"},
 	}
@@ -1053,6 +1060,29 @@ func TestParseURLNumberFromEnvironment(t *testing.T) {
 				t.Fatalf("err = %v, want one containing %q (exit 2)", err, tc.wantErr)
 			case strings.Contains(err.Error(), "strconv") || strings.Contains(err.Error(), "secret"):
 				t.Errorf("the message shows Go's number parser or the password: %v", err)
+			}
+		})
+	}
+}
+
+// PGTARGETSESSIONATTRS asks for a read-only server as the URL's parameter
+// does, unless the URL says otherwise.
+func TestParseURLTargetFromEnvironment(t *testing.T) {
+	for _, tc := range []struct{ name, env, raw, wantErr string }{
+		{"read-only", "read-only", "postgres://u:secret@db/app", `PGTARGETSESSIONATTRS="read-only" (in the environment) asks for a server that takes no writes`},
+		{"standby", "standby", "postgres://u:secret@db/app", `PGTARGETSESSIONATTRS="standby" (in the environment)`},
+		{"the URL's parameter wins", "read-only", "postgres://u:secret@db/app?target_session_attrs=any", ""},
+		{"primary", "primary", "postgres://u:secret@db/app", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PGTARGETSESSIONATTRS", tc.env)
+			_, err := parseURL(tc.raw)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatal(err)
+			case tc.wantErr == "":
+			case err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, checkpoint.ErrBadLocation):
+				t.Fatalf("err = %v, want one containing %q (exit 2)", err, tc.wantErr)
 			}
 		})
 	}
