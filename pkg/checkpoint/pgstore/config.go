@@ -450,6 +450,11 @@ func message(err error, within time.Duration) string {
 		// Go's words for a connection the server closed.
 		return "the server closed the connection (a restart, a crash or pg_terminate_backend)"
 	}
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		// Go's "read tcp a->b: read: connection reset by peer": an RST
+		// where EOF is a FIN.
+		return "the server or the network reset the connection (a restart, a crash, a proxy or a firewall)"
+	}
 	if errors.Is(err, pgconn.ErrConnClosed) {
 		// pgx's "conn closed": a statement on a connection that broke
 		// under the one before.
