@@ -59,6 +59,57 @@ func TestOpenNotPostgreSQL(t *testing.T) {
 	}
 }
 
+// A port where another program answers pgx's SSL request (sent unless
+// sslmode=disable) with neither S nor N is not PostgreSQL, in every
+// sslmode: pgx reads any such answer as a server without SSL, and the
+// message said to set sslmode=disable or prefer (prefer was in effect:
+// it is the default) or to turn SSL on in a server that is not there.
+func TestNotPostgreSQLInEverySSLMode(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback listener: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = c.Read(make([]byte, 8))
+				_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
+			}()
+		}
+	}()
+	for _, mode := range []string{"", "prefer", "allow", "require", "verify-full", "disable"} {
+		t.Run("sslmode="+mode, func(t *testing.T) {
+			raw := "postgres://teamrun:hunter2x@" + ln.Addr().String() + "/postgres?connect_timeout=5"
+			if mode != "" {
+				raw += "&sslmode=" + mode
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err := Open(ctx, raw)
+			if err == nil {
+				t.Fatal("Open succeeded")
+			}
+			msg := err.Error()
+			want := "what answers at " + ln.Addr().String() + " does not speak PostgreSQL's protocol (user teamrun, database postgres): is that the server's port?; check the host and port of the store URL"
+			if !strings.Contains(msg, want) {
+				t.Errorf("got %q, want it to contain %q", msg, want)
+			}
+			_, said, _ := strings.Cut(msg, ": connect: ") // after the location, which shows the sslmode
+			for _, wrong := range []string{"SSL", "sslmode", "hunter2x", "failed to receive message"} {
+				if strings.Contains(said, wrong) {
+					t.Errorf("%q says %q", msg, wrong)
+				}
+			}
+		})
+	}
+}
+
 // A run whose session another run took over is told to look at it in the
 // store its command line named (checkpoint.NameStore), not the default one.
 func TestTakenOverNamesTheStore(t *testing.T) {

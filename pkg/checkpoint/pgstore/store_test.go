@@ -612,6 +612,12 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	noDB.Path = "/" + randomName("nodb_")
+	firstDown, err := url.Parse(wrong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := firstDown.Host
+	firstDown.Host = "127.0.0.1:1," + server
 	tests := []struct {
 		name, url string
 		want      []string
@@ -620,6 +626,16 @@ func TestOpenErrors(t *testing.T) {
 		// error: dial tcp 127.0.0.1:1: connect: connection refused").
 		{"unreachable", "postgres://teamrun:hunter2x@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=5",
 			[]string{"postgres://teamrun@127.0.0.1:1/postgres", ": cannot reach 127.0.0.1:1 (user teamrun, database postgres): connection refused; check that the server is running and reachable"}},
+		// Each host tried is named, not the first alone; one that
+		// answered is named as the one that did.
+		{"every host down", "postgres://teamrun:hunter2x@127.0.0.1:1,127.0.0.1:2/postgres?sslmode=disable&connect_timeout=5",
+			[]string{": cannot reach 127.0.0.1:1 or 127.0.0.1:2 (user teamrun, database postgres): connection refused; check that the server is running and reachable"}},
+		{"one host down, the other refuses", firstDown.String(),
+			[]string{": cannot reach 127.0.0.1:1 (user teamrun, database postgres): connection refused; the server at " + server + " refused user teamrun, database postgres: password authentication failed"}},
+		// pgx's own was "ValidateConnect failed: read only connection",
+		// with the advice to check that the server is running.
+		{"read-write asked of a read-only server", withParams(t, raw, "target_session_attrs", "read-write", "options", "-cdefault_transaction_read_only=on"),
+			[]string{"connect: the server at ", " (user teamrun, database postgres) is read-only (a standby, or default_transaction_read_only), and the store URL's target_session_attrs asks for one that takes writes; point the store at a writable primary"}},
 		// pgx's own text was "failed to connect to `user=… database=…`: …
 		// failed SASL auth: FATAL: …".
 		{"bad password", wrong, []string{"connect: the server at ", "refused user teamrun, database ", ": password authentication failed for user \"teamrun\" (SQLSTATE 28P01); check the user and password"}},
@@ -659,7 +675,7 @@ func TestOpenErrors(t *testing.T) {
 					t.Errorf("%v\ndoes not say %q", err, w)
 				}
 			}
-			for _, bad := range []string{"--continue", "dial", "\n", "failed to connect", "SASL", "FATAL"} {
+			for _, bad := range []string{"--continue", "dial", "\n", "failed to connect", "SASL", "FATAL", "ValidateConnect", "read only connection"} {
 				if strings.Contains(err.Error(), bad) {
 					t.Errorf("%v\nsays %q", err, bad)
 				}
