@@ -157,7 +157,10 @@ func splitURL(raw string) (u *url.URL, query string, err error) {
 	if err := sameUser(raw); err != nil {
 		return nil, "", err
 	}
-	u, err = url.Parse(raw)
+	u, err = url.Parse(hostEscapesKept(raw))
+	if err == nil {
+		u.Host, err = hostDecoded(u.Host)
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: the store URL %s cannot be read: %s; it looks like postgres://user@host:5432/db", checkpoint.ErrBadLocation, redactRaw(raw), urlProblem(err))
 	}
@@ -179,6 +182,45 @@ func splitURL(raw string) (u *url.URL, query string, err error) {
 	}
 	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
 	return u, query, nil
+}
+
+// hostEscapesKept is raw, a store URL, with each % of its host written
+// %25, for net/url to parse and keep as written: it refuses the escapes
+// libpq decodes there (a Unix socket's folder: postgres://u@%2Ftmp:5432/db),
+// only %25 and non-ASCII being a host's in RFC 3986. hostDecoded then
+// decodes them as libpq does.
+func hostEscapesKept(raw string) string {
+	if !IsURL(raw) {
+		return raw
+	}
+	scheme, rest, _ := strings.Cut(raw, "://")
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	start := strings.LastIndexByte(rest[:end], '@') + 1
+	host := strings.ReplaceAll(rest[start:end], "%", "%25")
+	return scheme + "://" + rest[:start] + host + rest[end:]
+}
+
+// hostDecoded is host, as url.Parse gave it from hostEscapesKept's URL,
+// percent-decoded by libpq's rules. A : , [ or ] that an escape gives
+// is refused: libpq reads hosts and ports apart before it decodes, and
+// pgx, which gets the URL written again, would read it as one of those.
+func hostDecoded(host string) (string, error) {
+	if !strings.Contains(host, "%") {
+		return host, nil
+	}
+	decoded, err := uriDecode(host)
+	if err != nil {
+		return "", fmt.Errorf("its host holds %w", err)
+	}
+	for _, sep := range []string{":", ",", "[", "]"} {
+		if strings.Count(decoded, sep) != strings.Count(host, sep) {
+			return "", errors.New("its host percent-encodes a : , [ or ], which separate hosts and ports: write them as they are")
+		}
+	}
+	return decoded, nil
 }
 
 // sameUser refuses raw, a store URL, when libpq (and so pgx) would read
@@ -536,7 +578,7 @@ func attemptErrors(ce *pgconn.ConnectError) []error {
 }
 
 // attemptAt is the host of cfg an attempt's error e is about, as the URL
-// names it (host:port, or a Unix socket's folder), and why it failed.
+// names it (host:port), or the Unix socket's path, and why it failed.
 // pgx's error of an attempt is its own type, which only its words tell:
 // "ADDRESS (HOST): why", ADDRESS an IP:port or the socket's path; why is
 // what it wraps. One that found no address is Go's DNS error.
@@ -547,7 +589,10 @@ func attemptAt(cfg *pgconn.Config, e error) (where string, why error) {
 		why = inner
 		at := strings.TrimSuffix(e.Error(), ": "+inner.Error())
 		if i := strings.Index(at, "/.s.PGSQL."); strings.HasPrefix(at, "/") && i > 0 {
-			return at[:i], why
+			// The socket, as psql names it: its folder and port.
+			if j := strings.Index(at[i:], " ("); j > 0 {
+				return at[:i+j], why
+			}
 		}
 		if addr, name, ok := strings.Cut(at, " ("); ok && strings.HasSuffix(name, ")") {
 			host = strings.TrimSuffix(name, ")")

@@ -40,6 +40,7 @@ func TestParseURL(t *testing.T) {
 		serverParams []string          // must not reach the server
 		runtime      map[string]string // settings the server gets
 		password     string            // "secret" unless set
+		host         string            // the host pgx connects to, when set
 	}{
 		{name: "defaults", raw: "postgres://u:secret@db:5432/app",
 			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app"},
@@ -89,6 +90,19 @@ func TestParseURL(t *testing.T) {
 		// What only tunes the connection does not make it another store.
 		{name: "connection-only parameters are no part of the location", raw: "postgres://u:secret@db/app?connect_timeout=10&application_name=x&sslmode=disable&statement_cache_capacity=8",
 			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app?sslmode=disable"},
+		// A Unix socket's folder as the host, percent-encoded, as libpq
+		// documents it and psql takes it: net/url refused it ("invalid
+		// URL escape").
+		{name: "a socket folder as the host", raw: "postgres://u:secret@%2Fvar%2Frun%2Fpostgresql:5433/app",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@%2Fvar%2Frun%2Fpostgresql:5433/app", host: "/var/run/postgresql"},
+		{name: "a socket folder as the host, no port", raw: "postgres://u:secret@%2ftmp/app",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@%2Ftmp:5432/app", host: "/tmp"},
+		{name: "an IPv6 zone", raw: "postgres://u:secret@[fe80::1%25eth0]:5432/app",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@[fe80::1%25eth0]:5432/app", host: "fe80::1%eth0"},
+		{name: "a bad escape in the host", raw: "postgres://u:secret@%2Ftmp%zz/app",
+			wantErr: "the store URL postgres://u@%2Ftmp%zz/app cannot be read: its host holds a % that starts no escape (a % itself is %25)"},
+		{name: "an escaped : in the host", raw: "postgres://u:secret@%2Ftmp%3A5432/app",
+			wantErr: "cannot be read: its host percent-encodes a : , [ or ], which separate hosts and ports"},
 		{name: "not postgres", raw: "mysql://u:secret@db/app", wantErr: "is not a postgres:// or postgresql:// URL"},
 		{name: "unparsable keeps the password out", raw: "postgres://u:secret@db:port/app", wantErr: "cannot be read"},
 		// Go's own words ("net/url: invalid userinfo") say nothing to
@@ -155,6 +169,9 @@ func TestParseURL(t *testing.T) {
 			}
 			if again, err := parseURL(c.location); err != nil || again.location != c.location {
 				t.Errorf("the location %s, opened, is %v, %v: not itself", c.location, again, err)
+			}
+			if tt.host != "" && c.conn.Host != tt.host {
+				t.Errorf("pgx connects to host %q, want %q", c.conn.Host, tt.host)
 			}
 			if want := cmp.Or(tt.password, "secret"); c.conn.Password != want {
 				t.Errorf("password %q did not reach the connection config (%q)", want, c.conn.Password)
@@ -626,6 +643,9 @@ func TestOpenErrors(t *testing.T) {
 		// error: dial tcp 127.0.0.1:1: connect: connection refused").
 		{"unreachable", "postgres://teamrun:hunter2x@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=5",
 			[]string{"postgres://teamrun@127.0.0.1:1/postgres", ": cannot reach 127.0.0.1:1 (user teamrun, database postgres): connection refused; check that the server is running and reachable"}},
+		// A Unix socket is named by its path, as psql names it.
+		{"no socket there", "postgres://teamrun:hunter2x@%2Fnonexistent-teamrun:1/postgres",
+			[]string{": cannot reach /nonexistent-teamrun/.s.PGSQL.1 (user teamrun, database postgres): no such file or directory"}},
 		// Each host tried is named, not the first alone; one that
 		// answered is named as the one that did.
 		{"every host down", "postgres://teamrun:hunter2x@127.0.0.1:1,127.0.0.1:2/postgres?sslmode=disable&connect_timeout=5",
