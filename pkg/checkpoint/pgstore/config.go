@@ -486,10 +486,15 @@ func (c *config) failWithin(op string, err error, within time.Duration) error {
 
 // message is err as a user reads it. A server that cannot be reached is
 // where and why ("cannot reach 127.0.0.1:1: connection refused"), not
-// pgx's line per attempt of Go's dialer text. within is how long teamrun
+// pgx's line per attempt of Go's dialer text; so is a connection that
+// ends as it starts, which is not a session's lost connection. within is how long teamrun
 // waits for the server to answer a statement (half the lease: every
 // deadline teamrun sets on one).
 func message(err error, within time.Duration) string {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return connectMessage(ce)
+	}
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		// Go's words for a connection the server closed.
@@ -502,10 +507,6 @@ func message(err error, within time.Duration) string {
 		// pgx's "conn closed": a statement on a connection that broke
 		// under the one before.
 		return "the connection broke (the server or the network ended it)"
-	}
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) {
-		return connectMessage(ce)
 	}
 	if pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
 		// A connection that stops answering (the server stopped,
@@ -639,6 +640,8 @@ func problemOf(e error, user, db string) attemptProblem {
 		// answered (a frozen server, a port that waits for its client
 		// to speak first, as HTTP's does), or something else did.
 		switch {
+		case errors.Is(e, io.EOF), errors.Is(e, io.ErrUnexpectedEOF), errors.Is(e, syscall.ECONNRESET), errors.Is(e, syscall.EPIPE):
+			return attemptProblem{3, "the connection to ", who + " was closed or reset as it started: is that the server's port (not another program's, or a proxy's that refuses it), or did the server just stop?"}
 		case readOnly(e):
 			return attemptProblem{3, "the server at ", who + " is read-only (a standby, or default_transaction_read_only), and the store URL's target_session_attrs asks for one that takes writes"}
 		case refusedTLS(e):

@@ -22,6 +22,11 @@ func TestOpenNotPostgreSQL(t *testing.T) {
 	}{
 		{"another protocol", func(c net.Conn) { _, _ = c.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n")); time.Sleep(time.Second) },
 			"does not speak PostgreSQL's protocol (user teamrun, database postgres): is that the server's port?"},
+		// It was "the server closed the connection (a restart, a crash
+		// or pg_terminate_backend)", naming no host, as for a session's
+		// connection.
+		{"closes at once", func(c net.Conn) {},
+			"was closed or reset as it started: is that the server's port (not another program's, or a proxy's that refuses it), or did the server just stop?"},
 		{"no answer", func(c net.Conn) { time.Sleep(5 * time.Second) },
 			"did not answer in time (connect_timeout): is it stopped or overloaded, or is that port another program's?"},
 	} {
@@ -50,7 +55,10 @@ func TestOpenNotPostgreSQL(t *testing.T) {
 			if !strings.Contains(msg, tc.want) {
 				t.Errorf("got %q, want it to contain %q", msg, tc.want)
 			}
-			for _, internal := range []string{"failed to receive message", "invalid body length", "context deadline exceeded", "hunter2x"} {
+			if want := "the connection to " + ln.Addr().String() + " (user teamrun"; tc.name == "closes at once" && !strings.Contains(msg, want) {
+				t.Errorf("got %q, want it to name the host: %q", msg, want)
+			}
+			for _, internal := range []string{"failed to receive message", "invalid body length", "context deadline exceeded", "hunter2x", "EOF", "pg_terminate_backend"} {
 				if strings.Contains(msg, internal) {
 					t.Errorf("%q says %q", msg, internal)
 				}
