@@ -123,13 +123,20 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, flags...)
 	if slices.ContainsFunc(flags, isHelpFlag) {
 		if err := noTopic(); err != nil {
 			return nil, err
 		}
-		return out, nil
+		return append(out, flags...), nil
 	}
+	if words := helpTopics(cmd, rest); len(cmd.Subcommands) > 0 && len(words) > 0 {
+		// `session rm ID --store URL`: a word where a subcommand goes
+		// that names none. That is the mistake, which the command's
+		// action names; the flags around it are a subcommand's, which
+		// the command itself would refuse as unknown.
+		return append(out, append([]string{"--"}, words...)...), nil
+	}
+	out = append(out, flags...)
 	if len(pos) > 0 {
 		out = append(out, "--")
 		out = append(out, pos...)

@@ -8,11 +8,13 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,6 +37,22 @@ const DefaultLease = 30 * time.Second
 const MinLease = 3 * time.Second
 
 var schemaRule = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
+
+// checkSchema refuses name as the schema= of a store URL when PostgreSQL
+// would not make it teamrun's: the server refuses pg_ names (its own
+// schemas) only when teamrun first writes, and would let it fill
+// information_schema.
+func checkSchema(name string) error {
+	switch {
+	case !schemaRule().MatchString(name):
+		return fmt.Errorf("%w: schema=%q in the store URL: a schema name is 1 to 63 of a-z 0-9 _, not starting with a digit", checkpoint.ErrBadLocation, name)
+	case strings.HasPrefix(name, "pg_"):
+		return fmt.Errorf("%w: schema=%q in the store URL: names that start with pg_ are reserved for PostgreSQL's own schemas; choose another, such as schema=%s", checkpoint.ErrBadLocation, name, DefaultSchema)
+	case name == "information_schema":
+		return fmt.Errorf("%w: schema=%q in the store URL: that is PostgreSQL's system schema; choose another, such as schema=%s", checkpoint.ErrBadLocation, name, DefaultSchema)
+	}
+	return nil
+}
 
 // IsURL reports whether loc names a PostgreSQL store.
 func IsURL(loc string) bool {
@@ -78,8 +96,8 @@ func parseURL(raw string) (*config, error) {
 			// its refusal, with the URL it comes in.
 			return nil, fmt.Errorf("%w: %s= in the store URL is no parameter libpq knows: the password is password=, the client key's sslpassword= (lower case)", checkpoint.ErrBadLocation, p.key)
 		case p.key == "schema":
-			if !schemaRule().MatchString(p.value) {
-				return nil, fmt.Errorf("%w: schema=%q in the store URL: a schema name is 1 to 63 of a-z 0-9 _, not starting with a digit", checkpoint.ErrBadLocation, p.value)
+			if err := checkSchema(p.value); err != nil {
+				return nil, err
 			}
 			c.schema = p.value
 		case p.key == "lease":
@@ -102,6 +120,9 @@ func parseURL(raw string) (*config, error) {
 	if err := checkNumbers(values, c.secrets); err != nil {
 		return nil, err
 	}
+	if err := checkTarget(values); err != nil {
+		return nil, err
+	}
 	// The other parameters reach pgx as they were written: it reads them
 	// as libpq does, so a URL psql takes means the same here.
 	u.RawQuery, u.ForceQuery = strings.Join(pass, "&"), false
@@ -114,6 +135,7 @@ func parseURL(raw string) (*config, error) {
 			checkpoint.ErrBadLocation, redacted(u), scrub(numberProblem(err), c.secrets...))
 	}
 	c.conn = c.pool.ConnConfig
+	c.conn.DialFunc = answerChecked(c.conn.DialFunc)
 	c.secrets = append(c.secrets, c.conn.Password) // from PGPASSWORD or ~/.pgpass too
 	if c.conn.ConnectTimeout == 0 {
 		c.conn.ConnectTimeout = 10 * time.Second
@@ -135,7 +157,10 @@ func splitURL(raw string) (u *url.URL, query string, err error) {
 	if err := sameUser(raw); err != nil {
 		return nil, "", err
 	}
-	u, err = url.Parse(raw)
+	u, err = url.Parse(hostEscapesKept(raw))
+	if err == nil {
+		u.Host, err = hostDecoded(u.Host)
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: the store URL %s cannot be read: %s; it looks like postgres://user@host:5432/db", checkpoint.ErrBadLocation, redactRaw(raw), urlProblem(err))
 	}
@@ -157,6 +182,45 @@ func splitURL(raw string) (u *url.URL, query string, err error) {
 	}
 	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
 	return u, query, nil
+}
+
+// hostEscapesKept is raw, a store URL, with each % of its host written
+// %25, for net/url to parse and keep as written: it refuses the escapes
+// libpq decodes there (a Unix socket's folder: postgres://u@%2Ftmp:5432/db),
+// only %25 and non-ASCII being a host's in RFC 3986. hostDecoded then
+// decodes them as libpq does.
+func hostEscapesKept(raw string) string {
+	if !IsURL(raw) {
+		return raw
+	}
+	scheme, rest, _ := strings.Cut(raw, "://")
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	start := strings.LastIndexByte(rest[:end], '@') + 1
+	host := strings.ReplaceAll(rest[start:end], "%", "%25")
+	return scheme + "://" + rest[:start] + host + rest[end:]
+}
+
+// hostDecoded is host, as url.Parse gave it from hostEscapesKept's URL,
+// percent-decoded by libpq's rules. A : , [ or ] that an escape gives
+// is refused: libpq reads hosts and ports apart before it decodes, and
+// pgx, which gets the URL written again, would read it as one of those.
+func hostDecoded(host string) (string, error) {
+	if !strings.Contains(host, "%") {
+		return host, nil
+	}
+	decoded, err := uriDecode(host)
+	if err != nil {
+		return "", fmt.Errorf("its host holds %w", err)
+	}
+	for _, sep := range []string{":", ",", "[", "]"} {
+		if strings.Count(decoded, sep) != strings.Count(host, sep) {
+			return "", errors.New("its host percent-encodes a : , [ or ], which separate hosts and ports: write them as they are")
+		}
+	}
+	return decoded, nil
 }
 
 // sameUser refuses raw, a store URL, when libpq (and so pgx) would read
@@ -265,6 +329,23 @@ func checkNumbers(values map[string]string, secrets []string) error {
 		if v, ok := values[p.key]; ok && !p.ok(v) {
 			return fmt.Errorf("%w: %s=%q in the store URL: %s", checkpoint.ErrBadLocation, p.key, scrub(v, secrets...), p.want)
 		}
+	}
+	return nil
+}
+
+// checkTarget refuses a target_session_attrs (the URL's, else
+// PGTARGETSESSIONATTRS, as pgx reads them) that asks for a server that
+// takes no writes: a store writes every task's state, so the run would
+// fail at its first write, or at connecting with pgx's words.
+func checkTarget(values map[string]string) error {
+	where := "target_session_attrs=%q in the store URL"
+	v, ok := values["target_session_attrs"]
+	if !ok {
+		where, v = "PGTARGETSESSIONATTRS=%q (in the environment)", os.Getenv("PGTARGETSESSIONATTRS")
+	}
+	switch v {
+	case "read-only", "standby", "prefer-standby":
+		return fmt.Errorf("%w: "+where+" asks for a server that takes no writes, and teamrun writes every task's state there: use read-write or primary, or leave it out", checkpoint.ErrBadLocation, v)
 	}
 	return nil
 }
@@ -405,60 +486,172 @@ func (c *config) failWithin(op string, err error, within time.Duration) error {
 
 // message is err as a user reads it. A server that cannot be reached is
 // where and why ("cannot reach 127.0.0.1:1: connection refused"), not
-// pgx's line per attempt of Go's dialer text. within is how long teamrun
+// pgx's line per attempt of Go's dialer text; so is a connection that
+// ends as it starts, which is not a session's lost connection. within is how long teamrun
 // waits for the server to answer a statement (half the lease: every
 // deadline teamrun sets on one).
 func message(err error, within time.Duration) string {
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return connectMessage(ce)
+	}
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		// Go's words for a connection the server closed.
 		return "the server closed the connection (a restart, a crash or pg_terminate_backend)"
-	}
-	if errors.Is(err, pgconn.ErrConnClosed) {
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
+		// Go's "read tcp a->b: read: connection reset by peer": an RST
+		// where EOF is a FIN.
+		return "the server or the network reset the connection (a restart, a crash, a proxy or a firewall)"
+	case errors.Is(err, pgconn.ErrConnClosed):
 		// pgx's "conn closed": a statement on a connection that broke
 		// under the one before.
 		return "the connection broke (the server or the network ended it)"
 	}
-	var ce *pgconn.ConnectError
-	if !errors.As(err, &ce) {
-		if pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
-			// A connection that stops answering (the server stopped,
-			// frozen, or the network gone) is pgx's "timeout: context
-			// deadline exceeded", or Go's bare "context deadline
-			// exceeded" while waiting for a connection of the pool.
-			return fmt.Sprintf("the server did not answer within %s (stopped, frozen, or the network is gone)", within)
-		}
-		if readOnly(err) {
-			// The server's words name the statement teamrun sent
-			// ("cannot execute nextval() in a read-only transaction").
-			return "the server refused to write: the server or the user teamrun connects as is read-only (SQLSTATE 25006)"
-		}
-		return err.Error()
+	if pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
+		// A connection that stops answering (the server stopped,
+		// frozen, or the network gone) is pgx's "timeout: context
+		// deadline exceeded", or Go's bare "context deadline
+		// exceeded" while waiting for a connection of the pool.
+		return fmt.Sprintf("the server did not answer within %s (stopped, frozen, or the network is gone)", within)
 	}
-	where := ce.Config.Host
-	if !strings.HasPrefix(where, "/") {
-		where = net.JoinHostPort(where, strconv.Itoa(int(ce.Config.Port)))
+	if readOnly(err) {
+		// The server's words name the statement teamrun sent
+		// ("cannot execute nextval() in a read-only transaction").
+		return "the server refused to write: the server or the user teamrun connects as is read-only (SQLSTATE 25006)"
 	}
+	return err.Error()
+}
+
+// connectMessage is why no connection could be made, for each host tried
+// (pgx joins an error per attempt: per host, per address of its name,
+// and with sslmode=prefer with SSL and without). Of a host's attempts the
+// one that says most is kept; hosts that failed alike are named together:
+// "cannot reach 127.0.0.1:1 or 127.0.0.1:2 (…): connection refused".
+func connectMessage(ce *pgconn.ConnectError) string {
+	var hosts []string
+	best := map[string]attemptProblem{}
+	for _, e := range attemptErrors(ce) {
+		where, why := attemptAt(ce.Config, e)
+		p := problemOf(why, ce.Config.User, ce.Config.Database)
+		if old, ok := best[where]; ok {
+			if p.rank >= old.rank { // the later attempt, as a tie: prefer's without SSL
+				best[where] = p
+			}
+			continue
+		}
+		hosts = append(hosts, where)
+		best[where] = p
+	}
+	var said []string
+	alike := map[string][]string{} // the hosts of each problem, by its words
+	for _, h := range hosts {
+		p := best[h]
+		key := p.lead + "\x00" + p.tail
+		if alike[key] == nil {
+			said = append(said, key)
+		}
+		alike[key] = append(alike[key], h)
+	}
+	out := make([]string, len(said))
+	for i, key := range said {
+		lead, tail, _ := strings.Cut(key, "\x00")
+		out[i] = lead + orWords(alike[key]) + tail
+	}
+	return strings.Join(out, "; ")
+}
+
+// orWords is "a, b or c".
+func orWords(words []string) string {
+	if n := len(words); n > 1 {
+		return strings.Join(words[:n-1], ", ") + " or " + words[n-1]
+	}
+	return strings.Join(words, "")
+}
+
+// attemptErrors are the errors of ce's attempts, one each.
+func attemptErrors(ce *pgconn.ConnectError) []error {
+	var joined interface{ Unwrap() []error }
+	if errors.As(ce.Unwrap(), &joined) {
+		return joined.Unwrap()
+	}
+	return []error{ce.Unwrap()}
+}
+
+// attemptAt is the host of cfg an attempt's error e is about, as the URL
+// names it (host:port), or the Unix socket's path, and why it failed.
+// pgx's error of an attempt is its own type, which only its words tell:
+// "ADDRESS (HOST): why", ADDRESS an IP:port or the socket's path; why is
+// what it wraps. One that found no address is Go's DNS error.
+func attemptAt(cfg *pgconn.Config, e error) (where string, why error) {
+	host, port, why := cfg.Host, strconv.Itoa(int(cfg.Port)), e
+	var dns *net.DNSError
+	if inner := errors.Unwrap(e); inner != nil && strings.HasSuffix(e.Error(), ": "+inner.Error()) {
+		why = inner
+		at := strings.TrimSuffix(e.Error(), ": "+inner.Error())
+		if i := strings.Index(at, "/.s.PGSQL."); strings.HasPrefix(at, "/") && i > 0 {
+			// The socket, as psql names it: its folder and port.
+			if j := strings.Index(at[i:], " ("); j > 0 {
+				return at[:i+j], why
+			}
+		}
+		if addr, name, ok := strings.Cut(at, " ("); ok && strings.HasSuffix(name, ")") {
+			host = strings.TrimSuffix(name, ")")
+			if _, p, err := net.SplitHostPort(addr); err == nil {
+				port = p
+			}
+		}
+	} else if errors.As(e, &dns) {
+		host = dns.Name
+		for _, fb := range append([]*pgconn.FallbackConfig{{Host: cfg.Host, Port: cfg.Port}}, cfg.Fallbacks...) {
+			if fb.Host == host {
+				port = strconv.Itoa(int(fb.Port))
+				break
+			}
+		}
+	}
+	if strings.HasPrefix(host, "/") {
+		return host, why
+	}
+	return net.JoinHostPort(host, port), why
+}
+
+// attemptProblem is why one connection attempt failed, in words: lead,
+// the host, tail. rank is how much it says: the server's answer more
+// than a port that answered otherwise, more than silence, more than no
+// connection at all.
+type attemptProblem struct {
+	rank       int
+	lead, tail string
+}
+
+func problemOf(e error, user, db string) attemptProblem {
+	who := fmt.Sprintf(" (user %s, database %s)", user, db)
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
+	if errors.As(e, &pe) {
 		// The server answered and refused: its words, once, not pgx's
 		// "failed to connect to …: … failed SASL auth: FATAL: …".
-		return fmt.Sprintf("the server at %s refused user %s, database %s: %s (SQLSTATE %s)", where, ce.Config.User, ce.Config.Database, pe.Message, pe.Code)
+		return attemptProblem{4, "the server at ", fmt.Sprintf(" refused user %s, database %s: %s (SQLSTATE %s)", user, db, pe.Message, pe.Code)}
 	}
 	var op *net.OpError
 	var dns *net.DNSError
-	if !errors.As(err, &dns) && (!errors.As(err, &op) || op.Op != "dial") {
+	if !errors.As(e, &dns) && (!errors.As(e, &op) || op.Op != "dial") {
 		// Connected, and then no PostgreSQL conversation: nothing
 		// answered (a frozen server, a port that waits for its client
 		// to speak first, as HTTP's does), or something else did.
 		switch {
-		case refusedTLS(err):
-			return fmt.Sprintf("the server at %s (user %s, database %s) does not accept SSL, which the store URL's sslmode asks for", where, ce.Config.User, ce.Config.Database)
-		case pgconn.Timeout(err):
-			return fmt.Sprintf("the server at %s (user %s, database %s) did not answer in time (connect_timeout): is it stopped or overloaded, or is that port another program's?", where, ce.Config.User, ce.Config.Database)
-		case strings.Contains(err.Error(), "failed to receive message"):
-			return fmt.Sprintf("what answers at %s does not speak PostgreSQL's protocol (user %s, database %s): is that the server's port?", where, ce.Config.User, ce.Config.Database)
+		case errors.Is(e, io.EOF), errors.Is(e, io.ErrUnexpectedEOF), errors.Is(e, syscall.ECONNRESET), errors.Is(e, syscall.EPIPE):
+			return attemptProblem{3, "the connection to ", who + " was closed or reset as it started: is that the server's port (not another program's, or a proxy's that refuses it), or did the server just stop?"}
+		case readOnly(e):
+			return attemptProblem{3, "the server at ", who + " is read-only (a standby, or default_transaction_read_only), and the store URL's target_session_attrs asks for one that takes writes"}
+		case refusedTLS(e):
+			return attemptProblem{3, "the server at ", who + " does not accept SSL, which the store URL's sslmode asks for"}
+		case notPostgreSQL(e):
+			return attemptProblem{3, "what answers at ", " does not speak PostgreSQL's protocol" + who + ": is that the server's port?"}
+		case pgconn.Timeout(e):
+			return attemptProblem{1, "the server at ", who + " did not answer in time (connect_timeout): is it stopped or overloaded, or is that port another program's?"}
 		}
-		return err.Error()
+		return attemptProblem{2, "the connection to ", who + " failed: " + e.Error()}
 	}
 	var errno syscall.Errno
 	why := "the connection failed"
@@ -470,7 +663,7 @@ func message(err error, within time.Duration) string {
 	case errors.As(op.Err, &errno):
 		why = errno.Error()
 	}
-	return fmt.Sprintf("cannot reach %s (user %s, database %s): %s", where, ce.Config.User, ce.Config.Database, why)
+	return attemptProblem{0, "cannot reach ", who + ": " + why}
 }
 
 // refusedParameter is the server refusing, as the first connection
@@ -489,20 +682,88 @@ func (c *config) refusedParameter(err error) error {
 }
 
 // readOnly reports whether err is the server refusing a write in a
-// read-only transaction: a hot standby, or default_transaction_read_only
-// set for the server, the database or the user.
+// read-only transaction (a hot standby, or default_transaction_read_only
+// set for the server, the database or the user), or pgx finding it so as
+// it connects for a target_session_attrs of read-write or primary.
 func readOnly(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "25006"
+	return errors.As(err, &pe) && pe.Code == "25006" ||
+		errors.Is(err, pgconn.ErrReadOnlyConnection) || errors.Is(err, pgconn.ErrStandbyConnection)
+}
+
+// notPostgreSQL reports whether err is a connection's peer answering
+// otherwise than a PostgreSQL server would: a message pgx cannot read, or
+// a reply to the SSL request that is neither yes nor no.
+func notPostgreSQL(err error) bool {
+	return errors.Is(err, errNotPostgreSQL) || !pgconn.Timeout(err) && strings.Contains(err.Error(), "failed to receive message")
+}
+
+// errNotPostgreSQL is the reply to pgx's SSL request that no PostgreSQL
+// server gives: pgx reads every reply but S as a server that runs without
+// SSL ("server refused TLS connection").
+var errNotPostgreSQL = errors.New("the reply to the SSL request is neither S nor N")
+
+// sslRequest is the message that asks a PostgreSQL server for SSL: its
+// length, 8, and the code 80877103.
+const sslRequest = "\x00\x00\x00\x08\x04\xd2\x16\x2f"
+
+// answerChecked is dial with each connection's reply to an SSL request
+// checked (answerCheck).
+func answerChecked(dial pgconn.DialFunc) pgconn.DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &answerCheck{Conn: conn}, nil
+	}
+}
+
+// answerCheck is a connection whose first message, when it is an SSL
+// request, must have S or N (or, from a server older than SSL, an error)
+// for its reply: anything else is another program, which the message
+// should say rather than that the server runs without SSL.
+type answerCheck struct {
+	net.Conn
+	state atomic.Int32 // fresh, asked (the SSL request was sent), done
+}
+
+const (
+	checkFresh = iota
+	checkAsked
+	checkDone
+)
+
+func (c *answerCheck) Write(b []byte) (int, error) {
+	if c.state.Load() == checkFresh {
+		next := int32(checkDone)
+		if string(b) == sslRequest {
+			next = checkAsked
+		}
+		c.state.Store(next)
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *answerCheck) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && c.state.Load() == checkAsked {
+		c.state.Store(checkDone)
+		if b[0] != 'S' && b[0] != 'N' && b[0] != 'E' {
+			return 0, errNotPostgreSQL
+		}
+	}
+	return n, err
 }
 
 // advice is what to deal with before err's operation is done again.
 func advice(err error) string {
+	if readOnly(err) {
+		return "point the store at a writable primary (not a standby), or make the user writable (default_transaction_read_only off for it and its database)"
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
-		case pe.Code == "25006":
-			return "point the store at a writable primary (not a standby), or make the user writable (default_transaction_read_only off for it and its database)"
 		case pe.Code == "28P01" || pe.Code == "28000":
 			return "check the user and password (in the URL, PGPASSWORD or ~/.pgpass)"
 		case pe.Code == "3D000":
@@ -522,6 +783,8 @@ func advice(err error) string {
 	}
 	var ce *pgconn.ConnectError
 	switch {
+	case errors.As(err, &ce) && notPostgreSQL(err):
+		return "check the host and port of the store URL (--store, TEAMRUN_STORE)"
 	case errors.As(err, &ce) && refusedTLS(err):
 		return "set sslmode=disable (or prefer) in the store URL, or turn SSL on in the server's configuration (ssl = on)"
 	case errors.As(err, &ce):

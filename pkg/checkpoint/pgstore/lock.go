@@ -166,7 +166,7 @@ func (s *Store) dial(ctx context.Context) (*pgx.Conn, error) {
 	cc.RuntimeParams["tcp_keepalives_count"] = "3"
 	cc.RuntimeParams["tcp_user_timeout"] = strconv.FormatInt(lease.Milliseconds(), 10)
 	d := &net.Dialer{Timeout: cc.ConnectTimeout, KeepAlive: lease / 3}
-	cc.DialFunc = d.DialContext
+	cc.DialFunc = answerChecked(d.DialContext)
 	conn, err := pgx.ConnectConfig(ctx, cc)
 	if err != nil {
 		return nil, s.cfg.fail("connect", err)

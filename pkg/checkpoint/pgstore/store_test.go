@@ -27,7 +27,7 @@ import (
 
 func TestParseURL(t *testing.T) {
 	t.Setenv("PGPASSWORD", "")
-	for _, k := range []string{"PGHOST", "PGPORT", "PGDATABASE"} {
+	for _, k := range []string{"PGHOST", "PGPORT", "PGDATABASE", "PGTARGETSESSIONATTRS"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("PGUSER", "envuser")
@@ -40,6 +40,7 @@ func TestParseURL(t *testing.T) {
 		serverParams []string          // must not reach the server
 		runtime      map[string]string // settings the server gets
 		password     string            // "secret" unless set
+		host         string            // the host pgx connects to, when set
 	}{
 		{name: "defaults", raw: "postgres://u:secret@db:5432/app",
 			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app"},
@@ -51,6 +52,14 @@ func TestParseURL(t *testing.T) {
 		{name: "lease too short", raw: "postgres://u:secret@db/app?lease=1s", wantErr: `lease="1s" in the store URL: a duration of at least 3s`},
 		{name: "lease not a duration", raw: "postgres://u:secret@db/app?lease=soon", wantErr: `lease="soon"`},
 		{name: "bad schema", raw: "postgres://u:secret@db/app?schema=Robert%27)DROP", wantErr: "a schema name is 1 to 63 of a-z 0-9 _"},
+		// The server refuses a pg_ schema only at the first write (exit 5,
+		// "check the server's log"), and would fill information_schema.
+		{name: "a pg_ schema", raw: "postgres://u:secret@db/app?schema=pg_foo", wantErr: `schema="pg_foo" in the store URL: names that start with pg_ are reserved for PostgreSQL's own schemas`},
+		{name: "pg_catalog", raw: "postgres://u:secret@db/app?schema=pg_catalog", wantErr: "names that start with pg_ are reserved"},
+		{name: "pg_temp", raw: "postgres://u:secret@db/app?schema=pg_temp", wantErr: "names that start with pg_ are reserved"},
+		{name: "information_schema", raw: "postgres://u:secret@db/app?schema=information_schema", wantErr: `schema="information_schema" in the store URL: that is PostgreSQL's system schema`},
+		{name: "pg without the underscore", raw: "postgres://u:secret@db/app?schema=pgdata",
+			schema: "pgdata", lease: DefaultLease, location: "postgres://u@db:5432/app?schema=pgdata"},
 		// A ; is part of a value, as libpq has it: here, of a bad schema name.
 		{name: "semicolon in the parameters", raw: "postgres://u:secret@db/app?schema=a;b", wantErr: `schema="a;b" in the store URL: a schema name is`},
 		{name: "a password parameter run into the next", raw: "postgres://u@db:5432/app?password=secret;sslmode=disable",
@@ -81,6 +90,19 @@ func TestParseURL(t *testing.T) {
 		// What only tunes the connection does not make it another store.
 		{name: "connection-only parameters are no part of the location", raw: "postgres://u:secret@db/app?connect_timeout=10&application_name=x&sslmode=disable&statement_cache_capacity=8",
 			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db:5432/app?sslmode=disable"},
+		// A Unix socket's folder as the host, percent-encoded, as libpq
+		// documents it and psql takes it: net/url refused it ("invalid
+		// URL escape").
+		{name: "a socket folder as the host", raw: "postgres://u:secret@%2Fvar%2Frun%2Fpostgresql:5433/app",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@%2Fvar%2Frun%2Fpostgresql:5433/app", host: "/var/run/postgresql"},
+		{name: "a socket folder as the host, no port", raw: "postgres://u:secret@%2ftmp/app",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@%2Ftmp:5432/app", host: "/tmp"},
+		{name: "an IPv6 zone", raw: "postgres://u:secret@[fe80::1%25eth0]:5432/app",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@[fe80::1%25eth0]:5432/app", host: "fe80::1%eth0"},
+		{name: "a bad escape in the host", raw: "postgres://u:secret@%2Ftmp%zz/app",
+			wantErr: "the store URL postgres://u@%2Ftmp%zz/app cannot be read: its host holds a % that starts no escape (a % itself is %25)"},
+		{name: "an escaped : in the host", raw: "postgres://u:secret@%2Ftmp%3A5432/app",
+			wantErr: "cannot be read: its host percent-encodes a : , [ or ], which separate hosts and ports"},
 		{name: "not postgres", raw: "mysql://u:secret@db/app", wantErr: "is not a postgres:// or postgresql:// URL"},
 		{name: "unparsable keeps the password out", raw: "postgres://u:secret@db:port/app", wantErr: "cannot be read"},
 		// Go's own words ("net/url: invalid userinfo") say nothing to
@@ -111,6 +133,13 @@ func TestParseURL(t *testing.T) {
 			wantErr: `statement_cache_capacity="lots" in the store URL: a whole number, such as 512`},
 		{name: "description cache not a number", raw: "postgres://u:secret@db/app?description_cache_capacity=1.5",
 			wantErr: `description_cache_capacity="1.5" in the store URL: a whole number, such as 512`},
+		// A store writes: a server that takes no writes never works.
+		{name: "target_session_attrs read-only", raw: "postgres://u:secret@db/app?target_session_attrs=read-only",
+			wantErr: `target_session_attrs="read-only" in the store URL asks for a server that takes no writes, and teamrun writes every task's state there: use read-write or primary, or leave it out`},
+		{name: "target_session_attrs standby", raw: "postgres://u:secret@db1,db2/app?target_session_attrs=standby", wantErr: `target_session_attrs="standby" in the store URL asks for a server that takes no writes`},
+		{name: "target_session_attrs prefer-standby", raw: "postgres://u:secret@db/app?target_session_attrs=prefer-standby", wantErr: `target_session_attrs="prefer-standby" in the store URL asks`},
+		{name: "target_session_attrs read-write", raw: "postgres://u:secret@db1,db2/app?target_session_attrs=read-write",
+			schema: "teamrun", lease: DefaultLease, location: "postgres://u@db1,db2/app?target_session_attrs=read-write"},
 		{name: "pool settings are teamrun's", raw: "postgres://u:secret@db/app?pool_max_conns=8",
 			wantErr: "pool_max_conns in the store URL: teamrun sizes its own connection pool; leave it out"},
 	}
@@ -140,6 +169,9 @@ func TestParseURL(t *testing.T) {
 			}
 			if again, err := parseURL(c.location); err != nil || again.location != c.location {
 				t.Errorf("the location %s, opened, is %v, %v: not itself", c.location, again, err)
+			}
+			if tt.host != "" && c.conn.Host != tt.host {
+				t.Errorf("pgx connects to host %q, want %q", c.conn.Host, tt.host)
 			}
 			if want := cmp.Or(tt.password, "secret"); c.conn.Password != want {
 				t.Errorf("password %q did not reach the connection config (%q)", want, c.conn.Password)
@@ -597,6 +629,12 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	noDB.Path = "/" + randomName("nodb_")
+	firstDown, err := url.Parse(wrong)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := firstDown.Host
+	firstDown.Host = "127.0.0.1:1," + server
 	tests := []struct {
 		name, url string
 		want      []string
@@ -605,6 +643,19 @@ func TestOpenErrors(t *testing.T) {
 		// error: dial tcp 127.0.0.1:1: connect: connection refused").
 		{"unreachable", "postgres://teamrun:hunter2x@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=5",
 			[]string{"postgres://teamrun@127.0.0.1:1/postgres", ": cannot reach 127.0.0.1:1 (user teamrun, database postgres): connection refused; check that the server is running and reachable"}},
+		// A Unix socket is named by its path, as psql names it.
+		{"no socket there", "postgres://teamrun:hunter2x@%2Fnonexistent-teamrun:1/postgres",
+			[]string{": cannot reach /nonexistent-teamrun/.s.PGSQL.1 (user teamrun, database postgres): no such file or directory"}},
+		// Each host tried is named, not the first alone; one that
+		// answered is named as the one that did.
+		{"every host down", "postgres://teamrun:hunter2x@127.0.0.1:1,127.0.0.1:2/postgres?sslmode=disable&connect_timeout=5",
+			[]string{": cannot reach 127.0.0.1:1 or 127.0.0.1:2 (user teamrun, database postgres): connection refused; check that the server is running and reachable"}},
+		{"one host down, the other refuses", firstDown.String(),
+			[]string{": cannot reach 127.0.0.1:1 (user teamrun, database postgres): connection refused; the server at " + server + " refused user teamrun, database postgres: password authentication failed"}},
+		// pgx's own was "ValidateConnect failed: read only connection",
+		// with the advice to check that the server is running.
+		{"read-write asked of a read-only server", withParams(t, raw, "target_session_attrs", "read-write", "options", "-cdefault_transaction_read_only=on"),
+			[]string{"connect: the server at ", " (user teamrun, database postgres) is read-only (a standby, or default_transaction_read_only), and the store URL's target_session_attrs asks for one that takes writes; point the store at a writable primary"}},
 		// pgx's own text was "failed to connect to `user=… database=…`: …
 		// failed SASL auth: FATAL: …".
 		{"bad password", wrong, []string{"connect: the server at ", "refused user teamrun, database ", ": password authentication failed for user \"teamrun\" (SQLSTATE 28P01); check the user and password"}},
@@ -644,7 +695,7 @@ func TestOpenErrors(t *testing.T) {
 					t.Errorf("%v\ndoes not say %q", err, w)
 				}
 			}
-			for _, bad := range []string{"--continue", "dial", "\n", "failed to connect", "SASL", "FATAL"} {
+			for _, bad := range []string{"--continue", "dial", "\n", "failed to connect", "SASL", "FATAL", "ValidateConnect", "read only connection"} {
 				if strings.Contains(err.Error(), bad) {
 					t.Errorf("%v\nsays %q", err, bad)
 				}
@@ -1045,6 +1096,29 @@ func TestParseURLNumberFromEnvironment(t *testing.T) {
 				t.Fatalf("err = %v, want one containing %q (exit 2)", err, tc.wantErr)
 			case strings.Contains(err.Error(), "strconv") || strings.Contains(err.Error(), "secret"):
 				t.Errorf("the message shows Go's number parser or the password: %v", err)
+			}
+		})
+	}
+}
+
+// PGTARGETSESSIONATTRS asks for a read-only server as the URL's parameter
+// does, unless the URL says otherwise.
+func TestParseURLTargetFromEnvironment(t *testing.T) {
+	for _, tc := range []struct{ name, env, raw, wantErr string }{
+		{"read-only", "read-only", "postgres://u:secret@db/app", `PGTARGETSESSIONATTRS="read-only" (in the environment) asks for a server that takes no writes`},
+		{"standby", "standby", "postgres://u:secret@db/app", `PGTARGETSESSIONATTRS="standby" (in the environment)`},
+		{"the URL's parameter wins", "read-only", "postgres://u:secret@db/app?target_session_attrs=any", ""},
+		{"primary", "primary", "postgres://u:secret@db/app", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PGTARGETSESSIONATTRS", tc.env)
+			_, err := parseURL(tc.raw)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatal(err)
+			case tc.wantErr == "":
+			case err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, checkpoint.ErrBadLocation):
+				t.Fatalf("err = %v, want one containing %q (exit 2)", err, tc.wantErr)
 			}
 		})
 	}
