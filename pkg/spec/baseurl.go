@@ -92,9 +92,10 @@ func ShownURL(s string) string {
 
 // userinfo cuts the user and password part (user:password@) out of the
 // URL s, as text: ok when it has one; rest is s without it. The part runs
-// from the slashes after the scheme to the last @: a password may hold an
-// unencoded / ? # or @, which end the part to Go (and to a browser), and
-// would show what follows them (PostgreSQL's store URLs are read so too).
+// from the slashes after the scheme to the last @ (before the query, when
+// Go reads a host): a password may hold an unencoded / ? # or @, which end
+// the part to Go (and to a browser), and would show what follows them
+// (PostgreSQL's store URLs are read so too).
 func userinfo(s string) (user, rest string, ok bool) {
 	host := 0
 	if _, after, how := urltext.SchemeShort(s, "http", "https"); how != urltext.NotShort {
@@ -106,7 +107,18 @@ func userinfo(s string) (user, rest string, ok bool) {
 	}
 	// http:///u:pw@h: a slash too many still leaves it a user part.
 	host = len(s) - len(strings.TrimLeft(s[host:], "/"))
-	i := strings.LastIndexByte(s[host:], '@')
+	end := len(s)
+	if u, err := url.Parse(s); err == nil && u.Host != "" {
+		// Go reads a host before any ? or #: an @ after one in a
+		// name=value pair is the query's (?user=me@example.com); one
+		// before any = follows a password's ? or # (u:123?s3cret@h).
+		if j := strings.IndexAny(s[host:], "?#"); j >= 0 {
+			if at := strings.LastIndexByte(s, '@'); at < host+j || strings.Contains(s[host+j:at], "=") {
+				end = host + j
+			}
+		}
+	}
+	i := strings.LastIndexByte(s[host:end], '@')
 	if i < 0 {
 		return "", s, false
 	}

@@ -60,7 +60,9 @@ func TestBaseURLRefused(t *testing.T) {
 // TestParseBaseURL: the URLs a request can go to pass as they are.
 func TestParseBaseURL(t *testing.T) {
 	for _, s := range []string{"http://127.0.0.1:11434/v1", "https://api.openai.com/v1", " http://h/v1/ ", "http://[::1]:8080/v1", "https://u:p@h/v1?api-version=1",
-		"http://usr:Zq9@pw@h/v1"} { // Go reads the user part to the last @ before the path, as ShownURL does
+		"http://usr:Zq9@pw@h/v1", // Go reads the user part to the last @ before the path, as ShownURL does
+		// An @ in a name=value pair of the query is the query's.
+		"http://h/v1?email=a@b.example", "http://127.0.0.1:8080/v1?password=hunter@s3cret", "http://h/v1?a=1&user=me@x.example#frag"} {
 		if _, err := ParseBaseURL(s); err != nil {
 			t.Errorf("ParseBaseURL(%q): %v", s, err)
 		}
@@ -88,7 +90,6 @@ func TestParseBaseURLRefused(t *testing.T) {
 		"http://usr:Zq9#s3cret@h.example/v1":   `"http://h.example/v1" has a user or password part`,
 		"https://usr:123/s3cret@h.example/mcp": `"https://h.example/mcp" has a user or password part`, // a valid URL to Go: the host usr, port 123
 		"http://usr:123?s3cret@h.example":      `"http://h.example" has a user or password part`,
-		"http://h/v1?email=a@b.example":        `"http://b.example" has a user or password part`,
 		"http://usr:123?s3 cret@h.example":     `"http://h.example" has a user or password part`,
 		// A slash too many: the user part was read as the path.
 		"http:///usr:Zq9s3cret@h.example/v1": `"http:///h.example/v1" names no host: it has three slashes after http:, where a URL has two before its host`,
@@ -128,10 +129,14 @@ func TestShownURL(t *testing.T) {
 		{"HTTP//u:s3cret@h/v1", "HTTP//h/v1"},
 		{"//u:s3cret@h/v1", "//h/v1"},
 		{"u:s3cret@h/v1", "h/v1"},
-		// What follows an @ in the query is the query's to Go: a pair
-		// after it is not shown either.
-		{"ftp://h/v1?email=a@b.example&api_key=s3cret", "ftp://b.example"},
+		// An @ in the query or the fragment of a URL Go reads is theirs:
+		// not a user part, and not shown.
+		{"ftp://h/v1?email=a@b.example&api_key=s3cret", "ftp://h/v1"},
+		{"ftp://h/v1#x=a@b.example;token=s3cret", "ftp://h/v1"},
 		{"ftp://h/v1#a@b.example;token=s3cret", "ftp://b.example"},
+		{"http://h/v1?password=hunter@s3cret", "http://h/v1"},
+		// One Go cannot read: what follows the @ may be the query's.
+		{"ftp://h:x/v1?email=a@b.example&api_key=s3cret", "ftp://b.example"},
 	} {
 		got := ShownURL(tt.url)
 		if got != tt.want || strings.Contains(got, "s3") {
