@@ -929,17 +929,20 @@ func URLSecrets(base string) []string {
 // credentialName says whether a URL's query parameter so named carries a
 // credential: a name that holds one of the words well-known redactors
 // treat so (Sentry's list, Datadog's query obfuscation: api_key, token,
-// password, pwd, auth, signature, X-Amz-Credential, session, cookie, jwt,
-// csrf), or that is one of the short ones, too short to look for inside
-// another name (code, pw, sid), case ignored.
+// password, pwd, auth, signature, X-Amz-Credential, cookie, jwt, csrf),
+// or that is one of the short ones, too short to look for inside another
+// name (code, pw), case ignored. Not session or sid: a proxy's session or
+// trace id is no secret, and every run of 8 characters of its value
+// would be cut out of the answers (newsletter-weekly in "the
+// newsletter-weekly list").
 func credentialName(name string) bool {
 	n := strings.ToLower(name)
-	for _, word := range []string{"key", "token", "secret", "pass", "pwd", "auth", "sig", "credential", "session", "cookie", "jwt", "csrf", "xsrf"} {
+	for _, word := range []string{"key", "token", "secret", "pass", "pwd", "auth", "sig", "credential", "cookie", "jwt", "csrf", "xsrf"} {
 		if strings.Contains(n, word) {
 			return true
 		}
 	}
-	return n == "code" || n == "pw" || n == "sid"
+	return n == "code" || n == "pw"
 }
 
 // serverMessage pulls the error text out of an error body: OpenAI's
