@@ -215,7 +215,7 @@ func estimatedPart(spent *Usage, tokens bool) string {
 // budgetHalt is the halt of task i held back by the budget.
 func (e *Engine) budgetHalt(i int, why string) *Halt {
 	h := &Halt{Session: e.Session, Task: e.Team.Tasks[i].Name, Budget: why, Command: e.ResumeCommand,
-		Description: e.Render(e.Team.Tasks[i], e.Team.Tasks[i].Description, e.Team.Tasks[i].Scope(e.stateFor(i)))}
+		Description: e.Render(e.Team.Tasks[i], spec.DescriptionText, e.Team.Tasks[i].Scope(e.stateFor(i)))}
 	if e.DecideCommand != nil {
 		h.Commands = []string{e.DecideCommand(BudgetDecision, "raise=N")}
 	}

@@ -175,7 +175,7 @@ type Engine struct {
 	Graph *schedule.Graph
 	// Render fills the {placeholders} of a text of task t from the shared
 	// state (spec.Team.RenderTask).
-	Render func(t *spec.Task, text string, state map[string]any) string
+	Render func(t *spec.Task, text spec.TaskText, state map[string]any) string
 	// State is the shared state; the engine updates it in place.
 	State map[string]any
 	// Initial is the shared state before any task set a variable (the
@@ -558,7 +558,7 @@ func (e *Engine) setup(ctx context.Context) error {
 		e.Recorded = map[int]checkpoint.Outcome{}
 	}
 	if e.Render == nil {
-		e.Render = func(_ *spec.Task, s string, _ map[string]any) string { return s }
+		e.Render = func(t *spec.Task, w spec.TaskText, _ map[string]any) string { return t.Text(w) }
 	}
 	e.tasks = make([]taskState, n)
 	for i := range min(n, len(e.Attempts)) {
@@ -982,8 +982,8 @@ func (e *Engine) job(i int) *Job {
 		Index:          i,
 		Task:           t,
 		Agent:          e.agentOf(i),
-		Description:    e.Render(t, t.Description, state),
-		ExpectedOutput: e.Render(t, t.ExpectedOutput, state),
+		Description:    e.Render(t, spec.DescriptionText, state),
+		ExpectedOutput: e.Render(t, spec.ExpectedOutputText, state),
 		Context:        ctx,
 		Remembers:      e.remembered(i),
 		Attempt:        int(e.tasks[i].attempts) + 1,
@@ -1034,7 +1034,7 @@ func jobState(t *spec.Task, view map[string]any) map[string]any {
 // halt that asks for one.
 func (e *Engine) human(i int) (*Halt, error) {
 	t := e.Team.Tasks[i]
-	desc := e.Render(t, t.Description, t.Scope(e.stateFor(i)))
+	desc := e.Render(t, spec.DescriptionText, t.Scope(e.stateFor(i)))
 	value, ok := e.Decisions[t.Name]
 	if !ok {
 		h := &Halt{Session: e.Session, Task: t.Name, Description: desc, Options: t.Options()}

@@ -566,7 +566,8 @@ func TestRenderAtRunTime(t *testing.T) {
 	tm.Tasks[1].Description = "use {x}"
 	ex := &fakeExec{}
 	e := newEngine(tm, cx, ex, &memRecorder{})
-	e.Render = func(_ *spec.Task, s string, st map[string]any) string {
+	e.Render = func(tk *spec.Task, w spec.TaskText, st map[string]any) string {
+		s := tk.Text(w)
 		for k, v := range st {
 			s = strings.ReplaceAll(s, "{"+k+"}", fmt.Sprint(v))
 		}

@@ -310,11 +310,47 @@ type taskMore struct {
 	// path is where the task is declared, as errors name it, when not
 	// tasks.NAME (roles.R.tasks.NAME, steps[0]); see KeyPath.
 	path string
-	// written are the placeholders of a steps file's task that teamrun
-	// made read a variable of its own ({{repeat_iterations}} the count of
-	// the repeat before it), by that variable: RenderTask sends one as
+	// written are, for each of a steps file's task's texts, by TaskText
+	// (nil: as bound), the placeholders the bindings made read a
+	// variable of teamrun's ({{repeat_iterations}} the count of the
+	// repeat before it) as the file spells them: RenderTask sends one as
 	// written when the variable has no value as the task runs.
-	written map[string]string
+	written []spellings
+}
+
+// spellings are how the file spells the placeholders of a text that read
+// a variable, by that variable, in the text's order: the i-th that reads
+// v is written as [v][i] ("", or none: as the text writes it now).
+type spellings map[string][]string
+
+// A TaskText is one of a task's texts that are filled as it runs
+// (RenderTask), in boundTexts' order.
+type TaskText uint8
+
+const (
+	DescriptionText TaskText = iota
+	ExpectedOutputText
+	OutputFileText
+)
+
+// Text is t's text w.
+func (t *Task) Text(w TaskText) string {
+	switch w {
+	case DescriptionText:
+		return t.Description
+	case ExpectedOutputText:
+		return t.ExpectedOutput
+	}
+	return t.OutputFile()
+}
+
+// spellingsOf are the written spellings of t's text w; nil when it has
+// none.
+func (t *Task) spellingsOf(w TaskText) spellings {
+	if t.more == nil || int(w) >= len(t.more.written) {
+		return nil
+	}
+	return t.more.written[w]
 }
 
 // Options are a human task's allowed decisions (nil: any).

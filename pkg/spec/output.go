@@ -253,7 +253,7 @@ func (tk *Task) RouteKey(raw string) (string, error) {
 func (t *Team) OutputPath(tk *Task, state map[string]any) (string, error) {
 	p := tk.OutputFile()
 	if t.PraisonSteps {
-		if p = t.RenderTask(tk, tk.OutputFile(), state); p != tk.OutputFile() {
+		if p = t.RenderTask(tk, OutputFileText, state); p != tk.OutputFile() {
 			if err := filledPath(tk.OutputFile(), p, t.syntax()); err != nil {
 				return "", err
 			}

@@ -61,27 +61,27 @@ func (syn syntax) spell(name string) string {
 	return "{" + name + "}"
 }
 
-// RenderTask is Render of text, a text of task tk, as the task runs: a
+// RenderTask is Render of tk's text w as the task runs: a
 // placeholder teamrun made read a variable of its own (the binding of a
 // steps file's {{repeat_iterations}}, {{loop_outputs}}, {{NAME_output}}, …)
 // that has no value then stays as the file writes it, as any placeholder
 // that does not resolve does, not as teamrun's name for it. The task's
 // key is over the texts as bound (TaskDefs): sessions keep theirs.
-func (t *Team) RenderTask(tk *Task, text string, state map[string]any) string {
-	var written map[string]string
-	if tk.more != nil {
-		written = tk.more.written
-	}
-	if written == nil {
+func (t *Team) RenderTask(tk *Task, w TaskText, state map[string]any) string {
+	text, sp := tk.Text(w), tk.spellingsOf(w)
+	if sp == nil {
 		return t.Render(text, state)
 	}
+	n := map[string]int{} // the placeholders read so far, by variable
 	return replacePlaceholders(text, t.syntax(), func(name string) (string, bool) {
+		root, _, _ := strings.Cut(name, ".")
+		k := n[root]
+		n[root]++
 		if v, ok := lookup(state, name); ok {
 			return FormatValue(v), true
 		}
-		root, field, dotted := strings.Cut(name, ".")
-		if w, ok := written[root]; ok {
-			return spellVar(w, field, dotted), true
+		if k < len(sp[root]) && sp[root][k] != "" {
+			return sp[root][k], true
 		}
 		return "", false
 	})

@@ -150,8 +150,6 @@ type stepBuilder struct {
 	names []string
 	// made names the variables made for the steps' outputs.
 	made *madeVars
-	// wrote are the placeholders each task's texts wrote (wroteIn).
-	wrote map[*Task]map[string]bool
 	// parallels is the parallel steps, in file order.
 	parallels []parallelStep
 	// refused are the steps refuseSteps refused: not built.
@@ -206,8 +204,10 @@ func (b *builder) praisonSteps(steps *tree) {
 	// Before the other bindings: a step named previous keeps its output
 	// as previous_output, which is not what {{previous_output}} reads.
 	b.bindPreviousOutput()
+	written := writtenTexts(b.team.Tasks[from:])
 	sb.bindParallelOutputs()
 	sb.bindStepOutputs(b.team.Tasks[from:])
+	noteSpellings(written)
 	sb.compileConditions()
 	b.team.madeNames, b.team.sharedNames = sb.made.spelled, sb.made.shared
 }
@@ -288,7 +288,7 @@ func (sb *stepBuilder) bindParallelOutputs() {
 			continue // its name is another task's: said
 		}
 		for _, s := range boundTexts(tk) {
-			sb.renameIn(tk, s, parallelOutputs, j.OutputVariable)
+			*s = renameVar(*s, parallelOutputs, j.OutputVariable)
 		}
 		if tk.Foreach != nil && tk.Foreach.Over == parallelOutputs {
 			tk.Foreach.Over = j.OutputVariable
@@ -383,12 +383,11 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				f.Over = src.OutputVariable
 			}
 		}
-		sb.wroteIn(tk) // before its texts are bound
 		for _, dst := range boundTexts(tk) {
-			sb.bindRepeatIterations(tk, dst, repeated)
+			sb.bindRepeatIterations(dst, repeated)
 			if readsVar(*dst, loopOutputs, praisonSteps) {
 				if v := sb.loopOutputsOf(looped); v != "" {
-					sb.renameIn(tk, dst, loopOutputs, v)
+					*dst = renameVar(*dst, loopOutputs, v)
 				}
 			}
 			*dst = replacePlaceholders(*dst, praisonSteps, func(n string) (string, bool) {
@@ -401,7 +400,6 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				} else {
 					return "", false
 				}
-				sb.noteWritten(tk, to, v)
 				return spellVar(to, field, dotted), true
 			})
 			if !strings.Contains(*dst, "{{") {
@@ -417,8 +415,7 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				name, kind := sub[1], sub[2]
 				if kind == loopOutputs {
 					if l := loops[name]; l != nil {
-						sb.noteWritten(tk, sb.loopOutputsVar(l), name+"_"+kind)
-						return "{{" + l.OutputVariable + "}}"
+						return "{{" + sb.loopOutputsVar(l) + "}}"
 					}
 					sb.unboundOutput(tk, m, fmt.Sprintf("no loop step before it is named %q", name))
 					return m
@@ -431,7 +428,6 @@ func (sb *stepBuilder) bindStepOutputs(tasks []*Task) {
 				if src.OutputVariable == "" {
 					src.OutputVariable = sb.made.varFor(name, "output")
 				}
-				sb.noteWritten(tk, src.OutputVariable, name+"_"+kind)
 				return "{{" + src.OutputVariable + "}}"
 			})
 		}
@@ -488,64 +484,14 @@ func (t *Team) praisonSetsWhere(name string, u PlaceholderUse) string {
 // none) ran, counted into a variable of its own (Repeat.Count) so that a
 // later repeat's count is never taken for it. A variable of that name is
 // left as it is.
-func (sb *stepBuilder) bindRepeatIterations(tk *Task, text *string, r *Task) {
+func (sb *stepBuilder) bindRepeatIterations(text *string, r *Task) {
 	if _, isVar := sb.b.team.Variables[repeatIterations]; r == nil || isVar || !readsVar(*text, repeatIterations, praisonSteps) {
 		return
 	}
 	if r.Repeat.Count == "" {
 		r.Repeat.Count = sb.made.varFor(r.Name, repeatIterations)
 	}
-	sb.renameIn(tk, text, repeatIterations, r.Repeat.Count)
-}
-
-// renameIn makes text, one of tk's, read the variable to where it writes
-// {{from}} (or a field of it), and notes that for RenderTask (noteWritten).
-func (sb *stepBuilder) renameIn(tk *Task, text *string, from, to string) {
-	sb.wroteIn(tk)
-	*text = renameVar(*text, from, to)
-	sb.noteWritten(tk, to, from)
-}
-
-// noteWritten notes that tk's placeholder {{written}} now reads the
-// variable v, for RenderTask to send it as written when v has no value as
-// the task runs: the one spelling the file wrote (README: what does not
-// resolve stays as written). Not when tk's texts name v themselves too,
-// which the two would then not be told apart in.
-func (sb *stepBuilder) noteWritten(tk *Task, v, written string) {
-	if v == written || sb.wroteIn(tk)[v] {
-		return
-	}
-	if tk.more == nil {
-		tk.setMore(func(*taskMore) {})
-	}
-	// In place: boundTexts hands out a pointer into tk.more.
-	if tk.more.written == nil {
-		tk.more.written = map[string]string{}
-	}
-	if _, ok := tk.more.written[v]; !ok {
-		tk.more.written[v] = written
-	}
-}
-
-// wroteIn is the roots of the placeholders tk's texts (those boundTexts
-// gives) write as the file has them: read before the first binding of tk
-// renames one (renameIn, bindStepOutputs).
-func (sb *stepBuilder) wroteIn(tk *Task) map[string]bool {
-	if w, ok := sb.wrote[tk]; ok {
-		return w
-	}
-	w := map[string]bool{}
-	for _, t := range []string{tk.Description, tk.ExpectedOutput, tk.OutputFile()} {
-		eachPlaceholder(t, praisonSteps, func(n string, _, _ int) {
-			root, _, _ := strings.Cut(n, ".")
-			w[root] = true
-		})
-	}
-	if sb.wrote == nil {
-		sb.wrote = map[*Task]map[string]bool{}
-	}
-	sb.wrote[tk] = w
-	return w
+	*text = renameVar(*text, repeatIterations, r.Repeat.Count)
 }
 
 // loopOutputs is the variable PraisonAI sets when a loop step is done:
@@ -1384,6 +1330,81 @@ func boundTexts(tk *Task) []*string {
 		texts = append(texts, &tk.more.outputFile)
 	}
 	return texts
+}
+
+// writtenTexts are the boundTexts of tasks as the file writes them,
+// before the bindings that make a placeholder read a variable of
+// teamrun's: noteSpellings compares the texts as bound with them.
+func writtenTexts(tasks []*Task) map[*Task][]string {
+	texts := make(map[*Task][]string, len(tasks))
+	for _, tk := range tasks {
+		for _, s := range boundTexts(tk) {
+			texts[tk] = append(texts[tk], *s)
+		}
+	}
+	return texts
+}
+
+// noteSpellings gives each task whose texts the bindings changed how the
+// file spells the placeholders they bound (taskMore.written), for
+// RenderTask to send one that does not resolve as written.
+func noteSpellings(written map[*Task][]string) {
+	for tk, texts := range written {
+		var all []spellings
+		for i, s := range boundTexts(tk) {
+			if sp := spellingsOf(texts[i], *s); sp != nil {
+				all = append(all, make([]spellings, i+1-len(all))...)
+				all[i] = sp
+			}
+		}
+		if all != nil {
+			tk.setMore(func(m *taskMore) { m.written = all })
+		}
+	}
+}
+
+// spellingsOf is how text, as the file writes it, spells the
+// placeholders of bound, the text as bound, that differ. The bindings
+// replace whole {{…}} placeholders only, so the text between bound's
+// placeholders is text's, and each of text's ends at its first }}. nil
+// when none differs, or when the two do not align so.
+func spellingsOf(text, bound string) spellings {
+	if text == bound {
+		return nil
+	}
+	var sp spellings
+	n := map[string]int{} // the placeholders read so far, by variable
+	at, prev, ok := 0, 0, true
+	eachPlaceholder(bound, praisonSteps, func(name string, start, end int) {
+		lit := bound[prev:start]
+		prev = end
+		if !ok || !strings.HasPrefix(text[at:], lit+"{{") {
+			ok = false
+			return
+		}
+		at += len(lit)
+		inner := strings.Index(text[at+2:], "}}")
+		if inner < 0 {
+			ok = false
+			return
+		}
+		written := text[at : at+2+inner+2]
+		at += len(written)
+		root, _, _ := strings.Cut(name, ".")
+		k := n[root]
+		n[root]++
+		if written != bound[start:end] {
+			if sp == nil {
+				sp = spellings{}
+			}
+			sp[root] = append(sp[root], make([]string, k+1-len(sp[root]))...)
+			sp[root][k] = written
+		}
+	})
+	if !ok || text[at:] != bound[prev:] {
+		return nil
+	}
+	return sp
 }
 
 // renameVar makes text's {{from}} (and {{from.field}}) read the variable

@@ -1298,12 +1298,61 @@ steps:
 	}{
 		{"nothing set", "end", map[string]any{}, "{{repeat_iterations}} {{loop_outputs}} {{parallel_outputs}} {{fetch-data_output}} {{rep_output}}"},
 		{"all set", "end", map[string]any{"rep_repeat_iterations": 2, "lp_loop_outputs": "[1]", "fan_parallel_outputs": "[2]", "fetch_data_output": "go", "rep_output": "r"}, "2 [1] [2] go r"},
-		{"teamrun's name written too", "own", map[string]any{}, "{{lp_loop_outputs}} {{lp_loop_outputs}}"},
+		{"teamrun's name written too", "own", map[string]any{}, "{{loop_outputs}} {{lp_loop_outputs}}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tk := team.Tasks[team.TaskIndex(tt.task)]
-			if got := team.RenderTask(tk, tk.Description, tt.state); got != tt.want {
+			if got := team.RenderTask(tk, DescriptionText, tt.state); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// Each placeholder of a text that does not resolve is sent as that one is
+// written, whichever other spelling of the same variable the text has
+// ({{hi-loop_loop_outputs}} beside {{loop_outputs}}: the second was sent
+// as the first); each text of a task keeps its own.
+func TestRenderTaskEachAsWritten(t *testing.T) {
+	team, err := Parse("s.yaml", []byte(`variables: {xs: [p], flag: no}
+agents: {a: {role: A, llm: m}}
+steps:
+  - name: gate
+    if:
+      condition: "{{flag}} == yes"
+      then:
+        - {name: hi-loop, agent: a, action: "hi {{item}}", loop: {over: xs}}
+  - {name: both, agent: a, action: "A={{hi-loop_loop_outputs}} B={{loop_outputs}}"}
+  - {name: swapped, agent: a, action: "B={{ loop_outputs }} A={{hi-loop_loop_outputs}} C={{loop_outputs}}"}
+  - {name: own, agent: a, action: "{{loop_outputs}} {{hi_loop_loop_outputs}} {{hi-loop_loop_outputs}}"}
+  - {name: texts, agent: a, action: "{{loop_outputs}}", expected_output: "{{hi-loop_loop_outputs}}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		task     string
+		expected bool // the expected output, not the description
+		state    map[string]any
+		want     string
+	}{
+		{"both", "both", false, map[string]any{}, "A={{hi-loop_loop_outputs}} B={{loop_outputs}}"},
+		{"the other first, spaced", "swapped", false, map[string]any{}, "B={{ loop_outputs }} A={{hi-loop_loop_outputs}} C={{loop_outputs}}"},
+		{"teamrun's name written too", "own", false, map[string]any{}, "{{loop_outputs}} {{hi_loop_loop_outputs}} {{hi-loop_loop_outputs}}"},
+		{"set", "swapped", false, map[string]any{"hi_loop_loop_outputs": "[1]"}, "B=[1] A=[1] C=[1]"},
+		{"description", "texts", false, map[string]any{}, "{{loop_outputs}}"},
+		{"expected output", "texts", true, map[string]any{}, "{{hi-loop_loop_outputs}}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tk := team.Tasks[team.TaskIndex(tt.task)]
+			w := DescriptionText
+			if tt.expected {
+				w = ExpectedOutputText
+			}
+			if got := team.RenderTask(tk, w, tt.state); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
