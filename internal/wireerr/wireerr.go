@@ -100,3 +100,11 @@ func certWords(err error) string {
 	}
 	return ""
 }
+
+// CredentialsRefused is what a 401 or 403 says when what was sent is the
+// credentials the URL of key carries (no header or key replaced them):
+// that they were, not that nothing was. Their values are never shown.
+// The LLM client and the HTTP MCP servers both say it.
+func CredentialsRefused(key string) string {
+	return fmt.Sprintf("the credentials %s carries (its user name and password, a token as its user name or one in its query; not shown) were sent and refused", key)
+}

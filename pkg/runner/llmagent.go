@@ -74,7 +74,8 @@ func (l *LLMs) Remember(agent string, turns []Turn) {
 }
 
 // keyRefused adds to a 401 or 403 which variable held the key the server
-// refused (its value is never shown), or that none was sent; to a request
+// refused (its value is never shown), or that the base URL's credentials
+// were sent in its place, or that nothing was; to a request
 // that got no HTTP answer at all, or a 404 that is not about the model,
 // where its URL comes from.
 func keyRefused(err error, ep llm.Endpoint) error {
@@ -93,6 +94,10 @@ func keyRefused(err error, ep llm.Endpoint) error {
 	}
 	if !spec.ShowsVarName(cmp.Or(ep.KeyVar, "OPENAI_API_KEY")) {
 		return fmt.Errorf("%w (the key came from %s: check it, or name another variable in llm.api_key_env)", err, llm.KeyVarText(ep.KeyVar))
+	}
+	if ep.APIKey == "" && len(llm.URLSecrets(ep.BaseURL)) > 0 {
+		// Go sends the URL's user part as Basic auth when no key is sent.
+		return fmt.Errorf("%w (%s: check them, or send a key instead: export %s, or name the variable that holds it in llm.api_key_env)", err, wireerr.CredentialsRefused(ep.BaseFrom), cmp.Or(ep.KeyVar, "OPENAI_API_KEY"))
 	}
 	if ep.APIKey == "" {
 		return fmt.Errorf("%w (no key was sent: export %s, or name the variable that holds it in llm.api_key_env)", err, cmp.Or(ep.KeyVar, "OPENAI_API_KEY"))

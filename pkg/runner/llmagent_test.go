@@ -838,3 +838,59 @@ func TestLLMErrorURLSecrets(t *testing.T) {
 		}
 	}
 }
+
+// A 401 or 403 says what was sent: the URL's credentials (Basic auth from
+// its user part, or a query token) when no key was, as an MCP server's
+// does; "no key was sent" only when nothing was; the key's variable when
+// the key went (it replaces the user part's Basic auth).
+func TestLLMRefusedSaysWhatWasSent(t *testing.T) {
+	const urlCreds = "the credentials llm.base_url carries (its user name and password, a token as its user name or one in its query; not shown) were sent and refused: check them, or send a key instead: export OPENAI_API_KEY, or name the variable that holds it in llm.api_key_env"
+	tests := []struct {
+		name     string
+		userinfo string // before the host
+		query    string
+		key      string
+		status   int
+		auth     string // the Authorization header the server got
+		want     string
+	}{
+		{"nothing", "", "", "", http.StatusUnauthorized, "", "HTTP 401 Unauthorized: no (no key was sent: export OPENAI_API_KEY, or name the variable that holds it in llm.api_key_env)"},
+		{"a token as the user name", "TOKSECRETa1@", "", "", http.StatusUnauthorized, "Basic VE9LU0VDUkVUYTE6", "HTTP 401 Unauthorized: no (" + urlCreds + ")"},
+		{"user and password", "bob:PWSECRETb2@", "", "", http.StatusForbidden, "Basic Ym9iOlBXU0VDUkVUYjI=", "HTTP 403 Forbidden: no (" + urlCreds + ")"},
+		{"a query token", "", "?api_key=QSECRETc3", "", http.StatusUnauthorized, "", "HTTP 401 Unauthorized: no (" + urlCreds + ")"},
+		{"a key beside them", "TOKSECRETa1@", "", "sk-KSECRETd4", http.StatusUnauthorized, "Bearer sk-KSECRETd4", "HTTP 401 Unauthorized: no (the key came from $OPENAI_API_KEY: check it, or name another variable in llm.api_key_env)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) {
+				w.WriteHeader(tt.status)
+				fmt.Fprint(w, `{"error":{"message":"no"}}`)
+			}}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			base := strings.Replace(srv.URL, "://", "://"+tt.userinfo, 1) + "/v1" + tt.query
+			l := &LLMs{MaxAttempts: 1, Getenv: func(v string) string {
+				if v == "OPENAI_API_KEY" {
+					return tt.key
+				}
+				return ""
+			}}
+			job := &Job{
+				Task:  &spec.Task{Name: "t", Description: "d"},
+				Agent: &spec.Agent{Name: "w", Kind: spec.LLMAgent, LLM: &spec.LLM{Model: "m", BaseURL: base}},
+			}
+			_, err := l.Execute(context.Background(), job)
+			if err == nil || !strings.HasSuffix(err.Error(), tt.want) {
+				t.Fatalf("error %v, want it to end with %q", err, tt.want)
+			}
+			if f.count() != 1 || f.auth[0] != tt.auth {
+				t.Fatalf("%d requests, Authorization %q, want %q", f.count(), f.auth, tt.auth)
+			}
+			for _, s := range []string{"SECRET"} {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("the error shows a secret: %v", err)
+				}
+			}
+		})
+	}
+}

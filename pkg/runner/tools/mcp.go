@@ -507,7 +507,7 @@ func statusWords(s *spec.MCPServer, code int, err error) string {
 	switch {
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		if len(s.Headers) == 0 && len(llm.URLSecrets(s.URL)) > 0 {
-			return fmt.Sprintf("%s: the credentials %s carries (its user name and password, a token as its user name or one in its query; not shown) were sent and refused: check them, or send a token in %s instead", said, s.Key("url"), s.Key("headers"))
+			return fmt.Sprintf("%s: %s: check them, or send a token in %s instead", said, wireerr.CredentialsRefused(s.Key("url")), s.Key("headers"))
 		}
 		if len(s.Headers) == 0 {
 			return fmt.Sprintf("%s: no headers are sent (%s is not set): if the server wants a token, set it to name the variable that holds it, such as {Authorization: TOKEN_VAR}", said, s.Key("headers"))
