@@ -215,7 +215,7 @@ func (r *Restored) holdUndecided(sess *Session, defs []spec.TaskDef, ch Choice) 
 // (never cut off), is left to the rules any restored result follows.
 func (r *Restored) unpin(defs []spec.TaskDef, ch Choice, t TaskRecord, held map[string]TaskRecord) {
 	i := slices.IndexFunc(defs, func(d spec.TaskDef) bool { return d.Name == t.Name })
-	if i < 0 || t.OwnKey == "" || t.OwnKey != defs[i].OwnKey || ch.Memory != nil && ch.Memory(i) {
+	if i < 0 || !ownStands(defs[i], &t) || ch.Memory != nil && ch.Memory(i) {
 		return
 	}
 	if r.Done(t.Name) {

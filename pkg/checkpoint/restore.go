@@ -159,9 +159,11 @@ type Restored struct {
 	// instances of a kept foreach or repeat, without a refused one.
 	Keep []string
 	// Kept lists the tasks --keep pinned although their definition changed;
-	// KeptDownstream those it pinned although --rerun-from reaches them,
-	// KeptRead those it pinned although what they read runs again.
-	Kept, KeptDownstream, KeptRead []string
+	// KeptReadChanged those it pinned whose own definition stands while
+	// what they read changed (keptChanged); KeptDownstream those it
+	// pinned although --rerun-from reaches them, KeptRead those it pinned
+	// although what they read runs again.
+	Kept, KeptReadChanged, KeptDownstream, KeptRead []string
 	// KeptPrevious lists the tasks --keep pinned to the result they had
 	// before a run set them to run again and stopped (keptResult).
 	KeptPrevious []string
@@ -1058,9 +1060,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 					r.take(i, carried(k, true))
 					r.Reused = append(r.Reused, d.Name)
 					r.KeptPrevious = append(r.KeptPrevious, d.Name)
-					if !unchanged(d, &k) {
-						r.Kept = append(r.Kept, d.Name)
-					}
+					r.keptChanged(d, t, &k)
 					continue
 				}
 				r.take(i, carried(*t, t.Status == StatusCompleted))
@@ -1094,9 +1094,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 			if sess.record(d.Name).Status != StatusCompleted {
 				r.KeptPrevious = append(r.KeptPrevious, d.Name)
 			}
-			if !unchanged(d, &t) {
-				r.Kept = append(r.Kept, d.Name)
-			}
+			r.keptChanged(d, sess.record(d.Name), &t)
 		}
 	}
 	if reuse == ReuseUnchanged {
@@ -1422,7 +1420,7 @@ func (r *Restored) holdDownstream(sess *Session, defs []spec.TaskDef, reused map
 		for i, d := range defs {
 			t := sess.record(d.Name)
 			if _, ok := r.Held[d.Name]; ok || reused[d.Name] || t == nil || t.Status != StatusCompleted ||
-				t.OwnKey == "" || t.OwnKey != d.OwnKey {
+				!ownStands(d, t) {
 				continue
 			}
 			reads := ch.reads(defs, i)
@@ -1516,6 +1514,43 @@ func unchanged(d spec.TaskDef, t *TaskRecord) bool {
 	return t != nil && t.Status == StatusCompleted && d.Key != "" && t.Key == d.Key
 }
 
+// ownStands says whether d's own definition (its own key: its texts,
+// agent, context names and settings, not what it reads) is the one the
+// session recorded t under, whatever changed in what it reads. An older
+// session, which kept no own key, cannot tell: no.
+func ownStands(d spec.TaskDef, t *TaskRecord) bool {
+	return t.OwnKey != "" && t.OwnKey == d.OwnKey
+}
+
+// keptChanged notes how the result --keep pins for d, kept (keptResult
+// of the session's record t), was made under another d: Kept, warned,
+// when d's own definition changed; KeptReadChanged when only what it
+// reads did, which is no news of d's: what it reads runs again
+// (KeptRead says so) or is kept too (Kept says that). A result from
+// before a run set d to run again (t.Previous) kept no own key of its
+// own: a key that differs counts as its own change.
+func (r *Restored) keptChanged(d spec.TaskDef, t, kept *TaskRecord) {
+	switch {
+	case unchanged(d, kept):
+	case t.Status == StatusCompleted && ownStands(d, t):
+		r.KeptReadChanged = append(r.KeptReadChanged, d.Name)
+	default:
+		r.Kept = append(r.Kept, d.Name)
+	}
+}
+
+// ReadsChanged are the tasks that task reads whose key changed since the
+// checkpoint, when only that changed of it (TaskDiff.Reads); nil when
+// unknown.
+func (r *Restored) ReadsChanged(task string) []string {
+	for _, d := range r.Diffs {
+		if d.Task == task {
+			return d.Reads
+		}
+	}
+	return nil
+}
+
 // definitionChanges appends to f the fields of d's definition that differ
 // from the recorded t's: its agent, rendered description and expected
 // output, and context. The own key is over the texts as rendered, and the
@@ -1525,7 +1560,7 @@ func definitionChanges(f []string, t *TaskRecord, d spec.TaskDef) []string {
 	if t.Agent != d.Agent {
 		f = append(f, "agent")
 	}
-	sameTexts := t.OwnKey != "" && t.OwnKey == d.OwnKey
+	sameTexts := ownStands(d, t)
 	if t.Description != d.Description && !sameTexts {
 		f = append(f, "description")
 	}
@@ -1574,7 +1609,7 @@ func diffTasks(sess *Session, defs []spec.TaskDef, ch Choice) []TaskDiff {
 		var reads []string
 		if len(f) == 0 && t.Key != d.Key {
 			switch {
-			case t.OwnKey != "" && t.OwnKey == d.OwnKey:
+			case ownStands(d, t):
 				// Its own definition stands: a task it reads changed.
 				if at == nil {
 					at = make(map[string]int, len(defs))
@@ -1660,7 +1695,7 @@ func (r *Restored) HoldAgain(sess *Session, defs []spec.TaskDef, held map[string
 	}
 	for _, d := range defs {
 		h, ok := held[d.Name]
-		if _, already := r.Held[d.Name]; !ok || already || r.Done(d.Name) || h.OwnKey == "" || h.OwnKey != d.OwnKey {
+		if _, already := r.Held[d.Name]; !ok || already || r.Done(d.Name) || !ownStands(d, &h) {
 			continue
 		}
 		// Pending, or completed as held (this restore found that what it

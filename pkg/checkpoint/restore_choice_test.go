@@ -70,7 +70,10 @@ func TestRestoreChoice(t *testing.T) {
 		kept     []string
 		failed   []string // failed last time (the session's record), not --rerun
 		keptRead []string // --keep pins them though what they read runs: said
-		warnings []string // each must be in some warning
+		// --keep pins them though what they read changed, not they
+		keptReadChanged []string
+		warnings        []string // each must be in some warning
+		unwarned        []string // each in no warning
 	}{
 		{name: "nothing asked: full restore", now: chain(), fp: "fp", reused: []string{"a", "b", "c", "d", "x"}},
 		{name: "rerun b holds what reads it", now: chain(), fp: "fp", ch: checkpoint.Choice{Rerun: []string{"b"}},
@@ -91,6 +94,20 @@ func TestRestoreChoice(t *testing.T) {
 		{name: "keep under strict keeps only it", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Keep: []string{"b"}},
 			reused: []string{"b"}, kept: []string{"b"}, keptRead: []string{"b"},
 			warnings: []string{"--keep b: kept, though what it reads runs again (a)"}},
+		// Only a changed, not b: b's definition is said to have changed
+		// in no warning, and plan neither (W F7).
+		{name: "keep of a task only what it reads changed (unchanged reuse)", now: chain("a"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Keep: []string{"b"}},
+			reused: []string{"b"}, held: []string{"c", "d", "x"}, keptRead: []string{"b"}, keptReadChanged: []string{"b"},
+			warnings: []string{"--keep b: kept, though what it reads runs again (a)"}, unwarned: []string{"definition changed"}},
+		{name: "keep of a task only what it reads changed (strict)", now: chain("a"), fp: "fp2", ch: checkpoint.Choice{Keep: []string{"b"}},
+			reused: []string{"b"}, keptRead: []string{"b"}, keptReadChanged: []string{"b"},
+			warnings: []string{"--keep b: kept, though what it reads runs again (a)"}, unwarned: []string{"definition changed"}},
+		// What b reads changed, and is kept too: a's change is said, and
+		// b's result was made from a's kept one.
+		{name: "keep of a task and what it reads, which changed", now: chain("a"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Keep: []string{"a", "b"}},
+			reused: []string{"a", "b"}, kept: []string{"a"}, held: []string{"c", "d", "x"}, keptReadChanged: []string{"b"},
+			warnings: []string{"--keep: the recorded output of a is kept although its definition changed"},
+			unwarned: []string{"runs again", "--keep b"}},
 		{name: "keep of an unchanged task is no news", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Keep: []string{"a"}},
 			reused: []string{"a", "x"}, held: []string{"c", "d"}},
 		{name: "keep stops the hold below it", now: chain(), fp: "fp", ch: checkpoint.Choice{Rerun: []string{"b"}, Keep: []string{"c"}},
@@ -138,10 +155,18 @@ func TestRestoreChoice(t *testing.T) {
 					t.Errorf("%s: usage %+v, want what it cost kept (10 tokens)", n, u)
 				}
 			}
+			if !slices.Equal(r.KeptReadChanged, tc.keptReadChanged) {
+				t.Errorf("kept though what they read changed = %v, want %v (warnings %q)", r.KeptReadChanged, tc.keptReadChanged, r.Warnings)
+			}
 			all := strings.Join(r.Warnings, "\n")
 			for _, w := range tc.warnings {
 				if !strings.Contains(all, w) {
 					t.Errorf("warnings %q lack %q", r.Warnings, w)
+				}
+			}
+			for _, w := range tc.unwarned {
+				if strings.Contains(all, w) {
+					t.Errorf("warnings %q say %q", r.Warnings, w)
 				}
 			}
 		})

@@ -308,6 +308,16 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 				step.Reason = "kept (--keep) although it changed since the checkpoint: the result recorded before a run set it to run again and stopped"
 			case kept:
 				step.Reason = "kept (--keep) although it changed since the checkpoint; completed last time"
+			case slices.Contains(r.KeptReadChanged, d.Name) && slices.Contains(r.KeptRead, d.Name):
+				// Its own definition stands: what it reads changed and
+				// runs again, which the KeptRead reason below says.
+				step.Reason = "completed last time"
+			case slices.Contains(r.KeptReadChanged, d.Name):
+				step.Reason = "kept (--keep), though what it reads changed since the checkpoint"
+				if reads := r.ReadsChanged(d.Name); len(reads) > 0 {
+					step.Reason += " (" + strings.Join(reads, ", ") + ")"
+				}
+				step.Reason += "; completed last time"
 			case previous:
 				step.Reason = "kept (--keep): the result recorded before a run set it to run again and stopped"
 			}
