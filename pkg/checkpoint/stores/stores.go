@@ -77,7 +77,8 @@ func blankVariable(name, v string, lookup func(string) (string, bool)) error {
 // one: sessions that the next run, from another folder, does not find. A
 // ~user prefix is refused rather than guessed. The file store's URL,
 // file://~/… (or file:~/…), names the same folder: taken as it is, it made
-// the same folder named "~". file:/PATH is file:///PATH.
+// the same folder named "~". file:/PATH is file:///PATH, and a store
+// URL's scheme is read in any case (Spelt).
 func expandHome(from, loc string, getenv func(string) string) (string, error) {
 	if strings.TrimSpace(loc) != loc {
 		// Taken as written, " /srv/x" made a folder named " " in the
@@ -96,15 +97,12 @@ func expandHome(from, loc string, getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("%w: %s is a %s URL that %s (not shown: it may hold a password): write %s (a folder whose name starts so is written ./%s…)", checkpoint.ErrBadLocation, from, scheme, how.Needs(scheme), fixed, prefix)
 	}
 	written := loc
+	loc = Spelt(loc)
 	scheme := "" // file:// when loc is the file store's URL
-	if rest, ok := strings.CutPrefix(loc, "file:"); ok && !strings.HasPrefix(rest, "//") {
-		// file:/srv/x, RFC 8089's shortest form, is file:///srv/x, and
-		// file:~/x is read as file://~/x is: taken as written, each made
-		// a folder named "file:" in the current one.
-		if !strings.HasPrefix(rest, "/") && !strings.HasPrefix(rest, "~") {
-			return "", fmt.Errorf("%w: %s=%s: a file URL names its folder from the root, as in file:///var/lib/teamrun (or file:/var/lib/teamrun); a folder relative to the current one is its plain path, and one whose name starts with file: is written ./file:…", checkpoint.ErrBadLocation, from, written)
-		}
-		loc = "file://" + rest
+	if strings.HasPrefix(loc, "file:") && !strings.HasPrefix(loc, "file://") {
+		// Spelt made file:/PATH and file:~/PATH URLs: what is left would
+		// be a folder named "file:…" in the current one.
+		return "", fmt.Errorf("%w: %s=%s: a file URL names its folder from the root, as in file:///var/lib/teamrun (or file:/var/lib/teamrun); a folder relative to the current one is its plain path, and one whose name starts with file: is written ./file:…", checkpoint.ErrBadLocation, from, written)
 	}
 	if strings.HasPrefix(loc, "file://~") {
 		scheme, loc = "file://", strings.TrimPrefix(loc, "file://")
@@ -121,6 +119,28 @@ func expandHome(from, loc string, getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("%w: %s=%s: ~ is $HOME, which is not set here: give the folder's full path", checkpoint.ErrBadLocation, from, written)
 	}
 	return scheme + filepath.Join(home, rest), nil
+}
+
+// Spelt is a store location spelt as the rules after it read it, and as
+// a command line names it again: a store URL's scheme in lower case (a
+// scheme's case is no matter, RFC 3986 §3.1: FILE:///x is file:///x,
+// POSTGRES://… postgres://…); file:/PATH, RFC 8089's shortest form,
+// file:///PATH, and file:~/PATH file://~/PATH (taken as written, each was
+// a folder named "file:" in the current one). Anything else stays as
+// written: a folder, or what the location check refuses.
+func Spelt(loc string) string {
+	scheme, rest, ok := strings.Cut(loc, ":")
+	if !ok {
+		return loc
+	}
+	switch s := strings.ToLower(scheme); s {
+	case "file", "postgres", "postgresql": // the stores' schemes
+		loc = s + ":" + rest
+	}
+	if rest, ok := strings.CutPrefix(loc, "file:"); ok && !strings.HasPrefix(rest, "//") && (strings.HasPrefix(rest, "/") || strings.HasPrefix(rest, "~")) {
+		return "file://" + rest
+	}
+	return loc
 }
 
 // dsnKeywords are libpq's connection keywords that a keyword connection
@@ -206,10 +226,10 @@ func Named(b checkpoint.Backend) string {
 	return b.Location()
 }
 
-// Shown is location as a message or a command line may show it: a URL
-// without its password (pgstore's rule, the one for store URLs).
+// Shown is location as a message or a command line may show it: Spelt,
+// a URL without its password (pgstore's rule, the one for store URLs).
 func Shown(location string) string {
-	if IsURL(location) {
+	if location = Spelt(location); IsURL(location) {
 		return pgstore.Shown(location)
 	}
 	return location

@@ -18,6 +18,10 @@ func TestShown(t *testing.T) {
 		{"postgresql://db/app?password=s3cret&user=u", "postgresql://db/app?user=u"},
 		{"postgres://u@db/app", "postgres://u@db/app"},
 		{"postgres://u:s3cret@db:port/app", "postgres://…"},
+		{"POSTGRES://u:s3cret@db:5432/app", "postgres://u@db:5432/app"},
+		{"PostgreSQL://db/app?password=s3cret&user=u", "postgresql://db/app?user=u"},
+		{"FILE:///srv/teamrun", "file:///srv/teamrun"},
+		{"File:/srv/teamrun", "file:///srv/teamrun"},
 	}
 	for _, tt := range tests {
 		if got := Shown(tt.in); got != tt.want {
@@ -80,6 +84,18 @@ func TestLocationHome(t *testing.T) {
 		{"file:rel/dir", nil, ""},
 		{"file:", nil, ""},
 		{"./file:/srv", nil, "./file:/srv"},
+		// A scheme's case is no matter (RFC 3986 §3.1): each is read as
+		// its lower-case form, and is spelt so after (W F8).
+		{"FILE:///srv/teamrun", nil, "file:///srv/teamrun"},
+		{"", map[string]string{"TEAMRUN_STORE": "File:///srv/teamrun"}, "file:///srv/teamrun"},
+		{"File:/srv/teamrun", nil, "file:///srv/teamrun"},
+		{"FILE://~/f", map[string]string{"HOME": "/home/u"}, "file:///home/u/f"},
+		{"fiLe:~/f", map[string]string{"HOME": "/home/u"}, "file:///home/u/f"},
+		{"FILE:rel/dir", nil, ""},
+		{"POSTGRES://u@db/app", nil, "postgres://u@db/app"},
+		{"", map[string]string{"TEAMRUN_STORE": "PostgreSQL://u@db/app"}, "postgresql://u@db/app"},
+		{"POSTGRES:/u:PGSECRET-abcdef123@127.0.0.1:1/db", nil, ""},
+		{"/srv/FILE:x", nil, "/srv/FILE:x"},
 	}
 	for _, tt := range tests {
 		got, err := Location(tt.flag, env(tt.vars))
@@ -225,5 +241,32 @@ func TestLocationBlankVariable(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("Location(%q, %q) = %q\nwant %q", tt.flag, tt.vars, got, tt.want)
 		}
+	}
+}
+
+// Open reads a store URL's scheme in any case as its lower-case form, as
+// Location spells it: FILE:///x and POSTGRES://… were "unknown store
+// scheme" (W F8). The file store opened so is the same folder, and
+// records the same location.
+func TestOpenSchemeCase(t *testing.T) {
+	dir := t.TempDir()
+	lower, err := Open(context.Background(), "file://"+filepath.ToSlash(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range []string{"FILE://" + filepath.ToSlash(dir), "File:" + filepath.ToSlash(dir)} {
+		t.Run(loc, func(t *testing.T) {
+			spelt, err := Location(loc, func(string) (string, bool) { return "", false })
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(context.Background(), spelt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Location() != lower.Location() || Named(s) != Named(lower) {
+				t.Errorf("opened %q: location %q, named %q; want %q, %q", loc, s.Location(), Named(s), lower.Location(), Named(lower))
+			}
+		})
 	}
 }

@@ -32,7 +32,8 @@ func Store(store string) []string {
 	if store == "" {
 		return nil
 	}
-	if !stores.IsURL(store) && !strings.HasPrefix(store, "~") {
+	// FILE:///x and file:/x are URLs as the store reads them, no folders.
+	if store = stores.Spelt(store); !stores.IsURL(store) && !strings.HasPrefix(store, "~") {
 		if abs, err := filepath.Abs(store); err == nil {
 			store = abs
 		}

@@ -103,6 +103,12 @@ func TestStore(t *testing.T) {
 		{"postgres://u:hunter2@db/app", []string{"--store", "postgres://u@db/app"}},
 		{"file:///srv/a%20b", []string{"--store", "'file:///srv/a%20b'"}},
 		{"./postgres:x", []string{"--store", shellcmd.Quote(filepath.Join(wd, "postgres:x"))}},
+		// A URL in any case, or file:/PATH, is a URL still, spelt as the
+		// store reads it: not a folder under the current one.
+		{"POSTGRES://u:hunter2@db/app", []string{"--store", "postgres://u@db/app"}},
+		{"FILE:///srv/st", []string{"--store", "file:///srv/st"}},
+		{"file:/srv/st", []string{"--store", "file:///srv/st"}},
+		{"File:~/st", []string{"--store", "'file://~/st'"}},
 	} {
 		if got := Store(tc.store); !slices.Equal(got, tc.want) {
 			t.Errorf("Store(%q) = %q, want %q", tc.store, got, tc.want)
