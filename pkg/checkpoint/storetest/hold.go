@@ -37,15 +37,7 @@ func testHold(t *testing.T, s checkpoint.Backend) {
 
 	heldNow := func(when string, want ...string) *checkpoint.Session {
 		t.Helper()
-		got := load(t, s, "hd")
-		var names []string
-		if got.Hold != nil {
-			names = slices.Sorted(maps.Keys(got.Hold.Tasks))
-		}
-		if !slices.Equal(names, want) {
-			t.Fatalf("%s: the session holds %v, want %v", when, names, want)
-		}
-		return got
+		return holdsNow(t, s, "hd", heldTasks, "holds", when, want)
 	}
 	after := heldNow("after the kill", "t03")
 	r = checkpoint.RestoreChoice(after, ds, fp, checkpoint.Choice{})
@@ -95,15 +87,7 @@ func testHoldKept(t *testing.T, s checkpoint.Backend) {
 
 	keptNow := func(when string, want ...string) *checkpoint.Session {
 		t.Helper()
-		got := load(t, s, "hk")
-		var names []string
-		if got.Hold != nil {
-			names = slices.Sorted(maps.Keys(got.Hold.Kept))
-		}
-		if !slices.Equal(names, want) {
-			t.Fatalf("%s: the session keeps %v as pinned over what it reads, want %v", when, names, want)
-		}
-		return got
+		return holdsNow(t, s, "hk", keptTasks, "keeps as pinned over what it reads", when, want)
 	}
 	after := keptNow("after the kill", "t02")
 	r = checkpoint.RestoreChoice(after, ds, fp, checkpoint.Choice{})
@@ -126,4 +110,24 @@ func testHoldKept(t *testing.T, s checkpoint.Backend) {
 	}
 	keptNow("compacted")
 	l.Release()
+}
+
+// heldTasks and keptTasks are the names a session's hold holds, and keeps
+// pinned over what they read.
+func heldTasks(h *checkpoint.Hold) []string { return slices.Sorted(maps.Keys(h.Tasks)) }
+func keptTasks(h *checkpoint.Hold) []string { return slices.Sorted(maps.Keys(h.Kept)) }
+
+// holdsNow loads session id from s and fails unless names of its hold
+// (none without one) are want; does says what they are, when when.
+func holdsNow(t *testing.T, s checkpoint.Backend, id string, names func(*checkpoint.Hold) []string, does, when string, want []string) *checkpoint.Session {
+	t.Helper()
+	got := load(t, s, id)
+	var have []string
+	if got.Hold != nil {
+		have = names(got.Hold)
+	}
+	if !slices.Equal(have, want) {
+		t.Fatalf("%s: the session %s %v, want %v", when, does, have, want)
+	}
+	return got
 }
