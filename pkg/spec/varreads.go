@@ -1,6 +1,9 @@
 package spec
 
-import "slices"
+import (
+	"slices"
+	"sync"
+)
 
 // VariableReads says which task's output_variable each task of a team
 // reads: the one rule the schedule (what a held task's early cut-off
@@ -20,6 +23,9 @@ type VariableReads struct {
 	// can): a task that sets a variable and that no route skips
 	// overwrites what the tasks it runs after set (overwrites).
 	routed []bool
+	// sure is, in a workflow, for each of outputs, which tasks always
+	// start after it ends (Overwritten): made when first asked.
+	sure func() [][]bool
 }
 
 // VariableReads is t's VariableReads: the one made with its tasks
@@ -98,7 +104,83 @@ func (t *Team) variableReads() *VariableReads {
 		v.after = append(v.after, reach(j, waitedBy))
 		v.before = append(v.before, reach(j, waits))
 	}
+	v.sure = sync.OnceValue(func() [][]bool { return v.surelyAfter(waitedBy, index) })
 	return v
+}
+
+// surelyAfter is, for each of Outputs, which tasks always start after it
+// ends: those that wait for it, or for a task that always runs and that
+// surely starts after it ends. A skipped task counts as done at once, so
+// waiting for one waits for nothing before it. Only outputs that always
+// run (mustRun) have any.
+func (v *VariableReads) surelyAfter(waitedBy [][]int, index TaskFinder) [][]bool {
+	must := v.mustRun(index)
+	out := make([][]bool, len(v.outputs))
+	for p, j := range v.outputs {
+		if !must[j] {
+			continue
+		}
+		seen := make([]bool, len(v.team.Tasks))
+		queue := []int{j}
+		for len(queue) > 0 {
+			k := queue[len(queue)-1]
+			queue = queue[:len(queue)-1]
+			for _, n := range waitedBy[k] {
+				if !seen[n] {
+					seen[n] = true
+					if must[n] {
+						queue = append(queue, n)
+					}
+				}
+			}
+		}
+		out[p] = seen
+	}
+	return out
+}
+
+// mustRun says of each task of a workflow whether it runs whenever the
+// run gets to it: no route may skip it (Skippable), nor, as the schedule
+// skips a task whose every context task was skipped, all of what it reads.
+func (v *VariableReads) mustRun(index TaskFinder) []bool {
+	t := v.team
+	const (
+		unknown = iota
+		busy
+		runs
+		skips
+	)
+	state := make([]uint8, len(t.Tasks))
+	var decide func(i int) bool
+	decide = func(i int) bool {
+		switch state[i] {
+		case runs:
+			return true
+		case skips, busy: // busy: a cycle (an unvalidated team) may skip
+			return false
+		}
+		state[i] = busy
+		ok := !v.Skippable(i)
+		if ctx := t.Tasks[i].Context; ok && len(ctx) > 0 {
+			ok = false
+			for _, name := range ctx {
+				if j, found := index.Find(name, i-1); found && decide(j) {
+					ok = true
+					break
+				}
+			}
+		}
+		state[i] = skips
+		if ok {
+			state[i] = runs
+		}
+		return ok
+	}
+	out := make([]bool, len(t.Tasks))
+	for i := range out {
+		out[i] = decide(i)
+	}
+	return out
 }
 
 // Outputs are the tasks with an output_variable, in file order.
@@ -157,6 +239,30 @@ func (v *VariableReads) From(i int) map[string][]string {
 		from[name] = append(from[name], v.team.Tasks[j].Name)
 	})
 	return from
+}
+
+// Overwritten says whether variable name is always set by a task of the
+// team by the time task i starts: a task that always runs sets it (no
+// route may skip it, nor in a workflow the skip of all it reads) and always
+// ends before i starts (in a sequential team it comes before i; in a
+// workflow i waits for it, through tasks that always run). What the run
+// starts with (variables:, --var) is then never what i reads of name.
+func (v *VariableReads) Overwritten(name string, i int) bool {
+	for p, k := range v.outputs {
+		if k == i || v.team.Tasks[k].OutputVariable != name {
+			continue
+		}
+		if v.after == nil {
+			if k < i && !v.Skippable(k) {
+				return true
+			}
+			continue
+		}
+		if s := v.sure()[p]; s != nil && s[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // After says whether task k, when it runs, always ends after task j

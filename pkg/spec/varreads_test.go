@@ -69,6 +69,55 @@ func TestVariableReads(t *testing.T) {
 	}
 }
 
+// A variable is overwritten before a task starts only when a task that
+// always runs sets it and always ends before that task starts: never one
+// a route may skip, nor in a workflow one whose every context task a route
+// may skip (the schedule skips it too), nor one it does not wait for.
+func TestVariableOverwritten(t *testing.T) {
+	const head = "agents:\n  w: {shell: cat}\n"
+	tests := []struct {
+		name, tasks string
+		want        bool
+	}{
+		{"sequential: set before it",
+			"tasks:\n  a: {description: a, agent: w, output_variable: v}\n  r: {description: '{v}', agent: w}\n", true},
+		{"sequential: set after it",
+			"tasks:\n  r: {description: '{v}', agent: w}\n  a: {description: a, agent: w, output_variable: v}\n", false},
+		{"sequential: by itself only",
+			"tasks:\n  r: {description: '{v}', agent: w, output_variable: v}\n", false},
+		{"sequential: a route may skip it",
+			"tasks:\n  g: {description: g, agent: w, condition: {'yes': [a], 'no': [n]}}\n  a: {description: a, agent: w, output_variable: v}\n  n: {description: n, agent: w}\n  r: {description: '{v}', agent: w, context: [g]}\n", false},
+		{"sequential: one a route may skip, one that always runs",
+			"tasks:\n  g: {description: g, agent: w, condition: {'yes': [a], 'no': [n]}}\n  a: {description: a, agent: w, output_variable: v}\n  n: {description: n, agent: w}\n  b: {description: b, agent: w, output_variable: v}\n  r: {description: '{v}', agent: w}\n", true},
+		{"workflow: waits for it",
+			"process: workflow\ntasks:\n  a: {description: a, agent: w, output_variable: v}\n  r: {description: '{v}', agent: w, context: [a]}\n", true},
+		{"workflow: waits for it through a task that always runs",
+			"process: workflow\ntasks:\n  a: {description: a, agent: w, output_variable: v}\n  m: {description: m, agent: w, context: [a]}\n  r: {description: '{v}', agent: w, context: [m]}\n", true},
+		{"workflow: a route makes it wait",
+			"process: workflow\ntasks:\n  r: {description: '{v}', agent: w}\n  g: {description: g, agent: w, output_variable: v, condition: {'yes': [r]}}\n", true},
+		{"workflow: unordered",
+			"process: workflow\ntasks:\n  a: {description: a, agent: w, output_variable: v}\n  r: {description: '{v}', agent: w}\n", false},
+		{"workflow: through a task a route may skip",
+			"process: workflow\ntasks:\n  g: {description: g, agent: w, condition: {'yes': [m], 'no': [n]}}\n  a: {description: a, agent: w, output_variable: v}\n  m: {description: m, agent: w, context: [a, g]}\n  n: {description: n, agent: w, context: [g]}\n  r: {description: '{v}', agent: w, context: [m, n]}\n", false},
+		{"workflow: every task its setter reads a route may skip",
+			"process: workflow\ntasks:\n  g: {description: g, agent: w, condition: {'yes': [x], 'no': [y]}}\n  x: {description: x, agent: w, context: [g]}\n  y: {description: y, agent: w, context: [g]}\n  a: {description: a, agent: w, output_variable: v, context: [x]}\n  r: {description: '{v}', agent: w, context: [a, y]}\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("a.yaml", []byte(head+tt.tasks))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := team.VariableReads().Overwritten("v", team.TaskIndex("r")); got != tt.want {
+				t.Errorf("Overwritten(v, r) = %v, want %v", got, tt.want)
+			}
+			if team.VariableReads().Overwritten("other", team.TaskIndex("r")) {
+				t.Error("Overwritten(other, r): no task sets other")
+			}
+		})
+	}
+}
+
 // A command names a variable's TEAMRUN_VAR_<NAME> only as a whole word.
 func TestMentionsVariable(t *testing.T) {
 	tests := []struct {
