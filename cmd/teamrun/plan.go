@@ -110,6 +110,7 @@ func planCommand() *cli.Command {
 			printPlaceholderWarnings(c.App.ErrWriter, team, set.State)
 			team = set.Team
 			where := cmdline.Where{Store: storeFlag(c), Project: dir}
+			ch.FingerprintBefore = set.FingerprintBefore
 			p := plan.Make(team, set.Defs, set.Fingerprint, sess, ch, where)
 			p.Spec, p.Notes = path, notes
 			if team.Budget != nil {

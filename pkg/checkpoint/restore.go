@@ -316,6 +316,11 @@ type Choice struct {
 	// foreach waits for its producer (spec.Team.DeferredJoin; nil: none):
 	// its record is carried (Restored.Deferred).
 	DeferredJoin func(name string) *spec.Task
+	// FingerprintBefore is the fingerprint a teamrun that rendered every
+	// placeholder from the starting state gave today's tasks
+	// (spec.Team.FingerprintBefore; "": the fingerprint): a session such
+	// a teamrun recorded under it matches, as under the fingerprint.
+	FingerprintBefore string
 }
 
 // Check refuses a choice that names a task the spec does not have (with a
@@ -1034,7 +1039,7 @@ func restoreRules(sess *Session, defs []spec.TaskDef, fingerprint string, ch Cho
 	}
 	r.recordSkipped(sess, defs)
 
-	if fingerprint != "" && fingerprint == sess.Team.TasksFingerprint {
+	if fp := sess.Team.TasksFingerprint; fingerprint != "" && (fingerprint == fp || ch.FingerprintBefore != "" && ch.FingerprintBefore == fp) {
 		r.Kind = RestoreFull
 		again := r.changedInstances(sess, defs, keep)
 		// Most of a full restore's tasks are reused: room for them all at

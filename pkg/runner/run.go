@@ -502,6 +502,7 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 			choice.After = g.VariableReads().After
 		}
 		choice.DeferredJoin = set.Team.DeferredJoin
+		choice.FingerprintBefore = set.FingerprintBefore
 		choice.VariableChanges = func() map[string]string { return checkpoint.VariableChanges(team, old) }
 		choice.SettingAdded = team.SettingAdded(defs)
 		restored = checkpoint.RestoreChoice(old, defs, fingerprint, choice)

@@ -29,6 +29,10 @@ type TaskSet struct {
 	State       map[string]any
 	Defs        []spec.TaskDef
 	Fingerprint string
+	// FingerprintBefore is what a teamrun that rendered every placeholder
+	// from State gave these tasks, when the session's is not Fingerprint
+	// and that differs (checkpoint.Choice's); else "".
+	FingerprintBefore string
 	// Dynamic names the output variables a foreach runs over; Produced
 	// holds those whose value the expansion used (Produced).
 	Dynamic  map[string]bool
@@ -87,6 +91,9 @@ func taskSetOf(team *spec.Team, old *checkpoint.Session, vars map[string]string,
 		set.Fingerprint = spec.FingerprintOf(set.Defs)
 	} else {
 		set.Fingerprint = team.Fingerprint(state)
+	}
+	if old != nil && old.Team.TasksFingerprint != set.Fingerprint {
+		set.FingerprintBefore = team.FingerprintBefore(state)
 	}
 	for _, tk := range team.Tasks {
 		if tk.Foreach != nil && team.Producer(tk.Foreach) != "" {
@@ -150,7 +157,7 @@ func knownKeys(old *checkpoint.Session) func(i int, name string) spec.Known {
 			}
 			i = j
 		}
-		return spec.Known{Key: recs[i].Key, OwnKey: recs[i].OwnKey, Context: recs[i].Context}
+		return spec.Known{Key: recs[i].Key, OwnKey: recs[i].OwnKey, AgentKey: recs[i].AgentKey, Context: recs[i].Context}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -36,8 +37,8 @@ func (t *Team) TaskDefs(state map[string]any) []TaskDef { return t.TaskDefsKnown
 // Known is what a task had before (a session's record of it), for
 // TaskDefsKnown; the zero Known: nothing.
 type Known struct {
-	Key, OwnKey string
-	Context     []string // never written through
+	Key, OwnKey, AgentKey string
+	Context               []string // never written through
 }
 
 // TaskDefsKnown is TaskDefs where known (nil: none) gives what task i,
@@ -47,7 +48,19 @@ type Known struct {
 // from two goroutines at once. A key known that a teamrun from before
 // keys left out max_retries and timeout hashed is the def's where it is
 // the task's (olderKey), so that its result is still reused.
+//
+// A variable that a task always sets before task i starts (Overwritten)
+// is rendered into task i's texts, and its agent's key, as a name with no
+// value: its starting value (variables:, --var) is never what i reads. The
+// keys a teamrun that rendered it from state recorded are the def's where
+// they are the task's rendered so (unhidden), as olderKey's are.
 func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string) Known) []TaskDef {
+	return t.taskDefs(state, known, t.presetVariables(state))
+}
+
+// taskDefs is TaskDefsKnown, hiding for each task what preset (nil:
+// nothing) says is set before it.
+func (t *Team) taskDefs(state map[string]any, known func(i int, name string) Known, preset *presetVariables) []TaskDef {
 	if known == nil {
 		known = func(int, string) Known { return Known{} }
 	}
@@ -60,10 +73,12 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 		}
 	}
 	over := overlay{state: state}
+	var hidden, reads []string  // task i's of preset (hiddenAt, agentReads), reused
+	var before map[int]unhidden // by task, where hiding changed it
 	for i, tk := range t.Tasks {
 		ak, ok := agentKeys[tk.Agent]
 		if !ok {
-			ak = agentKeyOf(tk.Agent, agents[tk.Agent], state, t.syntax())
+			ak = agentKeyOf(tk.Agent, agents[tk.Agent], state, t.syntax(), nil)
 			agentKeys[tk.Agent] = ak
 		}
 		scope := over.scope(tk)
@@ -76,6 +91,34 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 			Context:        t.contextAs(i, known(i, tk.Name).Context),
 			AgentKey:       ak,
 			Expansion:      tk.Expansion,
+		}
+		if preset == nil {
+			continue // no variable a task sets has a starting value: as ever
+		}
+		if hidden = preset.hiddenAt(hidden[:0], i); len(hidden) == 0 {
+			continue
+		}
+		d := &defs[i]
+		u := unhidden{d.Description, d.ExpectedOutput, d.AgentKey}
+		d.Description = renderHiding(tk.Description, scope, t.syntax(), hidden)
+		d.ExpectedOutput = renderHiding(tk.ExpectedOutput, scope, t.syntax(), hidden)
+		if reads = t.agentReads(reads[:0], agents[tk.Agent], hidden); len(reads) > 0 {
+			id := tk.Agent + "\x00" + strings.Join(reads, "\x00")
+			if d.AgentKey, ok = agentKeys[id]; !ok {
+				d.AgentKey = agentKeyOf(tk.Agent, agents[tk.Agent], state, t.syntax(), reads)
+				agentKeys[id] = d.AgentKey
+			}
+			if was := known(i, tk.Name).AgentKey; was != d.AgentKey && was == ak {
+				// Recorded so by a teamrun that rendered them from the
+				// starting state: the agent is as it was.
+				d.AgentKey = was
+			}
+		}
+		if u != (unhidden{d.Description, d.ExpectedOutput, d.AgentKey}) {
+			if before == nil {
+				before = map[int]unhidden{}
+			}
+			before[i] = u
 		}
 	}
 	index := t.Finder() // defs[i] is named as t.Tasks[i]
@@ -98,6 +141,9 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 			defs[i].OwnKey = hash16As(buf, was)
 			if defs[i].OwnKey != was && was != "" {
 				buf, defs[i].OwnKey = olderKey(buf, t.Tasks[i], &defs[i], noKeys, sources[i], defs[i].OwnKey, was)
+			}
+			if u, ok := before[i]; ok && defs[i].OwnKey != was && was != "" {
+				buf, defs[i].OwnKey = u.key(buf, t.Tasks[i], &defs[i], noKeys, sources[i], defs[i].OwnKey, was)
 			}
 		}
 	}
@@ -132,6 +178,9 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 		if defs[i].Key != was && was != "" {
 			buf, defs[i].Key = olderKey(buf, t.Tasks[i], &defs[i], ctxKeys, sources[i], defs[i].Key, was)
 		}
+		if u, ok := before[i]; ok && defs[i].Key != was && was != "" {
+			buf, defs[i].Key = u.key(buf, t.Tasks[i], &defs[i], ctxKeys, sources[i], defs[i].Key, was)
+		}
 		state2[i] = done
 		return defs[i].Key
 	}
@@ -140,6 +189,86 @@ func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string
 	}
 	owned.Wait()
 	return defs
+}
+
+// presetVariables are the variables that a task sets and the state gives
+// a starting value (TaskDefsKnown hides them from the tasks a task that
+// always runs sets them before); nil when there are none, and teams
+// without them take the path they always took.
+type presetVariables struct {
+	reads *VariableReads
+	names []string
+}
+
+// presetVariables is t's with state: nil when no task's output_variable
+// has a value in state.
+func (t *Team) presetVariables(state map[string]any) *presetVariables {
+	var names []string
+	for _, tk := range t.Tasks {
+		if v := tk.OutputVariable; v != "" && !slices.Contains(names, v) {
+			if _, ok := state[v]; ok {
+				names = append(names, v)
+			}
+		}
+	}
+	if names == nil {
+		return nil
+	}
+	return &presetVariables{reads: t.VariableReads(), names: names}
+}
+
+// hiddenAt appends to buf the preset variables task i finds set by a task
+// before it (Overwritten), but one a foreach instance's item shadows.
+func (p *presetVariables) hiddenAt(buf []string, i int) []string {
+	x := p.reads.team.Tasks[i].Expanded()
+	for _, n := range p.names {
+		if !x.Binds(n) && p.reads.Overwritten(n, i) {
+			buf = append(buf, n)
+		}
+	}
+	return buf
+}
+
+// agentReads appends to buf those of names that agent a (nil: none) reads:
+// its prompts name them, or its commands mention them (ReadsVariable).
+func (t *Team) agentReads(buf []string, a *Agent, names []string) []string {
+	if a == nil {
+		return buf
+	}
+	for _, n := range names {
+		if t.Reads(a.Role, n) || t.Reads(a.Goal, n) || t.Reads(a.Backstory, n) || t.Reads(a.Instructions, n) || a.MentionsVariable(n) {
+			buf = append(buf, n)
+		}
+	}
+	return buf
+}
+
+// unhidden is what a task's def had before preset variables were hidden
+// from it: what a teamrun before that rendered and recorded.
+type unhidden struct{ description, expectedOutput, agentKey string }
+
+// key is olderKey for a def u was made from: was when a teamrun that
+// rendered the hidden variables from the starting state hashed the task
+// so (or, before that, as olderKey's did), else key.
+func (u unhidden) key(buf []byte, tk *Task, d *TaskDef, ctxKeys []string, from []byte, key, was string) ([]byte, string) {
+	old := *d
+	old.Description, old.ExpectedOutput, old.AgentKey = u.description, u.expectedOutput, u.agentKey
+	buf = appendTaskKeyJSON(buf[:0], tk, &old, ctxKeys, from, keySettings{})
+	if hash16As(buf, was) == was {
+		return buf, was
+	}
+	return olderKey(buf, tk, &old, ctxKeys, from, key, was)
+}
+
+// FingerprintBefore is the task-set fingerprint that a teamrun which
+// rendered every placeholder from state (before TaskDefsKnown hid what a
+// task always sets first) gave the team: a session it recorded matches
+// under it. "" when that is the fingerprint.
+func (t *Team) FingerprintBefore(state map[string]any) string {
+	if t.presetVariables(state) == nil {
+		return ""
+	}
+	return FingerprintOf(t.taskDefs(state, nil, nil))
 }
 
 // variablesFrom is, by task, the "variables_from" member of its key:
@@ -232,10 +361,12 @@ func (t *Team) AgentKey(name string, state map[string]any) string {
 }
 
 func (t *Team) agentKey(name string, state map[string]any) string {
-	return agentKeyOf(name, t.Agent(name), state, t.syntax())
+	return agentKeyOf(name, t.Agent(name), state, t.syntax(), nil)
 }
 
-func agentKeyOf(name string, a *Agent, state map[string]any, syn syntax) string {
+// agentKeyOf is the key of agent a, named name, with the variables hidden
+// (nil: none) rendered as names with no value (TaskDefsKnown).
+func agentKeyOf(name string, a *Agent, state map[string]any, syn syntax, hidden []string) string {
 	if name == HumanAgent {
 		return hash16(canonicalJSON(map[string]any{"kind": Human.String()}))
 	}
@@ -244,10 +375,10 @@ func agentKeyOf(name string, a *Agent, state map[string]any, syn syntax) string 
 	}
 	def := map[string]any{
 		"kind":         a.Kind.String(),
-		"role":         render(a.Role, state, syn),
-		"goal":         render(a.Goal, state, syn),
-		"backstory":    render(a.Backstory, state, syn),
-		"instructions": render(a.Instructions, state, syn),
+		"role":         renderHiding(a.Role, state, syn, hidden),
+		"goal":         renderHiding(a.Goal, state, syn, hidden),
+		"backstory":    renderHiding(a.Backstory, state, syn, hidden),
+		"instructions": renderHiding(a.Instructions, state, syn, hidden),
 		"memory":       a.Memory,
 		"shell":        a.Shell,
 		"command":      anyStrings(a.Command),
@@ -257,7 +388,7 @@ func agentKeyOf(name string, a *Agent, state map[string]any, syn syntax) string 
 		// Only when given: the keys of agents without dir: stay as they were.
 		def["dir"] = a.dir
 	}
-	if vars := readValues(a, state); len(vars) > 0 {
+	if vars := readValues(a, state, hidden); len(vars) > 0 {
 		// What a command reads of the state through its environment is
 		// what it runs with, as the placeholders rendered into an LLM
 		// agent's prompts are: another --var gives another key. Only when
@@ -305,11 +436,12 @@ func agentKeyOf(name string, a *Agent, state map[string]any, syn syntax) string 
 // readValues are the values of the variables of state that a's commands
 // (its own, its tools', its MCP servers') mention (Agent.MentionsVariable),
 // as TEAMRUN_VAR_<NAME> carries them: a string as it is, anything else as
-// JSON. nil when they mention none.
-func readValues(a *Agent, state map[string]any) map[string]any {
+// JSON. nil when they mention none. One of hidden is left out, as if the
+// state had none.
+func readValues(a *Agent, state map[string]any, hidden []string) map[string]any {
 	var out map[string]any
 	for k, v := range state {
-		if !a.MentionsVariable(k) {
+		if !a.MentionsVariable(k) || slices.Contains(hidden, k) {
 			continue
 		}
 		if out == nil {

@@ -94,6 +94,21 @@ func render(text string, state map[string]any, syn syntax) string {
 	})
 }
 
+// renderHiding is render with the variables hidden (nil: none) left as
+// names with no value: their placeholders stay as written.
+func renderHiding(text string, state map[string]any, syn syntax, hidden []string) string {
+	if len(hidden) == 0 {
+		return render(text, state, syn)
+	}
+	return replacePlaceholders(text, syn, func(name string) (string, bool) {
+		if root, _, _ := strings.Cut(name, "."); slices.Contains(hidden, root) {
+			return "", false
+		}
+		v, ok := lookup(state, name)
+		return FormatValue(v), ok
+	})
+}
+
 // replacePlaceholders returns text with each placeholder (as syn reads
 // them) that repl gives a replacement replaced by it; the others, and
 // every other byte, stay as written.
