@@ -143,6 +143,10 @@ type genTeam struct {
 	// edit of until (not in the fingerprint) widens or narrows it.
 	rep   int
 	until string
+	// setter sets the variable x (starting as "start") that reader's
+	// description reads, -1 for none; the compared run may give it
+	// with --var.
+	setter, reader int
 }
 
 func (g *genTeam) yaml(dir string) string {
@@ -150,13 +154,25 @@ func (g *genTeam) yaml(dir string) string {
 	if g.workflow {
 		b.WriteString("process: workflow\n")
 	}
+	if g.loop >= 0 && g.producer < 0 || g.setter >= 0 {
+		b.WriteString("variables:\n")
+	}
 	if g.loop >= 0 && g.producer < 0 {
-		fmt.Fprintf(&b, "variables:\n  items: [%s]\n", strings.Join(g.items, ", "))
+		fmt.Fprintf(&b, "  items: [%s]\n", strings.Join(g.items, ", "))
+	}
+	if g.setter >= 0 {
+		b.WriteString("  x: start\n")
 	}
 	fmt.Fprintf(&b, "agents:\n  sh:\n    shell: 'cd %s; if [ -e \"fail-$TEAMRUN_TASK\" ]; then exit 1; fi; if [ -e \"out-$TEAMRUN_TASK\" ]; then cat \"out-$TEAMRUN_TASK\"; else echo \"$TEAMRUN_TASK\"; fi'\n", dir)
 	b.WriteString("tasks:\n")
 	for i := range g.n {
 		fmt.Fprintf(&b, "  t%d:\n    description: step %d version %d\n", i, i, g.version[i])
+		if i == g.reader {
+			b.WriteString("    expected_output: 'x is {x}'\n")
+		}
+		if i == g.setter {
+			b.WriteString("    output_variable: x\n")
+		}
 		if i == g.loop {
 			b.WriteString("    foreach: {over: items, as: it}\n    expected_output: 'item {it}'\n")
 		}
@@ -229,7 +245,7 @@ func newGenTeam(rng *rand.Rand) *genTeam {
 	}
 	// A foreach task can neither be human nor route; one that is routed to
 	// is left out too.
-	g.loop, g.rep, g.producer = -1, -1, -1
+	g.loop, g.rep, g.producer, g.setter, g.reader = -1, -1, -1, -1, -1
 	var free []int // tasks that may loop, repeat or make the list
 	for i := range g.n {
 		if _, r := g.routes[i]; !g.human[i] && !r && !routed[i] {
@@ -253,6 +269,35 @@ func newGenTeam(rng *rand.Rand) *genTeam {
 		g.items = append(g.items, fmt.Sprintf("i%d", k))
 	}
 	return g
+}
+
+// alwaysSets says whether task s always ends before task r starts, no
+// route skipping it: earlier in a sequential team, in r's context in a
+// workflow, with a context of its own (if any) not all routed. Where it
+// cannot tell, no.
+func (g *genTeam) alwaysSets(s, r int) bool {
+	routed := func(i int) bool {
+		for _, rt := range g.routes {
+			if contains(rt[0], i) || contains(rt[1], i) {
+				return true
+			}
+		}
+		return false
+	}
+	var runs func(i int) bool
+	runs = func(i int) bool {
+		if routed(i) {
+			return false
+		}
+		if !g.workflow || len(g.context[i]) == 0 {
+			return true
+		}
+		return slices.ContainsFunc(g.context[i], runs)
+	}
+	if !g.workflow {
+		return s < r && !routed(s)
+	}
+	return contains(g.context[r], s) && runs(s)
 }
 
 func contains(xs []int, x int) bool {
@@ -281,6 +326,29 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 		}
 		if stopRng.IntN(2) == 0 && !contains(g.context[g.loop], g.producer) {
 			g.context[g.loop] = append(g.context[g.loop], g.producer)
+		}
+	}
+	// A variable one task sets and a later one reads, drawn on its own,
+	// so that the seeds above keep their teams as they were.
+	varRng := rand.New(rand.NewPCG(seed, 0x7a2))
+	if varRng.IntN(2) == 0 {
+		var setters []int
+		for i := range g.n - 1 {
+			if i != g.producer && i != g.loop {
+				setters = append(setters, i)
+			}
+		}
+		if len(setters) > 0 {
+			g.setter = setters[varRng.IntN(len(setters))]
+			g.reader = g.setter + 1 + varRng.IntN(g.n-g.setter-1)
+			switch {
+			case g.reader == g.loop:
+				g.reader, g.setter = -1, -1 // its expected_output names its item
+			case g.workflow && !contains(g.context[g.reader], g.setter):
+				// Not one that may start before its setter ends (a race
+				// Parse warns of): it waits for it.
+				g.context[g.reader] = append(g.context[g.reader], g.setter)
+			}
 		}
 	}
 	dir := t.TempDir()
@@ -377,6 +445,17 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 		} else {
 			b, _ := json.Marshal(items)
 			g.vars = map[string]string{"items": string(b)}
+		}
+	}
+	if g.setter >= 0 && varRng.IntN(2) == 0 {
+		// x given anew: the reader reads what its setter set, when that
+		// always runs before it, and is unchanged then; else it changed.
+		if g.vars == nil {
+			g.vars = map[string]string{}
+		}
+		g.vars["x"] = "other"
+		if !g.alwaysSets(g.setter, g.reader) {
+			edited[g.reader] = true
 		}
 	}
 	clearFails(t, dir, rng, 1)
@@ -527,8 +606,13 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 	// one its list no longer holds).
 	readsOf := func(i int) []string {
 		name := fmt.Sprintf("t%d", i)
+		var names []string
+		if i == g.reader && i != g.rep {
+			// What its setter sets, through x (a repeat's iterations read
+			// it, not its join, made of theirs).
+			names = append(names, fmt.Sprintf("t%d", g.setter))
+		}
 		if i == g.loop || i == g.rep {
-			var names []string
 			for _, m := range []map[string]string{before0, before, after} {
 				for n := range m {
 					if (strings.HasPrefix(n, name+"[") || strings.HasPrefix(n, name+"#")) && !slices.Contains(names, n) {
@@ -549,7 +633,6 @@ func planMatchesRun(t *testing.T, seed uint64, how runHow) {
 				reads = append(reads, j)
 			}
 		}
-		var names []string
 		for _, c := range reads {
 			names = append(names, fmt.Sprintf("t%d", c))
 		}
