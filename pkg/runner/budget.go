@@ -243,8 +243,21 @@ const promptBytesPerToken = 3
 // that reported no usage.
 func estimatedTokens(n int) int { return n/promptBytesPerToken + 1 }
 
+// answerTokens is how many completion tokens an answer of n bytes is
+// taken to be when its server reported none: estimatedTokens, but no more
+// than the request's maxTokens (0: none sent), which no server bills
+// beyond, and which is the answer's part of the request's worst case
+// (reserveFor): so an estimate never exceeds what its request reserved.
+func answerTokens(n, maxTokens int) int {
+	if maxTokens <= 0 {
+		return estimatedTokens(n)
+	}
+	return min(estimatedTokens(n), maxTokens)
+}
+
 // reserveFor is a request's worst case: its body as prompt tokens
-// (estimatedTokens) plus max_tokens, each priced at the dearest price of
+// (estimatedTokens) plus max_tokens (the most answerTokens counts of an
+// answer), each priced at the dearest price of
 // price (nil: its cost is unknown, which max_cost_usd does not count). A
 // server that reports only total_tokens is charged that price for each
 // (costOf), whichever way they went: at the input price, a large prompt

@@ -332,7 +332,7 @@ func (l *LLMs) unendedUsage(ctx context.Context, job *Job) *Usage {
 	if err != nil {
 		return nil
 	}
-	u := usageOf([]llm.Call{{Model: req.Model, CutOff: true, UsageUnknown: true, RequestBytes: llm.RequestBytes(req)}}, job.Agent.LLM.Price, job.Attempt)
+	u := usageOf([]llm.Call{{Model: req.Model, CutOff: true, UsageUnknown: true, RequestBytes: llm.RequestBytes(req), MaxTokens: req.MaxTokens}}, job.Agent.LLM.Price, job.Attempt)
 	u.Calls[0].NoEnd = true
 	return u
 }
@@ -381,7 +381,7 @@ func (l *LLMs) warnUnreported(job *Job, model string, calls []llm.Call) {
 	if r := calls[i].UsageUnreadable; r != "" {
 		what = r
 	}
-	msg := fmt.Sprintf("model %s %s: each such answer counts as an estimate from its size (request and answer bytes / 3 as tokens, priced when the model has a price) in the totals and the budget", model, what)
+	msg := fmt.Sprintf("model %s %s: each such answer counts as an estimate from its size (request and answer bytes / 3 as tokens, the answer's at most its max_tokens, priced when the model has a price) in the totals and the budget", model, what)
 	switch {
 	case l.Commands != nil:
 		l.Commands.warnOnce("\x00unreported "+model, msg)

@@ -33,9 +33,9 @@ func usageOf(calls []llm.Call, price *spec.Price, attempt int) *Usage {
 			// Billed (answered), or perhaps billed (cut off), but no
 			// tokens were reported: its size gives an estimate that a
 			// budget can count, by the rule of its reservations
-			// (estimatedTokens), kept apart from the tokens servers
-			// reported. The request is never counted as $0.
-			prompt, completion := estimatedTokens(c.RequestBytes), estimatedTokens(c.AnswerBytes)
+			// (estimatedTokens, answerTokens), kept apart from the tokens
+			// servers reported. The request is never counted as $0.
+			prompt, completion := estimatedTokens(c.RequestBytes), answerTokens(c.AnswerBytes, c.MaxTokens)
 			cc.UsageUnknown, cc.EstimatedTokens = true, prompt+completion
 			if price != nil {
 				cost := costOf(llm.Usage{PromptTokens: prompt, CompletionTokens: completion}, price)

@@ -484,3 +484,67 @@ tasks:
 		t.Fatalf("t1's usage %+v, want 1 interrupted request estimated at %d tokens", u, want)
 	}
 }
+
+// An answer without usage is estimated no higher than the worst case its
+// request reserved (reserveFor): its answer's part stops at the request's
+// max_tokens, whole or cut off, since no server bills more than that.
+func TestEstimateWithinReservation(t *testing.T) {
+	price := &spec.Price{Input: 1, Output: 2}
+	tests := []struct {
+		name       string
+		call       llm.Call
+		wantTokens int
+	}{
+		{"an answer over max_tokens by bytes/3", llm.Call{UsageUnknown: true, RequestBytes: 162, AnswerBytes: 400, MaxTokens: 100}, 55 + 100},
+		{"an answer under max_tokens", llm.Call{UsageUnknown: true, RequestBytes: 162, AnswerBytes: 30, MaxTokens: 100}, 55 + 11},
+		{"a cut-off answer over max_tokens", llm.Call{UsageUnknown: true, CutOff: true, RequestBytes: 162, AnswerBytes: 4000, MaxTokens: 100}, 55 + 100},
+		{"no max_tokens sent", llm.Call{UsageUnknown: true, RequestBytes: 162, AnswerBytes: 400}, 55 + 134},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := usageOf([]llm.Call{tt.call}, price, 1)
+			tokens, cost := spentOf(u)
+			if tokens != tt.wantTokens {
+				t.Errorf("estimated %d tokens, want %d", tokens, tt.wantTokens)
+			}
+			if tt.call.MaxTokens == 0 {
+				return
+			}
+			r := reserveFor(tt.call.RequestBytes, tt.call.MaxTokens, price)
+			if tokens > r.tokens || cost > checkpoint.RoundCost(r.cost) {
+				t.Errorf("estimated %d tokens, $%g: more than the %d tokens, $%g reserved", tokens, cost, r.tokens, r.cost)
+			}
+		})
+	}
+}
+
+// A server that keeps to max_tokens but reports no usage: the request the
+// budget admitted is charged no more than it reserved, so the session
+// does not end above its budget (the second task halts before it sends).
+func TestAnswerWithoutUsageStaysInBudget(t *testing.T) {
+	answer := strings.Repeat("abcd", 100) // 100 tokens of 4 bytes, as max_tokens allows
+	f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"model":"m","choices":[{"message":{"role":"assistant","content":%q},"finish_reason":"stop"}]}`, answer)
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, `
+llm: {model: m, base_url: BASE, max_tokens: 100, stream: false, price: {input: 1, output: 2}}
+budget: {max_tokens: 170, max_cost_usd: 0.00033}
+agents:
+  w: {role: Writer, goal: write}
+tasks:
+  a: {description: say hi, agent: w}
+  b: {description: say hi, agent: w, context: []}
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Halted || f.count() != 1 {
+		t.Fatalf("run: %v, %+v after %d requests, want halted after 1\n%s", err, sum, f.count(), out)
+	}
+	r := reserveFor(len(f.requestBody(0)), 100, &spec.Price{Input: 1, Output: 2})
+	tokens, cost := spentOf(sum.SessionUsage)
+	if tokens > r.tokens || cost > checkpoint.RoundCost(r.cost) || tokens > 170 || cost > 0.00033 {
+		t.Errorf("the session counts %d tokens, $%g; its one request reserved %d tokens, $%g under a budget of 170 tokens, $0.00033\n%s", tokens, cost, r.tokens, r.cost, out)
+	}
+}

@@ -84,8 +84,9 @@ type Call struct {
 	UsageUnreadable string
 	// RequestBytes and AnswerBytes, of a call of unknown usage, are the
 	// size of its request body and of the answer's text and tool calls:
-	// what an estimate of its tokens goes by.
-	RequestBytes, AnswerBytes int
+	// what an estimate of its tokens goes by; MaxTokens is the request's
+	// max_tokens (0: none sent), which bounds the answer's part of it.
+	RequestBytes, AnswerBytes, MaxTokens int
 }
 
 // Request is one completion to ask for. A nil Temperature and a zero
@@ -367,7 +368,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 				call.UsageUnreadable = resp.badUsage
 			}
 			if call.UsageUnknown {
-				call.RequestBytes, call.AnswerBytes = len(body), resp.answerBytes()
+				call.RequestBytes, call.AnswerBytes, call.MaxTokens = len(body), resp.answerBytes(), req.MaxTokens
 			}
 			calls = append(calls, *call)
 		}
