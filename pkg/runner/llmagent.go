@@ -49,6 +49,7 @@ type LLMs struct {
 	memory   map[string][]Turn
 	toolLogs map[string]*checkpoint.ToolLog // each task's tool loop (toolloop.go)
 	stopped  map[string]string              // why this run stopped a call, by task and call (noteStopped)
+	learned  llm.Learned                    // what the run's clients learnt of their servers
 }
 
 // Restore gives the agents back the conversations a checkpoint kept.
@@ -186,7 +187,7 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	// before it is recorded, shown or streamed.
 	keys := append([]string{ep.APIKey}, l.keys()...)
 	client := &llm.Client{BaseURL: ep.BaseURL, APIKey: ep.APIKey, HTTP: l.HTTP, Timeout: time.Duration(a.LLM.Timeout),
-		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep}
+		MaxAttempts: l.MaxAttempts, MaxBackoff: l.MaxBackoff, Sleep: l.Sleep, Learned: &l.learned}
 	if job.Admit != nil {
 		// The budget sees every request, each retry and tool turn too.
 		client.Admit = func(ctx context.Context, requestBytes int) (func(*llm.Call), error) {

@@ -894,3 +894,45 @@ func TestLLMRefusedSaysWhatWasSent(t *testing.T) {
 		})
 	}
 }
+
+// An OpenAI reasoning model refuses max_tokens: the run sends its request
+// again as max_completion_tokens, with the same bound, and its later
+// requests so from the start; the budget admits both requests by the same
+// worst case, and the answer's usage is counted once.
+func TestMaxCompletionTokensFallback(t *testing.T) {
+	f := &fakeLLM{}
+	f.answer = func(n int, _ chatRequest, w http.ResponseWriter) {
+		var body map[string]json.RawMessage
+		_ = json.Unmarshal(f.requestBody(n-1), &body)
+		if _, ok := body["max_tokens"]; ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`)
+			return
+		}
+		reply(w, "hi")
+	}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, `
+llm: {model: o4-mini, base_url: BASE, max_tokens: 1000, stream: false, price: {input: 1.1, output: 4.4}}
+budget: {max_cost_usd: 1}
+agents:
+  w: {role: Writer, goal: write}
+tasks:
+  a: {description: say hi, agent: w}
+  b: {description: say it again, agent: w}
+`)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded || f.count() != 3 {
+		t.Fatalf("run: %v, %+v after %d requests, want succeeded after 3\n%s", err, sum, f.count(), out)
+	}
+	for i, want := range []string{`"max_tokens":1000`, `"max_completion_tokens":1000`, `"max_completion_tokens":1000`} {
+		if b := string(f.requestBody(i)); !strings.Contains(b, want) || i > 0 && strings.Contains(b, `"max_tokens"`) {
+			t.Errorf("request %d sent %s, want %s", i+1, b, want)
+		}
+	}
+	if u := sum.SessionUsage; u == nil || u.TotalTokens != 2*14 {
+		t.Errorf("session usage %+v, want the two answers' 28 tokens", u)
+	}
+}

@@ -604,8 +604,6 @@ func llmIgnoredEffect(path, key string) string {
 		return "one answer is asked for, the one PraisonAI would use"
 	case "logprobs", "top_logprobs":
 		return "no token probabilities are asked for: a task's result is the answer's text"
-	case "max_completion_tokens":
-		return "max_tokens bounds the answer: write max_tokens: N instead"
 	case "response_format":
 		return ignoredEffect("output_json")
 	case "timeout":
@@ -658,7 +656,14 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 			} else if !f.isNull() {
 				b.errorf(f, f.pos(), "expected a number from 0 to 2, got %s", f.describe())
 			}
-		case "max_tokens":
+		case "max_tokens", "max_completion_tokens":
+			// OpenAI's newer name for the same bound, which its reasoning
+			// models take in place of max_tokens: read as max_tokens, which
+			// the client sends under the name the model takes.
+			if mt := v.get("max_tokens"); k == "max_completion_tokens" && mt != nil {
+				b.warnf(f, f.kpos(), "ignored: max_tokens (line %d) bounds the answer; keep one", mt.kpos().Line)
+				continue
+			}
 			if n, ok := f.val().(int64); ok && n > 0 && n < 1<<31 {
 				l.MaxTokens = int(n)
 			} else if !f.isNull() {

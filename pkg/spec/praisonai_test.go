@@ -297,8 +297,6 @@ func TestPraisonAIKeyWarnings(t *testing.T) {
 			"w.yaml:2:32: agents.a.llm.logprobs: not supported by teamrun, ignored: no token probabilities are asked for"},
 		{"llm.response_format", "agents:\n  a: {role: A, llm: {model: m, response_format: {type: json_object}}}\n" + steps,
 			"w.yaml:2:32: agents.a.llm.response_format: not supported by teamrun, ignored: the result is not checked as JSON"},
-		{"llm.max_completion_tokens", "agents:\n  a: {role: A, llm: {model: m, max_completion_tokens: 9}}\n" + steps,
-			"w.yaml:2:32: agents.a.llm.max_completion_tokens: not supported by teamrun, ignored: max_tokens bounds the answer: write max_tokens: N instead"},
 		{"llm.timeout", "agents:\n  a: {role: A, llm: {model: m, timeout: 30}}\n" + steps,
 			"w.yaml:2:32: agents.a.llm.timeout: not supported by teamrun, ignored: a request times out after 5 minutes"},
 		{"reasoning_steps", "framework: praisonai\nroles:\n  r:\n    reasoning_steps: true\n    llm: m\n    tasks:\n      t: {description: d}\n",
@@ -574,6 +572,46 @@ func TestPraisonAIWorkflowLLM(t *testing.T) {
 				t.Errorf("warnings:\n%s\nwant:\n%s", got, tt.warning)
 			}
 		})
+	}
+}
+
+// max_completion_tokens, OpenAI's name for the answer's bound that its
+// reasoning models take, bounds the answer as max_tokens does (the client
+// sends it under the name the model takes); beside max_tokens it is one
+// too many.
+func TestPraisonAIMaxCompletionTokens(t *testing.T) {
+	const steps = "steps:\n  - {agent: a, action: x}\n"
+	tests := []struct {
+		name, llm string
+		want      int
+		warning   string
+	}{
+		{"alone", "{model: m, max_completion_tokens: 9}", 9, ""},
+		{"beside max_tokens", "{model: m, max_tokens: 5, max_completion_tokens: 9}", 5,
+			"w.yaml:2:47: agents.a.llm.max_completion_tokens: ignored: max_tokens (line 2) bounds the answer; keep one"},
+		{"max_tokens", "{model: m, max_tokens: 5}", 5, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("w.yaml", []byte("agents:\n  a: {role: A, llm: "+tt.llm+"}\n"+steps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := team.Agent("a").LLM.MaxTokens; got != tt.want {
+				t.Errorf("a's max_tokens %d, want %d", got, tt.want)
+			}
+			var said []string
+			for _, w := range team.Warnings {
+				said = append(said, w.String())
+			}
+			if got := strings.Join(said, "\n"); got != tt.warning {
+				t.Errorf("warnings:\n%s\nwant:\n%s", got, tt.warning)
+			}
+		})
+	}
+	if _, err := Parse("w.yaml", []byte("agents:\n  a: {role: A, llm: {model: m, max_completion_tokens: 0}}\n"+steps)); err == nil ||
+		!strings.Contains(err.Error(), "agents.a.llm.max_completion_tokens: expected a whole number of tokens, at least 1") {
+		t.Errorf("max_completion_tokens: 0: %v", err)
 	}
 }
 

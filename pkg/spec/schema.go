@@ -382,6 +382,9 @@ func unknownKeyMessage(key string, allowed []string, top bool) string {
 	if key == "api_key" {
 		return `unknown key "api_key": a key never goes into the spec; put it in an environment variable and name that variable in api_key_env`
 	}
+	if key == "max_completion_tokens" && contains(allowed, "max_tokens") {
+		return `unknown key "max_completion_tokens": write max_tokens, which teamrun sends as max_completion_tokens to a model that takes only that (OpenAI's reasoning models)`
+	}
 	msg := fmt.Sprintf("unknown key %q", key)
 	switch m := closest(key, allowed); {
 	case m != "":

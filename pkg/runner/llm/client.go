@@ -18,6 +18,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -183,6 +184,45 @@ type Client struct {
 	// again, before the wait: a run that says nothing for minutes (a
 	// Retry-After of five) looks stuck.
 	OnRetry func(Retry)
+	// Learned, when set, is shared by the clients of one run: what it
+	// learnt of a model's server holds for every request of the run to
+	// that model (see Learned).
+	Learned *Learned
+}
+
+// Learned is what a run learnt of the servers it talks to: the models
+// that refuse max_tokens and take the answer's bound only as
+// max_completion_tokens (OpenAI's reasoning models: o1, o3, o4-mini,
+// gpt-5), so that only their first request is refused. The zero value is
+// usable; it is safe for concurrent use.
+type Learned struct {
+	mu               sync.Mutex
+	completionTokens map[string]bool // by endpoint and model
+}
+
+func learnedKey(endpoint, model string) string { return endpoint + "\x00" + model }
+
+// takesCompletionTokens says whether model at endpoint refused max_tokens
+// earlier in the run.
+func (l *Learned) takesCompletionTokens(endpoint, model string) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.completionTokens[learnedKey(endpoint, model)]
+}
+
+func (l *Learned) learnCompletionTokens(endpoint, model string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.completionTokens == nil {
+		l.completionTokens = map[string]bool{}
+	}
+	l.completionTokens[learnedKey(endpoint, model)] = true
 }
 
 // Retry is one wait of Complete before it sends its request again.
@@ -197,7 +237,10 @@ type wireRequest struct {
 	Messages    []Message `json:"messages"`
 	Temperature *float64  `json:"temperature,omitempty"`
 	MaxTokens   int       `json:"max_tokens,omitempty"`
-	Stream      bool      `json:"stream"`
+	// MaxCompletionTokens is the same bound under the name OpenAI's
+	// reasoning models take instead (useCompletionTokens).
+	MaxCompletionTokens int  `json:"max_completion_tokens,omitempty"`
+	Stream              bool `json:"stream"`
 	// StreamOptions asks a stream for its usage in a last chunk: without
 	// it OpenAI's API counts nothing when streaming.
 	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
@@ -285,7 +328,10 @@ func RequestBytes(req Request) int {
 // transport failures (timeouts included) are retried up to MaxAttempts,
 // after the server's Retry-After-Ms or Retry-After, else with capped
 // exponential backoff and jitter. A 429 that says the quota is used up is
-// permanent (see ErrQuota). An answer cut at max_tokens (unless
+// permanent (see ErrQuota). A 400 that refuses max_tokens for
+// max_completion_tokens is sent again at once under that name (see
+// Learned), as one that refuses response_format is without it. An answer
+// cut at max_tokens (unless
 // AcceptTruncated), stopped by a content filter or refused is a permanent
 // failure too: the same request would meet it again. Every failure is an
 // *Error, except a cancelled ctx, which is returned at once wrapping
@@ -306,6 +352,9 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, fail(&Error{Message: "no model given: set llm.model for the agent or the team"})
 	}
 	wr := wireOf(req)
+	if c.Learned.takesCompletionTokens(endpoint, req.Model) {
+		wr.useCompletionTokens()
+	}
 	idle := req.IdleTimeout
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
@@ -393,7 +442,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 		e.Attempts = attempt
 		e.Calls = calls
 		last = fail(e)
-		again := wr.ResponseFormat != nil && refusesResponseFormat(last) || last.Retryable && attempt < attempts
+		again := wr.ResponseFormat != nil && refusesResponseFormat(last) || wr.MaxTokens > 0 && refusesMaxTokens(last) || last.Retryable && attempt < attempts
 		if again && c.Durable != nil {
 			// A kill -9 in the wait, or while the next request is under
 			// way, must lose none of what this one was paid.
@@ -405,6 +454,19 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 			// A server that does not take response_format: ask again
 			// without it, at once; the caller checks the answer anyway.
 			wr.ResponseFormat = nil
+			if body, err = json.Marshal(wr); err != nil {
+				return Response{}, fail(&Error{Message: "encoding the request: " + err.Error(), Err: err})
+			}
+			st.discard(req.OnDiscard, last)
+			continue
+		}
+		if wr.MaxTokens > 0 && refusesMaxTokens(last) {
+			// A model that takes the bound only as max_completion_tokens:
+			// the same request once more under that name, the same value
+			// (the budget's worst case is unchanged), and so for the rest
+			// of the run.
+			wr.useCompletionTokens()
+			c.Learned.learnCompletionTokens(endpoint, req.Model)
 			if body, err = json.Marshal(wr); err != nil {
 				return Response{}, fail(&Error{Message: "encoding the request: " + err.Error(), Err: err})
 			}
@@ -687,6 +749,23 @@ func checkFinish(resp Response, req Request) *Error {
 func refusesResponseFormat(e *Error) bool {
 	return (e.StatusCode == http.StatusBadRequest || e.StatusCode == http.StatusUnprocessableEntity) &&
 		(strings.Contains(strings.ToLower(e.Message), "response_format") || strings.Contains(strings.ToLower(e.Message), "json_schema"))
+}
+
+// refusesMaxTokens tells OpenAI's refusal of max_tokens by a model that
+// takes only max_completion_tokens (a 400: "Unsupported parameter:
+// 'max_tokens' is not supported with this model. Use
+// 'max_completion_tokens' instead.") from other bad requests.
+func refusesMaxTokens(e *Error) bool {
+	m := strings.ToLower(e.Message)
+	return e.StatusCode == http.StatusBadRequest && strings.Contains(m, "max_tokens") && strings.Contains(m, "max_completion_tokens") &&
+		(strings.Contains(m, "unsupported") || strings.Contains(m, "not supported"))
+}
+
+// useCompletionTokens sends the answer's bound as max_completion_tokens.
+func (wr *wireRequest) useCompletionTokens() {
+	if wr.MaxTokens > 0 {
+		wr.MaxCompletionTokens, wr.MaxTokens = wr.MaxTokens, 0
+	}
 }
 
 // shouldRetry is OpenAI's rule: the server's x-should-retry first, then
