@@ -110,7 +110,9 @@ func RaisedBudget(b *spec.Budget, recorded, value string) (string, error) {
 			return "", fmt.Errorf("the budget sets both max_cost_usd (%s) and max_tokens (%s): say which to raise, e.g. max_cost_usd=%s or max_tokens=%s",
 				dollars(cur.MaxCostUSD), thousands(cur.MaxTokens), strconv.FormatFloat(cur.MaxCostUSD*2, 'f', -1, 64), strconv.Itoa(cur.MaxTokens*2))
 		case cur.MaxCostUSD > 0:
-			next.MaxCostUSD = checkpoint.RoundCost(cur.MaxCostUSD + n)
+			if next.MaxCostUSD = checkpoint.RoundCost(cur.MaxCostUSD + n); next.MaxCostUSD >= 1<<53 {
+				return "", fmt.Errorf("%q: max_cost_usd would be %s, 2^53 or more: give max_cost_usd=X instead", value, dollars(next.MaxCostUSD))
+			}
 		default:
 			if n != float64(int(n)) {
 				return "", fmt.Errorf("%q: max_tokens is raised by a whole number of tokens", value)

@@ -50,6 +50,7 @@ func TestRaisedBudget(t *testing.T) {
 		{cost, "", "raise=1e308", "", "wants a positive number below 2^53"},
 		{cost, "", "max_cost_usd=1e-12", "", "a decision only raises it"},
 		{tokens, "max_tokens=9007199254740000", "raise=9000", "", "2^53 or more"},
+		{cost, "max_cost_usd=9007199254740000", "raise=9000", "", "max_cost_usd would be $9007199254749000.00, 2^53 or more: give max_cost_usd=X instead"},
 		// A decision only raises: one that would change nothing is refused,
 		// saying what would.
 		{tokens, "", "max_cost_usd=1", "", `"max_cost_usd=1": the spec's budget sets no max_cost_usd, and a session can only raise a limit its spec sets: it sets max_tokens (1,000): raise=N adds N tokens`},

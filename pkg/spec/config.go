@@ -272,6 +272,10 @@ func (d *configDecoder) dollars(v *yaml.Node, key string) (float64, bool) {
 		d.errorf(v, key, "expected at least 0, got %s", v.Value)
 		return 0, false
 	}
+	if f > MaxPrice {
+		d.errorf(v, key, "expected at most %d, got %s", MaxPrice, v.Value)
+		return 0, false
+	}
 	return f, true
 }
 

@@ -109,6 +109,9 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`2:11: prices.gpt-4o: missing required key "output" (US dollars per million tokens)`}},
 		{"price negative", "prices:\n  gpt-4o: {input: -1, output: 10}\n",
 			[]string{`2:19: prices.gpt-4o.input: expected at least 0, got -1`}},
+		// A price whose cost would overflow (+Inf cannot be recorded).
+		{"price too high", "prices:\n  gpt-4o: {input: 1, output: 1e307}\n",
+			[]string{`2:30: prices.gpt-4o.output: expected at most 1000000, got 1e307`}},
 		{"price a text", "prices:\n  gpt-4o: {input: cheap, output: 10}\n",
 			[]string{`2:19: prices.gpt-4o.input: expected a number of US dollars per million tokens, got "cheap"`}},
 		{"price unknown key", "prices:\n  gpt-4o: {input: 1, outptu: 10}\n",

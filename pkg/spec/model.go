@@ -176,11 +176,24 @@ func (b *Budget) CostKey() string {
 // Price is a model's price in US dollars per million tokens. Cached
 // prompt tokens cost CachedInput when it is set, else Input: without a
 // discount the provider bills them as any prompt token.
+//
+// Each is at most MaxPrice.
 type Price struct {
 	Input       float64  `json:"input"`
 	CachedInput *float64 `json:"cached_input,omitempty"`
 	Output      float64  `json:"output"`
 }
+
+// MaxPrice bounds a price, in dollars per million tokens: a dollar a token,
+// far above any model's, and low enough that no count of tokens costs more
+// than a float64 holds (a cost of +Inf cannot be recorded). The schema's
+// price maximum is the same.
+const MaxPrice = 1_000_000
+
+// MaxBudget bounds a budget's max_cost_usd and max_tokens (2^53-1, the
+// schema's maximum): past it a float64 no longer counts whole tokens, and
+// a cost past it is no budget.
+const MaxBudget = 1<<53 - 1
 
 // AgentKind tells the kinds of agent apart: the three a file declares, and teamrun's own.
 type AgentKind int

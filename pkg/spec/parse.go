@@ -267,7 +267,7 @@ func (b *builder) native(root *tree) {
 	if bv := root.get("budget"); bv.isMap() {
 		bg := &Budget{Pos: bv.kpos()}
 		bg.MaxCostUSD, _ = number(bv.get("max_cost_usd"))
-		if n, ok := bv.get("max_tokens").val().(int64); ok && n > 0 && n < 1<<53 {
+		if n, ok := bv.get("max_tokens").val().(int64); ok && n > 0 && n <= MaxBudget {
 			bg.MaxTokens = int(n)
 		}
 		t.Budget = bg

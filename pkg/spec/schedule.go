@@ -163,6 +163,11 @@ func (b *builder) scheduleBudget(f *tree, key string) *Budget {
 		b.errorf(f, f.pos(), "expected a positive number of US dollars (such as 1.50), got %s", f.describe())
 		return nil
 	}
+	if x > MaxBudget {
+		// The native budget.max_cost_usd's bound (the schema's maximum).
+		b.errorf(f, f.pos(), "expected at most %d, got %s", MaxBudget, f.describe())
+		return nil
+	}
 	b.team.Budget = &Budget{MaxCostUSD: x, Pos: f.kpos(), Key: "schedule." + key}
 	return b.team.Budget
 }

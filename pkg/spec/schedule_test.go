@@ -41,6 +41,8 @@ func TestPraisonAISchedulerFile(t *testing.T) {
 			err: `schedule.max_cost: expected a positive number of US dollars (such as 1.50), got string "lots"`},
 		{name: "zero", src: "task: Check AI news\nschedule: {interval: daily, max_cost: 0}\n",
 			err: "schedule.max_cost: expected a positive number of US dollars (such as 1.50), got integer 0"},
+		{name: "past 2^53", src: "task: Check AI news\nschedule: {interval: daily, max_cost: 1e300}\n",
+			err: "schedule.max_cost: expected at most 9007199254740991, got number 1e300"},
 		{name: "a second agent", src: "  - {name: helper, llm: m}\ntask: Check AI news\n",
 			warnings: []string{"only the first agent (monitor) runs the task, as PraisonAI's scheduler does; helper does nothing"}},
 		{name: "other keys", src: "task: Check AI news\nschedule: {interval: daily, notify: ops}\n",
