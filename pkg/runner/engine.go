@@ -1165,10 +1165,14 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 		var decided *DecidedFailError
 		var se *StoreError
 		var clash *ToolClashError
+		var final attemptsEnder
 		// Not retried: a store that cannot take the result is no better a
 		// moment later, and it is the store's failure, not the task's; nor
-		// is an agent's tool list that names one tool twice.
-		if try >= t.MaxRetries || errors.As(err, &decided) || errors.As(err, &se) || errors.As(err, &clash) {
+		// is an agent's tool list that names one tool twice, nor a failure
+		// that says no new attempt can help (an LLM account out of credit,
+		// a refused key).
+		if try >= t.MaxRetries || errors.As(err, &decided) || errors.As(err, &se) || errors.As(err, &clash) ||
+			errors.As(err, &final) && final.EndsAttempts() {
 			return attemptDone{i: j.Index, err: err, attempt: j.Attempt, elapsed: elapsed, usage: used}
 		}
 		feedback = ""
@@ -1185,6 +1189,10 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 		}
 	}
 }
+
+// attemptsEnder is a failure that can say no new attempt of its task
+// could help (llm.Error): the same request would meet it again.
+type attemptsEnder interface{ EndsAttempts() bool }
 
 // DefaultRetryDelay is the first retry's delay when a task sets no
 // retry_delay. Retrying at once, back to back, rarely helps: what failed

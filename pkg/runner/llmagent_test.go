@@ -936,3 +936,49 @@ tasks:
 		t.Errorf("session usage %+v, want the two answers' 28 tokens", u)
 	}
 }
+
+// A failure no new attempt can help (the account out of credit, a refused
+// key, an unknown model) ends the task's attempts at once, max_retries or
+// not: each retry would send the same request to the same account. Other
+// failed attempts (an answer cut at max_tokens) are retried.
+func TestFinalLLMErrorsEndAttempts(t *testing.T) {
+	status := func(code int, body string) func(http.ResponseWriter) {
+		return func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			io.WriteString(w, body)
+		}
+	}
+	tests := []struct {
+		name     string
+		reply    func(http.ResponseWriter)
+		requests int
+	}{
+		{"quota", status(http.StatusTooManyRequests, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`), 1},
+		{"key refused", status(http.StatusUnauthorized, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}`), 1},
+		{"forbidden", status(http.StatusForbidden, `{"error":{"message":"Country, region, or territory not supported","type":"request_forbidden","code":"unsupported_country_region_territory"}}`), 1},
+		{"unknown model", status(http.StatusNotFound, `{"error":{"message":"The model 'm' does not exist or you do not have access to it.","type":"invalid_request_error","code":"model_not_found"}}`), 1},
+		{"cut at max_tokens", func(w http.ResponseWriter) { usageReply(w, "cut", "length", 5, 0, 5) }, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeLLM{answer: func(_ int, _ chatRequest, w http.ResponseWriter) { tc.reply(w) }}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, `
+llm: {model: m, base_url: BASE, stream: false}
+agents:
+  w: {role: Writer}
+tasks:
+  a: {description: say hi, agent: w, max_retries: 2, retry_delay: 1ms}
+`)
+			sum, out, err := p.run(t, false)
+			if err != nil || sum.Outcome != Failed || f.count() != tc.requests {
+				t.Fatalf("run: %v, %+v after %d requests, want failed after %d\n%s", err, sum, f.count(), tc.requests, out)
+			}
+			if retried := strings.Count(out, `"event":"task_retrying"`); retried != tc.requests-1 {
+				t.Errorf("%d task_retrying events, want %d\n%s", retried, tc.requests-1, out)
+			}
+		})
+	}
+}

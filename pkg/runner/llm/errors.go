@@ -61,6 +61,23 @@ func (e *Error) detail() string {
 	return s
 }
 
+// EndsAttempts says whether no new attempt of the task could help: the
+// account cannot pay (ErrQuota), the key is refused (401, 403) or the
+// endpoint or model is not there (404). A task's retry would send the same
+// request to the same account and meet the same answer; other permanent
+// failures (an answer cut at max_tokens, a refusal) may go otherwise on a
+// new attempt.
+func (e *Error) EndsAttempts() bool {
+	if e.Retryable {
+		return false // the server asked for another try (x-should-retry)
+	}
+	switch e.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+		return true
+	}
+	return errors.Is(e.Err, ErrQuota)
+}
+
 // Unwrap lets errors.Is match ErrExhausted or ErrPermanent, and the cause.
 func (e *Error) Unwrap() []error {
 	kind := ErrPermanent
