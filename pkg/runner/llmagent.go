@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/teamrun/teamrun/internal/wireerr"
@@ -225,6 +226,20 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 	onDelta, onDiscard, flushDeltas := redactedDeltas(job.OnDelta, job.OnDiscard, keys)
 	defer flushDeltas()
 	req.OnDelta, req.OnDiscard = onDelta, onDiscard
+	// Whether the answer's text reached OnDelta as it came (since the
+	// request was last sent): one that came whole is given to it once it
+	// is in, so that -v shows every answer, and a streamed one only once.
+	var streamed atomic.Bool
+	if onDelta != nil {
+		req.OnDelta = func(text string) {
+			streamed.Store(true)
+			onDelta(text)
+		}
+		req.OnDiscard = func(reason string) {
+			streamed.Store(false)
+			onDiscard(reason)
+		}
+	}
 	var content string
 	var calls []llm.Call // every request that reported usage, the tool loop's turns included
 	if hasTools(a) {
@@ -253,6 +268,11 @@ func (l *LLMs) Execute(ctx context.Context, job *Job) (_ Result, err error) {
 		// An empty answer is no result: taken as one, the task would be
 		// done, and every --continue would restore the empty text.
 		err = fmt.Errorf("model %s gave an empty answer (no text, no tool call): the attempt failed; check the model (a reasoning model may need a larger max_tokens) or the prompt", ep.Model)
+	}
+	if err == nil && job.OnDelta != nil && !streamed.Load() {
+		// A whole answer (stream: false, a server that answered whole,
+		// a tool loop's last turn) is one piece; it is redacted already.
+		job.OnDelta(content)
 	}
 	if err != nil {
 		return Result{}, paid(keyRefused(err, ep), usageOf(calls, a.LLM.Price, job.Attempt))
