@@ -86,7 +86,7 @@ func (t *Team) taskDefs(state map[string]any, known func(i int, name string) Kno
 			ID:             i,
 			Name:           tk.Name,
 			Agent:          tk.Agent,
-			Description:    t.Render(tk.Description, scope),
+			Description:    t.Render(tk.textIn(DescriptionText, scope), scope),
 			ExpectedOutput: t.Render(tk.ExpectedOutput, scope),
 			Context:        t.contextAs(i, known(i, tk.Name).Context),
 			AgentKey:       ak,

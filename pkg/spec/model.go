@@ -124,6 +124,10 @@ type PlaceholderUse struct {
 	// Unwritten says the text is one teamrun gives a PraisonAI step the
 	// file writes no action for, as PraisonAI gives it.
 	Unwritten bool
+	// Else is, for the input a step without action is given
+	// (taskMore.noInput), what it is sent instead when nothing defines
+	// input.
+	Else string
 	// Runs is, for the text of a PraisonAI loop whose items after the
 	// first read the item before (Foreach.Chain), "item", and for a
 	// repeat's, "iteration": its first one is the one with none before it.
@@ -329,6 +333,11 @@ type taskMore struct {
 	// repeat before it) as the file spells them: RenderTask sends one as
 	// written when the variable has no value as the task runs.
 	written []spellings
+	// noInput is, for a PraisonAI step without action whose description
+	// is the workflow's input ({{input}}), the description it has when
+	// the state defines no input (textIn): the input may come from --var,
+	// which the spec does not know when it loads.
+	noInput string
 }
 
 // spellings are how the file spells the placeholders of a text that read
@@ -355,6 +364,27 @@ func (t *Task) Text(w TaskText) string {
 		return t.ExpectedOutput
 	}
 	return t.OutputFile()
+}
+
+// textIn is t's text w as it renders against state: a step given the
+// workflow's input that state defines none for has its noInput text
+// instead. TaskDefs and RenderTask both read a text through it, so the
+// task's key and what it is sent agree.
+func (t *Task) textIn(w TaskText, state map[string]any) string {
+	if w == DescriptionText && t.more != nil && t.more.noInput != "" {
+		if _, ok := state["input"]; !ok {
+			return t.more.noInput
+		}
+	}
+	return t.Text(w)
+}
+
+// setNoInput sets the description t has where nothing defines input
+// (taskMore.noInput); "" sets nothing.
+func (t *Task) setNoInput(text string) {
+	if text != "" {
+		t.setMore(func(m *taskMore) { m.noInput = text })
+	}
 }
 
 // spellingsOf are the written spellings of t's text w; nil when it has

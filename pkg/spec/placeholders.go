@@ -140,7 +140,11 @@ func (b *builder) collectPlaceholders(data []byte) {
 			if f.keys[0] == "output_file" {
 				each = nil // no item's field is read there
 			}
-			add(f.text, at, PlaceholderUse{Path: path, Unwritten: unwritten && syn == praisonSteps, Runs: runs}, each, bound...)
+			like := PlaceholderUse{Path: path, Unwritten: unwritten && syn == praisonSteps, Runs: runs}
+			if f.keys[0] == "description" && tk.more != nil {
+				like.Else = tk.more.noInput
+			}
+			add(f.text, at, like, each, bound...)
 		}
 	}
 	slices.SortStableFunc(b.team.Placeholders, func(x, y PlaceholderUse) int {
@@ -221,7 +225,11 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 			}
 			continue
 		}
-		msg := fmt.Sprintf("%s: nothing defines %s (variables:, an output_variable or --var %s=VALUE), so the text keeps it as written", u.written(), root, root)
+		keeps := "so the text keeps it as written"
+		if u.Else != "" {
+			keeps = fmt.Sprintf("so the step, which has no action:, is sent %q instead", u.Else)
+		}
+		msg := fmt.Sprintf("%s: nothing defines %s (variables:, an output_variable or --var %s=VALUE), %s", u.written(), root, root, keeps)
 		if dotted {
 			msg = fmt.Sprintf("%s: nothing defines %s, the mapping it reads a field of (variables:, an output_variable), so the text keeps it as written", u.written(), root)
 		}

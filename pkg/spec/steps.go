@@ -907,7 +907,9 @@ func (sb *stepBuilder) agentStep(st *tree, name string, prev []string, first boo
 		if tk.Foreach != nil {
 			item = tk.Foreach.As
 		}
-		tk.Description = sb.noAction(first, len(prev) > 0, item)
+		var orElse string
+		tk.Description, orElse = sb.noAction(first, len(prev) > 0, item)
+		tk.setNoInput(orElse)
 	}
 	if !b.addTask(tk, st, stepNamed(st)) {
 		return prev
@@ -941,25 +943,32 @@ const carryOn = "Carry on from the previous step's output."
 
 // noAction is what a step without action does, as PraisonAI runs it: the
 // first of its list takes the workflow's input, a later one the previous
-// output (which teamrun appends as context either way). Where there is
-// none, a loop's step (item: the name its item is bound to, else "") is
-// given its item, where PraisonAI would send the empty input; another
-// step, the placeholder PraisonAI sends as written there, which the
-// placeholder check says nothing defines, as it says of any {{VAR}}:
-// {{input}} (its CLI's --input, --var input= here), or, in a later step
-// of a parallel that opens the file, {{previous_output}}.
-func (sb *stepBuilder) noAction(first, hasPrev bool, item string) string {
+// output (which teamrun appends as context either way). A first with a
+// step before it, where nothing defines input (neither input: nor --var,
+// known only as the run starts: Task.textIn), carries on from that step:
+// orElse is that text, "" when there is none. Where there is no previous
+// output, a loop's step (item: the name its item is bound to, else "") of
+// a file without input: is given its item, where PraisonAI would send
+// the empty input; another step, the placeholder PraisonAI sends as
+// written there, which the placeholder check says nothing defines, as it
+// says of any {{VAR}}: {{input}} (its CLI's --input, --var input= here),
+// or, in a later step of a parallel that opens the file,
+// {{previous_output}}.
+func (sb *stepBuilder) noAction(first, hasPrev bool, item string) (desc, orElse string) {
+	input := praisonSteps.spell("input")
 	switch {
+	case first && hasPrev:
+		return input, carryOn
 	case first && sb.hasInput:
-		return praisonSteps.spell("input")
+		return input, ""
 	case hasPrev:
-		return carryOn
+		return carryOn, ""
 	case item != "":
-		return praisonSteps.spell(item)
+		return praisonSteps.spell(item), ""
 	case first:
-		return praisonSteps.spell("input")
+		return input, ""
 	}
-	return praisonSteps.spell(PreviousOutput)
+	return praisonSteps.spell(PreviousOutput), ""
 }
 
 // jsonSchemaLike says whether v is a mapping with a JSON Schema keyword
@@ -1108,10 +1117,11 @@ func (sb *stepBuilder) route(st *tree, name string, prev []string) []string {
 			}
 			// As PraisonAI runs a branch: its first agent takes the input,
 			// each later one the output before it.
-			desc := sb.noAction(k == 0, true, "")
+			desc, orElse := sb.noAction(k == 0, true, "")
 			made := nameSource{at: it, made: fmt.Sprintf("the task that runs agent %s for the label %s of route step %q", agent, quoteShort(l), name)}
-			if b.addTask(&Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos(), HasContext: true, Context: ctx},
-				synthMap(it, "agent", it), made) {
+			tk := &Task{Name: tn, Agent: agent, Description: desc, Pos: it.pos(), HasContext: true, Context: ctx}
+			tk.setNoInput(orElse)
+			if b.addTask(tk, synthMap(it, "agent", it), made) {
 				branch = append(branch, tn)
 				ctx = []string{tn}
 			}

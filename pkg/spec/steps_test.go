@@ -858,19 +858,25 @@ func TestParallelFirstWithoutAction(t *testing.T) {
 	const head = "agents:\n  a: {role: A, llm: m}\n  c: {role: C, llm: m}\n"
 	tests := []struct {
 		name, src string
-		texts     []string
+		vars      map[string]string // --var
+		texts     []string          // as sent
 		warned    []string
 	}{
 		{"with input", "input: cars\n" + head + "steps:\n  - name: research\n    parallel:\n      - {agent: a, action: \"Market of {{input}}\"}\n      - agent: c\n",
-			[]string{"Market of {{input}}", "{{previous_output}}"},
+			nil, []string{"Market of cars", "{{previous_output}}"},
 			[]string{"p.yaml:9:9: steps[0].parallel[1]: {{previous_output}}: nothing defines previous_output (variables:, an output_variable or --var previous_output=VALUE), so the text keeps it as written; the step has no action:, and PraisonAI sends a later step of a parallel that opens the file {{previous_output}}, which nothing sets there: write the step's action; known: date, input, month, now, timestamp, today, uuid, year"}},
 		{"without input", head + "steps:\n  - parallel:\n      - agent: a\n      - agent: c\n",
-			[]string{"{{input}}", "{{previous_output}}"},
+			nil, []string{"{{input}}", "{{previous_output}}"},
 			[]string{"p.yaml:6:9: steps[0].parallel[0]: {{input}}: nothing defines input", "p.yaml:7:9: steps[0].parallel[1]: {{previous_output}}: nothing defines previous_output"}},
+		// Its first step is given the input, as with input:, when --var
+		// gives it; else it carries on from the step before, warned about.
 		{"later in the file", head + "steps:\n  - {agent: a, action: intro}\n  - parallel:\n      - agent: a\n      - agent: c\n",
-			[]string{"intro", carryOn, carryOn}, nil},
+			nil, []string{"intro", carryOn, carryOn},
+			[]string{`p.yaml:7:9: steps[1].parallel[0]: {{input}}: nothing defines input (variables:, an output_variable or --var input=VALUE), so the step, which has no action:, is sent "Carry on from the previous step's output." instead; it is the workflow's input`}},
+		{"later in the file, --var input", head + "steps:\n  - {agent: a, action: intro}\n  - parallel:\n      - agent: a\n      - agent: c\n",
+			map[string]string{"input": "cars"}, []string{"intro", "cars", carryOn}, nil},
 		{"a loop", "variables: {xs: [1, 2]}\n" + head + "steps:\n  - parallel:\n      - {agent: a, action: go}\n      - {agent: c, loop: {over: xs}}\n",
-			[]string{"go", "{{item}}"}, nil},
+			nil, []string{"go", "{{item}}"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -878,17 +884,18 @@ func TestParallelFirstWithoutAction(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			state := team.InitialState(tt.vars)
 			var texts []string
 			for _, tk := range team.Tasks {
 				if tk.Agent == "a" || tk.Agent == "c" {
-					texts = append(texts, tk.Description)
+					texts = append(texts, team.RenderTask(tk, DescriptionText, state))
 				}
 			}
 			if !slices.Equal(texts, tt.texts) {
 				t.Errorf("texts %q, want %q", texts, tt.texts)
 			}
 			var said []string
-			for _, d := range team.UndefinedPlaceholders(nil) {
+			for _, d := range team.UndefinedPlaceholders(state) {
 				said = append(said, d.String())
 			}
 			ok := len(said) == len(tt.warned)
