@@ -404,7 +404,9 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 		case producer >= 0 && isSkipped(producer) && step.Action == Run:
 			step.Reason += fmt.Sprintf("; %s is skipped, so the foreach has no list: its result is []", x.After[0])
 		case x.ExpandsWhen != "" && step.Action == Run:
-			step.Reason += fmt.Sprintf("; expands when %s finishes (foreach over its output_variable %s): its instances are made then", x.ExpandsWhen, team.Tasks[team.TaskIndex(x.ExpandsWhen)].OutputVariable)
+			k := team.TaskIndex(x.ExpandsWhen)
+			step.Reason += fmt.Sprintf("; expands when %s finishes (foreach over its output_variable %s): its instances are made then", x.ExpandsWhen, team.Tasks[k].OutputVariable)
+			step.Reason += routeSkipsList(st, k, x.ExpandsWhen)
 			if _, held := r.HeldLater[d.Name]; held {
 				step.Reason += ", and it will run only if their output changes (else its recorded result is reused: early cut-off)"
 			}
@@ -413,9 +415,7 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			// its output decides the instances anew, and a route that
 			// skips it leaves no list.
 			step.Reason += fmt.Sprintf("; made from %s's recorded output, which it replaces: if the list changes, the run expands again", x.After[0])
-			if len(st.OpenGates(producer)) > 0 {
-				step.Reason += fmt.Sprintf(" (if a route skips %s, the foreach has no list)", x.After[0])
-			}
+			step.Reason += routeSkipsList(st, producer, x.After[0])
 			fromList[i] = x.After[0]
 		}
 		if fromList[i] == "" {
@@ -813,6 +813,17 @@ func toolLoopNote(team *spec.Team, d spec.TaskDef, sess *checkpoint.Session, lg 
 	}
 	return note + fmt.Sprintf("; tool %s was started with %s without a recorded result: the run halts here (exit 3) until `%s`",
 		c.Tool, checkpoint.ShortArguments(c.Arguments), cmdline.OneOf(cmdline.Decide(where, sess.ID, d.Name, ""), checkpoint.ToolDecisions()))
+}
+
+// routeSkipsList is what a foreach's step says of its producer (task
+// k, named name) when a route not decided yet may skip it: then the
+// foreach has no list (the run notes so, as it makes no instance); ""
+// when none may.
+func routeSkipsList(st *schedule.State, k int, name string) string {
+	if k < 0 || len(st.OpenGates(k)) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (if a route skips %s, the foreach has no list)", name)
 }
 
 // NoteBudget adds to each LLM task that the run would start that it halts

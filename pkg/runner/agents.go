@@ -103,6 +103,18 @@ func joinResults(ctx context.Context, job *Job) (Result, error) {
 	return Result{Raw: string(b)}, nil
 }
 
+// noListNote is what the run notes as it runs foreach task tk that was
+// never expanded, its producer skipped (joinResults: "[]"): a loop that
+// runs no instance is said, in a new run as in a resumed one. ok is false
+// for any other task.
+func noListNote(tk *spec.Task) (note string, ok bool) {
+	x := tk.Expanded()
+	if x.ForeachOf != tk.Name || x.ExpandsWhen == "" {
+		return "", false
+	}
+	return fmt.Sprintf("foreach %s: no instance: %s was skipped, so there is no list", tk.Name, x.ExpandsWhen), true
+}
+
 // decide is a route agent's result (spec.Decision): the label or branch
 // it picks, on the whole of the outputs and variables it reads, as they
 // are here, with no process started; a line as a command's echo made it,

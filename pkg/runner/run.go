@@ -581,14 +581,12 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 			if x.ForeachOf != tk.Name || len(x.After) == 0 || p.ranBefore[tk.Name] {
 				continue
 			}
-			msg := fmt.Sprintf("foreach %s: %d instance(s) from the output of %s", tk.Name, len(tk.Context), x.After[0])
 			if x.ExpandsWhen != "" {
-				// Not expanded: its context is the foreach's, no instance.
-				if rec, ok := sess.Task(x.ExpandsWhen); !ok || rec.Status != checkpoint.StatusSkipped {
-					continue
-				}
-				msg = fmt.Sprintf("foreach %s: no instance: %s was skipped, so there is no list", tk.Name, x.ExpandsWhen)
+				// Not expanded: its context is the foreach's, no
+				// instance; the engine says so as it runs it (noListNote).
+				continue
 			}
+			msg := fmt.Sprintf("foreach %s: %d instance(s) from the output of %s", tk.Name, len(tk.Context), x.After[0])
 			rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Session: id, Message: msg})
 		}
 		return p.engine(ctx, set, state, sess, restored, rec, nil)
