@@ -317,7 +317,7 @@ func TestLLMRetriesAndErrors(t *testing.T) {
 			if err == nil {
 				c.Close()
 			}
-		}, Failed, 4, "the server closed the connection without an answer (is that an HTTP server's port?) (gave up after 4 attempts) (the URL comes from llm.base_url: check it)"},
+		}, Failed, 4, "the server closed the connection without an answer (is that an HTTP server's port?) (gave up after 4 attempts) (the URL comes from llm.base_url (team.yaml:2:27): check it)"},
 		// An answer that came and broke off reached the server: no
 		// hint at the URL, no Go words.
 		{"an answer that broke off", func(n int, w http.ResponseWriter) {
@@ -348,8 +348,10 @@ func TestLLMRetriesAndErrors(t *testing.T) {
 				t.Fatalf("Authorization %q", f.auth[0])
 			}
 			tr, _ := p.session(t).Task("write")
-			if !strings.Contains(tr.Error, tt.errHas) || strings.HasSuffix(tt.errHas, "attempts)") && !strings.HasSuffix(tr.Error, tt.errHas) {
-				t.Fatalf("task error %q, want it to contain %q (and end with it when it ends with the attempts)", tr.Error, tt.errHas)
+			// The spec's path as run was given it, less the test's folder.
+			got := strings.ReplaceAll(tr.Error, p.dir+string(filepath.Separator), "")
+			if !strings.Contains(got, tt.errHas) || strings.HasSuffix(tt.errHas, "attempts)") && !strings.HasSuffix(got, tt.errHas) {
+				t.Fatalf("task error %q, want it to contain %q (and end with it when it ends with the attempts)", got, tt.errHas)
 			}
 			// The key reaches no checkpoint, log line, error or audit record.
 			// Every file of the store (session, journal, lock) and the project.
@@ -787,23 +789,39 @@ func TestNotFoundHint(t *testing.T) {
 	}}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
-	tests := []struct{ name, llm, want string }{
-		{"no /v1", "{model: m, base_url: '" + srv.URL + "'}",
-			"HTTP 404 Not Found: 404 page not found (the URL comes from llm.base_url: most OpenAI-compatible servers answer under /v1; did you mean " + srv.URL + "/v1?)"},
-		{"with /chat/completions", "{model: m, base_url: 'BASE/chat/completions'}",
-			"HTTP 404 Not Found: 404 page not found (the URL comes from llm.base_url, which must not end in /chat/completions: teamrun adds it; set it to " + srv.URL + "/v1)"},
-		{"an unknown model", "{model: gone, base_url: BASE}", "HTTP 404 Not Found: The model gone does not exist"},
+	// A PraisonAI role's llm, where the key is written api_base (line 4).
+	const roles = "framework: praisonai\nroles:\n  w:\n    role: W\n    llm: LLM\n    tasks:\n      t: {description: d}\n"
+	tests := []struct{ name, spec, llm, want string }{
+		{"no /v1", "", "{model: m, base_url: '" + srv.URL + "'}",
+			"HTTP 404 Not Found: 404 page not found (the URL comes from llm.base_url (team.yaml:1:27): most OpenAI-compatible servers answer under /v1; did you mean " + srv.URL + "/v1?)"},
+		{"with /chat/completions", "", "{model: m, base_url: 'BASE/chat/completions'}",
+			"HTTP 404 Not Found: 404 page not found (the URL comes from llm.base_url (team.yaml:1:27), which must not end in /chat/completions: teamrun adds it; set it to " + srv.URL + "/v1)"},
+		{"an unknown model", "", "{model: gone, base_url: BASE}", "HTTP 404 Not Found: The model gone does not exist"},
+		// The key as the file writes it, where it does, not llm.base_url.
+		{"api_base without /v1", roles, "{model: m, api_base: '" + srv.URL + "'}",
+			"HTTP 404 Not Found: 404 page not found (the URL comes from roles.w.llm.api_base (team.yaml:5:31): most OpenAI-compatible servers answer under /v1; did you mean " + srv.URL + "/v1?)"},
+		// LiteLLM's api_base for an ollama/ model, without /v1: sent to /v1.
+		{"ollama/ api_base without /v1", roles, "{model: ollama/m, api_base: '" + srv.URL + "'}", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newProject(t, srv.URL, "llm: "+tt.llm+"\nagents:\n  w: {role: W}\ntasks:\n  t: {description: d, agent: w}\n")
+			src := "llm: " + tt.llm + "\nagents:\n  w: {role: W}\ntasks:\n  t: {description: d, agent: w}\n"
+			if tt.spec != "" {
+				src = strings.Replace(tt.spec, "LLM", tt.llm, 1)
+			}
+			p := newProject(t, srv.URL, src)
 			sum, out, err := p.run(t, false)
-			if err != nil || sum.Outcome != Failed {
+			want := Failed
+			if tt.want == "" {
+				want = Succeeded
+			}
+			if err != nil || sum.Outcome != want {
 				t.Fatalf("run: %v, %+v\n%s", err, sum, out)
 			}
 			tr, _ := p.session(t).Task("t")
-			if !strings.HasSuffix(tr.Error, tt.want) {
-				t.Errorf("error %q, want it to end with %q", tr.Error, tt.want)
+			// The spec's path as run was given it, less the test's folder.
+			if got := strings.ReplaceAll(tr.Error, p.dir+string(filepath.Separator), ""); !strings.HasSuffix(got, tt.want) {
+				t.Errorf("error %q, want it to end with %q", got, tt.want)
 			}
 		})
 	}

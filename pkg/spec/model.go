@@ -149,6 +149,10 @@ type LLM struct {
 	Stream      *bool    `json:"stream,omitempty"`
 	IdleTimeout Duration `json:"idle_timeout,omitempty"`
 	Pos         Pos      `json:"-"`
+	// BaseURLAt is where the spec writes BaseURL, as messages name it:
+	// the key as written (a PraisonAI file's api_base, LiteLLM's name)
+	// and file:line:column; "" when no spec wrote it (config.yml).
+	BaseURLAt string `json:"-"`
 	// Price is what the provider charges; nil: unknown. It changes no
 	// answer, so it is no part of the agent's definition (AgentKey).
 	Price *Price `json:"price,omitempty"`
@@ -737,7 +741,7 @@ func (t *Team) FillLLM(l LLM) {
 	if a, ok := t.Models[l.Model]; ok {
 		c := *a
 		if l.BaseURL != "" {
-			c.BaseURL = l.BaseURL
+			c.BaseURL, c.BaseURLAt = l.BaseURL, l.BaseURLAt
 		}
 		if l.APIKeyEnv != "" {
 			c.APIKeyEnv = l.APIKeyEnv

@@ -475,7 +475,7 @@ func (b *builder) llm(v *tree) *LLM {
 		for _, k := range v.keys() {
 			switch k {
 			case "base_url":
-				r.BaseURL = l.BaseURL
+				r.BaseURL, r.BaseURLAt = l.BaseURL, l.BaseURLAt
 			case "api_key_env":
 				r.APIKeyEnv = l.APIKeyEnv
 			case "temperature":
@@ -503,7 +503,7 @@ func (b *builder) llmFields(v *tree) *LLM {
 	}
 	l := &LLM{Pos: v.pos()}
 	l.Model, _ = v.get("model").str()
-	l.BaseURL = b.baseURL(v.get("base_url"))
+	l.BaseURL, l.BaseURLAt = b.baseURL(v.get("base_url"))
 	l.APIKeyEnv, _ = v.get("api_key_env").str()
 	b.checkKeyName(v.get("api_key_env"), false)
 	if p := v.get("price"); p.isMap() {
@@ -536,16 +536,18 @@ func (b *builder) llmFields(v *tree) *LLM {
 
 // baseURL reads a base_url, refused at its key, as written, when it is no
 // URL a request can go to (ParseBaseURL): it is in the file, so validate
-// and plan refuse it as run would. "" when unset.
-func (b *builder) baseURL(v *tree) string {
+// and plan refuse it as run would; at is where it is written, as a
+// message about its requests names it (LLM.BaseURLAt). "" when unset.
+func (b *builder) baseURL(v *tree) (url, at string) {
 	s, ok := v.str()
 	if !ok || strings.TrimSpace(s) == "" {
-		return s
+		return s, ""
 	}
 	if _, err := ParseBaseURL(s); err != nil {
 		b.errorf(v, v.pos(), "%v", err)
 	}
-	return s
+	p := v.pos()
+	return s, fmt.Sprintf("%s (%s:%d:%d)", v.path, b.file, p.Line, p.Column)
 }
 
 // number reads an integer or a float.

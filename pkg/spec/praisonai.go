@@ -637,14 +637,14 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 			}
 			l.Model = s
 		case "base_url":
-			l.BaseURL = b.baseURL(f)
+			l.BaseURL, l.BaseURLAt = b.baseURL(f)
 		case "api_base":
 			// LiteLLM's name for base_url, which PraisonAI's docs use:
 			// dropped, the requests (and the key) would go to OpenAI.
 			if bu := v.get("base_url"); bu != nil {
 				b.warnf(f, f.kpos(), "ignored: base_url (line %d) says where requests go; keep one", bu.kpos().Line)
 			} else {
-				l.BaseURL = b.baseURL(f)
+				l.BaseURL, l.BaseURLAt = b.baseURL(f)
 			}
 		case "api_key_env":
 			l.APIKeyEnv = s

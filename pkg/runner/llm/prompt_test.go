@@ -148,6 +148,7 @@ func TestResolve(t *testing.T) {
 		wantKey  string
 		wantErr  string
 		model    string // the name sent; empty: llm.Model unchanged
+		wantFrom string // where the base URL comes from; empty: not checked
 	}{
 		{name: "nothing set: OpenAI without a key is refused", llm: &spec.LLM{Model: "gpt"}, getenv: env(), wantErr: `model "gpt": no key for OpenAI (https://api.openai.com/v1): export OPENAI_API_KEY`},
 		{name: "openai/ without a key is refused", llm: &spec.LLM{Model: "openai/gpt"}, getenv: env(), wantErr: `model "openai/gpt": no key for OpenAI`},
@@ -171,6 +172,14 @@ func TestResolve(t *testing.T) {
 		{name: "bedrock/ is refused", llm: &spec.LLM{Model: "bedrock/anthropic.claude-v2"}, getenv: env(), wantErr: `model "bedrock/anthropic.claude-v2": AWS Bedrock signs requests`},
 		{name: "bedrock/ behind a proxy's base_url is sent as is", llm: &spec.LLM{Model: "bedrock/anthropic.claude-v2", BaseURL: "http://litellm:4000"}, getenv: env(), wantBase: "http://litellm:4000"},
 		{name: "azure/ without base_url is refused", llm: &spec.LLM{Model: "azure/my-gpt4o"}, getenv: env("AZURE_API_KEY", "a"), wantErr: "set llm.base_url to your resource's OpenAI-compatible URL"},
+		// LiteLLM's api_base for Ollama has no /v1 (LiteLLM adds it):
+		// an ollama/ model's base URL without a path gets it.
+		{name: "ollama/ with a base URL without a path gets /v1", llm: &spec.LLM{Model: "ollama/tiny", BaseURL: "http://127.0.0.1:24040", BaseURLAt: "roles.w.llm.api_base (a.yaml:10:17)"}, getenv: env(), wantBase: "http://127.0.0.1:24040/v1", model: "tiny",
+			wantFrom: "roles.w.llm.api_base (a.yaml:10:17), with the /v1 an ollama/ model's server answers under"},
+		{name: "ollama/ with a base URL of path / gets /v1", llm: &spec.LLM{Model: "ollama/tiny", BaseURL: "http://h:11434/?x=1"}, getenv: env(), wantBase: "http://h:11434/v1?x=1", model: "tiny"},
+		{name: "ollama/ with /v1 keeps it", llm: &spec.LLM{Model: "ollama/tiny", BaseURL: "http://h:11434/v1"}, getenv: env(), wantBase: "http://h:11434/v1", model: "tiny", wantFrom: "llm.base_url"},
+		{name: "ollama/ with a path of its own keeps it", llm: &spec.LLM{Model: "ollama/tiny", BaseURL: "http://h/ollama"}, getenv: env(), wantBase: "http://h/ollama", model: "tiny"},
+		{name: "another model's base URL without a path is sent as written", llm: &spec.LLM{Model: "m", BaseURL: "http://h:8000", BaseURLAt: "agents.w.llm.base_url (t.yaml:3:9)"}, getenv: env(), wantBase: "http://h:8000", wantFrom: "agents.w.llm.base_url (t.yaml:3:9)"},
 		{name: "azure/ with base_url", llm: &spec.LLM{Model: "azure/my-gpt4o", BaseURL: "https://r.openai.azure.com/openai/v1"}, getenv: env("AZURE_API_KEY", "a"), wantBase: "https://r.openai.azure.com/openai/v1", wantKey: "a", model: "my-gpt4o"},
 	}
 	for _, tt := range tests {
@@ -195,6 +204,9 @@ func TestResolve(t *testing.T) {
 			}
 			if ep.Model != want {
 				t.Errorf("model sent %q, want %q", ep.Model, want)
+			}
+			if tt.wantFrom != "" && ep.BaseFrom != tt.wantFrom {
+				t.Errorf("base URL from %q, want %q", ep.BaseFrom, tt.wantFrom)
 			}
 		})
 	}

@@ -1,8 +1,10 @@
 package llm
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"unicode"
@@ -123,7 +125,12 @@ func Resolve(l *spec.LLM, getenv func(string) string) (Endpoint, error) {
 	var source string
 	switch {
 	case l != nil && strings.TrimSpace(l.BaseURL) != "":
-		ep.BaseURL, source = strings.TrimSpace(l.BaseURL), "llm.base_url"
+		ep.BaseURL, source = strings.TrimSpace(l.BaseURL), cmp.Or(l.BaseURLAt, "llm.base_url")
+		if prov.Prefix == "ollama/" {
+			if v1, ok := withV1(ep.BaseURL); ok {
+				ep.BaseURL, source = v1, source+", with the /v1 an ollama/ model's server answers under"
+			}
+		}
 	case hasProv:
 		ep.BaseURL, source = prov.BaseURL, "the "+prov.Prefix+" base URL"
 	case strings.TrimSpace(getenv("OPENAI_BASE_URL")) != "":
@@ -171,6 +178,21 @@ func Resolve(l *spec.LLM, getenv func(string) string) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("%s holds a line break or another control character inside its key, which no HTTP header can carry: export the key on one line", KeyVarText(ep.KeyVar))
 	}
 	return ep, nil
+}
+
+// withV1 is base with the path /v1 when it has none (http://host:11434,
+// as LiteLLM users write an ollama/ model's api_base: LiteLLM adds the
+// path itself), and true; else base and false.
+func withV1(base string) (string, bool) {
+	u, err := url.Parse(base)
+	if err != nil || strings.Trim(u.Path, "/") != "" || u.RawPath != "" {
+		return base, false
+	}
+	end := len(base)
+	if i := strings.IndexAny(base, "?#"); i >= 0 {
+		end = i
+	}
+	return strings.TrimRight(base[:end], "/") + "/v1" + base[end:], true
 }
 
 func keyVarsText(p Provider, ok bool) string {
