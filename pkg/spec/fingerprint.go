@@ -54,13 +54,17 @@ type Known struct {
 // value: its starting value (variables:, --var) is never what i reads. The
 // keys a teamrun that rendered it from state recorded are the def's where
 // they are the task's rendered so (unhidden), as olderKey's are.
+//
+// So is a key recorded by a teamrun that chose a PraisonAI step's text by
+// the file's input: alone (Task.textIn), not by the state's.
 func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string) Known) []TaskDef {
-	return t.taskDefs(state, known, t.presetVariables(state))
+	return t.taskDefs(state, known, t.presetVariables(state), false)
 }
 
 // taskDefs is TaskDefsKnown, hiding for each task what preset (nil:
-// nothing) says is set before it.
-func (t *Team) taskDefs(state map[string]any, known func(i int, name string) Known, preset *presetVariables) []TaskDef {
+// nothing) says is set before it; older: the defs as a teamrun before
+// those rules rendered them (unhidden), for FingerprintBefore.
+func (t *Team) taskDefs(state map[string]any, known func(i int, name string) Known, preset *presetVariables, older bool) []TaskDef {
 	if known == nil {
 		known = func(int, string) Known { return Known{} }
 	}
@@ -82,25 +86,43 @@ func (t *Team) taskDefs(state map[string]any, known func(i int, name string) Kno
 			agentKeys[tk.Agent] = ak
 		}
 		scope := over.scope(tk)
+		text := tk.textIn(DescriptionText, scope)
 		defs[i] = TaskDef{
 			ID:             i,
 			Name:           tk.Name,
 			Agent:          tk.Agent,
-			Description:    t.Render(tk.textIn(DescriptionText, scope), scope),
+			Description:    t.Render(text, scope),
 			ExpectedOutput: t.Render(tk.ExpectedOutput, scope),
 			Context:        t.contextAs(i, known(i, tk.Name).Context),
 			AgentKey:       ak,
 			Expansion:      tk.Expansion,
 		}
-		if preset == nil {
-			continue // no variable a task sets has a starting value: as ever
-		}
-		if hidden = preset.hiddenAt(hidden[:0], i); len(hidden) == 0 {
-			continue
+		was := tk.textIn(DescriptionText, t.Variables)
+		if preset == nil && was == text {
+			continue // as ever: nothing hidden, the text chosen as before
 		}
 		d := &defs[i]
 		u := unhidden{d.Description, d.ExpectedOutput, d.AgentKey}
-		d.Description = renderHiding(tk.Description, scope, t.syntax(), hidden)
+		if was != text {
+			u.description = t.Render(was, scope)
+		}
+		if older {
+			d.Description = u.description
+			continue
+		}
+		if preset != nil {
+			hidden = preset.hiddenAt(hidden[:0], i)
+		}
+		if len(hidden) == 0 {
+			if u.description != d.Description {
+				if before == nil {
+					before = map[int]unhidden{}
+				}
+				before[i] = u
+			}
+			continue
+		}
+		d.Description = renderHiding(text, scope, t.syntax(), hidden)
 		d.ExpectedOutput = renderHiding(tk.ExpectedOutput, scope, t.syntax(), hidden)
 		if reads = t.agentReads(reads[:0], agents[tk.Agent], hidden); len(reads) > 0 {
 			id := tk.Agent + "\x00" + strings.Join(reads, "\x00")
@@ -244,7 +266,8 @@ func (t *Team) agentReads(buf []string, a *Agent, names []string) []string {
 }
 
 // unhidden is what a task's def had before preset variables were hidden
-// from it: what a teamrun before that rendered and recorded.
+// from it, its description chosen by the file's input: alone
+// (Task.textIn): what a teamrun before those rules rendered and recorded.
 type unhidden struct{ description, expectedOutput, agentKey string }
 
 // key is olderKey for a def u was made from: was when a teamrun that
@@ -262,13 +285,17 @@ func (u unhidden) key(buf []byte, tk *Task, d *TaskDef, ctxKeys []string, from [
 
 // FingerprintBefore is the task-set fingerprint that a teamrun which
 // rendered every placeholder from state (before TaskDefsKnown hid what a
-// task always sets first) gave the team: a session it recorded matches
+// task always sets first) and chose a PraisonAI step's text by the file's
+// input: alone (Task.textIn) gave the team: a session it recorded matches
 // under it. "" when that is the fingerprint.
 func (t *Team) FingerprintBefore(state map[string]any) string {
-	if t.presetVariables(state) == nil {
-		return ""
+	preset := t.presetVariables(state)
+	_, given := state["input"]
+	_, written := t.Variables["input"]
+	if preset == nil && (!given || written) {
+		return "" // nothing hidden, every text chosen as before
 	}
-	return FingerprintOf(t.taskDefs(state, nil, nil))
+	return FingerprintOf(t.taskDefs(state, nil, nil, true))
 }
 
 // variablesFrom is, by task, the "variables_from" member of its key:
