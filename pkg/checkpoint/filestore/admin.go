@@ -19,13 +19,14 @@ import (
 // Held reports who holds the session's lock without creating anything: nil
 // when no run holds it. A session that never had a lock file is not held.
 // The lock is probed (taken and dropped at once) only when the last holder
-// named in the lock file may still be alive.
+// named in the lock file may still be alive. The probe reads only: a store
+// on a read-only mount, or shared read-only, is asked who holds it too.
 func (s *Store) Held(_ context.Context, id string) (*checkpoint.HeldError, error) {
 	if err := checkpoint.ValidateID(id); err != nil {
 		return nil, err
 	}
 	path := s.lockPath(id)
-	f, _, err := regfile.OpenFile(path, os.O_RDWR|noFollow, 0)
+	f, _, err := regfile.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -44,7 +45,7 @@ func (s *Store) Held(_ context.Context, id string) (*checkpoint.HeldError, error
 			return nil, nil
 		}
 	}
-	ok, err := flock(f)
+	ok, err := probe(f)
 	if err != nil {
 		return nil, storeErr("lock", path, err)
 	}

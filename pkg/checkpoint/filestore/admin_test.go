@@ -385,6 +385,41 @@ func TestHeadMatchesList(t *testing.T) {
 	}
 }
 
+// Held only reads the lock file: on a store this user cannot write (a
+// read-only mount, a store shared read-only) it still answers, and says
+// nothing failed. Root writes any file whatever its mode: there the lock
+// file is made immutable (chattr +i), which refuses root's writes too.
+func TestHeldReadOnly(t *testing.T) {
+	s, _, specPath := newAdmin(t)
+	adminSession(t, s, "a", specPath)
+	held, err := s.Lock(bg, "b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	for _, id := range []string{"a", "b"} {
+		path := s.lockPath(id)
+		if os.Geteuid() == 0 {
+			if out, err := exec.Command("chattr", "+i", path).CombinedOutput(); err != nil {
+				t.Skipf("root, and no immutable file here: %v %s", err, out)
+			}
+			t.Cleanup(func() { _ = exec.Command("chattr", "-i", path).Run() })
+		} else if err := os.Chmod(path, 0o400); err != nil {
+			t.Fatal(err)
+		}
+		if f, err := os.OpenFile(path, os.O_RDWR, 0); err == nil {
+			f.Close()
+			t.Fatalf("%s still opens for writing: the test proves nothing", path)
+		}
+	}
+	if h, err := s.Held(bg, "a"); h != nil || err != nil {
+		t.Errorf("Held(released, read-only) = %+v, %v; want not held, no error", h, err)
+	}
+	if h, err := s.Held(bg, "b"); err != nil || h == nil || h.PID != os.Getpid() {
+		t.Errorf("Held(held, read-only) = %+v, %v; want the holder with our pid", h, err)
+	}
+}
+
 // Held trusts a note naming a process gone from this host, without probing;
 // a note naming a live process is checked with a probe.
 func TestHeldNote(t *testing.T) {

@@ -11,6 +11,10 @@ func flock(f *os.File) (bool, error) {
 	return false, errors.New("session locks need a Unix system (flock)")
 }
 
+func probe(f *os.File) (bool, error) {
+	return false, errors.New("session locks need a Unix system (flock)")
+}
+
 func flockWait(f *os.File) error {
 	return errors.New("project locks need a Unix system (flock)")
 }

@@ -10,9 +10,17 @@ import (
 
 // flock takes an exclusive, non-blocking flock on f: ok is false when
 // someone else holds it.
-func flock(f *os.File) (ok bool, err error) {
+func flock(f *os.File) (ok bool, err error) { return tryFlock(f, syscall.LOCK_EX) }
+
+// probe tells whether f's flock is free, taking a shared one and keeping
+// it until f is closed: a shared flock needs only a read-only descriptor
+// (also where flock is emulated with fcntl locks, as on NFS), and two
+// probes never see each other as holders. ok is false while a run holds it.
+func probe(f *os.File) (ok bool, err error) { return tryFlock(f, syscall.LOCK_SH) }
+
+func tryFlock(f *os.File, how int) (ok bool, err error) {
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err = syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		switch {
 		case err == nil:
 			return true, nil
