@@ -12,10 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"time"
 
 	"github.com/teamrun/teamrun/internal/fserr"
 	"github.com/teamrun/teamrun/internal/regfile"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
+	"github.com/teamrun/teamrun/pkg/checkpoint/atomicfile"
 )
 
 // Project is the .teamrun folder beside a spec file.
@@ -176,7 +178,10 @@ func (p *Project) ClaimActive(ctx context.Context, prev, id string) (string, err
 
 // withState runs f holding the project's lock: an exclusive flock on its
 // .teamrun folder (the kernel drops it when its holder dies), which every
-// change of state.json takes.
+// change of state.json takes. Under it, the temp files of state.json
+// written before it was taken are swept: what a writer killed while it
+// held the lock (kill -9 between its temp file and the rename) left, as
+// the session files' and output_file's are.
 func (p *Project) withState(f func() error) error {
 	if err := p.mkdir(); err != nil {
 		return err
@@ -189,6 +194,7 @@ func (p *Project) withState(f func() error) error {
 	if err := flockWait(d); err != nil {
 		return storeErr("lock", p.stateDir(), err)
 	}
+	atomicfile.Sweep(p.statePath(), time.Now())
 	return f()
 }
 

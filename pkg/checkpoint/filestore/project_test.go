@@ -3,11 +3,13 @@ package filestore
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
@@ -56,6 +58,50 @@ func TestProjectActive(t *testing.T) {
 		}
 		if errors.Is(err, checkpoint.ErrBadID) != strings.Contains(body, "../x") {
 			t.Errorf("%s: %v; ErrBadID only for the bad id", body, err)
+		}
+	}
+}
+
+// A write of state.json sweeps the temp files a writer killed between its
+// temp file and the rename left (kill -9: some are empty), as the session
+// files' are; what is not such a file, or was written since the write
+// took the project's lock (a writer it cannot judge), stays.
+func TestProjectSweepsStateTemps(t *testing.T) {
+	p := OpenProject(t.TempDir())
+	if err := p.SetActive(bg, "one"); err != nil {
+		t.Fatal(err)
+	}
+	long, later := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	files := []struct {
+		name  string
+		at    time.Time
+		swept bool
+	}{
+		{".state.json.tmp-409619558", long, true},
+		{".state.json.tmp-1", long, true},
+		{".state.json.tmp-abc", long, false}, // not Stage's
+		{".state.json.tmp-", long, false},
+		{".other.json.tmp-7", long, false},  // another file's
+		{".state.json.tmp-8", later, false}, // written after the lock was taken
+	}
+	for _, f := range files {
+		path := filepath.Join(p.stateDir(), f.name)
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, f.at, f.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.SetActive(bg, "two"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := p.Active(bg); got != "two" || err != nil {
+		t.Fatalf("Active = %q, %v", got, err)
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(p.stateDir(), f.name)); errors.Is(err, fs.ErrNotExist) != f.swept {
+			t.Errorf("%s: gone %v, want %v", f.name, err != nil, f.swept)
 		}
 	}
 }
