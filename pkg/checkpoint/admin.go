@@ -362,7 +362,16 @@ func Prune(ctx context.Context, s Backend, p ProjectState, opts PruneOptions) (s
 			continue
 		}
 		if dir := filepath.Dir(filepath.Clean(sum.SpecPath)); actives == nil && sum.SpecPath != "" && !here.same(dir) {
-			if other, err := s.Project(dir).Active(ctx); err == nil && other == sum.ID {
+			// A state.json that cannot be read may name this session: not
+			// knowing keeps it, as a prune in that project refuses. (A
+			// project with no state.json has no active session: no error.)
+			other, err := s.Project(dir).Active(ctx)
+			if err != nil {
+				st.Reason = fmt.Sprintf("maybe the active session of the project in %s; its state.json cannot be read: %v", dir, err)
+				stale = append(stale, st)
+				continue
+			}
+			if other == sum.ID {
 				st.Reason = "the active session of the project in " + dir
 				stale = append(stale, st)
 				continue

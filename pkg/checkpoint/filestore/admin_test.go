@@ -310,6 +310,76 @@ func TestPrune(t *testing.T) {
 	}
 }
 
+// Prune run in one project keeps another project's active session, which
+// it reads from that project's state.json: one it cannot read keeps the
+// session, saying which file and what to do; no state.json at all is no
+// active session there.
+func TestPruneOtherProjectState(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		state func(t *testing.T, path string) // makes the other project's state.json
+		kept  []string                        // what the reason says; nil: removed
+	}{
+		{"cut short", writeState(`{"active_session":"s"`), []string{"its state.json cannot be read", "state.json", "the JSON ends early", "fix it or remove it"}},
+		{"a folder", func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"its state.json cannot be read", "state.json"}},
+		{"names it", writeState(`{"active_session":"s"}`), []string{"the active session of the project in "}},
+		{"names another", writeState(`{"active_session":"other"}`), nil},
+		{"none", func(*testing.T, string) {}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, here, _ := newAdmin(t)
+			there := filepath.Join(t.TempDir(), "there")
+			if err := os.MkdirAll(filepath.Join(there, ".teamrun"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			adminSession(t, s, "s", filepath.Join(there, "agents.yaml"))
+			age(t, s, "s", time.Hour)
+			state := filepath.Join(there, ".teamrun", "state.json")
+			tc.state(t, state)
+			for _, dry := range []bool{true, false} {
+				stale, _, err := checkpoint.Prune(bg, s, here, checkpoint.PruneOptions{Before: time.Now(), DryRun: dry})
+				if err != nil || len(stale) != 1 {
+					t.Fatalf("dry run %v: Prune = %+v, %v", dry, stale, err)
+				}
+				st := stale[0]
+				if tc.kept == nil {
+					if !st.Removed {
+						t.Errorf("dry run %v: kept (%s), want removed", dry, st.Reason)
+					}
+					continue
+				}
+				if st.Removed {
+					t.Fatalf("dry run %v: removed, want kept", dry)
+				}
+				for _, w := range tc.kept {
+					if !strings.Contains(st.Reason, w) {
+						t.Errorf("dry run %v: reason %q, want it to say %q", dry, st.Reason, w)
+					}
+				}
+				if strings.Contains(tc.kept[0], "cannot be read") && !strings.Contains(st.Reason, state) {
+					t.Errorf("dry run %v: reason %q does not name %s", dry, st.Reason, state)
+				}
+			}
+			if ok, _ := s.Exists(bg, "s"); ok != (tc.kept != nil) {
+				t.Errorf("exists after prune: %v, want %v", ok, tc.kept != nil)
+			}
+		})
+	}
+}
+
+// writeState writes body at a state.json's path.
+func writeState(body string) func(t *testing.T, path string) {
+	return func(t *testing.T, path string) {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestHumanTask(t *testing.T) {
 	s, _, specPath := newAdmin(t)
 	adminSession(t, s, "a", specPath)
