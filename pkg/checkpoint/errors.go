@@ -36,6 +36,11 @@ var (
 	// the answer came, and the server could not be asked since): what it
 	// carried may be in the session.
 	ErrMaybeWritten = errors.New("the write may have been committed")
+	// ErrLost: the run's lock is gone while it ran (PostgreSQL: its
+	// connection was lost or another run took the session over; files:
+	// its lock file was removed or replaced). It wraps ErrStore (the CLI
+	// exits 5); the run never writes again.
+	ErrLost = fmt.Errorf("%w: the run lost its session", ErrStore)
 )
 
 // JournalClosed is ErrClosed for the journal of session id.

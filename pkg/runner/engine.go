@@ -155,7 +155,8 @@ func (e *StoreError) Unwrap() error { return e.Err }
 
 // Losable is a session lock that can be lost while the run goes on (a
 // database store's: its connection broke, or another run took the session
-// over). Lost is closed then, and LostErr says why.
+// over; the file store's: its lock file was removed or replaced). Lost is
+// closed then, and LostErr says why.
 type Losable interface {
 	Lost() <-chan struct{}
 	LostErr() error

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 // killOrphans kills the process groups of the live processes, of this
@@ -23,10 +26,16 @@ import (
 // teamrun kills only each task's first process, through Pdeathsig; what
 // that process started lives on in the task's group). Resuming without
 // killing them would run the same work twice, in parallel.
-func killOrphans(session, store, record string) []int {
+//
+// lockPath, when not "", is the session's lock file: one removed by hand
+// while its run lived let this run take the lock, and that run's tasks
+// are no leftovers. When a process above those found keeps an earlier
+// lock file of that path open (liveHolder), nothing is killed and the
+// error (ErrLocked) names it.
+func killOrphans(session, store, record, lockPath string) ([]int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil // no /proc: nothing to find
+		return nil, nil // no /proc: nothing to find
 	}
 	self := os.Getpid()
 	ownGroup := syscall.Getpgrp()
@@ -36,10 +45,9 @@ func killOrphans(session, store, record string) []int {
 	for pid := os.Getppid(); pid > 1 && !ancestors[pid]; pid = parentOf(pid) {
 		ancestors[pid] = true
 	}
-	recorded := killRecorded(record, ancestors)
 	uid := uint32(os.Geteuid())
 	want := [][]byte{[]byte("TEAMRUN_SESSION=" + session), []byte("TEAMRUN_STORE=" + store)}
-	var found []int
+	var found, loners []int // loners lead no group of their own
 	groups := map[int]bool{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -66,13 +74,21 @@ func killOrphans(session, store, record string) []int {
 		if pgid > 1 {
 			groups[pgid] = true
 		} else {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			loners = append(loners, pid)
 		}
+	}
+	if lockPath != "" {
+		if holder := liveHolder(append(slices.Clone(found), recordedLive(record, ancestors)...), lockPath, ancestors); holder > 0 {
+			return nil, &LiveRunError{Session: session, PID: holder, Lock: lockPath}
+		}
+	}
+	for _, pid := range loners {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	for pgid := range groups {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
-	for _, pid := range recorded {
+	for _, pid := range killRecorded(record, ancestors) {
 		if !slices.Contains(found, pid) {
 			found = append(found, pid)
 		}
@@ -81,8 +97,76 @@ func killOrphans(session, store, record string) []int {
 	// old copy still runs.
 	waitGone(found, 10*time.Second)
 	sort.Ints(found)
-	return found
+	return found, nil
 }
+
+// liveHolder is the live process, above one of pids (its parent, or
+// further up), that keeps open a lock file at lockPath which is not the
+// one there now: the run that started them, its lock file removed (or
+// replaced) while it ran. 0 when there is none: the run that started them
+// ended. This run and its own ancestors are never it.
+func liveHolder(pids []int, lockPath string, ancestors map[int]bool) int {
+	// The kernel names an open file by its path with the links resolved.
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(lockPath)); err == nil {
+		lockPath = filepath.Join(dir, filepath.Base(lockPath))
+	}
+	now, err := os.Stat(lockPath)
+	if err != nil {
+		now = nil
+	}
+	self := os.Getpid()
+	seen := map[int]bool{}
+	for _, pid := range pids {
+		for p := parentOf(pid); p > 1 && !seen[p]; p = parentOf(p) {
+			seen[p] = true
+			if p == self || ancestors[p] {
+				break
+			}
+			if holdsOther(p, lockPath, now) {
+				return p
+			}
+		}
+	}
+	return 0
+}
+
+// holdsOther reports whether process pid has a file named path open that
+// is not now (the file at path now; nil: none).
+func holdsOther(pid int, path string, now os.FileInfo) bool {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false // gone, or not ours to look into
+	}
+	for _, fd := range fds {
+		link := filepath.Join(dir, fd.Name())
+		target, err := os.Readlink(link)
+		if err != nil || strings.TrimSuffix(target, " (deleted)") != path {
+			continue
+		}
+		if fi, err := os.Stat(link); err == nil && (now == nil || !os.SameFile(fi, now)) {
+			return true
+		}
+	}
+	return false
+}
+
+// LiveRunError: the run that started a session's running tasks is alive
+// on this host, though its lock file was removed (by hand) while it ran,
+// which let this run take the lock. Its tasks are no leftovers: they were
+// left running. It wraps ErrLocked (exit 4).
+type LiveRunError struct {
+	Session string
+	PID     int
+	Lock    string
+}
+
+func (e *LiveRunError) Error() string {
+	return fmt.Sprintf("session %s is still being run by pid %d on this host, whose lock file %s was removed while it ran (so this run could take the lock): its tasks were left running, not killed; that run stops by itself within seconds, saying it lost the session (exit 5): wait for it to end, then rerun with --continue",
+		e.Session, e.PID, e.Lock)
+}
+
+func (e *LiveRunError) Unwrap() error { return checkpoint.ErrLocked }
 
 // waitGone waits, at most limit, until each of pids has ended (gone, or a
 // zombie). A process stuck in the kernel may take longer: then the run goes

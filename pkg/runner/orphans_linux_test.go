@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 func TestHasEnvEntry(t *testing.T) {
@@ -88,7 +91,10 @@ func TestKillOrphans(t *testing.T) {
 		others = append(others, cmd)
 	}
 
-	found := killOrphans(id, store, "")
+	found, err := killOrphans(id, store, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !slices.Equal(found, []int{ours.Process.Pid}) {
 		t.Fatalf("found %v, want [%d]", found, ours.Process.Pid)
 	}
@@ -98,6 +104,78 @@ func TestKillOrphans(t *testing.T) {
 		if err := syscall.Kill(o.Process.Pid, 0); err != nil {
 			t.Fatalf("process %d of another session or store: %v", o.Process.Pid, err)
 		}
+	}
+}
+
+// TestKillOrphansLiveHolder: the session's lock file was removed while its
+// run lived, and this run made a new one there. A process of the session
+// whose parent (the earlier run, here a shell) keeps the removed lock file
+// open is no leftover: nothing is killed, and the error (ErrLocked, exit 4)
+// names that run. Once that run has ended, what it left is killed.
+func TestKillOrphansLiveHolder(t *testing.T) {
+	id := fmt.Sprintf("holder-test-%d", os.Getpid())
+	dir := t.TempDir()
+	store := filepath.Join(dir, "sessions")
+	if err := os.Mkdir(store, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lockPath := filepath.Join(store, id+".lock")
+	if err := os.WriteFile(lockPath, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "task")
+	// The earlier run keeps its lock file open (fd 3) and waits for its
+	// task, which has the session's environment.
+	run := exec.Command("/bin/sh", "-c", `exec 3<"$LOCK"; /bin/sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 60' "$PIDFILE" & wait`)
+	run.Env = append(os.Environ(), "TEAMRUN_SESSION="+id, "TEAMRUN_STORE="+store, "LOCK="+lockPath, "PIDFILE="+pidFile)
+	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-run.Process.Pid, syscall.SIGKILL)
+		_ = run.Wait()
+	})
+	task := 0
+	for range 3000 { // a slow machine only makes it wait longer
+		if b, err := os.ReadFile(pidFile); err == nil {
+			task, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if task == 0 {
+		t.Fatal("the task never started")
+	}
+	// Removed by hand; this run's lock file is a new one.
+	if err := os.Remove(lockPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lockPath, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	found, err := killOrphans(id, store, "", lockPath)
+	var live *LiveRunError
+	if !errors.As(err, &live) || !errors.Is(err, checkpoint.ErrLocked) || live.PID != run.Process.Pid || found != nil {
+		t.Fatalf("killOrphans with the earlier run alive = %v, %v; want a LiveRunError naming pid %d", found, err, run.Process.Pid)
+	}
+	for _, part := range []string{"session " + id, fmt.Sprintf("pid %d", run.Process.Pid), lockPath, "was removed", "not killed"} {
+		if !strings.Contains(err.Error(), part) {
+			t.Errorf("%q lacks %q", err, part)
+		}
+	}
+	if err := syscall.Kill(task, 0); err != nil {
+		t.Fatalf("the live run's task was killed: %v", err)
+	}
+
+	// The earlier run ends (kill -9): its task is left over now.
+	if err := syscall.Kill(run.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = run.Wait()
+	found, err = killOrphans(id, store, "", lockPath)
+	if err != nil || !slices.Contains(found, task) {
+		t.Fatalf("killOrphans once the earlier run ended = %v, %v; want task %d killed", found, err, task)
 	}
 }
 

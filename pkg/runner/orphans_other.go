@@ -4,4 +4,4 @@ package runner
 
 // killOrphans finds nothing: without /proc there is no portable way to
 // read another process's environment.
-func killOrphans(session, store, record string) []int { return nil }
+func killOrphans(session, store, record, lockPath string) ([]int, error) { return nil, nil }

@@ -297,18 +297,30 @@ func recordDescendants(path string, seen map[int]uint64) error {
 	return err
 }
 
-// killRecorded kills the processes on record in path (recordDescendants)
-// that still live with the same start time and owner, with their process
-// groups when they lead one, and returns their pids. An ancestor of this
-// run is spared: it started the run, it is no leftover.
+// killRecorded kills the processes on record in path (recordedLive), with
+// their process groups when they lead one, and returns their pids.
 func killRecorded(path string, ancestors map[int]bool) []int {
+	live := recordedLive(path, ancestors)
+	for _, pid := range live {
+		if p, ok := readProc(pid); ok && p.pgrp == pid {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return live
+}
+
+// recordedLive is the processes on record in path (recordDescendants)
+// that still live with the same start time and owner. An ancestor of this
+// run is left out: it started the run, it is no leftover.
+func recordedLive(path string, ancestors map[int]bool) []int {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
 	uid := uint32(os.Geteuid())
 	self := os.Getpid()
-	var killed []int
+	var live []int
 	for _, line := range strings.Split(string(data), "\n") {
 		var pid int
 		var start uint64
@@ -326,11 +338,7 @@ func killRecorded(path string, ancestors map[int]bool) []int {
 		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uid {
 			continue // not ours to kill
 		}
-		if p.pgrp == pid {
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-		}
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		killed = append(killed, pid)
+		live = append(live, pid)
 	}
-	return killed
+	return live
 }

@@ -349,8 +349,14 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		// recorded as running can have left anything (a task's group is
 		// killed when it ends), so the /proc scan is skipped otherwise.
 		if slices.ContainsFunc(old.Team.Tasks, func(t checkpoint.TaskRecord) bool { return t.Status == checkpoint.StatusRunning }) {
-			if pids := killOrphans(id, stores.Named(store), procsRecord(scratch, id)); len(pids) > 0 {
-				_, lapses := lock.(Losable)
+			pids, err := killOrphans(id, stores.Named(store), procsRecord(scratch, id), lockFile(lock))
+			if err != nil {
+				return nil, err
+			}
+			if len(pids) > 0 {
+				// A lock with a lease lapses while its holder lives; a
+				// file store's live holder, killOrphans refused.
+				_, lapses := lock.(interface{ Lease() time.Duration })
 				notes = append(notes, orphansNote(id, pids, lapses))
 			}
 			notes = append(notes, elsewhereNotes(old, host)...)
@@ -1049,6 +1055,15 @@ func PrefetchSession(ctx context.Context, store checkpoint.Backend, specPath, id
 		id, _ = store.Project(filepath.Dir(specPath)).Active(ctx)
 	}
 	p.Prefetch(id)
+}
+
+// lockFile is the path of the lock file l holds, "" for a store whose
+// lock is no file (killOrphans).
+func lockFile(l checkpoint.Lock) string {
+	if f, ok := l.(interface{ Path() string }); ok {
+		return f.Path()
+	}
+	return ""
 }
 
 // orphansNote tells what killOrphans did. lapses says the store's lock

@@ -314,6 +314,10 @@ func (s *Store) Begin(_ context.Context, cl checkpoint.Lock, sess *checkpoint.Se
 	if l == nil || !l.held() || l.id != sess.ID || l.store.dir != s.dir {
 		return nil, fmt.Errorf("checkpoint: Begin on session %s without holding its lock", sess.ID)
 	}
+	// A snapshot is written: only under the lock file at the path.
+	if err := l.check(); err != nil {
+		return nil, err
+	}
 	// A session that was not loaded from the store (no epoch) must not
 	// replace a file that is there: it may be another run's, or corrupt.
 	if sess.Epoch == "" {
@@ -547,8 +551,8 @@ func (j *FileJournal) writeGroup(records []checkpoint.Record, payloads [][]byte)
 	if j.err != nil {
 		return j.err
 	}
-	if !j.lock.held() {
-		return fmt.Errorf("%w: session %s: its lock was released", checkpoint.ErrStore, j.Sess.ID)
+	if err := j.lock.ours(); err != nil {
+		return err
 	}
 	f, size, seq := j.f, j.size, j.first+int64(j.records)
 	j.Mu.Unlock()
@@ -624,7 +628,9 @@ func (j *FileJournal) compactBehind(c *compaction) {
 	j.Mu.Lock()
 	defer j.Mu.Unlock()
 	j.compacting = false
-	if err != nil && j.err == nil {
+	if errors.Is(err, checkpoint.ErrLost) && j.err == nil {
+		j.err = err // no compaction to postpone: the journal writes no more
+	} else if err != nil && j.err == nil {
 		j.Warn(fmt.Sprintf("compaction of session %s postponed: %v", j.Sess.ID, err))
 		j.snapSize = j.size * 2 // retry later, not on every record
 	}
@@ -715,6 +721,11 @@ func (j *FileJournal) compactSwitch(c *compaction) (err error) {
 	if failed != nil {
 		return failed
 	}
+	// The snapshot replaces the session's: only under the lock file at
+	// the path.
+	if err := j.lock.check(); err != nil {
+		return err
+	}
 	if end > upto {
 		rest := make([]byte, end-upto)
 		if _, err := j.f.ReadAt(rest, upto); err != nil {
@@ -754,6 +765,11 @@ func (j *FileJournal) Close() error {
 	}
 	j.closed = true
 	defer j.f.Close()
+	// The last snapshot replaces the session's: not once another run may
+	// hold it (the lock file at the path is not ours).
+	if err := j.lock.check(); err != nil {
+		return err
+	}
 	// The in-memory view holds exactly the acknowledged records, so it is
 	// safe to write even after a failed append.
 	if _, _, err := j.store.writeSnapshot(j.Sess, false); err != nil {

@@ -4,33 +4,147 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/teamrun/teamrun/internal/regfile"
+	"github.com/teamrun/teamrun/internal/shellcmd"
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 // FileLock is a held session lock: an flock on <id>.lock, so the kernel drops
 // it when its holder dies and nothing stale is left behind.
+//
+// The flock guards the file, not its name: once <id>.lock is removed by
+// hand (a reflex after an exit 4), the next run makes a new file there and
+// locks that. The holder then has lost the session, and learns it by
+// comparing the file it holds with the one at the path (check): before
+// every snapshot (a compaction, the run's end) and, once the run watches
+// it (Lost), on a slow timer; never per record.
 type FileLock struct {
 	store  *Store
 	id     string
 	mu     sync.Mutex // Release may race with a signal handler's Release
 	f      *os.File
 	holder checkpoint.Holder
+	// dropping: the holder removes its own lock file (Discard), which is
+	// no loss.
+	dropping bool
+	lost     error         // set once: the file at the path is not f
+	gone     chan struct{} // closed when lost is set
+	stop     chan struct{} // closed by Release: ends the watch
+	watch    sync.Once
 }
+
+// lockCheckEvery is how often a watched lock (Lost) compares its file with
+// the one at its path: one stat, far off the per-record path, and soon
+// enough that a run that lost its session stops within seconds.
+const lockCheckEvery = 2 * time.Second
 
 // Holder is who holds the lock: this process.
 func (l *FileLock) Holder() checkpoint.Holder { return l.holder }
+
+// Path is the lock file's path.
+func (l *FileLock) Path() string { return l.store.lockPath(l.id) }
 
 func (l *FileLock) held() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.f != nil
 }
+
+// ours is nil while the lock is held and not lost (what check last found):
+// a journal writes nothing otherwise, for another run may have begun the
+// session anew, and its journal may be this very file. No system call.
+func (l *FileLock) ours() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost != nil {
+		return l.lost
+	}
+	if l.f == nil {
+		return fmt.Errorf("%w: session %s: its lock was released", checkpoint.ErrStore, l.id)
+	}
+	return nil
+}
+
+// check compares the file the lock holds with the one at its path, and
+// loses the lock (ErrLost) when the path has none or another. A stat that
+// fails otherwise proves nothing: the next check looks again.
+func (l *FileLock) check() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost != nil || l.f == nil || l.dropping {
+		return l.lost
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		return nil
+	}
+	pi, err := os.Lstat(l.Path())
+	if err == nil && os.SameFile(fi, pi) || err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	l.lost = &LostError{ID: l.id, Path: l.Path(), Removed: err != nil}
+	close(l.gone)
+	return l.lost
+}
+
+// Lost is closed once the lock is lost (check): its lock file was removed
+// or replaced. The first call starts the check on a timer, until Release.
+func (l *FileLock) Lost() <-chan struct{} {
+	l.watch.Do(func() { go l.watchFile() })
+	return l.gone
+}
+
+// LostErr is why the lock was lost (a *LostError, which wraps
+// checkpoint.ErrLost), nil while it holds.
+func (l *FileLock) LostErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
+func (l *FileLock) watchFile() {
+	t := time.NewTicker(lockCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-l.gone:
+			return
+		case <-t.C:
+			_ = l.check()
+		}
+	}
+}
+
+// LostError: a run's lock file was removed or replaced at its path while
+// the run held it. Another run may have made a new one there and hold the
+// session: this run stops writing.
+type LostError struct {
+	ID, Path string
+	Removed  bool // no file at the path (else another file)
+	paste    []string
+}
+
+func (e *LostError) Error() string {
+	what := "was replaced by another file"
+	if e.Removed {
+		what = "was removed"
+	}
+	return fmt.Sprintf("session %s: its lock file %s %s while this run held it: another run may hold the session now; this run stops writing; see `%s`",
+		e.ID, e.Path, what, shellcmd.Command("session show", nil, []string{e.ID}, e.paste))
+}
+
+// NameStore is checkpoint.StoreNamer's.
+func (e *LostError) NameStore(words []string) { e.paste = words }
+
+func (e *LostError) Unwrap() error { return checkpoint.ErrLost }
 
 // ID is the locked session's id.
 func (l *FileLock) ID() string { return l.id }
@@ -114,7 +228,8 @@ func (s *Store) tryLock(id string) (*FileLock, *checkpoint.HeldError, error) {
 			continue
 		}
 		host, _ := os.Hostname()
-		l := &FileLock{store: s, id: id, f: f, holder: checkpoint.Holder{PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)}}
+		l := &FileLock{store: s, id: id, f: f, holder: checkpoint.Holder{PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)},
+			gone: make(chan struct{}), stop: make(chan struct{})}
 		b, _ := json.Marshal(l.holder)
 		// Who holds it is advice for others; the flock is the lock.
 		if err := f.Truncate(0); err == nil {
@@ -154,6 +269,7 @@ func (l *FileLock) Release() error {
 	if f == nil {
 		return nil
 	}
+	close(l.stop)
 	_ = f.Truncate(0) // the note would name a run that is gone
 	// Closing the last descriptor drops the flock.
 	if err := f.Close(); err != nil {

@@ -611,6 +611,9 @@ func (s *Store) Discard(_ context.Context, cl checkpoint.Lock) error {
 		return fmt.Errorf("checkpoint: Discard without holding the session's lock")
 	}
 	defer l.Release()
+	l.mu.Lock()
+	l.dropping = true // its own removal is no loss of the lock
+	l.mu.Unlock()
 	_, err := s.remove(l.id)
 	return err
 }

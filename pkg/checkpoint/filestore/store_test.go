@@ -732,6 +732,104 @@ func TestLockInProcess(t *testing.T) {
 	}
 }
 
+// A lock whose file is removed or replaced at its path while it is held is
+// lost: another run may have made a new file there and hold the session.
+// The holder learns it before a snapshot (Close here), and on a timer
+// once it watches (Lost), and writes nothing more: the session another
+// run may hold keeps what it had. Its own removal (Discard) is no loss.
+func TestLockFileRemoved(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		change  func(t *testing.T, path string)
+		removed bool
+	}{
+		{"removed", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"replaced", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t)
+			runSession(t, s, "s", seed(), 1)
+			before, err := os.ReadFile(s.Path("s"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := mustLock(t, s, "s")
+			sess, err := s.Load(bg, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := mustBegin(t, s, l, sess)
+			record(t, j, complete("polish", "out")...)
+			begun, err := os.ReadFile(s.Path("s"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(begun) == string(before) {
+				t.Fatal("Begin wrote no snapshot: the test proves nothing")
+			}
+			tc.change(t, l.Path())
+			select {
+			case <-l.Lost():
+			case <-time.After(time.Minute): // a bound, not a time asserted
+				t.Fatal("the watched lock never noticed its file went")
+			}
+			for what, err := range map[string]error{
+				"LostErr": l.LostErr(),
+				"Record":  j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "draft"}),
+				"Close":   j.Close(),
+			} {
+				var lost *LostError
+				if !errors.Is(err, checkpoint.ErrLost) || !errors.Is(err, checkpoint.ErrStore) || !errors.As(err, &lost) || lost.Removed != tc.removed {
+					t.Fatalf("%s = %v, want a LostError (removed %v)", what, err, tc.removed)
+				}
+				for _, part := range []string{"session s", l.Path(), "another run may hold the session", "this run stops writing", "teamrun session show s"} {
+					if !strings.Contains(err.Error(), part) {
+						t.Errorf("%s: %q lacks %q", what, err, part)
+					}
+				}
+			}
+			if after, _ := os.ReadFile(s.Path("s")); string(after) != string(begun) {
+				t.Error("the lost run's Close replaced the session's snapshot")
+			}
+		})
+	}
+	// Close checks without a watch: no timer needed before a snapshot.
+	s := newStore(t)
+	l := mustLock(t, s, "c")
+	j := mustBegin(t, s, l, checkpoint.NewSession("c", "/p/agents.yaml", "team", spec.Sequential, seed(), fp(seed()), t0))
+	if err := os.Remove(l.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); !errors.Is(err, checkpoint.ErrLost) {
+		t.Fatalf("Close after the lock file went = %v, want ErrLost", err)
+	}
+	// Discard removes its own lock file: no loss.
+	l = mustLock(t, s, "d")
+	gone := l.Lost()
+	if err := s.Discard(bg, l); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.check(); err != nil || l.LostErr() != nil {
+		t.Fatalf("after Discard: check %v, LostErr %v", err, l.LostErr())
+	}
+	select {
+	case <-gone:
+		t.Fatal("Discard lost the lock")
+	default:
+	}
+}
+
 func TestDecide(t *testing.T) {
 	s := newStore(t)
 	ds := defs(taskSpec{name: "draft", desc: "d"}, taskSpec{name: "review", agent: "human", desc: "ok?", context: []string{"draft"}})

@@ -18,9 +18,9 @@ import (
 )
 
 // ErrLost: the run's lock is gone — its connection was lost or another run
-// took the session over. It wraps checkpoint.ErrStore (exit 5); the run
-// never writes again.
-var ErrLost = fmt.Errorf("%w: the run lost its session", checkpoint.ErrStore)
+// took the session over. It is checkpoint.ErrLost, every store's (exit 5);
+// the run never writes again.
+var ErrLost = checkpoint.ErrLost
 
 // Lock is a session lock: an advisory lock on a connection of its own, so
 // it dies with the connection (kill -9, OOM, node loss,
@@ -58,6 +58,10 @@ func (l *Lock) Holder() checkpoint.Holder { return l.holder }
 
 // Generation is the owner generation the lock took.
 func (l *Lock) Generation() int64 { return l.gen }
+
+// Lease is how long the lock outlives a holder that stops answering: it
+// lapses then, its holder perhaps alive, stalled.
+func (l *Lock) Lease() time.Duration { return l.store.cfg.lease }
 
 // Lock takes the session's lock. With wait 0 it fails at once with a
 // *checkpoint.HeldError naming the holder; otherwise it polls until wait
