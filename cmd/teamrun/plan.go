@@ -137,10 +137,10 @@ func planCommand() *cli.Command {
 }
 
 // planSession finds the session run --continue would use: the same
-// resolution as run's. It writes nothing but what run would audit.
+// resolution as run's. It writes nothing, not even what run would audit.
 func planSession(c *cli.Context, store checkpoint.Backend, team *spec.Team, specAbs string) (sess *checkpoint.Session, notes, warnings []string, err error) {
 	project := store.Project(filepath.Dir(specAbs))
-	res, err := runner.ResolveSession(c.Context, store, project, specAbs, team.Name, c.String("session"), true)
+	res, err := runner.PlanSession(c.Context, store, project, specAbs, team.Name, c.String("session"))
 	if err != nil {
 		if runner.IsUsage(err) {
 			return nil, nil, nil, withCode(exitUsage, err)

@@ -478,7 +478,8 @@ func sessionShowCommand(ios *iostreams.IOStreams) *cli.Command {
 				}
 			}
 			if id == "" {
-				res, err := checkpoint.ResolveActive(c.Context, a.store, a.project, "")
+				// It only looks: the audit record is a run's (DESIGN §5).
+				res, err := checkpoint.FindActive(c.Context, a.store, a.project, "")
 				if err != nil {
 					return storeExit(err)
 				}

@@ -30,23 +30,41 @@ type Active struct {
 	// Pending: ID is held by a run that claimed it and is starting it; it
 	// is not in the store yet.
 	Pending bool
-	// Missing: state.json names a session this store lacks. The fact was
-	// audited (EventMissing) and Notes say so.
+	// Missing: state.json names a session this store lacks; Notes say
+	// so. ResolveActive audited the fact (EventMissing), FindActive not.
 	Missing bool
 	// Adopted: ID is the most recently updated session of the same spec,
 	// taken in place of the missing one.
 	Adopted bool
 	// Notes are the warnings to print on stderr, in order.
 	Notes []string
+	// lost and detail are the EventMissing record of a Missing session,
+	// which ResolveActive writes.
+	lost   Missing
+	detail string
 }
 
-// ResolveActive finds the project's active session in s (DESIGN §5). When
-// state.json names a session absent from the store it warns, writes an
-// EventMissing audit record, and falls back to the most recently updated
-// session of specPath in this store, or to none. specPath is the spec's
-// absolute path; "" (commands without a spec) accepts any spec in the
-// project's folder.
+// ResolveActive is FindActive for a run, which acts on the fallback: when
+// state.json names a session absent from the store, it writes an
+// EventMissing audit record before it falls back (DESIGN §5).
 func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath string) (Active, error) {
+	a, err := FindActive(ctx, s, p, specPath)
+	if err != nil || !a.Missing {
+		return a, err
+	}
+	if err := a.lost.Audit(ctx, p, a.detail); err != nil {
+		return Active{}, err
+	}
+	return a, nil
+}
+
+// FindActive finds the project's active session in s (DESIGN §5) and
+// writes nothing: plan and session show only look. When state.json names
+// a session absent from the store it warns (Notes) and falls back to the
+// most recently updated session of specPath in this store, or to none.
+// specPath is the spec's absolute path; "" (commands without a spec)
+// accepts any spec in the project's folder.
+func FindActive(ctx context.Context, s Backend, p ProjectState, specPath string) (Active, error) {
 	named, err := p.Active(ctx)
 	if err != nil {
 		return Active{}, err
@@ -122,9 +140,7 @@ func ResolveActive(ctx context.Context, s Backend, p ProjectState, specPath stri
 		a.Notes = append(a.Notes, fmt.Sprintf("no other session of %s in this store", what))
 		detail += "; no other session of the spec in this store"
 	}
-	if err := m.Audit(ctx, p, detail); err != nil {
-		return Active{}, err
-	}
+	a.lost, a.detail = m, detail
 	return a, nil
 }
 

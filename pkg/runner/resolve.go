@@ -54,10 +54,24 @@ func (r Resolution) Starting() []string {
 	return notes
 }
 
-// ResolveSession applies the session-id rules: --session (session), else
-// with --continue (cont) the project's active session or the fallback of
-// checkpoint.ResolveActive, else a new id for teamName.
+// ResolveSession applies the session-id rules for a run: --session
+// (session), else with --continue (cont) the project's active session or
+// the fallback of checkpoint.ResolveActive, which audits a missing one,
+// else a new id for teamName.
 func ResolveSession(ctx context.Context, store checkpoint.Backend, project checkpoint.ProjectState, specAbs, teamName, session string, cont bool) (Resolution, error) {
+	return resolveSession(ctx, checkpoint.ResolveActive, store, project, specAbs, teamName, session, cont)
+}
+
+// PlanSession is ResolveSession for plan, which only looks: the same
+// resolution and warnings, and nothing written (checkpoint.FindActive).
+func PlanSession(ctx context.Context, store checkpoint.Backend, project checkpoint.ProjectState, specAbs, teamName, session string) (Resolution, error) {
+	return resolveSession(ctx, checkpoint.FindActive, store, project, specAbs, teamName, session, true)
+}
+
+// activeFinder is checkpoint.ResolveActive or FindActive.
+type activeFinder func(context.Context, checkpoint.Backend, checkpoint.ProjectState, string) (checkpoint.Active, error)
+
+func resolveSession(ctx context.Context, active activeFinder, store checkpoint.Backend, project checkpoint.ProjectState, specAbs, teamName, session string, cont bool) (Resolution, error) {
 	if session != "" {
 		if err := checkpoint.ValidateID(session); err != nil {
 			return Resolution{}, &UsageError{Err: fmt.Errorf("--session: %w", err)}
@@ -102,7 +116,7 @@ func ResolveSession(ctx context.Context, store checkpoint.Backend, project check
 	if !cont {
 		return Resolution{ID: fresh}, nil
 	}
-	act, err := checkpoint.ResolveActive(ctx, store, project, specAbs)
+	act, err := active(ctx, store, project, specAbs)
 	if err != nil {
 		return Resolution{}, err
 	}
