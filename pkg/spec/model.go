@@ -268,6 +268,9 @@ type Agent struct {
 	// made: teamrun made it for a PraisonAI step (a route's or an if's
 	// agent, a join, a pass-on command); no task of the file may name it.
 	made bool
+	// llmDefault: LLM is PraisonAI's default model, which the file did not
+	// name: the project config's llm comes first (FillLLM).
+	llmDefault bool
 	// Decides is what a RouteAgent decides by; nil for the other kinds.
 	Decides *Decision `json:",omitempty"`
 	// Tools are what an LLM agent may call, resolved; MaxTurns bounds its
@@ -731,7 +734,8 @@ func (d *Duration) UnmarshalText(b []byte) error {
 }
 
 // FillLLM gives l to the LLM agents that have no llm of their own nor the
-// team's: the project's config.yml default.
+// team's: the project's config.yml default. It comes before PraisonAI's
+// default model, which stands only where no config names one.
 func (t *Team) FillLLM(l LLM) {
 	if l.Model == "" {
 		return
@@ -750,9 +754,9 @@ func (t *Team) FillLLM(l LLM) {
 		l = c
 	}
 	for _, a := range t.Agents {
-		if a.Kind == LLMAgent && a.LLM == nil {
+		if a.Kind == LLMAgent && (a.LLM == nil || a.llmDefault) {
 			c := l
-			a.LLM = &c
+			a.LLM, a.llmDefault = &c, false
 		}
 	}
 }

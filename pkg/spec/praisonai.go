@@ -771,7 +771,8 @@ func (b *builder) praisonRole(name string, v *tree, listed bool, memory bool) *A
 			cp := *b.team.LLM
 			a.LLM = &cp
 		} else {
-			a.LLM = &LLM{Model: praisonDefaultModel}
+			// Unless the project's config.yml names one (FillLLM).
+			a.LLM, a.llmDefault = &LLM{Model: praisonDefaultModel}, true
 		}
 	}
 	b.team.Agents = append(b.team.Agents, a)
