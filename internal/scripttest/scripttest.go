@@ -255,6 +255,9 @@ func cmdFlipEach(ts *testscript.TestScript, neg bool, args []string) {
 // request with the answer numbered by the assistant messages it holds
 // (the first when none), as a model that reads its conversation does: a
 // loop started afresh gets the first answer again, a resumed one the next.
+// While $WORK/requests exists, each request appends a line to it, "turn
+// N", N being 1 + the assistant messages it holds: what was asked (and
+// paid for) how often.
 func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	byTurn := len(args) == 2 && args[0] == "-turns"
 	if byTurn {
@@ -273,12 +276,25 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	served := 0
 	failFile := ts.MkAbs("fail.txt")
 	repliesDir := ts.MkAbs("replies")
+	requests := ts.MkAbs("requests")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Messages []struct{ Role, Content string } `json:"messages"`
 		}
 		body, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(body, &req)
+		if f, err := os.OpenFile(requests, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+			turn := 1
+			for _, m := range req.Messages {
+				if m.Role == "assistant" {
+					turn++
+				}
+			}
+			mu.Lock()
+			fmt.Fprintf(f, "turn %d\n", turn)
+			mu.Unlock()
+			f.Close()
+		}
 		if script != nil {
 			mu.Lock()
 			n := served

@@ -352,6 +352,13 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 		for ti := range lp.log.Turns {
 			t := lp.log.Turns[ti]
 			turn = t.Turn
+			if slices.ContainsFunc(t.Calls, unstarted) {
+				// Recorded and not run: a limit ended the loop on it (or
+				// the run stopped before its calls): today's limits decide.
+				if err := lp.overLimit(t.Turn, t.Calls, maxTurns, maxCalls); err != nil {
+					return "", err
+				}
+			}
 			msgs = append(msgs, assistantTurn(t.Content, t.Calls))
 			for _, c := range t.Calls {
 				res, err := lp.settle(ctx, t.Turn, c)
@@ -385,21 +392,17 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 		// exactly what the first run sent and ran.
 		content := lp.redact(resp.Content)
 		calls := callsOf(turn, resp.ToolCalls, lp.redact)
-		if turn >= maxTurns {
-			// Its results would never be read: nothing of this turn runs.
-			return "", lp.limit(checkpoint.LimitTurns, maxTurns, fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, checkpoint.ToolNames(calls), a.Name))
-		}
-		if ran := lp.log.CallCount(); ran+len(calls) > maxCalls {
-			// Before any of them runs, and before the turn is journaled: a
-			// model answering with 10,000 calls must not run them all.
-			return "", lp.limit(checkpoint.LimitCalls, maxCalls, fmt.Errorf("task %q: turn %d asked for %d tool calls, more than the %d that max_tool_calls (%d) leaves this attempt: none of them ran; raise agents.%s.max_tool_calls, or make the task simpler",
-				lp.job.Task.Name, turn, len(calls), max(maxCalls-ran, 0), maxCalls, a.Name))
-		}
 		step := checkpoint.ToolStep{Turn: turn, Content: content, Calls: calls}
 		if turn == 1 {
 			step.MCP = lp.mcp
 		}
+		// Journaled before a limit is looked at: the answer is paid for,
+		// and a loop resumed once the limit is raised goes on with its
+		// calls instead of asking (and paying) for the turn again.
 		if err := lp.record(checkpoint.ToolTurnRecorded, step); err != nil {
+			return "", err
+		}
+		if err := lp.overLimit(turn, calls, maxTurns, maxCalls); err != nil {
 			return "", err
 		}
 		msgs = append(msgs, assistantTurn(content, calls))
@@ -412,6 +415,27 @@ func (lp *loop) run(ctx context.Context) (string, error) {
 		}
 	}
 }
+
+// overLimit ends the loop when the journaled turn, none of whose calls
+// has run yet, passes a limit: max_turns when it is the last turn allowed
+// (the results of its calls would never be read), else max_tool_calls
+// when the log's calls pass it (a model answering with 10,000 calls must
+// not run them all). nil: its calls may run.
+func (lp *loop) overLimit(turn int, calls []checkpoint.ToolCall, maxTurns, maxCalls int) error {
+	a := lp.job.Agent
+	if turn >= maxTurns {
+		return lp.limit(checkpoint.LimitTurns, maxTurns, fmt.Errorf("max_turns (%d) reached: turn %d still called %s instead of answering; raise max_turns of agent %q", maxTurns, turn, checkpoint.ToolNames(calls), a.Name))
+	}
+	if all := lp.log.CallCount(); all > maxCalls {
+		ran := all - len(calls)
+		return lp.limit(checkpoint.LimitCalls, maxCalls, fmt.Errorf("task %q: turn %d asked for %d tool calls, more than the %d that max_tool_calls (%d) leaves this attempt: none of them ran; raise agents.%s.max_tool_calls, or make the task simpler",
+			lp.job.Task.Name, turn, len(calls), max(maxCalls-ran, 0), maxCalls, a.Name))
+	}
+	return nil
+}
+
+// unstarted reports a recorded call that never started.
+func unstarted(c checkpoint.ToolCall) bool { return c.Starts == 0 && !c.Done }
 
 // limit ends the loop on the agent's limit key, whose value is max, and
 // fails the attempt. The log is kept: the next attempt goes on with it
