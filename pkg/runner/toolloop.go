@@ -510,6 +510,10 @@ func (lp *loop) settle(ctx context.Context, turn int, c checkpoint.ToolCall) (to
 	// prints of the team's keys reaches neither the session nor the model
 	// (DESIGN §2).
 	res.Content = lp.redact(res.Content)
+	if res.NotUTF8 > 0 && lp.job.Warn != nil {
+		// Said when it ran: a replay gives the recorded text, mended once.
+		lp.job.Warn(fmt.Sprintf("task %s: tool %s printed %d byte(s) that are not UTF-8: its result has U+FFFD (\uFFFD) in their place", lp.job.Task.Name, c.Tool, res.NotUTF8))
+	}
 	return res, lp.record(checkpoint.ToolFinished, checkpoint.ToolStep{Turn: turn, Call: c.ID, Name: c.Tool,
 		Result: res.Content, IsError: res.IsError, Millis: time.Since(start).Milliseconds()})
 }

@@ -28,10 +28,7 @@ func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([
 			return nil, false, errors.New("execute_command is not allowed by this spec (allow: [execute_command])")
 		}
 		out, err := s.Run(ctx, Proc{Shell: str("command"), Env: s.Env, Dir: s.Dir, StdoutLimit: MaxOutput + 1})
-		cut := len(out) > MaxOutput
-		if cut {
-			out = out[:MaxOutput]
-		}
+		out, cut := cutOutput(out)
 		return out, cut, err
 	case "read_file", "write_file", "list_files":
 	default:
@@ -78,10 +75,7 @@ func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([
 		if err != nil {
 			return nil, false, fmt.Errorf("cannot read %s: %w", p, fserr.Bare(err))
 		}
-		cut := len(out) > MaxOutput
-		if cut {
-			out = out[:MaxOutput]
-		}
+		out, cut := cutOutput(out)
 		return out, cut, nil
 	case "write_file":
 		if dir := path.Dir(filepath.ToSlash(p)); dir != "." {
@@ -108,10 +102,7 @@ func (s *Set) builtin(ctx context.Context, t *spec.Tool, args map[string]any) ([
 			b.WriteByte('\n')
 		}
 		out := []byte(b.String())
-		cut := len(out) > MaxOutput
-		if cut {
-			out = out[:MaxOutput]
-		}
+		out, cut := cutOutput(out)
 		return out, cut, nil
 	}
 }

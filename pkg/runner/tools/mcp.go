@@ -418,11 +418,7 @@ func (m *MCP) Call(ctx context.Context, server, tool string, args map[string]any
 			b.Write(j)
 		}
 	}
-	out := []byte(b.String())
-	cut := len(out) > MaxOutput
-	if cut {
-		out = out[:MaxOutput]
-	}
+	out, cut := cutOutput([]byte(b.String()))
 	if res.IsError {
 		return out, cut, errors.New("the MCP tool reported an error")
 	}

@@ -6,7 +6,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -39,6 +39,9 @@ type Call struct {
 type Result struct {
 	Content string
 	IsError bool
+	// NotUTF8 counts the bytes of the output that were part of no UTF-8
+	// character, each U+FFFD in Content: the caller warns, naming the tool.
+	NotUTF8 int
 }
 
 // Proc is one run of a command tool. The runner's RunCommand runs it, in
@@ -184,7 +187,7 @@ func (s *Set) Execute(ctx context.Context, t *spec.Tool, args map[string]any) (R
 	if ctx.Err() != nil {
 		return Result{}, &StoppedError{Tool: t.Name, Err: ctx.Err()}
 	}
-	content := string(bytes.ToValidUTF8(out, []byte("?")))
+	content, bad := validText(out)
 	if cut {
 		content += fmt.Sprintf("\n[teamrun: the output was cut at %d bytes]", MaxOutput)
 	}
@@ -193,9 +196,52 @@ func (s *Set) Execute(ctx context.Context, t *spec.Tool, args map[string]any) (R
 		if strings.TrimSpace(content) != "" {
 			msg += "\noutput:\n" + content
 		}
-		return Result{IsError: true, Content: msg}, nil
+		return Result{IsError: true, Content: msg, NotUTF8: bad}, nil
 	}
-	return Result{Content: content}, nil
+	return Result{Content: content, NotUTF8: bad}, nil
+}
+
+// validText is out as text, as an answer is recorded: each byte that can
+// be part of no UTF-8 character becomes U+FFFD, which a "?" in the data
+// could not be told from; bad counts them.
+func validText(out []byte) (text string, bad int) {
+	if utf8.Valid(out) {
+		return string(out), 0
+	}
+	var b strings.Builder
+	b.Grow(len(out) + 8)
+	for len(out) > 0 {
+		r, n := utf8.DecodeRune(out)
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+			bad++
+		} else {
+			b.Write(out[:n])
+		}
+		out = out[n:]
+	}
+	return b.String(), bad
+}
+
+// cutOutput is out cut to MaxOutput bytes, and whether it was. The cut
+// never falls inside a UTF-8 character: its first bytes alone would read
+// as bytes that are not UTF-8.
+func cutOutput(out []byte) ([]byte, bool) {
+	if len(out) <= MaxOutput {
+		return out, false
+	}
+	out = out[:MaxOutput]
+	// A character cut short starts in the last UTFMax-1 bytes; FullRune
+	// is true of one whole, and of bytes no character starts with.
+	for i := len(out) - 1; i >= 0 && i >= len(out)-(utf8.UTFMax-1); i-- {
+		if utf8.RuneStart(out[i]) {
+			if !utf8.FullRune(out[i:]) {
+				out = out[:i]
+			}
+			break
+		}
+	}
+	return out, true
 }
 
 func (s *Set) command(ctx context.Context, t *spec.Tool, args map[string]any) ([]byte, bool, error) {
@@ -210,10 +256,7 @@ func (s *Set) command(ctx context.Context, t *spec.Tool, args map[string]any) ([
 	env := append(append([]string(nil), s.Env...), argEnv...)
 	out, err := s.Run(ctx, Proc{Shell: t.Shell, Argv: t.Command, Stdin: string(stdin), Env: env,
 		Dir: s.CommandDir, Timeout: t.Timeout, StdoutLimit: MaxOutput + 1})
-	cut := len(out) > MaxOutput
-	if cut {
-		out = out[:MaxOutput]
-	}
+	out, cut := cutOutput(out)
 	return out, cut, err
 }
 

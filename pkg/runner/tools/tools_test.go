@@ -255,3 +255,41 @@ func TestFileToolsGuarded(t *testing.T) {
 		}
 	}
 }
+
+// A tool's output is text for the model: each byte that is part of no
+// UTF-8 character is U+FFFD, as in an answer (a "?" there could not be
+// told from one the tool printed), counted for the warning; and the cut
+// at MaxOutput never falls inside a character, which would leave its
+// first bytes to be mended so.
+func TestToolOutputNotUTF8(t *testing.T) {
+	as := func(n int) string { return fmt.Sprintf(`head -c %d /dev/zero | tr "\000" a; `, n) }
+	set := &tools.Set{Run: realRunner(), Dir: t.TempDir(), Tools: loadTools(t, `
+tools:
+  latin1: {shell: 'printf "caf\351 \377\376?\n"'}
+  cut_in_char: {shell: '`+as(tools.MaxOutput-1)+`printf "\303\251 more"'}
+  cut_in_4byte: {shell: '`+as(tools.MaxOutput-2)+`printf "\360\237\230\200 more"'}
+  cut_after_char: {shell: '`+as(tools.MaxOutput-2)+`printf "\303\251 more"'}
+  cut_at_bad_byte: {shell: '`+as(tools.MaxOutput-1)+`printf "\377\251 more"'}
+`)}
+	note := fmt.Sprintf("\n[teamrun: the output was cut at %d bytes]", tools.MaxOutput)
+	a := func(n int) string { return strings.Repeat("a", n) }
+	tests := []struct {
+		tool, want string
+		bad        int
+	}{
+		{"latin1", "caf\uFFFD \uFFFD\uFFFD?\n", 3},
+		{"cut_in_char", a(tools.MaxOutput-1) + note, 0},
+		{"cut_in_4byte", a(tools.MaxOutput-2) + note, 0},
+		{"cut_after_char", a(tools.MaxOutput-2) + "é" + note, 0},
+		{"cut_at_bad_byte", a(tools.MaxOutput-1) + "\uFFFD" + note, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.tool, func(t *testing.T) {
+			res := call(t, set, tc.tool, "{}")
+			if res.IsError || res.Content != tc.want || res.NotUTF8 != tc.bad {
+				t.Errorf("IsError %v, NotUTF8 %d (want %d), content ends %q, want it to end %q",
+					res.IsError, res.NotUTF8, tc.bad, res.Content[max(0, len(res.Content)-70):], tc.want[max(0, len(tc.want)-70):])
+			}
+		})
+	}
+}
