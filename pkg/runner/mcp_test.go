@@ -41,7 +41,7 @@ type echoArgs struct {
 // (when asked for its tools) and call-late close its stdout first, and
 // say why only after the client has seen the connection end. banner
 // writes a line that is not JSON-RPC on its stdout before its handshake,
-// call-banner while it runs echo.
+// call-banner while it runs echo; call-hang never answers a call of echo.
 func serveTestMCP() {
 	switch os.Getenv("MCP_DIES") {
 	case "banner":
@@ -77,6 +77,8 @@ func serveTestMCP() {
 			dieLate("test server: out of memory", 2)
 		case "call-banner":
 			fmt.Println("echoing", in.Text)
+		case "call-hang":
+			select {} // never answers; the server lives on, reading its stdin
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("echo %s for %s (%s)", in.Text, os.Getenv("TEAMRUN_TASK"), os.Getenv("GREETING"))}}}, nil, nil
 	})
@@ -409,6 +411,43 @@ func TestMCPServerEnds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A call its server never answers ends at the server's timeout: an error
+// result that says so and that what the call did is unknown, as a command
+// tool's timeout says, and the loop goes on (the next call meets the same).
+func TestMCPCallTimeout(t *testing.T) {
+	yaml, log := mcpTeam(t, "")
+	yaml = strings.Replace(yaml, "GREETING: hello}", "GREETING: hello, MCP_DIES: call-hang}\n      timeout: 300ms", 1)
+	// Without the server's timeout, the task's ends the hung attempt.
+	yaml = strings.Replace(yaml, "agent: a}", "agent: a, timeout: 20s}", 1)
+	f := &toolLLM{script: func(n int, _ toolRequest) string {
+		if n == 1 {
+			return calls("c1", "echo", `{"text":"hi"}`, "c2", "echo", `{"text":"again"}`)
+		}
+		return answer("done")
+	}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, yaml)
+	sum, out, err := p.run(t, false)
+	if err != nil || sum.Outcome != Succeeded {
+		t.Fatalf("run: %v, %+v\n%s", err, sum, out)
+	}
+	const want = "error: MCP server testsrv: timed out after 300ms (mcp.servers.testsrv.timeout) (it was stopped before it ended: what it did is unknown; check its effect before you call it again)"
+	second := f.request(1)
+	var results []string
+	for _, m := range second.Messages {
+		if m.Role == "tool" {
+			results = append(results, m.Content)
+		}
+	}
+	if len(results) != 2 || results[0] != want || results[1] != want {
+		t.Errorf("the model read %q, want twice %q", results, want)
+	}
+	if b, _ := os.ReadFile(log); string(b) != "hi\nagain\n" {
+		t.Errorf("the server got the calls %q", b)
 	}
 }
 

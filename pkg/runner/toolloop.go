@@ -119,8 +119,7 @@ func toolRunner(groups *Groups, owner, inherited []string, spool string) tools.R
 		out, err := RunCommand(ctx, groups, CommandSpec{Shell: p.Shell, Argv: p.Argv, Stdin: p.Stdin, Env: p.Env, Inherited: inherited,
 			Dir: p.Dir, Timeout: p.Timeout, StdoutLimit: p.StdoutLimit, Owner: owner, Spool: spool})
 		if ce := (*CommandError)(nil); errors.As(err, &ce) && ce.TimedOut {
-			// Killed mid-way: a model told only "timed out" calls it again.
-			err = fmt.Errorf("%w (it was stopped before it ended: what it did is unknown; check its effect before you call it again)", err)
+			err = tools.Unfinished(err)
 		}
 		return []byte(out), err
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // MCPServer is a Model Context Protocol server whose tools LLM agents may
@@ -21,7 +22,10 @@ type MCPServer struct {
 	// lists. Idempotent names the tools safe to run again after a crash.
 	Allow      []string
 	Idempotent []string
-	Pos        Pos
+	// Timeout bounds one call of its tools, as a command tool's timeout
+	// does; 0: none.
+	Timeout time.Duration
+	Pos     Pos
 	// Path is where it is written, as messages name its keys:
 	// mcp.servers.NAME, or DESIGN's mcp_servers.NAME.
 	Path string
@@ -124,6 +128,9 @@ func (b *builder) mcpServerMap(servers *tree, praison bool) {
 				m.Idempotent = append(m.Idempotent, s)
 			}
 		}
+		if !praison { // not a key of PraisonAI's servers: warned as ignored there
+			m.Timeout = b.duration(sv.get("timeout"))
+		}
 		switch {
 		case len(m.Command) > 0 && m.URL != "":
 			b.errorf(sv, sv.kpos(), "has command and url: an MCP server is either a stdio server (command) or a streamable HTTP one (url), so keep one")
@@ -171,6 +178,11 @@ func mcpKeyDef(m *MCPServer) map[string]any {
 	sort.Strings(allow)
 	idem := append([]string(nil), m.Idempotent...)
 	sort.Strings(idem)
-	return map[string]any{"name": m.Name, "command": anyStrings(m.Command), "env": env, "url": m.URL,
+	def := map[string]any{"name": m.Name, "command": anyStrings(m.Command), "env": env, "url": m.URL,
 		"headers": headers, "tools": anyStrings(allow), "idempotent": anyStrings(idem)}
+	// Only when set: the keys of the agents of a spec without it stay.
+	if m.Timeout > 0 {
+		def["timeout"] = durationText(m.Timeout)
+	}
+	return def
 }

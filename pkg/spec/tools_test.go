@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 const toolsSpec = `
@@ -376,5 +377,40 @@ func TestWorkdir(t *testing.T) {
 	if _, err := Parse("agents.yaml", []byte(strings.Replace(src, "workdir: data", "workdir: ../elsewhere", 1))); err == nil ||
 		!strings.Contains(err.Error(), `agents.yaml:1:10: workdir: workdir "../elsewhere" leaves the spec's folder`) {
 		t.Errorf("err %v", err)
+	}
+}
+
+// An MCP server's timeout bounds one call; it is part of the agent's key
+// only when set, so that the keys of specs without it stay as they were.
+func TestMCPServerTimeout(t *testing.T) {
+	const src = `
+mcp: {servers: {files: {command: [mcp-files]TIMEOUT}}}
+agents:
+  a: {llm: m, tools: [files]}
+tasks:
+  t: {description: d, agent: a}
+`
+	parse := func(timeout string) *Team {
+		t.Helper()
+		team, err := Parse("agents.yaml", []byte(strings.Replace(src, "TIMEOUT", timeout, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return team
+	}
+	without, with := parse(""), parse(", timeout: 2s")
+	if got := with.MCPServer("files").Timeout; got != 2*time.Second {
+		t.Errorf("timeout %v, want 2s", got)
+	}
+	old := map[string]any{"name": "files", "command": []any{"mcp-files"}, "env": map[string]any{}, "url": "",
+		"headers": map[string]any{}, "tools": []any{}, "idempotent": []any{}}
+	if got, want := without.ToolKeys("a")["mcp:files"], hash16(canonicalJSON(old)); got != want {
+		t.Errorf("key of a server without timeout %s, want %s (as before timeout: existed)", got, want)
+	}
+	if with.ToolKeys("a")["mcp:files"] == without.ToolKeys("a")["mcp:files"] || with.AgentKey("a", nil) == without.AgentKey("a", nil) {
+		t.Error("the timeout is not part of the agent's key")
+	}
+	if _, err := Parse("agents.yaml", []byte(strings.Replace(src, "TIMEOUT", ", timeout: soon", 1))); err == nil || !strings.Contains(err.Error(), "mcp.servers.files.timeout") {
+		t.Errorf("a timeout that is no duration: %v", err)
 	}
 }

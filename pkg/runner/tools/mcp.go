@@ -190,6 +190,7 @@ type MCPOptions struct {
 // MCP is the open sessions of one attempt's MCP servers.
 type MCP struct {
 	sessions map[string]*mcp.ClientSession
+	servers  map[string]*spec.MCPServer  // by name: a call's timeout
 	stderr   map[string]*serverStderr    // each stdio server's
 	stdout   map[string]*jsonLines       // each stdio server's
 	web      map[string]*headerTransport // each HTTP server's
@@ -208,7 +209,7 @@ type MCP struct {
 // tools: those its allow-list keeps, with the server's schemas compiled
 // and the idempotent ones marked. Close the MCP when the attempt ends.
 func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions) (*MCP, []*spec.Tool, error) {
-	m := &MCP{sessions: map[string]*mcp.ClientSession{}, stderr: map[string]*serverStderr{}, stdout: map[string]*jsonLines{}, web: map[string]*headerTransport{}, opts: opts, Digests: map[string]string{}}
+	m := &MCP{sessions: map[string]*mcp.ClientSession{}, servers: map[string]*spec.MCPServer{}, stderr: map[string]*serverStderr{}, stdout: map[string]*jsonLines{}, web: map[string]*headerTransport{}, opts: opts, Digests: map[string]string{}}
 	var out []*spec.Tool
 	for _, s := range servers {
 		// A server that never finishes its handshake must not hang the
@@ -227,6 +228,7 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 			return nil, nil, fmt.Errorf("MCP server %s: %w", s.Name, err)
 		}
 		m.sessions[s.Name] = cs
+		m.servers[s.Name] = s
 		res, err := cs.ListTools(hctx, &mcp.ListToolsParams{})
 		if err != nil {
 			err = m.handshakeErr(ctx, hctx, limit, err, s, listing)
@@ -382,8 +384,19 @@ func (m *MCP) Call(ctx context.Context, server, tool string, args map[string]any
 	}
 	stdout := m.stdout[server]
 	before := stdout.notJSON()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	callCtx, limit := ctx, time.Duration(0)
+	if s := m.servers[server]; s != nil && s.Timeout > 0 {
+		var cancel context.CancelFunc
+		limit = s.Timeout
+		callCtx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	res, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+			// The server may still be at it: as for a command tool.
+			return nil, false, Unfinished(fmt.Errorf("MCP server %s: timed out after %s (%s)", server, limit, m.servers[server].Key("timeout")))
+		}
 		if bad := stdout.notJSON(); bad != nil {
 			// A line read while the call ran may have come from it (or
 			// be a log line it wrote): teamrun no longer hears the

@@ -170,6 +170,13 @@ type StoppedError struct {
 func (e *StoppedError) Error() string { return "tool " + e.Tool + " was still running" }
 func (e *StoppedError) Unwrap() error { return e.Err }
 
+// Unfinished is err, a call its own timeout stopped, with what the model
+// must know before it calls again: stopped mid-way, the call may have
+// taken effect. A model told only "timed out" calls it again.
+func Unfinished(err error) error {
+	return fmt.Errorf("%w (it was stopped before it ended: what it did is unknown; check its effect before you call it again)", err)
+}
+
 // Execute runs a call that Check accepted. The error is non-nil only when
 // ctx ended (the run is stopping): then nothing is known of the outcome.
 func (s *Set) Execute(ctx context.Context, t *spec.Tool, args map[string]any) (Result, error) {
