@@ -82,6 +82,11 @@ func serveTestMCP() {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("echo %s for %s (%s)", in.Text, os.Getenv("TEAMRUN_TASK"), os.Getenv("GREETING"))}}}, nil, nil
 	})
+	if os.Getenv("MCP_ODD_NAME") != "" { // a name MCP allows, Chat Completions not
+		mcp.AddTool(s, &mcp.Tool{Name: "files.read", Description: "Read a file"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "read"}}}, nil, nil
+		})
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "secret", Description: "Not for agents"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the secret"}}}, nil, nil
 	})
@@ -543,6 +548,51 @@ agents:
 			}
 			if f.count() != 0 {
 				t.Errorf("%d model requests, want none", f.count())
+			}
+		})
+	}
+}
+
+// A tool an MCP server lists under a name the model cannot be offered is
+// left out with a warning naming the task, the server and the tool; one
+// the allow-list names fails the task at once, before any request, and
+// is not retried: every attempt would list it so.
+func TestMCPToolNameNotOffered(t *testing.T) {
+	for _, tc := range []struct {
+		name, allow string
+		ok          bool
+		want        string // in the output (ok) or the task's error
+	}{
+		{"not named", "[echo, files.read]", false, `MCP server testsrv lists the tool "files.read" that mcp.servers.testsrv.tools names, but no model can be offered that name`},
+		{"not allow-listed", "[]", true, `task t: MCP server testsrv lists a tool named \"files.read\", which no model can be offered`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			yaml, _ := mcpTeam(t, "")
+			yaml = strings.Replace(yaml, "GREETING: hello}", "GREETING: hello, MCP_ODD_NAME: \"1\"}", 1)
+			yaml = strings.Replace(yaml, "tools: [echo]", "tools: "+tc.allow, 1)
+			yaml = strings.Replace(yaml, "agent: a}", "agent: a, max_retries: 3, retry_delay: 1ms}", 1)
+			f := &toolLLM{script: func(int, toolRequest) string { return answer("done") }}
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			p := newProject(t, srv.URL, yaml)
+			sum, out, err := p.run(t, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, _ := p.session(t).Task("t")
+			if !tc.ok {
+				if sum.Outcome != Failed || tr.Attempts != 1 || !strings.Contains(tr.Error, tc.want) || f.count() != 0 {
+					t.Errorf("%s: %d attempts, %d model requests, error %q; want 1 attempt, none, and %q", sum.Outcome, tr.Attempts, f.count(), tr.Error, tc.want)
+				}
+				return
+			}
+			if sum.Outcome != Succeeded || !strings.Contains(out, tc.want) {
+				t.Errorf("%s; want the warning %q in\n%s", sum.Outcome, tc.want, out)
+			}
+			for _, tl := range f.request(0).Tools {
+				if tl.Function.Name == "files.read" {
+					t.Errorf("files.read was offered to the model")
+				}
 			}
 		})
 	}

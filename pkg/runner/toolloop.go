@@ -235,7 +235,7 @@ func (l *LLMs) connectMCP(ctx context.Context, job *Job, set *tools.Set) (*tools
 		return nil, err
 	}
 	if job.Warn != nil {
-		for _, w := range m.Unlisted {
+		for _, w := range m.Warnings {
 			job.Warn(fmt.Sprintf("task %s: %s", job.Task.Name, w))
 		}
 	}

@@ -255,7 +255,7 @@ func (b *builder) agentTools(a *Agent, v *tree) {
 		}
 		t := BuiltinTool(name)
 		if t == nil {
-			if toolNameOK(name) { // else the schema says what is wrong with it
+			if ToolNameOK(name) { // else the schema says what is wrong with it
 				b.errorf(it, it.pos(), "%s", unknownRef("tool", name, known, "declare it under the top-level tools"))
 			}
 			continue
@@ -340,9 +340,9 @@ func (b *builder) praisonTools(a *Agent, v *tree) {
 	}
 }
 
-// toolNameOK reports a tool name the schema takes: 1 to 64 of
+// ToolNameOK reports a tool name the schema takes: 1 to 64 of
 // [A-Za-z0-9_-], what the OpenAI API takes as a function's name.
-func toolNameOK(name string) bool {
+func ToolNameOK(name string) bool {
 	if name == "" || len(name) > 64 {
 		return false
 	}

@@ -199,10 +199,12 @@ type MCP struct {
 	// Digests holds, per server, the SHA-256 (16 hex digits) of the tool
 	// list the model is offered: names, descriptions and schemas.
 	Digests map[string]string
-	// Unlisted says, per name a server's tools: or idempotent: gives that
-	// the server does not list, what that name does: a typo there hides
-	// a tool, or makes it not idempotent, unsaid otherwise.
-	Unlisted []string
+	// Warnings say, per name a server's tools: or idempotent: gives that
+	// the server does not list, what that name does (a typo there hides
+	// a tool, or makes it not idempotent, unsaid otherwise); and per tool
+	// the server lists under a name no model can be offered, that it is
+	// left out.
+	Warnings []string
 }
 
 // ConnectMCP starts (stdio) or reaches (HTTP) each server and lists its
@@ -242,6 +244,16 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 			if !s.Allows(t.Name) {
 				continue
 			}
+			if !spec.ToolNameOK(t.Name) {
+				// Offered, it would make every request of the attempt a 400
+				// that names neither the server nor the tool.
+				if slices.Contains(s.Allow, t.Name) {
+					m.Close()
+					return nil, nil, &ToolNameError{Server: s.Name, Tool: t.Name, Allow: s.Key("tools")}
+				}
+				m.Warnings = append(m.Warnings, fmt.Sprintf("MCP server %s lists a tool named %q, which no model can be offered (%s): it is left out: to call it, the server must list it under a name that fits; to leave it out without this warning, name the tools to offer in %s", s.Name, t.Name, toolNameRule, s.Key("tools")))
+				continue
+			}
 			if b, err := json.Marshal(struct {
 				Name, Description string
 				Schema            any
@@ -261,10 +273,27 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 			out = append(out, st)
 		}
 		m.Digests[s.Name] = hex.EncodeToString(h.Sum(nil)[:8])
-		m.Unlisted = append(m.Unlisted, unlisted(s, res.Tools)...)
+		m.Warnings = append(m.Warnings, unlisted(s, res.Tools)...)
 	}
 	return m, out, nil
 }
+
+// toolNameRule is spec.ToolNameOK's rule, as messages say it.
+const toolNameRule = "Chat Completions takes a tool name of 1 to 64 letters, digits, _ and -"
+
+// ToolNameError is a tool a server's allow-list names that no model can
+// be offered under the name the server lists it by. Every attempt would
+// list it so: it ends the task's attempts (EndsAttempts), as two tools of
+// one name do.
+type ToolNameError struct{ Server, Tool, Allow string }
+
+func (e *ToolNameError) Error() string {
+	return fmt.Sprintf("MCP server %s lists the tool %q that %s names, but no model can be offered that name (%s): take it out of %s, or have the server list it under a name that fits — not retried",
+		e.Server, e.Tool, e.Allow, toolNameRule, e.Allow)
+}
+
+// EndsAttempts says no new attempt can help.
+func (e *ToolNameError) EndsAttempts() bool { return true }
 
 // unlisted are the messages for the names s's tools: and idempotent:
 // give that the server's list lacks.

@@ -231,8 +231,66 @@ func TestMCPUnlistedNames(t *testing.T) {
 		"MCP server py lists no tool ghost, which its tools: allow-list names: no tool of that name is offered",
 		"MCP server py lists no tool phantom, which its idempotent: list names",
 	}
-	if fmt.Sprint(m.Unlisted) != fmt.Sprint(want) {
-		t.Errorf("Unlisted %q, want %q", m.Unlisted, want)
+	if fmt.Sprint(m.Warnings) != fmt.Sprint(want) {
+		t.Errorf("Warnings %q, want %q", m.Warnings, want)
+	}
+}
+
+// A tool a server lists under a name Chat Completions refuses (MCP allows
+// "files.read") is not offered, with a warning naming the server, the tool
+// and the allow-list that leaves it out: offered, every request would be a
+// 400 naming neither. One the allow-list names fails the attempt, saying
+// so, and no retry can help.
+func TestMCPToolNameNotOffered(t *testing.T) {
+	long := strings.Repeat("x", 65)
+	s := mcp.NewServer(&mcp.Implementation{Name: "names", Version: "1"}, nil)
+	for _, name := range []string{"echo", "files.read", "bad name!/x", strings.Repeat("y", 64), long} {
+		mcp.AddTool(s, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	}
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	warning := func(name string) string {
+		return fmt.Sprintf("MCP server py lists a tool named %q, which no model can be offered (Chat Completions takes a tool name of 1 to 64 letters, digits, _ and -): it is left out: to call it, the server must list it under a name that fits; to leave it out without this warning, name the tools to offer in mcp_servers.py.tools", name)
+	}
+	tests := []struct {
+		name     string
+		allow    []string
+		offered  []string
+		warnings []string
+		err      string
+	}{
+		{"every tool", nil, []string{"echo", strings.Repeat("y", 64)}, []string{warning("bad name!/x"), warning("files.read"), warning(long)}, ""},
+		{"an allow-list that leaves them out", []string{"echo"}, []string{"echo"}, nil, ""},
+		{"an allow-list that names one", []string{"echo", "files.read"}, nil, nil,
+			`MCP server py lists the tool "files.read" that mcp_servers.py.tools names, but no model can be offered that name (Chat Completions takes a tool name of 1 to 64 letters, digits, _ and -): take it out of mcp_servers.py.tools, or have the server list it under a name that fits — not retried`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, listed, err := tools.ConnectMCP(context.Background(), []*spec.MCPServer{{Name: "py", URL: srv.URL, Allow: tc.allow, Path: "mcp_servers.py"}}, tools.MCPOptions{})
+			if tc.err != "" {
+				var ends interface{ EndsAttempts() bool }
+				if err == nil || err.Error() != tc.err || !errors.As(err, &ends) || !ends.EndsAttempts() {
+					t.Fatalf("err %v, want %q, ending the attempts", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			var offered []string
+			for _, tl := range listed {
+				offered = append(offered, tl.Name)
+			}
+			if fmt.Sprint(offered) != fmt.Sprint(tc.offered) {
+				t.Errorf("offered %q, want %q", offered, tc.offered)
+			}
+			if fmt.Sprint(m.Warnings) != fmt.Sprint(tc.warnings) {
+				t.Errorf("warnings %q\nwant %q", m.Warnings, tc.warnings)
+			}
+		})
 	}
 }
 
