@@ -235,7 +235,7 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 	host, _ := os.Hostname() // on started records, and to tell another host's tasks
 	// What a task gets is real; what is written or printed of the keys
 	// the team sends is redacted (DESIGN §2).
-	secrets := teamSecrets(team, getenv)
+	secrets := teamSecrets(team, store, getenv)
 	redact := redactor(secretValues(secrets))
 	// Waiting is no fault: a note, which --quiet leaves out of cron's mail.
 	note := func(msg string) { rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Message: msg}) }
@@ -1150,11 +1150,15 @@ func existsError(id, location string) error {
 // names in its place.
 type teamSecret struct{ value, env string }
 
+// secretStore is a store that connects with passwords (PostgreSQL's).
+type secretStore interface{ Secrets() []string }
+
 // teamSecrets are the secrets of the team's LLM agents, each once: their
 // API keys, the credentials in their base URLs, and the MCP servers' URL
 // credentials and header values (a token a server or a gateway may echo
-// as a proxy echoes a key).
-func teamSecrets(team *spec.Team, getenv func(string) string) []teamSecret {
+// as a proxy echoes a key); and the store's passwords, which a task's
+// environment holds (PGPASSWORD) and a command such as env prints.
+func teamSecrets(team *spec.Team, store checkpoint.Backend, getenv func(string) string) []teamSecret {
 	var out []teamSecret
 	add := func(v, env string) {
 		if v != "" && !slices.ContainsFunc(out, func(s teamSecret) bool { return s.value == v }) {
@@ -1187,6 +1191,11 @@ func teamSecrets(team *spec.Team, getenv func(string) string) []teamSecret {
 	}
 	for _, m := range team.MCP {
 		for _, v := range llm.URLSecrets(m.URL) {
+			add(v, "")
+		}
+	}
+	if s, ok := store.(secretStore); ok {
+		for _, v := range s.Secrets() {
 			add(v, "")
 		}
 	}

@@ -137,6 +137,11 @@ func parseURL(raw string) (*config, error) {
 	c.conn = c.pool.ConnConfig
 	c.conn.DialFunc = answerChecked(c.conn.DialFunc)
 	c.secrets = append(c.secrets, c.conn.Password) // from PGPASSWORD or ~/.pgpass too
+	// PGPASSWORD is a password in every task's environment, also when the
+	// URL's own took its place.
+	if pw := os.Getenv("PGPASSWORD"); pw != "" {
+		c.secrets = append(c.secrets, pw)
+	}
 	if c.conn.ConnectTimeout == 0 {
 		c.conn.ConnectTimeout = 10 * time.Second
 	}
@@ -148,6 +153,19 @@ func parseURL(raw string) (*config, error) {
 	}
 	c.location = canonical(u, c, params)
 	return c, nil
+}
+
+// credentials are c's passwords, each once: the URL's (or its
+// password=), its sslpassword=, the one pgx found in PGPASSWORD, a
+// passfile or a service file, and PGPASSWORD itself.
+func (c *config) credentials() []string {
+	var out []string
+	for _, s := range c.secrets {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // splitURL parses raw, a store URL, but for its parameters: query is all

@@ -183,6 +183,11 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 // Location is the store's URL without its password.
 func (s *Store) Location() string { return s.cfg.location }
 
+// Secrets are the passwords the store connects with (config.credentials):
+// a task may print them (PGPASSWORD is in its environment, for a nested
+// teamrun), and a run redacts them as it does the agents' keys.
+func (s *Store) Secrets() []string { return s.cfg.credentials() }
+
 // Schema is the schema holding the store's tables.
 func (s *Store) Schema() string { return s.cfg.schema }
 
