@@ -118,11 +118,13 @@ func runCommand(ios *iostreams.IOStreams, in *runner.Interrupts) *cli.Command {
 		Name:      "run",
 		Usage:     "run a team, checkpointing every task; --continue resumes where it stopped",
 		ArgsUsage: "FILE",
+		// Every cause of each code, as README's exit-code table has them.
 		Description: "Exit codes: 0 all tasks done, 1 a task failed, 2 bad usage or spec, 3 halted for a\n" +
-			"human decision (or at a tool call a crash left unsettled), 4 the session is held by\n" +
-			"another run, 5 the session store failed,\n" +
-			"129/130/131/143 interrupted by SIGHUP/SIGINT/SIGQUIT/SIGTERM (the checkpoint is\n" +
-			"written; --continue resumes).",
+			"decision: a human task's, at a tool call a crash left unsettled, at the session's budget,\n" +
+			"or at a tool loop that max_turns or max_tool_calls ended after tools that are not\n" +
+			"idempotent (teamrun session decide, then --continue), 4 the session is held by another\n" +
+			"run, 5 the session store failed, 129/130/131/143 interrupted by\n" +
+			"SIGHUP/SIGINT/SIGQUIT/SIGTERM (the checkpoint is written; --continue resumes).",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "continue", Usage: "resume the session (--session, else the project's active one)"},
 			&cli.StringFlag{Name: "session", Usage: "the session `ID`"},
