@@ -62,3 +62,40 @@ tasks:
 		t.Errorf("yes in a task ended with %q (%v), want 141 (SIGPIPE)", got, err)
 	}
 }
+
+// Only a run outlives its reader. run's help and a completion under run
+// end at a broken pipe as every other command does (SIGPIPE, the shell's
+// 141): they used to say the output is incomplete and exit 5, which says
+// the session store failed.
+func TestRunHelpEndsAtBrokenPipe(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--help"},
+		{"run", "-h"},
+		{"--help", "run"},
+		{"help", "run"},
+		{"run", "team.yaml", "--help"},
+		{"run", "-", completionFlag}, // run's flags
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close() // the reader is gone before the first line
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(t.TempDir(), "home"))
+			cmd.Stdout = w
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err = cmd.Run()
+			w.Close()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("exit 0 (%v), want SIGPIPE\n%s", err, stderr.String())
+			}
+			if ws := ee.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGPIPE {
+				t.Errorf("exit %d, stderr:\n%s\nwant SIGPIPE, as any program", ee.ExitCode(), stderr.String())
+			}
+		})
+	}
+}

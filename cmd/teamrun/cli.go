@@ -153,6 +153,15 @@ func isHelpFlag(word string) bool {
 	return name == "help" || name == "h"
 }
 
+// asksHelp reports whether a line normalizeArgs wrote asks for help: a
+// help flag among its flags, before the "--" that leads its arguments.
+func asksHelp(line []string) bool {
+	if i := slices.Index(line, "--"); i >= 0 {
+		line = line[:i]
+	}
+	return slices.ContainsFunc(line, isHelpFlag)
+}
+
 // flagWord is a flag as typed, without the value given with "=".
 func flagWord(word string) string {
 	w, _, _ := strings.Cut(word, "=")

@@ -64,9 +64,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// a signal that comes while the command starts is its first.
 		ctx, in = runner.WatchInterrupts(ctx)
 		defer in.Stop()
-		if cmd == "run" {
-			defer keepOnBrokenPipe()()
-		}
 	} else if !runner.QuitDumps() {
 		defer quitAtOnce()()
 	}
@@ -77,6 +74,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if n := len(args); n > 1 && args[n-1] == completionFlag {
 		err = complete(ctx, app, args)
 	} else if args, err = normalizeArgs(app.Commands, args); err == nil {
+		if commandOf(args) == "run" && !asksHelp(args) {
+			// Only a run outlives its reader; its help, as a
+			// completion (above), ends at a broken pipe as any
+			// program does.
+			defer keepOnBrokenPipe()()
+		}
 		err = app.RunContext(ctx, args)
 	}
 	var ee *exitError
