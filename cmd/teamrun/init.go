@@ -26,8 +26,9 @@ func initCommand() *cli.Command {
 		ArgsUsage: "[FILE]",
 		Description: "Writes FILE (default agents.yaml) and, beside it, agents.schema.json for editors (the\n" +
 			"file's yaml-language-server line names it). An existing FILE is never overwritten\n" +
-			"(exit 2, nothing written); an existing agents.schema.json is left as it is. FILE ends in\n" +
-			"\".yaml\" or \".yml\": the starter is commented YAML (another name is exit 2, nothing written).\n" +
+			"(exit 2, nothing written); an existing agents.schema.json is left as it is, but a folder\n" +
+			"of that name is exit 2, nothing written. FILE ends in \".yaml\" or \".yml\": the starter\n" +
+			"is commented YAML (another name is exit 2, nothing written).\n" +
 			"Folders on FILE's path that do not exist are made.\n\n" +
 			"Examples:\n" +
 			"   teamrun init && teamrun run agents.yaml\n" +
@@ -58,6 +59,13 @@ func initCommand() *cli.Command {
 				return exitf(exitUsage, "init: %s is a file, not a folder: name a FILE in a folder (teamrun init FILE); nothing was written", file.path)
 			case err != nil:
 				return writeFileError("init: ", "read", dir, err, "nothing was written", "teamrun init FILE")
+			}
+			// Checked before anything is written: kept as an existing
+			// schema, a folder left FILE's yaml-language-server line
+			// naming it.
+			schema := filepath.Join(dir, "agents.schema.json")
+			if fi, err := os.Stat(schema); err == nil && fi.IsDir() {
+				return exitf(exitUsage, "init: %s is a folder, not a file: it is in the way of the schema written beside FILE for editors; move it, or name a FILE in another folder (teamrun init FILE); nothing was written", schema)
 			}
 			// The help's `teamrun init pipelines/nightly.yaml` in a fresh
 			// checkout: missing folders are made, as the store makes its
@@ -94,7 +102,6 @@ func initCommand() *cli.Command {
 				fmt.Fprintf(c.App.Writer, "made the folder %s\n", dir)
 			}
 			fmt.Fprintf(c.App.Writer, "wrote %s\n", path)
-			schema := filepath.Join(dir, "agents.schema.json")
 			switch err := writeNew(schema, schemas.AgentsSchema); {
 			case err == nil:
 				fmt.Fprintf(c.App.Writer, "wrote %s (the schema editors read)\n", schema)
