@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,51 @@ func TestExitThreeNamesEveryHalt(t *testing.T) {
 			if !strings.Contains(src.text, cause) {
 				t.Errorf("%s does not name %q:\n%s", src.name, cause, src.text)
 			}
+		}
+	}
+}
+
+// Every TEAMRUN_ and OPENAI_ variable that README.md names in backticks is
+// in `teamrun help environment`, so that the two never drift: one named
+// there as an instance of a pattern (TEAMRUN_VAR_TOPIC) by the pattern
+// (TEAMRUN_VAR_<NAME>), a family (TEAMRUN_VAR_*) by one of its own.
+func TestEnvironmentTopicNamesReadmeVariables(t *testing.T) {
+	// A TEAMRUN_ or OPENAI_ variable as the README writes it: a name, a
+	// pattern (TEAMRUN_VAR_<NAME>) or a family (TEAMRUN_*). \b keeps
+	// AZURE_OPENAI_API_KEY out: it is no OPENAI_ variable.
+	envName := regexp.MustCompile(`\b(?:TEAMRUN|OPENAI)_[A-Z0-9_]*(?:<NAME>|\*)?`)
+	// Read by teamrun's own test suite, not by teamrun.
+	notTeamrun := map[string]bool{"TEAMRUN_TEST_PG_URL": true}
+	topic := envName.FindAllString(helpOf(t, "help", "environment"), -1)
+	has := func(name string) bool {
+		for _, n := range topic {
+			switch {
+			case n == name:
+				return true
+			case strings.HasSuffix(name, "*") && strings.HasPrefix(n, strings.TrimSuffix(name, "*")):
+				return true
+			case strings.HasSuffix(n, "<NAME>") && strings.HasPrefix(name, strings.TrimSuffix(n, "<NAME>")):
+				return true
+			}
+		}
+		return false
+	}
+	spans := regexp.MustCompile("`[^`\n]+`").FindAllString(readme(t), -1)
+	seen := map[string]bool{}
+	for _, span := range spans {
+		for _, name := range envName.FindAllString(span, -1) {
+			if seen[name] || notTeamrun[name] {
+				continue
+			}
+			seen[name] = true
+			if !has(name) {
+				t.Errorf("README.md names %s (%s); teamrun help environment does not", name, span)
+			}
+		}
+	}
+	for _, name := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "TEAMRUN_HOME", "TEAMRUN_SESSION"} {
+		if !seen[name] {
+			t.Errorf("found no %s in README.md's backticks: the test reads it wrong", name)
 		}
 	}
 }

@@ -200,7 +200,9 @@ func newApp(ios *iostreams.IOStreams, in *runner.Interrupts) *cli.App {
 			completionCommand(),
 			initCommand(),
 			versionCommand(),
+			environmentCommand(),
 		},
+		CustomAppHelpTemplate: cli.AppHelpTemplate + appHelpTopics,
 	}
 	wireCommands(app.Commands)
 	return app

@@ -124,7 +124,8 @@ func runCommand(ios *iostreams.IOStreams, in *runner.Interrupts) *cli.Command {
 			"or at a tool loop that max_turns or max_tool_calls ended after tools that are not\n" +
 			"idempotent (teamrun session decide, then --continue), 4 the session is held by another\n" +
 			"run, 5 the session store failed, 129/130/131/143 interrupted by\n" +
-			"SIGHUP/SIGINT/SIGQUIT/SIGTERM (the checkpoint is written; --continue resumes).",
+			"SIGHUP/SIGINT/SIGQUIT/SIGTERM (the checkpoint is written; --continue resumes).\n\n" +
+			"The environment it reads, and gives the commands it starts: teamrun help environment.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "continue", Usage: "resume the session (--session, else the project's active one)"},
 			&cli.StringFlag{Name: "session", Usage: "the session `ID`"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -54,6 +55,17 @@ var unserved = map[string]string{
 
 // ErrUnserved is a model whose provider prefix teamrun cannot send to.
 var ErrUnserved = errors.New("llm: provider not served")
+
+// Providers are the prefixes teamrun serves, in its order: a copy, for
+// the help that lists their key variables.
+func Providers() []Provider {
+	out := make([]Provider, len(providers))
+	for i, p := range providers {
+		p.KeyEnv = slices.Clone(p.KeyEnv)
+		out[i] = p
+	}
+	return out
+}
 
 // ProviderOf is the provider a model's prefix names, or false.
 func ProviderOf(model string) (Provider, bool) {
