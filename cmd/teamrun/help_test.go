@@ -99,3 +99,30 @@ func TestEnvironmentTopicNamesReadmeVariables(t *testing.T) {
 		}
 	}
 }
+
+// Placeholders fill an agent's instructions too (the LLM agent renders
+// them), an extension of DESIGN §2's list: every list in README.md of the
+// texts they fill names it, where the output_file paragraph once repeated
+// DESIGN's shorter list as what teamrun fills.
+func TestReadmePlaceholderTextsNameInstructions(t *testing.T) {
+	text := strings.Join(strings.Fields(readme(t)), " ")
+	lists := 0
+	for rest := text; ; {
+		i := strings.Index(rest, "role, goal, backstory")
+		if i < 0 {
+			break
+		}
+		at := rest[i:]
+		rest = at[1:]
+		if !strings.Contains(at[:min(len(at), 60)], "expected_output") {
+			continue // not the placeholders' texts
+		}
+		lists++
+		if near := at[:min(len(at), 160)]; !strings.Contains(near, "instructions") {
+			t.Errorf("README.md lists the texts placeholders fill without instructions: %q", near)
+		}
+	}
+	if lists == 0 {
+		t.Error("found no list of the texts placeholders fill in README.md: the test reads it wrong")
+	}
+}
