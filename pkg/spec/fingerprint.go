@@ -56,7 +56,7 @@ type Known struct {
 // they are the task's rendered so (unhidden), as olderKey's are.
 //
 // So is a key recorded by a teamrun that chose a PraisonAI step's text by
-// the file's input: alone (Task.textIn), not by the state's.
+// the file's input: alone (Task.textChosen), not as Task.textIn does.
 func (t *Team) TaskDefsKnown(state map[string]any, known func(i int, name string) Known) []TaskDef {
 	return t.taskDefs(state, known, t.presetVariables(state), false)
 }
@@ -86,7 +86,7 @@ func (t *Team) taskDefs(state map[string]any, known func(i int, name string) Kno
 			agentKeys[tk.Agent] = ak
 		}
 		scope := over.scope(tk)
-		text := tk.textIn(DescriptionText, scope)
+		text := tk.textIn(t, DescriptionText, scope)
 		defs[i] = TaskDef{
 			ID:             i,
 			Name:           tk.Name,
@@ -97,7 +97,8 @@ func (t *Team) taskDefs(state map[string]any, known func(i int, name string) Kno
 			AgentKey:       ak,
 			Expansion:      tk.Expansion,
 		}
-		was := tk.textIn(DescriptionText, t.Variables)
+		_, written := t.Variables["input"]
+		was := tk.textChosen(DescriptionText, written)
 		if preset == nil && was == text {
 			continue // as ever: nothing hidden, the text chosen as before
 		}
@@ -267,7 +268,7 @@ func (t *Team) agentReads(buf []string, a *Agent, names []string) []string {
 
 // unhidden is what a task's def had before preset variables were hidden
 // from it, its description chosen by the file's input: alone
-// (Task.textIn): what a teamrun before those rules rendered and recorded.
+// (Task.textChosen): what a teamrun before those rules rendered and recorded.
 type unhidden struct{ description, expectedOutput, agentKey string }
 
 // key is olderKey for a def u was made from: was when a teamrun that
@@ -286,13 +287,14 @@ func (u unhidden) key(buf []byte, tk *Task, d *TaskDef, ctxKeys []string, from [
 // FingerprintBefore is the task-set fingerprint that a teamrun which
 // rendered every placeholder from state (before TaskDefsKnown hid what a
 // task always sets first) and chose a PraisonAI step's text by the file's
-// input: alone (Task.textIn) gave the team: a session it recorded matches
-// under it. "" when that is the fingerprint.
+// input: alone (Task.textChosen) gave the team: a session it recorded
+// matches under it. "" when that is the fingerprint.
 func (t *Team) FingerprintBefore(state map[string]any) string {
 	preset := t.presetVariables(state)
-	_, given := state["input"]
 	_, written := t.Variables["input"]
-	if preset == nil && (!given || written) {
+	// --var input= or an output_variable: input defines it where the
+	// file's input: alone did not (Task.textIn).
+	if preset == nil && t.defines(state, "input") == written {
 		return "" // nothing hidden, every text chosen as before
 	}
 	return FingerprintOf(t.taskDefs(state, nil, nil, true))

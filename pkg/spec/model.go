@@ -342,7 +342,7 @@ type taskMore struct {
 	written []spellings
 	// noInput is, for a PraisonAI step without action whose description
 	// is the workflow's input ({{input}}), the description it has when
-	// the state defines no input (textIn): the input may come from --var,
+	// nothing defines input (textIn): the input may come from --var,
 	// which the spec does not know when it loads.
 	noInput string
 }
@@ -373,17 +373,33 @@ func (t *Task) Text(w TaskText) string {
 	return t.OutputFile()
 }
 
-// textIn is t's text w as it renders against state: a step given the
-// workflow's input that state defines none for has its noInput text
-// instead. TaskDefs and RenderTask both read a text through it, so the
-// task's key and what it is sent agree.
-func (t *Task) textIn(w TaskText, state map[string]any) string {
-	if w == DescriptionText && t.more != nil && t.more.noInput != "" {
-		if _, ok := state["input"]; !ok {
-			return t.more.noInput
-		}
+// textIn is t's text w in team as it renders against state: a step given
+// the workflow's input where nothing defines input (Team.defines: not the
+// state, nor the file, nor any task's output_variable) has its noInput
+// text instead. TaskDefs (the starting state) and RenderTask (the live
+// state, where an earlier step's output_variable may have set input) both
+// read a text through it and get the same choice, so the task's key, its
+// record and what it is sent agree.
+func (t *Task) textIn(team *Team, w TaskText, state map[string]any) string {
+	if !t.takesInput(w) {
+		return t.Text(w) // no choice: nothing to look up
+	}
+	return t.textChosen(w, team.defines(state, "input"))
+}
+
+// textChosen is t's text w, its noInput text instead where it takes the
+// workflow's input and hasInput says nothing defines it.
+func (t *Task) textChosen(w TaskText, hasInput bool) string {
+	if t.takesInput(w) && !hasInput {
+		return t.more.noInput
 	}
 	return t.Text(w)
+}
+
+// takesInput says whether t's text w is the workflow's input with another
+// text where there is none (taskMore.noInput).
+func (t *Task) takesInput(w TaskText) bool {
+	return w == DescriptionText && t.more != nil && t.more.noInput != ""
 }
 
 // setNoInput sets the description t has where nothing defines input

@@ -160,21 +160,46 @@ func (b *builder) collectPlaceholders(data []byte) {
 // output_variables and the counts of their repeats.
 func (t *Team) Defined(state map[string]any) map[string]bool {
 	d := make(map[string]bool, len(t.Variables)+len(state))
-	for k := range t.Variables {
-		d[k] = true
-	}
 	for k := range state {
 		d[k] = true
 	}
-	for _, tk := range t.Tasks {
-		if tk.OutputVariable != "" {
-			d[tk.OutputVariable] = true
-		}
-		if tk.Repeat != nil && tk.Repeat.Count != "" {
-			d[tk.Repeat.Count] = true
+	t.eachDefined(func(k string) bool {
+		d[k] = true
+		return true
+	})
+	return d
+}
+
+// defines says whether name is among Defined(state), without the map.
+func (t *Team) defines(state map[string]any, name string) bool {
+	if _, ok := state[name]; ok {
+		return true
+	}
+	found := false
+	t.eachDefined(func(k string) bool {
+		found = k == name
+		return !found
+	})
+	return found
+}
+
+// eachDefined calls yield with each name the team itself defines (its
+// variables, its tasks' output_variables and the counts of their
+// repeats) until yield returns false.
+func (t *Team) eachDefined(yield func(string) bool) {
+	for k := range t.Variables {
+		if !yield(k) {
+			return
 		}
 	}
-	return d
+	for _, tk := range t.Tasks {
+		if tk.OutputVariable != "" && !yield(tk.OutputVariable) {
+			return
+		}
+		if tk.Repeat != nil && tk.Repeat.Count != "" && !yield(tk.Repeat.Count) {
+			return
+		}
+	}
 }
 
 // UndefinedPlaceholders warns about each {name} nothing defines, and each

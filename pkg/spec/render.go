@@ -68,7 +68,7 @@ func (syn syntax) spell(name string) string {
 // that does not resolve does, not as teamrun's name for it. The task's
 // key is over the texts as bound (TaskDefs): sessions keep theirs.
 func (t *Team) RenderTask(tk *Task, w TaskText, state map[string]any) string {
-	text, sp := tk.textIn(w, state), tk.spellingsOf(w)
+	text, sp := tk.textIn(t, w, state), tk.spellingsOf(w)
 	if sp == nil {
 		return t.Render(text, state)
 	}

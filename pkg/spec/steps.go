@@ -945,15 +945,15 @@ const carryOn = "Carry on from the previous step's output."
 // first of its list takes the workflow's input, a later one the previous
 // output (which teamrun appends as context either way). A first with a
 // step before it, where nothing defines input (neither input: nor --var,
-// known only as the run starts: Task.textIn), carries on from that step:
-// orElse is that text, "" when there is none. Where there is no previous
-// output, a loop's step (item: the name its item is bound to, else "") of
-// a file without input: is given its item, where PraisonAI would send
-// the empty input; another step, the placeholder PraisonAI sends as
-// written there, which the placeholder check says nothing defines, as it
-// says of any {{VAR}}: {{input}} (its CLI's --input, --var input= here),
-// or, in a later step of a parallel that opens the file,
-// {{previous_output}}.
+// known only as the run starts, nor an output_variable: Task.textIn),
+// carries on from that step: orElse is that text, "" when there is none.
+// Where there is no previous output, a loop's step (item: the name its
+// item is bound to, else "") of a file without input: is given its item,
+// where PraisonAI would send the empty input; another step, the
+// placeholder PraisonAI sends as written there, which the placeholder
+// check says nothing defines, as it says of any {{VAR}}: {{input}} (its
+// CLI's --input, --var input= here), or, in a later step of a parallel
+// that opens the file, {{previous_output}}.
 func (sb *stepBuilder) noAction(first, hasPrev bool, item string) (desc, orElse string) {
 	input := praisonSteps.spell("input")
 	switch {

@@ -3,6 +3,7 @@ package spec
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -904,6 +905,47 @@ func TestParallelFirstWithoutAction(t *testing.T) {
 			}
 			if !ok {
 				t.Errorf("warnings:\n%s\nwant, starting:\n%s", strings.Join(said, "\n"), strings.Join(tt.warned, "\n"))
+			}
+		})
+	}
+}
+
+// The first step of a parallel that has no action is recorded (TaskDefs,
+// from the starting state) as it is sent (RenderTask, from the live state,
+// where an earlier step's output_variable may have set input): its
+// recorded text renders, in the live state, to what is sent.
+func TestFirstStepInputRecordedAsSent(t *testing.T) {
+	const head = "agents:\n  a: {role: A, llm: m}\n  c: {role: C, llm: m}\n"
+	const fan = "  - parallel:\n      - agent: a\n      - agent: c\n"
+	tests := []struct {
+		name, src string
+		vars      map[string]string // --var
+		sent      string            // fan's first step, input set to "OUT" as it runs
+	}{
+		{"input:", "input: cars\n" + head + "steps:\n  - {agent: a, action: intro}\n" + fan, nil, "cars"},
+		{"--var input", head + "steps:\n  - {agent: a, action: intro}\n" + fan, map[string]string{"input": "cars"}, "cars"},
+		{"output_variable: input", head + "steps:\n  - {agent: a, action: intro, output_variable: input}\n" + fan, nil, "OUT"},
+		{"nothing", head + "steps:\n  - {agent: a, action: intro}\n" + fan, nil, carryOn},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			team, err := Parse("p.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := team.InitialState(tt.vars)
+			defs := team.TaskDefs(state)
+			live := maps.Clone(state)
+			if team.Tasks[0].OutputVariable != "" {
+				live[team.Tasks[0].OutputVariable] = "OUT"
+			}
+			tk := team.Tasks[1]
+			sent := team.RenderTask(tk, DescriptionText, live)
+			if sent != tt.sent {
+				t.Errorf("sent %q, want %q", sent, tt.sent)
+			}
+			if got := team.Render(defs[1].Description, live); got != sent {
+				t.Errorf("recorded %q, which renders to %q; sent %q", defs[1].Description, got, sent)
 			}
 		})
 	}
