@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -27,6 +28,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -257,7 +259,10 @@ func cmdFlipEach(ts *testscript.TestScript, neg bool, args []string) {
 // loop started afresh gets the first answer again, a resumed one the next.
 // While $WORK/requests exists, each request appends a line to it, "turn
 // N", N being 1 + the assistant messages it holds: what was asked (and
-// paid for) how often.
+// paid for) how often. A request that finds $WORK/hold takes it (renames
+// it $WORK/held) and is answered only once $WORK/held is removed: a call
+// under way, for as long as the script needs (later requests are answered
+// at once).
 func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	byTurn := len(args) == 2 && args[0] == "-turns"
 	if byTurn {
@@ -277,6 +282,7 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	failFile := ts.MkAbs("fail.txt")
 	repliesDir := ts.MkAbs("replies")
 	requests := ts.MkAbs("requests")
+	hold, held := ts.MkAbs("hold"), ts.MkAbs("held")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Messages []struct{ Role, Content string } `json:"messages"`
@@ -294,6 +300,9 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 			fmt.Fprintf(f, "turn %d\n", turn)
 			mu.Unlock()
 			f.Close()
+		}
+		if os.Rename(hold, held) == nil {
+			waitRemoved(r.Context(), held)
 		}
 		if script != nil {
 			mu.Lock()
@@ -342,6 +351,22 @@ func cmdFakeLLM(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 	if script == nil {
 		ts.Setenv("OPENAI_API_KEY", "")
+	}
+}
+
+// waitRemoved returns once path is gone or ctx is done (the client left).
+func waitRemoved(ctx context.Context, path string) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 

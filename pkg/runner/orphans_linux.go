@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 // killOrphans kills the process groups of the live processes, of this
@@ -25,17 +22,12 @@ import (
 // the store must match too.) (kill -9 of
 // teamrun kills only each task's first process, through Pdeathsig; what
 // that process started lives on in the task's group). Resuming without
-// killing them would run the same work twice, in parallel.
-//
-// lockPath, when not "", is the session's lock file: one removed by hand
-// while its run lived let this run take the lock, and that run's tasks
-// are no leftovers. When a process above those found keeps an earlier
-// lock file of that path open (liveHolder), nothing is killed and the
-// error (ErrLocked) names it.
-func killOrphans(session, store, record, lockPath string) ([]int, error) {
+// killing them would run the same work twice, in parallel. The caller
+// asks liveHolder first: a run that still lives is no dead run.
+func killOrphans(session, store, record string) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil, nil // no /proc: nothing to find
+		return nil // no /proc: nothing to find
 	}
 	self := os.Getpid()
 	ownGroup := syscall.Getpgrp()
@@ -77,11 +69,6 @@ func killOrphans(session, store, record, lockPath string) ([]int, error) {
 			loners = append(loners, pid)
 		}
 	}
-	if lockPath != "" {
-		if holder := liveHolder(append(slices.Clone(found), recordedLive(record, ancestors)...), lockPath, ancestors); holder > 0 {
-			return nil, &LiveRunError{Session: session, PID: holder, Lock: lockPath}
-		}
-	}
 	for _, pid := range loners {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
@@ -97,76 +84,87 @@ func killOrphans(session, store, record, lockPath string) ([]int, error) {
 	// old copy still runs.
 	waitGone(found, 10*time.Second)
 	sort.Ints(found)
-	return found, nil
+	return found
 }
 
-// liveHolder is the live process, above one of pids (its parent, or
-// further up), that keeps open a lock file at lockPath which is not the
-// one there now: the run that started them, its lock file removed (or
-// replaced) while it ran. 0 when there is none: the run that started them
-// ended. This run and its own ancestors are never it.
-func liveHolder(pids []int, lockPath string, ancestors map[int]bool) int {
-	// The kernel names an open file by its path with the links resolved.
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(lockPath)); err == nil {
-		lockPath = filepath.Join(dir, filepath.Base(lockPath))
-	}
-	now, err := os.Stat(lockPath)
+// liveHolder is the live process, other than this one, that keeps the
+// file at journal (a session's journal) open for writing, as a run keeps
+// its session's journal from Begin to its end (after a compaction, the
+// new one, renamed to that path); 0 when there is none or journal is
+// missing. This run holds the session's lock: such a process is a run
+// whose lock file was removed or moved while it ran (which let this run
+// take the lock), and its tasks, whether processes or requests under way,
+// are no leftovers. Its identity is the file's (device and inode), not its
+// name nor a process tree: a moved lock file and a run with no task
+// process are found as well. A reader (session show) is no run. Each
+// process's fds are looked at once, and again only if the journal was
+// replaced meanwhile (a compaction between the stat and the look).
+func liveHolder(journal string) int {
+	want, err := os.Stat(journal)
 	if err != nil {
-		now = nil
+		return 0
+	}
+	for range 2 {
+		if pid := openedForWrite(want); pid > 0 {
+			return pid
+		}
+		now, err := os.Stat(journal)
+		if err != nil || os.SameFile(now, want) {
+			return 0
+		}
+		want = now
+	}
+	return 0
+}
+
+// openedForWrite is a live process, not this one, that has file open for
+// writing; 0 when none has (or none this user may look into).
+func openedForWrite(file os.FileInfo) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
 	}
 	self := os.Getpid()
-	seen := map[int]bool{}
-	for _, pid := range pids {
-		for p := parentOf(pid); p > 1 && !seen[p]; p = parentOf(p) {
-			seen[p] = true
-			if p == self || ancestors[p] {
-				break
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		fds, err := os.ReadDir(filepath.Join(dir, "fd"))
+		if err != nil {
+			continue // gone, or not ours to look into
+		}
+		for _, fd := range fds {
+			link := filepath.Join(dir, "fd", fd.Name())
+			// A socket, a pipe or an anonymous inode is named so: no
+			// file to stat.
+			if target, err := os.Readlink(link); err != nil || !strings.HasPrefix(target, "/") {
+				continue
 			}
-			if holdsOther(p, lockPath, now) {
-				return p
+			if fi, err := os.Stat(link); err == nil && os.SameFile(fi, file) && writable(filepath.Join(dir, "fdinfo", fd.Name())) {
+				return pid
 			}
 		}
 	}
 	return 0
 }
 
-// holdsOther reports whether process pid has a file named path open that
-// is not now (the file at path now; nil: none).
-func holdsOther(pid int, path string, now os.FileInfo) bool {
-	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
-	fds, err := os.ReadDir(dir)
+// writable says whether the open file that fdinfo (/proc/PID/fdinfo/FD)
+// describes was opened for writing, from its octal flags.
+func writable(fdinfo string) bool {
+	b, err := os.ReadFile(fdinfo)
 	if err != nil {
-		return false // gone, or not ours to look into
+		return false
 	}
-	for _, fd := range fds {
-		link := filepath.Join(dir, fd.Name())
-		target, err := os.Readlink(link)
-		if err != nil || strings.TrimSuffix(target, " (deleted)") != path {
-			continue
-		}
-		if fi, err := os.Stat(link); err == nil && (now == nil || !os.SameFile(fi, now)) {
-			return true
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+			return err == nil && flags&syscall.O_ACCMODE != syscall.O_RDONLY
 		}
 	}
 	return false
 }
-
-// LiveRunError: the run that started a session's running tasks is alive
-// on this host, though its lock file was removed (by hand) while it ran,
-// which let this run take the lock. Its tasks are no leftovers: they were
-// left running. It wraps ErrLocked (exit 4).
-type LiveRunError struct {
-	Session string
-	PID     int
-	Lock    string
-}
-
-func (e *LiveRunError) Error() string {
-	return fmt.Sprintf("session %s is still being run by pid %d on this host, whose lock file %s was removed while it ran (so this run could take the lock): its tasks were left running, not killed; that run stops by itself within seconds, saying it lost the session (exit 5): wait for it to end, then rerun with --continue",
-		e.Session, e.PID, e.Lock)
-}
-
-func (e *LiveRunError) Unwrap() error { return checkpoint.ErrLocked }
 
 // waitGone waits, at most limit, until each of pids has ended (gone, or a
 // zombie). A process stuck in the kernel may take longer: then the run goes

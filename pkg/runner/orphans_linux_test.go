@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
 func TestHasEnvEntry(t *testing.T) {
@@ -91,10 +88,7 @@ func TestKillOrphans(t *testing.T) {
 		others = append(others, cmd)
 	}
 
-	found, err := killOrphans(id, store, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	found := killOrphans(id, store, "")
 	if !slices.Equal(found, []int{ours.Process.Pid}) {
 		t.Fatalf("found %v, want [%d]", found, ours.Process.Pid)
 	}
@@ -107,75 +101,77 @@ func TestKillOrphans(t *testing.T) {
 	}
 }
 
-// TestKillOrphansLiveHolder: the session's lock file was removed while its
-// run lived, and this run made a new one there. A process of the session
-// whose parent (the earlier run, here a shell) keeps the removed lock file
-// open is no leftover: nothing is killed, and the error (ErrLocked, exit 4)
-// names that run. Once that run has ended, what it left is killed.
-func TestKillOrphansLiveHolder(t *testing.T) {
-	id := fmt.Sprintf("holder-test-%d", os.Getpid())
+// TestLiveHolder: a run keeps its session's journal open for writing
+// from Begin to its end; liveHolder finds that process by the file
+// (device and inode), whatever its lock file became, and whether or not it
+// has task processes. A reader of the journal is no run, nor is a process
+// that holds a journal the path no longer names; a run that ended holds
+// nothing.
+func TestLiveHolder(t *testing.T) {
 	dir := t.TempDir()
-	store := filepath.Join(dir, "sessions")
-	if err := os.Mkdir(store, 0o700); err != nil {
+	journal := filepath.Join(dir, "s.journal")
+	if err := os.WriteFile(journal, []byte("header\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	lockPath := filepath.Join(store, id+".lock")
-	if err := os.WriteFile(lockPath, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pidFile := filepath.Join(dir, "task")
-	// The earlier run keeps its lock file open (fd 3) and waits for its
-	// task, which has the session's environment.
-	run := exec.Command("/bin/sh", "-c", `exec 3<"$LOCK"; /bin/sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 60' "$PIDFILE" & wait`)
-	run.Env = append(os.Environ(), "TEAMRUN_SESSION="+id, "TEAMRUN_STORE="+store, "LOCK="+lockPath, "PIDFILE="+pidFile)
-	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-run.Process.Pid, syscall.SIGKILL)
-		_ = run.Wait()
-	})
-	task := 0
-	for range 3000 { // a slow machine only makes it wait longer
-		if b, err := os.ReadFile(pidFile); err == nil {
-			task, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-			break
+	// hold starts a process that opens the journal on fd 3 with redirect
+	// (<: to read, >>: to append, as a run does) and waits.
+	hold := func(redirect string) *exec.Cmd {
+		ready := filepath.Join(dir, fmt.Sprintf("ready-%d", time.Now().UnixNano()))
+		cmd := exec.Command("/bin/sh", "-c", `exec 3`+redirect+`"$0"; : > "$1"; exec sleep 60`, journal, ready)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if task == 0 {
-		t.Fatal("the task never started")
-	}
-	// Removed by hand; this run's lock file is a new one.
-	if err := os.Remove(lockPath); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(lockPath, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	found, err := killOrphans(id, store, "", lockPath)
-	var live *LiveRunError
-	if !errors.As(err, &live) || !errors.Is(err, checkpoint.ErrLocked) || live.PID != run.Process.Pid || found != nil {
-		t.Fatalf("killOrphans with the earlier run alive = %v, %v; want a LiveRunError naming pid %d", found, err, run.Process.Pid)
-	}
-	for _, part := range []string{"session " + id, fmt.Sprintf("pid %d", run.Process.Pid), lockPath, "was removed", "not killed"} {
-		if !strings.Contains(err.Error(), part) {
-			t.Errorf("%q lacks %q", err, part)
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+		for range 3000 { // a slow machine only makes it wait longer
+			if _, err := os.Stat(ready); err == nil {
+				return cmd
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
+		t.Fatal("the holder never opened the journal")
+		return nil
 	}
-	if err := syscall.Kill(task, 0); err != nil {
-		t.Fatalf("the live run's task was killed: %v", err)
+	if pid := liveHolder(journal); pid != 0 {
+		t.Fatalf("nothing holds the journal, liveHolder = %d", pid)
 	}
-
-	// The earlier run ends (kill -9): its task is left over now.
-	if err := syscall.Kill(run.Process.Pid, syscall.SIGKILL); err != nil {
+	hold("<")
+	if pid := liveHolder(journal); pid != 0 {
+		t.Fatalf("a reader holds the journal, liveHolder = %d, want 0", pid)
+	}
+	run := hold(">>")
+	if pid := liveHolder(journal); pid != run.Process.Pid {
+		t.Fatalf("liveHolder = %d, want the writer %d", pid, run.Process.Pid)
+	}
+	// A journal put in its place (another run's Begin): the old one's
+	// holder no longer runs this session's journal.
+	if err := os.Rename(journal, journal+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(journal, []byte("header\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if pid := liveHolder(journal); pid != 0 {
+		t.Fatalf("the journal was replaced, liveHolder = %d, want 0", pid)
+	}
+	if err := os.Rename(journal+".old", journal); err != nil {
+		t.Fatal(err)
+	}
+	if pid := liveHolder(journal); pid != run.Process.Pid {
+		t.Fatalf("liveHolder = %d, want the writer %d", pid, run.Process.Pid)
+	}
+	// The run ends (kill -9): nothing holds the journal.
+	if err := run.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = run.Wait()
-	found, err = killOrphans(id, store, "", lockPath)
-	if err != nil || !slices.Contains(found, task) {
-		t.Fatalf("killOrphans once the earlier run ended = %v, %v; want task %d killed", found, err, task)
+	if pid := liveHolder(journal); pid != 0 {
+		t.Fatalf("the writer ended, liveHolder = %d, want 0", pid)
+	}
+	if pid := liveHolder(filepath.Join(dir, "missing.journal")); pid != 0 {
+		t.Fatalf("no journal, liveHolder = %d, want 0", pid)
 	}
 }
 

@@ -349,13 +349,16 @@ func Run(ctx context.Context, o Options) (sum *Summary, err error) {
 		// recorded as running can have left anything (a task's group is
 		// killed when it ends), so the /proc scan is skipped otherwise.
 		if slices.ContainsFunc(old.Team.Tasks, func(t checkpoint.TaskRecord) bool { return t.Status == checkpoint.StatusRunning }) {
-			pids, err := killOrphans(id, stores.Named(store), procsRecord(scratch, id), lockFile(lock))
-			if err != nil {
-				return nil, err
+			// The run they belong to may be alive: its lock file removed
+			// or moved by hand let this run take the lock.
+			if f, ok := lock.(lockFiles); ok {
+				if pid := liveHolder(f.JournalPath()); pid > 0 {
+					return nil, &LiveRunError{Session: id, PID: pid, Lock: f.Path()}
+				}
 			}
-			if len(pids) > 0 {
+			if pids := killOrphans(id, stores.Named(store), procsRecord(scratch, id)); len(pids) > 0 {
 				// A lock with a lease lapses while its holder lives; a
-				// file store's live holder, killOrphans refused.
+				// file store's live holder was refused above.
 				_, lapses := lock.(interface{ Lease() time.Duration })
 				notes = append(notes, orphansNote(id, pids, lapses))
 			}
@@ -1057,14 +1060,32 @@ func PrefetchSession(ctx context.Context, store checkpoint.Backend, specPath, id
 	p.Prefetch(id)
 }
 
-// lockFile is the path of the lock file l holds, "" for a store whose
-// lock is no file (killOrphans).
-func lockFile(l checkpoint.Lock) string {
-	if f, ok := l.(interface{ Path() string }); ok {
-		return f.Path()
-	}
-	return ""
+// lockFiles is a session lock that is a file, beside the session's
+// journal (the file store's): a live run keeps its journal open, so the
+// journal tells who runs the session should the lock file be removed or
+// moved (liveHolder).
+type lockFiles interface {
+	Path() string
+	JournalPath() string
 }
+
+// LiveRunError: the run that started a session's running tasks is alive
+// on this host (it keeps the session's journal open: liveHolder), though
+// its lock file was removed or moved (by hand) while it ran, which let
+// this run take the lock. Its tasks are no leftovers: they were left
+// running. It wraps ErrLocked (exit 4).
+type LiveRunError struct {
+	Session string
+	PID     int
+	Lock    string
+}
+
+func (e *LiveRunError) Error() string {
+	return fmt.Sprintf("session %s is still being run by pid %d on this host: its lock file %s was removed or moved while that run held it (so this run could take the lock); its tasks were left running, not killed; that run stops by itself within seconds, saying it lost the session (exit 5): wait for it to end, then rerun with --continue",
+		e.Session, e.PID, e.Lock)
+}
+
+func (e *LiveRunError) Unwrap() error { return checkpoint.ErrLocked }
 
 // orphansNote tells what killOrphans did. lapses says the store's lock
 // can lapse while its holder lives (PostgreSQL's, at the end of its

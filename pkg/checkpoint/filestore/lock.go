@@ -50,6 +50,11 @@ func (l *FileLock) Holder() checkpoint.Holder { return l.holder }
 // Path is the lock file's path.
 func (l *FileLock) Path() string { return l.store.lockPath(l.id) }
 
+// JournalPath is the path of the journal of the session l locks, which
+// its run keeps open from Begin to its end: the run is found by that file
+// should its lock file be removed or moved.
+func (l *FileLock) JournalPath() string { return l.store.journalPath(l.id) }
+
 func (l *FileLock) held() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
