@@ -129,28 +129,59 @@ func (p *crashProject) teamrun(t *testing.T, args ...string) (string, int) {
 }
 
 // crash starts a run and kills its whole process group with SIGKILL once
-// ready says so.
+// ready says so; a run that ends before that fails the test.
 func (p *crashProject) crash(t *testing.T, ready func() bool) {
 	t.Helper()
-	cmd := p.command("run", p.spec, "--session", "s1")
+	if out, killed := p.killWhen(t, ready, "run", p.spec, "--session", "s1"); !killed {
+		t.Fatalf("the run ended before the point of the crash:\n%s", out)
+	}
+}
+
+// killWhen starts teamrun with args in a process group of its own and
+// kills the group with SIGKILL once ready says so: its output, and
+// whether the kill ended it (false: it ended by itself first). ready is
+// asked every millisecond, not every 25: a point that lasts a few
+// milliseconds (a file being written) was passed unseen on a loaded
+// machine, and the test then waited for a point already gone. The
+// deadline is only a safety net for a run stuck short of the point.
+func (p *crashProject) killWhen(t *testing.T, ready func() bool, args ...string) (string, bool) {
+	t.Helper()
+	cmd := p.command(args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; !ready(); i++ {
-		if i > 1200 {
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.NewTimer(5 * time.Minute)
+	defer deadline.Stop()
+	for !ready() {
+		select {
+		case <-done:
+			return out.String(), false
+		case <-deadline.C:
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
+			<-done
 			t.Fatalf("the run never got to the point of the crash:\n%s", out.String())
+		case <-tick.C:
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		return out.String(), true
+	}
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
 		t.Fatal(err)
 	}
-	_ = cmd.Wait()
+	return out.String(), false // it ended by itself as ready came to hold
 }
 
 func (p *crashProject) runs(t *testing.T) int {
