@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // hangingLLM never answers: it holds each request open until the client
@@ -58,27 +55,13 @@ tasks:
 		if strings.Contains(out, "the session's budget is reached") {
 			break
 		}
-		cmd := p.command("run", p.spec, "--continue", "--session", "s1")
-		var runOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &runOut, &runOut
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		sent := func() bool { return f.requests() > kills }
+		runOut, killed := p.killWhen(t, sent, "run", p.spec, "--continue", "--session", "s1")
+		if !killed {
+			t.Fatalf("run %d ended before it sent its request:\n%s", kills+1, runOut)
 		}
-		for i := 0; f.requests() <= kills; i++ {
-			if i > 1200 {
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-				_ = cmd.Wait()
-				t.Fatalf("run %d sent no request:\n%s", kills+1, runOut.String())
-			}
-			time.Sleep(25 * time.Millisecond)
-		}
-		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		_ = cmd.Wait()
-		if kills > 0 && !strings.Contains(runOut.String(), fmt.Sprintf("task draft was cut off in attempt %d with a request that may have been under way, counted as 1 interrupted request of unknown usage (estimated from its size: ", kills)) {
-			t.Errorf("run %d does not say what the killed request counts:\n%s", kills+1, runOut.String())
+		if kills > 0 && !strings.Contains(runOut, fmt.Sprintf("task draft was cut off in attempt %d with a request that may have been under way, counted as 1 interrupted request of unknown usage (estimated from its size: ", kills)) {
+			t.Errorf("run %d does not say what the killed request counts:\n%s", kills+1, runOut)
 		}
 	}
 	// Each killed request counts some 200 tokens: the third reaches 600.
