@@ -136,6 +136,49 @@ func adminExec(t testing.TB, raw, sql string, args ...any) {
 	}
 }
 
+// terminate ends the server's backend pid (pg_terminate_backend) and
+// waits until it is gone. pg_terminate_backend only signals it: the
+// client sees its connection cut before the backend has exited and let go
+// of its locks, so a Lock right after (a prune done again) could find the
+// session held, by a holder of this test's own live pid, which Lock does
+// not wait for as it does for a dead one (deadHere). The deadline is a
+// safety net only.
+func terminate(t testing.TB, raw string, pid uint32) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := admin(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, `SELECT pg_terminate_backend($1)`, int32(pid)); err != nil {
+		t.Fatalf("terminate backend %d: %v", pid, err)
+	}
+	for {
+		var there bool
+		if err := c.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)
+			OR EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1)`, int32(pid)).Scan(&there); err != nil {
+			t.Fatalf("waiting for backend %d to end: %v", pid, err)
+		}
+		if !there {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// holderBackend is the backend of session id's holders row: the
+// connection of the lock that wrote it.
+func holderBackend(t testing.TB, s *Store, id string) uint32 {
+	t.Helper()
+	var pid int32
+	if err := s.pool.QueryRow(context.Background(), s.q(`SELECT backend_pid FROM {s}.holders WHERE session_id = $1`), id).Scan(&pid); err != nil {
+		t.Fatalf("the holders row of session %s: %v", id, err)
+	}
+	return uint32(pid)
+}
+
 func openStore(t testing.TB, raw string) *Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

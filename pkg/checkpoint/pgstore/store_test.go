@@ -1358,7 +1358,7 @@ func TestDeleteTerminated(t *testing.T) {
 	l.Release()
 	s.beforeWrite = func() {
 		s.beforeWrite = nil
-		adminExec(t, raw, s.q(`SELECT pg_terminate_backend(backend_pid) FROM {s}.holders WHERE session_id = 'del'`))
+		terminate(t, raw, holderBackend(t, s, "del"))
 	}
 	err := s.Delete(ctx, "del")
 	if !errors.Is(err, checkpoint.ErrStore) {
@@ -1452,7 +1452,7 @@ func TestPruneTerminated(t *testing.T) {
 					t.Fatal(err)
 				}
 				l := cl.(*Lock)
-				adminExec(t, raw, `SELECT pg_terminate_backend($1)`, backendPID(t, l))
+				terminate(t, raw, backendPID(t, l))
 				select {
 				case <-l.Lost():
 				case <-time.After(time.Minute):
@@ -1462,7 +1462,7 @@ func TestPruneTerminated(t *testing.T) {
 			}
 			s.beforeWrite = func() {
 				s.beforeWrite = nil
-				adminExec(t, raw, s.q(`SELECT pg_terminate_backend(backend_pid) FROM {s}.holders WHERE session_id = 'old'`))
+				terminate(t, raw, holderBackend(t, s, "old"))
 			}
 			p := s.Project(t.TempDir())
 			opts := checkpoint.PruneOptions{Before: time.Now().Add(time.Hour)}
@@ -1505,7 +1505,7 @@ func TestDiscardTerminated(t *testing.T) {
 	pid := backendPID(t, l) // not in beforeWrite: Discard holds the lock's mutex then
 	s.beforeWrite = func() {
 		s.beforeWrite = nil
-		adminExec(t, raw, `SELECT pg_terminate_backend($1)`, pid)
+		terminate(t, raw, pid)
 	}
 	err := s.Discard(ctx, l)
 	var u *checkpoint.UnfinishedError
