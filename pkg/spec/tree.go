@@ -707,67 +707,20 @@ func (c *converter) convert(n *yaml.Node, path string, kpos Pos, active map[*yam
 	return t, nil
 }
 
+// entry is one key of a mapping and its value, merge keys resolved.
+type entry struct {
+	key   string
+	kpos  Pos
+	val   *yaml.Node
+	typed bool // YAML reads the key as no string
+}
+
 func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) error {
-	var seen posSet
-	type entry struct {
-		key   string
-		kpos  Pos
-		val   *yaml.Node
-		typed bool // YAML reads the key as no string
+	entries, err := c.entries(n, t.path, nil, true, active)
+	if err != nil {
+		return err
 	}
-	explicit := make([]entry, 0, len(n.Content)/2)
-	var merged []entry
-	var mergeAt []int // index in explicit before which merged entries go
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		kn, vn := n.Content[i], n.Content[i+1]
-		kp := posOf(kn)
-		for kn.Kind == yaml.AliasNode && kn.Alias != nil {
-			kn = kn.Alias
-		}
-		if kn.Kind != yaml.ScalarNode {
-			if name, ok := placeholderKey(kn); ok && len(n.Content) == 2 {
-				// {{input}} unquoted: a mapping whose key is a mapping.
-				c.errorf(kp, t.path, "a mapping key must be a plain value, not %s (if that is meant as a text, quote it: \"{{%s}}\")", kindName(kn.Kind), name)
-				continue
-			}
-			c.errorf(kp, t.path, "a mapping key must be a plain value, not %s", kindName(kn.Kind))
-			continue
-		}
-		if kn.ShortTag() == "!!merge" {
-			for _, m := range mergeSources(vn) {
-				if active[m] {
-					// Merging a mapping into itself would expand without
-					// end (until the node budget, slowly: paths grow too).
-					c.errorf(kp, t.path, "alias refers to itself")
-					continue
-				}
-				for j := 0; j+1 < len(m.Content); j += 2 {
-					mk := m.Content[j]
-					if mk.Kind == yaml.ScalarNode {
-						merged = append(merged, entry{mk.Value, kp, m.Content[j+1], mk.ShortTag() != "!!str"})
-						mergeAt = append(mergeAt, len(explicit))
-					}
-				}
-			}
-			continue
-		}
-		key := kn.Value
-		if first, dup := seen.get(key); dup {
-			msg := fmt.Sprintf("duplicate key %q (first at line %d): keep one", key, first.Line)
-			switch t.path {
-			case "tasks":
-				msg = duplicateName("task", key, first.Line)
-			case "agents", "roles":
-				msg = duplicateName("agent", key, first.Line)
-			}
-			c.errorf(kp, joinPath(t.path, key), "%s", msg)
-			continue
-		}
-		seen.set(key, kp)
-		explicit = append(explicit, entry{key, kp, vn, kn.ShortTag() != "!!str"})
-	}
-	// Merged keys go where the "<<" was; explicit keys win over them.
-	add := func(e entry) error {
+	for _, e := range entries {
 		v, err := c.convert(e.val, joinPath(t.path, e.key), e.kpos, active)
 		if err != nil {
 			return err
@@ -779,27 +732,118 @@ func (c *converter) mapping(t *tree, n *yaml.Node, active map[*yaml.Node]bool) e
 			}
 			*t.br.typed = append(*t.br.typed, e.key)
 		}
-		return nil
 	}
+	return nil
+}
+
+// entries are the mapping n's keys and values in file order, its merge
+// keys ("<<") resolved as the YAML merge key spec says, and as yaml.v3
+// and PyYAML do: a mapping's own keys win over merged ones, of
+// `<<: [*a, *b]` the earlier source wins, and a source's own "<<"
+// resolves the same way. Merged keys go where the "<<" was, at its
+// position (at, once inside a source): a message about one points at the
+// line that brought it in. report is false inside a source reached
+// through an alias, whose problems its anchor's own line reports.
+func (c *converter) entries(n *yaml.Node, path string, at *Pos, report bool, active map[*yaml.Node]bool) ([]entry, error) {
+	errorf := func(p Pos, path, format string, args ...any) {
+		if report {
+			c.errorf(p, path, format, args...)
+		}
+	}
+	var seen posSet
+	explicit := make([]entry, 0, len(n.Content)/2)
+	var merged []entry
+	var mergeAt []int // index in explicit before which merged entries go
+	var mergeKey *Pos // the first "<<"
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		kp, ek := posOf(kn), posOf(kn) // where the key is, where its entry says it is
+		if at != nil {
+			ek = *at
+		}
+		for kn.Kind == yaml.AliasNode && kn.Alias != nil {
+			kn = kn.Alias
+		}
+		if kn.Kind != yaml.ScalarNode {
+			if name, ok := placeholderKey(kn); ok && len(n.Content) == 2 {
+				// {{input}} unquoted: a mapping whose key is a mapping.
+				errorf(kp, path, "a mapping key must be a plain value, not %s (if that is meant as a text, quote it: \"{{%s}}\")", kindName(kn.Kind), name)
+				continue
+			}
+			errorf(kp, path, "a mapping key must be a plain value, not %s", kindName(kn.Kind))
+			continue
+		}
+		if kn.ShortTag() == "!!merge" {
+			if mergeKey != nil {
+				// The loaders disagree on a second one (yaml.v3 refuses
+				// it, PyYAML takes the last): refuse it as any key twice.
+				errorf(kp, joinPath(path, "<<"), "duplicate key \"<<\" (first at line %d): keep one; to merge several mappings, list them in one: <<: [*a, *b] (the first listed wins)", mergeKey.Line)
+				continue
+			}
+			mergeKey = &kp
+			for _, s := range c.mergeSources(vn, path, report) {
+				if active[s.node] {
+					// Merging a mapping into itself would expand without
+					// end (until the node budget, slowly: paths grow too).
+					errorf(kp, path, "alias refers to itself")
+					continue
+				}
+				// Counted, so that sources merging sources many times over
+				// meet the alias budget as a value expanding so does.
+				if c.nodes += len(s.node.Content) / 2; c.nodes > c.maxNodes {
+					return nil, errTooBig
+				}
+				active[s.node] = true
+				subAt := at
+				if subAt == nil {
+					subAt = &kp
+				}
+				sub, err := c.entries(s.node, path, subAt, report && !s.viaAlias, active)
+				delete(active, s.node)
+				if err != nil {
+					return nil, err
+				}
+				for _, e := range sub {
+					merged = append(merged, e)
+					mergeAt = append(mergeAt, len(explicit))
+				}
+			}
+			continue
+		}
+		key := kn.Value
+		if first, dup := seen.get(key); dup {
+			msg := fmt.Sprintf("duplicate key %q (first at line %d): keep one", key, first.Line)
+			switch path {
+			case "tasks":
+				msg = duplicateName("task", key, first.Line)
+			case "agents", "roles":
+				msg = duplicateName("agent", key, first.Line)
+			}
+			errorf(kp, joinPath(path, key), "%s", msg)
+			continue
+		}
+		seen.set(key, kp)
+		explicit = append(explicit, entry{key, ek, vn, kn.ShortTag() != "!!str"})
+	}
+	if len(merged) == 0 {
+		return explicit, nil
+	}
+	out := make([]entry, 0, len(explicit)+len(merged))
 	mi := 0
 	for i := 0; i <= len(explicit); i++ {
 		for ; mi < len(merged) && mergeAt[mi] == i; mi++ {
 			e := merged[mi]
 			if _, ok := seen.get(e.key); ok {
-				continue
+				continue // an own key, or an earlier source's
 			}
 			seen.set(e.key, e.kpos)
-			if err := add(e); err != nil {
-				return err
-			}
+			out = append(out, e)
 		}
 		if i < len(explicit) {
-			if err := add(explicit[i]); err != nil {
-				return err
-			}
+			out = append(out, explicit[i])
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // posSet is the keys of one mapping seen so far: kept inline while there
@@ -842,27 +886,63 @@ func (s *posSet) set(k string, p Pos) {
 	s.m[k] = p
 }
 
-// mergeSources resolves the value of a "<<" key: a mapping or a list of them.
-func mergeSources(v *yaml.Node) []*yaml.Node {
-	for v.Kind == yaml.AliasNode && v.Alias != nil {
-		v = v.Alias
-	}
+// mergeSource is a mapping a "<<" merges in, and whether an alias names
+// it (its problems are reported at its anchor).
+type mergeSource struct {
+	node     *yaml.Node
+	viaAlias bool
+}
+
+// mergeSources resolves the value of a "<<" key in the mapping at path: a
+// mapping or a list of them. Anything else is reported (when report), not
+// dropped: yaml.v3 and PyYAML refuse it.
+func (c *converter) mergeSources(v *yaml.Node, path string, report bool) []mergeSource {
+	at := posOf(v)
+	v, alias := unalias(v)
 	switch v.Kind {
 	case yaml.MappingNode:
-		return []*yaml.Node{v}
+		return []mergeSource{{v, alias}}
 	case yaml.SequenceNode:
-		var out []*yaml.Node
+		var out []mergeSource
 		for _, it := range v.Content {
-			for it.Kind == yaml.AliasNode && it.Alias != nil {
-				it = it.Alias
-			}
+			itAt := posOf(it)
+			it, itAlias := unalias(it)
 			if it.Kind == yaml.MappingNode {
-				out = append(out, it)
+				out = append(out, mergeSource{it, alias || itAlias})
+			} else if report {
+				if alias {
+					itAt = at // the list is elsewhere: point at the "<<" that reads it
+				}
+				c.badMerge(itAt, path, it)
 			}
 		}
 		return out
 	}
+	if report {
+		c.badMerge(at, path, v)
+	}
 	return nil
+}
+
+// unalias is the node an alias names (n itself if it is none), and
+// whether n was an alias.
+func unalias(n *yaml.Node) (*yaml.Node, bool) {
+	alias := false
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n, alias = n.Alias, true
+	}
+	return n, alias
+}
+
+// badMerge reports a "<<" value, or an item of its list, that is no mapping.
+func (c *converter) badMerge(at Pos, path string, n *yaml.Node) {
+	got := kindName(n.Kind)
+	if n.Kind == yaml.ScalarNode {
+		s := &tree{kind: yaml.ScalarNode}
+		(&converter{}).scalar(s, n)
+		got = s.describe()
+	}
+	c.errorf(at, joinPath(path, "<<"), "a merge key (<<) takes a mapping or a list of mappings, got %s: write <<: *name to merge the mapping anchored &name, or <<: [*a, *b] for several", got)
 }
 
 func kindName(k yaml.Kind) string {
