@@ -13,7 +13,14 @@ import (
 // it: no dot, no slash, no control character, no space — any Unicode white
 // space (Go's unicode.IsSpace), and U+FEFF, which ECMA-262's \s counts too.
 func firstRefused(r rune) bool {
-	return r == '.' || r == '/' || r < 0x20 || unicode.IsSpace(r) || r == '\uFEFF'
+	return r == '.' || r == '/' || unicode.IsControl(r) || unicode.IsSpace(r) || r == '\uFEFF'
+}
+
+// laterRefused is the rule for a name's other characters: no slash, no
+// control character (C0, DEL, C1: the terminal runs a C1 CSI) and no line
+// separator, which prints as a line break.
+func laterRefused(r rune) bool {
+	return r == '/' || unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
 }
 
 // The binary takes its name rule from the schema it ships (teamrun
@@ -40,6 +47,9 @@ func TestNameRuleIsTheSchemas(t *testing.T) {
 		name := string(r) + "x"
 		if got := !nameRE().MatchString(name); got != firstRefused(r) {
 			t.Errorf("a name starting with %U: refused %v, want %v", r, got, firstRefused(r))
+		}
+		if got := !nameRE().MatchString("x" + string(r)); got != laterRefused(r) {
+			t.Errorf("a name holding %U: refused %v, want %v", r, got, laterRefused(r))
 		}
 	}
 }
@@ -73,7 +83,8 @@ func TestNamePatternInECMA262(t *testing.T) {
 	}
 	script := `const re = new RegExp(process.argv[1]); const out = [];
 for (let c = 0; c <= 0x10ffff; c++) { if (c >= 0xd800 && c <= 0xdfff) continue;
-  if (!re.test(String.fromCodePoint(c) + "x")) out.push(c); }
+  if (!re.test(String.fromCodePoint(c) + "x")) out.push(c);
+  if (!re.test("x" + String.fromCodePoint(c))) out.push(-c - 1); }
 console.log(out.join(","));`
 	out, err := exec.Command(node, "-e", script, schemaDefPattern("name")).Output()
 	if err != nil {
@@ -85,11 +96,14 @@ console.log(out.join(","));`
 		if err != nil {
 			t.Fatalf("node said %q", out)
 		}
-		refused[rune(n)] = true
+		refused[rune(n)] = true // -c-1: refused after the first character
 	}
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if utf8.ValidRune(r) && refused[r] != firstRefused(r) {
 			t.Errorf("ECMA-262 reads a name starting with %U: refused %v, want %v", r, refused[r], firstRefused(r))
+		}
+		if utf8.ValidRune(r) && refused[-r-1] != laterRefused(r) {
+			t.Errorf("ECMA-262 reads a name holding %U: refused %v, want %v", r, refused[-r-1], laterRefused(r))
 		}
 	}
 }
