@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -16,6 +17,9 @@ import (
 // environment's to it. The error shows the URL as written, without its
 // credentials, and what to write instead.
 func ParseBaseURL(s string) (*url.URL, error) {
+	if LooksLikeKey(strings.TrimSpace(s)) {
+		return nil, errors.New(pastedValue)
+	}
 	return parseHTTPURL(s, "127.0.0.1:11434/v1")
 }
 

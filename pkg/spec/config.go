@@ -360,6 +360,10 @@ func (d *configDecoder) llm(v *yaml.Node) *LLMDefault {
 			d.errorf(v, key, "expected a model name, or a mapping with model, base_url and api_key_env; got %s%s", describeNode(v), quoteHint(v))
 			return nil
 		}
+		if LooksLikeKey(v.Value) {
+			d.errorf(v, key, "%s", pastedValue)
+			return nil
+		}
 		return &LLMDefault{Model: v.Value}
 	case v.Kind != yaml.MappingNode:
 		d.errorf(v, key, "expected a model name, or a mapping with model, base_url and api_key_env; got %s", describeNode(v))
@@ -374,6 +378,10 @@ func (d *configDecoder) llm(v *yaml.Node) *LLMDefault {
 		}
 		switch k.Value {
 		case "model":
+			if LooksLikeKey(val.Value) {
+				d.errorf(val, path, "%s", pastedValue)
+				continue
+			}
 			l.Model = val.Value
 		case "base_url":
 			if _, err := ParseBaseURL(val.Value); err != nil {
@@ -430,6 +438,8 @@ func describeNode(n *yaml.Node) string {
 			return "an empty text"
 		case n.Tag != "!!str":
 			return n.Value // a number or true/false, as written
+		case LooksLikeKey(n.Value):
+			return keyShown
 		}
 		return strconv.Quote(n.Value)
 	}

@@ -32,6 +32,32 @@ var keyPrefixes = []string{"sk-", "sk_", "gsk_", "xai-", "AIza", "hf_", "ghp_", 
 // such as hf_token or sk_test_var starts like a key but is none.
 const minKeyRest = 16
 
+// LooksLikeKey says whether s starts as a well-known provider's keys do
+// and goes on as long as one: a key pasted where a name, a model or a URL
+// goes, which no message may show.
+func LooksLikeKey(s string) bool {
+	for _, p := range keyPrefixes {
+		if strings.HasPrefix(s, p) && len(s)-len(p) >= minKeyRest {
+			return true
+		}
+	}
+	return false
+}
+
+// pastedValue is what is said of a key pasted where a model, a URL or a
+// duration goes (after the key's path).
+const pastedValue = "holds what looks like an API key (the value is not shown): a key never goes in a file; put it in an environment variable (export MY_KEY=…) and name that variable in api_key_env"
+
+// checkNoKey refuses v, a text that no key belongs in (a model name, a
+// base_url), when it looks like one, without showing it.
+func (b *builder) checkNoKey(v *tree) bool {
+	if s, ok := v.str(); ok && LooksLikeKey(s) {
+		b.errorf(v, v.pos(), "%s", pastedValue)
+		return true
+	}
+	return false
+}
+
 // KeyNameProblem says what is wrong with name where the name of the
 // environment variable that holds a secret goes, without showing it: ""
 // when it can be that name. Refused is what no variable can be named
@@ -39,8 +65,11 @@ const minKeyRest = 16
 // starts as a well-known provider's keys do.
 func KeyNameProblem(name string) string {
 	ident := identRE().MatchString(name)
+	if LooksLikeKey(name) {
+		return pastedKey
+	}
 	for _, p := range keyPrefixes {
-		if strings.HasPrefix(name, p) && (!ident || len(name)-len(p) >= minKeyRest) {
+		if strings.HasPrefix(name, p) && !ident {
 			return pastedKey
 		}
 	}

@@ -460,6 +460,9 @@ func (b *builder) models(v *tree) {
 func (b *builder) llm(v *tree) *LLM {
 	var l *LLM
 	if s, ok := v.str(); ok {
+		if b.checkNoKey(v) {
+			return nil
+		}
 		l = &LLM{Model: s}
 	} else if l = b.llmFields(v); l == nil {
 		return nil
@@ -503,6 +506,9 @@ func (b *builder) llmFields(v *tree) *LLM {
 	}
 	l := &LLM{Pos: v.pos()}
 	l.Model, _ = v.get("model").str()
+	if b.checkNoKey(v.get("model")) {
+		l.Model = ""
+	}
 	l.BaseURL, l.BaseURLAt = b.baseURL(v.get("base_url"))
 	l.APIKeyEnv, _ = v.get("api_key_env").str()
 	b.checkKeyName(v.get("api_key_env"), false)

@@ -620,6 +620,9 @@ func praisonKey(key string) bool {
 
 func (b *builder) praisonLLM(v *tree) *LLM {
 	if s, ok := v.str(); ok && s != "" {
+		if b.checkNoKey(v) {
+			return nil
+		}
 		return &LLM{Model: s, Pos: v.pos()}
 	}
 	if !v.isMap() {
@@ -634,6 +637,8 @@ func (b *builder) praisonLLM(v *tree) *LLM {
 		case "model":
 			if !isStr || s == "" {
 				b.errorf(f, f.pos(), "expected a model name, got %s", f.gotText())
+			} else if b.checkNoKey(f) {
+				return nil
 			}
 			l.Model = s
 		case "base_url":

@@ -218,6 +218,9 @@ func (t *tree) describe() string {
 	case nil:
 		return "null"
 	case string:
+		if LooksLikeKey(v) {
+			return keyShown
+		}
 		return "string " + quoteShort(v)
 	case bool:
 		return "boolean " + strconv.FormatBool(v)
@@ -228,6 +231,10 @@ func (t *tree) describe() string {
 	}
 	return t.text
 }
+
+// keyShown is what a "got ..." message says of a text that looks like a
+// key, in place of it.
+const keyShown = "what looks like an API key (not shown): a key never goes in a file; put it in an environment variable (export MY_KEY=…) and name that variable in api_key_env"
 
 func quoteShort(s string) string {
 	const max = 60
