@@ -198,6 +198,10 @@ type Price struct {
 // price maximum is the same.
 const MaxPrice = 1_000_000
 
+// MaxRetries bounds a task's max_retries, in every format; the schema's
+// maximum is the same, so that an editor refuses what validate does.
+const MaxRetries = 1000
+
 // MaxBudget bounds a budget's max_cost_usd and max_tokens (2^53-1, the
 // schema's maximum): past it a float64 no longer counts whole tokens, and
 // a cost past it is no budget.

@@ -726,13 +726,13 @@ func (b *builder) task(name string, v *tree) {
 		}
 	}
 	if n, ok := v.get("max_retries").val().(int64); ok && n >= 0 {
-		if n > 1000 {
-			b.errorf(v.get("max_retries"), v.get("max_retries").pos(), "expected at most 1000, got %s", v.get("max_retries").describe())
+		if n > MaxRetries {
+			b.errorf(v.get("max_retries"), v.get("max_retries").pos(), "expected at most %d, got %s", MaxRetries, v.get("max_retries").describe())
 		}
-		tk.MaxRetries = int(min(n, 1000))
-	} else if f, ok := v.get("max_retries").val().(float64); ok && f > 1000 {
+		tk.MaxRetries = int(min(n, MaxRetries))
+	} else if f, ok := v.get("max_retries").val().(float64); ok && f > MaxRetries {
 		// An integer too large for int64 arrives as a float: still too many.
-		b.errorf(v.get("max_retries"), v.get("max_retries").pos(), "expected at most 1000, got %s", v.get("max_retries").describe())
+		b.errorf(v.get("max_retries"), v.get("max_retries").pos(), "expected at most %d, got %s", MaxRetries, v.get("max_retries").describe())
 	}
 	tk.RetryDelay = b.duration(v.get("retry_delay"))
 	tk.Timeout = b.duration(v.get("timeout"))

@@ -1465,8 +1465,8 @@ func (b *builder) seconds(f *tree) time.Duration {
 
 func (b *builder) praisonRetries(f *tree, tk *Task) {
 	n, ok := f.val().(int64)
-	if !ok || n < 0 || n > 1000 {
-		b.errorf(f, f.pos(), "expected a number of retries from 0 to 1000, got %s", f.describe())
+	if !ok || n < 0 || n > MaxRetries {
+		b.errorf(f, f.pos(), "expected a number of retries from 0 to %d, got %s", MaxRetries, f.describe())
 		return
 	}
 	tk.MaxRetries = int(n)
