@@ -323,6 +323,20 @@ type converter struct {
 	depth    int    // of the value being converted
 	outer    string // the path of its ancestor at level 3, for messages
 	outerPos Pos    // where that ancestor's key is
+	// bigPath and bigAt are the value, at most level 3, whose aliases
+	// passed maxNodes (errTooBig): where to cut them down.
+	bigPath string
+	bigAt   Pos
+}
+
+// tooBig records where the alias budget ran out, the value at level 3 or
+// above being converted (path, at kpos, when it is one), and says so.
+func (c *converter) tooBig(path string, kpos Pos) error {
+	c.bigPath, c.bigAt = c.outer, c.outerPos
+	if c.depth < 3 {
+		c.bigPath, c.bigAt = path, kpos
+	}
+	return errTooBig
 }
 
 var (
@@ -377,7 +391,10 @@ func parseTreeYAML(file string, data []byte) (*tree, ErrorList) {
 		return nil, c.diags
 	}
 	if err != nil {
-		return nil, ErrorList{{File: file, Line: root.Line, Column: root.Column, Message: "the document expands to too many values through aliases"}}
+		// Aliases of aliases multiply ("billion laughs"): say which value
+		// passed the budget, and how to keep within it.
+		return nil, ErrorList{{File: file, Line: c.bigAt.Line, Column: c.bigAt.Column, Path: c.bigPath,
+			Message: fmt.Sprintf("expanding this value's aliases takes the document past %d values, teamrun's limit: aliases of a list or mapping that itself holds aliases multiply (too many values through aliases); alias fewer times, or write the values out", c.maxNodes)}}
 	}
 	return t, c.diags
 }
@@ -655,7 +672,7 @@ var ptrEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 func (c *converter) convert(n *yaml.Node, path string, kpos Pos, active map[*yaml.Node]bool) (*tree, error) {
 	c.nodes++
 	if c.nodes > c.maxNodes {
-		return nil, errTooBig
+		return nil, c.tooBig(path, kpos)
 	}
 	pos := posOf(n)
 	for n.Kind == yaml.AliasNode {
@@ -798,7 +815,7 @@ func (c *converter) entries(n *yaml.Node, path string, at *Pos, report bool, act
 				// Counted, so that sources merging sources many times over
 				// meet the alias budget as a value expanding so does.
 				if c.nodes += len(s.node.Content) / 2; c.nodes > c.maxNodes {
-					return nil, errTooBig
+					return nil, c.tooBig(joinPath(path, "<<"), kp)
 				}
 				active[s.node] = true
 				subAt := at
