@@ -45,6 +45,15 @@ func TestSpecEncodings(t *testing.T) {
 		{"nul", []byte(strings.Replace(encodingSpec, "x {{", "x \x00 {{", 1)), `a.yaml:6:16: invalid YAML: character U+0000 here is a control character, which YAML allows nowhere in a file: remove it (in a double-quoted string, write it as \x00)`},
 		{"bell-utf16", utf16File(strings.Replace(encodingSpec, "role: A", "role: A\a", 1), binary.BigEndian), `a.yaml:3:14: invalid YAML: character U+0007 here is a control character`},
 		{"noncharacter", []byte(strings.Replace(encodingSpec, "x {{", "x \uFFFF {{", 1)), `a.yaml:6:16: invalid YAML: character U+FFFF here is not allowed in a YAML file: remove it (in a double-quoted string, write it as \uFFFF)`},
+		// NEL, LS and PS break a line for yaml.v3 where an editor shows
+		// none: named where they are, not as yaml.v3's reason on a line after.
+		{"nel", []byte("agents:\n  sh: {shell: cat}\ntasks:\n  a:\n    description: Summarise this text\u0085pasted from a PDF\n    agent: sh\n"),
+			`a.yaml:5:37: invalid YAML: character U+0085 here, a next line (NEL), breaks the line for the YAML parser though an editor shows none: replace it with a space (or a line break), or quote the whole text ("…")`},
+		{"ls", []byte("agents:\n  sh: {shell: cat}\ntasks:\n  a:\n    description: Summarise this:\u2028second line\n    agent: sh\n"),
+			`a.yaml:5:33: invalid YAML: character U+2028 here, a line separator, breaks`},
+		// One in a quoted text, which loads, is not blamed for an error after it.
+		{"nel-quoted", []byte("agents:\n  sh: {shell: cat}\ntasks:\n  a:\n    description: \"fine\u0085text\"\n    agent: sh\n  b: [\n"),
+			`a.yaml:7:1: invalid YAML: did not find expected node content`},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {

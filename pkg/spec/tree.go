@@ -367,7 +367,7 @@ func parseTreeYAML(file string, data []byte) (*tree, ErrorList) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(yamlVersionRead(data)))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, ErrorList{valueHint(ctrlHint(colonHint(longKeyHint(tabHint(syntaxError(file, err, data), data), data), data), data), data)}
+		return nil, ErrorList{valueHint(ctrlHint(colonHint(longKeyHint(tabHint(breakHint(syntaxError(file, err, data), data), data), data), data), data), data)}
 	}
 	// A second document would be silently ignored: say so instead.
 	var next yaml.Node
@@ -529,6 +529,40 @@ func ctrlHint(d Diagnostic, data []byte) Diagnostic {
 		}
 		col++
 	}
+	return d
+}
+
+// breakHint points at a NEL, LS or PS (U+0085, U+2028, U+2029) on the
+// line yaml.v3 stops at, or the one before: it breaks the line for
+// yaml.v3 (as YAML 1.1 has it), though an editor shows none, so the error
+// names a line after it and a reason that is not there (text pasted from
+// a PDF or a web page carries them). yaml.v3 counts each as a line, so
+// the line it names is found by counting them too.
+func breakHint(d Diagnostic, data []byte) Diagnostic {
+	line, col, yline := 1, 1, 1 // yline: the line as yaml.v3 counts it
+	var at Pos
+	var found rune
+	for _, r := range string(data) {
+		if yline > d.Line {
+			break
+		}
+		switch r {
+		case '\n':
+			line, col, yline = line+1, 0, yline+1
+		case 0x85, 0x2028, 0x2029:
+			if yline >= d.Line-1 {
+				at, found = Pos{Line: line, Column: col}, r
+			}
+			yline++
+		}
+		col++
+	}
+	if found == 0 {
+		return d
+	}
+	name := map[rune]string{0x85: "next line (NEL)", 0x2028: "line separator", 0x2029: "paragraph separator"}[found]
+	d.Line, d.Column = at.Line, at.Column
+	d.Message = fmt.Sprintf("invalid YAML: character %U here, a %s, breaks the line for the YAML parser though an editor shows none: replace it with a space (or a line break), or quote the whole text (\"…\")", found, name)
 	return d
 }
 
