@@ -297,7 +297,7 @@ func (j *Journal) maybeCompact() error {
 		return nil
 	}
 	if err := j.compact(context.Background()); err != nil {
-		if errors.Is(err, ErrLost) {
+		if errors.Is(err, checkpoint.ErrLost) {
 			j.err = err
 			return err
 		}
@@ -378,7 +378,7 @@ func (j *Journal) Close() error {
 		j.commit.Wait()
 	}
 	if j.err != nil {
-		if errors.Is(j.err, ErrLost) {
+		if errors.Is(j.err, checkpoint.ErrLost) {
 			return j.err
 		}
 		return nil

@@ -17,11 +17,6 @@ import (
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 )
 
-// ErrLost: the run's lock is gone — its connection was lost or another run
-// took the session over. It is checkpoint.ErrLost, every store's (exit 5);
-// the run never writes again.
-var ErrLost = checkpoint.ErrLost
-
 // Lock is a session lock: an advisory lock on a connection of its own, so
 // it dies with the connection (kill -9, OOM, node loss,
 // pg_terminate_backend). The server drops a connection silent for longer
@@ -231,7 +226,7 @@ func (s *Store) claim(ctx context.Context, conn *pgx.Conn, id string) (*Lock, er
 // stops its tasks; LostErr says why.
 func (l *Lock) Lost() <-chan struct{} { return l.gone }
 
-// LostErr is why the lock was lost (it wraps ErrLost), nil while it holds.
+// LostErr is why the lock was lost (it wraps checkpoint.ErrLost), nil while it holds.
 func (l *Lock) LostErr() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -292,7 +287,7 @@ func (l *Lock) loseLocked(err error) {
 		Msg:    "the connection holding the session's lock was lost (" + scrub(message(err, l.store.cfg.lease/2), l.store.cfg.secrets...) + ")",
 		Advice: "this run stops writing; another run may take the session over",
 		Then:   true,
-		Err:    errors.Join(ErrLost, err)})
+		Err:    errors.Join(checkpoint.ErrLost, err)})
 }
 
 // takenOverLocked marks the lock lost because another run owns the
@@ -303,7 +298,7 @@ func (l *Lock) takenOverLocked() error {
 			Msg:    fmt.Sprintf("the session was taken over by another run (this run's owner generation %d is no longer the session's)", l.gen),
 			Advice: "this run stops writing",
 			Show:   l.id,
-			Err:    ErrLost})
+			Err:    checkpoint.ErrLost})
 	}
 	return l.lost
 }

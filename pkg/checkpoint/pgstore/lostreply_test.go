@@ -169,16 +169,16 @@ func TestLostReplyOfTransition(t *testing.T) {
 			switch {
 			case tc.forward && err != nil:
 				t.Fatalf("a committed transition whose answer was lost: %v, want it acknowledged", err)
-			case !tc.forward && !errors.Is(err, ErrLost):
-				t.Fatalf("a transition that never reached the server: %v, want ErrLost", err)
+			case !tc.forward && !errors.Is(err, checkpoint.ErrLost):
+				t.Fatalf("a transition that never reached the server: %v, want checkpoint.ErrLost", err)
 			}
 			select {
 			case <-l.Lost():
 			default:
 				t.Fatal("the lock is not lost")
 			}
-			if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t001", Result: "x"}); !errors.Is(err, ErrLost) {
-				t.Fatalf("a write after the lock was lost: %v, want ErrLost", err)
+			if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskCompleted, Task: "t001", Result: "x"}); !errors.Is(err, checkpoint.ErrLost) {
+				t.Fatalf("a write after the lock was lost: %v, want checkpoint.ErrLost", err)
 			}
 			sess, err := openStore(t, raw).Load(context.Background(), "lostreply")
 			if err != nil {

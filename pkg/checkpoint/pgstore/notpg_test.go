@@ -131,7 +131,7 @@ func TestTakenOverNamesTheStore(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := error(&Error{Location: "postgres://u@db/app", Op: "session l2", Msg: "the session was taken over by another run",
-				Advice: "this run stops writing", Show: "l2", Err: ErrLost})
+				Advice: "this run stops writing", Show: "l2", Err: checkpoint.ErrLost})
 			checkpoint.NameStore(err, tc.words)
 			if got := err.Error(); !strings.HasSuffix(got, tc.want) {
 				t.Errorf("got  %s\nwant it to end with %s", got, tc.want)

@@ -619,7 +619,7 @@ func (s *Store) Discard(ctx context.Context, cl checkpoint.Lock) error {
 // is returned as it is.
 func (s *Store) unfinished(err error, op, leftover string) error {
 	var lost *Error
-	if !errors.Is(err, ErrLost) || !errors.As(err, &lost) {
+	if !errors.Is(err, checkpoint.ErrLost) || !errors.As(err, &lost) {
 		return err
 	}
 	return &checkpoint.UnfinishedError{Store: "PostgreSQL store " + s.cfg.location, Op: op, Cause: lost.Msg, Leftover: leftover, Err: err}

@@ -470,16 +470,16 @@ func TestStaleGenerationRefused(t *testing.T) {
 	// this run's connection and advisory lock are still up.
 	adminExec(t, raw, `UPDATE `+s.cfg.schema+`.sessions SET owner_generation = owner_generation + 1000 WHERE id = 'fenced'`)
 	err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t002"})
-	if !errors.Is(err, checkpoint.ErrStore) || !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "taken over by another run") {
+	if !errors.Is(err, checkpoint.ErrStore) || !errors.Is(err, checkpoint.ErrLost) || !strings.Contains(err.Error(), "taken over by another run") {
 		t.Fatalf("a stale-generation write = %v, want it refused as taken over", err)
 	}
 	noPassword(t, raw, err.Error())
 	// It never writes again, not even on Close.
-	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t003"}); !errors.Is(err, ErrLost) {
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t003"}); !errors.Is(err, checkpoint.ErrLost) {
 		t.Errorf("a second write after the takeover = %v", err)
 	}
-	if err := j.Close(); !errors.Is(err, ErrLost) {
-		t.Errorf("Close after the takeover = %v, want ErrLost", err)
+	if err := j.Close(); !errors.Is(err, checkpoint.ErrLost) {
+		t.Errorf("Close after the takeover = %v, want checkpoint.ErrLost", err)
 	}
 	var last int64
 	if err := s.pool.QueryRow(context.Background(), s.q(`SELECT last_seq FROM {s}.sessions WHERE id = 'fenced'`)).Scan(&last); err != nil {
@@ -509,8 +509,8 @@ func TestTerminatedHolderIsTakenOver(t *testing.T) {
 	}
 	defer l2.Release()
 	err = j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t002"})
-	if !errors.Is(err, checkpoint.ErrStore) || !errors.Is(err, ErrLost) {
-		t.Fatalf("the terminated holder's next write = %v, want ErrLost", err)
+	if !errors.Is(err, checkpoint.ErrStore) || !errors.Is(err, checkpoint.ErrLost) {
+		t.Fatalf("the terminated holder's next write = %v, want checkpoint.ErrLost", err)
 	}
 	noPassword(t, raw, err.Error())
 	old, err := s.Load(ctx, "term")
@@ -528,7 +528,7 @@ func TestTerminatedHolderIsTakenOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The old run stays refused once the new one writes.
-	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t003"}); !errors.Is(err, ErrLost) {
+	if err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t003"}); !errors.Is(err, checkpoint.ErrLost) {
 		t.Errorf("the old run's write after the takeover = %v", err)
 	}
 }
@@ -858,8 +858,8 @@ func TestBatchIsOneTransaction(t *testing.T) {
 	}
 	adminExec(t, raw, `UPDATE `+s.cfg.schema+`.sessions SET owner_generation = owner_generation + 1000 WHERE id = 'batch'`)
 	err = checkpoint.RecordAll(j, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t001"}, checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t002"})
-	if !errors.Is(err, ErrLost) {
-		t.Fatalf("a batch of a stale generation = %v, want ErrLost", err)
+	if !errors.Is(err, checkpoint.ErrLost) {
+		t.Fatalf("a batch of a stale generation = %v, want checkpoint.ErrLost", err)
 	}
 	var n int
 	if err := s.pool.QueryRow(ctx, s.q(`SELECT count(*) FROM {s}.transitions WHERE session_id = 'batch'`)).Scan(&n); err != nil {
@@ -986,8 +986,8 @@ func TestFrozenServerLosesLock(t *testing.T) {
 	}
 	defer syscall.Kill(pid, syscall.SIGCONT)
 	err := j.Record(checkpoint.Record{Kind: checkpoint.TaskStarted, Task: "t001"}) // before the fix: blocked here
-	if !errors.Is(err, ErrLost) || !errors.Is(err, checkpoint.ErrStore) {
-		t.Fatalf("a write to a server that does not answer = %v, want ErrLost", err)
+	if !errors.Is(err, checkpoint.ErrLost) || !errors.Is(err, checkpoint.ErrStore) {
+		t.Fatalf("a write to a server that does not answer = %v, want checkpoint.ErrLost", err)
 	}
 	noPassword(t, raw, err.Error())
 	select {
@@ -1400,8 +1400,8 @@ func TestRestartBeforeWriteLeavesPrunableLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	shell(t, ctl+" restart -m immediate -w -t 60")
-	if _, err := s.Begin(ctx, cl, newSession("starting", 1)); !errors.Is(err, ErrLost) {
-		t.Fatalf("Begin after the restart = %v, want ErrLost", err)
+	if _, err := s.Begin(ctx, cl, newSession("starting", 1)); !errors.Is(err, checkpoint.ErrLost) {
+		t.Fatalf("Begin after the restart = %v, want checkpoint.ErrLost", err)
 	}
 	cl.Release()
 	s2 := openStore(t, raw)
