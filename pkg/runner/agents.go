@@ -108,8 +108,8 @@ func joinResults(ctx context.Context, job *Job) (Result, error) {
 // runs no instance is said, in a new run as in a resumed one. ok is false
 // for any other task.
 func noListNote(tk *spec.Task) (note string, ok bool) {
-	x := tk.Expanded()
-	if x.ForeachOf != tk.Name || x.ExpandsWhen == "" {
+	x := tk.Expansion // nil for all but a foreach's tasks: asked of every task
+	if x == nil || x.ForeachOf != tk.Name || x.ExpandsWhen == "" {
 		return "", false
 	}
 	return fmt.Sprintf("foreach %s: no instance: %s was skipped, so there is no list", tk.Name, x.ExpandsWhen), true

@@ -1112,9 +1112,11 @@ func (e *Engine) attempts(ctx context.Context, job *Job, started bool) attemptDo
 				return attemptDone{i: j.Index, err: err, attempt: j.Attempt}
 			}
 		}
-		if note, ok := noListNote(t); ok && try == 0 {
-			// Said as its start is, in a new run as in a resumed one.
-			e.observe(Event{Type: RunInfo, Index: -1, Message: note})
+		if try == 0 {
+			if note, ok := noListNote(t); ok {
+				// Said as its start is, in a new run as in a resumed one.
+				e.observe(Event{Type: RunInfo, Index: -1, Message: note})
+			}
 		}
 		start := e.now()
 		res, err := e.Executor.Execute(ctx, &j)
