@@ -33,11 +33,50 @@ var keyPrefixes = []string{"sk-", "sk_", "gsk_", "xai-", "AIza", "hf_", "ghp_", 
 const minKeyRest = 16
 
 // LooksLikeKey says whether s starts as a well-known provider's keys do
-// and goes on as long as one: a key pasted where a name, a model or a URL
-// goes, which no message may show.
+// and goes on as long as one, or holds such a key after a /, :, = or space
+// (openai/sk-…, "Bearer sk-…"): a key pasted where a name, a model or a
+// URL goes, which no message may show. Within s a key must also read as
+// random (randomRun), so that a model such as org/hf_model-2024-instruct
+// is not taken for one.
 func LooksLikeKey(s string) bool {
+	if startsAsKey(s) {
+		return true
+	}
+	for i := 1; i < len(s); i++ {
+		if strings.IndexByte("/:= \t,;'\"", s[i-1]) >= 0 && startsAsKey(s[i:]) && randomRun(s[i:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// startsAsKey says whether s starts with a provider's key prefix and goes
+// on for at least minKeyRest more bytes.
+func startsAsKey(s string) bool {
 	for _, p := range keyPrefixes {
 		if strings.HasPrefix(s, p) && len(s)-len(p) >= minKeyRest {
+			return true
+		}
+	}
+	return false
+}
+
+// randomRun says whether s holds, before its first space, a run of
+// minKeyRest letters and digits with a digit among them, as a key's random
+// part does and words joined by - or _ do not.
+func randomRun(s string) bool {
+	run, digit := 0, false
+	for i := 0; i < len(s) && s[i] != ' '; i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			run, digit = run+1, true
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			run++
+		default:
+			run, digit = 0, false
+		}
+		if run >= minKeyRest && digit {
 			return true
 		}
 	}

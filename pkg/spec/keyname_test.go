@@ -82,3 +82,27 @@ func TestShowsVarName(t *testing.T) {
 		}
 	}
 }
+
+// A key is seen at the start of a value and after a provider's prefix or
+// a scheme (openai/sk-…, Bearer sk-…); within a value only when it reads
+// as random, so that model names that happen to start like a key pass.
+func TestLooksLikeKey(t *testing.T) {
+	for s, want := range map[string]bool{
+		"sk-proj-AAAAAAAAAAAAAAAAAAAAAAAA":           true,
+		"openai/sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t":    true,
+		"Bearer sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3L": true,
+		"groq/gsk_8fK2mQ9xLp4rT7vW1yZ3bN6c":          true,
+		"key=hf_AbCdEfGhIjKlMnOp1234":                true,
+		"openai/gpt-4o-mini":                         false,
+		"openai/sk-proj-AAAAAAAAAAAAAAAAAAAAAAAA":    false, // no digit: reads as words
+		"org/hf_model-name-2024-instruct-v1":         false,
+		"huggingface/hf_transformers-classifier-v2":  false,
+		"gpt-4o":                               false,
+		"sk-short":                             false,
+		"anthropic/claude-3-5-sonnet-20241022": false,
+	} {
+		if got := LooksLikeKey(s); got != want {
+			t.Errorf("LooksLikeKey(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
