@@ -554,47 +554,30 @@ agents:
 }
 
 // A tool an MCP server lists under a name the model cannot be offered is
-// left out with a warning naming the task, the server and the tool; one
-// the allow-list names fails the task at once, before any request, and
-// is not retried: every attempt would list it so.
+// left out with a warning naming the task, the server and the tool; an
+// allow-list that names one is refused by the spec's own check (the
+// schema's toolName, testdata/script/validate_mcp_allow_name.txtar), and a
+// Go caller's by ConnectMCP (pkg/runner/tools).
 func TestMCPToolNameNotOffered(t *testing.T) {
-	for _, tc := range []struct {
-		name, allow string
-		ok          bool
-		want        string // in the output (ok) or the task's error
-	}{
-		{"not named", "[echo, files.read]", false, `MCP server testsrv lists the tool "files.read" that mcp.servers.testsrv.tools names, but no model can be offered that name`},
-		{"not allow-listed", "[]", true, `task t: MCP server testsrv lists a tool named \"files.read\", which no model can be offered`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			yaml, _ := mcpTeam(t, "")
-			yaml = strings.Replace(yaml, "GREETING: hello}", "GREETING: hello, MCP_ODD_NAME: \"1\"}", 1)
-			yaml = strings.Replace(yaml, "tools: [echo]", "tools: "+tc.allow, 1)
-			yaml = strings.Replace(yaml, "agent: a}", "agent: a, max_retries: 3, retry_delay: 1ms}", 1)
-			f := &toolLLM{script: func(int, toolRequest) string { return answer("done") }}
-			srv := httptest.NewServer(f)
-			defer srv.Close()
-			p := newProject(t, srv.URL, yaml)
-			sum, out, err := p.run(t, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, _ := p.session(t).Task("t")
-			if !tc.ok {
-				if sum.Outcome != Failed || tr.Attempts != 1 || !strings.Contains(tr.Error, tc.want) || f.count() != 0 {
-					t.Errorf("%s: %d attempts, %d model requests, error %q; want 1 attempt, none, and %q", sum.Outcome, tr.Attempts, f.count(), tr.Error, tc.want)
-				}
-				return
-			}
-			if sum.Outcome != Succeeded || !strings.Contains(out, tc.want) {
-				t.Errorf("%s; want the warning %q in\n%s", sum.Outcome, tc.want, out)
-			}
-			for _, tl := range f.request(0).Tools {
-				if tl.Function.Name == "files.read" {
-					t.Errorf("files.read was offered to the model")
-				}
-			}
-		})
+	const want = `task t: MCP server testsrv lists a tool named \"files.read\", which no model can be offered`
+	yaml, _ := mcpTeam(t, "")
+	yaml = strings.Replace(yaml, "GREETING: hello}", "GREETING: hello, MCP_ODD_NAME: \"1\"}", 1)
+	yaml = strings.Replace(yaml, "tools: [echo]", "tools: []", 1)
+	f := &toolLLM{script: func(int, toolRequest) string { return answer("done") }}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p := newProject(t, srv.URL, yaml)
+	sum, out, err := p.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Outcome != Succeeded || !strings.Contains(out, want) {
+		t.Errorf("%s; want the warning %q in\n%s", sum.Outcome, want, out)
+	}
+	for _, tl := range f.request(0).Tools {
+		if tl.Function.Name == "files.read" {
+			t.Errorf("files.read was offered to the model")
+		}
 	}
 }
 

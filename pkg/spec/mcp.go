@@ -121,6 +121,10 @@ func (b *builder) mcpServerMap(servers *tree, praison bool) {
 		for _, it := range sv.get("tools").itemsOrNil() {
 			if s, ok := it.str(); ok {
 				m.Allow = append(m.Allow, s)
+				// The schema holds a native file's names to it.
+				if praison && !ToolNameOK(s) {
+					b.errorf(it, it.pos(), "%q can never be offered to a model (%s): take it out of the list", s, ToolNameRule)
+				}
 			}
 		}
 		for _, it := range sv.get("idempotent").itemsOrNil() {

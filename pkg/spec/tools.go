@@ -340,6 +340,9 @@ func (b *builder) praisonTools(a *Agent, v *tree) {
 	}
 }
 
+// ToolNameRule is ToolNameOK's rule, as messages say it.
+const ToolNameRule = "Chat Completions takes a tool name of 1 to 64 letters, digits, _ and -"
+
 // ToolNameOK reports a tool name the schema takes: 1 to 64 of
 // [A-Za-z0-9_-], what the OpenAI API takes as a function's name.
 func ToolNameOK(name string) bool {

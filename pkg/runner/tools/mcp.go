@@ -251,7 +251,7 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 					m.Close()
 					return nil, nil, &ToolNameError{Server: s.Name, Tool: t.Name, Allow: s.Key("tools")}
 				}
-				m.Warnings = append(m.Warnings, fmt.Sprintf("MCP server %s lists a tool named %q, which no model can be offered (%s): it is left out: to call it, the server must list it under a name that fits; to leave it out without this warning, name the tools to offer in %s", s.Name, t.Name, toolNameRule, s.Key("tools")))
+				m.Warnings = append(m.Warnings, fmt.Sprintf("MCP server %s lists a tool named %q, which no model can be offered (%s): it is left out: to call it, the server must list it under a name that fits; to leave it out without this warning, name the tools to offer in %s", s.Name, t.Name, spec.ToolNameRule, s.Key("tools")))
 				continue
 			}
 			if b, err := json.Marshal(struct {
@@ -278,9 +278,6 @@ func ConnectMCP(ctx context.Context, servers []*spec.MCPServer, opts MCPOptions)
 	return m, out, nil
 }
 
-// toolNameRule is spec.ToolNameOK's rule, as messages say it.
-const toolNameRule = "Chat Completions takes a tool name of 1 to 64 letters, digits, _ and -"
-
 // ToolNameError is a tool a server's allow-list names that no model can
 // be offered under the name the server lists it by. Every attempt would
 // list it so: it ends the task's attempts (EndsAttempts), as two tools of
@@ -289,7 +286,7 @@ type ToolNameError struct{ Server, Tool, Allow string }
 
 func (e *ToolNameError) Error() string {
 	return fmt.Sprintf("MCP server %s lists the tool %q that %s names, but no model can be offered that name (%s): take it out of %s, or have the server list it under a name that fits — not retried",
-		e.Server, e.Tool, e.Allow, toolNameRule, e.Allow)
+		e.Server, e.Tool, e.Allow, spec.ToolNameRule, e.Allow)
 }
 
 // EndsAttempts says no new attempt can help.
