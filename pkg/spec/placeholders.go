@@ -274,7 +274,94 @@ func (t *Team) UndefinedPlaceholders(state map[string]any) []Diagnostic {
 		}
 		out = append(out, Diagnostic{File: t.File, Line: u.Pos.Line, Column: u.Pos.Column, Path: u.Path, Message: msg})
 	}
+	return append(out, t.readsBeforeSet(values)...)
+}
+
+// readsBeforeSet warns of each task whose texts (or its agent's) read a
+// variable that only output_variables define, none of which can have set
+// it when the task starts (VariableReads.Sources: in a sequential team
+// they all come after it, or it sets the variable itself): Defined counts
+// the variable, so no "nothing defines" warning is said, yet the task is
+// sent the placeholder as written. values is what the run starts from.
+func (t *Team) readsBeforeSet(values map[string]any) []Diagnostic {
+	reads := t.VariableReads()
+	setters := map[string][]int{} // by variable, its tasks' places in Outputs
+	for p, j := range reads.Outputs() {
+		v := t.Tasks[j].OutputVariable
+		if _, ok := values[v]; !ok {
+			setters[v] = append(setters[v], p)
+		}
+	}
+	if len(setters) == 0 {
+		return nil
+	}
+	for _, tk := range t.Tasks {
+		if tk.Repeat != nil && tk.Repeat.Count != "" {
+			delete(setters, tk.Repeat.Count) // set when the repeat starts
+		}
+	}
+	syn := t.syntax()
+	var out []Diagnostic
+	agentSaid := map[[2]string]bool{} // an agent's text: said for its first such task
+	for i, tk := range t.Tasks {
+		x := tk.Expanded()
+		said := map[string]bool{}
+		a := t.Agent(tk.Agent)
+		for k, text := range []string{tk.Description, tk.ExpectedOutput, "", "", "", ""} {
+			path, whose := tk.KeyPath(), "it"
+			if k >= 2 {
+				if a == nil {
+					break
+				}
+				text = [...]string{a.Role, a.Goal, a.Backstory, a.Instructions}[k-2]
+				path, whose = a.KeyPath(), "task "+tk.Name+", one of this agent's,"
+			}
+			for _, w := range placeholdersIn(text, syn) {
+				v, _, _ := strings.Cut(w.name, ".")
+				ps, ok := setters[v]
+				if !ok || said[v] || k >= 2 && agentSaid[[2]string{a.Name, v}] || x.Binds(v) || tk.Foreach != nil && (tk.Foreach.As == v || tk.Foreach.Index == v) {
+					continue
+				}
+				if slices.ContainsFunc(ps, func(p int) bool { return reads.canSet(p, i) }) {
+					continue
+				}
+				said[v] = true
+				if k >= 2 {
+					agentSaid[[2]string{a.Name, v}] = true
+				}
+				var by []string
+				for _, p := range ps {
+					by = append(by, t.Tasks[reads.Outputs()[p]].Name)
+				}
+				shown := v
+				if m, ok := t.madeNames[v]; ok {
+					shown = m
+				}
+				at := tk.Pos
+				if k >= 2 {
+					at = a.Pos
+				}
+				for _, u := range t.Placeholders { // said once in a while: no index
+					if u.Name == w.name && strings.HasPrefix(u.Path, path+".") {
+						at, path = u.Pos, u.Path
+						break
+					}
+				}
+				out = append(out, Diagnostic{File: t.File, Line: at.Line, Column: at.Column, Path: path,
+					Message: fmt.Sprintf("reads %s, which only %s (output_variable) after %s starts: when it runs nothing defines %s (variables:, --var %s=VALUE), so its text keeps %s as written; read it in a task that runs later, or give it a first value in variables:",
+						w.as, settersText(by), whose, shown, shown, w.as)})
+			}
+		}
+	}
 	return out
+}
+
+// settersText names the tasks that set a variable: "task a sets", "tasks a, b set".
+func settersText(names []string) string {
+	if len(names) == 1 {
+		return "task " + names[0] + " sets"
+	}
+	return "tasks " + strings.Join(names, ", ") + " set"
 }
 
 // written is the placeholder as its text writes it.
