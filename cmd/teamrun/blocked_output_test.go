@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -10,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A second Ctrl-C exits at once even when the run's own output is blocked
@@ -49,7 +53,21 @@ func TestSecondSignalExitsWithBlockedOutput(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(dir, "pid"))
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	}
-	time.Sleep(300 * time.Millisecond) // the pipe fills meanwhile (2 MB of lines)
+	// The task writes 2 MB of lines: wait until they fill the pipe (but
+	// for the end of its last page, which the next line may not fit), so
+	// that the run is blocked on it when the signals come.
+	size, err := unix.FcntlInt(r.Fd(), unix.F_GETPIPE_SZ, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// TIOCINQ is FIONREAD: the bytes the pipe holds unread.
+	for n := 0; n < size-4096; n, _ = unix.IoctlGetInt(int(r.Fd()), unix.TIOCINQ) {
+		select {
+		case err := <-exited:
+			t.Fatalf("ended before its output filled the pipe: %v\n%s", err, errOut.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	for range 2 {
 		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 			t.Fatal(err)
