@@ -942,7 +942,7 @@ func (b *builder) checkVariableWaits() {
 		var byVar map[string][]int
 		reads.Sources(i, func(j int) {
 			p := slices.Index(reads.outputs, j)
-			if v := t.Tasks[j].OutputVariable; reads.after[p][i] && t.ReadsVariable(tk, v) {
+			if v := t.Tasks[j].OutputVariable; reads.after[p].has(i) && t.ReadsVariable(tk, v) {
 				if byVar == nil {
 					byVar = map[string][]int{}
 				}

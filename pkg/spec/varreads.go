@@ -18,14 +18,14 @@ type VariableReads struct {
 	// place there), whether each task waits for it, through context or a
 	// route, directly or through others (after), or it waits for that
 	// task (before). nil in a sequential team, whose order is the file's.
-	after, before [][]bool
+	after, before []bits
 	// routed says of each task whether a route may skip it (nil: none
 	// can): a task that sets a variable and that no route skips
 	// overwrites what the tasks it runs after set (overwrites).
 	routed []bool
 	// sure is, in a workflow, for each of outputs, which tasks always
 	// start after it ends (Overwritten): made when first asked.
-	sure func() [][]bool
+	sure func() []bits
 }
 
 // VariableReads is t's VariableReads: the one made with its tasks
@@ -85,15 +85,15 @@ func (t *Team) variableReads() *VariableReads {
 			}
 		}
 	}
-	reach := func(from int, next [][]int) []bool {
-		seen := make([]bool, len(t.Tasks))
+	reach := func(from int, next [][]int) bits {
+		seen := newBits(len(t.Tasks))
 		queue := []int{from}
 		for len(queue) > 0 {
 			k := queue[len(queue)-1]
 			queue = queue[:len(queue)-1]
 			for _, n := range next[k] {
-				if !seen[n] {
-					seen[n] = true
+				if !seen.has(n) {
+					seen.set(n)
 					queue = append(queue, n)
 				}
 			}
@@ -104,7 +104,7 @@ func (t *Team) variableReads() *VariableReads {
 		v.after = append(v.after, reach(j, waitedBy))
 		v.before = append(v.before, reach(j, waits))
 	}
-	v.sure = sync.OnceValue(func() [][]bool { return v.surelyAfter(waitedBy, index) })
+	v.sure = sync.OnceValue(func() []bits { return v.surelyAfter(waitedBy, index) })
 	return v
 }
 
@@ -113,21 +113,21 @@ func (t *Team) variableReads() *VariableReads {
 // surely starts after it ends. A skipped task counts as done at once, so
 // waiting for one waits for nothing before it. Only outputs that always
 // run (mustRun) have any.
-func (v *VariableReads) surelyAfter(waitedBy [][]int, index TaskFinder) [][]bool {
+func (v *VariableReads) surelyAfter(waitedBy [][]int, index TaskFinder) []bits {
 	must := v.mustRun(index)
-	out := make([][]bool, len(v.outputs))
+	out := make([]bits, len(v.outputs))
 	for p, j := range v.outputs {
 		if !must[j] {
 			continue
 		}
-		seen := make([]bool, len(v.team.Tasks))
+		seen := newBits(len(v.team.Tasks))
 		queue := []int{j}
 		for len(queue) > 0 {
 			k := queue[len(queue)-1]
 			queue = queue[:len(queue)-1]
 			for _, n := range waitedBy[k] {
-				if !seen[n] {
-					seen[n] = true
+				if !seen.has(n) {
+					seen.set(n)
 					if must[n] {
 						queue = append(queue, n)
 					}
@@ -269,7 +269,7 @@ func (v *VariableReads) Overwritten(name string, i int) bool {
 			}
 			continue
 		}
-		if s := v.sure()[p]; s != nil && s[i] {
+		if s := v.sure()[p]; s != nil && s.has(i) {
 			return true
 		}
 	}
@@ -285,7 +285,7 @@ func (v *VariableReads) After(j, k int) bool {
 		return k > j
 	}
 	q := slices.Index(v.outputs, k)
-	return q >= 0 && v.before[q][j]
+	return q >= 0 && v.before[q].has(j)
 }
 
 // Skippable says whether a route may skip task j.
@@ -303,7 +303,7 @@ func (v *VariableReads) overwrites(q, p, i int) bool {
 	if v.after == nil {
 		return k > j
 	}
-	return v.after[q][i] && v.before[q][j]
+	return v.after[q].has(i) && v.before[q].has(j)
 }
 
 // canSet says whether the p-th of Outputs can have set its variable when
@@ -313,14 +313,14 @@ func (v *VariableReads) canSet(p, i int) bool {
 	if v.after == nil {
 		return j < i
 	}
-	return v.after[p][i] || j < i && !v.before[p][i]
+	return v.after[p].has(i) || j < i && !v.before[p].has(i)
 }
 
 // races says whether task i, in a workflow, may start before or after
 // the p-th of Outputs ends: it neither waits for that task nor is waited
 // for by it.
 func (v *VariableReads) races(p, i int) bool {
-	return v.after != nil && !v.after[p][i] && !v.before[p][i] && v.outputs[p] != i
+	return v.after != nil && !v.after[p].has(i) && !v.before[p].has(i) && v.outputs[p] != i
 }
 
 // routeTargets says of each task whether a condition's route may skip
@@ -348,3 +348,14 @@ func (t *Team) routeTargets() []bool {
 	}
 	return out
 }
+
+// bits is a set of task indexes: a workflow of n tasks that all set a
+// variable keeps two of n bits for each, where bools took 8 times that
+// (128 MB at 8,000 tasks).
+type bits []uint64
+
+func newBits(n int) bits { return make(bits, (n+63)/64) }
+
+func (b bits) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
+func (b bits) set(i int) { b[i/64] |= 1 << (i % 64) }
