@@ -113,3 +113,44 @@ func TestWritingCommandStopsAtSignalWhileReading(t *testing.T) {
 		})
 	}
 }
+
+// A signal whoever started teamrun set to be ignored stays ignored, as in
+// any program: `nohup teamrun run` outlives the closed terminal, and a run
+// under `trap ” INT TERM QUIT` goes on at those signals. teamrun used to
+// catch them all, and stopped the run (exit 129, 130, 143, 131).
+func TestIgnoredSignalStaysIgnored(t *testing.T) {
+	dir := t.TempDir()
+	fifo, home := filepath.Join(dir, "team.yaml"), filepath.Join(dir, "home")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	cmd := exec.Command("sh", "-c", `trap '' HUP INT; exec "$0" run "$1"`, os.Args[0], fifo)
+	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+home)
+	cmd.Dir = dir
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Open for writing returns once teamrun opened it to read: its signal
+	// handling is in place by then.
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT} {
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.WriteString("agents:\n  sh: {shell: 'echo ran'}\ntasks:\n  a: {description: a, agent: sh}\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v, want the run to go on and succeed; output:\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "ran") {
+		t.Errorf("the task's output is missing:\n%s", out.String())
+	}
+}

@@ -46,17 +46,24 @@ type Interrupts struct {
 func WatchInterrupts(parent context.Context) (context.Context, *Interrupts) {
 	ctx, cancel := context.WithCancel(parent)
 	in := &Interrupts{groups: &Groups{}, ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel, forced: make(chan struct{})}
-	signal.Notify(in.ch, interruptSignals()...)
+	if sigs := interruptSignals(); len(sigs) > 0 { // none would relay every signal
+		signal.Notify(in.ch, sigs...)
+	}
 	go in.watch()
 	return ctx, in
 }
 
 // interruptSignals are the signals that stop a run in order: SIGQUIT
-// too, unless QuitDumps.
+// too, unless QuitDumps. One teamrun was started ignoring (nohup's
+// SIGHUP, the SIGINT and SIGQUIT of a script's background job, a trap ”)
+// stays ignored, as in any program: Notify would undo that.
 func interruptSignals() []os.Signal {
-	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP}
-	if !QuitDumps() {
-		sigs = append(sigs, syscall.SIGQUIT)
+	var sigs []os.Signal
+	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
+		if s == syscall.SIGQUIT && QuitDumps() || signal.Ignored(s) {
+			continue
+		}
+		sigs = append(sigs, s)
 	}
 	return sigs
 }
