@@ -46,24 +46,24 @@ type Interrupts struct {
 func WatchInterrupts(parent context.Context) (context.Context, *Interrupts) {
 	ctx, cancel := context.WithCancel(parent)
 	in := &Interrupts{groups: &Groups{}, ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel, forced: make(chan struct{})}
-	if sigs := interruptSignals(); len(sigs) > 0 { // none would relay every signal
-		signal.Notify(in.ch, sigs...)
-	}
+	signal.Notify(in.ch, interruptSignals()...)
 	go in.watch()
 	return ctx, in
 }
 
 // interruptSignals are the signals that stop a run in order: SIGQUIT
-// too, unless QuitDumps. One teamrun was started ignoring (nohup's
-// SIGHUP, the SIGINT and SIGQUIT of a script's background job, a trap ”)
-// stays ignored, as in any program: Notify would undo that.
+// too, unless QuitDumps. A SIGHUP teamrun was started ignoring (nohup's)
+// stays ignored, as in any program: Notify would undo that, and `nohup
+// teamrun run` would stop at the closed terminal. SIGINT is caught even
+// so: sh starts a script's background job with it ignored, and that
+// script's `kill -INT` must still stop the run in order.
 func interruptSignals() []os.Signal {
-	var sigs []os.Signal
-	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
-		if s == syscall.SIGQUIT && QuitDumps() || signal.Ignored(s) {
-			continue
-		}
-		sigs = append(sigs, s)
+	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	if !QuitDumps() {
+		sigs = append(sigs, syscall.SIGQUIT)
 	}
 	return sigs
 }
