@@ -276,3 +276,44 @@ func TestVerboseStderrOnATerminal(t *testing.T) {
 		t.Errorf("the stdout line in the file is not byte for byte:\n%q", out)
 	}
 }
+
+// -v with stdout on a terminal and stderr to a file (`2> errors.log`): the
+// terminal gets colour, the file none. The warning and the task's stderr
+// line were coloured by stdout's terminal and left escape codes in the file.
+func TestVerboseStderrToAFileFromATerminal(t *testing.T) {
+	dir := t.TempDir()
+	spec := "agents:\n  sh:\n    shell: 'echo to-stdout; echo to-stderr >&2'\n    role: ignored on a command agent\ntasks:\n  a:\n    description: x\n    agent: sh\n"
+	path := filepath.Join(dir, "warn.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errFile, err := os.Create(filepath.Join(dir, "errors.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	cmd := exec.Command(os.Args[0], "run", path, "-v")
+	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"), "TERM=xterm", "NO_COLOR=")
+	cmd.Dir, cmd.Stderr = dir, errFile // kept by pty: only stdin and stdout are the terminal
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	var out bytes.Buffer
+	if _, err = io.Copy(&out, f); err != nil && !errors.Is(err, syscall.EIO) {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("teamrun: %v\n%q", err, out.String())
+	}
+	if !strings.Contains(out.String(), "\x1b[32mcompleted\x1b[0m a") {
+		t.Errorf("the terminal has no colour:\n%q", out.String())
+	}
+	errLog, err := os.ReadFile(errFile.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.ContainsRune(errLog, 0x1b) || !bytes.Contains(errLog, []byte("teamrun: warning: ")) || !bytes.Contains(errLog, []byte("a | to-stderr\n")) {
+		t.Errorf("errors.log, written from a run on a terminal:\n%q", errLog)
+	}
+}

@@ -20,6 +20,7 @@ type liveReporter struct {
 	errMu    sync.Mutex // held, under mu or alone, while writing ErrOut when it is not Out
 	io       *iostreams.IOStreams
 	st       style
+	errSt    style // for ErrOut, which may be a file where Out is the terminal (2> err.log)
 	total    int
 	finished int // done: completed, skipped, restored or reused
 	failed   int
@@ -35,7 +36,7 @@ type liveReporter struct {
 const maxRunningLines = 8
 
 func newLiveReporter(s *iostreams.IOStreams) *liveReporter {
-	r := &liveReporter{io: s, st: style{on: s.ColorEnabled()}, running: map[string]time.Time{}, preview: map[string]string{},
+	r := &liveReporter{io: s, st: style{on: s.ColorEnabled()}, errSt: style{on: s.ErrColorEnabled()}, running: map[string]time.Time{}, preview: map[string]string{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go r.tick()
 	return r
@@ -163,14 +164,14 @@ func (r *liveReporter) Observe(ev Event) {
 	case TaskLine:
 		if ev.Stream == "stderr" {
 			r.errMu.Lock()
-			writeLine(r.io, ev, r.st)
+			writeLine(r.io, ev, r.errSt)
 			r.errMu.Unlock()
 		} else {
 			writeLine(r.io, ev, r.st)
 		}
 	case RunWarning:
 		r.errMu.Lock()
-		fmt.Fprintln(r.io.ErrOut, warningLine(r.st, ev.Message))
+		fmt.Fprintln(r.io.ErrOut, warningLine(r.errSt, ev.Message))
 		r.errMu.Unlock()
 	case RunHalted:
 		writeHalt(r.io.Out, ev.Halt, "")

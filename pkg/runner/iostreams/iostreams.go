@@ -26,8 +26,10 @@ type IOStreams struct {
 	terminal bool
 	// errTerminal: ErrOut is a terminal (ErrShown), whatever Out is.
 	errTerminal bool
-	color       bool
-	width       func() int
+	// color and errColor: each stream is coloured by its own terminal
+	// (`2> err.log` on a terminal gets no escape codes in the file).
+	color, errColor bool
+	width           func() int
 	// sameOut is set when ErrOut is the very file Out is (a terminal, or
 	// `2>&1`): a line meant for both is then written once.
 	sameOut bool
@@ -117,6 +119,7 @@ func System(in io.Reader, out, errOut io.Writer, getenv func(string) string) *IO
 	fd := f.Fd()
 	s.terminal = isTerminal(fd)
 	s.color = s.terminal && getenv("NO_COLOR") == ""
+	s.errColor = s.errTerminal && getenv("NO_COLOR") == ""
 	if s.terminal {
 		s.width = func() int {
 			// Asked at every redraw: the user may resize the window.
@@ -138,7 +141,7 @@ func Test(in io.Reader, out, errOut io.Writer) *IOStreams {
 // SetTerminal makes the streams a terminal of the given width, with or
 // without colour (for tests).
 func (s *IOStreams) SetTerminal(width int, color bool) {
-	s.terminal, s.errTerminal, s.color = true, true, color
+	s.terminal, s.errTerminal, s.color, s.errColor = true, true, color, color
 	s.width = func() int { return width }
 }
 
@@ -147,8 +150,12 @@ func (s *IOStreams) SetTerminal(width int, color bool) {
 // with exact times.
 func (s *IOStreams) IsTerminal() bool { return s.terminal }
 
-// ColorEnabled reports whether output may use colour.
+// ColorEnabled reports whether Out may use colour.
 func (s *IOStreams) ColorEnabled() bool { return s.color }
+
+// ErrColorEnabled reports whether ErrOut may use colour: it is judged on
+// its own, as ErrShown is.
+func (s *IOStreams) ErrColorEnabled() bool { return s.errColor }
 
 // Width is the terminal's width in columns (DefaultWidth when Out is no
 // terminal or does not say).

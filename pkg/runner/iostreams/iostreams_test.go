@@ -53,6 +53,23 @@ func TestSystem(t *testing.T) {
 			t.Errorf("%s: width %d, want the terminal's 100", tt.name, s.Width())
 		}
 	}
+	// Each stream is coloured by its own terminal: `2> errors.log` and
+	// `> out.log` on a terminal.
+	file, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	xterm := env("TERM", "xterm")
+	if s := System(nil, tty, file, xterm); !s.ColorEnabled() || s.ErrColorEnabled() {
+		t.Errorf("stdout a terminal, stderr a file: colour %v, stderr colour %v", s.ColorEnabled(), s.ErrColorEnabled())
+	}
+	if s := System(nil, file, tty, xterm); s.ColorEnabled() || !s.ErrColorEnabled() {
+		t.Errorf("stdout a file, stderr a terminal: colour %v, stderr colour %v", s.ColorEnabled(), s.ErrColorEnabled())
+	}
+	if s := System(nil, tty, tty, env("TERM", "xterm", "NO_COLOR", "1")); s.ErrColorEnabled() {
+		t.Error("NO_COLOR: stderr coloured")
+	}
 }
 
 func TestScreen(t *testing.T) {
