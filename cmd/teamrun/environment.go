@@ -74,7 +74,7 @@ func environmentHelp() string {
 	line("PGPASSWORD, PG*", "what a postgres:// store URL leaves out, its password included (as ~/.pgpass does)")
 	line("SSL_CERT_FILE", "a CA certificate to trust for an https server, an LLM's or an MCP server's (self-signed, a private CA)")
 	line("NO_COLOR", "set: no colour on a terminal")
-	line("TERM", "dumb: no terminal, plain timestamped lines")
+	line("TERM", "dumb: plain timestamped lines, no colour (control characters are still escaped on a terminal)")
 	line("HOME", "~ in a store's location, and the default store ~/.teamrun")
 	line("TMPDIR", "the scratch folder's place when the user has no cache folder to use")
 	line("GOGC, GOMEMLIMIT", "set: they override teamrun's collector settings")

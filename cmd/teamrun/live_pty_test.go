@@ -317,3 +317,37 @@ func TestVerboseStderrToAFileFromATerminal(t *testing.T) {
 		t.Errorf("errors.log, written from a run on a terminal:\n%q", errLog)
 	}
 }
+
+// TERM=dumb on a real terminal (Emacs' shell, some IDE consoles): plain
+// lines and no colour, yet a task's control characters are escaped, in
+// its -v lines and its result: the device writes the clipboard on OSC 52
+// whatever TERM says.
+func TestDumbTerminalEscapes(t *testing.T) {
+	dir := t.TempDir()
+	spec := "agents:\n  sh:\n    shell: 'printf \"before\\033]52;c;cHduZWQ=\\007after\\n\"'\ntasks:\n  a:\n    description: x\n    agent: sh\n"
+	path := filepath.Join(dir, "osc.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "run", path, "-v")
+	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"), "TERM=dumb", "NO_COLOR=")
+	cmd.Dir = dir
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	var out bytes.Buffer
+	if _, err = io.Copy(&out, f); err != nil && !errors.Is(err, syscall.EIO) {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("teamrun: %v\n%q", err, out.String())
+	}
+	got := out.String()
+	if bytes.ContainsRune(out.Bytes(), 0x1b) || bytes.ContainsRune(out.Bytes(), 0x07) {
+		t.Errorf("an escape sequence reached the TERM=dumb terminal:\n%q", got)
+	}
+	if strings.Count(got, `before\x1b]52;c;cHduZWQ=\x07after`) != 2 { // the -v line and the result
+		t.Errorf("the OSC 52 write is not shown escaped twice:\n%q", got)
+	}
+}

@@ -476,13 +476,9 @@ func writeBlobOutput(out *iostreams.IOStreams, o TaskOutput) {
 	rc, err := o.out.Open(context.Background())
 	if err == nil {
 		last := &lastByte{w: w}
-		if out.IsTerminal() {
-			pw := iostreams.NewPrintableWriter(last)
-			if _, err = io.Copy(pw, rc); err == nil {
-				err = pw.Close()
-			}
-		} else {
-			_, err = io.Copy(last, rc)
+		pw := out.ShownWriter(last)
+		if _, err = io.Copy(pw, rc); err == nil {
+			err = pw.Close()
 		}
 		rc.Close()
 		if err == nil && last.b != '\n' {

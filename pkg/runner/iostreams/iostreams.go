@@ -23,9 +23,13 @@ type IOStreams struct {
 	Out    io.Writer
 	ErrOut io.Writer
 
+	// terminal: Out is a terminal that can move its cursor (not
+	// TERM=dumb): live output.
 	terminal bool
-	// errTerminal: ErrOut is a terminal (ErrShown), whatever Out is.
-	errTerminal bool
+	// outTTY and errTTY: the stream is a terminal device, TERM=dumb or
+	// not; the device acts on escape sequences whatever TERM says, so
+	// they decide escaping (Shown, ErrShown), each stream on its own.
+	outTTY, errTTY bool
 	// color and errColor: each stream is coloured by its own terminal
 	// (`2> err.log` on a terminal gets no escape codes in the file).
 	color, errColor bool
@@ -98,8 +102,9 @@ func (p OutProgress) StalledUntil(q OutProgress) bool {
 }
 
 // System inspects out and the environment: a terminal gets live output,
-// and colour unless NO_COLOR is set (to anything); TERM=dumb is no
-// terminal at all (no cursor movement, no colour).
+// and colour unless NO_COLOR is set (to anything); TERM=dumb turns off
+// cursor movement and colour only: a task's control characters are
+// escaped on any terminal device.
 func System(in io.Reader, out, errOut io.Writer, getenv func(string) string) *IOStreams {
 	kept := &keptErrWriter{w: out}
 	s := &IOStreams{In: in, Out: kept, ErrOut: errOut, width: func() int { return DefaultWidth }, out: kept}
@@ -107,19 +112,20 @@ func System(in io.Reader, out, errOut io.Writer, getenv func(string) string) *IO
 	if !ok {
 		return s
 	}
-	isTerminal := func(fd uintptr) bool {
-		return (isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)) && getenv("TERM") != "dumb"
-	}
+	isTTY := func(fd uintptr) bool { return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd) }
 	if ef, ok := errOut.(*os.File); ok {
 		fi, err1 := f.Stat()
 		ei, err2 := ef.Stat()
 		s.sameOut = err1 == nil && err2 == nil && os.SameFile(fi, ei)
-		s.errTerminal = isTerminal(ef.Fd())
+		s.errTTY = isTTY(ef.Fd())
 	}
 	fd := f.Fd()
-	s.terminal = isTerminal(fd)
-	s.color = s.terminal && getenv("NO_COLOR") == ""
-	s.errColor = s.errTerminal && getenv("NO_COLOR") == ""
+	s.outTTY = isTTY(fd)
+	smart := getenv("TERM") != "dumb"
+	color := smart && getenv("NO_COLOR") == ""
+	s.terminal = s.outTTY && smart
+	s.color = s.outTTY && color
+	s.errColor = s.errTTY && color
 	if s.terminal {
 		s.width = func() int {
 			// Asked at every redraw: the user may resize the window.
@@ -141,7 +147,7 @@ func Test(in io.Reader, out, errOut io.Writer) *IOStreams {
 // SetTerminal makes the streams a terminal of the given width, with or
 // without colour (for tests).
 func (s *IOStreams) SetTerminal(width int, color bool) {
-	s.terminal, s.errTerminal, s.color, s.errColor = true, true, color, color
+	s.terminal, s.outTTY, s.errTTY, s.color, s.errColor = true, true, true, color, color
 	s.width = func() int { return width }
 }
 

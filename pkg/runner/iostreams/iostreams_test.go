@@ -35,6 +35,9 @@ func TestSystem(t *testing.T) {
 	if err := pty.Setsize(ptmx, &pty.Winsize{Cols: 100, Rows: 30}); err != nil {
 		t.Fatal(err)
 	}
+	// TERM=dumb turns off live output and colour, not the escaping of
+	// control characters: the device acts on them whatever TERM says.
+	const osc52 = "a\x1b]52;c;cHduZWQ=\x07b"
 	tests := []struct {
 		name            string
 		env             func(string) string
@@ -46,8 +49,17 @@ func TestSystem(t *testing.T) {
 	}
 	for _, tt := range tests {
 		s := System(nil, tty, tty, tt.env)
-		if s.IsTerminal() != tt.terminal || s.ColorEnabled() != tt.color {
-			t.Errorf("%s: terminal %v colour %v, want %v %v", tt.name, s.IsTerminal(), s.ColorEnabled(), tt.terminal, tt.color)
+		if s.IsTerminal() != tt.terminal || s.ColorEnabled() != tt.color || s.ErrColorEnabled() != tt.color {
+			t.Errorf("%s: terminal %v colour %v stderr colour %v, want %v %v %v", tt.name, s.IsTerminal(), s.ColorEnabled(), s.ErrColorEnabled(), tt.terminal, tt.color, tt.color)
+		}
+		if s.Shown(osc52) != Printable(osc52) || s.ErrShown(osc52) != Printable(osc52) {
+			t.Errorf("%s: a control sequence reaches the terminal: Shown %q, ErrShown %q", tt.name, s.Shown(osc52), s.ErrShown(osc52))
+		}
+		var b bytes.Buffer
+		w := s.ShownWriter(&b)
+		io.WriteString(w, osc52)
+		if w.Close(); b.String() != Printable(osc52) {
+			t.Errorf("%s: ShownWriter wrote %q", tt.name, b.String())
 		}
 		if tt.terminal && s.Width() != 100 {
 			t.Errorf("%s: width %d, want the terminal's 100", tt.name, s.Width())
@@ -66,6 +78,13 @@ func TestSystem(t *testing.T) {
 	}
 	if s := System(nil, file, tty, xterm); s.ColorEnabled() || !s.ErrColorEnabled() {
 		t.Errorf("stdout a file, stderr a terminal: colour %v, stderr colour %v", s.ColorEnabled(), s.ErrColorEnabled())
+	} else {
+		var b bytes.Buffer
+		w := s.ShownWriter(&b)
+		io.WriteString(w, osc52)
+		if w.Close(); s.Shown(osc52) != osc52 || b.String() != osc52 {
+			t.Errorf("stdout a file: Shown %q, ShownWriter %q, want it byte for byte", s.Shown(osc52), b.String())
+		}
 	}
 	if s := System(nil, tty, tty, env("TERM", "xterm", "NO_COLOR", "1")); s.ErrColorEnabled() {
 		t.Error("NO_COLOR: stderr coloured")

@@ -104,19 +104,33 @@ func (p *PrintableWriter) Close() error {
 	return err
 }
 
-// Shown is text as Out can show it: Printable on a terminal; elsewhere (a
-// pipe, a file) the text as it is, byte for byte.
+// Shown is text as Out can show it: Printable on a terminal (TERM=dumb
+// too); elsewhere (a pipe, a file) the text as it is, byte for byte.
 func (s *IOStreams) Shown(text string) string {
-	if !s.terminal {
+	if !s.outTTY {
 		return text
 	}
 	return Printable(text)
 }
 
+// ShownWriter is Shown for text streamed to w, which writes to Out: through
+// a PrintableWriter on a terminal, w itself elsewhere. Close it to write
+// what it holds back.
+func (s *IOStreams) ShownWriter(w io.Writer) io.WriteCloser {
+	if !s.outTTY {
+		return nopCloser{w}
+	}
+	return NewPrintableWriter(w)
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
 // ErrShown is Shown for ErrOut, which may be a terminal where Out is not
 // (`-v > out.log`), or a file where Out is a terminal (`2> err.log`).
 func (s *IOStreams) ErrShown(text string) string {
-	if !s.errTerminal {
+	if !s.errTTY {
 		return text
 	}
 	return Printable(text)
