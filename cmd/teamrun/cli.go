@@ -90,7 +90,7 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 			// not with urfave/cli's help dump on stdout.
 			return nil, exitf(exitUsage, "unknown flag %s (see teamrun --help)", flagWord(topic[0]))
 		case findCommand(cmds, topic[0]) == nil:
-			return nil, exitf(exitUsage, "no help topic %q.%s (teamrun --help lists the commands)", topic[0], didYouMean(cmds, topic[0]))
+			return nil, exitf(exitUsage, "no help topic %q.%s (teamrun --help lists the commands)", topic[0], topicDidYouMean(cmds, topic[0]))
 		}
 		rest = append([]string{"help"}, topic...)
 	}
@@ -445,9 +445,26 @@ func orList(words []string) string {
 // did-you-mean: urfave/cli's own suggests its best match however far, as
 // "completion" for "nothing"). It never suggests "help": that is no fix.
 func didYouMean(cmds []*cli.Command, name string) string {
+	return closestOf(cmds, name, func(c *cli.Command) bool { return !c.Hidden })
+}
+
+// topicDidYouMean is didYouMean among the help topics of the top level
+// (cmds, the app's commands), the environment topic among them.
+func topicDidYouMean(cmds []*cli.Command, name string) string {
+	return closestOf(cmds, name, func(c *cli.Command) bool { return isHelpTopic(c, true) })
+}
+
+// isHelpTopic reports whether `help` offers c (top: among the app's own
+// commands): a visible command, or the environment topic, which is hidden
+// as a command, not as a topic.
+func isHelpTopic(c *cli.Command, top bool) bool {
+	return !c.Hidden || top && c.Name == environmentTopic
+}
+
+func closestOf(cmds []*cli.Command, name string, offered func(*cli.Command) bool) string {
 	var names []string
 	for _, c := range cmds {
-		if !c.Hidden {
+		if offered(c) {
 			names = append(names, c.Names()...)
 		}
 	}

@@ -150,8 +150,7 @@ func complete(ctx context.Context, app *cli.App, args []string) error {
 			cmds = c.Subcommands
 		}
 		for _, c := range cmds {
-			// A help topic is hidden as a command, not as a topic.
-			if !c.Hidden || c.Name == environmentTopic && len(rest) == 1 {
+			if isHelpTopic(c, len(rest) == 1) {
 				fmt.Fprintln(app.Writer, c.Name)
 			}
 		}
