@@ -105,16 +105,23 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 	// flags stand around it (`session help --store DIR nothing`,
 	// `session nothing --help`); the flags of its subcommands are no
 	// topic (`session --store DIR --help nothing`): helpTopics skips them
-	// with their values.
-	noTopic := func() error {
+	// with their values. A command with no subcommands has no topic
+	// either: `help run nothing` is refused as `help session nothing` is,
+	// while `run agents.yaml --help` is run's help, its argument dropped.
+	noTopic := func(helpWord bool) error {
 		pos := helpTopics(cmd, rest)
-		if len(pos) == 0 || len(cmd.Subcommands) == 0 {
+		switch {
+		case len(pos) == 0:
 			return nil
+		case len(cmd.Subcommands) > 0:
+			return exitf(exitUsage, "no help topic %q in %s: use %s.%s (%s --help)", pos[0], path, subcommandList(cmd.Subcommands), didYouMean(cmd.Subcommands, pos[0]), path)
+		case helpWord:
+			return exitf(exitUsage, "no help topic %q in %s, which has none (teamrun help %s)", pos[0], path, strings.Join(names, " "))
 		}
-		return exitf(exitUsage, "no help topic %q in %s: use %s.%s (%s --help)", pos[0], path, subcommandList(cmd.Subcommands), didYouMean(cmd.Subcommands, pos[0]), path)
+		return nil
 	}
 	if helpFor {
-		if err := noTopic(); err != nil {
+		if err := noTopic(true); err != nil {
 			return nil, err
 		}
 		return append(out, "--help"), nil
@@ -124,7 +131,7 @@ func normalizeArgs(cmds []*cli.Command, args []string) ([]string, error) {
 		return nil, err
 	}
 	if slices.ContainsFunc(flags, isHelpFlag) {
-		if err := noTopic(); err != nil {
+		if err := noTopic(false); err != nil {
 			return nil, err
 		}
 		return append(out, flags...), nil
