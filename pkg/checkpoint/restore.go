@@ -152,6 +152,10 @@ type Restored struct {
 	Memory    map[string][]Message
 	Diffs     []TaskDiff
 	Warnings  []string
+	// Notes say what the restore does that is no problem (the tasks
+	// --rerun runs again, those the early cut-off may spare): a run says
+	// them as notes, which --quiet leaves out of cron's mail.
+	Notes []string
 	// Rerun lists, in spec order, the completed tasks that run again
 	// because --rerun or --rerun-from asked for it.
 	Rerun []string
@@ -535,7 +539,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 		if len(held) == 1 {
 			they, reads, its = "it", "reads", "its recorded result is"
 		}
-		r.Warnings = append(r.Warnings, fmt.Sprintf("early cut-off: %s will run only if what %s %s changes; otherwise %s reused",
+		r.Notes = append(r.Notes, fmt.Sprintf("early cut-off: %s will run only if what %s %s changes; otherwise %s reused",
 			strings.Join(held, ", "), they, reads, its))
 	}
 	return r
@@ -1022,7 +1026,7 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 		}
 	}
 	if len(r.Rerun) > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("re-running %s on request", strings.Join(r.Rerun, ", ")))
+		r.Notes = append(r.Notes, fmt.Sprintf("re-running %s on request", strings.Join(r.Rerun, ", ")))
 	}
 }
 

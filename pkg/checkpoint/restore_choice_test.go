@@ -74,11 +74,12 @@ func TestRestoreChoice(t *testing.T) {
 		keptReadChanged []string
 		warnings        []string // each must be in some warning
 		unwarned        []string // each in no warning
+		notes           []string // each must be in some note, and in no warning
 	}{
 		{name: "nothing asked: full restore", now: chain(), fp: "fp", reused: []string{"a", "b", "c", "d", "x"}},
 		{name: "rerun b holds what reads it", now: chain(), fp: "fp", ch: checkpoint.Choice{Rerun: []string{"b"}},
 			reused: []string{"a", "x"}, rerun: []string{"b"}, held: []string{"c", "d"},
-			warnings: []string{"re-running b on request", "early cut-off: c, d will run only if what they read changes; otherwise their recorded results are reused"}},
+			notes: []string{"re-running b on request", "early cut-off: c, d will run only if what they read changes; otherwise their recorded results are reused"}},
 		{name: "rerun-from b forces everything downstream", now: chain(), fp: "fp", ch: checkpoint.Choice{RerunFrom: []string{"b"}},
 			reused: []string{"a", "x"}, rerun: []string{"b", "c", "d"}},
 		{name: "rerun a and c", now: chain(), fp: "fp", ch: checkpoint.Choice{Rerun: []string{"a", "c"}},
@@ -122,7 +123,7 @@ func TestRestoreChoice(t *testing.T) {
 		{name: "rerun of a changed task under unchanged reuse", now: chain("d"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Rerun: []string{"a"}},
 			rerun: []string{"a"}, held: []string{"b", "c", "x"}},
 		{name: "rerun of a held task runs it, not cut off", now: chain("b"), fp: "fp2", ch: checkpoint.Choice{Reuse: checkpoint.ReuseUnchanged, Rerun: []string{"c"}},
-			reused: []string{"a", "x"}, rerun: []string{"c"}, held: []string{"d"}, warnings: []string{"re-running c on request"}},
+			reused: []string{"a", "x"}, rerun: []string{"c"}, held: []string{"d"}, notes: []string{"re-running c on request"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,6 +168,14 @@ func TestRestoreChoice(t *testing.T) {
 			for _, w := range tc.unwarned {
 				if strings.Contains(all, w) {
 					t.Errorf("warnings %q say %q", r.Warnings, w)
+				}
+			}
+			// What the user asked for, and what the early cut-off may
+			// spare, are notes: --quiet leaves them out of cron's mail.
+			notes := strings.Join(r.Notes, "\n")
+			for _, n := range tc.notes {
+				if !strings.Contains(notes, n) || strings.Contains(all, n) {
+					t.Errorf("%q: notes %q, warnings %q; want it a note", n, r.Notes, r.Warnings)
 				}
 			}
 		})

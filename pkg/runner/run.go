@@ -666,6 +666,9 @@ func (p *pass) run(ctx context.Context, set *TaskSet, old *checkpoint.Session, e
 		warn(n)
 	}
 	if restored != nil {
+		for _, msg := range restored.Notes {
+			rep.Observe(Event{Time: time.Now(), Type: RunInfo, Index: -1, Session: id, Message: msg})
+		}
 		for _, w := range restored.Warnings {
 			warn(w)
 		}
