@@ -75,9 +75,13 @@ func (r *liveReporter) clear() {
 	r.lines = 0
 }
 
-// block is the block's lines, plain text, each at most width-1 columns (a
-// line filling the last column would wrap on some terminals).
-func (r *liveReporter) block(now time.Time, width int) []string {
+// blockLine is a line of the block: its text, then a running task's
+// elapsed time (dimmed), "" on the other lines.
+type blockLine struct{ text, elapsed string }
+
+// blockLines are the block's lines, plain text, each at most width-1
+// columns (a line filling the last column would wrap on some terminals).
+func (r *liveReporter) blockLines(now time.Time, width int) []blockLine {
 	// On a terminal narrower than the block (a split pane, stty cols 10)
 	// a line would wrap onto two rows and the redraw clear only one: no
 	// block there, the steps' lines alone.
@@ -90,7 +94,7 @@ func (r *liveReporter) block(now time.Time, width int) []string {
 	if r.failed > 0 {
 		head += fmt.Sprintf(", %d failed", r.failed)
 	}
-	lines := []string{fit(fmt.Sprintf("%s, %d running", head, len(r.order)), width)}
+	lines := []blockLine{{text: fit(fmt.Sprintf("%s, %d running", head, len(r.order)), width)}}
 	shown := r.order
 	if len(shown) > maxRunningLines {
 		shown = shown[:maxRunningLines-1]
@@ -98,30 +102,33 @@ func (r *liveReporter) block(now time.Time, width int) []string {
 	for _, name := range shown {
 		el := fmtDuration(now.Sub(r.running[name]).Truncate(100 * time.Millisecond))
 		room := width - len("  ") - 1 - iostreams.DisplayWidth(el)
-		lines = append(lines, "  "+shorten(name, room)+" "+el)
+		lines = append(lines, blockLine{text: "  " + shorten(name, room) + " ", elapsed: el})
 		if p := r.preview[name]; p != "" {
-			lines = append(lines, fitTail("    "+p, width))
+			lines = append(lines, blockLine{text: fitTail("    "+p, width)})
 		}
 	}
 	if len(shown) < len(r.order) {
-		lines = append(lines, fit(fmt.Sprintf("  … and %d more", len(r.order)-len(shown)), width))
+		lines = append(lines, blockLine{text: fit(fmt.Sprintf("  … and %d more", len(r.order)-len(shown)), width)})
 	}
 	return lines
 }
 
 func (r *liveReporter) draw() {
-	lines := r.block(time.Now(), r.io.Width())
+	lines := r.blockLines(time.Now(), r.io.Width())
 	if len(lines) == 0 {
 		return
 	}
+	drawn := make([]string, len(lines))
 	for k, l := range lines {
 		if k == 0 {
-			lines[k] = r.st.bold(l)
-		} else if i := strings.LastIndexByte(l, ' '); i > 0 {
-			lines[k] = l[:i+1] + r.st.dim(l[i+1:])
+			drawn[k] = r.st.bold(l.text)
+		} else if l.elapsed != "" {
+			drawn[k] = l.text + r.st.dim(l.elapsed)
+		} else {
+			drawn[k] = l.text
 		}
 	}
-	fmt.Fprint(r.io.Out, strings.Join(lines, "\n"))
+	fmt.Fprint(r.io.Out, strings.Join(drawn, "\n"))
 	r.lines = len(lines)
 }
 

@@ -9,6 +9,15 @@ import (
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
 
+// block is the block's lines as plain text.
+func (r *liveReporter) block(now time.Time, width int) []string {
+	var lines []string
+	for _, l := range r.blockLines(now, width) {
+		lines = append(lines, l.text+l.elapsed)
+	}
+	return lines
+}
+
 func TestShorten(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -232,5 +241,46 @@ func TestLiveFailedTaskLogsCommandWhole(t *testing.T) {
 				t.Errorf("the whole command %q is not on a %d-column screen:\n%s", logs, width, strings.Join(screen.Lines(), "\n"))
 			}
 		})
+	}
+}
+
+// Only a running task's elapsed time is dimmed: the last word of a
+// streamed answer's preview line and of "… and N more" was dimmed too.
+func TestLiveBlockDimsOnlyElapsed(t *testing.T) {
+	var out strings.Builder
+	ios := iostreams.Test(nil, &out, &out)
+	ios.SetTerminal(80, true)
+	r := newLiveReporter(ios)
+	defer r.Close()
+	r.mu.Lock()
+	r.total = maxRunningLines + 1
+	for i := range maxRunningLines + 1 {
+		name := fmt.Sprintf("t%d", i)
+		r.order = append(r.order, name)
+		r.running[name] = time.Now()
+	}
+	r.preview["t0"] = "Hello from the tiny test model."
+	r.draw() // the first: nothing to clear before it
+	lines := strings.Split(out.String(), "\n")
+	r.mu.Unlock()
+	var preview, more, running string
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, "Hello from"):
+			preview = l
+		case strings.Contains(l, "more"):
+			more = l
+		case strings.HasPrefix(l, "  t0 "):
+			running = l
+		}
+	}
+	if preview != "    Hello from the tiny test model." {
+		t.Errorf("preview line %q, want it plain", preview)
+	}
+	if more != "  … and 2 more" {
+		t.Errorf("more line %q, want it plain", more)
+	}
+	if !strings.HasPrefix(running, "  t0 \x1b[2m") || !strings.HasSuffix(running, "\x1b[0m") {
+		t.Errorf("running line %q, want its elapsed time dimmed", running)
 	}
 }
