@@ -84,11 +84,13 @@ func parseURL(raw string) (*config, error) {
 	}
 	c := &config{schema: DefaultSchema, lease: DefaultLease}
 	values := map[string]string{}
-	var pass []string // the pairs pgx gets, as written
+	var pass []string    // the pairs pgx gets, as written
+	var written []string // passwords as the URL writes them, percent-encoded
 	for _, p := range params {
 		values[p.key] = p.value
 		if secretKey(p.key) {
-			c.secrets = append(c.secrets, p.value)
+			_, w, _ := strings.Cut(p.raw, "=")
+			c.secrets, written = append(c.secrets, p.value), append(written, strings.Trim(w, " "))
 		}
 		switch {
 		case secretKey(p.key) && p.key != "password" && p.key != "sslpassword":
@@ -115,7 +117,7 @@ func parseURL(raw string) (*config, error) {
 		}
 	}
 	if pw, ok := u.User.Password(); ok {
-		c.secrets = append(c.secrets, pw)
+		c.secrets, written = append(c.secrets, pw), append(written, writtenPassword(raw))
 	}
 	if err := checkNumbers(values, c.secrets); err != nil {
 		return nil, err
@@ -142,6 +144,7 @@ func parseURL(raw string) (*config, error) {
 	if pw := os.Getenv("PGPASSWORD"); pw != "" {
 		c.secrets = append(c.secrets, pw)
 	}
+	c.secrets = spelled(c.secrets, written)
 	if c.conn.ConnectTimeout == 0 {
 		c.conn.ConnectTimeout = 10 * time.Second
 	}
@@ -155,9 +158,10 @@ func parseURL(raw string) (*config, error) {
 	return c, nil
 }
 
-// credentials are c's passwords, each once: the URL's (or its
-// password=), its sslpassword=, the one pgx found in PGPASSWORD, a
-// passfile or a service file, and PGPASSWORD itself.
+// credentials are c's passwords, each once and in each of its spellings
+// (spelled, in its order): the URL's (or its password=), its
+// sslpassword=, the one pgx found in PGPASSWORD, a passfile or a service
+// file, and PGPASSWORD itself.
 func (c *config) credentials() []string {
 	var out []string
 	for _, s := range c.secrets {
@@ -166,6 +170,42 @@ func (c *config) credentials() []string {
 		}
 	}
 	return out
+}
+
+// spelled is secrets, passwords, with each spelling a URL may carry them
+// in, and written, the same as the store URL writes them: a task prints
+// the URL from elsewhere (DATABASE_URL, its teamrun's --store), where a
+// password is percent-encoded, and no piece of that text is a piece of
+// the password itself. The spellings are Go's url package's (a space +
+// or %20, : @ + kept or not; Python's quote and quote_plus write two of
+// them), each with its escapes' hex in either case.
+//
+// A run redacts them in turn, and with each any run of eight of its
+// characters, which may cut into another spelling before that one is
+// redacted whole: the spellings as written (what DATABASE_URL or the
+// run's --store hold) come first, then the rest, longest first.
+func spelled(secrets, written []string) []string {
+	var forms []string
+	for _, s := range secrets {
+		forms = append(forms, s, url.QueryEscape(s), uriEscape(s), url.PathEscape(s),
+			strings.TrimPrefix(url.UserPassword("", s).String(), ":"))
+	}
+	for _, f := range append(slices.Clone(forms), written...) {
+		forms = append(forms, escapesCased(f, strings.ToUpper), escapesCased(f, strings.ToLower))
+	}
+	slices.SortStableFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	return append(slices.Clone(written), forms...)
+}
+
+// escapesCased is s with the hex digits of its %XX escapes cased by to.
+func escapesCased(s string, to func(string) string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			copy(b[i+1:i+3], to(string(b[i+1:i+3])))
+		}
+	}
+	return string(b)
 }
 
 // splitURL parses raw, a store URL, but for its parameters: query is all
@@ -246,19 +286,38 @@ func hostDecoded(host string) (string, error) {
 // libpq's ends at the first @ (before any /), Go's at the last before the
 // first / ? or #. A ? or # in the part, or a second @, is read either way.
 func sameUser(raw string) error {
-	_, rest, _ := schemeRest(raw)
-	i := strings.IndexAny(rest, "@/")
-	if i < 0 || rest[i] != '@' {
+	user, host, ok := libpqUser(raw)
+	if !ok {
 		return nil
 	}
-	host := rest[i+1:]
 	if j := strings.IndexAny(host, "/?#"); j >= 0 {
 		host = host[:j]
 	}
-	if strings.ContainsAny(rest[:i], "?#") || strings.Contains(host, "@") {
+	if strings.ContainsAny(user, "?#") || strings.Contains(host, "@") {
 		return fmt.Errorf("%w: the store URL %s has a ? # or @ in its user or password part (not shown): percent-encode it (%%3F %%23 %%40)", checkpoint.ErrBadLocation, redactRaw(raw))
 	}
 	return nil
+}
+
+// libpqUser cuts raw, a store URL, at its user part as libpq reads it:
+// up to the first @, if that comes before any /. ok is false when it has
+// none; rest is what follows the @.
+func libpqUser(raw string) (user, rest string, ok bool) {
+	_, rest, _ = schemeRest(raw)
+	i := strings.IndexAny(rest, "@/")
+	if i < 0 || rest[i] != '@' {
+		return "", "", false
+	}
+	return rest[:i], rest[i+1:], true
+}
+
+// writtenPassword is the password of raw's user part as written, still
+// percent-encoded: what a task that prints the URL shows. sameUser made
+// sure libpq and Go read that part alike.
+func writtenPassword(raw string) string {
+	user, _, _ := libpqUser(raw)
+	_, pw, _ := strings.Cut(user, ":")
+	return pw
 }
 
 // canonical is the store's location: its URL without the password, spelt

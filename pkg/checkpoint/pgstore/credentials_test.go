@@ -47,3 +47,40 @@ func TestCredentials(t *testing.T) {
 		})
 	}
 }
+
+// A password percent-encoded in the URL is redacted in each spelling a
+// task may print it in: as written in the user part or password=, and as
+// other tools encode it (a space + or %20, hex in either case). No server
+// is reached.
+func TestCredentialsSpellings(t *testing.T) {
+	const pw = "Ab/cd+ef@gh#ij:kl mn"
+	tests := []struct {
+		name, raw string
+		want      []string
+	}{
+		{"the user part", "postgres://u:Ab%2fcd%2Bef%40gh%23ij%3Akl%20mn@db/app",
+			[]string{pw, "Ab%2fcd%2Bef%40gh%23ij%3Akl%20mn", "Ab%2Fcd%2Bef%40gh%23ij%3Akl%20mn", "Ab%2fcd%2bef%40gh%23ij%3akl%20mn",
+				"Ab%2Fcd%2Bef%40gh%23ij%3Akl+mn", "Ab%2Fcd+ef@gh%23ij:kl%20mn", "Ab%2Fcd+ef%40gh%23ij%3Akl%20mn"}},
+		{"password=", "postgres://u@db/app?password=Ab%2Fcd%2bef%40gh%23ij%3akl%20mn",
+			[]string{pw, "Ab%2Fcd%2bef%40gh%23ij%3akl%20mn", "Ab%2Fcd%2Bef%40gh%23ij%3Akl%20mn", "Ab%2Fcd%2Bef%40gh%23ij%3Akl+mn"}},
+		{"sslpassword=", "postgres://u@db/app?sslpassword=Ab%2Fcd%2Bef%40gh%23ij%3Akl%20mn",
+			[]string{pw, "Ab%2Fcd%2Bef%40gh%23ij%3Akl%20mn", "Ab%2fcd%2bef%40gh%23ij%3akl%20mn"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PGPASSWORD", "")
+			t.Setenv("PGPASSFILE", filepath.Join(t.TempDir(), "none"))
+			t.Setenv("PGSERVICEFILE", filepath.Join(t.TempDir(), "none"))
+			c, err := parseURL(tc.raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := c.credentials()
+			for _, w := range tc.want {
+				if !slices.Contains(got, w) {
+					t.Errorf("credentials %q lack %q", got, w)
+				}
+			}
+		})
+	}
+}
