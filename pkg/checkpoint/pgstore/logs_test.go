@@ -33,7 +33,8 @@ func TestMigrateToLogs(t *testing.T) {
 	if before != len(migrations)-5 {
 		t.Fatalf("the logs table's migration is %d of %d: undo the later ones here too", before+1, len(migrations))
 	}
-	adminExec(t, raw, fmt.Sprintf(`ALTER TABLE %[1]s.sessions DROP COLUMN unchecked_seq, DROP COLUMN snapshot_digest, DROP COLUMN project_key; ALTER TABLE %[1]s.transitions DROP COLUMN checksum;
+	adminExec(t, raw, fmt.Sprintf(`DROP TRIGGER checksummed ON %[1]s.transitions; DROP FUNCTION %[1]s.refuse_unchecked();
+		ALTER TABLE %[1]s.sessions DROP COLUMN unchecked_seq, DROP COLUMN snapshot_digest, DROP COLUMN project_key; ALTER TABLE %[1]s.transitions DROP COLUMN checksum;
 		DROP TABLE %[1]s.logs; UPDATE %[1]s.schema_version SET version = %[2]d`, s.cfg.schema, before))
 
 	s = openStore(t, raw)

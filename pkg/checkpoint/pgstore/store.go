@@ -120,9 +120,23 @@ var migrations = []string{
 	// 7: the last transition of each session written without a checksum
 	// (before schema 4), so that Load reads only those unchecked: a row
 	// whose checksum was set to NULL since is changed, not old. Every row
-	// written from now on has one (no older teamrun writes to this
-	// schema: it refuses a newer one).
+	// written from now on has one. An older teamrun refuses this schema
+	// as it opens it, but a run of one that opened it before (a rolling
+	// upgrade) goes on writing: the trigger refuses its rows without a
+	// checksum, which would make the session corrupt once it died, so
+	// that it stops at that write (exit 5, the write not acknowledged).
+	// Only inserts: an older row altered since is still corrupt when read.
+	// It goes in before unchecked_seq is read, and holds the table
+	// against inserts until the migration commits.
 	`ALTER TABLE {s}.sessions ADD COLUMN IF NOT EXISTS unchecked_seq bigint NOT NULL DEFAULT 0;
+	CREATE OR REPLACE FUNCTION {s}.refuse_unchecked() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		RAISE EXCEPTION 'schema % was migrated to version 7 by a newer teamrun, which reads a transition without a checksum as changed: this teamrun writes none; upgrade teamrun on this host and run again with --continue (nothing acknowledged is lost)', TG_TABLE_SCHEMA
+			USING ERRCODE = 'object_not_in_prerequisite_state';
+	END $$;
+	DROP TRIGGER IF EXISTS checksummed ON {s}.transitions;
+	CREATE TRIGGER checksummed BEFORE INSERT ON {s}.transitions
+		FOR EACH ROW WHEN (NEW.checksum IS NULL) EXECUTE PROCEDURE {s}.refuse_unchecked();
 	UPDATE {s}.sessions AS t SET unchecked_seq = u.upto
 		FROM (SELECT session_id, max(seq) AS upto FROM {s}.transitions WHERE checksum IS NULL GROUP BY session_id) AS u
 		WHERE u.session_id = t.id;`,
