@@ -539,16 +539,19 @@ func usageError(c *cli.Context, err error, isSubcommand bool) error {
 		return exitf(exitUsage, "%s needs a value (see %s --help)", asTyped(c, m[1]), help)
 	}
 	if m := invalidValue().FindStringSubmatch(msg); m != nil {
-		if strings.Contains(m[3], m[1]) { // the message names the value already
-			return exitf(exitUsage, "%s: %s", asTyped(c, m[2]), m[3])
-		}
-		return exitf(exitUsage, "%s=%s: %s", asTyped(c, m[2]), m[1], m[3])
+		// The flag's Set shows the value as spec.ShownValue has it, or
+		// not at all (--var's may be a key): it is not repeated here.
+		return exitf(exitUsage, "%s: %s", asTyped(c, m[2]), m[3])
 	}
 	if m := invalidBool().FindStringSubmatch(msg); m != nil {
 		if m[3] != "parse error" { // a flag that may stand alone, such as --wait, said why
 			return exitf(exitUsage, "%s: %s", asTyped(c, m[2]), m[3])
 		}
-		return exitf(exitUsage, "%s=%s: want true or false (or the flag alone), got %s", asTyped(c, m[2]), m[1], m[1])
+		v, err := strconv.Unquote(`"` + m[1] + `"`) // the flag package's %q
+		if err != nil {
+			v = m[1]
+		}
+		return exitf(exitUsage, "%s: want true or false (or the flag alone), got %s", asTyped(c, m[2]), spec.ShownValue(v))
 	}
 	return withCode(exitUsage, err)
 }
@@ -701,10 +704,10 @@ func (p *posIntFlag) String() string {
 func (p *posIntFlag) Set(s string) error {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if errors.Is(err, strconv.ErrRange) {
-		return fmt.Errorf("%s is too large: want a whole number ≥ 1 (up to %d)", s, math.MaxInt)
+		return fmt.Errorf("%s is too large: want a whole number ≥ 1 (up to %d)", spec.ShownValue(s), math.MaxInt)
 	}
 	if err != nil || n < 1 {
-		return fmt.Errorf("want a whole number ≥ 1, got %s", s)
+		return fmt.Errorf("want a whole number ≥ 1, got %s", spec.ShownValue(s))
 	}
 	p.n = n
 	return nil

@@ -21,6 +21,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/teamrun/teamrun/internal/fserr"
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // projectFlag is --project DIR: the folder whose .teamrun/ holds state.json,
@@ -163,12 +164,13 @@ func durationArg(s string) bool {
 // error gives examples of what it takes.
 func parseDuration(s, examples string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
+	shown := spec.ShownValue(s)
 	if !durationSyntax().MatchString(s) {
-		return 0, fmt.Errorf("%q is not a duration: use e.g. %s", s, examples)
+		return 0, fmt.Errorf("%s is not a duration: use e.g. %s", shown, examples)
 	}
 	maxDays := int(math.MaxInt64 / int64(24*time.Hour))
-	tooLong := fmt.Errorf("%q is longer than teamrun can count: use at most %dd", s, maxDays)
-	notOne := fmt.Errorf("%q is not a duration: use e.g. %s", s, examples)
+	tooLong := fmt.Errorf("%s is longer than teamrun can count: use at most %dd", shown, maxDays)
+	notOne := fmt.Errorf("%s is not a duration: use e.g. %s", shown, examples)
 	if n, ok := strings.CutSuffix(s, "d"); ok {
 		days, err := strconv.Atoi(n)
 		switch {

@@ -155,7 +155,7 @@ func TestCommandArgs(t *testing.T) {
 		{args: []string{"a.yaml", "--nope"}, errMatch: "unknown flag --nope"},
 		{args: []string{"a.yaml", "--sesion", "x"}, errMatch: `Did you mean "--session"?`},
 		{args: []string{"a.yaml", "--session"}, errMatch: "--session needs a value"},
-		{args: []string{"a.yaml", "--json=maybe"}, errMatch: `--json=maybe: want true or false (or the flag alone), got maybe`},
+		{args: []string{"a.yaml", "--json=maybe"}, errMatch: `--json: want true or false (or the flag alone), got "maybe"`},
 		// The word after a flag that needs a value is never a flag: `--session
 		// $ID --json` with ID unset is refused, not a session named --json.
 		{args: []string{"a.yaml", "--session", "--json"}, errMatch: `--session needs a value, but --json follows it, a flag of teamrun plan (a variable left unset?): give the value, and one that starts with "-" as --session=-x (see teamrun plan --help)`},
@@ -168,7 +168,7 @@ func TestCommandArgs(t *testing.T) {
 		{args: []string{"a.yaml", "--session=--json"}, want: "[a.yaml] json=false session=--json vars= wait="},
 		{args: []string{"a.yaml", "--session", "-"}, want: "[a.yaml] json=false session=- vars= wait="},
 		// A negative number is a number flag's value, refused saying what it wants.
-		{args: []string{"a.yaml", "--limit", "-1"}, errMatch: `--limit: want a whole number ≥ 1, got -1`},
+		{args: []string{"a.yaml", "--limit", "-1"}, errMatch: `--limit: want a whole number ≥ 1, got "-1"`},
 		{args: []string{"a.yaml", "--limit", "--json"}, errMatch: `--limit needs a value, but --json follows it`},
 		// parseDuration's syntax decides which words --wait takes, before
 		// the FILE too: whole days, and a negative or too long duration

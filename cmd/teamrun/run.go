@@ -87,16 +87,24 @@ func (v *varsFlag) String() string {
 // IsSliceFlag: --var is given once per variable.
 func (v *varsFlag) IsSliceFlag() bool { return true }
 
+// Set takes one --var. Its errors never show the value, which may be a
+// key (--var token="$KEY"), nor the argument when it has no "=" (the key
+// alone, its name forgotten); the name only when it reads as one
+// (spec.ReadsAsName), not as a key pasted before the "=".
 func (v *varsFlag) Set(s string) error {
 	k, val, ok := strings.Cut(s, "=")
 	k = strings.TrimSpace(k)
 	if !ok || k == "" {
-		return fmt.Errorf("%q: expected key=value", s)
+		return fmt.Errorf("expected key=value %s", spec.NotShown)
 	}
 	// The same rule as the spec's variables: anything else could never be
 	// a {placeholder}, and would reach commands under a mangled name.
 	if !spec.IsIdentifier(k) {
-		return fmt.Errorf("%q: %q is not a variable name: use ASCII letters, digits and _, not starting with a digit", s, k)
+		name := "the name before the =" // nor the name shown
+		if spec.ReadsAsName(k) {
+			name = strconv.Quote(k)
+		}
+		return fmt.Errorf("%s is not a variable name: use ASCII letters, digits and _, not starting with a digit %s", name, spec.NotShown)
 	}
 	if v.vals == nil {
 		v.vals = map[string]string{}

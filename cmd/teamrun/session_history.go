@@ -27,7 +27,7 @@ func sessionTask(sess *checkpoint.Session, name string) (*checkpoint.TaskRecord,
 	for i, t := range sess.Team.Tasks {
 		names[i] = t.Name
 	}
-	msg := fmt.Sprintf("session %s has no task %q; its tasks: %s", sess.ID, name, strings.Join(names, ", "))
+	msg := fmt.Sprintf("session %s has no task %s; its tasks: %s", sess.ID, spec.ShownValue(name), strings.Join(names, ", "))
 	if m := spec.Closest(name, names); m != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", m)
 	}

@@ -95,7 +95,7 @@ func parseStatuses(s string) (map[string]bool, error) {
 	for _, st := range strings.Split(s, ",") {
 		st = strings.TrimSpace(st)
 		if !slices.Contains(statuses, st) {
-			return nil, fmt.Errorf("--status=%s: want one of %s (or several, comma-separated), got %q", s, strings.Join(statuses, ", "), st)
+			return nil, fmt.Errorf("--status: want one of %s (or several, comma-separated), got %s", strings.Join(statuses, ", "), spec.ShownValue(st))
 		}
 		want[st] = true
 	}

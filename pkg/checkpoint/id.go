@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/teamrun/teamrun/internal/sessionid"
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // ValidateID checks the session id rule. Ids cannot hold a separator or
@@ -22,7 +23,7 @@ func ValidateID(id string) error {
 		return fmt.Errorf("%w: %d characters; an id is %s", ErrBadID, n, IDRule)
 	}
 	if id[0] == '.' {
-		return fmt.Errorf("%w %q: starts with a dot; an id is %s", ErrBadID, id, IDRule)
+		return fmt.Errorf("%w %s: starts with a dot; an id is %s", ErrBadID, spec.ShownValue(id), IDRule)
 	}
 	pos := 0
 	for i, r := range id {
@@ -36,7 +37,7 @@ func ValidateID(id string) error {
 				what = fmt.Sprintf("byte 0x%02X (not UTF-8)", id[i])
 			}
 		}
-		return fmt.Errorf("%w %q: %s at %d; an id is %s", ErrBadID, id, what, pos, IDRule)
+		return fmt.Errorf("%w %s: %s at %d; an id is %s", ErrBadID, spec.ShownValue(id), what, pos, IDRule)
 	}
 	return nil
 }

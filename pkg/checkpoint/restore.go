@@ -28,7 +28,7 @@ func ParseReuse(s string) (Reuse, error) {
 	case "unchanged":
 		return ReuseUnchanged, nil
 	}
-	return 0, fmt.Errorf("--reuse %q: expected strict or unchanged", s)
+	return 0, fmt.Errorf("--reuse %s: expected strict or unchanged", spec.ShownValue(s))
 }
 
 func (r Reuse) String() string {

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -142,15 +143,44 @@ const maxNamePart = 16
 // where the name of one holding a secret goes: it reads as a name, not as
 // a key pasted there. Another is named by the key that names it.
 func ShowsVarName(name string) bool {
-	if KeyNameProblem(name) != "" {
+	return KeyNameProblem(name) == "" && ReadsAsName(name)
+}
+
+// ReadsAsName says whether a message may show s, typed where a name goes
+// but perhaps no identifier (--var api-key=…): it is words, none longer
+// than maxNamePart between the characters that are no letter or digit,
+// and looks like no key.
+func ReadsAsName(s string) bool {
+	if LooksLikeKey(s) {
 		return false
 	}
-	for part := range strings.SplitSeq(name, "_") {
-		if len(part) > maxNamePart {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			run++
+		} else {
+			run = 0
+		}
+		if run > maxNamePart {
 			return false
 		}
 	}
 	return true
+}
+
+// NotShown is what a message says where it leaves a value out.
+const NotShown = "(the value is not shown)"
+
+// ShownValue is s, a value typed on the command line (a flag's, a session
+// id, a task's name), as a message that refuses it shows it: quoted, as
+// %q does, unless it looks like a key (LooksLikeKey): a key pasted in the
+// wrong place (--wait "$KEY") must not reach a CI log or a cron mail. The
+// one rule for every flag's bad value.
+func ShownValue(s string) string {
+	if LooksLikeKey(s) {
+		return "what looks like an API key " + NotShown
+	}
+	return strconv.Quote(s)
 }
 
 // checkKeyName refuses v, the name of a variable that holds a secret, when

@@ -83,6 +83,38 @@ func TestShowsVarName(t *testing.T) {
 	}
 }
 
+// A name typed where a variable's name goes, an identifier or not
+// (--var api-key=…), is shown when it reads as words; a key pasted there
+// is not.
+func TestReadsAsName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"api-key": true, "bad name": true, "café": true, "OPENAI_API_KEY": true,
+		"e3b0c44298fc1c149afbf4c8996fb924-x": false, "token: sk-proj-Abcdefghijklmnop0123": false,
+		"sk-proj-AAAAAAAAAAAAAAAAAAAAAAAA": false,
+	} {
+		if got := ReadsAsName(name); got != want {
+			t.Errorf("ReadsAsName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// A flag's bad value is quoted in its message, unless it looks like a key.
+func TestShownValue(t *testing.T) {
+	const key = "sk-proj-Abcdefghijklmnopqrstuvwxyz0123456789"
+	for s, want := range map[string]string{
+		"maybe":         `"maybe"`,
+		"":              `""`,
+		"a\tb":          `"a\tb"`,
+		key:             "what looks like an API key (the value is not shown)",
+		"a/" + key:      "what looks like an API key (the value is not shown)",
+		"openai/gpt-4o": `"openai/gpt-4o"`,
+	} {
+		if got := ShownValue(s); got != want {
+			t.Errorf("ShownValue(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
+
 // A key is seen at the start of a value and after a provider's prefix or
 // a scheme (openai/sk-…, Bearer sk-…); within a value only when it reads
 // as random, so that model names that happen to start like a key pass.

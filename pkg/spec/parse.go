@@ -1170,7 +1170,7 @@ func (b *builder) checkCycles(index *TaskFinder) {
 }
 
 func unknownRef(kind, name string, known []string, hint string) string {
-	msg := fmt.Sprintf("unknown %s %q", kind, name)
+	msg := fmt.Sprintf("unknown %s %s", kind, ShownValue(name))
 	if m := closest(name, known); m != "" {
 		return msg + fmt.Sprintf(" (did you mean %q?)", m)
 	}

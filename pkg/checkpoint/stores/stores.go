@@ -17,6 +17,7 @@ import (
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/checkpoint/filestore"
 	"github.com/teamrun/teamrun/pkg/checkpoint/pgstore"
+	"github.com/teamrun/teamrun/pkg/spec"
 )
 
 // Location is the store a command uses (DESIGN §5): flag (--store), else
@@ -180,7 +181,7 @@ func Open(ctx context.Context, location string) (checkpoint.Backend, error) {
 		}
 	case IsURL(location):
 		scheme, _, _ := strings.Cut(location, "://")
-		return nil, fmt.Errorf("%w: unknown store scheme %q: use a folder, file://PATH or postgres://…", checkpoint.ErrBadLocation, scheme)
+		return nil, fmt.Errorf("%w: unknown store scheme %s: use a folder, file://PATH or postgres://…", checkpoint.ErrBadLocation, spec.ShownValue(scheme))
 	}
 	return filestore.Open(location)
 }
