@@ -753,18 +753,23 @@ func escapeMarker(m map[string]any) map[string]any {
 	return m
 }
 
-// text is a string that marshals as a JSON string when it is UTF-8 and as
-// {"$base64": "..."} otherwise, so it comes back byte for byte.
-type text string
+// Text is a string that marshals as a JSON string when it is UTF-8 and as
+// {"$base64": "..."} otherwise, so it comes back byte for byte: the one
+// form of a text that may not be UTF-8 (a result, an error, a line of
+// output) in the session's JSON and in run --json's events alike.
+type Text string
 
-func (t text) MarshalJSON() ([]byte, error) {
+// text is Text, as this package's records have long named it.
+type text = Text
+
+func (t Text) MarshalJSON() ([]byte, error) {
 	if utf8.ValidString(string(t)) {
 		return marshalNoEscape(string(t))
 	}
 	return json.Marshal(map[string]string{b64Key: base64.StdEncoding.EncodeToString([]byte(t))})
 }
 
-func (t *text) UnmarshalJSON(b []byte) error {
+func (t *Text) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '{' {
 		var m map[string]string

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
@@ -67,7 +68,106 @@ func (r *jsonReporter) Observe(ev Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ev.Time = ev.Time.UTC()
+	if !allUTF8(&ev) {
+		_ = r.enc.Encode(bytesEvent(ev))
+		return
+	}
 	_ = r.enc.Encode(ev)
+}
+
+// allUTF8 says whether every text of ev that a task's bytes may fill is
+// UTF-8, as nearly all are: encoding/json would write any other with
+// U+FFFD in place of its bytes, in silence. The check allocates nothing.
+func allUTF8(ev *Event) bool {
+	if !utf8.ValidString(ev.Result) || !utf8.ValidString(ev.Error) || !utf8.ValidString(ev.Message) || !utf8.ValidString(ev.Delta) {
+		return false
+	}
+	if !haltUTF8(ev.Halt) {
+		return false
+	}
+	if s := ev.Summary; s != nil {
+		for _, o := range s.Outputs {
+			if !utf8.ValidString(o.Result) {
+				return false
+			}
+		}
+		for _, hs := range [][]*Halt{s.Halts, s.Unsettled} {
+			for _, h := range hs {
+				if !haltUTF8(h) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// haltUTF8 says whether the texts of h that a task's bytes may fill (a
+// human task's description, rendered from results; a tool call's
+// arguments) are UTF-8.
+func haltUTF8(h *Halt) bool {
+	return h == nil || utf8.ValidString(h.Description) && utf8.ValidString(h.Arguments)
+}
+
+// textEvent is an Event whose texts are written as the session's JSON
+// writes them (checkpoint.Text): a text that is not UTF-8 as
+// {"$base64": "..."}, byte for byte, as session show --json and session
+// export have it. Its fields hide the Event's of the same names.
+type textEvent struct {
+	Event
+	Result  checkpoint.Text `json:"result,omitempty"`
+	Error   checkpoint.Text `json:"error,omitempty"`
+	Message checkpoint.Text `json:"message,omitempty"`
+	Delta   checkpoint.Text `json:"delta,omitempty"`
+	Halt    *textHalt       `json:"halt,omitempty"`
+	Summary *textSummary    `json:"summary,omitempty"`
+}
+
+type textSummary struct {
+	Summary
+	Outputs   []textOutput `json:"outputs,omitempty"`
+	Halts     []*textHalt  `json:"halts,omitempty"`
+	Unsettled []*textHalt  `json:"unsettled,omitempty"`
+}
+
+type textHalt struct {
+	Halt
+	Description checkpoint.Text `json:"description"`
+	Arguments   checkpoint.Text `json:"arguments,omitempty"`
+}
+
+func newTextHalt(h *Halt) *textHalt {
+	if h == nil {
+		return nil
+	}
+	return &textHalt{Halt: *h, Description: checkpoint.Text(h.Description), Arguments: checkpoint.Text(h.Arguments)}
+}
+
+func textHalts(hs []*Halt) []*textHalt {
+	var out []*textHalt
+	for _, h := range hs {
+		out = append(out, newTextHalt(h))
+	}
+	return out
+}
+
+type textOutput struct {
+	TaskOutput
+	Result checkpoint.Text `json:"result"`
+}
+
+// bytesEvent is ev as a textEvent, for an event with a text that is not
+// UTF-8 (allUTF8): rare, so the copies it makes cost nothing that counts.
+func bytesEvent(ev Event) *textEvent {
+	te := &textEvent{Event: ev, Result: checkpoint.Text(ev.Result), Error: checkpoint.Text(ev.Error),
+		Message: checkpoint.Text(ev.Message), Delta: checkpoint.Text(ev.Delta), Halt: newTextHalt(ev.Halt)}
+	if ev.Summary != nil {
+		te.Summary = &textSummary{Summary: *ev.Summary, Halts: textHalts(ev.Summary.Halts), Unsettled: textHalts(ev.Summary.Unsettled)}
+		for _, o := range ev.Summary.Outputs {
+			te.Summary.Outputs = append(te.Summary.Outputs, textOutput{TaskOutput: o, Result: checkpoint.Text(o.Result)})
+		}
+	}
+	return te
 }
 
 func (r *jsonReporter) Close() {}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/teamrun/teamrun/pkg/checkpoint"
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
 
@@ -235,4 +237,85 @@ func TestReportersControlSequences(t *testing.T) {
 			}
 		}
 	})
+}
+
+// --json writes each text a task's bytes fill as the session's JSON does
+// (checkpoint.Text): one that is not UTF-8 as {"$base64": …}, read back
+// byte for byte, never with U+FFFD in its place.
+func TestJSONEventBytes(t *testing.T) {
+	const raw = "caf\xe9\xff <b>\n"
+	tests := []struct {
+		name string
+		ev   Event
+		get  func(m map[string]json.RawMessage) json.RawMessage
+	}{
+		{"result", Event{Type: TaskCompleted, Task: "a", Result: raw}, func(m map[string]json.RawMessage) json.RawMessage { return m["result"] }},
+		{"error", Event{Type: TaskFailed, Task: "a", Error: raw}, func(m map[string]json.RawMessage) json.RawMessage { return m["error"] }},
+		{"line", Event{Type: TaskLine, Task: "a", Stream: "stdout", Message: raw}, func(m map[string]json.RawMessage) json.RawMessage { return m["message"] }},
+		{"delta", Event{Type: TaskDelta, Task: "a", Delta: raw}, func(m map[string]json.RawMessage) json.RawMessage { return m["delta"] }},
+		{"halt", Event{Type: RunHalted, Task: "ok", Halt: &Halt{Session: "s", Task: "ok", Description: raw, Command: "c"}},
+			func(m map[string]json.RawMessage) json.RawMessage {
+				var h map[string]json.RawMessage
+				if json.Unmarshal(m["halt"], &h) != nil || string(h["task"]) != `"ok"` {
+					return nil
+				}
+				return h["description"]
+			}},
+		{"summary's halt", Event{Type: RunFinished, Summary: &Summary{Session: "s", Outcome: Halted, Halts: []*Halt{{Session: "s", Task: "ok", Description: raw}}}},
+			func(m map[string]json.RawMessage) json.RawMessage {
+				var s struct {
+					Halts []map[string]json.RawMessage `json:"halts"`
+				}
+				if err := json.Unmarshal(m["summary"], &s); err != nil || len(s.Halts) != 1 {
+					return nil
+				}
+				return s.Halts[0]["description"]
+			}},
+		{"output", Event{Type: RunFinished, Summary: &Summary{Session: "s", Outcome: Succeeded, Outputs: []TaskOutput{{Task: "a", Result: raw}}}},
+			func(m map[string]json.RawMessage) json.RawMessage {
+				var s struct {
+					Outputs []map[string]json.RawMessage `json:"outputs"`
+				}
+				if err := json.Unmarshal(m["summary"], &s); err != nil || len(s.Outputs) != 1 {
+					return nil
+				}
+				return s.Outputs[0]["result"]
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			r := NewReporter(iostreams.Test(nil, &out, &out), ModeJSON)
+			StreamDeltas(r)
+			r.Observe(tt.ev)
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+				t.Fatalf("%v: %s", err, out.String())
+			}
+			if m["event"] == nil || m["task"] == nil && tt.ev.Task != "" {
+				t.Fatalf("the event's other fields are lost: %s", out.String())
+			}
+			field := tt.get(m)
+			if !bytes.HasPrefix(field, []byte(`{"$base64":`)) {
+				t.Fatalf("%s, want {\"$base64\": …}", field)
+			}
+			var back checkpoint.Text
+			if err := json.Unmarshal(field, &back); err != nil || string(back) != raw {
+				t.Fatalf("read back %q (%v), want %q", back, err, raw)
+			}
+		})
+	}
+}
+
+// An event whose texts are UTF-8, nearly every one, costs --json no more
+// allocations than encoding it does: the look for bytes that are not
+// UTF-8 allocates nothing.
+func TestJSONEventUTF8Allocs(t *testing.T) {
+	ev := Event{Time: time.Now(), Type: TaskCompleted, Session: "s", Task: "a", Agent: "w", Attempt: 1, Result: "café <b>\n", Elapsed: millis(time.Second)}
+	enc := json.NewEncoder(io.Discard)
+	encode := testing.AllocsPerRun(200, func() { _ = enc.Encode(ev) })
+	r := NewReporter(iostreams.Test(nil, io.Discard, io.Discard), ModeJSON)
+	if got := testing.AllocsPerRun(200, func() { r.Observe(ev) }); got > encode {
+		t.Errorf("Observe: %v allocations an event, encoding it %v", got, encode)
+	}
 }
