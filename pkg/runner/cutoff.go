@@ -99,7 +99,7 @@ func (e *Engine) reuse(ctx context.Context, i int, out Output, text, why string)
 	e.tasks[i].restored, e.tasks[i].cutoff = true, true
 	e.restoreOutputFile(ctx, i)
 	ev := Event{Type: TaskReused, Index: i, Task: t.Name, Agent: t.Agent, Result: out.Raw, ResultBlob: out.Blob, Reason: why}
-	e.setVariable(i, text, &ev)
+	e.completeVariable(i, text, &ev)
 	return e.record(ev)
 }
 

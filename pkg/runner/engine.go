@@ -1317,9 +1317,7 @@ func (e *Engine) finish(d attemptDone, stage bool) error {
 		ev.Result, ev.ResultBlob = d.res.Raw, d.res.Blob
 		ev.Usage = d.res.Usage
 		ev.Memory = d.res.Memory
-		if e.setVariable(d.i, d.text, &ev) && e.Regrow != nil && e.Regrow(d.i, ev.OutputValue, false) {
-			e.grow = true
-		}
+		e.completeVariable(d.i, d.text, &ev)
 	}
 	record := e.record
 	if stage && ev.Type == TaskCompleted {
@@ -1433,6 +1431,16 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n]) + "…"
+}
+
+// completeVariable sets what task i, completing now (run or taken over
+// by the early cut-off), sets (setVariable), and asks for a new expansion
+// when a foreach over it was made from another value or waits for it
+// (Regrow): both ways of completing expand the foreach alike.
+func (e *Engine) completeVariable(i int, text string, ev *Event) {
+	if e.setVariable(i, text, ev) && e.Regrow != nil && e.Regrow(i, ev.OutputValue, false) {
+		e.grow = true
+	}
 }
 
 // setVariable puts what task i's result text sets (spec.Task.Sets) in the
