@@ -487,6 +487,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	r.holdUndecided(sess, defs, ch)
 	r.decideHeld(defs, ch)
 	r.refuse(defs, ch)
+	r.holdMade(defs, ch)
 	r.carryDeferred(sess, ch)
 	r.unsetRunning(sess, defs, ch) // first: setsAgain says what stays of the state it leaves
 	r.setsAgain(sess, defs, ch)
@@ -693,6 +694,38 @@ func (r *Restored) carryDeferred(sess *Session, ch Choice) {
 		default:
 			r.Deferred = append(r.Deferred, runsAgain(t))
 		}
+	}
+}
+
+// holdMade holds what is made from the recorded output of a list
+// producer that is not taken over this time (it runs again on request, is held, or a
+// gate that runs again decides whether it runs at all): a foreach's
+// instances and join, and what reads them. Their records stay as they
+// are until the run decides: if that output comes out the same they are
+// cut off; if the list changes the run expands again and the next pass
+// restores or runs each by its own rendered definition (an unchanged
+// instance is restored, not paid again); if a route skips the producer,
+// the foreach has no list and none of them is restored. A task --keep
+// pins is not held (keptReads says so).
+func (r *Restored) holdMade(defs []spec.TaskDef, ch Choice) {
+	if len(r.Recorded) == 0 {
+		return // nothing runs again from a completed record
+	}
+	made := map[string]bool{}
+	for i, d := range defs {
+		if !r.Done(d.Name) || slices.Contains(r.Keep, d.Name) {
+			continue
+		}
+		from := slices.ContainsFunc(d.After(), func(a string) bool { o, was := r.Recorded[a]; return was && !o.Skipped && !r.Done(a) }) ||
+			slices.ContainsFunc(ch.reads(defs, i), func(c string) bool { return made[c] })
+		if !from {
+			continue
+		}
+		p, _ := r.Task(d.Name)
+		made[d.Name] = true
+		r.Held[d.Name] = *p
+		r.Recorded[d.Name] = p.Outcome()
+		r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
 	}
 }
 
@@ -957,13 +990,6 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("--keep %s: kept, though downstream of --rerun-from %s", strings.Join(named, ", "), strings.Join(ch.RerunFrom, ", ")))
 	}
 	again := map[string]bool{} // not reused any more: forced or held
-	// Made from the output of a task that runs again (a foreach's
-	// instances and join, and what reads them): held, but their records
-	// stay as they are until the run decides. If that output comes out
-	// the same, they are cut off; if the list changes, the run expands
-	// again and the next pass restores or runs each by its own rendered
-	// definition (an unchanged instance is restored, not paid again).
-	deferred := map[string]bool{}
 	for i, d := range defs {
 		if _, held := r.Held[d.Name]; held && forced[d.Name] {
 			// Held by the restore (what it reads changed), but asked
@@ -979,30 +1005,21 @@ func (r *Restored) rerun(sess *Session, defs []spec.TaskDef, ch Choice) {
 			continue
 		}
 		t := *p // held as it was: p turns pending below
-		reads, made := false, false
+		reads := false
 		for _, c := range ch.reads(defs, i) {
 			// A foreach is made from its producer's output: made
-			// again, not read, unless a context reads it too.
+			// again, not read, unless a context reads it too
+			// (holdMade holds what is made so).
 			producer := slices.Contains(d.After(), c) && !slices.Contains(d.Context, c)
 			reads = reads || again[c] && !producer
-			made = made || deferred[c]
-		}
-		for _, a := range d.After() {
-			made = made || again[a]
 		}
 		switch {
 		case forced[d.Name]:
 			r.Rerun = append(r.Rerun, d.Name)
 		case reads && !kept[d.Name]:
 			r.Held[d.Name] = t
-		case made && !kept[d.Name]:
-			deferred[d.Name] = true
-			r.Held[d.Name] = t
-			r.Recorded[d.Name] = t.Outcome()
-			r.Reused = slices.DeleteFunc(r.Reused, func(n string) bool { return n == d.Name })
-			continue
 		default:
-			continue // reused, or pinned (keptReads says so)
+			continue // reused, made (holdMade), or pinned (keptReads says so)
 		}
 		again[d.Name] = true
 		r.Recorded[d.Name] = t.Outcome()

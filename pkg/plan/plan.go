@@ -278,11 +278,13 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 			step.Reason = redo[i].Why + ": it runs again"
 			if redo[i].Held {
 				// Only what it reads runs again: the run holds it.
-				reads := slices.DeleteFunc(cutoffReads(i), r.Done)
-				if len(reads) == 0 {
+				reads := func() []string { return slices.DeleteFunc(cutoffReads(i), r.Done) }
+				if len(heldReads(reads(), stands)) == 0 {
 					step.Reason = redo[i].Why + "; if it runs, its recorded result is reused (early cut-off)"
 				} else {
-					step.Reason = fmt.Sprintf("%s; will run only if %s's output changes (else its recorded result is reused: early cut-off)", redo[i].Why, strings.Join(reads, " or "))
+					// As for any held task: a read skipped last time
+					// decides by being skipped again or not.
+					step.Reason = redo[i].Why + "; " + heldReason(d, reads, r, stands)
 				}
 			}
 			// Refused, it runs again as any task does: if its gates,

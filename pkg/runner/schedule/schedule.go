@@ -469,7 +469,23 @@ func (g *Graph) madeOf(i int, read func(j int) bool) bool {
 			return read(p)
 		}
 	}
+	// A join that waits for its producer is made of what that gives: its
+	// instances, or none when a route skips it.
+	if p := g.WaitsFor(i); p >= 0 {
+		return read(p)
+	}
 	return false
+}
+
+// WaitsFor is, for the join of a foreach that waits for its producer
+// (ExpandsWhen: its list is not known yet), that producer; -1 for any
+// other task.
+func (g *Graph) WaitsFor(i int) int {
+	x := g.team.Tasks[i].Expanded()
+	if x.ExpandsWhen == "" || x.ForeachOf != g.team.Tasks[i].Name {
+		return -1
+	}
+	return g.team.TaskIndex(x.ExpandsWhen)
 }
 
 // routesOnly reports whether task i waits for task c only because c's
@@ -815,7 +831,7 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), record
 			if taken(i) && !kept(i) {
 				gatedAny = gatedAny || len(g.Gates(i)) > 0 || g.untilOf(i) >= 0
 				readsOther = readsOther || slices.ContainsFunc(g.Context(i), func(c int) bool { return !taken(c) }) ||
-					g.NoInstance(i, func(p int) bool { return !taken(p) })
+					g.NoInstance(i, func(p int) bool { return !taken(p) }) || g.WaitsFor(i) >= 0 && !taken(g.WaitsFor(i))
 			}
 		}
 		if !gatedAny && !readsOther {
@@ -863,6 +879,14 @@ func (g *Graph) RestoreProblems(result func(i int) (raw string, ok bool), record
 				// expands again without it, and the join reads none.
 				why.set(i, n, fmt.Sprintf("its foreach's list is the output of %s, which does not run this time", g.team.Tasks[g.ListFrom(i)].Name))
 				gated[i], stale = true, true
+				continue
+			}
+			if p := g.WaitsFor(i); p >= 0 && !taken(p) && st.status[p] != Skipped {
+				// Its list is made this time: the run expands it when p
+				// finishes, which a route may skip again (then the
+				// early cut-off reuses its no-list result).
+				why.set(i, n, fmt.Sprintf("it waits for %s, which runs this time", g.team.Tasks[p].Name))
+				stale = true
 				continue
 			}
 			for _, c := range g.Context(i) {
