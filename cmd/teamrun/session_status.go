@@ -47,7 +47,11 @@ func sessionStatus(s *checkpoint.Session, held bool) string {
 		return statusRunning
 	}
 	var failed, interrupted, skipped, open, toolHalt bool
+	kept := s.KeptRecords() // a waiting foreach's instances: no tasks of the run
 	for _, t := range s.Team.Tasks {
+		if kept[t.Name] {
+			continue
+		}
 		switch t.Status {
 		case checkpoint.StatusRunning:
 			interrupted = true // recorded as running, and nobody runs it: its run died

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -247,6 +248,9 @@ func (s *Session) apply(r Record) {
 		}
 		s.applyTool(r)
 	}
+	if r.Kind == TaskCompleted || r.Kind == TaskSkipped {
+		s.dropKept(r.Task)
+	}
 	// Messages may ride on any record (a completion and the turns that
 	// produced it land together); append-only, so O(size of the record).
 	if r.Agent != "" && len(r.Messages) > 0 {
@@ -259,6 +263,28 @@ func (s *Session) apply(r Record) {
 		}
 		s.Checkpoint.MemorySummary[r.Agent] = len(s.Memory[r.Agent])
 	}
+}
+
+// dropKept drops the records kept for the instances of task, a foreach's
+// join that waited for its producer (TeamState.Deferred), once it ends:
+// it ends only when the producer did not complete (a route skipped it),
+// so the foreach had no list and its instances are no tasks of the run,
+// nor of a later one, which makes them anew if the producer runs. Kept,
+// they counted as open tasks (session list: interrupted) after a run that
+// ended done. O(tasks), only for a join that has such records.
+func (s *Session) dropKept(task string) {
+	of := func(n string) bool {
+		rest, ok := strings.CutPrefix(n, task+"[")
+		return ok && strings.HasSuffix(rest, "]")
+	}
+	if !slices.ContainsFunc(s.Team.Deferred, of) {
+		return
+	}
+	s.Team.Tasks = slices.DeleteFunc(s.Team.Tasks, func(t TaskRecord) bool { return of(t.Name) && slices.Contains(s.Team.Deferred, t.Name) })
+	if s.Team.Deferred = slices.DeleteFunc(s.Team.Deferred, of); len(s.Team.Deferred) == 0 {
+		s.Team.Deferred = nil
+	}
+	s.reindex()
 }
 
 // startAttempt adds a to t's history. A first attempt gets a block with
