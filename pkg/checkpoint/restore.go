@@ -778,8 +778,11 @@ func Uncovered(d spec.TaskDef, o *TaskRecord) string {
 	return strings.Join(what, " and ")
 }
 
+// contextUncovered: the context of d is not the one its record was made
+// with. A join that waits for its producer has the instances' context
+// only once they are made (spec.TaskDef.WaitsFor).
 func contextUncovered(d spec.TaskDef, o *TaskRecord) bool {
-	return o.Key != "" && !slices.Equal(o.Context, d.Context)
+	return o.Key != "" && d.WaitsFor() == "" && !slices.Equal(o.Context, d.Context)
 }
 
 func agentUncovered(d spec.TaskDef, o *TaskRecord) bool {
@@ -1557,7 +1560,10 @@ func ownStands(d spec.TaskDef, t *TaskRecord) bool {
 // own: a key that differs counts as its own change.
 func (r *Restored) keptChanged(d spec.TaskDef, t, kept *TaskRecord) {
 	switch {
-	case unchanged(d, kept):
+	case unchanged(d, kept), r.Kind == RestoreFull && d.WaitsFor() != "":
+		// Under a matching fingerprint the foreach is as declared
+		// then, and a join that waits for its producer stands for its
+		// instances to come: compared once they are made.
 	case t.Status == StatusCompleted && ownStands(d, t):
 		r.KeptReadChanged = append(r.KeptReadChanged, d.Name)
 	default:

@@ -734,6 +734,18 @@ func (d *TaskDef) After() []string {
 	return d.Expansion.After
 }
 
+// WaitsFor is, on the join of a foreach whose list a producer that has
+// not completed makes (Expansion.ExpandsWhen), that producer; "" for any
+// other task. Until it expands, the join's description and context stand
+// for the instances to come: they are no definition to compare with the
+// recorded join's.
+func (d *TaskDef) WaitsFor() string {
+	if d.Expansion == nil || d.Expansion.ForeachOf != d.Name {
+		return ""
+	}
+	return d.Expansion.ExpandsWhen
+}
+
 // ItemInKey is set on a foreach instance whose texts do not name its item
 // (Expansion.BindInKey): only its OwnKey tells its item apart.
 func (d *TaskDef) ItemInKey() bool {
