@@ -778,6 +778,19 @@ func Uncovered(d spec.TaskDef, o *TaskRecord) string {
 	return strings.Join(what, " and ")
 }
 
+// keepsKeys says whether t, the restored record of d, keeps the keys and
+// context its result was made under rather than take today's (Continue):
+// restored as it is although what the fingerprint does not cover changed
+// (Uncovered). Adopted, the result the old agent or context made would
+// pass for today's: the next plan would not note it, nor run warn of it,
+// and --reuse unchanged would reuse it as unchanged. A task that runs
+// this time (held too) takes today's keys, as does one --keep pins
+// (kept is adopted).
+func (r *Restored) keepsKeys(d spec.TaskDef, t *TaskRecord) bool {
+	return t.Status == StatusCompleted && (agentUncovered(d, t) || contextUncovered(d, t)) &&
+		r.Done(d.Name) && !slices.Contains(r.Keep, d.Name)
+}
+
 // contextUncovered: the context of d is not the one its record was made
 // with. A join that waits for its producer has the instances' context
 // only once they are made (spec.TaskDef.WaitsFor).

@@ -525,6 +525,9 @@ func Continue(old *Session, r *Restored, process spec.Process, defs []spec.TaskD
 		}
 		// The definition is today's; the state is the restored one.
 		t.ID, t.Agent, t.Description, t.ExpectedOutput = def.ID, def.Agent, def.Description, def.ExpectedOutput
+		if r.keepsKeys(defs[i], t) {
+			continue
+		}
 		t.Key, t.AgentKey, t.OwnKey, t.Context = def.Key, def.AgentKey, def.OwnKey, def.Context
 	}
 	if r != nil && len(r.Deferred) > 0 {
