@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"testing"
@@ -136,4 +137,63 @@ func TestContinueAllocatesNoSecondRecordList(t *testing.T) {
 		t.Errorf("Continue allocated %d bytes for %d tasks: a list of their records is %d", got, n, list)
 	}
 	runtime.KeepAlive(sess)
+}
+
+// A task restored as it is under a matching fingerprint although its
+// agent definition or context changed keeps, in the session Continue
+// makes, the keys and context its result was made under, so the next
+// restore still tells; one --keep pins adopts today's, and one that runs
+// (asked for, or read by a task that runs: never held then) takes today's.
+func TestContinueKeepsUncoveredKeys(t *testing.T) {
+	at := time.Unix(1700000000, 0).UTC()
+	defs := []spec.TaskDef{
+		{ID: 0, Name: "a", Agent: "w", AgentKey: "ak", Key: "ka", OwnKey: "oa"},
+		{ID: 1, Name: "b", Agent: "v", AgentKey: "av", Key: "kb", OwnKey: "ob", Context: []string{"a"}},
+		{ID: 2, Name: "c", Agent: "w", AgentKey: "ak", Key: "kc", OwnKey: "oc", Context: []string{"a"}},
+	}
+	recorded := func() *Session { // each its own: Continue may take its records over
+		s := NewSession("s", "team.yaml", "t", spec.Workflow, defs, "fp", at)
+		for i := range s.Team.Tasks {
+			s.Team.Tasks[i].Status, s.Team.Tasks[i].Result = StatusCompleted, "r"
+		}
+		return s
+	}
+	today := slices.Clone(defs)
+	today[1].AgentKey, today[1].Key, today[1].OwnKey = "av2", "kb2", "ob2" // b's agent changed
+	today[2].Context, today[2].Key, today[2].OwnKey = []string{"a", "b"}, "kc2", "oc2"
+	tests := []struct {
+		name string
+		ch   Choice
+		kept []string // the tasks whose recorded keys stay
+		runs []string // the tasks that run, held by none
+	}{
+		{"restored", Choice{}, []string{"b", "c"}, nil},
+		{"kept", Choice{Keep: []string{"b"}}, []string{"c"}, nil},
+		{"rerun", Choice{Rerun: []string{"c"}}, []string{"b"}, []string{"c"}},
+		{"read by a rerun", Choice{Rerun: []string{"a"}}, nil, []string{"a", "b", "c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := recorded()
+			r := RestoreChoice(old, today, "fp", tt.ch)
+			if r.Kind != RestoreFull {
+				t.Fatalf("restore %s, want full", r.Kind)
+			}
+			s := Continue(old, r, spec.Workflow, today, "fp", at)
+			for i, d := range today {
+				rec, _ := s.Task(d.Name)
+				want := d
+				if slices.Contains(tt.kept, d.Name) {
+					want = defs[i]
+				}
+				if rec.Key != want.Key || rec.AgentKey != want.AgentKey || rec.OwnKey != want.OwnKey || !slices.Equal(rec.Context, want.Context) {
+					t.Errorf("%s: record's keys %s %s %s %v, want %s %s %s %v", d.Name, rec.Key, rec.AgentKey, rec.OwnKey, rec.Context,
+						want.Key, want.AgentKey, want.OwnKey, want.Context)
+				}
+				if runs := slices.Contains(tt.runs, d.Name); runs != (rec.Status == StatusPending) || runs && len(r.Held) > 0 {
+					t.Errorf("%s: status %s, held %v; want it to run, held by none: %v", d.Name, rec.Status, slices.Sorted(maps.Keys(r.Held)), runs)
+				}
+			}
+		})
+	}
 }

@@ -198,6 +198,10 @@ type Restored struct {
 	// again (Rerun and Held), and that the skipped tasks were skipped
 	// (whatever the restore), for the early cut-off's comparison.
 	Recorded map[string]Outcome
+	// Unheld are, by task, the completed tasks the restore would have held
+	// (Held) whose context or agent definition changed since their result
+	// was made (Uncovered, whose words it holds): they run (UnheldReason).
+	Unheld map[string]string
 	// Refused are the completed tasks Choice.Refuse refused: each runs
 	// again (or is held, or skipped this time), with why.
 	Refused map[string]Refusal
@@ -488,6 +492,7 @@ func RestoreChoice(sess *Session, defs []spec.TaskDef, fingerprint string, ch Ch
 	r.decideHeld(defs, ch)
 	r.refuse(defs, ch)
 	r.holdMade(defs, ch)
+	r.unholdUncovered(sess, defs)
 	r.carryDeferred(sess, ch)
 	r.unsetRunning(sess, defs, ch) // first: setsAgain says what stays of the state it leaves
 	r.setsAgain(sess, defs, ch)
@@ -800,6 +805,44 @@ func contextUncovered(d spec.TaskDef, o *TaskRecord) bool {
 
 func agentUncovered(d spec.TaskDef, o *TaskRecord) bool {
 	return o.AgentKey != "" && d.AgentKey != "" && o.AgentKey != d.AgentKey
+}
+
+// unholdUncovered makes the held tasks whose context or agent definition
+// changed since their recorded result was made (Uncovered) run: the early
+// cut-off compares what that result was made from, which says nothing of
+// a context task added since or of another agent. In doubt it runs, as a
+// task with no recorded result to compare with does. A refused one is
+// left as it is: the cut-off never reuses a result it refuses.
+func (r *Restored) unholdUncovered(sess *Session, defs []spec.TaskDef) {
+	if sess == nil || len(r.Held) == 0 {
+		return
+	}
+	for _, d := range defs {
+		if _, held := r.Held[d.Name]; !held || r.Refused[d.Name].Why != "" {
+			continue
+		}
+		what := Uncovered(d, sess.record(d.Name))
+		if what == "" {
+			continue
+		}
+		delete(r.Held, d.Name)
+		if r.Unheld == nil {
+			r.Unheld = map[string]string{}
+		}
+		r.Unheld[d.Name] = what
+		r.Warnings = append(r.Warnings, fmt.Sprintf("task %s: %s", d.Name, r.UnheldReason(d.Name)))
+	}
+}
+
+// UnheldReason says why task, which reads a task that runs again, runs
+// rather than wait for the early cut-off (Unheld); "" when it is not one.
+// Run warns it and plan says it on the task's line.
+func (r *Restored) UnheldReason(task string) string {
+	what, ok := r.Unheld[task]
+	if !ok {
+		return ""
+	}
+	return what + " changed since its recorded result was made, which the fingerprint does not cover: the early cut-off does not reuse that result, it runs again"
 }
 
 // uncoveredWarnings says, once per agent whose definition changed (and

@@ -363,6 +363,8 @@ func Make(team *spec.Team, defs []spec.TaskDef, fingerprint string, sess *checkp
 					// route skips again leaves it to the early cut-off.
 					step.Reason += "; " + held
 				}
+			case r.UnheldReason(d.Name) != "":
+				step.Reason = "completed last time; " + r.UnheldReason(d.Name)
 			case held != "" && !changed && cause[i] == "":
 				step.Reason = "completed last time; " + held
 			case held != "":
