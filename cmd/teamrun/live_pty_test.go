@@ -19,6 +19,22 @@ import (
 	"github.com/teamrun/teamrun/pkg/runner/iostreams"
 )
 
+// onTerminal runs cmd with its stdin and stdout (and its stderr, unless
+// set) on an 80-column pseudo-terminal, and returns what the terminal got
+// and how cmd ended; it skips the test where there is no pseudo-terminal.
+func onTerminal(t *testing.T, cmd *exec.Cmd) (*bytes.Buffer, error) {
+	t.Helper()
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	var out bytes.Buffer
+	if _, err := io.Copy(&out, f); err != nil && !errors.Is(err, syscall.EIO) { // EIO: the other side closed
+		t.Fatal(err)
+	}
+	return &out, cmd.Wait()
+}
+
 // The live display through a real pseudo-terminal of 80 columns, as a user
 // sees it: three tasks with long names run at once; no line may wrap (a
 // wrapped progress line leaves a stale copy at every redraw) and the final
@@ -40,16 +56,8 @@ func TestLiveDisplayOnATerminal(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "run", path, "--max-parallel", "3")
 	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"), "TERM=xterm", "NO_COLOR=")
 	cmd.Dir = dir
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	out, err := onTerminal(t, cmd)
 	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	var out bytes.Buffer
-	_, err = io.Copy(&out, f)
-	if err != nil && !errors.Is(err, syscall.EIO) { // EIO: the other side closed
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
 		t.Fatalf("teamrun: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "3 running") {
@@ -101,15 +109,8 @@ func TestLiveVerboseOnATerminal(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "run", path, "-v")
 	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"), "TERM=xterm", "NO_COLOR=")
 	cmd.Dir = dir
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	out, err := onTerminal(t, cmd)
 	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	var out bytes.Buffer
-	if _, err = io.Copy(&out, f); err != nil && !errors.Is(err, syscall.EIO) {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
 		t.Fatalf("teamrun: %v\n%s", err, out.String())
 	}
 	// The summary after the run may wrap (a resume command is never cut);
@@ -161,16 +162,9 @@ func TestLiveFailureOnATerminal(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "run", "nightly-release-notes.yaml")
 	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"), "TERM=xterm", "NO_COLOR=1")
 	cmd.Dir = dir
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	var out bytes.Buffer
-	if _, err = io.Copy(&out, f); err != nil && !errors.Is(err, syscall.EIO) {
-		t.Fatal(err)
-	}
+	out, err := onTerminal(t, cmd)
 	var exit *exec.ExitError
-	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("teamrun: %v, want exit 1\n%s", err, out.String())
 	}
 	raw := out.String()
@@ -214,15 +208,8 @@ func TestSessionViewsEscapeOnATerminal(t *testing.T) {
 			t.Errorf("teamrun %s through a pipe changed the output:\n%q", strings.Join(args, " "), piped)
 		}
 		cmd := teamrun(args...)
-		f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+		out, err := onTerminal(t, cmd)
 		if err != nil {
-			t.Skipf("no pseudo-terminal here: %v", err)
-		}
-		var out bytes.Buffer
-		if _, err := io.Copy(&out, f); err != nil && !errors.Is(err, syscall.EIO) {
-			t.Fatal(err)
-		}
-		if err := cmd.Wait(); err != nil {
 			t.Fatalf("teamrun %s: %v\n%q", strings.Join(args, " "), err, out.String())
 		}
 		if bytes.ContainsRune(out.Bytes(), 0x1b) || bytes.ContainsRune(out.Bytes(), 0x07) || !strings.Contains(out.String(), `\x1b]0;pwned\x07\x1b[2J`) {
@@ -295,15 +282,8 @@ func TestVerboseStderrToAFileFromATerminal(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "run", path, "-v")
 	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"), "TERM=xterm", "NO_COLOR=")
 	cmd.Dir, cmd.Stderr = dir, errFile // kept by pty: only stdin and stdout are the terminal
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	out, err := onTerminal(t, cmd)
 	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	var out bytes.Buffer
-	if _, err = io.Copy(&out, f); err != nil && !errors.Is(err, syscall.EIO) {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
 		t.Fatalf("teamrun: %v\n%q", err, out.String())
 	}
 	if !strings.Contains(out.String(), "\x1b[32mcompleted\x1b[0m a") {
@@ -332,15 +312,8 @@ func TestDumbTerminalEscapes(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "run", path, "-v")
 	cmd.Env = append(os.Environ(), "TEAMRUN_TEST_AS_MAIN=1", "TEAMRUN_HOME="+filepath.Join(dir, "home"), "TERM=dumb", "NO_COLOR=")
 	cmd.Dir = dir
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
+	out, err := onTerminal(t, cmd)
 	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	var out bytes.Buffer
-	if _, err = io.Copy(&out, f); err != nil && !errors.Is(err, syscall.EIO) {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
 		t.Fatalf("teamrun: %v\n%q", err, out.String())
 	}
 	got := out.String()
