@@ -273,6 +273,9 @@ func (s *Session) apply(r Record) {
 // they counted as open tasks (session list: interrupted) after a run that
 // ended done. O(tasks), only for a join that has such records.
 func (s *Session) dropKept(task string) {
+	if len(s.Team.Deferred) == 0 {
+		return // nearly every record: nothing to look at, no closure made
+	}
 	of := func(n string) bool {
 		rest, ok := strings.CutPrefix(n, task+"[")
 		return ok && strings.HasSuffix(rest, "]")
