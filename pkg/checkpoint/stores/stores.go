@@ -220,11 +220,30 @@ func filePath(location string) (string, error) {
 // folder, not the sessions folder within it that messages name (read as
 // a store, that folder put sessions one level down, where no list looked);
 // a database's URL without its password (PGPASSWORD or ~/.pgpass give it).
+// The folder is spelt with its links resolved: a --continue through a link
+// to the store, or without the link the dead run went through, must find
+// that run's tasks by this value, or it runs their work again beside them.
 func Named(b checkpoint.Backend) string {
 	if h, ok := b.(interface{ Home() string }); ok {
-		return h.Home()
+		return resolved(h.Home())
 	}
 	return b.Location()
+}
+
+// resolved is the absolute path dir with the links in its longest part
+// that exists resolved: the store's folder may not be made yet, but a
+// link above it names the same folder when it is.
+func resolved(dir string) string {
+	rest := ""
+	for at := dir; ; at = filepath.Dir(at) {
+		if real, err := filepath.EvalSymlinks(at); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(at) == at {
+			return dir
+		}
+		rest = filepath.Join(filepath.Base(at), rest)
+	}
 }
 
 // Shown is location as a message or a command line may show it: Spelt,

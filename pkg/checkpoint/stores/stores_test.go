@@ -3,6 +3,7 @@ package stores
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -171,13 +172,35 @@ func TestLocationDefault(t *testing.T) {
 // agent gets as TEAMRUN_STORE, so that a teamrun it starts reads and
 // writes the run's own sessions. The file store's sessions folder, read
 // as a store, put them one level down, where no list looked.
+//
+// It is spelt with links resolved, whether the folder exists yet or not:
+// after a kill -9, the orphan sweep of a --continue through another
+// spelling of the store found nothing, and the dead run's task ran on
+// beside its rerun.
 func TestNamedOpensTheSameStore(t *testing.T) {
-	dir := t.TempDir()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Chdir(dir)
+	if err := os.Mkdir(filepath.Join(dir, "real"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "abslink")); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct{ location, want string }{
 		{filepath.Join(dir, "home"), filepath.Join(dir, "home")},
 		{"rel/home", filepath.Join(dir, "rel", "home")}, // a task runs in another folder
 		{"file://" + filepath.ToSlash(dir) + "/a%20b", filepath.Join(dir, "a b")},
+		{filepath.Join(dir, "link"), filepath.Join(dir, "real")},
+		{"link", filepath.Join(dir, "real")},
+		{filepath.Join(dir, "abslink"), filepath.Join(dir, "real")},
+		{filepath.Join(dir, "link", "not", "made"), filepath.Join(dir, "real", "not", "made")},
+		{"file://" + filepath.ToSlash(dir) + "/link", filepath.Join(dir, "real")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.location, func(t *testing.T) {
@@ -193,8 +216,14 @@ func TestNamedOpensTheSameStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if again.Location() != s.Location() {
-				t.Errorf("opened from %q: Location %q; want %q", got, again.Location(), s.Location())
+			// The same folder, spelt without the links.
+			home := func(b checkpoint.Backend) string { return b.(interface{ Home() string }).Home() }
+			rel, err := filepath.Rel(home(s), s.Location())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(got, rel); again.Location() != want {
+				t.Errorf("opened from %q: Location %q; want %q", got, again.Location(), want)
 			}
 		})
 	}
