@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/teamrun/teamrun/internal/fserr"
@@ -131,6 +133,45 @@ type Groups struct {
 	subreaper bool
 	// stop ends the recorder (Subreap); done says it has.
 	stop, done chan struct{}
+	// rec is the record of the tasks' processes (Subreap); nil: none.
+	rec *procsFile
+}
+
+// procsFile is the file a run writes its tasks' processes down in, for the
+// next run of the session after a kill -9 (killOrphans). It is opened once,
+// when first written, and appended to by the recorder and by each start.
+type procsFile struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+}
+
+// write appends b. What reached the file survives a kill -9 of teamrun
+// (a crash of the machine ends the tasks as well): no sync is needed.
+func (r *procsFile) write(b []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		if err := makePrivateDir(filepath.Dir(r.path)); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return err
+		}
+		r.f = f
+	}
+	_, err := r.f.Write(b)
+	return err
+}
+
+func (r *procsFile) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
 }
 
 // Subreap makes teamrun the subreaper of the commands' processes (Linux;
@@ -141,8 +182,9 @@ type Groups struct {
 // starts no other, should call it. Close undoes it.
 //
 // While commands run, the processes below teamrun are written down in the
-// file record (when not ""), every recordEvery, so that the next run of
-// the session can kill them after a kill -9 of teamrun (killRecorded).
+// file record (when not ""), every recordEvery, and each command's process
+// group as it starts, so that the next run of the session can kill them
+// after a kill -9 of teamrun (killOrphans).
 func (g *Groups) Subreap(record string) error {
 	if err := setSubreaper(true); err != nil {
 		return fmt.Errorf("cannot become the subreaper of the tasks: %w", err)
@@ -151,8 +193,9 @@ func (g *Groups) Subreap(record string) error {
 	g.subreaper = true
 	g.start.Unlock()
 	if record != "" {
+		g.rec = &procsFile{path: record}
 		g.stop, g.done = make(chan struct{}), make(chan struct{})
-		go g.record(record)
+		go g.record()
 	}
 	return nil
 }
@@ -160,7 +203,7 @@ func (g *Groups) Subreap(record string) error {
 // record writes down the processes below teamrun while commands run. A
 // failure to write is no reason to stop the run: only the sweep after a
 // kill -9 loses what it would have found.
-func (g *Groups) record(path string) {
+func (g *Groups) record() {
 	defer close(g.done)
 	seen := map[int]uint64{}
 	t := time.NewTicker(recordEvery)
@@ -175,8 +218,21 @@ func (g *Groups) record(path string) {
 		running := len(g.pgid) > 0
 		g.mu.Unlock()
 		if running {
-			_ = recordDescendants(path, seen)
+			_ = recordDescendants(g.rec, seen)
 		}
+	}
+}
+
+// recordStart writes down the command that has just started as pid, the
+// leader of its process group: before the recorder's next tick, a kill -9
+// of teamrun (which kills the leader) leaves the rest of the group, and
+// what in it cleared its environment is found by nothing else.
+func (g *Groups) recordStart(pid int) {
+	if g.rec == nil {
+		return
+	}
+	if line := processLine(pid); line != nil {
+		_ = g.rec.write(line)
 	}
 }
 
@@ -189,6 +245,7 @@ func (g *Groups) Close() {
 	if g.stop != nil {
 		close(g.stop)
 		<-g.done
+		g.rec.close()
 	}
 	g.sweep(nil)
 	g.start.Lock()
@@ -668,6 +725,7 @@ func (p *pipes) finish(done <-chan struct{}, grace time.Duration) {
 func (g *Groups) addIfSet(pid int) {
 	if g != nil {
 		g.add(pid)
+		g.recordStart(pid)
 	}
 }
 

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,8 +15,11 @@ import (
 
 // killOrphans kills the process groups of the live processes, of this
 // user, whose environment says TEAMRUN_SESSION=session and
-// TEAMRUN_STORE=store, and those the dead run wrote down in record
-// (killRecorded), and returns the pids it found. The caller holds the
+// TEAMRUN_STORE=store, or whose group's leader the dead run wrote down in
+// record (alive or not: kill -9 of teamrun kills the leader, and the rest
+// of a group started less than recordEvery before it is on record by
+// nothing else), and those the dead run wrote down (killRecorded), and
+// returns the pids it found. The caller holds the
 // session's lock, so such a process is a leftover of a run that died
 // without stopping its tasks. (The lock is the store's: a session of the
 // same id in another store, say another TEAMRUN_HOME, may be running, so
@@ -37,8 +41,16 @@ func killOrphans(session, store, record string) []int {
 	for pid := os.Getppid(); pid > 1 && !ancestors[pid]; pid = parentOf(pid) {
 		ancestors[pid] = true
 	}
+	// Nor is a group one of them is in.
+	spared := map[int]bool{ownGroup: true}
+	for pid := range ancestors {
+		if pgid := processGroup(filepath.Join("/proc", strconv.Itoa(pid))); pgid > 1 {
+			spared[pgid] = true
+		}
+	}
 	uid := uint32(os.Geteuid())
 	want := [][]byte{[]byte("TEAMRUN_SESSION=" + session), []byte("TEAMRUN_STORE=" + store)}
+	leaders := readRecord(record)
 	var found, loners []int // loners lead no group of their own
 	groups := map[int]bool{}
 	for _, e := range entries {
@@ -54,13 +66,19 @@ func killOrphans(session, store, record string) []int {
 		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uid {
 			continue // not ours to judge, nor to kill
 		}
-		env, err := os.ReadFile(filepath.Join(dir, "environ"))
-		if err != nil || !hasEnvEntry(env, want[0]) || !hasEnvEntry(env, want[1]) {
-			continue
+		p, ok := readProc(pid)
+		if !ok || p.state == 'Z' {
+			continue // gone, or dead and waiting for its parent
 		}
-		pgid := processGroup(dir)
-		if pgid == ownGroup {
+		pgid := p.pgrp
+		if spared[pgid] {
 			continue // started by this very run's caller: never kill ourselves
+		}
+		if !leaders.led(pgid) {
+			env, err := os.ReadFile(filepath.Join(dir, "environ"))
+			if err != nil || !hasEnvEntry(env, want[0]) || !hasEnvEntry(env, want[1]) {
+				continue
+			}
 		}
 		found = append(found, pid)
 		if pgid > 1 {
@@ -85,6 +103,42 @@ func killOrphans(session, store, record string) []int {
 	waitGone(found, 10*time.Second)
 	sort.Ints(found)
 	return found
+}
+
+// recorded are the processes a run wrote down (recordDescendants,
+// Groups.recordStart), pid to start time.
+type recorded map[int]uint64
+
+// readRecord reads the record at path; none when it cannot be read.
+func readRecord(path string) recorded {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	out := recorded{}
+	for _, line := range strings.Split(string(data), "\n") {
+		var pid int
+		var start uint64
+		if n, _ := fmt.Sscanf(line, "%d %d", &pid, &start); n == 2 && pid > 1 {
+			out[pid] = start
+		}
+	}
+	return out
+}
+
+// led says whether the process group pgid is one a recorded process led:
+// its leader is on record and is that process still, or gone (while a
+// group has a member, its id is given to no new process). A pid another
+// process has now leads that process's group. (Only a group whose id was
+// freed, given to a process that led a group of its own and died, all
+// since the dead run, would be taken for the dead run's.)
+func (l recorded) led(pgid int) bool {
+	start, ok := l[pgid]
+	if !ok {
+		return false
+	}
+	p, alive := readProc(pgid)
+	return !alive || p.start == start
 }
 
 // liveHolder is the live process, other than this one, that keeps the

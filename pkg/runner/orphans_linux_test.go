@@ -224,3 +224,47 @@ func TestOrphansNote(t *testing.T) {
 		})
 	}
 }
+
+// TestLeadersLed: a group is the dead run's when its leader is on record
+// and is still the process recorded, or gone (kill -9 of teamrun kills
+// it); not when its pid is another process's now (a reused pid) or was
+// never written down.
+func TestLeadersLed(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	live, ok := readProc(cmd.Process.Pid)
+	if !ok {
+		t.Fatal("cannot read the process")
+	}
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid, gone := cmd.Process.Pid, ended.Process.Pid
+	record := filepath.Join(t.TempDir(), "procs")
+	tests := []struct {
+		name   string
+		record string
+		pgid   int
+		want   bool
+	}{
+		{"recorded, alive", fmt.Sprintf("%d %d\n", pid, live.start), pid, true},
+		{"recorded, gone", fmt.Sprintf("%d 1\n", gone), gone, true},
+		{"pid reused", fmt.Sprintf("%d %d\n", pid, live.start+1), pid, false},
+		{"not recorded", fmt.Sprintf("%d %d\n", gone, live.start), pid, false},
+		{"no record", "", pid, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(record, []byte(tt.record), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if got := readRecord(record).led(tt.pgid); got != tt.want {
+				t.Errorf("led(%d) with record %q = %v, want %v", tt.pgid, tt.record, got, tt.want)
+			}
+		})
+	}
+}

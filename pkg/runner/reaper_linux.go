@@ -267,9 +267,19 @@ func reapWithin(pid int, d time.Duration) {
 // their group, which nothing else can tell apart.
 const recordEvery = time.Second
 
-// recordDescendants appends to path, as "pid start" lines, every process
+// processLine is pid's line in the record: "pid start"; nil when it has
+// ended already (and its group, if it led one, with it: killLeftovers).
+func processLine(pid int) []byte {
+	p, ok := readProc(pid)
+	if !ok {
+		return nil
+	}
+	return fmt.Appendf(nil, "%d %d\n", pid, p.start)
+}
+
+// recordDescendants appends to rec, as "pid start" lines, every process
 // below teamrun that is not written there yet; seen holds what is.
-func recordDescendants(path string, seen map[int]uint64) error {
+func recordDescendants(rec *procsFile, seen map[int]uint64) error {
 	table := processTable()
 	var b []byte
 	for _, pid := range subtree(table, os.Getpid())[1:] {
@@ -283,18 +293,7 @@ func recordDescendants(path string, seen map[int]uint64) error {
 	if len(b) == 0 {
 		return nil
 	}
-	if err := makePrivateDir(filepath.Dir(path)); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return rec.write(b)
 }
 
 // killRecorded kills the processes on record in path (recordedLive), with
@@ -314,17 +313,11 @@ func killRecorded(path string, ancestors map[int]bool) []int {
 // that still live with the same start time and owner. An ancestor of this
 // run is left out: it started the run, it is no leftover.
 func recordedLive(path string, ancestors map[int]bool) []int {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
 	uid := uint32(os.Geteuid())
 	self := os.Getpid()
 	var live []int
-	for _, line := range strings.Split(string(data), "\n") {
-		var pid int
-		var start uint64
-		if n, _ := fmt.Sscanf(line, "%d %d", &pid, &start); n != 2 || pid <= 1 || pid == self || ancestors[pid] {
+	for pid, start := range readRecord(path) {
+		if pid == self || ancestors[pid] {
 			continue
 		}
 		p, ok := readProc(pid)

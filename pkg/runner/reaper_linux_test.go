@@ -183,9 +183,11 @@ func TestRecordDescendants(t *testing.T) {
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	path := filepath.Join(t.TempDir(), "scratch", "procs")
 	seen := map[int]uint64{}
+	rec := &procsFile{path: path}
+	defer rec.close()
 	deadline := time.Now().Add(30 * time.Second)
 	for len(seen) < 2 && time.Now().Before(deadline) { // the shell, then its sleep
-		if err := recordDescendants(path, seen); err != nil {
+		if err := recordDescendants(rec, seen); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(10 * time.Millisecond)

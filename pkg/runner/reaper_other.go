@@ -12,6 +12,8 @@ func sweepAdopted(owner []string, running map[int]bool, all bool) {}
 
 const recordEvery = time.Second
 
-func recordDescendants(path string, seen map[int]uint64) error { return nil }
+func recordDescendants(rec *procsFile, seen map[int]uint64) error { return nil }
+
+func processLine(pid int) []byte { return nil }
 
 func killRecorded(path string, ancestors map[int]bool) []int { return nil }
