@@ -701,18 +701,32 @@ func sessionDeleteCommand() *cli.Command {
 				return err
 			}
 			head, _ := a.store.Head(c.Context, id) // its spec: where its removal is audited
-			if err := a.store.Delete(c.Context, id); err != nil {
-				if errors.Is(err, checkpoint.ErrNotFound) {
+			rec := checkpoint.AuditRecord{Event: checkpoint.EventDeleted, Session: id, Store: a.store.Location()}
+			done := fmt.Sprintf("deleted session %s from %s", id, a.store.Location())
+			if err := a.store.Delete(c.Context, id); errors.Is(err, checkpoint.ErrNotFound) {
+				// A delete cut short (kill -9) removed the session's file
+				// but not its helpers, nor audited: this one finishes it.
+				left, lerr := checkpoint.DeleteLeft(c.Context, a.store, id)
+				if lerr != nil {
+					return storeExit(lerr)
+				}
+				if left == nil {
 					return a.notFound(c, id)
 				}
+				what := checkpoint.Leftovers(left)
+				if what == "" {
+					what = "the lock"
+				}
+				rec.Detail = what + " left of a session whose file was gone (a delete or a run cut short)"
+				done = fmt.Sprintf("deleted %s left of session %s, whose file was gone, from %s", what, id, a.store.Location())
+			} else if err != nil {
 				return storeExit(err)
 			}
 			removeLocal(c, a.store, id)
-			rec := checkpoint.AuditRecord{Event: checkpoint.EventDeleted, Session: id, Store: a.store.Location()}
 			if err := checkpoint.AuditRemoval(c.Context, a.store, a.project, head.SpecPath, rec); err != nil {
 				return storeExit(fmt.Errorf("session %s was deleted, but the audit log could not be written: %w", id, err))
 			}
-			fmt.Fprintf(c.App.Writer, "deleted session %s from %s\n", id, a.store.Location())
+			fmt.Fprintln(c.App.Writer, done)
 			return nil
 		}),
 	}

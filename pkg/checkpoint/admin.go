@@ -491,21 +491,14 @@ func pruneOrphan(ctx context.Context, s Backend, p ProjectState, o OrphanLock, o
 		}
 		return st, true, nil
 	}
-	l, err := s.Lock(ctx, o.ID, 0)
+	removed, err := discardOrphan(ctx, s, o.ID)
 	var held *HeldError
 	if errors.As(err, &held) {
 		st.Reason = heldReason(held)
 		return st, true, nil
 	}
-	if err != nil {
+	if err != nil || !removed {
 		return st, false, err
-	}
-	if ok, err := s.Exists(ctx, o.ID); err != nil || ok {
-		l.Release()
-		return st, false, err
-	}
-	if err := s.Discard(ctx, l); err != nil {
-		return st, false, Own(err)
 	}
 	st.Removed = true
 	detail := fmt.Sprintf("a lock with no session (its run ended before it wrote the session), last taken %s, before %s",
@@ -515,6 +508,54 @@ func pruneOrphan(ctx context.Context, s Backend, p ProjectState, o OrphanLock, o
 			what, o.Touched.UTC().Format(time.RFC3339), opts.Before.UTC().Format(time.RFC3339))
 	}
 	return st, true, p.Audit(ctx, AuditRecord{Event: EventPruned, Session: o.ID, Store: s.Location(), Detail: detail})
+}
+
+// discardOrphan removes what s keeps of session id, which has no session
+// file (OrphanLocks), lock last. The lock is taken at once, never waiting:
+// one a run holds is a *HeldError, and that run is never disturbed. Under
+// it the session is looked for again: removed is false when a run wrote it
+// since, and nothing is removed.
+func discardOrphan(ctx context.Context, s Backend, id string) (removed bool, err error) {
+	l, err := s.Lock(ctx, id, 0)
+	if err != nil {
+		return false, err
+	}
+	if ok, err := s.Exists(ctx, id); err != nil || ok {
+		l.Release()
+		return false, err
+	}
+	if err := s.Discard(ctx, l); err != nil {
+		return false, Own(err)
+	}
+	return true, nil
+}
+
+// DeleteLeft removes what s keeps of session id when its session file is
+// gone: what a delete cut short (kill -9 between its removals) or a run
+// killed before it wrote the session left, as prune removes it, but now
+// and whatever its age. It returns what that was, in Leftovers' words
+// ("lock" for a lock alone); nil when nothing is left of id, which is then
+// missing from s. A run that holds the lock is a *HeldError.
+func DeleteLeft(ctx context.Context, s Backend, id string) ([]string, error) {
+	orphans, err := s.OrphanLocks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(orphans, func(o OrphanLock) bool { return o.ID == id })
+	if i < 0 {
+		return nil, nil
+	}
+	removed, err := discardOrphan(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
+	if !removed {
+		return nil, fmt.Errorf("session %s was written by a run while its leftovers were being removed: run `session delete %s` again", id, id)
+	}
+	if left := orphans[i].Left; left != nil {
+		return left, nil
+	}
+	return []string{"lock"}, nil
 }
 
 // AuditRemoval records rec, the removal of a session whose spec is at
