@@ -303,6 +303,11 @@ func (t *Team) readsBeforeSet(values map[string]any) []Diagnostic {
 	syn := t.syntax()
 	var out []Diagnostic
 	agentSaid := map[[2]string]bool{} // an agent's text: said for its first such task
+	type place struct {
+		at Pos
+		v  string
+	}
+	placed := map[place]bool{} // what was said where: the iterations and instances of a task share a text
 	for i, tk := range t.Tasks {
 		x := tk.Expanded()
 		said := map[string]bool{}
@@ -347,9 +352,13 @@ func (t *Team) readsBeforeSet(values map[string]any) []Diagnostic {
 						break
 					}
 				}
-				out = append(out, Diagnostic{File: t.File, Line: at.Line, Column: at.Column, Path: path,
-					Message: fmt.Sprintf("reads %s, which only %s (output_variable) after %s starts: when it runs nothing defines %s (variables:, --var %s=VALUE), so its text keeps %s as written; read it in a task that runs later, or give it a first value in variables:",
-						w.as, settersText(by), whose, shown, shown, w.as)})
+				if placed[place{at, v}] {
+					continue
+				}
+				placed[place{at, v}] = true
+				msg := fmt.Sprintf("reads %s, which only %s (output_variable) after %s starts: when it runs nothing defines %s (variables:, --var %s=VALUE), so its text keeps %s as written; read it in a task that runs later, or give it a first value in variables:",
+					w.as, settersText(by), whose, shown, shown, w.as)
+				out = append(out, Diagnostic{File: t.File, Line: at.Line, Column: at.Column, Path: path, Message: msg})
 			}
 		}
 	}
