@@ -740,10 +740,27 @@ func (d *TaskDef) After() []string {
 // for the instances to come: they are no definition to compare with the
 // recorded join's.
 func (d *TaskDef) WaitsFor() string {
-	if d.Expansion == nil || d.Expansion.ForeachOf != d.Name {
+	if d.Expansion == nil {
 		return ""
 	}
-	return d.Expansion.ExpandsWhen
+	return d.Expansion.waitsFor(d.Name)
+}
+
+// WaitsFor is TaskDef.WaitsFor of t.
+func (t *Task) WaitsFor() string {
+	if t.Expansion == nil {
+		return ""
+	}
+	return t.Expansion.waitsFor(t.Name)
+}
+
+// waitsFor is the producer the join named name waits for, when x is the
+// expansion of that join and the producer has not completed; else "".
+func (x *Expansion) waitsFor(name string) string {
+	if x.ForeachOf != name {
+		return ""
+	}
+	return x.ExpandsWhen
 }
 
 // ItemInKey is set on a foreach instance whose texts do not name its item

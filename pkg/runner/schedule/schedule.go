@@ -481,11 +481,11 @@ func (g *Graph) madeOf(i int, read func(j int) bool) bool {
 // (ExpandsWhen: its list is not known yet), that producer; -1 for any
 // other task.
 func (g *Graph) WaitsFor(i int) int {
-	x := g.team.Tasks[i].Expanded()
-	if x.ExpandsWhen == "" || x.ForeachOf != g.team.Tasks[i].Name {
+	p := g.team.Tasks[i].WaitsFor()
+	if p == "" {
 		return -1
 	}
-	return g.team.TaskIndex(x.ExpandsWhen)
+	return g.team.TaskIndex(p)
 }
 
 // routesOnly reports whether task i waits for task c only because c's
