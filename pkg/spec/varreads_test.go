@@ -187,16 +187,7 @@ func TestVariableReadsMadeOnce(t *testing.T) {
 // each task's sources are every task before it (it took 9 s when each
 // candidate was checked against all the others from the first).
 func BenchmarkFingerprintSetterChain(b *testing.B) {
-	var sb strings.Builder
-	sb.WriteString("process: workflow\nvariables: {x: start}\nagents:\n  w: {shell: 'echo hi'}\ntasks:\n")
-	for i := range 1000 {
-		fmt.Fprintf(&sb, "  t%d: {description: 'task %d {x}', agent: w, output_variable: x", i, i)
-		if i > 0 {
-			fmt.Fprintf(&sb, ", context: [t%d]", i-1)
-		}
-		sb.WriteString("}\n")
-	}
-	data := []byte(sb.String())
+	data := setterChain(1000)
 	b.ReportAllocs()
 	for b.Loop() {
 		team, err := Parse("chain.yaml", data)
@@ -212,16 +203,7 @@ func BenchmarkFingerprintSetterChain(b *testing.B) {
 // × 2,000 / 8 bytes (1 MB) for them, where bools took 8 MB.
 func TestVariableReadsMemory(t *testing.T) {
 	const n = 2000
-	var sb strings.Builder
-	sb.WriteString("process: workflow\nagents:\n  w: {shell: 'echo hi'}\ntasks:\n")
-	for i := range n {
-		fmt.Fprintf(&sb, "  t%d: {description: 'task %d', agent: w, output_variable: x", i, i)
-		if i > 0 {
-			fmt.Fprintf(&sb, ", context: [t%d]", i-1)
-		}
-		sb.WriteString("}\n")
-	}
-	team, err := Parse("chain.yaml", []byte(sb.String()))
+	team, err := Parse("chain.yaml", setterChain(n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,4 +216,19 @@ func TestVariableReadsMemory(t *testing.T) {
 	if got := after.TotalAlloc - before.TotalAlloc; got > 2*sets {
 		t.Errorf("VariableReads of %d setters allocated %d bytes, want at most %d (bits, not bools)", n, got, 2*sets)
 	}
+}
+
+// setterChain is a workflow of n tasks, each waiting for the one before,
+// that all set the variable x and read it.
+func setterChain(n int) []byte {
+	var sb strings.Builder
+	sb.WriteString("process: workflow\nvariables: {x: start}\nagents:\n  w: {shell: 'echo hi'}\ntasks:\n")
+	for i := range n {
+		fmt.Fprintf(&sb, "  t%d: {description: 'task %d {x}', agent: w, output_variable: x", i, i)
+		if i > 0 {
+			fmt.Fprintf(&sb, ", context: [t%d]", i-1)
+		}
+		sb.WriteString("}\n")
+	}
+	return []byte(sb.String())
 }
